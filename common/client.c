@@ -1,0 +1,168 @@
+#include "client.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "util.h"
+#include "wire.h"
+
+struct gp_client {
+	void *zctx;
+	void *sock;
+	gp_auth_t *auth;
+	gp_wire_t *wire;
+	uint64_t next_id;
+	uid_t sched_uid;
+	Gpool__Batch *last; /* holds the returned message */
+	int pos;	    /* next unread message in last */
+	char user[64];
+	gp_buf_t out;
+};
+
+gp_client_t *gp_client_create(const gp_config_t *cfg, gp_error_t *err)
+{
+	gp_client_t *c = calloc(1, sizeof(*c));
+	if (!c) {
+		gp_errprintf(err, "out of memory");
+		return NULL;
+	}
+	const char *ep = getenv("GPOOL_SCHEDULER");
+	if (!ep || !*ep)
+		ep = gp_config_str(cfg, "scheduler");
+	c->sched_uid = (uid_t)gp_config_int(cfg, "sched_uid");
+	c->next_id = 1;
+	struct passwd *pw = getpwuid(getuid());
+	snprintf(c->user, sizeof(c->user), "%s", pw ? pw->pw_name : "");
+	if (!pw)
+		snprintf(c->user, sizeof(c->user), "uid%u", (unsigned)getuid());
+	if (!(c->auth = gp_auth_create(NULL, err)))
+		goto fail;
+	if (!(c->wire = gp_wire_create(c->auth, (size_t)gp_config_int(cfg, "max_message"))))
+		goto fail;
+	c->zctx = zmq_ctx_new();
+	if (!c->zctx || !(c->sock = zmq_socket(c->zctx, ZMQ_DEALER)))
+		goto fail;
+	int linger = 200;
+	zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof(linger));
+	if (zmq_connect(c->sock, ep) < 0) {
+		gp_errprintf(err, "cannot connect to scheduler '%s': %s", ep, zmq_strerror(errno));
+		goto fail;
+	}
+	return c;
+fail:
+	if (!err || !err->text[0])
+		gp_errprintf(err, "cannot set up a client: %s", strerror(errno));
+	gp_client_destroy(&c);
+	return NULL;
+}
+
+void gp_client_destroy(gp_client_t **p)
+{
+	if (!p || !*p)
+		return;
+	gp_client_t *c = *p;
+	if (c->last)
+		gpool__batch__free_unpacked(c->last, NULL);
+	if (c->sock)
+		zmq_close(c->sock);
+	if (c->zctx)
+		zmq_ctx_term(c->zctx);
+	gp_wire_destroy(&c->wire);
+	gp_auth_destroy(&c->auth);
+	gp_buf_release(&c->out);
+	free(c);
+	*p = NULL;
+}
+
+const char *gp_client_user(const gp_client_t *c)
+{
+	return c->user;
+}
+
+int gp_client_send(gp_client_t *c, Gpool__Msg *m, uint64_t *id, gp_error_t *err)
+{
+	gp_batch_t b = { 0 };
+	m->id = c->next_id++;
+	if (gp_batch_add(&b, m) < 0) {
+		gp_batch_release(&b);
+		return gp_errprintf(err, "out of memory");
+	}
+	int rc = gp_wire_seal(c->wire, &b, &c->out, err);
+	gp_batch_release(&b);
+	if (rc < 0)
+		return -1;
+	if (zmq_send(c->sock, c->out.data, c->out.len, 0) < 0)
+		return gp_errprintf(err, "send to scheduler: %s", zmq_strerror(errno));
+	if (id)
+		*id = m->id;
+	return 0;
+}
+
+Gpool__Msg *gp_client_recv(gp_client_t *c, uint64_t id, int timeout_ms, gp_error_t *err)
+{
+	int64_t deadline = gp_mono_ms() + timeout_ms;
+	while (1) {
+		/* deliver buffered messages of the last batch first */
+		while (c->last && c->pos < (int)c->last->n_msgs) {
+			Gpool__Msg *m = c->last->msgs[c->pos++];
+			if (m->id == id || (id == 0))
+				return m;
+		}
+		int64_t left = deadline - gp_mono_ms();
+		if (timeout_ms >= 0 && left <= 0) {
+			errno = ETIMEDOUT;
+			gp_errprintf(err, "no answer from the scheduler (is gschedd running?)");
+			return NULL;
+		}
+		zmq_pollitem_t pi = { c->sock, 0, ZMQ_POLLIN, 0 };
+		int rc = zmq_poll(&pi, 1, timeout_ms < 0 ? -1 : (long)left);
+		if (rc < 0) {
+			if (errno == EINTR)
+				continue;
+			gp_errprintf(err, "poll: %s", zmq_strerror(errno));
+			return NULL;
+		}
+		if (rc == 0)
+			continue;
+		zmq_msg_t zm;
+		zmq_msg_init(&zm);
+		if (zmq_msg_recv(&zm, c->sock, 0) < 0) {
+			zmq_msg_close(&zm);
+			continue;
+		}
+		struct gp_sender from;
+		Gpool__ErrorCode code;
+		gp_error_t e2;
+		Gpool__Batch *b = gp_wire_open(c->wire, zmq_msg_data(&zm), zmq_msg_size(&zm), &from,
+					       &code, &e2);
+		zmq_msg_close(&zm);
+		if (!b) {
+			gp_errprintf(err, "reply from the scheduler refused: %s", e2.text);
+			errno = EPROTO;
+			return NULL;
+		}
+		if (from.uid != c->sched_uid) {
+			gpool__batch__free_unpacked(b, NULL);
+			gp_errprintf(err, "reply signed by uid %u, not the scheduler's uid %u",
+				     (unsigned)from.uid, (unsigned)c->sched_uid);
+			errno = EPERM;
+			return NULL;
+		}
+		if (c->last)
+			gpool__batch__free_unpacked(c->last, NULL);
+		c->last = b;
+		c->pos = 0;
+	}
+}
+
+Gpool__Msg *gp_client_call(gp_client_t *c, Gpool__Msg *req, int timeout_ms, gp_error_t *err)
+{
+	uint64_t id;
+	if (gp_client_send(c, req, &id, err) < 0)
+		return NULL;
+	return gp_client_recv(c, id, timeout_ms, err);
+}

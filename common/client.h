@@ -1,0 +1,33 @@
+/* client.h: a command's connection to gschedd: one DEALER socket, authenticated envelopes,
+ * request/reply matched by message id, and a receive for streamed events. Replies are
+ * accepted only when their credential's uid is the configured sched_uid.
+ */
+#ifndef GPOOL_CLIENT_H
+#define GPOOL_CLIENT_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "error.h"
+#include "gpool.pb-c.h"
+
+typedef struct gp_client gp_client_t;
+
+/* Connect using cfg's `scheduler` endpoint (or $GPOOL_SCHEDULER). */
+gp_client_t *gp_client_create(const gp_config_t *cfg, gp_error_t *err);
+void gp_client_destroy(gp_client_t **c);
+
+/* Send one request (its id is assigned here) and wait for the reply with the same id.
+ * Returns the reply message; it lives until the next call or destroy. An Error reply is
+ * returned as a message (the caller reports it); a timeout returns NULL with ETIMEDOUT. */
+Gpool__Msg *gp_client_call(gp_client_t *c, Gpool__Msg *req, int timeout_ms, gp_error_t *err);
+
+/* Send one message without waiting (its id is assigned and returned through *id). */
+int gp_client_send(gp_client_t *c, Gpool__Msg *m, uint64_t *id, gp_error_t *err);
+/* Receive the next message for id (replies and events), waiting at most timeout_ms. */
+Gpool__Msg *gp_client_recv(gp_client_t *c, uint64_t id, int timeout_ms, gp_error_t *err);
+
+/* The user name this process binds into requests. */
+const char *gp_client_user(const gp_client_t *c);
+
+#endif

@@ -1,0 +1,64 @@
+/* config_keys.c: every gpool.conf key, in one table. docs/configuration.md mirrors it
+ * (`gschedd --help` and `gworkerd --help` print it). */
+#include "config.h"
+
+#define S GP_SCHED
+#define W GP_WORKER
+#define C GP_CLI
+#define P GP_STEPD
+
+const struct gp_conf_key gp_conf_keys[] = {
+	/* shared */
+	{ "scheduler", W | C, GP_CONF_STR, "tcp://127.0.0.1:7820",
+	  "endpoint of gschedd that agents and commands connect to" },
+	{ "log_level", S | W | P, GP_CONF_STR, "info", "err, warn, info or debug" },
+	{ "log_file", S | W | P, GP_CONF_STR, "", "append log lines here instead of stderr" },
+	{ "sched_uid", S | W | C, GP_CONF_INT, "0",
+	  "uid gschedd runs as: agents and commands accept replies and orders only from it" },
+	{ "agent_uid", S | W, GP_CONF_INT, "0", "uid gworkerd runs as: only it may register nodes" },
+	{ "max_message", S | W | C, GP_CONF_SIZE, "64MiB",
+	  "largest message accepted (checked before the credential is decoded)" },
+	{ "cred_ttl", S | W | C, GP_CONF_DURATION, "300s",
+	  "oldest credential accepted (MUNGE's own time to live bounds it too)" },
+	/* gschedd */
+	{ "listen", S, GP_CONF_STR, "tcp://*:7820", "ZeroMQ endpoint gschedd binds" },
+	{ "state_dir", S | W, GP_CONF_STR, "/var/lib/gpool",
+	  "durable state (gschedd: jobs.db and output; gworkerd: supervisor sockets)" },
+	{ "heartbeat_interval", S | W, GP_CONF_DURATION, "2s", "agent heartbeat period" },
+	{ "node_timeout", S, GP_CONF_DURATION, "10s",
+	  "a node silent this long is DOWN and its jobs end NODE_FAIL" },
+	{ "default_time_limit", S, GP_CONF_DURATION, "0",
+	  "time limit of jobs that ask for none (0: unlimited)" },
+	{ "max_time_limit", S, GP_CONF_DURATION, "0", "largest time limit a job may ask (0: none)" },
+	{ "kill_grace", S | W, GP_CONF_DURATION, "10s",
+	  "SIGKILL follows SIGTERM after this, on cancel and time limit" },
+	{ "commit_delay", S, GP_CONF_DURATION, "2ms",
+	  "group commit: the longest a submission waits for others to share its transaction" },
+	{ "sync", S, GP_CONF_STR, "full",
+	  "SQLite synchronous mode: full (durable before acknowledged), normal, off (benchmarks only)" },
+	{ "rate_per_addr", S, GP_CONF_INT, "2000",
+	  "messages per second one source address may send before it is slowed" },
+	{ "max_jobs", S, GP_CONF_INT, "1000000", "pending and running jobs the queue holds at most" },
+	{ "output_limit", S, GP_CONF_SIZE, "1GiB", "output kept per job and stream" },
+	{ "sched_interval", S, GP_CONF_DURATION, "20ms",
+	  "the longest a queue change waits for the next scheduling pass" },
+	/* gworkerd */
+	{ "node_name", W, GP_CONF_STR, "", "this node's name (default: the host name)" },
+	{ "node_addr", W, GP_CONF_STR, "",
+	  "the address ranks use to reach this node (default: found from the route to the scheduler)" },
+	{ "cpus", W, GP_CONF_INT, "0", "CPUs offered (0: the online CPUs)" },
+	{ "memory", W, GP_CONF_SIZE, "0", "memory offered (0: physical memory less 5 %)" },
+	{ "scratch_dir", W, GP_CONF_STR, "/var/tmp/gpool",
+	  "per-job scratch directories are made under this" },
+	{ "run_as", W, GP_CONF_STR, "",
+	  "run every task as this local account (default: the account named like the owner)" },
+	{ "allow_root", W, GP_CONF_BOOL, "false", "run jobs submitted by root as root" },
+	{ "cgroups", W, GP_CONF_STR, "auto",
+	  "enforce limits with cgroups: auto (when writable), v1, v2 or off" },
+	{ "fake_cards", W, GP_CONF_STR, "",
+	  "pretend cards, e.g. nvidia:GeForce GTX 1660 SUPER:6GiB:7.5:125W,amd:RX 6700 XT:12GiB:gfx1031:230W" },
+	{ "psu_watts", W, GP_CONF_INT, "0", "this PC's power supply rating (0: unknown)" },
+	{ "stepd", W, GP_CONF_STR, "", "path of gstepd (default: beside gworkerd)" },
+};
+
+const int gp_conf_nkeys = sizeof(gp_conf_keys) / sizeof(gp_conf_keys[0]);

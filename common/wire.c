@@ -1,0 +1,325 @@
+#include "wire.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define REPLAY_SLOTS_MAX (1u << 20)
+#define REPLAY_KEEP_SEC 900 /* longer than any credential lives */
+
+struct replay_slot {
+	uint64_t epoch;
+	uint64_t last_seq;
+	double seen;
+	uint32_t uid;
+	uint8_t used;
+};
+
+struct gp_wire {
+	gp_auth_t *auth;
+	size_t max_message;
+	uint64_t epoch;
+	uint64_t next_seq;
+	struct replay_slot *slots;
+	uint32_t nslots;
+	uint32_t nused;
+	struct gp_wire_stats st;
+};
+
+int gp_batch_add(gp_batch_t *b, const Gpool__Msg *m)
+{
+	size_t n = gpool__msg__get_packed_size(m);
+	uint8_t hdr[16];
+	size_t h = 0;
+	hdr[h++] = (1 << 3) | 2; /* field 1, length-delimited: Batch.msgs */
+	uint64_t v = n;
+	do {
+		hdr[h] = v & 0x7f;
+		v >>= 7;
+		if (v)
+			hdr[h] |= 0x80;
+		h++;
+	} while (v);
+	if (gp_buf_reserve(&b->body, h + n) < 0)
+		return -1;
+	memcpy(b->body.data + b->body.len, hdr, h);
+	gpool__msg__pack(m, b->body.data + b->body.len + h);
+	b->body.len += h + n;
+	b->count++;
+	return 0;
+}
+
+void gp_batch_reset(gp_batch_t *b)
+{
+	b->body.len = 0;
+	b->count = 0;
+}
+
+void gp_batch_release(gp_batch_t *b)
+{
+	gp_buf_release(&b->body);
+	b->count = 0;
+}
+
+gp_wire_t *gp_wire_create(gp_auth_t *auth, size_t max_message)
+{
+	gp_wire_t *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->auth = auth;
+	w->max_message = max_message;
+	w->epoch = gp_random64() | 1;
+	w->next_seq = 1;
+	return w;
+}
+
+void gp_wire_destroy(gp_wire_t **p)
+{
+	if (!p || !*p)
+		return;
+	free((*p)->slots);
+	free(*p);
+	*p = NULL;
+}
+
+static void digest(uint32_t version, uint64_t epoch, uint64_t seq, const uint8_t *body, size_t len,
+		   uint8_t out[32])
+{
+	uint8_t hdr[6 + 4 + 8 + 8];
+	memcpy(hdr, "gpool1", 6);
+	for (int i = 0; i < 4; i++)
+		hdr[6 + i] = (uint8_t)(version >> (8 * i));
+	for (int i = 0; i < 8; i++) {
+		hdr[10 + i] = (uint8_t)(epoch >> (8 * i));
+		hdr[18 + i] = (uint8_t)(seq >> (8 * i));
+	}
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	unsigned int olen = 32;
+	EVP_DigestInit_ex(c, EVP_sha256(), NULL);
+	EVP_DigestUpdate(c, hdr, sizeof(hdr));
+	if (len)
+		EVP_DigestUpdate(c, body, len);
+	EVP_DigestFinal_ex(c, out, &olen);
+	EVP_MD_CTX_free(c);
+}
+
+int gp_wire_seal(gp_wire_t *w, const gp_batch_t *b, gp_buf_t *out, gp_error_t *err)
+{
+	Gpool__Envelope env = GPOOL__ENVELOPE__INIT;
+	char *cred = NULL;
+	env.version = GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION;
+	env.epoch = w->epoch;
+	env.seq = w->next_seq;
+	env.body.data = b->body.data;
+	env.body.len = b->body.len;
+	if (w->auth) {
+		uint8_t h[32];
+		digest(env.version, env.epoch, env.seq, b->body.data, b->body.len, h);
+		if (gp_auth_encode(w->auth, h, sizeof(h), &cred, err) < 0)
+			return -1;
+		env.cred.data = (uint8_t *)cred;
+		env.cred.len = strlen(cred);
+	}
+	size_t n = gpool__envelope__get_packed_size(&env);
+	out->len = 0;
+	if (gp_buf_reserve(out, n) < 0) {
+		free(cred);
+		return gp_errprintf(err, "out of memory");
+	}
+	gpool__envelope__pack(&env, out->data);
+	out->len = n;
+	free(cred);
+	w->next_seq += b->count ? b->count : 1;
+	w->st.sealed++;
+	return 0;
+}
+
+static uint64_t slot_hash(uint32_t uid, uint64_t epoch)
+{
+	uint64_t x = epoch ^ ((uint64_t)uid * 0x9e3779b97f4a7c15ULL);
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static int replay_grow(gp_wire_t *w)
+{
+	uint32_t n = w->nslots ? w->nslots * 2 : 1024;
+	if (n > REPLAY_SLOTS_MAX)
+		return -1;
+	struct replay_slot *ns = calloc(n, sizeof(*ns));
+	if (!ns)
+		return -1;
+	double now = gp_now();
+	uint32_t used = 0;
+	for (uint32_t i = 0; i < w->nslots; i++) {
+		struct replay_slot *s = &w->slots[i];
+		if (!s->used || now - s->seen > REPLAY_KEEP_SEC)
+			continue;
+		uint64_t j = slot_hash(s->uid, s->epoch) & (n - 1);
+		while (ns[j].used)
+			j = (j + 1) & (n - 1);
+		ns[j] = *s;
+		used++;
+	}
+	free(w->slots);
+	w->slots = ns;
+	w->nslots = n;
+	w->nused = used;
+	return 0;
+}
+
+/* Accept seq..seq+count-1 from (uid, epoch) only if all are new. */
+static int replay_check(gp_wire_t *w, uint32_t uid, uint64_t epoch, uint64_t seq, uint64_t count)
+{
+	if (w->nused * 2 >= w->nslots && replay_grow(w) < 0) {
+		/* the table is at its bound: forget everything expired by rebuilding */
+		double now = gp_now();
+		for (uint32_t i = 0; i < w->nslots; i++)
+			if (w->slots[i].used && now - w->slots[i].seen > REPLAY_KEEP_SEC)
+				w->slots[i].seen = 0;
+	}
+	uint32_t mask = w->nslots - 1;
+	uint64_t j = slot_hash(uid, epoch) & mask;
+	while (w->slots[j].used) {
+		struct replay_slot *s = &w->slots[j];
+		if (s->uid == uid && s->epoch == epoch) {
+			if (seq <= s->last_seq)
+				return -1;
+			s->last_seq = seq + (count ? count : 1) - 1;
+			s->seen = gp_now();
+			return 0;
+		}
+		j = (j + 1) & mask;
+	}
+	struct replay_slot *s = &w->slots[j];
+	s->used = 1;
+	s->uid = uid;
+	s->epoch = epoch;
+	s->last_seq = seq + (count ? count : 1) - 1;
+	s->seen = gp_now();
+	w->nused++;
+	return 0;
+}
+
+static Gpool__Batch *refuse(gp_wire_t *w, Gpool__ErrorCode *code, Gpool__ErrorCode c)
+{
+	*code = c;
+	w->st.refused++;
+	return NULL;
+}
+
+Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp_sender *from,
+			   Gpool__ErrorCode *code, gp_error_t *err)
+{
+	memset(from, 0, sizeof(*from));
+	if (len > w->max_message) {
+		gp_errprintf(err, "message of %zu bytes is over the limit of %zu", len, w->max_message);
+		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_TOO_LARGE);
+	}
+	Gpool__Envelope *env = gpool__envelope__unpack(NULL, len, data);
+	if (!env) {
+		gp_errprintf(err, "malformed envelope (%zu bytes)", len);
+		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_MALFORMED);
+	}
+	if (env->version != GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION) {
+		gp_errprintf(err, "peer speaks protocol version %u, this side speaks %d", env->version,
+			     GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION);
+		gpool__envelope__free_unpacked(env, NULL);
+		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_VERSION);
+	}
+	if (w->auth) {
+		uint8_t h[32];
+		void *payload = NULL;
+		size_t plen = 0;
+		enum gp_auth_status st;
+		char *cred = NULL;
+		if (env->cred.len == 0 || env->cred.len > 65536 ||
+		    !(cred = strndup((const char *)env->cred.data, env->cred.len))) {
+			gp_errprintf(err, "message without a credential");
+			gpool__envelope__free_unpacked(env, NULL);
+			return refuse(w, code, GPOOL__ERROR_CODE__ERROR_AUTH);
+		}
+		int rc = gp_auth_decode(w->auth, cred, &payload, &plen, &from->uid, &from->gid, &st, err);
+		free(cred);
+		if (rc < 0) {
+			gpool__envelope__free_unpacked(env, NULL);
+			return refuse(w, code,
+				      st == GP_AUTH_EXPIRED	  ? GPOOL__ERROR_CODE__ERROR_EXPIRED
+				      : st == GP_AUTH_REPLAYED	  ? GPOOL__ERROR_CODE__ERROR_REPLAY
+				      : st == GP_AUTH_UNAVAILABLE ? GPOOL__ERROR_CODE__ERROR_UNAVAILABLE
+								  : GPOOL__ERROR_CODE__ERROR_AUTH);
+		}
+		digest(env->version, env->epoch, env->seq, env->body.data, env->body.len, h);
+		int match = plen == sizeof(h) && memcmp(payload, h, sizeof(h)) == 0;
+		free(payload);
+		if (!match) {
+			gp_errprintf(err, "credential does not match the message (altered in transit?)");
+			gpool__envelope__free_unpacked(env, NULL);
+			return refuse(w, code, GPOOL__ERROR_CODE__ERROR_AUTH);
+		}
+	}
+	from->epoch = env->epoch;
+	Gpool__Batch *b = gpool__batch__unpack(NULL, env->body.len, env->body.data);
+	if (!b) {
+		gp_errprintf(err, "malformed message batch");
+		gpool__envelope__free_unpacked(env, NULL);
+		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_MALFORMED);
+	}
+	if (w->auth && replay_check(w, from->uid, env->epoch, env->seq, b->n_msgs) < 0) {
+		gp_errprintf(err, "replayed message (uid %u, sequence %llu)", (unsigned)from->uid,
+			     (unsigned long long)env->seq);
+		gpool__batch__free_unpacked(b, NULL);
+		gpool__envelope__free_unpacked(env, NULL);
+		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_REPLAY);
+	}
+	gpool__envelope__free_unpacked(env, NULL);
+	w->st.opened++;
+	*code = GPOOL__ERROR_CODE__ERROR_NONE;
+	return b;
+}
+
+void gp_wire_stats(const gp_wire_t *w, struct gp_wire_stats *st)
+{
+	*st = w->st;
+}
+
+void gp_msg_error(Gpool__Msg *m, Gpool__Error *e, uint64_t id, Gpool__ErrorCode code,
+		  const char *text)
+{
+	gpool__msg__init(m);
+	gpool__error__init(e);
+	e->code = code;
+	e->text = (char *)text;
+	m->id = id;
+	m->m_case = GPOOL__MSG__M_ERROR;
+	m->error = e;
+}
+
+static const char *const code_names[] = {
+	[GPOOL__ERROR_CODE__ERROR_NONE] = "none",
+	[GPOOL__ERROR_CODE__ERROR_VERSION] = "protocol version mismatch",
+	[GPOOL__ERROR_CODE__ERROR_AUTH] = "authentication failed",
+	[GPOOL__ERROR_CODE__ERROR_REPLAY] = "replayed credential",
+	[GPOOL__ERROR_CODE__ERROR_EXPIRED] = "expired credential",
+	[GPOOL__ERROR_CODE__ERROR_MALFORMED] = "malformed message",
+	[GPOOL__ERROR_CODE__ERROR_TOO_LARGE] = "message too large",
+	[GPOOL__ERROR_CODE__ERROR_RATE] = "rate limited",
+	[GPOOL__ERROR_CODE__ERROR_INVALID] = "invalid request",
+	[GPOOL__ERROR_CODE__ERROR_NOT_FOUND] = "not found",
+	[GPOOL__ERROR_CODE__ERROR_PERMISSION] = "permission denied",
+	[GPOOL__ERROR_CODE__ERROR_STATE] = "not possible in this state",
+	[GPOOL__ERROR_CODE__ERROR_UNAVAILABLE] = "unavailable",
+	[GPOOL__ERROR_CODE__ERROR_UNEXPECTED] = "unexpected message",
+};
+
+const char *gp_error_code_name(Gpool__ErrorCode code)
+{
+	if ((unsigned)code < sizeof(code_names) / sizeof(code_names[0]) && code_names[code])
+		return code_names[code];
+	return "unknown error";
+}
