@@ -1,0 +1,448 @@
+/* gk_cpu.c - the cpu backend: plain C, synchronous, and the reference the GPU backends
+ * are tested against. "Device" memory is host memory; streams and events are tokens. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gk_backend.h"
+#include "gk_scalar.h"
+
+#ifdef GK_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+#define FMA_THREADS 256
+#define FMA_CHAINS 16
+
+typedef struct {
+    char *err;
+    int use_blas;
+    volatile uint64_t sink;
+} cpu_t;
+
+struct gk_event {
+    struct timespec ts;
+};
+
+static int fail(cpu_t *c, int e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, GK_ERRLEN, fmt, ap);
+    va_end(ap);
+    errno = e;
+    return -1;
+}
+
+static int cpu_open(int device, char *err, void **ctx)
+{
+    cpu_t *c;
+    if (device != 0) {
+        snprintf(err, GK_ERRLEN, "cpu backend has only device 0, not %d", device);
+        errno = ENODEV;
+        return -1;
+    }
+    if (!(c = calloc(1, sizeof(*c)))) {
+        snprintf(err, GK_ERRLEN, "out of memory");
+        return -1;
+    }
+    c->err = err;
+#ifdef GK_HAVE_CBLAS
+    c->use_blas = !getenv("GPOOL_KERNELS_NO_BLAS");
+#endif
+    *ctx = c;
+    return 0;
+}
+
+static void cpu_close(void *ctx)
+{
+    free(ctx);
+}
+
+static int cpu_device_info(void *ctx, gk_device_info_t *info)
+{
+    cpu_t *c = ctx;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[256];
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+
+    snprintf(info->backend, sizeof(info->backend), "cpu");
+    snprintf(info->name, sizeof(info->name), "cpu");
+    while (f && fgets(line, sizeof(line), f)) {
+        char *colon = strchr(line, ':');
+        if (!strncmp(line, "model name", 10) && colon) {
+            snprintf(info->name, sizeof(info->name), "%s", colon + 2);
+            info->name[strcspn(info->name, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    info->multiprocessors = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    info->total_mem = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
+    snprintf(info->gemm_impl, sizeof(info->gemm_impl), "%s",
+             c->use_blas ? "openblas" : "c-loop");
+    return 0;
+}
+
+static int cpu_alloc(void *ctx, size_t bytes, void **p)
+{
+    int rc = posix_memalign(p, 256, bytes);
+    if (rc)
+        return fail(ctx, rc, "cannot allocate %zu bytes", bytes);
+    return 0;
+}
+
+static int cpu_free(void *ctx, void *p)
+{
+    (void)ctx;
+    free(p);
+    return 0;
+}
+
+static int cpu_memset(void *ctx, void *dst, int byte, size_t bytes, gk_stream_t *s)
+{
+    (void)ctx, (void)s;
+    memset(dst, byte, bytes);
+    return 0;
+}
+
+static int cpu_stream_create(void *ctx, gk_stream_t **s)
+{
+    if (!(*s = malloc(1)))
+        return fail(ctx, ENOMEM, "out of memory");
+    return 0;
+}
+
+static int cpu_stream_destroy(void *ctx, gk_stream_t *s)
+{
+    (void)ctx;
+    free(s);
+    return 0;
+}
+
+static int cpu_stream_sync(void *ctx, gk_stream_t *s)
+{
+    (void)ctx, (void)s;
+    return 0;
+}
+
+static int cpu_event_create(void *ctx, gk_event_t **e)
+{
+    if (!(*e = calloc(1, sizeof(**e))))
+        return fail(ctx, ENOMEM, "out of memory");
+    return 0;
+}
+
+static int cpu_event_destroy(void *ctx, gk_event_t *e)
+{
+    (void)ctx;
+    free(e);
+    return 0;
+}
+
+static int cpu_event_record(void *ctx, gk_event_t *e, gk_stream_t *s)
+{
+    (void)ctx, (void)s;
+    clock_gettime(CLOCK_MONOTONIC, &e->ts);
+    return 0;
+}
+
+static int cpu_event_sync(void *ctx, gk_event_t *e)
+{
+    (void)ctx, (void)e;
+    return 0;
+}
+
+static int cpu_wait_event(void *ctx, gk_stream_t *s, gk_event_t *e)
+{
+    (void)ctx, (void)s, (void)e;
+    return 0;
+}
+
+static int cpu_elapsed(void *ctx, gk_event_t *a, gk_event_t *b, float *ms)
+{
+    (void)ctx;
+    *ms = (float)((double)(b->ts.tv_sec - a->ts.tv_sec) * 1e3 +
+                  (double)(b->ts.tv_nsec - a->ts.tv_nsec) / 1e6);
+    return 0;
+}
+
+static int cpu_copy(void *ctx, void *dst, const void *src, size_t bytes, gk_copy_kind_t kind)
+{
+    (void)ctx, (void)kind;
+    memmove(dst, src, bytes);
+    return 0;
+}
+
+static int cpu_copy_async(void *ctx, void *dst, const void *src, size_t bytes,
+                          gk_copy_kind_t kind, gk_stream_t *s)
+{
+    (void)s;
+    return cpu_copy(ctx, dst, src, bytes, kind);
+}
+
+/* ---- elementwise ---- */
+
+static float ldf(gk_dtype_t t, const void *p, size_t i)
+{
+    switch (t) {
+    case GK_F16:
+        return gk_sw_f16_to_f32(((const uint16_t *)p)[i]);
+    case GK_BF16:
+        return gk_sw_bf16_to_f32(((const uint16_t *)p)[i]);
+    default:
+        return ((const float *)p)[i];
+    }
+}
+
+static void stf(gk_dtype_t t, void *p, size_t i, float v)
+{
+    switch (t) {
+    case GK_F16:
+        ((uint16_t *)p)[i] = gk_sw_f32_to_f16(v);
+        break;
+    case GK_BF16:
+        ((uint16_t *)p)[i] = gk_sw_f32_to_bf16(v);
+        break;
+    default:
+        ((float *)p)[i] = v;
+        break;
+    }
+}
+
+static int cpu_reduce(void *ctx, gk_dtype_t t, gk_redop_t op, void *dst,
+                      const void *const *srcs, int nsrc, size_t n, gk_stream_t *s)
+{
+    (void)ctx, (void)s;
+    for (size_t i = 0; i < n; i++) {
+        if (t == GK_F64) {
+            double a = ((const double *)srcs[0])[i];
+            for (int k = 1; k < nsrc; k++)
+                a = gk_combine_d(op, a, ((const double *)srcs[k])[i]);
+            ((double *)dst)[i] = op == GK_AVG ? a / (double)nsrc : a;
+        } else if (t == GK_I32) {
+            long long a = ((const int32_t *)srcs[0])[i];
+            for (int k = 1; k < nsrc; k++)
+                a = gk_combine_i(op, a, ((const int32_t *)srcs[k])[i]);
+            ((int32_t *)dst)[i] = gk_i64_to_i32_wrap(op == GK_AVG ? a / nsrc : a);
+        } else {
+            float a = ldf(t, srcs[0], i);
+            for (int k = 1; k < nsrc; k++)
+                a = gk_combine_f(op, a, ldf(t, srcs[k], i));
+            stf(t, dst, i, op == GK_AVG ? a / (float)nsrc : a);
+        }
+    }
+    return 0;
+}
+
+static int cpu_cast(void *ctx, gk_dtype_t dt, void *dst, gk_dtype_t st, const void *src,
+                    size_t n, gk_stream_t *s)
+{
+    (void)ctx, (void)s;
+    for (size_t i = 0; i < n; i++)
+        stf(dt, dst, i, ldf(st, src, i));
+    return 0;
+}
+
+static int cpu_scale(void *ctx, gk_dtype_t t, void *dst, const void *src, double alpha,
+                     size_t n, gk_stream_t *s)
+{
+    float a = (float)alpha;
+    (void)ctx, (void)s;
+    for (size_t i = 0; i < n; i++) {
+        if (t == GK_F64)
+            ((double *)dst)[i] = ((const double *)src)[i] * alpha;
+        else
+            stf(t, dst, i, ldf(t, src, i) * a);
+    }
+    return 0;
+}
+
+static int cpu_find_nonfinite(void *ctx, gk_dtype_t t, const void *buf, size_t n,
+                              uint32_t *dflag, gk_stream_t *s)
+{
+    (void)ctx, (void)s;
+    for (size_t i = 0; i < n; i++) {
+        int bad;
+        switch (t) {
+        case GK_F16:
+            bad = gk_f16_bits_nonfinite(((const uint16_t *)buf)[i]);
+            break;
+        case GK_BF16:
+            bad = gk_bf16_bits_nonfinite(((const uint16_t *)buf)[i]);
+            break;
+        case GK_F64:
+            bad = gk_f64_bits_nonfinite(((const uint64_t *)buf)[i]);
+            break;
+        default:
+            bad = gk_f32_bits_nonfinite(((const uint32_t *)buf)[i]);
+            break;
+        }
+        if (bad) {
+            *dflag = 1;
+            break;
+        }
+    }
+    return 0;
+}
+
+static int cpu_sgd(void *ctx, const gk_sgd_t *p, float *w, float *v, gk_dtype_t gt,
+                   const void *grad, size_t n, gk_stream_t *s)
+{
+    (void)ctx, (void)s;
+    for (size_t i = 0; i < n; i++)
+        gk_sgd_step(p->lr, p->momentum, p->weight_decay, p->grad_scale, p->nesterov,
+                    ldf(gt, grad, i), &w[i], &v[i]);
+    return 0;
+}
+
+static int cpu_adamw(void *ctx, const gk_adamw_t *p, float bc1, float bc2, float *w, float *m,
+                     float *v, gk_dtype_t gt, const void *grad, size_t n, gk_stream_t *s)
+{
+    (void)ctx, (void)s;
+    for (size_t i = 0; i < n; i++)
+        gk_adamw_step(p->lr, p->beta1, p->beta2, p->eps, p->weight_decay, p->grad_scale, bc1,
+                      bc2, ldf(gt, grad, i), &w[i], &m[i], &v[i]);
+    return 0;
+}
+
+/* ---- memory test, bandwidth, throughput ---- */
+
+static int cpu_mt_step(void *ctx, uint32_t *buf, size_t nwords, const gk_mt_word_t *check,
+                       const gk_mt_word_t *write, uint64_t *errors)
+{
+    uint64_t bad = 0;
+    (void)ctx;
+    for (size_t i = 0; i < nwords; i++) {
+        if (check && buf[i] != gk_mt_word(check->kind, check->value, check->seed,
+                                          check->invert, i))
+            bad++;
+        if (write)
+            buf[i] = gk_mt_word(write->kind, write->value, write->seed, write->invert, i);
+    }
+    *errors += bad;
+    return 0;
+}
+
+static int cpu_bw_read(void *ctx, const void *buf, size_t bytes, gk_stream_t *s)
+{
+    cpu_t *c = ctx;
+    const uint64_t *p = buf;
+    uint64_t acc = 0;
+    (void)s;
+    for (size_t i = 0; i < bytes / 8; i++)
+        acc ^= p[i];
+    c->sink = acc;
+    return 0;
+}
+
+static int cpu_bw_write(void *ctx, void *buf, size_t bytes, gk_stream_t *s)
+{
+    (void)ctx, (void)s;
+    memset(buf, 0x5a, bytes);
+    return 0;
+}
+
+static int cpu_bw_copy(void *ctx, void *dst, const void *src, size_t bytes, gk_stream_t *s)
+{
+    (void)ctx, (void)s;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+static size_t cpu_fma_scratch_bytes(void *ctx)
+{
+    (void)ctx;
+    return FMA_THREADS * FMA_CHAINS * sizeof(float);
+}
+
+static int cpu_fma(void *ctx, gk_dtype_t t, void *buf, int iters, double *flops,
+                   gk_stream_t *s)
+{
+    float *out = buf;
+    (void)ctx, (void)s, (void)t;
+    for (int th = 0; th < FMA_THREADS; th++) {
+        float x[FMA_CHAINS];
+        const float a = 0.999f, b = 0.001f * (float)(th + 1);
+        for (int j = 0; j < FMA_CHAINS; j++)
+            x[j] = (float)j;
+        for (int it = 0; it < iters; it++)
+            for (int j = 0; j < FMA_CHAINS; j++)
+                x[j] = x[j] * a + b;
+        for (int j = 0; j < FMA_CHAINS; j++)
+            out[th * FMA_CHAINS + j] = x[j];
+    }
+    *flops = 2.0 * FMA_THREADS * FMA_CHAINS * (double)iters;
+    return 0;
+}
+
+static int cpu_sgemm(void *ctx, int ta, int tb, int m, int n, int k, float alpha,
+                     const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                     int ldc, gk_stream_t *s)
+{
+    cpu_t *cp = ctx;
+    (void)s, (void)cp;
+#ifdef GK_HAVE_CBLAS
+    if (cp->use_blas) {
+        cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                    m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return 0;
+    }
+#endif
+    for (int j = 0; j < n; j++) {
+        for (int i = 0; i < m; i++) {
+            double acc = 0;
+            for (int l = 0; l < k; l++) {
+                float av = ta ? a[l + (size_t)i * lda] : a[i + (size_t)l * lda];
+                float bv = tb ? b[j + (size_t)l * ldb] : b[l + (size_t)j * ldb];
+                acc += (double)av * bv;
+            }
+            float *cij = &c[i + (size_t)j * ldc];
+            *cij = alpha * (float)acc + (beta == 0.0f ? 0.0f : beta * *cij);
+        }
+    }
+    return 0;
+}
+
+const struct gk_ops gk_cpu_ops = {
+    .abi = GK_ABI_VERSION,
+    .name = "cpu",
+    .open = cpu_open,
+    .close = cpu_close,
+    .device_info = cpu_device_info,
+    .dev_alloc = cpu_alloc,
+    .dev_free = cpu_free,
+    .host_alloc = cpu_alloc,
+    .host_free = cpu_free,
+    .memset = cpu_memset,
+    .stream_create = cpu_stream_create,
+    .stream_destroy = cpu_stream_destroy,
+    .stream_sync = cpu_stream_sync,
+    .event_create = cpu_event_create,
+    .event_destroy = cpu_event_destroy,
+    .event_record = cpu_event_record,
+    .event_sync = cpu_event_sync,
+    .stream_wait_event = cpu_wait_event,
+    .event_elapsed = cpu_elapsed,
+    .copy_async = cpu_copy_async,
+    .copy = cpu_copy,
+    .reduce = cpu_reduce,
+    .cast = cpu_cast,
+    .scale = cpu_scale,
+    .find_nonfinite = cpu_find_nonfinite,
+    .sgd = cpu_sgd,
+    .adamw = cpu_adamw,
+    .mt_step = cpu_mt_step,
+    .bw_read = cpu_bw_read,
+    .bw_write = cpu_bw_write,
+    .bw_copy = cpu_bw_copy,
+    .fma_scratch_bytes = cpu_fma_scratch_bytes,
+    .fma = cpu_fma,
+    .sgemm = cpu_sgemm,
+};

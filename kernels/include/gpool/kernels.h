@@ -1,0 +1,201 @@
+/* gpool/kernels.h - compute kernels behind one interface, for CUDA, HIP and the CPU
+ *
+ * A backend is opened by name: "cpu" (plain C, always present, also the reference the
+ * GPU backends are tested against), "cuda" (libgpool-kernels-cuda.so), "hip"
+ * (libgpool-kernels-hip.so) or "auto" (cuda, then hip, then cpu). The GPU backends are
+ * shared objects loaded with dlopen() at run time, so one build of gpool runs on a PC
+ * with an NVIDIA card, an AMD card, or none.
+ *
+ * Conventions: functions return 0 on success and -1 with errno set on failure (or a
+ * pointer / NULL); a longer, lowercase message is kept in the backend and read with
+ * gk_backend_error(). A failing call has no side effects on its outputs unless the
+ * device itself failed mid-way.
+ *
+ * Memory: "device" pointers come from gk_dev_alloc() (for the cpu backend they are plain
+ * host memory). Kernels take device pointers only. Every kernel is enqueued on a stream
+ * (NULL = the backend's default stream) and may return before it has run; call
+ * gk_stream_sync() before reading results on the host. On the cpu backend every call
+ * is synchronous.
+ *
+ * Element types: f16 and bf16 are passed as raw 16-bit patterns (uint16_t) on the host.
+ */
+#ifndef GPOOL_KERNELS_H
+#define GPOOL_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gk_backend gk_backend_t;
+typedef struct gk_stream gk_stream_t; /* a CUDA/HIP stream; NULL is the default stream */
+typedef struct gk_event gk_event_t;
+
+typedef struct {
+    char text[256];
+} gk_error_t;
+
+typedef enum {
+    GK_F32 = 0,
+    GK_F16 = 1,
+    GK_BF16 = 2,
+    GK_F64 = 3,
+    GK_I32 = 4,
+} gk_dtype_t;
+
+typedef enum {
+    GK_SUM = 0,
+    GK_MAX = 1, /* NaN in any input gives NaN */
+    GK_MIN = 2,
+    GK_AVG = 3, /* sum / nsrc; i32 truncates toward zero */
+} gk_redop_t;
+
+typedef enum {
+    GK_H2D = 0,
+    GK_D2H = 1,
+    GK_D2D = 2,
+} gk_copy_kind_t;
+
+typedef enum {
+    GK_MT_WALKING_ONES = 0, /* 32 passes, word i holds 1 << ((i + pass) % 32) */
+    GK_MT_MOVING_INV = 1,   /* pattern, check + write inverse, check inverse */
+    GK_MT_ADDRESS = 2,      /* each 32-bit word holds its own index */
+    GK_MT_RANDOM = 3,       /* seeded random words (splitmix64 of seed and index) */
+} gk_memtest_t;
+
+#define GK_REDUCE_MAX_SRCS 16
+
+typedef struct {
+    char backend[8];  /* "cpu", "cuda", "hip" */
+    char name[256];   /* device name */
+    int device;       /* index */
+    int major, minor; /* compute capability (cuda), gfx major/minor (hip), 0 (cpu) */
+    int multiprocessors;
+    int runtime_version; /* cudaRuntimeGetVersion / hipRuntimeGetVersion, 0 on cpu */
+    int driver_version;
+    size_t total_mem;
+    char gemm_impl[32]; /* "cublas", "rocblas", "openblas", "gpool-tiled", "c-loop" */
+} gk_device_info_t;
+
+/* ---- backends ---- */
+
+/* Open backend NAME ("cpu", "cuda", "hip", "auto") on device 0.
+ * Fails with ENOENT (backend library not found or not loadable), ENODEV (no driver or no
+ * device), EINVAL (unknown name); ERR (may be NULL) receives the reason. */
+gk_backend_t *gk_backend_open(const char *name, gk_error_t *err);
+/* Same, on device DEVICE (an index into the devices the runtime sees). */
+gk_backend_t *gk_backend_open_device(const char *name, int device, gk_error_t *err);
+/* Destroy *B (NULL allowed) and set it to NULL. */
+void gk_backend_close(gk_backend_t **b);
+const char *gk_backend_name(const gk_backend_t *b);
+/* Message of the last failing call on B (empty if none). */
+const char *gk_backend_error(const gk_backend_t *b);
+int gk_device_info(gk_backend_t *b, gk_device_info_t *info);
+
+/* ---- memory ---- */
+int gk_dev_alloc(gk_backend_t *b, size_t bytes, void **p);
+int gk_dev_free(gk_backend_t *b, void *p); /* NULL allowed */
+int gk_host_alloc(gk_backend_t *b, size_t bytes, void **p); /* pinned host memory */
+int gk_host_free(gk_backend_t *b, void *p);
+int gk_memset(gk_backend_t *b, void *dst, int byte, size_t bytes, gk_stream_t *s);
+
+/* ---- streams, events, copies ---- */
+int gk_stream_create(gk_backend_t *b, gk_stream_t **s);
+int gk_stream_destroy(gk_backend_t *b, gk_stream_t **s);
+int gk_stream_sync(gk_backend_t *b, gk_stream_t *s);
+int gk_event_create(gk_backend_t *b, gk_event_t **e);
+int gk_event_destroy(gk_backend_t *b, gk_event_t **e);
+int gk_event_record(gk_backend_t *b, gk_event_t *e, gk_stream_t *s);
+int gk_event_sync(gk_backend_t *b, gk_event_t *e);
+/* Make stream S wait for E (recorded on another stream) without blocking the host. */
+int gk_stream_wait_event(gk_backend_t *b, gk_stream_t *s, gk_event_t *e);
+/* Milliseconds between two completed events. */
+int gk_event_elapsed(gk_backend_t *b, gk_event_t *start, gk_event_t *end, float *ms);
+/* Asynchronous copy on S (host memory must be pinned to overlap with work). */
+int gk_copy_async(gk_backend_t *b, void *dst, const void *src, size_t bytes,
+                  gk_copy_kind_t kind, gk_stream_t *s);
+/* Synchronous copy (any host memory). */
+int gk_copy(gk_backend_t *b, void *dst, const void *src, size_t bytes, gk_copy_kind_t kind);
+
+/* ---- elementwise ---- */
+
+/* dst[i] = op(srcs[0][i], ..., srcs[nsrc-1][i]) for i < n, 1 <= nsrc <= GK_REDUCE_MAX_SRCS.
+ * dst may equal any source (in place). f16/bf16 accumulate in f32 in source order and
+ * round once; f32 accumulates in f32, f64 in f64, i32 in 64-bit (sum wraps). */
+int gk_reduce(gk_backend_t *b, gk_dtype_t t, gk_redop_t op, void *dst,
+              const void *const *srcs, int nsrc, size_t n, gk_stream_t *s);
+/* dst = cast(src): f32 -> f16/bf16 rounds to nearest even, overflows to inf, keeps NaN
+ * a NaN (quiet); f16/bf16 -> f32 is exact. Supported pairs: f32<->f16, f32<->bf16. */
+int gk_cast(gk_backend_t *b, gk_dtype_t dst_t, void *dst, gk_dtype_t src_t,
+            const void *src, size_t n, gk_stream_t *s);
+/* dst[i] = alpha * src[i] (in place allowed); f16/bf16 compute in f32. */
+int gk_scale(gk_backend_t *b, gk_dtype_t t, void *dst, const void *src, double alpha,
+             size_t n, gk_stream_t *s);
+/* Sets *dflag (a device uint32_t) to 1 if any of the n elements is Inf or NaN; never
+ * clears it, so several buffers can be checked into one flag. Floating types only. */
+int gk_find_nonfinite(gk_backend_t *b, gk_dtype_t t, const void *buf, size_t n,
+                      uint32_t *dflag, gk_stream_t *s);
+/* Synchronous convenience: *found = 1 if buf holds Inf/NaN, else 0. */
+int gk_has_nonfinite(gk_backend_t *b, gk_dtype_t t, const void *buf, size_t n, int *found);
+
+/* ---- optimizer steps (f32 master weights, grads f32/f16/bf16) ---- */
+typedef struct {
+    float lr, momentum, weight_decay;
+    float grad_scale; /* grads are multiplied by this first (1/loss_scale), 1 if unused */
+    int nesterov;
+} gk_sgd_t;
+/* g = grad*grad_scale + wd*w; v = momentum*v + g; w -= lr * (nesterov ? g + momentum*v : v) */
+int gk_sgd_momentum(gk_backend_t *b, const gk_sgd_t *p, float *w, float *v,
+                    gk_dtype_t grad_t, const void *grad, size_t n, gk_stream_t *s);
+
+typedef struct {
+    float lr, beta1, beta2, eps, weight_decay;
+    float grad_scale;
+    int step; /* 1-based, for bias correction */
+} gk_adamw_t;
+/* w -= lr*wd*w; m = b1*m + (1-b1)g; v = b2*v + (1-b2)g^2;
+ * w -= lr * (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps) */
+int gk_adamw(gk_backend_t *b, const gk_adamw_t *p, float *w, float *m, float *v,
+             gk_dtype_t grad_t, const void *grad, size_t n, gk_stream_t *s);
+
+/* ---- memory test, bandwidth, throughput ---- */
+
+/* Runs pattern PAT over BYTES (rounded down to 4-byte words) of device memory BUF and
+ * adds the number of mismatching words to *errors. Synchronous. */
+int gk_memtest(gk_backend_t *b, gk_memtest_t pat, void *buf, size_t bytes, uint64_t seed,
+               uint64_t *errors);
+/* Test only: the next gk_memtest on B flips BITMASK in 32-bit word WORD after writing the
+ * pattern and before checking it, once. */
+int gk_memtest_inject_fault(gk_backend_t *b, size_t word, uint32_t bitmask);
+
+/* Read BYTES from BUF (result kept in an internal sink), write BYTES, copy BYTES by a
+ * kernel (not the copy engine). Bytes must be a multiple of 16, pointers 16-aligned. */
+int gk_bw_read(gk_backend_t *b, const void *buf, size_t bytes, gk_stream_t *s);
+int gk_bw_write(gk_backend_t *b, void *buf, size_t bytes, gk_stream_t *s);
+int gk_bw_copy(gk_backend_t *b, void *dst, const void *src, size_t bytes, gk_stream_t *s);
+/* FMA throughput kernel, t = GK_F32 or GK_F16; BUF is a device scratch of at least
+ * gk_fma_scratch_bytes(); *flops receives the floating-point operations it performs. */
+size_t gk_fma_scratch_bytes(gk_backend_t *b);
+int gk_fma(gk_backend_t *b, gk_dtype_t t, void *buf, int iters, double *flops,
+           gk_stream_t *s);
+
+/* ---- matrix product (column-major, as BLAS) ----
+ * C = alpha * op(A) * op(B) + beta * C, op(X) = X or X^T; f32 only. */
+int gk_sgemm(gk_backend_t *b, int trans_a, int trans_b, int m, int n, int k, float alpha,
+             const float *a, int lda, const float *bm, int ldb, float beta, float *c,
+             int ldc, gk_stream_t *s);
+
+/* ---- helpers (host, no backend) ---- */
+size_t gk_dtype_size(gk_dtype_t t);
+const char *gk_dtype_name(gk_dtype_t t);
+uint16_t gk_f32_to_f16(float f);
+float gk_f16_to_f32(uint16_t h);
+uint16_t gk_f32_to_bf16(float f);
+float gk_bf16_to_f32(uint16_t h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
