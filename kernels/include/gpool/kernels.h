@@ -166,8 +166,9 @@ int gk_adamw(gk_backend_t *b, const gk_adamw_t *p, float *w, float *m, float *v,
  * adds the number of mismatching words to *errors. Synchronous. */
 int gk_memtest(gk_backend_t *b, gk_memtest_t pat, void *buf, size_t bytes, uint64_t seed,
                uint64_t *errors);
-/* Test only: the next gk_memtest on B flips BITMASK in 32-bit word WORD after writing the
- * pattern and before checking it, once. */
+/* Test only: the next gk_memtest on B flips BITMASK in 32-bit word WORD after writing its
+ * first pattern and before checking it, so that call counts exactly one error. The fault
+ * is consumed by the next call; one whose buffer does not hold WORD fails with EINVAL. */
 int gk_memtest_inject_fault(gk_backend_t *b, size_t word, uint32_t bitmask);
 
 /* Read BYTES from BUF (result kept in an internal sink), write BYTES, copy BYTES by a
