@@ -1,0 +1,96 @@
+/* gcancel: cancel jobs, or send them a signal (as scancel). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "args.h"
+#include "jobctl.h"
+#include "opt.h"
+#include "session.h"
+
+struct gcancel {
+	struct gp_cli_common common;
+	int signal; /* 0: cancel */
+	bool help;
+};
+
+#define G(c) ((struct gcancel *)(c))
+
+static int set_signal(void *c, const char *a, gp_error_t *err)
+{
+	return gp_args_signal(a, &G(c)->signal, err);
+}
+
+static int set_help(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->help = true;
+	return 0;
+}
+
+static int set_config(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->common.config = a;
+	return 0;
+}
+
+static int set_scheduler(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->common.scheduler = a;
+	return 0;
+}
+
+static const struct gp_opt opts[] = {
+	{ "signal", 's', required_argument, "SIG",
+	  "send SIG (TERM, USR1, 9, ...) to the tasks instead of cancelling", set_signal, 0 },
+	{ "config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0 },
+	{ "scheduler", 0, required_argument, "ENDPOINT",
+	  "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0 },
+	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	struct gcancel g = { 0 };
+	uint64_t *ids = NULL;
+	size_t nids = 0;
+	gp_error_t err;
+	char **ops = NULL;
+	int nops = 0, rc = 1;
+	gp_session_t *s = NULL;
+	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &g, &ops, &nops, &err) < 0)
+		goto usage;
+	if (g.help) {
+		printf("usage: gcancel [options] JOB...\nCancel jobs (or signal them with -s).\n\n"
+		       "options:\n");
+		gp_opt_usage(opts, GP_NOPTS(opts), stdout);
+		rc = 0;
+		goto out;
+	}
+	for (int i = 0; i < nops; i++)
+		if (gp_args_jobids(ops[i], &ids, &nids, &err) < 0)
+			goto usage;
+	if (!nids) {
+		gp_errprintf(&err, "no job id given");
+		goto usage;
+	}
+	if (!(s = gp_session_create(&g.common, &err))) {
+		fprintf(stderr, "gcancel: %s\n", err.text);
+		goto out;
+	}
+	int failed;
+	if (gp_jobctl(s, g.signal ? GPOOL__JOB_ACTION__JOB_SIGNAL : GPOOL__JOB_ACTION__JOB_CANCEL,
+		      ids, nids, g.signal, "gcancel", stderr, &failed, &err) < 0) {
+		fprintf(stderr, "gcancel: %s\n", err.text);
+		goto out;
+	}
+	rc = failed ? 1 : 0;
+	goto out;
+usage:
+	fprintf(stderr, "gcancel: %s\nusage: gcancel [-s SIG] JOB... (gcancel --help)\n", err.text);
+	rc = 2;
+out:
+	gp_session_destroy(&s);
+	free(ids);
+	free(ops);
+	return rc;
+}

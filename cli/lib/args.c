@@ -1,0 +1,57 @@
+#include "args.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int gp_args_jobids(const char *s, uint64_t **ids, size_t *n, gp_error_t *err)
+{
+	const char *p = s;
+	if (!*s)
+		goto bad;
+	while (1) {
+		size_t len = strcspn(p, ",");
+		char *end;
+		if (len == 0 || p[0] < '0' || p[0] > '9')
+			goto bad;
+		errno = 0;
+		unsigned long long v = strtoull(p, &end, 10);
+		if (errno || end != p + len || v == 0)
+			goto bad;
+		uint64_t *nv = realloc(*ids, (*n + 1) * sizeof(*nv));
+		if (!nv) {
+			errno = ENOMEM;
+			return gp_errprintf(err, "out of memory");
+		}
+		*ids = nv;
+		nv[(*n)++] = v;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+bad:
+	errno = EINVAL;
+	return gp_errprintf(err, "invalid job id '%s'", s);
+}
+
+int gp_args_signal(const char *s, int *sig, gp_error_t *err)
+{
+	const char *name = strncasecmp(s, "SIG", 3) ? s : s + 3;
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*s >= '0' && *s <= '9' && !*end && v > 0 && v < SIGRTMIN) {
+		*sig = (int)v;
+		return 0;
+	}
+	for (int i = 1; i < SIGRTMIN && *name; i++) {
+		const char *abbrev = sigabbrev_np(i);
+		if (abbrev && !strcasecmp(abbrev, name)) {
+			*sig = i;
+			return 0;
+		}
+	}
+	errno = EINVAL;
+	return gp_errprintf(err, "invalid signal '%s'", s);
+}

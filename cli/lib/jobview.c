@@ -1,0 +1,174 @@
+#include "jobview.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+
+#include "names.h"
+#include "parse.h"
+
+static const char *nz(const char *s, const char *dflt)
+{
+	return s && *s ? s : dflt;
+}
+
+void gp_jobview_elapsed(const Gpool__JobInfo *job, double now, char *buf, size_t len)
+{
+	double end = job->end_time > 0 ? job->end_time : now;
+	long s = job->start_time > 0 && end > job->start_time ? (long)(end - job->start_time) : 0;
+	if (s >= 86400)
+		snprintf(buf, len, "%ld-%02ld:%02ld:%02ld", s / 86400, s % 86400 / 3600,
+			 s % 3600 / 60, s % 60);
+	else if (s >= 3600)
+		snprintf(buf, len, "%ld:%02ld:%02ld", s / 3600, s % 3600 / 60, s % 60);
+	else
+		snprintf(buf, len, "%ld:%02ld", s / 60, s % 60);
+}
+
+unsigned gp_jobview_nnodes(const Gpool__JobInfo *job)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < job->n_tasks; i++) {
+		size_t k;
+		for (k = 0; k < i; k++)
+			if (!strcmp(job->tasks[k]->node, job->tasks[i]->node))
+				break;
+		if (k == i)
+			n++;
+	}
+	if (n == 0 && job->spec)
+		n = job->spec->nodes_min;
+	return n ? n : 1;
+}
+
+void gp_jobview_date(double t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (t <= 0 || !localtime_r(&tt, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm))
+		snprintf(buf, len, "Unknown");
+}
+
+static bool waiting(Gpool__JobState s)
+{
+	return s == GPOOL__JOB_STATE__PENDING || s == GPOOL__JOB_STATE__REQUEUED;
+}
+
+gp_table_t *gp_jobview_table(Gpool__JobInfo *const *jobs, size_t n, double now)
+{
+	static const char *const hdr[] = { "JOBID", "NAME",  "USER", "ST", "TIME",
+					   "NODES", "NODELIST(REASON)", NULL };
+	gp_table_t *t = gp_table_create(hdr);
+	if (!t)
+		return NULL;
+	gp_table_align_right(t, 0);
+	gp_table_align_right(t, 4);
+	gp_table_align_right(t, 5);
+	for (size_t i = 0; i < n; i++) {
+		const Gpool__JobInfo *j = jobs[i];
+		char id[24], tm[32], nodes[16], where[512];
+		snprintf(id, sizeof(id), "%" PRIu64, j->id);
+		gp_jobview_elapsed(j, now, tm, sizeof(tm));
+		snprintf(nodes, sizeof(nodes), "%u", gp_jobview_nnodes(j));
+		if (waiting(j->state))
+			snprintf(where, sizeof(where), "(%s)", nz(j->reason, "None"));
+		else
+			snprintf(where, sizeof(where), "%s", nz(j->nodelist, ""));
+		const char *row[] = { id, j->spec ? nz(j->spec->name, "") : "", nz(j->user, ""),
+				      gp_job_state_code(j->state), tm, nodes, where };
+		if (gp_table_add(t, row) < 0) {
+			gp_table_destroy(&t);
+			return NULL;
+		}
+	}
+	return t;
+}
+
+static void line_strv(FILE *f, const char *key, char **v, size_t n, const char *sep)
+{
+	fprintf(f, "%s=", key);
+	if (!n)
+		fputs("(null)", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%s", i ? sep : "", v[i]);
+}
+
+int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
+{
+	static const Gpool__JobSpec empty = GPOOL__JOB_SPEC__INIT;
+	const Gpool__JobSpec *s = j->spec ? j->spec : &empty;
+	char a[64], b[64], c[64];
+
+	fprintf(f, "JobId=%" PRIu64 " JobName=%s\n", j->id, nz(s->name, "(null)"));
+	fprintf(f, "   UserId=%s(%u) GroupId=%u\n", nz(j->user, "?"), j->uid, j->gid);
+	fprintf(f, "   JobState=%s Reason=%s Attempt=%u Priority=%d Hold=%s Requeue=%s\n",
+		gp_job_state_name(j->state), nz(j->reason, "None"), j->attempt, s->priority,
+		s->hold ? "yes" : "no", s->no_requeue ? "no" : "yes");
+	gp_jobview_date(j->submit_time, a, sizeof(a));
+	gp_jobview_date(j->start_time, b, sizeof(b));
+	gp_jobview_date(j->end_time, c, sizeof(c));
+	fprintf(f, "   SubmitTime=%s StartTime=%s EndTime=%s\n", a, b, c);
+	if (j->reserved_start > 0) {
+		gp_jobview_date(j->reserved_start, a, sizeof(a));
+		fprintf(f, "   ReservedStart=%s\n", a);
+	}
+	if (s->time_limit_sec)
+		gp_format_duration(s->time_limit_sec, a, sizeof(a));
+	else
+		snprintf(a, sizeof(a), "UNLIMITED");
+	gp_jobview_elapsed(j, now, b, sizeof(b));
+	fprintf(f, "   TimeLimit=%s RunTime=%s\n", a, b);
+	if (s->mem_per_node_mb)
+		snprintf(a, sizeof(a), "%" PRIu64 "M", s->mem_per_node_mb);
+	else
+		snprintf(a, sizeof(a), "0");
+	fprintf(f, "   NumTasks=%u NumNodes=%u CPUs/Task=%u Mem=%s\n", s->ntasks,
+		gp_jobview_nnodes(j), s->cpus_per_task, a);
+	if (s->gpus_per_task || s->gpus_total || s->gpus_per_node || s->gpu_mem_min ||
+	    s->gpu_vendor || *nz(s->gpu_model, "") || *nz(s->gpu_cc_min, "") || s->gpu_mixed) {
+		gp_format_size(s->gpu_mem_min, a, sizeof(a));
+		fprintf(f,
+			"   GPUs/Task=%u GPUs=%u GPUs/Node=%u GpuMem=%s GpuVendor=%s GpuModel=%s "
+			"GpuCC=%s GpuMixed=%s\n",
+			s->gpus_per_task, s->gpus_total, s->gpus_per_node, s->gpu_mem_min ? a : "0",
+			gp_vendor_name(s->gpu_vendor), nz(s->gpu_model, "*"),
+			nz(s->gpu_cc_min, "any"), s->gpu_mixed ? "yes" : "no");
+	}
+	if (s->service)
+		fprintf(f, "   Service=yes Replicas=%u HealthPath=%s Port=%u\n", s->replicas,
+			nz(s->health_path, "(null)"), s->service_port);
+	fprintf(f, "   NodeList=%s", nz(j->nodelist, "(null)"));
+	fputs(" ", f);
+	line_strv(f, "ReqNodeList", s->nodelist, s->n_nodelist, ",");
+	fputs(" ", f);
+	line_strv(f, "ExcNodeList", s->exclude, s->n_exclude, ",");
+	fputs("\n", f);
+	if (j->exit_code > 128)
+		fprintf(f, "   ExitCode=%d (signal %d)", j->exit_code, j->exit_code - 128);
+	else
+		fprintf(f, "   ExitCode=%d", j->exit_code);
+	fprintf(f, " CPUTime=%.1fs MaxRSS=%" PRIu64 "K\n", j->cpu_sec, j->max_rss_kb);
+	fputs("   ", f);
+	line_strv(f, "Command", s->argv, s->n_argv, " ");
+	fputs("\n", f);
+	fprintf(f, "   WorkDir=%s StdOut=%s StdErr=%s\n", nz(s->chdir, "(scratch)"),
+		nz(s->output, "(default)"), nz(s->error, "(default)"));
+	if (s->n_files) {
+		fputs("   StagedFiles=", f);
+		for (size_t i = 0; i < s->n_files; i++)
+			fprintf(f, "%s%s", i ? "," : "", s->files[i]->name);
+		fputs("\n", f);
+	}
+	fputs("   Tasks=", f);
+	if (!j->n_tasks)
+		fputs("(none)", f);
+	for (size_t i = 0; i < j->n_tasks; i++) {
+		const Gpool__TaskPlacement *t = j->tasks[i];
+		fprintf(f, "%s%u->%s", i ? " " : "", t->rank, t->node);
+		for (size_t k = 0; k < t->n_cards; k++)
+			fprintf(f, "%s%u", k ? "," : ":card", t->cards[k]);
+	}
+	fputs("\n", f);
+	return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,25 @@
+/* jobview.h: how a job reads on a terminal: gstat's table (as squeue) and its detailed
+ * key=value view (as `scontrol show job`). `now` is passed in so that output is testable. */
+#ifndef GP_CLI_JOBVIEW_H
+#define GP_CLI_JOBVIEW_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "gpool.pb-c.h"
+#include "table.h"
+
+/* squeue's TIME: "[D-][H:]M:SS" of run time so far (or in total, once ended). */
+void gp_jobview_elapsed(const Gpool__JobInfo *job, double now, char *buf, size_t len);
+/* Nodes the job uses (or asks for, while pending). */
+unsigned gp_jobview_nnodes(const Gpool__JobInfo *job);
+/* "2024-05-01T12:00:00" in local time, "Unknown" for 0. */
+void gp_jobview_date(double t, char *buf, size_t len);
+
+/* The table JOBID NAME USER ST TIME NODES NODELIST(REASON). NULL when out of memory. */
+gp_table_t *gp_jobview_table(Gpool__JobInfo *const *jobs, size_t n, double now);
+
+/* The detailed view of one job. 0 / -1 on a write error. */
+int gp_jobview_long(const Gpool__JobInfo *job, double now, FILE *f);
+
+#endif

@@ -1,0 +1,19 @@
+/* nodeview.h: how nodes and their cards read on a terminal: gnodes' node table (as sinfo -N)
+ * and its card table (gnodes -G, the inventory of the cluster's cards). */
+#ifndef GP_CLI_NODEVIEW_H
+#define GP_CLI_NODEVIEW_H
+
+#include <stddef.h>
+
+#include "gpool.pb-c.h"
+#include "table.h"
+
+/* "nvidia:2,amd:1", "-" for none. */
+void gp_nodeview_cards_summary(const Gpool__NodeInfo *node, char *buf, size_t len);
+
+/* NODE STATE CPUS(used/total) MEM(used/total) CARDS REASON. NULL when out of memory. */
+gp_table_t *gp_nodeview_table(Gpool__NodeInfo *const *nodes, size_t n);
+/* NODE CARD VENDOR NAME CORES VRAM API ARCH GRADE POWER STATE REASON. */
+gp_table_t *gp_nodeview_card_table(Gpool__NodeInfo *const *nodes, size_t n);
+
+#endif

@@ -1,0 +1,67 @@
+/* opt.h: command-line options as a table. Every gpool command describes its options once, in
+ * an array of struct gp_opt; getopt_long's tables and the --help text are made from it, so an
+ * option and its documentation cannot drift apart.
+ *
+ * gp_opt_scan and gp_opt_parse stop at the first non-option argument ("+" mode): what
+ * follows a script or a command belongs to it (gsub). gp_opt_parse_mixed takes options and
+ * operands in any order (the other commands). Errors are reported in a gp_error_t (errno = EINVAL), never printed.
+ */
+#ifndef GP_CLI_OPT_H
+#define GP_CLI_OPT_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "error.h"
+
+/* Apply one option to the command's context; arg is NULL for a flag. 0 / -1 with err filled
+ * (errno EINVAL for bad values, anything else for failures such as an unreadable file). */
+typedef int (*gp_opt_set_f)(void *ctx, const char *arg, gp_error_t *err);
+
+enum gp_opt_flags {
+	GP_OPT_CMDLINE = 1, /* not allowed in a script's #GPOOL lines */
+	GP_OPT_HIDDEN = 2,  /* accepted, not shown by --help */
+};
+
+struct gp_opt {
+	const char *name; /* long name without "--" */
+	int key;	  /* short option character, or 0 for none */
+	int has_arg;	  /* no_argument, required_argument */
+	const char *arg;  /* argument name shown by --help */
+	const char *help;
+	gp_opt_set_f set;
+	int flags;
+};
+
+/* Where one option stands in an argument vector (for parse-now, apply-later). */
+struct gp_opt_hit {
+	const struct gp_opt *opt;
+	const char *arg;
+};
+
+/* Parse argv[0..argc) (argv[0] is the program name) against the table of n options. The
+ * options found are stored in *hits (malloc'd, *nhits of them) in order, not applied; *optind
+ * is the index of the first operand and *dashdash says whether "--" ended the options.
+ * 0 / -1 with err filled ("unknown option '--x'", "option '--time' needs a value"). */
+int gp_opt_scan(const struct gp_opt *tab, int n, int argc, char **argv, struct gp_opt_hit **hits,
+		int *nhits, int *optind_out, bool *dashdash, gp_error_t *err);
+
+/* Apply hits in order. Stops at the first failing one. */
+int gp_opt_apply(const struct gp_opt_hit *hits, int nhits, void *ctx, gp_error_t *err);
+
+/* scan + apply. */
+int gp_opt_parse(const struct gp_opt *tab, int n, int argc, char **argv, void *ctx,
+		 int *optind_out, gp_error_t *err);
+
+/* Options and operands in any order (as `gcancel 42 -s KILL`); "--" ends the options.
+ * *operands (malloc'd array of pointers into argv, *noperands of them) in order. */
+int gp_opt_parse_mixed(const struct gp_opt *tab, int n, int argc, char **argv, void *ctx,
+		       char ***operands, int *noperands, gp_error_t *err);
+
+/* Print "  -t, --time=TIME        help" lines for the table. */
+void gp_opt_usage(const struct gp_opt *tab, int n, FILE *f);
+
+#define GP_NOPTS(tab) ((int)(sizeof(tab) / sizeof((tab)[0])))
+
+#endif

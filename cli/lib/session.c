@@ -1,0 +1,122 @@
+#include "session.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "config.h"
+#include "wire.h"
+
+struct gp_session {
+	gp_config_t *cfg;
+	gp_client_t *client;
+	char *endpoint;
+};
+
+gp_session_t *gp_session_create(const struct gp_cli_common *common, gp_error_t *err)
+{
+	gp_session_t *s = calloc(1, sizeof(*s));
+	if (!s || !(s->cfg = gp_config_create(GP_CLI))) {
+		free(s);
+		errno = ENOMEM;
+		gp_errprintf(err, "out of memory");
+		return NULL;
+	}
+	if (gp_config_load_file(s->cfg, common ? common->config : NULL, err) < 0)
+		goto fail;
+	/* the client reads $GPOOL_SCHEDULER before the config key: --scheduler goes there so
+	 * that the flag wins over both */
+	if (common && common->scheduler && setenv("GPOOL_SCHEDULER", common->scheduler, 1) < 0) {
+		gp_errprintf(err, "out of memory");
+		goto fail;
+	}
+	const char *ep = getenv("GPOOL_SCHEDULER");
+	if (!ep || !*ep)
+		ep = gp_config_str(s->cfg, "scheduler");
+	if (!(s->endpoint = strdup(ep))) {
+		gp_errprintf(err, "out of memory");
+		goto fail;
+	}
+	return s;
+fail:
+	gp_session_destroy(&s);
+	return NULL;
+}
+
+void gp_session_destroy(gp_session_t **p)
+{
+	if (!p || !*p)
+		return;
+	gp_client_destroy(&(*p)->client);
+	gp_config_destroy(&(*p)->cfg);
+	free((*p)->endpoint);
+	free(*p);
+	*p = NULL;
+}
+
+const char *gp_session_endpoint(const gp_session_t *s)
+{
+	return s->endpoint;
+}
+
+static int connect_once(gp_session_t *s, gp_error_t *err)
+{
+	if (s->client)
+		return 0;
+	s->client = gp_client_create(s->cfg, err);
+	return s->client ? 0 : -1;
+}
+
+const char *gp_session_user(gp_session_t *s)
+{
+	if (connect_once(s, NULL) < 0)
+		return "";
+	return gp_client_user(s->client);
+}
+
+/* The name of a reply kind, for "unexpected reply" messages. */
+static const char *case_name(Gpool__Msg__MCase c)
+{
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field(&gpool__msg__descriptor, (unsigned)c);
+	return f ? f->name : "nothing";
+}
+
+Gpool__Msg *gp_session_call(gp_session_t *s, Gpool__Msg *req, Gpool__Msg__MCase expect,
+			    int timeout_ms, Gpool__ErrorCode *code, gp_error_t *err)
+{
+	gp_error_t e2 = { { 0 } };
+	if (code)
+		*code = GPOOL__ERROR_CODE__ERROR_NONE;
+	if (connect_once(s, err) < 0)
+		return NULL;
+	Gpool__Msg *rep = gp_client_call(s->client, req, timeout_ms, &e2);
+	if (!rep) {
+		int saved = errno;
+		if (saved == ETIMEDOUT)
+			gp_errprintf(err, "no answer from the scheduler at '%s' (is gschedd running?)",
+				     s->endpoint);
+		else
+			gp_errprintf(err, "%s", e2.text);
+		errno = saved;
+		return NULL;
+	}
+	if (rep->m_case == GPOOL__MSG__M_ERROR) {
+		if (code)
+			*code = rep->error ? rep->error->code : GPOOL__ERROR_CODE__ERROR_UNEXPECTED;
+		gp_errprintf(err, "%s",
+			     rep->error && rep->error->text && *rep->error->text
+				     ? rep->error->text
+				     : gp_error_code_name(rep->error ? rep->error->code : 0));
+		errno = EPROTO;
+		return NULL;
+	}
+	if (rep->m_case != expect) {
+		gp_errprintf(err, "unexpected reply '%s' from the scheduler (wanted '%s')",
+			     case_name(rep->m_case), case_name(expect));
+		errno = EPROTO;
+		return NULL;
+	}
+	return rep;
+}

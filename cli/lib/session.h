@@ -1,0 +1,40 @@
+/* session.h: one command's conversation with gschedd. Loads gpool.conf (--config, else
+ * $GPOOL_CONF, else /etc/gpool/gpool.conf), picks the endpoint (--scheduler, else
+ * $GPOOL_SCHEDULER, else the `scheduler` key), connects lazily on the first call, and turns
+ * the ways a call can fail (no answer, an Error reply, a reply of the wrong kind) into one
+ * lowercase message.
+ */
+#ifndef GP_CLI_SESSION_H
+#define GP_CLI_SESSION_H
+
+#include "error.h"
+#include "gpool.pb-c.h"
+
+/* How long a command waits for an answer. */
+#define GP_CLI_TIMEOUT_MS 10000
+
+/* The flags every command shares (also in each command's option table). */
+struct gp_cli_common {
+	const char *config;    /* --config PATH */
+	const char *scheduler; /* --scheduler ENDPOINT */
+};
+
+typedef struct gp_session gp_session_t;
+
+/* NULL with err filled when the config file cannot be read or is invalid. */
+gp_session_t *gp_session_create(const struct gp_cli_common *common, gp_error_t *err);
+void gp_session_destroy(gp_session_t **s);
+
+/* The endpoint the session talks to. */
+const char *gp_session_endpoint(const gp_session_t *s);
+/* The user name requests carry (connects if needed; "" on failure). */
+const char *gp_session_user(gp_session_t *s);
+
+/* Send req and wait for a reply of kind `expect`. The reply lives until the next call.
+ * NULL with err filled: "no answer from the scheduler at 'tcp://...' (is gschedd running?)"
+ * (errno ETIMEDOUT), the Error reply's text (errno EPROTO, *code set when code != NULL), or
+ * an unexpected reply. */
+Gpool__Msg *gp_session_call(gp_session_t *s, Gpool__Msg *req, Gpool__Msg__MCase expect,
+			    int timeout_ms, Gpool__ErrorCode *code, gp_error_t *err);
+
+#endif

@@ -1,0 +1,751 @@
+#include "submit.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "directive.h"
+#include "env.h"
+#include "names.h"
+#include "opt.h"
+#include "parse.h"
+#include "util.h"
+
+struct gp_submit {
+	Gpool__JobSpec *spec;
+	unsigned flags;
+	struct gp_cli_common common;
+	char *export_spec; /* last --export, applied once the environment is known */
+	bool ntasks_set;
+	bool replicas_set;
+	size_t file_bytes; /* script + staged files */
+};
+
+/* ---- building the spec: every string and array in it is malloc'd, so that
+ * gpool__job_spec__free_unpacked() frees exactly what was built ---- */
+
+static int set_str(char **field, const char *v, gp_error_t *err)
+{
+	char *s = strdup(v);
+	if (!s) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	if (*field && *field != protobuf_c_empty_string)
+		free(*field);
+	*field = s;
+	return 0;
+}
+
+static void strv_clear(char ***v, size_t *n)
+{
+	for (size_t i = 0; i < *n; i++)
+		free((*v)[i]);
+	free(*v);
+	*v = NULL;
+	*n = 0;
+}
+
+static int strv_push(char ***v, size_t *n, const char *s, gp_error_t *err)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (!nv)
+		goto oom;
+	*v = nv;
+	if (!(nv[*n] = strdup(s)))
+		goto oom;
+	(*n)++;
+	return 0;
+oom:
+	errno = ENOMEM;
+	return gp_errprintf(err, "out of memory");
+}
+
+static int bad(gp_error_t *err, const char *what, const char *arg)
+{
+	errno = EINVAL;
+	return gp_errprintf(err, "invalid %s '%s'", what, arg);
+}
+
+static int number(const char *arg, long min, long max, const char *what, long *out,
+		  gp_error_t *err)
+{
+	if (gp_parse_long(arg, min, max, out) < 0)
+		return bad(err, what, arg);
+	return 0;
+}
+
+/* ---- option setters (the table below says which option each serves) ---- */
+
+#define SUB(ctx) ((gp_submit_t *)(ctx))
+#define SPEC(ctx) (SUB(ctx)->spec)
+
+static int set_ntasks(void *c, const char *a, gp_error_t *err)
+{
+	long v;
+	if (number(a, 1, 1000000, "number of tasks", &v, err) < 0)
+		return -1;
+	SPEC(c)->ntasks = (uint32_t)v;
+	SUB(c)->ntasks_set = true;
+	return 0;
+}
+
+static int set_nodes(void *c, const char *a, gp_error_t *err)
+{
+	long lo, hi;
+	const char *dash = strchr(a, '-');
+	char buf[32];
+	if (strlen(a) >= sizeof(buf))
+		return bad(err, "node count", a);
+	if (dash) {
+		memcpy(buf, a, dash - a);
+		buf[dash - a] = '\0';
+		if (gp_parse_long(buf, 1, 100000, &lo) < 0 ||
+		    gp_parse_long(dash + 1, 1, 100000, &hi) < 0 || hi < lo)
+			return bad(err, "node count", a);
+	} else {
+		if (gp_parse_long(a, 1, 100000, &lo) < 0)
+			return bad(err, "node count", a);
+		hi = lo;
+	}
+	SPEC(c)->nodes_min = (uint32_t)lo;
+	SPEC(c)->nodes_max = (uint32_t)hi;
+	return 0;
+}
+
+static int set_cpus(void *c, const char *a, gp_error_t *err)
+{
+	long v;
+	if (number(a, 1, 100000, "cpus per task", &v, err) < 0)
+		return -1;
+	SPEC(c)->cpus_per_task = (uint32_t)v;
+	return 0;
+}
+
+static int set_mem(void *c, const char *a, gp_error_t *err)
+{
+	uint64_t b;
+	if (gp_parse_size(a, 1ULL << 20, &b) < 0)
+		return bad(err, "memory size", a);
+	SPEC(c)->mem_per_node_mb = (b + (1ULL << 20) - 1) >> 20;
+	return 0;
+}
+
+static int set_time(void *c, const char *a, gp_error_t *err)
+{
+	uint32_t s;
+	if (gp_parse_duration(a, &s) < 0)
+		return bad(err, "time limit", a);
+	SPEC(c)->time_limit_sec = s;
+	return 0;
+}
+
+static int set_name(void *c, const char *a, gp_error_t *err)
+{
+	if (!*a)
+		return bad(err, "job name", a);
+	return set_str(&SPEC(c)->name, a, err);
+}
+
+static int set_output(void *c, const char *a, gp_error_t *err)
+{
+	if (!*a)
+		return bad(err, "output pattern", a);
+	return set_str(&SPEC(c)->output, a, err);
+}
+
+static int set_error(void *c, const char *a, gp_error_t *err)
+{
+	if (!*a)
+		return bad(err, "error pattern", a);
+	return set_str(&SPEC(c)->error, a, err);
+}
+
+static int set_priority(void *c, const char *a, gp_error_t *err)
+{
+	long v;
+	if (number(a, INT32_MIN, INT32_MAX, "priority", &v, err) < 0)
+		return -1;
+	SPEC(c)->priority = (int32_t)v;
+	return 0;
+}
+
+static int set_hold(void *c, const char *a, gp_error_t *err)
+{
+	SPEC(c)->hold = 1;
+	return 0;
+}
+
+static int hostlist(const char *a, char ***v, size_t *n, gp_error_t *err)
+{
+	char **names;
+	int count;
+	if (gp_hostlist_expand(a, &names, &count) < 0)
+		return bad(err, "host list", a);
+	strv_clear(v, n);
+	*v = names;
+	*n = (size_t)count;
+	return 0;
+}
+
+static int set_nodelist(void *c, const char *a, gp_error_t *err)
+{
+	return hostlist(a, &SPEC(c)->nodelist, &SPEC(c)->n_nodelist, err);
+}
+
+static int set_exclude(void *c, const char *a, gp_error_t *err)
+{
+	return hostlist(a, &SPEC(c)->exclude, &SPEC(c)->n_exclude, err);
+}
+
+static int set_chdir(void *c, const char *a, gp_error_t *err)
+{
+	char cwd[PATH_MAX], path[PATH_MAX * 2];
+	if (!*a)
+		return bad(err, "directory", a);
+	if (a[0] == '/')
+		return set_str(&SPEC(c)->chdir, a, err);
+	/* relative to where gsub runs, as sbatch -D */
+	if (!getcwd(cwd, sizeof(cwd)))
+		return gp_errprintf(err, "cannot find the current directory: %s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/%s", strcmp(cwd, "/") ? cwd : "", a);
+	return set_str(&SPEC(c)->chdir, path, err);
+}
+
+static int set_export(void *c, const char *a, gp_error_t *err)
+{
+	if (gp_export_check(a, err) < 0)
+		return -1;
+	char *s = strdup(a);
+	if (!s) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	free(SUB(c)->export_spec);
+	SUB(c)->export_spec = s;
+	return 0;
+}
+
+static int add_file_bytes(gp_submit_t *s, size_t len, const char *path, gp_error_t *err)
+{
+	if (len > GP_SUBMIT_MAX_FILES - s->file_bytes) {
+		errno = EFBIG;
+		return gp_errprintf(err, "script and staged files exceed %u MiB in total (at '%s')",
+				    GP_SUBMIT_MAX_FILES >> 20, path);
+	}
+	s->file_bytes += len;
+	return 0;
+}
+
+/* Read a regular file whole; EFBIG past what is left of the cap. */
+static int read_whole(gp_submit_t *s, const char *what, const char *path, uint8_t **data,
+		      size_t *len, mode_t *mode, gp_error_t *err)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return gp_errprintf(err, "cannot read %s '%s': %s", what, path, strerror(errno));
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return gp_errprintf(err, "%s '%s' is not a regular file", what, path);
+	}
+	if ((uint64_t)st.st_size > GP_SUBMIT_MAX_FILES - s->file_bytes)
+		return add_file_bytes(s, (size_t)GP_SUBMIT_MAX_FILES + 1, path, err);
+	if (gp_read_file(path, GP_SUBMIT_MAX_FILES - s->file_bytes, data, len) < 0) {
+		if (errno == EFBIG)
+			return add_file_bytes(s, (size_t)GP_SUBMIT_MAX_FILES + 1, path, err);
+		return gp_errprintf(err, "cannot read %s '%s': %s", what, path, strerror(errno));
+	}
+	if (add_file_bytes(s, *len, path, err) < 0) {
+		free(*data);
+		return -1;
+	}
+	*mode = st.st_mode & 07777;
+	return 0;
+}
+
+static int set_stage(void *c, const char *a, gp_error_t *err)
+{
+	gp_submit_t *s = SUB(c);
+	Gpool__JobSpec *sp = s->spec;
+	char *copy = strdup(a);
+	if (!copy) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	char *base = basename(copy);
+	if (!*a || !strcmp(base, "/") || !strcmp(base, ".") || !strcmp(base, "..")) {
+		free(copy);
+		return bad(err, "file to stage", a);
+	}
+	for (size_t i = 0; i < sp->n_files; i++) {
+		if (!strcmp(sp->files[i]->name, base)) {
+			errno = EINVAL;
+			gp_errprintf(err, "two staged files are named '%s'", base);
+			free(copy);
+			return -1;
+		}
+	}
+	uint8_t *data;
+	size_t len;
+	mode_t mode;
+	if (read_whole(s, "file to stage", a, &data, &len, &mode, err) < 0) {
+		free(copy);
+		return -1;
+	}
+	Gpool__StagedFile **nf = realloc(sp->files, (sp->n_files + 1) * sizeof(*nf));
+	Gpool__StagedFile *f = malloc(sizeof(*f));
+	if (nf)
+		sp->files = nf;
+	if (!nf || !f) {
+		free(f);
+		free(data);
+		free(copy);
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	gpool__staged_file__init(f);
+	f->mode = (uint32_t)mode;
+	f->content.data = data;
+	f->content.len = len;
+	sp->files[sp->n_files++] = f;
+	int rc = set_str(&f->name, base, err);
+	free(copy);
+	return rc;
+}
+
+static int set_no_requeue(void *c, const char *a, gp_error_t *err)
+{
+	SPEC(c)->no_requeue = 1;
+	return 0;
+}
+
+static int set_flag(void *c, unsigned flag)
+{
+	SUB(c)->flags |= flag;
+	return 0;
+}
+
+static int set_wait(void *c, const char *a, gp_error_t *err)
+{
+	return set_flag(c, GP_SUBMIT_WAIT);
+}
+
+static int set_json(void *c, const char *a, gp_error_t *err)
+{
+	return set_flag(c, GP_SUBMIT_JSON);
+}
+
+static int set_parsable(void *c, const char *a, gp_error_t *err)
+{
+	return set_flag(c, GP_SUBMIT_PARSABLE);
+}
+
+static int set_help(void *c, const char *a, gp_error_t *err)
+{
+	return set_flag(c, GP_SUBMIT_HELP);
+}
+
+static int set_config(void *c, const char *a, gp_error_t *err)
+{
+	SUB(c)->common.config = a;
+	return 0;
+}
+
+static int set_scheduler(void *c, const char *a, gp_error_t *err)
+{
+	if (!*a)
+		return bad(err, "scheduler endpoint", a);
+	SUB(c)->common.scheduler = a;
+	return 0;
+}
+
+static int cards(const char *a, uint32_t *field, gp_error_t *err)
+{
+	long v;
+	if (number(a, 0, 4096, "number of cards", &v, err) < 0)
+		return -1;
+	*field = (uint32_t)v;
+	return 0;
+}
+
+static int set_gpus_per_task(void *c, const char *a, gp_error_t *err)
+{
+	return cards(a, &SPEC(c)->gpus_per_task, err);
+}
+
+static int set_gpus(void *c, const char *a, gp_error_t *err)
+{
+	return cards(a, &SPEC(c)->gpus_total, err);
+}
+
+static int set_gpus_per_node(void *c, const char *a, gp_error_t *err)
+{
+	return cards(a, &SPEC(c)->gpus_per_node, err);
+}
+
+static int set_gpu_mem(void *c, const char *a, gp_error_t *err)
+{
+	uint64_t b;
+	if (gp_parse_size(a, 1ULL << 20, &b) < 0)
+		return bad(err, "card memory size", a);
+	SPEC(c)->gpu_mem_min = b;
+	return 0;
+}
+
+static int set_gpu_vendor(void *c, const char *a, gp_error_t *err)
+{
+	int v = gp_vendor_parse(a);
+	if (v < 0 || v == GPOOL__VENDOR__VENDOR_CPU) {
+		errno = EINVAL;
+		return gp_errprintf(err, "invalid card vendor '%s' (nvidia, amd or any)", a);
+	}
+	SPEC(c)->gpu_vendor = (Gpool__Vendor)v;
+	return 0;
+}
+
+static int set_gpu_model(void *c, const char *a, gp_error_t *err)
+{
+	if (!*a)
+		return bad(err, "card model pattern", a);
+	return set_str(&SPEC(c)->gpu_model, a, err);
+}
+
+/* "7.5", "8", "gfx1031" */
+static int set_gpu_cc(void *c, const char *a, gp_error_t *err)
+{
+	const char *p = a;
+	if (!strncmp(p, "gfx", 3) && p[3]) {
+		for (p += 3; *p; p++)
+			if (!isxdigit((unsigned char)*p))
+				return bad(err, "compute capability", a);
+	} else {
+		int dots = 0, digits = 0;
+		for (; *p; p++) {
+			if (*p == '.') {
+				if (!digits || dots++)
+					return bad(err, "compute capability", a);
+				digits = 0;
+			} else if (isdigit((unsigned char)*p)) {
+				digits++;
+			} else {
+				return bad(err, "compute capability", a);
+			}
+		}
+		if (!digits)
+			return bad(err, "compute capability", a);
+	}
+	return set_str(&SPEC(c)->gpu_cc_min, a, err);
+}
+
+static int set_gpu_mixed(void *c, const char *a, gp_error_t *err)
+{
+	SPEC(c)->gpu_mixed = 1;
+	return 0;
+}
+
+static int set_service(void *c, const char *a, gp_error_t *err)
+{
+	SPEC(c)->service = 1;
+	return 0;
+}
+
+static int set_replicas(void *c, const char *a, gp_error_t *err)
+{
+	long v;
+	if (number(a, 1, 100000, "number of replicas", &v, err) < 0)
+		return -1;
+	SPEC(c)->replicas = (uint32_t)v;
+	SUB(c)->replicas_set = true;
+	return 0;
+}
+
+static int set_health_path(void *c, const char *a, gp_error_t *err)
+{
+	if (a[0] != '/')
+		return bad(err, "health check path", a);
+	return set_str(&SPEC(c)->health_path, a, err);
+}
+
+static int set_port(void *c, const char *a, gp_error_t *err)
+{
+	long v;
+	if (number(a, 1, 65535, "service port", &v, err) < 0)
+		return -1;
+	SPEC(c)->service_port = (uint32_t)v;
+	return 0;
+}
+
+#define ARG required_argument
+#define NOARG no_argument
+
+static const struct gp_opt submit_opts[] = {
+	{ "ntasks", 'n', ARG, "N", "number of tasks (ranks) to run (default 1)", set_ntasks, 0 },
+	{ "nodes", 'N', ARG, "N|MIN-MAX", "number of nodes to spread the tasks over", set_nodes, 0 },
+	{ "cpus-per-task", 'c', ARG, "N", "CPUs each task gets (default 1)", set_cpus, 0 },
+	{ "mem", 0, ARG, "SIZE", "memory per node: 512 (MB), 4G, 1.5T", set_mem, 0 },
+	{ "time", 't', ARG, "TIME", "time limit: M, M:S, H:M:S, D-H[:M[:S]], 30s, 2h, 1d",
+	  set_time, 0 },
+	{ "job-name", 'J', ARG, "NAME", "the job's name (default: the script or command)",
+	  set_name, 0 },
+	{ "output", 'o', ARG, "PATTERN", "stdout file; %j job id, %t rank, %u user, %x name",
+	  set_output, 0 },
+	{ "error", 'e', ARG, "PATTERN", "stderr file, same patterns as --output", set_error, 0 },
+	{ "priority", 0, ARG, "N", "priority relative to your other jobs", set_priority, 0 },
+	{ "hold", 'H', NOARG, NULL, "submit held: it waits for `gpool release`", set_hold, 0 },
+	{ "nodelist", 'w', ARG, "LIST", "run only on these hosts, e.g. pc[1-3],lab", set_nodelist, 0 },
+	{ "exclude", 'x', ARG, "LIST", "never run on these hosts", set_exclude, 0 },
+	{ "chdir", 'D', ARG, "DIR", "working directory of the tasks", set_chdir, 0 },
+	{ "export", 0, ARG, "ALL|NONE|VAR[=val],...", "environment of the tasks (default ALL)",
+	  set_export, 0 },
+	{ "stage", 0, ARG, "FILE", "ship FILE to each node's scratch directory (repeatable)",
+	  set_stage, 0 },
+	{ "no-requeue", 0, NOARG, NULL, "never requeue the job after a node failure",
+	  set_no_requeue, 0 },
+	{ "gpus-per-task", 0, ARG, "N", "cards each task gets", set_gpus_per_task, 0 },
+	{ "gpus", 'G', ARG, "N", "cards for the whole job", set_gpus, 0 },
+	{ "gpus-per-node", 0, ARG, "N", "cards on each node", set_gpus_per_node, 0 },
+	{ "gpu-mem", 0, ARG, "SIZE", "least memory a card must have: 6G, 8192 (MB)",
+	  set_gpu_mem, 0 },
+	{ "gpu-vendor", 0, ARG, "nvidia|amd|any", "cards of this vendor only", set_gpu_vendor, 0 },
+	{ "gpu-model", 0, ARG, "PATTERN", "cards whose name matches, e.g. '*3060*'",
+	  set_gpu_model, 0 },
+	{ "gpu-cc", 0, ARG, "MIN", "least compute capability (7.5) or AMD arch (gfx1030)",
+	  set_gpu_cc, 0 },
+	{ "gpu-mixed", 0, NOARG, NULL, "cards of different vendors in one job are fine",
+	  set_gpu_mixed, 0 },
+	{ "service", 0, NOARG, NULL, "a service: kept running, restarted when it ends",
+	  set_service, 0 },
+	{ "replicas", 0, ARG, "N", "copies of the service to keep running", set_replicas, 0 },
+	{ "health-path", 0, ARG, "PATH", "HTTP path the gateway checks, e.g. /health",
+	  set_health_path, 0 },
+	{ "port", 0, ARG, "PORT", "port each service replica listens on", set_port, 0 },
+	{ "wait", 'W', NOARG, NULL, "wait for the job, stream its output, exit with its code",
+	  set_wait, GP_OPT_CMDLINE },
+	{ "parsable", 0, NOARG, NULL, "print only the job id", set_parsable, GP_OPT_CMDLINE },
+	{ "json", 0, NOARG, NULL, "print {\"job_id\": N}", set_json, GP_OPT_CMDLINE },
+	{ "config", 0, ARG, "PATH", "read this gpool.conf", set_config, GP_OPT_CMDLINE },
+	{ "scheduler", 0, ARG, "ENDPOINT", "talk to this gschedd (default $GPOOL_SCHEDULER)",
+	  set_scheduler, GP_OPT_CMDLINE },
+	{ "help", 'h', NOARG, NULL, "this text", set_help, GP_OPT_CMDLINE },
+};
+
+void gp_submit_usage(FILE *f)
+{
+	fprintf(f, "usage: gsub [options] script [args...]\n"
+		   "       gsub [options] -- command [args...]\n"
+		   "Submit a job to gpool. A script's '#GPOOL <options>' lines at its top are read "
+		   "as options\n(the command line wins).\n\noptions:\n");
+	gp_opt_usage(submit_opts, GP_NOPTS(submit_opts), f);
+}
+
+gp_submit_t *gp_submit_create(void)
+{
+	gp_submit_t *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	if (!(s->spec = malloc(sizeof(*s->spec)))) {
+		free(s);
+		return NULL;
+	}
+	gpool__job_spec__init(s->spec);
+	return s;
+}
+
+void gp_submit_destroy(gp_submit_t **p)
+{
+	if (!p || !*p)
+		return;
+	gpool__job_spec__free_unpacked((*p)->spec, NULL);
+	free((*p)->export_spec);
+	free(*p);
+	*p = NULL;
+}
+
+Gpool__JobSpec *gp_submit_spec(gp_submit_t *s)
+{
+	return s->spec;
+}
+
+unsigned gp_submit_flags(const gp_submit_t *s)
+{
+	return s->flags;
+}
+
+const struct gp_cli_common *gp_submit_common(const gp_submit_t *s)
+{
+	return &s->common;
+}
+
+/* Apply a script's #GPOOL lines. */
+static int apply_directives(gp_submit_t *s, const char *path, const uint8_t *text, size_t len,
+			    gp_error_t *err)
+{
+	struct gp_directive *dirs;
+	int n, rc = 0;
+	gp_error_t e2;
+	if (gp_directives_parse((const char *)text, len, "gsub", &dirs, &n, &e2) < 0)
+		return gp_errprintf(err, "%s: %s", path, e2.text);
+	for (int i = 0; i < n && rc == 0; i++) {
+		struct gp_opt_hit *hits;
+		int nhits, first;
+		bool dd;
+		if (gp_opt_scan(submit_opts, GP_NOPTS(submit_opts), dirs[i].argc, dirs[i].argv,
+				&hits, &nhits, &first, &dd, &e2) < 0) {
+			rc = gp_errprintf(err, "%s:%d: %s", path, dirs[i].lineno, e2.text);
+			break;
+		}
+		for (int k = 0; k < nhits && rc == 0; k++) {
+			if (hits[k].opt->flags & GP_OPT_CMDLINE) {
+				errno = EINVAL;
+				rc = gp_errprintf(err, "%s:%d: option '--%s' is not allowed in a script",
+						  path, dirs[i].lineno, hits[k].opt->name);
+			}
+		}
+		if (rc == 0 && (first < dirs[i].argc || dd)) {
+			errno = EINVAL;
+			rc = gp_errprintf(err, "%s:%d: unexpected argument '%s'", path,
+					  dirs[i].lineno, dd ? "--" : dirs[i].argv[first]);
+		}
+		if (rc == 0 && gp_opt_apply(hits, nhits, s, &e2) < 0) {
+			int saved = errno;
+			rc = gp_errprintf(err, "%s:%d: %s", path, dirs[i].lineno, e2.text);
+			errno = saved;
+		}
+		free(hits);
+	}
+	int saved = errno;
+	gp_directives_free(dirs, n);
+	errno = saved;
+	return rc;
+}
+
+static int set_script(gp_submit_t *s, const char *path, char **args, int nargs, gp_error_t *err)
+{
+	Gpool__JobSpec *sp = s->spec;
+	uint8_t *data;
+	size_t len;
+	mode_t mode;
+	if (read_whole(s, "script", path, &data, &len, &mode, err) < 0)
+		return -1;
+	sp->script.data = data;
+	sp->script.len = len;
+	char *copy = strdup(path), cmd[PATH_MAX + 3];
+	if (!copy) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	snprintf(cmd, sizeof(cmd), "./%s", basename(copy));
+	int rc = strv_push(&sp->argv, &sp->n_argv, cmd, err);
+	if (rc == 0 && sp->name == protobuf_c_empty_string)
+		rc = set_str(&sp->name, basename(copy), err);
+	free(copy);
+	for (int i = 0; i < nargs && rc == 0; i++)
+		rc = strv_push(&sp->argv, &sp->n_argv, args[i], err);
+	if (rc == 0)
+		rc = apply_directives(s, path, data, len, err);
+	return rc;
+}
+
+static int set_command(gp_submit_t *s, char **args, int nargs, gp_error_t *err)
+{
+	Gpool__JobSpec *sp = s->spec;
+	for (int i = 0; i < nargs; i++)
+		if (strv_push(&sp->argv, &sp->n_argv, args[i], err) < 0)
+			return -1;
+	char *copy = strdup(args[0]);
+	if (!copy) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	int rc = set_str(&sp->name, basename(copy), err);
+	free(copy);
+	return rc;
+}
+
+/* Defaults and checks that need every option seen. */
+static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
+{
+	Gpool__JobSpec *sp = s->spec;
+	if ((s->flags & GP_SUBMIT_JSON) && (s->flags & GP_SUBMIT_PARSABLE)) {
+		errno = EINVAL;
+		return gp_errprintf(err, "options '--json' and '--parsable' exclude each other");
+	}
+	if (s->replicas_set && !sp->service) {
+		errno = EINVAL;
+		return gp_errprintf(err, "option '--replicas' needs '--service'");
+	}
+	if ((sp->health_path != protobuf_c_empty_string || sp->service_port) && !sp->service) {
+		errno = EINVAL;
+		return gp_errprintf(err, "options '--health-path' and '--port' need '--service'");
+	}
+	if (sp->service && !sp->replicas)
+		sp->replicas = 1;
+	if (!s->ntasks_set)
+		sp->ntasks = sp->nodes_min ? sp->nodes_min : 1; /* one task a node, as Slurm */
+	if (sp->nodes_min > sp->ntasks) {
+		errno = EINVAL;
+		return gp_errprintf(err, "%u nodes asked for only %u tasks", sp->nodes_min,
+				    sp->ntasks);
+	}
+	if (!sp->cpus_per_task)
+		sp->cpus_per_task = 1;
+	for (size_t i = 0; i < sp->n_files; i++) {
+		if (sp->script.data && !strcmp(sp->argv[0] + 2, sp->files[i]->name)) {
+			errno = EINVAL;
+			return gp_errprintf(err, "staged file '%s' has the script's name",
+					    sp->files[i]->name);
+		}
+	}
+	for (size_t i = 0; i < sp->n_nodelist; i++) {
+		for (size_t k = 0; k < sp->n_exclude; k++) {
+			if (!strcmp(sp->nodelist[i], sp->exclude[k])) {
+				errno = EINVAL;
+				return gp_errprintf(err, "host '%s' is both wanted and excluded",
+						    sp->nodelist[i]);
+			}
+		}
+	}
+	if (gp_export_build(s->export_spec, envp, &sp->env, &sp->n_env, err) < 0)
+		return -1;
+	return 0;
+}
+
+int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err)
+{
+	struct gp_opt_hit *hits;
+	int nhits, first, rc;
+	bool dashdash;
+	if (gp_opt_scan(submit_opts, GP_NOPTS(submit_opts), argc, argv, &hits, &nhits, &first,
+			&dashdash, err) < 0)
+		return -1;
+	for (int i = 0; i < nhits; i++) {
+		if (hits[i].opt->set == set_help) {
+			s->flags |= GP_SUBMIT_HELP;
+			free(hits);
+			return 0;
+		}
+	}
+	if (first >= argc) {
+		free(hits);
+		errno = EINVAL;
+		return gp_errprintf(err, dashdash ? "no command after '--'"
+						  : "no script or command given (see gsub --help)");
+	}
+	/* a script's directives first, so that the command line wins */
+	if (dashdash)
+		rc = set_command(s, argv + first, argc - first, err);
+	else
+		rc = set_script(s, argv[first], argv + first + 1, argc - first - 1, err);
+	if (rc == 0)
+		rc = gp_opt_apply(hits, nhits, s, err);
+	free(hits);
+	if (rc == 0)
+		rc = finish(s, envp, err);
+	return rc;
+}

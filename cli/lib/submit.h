@@ -1,0 +1,43 @@
+/* submit.h: gsub's command line (and a script's #GPOOL lines) turned into a JobSpec.
+ *
+ * Parsing reads the script and staged files but talks to nobody: a request is built only
+ * when everything given was valid. Errors come back in a gp_error_t without the program
+ * name; errno says which exit status they deserve: EINVAL for a usage error (exit 2), any
+ * other (ENOENT, EFBIG, ...) for a failure (exit 1).
+ */
+#ifndef GP_CLI_SUBMIT_H
+#define GP_CLI_SUBMIT_H
+
+#include <stdio.h>
+
+#include "error.h"
+#include "gpool.pb-c.h"
+#include "session.h"
+
+/* The most a job may carry in its script and staged files together. */
+#define GP_SUBMIT_MAX_FILES (64u << 20)
+
+enum gp_submit_flag {
+	GP_SUBMIT_HELP = 1,
+	GP_SUBMIT_WAIT = 2,
+	GP_SUBMIT_JSON = 4,
+	GP_SUBMIT_PARSABLE = 8,
+};
+
+typedef struct gp_submit gp_submit_t;
+
+gp_submit_t *gp_submit_create(void);
+void gp_submit_destroy(gp_submit_t **s);
+
+/* Parse gsub's arguments (argv[0] is the program name); envp is the environment --export
+ * draws from. 0 / -1 with err filled and errno as above. */
+int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err);
+
+/* The spec built by a successful parse (owned by s). */
+Gpool__JobSpec *gp_submit_spec(gp_submit_t *s);
+unsigned gp_submit_flags(const gp_submit_t *s);
+const struct gp_cli_common *gp_submit_common(const gp_submit_t *s);
+
+void gp_submit_usage(FILE *f);
+
+#endif
