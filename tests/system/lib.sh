@@ -1,0 +1,394 @@
+# lib.sh: what every system test sources. A test calls `test_under_cluster N [options]` to get
+# an N-host cluster (deploy/gpool-cluster) in a temporary directory that is torn down on every
+# exit path, then asserts with ok/fail/is/like/check and ends with done_testing. Output is
+# TAP-like; exit 0 all passed, 1 something failed, 77 skipped (not root, no munged, no build).
+#
+# Environment (ctest sets the first three):
+#   GPOOL_BIN_DIR     the build's bin directory (gschedd, gworkerd, gsub, ..., gp-probe)
+#   GPOOL_SRC_DIR     the source tree
+#   GPOOL_TEST_LIMIT  seconds ctest allows; a watchdog ends the test a little earlier
+#   GPOOL_TEST_KEEP=1 keep the test directory (logs, state) after the test
+#   GPOOL_TEST_KEEP_FAILED=1 keep it only when the test failed
+#   GPOOL_TEST_VERBOSE=1 echo every command run as a user
+# shellcheck shell=bash
+
+set -u
+GPOOL_SRC_DIR=${GPOOL_SRC_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+GPOOL_BIN_DIR=${GPOOL_BIN_DIR:-$GPOOL_SRC_DIR/build/bin}
+CLUSTER=$GPOOL_SRC_DIR/deploy/gpool-cluster
+PY=/usr/bin/python3
+TEST_NAME=$(basename "$0" .sh)
+TEST_USER=gpool-user
+OTHER_USER=gpool-other
+export PATH="$GPOOL_BIN_DIR:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+_ntests=0
+_nfail=0
+TEST_DIR=""
+CLUSTER_DIR=""
+_watchdog=""
+
+# ---- TAP ------------------------------------------------------------------------------------
+
+ok() {
+	_ntests=$((_ntests + 1))
+	echo "ok $_ntests - $*"
+}
+fail() {
+	_ntests=$((_ntests + 1))
+	_nfail=$((_nfail + 1))
+	echo "not ok $_ntests - $1"
+	shift
+	local l
+	for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
+}
+# skip one assertion (counts as passed, says why)
+skip() {
+	_ntests=$((_ntests + 1))
+	echo "ok $_ntests - $1 # SKIP ${2:-}"
+}
+diag() { printf '%s\n' "$*" | sed 's/^/# /'; }
+# The whole test cannot run here.
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 77
+}
+# check DESC CMD...: passes when CMD succeeds
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else fail "$desc" "command failed: $*"; fi
+}
+# is GOT WANT DESC
+is() {
+	if [ "$1" = "$2" ]; then ok "$3"; else fail "$3" "got:  '$1'" "want: '$2'"; fi
+}
+# like GOT REGEX DESC (extended regex, matched against the whole text)
+like() {
+	if printf '%s' "$1" | grep -Eq -- "$2"; then ok "$3"; else
+		fail "$3" "got:  '$(printf '%s' "$1" | head -c 2000)'" "want: /$2/"
+	fi
+}
+unlike() {
+	if printf '%s' "$1" | grep -Eq -- "$2"; then
+		fail "$3" "got:  '$(printf '%s' "$1" | head -c 2000)'" "must not match: /$2/"
+	else ok "$3"; fi
+}
+done_testing() {
+	echo "1..$_ntests"
+	if [ "$_nfail" -gt 0 ]; then
+		echo "# $TEST_NAME: $_nfail of $_ntests failed"
+		exit 1
+	fi
+	exit 0
+}
+
+# ---- preconditions --------------------------------------------------------------------------
+
+need_root() {
+	[ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces, mounts, test users)"
+}
+need_munge() {
+	command -v munge >/dev/null && munge -n 2>/dev/null | unmunge >/dev/null 2>&1 ||
+		skip_all "munged does not answer (run deploy/install-deps.sh as root)"
+}
+need_bins() {
+	local b
+	for b in "$@"; do
+		[ -x "$GPOOL_BIN_DIR/$b" ] || skip_all "'$GPOOL_BIN_DIR/$b' is not built"
+	done
+}
+
+# ---- the cluster ------------------------------------------------------------------------------
+
+_cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	[ -n "$_watchdog" ] && kill "$_watchdog" 2>/dev/null
+	if [ -n "$CLUSTER_DIR" ]; then
+		cd /
+		if [ "$rc" != 0 ] && [ "$rc" != 77 ] || [ "$_nfail" -gt 0 ]; then
+			local f
+			for f in "$CLUSTER_DIR"/sched/gschedd.log "$CLUSTER_DIR"/h*/gworkerd.log; do
+				[ -f "$f" ] || continue
+				echo "# ---- ${f#"$CLUSTER_DIR"/} (last 25 lines) ----"
+				tail -n 25 "$f" | sed 's/^/# /'
+			done
+		fi
+		"$CLUSTER" stop --dir "$CLUSTER_DIR" >/dev/null 2>&1 || true
+		# nothing of ours may outlive the test
+		local left
+		left=$(ip netns list 2>/dev/null | grep -E '^gp-h[0-9]+' || true)
+		[ -z "$left" ] || { echo "# cleanup: namespaces left: $left"; rc=1; }
+		left=$(_procs_with_marker "$CLUSTER_DIR")
+		[ -z "$left" ] || { echo "# cleanup: processes left: $left"; rc=1; }
+		local keep=${GPOOL_TEST_KEEP:-}
+		[ "$rc" = 0 ] || [ -z "${GPOOL_TEST_KEEP_FAILED:-}" ] || keep=1
+		if [ -n "$keep" ]; then
+			echo "# kept $TEST_DIR"
+		else
+			rm -rf "$TEST_DIR"
+		fi
+	fi
+	exit "$rc"
+}
+
+# Live (not zombie) processes carrying a cluster's marker.
+_procs_with_marker() {
+	local f p st
+	for f in /proc/[0-9]*/environ; do
+		p=${f#/proc/}
+		p=${p%/environ}
+		grep -qzxF "GPOOL_CLUSTER_DIR=$1" "$f" 2>/dev/null || continue
+		st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)
+		[ -n "$st" ] && [ "$st" != Z ] && echo -n "$p($(cat "/proc/$p/comm" 2>/dev/null)) "
+	done
+}
+
+# test_under_cluster N [gpool-cluster start options...]
+# Starts N hosts, exports GPOOL_SCHEDULER/GPOOL_CONF, and leaves the shell in $WORK, a
+# directory owned by gpool-user. Skips (77) when the machine cannot run it.
+test_under_cluster() {
+	local n=$1
+	shift
+	need_root
+	need_munge
+	need_bins gschedd gworkerd gsub gstat gcancel gnodes
+	"$GPOOL_SRC_DIR/deploy/lib-users.sh" >/dev/null || skip_all "cannot create the test users"
+	# a test killed outright (ctest's timeout) leaves its cluster: end it first
+	if [ -f /run/gpool-cluster.active ]; then
+		local prev
+		prev=$(cat /run/gpool-cluster.active)
+		case $prev in /tmp/gpool-test.*) "$CLUSTER" stop --dir "$prev" >/dev/null 2>&1 || true ;; esac
+	fi
+	TEST_DIR=$(mktemp -d /tmp/gpool-test.XXXXXX)
+	chmod 0755 "$TEST_DIR"
+	CLUSTER_DIR=$TEST_DIR/cluster
+	WORK=$TEST_DIR/work
+	mkdir -p "$WORK"
+	chown "$TEST_USER:" "$WORK"
+	chmod 0777 "$WORK" # gpool-other writes here too
+	trap _cleanup EXIT
+	trap 'echo "# interrupted"; exit 130' INT TERM
+	local limit=${GPOOL_TEST_LIMIT:-150}
+	if [ "$limit" -gt 20 ]; then
+		(
+			exec </dev/null >/dev/null
+			sleep $((limit - 12))
+			echo "# watchdog: $TEST_NAME ran past $((limit - 12)) s, stopping it" >&2
+			kill -TERM $$ 2>/dev/null
+			sleep 2
+			pkill -TERM -P $$ 2>/dev/null
+		) &
+		_watchdog=$!
+	fi
+	local out
+	if ! out=$("$CLUSTER" start -n "$n" --dir "$CLUSTER_DIR" --bin "$GPOOL_BIN_DIR" --timeout 30 "$@" 2>&1); then
+		fail "a $n-host cluster starts" "$out"
+		exit 1
+	fi
+	eval "$("$CLUSTER" env --dir "$CLUSTER_DIR")"
+	export GPOOL_SCHEDULER GPOOL_CONF GPOOL_CLUSTER_DIR
+	cd "$WORK" || exit 1
+	ok "a $n-host cluster is up ($(sed -n 's/^MODE=//p' "$CLUSTER_DIR/cluster.env" 2>/dev/null))"
+}
+
+# ---- acting as users ---------------------------------------------------------------------------
+
+# as_user CMD...: run as gpool-user (munge vouches for its uid), in the current directory.
+as_user() {
+	[ -z "${GPOOL_TEST_VERBOSE:-}" ] || echo "# $TEST_USER\$ $*" >&2
+	runuser -u "$TEST_USER" -- env PATH="$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
+		GPOOL_CONF="$GPOOL_CONF" ${GPOOL_MUNGE_SOCKET:+GPOOL_MUNGE_SOCKET=$GPOOL_MUNGE_SOCKET} "$@"
+}
+as_other() {
+	[ -z "${GPOOL_TEST_VERBOSE:-}" ] || echo "# $OTHER_USER\$ $*" >&2
+	runuser -u "$OTHER_USER" -- env PATH="$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
+		GPOOL_CONF="$GPOOL_CONF" "$@"
+}
+
+# submit GSUB_ARGS...: submit as gpool-user, print the job id. Non-zero when gsub failed.
+submit() {
+	local out rc
+	out=$(as_user gsub --parsable "$@" 2>&1)
+	rc=$?
+	if [ $rc != 0 ] || ! [[ $out =~ ^[0-9]+$ ]]; then
+		echo "gsub failed (exit $rc): $out" >&2
+		return 1
+	fi
+	echo "$out"
+}
+
+# ---- job state -------------------------------------------------------------------------------------
+
+# job_json JOB: gstat's JSON record of one job (finished ones too).
+job_json() {
+	gstat --json -a -j "$1" 2>/dev/null
+}
+
+# job_field JOB FIELD[.SUB...]: one field of a job's record ("" when missing). Enum names are
+# printed as gstat gives them; lists are printed one item a line.
+job_field() {
+	job_json "$1" | "$PY" -c '
+import json, sys
+want, path = sys.argv[1], sys.argv[2].split(".")
+def jobs(x):
+    if isinstance(x, dict):
+        if "state" in x and str(x.get("id", x.get("job_id", ""))) == want:
+            yield x
+        for v in x.values():
+            yield from jobs(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from jobs(v)
+try:
+    d = json.load(sys.stdin)
+except Exception:
+    sys.exit(1)
+for j in jobs(d):
+    v = j
+    for p in path:
+        v = v.get(p, "") if isinstance(v, dict) else ""
+    if isinstance(v, list):
+        for i in v:
+            print(json.dumps(i) if isinstance(i, (dict, list)) else i)
+    elif isinstance(v, bool):
+        print("true" if v else "false")
+    elif isinstance(v, (dict)):
+        print(json.dumps(v))
+    else:
+        print(v)
+    break
+' "$1" "$2"
+}
+
+# The state name without a prefix: RUNNING, COMPLETED, ...
+job_state() {
+	local s
+	s=$(job_field "$1" state)
+	s=${s#JOB_STATE_}
+	echo "${s^^}"
+}
+
+# wait_state JOB STATE[|STATE...] TIMEOUT: 0 when the job reaches one of the states.
+wait_state() {
+	local job=$1 want=$2 timeout=$3 s=""
+	local deadline=$((SECONDS + timeout))
+	while :; do
+		s=$(job_state "$job")
+		[[ "|$want|" == *"|$s|"* ]] && return 0
+		[ $SECONDS -ge "$deadline" ] && break
+		sleep 0.2
+	done
+	echo "job $job is '$s', not $want after ${timeout}s" >&2
+	return 1
+}
+
+# wait_final JOB TIMEOUT: until the job has ended, whatever the state.
+wait_final() {
+	wait_state "$1" "COMPLETED|FAILED|CANCELLED|TIMEOUT|OUT_OF_MEMORY|NODE_FAIL" "$2"
+}
+
+# Number of jobs gstat -a lists (for "nothing was submitted" checks).
+job_count() {
+	gstat --json -a 2>/dev/null | "$PY" -c '
+import json, sys
+def jobs(x):
+    if isinstance(x, dict):
+        if "state" in x and ("id" in x or "job_id" in x):
+            yield x
+            return
+        for v in x.values():
+            yield from jobs(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from jobs(v)
+try:
+    print(sum(1 for _ in jobs(json.load(sys.stdin))))
+except Exception:
+    print(-1)
+'
+}
+
+# node_state NAME: UP, DOWN, DRAINED (as gnodes --json reports it, prefix removed).
+node_state() {
+	gnodes --json 2>/dev/null | "$PY" -c '
+import json, sys
+def nodes(x):
+    if isinstance(x, dict):
+        if "name" in x and "state" in x and "cpus" in x:
+            yield x
+        for v in x.values():
+            yield from nodes(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from nodes(v)
+try:
+    d = json.load(sys.stdin)
+except Exception:
+    sys.exit(1)
+for n in nodes(d):
+    if n["name"] == sys.argv[1]:
+        print(str(n["state"]).upper().replace("NODE_", ""))
+        break
+' "$1"
+}
+wait_node_state() {
+	local node=$1 want=$2 timeout=$3 s=""
+	local deadline=$((SECONDS + timeout))
+	while :; do
+		s=$(node_state "$node")
+		[[ "|$want|" == *"|$s|"* ]] && return 0
+		[ $SECONDS -ge "$deadline" ] && break
+		sleep 0.2
+	done
+	echo "node $node is '$s', not $want after ${timeout}s" >&2
+	return 1
+}
+
+# ---- hosts ------------------------------------------------------------------------------------------
+
+on_host() { "$CLUSTER" exec --dir "$CLUSTER_DIR" "$@"; }
+
+# Live processes of USER on HOST (the agent and the namespace holder excluded).
+host_user_pids() {
+	local host=$1 user=${2:-$TEST_USER} uid p
+	uid=$(id -u "$user")
+	for p in $("$CLUSTER" pids --dir "$CLUSTER_DIR" "$host" 2>/dev/null); do
+		[ -r "/proc/$p/status" ] || continue
+		awk -v u="$uid" '/^Uid:/ { exit ($2 == u ? 0 : 1) }' "/proc/$p/status" 2>/dev/null || continue
+		[ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = Z ] && continue
+		echo "$p"
+	done
+}
+
+user_pids_at_least() { [ "$(host_user_pids "$1" | wc -w)" -ge "$2" ]; }
+no_user_pids() { [ -z "$(host_user_pids "$1")" ]; }
+
+# All live processes of USER on any host.
+cluster_user_pids() {
+	local i n
+	n=$(sed -n 's/^HOSTS=//p' "$CLUSTER_DIR/cluster.env")
+	for i in $(seq 1 "$n"); do host_user_pids "h$i" "${1:-$TEST_USER}"; done
+}
+
+# wait_until TIMEOUT CMD...: poll CMD every 0.2 s.
+wait_until() {
+	local timeout=$1
+	shift
+	local deadline=$((SECONDS + timeout))
+	while ! "$@"; do
+		[ $SECONDS -ge "$deadline" ] && return 1
+		sleep 0.2
+	done
+	return 0
+}
+
+# The address of a host (198.18.0.1N as root; 127.0.0.1 on loopback).
+host_addr() {
+	if grep -q '^MODE=netns' "$CLUSTER_DIR/cluster.env"; then
+		echo "198.18.0.$((10 + ${1#h}))"
+	else
+		echo 127.0.0.1
+	fi
+}

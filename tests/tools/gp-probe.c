@@ -1,0 +1,352 @@
+/* gp-probe: send hostile or odd envelopes to gschedd's ROUTER port and say what came back.
+ *
+ * The system tests use it to check that the scheduler refuses what it must (garbage,
+ * truncated and oversized messages, a wrong protocol version, a replayed or expired
+ * credential) and keeps serving. Every mode prints one line per reply:
+ *     reply: ERROR_REPLAY (3): replayed message (uid 1000, sequence 1)
+ *     reply: ok job_query_reply
+ * or "no reply" when nothing came back within --timeout.
+ * Exit status: 0 a reply came, 3 no reply (dropped), 1 a local failure, 2 usage.
+ *
+ * The payload of each mode is a JobQuery for the caller's own jobs: harmless when accepted.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "auth.h"
+#include "config.h"
+#include "gpool.pb-c.h"
+#include "util.h"
+#include "wire.h"
+
+struct probe {
+	void *zctx;
+	void *sock;
+	gp_auth_t *auth;
+	int timeout_ms;
+	uint64_t epoch;
+	uint64_t seq;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gp-probe [--scheduler EP] [--timeout MS] [--ttl S] MODE [ARG]\n"
+		"modes:\n"
+		"  valid               a sealed JobQuery (the baseline)\n"
+		"  random N            N random bytes\n"
+		"  truncated           a valid envelope cut in half\n"
+		"  oversized N         a valid envelope padded to N bytes\n"
+		"  version V           a sealed envelope that claims protocol version V\n"
+		"  nocred              an envelope without a credential\n"
+		"  tampered            a valid envelope whose body is changed after sealing\n"
+		"  badbody             a sealed envelope whose body is not a Batch\n"
+		"  replay              one valid envelope sent twice (both replies printed)\n"
+		"  expired WAIT        a credential with --ttl (default 1 s), sent after WAIT s\n"
+		"  empty               a zero-length message\n");
+}
+
+/* The digest wire.c binds into the credential: "gpool1" | version | epoch | seq | body. */
+static void digest(uint32_t version, uint64_t epoch, uint64_t seq, const uint8_t *body,
+		   size_t len, uint8_t out[32])
+{
+	uint8_t hdr[6 + 4 + 8 + 8];
+	memcpy(hdr, "gpool1", 6);
+	for (int i = 0; i < 4; i++)
+		hdr[6 + i] = (uint8_t)(version >> (8 * i));
+	for (int i = 0; i < 8; i++) {
+		hdr[10 + i] = (uint8_t)(epoch >> (8 * i));
+		hdr[18 + i] = (uint8_t)(seq >> (8 * i));
+	}
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	unsigned int olen = 32;
+	EVP_DigestInit_ex(c, EVP_sha256(), NULL);
+	EVP_DigestUpdate(c, hdr, sizeof(hdr));
+	if (len)
+		EVP_DigestUpdate(c, body, len);
+	EVP_DigestFinal_ex(c, out, &olen);
+	EVP_MD_CTX_free(c);
+}
+
+/* A Batch holding one JobQuery for the caller's jobs. */
+static int query_body(gp_buf_t *body)
+{
+	Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = 1;
+	m.m_case = GPOOL__MSG__M_JOB_QUERY;
+	m.job_query = &q;
+	gp_batch_t b = { 0 };
+	if (gp_batch_add(&b, &m) < 0)
+		return -1;
+	*body = b.body;
+	return 0;
+}
+
+/* Seal body as version `version`; with_cred 0 leaves the credential out. */
+static int seal(struct probe *p, uint32_t version, const gp_buf_t *body, int with_cred,
+		gp_buf_t *out)
+{
+	Gpool__Envelope env = GPOOL__ENVELOPE__INIT;
+	char *cred = NULL;
+	gp_error_t err = { { 0 } };
+	env.version = version;
+	env.epoch = p->epoch;
+	env.seq = p->seq++;
+	env.body.data = body->data;
+	env.body.len = body->len;
+	if (with_cred) {
+		uint8_t h[32];
+		digest(version, env.epoch, env.seq, body->data, body->len, h);
+		if (gp_auth_encode(p->auth, h, sizeof(h), &cred, &err) < 0) {
+			fprintf(stderr, "gp-probe: cannot encode a credential: %s\n", err.text);
+			return -1;
+		}
+		env.cred.data = (uint8_t *)cred;
+		env.cred.len = strlen(cred);
+	}
+	out->len = 0;
+	if (gp_buf_reserve(out, gpool__envelope__get_packed_size(&env)) < 0) {
+		free(cred);
+		return -1;
+	}
+	out->len = gpool__envelope__pack(&env, out->data);
+	free(cred);
+	return 0;
+}
+
+static int send_bytes(struct probe *p, const void *data, size_t len)
+{
+	if (zmq_send(p->sock, data, len, 0) < 0) {
+		fprintf(stderr, "gp-probe: send: %s\n", zmq_strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Wait for one reply and print it. 0 a reply, 3 none. The reply's credential is not checked:
+ * the probe reports what the scheduler said, not whether to believe it. */
+static int print_reply(struct probe *p)
+{
+	zmq_pollitem_t pi = { p->sock, 0, ZMQ_POLLIN, 0 };
+	int64_t deadline = gp_mono_ms() + p->timeout_ms;
+	while (1) {
+		int64_t left = deadline - gp_mono_ms();
+		if (left <= 0) {
+			printf("no reply\n");
+			fflush(stdout);
+			return 3;
+		}
+		int rc = zmq_poll(&pi, 1, (long)left);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0)
+			continue;
+		zmq_msg_t zm;
+		zmq_msg_init(&zm);
+		if (zmq_msg_recv(&zm, p->sock, 0) < 0) {
+			zmq_msg_close(&zm);
+			continue;
+		}
+		Gpool__Envelope *env =
+			gpool__envelope__unpack(NULL, zmq_msg_size(&zm), zmq_msg_data(&zm));
+		zmq_msg_close(&zm);
+		if (!env) {
+			printf("reply: undecodable envelope\n");
+			fflush(stdout);
+			return 0;
+		}
+		Gpool__Batch *b = gpool__batch__unpack(NULL, env->body.len, env->body.data);
+		gpool__envelope__free_unpacked(env, NULL);
+		if (!b || b->n_msgs == 0) {
+			printf("reply: undecodable batch\n");
+		} else {
+			Gpool__Msg *m = b->msgs[0];
+			if (m->m_case == GPOOL__MSG__M_ERROR && m->error) {
+				const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(
+					&gpool__error_code__descriptor, m->error->code);
+				printf("reply: %s (%d): %s\n", ev ? ev->name : "ERROR_?",
+				       (int)m->error->code, m->error->text ? m->error->text : "");
+			} else {
+				const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(
+					&gpool__msg__descriptor, m->m_case);
+				printf("reply: ok %s\n", fd ? fd->name : "?");
+			}
+		}
+		if (b)
+			gpool__batch__free_unpacked(b, NULL);
+		fflush(stdout);
+		return 0;
+	}
+}
+
+static long arg_long(const char *s, const char *what)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s ? s : "", &end, 10);
+	if (!s || errno || *end || v < 0) {
+		fprintf(stderr, "gp-probe: invalid %s '%s'\n", what, s ? s : "");
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	struct probe p = { .timeout_ms = 3000, .epoch = gp_random64() | 1, .seq = 1 };
+	const char *ep = NULL;
+	int ttl = 1;
+	static const struct option opts[] = {
+		{ "scheduler", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "ttl", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "+s:t:T:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': ep = optarg; break;
+		case 't': p.timeout_ms = (int)arg_long(optarg, "timeout"); break;
+		case 'T': ttl = (int)arg_long(optarg, "ttl"); break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	const char *mode = argv[optind];
+	const char *arg = optind + 1 < argc ? argv[optind + 1] : NULL;
+
+	gp_error_t err = { { 0 } };
+	gp_config_t *cfg = gp_config_create(GP_CLI);
+	if (!cfg || gp_config_load_file(cfg, NULL, &err) < 0) {
+		fprintf(stderr, "gp-probe: %s\n", err.text);
+		return 1;
+	}
+	if (!ep)
+		ep = getenv("GPOOL_SCHEDULER");
+	if (!ep || !*ep)
+		ep = gp_config_str(cfg, "scheduler");
+	if (!(p.auth = gp_auth_create(NULL, &err))) {
+		fprintf(stderr, "gp-probe: %s\n", err.text);
+		return 1;
+	}
+	p.zctx = zmq_ctx_new();
+	p.sock = zmq_socket(p.zctx, ZMQ_DEALER);
+	int linger = 500;
+	zmq_setsockopt(p.sock, ZMQ_LINGER, &linger, sizeof(linger));
+	if (zmq_connect(p.sock, ep) < 0) {
+		fprintf(stderr, "gp-probe: cannot connect to '%s': %s\n", ep, zmq_strerror(errno));
+		return 1;
+	}
+
+	const uint32_t V = GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION;
+	gp_buf_t body = { 0 }, env = { 0 };
+	int rc = 0;
+	if (query_body(&body) < 0)
+		return 1;
+	if (!strcmp(mode, "valid")) {
+		if (seal(&p, V, &body, 1, &env) < 0 || send_bytes(&p, env.data, env.len) < 0)
+			return 1;
+		rc = print_reply(&p);
+	} else if (!strcmp(mode, "random")) {
+		long n = arg_long(arg, "size");
+		uint8_t *junk = malloc(n ? n : 1);
+		for (long i = 0; i < n; i += 8) {
+			uint64_t r = gp_random64();
+			memcpy(junk + i, &r, n - i < 8 ? n - i : 8);
+		}
+		if (send_bytes(&p, junk, n) < 0)
+			return 1;
+		free(junk);
+		rc = print_reply(&p);
+	} else if (!strcmp(mode, "truncated")) {
+		if (seal(&p, V, &body, 1, &env) < 0 || send_bytes(&p, env.data, env.len / 2) < 0)
+			return 1;
+		rc = print_reply(&p);
+	} else if (!strcmp(mode, "oversized")) {
+		long n = arg_long(arg, "size");
+		if (seal(&p, V, &body, 1, &env) < 0)
+			return 1;
+		if ((size_t)n > env.len) {
+			/* pad inside the body field's reach: an unknown field 15 of n bytes */
+			uint8_t *big = calloc(1, n);
+			if (!big)
+				return 1;
+			memcpy(big, env.data, env.len);
+			memset(big + env.len, 0x78, n - env.len);
+			if (send_bytes(&p, big, n) < 0)
+				return 1;
+			free(big);
+		} else if (send_bytes(&p, env.data, env.len) < 0) {
+			return 1;
+		}
+		rc = print_reply(&p);
+	} else if (!strcmp(mode, "version")) {
+		if (seal(&p, (uint32_t)arg_long(arg, "version"), &body, 1, &env) < 0 ||
+		    send_bytes(&p, env.data, env.len) < 0)
+			return 1;
+		rc = print_reply(&p);
+	} else if (!strcmp(mode, "nocred")) {
+		if (seal(&p, V, &body, 0, &env) < 0 || send_bytes(&p, env.data, env.len) < 0)
+			return 1;
+		rc = print_reply(&p);
+	} else if (!strcmp(mode, "tampered")) {
+		if (seal(&p, V, &body, 1, &env) < 0)
+			return 1;
+		/* the body is the last field: flip its last byte (the JobQuery's content) */
+		env.data[env.len - 1] ^= 0x01;
+		if (send_bytes(&p, env.data, env.len) < 0)
+			return 1;
+		rc = print_reply(&p);
+	} else if (!strcmp(mode, "badbody")) {
+		gp_buf_t junk = { 0 };
+		uint8_t bad[] = { 0x0a, 0x7f, 0x01, 0x02 }; /* a field claiming 127 bytes, 2 present */
+		gp_buf_append(&junk, bad, sizeof(bad));
+		if (seal(&p, V, &junk, 1, &env) < 0 || send_bytes(&p, env.data, env.len) < 0)
+			return 1;
+		rc = print_reply(&p);
+	} else if (!strcmp(mode, "replay")) {
+		if (seal(&p, V, &body, 1, &env) < 0 || send_bytes(&p, env.data, env.len) < 0)
+			return 1;
+		int r1 = print_reply(&p);
+		if (send_bytes(&p, env.data, env.len) < 0)
+			return 1;
+		int r2 = print_reply(&p);
+		rc = r1 ? r1 : r2;
+	} else if (!strcmp(mode, "expired")) {
+		long wait = arg_long(arg, "wait");
+		gp_auth_set_ttl(p.auth, ttl);
+		if (seal(&p, V, &body, 1, &env) < 0)
+			return 1;
+		sleep((unsigned)wait);
+		if (send_bytes(&p, env.data, env.len) < 0)
+			return 1;
+		rc = print_reply(&p);
+	} else if (!strcmp(mode, "empty")) {
+		if (send_bytes(&p, "", 0) < 0)
+			return 1;
+		rc = print_reply(&p);
+	} else {
+		fprintf(stderr, "gp-probe: unknown mode '%s'\n", mode);
+		usage(stderr);
+		return 2;
+	}
+	gp_buf_release(&body);
+	gp_buf_release(&env);
+	zmq_close(p.sock);
+	zmq_ctx_term(p.zctx);
+	gp_auth_destroy(&p.auth);
+	gp_config_destroy(&cfg);
+	return rc;
+}
