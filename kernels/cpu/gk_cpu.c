@@ -201,18 +201,113 @@ static float ldf(gk_dtype_t t, const void *p, size_t i)
     }
 }
 
-static void stf(gk_dtype_t t, void *p, size_t i, float v)
+/* Blocks of BLK elements: each dtype and op switch is taken once a block, and the inner
+ * loops are simple enough for the compiler to vectorize. Reading every source's block
+ * before storing the destination's keeps in-place calls correct. */
+#define BLK 1024
+
+static void load_block(gk_dtype_t t, const void *p, size_t i0, size_t m, float *out)
 {
     switch (t) {
-    case GK_F16:
-        ((uint16_t *)p)[i] = gk_sw_f32_to_f16(v);
+    case GK_F16: {
+        const uint16_t *h = (const uint16_t *)p + i0;
+        for (size_t j = 0; j < m; j++)
+            out[j] = gk_sw_f16_to_f32(h[j]);
         break;
-    case GK_BF16:
-        ((uint16_t *)p)[i] = gk_sw_f32_to_bf16(v);
+    }
+    case GK_BF16: {
+        const uint16_t *h = (const uint16_t *)p + i0;
+        for (size_t j = 0; j < m; j++)
+            out[j] = gk_sw_bf16_to_f32(h[j]);
         break;
+    }
     default:
-        ((float *)p)[i] = v;
+        memcpy(out, (const float *)p + i0, m * sizeof(float));
         break;
+    }
+}
+
+static void store_block(gk_dtype_t t, void *p, size_t i0, size_t m, const float *in)
+{
+    switch (t) {
+    case GK_F16: {
+        uint16_t *h = (uint16_t *)p + i0;
+        for (size_t j = 0; j < m; j++)
+            h[j] = gk_sw_f32_to_f16(in[j]);
+        break;
+    }
+    case GK_BF16: {
+        uint16_t *h = (uint16_t *)p + i0;
+        for (size_t j = 0; j < m; j++)
+            h[j] = gk_sw_f32_to_bf16(in[j]);
+        break;
+    }
+    default:
+        memcpy((float *)p + i0, in, m * sizeof(float));
+        break;
+    }
+}
+
+static void reduce_f(gk_dtype_t t, gk_redop_t op, void *dst, const void *const *srcs, int nsrc,
+                     size_t n)
+{
+    float acc[BLK], in[BLK];
+    for (size_t i0 = 0; i0 < n; i0 += BLK) {
+        size_t m = n - i0 < BLK ? n - i0 : BLK;
+        load_block(t, srcs[0], i0, m, acc);
+        for (int k = 1; k < nsrc; k++) {
+            load_block(t, srcs[k], i0, m, in);
+            if (op == GK_SUM || op == GK_AVG)
+                for (size_t j = 0; j < m; j++)
+                    acc[j] = acc[j] + in[j];
+            else
+                for (size_t j = 0; j < m; j++)
+                    acc[j] = gk_combine_f(op, acc[j], in[j]);
+        }
+        if (op == GK_AVG)
+            for (size_t j = 0; j < m; j++)
+                acc[j] = acc[j] / (float)nsrc;
+        store_block(t, dst, i0, m, acc);
+    }
+}
+
+static void reduce_d(gk_redop_t op, double *dst, const void *const *srcs, int nsrc, size_t n)
+{
+    double acc[BLK];
+    for (size_t i0 = 0; i0 < n; i0 += BLK) {
+        size_t m = n - i0 < BLK ? n - i0 : BLK;
+        memcpy(acc, (const double *)srcs[0] + i0, m * sizeof(double));
+        for (int k = 1; k < nsrc; k++) {
+            const double *in = (const double *)srcs[k] + i0;
+            if (op == GK_SUM || op == GK_AVG)
+                for (size_t j = 0; j < m; j++)
+                    acc[j] = acc[j] + in[j];
+            else
+                for (size_t j = 0; j < m; j++)
+                    acc[j] = gk_combine_d(op, acc[j], in[j]);
+        }
+        if (op == GK_AVG)
+            for (size_t j = 0; j < m; j++)
+                acc[j] = acc[j] / (double)nsrc;
+        memcpy(dst + i0, acc, m * sizeof(double));
+    }
+}
+
+static void reduce_i(gk_redop_t op, int32_t *dst, const void *const *srcs, int nsrc, size_t n)
+{
+    long long acc[BLK];
+    for (size_t i0 = 0; i0 < n; i0 += BLK) {
+        size_t m = n - i0 < BLK ? n - i0 : BLK;
+        const int32_t *s0 = (const int32_t *)srcs[0] + i0;
+        for (size_t j = 0; j < m; j++)
+            acc[j] = s0[j];
+        for (int k = 1; k < nsrc; k++) {
+            const int32_t *in = (const int32_t *)srcs[k] + i0;
+            for (size_t j = 0; j < m; j++)
+                acc[j] = gk_combine_i(op, acc[j], in[j]);
+        }
+        for (size_t j = 0; j < m; j++)
+            dst[i0 + j] = gk_i64_to_i32_wrap(op == GK_AVG ? acc[j] / nsrc : acc[j]);
     }
 }
 
@@ -220,46 +315,44 @@ static int cpu_reduce(void *ctx, gk_dtype_t t, gk_redop_t op, void *dst,
                       const void *const *srcs, int nsrc, size_t n, gk_stream_t *s)
 {
     (void)ctx, (void)s;
-    for (size_t i = 0; i < n; i++) {
-        if (t == GK_F64) {
-            double a = ((const double *)srcs[0])[i];
-            for (int k = 1; k < nsrc; k++)
-                a = gk_combine_d(op, a, ((const double *)srcs[k])[i]);
-            ((double *)dst)[i] = op == GK_AVG ? a / (double)nsrc : a;
-        } else if (t == GK_I32) {
-            long long a = ((const int32_t *)srcs[0])[i];
-            for (int k = 1; k < nsrc; k++)
-                a = gk_combine_i(op, a, ((const int32_t *)srcs[k])[i]);
-            ((int32_t *)dst)[i] = gk_i64_to_i32_wrap(op == GK_AVG ? a / nsrc : a);
-        } else {
-            float a = ldf(t, srcs[0], i);
-            for (int k = 1; k < nsrc; k++)
-                a = gk_combine_f(op, a, ldf(t, srcs[k], i));
-            stf(t, dst, i, op == GK_AVG ? a / (float)nsrc : a);
-        }
-    }
+    if (t == GK_F64)
+        reduce_d(op, dst, srcs, nsrc, n);
+    else if (t == GK_I32)
+        reduce_i(op, dst, srcs, nsrc, n);
+    else
+        reduce_f(t, op, dst, srcs, nsrc, n);
     return 0;
 }
 
 static int cpu_cast(void *ctx, gk_dtype_t dt, void *dst, gk_dtype_t st, const void *src,
                     size_t n, gk_stream_t *s)
 {
+    float tmp[BLK];
     (void)ctx, (void)s;
-    for (size_t i = 0; i < n; i++)
-        stf(dt, dst, i, ldf(st, src, i));
+    for (size_t i0 = 0; i0 < n; i0 += BLK) {
+        size_t m = n - i0 < BLK ? n - i0 : BLK;
+        load_block(st, src, i0, m, tmp);
+        store_block(dt, dst, i0, m, tmp);
+    }
     return 0;
 }
 
 static int cpu_scale(void *ctx, gk_dtype_t t, void *dst, const void *src, double alpha,
                      size_t n, gk_stream_t *s)
 {
-    float a = (float)alpha;
+    float a = (float)alpha, tmp[BLK];
     (void)ctx, (void)s;
-    for (size_t i = 0; i < n; i++) {
-        if (t == GK_F64)
+    if (t == GK_F64) {
+        for (size_t i = 0; i < n; i++)
             ((double *)dst)[i] = ((const double *)src)[i] * alpha;
-        else
-            stf(t, dst, i, ldf(t, src, i) * a);
+        return 0;
+    }
+    for (size_t i0 = 0; i0 < n; i0 += BLK) {
+        size_t m = n - i0 < BLK ? n - i0 : BLK;
+        load_block(t, src, i0, m, tmp);
+        for (size_t j = 0; j < m; j++)
+            tmp[j] = tmp[j] * a;
+        store_block(t, dst, i0, m, tmp);
     }
     return 0;
 }
