@@ -1,0 +1,574 @@
+#include "client.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lifecycle.h"
+#include "log.h"
+#include "names.h"
+#include "nodes.h"
+#include "output.h"
+#include "parse.h"
+#include "store.h"
+#include "util.h"
+
+#define MAX_TASKS 65536
+#define MAX_LIST 4096
+
+static bool valid_token(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x21 || s[i] == 0x7f || s[i] == ',' || s[i] == '/')
+			return false;
+	return true;
+}
+
+/* Validate a spec; fill defaults. 0 / -1 with the reason in why. */
+static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t len)
+{
+#define BAD(...) return snprintf(why, len, __VA_ARGS__), -1
+	if (sp->n_argv == 0 || !sp->argv[0][0])
+		BAD("no command given");
+	if (sp->ntasks == 0)
+		sp->ntasks = 1;
+	if (sp->ntasks > MAX_TASKS)
+		BAD("too many tasks (%u, at most %d)", sp->ntasks, MAX_TASKS);
+	if (sp->cpus_per_task == 0)
+		sp->cpus_per_task = 1;
+	if (sp->cpus_per_task > 4096)
+		BAD("too many CPUs per task (%u)", sp->cpus_per_task);
+	if (sp->nodes_max && sp->nodes_max < sp->nodes_min)
+		BAD("invalid node count %u-%u", sp->nodes_min, sp->nodes_max);
+	if (sp->nodes_min > sp->ntasks)
+		BAD("more nodes (%u) than tasks (%u)", sp->nodes_min, sp->ntasks);
+	if (s->max_time_limit && sp->time_limit_sec > s->max_time_limit)
+		BAD("time limit %u s is over the cluster's maximum of %u s", sp->time_limit_sec,
+		    s->max_time_limit);
+	if (sp->priority < -10000 || sp->priority > 10000)
+		BAD("priority %d out of range -10000..10000", sp->priority);
+	if (strlen(sp->name) > 256 || strlen(sp->output) > 256 || strlen(sp->error) > 256 ||
+	    strlen(sp->chdir) > 4096)
+		BAD("name, output or directory too long");
+	if (sp->n_nodelist > MAX_LIST || sp->n_exclude > MAX_LIST)
+		BAD("node list too long");
+	for (size_t i = 0; i < sp->n_nodelist; i++)
+		if (!valid_token(sp->nodelist[i], 63))
+			BAD("invalid node name '%.64s'", sp->nodelist[i]);
+	for (size_t i = 0; i < sp->n_exclude; i++)
+		if (!valid_token(sp->exclude[i], 63))
+			BAD("invalid node name '%.64s'", sp->exclude[i]);
+	for (size_t i = 0; i < sp->n_files; i++) {
+		const char *f = sp->files[i]->name;
+		if (!*f || f[0] == '/' || strstr(f, "..") || strlen(f) > 255)
+			BAD("invalid staged file name '%.64s'", f);
+	}
+	return 0;
+#undef BAD
+}
+
+static char **copy_list(char **v, size_t n)
+{
+	if (!n)
+		return NULL;
+	char **c = calloc(n, sizeof(*c));
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		c[i] = strdup(v[i]);
+	return c;
+}
+
+void client_submit(struct req *r)
+{
+	struct gsched *s = r->s;
+	Gpool__SubmitRequest *sr = r->msg->submit;
+	char why[256];
+	if (!sr->spec) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "submission without a job");
+		return;
+	}
+	if (!valid_token(sr->user, 32)) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid user name");
+		return;
+	}
+	if (check_spec(s, sr->spec, why, sizeof(why)) < 0) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
+		return;
+	}
+	if (jobs_count(s->jobs) >= s->max_jobs) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				   "the queue is full (%llu jobs)", (unsigned long long)s->max_jobs);
+		return;
+	}
+	Gpool__JobSpec *sp = sr->spec;
+	struct job *j = calloc(1, sizeof(*j));
+	if (!j)
+		goto oom;
+	j->id = jobs_next_id(s->jobs);
+	j->uid = r->from.uid;
+	j->gid = r->from.gid;
+	j->user = strdup(sr->user);
+	j->name = strdup(sp->name[0] ? sp->name : sp->argv[0]);
+	j->out_pattern = strdup(sp->output);
+	j->err_pattern = strdup(sp->error);
+	j->state = GPOOL__JOB_STATE__PENDING;
+	j->priority = sp->priority;
+	j->hold = sp->hold;
+	j->no_requeue = sp->no_requeue;
+	j->reason = sp->hold ? PEND_HELD : PEND_NONE;
+	j->submit_time = gp_now();
+	j->ntasks = sp->ntasks;
+	j->cpus_per_task = sp->cpus_per_task;
+	j->nodes_min = sp->nodes_min;
+	j->nodes_max = sp->nodes_max ? sp->nodes_max : sp->nodes_min;
+	j->mem_mb = sp->mem_per_node_mb;
+	j->time_limit = sp->time_limit_sec;
+	j->nodelist = copy_list(sp->nodelist, sp->n_nodelist);
+	j->n_nodelist = j->nodelist ? (int)sp->n_nodelist : 0;
+	j->exclude = copy_list(sp->exclude, sp->n_exclude);
+	j->n_exclude = j->exclude ? (int)sp->n_exclude : 0;
+	if (!j->user || !j->name || !j->out_pattern || !j->err_pattern)
+		goto oom;
+	size_t len = gpool__job_spec__get_packed_size(sp);
+	uint8_t *buf = malloc(len ? len : 1);
+	if (!buf)
+		goto oom;
+	gpool__job_spec__pack(sp, buf);
+	if (jobs_add(s->jobs, j) < 0) {
+		free(buf);
+		goto oom;
+	}
+	int rc = gsched_save_new(s, j, buf, len, r);
+	free(buf);
+	if (rc < 0) {
+		jobs_forget(s->jobs, j);
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				   "cannot save the job: %s", strerror(errno));
+		return;
+	}
+	s->submitted++;
+	s->plan_dirty = true;
+	return;
+oom:
+	job_free(j);
+	gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+}
+
+struct qctx {
+	struct gsched *s;
+	const Gpool__JobQuery *q;
+	Gpool__JobInfo **infos;
+	struct job **loaded; /* jobs read from the store, freed after the reply */
+	size_t n, cap, nloaded;
+	uint32_t limit;
+};
+
+static bool match(const struct qctx *c, const struct job *j)
+{
+	const Gpool__JobQuery *q = c->q;
+	if (q->user && *q->user && strcmp(q->user, j->user ? j->user : "") != 0)
+		return false;
+	if (q->n_states) {
+		bool ok = false;
+		for (size_t i = 0; i < q->n_states; i++)
+			if (q->states[i] == j->state)
+				ok = true;
+		if (!ok)
+			return false;
+	}
+	if (!q->all && !q->n_ids && gp_job_state_final(j->state))
+		return false;
+	if (q->since && j->submit_time < q->since && (!j->end_time || j->end_time < q->since))
+		return false;
+	if (q->until && j->submit_time > q->until)
+		return false;
+	return true;
+}
+
+static int add_info(struct qctx *c, const struct job *j)
+{
+	if (c->n >= c->limit)
+		return 1;
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 64;
+		Gpool__JobInfo **ni = realloc(c->infos, nc * sizeof(*ni));
+		if (!ni)
+			return -1;
+		c->infos = ni;
+		c->cap = nc;
+	}
+	Gpool__JobInfo *ji = malloc(sizeof(*ji));
+	if (!ji)
+		return -1;
+	jobinfo_fill(ji, j, c->s->nodes);
+	c->infos[c->n++] = ji;
+	return 0;
+}
+
+static int keep_loaded(struct qctx *c, struct job *j)
+{
+	struct job **nl = realloc(c->loaded, (c->nloaded + 1) * sizeof(*nl));
+	if (!nl) {
+		job_free(j);
+		return -1;
+	}
+	c->loaded = nl;
+	c->loaded[c->nloaded++] = j;
+	return 0;
+}
+
+static int hist_cb(void *arg, struct job *j)
+{
+	struct qctx *c = arg;
+	if (jobs_get(c->s->jobs, j->id) || !match(c, j)) {
+		job_free(j);
+		return 0;
+	}
+	if (keep_loaded(c, j) < 0)
+		return -1;
+	return add_info(c, j) > 0 ? -1 : 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	uint64_t x = (*(Gpool__JobInfo *const *)a)->id, y = (*(Gpool__JobInfo *const *)b)->id;
+	return x < y ? -1 : x > y;
+}
+
+void client_job_query(struct req *r)
+{
+	struct gsched *s = r->s;
+	Gpool__JobQuery *q = r->msg->job_query;
+	struct qctx c = { .s = s, .q = q, .limit = q->limit ? q->limit : 100000 };
+	if (q->n_ids) {
+		for (size_t i = 0; i < q->n_ids; i++) {
+			struct job *j = jobs_get(s->jobs, q->ids[i]);
+			if (!j) {
+				j = store_job_load(s->store, q->ids[i]);
+				if (!j || keep_loaded(&c, j) < 0) {
+					gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
+							   "job %llu not found",
+							   (unsigned long long)q->ids[i]);
+					goto out;
+				}
+			}
+			add_info(&c, j);
+		}
+	} else {
+		size_t pos = 0;
+		struct job *j;
+		while ((j = jobs_iter(s->jobs, &pos)))
+			if (match(&c, j) && add_info(&c, j) != 0)
+				break;
+		if (q->all)
+			store_history(s->store, 0, true, q->since, q->until, c.limit, hist_cb, &c);
+		qsort(c.infos, c.n, sizeof(*c.infos), by_id);
+	}
+	Gpool__JobQueryReply rep = GPOOL__JOB_QUERY_REPLY__INIT;
+	rep.jobs = c.infos;
+	rep.n_jobs = c.n;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_JOB_QUERY_REPLY;
+	m.job_query_reply = &rep;
+	gsched_reply(r, &m, false);
+out:
+	for (size_t i = 0; i < c.n; i++) {
+		jobinfo_release(c.infos[i]);
+		free(c.infos[i]);
+	}
+	free(c.infos);
+	for (size_t i = 0; i < c.nloaded; i++)
+		job_free(c.loaded[i]);
+	free(c.loaded);
+}
+
+static bool may_act(const struct req *r, const struct job *j)
+{
+	return r->from.uid == 0 || r->from.uid == j->uid;
+}
+
+static void result(Gpool__JobResult *res, uint64_t id, Gpool__ErrorCode code, char *text)
+{
+	gpool__job_result__init(res);
+	res->id = id;
+	res->code = code;
+	res->text = text;
+}
+
+static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, size_t len)
+{
+	struct gsched *s = r->s;
+	Gpool__JobControl *c = r->msg->job_control;
+	bool pending = j->state == GPOOL__JOB_STATE__PENDING;
+	bool live = j->state == GPOOL__JOB_STATE__RUNNING || j->state == GPOOL__JOB_STATE__COMPLETING;
+	if (!may_act(r, j)) {
+		snprintf(text, len, "job %llu belongs to %s: permission denied",
+			 (unsigned long long)j->id, j->user);
+		return GPOOL__ERROR_CODE__ERROR_PERMISSION;
+	}
+	if (gp_job_state_final(j->state)) {
+		snprintf(text, len, "job %llu already ended (%s)", (unsigned long long)j->id,
+			 gp_job_state_name(j->state));
+		return GPOOL__ERROR_CODE__ERROR_STATE;
+	}
+	char who[96];
+	snprintf(who, sizeof(who), "cancelled by uid %u", (unsigned)r->from.uid);
+	switch (c->action) {
+	case GPOOL__JOB_ACTION__JOB_CANCEL:
+		if (pending)
+			job_end_pending(s, j, GPOOL__JOB_STATE__CANCELLED, who);
+		else if (live)
+			job_kill(s, j, GPOOL__JOB_STATE__CANCELLED, SIGTERM, who);
+		return GPOOL__ERROR_CODE__ERROR_NONE;
+	case GPOOL__JOB_ACTION__JOB_SIGNAL:
+		if (!live || c->value <= 0 || c->value >= 65) {
+			snprintf(text, len, "job %llu: cannot signal (not running or bad signal)",
+				 (unsigned long long)j->id);
+			return GPOOL__ERROR_CODE__ERROR_STATE;
+		}
+		for (uint32_t i = 0; i < j->ntasks; i++) {
+			bool first = true;
+			for (uint32_t k = 0; k < i; k++)
+				if (j->tasks[k].node == j->tasks[i].node)
+					first = false;
+			if (!first)
+				continue;
+			Gpool__Kill k = GPOOL__KILL__INIT;
+			k.job_id = j->id;
+			k.attempt = j->attempt;
+			k.signal = c->value;
+			Gpool__Msg m = GPOOL__MSG__INIT;
+			m.m_case = GPOOL__MSG__M_KILL;
+			m.kill = &k;
+			gsched_send_node(s, j->tasks[i].node, &m);
+		}
+		return GPOOL__ERROR_CODE__ERROR_NONE;
+	case GPOOL__JOB_ACTION__JOB_HOLD:
+	case GPOOL__JOB_ACTION__JOB_RELEASE:
+		if (!pending) {
+			snprintf(text, len, "job %llu is not pending", (unsigned long long)j->id);
+			return GPOOL__ERROR_CODE__ERROR_STATE;
+		}
+		j->hold = c->action == GPOOL__JOB_ACTION__JOB_HOLD;
+		j->reason = j->hold ? PEND_HELD : PEND_NONE;
+		gsched_save(s, j);
+		s->plan_dirty = true;
+		return GPOOL__ERROR_CODE__ERROR_NONE;
+	case GPOOL__JOB_ACTION__JOB_SET_PRIORITY:
+		if (c->value < -10000 || c->value > 10000) {
+			snprintf(text, len, "priority %d out of range -10000..10000", c->value);
+			return GPOOL__ERROR_CODE__ERROR_INVALID;
+		}
+		if (r->from.uid != 0 && c->value > j->priority) {
+			snprintf(text, len, "only root may raise a job's priority");
+			return GPOOL__ERROR_CODE__ERROR_PERMISSION;
+		}
+		if (pending)
+			jobs_queue_remove(s->jobs, j);
+		j->priority = c->value;
+		if (pending)
+			jobs_queue_insert(s->jobs, j);
+		gsched_save(s, j);
+		s->plan_dirty = true;
+		return GPOOL__ERROR_CODE__ERROR_NONE;
+	default:
+		snprintf(text, len, "unknown action %d", c->action);
+		return GPOOL__ERROR_CODE__ERROR_INVALID;
+	}
+}
+
+void client_job_control(struct req *r)
+{
+	struct gsched *s = r->s;
+	Gpool__JobControl *c = r->msg->job_control;
+	size_t n = c->n_ids;
+	if (n == 0 || n > 100000) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "no job ids given");
+		return;
+	}
+	Gpool__JobResult *res = calloc(n, sizeof(*res));
+	Gpool__JobResult **resp = calloc(n, sizeof(*resp));
+	char (*text)[160] = calloc(n, sizeof(*text));
+	if (!res || !resp || !text) {
+		free(res);
+		free(resp);
+		free(text);
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = jobs_get(s->jobs, c->ids[i]);
+		Gpool__ErrorCode code;
+		if (!j) {
+			struct job *old = store_job_load(s->store, c->ids[i]);
+			if (old)
+				snprintf(text[i], sizeof(text[i]), "job %llu already ended (%s)",
+					 (unsigned long long)c->ids[i], gp_job_state_name(old->state));
+			else
+				snprintf(text[i], sizeof(text[i]), "job %llu not found",
+					 (unsigned long long)c->ids[i]);
+			code = old ? GPOOL__ERROR_CODE__ERROR_STATE : GPOOL__ERROR_CODE__ERROR_NOT_FOUND;
+			job_free(old);
+		} else {
+			code = control_one(r, j, text[i], sizeof(text[i]));
+		}
+		result(&res[i], c->ids[i], code, text[i]);
+		resp[i] = &res[i];
+	}
+	Gpool__JobControlReply rep = GPOOL__JOB_CONTROL_REPLY__INIT;
+	rep.results = resp;
+	rep.n_results = n;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_JOB_CONTROL_REPLY;
+	m.job_control_reply = &rep;
+	gsched_reply(r, &m, true);
+	free(res);
+	free(resp);
+	free(text);
+}
+
+void client_node_query(struct req *r)
+{
+	struct gsched *s = r->s;
+	Gpool__NodeQuery *q = r->msg->node_query;
+	int nn = nodes_count(s->nodes);
+	Gpool__NodeInfo *ni = calloc(nn ? nn : 1, sizeof(*ni));
+	Gpool__NodeInfo **nip = calloc(nn ? nn : 1, sizeof(*nip));
+	if (!ni || !nip) {
+		free(ni);
+		free(nip);
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		return;
+	}
+	size_t k = 0;
+	for (int i = 0; i < nn; i++) {
+		struct node *n = nodes_get(s->nodes, i);
+		bool want = q->n_names == 0;
+		for (size_t x = 0; x < q->n_names; x++)
+			if (strcmp(q->names[x], n->name) == 0)
+				want = true;
+		if (!want)
+			continue;
+		nodeinfo_fill(&ni[k], n);
+		nip[k] = &ni[k];
+		k++;
+	}
+	Gpool__NodeQueryReply rep = GPOOL__NODE_QUERY_REPLY__INIT;
+	rep.nodes = nip;
+	rep.n_nodes = k;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_NODE_QUERY_REPLY;
+	m.node_query_reply = &rep;
+	gsched_reply(r, &m, false);
+	free(ni);
+	free(nip);
+}
+
+void client_node_control(struct req *r)
+{
+	struct gsched *s = r->s;
+	Gpool__NodeControl *c = r->msg->node_control;
+	if (r->from.uid != 0) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				   "only root may drain or resume nodes");
+		return;
+	}
+	int idx = nodes_find(s->nodes, c->name);
+	if (idx < 0) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "node '%.64s' not found",
+				   c->name);
+		return;
+	}
+	struct node *n = nodes_get(s->nodes, idx);
+	bool drain = c->action == GPOOL__NODE_ACTION__NODE_DRAIN;
+	if (!drain && c->action != GPOOL__NODE_ACTION__NODE_RESUME) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "unknown node action");
+		return;
+	}
+	if (c->card >= 0) {
+		if ((size_t)c->card >= n->n_cards) {
+			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
+					   "node %s has no card %d", n->name, c->card);
+			return;
+		}
+		Gpool__Card *card = n->cards[c->card];
+		card->state = drain ? GPOOL__CARD_STATE__CARD_DRAINED : GPOOL__CARD_STATE__CARD_UP;
+		free(card->state_reason);
+		card->state_reason = strdup(drain && c->reason ? c->reason : "");
+	} else {
+		n->drain = drain;
+		free(n->reason);
+		n->reason = drain ? strdup(c->reason && *c->reason ? c->reason : "drained") : NULL;
+		if (n->state != GPOOL__NODE_STATE__NODE_DOWN)
+			n->state = drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
+	}
+	gp_info("node %s%s %s by uid %u%s%s", n->name, c->card >= 0 ? " card" : "",
+		drain ? "drained" : "resumed", (unsigned)r->from.uid, drain ? ": " : "",
+		drain ? (c->reason ? c->reason : "") : "");
+	s->plan_dirty = true;
+	Gpool__NodeControlReply rep = GPOOL__NODE_CONTROL_REPLY__INIT;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_NODE_CONTROL_REPLY;
+	m.node_control_reply = &rep;
+	gsched_reply(r, &m, false);
+}
+
+void client_log_query(struct req *r)
+{
+	struct gsched *s = r->s;
+	Gpool__LogQuery *q = r->msg->log_query;
+	struct job *j = jobs_get(s->jobs, q->job_id);
+	struct job *old = NULL;
+	if (!j)
+		j = old = store_job_load(s->store, q->job_id);
+	if (!j) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "job %llu not found",
+				   (unsigned long long)q->job_id);
+		return;
+	}
+	if (!may_act(r, j)) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				   "job %llu belongs to %s: permission denied",
+				   (unsigned long long)j->id, j->user);
+	} else {
+		if (old)
+			q->wait = false; /* a job read from the store is final */
+		output_query(s, r, j, q);
+	}
+	job_free(old);
+}
+
+void client_watch(struct req *r)
+{
+	struct gsched *s = r->s;
+	struct job *j = jobs_get(s->jobs, r->msg->watch->job_id);
+	struct job *old = j ? NULL : store_job_load(s->store, r->msg->watch->job_id);
+	if (!j)
+		j = old;
+	if (!j) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "job %llu not found",
+				   (unsigned long long)r->msg->watch->job_id);
+		return;
+	}
+	Gpool__JobEvent ev = GPOOL__JOB_EVENT__INIT;
+	ev.job_id = j->id;
+	ev.state = j->state;
+	ev.exit_code = j->exit_code;
+	ev.attempt = j->attempt;
+	ev.reason = j->end_reason ? j->end_reason : "";
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_JOB_EVENT;
+	m.job_event = &ev;
+	gsched_reply(r, &m, false);
+	job_free(old);
+}

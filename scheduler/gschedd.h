@@ -1,0 +1,92 @@
+/* gschedd.h: the scheduler daemon's context. One struct per concern, each a .c/.h pair:
+ *   net.c       the ROUTER socket, cheap checks, per-address rate bounds, per-peer outboxes
+ *   store.c     SQLite (WAL) with group commit: durable before acknowledged
+ *   jobs.c      the job table and the priority queue
+ *   nodes.c     registered agents and their resources
+ *   plan.c      placement: priority order, all-or-nothing allocation, EASY backfill
+ *   lifecycle.c job state changes: start, task events, kill, end, node failure
+ *   output.c    per-job output files and log queries (long poll)
+ *   agent.c     messages from agents; client.c messages from commands
+ *   handlers.c  the table: message type -> handler and who may send it
+ *   sched.c     the event loop, group commit and replies
+ */
+#ifndef GPOOL_GSCHEDD_H
+#define GPOOL_GSCHEDD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "gpool.pb-c.h"
+#include "jobs.h"
+#include "wire.h"
+
+struct net;
+struct store;
+struct nodes;
+struct output;
+
+/* A submission waiting for its transaction to commit before it is acknowledged. */
+struct pending_submit {
+	struct job *job;
+	uint8_t rid[256];
+	size_t rid_len;
+	uint64_t msg_id;
+};
+
+struct gsched {
+	gp_config_t *cfg;
+	gp_auth_t *auth;
+	struct net *net;
+	struct store *store;
+	struct jobs *jobs;
+	struct nodes *nodes;
+	struct output *output;
+	struct gp_u64map *running; /* id -> job, RUNNING or COMPLETING */
+	bool plan_dirty; /* queue or resources changed since the last placement pass */
+	volatile int stop;
+	/* group commit */
+	int64_t txn_first_ms; /* when the first change of the open transaction was made, 0: none */
+	struct job **touched; /* jobs written in the open transaction */
+	size_t ntouched, captouched;
+	struct pending_submit *subs;
+	size_t nsubs, capsubs;
+	uint64_t submitted, completed;
+	/* settings read once */
+	uid_t sched_uid, agent_uid;
+	int64_t heartbeat_ms, node_timeout_ms, kill_grace_ms, commit_delay_ms;
+	uint32_t default_time_limit, max_time_limit; /* seconds */
+	uint64_t max_jobs;
+	char state_dir[1024];
+};
+
+/* A request being handled: who sent it and where the reply goes. */
+struct req {
+	struct gsched *s;
+	const uint8_t *rid; /* ZeroMQ routing id of the sender */
+	size_t rid_len;
+	struct gp_sender from;
+	const char *addr; /* source address */
+	Gpool__Msg *msg;
+	int node; /* index of the sending agent's node, -1 for clients */
+};
+
+/* Queue a reply to the sender of r. durable: sent only after the open transaction commits. */
+int gsched_reply(struct req *r, Gpool__Msg *m, bool durable);
+int gsched_reply_error(struct req *r, Gpool__ErrorCode code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Queue an order to a node's agent (durable). */
+int gsched_send_node(struct gsched *s, int node, Gpool__Msg *m);
+
+/* Write a job's changed fields into the open transaction. */
+void gsched_save(struct gsched *s, struct job *j);
+/* Insert a new job (its reply waits for the commit). 0 / -1. */
+int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,
+		    struct req *r);
+
+/* handlers.c */
+void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,
+		  const struct gp_sender *from, Gpool__Batch *b);
+
+#endif

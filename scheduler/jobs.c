@@ -1,0 +1,260 @@
+#include "jobs.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "names.h"
+#include "nodes.h"
+#include "parse.h"
+#include "u64map.h"
+
+static const char *const reason_names[PEND_NREASONS] = {
+	[PEND_NONE] = "None",
+	[PEND_PRIORITY] = "Priority",
+	[PEND_RESOURCES] = "Resources",
+	[PEND_HELD] = "JobHeld",
+	[PEND_NODE_NOT_AVAIL] = "ReqNodeNotAvail",
+	[PEND_NO_NODES] = "NoNodes",
+	[PEND_TOO_LARGE] = "TooLarge",
+	[PEND_REQUEUED] = "Requeued",
+};
+
+const char *pend_reason_name(enum pend_reason r)
+{
+	return (unsigned)r < PEND_NREASONS ? reason_names[r] : "None";
+}
+
+struct jobs {
+	gp_u64map_t *byid;
+	struct job **q;
+	size_t qlen, qcap;
+	uint64_t next_id;
+};
+
+struct jobs *jobs_create(uint64_t next_id)
+{
+	struct jobs *js = calloc(1, sizeof(*js));
+	if (!js || !(js->byid = gp_u64map_create())) {
+		free(js);
+		return NULL;
+	}
+	js->next_id = next_id ? next_id : 1;
+	return js;
+}
+
+void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	free(j->user);
+	free(j->name);
+	free(j->out_pattern);
+	free(j->err_pattern);
+	free(j->end_reason);
+	gp_strv_free(j->nodelist, j->n_nodelist);
+	gp_strv_free(j->exclude, j->n_exclude);
+	free(j->tasks);
+	free(j);
+}
+
+void jobs_destroy(struct jobs **p)
+{
+	if (!p || !*p)
+		return;
+	size_t pos = 0;
+	struct job *j;
+	while ((j = gp_u64map_next((*p)->byid, &pos, NULL)))
+		job_free(j);
+	gp_u64map_destroy(&(*p)->byid);
+	free((*p)->q);
+	free(*p);
+	*p = NULL;
+}
+
+uint64_t jobs_next_id(struct jobs *js)
+{
+	return js->next_id++;
+}
+
+struct job *jobs_get(struct jobs *js, uint64_t id)
+{
+	return gp_u64map_get(js->byid, id);
+}
+
+size_t jobs_count(struct jobs *js)
+{
+	return gp_u64map_count(js->byid);
+}
+
+struct job *jobs_iter(struct jobs *js, size_t *pos)
+{
+	return gp_u64map_next(js->byid, pos, NULL);
+}
+
+/* true when a runs before b */
+static bool before(const struct job *a, const struct job *b)
+{
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	return a->id < b->id;
+}
+
+int jobs_queue_insert(struct jobs *js, struct job *j)
+{
+	if (js->qlen == js->qcap) {
+		size_t nc = js->qcap ? js->qcap * 2 : 1024;
+		struct job **nq = realloc(js->q, nc * sizeof(*nq));
+		if (!nq)
+			return -1;
+		js->q = nq;
+		js->qcap = nc;
+	}
+	/* binary search; new jobs usually go last */
+	size_t lo = 0, hi = js->qlen;
+	if (hi == 0 || before(js->q[hi - 1], j))
+		lo = hi;
+	else
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (before(js->q[mid], j))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	memmove(&js->q[lo + 1], &js->q[lo], (js->qlen - lo) * sizeof(*js->q));
+	js->q[lo] = j;
+	js->qlen++;
+	for (size_t i = lo; i < js->qlen; i++)
+		js->q[i]->qpos = i;
+	return 0;
+}
+
+void jobs_queue_remove(struct jobs *js, struct job *j)
+{
+	size_t i = j->qpos;
+	if (i >= js->qlen || js->q[i] != j)
+		return;
+	memmove(&js->q[i], &js->q[i + 1], (js->qlen - i - 1) * sizeof(*js->q));
+	js->qlen--;
+	for (size_t k = i; k < js->qlen; k++)
+		js->q[k]->qpos = k;
+	j->qpos = SIZE_MAX;
+}
+
+size_t jobs_queue_len(struct jobs *js)
+{
+	return js->qlen;
+}
+
+struct job *jobs_queue_at(struct jobs *js, size_t i)
+{
+	return i < js->qlen ? js->q[i] : NULL;
+}
+
+int jobs_add(struct jobs *js, struct job *j)
+{
+	j->qpos = SIZE_MAX;
+	if (gp_u64map_put(js->byid, j->id, j) < 0)
+		return -1;
+	if (j->state == GPOOL__JOB_STATE__PENDING && jobs_queue_insert(js, j) < 0) {
+		gp_u64map_del(js->byid, j->id);
+		return -1;
+	}
+	if (j->id >= js->next_id)
+		js->next_id = j->id + 1;
+	return 0;
+}
+
+void jobs_forget(struct jobs *js, struct job *j)
+{
+	jobs_queue_remove(js, j);
+	gp_u64map_del(js->byid, j->id);
+	job_free(j);
+}
+
+void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
+{
+	gpool__job_info__init(ji);
+	ji->id = j->id;
+	ji->uid = j->uid;
+	ji->gid = j->gid;
+	ji->user = j->user ? j->user : "";
+	ji->state = j->state;
+	ji->attempt = j->attempt;
+	if (j->state == GPOOL__JOB_STATE__PENDING)
+		ji->reason = (char *)pend_reason_name(j->reason);
+	else
+		ji->reason = j->end_reason ? j->end_reason : "";
+	ji->submit_time = j->submit_time;
+	ji->start_time = j->start_time;
+	ji->end_time = j->end_time;
+	ji->exit_code = j->exit_code;
+	ji->cpu_sec = j->cpu_sec;
+	ji->max_rss_kb = j->max_rss_kb;
+	ji->reserved_start = j->reserved_start;
+	/* a summary of the spec: what gstat shows */
+	Gpool__JobSpec *sp = calloc(1, sizeof(*sp));
+	if (sp) {
+		gpool__job_spec__init(sp);
+		sp->name = j->name ? j->name : "";
+		sp->ntasks = j->ntasks;
+		sp->cpus_per_task = j->cpus_per_task;
+		sp->mem_per_node_mb = j->mem_mb;
+		sp->time_limit_sec = j->time_limit;
+		sp->priority = j->priority;
+		sp->hold = j->hold;
+		sp->nodes_min = j->nodes_min;
+		sp->nodes_max = j->nodes_max;
+		sp->output = j->out_pattern ? j->out_pattern : "";
+		sp->error = j->err_pattern ? j->err_pattern : "";
+		sp->no_requeue = j->no_requeue;
+		ji->spec = sp;
+	}
+	ji->nodelist = "";
+	if (j->tasks && (j->state == GPOOL__JOB_STATE__RUNNING ||
+			 j->state == GPOOL__JOB_STATE__COMPLETING || gp_job_state_final(j->state))) {
+		ji->tasks = calloc(j->ntasks, sizeof(*ji->tasks));
+		Gpool__TaskPlacement *tp = calloc(j->ntasks, sizeof(*tp));
+		char *list = calloc(1, 4096);
+		if (ji->tasks && tp && list) {
+			size_t used = 0;
+			for (uint32_t i = 0; i < j->ntasks; i++) {
+				gpool__task_placement__init(&tp[i]);
+				tp[i].rank = i;
+				tp[i].node = (char *)nodes_name(ns, j->tasks[i].node);
+				tp[i].local_rank = j->tasks[i].local_rank;
+				ji->tasks[i] = &tp[i];
+				/* distinct nodes in rank order */
+				bool seen = false;
+				for (uint32_t k = 0; k < i; k++)
+					if (j->tasks[k].node == j->tasks[i].node)
+						seen = true;
+				if (!seen && used + strlen(tp[i].node) + 2 < 4096) {
+					if (used)
+						list[used++] = ',';
+					strcpy(list + used, tp[i].node);
+					used += strlen(tp[i].node);
+				}
+			}
+			ji->n_tasks = j->ntasks;
+			ji->nodelist = list;
+		} else {
+			free(ji->tasks);
+			free(tp);
+			free(list);
+			ji->tasks = NULL;
+		}
+	}
+}
+
+void jobinfo_release(Gpool__JobInfo *ji)
+{
+	free(ji->spec);
+	if (ji->n_tasks) {
+		free(ji->tasks[0]);
+		free(ji->tasks);
+		free(ji->nodelist);
+	}
+}

@@ -1,0 +1,102 @@
+/* jobs.h: the job table (id -> job), the pending queue in priority order, and the state
+ * machine. A job keeps in memory only what scheduling needs (about 300 bytes); its full spec
+ * (command, environment, staged files) stays in the store until launch.
+ */
+#ifndef GPOOL_JOBS_H
+#define GPOOL_JOBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gpool.pb-c.h"
+
+/* Why a pending job waits: a fixed list, each tested. */
+enum pend_reason {
+	PEND_NONE = 0,
+	PEND_PRIORITY,	       /* a job ahead of it holds the resources or a reservation */
+	PEND_RESOURCES,	       /* it fits the cluster, but not the free resources now */
+	PEND_HELD,	       /* --hold or gpool hold */
+	PEND_NODE_NOT_AVAIL,   /* a node it must run on is down, drained or unknown */
+	PEND_NO_NODES,	       /* no node is up */
+	PEND_TOO_LARGE,	       /* no set of up nodes could ever hold it */
+	PEND_REQUEUED,	       /* back in the queue after an attempt ended */
+	PEND_NREASONS,
+};
+const char *pend_reason_name(enum pend_reason r);
+
+struct task {
+	int node;	     /* index into the node table */
+	uint16_t local_rank;
+	uint8_t state;	     /* 0 not started, 1 started, 2 exited */
+	bool oom;
+	int32_t status;	     /* wait status */
+	uint64_t out_off, err_off; /* next expected output offsets */
+	uint16_t cpu_first;  /* first CPU index on the node, cpus_per_task of them */
+};
+
+struct job {
+	uint64_t id;
+	uint32_t uid, gid;
+	char *user;
+	char *name;
+	char *out_pattern, *err_pattern;
+	Gpool__JobState state;
+	uint32_t attempt;
+	int32_t priority;
+	bool hold;
+	bool no_requeue;
+	bool durable;  /* its submission is committed */
+	bool in_txn;   /* written in the open transaction */
+	enum pend_reason reason;
+	char *end_reason; /* free text: why it ended or failed to start */
+	double submit_time, start_time, end_time, reserved_start;
+	int32_t exit_code;
+	uint32_t ntasks, cpus_per_task, nodes_min, nodes_max;
+	uint64_t mem_mb; /* per node */
+	uint32_t time_limit; /* seconds, 0: none */
+	char **nodelist, **exclude;
+	int n_nodelist, n_exclude;
+	/* while running */
+	struct task *tasks; /* ntasks of them */
+	uint32_t master_port;
+	Gpool__JobState kill_reason; /* CANCELLED, TIMEOUT, FAILED, NODE_FAIL when killing */
+	int64_t deadline_ms;	     /* monotonic time limit, 0: none */
+	int64_t kill_sent_ms;
+	double cpu_sec;
+	uint64_t max_rss_kb;
+	uint32_t tasks_exited;
+	size_t qpos; /* position in the pending queue, or SIZE_MAX */
+};
+
+struct jobs;
+struct gsched;
+
+struct jobs *jobs_create(uint64_t next_id);
+void jobs_destroy(struct jobs **js);
+
+uint64_t jobs_next_id(struct jobs *js);
+struct job *jobs_get(struct jobs *js, uint64_t id);
+size_t jobs_count(struct jobs *js);
+/* Add a job to the table (and to the queue when pending). */
+int jobs_add(struct jobs *js, struct job *j);
+/* Remove a final job from memory (it stays in the store). */
+void jobs_forget(struct jobs *js, struct job *j);
+void job_free(struct job *j);
+
+/* The pending queue, ordered by priority (high first) then id. */
+size_t jobs_queue_len(struct jobs *js);
+struct job *jobs_queue_at(struct jobs *js, size_t i);
+int jobs_queue_insert(struct jobs *js, struct job *j);
+void jobs_queue_remove(struct jobs *js, struct job *j);
+
+/* Iterate over every job in memory. */
+struct job *jobs_iter(struct jobs *js, size_t *pos);
+
+/* Fill a JobInfo for replies; the strings point into j, tasks are allocated into *arena
+ * (free with jobinfo_release). */
+struct nodes;
+void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns);
+void jobinfo_release(Gpool__JobInfo *ji);
+
+#endif

@@ -1,0 +1,400 @@
+#include "lifecycle.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "log.h"
+#include "names.h"
+#include "nodes.h"
+#include "output.h"
+#include "running.h"
+#include "store.h"
+#include "util.h"
+
+static void set_reason(struct job *j, const char *why)
+{
+	free(j->end_reason);
+	j->end_reason = why ? strdup(why) : NULL;
+}
+
+static int32_t exit_code_of(int32_t status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+/* The master port: one per job on rank 0's node, spread so concurrent jobs differ. */
+static uint32_t master_port(const struct job *j)
+{
+	return 20000 + (uint32_t)((j->id * 7 + j->attempt) % 10000);
+}
+
+int job_start(struct gsched *s, struct job *j, const struct alloc *a)
+{
+	Gpool__JobSpec *spec = store_job_spec(s->store, j->id);
+	if (!spec) {
+		gp_err("job %llu: its spec is missing from the store", (unsigned long long)j->id);
+		return -1;
+	}
+	struct task *tasks = calloc(j->ntasks, sizeof(*tasks));
+	if (!tasks) {
+		gpool__job_spec__free_unpacked(spec, NULL);
+		return -1;
+	}
+	int nn = nodes_count(s->nodes);
+	int *local = calloc(nn, sizeof(int));
+	if (!local) {
+		free(tasks);
+		gpool__job_spec__free_unpacked(spec, NULL);
+		return -1;
+	}
+	for (uint32_t i = 0; i < j->ntasks; i++) {
+		tasks[i].node = a->node[i];
+		tasks[i].cpu_first = (uint16_t)a->cpu_first[i];
+		tasks[i].local_rank = (uint16_t)local[a->node[i]]++;
+	}
+	free(j->tasks);
+	j->tasks = tasks;
+	j->attempt++;
+	j->state = GPOOL__JOB_STATE__RUNNING;
+	j->reason = PEND_NONE;
+	j->start_time = gp_now();
+	j->end_time = 0;
+	j->reserved_start = 0;
+	j->tasks_exited = 0;
+	j->kill_reason = GPOOL__JOB_STATE__JOB_STATE_UNKNOWN;
+	j->kill_sent_ms = 0;
+	j->exit_code = 0;
+	j->cpu_sec = 0;
+	j->max_rss_kb = 0;
+	set_reason(j, NULL);
+	uint32_t limit = j->time_limit ? j->time_limit : s->default_time_limit;
+	j->deadline_ms = limit ? gp_mono_ms() + (int64_t)limit * 1000 : 0;
+	j->master_port = master_port(j);
+	jobs_queue_remove(s->jobs, j);
+	running_add(s, j);
+
+	/* the node list in rank order, each node once */
+	gp_buf_t nl = { 0 };
+	for (int n = 0; n < nn; n++)
+		local[n] = 0;
+	for (uint32_t i = 0; i < j->ntasks; i++) {
+		int n = tasks[i].node;
+		if (local[n]++)
+			continue;
+		const char *name = nodes_name(s->nodes, n);
+		if (nl.len)
+			gp_buf_append(&nl, ",", 1);
+		gp_buf_append(&nl, name, strlen(name));
+	}
+	gp_buf_append(&nl, "", 1);
+	struct node *n0 = nodes_get(s->nodes, tasks[0].node);
+
+	/* one Launch per node, carrying that node's tasks */
+	for (int n = 0; n < nn; n++) {
+		if (!local[n])
+			continue;
+		struct node *nd = nodes_get(s->nodes, n);
+		nd->mem_used_mb += j->mem_mb;
+		nd->njobs++;
+		Gpool__TaskPlacement *tp = calloc(local[n], sizeof(*tp));
+		Gpool__TaskPlacement **tpp = calloc(local[n], sizeof(*tpp));
+		uint32_t *cpus = calloc((size_t)local[n] * j->cpus_per_task, sizeof(uint32_t));
+		if (!tp || !tpp || !cpus) {
+			free(tp);
+			free(tpp);
+			free(cpus);
+			continue; /* the missing tasks never start: the node timeout ends the job */
+		}
+		int k = 0;
+		for (uint32_t i = 0; i < j->ntasks; i++) {
+			if (tasks[i].node != n)
+				continue;
+			gpool__task_placement__init(&tp[k]);
+			tp[k].rank = i;
+			tp[k].node = nd->name;
+			tp[k].local_rank = tasks[i].local_rank;
+			tp[k].cpus = cpus + (size_t)k * j->cpus_per_task;
+			tp[k].n_cpus = j->cpus_per_task;
+			for (uint32_t c = 0; c < j->cpus_per_task; c++)
+				tp[k].cpus[c] = tasks[i].cpu_first + c;
+			tpp[k] = &tp[k];
+			k++;
+		}
+		Gpool__Launch l = GPOOL__LAUNCH__INIT;
+		l.job_id = j->id;
+		l.attempt = j->attempt;
+		l.spec = spec;
+		l.uid = j->uid;
+		l.gid = j->gid;
+		l.user = j->user;
+		l.tasks = tpp;
+		l.n_tasks = k;
+		l.size = j->ntasks;
+		l.nodelist = (char *)nl.data;
+		l.master_addr = n0 ? n0->addr : "";
+		l.master_port = j->master_port;
+		l.local_size = k;
+		l.mem_limit_mb = j->mem_mb;
+		Gpool__Msg m = GPOOL__MSG__INIT;
+		m.m_case = GPOOL__MSG__M_LAUNCH;
+		m.launch = &l;
+		gsched_send_node(s, n, &m);
+		free(tp);
+		free(tpp);
+		free(cpus);
+	}
+	gp_buf_release(&nl);
+	free(local);
+	gpool__job_spec__free_unpacked(spec, NULL);
+	gsched_save(s, j);
+	gp_debug("job %llu attempt %u started", (unsigned long long)j->id, j->attempt);
+	return 0;
+}
+
+/* Free what task i held on its node. */
+static void task_release(struct gsched *s, struct job *j, uint32_t i)
+{
+	struct task *t = &j->tasks[i];
+	struct node *nd = nodes_get(s->nodes, t->node);
+	if (!nd)
+		return;
+	node_cpus_free(nd, t->cpu_first, j->cpus_per_task);
+	for (uint32_t k = 0; k < j->ntasks; k++)
+		if (k != i && j->tasks[k].node == t->node && j->tasks[k].state != 2)
+			return;
+	nd->mem_used_mb = nd->mem_used_mb >= j->mem_mb ? nd->mem_used_mb - j->mem_mb : 0;
+	if (nd->njobs)
+		nd->njobs--;
+	s->plan_dirty = true;
+}
+
+static void job_finish(struct gsched *s, struct job *j)
+{
+	Gpool__JobState st;
+	bool oom = false, failed = false;
+	int32_t code = 0;
+	for (uint32_t i = 0; i < j->ntasks; i++) {
+		struct task *t = &j->tasks[i];
+		oom |= t->oom;
+		int32_t c = exit_code_of(t->status);
+		if (c > code)
+			code = c;
+		if (c)
+			failed = true;
+	}
+	if (j->kill_reason == GPOOL__JOB_STATE__CANCELLED ||
+	    j->kill_reason == GPOOL__JOB_STATE__TIMEOUT || j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL)
+		st = j->kill_reason;
+	else if (oom)
+		st = GPOOL__JOB_STATE__OUT_OF_MEMORY;
+	else if (failed || j->kill_reason == GPOOL__JOB_STATE__FAILED)
+		st = GPOOL__JOB_STATE__FAILED;
+	else
+		st = GPOOL__JOB_STATE__COMPLETED;
+	j->state = st;
+	j->exit_code = code;
+	j->end_time = gp_now();
+	j->deadline_ms = 0;
+	running_remove(s, j);
+	s->completed++;
+	s->plan_dirty = true;
+	gsched_save(s, j);
+	output_job_changed(s, j);
+	gp_debug("job %llu ended %s (exit code %d)", (unsigned long long)j->id, gp_job_state_name(st),
+		 code);
+}
+
+static void send_kill(struct gsched *s, int node, uint64_t job, uint32_t attempt, int sig,
+		      Gpool__JobState reason)
+{
+	Gpool__Kill k = GPOOL__KILL__INIT;
+	k.job_id = job;
+	k.attempt = attempt;
+	k.signal = sig;
+	k.grace_ms = (uint32_t)s->kill_grace_ms;
+	k.reason = reason;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_KILL;
+	m.kill = &k;
+	gsched_send_node(s, node, &m);
+}
+
+void job_kill(struct gsched *s, struct job *j, Gpool__JobState reason, int sig, const char *why)
+{
+	if (j->state != GPOOL__JOB_STATE__RUNNING && j->state != GPOOL__JOB_STATE__COMPLETING)
+		return;
+	if (j->kill_reason == GPOOL__JOB_STATE__JOB_STATE_UNKNOWN) {
+		j->kill_reason = reason;
+		if (why)
+			set_reason(j, why);
+	}
+	j->state = GPOOL__JOB_STATE__COMPLETING;
+	j->kill_sent_ms = gp_mono_ms();
+	int nn = nodes_count(s->nodes);
+	uint8_t *sent = calloc(nn ? nn : 1, 1);
+	for (uint32_t i = 0; i < j->ntasks; i++) {
+		struct task *t = &j->tasks[i];
+		if (t->state == 2 || !sent || sent[t->node])
+			continue;
+		sent[t->node] = 1;
+		send_kill(s, t->node, j->id, j->attempt, sig, reason);
+	}
+	free(sent);
+	if (j->tasks_exited == j->ntasks)
+		job_finish(s, j);
+	else
+		gsched_save(s, j);
+	output_job_changed(s, j);
+}
+
+void job_end_pending(struct gsched *s, struct job *j, Gpool__JobState state, const char *why)
+{
+	jobs_queue_remove(s->jobs, j);
+	j->state = state;
+	j->end_time = gp_now();
+	set_reason(j, why);
+	s->completed++;
+	s->plan_dirty = true;
+	gsched_save(s, j);
+	output_job_changed(s, j);
+}
+
+static void task_exited(struct gsched *s, struct job *j, uint32_t rank, int32_t status, bool oom)
+{
+	struct task *t = &j->tasks[rank];
+	if (t->state == 2)
+		return;
+	t->state = 2;
+	t->status = status;
+	t->oom = oom;
+	j->tasks_exited++;
+	task_release(s, j, rank);
+}
+
+void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
+{
+	struct job *j = jobs_get(s->jobs, ev->job_id);
+	if (!j) {
+		gp_warn("task event from %s for unknown job %llu: ignored", nodes_name(s->nodes, node),
+			(unsigned long long)ev->job_id);
+		return;
+	}
+	bool live = j->state == GPOOL__JOB_STATE__RUNNING || j->state == GPOOL__JOB_STATE__COMPLETING;
+	if (ev->attempt != j->attempt || !live) {
+		/* a superseded attempt still runs somewhere: fence it */
+		if (ev->kind == GPOOL__TASK_EVENT_KIND__TASK_STARTED) {
+			gp_warn("job %llu: attempt %u reported by %s is not current (attempt %u, %s): "
+				"killing it",
+				(unsigned long long)j->id, ev->attempt, nodes_name(s->nodes, node),
+				j->attempt, gp_job_state_name(j->state));
+			send_kill(s, node, j->id, ev->attempt, SIGKILL, GPOOL__JOB_STATE__CANCELLED);
+		}
+		return;
+	}
+	if (ev->rank >= j->ntasks || j->tasks[ev->rank].node != node) {
+		gp_warn("job %llu: rank %u is not placed on %s: ignored", (unsigned long long)j->id,
+			ev->rank, nodes_name(s->nodes, node));
+		return;
+	}
+	switch (ev->kind) {
+	case GPOOL__TASK_EVENT_KIND__TASK_STARTED:
+		if (j->tasks[ev->rank].state == 0)
+			j->tasks[ev->rank].state = 1;
+		return;
+	case GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START:
+		if (ev->reason && *ev->reason && !j->end_reason)
+			set_reason(j, ev->reason);
+		task_exited(s, j, ev->rank, 1 << 8 /* exit code 1 */, false);
+		break;
+	case GPOOL__TASK_EVENT_KIND__TASK_EXITED:
+		task_exited(s, j, ev->rank, ev->status, ev->oom);
+		if (ev->rusage) {
+			j->cpu_sec += ev->rusage->user_sec + ev->rusage->sys_sec;
+			if (ev->rusage->max_rss_kb > j->max_rss_kb)
+				j->max_rss_kb = ev->rusage->max_rss_kb;
+		}
+		break;
+	default:
+		return;
+	}
+	if (j->tasks_exited == j->ntasks) {
+		job_finish(s, j);
+		return;
+	}
+	/* gang semantics: one rank failing ends the job; the others are stopped */
+	int32_t code = exit_code_of(j->tasks[ev->rank].status);
+	if ((code || ev->kind == GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START) &&
+	    j->kill_reason == GPOOL__JOB_STATE__JOB_STATE_UNKNOWN) {
+		char why[128];
+		snprintf(why, sizeof(why), "rank %u failed (exit code %d)", ev->rank, code);
+		job_kill(s, j, j->tasks[ev->rank].oom ? GPOOL__JOB_STATE__OUT_OF_MEMORY
+						      : GPOOL__JOB_STATE__FAILED,
+			 SIGTERM, j->end_reason ? NULL : why);
+	}
+}
+
+void job_node_failed(struct gsched *s, int node)
+{
+	size_t pos = 0;
+	struct job *j;
+	struct job **hit = NULL;
+	size_t nhit = 0;
+	while ((j = running_iter(s, &pos))) {
+		bool on = false;
+		for (uint32_t i = 0; i < j->ntasks; i++)
+			if (j->tasks[i].node == node && j->tasks[i].state != 2)
+				on = true;
+		if (!on)
+			continue;
+		struct job **nh = realloc(hit, (nhit + 1) * sizeof(*nh));
+		if (!nh)
+			break;
+		hit = nh;
+		hit[nhit++] = j;
+	}
+	for (size_t h = 0; h < nhit; h++) {
+		j = hit[h];
+		char why[256];
+		snprintf(why, sizeof(why), "node %s stopped answering", nodes_name(s->nodes, node));
+		if (j->kill_reason == GPOOL__JOB_STATE__JOB_STATE_UNKNOWN ||
+		    j->kill_reason == GPOOL__JOB_STATE__FAILED) {
+			j->kill_reason = GPOOL__JOB_STATE__NODE_FAIL;
+			set_reason(j, why);
+		}
+		for (uint32_t i = 0; i < j->ntasks; i++)
+			if (j->tasks[i].node == node && j->tasks[i].state != 2)
+				task_exited(s, j, i, SIGKILL, false);
+		if (j->tasks_exited == j->ntasks)
+			job_finish(s, j);
+		else
+			job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGKILL, NULL);
+	}
+	free(hit);
+}
+
+void jobs_tick(struct gsched *s)
+{
+	int64_t now = gp_mono_ms();
+	size_t pos = 0;
+	struct job *j;
+	struct job **due = NULL;
+	size_t ndue = 0;
+	while ((j = running_iter(s, &pos))) {
+		if (j->state == GPOOL__JOB_STATE__RUNNING && j->deadline_ms && now >= j->deadline_ms) {
+			struct job **nd = realloc(due, (ndue + 1) * sizeof(*nd));
+			if (!nd)
+				break;
+			due = nd;
+			due[ndue++] = j;
+		}
+	}
+	for (size_t i = 0; i < ndue; i++)
+		job_kill(s, due[i], GPOOL__JOB_STATE__TIMEOUT, SIGTERM, "time limit reached");
+	free(due);
+}

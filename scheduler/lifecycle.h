@@ -1,0 +1,29 @@
+/* lifecycle.h: every change of a job's state goes through these functions, so each job
+ * reaches exactly one final state and at most one attempt runs at a time. */
+#ifndef GPOOL_LIFECYCLE_H
+#define GPOOL_LIFECYCLE_H
+
+#include "gschedd.h"
+
+/* Placement chosen by plan: node index and first CPU for each task. */
+struct alloc {
+	int *node;
+	uint32_t *cpu_first;
+};
+
+/* Start the next attempt of a pending job on the given placement: mark it RUNNING, send
+ * Launch orders. 0 / -1 (then nothing changed). */
+int job_start(struct gsched *s, struct job *j, const struct alloc *a);
+/* A task event from the agent of `node`. */
+void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev);
+/* Begin ending a running job: send Kill to every node with a live task; the job ends in
+ * `reason` when all tasks have reported (or at once when none runs). */
+void job_kill(struct gsched *s, struct job *j, Gpool__JobState reason, int signal, const char *why);
+/* End a pending job at once (cancel of a pending job). */
+void job_end_pending(struct gsched *s, struct job *j, Gpool__JobState state, const char *why);
+/* A node went DOWN: its tasks are lost; their jobs end NODE_FAIL (other ranks killed). */
+void job_node_failed(struct gsched *s, int node);
+/* Time limits and kill escalation; called periodically. */
+void jobs_tick(struct gsched *s);
+
+#endif

@@ -1,0 +1,174 @@
+/* gschedd: the gpool scheduler. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "gschedd.h"
+#include "jobs.h"
+#include "log.h"
+#include "names.h"
+#include "net.h"
+#include "nodes.h"
+#include "output.h"
+#include "running.h"
+#include "sched.h"
+#include "store.h"
+#include "u64map.h"
+#include "util.h"
+
+static struct gsched *the_sched; /* for the signal handler only */
+
+static void on_signal(int sig)
+{
+	if (the_sched)
+		the_sched->stop = 1;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static const char *node_namer(int idx)
+{
+	return the_sched ? nodes_name(the_sched->nodes, idx) : "?";
+}
+
+/* Jobs found in the store at start-up. */
+static int load_job(void *arg, struct job *j)
+{
+	struct gsched *s = arg;
+	j->durable = true;
+	if (j->state == GPOOL__JOB_STATE__REQUEUED)
+		j->state = GPOOL__JOB_STATE__PENDING;
+	if (j->state == GPOOL__JOB_STATE__RUNNING || j->state == GPOOL__JOB_STATE__COMPLETING) {
+		/* re-adopting running jobs from the agents is the durability work; until then a
+		 * job that ran across a scheduler restart ends NODE_FAIL, never twice */
+		j->state = GPOOL__JOB_STATE__NODE_FAIL;
+		j->end_time = gp_now();
+		free(j->end_reason);
+		j->end_reason = strdup("the scheduler restarted while it ran");
+		if (jobs_add(s->jobs, j) < 0)
+			return -1;
+		gsched_save(s, j);
+		return 0;
+	}
+	return jobs_add(s->jobs, j);
+}
+
+static void usage(const gp_config_t *cfg)
+{
+	printf("usage: gschedd [OPTIONS]\n"
+	       "The gpool scheduler: takes jobs from gsub, places them on the agents' nodes,\n"
+	       "keeps every accepted job in SQLite under state_dir.\n\n");
+	gp_config_usage(cfg, stdout);
+}
+
+int main(int argc, char **argv)
+{
+	struct gsched s;
+	memset(&s, 0, sizeof(s));
+	gp_error_t err = { { 0 } };
+	int help;
+	s.cfg = gp_config_create(GP_SCHED);
+	if (!s.cfg || gp_config_parse_args(s.cfg, argc, argv, &help, &err) < 0) {
+		fprintf(stderr, "gschedd: %s\n", err.text);
+		fprintf(stderr, "Try 'gschedd --help' for more information.\n");
+		return 2;
+	}
+	if (help) {
+		usage(s.cfg);
+		return 0;
+	}
+	int level = gp_log_level_parse(gp_config_str(s.cfg, "log_level"));
+	gp_log_init("gschedd", level < 0 ? GP_LOG_INFO : level);
+	const char *lf = gp_config_str(s.cfg, "log_file");
+	if (*lf && gp_log_file(lf) < 0) {
+		fprintf(stderr, "gschedd: cannot open log file '%s': %s\n", lf, strerror(errno));
+		return 1;
+	}
+	s.sched_uid = (uid_t)gp_config_int(s.cfg, "sched_uid");
+	s.agent_uid = (uid_t)gp_config_int(s.cfg, "agent_uid");
+	s.heartbeat_ms = gp_config_int(s.cfg, "heartbeat_interval");
+	s.node_timeout_ms = gp_config_int(s.cfg, "node_timeout");
+	s.kill_grace_ms = gp_config_int(s.cfg, "kill_grace");
+	s.commit_delay_ms = gp_config_int(s.cfg, "commit_delay");
+	s.default_time_limit = (uint32_t)(gp_config_int(s.cfg, "default_time_limit") / 1000);
+	s.max_time_limit = (uint32_t)(gp_config_int(s.cfg, "max_time_limit") / 1000);
+	s.max_jobs = (uint64_t)gp_config_int(s.cfg, "max_jobs");
+	snprintf(s.state_dir, sizeof(s.state_dir), "%s", gp_config_str(s.cfg, "state_dir"));
+	if (getuid() != s.sched_uid)
+		gp_warn("running as uid %u but sched_uid is %u: commands will refuse the replies",
+			(unsigned)getuid(), (unsigned)s.sched_uid);
+
+	the_sched = &s;
+	store_set_node_namer(node_namer);
+	if (!(s.auth = gp_auth_create(NULL, &err)) ||
+	    !(s.store = store_create(s.state_dir, gp_config_str(s.cfg, "sync"), s.commit_delay_ms,
+				     &err)) ||
+	    !(s.output = output_create(s.state_dir, (uint64_t)gp_config_int(s.cfg, "output_limit"),
+				       &err)) ||
+	    !(s.nodes = nodes_create()) || !(s.running = gp_u64map_create()) ||
+	    !(s.jobs = jobs_create(store_max_job_id(s.store) + 1))) {
+		gp_err("%s", err.text[0] ? err.text : "out of memory");
+		return 1;
+	}
+	/* munged must answer before we take requests */
+	char *cred = NULL;
+	if (gp_auth_encode(s.auth, "", 0, &cred, &err) < 0) {
+		gp_err("%s (is munged running?)", err.text);
+		return 1;
+	}
+	free(cred);
+	if (store_load(s.store, true, load_job, &s) < 0) {
+		gp_err("cannot load the jobs from '%s/jobs.db'", s.state_dir);
+		return 1;
+	}
+	if (!(s.net = net_create(gp_config_str(s.cfg, "listen"), s.auth,
+				 (size_t)gp_config_int(s.cfg, "max_message"),
+				 (int)gp_config_int(s.cfg, "rate_per_addr"), &err))) {
+		gp_err("%s", err.text);
+		return 1;
+	}
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	gp_info("listening on %s, state in %s, %zu jobs loaded", gp_config_str(s.cfg, "listen"),
+		s.state_dir, jobs_count(s.jobs));
+	s.plan_dirty = true;
+	int rc = gsched_run(&s);
+
+	struct net_stats ns;
+	net_stats(s.net, &ns);
+	uint64_t commits, rows;
+	store_stats(s.store, &commits, &rows);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	gp_info("stopping: %llu submitted, %llu ended, %llu messages in (%llu refused, %llu over "
+		"rate), %llu commits of %llu rows, %.3f s in munge, %.3f s cpu, peak rss %ld kB",
+		(unsigned long long)s.submitted, (unsigned long long)s.completed,
+		(unsigned long long)ns.received, (unsigned long long)ns.refused,
+		(unsigned long long)ns.rate_dropped, (unsigned long long)commits,
+		(unsigned long long)rows, ns.munge_sec,
+		ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+		ru.ru_maxrss);
+	net_destroy(&s.net);
+	store_destroy(&s.store);
+	output_destroy(&s.output);
+	jobs_destroy(&s.jobs);
+	nodes_destroy(&s.nodes);
+	gp_u64map_destroy(&s.running);
+	gp_auth_destroy(&s.auth);
+	gp_config_destroy(&s.cfg);
+	free(s.touched);
+	free(s.subs);
+	return rc < 0 ? 1 : 0;
+}

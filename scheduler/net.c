@@ -1,0 +1,305 @@
+#include "net.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "log.h"
+#include "util.h"
+
+struct bucket {
+	char addr[64];
+	double tokens;
+	int64_t last_ms;
+	uint64_t dropped;
+	int64_t last_log_ms;
+};
+
+struct outbox {
+	uint8_t rid[256];
+	size_t rid_len;
+	gp_batch_t batch;   /* waits for the commit */
+	gp_batch_t now;	    /* goes at the next flush */
+	int64_t last_used_ms;
+};
+
+struct net {
+	void *zctx, *sock;
+	gp_auth_t *auth;
+	gp_wire_t *wire;
+	size_t max_message;
+	double rate;
+	struct bucket *buckets;
+	int nbuckets, capbuckets;
+	struct outbox *boxes;
+	int nboxes, capboxes;
+	gp_buf_t sealed;
+	struct net_stats st;
+};
+
+struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message,
+		       int rate_per_addr, gp_error_t *err)
+{
+	struct net *n = calloc(1, sizeof(*n));
+	if (!n) {
+		gp_errprintf(err, "out of memory");
+		return NULL;
+	}
+	n->auth = auth;
+	n->max_message = max_message;
+	n->rate = rate_per_addr > 0 ? rate_per_addr : 1e9;
+	n->wire = gp_wire_create(auth, max_message);
+	n->zctx = zmq_ctx_new();
+	if (!n->wire || !n->zctx || !(n->sock = zmq_socket(n->zctx, ZMQ_ROUTER))) {
+		gp_errprintf(err, "cannot create the socket: %s", zmq_strerror(errno));
+		goto fail;
+	}
+	int64_t maxmsg = (int64_t)max_message + 4096;
+	int one = 1, hwm = 100000, linger = 0;
+	zmq_setsockopt(n->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg));
+	zmq_setsockopt(n->sock, ZMQ_ROUTER_MANDATORY, &one, sizeof(one));
+	zmq_setsockopt(n->sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+	zmq_setsockopt(n->sock, ZMQ_RCVHWM, &hwm, sizeof(hwm));
+	zmq_setsockopt(n->sock, ZMQ_LINGER, &linger, sizeof(linger));
+	if (zmq_bind(n->sock, endpoint) < 0) {
+		gp_errprintf(err, "cannot listen on '%s': %s", endpoint, zmq_strerror(errno));
+		goto fail;
+	}
+	return n;
+fail:
+	net_destroy(&n);
+	return NULL;
+}
+
+void net_destroy(struct net **p)
+{
+	if (!p || !*p)
+		return;
+	struct net *n = *p;
+	if (n->sock)
+		zmq_close(n->sock);
+	if (n->zctx)
+		zmq_ctx_term(n->zctx);
+	gp_wire_destroy(&n->wire);
+	for (int i = 0; i < n->nboxes; i++) {
+		gp_batch_release(&n->boxes[i].batch);
+		gp_batch_release(&n->boxes[i].now);
+	}
+	free(n->boxes);
+	free(n->buckets);
+	gp_buf_release(&n->sealed);
+	free(n);
+	*p = NULL;
+}
+
+void *net_socket(struct net *n)
+{
+	return n->sock;
+}
+
+static struct bucket *bucket_get(struct net *n, const char *addr)
+{
+	for (int i = 0; i < n->nbuckets; i++)
+		if (strcmp(n->buckets[i].addr, addr) == 0)
+			return &n->buckets[i];
+	if (n->nbuckets == n->capbuckets) {
+		/* bounded: reuse the least recently used bucket beyond 4096 addresses */
+		if (n->capbuckets >= 4096) {
+			int lru = 0;
+			for (int i = 1; i < n->nbuckets; i++)
+				if (n->buckets[i].last_ms < n->buckets[lru].last_ms)
+					lru = i;
+			memset(&n->buckets[lru], 0, sizeof(n->buckets[lru]));
+			snprintf(n->buckets[lru].addr, sizeof(n->buckets[lru].addr), "%s", addr);
+			n->buckets[lru].tokens = n->rate;
+			n->buckets[lru].last_ms = gp_mono_ms();
+			return &n->buckets[lru];
+		}
+		int nc = n->capbuckets ? n->capbuckets * 2 : 64;
+		struct bucket *nb = realloc(n->buckets, nc * sizeof(*nb));
+		if (!nb)
+			return NULL;
+		n->buckets = nb;
+		n->capbuckets = nc;
+	}
+	struct bucket *b = &n->buckets[n->nbuckets++];
+	memset(b, 0, sizeof(*b));
+	snprintf(b->addr, sizeof(b->addr), "%s", addr);
+	b->tokens = n->rate;
+	b->last_ms = gp_mono_ms();
+	return b;
+}
+
+/* Token bucket: rate per second, burst of one second's worth. */
+static int bucket_take(struct net *n, struct bucket *b)
+{
+	int64_t now = gp_mono_ms();
+	b->tokens += (double)(now - b->last_ms) * n->rate / 1000.0;
+	if (b->tokens > n->rate)
+		b->tokens = n->rate;
+	b->last_ms = now;
+	if (b->tokens < 1) {
+		b->dropped++;
+		if (now - b->last_log_ms > 5000) {
+			gp_warn("source %s is over its rate of %.0f messages/s: %llu dropped so far",
+				b->addr, n->rate, (unsigned long long)b->dropped);
+			b->last_log_ms = now;
+		}
+		return -1;
+	}
+	b->tokens -= 1;
+	return 0;
+}
+
+static void reply_refusal(struct net *n, const uint8_t *rid, size_t rid_len, Gpool__ErrorCode code,
+			  const char *text)
+{
+	Gpool__Msg m;
+	Gpool__Error e;
+	gp_msg_error(&m, &e, 0, code, text);
+	net_queue(n, rid, rid_len, &m, false);
+}
+
+int net_recv(struct net *n, struct net_msg *m)
+{
+	zmq_msg_t id, body;
+	zmq_msg_init(&id);
+	if (zmq_msg_recv(&id, n->sock, ZMQ_DONTWAIT) < 0) {
+		zmq_msg_close(&id);
+		return 0;
+	}
+	m->rid_len = zmq_msg_size(&id) <= sizeof(m->rid) ? zmq_msg_size(&id) : sizeof(m->rid);
+	memcpy(m->rid, zmq_msg_data(&id), m->rid_len);
+	zmq_msg_close(&id);
+	zmq_msg_init(&body);
+	if (zmq_msg_recv(&body, n->sock, ZMQ_DONTWAIT) < 0) {
+		zmq_msg_close(&body);
+		return -1;
+	}
+	int more = zmq_msg_more(&body);
+	const char *pa = zmq_msg_gets(&body, "Peer-Address");
+	snprintf(m->addr, sizeof(m->addr), "%s", pa ? pa : "local");
+	n->st.received++;
+	/* a well-formed peer sends exactly one frame after its routing id */
+	if (more) {
+		do {
+			zmq_msg_close(&body);
+			zmq_msg_init(&body);
+		} while (zmq_msg_recv(&body, n->sock, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&body));
+		zmq_msg_close(&body);
+		n->st.refused++;
+		gp_warn("refused a multi-frame message from %s", m->addr);
+		return -1;
+	}
+	struct bucket *b = bucket_get(n, m->addr);
+	if (b && bucket_take(n, b) < 0) {
+		zmq_msg_close(&body);
+		n->st.rate_dropped++;
+		return -1;
+	}
+	Gpool__ErrorCode code;
+	gp_error_t err;
+	m->batch = gp_wire_open(n->wire, zmq_msg_data(&body), zmq_msg_size(&body), &m->from, &code,
+				&err);
+	zmq_msg_close(&body);
+	if (!m->batch) {
+		n->st.refused++;
+		gp_warn("refused a message from %s: %s", m->addr, err.text);
+		reply_refusal(n, m->rid, m->rid_len, code, err.text);
+		return -1;
+	}
+	return 1;
+}
+
+static struct outbox *outbox_get(struct net *n, const uint8_t *rid, size_t rid_len)
+{
+	for (int i = 0; i < n->nboxes; i++)
+		if (n->boxes[i].rid_len == rid_len && memcmp(n->boxes[i].rid, rid, rid_len) == 0)
+			return &n->boxes[i];
+	if (n->nboxes == n->capboxes) {
+		int nc = n->capboxes ? n->capboxes * 2 : 32;
+		struct outbox *nb = realloc(n->boxes, nc * sizeof(*nb));
+		if (!nb)
+			return NULL;
+		n->boxes = nb;
+		n->capboxes = nc;
+	}
+	struct outbox *o = &n->boxes[n->nboxes++];
+	memset(o, 0, sizeof(*o));
+	memcpy(o->rid, rid, rid_len);
+	o->rid_len = rid_len;
+	return o;
+}
+
+int net_queue(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Msg *msg,
+	      bool durable)
+{
+	struct outbox *o = outbox_get(n, rid, rid_len);
+	if (!o)
+		return -1;
+	o->last_used_ms = gp_mono_ms();
+	return gp_batch_add(durable ? &o->batch : &o->now, msg);
+}
+
+int net_pending(const struct net *n)
+{
+	for (int i = 0; i < n->nboxes; i++)
+		if (n->boxes[i].batch.count || n->boxes[i].now.count)
+			return 1;
+	return 0;
+}
+
+static void send_batch(struct net *n, struct outbox *o, gp_batch_t *b)
+{
+	gp_error_t err;
+	if (gp_wire_seal(n->wire, b, &n->sealed, &err) < 0) {
+			gp_err("cannot seal a reply: %s", err.text);
+	} else if (zmq_send(n->sock, o->rid, o->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+		   zmq_send(n->sock, n->sealed.data, n->sealed.len, ZMQ_DONTWAIT) < 0) {
+		/* EHOSTUNREACH: the peer is gone (a gsub that exited); nothing to do */
+		if (errno != EHOSTUNREACH)
+			gp_debug("send: %s", zmq_strerror(errno));
+	} else {
+		n->st.sent++;
+	}
+	gp_batch_reset(b);
+}
+
+int net_flush(struct net *n, bool with_durable)
+{
+	int64_t now = gp_mono_ms();
+	for (int i = 0; i < n->nboxes; i++) {
+		struct outbox *o = &n->boxes[i];
+		if (with_durable && o->batch.count) {
+			/* one envelope: the durable messages, then the immediate ones */
+			if (o->now.count) {
+				gp_buf_append(&o->batch.body, o->now.body.data, o->now.body.len);
+				o->batch.count += o->now.count;
+				gp_batch_reset(&o->now);
+			}
+			send_batch(n, o, &o->batch);
+		} else if (o->now.count) {
+			send_batch(n, o, &o->now);
+		}
+	}
+	/* drop outboxes of peers idle for a while (gsub processes come and go) */
+	for (int i = 0; i < n->nboxes;) {
+		if (now - n->boxes[i].last_used_ms > 10000 && !n->boxes[i].batch.count &&
+		    !n->boxes[i].now.count) {
+			gp_batch_release(&n->boxes[i].batch);
+			gp_batch_release(&n->boxes[i].now);
+			n->boxes[i] = n->boxes[--n->nboxes];
+		} else {
+			i++;
+		}
+	}
+	return 0;
+}
+
+void net_stats(const struct net *n, struct net_stats *st)
+{
+	*st = n->st;
+	st->munge_sec = gp_auth_seconds(n->auth);
+}

@@ -1,0 +1,52 @@
+/* net.h: gschedd's one ROUTER socket. Receiving applies the cheap checks first (size, then a
+ * token bucket per source address, so a flooder spends only its own budget), then opens the
+ * envelope (credential). Sending collects messages per peer into one batch, sealed with one
+ * credential when the batch is flushed.
+ */
+#ifndef GPOOL_NET_H
+#define GPOOL_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "gpool.pb-c.h"
+#include "wire.h"
+
+struct net;
+
+struct net_msg {
+	uint8_t rid[256];
+	size_t rid_len;
+	char addr[64];
+	struct gp_sender from;
+	Gpool__Batch *batch;
+};
+
+struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message,
+		       int rate_per_addr, gp_error_t *err);
+void net_destroy(struct net **n);
+
+/* The socket for zmq_poll. */
+void *net_socket(struct net *n);
+
+/* Receive one envelope without blocking. 1: *m filled (free its batch), 0: nothing pending,
+ * -1: a message was refused (already logged, error reply queued where cheap checks allow). */
+int net_recv(struct net *n, struct net_msg *m);
+
+/* Queue a message for a peer (packed now). A durable message waits for the open transaction
+ * to commit; others (query answers, heartbeat replies) go out at the next flush. */
+int net_queue(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Msg *msg,
+	      bool durable);
+/* Seal and send every peer's batch; durable ones only when with_durable. */
+int net_flush(struct net *n, bool with_durable);
+int net_pending(const struct net *n);
+
+struct net_stats {
+	uint64_t received, refused, rate_dropped, sent;
+	double munge_sec;
+};
+void net_stats(const struct net *n, struct net_stats *st);
+
+#endif

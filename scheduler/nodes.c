@@ -1,0 +1,214 @@
+#include "nodes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+struct nodes {
+	struct node **v;
+	int n, cap;
+};
+
+struct nodes *nodes_create(void)
+{
+	return calloc(1, sizeof(struct nodes));
+}
+
+static void free_cards(struct node *n)
+{
+	for (size_t i = 0; i < n->n_cards; i++)
+		gpool__card__free_unpacked(n->cards[i], NULL);
+	free(n->cards);
+	n->cards = NULL;
+	n->n_cards = 0;
+}
+
+void nodes_destroy(struct nodes **p)
+{
+	if (!p || !*p)
+		return;
+	for (int i = 0; i < (*p)->n; i++) {
+		struct node *n = (*p)->v[i];
+		free(n->name);
+		free(n->addr);
+		free(n->version);
+		free(n->reason);
+		free(n->cpu_busy);
+		free_cards(n);
+		free(n);
+	}
+	free((*p)->v);
+	free(*p);
+	*p = NULL;
+}
+
+int nodes_count(const struct nodes *ns)
+{
+	return ns->n;
+}
+
+struct node *nodes_get(struct nodes *ns, int idx)
+{
+	return idx >= 0 && idx < ns->n ? ns->v[idx] : NULL;
+}
+
+const char *nodes_name(struct nodes *ns, int idx)
+{
+	struct node *n = nodes_get(ns, idx);
+	return n ? n->name : "?";
+}
+
+int nodes_find(const struct nodes *ns, const char *name)
+{
+	for (int i = 0; i < ns->n; i++)
+		if (strcmp(ns->v[i]->name, name) == 0)
+			return i;
+	return -1;
+}
+
+int nodes_find_rid(const struct nodes *ns, const uint8_t *rid, size_t len)
+{
+	for (int i = 0; i < ns->n; i++)
+		if (ns->v[i]->rid_len == len && memcmp(ns->v[i]->rid, rid, len) == 0)
+			return i;
+	return -1;
+}
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+/* Cards are copied by packing and unpacking: the node owns its copies. */
+static int copy_cards(struct node *n, const Gpool__NodeRegister *reg)
+{
+	Gpool__Card **cards = calloc(reg->n_cards ? reg->n_cards : 1, sizeof(*cards));
+	if (!cards)
+		return -1;
+	for (size_t i = 0; i < reg->n_cards; i++) {
+		size_t len = gpool__card__get_packed_size(reg->cards[i]);
+		uint8_t *buf = malloc(len ? len : 1);
+		if (!buf)
+			goto fail;
+		gpool__card__pack(reg->cards[i], buf);
+		cards[i] = gpool__card__unpack(NULL, len, buf);
+		free(buf);
+		if (!cards[i])
+			goto fail;
+		if (cards[i]->state == GPOOL__CARD_STATE__CARD_STATE_UNKNOWN)
+			cards[i]->state = GPOOL__CARD_STATE__CARD_UP;
+	}
+	free_cards(n);
+	n->cards = cards;
+	n->n_cards = reg->n_cards;
+	return 0;
+fail:
+	for (size_t i = 0; i < reg->n_cards; i++)
+		if (cards[i])
+			gpool__card__free_unpacked(cards[i], NULL);
+	free(cards);
+	return -1;
+}
+
+int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8_t *rid,
+		   size_t rid_len)
+{
+	if (rid_len > sizeof(((struct node *)0)->rid))
+		return -1;
+	int idx = nodes_find(ns, reg->name);
+	struct node *n;
+	if (idx < 0) {
+		if (ns->n == ns->cap) {
+			int nc = ns->cap ? ns->cap * 2 : 16;
+			struct node **nv = realloc(ns->v, nc * sizeof(*nv));
+			if (!nv)
+				return -1;
+			ns->v = nv;
+			ns->cap = nc;
+		}
+		n = calloc(1, sizeof(*n));
+		if (!n || !(n->name = strdup(reg->name))) {
+			free(n);
+			return -1;
+		}
+		idx = ns->n;
+		ns->v[ns->n++] = n;
+	} else {
+		n = ns->v[idx];
+	}
+	/* the offered CPU count may change only while nothing runs there */
+	if (!n->cpu_busy || (n->cpus_used == 0 && n->cpus != reg->cpus)) {
+		uint8_t *busy = calloc(reg->cpus ? reg->cpus : 1, 1);
+		if (!busy)
+			return -1;
+		free(n->cpu_busy);
+		n->cpu_busy = busy;
+		n->cpus = reg->cpus;
+	}
+	n->mem_mb = reg->mem_mb;
+	free(n->addr);
+	n->addr = dup_or_empty(reg->addr);
+	free(n->version);
+	n->version = dup_or_empty(reg->version);
+	n->psu_watts = reg->psu_watts;
+	copy_cards(n, reg);
+	memcpy(n->rid, rid, rid_len);
+	n->rid_len = rid_len;
+	n->state = n->drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
+	n->last_heard_ms = gp_mono_ms();
+	n->last_heard = gp_now();
+	return idx;
+}
+
+int node_cpus_alloc(struct node *n, uint32_t count)
+{
+	if (count == 0 || n->cpus_used + count > n->cpus)
+		return -1;
+	uint32_t run = 0;
+	for (uint32_t i = 0; i < n->cpus; i++) {
+		run = n->cpu_busy[i] ? 0 : run + 1;
+		if (run == count) {
+			uint32_t first = i + 1 - count;
+			memset(n->cpu_busy + first, 1, count);
+			n->cpus_used += count;
+			return (int)first;
+		}
+	}
+	return -1;
+}
+
+void node_cpus_free(struct node *n, uint32_t first, uint32_t count)
+{
+	if (first + count > n->cpus)
+		return;
+	for (uint32_t i = first; i < first + count; i++) {
+		if (n->cpu_busy[i]) {
+			n->cpu_busy[i] = 0;
+			n->cpus_used--;
+		}
+	}
+}
+
+bool node_usable(const struct node *n)
+{
+	return n->state == GPOOL__NODE_STATE__NODE_UP && !n->drain;
+}
+
+void nodeinfo_fill(Gpool__NodeInfo *ni, const struct node *n)
+{
+	gpool__node_info__init(ni);
+	ni->name = n->name;
+	ni->addr = n->addr;
+	ni->state = n->state;
+	ni->reason = n->reason ? n->reason : "";
+	ni->cpus = n->cpus;
+	ni->mem_mb = n->mem_mb;
+	ni->cpus_used = n->cpus_used;
+	ni->mem_used_mb = n->mem_used_mb;
+	ni->cards = n->cards;
+	ni->n_cards = n->n_cards;
+	ni->last_heard = n->last_heard;
+	ni->psu_watts = n->psu_watts;
+	ni->version = n->version;
+}

@@ -1,0 +1,57 @@
+/* nodes.h: the agents gschedd knows. Nodes are never removed (a node index stays valid for
+ * the life of the daemon); a node that falls silent is DOWN until it registers again. */
+#ifndef GPOOL_NODES_H
+#define GPOOL_NODES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpool.pb-c.h"
+
+struct node {
+	char *name;
+	char *addr;
+	char *version;
+	uint8_t rid[256]; /* ZeroMQ routing id of the agent's socket */
+	size_t rid_len;
+	Gpool__NodeState state;
+	char *reason;
+	bool drain; /* admin drain: finishes its jobs, takes no new ones */
+	uint32_t cpus;
+	uint64_t mem_mb;
+	uint32_t cpus_used;
+	uint64_t mem_used_mb;
+	uint8_t *cpu_busy; /* cpus entries */
+	Gpool__Card **cards;
+	size_t n_cards;
+	uint32_t psu_watts;
+	int64_t last_heard_ms;
+	double last_heard;
+	uint32_t njobs;
+};
+
+struct nodes;
+
+struct nodes *nodes_create(void);
+void nodes_destroy(struct nodes **ns);
+
+int nodes_count(const struct nodes *ns);
+struct node *nodes_get(struct nodes *ns, int idx);
+const char *nodes_name(struct nodes *ns, int idx);
+/* -1 when unknown */
+int nodes_find(const struct nodes *ns, const char *name);
+/* Find by routing id (-1 when unknown). */
+int nodes_find_rid(const struct nodes *ns, const uint8_t *rid, size_t len);
+/* Register (or re-register) a node; returns its index or -1. Resources in use are kept. */
+int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8_t *rid,
+		   size_t rid_len);
+
+/* Allocate n CPUs in one run of free indices if possible; returns the first or -1. */
+int node_cpus_alloc(struct node *n, uint32_t count);
+void node_cpus_free(struct node *n, uint32_t first, uint32_t count);
+/* Is the node usable for new work? */
+bool node_usable(const struct node *n);
+
+void nodeinfo_fill(Gpool__NodeInfo *ni, const struct node *n);
+
+#endif

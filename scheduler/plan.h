@@ -1,0 +1,15 @@
+/* plan.h: placement. Jobs are considered in priority order (then submit order); each gets
+ * all its CPUs and memory at once or nothing. The first job that cannot start gets a
+ * reservation: the earliest time the running jobs' time limits free enough for it (EASY
+ * backfill). A later job may start now only if it fits now and either ends before that
+ * reservation or leaves the reserved resources untouched.
+ */
+#ifndef GPOOL_PLAN_H
+#define GPOOL_PLAN_H
+
+#include "gschedd.h"
+
+/* One placement pass; starts what can start. */
+void plan_run(struct gsched *s);
+
+#endif

@@ -1,0 +1,397 @@
+#include "store.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs.h"
+#include "log.h"
+#include "parse.h"
+#include "util.h"
+
+#define SCHEMA_VERSION 1
+
+struct store {
+	sqlite3 *db;
+	sqlite3_stmt *ins, *upd, *spec, *begin, *commit, *rollback;
+	bool in_txn;
+	int64_t txn_start_ms;
+	int64_t delay_ms;
+	uint64_t commits, rows;
+	bool failed; /* a write failed in the open transaction: it must roll back */
+};
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);"
+	"CREATE TABLE IF NOT EXISTS jobs("
+	" id INTEGER PRIMARY KEY, uid INTEGER, gid INTEGER, user TEXT, name TEXT,"
+	" state INTEGER, attempt INTEGER, priority INTEGER, hold INTEGER, reason TEXT,"
+	" submit_time REAL, start_time REAL, end_time REAL, exit_code INTEGER,"
+	" cpu_sec REAL, max_rss_kb INTEGER, placement BLOB, spec BLOB);"
+	"CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);"
+	"CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time);";
+
+static int prep(struct store *st, const char *sql, sqlite3_stmt **s, gp_error_t *err)
+{
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, s, NULL) != SQLITE_OK)
+		return gp_errprintf(err, "sqlite: %s", sqlite3_errmsg(st->db));
+	return 0;
+}
+
+struct store *store_create(const char *dir, const char *sync_mode, int64_t delay_ms,
+			   gp_error_t *err)
+{
+	char path[4096];
+	struct store *st = calloc(1, sizeof(*st));
+	if (!st) {
+		gp_errprintf(err, "out of memory");
+		return NULL;
+	}
+	st->delay_ms = delay_ms;
+	if (gp_mkdir_p(dir, 0700) < 0) {
+		gp_errprintf(err, "cannot create state directory '%s': %s", dir, strerror(errno));
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/jobs.db", dir);
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
+		gp_errprintf(err, "cannot open '%s': %s", path,
+			     st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		goto fail;
+	}
+	const char *sync = !strcmp(sync_mode, "off") ? "OFF" : !strcmp(sync_mode, "normal") ? "NORMAL"
+											  : "FULL";
+	char pragmas[256];
+	snprintf(pragmas, sizeof(pragmas),
+		 "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA busy_timeout=5000;", sync);
+	char *msg = NULL;
+	if (sqlite3_exec(st->db, pragmas, NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(st->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+		gp_errprintf(err, "cannot set up '%s': %s", path, msg ? msg : "?");
+		sqlite3_free(msg);
+		goto fail;
+	}
+	if (prep(st, "INSERT INTO jobs(id,uid,gid,user,name,state,attempt,priority,hold,reason,"
+		     "submit_time,start_time,end_time,exit_code,cpu_sec,max_rss_kb,placement,spec)"
+		     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		 &st->ins, err) < 0 ||
+	    prep(st, "UPDATE jobs SET state=?2, attempt=?3, priority=?4, hold=?5, reason=?6,"
+		     " start_time=?7, end_time=?8, exit_code=?9, cpu_sec=?10, max_rss_kb=?11,"
+		     " placement=?12 WHERE id=?1",
+		 &st->upd, err) < 0 ||
+	    prep(st, "SELECT spec FROM jobs WHERE id=?", &st->spec, err) < 0 ||
+	    prep(st, "BEGIN", &st->begin, err) < 0 || prep(st, "COMMIT", &st->commit, err) < 0 ||
+	    prep(st, "ROLLBACK", &st->rollback, err) < 0)
+		goto fail;
+	return st;
+fail:
+	store_destroy(&st);
+	return NULL;
+}
+
+void store_destroy(struct store **p)
+{
+	if (!p || !*p)
+		return;
+	struct store *st = *p;
+	if (st->in_txn)
+		store_commit(st, NULL);
+	sqlite3_stmt *s[] = { st->ins, st->upd, st->spec, st->begin, st->commit, st->rollback };
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		sqlite3_finalize(s[i]);
+	if (st->db)
+		sqlite3_close(st->db);
+	free(st);
+	*p = NULL;
+}
+
+static int begin(struct store *st)
+{
+	if (st->in_txn)
+		return 0;
+	sqlite3_reset(st->begin);
+	if (sqlite3_step(st->begin) != SQLITE_DONE) {
+		gp_err("sqlite begin: %s", sqlite3_errmsg(st->db));
+		return -1;
+	}
+	st->in_txn = true;
+	st->txn_start_ms = gp_mono_ms();
+	return 0;
+}
+
+/* placement: "node:local_rank:cpu_first" per task, by node name */
+static char *placement_text(const struct job *j);
+
+static int run(struct store *st, sqlite3_stmt *s)
+{
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE) {
+		gp_err("sqlite: %s", sqlite3_errmsg(st->db));
+		st->failed = true;
+		errno = rc == SQLITE_FULL ? ENOSPC : EIO;
+		return -1;
+	}
+	st->rows++;
+	return 0;
+}
+
+int store_job_insert(struct store *st, const struct job *j, const uint8_t *spec, size_t len)
+{
+	if (begin(st) < 0)
+		return errno = EIO, -1;
+	sqlite3_stmt *s = st->ins;
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)j->id);
+	sqlite3_bind_int64(s, 2, j->uid);
+	sqlite3_bind_int64(s, 3, j->gid);
+	sqlite3_bind_text(s, 4, j->user, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, j->name, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 6, j->state);
+	sqlite3_bind_int(s, 7, (int)j->attempt);
+	sqlite3_bind_int(s, 8, j->priority);
+	sqlite3_bind_int(s, 9, j->hold);
+	sqlite3_bind_text(s, 10, j->end_reason ? j->end_reason : "", -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 11, j->submit_time);
+	sqlite3_bind_double(s, 12, j->start_time);
+	sqlite3_bind_double(s, 13, j->end_time);
+	sqlite3_bind_int(s, 14, j->exit_code);
+	sqlite3_bind_double(s, 15, j->cpu_sec);
+	sqlite3_bind_int64(s, 16, (sqlite3_int64)j->max_rss_kb);
+	sqlite3_bind_null(s, 17);
+	sqlite3_bind_blob(s, 18, spec, (int)len, SQLITE_STATIC);
+	return run(st, s);
+}
+
+/* Node names are not known here: the caller's jobs module resolves them through a hook. */
+static const char *(*node_name_fn)(int idx);
+
+void store_set_node_namer(const char *(*fn)(int idx))
+{
+	node_name_fn = fn;
+}
+
+static char *placement_text(const struct job *j)
+{
+	if (!j->tasks || !node_name_fn)
+		return NULL;
+	gp_buf_t b = { 0 };
+	for (uint32_t i = 0; i < j->ntasks; i++) {
+		char item[300];
+		int n = snprintf(item, sizeof(item), "%s%s:%u:%u", i ? "," : "",
+				 node_name_fn(j->tasks[i].node), j->tasks[i].local_rank,
+				 j->tasks[i].cpu_first);
+		if (gp_buf_append(&b, item, (size_t)n) < 0) {
+			gp_buf_release(&b);
+			return NULL;
+		}
+	}
+	gp_buf_append(&b, "", 1);
+	return (char *)b.data;
+}
+
+int store_job_update(struct store *st, const struct job *j)
+{
+	if (begin(st) < 0)
+		return errno = EIO, -1;
+	sqlite3_stmt *s = st->upd;
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)j->id);
+	sqlite3_bind_int(s, 2, j->state);
+	sqlite3_bind_int(s, 3, (int)j->attempt);
+	sqlite3_bind_int(s, 4, j->priority);
+	sqlite3_bind_int(s, 5, j->hold);
+	sqlite3_bind_text(s, 6, j->end_reason ? j->end_reason : "", -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 7, j->start_time);
+	sqlite3_bind_double(s, 8, j->end_time);
+	sqlite3_bind_int(s, 9, j->exit_code);
+	sqlite3_bind_double(s, 10, j->cpu_sec);
+	sqlite3_bind_int64(s, 11, (sqlite3_int64)j->max_rss_kb);
+	char *pl = placement_text(j);
+	if (pl)
+		sqlite3_bind_text(s, 12, pl, -1, free);
+	else
+		sqlite3_bind_null(s, 12);
+	return run(st, s);
+}
+
+Gpool__JobSpec *store_job_spec(struct store *st, uint64_t id)
+{
+	sqlite3_stmt *s = st->spec;
+	Gpool__JobSpec *spec = NULL;
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		const void *blob = sqlite3_column_blob(s, 0);
+		int len = sqlite3_column_bytes(s, 0);
+		spec = gpool__job_spec__unpack(NULL, (size_t)len, blob);
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (!spec)
+		errno = ENOENT;
+	return spec;
+}
+
+static char *colstr(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	return strdup(t ? (const char *)t : "");
+}
+
+/* Rebuild the in-memory job from a row (the spec supplies the scheduling fields). */
+static struct job *row_to_job(sqlite3_stmt *s)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->id = (uint64_t)sqlite3_column_int64(s, 0);
+	j->uid = (uint32_t)sqlite3_column_int64(s, 1);
+	j->gid = (uint32_t)sqlite3_column_int64(s, 2);
+	j->user = colstr(s, 3);
+	j->name = colstr(s, 4);
+	j->state = sqlite3_column_int(s, 5);
+	j->attempt = (uint32_t)sqlite3_column_int(s, 6);
+	j->priority = sqlite3_column_int(s, 7);
+	j->hold = sqlite3_column_int(s, 8);
+	j->end_reason = colstr(s, 9);
+	j->submit_time = sqlite3_column_double(s, 10);
+	j->start_time = sqlite3_column_double(s, 11);
+	j->end_time = sqlite3_column_double(s, 12);
+	j->exit_code = sqlite3_column_int(s, 13);
+	j->cpu_sec = sqlite3_column_double(s, 14);
+	j->max_rss_kb = (uint64_t)sqlite3_column_int64(s, 15);
+	const void *blob = sqlite3_column_blob(s, 17);
+	Gpool__JobSpec *sp = gpool__job_spec__unpack(NULL, (size_t)sqlite3_column_bytes(s, 17), blob);
+	if (sp) {
+		j->ntasks = sp->ntasks ? sp->ntasks : 1;
+		j->cpus_per_task = sp->cpus_per_task ? sp->cpus_per_task : 1;
+		j->nodes_min = sp->nodes_min;
+		j->nodes_max = sp->nodes_max;
+		j->mem_mb = sp->mem_per_node_mb;
+		j->time_limit = sp->time_limit_sec;
+		j->no_requeue = sp->no_requeue;
+		j->out_pattern = strdup(sp->output);
+		j->err_pattern = strdup(sp->error);
+		gpool__job_spec__free_unpacked(sp, NULL);
+	} else {
+		j->ntasks = j->cpus_per_task = 1;
+	}
+	return j;
+}
+
+int store_load(struct store *st, bool active_only, store_load_f fn, void *arg)
+{
+	sqlite3_stmt *s;
+	const char *sql = active_only ? "SELECT * FROM jobs WHERE state IN (1,2,9,10) ORDER BY id"
+				      : "SELECT * FROM jobs ORDER BY id";
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	int rc = 0;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		struct job *j = row_to_job(s);
+		if (!j || fn(arg, j) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+uint64_t store_max_job_id(struct store *st)
+{
+	sqlite3_stmt *s;
+	uint64_t id = 0;
+	if (sqlite3_prepare_v2(st->db, "SELECT max(id) FROM jobs", -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		id = (uint64_t)sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return id;
+}
+
+int store_history(struct store *st, uint32_t uid_filter, bool any_uid, double since, double until,
+		  uint32_t limit, store_hist_f fn, void *arg)
+{
+	sqlite3_stmt *s;
+	const char *sql = "SELECT * FROM jobs WHERE state NOT IN (1,2,9,10)"
+			  " AND (?1 OR uid = ?2) AND end_time >= ?3 AND end_time <= ?4"
+			  " ORDER BY id DESC LIMIT ?5";
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int(s, 1, any_uid);
+	sqlite3_bind_int64(s, 2, uid_filter);
+	sqlite3_bind_double(s, 3, since);
+	sqlite3_bind_double(s, 4, until > 0 ? until : 1e18);
+	sqlite3_bind_int64(s, 5, limit ? limit : 1000);
+	int rc = 0;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		struct job *j = row_to_job(s);
+		if (!j)
+			break;
+		rc = fn(arg, j);
+		if (rc < 0)
+			break;
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+bool store_in_txn(const struct store *st)
+{
+	return st->in_txn;
+}
+
+int64_t store_commit_wait(const struct store *st)
+{
+	if (!st->in_txn)
+		return -1;
+	int64_t left = st->txn_start_ms + st->delay_ms - gp_mono_ms();
+	return left > 0 ? left : 0;
+}
+
+int store_commit(struct store *st, gp_error_t *err)
+{
+	if (!st->in_txn)
+		return 0;
+	sqlite3_stmt *s = st->failed ? st->rollback : st->commit;
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	st->in_txn = false;
+	bool failed = st->failed;
+	st->failed = false;
+	if (rc != SQLITE_DONE || failed) {
+		int e = sqlite3_errcode(st->db);
+		if (rc != SQLITE_DONE && sqlite3_get_autocommit(st->db) == 0) {
+			sqlite3_reset(st->rollback);
+			sqlite3_step(st->rollback);
+			sqlite3_reset(st->rollback);
+		}
+		errno = e == SQLITE_FULL ? ENOSPC : EIO;
+		return gp_errprintf(err, "cannot save state: %s", sqlite3_errstr(e));
+	}
+	st->commits++;
+	return 0;
+}
+
+void store_stats(const struct store *st, uint64_t *commits, uint64_t *rows)
+{
+	*commits = st->commits;
+	*rows = st->rows;
+}
+
+struct job *store_job_load(struct store *st, uint64_t id)
+{
+	sqlite3_stmt *s;
+	struct job *j = NULL;
+	if (sqlite3_prepare_v2(st->db, "SELECT * FROM jobs WHERE id=?", -1, &s, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		j = row_to_job(s);
+	sqlite3_finalize(s);
+	if (!j)
+		errno = ENOENT;
+	return j;
+}

@@ -1,0 +1,54 @@
+/* store.h: gschedd's durable state in SQLite (WAL, synchronous=FULL by default).
+ *
+ * Writes go into one open transaction; store_commit_due() says when the group-commit window
+ * (commit_delay) has passed, and store_commit() makes everything durable at once. Nothing that
+ * depends on a write (a reply, a launch order) leaves the scheduler before that commit.
+ */
+#ifndef GPOOL_STORE_H
+#define GPOOL_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "gpool.pb-c.h"
+
+struct store;
+struct job;
+
+struct store *store_create(const char *dir, const char *sync_mode, int64_t commit_delay_ms,
+			   gp_error_t *err);
+void store_destroy(struct store **st);
+
+/* Save a new job with its full spec. */
+int store_job_insert(struct store *st, const struct job *j, const uint8_t *spec, size_t len);
+/* Save the job's changing fields (state, attempt, times, exit code, placement, ...). */
+int store_job_update(struct store *st, const struct job *j);
+/* Load the full spec of a job (free with gpool__job_spec__free_unpacked). */
+Gpool__JobSpec *store_job_spec(struct store *st, uint64_t id);
+
+/* Load jobs at start-up: calls fn for every job (not final ones only when active_only). */
+typedef int (*store_load_f)(void *arg, struct job *j);
+int store_load(struct store *st, bool active_only, store_load_f fn, void *arg);
+uint64_t store_max_job_id(struct store *st);
+
+/* Finished jobs for history queries; calls fn for each match (newest first). */
+typedef int (*store_hist_f)(void *arg, struct job *j);
+int store_history(struct store *st, uint32_t uid_filter, bool any_uid, double since, double until,
+		  uint32_t limit, store_hist_f fn, void *arg);
+
+bool store_in_txn(const struct store *st);
+/* ms until the open transaction must commit (-1: none open). */
+int64_t store_commit_wait(const struct store *st);
+int store_commit(struct store *st, gp_error_t *err);
+/* Node names for the placement column. */
+void store_set_node_namer(const char *(*fn)(int idx));
+/* Statistics for the benchmark. */
+void store_stats(const struct store *st, uint64_t *commits, uint64_t *rows);
+
+
+
+/* Load one job (any state) from the store; NULL with ENOENT when unknown. */
+struct job *store_job_load(struct store *st, uint64_t id);
+#endif
