@@ -1,0 +1,198 @@
+/* Tables and the detailed job view: column layout, squeue's TIME, NODELIST(REASON), cards. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobview.h"
+#include "nodeview.h"
+#include "table.h"
+
+/* Print into a string. */
+static char *render(gp_table_t *t)
+{
+	static char buf[8192];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	assert_int_equal(gp_table_print(t, f), 0);
+	fclose(f);
+	return buf;
+}
+
+static void table_layout(void **state)
+{
+	static const char *const hdr[] = { "ID", "NAME", "WHERE", NULL };
+	gp_table_t *t = gp_table_create(hdr);
+	assert_non_null(t);
+	gp_table_align_right(t, 0);
+	assert_int_equal(gp_table_add(t, (const char *const[]){ "7", "a", "x" }), 0);
+	assert_int_equal(gp_table_add(t, (const char *const[]){ "1234", "longname", "y" }), 0);
+	assert_int_equal(gp_table_rows(t), 2);
+	assert_string_equal(render(t), "  ID  NAME      WHERE\n"
+				       "   7  a         x\n"
+				       "1234  longname  y\n");
+	gp_table_destroy(&t);
+	assert_null(t);
+	gp_table_destroy(&t);
+}
+
+static Gpool__JobSpec spec = GPOOL__JOB_SPEC__INIT;
+static Gpool__TaskPlacement ta = GPOOL__TASK_PLACEMENT__INIT, tb = GPOOL__TASK_PLACEMENT__INIT,
+			    tc = GPOOL__TASK_PLACEMENT__INIT;
+static Gpool__TaskPlacement *tasks[] = { &ta, &tb, &tc };
+
+static void job_table(void **state)
+{
+	Gpool__JobInfo run = GPOOL__JOB_INFO__INIT, pend = GPOOL__JOB_INFO__INIT,
+		       done = GPOOL__JOB_INFO__INIT;
+	spec.name = "train";
+	spec.nodes_min = 2;
+	ta.node = "pc1";
+	tb.node = "pc1";
+	tc.node = "pc2";
+	run.id = 9;
+	run.spec = &spec;
+	run.user = "alice";
+	run.state = GPOOL__JOB_STATE__RUNNING;
+	run.start_time = 1000;
+	run.tasks = tasks;
+	run.n_tasks = 3;
+	run.nodelist = "pc[1-2]";
+	pend.id = 10;
+	pend.spec = &spec;
+	pend.user = "bob";
+	pend.state = GPOOL__JOB_STATE__PENDING;
+	pend.reason = "Priority";
+	done.id = 11;
+	done.user = "carol";
+	done.state = GPOOL__JOB_STATE__COMPLETED;
+	done.start_time = 1000;
+	done.end_time = 1000 + 2 * 86400 + 3600 * 3 + 4 * 60 + 5;
+	done.nodelist = "pc3";
+	Gpool__JobInfo *jobs[] = { &run, &pend, &done };
+	gp_table_t *t = gp_jobview_table(jobs, 3, 1000 + 3725);
+	assert_non_null(t);
+	assert_string_equal(render(t),
+			    "JOBID  NAME   USER   ST        TIME  NODES  NODELIST(REASON)\n"
+			    "    9  train  alice  R      1:02:05      2  pc[1-2]\n"
+			    "   10  train  bob    PD        0:00      2  (Priority)\n"
+			    "   11         carol  CD  2-03:04:05      1  pc3\n");
+	gp_table_destroy(&t);
+}
+
+static void job_detail(void **state)
+{
+	Gpool__JobInfo j = GPOOL__JOB_INFO__INIT;
+	Gpool__JobSpec s = GPOOL__JOB_SPEC__INIT;
+	char *argv[] = { "./train.sh", "--lr", "0.1" };
+	uint32_t cards[] = { 0, 1 };
+	Gpool__TaskPlacement t = GPOOL__TASK_PLACEMENT__INIT;
+	Gpool__TaskPlacement *tv[] = { &t };
+	t.rank = 0;
+	t.node = "pc1";
+	t.cards = cards;
+	t.n_cards = 2;
+	s.name = "train";
+	s.argv = argv;
+	s.n_argv = 3;
+	s.ntasks = 1;
+	s.cpus_per_task = 2;
+	s.mem_per_node_mb = 4096;
+	s.time_limit_sec = 3600;
+	s.gpus_per_task = 2;
+	j.id = 42;
+	j.spec = &s;
+	j.user = "alice";
+	j.uid = 1000;
+	j.gid = 100;
+	j.state = GPOOL__JOB_STATE__FAILED;
+	j.exit_code = 137;
+	j.tasks = tv;
+	j.n_tasks = 1;
+	j.nodelist = "pc1";
+	char buf[4096];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	assert_int_equal(gp_jobview_long(&j, 0, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "JobId=42 JobName=train\n"));
+	assert_non_null(strstr(buf, "   UserId=alice(1000) GroupId=100\n"));
+	assert_non_null(strstr(buf, "JobState=FAILED Reason=None Attempt=0 Priority=0"));
+	assert_non_null(strstr(buf, "SubmitTime=Unknown"));
+	assert_non_null(strstr(buf, "TimeLimit=01:00:00 RunTime=0:00\n"));
+	assert_non_null(strstr(buf, "NumTasks=1 NumNodes=1 CPUs/Task=2 Mem=4096M\n"));
+	assert_non_null(strstr(buf, "GPUs/Task=2 "));
+	assert_non_null(strstr(buf, "ExitCode=137 (signal 9)"));
+	assert_non_null(strstr(buf, "Command=./train.sh --lr 0.1\n"));
+	assert_non_null(strstr(buf, "Tasks=0->pc1:card0,1\n"));
+}
+
+static void node_tables(void **state)
+{
+	Gpool__Card c0 = GPOOL__CARD__INIT, c1 = GPOOL__CARD__INIT;
+	Gpool__Card *cards[] = { &c0, &c1 };
+	Gpool__NodeInfo n = GPOOL__NODE_INFO__INIT, m = GPOOL__NODE_INFO__INIT;
+	c0.index = 0;
+	c0.vendor = GPOOL__VENDOR__VENDOR_NVIDIA;
+	c0.name = "GeForce RTX 3060";
+	c0.cores = 3584;
+	c0.vram_total = 12ULL << 30;
+	c0.api_version = "CUDA 12.2";
+	c0.arch = "8.6";
+	c0.grade = "good";
+	c0.power_limit_w = 170;
+	c0.state = GPOOL__CARD_STATE__CARD_UP;
+	c1.index = 1;
+	c1.vendor = GPOOL__VENDOR__VENDOR_AMD;
+	c1.name = "RX 6700 XT";
+	c1.cores = 2560;
+	c1.vram_total = 12ULL << 30;
+	c1.arch = "gfx1031";
+	c1.state = GPOOL__CARD_STATE__CARD_DRAINED;
+	c1.state_reason = "fan";
+	c1.fake = 1;
+	n.name = "pc1";
+	n.state = GPOOL__NODE_STATE__NODE_UP;
+	n.cpus = 16;
+	n.cpus_used = 4;
+	n.mem_mb = 32768;
+	n.mem_used_mb = 2048;
+	n.cards = cards;
+	n.n_cards = 2;
+	m.name = "office";
+	m.state = GPOOL__NODE_STATE__NODE_DRAINED;
+	m.reason = "maintenance";
+	m.cpus = 4;
+	m.mem_mb = 8192;
+	Gpool__NodeInfo *nodes[] = { &n, &m };
+	gp_table_t *t = gp_nodeview_table(nodes, 2);
+	assert_string_equal(render(t),
+			    "NODE    STATE    CPUS(used/total)  MEM(used/total)  CARDS           REASON\n"
+			    "pc1     up       4/16              2.0G/32G         nvidia:1,amd:1  -\n"
+			    "office  drained  0/4               0B/8.0G          -               "
+			    "maintenance\n");
+	gp_table_destroy(&t);
+	t = gp_nodeview_card_table(nodes, 2);
+	char *s = render(t);
+	assert_non_null(strstr(s, "NODE  CARD  VENDOR  NAME"));
+	assert_non_null(strstr(s, "pc1      0  nvidia  GeForce RTX 3060    3584   12G  CUDA 12.2  "
+				  "8.6      good    170W  up       -\n"));
+	assert_non_null(strstr(s, "RX 6700 XT (fake)"));
+	assert_non_null(strstr(s, "drained  fan\n"));
+	assert_int_equal(gp_table_rows(t), 2);
+	gp_table_destroy(&t);
+}
+
+int main(void)
+{
+	setenv("TZ", "UTC", 1);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(table_layout),
+		cmocka_unit_test(job_table),
+		cmocka_unit_test(job_detail),
+		cmocka_unit_test(node_tables),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
