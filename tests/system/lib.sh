@@ -27,6 +27,10 @@ _nfail=0
 TEST_DIR=""
 CLUSTER_DIR=""
 _watchdog=""
+_cleanup_hooks=()
+
+# at_cleanup CMD: run CMD (a string, eval'd) when the test ends, before the cluster stops.
+at_cleanup() { _cleanup_hooks+=("$1"); }
 
 # ---- TAP ------------------------------------------------------------------------------------
 
@@ -105,6 +109,8 @@ _cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
 	[ -n "$_watchdog" ] && kill "$_watchdog" 2>/dev/null
+	local hook
+	for hook in "${_cleanup_hooks[@]}"; do eval "$hook" || true; done
 	if [ -n "$CLUSTER_DIR" ]; then
 		cd /
 		if [ "$rc" != 0 ] && [ "$rc" != 77 ] || [ "$_nfail" -gt 0 ]; then

@@ -1,0 +1,70 @@
+#!/bin/bash
+# demo.sh: gpool in two minutes on one machine. Starts a 3-host cluster (network namespaces,
+# deploy/gpool-cluster), shows the nodes, runs a 3-rank gang job across the hosts as
+# gpool-user, a few more jobs, the accounting view, and stops the cluster.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/.." && pwd)
+export GPOOL_BIN_DIR=${GPOOL_BIN_DIR:-$SRC/build/bin}
+CLUSTER=$HERE/gpool-cluster
+DIR=${GPOOL_DEMO_DIR:-/tmp/gpool-demo}
+USER_=gpool-user
+
+heading() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+run() { printf '\033[2m$ %s\033[0m\n' "$*"; "$@"; }
+as_user() {
+	printf '\033[2m%s$ %s\033[0m\n' "$USER_" "$*"
+	runuser -u "$USER_" -- env PATH="$GPOOL_BIN_DIR:/usr/bin:/bin" GPOOL_CONF="$GPOOL_CONF" \
+		GPOOL_SCHEDULER="$GPOOL_SCHEDULER" "$@"
+}
+
+[ "$(id -u)" = 0 ] || echo "demo: not root: the hosts share 127.0.0.1 instead of network namespaces"
+trap '"$CLUSTER" stop --dir "$DIR" >/dev/null 2>&1 || true' EXIT
+
+heading "Start a cluster of 3 hosts (gschedd + 3 gworkerd, hosts h1..h3 in 198.18.0.0/24)"
+run "$CLUSTER" start -n 3 --dir "$DIR" --fake-cards default
+eval "$("$CLUSTER" env --dir "$DIR")"
+cd "$DIR"
+mkdir -p work && chown "$USER_:" work && cd work
+
+heading "The nodes (gnodes)"
+run gnodes
+
+heading "A 3-rank gang job, one rank per host: each prints its host, rank and environment"
+as_user gsub -n 3 -N 3 --wait -J gang-demo -- /bin/sh -c \
+	'echo "rank $GPOOL_RANK on $(hostname) $(ip -4 -o addr show eth0 2>/dev/null | awk "{print \$4}")"; env | grep -E "^(RANK|WORLD_SIZE|LOCAL_RANK|MASTER_ADDR|MASTER_PORT|GPOOL_NODELIST)=" | sort | sed "s/^/  rank $GPOOL_RANK: /"' |
+	sort -s -k2,2n
+
+heading "A few more jobs: a quick one, a failing one, one with a time limit, one held"
+as_user gsub -J hello -- /bin/echo "hello from gpool"
+as_user gsub -J fails -- /bin/sh -c 'echo about to fail >&2; exit 3'
+as_user gsub -J too-slow -t 0:02 -- /bin/sleep 60
+held=$(as_user gsub --parsable -J held --hold -- /bin/true | tail -n 1)
+as_user gsub -J busy -n 2 -- /bin/sleep 3
+sleep 1
+
+heading "The queue (gstat)"
+run gstat
+
+heading "Output of the job 'hello' (glogs)"
+hello=$(gstat --json -a 2>/dev/null | python3 -c 'import json,sys
+d=json.load(sys.stdin)
+def jobs(x):
+    if isinstance(x,dict):
+        if "state" in x and "id" in x: yield x
+        for v in x.values(): yield from jobs(v)
+    elif isinstance(x,list):
+        for v in x: yield from jobs(v)
+print(max((j["id"] for j in jobs(d) if j.get("spec",{}).get("name")=="hello"), default=""))' 2>/dev/null || true)
+[ -n "$hello" ] && as_user glogs "$hello"
+
+heading "Cancel the held job, wait for the rest"
+[ -n "$held" ] && as_user gcancel "$held"
+sleep 4
+
+heading "Every job, finished ones too (gstat -a)"
+run gstat -a
+
+heading "Stop the cluster"
+run "$CLUSTER" stop --dir "$DIR"
+trap - EXIT

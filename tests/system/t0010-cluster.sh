@@ -1,0 +1,83 @@
+#!/bin/bash
+# t0010-cluster: gpool-cluster itself, with stand-in daemons (sleep): hosts are network
+# namespaces on the bridge with their own addresses, private state/scratch tmpfs and their own
+# cgroup subtree; munged's socket is shared; an agent can die and start again; stop removes
+# every namespace, process, bridge and cgroup, and is safe to repeat.
+# timeout: 90
+. "$(dirname "$0")/lib.sh"
+need_root
+need_munge
+
+TEST_DIR=$(mktemp -d /tmp/gpool-test.XXXXXX)
+chmod 0755 "$TEST_DIR"
+CLUSTER_DIR=$TEST_DIR/cluster
+fake=$TEST_DIR/bin
+mkdir -p "$fake"
+for b in gschedd gworkerd; do
+	printf '#!/bin/sh\necho "$0 $*"\nexec sleep 100000\n' >"$fake/$b"
+	chmod 0755 "$fake/$b"
+done
+trap _cleanup EXIT
+trap 'exit 130' INT TERM
+
+out=$("$CLUSTER" start -n 3 --dir "$CLUSTER_DIR" --bin "$fake" --no-wait --cpus 2 --fake-cards default 2>&1)
+is "$?" 0 "gpool-cluster start -n 3 with stand-in daemons"
+is "$(ip netns list | grep -cE '^gp-h[1-3]( |$)')" 3 "three namespaces gp-h1..gp-h3"
+like "$(ip -4 -o addr show dev gpbr0 2>&1)" '198\.18\.0\.1/24' "the bridge gpbr0 has 198.18.0.1/24"
+for i in 1 2 3; do
+	addrs=$(on_host "h$i" ip -4 -o addr show 2>&1 | awk '{print $4}' | sort | tr '\n' ' ')
+	is "$addrs" "127.0.0.1/8 198.18.0.1$i/24 " "h$i has lo and 198.18.0.1$i only"
+done
+a=$(grep -ho '\b[0-9]\{1,3\}\.[0-9]\{1,3\}\.[0-9]\{1,3\}\.[0-9]\{1,3\}\b' "$CLUSTER_DIR"/h*/agent.cmd "$CLUSTER_DIR"/gpool.conf | sort -u | tr '\n' ' ')
+bad=$(tr ' ' '\n' <<<"$a" | grep -vE '^(198\.18\.0\.[0-9]+|127\.0\.0\.1)?$' || true)
+is "$bad" "" "every configured address is in 198.18.0.0/24"
+like "$(cat "$CLUSTER_DIR/h2/gworkerd.log")" '--node-name h2 .*--scheduler tcp://198\.18\.0\.1:[0-9]+' "h2's agent got its name and the scheduler's address"
+like "$(cat "$CLUSTER_DIR/h2/gworkerd.log")" '--cpus 2' "--cpus reaches the agents"
+like "$(cat "$CLUSTER_DIR/h1/gworkerd.log")" 'fake-cards nvidia:GeForce GTX 1660' "h1 got fake cards"
+
+# private tmpfs: a file written on h1's scratch is invisible to h2 and to the root namespace
+on_host h1 sh -c "echo secret >'$CLUSTER_DIR/h1/scratch/f'"
+is "$(on_host h1 cat "$CLUSTER_DIR/h1/scratch/f" 2>&1)" secret "h1 reads its own scratch file"
+[ ! -e "$CLUSTER_DIR/h1/scratch/f" ] && ok "the root namespace does not see h1's scratch" || fail "the root namespace does not see h1's scratch"
+[ "$(on_host h2 sh -c "ls '$CLUSTER_DIR/h1/scratch' | wc -l")" = 0 ] && ok "h2 does not see h1's scratch" || fail "h2 does not see h1's scratch"
+like "$(on_host h3 mount)" "on $CLUSTER_DIR/h3/state type tmpfs" "h3's state dir is a tmpfs"
+
+# cgroups: back under /sys/fs/cgroup, each host in its own subtree
+if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
+	check "h1 sees cgroup2" on_host h1 test -f /sys/fs/cgroup/cgroup.controllers
+	on_host h1 mkdir /sys/fs/cgroup/probe-t0010
+	check "h1's cgroups are its own subtree" test -d /sys/fs/cgroup/gpool-cluster/h1/probe-t0010
+	on_host h1 rmdir /sys/fs/cgroup/probe-t0010
+else
+	check "h1 sees the memory controller" on_host h1 test -f /sys/fs/cgroup/memory/cgroup.procs
+	check "h1 sees the pids controller" on_host h1 test -f /sys/fs/cgroup/pids/cgroup.procs
+	on_host h1 mkdir /sys/fs/cgroup/memory/probe-t0010
+	check "h1's memory cgroups are its own subtree" test -d /sys/fs/cgroup/memory/gpool-cluster/h1/probe-t0010
+	[ ! -d /sys/fs/cgroup/memory/gpool-cluster/h2/probe-t0010 ] && ok "h2 does not see it" || fail "h2 does not see it"
+	on_host h1 rmdir /sys/fs/cgroup/memory/probe-t0010
+fi
+check "munged answers inside h2" on_host h2 sh -c 'munge -n | unmunge >/dev/null'
+
+# an agent dies and starts again in the same namespaces
+"$CLUSTER" agent-kill --dir "$CLUSTER_DIR" h2
+sleep 0.5
+like "$("$CLUSTER" status --dir "$CLUSTER_DIR")" 'h2 gworkerd: pid [0-9]+ dead' "status shows h2's agent dead"
+check "exec still reaches h2" on_host h2 true
+"$CLUSTER" agent-start --dir "$CLUSTER_DIR" h2
+sleep 0.5
+like "$("$CLUSTER" status --dir "$CLUSTER_DIR")" 'h2 gworkerd: pid [0-9]+ running' "agent-start brings it back"
+on_host h2 sleep 100001 >/dev/null 2>&1 &
+disown
+sleep 0.5
+like "$("$CLUSTER" pids --dir "$CLUSTER_DIR" h2 | tr '\n' ' ')" '[0-9]' "pids lists a process started on h2"
+
+check "gpool-cluster stop" "$CLUSTER" stop --dir "$CLUSTER_DIR"
+is "$(ip netns list | grep -c '^gp-h')" 0 "no gp-h namespace is left"
+check "no bridge is left" sh -c '! ip link show gpbr0 >/dev/null 2>&1'
+is "$(_procs_with_marker "$CLUSTER_DIR")" "" "no process of the cluster is left"
+check "no sleep 100001 is left" sh -c '! pgrep -f "sleep 10000[01]" >/dev/null'
+check "no cgroup subtree is left" sh -c '! ls -d /sys/fs/cgroup/*/gpool-cluster /sys/fs/cgroup/gpool-cluster 2>/dev/null | grep -q .'
+check "stop again is harmless" "$CLUSTER" stop --dir "$CLUSTER_DIR"
+check "stop of a directory that never held a cluster is harmless" "$CLUSTER" stop --dir "$TEST_DIR/none"
+
+done_testing
