@@ -161,6 +161,8 @@ oom:
 
 struct qctx {
 	struct gsched *s;
+	Gpool__JobSpec **specs; /* full specs loaded for detailed answers */
+	size_t nspecs;
 	const Gpool__JobQuery *q;
 	Gpool__JobInfo **infos;
 	struct job **loaded; /* jobs read from the store, freed after the reply */
@@ -258,6 +260,23 @@ void client_job_query(struct req *r)
 				}
 			}
 			add_info(&c, j);
+			/* a detailed answer names the command too (the spec lives in the store) */
+			Gpool__JobSpec *full = q->n_ids <= 16 ? store_job_spec(s->store, j->id) : NULL;
+			Gpool__JobSpec **ns = full ? realloc(c.specs, (c.nspecs + 1) * sizeof(*ns)) : NULL;
+			if (ns && c.n && c.infos[c.n - 1]->spec) {
+				c.specs = ns;
+				c.specs[c.nspecs++] = full;
+				Gpool__JobSpec *sum = c.infos[c.n - 1]->spec;
+				sum->argv = full->argv;
+				sum->n_argv = full->n_argv;
+				sum->chdir = full->chdir;
+				sum->n_nodelist = full->n_nodelist;
+				sum->nodelist = full->nodelist;
+				sum->n_exclude = full->n_exclude;
+				sum->exclude = full->exclude;
+			} else if (full) {
+				gpool__job_spec__free_unpacked(full, NULL);
+			}
 		}
 	} else {
 		size_t pos = 0;
@@ -286,6 +305,9 @@ out:
 	for (size_t i = 0; i < c.nloaded; i++)
 		job_free(c.loaded[i]);
 	free(c.loaded);
+	for (size_t i = 0; i < c.nspecs; i++)
+		gpool__job_spec__free_unpacked(c.specs[i], NULL);
+	free(c.specs);
 }
 
 static bool may_act(const struct req *r, const struct job *j)
