@@ -1,0 +1,252 @@
+/* cards.c: card discovery backends and the fake card parser. */
+#include "cards.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "names.h"
+#include "parse.h"
+
+void gp_cards_release(gp_cards_t *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		gpool__card__free_unpacked(c->v[i], NULL);
+	free(c->v);
+	c->v = NULL;
+	c->n = 0;
+}
+
+static Gpool__Card *card_new(void)
+{
+	Gpool__Card *c = calloc(1, sizeof(*c));
+	if (c)
+		gpool__card__init(c);
+	/* free_unpacked frees every non-default string: give them all their own storage */
+	return c;
+}
+
+static int card_set_str(char **dst, const char *s)
+{
+	char *d = strdup(s);
+	if (!d)
+		return -1;
+	*dst = d;
+	return 0;
+}
+
+static int parse_power(const char *s, uint32_t *w)
+{
+	char buf[32];
+	size_t n = strlen(s);
+	if (n == 0 || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, n + 1);
+	if (buf[n - 1] == 'W' || buf[n - 1] == 'w')
+		buf[n - 1] = '\0';
+	long v;
+	if (gp_parse_long(buf, 0, 100000, &v) < 0)
+		return -1;
+	*w = (uint32_t)v;
+	return 0;
+}
+
+/* Optional key=value fields after the five positional ones. */
+typedef int (*card_opt_f)(Gpool__Card *c, const char *value);
+
+static int opt_state(Gpool__Card *c, const char *v)
+{
+	static const struct {
+		const char *name;
+		Gpool__CardState st;
+	} states[] = {
+		{ "up", GPOOL__CARD_STATE__CARD_UP },
+		{ "drained", GPOOL__CARD_STATE__CARD_DRAINED },
+		{ "failed", GPOOL__CARD_STATE__CARD_FAILED },
+	};
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		if (!strcasecmp(v, states[i].name)) {
+			c->state = states[i].st;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int opt_grade(Gpool__Card *c, const char *v)
+{
+	static const char *const grades[] = { "", "good", "warn", "fail" };
+	for (size_t i = 0; i < sizeof(grades) / sizeof(grades[0]); i++) {
+		if (!strcmp(v, grades[i])) {
+			if (c->grade != protobuf_c_empty_string)
+				free(c->grade);
+			return card_set_str(&c->grade, v);
+		}
+	}
+	return -1;
+}
+
+static int opt_throughput(Gpool__Card *c, const char *v)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (errno || end == v || *end || d < 0 || d != d)
+		return -1;
+	c->throughput = d;
+	return 0;
+}
+
+static const struct {
+	const char *key;
+	card_opt_f set;
+} card_opts[] = {
+	{ "state", opt_state },
+	{ "grade", opt_grade },
+	{ "throughput", opt_throughput },
+};
+
+static int parse_one(char *item, Gpool__Card *c, gp_error_t *err)
+{
+	char *f[16];
+	int nf = 0;
+	/* strtok would merge empty fields; split by hand */
+	char *p = item;
+	while (nf < 16) {
+		f[nf++] = p;
+		char *colon = strchr(p, ':');
+		if (!colon)
+			break;
+		*colon = '\0';
+		p = colon + 1;
+	}
+	if (nf < 5)
+		return gp_errprintf(err, "card '%s' has %d fields, want vendor:name:vram:arch:power",
+				    item, nf);
+	int v = gp_vendor_parse(f[0]);
+	if (v != GPOOL__VENDOR__VENDOR_NVIDIA && v != GPOOL__VENDOR__VENDOR_AMD)
+		return gp_errprintf(err, "unknown card vendor '%s' (nvidia or amd)", f[0]);
+	c->vendor = (Gpool__Vendor)v;
+	if (!*f[1])
+		return gp_errprintf(err, "card without a name");
+	if (gp_parse_size(f[2], 1 << 20, &c->vram_total) < 0 || c->vram_total == 0)
+		return gp_errprintf(err, "invalid card memory size '%s'", f[2]);
+	c->vram_free = c->vram_total;
+	if (!*f[3])
+		return gp_errprintf(err, "card '%s' without an architecture", f[1]);
+	if (parse_power(f[4], &c->power_limit_w) < 0)
+		return gp_errprintf(err, "invalid card power '%s' (e.g. 125W)", f[4]);
+	if (card_set_str(&c->name, f[1]) < 0 || card_set_str(&c->arch, f[3]) < 0)
+		return gp_errprintf(err, "out of memory");
+	for (int i = 5; i < nf; i++) {
+		char *eq = strchr(f[i], '=');
+		if (!eq)
+			return gp_errprintf(err, "card field '%s' is not key=value", f[i]);
+		*eq = '\0';
+		size_t k;
+		for (k = 0; k < sizeof(card_opts) / sizeof(card_opts[0]); k++)
+			if (!strcmp(f[i], card_opts[k].key))
+				break;
+		if (k == sizeof(card_opts) / sizeof(card_opts[0]))
+			return gp_errprintf(err, "unknown card field '%s'", f[i]);
+		if (card_opts[k].set(c, eq + 1) < 0)
+			return gp_errprintf(err, "invalid card %s '%s'", f[i], eq + 1);
+	}
+	c->fake = 1;
+	if (c->state == GPOOL__CARD_STATE__CARD_STATE_UNKNOWN)
+		c->state = GPOOL__CARD_STATE__CARD_UP;
+	return 0;
+}
+
+int gp_cards_parse_fake(const char *spec, gp_cards_t *out, gp_error_t *err)
+{
+	gp_cards_t add = { 0 };
+	char *copy = strdup(spec ? spec : "");
+	if (!copy) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	char *item = copy;
+	int rc = 0;
+	while (item && *item) {
+		char *comma = strchr(item, ',');
+		if (comma)
+			*comma = '\0';
+		Gpool__Card *c = card_new();
+		Gpool__Card **nv = realloc(add.v, (add.n + 1) * sizeof(*nv));
+		if (!c || !nv) {
+			free(c);
+			if (nv)
+				add.v = nv;
+			rc = gp_errprintf(err, "out of memory");
+			break;
+		}
+		add.v = nv;
+		add.v[add.n++] = c;
+		if (parse_one(item, c, err) < 0) {
+			rc = -1;
+			break;
+		}
+		item = comma ? comma + 1 : NULL;
+		if (comma && !*item) {
+			rc = gp_errprintf(err, "empty card entry after ','");
+			break;
+		}
+	}
+	free(copy);
+	if (rc == 0) {
+		Gpool__Card **nv = realloc(out->v, (out->n + add.n + 1) * sizeof(*nv));
+		if (!nv) {
+			rc = gp_errprintf(err, "out of memory");
+		} else {
+			out->v = nv;
+			for (size_t i = 0; i < add.n; i++)
+				out->v[out->n++] = add.v[i];
+			free(add.v);
+			return 0;
+		}
+	}
+	gp_cards_release(&add);
+	errno = EINVAL;
+	return -1;
+}
+
+/* A discovery backend: appends what it finds; a backend whose library or driver is absent
+ * finds nothing and succeeds. */
+typedef int (*card_backend_f)(const char *fake_spec, gp_cards_t *out, gp_error_t *err);
+
+static int backend_fake(const char *fake_spec, gp_cards_t *out, gp_error_t *err)
+{
+	if (!fake_spec || !*fake_spec)
+		return 0;
+	return gp_cards_parse_fake(fake_spec, out, err);
+}
+
+static const struct {
+	const char *name;
+	card_backend_f discover;
+} backends[] = {
+	{ "fake", backend_fake },
+	/* { "nvml", backend_nvml }, { "rocm-smi", backend_rsmi }: not written yet */
+};
+
+int gp_cards_discover(const char *fake_spec, gp_cards_t *out, gp_error_t *err)
+{
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		size_t before = out->n;
+		if (backends[i].discover(fake_spec, out, err) < 0)
+			return -1;
+		gp_debug("cards: %s backend found %zu", backends[i].name, out->n - before);
+	}
+	for (size_t i = 0; i < out->n; i++) {
+		out->v[i]->index = (uint32_t)i;
+		if (out->v[i]->fake && out->v[i]->uuid == protobuf_c_empty_string) {
+			char u[32];
+			snprintf(u, sizeof(u), "fake-%zu", i);
+			if (card_set_str(&out->v[i]->uuid, u) < 0)
+				return gp_errprintf(err, "out of memory");
+		}
+	}
+	return 0;
+}

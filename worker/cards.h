@@ -1,0 +1,32 @@
+/* cards.h: the graphics cards this node offers to the scheduler.
+ *
+ * Discovery is a table of backends tried in order (fake cards from the `fake_cards` key now;
+ * NVML and ROCm SMI plug in beside it later); each appends Gpool__Card entries to one list.
+ * A node with no cards is a CPU-only node.
+ */
+#ifndef GPOOL_WORKER_CARDS_H
+#define GPOOL_WORKER_CARDS_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "gpool.pb-c.h"
+
+/* A list of cards; every entry and its strings are malloc'd. Zero-initialise, then release. */
+typedef struct gp_cards {
+	Gpool__Card **v;
+	size_t n;
+} gp_cards_t;
+
+void gp_cards_release(gp_cards_t *c);
+
+/* Parse a fake card list, "vendor:name:vram:arch:power[:key=value...]" separated by commas
+ * (keys: state=up|drained|failed, grade=good|warn|fail, throughput=GB/s). Appends to out.
+ * 0 / -1 with errno = EINVAL and err filled; on failure out is unchanged. */
+int gp_cards_parse_fake(const char *spec, gp_cards_t *out, gp_error_t *err);
+
+/* Discover every card: the fake list (may be NULL or empty) plus real backends. Indexes are
+ * assigned 0..n-1 in discovery order. 0 / -1 with err filled. */
+int gp_cards_discover(const char *fake_spec, gp_cards_t *out, gp_error_t *err);
+
+#endif

@@ -1,0 +1,54 @@
+/* cgroup.h: one control group per job attempt, enforcing its memory, CPU and process limits
+ * and holding every process the job starts, so that a kill reaches all of them.
+ *
+ * v2: <root>/gpool/job<id>.<attempt>/ (memory.max, cpuset.cpus, pids.max, cgroup.kill).
+ * v1: the same path under each of the memory, cpuset, pids and freezer hierarchies.
+ * Mode "auto" uses what is mounted and writable and skips the rest; "v1"/"v2" insist;
+ * "off" makes an object that holds nothing (every call is then a successful no-op).
+ */
+#ifndef GPOOL_WORKER_CGROUP_H
+#define GPOOL_WORKER_CGROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+typedef struct gp_cgroup gp_cgroup_t;
+
+struct gp_cgroup_limits {
+	uint64_t mem_bytes;	/* 0: none */
+	const uint32_t *cpus;	/* logical CPU indices offered by the node, mapped modulo online */
+	size_t ncpus;		/* 0: no cpuset */
+	uint64_t pids_max;	/* 0: none */
+};
+
+/* name: "job<id>.<attempt>". NULL with err filled when the mode cannot be honoured. */
+gp_cgroup_t *gp_cgroup_create(const char *mode, const char *name,
+			      const struct gp_cgroup_limits *lim, gp_error_t *err);
+/* Kill what is left, remove the group. */
+void gp_cgroup_destroy(gp_cgroup_t **cg);
+
+/* "v1", "v2" or "off". */
+const char *gp_cgroup_version(const gp_cgroup_t *cg);
+bool gp_cgroup_has_memory(const gp_cgroup_t *cg);
+
+/* Move the calling process into the group. Async-signal-safe (for use between fork and exec).
+ * 0 / -1 with errno. */
+int gp_cgroup_attach_self(const gp_cgroup_t *cg);
+
+/* Signal every process in the group; returns how many were signalled (0 when none / off). */
+int gp_cgroup_signal(gp_cgroup_t *cg, int sig);
+/* Kill the whole group with SIGKILL (cgroup.kill on v2; freeze, kill, thaw on v1). */
+void gp_cgroup_kill(gp_cgroup_t *cg);
+bool gp_cgroup_empty(gp_cgroup_t *cg);
+
+/* Number of OOM kills since the last call (0 when unknown). */
+uint64_t gp_cgroup_oom_kills(gp_cgroup_t *cg);
+
+/* Parse a CPU list "0-3,6" into a malloc'd array. 0 / -1. (Exposed for tests.) */
+int gp_cpulist_parse(const char *s, uint32_t **cpus, size_t *n);
+
+#endif

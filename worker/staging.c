@@ -1,0 +1,202 @@
+/* staging.c: working directory and staged files. */
+#include "staging.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+bool gp_stage_name_ok(const char *name)
+{
+	if (!name || !*name || name[0] == '/' || strlen(name) > 4095)
+		return false;
+	const char *p = name;
+	while (*p) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return false;
+		if (!slash)
+			break;
+		p = slash + 1;
+	}
+	/* a trailing slash names a directory, not a file */
+	return name[strlen(name) - 1] != '/';
+}
+
+int gp_stage_workdir(const Gpool__Launch *l, const char *scratch_root, const struct gp_account *a,
+		     char **dir, bool *owned, gp_error_t *err)
+{
+	struct stat st;
+	*dir = NULL;
+	*owned = false;
+	if (l->spec && l->spec->chdir && *l->spec->chdir) {
+		if (stat(l->spec->chdir, &st) < 0 || !S_ISDIR(st.st_mode))
+			return gp_errprintf(err, "working directory '%s' does not exist",
+					    l->spec->chdir);
+		if (!(*dir = strdup(l->spec->chdir)))
+			return gp_errprintf(err, "out of memory");
+		return 0;
+	}
+	if (gp_mkdir_p(scratch_root, 0755) < 0)
+		return gp_errprintf(err, "cannot make scratch directory '%s': %s", scratch_root,
+				    strerror(errno));
+	char *d;
+	if (asprintf(&d, "%s/job%llu", scratch_root, (unsigned long long)l->job_id) < 0)
+		return gp_errprintf(err, "out of memory");
+	if (mkdir(d, 0700) < 0 && errno != EEXIST) {
+		gp_errprintf(err, "cannot make '%s': %s", d, strerror(errno));
+		free(d);
+		return -1;
+	}
+	/* an earlier attempt may have left it: accept only a real directory */
+	if (lstat(d, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		gp_errprintf(err, "'%s' is not a directory", d);
+		free(d);
+		return -1;
+	}
+	if ((st.st_uid != a->uid || st.st_gid != a->gid) && chown(d, a->uid, a->gid) < 0) {
+		gp_errprintf(err, "cannot give '%s' to '%s': %s", d, a->name, strerror(errno));
+		free(d);
+		return -1;
+	}
+	chmod(d, 0700);
+	*dir = d;
+	*owned = true;
+	return 0;
+}
+
+static int mkparents(int dfd, const char *name)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", name);
+	for (char *p = strchr(buf, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (*buf && mkdirat(dfd, buf, 0700) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return 0;
+}
+
+static int write_one(int dfd, const char *name, const uint8_t *data, size_t len, mode_t mode)
+{
+	if (mkparents(dfd, name) < 0)
+		return -1;
+	unlinkat(dfd, name, 0);
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+	if (fd < 0)
+		return -1;
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = write(fd, data + off, len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	fchmod(fd, mode & 07777);
+	return close(fd);
+}
+
+/* Runs in the child, as the account: report a failure through fd as text. */
+static int stage_as_user(const Gpool__JobSpec *spec, const char *dir, int fd)
+{
+	char msg[512];
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(msg, sizeof(msg), "cannot open '%s': %s", dir, strerror(errno));
+		goto fail;
+	}
+	if (spec->script.len && spec->n_argv) {
+		const char *name = spec->argv[0];
+		if (!strncmp(name, "./", 2))
+			name += 2;
+		if (!gp_stage_name_ok(name)) {
+			snprintf(msg, sizeof(msg), "invalid script name '%s'", spec->argv[0]);
+			goto fail;
+		}
+		if (write_one(dfd, name, spec->script.data, spec->script.len, 0700) < 0) {
+			snprintf(msg, sizeof(msg), "cannot write script '%s': %s", name,
+				 strerror(errno));
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < spec->n_files; i++) {
+		const Gpool__StagedFile *f = spec->files[i];
+		mode_t mode = f->mode ? f->mode : 0600;
+		if (write_one(dfd, f->name, f->content.data, f->content.len, mode) < 0) {
+			snprintf(msg, sizeof(msg), "cannot write staged file '%s': %s", f->name,
+				 strerror(errno));
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	if (write(fd, msg, strlen(msg)) < 0) {
+		/* nothing more to say */
+	}
+	return 1;
+}
+
+int gp_stage_files(const Gpool__JobSpec *spec, const char *dir, const struct gp_account *a,
+		   gp_error_t *err)
+{
+	if (!spec || (!spec->script.len && !spec->n_files))
+		return 0;
+	for (size_t i = 0; i < spec->n_files; i++)
+		if (!gp_stage_name_ok(spec->files[i]->name))
+			return gp_errprintf(err, "invalid staged file name '%s'", spec->files[i]->name);
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return gp_errprintf(err, "pipe: %s", strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return gp_errprintf(err, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(p[0]);
+		if (geteuid() == 0 && a->uid != 0) {
+			if (setgroups(0, NULL) < 0 || setgid(a->gid) < 0 || setuid(a->uid) < 0) {
+				const char *m = "cannot switch to the task account";
+				if (write(p[1], m, strlen(m)) < 0) {
+				}
+				_exit(1);
+			}
+		}
+		umask(077);
+		_exit(stage_as_user(spec, dir, p[1]));
+	}
+	close(p[1]);
+	char msg[512];
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof(msg) - 1 && (n = read(p[0], msg + got, sizeof(msg) - 1 - got)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		got += (size_t)n;
+	}
+	msg[got] = '\0';
+	close(p[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return gp_errprintf(err, "%s", got ? msg : "staging files failed");
+	return 0;
+}

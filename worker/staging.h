@@ -1,0 +1,30 @@
+/* staging.h: a job's working directory on this node and the files shipped into it.
+ *
+ * The scratch directory <scratch_dir>/job<id> is made by root and handed to the task account
+ * (mode 0700); the script and staged files are then written by a child running as that account,
+ * so no path a user controls is ever followed with root's rights.
+ */
+#ifndef GPOOL_WORKER_STAGING_H
+#define GPOOL_WORKER_STAGING_H
+
+#include <stdbool.h>
+
+#include "account.h"
+#include "error.h"
+#include "gpool.pb-c.h"
+
+/* A staged file name is a relative path without '..' components (and not empty). */
+bool gp_stage_name_ok(const char *name);
+
+/* Make (or check) the working directory. With spec.chdir it must exist; else
+ * <scratch_root>/job<id> is created, owned by the account, mode 0700. *dir is malloc'd;
+ * *owned says whether gpool made it (and removes it at the end). 0 / -1 with err. */
+int gp_stage_workdir(const Gpool__Launch *l, const char *scratch_root, const struct gp_account *a,
+		     char **dir, bool *owned, gp_error_t *err);
+
+/* Write spec.script (as argv[0] names it, mode 0700) and spec.files into dir as the account.
+ * 0 / -1 with err. */
+int gp_stage_files(const Gpool__JobSpec *spec, const char *dir, const struct gp_account *a,
+		   gp_error_t *err);
+
+#endif

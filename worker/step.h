@@ -1,0 +1,84 @@
+/* step.h: gstepd's one context: the job attempt it supervises on this node, its tasks, and
+ * its link to the agent. Per-concern code lives in task.c (start, reap, kill), output.c
+ * (pipes to Output messages) and stepd.c (the agent link and the run loop). */
+#ifndef GPOOL_WORKER_STEP_H
+#define GPOOL_WORKER_STEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "account.h"
+#include "cgroup.h"
+#include "error.h"
+#include "gpool.pb-c.h"
+#include "outbox.h"
+
+#define STEP_CHUNK (64 * 1024)		/* largest Output chunk */
+#define STEP_OUTBOX_MAX (8u << 20)	/* stop reading pipes above this much unacknowledged */
+#define STEP_DRAIN_MS 3000		/* after a task exits, wait this long for its pipes' EOF */
+
+enum task_state {
+	TASK_NEW = 0,
+	TASK_RUNNING,	/* started, not reaped */
+	TASK_REAPED,	/* wait4 done, pipes may still hold output */
+	TASK_DONE,	/* TASK_EXITED or TASK_FAILED_TO_START queued */
+};
+
+struct task {
+	const Gpool__TaskPlacement *tp;
+	enum task_state state;
+	pid_t pid;
+	char **env;
+	int fd[3];		/* [1] stdout, [2] stderr read ends; -1 when closed */
+	uint64_t off[3];
+	int status;
+	bool failed;		/* never started */
+	bool oom;
+	struct rusage ru;
+	int64_t reaped_ms;
+};
+
+struct step {
+	Gpool__Launch *launch;
+	const char *launch_path;
+	const char *node;
+	struct gp_account account;
+	char *workdir;
+	bool workdir_owned;
+	gp_cgroup_t *cg;
+	struct task *tasks;
+	size_t ntasks;
+	gp_outbox_t *out;
+	int64_t kill_deadline_ms; /* 0: no SIGKILL escalation pending */
+	bool killed;		  /* a kill arrived: tasks ending now end by it */
+};
+
+/* Queue a message for the agent (numbered, kept until acknowledged). */
+int step_send(struct step *s, Gpool__Msg *m);
+
+/* task.c */
+/* Start every task; failures become TASK_FAILED_TO_START. */
+void tasks_start(struct step *s);
+/* Fail every task with reason (setup before any task started failed). */
+void tasks_fail_all(struct step *s, const char *reason);
+/* Reap exited children (SIGCHLD). */
+void tasks_reap(struct step *s);
+/* Tasks whose output is drained: queue TASK_EXITED. */
+void tasks_finish(struct step *s, int64_t now);
+/* Signal every task's process tree; grace_ms > 0 schedules SIGKILL. */
+void tasks_kill(struct step *s, int sig, uint32_t grace_ms);
+/* SIGKILL everything left of the job. */
+void tasks_kill_hard(struct step *s);
+bool tasks_all_done(const struct step *s);
+/* The soonest time something in task.c must happen, or INT64_MAX. */
+int64_t tasks_next_deadline(const struct step *s);
+
+/* output.c */
+/* Read what fd i of task t has (non-blocking); queue Output messages, eof once. */
+void output_read(struct step *s, struct task *t, int i);
+/* Close a stream that will never see EOF (a process escaped with it) and send eof. */
+void output_close(struct step *s, struct task *t, int i);
+
+#endif

@@ -1,0 +1,335 @@
+/* task.c: starting a job's tasks, reaping them, and killing their process trees.
+ *
+ * gstepd has ZeroMQ threads, so between fork and exec the child only makes async-signal-safe
+ * calls: everything it needs (environment, argv, groups) is prepared before the fork.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "env.h"
+#include "log.h"
+#include "step.h"
+#include "util.h"
+
+extern char **environ;
+
+static void send_event(struct step *s, struct task *t, Gpool__TaskEventKind kind, const char *why)
+{
+	Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
+	Gpool__Rusage ru = GPOOL__RUSAGE__INIT;
+	ev.job_id = s->launch->job_id;
+	ev.attempt = s->launch->attempt;
+	ev.rank = t->tp->rank;
+	ev.kind = kind;
+	ev.pid = t->pid;
+	ev.time = gp_now();
+	if (kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED) {
+		ev.status = t->status;
+		ev.oom = t->oom;
+		ru.user_sec = (double)t->ru.ru_utime.tv_sec + t->ru.ru_utime.tv_usec / 1e6;
+		ru.sys_sec = (double)t->ru.ru_stime.tv_sec + t->ru.ru_stime.tv_usec / 1e6;
+		ru.max_rss_kb = (uint64_t)t->ru.ru_maxrss;
+		ev.rusage = &ru;
+	}
+	if (why)
+		ev.reason = (char *)why;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_TASK_EVENT;
+	m.task_event = &ev;
+	if (step_send(s, &m) < 0)
+		gp_err("job %llu rank %u: task event lost: out of memory",
+		       (unsigned long long)s->launch->job_id, t->tp->rank);
+}
+
+static void task_failed(struct step *s, struct task *t, const char *why)
+{
+	gp_warn("job %llu rank %u failed to start: %s", (unsigned long long)s->launch->job_id,
+		t->tp->rank, why);
+	for (int i = 1; i <= 2; i++) {
+		if (t->fd[i] >= 0)
+			close(t->fd[i]);
+		t->fd[i] = -1;
+	}
+	t->failed = true;
+	t->state = TASK_DONE;
+	send_event(s, t, GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START, why);
+}
+
+void tasks_fail_all(struct step *s, const char *reason)
+{
+	for (size_t i = 0; i < s->ntasks; i++)
+		if (s->tasks[i].state != TASK_DONE)
+			task_failed(s, &s->tasks[i], reason);
+}
+
+/* Report a setup failure to the parent through fd and end. */
+static void child_fail(int fd, const char *what, int e)
+{
+	char msg[256];
+	snprintf(msg, sizeof(msg), "%s: %s", what, strerror(e));
+	if (write(fd, msg, strlen(msg)) < 0) {
+	}
+	_exit(126);
+}
+
+struct spawn_prep {
+	char **argv;
+	gid_t groups[256];
+	int ngroups;
+	bool switch_user;
+};
+
+static void child(struct step *s, struct task *t, const struct spawn_prep *p, int out, int err,
+		  int errfd)
+{
+	sigset_t all;
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (setsid() < 0)
+		child_fail(errfd, "setsid", errno);
+	if (gp_cgroup_attach_self(s->cg) < 0)
+		child_fail(errfd, "cannot join the job's cgroup", errno);
+	int null = open("/dev/null", O_RDONLY);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		child_fail(errfd, "cannot set up stdio", errno);
+	if (null > 2)
+		close(null);
+	if (p->switch_user) {
+		if (setgroups((size_t)p->ngroups, p->groups) < 0)
+			child_fail(errfd, "setgroups", errno);
+		if (setgid(s->account.gid) < 0)
+			child_fail(errfd, "setgid", errno);
+		if (setuid(s->account.uid) < 0)
+			child_fail(errfd, "setuid", errno);
+		if (s->account.uid != 0 && setuid(0) == 0)
+			child_fail(errfd, "could not drop root", EPERM);
+	}
+	if (chdir(s->workdir) < 0) {
+		char what[PATH_MAX + 32];
+		snprintf(what, sizeof(what), "cannot enter '%s'", s->workdir);
+		child_fail(errfd, what, errno);
+	}
+	umask(022);
+	environ = t->env;
+	execvp(p->argv[0], p->argv);
+	/* the command itself is wrong: the task ran and exits 127, as a shell would */
+	int e = errno;
+	char msg[512];
+	int n = snprintf(msg, sizeof(msg), "gstepd: cannot execute '%s': %s\n", p->argv[0],
+			 strerror(e));
+	if (n > 0 && write(2, msg, (size_t)n) < 0) {
+	}
+	_exit(127);
+}
+
+static void task_start(struct step *s, struct task *t, const struct spawn_prep *p)
+{
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pr[2] = { -1, -1 };
+	char why[320];
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(pr, O_CLOEXEC) < 0) {
+		snprintf(why, sizeof(why), "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(why, sizeof(why), "fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0) {
+		close(pr[0]);
+		child(s, t, p, po[1], pe[1], pr[1]);
+	}
+	close(po[1]);
+	close(pe[1]);
+	close(pr[1]);
+	po[1] = pe[1] = pr[1] = -1;
+	/* the error pipe closes at exec (CLOEXEC) or carries why setup failed */
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof(why) - 1 && (n = read(pr[0], why + got, sizeof(why) - 1 - got)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		got += (size_t)n;
+	}
+	why[got] = '\0';
+	close(pr[0]);
+	pr[0] = -1;
+	if (got) {
+		int st;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		close(po[0]);
+		close(pe[0]);
+		t->pid = pid;
+		task_failed(s, t, why);
+		return;
+	}
+	t->pid = pid;
+	t->fd[1] = po[0];
+	t->fd[2] = pe[0];
+	fcntl(po[0], F_SETFL, O_NONBLOCK);
+	fcntl(pe[0], F_SETFL, O_NONBLOCK);
+	t->state = TASK_RUNNING;
+	gp_debug("job %llu rank %u started, pid %d", (unsigned long long)s->launch->job_id,
+		 t->tp->rank, (int)pid);
+	send_event(s, t, GPOOL__TASK_EVENT_KIND__TASK_STARTED, NULL);
+	return;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (po[i] >= 0)
+			close(po[i]);
+		if (pe[i] >= 0)
+			close(pe[i]);
+		if (pr[i] >= 0)
+			close(pr[i]);
+	}
+	task_failed(s, t, why);
+}
+
+void tasks_start(struct step *s)
+{
+	const Gpool__JobSpec *spec = s->launch->spec;
+	struct spawn_prep p = { 0 };
+	p.argv = calloc(spec->n_argv + 1, sizeof(char *));
+	if (!p.argv) {
+		tasks_fail_all(s, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < spec->n_argv; i++)
+		p.argv[i] = spec->argv[i];
+	p.switch_user = geteuid() == 0 && s->account.uid != 0;
+	if (p.switch_user) {
+		p.ngroups = (int)(sizeof(p.groups) / sizeof(p.groups[0]));
+		if (getgrouplist(s->account.name, s->account.gid, p.groups, &p.ngroups) < 0) {
+			/* more groups than we carry: keep the primary one */
+			p.groups[0] = s->account.gid;
+			p.ngroups = 1;
+		}
+	}
+	for (size_t i = 0; i < s->ntasks; i++) {
+		struct task *t = &s->tasks[i];
+		if (t->state != TASK_NEW)
+			continue;
+		struct gp_task_env_ctx ec = { s->launch, t->tp, &s->account, s->node, s->workdir };
+		gp_error_t err = { { 0 } };
+		if (!(t->env = gp_env_build(&ec, &err))) {
+			task_failed(s, t, err.text);
+			continue;
+		}
+		task_start(s, t, &p);
+	}
+	free(p.argv);
+}
+
+static struct task *task_by_pid(struct step *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->ntasks; i++)
+		if (s->tasks[i].pid == pid && s->tasks[i].state == TASK_RUNNING)
+			return &s->tasks[i];
+	return NULL;
+}
+
+void tasks_reap(struct step *s)
+{
+	int st;
+	struct rusage ru;
+	pid_t pid;
+	/* gstepd is a subreaper: orphaned grandchildren land here too and are reaped silently */
+	while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0) {
+		struct task *t = task_by_pid(s, pid);
+		if (!t)
+			continue;
+		t->status = st;
+		t->ru = ru;
+		t->state = TASK_REAPED;
+		t->reaped_ms = gp_mono_ms();
+		bool killed9 = (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) ||
+			       (WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGKILL);
+		if (gp_cgroup_oom_kills(s->cg) > 0 && killed9)
+			t->oom = true;
+		/* what the task left behind in its session goes with it */
+		kill(-pid, SIGKILL);
+		gp_debug("job %llu rank %u exited, status 0x%x%s",
+			 (unsigned long long)s->launch->job_id, t->tp->rank, st, t->oom ? " (oom)" : "");
+	}
+}
+
+void tasks_finish(struct step *s, int64_t now)
+{
+	for (size_t i = 0; i < s->ntasks; i++) {
+		struct task *t = &s->tasks[i];
+		if (t->state != TASK_REAPED)
+			continue;
+		if (now - t->reaped_ms >= STEP_DRAIN_MS) {
+			/* a process that escaped the session still holds the pipe */
+			for (int k = 1; k <= 2; k++) {
+				output_read(s, t, k);
+				output_close(s, t, k);
+			}
+		}
+		if (t->fd[1] >= 0 || t->fd[2] >= 0)
+			continue;
+		t->state = TASK_DONE;
+		send_event(s, t, GPOOL__TASK_EVENT_KIND__TASK_EXITED, NULL);
+	}
+}
+
+void tasks_kill(struct step *s, int sig, uint32_t grace_ms)
+{
+	s->killed = true;
+	for (size_t i = 0; i < s->ntasks; i++) {
+		struct task *t = &s->tasks[i];
+		if (t->state == TASK_RUNNING && t->pid > 0)
+			kill(-t->pid, sig);
+	}
+	gp_cgroup_signal(s->cg, sig);
+	if (sig != SIGKILL && grace_ms > 0) {
+		int64_t dl = gp_mono_ms() + grace_ms;
+		if (!s->kill_deadline_ms || dl < s->kill_deadline_ms)
+			s->kill_deadline_ms = dl;
+	} else if (sig == SIGKILL) {
+		tasks_kill_hard(s);
+	}
+}
+
+void tasks_kill_hard(struct step *s)
+{
+	s->kill_deadline_ms = 0;
+	for (size_t i = 0; i < s->ntasks; i++) {
+		struct task *t = &s->tasks[i];
+		if (t->pid > 0 && (t->state == TASK_RUNNING || t->state == TASK_REAPED))
+			kill(-t->pid, SIGKILL);
+	}
+	gp_cgroup_kill(s->cg);
+}
+
+bool tasks_all_done(const struct step *s)
+{
+	for (size_t i = 0; i < s->ntasks; i++)
+		if (s->tasks[i].state != TASK_DONE)
+			return false;
+	return true;
+}
+
+int64_t tasks_next_deadline(const struct step *s)
+{
+	int64_t d = INT64_MAX;
+	if (s->kill_deadline_ms)
+		d = s->kill_deadline_ms;
+	for (size_t i = 0; i < s->ntasks; i++)
+		if (s->tasks[i].state == TASK_REAPED && s->tasks[i].reaped_ms + STEP_DRAIN_MS < d)
+			d = s->tasks[i].reaped_ms + STEP_DRAIN_MS;
+	return d;
+}
