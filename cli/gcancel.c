@@ -40,17 +40,17 @@ static int set_scheduler(void *c, const char *a, gp_error_t *err)
 }
 
 static const struct gp_opt opts[] = {
-	{ "signal", 's', required_argument, "SIG",
-	  "send SIG (TERM, USR1, 9, ...) to the tasks instead of cancelling", set_signal, 0 },
-	{ "config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0 },
-	{ "scheduler", 0, required_argument, "ENDPOINT",
-	  "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0 },
-	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
+    {"signal", 's', required_argument, "SIG",
+     "send SIG (TERM, USR1, 9, ...) to the tasks instead of cancelling", set_signal, 0},
+    {"config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0},
+    {"scheduler", 0, required_argument, "ENDPOINT",
+     "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0},
+    {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
 int main(int argc, char **argv)
 {
-	struct gcancel g = { 0 };
+	struct gcancel g = {0};
 	uint64_t *ids = NULL;
 	size_t nids = 0;
 	gp_error_t err;

@@ -9,7 +9,7 @@
 #include "opt.h"
 #include "session.h"
 
-#define LOG_CHUNK (1u << 20)
+#define LOG_CHUNK      (1u << 20)
 #define FOLLOW_RETRIES 6 /* silent long polls in a row (a scheduler restart) before giving up */
 
 struct glogs {
@@ -64,14 +64,14 @@ static int set_scheduler(void *c, const char *a, gp_error_t *err)
 }
 
 static const struct gp_opt opts[] = {
-	{ "follow", 'f', no_argument, NULL, "keep printing output until the job ends", set_follow, 0 },
-	{ "err", 0, no_argument, NULL, "the job's stderr instead of its stdout", set_err, 0 },
-	{ "rank", 'r', required_argument, "N",
-	  "this rank's file (when the output pattern has %t)", set_rank, 0 },
-	{ "config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0 },
-	{ "scheduler", 0, required_argument, "ENDPOINT",
-	  "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0 },
-	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
+    {"follow", 'f', no_argument, NULL, "keep printing output until the job ends", set_follow, 0},
+    {"err", 0, no_argument, NULL, "the job's stderr instead of its stdout", set_err, 0},
+    {"rank", 'r', required_argument, "N", "this rank's file (when the output pattern has %t)",
+     set_rank, 0},
+    {"config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0},
+    {"scheduler", 0, required_argument, "ENDPOINT",
+     "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0},
+    {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -90,7 +90,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 
 int main(int argc, char **argv)
 {
-	struct glogs g = { 0 };
+	struct glogs g = {0};
 	uint64_t *ids = NULL;
 	size_t nids = 0;
 	gp_error_t err;

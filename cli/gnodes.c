@@ -62,13 +62,13 @@ static int set_scheduler(void *c, const char *a, gp_error_t *err)
 }
 
 static const struct gp_opt opts[] = {
-	{ "cards", 'G', no_argument, NULL, "the card table instead of the node table", set_cards, 0 },
-	{ "json", 0, no_argument, NULL, "the nodes (with their cards) as JSON", set_json, 0 },
-	{ "reason", 'R', required_argument, "TEXT", "why (for drain)", set_reason, 0 },
-	{ "config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0 },
-	{ "scheduler", 0, required_argument, "ENDPOINT",
-	  "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0 },
-	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
+    {"cards", 'G', no_argument, NULL, "the card table instead of the node table", set_cards, 0},
+    {"json", 0, no_argument, NULL, "the nodes (with their cards) as JSON", set_json, 0},
+    {"reason", 'R', required_argument, "TEXT", "why (for drain)", set_reason, 0},
+    {"config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0},
+    {"scheduler", 0, required_argument, "ENDPOINT",
+     "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0},
+    {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
 /* ---- subcommands ---- */
@@ -185,8 +185,8 @@ static int list(struct gnodes *g, gp_error_t *err)
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_NODE_QUERY;
 	m.node_query = &q;
-	Gpool__Msg *r = gp_session_call(s, &m, GPOOL__MSG__M_NODE_QUERY_REPLY, GP_CLI_TIMEOUT_MS,
-					NULL, err);
+	Gpool__Msg *r =
+	    gp_session_call(s, &m, GPOOL__MSG__M_NODE_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, err);
 	if (!r)
 		goto out;
 	Gpool__NodeQueryReply *nr = r->node_query_reply;
@@ -217,8 +217,8 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
-	{ "drain", drain, "gnodes drain NODE[:CARD] --reason TEXT   no new work on it" },
-	{ "resume", resume, "gnodes resume NODE[:CARD]                back in service" },
+    {"drain", drain, "gnodes drain NODE[:CARD] --reason TEXT   no new work on it"},
+    {"resume", resume, "gnodes resume NODE[:CARD]                back in service"},
 };
 
 static void usage(FILE *f)
@@ -233,8 +233,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct gnodes g = { 0 };
-	gp_error_t err = { { 0 } };
+	struct gnodes g = {0};
+	gp_error_t err = {{0}};
 	int rc;
 	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &g, &g.ops, &g.nops, &err) < 0) {
 		rc = 2;

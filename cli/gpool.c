@@ -37,10 +37,10 @@ static int set_scheduler(void *c, const char *a, gp_error_t *err)
 }
 
 static const struct gp_opt opts[] = {
-	{ "config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0 },
-	{ "scheduler", 0, required_argument, "ENDPOINT",
-	  "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0 },
-	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
+    {"config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0},
+    {"scheduler", 0, required_argument, "ENDPOINT",
+     "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0},
+    {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
 /* A subcommand gets its operands (after its name) and returns the exit status; a usage
@@ -114,7 +114,8 @@ static int cmd_version(struct gpool *g, char **args, int nargs, gp_error_t *err)
 		gp_errprintf(err, "version takes no arguments");
 		return 2;
 	}
-	printf("gpool %s (protocol %d)\n", GPOOL_VERSION, GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION);
+	printf("gpool %s (protocol %d)\n", GPOOL_VERSION,
+	       GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION);
 	return 0;
 }
 
@@ -123,10 +124,10 @@ static const struct {
 	subcommand_f run;
 	const char *usage;
 } subcommands[] = {
-	{ "hold", cmd_hold, "hold JOB...            keep pending jobs from starting" },
-	{ "release", cmd_release, "release JOB...         let held jobs start" },
-	{ "priority", cmd_priority, "priority JOB N         set a pending job's priority" },
-	{ "version", cmd_version, "version                this program's version" },
+    {"hold", cmd_hold, "hold JOB...            keep pending jobs from starting"},
+    {"release", cmd_release, "release JOB...         let held jobs start"},
+    {"priority", cmd_priority, "priority JOB N         set a pending job's priority"},
+    {"version", cmd_version, "version                this program's version"},
 };
 
 #define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
@@ -142,8 +143,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct gpool g = { 0 };
-	gp_error_t err = { { 0 } };
+	struct gpool g = {0};
+	gp_error_t err = {{0}};
 	char **ops = NULL;
 	int nops = 0, rc = 2;
 	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &g, &ops, &nops, &err) < 0)

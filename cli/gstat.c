@@ -104,18 +104,18 @@ static int set_scheduler(void *c, const char *a, gp_error_t *err)
 }
 
 static const struct gp_opt opts[] = {
-	{ "jobs", 'j', required_argument, "JOB[,JOB...]", "these jobs only", set_jobs, 0 },
-	{ "user", 'u', required_argument, "USER", "jobs of this user only", set_user, 0 },
-	{ "states", 't', required_argument, "STATE[,STATE...]",
-	  "jobs in these states only: PD, R, CD, F, CA, TO, OOM, NF, RQ, CG (or their names)",
-	  set_states, 0 },
-	{ "all", 'a', no_argument, NULL, "finished jobs too", set_all, 0 },
-	{ "long", 'l', no_argument, NULL, "one job in detail (with one job id)", set_long, 0 },
-	{ "json", 0, no_argument, NULL, "the jobs as JSON", set_json, 0 },
-	{ "config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0 },
-	{ "scheduler", 0, required_argument, "ENDPOINT",
-	  "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0 },
-	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
+    {"jobs", 'j', required_argument, "JOB[,JOB...]", "these jobs only", set_jobs, 0},
+    {"user", 'u', required_argument, "USER", "jobs of this user only", set_user, 0},
+    {"states", 't', required_argument, "STATE[,STATE...]",
+     "jobs in these states only: PD, R, CD, F, CA, TO, OOM, NF, RQ, CG (or their names)",
+     set_states, 0},
+    {"all", 'a', no_argument, NULL, "finished jobs too", set_all, 0},
+    {"long", 'l', no_argument, NULL, "one job in detail (with one job id)", set_long, 0},
+    {"json", 0, no_argument, NULL, "the jobs as JSON", set_json, 0},
+    {"config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0},
+    {"scheduler", 0, required_argument, "ENDPOINT",
+     "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0},
+    {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
 static void usage(FILE *f)
@@ -142,7 +142,7 @@ static int print_json(const Gpool__JobQueryReply *r)
 
 int main(int argc, char **argv)
 {
-	struct gstat g = { 0 };
+	struct gstat g = {0};
 	gp_error_t err;
 	char **ops = NULL;
 	int nops = 0, rc = 1;
@@ -177,8 +177,8 @@ int main(int argc, char **argv)
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_JOB_QUERY;
 	m.job_query = &q;
-	Gpool__Msg *r = gp_session_call(s, &m, GPOOL__MSG__M_JOB_QUERY_REPLY, GP_CLI_TIMEOUT_MS,
-					NULL, &err);
+	Gpool__Msg *r =
+	    gp_session_call(s, &m, GPOOL__MSG__M_JOB_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, &err);
 	if (!r) {
 		fprintf(stderr, "gstat: %s\n", err.text);
 		goto out;

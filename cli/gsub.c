@@ -91,8 +91,9 @@ int main(int argc, char **argv)
 		int usage = errno == EINVAL;
 		fprintf(stderr, "gsub: %s\n", err.text);
 		if (usage)
-			fprintf(stderr, "usage: gsub [options] script [args...] | gsub [options] -- "
-					"command [args...] (gsub --help)\n");
+			fprintf(stderr,
+				"usage: gsub [options] script [args...] | gsub [options] -- "
+				"command [args...] (gsub --help)\n");
 		gp_submit_destroy(&sub);
 		return usage ? 2 : 1;
 	}
@@ -114,8 +115,8 @@ int main(int argc, char **argv)
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_SUBMIT;
 	m.submit = &req;
-	Gpool__Msg *r = gp_session_call(s, &m, GPOOL__MSG__M_SUBMIT_REPLY, GP_CLI_TIMEOUT_MS, NULL,
-					&err);
+	Gpool__Msg *r =
+	    gp_session_call(s, &m, GPOOL__MSG__M_SUBMIT_REPLY, GP_CLI_TIMEOUT_MS, NULL, &err);
 	if (!r) {
 		fprintf(stderr, "gsub: %s\n", err.text);
 		goto out;

@@ -56,8 +56,8 @@ static int split(struct gp_directive *d, const char *p, const char *end, gp_erro
 	return 0;
 }
 
-int gp_directives_parse(const char *text, size_t len, const char *prog,
-			struct gp_directive **dirs, int *n, gp_error_t *err)
+int gp_directives_parse(const char *text, size_t len, const char *prog, struct gp_directive **dirs,
+			int *n, gp_error_t *err)
 {
 	struct gp_directive *v = NULL;
 	int nv = 0, lineno = 0;
@@ -93,7 +93,7 @@ int gp_directives_parse(const char *text, size_t len, const char *prog,
 				return -1;
 			}
 		}
-next:
+	next:
 		p = eol < end ? eol + 1 : end;
 	}
 	*dirs = v;

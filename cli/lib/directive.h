@@ -18,8 +18,8 @@ struct gp_directive {
 
 /* Collect the directive lines of text. *dirs is malloc'd (*n of them, possibly 0).
  * 0 / -1 (EINVAL: "line 3: unterminated quote"). */
-int gp_directives_parse(const char *text, size_t len, const char *prog,
-			struct gp_directive **dirs, int *n, gp_error_t *err);
+int gp_directives_parse(const char *text, size_t len, const char *prog, struct gp_directive **dirs,
+			int *n, gp_error_t *err);
 void gp_directives_free(struct gp_directive *dirs, int n);
 
 #endif

@@ -73,7 +73,8 @@ static int walk(const char *spec, char *const *envp, struct envlist *l, gp_error
 		if (!eq && len == 3 && !strncmp(p, "ALL", 3)) {
 			for (char *const *e = envp; l && e && *e; e++) {
 				const char *q = strchr(*e, '=');
-				if (q && valid_name(*e, q - *e) && env_set(l, *e, q - *e, q + 1) < 0)
+				if (q && valid_name(*e, q - *e) &&
+				    env_set(l, *e, q - *e, q + 1) < 0)
 					goto oom;
 			}
 		} else if (!eq && len == 4 && !strncmp(p, "NONE", 4)) {
@@ -114,7 +115,7 @@ int gp_export_check(const char *spec, gp_error_t *err)
 int gp_export_build(const char *spec, char *const *envp, Gpool__EnvVar ***vars, size_t *n,
 		    gp_error_t *err)
 {
-	struct envlist l = { 0 };
+	struct envlist l = {0};
 	if (walk(spec ? spec : "ALL", envp, &l, err) < 0) {
 		gp_export_free(l.v, l.n);
 		return -1;

@@ -14,8 +14,8 @@ int gp_jobctl(gp_session_t *s, Gpool__JobAction action, uint64_t *ids, size_t n,
 	m.m_case = GPOOL__MSG__M_JOB_CONTROL;
 	m.job_control = &jc;
 	*failed = 0;
-	Gpool__Msg *r = gp_session_call(s, &m, GPOOL__MSG__M_JOB_CONTROL_REPLY, GP_CLI_TIMEOUT_MS,
-					NULL, err);
+	Gpool__Msg *r =
+	    gp_session_call(s, &m, GPOOL__MSG__M_JOB_CONTROL_REPLY, GP_CLI_TIMEOUT_MS, NULL, err);
 	if (!r)
 		return -1;
 	Gpool__JobControlReply *jr = r->job_control_reply;

@@ -57,8 +57,8 @@ static bool waiting(Gpool__JobState s)
 
 gp_table_t *gp_jobview_table(Gpool__JobInfo *const *jobs, size_t n, double now)
 {
-	static const char *const hdr[] = { "JOBID", "NAME",  "USER", "ST", "TIME",
-					   "NODES", "NODELIST(REASON)", NULL };
+	static const char *const hdr[] = {
+	    "JOBID", "NAME", "USER", "ST", "TIME", "NODES", "NODELIST(REASON)", NULL};
 	gp_table_t *t = gp_table_create(hdr);
 	if (!t)
 		return NULL;
@@ -75,8 +75,13 @@ gp_table_t *gp_jobview_table(Gpool__JobInfo *const *jobs, size_t n, double now)
 			snprintf(where, sizeof(where), "(%s)", nz(j->reason, "None"));
 		else
 			snprintf(where, sizeof(where), "%s", nz(j->nodelist, ""));
-		const char *row[] = { id, j->spec ? nz(j->spec->name, "") : "", nz(j->user, ""),
-				      gp_job_state_code(j->state), tm, nodes, where };
+		const char *row[] = {id,
+				     j->spec ? nz(j->spec->name, "") : "",
+				     nz(j->user, ""),
+				     gp_job_state_code(j->state),
+				     tm,
+				     nodes,
+				     where};
 		if (gp_table_add(t, row) < 0) {
 			gp_table_destroy(&t);
 			return NULL;

@@ -55,7 +55,7 @@ static json_t *value(const ProtobufCFieldDescriptor *f, const void *p)
 		json_t *v = json_string(s ? s : "");
 		/* not UTF-8 (a name from a broken host): keep the bytes visible as base64 */
 		if (!v && s) {
-			ProtobufCBinaryData b = { strlen(s), (uint8_t *)s };
+			ProtobufCBinaryData b = {strlen(s), (uint8_t *)s};
 			v = base64(&b);
 		}
 		return v;
@@ -112,7 +112,8 @@ static json_t *message(const ProtobufCMessage *m)
 			const char *arr = *(char *const *)(base + f->offset);
 			v = json_array();
 			for (size_t k = 0; v && k < n; k++)
-				if (json_array_append_new(v, value(f, arr + k * elem_size(f->type))) < 0) {
+				if (json_array_append_new(
+					v, value(f, arr + k * elem_size(f->type))) < 0) {
 					json_decref(v);
 					v = NULL;
 				}

@@ -14,10 +14,9 @@ static const char *nz(const char *s, const char *dflt)
 
 void gp_nodeview_cards_summary(const Gpool__NodeInfo *node, char *buf, size_t len)
 {
-	static const Gpool__Vendor order[] = { GPOOL__VENDOR__VENDOR_NVIDIA,
-					       GPOOL__VENDOR__VENDOR_AMD,
-					       GPOOL__VENDOR__VENDOR_CPU,
-					       GPOOL__VENDOR__VENDOR_NONE };
+	static const Gpool__Vendor order[] = {GPOOL__VENDOR__VENDOR_NVIDIA,
+					      GPOOL__VENDOR__VENDOR_AMD, GPOOL__VENDOR__VENDOR_CPU,
+					      GPOOL__VENDOR__VENDOR_NONE};
 	size_t k = 0;
 	buf[0] = '\0';
 	for (size_t v = 0; v < sizeof(order) / sizeof(order[0]); v++) {
@@ -40,8 +39,8 @@ static void mb(uint64_t v, char *buf, size_t len)
 
 gp_table_t *gp_nodeview_table(Gpool__NodeInfo *const *nodes, size_t n)
 {
-	static const char *const hdr[] = { "NODE",  "STATE",  "CPUS(used/total)", "MEM(used/total)",
-					   "CARDS", "REASON", NULL };
+	static const char *const hdr[] = {
+	    "NODE", "STATE", "CPUS(used/total)", "MEM(used/total)", "CARDS", "REASON", NULL};
 	gp_table_t *t = gp_table_create(hdr);
 	if (!t)
 		return NULL;
@@ -53,8 +52,8 @@ gp_table_t *gp_nodeview_table(Gpool__NodeInfo *const *nodes, size_t n)
 		mb(nd->mem_mb, total, sizeof(total));
 		snprintf(mem, sizeof(mem), "%s/%s", used, total);
 		gp_nodeview_cards_summary(nd, cards, sizeof(cards));
-		const char *row[] = { nd->name, gp_node_state_name(nd->state), cpus, mem, cards,
-				      nz(nd->reason, "-") };
+		const char *row[] = {
+		    nd->name, gp_node_state_name(nd->state), cpus, mem, cards, nz(nd->reason, "-")};
 		if (gp_table_add(t, row) < 0) {
 			gp_table_destroy(&t);
 			return NULL;
@@ -65,9 +64,9 @@ gp_table_t *gp_nodeview_table(Gpool__NodeInfo *const *nodes, size_t n)
 
 gp_table_t *gp_nodeview_card_table(Gpool__NodeInfo *const *nodes, size_t n)
 {
-	static const char *const hdr[] = { "NODE", "CARD",  "VENDOR", "NAME",  "CORES",
-					   "VRAM", "API",   "ARCH",   "GRADE", "POWER",
-					   "STATE", "REASON", NULL };
+	static const char *const hdr[] = {"NODE",  "CARD",   "VENDOR", "NAME",	"CORES",
+					  "VRAM",  "API",    "ARCH",   "GRADE", "POWER",
+					  "STATE", "REASON", NULL};
 	gp_table_t *t = gp_table_create(hdr);
 	if (!t)
 		return NULL;
@@ -86,11 +85,20 @@ gp_table_t *gp_nodeview_card_table(Gpool__NodeInfo *const *nodes, size_t n)
 				snprintf(power, sizeof(power), "%uW", c->power_limit_w);
 			else
 				snprintf(power, sizeof(power), "-");
-			snprintf(name, sizeof(name), "%s%s", nz(c->name, "?"), c->fake ? " (fake)" : "");
-			const char *row[] = { nodes[i]->name, idx, gp_vendor_name(c->vendor), name,
-					      cores, vram, nz(c->api_version, "-"), nz(c->arch, "-"),
-					      nz(c->grade, "-"), power, gp_card_state_name(c->state),
-					      nz(c->state_reason, "-") };
+			snprintf(name, sizeof(name), "%s%s", nz(c->name, "?"),
+				 c->fake ? " (fake)" : "");
+			const char *row[] = {nodes[i]->name,
+					     idx,
+					     gp_vendor_name(c->vendor),
+					     name,
+					     cores,
+					     vram,
+					     nz(c->api_version, "-"),
+					     nz(c->arch, "-"),
+					     nz(c->grade, "-"),
+					     power,
+					     gp_card_state_name(c->state),
+					     nz(c->state_reason, "-")};
 			if (gp_table_add(t, row) < 0) {
 				gp_table_destroy(&t);
 				return NULL;

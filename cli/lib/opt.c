@@ -12,7 +12,7 @@ static int build(const struct gp_opt *tab, int n, struct option *lo, char *so, s
 {
 	size_t k = 0;
 	so[k++] = mode; /* '+': stop at the first operand; '-': return operands as key 1 */
-	so[k++] = ':'; /* report a missing value as ':' */
+	so[k++] = ':';	/* report a missing value as ':' */
 	for (int i = 0; i < n; i++) {
 		lo[i].name = tab[i].name;
 		lo[i].has_arg = tab[i].has_arg;
@@ -143,8 +143,8 @@ int gp_opt_parse_mixed(const struct gp_opt *tab, int n, int argc, char **argv, v
 {
 	struct gp_opt_hit *hits;
 	int nhits, first;
-	if (scan(tab, n, argc, argv, '-', &hits, &nhits, operands, noperands, &first, NULL,
-		 err) < 0)
+	if (scan(tab, n, argc, argv, '-', &hits, &nhits, operands, noperands, &first, NULL, err) <
+	    0)
 		return -1;
 	int rc = gp_opt_apply(hits, nhits, ctx, err);
 	free(hits);
@@ -163,8 +163,8 @@ int gp_opt_apply(const struct gp_opt_hit *hits, int nhits, void *ctx, gp_error_t
 	return 0;
 }
 
-int gp_opt_parse(const struct gp_opt *tab, int n, int argc, char **argv, void *ctx,
-		 int *optind_out, gp_error_t *err)
+int gp_opt_parse(const struct gp_opt *tab, int n, int argc, char **argv, void *ctx, int *optind_out,
+		 gp_error_t *err)
 {
 	struct gp_opt_hit *hits;
 	int nhits;
@@ -188,7 +188,8 @@ void gp_opt_usage(const struct gp_opt *tab, int n, FILE *f)
 		else
 			k = snprintf(left, sizeof(left), "    ");
 		if (o->has_arg == required_argument)
-			snprintf(left + k, sizeof(left) - k, "--%s=%s", o->name, o->arg ? o->arg : "X");
+			snprintf(left + k, sizeof(left) - k, "--%s=%s", o->name,
+				 o->arg ? o->arg : "X");
 		else
 			snprintf(left + k, sizeof(left) - k, "--%s", o->name);
 		if (strlen(left) > 26)

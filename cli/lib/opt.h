@@ -4,7 +4,8 @@
  *
  * gp_opt_scan and gp_opt_parse stop at the first non-option argument ("+" mode): what
  * follows a script or a command belongs to it (gsub). gp_opt_parse_mixed takes options and
- * operands in any order (the other commands). Errors are reported in a gp_error_t (errno = EINVAL), never printed.
+ * operands in any order (the other commands). Errors are reported in a gp_error_t (errno = EINVAL),
+ * never printed.
  */
 #ifndef GP_CLI_OPT_H
 #define GP_CLI_OPT_H
@@ -51,8 +52,8 @@ int gp_opt_scan(const struct gp_opt *tab, int n, int argc, char **argv, struct g
 int gp_opt_apply(const struct gp_opt_hit *hits, int nhits, void *ctx, gp_error_t *err);
 
 /* scan + apply. */
-int gp_opt_parse(const struct gp_opt *tab, int n, int argc, char **argv, void *ctx,
-		 int *optind_out, gp_error_t *err);
+int gp_opt_parse(const struct gp_opt *tab, int n, int argc, char **argv, void *ctx, int *optind_out,
+		 gp_error_t *err);
 
 /* Options and operands in any order (as `gcancel 42 -s KILL`); "--" ends the options.
  * *operands (malloc'd array of pointers into argv, *noperands of them) in order. */

@@ -79,14 +79,14 @@ const char *gp_session_user(gp_session_t *s)
 static const char *case_name(Gpool__Msg__MCase c)
 {
 	const ProtobufCFieldDescriptor *f =
-		protobuf_c_message_descriptor_get_field(&gpool__msg__descriptor, (unsigned)c);
+	    protobuf_c_message_descriptor_get_field(&gpool__msg__descriptor, (unsigned)c);
 	return f ? f->name : "nothing";
 }
 
 Gpool__Msg *gp_session_call(gp_session_t *s, Gpool__Msg *req, Gpool__Msg__MCase expect,
 			    int timeout_ms, Gpool__ErrorCode *code, gp_error_t *err)
 {
-	gp_error_t e2 = { { 0 } };
+	gp_error_t e2 = {{0}};
 	if (code)
 		*code = GPOOL__ERROR_CODE__ERROR_NONE;
 	if (connect_once(s, err) < 0)
@@ -95,7 +95,8 @@ Gpool__Msg *gp_session_call(gp_session_t *s, Gpool__Msg *req, Gpool__Msg__MCase 
 	if (!rep) {
 		int saved = errno;
 		if (saved == ETIMEDOUT)
-			gp_errprintf(err, "no answer from the scheduler at '%s' (is gschedd running?)",
+			gp_errprintf(err,
+				     "no answer from the scheduler at '%s' (is gschedd running?)",
 				     s->endpoint);
 		else
 			gp_errprintf(err, "%s", e2.text);
@@ -107,8 +108,8 @@ Gpool__Msg *gp_session_call(gp_session_t *s, Gpool__Msg *req, Gpool__Msg__MCase 
 			*code = rep->error ? rep->error->code : GPOOL__ERROR_CODE__ERROR_UNEXPECTED;
 		gp_errprintf(err, "%s",
 			     rep->error && rep->error->text && *rep->error->text
-				     ? rep->error->text
-				     : gp_error_code_name(rep->error ? rep->error->code : 0));
+				 ? rep->error->text
+				 : gp_error_code_name(rep->error ? rep->error->code : 0));
 		errno = EPROTO;
 		return NULL;
 	}

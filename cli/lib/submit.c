@@ -73,8 +73,7 @@ static int bad(gp_error_t *err, const char *what, const char *arg)
 	return gp_errprintf(err, "invalid %s '%s'", what, arg);
 }
 
-static int number(const char *arg, long min, long max, const char *what, long *out,
-		  gp_error_t *err)
+static int number(const char *arg, long min, long max, const char *what, long *out, gp_error_t *err)
 {
 	if (gp_parse_long(arg, min, max, out) < 0)
 		return bad(err, what, arg);
@@ -83,7 +82,7 @@ static int number(const char *arg, long min, long max, const char *what, long *o
 
 /* ---- option setters (the table below says which option each serves) ---- */
 
-#define SUB(ctx) ((gp_submit_t *)(ctx))
+#define SUB(ctx)  ((gp_submit_t *)(ctx))
 #define SPEC(ctx) (SUB(ctx)->spec)
 
 static int set_ntasks(void *c, const char *a, gp_error_t *err)
@@ -481,58 +480,52 @@ static int set_port(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
-#define ARG required_argument
+#define ARG   required_argument
 #define NOARG no_argument
 
 static const struct gp_opt submit_opts[] = {
-	{ "ntasks", 'n', ARG, "N", "number of tasks (ranks) to run (default 1)", set_ntasks, 0 },
-	{ "nodes", 'N', ARG, "N|MIN-MAX", "number of nodes to spread the tasks over", set_nodes, 0 },
-	{ "cpus-per-task", 'c', ARG, "N", "CPUs each task gets (default 1)", set_cpus, 0 },
-	{ "mem", 0, ARG, "SIZE", "memory per node: 512 (MB), 4G, 1.5T", set_mem, 0 },
-	{ "time", 't', ARG, "TIME", "time limit: M, M:S, H:M:S, D-H[:M[:S]], 30s, 2h, 1d",
-	  set_time, 0 },
-	{ "job-name", 'J', ARG, "NAME", "the job's name (default: the script or command)",
-	  set_name, 0 },
-	{ "output", 'o', ARG, "PATTERN", "stdout file; %j job id, %t rank, %u user, %x name",
-	  set_output, 0 },
-	{ "error", 'e', ARG, "PATTERN", "stderr file, same patterns as --output", set_error, 0 },
-	{ "priority", 0, ARG, "N", "priority relative to your other jobs", set_priority, 0 },
-	{ "hold", 'H', NOARG, NULL, "submit held: it waits for `gpool release`", set_hold, 0 },
-	{ "nodelist", 'w', ARG, "LIST", "run only on these hosts, e.g. pc[1-3],lab", set_nodelist, 0 },
-	{ "exclude", 'x', ARG, "LIST", "never run on these hosts", set_exclude, 0 },
-	{ "chdir", 'D', ARG, "DIR", "working directory of the tasks", set_chdir, 0 },
-	{ "export", 0, ARG, "ALL|NONE|VAR[=val],...", "environment of the tasks (default ALL)",
-	  set_export, 0 },
-	{ "stage", 0, ARG, "FILE", "ship FILE to each node's scratch directory (repeatable)",
-	  set_stage, 0 },
-	{ "no-requeue", 0, NOARG, NULL, "never requeue the job after a node failure",
-	  set_no_requeue, 0 },
-	{ "gpus-per-task", 0, ARG, "N", "cards each task gets", set_gpus_per_task, 0 },
-	{ "gpus", 'G', ARG, "N", "cards for the whole job", set_gpus, 0 },
-	{ "gpus-per-node", 0, ARG, "N", "cards on each node", set_gpus_per_node, 0 },
-	{ "gpu-mem", 0, ARG, "SIZE", "least memory a card must have: 6G, 8192 (MB)",
-	  set_gpu_mem, 0 },
-	{ "gpu-vendor", 0, ARG, "nvidia|amd|any", "cards of this vendor only", set_gpu_vendor, 0 },
-	{ "gpu-model", 0, ARG, "PATTERN", "cards whose name matches, e.g. '*3060*'",
-	  set_gpu_model, 0 },
-	{ "gpu-cc", 0, ARG, "MIN", "least compute capability (7.5) or AMD arch (gfx1030)",
-	  set_gpu_cc, 0 },
-	{ "gpu-mixed", 0, NOARG, NULL, "cards of different vendors in one job are fine",
-	  set_gpu_mixed, 0 },
-	{ "service", 0, NOARG, NULL, "a service: kept running, restarted when it ends",
-	  set_service, 0 },
-	{ "replicas", 0, ARG, "N", "copies of the service to keep running", set_replicas, 0 },
-	{ "health-path", 0, ARG, "PATH", "HTTP path the gateway checks, e.g. /health",
-	  set_health_path, 0 },
-	{ "port", 0, ARG, "PORT", "port each service replica listens on", set_port, 0 },
-	{ "wait", 'W', NOARG, NULL, "wait for the job, stream its output, exit with its code",
-	  set_wait, GP_OPT_CMDLINE },
-	{ "parsable", 0, NOARG, NULL, "print only the job id", set_parsable, GP_OPT_CMDLINE },
-	{ "json", 0, NOARG, NULL, "print {\"job_id\": N}", set_json, GP_OPT_CMDLINE },
-	{ "config", 0, ARG, "PATH", "read this gpool.conf", set_config, GP_OPT_CMDLINE },
-	{ "scheduler", 0, ARG, "ENDPOINT", "talk to this gschedd (default $GPOOL_SCHEDULER)",
-	  set_scheduler, GP_OPT_CMDLINE },
-	{ "help", 'h', NOARG, NULL, "this text", set_help, GP_OPT_CMDLINE },
+    {"ntasks", 'n', ARG, "N", "number of tasks (ranks) to run (default 1)", set_ntasks, 0},
+    {"nodes", 'N', ARG, "N|MIN-MAX", "number of nodes to spread the tasks over", set_nodes, 0},
+    {"cpus-per-task", 'c', ARG, "N", "CPUs each task gets (default 1)", set_cpus, 0},
+    {"mem", 0, ARG, "SIZE", "memory per node: 512 (MB), 4G, 1.5T", set_mem, 0},
+    {"time", 't', ARG, "TIME", "time limit: M, M:S, H:M:S, D-H[:M[:S]], 30s, 2h, 1d", set_time, 0},
+    {"job-name", 'J', ARG, "NAME", "the job's name (default: the script or command)", set_name, 0},
+    {"output", 'o', ARG, "PATTERN", "stdout file; %j job id, %t rank, %u user, %x name", set_output,
+     0},
+    {"error", 'e', ARG, "PATTERN", "stderr file, same patterns as --output", set_error, 0},
+    {"priority", 0, ARG, "N", "priority relative to your other jobs", set_priority, 0},
+    {"hold", 'H', NOARG, NULL, "submit held: it waits for `gpool release`", set_hold, 0},
+    {"nodelist", 'w', ARG, "LIST", "run only on these hosts, e.g. pc[1-3],lab", set_nodelist, 0},
+    {"exclude", 'x', ARG, "LIST", "never run on these hosts", set_exclude, 0},
+    {"chdir", 'D', ARG, "DIR", "working directory of the tasks", set_chdir, 0},
+    {"export", 0, ARG, "ALL|NONE|VAR[=val],...", "environment of the tasks (default ALL)",
+     set_export, 0},
+    {"stage", 0, ARG, "FILE", "ship FILE to each node's scratch directory (repeatable)", set_stage,
+     0},
+    {"no-requeue", 0, NOARG, NULL, "never requeue the job after a node failure", set_no_requeue, 0},
+    {"gpus-per-task", 0, ARG, "N", "cards each task gets", set_gpus_per_task, 0},
+    {"gpus", 'G', ARG, "N", "cards for the whole job", set_gpus, 0},
+    {"gpus-per-node", 0, ARG, "N", "cards on each node", set_gpus_per_node, 0},
+    {"gpu-mem", 0, ARG, "SIZE", "least memory a card must have: 6G, 8192 (MB)", set_gpu_mem, 0},
+    {"gpu-vendor", 0, ARG, "nvidia|amd|any", "cards of this vendor only", set_gpu_vendor, 0},
+    {"gpu-model", 0, ARG, "PATTERN", "cards whose name matches, e.g. '*3060*'", set_gpu_model, 0},
+    {"gpu-cc", 0, ARG, "MIN", "least compute capability (7.5) or AMD arch (gfx1030)", set_gpu_cc,
+     0},
+    {"gpu-mixed", 0, NOARG, NULL, "cards of different vendors in one job are fine", set_gpu_mixed,
+     0},
+    {"service", 0, NOARG, NULL, "a service: kept running, restarted when it ends", set_service, 0},
+    {"replicas", 0, ARG, "N", "copies of the service to keep running", set_replicas, 0},
+    {"health-path", 0, ARG, "PATH", "HTTP path the gateway checks, e.g. /health", set_health_path,
+     0},
+    {"port", 0, ARG, "PORT", "port each service replica listens on", set_port, 0},
+    {"wait", 'W', NOARG, NULL, "wait for the job, stream its output, exit with its code", set_wait,
+     GP_OPT_CMDLINE},
+    {"parsable", 0, NOARG, NULL, "print only the job id", set_parsable, GP_OPT_CMDLINE},
+    {"json", 0, NOARG, NULL, "print {\"job_id\": N}", set_json, GP_OPT_CMDLINE},
+    {"config", 0, ARG, "PATH", "read this gpool.conf", set_config, GP_OPT_CMDLINE},
+    {"scheduler", 0, ARG, "ENDPOINT", "talk to this gschedd (default $GPOOL_SCHEDULER)",
+     set_scheduler, GP_OPT_CMDLINE},
+    {"help", 'h', NOARG, NULL, "this text", set_help, GP_OPT_CMDLINE},
 };
 
 void gp_submit_usage(FILE *f)
@@ -603,7 +596,8 @@ static int apply_directives(gp_submit_t *s, const char *path, const uint8_t *tex
 		for (int k = 0; k < nhits && rc == 0; k++) {
 			if (hits[k].opt->flags & GP_OPT_CMDLINE) {
 				errno = EINVAL;
-				rc = gp_errprintf(err, "%s:%d: option '--%s' is not allowed in a script",
+				rc = gp_errprintf(err,
+						  "%s:%d: option '--%s' is not allowed in a script",
 						  path, dirs[i].lineno, hits[k].opt->name);
 			}
 		}

@@ -33,7 +33,7 @@ static void serve_one(fakesched_t *f, zmq_msg_t *ident, const void *data, size_t
 	Gpool__Batch *b = gp_wire_open(f->wire, data, len, &from, &code, &err);
 	if (!b)
 		return;
-	gp_batch_t out = { 0 };
+	gp_batch_t out = {0};
 	for (size_t i = 0; i < b->n_msgs; i++) {
 		Gpool__Msg *req = b->msgs[i];
 		uint8_t *buf = malloc(gpool__msg__get_packed_size(req) + 1);
@@ -51,7 +51,7 @@ static void serve_one(fakesched_t *f, zmq_msg_t *ident, const void *data, size_t
 	}
 	gpool__batch__free_unpacked(b, NULL);
 	if (out.count) {
-		gp_buf_t env = { 0 };
+		gp_buf_t env = {0};
 		if (gp_wire_seal(f->wire, &out, &env, &err) == 0) {
 			zmq_send(f->sock, zmq_msg_data(ident), zmq_msg_size(ident), ZMQ_SNDMORE);
 			zmq_send(f->sock, env.data, env.len, 0);
@@ -65,7 +65,7 @@ static void *run(void *p)
 {
 	fakesched_t *f = p;
 	while (!f->stop) {
-		zmq_pollitem_t pi = { f->sock, 0, ZMQ_POLLIN, 0 };
+		zmq_pollitem_t pi = {f->sock, 0, ZMQ_POLLIN, 0};
 		if (zmq_poll(&pi, 1, 50) <= 0)
 			continue;
 		zmq_msg_t ident, body;
@@ -89,11 +89,12 @@ fakesched_t *fakesched_start(const char *endpoint, fakesched_f handler, void *ar
 	f->handler = handler;
 	f->arg = arg;
 	pthread_mutex_init(&f->lock, NULL);
-	if (!(f->auth = gp_auth_create(NULL, &err)) || !(f->wire = gp_wire_create(f->auth, 1 << 28)))
+	if (!(f->auth = gp_auth_create(NULL, &err)) ||
+	    !(f->wire = gp_wire_create(f->auth, 1 << 28)))
 		goto fail;
 	/* munged must answer for the fake to be of any use */
-	gp_batch_t probe = { 0 };
-	gp_buf_t env = { 0 };
+	gp_batch_t probe = {0};
+	gp_buf_t env = {0};
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	gp_batch_add(&probe, &m);
 	int ok = gp_wire_seal(f->wire, &probe, &env, &err) == 0;

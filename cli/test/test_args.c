@@ -23,7 +23,7 @@ static void jobids(void **state)
 	assert_int_equal(gp_args_jobids("7,8,9", &ids, &n, &err), 0);
 	assert_int_equal(n, 4);
 	assert_int_equal(ids[3], 9);
-	const char *bad[] = { "", "0", "x", "4x", "1,,2", "-3", "1,", "99999999999999999999999" };
+	const char *bad[] = {"", "0", "x", "4x", "1,,2", "-3", "1,", "99999999999999999999999"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(gp_args_jobids(bad[i], &ids, &n, &err), -1);
 		assert_int_equal(errno, EINVAL);
@@ -64,15 +64,15 @@ static int set_x(void *c, const char *a, gp_error_t *err)
 }
 
 static const struct gp_opt tab[] = {
-	{ "verbose", 'v', no_argument, NULL, "more", set_v, 0 },
-	{ "xval", 0, required_argument, "X", "a value", set_x, 0 },
+    {"verbose", 'v', no_argument, NULL, "more", set_v, 0},
+    {"xval", 0, required_argument, "X", "a value", set_x, 0},
 };
 
 static void option_table(void **state)
 {
 	gp_error_t err;
 	int first;
-	char *a1[] = { "p", "-vv", "--xval=3", "op", "-v", NULL };
+	char *a1[] = {"p", "-vv", "--xval=3", "op", "-v", NULL};
 	count = 0;
 	assert_int_equal(gp_opt_parse(tab, 2, 5, a1, NULL, &first, &err), 0);
 	assert_int_equal(count, 2);
@@ -81,7 +81,7 @@ static void option_table(void **state)
 	char **ops;
 	int nops;
 	count = 0;
-	char *a2[] = { "p", "one", "-v", "--xval", "4", "two", "--", "-v", NULL };
+	char *a2[] = {"p", "one", "-v", "--xval", "4", "two", "--", "-v", NULL};
 	assert_int_equal(gp_opt_parse_mixed(tab, 2, 8, a2, NULL, &ops, &nops, &err), 0);
 	assert_int_equal(count, 1);
 	assert_int_equal(nops, 3);
@@ -89,25 +89,25 @@ static void option_table(void **state)
 	assert_string_equal(ops[1], "two");
 	assert_string_equal(ops[2], "-v");
 	free(ops);
-	char *a3[] = { "p", "--xval", NULL };
+	char *a3[] = {"p", "--xval", NULL};
 	assert_int_equal(gp_opt_parse(tab, 2, 2, a3, NULL, &first, &err), -1);
 	assert_string_equal(err.text, "option '--xval' needs a value");
-	char *a4[] = { "p", "--nope=1", NULL };
+	char *a4[] = {"p", "--nope=1", NULL};
 	assert_int_equal(gp_opt_parse(tab, 2, 2, a4, NULL, &first, &err), -1);
 	assert_string_equal(err.text, "unknown option '--nope'");
-	char *a5[] = { "p", "-z", NULL };
+	char *a5[] = {"p", "-z", NULL};
 	assert_int_equal(gp_opt_parse_mixed(tab, 2, 2, a5, NULL, &ops, &nops, &err), -1);
 	assert_string_equal(err.text, "unknown option '-z'");
 	/* a value "--" is a value, not the end of the options */
 	struct gp_opt_hit *hits;
 	int nhits;
 	bool dd;
-	char *a6[] = { "p", "--xval", "--", "cmd", NULL };
+	char *a6[] = {"p", "--xval", "--", "cmd", NULL};
 	assert_int_equal(gp_opt_scan(tab, 2, 4, a6, &hits, &nhits, &first, &dd, &err), 0);
 	assert_false(dd);
 	assert_int_equal(first, 3);
 	free(hits);
-	char *a7[] = { "p", "-v", "--", "cmd", NULL };
+	char *a7[] = {"p", "-v", "--", "cmd", NULL};
 	assert_int_equal(gp_opt_scan(tab, 2, 4, a7, &hits, &nhits, &first, &dd, &err), 0);
 	assert_true(dd);
 	free(hits);
@@ -123,7 +123,7 @@ static void option_table(void **state)
 static void no_answer(void **state)
 {
 	/* nothing listens there: the message names the endpoint */
-	struct gp_cli_common c = { NULL, "tcp://127.0.0.1:9" };
+	struct gp_cli_common c = {NULL, "tcp://127.0.0.1:9"};
 	gp_error_t err;
 	unsetenv("GPOOL_CONF");
 	gp_session_t *s = gp_session_create(&c, &err);
@@ -142,7 +142,7 @@ static void no_answer(void **state)
 		print_message("munged unavailable: %s\n", err.text);
 	gp_session_destroy(&s);
 	/* a config that does not exist */
-	struct gp_cli_common c2 = { "/nonexistent/gpool.conf", NULL };
+	struct gp_cli_common c2 = {"/nonexistent/gpool.conf", NULL};
 	assert_null(gp_session_create(&c2, &err));
 	assert_non_null(strstr(err.text, "cannot read config '/nonexistent/gpool.conf'"));
 }
@@ -150,10 +150,10 @@ static void no_answer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(jobids),
-		cmocka_unit_test(signals),
-		cmocka_unit_test(option_table),
-		cmocka_unit_test(no_answer),
+	    cmocka_unit_test(jobids),
+	    cmocka_unit_test(signals),
+	    cmocka_unit_test(option_table),
+	    cmocka_unit_test(no_answer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

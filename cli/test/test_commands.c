@@ -27,17 +27,17 @@ static int log_calls;
 
 static Gpool__JobSpec spec42 = GPOOL__JOB_SPEC__INIT;
 static Gpool__TaskPlacement t0 = GPOOL__TASK_PLACEMENT__INIT, t1 = GPOOL__TASK_PLACEMENT__INIT;
-static Gpool__TaskPlacement *tasks[] = { &t0, &t1 };
+static Gpool__TaskPlacement *tasks[] = {&t0, &t1};
 static Gpool__JobInfo job42 = GPOOL__JOB_INFO__INIT, job43 = GPOOL__JOB_INFO__INIT;
-static Gpool__JobInfo *jobs[] = { &job42, &job43 };
+static Gpool__JobInfo *jobs[] = {&job42, &job43};
 static Gpool__Card card0 = GPOOL__CARD__INIT;
-static Gpool__Card *cards[] = { &card0 };
+static Gpool__Card *cards[] = {&card0};
 static Gpool__NodeInfo node1 = GPOOL__NODE_INFO__INIT;
-static Gpool__NodeInfo *nodes[] = { &node1 };
+static Gpool__NodeInfo *nodes[] = {&node1};
 
 static void setup_data(void)
 {
-	static char *argv[] = { "./train.sh", "--epochs", "3" };
+	static char *argv[] = {"./train.sh", "--epochs", "3"};
 	spec42.name = "train";
 	spec42.argv = argv;
 	spec42.n_argv = 3;
@@ -158,7 +158,8 @@ static void handler(const Gpool__Msg *req, Gpool__Msg *rep, void *arg)
 		lr.next_offset = q->stream == 2 ? q->offset : 6;
 		lr.next_offset_err = q->stream == 1 ? q->offset_err : 5;
 		lr.done = !(q->offset == 0 && q->offset_err == 0) || !q->wait;
-		lr.state = q->job_id == 44 ? GPOOL__JOB_STATE__TIMEOUT : GPOOL__JOB_STATE__COMPLETED;
+		lr.state =
+		    q->job_id == 44 ? GPOOL__JOB_STATE__TIMEOUT : GPOOL__JOB_STATE__COMPLETED;
 		lr.exit_code = q->job_id == 44 ? 0 : 3;
 		rep->m_case = GPOOL__MSG__M_LOG_QUERY_REPLY;
 		rep->log_query_reply = &lr;
@@ -205,7 +206,7 @@ static int run(const char *const *argv)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-#define RUN(...) run((const char *const[]){ __VA_ARGS__, NULL })
+#define RUN(...) run((const char *const[]){__VA_ARGS__, NULL})
 
 static Gpool__Msg *last_request(void)
 {
@@ -221,16 +222,17 @@ static void gsub_bad_input_sends_nothing(void **state)
 		int rc;
 		const char *msg;
 	} cases[] = {
-		{ { "gsub", "-n", "0", "--", "true" }, 2, "gsub: invalid number of tasks '0'\n" },
-		{ { "gsub", "-t", "3x", "--", "true" }, 2, "gsub: invalid time limit '3x'\n" },
-		{ { "gsub", "--mem", "lots", "--", "true" }, 2, "gsub: invalid memory size 'lots'\n" },
-		{ { "gsub" }, 2, "gsub: no script or command given (see gsub --help)\n" },
-		{ { "gsub", "--" }, 2, "gsub: no command after '--'\n" },
-		{ { "gsub", "/nonexistent/job.sh" }, 1,
-		  "gsub: cannot read script '/nonexistent/job.sh': No such file or directory\n" },
-		{ { "gsub", "--bogus", "--", "true" }, 2, "gsub: unknown option '--bogus'\n" },
-		{ { "gsub", "-q", "--", "true" }, 2, "gsub: unknown option '-q'\n" },
-		{ { "gsub", "--time" }, 2, "gsub: option '--time' needs a value\n" },
+	    {{"gsub", "-n", "0", "--", "true"}, 2, "gsub: invalid number of tasks '0'\n"},
+	    {{"gsub", "-t", "3x", "--", "true"}, 2, "gsub: invalid time limit '3x'\n"},
+	    {{"gsub", "--mem", "lots", "--", "true"}, 2, "gsub: invalid memory size 'lots'\n"},
+	    {{"gsub"}, 2, "gsub: no script or command given (see gsub --help)\n"},
+	    {{"gsub", "--"}, 2, "gsub: no command after '--'\n"},
+	    {{"gsub", "/nonexistent/job.sh"},
+	     1,
+	     "gsub: cannot read script '/nonexistent/job.sh': No such file or directory\n"},
+	    {{"gsub", "--bogus", "--", "true"}, 2, "gsub: unknown option '--bogus'\n"},
+	    {{"gsub", "-q", "--", "true"}, 2, "gsub: unknown option '-q'\n"},
+	    {{"gsub", "--time"}, 2, "gsub: option '--time' needs a value\n"},
 	};
 	int before = fakesched_count(fake);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -246,9 +248,8 @@ static void gsub_bad_input_sends_nothing(void **state)
 static void gsub_submits(void **state)
 {
 	setenv("GPOOL_TEST_MARK", "yes", 1);
-	assert_int_equal(RUN("gsub", "-n", "4", "-t", "1:00:00", "--mem", "2G", "--", "hostname",
-			     "-f"),
-			 0);
+	assert_int_equal(
+	    RUN("gsub", "-n", "4", "-t", "1:00:00", "--mem", "2G", "--", "hostname", "-f"), 0);
 	assert_string_equal(out, "Submitted job 42\n");
 	Gpool__Msg *m = last_request();
 	assert_int_equal(m->m_case, GPOOL__MSG__M_SUBMIT);
@@ -262,8 +263,8 @@ static void gsub_submits(void **state)
 	assert_true(m->submit->user[0] != '\0');
 	int found = 0;
 	for (size_t i = 0; i < s->n_env; i++)
-		found |= !strcmp(s->env[i]->name, "GPOOL_TEST_MARK") &&
-			 !strcmp(s->env[i]->value, "yes");
+		found |=
+		    !strcmp(s->env[i]->name, "GPOOL_TEST_MARK") && !strcmp(s->env[i]->value, "yes");
 	assert_true(found);
 
 	assert_int_equal(RUN("gsub", "--parsable", "--", "true"), 0);
@@ -319,7 +320,8 @@ static void gstat_table_and_detail(void **state)
 {
 	assert_int_equal(RUN("gstat"), 0);
 	assert_non_null(strstr(out, "JOBID  NAME   USER   ST  TIME  NODES  NODELIST(REASON)\n"));
-	assert_non_null(strstr(out, "   42  train  alice  R   1:0")); /* 1:05, or 1:06 on a slow run */
+	assert_non_null(
+	    strstr(out, "   42  train  alice  R   1:0")); /* 1:05, or 1:06 on a slow run */
 	assert_non_null(strstr(out, "      2  pc[1-2]\n"));
 	assert_non_null(strstr(out, "(Resources)"));
 	assert_int_equal(RUN("gstat", "42"), 0);
@@ -367,7 +369,8 @@ static void gcancel_results(void **state)
 static void gnodes_views_and_control(void **state)
 {
 	assert_int_equal(RUN("gnodes"), 0);
-	assert_non_null(strstr(out, "pc1   up     2/8               1.0G/16G         nvidia:1  -\n"));
+	assert_non_null(
+	    strstr(out, "pc1   up     2/8               1.0G/16G         nvidia:1  -\n"));
 	assert_int_equal(RUN("gnodes", "-G"), 0);
 	assert_non_null(strstr(out, "GeForce GTX 1660 SUPER"));
 	assert_non_null(strstr(out, "CUDA 12.2"));
@@ -418,7 +421,7 @@ static void gpool_subcommands(void **state)
 
 static void every_command_has_help(void **state)
 {
-	const char *cmds[] = { "gsub", "gstat", "gcancel", "gnodes", "glogs", "gpool" };
+	const char *cmds[] = {"gsub", "gstat", "gcancel", "gnodes", "glogs", "gpool"};
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		assert_int_equal(RUN(cmds[i], "--help"), 0);
 		assert_true(strncmp(out, "usage: ", 7) == 0);
@@ -446,17 +449,17 @@ int main(void)
 	setenv("GPOOL_CONF", conf, 1);
 	setenv("GPOOL_SCHEDULER", endpoint, 1);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(gsub_bad_input_sends_nothing),
-		cmocka_unit_test(gsub_submits),
-		cmocka_unit_test(gsub_script),
-		cmocka_unit_test(gsub_error_reply),
-		cmocka_unit_test(gsub_wait),
-		cmocka_unit_test(gstat_table_and_detail),
-		cmocka_unit_test(gcancel_results),
-		cmocka_unit_test(gnodes_views_and_control),
-		cmocka_unit_test(glogs_streams),
-		cmocka_unit_test(gpool_subcommands),
-		cmocka_unit_test(every_command_has_help),
+	    cmocka_unit_test(gsub_bad_input_sends_nothing),
+	    cmocka_unit_test(gsub_submits),
+	    cmocka_unit_test(gsub_script),
+	    cmocka_unit_test(gsub_error_reply),
+	    cmocka_unit_test(gsub_wait),
+	    cmocka_unit_test(gstat_table_and_detail),
+	    cmocka_unit_test(gcancel_results),
+	    cmocka_unit_test(gnodes_views_and_control),
+	    cmocka_unit_test(glogs_streams),
+	    cmocka_unit_test(gpool_subcommands),
+	    cmocka_unit_test(every_command_has_help),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	fakesched_stop(&fake);

@@ -13,9 +13,9 @@ static void job(void **state)
 	Gpool__JobInfo j = GPOOL__JOB_INFO__INIT;
 	Gpool__JobSpec s = GPOOL__JOB_SPEC__INIT;
 	Gpool__TaskPlacement t = GPOOL__TASK_PLACEMENT__INIT;
-	Gpool__TaskPlacement *tv[] = { &t };
-	uint32_t cpus[] = { 2, 3 };
-	char *argv[] = { "./a.sh", "x" };
+	Gpool__TaskPlacement *tv[] = {&t};
+	uint32_t cpus[] = {2, 3};
+	char *argv[] = {"./a.sh", "x"};
 	s.name = "n";
 	s.argv = argv;
 	s.n_argv = 2;
@@ -57,9 +57,9 @@ static void job(void **state)
 static void node_and_card(void **state)
 {
 	Gpool__Card c = GPOOL__CARD__INIT;
-	Gpool__Card *cv[] = { &c };
+	Gpool__Card *cv[] = {&c};
 	Gpool__NodeInfo n = GPOOL__NODE_INFO__INIT;
-	uint64_t jobs[] = { 5, 6 };
+	uint64_t jobs[] = {5, 6};
 	c.name = "GTX 1660";
 	c.state = GPOOL__CARD_STATE__CARD_FAILED;
 	c.throughput = 250.5;
@@ -94,8 +94,7 @@ static void oneof_and_null(void **state)
 	/* only the oneof member that is set */
 	assert_int_equal(json_object_size(o), 2);
 	assert_int_equal(
-		json_integer_value(json_object_get(json_object_get(o, "submit_reply"), "job_id")),
-		42);
+	    json_integer_value(json_object_get(json_object_get(o, "submit_reply"), "job_id")), 42);
 	json_decref(o);
 	/* an unset sub-message is null */
 	Gpool__JobInfo j = GPOOL__JOB_INFO__INIT;
@@ -107,9 +106,9 @@ static void oneof_and_null(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(job),
-		cmocka_unit_test(node_and_card),
-		cmocka_unit_test(oneof_and_null),
+	    cmocka_unit_test(job),
+	    cmocka_unit_test(node_and_card),
+	    cmocka_unit_test(oneof_and_null),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,7 @@
 #include "util.h"
 
 static char dir[] = "/tmp/gpool-submit-test.XXXXXX";
-static char *test_env[] = { "HOME=/home/alice", "PATH=/usr/bin:/bin", "LANG=C", NULL };
+static char *test_env[] = {"HOME=/home/alice", "PATH=/usr/bin:/bin", "LANG=C", NULL};
 
 static gp_submit_t *parse_v(int argc, char **argv, int *rc, gp_error_t *err)
 {
@@ -28,9 +28,9 @@ static gp_submit_t *parse_v(int argc, char **argv, int *rc, gp_error_t *err)
 	return s;
 }
 
-#define PARSE(rc, err, ...)                                                                \
-	parse_v((int)(sizeof((char *[]){ __VA_ARGS__ }) / sizeof(char *)),                 \
-		(char *[]){ __VA_ARGS__, NULL }, rc, err)
+#define PARSE(rc, err, ...)                                                                        \
+	parse_v((int)(sizeof((char *[]){__VA_ARGS__}) / sizeof(char *)),                           \
+		(char *[]){__VA_ARGS__, NULL}, rc, err)
 
 static char *write_file(const char *name, const char *content, int mode)
 {
@@ -49,15 +49,14 @@ static void every_option(void **state)
 	int rc;
 	gp_error_t err;
 	char *stage = strdup(write_file("data.bin", "12345", 0640));
-	gp_submit_t *s = PARSE(&rc, &err, "gsub", "-n", "8", "-N", "2-4", "-c", "3", "--mem", "4G",
-			       "-t", "1-02:03:04", "-J", "myjob", "-o", "out.%j", "-e", "err.%j.%t",
-			       "--priority", "-5", "--hold", "-w", "pc[1-3]", "-x", "lab1",
-			       "-D", "/scratch/a", "--export=NONE,FOO=bar", "--stage", stage,
-			       "--no-requeue", "--gpus-per-task", "1", "--gpus", "8",
-			       "--gpus-per-node", "2", "--gpu-mem", "6G", "--gpu-vendor", "amd",
-			       "--gpu-model", "*6700*", "--gpu-cc", "gfx1030", "--gpu-mixed",
-			       "--service", "--replicas", "4", "--health-path", "/health", "--port",
-			       "8000", "--parsable", "--wait", "--", "prog", "arg1");
+	gp_submit_t *s = PARSE(
+	    &rc, &err, "gsub", "-n", "8", "-N", "2-4", "-c", "3", "--mem", "4G", "-t", "1-02:03:04",
+	    "-J", "myjob", "-o", "out.%j", "-e", "err.%j.%t", "--priority", "-5", "--hold", "-w",
+	    "pc[1-3]", "-x", "lab1", "-D", "/scratch/a", "--export=NONE,FOO=bar", "--stage", stage,
+	    "--no-requeue", "--gpus-per-task", "1", "--gpus", "8", "--gpus-per-node", "2",
+	    "--gpu-mem", "6G", "--gpu-vendor", "amd", "--gpu-model", "*6700*", "--gpu-cc",
+	    "gfx1030", "--gpu-mixed", "--service", "--replicas", "4", "--health-path", "/health",
+	    "--port", "8000", "--parsable", "--wait", "--", "prog", "arg1");
 	free(stage);
 	assert_int_equal(rc, 0);
 	Gpool__JobSpec *sp = gp_submit_spec(s);
@@ -146,42 +145,49 @@ static void bad_input(void **state)
 		int eno;
 		const char *msg;
 	} cases[] = {
-		{ { "gsub", "-n", "0", "--", "true" }, EINVAL, "invalid number of tasks '0'" },
-		{ { "gsub", "-t", "3x", "--", "true" }, EINVAL, "invalid time limit '3x'" },
-		{ { "gsub", "--mem", "lots", "--", "true" }, EINVAL, "invalid memory size 'lots'" },
-		{ { "gsub" }, EINVAL, "no script or command given (see gsub --help)" },
-		{ { "gsub", "-n", "2" }, EINVAL, "no script or command given (see gsub --help)" },
-		{ { "gsub", "--" }, EINVAL, "no command after '--'" },
-		{ { "gsub", "/nonexistent.sh" }, ENOENT,
-		  "cannot read script '/nonexistent.sh': No such file or directory" },
-		{ { "gsub", "/tmp" }, EINVAL, "script '/tmp' is not a regular file" },
-		{ { "gsub", "--frobnicate", "--", "true" }, EINVAL, "unknown option '--frobnicate'" },
-		{ { "gsub", "-q", "--", "true" }, EINVAL, "unknown option '-q'" },
-		{ { "gsub", "--time" }, EINVAL, "option '--time' needs a value" },
-		{ { "gsub", "-N", "4-2", "--", "x" }, EINVAL, "invalid node count '4-2'" },
-		{ { "gsub", "-N", "3", "-n", "2", "--", "x" }, EINVAL, "3 nodes asked for only 2 tasks" },
-		{ { "gsub", "-c", "0", "--", "x" }, EINVAL, "invalid cpus per task '0'" },
-		{ { "gsub", "--priority", "high", "--", "x" }, EINVAL, "invalid priority 'high'" },
-		{ { "gsub", "-w", "pc[1-", "--", "x" }, EINVAL, "invalid host list 'pc[1-'" },
-		{ { "gsub", "-w", "pc1", "-x", "pc1", "--", "x" }, EINVAL,
-		  "host 'pc1' is both wanted and excluded" },
-		{ { "gsub", "--export=", "--", "x" }, EINVAL, "invalid --export value ''" },
-		{ { "gsub", "--export=A-B", "--", "x" }, EINVAL, "invalid --export item 'A-B'" },
-		{ { "gsub", "--stage", "/nonexistent", "--", "x" }, ENOENT,
-		  "cannot read file to stage '/nonexistent': No such file or directory" },
-		{ { "gsub", "--gpus", "-1", "--", "x" }, EINVAL, "invalid number of cards '-1'" },
-		{ { "gsub", "--gpu-mem", "big", "--", "x" }, EINVAL, "invalid card memory size 'big'" },
-		{ { "gsub", "--gpu-vendor", "intel", "--", "x" }, EINVAL,
-		  "invalid card vendor 'intel' (nvidia, amd or any)" },
-		{ { "gsub", "--gpu-cc", "7.x", "--", "x" }, EINVAL, "invalid compute capability '7.x'" },
-		{ { "gsub", "--replicas", "2", "--", "x" }, EINVAL, "option '--replicas' needs '--service'" },
-		{ { "gsub", "--service", "--port", "0", "--", "x" }, EINVAL, "invalid service port '0'" },
-		{ { "gsub", "--json", "--parsable", "--", "x" }, EINVAL,
-		  "options '--json' and '--parsable' exclude each other" },
+	    {{"gsub", "-n", "0", "--", "true"}, EINVAL, "invalid number of tasks '0'"},
+	    {{"gsub", "-t", "3x", "--", "true"}, EINVAL, "invalid time limit '3x'"},
+	    {{"gsub", "--mem", "lots", "--", "true"}, EINVAL, "invalid memory size 'lots'"},
+	    {{"gsub"}, EINVAL, "no script or command given (see gsub --help)"},
+	    {{"gsub", "-n", "2"}, EINVAL, "no script or command given (see gsub --help)"},
+	    {{"gsub", "--"}, EINVAL, "no command after '--'"},
+	    {{"gsub", "/nonexistent.sh"},
+	     ENOENT,
+	     "cannot read script '/nonexistent.sh': No such file or directory"},
+	    {{"gsub", "/tmp"}, EINVAL, "script '/tmp' is not a regular file"},
+	    {{"gsub", "--frobnicate", "--", "true"}, EINVAL, "unknown option '--frobnicate'"},
+	    {{"gsub", "-q", "--", "true"}, EINVAL, "unknown option '-q'"},
+	    {{"gsub", "--time"}, EINVAL, "option '--time' needs a value"},
+	    {{"gsub", "-N", "4-2", "--", "x"}, EINVAL, "invalid node count '4-2'"},
+	    {{"gsub", "-N", "3", "-n", "2", "--", "x"}, EINVAL, "3 nodes asked for only 2 tasks"},
+	    {{"gsub", "-c", "0", "--", "x"}, EINVAL, "invalid cpus per task '0'"},
+	    {{"gsub", "--priority", "high", "--", "x"}, EINVAL, "invalid priority 'high'"},
+	    {{"gsub", "-w", "pc[1-", "--", "x"}, EINVAL, "invalid host list 'pc[1-'"},
+	    {{"gsub", "-w", "pc1", "-x", "pc1", "--", "x"},
+	     EINVAL,
+	     "host 'pc1' is both wanted and excluded"},
+	    {{"gsub", "--export=", "--", "x"}, EINVAL, "invalid --export value ''"},
+	    {{"gsub", "--export=A-B", "--", "x"}, EINVAL, "invalid --export item 'A-B'"},
+	    {{"gsub", "--stage", "/nonexistent", "--", "x"},
+	     ENOENT,
+	     "cannot read file to stage '/nonexistent': No such file or directory"},
+	    {{"gsub", "--gpus", "-1", "--", "x"}, EINVAL, "invalid number of cards '-1'"},
+	    {{"gsub", "--gpu-mem", "big", "--", "x"}, EINVAL, "invalid card memory size 'big'"},
+	    {{"gsub", "--gpu-vendor", "intel", "--", "x"},
+	     EINVAL,
+	     "invalid card vendor 'intel' (nvidia, amd or any)"},
+	    {{"gsub", "--gpu-cc", "7.x", "--", "x"}, EINVAL, "invalid compute capability '7.x'"},
+	    {{"gsub", "--replicas", "2", "--", "x"},
+	     EINVAL,
+	     "option '--replicas' needs '--service'"},
+	    {{"gsub", "--service", "--port", "0", "--", "x"}, EINVAL, "invalid service port '0'"},
+	    {{"gsub", "--json", "--parsable", "--", "x"},
+	     EINVAL,
+	     "options '--json' and '--parsable' exclude each other"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int argc = 0, rc;
-		gp_error_t err = { { 0 } };
+		gp_error_t err = {{0}};
 		while (cases[i].argv[argc])
 			argc++;
 		gp_submit_t *s = parse_v(argc, cases[i].argv, &rc, &err);
@@ -197,21 +203,21 @@ static void script_directives(void **state)
 	int rc;
 	gp_error_t err;
 	char *path = strdup(write_file("job.sh",
-					 "#!/bin/bash\n"
-					 "# a comment\n"
-					 "\n"
-					 "#GPOOL -n 4 --time=2:00   # trailing comment\n"
-					 "#GPOOL -J 'my job' --export=NONE,X=1\n"
-					 "#GPOOLX -n 99\n"
-					 "echo start\n"
-					 "#GPOOL -n 77\n",
-					 0755));
+				       "#!/bin/bash\n"
+				       "# a comment\n"
+				       "\n"
+				       "#GPOOL -n 4 --time=2:00   # trailing comment\n"
+				       "#GPOOL -J 'my job' --export=NONE,X=1\n"
+				       "#GPOOLX -n 99\n"
+				       "echo start\n"
+				       "#GPOOL -n 77\n",
+				       0755));
 	gp_submit_t *s = PARSE(&rc, &err, "gsub", "-J", "cli", path, "one", "two");
 	assert_int_equal(rc, 0);
 	Gpool__JobSpec *sp = gp_submit_spec(s);
-	assert_int_equal(sp->ntasks, 4);		/* not 99, not 77 */
-	assert_int_equal(sp->time_limit_sec, 120);	/* 2:00 = M:S */
-	assert_string_equal(sp->name, "cli");		/* the command line wins */
+	assert_int_equal(sp->ntasks, 4);	   /* not 99, not 77 */
+	assert_int_equal(sp->time_limit_sec, 120); /* 2:00 = M:S */
+	assert_string_equal(sp->name, "cli");	   /* the command line wins */
 	assert_int_equal(sp->n_env, 1);
 	assert_int_equal(sp->n_argv, 3);
 	assert_string_equal(sp->argv[0], "./job.sh");
@@ -237,11 +243,11 @@ static void script_directives(void **state)
 		const char *text;
 		const char *msg;
 	} bad[] = {
-		{ "#!/bin/sh\n#GPOOL -t 3x\n", "bad.sh:2: invalid time limit '3x'" },
-		{ "#GPOOL --wait\n", "bad.sh:1: option '--wait' is not allowed in a script" },
-		{ "#GPOOL -n 2 extra\n", "bad.sh:1: unexpected argument 'extra'" },
-		{ "#GPOOL -J 'open\n", "bad.sh: line 1: unterminated quote" },
-		{ "#GPOOL --nope\n", "bad.sh:1: unknown option '--nope'" },
+	    {"#!/bin/sh\n#GPOOL -t 3x\n", "bad.sh:2: invalid time limit '3x'"},
+	    {"#GPOOL --wait\n", "bad.sh:1: option '--wait' is not allowed in a script"},
+	    {"#GPOOL -n 2 extra\n", "bad.sh:1: unexpected argument 'extra'"},
+	    {"#GPOOL -J 'open\n", "bad.sh: line 1: unterminated quote"},
+	    {"#GPOOL --nope\n", "bad.sh:1: unknown option '--nope'"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *p = write_file("bad.sh", bad[i].text, 0644);
@@ -335,8 +341,8 @@ static void help_short_circuits(void **state)
 	assert_int_equal(rc, 0);
 	assert_true(gp_submit_flags(s) & GP_SUBMIT_HELP);
 	gp_submit_destroy(&s);
-	s = PARSE(&rc, &err, "gsub", "--config", "/x.conf", "--scheduler", "tcp://10.0.0.1:1",
-		  "--", "x");
+	s = PARSE(&rc, &err, "gsub", "--config", "/x.conf", "--scheduler", "tcp://10.0.0.1:1", "--",
+		  "x");
 	assert_int_equal(rc, 0);
 	assert_string_equal(gp_submit_common(s)->config, "/x.conf");
 	assert_string_equal(gp_submit_common(s)->scheduler, "tcp://10.0.0.1:1");
@@ -367,10 +373,10 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(every_option),	   cmocka_unit_test(defaults),
-		cmocka_unit_test(bad_input),	   cmocka_unit_test(script_directives),
-		cmocka_unit_test(export_forms),	   cmocka_unit_test(stage_files),
-		cmocka_unit_test(help_short_circuits), cmocka_unit_test(directive_parser),
+	    cmocka_unit_test(every_option),	   cmocka_unit_test(defaults),
+	    cmocka_unit_test(bad_input),	   cmocka_unit_test(script_directives),
+	    cmocka_unit_test(export_forms),	   cmocka_unit_test(stage_files),
+	    cmocka_unit_test(help_short_circuits), cmocka_unit_test(directive_parser),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	gp_rm_rf(dir);

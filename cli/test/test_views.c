@@ -24,12 +24,12 @@ static char *render(gp_table_t *t)
 
 static void table_layout(void **state)
 {
-	static const char *const hdr[] = { "ID", "NAME", "WHERE", NULL };
+	static const char *const hdr[] = {"ID", "NAME", "WHERE", NULL};
 	gp_table_t *t = gp_table_create(hdr);
 	assert_non_null(t);
 	gp_table_align_right(t, 0);
-	assert_int_equal(gp_table_add(t, (const char *const[]){ "7", "a", "x" }), 0);
-	assert_int_equal(gp_table_add(t, (const char *const[]){ "1234", "longname", "y" }), 0);
+	assert_int_equal(gp_table_add(t, (const char *const[]){"7", "a", "x"}), 0);
+	assert_int_equal(gp_table_add(t, (const char *const[]){"1234", "longname", "y"}), 0);
 	assert_int_equal(gp_table_rows(t), 2);
 	assert_string_equal(render(t), "  ID  NAME      WHERE\n"
 				       "   7  a         x\n"
@@ -42,7 +42,7 @@ static void table_layout(void **state)
 static Gpool__JobSpec spec = GPOOL__JOB_SPEC__INIT;
 static Gpool__TaskPlacement ta = GPOOL__TASK_PLACEMENT__INIT, tb = GPOOL__TASK_PLACEMENT__INIT,
 			    tc = GPOOL__TASK_PLACEMENT__INIT;
-static Gpool__TaskPlacement *tasks[] = { &ta, &tb, &tc };
+static Gpool__TaskPlacement *tasks[] = {&ta, &tb, &tc};
 
 static void job_table(void **state)
 {
@@ -72,7 +72,7 @@ static void job_table(void **state)
 	done.start_time = 1000;
 	done.end_time = 1000 + 2 * 86400 + 3600 * 3 + 4 * 60 + 5;
 	done.nodelist = "pc3";
-	Gpool__JobInfo *jobs[] = { &run, &pend, &done };
+	Gpool__JobInfo *jobs[] = {&run, &pend, &done};
 	gp_table_t *t = gp_jobview_table(jobs, 3, 1000 + 3725);
 	assert_non_null(t);
 	assert_string_equal(render(t),
@@ -87,10 +87,10 @@ static void job_detail(void **state)
 {
 	Gpool__JobInfo j = GPOOL__JOB_INFO__INIT;
 	Gpool__JobSpec s = GPOOL__JOB_SPEC__INIT;
-	char *argv[] = { "./train.sh", "--lr", "0.1" };
-	uint32_t cards[] = { 0, 1 };
+	char *argv[] = {"./train.sh", "--lr", "0.1"};
+	uint32_t cards[] = {0, 1};
 	Gpool__TaskPlacement t = GPOOL__TASK_PLACEMENT__INIT;
-	Gpool__TaskPlacement *tv[] = { &t };
+	Gpool__TaskPlacement *tv[] = {&t};
 	t.rank = 0;
 	t.node = "pc1";
 	t.cards = cards;
@@ -132,7 +132,7 @@ static void job_detail(void **state)
 static void node_tables(void **state)
 {
 	Gpool__Card c0 = GPOOL__CARD__INIT, c1 = GPOOL__CARD__INIT;
-	Gpool__Card *cards[] = { &c0, &c1 };
+	Gpool__Card *cards[] = {&c0, &c1};
 	Gpool__NodeInfo n = GPOOL__NODE_INFO__INIT, m = GPOOL__NODE_INFO__INIT;
 	c0.index = 0;
 	c0.vendor = GPOOL__VENDOR__VENDOR_NVIDIA;
@@ -166,13 +166,14 @@ static void node_tables(void **state)
 	m.reason = "maintenance";
 	m.cpus = 4;
 	m.mem_mb = 8192;
-	Gpool__NodeInfo *nodes[] = { &n, &m };
+	Gpool__NodeInfo *nodes[] = {&n, &m};
 	gp_table_t *t = gp_nodeview_table(nodes, 2);
-	assert_string_equal(render(t),
-			    "NODE    STATE    CPUS(used/total)  MEM(used/total)  CARDS           REASON\n"
-			    "pc1     up       4/16              2.0G/32G         nvidia:1,amd:1  -\n"
-			    "office  drained  0/4               0B/8.0G          -               "
-			    "maintenance\n");
+	assert_string_equal(
+	    render(t),
+	    "NODE    STATE    CPUS(used/total)  MEM(used/total)  CARDS           REASON\n"
+	    "pc1     up       4/16              2.0G/32G         nvidia:1,amd:1  -\n"
+	    "office  drained  0/4               0B/8.0G          -               "
+	    "maintenance\n");
 	gp_table_destroy(&t);
 	t = gp_nodeview_card_table(nodes, 2);
 	char *s = render(t);
@@ -189,10 +190,10 @@ int main(void)
 {
 	setenv("TZ", "UTC", 1);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(table_layout),
-		cmocka_unit_test(job_table),
-		cmocka_unit_test(job_detail),
-		cmocka_unit_test(node_tables),
+	    cmocka_unit_test(table_layout),
+	    cmocka_unit_test(job_table),
+	    cmocka_unit_test(job_detail),
+	    cmocka_unit_test(node_tables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
