@@ -71,10 +71,11 @@ gp_table_t *gp_jobview_table(Gpool__JobInfo *const *jobs, size_t n, double now)
 		snprintf(id, sizeof(id), "%" PRIu64, j->id);
 		gp_jobview_elapsed(j, now, tm, sizeof(tm));
 		snprintf(nodes, sizeof(nodes), "%u", gp_jobview_nnodes(j));
-		if (waiting(j->state))
+		/* where it runs, else why it does not (pending, or ended without running) */
+		if (waiting(j->state) || !j->nodelist || !*j->nodelist)
 			snprintf(where, sizeof(where), "(%s)", nz(j->reason, "None"));
 		else
-			snprintf(where, sizeof(where), "%s", nz(j->nodelist, ""));
+			snprintf(where, sizeof(where), "%s", j->nodelist);
 		const char *row[] = {id,
 				     j->spec ? nz(j->spec->name, "") : "",
 				     nz(j->user, ""),
