@@ -106,7 +106,7 @@ int gp_config_set(gp_config_t *cfg, const char *key, const char *value, gp_error
 	int i = key_index(key);
 	if (i < 0)
 		return errno = EINVAL, gp_errprintf(err, "unknown key '%s'", key);
-	int64_t n;
+	int64_t n = 0;
 	if (convert(&gp_conf_keys[i], value, &n, err) < 0)
 		return errno = EINVAL, -1;
 	char *s = strdup(value);
