@@ -2,6 +2,7 @@
 #include "cards.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,17 @@
 #endif
 
 #define CG_ROOT "/sys/fs/cgroup"
+
+/* snprintf for paths: a path that does not fit is cut (and then simply not found). */
+static int fmt(char *buf, size_t len, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static int fmt(char *buf, size_t len, const char *f, ...)
+{
+	va_list ap;
+	va_start(ap, f);
+	int n = vsnprintf(buf, len, f, ap);
+	va_end(ap);
+	return n;
+}
 
 enum cg_ver { CG_OFF = 0, CG_V1, CG_V2 };
 
@@ -46,7 +58,7 @@ struct gp_cgroup {
 static int write_str(const char *dir, const char *file, const char *val)
 {
 	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	fmt(p, sizeof(p), "%s/%s", dir, file);
 	int fd = open(p, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -60,7 +72,7 @@ static int write_str(const char *dir, const char *file, const char *val)
 static int read_str(const char *dir, const char *file, char *buf, size_t len)
 {
 	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	fmt(p, sizeof(p), "%s/%s", dir, file);
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -136,7 +148,7 @@ static int cpuset_string(const char *parent_list, const struct gp_cgroup_limits 
 	for (size_t i = 0; i < lim->ncpus; i++) {
 		uint32_t c = avail[lim->cpus[i] % navail];
 		char item[16];
-		snprintf(item, sizeof(item), "%u", c);
+		fmt(item, sizeof(item), "%u", c);
 		/* a CPU named twice (more tasks than CPUs) is listed once */
 		bool dup = false;
 		for (size_t j = 0; j < i; j++)
@@ -144,7 +156,7 @@ static int cpuset_string(const char *parent_list, const struct gp_cgroup_limits 
 				dup = true;
 		if (dup)
 			continue;
-		int n = snprintf(out + o, len - o, "%s%s", o ? "," : "", item);
+		int n = fmt(out + o, len - o, "%s%s", o ? "," : "", item);
 		if (n < 0 || (size_t)n >= len - o)
 			break;
 		o += (size_t)n;
@@ -166,7 +178,7 @@ static int v2_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 		    gp_error_t *err)
 {
 	char top[PATH_MAX], dir[PATH_MAX], buf[4096];
-	snprintf(top, sizeof(top), "%s/gpool", CG_ROOT);
+	fmt(top, sizeof(top), "%s/gpool", CG_ROOT);
 	if (mkdir(top, 0755) < 0 && errno != EEXIST)
 		return gp_errprintf(err, "cannot make '%s': %s", top, strerror(errno));
 	static const char *const ctrls[] = { "+memory", "+cpuset", "+pids" };
@@ -175,15 +187,15 @@ static int v2_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 		    write_str(top, "cgroup.subtree_control", ctrls[i]) < 0)
 			gp_debug("cgroup: cannot enable %s: %s", ctrls[i] + 1, strerror(errno));
 	}
-	snprintf(dir, sizeof(dir), "%s/%s", top, name);
+	fmt(dir, sizeof(dir), "%s/%s", top, name);
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return gp_errprintf(err, "cannot make '%s': %s", dir, strerror(errno));
 	if (!(cg->dir[0] = strdup(dir)))
 		return gp_errprintf(err, "out of memory");
-	snprintf(cg->procs[0], PATH_MAX, "%s/cgroup.procs", dir);
+	fmt(cg->procs[0], PATH_MAX, "%s/cgroup.procs", dir);
 	cg->nprocs = 1;
 	if (lim->mem_bytes) {
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)lim->mem_bytes);
+		fmt(buf, sizeof(buf), "%llu", (unsigned long long)lim->mem_bytes);
 		if (write_str(dir, "memory.max", buf) < 0) {
 			if (limit_failed(cg, "memory.max", err) < 0)
 				return -1;
@@ -203,7 +215,7 @@ static int v2_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 			return -1;
 	}
 	if (lim->pids_max) {
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)lim->pids_max);
+		fmt(buf, sizeof(buf), "%llu", (unsigned long long)lim->pids_max);
 		if (write_str(dir, "pids.max", buf) < 0 && limit_failed(cg, "pids.max", err) < 0)
 			return -1;
 	}
@@ -230,13 +242,13 @@ static int v1_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 {
 	char base[PATH_MAX], top[PATH_MAX], dir[PATH_MAX], buf[4096];
 	for (size_t c = 0; c < NV1; c++) {
-		snprintf(base, sizeof(base), "%s/%s", CG_ROOT, v1_ctrls[c]);
+		fmt(base, sizeof(base), "%s/%s", CG_ROOT, v1_ctrls[c]);
 		if (!fs_is(base, CGROUP_SUPER_MAGIC)) {
 			gp_debug("cgroup: v1 %s hierarchy not mounted: skipped", v1_ctrls[c]);
 			continue;
 		}
-		snprintf(top, sizeof(top), "%s/gpool", base);
-		snprintf(dir, sizeof(dir), "%s/%s", top, name);
+		fmt(top, sizeof(top), "%s/gpool", base);
+		fmt(dir, sizeof(dir), "%s/%s", top, name);
 		if ((mkdir(top, 0755) < 0 && errno != EEXIST) ||
 		    (mkdir(dir, 0755) < 0 && errno != EEXIST)) {
 			if (cg->strict)
@@ -253,12 +265,12 @@ static int v1_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 		}
 		if (!(cg->dir[c] = strdup(dir)))
 			return gp_errprintf(err, "out of memory");
-		snprintf(cg->procs[cg->nprocs++], PATH_MAX, "%s/cgroup.procs", dir);
+		fmt(cg->procs[cg->nprocs++], PATH_MAX, "%s/cgroup.procs", dir);
 	}
 	if (cg->strict && !cg->nprocs)
 		return gp_errprintf(err, "no cgroup v1 hierarchy is usable");
 	if (lim->mem_bytes && cg->dir[V1_MEMORY]) {
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)lim->mem_bytes);
+		fmt(buf, sizeof(buf), "%llu", (unsigned long long)lim->mem_bytes);
 		if (write_str(cg->dir[V1_MEMORY], "memory.limit_in_bytes", buf) < 0) {
 			if (limit_failed(cg, "memory.limit_in_bytes", err) < 0)
 				return -1;
@@ -270,7 +282,7 @@ static int v1_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 	}
 	if (lim->ncpus && cg->dir[V1_CPUSET]) {
 		char parent[4096], ptop[PATH_MAX];
-		snprintf(ptop, sizeof(ptop), "%s/cpuset/gpool", CG_ROOT);
+		fmt(ptop, sizeof(ptop), "%s/cpuset/gpool", CG_ROOT);
 		const char *pl =
 			read_str(ptop, "cpuset.cpus", parent, sizeof(parent)) == 0 ? parent : NULL;
 		if (cpuset_string(pl, lim, buf, sizeof(buf)) == 0 &&
@@ -279,7 +291,7 @@ static int v1_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 			return -1;
 	}
 	if (lim->pids_max && cg->dir[V1_PIDS]) {
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)lim->pids_max);
+		fmt(buf, sizeof(buf), "%llu", (unsigned long long)lim->pids_max);
 		if (write_str(cg->dir[V1_PIDS], "pids.max", buf) < 0 &&
 		    limit_failed(cg, "pids.max", err) < 0)
 			return -1;
@@ -297,7 +309,7 @@ gp_cgroup_t *gp_cgroup_create(const char *mode, const char *name,
 	}
 	bool v2 = fs_is(CG_ROOT, CGROUP2_SUPER_MAGIC);
 	char probe[PATH_MAX];
-	snprintf(probe, sizeof(probe), "%s/memory", CG_ROOT);
+	fmt(probe, sizeof(probe), "%s/memory", CG_ROOT);
 	bool v1 = !v2 && (fs_is(probe, CGROUP_SUPER_MAGIC) ||
 			  fs_is(CG_ROOT "/pids", CGROUP_SUPER_MAGIC) ||
 			  fs_is(CG_ROOT "/freezer", CGROUP_SUPER_MAGIC));
@@ -416,7 +428,7 @@ bool gp_cgroup_empty(gp_cgroup_t *cg)
 		return true;
 	char buf[64];
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", cg->procs[0]);
+	fmt(dir, sizeof(dir), "%s", cg->procs[0]);
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';

@@ -1,0 +1,60 @@
+/* agent.h: gworkerd's one context. Per-concern state lives in sched_link.c (the connection to
+ * gschedd: registration, heartbeats, batching) and steps.c (the local socket, the gstepd
+ * processes and the tasks they hold); gworkerd.c holds the loop. */
+#ifndef GPOOL_WORKER_AGENT_H
+#define GPOOL_WORKER_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cards.h"
+#include "config.h"
+#include "gpool.pb-c.h"
+
+struct sched_link;
+struct steps;
+
+struct agent {
+	gp_config_t *cfg;
+	void *zctx;
+	char node[256];
+	char addr[256];
+	uint32_t cpus;
+	uint64_t mem_mb;
+	gp_cards_t cards;
+	char state_dir[4096];
+	char stepd[4096];
+	struct sched_link *link;
+	struct steps *steps;
+	bool quit;
+};
+
+/* sched_link.c */
+struct sched_link *sched_link_create(struct agent *a, gp_error_t *err);
+void sched_link_destroy(struct sched_link **l);
+void *sched_link_socket(struct sched_link *l);
+/* Queue one message for the scheduler (sent with the others at the end of the pass). */
+void sched_link_queue(struct agent *a, const Gpool__Msg *m);
+/* Registered (the scheduler accepts task events and output). */
+bool sched_link_up(const struct sched_link *l);
+void sched_link_recv(struct agent *a);
+/* Timers: registration retries, heartbeats. Returns the next wakeup (monotonic ms). */
+int64_t sched_link_tick(struct agent *a, int64_t now);
+/* Seal and send the pass's batch. */
+void sched_link_flush(struct agent *a);
+
+/* steps.c */
+struct steps *steps_create(struct agent *a, gp_error_t *err);
+void steps_destroy(struct steps **s);
+void *steps_socket(struct steps *s);
+void steps_recv(struct agent *a);
+void steps_launch(struct agent *a, const Gpool__Launch *l);
+void steps_kill(struct agent *a, const Gpool__Kill *k);
+/* The tasks held, for NodeRegister and Heartbeat (valid until the next steps_* call). */
+Gpool__HeldTask **steps_held(struct agent *a, size_t *n);
+int64_t steps_tick(struct agent *a, int64_t now);
+/* Send the pass's acknowledgements. */
+void steps_flush(struct agent *a);
+
+#endif

@@ -1,0 +1,188 @@
+/* gworkerd.c: the gpool agent on every PC: discovers what the node offers, registers with
+ * gschedd, starts a gstepd per job attempt it is given, and forwards their reports. */
+#include <errno.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "agent.h"
+#include "log.h"
+#include "sysinfo.h"
+#include "util.h"
+
+static int discover(struct agent *a, gp_error_t *err)
+{
+	const gp_config_t *cfg = a->cfg;
+	const char *name = gp_config_str(cfg, "node_name");
+	if (*name)
+		snprintf(a->node, sizeof(a->node), "%s", name);
+	else if (gp_sys_hostname(a->node, sizeof(a->node)) < 0)
+		return gp_errprintf(err, "cannot find the host name: %s", strerror(errno));
+	int64_t cpus = gp_config_int(cfg, "cpus");
+	if (cpus < 0 || cpus > 65536)
+		return gp_errprintf(err, "invalid cpus %lld", (long long)cpus);
+	a->cpus = cpus ? (uint32_t)cpus : gp_sys_cpus();
+	int64_t mem = gp_config_int(cfg, "memory");
+	if (mem < 0)
+		return gp_errprintf(err, "invalid memory");
+	a->mem_mb = mem ? (uint64_t)mem >> 20 : gp_sys_mem_total_mb() * 95 / 100;
+	const char *addr = gp_config_str(cfg, "node_addr");
+	if (*addr) {
+		snprintf(a->addr, sizeof(a->addr), "%s", addr);
+	} else {
+		gp_error_t e2;
+		if (gp_sys_route_addr(gp_config_str(cfg, "scheduler"), a->addr, sizeof(a->addr),
+				      &e2) < 0) {
+			gp_warn("cannot find this node's address (%s): set node_addr", e2.text);
+			a->addr[0] = '\0';
+		}
+	}
+	if (gp_cards_discover(gp_config_str(cfg, "fake_cards"), &a->cards, err) < 0)
+		return -1;
+	snprintf(a->state_dir, sizeof(a->state_dir), "%s", gp_config_str(cfg, "state_dir"));
+	const char *stepd = gp_config_str(cfg, "stepd");
+	if (*stepd) {
+		snprintf(a->stepd, sizeof(a->stepd), "%s", stepd);
+	} else {
+		char self[4096];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0)
+			return gp_errprintf(err, "cannot find gstepd: set the stepd key");
+		self[n] = '\0';
+		snprintf(a->stepd, sizeof(a->stepd), "%s/gstepd", dirname(self));
+	}
+	if (access(a->stepd, X_OK) < 0)
+		return gp_errprintf(err, "gstepd '%s' is not executable: %s", a->stepd,
+				    strerror(errno));
+	const char *cg = gp_config_str(cfg, "cgroups");
+	if (strcmp(cg, "auto") && strcmp(cg, "v1") && strcmp(cg, "v2") && strcmp(cg, "off"))
+		return gp_errprintf(err, "invalid cgroups '%s' (auto, v1, v2 or off)", cg);
+	if (geteuid() != 0 && *gp_config_str(cfg, "run_as"))
+		gp_warn("run_as is set but gworkerd is not root: tasks run as uid %u",
+			(unsigned)geteuid());
+	return 0;
+}
+
+static int setup_signals(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+static void run(struct agent *a, int sigfd)
+{
+	while (!a->quit) {
+		int64_t now = gp_mono_ms();
+		int64_t wake = sched_link_tick(a, now);
+		int64_t w2 = steps_tick(a, now);
+		if (w2 < wake)
+			wake = w2;
+		sched_link_flush(a);
+		steps_flush(a);
+		zmq_pollitem_t items[3] = {
+			{ .socket = sched_link_socket(a->link), .events = ZMQ_POLLIN },
+			{ .socket = steps_socket(a->steps), .events = ZMQ_POLLIN },
+			{ .fd = sigfd, .events = ZMQ_POLLIN },
+		};
+		now = gp_mono_ms();
+		long timeout = wake > now ? (long)(wake - now) : 0;
+		if (zmq_poll(items, 3, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			gp_err("poll: %s", zmq_strerror(errno));
+			break;
+		}
+		if (items[2].revents) {
+			struct signalfd_siginfo si;
+			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo == SIGHUP)
+					continue;
+				gp_info("signal %u: exiting (job supervisors keep running)",
+					si.ssi_signo);
+				a->quit = true;
+			}
+		}
+		if (items[0].revents)
+			sched_link_recv(a);
+		if (items[1].revents)
+			steps_recv(a);
+	}
+	/* hand over what this pass collected */
+	sched_link_flush(a);
+	steps_flush(a);
+}
+
+int main(int argc, char **argv)
+{
+	struct agent a = { 0 };
+	gp_error_t err = { { 0 } };
+	int help = 0;
+	if (!(a.cfg = gp_config_create(GP_WORKER)) ||
+	    gp_config_parse_args(a.cfg, argc, argv, &help, &err) < 0) {
+		fprintf(stderr, "gworkerd: %s\n", err.text[0] ? err.text : strerror(errno));
+		gp_config_destroy(&a.cfg);
+		return 1;
+	}
+	if (help) {
+		printf("usage: gworkerd [--config FILE] [--KEY=VALUE...]\n\n");
+		gp_config_usage(a.cfg, stdout);
+		gp_config_destroy(&a.cfg);
+		return 0;
+	}
+	int level = gp_log_level_parse(gp_config_str(a.cfg, "log_level"));
+	if (level < 0) {
+		fprintf(stderr, "gworkerd: invalid log_level '%s'\n",
+			gp_config_str(a.cfg, "log_level"));
+		return 1;
+	}
+	gp_log_init("gworkerd", level);
+	const char *lf = gp_config_str(a.cfg, "log_file");
+	if (*lf && gp_log_file(lf) < 0) {
+		fprintf(stderr, "gworkerd: cannot open log file '%s': %s\n", lf, strerror(errno));
+		return 1;
+	}
+	int rc = 1;
+	int sigfd = -1;
+	if (discover(&a, &err) < 0) {
+		gp_err("%s", err.text);
+		fprintf(stderr, "gworkerd: %s\n", err.text);
+		goto out;
+	}
+	if ((sigfd = setup_signals()) < 0) {
+		gp_err("signals: %s", strerror(errno));
+		goto out;
+	}
+	if (!(a.zctx = zmq_ctx_new()) || !(a.steps = steps_create(&a, &err)) ||
+	    !(a.link = sched_link_create(&a, &err))) {
+		gp_err("%s", err.text[0] ? err.text : "cannot start zeromq");
+		fprintf(stderr, "gworkerd: %s\n", err.text);
+		goto out;
+	}
+	gp_info("node %s: %u cpus, %llu MiB, %zu card(s), address %s, scheduler %s", a.node, a.cpus,
+		(unsigned long long)a.mem_mb, a.cards.n, a.addr[0] ? a.addr : "?",
+		gp_config_str(a.cfg, "scheduler"));
+	run(&a, sigfd);
+	rc = 0;
+out:
+	sched_link_destroy(&a.link);
+	steps_destroy(&a.steps);
+	if (a.zctx)
+		zmq_ctx_term(a.zctx);
+	if (sigfd >= 0)
+		close(sigfd);
+	gp_cards_release(&a.cards);
+	gp_config_destroy(&a.cfg);
+	return rc;
+}

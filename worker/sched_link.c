@@ -1,0 +1,300 @@
+/* sched_link.c: gworkerd's connection to gschedd.
+ *
+ * One DEALER socket; every envelope sealed with MUNGE; messages are accepted only from
+ * sched_uid. Registration (NodeRegister, id R) is sent every second until NodeRegisterReply
+ * with id R arrives; then a Heartbeat (own id) every heartbeat_ms. An Error ERROR_UNEXPECTED
+ * (the scheduler restarted and does not know us) or three unanswered heartbeats in a row
+ * start registration again. Everything for the scheduler in one pass of the loop goes out as
+ * one batch under one credential.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "agent.h"
+#include "auth.h"
+#include "log.h"
+#include "sysinfo.h"
+#include "util.h"
+#include "wire.h"
+
+#define REGISTER_RETRY_MS 1000
+#define HEARTBEAT_MISSES 3
+#define BATCH_FLUSH_BYTES (8u << 20)
+
+enum link_state { LINK_REGISTERING, LINK_UP };
+
+struct sched_link {
+	void *sock;
+	gp_auth_t *auth;
+	gp_wire_t *wire;
+	gp_batch_t batch;
+	gp_buf_t env;
+	uid_t sched_uid;
+	enum link_state state;
+	uint64_t next_id;
+	uint64_t reg_id;
+	int64_t next_reg_ms;
+	uint32_t hb_ms;
+	int64_t next_hb_ms;
+	int missed;
+};
+
+struct sched_link *sched_link_create(struct agent *a, gp_error_t *err)
+{
+	struct sched_link *l = calloc(1, sizeof(*l));
+	if (!l) {
+		gp_errprintf(err, "out of memory");
+		return NULL;
+	}
+	const char *ep = gp_config_str(a->cfg, "scheduler");
+	l->sched_uid = (uid_t)gp_config_int(a->cfg, "sched_uid");
+	l->hb_ms = (uint32_t)gp_config_int(a->cfg, "heartbeat_interval");
+	l->next_id = 1;
+	if (!(l->auth = gp_auth_create(NULL, err)))
+		goto fail;
+	if (!(l->wire = gp_wire_create(l->auth, (size_t)gp_config_int(a->cfg, "max_message")))) {
+		gp_errprintf(err, "out of memory");
+		goto fail;
+	}
+	if (!(l->sock = zmq_socket(a->zctx, ZMQ_DEALER))) {
+		gp_errprintf(err, "zmq socket: %s", zmq_strerror(errno));
+		goto fail;
+	}
+	int linger = 500, ivl = 200, ivlmax = 2000;
+	zmq_setsockopt(l->sock, ZMQ_LINGER, &linger, sizeof(linger));
+	zmq_setsockopt(l->sock, ZMQ_RECONNECT_IVL, &ivl, sizeof(ivl));
+	zmq_setsockopt(l->sock, ZMQ_RECONNECT_IVL_MAX, &ivlmax, sizeof(ivlmax));
+	if (zmq_connect(l->sock, ep) < 0) {
+		gp_errprintf(err, "cannot connect to scheduler '%s': %s", ep, zmq_strerror(errno));
+		goto fail;
+	}
+	return l;
+fail:
+	sched_link_destroy(&l);
+	return NULL;
+}
+
+void sched_link_destroy(struct sched_link **p)
+{
+	if (!p || !*p)
+		return;
+	struct sched_link *l = *p;
+	if (l->sock)
+		zmq_close(l->sock);
+	gp_wire_destroy(&l->wire);
+	gp_auth_destroy(&l->auth);
+	gp_batch_release(&l->batch);
+	gp_buf_release(&l->env);
+	free(l);
+	*p = NULL;
+}
+
+void *sched_link_socket(struct sched_link *l)
+{
+	return l->sock;
+}
+
+bool sched_link_up(const struct sched_link *l)
+{
+	return l->state == LINK_UP;
+}
+
+void sched_link_flush(struct agent *a)
+{
+	struct sched_link *l = a->link;
+	gp_error_t err;
+	if (!l->batch.count)
+		return;
+	if (gp_wire_seal(l->wire, &l->batch, &l->env, &err) < 0)
+		gp_err("cannot seal %d messages for the scheduler: %s", l->batch.count, err.text);
+	else if (zmq_send(l->sock, l->env.data, l->env.len, ZMQ_DONTWAIT) < 0)
+		gp_warn("cannot send %d messages to the scheduler: %s", l->batch.count,
+			zmq_strerror(errno));
+	gp_batch_reset(&l->batch);
+}
+
+void sched_link_queue(struct agent *a, const Gpool__Msg *m)
+{
+	struct sched_link *l = a->link;
+	if (gp_batch_add(&l->batch, m) < 0) {
+		gp_err("out of memory queueing a message for the scheduler");
+		return;
+	}
+	if (l->batch.body.len >= BATCH_FLUSH_BYTES)
+		sched_link_flush(a);
+}
+
+static void send_register(struct agent *a, int64_t now)
+{
+	struct sched_link *l = a->link;
+	Gpool__NodeRegister r = GPOOL__NODE_REGISTER__INIT;
+	r.name = a->node;
+	r.version = GPOOL_VERSION;
+	r.cpus = a->cpus;
+	r.mem_mb = a->mem_mb;
+	r.cards = a->cards.v;
+	r.n_cards = a->cards.n;
+	r.addr = a->addr;
+	r.psu_watts = (uint32_t)gp_config_int(a->cfg, "psu_watts");
+	r.held = steps_held(a, &r.n_held);
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = l->reg_id;
+	m.m_case = GPOOL__MSG__M_NODE_REGISTER;
+	m.node_register = &r;
+	sched_link_queue(a, &m);
+	l->next_reg_ms = now + REGISTER_RETRY_MS;
+	gp_debug("register sent (id %llu, %zu held tasks)", (unsigned long long)m.id, r.n_held);
+}
+
+static void start_register(struct agent *a, const char *why)
+{
+	struct sched_link *l = a->link;
+	if (why)
+		gp_info("registering again: %s", why);
+	l->state = LINK_REGISTERING;
+	l->reg_id = l->next_id++;
+	l->missed = 0;
+	send_register(a, gp_mono_ms());
+}
+
+static void send_heartbeat(struct agent *a, int64_t now)
+{
+	struct sched_link *l = a->link;
+	Gpool__Heartbeat hb = GPOOL__HEARTBEAT__INIT;
+	hb.held = steps_held(a, &hb.n_held);
+	hb.load1 = gp_sys_load1();
+	hb.mem_free_mb = gp_sys_mem_avail_mb();
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = l->next_id++;
+	m.m_case = GPOOL__MSG__M_HEARTBEAT;
+	m.heartbeat = &hb;
+	sched_link_queue(a, &m);
+	l->missed++;
+	l->next_hb_ms = now + l->hb_ms;
+}
+
+int64_t sched_link_tick(struct agent *a, int64_t now)
+{
+	struct sched_link *l = a->link;
+	if (l->state == LINK_REGISTERING) {
+		if (!l->reg_id)
+			start_register(a, NULL);
+		else if (now >= l->next_reg_ms)
+			send_register(a, now);
+		return l->next_reg_ms;
+	}
+	if (now >= l->next_hb_ms) {
+		if (l->missed >= HEARTBEAT_MISSES) {
+			start_register(a, "3 heartbeats without a reply");
+			return l->next_reg_ms;
+		}
+		send_heartbeat(a, now);
+	}
+	return l->next_hb_ms;
+}
+
+/* ---- messages from the scheduler ---- */
+
+typedef void (*sched_msg_f)(struct agent *a, const Gpool__Msg *m);
+
+static void on_register_reply(struct agent *a, const Gpool__Msg *m)
+{
+	struct sched_link *l = a->link;
+	if (l->state != LINK_REGISTERING || m->id != l->reg_id) {
+		gp_debug("stale register reply (id %llu) ignored", (unsigned long long)m->id);
+		return;
+	}
+	if (m->node_register_reply->heartbeat_ms)
+		l->hb_ms = m->node_register_reply->heartbeat_ms;
+	if (l->hb_ms < 100)
+		l->hb_ms = 100;
+	l->state = LINK_UP;
+	l->missed = 0;
+	l->next_hb_ms = gp_mono_ms() + l->hb_ms;
+	gp_info("registered as %s (heartbeat every %u ms)", a->node, l->hb_ms);
+}
+
+static void on_heartbeat_reply(struct agent *a, const Gpool__Msg *m)
+{
+	a->link->missed = 0;
+}
+
+static void on_error(struct agent *a, const Gpool__Msg *m)
+{
+	const Gpool__Error *e = m->error;
+	if (e->code == GPOOL__ERROR_CODE__ERROR_UNEXPECTED) {
+		start_register(a, e->text && *e->text ? e->text : "the scheduler does not know us");
+		return;
+	}
+	gp_warn("scheduler: %s: %s (message %llu)", gp_error_code_name(e->code),
+		e->text ? e->text : "", (unsigned long long)m->id);
+}
+
+static void on_launch(struct agent *a, const Gpool__Msg *m)
+{
+	steps_launch(a, m->launch);
+}
+
+static void on_kill(struct agent *a, const Gpool__Msg *m)
+{
+	steps_kill(a, m->kill);
+}
+
+static const struct {
+	Gpool__Msg__MCase type;
+	sched_msg_f cb;
+} sched_msgs[] = {
+	{ GPOOL__MSG__M_NODE_REGISTER_REPLY, on_register_reply },
+	{ GPOOL__MSG__M_HEARTBEAT_REPLY, on_heartbeat_reply },
+	{ GPOOL__MSG__M_ERROR, on_error },
+	{ GPOOL__MSG__M_LAUNCH, on_launch },
+	{ GPOOL__MSG__M_KILL, on_kill },
+};
+
+void sched_link_recv(struct agent *a)
+{
+	struct sched_link *l = a->link;
+	for (int k = 0; k < 256; k++) {
+		zmq_msg_t zm;
+		zmq_msg_init(&zm);
+		if (zmq_msg_recv(&zm, l->sock, ZMQ_DONTWAIT) < 0) {
+			zmq_msg_close(&zm);
+			return;
+		}
+		struct gp_sender from;
+		Gpool__ErrorCode code;
+		gp_error_t err = { { 0 } };
+		Gpool__Batch *b =
+			gp_wire_open(l->wire, zmq_msg_data(&zm), zmq_msg_size(&zm), &from, &code, &err);
+		zmq_msg_close(&zm);
+		if (!b) {
+			gp_warn("dropped a message from the scheduler: %s: %s",
+				gp_error_code_name(code), err.text);
+			continue;
+		}
+		if (from.uid != l->sched_uid) {
+			gp_warn("dropped a message signed by uid %u (the scheduler is uid %u)",
+				(unsigned)from.uid, (unsigned)l->sched_uid);
+			gpool__batch__free_unpacked(b, NULL);
+			continue;
+		}
+		for (size_t i = 0; i < b->n_msgs; i++) {
+			const Gpool__Msg *m = b->msgs[i];
+			size_t t;
+			for (t = 0; t < sizeof(sched_msgs) / sizeof(sched_msgs[0]); t++)
+				if (sched_msgs[t].type == m->m_case)
+					break;
+			if (t == sizeof(sched_msgs) / sizeof(sched_msgs[0]) ||
+			    (m->m_case == GPOOL__MSG__M_NODE_REGISTER_REPLY && !m->node_register_reply) ||
+			    (m->m_case == GPOOL__MSG__M_ERROR && !m->error)) {
+				gp_warn("dropped an unexpected message (type %d) from the scheduler",
+					(int)m->m_case);
+				continue;
+			}
+			sched_msgs[t].cb(a, m);
+		}
+		gpool__batch__free_unpacked(b, NULL);
+	}
+}
