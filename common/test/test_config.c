@@ -17,7 +17,7 @@ static void defaults(void **state)
 	assert_string_equal(gp_config_str(c, "listen"), "tcp://*:7820");
 	assert_int_equal(gp_config_int(c, "heartbeat_interval"), 2000);
 	assert_int_equal(gp_config_int(c, "commit_delay"), 2);
-	assert_int_equal(gp_config_int(c, "max_message"), 64 << 20);
+	assert_int_equal(gp_config_int(c, "max_message"), 80 << 20);
 	gp_config_destroy(&c);
 	assert_null(c);
 }
