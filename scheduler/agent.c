@@ -25,33 +25,114 @@ static bool valid_name(const char *s)
 	return true;
 }
 
-/* Fencing on (re-)registration: whatever the agent still holds that is not the current
- * attempt of a running job placed there is killed. */
+static void kill_attempt(struct gsched *s, int node, uint64_t job, uint32_t attempt)
+{
+	Gpool__Kill k = GPOOL__KILL__INIT;
+	k.job_id = job;
+	k.attempt = attempt;
+	k.signal = SIGKILL;
+	k.reason = GPOOL__JOB_STATE__CANCELLED;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_KILL;
+	m.kill = &k;
+	gsched_send_node(s, node, &m);
+}
+
+#define LOST_AFTER_HEARTBEATS 2
+#define LOST_GRACE_SEC 5.0
+
+/* What the agent holds against what the scheduler believes runs there:
+ *  - a held task of the current attempt is re-adopted (an exited one is recorded as exited:
+ *    the reply, sent after the commit, tells the agent it may forget it);
+ *  - a held task of any other attempt is killed (fencing by attempt number);
+ *  - a task the scheduler placed there that the agent no longer lists, twice in a row and
+ *    well after its launch, is lost. */
 static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		Gpool__HeldTask *h = held[i];
 		struct job *j = jobs_get(s->jobs, h->job_id);
-		bool keep = j && h->attempt == j->attempt &&
-			    (j->state == GPOOL__JOB_STATE__RUNNING ||
-			     j->state == GPOOL__JOB_STATE__COMPLETING) &&
-			    h->rank < j->ntasks && j->tasks[h->rank].node == node;
-		if (keep)
+		bool current = j && h->attempt == j->attempt &&
+			       (j->state == GPOOL__JOB_STATE__RUNNING ||
+				j->state == GPOOL__JOB_STATE__COMPLETING) &&
+			       j->tasks && h->rank < j->ntasks && j->tasks[h->rank].node == node;
+		if (!current) {
+			if (!h->exited) {
+				gp_warn("node %s holds job %llu attempt %u rank %u, which is not "
+					"current: killing it",
+					nodes_name(s->nodes, node), (unsigned long long)h->job_id,
+					h->attempt, h->rank);
+				kill_attempt(s, node, h->job_id, h->attempt);
+			}
 			continue;
-		if (h->exited)
-			continue;
-		gp_warn("node %s holds job %llu attempt %u rank %u that is not current: killing it",
-			nodes_name(s->nodes, node), (unsigned long long)h->job_id, h->attempt, h->rank);
-		Gpool__Kill k = GPOOL__KILL__INIT;
-		k.job_id = h->job_id;
-		k.attempt = h->attempt;
-		k.signal = SIGKILL;
-		k.reason = GPOOL__JOB_STATE__CANCELLED;
-		Gpool__Msg m = GPOOL__MSG__INIT;
-		m.m_case = GPOOL__MSG__M_KILL;
-		m.kill = &k;
-		gsched_send_node(s, node, &m);
+		}
+		struct task *t = &j->tasks[h->rank];
+		t->missing = 0;
+		if (h->exited && t->state != 2) {
+			Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
+			ev.job_id = h->job_id;
+			ev.attempt = h->attempt;
+			ev.rank = h->rank;
+			ev.kind = GPOOL__TASK_EVENT_KIND__TASK_EXITED;
+			ev.status = h->status;
+			ev.oom = h->oom;
+			ev.rusage = h->rusage;
+			job_task_event(s, node, &ev);
+		} else if (!h->exited && t->state == 0) {
+			t->state = 1;
+		}
 	}
+	/* tasks placed here that the agent did not list */
+	double now = gp_now();
+	size_t pos = 0;
+	struct job *j, **lost = NULL;
+	uint32_t *lost_rank = NULL;
+	size_t nlost = 0;
+	while ((j = running_iter(s, &pos))) {
+		for (uint32_t r = 0; r < j->ntasks; r++) {
+			struct task *t = &j->tasks[r];
+			if (t->node != node || t->state == 2)
+				continue;
+			bool listed = false;
+			for (size_t i = 0; i < n && !listed; i++)
+				listed = held[i]->job_id == j->id && held[i]->attempt == j->attempt &&
+					 held[i]->rank == r;
+			if (listed)
+				continue;
+			if (++t->missing < LOST_AFTER_HEARTBEATS || now - j->start_time < LOST_GRACE_SEC)
+				continue;
+			struct job **nl = realloc(lost, (nlost + 1) * sizeof(*nl));
+			uint32_t *nr = realloc(lost_rank, (nlost + 1) * sizeof(*nr));
+			if (nl)
+				lost = nl;
+			if (nr)
+				lost_rank = nr;
+			if (!nl || !nr)
+				break;
+			lost[nlost] = j;
+			lost_rank[nlost++] = r;
+		}
+	}
+	for (size_t i = 0; i < nlost; i++) {
+		char why[160];
+		snprintf(why, sizeof(why), "node %s no longer holds the task",
+			 nodes_name(s->nodes, node));
+		if (lost[i]->state == GPOOL__JOB_STATE__RUNNING ||
+		    lost[i]->state == GPOOL__JOB_STATE__COMPLETING)
+			job_task_lost(s, lost[i], lost_rank[i], why);
+	}
+	free(lost);
+	free(lost_rank);
+}
+
+/* An agent forgets its lease (and stops its requeueable tasks) before the scheduler gives up
+ * on the node: requeue never overlaps a live attempt. */
+static uint32_t lease_ms(const struct gsched *s)
+{
+	int64_t l = s->node_timeout_ms - 2 * s->heartbeat_ms;
+	if (l < s->heartbeat_ms)
+		l = s->heartbeat_ms;
+	return (uint32_t)l;
 }
 
 void agent_register(struct req *r)
@@ -80,15 +161,19 @@ void agent_register(struct req *r)
 	n->reason = NULL;
 	gp_info("node %s registered from %s (%u cpus, %llu MB, %zu cards)%s", n->name, r->addr,
 		n->cpus, (unsigned long long)n->mem_mb, reg->n_cards, was_down ? ", back up" : "");
+	if (!n->registered) {
+		job_readopt_node(s, idx);
+		n->registered = true;
+	}
 	reconcile(s, idx, reg->held, reg->n_held);
 	Gpool__NodeRegisterReply rep = GPOOL__NODE_REGISTER_REPLY__INIT;
 	rep.heartbeat_ms = (uint32_t)s->heartbeat_ms;
-	rep.lease_ms = (uint32_t)s->node_timeout_ms;
+	rep.lease_ms = lease_ms(s);
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_NODE_REGISTER_REPLY;
 	m.node_register_reply = &rep;
-	gsched_reply(r, &m, false);
+	gsched_reply(r, &m, true);
 	s->plan_dirty = true;
 }
 
@@ -115,12 +200,14 @@ void agent_heartbeat(struct req *r)
 {
 	if (!live_node(r))
 		return;
+	Gpool__Heartbeat *hb = r->msg->heartbeat;
+	reconcile(r->s, r->node, hb->held, hb->n_held);
 	Gpool__HeartbeatReply rep = GPOOL__HEARTBEAT_REPLY__INIT;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_HEARTBEAT_REPLY;
 	m.heartbeat_reply = &rep;
-	gsched_reply(r, &m, false);
+	gsched_reply(r, &m, true); /* after the commit: the agent may then forget exited tasks */
 }
 
 void agent_task_event(struct req *r)

@@ -58,6 +58,8 @@ struct gsched {
 	int64_t heartbeat_ms, node_timeout_ms, kill_grace_ms, commit_delay_ms;
 	uint32_t default_time_limit, max_time_limit; /* seconds */
 	uint64_t max_jobs;
+	bool requeue;
+	uint32_t max_attempts;
 	char state_dir[1024];
 };
 

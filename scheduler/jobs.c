@@ -56,6 +56,7 @@ void job_free(struct job *j)
 	gp_strv_free(j->nodelist, j->n_nodelist);
 	gp_strv_free(j->exclude, j->n_exclude);
 	free(j->tasks);
+	free(j->placement_text);
 	free(j);
 }
 

@@ -33,6 +33,7 @@ struct task {
 	int32_t status;	     /* wait status */
 	uint64_t out_off, err_off; /* next expected output offsets */
 	uint16_t cpu_first;  /* first CPU index on the node, cpus_per_task of them */
+	uint8_t missing;     /* heartbeats in a row that did not list it */
 };
 
 struct job {
@@ -67,6 +68,7 @@ struct job {
 	uint64_t max_rss_kb;
 	uint32_t tasks_exited;
 	size_t qpos; /* position in the pending queue, or SIZE_MAX */
+	char *placement_text; /* as loaded from the store, until resolved into tasks */
 };
 
 struct jobs;

@@ -174,8 +174,37 @@ static void task_release(struct gsched *s, struct job *j, uint32_t i)
 	s->plan_dirty = true;
 }
 
+static bool requeue_ok(const struct gsched *s, const struct job *j)
+{
+	return s->requeue && !j->no_requeue && j->attempt < s->max_attempts;
+}
+
+/* Back to the queue for another attempt: every rank of this one is known to be gone. */
+static void job_requeue(struct gsched *s, struct job *j)
+{
+	running_remove(s, j);
+	gp_info("job %llu requeued after attempt %u (%s)", (unsigned long long)j->id, j->attempt,
+		j->end_reason ? j->end_reason : "node failure");
+	free(j->tasks);
+	j->tasks = NULL;
+	j->state = GPOOL__JOB_STATE__PENDING;
+	j->reason = PEND_REQUEUED;
+	j->kill_reason = GPOOL__JOB_STATE__JOB_STATE_UNKNOWN;
+	j->deadline_ms = 0;
+	j->kill_sent_ms = 0;
+	j->tasks_exited = 0;
+	jobs_queue_insert(s->jobs, j);
+	s->plan_dirty = true;
+	gsched_save(s, j);
+	output_job_changed(s, j);
+}
+
 static void job_finish(struct gsched *s, struct job *j)
 {
+	if (j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL && requeue_ok(s, j)) {
+		job_requeue(s, j);
+		return;
+	}
 	Gpool__JobState st;
 	bool oom = false, failed = false;
 	int32_t code = 0;
@@ -275,6 +304,89 @@ static void task_exited(struct gsched *s, struct job *j, uint32_t rank, int32_t 
 	t->oom = oom;
 	j->tasks_exited++;
 	task_release(s, j, rank);
+	gsched_save(s, j); /* the exit is on disk before the agent is told it may forget it */
+}
+
+void job_task_lost(struct gsched *s, struct job *j, uint32_t rank, const char *why)
+{
+	if (j->tasks[rank].state == 2)
+		return;
+	gp_warn("job %llu rank %u: %s", (unsigned long long)j->id, rank, why);
+	if (j->kill_reason == GPOOL__JOB_STATE__JOB_STATE_UNKNOWN ||
+	    j->kill_reason == GPOOL__JOB_STATE__FAILED) {
+		j->kill_reason = GPOOL__JOB_STATE__NODE_FAIL;
+		set_reason(j, why);
+	}
+	task_exited(s, j, rank, SIGKILL, false);
+	if (j->tasks_exited == j->ntasks)
+		job_finish(s, j);
+	else
+		job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGKILL, NULL);
+}
+
+void job_readopt_node(struct gsched *s, int node)
+{
+	struct node *nd = nodes_get(s->nodes, node);
+	size_t pos = 0;
+	struct job *j;
+	while ((j = running_iter(s, &pos))) {
+		bool here = false;
+		for (uint32_t i = 0; i < j->ntasks; i++) {
+			if (j->tasks[i].node != node || j->tasks[i].state == 2)
+				continue;
+			node_cpus_mark(nd, j->tasks[i].cpu_first, j->cpus_per_task);
+			here = true;
+		}
+		if (here) {
+			nd->mem_used_mb += j->mem_mb;
+			nd->njobs++;
+		}
+	}
+}
+
+int job_restore(struct gsched *s, struct job *j)
+{
+	if (!j->placement_text)
+		return -1;
+	struct task *tasks = calloc(j->ntasks, sizeof(*tasks));
+	if (!tasks)
+		return -1;
+	char *save = NULL, *item;
+	uint32_t i = 0;
+	for (item = strtok_r(j->placement_text, ",", &save); item && i < j->ntasks;
+	     item = strtok_r(NULL, ",", &save), i++) {
+		char name[256];
+		unsigned lr, cpu, st;
+		int status, oom;
+		if (sscanf(item, "%255[^:]:%u:%u:%u:%d:%d", name, &lr, &cpu, &st, &status, &oom) != 6)
+			break;
+		int n = nodes_placeholder(s->nodes, name);
+		if (n < 0)
+			break;
+		tasks[i].node = n;
+		tasks[i].local_rank = (uint16_t)lr;
+		tasks[i].cpu_first = (uint16_t)cpu;
+		tasks[i].state = (uint8_t)st;
+		tasks[i].status = status;
+		tasks[i].oom = oom;
+		if (st == 2)
+			j->tasks_exited++;
+	}
+	free(j->placement_text);
+	j->placement_text = NULL;
+	if (i != j->ntasks) {
+		free(tasks);
+		return -1;
+	}
+	j->tasks = tasks;
+	uint32_t limit = j->time_limit ? j->time_limit : s->default_time_limit;
+	if (limit) {
+		double left = j->start_time + limit - gp_now();
+		j->deadline_ms = gp_mono_ms() + (int64_t)(left > 0 ? left * 1000 : 0);
+	}
+	j->master_port = master_port(j);
+	running_add(s, j);
+	return 0;
 }
 
 void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
@@ -327,6 +439,8 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
 		job_finish(s, j);
 		return;
 	}
+	if (j->state == GPOOL__JOB_STATE__COMPLETING)
+		return;
 	/* gang semantics: one rank failing ends the job; the others are stopped */
 	int32_t code = exit_code_of(j->tasks[ev->rank].status);
 	if ((code || ev->kind == GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START) &&

@@ -23,6 +23,13 @@ void job_kill(struct gsched *s, struct job *j, Gpool__JobState reason, int signa
 void job_end_pending(struct gsched *s, struct job *j, Gpool__JobState state, const char *why);
 /* A node went DOWN: its tasks are lost; their jobs end NODE_FAIL (other ranks killed). */
 void job_node_failed(struct gsched *s, int node);
+/* A task its node no longer holds: it is gone; the job is requeued or ends NODE_FAIL. */
+void job_task_lost(struct gsched *s, struct job *j, uint32_t rank, const char *why);
+/* A node registers with this scheduler process for the first time: account for the running
+ * tasks the store says it holds. */
+void job_readopt_node(struct gsched *s, int node);
+/* At start-up: rebuild a running job's tasks from the stored placement. 0 / -1. */
+int job_restore(struct gsched *s, struct job *j);
 /* Time limits and kill escalation; called periodically. */
 void jobs_tick(struct gsched *s);
 

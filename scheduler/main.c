@@ -9,6 +9,7 @@
 
 #include "gschedd.h"
 #include "jobs.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "names.h"
 #include "net.h"
@@ -45,19 +46,20 @@ static int load_job(void *arg, struct job *j)
 	j->durable = true;
 	if (j->state == GPOOL__JOB_STATE__REQUEUED)
 		j->state = GPOOL__JOB_STATE__PENDING;
+	if (jobs_add(s->jobs, j) < 0)
+		return -1;
 	if (j->state == GPOOL__JOB_STATE__RUNNING || j->state == GPOOL__JOB_STATE__COMPLETING) {
-		/* re-adopting running jobs from the agents is the durability work; until then a
-		 * job that ran across a scheduler restart ends NODE_FAIL, never twice */
-		j->state = GPOOL__JOB_STATE__NODE_FAIL;
-		j->end_time = gp_now();
-		free(j->end_reason);
-		j->end_reason = strdup("the scheduler restarted while it ran");
-		if (jobs_add(s->jobs, j) < 0)
-			return -1;
-		gsched_save(s, j);
-		return 0;
+		/* its agents re-adopt it when they register again (or it is requeued when they do
+		 * not come back within node_timeout) */
+		if (job_restore(s, j) < 0) {
+			gp_err("job %llu: its stored placement is unreadable: it ends NODE_FAIL",
+			       (unsigned long long)j->id);
+			j->state = GPOOL__JOB_STATE__NODE_FAIL;
+			j->end_time = gp_now();
+			gsched_save(s, j);
+		}
 	}
-	return jobs_add(s->jobs, j);
+	return 0;
 }
 
 static void usage(const gp_config_t *cfg)
@@ -100,6 +102,8 @@ int main(int argc, char **argv)
 	s.default_time_limit = (uint32_t)(gp_config_int(s.cfg, "default_time_limit") / 1000);
 	s.max_time_limit = (uint32_t)(gp_config_int(s.cfg, "max_time_limit") / 1000);
 	s.max_jobs = (uint64_t)gp_config_int(s.cfg, "max_jobs");
+	s.requeue = gp_config_bool(s.cfg, "requeue");
+	s.max_attempts = (uint32_t)gp_config_int(s.cfg, "max_attempts");
 	snprintf(s.state_dir, sizeof(s.state_dir), "%s", gp_config_str(s.cfg, "state_dir"));
 	if (getuid() != s.sched_uid)
 		gp_warn("running as uid %u but sched_uid is %u: commands will refuse the replies",

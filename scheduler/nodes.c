@@ -111,32 +111,62 @@ fail:
 	return -1;
 }
 
+static struct node *node_new(struct nodes *ns, const char *name, int *idx)
+{
+	if (ns->n == ns->cap) {
+		int nc = ns->cap ? ns->cap * 2 : 16;
+		struct node **nv = realloc(ns->v, nc * sizeof(*nv));
+		if (!nv)
+			return NULL;
+		ns->v = nv;
+		ns->cap = nc;
+	}
+	struct node *n = calloc(1, sizeof(*n));
+	if (!n || !(n->name = strdup(name))) {
+		free(n);
+		return NULL;
+	}
+	*idx = ns->n;
+	ns->v[ns->n++] = n;
+	return n;
+}
+
+int nodes_placeholder(struct nodes *ns, const char *name)
+{
+	int idx = nodes_find(ns, name);
+	if (idx >= 0)
+		return idx;
+	struct node *n = node_new(ns, name, &idx);
+	if (!n)
+		return -1;
+	n->state = GPOOL__NODE_STATE__NODE_STATE_UNKNOWN;
+	n->reason = strdup("waiting for its agent after a scheduler restart");
+	n->addr = strdup("");
+	n->version = strdup("");
+	n->last_heard_ms = gp_mono_ms();
+	n->last_heard = gp_now();
+	return idx;
+}
+
+void node_cpus_mark(struct node *n, uint32_t first, uint32_t count)
+{
+	for (uint32_t i = first; i < first + count && i < n->cpus; i++) {
+		if (!n->cpu_busy[i]) {
+			n->cpu_busy[i] = 1;
+			n->cpus_used++;
+		}
+	}
+}
+
 int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8_t *rid,
 		   size_t rid_len)
 {
 	if (rid_len > sizeof(((struct node *)0)->rid))
 		return -1;
 	int idx = nodes_find(ns, reg->name);
-	struct node *n;
-	if (idx < 0) {
-		if (ns->n == ns->cap) {
-			int nc = ns->cap ? ns->cap * 2 : 16;
-			struct node **nv = realloc(ns->v, nc * sizeof(*nv));
-			if (!nv)
-				return -1;
-			ns->v = nv;
-			ns->cap = nc;
-		}
-		n = calloc(1, sizeof(*n));
-		if (!n || !(n->name = strdup(reg->name))) {
-			free(n);
-			return -1;
-		}
-		idx = ns->n;
-		ns->v[ns->n++] = n;
-	} else {
-		n = ns->v[idx];
-	}
+	struct node *n = idx < 0 ? node_new(ns, reg->name, &idx) : ns->v[idx];
+	if (!n)
+		return -1;
 	/* the offered CPU count may change only while nothing runs there */
 	if (!n->cpu_busy || (n->cpus_used == 0 && n->cpus != reg->cpus)) {
 		uint8_t *busy = calloc(reg->cpus ? reg->cpus : 1, 1);

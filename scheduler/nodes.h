@@ -28,6 +28,7 @@ struct node {
 	int64_t last_heard_ms;
 	double last_heard;
 	uint32_t njobs;
+	bool registered; /* registered with this scheduler process at least once */
 };
 
 struct nodes;
@@ -46,11 +47,17 @@ int nodes_find_rid(const struct nodes *ns, const uint8_t *rid, size_t len);
 int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8_t *rid,
 		   size_t rid_len);
 
+/* A node known only from the jobs the store says run there (after a scheduler restart): state
+ * UNKNOWN until its agent registers, DOWN if it does not within node_timeout. */
+int nodes_placeholder(struct nodes *ns, const char *name);
+
 /* Allocate n CPUs in one run of free indices if possible; returns the first or -1. */
 int node_cpus_alloc(struct node *n, uint32_t count);
 void node_cpus_free(struct node *n, uint32_t first, uint32_t count);
 /* Is the node usable for new work? */
 bool node_usable(const struct node *n);
+/* Mark CPUs [first, first+count) busy (re-adoption after a restart). */
+void node_cpus_mark(struct node *n, uint32_t first, uint32_t count);
 
 void nodeinfo_fill(Gpool__NodeInfo *ni, const struct node *n);
 

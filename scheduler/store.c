@@ -29,7 +29,7 @@ static const char schema[] =
 	" id INTEGER PRIMARY KEY, uid INTEGER, gid INTEGER, user TEXT, name TEXT,"
 	" state INTEGER, attempt INTEGER, priority INTEGER, hold INTEGER, reason TEXT,"
 	" submit_time REAL, start_time REAL, end_time REAL, exit_code INTEGER,"
-	" cpu_sec REAL, max_rss_kb INTEGER, placement BLOB, spec BLOB);"
+	" cpu_sec REAL, max_rss_kb INTEGER, placement BLOB, spec BLOB, kill_reason INTEGER);"
 	"CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);"
 	"CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time);";
 
@@ -74,12 +74,12 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 		goto fail;
 	}
 	if (prep(st, "INSERT INTO jobs(id,uid,gid,user,name,state,attempt,priority,hold,reason,"
-		     "submit_time,start_time,end_time,exit_code,cpu_sec,max_rss_kb,placement,spec)"
-		     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		     "submit_time,start_time,end_time,exit_code,cpu_sec,max_rss_kb,placement,spec,kill_reason)"
+		     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
 		 &st->ins, err) < 0 ||
 	    prep(st, "UPDATE jobs SET state=?2, attempt=?3, priority=?4, hold=?5, reason=?6,"
 		     " start_time=?7, end_time=?8, exit_code=?9, cpu_sec=?10, max_rss_kb=?11,"
-		     " placement=?12 WHERE id=?1",
+		     " placement=?12, kill_reason=?13 WHERE id=?1",
 		 &st->upd, err) < 0 ||
 	    prep(st, "SELECT spec FROM jobs WHERE id=?", &st->spec, err) < 0 ||
 	    prep(st, "BEGIN", &st->begin, err) < 0 || prep(st, "COMMIT", &st->commit, err) < 0 ||
@@ -121,7 +121,7 @@ static int begin(struct store *st)
 	return 0;
 }
 
-/* placement: "node:local_rank:cpu_first" per task, by node name */
+/* placement: "node:local_rank:cpu_first:state:status:oom" per task, by node name */
 static char *placement_text(const struct job *j);
 
 static int run(struct store *st, sqlite3_stmt *s)
@@ -180,9 +180,10 @@ static char *placement_text(const struct job *j)
 	gp_buf_t b = { 0 };
 	for (uint32_t i = 0; i < j->ntasks; i++) {
 		char item[300];
-		int n = snprintf(item, sizeof(item), "%s%s:%u:%u", i ? "," : "",
-				 node_name_fn(j->tasks[i].node), j->tasks[i].local_rank,
-				 j->tasks[i].cpu_first);
+		const struct task *t = &j->tasks[i];
+		int n = snprintf(item, sizeof(item), "%s%s:%u:%u:%u:%d:%d", i ? "," : "",
+				 node_name_fn(t->node), t->local_rank, t->cpu_first, t->state,
+				 t->status, t->oom);
 		if (gp_buf_append(&b, item, (size_t)n) < 0) {
 			gp_buf_release(&b);
 			return NULL;
@@ -213,6 +214,7 @@ int store_job_update(struct store *st, const struct job *j)
 		sqlite3_bind_text(s, 12, pl, -1, free);
 	else
 		sqlite3_bind_null(s, 12);
+	sqlite3_bind_int(s, 13, j->kill_reason);
 	return run(st, s);
 }
 
@@ -261,6 +263,10 @@ static struct job *row_to_job(sqlite3_stmt *s)
 	j->exit_code = sqlite3_column_int(s, 13);
 	j->cpu_sec = sqlite3_column_double(s, 14);
 	j->max_rss_kb = (uint64_t)sqlite3_column_int64(s, 15);
+	j->kill_reason = sqlite3_column_int(s, 18);
+	const unsigned char *pl = sqlite3_column_text(s, 16);
+	if (pl && *pl)
+		j->placement_text = strdup((const char *)pl);
 	const void *blob = sqlite3_column_blob(s, 17);
 	Gpool__JobSpec *sp = gpool__job_spec__unpack(NULL, (size_t)sqlite3_column_bytes(s, 17), blob);
 	if (sp) {

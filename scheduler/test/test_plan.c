@@ -93,6 +93,10 @@ static struct job *submit(uint32_t ntasks, uint32_t cpt, uint32_t nodes, uint32_
 	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
 	sp.argv = argv;
 	sp.n_argv = 1;
+	sp.ntasks = ntasks;
+	sp.cpus_per_task = cpt;
+	sp.nodes_min = sp.nodes_max = nodes;
+	sp.time_limit_sec = limit;
 	uint8_t buf[256];
 	size_t len = gpool__job_spec__pack(&sp, buf);
 	assert_int_equal(jobs_add(S.jobs, j), 0);
@@ -248,6 +252,72 @@ static void failing_rank_kills_gang(void **state)
 	assert_int_equal(j->state, GPOOL__JOB_STATE__FAILED);
 }
 
+static void node_failure_requeues(void **state)
+{
+	S.requeue = true;
+	S.max_attempts = 2;
+	add_node("h1", 1, 1000);
+	add_node("h2", 1, 1000);
+	struct job *j = submit(1, 1, 0, 0, 0);
+	plan_run(&S);
+	assert_int_equal(j->attempt, 1);
+	int first = j->tasks[0].node;
+	nodes_get(S.nodes, first)->state = GPOOL__NODE_STATE__NODE_DOWN;
+	job_node_failed(&S, first);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(j->reason, PEND_REQUEUED);
+	assert_int_equal(running_count(&S), 0);
+	plan_run(&S);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(j->attempt, 2);
+	assert_true(j->tasks[0].node != first);
+	/* the last attempt allowed: a second failure ends it */
+	int second = j->tasks[0].node;
+	nodes_get(S.nodes, second)->state = GPOOL__NODE_STATE__NODE_DOWN;
+	job_node_failed(&S, second);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__NODE_FAIL);
+	S.requeue = false;
+}
+
+static void restore_after_restart(void **state)
+{
+	add_node("h1", 2, 1000);
+	add_node("h2", 2, 1000);
+	struct job *j = submit(2, 1, 2, 0, 0);
+	plan_run(&S);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	gp_error_t err;
+	assert_int_equal(store_commit(S.store, &err), 0);
+	uint64_t id = j->id;
+	/* a new scheduler process: empty tables, the same store */
+	struct job *loaded = store_job_load(S.store, id);
+	assert_non_null(loaded);
+	struct nodes *old = S.nodes;
+	struct jobs *oldj = S.jobs;
+	S.nodes = nodes_create();
+	S.jobs = jobs_create(1);
+	gp_u64map_t *oldr = S.running;
+	S.running = gp_u64map_create();
+	loaded->durable = true;
+	assert_int_equal(jobs_add(S.jobs, loaded), 0);
+	assert_int_equal(job_restore(&S, loaded), 0);
+	assert_int_equal(nodes_count(S.nodes), 2);
+	assert_int_equal(nodes_get(S.nodes, 0)->state, GPOOL__NODE_STATE__NODE_STATE_UNKNOWN);
+	assert_int_equal(loaded->attempt, 1);
+	assert_int_equal(running_count(&S), 1);
+	/* its agent registers again: the CPUs are accounted as busy */
+	Gpool__NodeRegister reg = GPOOL__NODE_REGISTER__INIT;
+	reg.name = (char *)nodes_name(S.nodes, loaded->tasks[0].node);
+	reg.cpus = 2;
+	reg.mem_mb = 1000;
+	int idx = nodes_register(S.nodes, &reg, (const uint8_t *)"x", 1);
+	job_readopt_node(&S, idx);
+	assert_int_equal(nodes_get(S.nodes, idx)->cpus_used, 1);
+	nodes_destroy(&old);
+	jobs_destroy(&oldj);
+	gp_u64map_destroy(&oldr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +327,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(easy_backfill, setup, teardown),
 		cmocka_unit_test_setup_teardown(node_failure_ends_gang, setup, teardown),
 		cmocka_unit_test_setup_teardown(failing_rank_kills_gang, setup, teardown),
+		cmocka_unit_test_setup_teardown(node_failure_requeues, setup, teardown),
+		cmocka_unit_test_setup_teardown(restore_after_restart, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
