@@ -73,15 +73,8 @@ GK_HD float gk_sw_f16_to_f32(uint16_t h)
     if (e == 0x1fu)
         return gk_bits_f32(sign | 0x7f800000u | (m << 13));
     if (e == 0) {
-        if (m == 0)
-            return gk_bits_f32(sign);
-        e = 113;
-        while (!(m & 0x400u)) {
-            m <<= 1;
-            e--;
-        }
-        m &= 0x3ffu;
-        return gk_bits_f32(sign | (e << 23) | (m << 13));
+        /* subnormal (or zero): m * 2^-24, exact in f32 */
+        return gk_bits_f32(sign | gk_f32_bits((float)m * 5.9604644775390625e-8f));
     }
     return gk_bits_f32(sign | ((e + 112u) << 23) | (m << 13));
 }

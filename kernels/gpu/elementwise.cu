@@ -1,10 +1,15 @@
 /* elementwise.cu - reduce, cast, scale, Inf/NaN detection and optimizer steps
  *
- * Each operation is a small functor with vec(v), which handles elements 8v..8v+7 with
- * 16-byte loads and stores, and one(i), which handles element i. launch() runs vec over
- * the aligned bulk in a grid-stride loop and one() over the tail, or one() over
- * everything when a pointer is not 16-byte aligned. The arithmetic is gk_scalar.h's, so
- * results equal the cpu backend's bit for bit (NaN payloads aside). */
+ * Each operation is a small functor. Its vec(v) handles U "groups" of GE elements, a
+ * group being 16 bytes of the operation's widest type (4 f32, 8 f16, 2 f64), so every
+ * access is one 16-byte (or, for the narrow side of a cast, 8-byte) load or store. The
+ * groups of thread-unit v are laid out so that one warp's k-th access covers contiguous
+ * memory (lane l of warp-tile T owns groups T*32*U + k*32 + l): stores fill whole
+ * sectors and U loads per source are in flight before any arithmetic. one(i) handles
+ * element i. launch() runs vec over whole warp-tiles in a grid-stride loop and one()
+ * over the tail, or one() over everything when a pointer is not 16-byte aligned. The
+ * arithmetic is gk_scalar.h's, so results equal the cpu backend's bit for bit (NaN
+ * payloads aside). */
 #include "gk_gpu.h"
 
 #define TPB 256
@@ -51,28 +56,35 @@ __device__ static inline float avg(float a, int n) { return a / (float)n; }
 __device__ static inline double avg(double a, int n) { return a / (double)n; }
 __device__ static inline long long avg(long long a, int n) { return a / n; }
 
-/* 8 elements of S through 16-byte accesses */
-template <typename S> struct V8 {
-    enum { NQ = sizeof(S) * 8 / 16 };
-    union {
-        uint4 q[NQ];
-        S s[8];
-    };
-    __device__ void load(const S *p, size_t v)
-    {
-        const uint4 *src = reinterpret_cast<const uint4 *>(p) + v * NQ;
-#pragma unroll
-        for (int k = 0; k < NQ; k++)
-            q[k] = src[k];
-    }
-    __device__ void store(S *p, size_t v) const
-    {
-        uint4 *dst = reinterpret_cast<uint4 *>(p) + v * NQ;
-#pragma unroll
-        for (int k = 0; k < NQ; k++)
-            dst[k] = q[k];
-    }
+#define U 2 /* groups a thread-unit handles */
+
+template <int BYTES> struct Word;
+template <> struct Word<16> {
+    typedef uint4 T;
 };
+template <> struct Word<8> {
+    typedef uint2 T;
+};
+template <> struct Word<4> {
+    typedef uint32_t T;
+};
+
+/* N elements of S moved as one access of N * sizeof(S) bytes */
+template <typename S, int N> struct VN {
+    typedef typename Word<sizeof(S) * N>::T W;
+    union {
+        W w;
+        S s[N];
+    };
+    __device__ void load(const S *p, size_t g) { w = reinterpret_cast<const W *>(p)[g]; }
+    __device__ void store(S *p, size_t g) const { reinterpret_cast<W *>(p)[g] = w; }
+};
+
+/* group index of the k-th group of thread-unit v */
+__device__ static inline size_t grp(size_t v, int k)
+{
+    return (v >> 5) * (32 * U) + (size_t)k * 32 + (v & 31);
+}
 
 template <class F> __global__ void __launch_bounds__(TPB) k_vec(F f, size_t nvec)
 {
@@ -93,19 +105,42 @@ static inline bool al16(const void *p)
     return ((uintptr_t)p & 15u) == 0;
 }
 
+/* Blocks for a grid-stride loop over N thread-units: at most the number resident on the
+ * whole chip at once (times GPOOL_KERNELS_WAVES), from the kernel's own occupancy. */
+template <class K> static unsigned blocks_for(gpu_t *g, K kernel, int *occ, size_t n)
+{
+    if (*occ <= 0) {
+        int per_sm = 0;
+        if (gkOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, TPB, 0) != gkSuccess ||
+            per_sm < 1) {
+            (void)gkGetLastError();
+            per_sm = g->max_threads_per_sm / TPB;
+        }
+        *occ = per_sm; /* cached per kernel: the same value for every card of one kind */
+    }
+    size_t need = (n + TPB - 1) / TPB;
+    size_t wave = (size_t)g->sms * (size_t)*occ * (size_t)g->waves;
+    return (unsigned)(need < wave ? (need ? need : 1) : wave);
+}
+
 template <class F>
 static int launch(gpu_t *g, const F &f, size_t n, bool aligned, gk_stream_t *s, const char *what)
 {
-    size_t nvec = aligned ? n / 8 : 0;
+    static int occ_vec, occ_one;
+    /* whole warp-tiles only: 32 thread-units of U groups of GE elements */
+    const size_t tile = (size_t)32 * U * F::GE;
+    size_t nvec = aligned ? n / tile * 32 : 0;
+    size_t done = nvec / 32 * tile;
     if (gk_gpu_check(g, gkSetDevice(g->device), "set device") < 0)
         return -1;
     if (nvec) {
-        k_vec<F><<<gk_gpu_blocks(g, nvec, TPB), TPB, 0, GK_STREAM(s)>>>(f, nvec);
+        k_vec<F><<<blocks_for(g, k_vec<F>, &occ_vec, nvec), TPB, 0, GK_STREAM(s)>>>(f, nvec);
         if (gk_gpu_launched(g, what) < 0)
             return -1;
     }
-    if (nvec * 8 < n) {
-        k_one<F><<<gk_gpu_blocks(g, n - nvec * 8, TPB), TPB, 0, GK_STREAM(s)>>>(f, nvec * 8, n);
+    if (done < n) {
+        k_one<F><<<blocks_for(g, k_one<F>, &occ_one, n - done), TPB, 0, GK_STREAM(s)>>>(f, done,
+                                                                                        n);
         if (gk_gpu_launched(g, what) < 0)
             return -1;
     }
@@ -122,40 +157,59 @@ template <int DT, int NS> struct ReduceF {
     const S *src[GK_REDUCE_MAX_SRCS];
     int nsrc, op;
 
+    enum { GE = 16 / sizeof(S) };
+
     __device__ void vec(size_t v) const
     {
         const int ns = NS ? NS : nsrc;
-        V8<S> in[NS ? NS : 1];
-        A acc[8];
-        if (NS) { /* all loads first: NS * 16 bytes or more in flight per thread */
+        A acc[U][GE];
+        if (NS) { /* every load first: U * NS accesses of 16 bytes in flight */
+            VN<S, GE> in[U][NS ? NS : 1];
 #pragma unroll
-            for (int k = 0; k < (NS ? NS : 1); k++)
-                in[k].load(src[k], v);
+            for (int k = 0; k < U; k++)
 #pragma unroll
-            for (int e = 0; e < 8; e++)
-                acc[e] = E::ld(in[0].s[e]);
+                for (int q = 0; q < (NS ? NS : 1); q++)
+                    in[k][q].load(src[q], grp(v, k));
 #pragma unroll
-            for (int k = 1; k < (NS ? NS : 1); k++)
+            for (int k = 0; k < U; k++) {
 #pragma unroll
-                for (int e = 0; e < 8; e++)
-                    acc[e] = comb(op, acc[e], E::ld(in[k].s[e]));
+                for (int e = 0; e < GE; e++)
+                    acc[k][e] = E::ld(in[k][0].s[e]);
+#pragma unroll
+                for (int q = 1; q < (NS ? NS : 1); q++)
+#pragma unroll
+                    for (int e = 0; e < GE; e++)
+                        acc[k][e] = comb(op, acc[k][e], E::ld(in[k][q].s[e]));
+            }
         } else {
-            in[0].load(src[0], v);
+            VN<S, GE> in[U];
 #pragma unroll
-            for (int e = 0; e < 8; e++)
-                acc[e] = E::ld(in[0].s[e]);
-            for (int k = 1; k < ns; k++) {
-                in[0].load(src[k], v);
+            for (int k = 0; k < U; k++)
+                in[k].load(src[0], grp(v, k));
 #pragma unroll
-                for (int e = 0; e < 8; e++)
-                    acc[e] = comb(op, acc[e], E::ld(in[0].s[e]));
+            for (int k = 0; k < U; k++)
+#pragma unroll
+                for (int e = 0; e < GE; e++)
+                    acc[k][e] = E::ld(in[k].s[e]);
+            for (int q = 1; q < ns; q++) {
+#pragma unroll
+                for (int k = 0; k < U; k++)
+                    in[k].load(src[q], grp(v, k));
+#pragma unroll
+                for (int k = 0; k < U; k++)
+#pragma unroll
+                    for (int e = 0; e < GE; e++)
+                        acc[k][e] = comb(op, acc[k][e], E::ld(in[k].s[e]));
             }
         }
-        V8<S> out;
 #pragma unroll
-        for (int e = 0; e < 8; e++)
-            out.s[e] = E::st(op == GK_AVG ? avg(acc[e], ns) : acc[e]);
-        out.store(dst, v);
+        for (int k = 0; k < U; k++) {
+            VN<S, GE> out;
+#pragma unroll
+            for (int e = 0; e < GE; e++)
+                out.s[e] = E::st(op == GK_AVG ? avg(acc[k][e], ns) : acc[k][e]);
+            out.store(dst, grp(v, k));
+        }
     }
 
     __device__ void one(size_t i) const
@@ -218,17 +272,23 @@ extern "C" int gk_gpu_reduce(void *ctx, gk_dtype_t t, gk_redop_t op, void *dst,
 template <int SD, int DD> struct CastF {
     typedef typename El<SD>::S SS;
     typedef typename El<DD>::S DS;
+    enum { GE = 16 / (sizeof(SS) > sizeof(DS) ? sizeof(SS) : sizeof(DS)) };
     DS *dst;
     const SS *src;
     __device__ void vec(size_t v) const
     {
-        V8<SS> in;
-        V8<DS> out;
-        in.load(src, v);
+        VN<SS, GE> in[U];
 #pragma unroll
-        for (int e = 0; e < 8; e++)
-            out.s[e] = El<DD>::st(El<SD>::ld(in.s[e]));
-        out.store(dst, v);
+        for (int k = 0; k < U; k++)
+            in[k].load(src, grp(v, k));
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            VN<DS, GE> out;
+#pragma unroll
+            for (int e = 0; e < GE; e++)
+                out.s[e] = El<DD>::st(El<SD>::ld(in[k].s[e]));
+            out.store(dst, grp(v, k));
+        }
     }
     __device__ void one(size_t i) const { dst[i] = El<DD>::st(El<SD>::ld(src[i])); }
 };
@@ -263,17 +323,23 @@ template <int DT> struct ScaleF {
     typedef El<DT> E;
     typedef typename E::S S;
     typedef typename E::A A;
+    enum { GE = 16 / sizeof(S) };
     S *dst;
     const S *src;
     A alpha;
     __device__ void vec(size_t v) const
     {
-        V8<S> x;
-        x.load(src, v);
+        VN<S, GE> x[U];
 #pragma unroll
-        for (int e = 0; e < 8; e++)
-            x.s[e] = E::st(E::ld(x.s[e]) * alpha);
-        x.store(dst, v);
+        for (int k = 0; k < U; k++)
+            x[k].load(src, grp(v, k));
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+#pragma unroll
+            for (int e = 0; e < GE; e++)
+                x[k].s[e] = E::st(E::ld(x[k].s[e]) * alpha);
+            x[k].store(dst, grp(v, k));
+        }
     }
     __device__ void one(size_t i) const { dst[i] = E::st(E::ld(src[i]) * alpha); }
 };
@@ -328,16 +394,21 @@ template <> struct Raw<GK_F64> {
 
 template <int DT> struct NonfiniteF {
     typedef typename Raw<DT>::R R;
+    enum { GE = 16 / sizeof(R) };
     const R *buf;
     uint32_t *flag;
     __device__ void vec(size_t v) const
     {
-        V8<R> x;
+        VN<R, GE> x[U];
         int found = 0;
-        x.load(buf, v);
 #pragma unroll
-        for (int e = 0; e < 8; e++)
-            found |= Raw<DT>::bad(x.s[e]);
+        for (int k = 0; k < U; k++)
+            x[k].load(buf, grp(v, k));
+#pragma unroll
+        for (int k = 0; k < U; k++)
+#pragma unroll
+            for (int e = 0; e < GE; e++)
+                found |= Raw<DT>::bad(x[k].s[e]);
         if (found)
             *flag = 1;
     }
@@ -380,22 +451,29 @@ extern "C" int gk_gpu_find_nonfinite(void *ctx, gk_dtype_t t, const void *buf, s
 template <int GT> struct SgdF {
     typedef El<GT> E;
     typedef typename E::S S;
+    enum { GE = 4 };
     gk_sgd_t p;
     float *w, *v;
     const S *grad;
-    __device__ void vec(size_t i) const
+    __device__ void vec(size_t u) const
     {
-        V8<float> wv, vv;
-        V8<S> gv;
-        wv.load(w, i);
-        vv.load(v, i);
-        gv.load(grad, i);
+        VN<float, GE> wv[U], vv[U];
+        VN<S, GE> gv[U];
 #pragma unroll
-        for (int e = 0; e < 8; e++)
-            gk_sgd_step(p.lr, p.momentum, p.weight_decay, p.grad_scale, p.nesterov,
-                        E::ld(gv.s[e]), &wv.s[e], &vv.s[e]);
-        wv.store(w, i);
-        vv.store(v, i);
+        for (int k = 0; k < U; k++) {
+            wv[k].load(w, grp(u, k));
+            vv[k].load(v, grp(u, k));
+            gv[k].load(grad, grp(u, k));
+        }
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+#pragma unroll
+            for (int e = 0; e < GE; e++)
+                gk_sgd_step(p.lr, p.momentum, p.weight_decay, p.grad_scale, p.nesterov,
+                            E::ld(gv[k].s[e]), &wv[k].s[e], &vv[k].s[e]);
+            wv[k].store(w, grp(u, k));
+            vv[k].store(v, grp(u, k));
+        }
     }
     __device__ void one(size_t i) const
     {
@@ -435,25 +513,32 @@ extern "C" int gk_gpu_sgd(void *ctx, const gk_sgd_t *p, float *w, float *v, gk_d
 template <int GT> struct AdamF {
     typedef El<GT> E;
     typedef typename E::S S;
+    enum { GE = 4 };
     gk_adamw_t p;
     float bc1, bc2;
     float *w, *m, *v;
     const S *grad;
-    __device__ void vec(size_t i) const
+    __device__ void vec(size_t u) const
     {
-        V8<float> wv, mv, vv;
-        V8<S> gv;
-        wv.load(w, i);
-        mv.load(m, i);
-        vv.load(v, i);
-        gv.load(grad, i);
+        VN<float, GE> wv[U], mv[U], vv[U];
+        VN<S, GE> gv[U];
 #pragma unroll
-        for (int e = 0; e < 8; e++)
-            gk_adamw_step(p.lr, p.beta1, p.beta2, p.eps, p.weight_decay, p.grad_scale, bc1, bc2,
-                          E::ld(gv.s[e]), &wv.s[e], &mv.s[e], &vv.s[e]);
-        wv.store(w, i);
-        mv.store(m, i);
-        vv.store(v, i);
+        for (int k = 0; k < U; k++) {
+            wv[k].load(w, grp(u, k));
+            mv[k].load(m, grp(u, k));
+            vv[k].load(v, grp(u, k));
+            gv[k].load(grad, grp(u, k));
+        }
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+#pragma unroll
+            for (int e = 0; e < GE; e++)
+                gk_adamw_step(p.lr, p.beta1, p.beta2, p.eps, p.weight_decay, p.grad_scale, bc1,
+                              bc2, E::ld(gv[k].s[e]), &wv[k].s[e], &mv[k].s[e], &vv[k].s[e]);
+            wv[k].store(w, grp(u, k));
+            mv[k].store(m, grp(u, k));
+            vv[k].store(v, grp(u, k));
+        }
     }
     __device__ void one(size_t i) const
     {

@@ -50,6 +50,7 @@ typedef hipMemcpyKind gkMemcpyKind;
 #define gkEventSynchronize hipEventSynchronize
 #define gkEventElapsedTime hipEventElapsedTime
 #define gkDeviceSynchronize hipDeviceSynchronize
+#define gkOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
 #else
 #define GK_CUDA 1
 #include <cuda_bf16.h>
@@ -93,6 +94,7 @@ typedef cudaMemcpyKind gkMemcpyKind;
 #define gkEventSynchronize cudaEventSynchronize
 #define gkEventElapsedTime cudaEventElapsedTime
 #define gkDeviceSynchronize cudaDeviceSynchronize
+#define gkOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #endif
 
 #include "gk_scalar.h"

@@ -44,13 +44,21 @@ extern "C" int gk_gpu_mt_step(void *ctx, uint32_t *buf, size_t nwords, const gk_
 
 /* ---- bandwidth ---- */
 
+/* BW_U independent 16-byte accesses in flight per thread */
+#define BW_U 4
+
 __global__ void __launch_bounds__(TPB) k_read(const uint4 *p, size_t n, uint32_t *sink)
 {
     uint32_t acc = 0;
     size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        uint4 v = p[i];
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += BW_U * stride) {
+        uint4 v[BW_U];
+#pragma unroll
+        for (int k = 0; k < BW_U; k++)
+            v[k] = i + k * stride < n ? p[i + k * stride] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (int k = 0; k < BW_U; k++)
+            acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
     }
     if (acc == 0x9e3779b9u) /* data dependent, so the loads stay */
         *sink = acc;
@@ -66,8 +74,17 @@ __global__ void __launch_bounds__(TPB) k_write(uint4 *p, size_t n)
 __global__ void __launch_bounds__(TPB) k_copy(uint4 *d, const uint4 *s, size_t n)
 {
     size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        d[i] = s[i];
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += BW_U * stride) {
+        uint4 v[BW_U];
+#pragma unroll
+        for (int k = 0; k < BW_U; k++)
+            if (i + k * stride < n)
+                v[k] = s[i + k * stride];
+#pragma unroll
+        for (int k = 0; k < BW_U; k++)
+            if (i + k * stride < n)
+                d[i + k * stride] = v[k];
+    }
 }
 
 extern "C" int gk_gpu_bw_read(void *ctx, const void *buf, size_t bytes, gk_stream_t *s)
