@@ -1,1 +1,110 @@
-int main(void){return 0;}
+/* test_env.c: a task's environment. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "env.h"
+
+static Gpool__Launch launch;
+static Gpool__JobSpec spec;
+static Gpool__TaskPlacement tp;
+static uint32_t cpus[2] = { 4, 5 };
+static struct gp_account acct = { 1000, 1000, "alice", "/home/alice", "/bin/bash" };
+
+static void setup_launch(void)
+{
+	gpool__launch__init(&launch);
+	gpool__job_spec__init(&spec);
+	gpool__task_placement__init(&tp);
+	launch.job_id = 42;
+	launch.attempt = 3;
+	launch.spec = &spec;
+	launch.size = 8;
+	launch.local_size = 2;
+	launch.nodelist = "h1,h2,h3,h4";
+	launch.master_addr = "198.18.0.11";
+	launch.master_port = 29500;
+	tp.rank = 5;
+	tp.local_rank = 1;
+	tp.cpus = cpus;
+	tp.n_cpus = 2;
+}
+
+static void all_variables(void **state)
+{
+	setup_launch();
+	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/var/tmp/gpool/job42" };
+	gp_error_t err;
+	char **e = gp_env_build(&c, &err);
+	assert_non_null(e);
+	static const char *const want[][2] = {
+		{ "GPOOL_JOB_ID", "42" },	  { "GPOOL_ATTEMPT", "3" },
+		{ "GPOOL_RANK", "5" },		  { "GPOOL_SIZE", "8" },
+		{ "GPOOL_LOCAL_RANK", "1" },	  { "GPOOL_LOCAL_SIZE", "2" },
+		{ "GPOOL_NODELIST", "h1,h2,h3,h4" }, { "GPOOL_NODENAME", "h3" },
+		{ "GPOOL_CPUS_PER_TASK", "2" },	  { "GPOOL_SCRATCH", "/var/tmp/gpool/job42" },
+		{ "RANK", "5" },		  { "WORLD_SIZE", "8" },
+		{ "LOCAL_RANK", "1" },		  { "LOCAL_WORLD_SIZE", "2" },
+		{ "MASTER_ADDR", "198.18.0.11" }, { "MASTER_PORT", "29500" },
+		/* no submitter environment: a minimal one */
+		{ "PATH", "/usr/local/bin:/usr/bin:/bin" }, { "HOME", "/home/alice" },
+		{ "USER", "alice" },		  { "SHELL", "/bin/bash" },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const char *v = gp_env_get(e, want[i][0]);
+		if (!v)
+			fail_msg("%s missing", want[i][0]);
+		assert_string_equal(v, want[i][1]);
+	}
+	gp_env_free(e);
+}
+
+static void submitter_env(void **state)
+{
+	setup_launch();
+	Gpool__EnvVar v[4];
+	Gpool__EnvVar *vp[4];
+	const char *kv[][2] = { { "PATH", "/opt/x/bin:/usr/bin" },
+				{ "RANK", "999" }, /* gpool's value wins */
+				{ "FOO", "a=b" },
+				{ "BAD=NAME", "x" } };
+	for (int i = 0; i < 4; i++) {
+		gpool__env_var__init(&v[i]);
+		v[i].name = (char *)kv[i][0];
+		v[i].value = (char *)kv[i][1];
+		vp[i] = &v[i];
+	}
+	spec.env = vp;
+	spec.n_env = 4;
+	tp.n_cpus = 0;
+	spec.cpus_per_task = 3;
+	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/s" };
+	gp_error_t err;
+	char **e = gp_env_build(&c, &err);
+	assert_non_null(e);
+	assert_string_equal(gp_env_get(e, "PATH"), "/opt/x/bin:/usr/bin");
+	assert_string_equal(gp_env_get(e, "RANK"), "5");
+	assert_string_equal(gp_env_get(e, "FOO"), "a=b");
+	assert_string_equal(gp_env_get(e, "GPOOL_CPUS_PER_TASK"), "3");
+	assert_null(gp_env_get(e, "HOME")); /* not invented when the submitter exported an env */
+	size_t n = 0, ranks = 0;
+	for (char **p = e; *p; p++, n++) {
+		assert_null(strstr(*p, "BAD=NAME"));
+		if (!strncmp(*p, "RANK=", 5))
+			ranks++;
+	}
+	assert_int_equal(ranks, 1);
+	gp_env_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(all_variables),
+		cmocka_unit_test(submitter_env),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
