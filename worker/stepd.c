@@ -212,7 +212,7 @@ static int setup_step(struct stepd *d, gp_error_t *err)
 	free(cpus);
 	if (!s->cg)
 		return -1;
-	gp_debug("job %s: cgroups %s", name, gp_cgroup_version(s->cg));
+	gp_debug("%s: cgroups %s", name, gp_cgroup_version(s->cg));
 	return 0;
 }
 

@@ -1,1 +1,434 @@
-int main(void){return 0;}
+/* test_stepd.c: gstepd run for real against a fake agent (a ROUTER on an ipc socket in a
+ * temporary directory): output and offsets, exit status, the order of TASK_EXITED after the
+ * streams' eof, memory-limit kills reported as oom, a kill reaching grandchildren, account
+ * refusal, and cleanup. Usage: test_worker_stepd PATH-OF-GSTEPD. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "launchfile.h"
+#include "util.h"
+#include "wire.h"
+
+static const char *gstepd;
+static char dir[] = "/tmp/gp-stepd-XXXXXX";
+static char scratch[256], sockep[300];
+static void *zctx, *router;
+static gp_wire_t *wire;
+static char me[64];
+
+#define MAXT 4
+
+struct result {
+	gp_buf_t out[MAXT][3];
+	bool eof[MAXT][3];
+	bool started[MAXT], exited[MAXT], failed[MAXT];
+	int pid[MAXT];
+	int status[MAXT];
+	bool oom[MAXT];
+	char reason[MAXT][512];
+	bool hello;
+	bool order_ok;
+	int stepd_status;
+};
+
+static void result_free(struct result *r)
+{
+	for (int i = 0; i < MAXT; i++)
+		for (int k = 0; k < 3; k++)
+			gp_buf_release(&r->out[i][k]);
+}
+
+static void launch_init(Gpool__Launch *l, Gpool__JobSpec *spec, Gpool__TaskPlacement *tp,
+			Gpool__TaskPlacement **tpp, int ntasks, uint64_t job, char **argv, int argc)
+{
+	gpool__launch__init(l);
+	gpool__job_spec__init(spec);
+	spec->argv = argv;
+	spec->n_argv = (size_t)argc;
+	for (int i = 0; i < ntasks; i++) {
+		gpool__task_placement__init(&tp[i]);
+		tp[i].rank = (uint32_t)i;
+		tp[i].local_rank = (uint32_t)i;
+		tpp[i] = &tp[i];
+	}
+	l->job_id = job;
+	l->attempt = 1;
+	l->spec = spec;
+	l->user = me;
+	l->tasks = tpp;
+	l->n_tasks = (size_t)ntasks;
+	l->size = (uint32_t)ntasks;
+	l->local_size = (uint32_t)ntasks;
+	l->nodelist = "t1";
+	l->master_addr = "127.0.0.1";
+	l->master_port = 29500;
+}
+
+static pid_t start_stepd(const Gpool__Launch *l, char *path, size_t len)
+{
+	gp_error_t err;
+	assert_int_equal(gp_launch_path(path, len, dir, l->job_id, l->attempt), 0);
+	assert_int_equal(gp_launch_write(path, l, &err), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(gstepd, gstepd, "--launch", path, "--agent", sockep, "--scratch-dir", scratch,
+		      "--node-name", "t1", "--allow-root", "--log-level", "debug", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void send_to(const char *rid, const Gpool__Msg *m)
+{
+	gp_batch_t b = { 0 };
+	gp_buf_t env = { 0 };
+	gp_error_t err;
+	assert_int_equal(gp_batch_add(&b, m), 0);
+	assert_int_equal(gp_wire_seal(wire, &b, &env, &err), 0);
+	zmq_send(router, rid, strlen(rid), ZMQ_SNDMORE);
+	zmq_send(router, env.data, env.len, 0);
+	gp_batch_release(&b);
+	gp_buf_release(&env);
+}
+
+/* Called for every Output, to let a test react (e.g. kill once a pid was printed). */
+typedef void (*on_output_f)(struct result *r, const char *rid, void *arg);
+
+/* Act as the agent until gstepd exits (or 30 s pass). */
+static void collect(pid_t pid, struct result *r, on_output_f cb, void *arg)
+{
+	memset(r, 0, sizeof(*r));
+	r->order_ok = true;
+	int64_t deadline = gp_mono_ms() + 30000;
+	uint64_t last = 0;
+	while (1) {
+		int st;
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			r->stepd_status = st;
+			break;
+		}
+		if (gp_mono_ms() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			fail_msg("gstepd did not finish in 30 s");
+		}
+		zmq_pollitem_t it = { .socket = router, .events = ZMQ_POLLIN };
+		if (zmq_poll(&it, 1, 100) <= 0)
+			continue;
+		char rid[64] = "";
+		int n = zmq_recv(router, rid, sizeof(rid) - 1, 0);
+		assert_true(n > 0);
+		rid[n] = '\0';
+		zmq_msg_t body;
+		zmq_msg_init(&body);
+		zmq_msg_recv(&body, router, 0);
+		struct gp_sender from;
+		Gpool__ErrorCode code;
+		gp_error_t err;
+		Gpool__Batch *b =
+			gp_wire_open(wire, zmq_msg_data(&body), zmq_msg_size(&body), &from, &code, &err);
+		zmq_msg_close(&body);
+		assert_non_null(b);
+		bool got_output = false;
+		for (size_t i = 0; i < b->n_msgs; i++) {
+			Gpool__Msg *m = b->msgs[i];
+			if (m->id && m->id <= last)
+				continue; /* a resend */
+			if (m->id)
+				last = m->id;
+			if (m->m_case == GPOOL__MSG__M_STEP_HELLO) {
+				r->hello = true;
+			} else if (m->m_case == GPOOL__MSG__M_OUTPUT) {
+				Gpool__Output *o = m->output;
+				assert_true(o->rank < MAXT && (o->stream == 1 || o->stream == 2));
+				gp_buf_t *buf = &r->out[o->rank][o->stream];
+				/* offsets run without gaps or overlaps */
+				assert_int_equal(o->offset, buf->len);
+				assert_false(r->eof[o->rank][o->stream]);
+				gp_buf_append(buf, o->data.data, o->data.len);
+				if (o->eof)
+					r->eof[o->rank][o->stream] = true;
+				got_output = true;
+			} else if (m->m_case == GPOOL__MSG__M_TASK_EVENT) {
+				Gpool__TaskEvent *e = m->task_event;
+				assert_true(e->rank < MAXT);
+				if (e->kind == GPOOL__TASK_EVENT_KIND__TASK_STARTED) {
+					r->started[e->rank] = true;
+					r->pid[e->rank] = e->pid;
+				} else if (e->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED) {
+					r->exited[e->rank] = true;
+					r->status[e->rank] = e->status;
+					r->oom[e->rank] = e->oom;
+					if (!r->eof[e->rank][1] || !r->eof[e->rank][2])
+						r->order_ok = false;
+				} else if (e->kind == GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START) {
+					r->failed[e->rank] = true;
+					snprintf(r->reason[e->rank], sizeof(r->reason[0]), "%s",
+						 e->reason);
+				}
+			}
+		}
+		gpool__batch__free_unpacked(b, NULL);
+		Gpool__StepAck ack = GPOOL__STEP_ACK__INIT;
+		ack.upto = last;
+		Gpool__Msg am = GPOOL__MSG__INIT;
+		am.m_case = GPOOL__MSG__M_STEP_ACK;
+		am.step_ack = &ack;
+		send_to(rid, &am);
+		if (got_output && cb)
+			cb(r, rid, arg);
+	}
+}
+
+static bool gone(int pid)
+{
+	for (int i = 0; i < 100; i++) {
+		char p[64], stat[512] = "";
+		snprintf(p, sizeof(p), "/proc/%d/stat", pid);
+		FILE *f = fopen(p, "r");
+		if (!f)
+			return true;
+		size_t n = fread(stat, 1, sizeof(stat) - 1, f);
+		fclose(f);
+		stat[n] = '\0';
+		char *rp = strrchr(stat, ')');
+		if (rp && rp[2] == 'Z')
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+static void output_and_status(void **state)
+{
+	char *argv[] = { "/bin/sh", "-c",
+			 "printf 'out%s ' $GPOOL_RANK; printf err >&2; "
+			 "head -c 300000 /dev/zero | tr '\\0' x; exit 3" };
+	Gpool__Launch l;
+	Gpool__JobSpec spec;
+	Gpool__TaskPlacement tp[2], *tpp[2];
+	launch_init(&l, &spec, tp, tpp, 2, 101, argv, 3);
+	char path[512];
+	struct result r;
+	collect(start_stepd(&l, path, sizeof(path)), &r, NULL, NULL);
+	assert_true(WIFEXITED(r.stepd_status) && WEXITSTATUS(r.stepd_status) == 0);
+	assert_true(r.hello);
+	for (int i = 0; i < 2; i++) {
+		assert_true(r.started[i]);
+		assert_true(r.exited[i]);
+		assert_true(WIFEXITED(r.status[i]));
+		assert_int_equal(WEXITSTATUS(r.status[i]), 3);
+		assert_false(r.oom[i]);
+		char want[16];
+		snprintf(want, sizeof(want), "out%d ", i);
+		assert_int_equal(r.out[i][1].len, strlen(want) + 300000);
+		assert_memory_equal(r.out[i][1].data, want, strlen(want));
+		assert_int_equal(r.out[i][1].data[r.out[i][1].len - 1], 'x');
+		assert_int_equal(r.out[i][2].len, 3);
+		assert_memory_equal(r.out[i][2].data, "err", 3);
+		assert_true(r.eof[i][1] && r.eof[i][2]);
+	}
+	assert_true(r.order_ok);
+	/* the launch file and scratch directory are gone */
+	assert_int_equal(access(path, F_OK), -1);
+	char sd[300];
+	snprintf(sd, sizeof(sd), "%s/job101", scratch);
+	assert_int_equal(access(sd, F_OK), -1);
+	result_free(&r);
+}
+
+static void exec_fails(void **state)
+{
+	char *argv[] = { "/nonexistent/command" };
+	Gpool__Launch l;
+	Gpool__JobSpec spec;
+	Gpool__TaskPlacement tp[1], *tpp[1];
+	launch_init(&l, &spec, tp, tpp, 1, 102, argv, 1);
+	char path[512];
+	struct result r;
+	collect(start_stepd(&l, path, sizeof(path)), &r, NULL, NULL);
+	assert_true(r.started[0] && r.exited[0]);
+	assert_int_equal(WEXITSTATUS(r.status[0]), 127);
+	gp_buf_append(&r.out[0][2], "", 1);
+	assert_non_null(strstr((char *)r.out[0][2].data, "cannot execute"));
+	result_free(&r);
+}
+
+static void missing_account(void **state)
+{
+	char *argv[] = { "/bin/true" };
+	Gpool__Launch l;
+	Gpool__JobSpec spec;
+	Gpool__TaskPlacement tp[2], *tpp[2];
+	launch_init(&l, &spec, tp, tpp, 2, 103, argv, 1);
+	l.user = "no-such-user-gp";
+	char path[512];
+	struct result r;
+	collect(start_stepd(&l, path, sizeof(path)), &r, NULL, NULL);
+	for (int i = 0; i < 2; i++) {
+		assert_true(r.failed[i]);
+		assert_false(r.started[i]);
+		assert_string_equal(r.reason[i], "no local account 'no-such-user-gp' on node t1");
+	}
+	assert_int_equal(access(path, F_OK), -1);
+	result_free(&r);
+}
+
+static bool cgroup_memory_writable(void)
+{
+	return access("/sys/fs/cgroup/memory/cgroup.procs", W_OK) == 0 ||
+	       access("/sys/fs/cgroup/cgroup.subtree_control", W_OK) == 0;
+}
+
+static void oom(void **state)
+{
+	if (geteuid() != 0 || !cgroup_memory_writable()) {
+		printf("SKIP: oom needs root and a writable cgroup memory controller\n");
+		skip();
+	}
+	/* tail keeps a line that never ends: it grows until the limit kills it */
+	char *argv[] = { "tail", "/dev/zero" };
+	Gpool__Launch l;
+	Gpool__JobSpec spec;
+	Gpool__TaskPlacement tp[1], *tpp[1];
+	launch_init(&l, &spec, tp, tpp, 1, 104, argv, 2);
+	l.mem_limit_mb = 32;
+	char path[512];
+	struct result r;
+	collect(start_stepd(&l, path, sizeof(path)), &r, NULL, NULL);
+	assert_true(r.exited[0]);
+	assert_true(WIFSIGNALED(r.status[0]));
+	assert_int_equal(WTERMSIG(r.status[0]), SIGKILL);
+	assert_true(r.oom[0]);
+	assert_int_equal(access("/sys/fs/cgroup/memory/gpool/job104.1", F_OK), -1);
+	result_free(&r);
+}
+
+struct kill_ctx {
+	bool sent;
+	int pids[2];
+	int want;
+};
+
+/* Once the task printed its background pids, kill the job as a cancel would. */
+static void kill_when_ready(struct result *r, const char *rid, void *arg)
+{
+	struct kill_ctx *k = arg;
+	if (k->sent)
+		return;
+	gp_buf_t *b = &r->out[0][1];
+	int nl = 0;
+	for (size_t i = 0; i < b->len; i++)
+		nl += b->data[i] == '\n';
+	if (nl < k->want)
+		return;
+	char text[256];
+	size_t n = b->len < sizeof(text) - 1 ? b->len : sizeof(text) - 1;
+	memcpy(text, b->data, n);
+	text[n] = '\0';
+	sscanf(text, "%d %d", &k->pids[0], &k->pids[1]);
+	Gpool__Kill kl = GPOOL__KILL__INIT;
+	kl.job_id = 105;
+	kl.attempt = 1;
+	kl.signal = SIGTERM;
+	kl.grace_ms = 500;
+	kl.reason = GPOOL__JOB_STATE__CANCELLED;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_KILL;
+	m.kill = &kl;
+	send_to(rid, &m);
+	k->sent = true;
+}
+
+static void kill_tree(void **state)
+{
+	/* one grandchild in the task's session and, where cgroups hold the job, one that left it;
+	 * the shell ignores SIGTERM so the grace period must end in SIGKILL */
+	bool cg = geteuid() == 0;
+	char *argv[] = { "/bin/sh", "-c",
+			 cg ? "trap '' TERM; sleep 1000 & echo $!; setsid sleep 1000 & echo $!; "
+			      "while :; do sleep 1; done"
+			    : "trap '' TERM; sleep 1000 & echo $!; while :; do sleep 1; done" };
+	Gpool__Launch l;
+	Gpool__JobSpec spec;
+	Gpool__TaskPlacement tp[1], *tpp[1];
+	launch_init(&l, &spec, tp, tpp, 1, 105, argv, 3);
+	char path[512];
+	struct result r;
+	struct kill_ctx k = { .want = cg ? 2 : 1 };
+	int64_t t0 = gp_mono_ms();
+	collect(start_stepd(&l, path, sizeof(path)), &r, kill_when_ready, &k);
+	assert_true(k.sent);
+	assert_true(r.exited[0]);
+	assert_true(WIFSIGNALED(r.status[0]));
+	assert_int_equal(WTERMSIG(r.status[0]), SIGKILL);
+	assert_true(gp_mono_ms() - t0 < 10000);
+	assert_true(k.pids[0] > 0);
+	assert_true(gone(k.pids[0]));
+	if (cg) {
+		assert_true(k.pids[1] > 0);
+		assert_true(gone(k.pids[1]));
+	}
+	result_free(&r);
+}
+
+static int setup(void **state)
+{
+	assert_non_null(mkdtemp(dir));
+	chmod(dir, 0755); /* the task accounts must reach the scratch directory */
+	snprintf(scratch, sizeof(scratch), "%s/scratch", dir);
+	snprintf(sockep, sizeof(sockep), "ipc://%s/worker.sock", dir);
+	char steps[300];
+	snprintf(steps, sizeof(steps), "%s/steps", dir);
+	mkdir(steps, 0700);
+	struct passwd *pw = getpwuid(geteuid());
+	assert_non_null(pw);
+	snprintf(me, sizeof(me), "%s", pw->pw_name);
+	zctx = zmq_ctx_new();
+	router = zmq_socket(zctx, ZMQ_ROUTER);
+	assert_int_equal(zmq_bind(router, sockep), 0);
+	wire = gp_wire_create(NULL, 64 << 20);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	int zero = 0;
+	zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof(zero));
+	zmq_close(router);
+	zmq_ctx_term(zctx);
+	gp_wire_destroy(&wire);
+	gp_rm_rf(dir);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s PATH-OF-GSTEPD\n", argv[0]);
+		return 2;
+	}
+	gstepd = argv[1];
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(output_and_status), cmocka_unit_test(exec_fails),
+		cmocka_unit_test(missing_account),   cmocka_unit_test(oom),
+		cmocka_unit_test(kill_tree),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
