@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -75,6 +77,7 @@ static int setup_signals(void)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -1;
 	signal(SIGPIPE, SIG_IGN);
@@ -109,6 +112,12 @@ static void run(struct agent *a, int sigfd)
 			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				if (si.ssi_signo == SIGHUP)
 					continue;
+				if (si.ssi_signo == SIGCHLD) {
+					/* supervisors that ended while we were their reaper */
+					while (waitpid(-1, NULL, WNOHANG) > 0)
+						;
+					continue;
+				}
 				gp_info("signal %u: exiting (job supervisors keep running)",
 					si.ssi_signo);
 				a->quit = true;
@@ -160,6 +169,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gworkerd: %s\n", err.text);
 		goto out;
 	}
+	/* gstepd runs detached (it must outlive us), but while we live we reap it, so a PID 1
+	 * that does not reap leaves no zombies behind */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if ((sigfd = setup_signals()) < 0) {
 		gp_err("signals: %s", strerror(errno));
 		goto out;
