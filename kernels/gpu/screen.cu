@@ -150,14 +150,24 @@ __global__ void __launch_bounds__(TPB) k_fma_f16(__half2 *out, int iters, float 
         x[j] = __float2half2_rn((float)((t + j) & 1023) * 1e-3f);
     for (int it = 0; it < iters; it++) {
 #pragma unroll
-        for (int j = 0; j < FMA_CHAINS; j++)
+        for (int j = 0; j < FMA_CHAINS; j++) {
+#if defined(GK_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 530
+            /* no half arithmetic before sm_53: same work in f32 */
+            float2 xf = __half22float2(x[j]), af = __half22float2(a2), bf = __half22float2(b2);
+            x[j] = __floats2half2_rn(fmaf(xf.x, af.x, bf.x), fmaf(xf.y, af.y, bf.y));
+#else
             x[j] = __hfma2(x[j], a2, b2);
+#endif
+        }
     }
-    __half2 sum = x[0];
+    float2 sum = __half22float2(x[0]);
 #pragma unroll
-    for (int j = 1; j < FMA_CHAINS; j++)
-        sum = __hadd2(sum, x[j]);
-    out[t] = sum;
+    for (int j = 1; j < FMA_CHAINS; j++) {
+        float2 xf = __half22float2(x[j]);
+        sum.x += xf.x;
+        sum.y += xf.y;
+    }
+    out[t] = __floats2half2_rn(sum.x, sum.y);
 }
 
 static size_t fma_threads(gpu_t *g)
