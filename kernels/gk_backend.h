@@ -16,71 +16,71 @@
 extern "C" {
 #endif
 
-#define GK_ABI_VERSION 1
-#define GK_ERRLEN 256
+#define GK_ABI_VERSION	 1
+#define GK_ERRLEN	 256
 #define GK_PLUGIN_SYMBOL "gk_plugin_ops"
 
 /* One word pattern of the memory test: word(i) = f(kind, ...) ^ (invert ? ~0 : 0). */
 typedef struct {
-    int kind; /* GK_MTW_* */
-    uint32_t value;
-    uint64_t seed;
-    int invert;
+	int kind; /* GK_MTW_* */
+	uint32_t value;
+	uint64_t seed;
+	int invert;
 } gk_mt_word_t;
 
 enum { GK_MTW_CONST = 0, GK_MTW_WALK = 1, GK_MTW_ADDRESS = 2, GK_MTW_RANDOM = 3 };
 
 struct gk_ops {
-    int abi;
-    const char *name;
-    int (*open)(int device, char *err, void **ctx);
-    void (*close)(void *ctx);
-    int (*device_info)(void *ctx, gk_device_info_t *info);
+	int abi;
+	const char *name;
+	int (*open)(int device, char *err, void **ctx);
+	void (*close)(void *ctx);
+	int (*device_info)(void *ctx, gk_device_info_t *info);
 
-    int (*dev_alloc)(void *ctx, size_t bytes, void **p);
-    int (*dev_free)(void *ctx, void *p);
-    int (*host_alloc)(void *ctx, size_t bytes, void **p);
-    int (*host_free)(void *ctx, void *p);
-    int (*memset)(void *ctx, void *dst, int byte, size_t bytes, gk_stream_t *s);
+	int (*dev_alloc)(void *ctx, size_t bytes, void **p);
+	int (*dev_free)(void *ctx, void *p);
+	int (*host_alloc)(void *ctx, size_t bytes, void **p);
+	int (*host_free)(void *ctx, void *p);
+	int (*memset)(void *ctx, void *dst, int byte, size_t bytes, gk_stream_t *s);
 
-    int (*stream_create)(void *ctx, gk_stream_t **s);
-    int (*stream_destroy)(void *ctx, gk_stream_t *s);
-    int (*stream_sync)(void *ctx, gk_stream_t *s);
-    int (*event_create)(void *ctx, gk_event_t **e);
-    int (*event_destroy)(void *ctx, gk_event_t *e);
-    int (*event_record)(void *ctx, gk_event_t *e, gk_stream_t *s);
-    int (*event_sync)(void *ctx, gk_event_t *e);
-    int (*stream_wait_event)(void *ctx, gk_stream_t *s, gk_event_t *e);
-    int (*event_elapsed)(void *ctx, gk_event_t *a, gk_event_t *b, float *ms);
-    int (*copy_async)(void *ctx, void *dst, const void *src, size_t bytes,
-                      gk_copy_kind_t kind, gk_stream_t *s);
-    int (*copy)(void *ctx, void *dst, const void *src, size_t bytes, gk_copy_kind_t kind);
+	int (*stream_create)(void *ctx, gk_stream_t **s);
+	int (*stream_destroy)(void *ctx, gk_stream_t *s);
+	int (*stream_sync)(void *ctx, gk_stream_t *s);
+	int (*event_create)(void *ctx, gk_event_t **e);
+	int (*event_destroy)(void *ctx, gk_event_t *e);
+	int (*event_record)(void *ctx, gk_event_t *e, gk_stream_t *s);
+	int (*event_sync)(void *ctx, gk_event_t *e);
+	int (*stream_wait_event)(void *ctx, gk_stream_t *s, gk_event_t *e);
+	int (*event_elapsed)(void *ctx, gk_event_t *a, gk_event_t *b, float *ms);
+	int (*copy_async)(void *ctx, void *dst, const void *src, size_t bytes, gk_copy_kind_t kind,
+			  gk_stream_t *s);
+	int (*copy)(void *ctx, void *dst, const void *src, size_t bytes, gk_copy_kind_t kind);
 
-    int (*reduce)(void *ctx, gk_dtype_t t, gk_redop_t op, void *dst, const void *const *srcs,
-                  int nsrc, size_t n, gk_stream_t *s);
-    int (*cast)(void *ctx, gk_dtype_t dt, void *dst, gk_dtype_t st, const void *src, size_t n,
-                gk_stream_t *s);
-    int (*scale)(void *ctx, gk_dtype_t t, void *dst, const void *src, double alpha, size_t n,
-                 gk_stream_t *s);
-    int (*find_nonfinite)(void *ctx, gk_dtype_t t, const void *buf, size_t n, uint32_t *dflag,
-                          gk_stream_t *s);
-    int (*sgd)(void *ctx, const gk_sgd_t *p, float *w, float *v, gk_dtype_t gt,
-               const void *grad, size_t n, gk_stream_t *s);
-    int (*adamw)(void *ctx, const gk_adamw_t *p, float bc1, float bc2, float *w, float *m,
-                 float *v, gk_dtype_t gt, const void *grad, size_t n, gk_stream_t *s);
+	int (*reduce)(void *ctx, gk_dtype_t t, gk_redop_t op, void *dst, const void *const *srcs,
+		      int nsrc, size_t n, gk_stream_t *s);
+	int (*cast)(void *ctx, gk_dtype_t dt, void *dst, gk_dtype_t st, const void *src, size_t n,
+		    gk_stream_t *s);
+	int (*scale)(void *ctx, gk_dtype_t t, void *dst, const void *src, double alpha, size_t n,
+		     gk_stream_t *s);
+	int (*find_nonfinite)(void *ctx, gk_dtype_t t, const void *buf, size_t n, uint32_t *dflag,
+			      gk_stream_t *s);
+	int (*sgd)(void *ctx, const gk_sgd_t *p, float *w, float *v, gk_dtype_t gt,
+		   const void *grad, size_t n, gk_stream_t *s);
+	int (*adamw)(void *ctx, const gk_adamw_t *p, float bc1, float bc2, float *w, float *m,
+		     float *v, gk_dtype_t gt, const void *grad, size_t n, gk_stream_t *s);
 
-    /* One synchronous memtest step over NWORDS 32-bit words: if CHECK, count words that
-     * differ from it into *errors; then if WRITE, store it. */
-    int (*mt_step)(void *ctx, uint32_t *buf, size_t nwords, const gk_mt_word_t *check,
-                   const gk_mt_word_t *write, uint64_t *errors);
-    int (*bw_read)(void *ctx, const void *buf, size_t bytes, gk_stream_t *s);
-    int (*bw_write)(void *ctx, void *buf, size_t bytes, gk_stream_t *s);
-    int (*bw_copy)(void *ctx, void *dst, const void *src, size_t bytes, gk_stream_t *s);
-    size_t (*fma_scratch_bytes)(void *ctx);
-    int (*fma)(void *ctx, gk_dtype_t t, void *buf, int iters, double *flops, gk_stream_t *s);
-    int (*sgemm)(void *ctx, int ta, int tb, int m, int n, int k, float alpha, const float *a,
-                 int lda, const float *b, int ldb, float beta, float *c, int ldc,
-                 gk_stream_t *s);
+	/* One synchronous memtest step over NWORDS 32-bit words: if CHECK, count words that
+	 * differ from it into *errors; then if WRITE, store it. */
+	int (*mt_step)(void *ctx, uint32_t *buf, size_t nwords, const gk_mt_word_t *check,
+		       const gk_mt_word_t *write, uint64_t *errors);
+	int (*bw_read)(void *ctx, const void *buf, size_t bytes, gk_stream_t *s);
+	int (*bw_write)(void *ctx, void *buf, size_t bytes, gk_stream_t *s);
+	int (*bw_copy)(void *ctx, void *dst, const void *src, size_t bytes, gk_stream_t *s);
+	size_t (*fma_scratch_bytes)(void *ctx);
+	int (*fma)(void *ctx, gk_dtype_t t, void *buf, int iters, double *flops, gk_stream_t *s);
+	int (*sgemm)(void *ctx, int ta, int tb, int m, int n, int k, float alpha, const float *a,
+		     int lda, const float *b, int ldb, float beta, float *c, int ldc,
+		     gk_stream_t *s);
 };
 
 typedef const struct gk_ops *(*gk_plugin_f)(void);

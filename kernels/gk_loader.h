@@ -5,14 +5,14 @@
 #include "gk_backend.h"
 
 struct gk_backend {
-    const struct gk_ops *ops;
-    void *ctx;
-    void *dl;
-    char name[8];
-    char err[GK_ERRLEN];
-    int fault_pending;
-    size_t fault_word;
-    uint32_t fault_mask;
+	const struct gk_ops *ops;
+	void *ctx;
+	void *dl;
+	char name[8];
+	char err[GK_ERRLEN];
+	int fault_pending;
+	size_t fault_word;
+	uint32_t fault_mask;
 };
 
 /* Sets B's message and errno to E; returns -1. */

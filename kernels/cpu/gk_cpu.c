@@ -17,188 +17,188 @@
 #endif
 
 #define FMA_THREADS 256
-#define FMA_CHAINS 16
+#define FMA_CHAINS  16
 
 typedef struct {
-    char *err;
-    int use_blas;
-    volatile uint64_t sink;
+	char *err;
+	int use_blas;
+	volatile uint64_t sink;
 } cpu_t;
 
 struct gk_event {
-    struct timespec ts;
+	struct timespec ts;
 };
 
 static int fail(cpu_t *c, int e, const char *fmt, ...)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->err, GK_ERRLEN, fmt, ap);
-    va_end(ap);
-    errno = e;
-    return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->err, GK_ERRLEN, fmt, ap);
+	va_end(ap);
+	errno = e;
+	return -1;
 }
 
 static int cpu_open(int device, char *err, void **ctx)
 {
-    cpu_t *c;
-    if (device != 0) {
-        snprintf(err, GK_ERRLEN, "cpu backend has only device 0, not %d", device);
-        errno = ENODEV;
-        return -1;
-    }
-    if (!(c = calloc(1, sizeof(*c)))) {
-        snprintf(err, GK_ERRLEN, "out of memory");
-        return -1;
-    }
-    c->err = err;
+	cpu_t *c;
+	if (device != 0) {
+		snprintf(err, GK_ERRLEN, "cpu backend has only device 0, not %d", device);
+		errno = ENODEV;
+		return -1;
+	}
+	if (!(c = calloc(1, sizeof(*c)))) {
+		snprintf(err, GK_ERRLEN, "out of memory");
+		return -1;
+	}
+	c->err = err;
 #ifdef GK_HAVE_CBLAS
-    c->use_blas = !getenv("GPOOL_KERNELS_NO_BLAS");
+	c->use_blas = !getenv("GPOOL_KERNELS_NO_BLAS");
 #endif
-    *ctx = c;
-    return 0;
+	*ctx = c;
+	return 0;
 }
 
 static void cpu_close(void *ctx)
 {
-    free(ctx);
+	free(ctx);
 }
 
 static int cpu_device_info(void *ctx, gk_device_info_t *info)
 {
-    cpu_t *c = ctx;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[256];
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	cpu_t *c = ctx;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 
-    snprintf(info->backend, sizeof(info->backend), "cpu");
-    snprintf(info->name, sizeof(info->name), "cpu");
-    while (f && fgets(line, sizeof(line), f)) {
-        char *colon = strchr(line, ':');
-        if (!strncmp(line, "model name", 10) && colon) {
-            snprintf(info->name, sizeof(info->name), "%s", colon + 2);
-            info->name[strcspn(info->name, "\n")] = '\0';
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-    info->multiprocessors = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    info->total_mem = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
-    snprintf(info->gemm_impl, sizeof(info->gemm_impl), "%s",
-             c->use_blas ? "openblas" : "c-loop");
-    return 0;
+	snprintf(info->backend, sizeof(info->backend), "cpu");
+	snprintf(info->name, sizeof(info->name), "cpu");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+		if (!strncmp(line, "model name", 10) && colon) {
+			snprintf(info->name, sizeof(info->name), "%s", colon + 2);
+			info->name[strcspn(info->name, "\n")] = '\0';
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	info->multiprocessors = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	info->total_mem = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
+	snprintf(info->gemm_impl, sizeof(info->gemm_impl), "%s",
+		 c->use_blas ? "openblas" : "c-loop");
+	return 0;
 }
 
 static int cpu_alloc(void *ctx, size_t bytes, void **p)
 {
-    int rc = posix_memalign(p, 256, bytes);
-    if (rc)
-        return fail(ctx, rc, "cannot allocate %zu bytes", bytes);
-    return 0;
+	int rc = posix_memalign(p, 256, bytes);
+	if (rc)
+		return fail(ctx, rc, "cannot allocate %zu bytes", bytes);
+	return 0;
 }
 
 static int cpu_free(void *ctx, void *p)
 {
-    (void)ctx;
-    free(p);
-    return 0;
+	(void)ctx;
+	free(p);
+	return 0;
 }
 
 static int cpu_memset(void *ctx, void *dst, int byte, size_t bytes, gk_stream_t *s)
 {
-    (void)ctx, (void)s;
-    memset(dst, byte, bytes);
-    return 0;
+	(void)ctx, (void)s;
+	memset(dst, byte, bytes);
+	return 0;
 }
 
 static int cpu_stream_create(void *ctx, gk_stream_t **s)
 {
-    if (!(*s = malloc(1)))
-        return fail(ctx, ENOMEM, "out of memory");
-    return 0;
+	if (!(*s = malloc(1)))
+		return fail(ctx, ENOMEM, "out of memory");
+	return 0;
 }
 
 static int cpu_stream_destroy(void *ctx, gk_stream_t *s)
 {
-    (void)ctx;
-    free(s);
-    return 0;
+	(void)ctx;
+	free(s);
+	return 0;
 }
 
 static int cpu_stream_sync(void *ctx, gk_stream_t *s)
 {
-    (void)ctx, (void)s;
-    return 0;
+	(void)ctx, (void)s;
+	return 0;
 }
 
 static int cpu_event_create(void *ctx, gk_event_t **e)
 {
-    if (!(*e = calloc(1, sizeof(**e))))
-        return fail(ctx, ENOMEM, "out of memory");
-    return 0;
+	if (!(*e = calloc(1, sizeof(**e))))
+		return fail(ctx, ENOMEM, "out of memory");
+	return 0;
 }
 
 static int cpu_event_destroy(void *ctx, gk_event_t *e)
 {
-    (void)ctx;
-    free(e);
-    return 0;
+	(void)ctx;
+	free(e);
+	return 0;
 }
 
 static int cpu_event_record(void *ctx, gk_event_t *e, gk_stream_t *s)
 {
-    (void)ctx, (void)s;
-    clock_gettime(CLOCK_MONOTONIC, &e->ts);
-    return 0;
+	(void)ctx, (void)s;
+	clock_gettime(CLOCK_MONOTONIC, &e->ts);
+	return 0;
 }
 
 static int cpu_event_sync(void *ctx, gk_event_t *e)
 {
-    (void)ctx, (void)e;
-    return 0;
+	(void)ctx, (void)e;
+	return 0;
 }
 
 static int cpu_wait_event(void *ctx, gk_stream_t *s, gk_event_t *e)
 {
-    (void)ctx, (void)s, (void)e;
-    return 0;
+	(void)ctx, (void)s, (void)e;
+	return 0;
 }
 
 static int cpu_elapsed(void *ctx, gk_event_t *a, gk_event_t *b, float *ms)
 {
-    (void)ctx;
-    *ms = (float)((double)(b->ts.tv_sec - a->ts.tv_sec) * 1e3 +
-                  (double)(b->ts.tv_nsec - a->ts.tv_nsec) / 1e6);
-    return 0;
+	(void)ctx;
+	*ms = (float)((double)(b->ts.tv_sec - a->ts.tv_sec) * 1e3 +
+		      (double)(b->ts.tv_nsec - a->ts.tv_nsec) / 1e6);
+	return 0;
 }
 
 static int cpu_copy(void *ctx, void *dst, const void *src, size_t bytes, gk_copy_kind_t kind)
 {
-    (void)ctx, (void)kind;
-    memmove(dst, src, bytes);
-    return 0;
+	(void)ctx, (void)kind;
+	memmove(dst, src, bytes);
+	return 0;
 }
 
-static int cpu_copy_async(void *ctx, void *dst, const void *src, size_t bytes,
-                          gk_copy_kind_t kind, gk_stream_t *s)
+static int cpu_copy_async(void *ctx, void *dst, const void *src, size_t bytes, gk_copy_kind_t kind,
+			  gk_stream_t *s)
 {
-    (void)s;
-    return cpu_copy(ctx, dst, src, bytes, kind);
+	(void)s;
+	return cpu_copy(ctx, dst, src, bytes, kind);
 }
 
 /* ---- elementwise ---- */
 
 static float ldf(gk_dtype_t t, const void *p, size_t i)
 {
-    switch (t) {
-    case GK_F16:
-        return gk_sw_f16_to_f32(((const uint16_t *)p)[i]);
-    case GK_BF16:
-        return gk_sw_bf16_to_f32(((const uint16_t *)p)[i]);
-    default:
-        return ((const float *)p)[i];
-    }
+	switch (t) {
+	case GK_F16:
+		return gk_sw_f16_to_f32(((const uint16_t *)p)[i]);
+	case GK_BF16:
+		return gk_sw_bf16_to_f32(((const uint16_t *)p)[i]);
+	default:
+		return ((const float *)p)[i];
+	}
 }
 
 /* Blocks of BLK elements: each dtype and op switch is taken once a block, and the inner
@@ -208,299 +208,300 @@ static float ldf(gk_dtype_t t, const void *p, size_t i)
 
 static void load_block(gk_dtype_t t, const void *p, size_t i0, size_t m, float *out)
 {
-    switch (t) {
-    case GK_F16: {
-        const uint16_t *h = (const uint16_t *)p + i0;
-        for (size_t j = 0; j < m; j++)
-            out[j] = gk_sw_f16_to_f32(h[j]);
-        break;
-    }
-    case GK_BF16: {
-        const uint16_t *h = (const uint16_t *)p + i0;
-        for (size_t j = 0; j < m; j++)
-            out[j] = gk_sw_bf16_to_f32(h[j]);
-        break;
-    }
-    default:
-        memcpy(out, (const float *)p + i0, m * sizeof(float));
-        break;
-    }
+	switch (t) {
+	case GK_F16: {
+		const uint16_t *h = (const uint16_t *)p + i0;
+		for (size_t j = 0; j < m; j++)
+			out[j] = gk_sw_f16_to_f32(h[j]);
+		break;
+	}
+	case GK_BF16: {
+		const uint16_t *h = (const uint16_t *)p + i0;
+		for (size_t j = 0; j < m; j++)
+			out[j] = gk_sw_bf16_to_f32(h[j]);
+		break;
+	}
+	default:
+		memcpy(out, (const float *)p + i0, m * sizeof(float));
+		break;
+	}
 }
 
 static void store_block(gk_dtype_t t, void *p, size_t i0, size_t m, const float *in)
 {
-    switch (t) {
-    case GK_F16: {
-        uint16_t *h = (uint16_t *)p + i0;
-        for (size_t j = 0; j < m; j++)
-            h[j] = gk_sw_f32_to_f16(in[j]);
-        break;
-    }
-    case GK_BF16: {
-        uint16_t *h = (uint16_t *)p + i0;
-        for (size_t j = 0; j < m; j++)
-            h[j] = gk_sw_f32_to_bf16(in[j]);
-        break;
-    }
-    default:
-        memcpy((float *)p + i0, in, m * sizeof(float));
-        break;
-    }
+	switch (t) {
+	case GK_F16: {
+		uint16_t *h = (uint16_t *)p + i0;
+		for (size_t j = 0; j < m; j++)
+			h[j] = gk_sw_f32_to_f16(in[j]);
+		break;
+	}
+	case GK_BF16: {
+		uint16_t *h = (uint16_t *)p + i0;
+		for (size_t j = 0; j < m; j++)
+			h[j] = gk_sw_f32_to_bf16(in[j]);
+		break;
+	}
+	default:
+		memcpy((float *)p + i0, in, m * sizeof(float));
+		break;
+	}
 }
 
 static void reduce_f(gk_dtype_t t, gk_redop_t op, void *dst, const void *const *srcs, int nsrc,
-                     size_t n)
+		     size_t n)
 {
-    float acc[BLK], in[BLK];
-    for (size_t i0 = 0; i0 < n; i0 += BLK) {
-        size_t m = n - i0 < BLK ? n - i0 : BLK;
-        load_block(t, srcs[0], i0, m, acc);
-        for (int k = 1; k < nsrc; k++) {
-            load_block(t, srcs[k], i0, m, in);
-            if (op == GK_SUM || op == GK_AVG)
-                for (size_t j = 0; j < m; j++)
-                    acc[j] = acc[j] + in[j];
-            else
-                for (size_t j = 0; j < m; j++)
-                    acc[j] = gk_combine_f(op, acc[j], in[j]);
-        }
-        if (op == GK_AVG)
-            for (size_t j = 0; j < m; j++)
-                acc[j] = acc[j] / (float)nsrc;
-        store_block(t, dst, i0, m, acc);
-    }
+	float acc[BLK], in[BLK];
+	for (size_t i0 = 0; i0 < n; i0 += BLK) {
+		size_t m = n - i0 < BLK ? n - i0 : BLK;
+		load_block(t, srcs[0], i0, m, acc);
+		for (int k = 1; k < nsrc; k++) {
+			load_block(t, srcs[k], i0, m, in);
+			if (op == GK_SUM || op == GK_AVG)
+				for (size_t j = 0; j < m; j++)
+					acc[j] = acc[j] + in[j];
+			else
+				for (size_t j = 0; j < m; j++)
+					acc[j] = gk_combine_f(op, acc[j], in[j]);
+		}
+		if (op == GK_AVG)
+			for (size_t j = 0; j < m; j++)
+				acc[j] = acc[j] / (float)nsrc;
+		store_block(t, dst, i0, m, acc);
+	}
 }
 
 static void reduce_d(gk_redop_t op, double *dst, const void *const *srcs, int nsrc, size_t n)
 {
-    double acc[BLK];
-    for (size_t i0 = 0; i0 < n; i0 += BLK) {
-        size_t m = n - i0 < BLK ? n - i0 : BLK;
-        memcpy(acc, (const double *)srcs[0] + i0, m * sizeof(double));
-        for (int k = 1; k < nsrc; k++) {
-            const double *in = (const double *)srcs[k] + i0;
-            if (op == GK_SUM || op == GK_AVG)
-                for (size_t j = 0; j < m; j++)
-                    acc[j] = acc[j] + in[j];
-            else
-                for (size_t j = 0; j < m; j++)
-                    acc[j] = gk_combine_d(op, acc[j], in[j]);
-        }
-        if (op == GK_AVG)
-            for (size_t j = 0; j < m; j++)
-                acc[j] = acc[j] / (double)nsrc;
-        memcpy(dst + i0, acc, m * sizeof(double));
-    }
+	double acc[BLK];
+	for (size_t i0 = 0; i0 < n; i0 += BLK) {
+		size_t m = n - i0 < BLK ? n - i0 : BLK;
+		memcpy(acc, (const double *)srcs[0] + i0, m * sizeof(double));
+		for (int k = 1; k < nsrc; k++) {
+			const double *in = (const double *)srcs[k] + i0;
+			if (op == GK_SUM || op == GK_AVG)
+				for (size_t j = 0; j < m; j++)
+					acc[j] = acc[j] + in[j];
+			else
+				for (size_t j = 0; j < m; j++)
+					acc[j] = gk_combine_d(op, acc[j], in[j]);
+		}
+		if (op == GK_AVG)
+			for (size_t j = 0; j < m; j++)
+				acc[j] = acc[j] / (double)nsrc;
+		memcpy(dst + i0, acc, m * sizeof(double));
+	}
 }
 
 static void reduce_i(gk_redop_t op, int32_t *dst, const void *const *srcs, int nsrc, size_t n)
 {
-    long long acc[BLK];
-    for (size_t i0 = 0; i0 < n; i0 += BLK) {
-        size_t m = n - i0 < BLK ? n - i0 : BLK;
-        const int32_t *s0 = (const int32_t *)srcs[0] + i0;
-        for (size_t j = 0; j < m; j++)
-            acc[j] = s0[j];
-        for (int k = 1; k < nsrc; k++) {
-            const int32_t *in = (const int32_t *)srcs[k] + i0;
-            for (size_t j = 0; j < m; j++)
-                acc[j] = gk_combine_i(op, acc[j], in[j]);
-        }
-        for (size_t j = 0; j < m; j++)
-            dst[i0 + j] = gk_i64_to_i32_wrap(op == GK_AVG ? acc[j] / nsrc : acc[j]);
-    }
+	long long acc[BLK];
+	for (size_t i0 = 0; i0 < n; i0 += BLK) {
+		size_t m = n - i0 < BLK ? n - i0 : BLK;
+		const int32_t *s0 = (const int32_t *)srcs[0] + i0;
+		for (size_t j = 0; j < m; j++)
+			acc[j] = s0[j];
+		for (int k = 1; k < nsrc; k++) {
+			const int32_t *in = (const int32_t *)srcs[k] + i0;
+			for (size_t j = 0; j < m; j++)
+				acc[j] = gk_combine_i(op, acc[j], in[j]);
+		}
+		for (size_t j = 0; j < m; j++)
+			dst[i0 + j] = gk_i64_to_i32_wrap(op == GK_AVG ? acc[j] / nsrc : acc[j]);
+	}
 }
 
-static int cpu_reduce(void *ctx, gk_dtype_t t, gk_redop_t op, void *dst,
-                      const void *const *srcs, int nsrc, size_t n, gk_stream_t *s)
+static int cpu_reduce(void *ctx, gk_dtype_t t, gk_redop_t op, void *dst, const void *const *srcs,
+		      int nsrc, size_t n, gk_stream_t *s)
 {
-    (void)ctx, (void)s;
-    if (t == GK_F64)
-        reduce_d(op, dst, srcs, nsrc, n);
-    else if (t == GK_I32)
-        reduce_i(op, dst, srcs, nsrc, n);
-    else
-        reduce_f(t, op, dst, srcs, nsrc, n);
-    return 0;
+	(void)ctx, (void)s;
+	if (t == GK_F64)
+		reduce_d(op, dst, srcs, nsrc, n);
+	else if (t == GK_I32)
+		reduce_i(op, dst, srcs, nsrc, n);
+	else
+		reduce_f(t, op, dst, srcs, nsrc, n);
+	return 0;
 }
 
-static int cpu_cast(void *ctx, gk_dtype_t dt, void *dst, gk_dtype_t st, const void *src,
-                    size_t n, gk_stream_t *s)
+static int cpu_cast(void *ctx, gk_dtype_t dt, void *dst, gk_dtype_t st, const void *src, size_t n,
+		    gk_stream_t *s)
 {
-    float tmp[BLK];
-    (void)ctx, (void)s;
-    for (size_t i0 = 0; i0 < n; i0 += BLK) {
-        size_t m = n - i0 < BLK ? n - i0 : BLK;
-        load_block(st, src, i0, m, tmp);
-        store_block(dt, dst, i0, m, tmp);
-    }
-    return 0;
+	float tmp[BLK];
+	(void)ctx, (void)s;
+	for (size_t i0 = 0; i0 < n; i0 += BLK) {
+		size_t m = n - i0 < BLK ? n - i0 : BLK;
+		load_block(st, src, i0, m, tmp);
+		store_block(dt, dst, i0, m, tmp);
+	}
+	return 0;
 }
 
-static int cpu_scale(void *ctx, gk_dtype_t t, void *dst, const void *src, double alpha,
-                     size_t n, gk_stream_t *s)
+static int cpu_scale(void *ctx, gk_dtype_t t, void *dst, const void *src, double alpha, size_t n,
+		     gk_stream_t *s)
 {
-    float a = (float)alpha, tmp[BLK];
-    (void)ctx, (void)s;
-    if (t == GK_F64) {
-        for (size_t i = 0; i < n; i++)
-            ((double *)dst)[i] = ((const double *)src)[i] * alpha;
-        return 0;
-    }
-    for (size_t i0 = 0; i0 < n; i0 += BLK) {
-        size_t m = n - i0 < BLK ? n - i0 : BLK;
-        load_block(t, src, i0, m, tmp);
-        for (size_t j = 0; j < m; j++)
-            tmp[j] = tmp[j] * a;
-        store_block(t, dst, i0, m, tmp);
-    }
-    return 0;
+	float a = (float)alpha, tmp[BLK];
+	(void)ctx, (void)s;
+	if (t == GK_F64) {
+		for (size_t i = 0; i < n; i++)
+			((double *)dst)[i] = ((const double *)src)[i] * alpha;
+		return 0;
+	}
+	for (size_t i0 = 0; i0 < n; i0 += BLK) {
+		size_t m = n - i0 < BLK ? n - i0 : BLK;
+		load_block(t, src, i0, m, tmp);
+		for (size_t j = 0; j < m; j++)
+			tmp[j] = tmp[j] * a;
+		store_block(t, dst, i0, m, tmp);
+	}
+	return 0;
 }
 
-static int cpu_find_nonfinite(void *ctx, gk_dtype_t t, const void *buf, size_t n,
-                              uint32_t *dflag, gk_stream_t *s)
+static int cpu_find_nonfinite(void *ctx, gk_dtype_t t, const void *buf, size_t n, uint32_t *dflag,
+			      gk_stream_t *s)
 {
-    (void)ctx, (void)s;
-    for (size_t i = 0; i < n; i++) {
-        int bad;
-        switch (t) {
-        case GK_F16:
-            bad = gk_f16_bits_nonfinite(((const uint16_t *)buf)[i]);
-            break;
-        case GK_BF16:
-            bad = gk_bf16_bits_nonfinite(((const uint16_t *)buf)[i]);
-            break;
-        case GK_F64:
-            bad = gk_f64_bits_nonfinite(((const uint64_t *)buf)[i]);
-            break;
-        default:
-            bad = gk_f32_bits_nonfinite(((const uint32_t *)buf)[i]);
-            break;
-        }
-        if (bad) {
-            *dflag = 1;
-            break;
-        }
-    }
-    return 0;
+	(void)ctx, (void)s;
+	for (size_t i = 0; i < n; i++) {
+		int bad;
+		switch (t) {
+		case GK_F16:
+			bad = gk_f16_bits_nonfinite(((const uint16_t *)buf)[i]);
+			break;
+		case GK_BF16:
+			bad = gk_bf16_bits_nonfinite(((const uint16_t *)buf)[i]);
+			break;
+		case GK_F64:
+			bad = gk_f64_bits_nonfinite(((const uint64_t *)buf)[i]);
+			break;
+		default:
+			bad = gk_f32_bits_nonfinite(((const uint32_t *)buf)[i]);
+			break;
+		}
+		if (bad) {
+			*dflag = 1;
+			break;
+		}
+	}
+	return 0;
 }
 
 static int cpu_sgd(void *ctx, const gk_sgd_t *p, float *w, float *v, gk_dtype_t gt,
-                   const void *grad, size_t n, gk_stream_t *s)
+		   const void *grad, size_t n, gk_stream_t *s)
 {
-    (void)ctx, (void)s;
-    for (size_t i = 0; i < n; i++)
-        gk_sgd_step(p->lr, p->momentum, p->weight_decay, p->grad_scale, p->nesterov,
-                    ldf(gt, grad, i), &w[i], &v[i]);
-    return 0;
+	(void)ctx, (void)s;
+	for (size_t i = 0; i < n; i++)
+		gk_sgd_step(p->lr, p->momentum, p->weight_decay, p->grad_scale, p->nesterov,
+			    ldf(gt, grad, i), &w[i], &v[i]);
+	return 0;
 }
 
 static int cpu_adamw(void *ctx, const gk_adamw_t *p, float bc1, float bc2, float *w, float *m,
-                     float *v, gk_dtype_t gt, const void *grad, size_t n, gk_stream_t *s)
+		     float *v, gk_dtype_t gt, const void *grad, size_t n, gk_stream_t *s)
 {
-    (void)ctx, (void)s;
-    for (size_t i = 0; i < n; i++)
-        gk_adamw_step(p->lr, p->beta1, p->beta2, p->eps, p->weight_decay, p->grad_scale, bc1,
-                      bc2, ldf(gt, grad, i), &w[i], &m[i], &v[i]);
-    return 0;
+	(void)ctx, (void)s;
+	for (size_t i = 0; i < n; i++)
+		gk_adamw_step(p->lr, p->beta1, p->beta2, p->eps, p->weight_decay, p->grad_scale,
+			      bc1, bc2, ldf(gt, grad, i), &w[i], &m[i], &v[i]);
+	return 0;
 }
 
 /* ---- memory test, bandwidth, throughput ---- */
 
 static int cpu_mt_step(void *ctx, uint32_t *buf, size_t nwords, const gk_mt_word_t *check,
-                       const gk_mt_word_t *write, uint64_t *errors)
+		       const gk_mt_word_t *write, uint64_t *errors)
 {
-    uint64_t bad = 0;
-    (void)ctx;
-    for (size_t i = 0; i < nwords; i++) {
-        if (check && buf[i] != gk_mt_word(check->kind, check->value, check->seed,
-                                          check->invert, i))
-            bad++;
-        if (write)
-            buf[i] = gk_mt_word(write->kind, write->value, write->seed, write->invert, i);
-    }
-    *errors += bad;
-    return 0;
+	uint64_t bad = 0;
+	(void)ctx;
+	for (size_t i = 0; i < nwords; i++) {
+		if (check &&
+		    buf[i] != gk_mt_word(check->kind, check->value, check->seed, check->invert, i))
+			bad++;
+		if (write)
+			buf[i] =
+			    gk_mt_word(write->kind, write->value, write->seed, write->invert, i);
+	}
+	*errors += bad;
+	return 0;
 }
 
 static int cpu_bw_read(void *ctx, const void *buf, size_t bytes, gk_stream_t *s)
 {
-    cpu_t *c = ctx;
-    const uint64_t *p = buf;
-    uint64_t acc = 0;
-    (void)s;
-    for (size_t i = 0; i < bytes / 8; i++)
-        acc ^= p[i];
-    c->sink = acc;
-    return 0;
+	cpu_t *c = ctx;
+	const uint64_t *p = buf;
+	uint64_t acc = 0;
+	(void)s;
+	for (size_t i = 0; i < bytes / 8; i++)
+		acc ^= p[i];
+	c->sink = acc;
+	return 0;
 }
 
 static int cpu_bw_write(void *ctx, void *buf, size_t bytes, gk_stream_t *s)
 {
-    (void)ctx, (void)s;
-    memset(buf, 0x5a, bytes);
-    return 0;
+	(void)ctx, (void)s;
+	memset(buf, 0x5a, bytes);
+	return 0;
 }
 
 static int cpu_bw_copy(void *ctx, void *dst, const void *src, size_t bytes, gk_stream_t *s)
 {
-    (void)ctx, (void)s;
-    memcpy(dst, src, bytes);
-    return 0;
+	(void)ctx, (void)s;
+	memcpy(dst, src, bytes);
+	return 0;
 }
 
 static size_t cpu_fma_scratch_bytes(void *ctx)
 {
-    (void)ctx;
-    return FMA_THREADS * FMA_CHAINS * sizeof(float);
+	(void)ctx;
+	return FMA_THREADS * FMA_CHAINS * sizeof(float);
 }
 
-static int cpu_fma(void *ctx, gk_dtype_t t, void *buf, int iters, double *flops,
-                   gk_stream_t *s)
+static int cpu_fma(void *ctx, gk_dtype_t t, void *buf, int iters, double *flops, gk_stream_t *s)
 {
-    float *out = buf;
-    (void)ctx, (void)s, (void)t;
-    for (int th = 0; th < FMA_THREADS; th++) {
-        float x[FMA_CHAINS];
-        const float a = 0.999f, b = 0.001f * (float)(th + 1);
-        for (int j = 0; j < FMA_CHAINS; j++)
-            x[j] = (float)j;
-        for (int it = 0; it < iters; it++)
-            for (int j = 0; j < FMA_CHAINS; j++)
-                x[j] = x[j] * a + b;
-        for (int j = 0; j < FMA_CHAINS; j++)
-            out[th * FMA_CHAINS + j] = x[j];
-    }
-    *flops = 2.0 * FMA_THREADS * FMA_CHAINS * (double)iters;
-    return 0;
+	float *out = buf;
+	(void)ctx, (void)s, (void)t;
+	for (int th = 0; th < FMA_THREADS; th++) {
+		float x[FMA_CHAINS];
+		const float a = 0.999f, b = 0.001f * (float)(th + 1);
+		for (int j = 0; j < FMA_CHAINS; j++)
+			x[j] = (float)j;
+		for (int it = 0; it < iters; it++)
+			for (int j = 0; j < FMA_CHAINS; j++)
+				x[j] = x[j] * a + b;
+		for (int j = 0; j < FMA_CHAINS; j++)
+			out[th * FMA_CHAINS + j] = x[j];
+	}
+	*flops = 2.0 * FMA_THREADS * FMA_CHAINS * (double)iters;
+	return 0;
 }
 
-static int cpu_sgemm(void *ctx, int ta, int tb, int m, int n, int k, float alpha,
-                     const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                     int ldc, gk_stream_t *s)
+static int cpu_sgemm(void *ctx, int ta, int tb, int m, int n, int k, float alpha, const float *a,
+		     int lda, const float *b, int ldb, float beta, float *c, int ldc,
+		     gk_stream_t *s)
 {
-    cpu_t *cp = ctx;
-    (void)s, (void)cp;
+	cpu_t *cp = ctx;
+	(void)s, (void)cp;
 #ifdef GK_HAVE_CBLAS
-    if (cp->use_blas) {
-        cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                    m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-        return 0;
-    }
+	if (cp->use_blas) {
+		cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans,
+			    tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
+			    ldc);
+		return 0;
+	}
 #endif
-    for (int j = 0; j < n; j++) {
-        for (int i = 0; i < m; i++) {
-            double acc = 0;
-            for (int l = 0; l < k; l++) {
-                float av = ta ? a[l + (size_t)i * lda] : a[i + (size_t)l * lda];
-                float bv = tb ? b[j + (size_t)l * ldb] : b[l + (size_t)j * ldb];
-                acc += (double)av * bv;
-            }
-            float *cij = &c[i + (size_t)j * ldc];
-            *cij = alpha * (float)acc + (beta == 0.0f ? 0.0f : beta * *cij);
-        }
-    }
-    return 0;
+	for (int j = 0; j < n; j++) {
+		for (int i = 0; i < m; i++) {
+			double acc = 0;
+			for (int l = 0; l < k; l++) {
+				float av = ta ? a[l + (size_t)i * lda] : a[i + (size_t)l * lda];
+				float bv = tb ? b[j + (size_t)l * ldb] : b[l + (size_t)j * ldb];
+				acc += (double)av * bv;
+			}
+			float *cij = &c[i + (size_t)j * ldc];
+			*cij = alpha * (float)acc + (beta == 0.0f ? 0.0f : beta * *cij);
+		}
+	}
+	return 0;
 }
 
 const struct gk_ops gk_cpu_ops = {

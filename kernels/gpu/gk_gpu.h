@@ -8,22 +8,22 @@
 #include "gk_backend.h"
 
 typedef struct {
-    char *err;
-    int device;
-    int sms;
-    int max_threads_per_sm;
-    int waves; /* grid-stride grids are this many full waves of resident blocks */
-    unsigned long long *counter; /* device word for memtest error counts */
-    uint32_t *sink;              /* device word the read-bandwidth kernel may write */
-    /* BLAS loaded with dlopen: cuBLAS / rocBLAS, NULL when absent */
-    void *blas_dl;
-    void *blas_handle;
-    int (*blas_sgemm)(void *, int, int, int, int, int, const float *, const float *, int,
-                      const float *, int, const float *, float *, int);
-    int (*blas_set_stream)(void *, gkStream_t);
-    int (*blas_destroy)(void *);
-    int blas_tried;
-    int no_blas;
+	char *err;
+	int device;
+	int sms;
+	int max_threads_per_sm;
+	int waves; /* grid-stride grids are this many full waves of resident blocks */
+	unsigned long long *counter; /* device word for memtest error counts */
+	uint32_t *sink;		     /* device word the read-bandwidth kernel may write */
+	/* BLAS loaded with dlopen: cuBLAS / rocBLAS, NULL when absent */
+	void *blas_dl;
+	void *blas_handle;
+	int (*blas_sgemm)(void *, int, int, int, int, int, const float *, const float *, int,
+			  const float *, int, const float *, float *, int);
+	int (*blas_set_stream)(void *, gkStream_t);
+	int (*blas_destroy)(void *);
+	int blas_tried;
+	int no_blas;
 } gpu_t;
 
 int gk_gpu_fail(gpu_t *g, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -36,27 +36,26 @@ unsigned gk_gpu_blocks(gpu_t *g, size_t n, unsigned threads);
 
 extern "C" {
 int gk_gpu_reduce(void *ctx, gk_dtype_t t, gk_redop_t op, void *dst, const void *const *srcs,
-                  int nsrc, size_t n, gk_stream_t *s);
+		  int nsrc, size_t n, gk_stream_t *s);
 int gk_gpu_cast(void *ctx, gk_dtype_t dt, void *dst, gk_dtype_t st, const void *src, size_t n,
-                gk_stream_t *s);
+		gk_stream_t *s);
 int gk_gpu_scale(void *ctx, gk_dtype_t t, void *dst, const void *src, double alpha, size_t n,
-                 gk_stream_t *s);
+		 gk_stream_t *s);
 int gk_gpu_find_nonfinite(void *ctx, gk_dtype_t t, const void *buf, size_t n, uint32_t *dflag,
-                          gk_stream_t *s);
-int gk_gpu_sgd(void *ctx, const gk_sgd_t *p, float *w, float *v, gk_dtype_t gt,
-               const void *grad, size_t n, gk_stream_t *s);
-int gk_gpu_adamw(void *ctx, const gk_adamw_t *p, float bc1, float bc2, float *w, float *m,
-                 float *v, gk_dtype_t gt, const void *grad, size_t n, gk_stream_t *s);
+			  gk_stream_t *s);
+int gk_gpu_sgd(void *ctx, const gk_sgd_t *p, float *w, float *v, gk_dtype_t gt, const void *grad,
+	       size_t n, gk_stream_t *s);
+int gk_gpu_adamw(void *ctx, const gk_adamw_t *p, float bc1, float bc2, float *w, float *m, float *v,
+		 gk_dtype_t gt, const void *grad, size_t n, gk_stream_t *s);
 int gk_gpu_mt_step(void *ctx, uint32_t *buf, size_t nwords, const gk_mt_word_t *check,
-                   const gk_mt_word_t *write, uint64_t *errors);
+		   const gk_mt_word_t *write, uint64_t *errors);
 int gk_gpu_bw_read(void *ctx, const void *buf, size_t bytes, gk_stream_t *s);
 int gk_gpu_bw_write(void *ctx, void *buf, size_t bytes, gk_stream_t *s);
 int gk_gpu_bw_copy(void *ctx, void *dst, const void *src, size_t bytes, gk_stream_t *s);
 size_t gk_gpu_fma_scratch_bytes(void *ctx);
 int gk_gpu_fma(void *ctx, gk_dtype_t t, void *buf, int iters, double *flops, gk_stream_t *s);
 int gk_gpu_sgemm(void *ctx, int ta, int tb, int m, int n, int k, float alpha, const float *a,
-                 int lda, const float *b, int ldb, float beta, float *c, int ldc,
-                 gk_stream_t *s);
+		 int lda, const float *b, int ldb, float beta, float *c, int ldc, gk_stream_t *s);
 }
 
 #define GK_STREAM(s) ((gkStream_t)(s))

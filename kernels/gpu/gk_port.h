@@ -18,38 +18,38 @@ typedef hipError_t gkError_t;
 typedef hipStream_t gkStream_t;
 typedef hipEvent_t gkEvent_t;
 typedef hipDeviceProp_t gkDeviceProp;
-#define gkSuccess hipSuccess
+#define gkSuccess		hipSuccess
 #define gkErrorMemoryAllocation hipErrorOutOfMemory
 typedef hipMemcpyKind gkMemcpyKind;
-#define GK_CUDA_OR_HIP(c, h) (h)
-#define gkGetErrorString hipGetErrorString
-#define gkGetLastError hipGetLastError
-#define gkGetDeviceCount hipGetDeviceCount
-#define gkSetDevice hipSetDevice
-#define gkGetDeviceProperties hipGetDeviceProperties
-#define gkRuntimeGetVersion hipRuntimeGetVersion
-#define gkDriverGetVersion hipDriverGetVersion
-#define gkMalloc hipMalloc
-#define gkFree hipFree
-#define gkMallocHost(p, n) hipHostMalloc((p), (n), hipHostMallocDefault)
-#define gkFreeHost hipHostFree
-#define gkMemsetAsync hipMemsetAsync
-#define gkMemcpy hipMemcpy
-#define gkMemcpyAsync hipMemcpyAsync
-#define gkMemcpyHostToDevice hipMemcpyHostToDevice
-#define gkMemcpyDeviceToHost hipMemcpyDeviceToHost
-#define gkMemcpyDeviceToDevice hipMemcpyDeviceToDevice
-#define gkMemcpyDefault hipMemcpyDefault
-#define gkStreamCreate hipStreamCreate
-#define gkStreamDestroy hipStreamDestroy
-#define gkStreamSynchronize hipStreamSynchronize
-#define gkStreamWaitEvent hipStreamWaitEvent
-#define gkEventCreate hipEventCreate
-#define gkEventDestroy hipEventDestroy
-#define gkEventRecord hipEventRecord
-#define gkEventSynchronize hipEventSynchronize
-#define gkEventElapsedTime hipEventElapsedTime
-#define gkDeviceSynchronize hipDeviceSynchronize
+#define GK_CUDA_OR_HIP(c, h)			    (h)
+#define gkGetErrorString			    hipGetErrorString
+#define gkGetLastError				    hipGetLastError
+#define gkGetDeviceCount			    hipGetDeviceCount
+#define gkSetDevice				    hipSetDevice
+#define gkGetDeviceProperties			    hipGetDeviceProperties
+#define gkRuntimeGetVersion			    hipRuntimeGetVersion
+#define gkDriverGetVersion			    hipDriverGetVersion
+#define gkMalloc				    hipMalloc
+#define gkFree					    hipFree
+#define gkMallocHost(p, n)			    hipHostMalloc((p), (n), hipHostMallocDefault)
+#define gkFreeHost				    hipHostFree
+#define gkMemsetAsync				    hipMemsetAsync
+#define gkMemcpy				    hipMemcpy
+#define gkMemcpyAsync				    hipMemcpyAsync
+#define gkMemcpyHostToDevice			    hipMemcpyHostToDevice
+#define gkMemcpyDeviceToHost			    hipMemcpyDeviceToHost
+#define gkMemcpyDeviceToDevice			    hipMemcpyDeviceToDevice
+#define gkMemcpyDefault				    hipMemcpyDefault
+#define gkStreamCreate				    hipStreamCreate
+#define gkStreamDestroy				    hipStreamDestroy
+#define gkStreamSynchronize			    hipStreamSynchronize
+#define gkStreamWaitEvent			    hipStreamWaitEvent
+#define gkEventCreate				    hipEventCreate
+#define gkEventDestroy				    hipEventDestroy
+#define gkEventRecord				    hipEventRecord
+#define gkEventSynchronize			    hipEventSynchronize
+#define gkEventElapsedTime			    hipEventElapsedTime
+#define gkDeviceSynchronize			    hipDeviceSynchronize
 #define gkOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
 #else
 #define GK_CUDA 1
@@ -57,43 +57,43 @@ typedef hipMemcpyKind gkMemcpyKind;
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#define GK_API "cuda"
+#define GK_API					    "cuda"
 typedef cudaError_t gkError_t;
 typedef cudaStream_t gkStream_t;
 typedef cudaEvent_t gkEvent_t;
 typedef cudaDeviceProp gkDeviceProp;
-#define gkSuccess cudaSuccess
-#define gkErrorMemoryAllocation cudaErrorMemoryAllocation
+#define gkSuccess				    cudaSuccess
+#define gkErrorMemoryAllocation			    cudaErrorMemoryAllocation
 typedef cudaMemcpyKind gkMemcpyKind;
-#define GK_CUDA_OR_HIP(c, h) (c)
-#define gkGetErrorString cudaGetErrorString
-#define gkGetLastError cudaGetLastError
-#define gkGetDeviceCount cudaGetDeviceCount
-#define gkSetDevice cudaSetDevice
-#define gkGetDeviceProperties cudaGetDeviceProperties
-#define gkRuntimeGetVersion cudaRuntimeGetVersion
-#define gkDriverGetVersion cudaDriverGetVersion
-#define gkMalloc cudaMalloc
-#define gkFree cudaFree
-#define gkMallocHost cudaMallocHost
-#define gkFreeHost cudaFreeHost
-#define gkMemsetAsync cudaMemsetAsync
-#define gkMemcpy cudaMemcpy
-#define gkMemcpyAsync cudaMemcpyAsync
-#define gkMemcpyHostToDevice cudaMemcpyHostToDevice
-#define gkMemcpyDeviceToHost cudaMemcpyDeviceToHost
-#define gkMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
-#define gkMemcpyDefault cudaMemcpyDefault
-#define gkStreamCreate cudaStreamCreate
-#define gkStreamDestroy cudaStreamDestroy
-#define gkStreamSynchronize cudaStreamSynchronize
-#define gkStreamWaitEvent(s, e, f) cudaStreamWaitEvent((s), (e), (f))
-#define gkEventCreate cudaEventCreate
-#define gkEventDestroy cudaEventDestroy
-#define gkEventRecord cudaEventRecord
-#define gkEventSynchronize cudaEventSynchronize
-#define gkEventElapsedTime cudaEventElapsedTime
-#define gkDeviceSynchronize cudaDeviceSynchronize
+#define GK_CUDA_OR_HIP(c, h)			    (c)
+#define gkGetErrorString			    cudaGetErrorString
+#define gkGetLastError				    cudaGetLastError
+#define gkGetDeviceCount			    cudaGetDeviceCount
+#define gkSetDevice				    cudaSetDevice
+#define gkGetDeviceProperties			    cudaGetDeviceProperties
+#define gkRuntimeGetVersion			    cudaRuntimeGetVersion
+#define gkDriverGetVersion			    cudaDriverGetVersion
+#define gkMalloc				    cudaMalloc
+#define gkFree					    cudaFree
+#define gkMallocHost				    cudaMallocHost
+#define gkFreeHost				    cudaFreeHost
+#define gkMemsetAsync				    cudaMemsetAsync
+#define gkMemcpy				    cudaMemcpy
+#define gkMemcpyAsync				    cudaMemcpyAsync
+#define gkMemcpyHostToDevice			    cudaMemcpyHostToDevice
+#define gkMemcpyDeviceToHost			    cudaMemcpyDeviceToHost
+#define gkMemcpyDeviceToDevice			    cudaMemcpyDeviceToDevice
+#define gkMemcpyDefault				    cudaMemcpyDefault
+#define gkStreamCreate				    cudaStreamCreate
+#define gkStreamDestroy				    cudaStreamDestroy
+#define gkStreamSynchronize			    cudaStreamSynchronize
+#define gkStreamWaitEvent(s, e, f)		    cudaStreamWaitEvent((s), (e), (f))
+#define gkEventCreate				    cudaEventCreate
+#define gkEventDestroy				    cudaEventDestroy
+#define gkEventRecord				    cudaEventRecord
+#define gkEventSynchronize			    cudaEventSynchronize
+#define gkEventElapsedTime			    cudaEventElapsedTime
+#define gkDeviceSynchronize			    cudaDeviceSynchronize
 #define gkOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #endif
 
@@ -102,25 +102,25 @@ typedef cudaMemcpyKind gkMemcpyKind;
 /* f16 / bf16 as raw bits in memory, f32 in registers */
 __device__ static inline float gk_d_f16_to_f32(uint16_t h)
 {
-    return __half2float(__ushort_as_half(h));
+	return __half2float(__ushort_as_half(h));
 }
 
 __device__ static inline uint16_t gk_d_f32_to_f16(float f)
 {
-    return __half_as_ushort(__float2half_rn(f));
+	return __half_as_ushort(__float2half_rn(f));
 }
 
 __device__ static inline float gk_d_bf16_to_f32(uint16_t h)
 {
-    return gk_sw_bf16_to_f32(h);
+	return gk_sw_bf16_to_f32(h);
 }
 
 __device__ static inline uint16_t gk_d_f32_to_bf16(float f)
 {
 #ifdef GK_CUDA
-    return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+	return __bfloat16_as_ushort(__float2bfloat16_rn(f));
 #else
-    return gk_sw_f32_to_bf16(f);
+	return gk_sw_f32_to_bf16(f);
 #endif
 }
 

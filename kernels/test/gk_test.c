@@ -19,23 +19,23 @@
 #include "gk_scalar.h"
 #include "gpool/kernels.h"
 
-static gk_backend_t *b;   /* under test */
+static gk_backend_t *b;	  /* under test */
 static gk_backend_t *ref; /* cpu */
 static int checks, failures;
 static size_t huge_n = (1u << 24) + 3;
 
-#define ASSERT(cond, ...)                                                                  \
-    do {                                                                                   \
-        checks++;                                                                          \
-        if (!(cond)) {                                                                     \
-            failures++;                                                                    \
-            if (failures <= 60) {                                                          \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
-                fprintf(stderr, __VA_ARGS__);                                              \
-                fputc('\n', stderr);                                                       \
-            }                                                                              \
-        }                                                                                  \
-    } while (0)
+#define ASSERT(cond, ...)                                                                          \
+	do {                                                                                       \
+		checks++;                                                                          \
+		if (!(cond)) {                                                                     \
+			failures++;                                                                \
+			if (failures <= 60) {                                                      \
+				fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
+				fprintf(stderr, __VA_ARGS__);                                      \
+				fputc('\n', stderr);                                               \
+			}                                                                          \
+		}                                                                                  \
+	} while (0)
 #define OK(be, call) ASSERT((call) == 0, "%s: %s", #call, gk_backend_error(be))
 
 /* ---- random data ---- */
@@ -44,321 +44,323 @@ static uint64_t rng = 0x1234567;
 
 static uint64_t rnd(void)
 {
-    return gk_splitmix64(rng++);
+	return gk_splitmix64(rng++);
 }
 
 static double unit(void)
 {
-    return (double)(rnd() >> 11) / 9007199254740992.0;
+	return (double)(rnd() >> 11) / 9007199254740992.0;
 }
 
 static float nice_f32(void)
 {
-    static const float scales[] = {1.0f, 1e-3f, 1e3f, 1e-6f, 3e4f, 1e-30f};
-    return (float)((unit() * 2.0 - 1.0) * scales[rnd() % 6]);
+	static const float scales[] = {1.0f, 1e-3f, 1e3f, 1e-6f, 3e4f, 1e-30f};
+	return (float)((unit() * 2.0 - 1.0) * scales[rnd() % 6]);
 }
 
 static float special_f32(void)
 {
-    static const float sp[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -1e-45f,
-                               65504.0f, 65519.0f, 65520.0f, -70000.0f, 1e6f, 6e-8f, 3e-8f,
-                               2.98023224e-8f, FLT_MAX, FLT_MIN, 1.00048828125f, 3.0e38f,
-                               -5.96046448e-8f, 1.0f, -1.0f};
-    return sp[rnd() % (sizeof(sp) / sizeof(sp[0]))];
+	static const float sp[] = {NAN,	      INFINITY, -INFINITY,	0.0f,	  -0.0f,
+				   1e-40f,    -1e-45f,	65504.0f,	65519.0f, 65520.0f,
+				   -70000.0f, 1e6f,	6e-8f,		3e-8f,	  2.98023224e-8f,
+				   FLT_MAX,   FLT_MIN,	1.00048828125f, 3.0e38f,  -5.96046448e-8f,
+				   1.0f,      -1.0f};
+	return sp[rnd() % (sizeof(sp) / sizeof(sp[0]))];
 }
 
 static void fill(gk_dtype_t t, void *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        unsigned r = rnd() % 16;
-        float f = r == 0 ? special_f32() : nice_f32();
-        switch (t) {
-        case GK_F32:
-            if (r <= 2)
-                ((uint32_t *)p)[i] = (uint32_t)rnd();
-            else
-                ((float *)p)[i] = f;
-            break;
-        case GK_F16:
-            ((uint16_t *)p)[i] = r <= 3 ? (uint16_t)rnd() : gk_f32_to_f16(f);
-            break;
-        case GK_BF16:
-            ((uint16_t *)p)[i] = r <= 3 ? (uint16_t)rnd() : gk_f32_to_bf16(f);
-            break;
-        case GK_F64:
-            if (r == 1)
-                ((uint64_t *)p)[i] = rnd();
-            else
-                ((double *)p)[i] = r == 0 ? (double)f : (unit() * 2 - 1) * 1e5;
-            break;
-        case GK_I32:
-            ((int32_t *)p)[i] = r <= 3 ? (int32_t)rnd() : (int32_t)(rnd() % 2001) - 1000;
-            break;
-        }
-    }
+	for (size_t i = 0; i < n; i++) {
+		unsigned r = rnd() % 16;
+		float f = r == 0 ? special_f32() : nice_f32();
+		switch (t) {
+		case GK_F32:
+			if (r <= 2)
+				((uint32_t *)p)[i] = (uint32_t)rnd();
+			else
+				((float *)p)[i] = f;
+			break;
+		case GK_F16:
+			((uint16_t *)p)[i] = r <= 3 ? (uint16_t)rnd() : gk_f32_to_f16(f);
+			break;
+		case GK_BF16:
+			((uint16_t *)p)[i] = r <= 3 ? (uint16_t)rnd() : gk_f32_to_bf16(f);
+			break;
+		case GK_F64:
+			if (r == 1)
+				((uint64_t *)p)[i] = rnd();
+			else
+				((double *)p)[i] = r == 0 ? (double)f : (unit() * 2 - 1) * 1e5;
+			break;
+		case GK_I32:
+			((int32_t *)p)[i] =
+			    r <= 3 ? (int32_t)rnd() : (int32_t)(rnd() % 2001) - 1000;
+			break;
+		}
+	}
 }
 
 /* finite, moderate values for optimizer state */
 static void fill_finite(gk_dtype_t t, void *p, size_t n, float scale, int positive)
 {
-    for (size_t i = 0; i < n; i++) {
-        float f = (float)((positive ? unit() : unit() * 2 - 1) * scale);
-        if (t == GK_F16)
-            ((uint16_t *)p)[i] = gk_f32_to_f16(f);
-        else if (t == GK_BF16)
-            ((uint16_t *)p)[i] = gk_f32_to_bf16(f);
-        else
-            ((float *)p)[i] = f;
-    }
+	for (size_t i = 0; i < n; i++) {
+		float f = (float)((positive ? unit() : unit() * 2 - 1) * scale);
+		if (t == GK_F16)
+			((uint16_t *)p)[i] = gk_f32_to_f16(f);
+		else if (t == GK_BF16)
+			((uint16_t *)p)[i] = gk_f32_to_bf16(f);
+		else
+			((float *)p)[i] = f;
+	}
 }
 
 /* ---- device buffers ---- */
 
 typedef struct {
-    void *base;
-    char *p;
+	void *base;
+	char *p;
 } dbuf_t;
 
 static void dalloc(dbuf_t *d, size_t bytes, size_t off)
 {
-    d->base = NULL;
-    d->p = NULL;
-    OK(b, gk_dev_alloc(b, bytes + off + 16, &d->base));
-    if (d->base) {
-        d->p = (char *)d->base + off;
-        OK(b, gk_memset(b, d->base, 0xff, bytes + off + 16, NULL)); /* poison: NaN / -1 */
-    }
+	d->base = NULL;
+	d->p = NULL;
+	OK(b, gk_dev_alloc(b, bytes + off + 16, &d->base));
+	if (d->base) {
+		d->p = (char *)d->base + off;
+		OK(b, gk_memset(b, d->base, 0xff, bytes + off + 16, NULL)); /* poison: NaN / -1 */
+	}
 }
 
 static void dup(dbuf_t *d, const void *host, size_t bytes, size_t off)
 {
-    dalloc(d, bytes, off);
-    if (d->p && bytes)
-        OK(b, gk_copy(b, d->p, host, bytes, GK_H2D));
+	dalloc(d, bytes, off);
+	if (d->p && bytes)
+		OK(b, gk_copy(b, d->p, host, bytes, GK_H2D));
 }
 
 static void ddown(const dbuf_t *d, void *host, size_t bytes)
 {
-    if (d->p && bytes) {
-        OK(b, gk_stream_sync(b, NULL));
-        OK(b, gk_copy(b, host, d->p, bytes, GK_D2H));
-    }
+	if (d->p && bytes) {
+		OK(b, gk_stream_sync(b, NULL));
+		OK(b, gk_copy(b, host, d->p, bytes, GK_D2H));
+	}
 }
 
 static void dfree(dbuf_t *d)
 {
-    OK(b, gk_dev_free(b, d->base));
-    d->base = d->p = NULL;
+	OK(b, gk_dev_free(b, d->base));
+	d->base = d->p = NULL;
 }
 
 /* ---- comparison: bits equal, or both NaN ---- */
 
 static double as_double(gk_dtype_t t, const void *p, size_t i)
 {
-    switch (t) {
-    case GK_F32:
-        return ((const float *)p)[i];
-    case GK_F16:
-        return gk_f16_to_f32(((const uint16_t *)p)[i]);
-    case GK_BF16:
-        return gk_bf16_to_f32(((const uint16_t *)p)[i]);
-    case GK_F64:
-        return ((const double *)p)[i];
-    case GK_I32:
-        return ((const int32_t *)p)[i];
-    }
-    return 0;
+	switch (t) {
+	case GK_F32:
+		return ((const float *)p)[i];
+	case GK_F16:
+		return gk_f16_to_f32(((const uint16_t *)p)[i]);
+	case GK_BF16:
+		return gk_bf16_to_f32(((const uint16_t *)p)[i]);
+	case GK_F64:
+		return ((const double *)p)[i];
+	case GK_I32:
+		return ((const int32_t *)p)[i];
+	}
+	return 0;
 }
 
-static size_t compare(const char *what, gk_dtype_t t, const void *got, const void *want,
-                      size_t n)
+static size_t compare(const char *what, gk_dtype_t t, const void *got, const void *want, size_t n)
 {
-    size_t es = gk_dtype_size(t), bad = 0, first = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *g = (const char *)got + i * es, *w = (const char *)want + i * es;
-        if (memcmp(g, w, es) == 0)
-            continue;
-        double gd = as_double(t, got, i), wd = as_double(t, want, i);
-        if (t != GK_I32 && isnan(gd) && isnan(wd))
-            continue;
-        if (!bad++)
-            first = i;
-    }
-    ASSERT(bad == 0, "%s: %zu of %zu differ, first at %zu: got %.9g want %.9g", what, bad, n,
-           first, bad ? as_double(t, got, first) : 0.0, bad ? as_double(t, want, first) : 0.0);
-    return bad;
+	size_t es = gk_dtype_size(t), bad = 0, first = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *g = (const char *)got + i * es, *w = (const char *)want + i * es;
+		if (memcmp(g, w, es) == 0)
+			continue;
+		double gd = as_double(t, got, i), wd = as_double(t, want, i);
+		if (t != GK_I32 && isnan(gd) && isnan(wd))
+			continue;
+		if (!bad++)
+			first = i;
+	}
+	ASSERT(bad == 0, "%s: %zu of %zu differ, first at %zu: got %.9g want %.9g", what, bad, n,
+	       first, bad ? as_double(t, got, first) : 0.0, bad ? as_double(t, want, first) : 0.0);
+	return bad;
 }
 
 /* relative difference allowed for f32 optimizer state (contraction differences only) */
 static void compare_close(const char *what, const float *got, const float *want, size_t n)
 {
-    size_t bad = 0, inexact = 0, first = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (got[i] == want[i] || (isnan(got[i]) && isnan(want[i])))
-            continue;
-        inexact++;
-        double d = fabs((double)got[i] - want[i]), m = fabs((double)want[i]);
-        if (!(d <= 1e-6 * m + 1e-30) && !bad++)
-            first = i;
-    }
-    ASSERT(bad == 0, "%s: %zu of %zu beyond 1e-6, first at %zu: got %.9g want %.9g", what, bad,
-           n, first, bad ? got[first] : 0.0, bad ? want[first] : 0.0);
-    if (inexact)
-        printf("  note: %s: %zu of %zu not bit-exact (within 1e-6)\n", what, inexact, n);
+	size_t bad = 0, inexact = 0, first = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (got[i] == want[i] || (isnan(got[i]) && isnan(want[i])))
+			continue;
+		inexact++;
+		double d = fabs((double)got[i] - want[i]), m = fabs((double)want[i]);
+		if (!(d <= 1e-6 * m + 1e-30) && !bad++)
+			first = i;
+	}
+	ASSERT(bad == 0, "%s: %zu of %zu beyond 1e-6, first at %zu: got %.9g want %.9g", what, bad,
+	       n, first, bad ? got[first] : 0.0, bad ? want[first] : 0.0);
+	if (inexact)
+		printf("  note: %s: %zu of %zu not bit-exact (within 1e-6)\n", what, inexact, n);
 }
 
 /* ---- reference self-checks (known answers, _Float16) ---- */
 
 static void t_conversions(void)
 {
-    struct {
-        float f;
-        uint16_t h;
-    } f16[] = {{1.0f, 0x3c00}, {65504.0f, 0x7bff}, {65519.0f, 0x7bff}, {65520.0f, 0x7c00},
-               {1e10f, 0x7c00}, {-INFINITY, 0xfc00}, {5.96046448e-8f, 0x0001},
-               {4.47034836e-8f, 0x0001}, {2.98023224e-8f, 0x0000}, {1e-8f, 0x0000},
-               {-0.0f, 0x8000}, {0.1f, 0x2e66}, {1.00048828125f, 0x3c00},
-               {1.00146484375f, 0x3c02}, {6.103515625e-05f, 0x0400}, {-2.0f, 0xc000}};
-    for (size_t i = 0; i < sizeof(f16) / sizeof(f16[0]); i++)
-        ASSERT(gk_f32_to_f16(f16[i].f) == f16[i].h, "f16(%g) = 0x%04x, want 0x%04x",
-               (double)f16[i].f, gk_f32_to_f16(f16[i].f), f16[i].h);
-    ASSERT((gk_f32_to_f16(NAN) & 0x7c00) == 0x7c00 && (gk_f32_to_f16(NAN) & 0x3ff),
-           "f16(NaN) is not NaN");
-    struct {
-        uint32_t f;
-        uint16_t h;
-    } bf[] = {{0x3f800000u, 0x3f80}, {0x3f808000u, 0x3f80}, {0x3f818000u, 0x3f82},
-              {0x7f7fffffu, 0x7f80}, {0xff800000u, 0xff80}, {0x00000001u, 0x0000},
-              {0x00008001u, 0x0001}, {0x3f80ffffu, 0x3f81}};
-    for (size_t i = 0; i < sizeof(bf) / sizeof(bf[0]); i++)
-        ASSERT(gk_f32_to_bf16(gk_bits_f32(bf[i].f)) == bf[i].h, "bf16(0x%08x) = 0x%04x, want 0x%04x",
-               bf[i].f, gk_f32_to_bf16(gk_bits_f32(bf[i].f)), bf[i].h);
-    ASSERT(isnan(gk_bf16_to_f32(gk_f32_to_bf16(gk_bits_f32(0x7f800001u)))),
-           "bf16 of a NaN with low payload is not NaN");
-    /* every f16 round-trips through f32 */
-    size_t bad = 0;
-    for (uint32_t h = 0; h < 65536; h++) {
-        float f = gk_f16_to_f32((uint16_t)h);
-        int nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
-        if (nan ? !isnan(f) || !isnan(gk_f16_to_f32(gk_f32_to_f16(f)))
-                : gk_f32_to_f16(f) != h)
-            bad++;
-    }
-    ASSERT(bad == 0, "%zu f16 values do not round-trip", bad);
+	struct {
+		float f;
+		uint16_t h;
+	} f16[] = {{1.0f, 0x3c00},	     {65504.0f, 0x7bff},       {65519.0f, 0x7bff},
+		   {65520.0f, 0x7c00},	     {1e10f, 0x7c00},	       {-INFINITY, 0xfc00},
+		   {5.96046448e-8f, 0x0001}, {4.47034836e-8f, 0x0001}, {2.98023224e-8f, 0x0000},
+		   {1e-8f, 0x0000},	     {-0.0f, 0x8000},	       {0.1f, 0x2e66},
+		   {1.00048828125f, 0x3c00}, {1.00146484375f, 0x3c02}, {6.103515625e-05f, 0x0400},
+		   {-2.0f, 0xc000}};
+	for (size_t i = 0; i < sizeof(f16) / sizeof(f16[0]); i++)
+		ASSERT(gk_f32_to_f16(f16[i].f) == f16[i].h, "f16(%g) = 0x%04x, want 0x%04x",
+		       (double)f16[i].f, gk_f32_to_f16(f16[i].f), f16[i].h);
+	ASSERT((gk_f32_to_f16(NAN) & 0x7c00) == 0x7c00 && (gk_f32_to_f16(NAN) & 0x3ff),
+	       "f16(NaN) is not NaN");
+	struct {
+		uint32_t f;
+		uint16_t h;
+	} bf[] = {{0x3f800000u, 0x3f80}, {0x3f808000u, 0x3f80}, {0x3f818000u, 0x3f82},
+		  {0x7f7fffffu, 0x7f80}, {0xff800000u, 0xff80}, {0x00000001u, 0x0000},
+		  {0x00008001u, 0x0001}, {0x3f80ffffu, 0x3f81}};
+	for (size_t i = 0; i < sizeof(bf) / sizeof(bf[0]); i++)
+		ASSERT(gk_f32_to_bf16(gk_bits_f32(bf[i].f)) == bf[i].h,
+		       "bf16(0x%08x) = 0x%04x, want 0x%04x", bf[i].f,
+		       gk_f32_to_bf16(gk_bits_f32(bf[i].f)), bf[i].h);
+	ASSERT(isnan(gk_bf16_to_f32(gk_f32_to_bf16(gk_bits_f32(0x7f800001u)))),
+	       "bf16 of a NaN with low payload is not NaN");
+	/* every f16 round-trips through f32 */
+	size_t bad = 0;
+	for (uint32_t h = 0; h < 65536; h++) {
+		float f = gk_f16_to_f32((uint16_t)h);
+		int nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
+		if (nan ? !isnan(f) || !isnan(gk_f16_to_f32(gk_f32_to_f16(f)))
+			: gk_f32_to_f16(f) != h)
+			bad++;
+	}
+	ASSERT(bad == 0, "%zu f16 values do not round-trip", bad);
 #ifdef __FLT16_MAX__
-    /* against the compiler's own conversion (round to nearest even) */
-    bad = 0;
-    for (int i = 0; i < 2000000; i++) {
-        uint32_t u = (uint32_t)rnd();
-        if (i & 1) /* concentrate near f16's range */
-            u = (u & 0x807fffffu) | ((uint32_t)(100 + rnd() % 60) << 23);
-        float f = gk_bits_f32(u);
-        _Float16 hf = (_Float16)f;
-        uint16_t h;
-        memcpy(&h, &hf, 2);
-        if (isnan(f) ? (gk_f32_to_f16(f) & 0x7c00) != 0x7c00 || !(gk_f32_to_f16(f) & 0x3ff)
-                     : gk_f32_to_f16(f) != h)
-            bad++;
-    }
-    ASSERT(bad == 0, "%zu of 2000000 f32->f16 differ from _Float16", bad);
+	/* against the compiler's own conversion (round to nearest even) */
+	bad = 0;
+	for (int i = 0; i < 2000000; i++) {
+		uint32_t u = (uint32_t)rnd();
+		if (i & 1) /* concentrate near f16's range */
+			u = (u & 0x807fffffu) | ((uint32_t)(100 + rnd() % 60) << 23);
+		float f = gk_bits_f32(u);
+		_Float16 hf = (_Float16)f;
+		uint16_t h;
+		memcpy(&h, &hf, 2);
+		if (isnan(f) ? (gk_f32_to_f16(f) & 0x7c00) != 0x7c00 || !(gk_f32_to_f16(f) & 0x3ff)
+			     : gk_f32_to_f16(f) != h)
+			bad++;
+	}
+	ASSERT(bad == 0, "%zu of 2000000 f32->f16 differ from _Float16", bad);
 #endif
 }
 
 static void t_reference_known(void)
 {
-    float a[3] = {1.0f, NAN, -2.0f}, c[3] = {2.0f, 1.0f, -0.5f}, out[3];
-    const void *srcs[2] = {a, c};
-    OK(ref, gk_reduce(ref, GK_F32, GK_SUM, out, srcs, 2, 3, NULL));
-    ASSERT(out[0] == 3.0f && isnan(out[1]) && out[2] == -2.5f, "cpu sum known answer");
-    OK(ref, gk_reduce(ref, GK_F32, GK_MAX, out, srcs, 2, 3, NULL));
-    ASSERT(out[0] == 2.0f && isnan(out[1]) && out[2] == -0.5f, "cpu max known answer");
-    OK(ref, gk_reduce(ref, GK_F32, GK_AVG, out, srcs, 2, 3, NULL));
-    ASSERT(out[0] == 1.5f && out[2] == -1.25f, "cpu avg known answer");
-    int32_t i1[2] = {INT32_MAX, -7}, i2[2] = {1, 2}, io[2];
-    const void *is[2] = {i1, i2};
-    OK(ref, gk_reduce(ref, GK_I32, GK_SUM, io, is, 2, 2, NULL));
-    ASSERT(io[0] == INT32_MIN && io[1] == -5, "cpu i32 sum wraps");
-    OK(ref, gk_reduce(ref, GK_I32, GK_AVG, io, is, 2, 2, NULL));
-    ASSERT(io[0] == 1073741824 && io[1] == -2, "cpu i32 avg in 64 bits, truncating");
+	float a[3] = {1.0f, NAN, -2.0f}, c[3] = {2.0f, 1.0f, -0.5f}, out[3];
+	const void *srcs[2] = {a, c};
+	OK(ref, gk_reduce(ref, GK_F32, GK_SUM, out, srcs, 2, 3, NULL));
+	ASSERT(out[0] == 3.0f && isnan(out[1]) && out[2] == -2.5f, "cpu sum known answer");
+	OK(ref, gk_reduce(ref, GK_F32, GK_MAX, out, srcs, 2, 3, NULL));
+	ASSERT(out[0] == 2.0f && isnan(out[1]) && out[2] == -0.5f, "cpu max known answer");
+	OK(ref, gk_reduce(ref, GK_F32, GK_AVG, out, srcs, 2, 3, NULL));
+	ASSERT(out[0] == 1.5f && out[2] == -1.25f, "cpu avg known answer");
+	int32_t i1[2] = {INT32_MAX, -7}, i2[2] = {1, 2}, io[2];
+	const void *is[2] = {i1, i2};
+	OK(ref, gk_reduce(ref, GK_I32, GK_SUM, io, is, 2, 2, NULL));
+	ASSERT(io[0] == INT32_MIN && io[1] == -5, "cpu i32 sum wraps");
+	OK(ref, gk_reduce(ref, GK_I32, GK_AVG, io, is, 2, 2, NULL));
+	ASSERT(io[0] == 1073741824 && io[1] == -2, "cpu i32 avg in 64 bits, truncating");
 }
 
 /* ---- API misuse ---- */
 
 static void t_api(void)
 {
-    gk_error_t err;
-    gk_backend_t *x = gk_backend_open("bogus", &err);
-    ASSERT(!x && errno == EINVAL && strstr(err.text, "unknown backend 'bogus'"),
-           "open bogus: errno %d '%s'", errno, err.text);
-    float f[4] = {0};
-    const void *srcs[1] = {f};
-    ASSERT(gk_reduce(b, GK_F32, GK_SUM, f, srcs, 0, 4, NULL) == -1 && errno == EINVAL,
-           "reduce with 0 sources accepted");
-    ASSERT(strstr(gk_backend_error(b), "reduce: 0 sources") != NULL, "message '%s'",
-           gk_backend_error(b));
-    ASSERT(gk_reduce(b, GK_F32, GK_SUM, f, srcs, 17, 4, NULL) == -1 && errno == EINVAL,
-           "reduce with 17 sources accepted");
-    ASSERT(gk_cast(b, GK_F16, f, GK_F64, f, 4, NULL) == -1 && errno == ENOTSUP,
-           "cast f64->f16 accepted");
-    ASSERT(gk_scale(b, GK_I32, f, f, 2.0, 4, NULL) == -1 && errno == ENOTSUP,
-           "scale i32 accepted");
-    ASSERT(gk_reduce(b, (gk_dtype_t)9, GK_SUM, f, srcs, 1, 4, NULL) == -1 && errno == EINVAL,
-           "bad dtype accepted");
-    gk_adamw_t ap = {0};
-    ASSERT(gk_adamw(b, &ap, f, f, f, GK_F32, f, 4, NULL) == -1 && errno == EINVAL,
-           "adamw step 0 accepted");
-    /* length 0 is a no-op even with NULL buffers */
-    OK(b, gk_reduce(b, GK_F32, GK_SUM, NULL, srcs, 1, 0, NULL));
-    OK(b, gk_cast(b, GK_F16, NULL, GK_F32, NULL, 0, NULL));
-    gk_backend_close(NULL);
-    gk_backend_t *y = gk_backend_open("cpu", NULL);
-    ASSERT(y != NULL, "open cpu");
-    gk_backend_close(&y);
-    ASSERT(y == NULL, "close does not clear the handle");
-    gk_device_info_t info;
-    OK(b, gk_device_info(b, &info));
-    printf("  device: %s '%s' cc %d.%d, %d units, %.1f GiB, runtime %d, driver %d, gemm %s\n",
-           info.backend, info.name, info.major, info.minor, info.multiprocessors,
-           (double)info.total_mem / (1u << 30), info.runtime_version, info.driver_version,
-           info.gemm_impl);
+	gk_error_t err;
+	gk_backend_t *x = gk_backend_open("bogus", &err);
+	ASSERT(!x && errno == EINVAL && strstr(err.text, "unknown backend 'bogus'"),
+	       "open bogus: errno %d '%s'", errno, err.text);
+	float f[4] = {0};
+	const void *srcs[1] = {f};
+	ASSERT(gk_reduce(b, GK_F32, GK_SUM, f, srcs, 0, 4, NULL) == -1 && errno == EINVAL,
+	       "reduce with 0 sources accepted");
+	ASSERT(strstr(gk_backend_error(b), "reduce: 0 sources") != NULL, "message '%s'",
+	       gk_backend_error(b));
+	ASSERT(gk_reduce(b, GK_F32, GK_SUM, f, srcs, 17, 4, NULL) == -1 && errno == EINVAL,
+	       "reduce with 17 sources accepted");
+	ASSERT(gk_cast(b, GK_F16, f, GK_F64, f, 4, NULL) == -1 && errno == ENOTSUP,
+	       "cast f64->f16 accepted");
+	ASSERT(gk_scale(b, GK_I32, f, f, 2.0, 4, NULL) == -1 && errno == ENOTSUP,
+	       "scale i32 accepted");
+	ASSERT(gk_reduce(b, (gk_dtype_t)9, GK_SUM, f, srcs, 1, 4, NULL) == -1 && errno == EINVAL,
+	       "bad dtype accepted");
+	gk_adamw_t ap = {0};
+	ASSERT(gk_adamw(b, &ap, f, f, f, GK_F32, f, 4, NULL) == -1 && errno == EINVAL,
+	       "adamw step 0 accepted");
+	/* length 0 is a no-op even with NULL buffers */
+	OK(b, gk_reduce(b, GK_F32, GK_SUM, NULL, srcs, 1, 0, NULL));
+	OK(b, gk_cast(b, GK_F16, NULL, GK_F32, NULL, 0, NULL));
+	gk_backend_close(NULL);
+	gk_backend_t *y = gk_backend_open("cpu", NULL);
+	ASSERT(y != NULL, "open cpu");
+	gk_backend_close(&y);
+	ASSERT(y == NULL, "close does not clear the handle");
+	gk_device_info_t info;
+	OK(b, gk_device_info(b, &info));
+	printf("  device: %s '%s' cc %d.%d, %d units, %.1f GiB, runtime %d, driver %d, gemm %s\n",
+	       info.backend, info.name, info.major, info.minor, info.multiprocessors,
+	       (double)info.total_mem / (1u << 30), info.runtime_version, info.driver_version,
+	       info.gemm_impl);
 }
 
 /* ---- elementwise ---- */
 
-static void reduce_case(gk_dtype_t t, gk_redop_t op, int nsrc, size_t n, size_t off,
-                        int inplace)
+static void reduce_case(gk_dtype_t t, gk_redop_t op, int nsrc, size_t n, size_t off, int inplace)
 {
-    size_t es = gk_dtype_size(t), bytes = n * es;
-    void *hs[GK_REDUCE_MAX_SRCS], *want = malloc(bytes + 8), *got = malloc(bytes + 8);
-    dbuf_t ds[GK_REDUCE_MAX_SRCS], dd;
-    const void *dsrc[GK_REDUCE_MAX_SRCS];
-    char what[128];
+	size_t es = gk_dtype_size(t), bytes = n * es;
+	void *hs[GK_REDUCE_MAX_SRCS], *want = malloc(bytes + 8), *got = malloc(bytes + 8);
+	dbuf_t ds[GK_REDUCE_MAX_SRCS], dd;
+	const void *dsrc[GK_REDUCE_MAX_SRCS];
+	char what[128];
 
-    for (int k = 0; k < nsrc; k++) {
-        hs[k] = malloc(bytes + 8);
-        fill(t, hs[k], n);
-        dup(&ds[k], hs[k], bytes, off * es + (size_t)k * es * (off ? 1 : 0));
-        dsrc[k] = ds[k].p;
-    }
-    OK(ref, gk_reduce(ref, t, op, want, (const void *const *)hs, nsrc, n, NULL));
-    if (inplace) {
-        dd = ds[0];
-    } else {
-        dalloc(&dd, bytes, off ? 3 * es : 0);
-    }
-    OK(b, gk_reduce(b, t, op, dd.p, dsrc, nsrc, n, NULL));
-    ddown(&dd, got, bytes);
-    snprintf(what, sizeof(what), "reduce %s op %d nsrc %d n %zu off %zu%s", gk_dtype_name(t),
-             (int)op, nsrc, n, off, inplace ? " in place" : "");
-    compare(what, t, got, want, n);
-    for (int k = 0; k < nsrc; k++) {
-        dfree(&ds[k]);
-        free(hs[k]);
-    }
-    if (!inplace)
-        dfree(&dd);
-    free(want);
-    free(got);
+	for (int k = 0; k < nsrc; k++) {
+		hs[k] = malloc(bytes + 8);
+		fill(t, hs[k], n);
+		dup(&ds[k], hs[k], bytes, off * es + (size_t)k * es * (off ? 1 : 0));
+		dsrc[k] = ds[k].p;
+	}
+	OK(ref, gk_reduce(ref, t, op, want, (const void *const *)hs, nsrc, n, NULL));
+	if (inplace) {
+		dd = ds[0];
+	} else {
+		dalloc(&dd, bytes, off ? 3 * es : 0);
+	}
+	OK(b, gk_reduce(b, t, op, dd.p, dsrc, nsrc, n, NULL));
+	ddown(&dd, got, bytes);
+	snprintf(what, sizeof(what), "reduce %s op %d nsrc %d n %zu off %zu%s", gk_dtype_name(t),
+		 (int)op, nsrc, n, off, inplace ? " in place" : "");
+	compare(what, t, got, want, n);
+	for (int k = 0; k < nsrc; k++) {
+		dfree(&ds[k]);
+		free(hs[k]);
+	}
+	if (!inplace)
+		dfree(&dd);
+	free(want);
+	free(got);
 }
 
 static const size_t lens[] = {0, 1, 3, 8, 17, 1023, 65537};
@@ -366,431 +368,443 @@ static const size_t lens[] = {0, 1, 3, 8, 17, 1023, 65537};
 
 static void t_reduce(void)
 {
-    const int nsrcs[] = {1, 2, 3, 16};
-    for (int t = GK_F32; t <= GK_I32; t++)
-        for (int op = GK_SUM; op <= GK_AVG; op++)
-            for (size_t l = 0; l < NLENS; l++)
-                for (int s = 0; s < 4; s++)
-                    for (size_t off = 0; off <= 1; off++)
-                        reduce_case((gk_dtype_t)t, (gk_redop_t)op, nsrcs[s], lens[l], off,
-                                    0);
-    for (int t = GK_F32; t <= GK_I32; t++)
-        reduce_case((gk_dtype_t)t, GK_AVG, 3, 4099, 0, 1);
-    for (int t = GK_F32; t <= GK_BF16; t++) {
-        reduce_case((gk_dtype_t)t, GK_SUM, 2, huge_n, 0, 0);
-        reduce_case((gk_dtype_t)t, GK_SUM, 2, huge_n, 1, 1);
-    }
-    reduce_case(GK_F32, GK_MAX, 5, huge_n / 4, 0, 0);
+	const int nsrcs[] = {1, 2, 3, 16};
+	for (int t = GK_F32; t <= GK_I32; t++)
+		for (int op = GK_SUM; op <= GK_AVG; op++)
+			for (size_t l = 0; l < NLENS; l++)
+				for (int s = 0; s < 4; s++)
+					for (size_t off = 0; off <= 1; off++)
+						reduce_case((gk_dtype_t)t, (gk_redop_t)op, nsrcs[s],
+							    lens[l], off, 0);
+	for (int t = GK_F32; t <= GK_I32; t++)
+		reduce_case((gk_dtype_t)t, GK_AVG, 3, 4099, 0, 1);
+	for (int t = GK_F32; t <= GK_BF16; t++) {
+		reduce_case((gk_dtype_t)t, GK_SUM, 2, huge_n, 0, 0);
+		reduce_case((gk_dtype_t)t, GK_SUM, 2, huge_n, 1, 1);
+	}
+	reduce_case(GK_F32, GK_MAX, 5, huge_n / 4, 0, 0);
 }
 
 static void cast_case(gk_dtype_t dt, gk_dtype_t st, size_t n, size_t soff, size_t doff)
 {
-    size_t sb = n * gk_dtype_size(st), db = n * gk_dtype_size(dt);
-    void *hs = malloc(sb + 8), *want = malloc(db + 8), *got = malloc(db + 8);
-    dbuf_t ds, dd;
-    char what[96];
-    fill(st, hs, n);
-    dup(&ds, hs, sb, soff * gk_dtype_size(st));
-    dalloc(&dd, db, doff * gk_dtype_size(dt));
-    OK(ref, gk_cast(ref, dt, want, st, hs, n, NULL));
-    OK(b, gk_cast(b, dt, dd.p, st, ds.p, n, NULL));
-    ddown(&dd, got, db);
-    snprintf(what, sizeof(what), "cast %s->%s n %zu off %zu/%zu", gk_dtype_name(st),
-             gk_dtype_name(dt), n, soff, doff);
-    compare(what, dt, got, want, n);
-    dfree(&ds);
-    dfree(&dd);
-    free(hs);
-    free(want);
-    free(got);
+	size_t sb = n * gk_dtype_size(st), db = n * gk_dtype_size(dt);
+	void *hs = malloc(sb + 8), *want = malloc(db + 8), *got = malloc(db + 8);
+	dbuf_t ds, dd;
+	char what[96];
+	fill(st, hs, n);
+	dup(&ds, hs, sb, soff * gk_dtype_size(st));
+	dalloc(&dd, db, doff * gk_dtype_size(dt));
+	OK(ref, gk_cast(ref, dt, want, st, hs, n, NULL));
+	OK(b, gk_cast(b, dt, dd.p, st, ds.p, n, NULL));
+	ddown(&dd, got, db);
+	snprintf(what, sizeof(what), "cast %s->%s n %zu off %zu/%zu", gk_dtype_name(st),
+		 gk_dtype_name(dt), n, soff, doff);
+	compare(what, dt, got, want, n);
+	dfree(&ds);
+	dfree(&dd);
+	free(hs);
+	free(want);
+	free(got);
 }
 
 static void t_cast(void)
 {
-    const gk_dtype_t pairs[4][2] = {
-        {GK_F16, GK_F32}, {GK_BF16, GK_F32}, {GK_F32, GK_F16}, {GK_F32, GK_BF16}};
-    for (int p = 0; p < 4; p++) {
-        for (size_t l = 0; l < NLENS; l++) {
-            cast_case(pairs[p][0], pairs[p][1], lens[l], 0, 0);
-            cast_case(pairs[p][0], pairs[p][1], lens[l], 1, 0);
-            cast_case(pairs[p][0], pairs[p][1], lens[l], 0, 3);
-        }
-        cast_case(pairs[p][0], pairs[p][1], huge_n, 0, 0);
-    }
+	const gk_dtype_t pairs[4][2] = {
+	    {GK_F16, GK_F32}, {GK_BF16, GK_F32}, {GK_F32, GK_F16}, {GK_F32, GK_BF16}};
+	for (int p = 0; p < 4; p++) {
+		for (size_t l = 0; l < NLENS; l++) {
+			cast_case(pairs[p][0], pairs[p][1], lens[l], 0, 0);
+			cast_case(pairs[p][0], pairs[p][1], lens[l], 1, 0);
+			cast_case(pairs[p][0], pairs[p][1], lens[l], 0, 3);
+		}
+		cast_case(pairs[p][0], pairs[p][1], huge_n, 0, 0);
+	}
 }
 
 static void scale_case(gk_dtype_t t, double alpha, size_t n, size_t off, int inplace)
 {
-    size_t bytes = n * gk_dtype_size(t);
-    void *hs = malloc(bytes + 8), *want = malloc(bytes + 8), *got = malloc(bytes + 8);
-    dbuf_t ds, dd;
-    char what[96];
-    fill(t, hs, n);
-    dup(&ds, hs, bytes, off * gk_dtype_size(t));
-    if (inplace)
-        dd = ds;
-    else
-        dalloc(&dd, bytes, 0);
-    OK(ref, gk_scale(ref, t, want, hs, alpha, n, NULL));
-    OK(b, gk_scale(b, t, dd.p, ds.p, alpha, n, NULL));
-    ddown(&dd, got, bytes);
-    snprintf(what, sizeof(what), "scale %s by %g n %zu off %zu%s", gk_dtype_name(t), alpha, n,
-             off, inplace ? " in place" : "");
-    compare(what, t, got, want, n);
-    dfree(&ds);
-    if (!inplace)
-        dfree(&dd);
-    free(hs);
-    free(want);
-    free(got);
+	size_t bytes = n * gk_dtype_size(t);
+	void *hs = malloc(bytes + 8), *want = malloc(bytes + 8), *got = malloc(bytes + 8);
+	dbuf_t ds, dd;
+	char what[96];
+	fill(t, hs, n);
+	dup(&ds, hs, bytes, off * gk_dtype_size(t));
+	if (inplace)
+		dd = ds;
+	else
+		dalloc(&dd, bytes, 0);
+	OK(ref, gk_scale(ref, t, want, hs, alpha, n, NULL));
+	OK(b, gk_scale(b, t, dd.p, ds.p, alpha, n, NULL));
+	ddown(&dd, got, bytes);
+	snprintf(what, sizeof(what), "scale %s by %g n %zu off %zu%s", gk_dtype_name(t), alpha, n,
+		 off, inplace ? " in place" : "");
+	compare(what, t, got, want, n);
+	dfree(&ds);
+	if (!inplace)
+		dfree(&dd);
+	free(hs);
+	free(want);
+	free(got);
 }
 
 static void t_scale(void)
 {
-    const double alphas[] = {0.5, -3.0, 1e30, 0.0, 1.0 / 65536};
-    for (int t = GK_F32; t <= GK_F64; t++)
-        for (int a = 0; a < 5; a++)
-            for (size_t l = 0; l < NLENS; l++) {
-                scale_case((gk_dtype_t)t, alphas[a], lens[l], 0, 0);
-                scale_case((gk_dtype_t)t, alphas[a], lens[l], 1, a == 0);
-            }
-    scale_case(GK_F16, 0.25, huge_n, 0, 1);
+	const double alphas[] = {0.5, -3.0, 1e30, 0.0, 1.0 / 65536};
+	for (int t = GK_F32; t <= GK_F64; t++)
+		for (int a = 0; a < 5; a++)
+			for (size_t l = 0; l < NLENS; l++) {
+				scale_case((gk_dtype_t)t, alphas[a], lens[l], 0, 0);
+				scale_case((gk_dtype_t)t, alphas[a], lens[l], 1, a == 0);
+			}
+	scale_case(GK_F16, 0.25, huge_n, 0, 1);
 }
 
 static void nonfinite_case(gk_dtype_t t, size_t n, size_t off, long at, int kind)
 {
-    size_t es = gk_dtype_size(t), bytes = n * es;
-    void *h = malloc(bytes + 8);
-    dbuf_t d;
-    int found = -1;
-    fill_finite(t, h, n, 100.0f, 0);
-    if (t == GK_F64)
-        for (size_t i = 0; i < n; i++)
-            ((double *)h)[i] = (double)i * 0.5 - 3.0;
-    if (at >= 0) {
-        float v = kind ? NAN : -INFINITY;
-        if (t == GK_F32)
-            ((float *)h)[at] = v;
-        else if (t == GK_F16)
-            ((uint16_t *)h)[at] = gk_f32_to_f16(v);
-        else if (t == GK_BF16)
-            ((uint16_t *)h)[at] = gk_f32_to_bf16(v);
-        else
-            ((double *)h)[at] = v;
-    }
-    dup(&d, h, bytes, off * es);
-    OK(b, gk_has_nonfinite(b, t, d.p, n, &found));
-    ASSERT(found == (at >= 0), "nonfinite %s n %zu off %zu at %ld: found %d",
-           gk_dtype_name(t), n, off, at, found);
-    dfree(&d);
-    free(h);
+	size_t es = gk_dtype_size(t), bytes = n * es;
+	void *h = malloc(bytes + 8);
+	dbuf_t d;
+	int found = -1;
+	fill_finite(t, h, n, 100.0f, 0);
+	if (t == GK_F64)
+		for (size_t i = 0; i < n; i++)
+			((double *)h)[i] = (double)i * 0.5 - 3.0;
+	if (at >= 0) {
+		float v = kind ? NAN : -INFINITY;
+		if (t == GK_F32)
+			((float *)h)[at] = v;
+		else if (t == GK_F16)
+			((uint16_t *)h)[at] = gk_f32_to_f16(v);
+		else if (t == GK_BF16)
+			((uint16_t *)h)[at] = gk_f32_to_bf16(v);
+		else
+			((double *)h)[at] = v;
+	}
+	dup(&d, h, bytes, off * es);
+	OK(b, gk_has_nonfinite(b, t, d.p, n, &found));
+	ASSERT(found == (at >= 0), "nonfinite %s n %zu off %zu at %ld: found %d", gk_dtype_name(t),
+	       n, off, at, found);
+	dfree(&d);
+	free(h);
 }
 
 static void t_nonfinite(void)
 {
-    for (int t = GK_F32; t <= GK_F64; t++)
-        for (size_t l = 1; l < NLENS; l++)
-            for (size_t off = 0; off <= 1; off++) {
-                size_t n = lens[l];
-                nonfinite_case((gk_dtype_t)t, n, off, -1, 0);
-                nonfinite_case((gk_dtype_t)t, n, off, 0, 0);
-                nonfinite_case((gk_dtype_t)t, n, off, (long)n - 1, 1);
-                nonfinite_case((gk_dtype_t)t, n, off, (long)(n / 2), (int)(n & 1));
-            }
-    nonfinite_case(GK_F16, huge_n, 0, (long)huge_n - 2, 0);
-    nonfinite_case(GK_BF16, huge_n, 1, -1, 0);
-    /* f16 overflow: 70000 cast to f16 becomes inf and is caught */
-    float big[5] = {1, 2, 70000.0f, 4, 5};
-    dbuf_t df, dh;
-    int found = 0;
-    dup(&df, big, sizeof(big), 0);
-    dalloc(&dh, 10, 0);
-    OK(b, gk_cast(b, GK_F16, dh.p, GK_F32, df.p, 5, NULL));
-    OK(b, gk_has_nonfinite(b, GK_F16, dh.p, 5, &found));
-    ASSERT(found == 1, "f16 overflow not flagged");
-    /* the async flag accumulates over buffers and is never cleared */
-    uint32_t *flag, hflag = 7;
-    OK(b, gk_dev_alloc(b, 4, (void **)&flag));
-    OK(b, gk_memset(b, flag, 0, 4, NULL));
-    OK(b, gk_find_nonfinite(b, GK_F32, df.p, 5, flag, NULL));
-    OK(b, gk_find_nonfinite(b, GK_F16, dh.p, 5, flag, NULL));
-    OK(b, gk_find_nonfinite(b, GK_F32, df.p, 5, flag, NULL));
-    OK(b, gk_stream_sync(b, NULL));
-    OK(b, gk_copy(b, &hflag, flag, 4, GK_D2H));
-    ASSERT(hflag == 1, "accumulated flag %u", hflag);
-    OK(b, gk_dev_free(b, flag));
-    dfree(&df);
-    dfree(&dh);
+	for (int t = GK_F32; t <= GK_F64; t++)
+		for (size_t l = 1; l < NLENS; l++)
+			for (size_t off = 0; off <= 1; off++) {
+				size_t n = lens[l];
+				nonfinite_case((gk_dtype_t)t, n, off, -1, 0);
+				nonfinite_case((gk_dtype_t)t, n, off, 0, 0);
+				nonfinite_case((gk_dtype_t)t, n, off, (long)n - 1, 1);
+				nonfinite_case((gk_dtype_t)t, n, off, (long)(n / 2), (int)(n & 1));
+			}
+	nonfinite_case(GK_F16, huge_n, 0, (long)huge_n - 2, 0);
+	nonfinite_case(GK_BF16, huge_n, 1, -1, 0);
+	/* f16 overflow: 70000 cast to f16 becomes inf and is caught */
+	float big[5] = {1, 2, 70000.0f, 4, 5};
+	dbuf_t df, dh;
+	int found = 0;
+	dup(&df, big, sizeof(big), 0);
+	dalloc(&dh, 10, 0);
+	OK(b, gk_cast(b, GK_F16, dh.p, GK_F32, df.p, 5, NULL));
+	OK(b, gk_has_nonfinite(b, GK_F16, dh.p, 5, &found));
+	ASSERT(found == 1, "f16 overflow not flagged");
+	/* the async flag accumulates over buffers and is never cleared */
+	uint32_t *flag, hflag = 7;
+	OK(b, gk_dev_alloc(b, 4, (void **)&flag));
+	OK(b, gk_memset(b, flag, 0, 4, NULL));
+	OK(b, gk_find_nonfinite(b, GK_F32, df.p, 5, flag, NULL));
+	OK(b, gk_find_nonfinite(b, GK_F16, dh.p, 5, flag, NULL));
+	OK(b, gk_find_nonfinite(b, GK_F32, df.p, 5, flag, NULL));
+	OK(b, gk_stream_sync(b, NULL));
+	OK(b, gk_copy(b, &hflag, flag, 4, GK_D2H));
+	ASSERT(hflag == 1, "accumulated flag %u", hflag);
+	OK(b, gk_dev_free(b, flag));
+	dfree(&df);
+	dfree(&dh);
 }
 
 /* ---- optimizers ---- */
 
 static void opt_case(int adam, gk_dtype_t gt, size_t n, size_t off, int variant)
 {
-    size_t gb = n * gk_dtype_size(gt), fb = n * 4;
-    float *w = malloc(fb + 4), *m = malloc(fb + 4), *v = malloc(fb + 4);
-    float *gw = malloc(fb + 4), *gm = malloc(fb + 4), *gv = malloc(fb + 4);
-    void *g = malloc(gb + 4);
-    dbuf_t dw, dm, dv, dg;
-    char what[96];
-    gk_sgd_t sp = {0.01f, 0.9f, variant ? 1e-4f : 0.0f, variant ? 1.0f / 1024 : 1.0f, variant};
-    gk_adamw_t ap = {1e-3f, 0.9f, 0.999f, 1e-8f, variant ? 0.01f : 0.0f,
-                     variant ? 1.0f / 1024 : 1.0f, 1 + variant * 99};
-    fill_finite(GK_F32, w, n, 1.0f, 0);
-    fill_finite(GK_F32, m, n, 0.1f, 0);
-    fill_finite(GK_F32, v, n, 0.01f, 1);
-    fill_finite(gt, g, n, variant ? 100.0f : 1.0f, 0);
-    dup(&dw, w, fb, off * 4);
-    dup(&dm, m, fb, off * 4);
-    dup(&dv, v, fb, off * 4);
-    dup(&dg, g, gb, off * gk_dtype_size(gt));
-    for (int step = 0; step < 3; step++) {
-        if (adam) {
-            ap.step += step;
-            OK(ref, gk_adamw(ref, &ap, w, m, v, gt, g, n, NULL));
-            OK(b, gk_adamw(b, &ap, (float *)dw.p, (float *)dm.p, (float *)dv.p, gt, dg.p, n,
-                           NULL));
-        } else {
-            OK(ref, gk_sgd_momentum(ref, &sp, w, v, gt, g, n, NULL));
-            OK(b, gk_sgd_momentum(b, &sp, (float *)dw.p, (float *)dv.p, gt, dg.p, n, NULL));
-        }
-    }
-    ddown(&dw, gw, fb);
-    ddown(&dm, gm, fb);
-    ddown(&dv, gv, fb);
-    snprintf(what, sizeof(what), "%s grad %s n %zu off %zu variant %d w",
-             adam ? "adamw" : "sgd", gk_dtype_name(gt), n, off, variant);
-    compare_close(what, gw, w, n);
-    what[strlen(what) - 1] = 'v';
-    compare_close(what, gv, v, n);
-    if (adam) {
-        what[strlen(what) - 1] = 'm';
-        compare_close(what, gm, m, n);
-    }
-    dfree(&dw);
-    dfree(&dm);
-    dfree(&dv);
-    dfree(&dg);
-    free(w);
-    free(m);
-    free(v);
-    free(gw);
-    free(gm);
-    free(gv);
-    free(g);
+	size_t gb = n * gk_dtype_size(gt), fb = n * 4;
+	float *w = malloc(fb + 4), *m = malloc(fb + 4), *v = malloc(fb + 4);
+	float *gw = malloc(fb + 4), *gm = malloc(fb + 4), *gv = malloc(fb + 4);
+	void *g = malloc(gb + 4);
+	dbuf_t dw, dm, dv, dg;
+	char what[96];
+	gk_sgd_t sp = {0.01f, 0.9f, variant ? 1e-4f : 0.0f, variant ? 1.0f / 1024 : 1.0f, variant};
+	gk_adamw_t ap = {1e-3f,
+			 0.9f,
+			 0.999f,
+			 1e-8f,
+			 variant ? 0.01f : 0.0f,
+			 variant ? 1.0f / 1024 : 1.0f,
+			 1 + variant * 99};
+	fill_finite(GK_F32, w, n, 1.0f, 0);
+	fill_finite(GK_F32, m, n, 0.1f, 0);
+	fill_finite(GK_F32, v, n, 0.01f, 1);
+	fill_finite(gt, g, n, variant ? 100.0f : 1.0f, 0);
+	dup(&dw, w, fb, off * 4);
+	dup(&dm, m, fb, off * 4);
+	dup(&dv, v, fb, off * 4);
+	dup(&dg, g, gb, off * gk_dtype_size(gt));
+	for (int step = 0; step < 3; step++) {
+		if (adam) {
+			ap.step += step;
+			OK(ref, gk_adamw(ref, &ap, w, m, v, gt, g, n, NULL));
+			OK(b, gk_adamw(b, &ap, (float *)dw.p, (float *)dm.p, (float *)dv.p, gt,
+				       dg.p, n, NULL));
+		} else {
+			OK(ref, gk_sgd_momentum(ref, &sp, w, v, gt, g, n, NULL));
+			OK(b, gk_sgd_momentum(b, &sp, (float *)dw.p, (float *)dv.p, gt, dg.p, n,
+					      NULL));
+		}
+	}
+	ddown(&dw, gw, fb);
+	ddown(&dm, gm, fb);
+	ddown(&dv, gv, fb);
+	snprintf(what, sizeof(what), "%s grad %s n %zu off %zu variant %d w",
+		 adam ? "adamw" : "sgd", gk_dtype_name(gt), n, off, variant);
+	compare_close(what, gw, w, n);
+	what[strlen(what) - 1] = 'v';
+	compare_close(what, gv, v, n);
+	if (adam) {
+		what[strlen(what) - 1] = 'm';
+		compare_close(what, gm, m, n);
+	}
+	dfree(&dw);
+	dfree(&dm);
+	dfree(&dv);
+	dfree(&dg);
+	free(w);
+	free(m);
+	free(v);
+	free(gw);
+	free(gm);
+	free(gv);
+	free(g);
 }
 
 static void t_optimizers(void)
 {
-    for (int adam = 0; adam <= 1; adam++)
-        for (int gt = GK_F32; gt <= GK_BF16; gt++)
-            for (size_t l = 1; l < NLENS; l++)
-                for (int variant = 0; variant <= 1; variant++)
-                    opt_case(adam, (gk_dtype_t)gt, lens[l], (size_t)variant, variant);
-    opt_case(1, GK_BF16, huge_n / 4, 0, 1);
+	for (int adam = 0; adam <= 1; adam++)
+		for (int gt = GK_F32; gt <= GK_BF16; gt++)
+			for (size_t l = 1; l < NLENS; l++)
+				for (int variant = 0; variant <= 1; variant++)
+					opt_case(adam, (gk_dtype_t)gt, lens[l], (size_t)variant,
+						 variant);
+	opt_case(1, GK_BF16, huge_n / 4, 0, 1);
 }
 
 /* ---- memory test ---- */
 
 static void t_memtest(void)
 {
-    const char *names[] = {"walking ones", "moving inversions", "address", "random"};
-    size_t sizes[] = {4 * 262147, (size_t)64 << 20};
-    for (int s = 0; s < 2; s++) {
-        size_t bytes = sizes[s], words = bytes / 4;
-        void *buf;
-        OK(b, gk_dev_alloc(b, bytes, &buf));
-        for (int p = GK_MT_WALKING_ONES; p <= GK_MT_RANDOM; p++) {
-            if (s == 1 && p == GK_MT_WALKING_ONES)
-                continue; /* 33 passes: the small buffer covers it */
-            uint64_t errors = 0;
-            OK(b, gk_memtest(b, (gk_memtest_t)p, buf, bytes, 42, &errors));
-            ASSERT(errors == 0, "memtest %s on %zu bytes: %llu errors on good memory", names[p],
-                   bytes, (unsigned long long)errors);
-            size_t at[] = {0, words / 2 + 7, words - 1};
-            for (int i = 0; i < 3; i++) {
-                errors = 0;
-                OK(b, gk_memtest_inject_fault(b, at[i], 1u << ((i * 13 + p) % 32)));
-                OK(b, gk_memtest(b, (gk_memtest_t)p, buf, bytes, 42, &errors));
-                ASSERT(errors == 1, "memtest %s: flipped bit in word %zu gave %llu errors",
-                       names[p], at[i], (unsigned long long)errors);
-            }
-        }
-        OK(b, gk_memtest_inject_fault(b, words, 1));
-        uint64_t errors = 0;
-        ASSERT(gk_memtest(b, GK_MT_ADDRESS, buf, bytes, 1, &errors) == -1 && errno == EINVAL,
-               "fault outside the buffer accepted");
-        OK(b, gk_dev_free(b, buf));
-    }
+	const char *names[] = {"walking ones", "moving inversions", "address", "random"};
+	size_t sizes[] = {4 * 262147, (size_t)64 << 20};
+	for (int s = 0; s < 2; s++) {
+		size_t bytes = sizes[s], words = bytes / 4;
+		void *buf;
+		OK(b, gk_dev_alloc(b, bytes, &buf));
+		for (int p = GK_MT_WALKING_ONES; p <= GK_MT_RANDOM; p++) {
+			if (s == 1 && p == GK_MT_WALKING_ONES)
+				continue; /* 33 passes: the small buffer covers it */
+			uint64_t errors = 0;
+			OK(b, gk_memtest(b, (gk_memtest_t)p, buf, bytes, 42, &errors));
+			ASSERT(errors == 0, "memtest %s on %zu bytes: %llu errors on good memory",
+			       names[p], bytes, (unsigned long long)errors);
+			size_t at[] = {0, words / 2 + 7, words - 1};
+			for (int i = 0; i < 3; i++) {
+				errors = 0;
+				OK(b, gk_memtest_inject_fault(b, at[i], 1u << ((i * 13 + p) % 32)));
+				OK(b, gk_memtest(b, (gk_memtest_t)p, buf, bytes, 42, &errors));
+				ASSERT(errors == 1,
+				       "memtest %s: flipped bit in word %zu gave %llu errors",
+				       names[p], at[i], (unsigned long long)errors);
+			}
+		}
+		OK(b, gk_memtest_inject_fault(b, words, 1));
+		uint64_t errors = 0;
+		ASSERT(gk_memtest(b, GK_MT_ADDRESS, buf, bytes, 1, &errors) == -1 &&
+			   errno == EINVAL,
+		       "fault outside the buffer accepted");
+		OK(b, gk_dev_free(b, buf));
+	}
 }
 
 /* ---- bandwidth, fma ---- */
 
 static void t_bw_fma(void)
 {
-    size_t bytes = (size_t)16 << 20;
-    char *h = malloc(bytes), *back = malloc(bytes);
-    void *src, *dst, *scratch;
-    double flops = 0;
-    for (size_t i = 0; i < bytes; i++)
-        h[i] = (char)rnd();
-    OK(b, gk_dev_alloc(b, bytes, &src));
-    OK(b, gk_dev_alloc(b, bytes, &dst));
-    OK(b, gk_copy(b, src, h, bytes, GK_H2D));
-    OK(b, gk_bw_copy(b, dst, src, bytes, NULL));
-    OK(b, gk_bw_read(b, src, bytes, NULL));
-    OK(b, gk_stream_sync(b, NULL));
-    OK(b, gk_copy(b, back, dst, bytes, GK_D2H));
-    ASSERT(memcmp(back, h, bytes) == 0, "bw_copy copied wrong bytes");
-    OK(b, gk_bw_write(b, dst, bytes, NULL));
-    OK(b, gk_stream_sync(b, NULL));
-    ASSERT(gk_bw_copy(b, (char *)dst + 4, src, 64, NULL) == -1 && errno == EINVAL,
-           "unaligned bw_copy accepted");
-    OK(b, gk_dev_alloc(b, gk_fma_scratch_bytes(b), &scratch));
-    OK(b, gk_fma(b, GK_F32, scratch, 64, &flops, NULL));
-    ASSERT(flops > 0, "fma f32 counted no flops");
-    OK(b, gk_fma(b, GK_F16, scratch, 64, &flops, NULL));
-    ASSERT(flops > 0, "fma f16 counted no flops");
-    OK(b, gk_stream_sync(b, NULL));
-    OK(b, gk_dev_free(b, scratch));
-    OK(b, gk_dev_free(b, src));
-    OK(b, gk_dev_free(b, dst));
-    free(h);
-    free(back);
+	size_t bytes = (size_t)16 << 20;
+	char *h = malloc(bytes), *back = malloc(bytes);
+	void *src, *dst, *scratch;
+	double flops = 0;
+	for (size_t i = 0; i < bytes; i++)
+		h[i] = (char)rnd();
+	OK(b, gk_dev_alloc(b, bytes, &src));
+	OK(b, gk_dev_alloc(b, bytes, &dst));
+	OK(b, gk_copy(b, src, h, bytes, GK_H2D));
+	OK(b, gk_bw_copy(b, dst, src, bytes, NULL));
+	OK(b, gk_bw_read(b, src, bytes, NULL));
+	OK(b, gk_stream_sync(b, NULL));
+	OK(b, gk_copy(b, back, dst, bytes, GK_D2H));
+	ASSERT(memcmp(back, h, bytes) == 0, "bw_copy copied wrong bytes");
+	OK(b, gk_bw_write(b, dst, bytes, NULL));
+	OK(b, gk_stream_sync(b, NULL));
+	ASSERT(gk_bw_copy(b, (char *)dst + 4, src, 64, NULL) == -1 && errno == EINVAL,
+	       "unaligned bw_copy accepted");
+	OK(b, gk_dev_alloc(b, gk_fma_scratch_bytes(b), &scratch));
+	OK(b, gk_fma(b, GK_F32, scratch, 64, &flops, NULL));
+	ASSERT(flops > 0, "fma f32 counted no flops");
+	OK(b, gk_fma(b, GK_F16, scratch, 64, &flops, NULL));
+	ASSERT(flops > 0, "fma f16 counted no flops");
+	OK(b, gk_stream_sync(b, NULL));
+	OK(b, gk_dev_free(b, scratch));
+	OK(b, gk_dev_free(b, src));
+	OK(b, gk_dev_free(b, dst));
+	free(h);
+	free(back);
 }
 
 /* ---- streams, events, pinned memory, async copies ---- */
 
 static void t_streams(void)
 {
-    size_t n = (size_t)4 << 20, bytes = n * 4;
-    gk_stream_t *s1 = NULL, *s2 = NULL;
-    gk_event_t *e0 = NULL, *e1 = NULL, *e2 = NULL;
-    float *pin, *pin2, *dev;
-    float ms = -1;
-    OK(b, gk_stream_create(b, &s1));
-    OK(b, gk_stream_create(b, &s2));
-    OK(b, gk_event_create(b, &e0));
-    OK(b, gk_event_create(b, &e1));
-    OK(b, gk_event_create(b, &e2));
-    OK(b, gk_host_alloc(b, bytes, (void **)&pin));
-    OK(b, gk_host_alloc(b, bytes, (void **)&pin2));
-    OK(b, gk_dev_alloc(b, bytes, (void **)&dev));
-    for (size_t i = 0; i < n; i++)
-        pin[i] = (float)(i % 1000);
-    OK(b, gk_event_record(b, e0, s1));
-    OK(b, gk_copy_async(b, dev, pin, bytes, GK_H2D, s1));
-    OK(b, gk_event_record(b, e1, s1));
-    OK(b, gk_stream_wait_event(b, s2, e1));
-    OK(b, gk_scale(b, GK_F32, dev, dev, 2.0, n, s2));
-    OK(b, gk_copy_async(b, pin2, dev, bytes, GK_D2H, s2));
-    OK(b, gk_event_record(b, e2, s2));
-    OK(b, gk_event_sync(b, e2));
-    OK(b, gk_stream_sync(b, s2));
-    OK(b, gk_event_elapsed(b, e0, e2, &ms));
-    ASSERT(ms >= 0, "elapsed %g ms", (double)ms);
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += pin2[i] != 2.0f * (float)(i % 1000);
-    ASSERT(bad == 0, "stream pipeline: %zu wrong", bad);
-    /* d2d, synchronous */
-    float *dev2;
-    OK(b, gk_dev_alloc(b, bytes, (void **)&dev2));
-    OK(b, gk_copy(b, dev2, dev, bytes, GK_D2D));
-    OK(b, gk_copy(b, pin, dev2, bytes, GK_D2H));
-    ASSERT(memcmp(pin, pin2, bytes) == 0, "d2d copy differs");
-    OK(b, gk_dev_free(b, dev2));
-    OK(b, gk_dev_free(b, dev));
-    OK(b, gk_host_free(b, pin));
-    OK(b, gk_host_free(b, pin2));
-    OK(b, gk_event_destroy(b, &e0));
-    OK(b, gk_event_destroy(b, &e1));
-    OK(b, gk_event_destroy(b, &e2));
-    OK(b, gk_stream_destroy(b, &s1));
-    OK(b, gk_stream_destroy(b, &s2));
-    ASSERT(s1 == NULL && e0 == NULL, "destroy does not clear handles");
+	size_t n = (size_t)4 << 20, bytes = n * 4;
+	gk_stream_t *s1 = NULL, *s2 = NULL;
+	gk_event_t *e0 = NULL, *e1 = NULL, *e2 = NULL;
+	float *pin, *pin2, *dev;
+	float ms = -1;
+	OK(b, gk_stream_create(b, &s1));
+	OK(b, gk_stream_create(b, &s2));
+	OK(b, gk_event_create(b, &e0));
+	OK(b, gk_event_create(b, &e1));
+	OK(b, gk_event_create(b, &e2));
+	OK(b, gk_host_alloc(b, bytes, (void **)&pin));
+	OK(b, gk_host_alloc(b, bytes, (void **)&pin2));
+	OK(b, gk_dev_alloc(b, bytes, (void **)&dev));
+	for (size_t i = 0; i < n; i++)
+		pin[i] = (float)(i % 1000);
+	OK(b, gk_event_record(b, e0, s1));
+	OK(b, gk_copy_async(b, dev, pin, bytes, GK_H2D, s1));
+	OK(b, gk_event_record(b, e1, s1));
+	OK(b, gk_stream_wait_event(b, s2, e1));
+	OK(b, gk_scale(b, GK_F32, dev, dev, 2.0, n, s2));
+	OK(b, gk_copy_async(b, pin2, dev, bytes, GK_D2H, s2));
+	OK(b, gk_event_record(b, e2, s2));
+	OK(b, gk_event_sync(b, e2));
+	OK(b, gk_stream_sync(b, s2));
+	OK(b, gk_event_elapsed(b, e0, e2, &ms));
+	ASSERT(ms >= 0, "elapsed %g ms", (double)ms);
+	size_t bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad += pin2[i] != 2.0f * (float)(i % 1000);
+	ASSERT(bad == 0, "stream pipeline: %zu wrong", bad);
+	/* d2d, synchronous */
+	float *dev2;
+	OK(b, gk_dev_alloc(b, bytes, (void **)&dev2));
+	OK(b, gk_copy(b, dev2, dev, bytes, GK_D2D));
+	OK(b, gk_copy(b, pin, dev2, bytes, GK_D2H));
+	ASSERT(memcmp(pin, pin2, bytes) == 0, "d2d copy differs");
+	OK(b, gk_dev_free(b, dev2));
+	OK(b, gk_dev_free(b, dev));
+	OK(b, gk_host_free(b, pin));
+	OK(b, gk_host_free(b, pin2));
+	OK(b, gk_event_destroy(b, &e0));
+	OK(b, gk_event_destroy(b, &e1));
+	OK(b, gk_event_destroy(b, &e2));
+	OK(b, gk_stream_destroy(b, &s1));
+	OK(b, gk_stream_destroy(b, &s2));
+	ASSERT(s1 == NULL && e0 == NULL, "destroy does not clear handles");
 }
 
 /* ---- sgemm against a double-precision loop ---- */
 
 static void gemm_case(gk_backend_t *be, int ta, int tb, int m, int n, int k, float beta)
 {
-    int lda = (ta ? k : m) + 3, ldb = (tb ? n : k) + 1, ldc = m + 2;
-    size_t na = (size_t)lda * (ta ? m : k), nb = (size_t)ldb * (tb ? k : n),
-           nc = (size_t)ldc * n;
-    float *a = malloc(na * 4), *bm = malloc(nb * 4), *c = malloc(nc * 4), *got = malloc(nc * 4);
-    float *da, *db, *dc;
-    const float alpha = 1.5f;
-    fill_finite(GK_F32, a, na, 1.0f, 0);
-    fill_finite(GK_F32, bm, nb, 1.0f, 0);
-    if (beta == 0.0f)
-        for (size_t i = 0; i < nc; i++)
-            c[i] = NAN; /* must not be read */
-    else
-        fill_finite(GK_F32, c, nc, 1.0f, 0);
-    OK(be, gk_dev_alloc(be, na * 4, (void **)&da));
-    OK(be, gk_dev_alloc(be, nb * 4, (void **)&db));
-    OK(be, gk_dev_alloc(be, nc * 4, (void **)&dc));
-    OK(be, gk_copy(be, da, a, na * 4, GK_H2D));
-    OK(be, gk_copy(be, db, bm, nb * 4, GK_H2D));
-    OK(be, gk_copy(be, dc, c, nc * 4, GK_H2D));
-    OK(be, gk_sgemm(be, ta, tb, m, n, k, alpha, da, lda, db, ldb, beta, dc, ldc, NULL));
-    OK(be, gk_stream_sync(be, NULL));
-    OK(be, gk_copy(be, got, dc, nc * 4, GK_D2H));
-    double num = 0, den = 0;
-    int nan = 0;
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i < m; i++) {
-            double acc = 0;
-            for (int l = 0; l < k; l++)
-                acc += (double)(ta ? a[l + (size_t)i * lda] : a[i + (size_t)l * lda]) *
-                       (tb ? bm[j + (size_t)l * ldb] : bm[l + (size_t)j * ldb]);
-            double want = alpha * acc + (beta == 0.0f ? 0.0 : beta * c[i + (size_t)j * ldc]);
-            double g = got[i + (size_t)j * ldc];
-            nan += isnan(g);
-            num += (g - want) * (g - want);
-            den += want * want;
-        }
-    double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-    ASSERT(!nan && rel < 1e-5, "sgemm %s ta %d tb %d %dx%dx%d beta %g: rel err %.3g, %d NaN",
-           gk_backend_name(be), ta, tb, m, n, k, (double)beta, rel, nan);
-    OK(be, gk_dev_free(be, da));
-    OK(be, gk_dev_free(be, db));
-    OK(be, gk_dev_free(be, dc));
-    free(a);
-    free(bm);
-    free(c);
-    free(got);
+	int lda = (ta ? k : m) + 3, ldb = (tb ? n : k) + 1, ldc = m + 2;
+	size_t na = (size_t)lda * (ta ? m : k), nb = (size_t)ldb * (tb ? k : n),
+	       nc = (size_t)ldc * n;
+	float *a = malloc(na * 4), *bm = malloc(nb * 4), *c = malloc(nc * 4), *got = malloc(nc * 4);
+	float *da, *db, *dc;
+	const float alpha = 1.5f;
+	fill_finite(GK_F32, a, na, 1.0f, 0);
+	fill_finite(GK_F32, bm, nb, 1.0f, 0);
+	if (beta == 0.0f)
+		for (size_t i = 0; i < nc; i++)
+			c[i] = NAN; /* must not be read */
+	else
+		fill_finite(GK_F32, c, nc, 1.0f, 0);
+	OK(be, gk_dev_alloc(be, na * 4, (void **)&da));
+	OK(be, gk_dev_alloc(be, nb * 4, (void **)&db));
+	OK(be, gk_dev_alloc(be, nc * 4, (void **)&dc));
+	OK(be, gk_copy(be, da, a, na * 4, GK_H2D));
+	OK(be, gk_copy(be, db, bm, nb * 4, GK_H2D));
+	OK(be, gk_copy(be, dc, c, nc * 4, GK_H2D));
+	OK(be, gk_sgemm(be, ta, tb, m, n, k, alpha, da, lda, db, ldb, beta, dc, ldc, NULL));
+	OK(be, gk_stream_sync(be, NULL));
+	OK(be, gk_copy(be, got, dc, nc * 4, GK_D2H));
+	double num = 0, den = 0;
+	int nan = 0;
+	for (int j = 0; j < n; j++)
+		for (int i = 0; i < m; i++) {
+			double acc = 0;
+			for (int l = 0; l < k; l++)
+				acc +=
+				    (double)(ta ? a[l + (size_t)i * lda] : a[i + (size_t)l * lda]) *
+				    (tb ? bm[j + (size_t)l * ldb] : bm[l + (size_t)j * ldb]);
+			double want =
+			    alpha * acc + (beta == 0.0f ? 0.0 : beta * c[i + (size_t)j * ldc]);
+			double g = got[i + (size_t)j * ldc];
+			nan += isnan(g);
+			num += (g - want) * (g - want);
+			den += want * want;
+		}
+	double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+	ASSERT(!nan && rel < 1e-5, "sgemm %s ta %d tb %d %dx%dx%d beta %g: rel err %.3g, %d NaN",
+	       gk_backend_name(be), ta, tb, m, n, k, (double)beta, rel, nan);
+	OK(be, gk_dev_free(be, da));
+	OK(be, gk_dev_free(be, db));
+	OK(be, gk_dev_free(be, dc));
+	free(a);
+	free(bm);
+	free(c);
+	free(got);
 }
 
 static void gemm_all(gk_backend_t *be)
 {
-    const int sz[][3] = {{1, 1, 1}, {17, 33, 9}, {64, 64, 64}, {100, 70, 130}, {257, 129, 65}};
-    for (int s = 0; s < 5; s++)
-        for (int t = 0; t < 4; t++)
-            gemm_case(be, t & 1, t >> 1, sz[s][0], sz[s][1], sz[s][2], (s + t) & 1 ? 0.5f : 0.0f);
+	const int sz[][3] = {{1, 1, 1}, {17, 33, 9}, {64, 64, 64}, {100, 70, 130}, {257, 129, 65}};
+	for (int s = 0; s < 5; s++)
+		for (int t = 0; t < 4; t++)
+			gemm_case(be, t & 1, t >> 1, sz[s][0], sz[s][1], sz[s][2],
+				  (s + t) & 1 ? 0.5f : 0.0f);
 }
 
 static void t_gemm(void)
 {
-    gk_device_info_t info;
-    gemm_all(b);
-    /* the same products through the fallback path (own tiled kernel / plain C loop) */
-    setenv("GPOOL_KERNELS_NO_BLAS", "1", 1);
-    gk_backend_t *nb = gk_backend_open(gk_backend_name(b), NULL);
-    unsetenv("GPOOL_KERNELS_NO_BLAS");
-    ASSERT(nb != NULL, "reopen without blas");
-    if (nb) {
-        OK(nb, gk_device_info(nb, &info));
-        printf("  sgemm again with '%s'\n", info.gemm_impl);
-        gemm_all(nb);
-        gk_backend_close(&nb);
-    }
+	gk_device_info_t info;
+	gemm_all(b);
+	/* the same products through the fallback path (own tiled kernel / plain C loop) */
+	setenv("GPOOL_KERNELS_NO_BLAS", "1", 1);
+	gk_backend_t *nb = gk_backend_open(gk_backend_name(b), NULL);
+	unsetenv("GPOOL_KERNELS_NO_BLAS");
+	ASSERT(nb != NULL, "reopen without blas");
+	if (nb) {
+		OK(nb, gk_device_info(nb, &info));
+		printf("  sgemm again with '%s'\n", info.gemm_impl);
+		gemm_all(nb);
+		gk_backend_close(&nb);
+	}
 }
 
 typedef struct {
-    const char *name;
-    void (*fn)(void);
+	const char *name;
+	void (*fn)(void);
 } test_t;
 
 static const test_t tests[] = {
@@ -810,43 +824,43 @@ static const test_t tests[] = {
 
 int main(int argc, char **argv)
 {
-    gk_error_t err;
-    const char *name;
+	gk_error_t err;
+	const char *name;
 
-    if (argc >= 2 && !strcmp(argv[1], "--skip")) {
-        printf("SKIP: %s\n", argc >= 3 ? argv[2] : "no reason given");
-        return 77;
-    }
-    if (argc < 2) {
-        fprintf(stderr, "usage: gk-test BACKEND [--huge N] | gk-test --skip REASON\n");
-        return 2;
-    }
-    name = argv[1];
-    if (argc >= 4 && !strcmp(argv[2], "--huge"))
-        huge_n = strtoull(argv[3], NULL, 0);
-    if (!(ref = gk_backend_open("cpu", &err))) {
-        fprintf(stderr, "gk-test: cannot open the cpu backend: %s\n", err.text);
-        return 1;
-    }
-    if (!(b = gk_backend_open(name, &err))) {
-        if (strcmp(name, "cpu") && (errno == ENOENT || errno == ENODEV)) {
-            printf("SKIP: backend '%s' unavailable: %s\n", name, err.text);
-            return 77;
-        }
-        fprintf(stderr, "gk-test: cannot open backend '%s': %s\n", name, err.text);
-        return 1;
-    }
-    printf("gk-test: backend '%s' against the cpu reference, huge length %zu\n",
-           gk_backend_name(b), huge_n);
-    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-        int before = failures, cbefore = checks;
-        tests[i].fn();
-        printf("%-26s %6d checks  %s\n", tests[i].name, checks - cbefore,
-               failures == before ? "ok" : "FAILED");
-        fflush(stdout);
-    }
-    printf("gk-test %s: %d checks, %d failures\n", gk_backend_name(b), checks, failures);
-    gk_backend_close(&b);
-    gk_backend_close(&ref);
-    return failures ? 1 : 0;
+	if (argc >= 2 && !strcmp(argv[1], "--skip")) {
+		printf("SKIP: %s\n", argc >= 3 ? argv[2] : "no reason given");
+		return 77;
+	}
+	if (argc < 2) {
+		fprintf(stderr, "usage: gk-test BACKEND [--huge N] | gk-test --skip REASON\n");
+		return 2;
+	}
+	name = argv[1];
+	if (argc >= 4 && !strcmp(argv[2], "--huge"))
+		huge_n = strtoull(argv[3], NULL, 0);
+	if (!(ref = gk_backend_open("cpu", &err))) {
+		fprintf(stderr, "gk-test: cannot open the cpu backend: %s\n", err.text);
+		return 1;
+	}
+	if (!(b = gk_backend_open(name, &err))) {
+		if (strcmp(name, "cpu") && (errno == ENOENT || errno == ENODEV)) {
+			printf("SKIP: backend '%s' unavailable: %s\n", name, err.text);
+			return 77;
+		}
+		fprintf(stderr, "gk-test: cannot open backend '%s': %s\n", name, err.text);
+		return 1;
+	}
+	printf("gk-test: backend '%s' against the cpu reference, huge length %zu\n",
+	       gk_backend_name(b), huge_n);
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		int before = failures, cbefore = checks;
+		tests[i].fn();
+		printf("%-26s %6d checks  %s\n", tests[i].name, checks - cbefore,
+		       failures == before ? "ok" : "FAILED");
+		fflush(stdout);
+	}
+	printf("gk-test %s: %d checks, %d failures\n", gk_backend_name(b), checks, failures);
+	gk_backend_close(&b);
+	gk_backend_close(&ref);
+	return failures ? 1 : 0;
 }

@@ -34,49 +34,49 @@ typedef struct gk_stream gk_stream_t; /* a CUDA/HIP stream; NULL is the default 
 typedef struct gk_event gk_event_t;
 
 typedef struct {
-    char text[256];
+	char text[256];
 } gk_error_t;
 
 typedef enum {
-    GK_F32 = 0,
-    GK_F16 = 1,
-    GK_BF16 = 2,
-    GK_F64 = 3,
-    GK_I32 = 4,
+	GK_F32 = 0,
+	GK_F16 = 1,
+	GK_BF16 = 2,
+	GK_F64 = 3,
+	GK_I32 = 4,
 } gk_dtype_t;
 
 typedef enum {
-    GK_SUM = 0,
-    GK_MAX = 1, /* NaN in any input gives NaN */
-    GK_MIN = 2,
-    GK_AVG = 3, /* sum / nsrc; i32 truncates toward zero */
+	GK_SUM = 0,
+	GK_MAX = 1, /* NaN in any input gives NaN */
+	GK_MIN = 2,
+	GK_AVG = 3, /* sum / nsrc; i32 truncates toward zero */
 } gk_redop_t;
 
 typedef enum {
-    GK_H2D = 0,
-    GK_D2H = 1,
-    GK_D2D = 2,
+	GK_H2D = 0,
+	GK_D2H = 1,
+	GK_D2D = 2,
 } gk_copy_kind_t;
 
 typedef enum {
-    GK_MT_WALKING_ONES = 0, /* 32 passes, word i holds 1 << ((i + pass) % 32) */
-    GK_MT_MOVING_INV = 1,   /* pattern, check + write inverse, check inverse */
-    GK_MT_ADDRESS = 2,      /* each 32-bit word holds its own index */
-    GK_MT_RANDOM = 3,       /* seeded random words (splitmix64 of seed and index) */
+	GK_MT_WALKING_ONES = 0, /* 32 passes, word i holds 1 << ((i + pass) % 32) */
+	GK_MT_MOVING_INV = 1,	/* pattern, check + write inverse, check inverse */
+	GK_MT_ADDRESS = 2,	/* each 32-bit word holds its own index */
+	GK_MT_RANDOM = 3,	/* seeded random words (splitmix64 of seed and index) */
 } gk_memtest_t;
 
 #define GK_REDUCE_MAX_SRCS 16
 
 typedef struct {
-    char backend[8];  /* "cpu", "cuda", "hip" */
-    char name[256];   /* device name */
-    int device;       /* index */
-    int major, minor; /* compute capability (cuda), gfx major/minor (hip), 0 (cpu) */
-    int multiprocessors;
-    int runtime_version; /* cudaRuntimeGetVersion / hipRuntimeGetVersion, 0 on cpu */
-    int driver_version;
-    size_t total_mem;
-    char gemm_impl[32]; /* "cublas", "rocblas", "openblas", "gpool-tiled", "c-loop" */
+	char backend[8];  /* "cpu", "cuda", "hip" */
+	char name[256];	  /* device name */
+	int device;	  /* index */
+	int major, minor; /* compute capability (cuda), gfx major/minor (hip), 0 (cpu) */
+	int multiprocessors;
+	int runtime_version; /* cudaRuntimeGetVersion / hipRuntimeGetVersion, 0 on cpu */
+	int driver_version;
+	size_t total_mem;
+	char gemm_impl[32]; /* "cublas", "rocblas", "openblas", "gpool-tiled", "c-loop" */
 } gk_device_info_t;
 
 /* ---- backends ---- */
@@ -96,7 +96,7 @@ int gk_device_info(gk_backend_t *b, gk_device_info_t *info);
 
 /* ---- memory ---- */
 int gk_dev_alloc(gk_backend_t *b, size_t bytes, void **p);
-int gk_dev_free(gk_backend_t *b, void *p); /* NULL allowed */
+int gk_dev_free(gk_backend_t *b, void *p);		    /* NULL allowed */
 int gk_host_alloc(gk_backend_t *b, size_t bytes, void **p); /* pinned host memory */
 int gk_host_free(gk_backend_t *b, void *p);
 int gk_memset(gk_backend_t *b, void *dst, int byte, size_t bytes, gk_stream_t *s);
@@ -114,8 +114,8 @@ int gk_stream_wait_event(gk_backend_t *b, gk_stream_t *s, gk_event_t *e);
 /* Milliseconds between two completed events. */
 int gk_event_elapsed(gk_backend_t *b, gk_event_t *start, gk_event_t *end, float *ms);
 /* Asynchronous copy on S (host memory must be pinned to overlap with work). */
-int gk_copy_async(gk_backend_t *b, void *dst, const void *src, size_t bytes,
-                  gk_copy_kind_t kind, gk_stream_t *s);
+int gk_copy_async(gk_backend_t *b, void *dst, const void *src, size_t bytes, gk_copy_kind_t kind,
+		  gk_stream_t *s);
 /* Synchronous copy (any host memory). */
 int gk_copy(gk_backend_t *b, void *dst, const void *src, size_t bytes, gk_copy_kind_t kind);
 
@@ -124,48 +124,48 @@ int gk_copy(gk_backend_t *b, void *dst, const void *src, size_t bytes, gk_copy_k
 /* dst[i] = op(srcs[0][i], ..., srcs[nsrc-1][i]) for i < n, 1 <= nsrc <= GK_REDUCE_MAX_SRCS.
  * dst may equal any source (in place). f16/bf16 accumulate in f32 in source order and
  * round once; f32 accumulates in f32, f64 in f64, i32 in 64-bit (sum wraps). */
-int gk_reduce(gk_backend_t *b, gk_dtype_t t, gk_redop_t op, void *dst,
-              const void *const *srcs, int nsrc, size_t n, gk_stream_t *s);
+int gk_reduce(gk_backend_t *b, gk_dtype_t t, gk_redop_t op, void *dst, const void *const *srcs,
+	      int nsrc, size_t n, gk_stream_t *s);
 /* dst = cast(src): f32 -> f16/bf16 rounds to nearest even, overflows to inf, keeps NaN
  * a NaN (quiet); f16/bf16 -> f32 is exact. Supported pairs: f32<->f16, f32<->bf16. */
-int gk_cast(gk_backend_t *b, gk_dtype_t dst_t, void *dst, gk_dtype_t src_t,
-            const void *src, size_t n, gk_stream_t *s);
+int gk_cast(gk_backend_t *b, gk_dtype_t dst_t, void *dst, gk_dtype_t src_t, const void *src,
+	    size_t n, gk_stream_t *s);
 /* dst[i] = alpha * src[i] (in place allowed); f16/bf16 compute in f32. */
-int gk_scale(gk_backend_t *b, gk_dtype_t t, void *dst, const void *src, double alpha,
-             size_t n, gk_stream_t *s);
+int gk_scale(gk_backend_t *b, gk_dtype_t t, void *dst, const void *src, double alpha, size_t n,
+	     gk_stream_t *s);
 /* Sets *dflag (a device uint32_t) to 1 if any of the n elements is Inf or NaN; never
  * clears it, so several buffers can be checked into one flag. Floating types only. */
-int gk_find_nonfinite(gk_backend_t *b, gk_dtype_t t, const void *buf, size_t n,
-                      uint32_t *dflag, gk_stream_t *s);
+int gk_find_nonfinite(gk_backend_t *b, gk_dtype_t t, const void *buf, size_t n, uint32_t *dflag,
+		      gk_stream_t *s);
 /* Synchronous convenience: *found = 1 if buf holds Inf/NaN, else 0. */
 int gk_has_nonfinite(gk_backend_t *b, gk_dtype_t t, const void *buf, size_t n, int *found);
 
 /* ---- optimizer steps (f32 master weights, grads f32/f16/bf16) ---- */
 typedef struct {
-    float lr, momentum, weight_decay;
-    float grad_scale; /* grads are multiplied by this first (1/loss_scale), 1 if unused */
-    int nesterov;
+	float lr, momentum, weight_decay;
+	float grad_scale; /* grads are multiplied by this first (1/loss_scale), 1 if unused */
+	int nesterov;
 } gk_sgd_t;
 /* g = grad*grad_scale + wd*w; v = momentum*v + g; w -= lr * (nesterov ? g + momentum*v : v) */
-int gk_sgd_momentum(gk_backend_t *b, const gk_sgd_t *p, float *w, float *v,
-                    gk_dtype_t grad_t, const void *grad, size_t n, gk_stream_t *s);
+int gk_sgd_momentum(gk_backend_t *b, const gk_sgd_t *p, float *w, float *v, gk_dtype_t grad_t,
+		    const void *grad, size_t n, gk_stream_t *s);
 
 typedef struct {
-    float lr, beta1, beta2, eps, weight_decay;
-    float grad_scale;
-    int step; /* 1-based, for bias correction */
+	float lr, beta1, beta2, eps, weight_decay;
+	float grad_scale;
+	int step; /* 1-based, for bias correction */
 } gk_adamw_t;
 /* w -= lr*wd*w; m = b1*m + (1-b1)g; v = b2*v + (1-b2)g^2;
  * w -= lr * (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps) */
-int gk_adamw(gk_backend_t *b, const gk_adamw_t *p, float *w, float *m, float *v,
-             gk_dtype_t grad_t, const void *grad, size_t n, gk_stream_t *s);
+int gk_adamw(gk_backend_t *b, const gk_adamw_t *p, float *w, float *m, float *v, gk_dtype_t grad_t,
+	     const void *grad, size_t n, gk_stream_t *s);
 
 /* ---- memory test, bandwidth, throughput ---- */
 
 /* Runs pattern PAT over BYTES (rounded down to 4-byte words) of device memory BUF and
  * adds the number of mismatching words to *errors. Synchronous. */
 int gk_memtest(gk_backend_t *b, gk_memtest_t pat, void *buf, size_t bytes, uint64_t seed,
-               uint64_t *errors);
+	       uint64_t *errors);
 /* Test only: the next gk_memtest on B flips BITMASK in 32-bit word WORD after writing its
  * first pattern and before checking it, so that call counts exactly one error. The fault
  * is consumed by the next call; one whose buffer does not hold WORD fails with EINVAL. */
@@ -179,14 +179,13 @@ int gk_bw_copy(gk_backend_t *b, void *dst, const void *src, size_t bytes, gk_str
 /* FMA throughput kernel, t = GK_F32 or GK_F16; BUF is a device scratch of at least
  * gk_fma_scratch_bytes(); *flops receives the floating-point operations it performs. */
 size_t gk_fma_scratch_bytes(gk_backend_t *b);
-int gk_fma(gk_backend_t *b, gk_dtype_t t, void *buf, int iters, double *flops,
-           gk_stream_t *s);
+int gk_fma(gk_backend_t *b, gk_dtype_t t, void *buf, int iters, double *flops, gk_stream_t *s);
 
 /* ---- matrix product (column-major, as BLAS) ----
  * C = alpha * op(A) * op(B) + beta * C, op(X) = X or X^T; f32 only. */
 int gk_sgemm(gk_backend_t *b, int trans_a, int trans_b, int m, int n, int k, float alpha,
-             const float *a, int lda, const float *bm, int ldb, float beta, float *c,
-             int ldc, gk_stream_t *s);
+	     const float *a, int lda, const float *bm, int ldb, float beta, float *c, int ldc,
+	     gk_stream_t *s);
 
 /* ---- helpers (host, no backend) ---- */
 size_t gk_dtype_size(gk_dtype_t t);
