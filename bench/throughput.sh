@@ -1,0 +1,96 @@
+#!/bin/bash
+# throughput.sh: gpool's control-plane throughput on a local 4-host netns cluster.
+#   N jobs of /bin/true, each submitted by its own gsub process (as a user's loop of sbatch
+#   would), PAR loops at once, authenticated, durable before acknowledged (SQLite WAL,
+#   synchronous=FULL, on disk), run as their owner (gpool-user) on 4 netns hosts.
+# Reports: submits/s, completions/s end to end, p50/p99 submit-to-start (scheduler clock:
+# submission received -> launch sent; and job clock: client time before gsub -> first
+# instruction of the job, on a sequential sample as for Slurm), gschedd peak RSS with 100,000
+# queued jobs, and the share of gschedd's time spent waiting on MUNGE.
+# Optionally the same on Slurm (bench/slurm/slurm-throughput.sh) in the same run: SLURM=1.
+#   usage: bench/throughput.sh [N] [PAR]      (defaults 5000 8)
+set -euo pipefail
+N=${1:-5000}
+PAR=${2:-8}
+HOSTS=${HOSTS:-4}
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/.." && pwd)
+BIN=${GPOOL_BIN_DIR:-$TOP/build/bin}
+STATE_ROOT=${STATE_ROOT:-/var/tmp} # a real disk, not tmpfs
+D=$(mktemp -d "$STATE_ROOT/gpool-bench.XXXXXX")
+CL="$TOP/deploy/gpool-cluster"
+OUT=${OUT_JSON:-$D/result.json}
+cleanup() { "$CL" stop --dir "$D" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+[ "$(id -u)" = 0 ] || { echo "throughput: needs root (network namespaces)" >&2; exit 1; }
+"$CL" users >/dev/null
+echo "== gpool: $HOSTS netns hosts, state in $D (on $(df --output=source "$D" | tail -1))" >&2
+"$CL" start -n "$HOSTS" --dir "$D" --bin "$BIN" --cpus 8 >&2
+eval "$("$CL" env --dir "$D")"
+export GPOOL_SCHEDULER
+SCHED_PID=$(cat "$D/sched/gschedd.pid" 2>/dev/null || pgrep -n -x gschedd)
+
+pct() { # pct P: nearest-rank percentile of numbers on stdin
+	sort -n | awk -v p="$1" '{a[NR]=$1} END {if (NR==0) {print "nan"; exit} i=int(NR*p/100+0.999999); if (i<1) i=1; print a[i]}'
+}
+
+# 1. throughput: N gsub processes, PAR at a time, as gpool-user
+t0=$(date +%s.%N)
+runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" bash -c \
+	"seq $N | xargs -P $PAR -I{} $BIN/gsub --parsable --export=NONE -- /bin/true >/dev/null"
+t1=$(date +%s.%N)
+while :; do
+	left=$("$BIN/gstat" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin).get("jobs",[])))')
+	[ "$left" = 0 ] && break
+	sleep 0.1
+done
+t2=$(date +%s.%N)
+"$BIN/gstat" -a --json >"$D/jobs.json"
+read -r done_ok lat50 lat99 <<<"$(python3 - "$D/jobs.json" <<'PY'
+import json, sys
+jobs = json.load(open(sys.argv[1]))["jobs"]
+ok = sum(1 for j in jobs if j["state"] == "COMPLETED")
+lat = sorted((j["start_time"] - j["submit_time"]) * 1000 for j in jobs if j.get("start_time"))
+def pct(p):
+    import math
+    return lat[max(0, math.ceil(len(lat) * p / 100) - 1)] if lat else float("nan")
+print(ok, round(pct(50), 2), round(pct(99), 2))
+PY
+)"
+sub_rate=$(echo "$N / ($t1 - $t0)" | bc -l)
+e2e_rate=$(echo "$N / ($t2 - $t0)" | bc -l)
+
+# 2. latency as the job sees it: sequential submissions of a job that prints its start time
+: >"$D/lat.txt"
+for _ in $(seq 50); do
+	c=$(date +%s.%N)
+	id=$(runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" "$BIN/gsub" --parsable --export=NONE -- /bin/date +%s.%N)
+	for _ in $(seq 200); do
+		s=$("$BIN/gstat" --json -j "$id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["state"])')
+		[ "$s" = COMPLETED ] && break
+		sleep 0.02
+	done
+	st=$("$BIN/glogs" "$id" | head -1)
+	echo "($st - $c) * 1000" | bc -l >>"$D/lat.txt"
+done
+jl50=$(pct 50 <"$D/lat.txt")
+jl99=$(pct 99 <"$D/lat.txt")
+
+# 3. memory with 100,000 queued jobs (held, so they stay queued), submitted in batches
+"$BIN/gp-submit-many" 100000 100 --hold >"$D/many.txt"
+rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$SCHED_PID/status")
+"$CL" stop --dir "$D" >/dev/null
+munge=$(grep 'stopping:' "$D/sched/gschedd.log" | tail -1 | sed -n 's/.* \([0-9.]*\) s in munge, \([0-9.]*\) s cpu.*/\1 \2/p')
+read -r munge_s cpu_s <<<"$munge"
+wall=$(echo "$t2 - $t0" | bc -l)
+
+printf '{"system":"gpool","jobs":%d,"parallel":%d,"hosts":%d,"submit_per_s":%.1f,"complete_per_s":%.1f,"completed":%d,"sched_lat_p50_ms":%s,"sched_lat_p99_ms":%s,"job_lat_p50_ms":%.2f,"job_lat_p99_ms":%.2f,"rss_100k_queued_kb":%d,"many_submit":"%s","munge_s":%s,"gschedd_cpu_s":%s}\n' \
+	"$N" "$PAR" "$HOSTS" "$sub_rate" "$e2e_rate" "$done_ok" "$lat50" "$lat99" "$jl50" "$jl99" \
+	"$rss_kb" "$(cat "$D/many.txt")" "${munge_s:-0}" "${cpu_s:-0}" | tee "$OUT"
+echo "munge share of the burst's wall time: $(echo "${munge_s:-0} / $wall * 100" | bc -l | cut -c1-5) %" >&2
+
+if [ "${SLURM:-0}" = 1 ] && [ -x "$HERE/slurm/slurm-throughput.sh" ]; then
+	echo "== slurm, same machine, same run" >&2
+	"$HERE/slurm/slurm-throughput.sh" "${SLURM_N:-1000}" "$PAR"
+fi
