@@ -1,0 +1,120 @@
+/* fuzz_parse: the parsers for values users type, each on the same string: sizes,
+ * durations, numbers, host lists (common/parse.h), job ids, signals and --export lists
+ * (cli/lib/args.h, env.h). Properties checked: a parsed duration formats and parses back to
+ * itself; a host list expands to non-empty names within its bound; a failure sets errno. */
+#include <errno.h>
+#include <limits.h>
+
+#include "args.h"
+#include "env.h"
+#include "fuzz.h"
+#include "names.h"
+#include "parse.h"
+
+static char *const fake_env[] = { "PATH=/usr/bin:/bin", "HOME=/home/u", "OMP_NUM_THREADS=4",
+				  "EMPTY=", "NOEQUALS", NULL };
+
+static void sizes(const char *s)
+{
+	static const uint64_t units[] = { 1, 1ULL << 10, 1ULL << 20, 1ULL << 30 };
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		uint64_t b = 0;
+		errno = 0;
+		if (gp_parse_size(s, units[i], &b) == 0) {
+			char buf[32];
+			gp_format_size(b, buf, sizeof(buf));
+			FUZZ_CHECK(strlen(buf) < sizeof(buf) - 1);
+		} else {
+			FUZZ_CHECK(errno == EINVAL || errno == ERANGE);
+		}
+	}
+}
+
+static void durations(const char *s)
+{
+	uint32_t secs = 0, again = 1;
+	errno = 0;
+	if (gp_parse_duration(s, &secs) < 0) {
+		FUZZ_CHECK(errno == EINVAL || errno == ERANGE);
+		return;
+	}
+	char buf[32];
+	gp_format_duration(secs, buf, sizeof(buf));
+	FUZZ_CHECK(gp_parse_duration(buf, &again) == 0);
+	FUZZ_CHECK(again == secs);
+}
+
+static void numbers(const char *s)
+{
+	static const long ranges[][2] = { { 0, 1 }, { 1, 100000 }, { -1, 2000000000L },
+					  { LONG_MIN, LONG_MAX } };
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
+		long v = ranges[i][0] - 1;
+		errno = 0;
+		if (gp_parse_long(s, ranges[i][0], ranges[i][1], &v) == 0)
+			FUZZ_CHECK(v >= ranges[i][0] && v <= ranges[i][1]);
+		else
+			FUZZ_CHECK(errno == EINVAL || errno == ERANGE);
+	}
+}
+
+static void hostlists(const char *s)
+{
+	char **names = NULL;
+	int n = -1;
+	errno = 0;
+	if (gp_hostlist_expand(s, &names, &n) < 0) {
+		FUZZ_CHECK(errno == EINVAL || errno == ERANGE || errno == ENOMEM);
+		return;
+	}
+	FUZZ_CHECK(n >= 1 && n <= 65536 && names != NULL);
+	for (int i = 0; i < n; i++)
+		FUZZ_CHECK(names[i] && names[i][0] && strlen(names[i]) < 512);
+	gp_strv_free(names, n);
+}
+
+static void cli_args(const char *s)
+{
+	gp_error_t err;
+	uint64_t *ids = NULL;
+	size_t n = 0;
+	if (gp_args_jobids(s, &ids, &n, &err) == 0) {
+		FUZZ_CHECK(n >= 1);
+		for (size_t i = 0; i < n; i++)
+			FUZZ_CHECK(ids[i] != 0);
+	}
+	free(ids);
+	int sig = 0;
+	if (gp_args_signal(s, &sig, &err) == 0)
+		FUZZ_CHECK(sig > 0 && sig < SIGRTMIN);
+	(void)gp_job_state_parse(s);
+	(void)gp_vendor_parse(s);
+}
+
+static void exports(const char *s)
+{
+	gp_error_t err;
+	int ok = gp_export_check(s, &err) == 0;
+	Gpool__EnvVar **vars = NULL;
+	size_t n = 0;
+	int built = gp_export_build(s, fake_env, &vars, &n, &err) == 0;
+	FUZZ_CHECK(ok == built);
+	if (built) {
+		for (size_t i = 0; i < n; i++)
+			FUZZ_CHECK(vars[i] && vars[i]->name && vars[i]->name[0] && vars[i]->value);
+		gp_export_free(vars, n);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = fuzz_strdup(data, size);
+	sizes(s);
+	durations(s);
+	numbers(s);
+	hostlists(s);
+	cli_args(s);
+	exports(s);
+	free(s);
+	return 0;
+}

@@ -1,0 +1,471 @@
+/* gen_seeds: writes the seed corpora of the fuzz harnesses: valid envelopes and messages
+ * built with the real encoder, the edge cases a decoder must refuse (empty, truncated,
+ * huge lengths, bad varints, nested garbage), and typical strings for the text parsers.
+ *
+ *   fuzz-gen-seeds tests/fuzz/corpus
+ *
+ * Files are named seed-*; what libFuzzer added later (merged, named by hash) stays beside
+ * them. Re-running rewrites the seeds only. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gpool.pb-c.h"
+#include "util.h"
+#include "wire.h"
+
+static const char *root;
+
+static void put(const char *corpus, const char *name, const void *data, size_t len)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", root, corpus);
+	if (gp_mkdir_p(path, 0755) < 0 && errno != EEXIST) {
+		perror(path);
+		exit(1);
+	}
+	snprintf(path, sizeof(path), "%s/%s/seed-%s", root, corpus, name);
+	FILE *f = fopen(path, "wb");
+	if (!f || (len && fwrite(data, 1, len, f) != len) || fclose(f) != 0) {
+		perror(path);
+		exit(1);
+	}
+}
+
+static void put_str(const char *corpus, const char *name, const char *s)
+{
+	put(corpus, name, s, strlen(s));
+}
+
+/* a message packed, with an optional selector byte in front (fuzz_batch) */
+static void put_msg(const char *corpus, const char *name, int selector, const ProtobufCMessage *m)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = malloc(n + 1);
+	size_t off = 0;
+	if (selector >= 0)
+		buf[off++] = (uint8_t)selector;
+	protobuf_c_message_pack(m, buf + off);
+	put(corpus, name, buf, n + off);
+	free(buf);
+}
+
+/* ---- sample messages ---- */
+
+static char *argv_cmd[] = { "/bin/echo", "hello" };
+static char *nodes2[] = { "node1", "node2" };
+static char *bad_nodes[] = { "a/b" };
+
+static void job_spec(Gpool__JobSpec *sp)
+{
+	static Gpool__EnvVar ev = GPOOL__ENV_VAR__INIT;
+	static Gpool__EnvVar *evs[] = { &ev };
+	static Gpool__StagedFile sf = GPOOL__STAGED_FILE__INIT;
+	static Gpool__StagedFile *sfs[] = { &sf };
+	gpool__job_spec__init(sp);
+	ev.name = "OMP_NUM_THREADS";
+	ev.value = "4";
+	sf.name = "input.dat";
+	sf.mode = 0644;
+	sf.content.data = (uint8_t *)"1 2 3\n";
+	sf.content.len = 6;
+	sp->name = "hello";
+	sp->argv = argv_cmd;
+	sp->n_argv = 2;
+	sp->ntasks = 4;
+	sp->nodes_min = 1;
+	sp->nodes_max = 2;
+	sp->cpus_per_task = 2;
+	sp->mem_per_node_mb = 1024;
+	sp->time_limit_sec = 600;
+	sp->priority = 5;
+	sp->nodelist = nodes2;
+	sp->n_nodelist = 2;
+	sp->output = "out-%j-%t.txt";
+	sp->env = evs;
+	sp->n_env = 1;
+	sp->files = sfs;
+	sp->n_files = 1;
+	sp->gpus_per_task = 1;
+	sp->gpu_model = "*3060*";
+	sp->gpu_cc_min = "7.5";
+}
+
+/* Fill m with message kind k; returns 0 past the last kind. Storage is static. */
+static int sample(int k, Gpool__Msg *m)
+{
+	static Gpool__JobSpec sp;
+	static Gpool__SubmitRequest sub = GPOOL__SUBMIT_REQUEST__INIT;
+	static Gpool__Heartbeat hb = GPOOL__HEARTBEAT__INIT;
+	static Gpool__HeldTask ht = GPOOL__HELD_TASK__INIT;
+	static Gpool__HeldTask *hts[] = { &ht };
+	static Gpool__Rusage ru = GPOOL__RUSAGE__INIT;
+	static Gpool__NodeRegister reg = GPOOL__NODE_REGISTER__INIT;
+	static Gpool__Card card = GPOOL__CARD__INIT;
+	static Gpool__Card *cards[] = { &card };
+	static Gpool__Launch launch = GPOOL__LAUNCH__INIT;
+	static Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT;
+	static Gpool__TaskPlacement *tps[] = { &tp };
+	static uint32_t cpus[] = { 0, 1, 2, 3 };
+	static Gpool__TaskEvent te = GPOOL__TASK_EVENT__INIT;
+	static Gpool__Output out = GPOOL__OUTPUT__INIT;
+	static Gpool__JobQuery jq = GPOOL__JOB_QUERY__INIT;
+	static uint64_t ids[] = { 1, 2, 42 };
+	static Gpool__JobState states[] = { GPOOL__JOB_STATE__PENDING, GPOOL__JOB_STATE__RUNNING };
+	static Gpool__JobControl jc = GPOOL__JOB_CONTROL__INIT;
+	static Gpool__NodeControl nc = GPOOL__NODE_CONTROL__INIT;
+	static Gpool__LogQuery lq = GPOOL__LOG_QUERY__INIT;
+	static Gpool__WatchRequest wr = GPOOL__WATCH_REQUEST__INIT;
+	static Gpool__Kill kill = GPOOL__KILL__INIT;
+	static Gpool__JobEvent je = GPOOL__JOB_EVENT__INIT;
+	static Gpool__StepHello sh = GPOOL__STEP_HELLO__INIT;
+	static Gpool__NodeQuery nq = GPOOL__NODE_QUERY__INIT;
+	static Gpool__Error e;
+
+	gpool__msg__init(m);
+	m->id = (uint64_t)k + 1;
+	job_spec(&sp);
+	switch (k) {
+	case 0:
+		sub.spec = &sp;
+		sub.user = "alice";
+		m->m_case = GPOOL__MSG__M_SUBMIT;
+		m->submit = &sub;
+		return 1;
+	case 1:
+		ru.user_sec = 1.5;
+		ru.max_rss_kb = 2048;
+		ht.job_id = 7;
+		ht.rank = 1;
+		ht.pid = 1234;
+		ht.exited = 1;
+		ht.rusage = &ru;
+		hb.held = hts;
+		hb.n_held = 1;
+		hb.load1 = 0.5;
+		hb.mem_free_mb = 4000;
+		m->m_case = GPOOL__MSG__M_HEARTBEAT;
+		m->heartbeat = &hb;
+		return 1;
+	case 2:
+		card.index = 0;
+		card.vendor = GPOOL__VENDOR__VENDOR_NVIDIA;
+		card.name = "NVIDIA GeForce RTX 3060";
+		card.uuid = "GPU-0000";
+		card.vram_total = 12ULL << 30;
+		card.arch = "8.6";
+		card.state = GPOOL__CARD_STATE__CARD_UP;
+		card.throughput = 360.0;
+		reg.name = "node1";
+		reg.version = "0.1.0";
+		reg.cpus = 16;
+		reg.mem_mb = 64000;
+		reg.cards = cards;
+		reg.n_cards = 1;
+		reg.held = hts;
+		reg.n_held = 1;
+		reg.addr = "10.0.0.1";
+		m->m_case = GPOOL__MSG__M_NODE_REGISTER;
+		m->node_register = &reg;
+		return 1;
+	case 3:
+		tp.rank = 0;
+		tp.node = "node1";
+		tp.cpus = cpus;
+		tp.n_cpus = 4;
+		launch.job_id = 42;
+		launch.attempt = 1;
+		launch.spec = &sp;
+		launch.uid = 1000;
+		launch.user = "alice";
+		launch.tasks = tps;
+		launch.n_tasks = 1;
+		launch.size = 1;
+		launch.nodelist = "node1";
+		launch.master_addr = "10.0.0.1";
+		launch.master_port = 29500;
+		m->m_case = GPOOL__MSG__M_LAUNCH;
+		m->launch = &launch;
+		return 1;
+	case 4:
+		te.job_id = 42;
+		te.kind = GPOOL__TASK_EVENT_KIND__TASK_EXITED;
+		te.status = 256;
+		te.rusage = &ru;
+		te.reason = "exited";
+		te.time = 1700000000.5;
+		m->m_case = GPOOL__MSG__M_TASK_EVENT;
+		m->task_event = &te;
+		return 1;
+	case 5:
+		out.job_id = 42;
+		out.stream = 1;
+		out.offset = 100;
+		out.data.data = (uint8_t *)"some output\n";
+		out.data.len = 12;
+		m->m_case = GPOOL__MSG__M_OUTPUT;
+		m->output = &out;
+		return 1;
+	case 6:
+		jq.ids = ids;
+		jq.n_ids = 3;
+		jq.user = "alice";
+		jq.all = 1;
+		jq.states = states;
+		jq.n_states = 2;
+		jq.limit = 10;
+		m->m_case = GPOOL__MSG__M_JOB_QUERY;
+		m->job_query = &jq;
+		return 1;
+	case 7:
+		jc.action = GPOOL__JOB_ACTION__JOB_SIGNAL;
+		jc.ids = ids;
+		jc.n_ids = 3;
+		jc.value = 15;
+		m->m_case = GPOOL__MSG__M_JOB_CONTROL;
+		m->job_control = &jc;
+		return 1;
+	case 8:
+		nc.action = GPOOL__NODE_ACTION__NODE_DRAIN;
+		nc.name = "node1";
+		nc.card = -1;
+		nc.reason = "maintenance";
+		m->m_case = GPOOL__MSG__M_NODE_CONTROL;
+		m->node_control = &nc;
+		return 1;
+	case 9:
+		lq.job_id = 42;
+		lq.max_bytes = 65536;
+		lq.wait = 1;
+		m->m_case = GPOOL__MSG__M_LOG_QUERY;
+		m->log_query = &lq;
+		return 1;
+	case 10:
+		wr.job_id = 42;
+		m->m_case = GPOOL__MSG__M_WATCH;
+		m->watch = &wr;
+		return 1;
+	case 11:
+		kill.job_id = 42;
+		kill.signal = 9;
+		kill.grace_ms = 5000;
+		kill.reason = GPOOL__JOB_STATE__TIMEOUT;
+		m->m_case = GPOOL__MSG__M_KILL;
+		m->kill = &kill;
+		return 1;
+	case 12:
+		je.job_id = 42;
+		je.state = GPOOL__JOB_STATE__COMPLETED;
+		je.reason = "done";
+		m->m_case = GPOOL__MSG__M_JOB_EVENT;
+		m->job_event = &je;
+		return 1;
+	case 13:
+		sh.job_id = 42;
+		sh.pid = 99;
+		sh.tasks = hts;
+		sh.n_tasks = 1;
+		m->m_case = GPOOL__MSG__M_STEP_HELLO;
+		m->step_hello = &sh;
+		return 1;
+	case 14:
+		nq.names = nodes2;
+		nq.n_names = 2;
+		m->m_case = GPOOL__MSG__M_NODE_QUERY;
+		m->node_query = &nq;
+		return 1;
+	case 15:
+		gp_msg_error(m, &e, 16, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid request");
+		return 1;
+	}
+	return 0;
+}
+
+static void envelopes(gp_wire_t *w)
+{
+	gp_batch_t b = { 0 };
+	gp_buf_t out = { 0 };
+	gp_error_t err;
+	Gpool__Msg m;
+	char name[64];
+	for (int k = 0; sample(k, &m); k++) {
+		gp_batch_reset(&b);
+		gp_batch_add(&b, &m);
+		gp_wire_seal(w, &b, &out, &err);
+		snprintf(name, sizeof(name), "msg%02d", k);
+		put("envelope", name, out.data, out.len);
+		/* the batch body alone, and the message alone (fuzz_batch selectors 0 and 1) */
+		uint8_t *sel = malloc(b.body.len + 1);
+		sel[0] = 0;
+		memcpy(sel + 1, b.body.data, b.body.len);
+		put("batch", name, sel, b.body.len + 1);
+		free(sel);
+		snprintf(name, sizeof(name), "single%02d", k);
+		put_msg("batch", name, 1, &m.base);
+	}
+	/* one envelope holding every kind */
+	gp_batch_reset(&b);
+	for (int k = 0; sample(k, &m); k++)
+		gp_batch_add(&b, &m);
+	gp_wire_seal(w, &b, &out, &err);
+	put("envelope", "all", out.data, out.len);
+	/* an empty batch */
+	gp_batch_reset(&b);
+	gp_wire_seal(w, &b, &out, &err);
+	put("envelope", "empty-batch", out.data, out.len);
+
+	/* edge cases: each is refused, and must be refused cleanly */
+	put("envelope", "empty", "", 0);
+	gp_batch_reset(&b);
+	sample(0, &m);
+	gp_batch_add(&b, &m);
+	gp_wire_seal(w, &b, &out, &err);
+	put("envelope", "truncated", out.data, out.len / 2);
+	static const uint8_t version0[] = { 0x08, 0x00, 0x2a, 0x00 };
+	put("envelope", "version0", version0, sizeof(version0));
+	static const uint8_t version9[] = { 0x08, 0x09 };
+	put("envelope", "version9", version9, sizeof(version9));
+	/* body declared 2^63 bytes long */
+	static const uint8_t huge[] = { 0x08, 0x01, 0x2a, 0xff, 0xff, 0xff, 0xff, 0xff,
+					0xff, 0xff, 0xff, 0x7f, 0x00 };
+	put("envelope", "huge-length", huge, sizeof(huge));
+	/* a varint of eleven bytes */
+	static const uint8_t badvarint[] = { 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					     0xff, 0xff, 0xff, 0xff, 0x01 };
+	put("envelope", "bad-varint", badvarint, sizeof(badvarint));
+	/* a body that is not a Batch: Msg -> submit -> spec -> argv with a bad length */
+	static const uint8_t nested[] = { 0x08, 0x01, 0x2a, 0x0a, 0x0a, 0x08, 0xf2, 0x01,
+					  0x05, 0x0a, 0x03, 0x12, 0x7f, 0x41 };
+	put("envelope", "nested-garbage", nested, sizeof(nested));
+	/* wire type 3/4 (groups) and 6/7 (undefined) */
+	static const uint8_t groups[] = { 0x08, 0x01, 0x2a, 0x04, 0x0b, 0x0c, 0x0e, 0x0f };
+	put("envelope", "groups", groups, sizeof(groups));
+	/* a Msg whose oneof is given twice (the last wins) */
+	static const uint8_t twice[] = { 0x08, 0x01, 0x2a, 0x0a, 0x0a, 0x08, 0x92, 0x01,
+					 0x00, 0xa2, 0x02, 0x02, 0x08, 0x05 };
+	put("envelope", "oneof-twice", twice, sizeof(twice));
+
+	put("batch", "empty", "", 0);
+	static const uint8_t sel_badvarint[] = { 0x00, 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff,
+						 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+	put("batch", "bad-varint", sel_badvarint, sizeof(sel_badvarint));
+	static const uint8_t sel_packed[] = { 0x06, 0x62, 0x03, 0x01, 0x02, 0x03 };
+	put("batch", "packed-states", sel_packed, sizeof(sel_packed));
+	gp_batch_release(&b);
+	gp_buf_release(&out);
+}
+
+static void specs(void)
+{
+	static Gpool__JobSpec sp;
+	Gpool__SubmitRequest sub = GPOOL__SUBMIT_REQUEST__INIT;
+	sub.spec = &sp;
+	sub.user = "alice";
+
+	job_spec(&sp);
+	put_msg("submit", "valid", -1, &sub.base);
+	put_msg("batch", "jobspec", 2, &sp.base);
+	put_msg("batch", "submit", 3, &sub.base);
+	sp.n_argv = 0;
+	put_msg("submit", "no-argv", -1, &sub.base);
+	job_spec(&sp);
+	sp.ntasks = 1000000;
+	put_msg("submit", "too-many-tasks", -1, &sub.base);
+	job_spec(&sp);
+	sp.nodes_min = 8;
+	sp.nodes_max = 2;
+	put_msg("submit", "bad-node-range", -1, &sub.base);
+	job_spec(&sp);
+	sp.nodelist = bad_nodes;
+	sp.n_nodelist = 1;
+	put_msg("submit", "bad-node-name", -1, &sub.base);
+	job_spec(&sp);
+	sp.files[0]->name = "../../etc/passwd";
+	put_msg("submit", "staged-dotdot", -1, &sub.base);
+	job_spec(&sp);
+	sp.priority = -20000;
+	put_msg("submit", "priority", -1, &sub.base);
+	job_spec(&sp);
+	sp.time_limit_sec = 0xffffffff;
+	put_msg("submit", "time-limit", -1, &sub.base);
+	job_spec(&sp);
+	sub.user = "";
+	put_msg("submit", "no-user", -1, &sub.base);
+	sub.spec = NULL;
+	sub.user = "alice";
+	put_msg("submit", "no-spec", -1, &sub.base);
+	put("submit", "empty", "", 0);
+	static const uint8_t trunc[] = { 0x0a, 0x10, 0x12, 0x04, 't', 'r' };
+	put("submit", "truncated", trunc, sizeof(trunc));
+}
+
+static void texts(void)
+{
+	static const char *const parse[] = {
+		"4096", "512K", "4G", "1.5T", "6GiB", "0", ".5m", "1e30T", "30s", "5m", "2h",
+		"1d", "1:30", "1:02:03", "2-12", "2-12:30", "2-12:30:15", "infinite",
+		"UNLIMITED", "h1,h[2-4,7],x", "pc[001-010]", "a[1-3]b,c[5]", "n[0-99999999]",
+		"42,43", "SIGTERM", "kill", "9", "ALL,OMP_NUM_THREADS=4", "NONE", "PATH,HOME",
+		"-5", "9223372036854775808", "1:2:3:4", "[]", "h[1-2", "h]", "", ",", "PENDING",
+		"nvidia",
+	};
+	char name[32];
+	for (size_t i = 0; i < sizeof(parse) / sizeof(parse[0]); i++) {
+		snprintf(name, sizeof(name), "%02zu", i);
+		put_str("parse", name, parse[i]);
+	}
+	/* fuzz_config: first byte picks the program (0 sched, 1 worker, 2 cli, 3 stepd; 0x80:
+	 * argv instead of a file) */
+	put_str("config", "sched", "\x00"
+				  "# gpool.conf\n"
+				  "state_dir = /var/lib/gpool\n"
+				  "heartbeat = 2s\n"
+				  "commit_delay = 5ms\n"
+				  "max_message = 1M\n"
+				  "requeue = yes\n");
+	put_str("config", "bad-line", "\x01no equals sign here\n");
+	put_str("config", "unknown-key", "\x02nosuchkey = 1\n");
+	put("config", "args", "\x80--state-dir=/tmp/x\0--heartbeat\0" "500ms\0--help", 42);
+	put("config", "args-config", "\x81--config\0/dev/null", 19);
+	put("config", "empty", "", 0);
+
+	/* fuzz_gsub: ARG\0ARG\0...\0\0SCRIPT */
+	static const char gsub1[] = "-n\0" "4\0" "-t\0" "1:00:00\0" "job.sh\0" "a1\0\0"
+				    "#!/bin/sh\n#GPOOL -N 2 --mem=4G\n#GPOOL --export=ALL,X=1\n"
+				    "echo hi\n";
+	put("gsub", "script", gsub1, sizeof(gsub1) - 1);
+	static const char gsub2[] = "--nodelist=pc[1-3]\0" "--exclude\0" "pc4\0" "--\0" "hostname";
+	put("gsub", "command", gsub2, sizeof(gsub2) - 1);
+	static const char gsub3[] = "--service\0" "--replicas=3\0" "--port=8080\0"
+				    "--health-path=/health\0" "--stage\0" "data.txt\0" "--gpus=2\0"
+				    "--gpu-cc=gfx1031\0" "--gpu-vendor=amd\0" "--\0" "serve";
+	put("gsub", "service", gsub3, sizeof(gsub3) - 1);
+	static const char gsub4[] = "job.sh\0\0#GPOOL --wait\n";
+	put("gsub", "cmdline-only", gsub4, sizeof(gsub4) - 1);
+	put("gsub", "empty", "", 0);
+
+	put_str("directive", "typical", "#!/bin/bash\n#GPOOL -n 4\n#GPOOL --job-name 'my job' "
+					"# comment\n\n# other comment\n#GPOOL -t \"1:00\"\n"
+					"echo done\n#GPOOL --ignored\n");
+	put_str("directive", "unterminated", "#GPOOL --name 'oops\n");
+	put_str("directive", "prefix-only", "#GPOOL\n#GPOOLX -n 1\n  #GPOOL\t-N2");
+	put("directive", "nul", "#GPOOL -n\0" "4\n", 12);
+	put("directive", "empty", "", 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s CORPUS_ROOT\n", argv[0]);
+		return 2;
+	}
+	root = argv[1];
+	gp_wire_t *w = gp_wire_create(NULL, 1 << 20);
+	envelopes(w);
+	gp_wire_destroy(&w);
+	specs();
+	texts();
+	return 0;
+}
