@@ -70,6 +70,14 @@ static int discover(struct agent *a, gp_error_t *err)
 	return 0;
 }
 
+/* A startup failure goes to the log and, when the log is a file, to stderr as well. */
+static void fail_startup(const struct agent *a, const char *text)
+{
+	gp_err("%s", text);
+	if (*gp_config_str(a->cfg, "log_file"))
+		fprintf(stderr, "gworkerd: %s\n", text);
+}
+
 static int setup_signals(void)
 {
 	sigset_t set;
@@ -165,8 +173,7 @@ int main(int argc, char **argv)
 	int rc = 1;
 	int sigfd = -1;
 	if (discover(&a, &err) < 0) {
-		gp_err("%s", err.text);
-		fprintf(stderr, "gworkerd: %s\n", err.text);
+		fail_startup(&a, err.text);
 		goto out;
 	}
 	/* gstepd runs detached (it must outlive us), but while we live we reap it, so a PID 1
@@ -178,8 +185,7 @@ int main(int argc, char **argv)
 	}
 	if (!(a.zctx = zmq_ctx_new()) || !(a.steps = steps_create(&a, &err)) ||
 	    !(a.link = sched_link_create(&a, &err))) {
-		gp_err("%s", err.text[0] ? err.text : "cannot start zeromq");
-		fprintf(stderr, "gworkerd: %s\n", err.text);
+		fail_startup(&a, err.text[0] ? err.text : "cannot start zeromq");
 		goto out;
 	}
 	gp_info("node %s: %u cpus, %llu MiB, %zu card(s), address %s, scheduler %s", a.node, a.cpus,

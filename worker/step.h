@@ -53,6 +53,7 @@ struct step {
 	gp_outbox_t *out;
 	int64_t kill_deadline_ms; /* 0: no SIGKILL escalation pending */
 	bool killed;		  /* a kill arrived: tasks ending now end by it */
+	uint64_t oom_kills;	  /* OOM kills seen in the job's cgroup so far */
 };
 
 /* Queue a message for the agent (numbered, kept until acknowledged). */

@@ -258,7 +258,9 @@ void tasks_reap(struct step *s)
 		t->reaped_ms = gp_mono_ms();
 		bool killed9 = (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) ||
 			       (WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGKILL);
-		if (gp_cgroup_oom_kills(s->cg) > 0 && killed9)
+		/* the limit's kills count per job: any task SIGKILLed after one is reported oom */
+		s->oom_kills += gp_cgroup_oom_kills(s->cg);
+		if (killed9 && s->oom_kills > 0)
 			t->oom = true;
 		/* what the task left behind in its session goes with it */
 		kill(-pid, SIGKILL);
