@@ -16,6 +16,11 @@
 #include <cblas.h>
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GK_HAVE_F16C_PATH 1
+#include <immintrin.h>
+#endif
+
 #define FMA_THREADS 256
 #define FMA_CHAINS  16
 
@@ -24,6 +29,11 @@ typedef struct {
 	int use_blas;
 	volatile uint64_t sink;
 } cpu_t;
+
+/* x86 F16C converts 8 values an instruction, rounding as gk_sw_f32_to_f16 does (nearest
+ * even, overflow to inf, NaN kept quiet with its top payload bits); chosen at open when
+ * the processor has it, unless GPOOL_KERNELS_NO_F16C is set. */
+static int use_f16c;
 
 struct gk_event {
 	struct timespec ts;
@@ -54,6 +64,10 @@ static int cpu_open(int device, char *err, void **ctx)
 	c->err = err;
 #ifdef GK_HAVE_CBLAS
 	c->use_blas = !getenv("GPOOL_KERNELS_NO_BLAS");
+#endif
+#ifdef GK_HAVE_F16C_PATH
+	use_f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c") &&
+		   !getenv("GPOOL_KERNELS_NO_F16C");
 #endif
 	*ctx = c;
 	return 0;
@@ -206,11 +220,41 @@ static float ldf(gk_dtype_t t, const void *p, size_t i)
  * before storing the destination's keeps in-place calls correct. */
 #define BLK 1024
 
+#ifdef GK_HAVE_F16C_PATH
+__attribute__((target("avx,f16c"))) static void f16c_to_f32(const uint16_t *h, float *out, size_t m)
+{
+	size_t j = 0;
+	for (; j + 8 <= m; j += 8)
+		_mm256_storeu_ps(out + j,
+				 _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + j))));
+	for (; j < m; j++)
+		out[j] = gk_sw_f16_to_f32(h[j]);
+}
+
+__attribute__((target("avx,f16c"))) static void f16c_from_f32(const float *in, uint16_t *h,
+							      size_t m)
+{
+	size_t j = 0;
+	for (; j + 8 <= m; j += 8)
+		_mm_storeu_si128((__m128i *)(h + j),
+				 _mm256_cvtps_ph(_mm256_loadu_ps(in + j),
+						 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+	for (; j < m; j++)
+		h[j] = gk_sw_f32_to_f16(in[j]);
+}
+#endif
+
 static void load_block(gk_dtype_t t, const void *p, size_t i0, size_t m, float *out)
 {
 	switch (t) {
 	case GK_F16: {
 		const uint16_t *h = (const uint16_t *)p + i0;
+#ifdef GK_HAVE_F16C_PATH
+		if (use_f16c) {
+			f16c_to_f32(h, out, m);
+			break;
+		}
+#endif
 		for (size_t j = 0; j < m; j++)
 			out[j] = gk_sw_f16_to_f32(h[j]);
 		break;
@@ -232,6 +276,12 @@ static void store_block(gk_dtype_t t, void *p, size_t i0, size_t m, const float 
 	switch (t) {
 	case GK_F16: {
 		uint16_t *h = (uint16_t *)p + i0;
+#ifdef GK_HAVE_F16C_PATH
+		if (use_f16c) {
+			f16c_from_f32(in, h, m);
+			break;
+		}
+#endif
 		for (size_t j = 0; j < m; j++)
 			h[j] = gk_sw_f32_to_f16(in[j]);
 		break;

@@ -267,6 +267,33 @@ static void t_conversions(void)
 #endif
 }
 
+/* the cpu backend's block conversions (F16C where present) against the scalar helpers */
+static void t_cpu_cast_paths(void)
+{
+	size_t n = 65536 + 1000003;
+	uint16_t *h = malloc(n * 2), *h2 = malloc(n * 2), *want_h = malloc(n * 2);
+	float *f = malloc(n * 4), *f2 = malloc(n * 4), *want_f = malloc(n * 4);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = (uint32_t)rnd();
+		if (i & 1) /* concentrate near f16's range */
+			u = (u & 0x807fffffu) | ((uint32_t)(100 + rnd() % 60) << 23);
+		h[i] = (uint16_t)(i < 65536 ? i : rnd());
+		f[i] = gk_bits_f32(u);
+		want_f[i] = gk_f16_to_f32(h[i]);
+		want_h[i] = gk_f32_to_f16(f[i]);
+	}
+	OK(ref, gk_cast(ref, GK_F32, f2, GK_F16, h, n, NULL));
+	compare("cpu cast f16->f32 vs scalar", GK_F32, f2, want_f, n);
+	OK(ref, gk_cast(ref, GK_F16, h2, GK_F32, f, n, NULL));
+	compare("cpu cast f32->f16 vs scalar", GK_F16, h2, want_h, n);
+	free(h);
+	free(h2);
+	free(want_h);
+	free(f);
+	free(f2);
+	free(want_f);
+}
+
 static void t_reference_known(void)
 {
 	float a[3] = {1.0f, NAN, -2.0f}, c[3] = {2.0f, 1.0f, -0.5f}, out[3];
@@ -810,6 +837,7 @@ typedef struct {
 static const test_t tests[] = {
     {"conversions (reference)", t_conversions},
     {"reference known answers", t_reference_known},
+    {"cpu cast paths", t_cpu_cast_paths},
     {"api", t_api},
     {"reduce", t_reduce},
     {"cast", t_cast},
