@@ -4,6 +4,7 @@
  * itself; a host list expands to non-empty names within its bound; a failure sets errno. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 
 #include "args.h"
 #include "env.h"
