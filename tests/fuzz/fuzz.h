@@ -178,6 +178,40 @@ static uint64_t fuzz_walk(const ProtobufCMessage *m)
 	return h;
 }
 
+/* libprotobuf-c 1.4.1 keeps an unknown field whose tag is 0 (sent as a non-minimal varint,
+ * "82 00") or above 2^29-1 (a five-byte tag), re-encodes it, and then refuses its own
+ * encoding. Such a message does not round-trip; the harnesses know this one case (see
+ * docs/fuzzing.md, "Findings"). */
+static inline int fuzz_odd_unknown(const ProtobufCMessage *m)
+{
+	for (unsigned i = 0; i < m->n_unknown_fields; i++)
+		if (m->unknown_fields[i].tag == 0 || m->unknown_fields[i].tag > 0x1fffffff)
+			return 1;
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	const char *base = (const char *)m;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		const void *member = base + f->offset;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			size_t n = *(const size_t *)(base + f->quantifier_offset);
+			ProtobufCMessage *const *arr = *(ProtobufCMessage *const *const *)member;
+			for (size_t k = 0; k < n; k++)
+				if (fuzz_odd_unknown(arr[k]))
+					return 1;
+		} else {
+			if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+			    *(const uint32_t *)(base + f->quantifier_offset) != f->id)
+				continue;
+			const ProtobufCMessage *sub = *(ProtobufCMessage *const *)member;
+			if (sub && fuzz_odd_unknown(sub))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* pack(unpack(pack(m))) == pack(m): a decoded message re-encodes to the same bytes once it
  * is in canonical form. Returns the first encoding's size. */
 static inline size_t fuzz_round_trip(const ProtobufCMessage *m)
@@ -188,6 +222,10 @@ static inline size_t fuzz_round_trip(const ProtobufCMessage *m)
 		abort();
 	FUZZ_CHECK(protobuf_c_message_pack(m, a) == n);
 	ProtobufCMessage *again = protobuf_c_message_unpack(m->descriptor, NULL, n, a);
+	if (!again && fuzz_odd_unknown(m)) {
+		free(a);
+		return n;
+	}
 	FUZZ_CHECK(again != NULL);
 	size_t n2 = protobuf_c_message_get_packed_size(again);
 	FUZZ_CHECK(n2 == n);
