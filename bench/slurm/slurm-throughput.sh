@@ -10,7 +10,12 @@
 # Env knobs (optional):
 #   LAT_M=50                   number of latency samples
 #   SLURM_SCHED_PARAMS=...     override SchedulerParameters (default: tuned, see below)
+#   SLURM_OVERSUBSCRIBE=NO     partition OverSubscribe= (e.g. FORCE:8 = 8 jobs per core)
+#   SLURM_BENCH_DEBUG=error    SlurmctldDebug/SlurmdDebug level (e.g. debug)
 #   KEEP_TMP=1                 keep the temp dir (logs) after the run
+#
+# Exit status: 0 ok; 2 JSON printed but some submits failed or some jobs did not end
+# COMPLETED; other non-zero: no result (see stderr).
 #
 # Must run as root (daemons run as SlurmUser=root). Needs munged running.
 set -euo pipefail
@@ -177,12 +182,14 @@ while :; do
 done
 t2=$(now)
 
-# Sanity: every submitted job must be COMPLETED (MinJobAge=300 keeps their records).
-ncomp=$(squeue -h -t all -o '%T' | grep -c '^COMPLETED$' || true)
-nother=$(squeue -h -t all -o '%T' | grep -vc '^COMPLETED$' || true)
-log "completed $ncomp jobs ($nother in other states) in $(awk -v a="$t0" -v b="$t2" 'BEGIN{printf "%.2f", b-a}') s"
+# Sanity: the queue is empty, so every accepted job has ended. Records of ended jobs are kept
+# only MinJobAge=300 s, so failures can be seen only among jobs that ended in the last 300 s:
+# count those not COMPLETED (FAILED, NODE_FAIL, CANCELLED, ...) as a warning.
+nbad=$(squeue -h -t all -o '%T' | grep -vc '^COMPLETED$' || true)
+ncomp=$nsub
+log "all $ncomp accepted jobs ended after $(awk -v a="$t0" -v b="$t2" 'BEGIN{printf "%.2f", b-a}') s ($nbad seen not COMPLETED)"
 ok=1
-(( nsub == N && ncomp == N )) || { ok=0; log "WARNING: submitted $nsub, completed $ncomp of $N"; }
+(( nsub == N && nbad == 0 )) || { ok=0; log "WARNING: $nsub of $N submitted, $nbad ended not COMPLETED"; }
 
 SUBMIT_PER_S=$(awk -v n="$nsub" -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", n/(b-a)}')
 COMPLETE_PER_S=$(awk -v n="$ncomp" -v a="$t0" -v b="$t2" 'BEGIN{printf "%.2f", n/(b-a)}')
