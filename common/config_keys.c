@@ -32,6 +32,8 @@ const struct gp_conf_key gp_conf_keys[] = {
 	  "requeue the jobs of a node that went DOWN (a job may opt out with --no-requeue)" },
 	{ "max_attempts", S, GP_CONF_INT, "3",
 	  "attempts a job gets before a node failure ends it NODE_FAIL" },
+	{ "power_cap_watts", S, GP_CONF_INT, "0",
+	  "cluster power cap: a job whose cards would take the running total over it waits (0: none)" },
 	{ "default_time_limit", S, GP_CONF_DURATION, "0",
 	  "time limit of jobs that ask for none (0: unlimited)" },
 	{ "max_time_limit", S, GP_CONF_DURATION, "0", "largest time limit a job may ask (0: none)" },

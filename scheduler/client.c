@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cards.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "names.h"
@@ -100,15 +101,25 @@ void client_submit(struct req *r)
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
 		return;
 	}
+	int bad;
+	struct gpu_req *gpu = gpu_req_from_spec(sr->spec, why, sizeof(why), &bad);
+	if (bad) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
+		return;
+	}
 	if (jobs_count(s->jobs) >= s->max_jobs) {
+		gpu_req_free(gpu);
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
 				   "the queue is full (%llu jobs)", (unsigned long long)s->max_jobs);
 		return;
 	}
 	Gpool__JobSpec *sp = sr->spec;
 	struct job *j = calloc(1, sizeof(*j));
-	if (!j)
+	if (!j) {
+		gpu_req_free(gpu);
 		goto oom;
+	}
+	j->gpu = gpu;
 	j->id = jobs_next_id(s->jobs);
 	j->uid = r->from.uid;
 	j->gid = r->from.gid;

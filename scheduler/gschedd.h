@@ -60,6 +60,7 @@ struct gsched {
 	uint64_t max_jobs;
 	bool requeue;
 	uint32_t max_attempts;
+	uint32_t power_cap_watts; /* 0: none */
 	char state_dir[1024];
 };
 

@@ -1,4 +1,5 @@
 #include "jobs.h"
+#include "cards.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -19,6 +20,8 @@ static const char *const reason_names[PEND_NREASONS] = {
 	[PEND_NO_NODES] = "NoNodes",
 	[PEND_TOO_LARGE] = "TooLarge",
 	[PEND_REQUEUED] = "Requeued",
+	[PEND_NO_CARD] = "NoMatchingCard",
+	[PEND_POWER] = "PowerCap",
 };
 
 const char *pend_reason_name(enum pend_reason r)
@@ -57,6 +60,8 @@ void job_free(struct job *j)
 	gp_strv_free(j->exclude, j->n_exclude);
 	free(j->tasks);
 	free(j->placement_text);
+	free(j->reason_detail);
+	gpu_req_free(j->gpu);
 	free(j);
 }
 
@@ -184,7 +189,10 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 	ji->user = j->user ? j->user : "";
 	ji->state = j->state;
 	ji->attempt = j->attempt;
-	if (j->state == GPOOL__JOB_STATE__PENDING)
+	if (j->state == GPOOL__JOB_STATE__PENDING && j->reason_detail && j->reason != PEND_NONE &&
+	    j->reason != PEND_HELD && j->reason != PEND_PRIORITY)
+		ji->reason = j->reason_detail;
+	else if (j->state == GPOOL__JOB_STATE__PENDING)
 		ji->reason = (char *)pend_reason_name(j->reason);
 	else
 		ji->reason = j->end_reason ? j->end_reason : "";
@@ -211,6 +219,13 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 		sp->output = j->out_pattern ? j->out_pattern : "";
 		sp->error = j->err_pattern ? j->err_pattern : "";
 		sp->no_requeue = j->no_requeue;
+		if (j->gpu) {
+			sp->gpus_per_task = j->gpu->per_task;
+			sp->gpu_mem_min = j->gpu->mem_min;
+			sp->gpu_vendor = j->gpu->vendor;
+			sp->gpu_model = j->gpu->model ? j->gpu->model : "";
+			sp->gpu_mixed = j->gpu->mixed;
+		}
 		ji->spec = sp;
 	}
 	ji->nodelist = "";
@@ -218,14 +233,19 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 			 j->state == GPOOL__JOB_STATE__COMPLETING || gp_job_state_final(j->state))) {
 		ji->tasks = calloc(j->ntasks, sizeof(*ji->tasks));
 		Gpool__TaskPlacement *tp = calloc(j->ntasks, sizeof(*tp));
+		uint32_t *cardv = calloc((size_t)j->ntasks * 64 + 1, sizeof(uint32_t));
 		char *list = calloc(1, 4096);
-		if (ji->tasks && tp && list) {
+		if (ji->tasks && tp && list && cardv) {
 			size_t used = 0;
 			for (uint32_t i = 0; i < j->ntasks; i++) {
 				gpool__task_placement__init(&tp[i]);
 				tp[i].rank = i;
 				tp[i].node = (char *)nodes_name(ns, j->tasks[i].node);
 				tp[i].local_rank = j->tasks[i].local_rank;
+				tp[i].cards = cardv + (size_t)i * 64;
+				for (int b = 0; b < 64; b++)
+					if (j->tasks[i].cards >> b & 1)
+						tp[i].cards[tp[i].n_cards++] = (uint32_t)b;
 				ji->tasks[i] = &tp[i];
 				/* distinct nodes in rank order */
 				bool seen = false;
@@ -245,6 +265,7 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 			free(ji->tasks);
 			free(tp);
 			free(list);
+			free(cardv);
 			ji->tasks = NULL;
 		}
 	}
@@ -254,6 +275,7 @@ void jobinfo_release(Gpool__JobInfo *ji)
 {
 	free(ji->spec);
 	if (ji->n_tasks) {
+		free(ji->tasks[0]->cards);
 		free(ji->tasks[0]);
 		free(ji->tasks);
 		free(ji->nodelist);

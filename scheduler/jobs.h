@@ -21,6 +21,8 @@ enum pend_reason {
 	PEND_NO_NODES,	       /* no node is up */
 	PEND_TOO_LARGE,	       /* no set of up nodes could ever hold it */
 	PEND_REQUEUED,	       /* back in the queue after an attempt ended */
+	PEND_NO_CARD,	       /* no card in the cluster matches what it asks */
+	PEND_POWER,	       /* its cards would take the cluster over power_cap_watts */
 	PEND_NREASONS,
 };
 const char *pend_reason_name(enum pend_reason r);
@@ -33,6 +35,7 @@ struct task {
 	int32_t status;	     /* wait status */
 	uint64_t out_off, err_off; /* next expected output offsets */
 	uint16_t cpu_first;  /* first CPU index on the node, cpus_per_task of them */
+	uint64_t cards;      /* the node's cards it holds, a bit each */
 	uint8_t missing;     /* heartbeats in a row that did not list it */
 };
 
@@ -56,6 +59,8 @@ struct job {
 	uint32_t ntasks, cpus_per_task, nodes_min, nodes_max;
 	uint64_t mem_mb; /* per node */
 	uint32_t time_limit; /* seconds, 0: none */
+	struct gpu_req *gpu; /* NULL: no card asked */
+	char *reason_detail; /* more about a pending reason ("waiting for 4 cards") */
 	char **nodelist, **exclude;
 	int n_nodelist, n_exclude;
 	/* while running */

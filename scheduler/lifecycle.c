@@ -56,6 +56,7 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	for (uint32_t i = 0; i < j->ntasks; i++) {
 		tasks[i].node = a->node[i];
 		tasks[i].cpu_first = (uint16_t)a->cpu_first[i];
+		tasks[i].cards = a->cards ? a->cards[i] : 0;
 		tasks[i].local_rank = (uint16_t)local[a->node[i]]++;
 	}
 	free(j->tasks);
@@ -105,10 +106,12 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 		Gpool__TaskPlacement *tp = calloc(local[n], sizeof(*tp));
 		Gpool__TaskPlacement **tpp = calloc(local[n], sizeof(*tpp));
 		uint32_t *cpus = calloc((size_t)local[n] * j->cpus_per_task, sizeof(uint32_t));
-		if (!tp || !tpp || !cpus) {
+		uint32_t *cardv = calloc((size_t)local[n] * 64 + 1, sizeof(uint32_t));
+		if (!tp || !tpp || !cpus || !cardv) {
 			free(tp);
 			free(tpp);
 			free(cpus);
+			free(cardv);
 			continue; /* the missing tasks never start: the node timeout ends the job */
 		}
 		int k = 0;
@@ -123,6 +126,10 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 			tp[k].n_cpus = j->cpus_per_task;
 			for (uint32_t c = 0; c < j->cpus_per_task; c++)
 				tp[k].cpus[c] = tasks[i].cpu_first + c;
+			tp[k].cards = cardv + (size_t)k * 64;
+			for (int b = 0; b < 64; b++)
+				if (tasks[i].cards >> b & 1)
+					tp[k].cards[tp[k].n_cards++] = (uint32_t)b;
 			tpp[k] = &tp[k];
 			k++;
 		}
@@ -148,6 +155,7 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 		free(tp);
 		free(tpp);
 		free(cpus);
+		free(cardv);
 	}
 	gp_buf_release(&nl);
 	free(local);
@@ -165,6 +173,7 @@ static void task_release(struct gsched *s, struct job *j, uint32_t i)
 	if (!nd)
 		return;
 	node_cpus_free(nd, t->cpu_first, j->cpus_per_task);
+	nd->card_busy &= ~t->cards;
 	for (uint32_t k = 0; k < j->ntasks; k++)
 		if (k != i && j->tasks[k].node == t->node && j->tasks[k].state != 2)
 			return;
@@ -335,6 +344,7 @@ void job_readopt_node(struct gsched *s, int node)
 			if (j->tasks[i].node != node || j->tasks[i].state == 2)
 				continue;
 			node_cpus_mark(nd, j->tasks[i].cpu_first, j->cpus_per_task);
+			nd->card_busy |= j->tasks[i].cards;
 			here = true;
 		}
 		if (here) {
@@ -358,8 +368,11 @@ int job_restore(struct gsched *s, struct job *j)
 		char name[256];
 		unsigned lr, cpu, st;
 		int status, oom;
-		if (sscanf(item, "%255[^:]:%u:%u:%u:%d:%d", name, &lr, &cpu, &st, &status, &oom) != 6)
+		unsigned long long cards = 0;
+		if (sscanf(item, "%255[^:]:%u:%u:%u:%d:%d:%llx", name, &lr, &cpu, &st, &status, &oom,
+			   &cards) < 6)
 			break;
+		tasks[i].cards = cards;
 		int n = nodes_placeholder(s->nodes, name);
 		if (n < 0)
 			break;

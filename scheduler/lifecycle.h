@@ -9,6 +9,7 @@
 struct alloc {
 	int *node;
 	uint32_t *cpu_first;
+	uint64_t *cards; /* a bit per card of the node */
 };
 
 /* Start the next attempt of a pending job on the given placement: mark it RUNNING, send

@@ -104,6 +104,7 @@ int main(int argc, char **argv)
 	s.max_jobs = (uint64_t)gp_config_int(s.cfg, "max_jobs");
 	s.requeue = gp_config_bool(s.cfg, "requeue");
 	s.max_attempts = (uint32_t)gp_config_int(s.cfg, "max_attempts");
+	s.power_cap_watts = (uint32_t)gp_config_int(s.cfg, "power_cap_watts");
 	snprintf(s.state_dir, sizeof(s.state_dir), "%s", gp_config_str(s.cfg, "state_dir"));
 	if (getuid() != s.sched_uid)
 		gp_warn("running as uid %u but sched_uid is %u: commands will refuse the replies",

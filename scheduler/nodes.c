@@ -183,6 +183,7 @@ int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8
 	n->version = dup_or_empty(reg->version);
 	n->psu_watts = reg->psu_watts;
 	copy_cards(n, reg);
+	n->card_busy &= n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
 	memcpy(n->rid, rid, rid_len);
 	n->rid_len = rid_len;
 	n->state = n->drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;

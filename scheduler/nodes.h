@@ -22,6 +22,7 @@ struct node {
 	uint32_t cpus_used;
 	uint64_t mem_used_mb;
 	uint8_t *cpu_busy; /* cpus entries */
+	uint64_t card_busy; /* a bit per card held by a task */
 	Gpool__Card **cards;
 	size_t n_cards;
 	uint32_t psu_watts;

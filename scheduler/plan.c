@@ -1,9 +1,12 @@
 #include "plan.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cards.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "nodes.h"
@@ -14,8 +17,9 @@
 #define BACKFILL_DEPTH 2000
 
 struct res {
-	int64_t *cpus; /* free CPUs per node */
-	int64_t *mem;  /* free memory per node, MB */
+	int64_t *cpus;	     /* free CPUs per node */
+	int64_t *mem;	     /* free memory per node, MB */
+	uint64_t *cards;     /* free cards per node, a bit each */
 };
 
 struct pass {
@@ -27,7 +31,32 @@ struct pass {
 	double resv_time; /* INFINITY: the blocked job waits on jobs without time limits */
 	int *order;	  /* scratch: candidate node order */
 	uint32_t *count;  /* scratch: tasks per node */
+	uint64_t *cardsel; /* scratch: cards picked per node */
+	const char *model; /* one-model placement: the model tried now */
+	uint32_t watts_running, power_cap;
 };
+
+static int res_alloc(struct res *r, int nn)
+{
+	r->cpus = calloc(nn ? nn : 1, sizeof(int64_t));
+	r->mem = calloc(nn ? nn : 1, sizeof(int64_t));
+	r->cards = calloc(nn ? nn : 1, sizeof(uint64_t));
+	return r->cpus && r->mem && r->cards ? 0 : -1;
+}
+
+static void res_free(struct res *r)
+{
+	free(r->cpus);
+	free(r->mem);
+	free(r->cards);
+}
+
+static void res_copy(struct res *d, const struct res *s, int nn)
+{
+	memcpy(d->cpus, s->cpus, nn * sizeof(int64_t));
+	memcpy(d->mem, s->mem, nn * sizeof(int64_t));
+	memcpy(d->cards, s->cards, nn * sizeof(uint64_t));
+}
 
 static bool listed(char **v, int n, const char *name)
 {
@@ -50,36 +79,87 @@ static bool eligible(struct pass *p, const struct job *j, int node)
 	return true;
 }
 
-static int64_t cap_on(const struct job *j, const struct res *r, int node)
+static int64_t cap_on(const struct pass *p, const struct job *j, const struct res *r, int node)
 {
 	if (j->mem_mb && r->mem[node] < (int64_t)j->mem_mb)
 		return 0;
-	return r->cpus[node] / j->cpus_per_task;
+	int64_t cap = r->cpus[node] / j->cpus_per_task;
+	if (j->gpu) {
+		struct node *n = nodes_get(p->s->nodes, node);
+		int64_t c = __builtin_popcountll(cards_serving(j->gpu, n, r->cards[node], p->model)) /
+			    j->gpu->per_task;
+		if (c < cap)
+			cap = c;
+	}
+	return cap;
 }
 
+/* qsort has no context argument: the pass being sorted for */
+static const struct pass *sort_pass;
 static const struct res *sort_res;
 static const struct job *sort_job;
 static int by_cap(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
-	int64_t cx = cap_on(sort_job, sort_res, x), cy = cap_on(sort_job, sort_res, y);
+	int64_t cx = cap_on(sort_pass, sort_job, sort_res, x);
+	int64_t cy = cap_on(sort_pass, sort_job, sort_res, y);
 	if (cx != cy)
 		return cx > cy ? -1 : 1;
 	return x - y;
 }
 
+/* The cards each chosen node gives: best fit on VRAM. */
+static bool pick_cards(struct pass *p, const struct job *j, const struct res *r)
+{
+	for (int i = 0; i < p->nn; i++) {
+		p->cardsel[i] = 0;
+		if (!j->gpu || !p->count[i])
+			continue;
+		struct node *n = nodes_get(p->s->nodes, i);
+		uint64_t serving = cards_serving(j->gpu, n, r->cards[i], p->model);
+		p->cardsel[i] = cards_pick(n, serving, p->count[i] * j->gpu->per_task);
+		if (!p->cardsel[i])
+			return false;
+	}
+	return true;
+}
+
 /* Fit j into r: fills p->count per node. The tasks go block-wise: rank 0 on the roomiest node. */
-static bool fit(struct pass *p, const struct job *j, const struct res *r)
+static bool fit_model(struct pass *p, const struct job *j, const struct res *r)
 {
 	int nc = 0;
 	for (int i = 0; i < p->nn; i++) {
 		p->count[i] = 0;
-		if (eligible(p, j, i) && cap_on(j, r, i) > 0)
+		if (eligible(p, j, i) && cap_on(p, j, r, i) > 0)
 			p->order[nc++] = i;
 	}
+	sort_pass = p;
 	sort_res = r;
 	sort_job = j;
 	qsort(p->order, nc, sizeof(int), by_cap);
+	if (j->gpu && j->nodes_min <= 1) {
+		/* one node if any can hold it all: the one whose cards fit tightest */
+		int best = -1;
+		uint64_t best_vram = 0;
+		for (int k = 0; k < nc; k++) {
+			int i = p->order[k];
+			if (cap_on(p, j, r, i) < (int64_t)j->ntasks)
+				continue;
+			struct node *n = nodes_get(p->s->nodes, i);
+			uint64_t pick = cards_pick(
+				n, cards_serving(j->gpu, n, r->cards[i], p->model),
+				j->ntasks * j->gpu->per_task);
+			uint64_t v = cards_vram(n, pick);
+			if (best < 0 || v < best_vram) {
+				best = i;
+				best_vram = v;
+			}
+		}
+		if (best >= 0) {
+			p->count[best] = j->ntasks;
+			return pick_cards(p, j, r);
+		}
+	}
 	if (j->nodes_min) {
 		uint32_t nmax = j->nodes_max >= j->nodes_min ? j->nodes_max : j->nodes_min;
 		for (uint32_t n = j->nodes_min; n <= nmax && n <= (uint32_t)nc; n++) {
@@ -88,24 +168,71 @@ static bool fit(struct pass *p, const struct job *j, const struct res *r)
 			uint32_t base = j->ntasks / n, more = j->ntasks % n;
 			bool ok = true;
 			for (uint32_t k = 0; k < n && ok; k++)
-				if (cap_on(j, r, p->order[k]) < (int64_t)(base + (k < more)))
+				if (cap_on(p, j, r, p->order[k]) < (int64_t)(base + (k < more)))
 					ok = false;
 			if (!ok)
 				continue;
 			for (uint32_t k = 0; k < n; k++)
 				p->count[p->order[k]] = base + (k < more);
-			return true;
+			return pick_cards(p, j, r);
 		}
 		return false;
 	}
 	uint32_t left = j->ntasks;
 	for (int k = 0; k < nc && left; k++) {
-		int64_t c = cap_on(j, r, p->order[k]);
+		int64_t c = cap_on(p, j, r, p->order[k]);
 		uint32_t take = c < (int64_t)left ? (uint32_t)c : left;
 		p->count[p->order[k]] = take;
 		left -= take;
 	}
-	return left == 0;
+	return left == 0 && pick_cards(p, j, r);
+}
+
+struct model {
+	const char *name;
+	uint64_t vram;
+};
+
+static int by_vram(const void *a, const void *b)
+{
+	const struct model *x = a, *y = b;
+	return x->vram < y->vram ? -1 : x->vram > y->vram;
+}
+
+/* Fit j into r. Without --gpu-mixed the cards come from one model: the models are tried from
+ * the smallest VRAM up, so the tightest model that fits wins. */
+static bool fit(struct pass *p, const struct job *j, const struct res *r)
+{
+	p->model = NULL;
+	if (!j->gpu || j->gpu->mixed)
+		return fit_model(p, j, r);
+	struct model ms[256];
+	int nm = 0;
+	for (int i = 0; i < p->nn; i++) {
+		struct node *n = nodes_get(p->s->nodes, i);
+		if (!eligible(p, j, i))
+			continue;
+		for (size_t c = 0; c < n->n_cards && c < MAX_CARDS_PER_NODE; c++) {
+			const Gpool__Card *card = n->cards[c];
+			if (!card_serves(j->gpu, card, NULL))
+				continue;
+			int k = 0;
+			while (k < nm && strcmp(ms[k].name, card->name) != 0)
+				k++;
+			if (k == nm && nm < 256) {
+				ms[nm].name = card->name;
+				ms[nm++].vram = card->vram_total;
+			}
+		}
+	}
+	qsort(ms, nm, sizeof(*ms), by_vram);
+	for (int k = 0; k < nm; k++) {
+		p->model = ms[k].name;
+		if (fit_model(p, j, r))
+			return true;
+	}
+	p->model = NULL;
+	return false;
 }
 
 static void res_take(const struct pass *p, const struct job *j, struct res *r)
@@ -115,54 +242,72 @@ static void res_take(const struct pass *p, const struct job *j, struct res *r)
 			continue;
 		r->cpus[i] -= (int64_t)p->count[i] * j->cpus_per_task;
 		r->mem[i] -= (int64_t)j->mem_mb;
+		r->cards[i] &= ~p->cardsel[i];
 	}
 }
 
-/* Turn p->count into real CPU indices and start the job. */
+static const uint32_t *sort_count;
+static int by_count(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	if (sort_count[x] != sort_count[y])
+		return sort_count[x] > sort_count[y] ? -1 : 1;
+	return x - y;
+}
+
+/* Turn p->count and p->cardsel into CPU indices and cards, and start the job. Rank 0 goes
+ * to the node with the most tasks. */
 static bool commit(struct pass *p, struct job *j)
 {
 	struct gsched *s = p->s;
 	struct alloc a;
 	a.node = calloc(j->ntasks, sizeof(int));
 	a.cpu_first = calloc(j->ntasks, sizeof(uint32_t));
-	if (!a.node || !a.cpu_first)
-		goto fail;
+	a.cards = calloc(j->ntasks, sizeof(uint64_t));
 	uint32_t rank = 0;
-	sort_res = &p->now;
-	sort_job = j;
+	if (!a.node || !a.cpu_first || !a.cards)
+		goto fail;
 	int nc = 0;
 	for (int i = 0; i < p->nn; i++)
 		if (p->count[i])
 			p->order[nc++] = i;
-	qsort(p->order, nc, sizeof(int), by_cap);
+	sort_count = p->count;
+	qsort(p->order, nc, sizeof(int), by_count);
 	for (int k = 0; k < nc; k++) {
 		int i = p->order[k];
 		struct node *n = nodes_get(s->nodes, i);
+		uint64_t left = p->cardsel[i];
 		for (uint32_t t = 0; t < p->count[i]; t++) {
 			int first = node_cpus_alloc(n, j->cpus_per_task);
-			if (first < 0) {
-				/* fragmented: undo what this job took */
-				for (uint32_t r = 0; r < rank; r++)
-					node_cpus_free(nodes_get(s->nodes, a.node[r]), a.cpu_first[r],
-						       j->cpus_per_task);
-				goto fail;
-			}
+			if (first < 0)
+				goto undo; /* fragmented */
 			a.node[rank] = i;
 			a.cpu_first[rank] = (uint32_t)first;
+			for (uint32_t c = 0; j->gpu && c < j->gpu->per_task; c++) {
+				uint64_t bit = left & -left;
+				a.cards[rank] |= bit;
+				left &= ~bit;
+			}
+			n->card_busy |= a.cards[rank];
 			rank++;
 		}
 	}
-	if (job_start(s, j, &a) < 0) {
-		for (uint32_t r = 0; r < rank; r++)
-			node_cpus_free(nodes_get(s->nodes, a.node[r]), a.cpu_first[r], j->cpus_per_task);
-		goto fail;
-	}
+	if (job_start(s, j, &a) < 0)
+		goto undo;
 	free(a.node);
 	free(a.cpu_first);
+	free(a.cards);
 	return true;
+undo:
+	for (uint32_t r = 0; r < rank; r++) {
+		struct node *n = nodes_get(s->nodes, a.node[r]);
+		node_cpus_free(n, a.cpu_first[r], j->cpus_per_task);
+		n->card_busy &= ~a.cards[r];
+	}
 fail:
 	free(a.node);
 	free(a.cpu_first);
+	free(a.cards);
 	return false;
 }
 
@@ -183,10 +328,11 @@ static void reserve(struct pass *p, struct job *j)
 	struct gsched *s = p->s;
 	size_t nr = running_count(s), k = 0, pos = 0;
 	struct release *rel = calloc(nr ? nr : 1, sizeof(*rel));
-	struct res shadow = { calloc(p->nn, sizeof(int64_t)), calloc(p->nn, sizeof(int64_t)) };
+	struct res shadow;
+	int shadow_ok = res_alloc(&shadow, p->nn) == 0;
 	p->have_resv = true;
 	p->resv_time = INFINITY;
-	if (!rel || !shadow.cpus || !shadow.mem)
+	if (!rel || !shadow_ok)
 		goto out;
 	const struct job *r;
 	while ((r = running_iter(s, &pos)) && k < nr) {
@@ -196,8 +342,7 @@ static void reserve(struct pass *p, struct job *j)
 		k++;
 	}
 	qsort(rel, k, sizeof(*rel), by_time);
-	memcpy(shadow.cpus, p->now.cpus, p->nn * sizeof(int64_t));
-	memcpy(shadow.mem, p->now.mem, p->nn * sizeof(int64_t));
+	res_copy(&shadow, &p->now, p->nn);
 	for (size_t i = 0; i < k && isfinite(rel[i].at); i++) {
 		const struct job *x = rel[i].j;
 		int *seen = p->order; /* reuse as a per-node flag */
@@ -207,6 +352,7 @@ static void reserve(struct pass *p, struct job *j)
 				continue;
 			int n = x->tasks[t].node;
 			shadow.cpus[n] += x->cpus_per_task;
+			shadow.cards[n] |= x->tasks[t].cards;
 			if (!seen[n]++)
 				shadow.mem[n] += (int64_t)x->mem_mb;
 		}
@@ -220,6 +366,7 @@ static void reserve(struct pass *p, struct job *j)
 										    : p->now.cpus[n];
 				p->extra.mem[n] = shadow.mem[n] < p->now.mem[n] ? shadow.mem[n]
 										: p->now.mem[n];
+				p->extra.cards[n] = shadow.cards[n] & p->now.cards[n];
 			}
 			break;
 		}
@@ -228,13 +375,33 @@ out:
 	if (!isfinite(p->resv_time)) {
 		/* nothing with a time limit frees enough: the job waits on unlimited jobs, so
 		 * whatever fits now cannot delay it */
-		memcpy(p->extra.cpus, p->now.cpus, p->nn * sizeof(int64_t));
-		memcpy(p->extra.mem, p->now.mem, p->nn * sizeof(int64_t));
+		res_copy(&p->extra, &p->now, p->nn);
 	}
 	j->reserved_start = isfinite(p->resv_time) ? p->resv_time : 0;
 	free(rel);
-	free(shadow.cpus);
-	free(shadow.mem);
+	if (shadow_ok)
+		res_free(&shadow);
+}
+
+/* Why j cannot start even on an idle cluster, or PEND_NONE. */
+static void set_detail(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_detail(struct job *j, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (j->reason_detail && strcmp(j->reason_detail, buf) == 0)
+		return;
+	free(j->reason_detail);
+	j->reason_detail = strdup(buf);
+}
+
+static void clear_detail(struct job *j)
+{
+	free(j->reason_detail);
+	j->reason_detail = NULL;
 }
 
 /* Why j cannot start even on an idle cluster, or PEND_NONE. */
@@ -252,25 +419,44 @@ static enum pend_reason never_fits(struct pass *p, struct job *j)
 		if (n < 0 || !node_usable(nodes_get(s->nodes, n)))
 			return PEND_NODE_NOT_AVAIL;
 	}
-	struct res empty = { calloc(p->nn, sizeof(int64_t)), calloc(p->nn, sizeof(int64_t)) };
+	struct res empty;
 	enum pend_reason r = PEND_NONE;
-	if (empty.cpus && empty.mem) {
+	if (res_alloc(&empty, p->nn) == 0) {
 		for (int i = 0; i < p->nn; i++) {
 			struct node *n = nodes_get(s->nodes, i);
 			empty.cpus[i] = n->cpus;
 			empty.mem[i] = (int64_t)n->mem_mb;
+			empty.cards[i] = n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
 		}
-		if (!fit(p, j, &empty))
+		if (!fit(p, j, &empty)) {
 			r = PEND_TOO_LARGE;
+			if (j->gpu) {
+				/* is there any card at all that could serve it? */
+				bool any = false;
+				for (int i = 0; i < p->nn && !any; i++) {
+					struct node *n = nodes_get(s->nodes, i);
+					any = node_usable(n) && cards_serving(j->gpu, n, ~0ULL, NULL);
+				}
+				char what[160];
+				gpu_req_describe(j->gpu, what, sizeof(what));
+				if (!any) {
+					r = PEND_NO_CARD;
+					set_detail(j, "NoMatchingCard (%s)", what);
+				} else {
+					set_detail(j, "TooLarge (not %u cards%s at once in this cluster)",
+						   j->ntasks * j->gpu->per_task,
+						   j->gpu->mixed ? "" : " of one model");
+				}
+			}
+		}
+		res_free(&empty);
 	}
-	free(empty.cpus);
-	free(empty.mem);
 	return r;
 }
 
 void plan_run(struct gsched *s)
 {
-	struct pass p = { .s = s, .nn = nodes_count(s->nodes) };
+	struct pass p = { .s = s, .nn = nodes_count(s->nodes), .power_cap = s->power_cap_watts };
 	s->plan_dirty = false;
 	size_t qlen = jobs_queue_len(s->jobs);
 	if (!qlen)
@@ -282,21 +468,23 @@ void plan_run(struct gsched *s)
 		}
 		return;
 	}
-	p.now.cpus = calloc(p.nn, sizeof(int64_t));
-	p.now.mem = calloc(p.nn, sizeof(int64_t));
-	p.extra.cpus = calloc(p.nn, sizeof(int64_t));
-	p.extra.mem = calloc(p.nn, sizeof(int64_t));
+	bool ok_alloc = res_alloc(&p.now, p.nn) == 0;
+	ok_alloc &= res_alloc(&p.extra, p.nn) == 0;
 	p.order = calloc(p.nn, sizeof(int));
 	p.count = calloc(p.nn, sizeof(uint32_t));
-	if (!p.now.cpus || !p.now.mem || !p.extra.cpus || !p.extra.mem || !p.order || !p.count)
+	p.cardsel = calloc(p.nn, sizeof(uint64_t));
+	if (!ok_alloc || !p.order || !p.count || !p.cardsel)
 		goto out;
 	int64_t free_total = 0;
 	for (int i = 0; i < p.nn; i++) {
 		struct node *n = nodes_get(s->nodes, i);
+		p.watts_running += cards_watts(n, n->card_busy);
 		if (!node_usable(n))
 			continue;
 		p.now.cpus[i] = (int64_t)n->cpus - n->cpus_used;
 		p.now.mem[i] = (int64_t)n->mem_mb - (int64_t)n->mem_used_mb;
+		uint64_t all = n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
+		p.now.cards[i] = all & ~n->card_busy;
 		free_total += p.now.cpus[i];
 	}
 	size_t looked = 0;
@@ -316,6 +504,15 @@ void plan_run(struct gsched *s)
 			continue;
 		}
 		if (fit(&p, j, &p.now)) {
+			uint32_t w = 0;
+			for (int i = 0; i < p.nn; i++)
+				w += cards_watts(nodes_get(s->nodes, i), p.cardsel[i]);
+			if (p.power_cap && w && p.watts_running + w > p.power_cap) {
+				j->reason = PEND_POWER;
+				set_detail(j, "PowerCap (its cards draw %u W; %u W of %u W in use)", w,
+					   p.watts_running, p.power_cap);
+				continue;
+			}
 			bool ok = true;
 			if (p.have_resv) {
 				uint32_t limit = j->time_limit ? j->time_limit : s->default_time_limit;
@@ -332,7 +529,9 @@ void plan_run(struct gsched *s)
 				for (int i = 0; i < p.nn; i++)
 					free_total -= (int64_t)p.count[i] * j->cpus_per_task;
 				j->reason = PEND_NONE;
+				clear_detail(j);
 				if (commit(&p, j)) {
+					p.watts_running += w;
 					/* job_start took it out of the queue */
 					qi--;
 					qlen--;
@@ -347,8 +546,15 @@ void plan_run(struct gsched *s)
 		enum pend_reason never = never_fits(&p, j);
 		if (never != PEND_NONE) {
 			j->reason = never;
+			if (!j->gpu)
+				clear_detail(j);
 			continue;
 		}
+		if (j->gpu)
+			set_detail(j, "Resources (waiting for %u cards%s)", j->ntasks * j->gpu->per_task,
+				   j->gpu->mixed ? "" : " of one model");
+		else
+			clear_detail(j);
 		if (!p.have_resv) {
 			reserve(&p, j);
 			j->reason = PEND_RESOURCES;
@@ -357,10 +563,9 @@ void plan_run(struct gsched *s)
 		}
 	}
 out:
-	free(p.now.cpus);
-	free(p.now.mem);
-	free(p.extra.cpus);
-	free(p.extra.mem);
+	res_free(&p.now);
+	res_free(&p.extra);
 	free(p.order);
 	free(p.count);
+	free(p.cardsel);
 }

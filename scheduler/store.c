@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cards.h"
 #include "jobs.h"
 #include "log.h"
 #include "parse.h"
@@ -121,7 +122,7 @@ static int begin(struct store *st)
 	return 0;
 }
 
-/* placement: "node:local_rank:cpu_first:state:status:oom" per task, by node name */
+/* placement: "node:local_rank:cpu_first:state:status:oom:cards(hex)" per task */
 static char *placement_text(const struct job *j);
 
 static int run(struct store *st, sqlite3_stmt *s)
@@ -181,9 +182,9 @@ static char *placement_text(const struct job *j)
 	for (uint32_t i = 0; i < j->ntasks; i++) {
 		char item[300];
 		const struct task *t = &j->tasks[i];
-		int n = snprintf(item, sizeof(item), "%s%s:%u:%u:%u:%d:%d", i ? "," : "",
+		int n = snprintf(item, sizeof(item), "%s%s:%u:%u:%u:%d:%d:%llx", i ? "," : "",
 				 node_name_fn(t->node), t->local_rank, t->cpu_first, t->state,
-				 t->status, t->oom);
+				 t->status, t->oom, (unsigned long long)t->cards);
 		if (gp_buf_append(&b, item, (size_t)n) < 0) {
 			gp_buf_release(&b);
 			return NULL;
@@ -279,6 +280,9 @@ static struct job *row_to_job(sqlite3_stmt *s)
 		j->no_requeue = sp->no_requeue;
 		j->out_pattern = strdup(sp->output);
 		j->err_pattern = strdup(sp->error);
+		char why[8];
+		int bad;
+		j->gpu = gpu_req_from_spec(sp, why, sizeof(why), &bad);
 		gpool__job_spec__free_unpacked(sp, NULL);
 	} else {
 		j->ntasks = j->cpus_per_task = 1;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cards.h"
 #include "gschedd.h"
 #include "jobs.h"
 #include "lifecycle.h"
@@ -61,6 +62,8 @@ static int teardown(void **state)
 	nodes_destroy(&S.nodes);
 	gp_u64map_destroy(&S.running);
 	gp_config_destroy(&S.cfg);
+	free(S.touched);
+	free(S.subs);
 	gp_rm_rf(dir);
 	return 0;
 }
@@ -318,6 +321,154 @@ static void restore_after_restart(void **state)
 	gp_u64map_destroy(&oldr);
 }
 
+static Gpool__Card *mkcard(Gpool__Vendor v, const char *name, int gib, const char *arch, int watts)
+{
+	static Gpool__Card cards[64];
+	static int n;
+	Gpool__Card *c = &cards[n++ % 64];
+	gpool__card__init(c);
+	c->vendor = v;
+	c->name = (char *)name;
+	c->vram_total = (uint64_t)gib << 30;
+	c->arch = (char *)arch;
+	c->power_limit_w = watts;
+	c->state = GPOOL__CARD_STATE__CARD_UP;
+	c->grade = "";
+	return c;
+}
+
+static void add_gpu_node(const char *name, uint32_t cpus, Gpool__Card **cards, size_t n)
+{
+	Gpool__NodeRegister reg = GPOOL__NODE_REGISTER__INIT;
+	reg.name = (char *)name;
+	reg.cpus = cpus;
+	reg.mem_mb = 8000;
+	reg.cards = cards;
+	reg.n_cards = n;
+	assert_true(nodes_register(S.nodes, &reg, (const uint8_t *)name, strlen(name)) >= 0);
+}
+
+static struct job *submit_gpu(uint32_t ntasks, uint32_t per_task, int mem_gib, Gpool__Vendor v,
+			      const char *model, const char *cc, bool mixed)
+{
+	struct job *j = submit(ntasks, 1, 0, 0, 0);
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.ntasks = ntasks;
+	sp.gpus_per_task = per_task;
+	sp.gpu_mem_min = (uint64_t)mem_gib << 30;
+	sp.gpu_vendor = v;
+	sp.gpu_model = (char *)(model ? model : "");
+	sp.gpu_cc_min = (char *)(cc ? cc : "");
+	sp.gpu_mixed = mixed;
+	char why[128];
+	int bad;
+	j->gpu = gpu_req_from_spec(&sp, why, sizeof(why), &bad);
+	assert_false(bad);
+	return j;
+}
+
+#define NV GPOOL__VENDOR__VENDOR_NVIDIA
+#define AMD GPOOL__VENDOR__VENDOR_AMD
+
+static void cards_best_fit_and_filters(void **state)
+{
+	Gpool__Card *a[] = { mkcard(NV, "RTX 3090", 24, "8.6", 350) };
+	Gpool__Card *b[] = { mkcard(NV, "GTX 1660 SUPER", 6, "7.5", 125),
+			     mkcard(AMD, "RX 6700 XT", 12, "gfx1031", 230) };
+	add_gpu_node("big", 4, a, 1);
+	add_gpu_node("small", 4, b, 2);
+	/* a 4 GiB job takes the 6 GiB card, not the 24 GiB one */
+	struct job *j1 = submit_gpu(1, 1, 4, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	plan_run(&S);
+	assert_int_equal(j1->state, GPOOL__JOB_STATE__RUNNING);
+	assert_string_equal(nodes_name(S.nodes, j1->tasks[0].node), "small");
+	assert_int_equal(j1->tasks[0].cards, 1); /* card 0: the 1660 */
+	/* vendor amd goes to the RX card */
+	struct job *j2 = submit_gpu(1, 1, 0, AMD, NULL, NULL, false);
+	plan_run(&S);
+	assert_int_equal(j2->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(j2->tasks[0].cards, 2);
+	/* cc >= 8.0 only the 3090 */
+	struct job *j3 = submit_gpu(1, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, "8.0", false);
+	plan_run(&S);
+	assert_string_equal(nodes_name(S.nodes, j3->tasks[0].node), "big");
+	/* every card busy now: the next one waits for cards */
+	struct job *j4 = submit_gpu(1, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	plan_run(&S);
+	assert_int_equal(j4->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(j4->reason, PEND_RESOURCES);
+	assert_non_null(strstr(j4->reason_detail, "waiting for 1 cards"));
+	/* nothing anywhere has 32 GiB */
+	struct job *j5 = submit_gpu(1, 1, 32, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	plan_run(&S);
+	assert_int_equal(j5->reason, PEND_NO_CARD);
+	assert_non_null(strstr(j5->reason_detail, "no card with >= 32G VRAM"));
+	/* model pattern */
+	ends(j1);
+	struct job *j6 = submit_gpu(1, 1, 0, GPOOL__VENDOR__VENDOR_NONE, "*1660*", NULL, false);
+	plan_run(&S);
+	/* j4 came first and takes the freed 1660; j6 waits for it */
+	assert_int_equal(j4->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(j6->state, GPOOL__JOB_STATE__PENDING);
+	ends(j4);
+	plan_run(&S);
+	assert_int_equal(j6->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(nodes_get(S.nodes, j6->tasks[0].node)->card_busy & 1, 1);
+}
+
+static void cards_one_model_unless_mixed(void **state)
+{
+	Gpool__Card *h1[] = { mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			      mkcard(NV, "GTX 1660", 6, "7.5", 125) };
+	Gpool__Card *h2[] = { mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			      mkcard(NV, "GTX 1660", 6, "7.5", 125) };
+	add_gpu_node("h1", 4, h1, 2);
+	add_gpu_node("h2", 4, h2, 2);
+	/* 2 ranks, one card each, one model: both 1660s (smallest VRAM first), on two nodes */
+	struct job *j = submit_gpu(2, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	j->nodes_min = j->nodes_max = 2;
+	plan_run(&S);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(j->tasks[0].cards, 2);
+	assert_int_equal(j->tasks[1].cards, 2);
+	/* 3 cards of one model do not exist now (2 x 3060 left): mixed may, unmixed waits */
+	struct job *u = submit_gpu(3, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	plan_run(&S);
+	assert_int_equal(u->state, GPOOL__JOB_STATE__PENDING);
+	ends(j);
+	struct job *m = submit_gpu(3, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, true);
+	plan_run(&S);
+	/* u (one model) still cannot have 3 of one model: the cluster has 2 of each */
+	assert_int_equal(u->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(u->reason, PEND_TOO_LARGE);
+	assert_int_equal(m->state, GPOOL__JOB_STATE__RUNNING);
+}
+
+static void cards_failed_and_power_cap(void **state)
+{
+	Gpool__Card *h1[] = { mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			      mkcard(NV, "RTX 3060", 12, "8.6", 170) };
+	h1[0]->grade = "fail";
+	add_gpu_node("h1", 4, h1, 2);
+	S.power_cap_watts = 200;
+	struct job *a = submit_gpu(1, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	plan_run(&S);
+	assert_int_equal(a->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(a->tasks[0].cards, 2); /* never the failed card 0 */
+	Gpool__Card *c0 = nodes_get(S.nodes, 0)->cards[0];
+	free(c0->grade); /* the node owns an unpacked copy */
+	c0->grade = strdup("good");
+	struct job *b = submit_gpu(1, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	plan_run(&S);
+	/* 170 W + 170 W is over the 200 W cap */
+	assert_int_equal(b->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(b->reason, PEND_POWER);
+	ends(a);
+	plan_run(&S);
+	assert_int_equal(b->state, GPOOL__JOB_STATE__RUNNING);
+	S.power_cap_watts = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +480,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(failing_rank_kills_gang, setup, teardown),
 		cmocka_unit_test_setup_teardown(node_failure_requeues, setup, teardown),
 		cmocka_unit_test_setup_teardown(restore_after_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(cards_best_fit_and_filters, setup, teardown),
+		cmocka_unit_test_setup_teardown(cards_one_model_unless_mixed, setup, teardown),
+		cmocka_unit_test_setup_teardown(cards_failed_and_power_cap, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
