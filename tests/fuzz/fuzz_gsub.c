@@ -16,8 +16,7 @@ static char dir[64];
 
 static void cleanup_at_exit(void)
 {
-	if (chdir("/") == 0)
-		gp_rm_rf(dir);
+	gp_rm_rf(dir);
 }
 
 static void write_file(const char *name, const void *data, size_t len)
@@ -30,6 +29,10 @@ static void write_file(const char *name, const void *data, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	/* into the harness's directory for this input only: libFuzzer reads its corpus by
+	 * relative paths between inputs */
+	int home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	FUZZ_CHECK(home >= 0);
 	if (!dir[0]) {
 		snprintf(dir, sizeof(dir), "%s/gp-fuzz-gsub-XXXXXX",
 			 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
@@ -37,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		write_file("data.txt", "staged\n", 7);
 		atexit(cleanup_at_exit);
 	}
+	FUZZ_CHECK(chdir(dir) == 0);
 	/* split at the first "\0\0" */
 	size_t alen = size;
 	const uint8_t *script = NULL;
@@ -74,5 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gp_submit_destroy(&s);
 	free(args);
 	fuzz_strv_free(argv, argc);
+	FUZZ_CHECK(fchdir(home) == 0);
+	close(home);
 	return 0;
 }

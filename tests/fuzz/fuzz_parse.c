@@ -50,7 +50,7 @@ static void numbers(const char *s)
 	static const long ranges[][2] = { { 0, 1 }, { 1, 100000 }, { -1, 2000000000L },
 					  { LONG_MIN, LONG_MAX } };
 	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
-		long v = ranges[i][0] - 1;
+		long v = 0;
 		errno = 0;
 		if (gp_parse_long(s, ranges[i][0], ranges[i][1], &v) == 0)
 			FUZZ_CHECK(v >= ranges[i][0] && v <= ranges[i][1]);

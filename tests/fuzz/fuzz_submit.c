@@ -4,116 +4,15 @@
  * ROUTER without authentication; the sender is a fake client uid. Accepted jobs are
  * committed and forgotten after each input; the whole scheduler is rebuilt now and then so
  * that the store stays small. */
-#include <unistd.h>
+#include "sched_world.h"
 
-#include "fuzz.h"
-#include "gschedd.h"
-#include "jobs.h"
-#include "log.h"
-#include "net.h"
-#include "nodes.h"
-#include "output.h"
-#include "store.h"
-#include "u64map.h"
-#include "util.h"
-
-#define REBUILD_EVERY 2048
-#define CLIENT_UID 1000
-#define AGENT_UID 999
-
-static struct gsched S;
-static int odd_spec; /* the input's spec holds an unknown field libprotobuf-c cannot re-read */
-static char dir[64];
-static const char *namer(int idx)
+static void world_seed(void)
 {
-	return nodes_name(S.nodes, idx);
-}
-
-static void world_up(void)
-{
-	gp_error_t err;
-	memset(&S, 0, sizeof(S));
-	snprintf(dir, sizeof(dir), "%s/gp-fuzz-submit-XXXXXX",
-		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-	if (!mkdtemp(dir))
-		abort();
-	S.cfg = gp_config_create(GP_SCHED);
-	S.store = store_create(dir, "off", 0, &err);
-	FUZZ_CHECK(S.store != NULL);
-	store_set_node_namer(namer);
-	S.output = output_create(dir, 1 << 20, &err);
-	S.nodes = nodes_create();
-	S.jobs = jobs_create(1);
-	S.running = gp_u64map_create();
-	S.net = net_create("inproc://fuzz-submit", NULL, 1 << 20, 0, &err);
-	FUZZ_CHECK(S.cfg && S.output && S.nodes && S.jobs && S.running && S.net);
-	S.agent_uid = AGENT_UID;
-	S.max_jobs = 100000;
-	S.max_time_limit = 7 * 86400;
-	S.kill_grace_ms = 1000;
-	snprintf(S.state_dir, sizeof(S.state_dir), "%s", dir);
-}
-
-static void world_down(void)
-{
-	net_destroy(&S.net);
-	store_destroy(&S.store);
-	output_destroy(&S.output);
-	jobs_destroy(&S.jobs);
-	nodes_destroy(&S.nodes);
-	gp_u64map_destroy(&S.running);
-	gp_config_destroy(&S.cfg);
-	free(S.touched);
-	free(S.subs);
-	gp_rm_rf(dir);
-}
-
-static void cleanup_at_exit(void)
-{
-	world_down();
-}
-
-/* What sched.c's commit does on success, then forget the new jobs again. */
-static void settle(void)
-{
-	gp_error_t err;
-	if (S.txn_first_ms)
-		FUZZ_CHECK(store_commit(S.store, &err) == 0);
-	for (size_t i = 0; i < S.nsubs; i++) {
-		struct job *j = S.subs[i].job;
-		/* what check_spec let through is what the scheduler relies on */
-		FUZZ_CHECK(j->ntasks >= 1 && j->cpus_per_task >= 1);
-		FUZZ_CHECK(j->nodes_max == 0 || j->nodes_max >= j->nodes_min);
-		FUZZ_CHECK(j->nodes_min <= j->ntasks);
-		FUZZ_CHECK(j->user && j->name && j->out_pattern && j->err_pattern);
-		FUZZ_CHECK(jobs_get(S.jobs, j->id) == j);
-		/* the spec must come back from the store at launch (known exception: see
-		 * fuzz_odd_unknown; docs/fuzzing.md, "Findings") */
-		Gpool__JobSpec *stored = store_job_spec(S.store, j->id);
-		FUZZ_CHECK(stored != NULL || odd_spec);
-		if (stored)
-			gpool__job_spec__free_unpacked(stored, NULL);
-		j->in_txn = false;
-		j->durable = true;
-		jobs_forget(S.jobs, j);
-	}
-	S.nsubs = 0;
-	S.ntouched = 0;
-	S.txn_first_ms = 0;
-	net_flush(S.net, true); /* the replies go nowhere: the peer is not connected */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static int runs;
-	if (!S.net) {
-		gp_log_init("fuzz_submit", GP_LOG_ERR);
-		world_up();
-		atexit(cleanup_at_exit);
-	} else if (++runs % REBUILD_EVERY == 0) {
-		world_down();
-		world_up();
-	}
+	world_tick("fuzz_submit");
 	Gpool__SubmitRequest *sr = gpool__submit_request__unpack(NULL, size, data);
 	if (!sr)
 		return 0;
@@ -129,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gp_sender from = { .uid = CLIENT_UID, .gid = CLIENT_UID, .epoch = 1 };
 	static const uint8_t rid[] = "fuzz-client";
 	handle_batch(&S, rid, sizeof(rid) - 1, "fuzz", &from, &b);
-	settle();
+	settle(1);
 	gpool__submit_request__free_unpacked(sr, NULL);
 	return 0;
 }

@@ -301,6 +301,7 @@ static void envelopes(gp_wire_t *w)
 		sel[0] = 0;
 		memcpy(sel + 1, b.body.data, b.body.len);
 		put("batch", name, sel, b.body.len + 1);
+		put("client", name, b.body.data, b.body.len); /* fuzz_client takes a Batch */
 		free(sel);
 		snprintf(name, sizeof(name), "single%02d", k);
 		put_msg("batch", name, 1, &m.base);

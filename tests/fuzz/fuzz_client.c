@@ -1,0 +1,54 @@
+/* fuzz_client: a whole Batch from a user command through the scheduler's dispatch
+ * (handle_batch): job queries, job and node control, log queries, watches and submits,
+ * against a scheduler that holds one node and three jobs (two of uid 1000, one of uid 2000,
+ * stored and committed). Agent messages are refused by the dispatch table (the sender is
+ * not the agents' uid). The sender is uid 1000, or root when the first message's id is odd. */
+#include "sched_world.h"
+
+static void submit_one(uint32_t uid, const char *user, int hold)
+{
+	char *argv[] = { "/bin/true" };
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.argv = argv;
+	sp.n_argv = 1;
+	sp.ntasks = 2;
+	sp.hold = hold;
+	sp.output = "out-%j-%t.txt";
+	Gpool__SubmitRequest sr = GPOOL__SUBMIT_REQUEST__INIT;
+	sr.spec = &sp;
+	sr.user = (char *)user;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_SUBMIT;
+	m.submit = &sr;
+	Gpool__Msg *msgs[1] = { &m };
+	Gpool__Batch b = GPOOL__BATCH__INIT;
+	b.msgs = msgs;
+	b.n_msgs = 1;
+	struct gp_sender from = { .uid = uid, .gid = uid, .epoch = 1 };
+	handle_batch(&S, (const uint8_t *)"seed", 4, "seed", &from, &b);
+	FUZZ_CHECK(S.nsubs == 1);
+	settle(0);
+}
+
+static void world_seed(void)
+{
+	submit_one(CLIENT_UID, "alice", 0);
+	submit_one(CLIENT_UID, "alice", 1);
+	submit_one(2000, "bob", 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	world_tick("fuzz_client");
+	Gpool__Batch *b = gpool__batch__unpack(NULL, size, data);
+	if (!b)
+		return 0;
+	odd_spec = fuzz_odd_unknown(&b->base);
+	uint32_t uid = b->n_msgs && (b->msgs[0]->id & 1) ? 0 : CLIENT_UID;
+	struct gp_sender from = { .uid = uid, .gid = uid, .epoch = 1 };
+	static const uint8_t rid[] = "fuzz-client";
+	handle_batch(&S, rid, sizeof(rid) - 1, "fuzz", &from, b);
+	settle(1);
+	gpool__batch__free_unpacked(b, NULL);
+	return 0;
+}
