@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -31,6 +32,8 @@ static char rid[256];
 static size_t rid_len;
 static char me[64];
 static int envelopes; /* envelopes received */
+static char endpoint[64];
+static void start_agent(const char *ep);
 
 /* Next message from the agent of the given type (others are passed to keep, if set). */
 typedef void (*keep_f)(const Gpool__Msg *m, void *arg);
@@ -247,6 +250,44 @@ static void reregister(void **state)
 	assert_non_null(expect(GPOOL__MSG__M_NODE_REGISTER, 3000, NULL, NULL));
 }
 
+/* The agent stops mid-job and starts again: it says it holds the task, and every byte of
+ * output and the exit status still arrive, in order. */
+static void agent_restart(void **state)
+{
+	struct job_seen j = { .ids_zero = true };
+	/* the last test left it registering */
+	Gpool__Msg *m = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, NULL, NULL);
+	assert_non_null(m);
+	reply_register(m->id);
+	launch(9, me, "echo a; sleep 2; echo b; exit 5");
+	int64_t deadline = gp_mono_ms() + 5000;
+	while (!j.started && gp_mono_ms() < deadline)
+		expect(GPOOL__MSG__M_ERROR, 100, keep_job, &j);
+	assert_true(j.started);
+	kill(agent, SIGTERM);
+	int st;
+	waitpid(agent, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	start_agent(endpoint);
+	m = expect(GPOOL__MSG__M_NODE_REGISTER, 5000, keep_job, &j);
+	assert_non_null(m);
+	bool held = false;
+	for (size_t i = 0; i < m->node_register->n_held; i++)
+		if (m->node_register->held[i]->job_id == 9)
+			held = true;
+	assert_true(held);
+	reply_register(m->id);
+	deadline = gp_mono_ms() + 15000;
+	while (!j.exited && gp_mono_ms() < deadline)
+		expect(GPOOL__MSG__M_ERROR, 200, keep_job, &j);
+	assert_true(j.exited);
+	assert_true(j.order_ok);
+	assert_true(WIFEXITED(j.status) && WEXITSTATUS(j.status) == 5);
+	assert_int_equal(j.out.len, 4);
+	assert_memory_equal(j.out.data, "a\nb\n", 4);
+	gp_buf_release(&j.out);
+}
+
 static void clean_exit(void **state)
 {
 	kill(agent, SIGTERM);
@@ -255,6 +296,25 @@ static void clean_exit(void **state)
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	agent = 0;
+}
+
+static void start_agent(const char *ep)
+{
+	char uid[16], state_dir[300], scratch[300];
+	if (ep != endpoint)
+		snprintf(endpoint, sizeof(endpoint), "%s", ep);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)geteuid());
+	snprintf(state_dir, sizeof(state_dir), "%s/state", dir);
+	snprintf(scratch, sizeof(scratch), "%s/scratch", dir);
+	agent = fork();
+	if (agent == 0) {
+		execl(gworkerd, gworkerd, "--scheduler", ep, "--state-dir", state_dir, "--scratch-dir",
+		      scratch, "--node-name", "tw", "--stepd", gstepd, "--sched-uid", uid,
+		      "--allow-root", "--psu-watts", "550", "--fake-cards",
+		      "nvidia:GTX 1660:6GiB:7.5:125W,amd:RX 6700 XT:12GiB:gfx1031:230W",
+		      "--log-level", "debug", "--config", "/dev/null", (char *)NULL);
+		_exit(127);
+	}
 }
 
 static int setup(void **state)
@@ -282,24 +342,41 @@ static int setup(void **state)
 	size_t len = sizeof(ep);
 	zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, ep, &len);
 	sscanf(strrchr(ep, ':') + 1, "%d", &port);
-	char uid[16], state_dir[300], scratch[300];
-	snprintf(uid, sizeof(uid), "%u", (unsigned)geteuid());
-	snprintf(state_dir, sizeof(state_dir), "%s/state", dir);
-	snprintf(scratch, sizeof(scratch), "%s/scratch", dir);
-	agent = fork();
-	if (agent == 0) {
-		execl(gworkerd, gworkerd, "--scheduler", ep, "--state-dir", state_dir, "--scratch-dir",
-		      scratch, "--node-name", "tw", "--stepd", gstepd, "--sched-uid", uid,
-		      "--allow-root", "--psu-watts", "550", "--fake-cards",
-		      "nvidia:GTX 1660:6GiB:7.5:125W,amd:RX 6700 XT:12GiB:gfx1031:230W",
-		      "--log-level", "debug", "--config", "/dev/null", (char *)NULL);
-		_exit(127);
-	}
+	start_agent(ep);
 	return 0;
+}
+
+/* Supervisors outlive the agent by design: end the ones this test started (their command
+ * lines name the temporary directory). */
+static void kill_leftovers(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char p[300], cmd[4096];
+		int pid = atoi(e->d_name);
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/cmdline", pid);
+		FILE *f = fopen(p, "r");
+		if (!f)
+			continue;
+		size_t n = fread(cmd, 1, sizeof(cmd) - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < n; i++)
+			if (!cmd[i])
+				cmd[i] = ' ';
+		cmd[n] = '\0';
+		if (strstr(cmd, dir))
+			kill(pid, SIGKILL);
+	}
+	if (d)
+		closedir(d);
 }
 
 static int teardown(void **state)
 {
+	kill_leftovers();
 	if (agent > 0) {
 		kill(agent, SIGKILL);
 		waitpid(agent, NULL, 0);
@@ -325,7 +402,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(registration), cmocka_unit_test(run_job),
 		cmocka_unit_test(refused),	cmocka_unit_test(reregister),
-		cmocka_unit_test(clean_exit),
+		cmocka_unit_test(agent_restart), cmocka_unit_test(clean_exit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
