@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pwd.h>
 #include <signal.h>
@@ -406,8 +407,37 @@ static int setup(void **state)
 	return 0;
 }
 
+/* A failed test may leave a gstepd waiting for acknowledgements forever: end the ones this
+ * test started (their command lines name the temporary directory). */
+static void kill_leftovers(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char p[300], cmd[4096];
+		int pid = atoi(e->d_name);
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/cmdline", pid);
+		FILE *f = fopen(p, "r");
+		if (!f)
+			continue;
+		size_t n = fread(cmd, 1, sizeof(cmd) - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < n; i++)
+			if (!cmd[i])
+				cmd[i] = ' ';
+		cmd[n] = '\0';
+		if (strstr(cmd, dir))
+			kill(pid, SIGKILL);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int teardown(void **state)
 {
+	kill_leftovers();
 	int zero = 0;
 	zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof(zero));
 	zmq_close(router);
