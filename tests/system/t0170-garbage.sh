@@ -30,8 +30,12 @@ probe "a sealed body that is no Batch" 'ERROR_MALFORMED|no reply' badbody
 probe "an empty message" 'ERROR_MALFORMED|ERROR_AUTH|ERROR_VERSION|no reply' empty
 
 # a burst of garbage from several connections at once
-for i in $(seq 20); do as_user gp-probe --timeout 300 random $((RANDOM % 4096 + 1)) >/dev/null 2>&1 & done
-wait
+burst=()
+for i in $(seq 20); do
+	as_user gp-probe --timeout 300 random $((RANDOM % 4096 + 1)) >/dev/null 2>&1 &
+	burst+=($!)
+done
+wait "${burst[@]}"
 sched_alive && ok "gschedd survives a burst of 20 garbage senders" || fail "gschedd survives a burst of 20 garbage senders"
 
 out=$(as_user gp-probe valid 2>&1)
