@@ -89,6 +89,8 @@ static void settle(int forget_new)
 	gp_error_t err;
 	if (S.txn_first_ms)
 		FUZZ_CHECK(store_commit(S.store, &err) == 0);
+	for (size_t i = 0; i < S.ntouched; i++)
+		S.touched[i]->in_txn = false;
 	for (size_t i = 0; i < S.nsubs; i++) {
 		struct job *j = S.subs[i].job;
 		/* what check_spec let through is what the scheduler relies on */
@@ -108,8 +110,7 @@ static void settle(int forget_new)
 		if (forget_new)
 			jobs_forget(S.jobs, j);
 	}
-	for (size_t i = 0; i < S.ntouched; i++)
-		S.touched[i]->in_txn = false;
+
 	S.nsubs = 0;
 	S.ntouched = 0;
 	S.txn_first_ms = 0;

@@ -51,6 +51,13 @@ skip() {
 	_ntests=$((_ntests + 1))
 	echo "ok $_ntests - $1 # SKIP ${2:-}"
 }
+# todo DESC REASON CMD...: a known gap: reported, not counted as a failure (TAP's TODO)
+todo() {
+	local desc=$1 why=$2
+	shift 2
+	_ntests=$((_ntests + 1))
+	if "$@"; then echo "ok $_ntests - $desc # TODO passes now: $why"; else echo "not ok $_ntests - $desc # TODO $why"; fi
+}
 diag() { printf '%s\n' "$*" | sed 's/^/# /'; }
 # The whole test cannot run here.
 skip_all() {

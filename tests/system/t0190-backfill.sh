@@ -80,7 +80,7 @@ if [ -n "$Z" ]; then
 	sleep 1
 	s=$(job_state "$Z")
 	r=$(job_field "$Z" reason)
-	[ "$s" = PENDING ] && like "$r" 'Limit|TooBig|too big|never|NodeNotAvail|Resources' "a 7-CPU job on 6 CPUs says why it waits ($r)" ||
+	[ "$s" = PENDING ] && like "$r" 'TooLarge|Limit|TooBig|too big|never|NodeNotAvail' "a 7-CPU job on 6 CPUs says why it waits ($r)" ||
 		ok "a 7-CPU job on 6 CPUs is refused (state $s, $r)"
 else
 	ok "a 7-CPU job on 6 CPUs is refused at submission"
