@@ -191,6 +191,7 @@ static int strv_push(char ***v, int *n, int *cap, char *s)
 /* Expand one element: "name" or "pre[1-3,7]suf". */
 static int expand_one(const char *e, size_t len, char ***v, int *n, int *cap)
 {
+	int n0 = *n;
 	const char *lb = memchr(e, '[', len);
 	if (!lb) {
 		if (len == 0)
@@ -235,7 +236,7 @@ static int expand_one(const char *e, size_t len, char ***v, int *n, int *cap)
 				return -1;
 		}
 	}
-	return 0;
+	return *n > n0 ? 0 : einval(); /* "h[,]" names no host */
 }
 
 int gp_hostlist_expand(const char *s, char ***names, int *count)
