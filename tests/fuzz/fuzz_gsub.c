@@ -19,6 +19,27 @@ static void cleanup_at_exit(void)
 	gp_rm_rf(dir);
 }
 
+/* Known bug (docs/fuzzing.md, Findings; known-bugs/gsub/): cli/lib/opt.c scan() keeps one
+ * hit per argv word, but "-HHH" is three. Inputs that bundle more short options than argv
+ * has words are skipped until that is fixed, so that fuzzing goes on past it. */
+static int bundles_too_many(char **argv, int argc)
+{
+	long hits = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *w = argv[i];
+		if (!strcmp(w, "--"))
+			break;
+		if (w[0] != '-' || w[1] == '-' || !w[1]) {
+			hits++;
+			continue;
+		}
+		/* flags (-H, -W, -h) bundle; an option with a value ends the word */
+		size_t k = strspn(w + 1, "HWh");
+		hits += (long)k + (w[1 + k] ? 1 : 0);
+	}
+	return hits > argc;
+}
+
 static void write_file(const char *name, const void *data, size_t len)
 {
 	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
@@ -61,6 +82,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(args != NULL);
 	memcpy(args, argv, argc * sizeof(*args));
 
+	if (getenv("GPOOL_FUZZ_KNOWN_BUGS") == NULL && bundles_too_many(argv, argc)) {
+		free(args);
+		fuzz_strv_free(argv, argc);
+		FUZZ_CHECK(fchdir(home) == 0);
+		close(home);
+		return 0;
+	}
 	gp_submit_t *s = gp_submit_create();
 	FUZZ_CHECK(s != NULL);
 	gp_error_t err;

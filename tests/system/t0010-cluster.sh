@@ -56,6 +56,7 @@ else
 	[ ! -d /sys/fs/cgroup/memory/gpool-cluster/h2/probe-t0010 ] && ok "h2 does not see it" || fail "h2 does not see it"
 	on_host h1 rmdir /sys/fs/cgroup/memory/probe-t0010
 fi
+is "$(on_host h3 hostname)" h3 "h3's host name is h3"
 check "munged answers inside h2" on_host h2 sh -c 'munge -n | unmunge >/dev/null'
 
 # an agent dies and starts again in the same namespaces
