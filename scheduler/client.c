@@ -297,7 +297,8 @@ void client_job_query(struct req *r)
 				break;
 		if (q->all)
 			store_history(s->store, 0, true, q->since, q->until, c.limit, hist_cb, &c);
-		qsort(c.infos, c.n, sizeof(*c.infos), by_id);
+		if (c.n) /* qsort(NULL, 0) is undefined */
+			qsort(c.infos, c.n, sizeof(*c.infos), by_id);
 	}
 	Gpool__JobQueryReply rep = GPOOL__JOB_QUERY_REPLY__INIT;
 	rep.jobs = c.infos;
