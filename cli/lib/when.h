@@ -1,0 +1,11 @@
+/* when.h: points in time as sacct takes them: "2026-12-02", "2026-12-02T13:05[:30]",
+ * "13:05" (today), "now", "now-2hours", "now-30minutes", "now-1days". */
+#ifndef GP_CLI_WHEN_H
+#define GP_CLI_WHEN_H
+
+#include "error.h"
+
+/* -> seconds since the epoch. now is the reference for "now" forms. 0 / -1 (EINVAL). */
+int gp_when_parse(const char *s, double now, double *t, gp_error_t *err);
+
+#endif
