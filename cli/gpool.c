@@ -1,19 +1,27 @@
-/* gpool: administrative subcommands on jobs (hold, release, priority) and the version.
- * Subcommands are a table: more (power, cost) are rows added here. */
+/* gpool: administrative subcommands on jobs (hold, release, priority), the cluster's power
+ * budget and cost, and the version. Subcommands are a table. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
+#include "cost.h"
 #include "jobctl.h"
+#include "json.h"
+#include "names.h"
+#include "table.h"
+#include "util.h"
+#include "when.h"
 #include "opt.h"
 #include "parse.h"
 #include "session.h"
 
 struct gpool {
 	struct gp_cli_common common;
-	bool help;
+	bool help, json;
+	double since, until;
+	bool since_set;
 };
 
 #define G(c) ((struct gpool *)(c))
@@ -36,7 +44,28 @@ static int set_scheduler(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
+static int set_json(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->json = true;
+	return 0;
+}
+
+static int set_since(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->since_set = true;
+	return gp_when_parse(a, gp_now(), &G(c)->since, err);
+}
+
+static int set_until(void *c, const char *a, gp_error_t *err)
+{
+	return gp_when_parse(a, gp_now(), &G(c)->until, err);
+}
+
 static const struct gp_opt opts[] = {
+    {"since", 0, required_argument, "TIME", "cost: jobs that ran at or after TIME (default now-30days)",
+     set_since, 0},
+    {"until", 0, required_argument, "TIME", "cost: jobs submitted at or before TIME", set_until, 0},
+    {"json", 0, no_argument, NULL, "power, cost: as JSON", set_json, 0},
     {"config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0},
     {"scheduler", 0, required_argument, "ENDPOINT",
      "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0},
@@ -119,6 +148,244 @@ static int cmd_version(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	return 0;
 }
 
+/* The cards of every node, copied out of a NodeQueryReply. */
+struct fleet {
+	size_t n;
+	char **name;	 /* node names */
+	size_t *ncards;
+	double **watts;	 /* per card */
+	char ***model;	 /* per card */
+	double *psu;
+};
+
+static void fleet_free(struct fleet *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		for (size_t c = 0; c < f->ncards[i]; c++)
+			free(f->model[i][c]);
+		free(f->model[i]);
+		free(f->watts[i]);
+		free(f->name[i]);
+	}
+	free(f->name);
+	free(f->ncards);
+	free(f->watts);
+	free(f->model);
+	free(f->psu);
+}
+
+static int fleet_load(gp_session_t *s, struct fleet *f, gp_error_t *err)
+{
+	memset(f, 0, sizeof(*f));
+	Gpool__NodeQuery q = GPOOL__NODE_QUERY__INIT;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_NODE_QUERY;
+	m.node_query = &q;
+	Gpool__Msg *r = gp_session_call(s, &m, GPOOL__MSG__M_NODE_QUERY_REPLY, GP_CLI_TIMEOUT_MS,
+					NULL, err);
+	if (!r)
+		return -1;
+	Gpool__NodeQueryReply *nr = r->node_query_reply;
+	f->n = nr->n_nodes;
+	f->name = calloc(f->n + 1, sizeof(char *));
+	f->ncards = calloc(f->n + 1, sizeof(size_t));
+	f->watts = calloc(f->n + 1, sizeof(double *));
+	f->model = calloc(f->n + 1, sizeof(char **));
+	f->psu = calloc(f->n + 1, sizeof(double));
+	if (!f->name || !f->ncards || !f->watts || !f->model || !f->psu)
+		return errno = ENOMEM, gp_errprintf(err, "out of memory");
+	for (size_t i = 0; i < f->n; i++) {
+		Gpool__NodeInfo *n = nr->nodes[i];
+		f->name[i] = strdup(n->name);
+		f->psu[i] = n->psu_watts;
+		f->ncards[i] = n->n_cards;
+		f->watts[i] = calloc(n->n_cards + 1, sizeof(double));
+		f->model[i] = calloc(n->n_cards + 1, sizeof(char *));
+		if (!f->name[i] || !f->watts[i] || !f->model[i])
+			return errno = ENOMEM, gp_errprintf(err, "out of memory");
+		for (size_t c = 0; c < n->n_cards; c++) {
+			f->watts[i][c] = n->cards[c]->power_limit_w;
+			f->model[i][c] = strdup(n->cards[c]->name ? n->cards[c]->name : "");
+		}
+	}
+	return 0;
+}
+
+static int cmd_power(struct gpool *g, char **args, int nargs, gp_error_t *err)
+{
+	if (nargs)
+		return gp_errprintf(err, "power takes no arguments"), 2;
+	gp_session_t *s = gp_session_create(&g->common, err);
+	struct fleet f;
+	struct gp_prices p;
+	int rc = 1;
+	if (!s || gp_prices_load(gp_session_config(s), &p, err) < 0)
+		goto out0;
+	if (fleet_load(s, &f, err) < 0)
+		goto out1;
+	static const char *const hdr[] = { "NODE", "CARDS", "CARD_W", "SLOTS_W", "REQUIRED_W",
+					   "PSU_W", "STATUS", NULL };
+	gp_table_t *t = gp_table_create(hdr);
+	json_t *arr = json_array();
+	double total = 0, cards_total = 0;
+	int over = 0;
+	for (size_t i = 0; t && i < f.n; i++) {
+		double cw = 0;
+		for (size_t c = 0; c < f.ncards[i]; c++)
+			cw += f.watts[i][c];
+		double req = gp_pc_power(&p, f.watts[i], f.ncards[i]);
+		const char *status = f.psu[i] <= 0 ? "psu unknown" : req > f.psu[i] ? "OVER" : "ok";
+		over += f.psu[i] > 0 && req > f.psu[i];
+		total += req;
+		cards_total += cw;
+		char nc[16], a[32], b[32], r[32], ps[32];
+		snprintf(nc, sizeof(nc), "%zu", f.ncards[i]);
+		snprintf(a, sizeof(a), "%.0f", cw);
+		snprintf(b, sizeof(b), "%.2f", p.slot_w * (double)f.ncards[i]);
+		snprintf(r, sizeof(r), "%.1f", req);
+		snprintf(ps, sizeof(ps), f.psu[i] > 0 ? "%.0f" : "-", f.psu[i]);
+		const char *cells[] = { f.name[i], nc, a, b, r, ps, status, NULL };
+		gp_table_add(t, cells);
+		json_array_append_new(arr, json_pack("{s:s,s:I,s:f,s:f,s:f,s:f,s:s}", "node", f.name[i],
+						     "cards", (json_int_t)f.ncards[i], "card_watts",
+						     cw, "slot_watts", p.slot_w * (double)f.ncards[i],
+						     "required_watts", req, "psu_watts", f.psu[i],
+						     "status", status));
+	}
+	long cap = (long)gp_config_int(gp_session_config(s), "power_cap_watts");
+	if (g->json) {
+		json_t *o = json_pack("{s:o,s:f,s:f,s:I}", "nodes", arr, "required_watts", total,
+				      "card_watts", cards_total, "power_cap_watts", (json_int_t)cap);
+		rc = gp_json_print(o, stdout) < 0 ? 1 : 0;
+	} else {
+		json_decref(arr);
+		rc = t && gp_table_print(t, stdout) == 0 ? 0 : 1;
+		printf("cluster: cards %.0f W, required %.1f W (cards + %.2f W a slot, + %.0f %% margin)",
+		       cards_total, total, p.slot_w, p.margin * 100);
+		if (cap)
+			printf(", power cap %ld W", cap);
+		printf("\n");
+	}
+	if (over)
+		fprintf(stderr, "gpool: warning: %d node(s) need more power than their PSU gives\n",
+			over);
+	gp_table_destroy(&t);
+	fleet_free(&f);
+out1:
+	gp_prices_release(&p);
+out0:
+	gp_session_destroy(&s);
+	return rc;
+}
+
+static int cmd_cost(struct gpool *g, char **args, int nargs, gp_error_t *err)
+{
+	uint64_t *ids = NULL;
+	size_t nids = 0;
+	for (int i = 0; i < nargs; i++)
+		if (gp_args_jobids(args[i], &ids, &nids, err) < 0)
+			return free(ids), 2;
+	gp_session_t *s = gp_session_create(&g->common, err);
+	struct fleet f;
+	struct gp_prices p;
+	int rc = 1;
+	bool fleet_ok = false;
+	if (!s || gp_prices_load(gp_session_config(s), &p, err) < 0)
+		goto out0;
+	if (fleet_load(s, &f, err) < 0)
+		goto out1;
+	fleet_ok = true;
+	Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
+	q.ids = ids;
+	q.n_ids = nids;
+	q.all = true;
+	q.since = nids ? 0 : g->since_set ? g->since : gp_now() - 30 * 86400.0;
+	q.until = g->until;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_JOB_QUERY;
+	m.job_query = &q;
+	Gpool__Msg *r = gp_session_call(s, &m, GPOOL__MSG__M_JOB_QUERY_REPLY, GP_CLI_TIMEOUT_MS,
+					NULL, err);
+	if (!r)
+		goto out1;
+	Gpool__JobQueryReply *jr = r->job_query_reply;
+	static const char *const hdr[] = { "JOBID", "USER", "CARDS", "GPU_H", "KWH", "ELECTRICITY",
+					   "COOLING", "DEPRECIATION", "TOTAL", "CLOUD", NULL };
+	gp_table_t *t = gp_table_create(hdr);
+	json_t *arr = json_array();
+	struct gp_cost sum = { 0 };
+	double now = gp_now();
+	for (size_t i = 0; t && i < jr->n_jobs; i++) {
+		Gpool__JobInfo *j = jr->jobs[i];
+		if (j->start_time <= 0)
+			continue;
+		double hours = ((j->end_time > 0 ? j->end_time : now) - j->start_time) / 3600.0;
+		struct gp_cost c = { 0 };
+		int ncards = 0;
+		for (size_t k = 0; k < j->n_tasks; k++) {
+			Gpool__TaskPlacement *tp = j->tasks[k];
+			size_t ni;
+			for (ni = 0; ni < f.n && strcmp(f.name[ni], tp->node); ni++)
+				;
+			for (size_t x = 0; ni < f.n && x < tp->n_cards; x++) {
+				uint32_t ci = tp->cards[x];
+				if (ci >= f.ncards[ni])
+					continue;
+				gp_cost_add_card(&p, &c, f.watts[ni][ci], f.model[ni][ci], hours);
+				ncards++;
+			}
+		}
+		if (!ncards)
+			continue;
+		gp_cost_finish(&p, &c);
+		sum.gpu_hours += c.gpu_hours;
+		sum.kwh += c.kwh;
+		sum.depreciation += c.depreciation;
+		char id[32], nc[16], gh[32], kwh[32], el[32], co[32], de[32], to[32], cl[32];
+		snprintf(id, sizeof(id), "%llu", (unsigned long long)j->id);
+		snprintf(nc, sizeof(nc), "%d", ncards);
+		snprintf(gh, sizeof(gh), "%.3f", c.gpu_hours);
+		snprintf(kwh, sizeof(kwh), "%.4f", c.kwh);
+		snprintf(el, sizeof(el), "%.4f", c.electricity);
+		snprintf(co, sizeof(co), "%.4f", c.cooling);
+		snprintf(de, sizeof(de), "%.4f", c.depreciation);
+		snprintf(to, sizeof(to), "%.4f", c.total);
+		snprintf(cl, sizeof(cl), "%.4f", c.cloud);
+		const char *cells[] = { id, j->user, nc, gh, kwh, el, co, de, to, cl, NULL };
+		gp_table_add(t, cells);
+		json_array_append_new(arr, json_pack("{s:I,s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "job",
+						     (json_int_t)j->id, "user", j->user, "cards",
+						     ncards, "gpu_hours", c.gpu_hours, "kwh", c.kwh,
+						     "electricity", c.electricity, "cooling",
+						     c.cooling, "depreciation", c.depreciation,
+						     "total", c.total, "cloud", c.cloud));
+	}
+	gp_cost_finish(&p, &sum);
+	if (g->json) {
+		json_t *o = json_pack("{s:o,s:{s:f,s:f,s:f,s:f,s:f,s:f,s:f}}", "jobs", arr, "total",
+				      "gpu_hours", sum.gpu_hours, "kwh", sum.kwh, "electricity",
+				      sum.electricity, "cooling", sum.cooling, "depreciation",
+				      sum.depreciation, "total", sum.total, "cloud", sum.cloud);
+		rc = gp_json_print(o, stdout) < 0 ? 1 : 0;
+	} else {
+		json_decref(arr);
+		rc = t && gp_table_print(t, stdout) == 0 ? 0 : 1;
+		printf("total: %.3f GPU-hours, %.4f kWh, cost %.4f (electricity %.4f, cooling %.4f, "
+		       "depreciation %.4f); the same GPU-hours in the cloud: %.4f\n",
+		       sum.gpu_hours, sum.kwh, sum.total, sum.electricity, sum.cooling,
+		       sum.depreciation, sum.cloud);
+	}
+	gp_table_destroy(&t);
+out1:
+	if (fleet_ok)
+		fleet_free(&f);
+	gp_prices_release(&p);
+out0:
+	gp_session_destroy(&s);
+	free(ids);
+	return rc;
+}
+
 static const struct {
 	const char *name;
 	subcommand_f run;
@@ -127,6 +394,8 @@ static const struct {
     {"hold", cmd_hold, "hold JOB...            keep pending jobs from starting"},
     {"release", cmd_release, "release JOB...         let held jobs start"},
     {"priority", cmd_priority, "priority JOB N         set a pending job's priority"},
+    {"power", cmd_power, "power                  each PC's power need against its PSU, the cluster's"},
+    {"cost", cmd_cost, "cost [JOB...]          cost of jobs on cards (--since, --until, --json)"},
     {"version", cmd_version, "version                this program's version"},
 };
 

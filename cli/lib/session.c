@@ -121,3 +121,8 @@ Gpool__Msg *gp_session_call(gp_session_t *s, Gpool__Msg *req, Gpool__Msg__MCase 
 	}
 	return rep;
 }
+
+const struct gp_config *gp_session_config(const gp_session_t *s)
+{
+	return s->cfg;
+}

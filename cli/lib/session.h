@@ -25,6 +25,8 @@ typedef struct gp_session gp_session_t;
 gp_session_t *gp_session_create(const struct gp_cli_common *common, gp_error_t *err);
 void gp_session_destroy(gp_session_t **s);
 
+/* The configuration the session loaded. */
+const struct gp_config *gp_session_config(const gp_session_t *s);
 /* The endpoint the session talks to. */
 const char *gp_session_endpoint(const gp_session_t *s);
 /* The user name requests carry (connects if needed; "" on failure). */

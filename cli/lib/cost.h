@@ -1,0 +1,39 @@
+/* cost.h: power and cost arithmetic for `gpool power` and `gpool cost` (the seed guide's
+ * formulas), kept apart from printing so it is tested against hand-computed values.
+ *   PC power   P = (sum of card power limits + slot_w * cards) * (1 + margin)
+ *   job cost   electricity = kWh * price_kwh;  cooling = electricity * cooling_share;
+ *              depreciation = sum over cards of price * rate * hours / 8766;
+ *              cloud = GPU-hours * cloud_gpu_hour
+ * Energy is the cards' power limits over the job's run time: an upper bound until the agents
+ * report NVML energy counters. */
+#ifndef GP_CLI_COST_H
+#define GP_CLI_COST_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "error.h"
+
+struct gp_prices {
+	double price_kwh, cooling_share, depreciation_rate, default_card_price, cloud_gpu_hour;
+	double slot_w, margin;
+	char *card_prices; /* "model=price;model=price" */
+};
+
+int gp_prices_load(const gp_config_t *cfg, struct gp_prices *p, gp_error_t *err);
+void gp_prices_release(struct gp_prices *p);
+double gp_card_price(const struct gp_prices *p, const char *model);
+
+/* Required power of a PC with these card power limits. */
+double gp_pc_power(const struct gp_prices *p, const double *card_w, size_t ncards);
+
+struct gp_cost {
+	double gpu_hours, kwh, electricity, cooling, depreciation, total, cloud;
+};
+
+/* Add one card's use: its power limit, model and hours of use. */
+void gp_cost_add_card(const struct gp_prices *p, struct gp_cost *c, double watts,
+		      const char *model, double hours);
+void gp_cost_finish(const struct gp_prices *p, struct gp_cost *c);
+
+#endif
