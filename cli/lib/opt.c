@@ -56,7 +56,9 @@ static int scan(const struct gp_opt *tab, int n, int argc, char **argv, char mod
 		bool *dashdash, gp_error_t *err)
 {
 	struct option *lo = calloc(n + 1, sizeof(*lo));
-	struct gp_opt_hit *h = calloc(argc > 0 ? argc : 1, sizeof(*h));
+	/* one word can hold several bundled short options ("-HW"): the hits grow as needed */
+	int caph = argc > 0 ? argc : 1;
+	struct gp_opt_hit *h = calloc(caph, sizeof(*h));
 	char so[256];
 	int nh = 0, c, idx;
 	char **o = NULL;
@@ -106,6 +108,18 @@ static int scan(const struct gp_opt *tab, int n, int argc, char **argv, char mod
 			free(o);
 			errno = EINVAL;
 			return gp_errprintf(err, "unknown option '%s'", argv[optind - 1]);
+		}
+		if (nh == caph) {
+			struct gp_opt_hit *nhp = realloc(h, 2 * caph * sizeof(*h));
+			if (!nhp) {
+				free(lo);
+				free(h);
+				free(o);
+				errno = ENOMEM;
+				return gp_errprintf(err, "out of memory");
+			}
+			h = nhp;
+			caph *= 2;
 		}
 		h[nh].opt = opt;
 		h[nh].arg = opt->has_arg == no_argument ? NULL : optarg;
