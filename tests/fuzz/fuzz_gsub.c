@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "directive.h"
 #include "fuzz.h"
 #include "submit.h"
 #include "util.h"
@@ -38,6 +39,20 @@ static int bundles_too_many(char **argv, int argc)
 		hits += (long)k + (w[1 + k] ? 1 : 0);
 	}
 	return hits > argc;
+}
+
+/* ... and the same in the script's #GPOOL lines */
+static int script_bundles_too_many(const uint8_t *text, size_t len)
+{
+	struct gp_directive *dirs;
+	int n, bad = 0;
+	gp_error_t err;
+	if (!text || gp_directives_parse((const char *)text, len, "gsub", &dirs, &n, &err) < 0)
+		return 0;
+	for (int i = 0; i < n && !bad; i++)
+		bad = bundles_too_many(dirs[i].argv, dirs[i].argc);
+	gp_directives_free(dirs, n);
+	return bad;
 }
 
 static void write_file(const char *name, const void *data, size_t len)
@@ -82,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(args != NULL);
 	memcpy(args, argv, argc * sizeof(*args));
 
-	if (getenv("GPOOL_FUZZ_KNOWN_BUGS") == NULL && bundles_too_many(argv, argc)) {
+	if (getenv("GPOOL_FUZZ_KNOWN_BUGS") == NULL && (bundles_too_many(argv, argc) || script_bundles_too_many(script, slen))) {
 		free(args);
 		fuzz_strv_free(argv, argc);
 		FUZZ_CHECK(fchdir(home) == 0);
