@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "directive.h"
 #include "fuzz.h"
 #include "submit.h"
 #include "util.h"
@@ -18,41 +17,6 @@ static char dir[64];
 static void cleanup_at_exit(void)
 {
 	gp_rm_rf(dir);
-}
-
-/* Known bug (docs/fuzzing.md, Findings; known-bugs/gsub/): cli/lib/opt.c scan() keeps one
- * hit per argv word, but "-HHH" is three. Inputs that bundle more short options than argv
- * has words are skipped until that is fixed, so that fuzzing goes on past it. */
-static int bundles_too_many(char **argv, int argc)
-{
-	long hits = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *w = argv[i];
-		if (!strcmp(w, "--"))
-			break;
-		if (w[0] != '-' || w[1] == '-' || !w[1]) {
-			hits++;
-			continue;
-		}
-		/* flags (-H, -W, -h) bundle; an option with a value ends the word */
-		size_t k = strspn(w + 1, "HWh");
-		hits += (long)k + (w[1 + k] ? 1 : 0);
-	}
-	return hits > argc;
-}
-
-/* ... and the same in the script's #GPOOL lines */
-static int script_bundles_too_many(const uint8_t *text, size_t len)
-{
-	struct gp_directive *dirs;
-	int n, bad = 0;
-	gp_error_t err;
-	if (!text || gp_directives_parse((const char *)text, len, "gsub", &dirs, &n, &err) < 0)
-		return 0;
-	for (int i = 0; i < n && !bad; i++)
-		bad = bundles_too_many(dirs[i].argv, dirs[i].argc);
-	gp_directives_free(dirs, n);
-	return bad;
 }
 
 static void write_file(const char *name, const void *data, size_t len)
@@ -97,13 +61,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(args != NULL);
 	memcpy(args, argv, argc * sizeof(*args));
 
-	if (getenv("GPOOL_FUZZ_KNOWN_BUGS") == NULL && (bundles_too_many(argv, argc) || script_bundles_too_many(script, slen))) {
-		free(args);
-		fuzz_strv_free(argv, argc);
-		FUZZ_CHECK(fchdir(home) == 0);
-		close(home);
-		return 0;
-	}
 	gp_submit_t *s = gp_submit_create();
 	FUZZ_CHECK(s != NULL);
 	gp_error_t err;
