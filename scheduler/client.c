@@ -150,6 +150,17 @@ void client_submit(struct req *r)
 	if (!buf)
 		goto oom;
 	gpool__job_spec__pack(sp, buf);
+	/* what is stored must read back at launch: libprotobuf-c re-encodes some unknown fields
+	 * (tag 0) into bytes it then refuses to decode */
+	Gpool__JobSpec *check = gpool__job_spec__unpack(NULL, len, buf);
+	if (!check) {
+		free(buf);
+		job_free(j);
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "the job spec carries fields that cannot be stored");
+		return;
+	}
+	gpool__job_spec__free_unpacked(check, NULL);
 	if (jobs_add(s->jobs, j) < 0) {
 		free(buf);
 		goto oom;

@@ -43,7 +43,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Gpool__Batch *b = gpool__batch__unpack(NULL, size, data);
 	if (!b)
 		return 0;
-	odd_spec = fuzz_odd_unknown(&b->base);
 	uint32_t uid = b->n_msgs && (b->msgs[0]->id & 1) ? 0 : CLIENT_UID;
 	struct gp_sender from = { .uid = uid, .gid = uid, .epoch = 1 };
 	static const uint8_t rid[] = "fuzz-client";

@@ -16,9 +16,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Gpool__SubmitRequest *sr = gpool__submit_request__unpack(NULL, size, data);
 	if (!sr)
 		return 0;
-	/* GPOOL_FUZZ_KNOWN_BUGS set: no exception for the known bug (reproduces it) */
-	odd_spec = !getenv("GPOOL_FUZZ_KNOWN_BUGS") && sr->spec &&
-		   fuzz_odd_unknown(&sr->spec->base);
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = 7;
 	m.m_case = GPOOL__MSG__M_SUBMIT;
