@@ -45,17 +45,7 @@ sanitize: deps
 
 # libFuzzer harnesses (tests/fuzz), each run FUZZ_SECONDS on its saved corpus
 fuzz: deps
-	@if [ ! -f tests/fuzz/CMakeLists.txt ]; then echo "fuzz: no tests/fuzz yet"; exit 0; fi; \
-	set -e; \
-	CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPOOL_FUZZ=ON; \
-	cmake --build $(BUILD_FUZZ) -j$(JOBS); \
-	for f in $(BUILD_FUZZ)/bin/fuzz_*; do \
-		[ -x "$$f" ] || continue; n=$$(basename $$f); \
-		mkdir -p $(BUILD_FUZZ)/corpus/$$n; \
-		seeds=""; [ -d tests/fuzz/corpus/$$n ] && seeds=tests/fuzz/corpus/$$n; \
-		echo "== $$n ($(FUZZ_SECONDS) s)"; \
-		$$f -max_total_time=$(FUZZ_SECONDS) $(BUILD_FUZZ)/corpus/$$n $$seeds; \
-	done
+	BUILD_FUZZ=$(BUILD_FUZZ) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 
 clean:
 	-@[ -x deploy/gpool-cluster ] && deploy/gpool-cluster stop >/dev/null 2>&1 || true
