@@ -1,5 +1,6 @@
 /* cards.c: card discovery backends and the fake card parser. */
 #include "cards.h"
+#include "cards_backends.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -224,12 +225,84 @@ static int backend_fake(const char *fake_spec, gp_cards_t *out, gp_error_t *err)
 	return gp_cards_parse_fake(fake_spec, out, err);
 }
 
+static void backend_debug(const char *msg, void *arg)
+{
+	gp_debug("cards: %s", msg);
+}
+
+/* Copy what a real backend (cards_backends.h) found into Gpool__Cards. */
+static int append_real(gp_card_list_t *l, gp_cards_t *out, gp_error_t *err)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const gp_card_info_t *r = &l->v[i];
+		Gpool__Card *c = card_new();
+		Gpool__Card **nv = c ? realloc(out->v, (out->n + 1) * sizeof(*nv)) : NULL;
+		if (!nv) {
+			free(c);
+			gp_card_list_release(l);
+			return gp_errprintf(err, "out of memory");
+		}
+		out->v = nv;
+		out->v[out->n++] = c;
+		c->vendor = r->vendor == GP_CARD_NVIDIA ? GPOOL__VENDOR__VENDOR_NVIDIA
+							: GPOOL__VENDOR__VENDOR_AMD;
+		const struct {
+			char **dst;
+			const char *src;
+		} strs[] = { { &c->name, r->name },
+			     { &c->uuid, r->uuid },
+			     { &c->pci_bus_id, r->pci_bus_id },
+			     { &c->arch, r->arch },
+			     { &c->driver_version, r->driver_version },
+			     { &c->api_version, r->api_version } };
+		for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++) {
+			if (strs[k].src[0] && card_set_str(strs[k].dst, strs[k].src) < 0) {
+				gp_card_list_release(l);
+				return gp_errprintf(err, "out of memory");
+			}
+		}
+		c->vram_total = r->vram_total;
+		c->vram_free = r->vram_free;
+		c->sm_count = r->sm_count;
+		c->cores = r->cores;
+		c->power_limit_w = r->power_limit_w;
+		c->temperature_c = r->temperature_c;
+		c->utilization_pct = r->utilization_pct;
+		c->own_kernels_ok = r->own_kernels_ok;
+		c->state = GPOOL__CARD_STATE__CARD_UP;
+	}
+	gp_card_list_release(l);
+	return 0;
+}
+
+static int backend_nvml(const char *fake_spec, gp_cards_t *out, gp_error_t *err)
+{
+	gp_card_list_t l = { .debug = backend_debug };
+	if (gp_cards_nvml_discover(NULL, &l) < 0) {
+		gp_card_list_release(&l);
+		return gp_errprintf(err, "out of memory");
+	}
+	return append_real(&l, out, err);
+}
+
+static int backend_amd(const char *fake_spec, gp_cards_t *out, gp_error_t *err)
+{
+	gp_card_list_t l = { .debug = backend_debug };
+	if (gp_cards_amd_discover(NULL, NULL, &l) < 0) {
+		gp_card_list_release(&l);
+		return gp_errprintf(err, "out of memory");
+	}
+	return append_real(&l, out, err);
+}
+
+/* Real cards first, fake cards after: a real card's index does not depend on the fake list. */
 static const struct {
 	const char *name;
 	card_backend_f discover;
 } backends[] = {
+	{ "nvml", backend_nvml },
+	{ "rocm-smi/sysfs", backend_amd },
 	{ "fake", backend_fake },
-	/* { "nvml", backend_nvml }, { "rocm-smi", backend_rsmi }: not written yet */
 };
 
 int gp_cards_discover(const char *fake_spec, gp_cards_t *out, gp_error_t *err)

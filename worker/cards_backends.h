@@ -1,0 +1,119 @@
+/* cards_backends.h: the real card discovery backends (NVML, ROCm SMI, sysfs).
+ *
+ * The backends fill a plain C struct, not Gpool__Card: they build with libc and dlopen only,
+ * so tools/gpu-probe compiles these same files without protobuf-c or gpool's libraries.
+ * worker/cards.c converts each entry into a Gpool__Card.
+ *
+ * Every vendor library is loaded with dlopen. A missing library, driver or card is never an
+ * error: the backend finds nothing, says why through the list's debug callback, and
+ * returns 0. Only running out of memory returns -1 (errno = ENOMEM).
+ */
+#ifndef GPOOL_WORKER_CARDS_BACKENDS_H
+#define GPOOL_WORKER_CARDS_BACKENDS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum gp_card_vendor { GP_CARD_NVIDIA = 1, GP_CARD_AMD = 2 };
+
+/* One card as a backend saw it. Strings are NUL-terminated; an unknown number is 0. */
+typedef struct gp_card_info {
+	int vendor; /* enum gp_card_vendor */
+	const char *source; /* "nvml", "rocm-smi" or "sysfs" (a static string) */
+	char name[96];
+	char uuid[96];
+	char pci_bus_id[32]; /* "00000000:19:00.0" as NVML spells it, "0000:03:00.0" for sysfs */
+	uint64_t vram_total; /* bytes */
+	uint64_t vram_free;
+	char arch[32]; /* "9.0" (compute capability) or "gfx1031" */
+	uint32_t sm_count; /* NVIDIA SMs, AMD compute units */
+	uint32_t cores; /* CUDA cores, AMD stream processors (CUs x 64) */
+	char driver_version[80];
+	char api_version[32]; /* "CUDA 13.0", "HIP 5.2", "HIP" */
+	uint32_t power_limit_w;
+	uint32_t temperature_c;
+	uint32_t utilization_pct;
+	uint64_t energy_mj; /* total energy since driver load, for energy reports */
+	int has_energy;
+	int own_kernels_ok; /* gpool's own kernels are built for it (see gp_cuda_own_kernels_ok) */
+} gp_card_info_t;
+
+typedef void (*gp_card_debug_f)(const char *msg, void *arg);
+
+/* A growing list of cards. Zero-initialise; set debug to hear why a backend found nothing. */
+typedef struct gp_card_list {
+	gp_card_info_t *v;
+	size_t n;
+	gp_card_debug_f debug;
+	void *debug_arg;
+	/* the HIP runtime dlopen'd for api_version when an AMD card is found; NULL: the
+	 * usual libamdhip64 names (tests name an absent one: HIP's initialisers leak) */
+	const char *hip_lib;
+} gp_card_list_t;
+
+/* Append one zeroed entry; NULL with errno = ENOMEM (errno from realloc). */
+static inline gp_card_info_t *gp_card_list_add(gp_card_list_t *l)
+{
+	gp_card_info_t *nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	l->v = nv;
+	memset(&nv[l->n], 0, sizeof(nv[l->n]));
+	return &nv[l->n++];
+}
+
+static inline void gp_card_list_release(gp_card_list_t *l)
+{
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+/* Report through l->debug (printf-style); a no-op when debug is NULL. */
+static inline __attribute__((format(printf, 2, 3))) void
+gp_card_debugf(const gp_card_list_t *l, const char *fmt, ...)
+{
+	if (!l->debug)
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	l->debug(msg, l->debug_arg);
+}
+
+/* CUDA cores per SM for compute capability major.minor; 0 when unknown. */
+uint32_t gp_cuda_cores_per_sm(int major, int minor);
+/* gpool's CUDA kernels are built by CUDA 13, which emits sm_75 and newer only. */
+int gp_cuda_own_kernels_ok(int major, int minor);
+
+/* NVIDIA cards through NVML. lib: the library to dlopen, NULL for "libnvidia-ml.so.1".
+ * 0 (also when NVML or the driver is absent) / -1 with errno = ENOMEM. */
+int gp_cards_nvml_discover(const char *lib, gp_card_list_t *out);
+
+/* AMD cards through ROCm SMI (lib NULL: librocm_smi64.so.*), else through sysfs under
+ * sysfs_root (NULL: "/sys"). 0 / -1 with errno = ENOMEM. */
+int gp_cards_amd_discover(const char *lib, const char *sysfs_root, gp_card_list_t *out);
+
+/* AMD cards from sysfs alone: <root>/class/drm/cardN/device with vendor 0x1002, gfx targets
+ * from <root>/class/kfd/kfd/topology/nodes/N/properties. 0 / -1 with errno = ENOMEM. */
+int gp_cards_sysfs_discover(const char *sysfs_root, gp_card_list_t *out);
+
+/* Internal to the AMD backends (cards_rocm.c and cards_sysfs.c). */
+/* The gfx target of the KFD node at PCI domain:bus:dev.fn ("gfx1031"); 0 / -1 if none. */
+int gp_sysfs_gfx_target(const char *sysfs_root, unsigned domain, unsigned bus, unsigned dev,
+			unsigned fn, char *out, size_t outlen, uint32_t *cus);
+/* The "HIP x.y" (or "HIP") API version string, from lib (NULL: libamdhip64.so*) if present. */
+void gp_hip_api_version(const char *lib, char *out, size_t outlen);
+/* gpool's HIP kernels are built for kernels/CMakeLists.txt's default GK_HIP_ARCHS
+ * (gfx1010, gfx1030, gfx1031, gfx1032). */
+int gp_amd_own_kernels_ok(const char *arch);
+/* The amdgpu driver version from <root>/module/amdgpu/version, else the kernel release. */
+void gp_amdgpu_driver_version(const char *sysfs_root, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,267 @@
+/* cards_nvml.c: NVIDIA cards through NVML, loaded with dlopen.
+ *
+ * No NVML header is installed where gpool builds, so the few types and functions used are
+ * declared here with the layouts that nvml.h documents. Optional functions (absent from
+ * older drivers) are looked up one by one and skipped when missing.
+ */
+#include "cards_backends.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef int nvmlReturn_t; /* NVML_SUCCESS is 0 */
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+#define NVML_SUCCESS 0
+#define NVML_TEMPERATURE_GPU 0
+
+typedef struct {
+	unsigned long long total, free, used;
+} nvmlMemory_t;
+
+/* nvmlMemory_v2_t: version = sizeof | 2 << 24 (NVML_STRUCT_VERSION(Memory, 2)) */
+typedef struct {
+	unsigned int version;
+	unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+
+typedef struct {
+	char busIdLegacy[16];
+	unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+	char busId[32];
+} nvmlPciInfo_t;
+
+typedef struct {
+	unsigned int gpu, memory;
+} nvmlUtilization_t;
+
+typedef struct {
+	unsigned int multiprocessorCount;
+	unsigned int sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount;
+	unsigned int sharedJpegCount, sharedOfaCount;
+	unsigned int gpuInstanceSliceCount, computeInstanceSliceCount;
+	unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
+/* The function table: name, and whether discovery fails without it. */
+struct nvml {
+	void *dl;
+	nvmlReturn_t (*init)(void);
+	nvmlReturn_t (*shutdown)(void);
+	const char *(*error_string)(nvmlReturn_t);
+	nvmlReturn_t (*count)(unsigned int *);
+	nvmlReturn_t (*handle)(unsigned int, nvmlDevice_t *);
+	nvmlReturn_t (*driver_version)(char *, unsigned int);
+	nvmlReturn_t (*cuda_version)(int *);
+	nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned int);
+	nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned int);
+	nvmlReturn_t (*pci)(nvmlDevice_t, nvmlPciInfo_t *);
+	nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t *);
+	nvmlReturn_t (*memory_v2)(nvmlDevice_t, nvmlMemory_v2_t *);
+	nvmlReturn_t (*cc)(nvmlDevice_t, int *, int *);
+	nvmlReturn_t (*num_cores)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*attributes)(nvmlDevice_t, nvmlDeviceAttributes_t *);
+	nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*enforced_limit)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int *);
+	nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t *);
+	nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long *);
+};
+
+/* Each symbol: the names to try, newest first, and whether discovery needs it. */
+static const struct {
+	size_t off;
+	const char *names[3];
+	int required;
+} nvml_syms[] = {
+#define SYM(field, req, ...) { offsetof(struct nvml, field), { __VA_ARGS__ }, req }
+	SYM(init, 1, "nvmlInit_v2", "nvmlInit"),
+	SYM(shutdown, 1, "nvmlShutdown"),
+	SYM(error_string, 0, "nvmlErrorString"),
+	SYM(count, 1, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
+	SYM(handle, 1, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"),
+	SYM(driver_version, 0, "nvmlSystemGetDriverVersion"),
+	SYM(cuda_version, 0, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"),
+	SYM(name, 0, "nvmlDeviceGetName"),
+	SYM(uuid, 0, "nvmlDeviceGetUUID"),
+	/* _v3 and _v2 fill the same struct; v3 reads the bus id from the OS */
+	SYM(pci, 0, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"),
+	SYM(memory, 0, "nvmlDeviceGetMemoryInfo"),
+	SYM(memory_v2, 0, "nvmlDeviceGetMemoryInfo_v2"),
+	SYM(cc, 0, "nvmlDeviceGetCudaComputeCapability"),
+	SYM(num_cores, 0, "nvmlDeviceGetNumGpuCores"),
+	SYM(attributes, 0, "nvmlDeviceGetAttributes_v2"),
+	SYM(power_limit, 0, "nvmlDeviceGetPowerManagementLimit"),
+	SYM(enforced_limit, 0, "nvmlDeviceGetEnforcedPowerLimit"),
+	SYM(temperature, 0, "nvmlDeviceGetTemperature"),
+	SYM(utilization, 0, "nvmlDeviceGetUtilizationRates"),
+	SYM(energy, 0, "nvmlDeviceGetTotalEnergyConsumption"),
+#undef SYM
+};
+
+/* CUDA cores per SM by compute capability: the CUDA programming guide's table of
+ * arithmetic instruction throughput (32-bit floating-point add per SM per clock). */
+uint32_t gp_cuda_cores_per_sm(int major, int minor)
+{
+	switch (major) {
+	case 6:
+		return minor == 0 ? 64 : 128; /* GP100 64; GP10x (GTX 10xx) 128 */
+	case 7:
+		return 64; /* Volta 7.0/7.2, Turing 7.5 */
+	case 8:
+		return minor == 0 ? 64 : 128; /* A100 64; GA10x, Orin, Ada 128 */
+	case 9:
+		return 128; /* Hopper */
+	case 10:
+	case 11:
+	case 12:
+		return 128; /* Blackwell */
+	default:
+		return 0;
+	}
+}
+
+int gp_cuda_own_kernels_ok(int major, int minor)
+{
+	return major > 7 || (major == 7 && minor >= 5);
+}
+
+static const char *nvml_err(const struct nvml *n, nvmlReturn_t r)
+{
+	static char buf[32];
+	if (n->error_string)
+		return n->error_string(r);
+	snprintf(buf, sizeof(buf), "NVML error %d", r);
+	return buf;
+}
+
+static void nvml_card(const struct nvml *n, nvmlDevice_t d, const char *driver,
+		      const char *api, gp_card_info_t *c)
+{
+	c->vendor = GP_CARD_NVIDIA;
+	c->source = "nvml";
+	snprintf(c->driver_version, sizeof(c->driver_version), "%s", driver);
+	snprintf(c->api_version, sizeof(c->api_version), "%s", api);
+	if (n->name && n->name(d, c->name, sizeof(c->name)) != NVML_SUCCESS)
+		c->name[0] = '\0';
+	if (n->uuid && n->uuid(d, c->uuid, sizeof(c->uuid)) != NVML_SUCCESS)
+		c->uuid[0] = '\0';
+	nvmlPciInfo_t pci;
+	memset(&pci, 0, sizeof(pci));
+	if (n->pci && n->pci(d, &pci) == NVML_SUCCESS)
+		snprintf(c->pci_bus_id, sizeof(c->pci_bus_id), "%.31s", pci.busId);
+
+	nvmlMemory_v2_t m2;
+	memset(&m2, 0, sizeof(m2));
+	m2.version = (unsigned int)sizeof(m2) | 2u << 24;
+	nvmlMemory_t m1;
+	if (n->memory_v2 && n->memory_v2(d, &m2) == NVML_SUCCESS) {
+		c->vram_total = m2.total;
+		c->vram_free = m2.free;
+	} else if (n->memory && n->memory(d, &m1) == NVML_SUCCESS) {
+		c->vram_total = m1.total;
+		c->vram_free = m1.free;
+	}
+
+	int major = 0, minor = 0;
+	if (n->cc && n->cc(d, &major, &minor) == NVML_SUCCESS) {
+		snprintf(c->arch, sizeof(c->arch), "%d.%d", major, minor);
+		c->own_kernels_ok = gp_cuda_own_kernels_ok(major, minor);
+	}
+	uint32_t per_sm = gp_cuda_cores_per_sm(major, minor);
+	nvmlDeviceAttributes_t at;
+	memset(&at, 0, sizeof(at));
+	if (n->attributes && n->attributes(d, &at) == NVML_SUCCESS)
+		c->sm_count = at.multiprocessorCount;
+	unsigned int cores = 0;
+	if (n->num_cores && n->num_cores(d, &cores) == NVML_SUCCESS)
+		c->cores = cores;
+	/* whichever of the two NVML gave, derive the other from the cores-per-SM table */
+	if (!c->cores && c->sm_count)
+		c->cores = c->sm_count * per_sm;
+	if (!c->sm_count && c->cores && per_sm)
+		c->sm_count = c->cores / per_sm;
+
+	unsigned int mw = 0;
+	if ((n->power_limit && n->power_limit(d, &mw) == NVML_SUCCESS) ||
+	    (n->enforced_limit && n->enforced_limit(d, &mw) == NVML_SUCCESS))
+		c->power_limit_w = (mw + 500) / 1000;
+	unsigned int t = 0;
+	if (n->temperature && n->temperature(d, NVML_TEMPERATURE_GPU, &t) == NVML_SUCCESS)
+		c->temperature_c = t;
+	nvmlUtilization_t u;
+	if (n->utilization && n->utilization(d, &u) == NVML_SUCCESS)
+		c->utilization_pct = u.gpu;
+	unsigned long long mj = 0;
+	if (n->energy && n->energy(d, &mj) == NVML_SUCCESS) {
+		c->energy_mj = mj;
+		c->has_energy = 1;
+	}
+}
+
+int gp_cards_nvml_discover(const char *lib, gp_card_list_t *out)
+{
+	if (!lib)
+		lib = "libnvidia-ml.so.1";
+	struct nvml n;
+	memset(&n, 0, sizeof(n));
+	n.dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!n.dl) {
+		gp_card_debugf(out, "nvml: no '%s' (%s)", lib, dlerror());
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(nvml_syms) / sizeof(nvml_syms[0]); i++) {
+		void *f = NULL;
+		for (size_t k = 0; k < 3 && nvml_syms[i].names[k] && !f; k++)
+			f = dlsym(n.dl, nvml_syms[i].names[k]);
+		if (!f && nvml_syms[i].required) {
+			gp_card_debugf(out, "nvml: '%s' lacks %s", lib, nvml_syms[i].names[0]);
+			dlclose(n.dl);
+			return 0;
+		}
+		/* POSIX guarantees a void * from dlsym converts to a function pointer */
+		memcpy((char *)&n + nvml_syms[i].off, &f, sizeof(f));
+	}
+	nvmlReturn_t r = n.init();
+	if (r != NVML_SUCCESS) {
+		gp_card_debugf(out, "nvml: init: %s", nvml_err(&n, r));
+		dlclose(n.dl);
+		return 0;
+	}
+	char driver[80] = "";
+	if (n.driver_version && n.driver_version(driver, sizeof(driver)) != NVML_SUCCESS)
+		driver[0] = '\0';
+	char api[32] = "CUDA";
+	int cv = 0;
+	if (n.cuda_version && n.cuda_version(&cv) == NVML_SUCCESS && cv > 0)
+		snprintf(api, sizeof(api), "CUDA %d.%d", cv / 1000, cv % 1000 / 10);
+	unsigned int count = 0;
+	r = n.count(&count);
+	if (r != NVML_SUCCESS) {
+		gp_card_debugf(out, "nvml: device count: %s", nvml_err(&n, r));
+		count = 0;
+	}
+	int rc = 0;
+	for (unsigned int i = 0; i < count; i++) {
+		nvmlDevice_t d;
+		r = n.handle(i, &d);
+		if (r != NVML_SUCCESS) {
+			/* a card NVML cannot open (lost, no permission) is skipped, not fatal */
+			gp_card_debugf(out, "nvml: card %u: %s", i, nvml_err(&n, r));
+			continue;
+		}
+		gp_card_info_t *c = gp_card_list_add(out);
+		if (!c) {
+			rc = -1;
+			break;
+		}
+		nvml_card(&n, d, driver, api, c);
+	}
+	n.shutdown();
+	dlclose(n.dl);
+	if (rc < 0)
+		errno = ENOMEM;
+	return rc;
+}

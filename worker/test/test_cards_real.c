@@ -1,0 +1,206 @@
+/* test_cards_real.c: the real discovery backends without real cards: the cores-per-SM table,
+ * the sysfs parser on a fake sysfs tree, and NVML / ROCm SMI absent. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cards.h"
+#include "cards_backends.h"
+
+static void cores_per_sm(void **state)
+{
+	static const struct {
+		int major, minor;
+		uint32_t cores;
+	} t[] = {
+		{ 6, 0, 64 },  { 6, 1, 128 }, { 7, 0, 64 },  { 7, 5, 64 },   { 8, 0, 64 },
+		{ 8, 6, 128 }, { 8, 7, 128 }, { 8, 9, 128 }, { 9, 0, 128 },  { 10, 0, 128 },
+		{ 12, 0, 128 }, { 5, 2, 0 },  { 13, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(gp_cuda_cores_per_sm(t[i].major, t[i].minor), t[i].cores);
+	/* CUDA 13 builds sm_75 and newer */
+	assert_false(gp_cuda_own_kernels_ok(6, 1));
+	assert_false(gp_cuda_own_kernels_ok(7, 0));
+	assert_true(gp_cuda_own_kernels_ok(7, 5));
+	assert_true(gp_cuda_own_kernels_ok(9, 0));
+	assert_true(gp_cuda_own_kernels_ok(12, 0));
+}
+
+/* mkdir -p of the folder part of root/rel, then write text into root/rel */
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char root[64];
+
+static int make_tree(void **state)
+{
+	snprintf(root, sizeof(root), "/tmp/gpool-sysfs-XXXXXX");
+	if (!mkdtemp(root))
+		return -1;
+	/* an RX 6700 XT (gfx1031, 40 CUs) at 0000:03:00.0 */
+	put(root, "class/drm/card0/device/vendor", "0x1002\n");
+	put(root, "class/drm/card0/device/device", "0x73df\n");
+	put(root, "class/drm/card0/device/uevent", "DRIVER=amdgpu\nPCI_SLOT_NAME=0000:03:00.0\n");
+	put(root, "class/drm/card0/device/mem_info_vram_total", "12884901888\n");
+	put(root, "class/drm/card0/device/mem_info_vram_used", "1073741824\n");
+	put(root, "class/drm/card0/device/gpu_busy_percent", "7\n");
+	put(root, "class/drm/card0/device/hwmon/hwmon3/power1_cap", "186000000\n");
+	put(root, "class/drm/card0/device/hwmon/hwmon3/temp1_input", "45000\n");
+	/* a connector, an NVIDIA card, an old radeon-driven card: none is listed */
+	put(root, "class/drm/card0-DP-1/status", "connected\n");
+	put(root, "class/drm/card1/device/vendor", "0x10de\n");
+	put(root, "class/drm/card2/device/vendor", "0x1002\n");
+	/* an MI210 (gfx90a, 104 CUs) at 0000:c1:00.0 with a product name and a unique id */
+	put(root, "class/drm/card10/device/vendor", "0x1002\n");
+	put(root, "class/drm/card10/device/product_name", "AMD Instinct MI210\n");
+	put(root, "class/drm/card10/device/unique_id", "4f8e2b7c1a9d3e05\n");
+	put(root, "class/drm/card10/device/uevent", "PCI_SLOT_NAME=0000:c1:00.0\n");
+	put(root, "class/drm/card10/device/mem_info_vram_total", "68719476736\n");
+	/* KFD: node 0 is the CPU */
+	put(root, "class/kfd/kfd/topology/nodes/0/properties",
+	    "cpu_cores_count 16\nsimd_count 0\ngfx_target_version 0\nlocation_id 0\n");
+	put(root, "class/kfd/kfd/topology/nodes/1/properties",
+	    "simd_count 80\nsimd_per_cu 2\ngfx_target_version 100301\nlocation_id 768\n"
+	    "domain 0\n");
+	put(root, "class/kfd/kfd/topology/nodes/2/properties",
+	    "simd_count 416\nsimd_per_cu 4\ngfx_target_version 90010\nlocation_id 49408\n"
+	    "domain 0\n");
+	put(root, "module/amdgpu/version", "6.2.4\n");
+	return 0;
+}
+
+static int remove_tree(void **state)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void check_two_amd(const gp_card_list_t *l)
+{
+	assert_int_equal(l->n, 2);
+	const gp_card_info_t *a = &l->v[0], *b = &l->v[1];
+	assert_int_equal(a->vendor, GP_CARD_AMD);
+	assert_string_equal(a->source, "sysfs");
+	assert_string_equal(a->name, "AMD GPU 1002:73df");
+	assert_string_equal(a->pci_bus_id, "0000:03:00.0");
+	assert_string_equal(a->arch, "gfx1031");
+	assert_int_equal(a->sm_count, 40);
+	assert_int_equal(a->cores, 2560);
+	assert_int_equal(a->vram_total, 12ull << 30);
+	assert_int_equal(a->vram_free, 11ull << 30);
+	assert_int_equal(a->power_limit_w, 186);
+	assert_int_equal(a->temperature_c, 45);
+	assert_int_equal(a->utilization_pct, 7);
+	assert_string_equal(a->driver_version, "amdgpu 6.2.4");
+	assert_string_equal(a->api_version, "HIP"); /* no HIP runtime */
+	assert_true(a->own_kernels_ok);
+	assert_string_equal(a->uuid, "");
+	/* card10 sorts after card2 (version order, not strcmp) */
+	assert_string_equal(b->name, "AMD Instinct MI210");
+	assert_string_equal(b->uuid, "GPU-4f8e2b7c1a9d3e05");
+	assert_string_equal(b->pci_bus_id, "0000:c1:00.0");
+	assert_string_equal(b->arch, "gfx90a");
+	assert_int_equal(b->sm_count, 104);
+	assert_int_equal(b->vram_total, 64ull << 30);
+	assert_int_equal(b->vram_free, 0); /* no used file: unknown */
+	assert_int_equal(b->power_limit_w, 0);
+	assert_false(b->own_kernels_ok); /* gfx90a is not in GK_HIP_ARCHS */
+}
+
+static void sysfs_tree(void **state)
+{
+	gp_card_list_t l = { .hip_lib = "libamdhip64-absent.so" };
+	assert_int_equal(gp_cards_sysfs_discover(root, &l), 0);
+	check_two_amd(&l);
+	gp_card_list_release(&l);
+}
+
+static void rocm_smi_absent_falls_back_to_sysfs(void **state)
+{
+	gp_card_list_t l = { .hip_lib = "libamdhip64-absent.so" };
+	assert_int_equal(gp_cards_amd_discover("librocm_smi64-absent.so.5", root, &l), 0);
+	check_two_amd(&l);
+	gp_card_list_release(&l);
+}
+
+static void sysfs_empty(void **state)
+{
+	gp_card_list_t l = { 0 };
+	assert_int_equal(gp_cards_sysfs_discover("/nonexistent-gpool-sysfs", &l), 0);
+	assert_int_equal(l.n, 0);
+	char empty[] = "/tmp/gpool-sysfs-XXXXXX";
+	assert_non_null(mkdtemp(empty));
+	assert_int_equal(gp_cards_sysfs_discover(empty, &l), 0);
+	assert_int_equal(l.n, 0);
+	rmdir(empty);
+}
+
+static void count_msg(const char *msg, void *arg)
+{
+	(*(int *)arg)++;
+}
+
+static void nvml_absent(void **state)
+{
+	int said = 0;
+	gp_card_list_t l = { .debug = count_msg, .debug_arg = &said };
+	assert_int_equal(gp_cards_nvml_discover("libnvidia-ml-absent.so.1", &l), 0);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(said, 1); /* a debug line says why, nothing else */
+	/* a library that loads but is not NVML */
+	assert_int_equal(gp_cards_nvml_discover("libc.so.6", &l), 0);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(said, 2);
+	gp_card_list_release(&l);
+}
+
+static void discover_real_then_fake(void **state)
+{
+	gp_cards_t c = { 0 };
+	gp_error_t err;
+	/* whatever this machine has (nothing on CI) is no error; fake cards come last */
+	assert_int_equal(gp_cards_discover(NULL, &c, &err), 0);
+	size_t real = c.n;
+	for (size_t i = 0; i < real; i++)
+		assert_false(c.v[i]->fake);
+	gp_cards_release(&c);
+	assert_int_equal(gp_cards_discover("nvidia:GTX 1070 Ti:8GiB:6.1:180W", &c, &err), 0);
+	assert_int_equal(c.n, real + 1);
+	assert_true(c.v[real]->fake);
+	assert_int_equal(c.v[real]->index, real);
+	gp_cards_release(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(cores_per_sm),
+		cmocka_unit_test(sysfs_tree),
+		cmocka_unit_test(rocm_smi_absent_falls_back_to_sysfs),
+		cmocka_unit_test(sysfs_empty),
+		cmocka_unit_test(nvml_absent),
+		cmocka_unit_test(discover_real_then_fake),
+	};
+	return cmocka_run_group_tests(tests, make_tree, remove_tree);
+}
