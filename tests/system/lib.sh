@@ -115,7 +115,13 @@ need_bins() {
 _cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	[ -n "$_watchdog" ] && kill "$_watchdog" 2>/dev/null
+	if [ -n "$_watchdog" ]; then
+		# the watchdog first (or it wakes and fires), then its sleep
+		local kids
+		kids=$(pgrep -P "$_watchdog" 2>/dev/null)
+		kill "$_watchdog" 2>/dev/null
+		[ -z "$kids" ] || kill $kids 2>/dev/null
+	fi
 	local hook
 	for hook in "${_cleanup_hooks[@]}"; do eval "$hook" || true; done
 	if [ -n "$CLUSTER_DIR" ]; then
@@ -185,12 +191,13 @@ test_under_cluster() {
 	trap 'echo "# interrupted"; exit 130' INT TERM
 	local limit=${GPOOL_TEST_LIMIT:-150}
 	if [ "$limit" -gt 20 ]; then
+		# its sleep holds none of the test's output: ctest waits for that to close
 		(
 			exec </dev/null >/dev/null
-			sleep $((limit - 12))
+			sleep $((limit - 12)) 2>/dev/null
 			echo "# watchdog: $TEST_NAME ran past $((limit - 12)) s, stopping it" >&2
 			kill -TERM $$ 2>/dev/null
-			sleep 2
+			sleep 2 2>/dev/null
 			pkill -TERM -P $$ 2>/dev/null
 		) &
 		_watchdog=$!
