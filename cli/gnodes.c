@@ -92,7 +92,7 @@ static int node_card(const char *s, char *node, size_t len, int *card, gp_error_
 static int node_control(struct gnodes *g, Gpool__NodeAction action, gp_error_t *err)
 {
 	char node[256];
-	int card, rc = 1;
+	int card = -1, rc = 1;
 	if (g->nops != 2) {
 		gp_errprintf(err, g->nops < 2 ? "no node given" : "one node at a time");
 		return 2;
