@@ -51,8 +51,17 @@ void *steps_socket(struct steps *s);
 void steps_recv(struct agent *a);
 void steps_launch(struct agent *a, const Gpool__Launch *l);
 void steps_kill(struct agent *a, const Gpool__Kill *k);
-/* The tasks held, for NodeRegister and Heartbeat (valid until the next steps_* call). */
-Gpool__HeldTask **steps_held(struct agent *a, size_t *n);
+/* The tasks held, for NodeRegister and Heartbeat with Msg.id msg_id (valid until the next
+ * steps_* call): running ones and exited ones the scheduler has not acknowledged. fresh: the
+ * id is new (not a resend), so a reply to it acknowledges every exit listed. */
+Gpool__HeldTask **steps_held(struct agent *a, size_t *n, uint64_t msg_id, bool fresh);
+/* The scheduler answered the register or heartbeat msg_id: it has committed every exit
+ * listed in it (or in an earlier fresh one); those are forgotten. */
+void steps_acked(struct agent *a, uint64_t msg_id);
+/* A gstepd we started ended (SIGCHLD). */
+void steps_reaped(struct agent *a, pid_t pid, int status);
+/* No word from the scheduler for the lease: SIGKILL every requeueable job still running. */
+void steps_lease_expired(struct agent *a, int64_t silent_ms);
 int64_t steps_tick(struct agent *a, int64_t now);
 /* Send the pass's acknowledgements. */
 void steps_flush(struct agent *a);

@@ -121,9 +121,13 @@ static void run(struct agent *a, int sigfd)
 				if (si.ssi_signo == SIGHUP)
 					continue;
 				if (si.ssi_signo == SIGCHLD) {
-					/* supervisors that ended while we were their reaper */
-					while (waitpid(-1, NULL, WNOHANG) > 0)
-						;
+					/* what a supervisor said before it ended comes first */
+					steps_recv(a);
+					int st;
+					pid_t pid;
+					/* supervisors (and orphans while we are their reaper) */
+					while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+						steps_reaped(a, pid, st);
 					continue;
 				}
 				gp_info("signal %u: exiting (job supervisors keep running)",

@@ -8,6 +8,8 @@
  * one batch under one credential.
  */
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
@@ -39,6 +41,11 @@ struct sched_link {
 	uint32_t hb_ms;
 	int64_t next_hb_ms;
 	int missed;
+	uint32_t lease_ms;	/* 0: none known yet */
+	int64_t last_heard_ms;	/* any message from the scheduler */
+	bool lease_expired;
+	bool reg_fresh;		/* the register id has not been sent yet */
+	char lease_path[4200];
 };
 
 struct sched_link *sched_link_create(struct agent *a, gp_error_t *err)
@@ -70,6 +77,19 @@ struct sched_link *sched_link_create(struct agent *a, gp_error_t *err)
 		gp_errprintf(err, "cannot connect to scheduler '%s': %s", ep, zmq_strerror(errno));
 		goto fail;
 	}
+	/* the lease of our previous life holds until the scheduler says otherwise: counted
+	 * from now, so a restarted agent never outlives it by more than its restart */
+	snprintf(l->lease_path, sizeof(l->lease_path), "%s/lease", a->state_dir);
+	char buf[32];
+	uint8_t *data = NULL;
+	size_t len = 0;
+	if (gp_read_file(l->lease_path, 31, &data, &len) == 0) {
+		memcpy(buf, data, len);
+		buf[len] = '\0';
+		l->lease_ms = (uint32_t)strtoul(buf, NULL, 10);
+		free(data);
+	}
+	l->last_heard_ms = gp_mono_ms();
 	return l;
 fail:
 	sched_link_destroy(&l);
@@ -138,7 +158,8 @@ static void send_register(struct agent *a, int64_t now)
 	r.n_cards = a->cards.n;
 	r.addr = a->addr;
 	r.psu_watts = (uint32_t)gp_config_int(a->cfg, "psu_watts");
-	r.held = steps_held(a, &r.n_held);
+	r.held = steps_held(a, &r.n_held, l->reg_id, l->reg_fresh);
+	l->reg_fresh = false;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = l->reg_id;
 	m.m_case = GPOOL__MSG__M_NODE_REGISTER;
@@ -155,6 +176,7 @@ static void start_register(struct agent *a, const char *why)
 		gp_info("registering again: %s", why);
 	l->state = LINK_REGISTERING;
 	l->reg_id = l->next_id++;
+	l->reg_fresh = true;
 	l->missed = 0;
 	send_register(a, gp_mono_ms());
 }
@@ -163,11 +185,11 @@ static void send_heartbeat(struct agent *a, int64_t now)
 {
 	struct sched_link *l = a->link;
 	Gpool__Heartbeat hb = GPOOL__HEARTBEAT__INIT;
-	hb.held = steps_held(a, &hb.n_held);
-	hb.load1 = gp_sys_load1();
-	hb.mem_free_mb = gp_sys_mem_avail_mb();
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = l->next_id++;
+	hb.held = steps_held(a, &hb.n_held, m.id, true);
+	hb.load1 = gp_sys_load1();
+	hb.mem_free_mb = gp_sys_mem_avail_mb();
 	m.m_case = GPOOL__MSG__M_HEARTBEAT;
 	m.heartbeat = &hb;
 	sched_link_queue(a, &m);
@@ -175,33 +197,67 @@ static void send_heartbeat(struct agent *a, int64_t now)
 	l->next_hb_ms = now + l->hb_ms;
 }
 
+/* The lease: silent for lease_ms, the scheduler may soon give our jobs to other nodes. */
+static int64_t lease_tick(struct agent *a, int64_t now)
+{
+	struct sched_link *l = a->link;
+	if (!l->lease_ms || l->lease_expired)
+		return INT64_MAX;
+	int64_t end = l->last_heard_ms + l->lease_ms;
+	if (now < end)
+		return end;
+	l->lease_expired = true;
+	gp_warn("lease expired: no message from the scheduler for %lld ms (lease %u ms): "
+		"stopping requeueable jobs",
+		(long long)(now - l->last_heard_ms), l->lease_ms);
+	steps_lease_expired(a, now - l->last_heard_ms);
+	return INT64_MAX;
+}
+
 int64_t sched_link_tick(struct agent *a, int64_t now)
 {
 	struct sched_link *l = a->link;
+	int64_t lease = lease_tick(a, now), next;
 	if (l->state == LINK_REGISTERING) {
 		if (!l->reg_id)
 			start_register(a, NULL);
 		else if (now >= l->next_reg_ms)
 			send_register(a, now);
-		return l->next_reg_ms;
+		next = l->next_reg_ms;
+	} else if (now >= l->next_hb_ms && l->missed >= HEARTBEAT_MISSES) {
+		start_register(a, "3 heartbeats without a reply");
+		next = l->next_reg_ms;
+	} else {
+		if (now >= l->next_hb_ms)
+			send_heartbeat(a, now);
+		next = l->next_hb_ms;
 	}
-	if (now >= l->next_hb_ms) {
-		if (l->missed >= HEARTBEAT_MISSES) {
-			start_register(a, "3 heartbeats without a reply");
-			return l->next_reg_ms;
-		}
-		send_heartbeat(a, now);
-	}
-	return l->next_hb_ms;
+	return lease < next ? lease : next;
 }
 
 /* ---- messages from the scheduler ---- */
 
 typedef void (*sched_msg_f)(struct agent *a, const Gpool__Msg *m);
 
+static void set_lease(struct agent *a, uint32_t ms)
+{
+	struct sched_link *l = a->link;
+	if (ms == l->lease_ms)
+		return;
+	l->lease_ms = ms;
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%u\n", ms);
+	if (gp_write_file(l->lease_path, buf, (size_t)n, 0600) < 0)
+		gp_warn("cannot write '%s': %s", l->lease_path, strerror(errno));
+	gp_info("lease: %u ms without word from the scheduler stops requeueable jobs", ms);
+}
+
 static void on_register_reply(struct agent *a, const Gpool__Msg *m)
 {
 	struct sched_link *l = a->link;
+	if (m->id)
+		steps_acked(a, m->id); /* the scheduler has what it carried on disk */
+	set_lease(a, m->node_register_reply->lease_ms);
 	if (l->state != LINK_REGISTERING || m->id != l->reg_id) {
 		gp_debug("stale register reply (id %llu) ignored", (unsigned long long)m->id);
 		return;
@@ -219,6 +275,8 @@ static void on_register_reply(struct agent *a, const Gpool__Msg *m)
 static void on_heartbeat_reply(struct agent *a, const Gpool__Msg *m)
 {
 	a->link->missed = 0;
+	if (m->id)
+		steps_acked(a, m->id); /* the scheduler has what it carried on disk */
 }
 
 static void on_error(struct agent *a, const Gpool__Msg *m)
@@ -279,6 +337,11 @@ void sched_link_recv(struct agent *a)
 				(unsigned)from.uid, (unsigned)l->sched_uid);
 			gpool__batch__free_unpacked(b, NULL);
 			continue;
+		}
+		l->last_heard_ms = gp_mono_ms();
+		if (l->lease_expired) {
+			l->lease_expired = false;
+			gp_info("the scheduler is back: lease renewed");
 		}
 		for (size_t i = 0; i < b->n_msgs; i++) {
 			const Gpool__Msg *m = b->msgs[i];

@@ -84,11 +84,15 @@ static void send_hello(struct stepd *d)
 		ht[i].pid = t->pid;
 		ht[i].exited = t->state == TASK_DONE || t->state == TASK_REAPED;
 		ht[i].status = t->failed ? (1 << 8) : t->status;
+		ht[i].requeueable = !s->launch->spec->no_requeue;
 		hp[i] = &ht[i];
 	}
 	h.tasks = hp;
 	h.n_tasks = s->ntasks;
 	Gpool__Msg m = GPOOL__MSG__INIT;
+	/* local convention: a hello's id is what the agent has acknowledged, so a restarted
+	 * agent knows where our sequence resumes */
+	m.id = gp_outbox_acked(s->out);
 	m.m_case = GPOOL__MSG__M_STEP_HELLO;
 	m.step_hello = &h;
 	gp_batch_t b = { 0 };
@@ -128,6 +132,11 @@ static void on_ack(struct stepd *d, const Gpool__Msg *m)
 static void on_kill(struct stepd *d, const Gpool__Msg *m)
 {
 	const Gpool__Kill *k = m->kill;
+	if (k->job_id != d->s.launch->job_id || (k->attempt && k->attempt != d->s.launch->attempt)) {
+		gp_warn("kill for job %llu.%u is not for this step: ignored",
+			(unsigned long long)k->job_id, k->attempt);
+		return;
+	}
 	int sig = k->signal > 0 && k->signal < 65 ? k->signal : SIGTERM;
 	gp_info("job %llu.%u: kill with signal %d (grace %u ms)",
 		(unsigned long long)d->s.launch->job_id, d->s.launch->attempt, sig, k->grace_ms);

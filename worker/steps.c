@@ -6,6 +6,11 @@
  * answers StepAck{upto} once per pass. While not registered nothing is forwarded or
  * acknowledged: the supervisor keeps and resends. Launch files in <state_dir>/steps tell a
  * restarted agent which steps it holds before they say hello.
+ *
+ * Durability: an exited task stays held (listed in every Heartbeat and NodeRegister) until the
+ * scheduler answers a message that carried it, which it does only after the exit is on disk.
+ * Until then it is also kept in <state_dir>/steps/<job>.<attempt>.exit, written before the
+ * supervisor gets the StepAck that lets it forget the exit.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,24 +33,41 @@
 #include "wire.h"
 
 #define STEP_FORGET_MS 10000 /* a step silent this long whose process is gone is forgotten */
+#define EXIT_FILE_MAX (16u << 20)
+
+struct task_rec {
+	Gpool__HeldTask ht;
+	Gpool__Rusage ru;
+	uint64_t carried;	/* first fresh register/heartbeat id that listed its exit */
+	bool acked;		/* the scheduler has its exit on disk: no longer held */
+	bool dropped;		/* its supervisor vanished before it exited: no longer held */
+};
 
 struct step_rec {
 	uint64_t job;
 	uint32_t attempt;
 	char rid[48];
 	size_t rid_len;
-	pid_t pid;		/* gstepd, once it said hello */
-	Gpool__HeldTask *tasks;
+	pid_t pid;		/* gstepd (known from the fork, or from its hello) */
+	bool child;		/* pid is our child: its end comes as SIGCHLD */
+	bool ours;		/* launched by this agent (not re-adopted after a restart) */
+	struct task_rec *tasks;
 	size_t ntasks;
+	bool requeueable;	/* !spec.no_requeue: killed when the lease runs out */
 	uint64_t last_seq;	/* highest sequence number forwarded */
+	bool seq_known;		/* last_seq is the supervisor's acknowledged position */
 	bool ack_due;
 	bool hello_seen;
+	bool exit_dirty;	/* the exit file must be written (or removed) */
 	int64_t last_heard_ms;
 	bool kill_pending;
 	Gpool__Kill kill;
 };
 
 struct steps {
+	char *argv[24];		/* gstepd's command line, argv[2] set per launch */
+	char *ep;
+	char grace[32];
 	void *sock;
 	gp_wire_t *wire;
 	gp_buf_t env;
@@ -55,6 +77,8 @@ struct steps {
 	size_t nheld;
 	char sock_path[4200];
 };
+
+static int stepd_argv(struct agent *a, struct steps *ss);
 
 static struct step_rec *find(struct steps *ss, uint64_t job, uint32_t attempt)
 {
@@ -80,15 +104,105 @@ static struct step_rec *add(struct steps *ss, uint64_t job, uint32_t attempt,
 	r->attempt = attempt;
 	r->rid_len = (size_t)snprintf(r->rid, sizeof(r->rid), "%" PRIu64 ".%u", job, attempt);
 	r->ntasks = ntp;
+	r->requeueable = true;
 	for (size_t i = 0; i < ntp; i++) {
-		gpool__held_task__init(&r->tasks[i]);
-		r->tasks[i].job_id = job;
-		r->tasks[i].attempt = attempt;
-		r->tasks[i].rank = tp[i]->rank;
+		Gpool__HeldTask *h = &r->tasks[i].ht;
+		gpool__held_task__init(h);
+		gpool__rusage__init(&r->tasks[i].ru);
+		h->job_id = job;
+		h->attempt = attempt;
+		h->rank = tp[i]->rank;
+		h->requeueable = true;
 	}
 	r->last_heard_ms = gp_mono_ms();
 	ss->v[ss->n++] = r;
 	return r;
+}
+
+static void set_requeueable(struct step_rec *r, bool yes)
+{
+	r->requeueable = yes;
+	for (size_t i = 0; i < r->ntasks; i++)
+		r->tasks[i].ht.requeueable = yes;
+}
+
+static struct task_rec *task_of(struct step_rec *r, uint32_t rank)
+{
+	for (size_t k = 0; k < r->ntasks; k++)
+		if (r->tasks[k].ht.rank == rank)
+			return &r->tasks[k];
+	return NULL;
+}
+
+/* Record an exit (once): it is held until the scheduler acknowledges it. */
+static void task_exited(struct step_rec *r, struct task_rec *t, int status, bool oom,
+			const Gpool__Rusage *ru)
+{
+	if (t->ht.exited || t->acked)
+		return;
+	t->ht.exited = true;
+	t->ht.status = status;
+	t->ht.oom = oom;
+	if (ru) {
+		t->ru.user_sec = ru->user_sec;
+		t->ru.sys_sec = ru->sys_sec;
+		t->ru.max_rss_kb = ru->max_rss_kb;
+	}
+	t->ht.rusage = &t->ru;
+	t->dropped = false;
+	r->exit_dirty = true;
+}
+
+static bool all_settled(const struct step_rec *r)
+{
+	for (size_t k = 0; k < r->ntasks; k++)
+		if (!r->tasks[k].acked && !r->tasks[k].dropped)
+			return false;
+	return true;
+}
+
+static void exit_path(const struct agent *a, const struct step_rec *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/steps/%s.exit", a->state_dir, r->rid);
+}
+
+/* The exits not yet acknowledged, as a packed StepHello; no such exit: the file goes. */
+static int write_exit_file(struct agent *a, struct step_rec *r)
+{
+	char path[4400];
+	exit_path(a, r, path, sizeof(path));
+	Gpool__HeldTask **v = calloc(r->ntasks ? r->ntasks : 1, sizeof(*v));
+	if (!v)
+		return -1;
+	Gpool__StepHello h = GPOOL__STEP_HELLO__INIT;
+	h.job_id = r->job;
+	h.attempt = r->attempt;
+	h.tasks = v;
+	for (size_t k = 0; k < r->ntasks; k++)
+		if (r->tasks[k].ht.exited && !r->tasks[k].acked)
+			v[h.n_tasks++] = &r->tasks[k].ht;
+	int rc = 0;
+	if (!h.n_tasks) {
+		if (unlink(path) < 0 && errno != ENOENT)
+			gp_warn("cannot remove '%s': %s", path, strerror(errno));
+	} else {
+		size_t n = gpool__step_hello__get_packed_size(&h);
+		uint8_t *buf = malloc(n ? n : 1);
+		if (!buf) {
+			rc = -1;
+		} else {
+			gpool__step_hello__pack(&h, buf);
+			rc = gp_write_file(path, buf, n, 0600);
+			if (rc < 0)
+				gp_err("cannot write '%s': %s (exit kept in memory only)", path,
+				       strerror(errno));
+			free(buf);
+		}
+	}
+	free(v);
+	if (rc == 0)
+		r->exit_dirty = false;
+	return rc;
 }
 
 static void forget(struct steps *ss, size_t i)
@@ -120,9 +234,67 @@ static void scan_launch_files(struct agent *a, struct steps *ss)
 			gp_warn("%s", err.text);
 			continue;
 		}
-		if (add(ss, job, att, (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks))
+		struct step_rec *r =
+			add(ss, job, att, (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks);
+		if (r) {
+			r->seq_known = false; /* learnt from its hello */
+			set_requeueable(r, !(l->spec && l->spec->no_requeue));
 			gp_info("holding job %" PRIu64 ".%u from before the restart", job, att);
+		}
 		gpool__launch__free_unpacked(l, NULL);
+	}
+	/* exits not yet acknowledged by the scheduler */
+	rewinddir(d);
+	while ((e = readdir(d))) {
+		unsigned long long job;
+		unsigned att;
+		int end = 0;
+		if (sscanf(e->d_name, "%llu.%u.exit%n", &job, &att, &end) != 2 || e->d_name[end] ||
+		    !job)
+			continue;
+		char path[4500];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		uint8_t *data = NULL;
+		size_t len = 0;
+		Gpool__StepHello *h = NULL;
+		if (gp_read_file(path, EXIT_FILE_MAX, &data, &len) < 0 ||
+		    !(h = gpool__step_hello__unpack(NULL, len, data))) {
+			gp_warn("cannot read exit file '%s': ignored", path);
+			free(data);
+			continue;
+		}
+		free(data);
+		struct step_rec *r = find(ss, job, att);
+		if (!r) {
+			Gpool__TaskPlacement *tp = calloc(h->n_tasks + 1, sizeof(*tp));
+			Gpool__TaskPlacement **tpp = calloc(h->n_tasks + 1, sizeof(*tpp));
+			for (size_t k = 0; tp && tpp && k < h->n_tasks; k++) {
+				gpool__task_placement__init(&tp[k]);
+				tp[k].rank = h->tasks[k]->rank;
+				tpp[k] = &tp[k];
+			}
+			if (tp && tpp)
+				r = add(ss, job, att, (const Gpool__TaskPlacement *const *)tpp,
+					h->n_tasks);
+			free(tp);
+			free(tpp);
+			if (r)
+				r->pid = -1; /* its supervisor is done */
+		}
+		for (size_t k = 0; r && k < h->n_tasks; k++) {
+			struct task_rec *t = task_of(r, h->tasks[k]->rank);
+			if (t) {
+				t->ht.requeueable = h->tasks[k]->requeueable;
+				task_exited(r, t, h->tasks[k]->status, h->tasks[k]->oom,
+					    h->tasks[k]->rusage);
+			}
+		}
+		if (r) {
+			r->exit_dirty = false; /* it is what the file says */
+			gp_info("holding the exit of job %" PRIu64 ".%u until the scheduler has it",
+				(uint64_t)job, att);
+		}
+		gpool__step_hello__free_unpacked(h, NULL);
 	}
 	closedir(d);
 }
@@ -164,6 +336,10 @@ struct steps *steps_create(struct agent *a, gp_error_t *err)
 		gp_errprintf(err, "cannot bind '%s': %s", ep, zmq_strerror(errno));
 		goto fail;
 	}
+	if (stepd_argv(a, ss) < 0) {
+		gp_errprintf(err, "out of memory");
+		goto fail;
+	}
 	scan_launch_files(a, ss);
 	return ss;
 fail:
@@ -182,6 +358,7 @@ void steps_destroy(struct steps **p)
 		forget(ss, 0);
 	free(ss->v);
 	free(ss->held);
+	free(ss->ep);
 	gp_wire_destroy(&ss->wire);
 	gp_buf_release(&ss->env);
 	free(ss);
@@ -243,14 +420,19 @@ void steps_kill(struct agent *a, const Gpool__Kill *k)
 			k->job_id, k->attempt);
 }
 
-static void refuse(struct agent *a, const Gpool__Launch *l, const char *why)
+/* Answer every task of a launch TASK_FAILED_TO_START; the tasks stay held as exited
+ * (status 1 << 8) until the scheduler acknowledges them. */
+static void fail_tasks(struct agent *a, struct step_rec *r, const char *why)
 {
-	gp_warn("job %" PRIu64 ".%u refused: %s", l->job_id, l->attempt, why);
-	for (size_t i = 0; i < l->n_tasks; i++) {
+	for (size_t i = 0; i < r->ntasks; i++) {
+		struct task_rec *t = &r->tasks[i];
+		if (t->ht.exited || t->acked)
+			continue;
+		task_exited(r, t, 1 << 8, false, NULL);
 		Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
-		ev.job_id = l->job_id;
-		ev.attempt = l->attempt;
-		ev.rank = l->tasks[i]->rank;
+		ev.job_id = r->job;
+		ev.attempt = r->attempt;
+		ev.rank = t->ht.rank;
 		ev.kind = GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START;
 		ev.reason = (char *)why;
 		ev.time = gp_now();
@@ -261,81 +443,95 @@ static void refuse(struct agent *a, const Gpool__Launch *l, const char *why)
 	}
 }
 
-/* Start gstepd detached: a grandchild in its own session, so it outlives this agent. The
- * middle child reports the exec's errno through a close-on-exec pipe. */
-static int spawn_stepd(struct agent *a, const char *launch_path, const char *node, gp_error_t *err)
+static void refuse(struct agent *a, const Gpool__Launch *l, const char *why)
 {
-	char ep[4300], grace[32];
-	snprintf(ep, sizeof(ep), "ipc://%s", a->steps->sock_path);
-	snprintf(grace, sizeof(grace), "%lld", (long long)gp_config_int(a->cfg, "kill_grace"));
-	const char *argv[24];
-	int n = 0;
-	argv[n++] = a->stepd;
-	argv[n++] = "--launch";
-	argv[n++] = launch_path;
-	argv[n++] = "--agent";
-	argv[n++] = ep;
-	argv[n++] = "--node-name";
-	argv[n++] = node;
-	argv[n++] = "--scratch-dir";
-	argv[n++] = gp_config_str(a->cfg, "scratch_dir");
-	argv[n++] = "--cgroups";
-	argv[n++] = gp_config_str(a->cfg, "cgroups");
-	argv[n++] = "--kill-grace";
-	argv[n++] = grace;
-	argv[n++] = "--log-level";
-	argv[n++] = gp_config_str(a->cfg, "log_level");
-	if (*gp_config_str(a->cfg, "log_file")) {
-		argv[n++] = "--log-file";
-		argv[n++] = gp_config_str(a->cfg, "log_file");
+	struct steps *ss = a->steps;
+	gp_warn("job %" PRIu64 ".%u refused: %s", l->job_id, l->attempt, why);
+	struct step_rec *r = find(ss, l->job_id, l->attempt);
+	if (!r)
+		r = add(ss, l->job_id, l->attempt, (const Gpool__TaskPlacement *const *)l->tasks,
+			l->n_tasks);
+	if (!r) {
+		gp_err("job %" PRIu64 ".%u: out of memory: refusal not held", l->job_id,
+		       l->attempt);
+		return;
 	}
-	if (gp_config_bool(a->cfg, "allow_root"))
-		argv[n++] = "--allow-root";
-	argv[n] = NULL;
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return gp_errprintf(err, "pipe: %s", strerror(errno));
+	r->pid = -1;
+	set_requeueable(r, !(l->spec && l->spec->no_requeue));
+	fail_tasks(a, r, why);
+}
+
+/* Start gstepd detached: our child in its own session, so that it outlives this agent
+ * (systemd KillMode=process; a dying parent leaves it to the next subreaper). Nothing here
+ * waits for the child: an exec that fails ends it with STEPD_EXEC_FAILED, reaped later. */
+#define STEPD_EXEC_FAILED 127
+
+static pid_t spawn_stepd(struct agent *a, const char *launch_path, gp_error_t *err)
+{
+	struct steps *ss = a->steps;
 	pid_t pid = fork();
 	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return gp_errprintf(err, "fork: %s", strerror(errno));
+		gp_errprintf(err, "fork: %s", strerror(errno));
+		return -1;
 	}
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		setsid();
-		pid_t g = fork();
-		if (g != 0)
-			_exit(g < 0 ? 1 : 0);
-		int null = open("/dev/null", O_RDWR);
-		if (null >= 0) {
-			dup2(null, 0);
-			if (null > 2)
-				close(null);
-		}
-		/* stdout/stderr stay: gstepd logs where the agent does */
+	if (pid > 0)
+		return pid;
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	int null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0);
+		if (null > 2)
+			close(null);
+	}
+	/* stdout/stderr stay: gstepd logs where the agent does */
+	if (close_range(3, ~0u, 0) < 0)
 		for (int fd = 3; fd < 1024; fd++)
-			if (fd != p[1])
-				close(fd);
-		execv(argv[0], (char *const *)argv);
-		int e = errno;
-		if (write(p[1], &e, sizeof(e)) < 0) {
-		}
-		_exit(127);
+			close(fd);
+	ss->argv[2] = (char *)launch_path;
+	execv(ss->argv[0], ss->argv);
+	char msg[600];
+	int n = snprintf(msg, sizeof(msg), "gworkerd: cannot execute gstepd '%s': %s\n",
+			 ss->argv[0], strerror(errno));
+	if (n > 0 && write(2, msg, (size_t)n) < 0) {
 	}
-	close(p[1]);
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	int e = 0;
-	ssize_t r;
-	while ((r = read(p[0], &e, sizeof(e))) < 0 && errno == EINTR)
-		;
-	close(p[0]);
-	if (r == (ssize_t)sizeof(e))
-		return gp_errprintf(err, "cannot start gstepd '%s': %s", a->stepd, strerror(e));
+	_exit(STEPD_EXEC_FAILED);
+}
+
+/* gstepd's argument vector, the same for every launch but the launch file (argv[2]). */
+static int stepd_argv(struct agent *a, struct steps *ss)
+{
+	const gp_config_t *c = a->cfg;
+	char ep[4300];
+	snprintf(ep, sizeof(ep), "ipc://%s", ss->sock_path);
+	snprintf(ss->grace, sizeof(ss->grace), "%lld", (long long)gp_config_int(c, "kill_grace"));
+	int n = 0;
+	ss->argv[n++] = a->stepd;
+	ss->argv[n++] = "--launch";
+	ss->argv[n++] = NULL;
+	ss->argv[n++] = "--agent";
+	if (!(ss->ep = strdup(ep)))
+		return -1;
+	ss->argv[n++] = ss->ep;
+	ss->argv[n++] = "--node-name";
+	ss->argv[n++] = a->node;
+	ss->argv[n++] = "--scratch-dir";
+	ss->argv[n++] = (char *)gp_config_str(c, "scratch_dir");
+	ss->argv[n++] = "--cgroups";
+	ss->argv[n++] = (char *)gp_config_str(c, "cgroups");
+	ss->argv[n++] = "--kill-grace";
+	ss->argv[n++] = ss->grace;
+	ss->argv[n++] = "--log-level";
+	ss->argv[n++] = (char *)gp_config_str(c, "log_level");
+	if (*gp_config_str(c, "log_file")) {
+		ss->argv[n++] = "--log-file";
+		ss->argv[n++] = (char *)gp_config_str(c, "log_file");
+	}
+	if (gp_config_bool(c, "allow_root"))
+		ss->argv[n++] = "--allow-root";
+	ss->argv[n] = NULL;
 	return 0;
 }
 
@@ -346,7 +542,7 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 	if (!l->job_id || !l->spec || !l->spec->n_argv || !l->n_tasks) {
 		gp_warn("launch of job %" PRIu64 ".%u without a command or tasks: dropped",
 			l->job_id, l->attempt);
-		if (l->job_id && l->n_tasks)
+		if (l->job_id && l->n_tasks && !find(ss, l->job_id, l->attempt))
 			refuse(a, l, "launch without a command");
 		return;
 	}
@@ -378,18 +574,26 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 		refuse(a, l, why);
 		return;
 	}
+	/* held from now on: the scheduler must see it before the supervisor says hello */
 	struct step_rec *r = add(ss, l->job_id, l->attempt,
 				 (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks);
-	if (!r || spawn_stepd(a, path, a->node, &err) < 0) {
+	pid_t pid = -1;
+	if (r) {
+		r->seq_known = true;
+		set_requeueable(r, !l->spec->no_requeue);
+		pid = spawn_stepd(a, path, &err);
+	}
+	if (pid < 0) {
 		snprintf(why, sizeof(why), "node %s: %s", a->node, r ? err.text : "out of memory");
 		unlink(path);
-		if (r)
-			forget(ss, ss->n - 1);
 		refuse(a, l, why);
 		return;
 	}
-	gp_info("job %" PRIu64 ".%u: %zu task(s) started as '%s'", l->job_id, l->attempt,
-		l->n_tasks, acct.name);
+	r->pid = pid;
+	r->child = true;
+	r->ours = true;
+	gp_debug("job %" PRIu64 ".%u: %zu task(s), gstepd pid %d, as '%s'", l->job_id,
+		 l->attempt, l->n_tasks, (int)pid, acct.name);
 }
 
 /* ---- messages from supervisors ---- */
@@ -407,15 +611,22 @@ static void on_hello(struct agent *a, struct step_rec *r, const Gpool__Msg *m)
 	if (!r->hello_seen)
 		gp_debug("step %s (pid %d) connected", r->rid, (int)h->pid);
 	r->hello_seen = true;
-	r->pid = h->pid;
+	if (r->pid != h->pid) {
+		r->pid = h->pid;
+		r->child = false;
+	}
+	/* a hello's Msg.id is the supervisor's acknowledged position: after our restart, what
+	 * follows it is forwarded in order from there */
+	if (!r->seq_known) {
+		r->last_seq = m->id;
+		r->seq_known = true;
+	}
 	for (size_t i = 0; i < h->n_tasks; i++) {
-		for (size_t k = 0; k < r->ntasks; k++) {
-			if (r->tasks[k].rank != h->tasks[i]->rank)
-				continue;
-			r->tasks[k].pid = h->tasks[i]->pid;
-			r->tasks[k].exited = h->tasks[i]->exited;
-			r->tasks[k].status = h->tasks[i]->status;
-		}
+		struct task_rec *t = task_of(r, h->tasks[i]->rank);
+		if (!t || t->acked)
+			continue;
+		t->ht.pid = h->tasks[i]->pid;
+		/* an exit is held from its TASK_EXITED (status, rusage), not from a hello */
 	}
 	if (r->kill_pending)
 		deliver_kill(a->steps, r);
@@ -423,19 +634,15 @@ static void on_hello(struct agent *a, struct step_rec *r, const Gpool__Msg *m)
 
 static void update_task(struct step_rec *r, const Gpool__TaskEvent *ev)
 {
-	for (size_t k = 0; k < r->ntasks; k++) {
-		if (r->tasks[k].rank != ev->rank)
-			continue;
-		if (ev->pid)
-			r->tasks[k].pid = ev->pid;
-		if (ev->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED) {
-			r->tasks[k].exited = true;
-			r->tasks[k].status = ev->status;
-		} else if (ev->kind == GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START) {
-			r->tasks[k].exited = true;
-			r->tasks[k].status = 1 << 8;
-		}
-	}
+	struct task_rec *t = task_of(r, ev->rank);
+	if (!t || t->acked)
+		return;
+	if (ev->pid)
+		t->ht.pid = ev->pid;
+	if (ev->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED)
+		task_exited(r, t, ev->status, ev->oom, ev->rusage);
+	else if (ev->kind == GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START)
+		task_exited(r, t, 1 << 8, false, NULL);
 }
 
 /* TaskEvent and Output: forward new ones in order, acknowledge once per pass. */
@@ -451,10 +658,14 @@ static void on_event(struct agent *a, struct step_rec *r, const Gpool__Msg *m)
 	}
 	if (!sched_link_up(a->link))
 		return; /* not acknowledged: the supervisor sends it again */
+	if (m->id && !r->seq_known)
+		return; /* after our restart: wait for its hello, then its resend */
 	if (m->id && m->id <= r->last_seq) {
 		r->ack_due = true; /* a resend of what we forwarded: acknowledge again */
 		return;
 	}
+	if (m->id && m->id != r->last_seq + 1)
+		return; /* a gap (sent to the agent before us): it resends in order */
 	Gpool__Msg fwd = *m;
 	fwd.id = 0;
 	sched_link_queue(a, &fwd);
@@ -508,8 +719,11 @@ static struct step_rec *step_of(struct steps *ss, const char *rid, size_t len,
 				tpp[k] = &tp[k];
 			}
 			r = add(ss, job, att, (const Gpool__TaskPlacement *const *)tpp, h->n_tasks);
-			if (r)
+			if (r) {
+				r->seq_known = false;
+				set_requeueable(r, !h->n_tasks || h->tasks[0]->requeueable);
 				gp_info("adopted job %s", r->rid);
+			}
 		}
 		free(tp);
 		free(tpp);
@@ -581,21 +795,31 @@ void steps_recv(struct agent *a)
 void steps_flush(struct agent *a)
 {
 	struct steps *ss = a->steps;
-	for (size_t i = 0; i < ss->n; i++) {
+	for (size_t i = 0; i < ss->n;) {
 		struct step_rec *r = ss->v[i];
-		if (!r->ack_due)
+		/* on disk before the supervisor may forget it */
+		if (r->exit_dirty && write_exit_file(a, r) < 0 && r->ack_due) {
+			i++;
+			continue; /* not acknowledged: it sends again, we try again */
+		}
+		if (r->ack_due) {
+			Gpool__StepAck ack = GPOOL__STEP_ACK__INIT;
+			ack.upto = r->last_seq;
+			Gpool__Msg m = GPOOL__MSG__INIT;
+			m.m_case = GPOOL__MSG__M_STEP_ACK;
+			m.step_ack = &ack;
+			if (send_step(ss, r, &m) == 0)
+				r->ack_due = false;
+		}
+		if (all_settled(r) && !r->ack_due && !r->exit_dirty) {
+			forget(ss, i);
 			continue;
-		Gpool__StepAck ack = GPOOL__STEP_ACK__INIT;
-		ack.upto = r->last_seq;
-		Gpool__Msg m = GPOOL__MSG__INIT;
-		m.m_case = GPOOL__MSG__M_STEP_ACK;
-		m.step_ack = &ack;
-		if (send_step(ss, r, &m) == 0)
-			r->ack_due = false;
+		}
+		i++;
 	}
 }
 
-Gpool__HeldTask **steps_held(struct agent *a, size_t *n)
+Gpool__HeldTask **steps_held(struct agent *a, size_t *n, uint64_t msg_id, bool fresh)
 {
 	struct steps *ss = a->steps;
 	size_t total = 0;
@@ -608,31 +832,128 @@ Gpool__HeldTask **steps_held(struct agent *a, size_t *n)
 	}
 	ss->held = nv;
 	size_t k = 0;
-	for (size_t i = 0; i < ss->n; i++)
-		for (size_t t = 0; t < ss->v[i]->ntasks; t++)
-			ss->held[k++] = &ss->v[i]->tasks[t];
+	for (size_t i = 0; i < ss->n; i++) {
+		for (size_t t = 0; t < ss->v[i]->ntasks; t++) {
+			struct task_rec *tr = &ss->v[i]->tasks[t];
+			if (tr->acked || tr->dropped)
+				continue;
+			/* a register resent under an old id may be answered for a copy that did not
+			 * carry this exit: only a fresh id counts */
+			if (tr->ht.exited && !tr->carried && fresh)
+				tr->carried = msg_id;
+			ss->held[k++] = &tr->ht;
+		}
+	}
 	*n = k;
 	return ss->held;
+}
+
+void steps_acked(struct agent *a, uint64_t msg_id)
+{
+	struct steps *ss = a->steps;
+	for (size_t i = 0; i < ss->n; i++) {
+		struct step_rec *r = ss->v[i];
+		for (size_t t = 0; t < r->ntasks; t++) {
+			struct task_rec *tr = &r->tasks[t];
+			if (!tr->ht.exited || tr->acked || !tr->carried || tr->carried > msg_id)
+				continue;
+			tr->acked = true;
+			r->exit_dirty = true;
+			gp_debug("job %s rank %u: exit acknowledged by the scheduler", r->rid,
+				 tr->ht.rank);
+		}
+	}
+}
+
+/* A supervisor is gone: what it had not reported exited is lost (not listed any more: the
+ * scheduler requeues or fails it), or never started. */
+static void stepd_gone(struct agent *a, struct step_rec *r, const char *why)
+{
+	if (r->ours && !r->hello_seen) {
+		fail_tasks(a, r, why);
+		return;
+	}
+	for (size_t t = 0; t < r->ntasks; t++) {
+		struct task_rec *tr = &r->tasks[t];
+		if (!tr->ht.exited && !tr->dropped) {
+			tr->dropped = true;
+			gp_warn("job %s rank %u: %s: task lost", r->rid, tr->ht.rank, why);
+		}
+	}
+}
+
+void steps_reaped(struct agent *a, pid_t pid, int status)
+{
+	struct steps *ss = a->steps;
+	for (size_t i = 0; i < ss->n; i++) {
+		struct step_rec *r = ss->v[i];
+		if (r->pid != pid || !r->child)
+			continue;
+		r->child = false;
+		r->pid = -1;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			return;
+		char why[4600];
+		if (WIFEXITED(status) && WEXITSTATUS(status) == STEPD_EXEC_FAILED && !r->hello_seen)
+			snprintf(why, sizeof(why), "node %s: cannot execute gstepd '%s'", a->node,
+				 a->stepd);
+		else if (WIFEXITED(status))
+			snprintf(why, sizeof(why), "node %s: gstepd exited with status %d", a->node,
+				 WEXITSTATUS(status));
+		else
+			snprintf(why, sizeof(why), "node %s: gstepd killed by signal %d", a->node,
+				 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+		stepd_gone(a, r, why);
+		return;
+	}
+}
+
+void steps_lease_expired(struct agent *a, int64_t silent_ms)
+{
+	struct steps *ss = a->steps;
+	for (size_t i = 0; i < ss->n; i++) {
+		struct step_rec *r = ss->v[i];
+		bool running = false;
+		for (size_t t = 0; t < r->ntasks; t++)
+			running |= !r->tasks[t].ht.exited && !r->tasks[t].dropped;
+		if (!running)
+			continue;
+		if (!r->requeueable) {
+			gp_warn("lease expired: no word from the scheduler for %lld ms: job %s keeps "
+				"running (not requeueable)",
+				(long long)silent_ms, r->rid);
+			continue;
+		}
+		gp_warn("lease expired: no word from the scheduler for %lld ms: killing job %s "
+			"(requeueable: the scheduler will run it again)",
+			(long long)silent_ms, r->rid);
+		gpool__kill__init(&r->kill);
+		r->kill.job_id = r->job;
+		r->kill.attempt = r->attempt;
+		r->kill.signal = SIGKILL;
+		r->kill.reason = GPOOL__JOB_STATE__NODE_FAIL;
+		deliver_kill(ss, r);
+	}
 }
 
 int64_t steps_tick(struct agent *a, int64_t now)
 {
 	struct steps *ss = a->steps;
-	for (size_t i = 0; i < ss->n;) {
+	for (size_t i = 0; i < ss->n; i++) {
 		struct step_rec *r = ss->v[i];
-		char path[4300];
+		if (r->pid < 0 || r->child || all_settled(r))
+			continue; /* done, or its end comes as SIGCHLD */
 		bool silent = now - r->last_heard_ms > STEP_FORGET_MS;
 		bool gone = r->pid > 0 ? (kill(r->pid, 0) < 0 && errno == ESRCH) : silent;
 		if (gone && silent) {
+			char path[4300];
 			gp_launch_path(path, sizeof(path), a->state_dir, r->job, r->attempt);
 			if (access(path, F_OK) == 0)
 				gp_warn("step %s ended without cleaning up (its launch file is left)",
 					r->rid);
-			gp_debug("step %s is gone: forgotten", r->rid);
-			forget(ss, i);
-			continue;
+			r->pid = -1;
+			stepd_gone(a, r, "its supervisor is gone");
 		}
-		i++;
 	}
 	return now + 1000;
 }

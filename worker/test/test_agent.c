@@ -1,7 +1,12 @@
 /* test_agent.c: gworkerd against a fake scheduler (a ROUTER on loopback with MUNGE-sealed
  * envelopes): registration and its retry, heartbeats, a Launch run through gstepd with its
  * events and output forwarded in order, re-registration on ERROR_UNEXPECTED, garbage dropped,
- * a refused account, and a clean exit on SIGTERM.
+ * a refused account, exits held until acknowledged (also across an agent restart), the lease,
+ * kill fencing by attempt, and a clean exit on SIGTERM.
+ *
+ * Every wait is bounded. The test is a child subreaper and the agent logs to a file, so every
+ * process it started (supervisors and tasks outlive the agent by design) ends up its child and
+ * is killed at the end, pass or fail, and none holds ctest's output pipe.
  * Usage: test_worker_agent PATH-OF-GWORKERD PATH-OF-GSTEPD (skips when munged is absent). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -34,6 +40,38 @@ static char me[64];
 static int envelopes; /* envelopes received */
 static char endpoint[64];
 static void start_agent(const char *ep);
+static uint32_t lease_ms;	 /* sent in NodeRegisterReply */
+static uint64_t hold_job;	 /* first heartbeat listing this job's exit goes unanswered */
+static int hold_seen;		 /* heartbeats that listed it */
+static uint64_t hold_acked_id;	 /* the heartbeat whose reply acknowledged it */
+static bool hb_silent;		 /* answer no heartbeat */
+
+/* Wait at most ms for pid; then SIGKILL it. Returns its status or -1. */
+static int wait_bounded(pid_t pid, int ms)
+{
+	int st;
+	for (int i = 0; i < ms / 10; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	return waitpid(pid, &st, 0) == pid ? -1 : -1;
+}
+
+static bool held_has(Gpool__HeldTask **h, size_t n, uint64_t job, bool *exited, int *status)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (h[i]->job_id != job)
+			continue;
+		if (exited)
+			*exited = h[i]->exited;
+		if (status)
+			*status = h[i]->status;
+		return true;
+	}
+	return false;
+}
 
 /* Next message from the agent of the given type (others are passed to keep, if set). */
 typedef void (*keep_f)(const Gpool__Msg *m, void *arg);
@@ -97,6 +135,7 @@ static void reply_register(uint64_t id)
 {
 	Gpool__NodeRegisterReply r = GPOOL__NODE_REGISTER_REPLY__INIT;
 	r.heartbeat_ms = 200;
+	r.lease_ms = lease_ms;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = id;
 	m.m_case = GPOOL__MSG__M_NODE_REGISTER_REPLY;
@@ -171,6 +210,15 @@ static void keep_job(const Gpool__Msg *m, void *arg)
 			snprintf(j->reason, sizeof(j->reason), "%s", e->reason);
 		}
 	} else if (m->m_case == GPOOL__MSG__M_HEARTBEAT) {
+		if (hb_silent)
+			return;
+		if (hold_job && held_has(m->heartbeat->held, m->heartbeat->n_held, hold_job, NULL,
+					 NULL)) {
+			if (++hold_seen == 1)
+				return; /* unanswered: the exit must be listed again */
+			if (!hold_acked_id)
+				hold_acked_id = m->id;
+		}
 		/* keep the agent registered */
 		Gpool__HeartbeatReply hr = GPOOL__HEARTBEAT_REPLY__INIT;
 		Gpool__Msg r = GPOOL__MSG__INIT;
@@ -181,16 +229,18 @@ static void keep_job(const Gpool__Msg *m, void *arg)
 	}
 }
 
-static void launch(uint64_t job, const char *user, const char *script)
+static void launch_ex(uint64_t job, uint32_t attempt, bool no_requeue, const char *user,
+		      const char *script)
 {
 	char *argv[] = { "/bin/sh", "-c", (char *)script };
 	Gpool__JobSpec spec = GPOOL__JOB_SPEC__INIT;
 	spec.argv = argv;
 	spec.n_argv = 3;
+	spec.no_requeue = no_requeue;
 	Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT, *tpp = &tp;
 	Gpool__Launch l = GPOOL__LAUNCH__INIT;
 	l.job_id = job;
-	l.attempt = 1;
+	l.attempt = attempt;
 	l.spec = &spec;
 	l.user = (char *)user;
 	l.tasks = &tpp;
@@ -203,6 +253,11 @@ static void launch(uint64_t job, const char *user, const char *script)
 	m.m_case = GPOOL__MSG__M_LAUNCH;
 	m.launch = &l;
 	send_msg(&m);
+}
+
+static void launch(uint64_t job, const char *user, const char *script)
+{
+	launch_ex(job, 1, false, user, script);
 }
 
 static void run_job(void **state)
@@ -265,9 +320,9 @@ static void agent_restart(void **state)
 		expect(GPOOL__MSG__M_ERROR, 100, keep_job, &j);
 	assert_true(j.started);
 	kill(agent, SIGTERM);
-	int st;
-	waitpid(agent, &st, 0);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	int st = wait_bounded(agent, 5000);
+	agent = 0;
+	assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	start_agent(endpoint);
 	m = expect(GPOOL__MSG__M_NODE_REGISTER, 5000, keep_job, &j);
 	assert_non_null(m);
@@ -288,14 +343,205 @@ static void agent_restart(void **state)
 	gp_buf_release(&j.out);
 }
 
+/* Collect until cond() or ms pass; heartbeats are answered per the hold/silent rules. */
+static void collect(struct job_seen *j, int ms, bool (*cond)(struct job_seen *))
+{
+	int64_t deadline = gp_mono_ms() + ms;
+	while (!(cond && cond(j)) && gp_mono_ms() < deadline)
+		expect(GPOOL__MSG__M_ERROR, 50, keep_job, j);
+}
+
+static bool exited(struct job_seen *j)
+{
+	return j->exited || j->failed;
+}
+
+/* The next heartbeat; answered (keeps the agent up). */
+static Gpool__Msg *next_heartbeat(struct job_seen *j)
+{
+	Gpool__Msg *m = expect(GPOOL__MSG__M_HEARTBEAT, 2000, keep_job, j);
+	if (m)
+		keep_job(m, j);
+	return m;
+}
+
+/* An exit stays in every heartbeat until the reply to one that carried it. */
+static void held_until_ack(void **state)
+{
+	struct job_seen j = { .ids_zero = true };
+	hold_job = 10;
+	hold_seen = 0;
+	hold_acked_id = 0;
+	launch(10, me, "exit 3");
+	collect(&j, 10000, exited);
+	assert_true(j.exited);
+	int64_t deadline = gp_mono_ms() + 5000;
+	while (!hold_acked_id && gp_mono_ms() < deadline)
+		next_heartbeat(&j);
+	assert_true(hold_seen >= 2);
+	assert_true(hold_acked_id != 0);
+	/* after the reply, gone from the held list (the next one may have left before it) */
+	Gpool__Msg *m = next_heartbeat(&j);
+	m = next_heartbeat(&j);
+	assert_non_null(m);
+	assert_false(held_has(m->heartbeat->held, m->heartbeat->n_held, 10, NULL, NULL));
+	hold_job = 0;
+	gp_buf_release(&j.out);
+}
+
+static bool file_exists(const char *name)
+{
+	char p[400];
+	snprintf(p, sizeof(p), "%s/state/steps/%s", dir, name);
+	return access(p, F_OK) == 0;
+}
+
+/* An exit not yet acknowledged survives an agent restart (the exit file), and a refusal is
+ * held as an exit (status 1 << 8) too. */
+static void exit_survives_restart(void **state)
+{
+	struct job_seen j = { .ids_zero = true };
+	hb_silent = true; /* nothing acknowledged from here */
+	launch(11, me, "exit 4");
+	collect(&j, 10000, exited);
+	assert_true(j.exited);
+	struct job_seen r = { .ids_zero = true };
+	launch(12, "no-such-user-gp", "true");
+	collect(&r, 5000, exited);
+	assert_true(r.failed);
+	/* the step's supervisor is released only after the exit is on disk */
+	for (int i = 0; i < 100 && file_exists("11.1.launch"); i++)
+		usleep(20000);
+	assert_false(file_exists("11.1.launch"));
+	assert_true(file_exists("11.1.exit"));
+	kill(agent, SIGTERM);
+	int st = wait_bounded(agent, 5000);
+	agent = 0;
+	assert_true(st != -1 && WIFEXITED(st));
+	hb_silent = false;
+	start_agent(endpoint);
+	Gpool__Msg *m = expect(GPOOL__MSG__M_NODE_REGISTER, 5000, keep_job, &j);
+	assert_non_null(m);
+	bool ex = false;
+	int status = 0;
+	assert_true(held_has(m->node_register->held, m->node_register->n_held, 11, &ex, &status));
+	assert_true(ex);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 4);
+	assert_true(held_has(m->node_register->held, m->node_register->n_held, 12, &ex, &status));
+	assert_true(ex);
+	assert_int_equal(status, 1 << 8);
+	reply_register(m->id);
+	/* acknowledged: forgotten, file removed */
+	m = next_heartbeat(&j);
+	assert_non_null(m);
+	assert_false(held_has(m->heartbeat->held, m->heartbeat->n_held, 11, NULL, NULL));
+	assert_false(held_has(m->heartbeat->held, m->heartbeat->n_held, 12, NULL, NULL));
+	assert_false(file_exists("11.1.exit"));
+	gp_buf_release(&j.out);
+}
+
+struct by_job {
+	uint64_t job;
+	struct job_seen j;
+};
+
+static void keep_by_job(const Gpool__Msg *m, void *arg)
+{
+	struct by_job *v = arg;
+	uint64_t job = m->m_case == GPOOL__MSG__M_TASK_EVENT ? m->task_event->job_id
+		       : m->m_case == GPOOL__MSG__M_OUTPUT   ? m->output->job_id
+							      : 0;
+	for (int i = 0; i < 2; i++)
+		if (!job || v[i].job == job)
+			keep_job(m, &v[i].j);
+}
+
+/* Silence up to the lease: every task keeps running (a scheduler restart); past it, the
+ * requeueable job is killed and the other one keeps running. Kills are fenced by attempt. */
+static void lease(void **state)
+{
+	struct by_job v[2] = { { 20, { .ids_zero = true } }, { 21, { .ids_zero = true } } };
+	lease_ms = 1500;
+	/* learn the lease */
+	Gpool__Msg e = GPOOL__MSG__INIT;
+	Gpool__Error er;
+	gp_msg_error(&e, &er, 0, GPOOL__ERROR_CODE__ERROR_UNEXPECTED, "restarted");
+	send_msg(&e);
+	Gpool__Msg *m = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, keep_by_job, v);
+	assert_non_null(m);
+	reply_register(m->id);
+	launch_ex(20, 1, false, me, "sleep 30");
+	launch_ex(21, 1, true, me, "sleep 30");
+	int64_t deadline = gp_mono_ms() + 5000;
+	while (!(v[0].j.started && v[1].j.started) && gp_mono_ms() < deadline)
+		expect(GPOOL__MSG__M_ERROR, 50, keep_by_job, v);
+	assert_true(v[0].j.started && v[1].j.started);
+	/* a scheduler restart shorter than the lease: silent 1 s, then "who are you?" */
+	hb_silent = true;
+	deadline = gp_mono_ms() + 1000;
+	while (gp_mono_ms() < deadline)
+		expect(GPOOL__MSG__M_ERROR, 50, keep_by_job, v);
+	hb_silent = false;
+	send_msg(&e);
+	m = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, keep_by_job, v);
+	assert_non_null(m);
+	bool ex = true;
+	assert_true(held_has(m->node_register->held, m->node_register->n_held, 20, &ex, NULL));
+	assert_false(ex);
+	assert_true(held_has(m->node_register->held, m->node_register->n_held, 21, &ex, NULL));
+	assert_false(ex);
+	reply_register(m->id);
+	deadline = gp_mono_ms() + 500;
+	while (gp_mono_ms() < deadline)
+		expect(GPOOL__MSG__M_ERROR, 50, keep_by_job, v);
+	assert_false(v[0].j.exited || v[1].j.exited);
+	/* now past the lease: the agent registers again meanwhile, unanswered */
+	hb_silent = true;
+	deadline = gp_mono_ms() + 2500;
+	while (gp_mono_ms() < deadline)
+		expect(GPOOL__MSG__M_ERROR, 50, keep_by_job, v);
+	hb_silent = false;
+	m = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, keep_by_job, v);
+	assert_non_null(m);
+	reply_register(m->id);
+	deadline = gp_mono_ms() + 5000;
+	while (!v[0].j.exited && gp_mono_ms() < deadline)
+		expect(GPOOL__MSG__M_ERROR, 50, keep_by_job, v);
+	assert_true(v[0].j.exited);
+	assert_true(WIFSIGNALED(v[0].j.status) && WTERMSIG(v[0].j.status) == SIGKILL);
+	assert_false(v[1].j.exited);
+	/* a kill for another attempt of job 21 leaves this one running */
+	Gpool__Kill k = GPOOL__KILL__INIT;
+	k.job_id = 21;
+	k.attempt = 2;
+	k.signal = SIGKILL;
+	Gpool__Msg km = GPOOL__MSG__INIT;
+	km.m_case = GPOOL__MSG__M_KILL;
+	km.kill = &k;
+	send_msg(&km);
+	deadline = gp_mono_ms() + 1000;
+	while (gp_mono_ms() < deadline)
+		expect(GPOOL__MSG__M_ERROR, 50, keep_by_job, v);
+	assert_false(v[1].j.exited);
+	k.attempt = 1;
+	send_msg(&km);
+	deadline = gp_mono_ms() + 5000;
+	while (!v[1].j.exited && gp_mono_ms() < deadline)
+		expect(GPOOL__MSG__M_ERROR, 50, keep_by_job, v);
+	assert_true(v[1].j.exited);
+	lease_ms = 0;
+	for (int i = 0; i < 2; i++)
+		gp_buf_release(&v[i].j.out);
+}
+
 static void clean_exit(void **state)
 {
 	kill(agent, SIGTERM);
-	int st;
-	assert_int_equal(waitpid(agent, &st, 0), agent);
+	int st = wait_bounded(agent, 5000);
+	agent = 0;
+	assert_true(st != -1);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	agent = 0;
 }
 
 static void start_agent(const char *ep)
@@ -306,13 +552,16 @@ static void start_agent(const char *ep)
 	snprintf(uid, sizeof(uid), "%u", (unsigned)geteuid());
 	snprintf(state_dir, sizeof(state_dir), "%s/state", dir);
 	snprintf(scratch, sizeof(scratch), "%s/scratch", dir);
+	char logpath[300];
+	snprintf(logpath, sizeof(logpath), "%s/agent.log", dir);
 	agent = fork();
 	if (agent == 0) {
 		execl(gworkerd, gworkerd, "--scheduler", ep, "--state-dir", state_dir, "--scratch-dir",
 		      scratch, "--node-name", "tw", "--stepd", gstepd, "--sched-uid", uid,
 		      "--allow-root", "--psu-watts", "550", "--fake-cards",
 		      "nvidia:GTX 1660:6GiB:7.5:125W,amd:RX 6700 XT:12GiB:gfx1031:230W",
-		      "--log-level", "debug", "--config", "/dev/null", (char *)NULL);
+		      "--log-level", "debug", "--log-file", logpath, "--config", "/dev/null",
+		      (char *)NULL);
 		_exit(127);
 	}
 }
@@ -331,6 +580,9 @@ static int setup(void **state)
 	}
 	free(cred);
 	wire = gp_wire_create(auth, 64 << 20);
+	/* orphans (supervisors after an agent stop, tasks after a supervisor is killed) become
+	 * ours, so the end of the test can kill and reap every one */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	assert_non_null(mkdtemp(dir));
 	struct passwd *pw = getpwuid(geteuid());
 	snprintf(me, sizeof(me), "%s", pw ? pw->pw_name : "root");
@@ -346,41 +598,68 @@ static int setup(void **state)
 	return 0;
 }
 
-/* Supervisors outlive the agent by design: end the ones this test started (their command
- * lines name the temporary directory). */
-static void kill_leftovers(void)
+/* Kill and reap every process this test started: all are its descendants (it is a subreaper),
+ * so repeat until it has no child left; bounded. */
+static void kill_descendants(void)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		char p[300], cmd[4096];
-		int pid = atoi(e->d_name);
-		if (pid <= 0 || pid == getpid())
-			continue;
-		snprintf(p, sizeof(p), "/proc/%d/cmdline", pid);
-		FILE *f = fopen(p, "r");
-		if (!f)
-			continue;
-		size_t n = fread(cmd, 1, sizeof(cmd) - 1, f);
-		fclose(f);
-		for (size_t i = 0; i < n; i++)
-			if (!cmd[i])
-				cmd[i] = ' ';
-		cmd[n] = '\0';
-		if (strstr(cmd, dir))
-			kill(pid, SIGKILL);
+	for (int round = 0; round < 200; round++) {
+		bool any = false;
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			int pid = atoi(e->d_name);
+			if (pid <= 0 || pid == getpid())
+				continue;
+			char p[64], buf[512];
+			snprintf(p, sizeof(p), "/proc/%d/stat", pid);
+			FILE *f = fopen(p, "r");
+			if (!f)
+				continue;
+			size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+			buf[n] = '\0';
+			char *rp = strrchr(buf, ')');
+			int ppid = 0;
+			char st;
+			if (rp && sscanf(rp + 2, "%c %d", &st, &ppid) == 2 && ppid == getpid()) {
+				kill(pid, SIGKILL);
+				any = true;
+			}
+		}
+		if (d)
+			closedir(d);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			any = true;
+		if (!any)
+			return;
+		usleep(20000);
 	}
-	if (d)
-		closedir(d);
+	fprintf(stderr, "test_agent: could not end every process it started\n");
+}
+
+static int failed;
+
+static void dump_log(void)
+{
+	char p[300];
+	snprintf(p, sizeof(p), "%s/agent.log", dir);
+	FILE *f = fopen(p, "r");
+	char line[1024];
+	fprintf(stderr, "---- %s ----\n", p);
+	while (f && fgets(line, sizeof(line), f))
+		fputs(line, stderr);
+	if (f)
+		fclose(f);
 }
 
 static int teardown(void **state)
 {
-	kill_leftovers();
-	if (agent > 0) {
+	if (agent > 0)
 		kill(agent, SIGKILL);
-		waitpid(agent, NULL, 0);
-	}
+	kill_descendants();
+	agent = 0;
+	if (failed || getenv("GP_TEST_VERBOSE"))
+		dump_log();
 	int zero = 0;
 	zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof(zero));
 	zmq_close(router);
@@ -402,7 +681,12 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(registration), cmocka_unit_test(run_job),
 		cmocka_unit_test(refused),	cmocka_unit_test(reregister),
-		cmocka_unit_test(agent_restart), cmocka_unit_test(clean_exit),
+		cmocka_unit_test(agent_restart), cmocka_unit_test(held_until_ack),
+		cmocka_unit_test(exit_survives_restart), cmocka_unit_test(lease),
+		cmocka_unit_test(clean_exit),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	int rc = cmocka_run_group_tests(tests, setup, NULL);
+	failed = rc;
+	teardown(NULL);
+	return rc;
 }
