@@ -56,6 +56,9 @@ struct step {
 	uint64_t oom_kills;	  /* OOM kills seen in the job's cgroup so far */
 };
 
+/* gstepd's main: the gstepd executable, or a child gworkerd forked (fresh ZeroMQ context). */
+int gp_stepd_main(int argc, char **argv);
+
 /* Queue a message for the agent (numbered, kept until acknowledged). */
 int step_send(struct step *s, Gpool__Msg *m);
 

@@ -374,7 +374,7 @@ static void usage(FILE *f)
 		"  --log-file FILE     append log lines here\n");
 }
 
-int main(int argc, char **argv)
+int gp_stepd_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "launch", required_argument, NULL, 'l' },
@@ -394,6 +394,7 @@ int main(int argc, char **argv)
 	char host[256];
 	int c;
 	long v;
+	optind = 0; /* also when forked from gworkerd, which may have used getopt */
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l': launch = optarg; break;

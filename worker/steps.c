@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "account.h"
 #include "agent.h"
 #include "launchfile.h"
+#include "step.h"
 #include "log.h"
 #include "util.h"
 #include "wire.h"
@@ -68,6 +70,7 @@ struct steps {
 	char *argv[24];		/* gstepd's command line, argv[2] set per launch */
 	char *ep;
 	char grace[32];
+	bool fork_only;		/* gstepd is the one beside us: run its code without exec */
 	void *sock;
 	gp_wire_t *wire;
 	gp_buf_t env;
@@ -336,6 +339,8 @@ struct steps *steps_create(struct agent *a, gp_error_t *err)
 		gp_errprintf(err, "cannot bind '%s': %s", ep, zmq_strerror(errno));
 		goto fail;
 	}
+	/* an explicitly configured stepd is executed; the default one runs in the fork */
+	ss->fork_only = !*gp_config_str(a->cfg, "stepd");
 	if (stepd_argv(a, ss) < 0) {
 		gp_errprintf(err, "out of memory");
 		goto fail;
@@ -486,11 +491,32 @@ static pid_t spawn_stepd(struct agent *a, const char *launch_path, gp_error_t *e
 		if (null > 2)
 			close(null);
 	}
-	/* stdout/stderr stay: gstepd logs where the agent does */
-	if (close_range(3, ~0u, 0) < 0)
-		for (int fd = 3; fd < 1024; fd++)
-			close(fd);
 	ss->argv[2] = (char *)launch_path;
+	int keep = -1;
+	const char *lf = gp_config_str(a->cfg, "log_file");
+	if (ss->fork_only && *lf) {
+		/* the log reopened here lands on the lowest free descriptor: keep that one */
+		if ((keep = open("/dev/null", O_RDONLY)) >= 0)
+			close(keep);
+		if (gp_log_file(lf) < 0)
+			keep = -1;
+	}
+	/* stdout/stderr stay: gstepd logs where the agent does */
+	if (keep > 3)
+		close_range(3, (unsigned)keep - 1, 0);
+	if (close_range(keep >= 3 ? (unsigned)keep + 1 : 3, ~0u, 0) < 0)
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != keep)
+				close(fd);
+	if (ss->fork_only) {
+		/* no exec, no dynamic loading: the supervisor's code is in this binary; it makes
+		 * its own ZeroMQ context (the agent's threads do not exist here) */
+		prctl(PR_SET_NAME, "gstepd");
+		int argc = 0;
+		while (ss->argv[argc])
+			argc++;
+		_exit(gp_stepd_main(argc, ss->argv));
+	}
 	execv(ss->argv[0], ss->argv);
 	char msg[600];
 	int n = snprintf(msg, sizeof(msg), "gworkerd: cannot execute gstepd '%s': %s\n",
@@ -525,7 +551,7 @@ static int stepd_argv(struct agent *a, struct steps *ss)
 	ss->argv[n++] = ss->grace;
 	ss->argv[n++] = "--log-level";
 	ss->argv[n++] = (char *)gp_config_str(c, "log_level");
-	if (*gp_config_str(c, "log_file")) {
+	if (*gp_config_str(c, "log_file") && !ss->fork_only) {
 		ss->argv[n++] = "--log-file";
 		ss->argv[n++] = (char *)gp_config_str(c, "log_file");
 	}

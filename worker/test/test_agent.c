@@ -7,6 +7,7 @@
  * Every wait is bounded. The test is a child subreaper and the agent logs to a file, so every
  * process it started (supervisors and tasks outlive the agent by design) ends up its child and
  * is killed at the end, pass or fail, and none holds ctest's output pipe.
+ * gworkerd runs gstepd's code in a fork (no --stepd), as in production.
  * Usage: test_worker_agent PATH-OF-GWORKERD PATH-OF-GSTEPD (skips when munged is absent). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -557,7 +558,7 @@ static void start_agent(const char *ep)
 	agent = fork();
 	if (agent == 0) {
 		execl(gworkerd, gworkerd, "--scheduler", ep, "--state-dir", state_dir, "--scratch-dir",
-		      scratch, "--node-name", "tw", "--stepd", gstepd, "--sched-uid", uid,
+		      scratch, "--node-name", "tw", "--sched-uid", uid,
 		      "--allow-root", "--psu-watts", "550", "--fake-cards",
 		      "nvidia:GTX 1660:6GiB:7.5:125W,amd:RX 6700 XT:12GiB:gfx1031:230W",
 		      "--log-level", "debug", "--log-file", logpath, "--config", "/dev/null",
