@@ -353,13 +353,11 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 	bool pending = j->state == GPOOL__JOB_STATE__PENDING;
 	bool live = j->state == GPOOL__JOB_STATE__RUNNING || j->state == GPOOL__JOB_STATE__COMPLETING;
 	if (!may_act(r, j)) {
-		snprintf(text, len, "job %llu belongs to %s: permission denied",
-			 (unsigned long long)j->id, j->user);
+		snprintf(text, len, "belongs to %s: permission denied", j->user);
 		return GPOOL__ERROR_CODE__ERROR_PERMISSION;
 	}
 	if (gp_job_state_final(j->state)) {
-		snprintf(text, len, "job %llu already ended (%s)", (unsigned long long)j->id,
-			 gp_job_state_name(j->state));
+		snprintf(text, len, "already ended (%s)", gp_job_state_name(j->state));
 		return GPOOL__ERROR_CODE__ERROR_STATE;
 	}
 	char who[96];
@@ -373,8 +371,7 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	case GPOOL__JOB_ACTION__JOB_SIGNAL:
 		if (!live || c->value <= 0 || c->value >= 65) {
-			snprintf(text, len, "job %llu: cannot signal (not running or bad signal)",
-				 (unsigned long long)j->id);
+			snprintf(text, len, "cannot signal (not running or bad signal)");
 			return GPOOL__ERROR_CODE__ERROR_STATE;
 		}
 		for (uint32_t i = 0; i < j->ntasks; i++) {
@@ -397,7 +394,7 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 	case GPOOL__JOB_ACTION__JOB_HOLD:
 	case GPOOL__JOB_ACTION__JOB_RELEASE:
 		if (!pending) {
-			snprintf(text, len, "job %llu is not pending", (unsigned long long)j->id);
+			snprintf(text, len, "not pending");
 			return GPOOL__ERROR_CODE__ERROR_STATE;
 		}
 		j->hold = c->action == GPOOL__JOB_ACTION__JOB_HOLD;
@@ -453,11 +450,10 @@ void client_job_control(struct req *r)
 		if (!j) {
 			struct job *old = store_job_load(s->store, c->ids[i]);
 			if (old)
-				snprintf(text[i], sizeof(text[i]), "job %llu already ended (%s)",
-					 (unsigned long long)c->ids[i], gp_job_state_name(old->state));
+				snprintf(text[i], sizeof(text[i]), "already ended (%s)",
+					 gp_job_state_name(old->state));
 			else
-				snprintf(text[i], sizeof(text[i]), "job %llu not found",
-					 (unsigned long long)c->ids[i]);
+				snprintf(text[i], sizeof(text[i]), "not found");
 			code = old ? GPOOL__ERROR_CODE__ERROR_STATE : GPOOL__ERROR_CODE__ERROR_NOT_FOUND;
 			job_free(old);
 		} else {

@@ -33,6 +33,7 @@ struct pass {
 	uint32_t *count;  /* scratch: tasks per node */
 	uint64_t *cardsel; /* scratch: cards picked per node */
 	const char *model; /* one-model placement: the model tried now */
+	bool any_state;	   /* consider nodes whatever their state (could it ever fit?) */
 	uint32_t watts_running, power_cap;
 };
 
@@ -70,7 +71,7 @@ static bool listed(char **v, int n, const char *name)
 static bool eligible(struct pass *p, const struct job *j, int node)
 {
 	struct node *n = nodes_get(p->s->nodes, node);
-	if (!node_usable(n))
+	if (!p->any_state && !node_usable(n))
 		return false;
 	if (j->n_exclude && listed(j->exclude, j->n_exclude, n->name))
 		return false;
@@ -428,7 +429,11 @@ static enum pend_reason never_fits(struct pass *p, struct job *j)
 			empty.mem[i] = (int64_t)n->mem_mb;
 			empty.cards[i] = n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
 		}
-		if (!fit(p, j, &empty)) {
+		/* every node it could use, up or not: a node that is down may come back */
+		p->any_state = true;
+		bool fits = fit(p, j, &empty);
+		p->any_state = false;
+		if (!fits) {
 			r = PEND_TOO_LARGE;
 			if (j->gpu) {
 				/* is there any card at all that could serve it? */
