@@ -148,6 +148,8 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 		l.master_port = j->master_port;
 		l.local_size = k;
 		l.mem_limit_mb = j->mem_mb;
+		l.cards = nd->cards; /* so that a task sees its cards, and no other */
+		l.n_cards = nd->n_cards;
 		Gpool__Msg m = GPOOL__MSG__INIT;
 		m.m_case = GPOOL__MSG__M_LAUNCH;
 		m.launch = &l;

@@ -317,7 +317,7 @@ int gp_cards_discover(const char *fake_spec, gp_cards_t *out, gp_error_t *err)
 		out->v[i]->index = (uint32_t)i;
 		if (out->v[i]->fake && out->v[i]->uuid == protobuf_c_empty_string) {
 			char u[32];
-			snprintf(u, sizeof(u), "fake-%zu", i);
+			snprintf(u, sizeof(u), "GPU-fake-%zu", i);
 			if (card_set_str(&out->v[i]->uuid, u) < 0)
 				return gp_errprintf(err, "out of memory");
 		}

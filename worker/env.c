@@ -72,6 +72,50 @@ const char *gp_env_get(char *const *env, const char *name)
 	return NULL;
 }
 
+/* The task's cards: CUDA_VISIBLE_DEVICES by UUID for NVIDIA cards; HIP_VISIBLE_DEVICES,
+ * ROCR_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL by ordinal among the node's AMD cards; GPOOL_GPUS
+ * describing each ("node-index:vendor:name:vram"). A task given no card sees none: the
+ * variables are set empty whenever the launch lists the node's cards. */
+static int bind_cards(struct envv *e, const Gpool__Launch *l, const Gpool__TaskPlacement *t)
+{
+	if (!l->n_cards)
+		return 0;
+	char cuda[1024] = "", hip[256] = "", gpus[2048] = "";
+	size_t nc = 0, nh = 0, ng = 0;
+	for (size_t k = 0; k < t->n_cards; k++) {
+		const Gpool__Card *c = NULL;
+		int amd_ordinal = 0;
+		for (size_t i = 0; i < l->n_cards; i++) {
+			if (l->cards[i]->index == t->cards[k]) {
+				c = l->cards[i];
+				break;
+			}
+			if (l->cards[i]->vendor == GPOOL__VENDOR__VENDOR_AMD)
+				amd_ordinal++;
+		}
+		if (!c)
+			continue;
+		if (c->vendor == GPOOL__VENDOR__VENDOR_NVIDIA)
+			nc += (size_t)snprintf(cuda + nc, nc < sizeof(cuda) ? sizeof(cuda) - nc : 0,
+					       "%s%s", nc ? "," : "", c->uuid);
+		else if (c->vendor == GPOOL__VENDOR__VENDOR_AMD)
+			nh += (size_t)snprintf(hip + nh, nh < sizeof(hip) ? sizeof(hip) - nh : 0,
+					       "%s%d", nh ? "," : "", amd_ordinal);
+		ng += (size_t)snprintf(gpus + ng, ng < sizeof(gpus) ? sizeof(gpus) - ng : 0,
+				       "%s%u:%s:%s:%lluMiB", ng ? "," : "", c->index,
+				       c->vendor == GPOOL__VENDOR__VENDOR_NVIDIA ? "nvidia" : "amd",
+				       c->name, (unsigned long long)(c->vram_total >> 20));
+	}
+	if (nc >= sizeof(cuda) || nh >= sizeof(hip) || ng >= sizeof(gpus))
+		return -1;
+	int rc = env_set(e, "CUDA_VISIBLE_DEVICES", cuda);
+	rc |= env_set(e, "HIP_VISIBLE_DEVICES", hip);
+	rc |= env_set(e, "ROCR_VISIBLE_DEVICES", hip);
+	rc |= env_set(e, "GPU_DEVICE_ORDINAL", hip);
+	rc |= env_set(e, "GPOOL_GPUS", gpus);
+	return rc;
+}
+
 char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 {
 	const Gpool__Launch *l = c->launch;
@@ -109,6 +153,7 @@ char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 	rc |= env_setu(&e, "LOCAL_WORLD_SIZE", l->local_size);
 	rc |= env_set(&e, "MASTER_ADDR", l->master_addr);
 	rc |= env_set(&e, "MASTER_PORT", port);
+	rc |= bind_cards(&e, l, t);
 	if (rc || !e.v) {
 		char **v = e.v;
 		if (v) {

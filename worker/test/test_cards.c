@@ -29,7 +29,7 @@ static void two_cards(void **state)
 	assert_string_equal(c.v[1]->arch, "gfx1031");
 	assert_int_equal(c.v[1]->power_limit_w, 230);
 	assert_int_equal(c.v[1]->index, 1);
-	assert_string_equal(c.v[1]->uuid, "fake-1");
+	assert_string_equal(c.v[1]->uuid, "GPU-fake-1");
 	gp_cards_release(&c);
 	assert_int_equal(c.n, 0);
 }

@@ -100,11 +100,67 @@ static void submitter_env(void **state)
 	gp_env_free(e);
 }
 
+static Gpool__Card *card(uint32_t index, Gpool__Vendor v, const char *name, const char *uuid)
+{
+	static Gpool__Card c[8];
+	static int n;
+	Gpool__Card *x = &c[n++ % 8];
+	gpool__card__init(x);
+	x->index = index;
+	x->vendor = v;
+	x->name = (char *)name;
+	x->uuid = (char *)uuid;
+	x->vram_total = 6ULL << 30;
+	return x;
+}
+
+static void card_binding(void **state)
+{
+	setup_launch();
+	Gpool__Card *cards[] = {
+		card(0, GPOOL__VENDOR__VENDOR_NVIDIA, "GTX 1660", "GPU-aaaa"),
+		card(1, GPOOL__VENDOR__VENDOR_AMD, "RX 6700 XT", ""),
+		card(2, GPOOL__VENDOR__VENDOR_NVIDIA, "RTX 3060", "GPU-bbbb"),
+		card(3, GPOOL__VENDOR__VENDOR_AMD, "RX 6600", ""),
+	};
+	launch.cards = cards;
+	launch.n_cards = 4;
+	uint32_t mine[] = { 2, 3 };
+	tp.cards = mine;
+	tp.n_cards = 2;
+	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/tmp" };
+	gp_error_t err;
+	char **env = gp_env_build(&c, &err);
+	assert_non_null(env);
+	assert_string_equal(gp_env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-bbbb");
+	/* the RX 6600 is the node's second AMD card: ordinal 1 */
+	assert_string_equal(gp_env_get(env, "HIP_VISIBLE_DEVICES"), "1");
+	assert_string_equal(gp_env_get(env, "ROCR_VISIBLE_DEVICES"), "1");
+	assert_string_equal(gp_env_get(env, "GPU_DEVICE_ORDINAL"), "1");
+	assert_string_equal(gp_env_get(env, "GPOOL_GPUS"),
+			    "2:nvidia:RTX 3060:6144MiB,3:amd:RX 6600:6144MiB");
+	gp_env_free(env);
+	/* no card asked: none visible */
+	tp.n_cards = 0;
+	env = gp_env_build(&c, &err);
+	assert_string_equal(gp_env_get(env, "CUDA_VISIBLE_DEVICES"), "");
+	assert_string_equal(gp_env_get(env, "HIP_VISIBLE_DEVICES"), "");
+	gp_env_free(env);
+	/* a node without cards sets none of them */
+	launch.n_cards = 0;
+	env = gp_env_build(&c, &err);
+	assert_null(gp_env_get(env, "CUDA_VISIBLE_DEVICES"));
+	gp_env_free(env);
+	launch.cards = NULL;
+	tp.cards = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(all_variables),
 		cmocka_unit_test(submitter_env),
+		cmocka_unit_test(card_binding),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
