@@ -41,9 +41,9 @@ static int fmt(char *buf, size_t len, const char *f, ...)
 enum cg_ver { CG_OFF = 0, CG_V1, CG_V2 };
 
 /* v1 hierarchies gpool uses, in the order their cgroup.procs are joined */
-static const char *const v1_ctrls[] = { "memory", "cpuset", "pids", "freezer" };
+static const char *const v1_ctrls[] = { "memory", "cpuset", "pids", "freezer", "devices" };
 #define NV1 (sizeof(v1_ctrls) / sizeof(v1_ctrls[0]))
-enum { V1_MEMORY = 0, V1_CPUSET, V1_PIDS, V1_FREEZER };
+enum { V1_MEMORY = 0, V1_CPUSET, V1_PIDS, V1_FREEZER, V1_DEVICES };
 
 struct gp_cgroup {
 	enum cg_ver ver;
@@ -177,6 +177,10 @@ static int limit_failed(gp_cgroup_t *cg, const char *what, gp_error_t *err)
 static int v2_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_limits *lim,
 		    gp_error_t *err)
 {
+	if (lim->ndeny)
+		gp_info("cgroup v2: denying %zu card device file(s) needs a BPF device program, which "
+			"gpool does not load yet: the card binding is by environment only",
+			lim->ndeny);
 	char top[PATH_MAX], dir[PATH_MAX], buf[4096];
 	fmt(top, sizeof(top), "%s/gpool", CG_ROOT);
 	if (mkdir(top, 0755) < 0 && errno != EEXIST)
@@ -242,6 +246,8 @@ static int v1_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 {
 	char base[PATH_MAX], top[PATH_MAX], dir[PATH_MAX], buf[4096];
 	for (size_t c = 0; c < NV1; c++) {
+		if (c == V1_DEVICES && !lim->ndeny)
+			continue; /* only jobs that must not see some cards pay for it */
 		fmt(base, sizeof(base), "%s/%s", CG_ROOT, v1_ctrls[c]);
 		if (!fs_is(base, CGROUP_SUPER_MAGIC)) {
 			gp_debug("cgroup: v1 %s hierarchy not mounted: skipped", v1_ctrls[c]);
@@ -288,6 +294,16 @@ static int v1_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 		if (cpuset_string(pl, lim, buf, sizeof(buf)) == 0 &&
 		    write_str(cg->dir[V1_CPUSET], "cpuset.cpus", buf) < 0 &&
 		    limit_failed(cg, "cpuset.cpus", err) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < lim->ndeny; i++) {
+		if (!cg->dir[V1_DEVICES]) {
+			if (limit_failed(cg, "devices.deny", err) < 0)
+				return -1;
+			break;
+		}
+		if (write_str(cg->dir[V1_DEVICES], "devices.deny", lim->deny[i]) < 0 &&
+		    limit_failed(cg, "devices.deny", err) < 0)
 			return -1;
 	}
 	if (lim->pids_max && cg->dir[V1_PIDS]) {
@@ -515,4 +531,25 @@ void gp_cgroup_destroy(gp_cgroup_t **p)
 	}
 	free(cg);
 	*p = NULL;
+}
+
+size_t gp_cgroup_card_rules(const uint32_t *given, size_t ngiven, const int *vendor,
+			    const bool *fake, size_t ncards, char (*buf)[32], const char **rules,
+			    size_t max)
+{
+	size_t n = 0;
+	int nv = 0, amd = 0;
+	for (size_t i = 0; i < ncards; i++) {
+		int ord = vendor[i] == 1 ? nv++ : vendor[i] == 2 ? amd++ : -1;
+		bool mine = false;
+		for (size_t k = 0; k < ngiven; k++)
+			mine |= given[k] == i;
+		if (mine || fake[i] || ord < 0 || n == max)
+			continue;
+		snprintf(buf[n], 32, vendor[i] == 1 ? "c 195:%d rwm" : "c 226:%d rwm",
+			 vendor[i] == 1 ? ord : 128 + ord);
+		rules[n] = buf[n];
+		n++;
+	}
+	return n;
 }

@@ -2,7 +2,8 @@
  * and holding every process the job starts, so that a kill reaches all of them.
  *
  * v2: <root>/gpool/job<id>.<attempt>/ (memory.max, cpuset.cpus, pids.max, cgroup.kill).
- * v1: the same path under each of the memory, cpuset, pids and freezer hierarchies.
+ * v1: the same path under each of the memory, cpuset, pids and freezer hierarchies (and
+ * devices, only for a job that must be denied the device files of some cards).
  * Mode "auto" uses what is mounted and writable and skips the rest; "v1"/"v2" insist;
  * "off" makes an object that holds nothing (every call is then a successful no-op).
  */
@@ -23,7 +24,19 @@ struct gp_cgroup_limits {
 	const uint32_t *cpus;	/* logical CPU indices offered by the node, mapped modulo online */
 	size_t ncpus;		/* 0: no cpuset */
 	uint64_t pids_max;	/* 0: none */
+	/* device rules to deny ("c 195:1 rwm": the device files of cards the job was not
+	 * given); v1 devices controller only (v2 needs a BPF program: not done) */
+	const char *const *deny;
+	size_t ndeny;
 };
+
+/* The deny rules for the cards of a node that the tasks were not given (real cards only:
+ * NVIDIA /dev/nvidiaN is char 195:N with N the card's ordinal among NVIDIA cards; AMD
+ * /dev/dri/renderD(128+N) is char 226:128+N). Writes up to max rules into buf and their
+ * pointers into rules; returns the count. */
+size_t gp_cgroup_card_rules(const uint32_t *given, size_t ngiven, const int *vendor,
+			    const bool *fake, size_t ncards, char (*buf)[32], const char **rules,
+			    size_t max);
 
 /* name: "job<id>.<attempt>". NULL with err filled when the mode cannot be honoured. */
 gp_cgroup_t *gp_cgroup_create(const char *mode, const char *name,

@@ -213,10 +213,28 @@ static int setup_step(struct stepd *d, gp_error_t *err)
 			cpus[k++] = l->tasks[i]->cpus[c];
 	char name[64];
 	snprintf(name, sizeof(name), "job%llu.%u", (unsigned long long)l->job_id, l->attempt);
+	/* the node's cards that none of this job's tasks here was given */
+	uint32_t given[64];
+	size_t ngiven = 0;
+	int vendor[64];
+	bool fake[64];
+	size_t ncards = l->n_cards < 64 ? l->n_cards : 64;
+	for (size_t i = 0; i < l->n_tasks; i++)
+		for (size_t c = 0; c < l->tasks[i]->n_cards && ngiven < 64; c++)
+			given[ngiven++] = l->tasks[i]->cards[c];
+	for (size_t i = 0; i < ncards; i++) {
+		vendor[i] = l->cards[i]->vendor;
+		fake[i] = l->cards[i]->fake;
+	}
+	char rulebuf[64][32];
+	const char *rules[64];
+	size_t nrules = gp_cgroup_card_rules(given, ngiven, vendor, fake, ncards, rulebuf, rules, 64);
 	struct gp_cgroup_limits lim = { .mem_bytes = l->mem_limit_mb << 20,
 					.cpus = cpus,
 					.ncpus = ncpus,
-					.pids_max = 0 };
+					.pids_max = 0,
+					.deny = rules,
+					.ndeny = nrules };
 	s->cg = gp_cgroup_create(d->cgroups, name, &lim, err);
 	free(cpus);
 	if (!s->cg)

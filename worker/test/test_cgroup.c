@@ -1,0 +1,75 @@
+/* Card device rules, and (as root, where the v1 devices controller is writable) that they
+ * reach the job's cgroup. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+
+static void rules(void **state)
+{
+	/* nvidia, amd, nvidia, amd(fake) */
+	int vendor[] = { 1, 2, 1, 2 };
+	bool fake[] = { false, false, false, true };
+	uint32_t given[] = { 2 };
+	char buf[8][32];
+	const char *r[8];
+	size_t n = gp_cgroup_card_rules(given, 1, vendor, fake, 4, buf, r, 8);
+	/* not given: nvidia ordinal 0 -> 195:0, amd ordinal 0 -> 226:128; the fake one has no file */
+	assert_int_equal(n, 2);
+	assert_string_equal(r[0], "c 195:0 rwm");
+	assert_string_equal(r[1], "c 226:128 rwm");
+	given[0] = 0;
+	n = gp_cgroup_card_rules(given, 1, vendor, fake, 4, buf, r, 8);
+	assert_int_equal(n, 2);
+	assert_string_equal(r[0], "c 226:128 rwm");
+	assert_string_equal(r[1], "c 195:1 rwm");
+	assert_int_equal(gp_cgroup_card_rules(NULL, 0, vendor, fake, 4, buf, r, 1), 1);
+}
+
+static void denied_in_cgroup(void **state)
+{
+	if (geteuid() != 0 || access("/sys/fs/cgroup/devices/devices.deny", W_OK) != 0) {
+		printf("# skip: not root or no writable v1 devices controller\n");
+		skip();
+	}
+	/* deny /dev/null (char 1:3) as a card's device file would be, and try it from inside */
+	const char *deny[] = { "c 1:3 rwm" };
+	struct gp_cgroup_limits lim = { .deny = deny, .ndeny = 1 };
+	gp_error_t err;
+	char name[64];
+	snprintf(name, sizeof(name), "job-test-devices.%d", (int)getpid());
+	gp_cgroup_t *cg = gp_cgroup_create("v1", name, &lim, &err);
+	assert_non_null(cg);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (gp_cgroup_attach_self(cg) < 0)
+			_exit(2);
+		int fd = open("/dev/null", O_WRONLY);
+		_exit(fd < 0 && errno == EPERM ? 0 : 1);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0); /* the device was denied inside the group */
+	int fd = open("/dev/null", O_WRONLY);
+	assert_true(fd >= 0); /* and only there */
+	close(fd);
+	gp_cgroup_destroy(&cg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = { cmocka_unit_test(rules),
+					    cmocka_unit_test(denied_in_cgroup) };
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
