@@ -613,3 +613,60 @@ void client_watch(struct req *r)
 	gsched_reply(r, &m, false);
 	job_free(old);
 }
+
+void client_card_report(struct req *r)
+{
+	struct gsched *s = r->s;
+	Gpool__CardReport *c = r->msg->card_report;
+	if (r->from.uid != 0 && r->from.uid != s->agent_uid) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				   "only root or the agents' account may grade cards");
+		return;
+	}
+	static const char *const grades[] = { "good", "warn", "fail" };
+	bool known = false;
+	for (size_t i = 0; i < sizeof(grades) / sizeof(grades[0]); i++)
+		known |= c->grade && strcmp(c->grade, grades[i]) == 0;
+	if (!known || c->throughput < 0 || c->throughput > 1e7) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "invalid card report (grade '%.16s')", c->grade ? c->grade : "");
+		return;
+	}
+	int idx = nodes_find(s->nodes, c->node);
+	struct node *n = nodes_get(s->nodes, idx);
+	if (!n || c->card >= n->n_cards) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "no card %u on node '%.64s'",
+				   c->card, c->node);
+		return;
+	}
+	Gpool__Card *card = n->cards[c->card];
+	char *grade = strdup(c->grade);
+	if (!grade) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		return;
+	}
+	free(card->grade);
+	card->grade = grade;
+	card->throughput = c->throughput;
+	if (!strcmp(c->grade, "fail")) {
+		char why[256];
+		snprintf(why, sizeof(why), "screening failed: %s", c->reason ? c->reason : "");
+		char *reason = strdup(why);
+		if (reason) {
+			free(card->state_reason);
+			card->state_reason = reason;
+		}
+		card->state = GPOOL__CARD_STATE__CARD_FAILED;
+		gp_warn("node %s card %u failed screening: %s", n->name, c->card,
+			c->reason ? c->reason : "");
+	} else if (card->state == GPOOL__CARD_STATE__CARD_FAILED) {
+		card->state = GPOOL__CARD_STATE__CARD_UP; /* screened again and passed */
+	}
+	s->plan_dirty = true;
+	Gpool__CardReportReply rep = GPOOL__CARD_REPORT_REPLY__INIT;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_CARD_REPORT_REPLY;
+	m.card_report_reply = &rep;
+	gsched_reply(r, &m, false);
+}

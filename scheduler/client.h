@@ -12,5 +12,6 @@ void client_node_query(struct req *r);
 void client_node_control(struct req *r);
 void client_log_query(struct req *r);
 void client_watch(struct req *r);
+void client_card_report(struct req *r);
 
 #endif

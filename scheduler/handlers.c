@@ -28,6 +28,7 @@ static const struct handler handlers[] = {
 	{ GPOOL__MSG__M_NODE_CONTROL, FROM_CLIENT, client_node_control, "node_control" },
 	{ GPOOL__MSG__M_LOG_QUERY, FROM_CLIENT, client_log_query, "log_query" },
 	{ GPOOL__MSG__M_WATCH, FROM_CLIENT, client_watch, "watch" },
+	{ GPOOL__MSG__M_CARD_REPORT, FROM_CLIENT, client_card_report, "card_report" },
 };
 
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,
