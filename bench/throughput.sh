@@ -8,7 +8,7 @@
 # instruction of the job, on a sequential sample as for Slurm), gschedd peak RSS with 100,000
 # queued jobs, and the share of gschedd's time spent waiting on MUNGE.
 # Optionally the same on Slurm (bench/slurm/slurm-throughput.sh) in the same run: SLURM=1.
-#   usage: bench/throughput.sh [N] [PAR]      (defaults 5000 8)
+#   usage: bench/throughput.sh [N] [PAR]      (defaults 5000 8; LOOPBACK=1: hosts on 127.0.0.1)
 set -euo pipefail
 N=${1:-5000}
 PAR=${2:-8}
@@ -26,10 +26,10 @@ trap cleanup EXIT
 [ "$(id -u)" = 0 ] || { echo "throughput: needs root (network namespaces)" >&2; exit 1; }
 "$CL" users >/dev/null
 echo "== gpool: $HOSTS netns hosts, state in $D (on $(df --output=source "$D" | tail -1))" >&2
-"$CL" start -n "$HOSTS" --dir "$D" --bin "$BIN" --cpus 8 >&2
+"$CL" start -n "$HOSTS" --dir "$D" --bin "$BIN" --cpus 8 ${LOOPBACK:+--loopback} >&2
 eval "$("$CL" env --dir "$D")"
 export GPOOL_SCHEDULER
-SCHED_PID=$(cat "$D/sched/gschedd.pid" 2>/dev/null || pgrep -n -x gschedd)
+SCHED_PID=$(cat "$D/sched/gschedd.pid")
 
 pct() { # pct P: nearest-rank percentile of numbers on stdin
 	sort -n | awk -v p="$1" '{a[NR]=$1} END {if (NR==0) {print "nan"; exit} i=int(NR*p/100+0.999999); if (i<1) i=1; print a[i]}'
