@@ -49,7 +49,10 @@ static void usage(FILE *f)
 		"  badbody             a sealed envelope whose body is not a Batch\n"
 		"  replay              one valid envelope sent twice (both replies printed)\n"
 		"  expired WAIT        a credential with --ttl (default 1 s), sent after WAIT s\n"
-		"  empty               a zero-length message\n");
+		"  empty               a zero-length message\n"
+		"  flood SECS          sealed JobQuery envelopes (a fresh sequence number each) as fast\n"
+		"                      as they can be sealed, for SECS seconds, replies drained without\n"
+		"                      waiting; prints sent, answered, refused (by error code) and no reply\n");
 }
 
 /* The digest wire.c binds into the credential: "gpool1" | version | epoch | seq | body. */
@@ -184,6 +187,65 @@ static int print_reply(struct probe *p)
 		fflush(stdout);
 		return 0;
 	}
+}
+
+/* Take every reply that is waiting now; count ok replies and refusals. */
+static void drain(struct probe *p, uint64_t *ok, uint64_t *refused)
+{
+	zmq_msg_t zm;
+	zmq_msg_init(&zm);
+	while (zmq_msg_recv(&zm, p->sock, ZMQ_DONTWAIT) >= 0) {
+		Gpool__Envelope *env =
+			gpool__envelope__unpack(NULL, zmq_msg_size(&zm), zmq_msg_data(&zm));
+		Gpool__Batch *b = env ? gpool__batch__unpack(NULL, env->body.len, env->body.data) : NULL;
+		if (b && b->n_msgs > 0 && b->msgs[0]->m_case == GPOOL__MSG__M_ERROR)
+			(*refused)++;
+		else
+			(*ok)++;
+		if (b)
+			gpool__batch__free_unpacked(b, NULL);
+		if (env)
+			gpool__envelope__free_unpacked(env, NULL);
+	}
+	zmq_msg_close(&zm);
+}
+
+/* flood SECS: as many sealed, valid JobQuery envelopes as can be sealed (each its own
+ * credential and sequence number, so none is a replay), never waiting for a reply. The send
+ * high-water mark is raised so that zmq queues rather than blocks; a send that would block is
+ * counted as not sent. */
+static int flood(struct probe *p, uint32_t version, const gp_buf_t *body, long secs)
+{
+	int hwm = 100000;
+	zmq_setsockopt(p->sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+	zmq_setsockopt(p->sock, ZMQ_RCVHWM, &hwm, sizeof(hwm));
+	gp_buf_t env = { 0 };
+	uint64_t sent = 0, blocked = 0, ok = 0, refused = 0;
+	int64_t t0 = gp_mono_ms(), end = t0 + secs * 1000;
+	while (gp_mono_ms() < end) {
+		if (seal(p, version, body, 1, &env) < 0)
+			return 1;
+		if (zmq_send(p->sock, env.data, env.len, ZMQ_DONTWAIT) < 0)
+			blocked++;
+		else
+			sent++;
+		if ((sent & 63) == 0)
+			drain(p, &ok, &refused);
+	}
+	/* what is still in flight may answer within a second */
+	int64_t grace = gp_mono_ms() + 1000;
+	while (gp_mono_ms() < grace) {
+		drain(p, &ok, &refused);
+		usleep(20000);
+	}
+	double el = (gp_mono_ms() - t0) / 1000.0;
+	printf("flood: sent %llu (%.0f/s), blocked %llu, answered %llu, refused %llu, no reply %llu\n",
+	       (unsigned long long)sent, sent / (el > 0 ? el - 1 : 1), (unsigned long long)blocked,
+	       (unsigned long long)ok, (unsigned long long)refused,
+	       (unsigned long long)(sent > ok + refused ? sent - ok - refused : 0));
+	fflush(stdout);
+	gp_buf_release(&env);
+	return 0;
 }
 
 static long arg_long(const char *s, const char *what)
@@ -333,6 +395,8 @@ int main(int argc, char **argv)
 		if (send_bytes(&p, env.data, env.len) < 0)
 			return 1;
 		rc = print_reply(&p);
+	} else if (!strcmp(mode, "flood")) {
+		rc = flood(&p, V, &body, arg_long(arg, "seconds"));
 	} else if (!strcmp(mode, "empty")) {
 		if (send_bytes(&p, "", 0) < 0)
 			return 1;

@@ -1,0 +1,173 @@
+#!/bin/bash
+# t0300-sched-kill: `kill -9 gschedd` in the middle of a 500-job burst (4 parallel gsub loops as
+# gpool-user), then the same gschedd started again on its state directory: every job whose id
+# gsub printed (acknowledged) completes exactly once: no job lost, no attempt run again after
+# one completed, no two attempts of a job at once, each job in one final state (COMPLETED).
+# Every attempt appends "start JOB ATTEMPT RANK T" and "run JOB ATTEMPT RANK START END" lines to
+# a marker in the test's work directory (hosts share it; their state and scratch are private).
+# timeout: 170
+. "$(dirname "$0")/lib.sh"
+test_under_cluster 3 --cpus 8 --node-timeout 30s --heartbeat-interval 1s
+
+TOTAL=${T0300_JOBS:-500}
+LOOPS=4
+MARK=$WORK/marker
+: >"$MARK"
+chmod 0666 "$MARK"
+cat >"$WORK/task.sh" <<EOF
+#!/bin/sh
+# one attempt of a job: a start line, SECS seconds of ticks, a run line at the end
+M=$MARK
+s=\$(date +%s.%N)
+echo "start \$GPOOL_JOB_ID \$GPOOL_ATTEMPT \$GPOOL_RANK \$s" >>"\$M"
+n=\$(( \${1:-0} * 2 ))
+while [ \$n -gt 0 ]; do sleep 0.5; echo "tick \$GPOOL_JOB_ID \$GPOOL_ATTEMPT \$GPOOL_RANK \$(date +%s.%N)" >>"\$M"; n=\$((n - 1)); done
+echo "run \$GPOOL_JOB_ID \$GPOOL_ATTEMPT \$GPOOL_RANK \$s \$(date +%s.%N)" >>"\$M"
+EOF
+chmod 0755 "$WORK/task.sh"
+
+# analyze IDS: "accepted N lost N repeated N overlapping N notfinal N", then a line per problem.
+# lost: an acknowledged job that is not COMPLETED or has no finished attempt in the marker;
+# repeated: more than one attempt finished, or an attempt started after one had finished;
+# overlapping: two attempts of one job whose [start, last sign of life] intervals intersect.
+analyze() {
+	gstat --json -a >"$WORK/gstat.json" 2>"$WORK/gstat.err"
+	"$PY" - "$MARK" "$1" "$WORK/gstat.json" <<'PYEOF'
+import json, sys, collections
+marker, idsf, gs = sys.argv[1:4]
+ids = sorted({int(x) for x in open(idsf).read().split() if x.isdigit()})
+att = collections.defaultdict(dict)  # job -> attempt -> [start, last, end or None]
+for line in open(marker):
+    p = line.split()
+    if len(p) < 5 or p[0] not in ("start", "tick", "run"):
+        continue
+    try:
+        j, a, t = int(p[1]), int(p[2]), float(p[4])
+    except ValueError:
+        continue
+    e = att[j].setdefault(a, [t, t, None])
+    e[0] = min(e[0], t)
+    if p[0] == "run":
+        end = float(p[5])
+        e[1] = max(e[1], end)
+        e[2] = end if e[2] is None else max(e[2], end)
+    else:
+        e[1] = max(e[1], t)
+state = {}
+def walk(x):
+    if isinstance(x, dict):
+        if "state" in x and "id" in x:
+            state[int(x["id"])] = str(x["state"]).replace("JOB_STATE_", "").upper()
+            return
+        for v in x.values(): walk(v)
+    elif isinstance(x, list):
+        for v in x: walk(v)
+try:
+    walk(json.load(open(gs)))
+except Exception as ex:
+    print("# gstat --json unreadable:", ex)
+final = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL"}
+lost = rep = ovl = nf = 0
+out = []
+for j in ids:
+    A = att.get(j, {})
+    done = [a for a, e in A.items() if e[2] is not None]
+    st = state.get(j, "MISSING")
+    if st not in final:
+        nf += 1
+    if st != "COMPLETED" or not done:
+        lost += 1
+        out.append(f"lost: job {j} state {st}, attempts seen {sorted(A)}")
+    if len(done) > 1 or any(A[a][0] > min(A[d][2] for d in done) for a in A if done and a not in done):
+        rep += 1
+        out.append(f"repeated: job {j} {dict(sorted(A.items()))}")
+    iv = sorted(A.items(), key=lambda kv: kv[1][0])
+    if any(iv[i + 1][1][0] < iv[i][1][1] for i in range(len(iv) - 1)):
+        ovl += 1
+        out.append(f"overlapping: job {j} {dict(iv)}")
+extra = sorted(set(att) - set(ids))
+print(f"accepted {len(ids)} lost {lost} repeated {rep} overlapping {ovl} notfinal {nf} "
+      f"unacknowledged-but-ran {len(extra)} multi-attempt {sum(1 for j in ids if len(att.get(j, {})) > 1)}")
+for l in out[:20]:
+    print(l)
+PYEOF
+}
+
+# the burst: LOOPS parallel loops, each submitting its share; a submission refused or unanswered
+# (the scheduler is away) is retried, and only ids gsub printed count as acknowledged
+per=$((TOTAL / LOOPS))
+cat >"$WORK/loop.sh" <<'EOF2'
+#!/bin/bash
+# loop.sh K N TASK: submit N jobs; retry what fails; acknowledged ids to ids.K
+k=$1 n=$2 task=$3 dir=$(dirname "$3")
+for i in $(seq 1 "$n"); do
+	for try in $(seq 1 40); do
+		if out=$(gsub --parsable -J "b$k" -- /bin/sh "$task" 0 2>>"$dir/gsub-err.$k"); then
+			[[ $out =~ ^[0-9]+$ ]] && echo "$out" >>"$dir/ids.$k"
+			break
+		fi
+		echo "$(date +%s.%N) try $try of $i failed" >>"$dir/fails.$k"
+		sleep 0.5
+	done
+done
+EOF2
+chmod 0755 "$WORK/loop.sh"
+t_burst=$(date +%s.%N)
+for k in $(seq 1 $LOOPS); do
+	as_user "$WORK/loop.sh" "$k" "$per" "$WORK/task.sh" &
+	eval "loop$k=\$!"
+done
+acked() { cat "$WORK"/ids.* 2>/dev/null | wc -l; }
+
+# kill in the middle: once a third of the burst is acknowledged
+wait_until 60 eval '[ "$(acked)" -ge $((TOTAL / 3)) ]' || diag "only $(acked) acknowledged after 60 s"
+n_kill=$(acked)
+t_kill=$(date +%s.%N)
+"$CLUSTER" sched-kill --dir "$CLUSTER_DIR" KILL
+ok "gschedd killed with SIGKILL after $n_kill acknowledged submissions"
+sleep 2
+"$CLUSTER" sched-start --dir "$CLUSTER_DIR"
+if wait_until 30 eval 'gstat >/dev/null 2>&1'; then
+	t_up=$(date +%s.%N)
+	ok "gschedd answers again $("$PY" -c "print(round($t_up - $t_kill, 1))") s after the kill (2 s of it down on purpose)"
+else
+	fail "gschedd answers again after the restart" "$(tail -n 20 "$CLUSTER_DIR/sched/gschedd.log")"
+fi
+for k in $(seq 1 $LOOPS); do eval "wait \$loop$k"; done
+cat "$WORK"/ids.* >"$WORK/ids"
+n=$(wc -l <"$WORK/ids")
+nfails=$(cat "$WORK"/fails.* 2>/dev/null | wc -l)
+t_acked=$(date +%s.%N)
+diag "acknowledged $n of $TOTAL in $("$PY" -c "print(round($t_acked - $t_burst, 1))") s; $nfails submissions failed and were retried"
+diag "gsub errors: $(cat "$WORK"/gsub-err.* 2>/dev/null | sort | uniq -c | sort -rn | head -3 | tr '\n' '|')"
+is "$n" "$TOTAL" "every submission was acknowledged in the end"
+
+# every acknowledged job ends
+alldone() {
+	gstat --json -a 2>/dev/null | "$PY" -c '
+import json, sys
+ids = {int(x) for x in open(sys.argv[1]).read().split()}
+d = json.load(sys.stdin)
+fin = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL"}
+seen = {int(j["id"]): str(j["state"]).upper() for j in d.get("jobs", [])}
+sys.exit(0 if all(seen.get(i) in fin for i in ids) else 1)' "$WORK/ids"
+}
+if wait_until 90 alldone; then
+	t_done=$(date +%s.%N)
+	ok "every acknowledged job reached a final state ($("$PY" -c "print(round($t_done - $t_kill, 1))") s after the kill)"
+else
+	fail "every acknowledged job reached a final state" "$(gstat 2>&1 | tail -n 10)"
+fi
+sleep 1
+res=$(analyze "$WORK/ids")
+diag "$res"
+line=$(head -n 1 <<<"$res")
+like "$line" "^accepted $TOTAL " "all $TOTAL acknowledged jobs are accounted for"
+like "$line" ' lost 0 ' "no acknowledged job lost"
+like "$line" ' repeated 0 ' "none ran again after completing"
+like "$line" ' overlapping 0 ' "no two attempts of a job at once"
+like "$line" ' notfinal 0 ' "each in one final state"
+grep -q 'recover\|adopt\|restor\|load' "$CLUSTER_DIR/sched/gschedd.log" &&
+	diag "gschedd on restart: $(grep -i 'recover\|adopt\|restor\|loaded' "$CLUSTER_DIR/sched/gschedd.log" | tail -n 3 | tr '\n' '|')"
+
+done_testing
