@@ -1,13 +1,14 @@
 #!/bin/bash
 # t0300-sched-kill: `kill -9 gschedd` in the middle of a 500-job burst (4 parallel gsub loops as
-# gpool-user), then the same gschedd started again on its state directory: every job whose id
+# gpool-user; 1 s jobs on 6 slots, so jobs are queued and running at the kill), then the same gschedd started again on its state directory: every job whose id
 # gsub printed (acknowledged) completes exactly once: no job lost, no attempt run again after
 # one completed, no two attempts of a job at once, each job in one final state (COMPLETED).
 # Every attempt appends "start JOB ATTEMPT RANK T" and "run JOB ATTEMPT RANK START END" lines to
 # a marker in the test's work directory (hosts share it; their state and scratch are private).
-# timeout: 170
+# timeout: 200
 . "$(dirname "$0")/lib.sh"
-test_under_cluster 3 --cpus 8 --node-timeout 30s --heartbeat-interval 1s
+# 6 slots for 1 s jobs submitted faster than that: at the kill jobs are both running and queued
+test_under_cluster 3 --cpus 2 --node-timeout 30s --heartbeat-interval 1s
 
 TOTAL=${T0300_JOBS:-500}
 LOOPS=4
@@ -102,7 +103,7 @@ cat >"$WORK/loop.sh" <<'EOF2'
 k=$1 n=$2 task=$3 dir=$(dirname "$3")
 for i in $(seq 1 "$n"); do
 	for try in $(seq 1 40); do
-		if out=$(gsub --parsable -J "b$k" -- /bin/sh "$task" 0 2>>"$dir/gsub-err.$k"); then
+		if out=$(gsub --parsable -J "b$k" -- /bin/sh "$task" 1 2>>"$dir/gsub-err.$k"); then
 			[[ $out =~ ^[0-9]+$ ]] && echo "$out" >>"$dir/ids.$k"
 			break
 		fi
@@ -152,7 +153,10 @@ fin = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAI
 seen = {int(j["id"]): str(j["state"]).upper() for j in d.get("jobs", [])}
 sys.exit(0 if all(seen.get(i) in fin for i in ids) else 1)' "$WORK/ids"
 }
-if wait_until 90 alldone; then
+loaded=$(grep 'jobs loaded' "$CLUSTER_DIR/sched/gschedd.log" | tail -n 1 | sed -n 's/.* \([0-9]*\) jobs loaded.*/\1/p')
+[ "${loaded:-0}" -gt 0 ] && ok "the restarted gschedd loaded $loaded unfinished (queued or running) jobs" ||
+	fail "the kill hit while jobs were queued or running" "restart loaded '${loaded:-}' jobs"
+if wait_until 100 alldone; then
 	t_done=$(date +%s.%N)
 	ok "every acknowledged job reached a final state ($("$PY" -c "print(round($t_done - $t_kill, 1))") s after the kill)"
 else
