@@ -37,7 +37,36 @@ struct net {
 	int nboxes, capboxes;
 	gp_buf_t sealed;
 	struct net_stats st;
+	struct trusted {
+		uint8_t rid[256];
+		size_t len;
+	} *trusted;
+	int ntrusted, captrusted;
 };
+
+static bool is_trusted(const struct net *n, const uint8_t *rid, size_t len)
+{
+	for (int i = 0; i < n->ntrusted; i++)
+		if (n->trusted[i].len == len && memcmp(n->trusted[i].rid, rid, len) == 0)
+			return true;
+	return false;
+}
+
+void net_trust(struct net *n, const uint8_t *rid, size_t len)
+{
+	if (len > sizeof(n->trusted[0].rid) || is_trusted(n, rid, len) || n->ntrusted >= 4096)
+		return;
+	if (n->ntrusted == n->captrusted) {
+		int nc = n->captrusted ? n->captrusted * 2 : 16;
+		struct trusted *nt = realloc(n->trusted, nc * sizeof(*nt));
+		if (!nt)
+			return;
+		n->trusted = nt;
+		n->captrusted = nc;
+	}
+	memcpy(n->trusted[n->ntrusted].rid, rid, len);
+	n->trusted[n->ntrusted++].len = len;
+}
 
 struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message,
 		       int rate_per_addr, gp_error_t *err)
@@ -89,6 +118,7 @@ void net_destroy(struct net **p)
 	}
 	free(n->boxes);
 	free(n->buckets);
+	free(n->trusted);
 	gp_buf_release(&n->sealed);
 	free(n);
 	*p = NULL;
@@ -193,7 +223,7 @@ int net_recv(struct net *n, struct net_msg *m)
 		gp_warn("refused a multi-frame message from %s", m->addr);
 		return -1;
 	}
-	struct bucket *b = bucket_get(n, m->addr);
+	struct bucket *b = is_trusted(n, m->rid, m->rid_len) ? NULL : bucket_get(n, m->addr);
 	if (b && bucket_take(n, b) < 0) {
 		zmq_msg_close(&body);
 		n->st.rate_dropped++;

@@ -35,6 +35,10 @@ void *net_socket(struct net *n);
  * -1: a message was refused (already logged, error reply queued where cheap checks allow). */
 int net_recv(struct net *n, struct net_msg *m);
 
+/* A registered agent's routing id: its messages skip the per-address budget, so a flooder on
+ * the same PC cannot starve that PC's agent (heartbeats would stop, the node would go DOWN). */
+void net_trust(struct net *n, const uint8_t *rid, size_t rid_len);
+
 /* Queue a message for a peer (packed now). A durable message waits for the open transaction
  * to commit; others (query answers, heartbeat replies) go out at the next flush. */
 int net_queue(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Msg *msg,
