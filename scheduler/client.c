@@ -513,6 +513,19 @@ void client_node_query(struct req *r)
 	free(nip);
 }
 
+/* Set a string field of a card the node owns (unpacked by protobuf-c: an empty field points
+ * at protobuf-c's shared empty string, which must not be freed). */
+static int card_set_text(char **field, const char *value)
+{
+	char *v = strdup(value);
+	if (!v)
+		return -1;
+	if (*field && *field != protobuf_c_empty_string)
+		free(*field);
+	*field = v;
+	return 0;
+}
+
 void client_node_control(struct req *r)
 {
 	struct gsched *s = r->s;
@@ -542,8 +555,7 @@ void client_node_control(struct req *r)
 		}
 		Gpool__Card *card = n->cards[c->card];
 		card->state = drain ? GPOOL__CARD_STATE__CARD_DRAINED : GPOOL__CARD_STATE__CARD_UP;
-		free(card->state_reason);
-		card->state_reason = strdup(drain && c->reason ? c->reason : "");
+		card_set_text(&card->state_reason, drain && c->reason ? c->reason : "");
 	} else {
 		n->drain = drain;
 		free(n->reason);
@@ -640,22 +652,15 @@ void client_card_report(struct req *r)
 		return;
 	}
 	Gpool__Card *card = n->cards[c->card];
-	char *grade = strdup(c->grade);
-	if (!grade) {
+	if (card_set_text(&card->grade, c->grade) < 0) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
-	free(card->grade);
-	card->grade = grade;
 	card->throughput = c->throughput;
 	if (!strcmp(c->grade, "fail")) {
 		char why[256];
 		snprintf(why, sizeof(why), "screening failed: %s", c->reason ? c->reason : "");
-		char *reason = strdup(why);
-		if (reason) {
-			free(card->state_reason);
-			card->state_reason = reason;
-		}
+		card_set_text(&card->state_reason, why);
 		card->state = GPOOL__CARD_STATE__CARD_FAILED;
 		gp_warn("node %s card %u failed screening: %s", n->name, c->card,
 			c->reason ? c->reason : "");
