@@ -183,6 +183,8 @@ void agent_register(struct req *r)
 static struct node *live_node(struct req *r)
 {
 	if (r->node < 0) {
+		gp_warn("%s from an unregistered node at %s: refused",
+			r->msg->m_case == GPOOL__MSG__M_HEARTBEAT ? "heartbeat" : "agent message", r->addr);
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNEXPECTED,
 				   "node is not registered: register first");
 		return NULL;
