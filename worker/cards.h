@@ -1,7 +1,7 @@
 /* cards.h: the graphics cards this node offers to the scheduler.
  *
- * Discovery is a table of backends tried in order (fake cards from the `fake_cards` key now;
- * NVML and ROCm SMI plug in beside it later); each appends Gpool__Card entries to one list.
+ * Discovery is a table of backends tried in order (NVML, ROCm SMI / sysfs, then the fake cards
+ * of the `fake_cards` key); each appends Gpool__Card entries to one list.
  * A node with no cards is a CPU-only node.
  */
 #ifndef GPOOL_WORKER_CARDS_H
