@@ -412,3 +412,92 @@ host_addr() {
 		echo 127.0.0.1
 	fi
 }
+
+# ---- attempt markers (the fault suite) ------------------------------------------------------
+
+# marker_setup: $MARK, a file every host appends to (only state and scratch are private), and
+# $WORK/task.sh SECS, one attempt of a job that records a start line, a tick every 0.5 s and
+# a run line at its end, so repeats and overlapping attempts show.
+marker_setup() {
+	MARK=$WORK/marker
+	: >"$MARK"
+	chmod 0666 "$MARK"
+	cat >"$WORK/task.sh" <<EOF
+#!/bin/sh
+# one attempt of a job: a start line, SECS seconds of ticks, a run line at the end
+M=$MARK
+s=\$(date +%s.%N)
+echo "start \$GPOOL_JOB_ID \$GPOOL_ATTEMPT \$GPOOL_RANK \$s" >>"\$M"
+n=\$(( \${1:-0} * 2 ))
+while [ \$n -gt 0 ]; do sleep 0.5; echo "tick \$GPOOL_JOB_ID \$GPOOL_ATTEMPT \$GPOOL_RANK \$(date +%s.%N)" >>"\$M"; n=\$((n - 1)); done
+echo "run \$GPOOL_JOB_ID \$GPOOL_ATTEMPT \$GPOOL_RANK \$s \$(date +%s.%N)" >>"\$M"
+EOF
+	chmod 0755 "$WORK/task.sh"
+}
+
+# analyze IDS: "accepted N lost N repeated N overlapping N notfinal N", then a line per problem.
+# lost: an acknowledged job that is not COMPLETED or has no finished attempt in the marker;
+# repeated: more than one attempt finished, or an attempt started after one had finished;
+# overlapping: two attempts of one job whose [start, last sign of life] intervals intersect.
+analyze() {
+	gstat --json -a >"$WORK/gstat.json" 2>"$WORK/gstat.err"
+	"$PY" - "$MARK" "$1" "$WORK/gstat.json" <<'PYEOF'
+import json, sys, collections
+marker, idsf, gs = sys.argv[1:4]
+ids = sorted({int(x) for x in open(idsf).read().split() if x.isdigit()})
+att = collections.defaultdict(dict)  # job -> attempt -> [start, last, end or None]
+for line in open(marker):
+    p = line.split()
+    if len(p) < 5 or p[0] not in ("start", "tick", "run"):
+        continue
+    try:
+        j, a, t = int(p[1]), int(p[2]), float(p[4])
+    except ValueError:
+        continue
+    e = att[j].setdefault(a, [t, t, None])
+    e[0] = min(e[0], t)
+    if p[0] == "run":
+        end = float(p[5])
+        e[1] = max(e[1], end)
+        e[2] = end if e[2] is None else max(e[2], end)
+    else:
+        e[1] = max(e[1], t)
+state = {}
+def walk(x):
+    if isinstance(x, dict):
+        if "state" in x and "id" in x:
+            state[int(x["id"])] = str(x["state"]).replace("JOB_STATE_", "").upper()
+            return
+        for v in x.values(): walk(v)
+    elif isinstance(x, list):
+        for v in x: walk(v)
+try:
+    walk(json.load(open(gs)))
+except Exception as ex:
+    print("# gstat --json unreadable:", ex)
+final = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL"}
+lost = rep = ovl = nf = 0
+out = []
+for j in ids:
+    A = att.get(j, {})
+    done = [a for a, e in A.items() if e[2] is not None]
+    st = state.get(j, "MISSING")
+    if st not in final:
+        nf += 1
+    if st != "COMPLETED" or not done:
+        lost += 1
+        out.append(f"lost: job {j} state {st}, attempts seen {sorted(A)}")
+    if len(done) > 1 or any(A[a][0] > min(A[d][2] for d in done) for a in A if done and a not in done):
+        rep += 1
+        out.append(f"repeated: job {j} {dict(sorted(A.items()))}")
+    iv = sorted(A.items(), key=lambda kv: kv[1][0])
+    if any(iv[i + 1][1][0] < iv[i][1][1] for i in range(len(iv) - 1)):
+        ovl += 1
+        out.append(f"overlapping: job {j} {dict(iv)}")
+extra = sorted(set(att) - set(ids))
+print(f"accepted {len(ids)} lost {lost} repeated {rep} overlapping {ovl} notfinal {nf} "
+      f"unacknowledged-but-ran {len(extra)} multi-attempt {sum(1 for j in ids if len(att.get(j, {})) > 1)}")
+for l in out[:20]:
+    print(l)
+PYEOF
+}
