@@ -337,6 +337,9 @@ static int cmd_cost(struct gpool *g, char **args, int nargs, gp_error_t *err)
 		}
 		if (!ncards)
 			continue;
+		/* the energy gschedd accounted from the agents' readings, where it has it */
+		if (j->energy_j > 0)
+			c.kwh = j->energy_j / 3.6e6;
 		gp_cost_finish(&p, &c);
 		sum.gpu_hours += c.gpu_hours;
 		sum.kwh += c.kwh;

@@ -206,6 +206,7 @@ void agent_heartbeat(struct req *r)
 		return;
 	Gpool__Heartbeat *hb = r->msg->heartbeat;
 	reconcile(r->s, r->node, hb->held, hb->n_held);
+	energy_account(r->s, r->node, hb->power, hb->n_power);
 	Gpool__HeartbeatReply rep = GPOOL__HEARTBEAT_REPLY__INIT;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = r->msg->id;

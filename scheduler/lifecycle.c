@@ -73,6 +73,7 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	j->exit_code = 0;
 	j->cpu_sec = 0;
 	j->max_rss_kb = 0;
+	/* energy adds up over every attempt: each one drew power */
 	set_reason(j, NULL);
 	uint32_t limit = j->time_limit ? j->time_limit : s->default_time_limit;
 	j->deadline_ms = limit ? gp_mono_ms() + (int64_t)limit * 1000 : 0;
@@ -167,6 +168,51 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	return 0;
 }
 
+/* Energy of the cards in mask over dt seconds, for those without a counter: their power
+ * limit (an upper bound). Cards with a counter are accounted from its readings. */
+static double limit_energy(const struct node *nd, uint64_t mask, double dt)
+{
+	double e = 0;
+	for (size_t b = 0; b < nd->n_cards && b < 64; b++)
+		if ((mask >> b & 1) && !nd->energy_mj[b])
+			e += nd->cards[b]->power_limit_w * dt;
+	return e;
+}
+
+void energy_account(struct gsched *s, int node, Gpool__CardPower **p, size_t np)
+{
+	struct node *nd = nodes_get(s->nodes, node);
+	if (!nd || !nd->n_cards)
+		return;
+	int64_t now = gp_mono_ms();
+	double dt = nd->energy_ms ? (double)(now - nd->energy_ms) / 1000.0 : 0;
+	if (dt > 3.0 * (double)s->heartbeat_ms / 1000.0)
+		dt = 3.0 * (double)s->heartbeat_ms / 1000.0; /* a gap: do not invent energy */
+	nd->energy_ms = now;
+	double delta[64] = { 0 };
+	for (size_t k = 0; k < np; k++) {
+		uint32_t c = p[k]->card;
+		if (c >= 64 || c >= nd->n_cards || !p[k]->energy_mj)
+			continue;
+		if (nd->energy_mj[c] && p[k]->energy_mj >= nd->energy_mj[c])
+			delta[c] = (double)(p[k]->energy_mj - nd->energy_mj[c]) / 1000.0;
+		nd->energy_mj[c] = p[k]->energy_mj;
+	}
+	size_t pos = 0;
+	struct job *j;
+	while ((j = running_iter(s, &pos))) {
+		for (uint32_t i = 0; i < j->ntasks; i++) {
+			struct task *t = &j->tasks[i];
+			if (t->node != node || t->state == 2 || !t->cards)
+				continue;
+			j->energy_j += limit_energy(nd, t->cards, dt);
+			for (int b = 0; b < 64; b++)
+				if (t->cards >> b & 1)
+					j->energy_j += delta[b];
+		}
+	}
+}
+
 /* Free what task i held on its node. */
 static void task_release(struct gsched *s, struct job *j, uint32_t i)
 {
@@ -174,6 +220,8 @@ static void task_release(struct gsched *s, struct job *j, uint32_t i)
 	struct node *nd = nodes_get(s->nodes, t->node);
 	if (!nd)
 		return;
+	if (t->cards && nd->energy_ms) /* the part since the node's last accounting */
+		j->energy_j += limit_energy(nd, t->cards, (double)(gp_mono_ms() - nd->energy_ms) / 1000.0);
 	node_cpus_free(nd, t->cpu_first, j->cpus_per_task);
 	nd->card_busy &= ~t->cards;
 	for (uint32_t k = 0; k < j->ntasks; k++)

@@ -31,6 +31,9 @@ void job_task_lost(struct gsched *s, struct job *j, uint32_t rank, const char *w
 void job_readopt_node(struct gsched *s, int node);
 /* At start-up: rebuild a running job's tasks from the stored placement. 0 / -1. */
 int job_restore(struct gsched *s, struct job *j);
+/* A heartbeat's card readings: add the energy of the node's busy cards to the jobs that hold
+ * them (counter deltas where the agent reads counters, power limits × time otherwise). */
+void energy_account(struct gsched *s, int node, Gpool__CardPower **p, size_t np);
 /* Time limits and kill escalation; called periodically. */
 void jobs_tick(struct gsched *s);
 

@@ -30,6 +30,8 @@ struct node {
 	double last_heard;
 	uint32_t njobs;
 	bool registered; /* registered with this scheduler process at least once */
+	int64_t energy_ms;	    /* when its cards' energy was last accounted */
+	uint64_t energy_mj[64];	    /* last counter read per card, 0: none */
 };
 
 struct nodes;

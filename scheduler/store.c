@@ -30,7 +30,8 @@ static const char schema[] =
 	" id INTEGER PRIMARY KEY, uid INTEGER, gid INTEGER, user TEXT, name TEXT,"
 	" state INTEGER, attempt INTEGER, priority INTEGER, hold INTEGER, reason TEXT,"
 	" submit_time REAL, start_time REAL, end_time REAL, exit_code INTEGER,"
-	" cpu_sec REAL, max_rss_kb INTEGER, placement BLOB, spec BLOB, kill_reason INTEGER);"
+	" cpu_sec REAL, max_rss_kb INTEGER, placement BLOB, spec BLOB, kill_reason INTEGER,"
+	" energy_j REAL);"
 	"CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);"
 	"CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time);";
 
@@ -75,12 +76,12 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 		goto fail;
 	}
 	if (prep(st, "INSERT INTO jobs(id,uid,gid,user,name,state,attempt,priority,hold,reason,"
-		     "submit_time,start_time,end_time,exit_code,cpu_sec,max_rss_kb,placement,spec,kill_reason)"
-		     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
+		     "submit_time,start_time,end_time,exit_code,cpu_sec,max_rss_kb,placement,spec,kill_reason,"
+		     "energy_j) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,0)",
 		 &st->ins, err) < 0 ||
 	    prep(st, "UPDATE jobs SET state=?2, attempt=?3, priority=?4, hold=?5, reason=?6,"
 		     " start_time=?7, end_time=?8, exit_code=?9, cpu_sec=?10, max_rss_kb=?11,"
-		     " placement=?12, kill_reason=?13 WHERE id=?1",
+		     " placement=?12, kill_reason=?13, energy_j=?14 WHERE id=?1",
 		 &st->upd, err) < 0 ||
 	    prep(st, "SELECT spec FROM jobs WHERE id=?", &st->spec, err) < 0 ||
 	    prep(st, "BEGIN", &st->begin, err) < 0 || prep(st, "COMMIT", &st->commit, err) < 0 ||
@@ -216,6 +217,7 @@ int store_job_update(struct store *st, const struct job *j)
 	else
 		sqlite3_bind_null(s, 12);
 	sqlite3_bind_int(s, 13, j->kill_reason);
+	sqlite3_bind_double(s, 14, j->energy_j);
 	return run(st, s);
 }
 
@@ -265,6 +267,7 @@ static struct job *row_to_job(sqlite3_stmt *s)
 	j->cpu_sec = sqlite3_column_double(s, 14);
 	j->max_rss_kb = (uint64_t)sqlite3_column_int64(s, 15);
 	j->kill_reason = sqlite3_column_int(s, 18);
+	j->energy_j = sqlite3_column_double(s, 19);
 	const unsigned char *pl = sqlite3_column_text(s, 16);
 	if (pl && *pl)
 		j->placement_text = strdup((const char *)pl);

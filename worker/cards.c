@@ -269,6 +269,7 @@ static int append_real(gp_card_list_t *l, gp_cards_t *out, gp_error_t *err)
 		c->temperature_c = r->temperature_c;
 		c->utilization_pct = r->utilization_pct;
 		c->own_kernels_ok = r->own_kernels_ok;
+		c->energy_mj = r->has_energy ? r->energy_mj : 0;
 		c->state = GPOOL__CARD_STATE__CARD_UP;
 	}
 	gp_card_list_release(l);

@@ -4,8 +4,9 @@
  *   job cost   electricity = kWh * price_kwh;  cooling = electricity * cooling_share;
  *              depreciation = sum over cards of price * rate * hours / 8766;
  *              cloud = GPU-hours * cloud_gpu_hour
- * Energy is the cards' power limits over the job's run time: an upper bound until the agents
- * report NVML energy counters. */
+ * Energy is what gschedd accounted for the job (the cards' NVML energy counters where the
+ * agents read them, else their power limits over the run: an upper bound); for a job without
+ * that record, the power limits over its run time. */
 #ifndef GP_CLI_COST_H
 #define GP_CLI_COST_H
 

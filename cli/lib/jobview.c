@@ -154,7 +154,10 @@ int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 		fprintf(f, "   ExitCode=%d (signal %d)", j->exit_code, j->exit_code - 128);
 	else
 		fprintf(f, "   ExitCode=%d", j->exit_code);
-	fprintf(f, " CPUTime=%.1fs MaxRSS=%" PRIu64 "K\n", j->cpu_sec, j->max_rss_kb);
+	fprintf(f, " CPUTime=%.1fs MaxRSS=%" PRIu64 "K", j->cpu_sec, j->max_rss_kb);
+	if (j->energy_j > 0)
+		fprintf(f, " Energy=%.4fkWh", j->energy_j / 3.6e6);
+	fputs("\n", f);
 	fputs("   ", f);
 	line_strv(f, "Command", s->argv, s->n_argv, " ");
 	fputs("\n", f);

@@ -469,6 +469,39 @@ static void cards_failed_and_power_cap(void **state)
 	S.power_cap_watts = 0;
 }
 
+static void energy_accounting(void **state)
+{
+	Gpool__Card *h1[] = { mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			      mkcard(NV, "RTX 3060", 12, "8.6", 170) };
+	add_gpu_node("h1", 4, h1, 2);
+	S.heartbeat_ms = 1000;
+	struct job *j = submit_gpu(1, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	plan_run(&S);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	struct node *n = nodes_get(S.nodes, 0);
+	/* no counters: the power limit over the interval (one second here) */
+	n->energy_ms = gp_mono_ms() - 1000;
+	energy_account(&S, 0, NULL, 0);
+	assert_true(fabs(j->energy_j - 170.0) < 2.0);
+	/* the card has a counter: its deltas count, not the limit */
+	int card = __builtin_ctzll(j->tasks[0].cards);
+	Gpool__CardPower p = GPOOL__CARD_POWER__INIT, *pp = &p;
+	p.card = (uint32_t)card;
+	p.energy_mj = 1000000;
+	n->energy_ms = gp_mono_ms() - 1000;
+	energy_account(&S, 0, &pp, 1); /* the first reading: a baseline only */
+	double before = j->energy_j;
+	assert_true(fabs(before - 170.0) < 2.0);
+	p.energy_mj = 1500000; /* 500 J later */
+	n->energy_ms = gp_mono_ms() - 1000;
+	energy_account(&S, 0, &pp, 1);
+	assert_true(fabs(j->energy_j - (before + 500.0)) < 1e-6);
+	/* the idle card's energy goes to no job */
+	ends(j);
+	assert_true(fabs(j->energy_j - (before + 500.0)) < 1e-6);
+	S.heartbeat_ms = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +516,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(cards_best_fit_and_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(cards_one_model_unless_mixed, setup, teardown),
 		cmocka_unit_test_setup_teardown(cards_failed_and_power_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(energy_accounting, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
