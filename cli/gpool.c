@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "cost.h"
+#include "fleet.h"
 #include "jobctl.h"
 #include "json.h"
 #include "names.h"
@@ -148,69 +149,6 @@ static int cmd_version(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	return 0;
 }
 
-/* The cards of every node, copied out of a NodeQueryReply. */
-struct fleet {
-	size_t n;
-	char **name;	 /* node names */
-	size_t *ncards;
-	double **watts;	 /* per card */
-	char ***model;	 /* per card */
-	double *psu;
-};
-
-static void fleet_free(struct fleet *f)
-{
-	for (size_t i = 0; i < f->n; i++) {
-		for (size_t c = 0; c < f->ncards[i]; c++)
-			free(f->model[i][c]);
-		free(f->model[i]);
-		free(f->watts[i]);
-		free(f->name[i]);
-	}
-	free(f->name);
-	free(f->ncards);
-	free(f->watts);
-	free(f->model);
-	free(f->psu);
-}
-
-static int fleet_load(gp_session_t *s, struct fleet *f, gp_error_t *err)
-{
-	memset(f, 0, sizeof(*f));
-	Gpool__NodeQuery q = GPOOL__NODE_QUERY__INIT;
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.m_case = GPOOL__MSG__M_NODE_QUERY;
-	m.node_query = &q;
-	Gpool__Msg *r = gp_session_call(s, &m, GPOOL__MSG__M_NODE_QUERY_REPLY, GP_CLI_TIMEOUT_MS,
-					NULL, err);
-	if (!r)
-		return -1;
-	Gpool__NodeQueryReply *nr = r->node_query_reply;
-	f->n = nr->n_nodes;
-	f->name = calloc(f->n + 1, sizeof(char *));
-	f->ncards = calloc(f->n + 1, sizeof(size_t));
-	f->watts = calloc(f->n + 1, sizeof(double *));
-	f->model = calloc(f->n + 1, sizeof(char **));
-	f->psu = calloc(f->n + 1, sizeof(double));
-	if (!f->name || !f->ncards || !f->watts || !f->model || !f->psu)
-		return errno = ENOMEM, gp_errprintf(err, "out of memory");
-	for (size_t i = 0; i < f->n; i++) {
-		Gpool__NodeInfo *n = nr->nodes[i];
-		f->name[i] = strdup(n->name);
-		f->psu[i] = n->psu_watts;
-		f->ncards[i] = n->n_cards;
-		f->watts[i] = calloc(n->n_cards + 1, sizeof(double));
-		f->model[i] = calloc(n->n_cards + 1, sizeof(char *));
-		if (!f->name[i] || !f->watts[i] || !f->model[i])
-			return errno = ENOMEM, gp_errprintf(err, "out of memory");
-		for (size_t c = 0; c < n->n_cards; c++) {
-			f->watts[i][c] = n->cards[c]->power_limit_w;
-			f->model[i][c] = strdup(n->cards[c]->name ? n->cards[c]->name : "");
-		}
-	}
-	return 0;
-}
-
 static int cmd_power(struct gpool *g, char **args, int nargs, gp_error_t *err)
 {
 	if (nargs)
@@ -221,7 +159,7 @@ static int cmd_power(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	int rc = 1;
 	if (!s || gp_prices_load(gp_session_config(s), &p, err) < 0)
 		goto out0;
-	if (fleet_load(s, &f, err) < 0)
+	if (gp_fleet_load(s, &f, err) < 0)
 		goto out1;
 	static const char *const hdr[] = { "NODE", "CARDS", "CARD_W", "SLOTS_W", "REQUIRED_W",
 					   "PSU_W", "STATUS", NULL };
@@ -270,7 +208,7 @@ static int cmd_power(struct gpool *g, char **args, int nargs, gp_error_t *err)
 		fprintf(stderr, "gpool: warning: %d node(s) need more power than their PSU gives\n",
 			over);
 	gp_table_destroy(&t);
-	fleet_free(&f);
+	gp_fleet_free(&f);
 out1:
 	gp_prices_release(&p);
 out0:
@@ -292,7 +230,7 @@ static int cmd_cost(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	bool fleet_ok = false;
 	if (!s || gp_prices_load(gp_session_config(s), &p, err) < 0)
 		goto out0;
-	if (fleet_load(s, &f, err) < 0)
+	if (gp_fleet_load(s, &f, err) < 0)
 		goto out1;
 	fleet_ok = true;
 	Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
@@ -317,30 +255,10 @@ static int cmd_cost(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	double now = gp_now();
 	for (size_t i = 0; t && i < jr->n_jobs; i++) {
 		Gpool__JobInfo *j = jr->jobs[i];
-		if (j->start_time <= 0)
-			continue;
-		double hours = ((j->end_time > 0 ? j->end_time : now) - j->start_time) / 3600.0;
-		struct gp_cost c = { 0 };
-		int ncards = 0;
-		for (size_t k = 0; k < j->n_tasks; k++) {
-			Gpool__TaskPlacement *tp = j->tasks[k];
-			size_t ni;
-			for (ni = 0; ni < f.n && strcmp(f.name[ni], tp->node); ni++)
-				;
-			for (size_t x = 0; ni < f.n && x < tp->n_cards; x++) {
-				uint32_t ci = tp->cards[x];
-				if (ci >= f.ncards[ni])
-					continue;
-				gp_cost_add_card(&p, &c, f.watts[ni][ci], f.model[ni][ci], hours);
-				ncards++;
-			}
-		}
+		struct gp_cost c;
+		int ncards = gp_job_cost(&f, &p, j, now, &c);
 		if (!ncards)
 			continue;
-		/* the energy gschedd accounted from the agents' readings, where it has it */
-		if (j->energy_j > 0)
-			c.kwh = j->energy_j / 3.6e6;
-		gp_cost_finish(&p, &c);
 		sum.gpu_hours += c.gpu_hours;
 		sum.kwh += c.kwh;
 		sum.depreciation += c.depreciation;
@@ -381,7 +299,7 @@ static int cmd_cost(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	gp_table_destroy(&t);
 out1:
 	if (fleet_ok)
-		fleet_free(&f);
+		gp_fleet_free(&f);
 	gp_prices_release(&p);
 out0:
 	gp_session_destroy(&s);

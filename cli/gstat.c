@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "args.h"
+#include "cost.h"
+#include "fleet.h"
 #include "json.h"
 #include "jobview.h"
 #include "names.h"
@@ -147,6 +149,9 @@ int main(int argc, char **argv)
 	char **ops = NULL;
 	int nops = 0, rc = 1;
 	gp_session_t *s = NULL;
+	struct fleet fl;
+	struct gp_prices prices;
+	bool priced = false;
 	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &g, &ops, &nops, &err) < 0)
 		goto usage;
 	if (g.help) {
@@ -166,6 +171,13 @@ int main(int argc, char **argv)
 	if (!(s = gp_session_create(&g.common, &err))) {
 		fprintf(stderr, "gstat: %s\n", err.text);
 		goto out;
+	}
+	/* the detailed view prices a job's cards: the node inventory is read first, because a
+	 * reply lives only until the next call */
+	priced = detail && gp_prices_load(gp_session_config(s), &prices, &err) == 0;
+	if (priced && gp_fleet_load(s, &fl, &err) < 0) {
+		gp_prices_release(&prices);
+		priced = false;
 	}
 	Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
 	q.ids = g.ids;
@@ -194,6 +206,12 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		rc = gp_jobview_long(jr->jobs[0], gp_now(), stdout) < 0 ? 1 : 0;
+		struct gp_cost c;
+		if (priced && gp_job_cost(&fl, &prices, jr->jobs[0], gp_now(), &c) > 0)
+			printf("   Cost=%.4f Electricity=%.4f Cooling=%.4f Depreciation=%.4f "
+			       "GPUHours=%.3f Energy=%.4fkWh CloudCost=%.4f\n",
+			       c.total, c.electricity, c.cooling, c.depreciation, c.gpu_hours, c.kwh,
+			       c.cloud);
 		goto out;
 	}
 	gp_table_t *t = gp_jobview_table(jr->jobs, jr->n_jobs, gp_now());
@@ -214,6 +232,10 @@ usage:
 	fprintf(stderr, "gstat: %s\n", err.text);
 	rc = 2;
 out:
+	if (priced) {
+		gp_fleet_free(&fl);
+		gp_prices_release(&prices);
+	}
 	gp_session_destroy(&s);
 	free(g.ids);
 	free(g.states);

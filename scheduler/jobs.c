@@ -11,6 +11,8 @@
 #include "parse.h"
 #include "u64map.h"
 
+#include <stdio.h>
+
 static const char *const reason_names[PEND_NREASONS] = {
 	[PEND_NONE] = "None",
 	[PEND_PRIORITY] = "Priority",
@@ -230,46 +232,89 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 		ji->spec = sp;
 	}
 	ji->nodelist = "";
-	if (j->tasks && (j->state == GPOOL__JOB_STATE__RUNNING ||
-			 j->state == GPOOL__JOB_STATE__COMPLETING || gp_job_state_final(j->state))) {
-		ji->tasks = calloc(j->ntasks, sizeof(*ji->tasks));
-		Gpool__TaskPlacement *tp = calloc(j->ntasks, sizeof(*tp));
-		uint32_t *cardv = calloc((size_t)j->ntasks * 64 + 1, sizeof(uint32_t));
-		char *list = calloc(1, 4096);
-		if (ji->tasks && tp && list && cardv) {
-			size_t used = 0;
-			for (uint32_t i = 0; i < j->ntasks; i++) {
-				gpool__task_placement__init(&tp[i]);
-				tp[i].rank = i;
-				tp[i].node = (char *)nodes_name(ns, j->tasks[i].node);
-				tp[i].local_rank = j->tasks[i].local_rank;
-				tp[i].cards = cardv + (size_t)i * 64;
-				for (int b = 0; b < 64; b++)
-					if (j->tasks[i].cards >> b & 1)
-						tp[i].cards[tp[i].n_cards++] = (uint32_t)b;
-				ji->tasks[i] = &tp[i];
-				/* distinct nodes in rank order */
-				bool seen = false;
-				for (uint32_t k = 0; k < i; k++)
-					if (j->tasks[k].node == j->tasks[i].node)
-						seen = true;
-				if (!seen && used + strlen(tp[i].node) + 2 < 4096) {
-					if (used)
-						list[used++] = ',';
-					strcpy(list + used, tp[i].node);
-					used += strlen(tp[i].node);
-				}
+	bool placed = j->state == GPOOL__JOB_STATE__RUNNING ||
+		      j->state == GPOOL__JOB_STATE__COMPLETING || gp_job_state_final(j->state);
+	if (!placed || (!j->tasks && !j->placement_text))
+		return;
+	/* each task's node, local rank and cards: from memory, or from the stored placement of a
+	 * job read back from the store ("node:local_rank:cpu:state:status:oom:cards") */
+	const char **names = calloc(j->ntasks, sizeof(*names));
+	uint16_t *lr = calloc(j->ntasks, sizeof(*lr));
+	uint64_t *cards = calloc(j->ntasks, sizeof(*cards));
+	char *text = j->tasks ? NULL : strdup(j->placement_text);
+	uint32_t n = 0;
+	if (names && lr && cards && (j->tasks || text)) {
+		if (j->tasks) {
+			for (; n < j->ntasks; n++) {
+				names[n] = nodes_name(ns, j->tasks[n].node);
+				lr[n] = j->tasks[n].local_rank;
+				cards[n] = j->tasks[n].cards;
 			}
-			ji->n_tasks = j->ntasks;
-			ji->nodelist = list;
 		} else {
-			free(ji->tasks);
-			free(tp);
-			free(list);
-			free(cardv);
-			ji->tasks = NULL;
+			char *save = NULL;
+			for (char *it = strtok_r(text, ",", &save); it && n < j->ntasks;
+			     it = strtok_r(NULL, ",", &save), n++) {
+				char *colon = strchr(it, ':');
+				unsigned l = 0, cpu, st;
+				int status, oom;
+				unsigned long long c = 0;
+				if (!colon)
+					break;
+				*colon = '\0';
+				sscanf(colon + 1, "%u:%u:%u:%d:%d:%llx", &l, &cpu, &st, &status, &oom, &c);
+				names[n] = it;
+				lr[n] = (uint16_t)l;
+				cards[n] = c;
+			}
 		}
 	}
+	size_t namelen = 0;
+	for (uint32_t i = 0; i < n; i++)
+		namelen += strlen(names[i]) + 1;
+	ji->tasks = n ? calloc(n, sizeof(*ji->tasks)) : NULL;
+	Gpool__TaskPlacement *tp = n ? calloc(n, sizeof(*tp)) : NULL;
+	uint32_t *cardv = n ? calloc((size_t)n * 64 + 1, sizeof(uint32_t)) : NULL;
+	char *list = n ? calloc(1, 4096) : NULL;
+	char *namebuf = n ? malloc(namelen) : NULL;
+	if (ji->tasks && tp && list && cardv && namebuf) {
+		size_t used = 0, nb = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			gpool__task_placement__init(&tp[i]);
+			tp[i].rank = i;
+			tp[i].node = strcpy(namebuf + nb, names[i]); /* tasks[0]->node owns namebuf */
+			nb += strlen(names[i]) + 1;
+			tp[i].local_rank = lr[i];
+			tp[i].cards = cardv + (size_t)i * 64;
+			for (int b = 0; b < 64; b++)
+				if (cards[i] >> b & 1)
+					tp[i].cards[tp[i].n_cards++] = (uint32_t)b;
+			ji->tasks[i] = &tp[i];
+			/* distinct nodes in rank order */
+			bool seen = false;
+			for (uint32_t k = 0; k < i; k++)
+				if (strcmp(names[k], names[i]) == 0)
+					seen = true;
+			if (!seen && used + strlen(names[i]) + 2 < 4096) {
+				if (used)
+					list[used++] = ',';
+				strcpy(list + used, names[i]);
+				used += strlen(names[i]);
+			}
+		}
+		ji->n_tasks = n;
+		ji->nodelist = list;
+	} else {
+		free(ji->tasks);
+		free(tp);
+		free(list);
+		free(cardv);
+		free(namebuf);
+		ji->tasks = NULL;
+	}
+	free(names);
+	free(lr);
+	free(cards);
+	free(text);
 }
 
 void jobinfo_release(Gpool__JobInfo *ji)
@@ -277,6 +322,7 @@ void jobinfo_release(Gpool__JobInfo *ji)
 	free(ji->spec);
 	if (ji->n_tasks) {
 		free(ji->tasks[0]->cards);
+		free(ji->tasks[0]->node);
 		free(ji->tasks[0]);
 		free(ji->tasks);
 		free(ji->nodelist);
