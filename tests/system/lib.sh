@@ -99,6 +99,15 @@ done_testing() {
 need_root() {
 	[ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces, mounts, test users)"
 }
+# The system tests simulate PCs with network namespaces; where none can be made (a chroot
+# without its own mount tree, a container without the privilege) they skip, saying so.
+need_netns() {
+	local probe=gp-probe-$$
+	if ! ip netns add "$probe" 2>/dev/null; then
+		skip_all "network namespaces cannot be made here (ip netns add failed: a chroot or a container?)"
+	fi
+	ip netns del "$probe" 2>/dev/null
+}
 need_munge() {
 	command -v munge >/dev/null && munge -n 2>/dev/null | unmunge >/dev/null 2>&1 ||
 		skip_all "munged does not answer (run deploy/install-deps.sh as root)"
@@ -171,6 +180,7 @@ test_under_cluster() {
 	local n=$1
 	shift
 	need_root
+	need_netns
 	need_munge
 	need_bins gschedd gworkerd gsub gstat gcancel gnodes
 	"$GPOOL_SRC_DIR/deploy/lib-users.sh" >/dev/null || skip_all "cannot create the test users"

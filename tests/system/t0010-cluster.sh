@@ -6,6 +6,7 @@
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
 need_root
+need_netns
 need_munge
 
 TEST_DIR=$(mktemp -d /tmp/gpool-test.XXXXXX)
