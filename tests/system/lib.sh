@@ -103,10 +103,12 @@ need_root() {
 # without its own mount tree, a container without the privilege) they skip, saying so.
 need_netns() {
 	local probe=gp-probe-$$
-	if ! ip netns add "$probe" 2>/dev/null; then
-		skip_all "network namespaces cannot be made here (ip netns add failed: a chroot or a container?)"
+	local ok=0
+	if ip netns add "$probe" 2>/dev/null; then
+		ip netns exec "$probe" true 2>/dev/null && ok=1
+		ip netns del "$probe" 2>/dev/null
 	fi
-	ip netns del "$probe" 2>/dev/null
+	[ $ok = 1 ] || skip_all "network namespaces cannot be used here (ip netns add/exec failed: a chroot or a container?)"
 }
 need_munge() {
 	command -v munge >/dev/null && munge -n 2>/dev/null | unmunge >/dev/null 2>&1 ||
