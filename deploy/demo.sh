@@ -14,7 +14,7 @@ heading() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '\033[2m$ %s\033[0m\n' "$*"; "$@"; }
 as_user() {
 	printf '\033[2m%s$ %s\033[0m\n' "$USER_" "$*"
-	runuser -u "$USER_" -- env PATH="$GPOOL_BIN_DIR:/usr/bin:/bin" GPOOL_CONF="$GPOOL_CONF" \
+	runuser -u "$USER_" -- env PATH="$USER_BIN:/usr/bin:/bin" GPOOL_CONF="$GPOOL_CONF" \
 		GPOOL_SCHEDULER="$GPOOL_SCHEDULER" "$@"
 }
 
@@ -23,6 +23,10 @@ trap '"$CLUSTER" stop --dir "$DIR" >/dev/null 2>&1 || true' EXIT
 
 heading "Start a cluster of 3 hosts (gschedd + 3 gworkerd, hosts h1..h3 in 198.18.0.0/24)"
 run "$CLUSTER" start -n 3 --dir "$DIR" --fake-cards default
+# gpool-user runs the commands: from a copy when the build sits in root's private home
+# shellcheck source=deploy/lib-users.sh
+. "$HERE/lib-users.sh"
+USER_BIN=$(gpool_users_bin "$GPOOL_BIN_DIR" "$DIR/user")
 eval "$("$CLUSTER" env --dir "$DIR")"
 cd "$DIR"
 mkdir -p work && chown "$USER_:" work && cd work

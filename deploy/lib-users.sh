@@ -20,6 +20,26 @@ gpool_users_ensure() {
 	done
 }
 
+# gpool_users_bin BINDIR COPYDIR: a directory the test accounts can run the commands from.
+# BINDIR itself when they can (prints it); else (a checkout under root's 0700 home, say) a
+# copy of its files in COPYDIR/bin, readable by all.
+gpool_users_bin() {
+	local bin=$1 copy=$2 u=${GPOOL_TEST_USERS%% *}
+	if runuser -u "$u" -- test -x "$bin/gsub" 2>/dev/null; then
+		echo "$bin"
+		return 0
+	fi
+	mkdir -p "$copy/bin" || return 1
+	cp -p "$bin"/* "$copy/bin/" 2>/dev/null
+	chmod 0755 "$copy" "$copy/bin"
+	chmod -R a+rX "$copy/bin"
+	runuser -u "$u" -- test -x "$copy/bin/gsub" || {
+		echo "gpool-cluster: '$u' cannot run the commands from '$bin' nor from a copy in '$copy/bin'" >&2
+		return 1
+	}
+	echo "$copy/bin"
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	set -eu
 	gpool_users_ensure

@@ -222,6 +222,11 @@ test_under_cluster() {
 	eval "$("$CLUSTER" env --dir "$CLUSTER_DIR")"
 	export GPOOL_SCHEDULER GPOOL_CONF GPOOL_CLUSTER_DIR
 	cd "$WORK" || exit 1
+	# the test users run the commands: from a copy when the build is in root's private home
+	# shellcheck source=deploy/lib-users.sh
+	. "$GPOOL_SRC_DIR/deploy/lib-users.sh"
+	USER_BIN=$(gpool_users_bin "$GPOOL_BIN_DIR" "$TEST_DIR/user") ||
+		{ fail "the test users can run the commands" "see above"; exit 1; }
 	ok "a $n-host cluster is up ($(sed -n 's/^MODE=//p' "$CLUSTER_DIR/cluster.env" 2>/dev/null))"
 }
 
@@ -230,12 +235,12 @@ test_under_cluster() {
 # as_user CMD...: run as gpool-user (munge vouches for its uid), in the current directory.
 as_user() {
 	[ -z "${GPOOL_TEST_VERBOSE:-}" ] || echo "# $TEST_USER\$ $*" >&2
-	runuser -u "$TEST_USER" -- env PATH="$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
+	runuser -u "$TEST_USER" -- env PATH="$USER_BIN:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
 		GPOOL_CONF="$GPOOL_CONF" ${GPOOL_MUNGE_SOCKET:+GPOOL_MUNGE_SOCKET=$GPOOL_MUNGE_SOCKET} "$@"
 }
 as_other() {
 	[ -z "${GPOOL_TEST_VERBOSE:-}" ] || echo "# $OTHER_USER\$ $*" >&2
-	runuser -u "$OTHER_USER" -- env PATH="$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
+	runuser -u "$OTHER_USER" -- env PATH="$USER_BIN:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
 		GPOOL_CONF="$GPOOL_CONF" "$@"
 }
 

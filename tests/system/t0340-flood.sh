@@ -42,7 +42,7 @@ diag "without a flood (ms): $(pct "$WORK/quiet")"
 
 FL=${T0340_FLOODERS:-1}
 for k in $(seq 1 $FL); do
-	on_host h1 runuser -u "$TEST_USER" -- env PATH="$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
+	on_host h1 runuser -u "$TEST_USER" -- env PATH="$USER_BIN:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
 		GPOOL_CONF="$GPOOL_CONF" gp-probe flood 14 >"$WORK/flood.$k" 2>&1 &
 	eval "fl$k=\$!"
 done
