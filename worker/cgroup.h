@@ -1,7 +1,7 @@
 /* cgroup.h: one control group per job attempt, enforcing its memory, CPU and process limits
  * and holding every process the job starts, so that a kill reaches all of them.
  *
- * v2: <root>/gpool/job<id>.<attempt>/ (memory.max, cpuset.cpus, pids.max, cgroup.kill).
+ * v2: <root>/gpool/job<id>.<attempt>.<node>/ (memory.max, cpuset.cpus, pids.max, cgroup.kill).
  * v1: the same path under each of the memory, cpuset, pids and freezer hierarchies (and
  * devices, only for a job that must be denied the device files of some cards).
  * Mode "auto" uses what is mounted and writable and skips the rest; "v1"/"v2" insist;

@@ -211,8 +211,11 @@ static int setup_step(struct stepd *d, gp_error_t *err)
 	for (size_t i = 0; i < l->n_tasks; i++)
 		for (size_t c = 0; c < l->tasks[i]->n_cpus; c++)
 			cpus[k++] = l->tasks[i]->cpus[c];
-	char name[64];
-	snprintf(name, sizeof(name), "job%llu.%u", (unsigned long long)l->job_id, l->attempt);
+	/* the node's name in it: agents that share one cgroup hierarchy (hosts simulated on one
+	 * machine) must not share a job's group */
+	char name[160];
+	snprintf(name, sizeof(name), "job%llu.%u.%s", (unsigned long long)l->job_id, l->attempt,
+		 s->node ? s->node : "");
 	/* the node's cards that none of this job's tasks here was given */
 	uint32_t given[64];
 	size_t ngiven = 0;

@@ -316,7 +316,7 @@ static void oom(void **state)
 	assert_true(WIFSIGNALED(r.status[0]));
 	assert_int_equal(WTERMSIG(r.status[0]), SIGKILL);
 	assert_true(r.oom[0]);
-	assert_int_equal(access("/sys/fs/cgroup/memory/gpool/job104.1", F_OK), -1);
+	assert_int_equal(access("/sys/fs/cgroup/memory/gpool/job104.1.t1", F_OK), -1);
 	result_free(&r);
 }
 
