@@ -27,24 +27,12 @@ static int set_help(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
-static int set_config(void *c, const char *a, gp_error_t *err)
-{
-	G(c)->common.config = a;
-	return 0;
-}
-
-static int set_scheduler(void *c, const char *a, gp_error_t *err)
-{
-	G(c)->common.scheduler = a;
-	return 0;
-}
-
 static const struct gp_opt opts[] = {
     {"signal", 's', required_argument, "SIG",
      "send SIG (TERM, USR1, 9, ...) to the tasks instead of cancelling", set_signal, 0},
-    {"config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0},
+    {"config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0},
     {"scheduler", 0, required_argument, "ENDPOINT",
-     "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0},
+     "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0},
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 

@@ -182,16 +182,6 @@ static int set_inject(void *c, const char *a, gp_error_t *err)
 	return G(c)->inject_fault = true, 0;
 }
 
-static int set_config(void *c, const char *a, gp_error_t *err)
-{
-	return G(c)->common.config = a, 0;
-}
-
-static int set_scheduler(void *c, const char *a, gp_error_t *err)
-{
-	return G(c)->common.scheduler = a, 0;
-}
-
 static int set_help(void *c, const char *a, gp_error_t *err)
 {
 	return G(c)->help = true, 0;
@@ -229,9 +219,9 @@ static const struct gp_opt opts[] = {
 	  set_profile, 0 },
 	{ "inject-fault", 0, no_argument, NULL,
 	  "flip one bit during the memory test (test only): the card must fail", set_inject, 0 },
-	{ "config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0 },
+	{ "config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0 },
 	{ "scheduler", 0, required_argument, "ENDPOINT",
-	  "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0 },
+	  "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0 },
 	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
 };
 

@@ -49,25 +49,13 @@ static int set_help(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
-static int set_config(void *c, const char *a, gp_error_t *err)
-{
-	G(c)->common.config = a;
-	return 0;
-}
-
-static int set_scheduler(void *c, const char *a, gp_error_t *err)
-{
-	G(c)->common.scheduler = a;
-	return 0;
-}
-
 static const struct gp_opt opts[] = {
     {"cards", 'G', no_argument, NULL, "the card table instead of the node table", set_cards, 0},
     {"json", 0, no_argument, NULL, "the nodes (with their cards) as JSON", set_json, 0},
     {"reason", 'R', required_argument, "TEXT", "why (for drain)", set_reason, 0},
-    {"config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0},
+    {"config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0},
     {"scheduler", 0, required_argument, "ENDPOINT",
-     "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0},
+     "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0},
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 

@@ -93,18 +93,6 @@ static int set_help(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
-static int set_config(void *c, const char *a, gp_error_t *err)
-{
-	G(c)->common.config = a;
-	return 0;
-}
-
-static int set_scheduler(void *c, const char *a, gp_error_t *err)
-{
-	G(c)->common.scheduler = a;
-	return 0;
-}
-
 static const struct gp_opt opts[] = {
     {"jobs", 'j', required_argument, "JOB[,JOB...]", "these jobs only", set_jobs, 0},
     {"user", 'u', required_argument, "USER", "jobs of this user only", set_user, 0},
@@ -114,9 +102,9 @@ static const struct gp_opt opts[] = {
     {"all", 'a', no_argument, NULL, "finished jobs too", set_all, 0},
     {"long", 'l', no_argument, NULL, "one job in detail (with one job id)", set_long, 0},
     {"json", 0, no_argument, NULL, "the jobs as JSON", set_json, 0},
-    {"config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0},
+    {"config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0},
     {"scheduler", 0, required_argument, "ENDPOINT",
-     "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0},
+     "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0},
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 

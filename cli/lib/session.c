@@ -126,3 +126,15 @@ const struct gp_config *gp_session_config(const gp_session_t *s)
 {
 	return s->cfg;
 }
+
+int gp_cli_set_config(void *ctx, const char *arg, gp_error_t *err)
+{
+	((struct gp_cli_common *)ctx)->config = arg;
+	return 0;
+}
+
+int gp_cli_set_scheduler(void *ctx, const char *arg, gp_error_t *err)
+{
+	((struct gp_cli_common *)ctx)->scheduler = arg;
+	return 0;
+}

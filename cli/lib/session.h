@@ -19,6 +19,11 @@ struct gp_cli_common {
 	const char *scheduler; /* --scheduler ENDPOINT */
 };
 
+/* Option setters for --config and --scheduler, shared by every command: the command's
+ * context must begin with its struct gp_cli_common. */
+int gp_cli_set_config(void *ctx, const char *arg, gp_error_t *err);
+int gp_cli_set_scheduler(void *ctx, const char *arg, gp_error_t *err);
+
 typedef struct gp_session gp_session_t;
 
 /* NULL with err filled when the config file cannot be read or is invalid. */
