@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GK_ABI_VERSION	 1
+#define GK_ABI_VERSION	 2
 #define GK_ERRLEN	 256
 #define GK_PLUGIN_SYMBOL "gk_plugin_ops"
 
@@ -81,6 +81,10 @@ struct gk_ops {
 	int (*sgemm)(void *ctx, int ta, int tb, int m, int n, int k, float alpha, const float *a,
 		     int lda, const float *b, int ldb, float beta, float *c, int ldc,
 		     gk_stream_t *s);
+	/* 1: E has completed, 0: not yet, -1: error */
+	int (*event_query)(void *ctx, gk_event_t *e);
+	/* 1: P is device (or managed) memory of this runtime, 0: host or unknown */
+	int (*is_device_ptr)(void *ctx, const void *p);
 };
 
 typedef const struct gk_ops *(*gk_plugin_f)(void);

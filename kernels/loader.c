@@ -294,6 +294,20 @@ int gk_event_sync(gk_backend_t *b, gk_event_t *e)
 	return b->ops->event_sync(b->ctx, e);
 }
 
+int gk_event_query(gk_backend_t *b, gk_event_t *e)
+{
+	if (!b || !e)
+		return errno = EINVAL, -1;
+	return b->ops->event_query(b->ctx, e);
+}
+
+int gk_is_device_ptr(gk_backend_t *b, const void *p)
+{
+	if (!b || !p)
+		return 0;
+	return b->ops->is_device_ptr(b->ctx, p);
+}
+
 int gk_stream_wait_event(gk_backend_t *b, gk_stream_t *s, gk_event_t *e)
 {
 	if (!b || !e)

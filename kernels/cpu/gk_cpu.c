@@ -167,6 +167,20 @@ static int cpu_event_record(void *ctx, gk_event_t *e, gk_stream_t *s)
 	return 0;
 }
 
+static int cpu_event_query(void *ctx, gk_event_t *e)
+{
+	(void)ctx;
+	(void)e;
+	return 1; /* every call on the cpu backend is synchronous */
+}
+
+static int cpu_is_device_ptr(void *ctx, const void *p)
+{
+	(void)ctx;
+	(void)p;
+	return 0;
+}
+
 static int cpu_event_sync(void *ctx, gk_event_t *e)
 {
 	(void)ctx, (void)e;
@@ -589,4 +603,6 @@ const struct gk_ops gk_cpu_ops = {
     .fma_scratch_bytes = cpu_fma_scratch_bytes,
     .fma = cpu_fma,
     .sgemm = cpu_sgemm,
+    .event_query = cpu_event_query,
+    .is_device_ptr = cpu_is_device_ptr,
 };

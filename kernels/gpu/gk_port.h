@@ -49,6 +49,12 @@ typedef hipMemcpyKind gkMemcpyKind;
 #define gkEventRecord				    hipEventRecord
 #define gkEventSynchronize			    hipEventSynchronize
 #define gkEventElapsedTime			    hipEventElapsedTime
+#define gkEventQuery				    hipEventQuery
+#define gkErrorNotReady				    hipErrorNotReady
+typedef hipPointerAttribute_t gkPointerAttributes_t;
+#define gkPointerGetAttributes			    hipPointerGetAttributes
+/* HIP 5.2 names the field memoryType */
+#define GK_PTR_IS_DEVICE(a)			    ((a).memoryType == hipMemoryTypeDevice)
 #define gkDeviceSynchronize			    hipDeviceSynchronize
 #define gkOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
 #else
@@ -93,6 +99,12 @@ typedef cudaMemcpyKind gkMemcpyKind;
 #define gkEventRecord				    cudaEventRecord
 #define gkEventSynchronize			    cudaEventSynchronize
 #define gkEventElapsedTime			    cudaEventElapsedTime
+#define gkEventQuery				    cudaEventQuery
+#define gkErrorNotReady				    cudaErrorNotReady
+typedef cudaPointerAttributes gkPointerAttributes_t;
+#define gkPointerGetAttributes			    cudaPointerGetAttributes
+#define GK_PTR_IS_DEVICE(a)                                                                \
+	((a).type == cudaMemoryTypeDevice || (a).type == cudaMemoryTypeManaged)
 #define gkDeviceSynchronize			    cudaDeviceSynchronize
 #define gkOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #endif

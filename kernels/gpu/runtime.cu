@@ -216,6 +216,26 @@ static int gpu_event_sync(void *ctx, gk_event_t *e)
 	return gk_gpu_check(g, gkEventSynchronize((gkEvent_t)e), "event sync");
 }
 
+static int gpu_event_query(void *ctx, gk_event_t *e)
+{
+	gpu_t *g = (gpu_t *)ctx;
+	gkError_t rc = gkEventQuery((gkEvent_t)e);
+	if (rc == gkErrorNotReady)
+		return 0;
+	return gk_gpu_check(g, rc, "event query") < 0 ? -1 : 1;
+}
+
+static int gpu_is_device_ptr(void *ctx, const void *p)
+{
+	(void)ctx;
+	gkPointerAttributes_t a;
+	if (gkPointerGetAttributes(&a, p) != gkSuccess) {
+		(void)gkGetLastError(); /* plain host memory: not an error to keep */
+		return 0;
+	}
+	return GK_PTR_IS_DEVICE(a);
+}
+
 static int gpu_wait_event(void *ctx, gk_stream_t *s, gk_event_t *e)
 {
 	gpu_t *g = (gpu_t *)ctx;
@@ -295,6 +315,8 @@ static const struct gk_ops gpu_ops = {
     gk_gpu_fma_scratch_bytes,
     gk_gpu_fma,
     gk_gpu_sgemm,
+    gpu_event_query,
+    gpu_is_device_ptr,
 };
 
 extern "C" __attribute__((visibility("default"))) const struct gk_ops *gk_plugin_ops(void)

@@ -109,6 +109,10 @@ int gk_event_create(gk_backend_t *b, gk_event_t **e);
 int gk_event_destroy(gk_backend_t *b, gk_event_t **e);
 int gk_event_record(gk_backend_t *b, gk_event_t *e, gk_stream_t *s);
 int gk_event_sync(gk_backend_t *b, gk_event_t *e);
+/* 1 if E has completed, 0 if not yet, -1 on error (never blocks). */
+int gk_event_query(gk_backend_t *b, gk_event_t *e);
+/* 1 if P is device (or managed) memory of B's runtime, else 0 (host memory, NULL). */
+int gk_is_device_ptr(gk_backend_t *b, const void *p);
 /* Make stream S wait for E (recorded on another stream) without blocking the host. */
 int gk_stream_wait_event(gk_backend_t *b, gk_stream_t *s, gk_event_t *e);
 /* Milliseconds between two completed events. */
