@@ -425,6 +425,11 @@ const char *gc_error(const gc_comm_t *c)
 	return c ? c->err : "no communicator";
 }
 
+int gc_host_count(const gc_comm_t *c)
+{
+	return c ? c->nhosts : -1;
+}
+
 const char *gc_transport(const gc_comm_t *c)
 {
 	return c->tpo ? c->tpo->name : "mpi";

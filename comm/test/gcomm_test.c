@@ -7,6 +7,7 @@
  *   gcomm-test --np 3 --kill-test                     the failure test, every algorithm
  * Exit 0 when everything passed, 1 on a failure, 77 when skipped (a missing backend). */
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -431,13 +432,17 @@ static int kill_main(int rank, int size, const char *rdv, void *argp)
 	char host[32];
 	snprintf(host, sizeof(host), "host%d", rank / 2);
 	setenv("GCOMM_HOST", host, 1);
+	if (open_gk())
+		return 1;
 	gc_comm_t *c = make(rank, size, rdv);
 	if (!c)
 		return 1;
 	gc_set_algo(c, a->algo);
-	float *buf = malloc(a->count * 4);
+	float *h = malloc(a->count * 4), *buf = tb_alloc(a->count * 4);
 	for (size_t i = 0; i < a->count; i++)
-		buf[i] = 1.0f;
+		h[i] = 1.0f;
+	tb_put(buf, h, a->count * 4);
+	free(h);
 	if (gc_barrier(c) < 0)
 		return 1;
 	if (write(a->ready_fd, "x", 1) != 1)
@@ -457,8 +462,52 @@ static int kill_main(int rank, int size, const char *rdv, void *argp)
 	       gc_error(c), strerror(e));
 	int second = gc_allreduce(c, GC_IN_PLACE, buf, 1, GC_F32, GC_SUM); /* must fail at once */
 	gc_comm_destroy(&c);
-	free(buf);
+	tb_free(buf);
 	return second == 0 ? 4 : 0;
+}
+
+/* One rank of a job (--env --die-rank R): rank R kills itself 150 ms into a 256 MiB
+ * allreduce; every other rank must fail cleanly, within the timeout. */
+static void *die_later(void *arg)
+{
+	(void)arg;
+	usleep(150 * 1000);
+	kill(getpid(), SIGKILL);
+	return NULL;
+}
+
+static int env_kill(gc_comm_t *c, int victim, const char *algo)
+{
+	int rank = gc_rank(c);
+	gc_algo_t a = GC_ALGO_RING;
+	for (int i = 1; i <= 3; i++)
+		if (!strcmp(algo, gc_algo_name((gc_algo_t)i)))
+			a = (gc_algo_t)i;
+	gc_set_algo(c, a);
+	size_t n = quick ? 16u << 20 : 64u << 20;
+	float *buf = tb_alloc(n * 4), *h = malloc(n * 4);
+	for (size_t i = 0; i < n; i++)
+		h[i] = 1.0f;
+	tb_put(buf, h, n * 4);
+	free(h);
+	if (gc_barrier(c) < 0) {
+		fprintf(stderr, "rank %d: barrier: %s\n", rank, gc_error(c));
+		return 1;
+	}
+	pthread_t th;
+	if (rank == victim)
+		pthread_create(&th, NULL, die_later, NULL);
+	double t0 = now();
+	int rc = gc_allreduce(c, GC_IN_PLACE, buf, n, GC_F32, GC_SUM);
+	double dt = now() - t0;
+	if (rc == 0) {
+		printf("rank %d: allreduce (%s) finished in %.2f s: the kill came too late\n", rank,
+		       gc_algo_name(a), dt);
+		return 3;
+	}
+	printf("rank %d: allreduce (%s) failed cleanly after %.2f s: %s\n", rank, gc_algo_name(a), dt,
+	       gc_error(c));
+	return 0;
 }
 
 static int kill_test(int size)
@@ -521,13 +570,15 @@ static int kill_test(int size)
 static void usage(void)
 {
 	fprintf(stderr, "usage: gcomm-test (--np N | --env) [--transport tcp|ucx|mpi] "
-			"[--backend cpu|cuda|hip] [--quick] [--kill-test] [--real-hosts]\n");
+			"[--backend cpu|cuda|hip] [--quick] [--kill-test] [--real-hosts]\n"
+			"       gcomm-test --env --die-rank R [--algo ring|rhd|hier]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	int np = 0, env = 0, killt = 0;
+	int np = 0, env = 0, killt = 0, die_rank = -1;
+	const char *kill_algo = "ring";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--np") && i + 1 < argc)
 			np = atoi(argv[++i]);
@@ -541,6 +592,10 @@ int main(int argc, char **argv)
 			quick = 1;
 		else if (!strcmp(argv[i], "--kill-test"))
 			killt = 1;
+		else if (!strcmp(argv[i], "--die-rank") && i + 1 < argc)
+			die_rank = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--algo") && i + 1 < argc)
+			kill_algo = argv[++i];
 		else if (!strcmp(argv[i], "--real-hosts"))
 			fake_hosts = 0;
 		else
@@ -556,19 +611,35 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gcomm-test: %s\n", e.text);
 			return 1;
 		}
+		if (die_rank >= 0) {
+			int rc = env_kill(c, die_rank, kill_algo);
+			gc_comm_destroy(&c);
+			return rc;
+		}
+		double t0 = now();
 		int bad = run_all(c);
-		printf("rank %d of %d (%s): %s\n", gc_rank(c), gc_size(c), gc_transport(c),
-		       bad ? "FAILED" : "all passed");
+		printf("rank %d of %d (%s, %d hosts): %s in %.1f s\n", gc_rank(c), gc_size(c),
+		       gc_transport(c), gc_host_count(c), bad ? "FAILED" : "all passed", now() - t0);
 		gc_comm_destroy(&c);
 		return bad ? 1 : 0;
 	}
 	if (np < 1 || np > 16)
 		usage();
-	if (strcmp(backend, "cpu")) { /* is there a card at all? (checked in the parent) */
-		int rc = open_gk();
-		gk_backend_close(&gk);
-		if (rc)
-			return rc;
+	if (strcmp(backend, "cpu")) {
+		/* is there a card at all? Asked in a child: a CUDA context made before fork()
+		 * is unusable in the ranks */
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			int rc = open_gk();
+			gk_backend_close(&gk);
+			fflush(NULL);
+			_exit(rc);
+		}
+		int st = 0;
+		waitpid(pid, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 	}
 	if (killt)
 		return kill_test(np) ? 1 : 0;
