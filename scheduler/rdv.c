@@ -266,6 +266,11 @@ void rdv_job_stopped(struct gsched *s, const struct job *j)
 static struct store *admit(struct req *r, uint64_t job_id, uint32_t attempt, const uint32_t *rank)
 {
 	struct gsched *s = r->s;
+	if (!s->rdv) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				   "this scheduler serves no rendezvous");
+		return NULL;
+	}
 	struct job *j = jobs_get(s->jobs, job_id);
 	if (!j) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "job %llu not found",
@@ -384,7 +389,8 @@ void rdv_put(struct req *r)
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
-	memcpy(val, q->value.data, q->value.len);
+	if (q->value.len) /* an empty value may come without a buffer */
+		memcpy(val, q->value.data, q->value.len);
 	if (found) {
 		struct entry *e = &st->e[i];
 		size_t old = strlen(e->key) + e->len + ENTRY_OVERHEAD;

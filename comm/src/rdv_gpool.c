@@ -311,7 +311,8 @@ static int rdv_get(gc_rdv_t *r, const char *key, void **val, size_t *len)
 			void *v = malloc(gr->value.len ? gr->value.len : 1);
 			if (!v)
 				return fail(r, ENOMEM, "out of memory");
-			memcpy(v, gr->value.data, gr->value.len);
+			if (gr->value.len) /* an empty value comes without a buffer */
+				memcpy(v, gr->value.data, gr->value.len);
 			*val = v;
 			*len = gr->value.len;
 			return 0;
