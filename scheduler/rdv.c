@@ -8,16 +8,16 @@
 #include "u64map.h"
 #include "util.h"
 
-#define KEYS_PER_RANK 4
-#define KEYS_EXTRA 16
-#define FENCES_MAX 256
-#define JOB_BYTES_BASE (1u << 20)
+#define KEYS_PER_RANK	   4
+#define KEYS_EXTRA	   16
+#define FENCES_MAX	   256
+#define JOB_BYTES_BASE	   (1u << 20)
 #define JOB_BYTES_PER_RANK (256u << 10)
-#define JOB_BYTES_MAX ((size_t)64 << 20)
-#define TOTAL_BYTES_MAX ((size_t)256 << 20)
-#define WAITERS_PER_RANK 2
-#define WAITERS_MAX 65536
-#define ENTRY_OVERHEAD 64 /* what an entry costs beyond its key and value */
+#define JOB_BYTES_MAX	   ((size_t)64 << 20)
+#define TOTAL_BYTES_MAX	   ((size_t)256 << 20)
+#define WAITERS_PER_RANK   2
+#define WAITERS_MAX	   65536
+#define ENTRY_OVERHEAD	   64 /* what an entry costs beyond its key and value */
 
 struct entry {
 	char *key;
@@ -121,7 +121,7 @@ static size_t job_bytes_max(uint32_t size)
 
 static void send_to(struct gsched *s, const uint8_t *rid, size_t rid_len, Gpool__Msg *m)
 {
-	struct req r = { .s = s, .rid = rid, .rid_len = rid_len };
+	struct req r = {.s = s, .rid = rid, .rid_len = rid_len};
 	gsched_reply(&r, m, false);
 }
 
@@ -279,8 +279,8 @@ static struct store *admit(struct req *r, uint64_t job_id, uint32_t attempt, con
 	}
 	if (r->from.uid != 0 && r->from.uid != j->uid) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-				   "job %llu belongs to %s: permission denied", (unsigned long long)j->id,
-				   j->user ? j->user : "another user");
+				   "job %llu belongs to %s: permission denied",
+				   (unsigned long long)j->id, j->user ? j->user : "another user");
 		return NULL;
 	}
 	if (j->state != GPOOL__JOB_STATE__RUNNING || attempt != j->attempt) {
@@ -425,11 +425,13 @@ void rdv_put(struct req *r)
 		if (!key || grow((void **)&st->e, st->ne, &st->cape, sizeof(*st->e)) < 0) {
 			free(key);
 			free(val);
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+					   "out of memory");
 			return;
 		}
 		memmove(&st->e[i + 1], &st->e[i], (st->ne - i) * sizeof(*st->e));
-		st->e[i] = (struct entry){ .key = key, .val = val, .len = q->value.len, .rank = q->rank };
+		st->e[i] =
+		    (struct entry){.key = key, .val = val, .len = q->value.len, .rank = q->rank};
 		st->ne++;
 		account(rv, st, cost, 0);
 	}
@@ -481,14 +483,16 @@ void rdv_fence(struct req *r)
 			return;
 		char *name = strdup(q->name);
 		uint8_t *seen = calloc(bits, 1);
-		if (!name || !seen || grow((void **)&st->f, st->nf, &st->capf, sizeof(*st->f)) < 0) {
+		if (!name || !seen ||
+		    grow((void **)&st->f, st->nf, &st->capf, sizeof(*st->f)) < 0) {
 			free(name);
 			free(seen);
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+					   "out of memory");
 			return;
 		}
 		memmove(&st->f[i + 1], &st->f[i], (st->nf - i) * sizeof(*st->f));
-		st->f[i] = (struct fence){ .name = name, .size = q->size, .seen = seen };
+		st->f[i] = (struct fence){.name = name, .size = q->size, .seen = seen};
 		st->nf++;
 		account(r->s->rdv, st, cost, 0);
 	}

@@ -22,8 +22,8 @@
 
 #include "gschedd.h"
 
-#define RDV_KEY_MAX 128
-#define RDV_VAL_MAX 65536
+#define RDV_KEY_MAX	128
+#define RDV_VAL_MAX	65536
 #define RDV_WAIT_MAX_MS 60000
 
 struct rdv *rdv_create(void);

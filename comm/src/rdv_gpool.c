@@ -34,9 +34,9 @@
 #include "wire.h"
 
 #define DEFAULT_TIMEOUT_MS 60000
-#define SLICE_MS 10000	    /* one long poll */
-#define REPLY_SLACK_MS 5000 /* beyond a held request's wait before it counts as lost */
-#define RETRY_PAUSE_MS 100  /* before asking again when gschedd could not hold a request */
+#define SLICE_MS	   10000 /* one long poll */
+#define REPLY_SLACK_MS	   5000	 /* beyond a held request's wait before it counts as lost */
+#define RETRY_PAUSE_MS	   100	 /* before asking again when gschedd could not hold a request */
 
 struct gc_rdv {
 	gp_config_t *cfg;
@@ -54,14 +54,14 @@ static const struct {
 	Gpool__ErrorCode code;
 	int err;
 } errnos[] = {
-	{ GPOOL__ERROR_CODE__ERROR_NOT_FOUND, ENOENT },	 /* no such job */
-	{ GPOOL__ERROR_CODE__ERROR_PERMISSION, EACCES }, /* not the owner; a key of another rank */
-	{ GPOOL__ERROR_CODE__ERROR_AUTH, EACCES },
-	{ GPOOL__ERROR_CODE__ERROR_TOO_LARGE, EMSGSIZE },
-	{ GPOOL__ERROR_CODE__ERROR_INVALID, EINVAL },
-	{ GPOOL__ERROR_CODE__ERROR_STATE, ESTALE }, /* the attempt is no longer running */
-	{ GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, EAGAIN },
-	{ GPOOL__ERROR_CODE__ERROR_RATE, EAGAIN },
+    {GPOOL__ERROR_CODE__ERROR_NOT_FOUND, ENOENT},  /* no such job */
+    {GPOOL__ERROR_CODE__ERROR_PERMISSION, EACCES}, /* not the owner; a key of another rank */
+    {GPOOL__ERROR_CODE__ERROR_AUTH, EACCES},
+    {GPOOL__ERROR_CODE__ERROR_TOO_LARGE, EMSGSIZE},
+    {GPOOL__ERROR_CODE__ERROR_INVALID, EINVAL},
+    {GPOOL__ERROR_CODE__ERROR_STATE, ESTALE}, /* the attempt is no longer running */
+    {GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, EAGAIN},
+    {GPOOL__ERROR_CODE__ERROR_RATE, EAGAIN},
 };
 
 static int errno_of(Gpool__ErrorCode code)
@@ -86,7 +86,7 @@ static int fail(gc_rdv_t *r, int e, const char *fmt, ...)
 
 static void pause_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
@@ -109,7 +109,7 @@ static void route_addr(const char *endpoint, char *buf, size_t len)
 	host[hl] = '\0';
 	if (colon)
 		snprintf(port, sizeof(port), "%s", colon + 1);
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM }, *ai = NULL;
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *ai = NULL;
 	if (getaddrinfo(host, port, &hints, &ai) != 0 || !ai)
 		return;
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -145,11 +145,11 @@ static void rdv_close(gc_rdv_t *r)
 	free(r);
 }
 
-static gc_rdv_t *rdv_open(const char *spec, int rank, int size, const char *token,
-			  int timeout_ms, gc_error_t *err)
+static gc_rdv_t *rdv_open(const char *spec, int rank, int size, const char *token, int timeout_ms,
+			  gc_error_t *err)
 {
 	gc_rdv_t *r = calloc(1, sizeof(*r));
-	gp_error_t e = { { 0 } };
+	gp_error_t e = {{0}};
 	const char *attempt = getenv("GPOOL_ATTEMPT");
 	uint64_t a = 0;
 	if (!r) {
@@ -160,7 +160,8 @@ static gc_rdv_t *rdv_open(const char *spec, int rank, int size, const char *toke
 	if (!spec || !*spec) {
 		spec = getenv("GPOOL_JOB_ID");
 		if (!spec || !*spec) {
-			fail(r, EINVAL, "gpool rendezvous: no job id given and GPOOL_JOB_ID is not set");
+			fail(r, EINVAL,
+			     "gpool rendezvous: no job id given and GPOOL_JOB_ID is not set");
 			goto out;
 		}
 	}
@@ -188,7 +189,8 @@ static gc_rdv_t *rdv_open(const char *spec, int rank, int size, const char *toke
 		fail(r, ENOMEM, "out of memory");
 		goto out;
 	}
-	if (gp_config_load_file(r->cfg, NULL, &e) < 0 || !(r->client = gp_client_create(r->cfg, &e))) {
+	if (gp_config_load_file(r->cfg, NULL, &e) < 0 ||
+	    !(r->client = gp_client_create(r->cfg, &e))) {
 		fail(r, errno ? errno : EINVAL, "gpool rendezvous: %s", e.text);
 		goto out;
 	}
@@ -216,12 +218,13 @@ static Gpool__Msg *call(gc_rdv_t *r, Gpool__Msg *req, Gpool__Msg__MCase expect, 
 			fail(r, ETIMEDOUT, "gpool rendezvous: no answer from the scheduler");
 			return NULL;
 		}
-		gp_error_t e = { { 0 } };
+		gp_error_t e = {{0}};
 		/* a held request is answered when its wait ends, at the deadline at the latest:
 		 * give that answer a moment to arrive before calling it lost */
 		int64_t limit = (int64_t)wait_ms + REPLY_SLACK_MS;
 		int64_t cap = left > (int64_t)wait_ms + 1000 ? left : (int64_t)wait_ms + 1000;
-		Gpool__Msg *rep = gp_client_call(r->client, req, (int)(limit < cap ? limit : cap), &e);
+		Gpool__Msg *rep =
+		    gp_client_call(r->client, req, (int)(limit < cap ? limit : cap), &e);
 		if (!rep) {
 			if (errno == ETIMEDOUT)
 				continue;
@@ -318,10 +321,11 @@ static int rdv_get(gc_rdv_t *r, const char *key, void **val, size_t *len)
 			return 0;
 		}
 		if (gp_mono_ms() >= deadline)
-			return fail(r, ETIMEDOUT, "gpool rendezvous: key '%s' not put within %d ms", key,
-				    r->timeout_ms);
+			return fail(r, ETIMEDOUT, "gpool rendezvous: key '%s' not put within %d ms",
+				    key, r->timeout_ms);
 		if (gp_mono_ms() - asked < (int64_t)g.wait_ms / 2)
-			pause_ms(RETRY_PAUSE_MS); /* not held (the scheduler is busy): do not spin */
+			pause_ms(
+			    RETRY_PAUSE_MS); /* not held (the scheduler is busy): do not spin */
 	}
 }
 
@@ -351,8 +355,8 @@ static int rdv_fence(gc_rdv_t *r)
 		entered = rep->rdv_fence_reply->entered;
 		if (gp_mono_ms() >= deadline)
 			return fail(r, ETIMEDOUT,
-				    "gpool rendezvous: %u of %d ranks reached %s within %d ms", entered,
-				    r->size, name, r->timeout_ms);
+				    "gpool rendezvous: %u of %d ranks reached %s within %d ms",
+				    entered, r->size, name, r->timeout_ms);
 		if (gp_mono_ms() - asked < (int64_t)f.wait_ms / 2)
 			pause_ms(RETRY_PAUSE_MS);
 	}
@@ -369,12 +373,12 @@ static const char *rdv_error(const gc_rdv_t *r)
 }
 
 const gc_rdv_ops_t gc_rdv_gpool = {
-	.name = "gpool",
-	.open = rdv_open,
-	.put = rdv_put,
-	.fence = rdv_fence,
-	.get = rdv_get,
-	.local_addr = rdv_local_addr,
-	.close = rdv_close,
-	.error = rdv_error,
+    .name = "gpool",
+    .open = rdv_open,
+    .put = rdv_put,
+    .fence = rdv_fence,
+    .get = rdv_get,
+    .local_addr = rdv_local_addr,
+    .close = rdv_close,
+    .error = rdv_error,
 };

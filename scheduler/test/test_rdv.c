@@ -24,12 +24,12 @@
 
 #define OWNER 1000
 #define OTHER 2000
-#define PEER "rank-peer"
+#define PEER  "rank-peer"
 
 static struct gsched S;
 static char dir[64];
 static void *zctx, *dealer;
-static gp_wire_t *wire; /* the DEALER's side: local envelopes */
+static gp_wire_t *wire;	  /* the DEALER's side: local envelopes */
 static Gpool__Batch *got; /* the last batch received */
 static uint64_t next_id = 1;
 
@@ -54,8 +54,8 @@ static int setup(void **state)
 	zmq_setsockopt(dealer, ZMQ_ROUTING_ID, PEER, strlen(PEER));
 	assert_int_equal(zmq_connect(dealer, ep), 0);
 	/* one hello, so that the ROUTER knows the peer before it must route to it */
-	gp_batch_t b = { 0 };
-	gp_buf_t out = { 0 };
+	gp_batch_t b = {0};
+	gp_buf_t out = {0};
 	assert_int_equal(gp_wire_seal(wire, &b, &out, &err), 0);
 	assert_true(zmq_send(dealer, out.data, out.len, 0) >= 0);
 	gp_buf_release(&out);
@@ -104,17 +104,17 @@ static struct job *add_job(uint64_t id, uint32_t ntasks, Gpool__JobState state)
 static uint64_t send_as(uint32_t uid, Gpool__Msg *m)
 {
 	m->id = next_id++;
-	Gpool__Msg *v[1] = { m };
+	Gpool__Msg *v[1] = {m};
 	Gpool__Batch b = GPOOL__BATCH__INIT;
 	b.msgs = v;
 	b.n_msgs = 1;
-	struct gp_sender from = { .uid = uid, .gid = uid };
+	struct gp_sender from = {.uid = uid, .gid = uid};
 	handle_batch(&S, (const uint8_t *)PEER, strlen(PEER), "test", &from, &b);
 	return m->id;
 }
 
-static uint64_t put_as(uint32_t uid, uint64_t job, uint32_t attempt, uint32_t rank,
-		       const char *key, const void *val, size_t len)
+static uint64_t put_as(uint32_t uid, uint64_t job, uint32_t attempt, uint32_t rank, const char *key,
+		       const void *val, size_t len)
 {
 	Gpool__RdvPut p = GPOOL__RDV_PUT__INIT;
 	p.job_id = job;
@@ -143,8 +143,8 @@ static uint64_t get_as(uint32_t uid, uint64_t job, uint32_t attempt, const char 
 	return send_as(uid, &m);
 }
 
-static uint64_t fence_as(uint32_t uid, uint64_t job, uint32_t rank, const char *name,
-			 uint32_t size, uint32_t wait_ms)
+static uint64_t fence_as(uint32_t uid, uint64_t job, uint32_t rank, const char *name, uint32_t size,
+			 uint32_t wait_ms)
 {
 	Gpool__RdvFence f = GPOOL__RDV_FENCE__INIT;
 	f.job_id = job;
@@ -167,7 +167,7 @@ static size_t replies(int timeout_ms)
 		gpool__batch__free_unpacked(got, NULL);
 	got = NULL;
 	net_flush(S.net, true);
-	zmq_pollitem_t pi = { dealer, 0, ZMQ_POLLIN, 0 };
+	zmq_pollitem_t pi = {dealer, 0, ZMQ_POLLIN, 0};
 	if (zmq_poll(&pi, 1, timeout_ms) <= 0)
 		return 0;
 	zmq_msg_t zm;
@@ -214,7 +214,8 @@ static void expect_put_ok(uint64_t id)
 {
 	Gpool__Msg *m = one_reply(id);
 	if (m->m_case != GPOOL__MSG__M_RDV_PUT_REPLY)
-		fail_msg("put refused: %s", m->m_case == GPOOL__MSG__M_ERROR ? m->error->text : "?");
+		fail_msg("put refused: %s",
+			 m->m_case == GPOOL__MSG__M_ERROR ? m->error->text : "?");
 }
 
 static void put_then_get(void **state)
@@ -341,7 +342,7 @@ static void fence_counts_distinct_ranks(void **state)
 	/* the third rank completes it: every held entrant hears so */
 	uint64_t c = fence_as(OWNER, 12, 2, "f1", 3, 5000);
 	assert_int_equal(replies(1000), 3);
-	uint64_t ids[] = { a, a2, c };
+	uint64_t ids[] = {a, a2, c};
 	for (int i = 0; i < 3; i++) {
 		m = reply_to(ids[i]);
 		assert_int_equal(m->m_case, GPOOL__MSG__M_RDV_FENCE_REPLY);
@@ -422,12 +423,12 @@ static void attempt_stops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(put_then_get, setup, teardown),
-		cmocka_unit_test_setup_teardown(bounds, setup, teardown),
-		cmocka_unit_test_setup_teardown(owner_state_attempt, setup, teardown),
-		cmocka_unit_test_setup_teardown(fence_counts_distinct_ranks, setup, teardown),
-		cmocka_unit_test_setup_teardown(long_poll, setup, teardown),
-		cmocka_unit_test_setup_teardown(attempt_stops, setup, teardown),
+	    cmocka_unit_test_setup_teardown(put_then_get, setup, teardown),
+	    cmocka_unit_test_setup_teardown(bounds, setup, teardown),
+	    cmocka_unit_test_setup_teardown(owner_state_attempt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(fence_counts_distinct_ranks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(long_poll, setup, teardown),
+	    cmocka_unit_test_setup_teardown(attempt_stops, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mine.n_msgs = n;
 	uint64_t id0 = n ? keep[0]->id : 0;
 	uint32_t uid = id0 & 1 ? 0 : id0 % 4 == 0 && id0 ? 2000 : CLIENT_UID;
-	struct gp_sender from = { .uid = uid, .gid = uid, .epoch = 1 };
+	struct gp_sender from = {.uid = uid, .gid = uid, .epoch = 1};
 	static const uint8_t rid[] = "fuzz-rdv";
 	handle_batch(&S, rid, sizeof(rid) - 1, "fuzz", &from, &mine);
 	FUZZ_CHECK(rdv_bytes(S.rdv) <= ((size_t)256 << 20));

@@ -33,7 +33,7 @@ static int env_int(const char *name)
 
 static gc_rdv_t *join(const char *spec, int rank, int size, int timeout_ms)
 {
-	gc_error_t err = { { 0 } };
+	gc_error_t err = {{0}};
 	gc_rdv_t *r = gc_rdv_gpool.open(spec, rank, size, NULL, timeout_ms, &err);
 	if (!r)
 		fprintf(stderr, "gp-rdv-rank: %s\n", err.text);
@@ -142,7 +142,8 @@ int main(int argc, char **argv)
 		return peek(argv[2], argv[3]);
 	if (argc == 5 && !strcmp(argv[1], "poke"))
 		return poke(argv[2], argv[3], argv[4]);
-	fprintf(stderr, "usage: gp-rdv-rank [hold SECONDS | peek JOB:ATTEMPT KEY | poke JOB:ATTEMPT "
-			"KEY VALUE]\n");
+	fprintf(stderr,
+		"usage: gp-rdv-rank [hold SECONDS | peek JOB:ATTEMPT KEY | poke JOB:ATTEMPT "
+		"KEY VALUE]\n");
 	return 2;
 }
