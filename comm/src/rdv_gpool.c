@@ -153,8 +153,9 @@ static gc_rdv_t *rdv_open(const char *spec, int rank, int size, const char *toke
 	const char *attempt = getenv("GPOOL_ATTEMPT");
 	uint64_t a = 0;
 	if (!r) {
+		if (err)
+			snprintf(err->text, sizeof(err->text), "out of memory");
 		errno = ENOMEM;
-		snprintf(err->text, sizeof(err->text), "out of memory");
 		return NULL;
 	}
 	if (!spec || !*spec) {
@@ -200,7 +201,8 @@ static gc_rdv_t *rdv_open(const char *spec, int rank, int size, const char *toke
 	return r;
 out:;
 	int saved = errno;
-	snprintf(err->text, sizeof(err->text), "%s", r->err);
+	if (err)
+		snprintf(err->text, sizeof(err->text), "%s", r->err);
 	rdv_close(r);
 	errno = saved;
 	return NULL;
