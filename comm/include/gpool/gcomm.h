@@ -89,6 +89,8 @@ int gc_rank(const gc_comm_t *c);
 int gc_size(const gc_comm_t *c);
 /* Message of the last failure on C. */
 const char *gc_error(const gc_comm_t *c);
+/* Hosts the ranks are on (ranks sharing a host name are on one host). */
+int gc_host_count(const gc_comm_t *c);
 /* "tcp", "ucx" or "mpi". */
 const char *gc_transport(const gc_comm_t *c);
 
