@@ -6,6 +6,7 @@
  *   plan.c      placement: priority order, all-or-nothing allocation, EASY backfill
  *   lifecycle.c job state changes: start, task events, kill, end, node failure
  *   output.c    per-job output files and log queries (long poll)
+ *   rdv.c       the rendezvous of a job's ranks: put/get/fence, in memory
  *   agent.c     messages from agents; client.c messages from commands
  *   handlers.c  the table: message type -> handler and who may send it
  *   sched.c     the event loop, group commit and replies
@@ -26,6 +27,7 @@ struct net;
 struct store;
 struct nodes;
 struct output;
+struct rdv;
 
 /* A submission waiting for its transaction to commit before it is acknowledged. */
 struct pending_submit {
@@ -43,6 +45,7 @@ struct gsched {
 	struct jobs *jobs;
 	struct nodes *nodes;
 	struct output *output;
+	struct rdv *rdv; /* NULL: no rendezvous served */
 	struct gp_u64map *running; /* id -> job, RUNNING or COMPLETING */
 	bool plan_dirty; /* queue or resources changed since the last placement pass */
 	volatile int stop;

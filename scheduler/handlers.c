@@ -6,6 +6,7 @@
 #include "gschedd.h"
 #include "log.h"
 #include "nodes.h"
+#include "rdv.h"
 
 enum sender { FROM_AGENT = 1, FROM_CLIENT = 2 };
 
@@ -29,6 +30,9 @@ static const struct handler handlers[] = {
 	{ GPOOL__MSG__M_LOG_QUERY, FROM_CLIENT, client_log_query, "log_query" },
 	{ GPOOL__MSG__M_WATCH, FROM_CLIENT, client_watch, "watch" },
 	{ GPOOL__MSG__M_CARD_REPORT, FROM_CLIENT, client_card_report, "card_report" },
+	{ GPOOL__MSG__M_RDV_PUT, FROM_CLIENT, rdv_put, "rdv_put" },
+	{ GPOOL__MSG__M_RDV_GET, FROM_CLIENT, rdv_get, "rdv_get" },
+	{ GPOOL__MSG__M_RDV_FENCE, FROM_CLIENT, rdv_fence, "rdv_fence" },
 };
 
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,

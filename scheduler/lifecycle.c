@@ -9,6 +9,7 @@
 #include "names.h"
 #include "nodes.h"
 #include "output.h"
+#include "rdv.h"
 #include "running.h"
 #include "store.h"
 #include "util.h"
@@ -260,6 +261,7 @@ static void job_requeue(struct gsched *s, struct job *j)
 
 static void job_finish(struct gsched *s, struct job *j)
 {
+	rdv_job_stopped(s, j); /* final or requeued: this attempt's rendezvous is over */
 	if (j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL && requeue_ok(s, j)) {
 		job_requeue(s, j);
 		return;
@@ -324,6 +326,7 @@ void job_kill(struct gsched *s, struct job *j, Gpool__JobState reason, int sig, 
 	}
 	j->state = GPOOL__JOB_STATE__COMPLETING;
 	j->kill_sent_ms = gp_mono_ms();
+	rdv_job_stopped(s, j); /* ranks waiting in the rendezvous fail now, not at the end */
 	int nn = nodes_count(s->nodes);
 	uint8_t *sent = calloc(nn ? nn : 1, 1);
 	for (uint32_t i = 0; i < j->ntasks; i++) {

@@ -15,6 +15,7 @@
 #include "net.h"
 #include "nodes.h"
 #include "output.h"
+#include "rdv.h"
 #include "running.h"
 #include "sched.h"
 #include "store.h"
@@ -118,6 +119,7 @@ int main(int argc, char **argv)
 	    !(s.output = output_create(s.state_dir, (uint64_t)gp_config_int(s.cfg, "output_limit"),
 				       &err)) ||
 	    !(s.nodes = nodes_create()) || !(s.running = gp_u64map_create()) ||
+	    !(s.rdv = rdv_create()) ||
 	    !(s.jobs = jobs_create(store_max_job_id(s.store) + 1))) {
 		gp_err("%s", err.text[0] ? err.text : "out of memory");
 		return 1;
@@ -168,6 +170,7 @@ int main(int argc, char **argv)
 	net_destroy(&s.net);
 	store_destroy(&s.store);
 	output_destroy(&s.output);
+	rdv_destroy(&s.rdv);
 	jobs_destroy(&s.jobs);
 	nodes_destroy(&s.nodes);
 	gp_u64map_destroy(&s.running);

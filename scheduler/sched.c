@@ -17,6 +17,7 @@
 #include "nodes.h"
 #include "output.h"
 #include "plan.h"
+#include "rdv.h"
 #include "running.h"
 #include "sched.h"
 #include "store.h"
@@ -233,6 +234,7 @@ int gsched_run(struct gsched *s)
 			agents_tick(s);
 			jobs_tick(s);
 			output_tick(s);
+			rdv_tick(s);
 			next_tick = now + 100;
 		}
 		if (now >= next_sweep) {

@@ -456,6 +456,103 @@ static void texts(void)
 	put("directive", "empty", "", 0);
 }
 
+/* fuzz_rdv: batches of rendezvous requests against its jobs 1 (3 ranks, uid 1000) and 2 (1
+ * rank, uid 2000); the first message's id picks the sender (2: uid 1000, 1: root, 4: 2000). */
+static void rdv_batch(const char *name, Gpool__Msg *const *msgs, size_t n)
+{
+	gp_batch_t b = { 0 };
+	for (size_t i = 0; i < n; i++)
+		gp_batch_add(&b, msgs[i]);
+	put("rdv", name, b.body.data, b.body.len);
+	gp_batch_release(&b);
+}
+
+static void rdv_seeds(void)
+{
+	static uint8_t big[65537];
+	char longkey[200];
+	memset(longkey, 'k', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = '\0';
+	Gpool__RdvPut p[3], pbig = GPOOL__RDV_PUT__INIT, plong = GPOOL__RDV_PUT__INIT;
+	Gpool__RdvGet g = GPOOL__RDV_GET__INIT, gwait = GPOOL__RDV_GET__INIT;
+	Gpool__RdvFence f[3];
+	Gpool__Msg mp[3], mf[3], mg = GPOOL__MSG__INIT, mgw = GPOOL__MSG__INIT,
+			       mbig = GPOOL__MSG__INIT, mlong = GPOOL__MSG__INIT;
+	static const char *keys[] = { "addr.0", "addr.1", "addr.2" };
+	for (int r = 0; r < 3; r++) {
+		gpool__rdv_put__init(&p[r]);
+		p[r].job_id = 1;
+		p[r].attempt = 1;
+		p[r].rank = (uint32_t)r;
+		p[r].key = (char *)keys[r];
+		p[r].value.data = (uint8_t *)"10.0.0.1:4000";
+		p[r].value.len = 13;
+		gpool__msg__init(&mp[r]);
+		mp[r].id = (uint64_t)(2 + 4 * r + 4);
+		mp[r].m_case = GPOOL__MSG__M_RDV_PUT;
+		mp[r].rdv_put = &p[r];
+		gpool__rdv_fence__init(&f[r]);
+		f[r].job_id = 1;
+		f[r].attempt = 1;
+		f[r].rank = (uint32_t)r;
+		f[r].name = "fence.1";
+		f[r].size = 3;
+		f[r].wait_ms = r < 2 ? 1 : 0;
+		gpool__msg__init(&mf[r]);
+		mf[r].id = (uint64_t)(30 + 2 * r);
+		mf[r].m_case = GPOOL__MSG__M_RDV_FENCE;
+		mf[r].rdv_fence = &f[r];
+	}
+	mp[0].id = 2;
+	g.job_id = 1;
+	g.attempt = 1;
+	g.key = "addr.1";
+	mg.id = 50;
+	mg.m_case = GPOOL__MSG__M_RDV_GET;
+	mg.rdv_get = &g;
+	gwait = g;
+	gwait.key = "addr.9";
+	gwait.wait_ms = 1;
+	mgw.id = 52;
+	mgw.m_case = GPOOL__MSG__M_RDV_GET;
+	mgw.rdv_get = &gwait;
+	pbig = p[1];
+	pbig.value.data = big;
+	pbig.value.len = sizeof(big);
+	mbig.id = 2;
+	mbig.m_case = GPOOL__MSG__M_RDV_PUT;
+	mbig.rdv_put = &pbig;
+	plong = p[2];
+	plong.key = longkey;
+	mlong.id = 2;
+	mlong.m_case = GPOOL__MSG__M_RDV_PUT;
+	mlong.rdv_put = &plong;
+
+	Gpool__Msg *const put_get[] = { &mp[0], &mp[1], &mg };
+	rdv_batch("put-get", put_get, 3);
+	Gpool__Msg *const held[] = { &mgw, &mp[2] };
+	rdv_batch("held-get", held, 2);
+	Gpool__Msg *const fence[] = { &mf[0], &mf[1], &mf[2] };
+	rdv_batch("fence", fence, 3);
+	Gpool__Msg *const too_big[] = { &mbig };
+	rdv_batch("too-big", too_big, 1);
+	Gpool__Msg *const too_long[] = { &mlong };
+	rdv_batch("key-too-long", too_long, 1);
+	/* the same put as root (id 1) and as the other user (id 4) */
+	mp[0].id = 1;
+	Gpool__Msg *const as_root[] = { &mp[0] };
+	rdv_batch("as-root", as_root, 1);
+	mp[0].id = 4;
+	rdv_batch("as-other", as_root, 1);
+	/* another job, another attempt */
+	p[0].job_id = 2;
+	mp[0].id = 2;
+	rdv_batch("other-job", as_root, 1);
+	p[0].job_id = 1;
+	p[0].attempt = 2;
+	rdv_batch("other-attempt", as_root, 1);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -468,5 +565,6 @@ int main(int argc, char **argv)
 	gp_wire_destroy(&w);
 	specs();
 	texts();
+	rdv_seeds();
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include "net.h"
 #include "nodes.h"
 #include "output.h"
+#include "rdv.h"
 #include "store.h"
 #include "u64map.h"
 #include "util.h"
@@ -48,8 +49,9 @@ static void world_up(void)
 	S.nodes = nodes_create();
 	S.jobs = jobs_create(1);
 	S.running = gp_u64map_create();
+	S.rdv = rdv_create();
 	S.net = net_create("inproc://fuzz-submit", NULL, 1 << 20, 0, &err);
-	FUZZ_CHECK(S.cfg && S.output && S.nodes && S.jobs && S.running && S.net);
+	FUZZ_CHECK(S.cfg && S.output && S.nodes && S.jobs && S.running && S.rdv && S.net);
 	S.agent_uid = AGENT_UID;
 	S.max_jobs = 100000;
 	S.max_time_limit = 7 * 86400;
@@ -71,6 +73,7 @@ static void world_down(void)
 	jobs_destroy(&S.jobs);
 	nodes_destroy(&S.nodes);
 	gp_u64map_destroy(&S.running);
+	rdv_destroy(&S.rdv);
 	gp_config_destroy(&S.cfg);
 	free(S.touched);
 	free(S.subs);
