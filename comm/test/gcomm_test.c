@@ -497,6 +497,8 @@ static int env_kill(gc_comm_t *c, int victim, const char *algo)
 	pthread_t th;
 	if (rank == victim)
 		pthread_create(&th, NULL, die_later, NULL);
+	else /* gpool stops the job's other ranks when one dies: let them see it themselves */
+		signal(SIGTERM, SIG_IGN);
 	double t0 = now();
 	int rc = gc_allreduce(c, GC_IN_PLACE, buf, n, GC_F32, GC_SUM);
 	double dt = now() - t0;
@@ -577,6 +579,8 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+	/* lines, not blocks: a job's ranks may be stopped by a signal right after they print */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	int np = 0, env = 0, killt = 0, die_rank = -1;
 	const char *kill_algo = "ring";
 	for (int i = 1; i < argc; i++) {

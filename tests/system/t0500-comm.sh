@@ -35,7 +35,7 @@ for algo in ring rhd hier; do
 	[ "$job_rc" != 0 ] && ok "$algo: the job with a killed rank fails" ||
 		fail "$algo: the job with a killed rank fails" "$(tail -5 <<<"$job_out")"
 	lines=$(grep -E "allreduce \($algo\) failed cleanly after" <<<"$job_out")
-	is "$(wc -l <<<"$lines" | tr -d ' ')" 3 "$algo: the 3 surviving ranks each got an error"
+	is "$(grep -c . <<<"$lines")" 3 "$algo: the 3 surviving ranks each got an error"
 	slow=$(awk '{for (i = 1; i <= NF; i++) if ($i == "after") print $(i + 1)}' <<<"$lines" |
 		awk '$1 >= 10 {n++} END {print n + 0}')
 	is "$slow" 0 "$algo: every survivor failed within 10 s of the allreduce's start"
