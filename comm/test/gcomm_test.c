@@ -607,6 +607,8 @@ int main(int argc, char **argv)
 	}
 	if (env) { /* one rank of a job: the layout is the job's */
 		fake_hosts = 0;
+		if (strcmp(transport, "tcp"))
+			setenv("GCOMM_TRANSPORT", transport, 1);
 		if (open_gk())
 			return 77;
 		gc_error_t e;
