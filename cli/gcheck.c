@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "gcheck_cluster.h"
 #include "opt.h"
+#include "parse.h"
 #include "session.h"
 
 struct gcheck {
@@ -18,6 +20,7 @@ struct gcheck {
 	struct gp_cli_common common;
 	bool report, help;
 	const char *node;
+	struct gcheck_cluster cluster;
 };
 
 #define G(c) ((struct gcheck *)(c))
@@ -32,6 +35,43 @@ static int set_node(void *c, const char *a, gp_error_t *err)
 	if (!*a)
 		return errno = EINVAL, gp_errprintf(err, "invalid node ''");
 	return G(c)->node = a, 0;
+}
+
+static int set_cluster(void *c, const char *a, gp_error_t *err)
+{
+	return G(c)->cluster.on = true, 0;
+}
+
+static int set_nodes(void *c, const char *a, gp_error_t *err)
+{
+	if (!*a)
+		return errno = EINVAL, gp_errprintf(err, "invalid host list ''");
+	return G(c)->cluster.nodes = a, 0;
+}
+
+static int set_no_wait(void *c, const char *a, gp_error_t *err)
+{
+	return G(c)->cluster.no_wait = true, 0;
+}
+
+static int set_time(void *c, const char *a, gp_error_t *err)
+{
+	uint32_t s;
+	if (gp_parse_duration(a, &s) < 0 || s == 0)
+		return errno = EINVAL, gp_errprintf(err, "invalid time limit '%s'", a);
+	return G(c)->cluster.time_limit = s, 0;
+}
+
+static int set_card_profile(void *c, const char *a, gp_error_t *err)
+{
+	return gcheck_cluster_add_profile(&G(c)->cluster, a, err);
+}
+
+static int set_gcheck(void *c, const char *a, gp_error_t *err)
+{
+	if (a[0] != '/')
+		return errno = EINVAL, gp_errprintf(err, "invalid gcheck path '%s' (absolute)", a);
+	return G(c)->cluster.gcheck = a, 0;
 }
 
 /* the shared setters want their struct first: check.h's options have that place here */
@@ -56,6 +96,21 @@ static const struct gp_opt own_opts[] = {
 	  "send each card's grade to gschedd (root or the agents' account)", set_report, 0 },
 	{ "node", 'N', required_argument, "NAME", "the node reported (default: the host name)",
 	  set_node, 0 },
+	{ "cluster", 0, no_argument, NULL,
+	  "screen every card of the cluster, one job per card; the agents report the grades "
+	  "(root or the agents' account)",
+	  set_cluster, 0 },
+	{ "nodes", 'w', required_argument, "LIST", "with --cluster: only these nodes, e.g. pc[1-3]",
+	  set_nodes, 0 },
+	{ "no-wait", 0, no_argument, NULL, "with --cluster: submit the jobs, print their ids",
+	  set_no_wait, 0 },
+	{ "time", 't', required_argument, "TIME",
+	  "with --cluster: each job's time limit (default: twice the duration + 5 min)", set_time,
+	  0 },
+	{ "gcheck", 0, required_argument, "PATH",
+	  "with --cluster: the gcheck the jobs run (default: this one)", set_gcheck, 0 },
+	{ "card-profile", 0, required_argument, "NODE:CARD=NAME",
+	  "with --cluster: a measurement profile for one card (tests)", set_card_profile, 0 },
 	{ "config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0 },
 	{ "scheduler", 0, required_argument, "ENDPOINT",
 	  "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0 },
@@ -76,8 +131,9 @@ static struct gp_opt *all_opts(int *n)
 
 static void usage(const struct gp_opt *opts, int nopts, FILE *f)
 {
-	fprintf(f, "usage: gcheck [options]\nScreen this node's cards: bandwidth, memory test, "
-		   "FMA throughput, a grade.\n\noptions:\n");
+	fprintf(f, "usage: gcheck [options]\n       gcheck --cluster [--nodes LIST] [options]\n"
+		   "Screen this node's cards (or, with --cluster, every card of the cluster, one job "
+		   "per card):\nbandwidth, memory test, FMA throughput, a grade.\n\noptions:\n");
 	gp_opt_usage(opts, nopts, f);
 }
 
@@ -98,6 +154,22 @@ static int report(gp_session_t *s, const char *node, struct gp_check_result *r,
 	return gp_session_call(s, &m, GPOOL__MSG__M_CARD_REPORT_REPLY, GP_CLI_TIMEOUT_MS, NULL, err)
 		       ? 0
 		       : -1;
+}
+
+/* Options of one mode are refused in the other. 0 / -1 (EINVAL, err filled). */
+static int check_modes(const struct gcheck *g, gp_error_t *err)
+{
+	const struct gcheck_cluster *c = &g->cluster;
+	errno = EINVAL;
+	if (c->on && g->report)
+		return gp_errprintf(err, "--cluster: the agents report the grades (no --report)");
+	if (c->on && g->node)
+		return gp_errprintf(err, "--cluster screens every node (--nodes LIST, not --node)");
+	if (!c->on && (c->nodes || c->no_wait || c->time_limit || c->gcheck || c->nprofiles))
+		return gp_errprintf(err, "--nodes, --no-wait, --time, --gcheck and --card-profile "
+					 "go with --cluster");
+	errno = 0;
+	return 0;
 }
 
 /* gcheck on this node: measure, grade, report when asked; the exit status. */
@@ -184,9 +256,9 @@ int main(int argc, char **argv)
 		gp_errprintf(&err, "unexpected argument '%s'", ops[0]);
 		goto usage;
 	}
-	if (gp_check_finish(&g.check, &err) < 0)
+	if (gp_check_finish(&g.check, &err) < 0 || check_modes(&g, &err) < 0)
 		goto usage;
-	rc = check_node(&g);
+	rc = g.cluster.on ? gcheck_cluster_run(&g.cluster, &g.check, &g.common) : check_node(&g);
 	goto out;
 usage:
 	fprintf(stderr, "gcheck: %s\n", err.text);
