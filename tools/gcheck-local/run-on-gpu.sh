@@ -81,4 +81,4 @@ for name in ("gcheck.json", "fault.json"):
               f"{c['temperature_c']} C {c['power_w']} W, grade {c['grade']} {c['reason']!r}")
 PYEOF
 cat "$OUT/summary.txt"
-log done
+log "done"
