@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 test_under_cluster 3 --cpus 2 --worker-arg --allow-root --fake-cards \
 	"h1=nvidia:GeForce GTX 1660 SUPER:6GiB:7.5:125W;h2=nvidia:GeForce RTX 3060:12GiB:8.6:170W,amd:Radeon RX 6600:8GiB:gfx1032:132W;h3=amd:Radeon RX 6700 XT:12GiB:gfx1031:230W"
-need_bins gcheck
+need_bins gcheck gp-probe
 
 # card NODE INDEX FIELD: one field of a card in gnodes -G --json
 card() {
@@ -108,7 +108,6 @@ is "$(card h1 0 grade)" good "h1 card 0 is still good"
 unlike "$(card h1 0 state)" FAILED "and not failed"
 # a CardReport that claims to relay h1's screening job, sent by hand: a user is refused as
 # for any grade; root too, since a relayed result comes over the node's own agent link
-need_bins gp-probe
 h1job=$(printf '%s\n' "$jobs" | sed -n 's/^h1:0=//p')
 out=$(as_user gp-probe relay "h1:0:$h1job" 2>&1)
 like "$out" "ERROR_PERMISSION.*only root or the agents' account may grade cards" \
