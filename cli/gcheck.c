@@ -4,158 +4,26 @@
  * the grade to gschedd, which drains a failed card. On a node without a GPU backend the cpu
  * backend stands in for the card. */
 #include <errno.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <gpool/kernels.h>
-
-#include "cards_backends.h"
-#include "grade.h"
-#include "json.h"
+#include "check.h"
+#include "gcheck_cluster.h"
 #include "opt.h"
 #include "parse.h"
 #include "session.h"
-#include "table.h"
-
-#define MAX_CARDS 64
-#define MEMTEST_SEED 0x67636865636bull /* fixed: a failing word reproduces */
 
 struct gcheck {
+	struct gp_check_opts check; /* first: the shared options set it (check.h) */
 	struct gp_cli_common common;
-	const char *backend;
-	long card; /* -1: all */
-	double duration;
-	double mem_fraction;
-	uint64_t cpu_bytes;
-	bool json, report, inject_fault, help;
+	bool report, help;
 	const char *node;
-	const char *profile;
-	struct gp_grade_thresholds th;
-};
-
-/* One card to check: its index in the node's list (gschedd's numbering) and the device the
- * backend opens for it (they differ inside a job, which sees only its own cards). */
-struct target {
-	int card;
-	int device;
-};
-
-struct result {
-	struct target t;
-	char backend[8];
-	char device_name[256];
-	struct gp_card_measure m;
-	enum gp_grade grade;
-	char reason[512];
-	const char *reported; /* NULL: not asked; "yes"; or why not */
-	char report_err[512];
+	struct gcheck_cluster cluster;
 };
 
 #define G(c) ((struct gcheck *)(c))
-
-static int parse_double(const char *a, double lo, double hi, const char *what, double *out,
-			gp_error_t *err)
-{
-	char *end = NULL;
-	errno = 0;
-	double v = strtod(a, &end);
-	if (errno || end == a || *end || !(v >= lo && v <= hi)) {
-		errno = EINVAL;
-		return gp_errprintf(err, "invalid %s '%s'", what, a);
-	}
-	*out = v;
-	return 0;
-}
-
-static int set_backend(void *c, const char *a, gp_error_t *err)
-{
-	static const char *const names[] = { "auto", "cpu", "cuda", "hip" };
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(a, names[i]))
-			return G(c)->backend = names[i], 0;
-	errno = EINVAL;
-	return gp_errprintf(err, "invalid backend '%s' (auto, cpu, cuda, hip)", a);
-}
-
-static int set_card(void *c, const char *a, gp_error_t *err)
-{
-	if (gp_parse_long(a, 0, MAX_CARDS - 1, &G(c)->card) < 0) {
-		errno = EINVAL;
-		return gp_errprintf(err, "invalid card '%s'", a);
-	}
-	return 0;
-}
-
-static int set_duration(void *c, const char *a, gp_error_t *err)
-{
-	return parse_double(a, 0.1, 86400, "duration", &G(c)->duration, err);
-}
-
-static int set_mem_fraction(void *c, const char *a, gp_error_t *err)
-{
-	return parse_double(a, 0.01, 0.95, "memory fraction", &G(c)->mem_fraction, err);
-}
-
-static int set_size(void *c, const char *a, gp_error_t *err)
-{
-	uint64_t b;
-	if (gp_parse_size(a, 1ull << 20, &b) < 0 || b < (1u << 20)) {
-		errno = EINVAL;
-		return gp_errprintf(err, "invalid size '%s' (at least 1M)", a);
-	}
-	G(c)->cpu_bytes = b;
-	return 0;
-}
-
-static int set_spec(void *c, const char *a, gp_error_t *err)
-{
-	return gp_grade_set(&G(c)->th, "spec_gbps", a, err);
-}
-
-static int set_fluct_warn(void *c, const char *a, gp_error_t *err)
-{
-	return gp_grade_set(&G(c)->th, "fluct_warn_pct", a, err);
-}
-
-static int set_fluct_fail(void *c, const char *a, gp_error_t *err)
-{
-	return gp_grade_set(&G(c)->th, "fluct_fail_pct", a, err);
-}
-
-static int set_grade_key(void *c, const char *a, gp_error_t *err)
-{
-	return gp_grade_set_line(&G(c)->th, a, err);
-}
-
-static int set_grade_file(void *c, const char *a, gp_error_t *err)
-{
-	FILE *f = fopen(a, "r");
-	if (!f)
-		return gp_errprintf(err, "cannot read '%s': %s", a, strerror(errno));
-	char line[256];
-	int n = 0, rc = 0;
-	gp_error_t e;
-	while (fgets(line, sizeof(line), f)) {
-		n++;
-		if (gp_grade_set_line(&G(c)->th, line, &e) < 0) {
-			rc = gp_errprintf(err, "%s:%d: %s", a, n, e.text);
-			errno = EINVAL;
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
-}
-
-static int set_json(void *c, const char *a, gp_error_t *err)
-{
-	return G(c)->json = true, 0;
-}
 
 static int set_report(void *c, const char *a, gp_error_t *err)
 {
@@ -169,17 +37,52 @@ static int set_node(void *c, const char *a, gp_error_t *err)
 	return G(c)->node = a, 0;
 }
 
-static int set_profile(void *c, const char *a, gp_error_t *err)
+static int set_cluster(void *c, const char *a, gp_error_t *err)
 {
-	struct gp_card_measure m;
-	if (gp_grade_profile(a, &m, err) < 0)
-		return -1;
-	return G(c)->profile = a, 0;
+	return G(c)->cluster.on = true, 0;
 }
 
-static int set_inject(void *c, const char *a, gp_error_t *err)
+static int set_nodes(void *c, const char *a, gp_error_t *err)
 {
-	return G(c)->inject_fault = true, 0;
+	if (!*a)
+		return errno = EINVAL, gp_errprintf(err, "invalid host list ''");
+	return G(c)->cluster.nodes = a, 0;
+}
+
+static int set_no_wait(void *c, const char *a, gp_error_t *err)
+{
+	return G(c)->cluster.no_wait = true, 0;
+}
+
+static int set_time(void *c, const char *a, gp_error_t *err)
+{
+	uint32_t s;
+	if (gp_parse_duration(a, &s) < 0 || s == 0)
+		return errno = EINVAL, gp_errprintf(err, "invalid time limit '%s'", a);
+	return G(c)->cluster.time_limit = s, 0;
+}
+
+static int set_card_profile(void *c, const char *a, gp_error_t *err)
+{
+	return gcheck_cluster_add_profile(&G(c)->cluster, a, err);
+}
+
+static int set_gcheck(void *c, const char *a, gp_error_t *err)
+{
+	if (a[0] != '/')
+		return errno = EINVAL, gp_errprintf(err, "invalid gcheck path '%s' (absolute)", a);
+	return G(c)->cluster.gcheck = a, 0;
+}
+
+/* the shared setters want their struct first: check.h's options have that place here */
+static int set_config(void *c, const char *a, gp_error_t *err)
+{
+	return gp_cli_set_config(&G(c)->common, a, err);
+}
+
+static int set_scheduler(void *c, const char *a, gp_error_t *err)
+{
+	return gp_cli_set_scheduler(&G(c)->common, a, err);
 }
 
 static int set_help(void *c, const char *a, gp_error_t *err)
@@ -187,312 +90,57 @@ static int set_help(void *c, const char *a, gp_error_t *err)
 	return G(c)->help = true, 0;
 }
 
-static const struct gp_opt opts[] = {
-	{ "backend", 'b', required_argument, "NAME",
-	  "auto (cuda, then hip, then cpu), cpu, cuda or hip (default auto)", set_backend, 0 },
-	{ "card", 'c', required_argument, "N",
-	  "this card of the node (gnodes -G numbering); default: the job's cards, else all",
-	  set_card, 0 },
-	{ "duration", 'd', required_argument, "SECONDS",
-	  "sample the copy bandwidth for this long (default 10)", set_duration, 0 },
-	{ "mem-fraction", 0, required_argument, "F",
-	  "memory test over this fraction of free VRAM (default 0.8)", set_mem_fraction, 0 },
-	{ "size", 0, required_argument, "SIZE",
-	  "memory test size on the cpu backend (default 256M)", set_size, 0 },
-	{ "spec-gbps", 0, required_argument, "GBPS",
-	  "warn below this copy bandwidth (grade key spec_gbps)", set_spec, 0 },
-	{ "fluct-warn", 0, required_argument, "PCT",
-	  "warn over this bandwidth fluctuation (fluct_warn_pct, default 5)", set_fluct_warn, 0 },
-	{ "fluct-fail", 0, required_argument, "PCT",
-	  "fail over this bandwidth fluctuation (fluct_fail_pct, default 10)", set_fluct_fail, 0 },
-	{ "grade", 0, required_argument, "KEY=VALUE", "set one grade key", set_grade_key, 0 },
-	{ "grade-file", 0, required_argument, "PATH", "read grade keys (KEY = VALUE lines)",
-	  set_grade_file, 0 },
-	{ "json", 0, no_argument, NULL, "the results as JSON", set_json, 0 },
+/* gcheck's own options; the measuring ones (check.h) come first in --help */
+static const struct gp_opt own_opts[] = {
 	{ "report", 'r', no_argument, NULL,
 	  "send each card's grade to gschedd (root or the agents' account)", set_report, 0 },
 	{ "node", 'N', required_argument, "NAME", "the node reported (default: the host name)",
 	  set_node, 0 },
-	{ "profile", 0, required_argument, "NAME",
-	  "use a fixed measurement profile instead of measuring: stable, fluctuating, erroring "
-	  "(tests)",
-	  set_profile, 0 },
-	{ "inject-fault", 0, no_argument, NULL,
-	  "flip one bit during the memory test (test only): the card must fail", set_inject, 0 },
-	{ "config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0 },
+	{ "cluster", 0, no_argument, NULL,
+	  "screen every card of the cluster, one job per card; the agents report the grades "
+	  "(root or the agents' account)",
+	  set_cluster, 0 },
+	{ "nodes", 'w', required_argument, "LIST", "with --cluster: only these nodes, e.g. pc[1-3]",
+	  set_nodes, 0 },
+	{ "no-wait", 0, no_argument, NULL, "with --cluster: submit the jobs, print their ids",
+	  set_no_wait, 0 },
+	{ "time", 't', required_argument, "TIME",
+	  "with --cluster: each job's time limit (default: twice the duration + 5 min)", set_time,
+	  0 },
+	{ "gcheck", 0, required_argument, "PATH",
+	  "with --cluster: the gcheck the jobs run (default: this one)", set_gcheck, 0 },
+	{ "card-profile", 0, required_argument, "NODE:CARD=NAME",
+	  "with --cluster: a measurement profile for one card (tests)", set_card_profile, 0 },
+	{ "config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0 },
 	{ "scheduler", 0, required_argument, "ENDPOINT",
-	  "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0 },
+	  "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0 },
 	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
 };
 
-static void usage(FILE *f)
+/* The whole option table: the shared measuring options, then gcheck's own. */
+static struct gp_opt *all_opts(int *n)
 {
-	fprintf(f, "usage: gcheck [options]\nScreen this node's cards: bandwidth, memory test, "
-		   "FMA throughput, a grade.\n\noptions:\n");
-	gp_opt_usage(opts, GP_NOPTS(opts), f);
+	*n = gp_check_noptv + GP_NOPTS(own_opts);
+	struct gp_opt *v = malloc((size_t)*n * sizeof(*v));
+	if (!v)
+		return NULL;
+	memcpy(v, gp_check_optv, (size_t)gp_check_noptv * sizeof(*v));
+	memcpy(v + gp_check_noptv, own_opts, sizeof(own_opts));
+	return v;
 }
 
-static double now_s(void)
+static void usage(const struct gp_opt *opts, int nopts, FILE *f)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* ---- the cards' sensors (NVML, ROCm SMI) ---- */
-
-static void no_debug(const char *msg, void *arg)
-{
-}
-
-/* The sensor entry of this card, found by UUID where the job's CUDA_VISIBLE_DEVICES names
- * it, else by the card's index among the cards of the backend's vendor. 0 / -1 (none). */
-static int sensor_read(const char *backend, const struct target *t, gp_card_info_t *out)
-{
-	gp_card_list_t l = { .debug = no_debug };
-	int rc = -1;
-	if (!strcmp(backend, "cuda")) {
-		if (gp_cards_nvml_discover(NULL, &l) < 0)
-			return -1;
-	} else if (!strcmp(backend, "hip")) {
-		if (gp_cards_amd_discover(NULL, NULL, &l) < 0)
-			return -1;
-	} else {
-		return -1;
-	}
-	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-	char uuid[96] = "";
-	if (!strcmp(backend, "cuda") && vis && !strncmp(vis, "GPU-", 4)) {
-		const char *p = vis;
-		for (int k = 0; k < t->device && p; k++)
-			p = (p = strchr(p, ',')) ? p + 1 : NULL;
-		if (p)
-			snprintf(uuid, sizeof(uuid), "%.*s", (int)strcspn(p, ","), p);
-	}
-	for (size_t i = 0; i < l.n; i++) {
-		if (*uuid ? !strcmp(l.v[i].uuid, uuid) : (int)i == t->device) {
-			*out = l.v[i];
-			rc = 0;
-			break;
-		}
-	}
-	gp_card_list_release(&l);
-	return rc;
-}
-
-/* ---- measuring ---- */
-
-/* Copy bandwidth (bytes read + written) sampled for `duration` seconds. */
-static int measure_bandwidth(gk_backend_t *b, size_t bytes, double duration,
-			     struct gp_card_measure *m, gp_error_t *err)
-{
-	void *src = NULL, *dst = NULL;
-	double *samples = NULL;
-	int n = 0, cap = 0, rc = -1;
-	if (gk_dev_alloc(b, bytes, &src) < 0 || gk_dev_alloc(b, bytes, &dst) < 0) {
-		gp_errprintf(err, "cannot allocate 2 x %zu MiB for the bandwidth test: %s",
-			     bytes >> 20, gk_backend_error(b));
-		goto out;
-	}
-	if (gk_memset(b, src, 0x5a, bytes, NULL) < 0 || gk_bw_copy(b, dst, src, bytes, NULL) < 0 ||
-	    gk_stream_sync(b, NULL) < 0) {
-		gp_errprintf(err, "bandwidth warm-up: %s", gk_backend_error(b));
-		goto out;
-	}
-	/* one sample lasts about a tenth of a second (shorter for short runs) */
-	double t0 = now_s();
-	if (gk_bw_copy(b, dst, src, bytes, NULL) < 0 || gk_stream_sync(b, NULL) < 0)
-		goto kernel_failed;
-	double one = now_s() - t0, target = fmin(0.1, duration / 10);
-	int reps = one > 0 ? (int)fmax(1, fmin(1e6, target / one)) : 1;
-	double end = now_s() + duration;
-	do {
-		double s0 = now_s();
-		for (int r = 0; r < reps; r++)
-			if (gk_bw_copy(b, dst, src, bytes, NULL) < 0)
-				goto kernel_failed;
-		if (gk_stream_sync(b, NULL) < 0)
-			goto kernel_failed;
-		double dt = now_s() - s0;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 256;
-			double *nv = realloc(samples, (size_t)cap * sizeof(*nv));
-			if (!nv) {
-				gp_errprintf(err, "out of memory");
-				goto out;
-			}
-			samples = nv;
-		}
-		samples[n++] = 2.0 * (double)bytes * reps / (dt > 0 ? dt : 1e-9) / 1e9;
-	} while (now_s() < end || n < 3);
-	if (gp_grade_bw_stats(samples, n, m) < 0) {
-		gp_errprintf(err, "no bandwidth measured");
-		goto out;
-	}
-	rc = 0;
-	goto out;
-kernel_failed:
-	gp_errprintf(err, "copy kernel: %s", gk_backend_error(b));
-out:
-	free(samples);
-	gk_dev_free(b, src);
-	gk_dev_free(b, dst);
-	return rc;
-}
-
-/* The four patterns over `bytes` (less where the allocation fails: down to a tenth). */
-static int measure_memtest(gk_backend_t *b, size_t bytes, bool inject, struct gp_card_measure *m,
-			   gp_error_t *err)
-{
-	void *buf = NULL;
-	size_t floor = bytes / 10;
-	bytes &= ~(size_t)4095;
-	while (gk_dev_alloc(b, bytes, &buf) < 0) {
-		bytes = (bytes - bytes / 10) & ~(size_t)4095;
-		if (bytes < floor || bytes < 4096)
-			return gp_errprintf(err, "cannot allocate memory for the memory test: %s",
-					    gk_backend_error(b));
-	}
-	static const gk_memtest_t pats[] = { GK_MT_WALKING_ONES, GK_MT_MOVING_INV, GK_MT_ADDRESS,
-					     GK_MT_RANDOM };
-	uint64_t errors = 0;
-	int rc = 0;
-	if (inject && gk_memtest_inject_fault(b, bytes / 4 / 2, 1u << 7) < 0) {
-		rc = gp_errprintf(err, "fault injection: %s", gk_backend_error(b));
-		goto out;
-	}
-	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
-		if (gk_memtest(b, pats[i], buf, bytes, MEMTEST_SEED, &errors) < 0) {
-			rc = gp_errprintf(err, "memory test: %s", gk_backend_error(b));
-			goto out;
-		}
-	}
-	m->mem_errors = errors;
-	m->mem_tested_bytes = bytes;
-out:
-	gk_dev_free(b, buf);
-	return rc;
-}
-
-/* FMA rate of type t: iterations doubled until one call lasts `target` seconds. */
-static double measure_fma(gk_backend_t *b, gk_dtype_t t, void *scratch, double target)
-{
-	for (int iters = 1024; iters > 0 && iters <= (1 << 30); iters *= 2) {
-		double flops = 0, t0 = now_s();
-		if (gk_fma(b, t, scratch, iters, &flops, NULL) < 0 || gk_stream_sync(b, NULL) < 0)
-			return -1;
-		double dt = now_s() - t0;
-		if (dt >= target || iters == (1 << 30))
-			return flops / dt / 1e9;
-	}
-	return -1;
-}
-
-static int measure_card(const struct gcheck *g, const struct target *t, struct result *r,
-			gp_error_t *err)
-{
-	gk_error_t gerr = { "" };
-	const char *name = g->backend;
-	gk_backend_t *b = gk_backend_open_device(name, strcmp(name, "cpu") ? t->device : 0, &gerr);
-	if (!b)
-		return gp_errprintf(err, "backend '%s' on device %d: %s", name, t->device,
-				    gerr.text);
-	gk_device_info_t info;
-	memset(&info, 0, sizeof(info));
-	gk_device_info(b, &info);
-	snprintf(r->backend, sizeof(r->backend), "%s", gk_backend_name(b));
-	snprintf(r->device_name, sizeof(r->device_name), "%s", info.name);
-	bool cpu = !strcmp(r->backend, "cpu");
-	int rc = -1;
-	struct gp_card_measure *m = &r->m;
-	m->temperature_c = m->power_w = -1;
-
-	gp_card_info_t before, after;
-	bool sensors = sensor_read(r->backend, t, &before) == 0;
-	double t_load = now_s();
-	size_t bw_bytes = cpu ? 32ull << 20 : (size_t)fmin(512.0 * (1 << 20), info.total_mem / 8.0);
-	bw_bytes &= ~(size_t)4095;
-	if (measure_bandwidth(b, bw_bytes, g->duration, m, err) < 0)
-		goto out;
-	if (sensors && sensor_read(r->backend, t, &after) == 0) {
-		m->temperature_c = after.temperature_c ? (double)after.temperature_c : -1.0;
-		double dt = now_s() - t_load;
-		if (before.has_energy && after.has_energy && after.energy_mj > before.energy_mj)
-			m->power_w = (double)(after.energy_mj - before.energy_mj) / 1e3 / dt;
-	}
-
-	size_t test_bytes = g->cpu_bytes;
-	if (!cpu) {
-		uint64_t free_b = sensors && before.vram_free ? before.vram_free : info.total_mem;
-		test_bytes = (size_t)(g->mem_fraction * (double)free_b);
-	}
-	if (measure_memtest(b, test_bytes, g->inject_fault, m, err) < 0)
-		goto out;
-
-	void *scratch = NULL;
-	if (gk_dev_alloc(b, gk_fma_scratch_bytes(b), &scratch) < 0) {
-		gp_errprintf(err, "fma scratch: %s", gk_backend_error(b));
-		goto out;
-	}
-	double target = fmin(0.5, fmax(0.05, g->duration / 20));
-	m->f32_gflops = measure_fma(b, GK_F32, scratch, target);
-	m->f16_gflops = measure_fma(b, GK_F16, scratch, target);
-	gk_dev_free(b, scratch);
-	rc = 0;
-out:
-	gk_backend_close(&b);
-	return rc;
-}
-
-/* ---- which cards ---- */
-
-/* From --card, else the job's cards (GPOOL_GPUS: "index:vendor:name:vram,..."), else every
- * device the backend opens (the cpu backend: card 0). */
-static int targets(const struct gcheck *g, struct target *v, gp_error_t *err)
-{
-	const char *gpus = getenv("GPOOL_GPUS");
-	int n = 0;
-	if (gpus && *gpus) {
-		const char *p = gpus;
-		for (int pos = 0; p && n < MAX_CARDS; pos++) {
-			int idx = atoi(p);
-			if (g->card < 0 || g->card == idx)
-				v[n++] = (struct target){ .card = idx, .device = pos };
-			p = strchr(p, ',');
-			p = p ? p + 1 : NULL;
-		}
-		if (n)
-			return n;
-	}
-	if (g->card >= 0) {
-		v[0] = (struct target){ .card = (int)g->card, .device = (int)g->card };
-		return 1;
-	}
-	if (g->profile || !strcmp(g->backend, "cpu")) {
-		v[0] = (struct target){ 0, 0 };
-		return 1;
-	}
-	gk_error_t gerr = { "" };
-	gk_backend_t *b = gk_backend_open_device(g->backend, 0, &gerr);
-	if (!b)
-		return gp_errprintf(err, "backend '%s': %s", g->backend, gerr.text);
-	char name[8];
-	snprintf(name, sizeof(name), "%s", gk_backend_name(b));
-	gk_backend_close(&b);
-	v[n++] = (struct target){ 0, 0 };
-	if (!strcmp(name, "cpu"))
-		return n;
-	while (n < MAX_CARDS && (b = gk_backend_open_device(name, n, &gerr))) {
-		gk_backend_close(&b);
-		v[n] = (struct target){ n, n };
-		n++;
-	}
-	return n;
+	fprintf(f, "usage: gcheck [options]\n       gcheck --cluster [--nodes LIST] [options]\n"
+		   "Screen this node's cards (or, with --cluster, every card of the cluster, one job "
+		   "per card):\nbandwidth, memory test, FMA throughput, a grade.\n\noptions:\n");
+	gp_opt_usage(opts, nopts, f);
 }
 
 /* ---- reporting ---- */
 
-static int report(gp_session_t *s, const char *node, struct result *r, gp_error_t *err)
+static int report(gp_session_t *s, const char *node, struct gp_check_result *r,
+		  gp_error_t *err)
 {
 	Gpool__CardReport c = GPOOL__CARD_REPORT__INIT;
 	c.node = (char *)node;
@@ -508,133 +156,99 @@ static int report(gp_session_t *s, const char *node, struct result *r, gp_error_
 		       : -1;
 }
 
-/* ---- output ---- */
-
-static void fmt_num(char *buf, size_t len, double v, const char *fmt)
+/* Options of one mode are refused in the other. 0 / -1 (EINVAL, err filled). */
+static int check_modes(const struct gcheck *g, gp_error_t *err)
 {
-	if (v < 0)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, fmt, v);
+	const struct gcheck_cluster *c = &g->cluster;
+	errno = EINVAL;
+	if (c->on && g->report)
+		return gp_errprintf(err, "--cluster: the agents report the grades (no --report)");
+	if (c->on && g->node)
+		return gp_errprintf(err, "--cluster screens every node (--nodes LIST, not --node)");
+	if (!c->on && (c->nodes || c->no_wait || c->time_limit || c->gcheck || c->nprofiles))
+		return gp_errprintf(err, "--nodes, --no-wait, --time, --gcheck and --card-profile "
+					 "go with --cluster");
+	errno = 0;
+	return 0;
 }
 
-static int print_table(const struct result *rs, int n, bool reported)
+/* gcheck on this node: measure, grade, report when asked; the exit status. */
+static int check_node(struct gcheck *g)
 {
-	static const char *const hdr[] = { "CARD",	"BACKEND", "DEVICE", "BW(GB/s)",
-					   "FLUCT",	"MEMTEST", "ERRORS", "F32(GFLOP/s)",
-					   "F16(GFLOP/s)", "TEMP",    "POWER",	 "GRADE",
-					   "REPORTED",	"REASON",  NULL };
-	gp_table_t *t = gp_table_create(hdr);
-	if (!t)
-		return -1;
-	for (int c = 3; c <= 10; c++)
-		gp_table_align_right(t, c);
+	gp_error_t err;
+	gp_session_t *s = NULL;
+	struct gp_check_target tv[GP_CHECK_MAX_CARDS];
+	static struct gp_check_result rs[GP_CHECK_MAX_CARDS];
+	char host[256] = "";
+	int rc = 3;
+	if (!g->node) {
+		gethostname(host, sizeof(host) - 1);
+		g->node = host;
+	}
+	if (g->report && !(s = gp_session_create(&g->common, &err))) {
+		fprintf(stderr, "gcheck: %s\n", err.text);
+		return 3;
+	}
+	int n = gp_check_targets(&g->check, tv, &err);
+	if (n < 0) {
+		fprintf(stderr, "gcheck: %s\n", err.text);
+		goto out;
+	}
+	int failed = 0, broken = 0, k = 0;
 	for (int i = 0; i < n; i++) {
-		const struct result *r = &rs[i];
-		char card[16], bw[32], fl[32], mt[32], er[32], f32[32], f16[32], tc[32], pw[32];
-		snprintf(card, sizeof(card), "%d", r->t.card);
-		snprintf(bw, sizeof(bw), "%.1f", r->m.bw_mean_gbps);
-		snprintf(fl, sizeof(fl), "±%.1f%%", r->m.bw_fluct_pct);
-		gp_format_size(r->m.mem_tested_bytes, mt, sizeof(mt));
-		snprintf(er, sizeof(er), "%" PRIu64, r->m.mem_errors);
-		fmt_num(f32, sizeof(f32), r->m.f32_gflops, "%.1f");
-		fmt_num(f16, sizeof(f16), r->m.f16_gflops, "%.1f");
-		fmt_num(tc, sizeof(tc), r->m.temperature_c, "%.0fC");
-		fmt_num(pw, sizeof(pw), r->m.power_w, "%.0fW");
-		const char *cells[] = { card,
-					r->backend,
-					*r->device_name ? r->device_name : "-",
-					bw,
-					fl,
-					mt,
-					er,
-					f32,
-					f16,
-					tc,
-					pw,
-					gp_grade_name(r->grade),
-					r->reported ? r->reported : "-",
-					*r->reason ? r->reason : "-",
-					NULL };
-		if (gp_table_add(t, cells) < 0) {
-			gp_table_destroy(&t);
-			return -1;
+		struct gp_check_result *r = &rs[k];
+		if (gp_check_card(&g->check, &tv[i], r, &err) < 0) {
+			/* a card that could not be measured is left out of the output */
+			fprintf(stderr, "gcheck: card %d: %s\n", tv[i].card, err.text);
+			broken++;
+			continue;
+		}
+		k++;
+		failed += r->grade == GP_GRADE_FAIL;
+		if (!g->report)
+			continue;
+		if (report(s, g->node, r, &err) < 0) {
+			fprintf(stderr, "gcheck: report of %s card %d: %s\n", g->node, r->t.card,
+				err.text);
+			snprintf(r->report_err, sizeof(r->report_err), "%s", err.text);
+			r->reported = "no";
+			broken++;
+		} else {
+			r->reported = "yes";
 		}
 	}
-	int rc = gp_table_print(t, stdout);
-	gp_table_destroy(&t);
-	return rc;
-}
-
-static json_t *num_or_null(double v)
-{
-	return v < 0 ? json_null() : json_real(v);
-}
-
-static int print_json(const struct gcheck *g, const char *node, const struct result *rs, int n)
-{
-	json_t *o = json_object(), *arr = json_array();
-	json_object_set_new(o, "node", json_string(node));
-	json_object_set_new(o, "duration_s", json_real(g->duration));
-	json_object_set_new(o, "profile", g->profile ? json_string(g->profile) : json_null());
-	json_object_set_new(o, "thresholds",
-			    json_pack("{s:f,s:f,s:f}", "fluct_warn_pct", g->th.fluct_warn_pct,
-				      "fluct_fail_pct", g->th.fluct_fail_pct, "spec_gbps",
-				      g->th.spec_gbps));
-	json_object_set_new(o, "cards", arr);
-	for (int i = 0; i < n; i++) {
-		const struct result *r = &rs[i];
-		const struct gp_card_measure *m = &r->m;
-		json_t *c = json_object();
-		json_object_set_new(c, "card", json_integer(r->t.card));
-		json_object_set_new(c, "backend", json_string(r->backend));
-		json_object_set_new(c, "device", json_string(r->device_name));
-		json_object_set_new(
-			c, "bandwidth",
-			json_pack("{s:f,s:f,s:f,s:f,s:i,s:s}", "mean_gbps", m->bw_mean_gbps,
-				  "fluct_pct", m->bw_fluct_pct, "min_gbps", m->bw_min_gbps,
-				  "max_gbps", m->bw_max_gbps, "samples", m->bw_samples, "fluct",
-				  "(max-min)/2/mean"));
-		json_object_set_new(
-			c, "memtest",
-			json_pack("{s:I,s:I,s:[ssss]}", "bytes", (json_int_t)m->mem_tested_bytes,
-				  "errors", (json_int_t)m->mem_errors, "patterns", "walking_ones",
-				  "moving_inversions", "address", "random"));
-		json_object_set_new(c, "f32_gflops", num_or_null(m->f32_gflops));
-		json_object_set_new(c, "f16_gflops", num_or_null(m->f16_gflops));
-		json_object_set_new(c, "temperature_c", num_or_null(m->temperature_c));
-		json_object_set_new(c, "power_w", num_or_null(m->power_w));
-		json_object_set_new(c, "grade", json_string(gp_grade_name(r->grade)));
-		json_object_set_new(c, "reason", json_string(r->reason));
-		json_object_set_new(c, "reported", json_boolean(r->reported &&
-								 !strcmp(r->reported, "yes")));
-		if (r->reported && strcmp(r->reported, "yes"))
-			json_object_set_new(c, "report_error", json_string(r->report_err));
-		json_array_append_new(arr, c);
+	/* a screening job (gcheck --cluster): the agent reads the result from here and reports
+	 * it to gschedd itself */
+	const char *result = getenv("GPOOL_SCREEN_RESULT");
+	if (result && *result && gp_check_write_json(&g->check, g->node, rs, k, result, &err) < 0) {
+		fprintf(stderr, "gcheck: %s\n", err.text);
+		broken++;
 	}
-	return gp_json_print(o, stdout);
+	if ((g->check.json ? gp_check_print_json(&g->check, g->node, rs, k, stdout)
+			   : gp_check_print_table(rs, k, stdout)) < 0)
+		broken++;
+	rc = broken ? 3 : failed ? 1 : 0;
+out:
+	gp_session_destroy(&s);
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	struct gcheck g = { .backend = "auto",
-			    .card = -1,
-			    .duration = 10,
-			    .mem_fraction = 0.8,
-			    .cpu_bytes = 256ull << 20 };
-	gp_grade_defaults(&g.th);
+	struct gcheck g = { .node = NULL };
+	gp_check_defaults(&g.check);
 	gp_error_t err;
 	char **ops = NULL;
-	int nops = 0, rc = 3;
-	gp_session_t *s = NULL;
-	struct target tv[MAX_CARDS];
-	struct result rs[MAX_CARDS];
-	char host[256] = "";
-	memset(rs, 0, sizeof(rs));
-	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &g, &ops, &nops, &err) < 0)
+	int nops = 0, nopts = 0, rc = 3;
+	struct gp_opt *opts = all_opts(&nopts);
+	if (!opts) {
+		fprintf(stderr, "gcheck: out of memory\n");
+		return 3;
+	}
+	if (gp_opt_parse_mixed(opts, nopts, argc, argv, &g, &ops, &nops, &err) < 0)
 		goto usage;
 	if (g.help) {
-		usage(stdout);
+		usage(opts, nopts, stdout);
 		rc = 0;
 		goto out;
 	}
@@ -642,66 +256,15 @@ int main(int argc, char **argv)
 		gp_errprintf(&err, "unexpected argument '%s'", ops[0]);
 		goto usage;
 	}
-	if (gp_grade_check(&g.th, &err) < 0)
+	if (gp_check_finish(&g.check, &err) < 0 || check_modes(&g, &err) < 0)
 		goto usage;
-	if (g.profile && g.inject_fault) {
-		gp_errprintf(&err, "--inject-fault measures: it does not go with --profile");
-		goto usage;
-	}
-	if (!g.node) {
-		gethostname(host, sizeof(host) - 1);
-		g.node = host;
-	}
-	if (g.report && !(s = gp_session_create(&g.common, &err))) {
-		fprintf(stderr, "gcheck: %s\n", err.text);
-		goto out;
-	}
-	int n = targets(&g, tv, &err);
-	if (n < 0) {
-		fprintf(stderr, "gcheck: %s\n", err.text);
-		goto out;
-	}
-	int failed = 0, broken = 0;
-	for (int i = 0; i < n; i++) {
-		struct result *r = &rs[i];
-		r->t = tv[i];
-		if (g.profile) {
-			gp_grade_profile(g.profile, &r->m, &err);
-			snprintf(r->backend, sizeof(r->backend), "profile");
-			snprintf(r->device_name, sizeof(r->device_name), "%s", g.profile);
-		} else if (measure_card(&g, &tv[i], r, &err) < 0) {
-			fprintf(stderr, "gcheck: card %d: %s\n", tv[i].card, err.text);
-			broken++;
-			continue;
-		}
-		r->grade = gp_grade_card(&g.th, &r->m, r->reason, sizeof(r->reason));
-		failed += r->grade == GP_GRADE_FAIL;
-		if (g.report) {
-			if (report(s, g.node, r, &err) < 0) {
-				fprintf(stderr, "gcheck: report of %s card %d: %s\n", g.node,
-					r->t.card, err.text);
-				snprintf(r->report_err, sizeof(r->report_err), "%s", err.text);
-				r->reported = "no";
-				broken++;
-			} else {
-				r->reported = "yes";
-			}
-		}
-	}
-	/* cards that could not be measured are left out of the output */
-	int k = 0;
-	for (int i = 0; i < n; i++)
-		if (*rs[i].backend)
-			rs[k++] = rs[i];
-	if ((g.json ? print_json(&g, g.node, rs, k) : print_table(rs, k, g.report)) < 0)
-		broken++;
-	rc = broken ? 3 : failed ? 1 : 0;
+	rc = g.cluster.on ? gcheck_cluster_run(&g.cluster, &g.check, &g.common) : check_node(&g);
 	goto out;
 usage:
 	fprintf(stderr, "gcheck: %s\n", err.text);
 	rc = 2;
 out:
 	free(ops);
-	gp_session_destroy(&s);
+	free(opts);
 	return rc;
 }

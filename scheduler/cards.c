@@ -11,6 +11,17 @@
 struct gpu_req *gpu_req_from_spec(const Gpool__JobSpec *sp, char *why, size_t len, int *bad)
 {
 	*bad = 0;
+	uint64_t only = 0;
+	for (size_t i = 0; i < sp->n_gpu_index; i++) {
+		uint32_t idx = sp->gpu_index[i];
+		if (idx >= MAX_CARDS_PER_NODE || (only >> idx & 1)) {
+			snprintf(why, len, "invalid card index %u (0..%d, each once)", idx,
+				 MAX_CARDS_PER_NODE - 1);
+			*bad = 1;
+			return NULL;
+		}
+		only |= 1ULL << idx;
+	}
 	uint32_t per_task = sp->gpus_per_task;
 	uint32_t ntasks = sp->ntasks ? sp->ntasks : 1;
 	if (!per_task && sp->gpus_total) {
@@ -35,8 +46,16 @@ struct gpu_req *gpu_req_from_spec(const Gpool__JobSpec *sp, char *why, size_t le
 		}
 		per_task = sp->gpus_per_node / tasks_per_node;
 	}
+	if (!per_task && only)
+		per_task = (uint32_t)sp->n_gpu_index; /* the cards it names */
 	if (!per_task)
 		return NULL;
+	if (only && per_task > sp->n_gpu_index) {
+		snprintf(why, len, "%u cards per task, but only %zu card indices named", per_task,
+			 sp->n_gpu_index);
+		*bad = 1;
+		return NULL;
+	}
 	if (per_task > MAX_CARDS_PER_NODE) {
 		snprintf(why, len, "%u cards per task is more than a node can hold", per_task);
 		*bad = 1;
@@ -52,6 +71,8 @@ struct gpu_req *gpu_req_from_spec(const Gpool__JobSpec *sp, char *why, size_t le
 	g->mem_min = sp->gpu_mem_min;
 	g->vendor = sp->gpu_vendor;
 	g->mixed = sp->gpu_mixed;
+	g->only = only;
+	g->screen = sp->screen;
 	if (sp->gpu_model && *sp->gpu_model)
 		g->model = strdup(sp->gpu_model);
 	if (sp->gpu_cc_min && *sp->gpu_cc_min) {
@@ -75,8 +96,10 @@ void gpu_req_free(struct gpu_req *g)
 	free(g);
 }
 
-static bool card_up(const Gpool__Card *c)
+static bool card_up(const Gpool__Card *c, bool screen)
 {
+	if (screen) /* to grade a failed card again; an admin's drain still holds */
+		return c->state != GPOOL__CARD_STATE__CARD_DRAINED;
 	return (c->state == GPOOL__CARD_STATE__CARD_UP ||
 		c->state == GPOOL__CARD_STATE__CARD_STATE_UNKNOWN) &&
 	       strcmp(c->grade ? c->grade : "", "fail") != 0;
@@ -84,7 +107,9 @@ static bool card_up(const Gpool__Card *c)
 
 bool card_serves(const struct gpu_req *g, const Gpool__Card *c, const char *model)
 {
-	if (!card_up(c))
+	if (!card_up(c, g->screen))
+		return false;
+	if (g->only && (c->index >= MAX_CARDS_PER_NODE || !(g->only >> c->index & 1)))
 		return false;
 	if (g->vendor != GPOOL__VENDOR__VENDOR_NONE && c->vendor != g->vendor)
 		return false;
@@ -166,6 +191,10 @@ void gpu_req_describe(const struct gpu_req *g, char *buf, size_t len)
 		n += snprintf(buf + n, len > (size_t)n ? len - n : 0, " with >= %s VRAM", mem);
 	}
 	if (g->cc_min > 0)
-		snprintf(buf + n, len > (size_t)n ? len - n : 0, " with compute capability >= %.1f",
-			 g->cc_min);
+		n += snprintf(buf + n, len > (size_t)n ? len - n : 0,
+			      " with compute capability >= %.1f", g->cc_min);
+	for (int i = 0, k = 0; g->only && i < MAX_CARDS_PER_NODE; i++)
+		if (g->only >> i & 1)
+			n += snprintf(buf + n, len > (size_t)n ? len - n : 0, "%s%d",
+				      k++ ? "," : " with index ", i);
 }

@@ -1,6 +1,9 @@
 /* cards.h: what a job asks of graphics cards, and which cards of a node can serve it.
  * A card serves a job when it is up (not drained, not failed, not graded "fail"), free, of the
- * asked vendor, model pattern (fnmatch, case-insensitive), compute capability and VRAM.
+ * asked vendor, model pattern (fnmatch, case-insensitive), compute capability and VRAM, and
+ * among the cards the job names by index, if it names any (--gpu-index). A screening job
+ * (gcheck --cluster) may also take a card that failed screening, to grade it again; a card an
+ * admin drained serves nobody.
  * Cards are exclusive. Among serving cards the smallest VRAM goes first (best fit), so a 4 GiB
  * job leaves the 24 GiB card to a job that needs it. */
 #ifndef GPOOL_SCHED_CARDS_H
@@ -20,6 +23,8 @@ struct gpu_req {
 	char *model;	      /* fnmatch pattern or NULL */
 	double cc_min;	      /* 0: any */
 	bool mixed;	      /* may mix models */
+	uint64_t only;	      /* the card indices it may take, a bit each; 0: any */
+	bool screen;	      /* a screening job: failed cards serve it too */
 };
 
 struct node;

@@ -72,6 +72,30 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 #undef BAD
 }
 
+/* A screening job's agent reports what its tasks measured as the agent's own: only those who
+ * may report grades themselves may submit one. 0 / -1 (refused, replied). */
+static int check_screen(struct gsched *s, struct req *r, const Gpool__JobSpec *sp,
+			const struct gpu_req *gpu)
+{
+	if (r->from.uid != 0 && r->from.uid != s->agent_uid) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				   "only root or the agents' account may submit screening jobs");
+		return -1;
+	}
+	if (!gpu) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "a screening job needs cards (--gpus-per-task, --gpu-index)");
+		return -1;
+	}
+	/* the agent finds the result in the scratch directory it made */
+	if (sp->chdir && *sp->chdir) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "a screening job runs in its scratch directory (no --chdir)");
+		return -1;
+	}
+	return 0;
+}
+
 static char **copy_list(char **v, size_t n)
 {
 	if (!n)
@@ -107,6 +131,10 @@ void client_submit(struct req *r)
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
 		return;
 	}
+	if (sr->spec->screen && check_screen(s, r, sr->spec, gpu) < 0) {
+		gpu_req_free(gpu);
+		return;
+	}
 	if (jobs_count(s->jobs) >= s->max_jobs) {
 		gpu_req_free(gpu);
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
@@ -131,6 +159,7 @@ void client_submit(struct req *r)
 	j->priority = sp->priority;
 	j->hold = sp->hold;
 	j->no_requeue = sp->no_requeue;
+	j->screen = sp->screen;
 	j->reason = sp->hold ? PEND_HELD : PEND_NONE;
 	j->submit_time = gp_now();
 	j->ntasks = sp->ntasks;
@@ -296,6 +325,8 @@ void client_job_query(struct req *r)
 				sum->nodelist = full->nodelist;
 				sum->n_exclude = full->n_exclude;
 				sum->exclude = full->exclude;
+				sum->n_gpu_index = full->n_gpu_index;
+				sum->gpu_index = full->gpu_index;
 			} else if (full) {
 				gpool__job_spec__free_unpacked(full, NULL);
 			}
@@ -626,6 +657,30 @@ void client_watch(struct req *r)
 	job_free(old);
 }
 
+/* A report an agent relays for a screening job: it comes over that node's own agent link, and
+ * the job is a running screening job one of whose tasks there holds the card. 0 / -1 with why. */
+static int check_relay(struct gsched *s, const struct req *r, int node, const Gpool__CardReport *c,
+		       char *why, size_t len)
+{
+	struct job *j = jobs_get(s->jobs, c->job_id);
+	if (r->node < 0 || r->node != node) {
+		snprintf(why, len, "a screening result for node '%.64s' comes from its own agent",
+			 c->node);
+		return -1;
+	}
+	if (!j || !j->screen || !j->tasks) {
+		snprintf(why, len, "job %llu is not a running screening job",
+			 (unsigned long long)c->job_id);
+		return -1;
+	}
+	for (uint32_t t = 0; t < j->ntasks; t++)
+		if (j->tasks[t].node == node && c->card < 64 && (j->tasks[t].cards >> c->card & 1))
+			return 0;
+	snprintf(why, len, "job %llu was not given card %u of node %.64s",
+		 (unsigned long long)c->job_id, c->card, c->node);
+	return -1;
+}
+
 void client_card_report(struct req *r)
 {
 	struct gsched *s = r->s;
@@ -639,7 +694,7 @@ void client_card_report(struct req *r)
 	bool known = false;
 	for (size_t i = 0; i < sizeof(grades) / sizeof(grades[0]); i++)
 		known |= c->grade && strcmp(c->grade, grades[i]) == 0;
-	if (!known || c->throughput < 0 || c->throughput > 1e7) {
+	if (!known || !(c->throughput >= 0) || c->throughput > 1e7) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
 				   "invalid card report (grade '%.16s')", c->grade ? c->grade : "");
 		return;
@@ -651,14 +706,21 @@ void client_card_report(struct req *r)
 				   c->card, c->node);
 		return;
 	}
+	char why[256];
+	if (c->job_id && check_relay(s, r, idx, c, why, sizeof(why)) < 0) {
+		gp_warn("screening result of job %llu for node %s card %u refused: %s",
+			(unsigned long long)c->job_id, n->name, c->card, why);
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION, "%s", why);
+		return;
+	}
 	Gpool__Card *card = n->cards[c->card];
 	if (card_set_text(&card->grade, c->grade) < 0) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
 	card->throughput = c->throughput;
+	card->screen_job = c->job_id;
 	if (!strcmp(c->grade, "fail")) {
-		char why[256];
 		snprintf(why, sizeof(why), "screening failed: %s", c->reason ? c->reason : "");
 		card_set_text(&card->state_reason, why);
 		card->state = GPOOL__CARD_STATE__CARD_FAILED;
@@ -666,7 +728,11 @@ void client_card_report(struct req *r)
 			c->reason ? c->reason : "");
 	} else if (card->state == GPOOL__CARD_STATE__CARD_FAILED) {
 		card->state = GPOOL__CARD_STATE__CARD_UP; /* screened again and passed */
+		card_set_text(&card->state_reason, "");
 	}
+	if (c->job_id)
+		gp_info("node %s card %u graded %s by screening job %llu", n->name, c->card,
+			c->grade, (unsigned long long)c->job_id);
 	s->plan_dirty = true;
 	Gpool__CardReportReply rep = GPOOL__CARD_REPORT_REPLY__INIT;
 	Gpool__Msg m = GPOOL__MSG__INIT;

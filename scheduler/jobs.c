@@ -222,6 +222,7 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 		sp->output = j->out_pattern ? j->out_pattern : "";
 		sp->error = j->err_pattern ? j->err_pattern : "";
 		sp->no_requeue = j->no_requeue;
+		sp->screen = j->screen;
 		if (j->gpu) {
 			sp->gpus_per_task = j->gpu->per_task;
 			sp->gpu_mem_min = j->gpu->mem_min;

@@ -50,6 +50,7 @@ struct job {
 	int32_t priority;
 	bool hold;
 	bool no_requeue;
+	bool screen;   /* a screening job (root or the agents' account submitted it) */
 	bool durable;  /* its submission is committed */
 	bool in_txn;   /* written in the open transaction */
 	enum pend_reason reason;

@@ -281,6 +281,7 @@ static struct job *row_to_job(sqlite3_stmt *s)
 		j->mem_mb = sp->mem_per_node_mb;
 		j->time_limit = sp->time_limit_sec;
 		j->no_requeue = sp->no_requeue;
+		j->screen = sp->screen;
 		j->out_pattern = strdup(sp->output);
 		j->err_pattern = strdup(sp->error);
 		char why[8];

@@ -1,6 +1,7 @@
 /* agent.h: gworkerd's one context. Per-concern state lives in sched_link.c (the connection to
  * gschedd: registration, heartbeats, batching) and steps.c (the local socket, the gstepd
- * processes and the tasks they hold); gworkerd.c holds the loop. */
+ * processes and the tasks they hold); relay.c reports screening jobs' results; gworkerd.c
+ * holds the loop. */
 #ifndef GPOOL_WORKER_AGENT_H
 #define GPOOL_WORKER_AGENT_H
 
@@ -65,5 +66,11 @@ void steps_lease_expired(struct agent *a, int64_t silent_ms);
 int64_t steps_tick(struct agent *a, int64_t now);
 /* Send the pass's acknowledgements. */
 void steps_flush(struct agent *a);
+
+/* relay.c */
+/* A task of screening job `job` ended: report the result it wrote for each of its cards (a
+ * bit each) to the scheduler, if it is a regular file of uid owner that parses. */
+void screen_relay(struct agent *a, uint64_t job, uint32_t attempt, uint32_t rank,
+		  uint64_t cards, uid_t owner);
 
 #endif

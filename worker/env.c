@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "screen.h"
+
 struct envv {
 	char **v;
 	size_t n, cap;
@@ -45,6 +47,19 @@ static int env_set(struct envv *e, const char *name, const char *value)
 	e->v[e->n++] = kv;
 	e->v[e->n] = NULL;
 	return 0;
+}
+
+static void env_unset(struct envv *e, const char *name)
+{
+	size_t nl = strlen(name);
+	for (size_t i = 0; i < e->n; i++) {
+		if (!strncmp(e->v[i], name, nl) && e->v[i][nl] == '=') {
+			free(e->v[i]);
+			e->v[i] = e->v[--e->n];
+			e->v[e->n] = NULL;
+			return;
+		}
+	}
 }
 
 static int env_setu(struct envv *e, const char *name, unsigned long long v)
@@ -154,6 +169,14 @@ char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 	rc |= env_set(&e, "MASTER_ADDR", l->master_addr);
 	rc |= env_set(&e, "MASTER_PORT", port);
 	rc |= bind_cards(&e, l, t);
+	/* a screening job's gcheck writes its result where the agent will read it; in any other
+	 * job the name is gpool's, not the submitter's, so the agent never reads what it names */
+	char result[4200];
+	if (spec && spec->screen && !(spec->chdir && *spec->chdir) && c->scratch &&
+	    gp_screen_path(c->scratch, l->attempt, t->rank, result, sizeof(result)) == 0)
+		rc |= env_set(&e, "GPOOL_SCREEN_RESULT", result);
+	else
+		env_unset(&e, "GPOOL_SCREEN_RESULT");
 	if (rc || !e.v) {
 		char **v = e.v;
 		if (v) {

@@ -342,6 +342,12 @@ static void on_kill(struct agent *a, const Gpool__Msg *m)
 	steps_kill(a, m->kill);
 }
 
+/* the answer to a screening result relayed (relay.c); a refusal comes as an Error */
+static void on_card_report_reply(struct agent *a, const Gpool__Msg *m)
+{
+	gp_debug("the scheduler took a screening result");
+}
+
 static const struct {
 	Gpool__Msg__MCase type;
 	sched_msg_f cb;
@@ -351,6 +357,7 @@ static const struct {
 	{ GPOOL__MSG__M_ERROR, on_error },
 	{ GPOOL__MSG__M_LAUNCH, on_launch },
 	{ GPOOL__MSG__M_KILL, on_kill },
+	{ GPOOL__MSG__M_CARD_REPORT_REPLY, on_card_report_reply },
 };
 
 void sched_link_recv(struct agent *a)

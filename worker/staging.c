@@ -31,6 +31,16 @@ bool gp_stage_name_ok(const char *name)
 	return name[strlen(name) - 1] != '/';
 }
 
+int gp_stage_scratch_path(const char *scratch_root, uint64_t job_id, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/job%llu", scratch_root, (unsigned long long)job_id);
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
 int gp_stage_workdir(const Gpool__Launch *l, const char *scratch_root, const struct gp_account *a,
 		     char **dir, bool *owned, gp_error_t *err)
 {
@@ -48,8 +58,10 @@ int gp_stage_workdir(const Gpool__Launch *l, const char *scratch_root, const str
 	if (gp_mkdir_p(scratch_root, 0755) < 0)
 		return gp_errprintf(err, "cannot make scratch directory '%s': %s", scratch_root,
 				    strerror(errno));
-	char *d;
-	if (asprintf(&d, "%s/job%llu", scratch_root, (unsigned long long)l->job_id) < 0)
+	char path[4096], *d;
+	if (gp_stage_scratch_path(scratch_root, l->job_id, path, sizeof(path)) < 0)
+		return gp_errprintf(err, "scratch directory '%s' is too long", scratch_root);
+	if (!(d = strdup(path)))
 		return gp_errprintf(err, "out of memory");
 	if (mkdir(d, 0700) < 0 && errno != EEXIST) {
 		gp_errprintf(err, "cannot make '%s': %s", d, strerror(errno));

@@ -8,6 +8,8 @@
 #define GPOOL_WORKER_STAGING_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "account.h"
 #include "error.h"
@@ -15,6 +17,9 @@
 
 /* A staged file name is a relative path without '..' components (and not empty). */
 bool gp_stage_name_ok(const char *name);
+
+/* The scratch directory of a job: "<scratch_root>/job<id>". 0 / -1 (ENAMETOOLONG). */
+int gp_stage_scratch_path(const char *scratch_root, uint64_t job_id, char *buf, size_t len);
 
 /* Make (or check) the working directory. With spec.chdir it must exist; else
  * <scratch_root>/job<id> is created, owned by the account, mode 0700. *dir is malloc'd;

@@ -40,6 +40,7 @@
 struct task_rec {
 	Gpool__HeldTask ht;
 	Gpool__Rusage ru;
+	uint64_t cards;		/* the node's cards it was given, a bit each */
 	uint64_t carried;	/* first fresh register/heartbeat id that listed its exit */
 	bool acked;		/* the scheduler has its exit on disk: no longer held */
 	bool dropped;		/* its supervisor vanished before it exited: no longer held */
@@ -64,6 +65,8 @@ struct step_rec {
 	int64_t last_heard_ms;
 	bool kill_pending;
 	Gpool__Kill kill;
+	bool screen;		/* a screening job: its tasks' results are reported (relay.c) */
+	uid_t owner;		/* the account its tasks run as (who writes the results) */
 };
 
 struct steps {
@@ -127,6 +130,18 @@ static void set_requeueable(struct step_rec *r, bool yes)
 	r->requeueable = yes;
 	for (size_t i = 0; i < r->ntasks; i++)
 		r->tasks[i].ht.requeueable = yes;
+}
+
+/* What relaying a screening job's results needs from its launch: the flag, the account that
+ * writes the results, each task's cards. A job with --chdir writes none the agent reads. */
+static void set_screen(struct step_rec *r, const Gpool__Launch *l, const struct gp_account *acct)
+{
+	r->screen = l->spec && l->spec->screen && !(l->spec->chdir && *l->spec->chdir);
+	r->owner = acct->uid;
+	for (size_t i = 0; i < r->ntasks && i < l->n_tasks; i++)
+		for (size_t c = 0; c < l->tasks[i]->n_cards; c++)
+			if (l->tasks[i]->cards[c] < 64)
+				r->tasks[i].cards |= 1ULL << l->tasks[i]->cards[c];
 }
 
 static struct task_rec *task_of(struct step_rec *r, uint32_t rank)
@@ -242,6 +257,16 @@ static void scan_launch_files(struct agent *a, struct steps *ss)
 		if (r) {
 			r->seq_known = false; /* learnt from its hello */
 			set_requeueable(r, !(l->spec && l->spec->no_requeue));
+			/* the launch file names the account the tasks run as */
+			struct gp_account acct;
+			struct gp_account_rules rules = { .run_as = NULL,
+							  .allow_root = true,
+							  .self = geteuid(),
+							  .node = a->node };
+			gp_error_t e2;
+			if (l->spec && l->spec->screen &&
+			    gp_account_resolve(&rules, l->user, &acct, &e2) == 0)
+				set_screen(r, l, &acct);
 			gp_info("holding job %" PRIu64 ".%u from before the restart", job, att);
 		}
 		gpool__launch__free_unpacked(l, NULL);
@@ -607,6 +632,7 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 	if (r) {
 		r->seq_known = true;
 		set_requeueable(r, !l->spec->no_requeue);
+		set_screen(r, l, &acct);
 		pid = spawn_stepd(a, path, &err);
 	}
 	if (pid < 0) {
@@ -692,6 +718,13 @@ static void on_event(struct agent *a, struct step_rec *r, const Gpool__Msg *m)
 	}
 	if (m->id && m->id != r->last_seq + 1)
 		return; /* a gap (sent to the agent before us): it resends in order */
+	/* a screening task's grades go first: gschedd checks them against the running job */
+	if (r->screen && m->m_case == GPOOL__MSG__M_TASK_EVENT &&
+	    m->task_event->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED) {
+		struct task_rec *t = task_of(r, m->task_event->rank);
+		if (t && !t->ht.exited && !t->acked)
+			screen_relay(a, r->job, r->attempt, t->ht.rank, t->cards, r->owner);
+	}
 	Gpool__Msg fwd = *m;
 	fwd.id = 0;
 	sched_link_queue(a, &fwd);

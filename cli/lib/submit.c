@@ -442,6 +442,55 @@ static int set_gpu_cc(void *c, const char *a, gp_error_t *err)
 	return set_str(&SPEC(c)->gpu_cc_min, a, err);
 }
 
+/* "0", "0,2", "1-3": card indices as gnodes -G numbers them */
+static int set_gpu_index(void *c, const char *a, gp_error_t *err)
+{
+	uint32_t v[64];
+	uint64_t seen = 0;
+	size_t n = 0;
+	const char *p = a;
+	while (1) {
+		char item[32];
+		size_t len = strcspn(p, ",");
+		long lo, hi;
+		if (len == 0 || len >= sizeof(item))
+			return bad(err, "card index list", a);
+		memcpy(item, p, len);
+		item[len] = '\0';
+		char *dash = strchr(item, '-');
+		if (dash)
+			*dash = '\0';
+		if (gp_parse_long(item, 0, 63, &lo) < 0 ||
+		    gp_parse_long(dash ? dash + 1 : item, 0, 63, &hi) < 0 || hi < lo)
+			return bad(err, "card index list", a);
+		for (long i = lo; i <= hi; i++) {
+			if (seen >> i & 1)
+				return bad(err, "card index list", a);
+			seen |= 1ULL << i;
+			v[n++] = (uint32_t)i;
+		}
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	uint32_t *nv = malloc(n * sizeof(*nv));
+	if (!nv) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	memcpy(nv, v, n * sizeof(*nv));
+	free(SPEC(c)->gpu_index);
+	SPEC(c)->gpu_index = nv;
+	SPEC(c)->n_gpu_index = n;
+	return 0;
+}
+
+static int set_screen(void *c, const char *a, gp_error_t *err)
+{
+	SPEC(c)->screen = 1;
+	return 0;
+}
+
 static int set_gpu_mixed(void *c, const char *a, gp_error_t *err)
 {
 	SPEC(c)->gpu_mixed = 1;
@@ -513,6 +562,11 @@ static const struct gp_opt submit_opts[] = {
      0},
     {"gpu-mixed", 0, NOARG, NULL, "cards of different vendors in one job are fine", set_gpu_mixed,
      0},
+    {"gpu-index", 0, ARG, "LIST", "only these cards (gnodes -G numbering), e.g. 0,2 or 1-3",
+     set_gpu_index, 0},
+    {"screen", 0, NOARG, NULL,
+     "a screening job (root or the agents' account): its agent reports the gcheck result",
+     set_screen, 0},
     {"service", 0, NOARG, NULL, "a service: kept running, restarted when it ends", set_service, 0},
     {"replicas", 0, ARG, "N", "copies of the service to keep running", set_replicas, 0},
     {"health-path", 0, ARG, "PATH", "HTTP path the gateway checks, e.g. /health", set_health_path,

@@ -55,7 +55,7 @@ static void every_option(void **state)
 	    "pc[1-3]", "-x", "lab1", "-D", "/scratch/a", "--export=NONE,FOO=bar", "--stage", stage,
 	    "--no-requeue", "--gpus-per-task", "1", "--gpus", "8", "--gpus-per-node", "2",
 	    "--gpu-mem", "6G", "--gpu-vendor", "amd", "--gpu-model", "*6700*", "--gpu-cc",
-	    "gfx1030", "--gpu-mixed", "--service", "--replicas", "4", "--health-path", "/health",
+	    "gfx1030", "--gpu-mixed", "--gpu-index", "0,2-3", "--screen", "--service", "--replicas", "4", "--health-path", "/health",
 	    "--port", "8000", "--parsable", "--wait", "--", "prog", "arg1");
 	free(stage);
 	assert_int_equal(rc, 0);
@@ -91,6 +91,10 @@ static void every_option(void **state)
 	assert_string_equal(sp->gpu_model, "*6700*");
 	assert_string_equal(sp->gpu_cc_min, "gfx1030");
 	assert_true(sp->gpu_mixed);
+	assert_int_equal(sp->n_gpu_index, 3);
+	assert_int_equal(sp->gpu_index[0], 0);
+	assert_int_equal(sp->gpu_index[2], 3);
+	assert_true(sp->screen);
 	assert_true(sp->service);
 	assert_int_equal(sp->replicas, 4);
 	assert_string_equal(sp->health_path, "/health");
@@ -177,6 +181,10 @@ static void bad_input(void **state)
 	     EINVAL,
 	     "invalid card vendor 'intel' (nvidia, amd or any)"},
 	    {{"gsub", "--gpu-cc", "7.x", "--", "x"}, EINVAL, "invalid compute capability '7.x'"},
+	    {{"gsub", "--gpu-index", "64", "--", "x"}, EINVAL, "invalid card index list '64'"},
+	    {{"gsub", "--gpu-index", "1,1", "--", "x"}, EINVAL, "invalid card index list '1,1'"},
+	    {{"gsub", "--gpu-index", "3-1", "--", "x"}, EINVAL, "invalid card index list '3-1'"},
+	    {{"gsub", "--gpu-index", "0,", "--", "x"}, EINVAL, "invalid card index list '0,'"},
 	    {{"gsub", "--replicas", "2", "--", "x"},
 	     EINVAL,
 	     "option '--replicas' needs '--service'"},

@@ -469,6 +469,72 @@ static void cards_failed_and_power_cap(void **state)
 	S.power_cap_watts = 0;
 }
 
+static struct job *submit_pinned(const uint32_t *idx, size_t n, bool screen)
+{
+	struct job *j = submit(1, 1, 0, 0, 0);
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.ntasks = 1;
+	sp.gpu_index = (uint32_t *)idx;
+	sp.n_gpu_index = n;
+	sp.screen = screen;
+	char why[128];
+	int bad;
+	j->gpu = gpu_req_from_spec(&sp, why, sizeof(why), &bad);
+	assert_false(bad);
+	j->screen = screen;
+	return j;
+}
+
+/* --gpu-index pins a job to cards; a screening job may take a card that failed screening (to
+ * grade it again), never one an admin drained */
+static void cards_pinned_and_screening(void **state)
+{
+	Gpool__Card *h1[] = { mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			      mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			      mkcard(NV, "RTX 3060", 12, "8.6", 170) };
+	for (uint32_t i = 0; i < 3; i++)
+		h1[i]->index = i;
+	h1[1]->grade = "fail";
+	h1[1]->state = GPOOL__CARD_STATE__CARD_FAILED;
+	h1[2]->state = GPOOL__CARD_STATE__CARD_DRAINED;
+	add_gpu_node("h1", 4, h1, 3);
+	static const uint32_t c0[] = { 0 }, c1[] = { 1 }, c2[] = { 2 };
+	struct job *a = submit_pinned(c1, 1, false);
+	struct job *b = submit_pinned(c0, 1, false);
+	struct job *sc = submit_pinned(c1, 1, true);
+	struct job *sd = submit_pinned(c2, 1, true);
+	plan_run(&S);
+	assert_int_equal(a->state, GPOOL__JOB_STATE__PENDING); /* card 1 failed */
+	assert_int_equal(a->reason, PEND_NO_CARD);
+	assert_non_null(strstr(a->reason_detail, "with index 1"));
+	assert_int_equal(b->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(b->tasks[0].cards, 1);
+	assert_int_equal(sc->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(sc->tasks[0].cards, 2);
+	assert_int_equal(sd->state, GPOOL__JOB_STATE__PENDING); /* card 2 drained */
+	assert_int_equal(sd->reason, PEND_NO_CARD);
+	/* the spec is checked: an index past a node's cards, one named twice, too few named */
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	uint32_t bad_idx[] = { 64 }, twice[] = { 1, 1 };
+	char why[128];
+	int bad;
+	sp.gpu_index = bad_idx;
+	sp.n_gpu_index = 1;
+	assert_null(gpu_req_from_spec(&sp, why, sizeof(why), &bad));
+	assert_true(bad);
+	assert_non_null(strstr(why, "invalid card index 64"));
+	sp.gpu_index = twice;
+	sp.n_gpu_index = 2;
+	assert_null(gpu_req_from_spec(&sp, why, sizeof(why), &bad));
+	assert_true(bad);
+	sp.gpu_index = twice;
+	sp.n_gpu_index = 1;
+	sp.gpus_per_task = 2;
+	assert_null(gpu_req_from_spec(&sp, why, sizeof(why), &bad));
+	assert_true(bad);
+	assert_non_null(strstr(why, "only 1 card indices named"));
+}
+
 static void energy_accounting(void **state)
 {
 	Gpool__Card *h1[] = { mkcard(NV, "RTX 3060", 12, "8.6", 170),
@@ -516,6 +582,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(cards_best_fit_and_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(cards_one_model_unless_mixed, setup, teardown),
 		cmocka_unit_test_setup_teardown(cards_failed_and_power_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(cards_pinned_and_screening, setup, teardown),
 		cmocka_unit_test_setup_teardown(energy_accounting, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,8 @@
  * or "no reply" when nothing came back within --timeout.
  * Exit status: 0 a reply came, 3 no reply (dropped), 1 a local failure, 2 usage.
  *
- * The payload of each mode is a JobQuery for the caller's own jobs: harmless when accepted.
+ * The payload of each mode is a JobQuery for the caller's own jobs: harmless when accepted;
+ * relay's is a CardReport that claims to relay a screening job's result, as only an agent may.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -50,6 +51,8 @@ static void usage(FILE *f)
 		"  replay              one valid envelope sent twice (both replies printed)\n"
 		"  expired WAIT        a credential with --ttl (default 1 s), sent after WAIT s\n"
 		"  empty               a zero-length message\n"
+		"  relay NODE:CARD:JOB a CardReport grading NODE's CARD 'fail' that claims to relay\n"
+		"                      screening job JOB's result, as the node's agent would\n"
 		"  flood SECS          sealed JobQuery envelopes (a fresh sequence number each) as fast\n"
 		"                      as they can be sealed, for SECS seconds, replies drained without\n"
 		"                      waiting; prints sent, answered, refused (by error code) and no reply\n");
@@ -85,6 +88,33 @@ static int query_body(gp_buf_t *body)
 	m.id = 1;
 	m.m_case = GPOOL__MSG__M_JOB_QUERY;
 	m.job_query = &q;
+	gp_batch_t b = { 0 };
+	if (gp_batch_add(&b, &m) < 0)
+		return -1;
+	*body = b.body;
+	return 0;
+}
+
+/* A Batch holding one CardReport "NODE:CARD:JOB": a relayed screening result, forged. */
+static int relay_body(const char *arg, gp_buf_t *body)
+{
+	char node[64];
+	unsigned card;
+	unsigned long long job;
+	if (!arg || sscanf(arg, "%63[^:]:%u:%llu", node, &card, &job) != 3) {
+		fprintf(stderr, "gp-probe: relay needs NODE:CARD:JOB\n");
+		return -1;
+	}
+	Gpool__CardReport c = GPOOL__CARD_REPORT__INIT;
+	c.node = node;
+	c.card = card;
+	c.grade = "fail";
+	c.reason = "forged by gp-probe";
+	c.job_id = job;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = 1;
+	m.m_case = GPOOL__MSG__M_CARD_REPORT;
+	m.card_report = &c;
 	gp_batch_t b = { 0 };
 	if (gp_batch_add(&b, &m) < 0)
 		return -1;
@@ -400,6 +430,14 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "empty")) {
 		if (send_bytes(&p, "", 0) < 0)
 			return 1;
+		rc = print_reply(&p);
+	} else if (!strcmp(mode, "relay")) {
+		gp_buf_t rb = { 0 };
+		if (relay_body(arg, &rb) < 0)
+			return 2;
+		if (seal(&p, V, &rb, 1, &env) < 0 || send_bytes(&p, env.data, env.len) < 0)
+			return 1;
+		gp_buf_release(&rb);
 		rc = print_reply(&p);
 	} else {
 		fprintf(stderr, "gp-probe: unknown mode '%s'\n", mode);

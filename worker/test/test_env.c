@@ -155,12 +155,43 @@ static void card_binding(void **state)
 	tp.cards = NULL;
 }
 
+/* only a screening job is told where its result goes; a submitter cannot name the file */
+static void screening_result(void **state)
+{
+	setup_launch();
+	Gpool__EnvVar v;
+	Gpool__EnvVar *vp[1] = { &v };
+	gpool__env_var__init(&v);
+	v.name = "GPOOL_SCREEN_RESULT";
+	v.value = "/etc/forged";
+	spec.env = vp;
+	spec.n_env = 1;
+	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/var/tmp/gpool/job42" };
+	gp_error_t err;
+	char **e = gp_env_build(&c, &err);
+	assert_non_null(e);
+	assert_null(gp_env_get(e, "GPOOL_SCREEN_RESULT"));
+	gp_env_free(e);
+	spec.screen = 1;
+	e = gp_env_build(&c, &err);
+	assert_non_null(e);
+	assert_string_equal(gp_env_get(e, "GPOOL_SCREEN_RESULT"),
+			    "/var/tmp/gpool/job42/.gpool-screen.3.5.json");
+	gp_env_free(e);
+	spec.chdir = "/home/alice"; /* not the scratch directory: no result */
+	e = gp_env_build(&c, &err);
+	assert_non_null(e);
+	assert_null(gp_env_get(e, "GPOOL_SCREEN_RESULT"));
+	gp_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(all_variables),
 		cmocka_unit_test(submitter_env),
 		cmocka_unit_test(card_binding),
+		cmocka_unit_test(screening_result),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
