@@ -272,7 +272,7 @@ static gc_comm_t *comm_new(const gc_params_t *p)
 	c->rank = p->rank;
 	c->size = p->size;
 	c->timeout_ms = p->timeout_ms > 0 ? p->timeout_ms : env_int("GCOMM_TIMEOUT", 10000, 100, 86400000);
-	c->chunk = (size_t)env_int("GCOMM_CHUNK", 256 * 1024, 64, 1 << 30);
+	c->chunk = (size_t)env_int("GCOMM_CHUNK", 0, 64, 1 << 30); /* 0: by buffer kind */
 	c->window = env_int("GCOMM_WINDOW", 8, 1, 1024);
 	c->small = (size_t)env_int("GCOMM_SMALL", 32 * 1024, 0, 1 << 30);
 	c->wire = GC_F32;

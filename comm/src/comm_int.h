@@ -2,6 +2,9 @@
 #ifndef GCOMM_INT_H
 #define GCOMM_INT_H
 
+#define GC_CHUNK_HOST (256u << 10) /* pipeline chunk for host buffers (GCOMM_CHUNK) */
+#define GC_CHUNK_DEV (1u << 20)	   /* for device buffers */
+
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,7 +49,7 @@ struct gc_comm {
 	gk_stream_t *stream; /* copies and device reductions */
 	gc_algo_t algo;	     /* forced, or AUTO */
 	gc_dtype_t wire;     /* f32 (none), f16, bf16 */
-	size_t chunk;	     /* pipeline chunk in bytes (GCOMM_CHUNK) */
+	size_t chunk;	     /* pipeline chunk in bytes (GCOMM_CHUNK), 0: by buffer kind */
 	int window;	     /* chunks in flight (GCOMM_WINDOW) */
 	size_t small;	     /* below this many bytes auto picks rhd (GCOMM_SMALL) */
 	/* host layout: host_of[rank] = index of its host; hosts in order of first rank */
