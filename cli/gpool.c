@@ -236,7 +236,8 @@ static int cmd_cost(struct gpool *g, char **args, int nargs, gp_error_t *err)
 		goto out1;
 	Gpool__JobQueryReply *jr = r->job_query_reply;
 	static const char *const hdr[] = { "JOBID", "USER", "CARDS", "GPU_H", "KWH", "ELECTRICITY",
-					   "COOLING", "DEPRECIATION", "TOTAL", "CLOUD", NULL };
+					   "COOLING", "DEPRECIATION", "TOTAL", "CLOUD",
+					   "ENERGY_FROM", NULL };
 	gp_table_t *t = gp_table_create(hdr);
 	json_t *arr = json_array();
 	struct gp_cost sum = { 0 };
@@ -260,14 +261,17 @@ static int cmd_cost(struct gpool *g, char **args, int nargs, gp_error_t *err)
 		snprintf(de, sizeof(de), "%.4f", c.depreciation);
 		snprintf(to, sizeof(to), "%.4f", c.total);
 		snprintf(cl, sizeof(cl), "%.4f", c.cloud);
-		const char *cells[] = { id, j->user, nc, gh, kwh, el, co, de, to, cl, NULL };
+		char from[96];
+		gp_job_energy_from(j, from, sizeof(from));
+		const char *cells[] = { id, j->user, nc, gh, kwh, el, co, de, to, cl, from, NULL };
 		gp_table_add(t, cells);
-		json_array_append_new(arr, json_pack("{s:I,s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "job",
-						     (json_int_t)j->id, "user", j->user, "cards",
-						     ncards, "gpu_hours", c.gpu_hours, "kwh", c.kwh,
-						     "electricity", c.electricity, "cooling",
-						     c.cooling, "depreciation", c.depreciation,
-						     "total", c.total, "cloud", c.cloud));
+		json_array_append_new(
+			arr, json_pack("{s:I,s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s}", "job",
+				       (json_int_t)j->id, "user", j->user, "cards", ncards,
+				       "gpu_hours", c.gpu_hours, "kwh", c.kwh, "electricity",
+				       c.electricity, "cooling", c.cooling, "depreciation",
+				       c.depreciation, "total", c.total, "cloud", c.cloud,
+				       "energy_from", from));
 	}
 	gp_cost_finish(&p, &sum);
 	if (g->json) {

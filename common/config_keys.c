@@ -75,8 +75,12 @@ const struct gp_conf_key gp_conf_keys[] = {
 	{ "cgroups", W, GP_CONF_STR, "auto",
 	  "enforce limits with cgroups: auto (when writable), v1, v2 or off" },
 	{ "fake_cards", W, GP_CONF_STR, "",
-	  "pretend cards, e.g. nvidia:GeForce GTX 1660 SUPER:6GiB:7.5:125W,amd:RX 6700 XT:12GiB:gfx1031:230W" },
+	  "pretend cards, e.g. nvidia:GeForce GTX 1660 SUPER:6GiB:7.5:125W,amd:RX 6700 XT:12GiB:gfx1031:230W"
+	  " (:draw=W:idle=W simulates their power draw)" },
 	{ "psu_watts", W, GP_CONF_INT, "0", "this PC's power supply rating (0: unknown)" },
+	{ "power_sample_interval", W, GP_CONF_DURATION, "1s",
+	  "how often the power of cards without an energy counter is sampled (and integrated into "
+	  "their energy); 10ms to 1h" },
 	{ "stepd", W, GP_CONF_STR, "", "path of gstepd (default: beside gworkerd)" },
 };
 

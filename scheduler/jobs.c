@@ -205,6 +205,7 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 	ji->cpu_sec = j->cpu_sec;
 	ji->max_rss_kb = j->max_rss_kb;
 	ji->energy_j = j->energy_j;
+	ji->energy_sources = j->energy_sources;
 	ji->reserved_start = j->reserved_start;
 	/* a summary of the spec: what gstat shows */
 	Gpool__JobSpec *sp = calloc(1, sizeof(*sp));

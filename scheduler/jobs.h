@@ -72,7 +72,8 @@ struct job {
 	int64_t kill_sent_ms;
 	double cpu_sec;
 	uint64_t max_rss_kb;
-	double energy_j; /* of its cards: NVML counters where the agent reads them, else limits */
+	double energy_j; /* of its cards: counters, else power samples, else power limits */
+	uint32_t energy_sources; /* a bit (1 << Gpool__EnergySource) per way energy_j was found */
 	uint32_t tasks_exited;
 	size_t qpos; /* position in the pending queue, or SIZE_MAX */
 	char *placement_text; /* as loaded from the store, until resolved into tasks */

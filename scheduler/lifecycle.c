@@ -169,15 +169,30 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	return 0;
 }
 
-/* Energy of the cards in mask over dt seconds, for those without a counter: their power
- * limit (an upper bound). Cards with a counter are accounted from its readings. */
-static double limit_energy(const struct node *nd, uint64_t mask, double dt)
+/* Energy of the cards in mask over dt seconds, for those without a reading: their power
+ * limit (an upper bound). Cards with a reading (a counter, or the agent's integral of power
+ * samples) are accounted from its deltas. */
+static double limit_energy(const struct node *nd, uint64_t mask, double dt, uint32_t *sources)
 {
 	double e = 0;
-	for (size_t b = 0; b < nd->n_cards && b < 64; b++)
-		if ((mask >> b & 1) && !nd->energy_mj[b])
+	for (size_t b = 0; b < nd->n_cards && b < 64; b++) {
+		if ((mask >> b & 1) && !nd->energy_src[b]) {
 			e += nd->cards[b]->power_limit_w * dt;
+			*sources |= 1u << GPOOL__ENERGY_SOURCE__ENERGY_LIMIT;
+		}
+	}
 	return e;
+}
+
+/* What a reading is: an agent from before sampling sent counters only, without a source. */
+static int reading_source(const Gpool__CardPower *p)
+{
+	if (p->source == GPOOL__ENERGY_SOURCE__ENERGY_COUNTER ||
+	    p->source == GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED)
+		return p->source;
+	if (p->source == GPOOL__ENERGY_SOURCE__ENERGY_SOURCE_UNKNOWN && p->energy_mj)
+		return GPOOL__ENERGY_SOURCE__ENERGY_COUNTER;
+	return 0;
 }
 
 void energy_account(struct gsched *s, int node, Gpool__CardPower **p, size_t np)
@@ -193,11 +208,15 @@ void energy_account(struct gsched *s, int node, Gpool__CardPower **p, size_t np)
 	double delta[64] = { 0 };
 	for (size_t k = 0; k < np; k++) {
 		uint32_t c = p[k]->card;
-		if (c >= 64 || c >= nd->n_cards || !p[k]->energy_mj)
+		int src = reading_source(p[k]);
+		if (c >= 64 || c >= nd->n_cards || !src)
 			continue;
-		if (nd->energy_mj[c] && p[k]->energy_mj >= nd->energy_mj[c])
+		/* a counter that went back (the agent restarted its integral, the driver was
+		 * reloaded) or changed kind is a new baseline */
+		if (nd->energy_src[c] == src && p[k]->energy_mj >= nd->energy_mj[c])
 			delta[c] = (double)(p[k]->energy_mj - nd->energy_mj[c]) / 1000.0;
 		nd->energy_mj[c] = p[k]->energy_mj;
+		nd->energy_src[c] = (uint8_t)src;
 	}
 	size_t pos = 0;
 	struct job *j;
@@ -206,10 +225,14 @@ void energy_account(struct gsched *s, int node, Gpool__CardPower **p, size_t np)
 			struct task *t = &j->tasks[i];
 			if (t->node != node || t->state == 2 || !t->cards)
 				continue;
-			j->energy_j += limit_energy(nd, t->cards, dt);
-			for (int b = 0; b < 64; b++)
-				if (t->cards >> b & 1)
-					j->energy_j += delta[b];
+			if (dt > 0)
+				j->energy_j += limit_energy(nd, t->cards, dt, &j->energy_sources);
+			for (int b = 0; b < 64; b++) {
+				if (!(t->cards >> b & 1) || !nd->energy_src[b])
+					continue;
+				j->energy_j += delta[b];
+				j->energy_sources |= 1u << nd->energy_src[b];
+			}
 		}
 	}
 }
@@ -222,7 +245,8 @@ static void task_release(struct gsched *s, struct job *j, uint32_t i)
 	if (!nd)
 		return;
 	if (t->cards && nd->energy_ms) /* the part since the node's last accounting */
-		j->energy_j += limit_energy(nd, t->cards, (double)(gp_mono_ms() - nd->energy_ms) / 1000.0);
+		j->energy_j += limit_energy(nd, t->cards, (double)(gp_mono_ms() - nd->energy_ms) / 1000.0,
+					    &j->energy_sources);
 	node_cpus_free(nd, t->cpu_first, j->cpus_per_task);
 	nd->card_busy &= ~t->cards;
 	for (uint32_t k = 0; k < j->ntasks; k++)

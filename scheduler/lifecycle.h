@@ -32,7 +32,9 @@ void job_readopt_node(struct gsched *s, int node);
 /* At start-up: rebuild a running job's tasks from the stored placement. 0 / -1. */
 int job_restore(struct gsched *s, struct job *j);
 /* A heartbeat's card readings: add the energy of the node's busy cards to the jobs that hold
- * them (counter deltas where the agent reads counters, power limits × time otherwise). */
+ * them (deltas of each card's counter, or of the agent's integral of its power samples; power
+ * limit × time for a card with neither, an upper bound), and mark in job->energy_sources
+ * which of these it was. */
 void energy_account(struct gsched *s, int node, Gpool__CardPower **p, size_t np);
 /* Time limits and kill escalation; called periodically. */
 void jobs_tick(struct gsched *s);

@@ -31,7 +31,8 @@ struct node {
 	uint32_t njobs;
 	bool registered; /* registered with this scheduler process at least once */
 	int64_t energy_ms;	    /* when its cards' energy was last accounted */
-	uint64_t energy_mj[64];	    /* last counter read per card, 0: none */
+	uint64_t energy_mj[64];	    /* last counter (or sampled integral) per card */
+	uint8_t energy_src[64];	    /* its Gpool__EnergySource, 0: no reading yet */
 };
 
 struct nodes;

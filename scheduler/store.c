@@ -31,7 +31,7 @@ static const char schema[] =
 	" state INTEGER, attempt INTEGER, priority INTEGER, hold INTEGER, reason TEXT,"
 	" submit_time REAL, start_time REAL, end_time REAL, exit_code INTEGER,"
 	" cpu_sec REAL, max_rss_kb INTEGER, placement BLOB, spec BLOB, kill_reason INTEGER,"
-	" energy_j REAL);"
+	" energy_j REAL, energy_sources INTEGER DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);"
 	"CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time);";
 
@@ -39,6 +39,37 @@ static int prep(struct store *st, const char *sql, sqlite3_stmt **s, gp_error_t 
 {
 	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, s, NULL) != SQLITE_OK)
 		return gp_errprintf(err, "sqlite: %s", sqlite3_errmsg(st->db));
+	return 0;
+}
+
+/* Columns added since a jobs.db could first have been made: ALTER TABLE adds them, at the end
+ * of the row (where row_to_job reads them), to a table made before they existed. */
+static const struct {
+	const char *name, *decl;
+} added_columns[] = {
+	{ "energy_sources", "energy_sources INTEGER DEFAULT 0" },
+};
+
+static int add_columns(struct store *st, gp_error_t *err)
+{
+	for (size_t i = 0; i < sizeof(added_columns) / sizeof(added_columns[0]); i++) {
+		char sql[256];
+		sqlite3_stmt *s = NULL;
+		snprintf(sql, sizeof(sql), "SELECT %s FROM jobs LIMIT 0", added_columns[i].name);
+		if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) == SQLITE_OK) {
+			sqlite3_finalize(s);
+			continue;
+		}
+		snprintf(sql, sizeof(sql), "ALTER TABLE jobs ADD COLUMN %s", added_columns[i].decl);
+		char *msg = NULL;
+		if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+			gp_errprintf(err, "cannot add column '%s' to jobs: %s", added_columns[i].name,
+				     msg ? msg : "?");
+			sqlite3_free(msg);
+			return -1;
+		}
+		gp_info("jobs.db: added column %s", added_columns[i].name);
+	}
 	return 0;
 }
 
@@ -75,13 +106,15 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 		sqlite3_free(msg);
 		goto fail;
 	}
+	if (add_columns(st, err) < 0)
+		goto fail;
 	if (prep(st, "INSERT INTO jobs(id,uid,gid,user,name,state,attempt,priority,hold,reason,"
 		     "submit_time,start_time,end_time,exit_code,cpu_sec,max_rss_kb,placement,spec,kill_reason,"
 		     "energy_j) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,0)",
 		 &st->ins, err) < 0 ||
 	    prep(st, "UPDATE jobs SET state=?2, attempt=?3, priority=?4, hold=?5, reason=?6,"
 		     " start_time=?7, end_time=?8, exit_code=?9, cpu_sec=?10, max_rss_kb=?11,"
-		     " placement=?12, kill_reason=?13, energy_j=?14 WHERE id=?1",
+		     " placement=?12, kill_reason=?13, energy_j=?14, energy_sources=?15 WHERE id=?1",
 		 &st->upd, err) < 0 ||
 	    prep(st, "SELECT spec FROM jobs WHERE id=?", &st->spec, err) < 0 ||
 	    prep(st, "BEGIN", &st->begin, err) < 0 || prep(st, "COMMIT", &st->commit, err) < 0 ||
@@ -218,6 +251,7 @@ int store_job_update(struct store *st, const struct job *j)
 		sqlite3_bind_null(s, 12);
 	sqlite3_bind_int(s, 13, j->kill_reason);
 	sqlite3_bind_double(s, 14, j->energy_j);
+	sqlite3_bind_int64(s, 15, j->energy_sources);
 	return run(st, s);
 }
 
@@ -268,6 +302,7 @@ static struct job *row_to_job(sqlite3_stmt *s)
 	j->max_rss_kb = (uint64_t)sqlite3_column_int64(s, 15);
 	j->kill_reason = sqlite3_column_int(s, 18);
 	j->energy_j = sqlite3_column_double(s, 19);
+	j->energy_sources = (uint32_t)sqlite3_column_int64(s, 20);
 	const unsigned char *pl = sqlite3_column_text(s, 16);
 	if (pl && *pl)
 		j->placement_text = strdup((const char *)pl);

@@ -1,7 +1,7 @@
 /* agent.h: gworkerd's one context. Per-concern state lives in sched_link.c (the connection to
- * gschedd: registration, heartbeats, batching) and steps.c (the local socket, the gstepd
- * processes and the tasks they hold); relay.c reports screening jobs' results; gworkerd.c
- * holds the loop. */
+ * gschedd: registration, heartbeats, batching), steps.c (the local socket, the gstepd
+ * processes and the tasks they hold) and power.c (the cards' energy); relay.c reports
+ * screening jobs' results; gworkerd.c holds the loop. */
 #ifndef GPOOL_WORKER_AGENT_H
 #define GPOOL_WORKER_AGENT_H
 
@@ -15,6 +15,7 @@
 
 struct sched_link;
 struct steps;
+struct power;
 
 struct agent {
 	gp_config_t *cfg;
@@ -28,6 +29,7 @@ struct agent {
 	char stepd[4096];
 	struct sched_link *link;
 	struct steps *steps;
+	struct power *power;
 	bool quit;
 };
 
@@ -44,6 +46,16 @@ void sched_link_recv(struct agent *a);
 int64_t sched_link_tick(struct agent *a, int64_t now);
 /* Seal and send the pass's batch. */
 void sched_link_flush(struct agent *a);
+
+/* power.c: each card's energy for the scheduler: its own counter, or the integral of its
+ * power draw sampled every power_sample_interval (fake cards: their simulated draw). */
+struct power *power_create(struct agent *a, gp_error_t *err);
+void power_destroy(struct power **p);
+/* Sample the cards that are due. Returns the next wakeup (monotonic ms). */
+int64_t power_tick(struct agent *a, int64_t now);
+/* The cards' energy for a heartbeat: fills up to max entries of p and their pointers in pp;
+ * cards with no reading are left out (the scheduler bounds them by their power limit). */
+size_t power_report(struct agent *a, Gpool__CardPower *p, Gpool__CardPower **pp, size_t max);
 
 /* steps.c */
 struct steps *steps_create(struct agent *a, gp_error_t *err);
@@ -64,6 +76,8 @@ void steps_reaped(struct agent *a, pid_t pid, int status);
 /* No word from the scheduler for the lease: SIGKILL every requeueable job still running. */
 void steps_lease_expired(struct agent *a, int64_t silent_ms);
 int64_t steps_tick(struct agent *a, int64_t now);
+/* The cards (a bit per card index) held by tasks that have not exited. */
+uint64_t steps_cards_busy(const struct agent *a);
 /* Send the pass's acknowledgements. */
 void steps_flush(struct agent *a);
 

@@ -100,6 +100,16 @@ static int opt_throughput(Gpool__Card *c, const char *v)
 	return 0;
 }
 
+static int opt_draw(Gpool__Card *c, const char *v)
+{
+	return parse_power(v, &c->fake_draw_w);
+}
+
+static int opt_idle(Gpool__Card *c, const char *v)
+{
+	return parse_power(v, &c->fake_idle_w);
+}
+
 static const struct {
 	const char *key;
 	card_opt_f set;
@@ -107,6 +117,8 @@ static const struct {
 	{ "state", opt_state },
 	{ "grade", opt_grade },
 	{ "throughput", opt_throughput },
+	{ "draw", opt_draw },
+	{ "idle", opt_idle },
 };
 
 static int parse_one(char *item, Gpool__Card *c, gp_error_t *err)

@@ -21,7 +21,8 @@ typedef struct gp_cards {
 void gp_cards_release(gp_cards_t *c);
 
 /* Parse a fake card list, "vendor:name:vram:arch:power[:key=value...]" separated by commas
- * (keys: state=up|drained|failed, grade=good|warn|fail, throughput=GB/s). Appends to out.
+ * (keys: state=up|drained|failed, grade=good|warn|fail, throughput=GB/s, draw=W and idle=W:
+ * the simulated draw while a task holds the card and otherwise). Appends to out.
  * 0 / -1 with errno = EINVAL and err filled; on failure out is unchanged. */
 int gp_cards_parse_fake(const char *spec, gp_cards_t *out, gp_error_t *err);
 

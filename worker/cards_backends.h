@@ -39,6 +39,8 @@ typedef struct gp_card_info {
 	uint32_t utilization_pct;
 	uint64_t energy_mj; /* total energy since driver load, for energy reports */
 	int has_energy;
+	uint32_t power_mw; /* present draw (for cards without an energy counter) */
+	int has_power;
 	int own_kernels_ok; /* gpool's own kernels are built for it (see gp_cuda_own_kernels_ok) */
 } gp_card_info_t;
 
@@ -103,6 +105,65 @@ int gp_cards_amd_discover(const char *lib, const char *sysfs_root, gp_card_list_
 /* AMD cards from sysfs alone: <root>/class/drm/cardN/device with vendor 0x1002, gfx targets
  * from <root>/class/kfd/kfd/topology/nodes/N/properties. 0 / -1 with errno = ENOMEM. */
 int gp_cards_sysfs_discover(const char *sysfs_root, gp_card_list_t *out);
+
+/* ---- meters: what a card draws, read often (every power_sample_interval) ----
+ * Discovery opens and closes the vendor libraries each time; a meter keeps them open, so a
+ * reading costs one library call or one small file read. cards_meter.c puts the backends'
+ * meters behind one interface. */
+
+/* One reading of a card. */
+typedef struct gp_card_reading {
+	uint64_t energy_mj; /* the card's own cumulative energy counter */
+	int has_energy;
+	uint32_t power_mw; /* present draw */
+	int has_power;
+} gp_card_reading_t;
+
+typedef struct gp_card_meters gp_card_meters_t;
+
+/* Where the meters look; a NULL member: the default (as for discovery). */
+struct gp_card_meter_opts {
+	const char *nvml_lib;
+	const char *rsmi_lib;
+	const char *sysfs_root;
+	gp_card_debug_f debug; /* why a card has no meter */
+	void *debug_arg;
+};
+
+/* Open the vendor libraries there are cards for, lazily on the first gp_card_meters_find of
+ * such a card. NULL with errno = ENOMEM only. */
+gp_card_meters_t *gp_card_meters_create(const struct gp_card_meter_opts *o);
+void gp_card_meters_destroy(gp_card_meters_t **m);
+/* The meter of one card: NVIDIA by uuid (NVML), AMD by PCI bus id "0000:03:00.0" (ROCm
+ * SMI, else amdgpu's hwmon power file in sysfs). Returns a meter id, or -1 when nothing
+ * reads that card (errno = ENOENT) or out of memory (ENOMEM). */
+int gp_card_meters_find(gp_card_meters_t *m, int vendor, const char *uuid,
+			const char *pci_bus_id);
+/* Read meter id; fields it cannot read stay 0 (has_* 0). 0 / -1 with errno = EINVAL (no
+ * such id) or EIO (nothing could be read this time). */
+int gp_card_meters_read(gp_card_meters_t *m, int id, gp_card_reading_t *r);
+/* What meter id reads: "nvml", "rocm-smi" or "sysfs" (static strings). */
+const char *gp_card_meters_source(const gp_card_meters_t *m, int id);
+
+/* The backends' meters (used by cards_meter.c). Each open returns NULL when its library or
+ * driver is absent (said through l's debug) or out of memory. */
+struct gp_nvml_meter;
+struct gp_nvml_meter *gp_nvml_meter_open(const char *lib, const gp_card_list_t *l);
+int gp_nvml_meter_find(struct gp_nvml_meter *m, const char *uuid); /* handle index or -1 */
+int gp_nvml_meter_read(struct gp_nvml_meter *m, int idx, gp_card_reading_t *r);
+void gp_nvml_meter_close(struct gp_nvml_meter *m);
+struct gp_rsmi_meter;
+struct gp_rsmi_meter *gp_rsmi_meter_open(const char *lib, const gp_card_list_t *l);
+int gp_rsmi_meter_find(struct gp_rsmi_meter *m, const char *pci_bus_id); /* device or -1 */
+int gp_rsmi_meter_read(struct gp_rsmi_meter *m, int idx, gp_card_reading_t *r);
+void gp_rsmi_meter_close(struct gp_rsmi_meter *m);
+/* amdgpu's power file of the card at pci_bus_id: <root>/class/drm/cardN/device/hwmon/hwmonM/
+ * power1_average, else power1_input (newer SMUs have only the latter), both in µW. Writes
+ * its path into path; 0 / -1 when the card or the file is absent. */
+int gp_sysfs_power_path(const char *sysfs_root, const char *pci_bus_id, char *path,
+			size_t len);
+/* Read a hwmon power file (µW) as mW. 0 / -1. */
+int gp_sysfs_power_read(const char *path, uint32_t *mw);
 
 /* Internal to the AMD backends (cards_rocm.c and cards_sysfs.c). */
 /* The gfx target of the KFD node at PCI domain:bus:dev.fn ("gfx1031"); 0 / -1 if none. */

@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int nvmlReturn_t; /* NVML_SUCCESS is 0 */
@@ -68,6 +69,7 @@ struct nvml {
 	nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int *);
 	nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t *);
 	nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
 };
 
 /* Each symbol: the names to try, newest first, and whether discovery needs it. */
@@ -98,6 +100,8 @@ static const struct {
 	SYM(temperature, 0, "nvmlDeviceGetTemperature"),
 	SYM(utilization, 0, "nvmlDeviceGetUtilizationRates"),
 	SYM(energy, 0, "nvmlDeviceGetTotalEnergyConsumption"),
+	/* mW; on most cards averaged over about a second by the driver (nvml.h) */
+	SYM(power, 0, "nvmlDeviceGetPowerUsage"),
 #undef SYM
 };
 
@@ -135,6 +139,21 @@ static const char *nvml_err(const struct nvml *n, nvmlReturn_t r)
 		return n->error_string(r);
 	snprintf(buf, sizeof(buf), "NVML error %d", r);
 	return buf;
+}
+
+static void nvml_read(const struct nvml *n, nvmlDevice_t d, gp_card_reading_t *r)
+{
+	memset(r, 0, sizeof(*r));
+	unsigned long long mj = 0;
+	if (n->energy && n->energy(d, &mj) == NVML_SUCCESS) {
+		r->energy_mj = mj;
+		r->has_energy = 1;
+	}
+	unsigned int mw = 0;
+	if (n->power && n->power(d, &mw) == NVML_SUCCESS) {
+		r->power_mw = mw;
+		r->has_power = 1;
+	}
 }
 
 static void nvml_card(const struct nvml *n, nvmlDevice_t d, const char *driver,
@@ -194,42 +213,58 @@ static void nvml_card(const struct nvml *n, nvmlDevice_t d, const char *driver,
 	nvmlUtilization_t u;
 	if (n->utilization && n->utilization(d, &u) == NVML_SUCCESS)
 		c->utilization_pct = u.gpu;
-	unsigned long long mj = 0;
-	if (n->energy && n->energy(d, &mj) == NVML_SUCCESS) {
-		c->energy_mj = mj;
-		c->has_energy = 1;
-	}
+	gp_card_reading_t rd;
+	nvml_read(n, d, &rd);
+	c->energy_mj = rd.energy_mj;
+	c->has_energy = rd.has_energy;
+	c->power_mw = rd.power_mw;
+	c->has_power = rd.has_power;
 }
 
-int gp_cards_nvml_discover(const char *lib, gp_card_list_t *out)
+/* dlopen NVML, look its functions up and initialise it. 0 / -1 (said through l's debug). */
+static int nvml_open(const char *lib, struct nvml *n, const gp_card_list_t *l)
 {
 	if (!lib)
 		lib = "libnvidia-ml.so.1";
-	struct nvml n;
-	memset(&n, 0, sizeof(n));
-	n.dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-	if (!n.dl) {
-		gp_card_debugf(out, "nvml: no '%s' (%s)", lib, dlerror());
-		return 0;
+	memset(n, 0, sizeof(*n));
+	n->dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!n->dl) {
+		gp_card_debugf(l, "nvml: no '%s' (%s)", lib, dlerror());
+		return -1;
 	}
 	for (size_t i = 0; i < sizeof(nvml_syms) / sizeof(nvml_syms[0]); i++) {
 		void *f = NULL;
 		for (size_t k = 0; k < 3 && nvml_syms[i].names[k] && !f; k++)
-			f = dlsym(n.dl, nvml_syms[i].names[k]);
+			f = dlsym(n->dl, nvml_syms[i].names[k]);
 		if (!f && nvml_syms[i].required) {
-			gp_card_debugf(out, "nvml: '%s' lacks %s", lib, nvml_syms[i].names[0]);
-			dlclose(n.dl);
-			return 0;
+			gp_card_debugf(l, "nvml: '%s' lacks %s", lib, nvml_syms[i].names[0]);
+			dlclose(n->dl);
+			return -1;
 		}
 		/* POSIX guarantees a void * from dlsym converts to a function pointer */
-		memcpy((char *)&n + nvml_syms[i].off, &f, sizeof(f));
+		memcpy((char *)n + nvml_syms[i].off, &f, sizeof(f));
 	}
-	nvmlReturn_t r = n.init();
+	nvmlReturn_t r = n->init();
 	if (r != NVML_SUCCESS) {
-		gp_card_debugf(out, "nvml: init: %s", nvml_err(&n, r));
-		dlclose(n.dl);
-		return 0;
+		gp_card_debugf(l, "nvml: init: %s", nvml_err(n, r));
+		dlclose(n->dl);
+		return -1;
 	}
+	return 0;
+}
+
+static void nvml_close(struct nvml *n)
+{
+	n->shutdown();
+	dlclose(n->dl);
+}
+
+int gp_cards_nvml_discover(const char *lib, gp_card_list_t *out)
+{
+	struct nvml n;
+	if (nvml_open(lib, &n, out) < 0)
+		return 0;
+	nvmlReturn_t r;
 	char driver[80] = "";
 	if (n.driver_version && n.driver_version(driver, sizeof(driver)) != NVML_SUCCESS)
 		driver[0] = '\0';
@@ -259,9 +294,71 @@ int gp_cards_nvml_discover(const char *lib, gp_card_list_t *out)
 		}
 		nvml_card(&n, d, driver, api, c);
 	}
-	n.shutdown();
-	dlclose(n.dl);
+	nvml_close(&n);
 	if (rc < 0)
 		errno = ENOMEM;
 	return rc;
+}
+
+/* NVML kept initialised, with the handle of every card it could open. */
+struct gp_nvml_meter {
+	struct nvml n;
+	nvmlDevice_t *dev;
+	unsigned int ndev;
+};
+
+struct gp_nvml_meter *gp_nvml_meter_open(const char *lib, const gp_card_list_t *l)
+{
+	struct gp_nvml_meter *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	if (nvml_open(lib, &m->n, l) < 0) {
+		free(m);
+		return NULL;
+	}
+	unsigned int count = 0;
+	if (m->n.count(&count) != NVML_SUCCESS)
+		count = 0;
+	if (count && !(m->dev = calloc(count, sizeof(*m->dev)))) {
+		gp_nvml_meter_close(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (unsigned int i = 0; i < count; i++)
+		if (m->n.handle(i, &m->dev[m->ndev]) == NVML_SUCCESS)
+			m->ndev++;
+	return m;
+}
+
+int gp_nvml_meter_find(struct gp_nvml_meter *m, const char *uuid)
+{
+	for (unsigned int i = 0; m->n.uuid && i < m->ndev; i++) {
+		char u[96];
+		if (m->n.uuid(m->dev[i], u, sizeof(u)) == NVML_SUCCESS && !strcmp(u, uuid))
+			return (int)i;
+	}
+	return -1;
+}
+
+int gp_nvml_meter_read(struct gp_nvml_meter *m, int idx, gp_card_reading_t *r)
+{
+	if (idx < 0 || (unsigned int)idx >= m->ndev) {
+		errno = EINVAL;
+		return -1;
+	}
+	nvml_read(&m->n, m->dev[idx], r);
+	if (!r->has_energy && !r->has_power) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+void gp_nvml_meter_close(struct gp_nvml_meter *m)
+{
+	if (!m)
+		return;
+	nvml_close(&m->n);
+	free(m->dev);
+	free(m);
 }

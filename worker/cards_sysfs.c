@@ -4,7 +4,7 @@
  * Files read, relative to the root:
  *   class/drm/cardN/device/{vendor,device,uevent,product_name,unique_id,
  *                           mem_info_vram_total,mem_info_vram_used,gpu_busy_percent}
- *   class/drm/cardN/device/hwmon/hwmonM/{power1_cap,temp1_input}
+ *   class/drm/cardN/device/hwmon/hwmonM/{power1_cap,temp1_input,power1_average,power1_input}
  *   class/kfd/kfd/topology/nodes/K/properties (gfx_target_version, location_id, domain,
  *                                              simd_count, simd_per_cu)
  *   module/amdgpu/version (a DKMS amdgpu only; else the kernel release is the driver)
@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/utsname.h>
 
 /* Read a small file, trailing white space stripped. 0 / -1 when absent or empty. */
@@ -147,6 +148,46 @@ void gp_amdgpu_driver_version(const char *root, char *out, size_t outlen)
 		out[0] = '\0';
 }
 
+/* The first hwmon power file of a card's device folder that reads: power1_average (amdgpu's
+ * average over about a second), else power1_input (instant; the only one newer SMUs have,
+ * and power1_average can exist and fail to read). 0 / -1. */
+static int hwmon_power_file(const char *dev, char *path, size_t len)
+{
+	static const char *const files[] = { "power1_average", "power1_input" };
+	char hw[1040];
+	snprintf(hw, sizeof(hw), "%s/hwmon", dev);
+	DIR *d = opendir(hw);
+	if (!d)
+		return -1;
+	int rc = -1;
+	struct dirent *e;
+	while (rc < 0 && (e = readdir(d))) {
+		if (strncmp(e->d_name, "hwmon", 5) != 0)
+			continue;
+		for (size_t i = 0; rc < 0 && i < sizeof(files) / sizeof(files[0]); i++) {
+			uint32_t mw;
+			int n = snprintf(path, len, "%s/%s/%s", hw, e->d_name, files[i]);
+			if (n > 0 && (size_t)n < len && gp_sysfs_power_read(path, &mw) == 0)
+				rc = 0;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+int gp_sysfs_power_read(const char *path, uint32_t *mw)
+{
+	char buf[64], *end;
+	if (read_str(buf, sizeof(buf), "%s", path) < 0)
+		return -1;
+	errno = 0;
+	unsigned long long uw = strtoull(buf, &end, 10);
+	if (errno || end == buf || *end || uw / 1000 > UINT32_MAX)
+		return -1;
+	*mw = (uint32_t)(uw / 1000);
+	return 0;
+}
+
 /* Fill c from <root>/class/drm/<card>/device; 1 if it is not an AMD card. */
 static int sysfs_card(const char *root, const char *card, gp_card_info_t *c)
 {
@@ -206,6 +247,10 @@ static int sysfs_card(const char *root, const char *card, gp_card_info_t *c)
 		}
 		closedir(d);
 	}
+	char pf[1400];
+	if (hwmon_power_file(dev, pf, sizeof(pf)) == 0 &&
+	    gp_sysfs_power_read(pf, &c->power_mw) == 0)
+		c->has_power = 1;
 	return 0;
 }
 
@@ -271,5 +316,31 @@ int gp_cards_sysfs_discover(const char *root, gp_card_list_t *out)
 	free(ents);
 	if (rc < 0)
 		errno = ENOMEM;
+	return rc;
+}
+
+int gp_sysfs_power_path(const char *root, const char *pci_bus_id, char *path, size_t len)
+{
+	if (!root)
+		root = "/sys";
+	char dir[1024];
+	snprintf(dir, sizeof(dir), "%s/class/drm", root);
+	struct dirent **ents;
+	int n = scandir(dir, &ents, is_card_dir, by_name);
+	if (n < 0)
+		return -1;
+	int rc = -1;
+	for (int i = 0; i < n; i++) {
+		char dev[1300], uevent[1024];
+		snprintf(dev, sizeof(dev), "%s/%s/device", dir, ents[i]->d_name);
+		const char *s;
+		if (rc < 0 && read_str(uevent, sizeof(uevent), "%s/uevent", dev) == 0 &&
+		    (s = strstr(uevent, "PCI_SLOT_NAME=")) &&
+		    !strncasecmp(s + 14, pci_bus_id, strlen(pci_bus_id)) &&
+		    (s[14 + strlen(pci_bus_id)] == '\n' || !s[14 + strlen(pci_bus_id)]))
+			rc = hwmon_power_file(dev, path, len);
+		free(ents[i]);
+	}
+	free(ents);
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup_devices.h"
 #include "log.h"
 #include "util.h"
 
@@ -177,10 +178,6 @@ static int limit_failed(gp_cgroup_t *cg, const char *what, gp_error_t *err)
 static int v2_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_limits *lim,
 		    gp_error_t *err)
 {
-	if (lim->ndeny)
-		gp_info("cgroup v2: denying %zu card device file(s) needs a BPF device program, which "
-			"gpool does not load yet: the card binding is by environment only",
-			lim->ndeny);
 	char top[PATH_MAX], dir[PATH_MAX], buf[4096];
 	fmt(top, sizeof(top), "%s/gpool", CG_ROOT);
 	if (mkdir(top, 0755) < 0 && errno != EEXIST)
@@ -198,6 +195,15 @@ static int v2_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 		return gp_errprintf(err, "out of memory");
 	fmt(cg->procs[0], PATH_MAX, "%s/cgroup.procs", dir);
 	cg->nprocs = 1;
+	/* before any process joins: v2 has no devices.deny, a BPF program does its work */
+	gp_error_t e2;
+	if (gp_cgdev_deny(dir, lim->deny, lim->ndeny, &e2) < 0) {
+		if (cg->strict)
+			return gp_errprintf(err, "cannot deny card device files: %s", e2.text);
+		gp_info("cgroup v2: cannot deny %zu card device file(s): %s: the card binding is by "
+			"environment only",
+			lim->ndeny, e2.text);
+	}
 	if (lim->mem_bytes) {
 		fmt(buf, sizeof(buf), "%llu", (unsigned long long)lim->mem_bytes);
 		if (write_str(dir, "memory.max", buf) < 0) {

@@ -4,6 +4,8 @@
  * v2: <root>/gpool/job<id>.<attempt>.<node>/ (memory.max, cpuset.cpus, pids.max, cgroup.kill).
  * v1: the same path under each of the memory, cpuset, pids and freezer hierarchies (and
  * devices, only for a job that must be denied the device files of some cards).
+ * Device files are denied with devices.deny on v1 and with a BPF device program on v2
+ * (cgroup_devices.h).
  * Mode "auto" uses what is mounted and writable and skips the rest; "v1"/"v2" insist;
  * "off" makes an object that holds nothing (every call is then a successful no-op).
  */
@@ -25,7 +27,7 @@ struct gp_cgroup_limits {
 	size_t ncpus;		/* 0: no cpuset */
 	uint64_t pids_max;	/* 0: none */
 	/* device rules to deny ("c 195:1 rwm": the device files of cards the job was not
-	 * given); v1 devices controller only (v2 needs a BPF program: not done) */
+	 * given): v1 devices.deny, v2 a BPF device program attached to the group */
 	const char *const *deny;
 	size_t ndeny;
 };

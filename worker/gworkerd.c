@@ -100,6 +100,9 @@ static void run(struct agent *a, int sigfd)
 		int64_t w2 = steps_tick(a, now);
 		if (w2 < wake)
 			wake = w2;
+		w2 = power_tick(a, now);
+		if (w2 < wake)
+			wake = w2;
 		sched_link_flush(a);
 		steps_flush(a);
 		zmq_pollitem_t items[3] = {
@@ -188,7 +191,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!(a.zctx = zmq_ctx_new()) || !(a.steps = steps_create(&a, &err)) ||
-	    !(a.link = sched_link_create(&a, &err))) {
+	    !(a.power = power_create(&a, &err)) || !(a.link = sched_link_create(&a, &err))) {
 		fail_startup(&a, err.text[0] ? err.text : "cannot start zeromq");
 		goto out;
 	}
@@ -199,6 +202,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	sched_link_destroy(&a.link);
+	power_destroy(&a.power);
 	steps_destroy(&a.steps);
 	if (a.zctx)
 		zmq_ctx_term(a.zctx);

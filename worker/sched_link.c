@@ -44,7 +44,6 @@ struct sched_link {
 	uint32_t lease_ms;	/* 0: none known yet */
 	int64_t last_heard_ms;	/* any message from the scheduler */
 	bool lease_expired;
-	int64_t next_energy_ms;	/* next read of the real cards' energy counters */
 	bool reg_fresh;		/* the register id has not been sent yet */
 	char lease_path[4200];
 };
@@ -182,44 +181,6 @@ static void start_register(struct agent *a, const char *why)
 	send_register(a, gp_mono_ms());
 }
 
-#define ENERGY_READ_MS 15000
-
-/* The real cards' energy counters, read again every ENERGY_READ_MS (a discovery pass through
- * NVML costs too much for every heartbeat; the counters are cumulative, so nothing is lost in
- * between). Fake cards have none: the scheduler counts their power limit. */
-static size_t read_energy(struct agent *a, int64_t now, Gpool__CardPower *p,
-			  Gpool__CardPower **pp, size_t max)
-{
-	struct sched_link *l = a->link;
-	bool real = false;
-	for (size_t i = 0; i < a->cards.n; i++)
-		real |= !a->cards.v[i]->fake;
-	if (!real || now < l->next_energy_ms)
-		return 0;
-	l->next_energy_ms = now + ENERGY_READ_MS;
-	gp_cards_t now_cards = { 0 };
-	gp_error_t err;
-	size_t n = 0;
-	if (gp_cards_discover(NULL, &now_cards, &err) < 0)
-		return 0;
-	for (size_t i = 0; i < a->cards.n && n < max; i++) {
-		const Gpool__Card *c = a->cards.v[i];
-		for (size_t k = 0; !c->fake && k < now_cards.n; k++) {
-			const Gpool__Card *x = now_cards.v[k];
-			if (strcmp(x->uuid, c->uuid) != 0 || !x->energy_mj)
-				continue;
-			gpool__card_power__init(&p[n]);
-			p[n].card = c->index;
-			p[n].energy_mj = x->energy_mj;
-			pp[n] = &p[n];
-			n++;
-			break;
-		}
-	}
-	gp_cards_release(&now_cards);
-	return n;
-}
-
 static void send_heartbeat(struct agent *a, int64_t now)
 {
 	struct sched_link *l = a->link;
@@ -228,7 +189,7 @@ static void send_heartbeat(struct agent *a, int64_t now)
 	Gpool__CardPower power[64], *pp[64];
 	m.id = l->next_id++;
 	hb.held = steps_held(a, &hb.n_held, m.id, true);
-	hb.n_power = read_energy(a, now, power, pp, 64);
+	hb.n_power = power_report(a, power, pp, 64);
 	hb.power = hb.n_power ? pp : NULL;
 	hb.load1 = gp_sys_load1();
 	hb.mem_free_mb = gp_sys_mem_avail_mb();

@@ -40,7 +40,7 @@
 struct task_rec {
 	Gpool__HeldTask ht;
 	Gpool__Rusage ru;
-	uint64_t cards;		/* the node's cards it was given, a bit each */
+	uint64_t cards;		/* a bit per card index the task holds */
 	uint64_t carried;	/* first fresh register/heartbeat id that listed its exit */
 	bool acked;		/* the scheduler has its exit on disk: no longer held */
 	bool dropped;		/* its supervisor vanished before it exited: no longer held */
@@ -119,6 +119,9 @@ static struct step_rec *add(struct steps *ss, uint64_t job, uint32_t attempt,
 		h->attempt = attempt;
 		h->rank = tp[i]->rank;
 		h->requeueable = true;
+		for (size_t k = 0; k < tp[i]->n_cards; k++)
+			if (tp[i]->cards[k] < 64)
+				r->tasks[i].cards |= 1ull << tp[i]->cards[k];
 	}
 	r->last_heard_ms = gp_mono_ms();
 	ss->v[ss->n++] = r;
@@ -993,6 +996,21 @@ void steps_lease_expired(struct agent *a, int64_t silent_ms)
 		r->kill.reason = GPOOL__JOB_STATE__NODE_FAIL;
 		deliver_kill(ss, r);
 	}
+}
+
+uint64_t steps_cards_busy(const struct agent *a)
+{
+	const struct steps *ss = a->steps;
+	uint64_t busy = 0;
+	for (size_t i = 0; ss && i < ss->n; i++) {
+		const struct step_rec *r = ss->v[i];
+		for (size_t k = 0; r->pid >= 0 && k < r->ntasks; k++) {
+			const struct task_rec *t = &r->tasks[k];
+			if (!t->ht.exited && !t->acked && !t->dropped)
+				busy |= t->cards;
+		}
+	}
+	return busy;
 }
 
 int64_t steps_tick(struct agent *a, int64_t now)

@@ -4,9 +4,10 @@
  *   job cost   electricity = kWh * price_kwh;  cooling = electricity * cooling_share;
  *              depreciation = sum over cards of price * rate * hours / 8766;
  *              cloud = GPU-hours * cloud_gpu_hour
- * Energy is what gschedd accounted for the job (the cards' NVML energy counters where the
- * agents read them, else their power limits over the run: an upper bound); for a job without
- * that record, the power limits over its run time. */
+ * Energy is what gschedd accounted for the job (the deltas of the cards' energy counters, or
+ * of the agents' integrals of their sampled power draw; the power limit over the time held for
+ * a card with neither: an upper bound); for a job without that record, the power limits over
+ * its run time (an upper bound too). */
 #ifndef GP_CLI_COST_H
 #define GP_CLI_COST_H
 

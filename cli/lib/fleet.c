@@ -1,8 +1,11 @@
 #include "fleet.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "jobview.h"
 
 void gp_fleet_free(struct fleet *f)
 {
@@ -84,4 +87,11 @@ int gp_job_cost(const struct fleet *f, const struct gp_prices *p, const Gpool__J
 		c->kwh = j->energy_j / 3.6e6; /* what gschedd accounted */
 	gp_cost_finish(p, c);
 	return ncards;
+}
+
+void gp_job_energy_from(const Gpool__JobInfo *j, char *buf, size_t len)
+{
+	gp_jobview_energy_sources(j->energy_sources, buf, len);
+	if (!*buf)
+		snprintf(buf, len, "%s", j->energy_j > 0 ? "accounted" : "upper bound");
 }

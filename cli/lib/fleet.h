@@ -27,4 +27,9 @@ void gp_fleet_free(struct fleet *f);
 int gp_job_cost(const struct fleet *f, const struct gp_prices *p, const Gpool__JobInfo *j,
 		double now, struct gp_cost *c);
 
+/* Where gp_job_cost's energy comes from, in words: the job's record's sources ("counter",
+ * "sampled", "upper bound", joined with '+'); "accounted" for a record kept before the
+ * sources were; "upper bound" without a record (power limits over the run time). */
+void gp_job_energy_from(const Gpool__JobInfo *j, char *buf, size_t len);
+
 #endif

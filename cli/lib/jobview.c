@@ -91,6 +91,30 @@ gp_table_t *gp_jobview_table(Gpool__JobInfo *const *jobs, size_t n, double now)
 	return t;
 }
 
+void gp_jobview_energy_sources(uint32_t sources, char *buf, size_t len)
+{
+	static const struct {
+		Gpool__EnergySource src;
+		const char *word;
+	} words[] = {
+		{ GPOOL__ENERGY_SOURCE__ENERGY_COUNTER, "counter" },
+		{ GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED, "sampled" },
+		{ GPOOL__ENERGY_SOURCE__ENERGY_LIMIT, "upper bound" },
+	};
+	size_t o = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		if (!(sources >> words[i].src & 1))
+			continue;
+		int n = snprintf(buf + o, len - o, "%s%s", o ? "+" : "", words[i].word);
+		if (n < 0 || (size_t)n >= len - o) {
+			buf[o] = '\0'; /* whole words only */
+			break;
+		}
+		o += (size_t)n;
+	}
+}
+
 static void line_strv(FILE *f, const char *key, char **v, size_t n, const char *sep)
 {
 	fprintf(f, "%s=", key);
@@ -155,8 +179,12 @@ int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 	else
 		fprintf(f, "   ExitCode=%d", j->exit_code);
 	fprintf(f, " CPUTime=%.1fs MaxRSS=%" PRIu64 "K", j->cpu_sec, j->max_rss_kb);
-	if (j->energy_j > 0)
-		fprintf(f, " Energy=%.4fkWh", j->energy_j / 3.6e6);
+	if (j->energy_j > 0) {
+		char how[96];
+		gp_jobview_energy_sources(j->energy_sources, how, sizeof(how));
+		fprintf(f, " Energy=%.4fkWh%s%s%s", j->energy_j / 3.6e6, *how ? " (" : "", how,
+			*how ? ")" : "");
+	}
 	fputs("\n", f);
 	fputs("   ", f);
 	line_strv(f, "Command", s->argv, s->n_argv, " ");

@@ -4,6 +4,7 @@
 #define GP_CLI_JOBVIEW_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "gpool.pb-c.h"
@@ -18,6 +19,11 @@ void gp_jobview_date(double t, char *buf, size_t len);
 
 /* The table JOBID NAME USER ST TIME NODES NODELIST(REASON). NULL when out of memory. */
 gp_table_t *gp_jobview_table(Gpool__JobInfo *const *jobs, size_t n, double now);
+
+/* How a job's energy was found, from JobInfo.energy_sources: "counter", "sampled",
+ * "upper bound" (power limit x time), joined with '+' ("sampled+upper bound"); "" when
+ * unknown (a job accounted before the sources were kept). */
+void gp_jobview_energy_sources(uint32_t sources, char *buf, size_t len);
 
 /* The detailed view of one job. 0 / -1 on a write error. */
 int gp_jobview_long(const Gpool__JobInfo *job, double now, FILE *f);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "cost.h"
+#include "fleet.h"
 
 static gp_config_t *cfg(const char *prices)
 {
@@ -73,9 +74,28 @@ static void bad_prices(void **state)
 	gp_config_destroy(&c);
 }
 
+/* What `gpool cost` says its energy figure rests on. */
+static void energy_from(void **state)
+{
+	Gpool__JobInfo j = GPOOL__JOB_INFO__INIT;
+	char b[96];
+	gp_job_energy_from(&j, b, sizeof(b)); /* no record: power limits over the run */
+	assert_string_equal(b, "upper bound");
+	j.energy_j = 1000;
+	gp_job_energy_from(&j, b, sizeof(b)); /* a record from before the sources were kept */
+	assert_string_equal(b, "accounted");
+	j.energy_sources = 1u << GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED;
+	gp_job_energy_from(&j, b, sizeof(b));
+	assert_string_equal(b, "sampled");
+	j.energy_sources |= 1u << GPOOL__ENERGY_SOURCE__ENERGY_COUNTER;
+	gp_job_energy_from(&j, b, sizeof(b));
+	assert_string_equal(b, "counter+sampled");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(pc_power), cmocka_unit_test(job_cost),
-					    cmocka_unit_test(bad_prices) };
+					    cmocka_unit_test(bad_prices),
+					    cmocka_unit_test(energy_from) };
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,6 +127,41 @@ static void job_detail(void **state)
 	assert_non_null(strstr(buf, "ExitCode=137 (signal 9)"));
 	assert_non_null(strstr(buf, "Command=./train.sh --lr 0.1\n"));
 	assert_non_null(strstr(buf, "Tasks=0->pc1:card0,1\n"));
+	assert_null(strstr(buf, "Energy="));
+	/* energy, and how it was found */
+	j.energy_j = 3.6e6 * 0.25;
+	j.energy_sources = 1u << GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED;
+	f = fmemopen(buf, sizeof(buf), "w");
+	assert_int_equal(gp_jobview_long(&j, 0, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, " Energy=0.2500kWh (sampled)\n"));
+	j.energy_sources = 1u << GPOOL__ENERGY_SOURCE__ENERGY_LIMIT;
+	f = fmemopen(buf, sizeof(buf), "w");
+	assert_int_equal(gp_jobview_long(&j, 0, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, " Energy=0.2500kWh (upper bound)\n"));
+	j.energy_sources = 0; /* accounted before the sources were kept */
+	f = fmemopen(buf, sizeof(buf), "w");
+	assert_int_equal(gp_jobview_long(&j, 0, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, " Energy=0.2500kWh\n"));
+}
+
+static void energy_sources_words(void **state)
+{
+	char b[96];
+	gp_jobview_energy_sources(1u << GPOOL__ENERGY_SOURCE__ENERGY_COUNTER, b, sizeof(b));
+	assert_string_equal(b, "counter");
+	gp_jobview_energy_sources(1u << GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED |
+					  1u << GPOOL__ENERGY_SOURCE__ENERGY_LIMIT,
+				  b, sizeof(b));
+	assert_string_equal(b, "sampled+upper bound");
+	gp_jobview_energy_sources(0xe, b, sizeof(b));
+	assert_string_equal(b, "counter+sampled+upper bound");
+	gp_jobview_energy_sources(0, b, sizeof(b));
+	assert_string_equal(b, "");
+	gp_jobview_energy_sources(0xe, b, 12); /* what fits */
+	assert_string_equal(b, "counter");
 }
 
 static void node_tables(void **state)
@@ -193,6 +228,7 @@ int main(void)
 	    cmocka_unit_test(table_layout),
 	    cmocka_unit_test(job_table),
 	    cmocka_unit_test(job_detail),
+	    cmocka_unit_test(energy_sources_words),
 	    cmocka_unit_test(node_tables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

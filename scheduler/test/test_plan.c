@@ -549,7 +549,9 @@ static void energy_accounting(void **state)
 	n->energy_ms = gp_mono_ms() - 1000;
 	energy_account(&S, 0, NULL, 0);
 	assert_true(fabs(j->energy_j - 170.0) < 2.0);
-	/* the card has a counter: its deltas count, not the limit */
+	assert_int_equal(j->energy_sources, 1u << GPOOL__ENERGY_SOURCE__ENERGY_LIMIT);
+	/* the card has a counter, sent by an agent from before sampling (no source): its
+	 * deltas count, not the limit */
 	int card = __builtin_ctzll(j->tasks[0].cards);
 	Gpool__CardPower p = GPOOL__CARD_POWER__INIT, *pp = &p;
 	p.card = (uint32_t)card;
@@ -562,9 +564,67 @@ static void energy_accounting(void **state)
 	n->energy_ms = gp_mono_ms() - 1000;
 	energy_account(&S, 0, &pp, 1);
 	assert_true(fabs(j->energy_j - (before + 500.0)) < 1e-6);
+	assert_int_equal(j->energy_sources, 1u << GPOOL__ENERGY_SOURCE__ENERGY_LIMIT |
+						1u << GPOOL__ENERGY_SOURCE__ENERGY_COUNTER);
 	/* the idle card's energy goes to no job */
 	ends(j);
 	assert_true(fabs(j->energy_j - (before + 500.0)) < 1e-6);
+	S.heartbeat_ms = 0;
+}
+
+/* Cards whose agent integrates power samples: their integral's deltas count like a
+ * counter's, from a first reading of 0 mJ; a card with no reading beside them is bounded by
+ * its limit, and the job says both. */
+static void energy_sampled(void **state)
+{
+	Gpool__Card *h1[] = { mkcard(NV, "GTX 1070 Ti", 8, "6.1", 180),
+			      mkcard(NV, "GTX 1070 Ti", 8, "6.1", 180),
+			      mkcard(NV, "GTX 1070 Ti", 8, "6.1", 180) };
+	add_gpu_node("h1", 4, h1, 3);
+	S.heartbeat_ms = 1000;
+	struct node *n = nodes_get(S.nodes, 0);
+	/* card 0 sampled, card 1 a counter, card 2 nothing */
+	Gpool__CardPower p[2] = { GPOOL__CARD_POWER__INIT, GPOOL__CARD_POWER__INIT };
+	Gpool__CardPower *pp[2] = { &p[0], &p[1] };
+	p[0].card = 0;
+	p[0].source = GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED;
+	p[0].energy_mj = 0; /* the agent's integral starts at 0: a reading all the same */
+	p[1].card = 1;
+	p[1].source = GPOOL__ENERGY_SOURCE__ENERGY_COUNTER;
+	p[1].energy_mj = 7000000;
+	energy_account(&S, 0, pp, 2); /* baselines, before any job */
+	assert_int_equal(n->energy_src[0], GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED);
+	assert_int_equal(n->energy_src[1], GPOOL__ENERGY_SOURCE__ENERGY_COUNTER);
+	assert_int_equal(n->energy_src[2], 0);
+
+	struct job *a = submit_gpu(1, 3, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	plan_run(&S);
+	assert_int_equal(a->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(a->tasks[0].cards, 7);
+	/* 2 s later: the sampled card drew 150 W (300 J), the counter card 100 W (200 J), and
+	 * the unread one counts 180 W x 2 s = 360 J, an upper bound: 860 J */
+	p[0].energy_mj = 300000;
+	p[1].energy_mj = 7200000;
+	n->energy_ms = gp_mono_ms() - 2000;
+	energy_account(&S, 0, pp, 2);
+	assert_true(fabs(a->energy_j - 860.0) < 1.0); /* the limit part follows the clock */
+	assert_int_equal(a->energy_sources, 1u << GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED |
+						1u << GPOOL__ENERGY_SOURCE__ENERGY_COUNTER |
+						1u << GPOOL__ENERGY_SOURCE__ENERGY_LIMIT);
+	/* the agent restarted: its integral begins again at 0, a new baseline, no energy; the
+	 * counter did not move; the unread card adds 180 J */
+	double before = a->energy_j;
+	p[0].energy_mj = 0;
+	n->energy_ms = gp_mono_ms() - 1000;
+	energy_account(&S, 0, pp, 2);
+	assert_true(fabs(a->energy_j - (before + 180.0)) < 1.0);
+	/* and counts again from there: 45 J */
+	before = a->energy_j;
+	p[0].energy_mj = 45000;
+	n->energy_ms = gp_mono_ms() - 1000;
+	energy_account(&S, 0, pp, 2);
+	assert_true(fabs(a->energy_j - (before + 45.0 + 180.0)) < 1.0);
+	ends(a);
 	S.heartbeat_ms = 0;
 }
 
@@ -584,6 +644,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(cards_failed_and_power_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(cards_pinned_and_screening, setup, teardown),
 		cmocka_unit_test_setup_teardown(energy_accounting, setup, teardown),
+		cmocka_unit_test_setup_teardown(energy_sampled, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /* test_agent.c: gworkerd against a fake scheduler (a ROUTER on loopback with MUNGE-sealed
  * envelopes): registration and its retry, heartbeats, a Launch run through gstepd with its
- * events and output forwarded in order, re-registration on ERROR_UNEXPECTED, garbage dropped,
+ * events and output forwarded in order, a fake card's sampled energy in heartbeats, re-registration on ERROR_UNEXPECTED, garbage dropped,
  * a refused account, exits held until acknowledged (also across an agent restart), the lease,
  * kill fencing by attempt, and a clean exit on SIGTERM.
  *
@@ -275,6 +275,96 @@ static void run_job(void **state)
 	assert_true(WIFEXITED(j.status) && WEXITSTATUS(j.status) == 2);
 	assert_int_equal(j.out.len, 3);
 	assert_memory_equal(j.out.data, "hi\n", 3);
+	gp_buf_release(&j.out);
+}
+
+/* Heartbeats carry the energy of card 0, a fake card with a simulated draw (100 W while a
+ * task holds it, 20 W otherwise), sampled every 50 ms and integrated; card 1 has none and is
+ * left out. */
+struct power_seen {
+	int reports;
+	uint64_t last_mj;
+	bool monotonic, card1_seen, busy_seen, idle_after;
+	int64_t busy_from_ms, busy_to_ms; /* test clock when 100 W was first and last seen */
+	uint64_t busy_from_mj, busy_to_mj;
+	struct job_seen *j;
+};
+
+static void keep_power(const Gpool__Msg *m, void *arg)
+{
+	struct power_seen *p = arg;
+	keep_job(m, p->j);
+	if (m->m_case != GPOOL__MSG__M_HEARTBEAT)
+		return;
+	for (size_t i = 0; i < m->heartbeat->n_power; i++) {
+		const Gpool__CardPower *c = m->heartbeat->power[i];
+		if (c->card == 1) {
+			p->card1_seen = true;
+			continue;
+		}
+		assert_int_equal(c->card, 0);
+		assert_int_equal(c->source, GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED);
+		if (p->reports++ && c->energy_mj < p->last_mj)
+			p->monotonic = false;
+		p->last_mj = c->energy_mj;
+		if (c->watts == 100.0) {
+			if (!p->busy_seen) {
+				p->busy_from_ms = gp_mono_ms();
+				p->busy_from_mj = c->energy_mj;
+			}
+			p->busy_seen = true;
+			p->busy_to_ms = gp_mono_ms();
+			p->busy_to_mj = c->energy_mj;
+		} else if (c->watts == 20.0 && p->busy_seen) {
+			p->idle_after = true;
+		}
+	}
+}
+
+static void card_power(void **state)
+{
+	struct job_seen j = { .ids_zero = true };
+	struct power_seen p = { .monotonic = true, .j = &j };
+	char *argv[] = { "/bin/sh", "-c", "sleep 1.5" };
+	Gpool__JobSpec spec = GPOOL__JOB_SPEC__INIT;
+	spec.argv = argv;
+	spec.n_argv = 3;
+	uint32_t cards[] = { 0 };
+	Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT, *tpp = &tp;
+	tp.cards = cards;
+	tp.n_cards = 1;
+	Gpool__Launch l = GPOOL__LAUNCH__INIT;
+	l.job_id = 20;
+	l.attempt = 1;
+	l.spec = &spec;
+	l.user = me;
+	l.tasks = &tpp;
+	l.n_tasks = 1;
+	l.size = 1;
+	l.local_size = 1;
+	l.nodelist = "tw";
+	l.master_addr = "127.0.0.1";
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_LAUNCH;
+	m.launch = &l;
+	send_msg(&m);
+	int64_t deadline = gp_mono_ms() + 10000;
+	while ((!j.exited || !p.idle_after) && gp_mono_ms() < deadline)
+		expect(GPOOL__MSG__M_ERROR, 100, keep_power, &p);
+	assert_true(j.exited);
+	assert_true(p.reports >= 5);
+	assert_true(p.monotonic);
+	assert_false(p.card1_seen);
+	assert_true(p.busy_seen);
+	assert_true(p.idle_after);
+	/* while the task held it the integral grew by about 100 W x the time between the
+	 * reports that said 100 W (heartbeats every 200 ms; samples every 50 ms, so the edges
+	 * and the transport blur it by a sample or two each side) */
+	double secs = (double)(p.busy_to_ms - p.busy_from_ms) / 1000.0;
+	double joules = (double)(p.busy_to_mj - p.busy_from_mj) / 1000.0;
+	assert_true(secs > 0.5);
+	if (joules < 100.0 * secs - 25.0 || joules > 100.0 * secs + 25.0)
+		fail_msg("%.1f J over %.3f s at 100 W", joules, secs);
 	gp_buf_release(&j.out);
 }
 
@@ -560,7 +650,9 @@ static void start_agent(const char *ep)
 		execl(gworkerd, gworkerd, "--scheduler", ep, "--state-dir", state_dir, "--scratch-dir",
 		      scratch, "--node-name", "tw", "--sched-uid", uid,
 		      "--allow-root", "--psu-watts", "550", "--fake-cards",
-		      "nvidia:GTX 1660:6GiB:7.5:125W,amd:RX 6700 XT:12GiB:gfx1031:230W",
+		      "nvidia:GTX 1660:6GiB:7.5:125W:draw=100W:idle=20W,"
+		      "amd:RX 6700 XT:12GiB:gfx1031:230W",
+		      "--power-sample-interval", "50ms",
 		      "--log-level", "debug", "--log-file", logpath, "--config", "/dev/null",
 		      (char *)NULL);
 		_exit(127);
@@ -681,6 +773,7 @@ int main(int argc, char **argv)
 	gstepd = argv[2];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(registration), cmocka_unit_test(run_job),
+		cmocka_unit_test(card_power),
 		cmocka_unit_test(refused),	cmocka_unit_test(reregister),
 		cmocka_unit_test(agent_restart), cmocka_unit_test(held_until_ack),
 		cmocka_unit_test(exit_survives_restart), cmocka_unit_test(lease),

@@ -59,6 +59,21 @@ static void options(void **state)
 	gp_cards_release(&c);
 }
 
+static void simulated_draw(void **state)
+{
+	gp_cards_t c = { 0 };
+	gp_error_t err;
+	assert_int_equal(gp_cards_parse_fake("nvidia:RTX 3060:12G:8.6:170W:draw=150W:idle=12,"
+					     "amd:RX 6700 XT:12G:gfx1031:230W",
+					     &c, &err),
+			 0);
+	assert_int_equal(c.v[0]->fake_draw_w, 150);
+	assert_int_equal(c.v[0]->fake_idle_w, 12);
+	assert_int_equal(c.v[1]->fake_draw_w, 0); /* none given: no reading, an upper bound */
+	assert_int_equal(c.v[1]->fake_idle_w, 0);
+	gp_cards_release(&c);
+}
+
 static void none(void **state)
 {
 	gp_cards_t c = { 0 };
@@ -84,6 +99,8 @@ static void bad(void **state)
 		"nvidia:X:6GiB:7.5:125W:state=on",	     /* state */
 		"nvidia:X:6GiB:7.5:125W:throughput=-1",	     /* throughput */
 		"nvidia:X:6GiB:7.5:125W:color=red",	     /* unknown key */
+		"nvidia:X:6GiB:7.5:125W:draw=lots",	     /* draw */
+		"nvidia:X:6GiB:7.5:125W:idle=-3W",	     /* idle */
 		"nvidia:X:6GiB:7.5:125W:oops",		     /* not key=value */
 		"nvidia:X:6GiB:7.5:125W,",		     /* trailing comma */
 		"nvidia:X:6GiB:7.5:125W,,amd:Y:1G:gfx900:1W", /* empty entry */
@@ -109,6 +126,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(two_cards),
 		cmocka_unit_test(options),
+		cmocka_unit_test(simulated_draw),
 		cmocka_unit_test(none),
 		cmocka_unit_test(bad),
 	};

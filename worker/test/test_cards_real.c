@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,7 @@ static int make_tree(void **state)
 	put(root, "class/drm/card0/device/gpu_busy_percent", "7\n");
 	put(root, "class/drm/card0/device/hwmon/hwmon3/power1_cap", "186000000\n");
 	put(root, "class/drm/card0/device/hwmon/hwmon3/temp1_input", "45000\n");
+	put(root, "class/drm/card0/device/hwmon/hwmon3/power1_average", "45000000\n"); /* 45 W */
 	/* a connector, an NVIDIA card, an old radeon-driven card: none is listed */
 	put(root, "class/drm/card0-DP-1/status", "connected\n");
 	put(root, "class/drm/card1/device/vendor", "0x10de\n");
@@ -76,6 +78,9 @@ static int make_tree(void **state)
 	put(root, "class/drm/card10/device/unique_id", "4f8e2b7c1a9d3e05\n");
 	put(root, "class/drm/card10/device/uevent", "PCI_SLOT_NAME=0000:c1:00.0\n");
 	put(root, "class/drm/card10/device/mem_info_vram_total", "68719476736\n");
+	/* a newer SMU: power1_average there but unreadable (empty here), power1_input reads */
+	put(root, "class/drm/card10/device/hwmon/hwmon0/power1_average", "");
+	put(root, "class/drm/card10/device/hwmon/hwmon0/power1_input", "301250000\n");
 	/* KFD: node 0 is the CPU */
 	put(root, "class/kfd/kfd/topology/nodes/0/properties",
 	    "cpu_cores_count 16\nsimd_count 0\ngfx_target_version 0\nlocation_id 0\n");
@@ -112,6 +117,9 @@ static void check_two_amd(const gp_card_list_t *l)
 	assert_int_equal(a->power_limit_w, 186);
 	assert_int_equal(a->temperature_c, 45);
 	assert_int_equal(a->utilization_pct, 7);
+	assert_true(a->has_power);
+	assert_int_equal(a->power_mw, 45000);
+	assert_false(a->has_energy);
 	assert_string_equal(a->driver_version, "amdgpu 6.2.4");
 	assert_string_equal(a->api_version, "HIP"); /* no HIP runtime */
 	assert_true(a->own_kernels_ok);
@@ -125,6 +133,8 @@ static void check_two_amd(const gp_card_list_t *l)
 	assert_int_equal(b->vram_total, 64ull << 30);
 	assert_int_equal(b->vram_free, 0); /* no used file: unknown */
 	assert_int_equal(b->power_limit_w, 0);
+	assert_true(b->has_power);
+	assert_int_equal(b->power_mw, 301250); /* from power1_input */
 	assert_false(b->own_kernels_ok); /* gfx90a is not in GK_HIP_ARCHS */
 }
 
@@ -142,6 +152,86 @@ static void rocm_smi_absent_falls_back_to_sysfs(void **state)
 	assert_int_equal(gp_cards_amd_discover("librocm_smi64-absent.so.5", root, &l), 0);
 	check_two_amd(&l);
 	gp_card_list_release(&l);
+}
+
+static void sysfs_power_reader(void **state)
+{
+	char path[1400], want[1400];
+	assert_int_equal(gp_sysfs_power_path(root, "0000:03:00.0", path, sizeof(path)), 0);
+	snprintf(want, sizeof(want), "%s/class/drm/card0/device/hwmon/hwmon3/power1_average",
+		 root);
+	assert_string_equal(path, want);
+	uint32_t mw = 0;
+	assert_int_equal(gp_sysfs_power_read(path, &mw), 0);
+	assert_int_equal(mw, 45000);
+	/* the bus id compares without regard to case; the unreadable power1_average is passed
+	 * over for power1_input */
+	assert_int_equal(gp_sysfs_power_path(root, "0000:C1:00.0", path, sizeof(path)), 0);
+	snprintf(want, sizeof(want), "%s/class/drm/card10/device/hwmon/hwmon0/power1_input",
+		 root);
+	assert_string_equal(path, want);
+	assert_int_equal(gp_sysfs_power_read(path, &mw), 0);
+	assert_int_equal(mw, 301250);
+	/* no such card; a prefix of a bus id is not the card */
+	assert_int_equal(gp_sysfs_power_path(root, "0000:05:00.0", path, sizeof(path)), -1);
+	assert_int_equal(gp_sysfs_power_path(root, "0000:03:00", path, sizeof(path)), -1);
+	assert_int_equal(gp_sysfs_power_path("/nonexistent-gpool-sysfs", "0000:03:00.0", path,
+					     sizeof(path)),
+			 -1);
+	/* what is not a number of µW is no reading */
+	put(root, "junk/power1_average", "12abc\n");
+	snprintf(path, sizeof(path), "%s/junk/power1_average", root);
+	assert_int_equal(gp_sysfs_power_read(path, &mw), -1);
+	snprintf(path, sizeof(path), "%s/junk/absent", root);
+	assert_int_equal(gp_sysfs_power_read(path, &mw), -1);
+}
+
+static void meters_through_sysfs(void **state)
+{
+	struct gp_card_meter_opts o = { .nvml_lib = "libnvidia-ml-absent.so.1",
+					.rsmi_lib = "librocm_smi64-absent.so.5",
+					.sysfs_root = root };
+	gp_card_meters_t *m = gp_card_meters_create(&o);
+	assert_non_null(m);
+	int a = gp_card_meters_find(m, GP_CARD_AMD, "", "0000:03:00.0");
+	int b = gp_card_meters_find(m, GP_CARD_AMD, NULL, "0000:c1:00.0");
+	assert_int_equal(a, 0);
+	assert_int_equal(b, 1);
+	assert_string_equal(gp_card_meters_source(m, a), "sysfs");
+	gp_card_reading_t r;
+	assert_int_equal(gp_card_meters_read(m, a, &r), 0);
+	assert_true(r.has_power);
+	assert_false(r.has_energy);
+	assert_int_equal(r.power_mw, 45000);
+	/* each read reads the file again */
+	put(root, "class/drm/card0/device/hwmon/hwmon3/power1_average", "61500000\n");
+	assert_int_equal(gp_card_meters_read(m, a, &r), 0);
+	assert_int_equal(r.power_mw, 61500);
+	assert_int_equal(gp_card_meters_read(m, b, &r), 0);
+	assert_int_equal(r.power_mw, 301250);
+	/* the file gone: no reading this time */
+	char path[1400];
+	snprintf(path, sizeof(path), "%s/class/drm/card0/device/hwmon/hwmon3/power1_average",
+		 root);
+	unlink(path);
+	errno = 0;
+	assert_int_equal(gp_card_meters_read(m, a, &r), -1);
+	assert_int_equal(errno, EIO);
+	assert_false(r.has_power);
+	put(root, "class/drm/card0/device/hwmon/hwmon3/power1_average", "45000000\n");
+	/* nothing reads these */
+	errno = 0;
+	assert_int_equal(gp_card_meters_find(m, GP_CARD_NVIDIA, "GPU-0000", NULL), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(gp_card_meters_find(m, GP_CARD_AMD, NULL, "0000:09:00.0"), -1);
+	assert_int_equal(gp_card_meters_find(m, GP_CARD_AMD, NULL, NULL), -1);
+	errno = 0;
+	assert_int_equal(gp_card_meters_read(m, 7, &r), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(gp_card_meters_source(m, 7), "none");
+	gp_card_meters_destroy(&m);
+	assert_null(m);
+	gp_card_meters_destroy(&m); /* NULL is fine */
 }
 
 static void sysfs_empty(void **state)
@@ -198,6 +288,8 @@ int main(void)
 		cmocka_unit_test(cores_per_sm),
 		cmocka_unit_test(sysfs_tree),
 		cmocka_unit_test(rocm_smi_absent_falls_back_to_sysfs),
+		cmocka_unit_test(sysfs_power_reader),
+		cmocka_unit_test(meters_through_sysfs),
 		cmocka_unit_test(sysfs_empty),
 		cmocka_unit_test(nvml_absent),
 		cmocka_unit_test(discover_real_then_fake),
