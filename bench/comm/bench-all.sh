@@ -25,7 +25,8 @@ for n in "${@:-2 3 4}"; do
 	# gcomm: one gsub job, a rank per host, run as the test user; rows from its output
 	export GCOMM_BENCH_CMD='cd /tmp && runuser -u gpool-user -- env PATH="$BIN:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" gsub -n "$GCB_NHOSTS" -N "$GCB_NHOSTS" --wait -t 30 -- gcomm-bench --env -b "$GCB_MIN" -e "$GCB_MAX" --json /dev/null'
 	rc=0
-	"$HERE/run-side-by-side.sh" --hosts "$hosts" "${BENCH_ARGS[@]:-}" || rc=$?
+	# shellcheck disable=SC2086 # BENCH_ARGS: more driver options, split on blanks
+	"$HERE/run-side-by-side.sh" --hosts "$hosts" ${BENCH_ARGS:-} || rc=$?
 	"$ROOT/deploy/gpool-cluster" stop --dir "$dir" >/dev/null || true
 	[ $rc = 0 ] || exit $rc
 done
