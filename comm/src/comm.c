@@ -275,6 +275,7 @@ static gc_comm_t *comm_new(const gc_params_t *p)
 	c->chunk = (size_t)env_int("GCOMM_CHUNK", 0, 64, 1 << 30); /* 0: by buffer kind */
 	c->window = env_int("GCOMM_WINDOW", 8, 1, 1024);
 	c->small = (size_t)env_int("GCOMM_SMALL", 32 * 1024, 0, 1 << 30);
+	c->bidir = env_int("GCOMM_BIDIR", 1, 0, 1);
 	c->wire = GC_F32;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);

@@ -16,10 +16,11 @@
 
 enum {
 	GC_BUF_RING = 0,  /* the ring engine's mirror, slots and temporaries */
-	GC_BUF_STAGE = 1, /* a device buffer's host copy (algorithms that run on the host) */
-	GC_BUF_WORK = 2,  /* a full-size result buffer (out-of-place reduce-scatter) */
-	GC_BUF_TMP = 3,	  /* small algorithms' receive buffers */
-	GC_NBUF = 4
+	GC_BUF_RING2 = 1, /* the same for the second ring of a bidirectional allreduce */
+	GC_BUF_STAGE = 2, /* a device buffer's host copy (algorithms that run on the host) */
+	GC_BUF_WORK = 3,  /* a full-size result buffer (out-of-place reduce-scatter) */
+	GC_BUF_TMP = 4,	  /* small algorithms' receive buffers */
+	GC_NBUF = 5
 };
 
 /* The collectives of one data path: the native one (algorithms over a transport) or
@@ -52,6 +53,7 @@ struct gc_comm {
 	size_t chunk;	     /* pipeline chunk in bytes (GCOMM_CHUNK), 0: by buffer kind */
 	int window;	     /* chunks in flight (GCOMM_WINDOW) */
 	size_t small;	     /* below this many bytes auto picks rhd (GCOMM_SMALL) */
+	int bidir;	     /* allreduce on two rings in opposite directions (GCOMM_BIDIR) */
 	/* host layout: host_of[rank] = index of its host; hosts in order of first rank */
 	int nhosts;
 	int *host_of;

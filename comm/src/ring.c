@@ -44,6 +44,11 @@ struct ring {
 	gc_tpreq_t *sreq, *rreq;
 	gk_event_t **ev, **ev0;
 	uint32_t tag;
+	/* progress */
+	int spost, sdone;		/* sends posted, completed */
+	int rpost, issued, processed;	/* receives posted, processing queued, done */
+	int prep0;			/* sends of step 0 prepared (mirror) */
+	int rc;
 };
 
 static int mod(int a, int n)
@@ -284,7 +289,7 @@ static void ring_free(struct ring *r)
 	free(r->ev0);
 }
 
-static int setup(struct ring *r, gc_comm_t *c, const gc_ring_args_t *a)
+static int setup(struct ring *r, gc_comm_t *c, const gc_ring_args_t *a, int which)
 {
 	memset(r, 0, sizeof(*r));
 	r->c = c;
@@ -326,7 +331,7 @@ static int setup(struct ring *r, gc_comm_t *c, const gc_ring_args_t *a)
 	size_t tmp_bytes = (size_t)r->W * r->C * r->es;
 	/* host scratch: [H][rslot][tmp] */
 	size_t hb = (r->mirror ? total * r->ws : 0) + slot_bytes + tmp_bytes + 3 * 64;
-	char *hs = gc_buf(c, GC_BUF_RING, hb, 0);
+	char *hs = gc_buf(c, GC_BUF_RING + which, hb, 0);
 	if (!hs)
 		return -1;
 	size_t o = 0;
@@ -339,7 +344,7 @@ static int setup(struct ring *r, gc_comm_t *c, const gc_ring_args_t *a)
 	r->tmp = hs + o;
 	if (a->dev) {
 		size_t db = slot_bytes + tmp_bytes + (r->wire ? total * r->ws : 0) + 3 * 64;
-		char *ds = gc_buf(c, GC_BUF_RING, db, 1);
+		char *ds = gc_buf(c, GC_BUF_RING + which, db, 1);
 		if (!ds)
 			return -1;
 		r->dtmp = ds;
@@ -356,153 +361,218 @@ static int setup(struct ring *r, gc_comm_t *c, const gc_ring_args_t *a)
 	return 0;
 }
 
-int gc_ring_run(gc_comm_t *c, const gc_ring_args_t *a)
+/* One pass of a ring's state machine: post what can be posted, take what arrived.
+ * Returns the number of things that moved, or -1 (the ring then ends: r->rc). */
+static int poll_ring(struct ring *r)
 {
-	struct ring r;
-	if (setup(&r, c, a) < 0) {
-		ring_free(&r);
-		return -1;
-	}
+	gc_comm_t *c = r->c;
+	const gc_ring_args_t *a = r->a;
 	const gc_tp_ops_t *tp = c->tpo;
-	int S = r.S, R = r.R, W = r.W;
-	int spost = 0, sdone = 0; /* sends posted, completed */
-	int rpost = 0, issued = 0, processed = 0; /* receives posted, processing queued, done */
-	int prep0 = 0; /* sends of step 0 prepared (mirror) */
-	int K0 = r.G ? r.sstart[1] : 0;
-	int rc = 0;
-	while (sdone < S || processed < R) {
-		int moved = 0;
-		/* receives: at most W ahead of the processing */
-		while (rpost < R && rpost < processed + W) {
-			int g, j;
-			size_t bytes;
-			locate(&r, r.rstart, rpost, &g, &j);
-			void *d = recv_dst(&r, rpost, g, j, &bytes);
-			if (tp->irecv(c->tp, r.left, r.tag, d, bytes, &r.rreq[rpost % W]) < 0)
-				goto broken;
-			rpost++;
-			moved++;
-		}
-		/* device work finished, in order */
-		while (a->dev && processed < issued) {
-			int q = gk_event_query(r.k, r.ev[processed % W]);
-			if (q < 0) {
-				rc = kfail(&r, "event");
-				goto out;
-			}
-			if (!q)
-				break;
-			processed++;
-			moved++;
-		}
-		/* arrived receives, in order */
-		while (issued < rpost && r.rreq[issued % W].done) {
-			gc_tpreq_t *q = &r.rreq[issued % W];
-			if (q->err) {
-				errno = q->err;
-				goto broken;
-			}
-			if (process(&r, issued) < 0) {
-				rc = -1;
-				goto out;
-			}
-			issued++;
-			if (!a->dev)
-				processed = issued;
-			moved++;
-		}
-		/* stage the first step's sends */
-		while (r.mirror && prep0 < K0 && prep0 < spost + W) {
-			if (prep_send0(&r, prep0) < 0) {
-				rc = -1;
-				goto out;
-			}
-			prep0++;
-		}
-		/* sends, in order, once their data is ready */
-		while (spost < S && spost < sdone + W) {
-			int g, j;
-			locate(&r, r.sstart, spost, &g, &j);
-			if (g == 0) {
-				if (r.mirror && j >= prep0)
-					break;
-				if (a->dev) {
-					int q = gk_event_query(r.k, r.ev0[j % W]);
-					if (q < 0) {
-						rc = kfail(&r, "event");
-						goto out;
-					}
-					if (!q)
-						break;
-				}
-			} else if (processed <= r.rstart[g - 1] + j) {
-				break;
-			}
-			size_t bytes;
-			const void *s = send_src(&r, g, j, &bytes);
-			if (tp->isend(c->tp, r.right, r.tag, s, bytes, &r.sreq[spost % W]) < 0)
-				goto broken;
-			spost++;
-			moved++;
-		}
-		while (sdone < spost && r.sreq[sdone % W].done) {
-			if (r.sreq[sdone % W].err) {
-				errno = r.sreq[sdone % W].err;
-				goto broken;
-			}
-			sdone++;
-			moved++;
-		}
-		if (moved)
-			continue;
-		int gpu_busy = a->dev && (processed < issued || (prep0 > 0 && spost < prep0));
-		int n = tp->progress(c->tp, gpu_busy ? 0 : -1);
-		if (n < 0)
-			goto broken;
-		if (n == 0 && gpu_busy) { /* nothing from the network: wait for the card */
-			gk_event_t *e = processed < issued ? r.ev[processed % W] : r.ev0[spost % W];
-			if (gk_event_sync(r.k, e) < 0) {
-				rc = kfail(&r, "event");
-				goto out;
-			}
-		}
+	int W = r->W, moved = 0;
+	/* receives: at most W ahead of the processing */
+	while (r->rpost < r->R && r->rpost < r->processed + W) {
+		int g, j;
+		size_t bytes;
+		locate(r, r->rstart, r->rpost, &g, &j);
+		void *d = recv_dst(r, r->rpost, g, j, &bytes);
+		if (tp->irecv(c->tp, r->left, r->tag, d, bytes, &r->rreq[r->rpost % W]) < 0)
+			return r->rc = gc_break(c, "ring");
+		r->rpost++;
+		moved++;
 	}
-	if (a->dev && gk_stream_sync(r.k, c->stream) < 0)
-		rc = kfail(&r, "stream");
-out:
-	ring_free(&r);
-	return rc;
-broken:
-	ring_free(&r);
-	return gc_break(c, "ring");
+	/* device work finished, in order */
+	while (a->dev && r->processed < r->issued) {
+		int q = gk_event_query(r->k, r->ev[r->processed % W]);
+		if (q < 0)
+			return r->rc = kfail(r, "event");
+		if (!q)
+			break;
+		r->processed++;
+		moved++;
+	}
+	/* arrived receives, in order */
+	while (r->issued < r->rpost && r->rreq[r->issued % W].done) {
+		gc_tpreq_t *q = &r->rreq[r->issued % W];
+		if (q->err) {
+			errno = q->err;
+			return r->rc = gc_break(c, "ring");
+		}
+		if (process(r, r->issued) < 0)
+			return r->rc = -1;
+		r->issued++;
+		if (!a->dev)
+			r->processed = r->issued;
+		moved++;
+	}
+	/* stage the first step's sends */
+	int K0 = r->G ? r->sstart[1] : 0;
+	while (r->mirror && r->prep0 < K0 && r->prep0 < r->spost + W) {
+		if (prep_send0(r, r->prep0) < 0)
+			return r->rc = -1;
+		r->prep0++;
+	}
+	/* sends, in order, once their data is ready */
+	while (r->spost < r->S && r->spost < r->sdone + W) {
+		int g, j;
+		locate(r, r->sstart, r->spost, &g, &j);
+		if (g == 0) {
+			if (r->mirror && j >= r->prep0)
+				break;
+			if (a->dev) {
+				int q = gk_event_query(r->k, r->ev0[j % W]);
+				if (q < 0)
+					return r->rc = kfail(r, "event");
+				if (!q)
+					break;
+			}
+		} else if (r->processed <= r->rstart[g - 1] + j) {
+			break;
+		}
+		size_t bytes;
+		const void *src = send_src(r, g, j, &bytes);
+		if (tp->isend(c->tp, r->right, r->tag, src, bytes, &r->sreq[r->spost % W]) < 0)
+			return r->rc = gc_break(c, "ring");
+		r->spost++;
+		moved++;
+	}
+	while (r->sdone < r->spost && r->sreq[r->sdone % W].done) {
+		if (r->sreq[r->sdone % W].err) {
+			errno = r->sreq[r->sdone % W].err;
+			return r->rc = gc_break(c, "ring");
+		}
+		r->sdone++;
+		moved++;
+	}
+	return moved;
 }
 
-int gc_ring_allreduce_members(gc_comm_t *c, const int *members, int n, int me, const void *s,
-			      void *d, size_t count, gc_dtype_t t, gc_op_t op, int scale_by, int dev)
+static int ring_done(const struct ring *r)
 {
-	size_t *off = calloc((size_t)n, sizeof(size_t)), *len = calloc((size_t)n, sizeof(size_t));
-	if (!off || !len) {
-		free(off);
-		free(len);
-		return gc_fail(c, ENOMEM, "out of memory");
+	return r->sdone >= r->S && r->processed >= r->R;
+}
+
+/* Waiting on the card, not the network? Then the event to wait for. */
+static gk_event_t *gpu_wait(const struct ring *r)
+{
+	if (!r->a->dev || ring_done(r))
+		return NULL;
+	if (r->processed < r->issued)
+		return r->ev[r->processed % r->W];
+	if (r->prep0 > 0 && r->spost < r->prep0)
+		return r->ev0[r->spost % r->W];
+	return NULL;
+}
+
+/* Run rings A[0..n) together (they must use different neighbours per direction). */
+static int run_rings(gc_comm_t *c, const gc_ring_args_t *const *a, int n)
+{
+	struct ring r[2];
+	int rc = 0, k;
+	for (k = 0; k < n; k++)
+		if (setup(&r[k], c, a[k], k) < 0) {
+			for (int i = 0; i <= k; i++)
+				ring_free(&r[i]);
+			return -1;
+		}
+	for (;;) {
+		int moved = 0, left = 0;
+		for (k = 0; k < n; k++) {
+			if (ring_done(&r[k]))
+				continue;
+			int m = poll_ring(&r[k]);
+			if (m < 0) {
+				rc = -1;
+				goto out;
+			}
+			moved += m;
+			left += !ring_done(&r[k]);
+		}
+		if (!left)
+			break;
+		if (moved)
+			continue;
+		gk_event_t *e = NULL;
+		int kk = 0;
+		for (k = 0; k < n && !e; k++)
+			if ((e = gpu_wait(&r[k])))
+				kk = k;
+		int got = c->tpo->progress(c->tp, e ? 0 : -1);
+		if (got < 0) {
+			rc = gc_break(c, "ring");
+			goto out;
+		}
+		if (got == 0 && e && gk_event_sync(r[kk].k, e) < 0) { /* wait for the card */
+			rc = kfail(&r[kk], "event");
+			goto out;
+		}
 	}
-	size_t base = count / (size_t)n, rem = count % (size_t)n, o = 0;
+	for (k = 0; k < n; k++)
+		if (a[k]->dev && gk_stream_sync(r[k].k, c->stream) < 0) {
+			rc = kfail(&r[k], "stream");
+			break;
+		}
+out:
+	for (k = 0; k < n; k++)
+		ring_free(&r[k]);
+	return rc;
+}
+
+int gc_ring_run(gc_comm_t *c, const gc_ring_args_t *a)
+{
+	return run_rings(c, &a, 1);
+}
+
+/* Segment layout of COUNT elements from BASE over N members, balanced. */
+static void balance(size_t *off, size_t *len, int n, size_t base_off, size_t count)
+{
+	size_t base = count / (size_t)n, rem = count % (size_t)n, o = base_off;
 	for (int k = 0; k < n; k++) {
 		off[k] = o;
 		len[k] = base + ((size_t)k < rem);
 		o += len[k];
 	}
+}
+
+int gc_ring_allreduce_members(gc_comm_t *c, const int *members, int n, int me, const void *s,
+			      void *d, size_t count, gc_dtype_t t, gc_op_t op, int scale_by, int dev)
+{
+	/* Two rings in opposite directions, each on half the buffer, use both directions of
+	 * every link (gloo does the same). With two members left and right are one peer: one
+	 * ring then. */
+	int two = c->bidir && n >= 3 && count >= (size_t)(4 * n);
+	size_t *off = calloc((size_t)n * 2, sizeof(size_t)), *len = calloc((size_t)n * 2, sizeof(size_t));
+	int *rev = calloc((size_t)n, sizeof(int));
+	if (!off || !len || !rev) {
+		free(off);
+		free(len);
+		free(rev);
+		return gc_fail(c, ENOMEM, "out of memory");
+	}
+	size_t half = two ? count / 2 : count;
+	balance(off, len, n, 0, half);
 	gc_dtype_t wire = t;
 	if (t == GC_F32 && (op == GC_SUM || op == GC_AVG))
 		wire = c->wire;
-	gc_ring_args_t a = {
+	gc_ring_args_t a[2] = { {
 		.members = members, .n = n, .me = me, .shift = 0, .do_rs = 1, .do_ag = 1,
 		.off = off, .len = len, .t = t, .op = op == GC_AVG ? GC_SUM : op,
 		.scale_by = op == GC_AVG ? scale_by : 0, .src = s, .dst = d, .dev = dev,
 		.wire = wire, .tag = c->seq,
-	};
-	int rc = gc_ring_run(c, &a);
+	} };
+	if (two) {
+		for (int k = 0; k < n; k++)
+			rev[k] = members[n - 1 - k];
+		balance(off + n, len + n, n, half, count - half);
+		a[1] = a[0];
+		a[1].members = rev;
+		a[1].me = n - 1 - me;
+		a[1].off = off + n;
+		a[1].len = len + n;
+	}
+	const gc_ring_args_t *pa[2] = { &a[0], &a[1] };
+	int rc = run_rings(c, pa, two ? 2 : 1);
 	free(off);
 	free(len);
+	free(rev);
 	return rc;
 }
