@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "card_state.h"
 #include "cards.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -542,19 +543,6 @@ void client_node_query(struct req *r)
 	gsched_reply(r, &m, false);
 	free(ni);
 	free(nip);
-}
-
-/* Set a string field of a card the node owns (unpacked by protobuf-c: an empty field points
- * at protobuf-c's shared empty string, which must not be freed). */
-static int card_set_text(char **field, const char *value)
-{
-	char *v = strdup(value);
-	if (!v)
-		return -1;
-	if (*field && *field != protobuf_c_empty_string)
-		free(*field);
-	*field = v;
-	return 0;
 }
 
 void client_node_control(struct req *r)

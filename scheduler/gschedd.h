@@ -3,6 +3,7 @@
  *   store.c     SQLite (WAL) with group commit: durable before acknowledged
  *   jobs.c      the job table and the priority queue
  *   nodes.c     registered agents and their resources
+ *   card_state.c the cards' state gschedd owns, kept over registrations
  *   plan.c      placement: priority order, all-or-nothing allocation, EASY backfill
  *   lifecycle.c job state changes: start, task events, kill, end, node failure
  *   output.c    per-job output files and log queries (long poll)

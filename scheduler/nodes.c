@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "card_state.h"
 #include "util.h"
 
 struct nodes {
@@ -80,8 +81,9 @@ static char *dup_or_empty(const char *s)
 	return strdup(s ? s : "");
 }
 
-/* Cards are copied by packing and unpacking: the node owns its copies. */
-static int copy_cards(struct node *n, const Gpool__NodeRegister *reg)
+/* Cards are copied by packing and unpacking: the node owns its copies. Each copy keeps the
+ * owned state of the known card it matches. 0 / -1 (nothing changed). */
+static int take_cards(struct node *n, const Gpool__NodeRegister *reg)
 {
 	Gpool__Card **cards = calloc(reg->n_cards ? reg->n_cards : 1, sizeof(*cards));
 	if (!cards)
@@ -96,9 +98,9 @@ static int copy_cards(struct node *n, const Gpool__NodeRegister *reg)
 		free(buf);
 		if (!cards[i])
 			goto fail;
-		if (cards[i]->state == GPOOL__CARD_STATE__CARD_STATE_UNKNOWN)
-			cards[i]->state = GPOOL__CARD_STATE__CARD_UP;
 	}
+	if (cards_keep_state(n->name, cards, reg->n_cards, n->cards, n->n_cards) < 0)
+		goto fail;
 	free_cards(n);
 	n->cards = cards;
 	n->n_cards = reg->n_cards;
@@ -165,7 +167,7 @@ int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8
 		return -1;
 	int idx = nodes_find(ns, reg->name);
 	struct node *n = idx < 0 ? node_new(ns, reg->name, &idx) : ns->v[idx];
-	if (!n)
+	if (!n || take_cards(n, reg) < 0)
 		return -1;
 	/* the offered CPU count may change only while nothing runs there */
 	if (!n->cpu_busy || (n->cpus_used == 0 && n->cpus != reg->cpus)) {
@@ -182,7 +184,6 @@ int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8
 	free(n->version);
 	n->version = dup_or_empty(reg->version);
 	n->psu_watts = reg->psu_watts;
-	copy_cards(n, reg);
 	n->card_busy &= n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
 	memcpy(n->rid, rid, rid_len);
 	n->rid_len = rid_len;

@@ -1,5 +1,6 @@
 /* nodes.h: the agents gschedd knows. Nodes are never removed (a node index stays valid for
- * the life of the daemon); a node that falls silent is DOWN until it registers again. */
+ * the life of the daemon); a node that falls silent is DOWN until it registers again. A node's
+ * cards are what its agent last reported, with the state gschedd owns kept (card_state.h). */
 #ifndef GPOOL_NODES_H
 #define GPOOL_NODES_H
 
@@ -47,7 +48,8 @@ const char *nodes_name(struct nodes *ns, int idx);
 int nodes_find(const struct nodes *ns, const char *name);
 /* Find by routing id (-1 when unknown). */
 int nodes_find_rid(const struct nodes *ns, const uint8_t *rid, size_t len);
-/* Register (or re-register) a node; returns its index or -1. Resources in use are kept. */
+/* Register (or re-register) a node; returns its index or -1. Resources in use are kept, and so
+ * is the state gschedd owns of each card the report matches. */
 int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8_t *rid,
 		   size_t rid_len);
 
