@@ -67,24 +67,26 @@ int cards_keep_state(const char *node, Gpool__Card **cards, size_t n, Gpool__Car
 			used[k] = 1;
 			card_state_take(c, known[k]);
 			if (known[k]->index != c->index)
-				gp_info("node %s: card %u (%s %s) is now card %u", node,
-					known[k]->index, str(c->name), str(c->uuid), c->index);
+				gp_info("node %s: card %u (%s%s%s) is now card %u", node,
+					known[k]->index, str(c->name), *str(c->uuid) ? " " : "",
+					str(c->uuid), c->index);
 			continue;
 		}
 		if (c->state == GPOOL__CARD_STATE__CARD_STATE_UNKNOWN)
 			c->state = GPOOL__CARD_STATE__CARD_UP;
 		if (nknown)
-			gp_info("node %s: card %u (%s %s) is new: %s", node, c->index, str(c->name),
-				str(c->uuid), state_word(c->state));
+			gp_info("node %s: card %u (%s%s%s) is new: %s", node, c->index,
+				str(c->name), *str(c->uuid) ? " " : "", str(c->uuid),
+				state_word(c->state));
 	}
 	for (size_t k = 0; k < nknown; k++) {
 		if (used[k])
 			continue;
 		const Gpool__Card *o = known[k];
 		gp_warn(
-		    "node %s: card %u (%s %s) is no longer reported: dropped (it was %s%s%s%s%s)",
-		    node, o->index, str(o->name), str(o->uuid), state_word(o->state),
-		    *str(o->state_reason) ? ": " : "", str(o->state_reason),
+		    "node %s: card %u (%s%s%s) is no longer reported: dropped (it was %s%s%s%s%s)",
+		    node, o->index, str(o->name), *str(o->uuid) ? " " : "", str(o->uuid),
+		    state_word(o->state), *str(o->state_reason) ? ": " : "", str(o->state_reason),
 		    *str(o->grade) ? ", graded " : "", str(o->grade));
 	}
 	free(used);

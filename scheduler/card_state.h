@@ -2,7 +2,7 @@
  * go. An agent reports hardware (name, VRAM, driver, power, ...); gschedd owns each card's
  * state (up, drained, failed) with its reason and the screening result (grade, throughput,
  * screen_job). A registration replaces the hardware fields and keeps the owned ones of every
- * card it matches (docs/cards.md). */
+ * card it matches; the store keeps the owned ones over a gschedd restart (docs/cards.md). */
 #ifndef GPOOL_SCHED_CARD_STATE_H
 #define GPOOL_SCHED_CARD_STATE_H
 
