@@ -160,6 +160,7 @@ void agent_register(struct req *r)
 	struct node *n = nodes_get(s->nodes, idx);
 	free(n->reason);
 	n->reason = NULL;
+	gsched_save_cards(s, idx);
 	net_trust(s->net, r->rid, r->rid_len);
 	gp_info("node %s registered from %s (%u cpus, %llu MB, %zu cards)%s", n->name, r->addr,
 		n->cpus, (unsigned long long)n->mem_mb, reg->n_cards, was_down ? ", back up" : "");

@@ -2,9 +2,11 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "card_state.h"
 #include "cards.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -544,19 +546,6 @@ void client_node_query(struct req *r)
 	free(nip);
 }
 
-/* Set a string field of a card the node owns (unpacked by protobuf-c: an empty field points
- * at protobuf-c's shared empty string, which must not be freed). */
-static int card_set_text(char **field, const char *value)
-{
-	char *v = strdup(value);
-	if (!v)
-		return -1;
-	if (*field && *field != protobuf_c_empty_string)
-		free(*field);
-	*field = v;
-	return 0;
-}
-
 void client_node_control(struct req *r)
 {
 	struct gsched *s = r->s;
@@ -587,6 +576,7 @@ void client_node_control(struct req *r)
 		Gpool__Card *card = n->cards[c->card];
 		card->state = drain ? GPOOL__CARD_STATE__CARD_DRAINED : GPOOL__CARD_STATE__CARD_UP;
 		card_set_text(&card->state_reason, drain && c->reason ? c->reason : "");
+		gsched_save_cards(s, idx);
 	} else {
 		n->drain = drain;
 		free(n->reason);
@@ -594,16 +584,18 @@ void client_node_control(struct req *r)
 		if (n->state != GPOOL__NODE_STATE__NODE_DOWN)
 			n->state = drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
 	}
-	gp_info("node %s%s %s by uid %u%s%s", n->name, c->card >= 0 ? " card" : "",
-		drain ? "drained" : "resumed", (unsigned)r->from.uid, drain ? ": " : "",
-		drain ? (c->reason ? c->reason : "") : "");
+	char which[32] = "";
+	if (c->card >= 0)
+		snprintf(which, sizeof(which), " card %d", c->card);
+	gp_info("node %s%s %s by uid %u%s%s", n->name, which, drain ? "drained" : "resumed",
+		(unsigned)r->from.uid, drain ? ": " : "", drain ? (c->reason ? c->reason : "") : "");
 	s->plan_dirty = true;
 	Gpool__NodeControlReply rep = GPOOL__NODE_CONTROL_REPLY__INIT;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_NODE_CONTROL_REPLY;
 	m.node_control_reply = &rep;
-	gsched_reply(r, &m, false);
+	gsched_reply(r, &m, c->card >= 0); /* a card's drain is kept in the store */
 }
 
 void client_log_query(struct req *r)
@@ -733,11 +725,12 @@ void client_card_report(struct req *r)
 	if (c->job_id)
 		gp_info("node %s card %u graded %s by screening job %llu", n->name, c->card,
 			c->grade, (unsigned long long)c->job_id);
+	gsched_save_cards(s, idx);
 	s->plan_dirty = true;
 	Gpool__CardReportReply rep = GPOOL__CARD_REPORT_REPLY__INIT;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_CARD_REPORT_REPLY;
 	m.card_report_reply = &rep;
-	gsched_reply(r, &m, false);
+	gsched_reply(r, &m, true);
 }

@@ -3,6 +3,7 @@
  *   store.c     SQLite (WAL) with group commit: durable before acknowledged
  *   jobs.c      the job table and the priority queue
  *   nodes.c     registered agents and their resources
+ *   card_state.c the cards' state gschedd owns, kept over registrations (and in store.c)
  *   plan.c      placement: priority order, all-or-nothing allocation, EASY backfill
  *   lifecycle.c job state changes: start, task events, kill, end, node failure
  *   output.c    per-job output files and log queries (long poll)
@@ -87,6 +88,9 @@ int gsched_send_node(struct gsched *s, int node, Gpool__Msg *m);
 
 /* Write a job's changed fields into the open transaction. */
 void gsched_save(struct gsched *s, struct job *j);
+/* Write the state gschedd owns of a node's cards into the open transaction (a reply that
+ * depends on it goes durable). */
+void gsched_save_cards(struct gsched *s, int node);
 /* Insert a new job (its reply waits for the commit). 0 / -1. */
 int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,
 		    struct req *r);

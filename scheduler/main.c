@@ -63,6 +63,13 @@ static int load_job(void *arg, struct job *j)
 	return 0;
 }
 
+/* Cards' state found in the store at start-up, for their nodes' first registrations. */
+static int restore_card(void *arg, const char *node, Gpool__Card *card)
+{
+	struct gsched *s = arg;
+	return nodes_restore_card(s->nodes, node, card);
+}
+
 static void usage(const gp_config_t *cfg)
 {
 	printf("usage: gschedd [OPTIONS]\n"
@@ -131,6 +138,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	free(cred);
+	if (store_cards_load(s.store, restore_card, &s) < 0) {
+		gp_err("cannot load the cards' state from '%s/jobs.db': %s", s.state_dir,
+		       strerror(errno));
+		return 1;
+	}
 	if (store_load(s.store, true, load_job, &s) < 0) {
 		gp_err("cannot load the jobs from '%s/jobs.db'", s.state_dir);
 		return 1;

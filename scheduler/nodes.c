@@ -3,11 +3,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "card_state.h"
 #include "util.h"
+
+/* A card's owned state from the store, waiting for its node's first registration. */
+struct saved_card {
+	char *node;
+	Gpool__Card *card;
+};
 
 struct nodes {
 	struct node **v;
 	int n, cap;
+	struct saved_card *saved;
+	size_t nsaved;
 };
 
 struct nodes *nodes_create(void)
@@ -38,6 +47,11 @@ void nodes_destroy(struct nodes **p)
 		free_cards(n);
 		free(n);
 	}
+	for (size_t i = 0; i < (*p)->nsaved; i++) {
+		free((*p)->saved[i].node);
+		gpool__card__free_unpacked((*p)->saved[i].card, NULL);
+	}
+	free((*p)->saved);
 	free((*p)->v);
 	free(*p);
 	*p = NULL;
@@ -80,9 +94,62 @@ static char *dup_or_empty(const char *s)
 	return strdup(s ? s : "");
 }
 
-/* Cards are copied by packing and unpacking: the node owns its copies. */
-static int copy_cards(struct node *n, const Gpool__NodeRegister *reg)
+int nodes_restore_card(struct nodes *ns, const char *name, Gpool__Card *card)
 {
+	struct saved_card *v = realloc(ns->saved, (ns->nsaved + 1) * sizeof(*v));
+	char *node = strdup(name);
+	if (v)
+		ns->saved = v;
+	if (!v || !node) {
+		free(node);
+		gpool__card__free_unpacked(card, NULL);
+		return -1;
+	}
+	ns->saved[ns->nsaved].node = node;
+	ns->saved[ns->nsaved++].card = card;
+	return 0;
+}
+
+/* The cards a registration of n is matched against: its last report, or before its first one
+ * in this process the store's. The array is the caller's to free, not the cards. */
+static Gpool__Card **known_cards(const struct nodes *ns, const struct node *n, size_t *count)
+{
+	Gpool__Card **known = calloc(ns->nsaved + n->n_cards + 1, sizeof(*known));
+	*count = 0;
+	if (!known)
+		return NULL;
+	if (n->cards_reported) {
+		memcpy(known, n->cards, n->n_cards * sizeof(*known));
+		*count = n->n_cards;
+		return known;
+	}
+	for (size_t i = 0; i < ns->nsaved; i++)
+		if (strcmp(ns->saved[i].node, n->name) == 0)
+			known[(*count)++] = ns->saved[i].card;
+	return known;
+}
+
+/* The store's cards of a node are used up by its first registration. */
+static void forget_saved(struct nodes *ns, const char *name)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < ns->nsaved; i++) {
+		if (strcmp(ns->saved[i].node, name) == 0) {
+			free(ns->saved[i].node);
+			gpool__card__free_unpacked(ns->saved[i].card, NULL);
+		} else {
+			ns->saved[k++] = ns->saved[i];
+		}
+	}
+	ns->nsaved = k;
+}
+
+/* Cards are copied by packing and unpacking: the node owns its copies. Each copy keeps the
+ * owned state of the known card it matches. 0 / -1 (nothing changed). */
+static int take_cards(struct nodes *ns, struct node *n, const Gpool__NodeRegister *reg)
+{
+	size_t nknown = 0;
+	Gpool__Card **known = NULL;
 	Gpool__Card **cards = calloc(reg->n_cards ? reg->n_cards : 1, sizeof(*cards));
 	if (!cards)
 		return -1;
@@ -96,14 +163,21 @@ static int copy_cards(struct node *n, const Gpool__NodeRegister *reg)
 		free(buf);
 		if (!cards[i])
 			goto fail;
-		if (cards[i]->state == GPOOL__CARD_STATE__CARD_STATE_UNKNOWN)
-			cards[i]->state = GPOOL__CARD_STATE__CARD_UP;
 	}
-	free_cards(n);
+	if (!(known = known_cards(ns, n, &nknown)) ||
+	    cards_keep_state(n->name, cards, reg->n_cards, known, nknown) < 0)
+		goto fail;
+	free(known);
+	if (n->cards_reported)
+		free_cards(n);
+	else
+		forget_saved(ns, n->name);
 	n->cards = cards;
 	n->n_cards = reg->n_cards;
+	n->cards_reported = true;
 	return 0;
 fail:
+	free(known);
 	for (size_t i = 0; i < reg->n_cards; i++)
 		if (cards[i])
 			gpool__card__free_unpacked(cards[i], NULL);
@@ -165,7 +239,7 @@ int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8
 		return -1;
 	int idx = nodes_find(ns, reg->name);
 	struct node *n = idx < 0 ? node_new(ns, reg->name, &idx) : ns->v[idx];
-	if (!n)
+	if (!n || take_cards(ns, n, reg) < 0)
 		return -1;
 	/* the offered CPU count may change only while nothing runs there */
 	if (!n->cpu_busy || (n->cpus_used == 0 && n->cpus != reg->cpus)) {
@@ -182,7 +256,6 @@ int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8
 	free(n->version);
 	n->version = dup_or_empty(reg->version);
 	n->psu_watts = reg->psu_watts;
-	copy_cards(n, reg);
 	n->card_busy &= n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
 	memcpy(n->rid, rid, rid_len);
 	n->rid_len = rid_len;

@@ -1,5 +1,6 @@
 /* nodes.h: the agents gschedd knows. Nodes are never removed (a node index stays valid for
- * the life of the daemon); a node that falls silent is DOWN until it registers again. */
+ * the life of the daemon); a node that falls silent is DOWN until it registers again. A node's
+ * cards are what its agent last reported, with the state gschedd owns kept (card_state.h). */
 #ifndef GPOOL_NODES_H
 #define GPOOL_NODES_H
 
@@ -30,6 +31,8 @@ struct node {
 	double last_heard;
 	uint32_t njobs;
 	bool registered; /* registered with this scheduler process at least once */
+	bool cards_reported; /* cards holds its agent's report, not yet the store's */
+	bool cards_in_txn;   /* its cards' state is written in the open transaction */
 	int64_t energy_ms;	    /* when its cards' energy was last accounted */
 	uint64_t energy_mj[64];	    /* last counter (or sampled integral) per card */
 	uint8_t energy_src[64];	    /* its Gpool__EnergySource, 0: no reading yet */
@@ -47,9 +50,16 @@ const char *nodes_name(struct nodes *ns, int idx);
 int nodes_find(const struct nodes *ns, const char *name);
 /* Find by routing id (-1 when unknown). */
 int nodes_find_rid(const struct nodes *ns, const uint8_t *rid, size_t len);
-/* Register (or re-register) a node; returns its index or -1. Resources in use are kept. */
+/* Register (or re-register) a node; returns its index or -1. Resources in use are kept, and so
+ * is the state gschedd owns of each card the report matches (the card's state from an earlier
+ * registration, or from the store at the first one of this process). */
 int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8_t *rid,
 		   size_t rid_len);
+
+/* The owned state of one of node `name`'s cards, from the store at start-up: the node's first
+ * registration matches its reported cards against these. Takes `card` (freed with
+ * gpool__card__free_unpacked), also on failure. 0 / -1 (ENOMEM). */
+int nodes_restore_card(struct nodes *ns, const char *name, Gpool__Card *card);
 
 /* A node known only from the jobs the store says run there (after a scheduler restart): state
  * UNKNOWN until its agent registers, DOWN if it does not within node_timeout. */

@@ -81,6 +81,18 @@ void gsched_save(struct gsched *s, struct job *j)
 	touch(s, j);
 }
 
+void gsched_save_cards(struct gsched *s, int node)
+{
+	struct node *n = nodes_get(s->nodes, node);
+	if (!n)
+		return;
+	if (store_cards_save(s->store, n->name, n->cards, n->n_cards) < 0)
+		gp_err("node %s: cannot write its cards' state: %s", n->name, strerror(errno));
+	if (!s->txn_first_ms)
+		s->txn_first_ms = gp_mono_ms();
+	n->cards_in_txn = true;
+}
+
 int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,
 		    struct req *r)
 {
@@ -138,6 +150,8 @@ static void commit(struct gsched *s)
 		}
 		s->nsubs = s->ntouched = 0;
 		s->txn_first_ms = 0;
+		for (int i = 0; i < nodes_count(s->nodes); i++)
+			nodes_get(s->nodes, i)->cards_in_txn = false;
 		return;
 	}
 	gp_err("%s: refusing %zu new submissions", err.text, s->nsubs);
@@ -167,6 +181,10 @@ static void commit(struct gsched *s)
 		gsched_save(s, again[i]);
 	}
 	free(again);
+	for (int i = 0; i < nodes_count(s->nodes); i++) {
+		if (nodes_get(s->nodes, i)->cards_in_txn)
+			gsched_save_cards(s, i);
+	}
 }
 
 /* Forget final jobs that have been final for a while (the store keeps them). */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "card_state.h"
 #include "cards.h"
 #include "jobs.h"
 #include "log.h"
@@ -17,6 +18,7 @@
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *ins, *upd, *spec, *begin, *commit, *rollback;
+	sqlite3_stmt *cards_del, *cards_ins;
 	bool in_txn;
 	int64_t txn_start_ms;
 	int64_t delay_ms;
@@ -33,7 +35,13 @@ static const char schema[] =
 	" cpu_sec REAL, max_rss_kb INTEGER, placement BLOB, spec BLOB, kill_reason INTEGER,"
 	" energy_j REAL, energy_sources INTEGER DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);"
-	"CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time);";
+	"CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time);"
+	/* the state gschedd owns of each card (docs/cards.md), with what identifies the card;
+	 * idx tells apart cards without a uuid */
+	"CREATE TABLE IF NOT EXISTS cards("
+	" node TEXT, uuid TEXT, idx INTEGER, pci_bus_id TEXT, name TEXT, fake INTEGER,"
+	" state INTEGER, reason TEXT, grade TEXT, throughput REAL, screen_job INTEGER,"
+	" PRIMARY KEY(node, uuid, idx));";
 
 static int prep(struct store *st, const char *sql, sqlite3_stmt **s, gp_error_t *err)
 {
@@ -117,6 +125,10 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 		     " placement=?12, kill_reason=?13, energy_j=?14, energy_sources=?15 WHERE id=?1",
 		 &st->upd, err) < 0 ||
 	    prep(st, "SELECT spec FROM jobs WHERE id=?", &st->spec, err) < 0 ||
+	    prep(st, "DELETE FROM cards WHERE node=?", &st->cards_del, err) < 0 ||
+	    prep(st, "INSERT INTO cards(node,uuid,idx,pci_bus_id,name,fake,state,reason,grade,"
+		     "throughput,screen_job) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+		 &st->cards_ins, err) < 0 ||
 	    prep(st, "BEGIN", &st->begin, err) < 0 || prep(st, "COMMIT", &st->commit, err) < 0 ||
 	    prep(st, "ROLLBACK", &st->rollback, err) < 0)
 		goto fail;
@@ -133,7 +145,8 @@ void store_destroy(struct store **p)
 	struct store *st = *p;
 	if (st->in_txn)
 		store_commit(st, NULL);
-	sqlite3_stmt *s[] = { st->ins, st->upd, st->spec, st->begin, st->commit, st->rollback };
+	sqlite3_stmt *s[] = { st->ins,	  st->upd,	st->spec,      st->begin,
+			      st->commit, st->rollback, st->cards_del, st->cards_ins };
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		sqlite3_finalize(s[i]);
 	if (st->db)
@@ -276,6 +289,86 @@ static char *colstr(sqlite3_stmt *s, int i)
 {
 	const unsigned char *t = sqlite3_column_text(s, i);
 	return strdup(t ? (const char *)t : "");
+}
+
+static const char *text(const char *s)
+{
+	return s ? s : "";
+}
+
+int store_cards_save(struct store *st, const char *node, Gpool__Card *const *cards, size_t n)
+{
+	if (begin(st) < 0)
+		return errno = EIO, -1;
+	sqlite3_bind_text(st->cards_del, 1, node, -1, SQLITE_STATIC);
+	if (run(st, st->cards_del) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const Gpool__Card *c = cards[i];
+		sqlite3_stmt *s = st->cards_ins;
+		sqlite3_bind_text(s, 1, node, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, text(c->uuid), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, c->index);
+		sqlite3_bind_text(s, 4, text(c->pci_bus_id), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 5, text(c->name), -1, SQLITE_STATIC);
+		sqlite3_bind_int(s, 6, c->fake);
+		sqlite3_bind_int(s, 7, c->state);
+		sqlite3_bind_text(s, 8, text(c->state_reason), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 9, text(c->grade), -1, SQLITE_STATIC);
+		sqlite3_bind_double(s, 10, c->throughput);
+		sqlite3_bind_int64(s, 11, (sqlite3_int64)c->screen_job);
+		if (run(st, s) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A text column into a card's string field (an empty one stays protobuf-c's empty string). */
+static int card_text(char **field, sqlite3_stmt *s, int col)
+{
+	const unsigned char *t = sqlite3_column_text(s, col);
+	return t && *t ? card_set_text(field, (const char *)t) : 0;
+}
+
+/* A card as the store knows it: what identifies it and the owned fields. */
+static Gpool__Card *row_to_card(sqlite3_stmt *s)
+{
+	Gpool__Card *c = malloc(sizeof(*c));
+	if (!c)
+		return NULL;
+	gpool__card__init(c);
+	c->index = (uint32_t)sqlite3_column_int64(s, 2);
+	c->fake = sqlite3_column_int(s, 5) != 0;
+	c->state = (Gpool__CardState)sqlite3_column_int(s, 6);
+	c->throughput = sqlite3_column_double(s, 9);
+	c->screen_job = (uint64_t)sqlite3_column_int64(s, 10);
+	if (card_text(&c->uuid, s, 1) < 0 || card_text(&c->pci_bus_id, s, 3) < 0 ||
+	    card_text(&c->name, s, 4) < 0 || card_text(&c->state_reason, s, 7) < 0 ||
+	    card_text(&c->grade, s, 8) < 0) {
+		gpool__card__free_unpacked(c, NULL);
+		return NULL;
+	}
+	return c;
+}
+
+int store_cards_load(struct store *st, store_card_f fn, void *arg)
+{
+	sqlite3_stmt *s;
+	const char *sql = "SELECT node,uuid,idx,pci_bus_id,name,fake,state,reason,grade,throughput,"
+			  "screen_job FROM cards ORDER BY node, idx";
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return errno = EIO, -1;
+	int rc = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const unsigned char *node = sqlite3_column_text(s, 0);
+		Gpool__Card *c = row_to_card(s);
+		if (!c || fn(arg, node ? (const char *)node : "", c) < 0) {
+			sqlite3_finalize(s);
+			return errno = ENOMEM, -1;
+		}
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : (errno = EIO, -1);
 }
 
 /* Rebuild the in-memory job from a row (the spec supplies the scheduling fields). */

@@ -38,6 +38,15 @@ typedef int (*store_hist_f)(void *arg, struct job *j);
 int store_history(struct store *st, uint32_t uid_filter, bool any_uid, double since, double until,
 		  uint32_t limit, store_hist_f fn, void *arg);
 
+/* The state gschedd owns of a node's cards (state, reason, grade, throughput, screen_job) and
+ * what identifies each card (uuid, index, PCI bus id, model, fake): replaces the node's rows,
+ * in the open transaction. 0 / -1 with errno set. */
+int store_cards_save(struct store *st, const char *node, Gpool__Card *const *cards, size_t n);
+/* At start-up: calls fn for every stored card, with a Gpool__Card holding those fields only,
+ * which fn owns (free with gpool__card__free_unpacked). 0 / -1 with errno set (fn's -1: ENOMEM). */
+typedef int (*store_card_f)(void *arg, const char *node, Gpool__Card *card);
+int store_cards_load(struct store *st, store_card_f fn, void *arg);
+
 bool store_in_txn(const struct store *st);
 /* ms until the open transaction must commit (-1: none open). */
 int64_t store_commit_wait(const struct store *st);

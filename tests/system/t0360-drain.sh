@@ -1,7 +1,8 @@
 #!/bin/bash
 # t0360-drain: `gnodes drain NODE --reason ...` lets the node's running job finish and keeps new
-# jobs off it; `gnodes resume` brings it back; one card drained keeps card jobs off that card.
-# timeout: 120
+# jobs off it; `gnodes resume` brings it back; one card drained keeps card jobs off that card,
+# and stays drained, with its reason, when h1's agent restarts and when gschedd restarts.
+# timeout: 150
 . "$(dirname "$0")/lib.sh"
 test_under_cluster 2 --cpus 2 --fake-cards "h1=nvidia:GeForce RTX 3060:12GiB:8.6:170W;h2=nvidia:GeForce RTX 3060:12GiB:8.6:170W"
 
@@ -34,6 +35,24 @@ like "$(gnodes -G 2>&1 | grep '^h1')" 'drained' "gnodes -G shows h1's card drain
 c=$(submit --gpus-per-task 1 -- hostname)
 wait_state "$c" COMPLETED 20 >/dev/null
 is "$(glogs "$c")" h2 "a card job avoids the drained card"
+
+# the card's state is the scheduler's: an agent's new registration does not reset it ...
+registrations() { grep -c 'node h1 registered' "$CLUSTER_DIR/sched/gschedd.log"; }
+before=$(registrations)
+registered_again() { [ "$(registrations)" -gt "$before" ]; }
+"$CLUSTER" agent-kill --dir "$CLUSTER_DIR" h1
+"$CLUSTER" agent-start --dir "$CLUSTER_DIR" h1
+check "h1's agent registers again" wait_until 20 registered_again
+like "$(gnodes -G 2>&1 | grep '^h1')" 'drained +artifacts' "after h1's agent restarted its card is still drained, with its reason"
+# ... and neither does a restart of gschedd (jobs.db keeps it)
+"$CLUSTER" sched-kill --dir "$CLUSTER_DIR" KILL
+"$CLUSTER" sched-start --dir "$CLUSTER_DIR"
+check "gschedd answers again" wait_until 30 eval 'gnodes >/dev/null 2>&1'
+check "h1 registers with the new gschedd" wait_node_state h1 UP 30
+like "$(gnodes -G 2>&1 | grep '^h1')" 'drained +artifacts' "after gschedd restarted h1's card is still drained, with its reason"
+c=$(submit --gpus-per-task 1 -- hostname)
+wait_state "$c" COMPLETED 20 >/dev/null
+is "$(glogs "$c")" h2 "a card job still avoids it"
 gnodes resume h1:0 >/dev/null
 like "$(gnodes -G 2>&1 | grep '^h1')" ' up ' "resume: the card is up again"
 
