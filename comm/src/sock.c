@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -144,6 +145,12 @@ int gc_sock_tune(int fd, int timeout_ms)
 	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) < 0 ||
 	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) < 0 ||
 	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto)) < 0)
+		return -1;
+	/* GCOMM_SOCKBUF: fixed socket buffers (bytes) instead of the kernel's autotuning */
+	const char *sb = getenv("GCOMM_SOCKBUF");
+	int bytes = sb ? atoi(sb) : 0;
+	if (bytes > 0 && (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)) < 0 ||
+			  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)) < 0))
 		return -1;
 	return 0;
 }
