@@ -1,7 +1,8 @@
 #!/bin/bash
 # t0500-comm: libgcomm across hosts, launched with gsub: every collective, data type,
 # operation and algorithm on 3 ranks over 3 hosts and 5 ranks over 3 hosts (two hosts with
-# two ranks each, so the hierarchical algorithm has work), gcomm-bench as a job with its
+# two ranks each, so the hierarchical algorithm has work), the rendezvous through gschedd,
+# gcomm-bench as a job with its
 # correctness check, and a rank killed in the middle of a 256 MiB allreduce: the others fail
 # cleanly within 10 s, for each algorithm.
 # timeout: 420
@@ -22,6 +23,13 @@ is "$(grep -c 'of 3 (tcp, 3 hosts): all passed' <<<"$job_out")" 3 "3 ranks on 3 
 run_job -n 5 -N 3 -- gcomm-test --env --quick
 is "$job_rc" 0 "5 ranks on 3 hosts: gcomm-test exits 0"
 is "$(grep -c 'of 5 (tcp, 3 hosts): all passed' <<<"$job_out")" 5 "5 ranks on 3 hosts (hierarchy in use): every rank passed"
+[ "$job_rc" = 0 ] || diag "$(tail -20 <<<"$job_out")"
+
+# the rendezvous over gpool's control path (RdvPut/RdvGet/RdvFence to gschedd, MUNGE)
+# instead of rank 0's socket
+run_job -n 3 -N 3 --export=ALL,GCOMM_RDV=gpool -- gcomm-test --env --quick
+is "$job_rc" 0 "rendezvous through gschedd: gcomm-test exits 0"
+is "$(grep -c 'of 3 (tcp, 3 hosts): all passed' <<<"$job_out")" 3 "rendezvous through gschedd: every rank passed"
 [ "$job_rc" = 0 ] || diag "$(tail -20 <<<"$job_out")"
 
 run_job -n 3 -N 3 -- gcomm-bench --env -b 8 -e 16M -f 8 --iters 3
