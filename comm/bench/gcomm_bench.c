@@ -27,7 +27,7 @@ static struct {
 	gc_dtype_t t;
 	gc_op_t op;
 	const char *algo, *wire, *backend, *transport, *json;
-} o = { 8, 256u << 20, 2, 0, -1, 1, GC_F32, GC_SUM, "auto", "f32", "cpu", NULL, NULL };
+} o = {8, 256u << 20, 2, 0, -1, 1, GC_F32, GC_SUM, "auto", "f32", "cpu", NULL, NULL};
 
 static double now(void)
 {
@@ -95,7 +95,7 @@ static int check(gc_dtype_t t, const void *h, size_t n, int size)
 		double want = 0;
 		for (int r = 0; r < size; r++) {
 			double v = (r + (int)(i % 7)) % 5;
-			want = o.op == GC_MAX ? (r ? fmax(want, v) : v)
+			want = o.op == GC_MAX	? (r ? fmax(want, v) : v)
 			       : o.op == GC_MIN ? (r ? fmin(want, v) : v)
 						: want + v;
 		}
@@ -122,7 +122,7 @@ static int bench(gc_comm_t *c)
 		}
 	}
 	gc_algo_t algo = GC_ALGO_AUTO;
-	static const char *const an[] = { "auto", "ring", "rhd", "hier" };
+	static const char *const an[] = {"auto", "ring", "rhd", "hier"};
 	for (int i = 0; i < 4; i++)
 		if (!strcmp(o.algo, an[i]))
 			algo = (gc_algo_t)i;
@@ -148,7 +148,8 @@ static int bench(gc_comm_t *c)
 	memset(d, 0, gk ? 0 : maxb);
 	FILE *js = NULL;
 	if (rank == 0) {
-		printf("# gcomm-bench: %d ranks, transport %s, %s buffers, %s %s, algorithm %s, wire %s\n",
+		printf("# gcomm-bench: %d ranks, transport %s, %s buffers, %s %s, algorithm %s, "
+		       "wire %s\n",
 		       size, gc_transport(c), gk ? o.backend : "host", gc_dtype_name(o.t),
 		       gc_op_name(o.op), o.algo, o.wire);
 		printf("# %12s %12s %10s %10s %10s %6s %6s\n", "size_bytes", "count", "time_us",
@@ -156,8 +157,9 @@ static int bench(gc_comm_t *c)
 		if (o.json && !(js = fopen(o.json, "w")))
 			fprintf(stderr, "gcomm-bench: %s: %s\n", o.json, strerror(errno));
 		if (js)
-			fprintf(js, "{\"peer\":\"gcomm\",\"ranks\":%d,\"transport\":\"%s\",\"rows\":[", size,
-				gc_transport(c));
+			fprintf(js,
+				"{\"peer\":\"gcomm\",\"ranks\":%d,\"transport\":\"%s\",\"rows\":[",
+				size, gc_transport(c));
 	}
 	int bad = 0, first = 1;
 	for (size_t bytes = o.min; bytes <= o.max; bytes *= (size_t)o.factor) {
@@ -200,17 +202,18 @@ static int bench(gc_comm_t *c)
 		}
 		double alg = (double)(n * es) / t / 1e9, bus = alg * 2.0 * (size - 1) / size;
 		if (rank == 0) {
-			printf("  %12zu %12zu %10.1f %10.3f %10.3f %6s %6s\n", n * es, n, t * 1e6, alg,
-			       bus, o.check ? (ok ? "ok" : "WRONG") : "-",
+			printf("  %12zu %12zu %10.1f %10.3f %10.3f %6s %6s\n", n * es, n, t * 1e6,
+			       alg, bus, o.check ? (ok ? "ok" : "WRONG") : "-",
 			       gc_algo_name(gc_algo_for(c, n, o.t)));
 			fflush(stdout);
 			if (js)
-				fprintf(js,
-					"%s{\"size\":%zu,\"count\":%zu,\"time_us\":%.2f,\"algbw\":%.4f,"
-					"\"busbw\":%.4f,\"check\":\"%s\",\"algo\":\"%s\"}",
-					first ? "" : ",", n * es, n, t * 1e6, alg, bus,
-					o.check ? (ok ? "ok" : "wrong") : "-",
-					gc_algo_name(gc_algo_for(c, n, o.t)));
+				fprintf(
+				    js,
+				    "%s{\"size\":%zu,\"count\":%zu,\"time_us\":%.2f,\"algbw\":%.4f,"
+				    "\"busbw\":%.4f,\"check\":\"%s\",\"algo\":\"%s\"}",
+				    first ? "" : ",", n * es, n, t * 1e6, alg, bus,
+				    o.check ? (ok ? "ok" : "wrong") : "-",
+				    gc_algo_name(gc_algo_for(c, n, o.t)));
 		}
 		first = 0;
 	}
@@ -240,8 +243,12 @@ static size_t bytes_arg(const char *s)
 static int rank_main(int rank, int size, const char *rdv, void *arg)
 {
 	(void)arg;
-	gc_params_t p = { .rank = rank, .size = size, .rdv = rdv, .transport = o.transport,
-			  .backend = o.backend, .device = -1 };
+	gc_params_t p = {.rank = rank,
+			 .size = size,
+			 .rdv = rdv,
+			 .transport = o.transport,
+			 .backend = o.backend,
+			 .device = -1};
 	gc_error_t e;
 	gc_comm_t *c = gc_comm_create(&p, &e);
 	if (!c) {
@@ -297,7 +304,7 @@ int main(int argc, char **argv)
 		goto usage;
 	if (env) {
 		gc_error_t e;
-		gc_params_t p = { .device = -1, .transport = o.transport, .backend = o.backend };
+		gc_params_t p = {.device = -1, .transport = o.transport, .backend = o.backend};
 		(void)p;
 		if (o.transport)
 			setenv("GCOMM_TRANSPORT", o.transport, 1);

@@ -7,8 +7,10 @@
 #include "comm_int.h"
 #include "ring.h"
 
-static const char *const algo_names[] = { [GC_ALGO_AUTO] = "auto", [GC_ALGO_RING] = "ring",
-					  [GC_ALGO_RHD] = "rhd", [GC_ALGO_HIER] = "hier" };
+static const char *const algo_names[] = {[GC_ALGO_AUTO] = "auto",
+					 [GC_ALGO_RING] = "ring",
+					 [GC_ALGO_RHD] = "rhd",
+					 [GC_ALGO_HIER] = "hier"};
 
 const char *gc_algo_name(gc_algo_t a)
 {
@@ -58,9 +60,9 @@ static int xfer(gc_comm_t *c, int to, const void *sb, size_t sl, int from, void 
 static int host_reduce(gc_comm_t *c, gc_dtype_t t, gc_op_t op, void *d, const void *a,
 		       const void *b, size_t n)
 {
-	const void *srcs[2] = { a, b };
-	if (gk_reduce(c->cpu, (gk_dtype_t)t, (gk_redop_t)(op == GC_AVG ? GC_SUM : op), d, srcs, 2, n,
-		      NULL) < 0)
+	const void *srcs[2] = {a, b};
+	if (gk_reduce(c->cpu, (gk_dtype_t)t, (gk_redop_t)(op == GC_AVG ? GC_SUM : op), d, srcs, 2,
+		      n, NULL) < 0)
 		return kfail(c, c->cpu, "reduce");
 	return 0;
 }
@@ -72,8 +74,9 @@ static int host_div(gc_comm_t *c, gc_dtype_t t, void *d, size_t n, int by)
 			((int32_t *)d)[i] /= by;
 		return 0;
 	}
-	return gk_scale(c->cpu, (gk_dtype_t)t, d, d, 1.0 / by, n, NULL) < 0 ? kfail(c, c->cpu, "scale")
-									    : 0;
+	return gk_scale(c->cpu, (gk_dtype_t)t, d, d, 1.0 / by, n, NULL) < 0
+		   ? kfail(c, c->cpu, "scale")
+		   : 0;
 }
 
 /* Recursive doubling on host buffers; ranks beyond the largest power of two first fold
@@ -273,10 +276,22 @@ static int native_reduce_scatter(gc_comm_t *c, const void *s, void *d, size_t rn
 		return -1;
 	}
 	gc_ring_args_t a = {
-		.members = m, .n = c->size, .me = c->rank, .shift = -1, .do_rs = 1, .do_ag = 0,
-		.off = off, .len = len, .t = t, .op = op == GC_AVG ? GC_SUM : op,
-		.scale_by = op == GC_AVG ? c->size : 0, .src = s, .dst = work, .dev = dev,
-		.wire = t, .tag = c->seq,
+	    .members = m,
+	    .n = c->size,
+	    .me = c->rank,
+	    .shift = -1,
+	    .do_rs = 1,
+	    .do_ag = 0,
+	    .off = off,
+	    .len = len,
+	    .t = t,
+	    .op = op == GC_AVG ? GC_SUM : op,
+	    .scale_by = op == GC_AVG ? c->size : 0,
+	    .src = s,
+	    .dst = work,
+	    .dev = dev,
+	    .wire = t,
+	    .tag = c->seq,
 	};
 	int rc = gc_ring_run(c, &a);
 	if (rc == 0 && !inplace)
@@ -306,9 +321,21 @@ static int native_allgather(gc_comm_t *c, const void *s, void *d, size_t sn, gc_
 		return -1;
 	}
 	gc_ring_args_t a = {
-		.members = m, .n = c->size, .me = c->rank, .shift = -1, .do_rs = 0, .do_ag = 1,
-		.off = off, .len = len, .t = t, .op = GC_SUM, .src = d, .dst = d, .dev = dev,
-		.wire = t, .tag = c->seq,
+	    .members = m,
+	    .n = c->size,
+	    .me = c->rank,
+	    .shift = -1,
+	    .do_rs = 0,
+	    .do_ag = 1,
+	    .off = off,
+	    .len = len,
+	    .t = t,
+	    .op = GC_SUM,
+	    .src = d,
+	    .dst = d,
+	    .dev = dev,
+	    .wire = t,
+	    .tag = c->seq,
 	};
 	int rc = gc_ring_run(c, &a);
 	free(off);
@@ -332,7 +359,8 @@ static int bcast_host(gc_comm_t *c, void *buf, size_t bytes, int root)
 			mask <<= 1;
 		}
 		for (mask >>= 1; mask > 0; mask >>= 1)
-			if (v + mask < N && xfer(c, (v + mask + root) % N, buf, bytes, -1, NULL, 0) < 0)
+			if (v + mask < N &&
+			    xfer(c, (v + mask + root) % N, buf, bytes, -1, NULL, 0) < 0)
 				return -1;
 		return 0;
 	}
@@ -351,7 +379,8 @@ static int bcast_host(gc_comm_t *c, void *buf, size_t bytes, int root)
 		int moved = 0;
 		while (rpost < K && rpost < rdone + W) {
 			size_t o = (size_t)rpost * C, l = bytes - o < C ? bytes - o : C;
-			if (c->tpo->irecv(c->tp, prev, c->seq, (char *)buf + o, l, &rr[rpost % W]) < 0)
+			if (c->tpo->irecv(c->tp, prev, c->seq, (char *)buf + o, l, &rr[rpost % W]) <
+			    0)
 				goto broken;
 			rpost++, moved++;
 		}
@@ -364,7 +393,8 @@ static int bcast_host(gc_comm_t *c, void *buf, size_t bytes, int root)
 		}
 		while (has_next && spost < rdone && spost < sdone + W) {
 			size_t o = (size_t)spost * C, l = bytes - o < C ? bytes - o : C;
-			if (c->tpo->isend(c->tp, next, c->seq, (char *)buf + o, l, &sr[spost % W]) < 0)
+			if (c->tpo->isend(c->tp, next, c->seq, (char *)buf + o, l, &sr[spost % W]) <
+			    0)
 				goto broken;
 			spost++, moved++;
 		}
@@ -419,11 +449,11 @@ static int native_barrier(gc_comm_t *c)
 }
 
 const gc_coll_ops_t gc_coll_native = {
-	.name = "native",
-	.allreduce = native_allreduce,
-	.reduce_scatter = native_reduce_scatter,
-	.allgather = native_allgather,
-	.broadcast = native_broadcast,
-	.barrier = native_barrier,
-	.destroy = NULL,
+    .name = "native",
+    .allreduce = native_allreduce,
+    .reduce_scatter = native_reduce_scatter,
+    .allgather = native_allgather,
+    .broadcast = native_broadcast,
+    .barrier = native_barrier,
+    .destroy = NULL,
 };

@@ -29,7 +29,8 @@ int gc_break(gc_comm_t *c, const char *what)
 	if (!c->broken) {
 		c->broken = 1;
 		snprintf(c->err, sizeof(c->err), "%s: %s", what,
-			 c->tpo && c->tp && *c->tpo->error(c->tp) ? c->tpo->error(c->tp) : strerror(e));
+			 c->tpo && c->tp && *c->tpo->error(c->tp) ? c->tpo->error(c->tp)
+								  : strerror(e));
 		if (c->tpo && c->tp)
 			c->tpo->abort(c->tp); /* the peers fail fast too */
 	}
@@ -52,7 +53,9 @@ void *gc_buf(gc_comm_t *c, int which, size_t len, int dev)
 	void *p;
 	if ((dev ? gk_dev_alloc(c->gk, len, &p) : gk_host_alloc(c->gk, len, &p)) < 0) {
 		gc_fail(c, ENOMEM, "cannot allocate %zu bytes %s: %s", len,
-			dev ? "on the card" : c->gpu ? "of pinned host memory" : "of memory",
+			dev	 ? "on the card"
+			: c->gpu ? "of pinned host memory"
+				 : "of memory",
 			gk_backend_error(c->gk));
 		return NULL;
 	}
@@ -152,14 +155,15 @@ static int wire_up(gc_comm_t *c, const gc_params_t *p, const char *rdv_spec, con
 		ro = &gc_rdv_gpool;
 		spec = NULL;
 #else
-		return gc_fail(c, ENOTSUP, "rendezvous 'gpool' is not built into this libgcomm "
-					   "(built without gpool's control path): use tcp://ADDR:PORT");
+		return gc_fail(c, ENOTSUP,
+			       "rendezvous 'gpool' is not built into this libgcomm "
+			       "(built without gpool's control path): use tcp://ADDR:PORT");
 #endif
 	} else {
 		return gc_fail(c, EINVAL, "unknown rendezvous '%s' (tcp://ADDR:PORT or gpool)",
 			       rdv_spec);
 	}
-	gc_error_t e = { "" };
+	gc_error_t e = {""};
 	gc_rdv_t *r = ro->open(spec, c->rank, c->size, token, c->timeout_ms, &e);
 	if (!r)
 		return gc_fail(c, errno ? errno : EIO, "%s", e.text);
@@ -192,8 +196,12 @@ static int wire_up(gc_comm_t *c, const gc_params_t *p, const char *rdv_spec, con
 	const char *addr = pick(p->addr, "GCOMM_ADDR", NULL);
 	if (!addr && ro->local_addr && *ro->local_addr(r))
 		addr = ro->local_addr(r);
-	gc_tp_params_t tpp = { .rank = c->rank, .size = c->size, .timeout_ms = c->timeout_ms,
-			       .addr = addr ? addr : "0.0.0.0", .token = token, .comm_key = key };
+	gc_tp_params_t tpp = {.rank = c->rank,
+			      .size = c->size,
+			      .timeout_ms = c->timeout_ms,
+			      .addr = addr ? addr : "0.0.0.0",
+			      .token = token,
+			      .comm_key = key};
 	char mine[GC_TP_BLOB_MAX + 256];
 	host_name(mine, 200);
 	size_t hl = strlen(mine) + 1, bl = 0;
@@ -245,7 +253,7 @@ out:
 
 static int open_backends(gc_comm_t *c, const gc_params_t *p)
 {
-	gk_error_t ge = { "" };
+	gk_error_t ge = {""};
 	c->cpu = gk_backend_open("cpu", &ge);
 	if (!c->cpu)
 		return gc_fail(c, errno ? errno : EIO, "kernels: %s", ge.text);
@@ -271,7 +279,8 @@ static gc_comm_t *comm_new(const gc_params_t *p)
 		return NULL;
 	c->rank = p->rank;
 	c->size = p->size;
-	c->timeout_ms = p->timeout_ms > 0 ? p->timeout_ms : env_int("GCOMM_TIMEOUT", 10000, 100, 86400000);
+	c->timeout_ms =
+	    p->timeout_ms > 0 ? p->timeout_ms : env_int("GCOMM_TIMEOUT", 10000, 100, 86400000);
 	c->chunk = (size_t)env_int("GCOMM_CHUNK", 0, 64, 1 << 30); /* 0: by buffer kind */
 	c->window = env_int("GCOMM_WINDOW", 8, 1, 1024);
 	c->small = (size_t)env_int("GCOMM_SMALL", 32 * 1024, 0, 1 << 30);
@@ -286,13 +295,14 @@ static int apply_env_choices(gc_comm_t *c)
 {
 	const char *a = getenv("GCOMM_ALGO");
 	if (a && *a) {
-		static const char *const names[] = { "auto", "ring", "rhd", "hier" };
+		static const char *const names[] = {"auto", "ring", "rhd", "hier"};
 		int found = -1;
 		for (int i = 0; i < 4; i++)
 			if (!strcmp(a, names[i]))
 				found = i;
 		if (found < 0)
-			return gc_fail(c, EINVAL, "GCOMM_ALGO=%s: expected auto, ring, rhd or hier", a);
+			return gc_fail(c, EINVAL, "GCOMM_ALGO=%s: expected auto, ring, rhd or hier",
+				       a);
 		c->algo = (gc_algo_t)found;
 	}
 	const char *w = getenv("GCOMM_WIRE");
@@ -331,8 +341,9 @@ gc_comm_t *gc_comm_create(const gc_params_t *p, gc_error_t *err)
 		c->coll = &gc_coll_mpi;
 		return c;
 #else
-		gc_fail(c, ENOTSUP, "transport 'mpi' is not built into this libgcomm (no mpi.h at "
-				    "build time)");
+		gc_fail(c, ENOTSUP,
+			"transport 'mpi' is not built into this libgcomm (no mpi.h at "
+			"build time)");
 		goto fail;
 #endif
 	}
@@ -363,8 +374,9 @@ gc_comm_t *gc_comm_create(const gc_params_t *p, gc_error_t *err)
 	} else {
 		const char *ma = getenv("MASTER_ADDR"), *mp = getenv("MASTER_PORT");
 		if (!ma || !*ma || !mp || !*mp) {
-			gc_fail(c, EINVAL, "no rendezvous: set GCOMM_RDV=tcp://ADDR:PORT (or run as a "
-					   "gpool job, which sets MASTER_ADDR and MASTER_PORT)");
+			gc_fail(c, EINVAL,
+				"no rendezvous: set GCOMM_RDV=tcp://ADDR:PORT (or run as a "
+				"gpool job, which sets MASTER_ADDR and MASTER_PORT)");
 			goto fail;
 		}
 		snprintf(rdv, sizeof(rdv), "tcp://%s:%s", ma, mp);

@@ -3,7 +3,7 @@
 #define GCOMM_INT_H
 
 #define GC_CHUNK_HOST (256u << 10) /* pipeline chunk for host buffers (GCOMM_CHUNK) */
-#define GC_CHUNK_DEV (1u << 20)	   /* for device buffers */
+#define GC_CHUNK_DEV  (1u << 20)   /* for device buffers */
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -43,10 +43,10 @@ struct gc_comm {
 	const gc_coll_ops_t *coll;
 	const gc_tp_ops_t *tpo; /* NULL for mpi */
 	gc_tp_t *tp;
-	void *mpi; /* the mpi data path's state */
-	gk_backend_t *gk;   /* the backend buffers may live on (cpu if none) */
-	gk_backend_t *cpu;  /* host reductions */
-	int gpu;	    /* gk is a GPU backend */
+	void *mpi;	     /* the mpi data path's state */
+	gk_backend_t *gk;    /* the backend buffers may live on (cpu if none) */
+	gk_backend_t *cpu;   /* host reductions */
+	int gpu;	     /* gk is a GPU backend */
 	gk_stream_t *stream; /* copies and device reductions */
 	gc_algo_t algo;	     /* forced, or AUTO */
 	gc_dtype_t wire;     /* f32 (none), f16, bf16 */
@@ -57,7 +57,7 @@ struct gc_comm {
 	/* host layout: host_of[rank] = index of its host; hosts in order of first rank */
 	int nhosts;
 	int *host_of;
-	int broken; /* a data-path failure happened: every call fails */
+	int broken;   /* a data-path failure happened: every call fails */
 	uint32_t seq; /* collective sequence number (tags) */
 	/* buffers grown on demand: [which][0 host (pinned when gpu), 1 device] */
 	struct {

@@ -24,18 +24,19 @@ static int env_rank(const char *const *names, int *out)
 
 gc_comm_t *gc_comm_from_env(gc_error_t *err)
 {
-	static const char *const ranks[] = { "GCOMM_RANK", "GPOOL_RANK", "RANK",
-					     "OMPI_COMM_WORLD_RANK", "PMIX_RANK", NULL };
-	static const char *const sizes[] = { "GCOMM_SIZE", "GPOOL_SIZE", "WORLD_SIZE",
-					     "OMPI_COMM_WORLD_SIZE", NULL };
-	gc_params_t p = { .device = -1 };
+	static const char *const ranks[] = {"GCOMM_RANK",	    "GPOOL_RANK", "RANK",
+					    "OMPI_COMM_WORLD_RANK", "PMIX_RANK",  NULL};
+	static const char *const sizes[] = {"GCOMM_SIZE", "GPOOL_SIZE", "WORLD_SIZE",
+					    "OMPI_COMM_WORLD_SIZE", NULL};
+	gc_params_t p = {.device = -1};
 	const char *tp = getenv("GCOMM_TRANSPORT");
 	int mpi = tp && !strcmp(tp, "mpi");
 	if (!mpi && (env_rank(ranks, &p.rank) < 0 || env_rank(sizes, &p.size) < 0)) {
 		if (err)
-			snprintf(err->text, sizeof(err->text),
-				 "no rank in the environment (GPOOL_RANK/GPOOL_SIZE, RANK/WORLD_SIZE "
-				 "or OMPI_COMM_WORLD_RANK/SIZE)");
+			snprintf(
+			    err->text, sizeof(err->text),
+			    "no rank in the environment (GPOOL_RANK/GPOOL_SIZE, RANK/WORLD_SIZE "
+			    "or OMPI_COMM_WORLD_RANK/SIZE)");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -46,12 +47,12 @@ static const struct {
 	const char *name;
 	size_t size;
 } dtypes[] = {
-	[GC_F32] = { "f32", 4 }, [GC_F16] = { "f16", 2 }, [GC_BF16] = { "bf16", 2 },
-	[GC_F64] = { "f64", 8 }, [GC_I32] = { "i32", 4 },
+    [GC_F32] = {"f32", 4}, [GC_F16] = {"f16", 2}, [GC_BF16] = {"bf16", 2},
+    [GC_F64] = {"f64", 8}, [GC_I32] = {"i32", 4},
 };
 
-static const char *const ops[] = { [GC_SUM] = "sum", [GC_MAX] = "max", [GC_MIN] = "min",
-				   [GC_AVG] = "avg" };
+static const char *const ops[] = {
+    [GC_SUM] = "sum", [GC_MAX] = "max", [GC_MIN] = "min", [GC_AVG] = "avg"};
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

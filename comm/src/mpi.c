@@ -31,7 +31,7 @@
 
 #include "comm_int.h"
 
-#define MAX_COUNT INT_MAX	    /* MPI counts are ints */
+#define MAX_COUNT   INT_MAX    /* MPI counts are ints */
 #define BCAST_CHUNK (1u << 30) /* bytes per MPI_Bcast */
 
 typedef struct {
@@ -41,29 +41,26 @@ typedef struct {
 /* Process-wide: MPI's handles belong to the process, not to a communicator. */
 static struct {
 	pthread_mutex_t mu;
-	int refs;      /* open mpi communicators */
-	int we_inited; /* MPI_Init_thread was ours: the last destroy finalizes */
+	int refs;	      /* open mpi communicators */
+	int we_inited;	      /* MPI_Init_thread was ours: the last destroy finalizes */
 	MPI_Datatype half[2]; /* f16, bf16 */
 	MPI_Op ops[3];	      /* sum, max, min over half[] */
 	gk_backend_t *cpu;    /* the operations' reductions */
-} g = { .mu = PTHREAD_MUTEX_INITIALIZER };
+} g = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static const struct {
 	gc_dtype_t gc;
 	gk_dtype_t gk;
 	int half; /* index into g.half, or -1: MPI's own type */
 } dtypes[] = {
-	{ GC_F32, GK_F32, -1 },
-	{ GC_F16, GK_F16, 0 },
-	{ GC_BF16, GK_BF16, 1 },
-	{ GC_F64, GK_F64, -1 },
-	{ GC_I32, GK_I32, -1 },
+    {GC_F32, GK_F32, -1}, {GC_F16, GK_F16, 0},	{GC_BF16, GK_BF16, 1},
+    {GC_F64, GK_F64, -1}, {GC_I32, GK_I32, -1},
 };
 
 static MPI_Datatype mpi_type(gc_dtype_t t)
 {
-	const MPI_Datatype own[] = { [GC_F32] = MPI_FLOAT, [GC_F64] = MPI_DOUBLE,
-				     [GC_I32] = MPI_INT32_T };
+	const MPI_Datatype own[] = {
+	    [GC_F32] = MPI_FLOAT, [GC_F64] = MPI_DOUBLE, [GC_I32] = MPI_INT32_T};
 
 	for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
 		if (dtypes[i].gc == t)
@@ -79,8 +76,8 @@ static int is_half(gc_dtype_t t)
 /* AVG is a sum here; the scale comes after. */
 static MPI_Op mpi_op(gc_dtype_t t, gc_op_t op)
 {
-	static const int slot[] = { [GC_SUM] = 0, [GC_MAX] = 1, [GC_MIN] = 2, [GC_AVG] = 0 };
-	const MPI_Op own[] = { MPI_SUM, MPI_MAX, MPI_MIN };
+	static const int slot[] = {[GC_SUM] = 0, [GC_MAX] = 1, [GC_MIN] = 2, [GC_AVG] = 0};
+	const MPI_Op own[] = {MPI_SUM, MPI_MAX, MPI_MIN};
 
 	if ((unsigned)op > GC_AVG)
 		return MPI_OP_NULL;
@@ -93,7 +90,7 @@ static void half_reduce(void *in, void *inout, const int *len, const MPI_Datatyp
 			gk_redop_t op)
 {
 	gk_dtype_t t = *dt == g.half[0] ? GK_F16 : GK_BF16;
-	const void *srcs[2] = { in, inout };
+	const void *srcs[2] = {in, inout};
 
 	/* MPI gives this no way to fail; the cpu backend does not fail on host memory */
 	gk_reduce(g.cpu, t, op, inout, srcs, 2, (size_t)*len, NULL);
@@ -259,12 +256,15 @@ static int mpi_reduce_scatter(gc_comm_t *c, const void *s, void *r, size_t rn, g
 	if (rn == 0)
 		return 0;
 	if (rn > MAX_COUNT)
-		return gc_fail(c, EOVERFLOW, "mpi: reduce_scatter of %zu elements per rank: mpi "
-					     "counts stop at %d", rn, MAX_COUNT);
+		return gc_fail(c, EOVERFLOW,
+			       "mpi: reduce_scatter of %zu elements per rank: mpi "
+			       "counts stop at %d",
+			       rn, MAX_COUNT);
 	if (t == GC_I32 && op == GC_AVG) {
 		size_t total = rn * c->size;
 		int64_t *w = gc_buf(c, GC_BUF_WORK, total * sizeof(int64_t), 0);
-		int32_t *in = gc_is_device(c, s) ? gc_buf(c, GC_BUF_STAGE, in_bytes, 0) : (int32_t *)s;
+		int32_t *in =
+		    gc_is_device(c, s) ? gc_buf(c, GC_BUF_STAGE, in_bytes, 0) : (int32_t *)s;
 		int32_t *out;
 
 		if (!w || !in || copy_in(c, in, s, in_bytes) < 0)
@@ -317,8 +317,10 @@ static int mpi_allgather(gc_comm_t *c, const void *s, void *r, size_t sn, gc_dty
 	if (sn == 0)
 		return 0;
 	if (sn > MAX_COUNT)
-		return gc_fail(c, EOVERFLOW, "mpi: allgather of %zu elements per rank: mpi counts "
-					     "stop at %d", sn, MAX_COUNT);
+		return gc_fail(c, EOVERFLOW,
+			       "mpi: allgather of %zu elements per rank: mpi counts "
+			       "stop at %d",
+			       sn, MAX_COUNT);
 	h = host_for(c, r, total);
 	if (!h)
 		return -1;
@@ -367,7 +369,7 @@ static int mpi_barrier(gc_comm_t *c)
 /* With g.mu held: the types and operations, when the first communicator opens. */
 static int globals_take(gc_comm_t *c)
 {
-	MPI_User_function *fn[3] = { half_sum, half_max, half_min };
+	MPI_User_function *fn[3] = {half_sum, half_max, half_min};
 	gk_error_t ge;
 
 	if (g.refs++ > 0)
@@ -450,7 +452,8 @@ int gc_mpi_open(gc_comm_t *c, gc_error_t *err)
 	MPI_Finalized(&fin);
 	if (fin) {
 		pthread_mutex_unlock(&g.mu);
-		gc_fail(c, EALREADY, "mpi: already finalized (mpi cannot start twice in a process)");
+		gc_fail(c, EALREADY,
+			"mpi: already finalized (mpi cannot start twice in a process)");
 		goto fail;
 	}
 	if (!ini) {
@@ -498,18 +501,17 @@ int gc_mpi_open(gc_comm_t *c, gc_error_t *err)
 		goto fail_drop;
 	}
 	return 0;
-fail_drop:
-	{
-		int e = errno;
+fail_drop : {
+	int e = errno;
 
-		if (st && st->comm != MPI_COMM_NULL)
-			MPI_Comm_free(&st->comm);
-		free(st);
-		pthread_mutex_lock(&g.mu);
-		globals_drop();
-		pthread_mutex_unlock(&g.mu);
-		errno = e;
-	}
+	if (st && st->comm != MPI_COMM_NULL)
+		MPI_Comm_free(&st->comm);
+	free(st);
+	pthread_mutex_lock(&g.mu);
+	globals_drop();
+	pthread_mutex_unlock(&g.mu);
+	errno = e;
+}
 fail:
 	if (err)
 		snprintf(err->text, sizeof(err->text), "%s", c->err);
@@ -534,11 +536,11 @@ static void mpi_destroy(gc_comm_t *c)
 }
 
 const gc_coll_ops_t gc_coll_mpi = {
-	.name = "mpi",
-	.allreduce = mpi_allreduce,
-	.reduce_scatter = mpi_reduce_scatter,
-	.allgather = mpi_allgather,
-	.broadcast = mpi_broadcast,
-	.barrier = mpi_barrier,
-	.destroy = mpi_destroy,
+    .name = "mpi",
+    .allreduce = mpi_allreduce,
+    .reduce_scatter = mpi_reduce_scatter,
+    .allgather = mpi_allgather,
+    .broadcast = mpi_broadcast,
+    .barrier = mpi_barrier,
+    .destroy = mpi_destroy,
 };

@@ -54,13 +54,13 @@ static int do_barrier(gc_comm_t *c, struct gc_req *q)
 }
 
 static int (*const runners[K_COUNT])(gc_comm_t *, struct gc_req *) = {
-	[K_ALLREDUCE] = do_allreduce,	 [K_REDUCE_SCATTER] = do_reduce_scatter,
-	[K_ALLGATHER] = do_allgather,	 [K_BROADCAST] = do_broadcast,
-	[K_BARRIER] = do_barrier,
+    [K_ALLREDUCE] = do_allreduce, [K_REDUCE_SCATTER] = do_reduce_scatter,
+    [K_ALLGATHER] = do_allgather, [K_BROADCAST] = do_broadcast,
+    [K_BARRIER] = do_barrier,
 };
 
 static const char *const kind_names[K_COUNT] = {
-	"allreduce", "reduce_scatter", "allgather", "broadcast", "barrier",
+    "allreduce", "reduce_scatter", "allgather", "broadcast", "barrier",
 };
 
 static int run(gc_comm_t *c, struct gc_req *q)
@@ -69,8 +69,8 @@ static int run(gc_comm_t *c, struct gc_req *q)
 		if (!strstr(c->err, "communicator is broken")) {
 			char first[sizeof(c->err)];
 			snprintf(first, sizeof(first), "%s", c->err);
-			gc_fail(c, EPIPE, "the communicator is broken by an earlier failure: %.200s",
-				first);
+			gc_fail(c, EPIPE,
+				"the communicator is broken by an earlier failure: %.200s", first);
 		}
 		return errno = EPIPE, -1;
 	}
@@ -165,24 +165,34 @@ static int check(gc_comm_t *c, struct gc_req *q)
 	if (!c)
 		return errno = EINVAL, -1;
 	if (q->kind != K_BARRIER && !gc_dtype_size(q->t))
-		return gc_fail(c, EINVAL, "%s: unknown data type %d", kind_names[q->kind], (int)q->t);
+		return gc_fail(c, EINVAL, "%s: unknown data type %d", kind_names[q->kind],
+			       (int)q->t);
 	if ((q->kind == K_ALLREDUCE || q->kind == K_REDUCE_SCATTER) &&
 	    (q->op < GC_SUM || q->op > GC_AVG))
-		return gc_fail(c, EINVAL, "%s: unknown operation %d", kind_names[q->kind], (int)q->op);
+		return gc_fail(c, EINVAL, "%s: unknown operation %d", kind_names[q->kind],
+			       (int)q->op);
 	if (q->n && (!q->d || !q->s) && q->kind != K_BARRIER)
 		return gc_fail(c, EINVAL, "%s: a buffer is NULL", kind_names[q->kind]);
 	if (q->kind == K_BROADCAST && (q->root < 0 || q->root >= c->size))
-		return gc_fail(c, EINVAL, "broadcast: root %d is not a rank of %d", q->root, c->size);
+		return gc_fail(c, EINVAL, "broadcast: root %d is not a rank of %d", q->root,
+			       c->size);
 	if (q->n > ((size_t)1 << 40))
-		return gc_fail(c, EINVAL, "%s: %zu elements is too many", kind_names[q->kind], q->n);
+		return gc_fail(c, EINVAL, "%s: %zu elements is too many", kind_names[q->kind],
+			       q->n);
 	return 0;
 }
 
 static int call(gc_comm_t *c, int kind, const void *s, void *d, size_t n, gc_dtype_t t, gc_op_t op,
 		int root)
 {
-	struct gc_req q = { .c = c, .kind = kind, .s = s == GC_IN_PLACE ? d : s, .d = d, .n = n,
-			    .t = t, .op = op, .root = root };
+	struct gc_req q = {.c = c,
+			   .kind = kind,
+			   .s = s == GC_IN_PLACE ? d : s,
+			   .d = d,
+			   .n = n,
+			   .t = t,
+			   .op = op,
+			   .root = root};
 	if (kind == K_BROADCAST)
 		q.s = d;
 	if (check(c, &q) < 0)
@@ -226,8 +236,13 @@ int gc_iallreduce(gc_comm_t *c, const void *s, void *d, size_t n, gc_dtype_t t, 
 	struct gc_req *q = calloc(1, sizeof(*q));
 	if (!q)
 		return gc_fail(c, ENOMEM, "out of memory");
-	*q = (struct gc_req){ .c = c, .kind = K_ALLREDUCE, .s = s == GC_IN_PLACE ? d : s, .d = d,
-			      .n = n, .t = t, .op = op };
+	*q = (struct gc_req){.c = c,
+			     .kind = K_ALLREDUCE,
+			     .s = s == GC_IN_PLACE ? d : s,
+			     .d = d,
+			     .n = n,
+			     .t = t,
+			     .op = op};
 	if (check(c, q) < 0) {
 		free(q);
 		return -1;

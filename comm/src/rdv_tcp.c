@@ -78,7 +78,7 @@ static int send_frame(int fd, uint32_t op, uint32_t rank, const char *key, const
 		      size_t vlen, int64_t deadline)
 {
 	size_t klen = key ? strlen(key) : 0;
-	struct hdr h = { op, rank, (uint32_t)klen, (uint32_t)vlen };
+	struct hdr h = {op, rank, (uint32_t)klen, (uint32_t)vlen};
 	if (gc_sock_send_all(fd, &h, sizeof(h), deadline) < 0 ||
 	    (klen && gc_sock_send_all(fd, key, klen, deadline) < 0) ||
 	    (vlen && gc_sock_send_all(fd, val, vlen, deadline) < 0))
@@ -224,10 +224,10 @@ static void *serve(void *arg)
 			break;
 		struct pollfd p[s->cap + 2];
 		int n = 0;
-		p[n++] = (struct pollfd){ .fd = s->stop_pipe[0], .events = POLLIN };
-		p[n++] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
+		p[n++] = (struct pollfd){.fd = s->stop_pipe[0], .events = POLLIN};
+		p[n++] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
 		for (int i = 0; i < s->ncl; i++)
-			p[n++] = (struct pollfd){ .fd = s->cl[i].fd, .events = POLLIN };
+			p[n++] = (struct pollfd){.fd = s->cl[i].fd, .events = POLLIN};
 		if (poll(p, (nfds_t)n, 500) <= 0)
 			continue;
 		if (p[0].revents)
@@ -241,7 +241,7 @@ static void *serve(void *arg)
 		if (p[1].revents & POLLIN && s->ncl < s->cap) {
 			int fd = gc_sock_accept(s->lfd, deadline);
 			if (fd >= 0)
-				s->cl[s->ncl++] = (struct client){ .fd = fd, .rank = -1 };
+				s->cl[s->ncl++] = (struct client){.fd = fd, .rank = -1};
 		}
 	}
 	return NULL;
@@ -295,8 +295,8 @@ static struct server *server_start(const char *host, int port, int size, uint64_
 		s->lfd = gc_sock_listen(NULL, &p, size + 8);
 	}
 	if (s->lfd < 0 || !s->cl || pipe2(s->stop_pipe, O_CLOEXEC) < 0) {
-		snprintf(err, errlen, "rendezvous: rank 0 cannot listen on %.64s:%d: %s", host, port,
-			 strerror(errno));
+		snprintf(err, errlen, "rendezvous: rank 0 cannot listen on %.64s:%d: %s", host,
+			 port, strerror(errno));
 		if (s->lfd >= 0)
 			close(s->lfd);
 		free(s->cl);
@@ -326,8 +326,8 @@ static gc_rdv_t *rdv_open(const char *spec, int rank, int size, const char *toke
 	if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof(host) ||
 	    sscanf(colon + 1, "%d", &port) != 1 || port <= 0 || port > 65535) {
 		if (err)
-			snprintf(err->text, sizeof(err->text),
-				 "rendezvous: '%s' is not ADDR:PORT", spec ? spec : "");
+			snprintf(err->text, sizeof(err->text), "rendezvous: '%s' is not ADDR:PORT",
+				 spec ? spec : "");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -383,11 +383,10 @@ static int await(gc_rdv_t *r, uint32_t op, char *key, void **val, uint32_t *len,
 {
 	struct hdr h;
 	if (recv_frame(r->fd, &h, key, val, gc_now_ms() + r->timeout_ms) < 0)
-		return rfail(r, errno == ECONNRESET ? EPIPE : errno,
-			     "rendezvous: %s: %s", what,
-			     errno == ETIMEDOUT ? "not every rank arrived in time"
-						: errno == ECONNRESET ? "rank 0 went away"
-								      : strerror(errno));
+		return rfail(r, errno == ECONNRESET ? EPIPE : errno, "rendezvous: %s: %s", what,
+			     errno == ETIMEDOUT	   ? "not every rank arrived in time"
+			     : errno == ECONNRESET ? "rank 0 went away"
+						   : strerror(errno));
 	if (h.op != op) {
 		free(*val);
 		*val = NULL;
@@ -415,8 +414,8 @@ static int rdv_get(gc_rdv_t *r, const char *key, void **val, size_t *len)
 {
 	if (strlen(key) >= GC_RDV_KEY_MAX)
 		return rfail(r, EMSGSIZE, "rendezvous: key too long");
-	if (send_frame(r->fd, OP_GET, (uint32_t)r->rank, key, NULL, 0, gc_now_ms() + r->timeout_ms) <
-	    0)
+	if (send_frame(r->fd, OP_GET, (uint32_t)r->rank, key, NULL, 0,
+		       gc_now_ms() + r->timeout_ms) < 0)
 		return rfail(r, errno, "rendezvous: get %s: %s", key, strerror(errno));
 	char k[GC_RDV_KEY_MAX];
 	uint32_t l;
@@ -453,12 +452,12 @@ static const char *rdv_error(const gc_rdv_t *r)
 }
 
 const gc_rdv_ops_t gc_rdv_tcp = {
-	.name = "tcp",
-	.open = rdv_open,
-	.put = rdv_put,
-	.fence = rdv_fence,
-	.get = rdv_get,
-	.local_addr = rdv_local_addr,
-	.close = rdv_close,
-	.error = rdv_error,
+    .name = "tcp",
+    .open = rdv_open,
+    .put = rdv_put,
+    .fence = rdv_fence,
+    .get = rdv_get,
+    .local_addr = rdv_local_addr,
+    .close = rdv_close,
+    .error = rdv_error,
 };

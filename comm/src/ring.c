@@ -27,13 +27,13 @@ struct ring {
 	const gc_ring_args_t *a;
 	gk_backend_t *k; /* where the reductions run */
 	int n, me, left, right;
-	size_t es, ws;	/* element size of the data / on the wire */
-	gc_dtype_t wt;	/* wire type */
-	int wire;	/* wt != t */
-	int mirror;	/* sends and allgather receives go through H */
-	size_t C;	/* chunk, elements */
-	int W;		/* chunks in flight */
-	int G;		/* global steps */
+	size_t es, ws;	      /* element size of the data / on the wire */
+	gc_dtype_t wt;	      /* wire type */
+	int wire;	      /* wt != t */
+	int mirror;	      /* sends and allgather receives go through H */
+	size_t C;	      /* chunk, elements */
+	int W;		      /* chunks in flight */
+	int G;		      /* global steps */
 	int *sstart, *rstart; /* first message index of each step, sends / receives */
 	int S, R;	      /* messages sent, received */
 	char *H;	      /* host mirror (wire type) */
@@ -45,9 +45,9 @@ struct ring {
 	gk_event_t **ev, **ev0;
 	uint32_t tag;
 	/* progress */
-	int spost, sdone;		/* sends posted, completed */
-	int rpost, issued, processed;	/* receives posted, processing queued, done */
-	int prep0;			/* sends of step 0 prepared (mirror) */
+	int spost, sdone;	      /* sends posted, completed */
+	int rpost, issued, processed; /* receives posted, processing queued, done */
+	int prep0;		      /* sends of step 0 prepared (mirror) */
 	int rc;
 };
 
@@ -69,13 +69,15 @@ static int step_of(const struct ring *r, int g)
 static int send_seg(const struct ring *r, int g)
 {
 	int s = step_of(r, g);
-	return is_rs(r, g) ? mod(r->me + r->a->shift - s, r->n) : mod(r->me + r->a->shift + 1 - s, r->n);
+	return is_rs(r, g) ? mod(r->me + r->a->shift - s, r->n)
+			   : mod(r->me + r->a->shift + 1 - s, r->n);
 }
 
 static int recv_seg(const struct ring *r, int g)
 {
 	int s = step_of(r, g);
-	return is_rs(r, g) ? mod(r->me + r->a->shift - s - 1, r->n) : mod(r->me + r->a->shift - s, r->n);
+	return is_rs(r, g) ? mod(r->me + r->a->shift - s - 1, r->n)
+			   : mod(r->me + r->a->shift - s, r->n);
 }
 
 static int nchunks(const struct ring *r, int seg)
@@ -118,7 +120,8 @@ static int scale(struct ring *r, void *p, size_t cnt)
 	if (a->scale_by <= 1)
 		return 0;
 	if (a->t != GC_I32) {
-		if (gk_scale(r->k, (gk_dtype_t)a->t, p, p, 1.0 / a->scale_by, cnt, r->c->stream) < 0)
+		if (gk_scale(r->k, (gk_dtype_t)a->t, p, p, 1.0 / a->scale_by, cnt, r->c->stream) <
+		    0)
 			return kfail(r, "scale");
 		return 0;
 	}
@@ -230,7 +233,7 @@ static int process(struct ring *r, int m)
 				return kfail(r, "cast");
 			in = d32;
 		}
-		const void *srcs[2] = { src, in };
+		const void *srcs[2] = {src, in};
 		if (gk_reduce(r->k, (gk_dtype_t)a->t, (gk_redop_t)a->op, dst, srcs, 2, cnt, s) < 0)
 			return kfail(r, "reduce");
 		if (last_rs && scale(r, dst, cnt) < 0)
@@ -239,14 +242,15 @@ static int process(struct ring *r, int m)
 			/* what goes on to the right comes from H */
 			if (r->wire) {
 				char *wdst = a->dev ? at(r, r->DH, off, r->ws) : h;
-				if (gk_cast(r->k, (gk_dtype_t)r->wt, wdst, (gk_dtype_t)a->t, dst, cnt, s) <
-				    0)
+				if (gk_cast(r->k, (gk_dtype_t)r->wt, wdst, (gk_dtype_t)a->t, dst,
+					    cnt, s) < 0)
 					return kfail(r, "cast");
 				/* the owner keeps the rounded value, as everyone else will */
-				if (last_rs && gk_cast(r->k, (gk_dtype_t)a->t, dst, (gk_dtype_t)r->wt,
-						       wdst, cnt, s) < 0)
+				if (last_rs && gk_cast(r->k, (gk_dtype_t)a->t, dst,
+						       (gk_dtype_t)r->wt, wdst, cnt, s) < 0)
 					return kfail(r, "cast");
-				if (a->dev && gk_copy_async(r->k, h, wdst, cnt * r->ws, GK_D2H, s) < 0)
+				if (a->dev &&
+				    gk_copy_async(r->k, h, wdst, cnt * r->ws, GK_D2H, s) < 0)
 					return kfail(r, "stage out");
 			} else if (gk_copy_async(r->k, h, dst, cnt * r->es, GK_D2H, s) < 0) {
 				return kfail(r, "stage out");
@@ -257,12 +261,14 @@ static int process(struct ring *r, int m)
 			if (r->wire) {
 				char *dh = at(r, r->DH, off, r->ws);
 				if (gk_copy_async(r->k, dh, h, cnt * r->ws, GK_H2D, s) < 0 ||
-				    gk_cast(r->k, (gk_dtype_t)a->t, dst, (gk_dtype_t)r->wt, dh, cnt, s) < 0)
+				    gk_cast(r->k, (gk_dtype_t)a->t, dst, (gk_dtype_t)r->wt, dh, cnt,
+					    s) < 0)
 					return kfail(r, "stage in");
 			} else if (gk_copy_async(r->k, dst, h, cnt * r->es, GK_H2D, s) < 0) {
 				return kfail(r, "stage in");
 			}
-		} else if (gk_cast(r->k, (gk_dtype_t)a->t, dst, (gk_dtype_t)r->wt, h, cnt, NULL) < 0) {
+		} else if (gk_cast(r->k, (gk_dtype_t)a->t, dst, (gk_dtype_t)r->wt, h, cnt, NULL) <
+			   0) {
 			return kfail(r, "cast");
 		}
 	}
@@ -355,7 +361,8 @@ static int setup(struct ring *r, gc_comm_t *c, const gc_ring_args_t *a, int whic
 		if (!r->ev || !r->ev0)
 			return gc_fail(c, ENOMEM, "out of memory");
 		for (int i = 0; i < r->W; i++)
-			if (gk_event_create(r->k, &r->ev[i]) < 0 || gk_event_create(r->k, &r->ev0[i]) < 0)
+			if (gk_event_create(r->k, &r->ev[i]) < 0 ||
+			    gk_event_create(r->k, &r->ev0[i]) < 0)
 				return kfail(r, "event");
 	}
 	return 0;
@@ -534,13 +541,15 @@ static void balance(size_t *off, size_t *len, int n, size_t base_off, size_t cou
 }
 
 int gc_ring_allreduce_members(gc_comm_t *c, const int *members, int n, int me, const void *s,
-			      void *d, size_t count, gc_dtype_t t, gc_op_t op, int scale_by, int dev)
+			      void *d, size_t count, gc_dtype_t t, gc_op_t op, int scale_by,
+			      int dev)
 {
 	/* Two rings in opposite directions, each on half the buffer, use both directions of
 	 * every link (gloo does the same). With two members left and right are one peer: one
 	 * ring then. */
 	int two = c->bidir && n >= 3 && count >= (size_t)(4 * n);
-	size_t *off = calloc((size_t)n * 2, sizeof(size_t)), *len = calloc((size_t)n * 2, sizeof(size_t));
+	size_t *off = calloc((size_t)n * 2, sizeof(size_t)),
+	       *len = calloc((size_t)n * 2, sizeof(size_t));
 	int *rev = calloc((size_t)n, sizeof(int));
 	if (!off || !len || !rev) {
 		free(off);
@@ -553,12 +562,24 @@ int gc_ring_allreduce_members(gc_comm_t *c, const int *members, int n, int me, c
 	gc_dtype_t wire = t;
 	if (t == GC_F32 && (op == GC_SUM || op == GC_AVG))
 		wire = c->wire;
-	gc_ring_args_t a[2] = { {
-		.members = members, .n = n, .me = me, .shift = 0, .do_rs = 1, .do_ag = 1,
-		.off = off, .len = len, .t = t, .op = op == GC_AVG ? GC_SUM : op,
-		.scale_by = op == GC_AVG ? scale_by : 0, .src = s, .dst = d, .dev = dev,
-		.wire = wire, .tag = c->seq,
-	} };
+	gc_ring_args_t a[2] = {{
+	    .members = members,
+	    .n = n,
+	    .me = me,
+	    .shift = 0,
+	    .do_rs = 1,
+	    .do_ag = 1,
+	    .off = off,
+	    .len = len,
+	    .t = t,
+	    .op = op == GC_AVG ? GC_SUM : op,
+	    .scale_by = op == GC_AVG ? scale_by : 0,
+	    .src = s,
+	    .dst = d,
+	    .dev = dev,
+	    .wire = wire,
+	    .tag = c->seq,
+	}};
 	if (two) {
 		for (int k = 0; k < n; k++)
 			rev[k] = members[n - 1 - k];
@@ -569,7 +590,7 @@ int gc_ring_allreduce_members(gc_comm_t *c, const int *members, int n, int me, c
 		a[1].off = off + n;
 		a[1].len = len + n;
 	}
-	const gc_ring_args_t *pa[2] = { &a[0], &a[1] };
+	const gc_ring_args_t *pa[2] = {&a[0], &a[1]};
 	int rc = run_rings(c, pa, two ? 2 : 1);
 	free(off);
 	free(len);

@@ -15,18 +15,19 @@ typedef struct {
 	int do_rs, do_ag;
 	const size_t *off, *len; /* segment k, in elements */
 	gc_dtype_t t;
-	gc_op_t op;	  /* SUM, MAX, MIN (AVG is SUM + scale_by) */
-	int scale_by;	  /* > 1: divide the owned segment by this after reduce-scatter */
-	const void *src;  /* local contribution (may equal dst); allgather-only: unused */
-	void *dst;	  /* full-size result */
-	int dev;	  /* src and dst are device memory */
-	gc_dtype_t wire;  /* type on the wire (t, or f16/bf16 for f32) */
+	gc_op_t op;	 /* SUM, MAX, MIN (AVG is SUM + scale_by) */
+	int scale_by;	 /* > 1: divide the owned segment by this after reduce-scatter */
+	const void *src; /* local contribution (may equal dst); allgather-only: unused */
+	void *dst;	 /* full-size result */
+	int dev;	 /* src and dst are device memory */
+	gc_dtype_t wire; /* type on the wire (t, or f16/bf16 for f32) */
 	uint32_t tag;
 } gc_ring_args_t;
 
 int gc_ring_run(gc_comm_t *c, const gc_ring_args_t *a);
 /* Allreduce around MEMBERS (count elements split in n balanced segments). */
 int gc_ring_allreduce_members(gc_comm_t *c, const int *members, int n, int me, const void *s,
-			      void *d, size_t count, gc_dtype_t t, gc_op_t op, int scale_by, int dev);
+			      void *d, size_t count, gc_dtype_t t, gc_op_t op, int scale_by,
+			      int dev);
 
 #endif

@@ -32,7 +32,7 @@ static int resolve(const char *host, int port, struct sockaddr_in *sa)
 	}
 	if (inet_pton(AF_INET, host, &sa->sin_addr) == 1)
 		return 0;
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
 	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res) {
 		errno = EHOSTUNREACH;
 		return -1;
@@ -70,7 +70,7 @@ static int wait_fd(int fd, short ev, int64_t deadline)
 		int64_t left = deadline - gc_now_ms();
 		if (left <= 0)
 			return errno = ETIMEDOUT, -1;
-		struct pollfd p = { .fd = fd, .events = ev };
+		struct pollfd p = {.fd = fd, .events = ev};
 		int rc = poll(&p, 1, left > 1000 ? 1000 : (int)left);
 		if (rc > 0)
 			return 0;

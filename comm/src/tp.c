@@ -4,9 +4,9 @@
 #include "tp.h"
 
 static const gc_tp_ops_t *const transports[] = {
-	&gc_tp_tcp,
+    &gc_tp_tcp,
 #ifdef GCOMM_HAVE_UCX
-	&gc_tp_ucx,
+    &gc_tp_ucx,
 #endif
 };
 

@@ -24,15 +24,15 @@
 typedef struct gc_tp gc_tp_t;
 
 typedef struct gc_tpreq {
-	int done;	/* set to 1 by the transport when complete (ok or failed) */
-	int err;	/* 0, or errno of the failure */
-	size_t len;	/* bytes received (receives) */
-	int peer;	/* set by isend/irecv */
-	uint32_t tag;	/* set by isend/irecv */
-	void *buf;	/* set by isend/irecv */
-	size_t size;	/* set by isend/irecv: bytes to send / room to receive */
-	size_t off;	/* the transport's progress through buf */
-	void *tp_priv;	/* the transport's use */
+	int done;	       /* set to 1 by the transport when complete (ok or failed) */
+	int err;	       /* 0, or errno of the failure */
+	size_t len;	       /* bytes received (receives) */
+	int peer;	       /* set by isend/irecv */
+	uint32_t tag;	       /* set by isend/irecv */
+	void *buf;	       /* set by isend/irecv */
+	size_t size;	       /* set by isend/irecv: bytes to send / room to receive */
+	size_t off;	       /* the transport's progress through buf */
+	void *tp_priv;	       /* the transport's use */
 	struct gc_tpreq *next; /* the transport's queues */
 } gc_tpreq_t;
 
@@ -55,7 +55,8 @@ typedef struct gc_tp_ops {
 	int (*connect)(gc_tp_t *t, const void *const *blobs, const size_t *lens, gc_error_t *err);
 	/* Post a send / receive (buf must stay valid until r->done). A receive of a
 	 * message longer than LEN fails with EMSGSIZE. */
-	int (*isend)(gc_tp_t *t, int peer, uint32_t tag, const void *buf, size_t len, gc_tpreq_t *r);
+	int (*isend)(gc_tp_t *t, int peer, uint32_t tag, const void *buf, size_t len,
+		     gc_tpreq_t *r);
 	int (*irecv)(gc_tp_t *t, int peer, uint32_t tag, void *buf, size_t len, gc_tpreq_t *r);
 	/* Move data. When nothing can move, wait up to TIMEOUT_MS (-1: until something
 	 * happens) for the network. Returns >= 0 (requests completed), -1 on a failure

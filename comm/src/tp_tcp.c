@@ -37,8 +37,8 @@ struct frame {
 
 struct peer {
 	int fd;
-	uint32_t events; /* registered with epoll */
-	int closed;	 /* end of file seen, or hung up */
+	uint32_t events;	  /* registered with epoll */
+	int closed;		  /* end of file seen, or hung up */
 	gc_tpreq_t *sq, *sq_tail; /* sends, in order */
 	gc_tpreq_t *rq, *rq_tail; /* receives, in order */
 	struct frame sh;	  /* header of the send at the head */
@@ -128,8 +128,8 @@ static gc_tp_t *tcp_create(const gc_tp_params_t *p, void *blob, size_t *blob_len
 	t->lfd = gc_sock_listen(t->addr, &port, p->size + 8);
 	if (t->lfd < 0) {
 		if (err)
-			snprintf(err->text, sizeof(err->text), "tcp: cannot listen on %s: %s", t->addr,
-				 strerror(errno));
+			snprintf(err->text, sizeof(err->text), "tcp: cannot listen on %s: %s",
+				 t->addr, strerror(errno));
 		free(t->peers);
 		free(t);
 		return NULL;
@@ -172,13 +172,13 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 			      strerror(errno));
 			goto fail;
 		}
-		struct hello h = { HELLO_MAGIC, (uint32_t)me, t->p.comm_key, dg }, back;
+		struct hello h = {HELLO_MAGIC, (uint32_t)me, t->p.comm_key, dg}, back;
 		if (gc_sock_send_all(fd, &h, sizeof(h), deadline) < 0 ||
 		    gc_sock_recv_all(fd, &back, sizeof(back), deadline) < 0 ||
 		    back.magic != HELLO_MAGIC || back.rank != (uint32_t)j ||
 		    back.comm_key != t->p.comm_key || back.digest != dg) {
-			tfail(t, errno ? errno : EPROTO, "tcp: handshake with rank %d at %s:%d failed", j,
-			      a, port);
+			tfail(t, errno ? errno : EPROTO,
+			      "tcp: handshake with rank %d at %s:%d failed", j, a, port);
 			close(fd);
 			goto fail;
 		}
@@ -199,7 +199,7 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 			close(fd); /* a stray or foreign connection: ignore it */
 			continue;
 		}
-		struct hello back = { HELLO_MAGIC, (uint32_t)me, t->p.comm_key, dg };
+		struct hello back = {HELLO_MAGIC, (uint32_t)me, t->p.comm_key, dg};
 		if (gc_sock_send_all(fd, &back, sizeof(back), deadline) < 0) {
 			close(fd);
 			continue;
@@ -218,7 +218,7 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 		struct peer *pe = &t->peers[j];
 		if (j == me)
 			continue;
-		struct epoll_event ev = { .events = 0, .data.u32 = (uint32_t)j };
+		struct epoll_event ev = {.events = 0, .data.u32 = (uint32_t)j};
 		if (gc_sock_tune(pe->fd, t->p.timeout_ms) < 0 || gc_sock_nonblock(pe->fd, 1) < 0 ||
 		    epoll_ctl(t->ep, EPOLL_CTL_ADD, pe->fd, &ev) < 0) {
 			tfail(t, errno, "tcp: socket setup: %s", strerror(errno));
@@ -252,8 +252,7 @@ static void prep(gc_tpreq_t *r, int peer, uint32_t tag, const void *buf, size_t 
 	r->size = len;
 }
 
-static int tcp_isend(gc_tp_t *t, int peer, uint32_t tag, const void *buf, size_t len,
-		     gc_tpreq_t *r)
+static int tcp_isend(gc_tp_t *t, int peer, uint32_t tag, const void *buf, size_t len, gc_tpreq_t *r)
 {
 	prep(r, peer, tag, buf, len);
 	if (t->broken) {
@@ -305,7 +304,7 @@ static int drive_send(gc_tp_t *t, int j)
 			iov[n].iov_base = (char *)r->buf + r->off;
 			iov[n++].iov_len = r->size - r->off;
 		}
-		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)n };
+		struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
 		ssize_t w = n ? sendmsg(pe->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) : 0;
 		if (w < 0) {
 			if (errno == EAGAIN || errno == EINTR)
@@ -373,7 +372,8 @@ static int drive_recv(gc_tp_t *t, int j)
 			if (r->off == r->len) {
 				n = 1; /* zero-length payload */
 			} else {
-				n = recv(pe->fd, (char *)r->buf + r->off, r->len - r->off, MSG_DONTWAIT);
+				n = recv(pe->fd, (char *)r->buf + r->off, r->len - r->off,
+					 MSG_DONTWAIT);
 				if (n > 0)
 					r->off += (size_t)n;
 			}
@@ -415,7 +415,7 @@ static int sync_events(gc_tp_t *t, int j)
 	uint32_t want = (pe->sq ? EPOLLOUT : 0) | (pe->rq ? EPOLLIN : 0);
 	if (want == pe->events)
 		return 0;
-	struct epoll_event ev = { .events = want, .data.u32 = (uint32_t)j };
+	struct epoll_event ev = {.events = want, .data.u32 = (uint32_t)j};
 	if (epoll_ctl(t->ep, EPOLL_CTL_MOD, pe->fd, &ev) < 0)
 		return peer_fail(t, j, errno, "watching");
 	pe->events = want;
@@ -477,7 +477,7 @@ static void tcp_abort(gc_tp_t *t)
 	for (int j = 0; j < t->p.size; j++) {
 		if (t->peers[j].fd >= 0) {
 			/* a reset, not a clean close: the peers must not mistake it for an end */
-			struct linger lg = { 1, 0 };
+			struct linger lg = {1, 0};
 			setsockopt(t->peers[j].fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		}
 	}
@@ -507,13 +507,13 @@ static const char *tcp_error(const gc_tp_t *t)
 }
 
 const gc_tp_ops_t gc_tp_tcp = {
-	.name = "tcp",
-	.create = tcp_create,
-	.connect = tcp_connect,
-	.isend = tcp_isend,
-	.irecv = tcp_irecv,
-	.progress = tcp_progress,
-	.abort = tcp_abort,
-	.destroy = tcp_destroy,
-	.error = tcp_error,
+    .name = "tcp",
+    .create = tcp_create,
+    .connect = tcp_connect,
+    .isend = tcp_isend,
+    .irecv = tcp_irecv,
+    .progress = tcp_progress,
+    .abort = tcp_abort,
+    .destroy = tcp_destroy,
+    .error = tcp_error,
 };

@@ -66,15 +66,15 @@
 
 #include "tp.h"
 
-#define BLOB_MAGIC 0x58554347u /* "GCUX" */
-#define HELLO_MAGIC 0x53484347u /* "GCHS" */
-#define WIRE_VERSION 1
-#define MAX_RANKS 32768 /* the tag's 15 sender bits */
-#define CTRL_BIT (1ull << 63)
-#define DATA_MATCH 0xffffffff00000000ull
-#define CTRL_MATCH 0xffffffffffffffffull
+#define BLOB_MAGIC    0x58554347u /* "GCUX" */
+#define HELLO_MAGIC   0x53484347u /* "GCHS" */
+#define WIRE_VERSION  1
+#define MAX_RANKS     32768 /* the tag's 15 sender bits */
+#define CTRL_BIT      (1ull << 63)
+#define DATA_MATCH    0xffffffff00000000ull
+#define CTRL_MATCH    0xffffffffffffffffull
 #define CLOSE_WAIT_MS 1000 /* longest a close may take to settle */
-#define QUIET_MS 2000	   /* longest a breaking rank waits for its peers' ABORT_ACK */
+#define QUIET_MS      2000 /* longest a breaking rank waits for its peers' ABORT_ACK */
 
 enum { CTRL_HELLO = 1, CTRL_VERDICT = 2, CTRL_BYE = 3, CTRL_ABORT = 4, CTRL_ABORT_ACK = 5 };
 
@@ -127,15 +127,15 @@ struct gc_tp {
 	ucp_address_t *addr;
 	int efd;
 	peer_t *peers;
-	gc_tpreq_t *pend; /* requests UCX still holds (linked by ->next) */
-	int ncomp;	  /* completions since progress() last returned */
-	int newly_lost;	  /* an error handler ran since the last look */
+	gc_tpreq_t *pend;	 /* requests UCX still holds (linked by ->next) */
+	int ncomp;		 /* completions since progress() last returned */
+	int newly_lost;		 /* an error handler ran since the last look */
 	int fail_err, fail_peer; /* a request failed on a link: about to break */
 	int connected;
 	int armed;   /* the ABORT receives are posted */
 	int closing; /* in destroy: lost peers are expected */
 	abort_msg_t abort_out;
-	char none;   /* the buffer of empty control messages */
+	char none; /* the buffer of empty control messages */
 	int broken;
 	int err; /* errno of the failure that broke the transport */
 	char msg[256];
@@ -176,18 +176,18 @@ static const struct {
 	int e;
 	const char *what;
 } status_errno[] = {
-	{ UCS_ERR_CONNECTION_RESET, ECONNRESET, "connection reset" },
-	{ UCS_ERR_ENDPOINT_TIMEOUT, ECONNRESET, "connection lost" },
-	{ UCS_ERR_TIMED_OUT, ETIMEDOUT, "timed out" },
-	{ UCS_ERR_MESSAGE_TRUNCATED, EMSGSIZE, "message truncated" },
-	{ UCS_ERR_CANCELED, ECANCELED, "canceled" },
-	{ UCS_ERR_NO_MEMORY, ENOMEM, "out of memory" },
-	{ UCS_ERR_UNREACHABLE, EHOSTUNREACH, "unreachable" },
-	{ UCS_ERR_REJECTED, ECONNREFUSED, "connection refused" },
-	{ UCS_ERR_INVALID_PARAM, EINVAL, "invalid parameter" },
-	{ UCS_ERR_INVALID_ADDR, EINVAL, "invalid address" },
-	{ UCS_ERR_UNSUPPORTED, ENOTSUP, "unsupported" },
-	{ UCS_ERR_BUSY, EBUSY, "busy" },
+    {UCS_ERR_CONNECTION_RESET, ECONNRESET, "connection reset"},
+    {UCS_ERR_ENDPOINT_TIMEOUT, ECONNRESET, "connection lost"},
+    {UCS_ERR_TIMED_OUT, ETIMEDOUT, "timed out"},
+    {UCS_ERR_MESSAGE_TRUNCATED, EMSGSIZE, "message truncated"},
+    {UCS_ERR_CANCELED, ECANCELED, "canceled"},
+    {UCS_ERR_NO_MEMORY, ENOMEM, "out of memory"},
+    {UCS_ERR_UNREACHABLE, EHOSTUNREACH, "unreachable"},
+    {UCS_ERR_REJECTED, ECONNREFUSED, "connection refused"},
+    {UCS_ERR_INVALID_PARAM, EINVAL, "invalid parameter"},
+    {UCS_ERR_INVALID_ADDR, EINVAL, "invalid address"},
+    {UCS_ERR_UNSUPPORTED, ENOTSUP, "unsupported"},
+    {UCS_ERR_BUSY, EBUSY, "busy"},
 };
 
 static int errno_of(ucs_status_t st)
@@ -215,12 +215,12 @@ static int is_link_error(int e)
 
 /* SipHash-2-4: the hello's MAC, so the token itself never crosses the network. */
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                      \
-	do {                                                                          \
-		v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);             \
-		v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                \
-		v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                \
-		v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);             \
+#define SIPROUND                                                                                   \
+	do {                                                                                       \
+		v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);                          \
+		v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                             \
+		v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                             \
+		v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);                          \
 	} while (0)
 
 static uint64_t siphash24(const uint64_t k[2], const void *data, size_t len)
@@ -256,7 +256,7 @@ static uint64_t siphash24(const uint64_t k[2], const void *data, size_t len)
  * binds it to this communicator and this ordered pair (no replay across either). */
 static uint64_t hello_mac(const gc_tp_t *t, uint32_t from, uint32_t to)
 {
-	uint64_t msg[4] = { HELLO_MAGIC, t->comm_key, from, to };
+	uint64_t msg[4] = {HELLO_MAGIC, t->comm_key, from, to};
 
 	return siphash24(t->mac_key, msg, sizeof(msg));
 }
@@ -291,11 +291,11 @@ static int tune_config(gc_tp_t *t, ucp_config_t *cfg)
 	struct {
 		const char *name, *env, *val;
 	} set[] = {
-		{ "KEEPALIVE_INTERVAL", "UCX_KEEPALIVE_INTERVAL", ka },
-		{ "KEEPIDLE", "UCX_TCP_KEEPIDLE", kidle },
-		{ "KEEPINTVL", "UCX_TCP_KEEPINTVL", "1s" },
-		{ "KEEPCNT", "UCX_TCP_KEEPCNT", kcnt },
-		{ "ZCOPY_THRESH", "UCX_ZCOPY_THRESH", "inf" },
+	    {"KEEPALIVE_INTERVAL", "UCX_KEEPALIVE_INTERVAL", ka},
+	    {"KEEPIDLE", "UCX_TCP_KEEPIDLE", kidle},
+	    {"KEEPINTVL", "UCX_TCP_KEEPINTVL", "1s"},
+	    {"KEEPCNT", "UCX_TCP_KEEPCNT", kcnt},
+	    {"ZCOPY_THRESH", "UCX_ZCOPY_THRESH", "inf"},
 	};
 
 	snprintf(ka, sizeof(ka), "%dms", t->tick_ms);
@@ -372,7 +372,7 @@ static void drain(gc_tp_t *t)
  * never spins. Call it only after ucp_worker_progress found nothing to do. */
 static void nap(gc_tp_t *t, int ms)
 {
-	struct pollfd pfd = { .fd = t->efd, .events = POLLIN };
+	struct pollfd pfd = {.fd = t->efd, .events = POLLIN};
 	ucs_status_t st = ucp_worker_arm(t->worker);
 
 	if (st == UCS_ERR_BUSY || ms <= 0)
@@ -381,7 +381,7 @@ static void nap(gc_tp_t *t, int ms)
 		ms = t->tick_ms;
 	if (st != UCS_OK) {
 		/* cannot sleep on the fd: a short nap, still no spin */
-		struct timespec ts = { 0, 1000000 };
+		struct timespec ts = {0, 1000000};
 
 		nanosleep(&ts, NULL);
 		return;
@@ -411,7 +411,7 @@ static void close_eps(gc_tp_t *t, int force, int wait_ms)
 
 	for (int i = 0; i < t->size; i++) {
 		peer_t *p = &t->peers[i];
-		ucp_request_param_t prm = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS };
+		ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS};
 		void *q;
 
 		if (!p->ep)
@@ -506,7 +506,8 @@ static int live(const gc_tp_t *t, int i)
  * any more between us and them, and the endpoints can go by force. */
 static void quiesce(gc_tp_t *t)
 {
-	uint64_t deadline = now_ms() + (uint64_t)(t->timeout_ms < QUIET_MS ? t->timeout_ms : QUIET_MS);
+	uint64_t deadline =
+	    now_ms() + (uint64_t)(t->timeout_ms < QUIET_MS ? t->timeout_ms : QUIET_MS);
 
 	t->abort_out.err = t->err;
 	snprintf(t->abort_out.why, sizeof(t->abort_out.why), "%.223s", t->msg);
@@ -527,8 +528,8 @@ static void quiesce(gc_tp_t *t)
 				continue;
 			if (p->abort_in.done && !p->abort_in.err && !p->acked) {
 				p->acked = 1;
-				if (post_send(t, &p->ack_out, i, ctrl_tag(t->rank, CTRL_ABORT_ACK), 0,
-					      &t->none, 0, 0) < 0)
+				if (post_send(t, &p->ack_out, i, ctrl_tag(t->rank, CTRL_ABORT_ACK),
+					      0, &t->none, 0, 0) < 0)
 					p->ack_out.done = 1;
 			}
 			left += !p->ack_in.done;
@@ -645,8 +646,8 @@ static int arm(gc_tp_t *t)
 			continue;
 		if (post_recv(t, &p->abort_in, i, ctrl_tag(i, CTRL_ABORT), CTRL_MATCH, 0,
 			      &p->abort_msg, sizeof(p->abort_msg), 0) < 0 ||
-		    post_recv(t, &p->ack_in, i, ctrl_tag(i, CTRL_ABORT_ACK), CTRL_MATCH, 0, &t->none,
-			      0, 0) < 0)
+		    post_recv(t, &p->ack_in, i, ctrl_tag(i, CTRL_ABORT_ACK), CTRL_MATCH, 0,
+			      &t->none, 0, 0) < 0)
 			return -1;
 		t->armed = 1;
 	}
@@ -690,10 +691,10 @@ static int post_recv(gc_tp_t *t, gc_tpreq_t *r, int peer, uint64_t utag, uint64_
 		     uint32_t tag, void *buf, size_t len, int track_it)
 {
 	ucp_request_param_t prm = {
-		.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-				UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
-		.cb.recv = recv_cb,
-		.user_data = r,
+	    .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+			    UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+	    .cb.recv = recv_cb,
+	    .user_data = r,
 	};
 	void *q;
 
@@ -710,9 +711,9 @@ static int post_send(gc_tp_t *t, gc_tpreq_t *r, int peer, uint64_t utag, uint32_
 		     const void *buf, size_t len, int track_it)
 {
 	ucp_request_param_t prm = {
-		.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-		.cb.send = send_cb,
-		.user_data = r,
+	    .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+	    .cb.send = send_cb,
+	    .user_data = r,
 	};
 	void *q;
 
@@ -738,10 +739,10 @@ static gc_tp_t *tp_create(const gc_tp_params_t *p, void *blob, size_t *blob_len,
 {
 	static const uint64_t zero[2];
 	const char *token = p->token ? p->token : "";
-	ucp_worker_attr_t wa = { .field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS };
+	ucp_worker_attr_t wa = {.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS};
 	ucp_config_t *cfg = NULL;
-	ucp_params_t up = { 0 };
-	ucp_worker_params_t wp = { 0 };
+	ucp_params_t up = {0};
+	ucp_worker_params_t wp = {0};
 	ucs_status_t st;
 	blob_hdr_t h;
 	gc_tp_t *t;
@@ -865,11 +866,12 @@ static int check_blob(gc_tp_t *t, int i, const void *blob, size_t len)
 	if (h.magic != BLOB_MAGIC || h.version != WIRE_VERSION)
 		return setmsg(t, EPROTO, "ucx: rank %d's address is not a gcomm ucx address", i);
 	if (h.comm_key != t->comm_key)
-		return setmsg(t, EPROTO, "ucx: rank %d's address belongs to another communicator", i);
+		return setmsg(t, EPROTO, "ucx: rank %d's address belongs to another communicator",
+			      i);
 	if (h.rank != (uint32_t)i || h.size != (uint32_t)t->size || h.addr_len != len - sizeof(h))
 		return setmsg(t, EPROTO,
-			      "ucx: rank %d's address says rank %u of %u (%u address bytes in %zu)", i,
-			      h.rank, h.size, h.addr_len, len);
+			      "ucx: rank %d's address says rank %u of %u (%u address bytes in %zu)",
+			      i, h.rank, h.size, h.addr_len, len);
 	return 0;
 }
 
@@ -887,8 +889,8 @@ static int check_hello(gc_tp_t *t, int i, const hello_t *m, size_t len)
 
 /* Send OUT[i] to every rank i and receive IN[i] from each (control message KIND, SIZE
  * bytes each); wait for all of it until DEADLINE. LENS[i] gets the received length. */
-static int exchange(gc_tp_t *t, uint32_t kind, const void *out, void *in, size_t size,
-		    size_t *lens, uint64_t deadline)
+static int exchange(gc_tp_t *t, uint32_t kind, const void *out, void *in, size_t size, size_t *lens,
+		    uint64_t deadline)
 {
 	int n = t->size, rc = -1;
 	gc_tpreq_t *rq = calloc(2 * (size_t)n, sizeof(*rq));
@@ -961,7 +963,7 @@ static int tp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens, 
 	hello_t *out = calloc((size_t)n, sizeof(*out)), *in = calloc((size_t)n, sizeof(*in));
 	verdict_t *vout = calloc((size_t)n, sizeof(*vout)), *vin = calloc((size_t)n, sizeof(*vin));
 	size_t *got = calloc((size_t)n, sizeof(*got));
-	verdict_t mine = { 0, -1 };
+	verdict_t mine = {0, -1};
 	char why[sizeof(t->msg)] = "";
 
 	if (!out || !in || !vout || !vin || !got) {
@@ -973,13 +975,14 @@ static int tp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens, 
 		goto out;
 	}
 	for (int i = 0; i < n; i++) {
-		ucp_ep_params_t ep = { 0 };
+		ucp_ep_params_t ep = {0};
 		ucs_status_t st;
 
 		if (check_blob(t, i, blobs[i], lens[i]) < 0)
 			goto out;
 		ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-				UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+				UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+				UCP_EP_PARAM_FIELD_ERR_HANDLER;
 		ep.address = (const ucp_address_t *)((const char *)blobs[i] + sizeof(blob_hdr_t));
 		ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
 		ep.err_handler.cb = ep_err_cb;
@@ -1031,13 +1034,12 @@ static int tp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens, 
 	t->connected = 1;
 	rc = 0;
 	goto out;
-out_close:
-	{
-		int e = errno;
+out_close : {
+	int e = errno;
 
-		fail_all(t, e);
-		errno = e;
-	}
+	fail_all(t, e);
+	errno = e;
+}
 out:
 	if (rc < 0) {
 		int e = t->broken ? t->err : errno;
@@ -1232,13 +1234,13 @@ static const char *tp_error(const gc_tp_t *t)
 }
 
 const gc_tp_ops_t gc_tp_ucx = {
-	.name = "ucx",
-	.create = tp_create,
-	.connect = tp_connect,
-	.isend = tp_isend,
-	.irecv = tp_irecv,
-	.progress = tp_progress,
-	.abort = tp_abort,
-	.destroy = tp_destroy,
-	.error = tp_error,
+    .name = "ucx",
+    .create = tp_create,
+    .connect = tp_connect,
+    .isend = tp_isend,
+    .irecv = tp_irecv,
+    .progress = tp_progress,
+    .abort = tp_abort,
+    .destroy = tp_destroy,
+    .error = tp_error,
 };

@@ -27,11 +27,11 @@ static int quick, fake_hosts = 1;
 static gk_backend_t *gk; /* for device buffers */
 static int failures;
 
-#define FAIL(...)                                                                          \
-	do {                                                                               \
-		fprintf(stderr, __VA_ARGS__);                                              \
-		fputc('\n', stderr);                                                       \
-		failures++;                                                                \
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		fprintf(stderr, __VA_ARGS__);                                                      \
+		fputc('\n', stderr);                                                               \
+		failures++;                                                                        \
 	} while (0)
 
 static double now(void)
@@ -44,7 +44,8 @@ static double now(void)
 /* Small integers: every sum of up to 8 ranks is exact in every type (bf16 included). */
 static int value(int rank, size_t i, int salt)
 {
-	uint64_t x = (uint64_t)rank * 0x9e3779b97f4a7c15ULL + i * 0xbf58476d1ce4e5b9ULL + (uint64_t)salt;
+	uint64_t x =
+	    (uint64_t)rank * 0x9e3779b97f4a7c15ULL + i * 0xbf58476d1ce4e5b9ULL + (uint64_t)salt;
 	x ^= x >> 31;
 	x *= 0x94d049bb133111ebULL;
 	x ^= x >> 29;
@@ -107,8 +108,8 @@ static int close_enough(gc_dtype_t t, double got, double want)
 {
 	if (tol_as >= 0)
 		t = (gc_dtype_t)tol_as;
-	static const double tol[] = { [GC_F32] = 1e-6, [GC_F16] = 1e-3, [GC_BF16] = 8e-3,
-				      [GC_F64] = 1e-12, [GC_I32] = 0 };
+	static const double tol[] = {
+	    [GC_F32] = 1e-6, [GC_F16] = 1e-3, [GC_BF16] = 8e-3, [GC_F64] = 1e-12, [GC_I32] = 0};
 	return fabs(got - want) <= tol[t] * fmax(1.0, fabs(want));
 }
 
@@ -177,16 +178,18 @@ static void test_allreduce(gc_comm_t *c, size_t n, gc_dtype_t t, gc_op_t op, int
 	tb_put(s, h, bytes);
 	int rc = gc_allreduce(c, inplace ? GC_IN_PLACE : s, d, n, t, op);
 	if (rc < 0) {
-		FAIL("rank %d: allreduce n=%zu %s %s: %s", rank, n, gc_dtype_name(t), gc_op_name(op),
-		     gc_error(c));
+		FAIL("rank %d: allreduce n=%zu %s %s: %s", rank, n, gc_dtype_name(t),
+		     gc_op_name(op), gc_error(c));
 	} else {
 		tb_get(out, d, bytes);
 		size_t bad = 0, first = 0;
 		for (size_t i = 0; i < n; i++)
-			if (!close_enough(t, load(t, out, i), expect(op, t, size, i, salt)) && !bad++)
+			if (!close_enough(t, load(t, out, i), expect(op, t, size, i, salt)) &&
+			    !bad++)
 				first = i;
 		if (bad)
-			FAIL("rank %d: allreduce n=%zu %s %s %s algo=%s: %zu wrong, first [%zu] = %g, "
+			FAIL("rank %d: allreduce n=%zu %s %s %s algo=%s: %zu wrong, first [%zu] = "
+			     "%g, "
 			     "expected %g",
 			     rank, n, gc_dtype_name(t), gc_op_name(op), inplace ? "in-place" : "",
 			     gc_algo_name(gc_algo_for(c, n, t)), bad, first, load(t, out, first),
@@ -224,8 +227,10 @@ static void test_reduce_scatter(gc_comm_t *c, size_t rn, gc_dtype_t t, gc_op_t o
 		for (size_t i = 0; i < rn; i++) {
 			double want = expect(op, t, size, (size_t)rank * rn + i, 7);
 			if (!close_enough(t, load(t, out, base + i), want)) {
-				FAIL("rank %d: reduce_scatter rn=%zu %s %s: [%zu] = %g, expected %g", rank,
-				     rn, gc_dtype_name(t), gc_op_name(op), i, load(t, out, base + i), want);
+				FAIL(
+				    "rank %d: reduce_scatter rn=%zu %s %s: [%zu] = %g, expected %g",
+				    rank, rn, gc_dtype_name(t), gc_op_name(op), i,
+				    load(t, out, base + i), want);
 				break;
 			}
 		}
@@ -253,8 +258,8 @@ static void test_allgather(gc_comm_t *c, size_t sn, gc_dtype_t t, int inplace)
 		for (int r = 0; r < size; r++)
 			for (size_t i = 0; i < sn; i++)
 				if (load(t, out, (size_t)r * sn + i) != value(r, i, 3)) {
-					FAIL("rank %d: allgather sn=%zu %s: block %d [%zu] wrong", rank, sn,
-					     gc_dtype_name(t), r, i);
+					FAIL("rank %d: allgather sn=%zu %s: block %d [%zu] wrong",
+					     rank, sn, gc_dtype_name(t), r, i);
 					r = size;
 					break;
 				}
@@ -280,7 +285,8 @@ static void test_broadcast(gc_comm_t *c, size_t n, int root)
 		tb_get(h, d, n * 4);
 		for (size_t i = 0; i < n; i++)
 			if (h[i] != value(root, i, 11)) {
-				FAIL("rank %d: broadcast n=%zu root %d: [%zu] wrong", rank, n, root, i);
+				FAIL("rank %d: broadcast n=%zu root %d: [%zu] wrong", rank, n, root,
+				     i);
 				break;
 			}
 	}
@@ -326,9 +332,10 @@ static void test_nonblocking(gc_comm_t *c)
 static int run_all(gc_comm_t *c)
 {
 	int size = gc_size(c);
-	static const gc_algo_t algos[] = { GC_ALGO_RING, GC_ALGO_RHD, GC_ALGO_HIER, GC_ALGO_AUTO };
-	size_t counts[] = { 1, 2, 3, (size_t)size - 1 > 0 ? (size_t)size - 1 : 1, (size_t)size + 1,
-			    1000, 65537, 300007 };
+	static const gc_algo_t algos[] = {GC_ALGO_RING, GC_ALGO_RHD, GC_ALGO_HIER, GC_ALGO_AUTO};
+	size_t counts[] = {
+	    1,	  2,	 3,	(size_t)size - 1 > 0 ? (size_t)size - 1 : 1, (size_t)size + 1,
+	    1000, 65537, 300007};
 	int ncounts = quick ? 6 : 8;
 	for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]); a++) {
 		gc_set_algo(c, algos[a]);
@@ -337,7 +344,8 @@ static int run_all(gc_comm_t *c)
 				for (int k = 0; k < ncounts; k++) {
 					if (counts[k] > 70000 && (op == GC_MAX || op == GC_MIN))
 						continue; /* the big sizes: sum and avg carry it */
-					test_allreduce(c, counts[k], (gc_dtype_t)t, (gc_op_t)op, k % 2,
+					test_allreduce(c, counts[k], (gc_dtype_t)t, (gc_op_t)op,
+						       k % 2,
 						       (int)(a * 1000 + t * 100 + op * 10 + k));
 				}
 	}
@@ -353,13 +361,14 @@ static int run_all(gc_comm_t *c)
 		gc_set_wire(c, GC_F32);
 		gc_set_algo(c, GC_ALGO_AUTO);
 	}
-	size_t rcounts[] = { 1, 3, 1000, 70001 };
+	size_t rcounts[] = {1, 3, 1000, 70001};
 	for (int k = 0; k < 4; k++)
 		for (int t = GC_F32; t <= GC_I32; t++) {
-			test_reduce_scatter(c, rcounts[k], (gc_dtype_t)t, k % 2 ? GC_AVG : GC_SUM, k % 2);
+			test_reduce_scatter(c, rcounts[k], (gc_dtype_t)t, k % 2 ? GC_AVG : GC_SUM,
+					    k % 2);
 			test_allgather(c, rcounts[k], (gc_dtype_t)t, k % 2);
 		}
-	size_t bcounts[] = { 1, 17, 5000, 1000003 };
+	size_t bcounts[] = {1, 17, 5000, 1000003};
 	for (int k = 0; k < 4; k++)
 		for (int root = 0; root < size; root++)
 			test_broadcast(c, bcounts[k], root);
@@ -372,8 +381,12 @@ static int run_all(gc_comm_t *c)
 
 static gc_comm_t *make(int rank, int size, const char *rdv)
 {
-	gc_params_t p = { .rank = rank, .size = size, .rdv = rdv, .transport = transport,
-			  .backend = backend, .device = -1 };
+	gc_params_t p = {.rank = rank,
+			 .size = size,
+			 .rdv = rdv,
+			 .transport = transport,
+			 .backend = backend,
+			 .device = -1};
 	gc_error_t e;
 	gc_comm_t *c = gc_comm_create(&p, &e);
 	if (!c)
@@ -507,21 +520,23 @@ static int env_kill(gc_comm_t *c, int victim, const char *algo)
 		       gc_algo_name(a), dt);
 		return 3;
 	}
-	printf("rank %d: allreduce (%s) failed cleanly after %.2f s: %s\n", rank, gc_algo_name(a), dt,
-	       gc_error(c));
+	printf("rank %d: allreduce (%s) failed cleanly after %.2f s: %s\n", rank, gc_algo_name(a),
+	       dt, gc_error(c));
 	return 0;
 }
 
 static int kill_test(int size)
 {
-	static const gc_algo_t algos[] = { GC_ALGO_RING, GC_ALGO_RHD, GC_ALGO_HIER };
+	static const gc_algo_t algos[] = {GC_ALGO_RING, GC_ALGO_RHD, GC_ALGO_HIER};
 	int bad = 0;
 	for (size_t k = 0; k < 3; k++) {
 		int pfd[2];
 		if (pipe(pfd) < 0)
 			return 1;
-		struct kill_arg a = { .algo = algos[k], .ready_fd = pfd[1], .victim = 1,
-				      .count = quick ? 16u << 20 : 64u << 20 };
+		struct kill_arg a = {.algo = algos[k],
+				     .ready_fd = pfd[1],
+				     .victim = 1,
+				     .count = quick ? 16u << 20 : 64u << 20};
 		char rdv[64];
 		snprintf(rdv, sizeof(rdv), "tcp://127.0.0.1:%d", gc_free_port());
 		pid_t pids[16];
@@ -552,13 +567,15 @@ static int kill_test(int size)
 					       : WIFEXITED(st) && WEXITSTATUS(st) == 0;
 			if (!ok) {
 				bad = 1;
-				fprintf(stderr, "kill test %s: rank %d ended wrongly (status 0x%x)\n",
+				fprintf(stderr,
+					"kill test %s: rank %d ended wrongly (status 0x%x)\n",
 					gc_algo_name(algos[k]), r, st);
 			}
 		}
-		printf("kill test %s: every survivor failed cleanly %.2f s after the kill (start to "
-		       "end %.2f s)\n",
-		       gc_algo_name(algos[k]), now() - tk, now() - t0);
+		printf(
+		    "kill test %s: every survivor failed cleanly %.2f s after the kill (start to "
+		    "end %.2f s)\n",
+		    gc_algo_name(algos[k]), now() - tk, now() - t0);
 		if (now() - tk > 10.0) {
 			fprintf(stderr, "kill test %s: survivors took over 10 s\n",
 				gc_algo_name(algos[k]));
@@ -625,7 +642,8 @@ int main(int argc, char **argv)
 		double t0 = now();
 		int bad = run_all(c);
 		printf("rank %d of %d (%s, %d hosts): %s in %.1f s\n", gc_rank(c), gc_size(c),
-		       gc_transport(c), gc_host_count(c), bad ? "FAILED" : "all passed", now() - t0);
+		       gc_transport(c), gc_host_count(c), bad ? "FAILED" : "all passed",
+		       now() - t0);
 		gc_comm_destroy(&c);
 		return bad ? 1 : 0;
 	}

@@ -16,7 +16,7 @@
 int gc_free_port(void)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t sl = sizeof(sa);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0) {
