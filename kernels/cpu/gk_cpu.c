@@ -379,6 +379,15 @@ static int cpu_reduce(void *ctx, gk_dtype_t t, gk_redop_t op, void *dst, const v
 		      int nsrc, size_t n, gk_stream_t *s)
 {
 	(void)ctx, (void)s;
+	if (t == GK_F32 && op == GK_SUM && nsrc == 2) {
+		/* the allreduce's local step: straight through, no block conversion (the same
+		 * single rounding as the general path) */
+		float *d = dst;
+		const float *a = srcs[0], *b = srcs[1];
+		for (size_t i = 0; i < n; i++)
+			d[i] = a[i] + b[i];
+		return 0;
+	}
 	if (t == GK_F64)
 		reduce_d(op, dst, srcs, nsrc, n);
 	else if (t == GK_I32)
