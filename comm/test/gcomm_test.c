@@ -626,6 +626,9 @@ int main(int argc, char **argv)
 		fake_hosts = 0;
 		if (strcmp(transport, "tcp"))
 			setenv("GCOMM_TRANSPORT", transport, 1);
+		/* the communicator must know the card's runtime to see device buffers */
+		if (strcmp(backend, "cpu"))
+			setenv("GCOMM_BACKEND", backend, 1);
 		if (open_gk())
 			return 77;
 		gc_error_t e;
