@@ -7,7 +7,7 @@ JOBS        ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CTEST_ARGS  ?=
 
-.PHONY: all build deps test unit system demo bench sanitize fuzz clean
+.PHONY: all build deps test unit system demo bench bench-comm sanitize fuzz clean
 
 all: build
 
@@ -36,6 +36,11 @@ bench: build
 		[ -x "$$b" ] || continue; found=1; \
 		echo "== $$b"; GPOOL_BIN_DIR=$(CURDIR)/$(BUILD)/bin "$$b"; \
 	done; [ $$found = 1 ] || echo "bench: no bench/*.sh yet"
+
+# allreduce side by side (gcomm, Open MPI, gloo, ring ceiling) on 2, 3, 4 netns hosts; root
+bench-comm: build
+	GPOOL_DEPS_EXTRA="iperf3 python3-torch python3-matplotlib" deploy/install-deps.sh
+	GPOOL_BIN_DIR=$(CURDIR)/$(BUILD)/bin bench/comm/bench-all.sh 2 3 4
 
 sanitize: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DGPOOL_SANITIZE=ON
