@@ -241,20 +241,48 @@ static int native_allreduce(gc_comm_t *c, const void *s, void *d, size_t n, gc_d
 	return dev ? staged(c, f, s, d, n, t, op) : f(c, s, d, n, t, op);
 }
 
-static int blocks(gc_comm_t *c, size_t each, size_t **off, size_t **len)
+/* One half of the ring over every rank, on blocks of EACH elements (block r is rank r's):
+ * reduce-scatter (rank r ends owning block r of DST) or allgather (rank r starts with it). */
+static int ring_blocks(gc_comm_t *c, int do_rs, const void *src, void *dst, size_t each,
+		       gc_dtype_t t, gc_op_t op, int dev)
 {
-	*off = calloc((size_t)c->size, sizeof(size_t));
-	*len = calloc((size_t)c->size, sizeof(size_t));
-	if (!*off || !*len) {
-		free(*off);
-		free(*len);
-		return gc_fail(c, ENOMEM, "out of memory");
+	size_t *off = calloc((size_t)c->size, sizeof(size_t));
+	size_t *len = calloc((size_t)c->size, sizeof(size_t));
+	int *m = NULL, rc = -1;
+	if (!off || !len) {
+		gc_fail(c, ENOMEM, "out of memory");
+		goto out;
 	}
+	if (all_members(c, &m) < 0)
+		goto out;
 	for (int k = 0; k < c->size; k++) {
-		(*off)[k] = (size_t)k * each;
-		(*len)[k] = each;
+		off[k] = (size_t)k * each;
+		len[k] = each;
 	}
-	return 0;
+	gc_ring_args_t a = {
+	    .members = m,
+	    .n = c->size,
+	    .me = c->rank,
+	    .shift = -1,
+	    .do_rs = do_rs,
+	    .do_ag = !do_rs,
+	    .off = off,
+	    .len = len,
+	    .t = t,
+	    .op = op == GC_AVG ? GC_SUM : op,
+	    .scale_by = op == GC_AVG ? c->size : 0,
+	    .src = src,
+	    .dst = dst,
+	    .dev = dev,
+	    .wire = t,
+	    .tag = c->seq,
+	};
+	rc = gc_ring_run(c, &a);
+out:
+	free(off);
+	free(len);
+	free(m);
+	return rc;
 }
 
 static int native_reduce_scatter(gc_comm_t *c, const void *s, void *d, size_t rn, gc_dtype_t t,
@@ -266,40 +294,9 @@ static int native_reduce_scatter(gc_comm_t *c, const void *s, void *d, size_t rn
 	if (c->size == 1)
 		return copy(c, d, s, rn * es, dev);
 	void *work = inplace ? d : gc_buf(c, GC_BUF_WORK, rn * es * (size_t)c->size, dev);
-	size_t *off, *len;
-	int *m;
-	if (!work || blocks(c, rn, &off, &len) < 0)
+	if (!work || ring_blocks(c, 1, s, work, rn, t, op, dev) < 0)
 		return -1;
-	if (all_members(c, &m) < 0) {
-		free(off);
-		free(len);
-		return -1;
-	}
-	gc_ring_args_t a = {
-	    .members = m,
-	    .n = c->size,
-	    .me = c->rank,
-	    .shift = -1,
-	    .do_rs = 1,
-	    .do_ag = 0,
-	    .off = off,
-	    .len = len,
-	    .t = t,
-	    .op = op == GC_AVG ? GC_SUM : op,
-	    .scale_by = op == GC_AVG ? c->size : 0,
-	    .src = s,
-	    .dst = work,
-	    .dev = dev,
-	    .wire = t,
-	    .tag = c->seq,
-	};
-	int rc = gc_ring_run(c, &a);
-	if (rc == 0 && !inplace)
-		rc = copy(c, d, (char *)work + (size_t)c->rank * rn * es, rn * es, dev);
-	free(off);
-	free(len);
-	free(m);
-	return rc;
+	return inplace ? 0 : copy(c, d, (char *)work + (size_t)c->rank * rn * es, rn * es, dev);
 }
 
 static int native_allgather(gc_comm_t *c, const void *s, void *d, size_t sn, gc_dtype_t t)
@@ -311,37 +308,7 @@ static int native_allgather(gc_comm_t *c, const void *s, void *d, size_t sn, gc_
 		return -1;
 	if (c->size == 1)
 		return 0;
-	size_t *off, *len;
-	int *m;
-	if (blocks(c, sn, &off, &len) < 0)
-		return -1;
-	if (all_members(c, &m) < 0) {
-		free(off);
-		free(len);
-		return -1;
-	}
-	gc_ring_args_t a = {
-	    .members = m,
-	    .n = c->size,
-	    .me = c->rank,
-	    .shift = -1,
-	    .do_rs = 0,
-	    .do_ag = 1,
-	    .off = off,
-	    .len = len,
-	    .t = t,
-	    .op = GC_SUM,
-	    .src = d,
-	    .dst = d,
-	    .dev = dev,
-	    .wire = t,
-	    .tag = c->seq,
-	};
-	int rc = gc_ring_run(c, &a);
-	free(off);
-	free(len);
-	free(m);
-	return rc;
+	return ring_blocks(c, 0, d, d, sn, t, GC_SUM, dev);
 }
 
 /* Small: binomial tree. Large: a pipelined chain in rank order from the root. */
