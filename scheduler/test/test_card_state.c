@@ -26,30 +26,11 @@
 
 #define NV GPOOL__VENDOR__VENDOR_NVIDIA
 
-static struct gsched S;
-static char dir[64];
-
-static const char *namer(int idx)
-{
-	return nodes_name(S.nodes, idx);
-}
+#include "sched_fixture.h"
 
 static int setup(void **state)
 {
-	gp_error_t err;
-	memset(&S, 0, sizeof(S));
-	strcpy(dir, "/tmp/gp-cards-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	S.cfg = gp_config_create(GP_SCHED);
-	S.store = store_create(dir, "off", 0, &err);
-	assert_non_null(S.store);
-	store_set_node_namer(namer);
-	S.output = output_create(dir, 1 << 20, &err);
-	S.nodes = nodes_create();
-	S.jobs = jobs_create(1);
-	S.running = gp_u64map_create();
-	S.net = net_create("inproc://card-state-test", NULL, 1 << 20, 0, &err);
-	assert_non_null(S.net);
+	fixture_up("cards");
 	S.heartbeat_ms = 1000;
 	S.node_timeout_ms = 10000;
 	return 0;
@@ -57,16 +38,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	net_destroy(&S.net);
-	store_destroy(&S.store);
-	output_destroy(&S.output);
-	jobs_destroy(&S.jobs);
-	nodes_destroy(&S.nodes);
-	gp_u64map_destroy(&S.running);
-	gp_config_destroy(&S.cfg);
-	free(S.touched);
-	free(S.subs);
-	gp_rm_rf(dir);
+	fixture_down();
 	return 0;
 }
 

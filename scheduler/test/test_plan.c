@@ -24,47 +24,18 @@
 #include "u64map.h"
 #include "util.h"
 
-static struct gsched S;
-static char dir[64];
-
-static const char *namer(int idx)
-{
-	return nodes_name(S.nodes, idx);
-}
+#include "sched_fixture.h"
 
 static int setup(void **state)
 {
-	gp_error_t err;
-	memset(&S, 0, sizeof(S));
-	strcpy(dir, "/tmp/gp-plan-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	S.cfg = gp_config_create(GP_SCHED);
-	S.store = store_create(dir, "off", 0, &err);
-	assert_non_null(S.store);
-	store_set_node_namer(namer);
-	S.output = output_create(dir, 1 << 20, &err);
-	S.nodes = nodes_create();
-	S.jobs = jobs_create(1);
-	S.running = gp_u64map_create();
-	/* no credential is made until a flush, so no munged is needed here */
-	S.net = net_create("inproc://plan-test", NULL, 1 << 20, 0, &err);
-	assert_non_null(S.net);
+	fixture_up("plan");
 	S.kill_grace_ms = 1000;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	net_destroy(&S.net);
-	store_destroy(&S.store);
-	output_destroy(&S.output);
-	jobs_destroy(&S.jobs);
-	nodes_destroy(&S.nodes);
-	gp_u64map_destroy(&S.running);
-	gp_config_destroy(&S.cfg);
-	free(S.touched);
-	free(S.subs);
-	gp_rm_rf(dir);
+	fixture_down();
 	return 0;
 }
 

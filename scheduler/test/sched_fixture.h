@@ -1,0 +1,62 @@
+/* sched_fixture.h - the scheduler the unit tests drive: SQLite in a temp dir with sync off,
+ * output store, empty node and job tables, an inproc ROUTER without authentication (no
+ * credential is made until a flush, so no munged is needed). Include once per test file. */
+#ifndef GPOOL_SCHED_FIXTURE_H
+#define GPOOL_SCHED_FIXTURE_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gschedd.h"
+#include "jobs.h"
+#include "net.h"
+#include "nodes.h"
+#include "output.h"
+#include "store.h"
+#include "u64map.h"
+#include "util.h"
+
+static struct gsched S;
+static char dir[64];
+
+static const char *fixture_namer(int idx)
+{
+	return nodes_name(S.nodes, idx);
+}
+
+/* NAME tells the temp dir and the inproc endpoint apart between test programs. */
+static void fixture_up(const char *name)
+{
+	gp_error_t err;
+	char ep[96];
+	memset(&S, 0, sizeof(S));
+	snprintf(dir, sizeof(dir), "/tmp/gp-%s-XXXXXX", name);
+	assert_non_null(mkdtemp(dir));
+	S.cfg = gp_config_create(GP_SCHED);
+	S.store = store_create(dir, "off", 0, &err);
+	assert_non_null(S.store);
+	store_set_node_namer(fixture_namer);
+	S.output = output_create(dir, 1 << 20, &err);
+	S.nodes = nodes_create();
+	S.jobs = jobs_create(1);
+	S.running = gp_u64map_create();
+	snprintf(ep, sizeof(ep), "inproc://%s-test", name);
+	S.net = net_create(ep, NULL, 1 << 20, 0, &err);
+	assert_non_null(S.net);
+}
+
+static void fixture_down(void)
+{
+	net_destroy(&S.net);
+	store_destroy(&S.store);
+	output_destroy(&S.output);
+	jobs_destroy(&S.jobs);
+	nodes_destroy(&S.nodes);
+	gp_u64map_destroy(&S.running);
+	gp_config_destroy(&S.cfg);
+	free(S.touched);
+	free(S.subs);
+	gp_rm_rf(dir);
+}
+
+#endif
