@@ -492,15 +492,6 @@ static int print_table(const struct run *r)
 	return rc;
 }
 
-static void json_real_or_null(gp_jw_t *w, const char *key, double v)
-{
-	gp_jw_key(w, key);
-	if (v < 0)
-		gp_jw_null(w);
-	else
-		gp_jw_real(w, v);
-}
-
 static void json_target(gp_jw_t *w, const struct target *t)
 {
 	const struct gp_screen_card *s = t->have ? &t->res : NULL;
@@ -531,7 +522,7 @@ static void json_target(gp_jw_t *w, const struct target *t)
 		gp_jw_object(w);
 		gp_jw_key(w, "mean_gbps");
 		gp_jw_real(w, s->bw_mean_gbps);
-		json_real_or_null(w, "fluct_pct", s->bw_fluct_pct);
+		gp_jw_key_real_or_null(w, "fluct_pct", s->bw_fluct_pct);
 		gp_jw_end_object(w);
 		gp_jw_key(w, "memtest");
 		gp_jw_object(w);
@@ -540,10 +531,10 @@ static void json_target(gp_jw_t *w, const struct target *t)
 		gp_jw_key(w, "errors");
 		gp_jw_uint(w, s->mem_errors);
 		gp_jw_end_object(w);
-		json_real_or_null(w, "f32_gflops", s->f32_gflops);
-		json_real_or_null(w, "f16_gflops", s->f16_gflops);
-		json_real_or_null(w, "temperature_c", s->temperature_c);
-		json_real_or_null(w, "power_w", s->power_w);
+		gp_jw_key_real_or_null(w, "f32_gflops", s->f32_gflops);
+		gp_jw_key_real_or_null(w, "f16_gflops", s->f16_gflops);
+		gp_jw_key_real_or_null(w, "temperature_c", s->temperature_c);
+		gp_jw_key_real_or_null(w, "power_w", s->power_w);
 	}
 	gp_jw_key(w, "reported");
 	gp_jw_bool(w, t->reported);

@@ -526,15 +526,6 @@ int gp_check_print_table(const struct gp_check_result *rs, int n, FILE *f)
 	return rc;
 }
 
-static void real_or_null(gp_jw_t *w, const char *key, double v)
-{
-	gp_jw_key(w, key);
-	if (v < 0)
-		gp_jw_null(w);
-	else
-		gp_jw_real(w, v);
-}
-
 static void json_card(gp_jw_t *w, const struct gp_check_result *r)
 {
 	static const char *const patterns[] = { "walking_ones", "moving_inversions", "address",
@@ -574,10 +565,10 @@ static void json_card(gp_jw_t *w, const struct gp_check_result *r)
 		gp_jw_string(w, patterns[i]);
 	gp_jw_end_array(w);
 	gp_jw_end_object(w);
-	real_or_null(w, "f32_gflops", m->f32_gflops);
-	real_or_null(w, "f16_gflops", m->f16_gflops);
-	real_or_null(w, "temperature_c", m->temperature_c);
-	real_or_null(w, "power_w", m->power_w);
+	gp_jw_key_real_or_null(w, "f32_gflops", m->f32_gflops);
+	gp_jw_key_real_or_null(w, "f16_gflops", m->f16_gflops);
+	gp_jw_key_real_or_null(w, "temperature_c", m->temperature_c);
+	gp_jw_key_real_or_null(w, "power_w", m->power_w);
 	gp_jw_key(w, "grade");
 	gp_jw_string(w, gp_grade_name(r->grade));
 	gp_jw_key(w, "reason");

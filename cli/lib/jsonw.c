@@ -216,3 +216,12 @@ int gp_jw_finish(gp_jw_t **p)
 	}
 	return 0;
 }
+
+void gp_jw_key_real_or_null(gp_jw_t *w, const char *key, double v)
+{
+	gp_jw_key(w, key);
+	if (v < 0)
+		gp_jw_null(w);
+	else
+		gp_jw_real(w, v);
+}

@@ -40,5 +40,7 @@ void gp_jw_int(gp_jw_t *w, int64_t v);
 void gp_jw_uint(gp_jw_t *w, uint64_t v);
 void gp_jw_bool(gp_jw_t *w, bool v);
 void gp_jw_null(gp_jw_t *w);
+/* KEY: V, or KEY: null when V is negative (a measurement that was not made). */
+void gp_jw_key_real_or_null(gp_jw_t *w, const char *key, double v);
 
 #endif
