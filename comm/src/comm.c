@@ -199,6 +199,7 @@ static int wire_up(gc_comm_t *c, const gc_params_t *p, const char *rdv_spec, con
 	gc_tp_params_t tpp = {.rank = c->rank,
 			      .size = c->size,
 			      .timeout_ms = c->timeout_ms,
+			      .spin_us = c->spin_us,
 			      .addr = addr ? addr : "0.0.0.0",
 			      .token = token,
 			      .comm_key = key};
@@ -285,6 +286,7 @@ static gc_comm_t *comm_new(const gc_params_t *p)
 	c->window = env_int("GCOMM_WINDOW", 8, 1, 1024);
 	c->small = (size_t)env_int("GCOMM_SMALL", 32 * 1024, 0, 1 << 30);
 	c->bidir = env_int("GCOMM_BIDIR", 1, 0, 1);
+	c->spin_us = env_int("GCOMM_SPIN", 1000, 0, 1000000);
 	c->wire = GC_F32;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);

@@ -54,6 +54,7 @@ struct gc_comm {
 	int window;	     /* chunks in flight (GCOMM_WINDOW) */
 	size_t small;	     /* below this many bytes auto picks rhd (GCOMM_SMALL) */
 	int bidir;	     /* allreduce on two rings in opposite directions (GCOMM_BIDIR) */
+	int spin_us;	     /* transports poll this long for small messages (GCOMM_SPIN) */
 	/* host layout: host_of[rank] = index of its host; hosts in order of first rank */
 	int nhosts;
 	int *host_of;

@@ -39,6 +39,7 @@ typedef struct gc_tpreq {
 typedef struct {
 	int rank, size;
 	int timeout_ms;	   /* peer liveness: declare dead after this long without answer */
+	int spin_us;	   /* poll this long for small messages before sleeping (0: never) */
 	const char *addr;  /* local IPv4 address to listen on ("0.0.0.0" allowed) */
 	const char *token; /* shared secret checked on every connection, may be NULL */
 	uint64_t comm_key; /* random, agreed through the rendezvous: connections of another

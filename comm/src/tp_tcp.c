@@ -1,12 +1,22 @@
 /* tp_tcp.c - gpool's own TCP transport: one connection per pair of ranks, frames of
- * {tag, length, payload} read straight into the posted receive buffer, epoll to wait.
+ * {tag, length, payload}, epoll to wait.
  *
- * Flow control is TCP's: a peer's socket is read only while a receive from it is posted,
- * so nothing is ever buffered twice. A peer's end of file is an error only when a
- * receive from it is pending (a rank that finished closes its connections cleanly while
- * others read what it sent last). */
+ * Receiving: a peer's socket is read only while a receive from it is posted. Headers and
+ * small payloads come through a small per-peer inbound buffer (one recv() takes a header
+ * and its payload, or several small frames at once); the bulk of a large payload is read
+ * straight into the posted buffer. A peer's end of file is an error only when a receive
+ * from it is pending (a rank that finished closes its connections cleanly while others
+ * read what it sent last).
+ *
+ * Waiting: when only small receives are pending the sockets are polled for up to
+ * spin_us, yielding the CPU between polls, before sleeping in epoll_wait: a wake-up from
+ * epoll costs more than a small message's whole trip on a quiet pair of hosts. A spin
+ * that ends without data doubles how many waits skip spinning (up to 1024), so ranks
+ * that outnumber the cores soon stop spinning at all. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +24,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sock.h"
@@ -21,6 +32,9 @@
 
 #define HELLO_MAGIC 0x47435450u /* "GCTP" */
 #define FRAME_MAGIC 0x4743u
+#define IB_SIZE 4096		   /* per-peer inbound buffer: headers and small payloads */
+#define SPIN_MAX_BYTES (64 * 1024) /* spin only while the pending receives are this small */
+#define SPIN_SKIP_MAX 1024
 
 struct hello {
 	uint32_t magic;
@@ -45,6 +59,8 @@ struct peer {
 	size_t sh_off;
 	struct frame rh; /* header of the message being read */
 	size_t rh_off;
+	size_t ib_lo, ib_hi; /* unread bytes of ib */
+	char ib[IB_SIZE];
 };
 
 struct gc_tp {
@@ -55,6 +71,10 @@ struct gc_tp {
 	int ep;
 	int broken;
 	int broken_err;
+	int spin_skip, spin_backoff; /* waits left without spinning, and the next such run */
+	int spin_yield;		     /* more runnable tasks than CPUs: yield while spinning */
+	int ncpu;		     /* CPUs this process may run on */
+	int64_t crowd_next;	     /* when to look at the run queue again */
 	struct peer *peers;
 	char err[256];
 };
@@ -335,65 +355,113 @@ static int drive_send(gc_tp_t *t, int j)
 	return done;
 }
 
-/* Read into the posted receives. Returns completions, -1 on failure. */
+/* Check the header just read against the receive at the head. */
+static int header_ok(gc_tp_t *t, int j, gc_tpreq_t *r)
+{
+	struct peer *pe = &t->peers[j];
+	if (pe->rh.magic != FRAME_MAGIC || pe->rh.tag != r->tag) {
+		tfail(t, EPROTO,
+		      "rank %d: message from rank %d out of order (tag %u, expected %u): ranks "
+		      "called different collectives",
+		      t->p.rank, j, pe->rh.tag, r->tag);
+		breakdown(t, EPROTO);
+		return -1;
+	}
+	if (pe->rh.len > r->size) {
+		tfail(t, EMSGSIZE,
+		      "rank %d: message from rank %d of %" PRIu64 " bytes, %zu expected: ranks "
+		      "passed different counts",
+		      t->p.rank, j, pe->rh.len, r->size);
+		breakdown(t, EMSGSIZE);
+		return -1;
+	}
+	r->len = pe->rh.len;
+	return 0;
+}
+
+/* recv() for drive_recv: > 0 bytes, 0 nothing now (*dry set), -1 failed. */
+static ssize_t rd(gc_tp_t *t, int j, void *buf, size_t len, int *dry)
+{
+	ssize_t n = recv(t->peers[j].fd, buf, len, MSG_DONTWAIT);
+	if (n > 0) {
+		*dry = (size_t)n < len; /* short: the socket is empty for now */
+		return n;
+	}
+	if (n == 0)
+		return peer_fail(t, j, ECONNRESET, "receiving from");
+	if (errno == EAGAIN || errno == EINTR) {
+		*dry = 1;
+		return 0;
+	}
+	return peer_fail(t, j, errno, "receiving from");
+}
+
+/* Read into the posted receives. Returns completions, -1 on failure. Stops at the first
+ * short read: epoll is level-triggered, so what arrives later is seen by the next wait. */
 static int drive_recv(gc_tp_t *t, int j)
 {
 	struct peer *pe = &t->peers[j];
-	int done = 0;
+	int done = 0, dry = 0;
 	while (pe->rq) {
 		gc_tpreq_t *r = pe->rq;
-		ssize_t n;
+		size_t avail = pe->ib_hi - pe->ib_lo;
 		if (pe->rh_off < sizeof(pe->rh)) {
-			n = recv(pe->fd, (char *)&pe->rh + pe->rh_off, sizeof(pe->rh) - pe->rh_off,
-				 MSG_DONTWAIT);
-			if (n > 0) {
-				pe->rh_off += (size_t)n;
-				if (pe->rh_off < sizeof(pe->rh))
-					continue;
-				if (pe->rh.magic != FRAME_MAGIC || pe->rh.tag != r->tag) {
-					tfail(t, EPROTO,
-					      "rank %d: message from rank %d out of order (tag %u, "
-					      "expected %u): ranks called different collectives",
-					      t->p.rank, j, pe->rh.tag, r->tag);
-					breakdown(t, EPROTO);
-					return -1;
+			if (!avail) {
+				if (dry)
+					break;
+				ssize_t n = rd(t, j, pe->ib, sizeof(pe->ib), &dry);
+				if (n <= 0) {
+					if (n < 0)
+						return -1;
+					break;
 				}
-				if (pe->rh.len > r->size) {
-					tfail(t, EMSGSIZE,
-					      "rank %d: message from rank %d of %" PRIu64
-					      " bytes, %zu expected: ranks passed different counts",
-					      t->p.rank, j, pe->rh.len, r->size);
-					breakdown(t, EMSGSIZE);
+				pe->ib_lo = 0;
+				pe->ib_hi = (size_t)n;
+				avail = (size_t)n;
+			}
+			size_t take = sizeof(pe->rh) - pe->rh_off;
+			take = take < avail ? take : avail;
+			memcpy((char *)&pe->rh + pe->rh_off, pe->ib + pe->ib_lo, take);
+			pe->rh_off += take;
+			pe->ib_lo += take;
+			avail -= take;
+			if (pe->rh_off < sizeof(pe->rh))
+				continue;
+			if (header_ok(t, j, r) < 0)
+				return -1;
+		}
+		if (r->off < r->len && avail) {
+			size_t take = r->len - r->off < avail ? r->len - r->off : avail;
+			memcpy((char *)r->buf + r->off, pe->ib + pe->ib_lo, take);
+			r->off += take;
+			pe->ib_lo += take;
+		}
+		if (r->off < r->len) {
+			if (dry)
+				break;
+			size_t want = r->len - r->off;
+			/* a small rest goes through ib, so the next header comes with it */
+			if (want < sizeof(pe->ib) / 2) {
+				ssize_t n = rd(t, j, pe->ib, sizeof(pe->ib), &dry);
+				if (n < 0)
 					return -1;
-				}
-				r->len = pe->rh.len;
-			}
-		} else {
-			if (r->off == r->len) {
-				n = 1; /* zero-length payload */
-			} else {
-				n = recv(pe->fd, (char *)r->buf + r->off, r->len - r->off,
-					 MSG_DONTWAIT);
-				if (n > 0)
-					r->off += (size_t)n;
-			}
-			if (n > 0 && r->off == r->len) {
-				pe->rq = r->next;
-				if (!pe->rq)
-					pe->rq_tail = NULL;
-				pe->rh_off = 0;
-				complete(r, 0);
-				done++;
+				pe->ib_lo = 0;
+				pe->ib_hi = (size_t)n;
 				continue;
 			}
+			ssize_t n = rd(t, j, (char *)r->buf + r->off, want, &dry);
+			if (n < 0)
+				return -1;
+			r->off += (size_t)n;
+			if (r->off < r->len)
+				continue;
 		}
-		if (n == 0)
-			return peer_fail(t, j, ECONNRESET, "receiving from");
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				break;
-			return peer_fail(t, j, errno, "receiving from");
-		}
+		pe->rq = r->next;
+		if (!pe->rq)
+			pe->rq_tail = NULL;
+		pe->rh_off = 0;
+		complete(r, 0);
+		done++;
 	}
 	return done;
 }
@@ -422,6 +490,73 @@ static int sync_events(gc_tp_t *t, int j)
 	return 0;
 }
 
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Spin before this wait? Then until when (see the top of the file); 0: sleep at once. */
+static int64_t spin_until(gc_tp_t *t)
+{
+	if (t->p.spin_us <= 0)
+		return 0;
+	if (t->spin_skip > 0) {
+		t->spin_skip--;
+		return 0;
+	}
+	size_t want = 0;
+	int any = 0;
+	for (int j = 0; j < t->p.size; j++)
+		for (gc_tpreq_t *r = t->peers[j].rq; r; r = r->next) {
+			want += r->size - r->off;
+			any = 1;
+		}
+	if (!any || want > SPIN_MAX_BYTES)
+		return 0;
+	return now_ns() + (int64_t)t->p.spin_us * 1000;
+}
+
+/* More runnable tasks on this machine than CPUs for us? Then a spinner must yield, or it
+ * takes the core from the very rank it waits for. Sampled at most every 5 ms while
+ * spinning (the fourth field of /proc/loadavg: tasks running now, this one included). */
+static void check_crowded(gc_tp_t *t)
+{
+	int64_t now = now_ns();
+	if (now < t->crowd_next)
+		return;
+	t->crowd_next = now + 5 * 1000 * 1000;
+	if (!t->ncpu) {
+		cpu_set_t cs;
+		t->ncpu = sched_getaffinity(0, sizeof(cs), &cs) == 0 ? CPU_COUNT(&cs) : 1;
+	}
+	char buf[128];
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	int running = 0;
+	if (n > 0) {
+		buf[n] = 0;
+		sscanf(buf, "%*s %*s %*s %d/", &running);
+	}
+	t->spin_yield = running <= 0 || running > t->ncpu;
+}
+
+/* A spin ended (GOT: with data). */
+static void spin_ended(gc_tp_t *t, int got)
+{
+	if (got) {
+		t->spin_backoff = 0;
+		return;
+	}
+	t->spin_backoff = t->spin_backoff ? t->spin_backoff * 2 : 1;
+	if (t->spin_backoff > SPIN_SKIP_MAX)
+		t->spin_backoff = SPIN_SKIP_MAX;
+	t->spin_skip = t->spin_backoff;
+}
+
 static int tcp_progress(gc_tp_t *t, int timeout_ms)
 {
 	if (t->broken)
@@ -448,7 +583,24 @@ static int tcp_progress(gc_tp_t *t, int timeout_ms)
 	if (!pending)
 		return 0;
 	struct epoll_event evs[64];
-	int n = epoll_wait(t->ep, evs, 64, timeout_ms);
+	int64_t spin_end = spin_until(t);
+	int n;
+	for (;;) {
+		/* polling epoll takes no socket lock: the sender's softirq is not held up */
+		n = epoll_wait(t->ep, evs, 64, spin_end ? 0 : timeout_ms);
+		if (n != 0 || !spin_end)
+			break;
+		if (now_ns() >= spin_end) {
+			spin_ended(t, 0);
+			spin_end = 0;
+			continue;
+		}
+		check_crowded(t);
+		if (t->spin_yield)
+			sched_yield(); /* ranks share this core: let the one we wait for run */
+	}
+	if (spin_end && n > 0)
+		spin_ended(t, 1);
 	if (n < 0) {
 		if (errno == EINTR)
 			return 0;
