@@ -4,7 +4,7 @@
  *   gcomm-bench --env [options]       one rank of a job (gsub -n N, mpirun)
  * Options: -b MIN -e MAX (bytes, K/M/G suffixes; default 8 .. 256M), -f FACTOR (2),
  *   --iters N (per size; default by size), --warmup N, --dtype f32, --op sum,
- *   --algo auto|ring|rhd|hier, --wire f32|f16|bf16, --backend cpu|cuda|hip,
+ *   --algo auto|ring|ring2|rhd|hier, --wire f32|f16|bf16, --backend cpu|cuda|hip,
  *   --transport tcp|ucx|mpi, --json FILE, --no-check.
  * Each row: size, count, time (median over iterations of the slowest rank, a barrier
  * before each), algbw = size/time, busbw = algbw * 2(n-1)/n, and the check of the result. */
@@ -121,11 +121,12 @@ static int bench(gc_comm_t *c)
 			return 1;
 		}
 	}
-	gc_algo_t algo = GC_ALGO_AUTO;
-	static const char *const an[] = {"auto", "ring", "rhd", "hier"};
-	for (int i = 0; i < 4; i++)
-		if (!strcmp(o.algo, an[i]))
-			algo = (gc_algo_t)i;
+	gc_algo_t algo;
+	if (gc_algo_parse(o.algo, &algo) < 0) {
+		fprintf(stderr, "gcomm-bench: unknown --algo %s (auto, ring, ring2, rhd, hier)\n",
+			o.algo);
+		return 2;
+	}
 	gc_set_algo(c, algo);
 	gc_dtype_t wt;
 	if (gc_dtype_parse(o.wire, &wt) == 0)

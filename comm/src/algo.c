@@ -10,11 +10,31 @@
 static const char *const algo_names[] = {[GC_ALGO_AUTO] = "auto",
 					 [GC_ALGO_RING] = "ring",
 					 [GC_ALGO_RHD] = "rhd",
-					 [GC_ALGO_HIER] = "hier"};
+					 [GC_ALGO_HIER] = "hier",
+					 [GC_ALGO_RING2] = "ring2"};
 
 const char *gc_algo_name(gc_algo_t a)
 {
-	return a >= GC_ALGO_AUTO && a <= GC_ALGO_HIER ? algo_names[a] : "?";
+	return a >= GC_ALGO_AUTO && a <= GC_ALGO_LAST ? algo_names[a] : "?";
+}
+
+int gc_algo_parse(const char *name, gc_algo_t *a)
+{
+	for (int i = GC_ALGO_AUTO; name && i <= GC_ALGO_LAST; i++)
+		if (!strcmp(name, algo_names[i])) {
+			*a = (gc_algo_t)i;
+			return 0;
+		}
+	errno = EINVAL;
+	return -1;
+}
+
+/* Two rings for a ring of N members over BYTES? Both directions of every link carry
+ * data, but each rank drives twice the connections: measured on 3-4 netns hosts it
+ * pays between 2 and 16 MiB and costs 5-10 % above (docs/benchmarks.md). */
+static int ring2_pays(const gc_comm_t *c, int n, size_t bytes)
+{
+	return n >= 3 && bytes >= c->ring2_min && bytes < c->ring2_max;
 }
 
 gc_algo_t gc_algo_for(const gc_comm_t *c, size_t count, gc_dtype_t t)
@@ -26,7 +46,7 @@ gc_algo_t gc_algo_for(const gc_comm_t *c, size_t count, gc_dtype_t t)
 		return GC_ALGO_RHD;
 	if (c->nhosts > 1 && c->nhosts < c->size)
 		return GC_ALGO_HIER;
-	return GC_ALGO_RING;
+	return ring2_pays(c, c->size, bytes) ? GC_ALGO_RING2 : GC_ALGO_RING;
 }
 
 static int kfail(gc_comm_t *c, gk_backend_t *k, const char *what)
@@ -162,7 +182,7 @@ static int hier(gc_comm_t *c, const void *s, void *d, size_t n, gc_dtype_t t, gc
 	}
 	if (rc == 0 && c->nhosts > 1)
 		rc = gc_ring_allreduce_members(c, leaders, c->nhosts, my_leader_idx, d, d, n, t, op,
-					       N, 0);
+					       N, 0, ring2_pays(c, c->nhosts, bytes));
 	else if (rc == 0 && op == GC_AVG)
 		rc = host_div(c, t, d, n, N);
 	if (rc == 0) {
@@ -215,13 +235,14 @@ static int all_members(gc_comm_t *c, int **m)
 	return 0;
 }
 
-static int ring_all(gc_comm_t *c, const void *s, void *d, size_t n, gc_dtype_t t, gc_op_t op)
+static int ring_all(gc_comm_t *c, const void *s, void *d, size_t n, gc_dtype_t t, gc_op_t op,
+		    int two)
 {
 	int *m;
 	if (all_members(c, &m) < 0)
 		return -1;
 	int rc = gc_ring_allreduce_members(c, m, c->size, c->rank, s, d, n, t, op, c->size,
-					   gc_is_device(c, d));
+					   gc_is_device(c, d), two);
 	free(m);
 	return rc;
 }
@@ -233,11 +254,11 @@ static int native_allreduce(gc_comm_t *c, const void *s, void *d, size_t n, gc_d
 	if (c->size == 1)
 		return copy(c, d, s, n * gc_dtype_size(t), dev);
 	gc_algo_t a = gc_algo_for(c, n, t);
-	if (a == GC_ALGO_RING)
-		return ring_all(c, s, d, n, t, op);
+	if (a == GC_ALGO_RING || a == GC_ALGO_RING2)
+		return ring_all(c, s, d, n, t, op, a == GC_ALGO_RING2);
 	host_algo_f f = a == GC_ALGO_RHD ? rhd : c->nhosts > 1 && c->nhosts < c->size ? hier : NULL;
 	if (!f) /* one rank per host, or one host: the ring is the hierarchy */
-		return ring_all(c, s, d, n, t, op);
+		return ring_all(c, s, d, n, t, op, ring2_pays(c, c->size, n * gc_dtype_size(t)));
 	return dev ? staged(c, f, s, d, n, t, op) : f(c, s, d, n, t, op);
 }
 

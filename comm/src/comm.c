@@ -285,7 +285,8 @@ static gc_comm_t *comm_new(const gc_params_t *p)
 	c->chunk = (size_t)env_int("GCOMM_CHUNK", 0, 64, 1 << 30); /* 0: by buffer kind */
 	c->window = env_int("GCOMM_WINDOW", 8, 1, 1024);
 	c->small = (size_t)env_int("GCOMM_SMALL", 32 * 1024, 0, 1 << 30);
-	c->bidir = env_int("GCOMM_BIDIR", 1, 0, 1);
+	c->ring2_min = (size_t)env_int("GCOMM_RING2_MIN", 2 << 20, 0, INT32_MAX);
+	c->ring2_max = (size_t)env_int("GCOMM_RING2_MAX", 16 << 20, 0, INT32_MAX);
 	c->spin_us = env_int("GCOMM_SPIN", 1000, 0, 1000000);
 	c->wire = GC_F32;
 	pthread_mutex_init(&c->mu, NULL);
@@ -296,17 +297,9 @@ static gc_comm_t *comm_new(const gc_params_t *p)
 static int apply_env_choices(gc_comm_t *c)
 {
 	const char *a = getenv("GCOMM_ALGO");
-	if (a && *a) {
-		static const char *const names[] = {"auto", "ring", "rhd", "hier"};
-		int found = -1;
-		for (int i = 0; i < 4; i++)
-			if (!strcmp(a, names[i]))
-				found = i;
-		if (found < 0)
-			return gc_fail(c, EINVAL, "GCOMM_ALGO=%s: expected auto, ring, rhd or hier",
-				       a);
-		c->algo = (gc_algo_t)found;
-	}
+	if (a && *a && gc_algo_parse(a, &c->algo) < 0)
+		return gc_fail(c, EINVAL, "GCOMM_ALGO=%s: expected auto, ring, ring2, rhd or hier",
+			       a);
 	const char *w = getenv("GCOMM_WIRE");
 	if (w && *w) {
 		gc_dtype_t t;
@@ -452,7 +445,7 @@ const char *gc_transport(const gc_comm_t *c)
 
 int gc_set_algo(gc_comm_t *c, gc_algo_t a)
 {
-	if (!c || a < GC_ALGO_AUTO || a > GC_ALGO_HIER)
+	if (!c || a < GC_ALGO_AUTO || a > GC_ALGO_LAST)
 		return errno = EINVAL, -1;
 	c->algo = a;
 	return 0;

@@ -53,7 +53,8 @@ struct gc_comm {
 	size_t chunk;	     /* pipeline chunk in bytes (GCOMM_CHUNK), 0: by buffer kind */
 	int window;	     /* chunks in flight (GCOMM_WINDOW) */
 	size_t small;	     /* below this many bytes auto picks rhd (GCOMM_SMALL) */
-	int bidir;	     /* allreduce on two rings in opposite directions (GCOMM_BIDIR) */
+	size_t ring2_min;    /* auto runs two rings from this many bytes (GCOMM_RING2_MIN) */
+	size_t ring2_max;    /* ... up to below this many (GCOMM_RING2_MAX) */
 	int spin_us;	     /* transports poll this long for small messages (GCOMM_SPIN) */
 	/* host layout: host_of[rank] = index of its host; hosts in order of first rank */
 	int nhosts;

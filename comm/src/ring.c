@@ -542,12 +542,12 @@ static void balance(size_t *off, size_t *len, int n, size_t base_off, size_t cou
 
 int gc_ring_allreduce_members(gc_comm_t *c, const int *members, int n, int me, const void *s,
 			      void *d, size_t count, gc_dtype_t t, gc_op_t op, int scale_by,
-			      int dev)
+			      int dev, int two)
 {
 	/* Two rings in opposite directions, each on half the buffer, use both directions of
 	 * every link (gloo does the same). With two members left and right are one peer: one
 	 * ring then. */
-	int two = c->bidir && n >= 3 && count >= (size_t)(4 * n);
+	two = two && n >= 3 && count >= (size_t)(4 * n);
 	size_t *off = calloc((size_t)n * 2, sizeof(size_t)),
 	       *len = calloc((size_t)n * 2, sizeof(size_t));
 	int *rev = calloc((size_t)n, sizeof(int));

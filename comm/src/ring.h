@@ -25,9 +25,10 @@ typedef struct {
 } gc_ring_args_t;
 
 int gc_ring_run(gc_comm_t *c, const gc_ring_args_t *a);
-/* Allreduce around MEMBERS (count elements split in n balanced segments). */
+/* Allreduce around MEMBERS (count elements split in n balanced segments); TWO: on two rings
+ * in opposite directions, each on half the buffer (when there are 3 or more members). */
 int gc_ring_allreduce_members(gc_comm_t *c, const int *members, int n, int me, const void *s,
 			      void *d, size_t count, gc_dtype_t t, gc_op_t op, int scale_by,
-			      int dev);
+			      int dev, int two);
 
 #endif

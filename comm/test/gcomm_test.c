@@ -332,7 +332,8 @@ static void test_nonblocking(gc_comm_t *c)
 static int run_all(gc_comm_t *c)
 {
 	int size = gc_size(c);
-	static const gc_algo_t algos[] = {GC_ALGO_RING, GC_ALGO_RHD, GC_ALGO_HIER, GC_ALGO_AUTO};
+	static const gc_algo_t algos[] = {GC_ALGO_RING, GC_ALGO_RING2, GC_ALGO_RHD, GC_ALGO_HIER,
+					  GC_ALGO_AUTO};
 	size_t counts[] = {
 	    1,	  2,	 3,	(size_t)size - 1 > 0 ? (size_t)size - 1 : 1, (size_t)size + 1,
 	    1000, 65537, 300007};
@@ -502,9 +503,8 @@ static int env_kill(gc_comm_t *c, int victim, const char *algo)
 {
 	int rank = gc_rank(c);
 	gc_algo_t a = GC_ALGO_RING;
-	for (int i = 1; i <= 3; i++)
-		if (!strcmp(algo, gc_algo_name((gc_algo_t)i)))
-			a = (gc_algo_t)i;
+	if (gc_algo_parse(algo, &a) < 0)
+		fprintf(stderr, "rank %d: unknown algorithm %s: ring\n", rank, algo);
 	gc_set_algo(c, a);
 	size_t n = quick ? 16u << 20 : 64u << 20;
 	float *buf = tb_alloc(n * 4), *h = malloc(n * 4);
@@ -540,9 +540,9 @@ static int env_kill(gc_comm_t *c, int victim, const char *algo)
 
 static int kill_test(int size)
 {
-	static const gc_algo_t algos[] = {GC_ALGO_RING, GC_ALGO_RHD, GC_ALGO_HIER};
+	static const gc_algo_t algos[] = {GC_ALGO_RING, GC_ALGO_RING2, GC_ALGO_RHD, GC_ALGO_HIER};
 	int bad = 0;
-	for (size_t k = 0; k < 3; k++) {
+	for (size_t k = 0; k < sizeof(algos) / sizeof(algos[0]); k++) {
 		int pfd[2];
 		if (pipe(pfd) < 0)
 			return 1;
@@ -603,7 +603,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: gcomm-test (--np N | --env) [--transport tcp|ucx|mpi] "
 			"[--backend cpu|cuda|hip] [--quick] [--kill-test] [--real-hosts]\n"
-			"       gcomm-test --env --die-rank R [--algo ring|rhd|hier]\n");
+			"       gcomm-test --env --die-rank R [--algo ring|ring2|rhd|hier]\n");
 	exit(2);
 }
 

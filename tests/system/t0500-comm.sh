@@ -38,7 +38,7 @@ rows=$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +ok ' <<<"$job_out
 is "$rows" 8 "gcomm-bench: 8 sizes from 8 B to 16 MiB, each checked ok"
 diag "$(grep -E '^#|^ +[0-9]' <<<"$job_out")"
 
-for algo in ring rhd hier; do
+for algo in ring ring2 rhd hier; do
 	run_job -n 4 -N 3 --no-requeue -- gcomm-test --env --die-rank 1 --algo "$algo"
 	[ "$job_rc" != 0 ] && ok "$algo: the job with a killed rank fails" ||
 		fail "$algo: the job with a killed rank fails" "$(tail -5 <<<"$job_out")"

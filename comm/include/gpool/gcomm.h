@@ -94,13 +94,17 @@ int gc_host_count(const gc_comm_t *c);
 /* "tcp", "ucx" or "mpi". */
 const char *gc_transport(const gc_comm_t *c);
 
-/* Algorithms for allreduce (GCOMM_ALGO: auto, ring, rhd, hier, mpi). */
+/* Algorithms for allreduce (GCOMM_ALGO: auto, ring, rhd, hier, ring2). */
 typedef enum {
 	GC_ALGO_AUTO = 0,
-	GC_ALGO_RING = 1, /* reduce-scatter + allgather around a ring, chunked and pipelined */
-	GC_ALGO_RHD = 2,  /* recursive halving/doubling: small messages */
-	GC_ALGO_HIER = 3, /* reduce within each host, ring across hosts, broadcast back */
+	GC_ALGO_RING = 1,  /* reduce-scatter + allgather around a ring, chunked and pipelined */
+	GC_ALGO_RHD = 2,   /* recursive halving/doubling: small messages */
+	GC_ALGO_HIER = 3,  /* reduce within each host, ring across hosts, broadcast back */
+	GC_ALGO_RING2 = 4, /* two rings in opposite directions, each on half the buffer */
 } gc_algo_t;
+#define GC_ALGO_LAST GC_ALGO_RING2
+/* Algorithm by name ("auto", "ring", ...): 0, or -1 with EINVAL. */
+int gc_algo_parse(const char *name, gc_algo_t *a);
 int gc_set_algo(gc_comm_t *c, gc_algo_t a);
 const char *gc_algo_name(gc_algo_t a);
 /* The algorithm auto would pick for COUNT elements of T. */
