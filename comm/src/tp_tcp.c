@@ -8,11 +8,12 @@
  * from it is pending (a rank that finished closes its connections cleanly while others
  * read what it sent last).
  *
- * Waiting: when only small receives are pending the sockets are polled for up to
- * spin_us, yielding the CPU between polls, before sleeping in epoll_wait: a wake-up from
- * epoll costs more than a small message's whole trip on a quiet pair of hosts. A spin
- * that ends without data doubles how many waits skip spinning (up to 1024), so ranks
- * that outnumber the cores soon stop spinning at all. */
+ * Waiting: when a receive is about to complete (64 KiB or less left at the head of a
+ * peer's queue) epoll is polled for up to spin_us before sleeping in epoll_wait: a wake-up
+ * costs more than a small message's whole trip on a quiet pair of hosts. While the
+ * machine has more runnable tasks than our CPUs the poller yields between polls, so the
+ * rank it waits for can run. A spin that ends without data doubles how many waits skip
+ * spinning (up to 1024); one that gets data resets that. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -33,7 +34,7 @@
 #define HELLO_MAGIC 0x47435450u /* "GCTP" */
 #define FRAME_MAGIC 0x4743u
 #define IB_SIZE 4096		   /* per-peer inbound buffer: headers and small payloads */
-#define SPIN_MAX_BYTES (64 * 1024) /* spin only while the pending receives are this small */
+#define SPIN_MAX_BYTES (64 * 1024) /* spin only when a receive has this little left */
 #define SPIN_SKIP_MAX 1024
 
 struct hello {
@@ -506,14 +507,15 @@ static int64_t spin_until(gc_tp_t *t)
 		t->spin_skip--;
 		return 0;
 	}
-	size_t want = 0;
-	int any = 0;
-	for (int j = 0; j < t->p.size; j++)
-		for (gc_tpreq_t *r = t->peers[j].rq; r; r = r->next) {
-			want += r->size - r->off;
-			any = 1;
-		}
-	if (!any || want > SPIN_MAX_BYTES)
+	/* some receive about to complete: the head of a peer's queue with little left (the
+	 * ones queued behind it cannot complete first) */
+	size_t least = SIZE_MAX;
+	for (int j = 0; j < t->p.size; j++) {
+		gc_tpreq_t *r = t->peers[j].rq;
+		if (r && r->size - r->off < least)
+			least = r->size - r->off;
+	}
+	if (least > SPIN_MAX_BYTES)
 		return 0;
 	return now_ns() + (int64_t)t->p.spin_us * 1000;
 }
