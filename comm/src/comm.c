@@ -200,6 +200,7 @@ static int wire_up(gc_comm_t *c, const gc_params_t *p, const char *rdv_spec, con
 			      .size = c->size,
 			      .timeout_ms = c->timeout_ms,
 			      .spin_us = c->spin_us,
+			      .local_pull = env_int("GCOMM_CMA", 1, 0, 1),
 			      .addr = addr ? addr : "0.0.0.0",
 			      .token = token,
 			      .comm_key = key};
@@ -231,7 +232,7 @@ static int wire_up(gc_comm_t *c, const gc_params_t *p, const char *rdv_spec, con
 	}
 	if (layout(c, hosts) < 0)
 		goto out;
-	if (c->tpo->connect(c->tp, blobs, blens, &e) < 0) {
+	if (c->tpo->connect(c->tp, blobs, blens, c->host_of, &e) < 0) {
 		gc_fail(c, errno ? errno : EIO, "%s", e.text);
 		goto out;
 	}

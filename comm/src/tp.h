@@ -40,6 +40,7 @@ typedef struct {
 	int rank, size;
 	int timeout_ms;	   /* peer liveness: declare dead after this long without answer */
 	int spin_us;	   /* poll this long for small messages before sleeping (0: never) */
+	int local_pull;	   /* same-host peers may copy payloads from each other's memory */
 	const char *addr;  /* local IPv4 address to listen on ("0.0.0.0" allowed) */
 	const char *token; /* shared secret checked on every connection, may be NULL */
 	uint64_t comm_key; /* random, agreed through the rendezvous: connections of another
@@ -51,9 +52,11 @@ typedef struct gc_tp_ops {
 	/* Create the local endpoint; fill BLOB (at most GC_TP_BLOB_MAX bytes) with what
 	 * peers need to reach it. */
 	gc_tp_t *(*create)(const gc_tp_params_t *p, void *blob, size_t *blob_len, gc_error_t *err);
-	/* Connect to every peer. BLOBS[i] is rank i's blob (own included). Returns when all
+	/* Connect to every peer. BLOBS[i] is rank i's blob (own included); HOST_OF[i] its
+	 * host's index (ranks with the same index share a host). Returns when all
 	 * connections are up, or -1 after timeout_ms. */
-	int (*connect)(gc_tp_t *t, const void *const *blobs, const size_t *lens, gc_error_t *err);
+	int (*connect)(gc_tp_t *t, const void *const *blobs, const size_t *lens,
+		       const int *host_of, gc_error_t *err);
 	/* Post a send / receive (buf must stay valid until r->done). A receive of a
 	 * message longer than LEN fails with EMSGSIZE. */
 	int (*isend)(gc_tp_t *t, int peer, uint32_t tag, const void *buf, size_t len,

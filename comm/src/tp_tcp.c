@@ -4,9 +4,17 @@
  * Receiving: a peer's socket is read only while a receive from it is posted. Headers and
  * small payloads come through a small per-peer inbound buffer (one recv() takes a header
  * and its payload, or several small frames at once); the bulk of a large payload is read
- * straight into the posted buffer. A peer's end of file is an error only when a receive
+ * straight into the posted buffer. A peer's end of file is an error only when something
  * from it is pending (a rank that finished closes its connections cleanly while others
  * read what it sent last).
+ *
+ * Ranks on one host (same host name, and each can read the other's memory: checked at
+ * connect) do not push payloads through the socket: a message up to EAGER_MAX travels
+ * inline, a larger one as a PULL frame with its address, which the receiver copies
+ * straight out of the sender's memory (process_vm_readv: one copy instead of two and no
+ * TCP stack) and acknowledges with an ACK frame; the send completes on the ACK. Such a
+ * peer's socket is read whenever it is readable: frames that come before their receive
+ * wait in a FIFO, so an ACK is never stuck behind them.
  *
  * Waiting: when a receive is about to complete (64 KiB or less left at the head of a
  * peer's queue) epoll is polled for up to spin_us before sleeping in epoll_wait: a wake-up
@@ -28,12 +36,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cma.h"
 #include "sock.h"
 #include "tp.h"
 
 #define HELLO_MAGIC 0x47435450u /* "GCTP" */
-#define FRAME_MAGIC 0x4743u
-#define IB_SIZE 4096		   /* per-peer inbound buffer: headers and small payloads */
+#define FRAME_DATA 0x4743u  /* payload follows */
+#define FRAME_EAGER 0x4745u /* payload follows (same-host peer) */
+#define FRAME_PULL 0x4750u  /* payload at addr in the sender (same-host peer) */
+#define FRAME_ACK 0x4741u   /* len PULL frames were copied (same-host peer) */
+#define EAGER_MAX (32 * 1024) /* same host: larger messages are pulled */
+#define IB_LOCAL (2 * (EAGER_MAX + 64)) /* a same-host peer's inbound buffer */
+#define IB_SIZE 4096 /* per-peer inbound buffer: headers and small payloads */
 #define SPIN_MAX_BYTES (64 * 1024) /* spin only when a receive has this little left */
 #define SPIN_SKIP_MAX 1024
 
@@ -46,8 +60,9 @@ struct hello {
 
 struct frame {
 	uint32_t tag;
-	uint32_t magic;
+	uint32_t magic; /* FRAME_* */
 	uint64_t len;
+	uint64_t addr; /* FRAME_PULL */
 };
 
 struct peer {
@@ -56,12 +71,20 @@ struct peer {
 	int closed;		  /* end of file seen, or hung up */
 	gc_tpreq_t *sq, *sq_tail; /* sends, in order */
 	gc_tpreq_t *rq, *rq_tail; /* receives, in order */
-	struct frame sh;	  /* header of the send at the head */
+	struct frame sh;	  /* header of the frame being written */
+	int sh_live;		  /* sh is being written */
 	size_t sh_off;
 	struct frame rh; /* header of the message being read */
 	size_t rh_off;
 	size_t ib_lo, ib_hi; /* unread bytes of ib */
-	char ib[IB_SIZE];
+	/* same host (see the top) */
+	int local;
+	pid_t pid;
+	gc_tpreq_t *aq, *aq_tail; /* sends the peer has still to pull */
+	uint64_t acks_owed;	  /* pulls done, not acknowledged yet */
+	gc_fifo_t early;	  /* frames (and eager payloads) before their receive */
+	char *ib; /* inbound buffer, ib_cap bytes */
+	size_t ib_cap;
 };
 
 struct gc_tp {
@@ -72,6 +95,7 @@ struct gc_tp {
 	int ep;
 	int broken;
 	int broken_err;
+	uint64_t probe[2]; /* what same-host peers read back to see they can pull from us */
 	int spin_skip, spin_backoff; /* waits left without spinning, and the next such run */
 	int spin_yield;		     /* more runnable tasks than CPUs: yield while spinning */
 	int ncpu;		     /* CPUs this process may run on */
@@ -110,7 +134,9 @@ static void breakdown(gc_tp_t *t, int e)
 			complete(r, t->broken_err);
 		for (gc_tpreq_t *r = pe->rq; r; r = r->next)
 			complete(r, t->broken_err);
-		pe->sq = pe->sq_tail = pe->rq = pe->rq_tail = NULL;
+		for (gc_tpreq_t *r = pe->aq; r; r = r->next)
+			complete(r, t->broken_err);
+		pe->sq = pe->sq_tail = pe->rq = pe->rq_tail = pe->aq = pe->aq_tail = NULL;
 		if (pe->fd >= 0) {
 			close(pe->fd);
 			pe->fd = -1;
@@ -155,12 +181,16 @@ static gc_tp_t *tcp_create(const gc_tp_params_t *p, void *blob, size_t *blob_len
 		free(t);
 		return NULL;
 	}
-	int n = snprintf(blob, GC_TP_BLOB_MAX, "tcp %s %d", t->addr, port);
+	t->probe[0] = gc_digest(t->token, p->comm_key ^ 0x70726f6265ULL);
+	t->probe[1] = (uint64_t)p->rank;
+	int n = snprintf(blob, GC_TP_BLOB_MAX, "tcp %s %d %ld %" PRIu64, t->addr, port,
+			 (long)getpid(), (uint64_t)(uintptr_t)t->probe);
 	*blob_len = (size_t)n + 1;
 	return t;
 }
 
-static int parse_blob(const void *blob, size_t len, char *addr, size_t alen, int *port)
+static int parse_blob(const void *blob, size_t len, char *addr, size_t alen, int *port,
+		      long *pid, uint64_t *probe)
 {
 	char buf[GC_TP_BLOB_MAX + 1];
 	if (len == 0 || len > GC_TP_BLOB_MAX)
@@ -168,13 +198,61 @@ static int parse_blob(const void *blob, size_t len, char *addr, size_t alen, int
 	memcpy(buf, blob, len);
 	buf[len] = 0;
 	char a[64];
-	if (sscanf(buf, "tcp %63s %d", a, port) != 2 || *port <= 0 || *port > 65535)
+	*pid = 0;
+	*probe = 0;
+	if (sscanf(buf, "tcp %63s %d %ld %" SCNu64, a, port, pid, probe) < 2 || *port <= 0 ||
+	    *port > 65535)
 		return -1;
 	snprintf(addr, alen, "%s", a);
 	return 0;
 }
 
-static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens, gc_error_t *err)
+/* Same-host peers: can each of us read the other's memory (same user, no ptrace
+ * restriction, same pid namespace)? Each reads the other's probe, then they swap the
+ * answers; a pair is local only when both can. */
+static int local_pairs(gc_tp_t *t, const void *const *blobs, const size_t *lens,
+		       const int *host_of, int64_t deadline)
+{
+	int me = t->p.rank;
+	if (!host_of || !t->p.local_pull)
+		return 0;
+	uint8_t *can = calloc((size_t)t->p.size, 1);
+	if (!can)
+		return tfail(t, ENOMEM, "out of memory");
+	int rc = 0;
+	for (int j = 0; j < t->p.size; j++) {
+		if (j == me || host_of[j] != host_of[me])
+			continue;
+		char a[64];
+		int port;
+		long pid;
+		uint64_t probe, expect[2] = {t->probe[0], (uint64_t)j};
+		if (parse_blob(blobs[j], lens[j], a, sizeof(a), &port, &pid, &probe) == 0 &&
+		    pid > 0 && gc_cma_check((pid_t)pid, probe, expect, sizeof(expect))) {
+			can[j] = 1;
+			t->peers[j].pid = (pid_t)pid;
+		}
+		if (gc_sock_send_all(t->peers[j].fd, &can[j], 1, deadline) < 0) {
+			rc = tfail(t, errno, "tcp: rank %d: %s", j, strerror(errno));
+			break;
+		}
+	}
+	for (int j = 0; rc == 0 && j < t->p.size; j++) {
+		if (j == me || host_of[j] != host_of[me])
+			continue;
+		uint8_t theirs = 0;
+		if (gc_sock_recv_all(t->peers[j].fd, &theirs, 1, deadline) < 0) {
+			rc = tfail(t, errno, "tcp: rank %d: %s", j, strerror(errno));
+			break;
+		}
+		t->peers[j].local = can[j] && theirs == 1;
+	}
+	free(can);
+	return rc;
+}
+
+static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
+		       const int *host_of, gc_error_t *err)
 {
 	int64_t deadline = gc_now_ms() + t->p.timeout_ms;
 	int me = t->p.rank;
@@ -183,7 +261,9 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 	for (int j = 0; j < me; j++) {
 		char a[64];
 		int port;
-		if (parse_blob(blobs[j], lens[j], a, sizeof(a), &port) < 0) {
+		long pid;
+		uint64_t probe;
+		if (parse_blob(blobs[j], lens[j], a, sizeof(a), &port, &pid, &probe) < 0) {
 			tfail(t, EPROTO, "tcp: rank %d published a bad address", j);
 			goto fail;
 		}
@@ -230,6 +310,16 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 	}
 	close(t->lfd);
 	t->lfd = -1;
+	if (local_pairs(t, blobs, lens, host_of, deadline) < 0)
+		goto fail;
+	for (int j = 0; j < t->p.size; j++) {
+		struct peer *pe = &t->peers[j];
+		pe->ib_cap = pe->local ? IB_LOCAL : IB_SIZE;
+		if (j != me && !(pe->ib = malloc(pe->ib_cap))) {
+			tfail(t, ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
 	t->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (t->ep < 0) {
 		tfail(t, errno, "tcp: epoll: %s", strerror(errno));
@@ -283,8 +373,6 @@ static int tcp_isend(gc_tp_t *t, int peer, uint32_t tag, const void *buf, size_t
 	if (peer < 0 || peer >= t->p.size || peer == t->p.rank)
 		return errno = EINVAL, -1;
 	struct peer *pe = &t->peers[peer];
-	if (!pe->sq)
-		pe->sh_off = 0;
 	enqueue(&pe->sq, &pe->sq_tail, r);
 	return 0;
 }
@@ -303,25 +391,49 @@ static int tcp_irecv(gc_tp_t *t, int peer, uint32_t tag, void *buf, size_t len, 
 	return 0;
 }
 
+static void pop(gc_tpreq_t **h, gc_tpreq_t **tl)
+{
+	*h = (*h)->next;
+	if (!*h)
+		*tl = NULL;
+}
+
+/* Begin the next frame to write: an acknowledgement owed, else the send at the head. */
+static int next_frame(struct peer *pe)
+{
+	if (pe->acks_owed) {
+		pe->sh = (struct frame){.magic = FRAME_ACK, .len = pe->acks_owed};
+		pe->acks_owed = 0;
+	} else if (pe->sq) {
+		gc_tpreq_t *r = pe->sq;
+		uint32_t kind = !pe->local ? FRAME_DATA : r->size <= EAGER_MAX ? FRAME_EAGER : FRAME_PULL;
+		pe->sh = (struct frame){.tag = r->tag,
+					.magic = kind,
+					.len = r->size,
+					.addr = kind == FRAME_PULL ? (uint64_t)(uintptr_t)r->buf : 0};
+	} else {
+		return 0;
+	}
+	pe->sh_live = 1;
+	pe->sh_off = 0;
+	return 1;
+}
+
 /* Write what the socket takes. Returns completions, -1 on failure. */
 static int drive_send(gc_tp_t *t, int j)
 {
 	struct peer *pe = &t->peers[j];
 	int done = 0;
-	while (pe->sq) {
-		gc_tpreq_t *r = pe->sq;
+	while (pe->sh_live || next_frame(pe)) {
+		gc_tpreq_t *r = pe->sh.magic == FRAME_ACK ? NULL : pe->sq;
+		int inline_data = r && pe->sh.magic != FRAME_PULL;
 		struct iovec iov[2];
 		int n = 0;
-		if (r->off == 0 && pe->sh_off == 0) {
-			pe->sh.tag = r->tag;
-			pe->sh.magic = FRAME_MAGIC;
-			pe->sh.len = r->size;
-		}
 		if (pe->sh_off < sizeof(pe->sh)) {
 			iov[n].iov_base = (char *)&pe->sh + pe->sh_off;
 			iov[n++].iov_len = sizeof(pe->sh) - pe->sh_off;
 		}
-		if (r->off < r->size) {
+		if (inline_data && r->off < r->size) {
 			iov[n].iov_base = (char *)r->buf + r->off;
 			iov[n++].iov_len = r->size - r->off;
 		}
@@ -341,17 +453,20 @@ static int drive_send(gc_tp_t *t, int j)
 			pe->sh_off += left;
 			left = 0;
 		}
-		r->off += left;
-		if (pe->sh_off == sizeof(pe->sh) && r->off == r->size) {
-			pe->sq = r->next;
-			if (!pe->sq)
-				pe->sq_tail = NULL;
-			pe->sh_off = 0;
-			complete(r, 0);
-			done++;
+		if (inline_data)
+			r->off += left;
+		if (pe->sh_off < sizeof(pe->sh) || (inline_data && r->off < r->size))
+			break; /* partial write: the socket is full */
+		pe->sh_live = 0;
+		if (!r)
+			continue; /* an acknowledgement */
+		pop(&pe->sq, &pe->sq_tail);
+		if (pe->sh.magic == FRAME_PULL) { /* done when the peer has copied it */
+			enqueue(&pe->aq, &pe->aq_tail, r);
 			continue;
 		}
-		break; /* partial write: the socket is full */
+		complete(r, 0);
+		done++;
 	}
 	return done;
 }
@@ -360,7 +475,9 @@ static int drive_send(gc_tp_t *t, int j)
 static int header_ok(gc_tp_t *t, int j, gc_tpreq_t *r)
 {
 	struct peer *pe = &t->peers[j];
-	if (pe->rh.magic != FRAME_MAGIC || pe->rh.tag != r->tag) {
+	uint32_t want = pe->local ? pe->rh.magic == FRAME_PULL ? FRAME_PULL : FRAME_EAGER
+				  : FRAME_DATA;
+	if (pe->rh.magic != want || pe->rh.tag != r->tag) {
 		tfail(t, EPROTO,
 		      "rank %d: message from rank %d out of order (tag %u, expected %u): ranks "
 		      "called different collectives",
@@ -410,7 +527,7 @@ static int drive_recv(gc_tp_t *t, int j)
 			if (!avail) {
 				if (dry)
 					break;
-				ssize_t n = rd(t, j, pe->ib, sizeof(pe->ib), &dry);
+				ssize_t n = rd(t, j, pe->ib, pe->ib_cap, &dry);
 				if (n <= 0) {
 					if (n < 0)
 						return -1;
@@ -442,8 +559,8 @@ static int drive_recv(gc_tp_t *t, int j)
 				break;
 			size_t want = r->len - r->off;
 			/* a small rest goes through ib, so the next header comes with it */
-			if (want < sizeof(pe->ib) / 2) {
-				ssize_t n = rd(t, j, pe->ib, sizeof(pe->ib), &dry);
+			if (want < pe->ib_cap / 2) {
+				ssize_t n = rd(t, j, pe->ib, pe->ib_cap, &dry);
 				if (n < 0)
 					return -1;
 				pe->ib_lo = 0;
@@ -467,21 +584,139 @@ static int drive_recv(gc_tp_t *t, int j)
 	return done;
 }
 
+/* Hand frame H (payload P when eager) from same-host peer J to its receive R. */
+static int deliver(gc_tp_t *t, int j, gc_tpreq_t *r, const struct frame *h, const void *p)
+{
+	struct peer *pe = &t->peers[j];
+	pe->rh = *h;
+	if (header_ok(t, j, r) < 0)
+		return -1;
+	if (h->magic == FRAME_PULL) {
+		if (r->len && gc_cma_pull(pe->pid, r->buf, h->addr, r->len) < 0)
+			return peer_fail(t, j, errno == ESRCH ? ECONNRESET : errno, "copying from");
+		pe->acks_owed++;
+	} else if (r->len) {
+		memcpy(r->buf, p, r->len);
+	}
+	pop(&pe->rq, &pe->rq_tail);
+	complete(r, 0);
+	return 1;
+}
+
+static int proto(gc_tp_t *t, int j, const char *what)
+{
+	tfail(t, EPROTO, "rank %d: %s from rank %d", t->p.rank, what, j);
+	breakdown(t, EPROTO);
+	return -1;
+}
+
+/* A same-host peer: read every frame there is. ACKs complete sends; the others go to the
+ * posted receives in order, or wait in the FIFO until theirs is posted. */
+static int drive_recv_local(gc_tp_t *t, int j)
+{
+	struct peer *pe = &t->peers[j];
+	int done = 0;
+	for (;;) {
+		size_t avail;
+		char *e;
+		while (pe->rq && (e = gc_fifo_head(&pe->early, &avail))) {
+			struct frame h;
+			memcpy(&h, e, sizeof(h));
+			int c = deliver(t, j, pe->rq, &h, e + sizeof(h));
+			if (c < 0)
+				return -1;
+			gc_fifo_drop(&pe->early, sizeof(h) + (h.magic == FRAME_EAGER ? h.len : 0));
+			done += c;
+		}
+		while (pe->ib_hi - pe->ib_lo >= sizeof(struct frame)) {
+			struct frame h;
+			memcpy(&h, pe->ib + pe->ib_lo, sizeof(h));
+			size_t pl = 0;
+			if (h.magic == FRAME_EAGER) {
+				if (h.len > EAGER_MAX)
+					return proto(t, j, "an oversized inline message");
+				pl = h.len;
+			} else if (h.magic != FRAME_PULL && h.magic != FRAME_ACK) {
+				return proto(t, j, "a malformed frame");
+			}
+			if (pe->ib_hi - pe->ib_lo < sizeof(h) + pl)
+				break; /* the rest of its payload is still to come */
+			const char *payload = pe->ib + pe->ib_lo + sizeof(h);
+			if (h.magic == FRAME_ACK) {
+				for (uint64_t k = 0; k < h.len; k++) {
+					if (!pe->aq)
+						return proto(t, j, "an acknowledgement of nothing");
+					gc_tpreq_t *r = pe->aq;
+					pop(&pe->aq, &pe->aq_tail);
+					complete(r, 0);
+					done++;
+				}
+			} else if (pe->rq && !gc_fifo_head(&pe->early, &avail)) {
+				int c = deliver(t, j, pe->rq, &h, payload);
+				if (c < 0)
+					return -1;
+				done += c;
+			} else if (gc_fifo_push(&pe->early, &h, sizeof(h), payload, pl) < 0) {
+				return peer_fail(t, j, ENOMEM, "keeping a message from");
+			}
+			pe->ib_lo += sizeof(h) + pl;
+		}
+		if (pe->ib_lo) { /* keep a partial frame at the front */
+			memmove(pe->ib, pe->ib + pe->ib_lo, pe->ib_hi - pe->ib_lo);
+			pe->ib_hi -= pe->ib_lo;
+			pe->ib_lo = 0;
+		}
+		if (pe->closed)
+			break;
+		ssize_t n = recv(pe->fd, pe->ib + pe->ib_hi, pe->ib_cap - pe->ib_hi, MSG_DONTWAIT);
+		if (n > 0) {
+			pe->ib_hi += (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			if (pe->rq || pe->aq)
+				return peer_fail(t, j, ECONNRESET, "receiving from");
+			pe->closed = 1; /* it finished: nothing of ours depends on it */
+			break;
+		}
+		if (errno == EAGAIN || errno == EINTR)
+			break;
+		return peer_fail(t, j, errno, "receiving from");
+	}
+	return done;
+}
+
 static int drive(gc_tp_t *t, int j)
 {
+	struct peer *pe = &t->peers[j];
 	int a = drive_send(t, j);
 	if (a < 0)
 		return -1;
-	int b = drive_recv(t, j);
+	int b = pe->local ? drive_recv_local(t, j) : drive_recv(t, j);
 	if (b < 0)
 		return -1;
+	if (pe->acks_owed) { /* tell the peer its buffers are free at once */
+		int c = drive_send(t, j);
+		if (c < 0)
+			return -1;
+		a += c;
+	}
 	return a + b;
+}
+
+/* Anything outstanding with peer J? */
+static int busy(const struct peer *pe)
+{
+	return pe->sq || pe->rq || pe->aq || pe->acks_owed || pe->sh_live;
 }
 
 static int sync_events(gc_tp_t *t, int j)
 {
 	struct peer *pe = &t->peers[j];
-	uint32_t want = (pe->sq ? EPOLLOUT : 0) | (pe->rq ? EPOLLIN : 0);
+	if (pe->fd < 0)
+		return 0;
+	uint32_t want = (pe->sq || pe->sh_live || pe->acks_owed ? EPOLLOUT : 0) |
+			(pe->rq || (pe->local && !pe->closed) ? EPOLLIN : 0);
 	if (want == pe->events)
 		return 0;
 	struct epoll_event ev = {.events = want, .data.u32 = (uint32_t)j};
@@ -514,6 +749,8 @@ static int64_t spin_until(gc_tp_t *t)
 		gc_tpreq_t *r = t->peers[j].rq;
 		if (r && r->size - r->off < least)
 			least = r->size - r->off;
+		if (t->peers[j].aq) /* an acknowledgement: the peer is copying */
+			least = 0;
 	}
 	if (least > SPIN_MAX_BYTES)
 		return 0;
@@ -565,7 +802,7 @@ static int tcp_progress(gc_tp_t *t, int timeout_ms)
 		return errno = t->broken_err, -1;
 	int total = 0;
 	for (int j = 0; j < t->p.size; j++) {
-		if (j == t->p.rank || (!t->peers[j].sq && !t->peers[j].rq))
+		if (j == t->p.rank || !busy(&t->peers[j]))
 			continue;
 		int n = drive(t, j);
 		if (n < 0)
@@ -580,7 +817,7 @@ static int tcp_progress(gc_tp_t *t, int timeout_ms)
 			continue;
 		if (sync_events(t, j) < 0)
 			return -1;
-		pending |= t->peers[j].events != 0;
+		pending |= busy(&t->peers[j]);
 	}
 	if (!pending)
 		return 0;
@@ -644,9 +881,12 @@ static void tcp_destroy(gc_tp_t *t)
 {
 	if (!t)
 		return;
-	for (int j = 0; j < t->p.size; j++)
+	for (int j = 0; j < t->p.size; j++) {
 		if (t->peers[j].fd >= 0)
 			close(t->peers[j].fd);
+		gc_fifo_free(&t->peers[j].early);
+		free(t->peers[j].ib);
+	}
 	if (t->lfd >= 0)
 		close(t->lfd);
 	if (t->ep >= 0)
