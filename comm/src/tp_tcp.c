@@ -666,8 +666,11 @@ static int drive_recv_local(gc_tp_t *t, int j)
 			pe->ib_hi -= pe->ib_lo;
 			pe->ib_lo = 0;
 		}
-		if (pe->closed)
+		if (pe->closed) { /* it left earlier: what it sent is all there will be */
+			if (pe->rq || pe->aq)
+				return peer_fail(t, j, ECONNRESET, "receiving from");
 			break;
+		}
 		ssize_t n = recv(pe->fd, pe->ib + pe->ib_hi, pe->ib_cap - pe->ib_hi, MSG_DONTWAIT);
 		if (n > 0) {
 			pe->ib_hi += (size_t)n;

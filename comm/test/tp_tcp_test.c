@@ -1,7 +1,8 @@
 /* tp_tcp_test.c - the tcp transport between two forked processes, as one host (payloads
  * pulled from the sender's memory) and as two (payloads through the socket): messages
  * sent before their receive is posted (eager and pulled, in order), a receive too small
- * for its message, and a receiver killed while a pull of its peer's buffer is pending.
+ * for its message, a receiver killed while a pull of its peer's buffer is pending, and a
+ * receive from a peer that already left.
  * Exit 0 when every check passed. */
 #include <errno.h>
 #include <signal.h>
@@ -79,6 +80,7 @@ static const size_t sizes[] = {1000, 1 << 20, 40000, 0, 32 * 1024, 32 * 1024 + 1
 /* Sender: everything at once, before the receiver posts anything. */
 static int sender(int sv, int local)
 {
+	fails = 0; /* a forked child: count only its own */
 	gc_tp_t *t = open_tp(1, sv, local, 5000);
 	if (!t)
 		return 2;
@@ -194,6 +196,48 @@ static int kill_case(int local)
 	return 0;
 }
 
+/* A peer that sent one message and left cleanly: that message arrives, a later receive
+ * from it fails at once instead of waiting forever. */
+static int closed_case(int local)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return 1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		gc_tp_t *t = open_tp(1, sv[1], local, 3000);
+		if (!t)
+			_exit(2);
+		char m[1000];
+		memset(m, 5, sizeof(m));
+		gc_tpreq_t r;
+		gc_tp_tcp.isend(t, 0, 3, m, sizeof(m), &r);
+		int ok = wait_req(t, &r, 3000) == 1 && r.err == 0;
+		gc_tp_tcp.destroy(t);
+		_exit(ok ? 0 : 1);
+	}
+	gc_tp_t *t = open_tp(0, sv[0], local, 3000);
+	if (!t)
+		return 1;
+	char m[1000];
+	gc_tpreq_t r;
+	int st;
+	waitpid(pid, &st, 0); /* it is gone */
+	gc_tp_tcp.irecv(t, 1, 3, m, sizeof(m), &r);
+	CHECK(wait_req(t, &r, 3000) == 1 && r.err == 0 && m[999] == 5,
+	      "%s: the message of a rank that left was lost", local ? "local" : "remote");
+	gc_tp_tcp.irecv(t, 1, 4, m, sizeof(m), &r);
+	int64_t t0 = gc_now_ms();
+	int w = wait_req(t, &r, 3000);
+	CHECK(w == -1 && gc_now_ms() - t0 < 1000,
+	      "%s: a receive from a rank that left did not fail at once (%d)",
+	      local ? "local" : "remote", w);
+	gc_tp_tcp.destroy(t);
+	close(sv[0]);
+	close(sv[1]);
+	return 0;
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -214,6 +258,7 @@ int main(void)
 		close(sv[0]);
 		close(sv[1]);
 		kill_case(local);
+		closed_case(local);
 	}
 	printf("%s\n", fails ? "FAILED" : "all passed");
 	return fails ? 1 : 0;
