@@ -55,8 +55,8 @@ typedef struct gc_tp_ops {
 	/* Connect to every peer. BLOBS[i] is rank i's blob (own included); HOST_OF[i] its
 	 * host's index (ranks with the same index share a host). Returns when all
 	 * connections are up, or -1 after timeout_ms. */
-	int (*connect)(gc_tp_t *t, const void *const *blobs, const size_t *lens,
-		       const int *host_of, gc_error_t *err);
+	int (*connect)(gc_tp_t *t, const void *const *blobs, const size_t *lens, const int *host_of,
+		       gc_error_t *err);
 	/* Post a send / receive (buf must stay valid until r->done). A receive of a
 	 * message longer than LEN fails with EMSGSIZE. */
 	int (*isend)(gc_tp_t *t, int peer, uint32_t tag, const void *buf, size_t len,

@@ -8,24 +8,10 @@
  * from it is pending (a rank that finished closes its connections cleanly while others
  * read what it sent last).
  *
- * Ranks on one host (same host name, and each can read the other's memory: checked at
- * connect) do not push payloads through the socket: a message up to EAGER_MAX travels
- * inline, a larger one as a PULL frame with its address, which the receiver copies
- * straight out of the sender's memory (process_vm_readv: one copy instead of two and no
- * TCP stack) and acknowledges with an ACK frame; the send completes on the ACK. Such a
- * peer's socket is read whenever it is readable: frames that come before their receive
- * wait in a FIFO, so an ACK is never stuck behind them.
- *
- * Waiting: when a receive is about to complete (64 KiB or less left at the head of a
- * peer's queue) epoll is polled for up to spin_us before sleeping in epoll_wait: a wake-up
- * costs more than a small message's whole trip on a quiet pair of hosts. While the
- * machine has more runnable tasks than our CPUs the poller yields between polls, so the
- * rank it waits for can run. A spin that ends without data doubles how many waits skip
- * spinning (up to 1024); one that gets data resets that. */
+ * Ranks on one host exchange payloads through memory: tp_tcp_local.c. Waits poll or sleep
+ * as spin.c decides. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,79 +19,12 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "cma.h"
 #include "sock.h"
-#include "tp.h"
+#include "tp_tcp_int.h"
 
-#define HELLO_MAGIC 0x47435450u /* "GCTP" */
-#define FRAME_DATA 0x4743u  /* payload follows */
-#define FRAME_EAGER 0x4745u /* payload follows (same-host peer) */
-#define FRAME_PULL 0x4750u  /* payload at addr in the sender (same-host peer) */
-#define FRAME_ACK 0x4741u   /* len PULL frames were copied (same-host peer) */
-#define EAGER_MAX (32 * 1024) /* same host: larger messages are pulled */
-#define IB_LOCAL (2 * (EAGER_MAX + 64)) /* a same-host peer's inbound buffer */
-#define IB_SIZE 4096 /* per-peer inbound buffer: headers and small payloads */
-#define SPIN_MAX_BYTES (64 * 1024) /* spin only when a receive has this little left */
-#define SPIN_SKIP_MAX 1024
-
-struct hello {
-	uint32_t magic;
-	uint32_t rank;
-	uint64_t comm_key;
-	uint64_t digest;
-};
-
-struct frame {
-	uint32_t tag;
-	uint32_t magic; /* FRAME_* */
-	uint64_t len;
-	uint64_t addr; /* FRAME_PULL */
-};
-
-struct peer {
-	int fd;
-	uint32_t events;	  /* registered with epoll */
-	int closed;		  /* end of file seen, or hung up */
-	gc_tpreq_t *sq, *sq_tail; /* sends, in order */
-	gc_tpreq_t *rq, *rq_tail; /* receives, in order */
-	struct frame sh;	  /* header of the frame being written */
-	int sh_live;		  /* sh is being written */
-	size_t sh_off;
-	struct frame rh; /* header of the message being read */
-	size_t rh_off;
-	size_t ib_lo, ib_hi; /* unread bytes of ib */
-	/* same host (see the top) */
-	int local;
-	pid_t pid;
-	gc_tpreq_t *aq, *aq_tail; /* sends the peer has still to pull */
-	uint64_t acks_owed;	  /* pulls done, not acknowledged yet */
-	gc_fifo_t early;	  /* frames (and eager payloads) before their receive */
-	char *ib; /* inbound buffer, ib_cap bytes */
-	size_t ib_cap;
-};
-
-struct gc_tp {
-	gc_tp_params_t p;
-	char token[128];
-	char addr[64];
-	int lfd;
-	int ep;
-	int broken;
-	int broken_err;
-	uint64_t probe[2]; /* what same-host peers read back to see they can pull from us */
-	int spin_skip, spin_backoff; /* waits left without spinning, and the next such run */
-	int spin_yield;		     /* more runnable tasks than CPUs: yield while spinning */
-	int ncpu;		     /* CPUs this process may run on */
-	int64_t crowd_next;	     /* when to look at the run queue again */
-	struct peer *peers;
-	char err[256];
-};
-
-static int tfail(gc_tp_t *t, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int tfail(gc_tp_t *t, int e, const char *fmt, ...)
+int gc_tcp_fail(gc_tp_t *t, int e, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -115,14 +34,14 @@ static int tfail(gc_tp_t *t, int e, const char *fmt, ...)
 	return -1;
 }
 
-static void complete(gc_tpreq_t *r, int err)
+void gc_tcp_complete(gc_tpreq_t *r, int err)
 {
 	r->err = err;
 	r->done = 1;
 }
 
 /* Fail every request on every peer and close the connections. */
-static void breakdown(gc_tp_t *t, int e)
+void gc_tcp_breakdown(gc_tp_t *t, int e)
 {
 	if (!t->broken) {
 		t->broken = 1;
@@ -131,11 +50,11 @@ static void breakdown(gc_tp_t *t, int e)
 	for (int i = 0; i < t->p.size; i++) {
 		struct peer *pe = &t->peers[i];
 		for (gc_tpreq_t *r = pe->sq; r; r = r->next)
-			complete(r, t->broken_err);
+			gc_tcp_complete(r, t->broken_err);
 		for (gc_tpreq_t *r = pe->rq; r; r = r->next)
-			complete(r, t->broken_err);
+			gc_tcp_complete(r, t->broken_err);
 		for (gc_tpreq_t *r = pe->aq; r; r = r->next)
-			complete(r, t->broken_err);
+			gc_tcp_complete(r, t->broken_err);
 		pe->sq = pe->sq_tail = pe->rq = pe->rq_tail = pe->aq = pe->aq_tail = NULL;
 		if (pe->fd >= 0) {
 			close(pe->fd);
@@ -144,11 +63,11 @@ static void breakdown(gc_tp_t *t, int e)
 	}
 }
 
-static int peer_fail(gc_tp_t *t, int peer, int e, const char *what)
+int gc_tcp_peer_fail(gc_tp_t *t, int peer, int e, const char *what)
 {
-	tfail(t, e, "rank %d: %s rank %d: %s", t->p.rank, what, peer,
-	      e == ECONNRESET ? "connection closed (the rank died or left)" : strerror(e));
-	breakdown(t, e);
+	gc_tcp_fail(t, e, "rank %d: %s rank %d: %s", t->p.rank, what, peer,
+		    e == ECONNRESET ? "connection closed (the rank died or left)" : strerror(e));
+	gc_tcp_breakdown(t, e);
 	errno = e;
 	return -1;
 }
@@ -164,6 +83,7 @@ static gc_tp_t *tcp_create(const gc_tp_params_t *p, void *blob, size_t *blob_len
 	snprintf(t->addr, sizeof(t->addr), "%s", p->addr && *p->addr ? p->addr : "0.0.0.0");
 	t->p.addr = t->addr;
 	t->ep = -1;
+	gc_spin_init(&t->spin, p->spin_us);
 	t->peers = calloc((size_t)p->size, sizeof(*t->peers));
 	if (!t->peers) {
 		free(t);
@@ -189,8 +109,8 @@ static gc_tp_t *tcp_create(const gc_tp_params_t *p, void *blob, size_t *blob_len
 	return t;
 }
 
-static int parse_blob(const void *blob, size_t len, char *addr, size_t alen, int *port,
-		      long *pid, uint64_t *probe)
+int gc_tcp_parse_blob(const void *blob, size_t len, char *addr, size_t alen, int *port, long *pid,
+		      uint64_t *probe)
 {
 	char buf[GC_TP_BLOB_MAX + 1];
 	if (len == 0 || len > GC_TP_BLOB_MAX)
@@ -207,52 +127,8 @@ static int parse_blob(const void *blob, size_t len, char *addr, size_t alen, int
 	return 0;
 }
 
-/* Same-host peers: can each of us read the other's memory (same user, no ptrace
- * restriction, same pid namespace)? Each reads the other's probe, then they swap the
- * answers; a pair is local only when both can. */
-static int local_pairs(gc_tp_t *t, const void *const *blobs, const size_t *lens,
-		       const int *host_of, int64_t deadline)
-{
-	int me = t->p.rank;
-	if (!host_of || !t->p.local_pull)
-		return 0;
-	uint8_t *can = calloc((size_t)t->p.size, 1);
-	if (!can)
-		return tfail(t, ENOMEM, "out of memory");
-	int rc = 0;
-	for (int j = 0; j < t->p.size; j++) {
-		if (j == me || host_of[j] != host_of[me])
-			continue;
-		char a[64];
-		int port;
-		long pid;
-		uint64_t probe, expect[2] = {t->probe[0], (uint64_t)j};
-		if (parse_blob(blobs[j], lens[j], a, sizeof(a), &port, &pid, &probe) == 0 &&
-		    pid > 0 && gc_cma_check((pid_t)pid, probe, expect, sizeof(expect))) {
-			can[j] = 1;
-			t->peers[j].pid = (pid_t)pid;
-		}
-		if (gc_sock_send_all(t->peers[j].fd, &can[j], 1, deadline) < 0) {
-			rc = tfail(t, errno, "tcp: rank %d: %s", j, strerror(errno));
-			break;
-		}
-	}
-	for (int j = 0; rc == 0 && j < t->p.size; j++) {
-		if (j == me || host_of[j] != host_of[me])
-			continue;
-		uint8_t theirs = 0;
-		if (gc_sock_recv_all(t->peers[j].fd, &theirs, 1, deadline) < 0) {
-			rc = tfail(t, errno, "tcp: rank %d: %s", j, strerror(errno));
-			break;
-		}
-		t->peers[j].local = can[j] && theirs == 1;
-	}
-	free(can);
-	return rc;
-}
-
-static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
-		       const int *host_of, gc_error_t *err)
+static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens, const int *host_of,
+		       gc_error_t *err)
 {
 	int64_t deadline = gc_now_ms() + t->p.timeout_ms;
 	int me = t->p.rank;
@@ -263,14 +139,14 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 		int port;
 		long pid;
 		uint64_t probe;
-		if (parse_blob(blobs[j], lens[j], a, sizeof(a), &port, &pid, &probe) < 0) {
-			tfail(t, EPROTO, "tcp: rank %d published a bad address", j);
+		if (gc_tcp_parse_blob(blobs[j], lens[j], a, sizeof(a), &port, &pid, &probe) < 0) {
+			gc_tcp_fail(t, EPROTO, "tcp: rank %d published a bad address", j);
 			goto fail;
 		}
 		int fd = gc_sock_connect(a, port, deadline);
 		if (fd < 0) {
-			tfail(t, errno, "tcp: cannot connect to rank %d at %s:%d: %s", j, a, port,
-			      strerror(errno));
+			gc_tcp_fail(t, errno, "tcp: cannot connect to rank %d at %s:%d: %s", j, a,
+				    port, strerror(errno));
 			goto fail;
 		}
 		struct hello h = {HELLO_MAGIC, (uint32_t)me, t->p.comm_key, dg}, back;
@@ -278,8 +154,8 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 		    gc_sock_recv_all(fd, &back, sizeof(back), deadline) < 0 ||
 		    back.magic != HELLO_MAGIC || back.rank != (uint32_t)j ||
 		    back.comm_key != t->p.comm_key || back.digest != dg) {
-			tfail(t, errno ? errno : EPROTO,
-			      "tcp: handshake with rank %d at %s:%d failed", j, a, port);
+			gc_tcp_fail(t, errno ? errno : EPROTO,
+				    "tcp: handshake with rank %d at %s:%d failed", j, a, port);
 			close(fd);
 			goto fail;
 		}
@@ -288,8 +164,8 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 	for (int left = t->p.size - 1 - me; left > 0;) {
 		int fd = gc_sock_accept(t->lfd, deadline);
 		if (fd < 0) {
-			tfail(t, errno, "tcp: waiting for %d higher ranks to connect: %s", left,
-			      strerror(errno));
+			gc_tcp_fail(t, errno, "tcp: waiting for %d higher ranks to connect: %s",
+				    left, strerror(errno));
 			goto fail;
 		}
 		struct hello h;
@@ -310,19 +186,19 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 	}
 	close(t->lfd);
 	t->lfd = -1;
-	if (local_pairs(t, blobs, lens, host_of, deadline) < 0)
+	if (gc_tcp_local_pairs(t, blobs, lens, host_of, deadline) < 0)
 		goto fail;
 	for (int j = 0; j < t->p.size; j++) {
 		struct peer *pe = &t->peers[j];
 		pe->ib_cap = pe->local ? IB_LOCAL : IB_SIZE;
 		if (j != me && !(pe->ib = malloc(pe->ib_cap))) {
-			tfail(t, ENOMEM, "out of memory");
+			gc_tcp_fail(t, ENOMEM, "out of memory");
 			goto fail;
 		}
 	}
 	t->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (t->ep < 0) {
-		tfail(t, errno, "tcp: epoll: %s", strerror(errno));
+		gc_tcp_fail(t, errno, "tcp: epoll: %s", strerror(errno));
 		goto fail;
 	}
 	for (int j = 0; j < t->p.size; j++) {
@@ -332,7 +208,7 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 		struct epoll_event ev = {.events = 0, .data.u32 = (uint32_t)j};
 		if (gc_sock_tune(pe->fd, t->p.timeout_ms) < 0 || gc_sock_nonblock(pe->fd, 1) < 0 ||
 		    epoll_ctl(t->ep, EPOLL_CTL_ADD, pe->fd, &ev) < 0) {
-			tfail(t, errno, "tcp: socket setup: %s", strerror(errno));
+			gc_tcp_fail(t, errno, "tcp: socket setup: %s", strerror(errno));
 			goto fail;
 		}
 	}
@@ -340,11 +216,11 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 fail:
 	if (err)
 		snprintf(err->text, sizeof(err->text), "%s", t->err);
-	breakdown(t, errno ? errno : EIO);
+	gc_tcp_breakdown(t, errno ? errno : EIO);
 	return -1;
 }
 
-static void enqueue(gc_tpreq_t **h, gc_tpreq_t **tl, gc_tpreq_t *r)
+void gc_tcp_enqueue(gc_tpreq_t **h, gc_tpreq_t **tl, gc_tpreq_t *r)
 {
 	r->next = NULL;
 	if (*tl)
@@ -367,13 +243,13 @@ static int tcp_isend(gc_tp_t *t, int peer, uint32_t tag, const void *buf, size_t
 {
 	prep(r, peer, tag, buf, len);
 	if (t->broken) {
-		complete(r, t->broken_err);
+		gc_tcp_complete(r, t->broken_err);
 		return errno = t->broken_err, -1;
 	}
 	if (peer < 0 || peer >= t->p.size || peer == t->p.rank)
 		return errno = EINVAL, -1;
 	struct peer *pe = &t->peers[peer];
-	enqueue(&pe->sq, &pe->sq_tail, r);
+	gc_tcp_enqueue(&pe->sq, &pe->sq_tail, r);
 	return 0;
 }
 
@@ -381,17 +257,17 @@ static int tcp_irecv(gc_tp_t *t, int peer, uint32_t tag, void *buf, size_t len, 
 {
 	prep(r, peer, tag, buf, len);
 	if (t->broken) {
-		complete(r, t->broken_err);
+		gc_tcp_complete(r, t->broken_err);
 		return errno = t->broken_err, -1;
 	}
 	if (peer < 0 || peer >= t->p.size || peer == t->p.rank)
 		return errno = EINVAL, -1;
 	struct peer *pe = &t->peers[peer];
-	enqueue(&pe->rq, &pe->rq_tail, r);
+	gc_tcp_enqueue(&pe->rq, &pe->rq_tail, r);
 	return 0;
 }
 
-static void pop(gc_tpreq_t **h, gc_tpreq_t **tl)
+void gc_tcp_pop(gc_tpreq_t **h, gc_tpreq_t **tl)
 {
 	*h = (*h)->next;
 	if (!*h)
@@ -406,11 +282,14 @@ static int next_frame(struct peer *pe)
 		pe->acks_owed = 0;
 	} else if (pe->sq) {
 		gc_tpreq_t *r = pe->sq;
-		uint32_t kind = !pe->local ? FRAME_DATA : r->size <= EAGER_MAX ? FRAME_EAGER : FRAME_PULL;
-		pe->sh = (struct frame){.tag = r->tag,
-					.magic = kind,
-					.len = r->size,
-					.addr = kind == FRAME_PULL ? (uint64_t)(uintptr_t)r->buf : 0};
+		uint32_t kind = !pe->local	       ? FRAME_DATA
+				: r->size <= EAGER_MAX ? FRAME_EAGER
+						       : FRAME_PULL;
+		pe->sh =
+		    (struct frame){.tag = r->tag,
+				   .magic = kind,
+				   .len = r->size,
+				   .addr = kind == FRAME_PULL ? (uint64_t)(uintptr_t)r->buf : 0};
 	} else {
 		return 0;
 	}
@@ -442,7 +321,8 @@ static int drive_send(gc_tp_t *t, int j)
 		if (w < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				break;
-			return peer_fail(t, j, errno == EPIPE ? ECONNRESET : errno, "sending to");
+			return gc_tcp_peer_fail(t, j, errno == EPIPE ? ECONNRESET : errno,
+						"sending to");
 		}
 		size_t left = (size_t)w;
 		size_t hl = sizeof(pe->sh) - pe->sh_off;
@@ -460,37 +340,39 @@ static int drive_send(gc_tp_t *t, int j)
 		pe->sh_live = 0;
 		if (!r)
 			continue; /* an acknowledgement */
-		pop(&pe->sq, &pe->sq_tail);
+		gc_tcp_pop(&pe->sq, &pe->sq_tail);
 		if (pe->sh.magic == FRAME_PULL) { /* done when the peer has copied it */
-			enqueue(&pe->aq, &pe->aq_tail, r);
+			gc_tcp_enqueue(&pe->aq, &pe->aq_tail, r);
 			continue;
 		}
-		complete(r, 0);
+		gc_tcp_complete(r, 0);
 		done++;
 	}
 	return done;
 }
 
 /* Check the header just read against the receive at the head. */
-static int header_ok(gc_tp_t *t, int j, gc_tpreq_t *r)
+int gc_tcp_header_ok(gc_tp_t *t, int j, gc_tpreq_t *r)
 {
 	struct peer *pe = &t->peers[j];
-	uint32_t want = pe->local ? pe->rh.magic == FRAME_PULL ? FRAME_PULL : FRAME_EAGER
-				  : FRAME_DATA;
+	uint32_t want =
+	    pe->local ? pe->rh.magic == FRAME_PULL ? FRAME_PULL : FRAME_EAGER : FRAME_DATA;
 	if (pe->rh.magic != want || pe->rh.tag != r->tag) {
-		tfail(t, EPROTO,
-		      "rank %d: message from rank %d out of order (tag %u, expected %u): ranks "
-		      "called different collectives",
-		      t->p.rank, j, pe->rh.tag, r->tag);
-		breakdown(t, EPROTO);
+		gc_tcp_fail(
+		    t, EPROTO,
+		    "rank %d: message from rank %d out of order (tag %u, expected %u): ranks "
+		    "called different collectives",
+		    t->p.rank, j, pe->rh.tag, r->tag);
+		gc_tcp_breakdown(t, EPROTO);
 		return -1;
 	}
 	if (pe->rh.len > r->size) {
-		tfail(t, EMSGSIZE,
-		      "rank %d: message from rank %d of %" PRIu64 " bytes, %zu expected: ranks "
-		      "passed different counts",
-		      t->p.rank, j, pe->rh.len, r->size);
-		breakdown(t, EMSGSIZE);
+		gc_tcp_fail(t, EMSGSIZE,
+			    "rank %d: message from rank %d of %" PRIu64
+			    " bytes, %zu expected: ranks "
+			    "passed different counts",
+			    t->p.rank, j, pe->rh.len, r->size);
+		gc_tcp_breakdown(t, EMSGSIZE);
 		return -1;
 	}
 	r->len = pe->rh.len;
@@ -506,12 +388,12 @@ static ssize_t rd(gc_tp_t *t, int j, void *buf, size_t len, int *dry)
 		return n;
 	}
 	if (n == 0)
-		return peer_fail(t, j, ECONNRESET, "receiving from");
+		return gc_tcp_peer_fail(t, j, ECONNRESET, "receiving from");
 	if (errno == EAGAIN || errno == EINTR) {
 		*dry = 1;
 		return 0;
 	}
-	return peer_fail(t, j, errno, "receiving from");
+	return gc_tcp_peer_fail(t, j, errno, "receiving from");
 }
 
 /* Read into the posted receives. Returns completions, -1 on failure. Stops at the first
@@ -545,7 +427,7 @@ static int drive_recv(gc_tp_t *t, int j)
 			avail -= take;
 			if (pe->rh_off < sizeof(pe->rh))
 				continue;
-			if (header_ok(t, j, r) < 0)
+			if (gc_tcp_header_ok(t, j, r) < 0)
 				return -1;
 		}
 		if (r->off < r->len && avail) {
@@ -578,113 +460,8 @@ static int drive_recv(gc_tp_t *t, int j)
 		if (!pe->rq)
 			pe->rq_tail = NULL;
 		pe->rh_off = 0;
-		complete(r, 0);
+		gc_tcp_complete(r, 0);
 		done++;
-	}
-	return done;
-}
-
-/* Hand frame H (payload P when eager) from same-host peer J to its receive R. */
-static int deliver(gc_tp_t *t, int j, gc_tpreq_t *r, const struct frame *h, const void *p)
-{
-	struct peer *pe = &t->peers[j];
-	pe->rh = *h;
-	if (header_ok(t, j, r) < 0)
-		return -1;
-	if (h->magic == FRAME_PULL) {
-		if (r->len && gc_cma_pull(pe->pid, r->buf, h->addr, r->len) < 0)
-			return peer_fail(t, j, errno == ESRCH ? ECONNRESET : errno, "copying from");
-		pe->acks_owed++;
-	} else if (r->len) {
-		memcpy(r->buf, p, r->len);
-	}
-	pop(&pe->rq, &pe->rq_tail);
-	complete(r, 0);
-	return 1;
-}
-
-static int proto(gc_tp_t *t, int j, const char *what)
-{
-	tfail(t, EPROTO, "rank %d: %s from rank %d", t->p.rank, what, j);
-	breakdown(t, EPROTO);
-	return -1;
-}
-
-/* A same-host peer: read every frame there is. ACKs complete sends; the others go to the
- * posted receives in order, or wait in the FIFO until theirs is posted. */
-static int drive_recv_local(gc_tp_t *t, int j)
-{
-	struct peer *pe = &t->peers[j];
-	int done = 0;
-	for (;;) {
-		size_t avail;
-		char *e;
-		while (pe->rq && (e = gc_fifo_head(&pe->early, &avail))) {
-			struct frame h;
-			memcpy(&h, e, sizeof(h));
-			int c = deliver(t, j, pe->rq, &h, e + sizeof(h));
-			if (c < 0)
-				return -1;
-			gc_fifo_drop(&pe->early, sizeof(h) + (h.magic == FRAME_EAGER ? h.len : 0));
-			done += c;
-		}
-		while (pe->ib_hi - pe->ib_lo >= sizeof(struct frame)) {
-			struct frame h;
-			memcpy(&h, pe->ib + pe->ib_lo, sizeof(h));
-			size_t pl = 0;
-			if (h.magic == FRAME_EAGER) {
-				if (h.len > EAGER_MAX)
-					return proto(t, j, "an oversized inline message");
-				pl = h.len;
-			} else if (h.magic != FRAME_PULL && h.magic != FRAME_ACK) {
-				return proto(t, j, "a malformed frame");
-			}
-			if (pe->ib_hi - pe->ib_lo < sizeof(h) + pl)
-				break; /* the rest of its payload is still to come */
-			const char *payload = pe->ib + pe->ib_lo + sizeof(h);
-			if (h.magic == FRAME_ACK) {
-				for (uint64_t k = 0; k < h.len; k++) {
-					if (!pe->aq)
-						return proto(t, j, "an acknowledgement of nothing");
-					gc_tpreq_t *r = pe->aq;
-					pop(&pe->aq, &pe->aq_tail);
-					complete(r, 0);
-					done++;
-				}
-			} else if (pe->rq && !gc_fifo_head(&pe->early, &avail)) {
-				int c = deliver(t, j, pe->rq, &h, payload);
-				if (c < 0)
-					return -1;
-				done += c;
-			} else if (gc_fifo_push(&pe->early, &h, sizeof(h), payload, pl) < 0) {
-				return peer_fail(t, j, ENOMEM, "keeping a message from");
-			}
-			pe->ib_lo += sizeof(h) + pl;
-		}
-		if (pe->ib_lo) { /* keep a partial frame at the front */
-			memmove(pe->ib, pe->ib + pe->ib_lo, pe->ib_hi - pe->ib_lo);
-			pe->ib_hi -= pe->ib_lo;
-			pe->ib_lo = 0;
-		}
-		if (pe->closed) { /* it left earlier: what it sent is all there will be */
-			if (pe->rq || pe->aq)
-				return peer_fail(t, j, ECONNRESET, "receiving from");
-			break;
-		}
-		ssize_t n = recv(pe->fd, pe->ib + pe->ib_hi, pe->ib_cap - pe->ib_hi, MSG_DONTWAIT);
-		if (n > 0) {
-			pe->ib_hi += (size_t)n;
-			continue;
-		}
-		if (n == 0) {
-			if (pe->rq || pe->aq)
-				return peer_fail(t, j, ECONNRESET, "receiving from");
-			pe->closed = 1; /* it finished: nothing of ours depends on it */
-			break;
-		}
-		if (errno == EAGAIN || errno == EINTR)
-			break;
-		return peer_fail(t, j, errno, "receiving from");
 	}
 	return done;
 }
@@ -695,7 +472,7 @@ static int drive(gc_tp_t *t, int j)
 	int a = drive_send(t, j);
 	if (a < 0)
 		return -1;
-	int b = pe->local ? drive_recv_local(t, j) : drive_recv(t, j);
+	int b = pe->local ? gc_tcp_drive_recv_local(t, j) : drive_recv(t, j);
 	if (b < 0)
 		return -1;
 	if (pe->acks_owed) { /* tell the peer its buffers are free at once */
@@ -724,79 +501,21 @@ static int sync_events(gc_tp_t *t, int j)
 		return 0;
 	struct epoll_event ev = {.events = want, .data.u32 = (uint32_t)j};
 	if (epoll_ctl(t->ep, EPOLL_CTL_MOD, pe->fd, &ev) < 0)
-		return peer_fail(t, j, errno, "watching");
+		return gc_tcp_peer_fail(t, j, errno, "watching");
 	pe->events = want;
 	return 0;
 }
 
-static int64_t now_ns(void)
+/* Is a receive about to complete (little left at the head of a peer's queue), or an
+ * acknowledgement due (a same-host peer is copying)? Then a wait polls first (spin.c). */
+static int about_to_complete(const gc_tp_t *t)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Spin before this wait? Then until when (see the top of the file); 0: sleep at once. */
-static int64_t spin_until(gc_tp_t *t)
-{
-	if (t->p.spin_us <= 0)
-		return 0;
-	if (t->spin_skip > 0) {
-		t->spin_skip--;
-		return 0;
-	}
-	/* some receive about to complete: the head of a peer's queue with little left (the
-	 * ones queued behind it cannot complete first) */
-	size_t least = SIZE_MAX;
 	for (int j = 0; j < t->p.size; j++) {
-		gc_tpreq_t *r = t->peers[j].rq;
-		if (r && r->size - r->off < least)
-			least = r->size - r->off;
-		if (t->peers[j].aq) /* an acknowledgement: the peer is copying */
-			least = 0;
+		const gc_tpreq_t *r = t->peers[j].rq;
+		if ((r && r->size - r->off <= SPIN_MAX_BYTES) || t->peers[j].aq)
+			return 1;
 	}
-	if (least > SPIN_MAX_BYTES)
-		return 0;
-	return now_ns() + (int64_t)t->p.spin_us * 1000;
-}
-
-/* More runnable tasks on this machine than CPUs for us? Then a spinner must yield, or it
- * takes the core from the very rank it waits for. Sampled at most every 5 ms while
- * spinning (the fourth field of /proc/loadavg: tasks running now, this one included). */
-static void check_crowded(gc_tp_t *t)
-{
-	int64_t now = now_ns();
-	if (now < t->crowd_next)
-		return;
-	t->crowd_next = now + 5 * 1000 * 1000;
-	if (!t->ncpu) {
-		cpu_set_t cs;
-		t->ncpu = sched_getaffinity(0, sizeof(cs), &cs) == 0 ? CPU_COUNT(&cs) : 1;
-	}
-	char buf[128];
-	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	int running = 0;
-	if (n > 0) {
-		buf[n] = 0;
-		sscanf(buf, "%*s %*s %*s %d/", &running);
-	}
-	t->spin_yield = running <= 0 || running > t->ncpu;
-}
-
-/* A spin ended (GOT: with data). */
-static void spin_ended(gc_tp_t *t, int got)
-{
-	if (got) {
-		t->spin_backoff = 0;
-		return;
-	}
-	t->spin_backoff = t->spin_backoff ? t->spin_backoff * 2 : 1;
-	if (t->spin_backoff > SPIN_SKIP_MAX)
-		t->spin_backoff = SPIN_SKIP_MAX;
-	t->spin_skip = t->spin_backoff;
+	return 0;
 }
 
 static int tcp_progress(gc_tp_t *t, int timeout_ms)
@@ -825,29 +544,21 @@ static int tcp_progress(gc_tp_t *t, int timeout_ms)
 	if (!pending)
 		return 0;
 	struct epoll_event evs[64];
-	int64_t spin_end = spin_until(t);
-	int n;
+	int polling = gc_spin_begin(&t->spin, about_to_complete(t)), n;
 	for (;;) {
 		/* polling epoll takes no socket lock: the sender's softirq is not held up */
-		n = epoll_wait(t->ep, evs, 64, spin_end ? 0 : timeout_ms);
-		if (n != 0 || !spin_end)
+		n = epoll_wait(t->ep, evs, 64, polling ? 0 : timeout_ms);
+		if (n != 0 || !polling)
 			break;
-		if (now_ns() >= spin_end) {
-			spin_ended(t, 0);
-			spin_end = 0;
-			continue;
-		}
-		check_crowded(t);
-		if (t->spin_yield)
-			sched_yield(); /* ranks share this core: let the one we wait for run */
+		polling = gc_spin_step(&t->spin);
 	}
-	if (spin_end && n > 0)
-		spin_ended(t, 1);
+	if (polling && n > 0)
+		gc_spin_hit(&t->spin);
 	if (n < 0) {
 		if (errno == EINTR)
 			return 0;
-		tfail(t, errno, "tcp: epoll_wait: %s", strerror(errno));
-		breakdown(t, errno);
+		gc_tcp_fail(t, errno, "tcp: epoll_wait: %s", strerror(errno));
+		gc_tcp_breakdown(t, errno);
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
@@ -856,7 +567,7 @@ static int tcp_progress(gc_tp_t *t, int timeout_ms)
 			int e = 0;
 			socklen_t el = sizeof(e);
 			getsockopt(t->peers[j].fd, SOL_SOCKET, SO_ERROR, &e, &el);
-			return peer_fail(t, j, e ? e : ECONNRESET, "connection to");
+			return gc_tcp_peer_fail(t, j, e ? e : ECONNRESET, "connection to");
 		}
 		int c = drive(t, j);
 		if (c < 0)
@@ -876,8 +587,8 @@ static void tcp_abort(gc_tp_t *t)
 		}
 	}
 	if (!t->broken)
-		tfail(t, ECANCELED, "rank %d: communicator aborted", t->p.rank);
-	breakdown(t, t->broken ? t->broken_err : ECANCELED);
+		gc_tcp_fail(t, ECANCELED, "rank %d: communicator aborted", t->p.rank);
+	gc_tcp_breakdown(t, t->broken ? t->broken_err : ECANCELED);
 }
 
 static void tcp_destroy(gc_tp_t *t)

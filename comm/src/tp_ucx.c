@@ -956,8 +956,8 @@ typedef struct {
 	int32_t rank;
 } verdict_t;
 
-static int tp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
-		      const int *host_of, gc_error_t *err)
+static int tp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens, const int *host_of,
+		      gc_error_t *err)
 {
 	(void)host_of; /* UCX finds its own way between ranks on one host */
 	uint64_t deadline = now_ms() + (uint64_t)t->timeout_ms;

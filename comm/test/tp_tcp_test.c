@@ -17,14 +17,14 @@
 #include "tp.h"
 
 static int fails;
-#define CHECK(c, ...)                                                                       \
-	do {                                                                                \
-		if (!(c)) {                                                                 \
-			fails++;                                                            \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-			fprintf(stderr, __VA_ARGS__);                                       \
-			fputc('\n', stderr);                                                \
-		}                                                                           \
+#define CHECK(c, ...)                                                                              \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fails++;                                                                   \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+		}                                                                                  \
 	} while (0)
 
 /* Rank RANK of 2: create, swap blobs with the other process over SV, connect. */
@@ -46,8 +46,8 @@ static gc_tp_t *open_tp(int rank, int sv, int local, int timeout_ms)
 		return NULL;
 	if (write(sv, &len[rank], sizeof(len[rank])) != sizeof(len[rank]) ||
 	    write(sv, blob[rank], len[rank]) != (ssize_t)len[rank] ||
-	    read(sv, &len[!rank], sizeof(len[0])) != sizeof(len[0]) || len[!rank] > GC_TP_BLOB_MAX ||
-	    read(sv, blob[!rank], len[!rank]) != (ssize_t)len[!rank])
+	    read(sv, &len[!rank], sizeof(len[0])) != sizeof(len[0]) ||
+	    len[!rank] > GC_TP_BLOB_MAX || read(sv, blob[!rank], len[!rank]) != (ssize_t)len[!rank])
 		return NULL;
 	const void *bl[2] = {blob[0], blob[1]};
 	int hosts[2] = {0, local ? 0 : 1};
@@ -136,7 +136,8 @@ static int receiver(int sv, int local)
 	for (size_t k = 0; k < NMSG; k++) {
 		CHECK(wait_req(t, &r[k], 5000) == 1 && r[k].err == 0, "receive %zu failed (%d)", k,
 		      r[k].err);
-		CHECK(r[k].len == sizes[k], "receive %zu: %zu bytes, %zu sent", k, r[k].len, sizes[k]);
+		CHECK(r[k].len == sizes[k], "receive %zu: %zu bytes, %zu sent", k, r[k].len,
+		      sizes[k]);
 		want = malloc(sizes[k] + 1);
 		fill(want, sizes[k], (unsigned)k);
 		CHECK(!memcmp(b[k], want, sizes[k]), "receive %zu: wrong bytes", k);
@@ -187,8 +188,8 @@ static int kill_case(int local)
 	CHECK(w == -1 || (w == 1 && r.err), "%s: the send to a killed rank did not fail (%d)",
 	      local ? "local" : "remote", w);
 	CHECK(dt < 3000, "%s: failing took %lld ms", local ? "local" : "remote", (long long)dt);
-	printf("%s: send to a killed receiver failed after %lld ms: %s\n", local ? "local" : "remote",
-	       (long long)dt, gc_tp_tcp.error(t));
+	printf("%s: send to a killed receiver failed after %lld ms: %s\n",
+	       local ? "local" : "remote", (long long)dt, gc_tp_tcp.error(t));
 	gc_tp_tcp.destroy(t);
 	free(b);
 	close(sv[0]);
