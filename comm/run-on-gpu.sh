@@ -42,6 +42,10 @@ for np in 1 2 3 4 5; do
   ( cd "$BUILD" && timeout 300 ./gcomm-test --np $np --backend cuda ) >> "$OUT/comm-cuda.log" 2>&1
   echo "cuda np=$np rc=$?"
 done
+for np in 2 3 4; do # card ranks and CPU-only ranks in one communicator
+  ( cd "$BUILD" && timeout 300 ./gcomm-test --np $np --backend cuda --mixed ) >> "$OUT/comm-cuda.log" 2>&1
+  echo "cuda+cpu mixed np=$np rc=$?"
+done
 grep -E "passed|FAILED|wrong|SKIP" "$OUT/comm-cuda.log" | head -20
 ( cd "$BUILD" && timeout 200 ./gcomm-test --np 3 --backend cuda --kill-test ) > "$OUT/comm-cuda-kill.log" 2>&1
 echo "cuda kill rc=$?"; grep "kill test" "$OUT/comm-cuda-kill.log"

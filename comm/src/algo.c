@@ -354,7 +354,7 @@ static int bcast_host(gc_comm_t *c, void *buf, size_t bytes, int root)
 	}
 	int prev = (c->rank - 1 + N) % N, next = (c->rank + 1) % N;
 	int has_next = (v + 1) < N;
-	size_t C = c->chunk ? c->chunk : GC_CHUNK_HOST;
+	size_t C = c->chunk ? c->chunk : c->chunk_default;
 	int K = (int)((bytes + C - 1) / C), W = c->window;
 	gc_tpreq_t *rr = calloc((size_t)W, sizeof(*rr)), *sr = calloc((size_t)W, sizeof(*sr));
 	if (!rr || !sr) {

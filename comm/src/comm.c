@@ -145,6 +145,7 @@ static int layout(gc_comm_t *c, char **hosts)
 /* Swap addresses through the rendezvous and connect the transport. */
 static int wire_up(gc_comm_t *c, const gc_params_t *p, const char *rdv_spec, const char *token)
 {
+	int any_gpu = 0;
 	const gc_rdv_ops_t *ro = NULL;
 	const char *spec = rdv_spec;
 	if (!strncmp(rdv_spec, "tcp://", 6)) {
@@ -204,9 +205,12 @@ static int wire_up(gc_comm_t *c, const gc_params_t *p, const char *rdv_spec, con
 			      .addr = addr ? addr : "0.0.0.0",
 			      .token = token,
 			      .comm_key = key};
+	/* what every rank publishes: 'g' (it has a GPU backend) or 'c', its host name, the
+	 * transport's blob */
 	char mine[GC_TP_BLOB_MAX + 256];
-	host_name(mine, 200);
-	size_t hl = strlen(mine) + 1, bl = 0;
+	mine[0] = c->gpu ? 'g' : 'c';
+	host_name(mine + 1, 200);
+	size_t hl = 1 + strlen(mine + 1) + 1, bl = 0;
 	c->tp = c->tpo->create(&tpp, mine + hl, &bl, &e);
 	if (!c->tp) {
 		gc_fail(c, errno ? errno : EIO, "%s", e.text);
@@ -221,15 +225,19 @@ static int wire_up(gc_comm_t *c, const gc_params_t *p, const char *rdv_spec, con
 		if (ro->get(r, name, &vals[i], &lens[i]) < 0)
 			goto rdv_failed;
 		char *v = vals[i];
-		size_t h = strnlen(v, lens[i]);
-		if (h >= lens[i]) {
+		size_t h = lens[i] > 1 ? strnlen(v + 1, lens[i] - 1) : lens[i];
+		if (lens[i] < 2 || (v[0] != 'g' && v[0] != 'c') || h >= lens[i] - 1) {
 			gc_fail(c, EPROTO, "rendezvous: rank %d published a bad address", i);
 			goto out;
 		}
-		hosts[i] = v;
-		blobs[i] = v + h + 1;
-		blens[i] = lens[i] - h - 1;
+		any_gpu |= v[0] == 'g';
+		hosts[i] = v + 1;
+		blobs[i] = v + 1 + h + 1;
+		blens[i] = lens[i] - 1 - h - 1;
 	}
+	/* the pipeline chunk is part of the wire format: every rank must cut alike, so a
+	 * communicator with a card anywhere uses the device chunk for all its ranks */
+	c->chunk_default = any_gpu ? GC_CHUNK_DEV : GC_CHUNK_HOST;
 	if (layout(c, hosts) < 0)
 		goto out;
 	if (c->tpo->connect(c->tp, blobs, blens, c->host_of, &e) < 0) {
@@ -283,7 +291,8 @@ static gc_comm_t *comm_new(const gc_params_t *p)
 	c->size = p->size;
 	c->timeout_ms =
 	    p->timeout_ms > 0 ? p->timeout_ms : env_int("GCOMM_TIMEOUT", 10000, 100, 86400000);
-	c->chunk = (size_t)env_int("GCOMM_CHUNK", 0, 64, 1 << 30); /* 0: by buffer kind */
+	c->chunk = (size_t)env_int("GCOMM_CHUNK", 0, 64, 1 << 30); /* 0: chunk_default */
+	c->chunk_default = GC_CHUNK_HOST;
 	c->window = env_int("GCOMM_WINDOW", 8, 1, 1024);
 	c->small = (size_t)env_int("GCOMM_SMALL", 32 * 1024, 0, 1 << 30);
 	c->ring2_min = (size_t)env_int("GCOMM_RING2_MIN", 2 << 20, 0, INT32_MAX);

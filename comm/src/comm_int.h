@@ -2,8 +2,8 @@
 #ifndef GCOMM_INT_H
 #define GCOMM_INT_H
 
-#define GC_CHUNK_HOST (256u << 10) /* pipeline chunk for host buffers (GCOMM_CHUNK) */
-#define GC_CHUNK_DEV  (1u << 20)   /* for device buffers */
+#define GC_CHUNK_HOST (256u << 10) /* pipeline chunk of a communicator without cards */
+#define GC_CHUNK_DEV  (1u << 20)   /* ... with a GPU backend on some rank */
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -43,19 +43,20 @@ struct gc_comm {
 	const gc_coll_ops_t *coll;
 	const gc_tp_ops_t *tpo; /* NULL for mpi */
 	gc_tp_t *tp;
-	void *mpi;	     /* the mpi data path's state */
-	gk_backend_t *gk;    /* the backend buffers may live on (cpu if none) */
-	gk_backend_t *cpu;   /* host reductions */
-	int gpu;	     /* gk is a GPU backend */
-	gk_stream_t *stream; /* copies and device reductions */
-	gc_algo_t algo;	     /* forced, or AUTO */
-	gc_dtype_t wire;     /* f32 (none), f16, bf16 */
-	size_t chunk;	     /* pipeline chunk in bytes (GCOMM_CHUNK), 0: by buffer kind */
-	int window;	     /* chunks in flight (GCOMM_WINDOW) */
-	size_t small;	     /* below this many bytes auto picks rhd (GCOMM_SMALL) */
-	size_t ring2_min;    /* auto runs two rings from this many bytes (GCOMM_RING2_MIN) */
-	size_t ring2_max;    /* ... up to below this many (GCOMM_RING2_MAX) */
-	int spin_us;	     /* transports poll this long for small messages (GCOMM_SPIN) */
+	void *mpi;	      /* the mpi data path's state */
+	gk_backend_t *gk;     /* the backend buffers may live on (cpu if none) */
+	gk_backend_t *cpu;    /* host reductions */
+	int gpu;	      /* gk is a GPU backend */
+	gk_stream_t *stream;  /* copies and device reductions */
+	gc_algo_t algo;	      /* forced, or AUTO */
+	gc_dtype_t wire;      /* f32 (none), f16, bf16 */
+	size_t chunk;	      /* pipeline chunk in bytes (GCOMM_CHUNK), 0: chunk_default */
+	size_t chunk_default; /* GC_CHUNK_DEV when any rank has a GPU backend, else _HOST */
+	int window;	      /* chunks in flight (GCOMM_WINDOW) */
+	size_t small;	      /* below this many bytes auto picks rhd (GCOMM_SMALL) */
+	size_t ring2_min;     /* auto runs two rings from this many bytes (GCOMM_RING2_MIN) */
+	size_t ring2_max;     /* ... up to below this many (GCOMM_RING2_MAX) */
+	int spin_us;	      /* transports poll this long for small messages (GCOMM_SPIN) */
 	/* host layout: host_of[rank] = index of its host; hosts in order of first rank */
 	int nhosts;
 	int *host_of;

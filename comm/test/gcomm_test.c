@@ -3,6 +3,7 @@
  * failure test (SIGKILL of a rank in the middle of a 256 MiB allreduce).
  *
  *   gcomm-test --np N [--transport T] [--backend B]   N ranks forked on this host
+ *   gcomm-test --np N --backend cuda --mixed          odd ranks on host buffers (cpu)
  *   gcomm-test --env [...]                            one rank of a job (gsub, mpirun)
  *   gcomm-test --np 3 --kill-test                     the failure test, every algorithm
  * Exit 0 when everything passed, 1 on a failure, 77 when skipped (a missing backend). */
@@ -24,6 +25,7 @@
 
 static const char *transport = "tcp", *backend = "cpu";
 static int quick, fake_hosts = 1;
+static int mixed;	 /* --mixed: odd ranks use host buffers and the cpu backend */
 static gk_backend_t *gk; /* for device buffers */
 static int failures;
 
@@ -412,6 +414,8 @@ static int rank_main(int rank, int size, const char *rdv, void *arg)
 {
 	(void)arg;
 	char host[32];
+	if (mixed && rank % 2) /* odd ranks: a CPU-only rank among card ranks */
+		backend = "cpu";
 	if (fake_hosts) { /* two ranks per pretend host, so the hierarchy has work */
 		snprintf(host, sizeof(host), "host%d", rank / 2);
 		setenv("GCOMM_HOST", host, 1);
@@ -424,8 +428,10 @@ static int rank_main(int rank, int size, const char *rdv, void *arg)
 	double t0 = now();
 	int bad = run_all(c);
 	if (rank == 0)
-		printf("%d ranks, %s transport, %s buffers: %s in %.1f s\n", size, gc_transport(c),
-		       gk ? backend : "host", bad ? "FAILED" : "all passed", now() - t0);
+		printf("%d ranks, %s transport, %s buffers%s: %s in %.1f s\n", size,
+		       gc_transport(c), gk ? backend : "host",
+		       mixed ? " (odd ranks: host buffers, cpu backend)" : "",
+		       bad ? "FAILED" : "all passed", now() - t0);
 	gc_comm_destroy(&c);
 	gk_backend_close(&gk);
 	return bad ? 1 : 0;
@@ -601,9 +607,10 @@ static int kill_test(int size)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: gcomm-test (--np N | --env) [--transport tcp|ucx|mpi] "
-			"[--backend cpu|cuda|hip] [--quick] [--kill-test] [--real-hosts]\n"
-			"       gcomm-test --env --die-rank R [--algo ring|ring2|rhd|hier]\n");
+	fprintf(stderr,
+		"usage: gcomm-test (--np N | --env) [--transport tcp|ucx|mpi] "
+		"[--backend cpu|cuda|hip] [--mixed] [--quick] [--kill-test] [--real-hosts]\n"
+		"       gcomm-test --env --die-rank R [--algo ring|ring2|rhd|hier]\n");
 	exit(2);
 }
 
@@ -630,6 +637,8 @@ int main(int argc, char **argv)
 			die_rank = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--algo") && i + 1 < argc)
 			kill_algo = argv[++i];
+		else if (!strcmp(argv[i], "--mixed"))
+			mixed = 1;
 		else if (!strcmp(argv[i], "--real-hosts"))
 			fake_hosts = 0;
 		else
