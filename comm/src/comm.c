@@ -201,7 +201,7 @@ static int wire_up(gc_comm_t *c, const gc_params_t *p, const char *rdv_spec, con
 			      .size = c->size,
 			      .timeout_ms = c->timeout_ms,
 			      .spin_us = c->spin_us,
-			      .local_pull = env_int("GCOMM_CMA", 1, 0, 1),
+			      .local_pull = c->local_pull,
 			      .addr = addr ? addr : "0.0.0.0",
 			      .token = token,
 			      .comm_key = key};
@@ -298,6 +298,7 @@ static gc_comm_t *comm_new(const gc_params_t *p)
 	c->ring2_min = (size_t)env_int("GCOMM_RING2_MIN", 2 << 20, 0, INT32_MAX);
 	c->ring2_max = (size_t)env_int("GCOMM_RING2_MAX", 16 << 20, 0, INT32_MAX);
 	c->spin_us = env_int("GCOMM_SPIN", 1000, 0, 1000000);
+	c->local_pull = env_int("GCOMM_CMA", 1, 0, 1);
 	c->wire = GC_F32;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);

@@ -57,6 +57,7 @@ struct gc_comm {
 	size_t ring2_min;     /* auto runs two rings from this many bytes (GCOMM_RING2_MIN) */
 	size_t ring2_max;     /* ... up to below this many (GCOMM_RING2_MAX) */
 	int spin_us;	      /* transports poll this long for small messages (GCOMM_SPIN) */
+	int local_pull;	      /* same-host ranks copy from each other's memory (GCOMM_CMA) */
 	/* host layout: host_of[rank] = index of its host; hosts in order of first rank */
 	int nhosts;
 	int *host_of;

@@ -24,6 +24,15 @@
 #include "sock.h"
 #include "tp_tcp_int.h"
 
+#define HELLO_MAGIC 0x47435450u /* "GCTP" */
+
+struct hello {
+	uint32_t magic;
+	uint32_t rank;
+	uint64_t comm_key;
+	uint64_t digest;
+};
+
 int gc_tcp_fail(gc_tp_t *t, int e, const char *fmt, ...)
 {
 	va_list ap;

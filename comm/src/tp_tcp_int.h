@@ -11,7 +11,6 @@
 #include "spin.h"
 #include "tp.h"
 
-#define HELLO_MAGIC    0x47435450u	      /* "GCTP" */
 #define FRAME_DATA     0x4743u		      /* payload follows */
 #define FRAME_EAGER    0x4745u		      /* payload follows (same-host peer) */
 #define FRAME_PULL     0x4750u		      /* payload at addr in the sender (same-host peer) */
@@ -20,13 +19,6 @@
 #define IB_LOCAL       (2 * (EAGER_MAX + 64)) /* a same-host peer's inbound buffer */
 #define IB_SIZE	       4096	   /* per-peer inbound buffer: headers and small payloads */
 #define SPIN_MAX_BYTES (64 * 1024) /* poll only when a receive has this little left */
-
-struct hello {
-	uint32_t magic;
-	uint32_t rank;
-	uint64_t comm_key;
-	uint64_t digest;
-};
 
 struct frame {
 	uint32_t tag;

@@ -157,21 +157,38 @@ static int receiver(int sv, int local)
 	return fails ? 1 : 0;
 }
 
-/* A sender whose 8 MiB pull is pending when the receiver is killed: it must fail, fast. */
-static int kill_case(int local)
+/* Fork the other rank of a pair: it opens its end and exits with FN's result. Then open
+ * ours (rank ME). Returns our end, NULL on failure; *PID is the other rank. */
+static gc_tp_t *pair_up(int local, int me, int (*fn)(gc_tp_t *), pid_t *pid)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
-		return 1;
-	pid_t pid = fork();
-	if (pid == 0) {
-		gc_tp_t *t = open_tp(0, sv[1], local, 3000);
-		if (!t)
-			_exit(2);
-		pause(); /* never posts a receive */
-		_exit(0);
+		return NULL;
+	fflush(NULL);
+	*pid = fork();
+	if (*pid == 0) {
+		close(sv[0]);
+		gc_tp_t *t = open_tp(!me, sv[1], local, 3000);
+		_exit(t ? fn(t) : 2);
 	}
-	gc_tp_t *t = open_tp(1, sv[0], local, 3000);
+	close(sv[1]);
+	gc_tp_t *t = *pid > 0 ? open_tp(me, sv[0], local, 3000) : NULL;
+	close(sv[0]);
+	return t;
+}
+
+static int never_receive(gc_tp_t *t)
+{
+	(void)t;
+	pause();
+	return 0;
+}
+
+/* A sender whose 8 MiB pull is pending when the receiver is killed: it must fail, fast. */
+static int kill_case(int local)
+{
+	pid_t pid;
+	gc_tp_t *t = pair_up(local, 1, never_receive, &pid);
 	if (!t)
 		return 1;
 	size_t n = 8u << 20;
@@ -192,32 +209,26 @@ static int kill_case(int local)
 	       local ? "local" : "remote", (long long)dt, gc_tp_tcp.error(t));
 	gc_tp_tcp.destroy(t);
 	free(b);
-	close(sv[0]);
-	close(sv[1]);
 	return 0;
+}
+
+static int send_one_and_leave(gc_tp_t *t)
+{
+	char m[1000];
+	memset(m, 5, sizeof(m));
+	gc_tpreq_t r;
+	gc_tp_tcp.isend(t, 0, 3, m, sizeof(m), &r);
+	int ok = wait_req(t, &r, 3000) == 1 && r.err == 0;
+	gc_tp_tcp.destroy(t);
+	return ok ? 0 : 1;
 }
 
 /* A peer that sent one message and left cleanly: that message arrives, a later receive
  * from it fails at once instead of waiting forever. */
 static int closed_case(int local)
 {
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
-		return 1;
-	pid_t pid = fork();
-	if (pid == 0) {
-		gc_tp_t *t = open_tp(1, sv[1], local, 3000);
-		if (!t)
-			_exit(2);
-		char m[1000];
-		memset(m, 5, sizeof(m));
-		gc_tpreq_t r;
-		gc_tp_tcp.isend(t, 0, 3, m, sizeof(m), &r);
-		int ok = wait_req(t, &r, 3000) == 1 && r.err == 0;
-		gc_tp_tcp.destroy(t);
-		_exit(ok ? 0 : 1);
-	}
-	gc_tp_t *t = open_tp(0, sv[0], local, 3000);
+	pid_t pid;
+	gc_tp_t *t = pair_up(local, 0, send_one_and_leave, &pid);
 	if (!t)
 		return 1;
 	char m[1000];
@@ -234,8 +245,6 @@ static int closed_case(int local)
 	      "%s: a receive from a rank that left did not fail at once (%d)",
 	      local ? "local" : "remote", w);
 	gc_tp_tcp.destroy(t);
-	close(sv[0]);
-	close(sv[1]);
 	return 0;
 }
 
