@@ -1,4 +1,4 @@
-/* fuzz_screen: the reader of screening results (worker/screen.h), which the agent runs on a
+/* fuzz_screen: the reader of screening results (cards/screen.h), which the agent runs on a
  * file a job wrote and gcheck --cluster on a job's output. Properties checked: a refusal sets
  * errno (EINVAL, or EFBIG past the size limit) and leaves no card behind; an accepted result
  * is within its bounds: at most 64 cards, each index below 64 and listed once, a grade of

@@ -1,5 +1,5 @@
 /* gcheck-local: gcheck's measurements and grade of this machine's cards, without a cluster:
- * the same measuring core as gcheck (cli/lib/check.c) and the same options, table and JSON,
+ * the same measuring core as gcheck (cards/check.c) and the same options, table and JSON,
  * built alone with only a C compiler, cmake and the CUDA toolkit (CMakeLists.txt here). It
  * neither reports to gschedd nor submits jobs: that is gcheck's. */
 #include <errno.h>

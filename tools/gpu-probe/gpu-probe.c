@@ -1,8 +1,7 @@
 /* gpu-probe: print, as JSON, the cards that gworkerd's discovery sees on this machine.
  *
- * It compiles the worker's own backend sources (one implementation, no copy), and needs
- * libc and dlopen only: no protobuf-c, no gpool library. Build:
- *   cc -O2 -o gpu-probe gpu-probe.c -ldl
+ * It links cards/'s sensing layer, the discovery gworkerd uses (one implementation, no
+ * copy), and needs libc and dlopen only: no protobuf-c, no other gpool library. Build:
  *   cmake -S tools/gpu-probe -B b && cmake --build b
  * Usage: gpu-probe [-v] [--sysfs ROOT] [--nvml LIB] [--rocm-smi LIB]
  *                  [--sample SECONDS [--interval MS]]
@@ -11,19 +10,14 @@
  * where the card has a counter too, both are printed, so the sampled path can be checked
  * against the counter on a card that has one.
  */
-#define _GNU_SOURCE
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <time.h>
 
-#include "../../worker/cards_meter.c"
-#include "../../worker/cards_nvml.c"
-#include "../../worker/cards_rocm.c"
-#include "../../worker/cards_sysfs.c"
-#include "../../worker/energy.c"
+#include "cards_backends.h"
+#include "energy.h"
 
 static void json_str(const char *s)
 {

@@ -121,6 +121,24 @@ static void bad(void **state)
 	gp_cards_release(&c);
 }
 
+/* the real backends first (whatever this machine has), then the fake cards */
+static void discover_real_then_fake(void **state)
+{
+	gp_cards_t c = { 0 };
+	gp_error_t err;
+	/* whatever this machine has (nothing on CI) is no error; fake cards come last */
+	assert_int_equal(gp_cards_discover(NULL, &c, &err), 0);
+	size_t real = c.n;
+	for (size_t i = 0; i < real; i++)
+		assert_false(c.v[i]->fake);
+	gp_cards_release(&c);
+	assert_int_equal(gp_cards_discover("nvidia:GTX 1070 Ti:8GiB:6.1:180W", &c, &err), 0);
+	assert_int_equal(c.n, real + 1);
+	assert_true(c.v[real]->fake);
+	assert_int_equal(c.v[real]->index, real);
+	gp_cards_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +147,7 @@ int main(void)
 		cmocka_unit_test(simulated_draw),
 		cmocka_unit_test(none),
 		cmocka_unit_test(bad),
+		cmocka_unit_test(discover_real_then_fake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,8 +7,8 @@
  * operands in any order (the other commands). Errors are reported in a gp_error_t (errno = EINVAL),
  * never printed.
  */
-#ifndef GP_CLI_OPT_H
-#define GP_CLI_OPT_H
+#ifndef GP_COMMON_OPT_H
+#define GP_COMMON_OPT_H
 
 #include <getopt.h>
 #include <stdbool.h>

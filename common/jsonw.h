@@ -7,8 +7,8 @@
  * than GP_JW_MAX_DEPTH, a value without its key in an object or an unbalanced end is a
  * programmer error: it also sticks (errno EINVAL) rather than writing invalid JSON.
  */
-#ifndef GP_CLI_JSONW_H
-#define GP_CLI_JSONW_H
+#ifndef GP_COMMON_JSONW_H
+#define GP_COMMON_JSONW_H
 
 #include <stdbool.h>
 #include <stdint.h>

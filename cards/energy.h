@@ -6,8 +6,8 @@
  * samples longer than max_gap_ms (the agent was stopped, the machine slept) counts as
  * max_gap_ms: energy is not invented for time in which nobody looked.
  */
-#ifndef GPOOL_WORKER_ENERGY_H
-#define GPOOL_WORKER_ENERGY_H
+#ifndef GPOOL_CARDS_ENERGY_H
+#define GPOOL_CARDS_ENERGY_H
 
 #include <stdbool.h>
 #include <stdint.h>

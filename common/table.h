@@ -1,7 +1,7 @@
 /* table.h: a text table as squeue and sinfo print them: a header line and rows, each column
  * as wide as its widest cell, separated by two blanks; the last column is not padded. */
-#ifndef GP_CLI_TABLE_H
-#define GP_CLI_TABLE_H
+#ifndef GP_COMMON_TABLE_H
+#define GP_COMMON_TABLE_H
 
 #include <stdio.h>
 

@@ -9,8 +9,8 @@
  * number range-checked and every string bounded and made printable. Bad input is an error
  * with a reason, never a crash. gcheck --cluster reads the jobs' outputs with the same parser.
  */
-#ifndef GPOOL_WORKER_SCREEN_H
-#define GPOOL_WORKER_SCREEN_H
+#ifndef GPOOL_CARDS_SCREEN_H
+#define GPOOL_CARDS_SCREEN_H
 
 #include <stddef.h>
 #include <stdint.h>

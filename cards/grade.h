@@ -10,8 +10,8 @@
  * from its own key = value file. Measurement profiles (stable, fluctuating, erroring) stand
  * in for a run, so tests of grading do not depend on how busy the machine is.
  */
-#ifndef GP_CLI_GRADE_H
-#define GP_CLI_GRADE_H
+#ifndef GP_CARDS_GRADE_H
+#define GP_CARDS_GRADE_H
 
 #include <stddef.h>
 #include <stdint.h>

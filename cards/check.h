@@ -4,11 +4,11 @@
  *
  * gcheck (cli/gcheck.c) adds reporting to gschedd and the cluster mode on top. This core
  * needs only libc, the kernels (kernels/) and the card sensor readers
- * (worker/cards_backends.h): no ZeroMQ, protobuf-c, MUNGE or jansson, so tools/gcheck-local
+ * (cards/cards_backends.h): no ZeroMQ, protobuf-c, MUNGE or jansson, so tools/gcheck-local
  * builds it alone on a GPU machine that has none of gpool's Debian libraries.
  */
-#ifndef GP_CLI_CHECK_H
-#define GP_CLI_CHECK_H
+#ifndef GP_CARDS_CHECK_H
+#define GP_CARDS_CHECK_H
 
 #include <stdbool.h>
 #include <stdint.h>

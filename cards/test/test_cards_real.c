@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cards.h"
 #include "cards_backends.h"
 
 static void cores_per_sm(void **state)
@@ -265,23 +264,6 @@ static void nvml_absent(void **state)
 	gp_card_list_release(&l);
 }
 
-static void discover_real_then_fake(void **state)
-{
-	gp_cards_t c = { 0 };
-	gp_error_t err;
-	/* whatever this machine has (nothing on CI) is no error; fake cards come last */
-	assert_int_equal(gp_cards_discover(NULL, &c, &err), 0);
-	size_t real = c.n;
-	for (size_t i = 0; i < real; i++)
-		assert_false(c.v[i]->fake);
-	gp_cards_release(&c);
-	assert_int_equal(gp_cards_discover("nvidia:GTX 1070 Ti:8GiB:6.1:180W", &c, &err), 0);
-	assert_int_equal(c.n, real + 1);
-	assert_true(c.v[real]->fake);
-	assert_int_equal(c.v[real]->index, real);
-	gp_cards_release(&c);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,7 +274,6 @@ int main(void)
 		cmocka_unit_test(meters_through_sysfs),
 		cmocka_unit_test(sysfs_empty),
 		cmocka_unit_test(nvml_absent),
-		cmocka_unit_test(discover_real_then_fake),
 	};
 	return cmocka_run_group_tests(tests, make_tree, remove_tree);
 }

@@ -15,7 +15,7 @@
 
 #include "screen.h"
 
-/* What gcheck --json writes (cli/lib/check.c), two cards. */
+/* What gcheck --json writes (cards/check.c), two cards. */
 static const char good_doc[] =
 	"{\n"
 	"  \"node\": \"pc1\",\n"

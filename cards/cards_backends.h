@@ -1,15 +1,15 @@
 /* cards_backends.h: the real card discovery backends (NVML, ROCm SMI, sysfs).
  *
  * The backends fill a plain C struct, not Gpool__Card: they build with libc and dlopen only,
- * so tools/gpu-probe compiles these same files without protobuf-c or gpool's libraries.
+ * so tools/gpu-probe links them (cards/, gpool-cards) without protobuf-c or gpool's libraries.
  * worker/cards.c converts each entry into a Gpool__Card.
  *
  * Every vendor library is loaded with dlopen. A missing library, driver or card is never an
  * error: the backend finds nothing, says why through the list's debug callback, and
  * returns 0. Only running out of memory returns -1 (errno = ENOMEM).
  */
-#ifndef GPOOL_WORKER_CARDS_BACKENDS_H
-#define GPOOL_WORKER_CARDS_BACKENDS_H
+#ifndef GPOOL_CARDS_BACKENDS_H
+#define GPOOL_CARDS_BACKENDS_H
 
 #include <stdarg.h>
 #include <stddef.h>
