@@ -18,8 +18,6 @@ const struct gp_conf_key gp_conf_keys[] = {
 	{ "agent_uid", S | W, GP_CONF_INT, "0", "uid gworkerd runs as: only it may register nodes" },
 	{ "max_message", S | W | C, GP_CONF_SIZE, "80MiB",
 	  "largest message accepted (checked before the credential is decoded)" },
-	{ "cred_ttl", S | W | C, GP_CONF_DURATION, "300s",
-	  "oldest credential accepted (MUNGE's own time to live bounds it too)" },
 	/* gschedd */
 	{ "listen", S, GP_CONF_STR, "tcp://*:7820", "ZeroMQ endpoint gschedd binds" },
 	{ "state_dir", S | W, GP_CONF_STR, "/var/lib/gpool",
@@ -47,8 +45,6 @@ const struct gp_conf_key gp_conf_keys[] = {
 	  "messages per second one source address may send before it is slowed" },
 	{ "max_jobs", S, GP_CONF_INT, "1000000", "pending and running jobs the queue holds at most" },
 	{ "output_limit", S, GP_CONF_SIZE, "1GiB", "output kept per job and stream" },
-	{ "sched_interval", S, GP_CONF_DURATION, "20ms",
-	  "the longest a queue change waits for the next scheduling pass" },
 	/* cost (gpool cost, gpool power) */
 	{ "price_kwh", C, GP_CONF_STR, "0.30", "electricity price per kWh" },
 	{ "cooling_share", C, GP_CONF_STR, "0.15",

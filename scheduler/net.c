@@ -273,14 +273,6 @@ int net_queue(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Ms
 	return gp_batch_add(durable ? &o->batch : &o->now, msg);
 }
 
-int net_pending(const struct net *n)
-{
-	for (int i = 0; i < n->nboxes; i++)
-		if (n->boxes[i].batch.count || n->boxes[i].now.count)
-			return 1;
-	return 0;
-}
-
 static void send_batch(struct net *n, struct outbox *o, gp_batch_t *b)
 {
 	gp_error_t err;

@@ -45,7 +45,6 @@ int net_queue(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Ms
 	      bool durable);
 /* Seal and send every peer's batch; durable ones only when with_durable. */
 int net_flush(struct net *n, bool with_durable);
-int net_pending(const struct net *n);
 
 struct net_stats {
 	uint64_t received, refused, rate_dropped, sent;

@@ -20,7 +20,6 @@ struct store {
 	sqlite3_stmt *ins, *upd, *spec, *begin, *commit, *rollback;
 	sqlite3_stmt *cards_del, *cards_ins;
 	bool in_txn;
-	int64_t txn_start_ms;
 	int64_t delay_ms;
 	uint64_t commits, rows;
 	bool failed; /* a write failed in the open transaction: it must roll back */
@@ -165,7 +164,6 @@ static int begin(struct store *st)
 		return -1;
 	}
 	st->in_txn = true;
-	st->txn_start_ms = gp_mono_ms();
 	return 0;
 }
 
@@ -483,14 +481,6 @@ int store_history(struct store *st, uint32_t uid_filter, bool any_uid, double si
 bool store_in_txn(const struct store *st)
 {
 	return st->in_txn;
-}
-
-int64_t store_commit_wait(const struct store *st)
-{
-	if (!st->in_txn)
-		return -1;
-	int64_t left = st->txn_start_ms + st->delay_ms - gp_mono_ms();
-	return left > 0 ? left : 0;
 }
 
 int store_commit(struct store *st, gp_error_t *err)

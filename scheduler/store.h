@@ -48,8 +48,6 @@ typedef int (*store_card_f)(void *arg, const char *node, Gpool__Card *card);
 int store_cards_load(struct store *st, store_card_f fn, void *arg);
 
 bool store_in_txn(const struct store *st);
-/* ms until the open transaction must commit (-1: none open). */
-int64_t store_commit_wait(const struct store *st);
 int store_commit(struct store *st, gp_error_t *err);
 /* Node names for the placement column. */
 void store_set_node_namer(const char *(*fn)(int idx));

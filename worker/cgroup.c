@@ -388,11 +388,6 @@ const char *gp_cgroup_version(const gp_cgroup_t *cg)
 	return cg->nprocs ? names[cg->ver] : "off";
 }
 
-bool gp_cgroup_has_memory(const gp_cgroup_t *cg)
-{
-	return cg && cg->mem;
-}
-
 int gp_cgroup_attach_self(const gp_cgroup_t *cg)
 {
 	if (!cg)

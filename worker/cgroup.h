@@ -48,7 +48,6 @@ void gp_cgroup_destroy(gp_cgroup_t **cg);
 
 /* "v1", "v2" or "off". */
 const char *gp_cgroup_version(const gp_cgroup_t *cg);
-bool gp_cgroup_has_memory(const gp_cgroup_t *cg);
 
 /* Move the calling process into the group. Async-signal-safe (for use between fork and exec).
  * 0 / -1 with errno. */
