@@ -32,10 +32,7 @@ demo: deps build
 	GPOOL_BIN_DIR=$(CURDIR)/$(BUILD)/bin deploy/demo.sh
 
 bench: build
-	@set -e; found=0; for b in bench/*.sh; do \
-		[ -x "$$b" ] || continue; found=1; \
-		echo "== $$b"; GPOOL_BIN_DIR=$(CURDIR)/$(BUILD)/bin "$$b"; \
-	done; [ $$found = 1 ] || echo "bench: no bench/*.sh yet"
+	GPOOL_BIN_DIR=$(CURDIR)/$(BUILD)/bin bench/sched/throughput.sh
 
 # allreduce side by side (gcomm, Open MPI, gloo, ring ceiling) on 2, 3, 4 netns hosts; root
 bench-comm: build

@@ -8,13 +8,13 @@
 # instruction of the job, on a sequential sample as for Slurm), gschedd peak RSS with 100,000
 # queued jobs, and the share of gschedd's time spent waiting on MUNGE.
 # Optionally the same on Slurm (bench/slurm/slurm-throughput.sh) in the same run: SLURM=1.
-#   usage: bench/throughput.sh [N] [PAR]      (defaults 5000 8; LOOPBACK=1: hosts on 127.0.0.1)
+#   usage: bench/sched/throughput.sh [N] [PAR]      (defaults 5000 8; LOOPBACK=1: hosts on 127.0.0.1)
 set -euo pipefail
 N=${1:-5000}
 PAR=${2:-8}
 HOSTS=${HOSTS:-4}
 HERE=$(cd "$(dirname "$0")" && pwd)
-TOP=$(cd "$HERE/.." && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
 BIN=${GPOOL_BIN_DIR:-$TOP/build/bin}
 STATE_ROOT=${STATE_ROOT:-/var/tmp} # a real disk, not tmpfs
 D=$(mktemp -d "$STATE_ROOT/gpool-bench.XXXXXX")
@@ -90,7 +90,7 @@ printf '{"system":"gpool","jobs":%d,"parallel":%d,"hosts":%d,"submit_per_s":%.1f
 	"$rss_kb" "$(cat "$D/many.txt")" "${munge_s:-0}" "${cpu_s:-0}" | tee "$OUT"
 echo "munge share of the burst's wall time: $(echo "${munge_s:-0} / $wall * 100" | bc -l | cut -c1-5) %" >&2
 
-if [ "${SLURM:-0}" = 1 ] && [ -x "$HERE/slurm/slurm-throughput.sh" ]; then
+if [ "${SLURM:-0}" = 1 ] && [ -x "$TOP/bench/slurm/slurm-throughput.sh" ]; then
 	echo "== slurm, same machine, same run" >&2
-	"$HERE/slurm/slurm-throughput.sh" "${SLURM_N:-1000}" "$PAR"
+	"$TOP/bench/slurm/slurm-throughput.sh" "${SLURM_N:-1000}" "$PAR"
 fi
