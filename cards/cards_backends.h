@@ -22,16 +22,16 @@ enum gp_card_vendor { GP_CARD_NVIDIA = 1, GP_CARD_AMD = 2 };
 
 /* One card as a backend saw it. Strings are NUL-terminated; an unknown number is 0. */
 typedef struct gp_card_info {
-	int vendor; /* enum gp_card_vendor */
+	int vendor;	    /* enum gp_card_vendor */
 	const char *source; /* "nvml", "rocm-smi" or "sysfs" (a static string) */
 	char name[96];
 	char uuid[96];
 	char pci_bus_id[32]; /* "00000000:19:00.0" as NVML spells it, "0000:03:00.0" for sysfs */
 	uint64_t vram_total; /* bytes */
 	uint64_t vram_free;
-	char arch[32]; /* "9.0" (compute capability) or "gfx1031" */
+	char arch[32];	   /* "9.0" (compute capability) or "gfx1031" */
 	uint32_t sm_count; /* NVIDIA SMs, AMD compute units */
-	uint32_t cores; /* CUDA cores, AMD stream processors (CUs x 64) */
+	uint32_t cores;	   /* CUDA cores, AMD stream processors (CUs x 64) */
 	char driver_version[80];
 	char api_version[32]; /* "CUDA 13.0", "HIP 5.2", "HIP" */
 	uint32_t power_limit_w;
@@ -76,8 +76,8 @@ static inline void gp_card_list_release(gp_card_list_t *l)
 }
 
 /* Report through l->debug (printf-style); a no-op when debug is NULL. */
-static inline __attribute__((format(printf, 2, 3))) void
-gp_card_debugf(const gp_card_list_t *l, const char *fmt, ...)
+static inline __attribute__((format(printf, 2, 3))) void gp_card_debugf(const gp_card_list_t *l,
+									const char *fmt, ...)
 {
 	if (!l->debug)
 		return;
@@ -137,8 +137,7 @@ void gp_card_meters_destroy(gp_card_meters_t **m);
 /* The meter of one card: NVIDIA by uuid (NVML), AMD by PCI bus id "0000:03:00.0" (ROCm
  * SMI, else amdgpu's hwmon power file in sysfs). Returns a meter id, or -1 when nothing
  * reads that card (errno = ENOENT) or out of memory (ENOMEM). */
-int gp_card_meters_find(gp_card_meters_t *m, int vendor, const char *uuid,
-			const char *pci_bus_id);
+int gp_card_meters_find(gp_card_meters_t *m, int vendor, const char *uuid, const char *pci_bus_id);
 /* Read meter id; fields it cannot read stay 0 (has_* 0). 0 / -1 with errno = EINVAL (no
  * such id) or EIO (nothing could be read this time). */
 int gp_card_meters_read(gp_card_meters_t *m, int id, gp_card_reading_t *r);
@@ -160,8 +159,7 @@ void gp_rsmi_meter_close(struct gp_rsmi_meter *m);
 /* amdgpu's power file of the card at pci_bus_id: <root>/class/drm/cardN/device/hwmon/hwmonM/
  * power1_average, else power1_input (newer SMUs have only the latter), both in µW. Writes
  * its path into path; 0 / -1 when the card or the file is absent. */
-int gp_sysfs_power_path(const char *sysfs_root, const char *pci_bus_id, char *path,
-			size_t len);
+int gp_sysfs_power_path(const char *sysfs_root, const char *pci_bus_id, char *path, size_t len);
 /* Read a hwmon power file (µW) as mW. 0 / -1. */
 int gp_sysfs_power_read(const char *path, uint32_t *mw);
 

@@ -30,9 +30,9 @@ struct gp_card_meters {
 };
 
 static const char *const kind_names[] = {
-	[METER_NVML] = "nvml",
-	[METER_RSMI] = "rocm-smi",
-	[METER_SYSFS] = "sysfs",
+    [METER_NVML] = "nvml",
+    [METER_RSMI] = "rocm-smi",
+    [METER_SYSFS] = "sysfs",
 };
 
 gp_card_meters_t *gp_card_meters_create(const struct gp_card_meter_opts *o)
@@ -141,9 +141,9 @@ static int read_sysfs(gp_card_meters_t *m, const struct meter *x, gp_card_readin
 }
 
 static int (*const readers[])(gp_card_meters_t *, const struct meter *, gp_card_reading_t *) = {
-	[METER_NVML] = read_nvml,
-	[METER_RSMI] = read_rsmi,
-	[METER_SYSFS] = read_sysfs,
+    [METER_NVML] = read_nvml,
+    [METER_RSMI] = read_rsmi,
+    [METER_SYSFS] = read_sysfs,
 };
 
 int gp_card_meters_read(gp_card_meters_t *m, int id, gp_card_reading_t *r)

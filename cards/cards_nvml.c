@@ -15,7 +15,7 @@
 typedef int nvmlReturn_t; /* NVML_SUCCESS is 0 */
 typedef struct nvmlDevice_st *nvmlDevice_t;
 
-#define NVML_SUCCESS 0
+#define NVML_SUCCESS	     0
 #define NVML_TEMPERATURE_GPU 0
 
 typedef struct {
@@ -78,30 +78,33 @@ static const struct {
 	const char *names[3];
 	int required;
 } nvml_syms[] = {
-#define SYM(field, req, ...) { offsetof(struct nvml, field), { __VA_ARGS__ }, req }
-	SYM(init, 1, "nvmlInit_v2", "nvmlInit"),
-	SYM(shutdown, 1, "nvmlShutdown"),
-	SYM(error_string, 0, "nvmlErrorString"),
-	SYM(count, 1, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
-	SYM(handle, 1, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"),
-	SYM(driver_version, 0, "nvmlSystemGetDriverVersion"),
-	SYM(cuda_version, 0, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"),
-	SYM(name, 0, "nvmlDeviceGetName"),
-	SYM(uuid, 0, "nvmlDeviceGetUUID"),
-	/* _v3 and _v2 fill the same struct; v3 reads the bus id from the OS */
-	SYM(pci, 0, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"),
-	SYM(memory, 0, "nvmlDeviceGetMemoryInfo"),
-	SYM(memory_v2, 0, "nvmlDeviceGetMemoryInfo_v2"),
-	SYM(cc, 0, "nvmlDeviceGetCudaComputeCapability"),
-	SYM(num_cores, 0, "nvmlDeviceGetNumGpuCores"),
-	SYM(attributes, 0, "nvmlDeviceGetAttributes_v2"),
-	SYM(power_limit, 0, "nvmlDeviceGetPowerManagementLimit"),
-	SYM(enforced_limit, 0, "nvmlDeviceGetEnforcedPowerLimit"),
-	SYM(temperature, 0, "nvmlDeviceGetTemperature"),
-	SYM(utilization, 0, "nvmlDeviceGetUtilizationRates"),
-	SYM(energy, 0, "nvmlDeviceGetTotalEnergyConsumption"),
-	/* mW; on most cards averaged over about a second by the driver (nvml.h) */
-	SYM(power, 0, "nvmlDeviceGetPowerUsage"),
+#define SYM(field, req, ...)                                                                       \
+	{                                                                                          \
+		offsetof(struct nvml, field), {__VA_ARGS__}, req                                   \
+	}
+    SYM(init, 1, "nvmlInit_v2", "nvmlInit"),
+    SYM(shutdown, 1, "nvmlShutdown"),
+    SYM(error_string, 0, "nvmlErrorString"),
+    SYM(count, 1, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
+    SYM(handle, 1, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"),
+    SYM(driver_version, 0, "nvmlSystemGetDriverVersion"),
+    SYM(cuda_version, 0, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"),
+    SYM(name, 0, "nvmlDeviceGetName"),
+    SYM(uuid, 0, "nvmlDeviceGetUUID"),
+    /* _v3 and _v2 fill the same struct; v3 reads the bus id from the OS */
+    SYM(pci, 0, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"),
+    SYM(memory, 0, "nvmlDeviceGetMemoryInfo"),
+    SYM(memory_v2, 0, "nvmlDeviceGetMemoryInfo_v2"),
+    SYM(cc, 0, "nvmlDeviceGetCudaComputeCapability"),
+    SYM(num_cores, 0, "nvmlDeviceGetNumGpuCores"),
+    SYM(attributes, 0, "nvmlDeviceGetAttributes_v2"),
+    SYM(power_limit, 0, "nvmlDeviceGetPowerManagementLimit"),
+    SYM(enforced_limit, 0, "nvmlDeviceGetEnforcedPowerLimit"),
+    SYM(temperature, 0, "nvmlDeviceGetTemperature"),
+    SYM(utilization, 0, "nvmlDeviceGetUtilizationRates"),
+    SYM(energy, 0, "nvmlDeviceGetTotalEnergyConsumption"),
+    /* mW; on most cards averaged over about a second by the driver (nvml.h) */
+    SYM(power, 0, "nvmlDeviceGetPowerUsage"),
 #undef SYM
 };
 
@@ -156,8 +159,8 @@ static void nvml_read(const struct nvml *n, nvmlDevice_t d, gp_card_reading_t *r
 	}
 }
 
-static void nvml_card(const struct nvml *n, nvmlDevice_t d, const char *driver,
-		      const char *api, gp_card_info_t *c)
+static void nvml_card(const struct nvml *n, nvmlDevice_t d, const char *driver, const char *api,
+		      gp_card_info_t *c)
 {
 	c->vendor = GP_CARD_NVIDIA;
 	c->source = "nvml";

@@ -14,10 +14,10 @@
 #include <string.h>
 
 typedef int rsmi_status_t; /* RSMI_STATUS_SUCCESS is 0 */
-#define RSMI_OK 0
-#define RSMI_MEM_TYPE_VRAM 0
+#define RSMI_OK		    0
+#define RSMI_MEM_TYPE_VRAM  0
 #define RSMI_TEMP_TYPE_EDGE 0
-#define RSMI_TEMP_CURRENT 0
+#define RSMI_TEMP_CURRENT   0
 #define RSMI_SW_COMP_DRIVER 0
 
 struct rsmi {
@@ -44,24 +44,27 @@ static const struct {
 	const char *name;
 	int required;
 } rsmi_syms[] = {
-#define SYM(field, name, req) { offsetof(struct rsmi, field), name, req }
-	SYM(init, "rsmi_init", 1),
-	SYM(shut_down, "rsmi_shut_down", 1),
-	SYM(num_devices, "rsmi_num_monitor_devices", 1),
-	SYM(pci_id, "rsmi_dev_pci_id_get", 1),
-	SYM(name, "rsmi_dev_name_get", 0),
-	SYM(unique_id, "rsmi_dev_unique_id_get", 0),
-	SYM(mem_total, "rsmi_dev_memory_total_get", 0),
-	SYM(mem_used, "rsmi_dev_memory_usage_get", 0),
-	SYM(power_cap, "rsmi_dev_power_cap_get", 0),
-	SYM(temp, "rsmi_dev_temp_metric_get", 0),
-	SYM(busy, "rsmi_dev_busy_percent_get", 0),
-	SYM(energy, "rsmi_dev_energy_count_get", 0),
-	SYM(version_str, "rsmi_version_str_get", 0),
-	/* µW; power_ave is amdgpu's power1_average, which newer SMUs lack: their instant
-	 * power1_input is current_socket_power (ROCm 6) */
-	SYM(power_ave, "rsmi_dev_power_ave_get", 0),
-	SYM(socket_power, "rsmi_dev_current_socket_power_get", 0),
+#define SYM(field, name, req)                                                                      \
+	{                                                                                          \
+		offsetof(struct rsmi, field), name, req                                            \
+	}
+    SYM(init, "rsmi_init", 1),
+    SYM(shut_down, "rsmi_shut_down", 1),
+    SYM(num_devices, "rsmi_num_monitor_devices", 1),
+    SYM(pci_id, "rsmi_dev_pci_id_get", 1),
+    SYM(name, "rsmi_dev_name_get", 0),
+    SYM(unique_id, "rsmi_dev_unique_id_get", 0),
+    SYM(mem_total, "rsmi_dev_memory_total_get", 0),
+    SYM(mem_used, "rsmi_dev_memory_usage_get", 0),
+    SYM(power_cap, "rsmi_dev_power_cap_get", 0),
+    SYM(temp, "rsmi_dev_temp_metric_get", 0),
+    SYM(busy, "rsmi_dev_busy_percent_get", 0),
+    SYM(energy, "rsmi_dev_energy_count_get", 0),
+    SYM(version_str, "rsmi_version_str_get", 0),
+    /* µW; power_ave is amdgpu's power1_average, which newer SMUs lack: their instant
+     * power1_input is current_socket_power (ROCm 6) */
+    SYM(power_ave, "rsmi_dev_power_ave_get", 0),
+    SYM(socket_power, "rsmi_dev_current_socket_power_get", 0),
 #undef SYM
 };
 
@@ -135,9 +138,9 @@ static void rsmi_card(const struct rsmi *r, uint32_t i, const char *root, gp_car
  * 0 / -1 (said through l's debug). */
 static int rsmi_open(const char *lib, struct rsmi *r, const gp_card_list_t *l)
 {
-	static const char *const libs[] = { "librocm_smi64.so.7", "librocm_smi64.so.6",
-					    "librocm_smi64.so.5", "librocm_smi64.so.1",
-					    "librocm_smi64.so" };
+	static const char *const libs[] = {"librocm_smi64.so.7", "librocm_smi64.so.6",
+					   "librocm_smi64.so.5", "librocm_smi64.so.1",
+					   "librocm_smi64.so"};
 	memset(r, 0, sizeof(*r));
 	for (size_t i = 0; !r->dl && i < sizeof(libs) / sizeof(libs[0]); i++) {
 		if (lib && i > 0)
@@ -182,8 +185,8 @@ static int rsmi_discover(const char *lib, const char *root, gp_card_list_t *out,
 		n = 0;
 	char driver[80] = "", api[32] = "";
 	if (n > 0) {
-		if (!r.version_str || r.version_str(RSMI_SW_COMP_DRIVER, driver,
-						    sizeof(driver)) != RSMI_OK)
+		if (!r.version_str ||
+		    r.version_str(RSMI_SW_COMP_DRIVER, driver, sizeof(driver)) != RSMI_OK)
 			gp_amdgpu_driver_version(root, driver, sizeof(driver));
 		gp_hip_api_version(out->hip_lib, api, sizeof(api));
 	}

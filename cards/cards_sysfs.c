@@ -27,7 +27,7 @@
 
 /* Read a small file, trailing white space stripped. 0 / -1 when absent or empty. */
 static int read_str(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static int read_str(char *buf, size_t len, const char *fmt, ...)
 {
 	char path[1024];
@@ -74,8 +74,8 @@ static int prop_u64(const char *props, const char *key, uint64_t *v)
 	return -1;
 }
 
-int gp_sysfs_gfx_target(const char *root, unsigned domain, unsigned bus, unsigned dev,
-			unsigned fn, char *out, size_t outlen, uint32_t *cus)
+int gp_sysfs_gfx_target(const char *root, unsigned domain, unsigned bus, unsigned dev, unsigned fn,
+			char *out, size_t outlen, uint32_t *cus)
 {
 	char dir[1024];
 	snprintf(dir, sizeof(dir), "%s/class/kfd/kfd/topology/nodes", root);
@@ -93,7 +93,7 @@ int gp_sysfs_gfx_target(const char *root, unsigned domain, unsigned bus, unsigne
 		if (read_str(props, sizeof(props), "%s/%s/properties", dir, e->d_name) < 0 ||
 		    prop_u64(props, "location_id", &loc) < 0 ||
 		    prop_u64(props, "gfx_target_version", &gfx) < 0 || gfx == 0)
-			continue; /* CPU nodes have gfx_target_version 0 */
+			continue;		 /* CPU nodes have gfx_target_version 0 */
 		prop_u64(props, "domain", &dom); /* absent before Linux 5.12: domain 0 */
 		if (loc != want || dom != domain)
 			continue;
@@ -112,8 +112,8 @@ int gp_sysfs_gfx_target(const char *root, unsigned domain, unsigned bus, unsigne
 
 void gp_hip_api_version(const char *lib, char *out, size_t outlen)
 {
-	static const char *const libs[] = { "libamdhip64.so", "libamdhip64.so.6",
-					    "libamdhip64.so.5" };
+	static const char *const libs[] = {"libamdhip64.so", "libamdhip64.so.6",
+					   "libamdhip64.so.5"};
 	snprintf(out, outlen, "HIP");
 	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
 		if (lib && i > 0)
@@ -153,7 +153,7 @@ void gp_amdgpu_driver_version(const char *root, char *out, size_t outlen)
  * and power1_average can exist and fail to read). 0 / -1. */
 static int hwmon_power_file(const char *dev, char *path, size_t len)
 {
-	static const char *const files[] = { "power1_average", "power1_input" };
+	static const char *const files[] = {"power1_average", "power1_input"};
 	char hw[1040];
 	snprintf(hw, sizeof(hw), "%s/hwmon", dev);
 	DIR *d = opendir(hw);
@@ -256,7 +256,7 @@ static int sysfs_card(const char *root, const char *card, gp_card_info_t *c)
 
 int gp_amd_own_kernels_ok(const char *arch)
 {
-	static const char *const built[] = { "gfx1010", "gfx1030", "gfx1031", "gfx1032" };
+	static const char *const built[] = {"gfx1010", "gfx1030", "gfx1031", "gfx1032"};
 	for (size_t i = 0; i < sizeof(built) / sizeof(built[0]); i++)
 		if (!strcmp(arch, built[i]))
 			return 1;

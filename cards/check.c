@@ -41,7 +41,7 @@ static int parse_double(const char *a, double lo, double hi, const char *what, d
 
 static int set_backend(void *c, const char *a, gp_error_t *err)
 {
-	static const char *const names[] = { "auto", "cpu", "cuda", "hip" };
+	static const char *const names[] = {"auto", "cpu", "cuda", "hip"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(a, names[i]))
 			return O(c)->backend = names[i], 0;
@@ -138,33 +138,33 @@ static int set_inject(void *c, const char *a, gp_error_t *err)
 }
 
 const struct gp_opt gp_check_optv[] = {
-	{ "backend", 'b', required_argument, "NAME",
-	  "auto (cuda, then hip, then cpu), cpu, cuda or hip (default auto)", set_backend, 0 },
-	{ "card", 'c', required_argument, "N",
-	  "this card of the node (gnodes -G numbering); default: the job's cards, else all",
-	  set_card, 0 },
-	{ "duration", 'd', required_argument, "SECONDS",
-	  "sample the copy bandwidth for this long (default 10)", set_duration, 0 },
-	{ "mem-fraction", 0, required_argument, "F",
-	  "memory test over this fraction of free VRAM (default 0.8)", set_mem_fraction, 0 },
-	{ "size", 0, required_argument, "SIZE",
-	  "memory test size on the cpu backend (default 256M)", set_size, 0 },
-	{ "spec-gbps", 0, required_argument, "GBPS",
-	  "warn below this copy bandwidth (grade key spec_gbps)", set_spec, 0 },
-	{ "fluct-warn", 0, required_argument, "PCT",
-	  "warn over this bandwidth fluctuation (fluct_warn_pct, default 5)", set_fluct_warn, 0 },
-	{ "fluct-fail", 0, required_argument, "PCT",
-	  "fail over this bandwidth fluctuation (fluct_fail_pct, default 10)", set_fluct_fail, 0 },
-	{ "grade", 0, required_argument, "KEY=VALUE", "set one grade key", set_grade_key, 0 },
-	{ "grade-file", 0, required_argument, "PATH", "read grade keys (KEY = VALUE lines)",
-	  set_grade_file, 0 },
-	{ "json", 0, no_argument, NULL, "the results as JSON", set_json, 0 },
-	{ "profile", 0, required_argument, "NAME",
-	  "use a fixed measurement profile instead of measuring: stable, fluctuating, erroring "
-	  "(tests)",
-	  set_profile, 0 },
-	{ "inject-fault", 0, no_argument, NULL,
-	  "flip one bit during the memory test (test only): the card must fail", set_inject, 0 },
+    {"backend", 'b', required_argument, "NAME",
+     "auto (cuda, then hip, then cpu), cpu, cuda or hip (default auto)", set_backend, 0},
+    {"card", 'c', required_argument, "N",
+     "this card of the node (gnodes -G numbering); default: the job's cards, else all", set_card,
+     0},
+    {"duration", 'd', required_argument, "SECONDS",
+     "sample the copy bandwidth for this long (default 10)", set_duration, 0},
+    {"mem-fraction", 0, required_argument, "F",
+     "memory test over this fraction of free VRAM (default 0.8)", set_mem_fraction, 0},
+    {"size", 0, required_argument, "SIZE", "memory test size on the cpu backend (default 256M)",
+     set_size, 0},
+    {"spec-gbps", 0, required_argument, "GBPS",
+     "warn below this copy bandwidth (grade key spec_gbps)", set_spec, 0},
+    {"fluct-warn", 0, required_argument, "PCT",
+     "warn over this bandwidth fluctuation (fluct_warn_pct, default 5)", set_fluct_warn, 0},
+    {"fluct-fail", 0, required_argument, "PCT",
+     "fail over this bandwidth fluctuation (fluct_fail_pct, default 10)", set_fluct_fail, 0},
+    {"grade", 0, required_argument, "KEY=VALUE", "set one grade key", set_grade_key, 0},
+    {"grade-file", 0, required_argument, "PATH", "read grade keys (KEY = VALUE lines)",
+     set_grade_file, 0},
+    {"json", 0, no_argument, NULL, "the results as JSON", set_json, 0},
+    {"profile", 0, required_argument, "NAME",
+     "use a fixed measurement profile instead of measuring: stable, fluctuating, erroring "
+     "(tests)",
+     set_profile, 0},
+    {"inject-fault", 0, no_argument, NULL,
+     "flip one bit during the memory test (test only): the card must fail", set_inject, 0},
 };
 const int gp_check_noptv = GP_NOPTS(gp_check_optv);
 
@@ -207,7 +207,7 @@ static void no_debug(const char *msg, void *arg)
  * it, else by the card's index among the cards of the backend's vendor. 0 / -1 (none). */
 static int sensor_read(const char *backend, const struct gp_check_target *t, gp_card_info_t *out)
 {
-	gp_card_list_t l = { .debug = no_debug };
+	gp_card_list_t l = {.debug = no_debug};
 	int rc = -1;
 	if (!strcmp(backend, "cuda")) {
 		if (gp_cards_nvml_discover(NULL, &l) < 0)
@@ -311,8 +311,8 @@ static int measure_memtest(gk_backend_t *b, size_t bytes, bool inject, struct gp
 			return gp_errprintf(err, "cannot allocate memory for the memory test: %s",
 					    gk_backend_error(b));
 	}
-	static const gk_memtest_t pats[] = { GK_MT_WALKING_ONES, GK_MT_MOVING_INV, GK_MT_ADDRESS,
-					     GK_MT_RANDOM };
+	static const gk_memtest_t pats[] = {GK_MT_WALKING_ONES, GK_MT_MOVING_INV, GK_MT_ADDRESS,
+					    GK_MT_RANDOM};
 	uint64_t errors = 0;
 	int rc = 0;
 	if (inject && gk_memtest_inject_fault(b, bytes / 4 / 2, 1u << 7) < 0) {
@@ -346,10 +346,10 @@ static double measure_fma(gk_backend_t *b, gk_dtype_t t, void *scratch, double t
 	return -1;
 }
 
-static int measure_card(const struct gp_check_opts *g, const struct gp_check_target *t, struct gp_check_result *r,
-			gp_error_t *err)
+static int measure_card(const struct gp_check_opts *g, const struct gp_check_target *t,
+			struct gp_check_result *r, gp_error_t *err)
 {
-	gk_error_t gerr = { "" };
+	gk_error_t gerr = {""};
 	const char *name = g->backend;
 	gk_backend_t *b = gk_backend_open_device(name, strcmp(name, "cpu") ? t->device : 0, &gerr);
 	if (!b)
@@ -415,7 +415,7 @@ int gp_check_targets(const struct gp_check_opts *g, struct gp_check_target *v, g
 		for (int pos = 0; p && n < GP_CHECK_MAX_CARDS; pos++) {
 			int idx = atoi(p);
 			if (g->card < 0 || g->card == idx)
-				v[n++] = (struct gp_check_target){ .card = idx, .device = pos };
+				v[n++] = (struct gp_check_target){.card = idx, .device = pos};
 			p = strchr(p, ',');
 			p = p ? p + 1 : NULL;
 		}
@@ -423,26 +423,26 @@ int gp_check_targets(const struct gp_check_opts *g, struct gp_check_target *v, g
 			return n;
 	}
 	if (g->card >= 0) {
-		v[0] = (struct gp_check_target){ .card = (int)g->card, .device = (int)g->card };
+		v[0] = (struct gp_check_target){.card = (int)g->card, .device = (int)g->card};
 		return 1;
 	}
 	if (g->profile || !strcmp(g->backend, "cpu")) {
-		v[0] = (struct gp_check_target){ 0, 0 };
+		v[0] = (struct gp_check_target){0, 0};
 		return 1;
 	}
-	gk_error_t gerr = { "" };
+	gk_error_t gerr = {""};
 	gk_backend_t *b = gk_backend_open_device(g->backend, 0, &gerr);
 	if (!b)
 		return gp_errprintf(err, "backend '%s': %s", g->backend, gerr.text);
 	char name[8];
 	snprintf(name, sizeof(name), "%s", gk_backend_name(b));
 	gk_backend_close(&b);
-	v[n++] = (struct gp_check_target){ 0, 0 };
+	v[n++] = (struct gp_check_target){0, 0};
 	if (!strcmp(name, "cpu"))
 		return n;
 	while (n < GP_CHECK_MAX_CARDS && (b = gk_backend_open_device(name, n, &gerr))) {
 		gk_backend_close(&b);
-		v[n] = (struct gp_check_target){ n, n };
+		v[n] = (struct gp_check_target){n, n};
 		n++;
 	}
 	return n;
@@ -480,10 +480,10 @@ static void fmt_num(char *buf, size_t len, double v, const char *fmt)
 
 int gp_check_print_table(const struct gp_check_result *rs, int n, FILE *f)
 {
-	static const char *const hdr[] = { "CARD",	"BACKEND", "DEVICE", "BW(GB/s)",
-					   "FLUCT",	"MEMTEST", "ERRORS", "F32(GFLOP/s)",
-					   "F16(GFLOP/s)", "TEMP",    "POWER",	 "GRADE",
-					   "REPORTED",	"REASON",  NULL };
+	static const char *const hdr[] = {"CARD",	  "BACKEND", "DEVICE", "BW(GB/s)",
+					  "FLUCT",	  "MEMTEST", "ERRORS", "F32(GFLOP/s)",
+					  "F16(GFLOP/s)", "TEMP",    "POWER",  "GRADE",
+					  "REPORTED",	  "REASON",  NULL};
 	gp_table_t *t = gp_table_create(hdr);
 	if (!t)
 		return -1;
@@ -501,21 +501,21 @@ int gp_check_print_table(const struct gp_check_result *rs, int n, FILE *f)
 		fmt_num(f16, sizeof(f16), r->m.f16_gflops, "%.1f");
 		fmt_num(tc, sizeof(tc), r->m.temperature_c, "%.0fC");
 		fmt_num(pw, sizeof(pw), r->m.power_w, "%.0fW");
-		const char *cells[] = { card,
-					r->backend,
-					*r->device_name ? r->device_name : "-",
-					bw,
-					fl,
-					mt,
-					er,
-					f32,
-					f16,
-					tc,
-					pw,
-					gp_grade_name(r->grade),
-					r->reported ? r->reported : "-",
-					*r->reason ? r->reason : "-",
-					NULL };
+		const char *cells[] = {card,
+				       r->backend,
+				       *r->device_name ? r->device_name : "-",
+				       bw,
+				       fl,
+				       mt,
+				       er,
+				       f32,
+				       f16,
+				       tc,
+				       pw,
+				       gp_grade_name(r->grade),
+				       r->reported ? r->reported : "-",
+				       *r->reason ? r->reason : "-",
+				       NULL};
 		if (gp_table_add(t, cells) < 0) {
 			gp_table_destroy(&t);
 			return -1;
@@ -528,8 +528,8 @@ int gp_check_print_table(const struct gp_check_result *rs, int n, FILE *f)
 
 static void json_card(gp_jw_t *w, const struct gp_check_result *r)
 {
-	static const char *const patterns[] = { "walking_ones", "moving_inversions", "address",
-						"random" };
+	static const char *const patterns[] = {"walking_ones", "moving_inversions", "address",
+					       "random"};
 	const struct gp_card_measure *m = &r->m;
 	gp_jw_object(w);
 	gp_jw_key(w, "card");
@@ -614,8 +614,7 @@ int gp_check_print_json(const struct gp_check_opts *o, const char *node,
 }
 
 int gp_check_write_json(const struct gp_check_opts *o, const char *node,
-			const struct gp_check_result *rs, int n, const char *path,
-			gp_error_t *err)
+			const struct gp_check_result *rs, int n, const char *path, gp_error_t *err)
 {
 	char tmp[4096];
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {

@@ -28,7 +28,7 @@ struct gp_check_opts {
 	double mem_fraction; /* of free VRAM for the memory test */
 	uint64_t cpu_bytes;  /* memory test size on the cpu backend */
 	bool json;
-	bool inject_fault; /* test only: flip a bit during the memory test */
+	bool inject_fault;   /* test only: flip a bit during the memory test */
 	const char *profile; /* a fixed measurement profile instead of measuring (tests) */
 	struct gp_grade_thresholds th;
 };
@@ -81,7 +81,6 @@ int gp_check_print_json(const struct gp_check_opts *o, const char *node,
 /* The same document into path, whole or not at all: written beside it and renamed over it,
  * mode 0600. 0 / -1 with err filled. */
 int gp_check_write_json(const struct gp_check_opts *o, const char *node,
-			const struct gp_check_result *rs, int n, const char *path,
-			gp_error_t *err);
+			const struct gp_check_result *rs, int n, const char *path, gp_error_t *err);
 
 #endif

@@ -11,12 +11,12 @@
 #include "grade.h"
 
 const struct gp_grade_key gp_grade_keys[] = {
-	{ "fluct_warn_pct", "bandwidth fluctuation (percent) over which a card is 'warn'",
-	  offsetof(struct gp_grade_thresholds, fluct_warn_pct), 5.0 },
-	{ "fluct_fail_pct", "bandwidth fluctuation (percent) over which a card is 'fail'",
-	  offsetof(struct gp_grade_thresholds, fluct_fail_pct), 10.0 },
-	{ "spec_gbps", "copy bandwidth (GB/s) below which a card is 'warn'; 0: no spec",
-	  offsetof(struct gp_grade_thresholds, spec_gbps), 0.0 },
+    {"fluct_warn_pct", "bandwidth fluctuation (percent) over which a card is 'warn'",
+     offsetof(struct gp_grade_thresholds, fluct_warn_pct), 5.0},
+    {"fluct_fail_pct", "bandwidth fluctuation (percent) over which a card is 'fail'",
+     offsetof(struct gp_grade_thresholds, fluct_fail_pct), 10.0},
+    {"spec_gbps", "copy bandwidth (GB/s) below which a card is 'warn'; 0: no spec",
+     offsetof(struct gp_grade_thresholds, spec_gbps), 0.0},
 };
 const int gp_grade_nkeys = (int)(sizeof(gp_grade_keys) / sizeof(gp_grade_keys[0]));
 
@@ -115,7 +115,7 @@ int gp_grade_bw_stats(const double *samples, int n, struct gp_card_measure *m)
 
 /* Append one cause to reason, "; " between causes. */
 static void because(char *reason, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void because(char *reason, size_t len, const char *fmt, ...)
 {
 	if (!reason || !len)
@@ -181,9 +181,9 @@ int gp_grade_profile(const char *name, struct gp_card_measure *m, gp_error_t *er
 		double fluct_pct;
 		uint64_t errors;
 	} profiles[] = {
-		{ "stable", 3.2, 0 },
-		{ "fluctuating", 11.7, 0 },
-		{ "erroring", 3.2, 3 },
+	    {"stable", 3.2, 0},
+	    {"fluctuating", 11.7, 0},
+	    {"erroring", 3.2, 3},
 	};
 	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
 		if (strcmp(name, profiles[i].name) != 0)

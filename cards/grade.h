@@ -32,7 +32,7 @@ struct gp_card_measure {
 	double bw_fluct_pct; /* (max - min) / 2 / mean * 100 */
 	double bw_min_gbps, bw_max_gbps;
 	int bw_samples;
-	uint64_t mem_errors;	  /* mismatching words over all four patterns */
+	uint64_t mem_errors; /* mismatching words over all four patterns */
 	uint64_t mem_tested_bytes;
 	double f32_gflops, f16_gflops;
 	double temperature_c; /* < 0: not reported */

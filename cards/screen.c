@@ -106,7 +106,7 @@ static int member_object(json_t *o, const char *key, json_t **out, const char *w
 
 static int parse_card(json_t *c, size_t i, struct gp_screen_card *out, gp_error_t *err)
 {
-	static const char *const grades[] = { "good", "warn", "fail" };
+	static const char *const grades[] = {"good", "warn", "fail"};
 	char where[32];
 	snprintf(where, sizeof(where), "cards[%zu]", i);
 	memset(out, 0, sizeof(*out));
@@ -249,13 +249,12 @@ int gp_screen_read(const char *path, uid_t owner, struct gp_screen_result *out, 
 		goto out;
 	}
 	rc = 0;
-out:
-	{
-		int e = errno;
-		free(buf);
-		close(fd);
-		errno = e;
-	}
+out : {
+	int e = errno;
+	free(buf);
+	close(fd);
+	errno = e;
+}
 	return rc;
 }
 

@@ -18,7 +18,7 @@
 
 #include "error.h"
 
-#define GP_SCREEN_MAX (64u << 10) /* bytes of a result file */
+#define GP_SCREEN_MAX	    (64u << 10) /* bytes of a result file */
 #define GP_SCREEN_MAX_CARDS 64
 
 /* One card's result. A number not reported is negative. */

@@ -260,8 +260,8 @@ int main(int argc, char **argv)
 					       (j->op == OP_REDUCE && j->t == GK_F32));
 		char vbuf[48];
 		if (gated) {
-			snprintf(vbuf, sizeof(vbuf), " (%s %.2f: %s)", ratio >= gate ? ">=" : "<", gate,
-				 ratio >= gate ? "pass" : "FAIL");
+			snprintf(vbuf, sizeof(vbuf), " (%s %.2f: %s)", ratio >= gate ? ">=" : "<",
+				 gate, ratio >= gate ? "pass" : "FAIL");
 			verdict = vbuf;
 			failed += ratio < gate;
 		}

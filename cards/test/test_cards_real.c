@@ -20,9 +20,9 @@ static void cores_per_sm(void **state)
 		int major, minor;
 		uint32_t cores;
 	} t[] = {
-		{ 6, 0, 64 },  { 6, 1, 128 }, { 7, 0, 64 },  { 7, 5, 64 },   { 8, 0, 64 },
-		{ 8, 6, 128 }, { 8, 7, 128 }, { 8, 9, 128 }, { 9, 0, 128 },  { 10, 0, 128 },
-		{ 12, 0, 128 }, { 5, 2, 0 },  { 13, 0, 0 },
+	    {6, 0, 64},	  {6, 1, 128}, {7, 0, 64},  {7, 5, 64},	 {8, 0, 64},
+	    {8, 6, 128},  {8, 7, 128}, {8, 9, 128}, {9, 0, 128}, {10, 0, 128},
+	    {12, 0, 128}, {5, 2, 0},   {13, 0, 0},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		assert_int_equal(gp_cuda_cores_per_sm(t[i].major, t[i].minor), t[i].cores);
@@ -134,12 +134,12 @@ static void check_two_amd(const gp_card_list_t *l)
 	assert_int_equal(b->power_limit_w, 0);
 	assert_true(b->has_power);
 	assert_int_equal(b->power_mw, 301250); /* from power1_input */
-	assert_false(b->own_kernels_ok); /* gfx90a is not in GK_HIP_ARCHS */
+	assert_false(b->own_kernels_ok);       /* gfx90a is not in GK_HIP_ARCHS */
 }
 
 static void sysfs_tree(void **state)
 {
-	gp_card_list_t l = { .hip_lib = "libamdhip64-absent.so" };
+	gp_card_list_t l = {.hip_lib = "libamdhip64-absent.so"};
 	assert_int_equal(gp_cards_sysfs_discover(root, &l), 0);
 	check_two_amd(&l);
 	gp_card_list_release(&l);
@@ -147,7 +147,7 @@ static void sysfs_tree(void **state)
 
 static void rocm_smi_absent_falls_back_to_sysfs(void **state)
 {
-	gp_card_list_t l = { .hip_lib = "libamdhip64-absent.so" };
+	gp_card_list_t l = {.hip_lib = "libamdhip64-absent.so"};
 	assert_int_equal(gp_cards_amd_discover("librocm_smi64-absent.so.5", root, &l), 0);
 	check_two_amd(&l);
 	gp_card_list_release(&l);
@@ -157,8 +157,7 @@ static void sysfs_power_reader(void **state)
 {
 	char path[1400], want[1400];
 	assert_int_equal(gp_sysfs_power_path(root, "0000:03:00.0", path, sizeof(path)), 0);
-	snprintf(want, sizeof(want), "%s/class/drm/card0/device/hwmon/hwmon3/power1_average",
-		 root);
+	snprintf(want, sizeof(want), "%s/class/drm/card0/device/hwmon/hwmon3/power1_average", root);
 	assert_string_equal(path, want);
 	uint32_t mw = 0;
 	assert_int_equal(gp_sysfs_power_read(path, &mw), 0);
@@ -166,17 +165,16 @@ static void sysfs_power_reader(void **state)
 	/* the bus id compares without regard to case; the unreadable power1_average is passed
 	 * over for power1_input */
 	assert_int_equal(gp_sysfs_power_path(root, "0000:C1:00.0", path, sizeof(path)), 0);
-	snprintf(want, sizeof(want), "%s/class/drm/card10/device/hwmon/hwmon0/power1_input",
-		 root);
+	snprintf(want, sizeof(want), "%s/class/drm/card10/device/hwmon/hwmon0/power1_input", root);
 	assert_string_equal(path, want);
 	assert_int_equal(gp_sysfs_power_read(path, &mw), 0);
 	assert_int_equal(mw, 301250);
 	/* no such card; a prefix of a bus id is not the card */
 	assert_int_equal(gp_sysfs_power_path(root, "0000:05:00.0", path, sizeof(path)), -1);
 	assert_int_equal(gp_sysfs_power_path(root, "0000:03:00", path, sizeof(path)), -1);
-	assert_int_equal(gp_sysfs_power_path("/nonexistent-gpool-sysfs", "0000:03:00.0", path,
-					     sizeof(path)),
-			 -1);
+	assert_int_equal(
+	    gp_sysfs_power_path("/nonexistent-gpool-sysfs", "0000:03:00.0", path, sizeof(path)),
+	    -1);
 	/* what is not a number of µW is no reading */
 	put(root, "junk/power1_average", "12abc\n");
 	snprintf(path, sizeof(path), "%s/junk/power1_average", root);
@@ -187,9 +185,9 @@ static void sysfs_power_reader(void **state)
 
 static void meters_through_sysfs(void **state)
 {
-	struct gp_card_meter_opts o = { .nvml_lib = "libnvidia-ml-absent.so.1",
-					.rsmi_lib = "librocm_smi64-absent.so.5",
-					.sysfs_root = root };
+	struct gp_card_meter_opts o = {.nvml_lib = "libnvidia-ml-absent.so.1",
+				       .rsmi_lib = "librocm_smi64-absent.so.5",
+				       .sysfs_root = root};
 	gp_card_meters_t *m = gp_card_meters_create(&o);
 	assert_non_null(m);
 	int a = gp_card_meters_find(m, GP_CARD_AMD, "", "0000:03:00.0");
@@ -210,8 +208,7 @@ static void meters_through_sysfs(void **state)
 	assert_int_equal(r.power_mw, 301250);
 	/* the file gone: no reading this time */
 	char path[1400];
-	snprintf(path, sizeof(path), "%s/class/drm/card0/device/hwmon/hwmon3/power1_average",
-		 root);
+	snprintf(path, sizeof(path), "%s/class/drm/card0/device/hwmon/hwmon3/power1_average", root);
 	unlink(path);
 	errno = 0;
 	assert_int_equal(gp_card_meters_read(m, a, &r), -1);
@@ -235,7 +232,7 @@ static void meters_through_sysfs(void **state)
 
 static void sysfs_empty(void **state)
 {
-	gp_card_list_t l = { 0 };
+	gp_card_list_t l = {0};
 	assert_int_equal(gp_cards_sysfs_discover("/nonexistent-gpool-sysfs", &l), 0);
 	assert_int_equal(l.n, 0);
 	char empty[] = "/tmp/gpool-sysfs-XXXXXX";
@@ -253,7 +250,7 @@ static void count_msg(const char *msg, void *arg)
 static void nvml_absent(void **state)
 {
 	int said = 0;
-	gp_card_list_t l = { .debug = count_msg, .debug_arg = &said };
+	gp_card_list_t l = {.debug = count_msg, .debug_arg = &said};
 	assert_int_equal(gp_cards_nvml_discover("libnvidia-ml-absent.so.1", &l), 0);
 	assert_int_equal(l.n, 0);
 	assert_int_equal(said, 1); /* a debug line says why, nothing else */
@@ -267,13 +264,13 @@ static void nvml_absent(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(cores_per_sm),
-		cmocka_unit_test(sysfs_tree),
-		cmocka_unit_test(rocm_smi_absent_falls_back_to_sysfs),
-		cmocka_unit_test(sysfs_power_reader),
-		cmocka_unit_test(meters_through_sysfs),
-		cmocka_unit_test(sysfs_empty),
-		cmocka_unit_test(nvml_absent),
+	    cmocka_unit_test(cores_per_sm),
+	    cmocka_unit_test(sysfs_tree),
+	    cmocka_unit_test(rocm_smi_absent_falls_back_to_sysfs),
+	    cmocka_unit_test(sysfs_power_reader),
+	    cmocka_unit_test(meters_through_sysfs),
+	    cmocka_unit_test(sysfs_empty),
+	    cmocka_unit_test(nvml_absent),
 	};
 	return cmocka_run_group_tests(tests, make_tree, remove_tree);
 }

@@ -113,7 +113,7 @@ static void profile_card(struct gp_check_opts *o, const char *profile, int card,
 {
 	gp_check_defaults(o);
 	o->profile = profile;
-	struct gp_check_target t = { card, 0 };
+	struct gp_check_target t = {card, 0};
 	gp_error_t err;
 	assert_int_equal(gp_check_card(o, &t, r, &err), 0);
 }
@@ -134,7 +134,7 @@ static void profiles_grade(void **state)
 	gp_check_defaults(&o);
 	o.profile = "nonsense";
 	gp_error_t err;
-	struct gp_check_target t = { 0, 0 };
+	struct gp_check_target t = {0, 0};
 	assert_int_equal(gp_check_card(&o, &t, &r, &err), -1);
 	gp_check_defaults(&o);
 	o.profile = "stable";
@@ -172,11 +172,10 @@ static void outputs(void **state)
 	assert_int_equal(json_array_size(cards), 2);
 	json_t *c1 = json_array_get(cards, 1);
 	assert_string_equal(json_string_value(json_object_get(c1, "grade")), "fail");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(c1, "memtest"),
-							   "errors")),
-			 3);
-	assert_true(json_real_value(json_object_get(json_object_get(c1, "bandwidth"),
-						    "mean_gbps")) == 400.0);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(c1, "memtest"), "errors")), 3);
+	assert_true(json_real_value(
+			json_object_get(json_object_get(c1, "bandwidth"), "mean_gbps")) == 400.0);
 	assert_true(json_is_null(json_object_get(c1, "temperature_c")));
 	assert_false(json_is_true(json_object_get(c1, "reported")));
 	assert_string_equal(json_string_value(json_object_get(c1, "report_error")), "refused");
@@ -201,10 +200,9 @@ static void result_file(void **state)
 	json_error_t e;
 	json_t *v = json_load_file(path, 0, &e);
 	assert_non_null(v);
-	assert_string_equal(
-		json_string_value(json_object_get(json_array_get(json_object_get(v, "cards"), 0),
-						  "grade")),
-		"fail");
+	assert_string_equal(json_string_value(json_object_get(
+				json_array_get(json_object_get(v, "cards"), 0), "grade")),
+			    "fail");
 	json_decref(v);
 	/* a link in its place is not followed: the file is replaced */
 	unlink(path);
@@ -224,9 +222,9 @@ static void result_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(writer_nested),  cmocka_unit_test(writer_misuse),
-		cmocka_unit_test(profiles_grade), cmocka_unit_test(outputs),
-		cmocka_unit_test(result_file),
+	    cmocka_unit_test(writer_nested),  cmocka_unit_test(writer_misuse),
+	    cmocka_unit_test(profiles_grade), cmocka_unit_test(outputs),
+	    cmocka_unit_test(result_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,7 +54,7 @@ static void fake_card_step(void **state)
 	 * 10 + 10 + (10+150)/2 + 150 + (150+10)/2 = 10 + 10 + 80 + 150 + 80 = 330 J
 	 * (the exact answer is 10 x 3 + 150 x 2 = 330 J: the trapezoids' error at the two
 	 * steps cancels when a step lasts whole intervals) */
-	static const uint32_t w[] = { 10, 10, 10, 150, 150, 10 };
+	static const uint32_t w[] = {10, 10, 10, 150, 150, 10};
 	gp_energy_integ_t e;
 	gp_energy_init(&e, 5000);
 	for (int i = 0; i < 6; i++)
@@ -116,10 +116,10 @@ static void no_overflow(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(constant_draw), cmocka_unit_test(first_sample_starts),
-		cmocka_unit_test(trapezoids),	 cmocka_unit_test(fake_card_step),
-		cmocka_unit_test(rounding),	 cmocka_unit_test(gaps_and_time),
-		cmocka_unit_test(no_overflow),
+	    cmocka_unit_test(constant_draw), cmocka_unit_test(first_sample_starts),
+	    cmocka_unit_test(trapezoids),    cmocka_unit_test(fake_card_step),
+	    cmocka_unit_test(rounding),	     cmocka_unit_test(gaps_and_time),
+	    cmocka_unit_test(no_overflow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

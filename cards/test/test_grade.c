@@ -12,7 +12,7 @@
 
 static struct gp_card_measure card(double fluct, uint64_t errors)
 {
-	struct gp_card_measure m = { 0 };
+	struct gp_card_measure m = {0};
 	m.bw_mean_gbps = 400;
 	m.bw_fluct_pct = fluct;
 	m.mem_errors = errors;
@@ -103,14 +103,14 @@ static void keys(void **state)
 
 static void bw_stats(void **state)
 {
-	struct gp_card_measure m = { 0 };
-	double s[] = { 96, 100, 104, 100 };
+	struct gp_card_measure m = {0};
+	double s[] = {96, 100, 104, 100};
 	assert_int_equal(gp_grade_bw_stats(s, 4, &m), 0);
 	assert_true(fabs(m.bw_mean_gbps - 100) < 1e-9);
 	assert_true(fabs(m.bw_fluct_pct - 4.0) < 1e-9); /* (104 - 96) / 2 / 100 */
 	assert_int_equal(m.bw_samples, 4);
 	assert_int_equal(gp_grade_bw_stats(s, 0, &m), -1);
-	double z[] = { 0, 0 };
+	double z[] = {0, 0};
 	assert_int_equal(gp_grade_bw_stats(z, 2, &m), -1);
 }
 
@@ -135,10 +135,10 @@ static void profiles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(seed_values), cmocka_unit_test(thresholds),
-		cmocka_unit_test(memory_errors), cmocka_unit_test(below_spec),
-		cmocka_unit_test(keys),	       cmocka_unit_test(bw_stats),
-		cmocka_unit_test(profiles),
+	    cmocka_unit_test(seed_values),   cmocka_unit_test(thresholds),
+	    cmocka_unit_test(memory_errors), cmocka_unit_test(below_spec),
+	    cmocka_unit_test(keys),	     cmocka_unit_test(bw_stats),
+	    cmocka_unit_test(profiles),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,26 +17,27 @@
 
 /* What gcheck --json writes (cards/check.c), two cards. */
 static const char good_doc[] =
-	"{\n"
-	"  \"node\": \"pc1\",\n"
-	"  \"duration_s\": 10.0,\n"
-	"  \"profile\": null,\n"
-	"  \"thresholds\": {\"fluct_warn_pct\": 5.0, \"fluct_fail_pct\": 10.0, \"spec_gbps\": 0.0},\n"
-	"  \"cards\": [\n"
-	"    {\"card\": 0, \"backend\": \"cuda\", \"device\": \"NVIDIA H200\",\n"
-	"     \"bandwidth\": {\"mean_gbps\": 4012.5, \"fluct_pct\": 0.8, \"min_gbps\": 3990.0,\n"
-	"                   \"max_gbps\": 4030.0, \"samples\": 200, \"fluct\": \"(max-min)/2/mean\"},\n"
-	"     \"memtest\": {\"bytes\": 120000000000, \"errors\": 0,\n"
-	"                 \"patterns\": [\"walking_ones\", \"moving_inversions\", \"address\", \"random\"]},\n"
-	"     \"f32_gflops\": 51000.0, \"f16_gflops\": 190000.0, \"temperature_c\": 41.0,\n"
-	"     \"power_w\": 402.5, \"grade\": \"good\", \"reason\": \"\", \"reported\": false},\n"
-	"    {\"card\": 3, \"backend\": \"profile\", \"device\": \"erroring\",\n"
-	"     \"bandwidth\": {\"mean_gbps\": 400, \"fluct_pct\": 3.2, \"samples\": 20},\n"
-	"     \"memtest\": {\"bytes\": 268435456, \"errors\": 3},\n"
-	"     \"f32_gflops\": 1000.0, \"f16_gflops\": 2000.0, \"temperature_c\": null,\n"
-	"     \"power_w\": null, \"grade\": \"fail\", \"reason\": \"3 memory errors\"}\n"
-	"  ]\n"
-	"}\n";
+    "{\n"
+    "  \"node\": \"pc1\",\n"
+    "  \"duration_s\": 10.0,\n"
+    "  \"profile\": null,\n"
+    "  \"thresholds\": {\"fluct_warn_pct\": 5.0, \"fluct_fail_pct\": 10.0, \"spec_gbps\": 0.0},\n"
+    "  \"cards\": [\n"
+    "    {\"card\": 0, \"backend\": \"cuda\", \"device\": \"NVIDIA H200\",\n"
+    "     \"bandwidth\": {\"mean_gbps\": 4012.5, \"fluct_pct\": 0.8, \"min_gbps\": 3990.0,\n"
+    "                   \"max_gbps\": 4030.0, \"samples\": 200, \"fluct\": \"(max-min)/2/mean\"},\n"
+    "     \"memtest\": {\"bytes\": 120000000000, \"errors\": 0,\n"
+    "                 \"patterns\": [\"walking_ones\", \"moving_inversions\", \"address\", "
+    "\"random\"]},\n"
+    "     \"f32_gflops\": 51000.0, \"f16_gflops\": 190000.0, \"temperature_c\": 41.0,\n"
+    "     \"power_w\": 402.5, \"grade\": \"good\", \"reason\": \"\", \"reported\": false},\n"
+    "    {\"card\": 3, \"backend\": \"profile\", \"device\": \"erroring\",\n"
+    "     \"bandwidth\": {\"mean_gbps\": 400, \"fluct_pct\": 3.2, \"samples\": 20},\n"
+    "     \"memtest\": {\"bytes\": 268435456, \"errors\": 3},\n"
+    "     \"f32_gflops\": 1000.0, \"f16_gflops\": 2000.0, \"temperature_c\": null,\n"
+    "     \"power_w\": null, \"grade\": \"fail\", \"reason\": \"3 memory errors\"}\n"
+    "  ]\n"
+    "}\n";
 
 static char dir[] = "/tmp/gpool-screen-test.XXXXXX";
 
@@ -89,47 +90,51 @@ static void garbage(void **state)
 		const char *doc;
 		const char *why;
 	} cases[] = {
-		{ "", "not JSON" },
-		{ "null", "not JSON" },
-		{ "[]", "not a JSON object" },
-		{ "{}", "no 'cards' list" },
-		{ "{\"cards\": 5}", "no 'cards' list" },
-		{ "{\"cards\": [5]}", "cards[0] is not an object" },
-		{ "{\"cards\": [{}]}", "'card' is not a card index" },
-		{ "{\"cards\": [{\"card\": -1}]}", "'card' is not a card index" },
-		{ "{\"cards\": [{\"card\": 64}]}", "'card' is not a card index" },
-		{ "{\"cards\": [{\"card\": \"0\"}]}", "'card' is not a card index" },
-		{ "{\"cards\": [{\"card\": 0, \"grade\": \"excellent\"}]}", "'grade' is not good" },
-		{ "{\"cards\": [{\"card\": 0, \"grade\": 1}]}", "'grade' is not good" },
-		{ "{\"cards\": [{\"card\": 0, \"grade\": \"good\"}]}", "'bandwidth' is missing" },
-		{ "{\"cards\": [{\"card\": 0, \"grade\": \"good\", \"bandwidth\": []}]}",
-		  "'bandwidth' is not an object" },
-		{ "{\"cards\": [{\"card\": 0, \"grade\": \"good\", \"bandwidth\": {}}]}",
-		  "'mean_gbps' is missing" },
-		{ "{\"cards\": [{\"card\": 0, \"grade\": \"good\", \"bandwidth\": {\"mean_gbps\": 1e300}}]}",
-		  "'mean_gbps' is out of range" },
-		{ "{\"cards\": [{\"card\": 0, \"grade\": \"good\", \"bandwidth\": {\"mean_gbps\": -1}}]}",
-		  "'mean_gbps' is out of range" },
-		{ "{\"cards\": [{\"card\": 0, \"grade\": \"good\", \"bandwidth\": {\"mean_gbps\": \"9\"}}]}",
-		  "'mean_gbps' is not a number" },
-		{ "{\"cards\": [{\"card\": 0, \"grade\": \"good\", \"bandwidth\": {\"mean_gbps\": NaN}}]}",
-		  "not JSON" },
-		{ "{\"cards\": [{\"card\": 0, \"grade\": \"fail\", \"bandwidth\": {\"mean_gbps\": 1},"
-		  " \"memtest\": {\"errors\": -3}}]}",
-		  "'errors' is not a count" },
-		{ "{\"cards\": [{\"card\": 0, \"grade\": \"fail\", \"bandwidth\": {\"mean_gbps\": 1},"
-		  " \"reason\": 7}]}",
-		  "'reason' is not a string" },
-		{ "{\"cards\": [{\"card\": 1, \"grade\": \"good\", \"bandwidth\": {\"mean_gbps\": 1}},"
-		  " {\"card\": 1, \"grade\": \"fail\", \"bandwidth\": {\"mean_gbps\": 1}}]}",
-		  "card 1 listed twice" },
-		{ "{\"cards\": [], \"cards\": []}", "not JSON" },	 /* a duplicate key */
-		{ "{\"node\": \"a\\u0000b\", \"cards\": []}", "not JSON" }, /* NUL in a string */
-		{ "{\"cards\": []} trailing", "not JSON" },
-		{ "\x01\x02\xff\xfe", "not JSON" },
+	    {"", "not JSON"},
+	    {"null", "not JSON"},
+	    {"[]", "not a JSON object"},
+	    {"{}", "no 'cards' list"},
+	    {"{\"cards\": 5}", "no 'cards' list"},
+	    {"{\"cards\": [5]}", "cards[0] is not an object"},
+	    {"{\"cards\": [{}]}", "'card' is not a card index"},
+	    {"{\"cards\": [{\"card\": -1}]}", "'card' is not a card index"},
+	    {"{\"cards\": [{\"card\": 64}]}", "'card' is not a card index"},
+	    {"{\"cards\": [{\"card\": \"0\"}]}", "'card' is not a card index"},
+	    {"{\"cards\": [{\"card\": 0, \"grade\": \"excellent\"}]}", "'grade' is not good"},
+	    {"{\"cards\": [{\"card\": 0, \"grade\": 1}]}", "'grade' is not good"},
+	    {"{\"cards\": [{\"card\": 0, \"grade\": \"good\"}]}", "'bandwidth' is missing"},
+	    {"{\"cards\": [{\"card\": 0, \"grade\": \"good\", \"bandwidth\": []}]}",
+	     "'bandwidth' is not an object"},
+	    {"{\"cards\": [{\"card\": 0, \"grade\": \"good\", \"bandwidth\": {}}]}",
+	     "'mean_gbps' is missing"},
+	    {"{\"cards\": [{\"card\": 0, \"grade\": \"good\", \"bandwidth\": {\"mean_gbps\": "
+	     "1e300}}]}",
+	     "'mean_gbps' is out of range"},
+	    {"{\"cards\": [{\"card\": 0, \"grade\": \"good\", \"bandwidth\": {\"mean_gbps\": "
+	     "-1}}]}",
+	     "'mean_gbps' is out of range"},
+	    {"{\"cards\": [{\"card\": 0, \"grade\": \"good\", \"bandwidth\": {\"mean_gbps\": "
+	     "\"9\"}}]}",
+	     "'mean_gbps' is not a number"},
+	    {"{\"cards\": [{\"card\": 0, \"grade\": \"good\", \"bandwidth\": {\"mean_gbps\": "
+	     "NaN}}]}",
+	     "not JSON"},
+	    {"{\"cards\": [{\"card\": 0, \"grade\": \"fail\", \"bandwidth\": {\"mean_gbps\": 1},"
+	     " \"memtest\": {\"errors\": -3}}]}",
+	     "'errors' is not a count"},
+	    {"{\"cards\": [{\"card\": 0, \"grade\": \"fail\", \"bandwidth\": {\"mean_gbps\": 1},"
+	     " \"reason\": 7}]}",
+	     "'reason' is not a string"},
+	    {"{\"cards\": [{\"card\": 1, \"grade\": \"good\", \"bandwidth\": {\"mean_gbps\": 1}},"
+	     " {\"card\": 1, \"grade\": \"fail\", \"bandwidth\": {\"mean_gbps\": 1}}]}",
+	     "card 1 listed twice"},
+	    {"{\"cards\": [], \"cards\": []}", "not JSON"},	      /* a duplicate key */
+	    {"{\"node\": \"a\\u0000b\", \"cards\": []}", "not JSON"}, /* NUL in a string */
+	    {"{\"cards\": []} trailing", "not JSON"},
+	    {"\x01\x02\xff\xfe", "not JSON"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		gp_error_t err = { { 0 } };
+		gp_error_t err = {{0}};
 		if (parse(cases[i].doc, &err) != -1 || errno != EINVAL ||
 		    !strstr(err.text, cases[i].why))
 			fail_msg("case %zu: '%s' gave '%s'", i, cases[i].doc, err.text);
@@ -148,7 +153,7 @@ static void garbage(void **state)
 		*p++ = ']';
 	strcpy(p, "}");
 	assert_int_equal(gp_screen_parse(deep, strlen(deep) < GP_SCREEN_MAX ? strlen(deep) : 0,
-					 &(struct gp_screen_result){ 0 }, &err),
+					 &(struct gp_screen_result){0}, &err),
 			 -1);
 	p = deep + sprintf(deep, "{\"cards\": ");
 	for (size_t i = 0; i < 20000; i++)
@@ -196,10 +201,11 @@ static void strings_made_safe(void **state)
 	char reason[1000];
 	memset(reason, 'x', sizeof(reason) - 1);
 	reason[sizeof(reason) - 1] = '\0';
-	snprintf(doc, sizeof(doc),
-		 "{\"cards\": [{\"card\": 2, \"grade\": \"warn\", \"bandwidth\": {\"mean_gbps\": 1},"
-		 " \"reason\": \"a\\nb\\u001b[31mc\", \"device\": \"%s\"}]}",
-		 reason);
+	snprintf(
+	    doc, sizeof(doc),
+	    "{\"cards\": [{\"card\": 2, \"grade\": \"warn\", \"bandwidth\": {\"mean_gbps\": 1},"
+	    " \"reason\": \"a\\nb\\u001b[31mc\", \"device\": \"%s\"}]}",
+	    reason);
 	struct gp_screen_result r;
 	gp_error_t err;
 	assert_int_equal(gp_screen_parse(doc, strlen(doc), &r, &err), 0);
@@ -215,8 +221,9 @@ static void too_many_and_oversized(void **state)
 	assert_non_null(doc);
 	char *p = doc + sprintf(doc, "{\"cards\": [");
 	for (int i = 0; i < 65; i++)
-		p += sprintf(p, "%s{\"card\": %d, \"grade\": \"good\", \"bandwidth\": {\"mean_gbps\": 1}}",
-			     i ? "," : "", i % 64);
+		p += sprintf(
+		    p, "%s{\"card\": %d, \"grade\": \"good\", \"bandwidth\": {\"mean_gbps\": 1}}",
+		    i ? "," : "", i % 64);
 	strcpy(p, "]}");
 	gp_error_t err;
 	assert_int_equal(parse(doc, &err), -1);
@@ -281,7 +288,10 @@ static void files(void **state)
 	assert_int_equal(errno, ENOENT);
 	/* garbage and an oversized file */
 	char *junk = path_in_dir("junk.json");
-	write_text(junk, "\x7f" "ELF\x02\x01", 6);
+	write_text(junk,
+		   "\x7f"
+		   "ELF\x02\x01",
+		   6);
 	assert_int_equal(gp_screen_read(junk, getuid(), &r, &err), -1);
 	assert_non_null(strstr(err.text, "not JSON"));
 	char *big = malloc(GP_SCREEN_MAX + 10);
@@ -320,13 +330,13 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(good),
-		cmocka_unit_test(truncated),
-		cmocka_unit_test(garbage),
-		cmocka_unit_test(strings_made_safe),
-		cmocka_unit_test(too_many_and_oversized),
-		cmocka_unit_test(files),
-		cmocka_unit_test(paths),
+	    cmocka_unit_test(good),
+	    cmocka_unit_test(truncated),
+	    cmocka_unit_test(garbage),
+	    cmocka_unit_test(strings_made_safe),
+	    cmocka_unit_test(too_many_and_oversized),
+	    cmocka_unit_test(files),
+	    cmocka_unit_test(paths),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

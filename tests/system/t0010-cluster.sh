@@ -21,7 +21,7 @@ done
 trap _cleanup EXIT
 trap 'exit 130' INT TERM
 
-out=$("$CLUSTER" start -n 3 --dir "$CLUSTER_DIR" --bin "$fake" --no-wait --cpus 2 --fake-cards default 2>&1)
+"$CLUSTER" start -n 3 --dir "$CLUSTER_DIR" --bin "$fake" --no-wait --cpus 2 --fake-cards default >/dev/null 2>&1
 is "$?" 0 "gpool-cluster start -n 3 with stand-in daemons"
 is "$(ip netns list | grep -cE '^gp-h[1-3]( |$)')" 3 "three namespaces gp-h1..gp-h3"
 like "$(ip -4 -o addr show dev gpbr0 2>&1)" '198\.18\.0\.1/24' "the bridge gpbr0 has 198.18.0.1/24"

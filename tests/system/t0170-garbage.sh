@@ -31,7 +31,7 @@ probe "an empty message" 'ERROR_MALFORMED|ERROR_AUTH|ERROR_VERSION|no reply' emp
 
 # a burst of garbage from several connections at once
 burst=()
-for i in $(seq 20); do
+for _ in $(seq 20); do
 	as_user gp-probe --timeout 300 random $((RANDOM % 4096 + 1)) >/dev/null 2>&1 &
 	burst+=($!)
 done

@@ -31,7 +31,6 @@ after=$(host_user_pids h2 | wc -w)
 	fail "the tasks outlive their agent" "before $before, after $after"
 sleep 2
 "$CLUSTER" agent-start --dir "$CLUSTER_DIR" h2
-t_start=$(date +%s.%N)
 ok "h2's gworkerd started again"
 is "$(node_state h2)" UP "h2 stays UP (node_timeout 20 s)"
 states=""
