@@ -45,7 +45,8 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
 fi
 VERSION=$(slurmctld -V | awk '{print $2}')
 
-# MUNGE must work (deploy/install-deps.sh starts it; FIELD-NOTES recipe otherwise).
+# MUNGE must work (deploy/install-deps.sh starts it; else, as root: mkdir -p /run/munge,
+# chown munge:munge /run/munge, runuser -u munge -- /usr/sbin/munged).
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
     log "munged not answering; starting it"
     mkdir -p /run/munge && chown munge:munge /run/munge

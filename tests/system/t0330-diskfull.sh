@@ -51,7 +51,7 @@ done
 diag "accepted while full before the first refusal: ${#accepted_full[@]}"
 if [ $refused = 1 ]; then
 	ok "a submission on the full disk is refused (gsub exit non-zero after $dt ms)"
-	like "$msg" '[Nn]o space|[Dd]isk|[Ff]ull|ENOSPC' "the error names the cause: $msg"
+	like "$msg" 'cannot save jobs now \(cannot save state: database or disk is full\)' "the error names the cause: $msg"
 else
 	fail "a submission on the full disk is refused" "20 submissions accepted"
 fi
@@ -100,12 +100,13 @@ if mount -o remount,ro "$ST"; then
 		rc=$?
 		[ $rc != 0 ] && ok "gschedd runs on the read-only state and refuses a submission (exit $rc)" ||
 			fail "a submission on a read-only state directory is refused" "accepted as $out"
-		like "$out" '[Rr]ead-only|readonly|cannot save|[Dd]isk|I/O|write' "the error names the cause: $out"
+		like "$out" 'cannot save jobs now \(cannot save state: .*(readonly|read-only|disk I/O error)' "the error names the cause: $out"
 		"$CLUSTER" sched-kill --dir "$CLUSTER_DIR" TERM
 		wait_until 10 eval '! kill -0 $(cat "$CLUSTER_DIR/sched/gschedd.pid") 2>/dev/null'
 	else
 		ok "gschedd refuses to start on a read-only state directory"
-		like "$rolog" '[Rr]ead-only|readonly|cannot|[Dd]isk|I/O|write|state' "its log names the cause: $(tail -n 2 <<<"$rolog" | tr '\n' '|')"
+		cause=$(grep ' error: cannot set up ' <<<"$rolog" | tail -n 1)
+		like "$cause" "cannot set up '$ST/jobs\\.db': (unable to open database file|attempt to write a readonly database)" "its log names the cause: $cause"
 	fi
 	mount -o remount,rw "$ST"
 else
