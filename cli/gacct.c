@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "args.h"
+#include "jobview.h"
 #include "json.h"
 #include "names.h"
 #include "opt.h"
@@ -144,8 +145,8 @@ static int print_table(const Gpool__JobQueryReply *r)
 		return -1;
 	for (size_t i = 0; i < r->n_jobs; i++) {
 		const Gpool__JobInfo *j = r->jobs[i];
-		char id[32], code[32], att[16], start[32], end[32], el[32], cpu[32], rss[32];
-		snprintf(id, sizeof(id), "%" PRIu64, j->id);
+		char id[48], code[32], att[16], start[32], end[32], el[32], cpu[32], rss[32];
+		gp_jobview_id(j, id, sizeof(id)); /* an array's task: 12_7 */
 		snprintf(code, sizeof(code), "%d", j->exit_code);
 		snprintf(att, sizeof(att), "%u", j->attempt);
 		fmt_time(j->start_time, start, sizeof(start));

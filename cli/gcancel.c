@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
 
 #include "args.h"
 #include "jobctl.h"
@@ -41,6 +44,8 @@ int main(int argc, char **argv)
 	struct gcancel g = {0};
 	uint64_t *ids = NULL;
 	size_t nids = 0;
+	char **sels = NULL;
+	size_t nsels = 0;
 	gp_error_t err;
 	char **ops = NULL;
 	int nops = 0, rc = 1;
@@ -48,16 +53,37 @@ int main(int argc, char **argv)
 	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &g, &ops, &nops, &err) < 0)
 		goto usage;
 	if (g.help) {
-		printf("usage: gcancel [options] JOB...\nCancel jobs (or signal them with -s).\n\n"
+		printf("usage: gcancel [options] JOB...\nCancel jobs (or signal them with -s). JOB: "
+		       "12, or an array's tasks: 12 (all), 12_7, 12_[3-5,9].\n\n"
 		       "options:\n");
 		gp_opt_usage(opts, GP_NOPTS(opts), stdout);
 		rc = 0;
 		goto out;
 	}
-	for (int i = 0; i < nops; i++)
+	for (int i = 0; i < nops; i++) {
+		if (strchr(ops[i], '_')) { /* an array's tasks: 12_7, 12_[3-5] */
+			uint64_t id;
+			bool has;
+			gp_array_t *a = malloc(sizeof(*a));
+			int bad = !a || gp_array_selector(ops[i], &id, &has, a) < 0;
+			free(a);
+			if (bad) {
+				gp_errprintf(&err, "invalid job '%s'", ops[i]);
+				goto usage;
+			}
+			char **ns = realloc(sels, (nsels + 1) * sizeof(*ns));
+			if (!ns) {
+				gp_errprintf(&err, "out of memory");
+				goto usage;
+			}
+			sels = ns;
+			sels[nsels++] = ops[i];
+			continue;
+		}
 		if (gp_args_jobids(ops[i], &ids, &nids, &err) < 0)
 			goto usage;
-	if (!nids) {
+	}
+	if (!nids && !nsels) {
 		gp_errprintf(&err, "no job id given");
 		goto usage;
 	}
@@ -66,8 +92,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	int failed;
-	if (gp_jobctl(s, g.signal ? GPOOL__JOB_ACTION__JOB_SIGNAL : GPOOL__JOB_ACTION__JOB_CANCEL,
-		      ids, nids, g.signal, "gcancel", stderr, &failed, &err) < 0) {
+	if (gp_jobctl_sel(s,
+			  g.signal ? GPOOL__JOB_ACTION__JOB_SIGNAL : GPOOL__JOB_ACTION__JOB_CANCEL, ids,
+			  nids, sels, nsels, g.signal, "gcancel", stderr, &failed, &err) < 0) {
 		fprintf(stderr, "gcancel: %s\n", err.text);
 		goto out;
 	}
@@ -79,6 +106,7 @@ usage:
 out:
 	gp_session_destroy(&s);
 	free(ids);
+	free(sels);
 	free(ops);
 	return rc;
 }

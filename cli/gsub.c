@@ -1,13 +1,17 @@
 /* gsub: submit a job (as sbatch), and with --wait follow it to its end. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "json.h"
 #include "names.h"
+#include "parse.h"
+#include "util.h"
 #include "session.h"
 #include "submit.h"
 
@@ -37,9 +41,107 @@ static int exit_status(int32_t code)
 	return code >= 0 && code <= 255 ? code : 1;
 }
 
+/* A pending job's reason, when it changed since *last (a buffer of 128): said on stderr. */
+static void say_reason(gp_session_t *s, uint64_t id, char *last)
+{
+	Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
+	q.ids = &id;
+	q.n_ids = 1;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_JOB_QUERY;
+	m.job_query = &q;
+	gp_error_t err;
+	Gpool__Msg *r =
+	    gp_session_call(s, &m, GPOOL__MSG__M_JOB_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, &err);
+	if (!r || r->job_query_reply->n_jobs != 1)
+		return;
+	Gpool__JobInfo *ji = r->job_query_reply->jobs[0];
+	if (ji->state != GPOOL__JOB_STATE__PENDING || !ji->reason || !strcmp(ji->reason, last) ||
+	    !strcmp(ji->reason, "None")) /* not yet looked at */
+		return;
+	fprintf(stderr, "gsub: job %" PRIu64 " pending: %s\n", id, ji->reason);
+	snprintf(last, 128, "%s", ji->reason);
+}
+
+/* Follow an array's tasks (ids first .. first + n - 1) until every one is final: done, running
+ * and pending counts with the elapsed time, on one updating line on a terminal, else a line
+ * each time they change. Returns the highest exit code of the tasks (1 for one that ended
+ * other than COMPLETED or FAILED without a code). */
+static int wait_array(gp_session_t *s, uint64_t first, uint32_t n)
+{
+	uint64_t *ids = malloc(n * sizeof(*ids));
+	if (!ids) {
+		fprintf(stderr, "gsub: out of memory\n");
+		return 1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ids[i] = first + i;
+	bool tty = isatty(STDERR_FILENO);
+	int64_t t0 = gp_mono_ms();
+	uint32_t last[3] = { UINT32_MAX, 0, 0 };
+	int rc = 1;
+	while (1) {
+		Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
+		q.ids = ids;
+		q.n_ids = n;
+		Gpool__Msg m = GPOOL__MSG__INIT;
+		m.m_case = GPOOL__MSG__M_JOB_QUERY;
+		m.job_query = &q;
+		gp_error_t err;
+		Gpool__Msg *r = gp_session_call(s, &m, GPOOL__MSG__M_JOB_QUERY_REPLY,
+						GP_CLI_TIMEOUT_MS, NULL, &err);
+		if (!r) {
+			fprintf(stderr, "%sgsub: array %" PRIu64 ": %s\n", tty ? "\n" : "", first,
+				err.text);
+			break;
+		}
+		uint32_t done = 0, running = 0, pending = 0, bad = 0;
+		int code = 0;
+		for (size_t i = 0; i < r->job_query_reply->n_jobs; i++) {
+			Gpool__JobInfo *ji = r->job_query_reply->jobs[i];
+			if (gp_job_state_final(ji->state)) {
+				done++;
+				int c = exit_status(ji->exit_code);
+				if (ji->state != GPOOL__JOB_STATE__COMPLETED) {
+					bad++;
+					if (!c)
+						c = 1;
+				}
+				if (c > code)
+					code = c;
+			} else if (ji->state == GPOOL__JOB_STATE__PENDING) {
+				pending++;
+			} else {
+				running++;
+			}
+		}
+		uint32_t el = (uint32_t)((gp_mono_ms() - t0) / 1000);
+		char when[32];
+		gp_format_duration(el, when, sizeof(when));
+		if (tty || done != last[0] || running != last[1] || pending != last[2])
+			fprintf(stderr, "%sgsub: array %" PRIu64 ": %u done (%u not ok), %u running, "
+					"%u pending, %s%s",
+				tty ? "\r" : "", first, done, bad, running, pending, when,
+				tty ? "\033[K" : "\n");
+		last[0] = done;
+		last[1] = running;
+		last[2] = pending;
+		if (done == n) {
+			if (tty)
+				fputc('\n', stderr);
+			rc = code;
+			break;
+		}
+		usleep(tty ? 500000 : 1000000);
+	}
+	free(ids);
+	return rc;
+}
+
 /* Stream the job's output until it is final; returns gsub's exit status. */
 static int wait_job(gp_session_t *s, uint64_t id)
 {
+	char reason[128] = "";
 	Gpool__LogQuery q = GPOOL__LOG_QUERY__INIT;
 	q.job_id = id;
 	q.stream = 0;
@@ -61,6 +163,14 @@ static int wait_job(gp_session_t *s, uint64_t id)
 		}
 		silent = 0;
 		Gpool__LogQueryReply *lr = r->log_query_reply;
+		if (lr->state == GPOOL__JOB_STATE__PENDING) {
+			Gpool__LogQueryReply keep = *lr; /* the reply lives until the next call */
+			uint64_t off = keep.next_offset, off_err = keep.next_offset_err;
+			say_reason(s, id, reason);
+			q.offset = off;
+			q.offset_err = off_err;
+			continue;
+		}
 		if ((lr->out.len && write_all(STDOUT_FILENO, lr->out.data, lr->out.len) < 0) ||
 		    (lr->err.len && write_all(STDERR_FILENO, lr->err.data, lr->err.len) < 0))
 			return 1;
@@ -109,9 +219,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gsub: %s\n", err.text);
 		goto out;
 	}
+	if (gp_submit_retry_ms(sub) >= 0)
+		gp_session_set_retry(s, gp_submit_retry_ms(sub));
 	Gpool__SubmitRequest req = GPOOL__SUBMIT_REQUEST__INIT;
 	req.spec = gp_submit_spec(sub);
 	req.user = (char *)gp_session_user(s);
+	/* a request sent again after no answer must not make a second job */
+	char token[40];
+	uint8_t rnd[16];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		fprintf(stderr, "gsub: cannot make a submission token: %s\n", strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(token + 2 * i, 3, "%02x", rnd[i]);
+	req.token = token;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_SUBMIT;
 	m.submit = &req;
@@ -122,18 +244,27 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	uint64_t id = r->submit_reply->job_id;
+	uint32_t ntasks = r->submit_reply->array_task_count;
 	if (flags & GP_SUBMIT_JSON) {
-		json_t *o = json_pack("{s:I}", "job_id", (json_int_t)id);
+		json_t *o = ntasks ? json_pack("{s:I,s:I}", "job_id", (json_int_t)id, "array_task_count",
+					       (json_int_t)ntasks)
+				   : json_pack("{s:I}", "job_id", (json_int_t)id);
 		if (gp_json_print(o, stdout) < 0)
 			goto out;
 	} else if (flags & GP_SUBMIT_PARSABLE) {
 		printf("%" PRIu64 "\n", id);
+	} else if (ntasks) {
+		printf("Submitted array job %" PRIu64 " (%u tasks, job ids %" PRIu64 "-%" PRIu64 ")\n",
+		       id, ntasks, id, id + ntasks - 1);
 	} else {
 		printf("Submitted job %" PRIu64 "\n", id);
 	}
 	if (fflush(stdout) == EOF)
 		goto out;
-	rc = flags & GP_SUBMIT_WAIT ? wait_job(s, id) : 0;
+	if (!(flags & GP_SUBMIT_WAIT))
+		rc = 0;
+	else
+		rc = ntasks ? wait_array(s, id, ntasks) : wait_job(s, id);
 out:
 	gp_session_destroy(&s);
 	gp_submit_destroy(&sub);

@@ -10,6 +10,8 @@
 #include "cards.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "array.h"
+#include "depend.h"
 #include "names.h"
 #include "nodes.h"
 #include "output.h"
@@ -70,6 +72,44 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 		if (!*f || f[0] == '/' || strstr(f, "..") || strlen(f) > 255)
 			BAD("invalid staged file name '%.64s'", f);
 	}
+	if (sp->array && *sp->array) {
+		gp_array_t *a = malloc(sizeof(*a));
+		int rc = a ? gp_array_parse(sp->array, a) : -1;
+		int e = errno;
+		free(a);
+		if (rc < 0 && e == E2BIG)
+			BAD("array '%.64s' too large (at most %u tasks, indices up to %u)", sp->array,
+			    GP_ARRAY_MAX_TASKS, GP_ARRAY_MAX_INDEX);
+		if (rc < 0)
+			BAD("invalid array '%.64s'", sp->array);
+	}
+	if (sp->dependency && *sp->dependency) {
+		gp_depend_t *d = malloc(sizeof(*d));
+		int rc = d ? gp_depend_parse(sp->dependency, d) : -1;
+		if (rc < 0) {
+			free(d);
+			BAD("invalid dependency '%.64s'", sp->dependency);
+		}
+		/* like sbatch: a dependency on a job that never existed is refused now */
+		for (size_t i = 0; i < d->n; i++) {
+			struct gp_dep_target t;
+			if (d->d[i].type == GP_DEP_SINGLETON)
+				continue;
+			if (store_dep_target(s->store, d->d[i].job, d->d[i].has_task, d->d[i].task,
+					     &t) == 0 &&
+			    !t.exists) {
+				char id[48];
+				if (d->d[i].has_task)
+					snprintf(id, sizeof(id), "%llu_%u", (unsigned long long)d->d[i].job,
+						 d->d[i].task);
+				else
+					snprintf(id, sizeof(id), "%llu", (unsigned long long)d->d[i].job);
+				free(d);
+				BAD("invalid dependency: job %s not found", id);
+			}
+		}
+		free(d);
+	}
 	return 0;
 #undef BAD
 }
@@ -110,44 +150,16 @@ static char **copy_list(char **v, size_t n)
 	return c;
 }
 
-void client_submit(struct req *r)
+/* A pending job from a checked spec (gpu: its card request, which the job takes). NULL when
+ * out of memory (gpu freed). */
+static struct job *new_job(struct gsched *s, const struct req *r, const Gpool__SubmitRequest *sr,
+			   struct gpu_req *gpu)
 {
-	struct gsched *s = r->s;
-	Gpool__SubmitRequest *sr = r->msg->submit;
-	char why[256];
-	if (!sr->spec) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "submission without a job");
-		return;
-	}
-	if (!valid_token(sr->user, 32)) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid user name");
-		return;
-	}
-	if (check_spec(s, sr->spec, why, sizeof(why)) < 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
-		return;
-	}
-	int bad;
-	struct gpu_req *gpu = gpu_req_from_spec(sr->spec, why, sizeof(why), &bad);
-	if (bad) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
-		return;
-	}
-	if (sr->spec->screen && check_screen(s, r, sr->spec, gpu) < 0) {
-		gpu_req_free(gpu);
-		return;
-	}
-	if (jobs_count(s->jobs) >= s->max_jobs) {
-		gpu_req_free(gpu);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-				   "the queue is full (%llu jobs)", (unsigned long long)s->max_jobs);
-		return;
-	}
-	Gpool__JobSpec *sp = sr->spec;
+	const Gpool__JobSpec *sp = sr->spec;
 	struct job *j = calloc(1, sizeof(*j));
 	if (!j) {
 		gpu_req_free(gpu);
-		goto oom;
+		return NULL;
 	}
 	j->gpu = gpu;
 	j->id = jobs_next_id(s->jobs);
@@ -174,42 +186,167 @@ void client_submit(struct req *r)
 	j->n_nodelist = j->nodelist ? (int)sp->n_nodelist : 0;
 	j->exclude = copy_list(sp->exclude, sp->n_exclude);
 	j->n_exclude = j->exclude ? (int)sp->n_exclude : 0;
-	if (!j->user || !j->name || !j->out_pattern || !j->err_pattern)
-		goto oom;
+	if (!j->user || !j->name || !j->out_pattern || !j->err_pattern ||
+	    job_take_spec_extras(j, sp) < 0) {
+		job_free(j);
+		return NULL;
+	}
+	if (sp->dependency && *sp->dependency)
+		j->reason = sp->hold ? PEND_HELD : PEND_DEPENDENCY;
+	return j;
+}
+
+/* A retried submission (same uid and token as one before): answer with the first one's job,
+ * once what it depends on is on disk. true when answered. */
+static bool answer_duplicate(struct req *r, const char *token)
+{
+	struct gsched *s = r->s;
+	if (!token || !*token)
+		return false;
+	uint64_t id = store_job_by_token(s->store, r->from.uid, token);
+	if (!id)
+		return false;
+	struct job *j = jobs_get(s->jobs, id);
+	Gpool__SubmitReply rep = GPOOL__SUBMIT_REPLY__INIT;
+	rep.job_id = id;
+	rep.duplicate = true;
+	if (j && j->array_job_id == id) { /* an array: count its tasks (consecutive ids) */
+		uint32_t n = 0;
+		struct job *t;
+		while ((t = jobs_get(s->jobs, id + n)) && t->array_job_id == id)
+			n++;
+		rep.array_task_count = n;
+	}
+	gp_info("submission token of uid %u seen before: job %llu", (unsigned)r->from.uid,
+		(unsigned long long)id);
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_SUBMIT_REPLY;
+	m.submit_reply = &rep;
+	gsched_reply(r, &m, true);
+	return true;
+}
+
+void client_submit(struct req *r)
+{
+	struct gsched *s = r->s;
+	Gpool__SubmitRequest *sr = r->msg->submit;
+	char why[256];
+	if (!sr->spec) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "submission without a job");
+		return;
+	}
+	if (!valid_token(sr->user, 32)) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid user name");
+		return;
+	}
+	if (sr->token && *sr->token && !valid_token(sr->token, 64)) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid submission token");
+		return;
+	}
+	if (answer_duplicate(r, sr->token))
+		return;
+	if (check_spec(s, sr->spec, why, sizeof(why)) < 0) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
+		return;
+	}
+	gp_array_t *arr = NULL;
+	uint32_t ntasks = 1;
+	if (sr->spec->array && *sr->spec->array) {
+		if (!(arr = malloc(sizeof(*arr)))) {
+			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+			return;
+		}
+		gp_array_parse(sr->spec->array, arr); /* check_spec parsed it */
+		ntasks = arr->count;
+	}
+	int bad;
+	struct gpu_req *gpu = gpu_req_from_spec(sr->spec, why, sizeof(why), &bad);
+	if (bad) {
+		free(arr);
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
+		return;
+	}
+	if (sr->spec->screen && check_screen(s, r, sr->spec, gpu) < 0) {
+		free(arr);
+		gpu_req_free(gpu);
+		return;
+	}
+	if (jobs_count(s->jobs) + ntasks > s->max_jobs) {
+		free(arr);
+		gpu_req_free(gpu);
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				   "the queue is full (%llu jobs)", (unsigned long long)s->max_jobs);
+		return;
+	}
+	Gpool__JobSpec *sp = sr->spec;
 	size_t len = gpool__job_spec__get_packed_size(sp);
 	uint8_t *buf = malloc(len ? len : 1);
-	if (!buf)
-		goto oom;
+	if (!buf) {
+		free(arr);
+		gpu_req_free(gpu);
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		return;
+	}
 	gpool__job_spec__pack(sp, buf);
 	/* what is stored must read back at launch: libprotobuf-c re-encodes some unknown fields
 	 * (tag 0) into bytes it then refuses to decode */
 	Gpool__JobSpec *check = gpool__job_spec__unpack(NULL, len, buf);
 	if (!check) {
 		free(buf);
-		job_free(j);
+		free(arr);
+		gpu_req_free(gpu);
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
 				   "the job spec carries fields that cannot be stored");
 		return;
 	}
 	gpool__job_spec__free_unpacked(check, NULL);
-	if (jobs_add(s->jobs, j) < 0) {
-		free(buf);
-		goto oom;
+	/* every task of an array is a job of its own, with consecutive ids; all of them go into
+	 * the open transaction (one commit), the spec stored once with the first */
+	uint64_t first = 0;
+	bool want_gpu = gpu != NULL;
+	errno = 0;
+	for (uint32_t i = 0; i < ntasks; i++) {
+		if (i > 0 && !(gpu = gpu_req_from_spec(sp, why, sizeof(why), &bad)) && want_gpu)
+			goto fail;
+		struct job *j = new_job(s, r, sr, gpu);
+		if (!j)
+			goto fail;
+		if (arr) {
+			j->array_job_id = i ? first : j->id;
+			j->array_task_id = gp_array_index(arr, i);
+		}
+		if (jobs_add(s->jobs, j) < 0) {
+			job_free(j);
+			goto fail;
+		}
+		if (gsched_save_new(s, j, i ? NULL : buf, len, sr->token, i ? NULL : r) < 0) {
+			jobs_forget(s->jobs, j);
+			goto fail;
+		}
+		if (i == 0)
+			first = j->id;
+		if (i == 0 && arr)
+			s->subs[s->nsubs - 1].array_count = ntasks;
 	}
-	int rc = gsched_save_new(s, j, buf, len, r);
 	free(buf);
-	if (rc < 0) {
-		jobs_forget(s->jobs, j);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-				   "cannot save the job: %s", strerror(errno));
-		return;
-	}
-	s->submitted++;
+	free(arr);
+	s->submitted += ntasks;
 	s->plan_dirty = true;
 	return;
-oom:
-	job_free(j);
-	gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+fail:
+	free(buf);
+	free(arr);
+	if (!first) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "cannot save the job: %s",
+				   strerror(errno ? errno : ENOMEM));
+		return;
+	}
+	/* the first task's reply is queued: make the transaction fail, which refuses it and
+	 * forgets every task made so far */
+	gp_err("array %llu: cannot make all its tasks; the submission is refused",
+	       (unsigned long long)first);
+	store_fail_txn(s->store);
 }
 
 struct qctx {
@@ -458,30 +595,130 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 	}
 }
 
+/* The jobs a JobControl names: each id (an array's id: every task of it not yet ended), and
+ * each selector ("12", "12_7", "12_[3-5]"). A target that names nothing live keeps the id it
+ * was given, so that its result says why. */
+struct targets {
+	uint64_t *ids;
+	size_t n, cap;
+};
+
+static int target_push(struct targets *t, uint64_t id)
+{
+	for (size_t i = t->n; i-- > 0 && i + 64 >= t->n;) /* a repeat given next to it */
+		if (t->ids[i] == id)
+			return 0;
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 64;
+		uint64_t *ni = realloc(t->ids, nc * sizeof(*ni));
+		if (!ni)
+			return -1;
+		t->ids = ni;
+		t->cap = nc;
+	}
+	t->ids[t->n++] = id;
+	return 0;
+}
+
+/* Job `id`, or when it is an array's id, the array's live tasks (those in sel, when given). */
+static int target_expand(struct gsched *s, struct targets *t, uint64_t id, const gp_array_t *sel)
+{
+	struct job *j = jobs_get(s->jobs, id);
+	struct job *old = j ? NULL : store_job_load(s->store, id);
+	bool array = (j ? j->array_job_id : old ? old->array_job_id : 0) == id;
+	job_free(old);
+	if (!array)
+		return sel ? 0 : target_push(t, id);
+	uint64_t *ids;
+	uint32_t *tasks;
+	size_t n, before = t->n;
+	if (store_array_tasks(s->store, id, &ids, &tasks, &n) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (sel && !gp_array_has(sel, tasks[i]))
+			continue;
+		struct job *tj = jobs_get(s->jobs, ids[i]);
+		if (tj && !gp_job_state_final(tj->state))
+			rc = target_push(t, ids[i]);
+	}
+	free(ids);
+	free(tasks);
+	if (rc == 0 && t->n == before && !sel)
+		rc = target_push(t, id); /* nothing live: its result says so */
+	return rc;
+}
+
+static int resolve_targets(struct gsched *s, const Gpool__JobControl *c, struct targets *t,
+			   char *why, size_t len)
+{
+	for (size_t i = 0; i < c->n_ids; i++)
+		if (target_expand(s, t, c->ids[i], NULL) < 0)
+			return snprintf(why, len, "out of memory"), -1;
+	gp_array_t *sel = malloc(sizeof(*sel));
+	if (!sel)
+		return snprintf(why, len, "out of memory"), -1;
+	for (size_t i = 0; i < c->n_selectors; i++) {
+		uint64_t id;
+		bool has_tasks;
+		if (gp_array_selector(c->selectors[i], &id, &has_tasks, sel) < 0) {
+			snprintf(why, len, "invalid job '%.64s'", c->selectors[i]);
+			free(sel);
+			return -1;
+		}
+		size_t before = t->n;
+		if (target_expand(s, t, id, has_tasks ? sel : NULL) < 0) {
+			free(sel);
+			return snprintf(why, len, "out of memory"), -1;
+		}
+		if (has_tasks && t->n == before) {
+			snprintf(why, len, "no such task pending or running: %.64s", c->selectors[i]);
+			free(sel);
+			errno = ENOENT;
+			return -1;
+		}
+	}
+	free(sel);
+	return 0;
+}
+
 void client_job_control(struct req *r)
 {
 	struct gsched *s = r->s;
 	Gpool__JobControl *c = r->msg->job_control;
-	size_t n = c->n_ids;
-	if (n == 0 || n > 100000) {
+	if ((c->n_ids == 0 && c->n_selectors == 0) || c->n_ids > 100000 || c->n_selectors > 4096) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "no job ids given");
 		return;
 	}
-	Gpool__JobResult *res = calloc(n, sizeof(*res));
-	Gpool__JobResult **resp = calloc(n, sizeof(*resp));
-	char (*text)[160] = calloc(n, sizeof(*text));
+	struct targets tg = { 0 };
+	char why[160];
+	errno = 0;
+	if (resolve_targets(s, c, &tg, why, sizeof(why)) < 0) {
+		free(tg.ids);
+		gsched_reply_error(r,
+				   errno == ENOENT ? GPOOL__ERROR_CODE__ERROR_NOT_FOUND
+						   : GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "%s", why);
+		return;
+	}
+	size_t n = tg.n;
+	Gpool__JobResult *res = calloc(n ? n : 1, sizeof(*res));
+	Gpool__JobResult **resp = calloc(n ? n : 1, sizeof(*resp));
+	char (*text)[160] = calloc(n ? n : 1, sizeof(*text));
 	if (!res || !resp || !text) {
 		free(res);
 		free(resp);
 		free(text);
+		free(tg.ids);
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct job *j = jobs_get(s->jobs, c->ids[i]);
+		uint64_t id = tg.ids[i];
+		struct job *j = jobs_get(s->jobs, id);
 		Gpool__ErrorCode code;
 		if (!j) {
-			struct job *old = store_job_load(s->store, c->ids[i]);
+			struct job *old = store_job_load(s->store, id);
 			if (old)
 				snprintf(text[i], sizeof(text[i]), "already ended (%s)",
 					 gp_job_state_name(old->state));
@@ -492,7 +729,7 @@ void client_job_control(struct req *r)
 		} else {
 			code = control_one(r, j, text[i], sizeof(text[i]));
 		}
-		result(&res[i], c->ids[i], code, text[i]);
+		result(&res[i], id, code, text[i]);
 		resp[i] = &res[i];
 	}
 	Gpool__JobControlReply rep = GPOOL__JOB_CONTROL_REPLY__INIT;
@@ -506,6 +743,7 @@ void client_job_control(struct req *r)
 	free(res);
 	free(resp);
 	free(text);
+	free(tg.ids);
 }
 
 void client_node_query(struct req *r)

@@ -36,6 +36,7 @@ struct pending_submit {
 	uint8_t rid[256];
 	size_t rid_len;
 	uint64_t msg_id;
+	uint32_t array_count; /* an array: its tasks are job->id .. job->id + array_count - 1 */
 };
 
 struct gsched {
@@ -49,6 +50,7 @@ struct gsched {
 	struct rdv *rdv; /* NULL: no rendezvous served */
 	struct gp_u64map *running; /* id -> job, RUNNING or COMPLETING */
 	bool plan_dirty; /* queue or resources changed since the last placement pass */
+	uint64_t dep_epoch; /* changes with every job saved: dependencies may have changed */
 	volatile int stop;
 	/* group commit */
 	int64_t txn_first_ms; /* when the first change of the open transaction was made, 0: none */
@@ -91,9 +93,10 @@ void gsched_save(struct gsched *s, struct job *j);
 /* Write the state gschedd owns of a node's cards into the open transaction (a reply that
  * depends on it goes durable). */
 void gsched_save_cards(struct gsched *s, int node);
-/* Insert a new job (its reply waits for the commit). 0 / -1. */
+/* Insert a new job (its reply, to r, waits for the commit; r NULL: an array's later task,
+ * stored without a spec of its own). 0 / -1. */
 int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,
-		    struct req *r);
+		    const char *token, struct req *r);
 
 /* handlers.c */
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,

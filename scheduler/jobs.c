@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+#include "depend.h"
 #include "names.h"
 #include "nodes.h"
 #include "parse.h"
@@ -24,6 +26,9 @@ static const char *const reason_names[PEND_NREASONS] = {
 	[PEND_REQUEUED] = "Requeued",
 	[PEND_NO_CARD] = "NoMatchingCard",
 	[PEND_POWER] = "PowerCap",
+	[PEND_DEPENDENCY] = "Dependency",
+	[PEND_DEP_NEVER] = "DependencyNeverSatisfied",
+	[PEND_ARRAY_LIMIT] = "JobArrayTaskLimit",
 };
 
 const char *pend_reason_name(enum pend_reason r)
@@ -63,8 +68,34 @@ void job_free(struct job *j)
 	free(j->tasks);
 	free(j->placement_text);
 	free(j->reason_detail);
+	free(j->deps);
 	gpu_req_free(j->gpu);
 	free(j);
+}
+
+int job_take_spec_extras(struct job *j, const Gpool__JobSpec *sp)
+{
+	if (sp->array && *sp->array) {
+		gp_array_t a;
+		if (gp_array_parse(sp->array, &a) < 0)
+			return -1;
+		j->array_limit = a.limit;
+	}
+	free(j->deps);
+	j->deps = NULL;
+	j->n_deps = 0;
+	if (!sp->dependency || !*sp->dependency || j->state != GPOOL__JOB_STATE__PENDING)
+		return 0;
+	gp_depend_t d;
+	if (gp_depend_parse(sp->dependency, &d) < 0)
+		return -1;
+	if (!(j->deps = malloc(d.n * sizeof(*j->deps))))
+		return -1;
+	memcpy(j->deps, d.d, d.n * sizeof(*j->deps));
+	j->n_deps = (uint8_t)d.n;
+	j->deps_any = d.any;
+	j->deps_epoch = UINT64_MAX; /* not evaluated yet */
+	return 0;
 }
 
 void jobs_destroy(struct jobs **p)
@@ -207,6 +238,8 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 	ji->energy_j = j->energy_j;
 	ji->energy_sources = j->energy_sources;
 	ji->reserved_start = j->reserved_start;
+	ji->array_job_id = j->array_job_id;
+	ji->array_task_id = j->array_task_id;
 	/* a summary of the spec: what gstat shows */
 	Gpool__JobSpec *sp = calloc(1, sizeof(*sp));
 	if (sp) {

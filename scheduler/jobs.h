@@ -23,6 +23,9 @@ enum pend_reason {
 	PEND_REQUEUED,	       /* back in the queue after an attempt ended */
 	PEND_NO_CARD,	       /* no card in the cluster matches what it asks */
 	PEND_POWER,	       /* its cards would take the cluster over power_cap_watts */
+	PEND_DEPENDENCY,       /* a job it depends on has not reached the state it waits for */
+	PEND_DEP_NEVER,	       /* a dependency can no longer be satisfied */
+	PEND_ARRAY_LIMIT,      /* its array already runs as many tasks as its %N allows */
 	PEND_NREASONS,
 };
 const char *pend_reason_name(enum pend_reason r);
@@ -77,6 +80,15 @@ struct job {
 	uint32_t tasks_exited;
 	size_t qpos; /* position in the pending queue, or SIZE_MAX */
 	char *placement_text; /* as loaded from the store, until resolved into tasks */
+	/* job arrays (docs/arrays.md): every task is a job of its own */
+	uint64_t array_job_id; /* the array's id (its first task's id), 0: not an array task */
+	uint32_t array_task_id;
+	uint32_t array_limit;  /* at most this many of the array's tasks at once, 0: any */
+	/* dependencies not yet known to be satisfied (freed once they are) */
+	struct gp_dep *deps;
+	uint8_t n_deps;
+	bool deps_any;	       /* '?': one satisfied is enough */
+	uint64_t deps_epoch;   /* gsched's dep_epoch when last evaluated */
 };
 
 struct jobs;
@@ -93,6 +105,10 @@ int jobs_add(struct jobs *js, struct job *j);
 /* Remove a final job from memory (it stays in the store). */
 void jobs_forget(struct jobs *js, struct job *j);
 void job_free(struct job *j);
+/* What a job keeps in memory of its spec's array and dependency fields: the array's task
+ * limit, and (while it is pending) its dependencies. 0 / -1 (ENOMEM; EINVAL: a field that does
+ * not parse, which check_spec refuses before a job exists). */
+int job_take_spec_extras(struct job *j, const Gpool__JobSpec *sp);
 
 /* The pending queue, ordered by priority (high first) then id. */
 size_t jobs_queue_len(struct jobs *js);

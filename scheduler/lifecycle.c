@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "array.h"
 #include "log.h"
 #include "names.h"
 #include "nodes.h"
@@ -42,6 +43,10 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 		gp_err("job %llu: its spec is missing from the store", (unsigned long long)j->id);
 		return -1;
 	}
+	static gp_array_t arr; /* an array task's count, min and max (the spec's array field) */
+	memset(&arr, 0, sizeof(arr));
+	if (j->array_job_id && spec->array)
+		gp_array_parse(spec->array, &arr);
 	struct task *tasks = calloc(j->ntasks, sizeof(*tasks));
 	if (!tasks) {
 		gpool__job_spec__free_unpacked(spec, NULL);
@@ -152,6 +157,13 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 		l.mem_limit_mb = j->mem_mb;
 		l.cards = nd->cards; /* so that a task sees its cards, and no other */
 		l.n_cards = nd->n_cards;
+		if (j->array_job_id) {
+			l.array_job_id = j->array_job_id;
+			l.array_task_id = j->array_task_id;
+			l.array_task_count = arr.count;
+			l.array_task_min = arr.min;
+			l.array_task_max = arr.max;
+		}
 		Gpool__Msg m = GPOOL__MSG__INIT;
 		m.m_case = GPOOL__MSG__M_LAUNCH;
 		m.launch = &l;

@@ -14,6 +14,7 @@
 
 #define WAIT_MS 1000
 #define DEFAULT_PATTERN "gpool-%j.out"
+#define DEFAULT_ARRAY_PATTERN "gpool-%A_%a.out" /* sbatch's slurm-%A_%a.out */
 
 struct waiter {
 	uint8_t rid[256];
@@ -60,7 +61,7 @@ void output_destroy(struct output **p)
 void output_name(const struct job *j, const char *pattern, uint32_t rank, char *buf, size_t len)
 {
 	if (!pattern || !*pattern)
-		pattern = DEFAULT_PATTERN;
+		pattern = j->array_job_id ? DEFAULT_ARRAY_PATTERN : DEFAULT_PATTERN;
 	size_t n = 0;
 	for (const char *p = pattern; *p && n + 1 < len; p++) {
 		char tmp[64];
@@ -74,6 +75,15 @@ void output_name(const struct job *j, const char *pattern, uint32_t rank, char *
 				break;
 			case 't':
 				snprintf(tmp, sizeof(tmp), "%u", rank);
+				ins = tmp;
+				break;
+			case 'A': /* the array's id; a job that is not an array task: its id */
+				snprintf(tmp, sizeof(tmp), "%llu",
+					 (unsigned long long)(j->array_job_id ? j->array_job_id : j->id));
+				ins = tmp;
+				break;
+			case 'a': /* the task's index in its array; 0 outside arrays */
+				snprintf(tmp, sizeof(tmp), "%u", j->array_task_id);
 				ins = tmp;
 				break;
 			case 'u':

@@ -7,10 +7,14 @@
 #include <string.h>
 
 #include "cards.h"
+#include "depend.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "names.h"
 #include "nodes.h"
 #include "running.h"
+#include "store.h"
+#include "u64map.h"
 #include "util.h"
 
 /* how many pending jobs one pass looks at beyond the first blocked one (Slurm: bf_max_job_test) */
@@ -35,6 +39,7 @@ struct pass {
 	const char *model; /* one-model placement: the model tried now */
 	bool any_state;	   /* consider nodes whatever their state (could it ever fit?) */
 	uint32_t watts_running, power_cap;
+	gp_u64map_t *array_running; /* array id -> its tasks running (limited arrays), made on need */
 };
 
 static int res_alloc(struct res *r, int nn)
@@ -459,6 +464,73 @@ static enum pend_reason never_fits(struct pass *p, struct job *j)
 	return r;
 }
 
+/* Whether j's dependencies allow it to start now; sets its reason when not. Evaluated again
+ * only when some job changed since (s->dep_epoch); once satisfied they are dropped. */
+static bool deps_ready(struct gsched *s, struct job *j)
+{
+	if (!j->n_deps)
+		return true;
+	if (j->deps_epoch == s->dep_epoch)
+		return false; /* nothing changed: the reason set last time holds */
+	j->deps_epoch = s->dep_epoch;
+	enum gp_dep_result r[256];
+	for (uint8_t i = 0; i < j->n_deps; i++) {
+		const struct gp_dep *d = &j->deps[i];
+		struct gp_dep_target t = { 0 };
+		if (d->type == GP_DEP_SINGLETON) {
+			/* an earlier job of the same user and name, still to end */
+			size_t pos = 0;
+			struct job *o;
+			while ((o = jobs_iter(s->jobs, &pos)))
+				if (o->id < j->id && o->uid == j->uid && !gp_job_state_final(o->state) &&
+				    !strcmp(o->name, j->name))
+					t.total++;
+		} else if (store_dep_target(s->store, d->job, d->has_task, d->task, &t) < 0) {
+			r[i] = GP_DEP_WAIT; /* the store could not say: ask again next time */
+			j->deps_epoch = 0;
+			continue;
+		}
+		r[i] = gp_dep_eval(d, &t);
+	}
+	enum gp_dep_result all = gp_depend_combine(j->deps_any, r, j->n_deps);
+	if (all == GP_DEP_OK) {
+		free(j->deps);
+		j->deps = NULL;
+		j->n_deps = 0;
+		return true;
+	}
+	j->reason = all == GP_DEP_NEVER ? PEND_DEP_NEVER : PEND_DEPENDENCY;
+	return false;
+}
+
+/* Whether j's array may start one more task now (its %N limit). */
+static bool array_room(struct pass *p, const struct job *j)
+{
+	if (!j->array_limit)
+		return true;
+	if (!p->array_running) {
+		if (!(p->array_running = gp_u64map_create()))
+			return true;
+		size_t pos = 0;
+		struct job *r;
+		while ((r = gp_u64map_next(p->s->running, &pos, NULL))) {
+			if (!r->array_limit)
+				continue;
+			uintptr_t n = (uintptr_t)gp_u64map_get(p->array_running, r->array_job_id);
+			gp_u64map_put(p->array_running, r->array_job_id, (void *)(n + 1));
+		}
+	}
+	return (uintptr_t)gp_u64map_get(p->array_running, j->array_job_id) < j->array_limit;
+}
+
+static void array_started(struct pass *p, const struct job *j)
+{
+	if (!j->array_limit || !p->array_running)
+		return;
+	uintptr_t n = (uintptr_t)gp_u64map_get(p->array_running, j->array_job_id);
+	gp_u64map_put(p->array_running, j->array_job_id, (void *)(n + 1));
+}
+
 void plan_run(struct gsched *s)
 {
 	struct pass p = { .s = s, .nn = nodes_count(s->nodes), .power_cap = s->power_cap_watts };
@@ -504,6 +576,12 @@ void plan_run(struct gsched *s)
 		}
 		if (!j->durable)
 			continue; /* started only once its submission is on disk */
+		if (!deps_ready(s, j))
+			continue;
+		if (!array_room(&p, j)) {
+			j->reason = PEND_ARRAY_LIMIT;
+			continue;
+		}
 		if (free_total <= 0 && p.have_resv) {
 			j->reason = PEND_PRIORITY;
 			continue;
@@ -537,6 +615,7 @@ void plan_run(struct gsched *s)
 				clear_detail(j);
 				if (commit(&p, j)) {
 					p.watts_running += w;
+					array_started(&p, j);
 					/* job_start took it out of the queue */
 					qi--;
 					qlen--;
@@ -568,6 +647,7 @@ void plan_run(struct gsched *s)
 		}
 	}
 out:
+	gp_u64map_destroy(&p.array_running);
 	res_free(&p.now);
 	res_free(&p.extra);
 	free(p.order);

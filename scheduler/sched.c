@@ -75,6 +75,7 @@ void gsched_save(struct gsched *s, struct job *j)
 {
 	if (!j->durable && !j->in_txn)
 		return; /* its insert is still to come: the insert carries the state */
+	s->dep_epoch++;
 	if (store_job_update(s->store, j) < 0)
 		gp_err("job %llu: cannot write its state: %s", (unsigned long long)j->id,
 		       strerror(errno));
@@ -94,8 +95,14 @@ void gsched_save_cards(struct gsched *s, int node)
 }
 
 int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,
-		    struct req *r)
+		    const char *token, struct req *r)
 {
+	if (!r) { /* an array's later task: the first task's reply answers for it */
+		if (store_job_insert(s->store, j, NULL, 0, NULL) < 0)
+			return -1;
+		touch(s, j);
+		return 0;
+	}
 	if (s->nsubs == s->capsubs) {
 		size_t nc = s->capsubs ? s->capsubs * 2 : 256;
 		struct pending_submit *ns = realloc(s->subs, nc * sizeof(*ns));
@@ -104,11 +111,12 @@ int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t
 		s->subs = ns;
 		s->capsubs = nc;
 	}
-	if (store_job_insert(s->store, j, spec, len) < 0)
+	if (store_job_insert(s->store, j, spec, len, token) < 0)
 		return -1;
 	touch(s, j);
 	struct pending_submit *p = &s->subs[s->nsubs++];
 	p->job = j;
+	p->array_count = 0;
 	memcpy(p->rid, r->rid, r->rid_len);
 	p->rid_len = r->rid_len;
 	p->msg_id = r->msg->id;
@@ -122,6 +130,7 @@ static void submit_reply(struct gsched *s, struct pending_submit *p, bool ok, co
 	Gpool__Error e;
 	if (ok) {
 		rep.job_id = p->job->id;
+		rep.array_task_count = p->array_count;
 		m.id = p->msg_id;
 		m.m_case = GPOOL__MSG__M_SUBMIT_REPLY;
 		m.submit_reply = &rep;
@@ -160,12 +169,18 @@ static void commit(struct gsched *s)
 	for (size_t i = 0; i < s->nsubs; i++) {
 		struct job *j = s->subs[i].job;
 		submit_reply(s, &s->subs[i], false, why);
-		j->in_txn = false;
-		j->durable = true; /* so that forget is allowed; it is gone from memory below */
-		for (size_t k = 0; k < s->ntouched; k++)
-			if (s->touched[k] == j)
-				s->touched[k] = NULL;
-		jobs_forget(s->jobs, j);
+		/* an array's tasks have the ids after its first */
+		uint64_t first = j->id, n = s->subs[i].array_count ? s->subs[i].array_count : 1;
+		for (uint64_t id = first; id < first + n; id++) {
+			if (!(j = jobs_get(s->jobs, id)))
+				continue;
+			j->in_txn = false;
+			j->durable = true; /* so that forget is allowed; it is gone from memory below */
+			for (size_t k = 0; k < s->ntouched; k++)
+				if (s->touched[k] == j)
+					s->touched[k] = NULL;
+			jobs_forget(s->jobs, j);
+		}
 	}
 	s->nsubs = 0;
 	/* write the surviving changes again */

@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "card_state.h"
+#include "depend.h"
 #include "cards.h"
 #include "jobs.h"
 #include "log.h"
+#include "names.h"
 #include "parse.h"
 #include "util.h"
 
@@ -55,7 +57,20 @@ static const struct {
 	const char *name, *decl;
 } added_columns[] = {
 	{ "energy_sources", "energy_sources INTEGER DEFAULT 0" },
+	/* job arrays: a task's array and index; only an array's first task stores the spec */
+	{ "array_job_id", "array_job_id INTEGER DEFAULT 0" },
+	{ "array_task_id", "array_task_id INTEGER DEFAULT 0" },
+	/* the client's submission token (SubmitRequest.token): a retry finds its job */
+	{ "token", "token TEXT" },
 };
+
+/* The columns row_to_job reads: every column of jobs, then the spec, a task's own or its
+ * array's (column JOB_SPEC_COL). */
+#define JOB_SELECT                                                                          \
+	"SELECT jobs.*, coalesce(jobs.spec, (SELECT p.spec FROM jobs p WHERE p.id = "    \
+	"jobs.array_job_id)) FROM jobs "
+#define JOB_SPEC_COL 24
+
 
 static int add_columns(struct store *st, gp_error_t *err)
 {
@@ -115,15 +130,27 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 	}
 	if (add_columns(st, err) < 0)
 		goto fail;
+	if (sqlite3_exec(st->db,
+			 "CREATE INDEX IF NOT EXISTS jobs_array ON jobs(array_job_id) WHERE array_job_id > 0;"
+			 "CREATE INDEX IF NOT EXISTS jobs_token ON jobs(uid, token) WHERE token IS NOT NULL;",
+			 NULL, NULL, &msg) != SQLITE_OK) {
+		gp_errprintf(err, "cannot index '%s': %s", path, msg ? msg : "?");
+		sqlite3_free(msg);
+		goto fail;
+	}
 	if (prep(st, "INSERT INTO jobs(id,uid,gid,user,name,state,attempt,priority,hold,reason,"
 		     "submit_time,start_time,end_time,exit_code,cpu_sec,max_rss_kb,placement,spec,kill_reason,"
-		     "energy_j) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,0)",
+		     "energy_j,array_job_id,array_task_id,token) "
+		     "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,0,?,?,?)",
 		 &st->ins, err) < 0 ||
 	    prep(st, "UPDATE jobs SET state=?2, attempt=?3, priority=?4, hold=?5, reason=?6,"
 		     " start_time=?7, end_time=?8, exit_code=?9, cpu_sec=?10, max_rss_kb=?11,"
 		     " placement=?12, kill_reason=?13, energy_j=?14, energy_sources=?15 WHERE id=?1",
 		 &st->upd, err) < 0 ||
-	    prep(st, "SELECT spec FROM jobs WHERE id=?", &st->spec, err) < 0 ||
+	    prep(st,
+		 "SELECT coalesce(spec, (SELECT p.spec FROM jobs p WHERE p.id = jobs.array_job_id)) "
+		 "FROM jobs WHERE id=?",
+		 &st->spec, err) < 0 ||
 	    prep(st, "DELETE FROM cards WHERE node=?", &st->cards_del, err) < 0 ||
 	    prep(st, "INSERT INTO cards(node,uuid,idx,pci_bus_id,name,fake,state,reason,grade,"
 		     "throughput,screen_job) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
@@ -185,7 +212,8 @@ static int run(struct store *st, sqlite3_stmt *s)
 	return 0;
 }
 
-int store_job_insert(struct store *st, const struct job *j, const uint8_t *spec, size_t len)
+int store_job_insert(struct store *st, const struct job *j, const uint8_t *spec, size_t len,
+		     const char *token)
 {
 	if (begin(st) < 0)
 		return errno = EIO, -1;
@@ -207,7 +235,16 @@ int store_job_insert(struct store *st, const struct job *j, const uint8_t *spec,
 	sqlite3_bind_double(s, 15, j->cpu_sec);
 	sqlite3_bind_int64(s, 16, (sqlite3_int64)j->max_rss_kb);
 	sqlite3_bind_null(s, 17);
-	sqlite3_bind_blob(s, 18, spec, (int)len, SQLITE_STATIC);
+	if (spec)
+		sqlite3_bind_blob(s, 18, spec, (int)len, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 18);
+	sqlite3_bind_int64(s, 19, (sqlite3_int64)j->array_job_id);
+	sqlite3_bind_int64(s, 20, j->array_task_id);
+	if (token && *token)
+		sqlite3_bind_text(s, 21, token, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 21);
 	return run(st, s);
 }
 
@@ -397,8 +434,11 @@ static struct job *row_to_job(sqlite3_stmt *s)
 	const unsigned char *pl = sqlite3_column_text(s, 16);
 	if (pl && *pl)
 		j->placement_text = strdup((const char *)pl);
-	const void *blob = sqlite3_column_blob(s, 17);
-	Gpool__JobSpec *sp = gpool__job_spec__unpack(NULL, (size_t)sqlite3_column_bytes(s, 17), blob);
+	j->array_job_id = (uint64_t)sqlite3_column_int64(s, 21);
+	j->array_task_id = (uint32_t)sqlite3_column_int64(s, 22);
+	const void *blob = sqlite3_column_blob(s, JOB_SPEC_COL);
+	Gpool__JobSpec *sp =
+	    gpool__job_spec__unpack(NULL, (size_t)sqlite3_column_bytes(s, JOB_SPEC_COL), blob);
 	if (sp) {
 		j->ntasks = sp->ntasks ? sp->ntasks : 1;
 		j->cpus_per_task = sp->cpus_per_task ? sp->cpus_per_task : 1;
@@ -413,6 +453,9 @@ static struct job *row_to_job(sqlite3_stmt *s)
 		char why[8];
 		int bad;
 		j->gpu = gpu_req_from_spec(sp, why, sizeof(why), &bad);
+		if (job_take_spec_extras(j, sp) < 0)
+			gp_warn("job %llu: its array or dependency field does not parse: ignored",
+				(unsigned long long)j->id);
 		gpool__job_spec__free_unpacked(sp, NULL);
 	} else {
 		j->ntasks = j->cpus_per_task = 1;
@@ -423,8 +466,8 @@ static struct job *row_to_job(sqlite3_stmt *s)
 int store_load(struct store *st, bool active_only, store_load_f fn, void *arg)
 {
 	sqlite3_stmt *s;
-	const char *sql = active_only ? "SELECT * FROM jobs WHERE state IN (1,2,9,10) ORDER BY id"
-				      : "SELECT * FROM jobs ORDER BY id";
+	const char *sql = active_only ? JOB_SELECT "WHERE state IN (1,2,9,10) ORDER BY id"
+				      : JOB_SELECT "ORDER BY id";
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return -1;
 	int rc = 0;
@@ -455,7 +498,7 @@ int store_history(struct store *st, uint32_t uid_filter, bool any_uid, double si
 		  uint32_t limit, store_hist_f fn, void *arg)
 {
 	sqlite3_stmt *s;
-	const char *sql = "SELECT * FROM jobs WHERE state NOT IN (1,2,9,10)"
+	const char *sql = JOB_SELECT "WHERE state NOT IN (1,2,9,10)"
 			  " AND (?1 OR uid = ?2) AND end_time >= ?3 AND end_time <= ?4"
 			  " ORDER BY id DESC LIMIT ?5";
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
@@ -476,6 +519,12 @@ int store_history(struct store *st, uint32_t uid_filter, bool any_uid, double si
 	}
 	sqlite3_finalize(s);
 	return rc;
+}
+
+void store_fail_txn(struct store *st)
+{
+	if (begin(st) == 0)
+		st->failed = true;
 }
 
 bool store_in_txn(const struct store *st)
@@ -517,7 +566,7 @@ struct job *store_job_load(struct store *st, uint64_t id)
 {
 	sqlite3_stmt *s;
 	struct job *j = NULL;
-	if (sqlite3_prepare_v2(st->db, "SELECT * FROM jobs WHERE id=?", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(st->db, JOB_SELECT "WHERE id=?", -1, &s, NULL) != SQLITE_OK)
 		return NULL;
 	sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
 	if (sqlite3_step(s) == SQLITE_ROW)
@@ -526,4 +575,106 @@ struct job *store_job_load(struct store *st, uint64_t id)
 	if (!j)
 		errno = ENOENT;
 	return j;
+}
+
+uint64_t store_job_by_token(struct store *st, uint32_t uid, const char *token)
+{
+	sqlite3_stmt *s;
+	uint64_t id = 0;
+	if (sqlite3_prepare_v2(st->db, "SELECT id FROM jobs WHERE uid=? AND token=? ORDER BY id LIMIT 1",
+			       -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(s, 1, uid);
+	sqlite3_bind_text(s, 2, token, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		id = (uint64_t)sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return id;
+}
+
+/* Count the rows of a dependency target: state, and whether each started. */
+static int count_rows(sqlite3_stmt *s, struct gp_dep_target *t)
+{
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		Gpool__JobState st = sqlite3_column_int(s, 0);
+		bool started = sqlite3_column_int(s, 1) != 0;
+		uint32_t n = (uint32_t)sqlite3_column_int64(s, 2);
+		t->exists = true;
+		t->total += n;
+		if (gp_job_state_final(st))
+			t->ended += n;
+		if (started || st == GPOOL__JOB_STATE__RUNNING || st == GPOOL__JOB_STATE__COMPLETING)
+			t->started += n;
+		if (st == GPOOL__JOB_STATE__COMPLETED)
+			t->ok += n;
+	}
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int store_dep_target(struct store *st, uint64_t id, bool has_task, uint32_t task,
+		     struct gp_dep_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	sqlite3_stmt *s;
+	/* a job, or, when it is an array's first task (its array_job_id is its own id), every
+	 * task of that array */
+	const char *sql =
+	    has_task ? "SELECT state, start_time > 0, count(*) FROM jobs WHERE array_job_id=?1 AND "
+		       "array_task_id=?2 AND array_job_id > 0 GROUP BY 1, 2"
+		     : "SELECT state, start_time > 0, count(*) FROM jobs WHERE id=?1 OR "
+		       "(array_job_id=?1 AND array_job_id > 0 AND (SELECT array_job_id FROM jobs WHERE "
+		       "id=?1) = ?1) GROUP BY 1, 2";
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return errno = EIO, -1;
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+	sqlite3_bind_int64(s, 2, task);
+	int rc = count_rows(s, t);
+	sqlite3_finalize(s);
+	return rc < 0 ? (errno = EIO, -1) : 0;
+}
+
+int store_array_tasks(struct store *st, uint64_t array_id, uint64_t **ids, uint32_t **tasks,
+		      size_t *n)
+{
+	sqlite3_stmt *s;
+	*ids = NULL;
+	*tasks = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT id, array_task_id FROM jobs WHERE array_job_id=? AND "
+			       "array_job_id > 0 ORDER BY id",
+			       -1, &s, NULL) != SQLITE_OK)
+		return errno = EIO, -1;
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)array_id);
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			uint64_t *ni = realloc(*ids, cap * sizeof(*ni));
+			if (ni)
+				*ids = ni;
+			uint32_t *nt = realloc(*tasks, cap * sizeof(*nt));
+			if (nt)
+				*tasks = nt;
+			if (!ni || !nt) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+		}
+		(*ids)[*n] = (uint64_t)sqlite3_column_int64(s, 0);
+		(*tasks)[*n] = (uint32_t)sqlite3_column_int64(s, 1);
+		(*n)++;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		free(*ids);
+		free(*tasks);
+		*ids = NULL;
+		*tasks = NULL;
+		*n = 0;
+		return errno = rc == SQLITE_NOMEM ? ENOMEM : EIO, -1;
+	}
+	return 0;
 }

@@ -21,8 +21,20 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t commi
 			   gp_error_t *err);
 void store_destroy(struct store **st);
 
-/* Save a new job with its full spec. */
-int store_job_insert(struct store *st, const struct job *j, const uint8_t *spec, size_t len);
+/* Save a new job with its full spec (NULL for an array's later tasks: they share the first
+ * task's) and the client's submission token (NULL: none). */
+int store_job_insert(struct store *st, const struct job *j, const uint8_t *spec, size_t len,
+		     const char *token);
+/* The tasks of array array_id (job ids and task indices, by id; malloc'd). 0 / -1. */
+int store_array_tasks(struct store *st, uint64_t array_id, uint64_t **ids, uint32_t **tasks,
+		      size_t *n);
+/* The job a (uid, token) submission made, 0 when none. */
+uint64_t store_job_by_token(struct store *st, uint32_t uid, const char *token);
+/* How far a dependency's target got: job `id` (every task, when it is an array's id), or task
+ * `task` of array `id` when has_task. t->exists false when there is no such job. 0 / -1. */
+struct gp_dep_target;
+int store_dep_target(struct store *st, uint64_t id, bool has_task, uint32_t task,
+		     struct gp_dep_target *t);
 /* Save the job's changing fields (state, attempt, times, exit code, placement, ...). */
 int store_job_update(struct store *st, const struct job *j);
 /* Load the full spec of a job (free with gpool__job_spec__free_unpacked). */
@@ -48,6 +60,8 @@ typedef int (*store_card_f)(void *arg, const char *node, Gpool__Card *card);
 int store_cards_load(struct store *st, store_card_f fn, void *arg);
 
 bool store_in_txn(const struct store *st);
+/* Make the open transaction roll back at its commit (what it carries is refused). */
+void store_fail_txn(struct store *st);
 int store_commit(struct store *st, gp_error_t *err);
 /* Node names for the placement column. */
 void store_set_node_namer(const char *(*fn)(int idx));

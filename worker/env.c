@@ -131,6 +131,35 @@ static int bind_cards(struct envv *e, const Gpool__Launch *l, const Gpool__TaskP
 	return rc;
 }
 
+/* An array task's place in its array, under gpool's names and Slurm's (scripts written for
+ * sbatch read SLURM_ARRAY_TASK_ID); outside an array none of them is set. */
+static int set_array(struct envv *e, const Gpool__Launch *l)
+{
+	static const char *const prefix[] = { "GPOOL_ARRAY_", "SLURM_ARRAY_" };
+	int rc = 0;
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++) {
+		const struct {
+			const char *name;
+			uint64_t value;
+		} vars[] = {
+			{ "JOB_ID", l->array_job_id },
+			{ "TASK_ID", l->array_task_id },
+			{ "TASK_COUNT", l->array_task_count },
+			{ "TASK_MIN", l->array_task_min },
+			{ "TASK_MAX", l->array_task_max },
+		};
+		for (size_t k = 0; k < sizeof(vars) / sizeof(vars[0]); k++) {
+			char name[64];
+			snprintf(name, sizeof(name), "%s%s", prefix[i], vars[k].name);
+			if (l->array_job_id)
+				rc |= env_setu(e, name, vars[k].value);
+			else
+				env_unset(e, name);
+		}
+	}
+	return rc;
+}
+
 char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 {
 	const Gpool__Launch *l = c->launch;
@@ -169,6 +198,7 @@ char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 	rc |= env_set(&e, "MASTER_ADDR", l->master_addr);
 	rc |= env_set(&e, "MASTER_PORT", port);
 	rc |= bind_cards(&e, l, t);
+	rc |= set_array(&e, l);
 	/* a screening job's gcheck writes its result where the agent will read it; in any other
 	 * job the name is gpool's, not the submitter's, so the agent never reads what it names */
 	char result[4200];

@@ -5,11 +5,20 @@
 int gp_jobctl(gp_session_t *s, Gpool__JobAction action, uint64_t *ids, size_t n, int32_t value,
 	      const char *prog, FILE *report, int *failed, gp_error_t *err)
 {
+	return gp_jobctl_sel(s, action, ids, n, NULL, 0, value, prog, report, failed, err);
+}
+
+int gp_jobctl_sel(gp_session_t *s, Gpool__JobAction action, uint64_t *ids, size_t n, char **sel,
+		  size_t nsel, int32_t value, const char *prog, FILE *report, int *failed,
+		  gp_error_t *err)
+{
 	Gpool__JobControl jc = GPOOL__JOB_CONTROL__INIT;
 	jc.action = action;
 	jc.value = value;
 	jc.ids = ids;
 	jc.n_ids = n;
+	jc.selectors = sel;
+	jc.n_selectors = nsel;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_JOB_CONTROL;
 	m.job_control = &jc;

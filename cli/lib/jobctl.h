@@ -15,5 +15,9 @@
  * itself failed. */
 int gp_jobctl(gp_session_t *s, Gpool__JobAction action, uint64_t *ids, size_t n, int32_t value,
 	      const char *prog, FILE *report, int *failed, gp_error_t *err);
+/* The same, with selectors of array tasks as well ("12_7", "12_[3-5]"; docs/arrays.md). */
+int gp_jobctl_sel(gp_session_t *s, Gpool__JobAction action, uint64_t *ids, size_t n, char **sel,
+		  size_t nsel, int32_t value, const char *prog, FILE *report, int *failed,
+		  gp_error_t *err);
 
 #endif

@@ -2,9 +2,12 @@
 
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
 #include "names.h"
 #include "parse.h"
 
@@ -55,6 +58,48 @@ static bool waiting(Gpool__JobState s)
 	return s == GPOOL__JOB_STATE__PENDING || s == GPOOL__JOB_STATE__REQUEUED;
 }
 
+void gp_jobview_id(const Gpool__JobInfo *job, char *buf, size_t len)
+{
+	if (job->array_job_id)
+		snprintf(buf, len, "%" PRIu64 "_%u", job->array_job_id, job->array_task_id);
+	else
+		snprintf(buf, len, "%" PRIu64, job->id);
+}
+
+/* How many jobs from jobs[i] on are pending tasks of jobs[i]'s array with its reason. */
+static size_t pending_run(Gpool__JobInfo *const *jobs, size_t n, size_t i)
+{
+	const Gpool__JobInfo *a = jobs[i];
+	if (!a->array_job_id || a->state != GPOOL__JOB_STATE__PENDING)
+		return 1;
+	size_t k = i + 1;
+	while (k < n && jobs[k]->array_job_id == a->array_job_id &&
+	       jobs[k]->state == GPOOL__JOB_STATE__PENDING &&
+	       !strcmp(nz(jobs[k]->reason, ""), nz(a->reason, "")))
+		k++;
+	return k - i;
+}
+
+/* "12_[3-5,9]" for the tasks jobs[i .. i + run) of one array. */
+static void run_id(Gpool__JobInfo *const *jobs, size_t i, size_t run, char *buf, size_t len)
+{
+	if (run == 1) {
+		gp_jobview_id(jobs[i], buf, len);
+		return;
+	}
+	uint32_t *v = malloc(run * sizeof(*v));
+	if (!v) {
+		gp_jobview_id(jobs[i], buf, len);
+		return;
+	}
+	for (size_t k = 0; k < run; k++)
+		v[k] = jobs[i + k]->array_task_id;
+	int w = snprintf(buf, len, "%" PRIu64 "_", jobs[i]->array_job_id);
+	if (w > 0 && (size_t)w < len)
+		gp_array_format(v, run, buf + w, len - (size_t)w);
+	free(v);
+}
+
 gp_table_t *gp_jobview_table(Gpool__JobInfo *const *jobs, size_t n, double now)
 {
 	static const char *const hdr[] = {
@@ -65,10 +110,11 @@ gp_table_t *gp_jobview_table(Gpool__JobInfo *const *jobs, size_t n, double now)
 	gp_table_align_right(t, 0);
 	gp_table_align_right(t, 4);
 	gp_table_align_right(t, 5);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0, run; i < n; i += run) {
 		const Gpool__JobInfo *j = jobs[i];
-		char id[24], tm[32], nodes[16], where[512];
-		snprintf(id, sizeof(id), "%" PRIu64, j->id);
+		char id[96], tm[32], nodes[16], where[512];
+		run = pending_run(jobs, n, i);
+		run_id(jobs, i, run, id, sizeof(id));
 		gp_jobview_elapsed(j, now, tm, sizeof(tm));
 		snprintf(nodes, sizeof(nodes), "%u", gp_jobview_nnodes(j));
 		/* where it runs, else why it does not (pending, or ended without running) */
@@ -131,6 +177,9 @@ int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 	char a[64], b[64], c[64];
 
 	fprintf(f, "JobId=%" PRIu64 " JobName=%s\n", j->id, nz(s->name, "(null)"));
+	if (j->array_job_id)
+		fprintf(f, "   ArrayJobId=%" PRIu64 " ArrayTaskId=%u\n", j->array_job_id,
+			j->array_task_id);
 	fprintf(f, "   UserId=%s(%u) GroupId=%u\n", nz(j->user, "?"), j->uid, j->gid);
 	fprintf(f, "   JobState=%s Reason=%s Attempt=%u Priority=%d Hold=%s Requeue=%s\n",
 		gp_job_state_name(j->state), nz(j->reason, "None"), j->attempt, s->priority,

@@ -17,7 +17,12 @@ unsigned gp_jobview_nnodes(const Gpool__JobInfo *job);
 /* "2024-05-01T12:00:00" in local time, "Unknown" for 0. */
 void gp_jobview_date(double t, char *buf, size_t len);
 
-/* The table JOBID NAME USER ST TIME NODES NODELIST(REASON). NULL when out of memory. */
+/* A job's id as people read it: "12", or "12_7" for task 7 of array 12. */
+void gp_jobview_id(const Gpool__JobInfo *job, char *buf, size_t len);
+
+/* The table JOBID NAME USER ST TIME NODES NODELIST(REASON). Pending tasks of one array that
+ * wait for the same reason, next to each other, are one row ("12_[40-999]"). NULL when out of
+ * memory. */
 gp_table_t *gp_jobview_table(Gpool__JobInfo *const *jobs, size_t n, double now);
 
 /* How a job's energy was found, from JobInfo.energy_sources: "counter", "sampled",

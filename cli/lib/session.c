@@ -1,18 +1,35 @@
 #include "session.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
 #include "config.h"
+#include "parse.h"
+#include "util.h"
 #include "wire.h"
 
 struct gp_session {
 	gp_config_t *cfg;
 	gp_client_t *client;
 	char *endpoint;
+	int64_t retry_ms; /* 0: ask once */
+	bool said_retry;
 };
+
+/* $GPOOL_RETRY_FOR (a duration), else the default. */
+static int64_t retry_ms(void)
+{
+	const char *e = getenv("GPOOL_RETRY_FOR");
+	uint32_t sec;
+	if (e && *e && gp_parse_duration(e, &sec) == 0)
+		return (int64_t)sec * 1000;
+	return GP_CLI_RETRY_MS;
+}
 
 gp_session_t *gp_session_create(const struct gp_cli_common *common, gp_error_t *err)
 {
@@ -34,6 +51,7 @@ gp_session_t *gp_session_create(const struct gp_cli_common *common, gp_error_t *
 	const char *ep = getenv("GPOOL_SCHEDULER");
 	if (!ep || !*ep)
 		ep = gp_config_str(s->cfg, "scheduler");
+	s->retry_ms = retry_ms();
 	if (!(s->endpoint = strdup(ep))) {
 		gp_errprintf(err, "out of memory");
 		goto fail;
@@ -53,6 +71,11 @@ void gp_session_destroy(gp_session_t **p)
 	free((*p)->endpoint);
 	free(*p);
 	*p = NULL;
+}
+
+void gp_session_set_retry(gp_session_t *s, int64_t ms)
+{
+	s->retry_ms = ms > 0 ? ms : 0;
 }
 
 const char *gp_session_endpoint(const gp_session_t *s)
@@ -91,7 +114,18 @@ Gpool__Msg *gp_session_call(gp_session_t *s, Gpool__Msg *req, Gpool__Msg__MCase 
 		*code = GPOOL__ERROR_CODE__ERROR_NONE;
 	if (connect_once(s, err) < 0)
 		return NULL;
-	Gpool__Msg *rep = gp_client_call(s->client, req, timeout_ms, &e2);
+	int64_t give_up = gp_mono_ms() + s->retry_ms;
+	Gpool__Msg *rep;
+	while (!(rep = gp_client_call(s->client, req, timeout_ms, &e2)) && errno == ETIMEDOUT &&
+	       gp_mono_ms() < give_up) {
+		if (!s->said_retry) {
+			fprintf(stderr, "%s: no answer from the scheduler at '%s'; trying again for up "
+					"to %lld s\n",
+				program_invocation_short_name, s->endpoint,
+				(long long)(s->retry_ms / 1000));
+			s->said_retry = true;
+		}
+	}
 	if (!rep) {
 		int saved = errno;
 		if (saved == ETIMEDOUT)

@@ -12,6 +12,9 @@
 
 /* How long a command waits for an answer. */
 #define GP_CLI_TIMEOUT_MS 10000
+/* How long a command keeps asking again while the scheduler does not answer (gschedd being
+ * restarted), as sbatch does: --retry-for, else $GPOOL_RETRY_FOR, else this. */
+#define GP_CLI_RETRY_MS 60000
 
 /* The flags every command shares (also in each command's option table). */
 struct gp_cli_common {
@@ -30,6 +33,10 @@ typedef struct gp_session gp_session_t;
 gp_session_t *gp_session_create(const struct gp_cli_common *common, gp_error_t *err);
 void gp_session_destroy(gp_session_t **s);
 
+/* How long calls keep asking again while no answer comes (ms; 0: ask once). A session
+ * starts with $GPOOL_RETRY_FOR (a duration), else GP_CLI_RETRY_MS. */
+void gp_session_set_retry(gp_session_t *s, int64_t ms);
+
 /* The configuration the session loaded. */
 const struct gp_config *gp_session_config(const gp_session_t *s);
 /* The endpoint the session talks to. */
@@ -38,6 +45,11 @@ const char *gp_session_endpoint(const gp_session_t *s);
 const char *gp_session_user(gp_session_t *s);
 
 /* Send req and wait for a reply of kind `expect`. The reply lives until the next call.
+ * While no answer comes (errno ETIMEDOUT), the request is sent again, each time waiting
+ * timeout_ms, until the session's retry time has passed since the first try; the first retry
+ * is said on stderr ("gsub: no answer from the scheduler at '...'; trying again for up to
+ * 60 s"). A request that is sent again may arrive twice: a submission carries a token that
+ * makes the second one harmless.
  * NULL with err filled: "no answer from the scheduler at 'tcp://...' (is gschedd running?)"
  * (errno ETIMEDOUT), the Error reply's text (errno EPROTO, *code set when code != NULL), or
  * an unexpected reply. */

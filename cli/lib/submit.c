@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
+#include "depend.h"
 #include "directive.h"
 #include "env.h"
 #include "names.h"
@@ -25,6 +27,8 @@ struct gp_submit {
 	bool ntasks_set;
 	bool replicas_set;
 	size_t file_bytes; /* script + staged files */
+	int64_t retry_ms;  /* --retry-for */
+	bool retry_set;
 };
 
 /* ---- building the spec: every string and array in it is malloc'd, so that
@@ -318,6 +322,51 @@ static int set_stage(void *c, const char *a, gp_error_t *err)
 	return rc;
 }
 
+/* --array: checked here (the scheduler checks again) so that a typo fails before anything
+ * is sent */
+static int set_array(void *c, const char *a, gp_error_t *err)
+{
+	gp_array_t *arr = malloc(sizeof(*arr));
+	if (!arr) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	int rc = gp_array_parse(a, arr), e = errno;
+	free(arr);
+	if (rc < 0 && e == E2BIG) {
+		errno = EINVAL;
+		return gp_errprintf(err, "array '%s' too large (at most %u tasks)", a,
+				    GP_ARRAY_MAX_TASKS);
+	}
+	if (rc < 0)
+		return bad(err, "array", a);
+	return set_str(&SPEC(c)->array, a, err);
+}
+
+static int set_dependency(void *c, const char *a, gp_error_t *err)
+{
+	gp_depend_t *d = malloc(sizeof(*d));
+	if (!d) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	int rc = gp_depend_parse(a, d);
+	free(d);
+	if (rc < 0)
+		return bad(err, "dependency", a);
+	return set_str(&SPEC(c)->dependency, a, err);
+}
+
+static int set_retry_for(void *c, const char *a, gp_error_t *err)
+{
+	uint32_t s;
+	if (gp_parse_duration(a, &s) < 0 || s > 86400)
+		return bad(err, "retry time", a);
+	SUB(c)->retry_ms = (int64_t)s * 1000;
+	SUB(c)->retry_set = true;
+	return 0;
+}
+
 static int set_no_requeue(void *c, const char *a, gp_error_t *err)
 {
 	SPEC(c)->no_requeue = 1;
@@ -539,11 +588,19 @@ static const struct gp_opt submit_opts[] = {
     {"mem", 0, ARG, "SIZE", "memory per node: 512 (MB), 4G, 1.5T", set_mem, 0},
     {"time", 't', ARG, "TIME", "time limit: M, M:S, H:M:S, D-H[:M[:S]], 30s, 2h, 1d", set_time, 0},
     {"job-name", 'J', ARG, "NAME", "the job's name (default: the script or command)", set_name, 0},
-    {"output", 'o', ARG, "PATTERN", "stdout file; %j job id, %t rank, %u user, %x name", set_output,
+    {"output", 'o', ARG, "PATTERN",
+     "stdout file; %j job id, %t rank, %u user, %x name, %A array id, %a array index", set_output,
      0},
     {"error", 'e', ARG, "PATTERN", "stderr file, same patterns as --output", set_error, 0},
     {"priority", 0, ARG, "N", "priority relative to your other jobs", set_priority, 0},
     {"hold", 'H', NOARG, NULL, "submit held: it waits for `gpool release`", set_hold, 0},
+    {"array", 'a', ARG, "LIST[%N]", "a job array: 0-999, 0-99:5, 1,3,7; %N: N tasks at once",
+     set_array, 0},
+    {"dependency", 'd', ARG, "TYPE:JOB[:JOB],...",
+     "start after other jobs: after, afterok, afternotok, afterany, singleton; ',' all, '?' any",
+     set_dependency, 0},
+    {"retry-for", 0, ARG, "TIME", "keep trying this long while gschedd does not answer (60s; 0: no)",
+     set_retry_for, GP_OPT_CMDLINE},
     {"nodelist", 'w', ARG, "LIST", "run only on these hosts, e.g. pc[1-3],lab", set_nodelist, 0},
     {"exclude", 'x', ARG, "LIST", "never run on these hosts", set_exclude, 0},
     {"chdir", 'D', ARG, "DIR", "working directory of the tasks", set_chdir, 0},
@@ -617,6 +674,11 @@ void gp_submit_destroy(gp_submit_t **p)
 Gpool__JobSpec *gp_submit_spec(gp_submit_t *s)
 {
 	return s->spec;
+}
+
+int64_t gp_submit_retry_ms(const gp_submit_t *s)
+{
+	return s->retry_set ? s->retry_ms : -1;
 }
 
 unsigned gp_submit_flags(const gp_submit_t *s)

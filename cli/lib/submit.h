@@ -36,6 +36,8 @@ int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp
 /* The spec built by a successful parse (owned by s). */
 Gpool__JobSpec *gp_submit_spec(gp_submit_t *s);
 unsigned gp_submit_flags(const gp_submit_t *s);
+/* --retry-for in ms, -1 when not given. */
+int64_t gp_submit_retry_ms(const gp_submit_t *s);
 const struct gp_cli_common *gp_submit_common(const gp_submit_t *s);
 
 void gp_submit_usage(FILE *f);

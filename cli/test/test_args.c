@@ -129,6 +129,7 @@ static void no_answer(void **state)
 	gp_session_t *s = gp_session_create(&c, &err);
 	assert_non_null(s);
 	assert_string_equal(gp_session_endpoint(s), "tcp://127.0.0.1:9");
+	gp_session_set_retry(s, 0);
 	Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_JOB_QUERY;

@@ -74,7 +74,7 @@ static struct job *submit(uint32_t ntasks, uint32_t cpt, uint32_t nodes, uint32_
 	uint8_t buf[256];
 	size_t len = gpool__job_spec__pack(&sp, buf);
 	assert_int_equal(jobs_add(S.jobs, j), 0);
-	assert_int_equal(store_job_insert(S.store, j, buf, len), 0);
+	assert_int_equal(store_job_insert(S.store, j, buf, len, NULL), 0);
 	j->durable = true;
 	return j;
 }

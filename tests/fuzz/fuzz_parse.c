@@ -7,6 +7,8 @@
 #include <signal.h>
 
 #include "args.h"
+#include "array.h"
+#include "depend.h"
 #include "env.h"
 #include "fuzz.h"
 #include "names.h"
@@ -107,6 +109,48 @@ static void exports(const char *s)
 	}
 }
 
+/* --array values and gcancel's selectors: a parsed set counts its indices, each index it
+ * yields is in it and within min..max, and it formats back into a bounded string */
+static void arrays(const char *s)
+{
+	static gp_array_t a;
+	errno = 0;
+	if (gp_array_parse(s, &a) == 0) {
+		FUZZ_CHECK(a.count >= 1 && a.count <= GP_ARRAY_MAX_TASKS);
+		FUZZ_CHECK(a.n >= 1 && a.n <= GP_ARRAY_MAX_RANGES && a.min <= a.max);
+		FUZZ_CHECK(a.max <= GP_ARRAY_MAX_INDEX);
+		uint32_t probe[] = { 0, a.count / 2, a.count - 1 };
+		uint32_t v[3];
+		for (size_t i = 0; i < 3; i++) {
+			v[i] = gp_array_index(&a, probe[i]);
+			FUZZ_CHECK(v[i] >= a.min && v[i] <= a.max && gp_array_has(&a, v[i]));
+		}
+		char buf[64];
+		gp_array_format(v, 1, buf, sizeof(buf));
+		FUZZ_CHECK(strlen(buf) < sizeof(buf));
+	} else {
+		FUZZ_CHECK(errno == EINVAL || errno == E2BIG);
+	}
+	uint64_t job = 0;
+	bool has = false;
+	if (gp_array_selector(s, &job, &has, &a) == 0)
+		FUZZ_CHECK(job != 0 && (!has || a.count >= 1));
+}
+
+/* --dependency values: every job reference is non-zero, singleton has none */
+static void dependencies(const char *s)
+{
+	static gp_depend_t d;
+	errno = 0;
+	if (gp_depend_parse(s, &d) < 0) {
+		FUZZ_CHECK(errno == EINVAL || errno == E2BIG);
+		return;
+	}
+	FUZZ_CHECK(d.n >= 1 && d.n <= GP_DEP_MAX);
+	for (size_t i = 0; i < d.n; i++)
+		FUZZ_CHECK((d.d[i].type == GP_DEP_SINGLETON) == (d.d[i].job == 0));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_strdup(data, size);
@@ -116,6 +160,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hostlists(s);
 	cli_args(s);
 	exports(s);
+	arrays(s);
+	dependencies(s);
 	free(s);
 	return 0;
 }

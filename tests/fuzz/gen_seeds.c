@@ -394,6 +394,19 @@ static void specs(void)
 	job_spec(&sp);
 	sub.user = "";
 	put_msg("submit", "no-user", -1, &sub.base);
+	job_spec(&sp);
+	sp.array = "0-9:3%2";
+	sub.token = "0123456789abcdef";
+	put_msg("submit", "array", -1, &sub.base);
+	sp.array = "5-3";
+	put_msg("submit", "array-backwards", -1, &sub.base);
+	sp.array = "";
+	sp.dependency = "afterok:1,after:1_0,singleton";
+	put_msg("submit", "dependency", -1, &sub.base);
+	sp.dependency = "afterok:1?afterany:2";
+	put_msg("submit", "dependency-any", -1, &sub.base);
+	sp.dependency = "";
+	sub.token = "";
 	sub.spec = NULL;
 	sub.user = "alice";
 	put_msg("submit", "no-spec", -1, &sub.base);
@@ -410,7 +423,8 @@ static void texts(void)
 		"UNLIMITED", "h1,h[2-4,7],x", "pc[001-010]", "a[1-3]b,c[5]", "n[0-99999999]",
 		"42,43", "SIGTERM", "kill", "9", "ALL,OMP_NUM_THREADS=4", "NONE", "PATH,HOME",
 		"-5", "9223372036854775808", "1:2:3:4", "[]", "h[1-2", "h]", "", ",", "PENDING",
-		"nvidia",
+		"nvidia", "0-999", "0-99:5%10", "1,3,8-10", "12_[3-5,9]", "12_7", "0-9999999:2",
+		"afterok:12,after:13_4", "afterok:1?afterany:2", "singleton",
 	};
 	char name[32];
 	for (size_t i = 0; i < sizeof(parse) / sizeof(parse[0]); i++) {

@@ -85,6 +85,15 @@ static void cleanup_at_exit(void)
 	world_down();
 }
 
+/* An array task's spec comes back from the store (its first task's). */
+static bool store_job_spec_check(uint64_t id)
+{
+	Gpool__JobSpec *sp = store_job_spec(S.store, id);
+	if (sp)
+		gpool__job_spec__free_unpacked(sp, NULL);
+	return sp != NULL;
+}
+
 /* What sched.c's commit does on success, then forget the new jobs again. */
 static void settle(int forget_new)
 {
@@ -109,6 +118,19 @@ static void settle(int forget_new)
 			gpool__job_spec__free_unpacked(stored, NULL);
 		j->in_txn = false;
 		j->durable = true;
+		/* an array: its tasks follow with consecutive ids, each naming the first */
+		uint64_t first = j->id;
+		for (uint32_t k = 1; k < S.subs[i].array_count; k++) {
+			struct job *t = jobs_get(S.jobs, first + k);
+			FUZZ_CHECK(t && t->array_job_id == first);
+			if (!t)
+				continue;
+			FUZZ_CHECK(store_job_spec_check(t->id));
+			t->in_txn = false;
+			t->durable = true;
+			if (forget_new)
+				jobs_forget(S.jobs, t);
+		}
 		if (forget_new)
 			jobs_forget(S.jobs, j);
 	}
