@@ -78,6 +78,11 @@ const struct gp_conf_key gp_conf_keys[] = {
 	  "how often the power of cards without an energy counter is sampled (and integrated into "
 	  "their energy); 10ms to 1h" },
 	{ "stepd", W, GP_CONF_STR, "", "path of gstepd (default: beside gworkerd)" },
+	{ "master_ports", W, GP_CONF_STR, "29500-29999",
+	  "range the agent takes MASTER_PORTs from for jobs whose rank 0 runs here (it holds them "
+	  "bound until a job is given one)" },
+	{ "master_port_pool", W, GP_CONF_INT, "32",
+	  "how many ports of master_ports the agent holds at once (1 to 4096)" },
 };
 
 const int gp_conf_nkeys = sizeof(gp_conf_keys) / sizeof(gp_conf_keys[0]);

@@ -160,6 +160,13 @@ void agent_register(struct req *r)
 	struct node *n = nodes_get(s->nodes, idx);
 	free(n->reason);
 	n->reason = NULL;
+	/* an agent that could not tell its address: the one it is seen at (MASTER_ADDR of its
+	 * jobs must reach it from every node) */
+	char *seen;
+	if (!*n->addr && *r->addr && strcmp(r->addr, "local") && (seen = strdup(r->addr))) {
+		free(n->addr);
+		n->addr = seen;
+	}
 	gsched_save_cards(s, idx);
 	net_trust(s->net, r->rid, r->rid_len);
 	gp_info("node %s registered from %s (%u cpus, %llu MB, %zu cards)%s", n->name, r->addr,
@@ -207,6 +214,7 @@ void agent_heartbeat(struct req *r)
 		return;
 	Gpool__Heartbeat *hb = r->msg->heartbeat;
 	reconcile(r->s, r->node, hb->held, hb->n_held);
+	node_set_free_ports(nodes_get(r->s->nodes, r->node), hb->free_ports, hb->n_free_ports);
 	energy_account(r->s, r->node, hb->power, hb->n_power);
 	Gpool__HeartbeatReply rep = GPOOL__HEARTBEAT_REPLY__INIT;
 	Gpool__Msg m = GPOOL__MSG__INIT;

@@ -30,10 +30,34 @@ static int32_t exit_code_of(int32_t status)
 	return 1;
 }
 
-/* The master port: one per job on rank 0's node, spread so concurrent jobs differ. */
-static uint32_t master_port(const struct job *j)
+/* Is port the master port of another live job whose rank 0 runs on node? */
+static bool port_taken(struct gsched *s, const struct job *j, int node, uint32_t port)
 {
-	return 20000 + (uint32_t)((j->id * 7 + j->attempt) % 10000);
+	size_t pos = 0;
+	for (struct job *o; (o = running_iter(s, &pos));)
+		if (o != j && o->master_port == port && o->tasks && o->tasks[0].node == node)
+			return true;
+	return false;
+}
+
+/* The master port: one that rank 0's agent holds free for us (it lets go of it just before
+ * the tasks start), never the port of another live job there. It is struck from the node's
+ * list until the agent reports it free again. Only an agent that reports none (older, or all
+ * its ports in use) gets a port from a formula, below the agents' default range. */
+static uint32_t master_port(struct gsched *s, const struct job *j)
+{
+	int node = j->tasks[0].node;
+	struct node *n0 = nodes_get(s->nodes, node);
+	for (size_t i = 0; n0 && i < n0->n_free_ports; i++) {
+		uint32_t p = n0->free_ports[i];
+		if (port_taken(s, j, node, p))
+			continue;
+		n0->free_ports[i] = n0->free_ports[--n0->n_free_ports];
+		return p;
+	}
+	gp_debug("job %llu: node %s reports no free master port: using a formula's",
+		 (unsigned long long)j->id, n0 ? n0->name : "?");
+	return 20000 + (uint32_t)((j->id * 7 + j->attempt) % 9500);
 }
 
 int job_start(struct gsched *s, struct job *j, const struct alloc *a)
@@ -83,7 +107,7 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	set_reason(j, NULL);
 	uint32_t limit = j->time_limit ? j->time_limit : s->default_time_limit;
 	j->deadline_ms = limit ? gp_mono_ms() + (int64_t)limit * 1000 : 0;
-	j->master_port = master_port(j);
+	j->master_port = master_port(s, j);
 	jobs_queue_remove(s->jobs, j);
 	running_add(s, j);
 
@@ -486,7 +510,8 @@ int job_restore(struct gsched *s, struct job *j)
 		double left = j->start_time + limit - gp_now();
 		j->deadline_ms = gp_mono_ms() + (int64_t)(left > 0 ? left * 1000 : 0);
 	}
-	j->master_port = master_port(j);
+	/* not stored: its agent does not report the port free while the job's step lives */
+	j->master_port = 0;
 	running_add(s, j);
 	return 0;
 }

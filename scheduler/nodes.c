@@ -44,6 +44,7 @@ void nodes_destroy(struct nodes **p)
 		free(n->version);
 		free(n->reason);
 		free(n->cpu_busy);
+		free(n->free_ports);
 		free_cards(n);
 		free(n);
 	}
@@ -232,6 +233,20 @@ void node_cpus_mark(struct node *n, uint32_t first, uint32_t count)
 	}
 }
 
+void node_set_free_ports(struct node *n, const uint32_t *ports, size_t n_ports)
+{
+	if (n_ports > 4096)
+		n_ports = 4096;
+	uint32_t *v = n_ports ? malloc(n_ports * sizeof(*v)) : NULL;
+	size_t k = 0;
+	for (size_t i = 0; v && i < n_ports; i++)
+		if (ports[i] && ports[i] <= 65535)
+			v[k++] = ports[i];
+	free(n->free_ports);
+	n->free_ports = v;
+	n->n_free_ports = k;
+}
+
 int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8_t *rid,
 		   size_t rid_len)
 {
@@ -256,6 +271,7 @@ int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8
 	free(n->version);
 	n->version = dup_or_empty(reg->version);
 	n->psu_watts = reg->psu_watts;
+	node_set_free_ports(n, reg->free_ports, reg->n_free_ports);
 	n->card_busy &= n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
 	memcpy(n->rid, rid, rid_len);
 	n->rid_len = rid_len;

@@ -36,6 +36,8 @@ struct node {
 	int64_t energy_ms;	    /* when its cards' energy was last accounted */
 	uint64_t energy_mj[64];	    /* last counter (or sampled integral) per card */
 	uint8_t energy_src[64];	    /* its Gpool__EnergySource, 0: no reading yet */
+	uint32_t *free_ports;	    /* master ports its agent last said it holds free */
+	size_t n_free_ports;
 };
 
 struct nodes;
@@ -46,6 +48,8 @@ void nodes_destroy(struct nodes **ns);
 int nodes_count(const struct nodes *ns);
 struct node *nodes_get(struct nodes *ns, int idx);
 const char *nodes_name(struct nodes *ns, int idx);
+/* The agent's latest report of the master ports it holds free (replaces the last one). */
+void node_set_free_ports(struct node *n, const uint32_t *ports, size_t n_ports);
 /* -1 when unknown */
 int nodes_find(const struct nodes *ns, const char *name);
 /* Find by routing id (-1 when unknown). */

@@ -12,6 +12,7 @@
 #include "cards.h"
 #include "config.h"
 #include "gpool.pb-c.h"
+#include "ports.h"
 
 struct sched_link;
 struct steps;
@@ -22,6 +23,8 @@ struct agent {
 	void *zctx;
 	char node[256];
 	char addr[256];
+	char iface[64];	 /* the interface that carries addr ("" when none does) */
+	char subnet[64]; /* its subnet, ADDR/BITS */
 	uint32_t cpus;
 	uint64_t mem_mb;
 	gp_cards_t cards;
@@ -30,6 +33,7 @@ struct agent {
 	struct sched_link *link;
 	struct steps *steps;
 	struct power *power;
+	gp_ports_t *ports; /* master ports held for jobs whose rank 0 runs here */
 	bool quit;
 };
 
@@ -80,6 +84,8 @@ int64_t steps_tick(struct agent *a, int64_t now);
 uint64_t steps_cards_busy(const struct agent *a);
 /* Send the pass's acknowledgements. */
 void steps_flush(struct agent *a);
+/* A step held here was handed port as its master port (it is not taken back while so). */
+bool steps_port_busy(uint32_t port, void *agent);
 
 /* relay.c */
 /* A task of screening job `job` ended: report the result it wrote for each of its cards (a

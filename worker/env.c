@@ -160,6 +160,42 @@ static int set_array(struct envv *e, const Gpool__Launch *l)
 	return rc;
 }
 
+/* What frameworks need to find each other over the network that joins the nodes, rather than
+ * over the address the host name resolves to (Debian maps it to 127.0.1.1: gloo then binds
+ * loopback and every cross-host connect is refused). Each is set unless the submitter's
+ * environment has it, or has the variable in `unless` (Open MPI refuses if_include together
+ * with if_exclude). Open MPI gets the subnet, which it accepts as well as a name and which,
+ * unlike a name, means the same on every PC (mpirun forwards OMPI_MCA_* to its daemons). */
+enum net_value { NET_IFACE, NET_SUBNET };
+static const struct {
+	const char *name;
+	enum net_value value;
+	const char *unless;
+} net_vars[] = {
+	{ "GLOO_SOCKET_IFNAME", NET_IFACE, NULL },
+	{ "NCCL_SOCKET_IFNAME", NET_IFACE, NULL },
+	{ "TP_SOCKET_IFNAME", NET_IFACE, NULL },
+	{ "OMPI_MCA_btl_tcp_if_include", NET_SUBNET, "OMPI_MCA_btl_tcp_if_exclude" },
+	{ "OMPI_MCA_oob_tcp_if_include", NET_SUBNET, "OMPI_MCA_oob_tcp_if_exclude" },
+};
+
+static int bind_network(struct envv *e, const char *iface, const char *subnet)
+{
+	int rc = 0;
+	if (iface && *iface)
+		rc |= env_set(e, "GPOOL_NET_IFACE", iface);
+	else
+		env_unset(e, "GPOOL_NET_IFACE");
+	for (size_t i = 0; i < sizeof(net_vars) / sizeof(net_vars[0]); i++) {
+		const char *v = net_vars[i].value == NET_SUBNET && subnet && *subnet ? subnet : iface;
+		if (!v || !*v || gp_env_get(e->v, net_vars[i].name) ||
+		    (net_vars[i].unless && gp_env_get(e->v, net_vars[i].unless)))
+			continue;
+		rc |= env_set(e, net_vars[i].name, v);
+	}
+	return rc;
+}
+
 char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 {
 	const Gpool__Launch *l = c->launch;
@@ -178,6 +214,8 @@ char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 		rc |= env_set(&e, "LOGNAME", c->account->name);
 		rc |= env_set(&e, "SHELL", c->account->shell);
 	}
+	/* before gpool's own names: only what the submitter set counts as theirs */
+	rc |= bind_network(&e, c->iface, c->subnet);
 	uint32_t cpt = t->n_cpus ? (uint32_t)t->n_cpus : (spec && spec->cpus_per_task ? spec->cpus_per_task : 1);
 	char port[16];
 	snprintf(port, sizeof(port), "%u", l->master_port);

@@ -44,6 +44,21 @@ static int discover(struct agent *a, gp_error_t *err)
 			a->addr[0] = '\0';
 		}
 	}
+	a->iface[0] = a->subnet[0] = '\0';
+	if (a->addr[0]) {
+		gp_error_t e3;
+		if (gp_sys_iface_of(a->addr, a->iface, sizeof(a->iface), a->subnet,
+				    sizeof(a->subnet), &e3) < 0)
+			gp_warn("%s: tasks get no GLOO_SOCKET_IFNAME and friends", e3.text);
+	}
+	uint32_t lo, hi;
+	int64_t pool = gp_config_int(cfg, "master_port_pool");
+	if (gp_ports_parse_range(gp_config_str(cfg, "master_ports"), &lo, &hi, err) < 0)
+		return -1;
+	if (pool < 1 || pool > 4096)
+		return gp_errprintf(err, "invalid master_port_pool %lld (1 to 4096)", (long long)pool);
+	if (!(a->ports = gp_ports_create(lo, hi, (size_t)pool)))
+		return gp_errprintf(err, "cannot make the master port pool: %s", strerror(errno));
 	if (gp_cards_discover(gp_config_str(cfg, "fake_cards"), &a->cards, err) < 0)
 		return -1;
 	snprintf(a->state_dir, sizeof(a->state_dir), "%s", gp_config_str(cfg, "state_dir"));
@@ -96,6 +111,8 @@ static void run(struct agent *a, int sigfd)
 {
 	while (!a->quit) {
 		int64_t now = gp_mono_ms();
+		/* before the link's tick: a registration reports the ports held */
+		gp_ports_refill(a->ports, steps_port_busy, a, now);
 		int64_t wake = sched_link_tick(a, now);
 		int64_t w2 = steps_tick(a, now);
 		if (w2 < wake)
@@ -195,9 +212,9 @@ int main(int argc, char **argv)
 		fail_startup(&a, err.text[0] ? err.text : "cannot start zeromq");
 		goto out;
 	}
-	gp_info("node %s: %u cpus, %llu MiB, %zu card(s), address %s, scheduler %s", a.node, a.cpus,
-		(unsigned long long)a.mem_mb, a.cards.n, a.addr[0] ? a.addr : "?",
-		gp_config_str(a.cfg, "scheduler"));
+	gp_info("node %s: %u cpus, %llu MiB, %zu card(s), address %s (interface %s), scheduler %s",
+		a.node, a.cpus, (unsigned long long)a.mem_mb, a.cards.n, a.addr[0] ? a.addr : "?",
+		a.iface[0] ? a.iface : "?", gp_config_str(a.cfg, "scheduler"));
 	run(&a, sigfd);
 	rc = 0;
 out:
@@ -209,6 +226,7 @@ out:
 	if (sigfd >= 0)
 		close(sigfd);
 	gp_cards_release(&a.cards);
+	gp_ports_destroy(&a.ports);
 	gp_config_destroy(&a.cfg);
 	return rc;
 }

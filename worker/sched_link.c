@@ -159,6 +159,9 @@ static void send_register(struct agent *a, int64_t now)
 	r.addr = a->addr;
 	r.psu_watts = (uint32_t)gp_config_int(a->cfg, "psu_watts");
 	r.held = steps_held(a, &r.n_held, l->reg_id, l->reg_fresh);
+	uint32_t ports[4096];
+	r.n_free_ports = gp_ports_held(a->ports, ports, 4096);
+	r.free_ports = ports;
 	l->reg_fresh = false;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = l->reg_id;
@@ -193,6 +196,9 @@ static void send_heartbeat(struct agent *a, int64_t now)
 	hb.power = hb.n_power ? pp : NULL;
 	hb.load1 = gp_sys_load1();
 	hb.mem_free_mb = gp_sys_mem_avail_mb();
+	uint32_t ports[4096];
+	hb.n_free_ports = gp_ports_held(a->ports, ports, 4096);
+	hb.free_ports = ports;
 	m.m_case = GPOOL__MSG__M_HEARTBEAT;
 	m.heartbeat = &hb;
 	sched_link_queue(a, &m);

@@ -44,6 +44,8 @@ struct step {
 	Gpool__Launch *launch;
 	const char *launch_path;
 	const char *node;
+	const char *iface;  /* the interface that joins the nodes (NULL: unknown) */
+	const char *subnet; /* its subnet, ADDR/BITS (NULL: unknown) */
 	struct gp_account account;
 	char *workdir;
 	bool workdir_owned;

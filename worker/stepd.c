@@ -392,7 +392,9 @@ static void usage(FILE *f)
 		"  --allow-root        run jobs owned by root as root\n"
 		"  --kill-grace MS     SIGKILL this long after SIGTERM when gstepd is stopped\n"
 		"  --log-level LEVEL   err, warn, info or debug\n"
-		"  --log-file FILE     append log lines here\n");
+		"  --log-file FILE     append log lines here\n"
+		"  --net-iface NAME    the network interface joining the nodes (GLOO_SOCKET_IFNAME...)\n"
+		"  --net-subnet CIDR   its subnet (OMPI_MCA_btl_tcp_if_include...)\n");
 }
 
 int gp_stepd_main(int argc, char **argv)
@@ -407,6 +409,8 @@ int gp_stepd_main(int argc, char **argv)
 		{ "kill-grace", required_argument, NULL, 'k' },
 		{ "log-level", required_argument, NULL, 'v' },
 		{ "log-file", required_argument, NULL, 'f' },
+		{ "net-iface", required_argument, NULL, 'i' },
+		{ "net-subnet", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -430,6 +434,8 @@ int gp_stepd_main(int argc, char **argv)
 			break;
 		case 'v': level = optarg; break;
 		case 'f': logfile = optarg; break;
+		case 'i': d.s.iface = optarg; break;
+		case 'N': d.s.subnet = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}

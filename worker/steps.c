@@ -67,10 +67,11 @@ struct step_rec {
 	Gpool__Kill kill;
 	bool screen;		/* a screening job: its tasks' results are reported (relay.c) */
 	uid_t owner;		/* the account its tasks run as (who writes the results) */
+	uint32_t port;		/* the master port its rank 0 here binds (0: no rank 0 here) */
 };
 
 struct steps {
-	char *argv[24];		/* gstepd's command line, argv[2] set per launch */
+	char *argv[32];		/* gstepd's command line, argv[2] set per launch */
 	char *ep;
 	char grace[32];
 	bool fork_only;		/* gstepd is the one beside us: run its code without exec */
@@ -85,6 +86,24 @@ struct steps {
 };
 
 static int stepd_argv(struct agent *a, struct steps *ss);
+
+/* The master port rank 0 binds, when rank 0 is one of the launch's tasks (else 0). */
+static uint32_t port_here(const Gpool__Launch *l)
+{
+	for (size_t i = 0; i < l->n_tasks; i++)
+		if (l->tasks[i] && l->tasks[i]->rank == 0)
+			return l->master_port;
+	return 0;
+}
+
+bool steps_port_busy(uint32_t port, void *agent)
+{
+	const struct steps *ss = ((struct agent *)agent)->steps;
+	for (size_t i = 0; ss && i < ss->n; i++)
+		if (ss->v[i]->port == port)
+			return true;
+	return false;
+}
 
 static struct step_rec *find(struct steps *ss, uint64_t job, uint32_t attempt)
 {
@@ -259,6 +278,7 @@ static void scan_launch_files(struct agent *a, struct steps *ss)
 			add(ss, job, att, (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks);
 		if (r) {
 			r->seq_known = false; /* learnt from its hello */
+			r->port = port_here(l);
 			set_requeueable(r, !(l->spec && l->spec->no_requeue));
 			/* the launch file names the account the tasks run as */
 			struct gp_account acct;
@@ -585,6 +605,14 @@ static int stepd_argv(struct agent *a, struct steps *ss)
 	}
 	if (gp_config_bool(c, "allow_root"))
 		ss->argv[n++] = "--allow-root";
+	if (a->iface[0]) {
+		ss->argv[n++] = "--net-iface";
+		ss->argv[n++] = a->iface;
+	}
+	if (a->subnet[0]) {
+		ss->argv[n++] = "--net-subnet";
+		ss->argv[n++] = a->subnet;
+	}
 	ss->argv[n] = NULL;
 	return 0;
 }
@@ -636,6 +664,10 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 		r->seq_known = true;
 		set_requeueable(r, !l->spec->no_requeue);
 		set_screen(r, l, &acct);
+		/* rank 0 binds the master port: let go of it now (held again once r is gone) */
+		if ((r->port = port_here(l)) && !gp_ports_release(a->ports, r->port))
+			gp_debug("job %" PRIu64 ".%u: master port %u is not one this agent holds",
+				 l->job_id, l->attempt, r->port);
 		pid = spawn_stepd(a, path, &err);
 	}
 	if (pid < 0) {

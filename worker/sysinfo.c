@@ -3,7 +3,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netdb.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,4 +104,58 @@ int gp_sys_route_addr(const char *endpoint, char *buf, size_t len, gp_error_t *e
 	if (!inet_ntop(ss.ss_family, a, buf, (socklen_t)len))
 		return gp_errprintf(err, "cannot format the local address: %s", strerror(errno));
 	return 0;
+}
+
+/* addr masked by mask (len bytes), and the mask's length in bits. */
+static int mask_bits(uint8_t *addr, const uint8_t *mask, size_t len)
+{
+	int bits = 0;
+	for (size_t i = 0; i < len; i++) {
+		addr[i] &= mask[i];
+		bits += __builtin_popcount(mask[i]);
+	}
+	return bits;
+}
+
+int gp_sys_iface_of(const char *addr, char *name, size_t nlen, char *subnet, size_t slen,
+		    gp_error_t *err)
+{
+	uint8_t want[16];
+	int fam = inet_pton(AF_INET, addr, want) == 1	 ? AF_INET
+		  : inet_pton(AF_INET6, addr, want) == 1 ? AF_INET6
+							 : 0;
+	if (!fam)
+		return gp_errprintf(err, "'%s' is not an IP address", addr);
+	size_t alen = fam == AF_INET ? 4 : 16;
+	struct ifaddrs *ifa = NULL;
+	if (getifaddrs(&ifa) < 0)
+		return gp_errprintf(err, "getifaddrs: %s", strerror(errno));
+	int rc = -1;
+	for (struct ifaddrs *i = ifa; i && rc < 0; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != fam || !i->ifa_name)
+			continue;
+		const void *have = fam == AF_INET
+					   ? (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
+					   : (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+		if (memcmp(have, want, alen) || strlen(i->ifa_name) >= nlen)
+			continue;
+		snprintf(name, nlen, "%s", i->ifa_name);
+		uint8_t net[16], full[16];
+		memcpy(net, want, alen);
+		memset(full, 0xff, sizeof(full));
+		const void *mask = !i->ifa_netmask ? (const void *)full
+				   : fam == AF_INET
+					   ? (const void *)&((struct sockaddr_in *)i->ifa_netmask)->sin_addr
+					   : (const void *)&((struct sockaddr_in6 *)i->ifa_netmask)->sin6_addr;
+		int bits = mask_bits(net, mask, alen);
+		char text[INET6_ADDRSTRLEN];
+		if (!inet_ntop(fam, net, text, sizeof(text)) ||
+		    snprintf(subnet, slen, "%s/%d", text, bits) >= (int)slen)
+			subnet[0] = '\0';
+		rc = 0;
+	}
+	freeifaddrs(ifa);
+	if (rc < 0)
+		gp_errprintf(err, "no network interface has the address %s", addr);
+	return rc;
 }

@@ -19,5 +19,11 @@ double gp_sys_load1(void);
 /* The local address of the route to the host of a ZeroMQ endpoint ("tcp://host:port"),
  * found by connect()ing a UDP socket (no packet is sent). 0 / -1 with err. */
 int gp_sys_route_addr(const char *endpoint, char *buf, size_t len, gp_error_t *err);
+/* The name of the network interface that carries addr (an IPv4 or IPv6 address in text) and
+ * its subnet as ADDR/BITS, found with getifaddrs: what GLOO_SOCKET_IFNAME and friends must
+ * name so that ranks talk over the network that joins the nodes. 0 / -1 with err (no
+ * interface has addr). */
+int gp_sys_iface_of(const char *addr, char *name, size_t nlen, char *subnet, size_t slen,
+		    gp_error_t *err);
 
 #endif

@@ -223,7 +223,8 @@ void tasks_start(struct step *s)
 		struct task *t = &s->tasks[i];
 		if (t->state != TASK_NEW)
 			continue;
-		struct gp_task_env_ctx ec = { s->launch, t->tp, &s->account, s->node, s->workdir };
+		struct gp_task_env_ctx ec = { s->launch, t->tp, &s->account, s->node, s->workdir,
+					       s->iface, s->subnet };
 		gp_error_t err = { { 0 } };
 		if (!(t->env = gp_env_build(&ec, &err))) {
 			task_failed(s, t, err.text);

@@ -36,7 +36,7 @@ static void setup_launch(void)
 static void all_variables(void **state)
 {
 	setup_launch();
-	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/var/tmp/gpool/job42" };
+	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL };
 	gp_error_t err;
 	char **e = gp_env_build(&c, &err);
 	assert_non_null(e);
@@ -81,7 +81,7 @@ static void submitter_env(void **state)
 	spec.n_env = 4;
 	tp.n_cpus = 0;
 	spec.cpus_per_task = 3;
-	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/s" };
+	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/s", NULL, NULL };
 	gp_error_t err;
 	char **e = gp_env_build(&c, &err);
 	assert_non_null(e);
@@ -128,7 +128,7 @@ static void card_binding(void **state)
 	uint32_t mine[] = { 2, 3 };
 	tp.cards = mine;
 	tp.n_cards = 2;
-	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/tmp" };
+	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/tmp", NULL, NULL };
 	gp_error_t err;
 	char **env = gp_env_build(&c, &err);
 	assert_non_null(env);
@@ -155,6 +155,90 @@ static void card_binding(void **state)
 	tp.cards = NULL;
 }
 
+static void set_spec_env(Gpool__EnvVar *v, Gpool__EnvVar **vp, const char *const (*kv)[2], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		gpool__env_var__init(&v[i]);
+		v[i].name = (char *)kv[i][0];
+		v[i].value = (char *)kv[i][1];
+		vp[i] = &v[i];
+	}
+	spec.env = vp;
+	spec.n_env = n;
+}
+
+/* the interface that joins the nodes, named for every framework that would otherwise pick
+ * one from the host name */
+static void network_variables(void **state)
+{
+	setup_launch();
+	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/s", "eth0", "198.18.0.0/24" };
+	gp_error_t err;
+	char **e = gp_env_build(&c, &err);
+	assert_non_null(e);
+	static const char *const want[][2] = {
+		{ "GPOOL_NET_IFACE", "eth0" },
+		{ "GLOO_SOCKET_IFNAME", "eth0" },
+		{ "NCCL_SOCKET_IFNAME", "eth0" },
+		{ "TP_SOCKET_IFNAME", "eth0" },
+		{ "OMPI_MCA_btl_tcp_if_include", "198.18.0.0/24" },
+		{ "OMPI_MCA_oob_tcp_if_include", "198.18.0.0/24" },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const char *v = gp_env_get(e, want[i][0]);
+		if (!v)
+			fail_msg("%s missing", want[i][0]);
+		assert_string_equal(v, want[i][1]);
+	}
+	gp_env_free(e);
+	/* no subnet known: Open MPI gets the name */
+	c.subnet = NULL;
+	e = gp_env_build(&c, &err);
+	assert_string_equal(gp_env_get(e, "OMPI_MCA_oob_tcp_if_include"), "eth0");
+	gp_env_free(e);
+	/* no interface known: none of them, nothing empty */
+	c.iface = NULL;
+	e = gp_env_build(&c, &err);
+	assert_non_null(e);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_null(gp_env_get(e, want[i][0]));
+	gp_env_free(e);
+}
+
+/* what the submitter set wins; an if_exclude of theirs keeps gpool's if_include out */
+static void network_submitter_wins(void **state)
+{
+	setup_launch();
+	static const char *const kv[][2] = {
+		{ "GLOO_SOCKET_IFNAME", "ib0" },
+		{ "NCCL_SOCKET_IFNAME", "^docker,lo" },
+		{ "OMPI_MCA_btl_tcp_if_exclude", "lo,docker0" },
+		{ "GPOOL_NET_IFACE", "forged" },
+	};
+	Gpool__EnvVar v[4];
+	Gpool__EnvVar *vp[4];
+	set_spec_env(v, vp, kv, 4);
+	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/s", "eth0", "198.18.0.0/24" };
+	gp_error_t err;
+	char **e = gp_env_build(&c, &err);
+	assert_non_null(e);
+	assert_string_equal(gp_env_get(e, "GLOO_SOCKET_IFNAME"), "ib0");
+	assert_string_equal(gp_env_get(e, "NCCL_SOCKET_IFNAME"), "^docker,lo");
+	assert_string_equal(gp_env_get(e, "TP_SOCKET_IFNAME"), "eth0");
+	assert_string_equal(gp_env_get(e, "OMPI_MCA_btl_tcp_if_exclude"), "lo,docker0");
+	assert_null(gp_env_get(e, "OMPI_MCA_btl_tcp_if_include"));
+	assert_string_equal(gp_env_get(e, "OMPI_MCA_oob_tcp_if_include"), "198.18.0.0/24");
+	/* gpool's own name is gpool's */
+	assert_string_equal(gp_env_get(e, "GPOOL_NET_IFACE"), "eth0");
+	size_t gloo = 0;
+	for (char **p = e; *p; p++)
+		gloo += !strncmp(*p, "GLOO_SOCKET_IFNAME=", 19);
+	assert_int_equal(gloo, 1);
+	gp_env_free(e);
+	spec.env = NULL;
+	spec.n_env = 0;
+}
+
 /* only a screening job is told where its result goes; a submitter cannot name the file */
 static void screening_result(void **state)
 {
@@ -166,7 +250,7 @@ static void screening_result(void **state)
 	v.value = "/etc/forged";
 	spec.env = vp;
 	spec.n_env = 1;
-	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/var/tmp/gpool/job42" };
+	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL };
 	gp_error_t err;
 	char **e = gp_env_build(&c, &err);
 	assert_non_null(e);
@@ -192,6 +276,8 @@ int main(void)
 		cmocka_unit_test(submitter_env),
 		cmocka_unit_test(card_binding),
 		cmocka_unit_test(screening_result),
+		cmocka_unit_test(network_variables),
+		cmocka_unit_test(network_submitter_wins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
