@@ -203,13 +203,19 @@ void tasks_start(struct step *s)
 {
 	const Gpool__JobSpec *spec = s->launch->spec;
 	struct spawn_prep p = { 0 };
-	p.argv = calloc(spec->n_argv + 1, sizeof(char *));
+	/* an --mpi=mpirun job: gpool-launch (found on the task's PATH) decides what each task
+	 * does: rank 0 runs the command, one task per other node serves as its exec-proxy */
+	static char *const mpirun_prefix[] = { "gpool-launch", "mpirun", "--" };
+	size_t np = spec->mpi == GPOOL__MPI_LAUNCH__MPI_MPIRUN ? 3 : 0;
+	p.argv = calloc(np + spec->n_argv + 1, sizeof(char *));
 	if (!p.argv) {
 		tasks_fail_all(s, "out of memory");
 		return;
 	}
+	for (size_t i = 0; i < np; i++)
+		p.argv[i] = mpirun_prefix[i];
 	for (size_t i = 0; i < spec->n_argv; i++)
-		p.argv[i] = spec->argv[i];
+		p.argv[np + i] = spec->argv[i];
 	p.switch_user = geteuid() == 0 && s->account.uid != 0;
 	if (p.switch_user) {
 		p.ngroups = (int)(sizeof(p.groups) / sizeof(p.groups[0]));
