@@ -20,8 +20,8 @@ static void put32(uint8_t *p, uint32_t v)
 }
 
 static const uint32_t known_types[] = {
-	GP_FRAME_AUTH, GP_FRAME_EXEC, GP_FRAME_HOLD, GP_FRAME_SIGNAL, GP_FRAME_OUT,
-	GP_FRAME_ERR,  GP_FRAME_EXIT, GP_FRAME_OK,   GP_FRAME_FAIL,
+    GP_FRAME_AUTH, GP_FRAME_EXEC, GP_FRAME_HOLD, GP_FRAME_SIGNAL, GP_FRAME_OUT,
+    GP_FRAME_ERR,  GP_FRAME_EXIT, GP_FRAME_OK,	 GP_FRAME_FAIL,
 };
 
 static int known(uint32_t t)
@@ -89,7 +89,7 @@ int gp_frame_u32(const struct gp_frame *f, uint32_t *v)
 
 int gp_frame_put_argv(gp_buf_t *b, char *const *argv)
 {
-	gp_buf_t p = { 0 };
+	gp_buf_t p = {0};
 	for (size_t i = 0; argv[i]; i++) {
 		if (gp_buf_append(&p, argv[i], strlen(argv[i]) + 1) < 0) {
 			gp_buf_release(&p);

@@ -16,9 +16,9 @@
 
 #include "util.h"
 
-#define GP_FRAME_HDR	 8
-#define GP_FRAME_MAX	 (1u << 20) /* largest payload */
-#define GP_FRAME_ARGV_MAX 4096	    /* most words an EXEC may carry */
+#define GP_FRAME_HDR	  8
+#define GP_FRAME_MAX	  (1u << 20) /* largest payload */
+#define GP_FRAME_ARGV_MAX 4096	     /* most words an EXEC may carry */
 
 enum gp_frame_type {
 	GP_FRAME_AUTH = 1,   /* client: the secret */

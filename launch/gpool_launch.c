@@ -39,7 +39,7 @@
 #include "rsh.h"
 #include "util.h"
 
-#define RDV_TIMEOUT_MS	60000 /* the leader waits this long for every proxy's key */
+#define RDV_TIMEOUT_MS	60000  /* the leader waits this long for every proxy's key */
 #define HOLD_TIMEOUT_MS 120000 /* a proxy waits this long for rank 0's hold */
 #define KEY_PREFIX	"gpool.mpi.proxy."
 
@@ -59,7 +59,7 @@ static long env_num(const char *name, long dflt)
 static void route_to(const char *addr, char *out, size_t len)
 {
 	out[0] = '\0';
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM }, *ai = NULL;
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *ai = NULL;
 	if (!addr || !*addr || getaddrinfo(addr, "9", &hints, &ai) != 0 || !ai)
 		return;
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -83,7 +83,7 @@ static gc_rdv_t *rdv_join(gc_error_t *err)
 
 static int proxy(void)
 {
-	struct gp_peer me = { 0 };
+	struct gp_peer me = {0};
 	const char *node = getenv("GPOOL_NODENAME");
 	if (!node || !*node || strlen(node) >= sizeof(me.node) || strchr(node, ' ')) {
 		fprintf(stderr, "%s: GPOOL_NODENAME is not set or not usable\n", prog);
@@ -96,11 +96,11 @@ static int proxy(void)
 			getenv("MASTER_ADDR") ? getenv("MASTER_ADDR") : "");
 		return 1;
 	}
-	snprintf(me.secret, sizeof(me.secret), "%016llx%016llx",
-		 (unsigned long long)gp_random64(), (unsigned long long)gp_random64());
+	snprintf(me.secret, sizeof(me.secret), "%016llx%016llx", (unsigned long long)gp_random64(),
+		 (unsigned long long)gp_random64());
 	long slots = env_num("GPOOL_LOCAL_SIZE", 1);
 	me.slots = slots > 0 ? (uint32_t)slots : 1;
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	gp_proxy_t *p = gp_proxy_create(me.addr, me.secret, &err);
 	if (!p) {
 		fprintf(stderr, "%s: %s\n", prog, err.text);
@@ -110,7 +110,7 @@ static int proxy(void)
 	char line[512], key[sizeof(KEY_PREFIX) + GP_PEER_NAME_MAX];
 	int n = gp_peer_format(&me, line, sizeof(line));
 	snprintf(key, sizeof(key), KEY_PREFIX "%s", node);
-	gc_error_t ge = { { 0 } };
+	gc_error_t ge = {{0}};
 	gc_rdv_t *r = n > 0 ? rdv_join(&ge) : NULL;
 	if (!r || gc_rdv_gpool.put(r, key, line, (size_t)n) < 0) {
 		fprintf(stderr, "%s: cannot publish this node's proxy: %s\n", prog,
@@ -161,7 +161,7 @@ static int find_peers(struct leader *L)
 		free(copy);
 		return -1;
 	}
-	gc_error_t ge = { { 0 } };
+	gc_error_t ge = {{0}};
 	gc_rdv_t *r = rdv_join(&ge);
 	if (!r) {
 		fprintf(stderr, "%s: %s\n", prog, ge.text);
@@ -213,7 +213,7 @@ static int write_files(struct leader *L)
 	}
 	snprintf(L->hostfile, sizeof(L->hostfile), "%s/hostfile", L->dir);
 	snprintf(L->proxies, sizeof(L->proxies), "%s/proxies", L->dir);
-	gp_buf_t h = { 0 }, x = { 0 };
+	gp_buf_t h = {0}, x = {0};
 	char line[512];
 	int rc = 0;
 	for (size_t i = 0; i < L->npeers && rc == 0; i++) {
@@ -244,7 +244,7 @@ static int hold_all(struct leader *L)
 		const struct gp_peer *p = &L->peers[i];
 		if (!p->port)
 			continue;
-		gp_error_t err = { { 0 } };
+		gp_error_t err = {{0}};
 		if ((L->holds[i] = gp_rsh_hold(p->addr, p->port, p->secret, 30000, &err)) < 0) {
 			fprintf(stderr, "%s: node '%s': %s\n", prog, p->node, err.text);
 			return -1;
@@ -303,7 +303,7 @@ static int run_command(struct leader *L, char **cmd)
 
 static int leader(char **cmd)
 {
-	struct leader L = { 0 };
+	struct leader L = {0};
 	int rc = 1;
 	if (find_peers(&L) == 0 && write_files(&L) == 0 && hold_all(&L) == 0)
 		rc = run_command(&L, cmd);
@@ -345,8 +345,9 @@ int main(int argc, char **argv)
 	}
 	long rank = env_num("GPOOL_RANK", -1), local = env_num("GPOOL_LOCAL_RANK", -1);
 	if (rank < 0 || local < 0) {
-		fprintf(stderr, "%s: GPOOL_RANK and GPOOL_LOCAL_RANK are not set (not a gpool "
-				"task?)\n",
+		fprintf(stderr,
+			"%s: GPOOL_RANK and GPOOL_LOCAL_RANK are not set (not a gpool "
+			"task?)\n",
 			prog);
 		return 2;
 	}

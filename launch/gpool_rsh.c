@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	int sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	int status;
 	if (gp_rsh_exec(peer.addr, peer.port, peer.secret, argv + 2, 1, 2, sigfd, &status, &err) <
 	    0) {

@@ -62,8 +62,8 @@ bad:
 
 int gp_peer_format(const struct gp_peer *p, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%s %s %u %s %u\n", p->node, p->addr, p->port, p->secret,
-			 p->slots);
+	int n =
+	    snprintf(buf, len, "%s %s %u %s %u\n", p->node, p->addr, p->port, p->secret, p->slots);
 	if (n < 0 || (size_t)n >= len) {
 		errno = ENOSPC;
 		return -1;

@@ -67,7 +67,7 @@ gp_proxy_t *gp_proxy_create(const char *addr, const char *secret, gp_error_t *er
 		return NULL;
 	}
 	p->sigfd = -1;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr_in sin = {.sin_family = AF_INET};
 	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
 		errno = EINVAL;
 		gp_errprintf(err, "invalid address '%s'", addr);
@@ -144,7 +144,7 @@ static void send_frame(struct conn *c, uint32_t type, const void *data, size_t l
 {
 	if (c->peer_gone)
 		return;
-	gp_buf_t b = { 0 };
+	gp_buf_t b = {0};
 	if (gp_frame_put(&b, type, data, len) < 0 || gp_frame_flush(c->fd, &b) < 0)
 		c->peer_gone = true; /* its reads will see the end */
 	gp_buf_release(&b);
@@ -161,7 +161,7 @@ static void send_fail(struct conn *c, const char *why)
 /* The command line as ssh hands it to the remote shell: the words joined by spaces. */
 static char *join(char **argv)
 {
-	gp_buf_t b = { 0 };
+	gp_buf_t b = {0};
 	for (size_t i = 0; argv[i]; i++)
 		if ((i && gp_buf_append(&b, " ", 1) < 0) ||
 		    gp_buf_append(&b, argv[i], strlen(argv[i])) < 0)
@@ -176,7 +176,7 @@ fail:
 
 static int start(struct conn *c, char **argv)
 {
-	int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
+	int po[2] = {-1, -1}, pe[2] = {-1, -1};
 	char *cmd = join(argv);
 	if (!cmd || pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
 		goto fail;
@@ -413,8 +413,8 @@ static void sweep(gp_proxy_t *p, int64_t now)
 		if (conn_done(c, now)) {
 			if (c->st == C_EXEC) {
 				uint32_t st = (uint32_t)c->status;
-				uint8_t b[4] = { (uint8_t)(st >> 24), (uint8_t)(st >> 16),
-						 (uint8_t)(st >> 8), (uint8_t)st };
+				uint8_t b[4] = {(uint8_t)(st >> 24), (uint8_t)(st >> 16),
+						(uint8_t)(st >> 8), (uint8_t)st};
 				send_frame(c, GP_FRAME_EXIT, b, sizeof(b));
 			}
 			conn_free(c);
@@ -446,7 +446,7 @@ static void shutdown_all(gp_proxy_t *p)
 		int64_t now = gp_mono_ms();
 		if (!left || now >= deadline)
 			break;
-		struct pollfd pf = { .fd = p->sigfd, .events = POLLIN };
+		struct pollfd pf = {.fd = p->sigfd, .events = POLLIN};
 		poll(&pf, 1, (int)(deadline - now));
 		on_signals(p);
 	}
@@ -498,24 +498,25 @@ int gp_proxy_run(gp_proxy_t *p, int hold_timeout_ms)
 		}
 		which = nw;
 		nfds_t n = 0;
-		pf[n++] = (struct pollfd){ .fd = p->sigfd, .events = POLLIN };
-		pf[n++] = (struct pollfd){ .fd = p->lfd, .events = POLLIN };
+		pf[n++] = (struct pollfd){.fd = p->sigfd, .events = POLLIN};
+		pf[n++] = (struct pollfd){.fd = p->lfd, .events = POLLIN};
 		for (size_t i = 0; i < p->nc; i++) {
 			struct conn *c = p->c[i];
 			if (!c->peer_gone) {
 				owner[n] = c;
 				which[n] = 0;
-				pf[n++] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+				pf[n++] = (struct pollfd){.fd = c->fd, .events = POLLIN};
 			}
 			for (int k = 1; k <= 2; k++) {
 				if (c->pipe[k] < 0)
 					continue;
 				owner[n] = c;
 				which[n] = k;
-				pf[n++] = (struct pollfd){ .fd = c->pipe[k], .events = POLLIN };
+				pf[n++] = (struct pollfd){.fd = c->pipe[k], .events = POLLIN};
 			}
 		}
-		int timeout = 500; /* deadlines (kill, drain, hold) are checked at least this often */
+		int timeout =
+		    500; /* deadlines (kill, drain, hold) are checked at least this often */
 		if (poll(pf, n, timeout) < 0 && errno != EINTR) {
 			rc = -1;
 			break;

@@ -32,7 +32,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 
 static int dial(const char *addr, uint16_t port, const char *secret, gp_error_t *err)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
 	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
 		errno = EINVAL;
 		return gp_errprintf(err, "invalid proxy address '%s'", addr);
@@ -50,7 +50,7 @@ static int dial(const char *addr, uint16_t port, const char *secret, gp_error_t 
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-	gp_buf_t b = { 0 };
+	gp_buf_t b = {0};
 	if (gp_frame_put(&b, GP_FRAME_AUTH, secret, strlen(secret)) < 0 ||
 	    gp_frame_flush(fd, &b) < 0) {
 		int e = errno;
@@ -104,7 +104,7 @@ int gp_rsh_hold(const char *addr, uint16_t port, const char *secret, int timeout
 	int fd = dial(addr, port, secret, err);
 	if (fd < 0)
 		return -1;
-	gp_buf_t b = { 0 }, in = { 0 };
+	gp_buf_t b = {0}, in = {0};
 	size_t used = 0;
 	struct gp_frame f;
 	int rc = -1;
@@ -112,7 +112,7 @@ int gp_rsh_hold(const char *addr, uint16_t port, const char *secret, int timeout
 		gp_errprintf(err, "cannot talk to %s:%u: %s", addr, port, strerror(errno));
 		goto out;
 	}
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
 	if (poll(&pf, 1, timeout_ms) <= 0) {
 		errno = ETIMEDOUT;
 		gp_errprintf(err, "no answer from %s:%u", addr, port);
@@ -143,9 +143,14 @@ static int on_frame(const struct gp_frame *f, int outfd, int errfd, int *status,
 {
 	uint32_t st;
 	switch (f->type) {
-	case GP_FRAME_OUT: write_all(outfd, f->data, f->len); return 0;
-	case GP_FRAME_ERR: write_all(errfd, f->data, f->len); return 0;
-	case GP_FRAME_FAIL: return refused(f, err);
+	case GP_FRAME_OUT:
+		write_all(outfd, f->data, f->len);
+		return 0;
+	case GP_FRAME_ERR:
+		write_all(errfd, f->data, f->len);
+		return 0;
+	case GP_FRAME_FAIL:
+		return refused(f, err);
 	case GP_FRAME_EXIT:
 		if (gp_frame_u32(f, &st) < 0) {
 			errno = EPROTO;
@@ -153,17 +158,18 @@ static int on_frame(const struct gp_frame *f, int outfd, int errfd, int *status,
 		}
 		*status = (int)st;
 		return 1;
-	default: return 0; /* OK, and what a newer proxy may add */
+	default:
+		return 0; /* OK, and what a newer proxy may add */
 	}
 }
 
-int gp_rsh_exec(const char *addr, uint16_t port, const char *secret, char *const *argv,
-		int outfd, int errfd, int sigfd, int *status, gp_error_t *err)
+int gp_rsh_exec(const char *addr, uint16_t port, const char *secret, char *const *argv, int outfd,
+		int errfd, int sigfd, int *status, gp_error_t *err)
 {
 	int fd = dial(addr, port, secret, err);
 	if (fd < 0)
 		return -1;
-	gp_buf_t b = { 0 }, in = { 0 };
+	gp_buf_t b = {0}, in = {0};
 	size_t used = 0;
 	int rc = -1;
 	if (gp_frame_put_argv(&b, argv) < 0 || gp_frame_flush(fd, &b) < 0) {
@@ -171,8 +177,8 @@ int gp_rsh_exec(const char *addr, uint16_t port, const char *secret, char *const
 		goto out;
 	}
 	while (1) {
-		struct pollfd pf[2] = { { .fd = fd, .events = POLLIN },
-					{ .fd = sigfd, .events = POLLIN } };
+		struct pollfd pf[2] = {{.fd = fd, .events = POLLIN},
+				       {.fd = sigfd, .events = POLLIN}};
 		if (poll(pf, sigfd >= 0 ? 2 : 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;

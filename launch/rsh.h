@@ -16,7 +16,7 @@ int gp_rsh_hold(const char *addr, uint16_t port, const char *secret, int timeout
  * to outfd and errfd; a signal read from sigfd (a signalfd, or -1) is passed on to it. On
  * return 0, *status is the command's wait status. -1 with err filled when the proxy cannot
  * be reached, refuses, or the connection ends before the command does. */
-int gp_rsh_exec(const char *addr, uint16_t port, const char *secret, char *const *argv,
-		int outfd, int errfd, int sigfd, int *status, gp_error_t *err);
+int gp_rsh_exec(const char *addr, uint16_t port, const char *secret, char *const *argv, int outfd,
+		int errfd, int sigfd, int *status, gp_error_t *err);
 
 #endif

@@ -11,8 +11,8 @@
 
 static void round_trip(void **state)
 {
-	gp_buf_t b = { 0 };
-	char *argv[] = { "orted", "-mca", "ess", "\"env\"", NULL };
+	gp_buf_t b = {0};
+	char *argv[] = {"orted", "-mca", "ess", "\"env\"", NULL};
 	assert_int_equal(gp_frame_put(&b, GP_FRAME_AUTH, "s3cret", 6), 0);
 	assert_int_equal(gp_frame_put_argv(&b, argv), 0);
 	assert_int_equal(gp_frame_put_u32(&b, GP_FRAME_EXIT, 0x0300), 0);
@@ -49,7 +49,7 @@ static void round_trip(void **state)
 
 static void partial_input(void **state)
 {
-	gp_buf_t b = { 0 };
+	gp_buf_t b = {0};
 	assert_int_equal(gp_frame_put(&b, GP_FRAME_OUT, "hello", 5), 0);
 	struct gp_frame f;
 	for (size_t n = 0; n < b.len; n++)
@@ -62,12 +62,12 @@ static void bad_input(void **state)
 {
 	struct gp_frame f;
 	/* an unknown type */
-	uint8_t unknown[8] = { 0, 0, 0, 99, 0, 0, 0, 0 };
+	uint8_t unknown[8] = {0, 0, 0, 99, 0, 0, 0, 0};
 	errno = 0;
 	assert_int_equal(gp_frame_parse(unknown, sizeof(unknown), &f), -1);
 	assert_int_equal(errno, EPROTO);
 	/* a length over the limit is refused before waiting for it */
-	uint8_t huge[8] = { 0, 0, 0, GP_FRAME_OUT, 0x7f, 0xff, 0xff, 0xff };
+	uint8_t huge[8] = {0, 0, 0, GP_FRAME_OUT, 0x7f, 0xff, 0xff, 0xff};
 	assert_int_equal(gp_frame_parse(huge, sizeof(huge), &f), -1);
 	assert_int_equal(errno, EMSGSIZE);
 	/* an argv that is not NUL-terminated, or empty */
@@ -83,7 +83,7 @@ static void bad_input(void **state)
 	f.len = 3;
 	assert_int_equal(gp_frame_u32(&f, &v), -1);
 	/* too much for one frame */
-	gp_buf_t b = { 0 };
+	gp_buf_t b = {0};
 	static uint8_t big[GP_FRAME_MAX + 1];
 	assert_int_equal(gp_frame_put(&b, GP_FRAME_OUT, big, sizeof(big)), -1);
 	assert_int_equal(errno, EMSGSIZE);
@@ -93,9 +93,9 @@ static void bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(round_trip),
-		cmocka_unit_test(partial_input),
-		cmocka_unit_test(bad_input),
+	    cmocka_unit_test(round_trip),
+	    cmocka_unit_test(partial_input),
+	    cmocka_unit_test(bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

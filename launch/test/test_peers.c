@@ -14,8 +14,11 @@
 
 static void parse_format(void **state)
 {
-	struct gp_peer p = { .node = "h2", .addr = "198.18.0.12", .port = 40123,
-			     .secret = "0123456789abcdef", .slots = 2 };
+	struct gp_peer p = {.node = "h2",
+			    .addr = "198.18.0.12",
+			    .port = 40123,
+			    .secret = "0123456789abcdef",
+			    .slots = 2};
 	char line[256];
 	int n = gp_peer_format(&p, line, sizeof(line));
 	assert_string_equal(line, "h2 198.18.0.12 40123 0123456789abcdef 2\n");
@@ -35,15 +38,15 @@ static void parse_format(void **state)
 static void bad_lines(void **state)
 {
 	static const char *bad[] = {
-		"",
-		"h2 198.18.0.12 40123 secret",		/* no slots */
-		"h2 198.18.0.12 0 secret 1",		/* port 0 */
-		"h2 198.18.0.12 70000 secret 1",	/* port too big */
-		"h2 198.18.0.12 1x secret 1",		/* not a number */
-		"h2 198.18.0.12 22 secret 0",		/* no slots */
-		"h2 198.18.0.12 22 secret 1 extra",	/* a word too many */
-		"h2 198.18.0.12 22 sec\x01ret 1",	/* a control character */
-		"h2 198.18.0.12 22 secret 1\n\n",	/* two lines */
+	    "",
+	    "h2 198.18.0.12 40123 secret",	/* no slots */
+	    "h2 198.18.0.12 0 secret 1",	/* port 0 */
+	    "h2 198.18.0.12 70000 secret 1",	/* port too big */
+	    "h2 198.18.0.12 1x secret 1",	/* not a number */
+	    "h2 198.18.0.12 22 secret 0",	/* no slots */
+	    "h2 198.18.0.12 22 secret 1 extra", /* a word too many */
+	    "h2 198.18.0.12 22 sec\x01ret 1",	/* a control character */
+	    "h2 198.18.0.12 22 secret 1\n\n",	/* two lines */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct gp_peer q;
@@ -85,9 +88,9 @@ static void find_in_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(parse_format),
-		cmocka_unit_test(bad_lines),
-		cmocka_unit_test(find_in_file),
+	    cmocka_unit_test(parse_format),
+	    cmocka_unit_test(bad_lines),
+	    cmocka_unit_test(find_in_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,7 +51,7 @@ static struct served serve(int hold_timeout_ms)
 		_exit(rc == 0 ? 0 : e == ETIMEDOUT ? 3 : 4);
 	}
 	close(pp[1]);
-	struct served s = { .pid = pid };
+	struct served s = {.pid = pid};
 	assert_int_equal(read(pp[0], &s.port, sizeof(s.port)), sizeof(s.port));
 	close(pp[0]);
 	return s;
@@ -95,20 +95,19 @@ static pid_t read_pid(const char *path)
 static void output_and_status(void **state)
 {
 	struct served s = serve(5000);
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	int hold = gp_rsh_hold("127.0.0.1", s.port, SECRET, 5000, &err);
 	assert_true(hold >= 0);
 	char outp[] = "/tmp/test_proxy_out.XXXXXX", errp[] = "/tmp/test_proxy_err.XXXXXX";
 	int out = mkstemp(outp), errf = mkstemp(errp);
 	/* the words are joined and run by sh, as ssh does */
-	char *argv[] = { "echo", "to-out;", "echo", "to-err", ">&2;", "exit", "3", NULL };
+	char *argv[] = {"echo", "to-out;", "echo", "to-err", ">&2;", "exit", "3", NULL};
 	int status = -1;
-	assert_int_equal(gp_rsh_exec("127.0.0.1", s.port, SECRET, argv, out, errf, -1, &status,
-				     &err),
-			 0);
+	assert_int_equal(
+	    gp_rsh_exec("127.0.0.1", s.port, SECRET, argv, out, errf, -1, &status, &err), 0);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 3);
-	char buf[64] = { 0 };
+	char buf[64] = {0};
 	assert_int_equal(pread(out, buf, sizeof(buf) - 1, 0), 7);
 	assert_string_equal(buf, "to-out\n");
 	memset(buf, 0, sizeof(buf));
@@ -119,7 +118,7 @@ static void output_and_status(void **state)
 	unlink(outp);
 	unlink(errp);
 	/* a wrong secret runs nothing */
-	char *touch[] = { "touch", outp, NULL };
+	char *touch[] = {"touch", outp, NULL};
 	assert_int_equal(gp_rsh_exec("127.0.0.1", s.port, "wrong", touch, 1, 2, -1, &status, &err),
 			 -1);
 	assert_non_null(strstr(err.text, "authentication failed"));
@@ -145,7 +144,7 @@ static pid_t client(uint16_t port, const char *pidfile, int hold)
 		int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 		char cmd[256];
 		snprintf(cmd, sizeof(cmd), "echo $$ > %s; exec sleep 100", pidfile);
-		char *argv[] = { cmd, NULL };
+		char *argv[] = {cmd, NULL};
 		int st;
 		gp_error_t err;
 		if (gp_rsh_exec("127.0.0.1", port, SECRET, argv, 1, 2, sfd, &st, &err) < 0)
@@ -225,11 +224,11 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(output_and_status),
-		cmocka_unit_test(signal_passed_on),
-		cmocka_unit_test(dead_client_kills_command),
-		cmocka_unit_test(hold_end_kills_everything),
-		cmocka_unit_test(no_hold_times_out),
+	    cmocka_unit_test(output_and_status),
+	    cmocka_unit_test(signal_passed_on),
+	    cmocka_unit_test(dead_client_kills_command),
+	    cmocka_unit_test(hold_end_kills_everything),
+	    cmocka_unit_test(no_hold_times_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

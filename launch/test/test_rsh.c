@@ -34,7 +34,7 @@ static int run_rsh(char *out, size_t len, char *const *args)
 	if (pid == 0) {
 		dup2(pp[1], 1);
 		close(pp[0]);
-		char *argv[16] = { (char *)rsh_bin };
+		char *argv[16] = {(char *)rsh_bin};
 		for (int i = 0; args[i] && i < 14; i++)
 			argv[i + 1] = args[i];
 		execv(rsh_bin, argv);
@@ -75,7 +75,7 @@ static void through_the_proxy(void **state)
 	gp_error_t err;
 	int hold = gp_rsh_hold("127.0.0.1", port, SECRET, 5000, &err);
 	assert_true(hold >= 0);
-	struct gp_peer p = { .node = "far", .addr = "127.0.0.1", .port = port, .slots = 1 };
+	struct gp_peer p = {.node = "far", .addr = "127.0.0.1", .port = port, .slots = 1};
 	snprintf(p.secret, sizeof(p.secret), "%s", SECRET);
 	char line[256];
 	int n = gp_peer_format(&p, line, sizeof(line));
@@ -87,15 +87,15 @@ static void through_the_proxy(void **state)
 	setenv("GPOOL_NODENAME", "near", 1);
 	char out[256];
 	/* words joined and run by a shell on the far side, as with ssh */
-	char *a1[] = { "far", "echo", "remote", "$((6*7));", "exit", "5", NULL };
+	char *a1[] = {"far", "echo", "remote", "$((6*7));", "exit", "5", NULL};
 	assert_int_equal(run_rsh(out, sizeof(out), a1), 5);
 	assert_string_equal(out, "remote 42\n");
 	/* this node: run here */
-	char *a2[] = { "near", "echo", "local;", "exit", "3", NULL };
+	char *a2[] = {"near", "echo", "local;", "exit", "3", NULL};
 	assert_int_equal(run_rsh(out, sizeof(out), a2), 3);
 	assert_string_equal(out, "local\n");
 	/* a host that is not the job's */
-	char *a3[] = { "elsewhere", "true", NULL };
+	char *a3[] = {"elsewhere", "true", NULL};
 	assert_int_equal(run_rsh(out, sizeof(out), a3), 255);
 	/* a proxy that refuses (wrong secret in the file) */
 	p.secret[0] = p.secret[0] == 'x' ? 'y' : 'x';
@@ -103,7 +103,7 @@ static void through_the_proxy(void **state)
 	f = fopen(proxies, "w");
 	fwrite(line, 1, (size_t)n, f);
 	fclose(f);
-	char *a4[] = { "far", "true", NULL };
+	char *a4[] = {"far", "true", NULL};
 	assert_int_equal(run_rsh(out, sizeof(out), a4), 255);
 	close(hold);
 	int st;
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(proxies, sizeof(proxies), "%s/proxies", dir);
-	const struct CMUnitTest tests[] = { cmocka_unit_test(through_the_proxy) };
+	const struct CMUnitTest tests[] = {cmocka_unit_test(through_the_proxy)};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rmdir(dir);
 	return rc;
