@@ -61,6 +61,11 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 		BAD("name, output or directory too long");
 	if (sp->n_nodelist > MAX_LIST || sp->n_exclude > MAX_LIST)
 		BAD("node list too long");
+	/* MPI_PMIX is reserved: gstepd hosts no PMIx server yet (docs/mpi.md) */
+	if (sp->mpi != GPOOL__MPI_LAUNCH__MPI_NONE && sp->mpi != GPOOL__MPI_LAUNCH__MPI_MPIRUN)
+		BAD("MPI launch mode %d is not supported", (int)sp->mpi);
+	if (sp->mpi != GPOOL__MPI_LAUNCH__MPI_NONE && sp->service)
+		BAD("a service cannot be an MPI job");
 	for (size_t i = 0; i < sp->n_nodelist; i++)
 		if (!valid_token(sp->nodelist[i], 63))
 			BAD("invalid node name '%.64s'", sp->nodelist[i]);

@@ -86,6 +86,7 @@ struct spawn_prep {
 	gid_t groups[256];
 	int ngroups;
 	bool switch_user;
+	char fallback[PATH_MAX]; /* argv[0] beside gstepd, tried when the PATH has none ("") */
 };
 
 static void child(struct step *s, struct task *t, const struct spawn_prep *p, int out, int err,
@@ -122,6 +123,8 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 	umask(022);
 	environ = t->env;
 	execvp(p->argv[0], p->argv);
+	if (errno == ENOENT && p->fallback[0])
+		execv(p->fallback, p->argv);
 	/* the command itself is wrong: the task ran and exits 127, as a shell would */
 	int e = errno;
 	char msg[512];
@@ -203,13 +206,31 @@ void tasks_start(struct step *s)
 {
 	const Gpool__JobSpec *spec = s->launch->spec;
 	struct spawn_prep p = { 0 };
-	p.argv = calloc(spec->n_argv + 1, sizeof(char *));
+	/* an --mpi=mpirun job: gpool-launch (found on the task's PATH) decides what each task
+	 * does: rank 0 runs the command, one task per other node serves as its exec-proxy */
+	static char *const mpirun_prefix[] = { "gpool-launch", "mpirun", "--" };
+	size_t np = spec->mpi == GPOOL__MPI_LAUNCH__MPI_MPIRUN ? 3 : 0;
+	p.argv = calloc(np + spec->n_argv + 1, sizeof(char *));
 	if (!p.argv) {
 		tasks_fail_all(s, "out of memory");
 		return;
 	}
+	for (size_t i = 0; i < np; i++)
+		p.argv[i] = mpirun_prefix[i];
+	if (np) {
+		/* not on the task's PATH (--export=NONE, say): the one installed beside gstepd */
+		char self[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		char *slash = n > 0 ? (self[n] = '\0', strrchr(self, '/')) : NULL;
+		if (slash) {
+			*slash = '\0';
+			if (snprintf(p.fallback, sizeof(p.fallback), "%s/%s", self, mpirun_prefix[0]) >=
+			    (int)sizeof(p.fallback))
+				p.fallback[0] = '\0';
+		}
+	}
 	for (size_t i = 0; i < spec->n_argv; i++)
-		p.argv[i] = spec->argv[i];
+		p.argv[np + i] = spec->argv[i];
 	p.switch_user = geteuid() == 0 && s->account.uid != 0;
 	if (p.switch_user) {
 		p.ngroups = (int)(sizeof(p.groups) / sizeof(p.groups[0]));

@@ -578,6 +578,30 @@ static int set_port(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
+/* gsub --mpi: how an MPI job starts (docs/mpi.md) */
+static const struct {
+	const char *name;
+	Gpool__MpiLaunch mode;
+} mpi_modes[] = {
+	{"none", GPOOL__MPI_LAUNCH__MPI_NONE},
+	{"mpirun", GPOOL__MPI_LAUNCH__MPI_MPIRUN},
+};
+
+static int set_mpi(void *c, const char *a, gp_error_t *err)
+{
+	for (size_t i = 0; i < sizeof(mpi_modes) / sizeof(mpi_modes[0]); i++) {
+		if (!strcmp(a, mpi_modes[i].name)) {
+			SPEC(c)->mpi = mpi_modes[i].mode;
+			return 0;
+		}
+	}
+	if (!strcmp(a, "pmix")) {
+		errno = EINVAL;
+		return gp_errprintf(err, "MPI launch 'pmix' is not available yet (use --mpi=mpirun)");
+	}
+	return bad(err, "MPI launch (none or mpirun)", a);
+}
+
 #define ARG   required_argument
 #define NOARG no_argument
 
@@ -624,6 +648,10 @@ static const struct gp_opt submit_opts[] = {
     {"screen", 0, NOARG, NULL,
      "a screening job (root or the agents' account): its agent reports the gcheck result",
      set_screen, 0},
+    {"mpi", 0, ARG, "mpirun|none",
+     "MPI job: rank 0 runs the script, whose mpirun starts its daemons on the job's nodes "
+     "through gpool (docs/mpi.md)",
+     set_mpi, 0},
     {"service", 0, NOARG, NULL, "a service: kept running, restarted when it ends", set_service, 0},
     {"replicas", 0, ARG, "N", "copies of the service to keep running", set_replicas, 0},
     {"health-path", 0, ARG, "PATH", "HTTP path the gateway checks, e.g. /health", set_health_path,
@@ -793,6 +821,10 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 	if ((sp->health_path != protobuf_c_empty_string || sp->service_port) && !sp->service) {
 		errno = EINVAL;
 		return gp_errprintf(err, "options '--health-path' and '--port' need '--service'");
+	}
+	if (sp->service && sp->mpi != GPOOL__MPI_LAUNCH__MPI_NONE) {
+		errno = EINVAL;
+		return gp_errprintf(err, "options '--service' and '--mpi' exclude each other");
 	}
 	if (sp->service && !sp->replicas)
 		sp->replicas = 1;

@@ -171,6 +171,13 @@ static void bad_input(void **state)
 	     EINVAL,
 	     "host 'pc1' is both wanted and excluded"},
 	    {{"gsub", "--export=", "--", "x"}, EINVAL, "invalid --export value ''"},
+	    {{"gsub", "--mpi=ssh", "--", "x"}, EINVAL, "invalid MPI launch (none or mpirun) 'ssh'"},
+	    {{"gsub", "--mpi=pmix", "--", "x"},
+	     EINVAL,
+	     "MPI launch 'pmix' is not available yet (use --mpi=mpirun)"},
+	    {{"gsub", "--mpi=mpirun", "--service", "--", "x"},
+	     EINVAL,
+	     "options '--service' and '--mpi' exclude each other"},
 	    {{"gsub", "--export=A-B", "--", "x"}, EINVAL, "invalid --export item 'A-B'"},
 	    {{"gsub", "--stage", "/nonexistent", "--", "x"},
 	     ENOENT,
@@ -340,6 +347,28 @@ static void stage_files(void **state)
 	free(b);
 }
 
+static void mpi_modes(void **state)
+{
+	int rc;
+	gp_error_t err;
+	gp_submit_t *s = PARSE(&rc, &err, "gsub", "--mpi=mpirun", "-N", "3", "-n", "6", "--", "x");
+	assert_int_equal(rc, 0);
+	assert_int_equal(gp_submit_spec(s)->mpi, GPOOL__MPI_LAUNCH__MPI_MPIRUN);
+	assert_int_equal(gp_submit_spec(s)->ntasks, 6);
+	gp_submit_destroy(&s);
+	s = PARSE(&rc, &err, "gsub", "--mpi", "none", "--", "x");
+	assert_int_equal(rc, 0);
+	assert_int_equal(gp_submit_spec(s)->mpi, GPOOL__MPI_LAUNCH__MPI_NONE);
+	gp_submit_destroy(&s);
+	/* a script's directive sets it too */
+	char *path = write_file("mpi.sh", "#!/bin/sh\n#GPOOL --mpi=mpirun -N 2\nmpirun ./a\n", 0755);
+	s = PARSE(&rc, &err, "gsub", path);
+	assert_int_equal(rc, 0);
+	assert_int_equal(gp_submit_spec(s)->mpi, GPOOL__MPI_LAUNCH__MPI_MPIRUN);
+	assert_int_equal(gp_submit_spec(s)->nodes_min, 2);
+	gp_submit_destroy(&s);
+}
+
 static void help_short_circuits(void **state)
 {
 	int rc;
@@ -381,6 +410,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(mpi_modes),
 	    cmocka_unit_test(every_option),	   cmocka_unit_test(defaults),
 	    cmocka_unit_test(bad_input),	   cmocka_unit_test(script_directives),
 	    cmocka_unit_test(export_forms),	   cmocka_unit_test(stage_files),

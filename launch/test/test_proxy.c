@@ -1,0 +1,234 @@
+/* test_proxy.c: the exec-proxy and its client end to end on loopback: a command's output and
+ * exit status come back, a wrong secret is refused, a signal is passed on, a client that dies
+ * takes its command with it, and the end of the hold ends the proxy and every command. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "proxy.h"
+#include "rsh.h"
+#include "util.h"
+
+#define SECRET "0123456789abcdef0123456789abcdef"
+
+struct served {
+	pid_t pid;
+	uint16_t port;
+};
+
+/* A proxy in a child process; its exit code says how gp_proxy_run returned. */
+static struct served serve(int hold_timeout_ms)
+{
+	int pp[2];
+	assert_int_equal(pipe(pp), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pp[0]);
+		gp_error_t err;
+		gp_proxy_t *p = gp_proxy_create("127.0.0.1", SECRET, &err);
+		if (!p)
+			_exit(5);
+		uint16_t port = gp_proxy_port(p);
+		if (write(pp[1], &port, sizeof(port)) != sizeof(port))
+			_exit(5);
+		close(pp[1]);
+		int rc = gp_proxy_run(p, hold_timeout_ms);
+		int e = errno;
+		gp_proxy_destroy(&p);
+		_exit(rc == 0 ? 0 : e == ETIMEDOUT ? 3 : 4);
+	}
+	close(pp[1]);
+	struct served s = {.pid = pid};
+	assert_int_equal(read(pp[0], &s.port, sizeof(s.port)), sizeof(s.port));
+	close(pp[0]);
+	return s;
+}
+
+static int exit_code(pid_t pid)
+{
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static bool gone_within(pid_t pid, int ms)
+{
+	for (int i = 0; i < ms / 20; i++) {
+		if (kill(pid, 0) < 0 && errno == ESRCH)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+/* Read a whole small file (the pid a command wrote), waiting for it. */
+static pid_t read_pid(const char *path)
+{
+	for (int i = 0; i < 250; i++) {
+		FILE *f = fopen(path, "r");
+		long v = 0;
+		if (f) {
+			int n = fscanf(f, "%ld", &v);
+			fclose(f);
+			if (n == 1 && v > 0)
+				return (pid_t)v;
+		}
+		usleep(20000);
+	}
+	fail_msg("no pid in %s", path);
+	return -1;
+}
+
+static void output_and_status(void **state)
+{
+	struct served s = serve(5000);
+	gp_error_t err = {{0}};
+	int hold = gp_rsh_hold("127.0.0.1", s.port, SECRET, 5000, &err);
+	assert_true(hold >= 0);
+	char outp[] = "/tmp/test_proxy_out.XXXXXX", errp[] = "/tmp/test_proxy_err.XXXXXX";
+	int out = mkstemp(outp), errf = mkstemp(errp);
+	/* the words are joined and run by sh, as ssh does */
+	char *argv[] = {"echo", "to-out;", "echo", "to-err", ">&2;", "exit", "3", NULL};
+	int status = -1;
+	assert_int_equal(
+	    gp_rsh_exec("127.0.0.1", s.port, SECRET, argv, out, errf, -1, &status, &err), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 3);
+	char buf[64] = {0};
+	assert_int_equal(pread(out, buf, sizeof(buf) - 1, 0), 7);
+	assert_string_equal(buf, "to-out\n");
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(pread(errf, buf, sizeof(buf) - 1, 0), 7);
+	assert_string_equal(buf, "to-err\n");
+	close(out);
+	close(errf);
+	unlink(outp);
+	unlink(errp);
+	/* a wrong secret runs nothing */
+	char *touch[] = {"touch", outp, NULL};
+	assert_int_equal(gp_rsh_exec("127.0.0.1", s.port, "wrong", touch, 1, 2, -1, &status, &err),
+			 -1);
+	assert_non_null(strstr(err.text, "authentication failed"));
+	usleep(100000);
+	assert_int_equal(access(outp, F_OK), -1);
+	/* the hold ends: so does the proxy, with 0 */
+	close(hold);
+	assert_int_equal(exit_code(s.pid), 0);
+}
+
+/* A client in a child process running `echo $$ > PIDFILE; exec sleep 100`, passing SIGTERM on;
+ * it exits with the command's exit code (128 + signal when killed). */
+static pid_t client(uint16_t port, const char *pidfile, int hold)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(hold); /* the test's hold is the test's alone */
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGTERM);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+		char cmd[256];
+		snprintf(cmd, sizeof(cmd), "echo $$ > %s; exec sleep 100", pidfile);
+		char *argv[] = {cmd, NULL};
+		int st;
+		gp_error_t err;
+		if (gp_rsh_exec("127.0.0.1", port, SECRET, argv, 1, 2, sfd, &st, &err) < 0)
+			_exit(99);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	}
+	return pid;
+}
+
+static void signal_passed_on(void **state)
+{
+	struct served s = serve(5000);
+	gp_error_t err;
+	int hold = gp_rsh_hold("127.0.0.1", s.port, SECRET, 5000, &err);
+	assert_true(hold >= 0);
+	char pidfile[] = "/tmp/test_proxy_pid.XXXXXX";
+	close(mkstemp(pidfile));
+	unlink(pidfile);
+	pid_t c = client(s.port, pidfile, hold);
+	pid_t cmd = read_pid(pidfile);
+	kill(c, SIGTERM);
+	assert_int_equal(exit_code(c), 128 + SIGTERM);
+	assert_true(gone_within(cmd, 3000));
+	unlink(pidfile);
+	close(hold);
+	assert_int_equal(exit_code(s.pid), 0);
+}
+
+static void dead_client_kills_command(void **state)
+{
+	struct served s = serve(5000);
+	gp_error_t err;
+	int hold = gp_rsh_hold("127.0.0.1", s.port, SECRET, 5000, &err);
+	assert_true(hold >= 0);
+	char pidfile[] = "/tmp/test_proxy_pid.XXXXXX";
+	close(mkstemp(pidfile));
+	unlink(pidfile);
+	pid_t c = client(s.port, pidfile, hold);
+	pid_t cmd = read_pid(pidfile);
+	kill(c, SIGKILL);
+	exit_code(c);
+	assert_true(gone_within(cmd, 4000));
+	unlink(pidfile);
+	close(hold);
+	assert_int_equal(exit_code(s.pid), 0);
+}
+
+static void hold_end_kills_everything(void **state)
+{
+	struct served s = serve(5000);
+	gp_error_t err;
+	int hold = gp_rsh_hold("127.0.0.1", s.port, SECRET, 5000, &err);
+	assert_true(hold >= 0);
+	char pidfile[] = "/tmp/test_proxy_pid.XXXXXX";
+	close(mkstemp(pidfile));
+	unlink(pidfile);
+	pid_t c = client(s.port, pidfile, hold);
+	pid_t cmd = read_pid(pidfile);
+	close(hold);
+	/* the proxy stops its command (the client sees it killed) and exits 0 */
+	assert_int_equal(exit_code(s.pid), 0);
+	assert_true(gone_within(cmd, 1000));
+	int code = exit_code(c);
+	assert_true(code == 128 + SIGTERM || code == 99);
+	unlink(pidfile);
+}
+
+static void no_hold_times_out(void **state)
+{
+	struct served s = serve(300);
+	int64_t t0 = gp_mono_ms();
+	assert_int_equal(exit_code(s.pid), 3);
+	assert_true(gp_mono_ms() - t0 < 3000);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(output_and_status),
+	    cmocka_unit_test(signal_passed_on),
+	    cmocka_unit_test(dead_client_kills_command),
+	    cmocka_unit_test(hold_end_kills_everything),
+	    cmocka_unit_test(no_hold_times_out),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,104 @@
+#!/bin/bash
+# t0610-mpi: Open MPI programs across hosts without ssh. A job script calling plain `mpirun`
+# under `gsub --mpi=mpirun` runs gp-mpi-check (MPI_Allreduce + a ring, checked by every rank)
+# on 3 hosts, its daemons started through gpool's exec-proxies; every rank's output reaches
+# glogs; gcancel in the middle leaves no process of the job on any host; a host cut in the
+# middle gives NODE_FAIL/requeue and leaves no orphan.
+# timeout: 420
+. "$(dirname "$0")/lib.sh"
+command -v mpirun >/dev/null || skip_all "Open MPI's mpirun is not installed"
+need_bins gp-mpi-check gpool-launch gpool-rsh
+test_under_cluster 3 --cpus 2 --node-timeout 4s --heartbeat-interval 1s
+
+# ranks over-subscribe 2 CPUs a host: without yield they spin against each other
+cat >mpi-job.sh <<'SH'
+#!/bin/sh
+echo "script on $(hostname)"
+exec mpirun --mca mpi_yield_when_idle 1 gp-mpi-check "$@"
+SH
+chmod 0755 mpi-job.sh
+chown "$TEST_USER:" mpi-job.sh
+
+# rank lines of OUT per host: "h1 h2 h3" sorted
+rank_hosts() { sed -n 's/^rank [0-9]* of [0-9]* on \([^:]*\): .*allreduce ok ring ok$/\1/p' <<<"$1" | sort | paste -sd' '; }
+
+# ---- mpirun inside a job script ---------------------------------------------------------------
+out=$(as_user gsub --mpi=mpirun -n 3 -N 3 -t 2 --wait mpi-job.sh 2>&1)
+rc=$?
+is "$rc" 0 "--mpi=mpirun, 3 hosts: the job (mpirun in its script) exits 0"
+is "$(rank_hosts "$out")" "h1 h2 h3" "every rank passed its allreduce and ring checks, one on each host"
+like "$out" 'hosts: h[123],h[123],h[123]' "rank 0 gathered the three host names"
+is "$(grep -c '^script on' <<<"$out")" 1 "the script ran once (rank 0)"
+[ "$rc" = 0 ] || diag "$(tail -30 <<<"$out")"
+
+id=$(submit --mpi=mpirun -n 6 -N 3 -t 2 mpi-job.sh)
+if [ -n "$id" ] && wait_final "$id" 60; then
+	is "$(job_state "$id")" COMPLETED "6 slots on 3 hosts: plain mpirun (no -n) fills them and completes"
+	logs=$(as_user glogs "$id" 2>&1)
+	is "$(rank_hosts "$logs")" "h1 h1 h2 h2 h3 h3" "glogs has the output of all 6 ranks, two on each host"
+else
+	fail "6 slots on 3 hosts: the job ends" "$(job_json "$id")"
+fi
+
+# ---- gcancel in the middle -------------------------------------------------------------------
+orteds_everywhere() { # every host but rank 0's runs an orted or a rank of the job
+	local h
+	for h in h2 h3; do
+		on_host "$h" pgrep -u "$TEST_USER" -f 'orted|gp-mpi-check' >/dev/null || return 1
+	done
+}
+no_job_procs() { local left; left=$(cluster_user_pids); [ -z "$left" ]; }
+
+id=$(submit --mpi=mpirun -n 3 -N 3 -t 2 mpi-job.sh --hold 120)
+if [ -n "$id" ] && wait_state "$id" RUNNING 20 && wait_until 30 orteds_everywhere; then
+	ok "a long MPI job runs its daemons and ranks on h2 and h3"
+	diag "h2: $(on_host h2 pgrep -a -u "$TEST_USER" 2>&1 | cut -c1-100 | paste -sd'|')"
+	as_user gcancel "$id" >/dev/null 2>&1
+	wait_state "$id" CANCELLED 20 && ok "gcancel ends it CANCELLED" || fail "gcancel ends it CANCELLED" "$(job_json "$id")"
+	if wait_until 15 no_job_procs; then
+		ok "after gcancel no process of the job is left on any host (no orted, no rank)"
+	else
+		fail "after gcancel no process of the job is left on any host" "$(ps -o pid,user,args -p "$(cluster_user_pids | paste -sd,)" 2>&1)"
+	fi
+else
+	fail "a long MPI job runs its daemons and ranks on h2 and h3" "$(job_json "$id")" "$(as_user glogs "$id" 2>&1 | tail -20)"
+fi
+
+# ---- a host cut in the middle ------------------------------------------------------------------
+id=$(submit --mpi=mpirun -n 3 -N 3 -t 2 mpi-job.sh --hold 120)
+if [ -n "$id" ] && wait_state "$id" RUNNING 20 && wait_until 30 orteds_everywhere; then
+	ok "a long MPI job runs (before the cut)"
+	h3_pids=$(host_user_pids h3 | paste -sd' ')
+	"$CLUSTER" agent-kill --dir "$CLUSTER_DIR" h3 KILL
+	if wait_state "$id" "NODE_FAIL|REQUEUED|PENDING" 20; then
+		ok "h3 cut: the job ends NODE_FAIL or goes back to the queue ($(job_state "$id"))"
+	else
+		fail "h3 cut: the job ends NODE_FAIL or is requeued" "$(job_json "$id")"
+	fi
+	if wait_until 20 no_user_pids h1 && wait_until 5 no_user_pids h2; then
+		ok "the live hosts h1 and h2 keep no process of the job (mpirun, orted, ranks, proxies)"
+	else
+		fail "the live hosts keep no process of the job" "$(ps -o pid,user,args -p "$( (host_user_pids h1; host_user_pids h2) | paste -sd,)" 2>&1)"
+	fi
+	"$CLUSTER" agent-start --dir "$CLUSTER_DIR" h3
+	old_alive() { local p; for p in $h3_pids; do [ -d "/proc/$p" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] && return 0; done; return 1; }
+	if wait_node_state h3 UP 20 && wait_until 20 eval '! old_alive'; then
+		ok "h3 back: the first attempt's proxy, orted and rank there are gone"
+	else
+		fail "h3 back: the first attempt's processes there are gone" "$(ps -o pid,user,args -p "${h3_pids// /,}" 2>&1)"
+	fi
+	# requeued, the job runs again once three hosts are up
+	if wait_state "$id" RUNNING 30 && [ "$(job_field "$id" attempt)" = 2 ] && wait_until 30 orteds_everywhere; then
+		ok "the requeued job runs again on 3 hosts (attempt 2)"
+	else
+		skip "the requeued job runs again" "state $(job_state "$id"), attempt $(job_field "$id" attempt)"
+	fi
+	as_user gcancel "$id" >/dev/null 2>&1
+	wait_final "$id" 30 >/dev/null
+	wait_until 15 no_job_procs && ok "cancelled at last: no process of it on any host" ||
+		fail "cancelled at last: no process of it on any host" "$(ps -o pid,user,args -p "$(cluster_user_pids | paste -sd,)" 2>&1)"
+else
+	fail "a long MPI job runs (before the cut)" "$(job_json "$id")" "$(as_user glogs "$id" 2>&1 | tail -20)"
+fi
+
+done_testing
