@@ -1,4 +1,5 @@
 #include "client.h"
+#include "files.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -70,6 +71,8 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 		if (!*f || f[0] == '/' || strstr(f, "..") || strlen(f) > 255)
 			BAD("invalid staged file name '%.64s'", f);
 	}
+	if (files_check_spec(s, sp, why, len) < 0)
+		return -1;
 	return 0;
 #undef BAD
 }
