@@ -82,7 +82,7 @@ static int wait_job(gp_session_t *s, uint64_t id)
 }
 
 /* Upload the --stage paths' chunks the store lacks; the spec gets the manifest (m keeps it). */
-static int stage_files(gp_session_t *s, gp_submit_t *sub, struct gp_manifest *m)
+static int stage_files(gp_session_t *s, gp_submit_t *sub, struct gp_manifest *m, bool quiet)
 {
 	size_t n;
 	char *const *paths = gp_submit_stage(sub, &n);
@@ -110,7 +110,8 @@ static int stage_files(gp_session_t *s, gp_submit_t *sub, struct gp_manifest *m)
 	}
 	char what[128];
 	gp_xfer_describe(&st, what, sizeof(what));
-	fprintf(stderr, "gsub: staged %s: sent %" PRIu64 " of %" PRIu64 " chunks (%" PRIu64
+	if (!quiet)
+		fprintf(stderr, "gsub: staged %s: sent %" PRIu64 " of %" PRIu64 " chunks (%" PRIu64
 			" bytes) in %.2f s\n",
 		what, st.sent_chunks, st.chunks, st.sent_bytes, gp_now() - t0);
 	Gpool__JobSpec *sp = gp_submit_spec(sub);
@@ -192,7 +193,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gsub: %s\n", err.text);
 		goto out;
 	}
-	if (stage_files(s, sub, &staged) < 0)
+	if (stage_files(s, sub, &staged, flags & (GP_SUBMIT_PARSABLE | GP_SUBMIT_JSON)) < 0)
 		goto out;
 	Gpool__SubmitRequest req = GPOOL__SUBMIT_REQUEST__INIT;
 	req.spec = gp_submit_spec(sub);
