@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "ckpt.h"
 #include "cost.h"
 #include "fleet.h"
 #include "jobctl.h"
@@ -13,6 +14,7 @@
 #include "names.h"
 #include "table.h"
 #include "util.h"
+#include "xfer.h"
 #include "when.h"
 #include "opt.h"
 #include "parse.h"
@@ -20,6 +22,8 @@
 
 struct gpool {
 	struct gp_cli_common common;
+	const char *dir;	/* fetch --dir */
+	uint64_t job;		/* ckpt --job */
 	bool help, json;
 	double since, until;
 	bool since_set;
@@ -50,7 +54,27 @@ static int set_until(void *c, const char *a, gp_error_t *err)
 	return gp_when_parse(a, gp_now(), &G(c)->until, err);
 }
 
+static int set_dir(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->dir = a;
+	return 0;
+}
+
+static int set_job(void *c, const char *a, gp_error_t *err)
+{
+	char *end;
+	unsigned long long v = strtoull(a, &end, 10);
+	if (!*a || *end || !v) {
+		errno = EINVAL;
+		return gp_errprintf(err, "invalid job id '%s'", a);
+	}
+	G(c)->job = v;
+	return 0;
+}
+
 static const struct gp_opt opts[] = {
+    {"dir", 0, required_argument, "DIR", "fetch: put the files in DIR (default .)", set_dir, 0},
+    {"job", 0, required_argument, "JOB", "ckpt: this job (default $GPOOL_JOB_ID)", set_job, 0},
     {"since", 0, required_argument, "TIME", "cost: jobs that ran at or after TIME (default now-30days)",
      set_since, 0},
     {"until", 0, required_argument, "TIME", "cost: jobs submitted at or before TIME", set_until, 0},
@@ -299,6 +323,88 @@ out0:
 	return rc;
 }
 
+/* fetch JOB: what the job's --collect patterns brought back, into --dir. */
+static int cmd_fetch(struct gpool *g, char **args, int nargs, gp_error_t *err)
+{
+	uint64_t *ids = NULL;
+	size_t n = 0;
+	if (nargs != 1 || jobs_of(args, nargs, &ids, &n, err) < 0 || n != 1) {
+		free(ids);
+		if (!err->text[0])
+			gp_errprintf(err, "fetch takes one job id");
+		return 2;
+	}
+	uint64_t id = ids[0];
+	free(ids);
+	gp_session_t *s = gp_session_create(&g->common, err);
+	gp_client_t *c = s ? gp_session_client(s, err) : NULL;
+	Gpool__FileSetGetReply *r = c ? gp_xfer_set_get(c, id, "collect", "", err) : NULL;
+	Gpool__FileSetGetReply *sets = NULL;
+	int rc = 1;
+	if (r) {
+		size_t len = gpool__file_set_get_reply__get_packed_size(r);
+		uint8_t *buf = malloc(len ? len : 1);
+		if (buf) {
+			gpool__file_set_get_reply__pack(r, buf);
+			sets = gpool__file_set_get_reply__unpack(NULL, len, buf);
+			free(buf);
+		}
+		if (!sets)
+			gp_errprintf(err, "out of memory");
+	}
+	if (sets) {
+		struct gp_xfer_stats st = { 0 };
+		const char *dir = g->dir ? g->dir : ".";
+		rc = 0;
+		for (size_t i = 0; i < sets->n_sets && rc == 0; i++)
+			if (gp_xfer_download(c, id, "collect", sets->sets[i]->name,
+					     sets->sets[i]->entries, sets->sets[i]->n_entries, dir, &st,
+					     err) < 0)
+				rc = 1;
+		if (rc == 0) {
+			char what[128];
+			gp_xfer_describe(&st, what, sizeof(what));
+			printf("job %llu: %s into '%s'\n", (unsigned long long)id, what, dir);
+		}
+		gpool__file_set_get_reply__free_unpacked(sets, NULL);
+	}
+	gp_session_destroy(&s);
+	return rc;
+}
+
+/* ckpt put NAME FILE | ckpt get NAME FILE: a checkpoint of this task's job (ckpt.h). */
+static int cmd_ckpt(struct gpool *g, char **args, int nargs, gp_error_t *err)
+{
+	if (nargs != 3 || (strcmp(args[0], "put") && strcmp(args[0], "get"))) {
+		gp_errprintf(err, "usage: gpool ckpt put|get NAME FILE");
+		return 2;
+	}
+	bool put = !strcmp(args[0], "put");
+	if (!g->job && !g->common.config && !g->common.scheduler)
+		return (put ? gp_ckpt_put(args[1], args[2], err) : gp_ckpt_get(args[1], args[2], err)) < 0
+			   ? 1
+			   : 0;
+	uint64_t job = g->job;
+	if (!job) {
+		const char *j = getenv("GPOOL_JOB_ID");
+		job = j ? strtoull(j, NULL, 10) : 0;
+	}
+	if (!job) {
+		gp_errprintf(err, "no job: give --job or run it inside a job (GPOOL_JOB_ID)");
+		return 2;
+	}
+	gp_session_t *s = gp_session_create(&g->common, err);
+	gp_client_t *c = s ? gp_session_client(s, err) : NULL;
+	int rc = 1;
+	if (c)
+		rc = (put ? gp_ckpt_put_job(c, job, args[1], args[2], err)
+			  : gp_ckpt_get_job(c, job, args[1], args[2], err)) < 0
+			     ? 1
+			     : 0;
+	gp_session_destroy(&s);
+	return rc;
+}
+
 static const struct {
 	const char *name;
 	subcommand_f run;
@@ -309,6 +415,8 @@ static const struct {
     {"priority", cmd_priority, "priority JOB N         set a pending job's priority"},
     {"power", cmd_power, "power                  each PC's power need against its PSU, the cluster's"},
     {"cost", cmd_cost, "cost [JOB...]          cost of jobs on cards (--since, --until, --json)"},
+    {"fetch", cmd_fetch, "fetch JOB              the files the job's --collect brought back (--dir)"},
+    {"ckpt", cmd_ckpt, "ckpt put|get NAME FILE a checkpoint of the job (inside a task, or --job)"},
     {"version", cmd_version, "version                this program's version"},
 };
 

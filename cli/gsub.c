@@ -14,6 +14,7 @@
 #include "util.h"
 #include "session.h"
 #include "submit.h"
+#include "xfer.h"
 
 extern char **environ;
 
@@ -189,6 +190,87 @@ static int wait_job(gp_session_t *s, uint64_t id)
 	}
 }
 
+/* Upload the --stage paths' chunks the store lacks; the spec gets the manifest (m keeps it). */
+static int stage_files(gp_session_t *s, gp_submit_t *sub, struct gp_manifest *m, bool quiet)
+{
+	size_t n;
+	char *const *paths = gp_submit_stage(sub, &n);
+	if (!n)
+		return 0;
+	gp_error_t err;
+	double t0 = gp_now();
+	for (size_t i = 0; i < n; i++) {
+		char b[4096];
+		snprintf(b, sizeof(b), "%s", paths[i]);
+		size_t l = strlen(b);
+		while (l > 1 && b[l - 1] == '/')
+			b[--l] = '\0';
+		const char *slash = strrchr(b, '/');
+		if (gp_manifest_add(m, paths[i], slash ? slash + 1 : b, &err) < 0) {
+			fprintf(stderr, "gsub: %s\n", err.text);
+			return -1;
+		}
+	}
+	struct gp_xfer_stats st = { 0 };
+	gp_client_t *c = gp_session_client(s, &err);
+	if (!c || gp_xfer_upload_manifest(c, m, &st, &err) < 0) {
+		fprintf(stderr, "gsub: staging: %s\n", err.text);
+		return -1;
+	}
+	char what[128];
+	gp_xfer_describe(&st, what, sizeof(what));
+	if (!quiet)
+		fprintf(stderr, "gsub: staged %s: sent %" PRIu64 " of %" PRIu64 " chunks (%" PRIu64
+			" bytes) in %.2f s\n",
+		what, st.sent_chunks, st.chunks, st.sent_bytes, gp_now() - t0);
+	Gpool__JobSpec *sp = gp_submit_spec(sub);
+	sp->stage = m->e;
+	sp->n_stage = m->n;
+	return 0;
+}
+
+/* Download what the job's --collect patterns matched (every rank's set) into dir. */
+static int collect_files(gp_session_t *s, uint64_t id, const char *dir)
+{
+	gp_error_t err;
+	gp_client_t *c = gp_session_client(s, &err);
+	Gpool__FileSetGetReply *r = c ? gp_xfer_set_get(c, id, "collect", "", &err) : NULL;
+	if (!r) {
+		fprintf(stderr, "gsub: job %" PRIu64 ": collecting: %s\n", id, err.text);
+		return -1;
+	}
+	/* keep the sets: the reply goes with the next call */
+	size_t len = gpool__file_set_get_reply__get_packed_size(r);
+	uint8_t *buf = malloc(len ? len : 1);
+	Gpool__FileSetGetReply *sets = NULL;
+	if (buf) {
+		gpool__file_set_get_reply__pack(r, buf);
+		sets = gpool__file_set_get_reply__unpack(NULL, len, buf);
+		free(buf);
+	}
+	if (!sets) {
+		fprintf(stderr, "gsub: out of memory\n");
+		return -1;
+	}
+	int rc = 0;
+	struct gp_xfer_stats st = { 0 };
+	for (size_t i = 0; i < sets->n_sets && rc == 0; i++) {
+		const Gpool__FileSet *fs = sets->sets[i];
+		if (gp_xfer_download(c, id, "collect", fs->name, fs->entries, fs->n_entries, dir, &st,
+				     &err) < 0) {
+			fprintf(stderr, "gsub: job %" PRIu64 ": collecting: %s\n", id, err.text);
+			rc = -1;
+		}
+	}
+	gpool__file_set_get_reply__free_unpacked(sets, NULL);
+	if (rc == 0) {
+		char what[128];
+		gp_xfer_describe(&st, what, sizeof(what));
+		fprintf(stderr, "gsub: collected %s into '%s'\n", what, dir);
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	gp_error_t err;
@@ -214,6 +296,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	int rc = 1;
+	struct gp_manifest staged = { 0 };
 	gp_session_t *s = gp_session_create(gp_submit_common(sub), &err);
 	if (!s) {
 		fprintf(stderr, "gsub: %s\n", err.text);
@@ -221,6 +304,8 @@ int main(int argc, char **argv)
 	}
 	if (gp_submit_retry_ms(sub) >= 0)
 		gp_session_set_retry(s, gp_submit_retry_ms(sub));
+	if (stage_files(s, sub, &staged, flags & (GP_SUBMIT_PARSABLE | GP_SUBMIT_JSON)) < 0)
+		goto out;
 	Gpool__SubmitRequest req = GPOOL__SUBMIT_REQUEST__INIT;
 	req.spec = gp_submit_spec(sub);
 	req.user = (char *)gp_session_user(s);
@@ -265,7 +350,14 @@ int main(int argc, char **argv)
 		rc = 0;
 	else
 		rc = ntasks ? wait_array(s, id, ntasks) : wait_job(s, id);
+	if ((flags & GP_SUBMIT_WAIT) && gp_submit_spec(sub)->n_collect &&
+	    collect_files(s, id, gp_submit_collect_dir(sub)) < 0 && rc == 0)
+		rc = 1;
 out:
+	/* the manifest is the spec's only on loan */
+	gp_submit_spec(sub)->stage = NULL;
+	gp_submit_spec(sub)->n_stage = 0;
+	gp_manifest_release(&staged);
 	gp_session_destroy(&s);
 	gp_submit_destroy(&sub);
 	return rc;

@@ -1,4 +1,5 @@
 #include "client.h"
+#include "files.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -115,6 +116,8 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 		}
 		free(d);
 	}
+	if (files_check_spec(s, sp, why, len) < 0)
+		return -1;
 	return 0;
 #undef BAD
 }

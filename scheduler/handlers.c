@@ -3,6 +3,7 @@
 
 #include "agent.h"
 #include "client.h"
+#include "files.h"
 #include "gschedd.h"
 #include "log.h"
 #include "nodes.h"
@@ -33,6 +34,11 @@ static const struct handler handlers[] = {
 	{ GPOOL__MSG__M_RDV_PUT, FROM_CLIENT, rdv_put, "rdv_put" },
 	{ GPOOL__MSG__M_RDV_GET, FROM_CLIENT, rdv_get, "rdv_get" },
 	{ GPOOL__MSG__M_RDV_FENCE, FROM_CLIENT, rdv_fence, "rdv_fence" },
+	{ GPOOL__MSG__M_CHUNK_HAVE, FROM_CLIENT, files_chunk_have, "chunk_have" },
+	{ GPOOL__MSG__M_CHUNK_PUT, FROM_CLIENT, files_chunk_put, "chunk_put" },
+	{ GPOOL__MSG__M_CHUNK_GET, FROM_CLIENT, files_chunk_get, "chunk_get" },
+	{ GPOOL__MSG__M_FILE_SET_PUT, FROM_CLIENT, files_set_put, "file_set_put" },
+	{ GPOOL__MSG__M_FILE_SET_GET, FROM_CLIENT, files_set_get, "file_set_get" },
 };
 
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,

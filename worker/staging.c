@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "chunk.h"
 #include "util.h"
 
 bool gp_stage_name_ok(const char *name)
@@ -190,6 +192,206 @@ int gp_stage_files(const Gpool__JobSpec *spec, const char *dir, const struct gp_
 		}
 		umask(077);
 		_exit(stage_as_user(spec, dir, p[1]));
+	}
+	close(p[1]);
+	char msg[512];
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof(msg) - 1 && (n = read(p[0], msg + got, sizeof(msg) - 1 - got)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		got += (size_t)n;
+	}
+	msg[got] = '\0';
+	close(p[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return gp_errprintf(err, "%s", got ? msg : "staging files failed");
+	return 0;
+}
+
+/* ---- a manifest from the chunk cache ---- */
+
+struct open_chunk {
+	const uint8_t *h;
+	int fd;
+};
+
+static int oc_cmp(const void *a, const void *b)
+{
+	return memcmp(((const struct open_chunk *)a)->h, ((const struct open_chunk *)b)->h,
+		      GP_HASH_LEN);
+}
+
+static int copy_chunks(int out, const Gpool__StageEntry *e, struct open_chunk *oc, size_t noc,
+		       uint8_t *buf)
+{
+	for (size_t k = 0; k < e->n_chunks; k++) {
+		struct open_chunk key = { e->chunks[k].data, -1 };
+		struct open_chunk *c = bsearch(&key, oc, noc, sizeof(*oc), oc_cmp);
+		if (!c || c->fd < 0) {
+			errno = ENOENT;
+			return -1;
+		}
+		uint64_t want = e->size - k * GP_CHUNK_SIZE;
+		if (want > GP_CHUNK_SIZE)
+			want = GP_CHUNK_SIZE;
+		size_t got = 0;
+		while (got < want) {
+			ssize_t n = pread(c->fd, buf + got, want - got, (off_t)got);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				errno = n < 0 ? errno : EIO;
+				return -1;
+			}
+			got += (size_t)n;
+		}
+		size_t off = 0;
+		while (off < got) {
+			ssize_t n = write(out, buf + off, got - off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return -1;
+			off += (size_t)n;
+		}
+	}
+	return 0;
+}
+
+/* Runs in the child: the chunks are open already, the account is ours. */
+static int write_manifest(const Gpool__JobSpec *spec, const char *dir, struct open_chunk *oc,
+			  size_t noc, char *msg, size_t len)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	uint8_t *buf = malloc(GP_CHUNK_SIZE);
+	if (dfd < 0 || !buf) {
+		snprintf(msg, len, "cannot open '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < spec->n_stage; i++) {
+		const Gpool__StageEntry *e = spec->stage[i];
+		if (mkparents(dfd, e->path) < 0) {
+			snprintf(msg, len, "cannot make the directories of '%s': %s", e->path,
+				 strerror(errno));
+			return -1;
+		}
+		if (e->dir) {
+			/* its own mode comes last: a read-only directory still gets its files */
+			if (mkdirat(dfd, e->path, 0700) < 0 && errno != EEXIST) {
+				snprintf(msg, len, "cannot make directory '%s': %s", e->path,
+					 strerror(errno));
+				return -1;
+			}
+			continue;
+		}
+		unlinkat(dfd, e->path, 0);
+		mode_t mode = e->mode ? e->mode : 0600;
+		int fd = openat(dfd, e->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				0600);
+		if (fd < 0 || copy_chunks(fd, e, oc, noc, buf) < 0 || fchmod(fd, mode & 07777) < 0) {
+			snprintf(msg, len, "cannot write staged file '%s': %s", e->path,
+				 strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		if (close(fd) < 0) {
+			snprintf(msg, len, "cannot write staged file '%s': %s", e->path,
+				 strerror(errno));
+			return -1;
+		}
+	}
+	for (size_t i = spec->n_stage; i-- > 0;)
+		if (spec->stage[i]->dir)
+			fchmodat(dfd, spec->stage[i]->path,
+				 (spec->stage[i]->mode ? spec->stage[i]->mode : 0700) & 07777, 0);
+	free(buf);
+	close(dfd);
+	return 0;
+}
+
+static int manifest_child(const Gpool__JobSpec *spec, const char *dir, const struct gp_account *a,
+			  const char *cache_dir, int fd)
+{
+	char msg[512];
+	size_t total = 0;
+	for (size_t i = 0; i < spec->n_stage; i++)
+		total += spec->stage[i]->dir ? 0 : spec->stage[i]->n_chunks;
+	struct open_chunk *oc = calloc(total ? total : 1, sizeof(*oc));
+	if (!oc) {
+		snprintf(msg, sizeof(msg), "out of memory");
+		goto fail;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < spec->n_stage; i++)
+		for (size_t k = 0; !spec->stage[i]->dir && k < spec->stage[i]->n_chunks; k++)
+			oc[n++] = (struct open_chunk){ spec->stage[i]->chunks[k].data, -1 };
+	qsort(oc, n, sizeof(*oc), oc_cmp);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!u || memcmp(oc[i].h, oc[u - 1].h, GP_HASH_LEN))
+			oc[u++] = oc[i];
+	/* every chunk open before the account is ours: the cache is root's alone */
+	struct rlimit rl = { u + 64, u + 64 };
+	struct rlimit cur;
+	if (getrlimit(RLIMIT_NOFILE, &cur) == 0 && cur.rlim_cur < rl.rlim_cur &&
+	    setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		snprintf(msg, sizeof(msg), "cannot open %zu chunks at once: %s", u, strerror(errno));
+		goto fail;
+	}
+	for (size_t i = 0; i < u; i++) {
+		char path[4200];
+		if (gp_chunk_path(cache_dir, oc[i].h, path, sizeof(path)) < 0 ||
+		    (oc[i].fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			snprintf(msg, sizeof(msg), "chunk missing from the cache '%s': %s", cache_dir,
+				 strerror(errno));
+			goto fail;
+		}
+	}
+	if (geteuid() == 0 && a->uid != 0) {
+		if (setgroups(0, NULL) < 0 || setgid(a->gid) < 0 || setuid(a->uid) < 0) {
+			snprintf(msg, sizeof(msg), "cannot switch to the task account");
+			goto fail;
+		}
+	}
+	umask(077);
+	if (write_manifest(spec, dir, oc, u, msg, sizeof(msg)) < 0)
+		goto fail;
+	return 0;
+fail:
+	if (write(fd, msg, strlen(msg)) < 0) {
+		/* nothing more to say */
+	}
+	return 1;
+}
+
+int gp_stage_manifest(const Gpool__JobSpec *spec, const char *dir, const struct gp_account *a,
+		      const char *cache_dir, gp_error_t *err)
+{
+	if (!spec || !spec->n_stage)
+		return 0;
+	for (size_t i = 0; i < spec->n_stage; i++)
+		if (!gp_entry_ok(spec->stage[i]))
+			return gp_errprintf(err, "invalid staged entry '%s'", spec->stage[i]->path);
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return gp_errprintf(err, "pipe: %s", strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return gp_errprintf(err, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(p[0]);
+		_exit(manifest_child(spec, dir, a, cache_dir, p[1]));
 	}
 	close(p[1]);
 	char msg[512];

@@ -32,4 +32,10 @@ int gp_stage_workdir(const Gpool__Launch *l, const char *scratch_root, const str
 int gp_stage_files(const Gpool__JobSpec *spec, const char *dir, const struct gp_account *a,
 		   gp_error_t *err);
 
+/* Materialize a staged manifest (spec.stage) in dir as the account, copying every file's
+ * chunks from cache_dir (where gp_xfer_fetch_cache put them, hash checked). The chunk files
+ * are opened as root first, then the writing runs as the account. 0 / -1 with err. */
+int gp_stage_manifest(const Gpool__JobSpec *spec, const char *dir, const struct gp_account *a,
+		      const char *cache_dir, gp_error_t *err);
+
 #endif

@@ -46,6 +46,8 @@ struct step {
 	const char *node;
 	const char *iface;  /* the interface that joins the nodes (NULL: unknown) */
 	const char *subnet; /* its subnet, ADDR/BITS (NULL: unknown) */
+	struct gp_config *xfer_cfg; /* for the chunk store's client (NULL: no staging) */
+	const char *cache_dir;	    /* this node's chunk cache */
 	struct gp_account account;
 	char *workdir;
 	bool workdir_owned;
@@ -63,6 +65,11 @@ int gp_stepd_main(int argc, char **argv);
 
 /* Queue a message for the agent (numbered, kept until acknowledged). */
 int step_send(struct step *s, Gpool__Msg *m);
+
+/* collect.c */
+/* Upload what rank t's --collect patterns match in the working directory to the scheduler's
+ * store (before its exit is reported); failures are logged, never fatal. */
+void step_collect(struct step *s, const struct task *t);
 
 /* task.c */
 /* Start every task; failures become TASK_FAILED_TO_START. */

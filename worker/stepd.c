@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "config.h"
 #include "env.h"
 #include "launchfile.h"
 #include "log.h"
@@ -26,6 +27,7 @@
 #include "step.h"
 #include "util.h"
 #include "wire.h"
+#include "xfer.h"
 
 #define HELLO_MS 2000
 #define ENVELOPE_MAX (4u << 20)
@@ -35,6 +37,9 @@ struct stepd {
 	const char *agent;
 	const char *scratch;
 	const char *cgroups;
+	const char *state_dir;	/* the node's chunk cache is <state_dir>/cache */
+	const char *scheduler;	/* the chunk store's endpoint */
+	const char *sched_uid;
 	bool allow_root;
 	uint32_t kill_grace_ms;
 	void *zctx, *sock;
@@ -188,6 +193,57 @@ static void recv_agent(struct stepd *d)
 
 /* ---- setup ---- */
 
+/* The chunk store's client settings, when the agent gave them. */
+static int setup_xfer(struct stepd *d, gp_error_t *err)
+{
+	static char cache[4200];
+	if (!d->scheduler || !d->state_dir)
+		return 0;
+	gp_config_t *c = gp_config_create(GP_WORKER);
+	if (!c)
+		return gp_errprintf(err, "out of memory");
+	if (gp_config_set(c, "scheduler", d->scheduler, err) < 0 ||
+	    (d->sched_uid && gp_config_set(c, "sched_uid", d->sched_uid, err) < 0)) {
+		gp_config_destroy(&c);
+		return -1;
+	}
+	snprintf(cache, sizeof(cache), "%s/cache", d->state_dir);
+	d->s.xfer_cfg = c;
+	d->s.cache_dir = cache;
+	return 0;
+}
+
+/* Fetch what the node's cache lacks of the staged manifest, then write it into the working
+ * directory. */
+static int stage_manifest(struct stepd *d, gp_error_t *err)
+{
+	struct step *s = &d->s;
+	const Gpool__Launch *l = s->launch;
+	if (!s->xfer_cfg)
+		return gp_errprintf(err, "staged files, but this agent knows no chunk store");
+	double t0 = gp_now();
+	struct gp_xfer_stats st = { 0 };
+	gp_client_t *c = gp_client_create(s->xfer_cfg, err);
+	if (!c)
+		return -1;
+	int rc = gp_xfer_fetch_cache(c, l->spec->stage, l->spec->n_stage, s->cache_dir, &st, err);
+	gp_client_destroy(&c);
+	if (rc < 0)
+		return -1;
+	double t1 = gp_now();
+	if (gp_stage_manifest(l->spec, s->workdir, &s->account, s->cache_dir, err) < 0)
+		return -1;
+	char what[128];
+	gp_xfer_describe(&st, what, sizeof(what));
+	gp_info("job %llu.%u: staged %s: %llu chunks, %llu cached, %llu fetched (%llu bytes), "
+		"%llu refused; fetch %.3f s, write %.3f s",
+		(unsigned long long)l->job_id, l->attempt, what, (unsigned long long)st.chunks,
+		(unsigned long long)st.cached_chunks, (unsigned long long)st.got_chunks,
+		(unsigned long long)st.got_bytes, (unsigned long long)st.refused_chunks, t1 - t0,
+		gp_now() - t1);
+	return 0;
+}
+
 static int setup_step(struct stepd *d, gp_error_t *err)
 {
 	struct step *s = &d->s;
@@ -199,6 +255,8 @@ static int setup_step(struct stepd *d, gp_error_t *err)
 	if (gp_stage_workdir(l, d->scratch, &s->account, &s->workdir, &s->workdir_owned, err) < 0)
 		return -1;
 	if (gp_stage_files(l->spec, s->workdir, &s->account, err) < 0)
+		return -1;
+	if (l->spec->n_stage && stage_manifest(d, err) < 0)
 		return -1;
 	/* the job's cpus: every task's placement, the cgroup holds them all */
 	size_t ncpus = 0;
@@ -390,6 +448,9 @@ static void usage(FILE *f)
 		"  --scratch-dir DIR   per-job scratch directories are made under DIR\n"
 		"  --cgroups MODE      auto, v1, v2 or off (default auto)\n"
 		"  --allow-root        run jobs owned by root as root\n"
+		"  --state-dir DIR     the node's chunk cache is DIR/cache (staged files)\n"
+		"  --scheduler EP      the scheduler's chunk store (staged and collected files)\n"
+		"  --sched-uid UID     the uid the scheduler's replies must carry\n"
 		"  --kill-grace MS     SIGKILL this long after SIGTERM when gstepd is stopped\n"
 		"  --log-level LEVEL   err, warn, info or debug\n"
 		"  --log-file FILE     append log lines here\n"
@@ -406,6 +467,9 @@ int gp_stepd_main(int argc, char **argv)
 		{ "scratch-dir", required_argument, NULL, 's' },
 		{ "cgroups", required_argument, NULL, 'c' },
 		{ "allow-root", no_argument, NULL, 'r' },
+		{ "state-dir", required_argument, NULL, 'S' },
+		{ "scheduler", required_argument, NULL, 'C' },
+		{ "sched-uid", required_argument, NULL, 'U' },
 		{ "kill-grace", required_argument, NULL, 'k' },
 		{ "log-level", required_argument, NULL, 'v' },
 		{ "log-file", required_argument, NULL, 'f' },
@@ -428,6 +492,9 @@ int gp_stepd_main(int argc, char **argv)
 		case 's': d.scratch = optarg; break;
 		case 'c': d.cgroups = optarg; break;
 		case 'r': d.allow_root = true; break;
+		case 'S': d.state_dir = optarg; break;
+		case 'C': d.scheduler = optarg; break;
+		case 'U': d.sched_uid = optarg; break;
 		case 'k':
 			v = strtol(optarg, NULL, 10);
 			d.kill_grace_ms = v > 0 ? (uint32_t)v : 0;
@@ -484,7 +551,9 @@ int gp_stepd_main(int argc, char **argv)
 		s->tasks[i].fd[0] = s->tasks[i].fd[1] = s->tasks[i].fd[2] = -1;
 	}
 	/* prepare before the link exists, so the forks there have no threads to worry about */
-	int ok = setup_step(&d, &err);
+	int ok = setup_xfer(&d, &err);
+	if (ok == 0)
+		ok = setup_step(&d, &err);
 	if (setup_link(&d, &err) < 0) {
 		gp_err("%s", err.text);
 		cleanup(&d);
@@ -504,6 +573,7 @@ int gp_stepd_main(int argc, char **argv)
 	zmq_ctx_term(d.zctx);
 	gp_wire_destroy(&d.wire);
 	gp_outbox_destroy(&s->out);
+	gp_config_destroy(&s->xfer_cfg);
 	gp_buf_release(&d.env);
 	free(s->workdir);
 	free(s->tasks);

@@ -74,6 +74,7 @@ struct steps {
 	char *argv[32];		/* gstepd's command line, argv[2] set per launch */
 	char *ep;
 	char grace[32];
+	char sched_uid[32];	
 	bool fork_only;		/* gstepd is the one beside us: run its code without exec */
 	void *sock;
 	gp_wire_t *wire;
@@ -613,6 +614,15 @@ static int stepd_argv(struct agent *a, struct steps *ss)
 		ss->argv[n++] = "--net-subnet";
 		ss->argv[n++] = a->subnet;
 	}
+	/* staged and collected files: the node's cache and the scheduler's chunk store */
+	snprintf(ss->sched_uid, sizeof(ss->sched_uid), "%lld",
+		 (long long)gp_config_int(c, "sched_uid"));
+	ss->argv[n++] = "--state-dir";
+	ss->argv[n++] = (char *)gp_config_str(c, "state_dir");
+	ss->argv[n++] = "--scheduler";
+	ss->argv[n++] = (char *)gp_config_str(c, "scheduler");
+	ss->argv[n++] = "--sched-uid";
+	ss->argv[n++] = ss->sched_uid;
 	ss->argv[n] = NULL;
 	return 0;
 }

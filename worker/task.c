@@ -307,6 +307,7 @@ void tasks_finish(struct step *s, int64_t now)
 		if (t->fd[1] >= 0 || t->fd[2] >= 0)
 			continue;
 		t->state = TASK_DONE;
+		step_collect(s, t);
 		send_event(s, t, GPOOL__TASK_EVENT_KIND__TASK_EXITED, NULL);
 	}
 }

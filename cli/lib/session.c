@@ -91,6 +91,11 @@ static int connect_once(gp_session_t *s, gp_error_t *err)
 	return s->client ? 0 : -1;
 }
 
+struct gp_client *gp_session_client(gp_session_t *s, gp_error_t *err)
+{
+	return connect_once(s, err) < 0 ? NULL : s->client;
+}
+
 const char *gp_session_user(gp_session_t *s)
 {
 	if (connect_once(s, NULL) < 0)

@@ -41,6 +41,8 @@ void gp_session_set_retry(gp_session_t *s, int64_t ms);
 const struct gp_config *gp_session_config(const gp_session_t *s);
 /* The endpoint the session talks to. */
 const char *gp_session_endpoint(const gp_session_t *s);
+/* The connection (made on first use), for pipelined transfers (xfer.h). NULL with err. */
+struct gp_client *gp_session_client(gp_session_t *s, gp_error_t *err);
 /* The user name requests carry (connects if needed; "" on failure). */
 const char *gp_session_user(gp_session_t *s);
 

@@ -29,6 +29,9 @@ struct gp_submit {
 	size_t file_bytes; /* script + staged files */
 	int64_t retry_ms;  /* --retry-for */
 	bool retry_set;
+	char **stage;	   /* --stage paths (uploaded to the chunk store by gsub, not read here) */
+	size_t n_stage;
+	char *collect_dir; /* --collect-dir */
 };
 
 /* ---- building the spec: every string and array in it is malloc'd, so that
@@ -272,54 +275,58 @@ static int read_whole(gp_submit_t *s, const char *what, const char *path, uint8_
 	return 0;
 }
 
+static const char *base_of(const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", path);
+	size_t n = strlen(buf);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	return basename(buf);
+}
+
 static int set_stage(void *c, const char *a, gp_error_t *err)
 {
 	gp_submit_t *s = SUB(c);
-	Gpool__JobSpec *sp = s->spec;
-	char *copy = strdup(a);
-	if (!copy) {
-		errno = ENOMEM;
-		return gp_errprintf(err, "out of memory");
-	}
-	char *base = basename(copy);
-	if (!*a || !strcmp(base, "/") || !strcmp(base, ".") || !strcmp(base, "..")) {
-		free(copy);
+	char b1[4096], b2[4096];
+	const char *base = base_of(a, b1, sizeof(b1));
+	if (!*a || !strcmp(base, "/") || !strcmp(base, ".") || !strcmp(base, ".."))
 		return bad(err, "file to stage", a);
+	struct stat st;
+	if (stat(a, &st) < 0)
+		return gp_errprintf(err, "cannot read file to stage '%s': %s", a, strerror(errno));
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		errno = EINVAL;
+		return gp_errprintf(err, "file to stage '%s' is not a regular file or a directory",
+				    a);
 	}
-	for (size_t i = 0; i < sp->n_files; i++) {
-		if (!strcmp(sp->files[i]->name, base)) {
+	for (size_t i = 0; i < s->n_stage; i++) {
+		if (!strcmp(base_of(s->stage[i], b2, sizeof(b2)), base)) {
 			errno = EINVAL;
-			gp_errprintf(err, "two staged files are named '%s'", base);
-			free(copy);
-			return -1;
+			return gp_errprintf(err, "two staged files are named '%s'", base);
 		}
 	}
-	uint8_t *data;
-	size_t len;
-	mode_t mode;
-	if (read_whole(s, "file to stage", a, &data, &len, &mode, err) < 0) {
-		free(copy);
-		return -1;
-	}
-	Gpool__StagedFile **nf = realloc(sp->files, (sp->n_files + 1) * sizeof(*nf));
-	Gpool__StagedFile *f = malloc(sizeof(*f));
-	if (nf)
-		sp->files = nf;
-	if (!nf || !f) {
-		free(f);
-		free(data);
-		free(copy);
+	return strv_push(&s->stage, &s->n_stage, a, err);
+}
+
+static int set_collect(void *c, const char *a, gp_error_t *err)
+{
+	if (!*a || a[0] == '/' || strstr(a, "..") || strlen(a) > 1024)
+		return bad(err, "collect pattern (a relative path or glob without '..')", a);
+	return strv_push(&SPEC(c)->collect, &SPEC(c)->n_collect, a, err);
+}
+
+static int set_collect_dir(void *c, const char *a, gp_error_t *err)
+{
+	if (!*a)
+		return bad(err, "collect directory", a);
+	char *d = strdup(a);
+	if (!d) {
 		errno = ENOMEM;
 		return gp_errprintf(err, "out of memory");
 	}
-	gpool__staged_file__init(f);
-	f->mode = (uint32_t)mode;
-	f->content.data = data;
-	f->content.len = len;
-	sp->files[sp->n_files++] = f;
-	int rc = set_str(&f->name, base, err);
-	free(copy);
-	return rc;
+	free(SUB(c)->collect_dir);
+	SUB(c)->collect_dir = d;
+	return 0;
 }
 
 /* --array: checked here (the scheduler checks again) so that a typo fails before anything
@@ -630,8 +637,14 @@ static const struct gp_opt submit_opts[] = {
     {"chdir", 'D', ARG, "DIR", "working directory of the tasks", set_chdir, 0},
     {"export", 0, ARG, "ALL|NONE|VAR[=val],...", "environment of the tasks (default ALL)",
      set_export, 0},
-    {"stage", 0, ARG, "FILE", "ship FILE to each node's scratch directory (repeatable)", set_stage,
+    {"stage", 0, ARG, "FILE|DIR",
+     "ship FILE or DIR (recursively) to each node's scratch directory (repeatable)", set_stage,
      0},
+    {"collect", 0, ARG, "PATTERN",
+     "bring files matching PATTERN back when the job ends (%t: every rank's; repeatable)",
+     set_collect, 0},
+    {"collect-dir", 0, ARG, "DIR", "where --wait and `gpool fetch` put collected files (default .)",
+     set_collect_dir, GP_OPT_CMDLINE},
     {"no-requeue", 0, NOARG, NULL, "never requeue the job after a node failure", set_no_requeue, 0},
     {"gpus-per-task", 0, ARG, "N", "cards each task gets", set_gpus_per_task, 0},
     {"gpus", 'G', ARG, "N", "cards for the whole job", set_gpus, 0},
@@ -695,8 +708,21 @@ void gp_submit_destroy(gp_submit_t **p)
 		return;
 	gpool__job_spec__free_unpacked((*p)->spec, NULL);
 	free((*p)->export_spec);
+	strv_clear(&(*p)->stage, &(*p)->n_stage);
+	free((*p)->collect_dir);
 	free(*p);
 	*p = NULL;
+}
+
+char *const *gp_submit_stage(const gp_submit_t *s, size_t *n)
+{
+	*n = s->n_stage;
+	return s->stage;
+}
+
+const char *gp_submit_collect_dir(const gp_submit_t *s)
+{
+	return s->collect_dir ? s->collect_dir : ".";
 }
 
 Gpool__JobSpec *gp_submit_spec(gp_submit_t *s)
@@ -837,11 +863,12 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 	}
 	if (!sp->cpus_per_task)
 		sp->cpus_per_task = 1;
-	for (size_t i = 0; i < sp->n_files; i++) {
-		if (sp->script.data && !strcmp(sp->argv[0] + 2, sp->files[i]->name)) {
+	for (size_t i = 0; i < s->n_stage; i++) {
+		char b[4096];
+		const char *base = base_of(s->stage[i], b, sizeof(b));
+		if (sp->script.data && !strcmp(sp->argv[0] + 2, base)) {
 			errno = EINVAL;
-			return gp_errprintf(err, "staged file '%s' has the script's name",
-					    sp->files[i]->name);
+			return gp_errprintf(err, "staged file '%s' has the script's name", base);
 		}
 	}
 	for (size_t i = 0; i < sp->n_nodelist; i++) {

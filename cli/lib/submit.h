@@ -1,6 +1,6 @@
 /* submit.h: gsub's command line (and a script's #GPOOL lines) turned into a JobSpec.
  *
- * Parsing reads the script and staged files but talks to nobody: a request is built only
+ * Parsing reads the script (staged files are only checked to exist) but talks to nobody: a request is built only
  * when everything given was valid. Errors come back in a gp_error_t without the program
  * name; errno says which exit status they deserve: EINVAL for a usage error (exit 2), any
  * other (ENOENT, EFBIG, ...) for a failure (exit 1).
@@ -32,6 +32,11 @@ void gp_submit_destroy(gp_submit_t **s);
 /* Parse gsub's arguments (argv[0] is the program name); envp is the environment --export
  * draws from. 0 / -1 with err filled and errno as above. */
 int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err);
+
+/* The --stage paths, in order (gsub uploads them and fills spec.stage before submitting). */
+char *const *gp_submit_stage(const gp_submit_t *s, size_t *n);
+/* Where collected files go: --collect-dir, or ".". */
+const char *gp_submit_collect_dir(const gp_submit_t *s);
 
 /* The spec built by a successful parse (owned by s). */
 Gpool__JobSpec *gp_submit_spec(gp_submit_t *s);

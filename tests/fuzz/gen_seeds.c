@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "gpool.pb-c.h"
+#include "chunk.h"
 #include "util.h"
 #include "wire.h"
 
@@ -567,6 +568,88 @@ static void rdv_seeds(void)
 	rdv_batch("other-attempt", as_root, 1);
 }
 
+/* fuzz_files: chunk-store and file-set requests against its job 1 (uid 1000); the first
+ * message's id picks the sender (2: uid 1000, 1: the agents' uid, 4: uid 2000). */
+static void files_batch(const char *name, Gpool__Msg *const *msgs, size_t n)
+{
+	gp_batch_t b = { 0 };
+	for (size_t i = 0; i < n; i++)
+		gp_batch_add(&b, msgs[i]);
+	put("files", name, b.body.data, b.body.len);
+	gp_batch_release(&b);
+}
+
+static void files_seeds(void)
+{
+	static const char data[] = "chunk bytes";
+	uint8_t h[GP_HASH_LEN], bad[GP_HASH_LEN];
+	gp_chunk_hash(data, sizeof(data) - 1, h);
+	memset(bad, 7, sizeof(bad));
+	Gpool__ChunkPut put_ok = GPOOL__CHUNK_PUT__INIT, put_bad = GPOOL__CHUNK_PUT__INIT;
+	put_ok.hash = (ProtobufCBinaryData){ GP_HASH_LEN, h };
+	put_ok.data = (ProtobufCBinaryData){ sizeof(data) - 1, (uint8_t *)data };
+	put_bad.hash = (ProtobufCBinaryData){ GP_HASH_LEN, bad };
+	put_bad.data = put_ok.data;
+	ProtobufCBinaryData hs[2] = { { GP_HASH_LEN, h }, { GP_HASH_LEN, bad } };
+	Gpool__ChunkHave have = GPOOL__CHUNK_HAVE__INIT;
+	have.hashes = hs;
+	have.n_hashes = 2;
+	ProtobufCBinaryData ch[1] = { { GP_HASH_LEN, h } };
+	Gpool__StageEntry e = GPOOL__STAGE_ENTRY__INIT, *ep = &e;
+	e.path = "out/result.txt";
+	e.mode = 0644;
+	e.size = sizeof(data) - 1;
+	e.chunks = ch;
+	e.n_chunks = 1;
+	Gpool__FileSetPut sp = GPOOL__FILE_SET_PUT__INIT;
+	sp.job_id = 1;
+	sp.kind = "ckpt";
+	sp.name = "state";
+	sp.entries = &ep;
+	sp.n_entries = 1;
+	Gpool__FileSetPut spc = sp;
+	spc.kind = "collect";
+	spc.name = "rank0";
+	Gpool__FileSetGet sg = GPOOL__FILE_SET_GET__INIT;
+	sg.job_id = 1;
+	sg.kind = "ckpt";
+	sg.name = "state";
+	Gpool__FileSetGet sgall = sg;
+	sgall.kind = "collect";
+	sgall.name = "";
+	Gpool__ChunkGet cg = GPOOL__CHUNK_GET__INIT;
+	cg.hash = (ProtobufCBinaryData){ GP_HASH_LEN, h };
+	cg.job_id = 1;
+	cg.kind = "ckpt";
+	cg.name = "state";
+	Gpool__Msg m[9];
+	for (int i = 0; i < 9; i++)
+		gpool__msg__init(&m[i]);
+	m[0].id = 2, m[0].m_case = GPOOL__MSG__M_CHUNK_HAVE, m[0].chunk_have = &have;
+	m[1].id = 3, m[1].m_case = GPOOL__MSG__M_CHUNK_PUT, m[1].chunk_put = &put_ok;
+	m[2].id = 4, m[2].m_case = GPOOL__MSG__M_CHUNK_PUT, m[2].chunk_put = &put_bad;
+	m[3].id = 5, m[3].m_case = GPOOL__MSG__M_FILE_SET_PUT, m[3].file_set_put = &sp;
+	m[4].id = 6, m[4].m_case = GPOOL__MSG__M_FILE_SET_GET, m[4].file_set_get = &sg;
+	m[5].id = 7, m[5].m_case = GPOOL__MSG__M_CHUNK_GET, m[5].chunk_get = &cg;
+	m[6].id = 8, m[6].m_case = GPOOL__MSG__M_FILE_SET_PUT, m[6].file_set_put = &spc;
+	m[7].id = 9, m[7].m_case = GPOOL__MSG__M_FILE_SET_GET, m[7].file_set_get = &sgall;
+	m[8].id = 10, m[8].m_case = GPOOL__MSG__M_CHUNK_HAVE, m[8].chunk_have = &have;
+	Gpool__Msg *all[9];
+	for (int i = 0; i < 9; i++)
+		all[i] = &m[i];
+	files_batch("have", all, 1);
+	files_batch("put-then-set", all, 7);	       /* as uid 1000 */
+	files_batch("bad-put", all + 2, 1);	       /* as uid 2000 */
+	files_batch("as-agent", all + 1, 8);	       /* id 3: the agents' uid */
+	m[1].id = 4;
+	files_batch("as-other", all + 1, 7);	       /* id 4: uid 2000 */
+	e.path = "../escape";
+	files_batch("escape", all + 1, 3);
+	e.path = "ok";
+	e.n_chunks = 0;
+	files_batch("count-mismatch", all + 1, 3);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -580,5 +663,6 @@ int main(int argc, char **argv)
 	specs();
 	texts();
 	rdv_seeds();
+	files_seeds();
 	return 0;
 }

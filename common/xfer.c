@@ -1,0 +1,689 @@
+/* xfer.c: manifests, and uploads and downloads through the scheduler's chunk store. */
+#include "xfer.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chunk.h"
+#include "util.h"
+
+#define WINDOW	     4	    /* requests in flight */
+#define HAVE_BATCH   4096   /* hashes per ChunkHave */
+#define XFER_TIMEOUT 60000  /* ms without any reply */
+#define RETRIES	     3	    /* a chunk that arrives damaged is asked for again this often */
+
+/* ---- manifests ---- */
+
+void gp_manifest_release(struct gp_manifest *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		gpool__stage_entry__free_unpacked(m->e[i], NULL);
+		free(m->src[i]);
+	}
+	free(m->e);
+	free(m->src);
+	memset(m, 0, sizeof(*m));
+}
+
+static Gpool__StageEntry *push(struct gp_manifest *m, const char *as, const char *src,
+			       gp_error_t *err)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 16;
+		Gpool__StageEntry **e = realloc(m->e, cap * sizeof(*e));
+		if (e)
+			m->e = e;
+		char **s = realloc(m->src, cap * sizeof(*s));
+		if (s)
+			m->src = s;
+		if (!e || !s) {
+			gp_errprintf(err, "out of memory");
+			return NULL;
+		}
+		m->cap = cap;
+	}
+	Gpool__StageEntry *e = malloc(sizeof(*e));
+	char *path = strdup(as), *sp = src ? strdup(src) : NULL;
+	if (!e || !path || (src && !sp)) {
+		free(e);
+		free(path);
+		free(sp);
+		gp_errprintf(err, "out of memory");
+		return NULL;
+	}
+	gpool__stage_entry__init(e);
+	e->path = path;
+	m->e[m->n] = e;
+	m->src[m->n] = sp;
+	m->n++;
+	return e;
+}
+
+/* Hash fd's chunks into e (size and chunks). */
+static int hash_fd(Gpool__StageEntry *e, int fd, const char *what, gp_error_t *err)
+{
+	uint8_t *buf = malloc(GP_CHUNK_SIZE);
+	if (!buf)
+		return gp_errprintf(err, "out of memory");
+	uint64_t size = 0;
+	while (1) {
+		size_t got = 0;
+		while (got < GP_CHUNK_SIZE) {
+			ssize_t k = pread(fd, buf + got, GP_CHUNK_SIZE - got, (off_t)(size + got));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0) {
+				free(buf);
+				return gp_errprintf(err, "cannot read '%s': %s", what, strerror(errno));
+			}
+			if (k == 0)
+				break;
+			got += (size_t)k;
+		}
+		if (!got)
+			break;
+		ProtobufCBinaryData *c = realloc(e->chunks, (e->n_chunks + 1) * sizeof(*c));
+		uint8_t *h = malloc(GP_HASH_LEN);
+		if (c)
+			e->chunks = c;
+		if (!c || !h) {
+			free(h);
+			free(buf);
+			return gp_errprintf(err, "out of memory");
+		}
+		gp_chunk_hash(buf, got, h);
+		e->chunks[e->n_chunks].data = h;
+		e->chunks[e->n_chunks].len = GP_HASH_LEN;
+		e->n_chunks++;
+		size += got;
+		if (got < GP_CHUNK_SIZE)
+			break;
+	}
+	free(buf);
+	e->size = size;
+	return 0;
+}
+
+int gp_manifest_add_fd(struct gp_manifest *m, int fd, const char *as, uint32_t mode,
+		       gp_error_t *err)
+{
+	if (!gp_path_ok(as))
+		return gp_errprintf(err, "invalid path '%s'", as);
+	Gpool__StageEntry *e = push(m, as, NULL, err);
+	if (!e)
+		return -1;
+	e->mode = mode & 07777;
+	if (hash_fd(e, fd, as, err) < 0) {
+		gpool__stage_entry__free_unpacked(e, NULL);
+		m->n--;
+		return -1;
+	}
+	return 0;
+}
+
+int gp_manifest_add_dir(struct gp_manifest *m, const char *as, uint32_t mode, gp_error_t *err)
+{
+	if (!gp_path_ok(as))
+		return gp_errprintf(err, "invalid path '%s'", as);
+	Gpool__StageEntry *e = push(m, as, NULL, err);
+	if (!e)
+		return -1;
+	e->dir = 1;
+	e->mode = mode & 07777;
+	return 0;
+}
+
+static int add_file(struct gp_manifest *m, const char *path, const char *as, mode_t mode,
+		    gp_error_t *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gp_errprintf(err, "cannot read '%s': %s", path, strerror(errno));
+	Gpool__StageEntry *e = push(m, as, path, err);
+	int rc = -1;
+	if (e) {
+		e->mode = mode & 07777;
+		rc = hash_fd(e, fd, path, err);
+	}
+	close(fd);
+	return rc;
+}
+
+static int add_tree(struct gp_manifest *m, const char *path, const char *as, int depth,
+		    gp_error_t *err)
+{
+	struct stat st;
+	if (depth > 64)
+		return gp_errprintf(err, "'%s' is nested too deep", path);
+	if ((depth ? lstat(path, &st) : stat(path, &st)) < 0)
+		return gp_errprintf(err, "cannot read '%s': %s", path, strerror(errno));
+	if (S_ISREG(st.st_mode))
+		return add_file(m, path, as, st.st_mode, err);
+	if (!S_ISDIR(st.st_mode)) {
+		if (depth)
+			return 0; /* links, sockets, devices inside a directory: skipped */
+		return gp_errprintf(err, "'%s' is not a regular file or a directory", path);
+	}
+	Gpool__StageEntry *e = push(m, as, NULL, err);
+	if (!e)
+		return -1;
+	e->dir = 1;
+	e->mode = st.st_mode & 07777;
+	struct dirent **names;
+	int n = scandir(path, &names, NULL, alphasort);
+	if (n < 0)
+		return gp_errprintf(err, "cannot read directory '%s': %s", path, strerror(errno));
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		const char *d = names[i]->d_name;
+		if (rc == 0 && strcmp(d, ".") && strcmp(d, "..")) {
+			char sub[4096], subas[4096];
+			if (snprintf(sub, sizeof(sub), "%s/%s", path, d) >= (int)sizeof(sub) ||
+			    snprintf(subas, sizeof(subas), "%s/%s", as, d) >= (int)sizeof(subas))
+				rc = gp_errprintf(err, "path '%s/%s' is too long", path, d);
+			else
+				rc = add_tree(m, sub, subas, depth + 1, err);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+int gp_manifest_add(struct gp_manifest *m, const char *path, const char *as, gp_error_t *err)
+{
+	if (!gp_path_ok(as))
+		return gp_errprintf(err, "invalid path '%s'", as);
+	return add_tree(m, path, as, 0, err);
+}
+
+/* ---- requests ---- */
+
+static Gpool__Msg *reply_of(Gpool__Msg *r, Gpool__Msg__MCase want, const char *what,
+			    gp_error_t *err)
+{
+	if (r->m_case == GPOOL__MSG__M_ERROR) {
+		gp_errprintf(err, "%s: %s", what, r->error->text);
+		errno = r->error->code == GPOOL__ERROR_CODE__ERROR_NOT_FOUND ? ENOENT : EPROTO;
+		return NULL;
+	}
+	if (r->m_case != want) {
+		gp_errprintf(err, "%s: unexpected reply (type %d)", what, (int)r->m_case);
+		errno = EPROTO;
+		return NULL;
+	}
+	return r;
+}
+
+struct ref {
+	size_t i;	  /* entry */
+	uint64_t k;	  /* chunk */
+	const uint8_t *h; /* its hash */
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+	return memcmp(((const struct ref *)a)->h, ((const struct ref *)b)->h, GP_HASH_LEN);
+}
+
+/* Every chunk of the files in e; with dedupe, one ref per distinct hash. */
+static struct ref *refs_of(Gpool__StageEntry *const *e, size_t n, bool dedupe, size_t *nref,
+			   struct gp_xfer_stats *st)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += e[i]->dir ? 0 : e[i]->n_chunks;
+	struct ref *r = calloc(total ? total : 1, sizeof(*r));
+	if (!r)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (e[i]->dir) {
+			st->dirs++;
+			continue;
+		}
+		st->files++;
+		st->bytes += e[i]->size;
+		for (size_t c = 0; c < e[i]->n_chunks; c++)
+			r[k++] = (struct ref){ i, c, e[i]->chunks[c].data };
+	}
+	if (dedupe && k) {
+		qsort(r, k, sizeof(*r), ref_cmp);
+		size_t u = 1;
+		for (size_t i = 1; i < k; i++)
+			if (memcmp(r[i].h, r[u - 1].h, GP_HASH_LEN))
+				r[u++] = r[i];
+		k = u;
+	}
+	st->chunks += k;
+	*nref = k;
+	return r;
+}
+
+static size_t chunk_len(const Gpool__StageEntry *e, uint64_t k)
+{
+	uint64_t off = k * GP_CHUNK_SIZE;
+	uint64_t left = e->size - off;
+	return left < GP_CHUNK_SIZE ? (size_t)left : GP_CHUNK_SIZE;
+}
+
+static int read_src(void *arg, size_t i, uint64_t off, void *buf, size_t len)
+{
+	const struct gp_manifest *m = arg;
+	int fd = open(m->src[i], O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t got = 0;
+	while (got < len) {
+		ssize_t k = pread(fd, (uint8_t *)buf + got, len - got, (off_t)(off + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = EIO;
+			close(fd);
+			return -1;
+		}
+		got += (size_t)k;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Which refs does the store lack? need[i] set for those. */
+static int ask_have(gp_client_t *c, struct ref *r, size_t n, bool *need, gp_error_t *err)
+{
+	ProtobufCBinaryData *hs = calloc(HAVE_BATCH, sizeof(*hs));
+	if (!hs)
+		return gp_errprintf(err, "out of memory");
+	int rc = 0;
+	for (size_t at = 0; at < n && rc == 0; at += HAVE_BATCH) {
+		size_t k = n - at < HAVE_BATCH ? n - at : HAVE_BATCH;
+		for (size_t i = 0; i < k; i++)
+			hs[i] = (ProtobufCBinaryData){ GP_HASH_LEN, (uint8_t *)r[at + i].h };
+		Gpool__ChunkHave q = GPOOL__CHUNK_HAVE__INIT;
+		q.hashes = hs;
+		q.n_hashes = k;
+		Gpool__Msg m = GPOOL__MSG__INIT;
+		m.m_case = GPOOL__MSG__M_CHUNK_HAVE;
+		m.chunk_have = &q;
+		Gpool__Msg *rep = gp_client_call(c, &m, XFER_TIMEOUT, err);
+		if (!rep || !reply_of(rep, GPOOL__MSG__M_CHUNK_HAVE_REPLY, "chunk query", err)) {
+			rc = -1;
+			break;
+		}
+		const Gpool__ChunkHaveReply *hr = rep->chunk_have_reply;
+		for (size_t i = 0; i < hr->n_missing; i++)
+			if (hr->missing[i] < k)
+				need[at + hr->missing[i]] = true;
+	}
+	free(hs);
+	return rc;
+}
+
+struct slot {
+	uint64_t id;
+	size_t ref;
+	int tries;
+	bool busy;
+};
+
+static struct slot *slot_of(struct slot *s, uint64_t id)
+{
+	for (int i = 0; i < WINDOW; i++)
+		if (s[i].busy && s[i].id == id)
+			return &s[i];
+	return NULL;
+}
+
+static struct slot *slot_free(struct slot *s)
+{
+	for (int i = 0; i < WINDOW; i++)
+		if (!s[i].busy)
+			return &s[i];
+	return NULL;
+}
+
+int gp_xfer_upload(gp_client_t *c, Gpool__StageEntry *const *e, size_t n, gp_xfer_read_f read,
+		   void *arg, struct gp_xfer_stats *st, gp_error_t *err)
+{
+	size_t nref;
+	struct ref *r = refs_of(e, n, true, &nref, st);
+	bool *need = calloc(nref ? nref : 1, sizeof(*need));
+	uint8_t *buf = malloc(GP_CHUNK_SIZE);
+	int rc = -1;
+	if (!r || !need || !buf) {
+		gp_errprintf(err, "out of memory");
+		goto out;
+	}
+	if (ask_have(c, r, nref, need, err) < 0)
+		goto out;
+	struct slot slots[WINDOW] = { { 0 } };
+	size_t next = 0, busy = 0;
+	while (1) {
+		struct slot *sl;
+		while (next < nref && (sl = slot_free(slots))) {
+			if (!need[next]) {
+				next++;
+				continue;
+			}
+			const Gpool__StageEntry *fe = e[r[next].i];
+			size_t len = chunk_len(fe, r[next].k);
+			uint8_t h[GP_HASH_LEN];
+			if (read(arg, r[next].i, r[next].k * GP_CHUNK_SIZE, buf, len) < 0) {
+				gp_errprintf(err, "cannot read '%s': %s", fe->path, strerror(errno));
+				goto out;
+			}
+			gp_chunk_hash(buf, len, h);
+			if (memcmp(h, r[next].h, GP_HASH_LEN)) {
+				errno = EAGAIN;
+				gp_errprintf(err, "'%s' changed while it was sent", fe->path);
+				goto out;
+			}
+			Gpool__ChunkPut q = GPOOL__CHUNK_PUT__INIT;
+			q.hash = (ProtobufCBinaryData){ GP_HASH_LEN, h };
+			q.data = (ProtobufCBinaryData){ len, buf };
+			Gpool__Msg m = GPOOL__MSG__INIT;
+			m.m_case = GPOOL__MSG__M_CHUNK_PUT;
+			m.chunk_put = &q;
+			if (gp_client_send(c, &m, &sl->id, err) < 0)
+				goto out;
+			sl->busy = true;
+			sl->ref = next++;
+			busy++;
+			st->sent_chunks++;
+			st->sent_bytes += len;
+		}
+		if (!busy)
+			break;
+		Gpool__Msg *rep = gp_client_recv(c, 0, XFER_TIMEOUT, err);
+		if (!rep)
+			goto out;
+		if (!(sl = slot_of(slots, rep->id)))
+			continue;
+		if (!reply_of(rep, GPOOL__MSG__M_CHUNK_PUT_REPLY, "chunk upload", err))
+			goto out;
+		sl->busy = false;
+		busy--;
+	}
+	rc = 0;
+out:
+	free(r);
+	free(need);
+	free(buf);
+	return rc;
+}
+
+int gp_xfer_upload_manifest(gp_client_t *c, const struct gp_manifest *m,
+			    struct gp_xfer_stats *st, gp_error_t *err)
+{
+	return gp_xfer_upload(c, m->e, m->n, read_src, (void *)m, st, err);
+}
+
+/* Called with each chunk that arrived with the right hash. 0 / -1 (errno). */
+typedef int (*got_f)(void *arg, const struct ref *r, const uint8_t *data, size_t len);
+
+static int get_many(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEntry *const *e,
+		    struct ref *r, size_t n, got_f got, void *arg, struct gp_xfer_stats *st,
+		    gp_error_t *err)
+{
+	struct slot slots[WINDOW] = { { 0 } };
+	size_t next = 0, busy = 0;
+	size_t *retry = calloc(n ? n : 1, sizeof(*retry));
+	size_t nretry = 0;
+	int *tries = calloc(n ? n : 1, sizeof(*tries));
+	int rc = -1;
+	if (!retry || !tries) {
+		gp_errprintf(err, "out of memory");
+		goto out;
+	}
+	while (1) {
+		struct slot *sl;
+		while ((next < n || nretry) && (sl = slot_free(slots))) {
+			size_t i = nretry ? retry[--nretry] : next++;
+			Gpool__ChunkGet q = *tmpl;
+			q.hash = (ProtobufCBinaryData){ GP_HASH_LEN, (uint8_t *)r[i].h };
+			Gpool__Msg m = GPOOL__MSG__INIT;
+			m.m_case = GPOOL__MSG__M_CHUNK_GET;
+			m.chunk_get = &q;
+			if (gp_client_send(c, &m, &sl->id, err) < 0)
+				goto out;
+			sl->busy = true;
+			sl->ref = i;
+			busy++;
+		}
+		if (!busy)
+			break;
+		Gpool__Msg *rep = gp_client_recv(c, 0, XFER_TIMEOUT, err);
+		if (!rep)
+			goto out;
+		if (!(sl = slot_of(slots, rep->id)))
+			continue;
+		if (!reply_of(rep, GPOOL__MSG__M_CHUNK_GET_REPLY, "chunk download", err))
+			goto out;
+		sl->busy = false;
+		busy--;
+		const struct ref *rf = &r[sl->ref];
+		const ProtobufCBinaryData *d = &rep->chunk_get_reply->data;
+		uint8_t h[GP_HASH_LEN];
+		gp_chunk_hash(d->data, d->len, h);
+		if (memcmp(h, rf->h, GP_HASH_LEN) || d->len != chunk_len(e[rf->i], rf->k)) {
+			st->refused_chunks++;
+			if (++tries[sl->ref] > RETRIES) {
+				errno = EBADMSG;
+				gp_errprintf(err, "a chunk of '%s' arrived damaged %d times",
+					     e[rf->i]->path, RETRIES + 1);
+				goto out;
+			}
+			retry[nretry++] = sl->ref;
+			continue;
+		}
+		st->got_chunks++;
+		st->got_bytes += d->len;
+		if (got(arg, rf, d->data, d->len) < 0) {
+			gp_errprintf(err, "cannot store a chunk of '%s': %s", e[rf->i]->path,
+				     strerror(errno));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(retry);
+	free(tries);
+	return rc;
+}
+
+static int got_cache(void *arg, const struct ref *r, const uint8_t *data, size_t len)
+{
+	return gp_chunk_write(arg, r->h, data, len);
+}
+
+int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
+			const char *cache_dir, struct gp_xfer_stats *st, gp_error_t *err)
+{
+	size_t nref;
+	struct ref *r = refs_of(e, n, true, &nref, st);
+	if (!r)
+		return gp_errprintf(err, "out of memory");
+	if (gp_mkdir_p(cache_dir, 0700) < 0) {
+		free(r);
+		return gp_errprintf(err, "cannot make '%s': %s", cache_dir, strerror(errno));
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < nref; i++) {
+		if (gp_chunk_verify(cache_dir, r[i].h) == 0) {
+			st->cached_chunks++;
+			continue;
+		}
+		if (errno == EBADMSG)
+			st->refused_chunks++;
+		r[k++] = r[i];
+	}
+	Gpool__ChunkGet tmpl = GPOOL__CHUNK_GET__INIT;
+	int rc = get_many(c, &tmpl, e, r, k, got_cache, (void *)cache_dir, st, err);
+	free(r);
+	return rc;
+}
+
+/* ---- downloads into a directory ---- */
+
+struct dl {
+	int dfd;
+	Gpool__StageEntry *const *e;
+};
+
+/* Make the parents of name under dfd, never following a link. */
+static int mkparents(int dfd, const char *name)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", name);
+	for (char *p = strchr(buf, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (mkdirat(dfd, buf, 0755) < 0 && errno != EEXIST)
+			return -1;
+		struct stat st;
+		if (fstatat(dfd, buf, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			return -1;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+static int got_file(void *arg, const struct ref *r, const uint8_t *data, size_t len)
+{
+	struct dl *d = arg;
+	int fd = openat(d->dfd, d->e[r->i]->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t off = 0;
+	while (off < len) {
+		ssize_t k = pwrite(fd, data + off, len - off, (off_t)(r->k * GP_CHUNK_SIZE + off));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			close(fd);
+			return -1;
+		}
+		off += (size_t)k;
+	}
+	return close(fd);
+}
+
+int gp_xfer_download(gp_client_t *c, uint64_t job_id, const char *kind, const char *name,
+		     Gpool__StageEntry *const *e, size_t n, const char *dest,
+		     struct gp_xfer_stats *st, gp_error_t *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!gp_entry_ok(e[i]))
+			return gp_errprintf(err, "invalid entry '%s' in the file set", e[i]->path);
+	if (gp_mkdir_p(dest, 0755) < 0)
+		return gp_errprintf(err, "cannot make '%s': %s", dest, strerror(errno));
+	int dfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return gp_errprintf(err, "cannot open '%s': %s", dest, strerror(errno));
+	for (size_t i = 0; i < n; i++) {
+		const Gpool__StageEntry *x = e[i];
+		if (mkparents(dfd, x->path) < 0) {
+			close(dfd);
+			return gp_errprintf(err, "cannot make the directories of '%s/%s': %s", dest,
+					    x->path, strerror(errno));
+		}
+		if (x->dir) {
+			if (mkdirat(dfd, x->path, x->mode ? x->mode : 0755) < 0 && errno != EEXIST) {
+				close(dfd);
+				return gp_errprintf(err, "cannot make '%s/%s': %s", dest, x->path,
+						    strerror(errno));
+			}
+			continue;
+		}
+		unlinkat(dfd, x->path, 0);
+		int fd = openat(dfd, x->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				x->mode ? x->mode : 0644);
+		if (fd < 0 || ftruncate(fd, (off_t)x->size) < 0) {
+			gp_errprintf(err, "cannot write '%s/%s': %s", dest, x->path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			close(dfd);
+			return -1;
+		}
+		close(fd);
+	}
+	size_t nref;
+	struct ref *r = refs_of(e, n, false, &nref, st);
+	if (!r) {
+		close(dfd);
+		return gp_errprintf(err, "out of memory");
+	}
+	Gpool__ChunkGet tmpl = GPOOL__CHUNK_GET__INIT;
+	tmpl.job_id = job_id;
+	tmpl.kind = (char *)kind;
+	tmpl.name = (char *)name;
+	struct dl d = { dfd, e };
+	int rc = get_many(c, &tmpl, e, r, nref, got_file, &d, st, err);
+	free(r);
+	close(dfd);
+	return rc;
+}
+
+/* ---- file sets ---- */
+
+int gp_xfer_set_put(gp_client_t *c, uint64_t job_id, const char *kind, const char *name,
+		    Gpool__StageEntry *const *e, size_t n, gp_error_t *err)
+{
+	Gpool__FileSetPut q = GPOOL__FILE_SET_PUT__INIT;
+	q.job_id = job_id;
+	q.kind = (char *)kind;
+	q.name = (char *)name;
+	q.entries = (Gpool__StageEntry **)e;
+	q.n_entries = n;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_FILE_SET_PUT;
+	m.file_set_put = &q;
+	Gpool__Msg *rep = gp_client_call(c, &m, XFER_TIMEOUT, err);
+	if (!rep || !reply_of(rep, GPOOL__MSG__M_FILE_SET_PUT_REPLY, "storing the file set", err))
+		return -1;
+	return 0;
+}
+
+Gpool__FileSetGetReply *gp_xfer_set_get(gp_client_t *c, uint64_t job_id, const char *kind,
+					const char *name, gp_error_t *err)
+{
+	Gpool__FileSetGet q = GPOOL__FILE_SET_GET__INIT;
+	q.job_id = job_id;
+	q.kind = (char *)kind;
+	q.name = (char *)name;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_FILE_SET_GET;
+	m.file_set_get = &q;
+	Gpool__Msg *rep = gp_client_call(c, &m, XFER_TIMEOUT, err);
+	if (!rep || !reply_of(rep, GPOOL__MSG__M_FILE_SET_GET_REPLY, "reading the file set", err))
+		return NULL;
+	return rep->file_set_get_reply;
+}
+
+static void human(uint64_t b, char *buf, size_t len)
+{
+	if (b >= (1u << 20))
+		snprintf(buf, len, "%.1f MiB", (double)b / (1u << 20));
+	else if (b >= 1024)
+		snprintf(buf, len, "%.1f KiB", (double)b / 1024);
+	else
+		snprintf(buf, len, "%llu bytes", (unsigned long long)b);
+}
+
+void gp_xfer_describe(const struct gp_xfer_stats *st, char *buf, size_t len)
+{
+	char b[32];
+	human(st->bytes, b, sizeof(b));
+	snprintf(buf, len, "%llu file%s, %llu director%s, %s", (unsigned long long)st->files,
+		 st->files == 1 ? "" : "s", (unsigned long long)st->dirs,
+		 st->dirs == 1 ? "y" : "ies", b);
+}

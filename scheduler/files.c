@@ -1,0 +1,424 @@
+/* files.c: the chunk store and the file sets kept with jobs. */
+#include "files.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "chunk.h"
+#include "log.h"
+#include "names.h"
+#include "util.h"
+
+#define HAVE_MAX     4096	 /* hashes in one ChunkHave */
+#define SET_ENTRIES  1000000	 /* entries in one file set or manifest */
+#define SET_MAX	     (64u << 20) /* bytes of one stored file set */
+#define COLLECT_MAX  64		 /* --collect patterns */
+
+static uint64_t chunks_in, bytes_in, chunks_out, bytes_out;
+
+static void chunk_dir(struct gsched *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/chunks", s->state_dir);
+}
+
+static bool kind_ok(const char *k)
+{
+	return k && (!strcmp(k, "collect") || !strcmp(k, "ckpt"));
+}
+
+/* A set name: 1..128 of [A-Za-z0-9._-], not starting with a dot. */
+static bool set_name_ok(const char *n)
+{
+	size_t len = n ? strlen(n) : 0;
+	if (!len || len > 128 || n[0] == '.')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = n[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+static bool privileged(const struct req *r)
+{
+	return r->from.uid == 0 || r->from.uid == r->s->agent_uid;
+}
+
+/* The uid that owns a job's file sets: the job's, or what was recorded with its first set. */
+static int owner_of(struct gsched *s, uint64_t job_id, uid_t *uid)
+{
+	struct job *j = jobs_get(s->jobs, job_id);
+	if (j) {
+		*uid = j->uid;
+		return 0;
+	}
+	char path[1200];
+	uint8_t *d;
+	size_t n;
+	snprintf(path, sizeof(path), "%s/files/%llu/owner", s->state_dir,
+		 (unsigned long long)job_id);
+	if (gp_read_file(path, 32, &d, &n) < 0)
+		return -1;
+	char buf[33];
+	memcpy(buf, d, n);
+	buf[n] = '\0';
+	free(d);
+	*uid = (uid_t)strtoul(buf, NULL, 10);
+	return 0;
+}
+
+static int check_entries(struct gsched *s, Gpool__StageEntry *const *e, size_t n, char *why,
+			 size_t len)
+{
+	char dir[1100];
+	chunk_dir(s, dir, sizeof(dir));
+	if (n > SET_ENTRIES)
+		return snprintf(why, len, "too many files (%zu)", n), -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!gp_entry_ok(e[i]))
+			return snprintf(why, len, "invalid file entry '%.64s'", e[i]->path), -1;
+		for (size_t k = 0; k < e[i]->n_chunks; k++)
+			if (!gp_chunk_has(dir, e[i]->chunks[k].data))
+				return snprintf(why, len,
+						"file '%.64s': chunk %zu is not in the store (upload "
+						"it first)",
+						e[i]->path, k),
+				       -1;
+	}
+	return 0;
+}
+
+int files_check_spec(struct gsched *s, const Gpool__JobSpec *sp, char *why, size_t len)
+{
+	if (sp->n_collect > COLLECT_MAX)
+		return snprintf(why, len, "too many collect patterns (%zu)", sp->n_collect), -1;
+	for (size_t i = 0; i < sp->n_collect; i++) {
+		const char *p = sp->collect[i];
+		if (!*p || p[0] == '/' || strstr(p, "..") || strlen(p) > 1024)
+			return snprintf(why, len, "invalid collect pattern '%.64s'", p), -1;
+	}
+	return check_entries(s, sp->stage, sp->n_stage, why, len);
+}
+
+void files_chunk_have(struct req *r)
+{
+	const Gpool__ChunkHave *q = r->msg->chunk_have;
+	if (q->n_hashes > HAVE_MAX) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
+				   "%zu hashes in one query (at most %d)", q->n_hashes, HAVE_MAX);
+		return;
+	}
+	char dir[1100];
+	chunk_dir(r->s, dir, sizeof(dir));
+	uint32_t *miss = calloc(q->n_hashes ? q->n_hashes : 1, sizeof(*miss));
+	if (!miss) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		return;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < q->n_hashes; i++) {
+		if (q->hashes[i].len != GP_HASH_LEN) {
+			free(miss);
+			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+					   "hash %zu is %zu bytes, not %d", i, q->hashes[i].len,
+					   GP_HASH_LEN);
+			return;
+		}
+		if (!gp_chunk_has(dir, q->hashes[i].data))
+			miss[n++] = (uint32_t)i;
+	}
+	Gpool__ChunkHaveReply rep = GPOOL__CHUNK_HAVE_REPLY__INIT;
+	rep.missing = miss;
+	rep.n_missing = n;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_CHUNK_HAVE_REPLY;
+	m.chunk_have_reply = &rep;
+	gsched_reply(r, &m, false);
+	free(miss);
+}
+
+void files_chunk_put(struct req *r)
+{
+	const Gpool__ChunkPut *q = r->msg->chunk_put;
+	if (q->hash.len != GP_HASH_LEN || q->data.len > GP_CHUNK_SIZE) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "a chunk needs a %d-byte hash and at most %u bytes", GP_HASH_LEN,
+				   GP_CHUNK_SIZE);
+		return;
+	}
+	char dir[1100];
+	chunk_dir(r->s, dir, sizeof(dir));
+	if (gp_mkdir_p(dir, 0700) < 0 || gp_chunk_put(dir, q->hash.data, q->data.data, q->data.len) < 0) {
+		char hex[2 * GP_HASH_LEN + 1];
+		gp_chunk_hex(q->hash.data, hex);
+		if (errno == EBADMSG) {
+			gp_warn("chunk %.16s from %s (uid %u): its bytes do not match its hash: refused",
+				hex, r->addr, (unsigned)r->from.uid);
+			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+					   "chunk %.16s: the bytes do not match the hash", hex);
+		} else {
+			gp_err("cannot store chunk %.16s: %s", hex, strerror(errno));
+			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+					   "cannot store the chunk: %s", strerror(errno));
+		}
+		return;
+	}
+	chunks_in++;
+	bytes_in += q->data.len;
+	gp_debug("chunk store: %llu chunks, %llu bytes received so far",
+		 (unsigned long long)chunks_in, (unsigned long long)bytes_in);
+	Gpool__ChunkPutReply rep = GPOOL__CHUNK_PUT_REPLY__INIT;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_CHUNK_PUT_REPLY;
+	m.chunk_put_reply = &rep;
+	gsched_reply(r, &m, false);
+}
+
+static char *set_path(struct gsched *s, uint64_t job, const char *kind, const char *name)
+{
+	char *p = NULL;
+	if (asprintf(&p, "%s/files/%llu/%s/%s", s->state_dir, (unsigned long long)job, kind,
+		     name) < 0)
+		return NULL;
+	return p;
+}
+
+static Gpool__FileSet *set_load(struct gsched *s, uint64_t job, const char *kind,
+				const char *name)
+{
+	char *p = set_path(s, job, kind, name);
+	uint8_t *d;
+	size_t n;
+	if (!p || gp_read_file(p, SET_MAX, &d, &n) < 0) {
+		free(p);
+		return NULL;
+	}
+	free(p);
+	Gpool__FileSet *fs = gpool__file_set__unpack(NULL, n, d);
+	free(d);
+	return fs;
+}
+
+/* May r read the job's file sets? Replies and returns -1 when not. */
+static int may_read(struct req *r, uint64_t job_id)
+{
+	uid_t owner;
+	if (owner_of(r->s, job_id, &owner) < 0) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
+				   "job %llu has no files stored", (unsigned long long)job_id);
+		return -1;
+	}
+	if (!privileged(r) && r->from.uid != owner) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				   "job %llu is not yours: permission denied",
+				   (unsigned long long)job_id);
+		return -1;
+	}
+	return 0;
+}
+
+void files_chunk_get(struct req *r)
+{
+	const Gpool__ChunkGet *q = r->msg->chunk_get;
+	if (q->hash.len != GP_HASH_LEN) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "a hash is %d bytes",
+				   GP_HASH_LEN);
+		return;
+	}
+	if (!privileged(r)) {
+		/* a command reads only chunks of a file set of its own job */
+		if (!kind_ok(q->kind) || !set_name_ok(q->name)) {
+			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+					   "name the file set the chunk belongs to");
+			return;
+		}
+		if (may_read(r, q->job_id) < 0)
+			return;
+		Gpool__FileSet *fs = set_load(r->s, q->job_id, q->kind, q->name);
+		bool in = false;
+		for (size_t i = 0; fs && !in && i < fs->n_entries; i++)
+			for (size_t k = 0; !in && k < fs->entries[i]->n_chunks; k++)
+				in = fs->entries[i]->chunks[k].len == GP_HASH_LEN &&
+				     !memcmp(fs->entries[i]->chunks[k].data, q->hash.data,
+					     GP_HASH_LEN);
+		if (fs)
+			gpool__file_set__free_unpacked(fs, NULL);
+		if (!in) {
+			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+					   "that chunk is not in file set %s/%s of job %llu",
+					   q->kind, q->name, (unsigned long long)q->job_id);
+			return;
+		}
+	}
+	char dir[1100];
+	chunk_dir(r->s, dir, sizeof(dir));
+	uint8_t *d;
+	size_t n;
+	if (gp_chunk_read(dir, q->hash.data, &d, &n) < 0) {
+		char hex[2 * GP_HASH_LEN + 1];
+		gp_chunk_hex(q->hash.data, hex);
+		if (errno == EBADMSG)
+			gp_err("chunk %.16s in the store is damaged: removed", hex);
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "chunk %.16s: %s", hex,
+				   errno == EBADMSG ? "damaged in the store" : "not in the store");
+		return;
+	}
+	chunks_out++;
+	bytes_out += n;
+	Gpool__ChunkGetReply rep = GPOOL__CHUNK_GET_REPLY__INIT;
+	rep.data = (ProtobufCBinaryData){ n, d };
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_CHUNK_GET_REPLY;
+	m.chunk_get_reply = &rep;
+	gsched_reply(r, &m, false);
+	free(d);
+}
+
+void files_set_put(struct req *r)
+{
+	struct gsched *s = r->s;
+	const Gpool__FileSetPut *q = r->msg->file_set_put;
+	if (!kind_ok(q->kind) || !set_name_ok(q->name)) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "invalid file set '%.16s/%.128s'", q->kind, q->name);
+		return;
+	}
+	struct job *j = jobs_get(s->jobs, q->job_id);
+	if (!j) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "job %llu not found",
+				   (unsigned long long)q->job_id);
+		return;
+	}
+	/* collected files come from the node's supervisor; a checkpoint from the job itself */
+	if (!strcmp(q->kind, "collect") ? !privileged(r)
+					 : !privileged(r) && r->from.uid != j->uid) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				   "job %llu: may not store a %s file set", (unsigned long long)j->id,
+				   q->kind);
+		return;
+	}
+	if (j->state != GPOOL__JOB_STATE__RUNNING && j->state != GPOOL__JOB_STATE__COMPLETING) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_STATE, "job %llu is %s",
+				   (unsigned long long)j->id, gp_job_state_name(j->state));
+		return;
+	}
+	char why[256];
+	if (check_entries(s, q->entries, q->n_entries, why, sizeof(why)) < 0) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
+		return;
+	}
+	Gpool__FileSet fs = GPOOL__FILE_SET__INIT;
+	fs.name = q->name;
+	fs.entries = q->entries;
+	fs.n_entries = q->n_entries;
+	size_t len = gpool__file_set__get_packed_size(&fs);
+	uint8_t *buf = len <= SET_MAX ? malloc(len ? len : 1) : NULL;
+	char *path = set_path(s, j->id, q->kind, q->name);
+	char dir[1200], owner[1200], uid[32];
+	snprintf(dir, sizeof(dir), "%s/files/%llu/%s", s->state_dir, (unsigned long long)j->id,
+		 q->kind);
+	snprintf(owner, sizeof(owner), "%s/files/%llu/owner", s->state_dir,
+		 (unsigned long long)j->id);
+	int n = snprintf(uid, sizeof(uid), "%u", (unsigned)j->uid);
+	int rc = -1;
+	if (buf && path) {
+		gpool__file_set__pack(&fs, buf);
+		rc = gp_mkdir_p(dir, 0700) < 0 || gp_write_file(owner, uid, (size_t)n, 0600) < 0 ||
+				     gp_write_file(path, buf, len, 0600) < 0
+			     ? -1
+			     : 0;
+	}
+	free(buf);
+	free(path);
+	if (rc < 0) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				   "cannot store the file set: %s", strerror(errno));
+		return;
+	}
+	gp_info("job %llu: file set %s/%s stored (%zu entries)", (unsigned long long)j->id, q->kind,
+		q->name, q->n_entries);
+	Gpool__FileSetPutReply rep = GPOOL__FILE_SET_PUT_REPLY__INIT;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_FILE_SET_PUT_REPLY;
+	m.file_set_put_reply = &rep;
+	gsched_reply(r, &m, false);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void files_set_get(struct req *r)
+{
+	struct gsched *s = r->s;
+	const Gpool__FileSetGet *q = r->msg->file_set_get;
+	if (!kind_ok(q->kind) || (*q->name && !set_name_ok(q->name))) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "invalid file set '%.16s/%.128s'", q->kind, q->name);
+		return;
+	}
+	if (may_read(r, q->job_id) < 0)
+		return;
+	char **names = NULL;
+	size_t nn = 0;
+	if (*q->name) {
+		names = malloc(sizeof(*names));
+		if (names && (names[0] = strdup(q->name)))
+			nn = 1;
+	} else {
+		char dir[1200];
+		snprintf(dir, sizeof(dir), "%s/files/%llu/%s", s->state_dir,
+			 (unsigned long long)q->job_id, q->kind);
+		struct dirent **ds;
+		int k = scandir(dir, &ds, NULL, alphasort);
+		for (int i = 0; i < k; i++) {
+			if (set_name_ok(ds[i]->d_name)) {
+				char **nv = realloc(names, (nn + 1) * sizeof(*nv));
+				if (nv && (nv[nn] = strdup(ds[i]->d_name)))
+					names = nv, nn++;
+				else if (nv)
+					names = nv;
+			}
+			free(ds[i]);
+		}
+		if (k >= 0)
+			free(ds);
+		qsort(names, nn, sizeof(*names), name_cmp);
+	}
+	Gpool__FileSet **sets = calloc(nn ? nn : 1, sizeof(*sets));
+	size_t ns = 0;
+	for (size_t i = 0; sets && i < nn; i++)
+		if ((sets[ns] = set_load(s, q->job_id, q->kind, names[i])))
+			ns++;
+	if (*q->name && !ns) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
+				   "job %llu has no %s named '%s'", (unsigned long long)q->job_id,
+				   q->kind, q->name);
+	} else {
+		Gpool__FileSetGetReply rep = GPOOL__FILE_SET_GET_REPLY__INIT;
+		rep.sets = sets;
+		rep.n_sets = ns;
+		Gpool__Msg m = GPOOL__MSG__INIT;
+		m.id = r->msg->id;
+		m.m_case = GPOOL__MSG__M_FILE_SET_GET_REPLY;
+		m.file_set_get_reply = &rep;
+		gsched_reply(r, &m, false);
+	}
+	for (size_t i = 0; i < ns; i++)
+		gpool__file_set__free_unpacked(sets[i], NULL);
+	free(sets);
+	for (size_t i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
+}

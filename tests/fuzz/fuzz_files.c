@@ -1,0 +1,131 @@
+/* fuzz_files: a Batch of chunk-store and file-set requests (ChunkHave, ChunkPut, ChunkGet,
+ * FileSetPut, FileSetGet) through the scheduler's dispatch (handle_batch) against a RUNNING
+ * job 1 (uid 1000). The sender is uid 1000, the agents' uid when the first message's id is odd,
+ * uid 2000 when it is a multiple of 4. Checks: every chunk in the store matches its hash (a
+ * chunk whose bytes do not match is never stored), and every stored file set decodes and names
+ * only sound entries whose chunks are in the store. */
+#include <dirent.h>
+
+#include "chunk.h"
+#include "sched_world.h"
+
+static struct job *running_job(uint64_t id, uint32_t uid, const char *user)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	FUZZ_CHECK(j != NULL);
+	j->id = id;
+	j->uid = j->gid = uid;
+	j->user = strdup(user);
+	j->name = strdup("files");
+	j->out_pattern = strdup("");
+	j->err_pattern = strdup("");
+	j->state = GPOOL__JOB_STATE__RUNNING;
+	j->attempt = 1;
+	j->ntasks = 1;
+	j->cpus_per_task = 1;
+	j->durable = true;
+	FUZZ_CHECK(jobs_add(S.jobs, j) == 0);
+	return j;
+}
+
+static void world_seed(void)
+{
+	running_job(1, CLIENT_UID, "alice");
+}
+
+static bool is_files(const Gpool__Msg *m)
+{
+	switch (m->m_case) {
+	case GPOOL__MSG__M_CHUNK_HAVE:
+	case GPOOL__MSG__M_CHUNK_PUT:
+	case GPOOL__MSG__M_CHUNK_GET:
+	case GPOOL__MSG__M_FILE_SET_PUT:
+	case GPOOL__MSG__M_FILE_SET_GET:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool hex_to_hash(const char *hex, uint8_t h[GP_HASH_LEN])
+{
+	if (strlen(hex) != 2 * GP_HASH_LEN)
+		return false;
+	for (int i = 0; i < GP_HASH_LEN; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return false;
+		h[i] = (uint8_t)v;
+	}
+	return true;
+}
+
+static void check_store(void)
+{
+	char cdir[1200];
+	snprintf(cdir, sizeof(cdir), "%s/chunks", S.state_dir);
+	DIR *d = opendir(cdir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		uint8_t h[GP_HASH_LEN];
+		if (de->d_name[0] == '.' || !hex_to_hash(de->d_name, h))
+			continue;
+		FUZZ_CHECK(gp_chunk_verify(cdir, h) == 0);
+	}
+	if (d)
+		closedir(d);
+	char sdir[1200];
+	snprintf(sdir, sizeof(sdir), "%s/files/1/ckpt", S.state_dir);
+	for (int k = 0; k < 2; k++) {
+		if (k)
+			snprintf(sdir, sizeof(sdir), "%s/files/1/collect", S.state_dir);
+		DIR *sd = opendir(sdir);
+		while (sd && (de = readdir(sd))) {
+			if (de->d_name[0] == '.')
+				continue;
+			char p[2400];
+			uint8_t *data;
+			size_t len;
+			snprintf(p, sizeof(p), "%s/%s", sdir, de->d_name);
+			FUZZ_CHECK(gp_read_file(p, 64u << 20, &data, &len) == 0);
+			Gpool__FileSet *fs = gpool__file_set__unpack(NULL, len, data);
+			FUZZ_CHECK(fs != NULL);
+			for (size_t i = 0; i < fs->n_entries; i++) {
+				FUZZ_CHECK(gp_entry_ok(fs->entries[i]));
+				for (size_t c = 0; c < fs->entries[i]->n_chunks; c++)
+					FUZZ_CHECK(gp_chunk_has(cdir, fs->entries[i]->chunks[c].data));
+			}
+			gpool__file_set__free_unpacked(fs, NULL);
+			free(data);
+		}
+		if (sd)
+			closedir(sd);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	world_tick("fuzz_files");
+	Gpool__Batch *b = gpool__batch__unpack(NULL, size, data);
+	if (!b)
+		return 0;
+	Gpool__Msg **keep = calloc(b->n_msgs ? b->n_msgs : 1, sizeof(*keep));
+	FUZZ_CHECK(keep != NULL);
+	size_t n = 0;
+	for (size_t i = 0; i < b->n_msgs; i++)
+		if (is_files(b->msgs[i]))
+			keep[n++] = b->msgs[i];
+	Gpool__Batch mine = GPOOL__BATCH__INIT;
+	mine.msgs = keep;
+	mine.n_msgs = n;
+	uint64_t id0 = n ? keep[0]->id : 0;
+	uint32_t uid = id0 & 1 ? AGENT_UID : id0 % 4 == 0 && id0 ? 2000 : CLIENT_UID;
+	struct gp_sender from = { .uid = uid, .gid = uid, .epoch = 1 };
+	static const uint8_t rid[] = "fuzz-files";
+	handle_batch(&S, rid, sizeof(rid) - 1, "fuzz", &from, &mine);
+	check_store();
+	settle(0);
+	free(keep);
+	gpool__batch__free_unpacked(b, NULL);
+	return 0;
+}
