@@ -578,7 +578,11 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		if ((s + 1 - start) % window == 0 && n > 1) {
 			double ratio = 0;
 			int slow = gt_shares_slow_rank(n, win_rows, win_ms, c->slow_factor, &ratio);
-			if (slow >= 0 && t->rank == 0 && slow_named != (long)slow)
+			/* a rank is named only when it costs a step at least a millisecond:
+			 * below that the ratio is the noise of a busy machine */
+			if (slow >= 0 && win_ms[slow] / window < 1.0)
+				slow = -1;
+			if (slow >= 0 && t->rank == 0 && slow_named != (long)slow && !c->quiet)
 				fprintf(t->out,
 					"gtrain: rank %d on %s is slow: %.3f ms a row, %.1fx the "
 					"others' median%s\n",
