@@ -114,7 +114,7 @@ static int set_scores(void *ctx, const char *a, gp_error_t *err)
 
 LONG_OPT(set_epochs, epochs, 1, 1000000, "epoch count")
 LONG_OPT(set_batch, global_batch, 1, 1 << 24, "global batch")
-LONG_OPT(set_rebalance, rebalance_every, 0, 1 << 30, "re-balance interval")
+LONG_OPT(set_rebalance, rebalance_every, 0, 1000, "re-balance interval")
 LONG_OPT(set_diag, diag_every, 0, 1 << 30, "diagnostics interval")
 LONG_OPT(set_ckpt_every, ckpt_every, 0, 1 << 30, "checkpoint interval")
 LONG_OPT(set_stop, stop_after, 0, 1l << 40, "step")
@@ -247,7 +247,7 @@ static const struct gp_opt opts[] = {
      0},
     {"optimizer", 0, required_argument, "NAME", "adamw (default) or sgd (with momentum)",
      set_optimizer, 0},
-    {"lr", 0, required_argument, "X", "learning rate (1e-3)", set_lr, 0},
+    {"lr", 0, required_argument, "X", "learning rate (2e-3)", set_lr, 0},
     {"momentum", 0, required_argument, "X", "SGD momentum (0.9)", set_mom, 0},
     {"weight-decay", 0, required_argument, "X", "weight decay (0)", set_wd, 0},
     {"seed", 0, required_argument, "N", "seed of the split, the order and the weights (1)",

@@ -64,7 +64,7 @@ void gt_conf_defaults(gt_conf_t *c)
 	c->epochs = 20;
 	c->global_batch = 192;
 	c->opt = (gt_optim_conf_t){.kind = GT_ADAMW,
-				   .lr = 1e-3f,
+				   .lr = 2e-3f,
 				   .momentum = 0.9f,
 				   .beta1 = 0.9f,
 				   .beta2 = 0.999f,
@@ -429,6 +429,20 @@ static double blocking_cost(tr_t *t)
 	return med;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static void shares_line(tr_t *t, const int *count, char *buf, size_t size)
 {
 	size_t o = 0;
@@ -446,7 +460,12 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	const size_t ntrain = t->train.n, dim = t->train.dim;
 	const long spe = (long)(ntrain / (size_t)B), total = spe * c->epochs;
 	double w[GT_MAX_RANKS], st[ST_N], all[GT_MAX_RANKS * ST_N];
-	double win_rows[GT_MAX_RANKS] = {0}, win_ms[GT_MAX_RANKS] = {0};
+	/* per-row compute times of the window's steps, by rank: medians, not sums, so that one
+	 * step a busy machine stalled does not move the shares */
+	const int window = c->rebalance_every > 0 ? c->rebalance_every : (int)spe;
+	double *win = malloc((size_t)window * n * sizeof(double));
+	double med[GT_MAX_RANKS], ones[GT_MAX_RANKS];
+	int win_n = 0;
 	double ep_wait[GT_MAX_RANKS] = {0}, ep_comp[GT_MAX_RANKS] = {0};
 	double ep_loss = 0, ep_hits = 0, ep_rows = 0, exposed_sum = 0;
 	int count[GT_MAX_RANKS];
@@ -461,7 +480,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	long cur_epoch = -1;
 	size_t nparams = gt_mlp_nparams(t->m);
 
-	if (!perm || !x || !loss || !y || !pred) {
+	if (!perm || !x || !loss || !y || !pred || !win) {
 		gp_errprintf(t->err, "out of memory");
 		goto out;
 	}
@@ -546,8 +565,8 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		int slow_r = 0;
 		for (int r = 0; r < n; r++) {
 			const double *a = all + r * ST_N;
-			win_rows[r] += a[ST_ROWS];
-			win_ms[r] += a[ST_COMPUTE];
+			win[(size_t)win_n * n + r] =
+			    a[ST_ROWS] > 0 ? a[ST_COMPUTE] / a[ST_ROWS] : 0;
 			ep_comp[r] += a[ST_COMPUTE];
 			ep_wait[r] += a[ST_WAIT];
 			ep_loss += a[ST_LOSS];
@@ -574,26 +593,31 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 			    s + 1, slow_r, t->hosts[slow_r], slowest, wl, sh);
 		}
 		/* re-balance and name a slow rank every rebalance_every steps */
-		int window = c->rebalance_every > 0 ? c->rebalance_every : spe;
-		if ((s + 1 - start) % window == 0 && n > 1) {
-			double ratio = 0;
-			int slow = gt_shares_slow_rank(n, win_rows, win_ms, c->slow_factor, &ratio);
-			/* a rank is named only when it costs a step at least a millisecond:
-			 * below that the ratio is the noise of a busy machine */
-			if (slow >= 0 && win_ms[slow] / window < 1.0)
+		if (++win_n == window && n > 1) {
+			double ratio = 0, col[1024];
+			for (int r = 0; r < n; r++) {
+				for (int k = 0; k < win_n && k < 1024; k++)
+					col[k] = win[(size_t)k * n + r];
+				med[r] = median(col, win_n < 1024 ? win_n : 1024);
+				ones[r] = 1;
+			}
+			int slow = gt_shares_slow_rank(n, ones, med, c->slow_factor, &ratio);
+			/* a rank is named only when it costs a step at least a millisecond at an
+			 * equal share: below that the ratio is the noise of a busy machine */
+			if (slow >= 0 && med[slow] * B / n < 1.0)
 				slow = -1;
 			if (slow >= 0 && t->rank == 0 && slow_named != (long)slow && !c->quiet)
 				fprintf(t->out,
 					"gtrain: rank %d on %s is slow: %.3f ms a row, %.1fx the "
 					"others' median%s\n",
-					slow, t->hosts[slow], win_ms[slow] / win_rows[slow], ratio,
+					slow, t->hosts[slow], med[slow], ratio,
 					c->rebalance_every > 0 ? " (its share shrinks)" : "");
 			slow_named = slow >= 0 ? slow : slow_named;
 			if (c->rebalance_every > 0)
-				gt_shares_rebalance(n, w, win_rows, win_ms);
-			memset(win_rows, 0, sizeof(win_rows));
-			memset(win_ms, 0, sizeof(win_ms));
+				gt_shares_rebalance(n, w, ones, med);
 		}
+		if (win_n == window)
+			win_n = 0;
 		if (c->ckpt && c->ckpt_every > 0 && (s + 1) % c->ckpt_every == 0 && t->rank == 0 &&
 		    save_ckpt(t, s + 1) < 0)
 			goto out;
@@ -648,7 +672,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	res->final_scale = t->sc.scale;
 	rc = 0;
 out:
-	free(perm), free(x), free(loss), free(y), free(pred);
+	free(perm), free(x), free(loss), free(y), free(pred), free(win);
 	return rc;
 }
 
