@@ -561,7 +561,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		} else {
 			memcpy(all, st, sizeof(st));
 		}
-		double slowest = 0, step_wait = 0;
+		double slowest = 0;
 		int slow_r = 0;
 		for (int r = 0; r < n; r++) {
 			const double *a = all + r * ST_N;
@@ -574,9 +574,10 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 			ep_rows += a[ST_ROWS];
 			if (a[ST_COMPUTE] > slowest)
 				slowest = a[ST_COMPUTE], slow_r = r;
-			step_wait += a[ST_WAIT] / n;
 		}
-		exposed_sum += step_wait;
+		/* the wait of the rank that computed longest is the communication backward did
+		 * not hide; the others' waits also hold the time they waited for that rank */
+		exposed_sum += all[slow_r * ST_N + ST_WAIT];
 		steps_done++;
 		rows_done += B;
 		if (t->rank == 0 && c->diag_every > 0 && (s + 1) % c->diag_every == 0) {
