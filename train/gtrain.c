@@ -215,13 +215,13 @@ static int set_throttle(void *ctx, const char *a, gp_error_t *err)
 	snprintf(buf, sizeof(buf), "%s", a);
 	if (!(colon = strchr(buf, ':')))
 		return errno = EINVAL,
-		       gp_errprintf(err, "gtrain: invalid throttle '%s' (RANK:FACTOR)", a);
+		       gp_errprintf(err, "gtrain: invalid throttle '%s' (RANK:MS)", a);
 	*colon = '\0';
 	if (parse_long(buf, 0, GT_MAX_RANKS - 1, &r, "throttle rank", err) < 0 ||
-	    parse_double(colon + 1, 1, 1000, &f, "throttle factor", err) < 0)
+	    parse_double(colon + 1, 0, 1000, &f, "throttle time", err) < 0)
 		return -1;
 	C(ctx)->throttle_rank = (int)r;
-	C(ctx)->throttle_factor = f;
+	C(ctx)->throttle_ms_per_row = f;
 	return 0;
 }
 
@@ -291,8 +291,9 @@ static const struct gp_opt opts[] = {
      set_model_cmd, 0},
     {"stop-after", 0, required_argument, "STEP", "stop after this global step (tests)", set_stop,
      GP_OPT_HIDDEN},
-    {"throttle", 0, required_argument, "RANK:F",
-     "make RANK F times slower (sleeps; tests and demos)", set_throttle, 0},
+    {"throttle", 0, required_argument, "RANK:MS",
+     "make RANK slower: it sleeps MS ms a row of its share after forward (tests, demos)",
+     set_throttle, 0},
     {"quiet", 'q', no_argument, NULL, "no progress lines", set_quiet, 0},
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };

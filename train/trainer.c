@@ -80,7 +80,6 @@ void gt_conf_defaults(gt_conf_t *c)
 	c->slow_factor = 2.0;
 	c->ckpt_every = 50;
 	c->throttle_rank = -1;
-	c->throttle_factor = 1.0;
 	c->blas_threads = 1;
 }
 
@@ -510,17 +509,17 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		double t0 = now_ms();
 		float scale = (float)(t->sc.scale / B);
 		if (gt_mlp_forward(t->m, x, y, rows, t->err) < 0 ||
-		    gt_mlp_outputs(t->m, loss, pred, t->err) < 0 ||
-		    gt_mlp_backward(t->m, scale, grad_ready, t, t->err) < 0)
+		    gt_mlp_outputs(t->m, loss, pred, t->err) < 0)
 			goto out;
-		double t1 = now_ms();
-		if (t->rank == c->throttle_rank && c->throttle_factor > 1) {
-			double extra = (c->throttle_factor - 1) * (t1 - t0);
+		if (t->rank == c->throttle_rank && c->throttle_ms_per_row > 0) {
+			double extra = c->throttle_ms_per_row * (double)rows;
 			struct timespec ts = {(time_t)(extra / 1e3),
 					      (long)(fmod(extra, 1e3) * 1e6)};
 			nanosleep(&ts, NULL);
-			t1 = now_ms();
 		}
+		if (gt_mlp_backward(t->m, scale, grad_ready, t, t->err) < 0)
+			goto out;
+		double t1 = now_ms();
 		double wait_ms;
 		if (finish_allreduce(t, &wait_ms) < 0)
 			goto out;

@@ -47,8 +47,8 @@ typedef struct {
 	const char *model;	/* model file at the end */
 	const char *model_cmd;	/* sh -c after writing it ($GTRAIN_MODEL) */
 	long stop_after;	/* stop after this global step (tests: a run cut short); 0: no */
-	int throttle_rank;	/* -1: none; else this rank sleeps (factor-1) x its compute */
-	double throttle_factor;
+	int throttle_rank; /* -1: none; else this rank sleeps after forward, */
+	double throttle_ms_per_row; /* this long a row of its share: a slower PC */
 	int blas_threads;
 	FILE *out; /* progress (rank 0); NULL: stdout */
 	int quiet;

@@ -55,6 +55,8 @@ def main():
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--throttle", default="",
+                    help="RANK:MS: that rank sleeps MS ms a row after forward (gtrain's --throttle)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     rank, size = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
@@ -86,6 +88,10 @@ def main():
                             weight_decay=0.0)
     lossf = nn.CrossEntropyLoss()
     counts = split_counts(a.batch, size)
+    slow_ms = 0.0
+    if a.throttle:
+        r, ms = a.throttle.split(":")
+        slow_ms = float(ms) if int(r) == rank else 0.0
     first = sum(counts[:rank])
     spe = len(tr) // a.batch
     if size > 1:
@@ -98,6 +104,8 @@ def main():
             idx = p[pos * a.batch + first: pos * a.batch + first + counts[rank]]
             opt.zero_grad()
             loss = lossf(net(xtr[idx]), ytr[idx])
+            if slow_ms:
+                time.sleep(slow_ms * len(idx) / 1e3)
             loss.backward()
             opt.step()
         if rank == 0:
