@@ -193,6 +193,21 @@ static int set_no_overlap(void *ctx, const char *a, gp_error_t *err)
 	return 0;
 }
 
+static int set_overlap(void *ctx, const char *a, gp_error_t *err)
+{
+	static const struct {
+		const char *name;
+		int v;
+	} tab[] = {{"auto", -1}, {"on", 1}, {"off", 0}};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (!strcmp(a, tab[i].name)) {
+			C(ctx)->overlap = tab[i].v;
+			return 0;
+		}
+	errno = EINVAL;
+	return gp_errprintf(err, "gtrain: invalid overlap '%s' (auto, on, off)", a);
+}
+
 static int set_fresh(void *ctx, const char *a, gp_error_t *err)
 {
 	(void)a, (void)err;
@@ -265,8 +280,10 @@ static const struct gp_opt opts[] = {
      set_backend, 0},
     {"blas-threads", 0, required_argument, "N", "OpenBLAS threads a rank (1)", set_blas, 0},
     {"bucket-kb", 0, required_argument, "N", "gradient bucket size, KiB (64)", set_bucket, 0},
-    {"no-overlap", 0, no_argument, NULL, "allreduce after backward, not during it", set_no_overlap,
+    {"overlap", 0, required_argument, "MODE",
+     "allreduce buckets during backward: auto (on for a card, off on cpu), on, off", set_overlap,
      0},
+    {"no-overlap", 0, no_argument, NULL, "the same as --overlap off", set_no_overlap, 0},
     {"rebalance", 0, required_argument, "K",
      "re-balance shares from measured speed every K steps (10; 0 never)", set_rebalance, 0},
     {"scores", 0, required_argument, "S,S,...", "initial share weights by rank (default equal)",

@@ -43,6 +43,7 @@ typedef struct {
 	int nreq;
 	size_t pend_lo, pend_hi; /* parameter range not yet sent */
 	int pending;
+	int overlap; /* resolved from the conf (auto: on for a card backend) */
 	gp_error_t *err;
 } tr_t;
 
@@ -75,7 +76,7 @@ void gt_conf_defaults(gt_conf_t *c)
 	c->scale_window = 200;
 	c->backend = "cpu";
 	c->bucket_bytes = 64 << 10;
-	c->overlap = 1;
+	c->overlap = -1;
 	c->rebalance_every = 10;
 	c->slow_factor = 2.0;
 	c->ckpt_every = 50;
@@ -144,7 +145,7 @@ static int grad_ready(void *arg, int layer)
 		t->pending = 1;
 	}
 	t->pend_lo = lo;
-	if (t->size < 2 || !t->c->overlap)
+	if (t->size < 2 || !t->overlap)
 		return 0;
 	size_t bytes = (t->pend_hi - t->pend_lo) * gk_dtype_size(gt_mlp_grad_dtype(t->m));
 	if (bytes >= t->c->bucket_bytes || layer == 0)
@@ -161,7 +162,7 @@ static int finish_allreduce(tr_t *t, double *wait_ms)
 		t->pending = 0;
 		return 0;
 	}
-	if (!t->c->overlap) {
+	if (!t->overlap) {
 		/* the baseline: one allreduce of everything after backward */
 		t->pend_lo = 0;
 		t->pend_hi = gt_mlp_nparams(t->m);
@@ -718,6 +719,7 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 	    !(t.o = gt_optim_create(t.b, &c->opt, gt_mlp_nparams(t.m), err)) ||
 	    gt_mlp_init(t.m, c->seed, err) < 0)
 		goto out;
+	t.overlap = c->overlap >= 0 ? c->overlap : strcmp(gk_backend_name(t.b), "cpu") != 0;
 	gt_scaler_init(&t.sc, c->loss_scale, c->scale_window, c->compute != GK_F32);
 	host_names(&t);
 	if (resume(&t, &start) < 0)
@@ -738,13 +740,17 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 				"%.0f samples/s on %d rank%s",
 				res->steps, res->skipped, 100.0 * res->test_acc, res->test_correct,
 				res->test_rows, res->samples_per_s, t.size, t.size > 1 ? "s" : "");
-			if (t.size > 1)
+			if (t.size > 1 && t.overlap)
 				fprintf(t.out,
 					"; allreduce %.2f ms a step exposed, %.2f ms blocking "
-					"(%s): %.0f%% hidden behind backward",
+					"(overlapped): %.0f%% hidden behind backward",
 					res->exposed_ms, blk,
-					c->overlap ? "overlapped" : "not overlapped",
 					blk > 0 ? 100.0 * fmax(0, 1 - res->exposed_ms / blk) : 0.0);
+			else if (t.size > 1)
+				fprintf(t.out,
+					"; allreduce %.2f ms a step after backward (not overlapped), "
+					"%.2f ms blocking at start",
+					res->exposed_ms, blk);
 			fputc('\n', t.out);
 		}
 		if (c->ckpt && (c->stop_after <= 0 || res->steps + start < c->stop_after) &&
