@@ -25,16 +25,16 @@ if ! (cd "$tmp" && apt-get download python3-sklearn >"$tmp/apt.log" 2>&1); then
 	sed 's/^/  /' "$tmp/apt.log" >&2
 	exit 1
 fi
-deb=$(ls "$tmp"/python3-sklearn_*.deb 2>/dev/null | head -n 1)
+deb=$(find "$tmp" -maxdepth 1 -name 'python3-sklearn_*.deb' | head -n 1)
 [ -n "$deb" ] || {
 	echo "fetch-digits: apt-get download left no python3-sklearn .deb" >&2
 	exit 1
 }
 (cd "$tmp" && dpkg-deb --fsys-tarfile "$deb" | tar -x --wildcards '*digits.csv.gz')
 src=$(find "$tmp" -name digits.csv.gz -path '*sklearn/datasets/data/*' | head -n 1)
-[ -n "$src" ] && [ -s "$src" ] || {
+if [ -z "$src" ] || [ ! -s "$src" ]; then
 	echo "fetch-digits: $deb holds no sklearn/datasets/data/digits.csv.gz" >&2
 	exit 1
-}
+fi
 cp "$src" "$dest.tmp.$$" && mv "$dest.tmp.$$" "$dest"
 echo "fetch-digits: $dest ($(wc -c <"$dest") bytes) from $(basename "$deb")"

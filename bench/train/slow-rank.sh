@@ -49,8 +49,8 @@ for rep in $(seq 1 "$REPS"); do
 			[ "$slow" = none ] || extra=(--throttle "$slow")
 			[ "$name" = gtrain-no-overlap ] && [ "$slow" != none ] && continue
 			[ "$name" = gtrain-weighted ] && [ "$slow" = none ] && continue
-			# shellcheck disable=SC2086
 			log=$out/$name-${slow/:/_}-r$rep.log
+			# shellcheck disable=SC2086 # the command line, split on blanks
 			job -- ${CMD[$name]} "${extra[@]}" >"$log" || true
 			sps=$(sed -n 's/.*, \([0-9]*\) samples\/s.*/\1/p' "$log" | tail -1)
 			echo "$name $slow $rep ${sps:-fail} $(grep -o 'allreduce [0-9.]* ms a step exposed, [0-9.]* ms blocking' "$log" | tr ' ' _)"

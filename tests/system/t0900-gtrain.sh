@@ -70,7 +70,7 @@ run_job -n 3 -N 3 -- gtrain --data digits.csv.gz "${SGD[@]}" --model "$WORK/mslo
 is "$job_rc" 0 "a throttled rank: gtrain exits 0"
 like "$job_out" "rank 2 on h[0-9]+ is slow" "the slow rank is named in the job's output"
 last=$(grep '^epoch  20/20' <<<"$job_out" | sed -n 's/.*shares \([0-9/]*\).*/\1/p')
-IFS=/ read -r s0 s1 s2 <<<"$last"
+IFS=/ read -r s0 _ s2 <<<"$last"
 check "its share shrank (last shares $last)" test "${s2:-99}" -lt "${s0:-0}"
 d=$(model_diff "$WORK/s3.gpm" "$WORK/mslow.gpm" 2>&1)
 # other cuts of each batch sum the gradients in another order: rounding, amplified over 140
