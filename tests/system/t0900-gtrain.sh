@@ -1,10 +1,11 @@
 #!/bin/bash
 # t0900-gtrain: gtrain across 3 network-namespace hosts through gsub, the digits set staged to
 # every node (--stage; no shared disk): >= 97 % test accuracy and a model file; with SGD, the
-# same model on 2 ranks as on 3 (fixed global batch); a rank made slower is named and its
-# share shrinks, and the model stays the same; a run cut at step 50 on 3 hosts resumes from its
-# last checkpoint (kept in a store outside the nodes through --ckpt-cmd / --resume-cmd) on 2
-# hosts and ends with the uncut run's model.
+# same model (to rounding: 1e-3 of the largest weight, the same test accuracy) on 2 ranks as on
+# 3 (fixed global batch); a rank made slower is named, its share shrinks, and the model stays
+# the same; a run cut at step 50 on 3 hosts resumes from its last checkpoint (kept in a store
+# outside the nodes through --ckpt-cmd / --resume-cmd) on 2 hosts and ends with the uncut
+# run's model.
 # timeout: 420
 . "$(dirname "$0")/lib.sh"
 need_bins gtrain
@@ -59,10 +60,22 @@ like "$job_out" "model written to h[0-9]+:$WORK/m3.gpm" "the output says where t
 SGD=(--optimizer sgd --lr 0.1)
 run_job -n 3 -N 3 -- gtrain --data digits.csv.gz "${SGD[@]}" --rebalance 0 --model "$WORK/s3.gpm"
 is "$job_rc" 0 "SGD, 3 ranks with equal shares: gtrain exits 0"
+ref_out=$job_out
 run_job -n 2 -N 2 -- gtrain --data digits.csv.gz "${SGD[@]}" --model "$WORK/m2.gpm"
 is "$job_rc" 0 "2 ranks on 2 hosts: gtrain exits 0"
 d=$(model_diff "$WORK/s3.gpm" "$WORK/m2.gpm" 2>&1)
-check "2 and 3 ranks give the same model (relative difference $d < 1e-4)" small "$d" 1e-4
+# Another rank count (or cut) sums the gradients in another order: rounding differences of
+# 1e-7, which usually stay there (3.9e-7 seen) but now and then tip one ReLU or one sample's
+# loss over an edge and end near 3e-4 of the largest weight (seen in 2 of 6 comparisons):
+# the bound is 1e-3, and the test accuracies must agree within one test sample.
+acc3=$(sed -n 's/.*test accuracy \([0-9.]*\)%.*/\1/p' <<<"$ref_out")
+acc_close() { # OUTPUT: test accuracy within one of 359 samples of the 3-rank run's
+	local a
+	a=$(sed -n 's/.*test accuracy \([0-9.]*\)%.*/\1/p' <<<"$1")
+	"$PY" -c "import sys; sys.exit(0 if abs(float('${a:-0}') - float('${acc3:-0}')) < 0.3 else 1)"
+}
+check "2 and 3 ranks give the same model (relative difference $d < 1e-3)" small "$d" 1e-3
+check "2 and 3 ranks: the same test accuracy (within a sample)" acc_close "$job_out"
 
 # 3. speed-weighted shares: rank 2 made slower (0.05 ms a row: 3.2 ms a step at an equal share,
 # a few times its compute)
@@ -73,9 +86,8 @@ last=$(grep '^epoch  20/20' <<<"$job_out" | sed -n 's/.*shares \([0-9/]*\).*/\1/
 IFS=/ read -r s0 _ s2 <<<"$last"
 check "its share shrank (last shares $last)" test "${s2:-99}" -lt "${s0:-0}"
 d=$(model_diff "$WORK/s3.gpm" "$WORK/mslow.gpm" 2>&1)
-# other cuts of each batch sum the gradients in another order: rounding, amplified over 140
-# steps (1e-7 .. 3e-4 seen here)
 check "weighted shares give the same model (relative difference $d < 1e-3)" small "$d" 1e-3
+check "weighted shares: the same test accuracy (within a sample)" acc_close "$job_out"
 diag "$(grep -E 'slow|^epoch +(1|20)/' <<<"$job_out")"
 
 # 4. cut at step 50 on 3 hosts (checkpoints every 20 into the store), resumed on 2 hosts
@@ -88,5 +100,6 @@ run_job -n 2 -N 2 -- gtrain --data digits.csv.gz "${hooks[@]}" --model "$WORK/mr
 is "$job_rc" 0 "the resumed part on 2 hosts exits 0"
 like "$job_out" "resuming from run.ckpt at step 40 on 2 ranks" "it resumed from the step-40 checkpoint"
 d=$(model_diff "$WORK/s3.gpm" "$WORK/mres.gpm" 2>&1)
-check "the resumed run ends with the uncut run's model (relative difference $d < 1e-4)" small "$d" 1e-4
+check "the resumed run ends with the uncut run's model (relative difference $d < 1e-3)" small "$d" 1e-3
+check "the resumed run: the same test accuracy (within a sample)" acc_close "$job_out"
 done_testing
