@@ -22,32 +22,9 @@
 #include "data.h"
 #include "mlp.h"
 #include "shares.h"
-#include "trainer.h"
+#include "trainer_int.h"
 
-enum { ST_COMPUTE, ST_WAIT, ST_ROWS, ST_LOSS, ST_HITS, ST_N };
-
-typedef struct {
-	const gt_conf_t *c;
-	gc_comm_t *comm;
-	int rank, size;
-	FILE *out;
-	gk_backend_t *b;
-	gt_mlp_t *m;
-	gt_optim_t *o;
-	gt_scaler_t sc;
-	gt_data_t train, test;
-	float input_scale;
-	char hosts[GT_MAX_RANKS][64];
-	/* buckets of the step in flight */
-	gc_req_t *req[GT_MAX_LAYERS];
-	int nreq;
-	size_t pend_lo, pend_hi; /* parameter range not yet sent */
-	int pending;
-	int overlap; /* resolved from the conf (auto: on for a card backend) */
-	gp_error_t *err;
-} tr_t;
-
-static double now_ms(void)
+double tr_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -84,7 +61,7 @@ void gt_conf_defaults(gt_conf_t *c)
 	c->blas_threads = 1;
 }
 
-static int fail_comm(tr_t *t, const char *what)
+int tr_fail_comm(tr_t *t, const char *what)
 {
 	int e = errno;
 	gp_errprintf(t->err, "%s: %s", what, t->comm ? gc_error(t->comm) : "no communicator");
@@ -92,7 +69,7 @@ static int fail_comm(tr_t *t, const char *what)
 	return -1;
 }
 
-static const char *dtype_name(gk_dtype_t t)
+const char *tr_dtype_name(gk_dtype_t t)
 {
 	return t == GK_F16 ? "f16" : t == GK_BF16 ? "bf16" : "f32";
 }
@@ -107,7 +84,7 @@ static void set_blas_threads(int n)
 		set(n);
 }
 
-static int run_hook(const char *cmd, const char *var, const char *path, long step)
+int tr_run_hook(const char *cmd, const char *var, const char *path, long step)
 {
 	char sbuf[32];
 	snprintf(sbuf, sizeof(sbuf), "%ld", step);
@@ -115,210 +92,6 @@ static int run_hook(const char *cmd, const char *var, const char *path, long ste
 	setenv("GTRAIN_STEP", sbuf, 1);
 	int rc = system(cmd);
 	return rc == 0 ? 0 : -1;
-}
-
-/* ---- gradient buckets ---- */
-
-static int send_pending(tr_t *t)
-{
-	gk_dtype_t dt = gt_mlp_grad_dtype(t->m);
-	size_t es = gk_dtype_size(dt);
-	char *g = gt_mlp_grads_dev(t->m);
-	if (!t->pending)
-		return 0;
-	if (gt_mlp_sync(t->m, t->err) < 0) /* the bucket must be computed before it is sent */
-		return -1;
-	if (gc_iallreduce(t->comm, GC_IN_PLACE, g + t->pend_lo * es, t->pend_hi - t->pend_lo,
-			  (gc_dtype_t)dt, GC_SUM, &t->req[t->nreq]) < 0)
-		return fail_comm(t, "allreduce");
-	t->nreq++;
-	t->pending = 0;
-	return 0;
-}
-
-static int grad_ready(void *arg, int layer)
-{
-	tr_t *t = arg;
-	size_t lo = gt_mlp_layer_offset(t->m, layer), n = gt_mlp_layer_count(t->m, layer);
-	if (!t->pending) {
-		t->pend_hi = lo + n;
-		t->pending = 1;
-	}
-	t->pend_lo = lo;
-	if (t->size < 2 || !t->overlap)
-		return 0;
-	size_t bytes = (t->pend_hi - t->pend_lo) * gk_dtype_size(gt_mlp_grad_dtype(t->m));
-	if (bytes >= t->c->bucket_bytes || layer == 0)
-		return send_pending(t);
-	return 0;
-}
-
-/* after backward: the rest of the buckets, then wait for all; returns ms waited */
-static int finish_allreduce(tr_t *t, double *wait_ms)
-{
-	double t0 = now_ms();
-	*wait_ms = 0;
-	if (t->size < 2) {
-		t->pending = 0;
-		return 0;
-	}
-	if (!t->overlap) {
-		/* the baseline: one allreduce of everything after backward */
-		t->pend_lo = 0;
-		t->pend_hi = gt_mlp_nparams(t->m);
-		t->pending = 1;
-	}
-	if (send_pending(t) < 0)
-		return -1;
-	int rc = 0;
-	for (int i = 0; i < t->nreq; i++)
-		if (gc_wait(&t->req[i]) < 0 && rc == 0)
-			rc = fail_comm(t, "allreduce");
-	t->nreq = 0;
-	*wait_ms = now_ms() - t0;
-	return rc;
-}
-
-/* ---- checkpoints ---- */
-
-static int save_ckpt(tr_t *t, long step)
-{
-	const gt_conf_t *c = t->c;
-	gt_ckpt_t k;
-	int rc = -1;
-	size_t n = gt_mlp_nparams(t->m);
-	memset(&k, 0, sizeof(k));
-	memcpy(k.model.sizes, c->sizes, sizeof(c->sizes));
-	k.model.nsizes = c->nsizes;
-	k.model.input_scale = t->input_scale;
-	k.model.nparams = n;
-	k.step = step;
-	k.opt_steps = gt_optim_steps(t->o);
-	k.global_batch = c->global_batch;
-	k.seed = c->seed;
-	snprintf(k.optimizer, sizeof(k.optimizer), "%s", gt_optim_name(c->opt.kind));
-	snprintf(k.dtype, sizeof(k.dtype), "%s", dtype_name(c->compute));
-	k.loss_scale = t->sc.scale;
-	k.scale_good = t->sc.good;
-	k.skipped = t->sc.skipped;
-	k.nstate = gt_optim_nstate(t->o);
-	if (!(k.model.params = malloc(n * sizeof(float))))
-		goto out;
-	if (gt_mlp_get_params(t->m, k.model.params, t->err) < 0)
-		goto out;
-	for (int i = 0; i < k.nstate; i++)
-		if (!(k.state[i] = malloc(n * sizeof(float))) ||
-		    gk_copy(t->b, k.state[i], gt_optim_state_dev(t->o, i), n * sizeof(float),
-			    GK_D2H) < 0)
-			goto out;
-	if (gt_ckpt_write(c->ckpt, &k, t->err) < 0)
-		goto out;
-	if (c->ckpt_cmd && run_hook(c->ckpt_cmd, "GTRAIN_CKPT", c->ckpt, step) < 0)
-		fprintf(stderr,
-			"gtrain: checkpoint command failed at step %ld (training goes on)\n", step);
-	rc = 0;
-out:
-	gt_ckpt_free(&k);
-	return rc;
-}
-
-/* The checkpoint to resume from, read by rank 0 and broadcast: returns the step to start
- * at (0: fresh). */
-static int resume(tr_t *t, long *start)
-{
-	const gt_conf_t *c = t->c;
-	const char *path = c->resume ? c->resume : c->fresh ? NULL : c->ckpt;
-	gt_ckpt_t k;
-	double hdr[6] = {0};
-	size_t n = gt_mlp_nparams(t->m);
-	int rc = 0;
-	memset(&k, 0, sizeof(k));
-	*start = 0;
-	if (t->rank == 0 && path) {
-		if (c->resume_cmd && !c->fresh &&
-		    run_hook(c->resume_cmd, "GTRAIN_CKPT", path, 0) < 0)
-			fprintf(t->out,
-				"gtrain: resume command found no checkpoint: starting fresh\n");
-		struct stat st;
-		if (stat(path, &st) == 0 || c->resume) {
-			if (gt_ckpt_read(path, &k, t->err) < 0) {
-				rc = -1;
-			} else if (k.model.nsizes != c->nsizes ||
-				   memcmp(k.model.sizes, c->sizes,
-					  sizeof(int) * (size_t)c->nsizes)) {
-				gp_errprintf(t->err, "checkpoint '%s' is of other layer sizes",
-					     path);
-				rc = -1;
-			} else if (k.global_batch != c->global_batch) {
-				gp_errprintf(
-				    t->err,
-				    "checkpoint '%s' was trained with global batch %d, not %d",
-				    path, k.global_batch, c->global_batch);
-				rc = -1;
-			} else if (strcmp(k.optimizer, gt_optim_name(c->opt.kind)) ||
-				   k.nstate != gt_optim_nstate(t->o)) {
-				gp_errprintf(t->err, "checkpoint '%s' is of optimizer '%s'", path,
-					     k.optimizer);
-				rc = -1;
-			} else {
-				hdr[0] = 1;
-				hdr[1] = (double)k.step;
-				hdr[2] = (double)k.opt_steps;
-				hdr[3] = k.loss_scale;
-				hdr[4] = k.scale_good;
-				hdr[5] = (double)k.skipped;
-			}
-			if (rc < 0)
-				hdr[0] = -1;
-		}
-	}
-	if (t->size > 1 && gc_broadcast(t->comm, hdr, 6, GC_F64, 0) < 0) {
-		gt_ckpt_free(&k);
-		return fail_comm(t, "broadcast");
-	}
-	if (hdr[0] < 0) {
-		gt_ckpt_free(&k);
-		if (t->rank != 0)
-			gp_errprintf(t->err, "rank 0 could not read the checkpoint");
-		errno = EINVAL;
-		return -1;
-	}
-	if (hdr[0] == 0)
-		return 0;
-	float *buf = malloc(n * sizeof(float));
-	if (!buf) {
-		gt_ckpt_free(&k);
-		return gp_errprintf(t->err, "out of memory");
-	}
-	for (int i = -1; i < gt_optim_nstate(t->o); i++) {
-		float *src = i < 0 ? k.model.params : k.state[i];
-		if (t->rank == 0)
-			memcpy(buf, src, n * sizeof(float));
-		if (t->size > 1 && gc_broadcast(t->comm, buf, n, GC_F32, 0) < 0) {
-			rc = fail_comm(t, "broadcast");
-			break;
-		}
-		if (i < 0)
-			rc = gt_mlp_set_params(t->m, buf, t->err);
-		else if (gk_copy(t->b, gt_optim_state_dev(t->o, i), buf, n * sizeof(float),
-				 GK_H2D) < 0)
-			rc = gp_errprintf(t->err, "%s", gk_backend_error(t->b));
-		if (rc < 0)
-			break;
-	}
-	free(buf);
-	gt_ckpt_free(&k);
-	if (rc < 0)
-		return -1;
-	*start = (long)hdr[1];
-	gt_optim_set_steps(t->o, (long)hdr[2]);
-	t->sc.scale = hdr[3];
-	t->sc.good = (int)hdr[4];
-	t->sc.skipped = (long)hdr[5];
-	if (t->rank == 0)
-		fprintf(t->out, "gtrain: resuming from %s at step %ld on %d rank%s\n", path, *start,
-			t->size, t->size > 1 ? "s" : "");
-	return 0;
 }
 
 /* ---- evaluation (rank 0) ---- */
@@ -402,33 +175,6 @@ static void host_names(tr_t *t)
 		t->hosts[r][63] = '\0';
 }
 
-/* one blocking allreduce of the whole gradient, the cost overlap hides (median of 5) */
-static double blocking_cost(tr_t *t)
-{
-	double ms[5];
-	if (t->size < 2)
-		return 0;
-	for (int i = 0; i < 5; i++) {
-		double t0 = now_ms();
-		if (gc_allreduce(t->comm, GC_IN_PLACE, gt_mlp_grads_dev(t->m), gt_mlp_nparams(t->m),
-				 (gc_dtype_t)gt_mlp_grad_dtype(t->m), GC_SUM) < 0)
-			return -1;
-		ms[i] = now_ms() - t0;
-	}
-	for (int i = 0; i < 5; i++) /* sort 5 */
-		for (int j = i + 1; j < 5; j++)
-			if (ms[j] < ms[i]) {
-				double x = ms[i];
-				ms[i] = ms[j];
-				ms[j] = x;
-			}
-	double med = ms[2];
-	/* every rank reports the same figure: rank 0's */
-	if (gc_broadcast(t->comm, &med, 1, GC_F64, 0) < 0)
-		return -1;
-	return med;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -476,7 +222,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	int32_t *y = malloc((size_t)B * sizeof(int32_t)),
 		*pred = malloc((size_t)B * sizeof(int32_t));
 	int rc = -1;
-	double t_start = now_ms(), rows_done = 0;
+	double t_start = tr_now_ms(), rows_done = 0;
 	long cur_epoch = -1;
 	size_t nparams = gt_mlp_nparams(t->m);
 
@@ -492,7 +238,8 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		    "gtrain: %zu training rows, %zu test rows, %d features, %d classes; %d rank%s, "
 		    "global batch %d, %ld steps/epoch, %s, %s compute, backend %s\n",
 		    ntrain, t->test.n, (int)dim, c->sizes[c->nsizes - 1], n, n > 1 ? "s" : "", B,
-		    spe, gt_optim_name(c->opt.kind), dtype_name(c->compute), gk_backend_name(t->b));
+		    spe, gt_optim_name(c->opt.kind), tr_dtype_name(c->compute),
+		    gk_backend_name(t->b));
 	for (long s = start; s < total; s++) {
 		long epoch = s / spe, pos = s % spe;
 		if (epoch != cur_epoch) {
@@ -507,7 +254,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		gt_data_gather(&t->train, perm + (size_t)pos * B + first, rows, t->input_scale, x,
 			       y);
 
-		double t0 = now_ms();
+		double t0 = tr_now_ms();
 		float scale = (float)(t->sc.scale / B);
 		if (gt_mlp_forward(t->m, x, y, rows, t->err) < 0 ||
 		    gt_mlp_outputs(t->m, loss, pred, t->err) < 0)
@@ -518,11 +265,11 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 					      (long)(fmod(extra, 1e3) * 1e6)};
 			nanosleep(&ts, NULL);
 		}
-		if (gt_mlp_backward(t->m, scale, grad_ready, t, t->err) < 0)
+		if (gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0)
 			goto out;
-		double t1 = now_ms();
+		double t1 = tr_now_ms();
 		double wait_ms;
-		if (finish_allreduce(t, &wait_ms) < 0)
+		if (tr_finish_allreduce(t, &wait_ms) < 0)
 			goto out;
 		int overflow = 0;
 		if (gk_has_nonfinite(t->b, gt_mlp_grad_dtype(t->m), gt_mlp_grads_dev(t->m), nparams,
@@ -555,7 +302,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		st[ST_HITS] = hits;
 		if (n > 1) {
 			if (gc_allgather(t->comm, st, all, ST_N, GC_F64) < 0) {
-				fail_comm(t, "allgather");
+				tr_fail_comm(t, "allgather");
 				goto out;
 			}
 		} else {
@@ -620,7 +367,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		if (win_n == window)
 			win_n = 0;
 		if (c->ckpt && c->ckpt_every > 0 && (s + 1) % c->ckpt_every == 0 && t->rank == 0 &&
-		    save_ckpt(t, s + 1) < 0)
+		    tr_save_ckpt(t, s + 1) < 0)
 			goto out;
 		int stop = c->stop_after > 0 && s + 1 >= c->stop_after;
 		if (pos == spe - 1 || s + 1 == total || stop) {
@@ -628,7 +375,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 			if (t->rank == 0) {
 				if (evaluate(t, &t->test, &tc) < 0)
 					goto out;
-				double el = now_ms() - t_start;
+				double el = tr_now_ms() - t_start;
 				char sh[512], wl[1024];
 				size_t o = 0;
 				shares_line(t, count, sh, sizeof(sh));
@@ -665,7 +412,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		if (stop)
 			break;
 	}
-	double el = now_ms() - t_start;
+	double el = tr_now_ms() - t_start;
 	res->steps = steps_done;
 	res->skipped = t->sc.skipped;
 	res->samples_per_s = el > 0 ? rows_done / (el / 1e3) : 0;
@@ -722,11 +469,11 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 	t.overlap = c->overlap >= 0 ? c->overlap : strcmp(gk_backend_name(t.b), "cpu") != 0;
 	gt_scaler_init(&t.sc, c->loss_scale, c->scale_window, c->compute != GK_F32);
 	host_names(&t);
-	if (resume(&t, &start) < 0)
+	if (tr_resume(&t, &start) < 0)
 		goto out;
-	double blk = blocking_cost(&t);
+	double blk = tr_blocking_cost(&t);
 	if (blk < 0) {
-		fail_comm(&t, "allreduce");
+		tr_fail_comm(&t, "allreduce");
 		goto out;
 	}
 	if (train_loop(&t, start, res) < 0)
@@ -747,14 +494,15 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 					res->exposed_ms, blk,
 					blk > 0 ? 100.0 * fmax(0, 1 - res->exposed_ms / blk) : 0.0);
 			else if (t.size > 1)
-				fprintf(t.out,
-					"; allreduce %.2f ms a step after backward (not overlapped), "
-					"%.2f ms blocking at start",
-					res->exposed_ms, blk);
+				fprintf(
+				    t.out,
+				    "; allreduce %.2f ms a step after backward (not overlapped), "
+				    "%.2f ms blocking at start",
+				    res->exposed_ms, blk);
 			fputc('\n', t.out);
 		}
 		if (c->ckpt && (c->stop_after <= 0 || res->steps + start < c->stop_after) &&
-		    save_ckpt(&t, start + res->steps) < 0)
+		    tr_save_ckpt(&t, start + res->steps) < 0)
 			goto out;
 		if (c->model) {
 			gt_model_t md = {.nsizes = c->nsizes,
@@ -780,8 +528,8 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 				fprintf(t.out, "gtrain: model written to %s:%s (%lld bytes)\n",
 					t.hosts[0], shown,
 					stat(c->model, &sb) == 0 ? (long long)sb.st_size : -1LL);
-			if (c->model_cmd && run_hook(c->model_cmd, "GTRAIN_MODEL", c->model,
-						     start + res->steps) < 0)
+			if (c->model_cmd && tr_run_hook(c->model_cmd, "GTRAIN_MODEL", c->model,
+							start + res->steps) < 0)
 				fprintf(stderr, "gtrain: model command failed\n");
 		}
 		fflush(t.out);
