@@ -541,6 +541,31 @@ static void rank_count_invariance(void **state)
 	assert_true(d < 1e-4);
 }
 
+/* f16 and bf16 on 3 ranks: the gradients are allreduced in the compute type (f16 sums round
+ * at every hop), the model stays close to the one-rank model and learns */
+static void mixed_precision_ranks(void **state)
+{
+	(void)state;
+	gt_result_t res, ref;
+	char m1[320], m3[320];
+	for (int t = 0; t < 2; t++) {
+		gt_conf_t c = base_conf();
+		c.compute = t ? GK_BF16 : GK_F16;
+		snprintf(m1, sizeof(m1), "%s/mp1-%d.gpm", dir, t);
+		snprintf(m3, sizeof(m3), "%s/mp3-%d.gpm", dir, t);
+		c.model = m1;
+		assert_int_equal(run_ranks(1, &c, &ref), 0);
+		c.model = m3;
+		assert_int_equal(run_ranks(3, &c, &res), 0);
+		double d = model_diff(m1, m3);
+		printf("%s: 1 rank test %.2f%%, 3 ranks test %.2f%%, weights differ by %.2e\n",
+		       t ? "bf16" : "f16", 100 * ref.test_acc, 100 * res.test_acc, d);
+		assert_true(ref.test_acc > 0.9 && res.test_acc > 0.9);
+		assert_int_equal(res.skipped, 0);
+		assert_true(d < 0.05);
+	}
+}
+
 /* a run on 3 ranks cut after step 37 (checkpoints every 10: the last at 30) resumes on 2 ranks
  * and ends with the model of an uncut run */
 static void resume_other_rank_count(void **state)
@@ -580,10 +605,15 @@ static void resume_other_rank_count(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(gradient_check),	     cmocka_unit_test(model_roundtrip),
-	    cmocka_unit_test(scaler_rules),	     cmocka_unit_test(overflow_skips),
-	    cmocka_unit_test(share_split),	     cmocka_unit_test(data_readers),
-	    cmocka_unit_test(rank_count_invariance), cmocka_unit_test(resume_other_rank_count),
+	    cmocka_unit_test(gradient_check),
+	    cmocka_unit_test(model_roundtrip),
+	    cmocka_unit_test(scaler_rules),
+	    cmocka_unit_test(overflow_skips),
+	    cmocka_unit_test(share_split),
+	    cmocka_unit_test(data_readers),
+	    cmocka_unit_test(rank_count_invariance),
+	    cmocka_unit_test(mixed_precision_ranks),
+	    cmocka_unit_test(resume_other_rank_count),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
