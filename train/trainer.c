@@ -501,7 +501,9 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 				    res->exposed_ms, blk);
 			fputc('\n', t.out);
 		}
+		/* the end's checkpoint, unless the periodic one has just written this step */
 		if (c->ckpt && (c->stop_after <= 0 || res->steps + start < c->stop_after) &&
+		    (c->ckpt_every <= 0 || (start + res->steps) % c->ckpt_every != 0) &&
 		    tr_save_ckpt(&t, start + res->steps) < 0)
 			goto out;
 		if (c->model) {
