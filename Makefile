@@ -7,7 +7,7 @@ JOBS        ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CTEST_ARGS  ?=
 
-.PHONY: all build deps test unit system demo bench bench-comm sanitize fuzz clean
+.PHONY: all build deps test unit system demo bench bench-comm bench-train sanitize fuzz clean
 
 all: build
 
@@ -38,6 +38,11 @@ bench: build
 bench-comm: build
 	GPOOL_DEPS_EXTRA="iperf3 python3-torch python3-matplotlib" deploy/install-deps.sh
 	GPOOL_BIN_DIR=$(CURDIR)/$(BUILD)/bin bench/comm/bench-all.sh 2 3 4
+
+# gtrain against PyTorch DDP (gloo) on 1-4 netns hosts, digits MLP; root
+bench-train: build
+	GPOOL_DEPS_EXTRA="python3-torch" deploy/install-deps.sh
+	GPOOL_BIN_DIR=$(CURDIR)/$(BUILD)/bin bench/train/gtrain-vs-ddp.sh 1 2 3 4
 
 sanitize: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DGPOOL_SANITIZE=ON

@@ -1,7 +1,8 @@
 #!/bin/bash
 # demo.sh: gpool in two minutes on one machine. Starts a 3-host cluster (network namespaces,
 # deploy/gpool-cluster), shows the nodes, runs a 3-rank gang job across the hosts as
-# gpool-user, a few more jobs, the accounting view, and stops the cluster.
+# gpool-user, a few more jobs, the accounting view, trains a digits classifier across the 3
+# hosts with gtrain, and stops the cluster.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/.." && pwd)
@@ -68,6 +69,23 @@ sleep 4
 
 heading "Every job, finished ones too (gstat -a)"
 run gstat -a
+
+heading "Train a digits classifier across the 3 hosts (gtrain: data-parallel, libgcomm allreduce)"
+# the data: Debian's python3-sklearn ships the 1,797 8x8 digits; only that file is unpacked
+if "$SRC/train/fetch-digits.sh" "$DIR/work/digits.csv.gz"; then
+	chown "$USER_:" "$DIR/work/digits.csv.gz"
+	# --stage copies the file to every node's scratch directory (no shared disk); rank 0
+	# writes the model where the job's user can collect it on its host
+	as_user gsub -n 3 -N 3 --wait -J gtrain-digits -t 5 --stage digits.csv.gz -- \
+		gtrain --data digits.csv.gz --layers 64,256,256,10 --epochs 20 --batch 192 \
+		--model "$DIR/work/digits.gpm" || echo "demo: the training job failed"
+	[ -s "$DIR/work/digits.gpm" ] && {
+		echo "collected model: $DIR/work/digits.gpm ($(wc -c <"$DIR/work/digits.gpm") bytes):"
+		head -n 2 "$DIR/work/digits.gpm" | sed 's/^/  /'
+	}
+else
+	echo "demo: skipping the training part: the digits set could not be fetched (see above)"
+fi
 
 heading "Stop the cluster"
 run "$CLUSTER" stop --dir "$DIR"

@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GK_ABI_VERSION	 2
+#define GK_ABI_VERSION	 3
 #define GK_ERRLEN	 256
 #define GK_PLUGIN_SYMBOL "gk_plugin_ops"
 
@@ -85,6 +85,14 @@ struct gk_ops {
 	int (*event_query)(void *ctx, gk_event_t *e);
 	/* 1: P is device (or managed) memory of this runtime, 0: host or unknown */
 	int (*is_device_ptr)(void *ctx, const void *p);
+	/* neural-network layers (abi 3): sizes > 0, pointers valid */
+	int (*bias_act)(void *ctx, float *y, const float *bias, size_t rows, size_t cols,
+			gk_act_t act, gk_stream_t *s);
+	int (*relu_grad)(void *ctx, float *dy, const float *y, size_t n, gk_stream_t *s);
+	int (*bias_grad)(void *ctx, const float *dy, float *db, size_t rows, size_t cols,
+			 float alpha, gk_stream_t *s);
+	int (*softmax_xent)(void *ctx, const float *z, const int32_t *labels, size_t rows,
+			    size_t cols, float scale, float *loss, float *dz, gk_stream_t *s);
 };
 
 typedef const struct gk_ops *(*gk_plugin_f)(void);

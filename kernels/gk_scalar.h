@@ -215,4 +215,38 @@ GK_HD void gk_adamw_step(float lr, float b1, float b2, float eps, float wd, floa
 	*w = ww - lr * (mhat / (sqrtf(vhat) + eps));
 }
 
+/* Layer steps of an MLP (see gk_bias_act, gk_relu_grad, gk_softmax_xent). */
+GK_HD float gk_bias_act_step(float y, float bias, int relu)
+{
+	float v = y + bias;
+	return relu && !(v > 0.0f) ? 0.0f : v;
+}
+
+GK_HD float gk_relu_grad_step(float dy, float y)
+{
+	return y > 0.0f ? dy : 0.0f;
+}
+
+/* One row of softmax cross-entropy (see gk_softmax_xent); exp and log are the platform's
+ * expf/logf, so backends agree to a few ulp. DZ may equal Z. */
+GK_HD float gk_softmax_xent_row(const float *z, int32_t label, size_t cols, float scale, float *dz)
+{
+	float m = z[0], sum = 0.0f, zl, nan = gk_bits_f32(0x7fc00000u);
+	int ok = label >= 0 && (size_t)label < cols;
+	for (size_t c = 1; c < cols; c++)
+		m = z[c] > m ? z[c] : m;
+	for (size_t c = 0; c < cols; c++)
+		sum = sum + expf(z[c] - m);
+	zl = ok ? z[label] - m : 0.0f;
+	if (dz) {
+		float inv = 1.0f / sum;
+		for (size_t c = 0; c < cols; c++) {
+			float p = expf(z[c] - m) * inv;
+			float t = ok ? ((int32_t)c == label ? 1.0f : 0.0f) : nan;
+			dz[c] = scale * (p - t);
+		}
+	}
+	return ok ? logf(sum) - zl : nan;
+}
+
 #endif

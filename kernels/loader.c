@@ -515,3 +515,53 @@ int gk_sgemm(gk_backend_t *b, int ta, int tb, int m, int n, int k, float alpha, 
 	return b->ops->sgemm(b->ctx, ta != 0, tb != 0, m, n, k, alpha, a, lda, bm, ldb, beta, c,
 			     ldc, s);
 }
+
+int gk_bias_act(gk_backend_t *b, float *y, const float *bias, size_t rows, size_t cols,
+		gk_act_t act, gk_stream_t *s)
+{
+	if (!b)
+		return errno = EINVAL, -1;
+	CHECK(act == GK_ACT_NONE || act == GK_ACT_RELU, "bias_act: invalid activation %d",
+	      (int)act);
+	if (!rows || !cols)
+		return 0;
+	CHECK(y && bias, "bias_act: null pointer");
+	return b->ops->bias_act(b->ctx, y, bias, rows, cols, act, s);
+}
+
+int gk_relu_grad(gk_backend_t *b, float *dy, const float *y, size_t n, gk_stream_t *s)
+{
+	if (!b)
+		return errno = EINVAL, -1;
+	if (!n)
+		return 0;
+	CHECK(dy && y, "relu_grad: null pointer");
+	return b->ops->relu_grad(b->ctx, dy, y, n, s);
+}
+
+int gk_bias_grad(gk_backend_t *b, const float *dy, float *db, size_t rows, size_t cols,
+		 float alpha, gk_stream_t *s)
+{
+	if (!b)
+		return errno = EINVAL, -1;
+	if (!cols)
+		return 0;
+	CHECK(db, "bias_grad: null pointer");
+	if (!rows) /* an empty shard: its gradient is zero */
+		return gk_memset(b, db, 0, cols * sizeof(float), s);
+	CHECK(dy, "bias_grad: null pointer");
+	return b->ops->bias_grad(b->ctx, dy, db, rows, cols, alpha, s);
+}
+
+int gk_softmax_xent(gk_backend_t *b, const float *z, const int32_t *labels, size_t rows,
+		    size_t cols, float scale, float *loss, float *dz, gk_stream_t *s)
+{
+	if (!b)
+		return errno = EINVAL, -1;
+	CHECK(cols >= 1, "softmax_xent: no classes");
+	if (!rows)
+		return 0;
+	CHECK(z && labels, "softmax_xent: null pointer");
+	CHECK(loss || dz, "softmax_xent: neither loss nor gradient asked for");
+	return b->ops->softmax_xent(b->ctx, z, labels, rows, cols, scale, loss, dz, s);
+}

@@ -577,6 +577,56 @@ static int cpu_sgemm(void *ctx, int ta, int tb, int m, int n, int k, float alpha
 	return 0;
 }
 
+/* ---- neural-network layers ---- */
+
+static int cpu_bias_act(void *ctx, float *y, const float *bias, size_t rows, size_t cols,
+			gk_act_t act, gk_stream_t *s)
+{
+	(void)ctx, (void)s;
+	for (size_t r = 0; r < rows; r++) {
+		float *row = y + r * cols;
+		for (size_t c = 0; c < cols; c++)
+			row[c] = gk_bias_act_step(row[c], bias[c], act == GK_ACT_RELU);
+	}
+	return 0;
+}
+
+static int cpu_relu_grad(void *ctx, float *dy, const float *y, size_t n, gk_stream_t *s)
+{
+	(void)ctx, (void)s;
+	for (size_t i = 0; i < n; i++)
+		dy[i] = gk_relu_grad_step(dy[i], y[i]);
+	return 0;
+}
+
+static int cpu_bias_grad(void *ctx, const float *dy, float *db, size_t rows, size_t cols,
+			 float alpha, gk_stream_t *s)
+{
+	(void)ctx, (void)s;
+	/* column sums in row order, as the GPU kernel (one thread a column) adds them */
+	for (size_t c = 0; c < cols; c++)
+		db[c] = 0.0f;
+	for (size_t r = 0; r < rows; r++)
+		for (size_t c = 0; c < cols; c++)
+			db[c] = db[c] + dy[r * cols + c];
+	for (size_t c = 0; c < cols; c++)
+		db[c] = alpha * db[c];
+	return 0;
+}
+
+static int cpu_softmax_xent(void *ctx, const float *z, const int32_t *labels, size_t rows,
+			    size_t cols, float scale, float *loss, float *dz, gk_stream_t *s)
+{
+	(void)ctx, (void)s;
+	for (size_t r = 0; r < rows; r++) {
+		float l = gk_softmax_xent_row(z + r * cols, labels[r], cols, scale,
+					      dz ? dz + r * cols : NULL);
+		if (loss)
+			loss[r] = l;
+	}
+	return 0;
+}
+
 const struct gk_ops gk_cpu_ops = {
     .abi = GK_ABI_VERSION,
     .name = "cpu",
@@ -614,4 +664,8 @@ const struct gk_ops gk_cpu_ops = {
     .sgemm = cpu_sgemm,
     .event_query = cpu_event_query,
     .is_device_ptr = cpu_is_device_ptr,
+    .bias_act = cpu_bias_act,
+    .relu_grad = cpu_relu_grad,
+    .bias_grad = cpu_bias_grad,
+    .softmax_xent = cpu_softmax_xent,
 };

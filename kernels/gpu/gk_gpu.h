@@ -56,6 +56,13 @@ size_t gk_gpu_fma_scratch_bytes(void *ctx);
 int gk_gpu_fma(void *ctx, gk_dtype_t t, void *buf, int iters, double *flops, gk_stream_t *s);
 int gk_gpu_sgemm(void *ctx, int ta, int tb, int m, int n, int k, float alpha, const float *a,
 		 int lda, const float *b, int ldb, float beta, float *c, int ldc, gk_stream_t *s);
+int gk_gpu_bias_act(void *ctx, float *y, const float *bias, size_t rows, size_t cols, gk_act_t act,
+		    gk_stream_t *s);
+int gk_gpu_relu_grad(void *ctx, float *dy, const float *y, size_t n, gk_stream_t *s);
+int gk_gpu_bias_grad(void *ctx, const float *dy, float *db, size_t rows, size_t cols, float alpha,
+		     gk_stream_t *s);
+int gk_gpu_softmax_xent(void *ctx, const float *z, const int32_t *labels, size_t rows, size_t cols,
+			float scale, float *loss, float *dz, gk_stream_t *s);
 }
 
 #define GK_STREAM(s) ((gkStream_t)(s))

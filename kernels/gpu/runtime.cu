@@ -317,6 +317,10 @@ static const struct gk_ops gpu_ops = {
     gk_gpu_sgemm,
     gpu_event_query,
     gpu_is_device_ptr,
+    gk_gpu_bias_act,
+    gk_gpu_relu_grad,
+    gk_gpu_bias_grad,
+    gk_gpu_softmax_xent,
 };
 
 extern "C" __attribute__((visibility("default"))) const struct gk_ops *gk_plugin_ops(void)

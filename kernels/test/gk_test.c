@@ -829,6 +829,185 @@ static void t_gemm(void)
 	}
 }
 
+/* ---- neural-network layers against the cpu reference (and known answers) ---- */
+
+/* ref: the cpu backend's result of the same call on host buffers */
+static void nn_bias_act_case(size_t rows, size_t cols, gk_act_t act)
+{
+	size_t n = rows * cols;
+	float *y = malloc((n + 1) * 4), *bias = malloc((cols + 1) * 4), *want = malloc((n + 1) * 4),
+	      *got = malloc((n + 1) * 4);
+	dbuf_t dy, db;
+	fill(GK_F32, y, n); /* NaN, Inf, denormals included */
+	fill(GK_F32, bias, cols);
+	memcpy(want, y, n * 4);
+	OK(ref, gk_bias_act(ref, want, bias, rows, cols, act, NULL));
+	dup(&dy, y, n * 4, 0);
+	dup(&db, bias, cols * 4, 4);
+	OK(b, gk_bias_act(b, (float *)dy.p, (float *)db.p, rows, cols, act, NULL));
+	ddown(&dy, got, n * 4);
+	char what[64];
+	snprintf(what, sizeof(what), "bias_act %zux%zu act %d", rows, cols, (int)act);
+	compare(what, GK_F32, got, want, n);
+	dfree(&dy);
+	dfree(&db);
+	free(y), free(bias), free(want), free(got);
+}
+
+static void nn_relu_grad_case(size_t n, size_t off)
+{
+	float *dy = malloc((n + 1) * 4), *y = malloc((n + 1) * 4), *want = malloc((n + 1) * 4),
+	      *got = malloc((n + 1) * 4);
+	dbuf_t ddy, dyy;
+	fill(GK_F32, dy, n);
+	fill(GK_F32, y, n);
+	memcpy(want, dy, n * 4);
+	OK(ref, gk_relu_grad(ref, want, y, n, NULL));
+	dup(&ddy, dy, n * 4, off);
+	dup(&dyy, y, n * 4, 0);
+	OK(b, gk_relu_grad(b, (float *)ddy.p, (float *)dyy.p, n, NULL));
+	ddown(&ddy, got, n * 4);
+	char what[64];
+	snprintf(what, sizeof(what), "relu_grad n %zu off %zu", n, off);
+	compare(what, GK_F32, got, want, n);
+	dfree(&ddy);
+	dfree(&dyy);
+	free(dy), free(y), free(want), free(got);
+}
+
+static void nn_bias_grad_case(size_t rows, size_t cols, float alpha)
+{
+	size_t n = rows * cols;
+	float *dy = malloc((n + 1) * 4), *want = malloc((cols + 1) * 4),
+	      *got = malloc((cols + 1) * 4);
+	dbuf_t ddy, ddb;
+	fill_finite(GK_F32, dy, n, 3.0f, 0);
+	OK(ref, gk_bias_grad(ref, dy, want, rows, cols, alpha, NULL));
+	dup(&ddy, dy, n * 4, 0);
+	dalloc(&ddb, cols * 4, 0);
+	OK(b, gk_bias_grad(b, (float *)ddy.p, (float *)ddb.p, rows, cols, alpha, NULL));
+	ddown(&ddb, got, cols * 4);
+	char what[64];
+	snprintf(what, sizeof(what), "bias_grad %zux%zu", rows, cols);
+	compare(what, GK_F32, got, want, cols);
+	/* and against a double-precision sum */
+	size_t bad = 0;
+	for (size_t c = 0; c < cols; c++) {
+		double acc = 0, mag = 0;
+		for (size_t r = 0; r < rows; r++)
+			acc += dy[r * cols + c], mag += fabs(dy[r * cols + c]);
+		bad += fabs(got[c] - alpha * acc) > 1e-5 * fabs(alpha) * (mag + 1);
+	}
+	ASSERT(bad == 0, "bias_grad %zux%zu: %zu columns off the double sum", rows, cols, bad);
+	dfree(&ddy);
+	dfree(&ddb);
+	free(dy), free(want), free(got);
+}
+
+static void nn_xent_case(size_t rows, size_t cols, float zscale, int inplace)
+{
+	size_t n = rows * cols;
+	float *z = malloc((n + 1) * 4), *dz = malloc((n + 1) * 4), *loss = malloc((rows + 1) * 4);
+	float *gdz = malloc((n + 1) * 4), *gloss = malloc((rows + 1) * 4);
+	int32_t *lab = malloc((rows + 1) * 4);
+	dbuf_t dzb, ddz, dlab, dloss;
+	fill_finite(GK_F32, z, n, zscale, 0);
+	for (size_t r = 0; r < rows; r++)
+		lab[r] = (int32_t)(rnd() % cols);
+	if (rows > 2)
+		lab[rows / 2] = (int32_t)cols; /* out of range: NaN row */
+	OK(ref, gk_softmax_xent(ref, z, lab, rows, cols, 0.25f, loss, dz, NULL));
+	dup(&dzb, z, n * 4, 0);
+	dup(&dlab, lab, rows * 4, 0);
+	dalloc(&dloss, rows * 4, 0);
+	if (!inplace)
+		dalloc(&ddz, n * 4, 4);
+	float *out = inplace ? (float *)dzb.p : (float *)ddz.p;
+	OK(b, gk_softmax_xent(b, (float *)dzb.p, (int32_t *)dlab.p, rows, cols, 0.25f,
+			      (float *)dloss.p, out, NULL));
+	OK(b, gk_stream_sync(b, NULL));
+	OK(b, gk_copy(b, gdz, out, n * 4, GK_D2H));
+	ddown(&dloss, gloss, rows * 4);
+	size_t bad = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(dz[i]) && isnan(gdz[i]))
+			continue;
+		bad += !(fabs((double)gdz[i] - dz[i]) <= 1e-5 * fabs(dz[i]) + 1e-7);
+	}
+	for (size_t r = 0; r < rows; r++) {
+		if (isnan(loss[r]) && isnan(gloss[r]))
+			continue;
+		bad += !(fabs((double)gloss[r] - loss[r]) <= 1e-5 * fabs(loss[r]) + 1e-6);
+	}
+	ASSERT(bad == 0, "softmax_xent %zux%zu scale %g inplace %d: %zu values differ", rows, cols,
+	       (double)zscale, inplace, bad);
+	/* the reference against a double-precision formula; rows sum to zero */
+	size_t rbad = 0;
+	for (size_t r = 0; r < rows; r++) {
+		if (lab[r] == (int32_t)cols) {
+			rbad += !isnan(loss[r]);
+			continue;
+		}
+		double m = -INFINITY, sum = 0, dsum = 0;
+		for (size_t c = 0; c < cols; c++)
+			m = fmax(m, z[r * cols + c]);
+		for (size_t c = 0; c < cols; c++)
+			sum += exp((double)z[r * cols + c] - m);
+		double want = log(sum) - ((double)z[r * cols + (size_t)lab[r]] - m);
+		rbad += fabs(loss[r] - want) > 1e-5 * (fabs(want) + 1);
+		for (size_t c = 0; c < cols; c++) {
+			double p = exp((double)z[r * cols + c] - m) / sum;
+			double g = 0.25 * (p - (c == (size_t)lab[r]));
+			rbad += fabs(dz[r * cols + c] - g) > 1e-6;
+			dsum += dz[r * cols + c];
+		}
+		rbad += fabs(dsum) > 1e-5;
+	}
+	ASSERT(rbad == 0, "softmax_xent reference %zux%zu: %zu values off the double formula",
+	       rows, cols, rbad);
+	dfree(&dzb);
+	dfree(&dlab);
+	dfree(&dloss);
+	if (!inplace)
+		dfree(&ddz);
+	free(z), free(dz), free(loss), free(gdz), free(gloss), free(lab);
+}
+
+static void t_nn(void)
+{
+	/* known answers of the reference */
+	float y[6] = {-1.0f, 0.5f, 2.0f, 0.0f, -0.25f, 1.0f}, bias[3] = {0.5f, -1.0f, 0.0f};
+	OK(ref, gk_bias_act(ref, y, bias, 2, 3, GK_ACT_RELU, NULL));
+	ASSERT(y[0] == 0 && y[1] == 0 && y[2] == 2 && y[3] == 0.5f && y[4] == 0 && y[5] == 1,
+	       "bias_act relu known answer: %g %g %g %g %g %g", y[0], y[1], y[2], y[3], y[4],
+	       y[5]);
+	float db[3];
+	float dy[6] = {1, 2, 3, 4, 5, 6};
+	OK(ref, gk_bias_grad(ref, dy, db, 2, 3, 0.5f, NULL));
+	ASSERT(db[0] == 2.5f && db[1] == 3.5f && db[2] == 4.5f, "bias_grad known answer");
+	float z[2] = {0.0f, 0.0f}, l, g[2];
+	int32_t lab = 1;
+	OK(ref, gk_softmax_xent(ref, z, &lab, 1, 2, 1.0f, &l, g, NULL));
+	ASSERT(fabsf(l - logf(2.0f)) < 1e-7f && g[0] == 0.5f && g[1] == -0.5f,
+	       "softmax_xent known answer: loss %g grad %g %g", l, g[0], g[1]);
+	ASSERT(gk_softmax_xent(ref, z, &lab, 1, 2, 1.0f, NULL, NULL, NULL) == -1 &&
+		   errno == EINVAL,
+	       "softmax_xent with no output accepted");
+	ASSERT(gk_bias_act(ref, y, bias, 2, 3, (gk_act_t)7, NULL) == -1 && errno == EINVAL,
+	       "bias_act with a bad activation accepted");
+
+	const size_t shapes[][2] = {{1, 1}, {3, 10}, {17, 33}, {192, 256}, {64, 1023}, {1000, 10}};
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		nn_bias_act_case(shapes[i][0], shapes[i][1], GK_ACT_NONE);
+		nn_bias_act_case(shapes[i][0], shapes[i][1], GK_ACT_RELU);
+		nn_bias_grad_case(shapes[i][0], shapes[i][1], i & 1 ? 1.0f : 0.125f);
+		nn_xent_case(shapes[i][0], shapes[i][1], i & 1 ? 5.0f : 60.0f, (int)(i & 1));
+	}
+	for (size_t l = 1; l < NLENS; l++)
+		nn_relu_grad_case(lens[l], l & 1);
+	nn_relu_grad_case(huge_n / 4, 0);
+}
+
 typedef struct {
 	const char *name;
 	void (*fn)(void);
@@ -848,6 +1027,7 @@ static const test_t tests[] = {
     {"bandwidth+fma", t_bw_fma},
     {"streams", t_streams},
     {"sgemm", t_gemm},
+    {"nn layers", t_nn},
 };
 
 int main(int argc, char **argv)

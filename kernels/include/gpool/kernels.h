@@ -164,6 +164,33 @@ typedef struct {
 int gk_adamw(gk_backend_t *b, const gk_adamw_t *p, float *w, float *m, float *v, gk_dtype_t grad_t,
 	     const void *grad, size_t n, gk_stream_t *s);
 
+/* ---- neural-network layers (f32; activations row-major: ROWS samples of COLS values) ----
+ * The pieces of an MLP's forward and backward pass around gk_sgemm. All in place where
+ * named so; every one of them may run on a stream like the other kernels. */
+
+typedef enum {
+	GK_ACT_NONE = 0,
+	GK_ACT_RELU = 1,
+} gk_act_t;
+
+/* y[r*cols+c] = act(y[r*cols+c] + bias[c]) for r < rows, c < cols (in place). */
+int gk_bias_act(gk_backend_t *b, float *y, const float *bias, size_t rows, size_t cols,
+		gk_act_t act, gk_stream_t *s);
+/* ReLU's gradient from its output: dy[i] = y[i] > 0 ? dy[i] : 0 (in place). */
+int gk_relu_grad(gk_backend_t *b, float *dy, const float *y, size_t n, gk_stream_t *s);
+/* db[c] = alpha * sum over r of dy[r*cols+c], summed in row order (the same bits on
+ * every backend). */
+int gk_bias_grad(gk_backend_t *b, const float *dy, float *db, size_t rows, size_t cols,
+		 float alpha, gk_stream_t *s);
+/* Softmax cross-entropy of ROWS rows of COLS logits against labels (int32, 0..cols-1):
+ * loss[r] = log(sum_c exp(z[r][c] - max_r)) - (z[r][label] - max_r) (loss may be NULL),
+ * dz[r][c] = scale * (softmax(z[r])[c] - (c == label)) (dz may equal z; NULL: no
+ * gradient). A label out of range gives loss NaN and a NaN gradient row, never a
+ * memory access outside the row. Uses expf/logf: results agree between backends to a
+ * few ulp, not bit for bit. */
+int gk_softmax_xent(gk_backend_t *b, const float *z, const int32_t *labels, size_t rows,
+		    size_t cols, float scale, float *loss, float *dz, gk_stream_t *s);
+
 /* ---- memory test, bandwidth, throughput ---- */
 
 /* Runs pattern PAT over BYTES (rounded down to 4-byte words) of device memory BUF and

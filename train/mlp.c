@@ -1,0 +1,325 @@
+/* mlp.c - forward and backward of an MLP classifier on a kernels backend (see mlp.h)
+ *
+ * The GEMMs are column-major BLAS calls on row-major data: a row-major [rows][width] matrix is
+ * a column-major width x rows one, and W_l ([out][in] row-major) is column-major in x out. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlp.h"
+
+struct gt_mlp {
+	gk_backend_t *b;
+	int nsizes, nl;
+	int sizes[GT_MAX_LAYERS + 1];
+	size_t off[GT_MAX_LAYERS + 1]; /* off[l]: W_l; off[nl]: total */
+	size_t nparams, max_rows, rows, maxw;
+	gk_dtype_t ct;
+	float *w;		       /* master weights (f32) */
+	float *wc;		       /* compute copy: == w for f32, else rounded to ct */
+	float *g32;		       /* gradients as the GEMMs produce them */
+	void *gt;		       /* gradients in ct (== g32 for f32) */
+	float *act[GT_MAX_LAYERS + 1]; /* act[0] input, act[l+1] output of layer l */
+	float *dz[2];		       /* gradient ping-pong, max_rows * maxw */
+	int32_t *labels;
+	float *loss;	 /* per row */
+	uint16_t *tmp16; /* rounding scratch */
+	float *host_logits;
+};
+
+static int berr(gt_mlp_t *m, gp_error_t *err, const char *what)
+{
+	int e = errno;
+	gp_errprintf(err, "%s: %s", what, gk_backend_error(m->b));
+	errno = e;
+	return -1;
+}
+
+#define K(call, what)                                                                              \
+	do {                                                                                       \
+		if ((call) < 0)                                                                    \
+			return berr(m, err, what);                                                 \
+	} while (0)
+
+/* round n floats of p to the compute type and back, in place (n never exceeds the scratch:
+ * it holds the larger of the parameters and an activation) */
+static int round_ct(gt_mlp_t *m, float *p, size_t n, gp_error_t *err)
+{
+	if (m->ct == GK_F32 || !n)
+		return 0;
+	K(gk_cast(m->b, m->ct, m->tmp16, GK_F32, p, n, NULL), "round to compute type");
+	K(gk_cast(m->b, GK_F32, p, m->ct, m->tmp16, n, NULL), "round to compute type");
+	return 0;
+}
+
+gt_mlp_t *gt_mlp_create(gk_backend_t *b, const int *sizes, int nsizes, size_t max_rows,
+			gk_dtype_t compute, gp_error_t *err)
+{
+	gt_mlp_t *m;
+	if (nsizes < 2 || nsizes > GT_MAX_LAYERS + 1 || !max_rows ||
+	    !(compute == GK_F32 || compute == GK_F16 || compute == GK_BF16)) {
+		errno = EINVAL;
+		gp_errprintf(err, "an mlp needs 2 to %d layer sizes", GT_MAX_LAYERS + 1);
+		return NULL;
+	}
+	if (!(m = calloc(1, sizeof(*m)))) {
+		gp_errprintf(err, "out of memory");
+		return NULL;
+	}
+	m->b = b;
+	m->nsizes = nsizes;
+	m->nl = nsizes - 1;
+	m->max_rows = max_rows;
+	m->ct = compute;
+	for (int i = 0; i < nsizes; i++) {
+		if (sizes[i] < 1 || sizes[i] > 1 << 20) {
+			free(m);
+			errno = EINVAL;
+			gp_errprintf(err, "layer size %d out of range", sizes[i]);
+			return NULL;
+		}
+		m->sizes[i] = sizes[i];
+		m->maxw = (size_t)sizes[i] > m->maxw ? (size_t)sizes[i] : m->maxw;
+	}
+	for (int l = 0; l < m->nl; l++)
+		m->off[l + 1] = m->off[l] + (size_t)sizes[l] * sizes[l + 1] + sizes[l + 1];
+	m->nparams = m->off[m->nl];
+	size_t pb = m->nparams * sizeof(float), ab = max_rows * m->maxw * sizeof(float);
+	size_t big = m->nparams > max_rows * m->maxw ? m->nparams : max_rows * m->maxw;
+	int ok = gk_dev_alloc(b, pb, (void **)&m->w) == 0 &&
+		 gk_dev_alloc(b, pb, (void **)&m->g32) == 0 &&
+		 gk_dev_alloc(b, ab, (void **)&m->dz[0]) == 0 &&
+		 gk_dev_alloc(b, ab, (void **)&m->dz[1]) == 0 &&
+		 gk_dev_alloc(b, max_rows * sizeof(int32_t), (void **)&m->labels) == 0 &&
+		 gk_dev_alloc(b, max_rows * sizeof(float), (void **)&m->loss) == 0;
+	for (int l = 0; ok && l < nsizes; l++)
+		ok = gk_dev_alloc(b, max_rows * (size_t)sizes[l] * sizeof(float),
+				  (void **)&m->act[l]) == 0;
+	if (ok && compute != GK_F32)
+		ok = gk_dev_alloc(b, pb, (void **)&m->wc) == 0 &&
+		     gk_dev_alloc(b, m->nparams * 2, &m->gt) == 0 &&
+		     gk_dev_alloc(b, big * 2, (void **)&m->tmp16) == 0;
+	if (ok)
+		ok = (m->host_logits = malloc(max_rows * (size_t)sizes[m->nl] * sizeof(float))) !=
+		     NULL;
+	if (!ok) {
+		gp_errprintf(err, "cannot allocate the model's buffers: %s", gk_backend_error(b));
+		gt_mlp_destroy(&m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (compute == GK_F32) {
+		m->wc = m->w;
+		m->gt = m->g32;
+	}
+	return m;
+}
+
+void gt_mlp_destroy(gt_mlp_t **pm)
+{
+	gt_mlp_t *m = pm ? *pm : NULL;
+	if (!m)
+		return;
+	if (m->wc != m->w)
+		gk_dev_free(m->b, m->wc);
+	if (m->gt != m->g32)
+		gk_dev_free(m->b, m->gt);
+	gk_dev_free(m->b, m->w);
+	gk_dev_free(m->b, m->g32);
+	gk_dev_free(m->b, m->dz[0]);
+	gk_dev_free(m->b, m->dz[1]);
+	gk_dev_free(m->b, m->labels);
+	gk_dev_free(m->b, m->loss);
+	gk_dev_free(m->b, m->tmp16);
+	for (int l = 0; l < m->nsizes; l++)
+		gk_dev_free(m->b, m->act[l]);
+	free(m->host_logits);
+	free(m);
+	*pm = NULL;
+}
+
+int gt_mlp_nlayers(const gt_mlp_t *m)
+{
+	return m->nl;
+}
+size_t gt_mlp_nparams(const gt_mlp_t *m)
+{
+	return m->nparams;
+}
+size_t gt_mlp_layer_offset(const gt_mlp_t *m, int l)
+{
+	return m->off[l];
+}
+size_t gt_mlp_layer_count(const gt_mlp_t *m, int l)
+{
+	return m->off[l + 1] - m->off[l];
+}
+float *gt_mlp_params_dev(gt_mlp_t *m)
+{
+	return m->w;
+}
+void *gt_mlp_grads_dev(gt_mlp_t *m)
+{
+	return m->gt;
+}
+gk_dtype_t gt_mlp_grad_dtype(const gt_mlp_t *m)
+{
+	return m->ct;
+}
+
+int gt_mlp_weights_changed(gt_mlp_t *m, gp_error_t *err)
+{
+	if (m->ct == GK_F32)
+		return 0;
+	K(gk_copy(m->b, m->wc, m->w, m->nparams * sizeof(float), GK_D2D), "copy weights");
+	return round_ct(m, m->wc, m->nparams, err);
+}
+
+int gt_mlp_set_params(gt_mlp_t *m, const float *host, gp_error_t *err)
+{
+	K(gk_copy(m->b, m->w, host, m->nparams * sizeof(float), GK_H2D), "copy weights");
+	return gt_mlp_weights_changed(m, err);
+}
+
+int gt_mlp_get_params(gt_mlp_t *m, float *host, gp_error_t *err)
+{
+	K(gk_stream_sync(m->b, NULL), "sync");
+	K(gk_copy(m->b, host, m->w, m->nparams * sizeof(float), GK_D2H), "copy weights");
+	return 0;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+int gt_mlp_init(gt_mlp_t *m, uint64_t seed, gp_error_t *err)
+{
+	float *h = calloc(m->nparams, sizeof(float));
+	uint64_t s = mix(seed ^ 0x6a09e667f3bcc909ull);
+	if (!h)
+		return gp_errprintf(err, "out of memory");
+	for (int l = 0; l < m->nl; l++) {
+		size_t in = (size_t)m->sizes[l], out = (size_t)m->sizes[l + 1];
+		double lim = sqrt(6.0 / (double)in);
+		for (size_t i = 0; i < in * out; i++) {
+			s = mix(s);
+			double u = (double)(s >> 11) / 9007199254740992.0;
+			h[m->off[l] + i] = (float)((2.0 * u - 1.0) * lim);
+		}
+	}
+	int rc = gt_mlp_set_params(m, h, err);
+	free(h);
+	return rc;
+}
+
+int gt_mlp_forward(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, gp_error_t *err)
+{
+	if (rows > m->max_rows) {
+		errno = EINVAL;
+		return gp_errprintf(err, "batch of %zu rows, at most %zu", rows, m->max_rows);
+	}
+	m->rows = rows;
+	if (!rows)
+		return 0;
+	K(gk_copy(m->b, m->act[0], x, rows * (size_t)m->sizes[0] * sizeof(float), GK_H2D),
+	  "copy input");
+	if (y)
+		K(gk_copy(m->b, m->labels, y, rows * sizeof(int32_t), GK_H2D), "copy labels");
+	if (round_ct(m, m->act[0], rows * (size_t)m->sizes[0], err) < 0)
+		return -1;
+	for (int l = 0; l < m->nl; l++) {
+		int in = m->sizes[l], out = m->sizes[l + 1];
+		const float *W = m->wc + m->off[l], *bias = W + (size_t)in * out;
+		K(gk_sgemm(m->b, 1, 0, out, (int)rows, in, 1.0f, W, in, m->act[l], in, 0.0f,
+			   m->act[l + 1], out, NULL),
+		  "forward gemm");
+		K(gk_bias_act(m->b, m->act[l + 1], bias, rows, (size_t)out,
+			      l < m->nl - 1 ? GK_ACT_RELU : GK_ACT_NONE, NULL),
+		  "bias + activation");
+		if (round_ct(m, m->act[l + 1], rows * (size_t)out, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int gt_mlp_outputs(gt_mlp_t *m, float *loss, int32_t *pred, gp_error_t *err)
+{
+	size_t rows = m->rows, k = (size_t)m->sizes[m->nl];
+	if (!rows)
+		return 0;
+	if (loss) {
+		K(gk_softmax_xent(m->b, m->act[m->nl], m->labels, rows, k, 1.0f, m->loss, NULL,
+				  NULL),
+		  "loss");
+		K(gk_stream_sync(m->b, NULL), "sync");
+		K(gk_copy(m->b, loss, m->loss, rows * sizeof(float), GK_D2H), "copy loss");
+	}
+	if (pred) {
+		K(gk_stream_sync(m->b, NULL), "sync");
+		K(gk_copy(m->b, m->host_logits, m->act[m->nl], rows * k * sizeof(float), GK_D2H),
+		  "copy logits");
+		for (size_t r = 0; r < rows; r++) {
+			const float *z = m->host_logits + r * k;
+			size_t best = 0;
+			for (size_t c = 1; c < k; c++)
+				if (z[c] > z[best])
+					best = c;
+			pred[r] = (int32_t)best;
+		}
+	}
+	return 0;
+}
+
+int gt_mlp_sync(gt_mlp_t *m, gp_error_t *err)
+{
+	K(gk_stream_sync(m->b, NULL), "sync");
+	return 0;
+}
+
+int gt_mlp_backward(gt_mlp_t *m, float scale, gt_grad_ready_f ready, void *arg, gp_error_t *err)
+{
+	size_t rows = m->rows;
+	int cur = 0;
+	if (!rows) { /* an empty share still takes part in the allreduce, with zeros */
+		K(gk_memset(m->b, m->gt, 0, m->nparams * gk_dtype_size(m->ct), NULL), "zero grads");
+		for (int l = m->nl - 1; l >= 0; l--)
+			if (ready && ready(arg, l) < 0)
+				return -1;
+		return 0;
+	}
+	K(gk_softmax_xent(m->b, m->act[m->nl], m->labels, rows, (size_t)m->sizes[m->nl], scale,
+			  NULL, m->dz[0], NULL),
+	  "loss gradient");
+	if (round_ct(m, m->dz[0], rows * (size_t)m->sizes[m->nl], err) < 0)
+		return -1;
+	for (int l = m->nl - 1; l >= 0; l--) {
+		int in = m->sizes[l], out = m->sizes[l + 1];
+		float *gW = m->g32 + m->off[l], *gb = gW + (size_t)in * out;
+		float *dZ = m->dz[cur], *dA = m->dz[cur ^ 1];
+		K(gk_sgemm(m->b, 0, 1, in, out, (int)rows, 1.0f, m->act[l], in, dZ, out, 0.0f, gW,
+			   in, NULL),
+		  "weight gradient gemm");
+		K(gk_bias_grad(m->b, dZ, gb, rows, (size_t)out, 1.0f, NULL), "bias gradient");
+		if (m->ct != GK_F32)
+			K(gk_cast(m->b, m->ct, (uint16_t *)m->gt + m->off[l], GK_F32, gW,
+				  gt_mlp_layer_count(m, l), NULL),
+			  "gradient to compute type");
+		if (ready && ready(arg, l) < 0)
+			return -1;
+		if (l == 0)
+			break;
+		K(gk_sgemm(m->b, 0, 0, in, (int)rows, out, 1.0f, m->wc + m->off[l], in, dZ, out,
+			   0.0f, dA, in, NULL),
+		  "input gradient gemm");
+		K(gk_relu_grad(m->b, dA, m->act[l], rows * (size_t)in, NULL), "relu gradient");
+		if (round_ct(m, dA, rows * (size_t)in, err) < 0)
+			return -1;
+		cur ^= 1;
+	}
+	return 0;
+}

@@ -1,0 +1,69 @@
+/* mlp.h - a multi-layer perceptron classifier on a kernels backend (gpool/kernels.h): forward,
+ * softmax cross-entropy and backward, with f32 master weights and an optional f16/bf16 compute
+ * precision.
+ *
+ * Layout: parameters are one flat f32 vector, layer by layer W_l ([out][in], row-major) then
+ * b_l ([out]), the order of the model file (ckpt.h). Activations are row-major [rows][width].
+ * Gradients are one flat vector of the same layout in the compute type (f32, f16 or bf16),
+ * ready for the allreduce.
+ *
+ * Mixed precision: with compute type f16/bf16 the weights, activations, the gradient of the
+ * logits and the gradients of the weights are rounded to that type (the GEMMs run in f32 on
+ * values the type can hold: what a tensor core does with f16 inputs and f32 accumulation),
+ * the loss is multiplied by a scale so that small gradients do not flush to zero, and a
+ * gradient that overflows the type becomes Inf (the caller skips the step, optim.h).
+ * Functions return 0 or -1 with err filled. All pointers named _dev are backend memory. */
+#ifndef GT_MLP_H
+#define GT_MLP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "gpool/kernels.h"
+
+#define GT_MAX_LAYERS 16
+
+typedef struct gt_mlp gt_mlp_t;
+
+/* Called by backward as soon as layer LAYER's gradient is complete (layers come last to
+ * first); the gradients of layers >= LAYER may then be sent while the rest is computed. */
+typedef int (*gt_grad_ready_f)(void *arg, int layer);
+
+/* LAYERS[0..nsizes) are the widths, input first (at least 2 sizes); MAX_ROWS the most rows a
+ * forward pass takes; COMPUTE f32, f16 or bf16. */
+gt_mlp_t *gt_mlp_create(gk_backend_t *b, const int *sizes, int nsizes, size_t max_rows,
+			gk_dtype_t compute, gp_error_t *err);
+void gt_mlp_destroy(gt_mlp_t **m);
+
+int gt_mlp_nlayers(const gt_mlp_t *m); /* weight layers: nsizes - 1 */
+size_t gt_mlp_nparams(const gt_mlp_t *m);
+/* First parameter of layer L (its W), and the count of W and b together. */
+size_t gt_mlp_layer_offset(const gt_mlp_t *m, int l);
+size_t gt_mlp_layer_count(const gt_mlp_t *m, int l);
+float *gt_mlp_params_dev(gt_mlp_t *m);
+void *gt_mlp_grads_dev(gt_mlp_t *m);
+gk_dtype_t gt_mlp_grad_dtype(const gt_mlp_t *m);
+
+/* He-uniform weights and zero biases from SEED (the same on every rank). */
+int gt_mlp_init(gt_mlp_t *m, uint64_t seed, gp_error_t *err);
+int gt_mlp_get_params(gt_mlp_t *m, float *host, gp_error_t *err);
+int gt_mlp_set_params(gt_mlp_t *m, const float *host, gp_error_t *err);
+/* After the master weights changed: refresh the compute copy (f16/bf16 rounding). */
+int gt_mlp_weights_changed(gt_mlp_t *m, gp_error_t *err);
+
+/* Copy ROWS rows of input (host, already scaled) and labels to the backend and run the
+ * forward pass. */
+int gt_mlp_forward(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, gp_error_t *err);
+/* After forward: per-row loss into loss[rows] and predicted classes into pred[rows] (host;
+ * either may be NULL). */
+int gt_mlp_outputs(gt_mlp_t *m, float *loss, int32_t *pred, gp_error_t *err);
+/* After forward: the gradients of SCALE * (sum of the rows' losses) into the gradient vector,
+ * calling READY (may be NULL) after each layer. SCALE is loss_scale / global_batch, so that
+ * summing the ranks' gradients gives the global batch's mean, scaled. Zero rows gives a zero
+ * gradient. */
+int gt_mlp_backward(gt_mlp_t *m, float scale, gt_grad_ready_f ready, void *arg, gp_error_t *err);
+/* Wait until the backend has finished the work queued so far (before sending gradients). */
+int gt_mlp_sync(gt_mlp_t *m, gp_error_t *err);
+
+#endif

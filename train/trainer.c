@@ -1,0 +1,547 @@
+/* trainer.c - the data-parallel training loop (trainer.h)
+ *
+ * One step: every rank takes its share of the same global batch (rows of the epoch's order),
+ * runs forward and backward; each gradient bucket (a run of layers, last layer first) is
+ * summed over the ranks by a non-blocking allreduce as soon as backward has produced it; then
+ * the summed gradient (the global batch's mean: each rank divides by the global batch, not
+ * its share) is checked for Inf/NaN, the step applied or skipped (loss scaling), and a small
+ * allgather shares each rank's compute time, allreduce wait, rows, loss and hits: the progress
+ * lines, the slow-rank diagnosis and the re-balancing of shares are made from it on every
+ * rank alike. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ckpt.h"
+#include "data.h"
+#include "mlp.h"
+#include "shares.h"
+#include "trainer_int.h"
+
+double tr_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void gt_conf_defaults(gt_conf_t *c)
+{
+	static const int digits[] = {64, 256, 256, 10};
+	memset(c, 0, sizeof(*c));
+	memcpy(c->sizes, digits, sizeof(digits));
+	c->nsizes = 4;
+	c->test_frac = 0.2;
+	c->seed = 1;
+	c->epochs = 20;
+	c->global_batch = 192;
+	c->opt = (gt_optim_conf_t){.kind = GT_ADAMW,
+				   .lr = 2e-3f,
+				   .momentum = 0.9f,
+				   .beta1 = 0.9f,
+				   .beta2 = 0.999f,
+				   .eps = 1e-8f,
+				   .weight_decay = 0.0f};
+	c->compute = GK_F32;
+	c->loss_scale = 65536.0;
+	c->scale_window = 200;
+	c->backend = "cpu";
+	c->bucket_bytes = 64 << 10;
+	c->overlap = -1;
+	c->rebalance_every = 10;
+	c->slow_factor = 2.0;
+	c->ckpt_every = 50;
+	c->throttle_rank = -1;
+	c->blas_threads = 1;
+}
+
+int tr_fail_comm(tr_t *t, const char *what)
+{
+	int e = errno;
+	gp_errprintf(t->err, "%s: %s", what, t->comm ? gc_error(t->comm) : "no communicator");
+	errno = e;
+	return -1;
+}
+
+const char *tr_dtype_name(gk_dtype_t t)
+{
+	return t == GK_F16 ? "f16" : t == GK_BF16 ? "bf16" : "f32";
+}
+
+/* OpenBLAS starts a thread per core by default; ranks that share a PC's cores and the
+ * allreduce thread want one each. Set through dlsym: no link-time tie to OpenBLAS. */
+static void set_blas_threads(int n)
+{
+	void (*set)(int);
+	*(void **)&set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+	if (set && n > 0)
+		set(n);
+}
+
+int tr_run_hook(const char *cmd, const char *var, const char *path, long step)
+{
+	char sbuf[32];
+	snprintf(sbuf, sizeof(sbuf), "%ld", step);
+	setenv(var, path, 1);
+	setenv("GTRAIN_STEP", sbuf, 1);
+	int rc = system(cmd);
+	return rc == 0 ? 0 : -1;
+}
+
+/* ---- evaluation (rank 0) ---- */
+
+static int evaluate(tr_t *t, const gt_data_t *d, size_t *correct)
+{
+	size_t chunk = (size_t)t->c->global_batch;
+	float *x = malloc(chunk * d->dim * sizeof(float));
+	int32_t *y = malloc(chunk * sizeof(int32_t)), *pred = malloc(chunk * sizeof(int32_t));
+	uint32_t *idx = malloc(chunk * sizeof(uint32_t));
+	int rc = 0;
+	*correct = 0;
+	if (!x || !y || !pred || !idx)
+		rc = gp_errprintf(t->err, "out of memory");
+	for (size_t i = 0; rc == 0 && i < d->n; i += chunk) {
+		size_t rows = d->n - i < chunk ? d->n - i : chunk;
+		for (size_t r = 0; r < rows; r++)
+			idx[r] = (uint32_t)(i + r);
+		gt_data_gather(d, idx, rows, t->input_scale, x, y);
+		if (gt_mlp_forward(t->m, x, y, rows, t->err) < 0 ||
+		    gt_mlp_outputs(t->m, NULL, pred, t->err) < 0)
+			rc = -1;
+		for (size_t r = 0; rc == 0 && r < rows; r++)
+			*correct += pred[r] == y[r];
+	}
+	free(x), free(y), free(pred), free(idx);
+	return rc;
+}
+
+/* ---- setup ---- */
+
+static int load_data(tr_t *t)
+{
+	const gt_conf_t *c = t->c;
+	gt_data_t all;
+	if (gt_data_load(c->data, &all, t->err) < 0)
+		return -1;
+	if (c->test_data) {
+		t->train = all;
+		if (gt_data_load(c->test_data, &t->test, t->err) < 0)
+			return -1;
+		if (t->test.dim != t->train.dim)
+			return gp_errprintf(t->err, "test set has %zu features, training set %zu",
+					    t->test.dim, t->train.dim);
+	} else {
+		int rc = gt_data_split(&all, c->test_frac, c->seed, &t->train, &t->test, t->err);
+		gt_data_free(&all);
+		if (rc < 0)
+			return -1;
+	}
+	if (t->train.dim != (size_t)c->sizes[0]) {
+		errno = EINVAL;
+		return gp_errprintf(t->err, "the data has %zu features, the first layer %d",
+				    t->train.dim, c->sizes[0]);
+	}
+	if (t->train.classes > c->sizes[c->nsizes - 1] ||
+	    t->test.classes > c->sizes[c->nsizes - 1]) {
+		errno = EINVAL;
+		return gp_errprintf(t->err, "the data has %d classes, the last layer %d",
+				    t->train.classes > t->test.classes ? t->train.classes
+								       : t->test.classes,
+				    c->sizes[c->nsizes - 1]);
+	}
+	t->input_scale = c->input_scale > 0	? (float)c->input_scale
+			 : t->train.max_abs > 0 ? 1.0f / t->train.max_abs
+						: 1.0f;
+	return 0;
+}
+
+static void host_names(tr_t *t)
+{
+	char mine[64] = {0};
+	const char *env = getenv("GPOOL_NODENAME");
+	if (env && *env)
+		snprintf(mine, sizeof(mine), "%s", env);
+	else if (gethostname(mine, sizeof(mine) - 1) < 0)
+		snprintf(mine, sizeof(mine), "?");
+	if (t->size < 2 || gc_allgather(t->comm, mine, t->hosts, sizeof(mine) / 4, GC_I32) < 0)
+		memcpy(t->hosts[0], mine, sizeof(mine));
+	for (int r = 0; r < t->size; r++)
+		t->hosts[r][63] = '\0';
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void shares_line(tr_t *t, const int *count, char *buf, size_t size)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (int r = 0; r < t->size && o + 16 < size; r++)
+		o += (size_t)snprintf(buf + o, size - o, "%s%d", r ? "/" : "", count[r]);
+}
+
+/* ---- the loop ---- */
+
+static int train_loop(tr_t *t, long start, gt_result_t *res)
+{
+	const gt_conf_t *c = t->c;
+	const int n = t->size, B = c->global_batch;
+	const size_t ntrain = t->train.n, dim = t->train.dim;
+	const long spe = (long)(ntrain / (size_t)B), total = spe * c->epochs;
+	double w[GT_MAX_RANKS], st[ST_N], all[GT_MAX_RANKS * ST_N];
+	/* per-row compute times of the window's steps, by rank: medians, not sums, so that one
+	 * step a busy machine stalled does not move the shares */
+	const int window = c->rebalance_every > 0 ? c->rebalance_every : (int)spe;
+	double *win = malloc((size_t)window * n * sizeof(double));
+	double med[GT_MAX_RANKS], ones[GT_MAX_RANKS];
+	int win_n = 0;
+	double ep_wait[GT_MAX_RANKS] = {0}, ep_comp[GT_MAX_RANKS] = {0};
+	double ep_loss = 0, ep_hits = 0, ep_rows = 0, exposed_sum = 0;
+	int count[GT_MAX_RANKS];
+	long steps_done = 0, slow_named = -1;
+	uint32_t *perm = malloc(ntrain * sizeof(uint32_t));
+	float *x = malloc((size_t)B * dim * sizeof(float)),
+	      *loss = malloc((size_t)B * sizeof(float));
+	int32_t *y = malloc((size_t)B * sizeof(int32_t)),
+		*pred = malloc((size_t)B * sizeof(int32_t));
+	int rc = -1;
+	double t_start = tr_now_ms(), rows_done = 0;
+	long cur_epoch = -1;
+	size_t nparams = gt_mlp_nparams(t->m);
+
+	if (!perm || !x || !loss || !y || !pred || !win) {
+		gp_errprintf(t->err, "out of memory");
+		goto out;
+	}
+	for (int r = 0; r < n; r++)
+		w[r] = c->scores[r] > 0 ? c->scores[r] : 1.0;
+	if (t->rank == 0 && !c->quiet)
+		fprintf(
+		    t->out,
+		    "gtrain: %zu training rows, %zu test rows, %d features, %d classes; %d rank%s, "
+		    "global batch %d, %ld steps/epoch, %s, %s compute, backend %s\n",
+		    ntrain, t->test.n, (int)dim, c->sizes[c->nsizes - 1], n, n > 1 ? "s" : "", B,
+		    spe, gt_optim_name(c->opt.kind), tr_dtype_name(c->compute),
+		    gk_backend_name(t->b));
+	for (long s = start; s < total; s++) {
+		long epoch = s / spe, pos = s % spe;
+		if (epoch != cur_epoch) {
+			gt_data_order(ntrain, c->seed, (uint64_t)epoch, perm);
+			cur_epoch = epoch;
+		}
+		gt_shares_split(B, n, w, count);
+		int first = 0;
+		for (int r = 0; r < t->rank; r++)
+			first += count[r];
+		size_t rows = (size_t)count[t->rank];
+		gt_data_gather(&t->train, perm + (size_t)pos * B + first, rows, t->input_scale, x,
+			       y);
+
+		double t0 = tr_now_ms();
+		float scale = (float)(t->sc.scale / B);
+		if (gt_mlp_forward(t->m, x, y, rows, t->err) < 0 ||
+		    gt_mlp_outputs(t->m, loss, pred, t->err) < 0)
+			goto out;
+		if (t->rank == c->throttle_rank && c->throttle_ms_per_row > 0) {
+			double extra = c->throttle_ms_per_row * (double)rows;
+			struct timespec ts = {(time_t)(extra / 1e3),
+					      (long)(fmod(extra, 1e3) * 1e6)};
+			nanosleep(&ts, NULL);
+		}
+		if (gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0)
+			goto out;
+		double t1 = tr_now_ms();
+		double wait_ms;
+		if (tr_finish_allreduce(t, &wait_ms) < 0)
+			goto out;
+		int overflow = 0;
+		if (gk_has_nonfinite(t->b, gt_mlp_grad_dtype(t->m), gt_mlp_grads_dev(t->m), nparams,
+				     &overflow) < 0) {
+			gp_errprintf(t->err, "%s", gk_backend_error(t->b));
+			goto out;
+		}
+		double used_scale = t->sc.scale;
+		if (gt_scaler_update(&t->sc, overflow)) {
+			if (gt_optim_step(t->o, gt_mlp_params_dev(t->m), gt_mlp_grad_dtype(t->m),
+					  gt_mlp_grads_dev(t->m), (float)(1.0 / used_scale),
+					  t->err) < 0 ||
+			    gt_mlp_weights_changed(t->m, t->err) < 0)
+				goto out;
+		} else if (t->rank == 0 && !c->quiet) {
+			fprintf(t->out,
+				"gtrain: step %ld: gradient overflow (Inf/NaN) at loss scale %g: "
+				"step skipped, scale now %g\n",
+				s + 1, used_scale, t->sc.scale);
+		}
+		double lsum = 0, hits = 0;
+		for (size_t r = 0; r < rows; r++) {
+			lsum += loss[r];
+			hits += pred[r] == y[r];
+		}
+		st[ST_COMPUTE] = t1 - t0;
+		st[ST_WAIT] = wait_ms;
+		st[ST_ROWS] = (double)rows;
+		st[ST_LOSS] = lsum;
+		st[ST_HITS] = hits;
+		if (n > 1) {
+			if (gc_allgather(t->comm, st, all, ST_N, GC_F64) < 0) {
+				tr_fail_comm(t, "allgather");
+				goto out;
+			}
+		} else {
+			memcpy(all, st, sizeof(st));
+		}
+		double slowest = 0;
+		int slow_r = 0;
+		for (int r = 0; r < n; r++) {
+			const double *a = all + r * ST_N;
+			win[(size_t)win_n * n + r] =
+			    a[ST_ROWS] > 0 ? a[ST_COMPUTE] / a[ST_ROWS] : 0;
+			ep_comp[r] += a[ST_COMPUTE];
+			ep_wait[r] += a[ST_WAIT];
+			ep_loss += a[ST_LOSS];
+			ep_hits += a[ST_HITS];
+			ep_rows += a[ST_ROWS];
+			if (a[ST_COMPUTE] > slowest)
+				slowest = a[ST_COMPUTE], slow_r = r;
+		}
+		/* the wait of the rank that computed longest is the communication backward did
+		 * not hide; the others' waits also hold the time they waited for that rank */
+		exposed_sum += all[slow_r * ST_N + ST_WAIT];
+		steps_done++;
+		rows_done += B;
+		if (t->rank == 0 && c->diag_every > 0 && (s + 1) % c->diag_every == 0) {
+			char sh[512], wl[1024];
+			size_t o = 0;
+			shares_line(t, count, sh, sizeof(sh));
+			for (int r = 0; r < n && o + 24 < sizeof(wl); r++)
+				o += (size_t)snprintf(wl + o, sizeof(wl) - o, " r%d %.2f", r,
+						      all[r * ST_N + ST_WAIT]);
+			fprintf(
+			    t->out,
+			    "step %ld: slowest rank %d (%s) %.2f ms compute; allreduce wait ms:%s; "
+			    "shares %s\n",
+			    s + 1, slow_r, t->hosts[slow_r], slowest, wl, sh);
+		}
+		/* re-balance and name a slow rank every rebalance_every steps */
+		if (++win_n == window && n > 1) {
+			double ratio = 0, col[1024];
+			for (int r = 0; r < n; r++) {
+				for (int k = 0; k < win_n && k < 1024; k++)
+					col[k] = win[(size_t)k * n + r];
+				med[r] = median(col, win_n < 1024 ? win_n : 1024);
+				ones[r] = 1;
+			}
+			int slow = gt_shares_slow_rank(n, ones, med, c->slow_factor, &ratio);
+			/* a rank is named only when it costs a step at least a millisecond at an
+			 * equal share: below that the ratio is the noise of a busy machine */
+			if (slow >= 0 && med[slow] * B / n < 1.0)
+				slow = -1;
+			if (slow >= 0 && t->rank == 0 && slow_named != (long)slow && !c->quiet)
+				fprintf(t->out,
+					"gtrain: rank %d on %s is slow: %.3f ms a row, %.1fx the "
+					"others' median%s\n",
+					slow, t->hosts[slow], med[slow], ratio,
+					c->rebalance_every > 0 ? " (its share shrinks)" : "");
+			slow_named = slow >= 0 ? slow : slow_named;
+			if (c->rebalance_every > 0)
+				gt_shares_rebalance(n, w, ones, med);
+		}
+		if (win_n == window)
+			win_n = 0;
+		if (c->ckpt && c->ckpt_every > 0 && (s + 1) % c->ckpt_every == 0 && t->rank == 0 &&
+		    tr_save_ckpt(t, s + 1) < 0)
+			goto out;
+		int stop = c->stop_after > 0 && s + 1 >= c->stop_after;
+		if (pos == spe - 1 || s + 1 == total || stop) {
+			size_t tc = 0;
+			if (t->rank == 0) {
+				if (evaluate(t, &t->test, &tc) < 0)
+					goto out;
+				double el = tr_now_ms() - t_start;
+				char sh[512], wl[1024];
+				size_t o = 0;
+				shares_line(t, count, sh, sizeof(sh));
+				int slowest_ep = 0;
+				for (int r = 0; r < n; r++) {
+					if (ep_comp[r] > ep_comp[slowest_ep])
+						slowest_ep = r;
+					if (o + 24 < sizeof(wl))
+						o += (size_t)snprintf(
+						    wl + o, sizeof(wl) - o, "%s%.2f", r ? "/" : "",
+						    ep_wait[r] / (double)(pos + 1));
+				}
+				if (!c->quiet)
+					fprintf(t->out,
+						"epoch %3ld/%d  loss %.4f  train %5.1f%%  test "
+						"%5.1f%%  "
+						"%.0f samples/s  shares %s  slowest r%d (%s)  "
+						"allreduce wait ms %s\n",
+						epoch + 1, c->epochs, ep_loss / ep_rows,
+						100.0 * ep_hits / ep_rows,
+						100.0 * (double)tc / (double)t->test.n,
+						rows_done / (el / 1e3), sh, slowest_ep,
+						t->hosts[slowest_ep], wl);
+				fflush(t->out);
+				res->test_correct = tc;
+				res->test_rows = t->test.n;
+				res->test_acc = (double)tc / (double)t->test.n;
+				res->last_loss = ep_loss / ep_rows;
+			}
+			ep_loss = ep_hits = ep_rows = 0;
+			memset(ep_wait, 0, sizeof(ep_wait));
+			memset(ep_comp, 0, sizeof(ep_comp));
+		}
+		if (stop)
+			break;
+	}
+	double el = tr_now_ms() - t_start;
+	res->steps = steps_done;
+	res->skipped = t->sc.skipped;
+	res->samples_per_s = el > 0 ? rows_done / (el / 1e3) : 0;
+	res->exposed_ms = steps_done ? exposed_sum / (double)steps_done : 0;
+	res->final_scale = t->sc.scale;
+	rc = 0;
+out:
+	free(perm), free(x), free(loss), free(y), free(pred), free(win);
+	return rc;
+}
+
+int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *err)
+{
+	tr_t t;
+	gk_error_t ge;
+	long start = 0;
+	int rc = -1;
+
+	memset(&t, 0, sizeof(t));
+	memset(res, 0, sizeof(*res));
+	t.c = c;
+	t.comm = comm;
+	t.err = err;
+	t.rank = comm ? gc_rank(comm) : 0;
+	t.size = comm ? gc_size(comm) : 1;
+	t.out = c->out ? c->out : stdout;
+	if (t.size > GT_MAX_RANKS) {
+		errno = EINVAL;
+		return gp_errprintf(err, "at most %d ranks", GT_MAX_RANKS);
+	}
+	if (c->global_batch < t.size) {
+		errno = EINVAL;
+		return gp_errprintf(err, "global batch %d is smaller than the %d ranks",
+				    c->global_batch, t.size);
+	}
+	set_blas_threads(c->blas_threads);
+	if (load_data(&t) < 0)
+		goto out;
+	if (t.train.n < (size_t)c->global_batch) {
+		errno = EINVAL;
+		gp_errprintf(err, "%zu training rows, fewer than the global batch %d", t.train.n,
+			     c->global_batch);
+		goto out;
+	}
+	if (!(t.b = gk_backend_open(c->backend, &ge))) {
+		gp_errprintf(err, "backend '%s': %s", c->backend, ge.text);
+		goto out;
+	}
+	if (!(t.m = gt_mlp_create(t.b, c->sizes, c->nsizes, (size_t)c->global_batch, c->compute,
+				  err)) ||
+	    !(t.o = gt_optim_create(t.b, &c->opt, gt_mlp_nparams(t.m), err)) ||
+	    gt_mlp_init(t.m, c->seed, err) < 0)
+		goto out;
+	t.overlap = c->overlap >= 0 ? c->overlap : strcmp(gk_backend_name(t.b), "cpu") != 0;
+	gt_scaler_init(&t.sc, c->loss_scale, c->scale_window, c->compute != GK_F32);
+	host_names(&t);
+	if (tr_resume(&t, &start) < 0)
+		goto out;
+	double blk = tr_blocking_cost(&t);
+	if (blk < 0) {
+		tr_fail_comm(&t, "allreduce");
+		goto out;
+	}
+	if (train_loop(&t, start, res) < 0)
+		goto out;
+	res->blocking_ms = blk;
+	if (t.rank == 0) {
+		if (!c->quiet) {
+			fprintf(t.out,
+				"gtrain: done: %ld steps (%ld skipped), test accuracy %.2f%% "
+				"(%zu/%zu), "
+				"%.0f samples/s on %d rank%s",
+				res->steps, res->skipped, 100.0 * res->test_acc, res->test_correct,
+				res->test_rows, res->samples_per_s, t.size, t.size > 1 ? "s" : "");
+			if (t.size > 1 && t.overlap)
+				fprintf(t.out,
+					"; allreduce %.2f ms a step exposed, %.2f ms blocking "
+					"(overlapped): %.0f%% hidden behind backward",
+					res->exposed_ms, blk,
+					blk > 0 ? 100.0 * fmax(0, 1 - res->exposed_ms / blk) : 0.0);
+			else if (t.size > 1)
+				fprintf(
+				    t.out,
+				    "; allreduce %.2f ms a step after backward (not overlapped), "
+				    "%.2f ms blocking at start",
+				    res->exposed_ms, blk);
+			fputc('\n', t.out);
+		}
+		/* the end's checkpoint, unless the periodic one has just written this step */
+		if (c->ckpt && (c->stop_after <= 0 || res->steps + start < c->stop_after) &&
+		    (c->ckpt_every <= 0 || (start + res->steps) % c->ckpt_every != 0) &&
+		    tr_save_ckpt(&t, start + res->steps) < 0)
+			goto out;
+		if (c->model) {
+			gt_model_t md = {.nsizes = c->nsizes,
+					 .input_scale = t.input_scale,
+					 .nparams = gt_mlp_nparams(t.m)};
+			memcpy(md.sizes, c->sizes, sizeof(c->sizes));
+			if (!(md.params = malloc(md.nparams * sizeof(float))) ||
+			    gt_mlp_get_params(t.m, md.params, err) < 0 ||
+			    gt_model_write(c->model, &md, err) < 0) {
+				gt_model_free(&md);
+				goto out;
+			}
+			gt_model_free(&md);
+			struct stat sb;
+			char cwd[4096];
+			const char *shown = c->model;
+			char full[8192];
+			if (c->model[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+				snprintf(full, sizeof(full), "%s/%s", cwd, c->model);
+				shown = full;
+			}
+			if (!c->quiet)
+				fprintf(t.out, "gtrain: model written to %s:%s (%lld bytes)\n",
+					t.hosts[0], shown,
+					stat(c->model, &sb) == 0 ? (long long)sb.st_size : -1LL);
+			if (c->model_cmd && tr_run_hook(c->model_cmd, "GTRAIN_MODEL", c->model,
+							start + res->steps) < 0)
+				fprintf(stderr, "gtrain: model command failed\n");
+		}
+		fflush(t.out);
+	}
+	rc = 0;
+out:
+	gt_optim_destroy(&t.o);
+	gt_mlp_destroy(&t.m);
+	gk_backend_close(&t.b);
+	gt_data_free(&t.train);
+	gt_data_free(&t.test);
+	return rc;
+}

@@ -1,0 +1,59 @@
+/* trainer_int.h - what the files of gtrain's training loop share (internal): the state of a
+ * run (tr_t) and the helpers of trainer.c, buckets.c (the gradient allreduce) and resume.c
+ * (checkpoints). Functions return 0 or -1 with t->err filled, unless said otherwise. */
+#ifndef GT_TRAINER_INT_H
+#define GT_TRAINER_INT_H
+
+#include "data.h"
+#include "mlp.h"
+#include "optim.h"
+#include "trainer.h"
+
+/* what each rank reports after a step (the per-step allgather) */
+enum { ST_COMPUTE, ST_WAIT, ST_ROWS, ST_LOSS, ST_HITS, ST_N };
+
+typedef struct {
+	const gt_conf_t *c;
+	gc_comm_t *comm;
+	int rank, size;
+	FILE *out;
+	gk_backend_t *b;
+	gt_mlp_t *m;
+	gt_optim_t *o;
+	gt_scaler_t sc;
+	gt_data_t train, test;
+	float input_scale;
+	char hosts[GT_MAX_RANKS][64];
+	/* buckets of the step in flight */
+	gc_req_t *req[GT_MAX_LAYERS];
+	int nreq;
+	size_t pend_lo, pend_hi; /* parameter range not yet sent */
+	int pending;
+	int overlap; /* resolved from the conf (auto: on for a card backend) */
+	gp_error_t *err;
+} tr_t;
+
+double tr_now_ms(void);
+/* Fill t->err with WHAT and the communicator's message; returns -1. */
+int tr_fail_comm(tr_t *t, const char *what);
+const char *tr_dtype_name(gk_dtype_t t);
+/* sh -c CMD with VAR=PATH and GTRAIN_STEP=STEP in its environment; 0 if it exits 0. */
+int tr_run_hook(const char *cmd, const char *var, const char *path, long step);
+
+/* ---- buckets.c ---- */
+/* gt_mlp_backward's callback: layer LAYER's gradient is complete (ARG is the tr_t). */
+int tr_grad_ready(void *arg, int layer);
+/* After backward: send what is left, wait for every bucket; *wait_ms the time waited. */
+int tr_finish_allreduce(tr_t *t, double *wait_ms);
+/* One blocking allreduce of all gradients, median of 5, rank 0's figure on every rank
+ * (ms; 0 alone; -1 on failure). */
+double tr_blocking_cost(tr_t *t);
+
+/* ---- resume.c ---- */
+/* Rank 0: write the checkpoint of step STEP, then run --ckpt-cmd. */
+int tr_save_ckpt(tr_t *t, long step);
+/* Every rank: the checkpoint to resume from (rank 0 reads it, all get it by broadcast);
+ * *start = its step, or 0 for a fresh start. */
+int tr_resume(tr_t *t, long *start);
+
+#endif
