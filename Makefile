@@ -7,7 +7,7 @@ JOBS        ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CTEST_ARGS  ?=
 
-.PHONY: all build deps test unit system demo bench bench-comm bench-train sanitize fuzz clean
+.PHONY: all build deps test unit system style demo bench bench-comm bench-train sanitize fuzz clean
 
 all: build
 
@@ -27,6 +27,9 @@ unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -LE system $(CTEST_ARGS)
 system: build
 	ctest --test-dir $(BUILD) --output-on-failure -L system $(CTEST_ARGS)
+# only the style checks: clang-format, clang-tidy (tests/style)
+style: build
+	ctest --test-dir $(BUILD) --output-on-failure -L style $(CTEST_ARGS)
 
 demo: deps build
 	GPOOL_BIN_DIR=$(CURDIR)/$(BUILD)/bin deploy/demo.sh

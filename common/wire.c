@@ -1,31 +1,22 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+#include "replay.h"
 
 #define REPLAY_SLOTS_MAX (1u << 20)
-#define REPLAY_KEEP_SEC 900 /* longer than any credential lives */
-
-struct replay_slot {
-	uint64_t epoch;
-	uint64_t last_seq;
-	double seen;
-	uint32_t uid;
-	uint8_t used;
-};
 
 struct gp_wire {
 	gp_auth_t *auth;
 	size_t max_message;
 	uint64_t epoch;
 	uint64_t next_seq;
-	struct replay_slot *slots;
-	uint32_t nslots;
-	uint32_t nused;
+	gp_replay_t *replay; /* authenticated wires only */
 	struct gp_wire_stats st;
 };
 
@@ -71,6 +62,10 @@ gp_wire_t *gp_wire_create(gp_auth_t *auth, size_t max_message)
 		return NULL;
 	w->auth = auth;
 	w->max_message = max_message;
+	if (auth && !(w->replay = gp_replay_create(REPLAY_SLOTS_MAX))) {
+		free(w);
+		return NULL;
+	}
 	w->epoch = gp_random64() | 1;
 	w->next_seq = 1;
 	return w;
@@ -80,7 +75,7 @@ void gp_wire_destroy(gp_wire_t **p)
 {
 	if (!p || !*p)
 		return;
-	free((*p)->slots);
+	gp_replay_destroy(&(*p)->replay);
 	free(*p);
 	*p = NULL;
 }
@@ -134,75 +129,6 @@ int gp_wire_seal(gp_wire_t *w, const gp_batch_t *b, gp_buf_t *out, gp_error_t *e
 	free(cred);
 	w->next_seq += b->count ? b->count : 1;
 	w->st.sealed++;
-	return 0;
-}
-
-static uint64_t slot_hash(uint32_t uid, uint64_t epoch)
-{
-	uint64_t x = epoch ^ ((uint64_t)uid * 0x9e3779b97f4a7c15ULL);
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static int replay_grow(gp_wire_t *w)
-{
-	uint32_t n = w->nslots ? w->nslots * 2 : 1024;
-	if (n > REPLAY_SLOTS_MAX)
-		return -1;
-	struct replay_slot *ns = calloc(n, sizeof(*ns));
-	if (!ns)
-		return -1;
-	double now = gp_now();
-	uint32_t used = 0;
-	for (uint32_t i = 0; i < w->nslots; i++) {
-		struct replay_slot *s = &w->slots[i];
-		if (!s->used || now - s->seen > REPLAY_KEEP_SEC)
-			continue;
-		uint64_t j = slot_hash(s->uid, s->epoch) & (n - 1);
-		while (ns[j].used)
-			j = (j + 1) & (n - 1);
-		ns[j] = *s;
-		used++;
-	}
-	free(w->slots);
-	w->slots = ns;
-	w->nslots = n;
-	w->nused = used;
-	return 0;
-}
-
-/* Accept seq..seq+count-1 from (uid, epoch) only if all are new. */
-static int replay_check(gp_wire_t *w, uint32_t uid, uint64_t epoch, uint64_t seq, uint64_t count)
-{
-	if (w->nused * 2 >= w->nslots && replay_grow(w) < 0) {
-		/* the table is at its bound: forget everything expired by rebuilding */
-		double now = gp_now();
-		for (uint32_t i = 0; i < w->nslots; i++)
-			if (w->slots[i].used && now - w->slots[i].seen > REPLAY_KEEP_SEC)
-				w->slots[i].seen = 0;
-	}
-	uint32_t mask = w->nslots - 1;
-	uint64_t j = slot_hash(uid, epoch) & mask;
-	while (w->slots[j].used) {
-		struct replay_slot *s = &w->slots[j];
-		if (s->uid == uid && s->epoch == epoch) {
-			if (seq <= s->last_seq)
-				return -1;
-			s->last_seq = seq + (count ? count : 1) - 1;
-			s->seen = gp_now();
-			return 0;
-		}
-		j = (j + 1) & mask;
-	}
-	struct replay_slot *s = &w->slots[j];
-	s->used = 1;
-	s->uid = uid;
-	s->epoch = epoch;
-	s->last_seq = seq + (count ? count : 1) - 1;
-	s->seen = gp_now();
-	w->nused++;
 	return 0;
 }
 
@@ -270,12 +196,19 @@ Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp
 		gpool__envelope__free_unpacked(env, NULL);
 		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_MALFORMED);
 	}
-	if (w->auth && replay_check(w, from->uid, env->epoch, env->seq, b->n_msgs) < 0) {
-		gp_errprintf(err, "replayed message (uid %u, sequence %llu)", (unsigned)from->uid,
-			     (unsigned long long)env->seq);
+	if (w->auth &&
+	    gp_replay_check(w->replay, from->uid, env->epoch, env->seq, b->n_msgs, gp_mono_ms() / 1e3) < 0) {
+		bool full = errno == ENOSPC || errno == ENOMEM;
+		if (full)
+			gp_errprintf(err, "no room to track a new sender (uid %u): %s", (unsigned)from->uid,
+				     strerror(errno));
+		else
+			gp_errprintf(err, "replayed message (uid %u, sequence %llu)", (unsigned)from->uid,
+				     (unsigned long long)env->seq);
 		gpool__batch__free_unpacked(b, NULL);
 		gpool__envelope__free_unpacked(env, NULL);
-		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_REPLAY);
+		return refuse(w, code, full ? GPOOL__ERROR_CODE__ERROR_UNAVAILABLE
+					    : GPOOL__ERROR_CODE__ERROR_REPLAY);
 	}
 	gpool__envelope__free_unpacked(env, NULL);
 	w->st.opened++;

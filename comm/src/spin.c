@@ -3,10 +3,11 @@
  * one rank per core), but ranks that outnumber the cores starve each other when they poll
  * (on this 2-core VM, 3 namespaces: Open MPI 4.1.4 busy polling took 4-10 ms for an 8-byte
  * allreduce, 52 us with mpi_yield_when_idle 1; three busy-polling ucx_perftest tag_bw links in
- * a ring got about 0.5 GB/s each against 1.2-1.6 GB/s for blocking iperf3). So a wait polls only when something is about to complete, for at most `us`;
- * it yields the CPU between polls while the machine has more runnable tasks than the CPUs we
- * may use, so the rank we wait for gets the core; and a poll that ends empty doubles how many
- * following waits sleep at once (up to SKIP_MAX), a poll that gets something resets that. */
+ * a ring got about 0.5 GB/s each against 1.2-1.6 GB/s for blocking iperf3). So a wait polls only
+ * when something is about to complete, for at most `us`; it yields the CPU between polls while the
+ * machine has more runnable tasks than the CPUs we may use, so the rank we wait for gets the core;
+ * and a poll that ends empty doubles how many following waits sleep at once (up to SKIP_MAX), a
+ * poll that gets something resets that. */
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>

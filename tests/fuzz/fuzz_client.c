@@ -5,36 +5,11 @@
  * not the agents' uid). The sender is uid 1000, or root when the first message's id is odd. */
 #include "sched_world.h"
 
-static void submit_one(uint32_t uid, const char *user, int hold)
-{
-	char *argv[] = { "/bin/true" };
-	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
-	sp.argv = argv;
-	sp.n_argv = 1;
-	sp.ntasks = 2;
-	sp.hold = hold;
-	sp.output = "out-%j-%t.txt";
-	Gpool__SubmitRequest sr = GPOOL__SUBMIT_REQUEST__INIT;
-	sr.spec = &sp;
-	sr.user = (char *)user;
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.m_case = GPOOL__MSG__M_SUBMIT;
-	m.submit = &sr;
-	Gpool__Msg *msgs[1] = { &m };
-	Gpool__Batch b = GPOOL__BATCH__INIT;
-	b.msgs = msgs;
-	b.n_msgs = 1;
-	struct gp_sender from = { .uid = uid, .gid = uid, .epoch = 1 };
-	handle_batch(&S, (const uint8_t *)"seed", 4, "seed", &from, &b);
-	FUZZ_CHECK(S.nsubs == 1);
-	settle(0);
-}
-
 static void world_seed(void)
 {
-	submit_one(CLIENT_UID, "alice", 0);
-	submit_one(CLIENT_UID, "alice", 1);
-	submit_one(2000, "bob", 0);
+	world_submit(CLIENT_UID, "alice", 0);
+	world_submit(CLIENT_UID, "alice", 1);
+	world_submit(2000, "bob", 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -303,6 +303,7 @@ static void envelopes(gp_wire_t *w)
 		memcpy(sel + 1, b.body.data, b.body.len);
 		put("batch", name, sel, b.body.len + 1);
 		put("client", name, b.body.data, b.body.len); /* fuzz_client takes a Batch */
+		put("agent", name, b.body.data, b.body.len);  /* and fuzz_agent */
 		free(sel);
 		snprintf(name, sizeof(name), "single%02d", k);
 		put_msg("batch", name, 1, &m.base);
@@ -313,6 +314,7 @@ static void envelopes(gp_wire_t *w)
 		gp_batch_add(&b, &m);
 	gp_wire_seal(w, &b, &out, &err);
 	put("envelope", "all", out.data, out.len);
+	put("agent", "all", b.body.data, b.body.len);
 	/* an empty batch */
 	gp_batch_reset(&b);
 	gp_wire_seal(w, &b, &out, &err);
@@ -650,6 +652,30 @@ static void files_seeds(void)
 	files_batch("count-mismatch", all + 1, 3);
 }
 
+/* fuzz_replay: 12-byte steps (uid, epoch, seq[6], count, flags, dt, pad; see fuzz_replay.c) */
+static void replay_seeds(void)
+{
+	static const uint8_t inorder[] = {
+		0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, /* sender 0:1 takes 1 */
+		0, 0, 2, 0, 0, 0, 0, 0, 3, 0, 1, 0, /* then 2..4 */
+		0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 1, 0, /* 3 again: a replay */
+		1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, /* another sender */
+	};
+	put("replay", "in-order", inorder, sizeof(inorder));
+	static const uint8_t senders[] = {
+		0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0,
+		2, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, 3, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0,
+		0, 1, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, /* the fifth sender: the table is full */
+		0, 2, 1, 0, 0, 0, 0, 0, 1, 0, 0xff, 0, /* 2540 s later: the others expired */
+	};
+	put("replay", "full-then-expired", senders, sizeof(senders));
+	static const uint8_t wrap[] = {
+		0, 0, 5, 0, 0, 0, 0, 0, 9, 0x80, 1, 0, /* near 2^64, 9 messages: wraps */
+		0, 0, 0, 0, 0, 0, 0, 0, 1, 0x80, 1, 0, /* 2^64 - 1 alone */
+	};
+	put("replay", "wrap", wrap, sizeof(wrap));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -664,5 +690,6 @@ int main(int argc, char **argv)
 	texts();
 	rdv_seeds();
 	files_seeds();
+	replay_seeds();
 	return 0;
 }

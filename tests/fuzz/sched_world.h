@@ -141,6 +141,32 @@ static void settle(int forget_new)
 	net_flush(S.net, true); /* the replies go nowhere: the peer is not connected */
 }
 
+/* A 2-task /bin/true job of uid (user), held or not, submitted and committed (seeds). */
+static inline void world_submit(uint32_t uid, const char *user, int hold)
+{
+	char *argv[] = { "/bin/true" };
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.argv = argv;
+	sp.n_argv = 1;
+	sp.ntasks = 2;
+	sp.hold = hold;
+	sp.output = "out-%j-%t.txt";
+	Gpool__SubmitRequest sr = GPOOL__SUBMIT_REQUEST__INIT;
+	sr.spec = &sp;
+	sr.user = (char *)user;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_SUBMIT;
+	m.submit = &sr;
+	Gpool__Msg *msgs[1] = { &m };
+	Gpool__Batch b = GPOOL__BATCH__INIT;
+	b.msgs = msgs;
+	b.n_msgs = 1;
+	struct gp_sender from = { .uid = uid, .gid = uid, .epoch = 1 };
+	handle_batch(&S, (const uint8_t *)"seed", 4, "seed", &from, &b);
+	FUZZ_CHECK(S.nsubs == 1);
+	settle(0);
+}
+
 /* Rebuild now and then; the first call sets everything up. */
 static void world_tick(const char *prog)
 {

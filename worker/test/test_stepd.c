@@ -217,9 +217,10 @@ static bool gone(int pid)
 
 static void output_and_status(void **state)
 {
+	/* one script, two literals */
 	char *argv[] = { "/bin/sh", "-c",
-			 "printf 'out%s ' $GPOOL_RANK; printf err >&2; "
-			 "head -c 300000 /dev/zero | tr '\\0' x; exit 3" };
+			 ("printf 'out%s ' $GPOOL_RANK; printf err >&2; "
+			  "head -c 300000 /dev/zero | tr '\\0' x; exit 3") };
 	Gpool__Launch l;
 	Gpool__JobSpec spec;
 	Gpool__TaskPlacement tp[2], *tpp[2];
