@@ -85,7 +85,8 @@ static void say_retry(gp_session_t *s)
 {
 	if (s->said_retry)
 		return;
-	fprintf(stderr, "%s: no answer from the scheduler at '%s' yet; trying again for up to %lld s\n",
+	fprintf(stderr,
+		"%s: no answer from the scheduler at '%s' yet; trying again for up to %lld s\n",
 		program_invocation_short_name, s->endpoint, (long long)(s->retry_ms / 1000));
 	s->said_retry = true;
 }
@@ -132,8 +133,8 @@ Gpool__Msg *gp_session_call(gp_session_t *s, Gpool__Msg *req, Gpool__Msg__MCase 
 		uint64_t id;
 		if (gp_client_send(s->client, req, &id, &e2) < 0)
 			break;
-		/* a request sent while gschedd is away waits in the socket and goes when it is back:
-		 * say so early, then go on waiting for the same request */
+		/* a request sent while gschedd is away waits in the socket and goes when it is
+		 * back: say so early, then go on waiting for the same request */
 		int first = s->retry_ms && !s->said_retry && timeout_ms > RETRY_NOTICE_MS
 				? RETRY_NOTICE_MS
 				: timeout_ms;

@@ -196,13 +196,13 @@ static void array_variables(void **state)
 	launch.array_task_count = 20;
 	launch.array_task_min = 0;
 	launch.array_task_max = 95;
-	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/var/tmp/gpool/job42" };
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/var/tmp/gpool/job42"};
 	gp_error_t err;
 	char **e = gp_env_build(&c, &err);
 	assert_non_null(e);
 	static const char *const want[][2] = {
-		{ "ARRAY_JOB_ID", "40" },   { "ARRAY_TASK_ID", "7" },  { "ARRAY_TASK_COUNT", "20" },
-		{ "ARRAY_TASK_MIN", "0" }, { "ARRAY_TASK_MAX", "95" },
+	    {"ARRAY_JOB_ID", "40"},  {"ARRAY_TASK_ID", "7"},   {"ARRAY_TASK_COUNT", "20"},
+	    {"ARRAY_TASK_MIN", "0"}, {"ARRAY_TASK_MAX", "95"},
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		char name[64];
@@ -213,7 +213,7 @@ static void array_variables(void **state)
 	}
 	gp_env_free(e);
 	Gpool__EnvVar v;
-	Gpool__EnvVar *vp[1] = { &v };
+	Gpool__EnvVar *vp[1] = {&v};
 	gpool__env_var__init(&v);
 	v.name = "SLURM_ARRAY_TASK_ID";
 	v.value = "3";
@@ -232,11 +232,9 @@ static void array_variables(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(all_variables),
-		cmocka_unit_test(submitter_env),
-		cmocka_unit_test(card_binding),
-		cmocka_unit_test(screening_result),
-		cmocka_unit_test(array_variables),
+	    cmocka_unit_test(all_variables),   cmocka_unit_test(submitter_env),
+	    cmocka_unit_test(card_binding),    cmocka_unit_test(screening_result),
+	    cmocka_unit_test(array_variables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
