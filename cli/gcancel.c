@@ -53,9 +53,10 @@ int main(int argc, char **argv)
 	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &g, &ops, &nops, &err) < 0)
 		goto usage;
 	if (g.help) {
-		printf("usage: gcancel [options] JOB...\nCancel jobs (or signal them with -s). JOB: "
-		       "12, or an array's tasks: 12 (all), 12_7, 12_[3-5,9].\n\n"
-		       "options:\n");
+		printf(
+		    "usage: gcancel [options] JOB...\nCancel jobs (or signal them with -s). JOB: "
+		    "12, or an array's tasks: 12 (all), 12_7, 12_[3-5,9].\n\n"
+		    "options:\n");
 		gp_opt_usage(opts, GP_NOPTS(opts), stdout);
 		rc = 0;
 		goto out;
@@ -93,8 +94,8 @@ int main(int argc, char **argv)
 	}
 	int failed;
 	if (gp_jobctl_sel(s,
-			  g.signal ? GPOOL__JOB_ACTION__JOB_SIGNAL : GPOOL__JOB_ACTION__JOB_CANCEL, ids,
-			  nids, sels, nsels, g.signal, "gcancel", stderr, &failed, &err) < 0) {
+			  g.signal ? GPOOL__JOB_ACTION__JOB_SIGNAL : GPOOL__JOB_ACTION__JOB_CANCEL,
+			  ids, nids, sels, nsels, g.signal, "gcancel", stderr, &failed, &err) < 0) {
 		fprintf(stderr, "gcancel: %s\n", err.text);
 		goto out;
 	}

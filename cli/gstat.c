@@ -8,6 +8,7 @@
 #include "args.h"
 #include "cost.h"
 #include "fleet.h"
+#include "jobfmt.h"
 #include "json.h"
 #include "jobview.h"
 #include "names.h"
@@ -23,6 +24,7 @@ struct gstat {
 	Gpool__JobState *states;
 	size_t nstates;
 	bool all, json, lng, help;
+	const char *format; /* -o */
 };
 
 #define G(c) ((struct gstat *)(c))
@@ -87,6 +89,16 @@ static int set_long(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
+static int set_format(void *c, const char *a, gp_error_t *err)
+{
+	gp_jobfmt_t *f = gp_jobfmt_create(a, err); /* checked now: a usage error */
+	if (!f)
+		return -1;
+	gp_jobfmt_destroy(&f);
+	G(c)->format = a;
+	return 0;
+}
+
 static int set_help(void *c, const char *a, gp_error_t *err)
 {
 	G(c)->help = true;
@@ -102,6 +114,9 @@ static const struct gp_opt opts[] = {
     {"all", 'a', no_argument, NULL, "finished jobs too", set_all, 0},
     {"long", 'l', no_argument, NULL, "one job in detail (with one job id)", set_long, 0},
     {"json", 0, no_argument, NULL, "the jobs as JSON", set_json, 0},
+    {"format", 'o', required_argument, "FIELDS",
+     "squeue-style field list, e.g. '%.8i %j %u %t %M %D %R' (one row per job and task)",
+     set_format, 0},
     {"config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0},
     {"scheduler", 0, required_argument, "ENDPOINT",
      "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0},
@@ -202,9 +217,17 @@ int main(int argc, char **argv)
 			       c.cloud);
 		goto out;
 	}
-	gp_table_t *t = gp_jobview_table(jr->jobs, jr->n_jobs, gp_now());
-	rc = t && gp_table_print(t, stdout) == 0 ? 0 : 1;
-	gp_table_destroy(&t);
+	if (g.format) {
+		gp_jobfmt_t *f = gp_jobfmt_create(g.format, &err);
+		rc = f && gp_jobfmt_header(f, stdout) == 0 ? 0 : 1;
+		for (size_t i = 0; f && i < jr->n_jobs && rc == 0; i++)
+			rc = gp_jobfmt_job(f, jr->jobs[i], gp_now(), stdout) < 0 ? 1 : 0;
+		gp_jobfmt_destroy(&f);
+	} else {
+		gp_table_t *t = gp_jobview_table(jr->jobs, jr->n_jobs, gp_now());
+		rc = t && gp_table_print(t, stdout) == 0 ? 0 : 1;
+		gp_table_destroy(&t);
+	}
 	/* ids asked for and not found are an error, as squeue -j */
 	for (size_t i = 0; i < g.nids; i++) {
 		size_t k;

@@ -79,7 +79,7 @@ static int wait_array(gp_session_t *s, uint64_t first, uint32_t n)
 		ids[i] = first + i;
 	bool tty = isatty(STDERR_FILENO);
 	int64_t t0 = gp_mono_ms();
-	uint32_t last[3] = { UINT32_MAX, 0, 0 };
+	uint32_t last[3] = {UINT32_MAX, 0, 0};
 	int rc = 1;
 	while (1) {
 		Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
@@ -120,8 +120,9 @@ static int wait_array(gp_session_t *s, uint64_t first, uint32_t n)
 		char when[32];
 		gp_format_duration(el, when, sizeof(when));
 		if (tty || done != last[0] || running != last[1] || pending != last[2])
-			fprintf(stderr, "%sgsub: array %" PRIu64 ": %u done (%u not ok), %u running, "
-					"%u pending, %s%s",
+			fprintf(stderr,
+				"%sgsub: array %" PRIu64 ": %u done (%u not ok), %u running, "
+				"%u pending, %s%s",
 				tty ? "\r" : "", first, done, bad, running, pending, when,
 				tty ? "\033[K" : "\n");
 		last[0] = done;
@@ -331,15 +332,16 @@ int main(int argc, char **argv)
 	uint64_t id = r->submit_reply->job_id;
 	uint32_t ntasks = r->submit_reply->array_task_count;
 	if (flags & GP_SUBMIT_JSON) {
-		json_t *o = ntasks ? json_pack("{s:I,s:I}", "job_id", (json_int_t)id, "array_task_count",
-					       (json_int_t)ntasks)
+		json_t *o = ntasks ? json_pack("{s:I,s:I}", "job_id", (json_int_t)id,
+					       "array_task_count", (json_int_t)ntasks)
 				   : json_pack("{s:I}", "job_id", (json_int_t)id);
 		if (gp_json_print(o, stdout) < 0)
 			goto out;
 	} else if (flags & GP_SUBMIT_PARSABLE) {
 		printf("%" PRIu64 "\n", id);
 	} else if (ntasks) {
-		printf("Submitted array job %" PRIu64 " (%u tasks, job ids %" PRIu64 "-%" PRIu64 ")\n",
+		printf("Submitted array job %" PRIu64 " (%u tasks, job ids %" PRIu64 "-%" PRIu64
+		       ")\n",
 		       id, ntasks, id, id + ntasks - 1);
 	} else {
 		printf("Submitted job %" PRIu64 "\n", id);

@@ -83,7 +83,7 @@ static int parse_ranges(const char **p, gp_array_t *a, char end)
 	uint64_t total = 0;
 	a->n = 0;
 	while (1) {
-		struct gp_array_range r = { 0, 0, 1 };
+		struct gp_array_range r = {0, 0, 1};
 		if (num(&s, &r.first) < 0)
 			return errno = EINVAL, -1;
 		r.last = r.first;

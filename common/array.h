@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 /* The highest task index accepted, and the most tasks one array may have. */
-#define GP_ARRAY_MAX_INDEX 9999999u
-#define GP_ARRAY_MAX_TASKS 100000u
+#define GP_ARRAY_MAX_INDEX  9999999u
+#define GP_ARRAY_MAX_TASKS  100000u
 #define GP_ARRAY_MAX_RANGES 1024u
 
 struct gp_array_range {

@@ -8,9 +8,9 @@ static const struct {
 	const char *name;
 	enum gp_dep_type type;
 } types[] = {
-	{ "after", GP_DEP_AFTER },	       { "afterok", GP_DEP_AFTEROK },
-	{ "afternotok", GP_DEP_AFTERNOTOK }, { "afterany", GP_DEP_AFTERANY },
-	{ "singleton", GP_DEP_SINGLETON },
+    {"after", GP_DEP_AFTER},	       {"afterok", GP_DEP_AFTEROK},
+    {"afternotok", GP_DEP_AFTERNOTOK}, {"afterany", GP_DEP_AFTERANY},
+    {"singleton", GP_DEP_SINGLETON},
 };
 
 static int parse_id(const char *s, size_t len, struct gp_dep *d)

@@ -17,12 +17,18 @@
 
 #define GP_DEP_MAX 64
 
-enum gp_dep_type { GP_DEP_AFTER, GP_DEP_AFTEROK, GP_DEP_AFTERNOTOK, GP_DEP_AFTERANY, GP_DEP_SINGLETON };
+enum gp_dep_type {
+	GP_DEP_AFTER,
+	GP_DEP_AFTEROK,
+	GP_DEP_AFTERNOTOK,
+	GP_DEP_AFTERANY,
+	GP_DEP_SINGLETON
+};
 
 struct gp_dep {
 	enum gp_dep_type type;
-	uint64_t job;	 /* 0 for singleton */
-	bool has_task;	 /* "J_T" */
+	uint64_t job;  /* 0 for singleton */
+	bool has_task; /* "J_T" */
 	uint32_t task;
 };
 
@@ -39,10 +45,10 @@ int gp_depend_parse(const char *s, gp_depend_t *d);
 /* What is known about a dependency's target (a job, or all the tasks of an array). */
 struct gp_dep_target {
 	bool exists;
-	uint32_t total;	   /* jobs (tasks) */
-	uint32_t started;  /* running, completing or ended after having started */
-	uint32_t ended;	   /* in a final state */
-	uint32_t ok;	   /* ended COMPLETED */
+	uint32_t total;	  /* jobs (tasks) */
+	uint32_t started; /* running, completing or ended after having started */
+	uint32_t ended;	  /* in a final state */
+	uint32_t ok;	  /* ended COMPLETED */
 };
 
 enum gp_dep_result { GP_DEP_WAIT, GP_DEP_OK, GP_DEP_NEVER };

@@ -84,8 +84,8 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 		int e = errno;
 		free(a);
 		if (rc < 0 && e == E2BIG)
-			BAD("array '%.64s' too large (at most %u tasks, indices up to %u)", sp->array,
-			    GP_ARRAY_MAX_TASKS, GP_ARRAY_MAX_INDEX);
+			BAD("array '%.64s' too large (at most %u tasks, indices up to %u)",
+			    sp->array, GP_ARRAY_MAX_TASKS, GP_ARRAY_MAX_INDEX);
 		if (rc < 0)
 			BAD("invalid array '%.64s'", sp->array);
 	}
@@ -106,10 +106,11 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 			    !t.exists) {
 				char id[48];
 				if (d->d[i].has_task)
-					snprintf(id, sizeof(id), "%llu_%u", (unsigned long long)d->d[i].job,
-						 d->d[i].task);
+					snprintf(id, sizeof(id), "%llu_%u",
+						 (unsigned long long)d->d[i].job, d->d[i].task);
 				else
-					snprintf(id, sizeof(id), "%llu", (unsigned long long)d->d[i].job);
+					snprintf(id, sizeof(id), "%llu",
+						 (unsigned long long)d->d[i].job);
 				free(d);
 				BAD("invalid dependency: job %s not found", id);
 			}
@@ -262,7 +263,8 @@ void client_submit(struct req *r)
 	uint32_t ntasks = 1;
 	if (sr->spec->array && *sr->spec->array) {
 		if (!(arr = malloc(sizeof(*arr)))) {
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+					   "out of memory");
 			return;
 		}
 		gp_array_parse(sr->spec->array, arr); /* check_spec parsed it */
@@ -346,8 +348,8 @@ fail:
 	free(buf);
 	free(arr);
 	if (!first) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "cannot save the job: %s",
-				   strerror(errno ? errno : ENOMEM));
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				   "cannot save the job: %s", strerror(errno ? errno : ENOMEM));
 		return;
 	}
 	/* the first task's reply is queued: make the transaction fail, which refuses it and
@@ -680,7 +682,8 @@ static int resolve_targets(struct gsched *s, const Gpool__JobControl *c, struct 
 			return snprintf(why, len, "out of memory"), -1;
 		}
 		if (has_tasks && t->n == before) {
-			snprintf(why, len, "no such task pending or running: %.64s", c->selectors[i]);
+			snprintf(why, len, "no such task pending or running: %.64s",
+				 c->selectors[i]);
 			free(sel);
 			errno = ENOENT;
 			return -1;
@@ -698,7 +701,7 @@ void client_job_control(struct req *r)
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "no job ids given");
 		return;
 	}
-	struct targets tg = { 0 };
+	struct targets tg = {0};
 	char why[160];
 	errno = 0;
 	if (resolve_targets(s, c, &tg, why, sizeof(why)) < 0) {
@@ -712,7 +715,7 @@ void client_job_control(struct req *r)
 	size_t n = tg.n;
 	Gpool__JobResult *res = calloc(n ? n : 1, sizeof(*res));
 	Gpool__JobResult **resp = calloc(n ? n : 1, sizeof(*resp));
-	char (*text)[160] = calloc(n ? n : 1, sizeof(*text));
+	char(*text)[160] = calloc(n ? n : 1, sizeof(*text));
 	if (!res || !resp || !text) {
 		free(res);
 		free(resp);

@@ -16,19 +16,19 @@
 #include <stdio.h>
 
 static const char *const reason_names[PEND_NREASONS] = {
-	[PEND_NONE] = "None",
-	[PEND_PRIORITY] = "Priority",
-	[PEND_RESOURCES] = "Resources",
-	[PEND_HELD] = "JobHeld",
-	[PEND_NODE_NOT_AVAIL] = "ReqNodeNotAvail",
-	[PEND_NO_NODES] = "NoNodes",
-	[PEND_TOO_LARGE] = "TooLarge",
-	[PEND_REQUEUED] = "Requeued",
-	[PEND_NO_CARD] = "NoMatchingCard",
-	[PEND_POWER] = "PowerCap",
-	[PEND_DEPENDENCY] = "Dependency",
-	[PEND_DEP_NEVER] = "DependencyNeverSatisfied",
-	[PEND_ARRAY_LIMIT] = "JobArrayTaskLimit",
+    [PEND_NONE] = "None",
+    [PEND_PRIORITY] = "Priority",
+    [PEND_RESOURCES] = "Resources",
+    [PEND_HELD] = "JobHeld",
+    [PEND_NODE_NOT_AVAIL] = "ReqNodeNotAvail",
+    [PEND_NO_NODES] = "NoNodes",
+    [PEND_TOO_LARGE] = "TooLarge",
+    [PEND_REQUEUED] = "Requeued",
+    [PEND_NO_CARD] = "NoMatchingCard",
+    [PEND_POWER] = "PowerCap",
+    [PEND_DEPENDENCY] = "Dependency",
+    [PEND_DEP_NEVER] = "DependencyNeverSatisfied",
+    [PEND_ARRAY_LIMIT] = "JobArrayTaskLimit",
 };
 
 const char *pend_reason_name(enum pend_reason r)

@@ -14,18 +14,18 @@
 /* Why a pending job waits: a fixed list, each tested. */
 enum pend_reason {
 	PEND_NONE = 0,
-	PEND_PRIORITY,	       /* a job ahead of it holds the resources or a reservation */
-	PEND_RESOURCES,	       /* it fits the cluster, but not the free resources now */
-	PEND_HELD,	       /* --hold or gpool hold */
-	PEND_NODE_NOT_AVAIL,   /* a node it must run on is down, drained or unknown */
-	PEND_NO_NODES,	       /* no node is up */
-	PEND_TOO_LARGE,	       /* no set of up nodes could ever hold it */
-	PEND_REQUEUED,	       /* back in the queue after an attempt ended */
-	PEND_NO_CARD,	       /* no card in the cluster matches what it asks */
-	PEND_POWER,	       /* its cards would take the cluster over power_cap_watts */
-	PEND_DEPENDENCY,       /* a job it depends on has not reached the state it waits for */
-	PEND_DEP_NEVER,	       /* a dependency can no longer be satisfied */
-	PEND_ARRAY_LIMIT,      /* its array already runs as many tasks as its %N allows */
+	PEND_PRIORITY,	     /* a job ahead of it holds the resources or a reservation */
+	PEND_RESOURCES,	     /* it fits the cluster, but not the free resources now */
+	PEND_HELD,	     /* --hold or gpool hold */
+	PEND_NODE_NOT_AVAIL, /* a node it must run on is down, drained or unknown */
+	PEND_NO_NODES,	     /* no node is up */
+	PEND_TOO_LARGE,	     /* no set of up nodes could ever hold it */
+	PEND_REQUEUED,	     /* back in the queue after an attempt ended */
+	PEND_NO_CARD,	     /* no card in the cluster matches what it asks */
+	PEND_POWER,	     /* its cards would take the cluster over power_cap_watts */
+	PEND_DEPENDENCY,     /* a job it depends on has not reached the state it waits for */
+	PEND_DEP_NEVER,	     /* a dependency can no longer be satisfied */
+	PEND_ARRAY_LIMIT,    /* its array already runs as many tasks as its %N allows */
 	PEND_NREASONS,
 };
 const char *pend_reason_name(enum pend_reason r);
@@ -83,12 +83,12 @@ struct job {
 	/* job arrays (docs/arrays.md): every task is a job of its own */
 	uint64_t array_job_id; /* the array's id (its first task's id), 0: not an array task */
 	uint32_t array_task_id;
-	uint32_t array_limit;  /* at most this many of the array's tasks at once, 0: any */
+	uint32_t array_limit; /* at most this many of the array's tasks at once, 0: any */
 	/* dependencies not yet known to be satisfied (freed once they are) */
 	struct gp_dep *deps;
 	uint8_t n_deps;
-	bool deps_any;	       /* '?': one satisfied is enough */
-	uint64_t deps_epoch;   /* gsched's dep_epoch when last evaluated */
+	bool deps_any;	     /* '?': one satisfied is enough */
+	uint64_t deps_epoch; /* gsched's dep_epoch when last evaluated */
 };
 
 struct jobs;

@@ -79,7 +79,8 @@ void output_name(const struct job *j, const char *pattern, uint32_t rank, char *
 				break;
 			case 'A': /* the array's id; a job that is not an array task: its id */
 				snprintf(tmp, sizeof(tmp), "%llu",
-					 (unsigned long long)(j->array_job_id ? j->array_job_id : j->id));
+					 (unsigned long long)(j->array_job_id ? j->array_job_id
+									      : j->id));
 				ins = tmp;
 				break;
 			case 'a': /* the task's index in its array; 0 outside arrays */

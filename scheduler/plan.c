@@ -39,7 +39,8 @@ struct pass {
 	const char *model; /* one-model placement: the model tried now */
 	bool any_state;	   /* consider nodes whatever their state (could it ever fit?) */
 	uint32_t watts_running, power_cap;
-	gp_u64map_t *array_running; /* array id -> its tasks running (limited arrays), made on need */
+	gp_u64map_t
+	    *array_running; /* array id -> its tasks running (limited arrays), made on need */
 };
 
 static int res_alloc(struct res *r, int nn)
@@ -476,14 +477,14 @@ static bool deps_ready(struct gsched *s, struct job *j)
 	enum gp_dep_result r[256];
 	for (uint8_t i = 0; i < j->n_deps; i++) {
 		const struct gp_dep *d = &j->deps[i];
-		struct gp_dep_target t = { 0 };
+		struct gp_dep_target t = {0};
 		if (d->type == GP_DEP_SINGLETON) {
 			/* an earlier job of the same user and name, still to end */
 			size_t pos = 0;
 			struct job *o;
 			while ((o = jobs_iter(s->jobs, &pos)))
-				if (o->id < j->id && o->uid == j->uid && !gp_job_state_final(o->state) &&
-				    !strcmp(o->name, j->name))
+				if (o->id < j->id && o->uid == j->uid &&
+				    !gp_job_state_final(o->state) && !strcmp(o->name, j->name))
 					t.total++;
 		} else if (store_dep_target(s->store, d->job, d->has_task, d->task, &t) < 0) {
 			r[i] = GP_DEP_WAIT; /* the store could not say: ask again next time */

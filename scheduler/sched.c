@@ -175,7 +175,8 @@ static void commit(struct gsched *s)
 			if (!(j = jobs_get(s->jobs, id)))
 				continue;
 			j->in_txn = false;
-			j->durable = true; /* so that forget is allowed; it is gone from memory below */
+			j->durable =
+			    true; /* so that forget is allowed; it is gone from memory below */
 			for (size_t k = 0; k < s->ntouched; k++)
 				if (s->touched[k] == j)
 					s->touched[k] = NULL;

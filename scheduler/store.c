@@ -56,21 +56,20 @@ static int prep(struct store *st, const char *sql, sqlite3_stmt **s, gp_error_t 
 static const struct {
 	const char *name, *decl;
 } added_columns[] = {
-	{ "energy_sources", "energy_sources INTEGER DEFAULT 0" },
-	/* job arrays: a task's array and index; only an array's first task stores the spec */
-	{ "array_job_id", "array_job_id INTEGER DEFAULT 0" },
-	{ "array_task_id", "array_task_id INTEGER DEFAULT 0" },
-	/* the client's submission token (SubmitRequest.token): a retry finds its job */
-	{ "token", "token TEXT" },
+    {"energy_sources", "energy_sources INTEGER DEFAULT 0"},
+    /* job arrays: a task's array and index; only an array's first task stores the spec */
+    {"array_job_id", "array_job_id INTEGER DEFAULT 0"},
+    {"array_task_id", "array_task_id INTEGER DEFAULT 0"},
+    /* the client's submission token (SubmitRequest.token): a retry finds its job */
+    {"token", "token TEXT"},
 };
 
 /* The columns row_to_job reads: every column of jobs, then the spec, a task's own or its
  * array's (column JOB_SPEC_COL). */
-#define JOB_SELECT                                                                          \
-	"SELECT jobs.*, coalesce(jobs.spec, (SELECT p.spec FROM jobs p WHERE p.id = "    \
+#define JOB_SELECT                                                                                 \
+	"SELECT jobs.*, coalesce(jobs.spec, (SELECT p.spec FROM jobs p WHERE p.id = "              \
 	"jobs.array_job_id)) FROM jobs "
 #define JOB_SPEC_COL 24
-
 
 static int add_columns(struct store *st, gp_error_t *err)
 {
@@ -131,29 +130,36 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 	if (add_columns(st, err) < 0)
 		goto fail;
 	if (sqlite3_exec(st->db,
-			 "CREATE INDEX IF NOT EXISTS jobs_array ON jobs(array_job_id) WHERE array_job_id > 0;"
-			 "CREATE INDEX IF NOT EXISTS jobs_token ON jobs(uid, token) WHERE token IS NOT NULL;",
+			 "CREATE INDEX IF NOT EXISTS jobs_array ON jobs(array_job_id) WHERE "
+			 "array_job_id > 0;"
+			 "CREATE INDEX IF NOT EXISTS jobs_token ON jobs(uid, token) WHERE token IS "
+			 "NOT NULL;",
 			 NULL, NULL, &msg) != SQLITE_OK) {
 		gp_errprintf(err, "cannot index '%s': %s", path, msg ? msg : "?");
 		sqlite3_free(msg);
 		goto fail;
 	}
-	if (prep(st, "INSERT INTO jobs(id,uid,gid,user,name,state,attempt,priority,hold,reason,"
-		     "submit_time,start_time,end_time,exit_code,cpu_sec,max_rss_kb,placement,spec,kill_reason,"
-		     "energy_j,array_job_id,array_task_id,token) "
-		     "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,0,?,?,?)",
+	if (prep(st,
+		 "INSERT INTO jobs(id,uid,gid,user,name,state,attempt,priority,hold,reason,"
+		 "submit_time,start_time,end_time,exit_code,cpu_sec,max_rss_kb,placement,spec,kill_"
+		 "reason,"
+		 "energy_j,array_job_id,array_task_id,token) "
+		 "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,0,?,?,?)",
 		 &st->ins, err) < 0 ||
-	    prep(st, "UPDATE jobs SET state=?2, attempt=?3, priority=?4, hold=?5, reason=?6,"
-		     " start_time=?7, end_time=?8, exit_code=?9, cpu_sec=?10, max_rss_kb=?11,"
-		     " placement=?12, kill_reason=?13, energy_j=?14, energy_sources=?15 WHERE id=?1",
-		 &st->upd, err) < 0 ||
 	    prep(st,
-		 "SELECT coalesce(spec, (SELECT p.spec FROM jobs p WHERE p.id = jobs.array_job_id)) "
-		 "FROM jobs WHERE id=?",
-		 &st->spec, err) < 0 ||
+		 "UPDATE jobs SET state=?2, attempt=?3, priority=?4, hold=?5, reason=?6,"
+		 " start_time=?7, end_time=?8, exit_code=?9, cpu_sec=?10, max_rss_kb=?11,"
+		 " placement=?12, kill_reason=?13, energy_j=?14, energy_sources=?15 WHERE id=?1",
+		 &st->upd, err) < 0 ||
+	    prep(
+		st,
+		"SELECT coalesce(spec, (SELECT p.spec FROM jobs p WHERE p.id = jobs.array_job_id)) "
+		"FROM jobs WHERE id=?",
+		&st->spec, err) < 0 ||
 	    prep(st, "DELETE FROM cards WHERE node=?", &st->cards_del, err) < 0 ||
-	    prep(st, "INSERT INTO cards(node,uuid,idx,pci_bus_id,name,fake,state,reason,grade,"
-		     "throughput,screen_job) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+	    prep(st,
+		 "INSERT INTO cards(node,uuid,idx,pci_bus_id,name,fake,state,reason,grade,"
+		 "throughput,screen_job) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
 		 &st->cards_ins, err) < 0 ||
 	    prep(st, "BEGIN", &st->begin, err) < 0 || prep(st, "COMMIT", &st->commit, err) < 0 ||
 	    prep(st, "ROLLBACK", &st->rollback, err) < 0)
@@ -499,8 +505,8 @@ int store_history(struct store *st, uint32_t uid_filter, bool any_uid, double si
 {
 	sqlite3_stmt *s;
 	const char *sql = JOB_SELECT "WHERE state NOT IN (1,2,9,10)"
-			  " AND (?1 OR uid = ?2) AND end_time >= ?3 AND end_time <= ?4"
-			  " ORDER BY id DESC LIMIT ?5";
+				     " AND (?1 OR uid = ?2) AND end_time >= ?3 AND end_time <= ?4"
+				     " ORDER BY id DESC LIMIT ?5";
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int(s, 1, any_uid);
@@ -581,7 +587,8 @@ uint64_t store_job_by_token(struct store *st, uint32_t uid, const char *token)
 {
 	sqlite3_stmt *s;
 	uint64_t id = 0;
-	if (sqlite3_prepare_v2(st->db, "SELECT id FROM jobs WHERE uid=? AND token=? ORDER BY id LIMIT 1",
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT id FROM jobs WHERE uid=? AND token=? ORDER BY id LIMIT 1",
 			       -1, &s, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_int64(s, 1, uid);
@@ -604,7 +611,8 @@ static int count_rows(sqlite3_stmt *s, struct gp_dep_target *t)
 		t->total += n;
 		if (gp_job_state_final(st))
 			t->ended += n;
-		if (started || st == GPOOL__JOB_STATE__RUNNING || st == GPOOL__JOB_STATE__COMPLETING)
+		if (started || st == GPOOL__JOB_STATE__RUNNING ||
+		    st == GPOOL__JOB_STATE__COMPLETING)
 			t->started += n;
 		if (st == GPOOL__JOB_STATE__COMPLETED)
 			t->ok += n;
@@ -620,11 +628,12 @@ int store_dep_target(struct store *st, uint64_t id, bool has_task, uint32_t task
 	/* a job, or, when it is an array's first task (its array_job_id is its own id), every
 	 * task of that array */
 	const char *sql =
-	    has_task ? "SELECT state, start_time > 0, count(*) FROM jobs WHERE array_job_id=?1 AND "
-		       "array_task_id=?2 AND array_job_id > 0 GROUP BY 1, 2"
-		     : "SELECT state, start_time > 0, count(*) FROM jobs WHERE id=?1 OR "
-		       "(array_job_id=?1 AND array_job_id > 0 AND (SELECT array_job_id FROM jobs WHERE "
-		       "id=?1) = ?1) GROUP BY 1, 2";
+	    has_task
+		? "SELECT state, start_time > 0, count(*) FROM jobs WHERE array_job_id=?1 AND "
+		  "array_task_id=?2 AND array_job_id > 0 GROUP BY 1, 2"
+		: "SELECT state, start_time > 0, count(*) FROM jobs WHERE id=?1 OR "
+		  "(array_job_id=?1 AND array_job_id > 0 AND (SELECT array_job_id FROM jobs WHERE "
+		  "id=?1) = ?1) GROUP BY 1, 2";
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return errno = EIO, -1;
 	sqlite3_bind_int64(s, 1, (sqlite3_int64)id);

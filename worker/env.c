@@ -135,18 +135,16 @@ static int bind_cards(struct envv *e, const Gpool__Launch *l, const Gpool__TaskP
  * sbatch read SLURM_ARRAY_TASK_ID); outside an array none of them is set. */
 static int set_array(struct envv *e, const Gpool__Launch *l)
 {
-	static const char *const prefix[] = { "GPOOL_ARRAY_", "SLURM_ARRAY_" };
+	static const char *const prefix[] = {"GPOOL_ARRAY_", "SLURM_ARRAY_"};
 	int rc = 0;
 	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++) {
 		const struct {
 			const char *name;
 			uint64_t value;
 		} vars[] = {
-			{ "JOB_ID", l->array_job_id },
-			{ "TASK_ID", l->array_task_id },
-			{ "TASK_COUNT", l->array_task_count },
-			{ "TASK_MIN", l->array_task_min },
-			{ "TASK_MAX", l->array_task_max },
+		    {"JOB_ID", l->array_job_id},	 {"TASK_ID", l->array_task_id},
+		    {"TASK_COUNT", l->array_task_count}, {"TASK_MIN", l->array_task_min},
+		    {"TASK_MAX", l->array_task_max},
 		};
 		for (size_t k = 0; k < sizeof(vars) / sizeof(vars[0]); k++) {
 			char name[64];

@@ -78,6 +78,19 @@ void gp_session_set_retry(gp_session_t *s, int64_t ms)
 	s->retry_ms = ms > 0 ? ms : 0;
 }
 
+/* After this long without an answer a command that will try again says so. */
+#define RETRY_NOTICE_MS 2000
+
+static void say_retry(gp_session_t *s)
+{
+	if (s->said_retry)
+		return;
+	fprintf(stderr,
+		"%s: no answer from the scheduler at '%s' yet; trying again for up to %lld s\n",
+		program_invocation_short_name, s->endpoint, (long long)(s->retry_ms / 1000));
+	s->said_retry = true;
+}
+
 const char *gp_session_endpoint(const gp_session_t *s)
 {
 	return s->endpoint;
@@ -120,16 +133,24 @@ Gpool__Msg *gp_session_call(gp_session_t *s, Gpool__Msg *req, Gpool__Msg__MCase 
 	if (connect_once(s, err) < 0)
 		return NULL;
 	int64_t give_up = gp_mono_ms() + s->retry_ms;
-	Gpool__Msg *rep;
-	while (!(rep = gp_client_call(s->client, req, timeout_ms, &e2)) && errno == ETIMEDOUT &&
-	       gp_mono_ms() < give_up) {
-		if (!s->said_retry) {
-			fprintf(stderr, "%s: no answer from the scheduler at '%s'; trying again for up "
-					"to %lld s\n",
-				program_invocation_short_name, s->endpoint,
-				(long long)(s->retry_ms / 1000));
-			s->said_retry = true;
+	Gpool__Msg *rep = NULL;
+	while (1) {
+		uint64_t id;
+		if (gp_client_send(s->client, req, &id, &e2) < 0)
+			break;
+		/* a request sent while gschedd is away waits in the socket and goes when it is
+		 * back: say so early, then go on waiting for the same request */
+		int first = s->retry_ms && !s->said_retry && timeout_ms > RETRY_NOTICE_MS
+				? RETRY_NOTICE_MS
+				: timeout_ms;
+		rep = gp_client_recv(s->client, id, first, &e2);
+		if (!rep && errno == ETIMEDOUT && first < timeout_ms) {
+			say_retry(s);
+			rep = gp_client_recv(s->client, id, timeout_ms - first, &e2);
 		}
+		if (rep || errno != ETIMEDOUT || gp_mono_ms() >= give_up)
+			break;
+		say_retry(s);
 	}
 	if (!rep) {
 		int saved = errno;

@@ -49,7 +49,7 @@ const char *gp_session_user(gp_session_t *s);
 /* Send req and wait for a reply of kind `expect`. The reply lives until the next call.
  * While no answer comes (errno ETIMEDOUT), the request is sent again, each time waiting
  * timeout_ms, until the session's retry time has passed since the first try; the first retry
- * is said on stderr ("gsub: no answer from the scheduler at '...'; trying again for up to
+ * is said on stderr ("gsub: no answer from the scheduler at '...' yet; trying again for up to
  * 60 s"). A request that is sent again may arrive twice: a submission carries a token that
  * makes the second one harmless.
  * NULL with err filled: "no answer from the scheduler at 'tcp://...' (is gschedd running?)"

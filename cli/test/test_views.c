@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobfmt.h"
 #include "jobview.h"
 #include "nodeview.h"
 #include "table.h"
@@ -221,6 +222,54 @@ static void node_tables(void **state)
 	gp_table_destroy(&t);
 }
 
+/* An array's pending tasks collapse into one row; gstat -o fields (squeue's letters). */
+static void array_rows_and_format(void **state)
+{
+	Gpool__JobSpec sw = GPOOL__JOB_SPEC__INIT;
+	sw.name = "sweep";
+	Gpool__JobInfo j[5];
+	Gpool__JobInfo *v[5];
+	for (int i = 0; i < 5; i++) {
+		gpool__job_info__init(&j[i]);
+		j[i].id = 40 + (uint64_t)i;
+		j[i].spec = &sw;
+		j[i].user = "alice";
+		j[i].array_job_id = 40;
+		j[i].array_task_id = (uint32_t)i * 2;
+		j[i].state = GPOOL__JOB_STATE__PENDING;
+		j[i].reason = "Resources";
+		v[i] = &j[i];
+	}
+	j[0].state = GPOOL__JOB_STATE__RUNNING;
+	j[0].start_time = 100;
+	j[0].nodelist = "pc1";
+	j[4].reason = "JobArrayTaskLimit";
+	gp_table_t *t = gp_jobview_table(v, 5, 160);
+	assert_non_null(t);
+	const char *out = render(t);
+	assert_non_null(strstr(out, "40_0 "));
+	assert_non_null(strstr(out, "40_[2,4,6] "));
+	assert_non_null(strstr(out, "40_8 "));
+	assert_null(strstr(out, "40_2 "));
+	gp_table_destroy(&t);
+	gp_error_t err;
+	gp_jobfmt_t *f = gp_jobfmt_create("%.6i|%j|%t|%A|%a|%r", &err);
+	assert_non_null(f);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	assert_int_equal(gp_jobfmt_header(f, m), 0);
+	assert_int_equal(gp_jobfmt_job(f, &j[1], 160, m), 0);
+	fclose(m);
+	assert_string_equal(buf, " JOBID|NAME|ST|ARRAY_JOB_ID|ARRAY_TASK_ID|REASON\n"
+				 "  40_2|sweep|PD|40|2|Resources\n");
+	free(buf);
+	gp_jobfmt_destroy(&f);
+	assert_null(gp_jobfmt_create("%i %Q", &err));
+	assert_null(gp_jobfmt_create("%.i", &err));
+	assert_null(gp_jobfmt_create("%", &err));
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -228,6 +277,7 @@ int main(void)
 	    cmocka_unit_test(table_layout),
 	    cmocka_unit_test(job_table),
 	    cmocka_unit_test(job_detail),
+	    cmocka_unit_test(array_rows_and_format),
 	    cmocka_unit_test(energy_sources_words),
 	    cmocka_unit_test(node_tables),
 	};

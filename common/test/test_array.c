@@ -40,9 +40,9 @@ static void ranges(void **state)
 static void bad(void **state)
 {
 	(void)state;
-	const char *v[] = { "",	   "-1",    "5-3",	 "1-5:0", "a",	  "1,",	   ",1",
-			    "1-",  "1:2",   "1%",	 "1%0",	  "1%x",  "1-3,2", "0-9:2,4",
-			    "1 ",  "1--2",  "99999999", "1%5%5", "1-5:2:3", "0x10" };
+	const char *v[] = {"",	 "-1",	 "5-3",	     "1-5:0", "a",	 "1,",	  ",1",
+			   "1-", "1:2",	 "1%",	     "1%0",   "1%x",	 "1-3,2", "0-9:2,4",
+			   "1 ", "1--2", "99999999", "1%5%5", "1-5:2:3", "0x10"};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		errno = 0;
 		assert_int_equal(gp_array_parse(v[i], &a), -1);
@@ -62,7 +62,7 @@ static void format(void **state)
 {
 	(void)state;
 	char buf[64];
-	uint32_t v[] = { 3, 4, 5, 9, 11, 12 };
+	uint32_t v[] = {3, 4, 5, 9, 11, 12};
 	gp_array_format(v, 6, buf, sizeof(buf));
 	assert_string_equal(buf, "[3-5,9,11-12]");
 	gp_array_format(v, 1, buf, sizeof(buf));
@@ -91,8 +91,8 @@ static void selectors(void **state)
 	assert_int_equal(a.count, 4);
 	assert_true(gp_array_has(&a, 9));
 	assert_false(gp_array_has(&a, 6));
-	const char *v[] = { "", "0", "x", "12_", "12_[", "12_[3-5", "12_[3-5]x", "12_3-5",
-			    "12_a", "_3", "12__3", "12_[]" };
+	const char *v[] = {"",		"0",	  "x",	  "12_", "12_[",  "12_[3-5",
+			   "12_[3-5]x", "12_3-5", "12_a", "_3",	 "12__3", "12_[]"};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		assert_int_equal(gp_array_selector(v[i], &job, &t, &a), -1);
 }
@@ -100,10 +100,10 @@ static void selectors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(ranges),
-		cmocka_unit_test(bad),
-		cmocka_unit_test(format),
-		cmocka_unit_test(selectors),
+	    cmocka_unit_test(ranges),
+	    cmocka_unit_test(bad),
+	    cmocka_unit_test(format),
+	    cmocka_unit_test(selectors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

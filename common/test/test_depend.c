@@ -32,10 +32,21 @@ static void parse(void **state)
 static void bad(void **state)
 {
 	(void)state;
-	const char *v[] = { "",		  "afterok",	  "afterok:",	"afterok:x",  "afterok:0",
-			    "before:3",	  "afterok:3,",	  ",afterok:3", "afterok:3?afterok:4,singleton",
-			    "singleton:3", "afterok:3::4", "afterok:3_", "afterok:3_x", "afterok:-3",
-			    "afterok:12345678901234567890" };
+	const char *v[] = {"",
+			   "afterok",
+			   "afterok:",
+			   "afterok:x",
+			   "afterok:0",
+			   "before:3",
+			   "afterok:3,",
+			   ",afterok:3",
+			   "afterok:3?afterok:4,singleton",
+			   "singleton:3",
+			   "afterok:3::4",
+			   "afterok:3_",
+			   "afterok:3_x",
+			   "afterok:-3",
+			   "afterok:12345678901234567890"};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		errno = 0;
 		assert_int_equal(gp_depend_parse(v[i], &d), -1);
@@ -52,16 +63,17 @@ static void bad(void **state)
 static void eval(void **state)
 {
 	(void)state;
-	struct gp_dep ok = { .type = GP_DEP_AFTEROK, .job = 1 };
-	struct gp_dep notok = { .type = GP_DEP_AFTERNOTOK, .job = 1 };
-	struct gp_dep after = { .type = GP_DEP_AFTER, .job = 1 };
-	struct gp_dep any = { .type = GP_DEP_AFTERANY, .job = 1 };
-	struct gp_dep single = { .type = GP_DEP_SINGLETON };
-	struct gp_dep_target pending = { .exists = true, .total = 3 };
-	struct gp_dep_target half = { .exists = true, .total = 3, .started = 3, .ended = 2, .ok = 2 };
-	struct gp_dep_target allok = { .exists = true, .total = 3, .started = 3, .ended = 3, .ok = 3 };
-	struct gp_dep_target onebad = { .exists = true, .total = 3, .started = 2, .ended = 1 };
-	struct gp_dep_target gone = { 0 };
+	struct gp_dep ok = {.type = GP_DEP_AFTEROK, .job = 1};
+	struct gp_dep notok = {.type = GP_DEP_AFTERNOTOK, .job = 1};
+	struct gp_dep after = {.type = GP_DEP_AFTER, .job = 1};
+	struct gp_dep any = {.type = GP_DEP_AFTERANY, .job = 1};
+	struct gp_dep single = {.type = GP_DEP_SINGLETON};
+	struct gp_dep_target pending = {.exists = true, .total = 3};
+	struct gp_dep_target half = {.exists = true, .total = 3, .started = 3, .ended = 2, .ok = 2};
+	struct gp_dep_target allok = {
+	    .exists = true, .total = 3, .started = 3, .ended = 3, .ok = 3};
+	struct gp_dep_target onebad = {.exists = true, .total = 3, .started = 2, .ended = 1};
+	struct gp_dep_target gone = {0};
 	assert_int_equal(gp_dep_eval(&ok, &pending), GP_DEP_WAIT);
 	assert_int_equal(gp_dep_eval(&ok, &half), GP_DEP_WAIT);
 	assert_int_equal(gp_dep_eval(&ok, &allok), GP_DEP_OK);
@@ -69,13 +81,14 @@ static void eval(void **state)
 	assert_int_equal(gp_dep_eval(&ok, &gone), GP_DEP_NEVER);
 	assert_int_equal(gp_dep_eval(&notok, &allok), GP_DEP_NEVER);
 	assert_int_equal(gp_dep_eval(&notok, &onebad), GP_DEP_WAIT);
-	struct gp_dep_target endbad = { .exists = true, .total = 3, .started = 3, .ended = 3, .ok = 2 };
+	struct gp_dep_target endbad = {
+	    .exists = true, .total = 3, .started = 3, .ended = 3, .ok = 2};
 	assert_int_equal(gp_dep_eval(&notok, &endbad), GP_DEP_OK);
 	assert_int_equal(gp_dep_eval(&after, &pending), GP_DEP_WAIT);
 	assert_int_equal(gp_dep_eval(&after, &half), GP_DEP_OK);
 	assert_int_equal(gp_dep_eval(&any, &half), GP_DEP_WAIT);
 	assert_int_equal(gp_dep_eval(&any, &endbad), GP_DEP_OK);
-	struct gp_dep_target others = { .total = 1 }, none = { 0 };
+	struct gp_dep_target others = {.total = 1}, none = {0};
 	assert_int_equal(gp_dep_eval(&single, &others), GP_DEP_WAIT);
 	assert_int_equal(gp_dep_eval(&single, &none), GP_DEP_OK);
 }
@@ -84,7 +97,7 @@ static void combine(void **state)
 {
 	(void)state;
 	gp_depend_parse("afterok:1,afterok:2", &d);
-	enum gp_dep_result r[2] = { GP_DEP_OK, GP_DEP_WAIT };
+	enum gp_dep_result r[2] = {GP_DEP_OK, GP_DEP_WAIT};
 	assert_int_equal(gp_depend_combine(d.any, r, 2), GP_DEP_WAIT);
 	r[1] = GP_DEP_NEVER;
 	assert_int_equal(gp_depend_combine(d.any, r, 2), GP_DEP_NEVER);
@@ -103,10 +116,10 @@ static void combine(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(parse),
-		cmocka_unit_test(bad),
-		cmocka_unit_test(eval),
-		cmocka_unit_test(combine),
+	    cmocka_unit_test(parse),
+	    cmocka_unit_test(bad),
+	    cmocka_unit_test(eval),
+	    cmocka_unit_test(combine),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -599,10 +599,72 @@ static void energy_sampled(void **state)
 	S.heartbeat_ms = 0;
 }
 
+/* Dependencies (docs/arrays.md): a job waits with Dependency until its target completed, then
+ * starts; one that can never be met says DependencyNeverSatisfied. */
+static void set_dependency(struct job *j, const char *dep)
+{
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.dependency = (char *)dep;
+	assert_int_equal(job_take_spec_extras(j, &sp), 0);
+	assert_int_equal(j->n_deps, 1);
+}
+
+static void dependencies(void **state)
+{
+	add_node("h1", 4, 1000);
+	struct job *a = submit(1, 1, 0, 0, 0);
+	struct job *b = submit(1, 1, 0, 0, 0);
+	struct job *c = submit(1, 1, 0, 0, 0);
+	char dep[64];
+	snprintf(dep, sizeof(dep), "afterok:%llu", (unsigned long long)a->id);
+	set_dependency(b, dep);
+	snprintf(dep, sizeof(dep), "afternotok:%llu", (unsigned long long)a->id);
+	set_dependency(c, dep);
+	plan_run(&S);
+	assert_int_equal(a->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(b->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(b->reason, PEND_DEPENDENCY);
+	assert_int_equal(c->reason, PEND_DEPENDENCY);
+	ends(a);
+	assert_int_equal(a->state, GPOOL__JOB_STATE__COMPLETED);
+	plan_run(&S);
+	assert_int_equal(b->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(b->n_deps, 0); /* satisfied: dropped */
+	assert_int_equal(c->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(c->reason, PEND_DEP_NEVER);
+}
+
+/* An array's %N: no more of its tasks run at once; the others wait with JobArrayTaskLimit. */
+static void array_limit(void **state)
+{
+	add_node("h1", 8, 1000);
+	struct job *t[4];
+	for (int i = 0; i < 4; i++) {
+		t[i] = submit(1, 1, 0, 0, 0);
+		t[i]->array_job_id = t[0]->id;
+		t[i]->array_task_id = (uint32_t)i;
+		t[i]->array_limit = 2;
+	}
+	plan_run(&S);
+	int running = 0, limited = 0;
+	for (int i = 0; i < 4; i++) {
+		running += t[i]->state == GPOOL__JOB_STATE__RUNNING;
+		limited += t[i]->reason == PEND_ARRAY_LIMIT;
+	}
+	assert_int_equal(running, 2);
+	assert_int_equal(limited, 2);
+	ends(t[0]);
+	plan_run(&S);
+	assert_int_equal(t[2]->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(t[3]->reason, PEND_ARRAY_LIMIT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(gang_spread, setup, teardown),
+		cmocka_unit_test_setup_teardown(dependencies, setup, teardown),
+		cmocka_unit_test_setup_teardown(array_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(all_or_nothing_and_reasons, setup, teardown),
 		cmocka_unit_test_setup_teardown(priority_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(easy_backfill, setup, teardown),

@@ -80,6 +80,12 @@ if [ -n "$H" ]; then
 	is "$(gstat 2>&1 | grep -c "${H}_")" 0 "nothing of the array is left in the queue"
 fi
 
+# -- gsub --wait on an array: counts, then the highest exit code (not a terminal: plain lines)
+out=$(as_user gsub --wait --array=0-3 -- /bin/sh -c 'exit $((GPOOL_ARRAY_TASK_ID == 2 ? 5 : 0))' 2>&1)
+rc=$?
+is "$rc" 5 "gsub --wait on an array exits with the highest task exit code"
+like "$out" "gsub: array [0-9]+: 4 done \(1 not ok\), 0 running, 0 pending, " "it ends with the done / running / pending counts"
+
 # -- bad values
 for bad in 5-3 0-9:0 1,1 x 0-100000 '0-9%0' '1-3,2'; do
 	out=$(as_user gsub --array="$bad" -- /bin/true 2>&1)

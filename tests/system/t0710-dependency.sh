@@ -28,6 +28,13 @@ if [ -n "$a" ] && [ -n "$b" ]; then
 	is "$(as_user glogs "$b" 2>&1)" b-ran "it ran its command"
 fi
 
+# -- gsub --wait says a pending job's reason
+w=$(submit -- /bin/sleep 3)
+out=$(as_user gsub --wait --dependency=afterok:"$w" -- /bin/echo waited 2>&1)
+is "$?" 0 "gsub --wait of a dependent job exits 0"
+like "$out" "gsub: job [0-9]+ pending: Dependency" "it says on stderr that the job pends for its dependency"
+like "$out" "waited" "then streams its output"
+
 # -- afternotok on a job that completed: never
 c=$(submit --dependency=afternotok:"$a" -- /bin/true)
 if [ -n "$c" ]; then

@@ -1,6 +1,7 @@
 /* test_env.c: a task's environment. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -269,6 +270,49 @@ static void screening_result(void **state)
 	gp_env_free(e);
 }
 
+/* An array task's place, under gpool's and Slurm's names; a submitter's own value of one of
+ * them does not survive outside an array. */
+static void array_variables(void **state)
+{
+	setup_launch();
+	launch.array_job_id = 40;
+	launch.array_task_id = 7;
+	launch.array_task_count = 20;
+	launch.array_task_min = 0;
+	launch.array_task_max = 95;
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/var/tmp/gpool/job42"};
+	gp_error_t err;
+	char **e = gp_env_build(&c, &err);
+	assert_non_null(e);
+	static const char *const want[][2] = {
+	    {"ARRAY_JOB_ID", "40"},  {"ARRAY_TASK_ID", "7"},   {"ARRAY_TASK_COUNT", "20"},
+	    {"ARRAY_TASK_MIN", "0"}, {"ARRAY_TASK_MAX", "95"},
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "GPOOL_%s", want[i][0]);
+		assert_string_equal(gp_env_get(e, name), want[i][1]);
+		snprintf(name, sizeof(name), "SLURM_%s", want[i][0]);
+		assert_string_equal(gp_env_get(e, name), want[i][1]);
+	}
+	gp_env_free(e);
+	Gpool__EnvVar v;
+	Gpool__EnvVar *vp[1] = {&v};
+	gpool__env_var__init(&v);
+	v.name = "SLURM_ARRAY_TASK_ID";
+	v.value = "3";
+	spec.env = vp;
+	spec.n_env = 1;
+	launch.array_job_id = 0;
+	e = gp_env_build(&c, &err);
+	assert_non_null(e);
+	assert_null(gp_env_get(e, "SLURM_ARRAY_TASK_ID"));
+	assert_null(gp_env_get(e, "GPOOL_ARRAY_JOB_ID"));
+	gp_env_free(e);
+	spec.env = NULL;
+	spec.n_env = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +322,7 @@ int main(void)
 		cmocka_unit_test(screening_result),
 		cmocka_unit_test(network_variables),
 		cmocka_unit_test(network_submitter_wins),
+		cmocka_unit_test(array_variables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,64 @@
+#!/bin/bash
+# array.sh: a job array end to end on a local 4-host netns cluster (docs/benchmarks.md).
+#   One `gsub --array=0-(N-1) -- /bin/true` as gpool-user (authenticated, durable before
+#   acknowledged: SQLite WAL, synchronous=FULL, on disk), run as its owner on HOSTS netns hosts
+#   of CPUS slots each. Reports: the submission's round trip (all N tasks in one commit), tasks/s
+#   from submission to the last task's end, gschedd's RSS with the array queued, and in the same
+#   run the bare process-start rate of this machine (`seq 2000 | xargs -P8 -I{} /bin/true`).
+#   usage: bench/array.sh [N]      (default 10000; HOSTS=4 CPUS=8)
+set -euo pipefail
+N=${1:-10000}
+HOSTS=${HOSTS:-4}
+CPUS=${CPUS:-8}
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/.." && pwd)
+BIN=${GPOOL_BIN_DIR:-$TOP/build/bin}
+D=$(mktemp -d "${STATE_ROOT:-/var/tmp}/gpool-bench-array.XXXXXX")
+CL="$TOP/deploy/gpool-cluster"
+cleanup() { "$CL" stop --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"; }
+trap cleanup EXIT
+[ "$(id -u)" = 0 ] || { echo "array: needs root (network namespaces)" >&2; exit 1; }
+"$CL" users >/dev/null
+"$CL" start -n "$HOSTS" --dir "$D" --bin "$BIN" --cpus "$CPUS" >&2
+eval "$("$CL" env --dir "$D")"
+export GPOOL_SCHEDULER
+SCHED_PID=$(cat "$D/sched/gschedd.pid")
+
+# the ceiling: processes started per second by this machine, now
+p0=$(date +%s.%N)
+seq 2000 | xargs -P8 -I{} /bin/true
+p1=$(date +%s.%N)
+
+rss_before=$(awk '/VmRSS/ {print $2}' "/proc/$SCHED_PID/status")
+t0=$(date +%s.%N)
+out=$(runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
+	"$BIN/gsub" --export=NONE --hold --array="0-$((N - 1))" -- /bin/true)
+t1=$(date +%s.%N)
+first=$(sed -n 's/^Submitted array job \([0-9]*\) .*/\1/p' <<<"$out")
+rss_queued=$(awk '/VmRSS/ {print $2}' "/proc/$SCHED_PID/status")
+# released at once: the run is measured from the release, the submission on its own above
+runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" "$BIN/gpool" release "$first" >/dev/null 2>&1 ||
+	for i in $(seq 0 $((N - 1))); do echo $((first + i)); done |
+	xargs -n 1000 sh -c 'ids=$(echo "$@" | tr " " ","); runuser -u gpool-user -- env GPOOL_SCHEDULER='"$GPOOL_SCHEDULER"' '"$BIN"'/gpool release "$ids"' _
+t2=$(date +%s.%N)
+while :; do
+	left=$("$BIN/gstat" -t PD,R,CG 2>/dev/null | tail -n +2 | wc -l)
+	[ "$left" = 0 ] && break
+	sleep 0.2
+done
+t3=$(date +%s.%N)
+ok=$("$BIN/gstat" -a --json | python3 -c "
+import json,sys
+print(sum(1 for j in json.load(sys.stdin)['jobs'] if j.get('array_job_id') == $first and j['state'] == 'COMPLETED'))")
+python3 - "$N" "$p0" "$p1" "$t0" "$t1" "$t2" "$t3" "$ok" "$rss_before" "$rss_queued" <<'PY'
+import sys
+n, p0, p1, t0, t1, t2, t3, ok, r0, r1 = sys.argv[1:]
+n = int(n); ok = int(ok)
+p0, p1, t0, t1, t2, t3 = map(float, (p0, p1, t0, t1, t2, t3))
+print(f"array of {n} /bin/true tasks, {ok} COMPLETED")
+print(f"submission (one gsub, one commit): {t1 - t0:.3f} s")
+print(f"release -> last task ended: {t3 - t2:.2f} s = {ok / (t3 - t2):.0f} tasks/s")
+print(f"bare process starts (seq 2000 | xargs -P8 -I{{}} /bin/true): {2000 / (p1 - p0):.0f} /s")
+print(f"gschedd RSS: {int(r0) / 1024:.1f} MiB idle, {int(r1) / 1024:.1f} MiB with the array queued "
+      f"({(int(r1) - int(r0)) * 1024 / n:.0f} bytes per pending task)")
+PY
