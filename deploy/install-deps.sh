@@ -9,7 +9,9 @@ pkgs="build-essential cmake pkg-config git iproute2 procps psmisc util-linux
   libsqlite3-dev sqlite3 libjansson-dev libssl-dev libcmocka-dev zlib1g-dev
   libucx-dev ucx-utils libopenmpi-dev openmpi-bin libopenblas-dev
   clang libclang-rt-14-dev libfuzzer-14-dev clang-format clang-tidy shellcheck python3
-  hipcc libamdhip64-dev ${GPOOL_DEPS_EXTRA:-}"
+  hipcc libamdhip64-dev
+  python3-torch ${GPOOL_DEPS_EXTRA:-}"
+# python3-torch: tests/system/t0600-pytorch-ddp.sh runs an unmodified DDP script as a job
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: must run as root (apt-get and munged need it)" >&2

@@ -16,7 +16,7 @@ import torch.nn as nn
 dist.init_process_group("gloo", init_method="env://")
 rank, world = dist.get_rank(), dist.get_world_size()
 print(f"init rank {rank} of {world} host {socket.gethostname()} "
-      f"after {time.time() - t0:.2f} s", flush=True)
+      f"after {time.time() - t0:.2f} s at {time.time():.3f}", flush=True)
 
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1))
