@@ -36,11 +36,14 @@ command -v mpirun >/dev/null || { echo "mpi-launch.sh: no mpirun" >&2; exit 77; 
 
 max=0
 for k in $HOSTS_LIST; do [ "$k" -gt "$max" ] && max=$k; done
-export GPOOL_CLUSTER_DIR=/tmp/gpool-cluster-mpibench
+# (not exported before start: its cleanup would take the marker for one of the cluster's)
+GPOOL_CLUSTER_DIR=/tmp/gpool-cluster-mpibench
 CL="$SRC/deploy/gpool-cluster"
 "$CL" start -n "$max" --dir "$GPOOL_CLUSTER_DIR" --bin "$BIN" --cpus 2 >/tmp/mpi-bench-start.log 2>&1 ||
 	{ echo "mpi-launch.sh: the cluster did not start" >&2; tail -5 /tmp/mpi-bench-start.log >&2; exit 1; }
-trap '"$CL" stop --dir "$GPOOL_CLUSTER_DIR" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+WORK=""
+trap '"$CL" stop --dir "$GPOOL_CLUSTER_DIR" >/dev/null 2>&1; [ -z "$WORK" ] || rm -rf "$WORK"' EXIT
+trap 'exit 143' TERM INT
 eval "$("$CL" env --dir "$GPOOL_CLUSTER_DIR")"
 export GPOOL_SCHEDULER GPOOL_CONF
 . "$SRC/deploy/lib-users.sh"

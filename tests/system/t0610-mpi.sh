@@ -4,7 +4,7 @@
 # on 3 hosts, its daemons started through gpool's exec-proxies; every rank's output reaches
 # glogs; gcancel in the middle leaves no process of the job on any host; a host cut in the
 # middle gives NODE_FAIL/requeue and leaves no orphan.
-# timeout: 420
+# timeout: 600
 . "$(dirname "$0")/lib.sh"
 command -v mpirun >/dev/null || skip_all "Open MPI's mpirun is not installed"
 need_bins gp-mpi-check gpool-launch gpool-rsh
@@ -23,7 +23,7 @@ chown "$TEST_USER:" mpi-job.sh
 rank_hosts() { sed -n 's/^rank [0-9]* of [0-9]* on \([^:]*\): .*allreduce ok ring ok$/\1/p' <<<"$1" | sort | paste -sd' '; }
 
 # ---- mpirun inside a job script ---------------------------------------------------------------
-out=$(as_user gsub --mpi=mpirun -n 3 -N 3 -t 2 --wait mpi-job.sh 2>&1)
+out=$(as_user gsub --mpi=mpirun -n 3 -N 3 -t 4 --wait mpi-job.sh 2>&1)
 rc=$?
 is "$rc" 0 "--mpi=mpirun, 3 hosts: the job (mpirun in its script) exits 0"
 is "$(rank_hosts "$out")" "h1 h2 h3" "every rank passed its allreduce and ring checks, one on each host"
@@ -31,8 +31,8 @@ like "$out" 'hosts: h[123],h[123],h[123]' "rank 0 gathered the three host names"
 is "$(grep -c '^script on' <<<"$out")" 1 "the script ran once (rank 0)"
 [ "$rc" = 0 ] || diag "$(tail -30 <<<"$out")"
 
-id=$(submit --mpi=mpirun -n 6 -N 3 -t 2 mpi-job.sh)
-if [ -n "$id" ] && wait_final "$id" 60; then
+id=$(submit --mpi=mpirun -n 6 -N 3 -t 4 mpi-job.sh)
+if [ -n "$id" ] && wait_final "$id" 240; then
 	is "$(job_state "$id")" COMPLETED "6 slots on 3 hosts: plain mpirun (no -n) fills them and completes"
 	logs=$(as_user glogs "$id" 2>&1)
 	is "$(rank_hosts "$logs")" "h1 h1 h2 h2 h3 h3" "glogs has the output of all 6 ranks, two on each host"
