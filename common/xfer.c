@@ -429,9 +429,12 @@ int gp_xfer_upload_manifest(gp_client_t *c, const struct gp_manifest *m,
 /* Called with each chunk that arrived with the right hash. 0 / -1 (errno). */
 typedef int (*got_f)(void *arg, const struct ref *r, const uint8_t *data, size_t len);
 
-static int get_many(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEntry *const *e,
-		    struct ref *r, size_t n, got_f got, void *arg, struct gp_xfer_stats *st,
-		    gp_error_t *err)
+/* Ask c for r[0..n). With missing != NULL a chunk c does not have (ERROR_NOT_FOUND) is
+ * listed there instead of failing the whole; timeout_ms bounds the wait for any reply. */
+static int get_many_from(gp_client_t *c, const Gpool__ChunkGet *tmpl,
+			 Gpool__StageEntry *const *e, struct ref *r, size_t n, got_f got, void *arg,
+			 struct gp_xfer_stats *st, struct ref *missing, size_t *nmissing,
+			 int timeout_ms, gp_error_t *err)
 {
 	struct slot slots[WINDOW] = { { 0 } };
 	size_t next = 0, busy = 0;
@@ -460,11 +463,18 @@ static int get_many(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEnt
 		}
 		if (!busy)
 			break;
-		Gpool__Msg *rep = gp_client_recv(c, 0, XFER_TIMEOUT, err);
+		Gpool__Msg *rep = gp_client_recv(c, 0, timeout_ms, err);
 		if (!rep)
 			goto out;
 		if (!(sl = slot_of(slots, rep->id)))
 			continue;
+		if (missing && rep->m_case == GPOOL__MSG__M_ERROR &&
+		    rep->error->code == GPOOL__ERROR_CODE__ERROR_NOT_FOUND) {
+			sl->busy = false;
+			busy--;
+			missing[(*nmissing)++] = r[sl->ref];
+			continue;
+		}
 		if (!reply_of(rep, GPOOL__MSG__M_CHUNK_GET_REPLY, "chunk download", err))
 			goto out;
 		sl->busy = false;
@@ -499,22 +509,85 @@ out:
 	return rc;
 }
 
+static int get_many(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEntry *const *e,
+		    struct ref *r, size_t n, got_f got, void *arg, struct gp_xfer_stats *st,
+		    gp_error_t *err)
+{
+	return get_many_from(c, tmpl, e, r, n, got, arg, st, NULL, NULL, XFER_TIMEOUT, err);
+}
+
 static int got_cache(void *arg, const struct ref *r, const uint8_t *data, size_t len)
 {
 	return gp_chunk_write(arg, r->h, data, len);
 }
 
+#define PEER_TIMEOUT 5000   /* ms without a reply: the peer is given up */
+#define PEER_WAIT    60000  /* ms a peer may take to get its share before we stop asking */
+
+/* Fetch r[0..n) (node p's share) from peer p; what it cannot give comes back in left. */
+static void from_peer(const struct gp_xfer_peers *pe, size_t p, Gpool__StageEntry *const *e,
+		      struct ref *r, size_t n, const char *cache_dir, struct gp_xfer_stats *st,
+		      struct ref *left, size_t *nleft)
+{
+	gp_error_t err = { { 0 } };
+	gp_client_t *pc = gp_client_create_ep(pe->cfg, pe->eps[p], pe->uid, &err);
+	struct ref *want = malloc((n ? n : 1) * sizeof(*want));
+	size_t nwant = n;
+	Gpool__ChunkGet tmpl = GPOOL__CHUNK_GET__INIT;
+	int64_t deadline = gp_mono_ms() + PEER_WAIT;
+	*nleft = 0;
+	if (!pc || !want)
+		goto giveup;
+	memcpy(want, r, n * sizeof(*want));
+	while (nwant) {
+		size_t nmiss = 0;
+		uint64_t before = st->got_chunks, bytes = st->got_bytes;
+		if (get_many_from(pc, &tmpl, e, want, nwant, got_cache, (void *)cache_dir, st, left,
+				  &nmiss, PEER_TIMEOUT, &err) < 0)
+			goto giveup;
+		st->peer_chunks += st->got_chunks - before;
+		st->peer_bytes += st->got_bytes - bytes;
+		memcpy(want, left, nmiss * sizeof(*want));
+		nwant = nmiss;
+		if (nwant && gp_mono_ms() >= deadline)
+			goto giveup;
+		if (nwant)
+			usleep(50000); /* the peer is still fetching its share */
+	}
+	free(want);
+	gp_client_destroy(&pc);
+	return;
+giveup:
+	/* whatever is not in the cache now comes from the scheduler */
+	*nleft = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!gp_chunk_has(cache_dir, r[i].h))
+			left[(*nleft)++] = r[i];
+	free(want);
+	gp_client_destroy(&pc);
+}
+
 int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
-			const char *cache_dir, struct gp_xfer_stats *st, gp_error_t *err)
+			const char *cache_dir, const struct gp_xfer_peers *peers,
+			struct gp_xfer_stats *st, gp_error_t *err)
 {
 	size_t nref;
 	struct ref *r = refs_of(e, n, true, &nref, st);
-	if (!r)
-		return gp_errprintf(err, "out of memory");
-	if (gp_mkdir_p(cache_dir, 0700) < 0) {
-		free(r);
-		return gp_errprintf(err, "cannot make '%s': %s", cache_dir, strerror(errno));
+	size_t *owner = calloc(nref ? nref : 1, sizeof(*owner));
+	struct ref *share = calloc(nref ? nref : 1, sizeof(*share));
+	struct ref *left = calloc(nref ? nref : 1, sizeof(*left));
+	int rc = -1;
+	if (!r || !owner || !share || !left) {
+		gp_errprintf(err, "out of memory");
+		goto out;
 	}
+	if (gp_mkdir_p(cache_dir, 0700) < 0) {
+		gp_errprintf(err, "cannot make '%s': %s", cache_dir, strerror(errno));
+		goto out;
+	}
+	bool fan = peers && peers->n > 1 && peers->self < peers->n;
+	/* the share is decided on the whole list, before the cache is looked at: every node
+	 * computes the same one whatever its cache holds */
 	size_t k = 0;
 	for (size_t i = 0; i < nref; i++) {
 		if (gp_chunk_verify(cache_dir, r[i].h) == 0) {
@@ -523,11 +596,36 @@ int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
 		}
 		if (errno == EBADMSG)
 			st->refused_chunks++;
+		owner[k] = fan ? i % peers->n : 0;
 		r[k++] = r[i];
 	}
 	Gpool__ChunkGet tmpl = GPOOL__CHUNK_GET__INIT;
-	int rc = get_many(c, &tmpl, e, r, k, got_cache, (void *)cache_dir, st, err);
+	/* first our own share, from the scheduler */
+	size_t ns = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!fan || owner[i] == peers->self)
+			share[ns++] = r[i];
+	if (get_many(c, &tmpl, e, share, ns, got_cache, (void *)cache_dir, st, err) < 0)
+		goto out;
+	/* then the others' shares from them, starting with the next node (spreads the load) */
+	for (size_t d = 1; fan && d < peers->n; d++) {
+		size_t p = (peers->self + d) % peers->n;
+		ns = 0;
+		for (size_t i = 0; i < k; i++)
+			if (owner[i] == p)
+				share[ns++] = r[i];
+		size_t nleft = 0;
+		from_peer(peers, p, e, share, ns, cache_dir, st, left, &nleft);
+		if (nleft && get_many(c, &tmpl, e, left, nleft, got_cache, (void *)cache_dir, st,
+				      err) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
 	free(r);
+	free(owner);
+	free(share);
+	free(left);
 	return rc;
 }
 
