@@ -88,7 +88,7 @@ const char *peer_endpoint(const struct peer *p)
 
 static void reply(struct peer *p, zmq_msg_t *rid, Gpool__Msg *m)
 {
-	gp_batch_t b = { 0 };
+	gp_batch_t b = {0};
 	gp_error_t err;
 	if (gp_batch_add(&b, m) == 0 && gp_wire_seal(p->wire, &b, &p->out, &err) == 0) {
 		if (zmq_send(p->sock, zmq_msg_data(rid), zmq_msg_size(rid),
@@ -128,7 +128,7 @@ static void serve(struct peer *p, zmq_msg_t *rid, const Gpool__Msg *m)
 		return;
 	}
 	Gpool__ChunkGetReply r = GPOOL__CHUNK_GET_REPLY__INIT;
-	r.data = (ProtobufCBinaryData){ n, d };
+	r.data = (ProtobufCBinaryData){n, d};
 	Gpool__Msg out = GPOOL__MSG__INIT;
 	out.id = m->id;
 	out.m_case = GPOOL__MSG__M_CHUNK_GET_REPLY;
@@ -167,7 +167,8 @@ void peer_recv(struct agent *a)
 			/* only agents (our account) and root read the cache */
 			gp_warn("peer request signed by uid %u: refused", (unsigned)from.uid);
 			for (size_t i = 0; i < b->n_msgs; i++)
-				reply_error(p, &rid, b->msgs[i]->id, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				reply_error(p, &rid, b->msgs[i]->id,
+					    GPOOL__ERROR_CODE__ERROR_PERMISSION,
 					    "only the agents' account may read a peer's cache");
 		} else {
 			for (size_t i = 0; i < b->n_msgs; i++)
