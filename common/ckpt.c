@@ -16,8 +16,8 @@
 int gp_ckpt_put_job(gp_client_t *c, uint64_t job_id, const char *name, const char *path,
 		    gp_error_t *err)
 {
-	struct gp_manifest m = { 0 };
-	struct gp_xfer_stats st = { 0 };
+	struct gp_manifest m = {0};
+	struct gp_xfer_stats st = {0};
 	int rc = -1;
 	if (gp_manifest_add(&m, path, ENTRY, err) < 0)
 		goto out;
@@ -69,7 +69,7 @@ int gp_ckpt_get_job(gp_client_t *c, uint64_t job_id, const char *name, const cha
 		goto out;
 	}
 	const char *dir = dirname(d);
-	struct gp_xfer_stats st = { 0 };
+	struct gp_xfer_stats st = {0};
 	if (gp_xfer_download(c, job_id, "ckpt", name, &mine, 1, dir, &st, err) < 0)
 		goto out;
 	char full[4200];

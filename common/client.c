@@ -25,15 +25,21 @@ struct gp_client {
 
 gp_client_t *gp_client_create(const gp_config_t *cfg, gp_error_t *err)
 {
+	const char *ep = getenv("GPOOL_SCHEDULER");
+	if (!ep || !*ep)
+		ep = gp_config_str(cfg, "scheduler");
+	return gp_client_create_ep(cfg, ep, (uid_t)gp_config_int(cfg, "sched_uid"), err);
+}
+
+gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t peer_uid,
+				 gp_error_t *err)
+{
 	gp_client_t *c = calloc(1, sizeof(*c));
 	if (!c) {
 		gp_errprintf(err, "out of memory");
 		return NULL;
 	}
-	const char *ep = getenv("GPOOL_SCHEDULER");
-	if (!ep || !*ep)
-		ep = gp_config_str(cfg, "scheduler");
-	c->sched_uid = (uid_t)gp_config_int(cfg, "sched_uid");
+	c->sched_uid = peer_uid;
 	c->next_id = 1;
 	struct passwd *pw = getpwuid(getuid());
 	snprintf(c->user, sizeof(c->user), "%s", pw ? pw->pw_name : "");

@@ -6,6 +6,7 @@
 #define GPOOL_CLIENT_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "config.h"
 #include "error.h"
@@ -15,6 +16,10 @@ typedef struct gp_client gp_client_t;
 
 /* Connect using cfg's `scheduler` endpoint (or $GPOOL_SCHEDULER). */
 gp_client_t *gp_client_create(const gp_config_t *cfg, gp_error_t *err);
+/* Connect to ep, accepting replies signed by peer_uid only (an agent's chunk cache: the
+ * agents' uid). */
+gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t peer_uid,
+				 gp_error_t *err);
 void gp_client_destroy(gp_client_t **c);
 
 /* Send one request (its id is assigned here) and wait for the reply with the same id.

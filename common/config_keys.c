@@ -61,6 +61,9 @@ const struct gp_conf_key gp_conf_keys[] = {
 	{ "node_name", W, GP_CONF_STR, "", "this node's name (default: the host name)" },
 	{ "node_addr", W, GP_CONF_STR, "",
 	  "the address ranks use to reach this node (default: found from the route to the scheduler)" },
+	{ "peer_port", W, GP_CONF_INT, "0",
+	  "TCP port on node_addr where the agent serves its chunk cache to other agents, so staged "
+	  "files fan out, e.g. 7821 (0: off)" },
 	{ "cpus", W, GP_CONF_INT, "0", "CPUs offered (0: the online CPUs)" },
 	{ "memory", W, GP_CONF_SIZE, "0", "memory offered (0: physical memory less 5 %)" },
 	{ "scratch_dir", W, GP_CONF_STR, "/var/tmp/gpool",

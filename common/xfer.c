@@ -13,10 +13,10 @@
 #include "chunk.h"
 #include "util.h"
 
-#define WINDOW	     4	    /* requests in flight */
-#define HAVE_BATCH   4096   /* hashes per ChunkHave */
-#define XFER_TIMEOUT 60000  /* ms without any reply */
-#define RETRIES	     3	    /* a chunk that arrives damaged is asked for again this often */
+#define WINDOW	     4	   /* requests in flight */
+#define HAVE_BATCH   4096  /* hashes per ChunkHave */
+#define XFER_TIMEOUT 60000 /* ms without any reply */
+#define RETRIES	     3	   /* a chunk that arrives damaged is asked for again this often */
 
 /* ---- manifests ---- */
 
@@ -80,7 +80,8 @@ static int hash_fd(Gpool__StageEntry *e, int fd, const char *what, gp_error_t *e
 				continue;
 			if (k < 0) {
 				free(buf);
-				return gp_errprintf(err, "cannot read '%s': %s", what, strerror(errno));
+				return gp_errprintf(err, "cannot read '%s': %s", what,
+						    strerror(errno));
 			}
 			if (k == 0)
 				break;
@@ -251,7 +252,7 @@ static struct ref *refs_of(Gpool__StageEntry *const *e, size_t n, bool dedupe, s
 		st->files++;
 		st->bytes += e[i]->size;
 		for (size_t c = 0; c < e[i]->n_chunks; c++)
-			r[k++] = (struct ref){ i, c, e[i]->chunks[c].data };
+			r[k++] = (struct ref){i, c, e[i]->chunks[c].data};
 	}
 	if (dedupe && k) {
 		qsort(r, k, sizeof(*r), ref_cmp);
@@ -306,7 +307,7 @@ static int ask_have(gp_client_t *c, struct ref *r, size_t n, bool *need, gp_erro
 	for (size_t at = 0; at < n && rc == 0; at += HAVE_BATCH) {
 		size_t k = n - at < HAVE_BATCH ? n - at : HAVE_BATCH;
 		for (size_t i = 0; i < k; i++)
-			hs[i] = (ProtobufCBinaryData){ GP_HASH_LEN, (uint8_t *)r[at + i].h };
+			hs[i] = (ProtobufCBinaryData){GP_HASH_LEN, (uint8_t *)r[at + i].h};
 		Gpool__ChunkHave q = GPOOL__CHUNK_HAVE__INIT;
 		q.hashes = hs;
 		q.n_hashes = k;
@@ -364,7 +365,7 @@ int gp_xfer_upload(gp_client_t *c, Gpool__StageEntry *const *e, size_t n, gp_xfe
 	}
 	if (ask_have(c, r, nref, need, err) < 0)
 		goto out;
-	struct slot slots[WINDOW] = { { 0 } };
+	struct slot slots[WINDOW] = {{0}};
 	size_t next = 0, busy = 0;
 	while (1) {
 		struct slot *sl;
@@ -377,7 +378,8 @@ int gp_xfer_upload(gp_client_t *c, Gpool__StageEntry *const *e, size_t n, gp_xfe
 			size_t len = chunk_len(fe, r[next].k);
 			uint8_t h[GP_HASH_LEN];
 			if (read(arg, r[next].i, r[next].k * GP_CHUNK_SIZE, buf, len) < 0) {
-				gp_errprintf(err, "cannot read '%s': %s", fe->path, strerror(errno));
+				gp_errprintf(err, "cannot read '%s': %s", fe->path,
+					     strerror(errno));
 				goto out;
 			}
 			gp_chunk_hash(buf, len, h);
@@ -387,8 +389,8 @@ int gp_xfer_upload(gp_client_t *c, Gpool__StageEntry *const *e, size_t n, gp_xfe
 				goto out;
 			}
 			Gpool__ChunkPut q = GPOOL__CHUNK_PUT__INIT;
-			q.hash = (ProtobufCBinaryData){ GP_HASH_LEN, h };
-			q.data = (ProtobufCBinaryData){ len, buf };
+			q.hash = (ProtobufCBinaryData){GP_HASH_LEN, h};
+			q.data = (ProtobufCBinaryData){len, buf};
 			Gpool__Msg m = GPOOL__MSG__INIT;
 			m.m_case = GPOOL__MSG__M_CHUNK_PUT;
 			m.chunk_put = &q;
@@ -420,8 +422,8 @@ out:
 	return rc;
 }
 
-int gp_xfer_upload_manifest(gp_client_t *c, const struct gp_manifest *m,
-			    struct gp_xfer_stats *st, gp_error_t *err)
+int gp_xfer_upload_manifest(gp_client_t *c, const struct gp_manifest *m, struct gp_xfer_stats *st,
+			    gp_error_t *err)
 {
 	return gp_xfer_upload(c, m->e, m->n, read_src, (void *)m, st, err);
 }
@@ -429,11 +431,13 @@ int gp_xfer_upload_manifest(gp_client_t *c, const struct gp_manifest *m,
 /* Called with each chunk that arrived with the right hash. 0 / -1 (errno). */
 typedef int (*got_f)(void *arg, const struct ref *r, const uint8_t *data, size_t len);
 
-static int get_many(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEntry *const *e,
-		    struct ref *r, size_t n, got_f got, void *arg, struct gp_xfer_stats *st,
-		    gp_error_t *err)
+/* Ask c for r[0..n). With missing != NULL a chunk c does not have (ERROR_NOT_FOUND) is
+ * listed there instead of failing the whole; timeout_ms bounds the wait for any reply. */
+static int get_many_from(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEntry *const *e,
+			 struct ref *r, size_t n, got_f got, void *arg, struct gp_xfer_stats *st,
+			 struct ref *missing, size_t *nmissing, int timeout_ms, gp_error_t *err)
 {
-	struct slot slots[WINDOW] = { { 0 } };
+	struct slot slots[WINDOW] = {{0}};
 	size_t next = 0, busy = 0;
 	size_t *retry = calloc(n ? n : 1, sizeof(*retry));
 	size_t nretry = 0;
@@ -448,7 +452,7 @@ static int get_many(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEnt
 		while ((next < n || nretry) && (sl = slot_free(slots))) {
 			size_t i = nretry ? retry[--nretry] : next++;
 			Gpool__ChunkGet q = *tmpl;
-			q.hash = (ProtobufCBinaryData){ GP_HASH_LEN, (uint8_t *)r[i].h };
+			q.hash = (ProtobufCBinaryData){GP_HASH_LEN, (uint8_t *)r[i].h};
 			Gpool__Msg m = GPOOL__MSG__INIT;
 			m.m_case = GPOOL__MSG__M_CHUNK_GET;
 			m.chunk_get = &q;
@@ -460,11 +464,18 @@ static int get_many(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEnt
 		}
 		if (!busy)
 			break;
-		Gpool__Msg *rep = gp_client_recv(c, 0, XFER_TIMEOUT, err);
+		Gpool__Msg *rep = gp_client_recv(c, 0, timeout_ms, err);
 		if (!rep)
 			goto out;
 		if (!(sl = slot_of(slots, rep->id)))
 			continue;
+		if (missing && rep->m_case == GPOOL__MSG__M_ERROR &&
+		    rep->error->code == GPOOL__ERROR_CODE__ERROR_NOT_FOUND) {
+			sl->busy = false;
+			busy--;
+			missing[(*nmissing)++] = r[sl->ref];
+			continue;
+		}
 		if (!reply_of(rep, GPOOL__MSG__M_CHUNK_GET_REPLY, "chunk download", err))
 			goto out;
 		sl->busy = false;
@@ -499,22 +510,85 @@ out:
 	return rc;
 }
 
+static int get_many(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEntry *const *e,
+		    struct ref *r, size_t n, got_f got, void *arg, struct gp_xfer_stats *st,
+		    gp_error_t *err)
+{
+	return get_many_from(c, tmpl, e, r, n, got, arg, st, NULL, NULL, XFER_TIMEOUT, err);
+}
+
 static int got_cache(void *arg, const struct ref *r, const uint8_t *data, size_t len)
 {
 	return gp_chunk_write(arg, r->h, data, len);
 }
 
+#define PEER_TIMEOUT 5000  /* ms without a reply: the peer is given up */
+#define PEER_WAIT    60000 /* ms a peer may take to get its share before we stop asking */
+
+/* Fetch r[0..n) (node p's share) from peer p; what it cannot give comes back in left. */
+static void from_peer(const struct gp_xfer_peers *pe, size_t p, Gpool__StageEntry *const *e,
+		      struct ref *r, size_t n, const char *cache_dir, struct gp_xfer_stats *st,
+		      struct ref *left, size_t *nleft)
+{
+	gp_error_t err = {{0}};
+	gp_client_t *pc = gp_client_create_ep(pe->cfg, pe->eps[p], pe->uid, &err);
+	struct ref *want = malloc((n ? n : 1) * sizeof(*want));
+	size_t nwant = n;
+	Gpool__ChunkGet tmpl = GPOOL__CHUNK_GET__INIT;
+	int64_t deadline = gp_mono_ms() + PEER_WAIT;
+	*nleft = 0;
+	if (!pc || !want)
+		goto giveup;
+	memcpy(want, r, n * sizeof(*want));
+	while (nwant) {
+		size_t nmiss = 0;
+		uint64_t before = st->got_chunks, bytes = st->got_bytes;
+		if (get_many_from(pc, &tmpl, e, want, nwant, got_cache, (void *)cache_dir, st, left,
+				  &nmiss, PEER_TIMEOUT, &err) < 0)
+			goto giveup;
+		st->peer_chunks += st->got_chunks - before;
+		st->peer_bytes += st->got_bytes - bytes;
+		memcpy(want, left, nmiss * sizeof(*want));
+		nwant = nmiss;
+		if (nwant && gp_mono_ms() >= deadline)
+			goto giveup;
+		if (nwant)
+			usleep(50000); /* the peer is still fetching its share */
+	}
+	free(want);
+	gp_client_destroy(&pc);
+	return;
+giveup:
+	/* whatever is not in the cache now comes from the scheduler */
+	*nleft = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!gp_chunk_has(cache_dir, r[i].h))
+			left[(*nleft)++] = r[i];
+	free(want);
+	gp_client_destroy(&pc);
+}
+
 int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
-			const char *cache_dir, struct gp_xfer_stats *st, gp_error_t *err)
+			const char *cache_dir, const struct gp_xfer_peers *peers,
+			struct gp_xfer_stats *st, gp_error_t *err)
 {
 	size_t nref;
 	struct ref *r = refs_of(e, n, true, &nref, st);
-	if (!r)
-		return gp_errprintf(err, "out of memory");
-	if (gp_mkdir_p(cache_dir, 0700) < 0) {
-		free(r);
-		return gp_errprintf(err, "cannot make '%s': %s", cache_dir, strerror(errno));
+	size_t *owner = calloc(nref ? nref : 1, sizeof(*owner));
+	struct ref *share = calloc(nref ? nref : 1, sizeof(*share));
+	struct ref *left = calloc(nref ? nref : 1, sizeof(*left));
+	int rc = -1;
+	if (!r || !owner || !share || !left) {
+		gp_errprintf(err, "out of memory");
+		goto out;
 	}
+	if (gp_mkdir_p(cache_dir, 0700) < 0) {
+		gp_errprintf(err, "cannot make '%s': %s", cache_dir, strerror(errno));
+		goto out;
+	}
+	bool fan = peers && peers->n > 1 && peers->self < peers->n;
+	/* the share is decided on the whole list, before the cache is looked at: every node
+	 * computes the same one whatever its cache holds */
 	size_t k = 0;
 	for (size_t i = 0; i < nref; i++) {
 		if (gp_chunk_verify(cache_dir, r[i].h) == 0) {
@@ -523,11 +597,36 @@ int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
 		}
 		if (errno == EBADMSG)
 			st->refused_chunks++;
+		owner[k] = fan ? i % peers->n : 0;
 		r[k++] = r[i];
 	}
 	Gpool__ChunkGet tmpl = GPOOL__CHUNK_GET__INIT;
-	int rc = get_many(c, &tmpl, e, r, k, got_cache, (void *)cache_dir, st, err);
+	/* first our own share, from the scheduler */
+	size_t ns = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!fan || owner[i] == peers->self)
+			share[ns++] = r[i];
+	if (get_many(c, &tmpl, e, share, ns, got_cache, (void *)cache_dir, st, err) < 0)
+		goto out;
+	/* then the others' shares from them, starting with the next node (spreads the load) */
+	for (size_t d = 1; fan && d < peers->n; d++) {
+		size_t p = (peers->self + d) % peers->n;
+		ns = 0;
+		for (size_t i = 0; i < k; i++)
+			if (owner[i] == p)
+				share[ns++] = r[i];
+		size_t nleft = 0;
+		from_peer(peers, p, e, share, ns, cache_dir, st, left, &nleft);
+		if (nleft &&
+		    get_many(c, &tmpl, e, left, nleft, got_cache, (void *)cache_dir, st, err) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
 	free(r);
+	free(owner);
+	free(share);
+	free(left);
 	return rc;
 }
 
@@ -597,7 +696,8 @@ int gp_xfer_download(gp_client_t *c, uint64_t job_id, const char *kind, const ch
 					    x->path, strerror(errno));
 		}
 		if (x->dir) {
-			if (mkdirat(dfd, x->path, x->mode ? x->mode : 0755) < 0 && errno != EEXIST) {
+			if (mkdirat(dfd, x->path, x->mode ? x->mode : 0755) < 0 &&
+			    errno != EEXIST) {
 				close(dfd);
 				return gp_errprintf(err, "cannot make '%s/%s': %s", dest, x->path,
 						    strerror(errno));
@@ -608,7 +708,8 @@ int gp_xfer_download(gp_client_t *c, uint64_t job_id, const char *kind, const ch
 		int fd = openat(dfd, x->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				x->mode ? x->mode : 0644);
 		if (fd < 0 || ftruncate(fd, (off_t)x->size) < 0) {
-			gp_errprintf(err, "cannot write '%s/%s': %s", dest, x->path, strerror(errno));
+			gp_errprintf(err, "cannot write '%s/%s': %s", dest, x->path,
+				     strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			close(dfd);
@@ -626,7 +727,7 @@ int gp_xfer_download(gp_client_t *c, uint64_t job_id, const char *kind, const ch
 	tmpl.job_id = job_id;
 	tmpl.kind = (char *)kind;
 	tmpl.name = (char *)name;
-	struct dl d = { dfd, e };
+	struct dl d = {dfd, e};
 	int rc = get_many(c, &tmpl, e, r, nref, got_file, &d, st, err);
 	free(r);
 	close(dfd);

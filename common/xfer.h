@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "client.h"
 #include "error.h"
@@ -18,12 +19,13 @@
 
 /* Counters of one transfer. */
 struct gp_xfer_stats {
-	uint64_t files, dirs, bytes;	    /* what the manifest holds */
-	uint64_t chunks;		    /* distinct chunks in it */
-	uint64_t sent_chunks, sent_bytes;   /* uploaded */
-	uint64_t got_chunks, got_bytes;	    /* fetched from the scheduler */
-	uint64_t cached_chunks;		    /* found (hash checked) in the local cache */
-	uint64_t refused_chunks;	    /* cached or received bytes whose hash did not match */
+	uint64_t files, dirs, bytes;	  /* what the manifest holds */
+	uint64_t chunks;		  /* distinct chunks in it */
+	uint64_t sent_chunks, sent_bytes; /* uploaded */
+	uint64_t got_chunks, got_bytes;	  /* fetched from the scheduler */
+	uint64_t cached_chunks;		  /* found (hash checked) in the local cache */
+	uint64_t peer_chunks, peer_bytes; /* of got_*: fetched from peers, not the scheduler */
+	uint64_t refused_chunks;	  /* cached or received bytes whose hash did not match */
 };
 
 /* A manifest: entries in the order of the paths given, directories before what they hold. */
@@ -52,13 +54,26 @@ typedef int (*gp_xfer_read_f)(void *arg, size_t i, uint64_t off, void *buf, size
  * arg is the manifest). 0 / -1 with err. */
 int gp_xfer_upload(gp_client_t *c, Gpool__StageEntry *const *e, size_t n, gp_xfer_read_f read,
 		   void *arg, struct gp_xfer_stats *st, gp_error_t *err);
-int gp_xfer_upload_manifest(gp_client_t *c, const struct gp_manifest *m,
-			    struct gp_xfer_stats *st, gp_error_t *err);
+int gp_xfer_upload_manifest(gp_client_t *c, const struct gp_manifest *m, struct gp_xfer_stats *st,
+			    gp_error_t *err);
+
+/* The nodes of a job that fetch the same manifest together: distinct chunk j (in hash order)
+ * is node j % n's share, which it fetches from the scheduler; the others get it from that
+ * node's agent (peer.c), and from the scheduler when the peer does not answer. */
+struct gp_xfer_peers {
+	char *const *eps; /* each node's peer endpoint */
+	size_t n;
+	size_t self;		     /* this node's index */
+	const struct gp_config *cfg; /* for the connections */
+	uid_t uid;		     /* the agents' uid: peers' replies must carry it */
+};
 
 /* Make sure every chunk of e[0..n) is in cache_dir, hash checked: chunks there are checked,
- * missing or damaged ones fetched (as an agent: any chunk). 0 / -1 with err. */
+ * missing or damaged ones fetched (as an agent: any chunk); peers NULL: all from c.
+ * 0 / -1 with err. */
 int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
-			const char *cache_dir, struct gp_xfer_stats *st, gp_error_t *err);
+			const char *cache_dir, const struct gp_xfer_peers *peers,
+			struct gp_xfer_stats *st, gp_error_t *err);
 
 /* Download a file set's files into dest (a directory, made if absent), as the caller: each
  * chunk is asked for with job/kind/name (the store checks the caller owns the job). A file

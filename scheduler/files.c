@@ -13,10 +13,10 @@
 #include "names.h"
 #include "util.h"
 
-#define HAVE_MAX     4096	 /* hashes in one ChunkHave */
-#define SET_ENTRIES  1000000	 /* entries in one file set or manifest */
-#define SET_MAX	     (64u << 20) /* bytes of one stored file set */
-#define COLLECT_MAX  64		 /* --collect patterns */
+#define HAVE_MAX    4096	/* hashes in one ChunkHave */
+#define SET_ENTRIES 1000000	/* entries in one file set or manifest */
+#define SET_MAX	    (64u << 20) /* bytes of one stored file set */
+#define COLLECT_MAX 64		/* --collect patterns */
 
 static uint64_t chunks_in, bytes_in, chunks_out, bytes_out;
 
@@ -85,10 +85,11 @@ static int check_entries(struct gsched *s, Gpool__StageEntry *const *e, size_t n
 			return snprintf(why, len, "invalid file entry '%.64s'", e[i]->path), -1;
 		for (size_t k = 0; k < e[i]->n_chunks; k++)
 			if (!gp_chunk_has(dir, e[i]->chunks[k].data))
-				return snprintf(why, len,
-						"file '%.64s': chunk %zu is not in the store (upload "
-						"it first)",
-						e[i]->path, k),
+				return snprintf(
+					   why, len,
+					   "file '%.64s': chunk %zu is not in the store (upload "
+					   "it first)",
+					   e[i]->path, k),
 				       -1;
 	}
 	return 0;
@@ -155,11 +156,13 @@ void files_chunk_put(struct req *r)
 	}
 	char dir[1100];
 	chunk_dir(r->s, dir, sizeof(dir));
-	if (gp_mkdir_p(dir, 0700) < 0 || gp_chunk_put(dir, q->hash.data, q->data.data, q->data.len) < 0) {
+	if (gp_mkdir_p(dir, 0700) < 0 ||
+	    gp_chunk_put(dir, q->hash.data, q->data.data, q->data.len) < 0) {
 		char hex[2 * GP_HASH_LEN + 1];
 		gp_chunk_hex(q->hash.data, hex);
 		if (errno == EBADMSG) {
-			gp_warn("chunk %.16s from %s (uid %u): its bytes do not match its hash: refused",
+			gp_warn("chunk %.16s from %s (uid %u): its bytes do not match its hash: "
+				"refused",
 				hex, r->addr, (unsigned)r->from.uid);
 			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
 					   "chunk %.16s: the bytes do not match the hash", hex);
@@ -185,14 +188,13 @@ void files_chunk_put(struct req *r)
 static char *set_path(struct gsched *s, uint64_t job, const char *kind, const char *name)
 {
 	char *p = NULL;
-	if (asprintf(&p, "%s/files/%llu/%s/%s", s->state_dir, (unsigned long long)job, kind,
-		     name) < 0)
+	if (asprintf(&p, "%s/files/%llu/%s/%s", s->state_dir, (unsigned long long)job, kind, name) <
+	    0)
 		return NULL;
 	return p;
 }
 
-static Gpool__FileSet *set_load(struct gsched *s, uint64_t job, const char *kind,
-				const char *name)
+static Gpool__FileSet *set_load(struct gsched *s, uint64_t job, const char *kind, const char *name)
 {
 	char *p = set_path(s, job, kind, name);
 	uint8_t *d;
@@ -274,7 +276,7 @@ void files_chunk_get(struct req *r)
 	chunks_out++;
 	bytes_out += n;
 	Gpool__ChunkGetReply rep = GPOOL__CHUNK_GET_REPLY__INIT;
-	rep.data = (ProtobufCBinaryData){ n, d };
+	rep.data = (ProtobufCBinaryData){n, d};
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_CHUNK_GET_REPLY;
@@ -300,10 +302,10 @@ void files_set_put(struct req *r)
 	}
 	/* collected files come from the node's supervisor; a checkpoint from the job itself */
 	if (!strcmp(q->kind, "collect") ? !privileged(r)
-					 : !privileged(r) && r->from.uid != j->uid) {
+					: !privileged(r) && r->from.uid != j->uid) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-				   "job %llu: may not store a %s file set", (unsigned long long)j->id,
-				   q->kind);
+				   "job %llu: may not store a %s file set",
+				   (unsigned long long)j->id, q->kind);
 		return;
 	}
 	if (j->state != GPOOL__JOB_STATE__RUNNING && j->state != GPOOL__JOB_STATE__COMPLETING) {
@@ -333,9 +335,9 @@ void files_set_put(struct req *r)
 	if (buf && path) {
 		gpool__file_set__pack(&fs, buf);
 		rc = gp_mkdir_p(dir, 0700) < 0 || gp_write_file(owner, uid, (size_t)n, 0600) < 0 ||
-				     gp_write_file(path, buf, len, 0600) < 0
-			     ? -1
-			     : 0;
+			     gp_write_file(path, buf, len, 0600) < 0
+			 ? -1
+			 : 0;
 	}
 	free(buf);
 	free(path);

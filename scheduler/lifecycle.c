@@ -127,6 +127,24 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	gp_buf_append(&nl, "", 1);
 	struct node *n0 = nodes_get(s->nodes, tasks[0].node);
 
+	/* staged files fan out over the job's nodes when each serves its cache to peers */
+	char **peers = NULL;
+	int *peer_index = calloc(nn ? nn : 1, sizeof(*peer_index));
+	size_t npeers = 0;
+	if (spec->n_stage && peer_index && (peers = calloc(nn ? nn : 1, sizeof(*peers)))) {
+		for (int n = 0; n < nn; n++) {
+			if (!local[n])
+				continue;
+			struct node *nd = nodes_get(s->nodes, n);
+			if (!nd->peer_ep || !*nd->peer_ep) {
+				npeers = 0;
+				break;
+			}
+			peer_index[n] = (int)npeers;
+			peers[npeers++] = nd->peer_ep;
+		}
+	}
+
 	/* one Launch per node, carrying that node's tasks */
 	for (int n = 0; n < nn; n++) {
 		if (!local[n])
@@ -188,6 +206,11 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 			l.array_task_min = arr.min;
 			l.array_task_max = arr.max;
 		}
+		if (npeers > 1) {
+			l.stage_peers = peers;
+			l.n_stage_peers = npeers;
+			l.stage_index = (uint32_t)peer_index[n];
+		}
 		Gpool__Msg m = GPOOL__MSG__INIT;
 		m.m_case = GPOOL__MSG__M_LAUNCH;
 		m.launch = &l;
@@ -199,6 +222,8 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	}
 	gp_buf_release(&nl);
 	free(local);
+	free(peers);
+	free(peer_index);
 	gpool__job_spec__free_unpacked(spec, NULL);
 	gsched_save(s, j);
 	gp_debug("job %llu attempt %u started", (unsigned long long)j->id, j->attempt);

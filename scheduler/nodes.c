@@ -41,6 +41,7 @@ void nodes_destroy(struct nodes **p)
 		struct node *n = (*p)->v[i];
 		free(n->name);
 		free(n->addr);
+		free(n->peer_ep);
 		free(n->version);
 		free(n->reason);
 		free(n->cpu_busy);
@@ -217,6 +218,7 @@ int nodes_placeholder(struct nodes *ns, const char *name)
 	n->state = GPOOL__NODE_STATE__NODE_STATE_UNKNOWN;
 	n->reason = strdup("waiting for its agent after a scheduler restart");
 	n->addr = strdup("");
+	n->peer_ep = strdup("");
 	n->version = strdup("");
 	n->last_heard_ms = gp_mono_ms();
 	n->last_heard = gp_now();
@@ -268,6 +270,8 @@ int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8
 	n->mem_mb = reg->mem_mb;
 	free(n->addr);
 	n->addr = dup_or_empty(reg->addr);
+	free(n->peer_ep);
+	n->peer_ep = dup_or_empty(reg->peer_endpoint);
 	free(n->version);
 	n->version = dup_or_empty(reg->version);
 	n->psu_watts = reg->psu_watts;

@@ -12,6 +12,7 @@
 struct node {
 	char *name;
 	char *addr;
+	char *peer_ep; /* where its agent serves its chunk cache ("": nowhere) */
 	char *version;
 	uint8_t rid[256]; /* ZeroMQ routing id of the agent's socket */
 	size_t rid_len;

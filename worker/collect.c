@@ -26,8 +26,8 @@
 #include "util.h"
 #include "xfer.h"
 
-#define MSG_MAX	     8192
-#define COLLECT_MAX  100000 /* entries */
+#define MSG_MAX	    8192
+#define COLLECT_MAX 100000 /* entries */
 
 /* ---- the child, as the account ---- */
 
@@ -42,12 +42,12 @@ static int send_entry(int sock, const char *path, uint32_t mode, bool dir, int f
 	if (len > sizeof(buf))
 		return 0; /* a path too long to name: skipped */
 	gpool__stage_entry__pack(&e, buf);
-	struct iovec iov = { buf, len };
+	struct iovec iov = {buf, len};
 	union {
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 	if (fd >= 0) {
 		mh.msg_control = u.b;
 		mh.msg_controllen = sizeof(u.b);
@@ -133,7 +133,8 @@ static int child(const struct step *s, uint32_t rank, int sock)
 		glob_t g;
 		if (glob(pat, 0, NULL, &g) == 0) {
 			for (size_t k = 0; k < g.gl_pathc; k++)
-				if (gp_path_ok(g.gl_pathv[k]) && walk(sock, g.gl_pathv[k], 0, &count) < 0)
+				if (gp_path_ok(g.gl_pathv[k]) &&
+				    walk(sock, g.gl_pathv[k], 0, &count) < 0)
 					break;
 			globfree(&g);
 		}
@@ -152,13 +153,13 @@ struct got {
 static int recv_entry(int sock, struct got *g)
 {
 	uint8_t buf[MSG_MAX];
-	struct iovec iov = { buf, sizeof(buf) };
+	struct iovec iov = {buf, sizeof(buf)};
 	union {
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
-			     .msg_controllen = sizeof(u.b) };
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
 	ssize_t n;
 	while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
@@ -174,8 +175,8 @@ static int recv_entry(int sock, struct got *g)
 	struct stat st;
 	/* what the child says is checked here: a sound relative path, once, and a file really
 	 * arrives as an open regular file */
-	if (!e || !gp_path_ok(e->path) || e->n_chunks || (!e->dir && (fd < 0 || fstat(fd, &st) < 0 ||
-								       !S_ISREG(st.st_mode))))
+	if (!e || !gp_path_ok(e->path) || e->n_chunks ||
+	    (!e->dir && (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))))
 		goto out;
 	for (size_t i = 0; i < g->m.n; i++)
 		if (!strcmp(g->m.e[i]->path, e->path))
@@ -251,7 +252,7 @@ void step_collect(struct step *s, const struct task *t)
 		_exit(child(s, rank, sv[1]));
 	}
 	close(sv[1]);
-	struct got g = { .fds = NULL };
+	struct got g = {.fds = NULL};
 	int rc;
 	while ((rc = recv_entry(sv[0], &g)) == 0 && g.m.n < COLLECT_MAX)
 		;
@@ -263,13 +264,14 @@ void step_collect(struct step *s, const struct task *t)
 	if (!g.m.n) {
 		gp_info("job %llu rank %u: nothing matched the collect patterns", job, rank);
 	} else {
-		gp_error_t err = { { 0 } };
-		struct gp_xfer_stats st = { 0 };
+		gp_error_t err = {{0}};
+		struct gp_xfer_stats st = {0};
 		gp_client_t *c = gp_client_create(s->xfer_cfg, &err);
 		char name[32], what[128];
 		snprintf(name, sizeof(name), "rank%u", rank);
 		if (!c || gp_xfer_upload(c, g.m.e, g.m.n, read_fd, &g, &st, &err) < 0 ||
-		    gp_xfer_set_put(c, s->launch->job_id, "collect", name, g.m.e, g.m.n, &err) < 0) {
+		    gp_xfer_set_put(c, s->launch->job_id, "collect", name, g.m.e, g.m.n, &err) <
+			0) {
 			gp_err("job %llu rank %u: collecting failed: %s", job, rank, err.text);
 		} else {
 			gp_xfer_describe(&st, what, sizeof(what));

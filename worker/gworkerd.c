@@ -122,14 +122,16 @@ static void run(struct agent *a, int sigfd)
 			wake = w2;
 		sched_link_flush(a);
 		steps_flush(a);
-		zmq_pollitem_t items[3] = {
+		zmq_pollitem_t items[4] = {
 			{ .socket = sched_link_socket(a->link), .events = ZMQ_POLLIN },
 			{ .socket = steps_socket(a->steps), .events = ZMQ_POLLIN },
 			{ .fd = sigfd, .events = ZMQ_POLLIN },
+			{ .socket = peer_socket(a->peer), .events = ZMQ_POLLIN },
 		};
+		int nitems = peer_socket(a->peer) ? 4 : 3;
 		now = gp_mono_ms();
 		long timeout = wake > now ? (long)(wake - now) : 0;
-		if (zmq_poll(items, 3, timeout) < 0) {
+		if (zmq_poll(items, nitems, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			gp_err("poll: %s", zmq_strerror(errno));
@@ -159,6 +161,8 @@ static void run(struct agent *a, int sigfd)
 			sched_link_recv(a);
 		if (items[1].revents)
 			steps_recv(a);
+		if (nitems == 4 && items[3].revents)
+			peer_recv(a);
 	}
 	/* hand over what this pass collected */
 	sched_link_flush(a);
@@ -208,7 +212,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!(a.zctx = zmq_ctx_new()) || !(a.steps = steps_create(&a, &err)) ||
-	    !(a.power = power_create(&a, &err)) || !(a.link = sched_link_create(&a, &err))) {
+	    !(a.power = power_create(&a, &err)) || !(a.peer = peer_create(&a)) ||
+	    !(a.link = sched_link_create(&a, &err))) {
 		fail_startup(&a, err.text[0] ? err.text : "cannot start zeromq");
 		goto out;
 	}
@@ -219,6 +224,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	sched_link_destroy(&a.link);
+	peer_destroy(&a.peer);
 	power_destroy(&a.power);
 	steps_destroy(&a.steps);
 	if (a.zctx)

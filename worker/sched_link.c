@@ -157,6 +157,7 @@ static void send_register(struct agent *a, int64_t now)
 	r.cards = a->cards.v;
 	r.n_cards = a->cards.n;
 	r.addr = a->addr;
+	r.peer_endpoint = (char *)peer_endpoint(a->peer);
 	r.psu_watts = (uint32_t)gp_config_int(a->cfg, "psu_watts");
 	r.held = steps_held(a, &r.n_held, l->reg_id, l->reg_fresh);
 	uint32_t ports[4096];

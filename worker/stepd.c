@@ -226,7 +226,13 @@ static int stage_manifest(struct stepd *d, gp_error_t *err)
 	gp_client_t *c = gp_client_create(s->xfer_cfg, err);
 	if (!c)
 		return -1;
-	int rc = gp_xfer_fetch_cache(c, l->spec->stage, l->spec->n_stage, s->cache_dir, &st, err);
+	struct gp_xfer_peers peers = { .eps = l->stage_peers,
+				       .n = l->n_stage_peers,
+				       .self = l->stage_index,
+				       .cfg = s->xfer_cfg,
+				       .uid = geteuid() };
+	int rc = gp_xfer_fetch_cache(c, l->spec->stage, l->spec->n_stage, s->cache_dir,
+				     l->n_stage_peers > 1 ? &peers : NULL, &st, err);
 	gp_client_destroy(&c);
 	if (rc < 0)
 		return -1;
@@ -236,11 +242,11 @@ static int stage_manifest(struct stepd *d, gp_error_t *err)
 	char what[128];
 	gp_xfer_describe(&st, what, sizeof(what));
 	gp_info("job %llu.%u: staged %s: %llu chunks, %llu cached, %llu fetched (%llu bytes), "
-		"%llu refused; fetch %.3f s, write %.3f s",
+		"%llu refused, %llu from peers (%zu nodes); fetch %.3f s, write %.3f s",
 		(unsigned long long)l->job_id, l->attempt, what, (unsigned long long)st.chunks,
 		(unsigned long long)st.cached_chunks, (unsigned long long)st.got_chunks,
-		(unsigned long long)st.got_bytes, (unsigned long long)st.refused_chunks, t1 - t0,
-		gp_now() - t1);
+		(unsigned long long)st.got_bytes, (unsigned long long)st.refused_chunks,
+		(unsigned long long)st.peer_chunks, l->n_stage_peers, t1 - t0, gp_now() - t1);
 	return 0;
 }
 

@@ -48,7 +48,8 @@ static void known_hash(void **state)
 	char hex[65];
 	gp_chunk_hash("abc", 3, h);
 	gp_chunk_hex(h, hex);
-	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_string_equal(hex,
+			    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 static void mismatch_refused(void **state)
@@ -120,8 +121,8 @@ static void damaged_on_read(void **state)
 
 static void entries(void **state)
 {
-	uint8_t h[GP_HASH_LEN] = { 0 };
-	ProtobufCBinaryData c[2] = { { GP_HASH_LEN, h }, { GP_HASH_LEN, h } };
+	uint8_t h[GP_HASH_LEN] = {0};
+	ProtobufCBinaryData c[2] = {{GP_HASH_LEN, h}, {GP_HASH_LEN, h}};
 	Gpool__StageEntry e = GPOOL__STAGE_ENTRY__INIT;
 	e.path = "a/b.txt";
 	e.size = GP_CHUNK_SIZE + 1;
@@ -134,7 +135,7 @@ static void entries(void **state)
 	c[1].len = 31;
 	assert_false(gp_entry_ok(&e));
 	c[1].len = GP_HASH_LEN;
-	const char *bad[] = { "../x", "a/../../x", "/etc/passwd", "", "a/", "a//b", "./a" };
+	const char *bad[] = {"../x", "a/../../x", "/etc/passwd", "", "a/", "a//b", "./a"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		e.path = (char *)bad[i];
 		assert_false(gp_entry_ok(&e));
@@ -177,7 +178,7 @@ static void manifest_tree(void **state)
 	chmod(p, 0751);
 	snprintf(p, sizeof(p), "%s/link", t);
 	assert_int_equal(symlink("/etc/passwd", p), 0);
-	struct gp_manifest m = { 0 };
+	struct gp_manifest m = {0};
 	gp_error_t err;
 	assert_int_equal(gp_manifest_add(&m, t, "tree", &err), 0);
 	/* tree, big.bin, sub, sub/a.txt, sub/b.txt: the link is skipped */
@@ -207,12 +208,9 @@ static void manifest_tree(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(known_hash),
-		cmocka_unit_test(mismatch_refused),
-		cmocka_unit_test(dedupe_and_read),
-		cmocka_unit_test(damaged_on_read),
-		cmocka_unit_test(entries),
-		cmocka_unit_test(manifest_tree),
+	    cmocka_unit_test(known_hash),      cmocka_unit_test(mismatch_refused),
+	    cmocka_unit_test(dedupe_and_read), cmocka_unit_test(damaged_on_read),
+	    cmocka_unit_test(entries),	       cmocka_unit_test(manifest_tree),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -93,7 +93,8 @@ static void check_store(void)
 			for (size_t i = 0; i < fs->n_entries; i++) {
 				FUZZ_CHECK(gp_entry_ok(fs->entries[i]));
 				for (size_t c = 0; c < fs->entries[i]->n_chunks; c++)
-					FUZZ_CHECK(gp_chunk_has(cdir, fs->entries[i]->chunks[c].data));
+					FUZZ_CHECK(
+					    gp_chunk_has(cdir, fs->entries[i]->chunks[c].data));
 			}
 			gpool__file_set__free_unpacked(fs, NULL);
 			free(data);
@@ -120,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mine.n_msgs = n;
 	uint64_t id0 = n ? keep[0]->id : 0;
 	uint32_t uid = id0 & 1 ? AGENT_UID : id0 % 4 == 0 && id0 ? 2000 : CLIENT_UID;
-	struct gp_sender from = { .uid = uid, .gid = uid, .epoch = 1 };
+	struct gp_sender from = {.uid = uid, .gid = uid, .epoch = 1};
 	static const uint8_t rid[] = "fuzz-files";
 	handle_batch(&S, rid, sizeof(rid) - 1, "fuzz", &from, &mine);
 	check_store();
