@@ -5,6 +5,7 @@
 #include "client.h"
 #include "gschedd.h"
 #include "log.h"
+#include "metrics.h"
 #include "nodes.h"
 #include "rdv.h"
 
@@ -33,6 +34,7 @@ static const struct handler handlers[] = {
 	{ GPOOL__MSG__M_RDV_PUT, FROM_CLIENT, rdv_put, "rdv_put" },
 	{ GPOOL__MSG__M_RDV_GET, FROM_CLIENT, rdv_get, "rdv_get" },
 	{ GPOOL__MSG__M_RDV_FENCE, FROM_CLIENT, rdv_fence, "rdv_fence" },
+	{ GPOOL__MSG__M_OPS_METRICS_QUERY, FROM_CLIENT, metrics_query, "ops_metrics_query" },
 };
 
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,

@@ -42,6 +42,9 @@ struct net {
 		size_t len;
 	} *trusted;
 	int ntrusted, captrusted;
+	void *local;		  /* the HTTP thread's pair socket, NULL: none */
+	uint8_t local_prefix[16];
+	size_t local_prefix_len;
 };
 
 static bool is_trusted(const struct net *n, const uint8_t *rid, size_t len)
@@ -122,6 +125,23 @@ void net_destroy(struct net **p)
 	gp_buf_release(&n->sealed);
 	free(n);
 	*p = NULL;
+}
+
+void net_set_rate(struct net *n, int rate_per_addr)
+{
+	n->rate = rate_per_addr > 0 ? rate_per_addr : 1e9;
+}
+
+void net_set_local(struct net *n, void *sock, const void *prefix, size_t prefix_len)
+{
+	n->local = sock;
+	n->local_prefix_len = prefix_len < sizeof(n->local_prefix) ? prefix_len : 0;
+	memcpy(n->local_prefix, prefix, n->local_prefix_len);
+}
+
+void *net_context(struct net *n)
+{
+	return n->zctx;
 }
 
 void *net_socket(struct net *n)
@@ -284,6 +304,16 @@ int net_pending(const struct net *n)
 static void send_batch(struct net *n, struct outbox *o, gp_batch_t *b)
 {
 	gp_error_t err;
+	if (n->local && o->rid_len >= n->local_prefix_len &&
+	    memcmp(o->rid, n->local_prefix, n->local_prefix_len) == 0) {
+		/* the HTTP thread: same process, nothing to seal */
+		if (zmq_send(n->local, o->rid, o->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+		    zmq_send(n->local, b->body.data, b->body.len, ZMQ_DONTWAIT) < 0)
+			gp_warn("http: cannot hand a reply to the HTTP thread: %s",
+				zmq_strerror(errno));
+		gp_batch_reset(b);
+		return;
+	}
 	if (gp_wire_seal(n->wire, b, &n->sealed, &err) < 0) {
 			gp_err("cannot seal a reply: %s", err.text);
 	} else if (zmq_send(n->sock, o->rid, o->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||

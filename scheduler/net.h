@@ -24,9 +24,18 @@ struct net_msg {
 	Gpool__Batch *batch;
 };
 
-struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message,
-		       int rate_per_addr, gp_error_t *err);
+struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message, int rate_per_addr,
+		       gp_error_t *err);
 void net_destroy(struct net **n);
+
+/* The per-address budget, messages per second (0 or less: unbounded). */
+void net_set_rate(struct net *n, int rate_per_addr);
+
+/* Peers whose routing id starts with prefix are local (the HTTP thread): their batches go
+ * unsealed to sock as [rid][body] instead of to the ROUTER socket. */
+void net_set_local(struct net *n, void *sock, const void *prefix, size_t prefix_len);
+/* The ZeroMQ context (for inproc sockets). */
+void *net_context(struct net *n);
 
 /* The socket for zmq_poll. */
 void *net_socket(struct net *n);

@@ -36,6 +36,7 @@ struct node {
 	int64_t energy_ms;	    /* when its cards' energy was last accounted */
 	uint64_t energy_mj[64];	    /* last counter (or sampled integral) per card */
 	uint8_t energy_src[64];	    /* its Gpool__EnergySource, 0: no reading yet */
+	double watts[64];	    /* present draw per card, from the last heartbeat */
 };
 
 struct nodes;

@@ -10,6 +10,7 @@
 
 #include "agent.h"
 #include "gschedd.h"
+#include "http.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "names.h"
@@ -20,6 +21,7 @@
 #include "rdv.h"
 #include "running.h"
 #include "sched.h"
+#include "settings.h"
 #include "store.h"
 #include "util.h"
 
@@ -93,8 +95,7 @@ void gsched_save_cards(struct gsched *s, int node)
 	n->cards_in_txn = true;
 }
 
-int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,
-		    struct req *r)
+int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len, struct req *r)
 {
 	if (s->nsubs == s->capsubs) {
 		size_t nc = s->capsubs ? s->capsubs * 2 : 256;
@@ -227,11 +228,17 @@ int gsched_run(struct gsched *s)
 		}
 		if (s->plan_dirty)
 			timeout = 0;
-		zmq_pollitem_t pi = { sock, 0, ZMQ_POLLIN, 0 };
-		int rc = zmq_poll(&pi, 1, timeout);
+		zmq_pollitem_t pi[2] = { { sock, 0, ZMQ_POLLIN, 0 },
+					 { s->http ? http_socket(s->http) : NULL, 0, ZMQ_POLLIN, 0 } };
+		int rc = zmq_poll(pi, s->http ? 2 : 1, timeout);
 		if (rc < 0 && errno != EINTR) {
 			gp_err("poll: %s", zmq_strerror(errno));
 			return -1;
+		}
+		if (s->reload) {
+			s->reload = 0;
+			settings_reload(s);
+			s->plan_dirty = true; /* a new power cap or limit may let jobs start */
 		}
 		for (int i = 0; i < RECV_PER_PASS; i++) {
 			struct net_msg m;
@@ -244,6 +251,13 @@ int gsched_run(struct gsched *s)
 			gpool__batch__free_unpacked(m.batch, NULL);
 			if (s->ntouched >= MAX_TXN_ROWS)
 				break;
+		}
+		for (int i = 0; s->http && i < RECV_PER_PASS; i++) {
+			struct http_msg hm;
+			if (http_recv(s->http, &hm) <= 0)
+				break;
+			handle_batch(s, hm.rid, sizeof(hm.rid), "http", &hm.from, hm.batch);
+			gpool__batch__free_unpacked(hm.batch, NULL);
 		}
 		if (s->plan_dirty)
 			plan_run(s);
@@ -259,8 +273,8 @@ int gsched_run(struct gsched *s)
 			sweep(s);
 			next_sweep = now + 10000;
 		}
-		bool due = s->txn_first_ms &&
-			   (now - s->txn_first_ms >= s->commit_delay_ms || s->ntouched >= MAX_TXN_ROWS);
+		bool due = s->txn_first_ms && (now - s->txn_first_ms >= s->commit_delay_ms ||
+					       s->ntouched >= MAX_TXN_ROWS);
 		if (due)
 			commit(s);
 		net_flush(s->net, !s->txn_first_ms);
