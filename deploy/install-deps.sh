@@ -9,7 +9,9 @@ pkgs="build-essential cmake pkg-config git iproute2 procps psmisc util-linux
   libsqlite3-dev sqlite3 libjansson-dev libssl-dev libcmocka-dev
   libucx-dev ucx-utils libopenmpi-dev openmpi-bin libopenblas-dev
   clang libclang-rt-14-dev libfuzzer-14-dev python3
-  hipcc libamdhip64-dev ${GPOOL_DEPS_EXTRA:-}"
+  hipcc libamdhip64-dev
+  libevent-dev python3-yaml python3-jsonschema prometheus chromium chromium-driver
+  python3-selenium debhelper lintian ${GPOOL_DEPS_EXTRA:-}"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: must run as root (apt-get and munged need it)" >&2

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "names.h"
-#include "wire.h"
 
 #define MAX_ARGV 4096
 #define MAX_LIST 1024
@@ -568,10 +567,17 @@ json_t *api_results_json(const Gpool__JobControlReply *r)
 	for (size_t i = 0; i < r->n_results; i++) {
 		const Gpool__JobResult *x = r->results[i];
 		json_array_append_new(a, json_pack("{s:I, s:s, s:s}", "id", (json_int_t)x->id,
-						   "code", gp_error_code_name(x->code), "text",
+						   "code", api_error_code(x->code), "text",
 						   x->text ? x->text : ""));
 	}
 	return json_pack("{s:o}", "results", a);
+}
+
+const char *api_error_code(Gpool__ErrorCode code)
+{
+	const ProtobufCEnumValue *v =
+	    protobuf_c_enum_descriptor_get_value(&gpool__error_code__descriptor, (int)code);
+	return v ? v->name : "ERROR_UNEXPECTED";
 }
 
 json_t *api_error_json(const char *code, const char *text)

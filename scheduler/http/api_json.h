@@ -67,6 +67,8 @@ json_t *api_node_json(const Gpool__NodeInfo *n);
 json_t *api_card_json(const char *node, const Gpool__Card *c);
 json_t *api_output_json(const Gpool__LogQueryReply *r);
 json_t *api_results_json(const Gpool__JobControlReply *r);
+/* "ERROR_PERMISSION": the wire name of a scheduler error code. */
+const char *api_error_code(Gpool__ErrorCode code);
 /* {"error": {"code": "ERROR_PERMISSION", "message": text}} */
 json_t *api_error_json(const char *code, const char *text);
 /* The HTTP status of a scheduler error code. */

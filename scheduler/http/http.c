@@ -464,7 +464,7 @@ static void answer(struct evhttp_request *req, enum api_op op, const Gpool__Msg 
 {
 	if (m->m_case == GPOOL__MSG__M_ERROR) {
 		const Gpool__Error *e = m->error;
-		send_err(req, api_status_of(e->code), gp_error_code_name(e->code),
+		send_err(req, api_status_of(e->code), api_error_code(e->code),
 			 e->text ? e->text : "");
 		return;
 	}
@@ -534,7 +534,7 @@ static void answer(struct evhttp_request *req, enum api_op op, const Gpool__Msg 
 		const Gpool__JobControlReply *r = m->job_control_reply;
 		int st = r->n_results ? api_status_of(r->results[0]->code) : 200;
 		if (st != 200 && r->n_results) {
-			send_err(req, st, gp_error_code_name(r->results[0]->code),
+			send_err(req, st, api_error_code(r->results[0]->code),
 				 r->results[0]->text ? r->results[0]->text : "");
 			return;
 		}
