@@ -35,6 +35,7 @@ static const struct handler handlers[] = {
 	{ GPOOL__MSG__M_RDV_GET, FROM_CLIENT, rdv_get, "rdv_get" },
 	{ GPOOL__MSG__M_RDV_FENCE, FROM_CLIENT, rdv_fence, "rdv_fence" },
 	{ GPOOL__MSG__M_OPS_METRICS_QUERY, FROM_CLIENT, metrics_query, "ops_metrics_query" },
+	{ GPOOL__MSG__M_OPS_HISTORY_QUERY, FROM_CLIENT, metrics_history, "ops_history_query" },
 };
 
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,

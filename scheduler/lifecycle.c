@@ -214,6 +214,7 @@ void energy_account(struct gsched *s, int node, Gpool__CardPower **p, size_t np)
 		if (c >= 64 || c >= nd->n_cards)
 			continue;
 		nd->watts[c] = p[k]->watts;
+		nd->cards[c]->power_w = p[k]->watts;
 		if (p[k]->has_util) { /* present state for gnodes, the API and /metrics */
 			nd->cards[c]->temperature_c = p[k]->temperature_c;
 			nd->cards[c]->utilization_pct = p[k]->utilization_pct;

@@ -19,6 +19,8 @@
 static const double bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300 };
 #define NB (sizeof(bounds) / sizeof(bounds[0]))
 #define MAX_USERS 4096
+#define HIST_N 360
+#define HIST_EVERY_MS 10000
 
 struct user_energy {
 	uint32_t uid;
@@ -33,6 +35,9 @@ struct metrics {
 	uint64_t lat_n;
 	struct user_energy *users;
 	size_t nusers, capusers;
+	Gpool__OpsSample hist[HIST_N]; /* a ring */
+	size_t hist_next, hist_n;
+	int64_t hist_due_ms;
 };
 
 struct metrics *metrics_create(void)
@@ -343,4 +348,56 @@ void metrics_query(struct req *r)
 	m.ops_metrics_reply = &rep;
 	gsched_reply(r, &m, false);
 	free(text);
+}
+
+void metrics_tick(struct gsched *s)
+{
+	struct metrics *m = s->metrics;
+	int64_t now = gp_mono_ms();
+	if (!m || now < m->hist_due_ms)
+		return;
+	m->hist_due_ms = now + HIST_EVERY_MS;
+	Gpool__OpsSample *x = &m->hist[m->hist_next];
+	gpool__ops_sample__init(x);
+	x->time = gp_now();
+	double util = 0;
+	int nutil = 0;
+	for (int i = 0; i < nodes_count(s->nodes); i++) {
+		struct node *nd = nodes_get(s->nodes, i);
+		if (nd->state == GPOOL__NODE_STATE__NODE_DOWN)
+			continue;
+		for (size_t k = 0; k < nd->n_cards && k < 64; k++) {
+			x->cards++;
+			x->cards_busy += (nd->card_busy >> k) & 1;
+			x->watts += nd->watts[k];
+			util += nd->cards[k]->utilization_pct / 100.0;
+			nutil++;
+		}
+	}
+	x->utilization = nutil ? util / nutil : 0;
+	size_t pos = 0;
+	struct job *j;
+	while ((j = jobs_iter(s->jobs, &pos)))
+		x->jobs_running += j->state == GPOOL__JOB_STATE__RUNNING;
+	x->jobs_pending = (uint32_t)jobs_queue_len(s->jobs);
+	m->hist_next = (m->hist_next + 1) % HIST_N;
+	if (m->hist_n < HIST_N)
+		m->hist_n++;
+}
+
+void metrics_history(struct req *r)
+{
+	struct metrics *m = r->s->metrics;
+	Gpool__OpsSample *pp[HIST_N];
+	size_t first = (m->hist_next + HIST_N - m->hist_n) % HIST_N;
+	for (size_t i = 0; i < m->hist_n; i++)
+		pp[i] = &m->hist[(first + i) % HIST_N];
+	Gpool__Msg msg = GPOOL__MSG__INIT;
+	Gpool__OpsHistoryReply rep = GPOOL__OPS_HISTORY_REPLY__INIT;
+	rep.samples = pp;
+	rep.n_samples = m->hist_n;
+	msg.id = r->msg->id;
+	msg.m_case = GPOOL__MSG__M_OPS_HISTORY_REPLY;
+	msg.ops_history_reply = &rep;
+	gsched_reply(r, &msg, false);
 }

@@ -22,5 +22,9 @@ void metrics_job_ended(struct gsched *s, const struct job *j);
 char *metrics_render(struct gsched *s);
 /* The OpsMetricsQuery handler. */
 void metrics_query(struct req *r);
+/* Take a history sample when one is due (called from the loop's tick). */
+void metrics_tick(struct gsched *s);
+/* The OpsHistoryQuery handler: the last hour, a sample every 10 s. */
+void metrics_history(struct req *r);
 
 #endif

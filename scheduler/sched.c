@@ -13,6 +13,7 @@
 #include "http.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "metrics.h"
 #include "names.h"
 #include "net.h"
 #include "nodes.h"
@@ -267,6 +268,7 @@ int gsched_run(struct gsched *s)
 			jobs_tick(s);
 			output_tick(s);
 			rdv_tick(s);
+			metrics_tick(s);
 			next_tick = now + 100;
 		}
 		if (now >= next_sweep) {

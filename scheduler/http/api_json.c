@@ -36,6 +36,7 @@ static const struct route routes[] = {
 	{ "POST", "/api/v1/nodes/{node}/resume", API_RESUME },
 	{ "POST", "/api/v1/token", API_TOKEN },
 	{ "GET", "/api/v1/whoami", API_WHOAMI },
+	{ "GET", "/api/v1/history", API_HISTORY },
 	{ "GET", "/metrics", API_METRICS },
 };
 
@@ -523,7 +524,7 @@ json_t *api_job_json(const Gpool__JobInfo *j)
 json_t *api_card_json(const char *node, const Gpool__Card *c)
 {
 	return json_pack("{s:s, s:i, s:s, s:s, s:I, s:I, s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:s, "
-			 "s:f, s:b}",
+			 "s:f, s:b, s:f}",
 			 "node", node, "index", (int)c->index, "vendor", gp_vendor_name(c->vendor),
 			 "name", c->name ? c->name : "", "vram_total", (json_int_t)c->vram_total,
 			 "vram_free", (json_int_t)c->vram_free, "arch", c->arch ? c->arch : "",
@@ -532,7 +533,7 @@ json_t *api_card_json(const char *node, const Gpool__Card *c)
 			 "utilization_pct", (int)c->utilization_pct, "state",
 			 gp_card_state_name(c->state), "state_reason",
 			 c->state_reason ? c->state_reason : "", "grade", c->grade ? c->grade : "",
-			 "throughput", c->throughput, "fake", (int)c->fake);
+			 "throughput", c->throughput, "fake", (int)c->fake, "power_w", c->power_w);
 }
 
 json_t *api_node_json(const Gpool__NodeInfo *n)
@@ -571,6 +572,20 @@ json_t *api_results_json(const Gpool__JobControlReply *r)
 						   x->text ? x->text : ""));
 	}
 	return json_pack("{s:o}", "results", a);
+}
+
+json_t *api_history_json(const Gpool__OpsHistoryReply *r)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < r->n_samples; i++) {
+		const Gpool__OpsSample *x = r->samples[i];
+		json_array_append_new(a, json_pack("{s:f, s:f, s:f, s:i, s:i, s:i, s:i}", "time",
+						   x->time, "utilization", x->utilization, "watts",
+						   x->watts, "cards_busy", (int)x->cards_busy, "cards",
+						   (int)x->cards, "jobs_running", (int)x->jobs_running,
+						   "jobs_pending", (int)x->jobs_pending));
+	}
+	return json_pack("{s:o}", "samples", a);
 }
 
 const char *api_error_code(Gpool__ErrorCode code)

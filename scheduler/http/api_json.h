@@ -29,6 +29,7 @@ enum api_op {
 	API_RESUME,	 /* POST /api/v1/nodes/{name}/resume */
 	API_TOKEN,	 /* POST /api/v1/token */
 	API_WHOAMI,	 /* GET  /api/v1/whoami */
+	API_HISTORY,	 /* GET  /api/v1/history: the dashboard's charts */
 	API_METRICS,	 /* GET  /metrics (no authentication) */
 	API_STATIC,	 /* GET  / and /web/... (no authentication) */
 };
@@ -67,6 +68,7 @@ json_t *api_node_json(const Gpool__NodeInfo *n);
 json_t *api_card_json(const char *node, const Gpool__Card *c);
 json_t *api_output_json(const Gpool__LogQueryReply *r);
 json_t *api_results_json(const Gpool__JobControlReply *r);
+json_t *api_history_json(const Gpool__OpsHistoryReply *r);
 /* "ERROR_PERMISSION": the wire name of a scheduler error code. */
 const char *api_error_code(Gpool__ErrorCode code);
 /* {"error": {"code": "ERROR_PERMISSION", "message": text}} */

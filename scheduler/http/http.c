@@ -357,6 +357,13 @@ static void on_request(struct evhttp_request *req, void *arg)
 				    "user", name));
 		return;
 	}
+	case API_HISTORY: {
+		Gpool__OpsHistoryQuery q = GPOOL__OPS_HISTORY_QUERY__INIT;
+		m.m_case = GPOOL__MSG__M_OPS_HISTORY_QUERY;
+		m.ops_history_query = &q;
+		to_loop(h, req, rt.op, &from, &m);
+		return;
+	}
 	case API_NODES:
 	case API_CARDS: {
 		Gpool__NodeQuery q = GPOOL__NODE_QUERY__INIT;
@@ -515,6 +522,11 @@ static void answer(struct evhttp_request *req, enum api_op op, const Gpool__Msg 
 		for (size_t i = 0; i < m->job_query_reply->n_jobs; i++)
 			json_array_append_new(a, api_job_json(m->job_query_reply->jobs[i]));
 		send_json(req, 200, json_pack("{s:o}", "jobs", a));
+		return;
+	case API_HISTORY:
+		if (m->m_case != GPOOL__MSG__M_OPS_HISTORY_REPLY)
+			break;
+		send_json(req, 200, api_history_json(m->ops_history_reply));
 		return;
 	case API_OUTPUT:
 		if (m->m_case != GPOOL__MSG__M_LOG_QUERY_REPLY)
