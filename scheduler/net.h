@@ -56,6 +56,18 @@ int net_queue(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Ms
 int net_flush(struct net *n, bool with_durable);
 int net_pending(const struct net *n);
 
+/* Agents refused lately: a NodeRegister that failed the envelope's checks (credential of
+ * another MUNGE key, another protocol version, ...). The claimed name is unverified. */
+struct net_refused {
+	char name[64];
+	char addr[64];
+	char reason[300];
+	uint64_t count;
+	double last;
+};
+/* The list (valid until the next net_recv), most recent first is not promised. */
+const struct net_refused *net_refused_list(const struct net *n, size_t *count);
+
 struct net_stats {
 	uint64_t received, refused, rate_dropped, sent;
 	double munge_sec;

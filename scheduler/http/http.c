@@ -504,7 +504,19 @@ static void answer(struct evhttp_request *req, enum api_op op, const Gpool__Msg 
 			for (size_t c = 0; c < n->n_cards; c++)
 				json_array_append_new(a, api_card_json(n->name, n->cards[c]));
 		}
-		send_json(req, 200, json_pack("{s:o}", op == API_NODES ? "nodes" : "cards", a));
+		if (op == API_CARDS) {
+			send_json(req, 200, json_pack("{s:o}", "cards", a));
+			return;
+		}
+		json_t *ra = json_array();
+		for (size_t i = 0; i < m->node_query_reply->n_refused; i++) {
+			const Gpool__OpsRefusedNode *x = m->node_query_reply->refused[i];
+			json_array_append_new(ra, json_pack("{s:s, s:s, s:s, s:I, s:f}", "name", x->name,
+							    "addr", x->addr, "reason", x->reason,
+							    "count", (json_int_t)x->count, "last",
+							    x->last));
+		}
+		send_json(req, 200, json_pack("{s:o, s:o}", "nodes", a, "refused", ra));
 		return;
 	case API_JOBS:
 	case API_JOB:

@@ -12,7 +12,8 @@ while ss -ltnH "sport = :$port" 2>/dev/null | grep -q .; do port=$((port + 1)); 
 test_under_cluster 2 --cpus 2 --heartbeat-interval 1s --sched-arg "--http-listen=127.0.0.1:$port" \
 	--fake-cards "h1=nvidia:GeForce RTX 3060:12GiB:8.6:170W:draw=150:idle=15;h2=amd:Radeon RX 6700 XT:12GiB:gfx1031:230W:draw=200:idle=20"
 URL=http://127.0.0.1:$port/metrics
-metric() { curl -s "$URL" | awk -v k="$1" '$1 == k { print $2 }'; }
+# the value of one series, named with its labels exactly as printed (label values hold spaces)
+metric() { curl -s "$URL" | awk -v k="$1" 'substr($0, 1, length($0) - length($NF) - 1) == k { print $NF }'; }
 
 out=$(curl -s "$URL")
 is "$?" 0 "GET /metrics answers without a credential"
@@ -21,7 +22,7 @@ is "$?" 0 "promtool check metrics accepts it${out:+: $out}"
 is "$(metric 'gpool_nodes{state="up"}')" 2 "gpool_nodes{state=up} is 2"
 is "$(metric 'gpool_cards{state="up",grade=""}')" 2 "two cards up, not screened"
 
-id=$(submit -w h1 --gpus-per-task 1 -- sleep 6)
+id=$(submit -w h1 --gpus-per-task 1 -- sleep 20)
 wait_state "$id" RUNNING 20 >/dev/null
 util() { [ "$(metric 'gpool_card_utilization_ratio{node="h1",card="0",model="GeForce RTX 3060"}')" = 1 ]; }
 check "the busy card's utilization reaches 1 (heartbeat)" wait_until 10 util
@@ -58,7 +59,7 @@ check "Prometheus scraped gschedd: gpool_nodes{state=up} reads 2 back" wait_unti
 is "$(query 'up{job="gschedd"}')" 1 "the target is up"
 like "$(query 'max_over_time(gpool_card_power_watts{node="h1"}[1m])')" '^150' "the h1 card's power over the last minute peaks at 150 W"
 
-check "the job ends" wait_state "$id" COMPLETED 20
+check "the job ends" wait_state "$id" COMPLETED 30
 energy() { awk -v u="gpool_user_energy_joules_total{user=\"$TEST_USER\"}" '$1 == u { print ($2 > 0) }' <(curl -s "$URL"); }
 is "$(energy)" 1 "the user's energy counter grew"
 like "$(curl -s "$URL" | grep "^gpool_job_energy_cost{job=\"$id\"")" "user=\"$TEST_USER\"" "the job's energy cost is a series"
