@@ -16,10 +16,11 @@
 #include "util.h"
 
 /* scheduling latency buckets, seconds */
-static const double bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300 };
-#define NB (sizeof(bounds) / sizeof(bounds[0]))
-#define MAX_USERS 4096
-#define HIST_N 360
+static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+				1,     2.5,  5,	    10,	  30,  60,   300};
+#define NB	      (sizeof(bounds) / sizeof(bounds[0]))
+#define MAX_USERS     4096
+#define HIST_N	      360
 #define HIST_EVERY_MS 10000
 
 struct user_energy {
@@ -153,9 +154,9 @@ static double conf_double(const gp_config_t *c, const char *key)
 
 static void render_nodes(struct gsched *s, struct out *o)
 {
-	static const Gpool__NodeState nstates[] = { GPOOL__NODE_STATE__NODE_UP,
-						    GPOOL__NODE_STATE__NODE_DOWN,
-						    GPOOL__NODE_STATE__NODE_DRAINED };
+	static const Gpool__NodeState nstates[] = {GPOOL__NODE_STATE__NODE_UP,
+						   GPOOL__NODE_STATE__NODE_DOWN,
+						   GPOOL__NODE_STATE__NODE_DRAINED};
 	int n = nodes_count(s->nodes);
 	head(o, "gpool_nodes", "gauge", "Nodes by state.");
 	for (size_t k = 0; k < sizeof(nstates) / sizeof(nstates[0]); k++) {
@@ -174,11 +175,12 @@ static void render_nodes(struct gsched *s, struct out *o)
 		    nodes_get(s->nodes, i)->cpus_used);
 
 	/* cards by state and grade */
-	static const char *grades[] = { "", "good", "warn", "fail" };
-	static const Gpool__CardState cstates[] = { GPOOL__CARD_STATE__CARD_UP,
-						    GPOOL__CARD_STATE__CARD_DRAINED,
-						    GPOOL__CARD_STATE__CARD_FAILED };
-	head(o, "gpool_cards", "gauge", "Cards by state and screening grade (grade=\"\": not screened).");
+	static const char *grades[] = {"", "good", "warn", "fail"};
+	static const Gpool__CardState cstates[] = {GPOOL__CARD_STATE__CARD_UP,
+						   GPOOL__CARD_STATE__CARD_DRAINED,
+						   GPOOL__CARD_STATE__CARD_FAILED};
+	head(o, "gpool_cards", "gauge",
+	     "Cards by state and screening grade (grade=\"\": not screened).");
 	for (size_t a = 0; a < sizeof(cstates) / sizeof(cstates[0]); a++)
 		for (size_t g = 0; g < sizeof(grades) / sizeof(grades[0]); g++) {
 			int c = 0;
@@ -196,12 +198,13 @@ static void render_nodes(struct gsched *s, struct out *o)
 		const char *name, *help;
 		int what;
 	} per_card[] = {
-		{ "gpool_card_utilization_ratio", "A card's utilization (0-1), from the last heartbeat.", 0 },
-		{ "gpool_card_temperature_celsius", "A card's temperature, from the last heartbeat.", 1 },
-		{ "gpool_card_power_watts", "A card's power draw, from the last heartbeat.", 2 },
-		{ "gpool_card_power_limit_watts", "A card's power limit.", 3 },
-		{ "gpool_card_vram_bytes", "A card's memory.", 4 },
-		{ "gpool_card_busy", "1 while a task holds the card.", 5 },
+	    {"gpool_card_utilization_ratio", "A card's utilization (0-1), from the last heartbeat.",
+	     0},
+	    {"gpool_card_temperature_celsius", "A card's temperature, from the last heartbeat.", 1},
+	    {"gpool_card_power_watts", "A card's power draw, from the last heartbeat.", 2},
+	    {"gpool_card_power_limit_watts", "A card's power limit.", 3},
+	    {"gpool_card_vram_bytes", "A card's memory.", 4},
+	    {"gpool_card_busy", "1 while a task holds the card.", 5},
 	};
 	for (size_t w = 0; w < sizeof(per_card) / sizeof(per_card[0]); w++) {
 		head(o, per_card[w].name, "gauge", per_card[w].help);
@@ -212,15 +215,28 @@ static void render_nodes(struct gsched *s, struct out *o)
 				char m[300];
 				double v = 0;
 				switch (per_card[w].what) {
-				case 0: v = c->utilization_pct / 100.0; break;
-				case 1: v = c->temperature_c; break;
-				case 2: v = nd->watts[k]; break;
-				case 3: v = c->power_limit_w; break;
-				case 4: v = (double)c->vram_total; break;
-				default: v = (nd->card_busy >> k) & 1; break;
+				case 0:
+					v = c->utilization_pct / 100.0;
+					break;
+				case 1:
+					v = c->temperature_c;
+					break;
+				case 2:
+					v = nd->watts[k];
+					break;
+				case 3:
+					v = c->power_limit_w;
+					break;
+				case 4:
+					v = (double)c->vram_total;
+					break;
+				default:
+					v = (nd->card_busy >> k) & 1;
+					break;
 				}
-				put(o, "%s{node=\"%s\",card=\"%u\",model=\"%s\"} %.17g\n", per_card[w].name,
-				    nd->name, c->index, esc(c->name, m, sizeof(m)), v);
+				put(o, "%s{node=\"%s\",card=\"%u\",model=\"%s\"} %.17g\n",
+				    per_card[w].name, nd->name, c->index,
+				    esc(c->name, m, sizeof(m)), v);
 			}
 		}
 	}
@@ -229,11 +245,13 @@ static void render_nodes(struct gsched *s, struct out *o)
 static void render_jobs(struct gsched *s, struct out *o)
 {
 	static const Gpool__JobState states[] = {
-		GPOOL__JOB_STATE__PENDING,   GPOOL__JOB_STATE__RUNNING,	 GPOOL__JOB_STATE__COMPLETING,
-		GPOOL__JOB_STATE__COMPLETED, GPOOL__JOB_STATE__FAILED,	 GPOOL__JOB_STATE__CANCELLED,
-		GPOOL__JOB_STATE__TIMEOUT,   GPOOL__JOB_STATE__OUT_OF_MEMORY, GPOOL__JOB_STATE__NODE_FAIL,
+	    GPOOL__JOB_STATE__PENDING,	  GPOOL__JOB_STATE__RUNNING,
+	    GPOOL__JOB_STATE__COMPLETING, GPOOL__JOB_STATE__COMPLETED,
+	    GPOOL__JOB_STATE__FAILED,	  GPOOL__JOB_STATE__CANCELLED,
+	    GPOOL__JOB_STATE__TIMEOUT,	  GPOOL__JOB_STATE__OUT_OF_MEMORY,
+	    GPOOL__JOB_STATE__NODE_FAIL,
 	};
-	uint64_t count[sizeof(states) / sizeof(states[0])] = { 0 };
+	uint64_t count[sizeof(states) / sizeof(states[0])] = {0};
 	size_t pos = 0;
 	struct job *j;
 	while ((j = jobs_iter(s->jobs, &pos)))
@@ -248,7 +266,8 @@ static void render_jobs(struct gsched *s, struct out *o)
 	put(o, "gpool_queue_length %zu\n", jobs_queue_len(s->jobs));
 	head(o, "gpool_jobs_submitted_total", "counter", "Jobs accepted since gschedd started.");
 	put(o, "gpool_jobs_submitted_total %llu\n", (unsigned long long)s->submitted);
-	head(o, "gpool_jobs_ended_total", "counter", "Jobs that reached a final state since gschedd started.");
+	head(o, "gpool_jobs_ended_total", "counter",
+	     "Jobs that reached a final state since gschedd started.");
 	put(o, "gpool_jobs_ended_total %llu\n", (unsigned long long)s->completed);
 
 	struct metrics *m = s->metrics;
@@ -267,7 +286,8 @@ static void render_jobs(struct gsched *s, struct out *o)
 	put(o, "gpool_scheduling_latency_seconds_count %llu\n", (unsigned long long)m->lat_n);
 
 	/* energy and cost: price_kwh x (1 + cooling_share) per kWh */
-	double per_j = conf_double(s->cfg, "price_kwh") * (1 + conf_double(s->cfg, "cooling_share")) / 3.6e6;
+	double per_j =
+	    conf_double(s->cfg, "price_kwh") * (1 + conf_double(s->cfg, "cooling_share")) / 3.6e6;
 	head(o, "gpool_user_energy_joules_total", "counter",
 	     "Energy of the cards of a user's finished jobs, since gschedd started.");
 	for (size_t i = 0; i < m->nusers; i++)
@@ -278,21 +298,24 @@ static void render_jobs(struct gsched *s, struct out *o)
 	for (size_t i = 0; i < m->nusers; i++)
 		put(o, "gpool_user_energy_cost_total{user=\"%s\"} %.17g\n", m->users[i].name,
 		    m->users[i].joules * per_j);
-	head(o, "gpool_user_jobs_ended_total", "counter", "A user's jobs that reached a final state.");
+	head(o, "gpool_user_jobs_ended_total", "counter",
+	     "A user's jobs that reached a final state.");
 	for (size_t i = 0; i < m->nusers; i++)
 		put(o, "gpool_user_jobs_ended_total{user=\"%s\"} %llu\n", m->users[i].name,
 		    (unsigned long long)m->users[i].jobs);
-	const char *jn[2] = { "gpool_job_energy_joules", "gpool_job_energy_cost" };
-	const char *jh[2] = { "Energy of a job's cards so far (jobs in memory that hold or held cards).",
-			      "Electricity and cooling cost of a job's energy." };
+	const char *jn[2] = {"gpool_job_energy_joules", "gpool_job_energy_cost"};
+	const char *jh[2] = {
+	    "Energy of a job's cards so far (jobs in memory that hold or held cards).",
+	    "Electricity and cooling cost of a job's energy."};
 	for (int w = 0; w < 2; w++) {
 		head(o, jn[w], "gauge", jh[w]);
 		pos = 0;
 		while ((j = jobs_iter(s->jobs, &pos))) {
 			if (j->energy_j <= 0)
 				continue;
-			put(o, "%s{job=\"%llu\",user=\"%s\"} %.17g\n", jn[w], (unsigned long long)j->id,
-			    j->user ? j->user : "", w ? j->energy_j * per_j : j->energy_j);
+			put(o, "%s{job=\"%llu\",user=\"%s\"} %.17g\n", jn[w],
+			    (unsigned long long)j->id, j->user ? j->user : "",
+			    w ? j->energy_j * per_j : j->energy_j);
 		}
 	}
 }
@@ -301,16 +324,19 @@ static void render_net(struct gsched *s, struct out *o)
 {
 	struct net_stats ns;
 	net_stats(s->net, &ns);
-	head(o, "gpool_messages_received_total", "counter", "Envelopes received on the scheduler's socket.");
+	head(o, "gpool_messages_received_total", "counter",
+	     "Envelopes received on the scheduler's socket.");
 	put(o, "gpool_messages_received_total %llu\n", (unsigned long long)ns.received);
 	head(o, "gpool_messages_refused_total", "counter",
 	     "Envelopes refused (credential, version, size, malformed).");
 	put(o, "gpool_messages_refused_total %llu\n", (unsigned long long)ns.refused);
-	head(o, "gpool_messages_rate_dropped_total", "counter", "Envelopes dropped over a source's rate.");
+	head(o, "gpool_messages_rate_dropped_total", "counter",
+	     "Envelopes dropped over a source's rate.");
 	put(o, "gpool_messages_rate_dropped_total %llu\n", (unsigned long long)ns.rate_dropped);
 	head(o, "gpool_messages_sent_total", "counter", "Envelopes sent.");
 	put(o, "gpool_messages_sent_total %llu\n", (unsigned long long)ns.sent);
-	head(o, "gpool_munge_seconds_total", "counter", "Time spent encoding and decoding credentials.");
+	head(o, "gpool_munge_seconds_total", "counter",
+	     "Time spent encoding and decoding credentials.");
 	put(o, "gpool_munge_seconds_total %.9g\n", ns.munge_sec);
 	uint64_t commits, rows;
 	store_stats(s->store, &commits, &rows);
@@ -322,7 +348,7 @@ static void render_net(struct gsched *s, struct out *o)
 
 char *metrics_render(struct gsched *s)
 {
-	struct out o = { { 0 }, 0 };
+	struct out o = {{0}, 0};
 	render_nodes(s, &o);
 	render_jobs(s, &o);
 	render_net(s, &o);

@@ -22,22 +22,22 @@ struct route {
 };
 
 static const struct route routes[] = {
-	{ "GET", "/api/v1/nodes", API_NODES },
-	{ "GET", "/api/v1/cards", API_CARDS },
-	{ "GET", "/api/v1/jobs", API_JOBS },
-	{ "POST", "/api/v1/jobs", API_SUBMIT },
-	{ "GET", "/api/v1/jobs/{id}", API_JOB },
-	{ "DELETE", "/api/v1/jobs/{id}", API_CANCEL },
-	{ "GET", "/api/v1/jobs/{id}/output", API_OUTPUT },
-	{ "POST", "/api/v1/jobs/{id}/cancel", API_CANCEL },
-	{ "POST", "/api/v1/jobs/{id}/hold", API_HOLD },
-	{ "POST", "/api/v1/jobs/{id}/release", API_RELEASE },
-	{ "POST", "/api/v1/nodes/{node}/drain", API_DRAIN },
-	{ "POST", "/api/v1/nodes/{node}/resume", API_RESUME },
-	{ "POST", "/api/v1/token", API_TOKEN },
-	{ "GET", "/api/v1/whoami", API_WHOAMI },
-	{ "GET", "/api/v1/history", API_HISTORY },
-	{ "GET", "/metrics", API_METRICS },
+    {"GET", "/api/v1/nodes", API_NODES},
+    {"GET", "/api/v1/cards", API_CARDS},
+    {"GET", "/api/v1/jobs", API_JOBS},
+    {"POST", "/api/v1/jobs", API_SUBMIT},
+    {"GET", "/api/v1/jobs/{id}", API_JOB},
+    {"DELETE", "/api/v1/jobs/{id}", API_CANCEL},
+    {"GET", "/api/v1/jobs/{id}/output", API_OUTPUT},
+    {"POST", "/api/v1/jobs/{id}/cancel", API_CANCEL},
+    {"POST", "/api/v1/jobs/{id}/hold", API_HOLD},
+    {"POST", "/api/v1/jobs/{id}/release", API_RELEASE},
+    {"POST", "/api/v1/nodes/{node}/drain", API_DRAIN},
+    {"POST", "/api/v1/nodes/{node}/resume", API_RESUME},
+    {"POST", "/api/v1/token", API_TOKEN},
+    {"GET", "/api/v1/whoami", API_WHOAMI},
+    {"GET", "/api/v1/history", API_HISTORY},
+    {"GET", "/metrics", API_METRICS},
 };
 
 static int errp(char *why, size_t len, int status, const char *fmt, const char *arg)
@@ -77,9 +77,10 @@ static bool match(const char *pattern, const char *path, size_t n, struct api_ro
 	while (*p) {
 		if (*p == '{') {
 			const char *close = strchr(p, '}');
-			size_t seg = (size_t)(memchr(q, '/', (size_t)(end - q)) ?
-							  (const char *)memchr(q, '/', (size_t)(end - q)) - q :
-							  end - q);
+			size_t seg =
+			    (size_t)(memchr(q, '/', (size_t)(end - q))
+					 ? (const char *)memchr(q, '/', (size_t)(end - q)) - q
+					 : end - q);
 			if (!strncmp(p, "{id}", 4)) {
 				if (parse_u64(q, seg, &r->id) < 0 || r->id == 0)
 					*bad = 1;
@@ -102,7 +103,10 @@ static bool match(const char *pattern, const char *path, size_t n, struct api_ro
 
 static int hexval(int c)
 {
-	return isdigit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+	return isdigit(c)		? c - '0'
+	       : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+	       : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+					: -1;
 }
 
 /* Percent-decode n bytes of s into out (NUL-terminated). -1: bad escape or too long. */
@@ -114,7 +118,8 @@ static int unescape(const char *s, size_t n, char *out, size_t cap)
 		if (c == '%') {
 			if (i + 2 >= n)
 				return -1;
-			int h = hexval((unsigned char)s[i + 1]), l = hexval((unsigned char)s[i + 2]);
+			int h = hexval((unsigned char)s[i + 1]),
+			    l = hexval((unsigned char)s[i + 2]);
 			if (h < 0 || l < 0)
 				return -1;
 			c = h * 16 + l;
@@ -217,7 +222,7 @@ int api_route_parse(const char *method, const char *target, struct api_route *r,
 	bool path_found = false;
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		int bad = 0;
-		struct api_route t = { 0 };
+		struct api_route t = {0};
 		if (!match(routes[i].pattern, target, n, &t, &bad))
 			continue;
 		path_found = true;
@@ -247,29 +252,29 @@ struct field {
 
 #define O(f) offsetof(Gpool__JobSpec, f)
 static const struct field spec_fields[] = {
-	{ "name", F_STR, O(name), 0, 0, 256 },
-	{ "argv", F_LIST, O(argv), O(n_argv), 1, MAX_ARGV },
-	{ "ntasks", F_U32, O(ntasks), 0, 1, 1000000 },
-	{ "nodes_min", F_U32, O(nodes_min), 0, 0, 1000000 },
-	{ "nodes_max", F_U32, O(nodes_max), 0, 0, 1000000 },
-	{ "cpus_per_task", F_U32, O(cpus_per_task), 0, 1, 4096 },
-	{ "mem_per_node_mb", F_U64, O(mem_per_node_mb), 0, 0, (int64_t)1 << 40 },
-	{ "time_limit_sec", F_U32, O(time_limit_sec), 0, 0, 2000000000 },
-	{ "priority", F_I32, O(priority), 0, -10000, 10000 },
-	{ "hold", F_BOOL, O(hold), 0, 0, 1 },
-	{ "nodelist", F_LIST, O(nodelist), O(n_nodelist), 0, MAX_LIST },
-	{ "exclude", F_LIST, O(exclude), O(n_exclude), 0, MAX_LIST },
-	{ "output", F_STR, O(output), 0, 0, 256 },
-	{ "error", F_STR, O(error), 0, 0, 256 },
-	{ "chdir", F_STR, O(chdir), 0, 0, 4096 },
-	{ "no_requeue", F_BOOL, O(no_requeue), 0, 0, 1 },
-	{ "gpus_per_task", F_U32, O(gpus_per_task), 0, 0, 64 },
-	{ "gpus_total", F_U32, O(gpus_total), 0, 0, 100000 },
-	{ "gpus_per_node", F_U32, O(gpus_per_node), 0, 0, 64 },
-	{ "gpu_mem_min", F_U64, O(gpu_mem_min), 0, 0, (int64_t)1 << 50 },
-	{ "gpu_model", F_STR, O(gpu_model), 0, 0, 256 },
-	{ "gpu_cc_min", F_STR, O(gpu_cc_min), 0, 0, 16 },
-	{ "gpu_mixed", F_BOOL, O(gpu_mixed), 0, 0, 1 },
+    {"name", F_STR, O(name), 0, 0, 256},
+    {"argv", F_LIST, O(argv), O(n_argv), 1, MAX_ARGV},
+    {"ntasks", F_U32, O(ntasks), 0, 1, 1000000},
+    {"nodes_min", F_U32, O(nodes_min), 0, 0, 1000000},
+    {"nodes_max", F_U32, O(nodes_max), 0, 0, 1000000},
+    {"cpus_per_task", F_U32, O(cpus_per_task), 0, 1, 4096},
+    {"mem_per_node_mb", F_U64, O(mem_per_node_mb), 0, 0, (int64_t)1 << 40},
+    {"time_limit_sec", F_U32, O(time_limit_sec), 0, 0, 2000000000},
+    {"priority", F_I32, O(priority), 0, -10000, 10000},
+    {"hold", F_BOOL, O(hold), 0, 0, 1},
+    {"nodelist", F_LIST, O(nodelist), O(n_nodelist), 0, MAX_LIST},
+    {"exclude", F_LIST, O(exclude), O(n_exclude), 0, MAX_LIST},
+    {"output", F_STR, O(output), 0, 0, 256},
+    {"error", F_STR, O(error), 0, 0, 256},
+    {"chdir", F_STR, O(chdir), 0, 0, 4096},
+    {"no_requeue", F_BOOL, O(no_requeue), 0, 0, 1},
+    {"gpus_per_task", F_U32, O(gpus_per_task), 0, 0, 64},
+    {"gpus_total", F_U32, O(gpus_total), 0, 0, 100000},
+    {"gpus_per_node", F_U32, O(gpus_per_node), 0, 0, 64},
+    {"gpu_mem_min", F_U64, O(gpu_mem_min), 0, 0, (int64_t)1 << 50},
+    {"gpu_model", F_STR, O(gpu_model), 0, 0, 256},
+    {"gpu_cc_min", F_STR, O(gpu_cc_min), 0, 0, 16},
+    {"gpu_mixed", F_BOOL, O(gpu_mixed), 0, 0, 1},
 };
 #undef O
 #define NFIELDS (sizeof(spec_fields) / sizeof(spec_fields[0]))
@@ -348,7 +353,8 @@ static int set_field(Gpool__JobSpec *sp, const struct field *f, json_t *v, char 
 			json_t *e = json_array_get(v, k);
 			if (!json_is_string(e) || json_string_length(e) > 65536 ||
 			    strlen(json_string_value(e)) != json_string_length(e))
-				return errp(why, len, -1, "'%s' must be an array of strings", f->name);
+				return errp(why, len, -1, "'%s' must be an array of strings",
+					    f->name);
 			if (!(list[k] = strdup(json_string_value(e))))
 				return errp(why, len, -1, "%s", "out of memory");
 			*(size_t *)(base + f->count_off) = k + 1;
@@ -487,14 +493,13 @@ static json_t *strlist(char **v, size_t n)
 json_t *api_job_json(const Gpool__JobInfo *j)
 {
 	const Gpool__JobSpec *sp = j->spec;
-	json_t *o = json_pack("{s:I, s:s, s:s, s:I, s:s, s:I, s:s, s:f, s:i, s:s, s:f, s:f, s:f}",
-			      "id", (json_int_t)j->id, "name", sp && sp->name ? sp->name : "",
-			      "user", j->user ? j->user : "", "uid", (json_int_t)j->uid, "state",
-			      gp_job_state_name(j->state), "attempt", (json_int_t)j->attempt,
-			      "reason", j->reason ? j->reason : "", "submit_time", j->submit_time,
-			      "exit_code", j->exit_code, "nodelist", j->nodelist ? j->nodelist : "",
-			      "start_time", j->start_time, "end_time", j->end_time, "energy_j",
-			      j->energy_j);
+	json_t *o = json_pack(
+	    "{s:I, s:s, s:s, s:I, s:s, s:I, s:s, s:f, s:i, s:s, s:f, s:f, s:f}", "id",
+	    (json_int_t)j->id, "name", sp && sp->name ? sp->name : "", "user",
+	    j->user ? j->user : "", "uid", (json_int_t)j->uid, "state", gp_job_state_name(j->state),
+	    "attempt", (json_int_t)j->attempt, "reason", j->reason ? j->reason : "", "submit_time",
+	    j->submit_time, "exit_code", j->exit_code, "nodelist", j->nodelist ? j->nodelist : "",
+	    "start_time", j->start_time, "end_time", j->end_time, "energy_j", j->energy_j);
 	if (!o)
 		return NULL;
 	if (sp) {
@@ -513,9 +518,9 @@ json_t *api_job_json(const Gpool__JobInfo *j)
 		json_t *cards = json_array();
 		for (size_t c = 0; c < t->n_cards; c++)
 			json_array_append_new(cards, json_integer(t->cards[c]));
-		json_array_append_new(tasks, json_pack("{s:i, s:s, s:o}", "rank", (int)t->rank,
-						       "node", t->node ? t->node : "", "cards",
-						       cards));
+		json_array_append_new(tasks,
+				      json_pack("{s:i, s:s, s:o}", "rank", (int)t->rank, "node",
+						t->node ? t->node : "", "cards", cards));
 	}
 	json_object_set_new(o, "tasks", tasks);
 	return o;
@@ -579,11 +584,11 @@ json_t *api_history_json(const Gpool__OpsHistoryReply *r)
 	json_t *a = json_array();
 	for (size_t i = 0; i < r->n_samples; i++) {
 		const Gpool__OpsSample *x = r->samples[i];
-		json_array_append_new(a, json_pack("{s:f, s:f, s:f, s:i, s:i, s:i, s:i}", "time",
-						   x->time, "utilization", x->utilization, "watts",
-						   x->watts, "cards_busy", (int)x->cards_busy, "cards",
-						   (int)x->cards, "jobs_running", (int)x->jobs_running,
-						   "jobs_pending", (int)x->jobs_pending));
+		json_array_append_new(
+		    a, json_pack("{s:f, s:f, s:f, s:i, s:i, s:i, s:i}", "time", x->time,
+				 "utilization", x->utilization, "watts", x->watts, "cards_busy",
+				 (int)x->cards_busy, "cards", (int)x->cards, "jobs_running",
+				 (int)x->jobs_running, "jobs_pending", (int)x->jobs_pending));
 	}
 	return json_pack("{s:o}", "samples", a);
 }
@@ -604,12 +609,12 @@ static const struct {
 	Gpool__ErrorCode code;
 	int status;
 } statuses[] = {
-	{ GPOOL__ERROR_CODE__ERROR_NONE, 200 },		{ GPOOL__ERROR_CODE__ERROR_AUTH, 401 },
-	{ GPOOL__ERROR_CODE__ERROR_REPLAY, 401 },	{ GPOOL__ERROR_CODE__ERROR_EXPIRED, 401 },
-	{ GPOOL__ERROR_CODE__ERROR_MALFORMED, 400 },	{ GPOOL__ERROR_CODE__ERROR_TOO_LARGE, 413 },
-	{ GPOOL__ERROR_CODE__ERROR_RATE, 429 },		{ GPOOL__ERROR_CODE__ERROR_INVALID, 400 },
-	{ GPOOL__ERROR_CODE__ERROR_NOT_FOUND, 404 },	{ GPOOL__ERROR_CODE__ERROR_PERMISSION, 403 },
-	{ GPOOL__ERROR_CODE__ERROR_STATE, 409 },	{ GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, 503 },
+    {GPOOL__ERROR_CODE__ERROR_NONE, 200},      {GPOOL__ERROR_CODE__ERROR_AUTH, 401},
+    {GPOOL__ERROR_CODE__ERROR_REPLAY, 401},    {GPOOL__ERROR_CODE__ERROR_EXPIRED, 401},
+    {GPOOL__ERROR_CODE__ERROR_MALFORMED, 400}, {GPOOL__ERROR_CODE__ERROR_TOO_LARGE, 413},
+    {GPOOL__ERROR_CODE__ERROR_RATE, 429},      {GPOOL__ERROR_CODE__ERROR_INVALID, 400},
+    {GPOOL__ERROR_CODE__ERROR_NOT_FOUND, 404}, {GPOOL__ERROR_CODE__ERROR_PERMISSION, 403},
+    {GPOOL__ERROR_CODE__ERROR_STATE, 409},     {GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, 503},
 };
 
 int api_status_of(Gpool__ErrorCode code)

@@ -16,29 +16,29 @@
 
 enum api_op {
 	API_NONE = 0,
-	API_NODES,	 /* GET  /api/v1/nodes */
-	API_CARDS,	 /* GET  /api/v1/cards */
-	API_JOBS,	 /* GET  /api/v1/jobs */
-	API_JOB,	 /* GET  /api/v1/jobs/{id} */
-	API_OUTPUT,	 /* GET  /api/v1/jobs/{id}/output */
-	API_SUBMIT,	 /* POST /api/v1/jobs */
-	API_CANCEL,	 /* POST /api/v1/jobs/{id}/cancel (DELETE /api/v1/jobs/{id} too) */
-	API_HOLD,	 /* POST /api/v1/jobs/{id}/hold */
-	API_RELEASE,	 /* POST /api/v1/jobs/{id}/release */
-	API_DRAIN,	 /* POST /api/v1/nodes/{name}/drain */
-	API_RESUME,	 /* POST /api/v1/nodes/{name}/resume */
-	API_TOKEN,	 /* POST /api/v1/token */
-	API_WHOAMI,	 /* GET  /api/v1/whoami */
-	API_HISTORY,	 /* GET  /api/v1/history: the dashboard's charts */
-	API_METRICS,	 /* GET  /metrics (no authentication) */
-	API_STATIC,	 /* GET  / and /web/... (no authentication) */
+	API_NODES,   /* GET  /api/v1/nodes */
+	API_CARDS,   /* GET  /api/v1/cards */
+	API_JOBS,    /* GET  /api/v1/jobs */
+	API_JOB,     /* GET  /api/v1/jobs/{id} */
+	API_OUTPUT,  /* GET  /api/v1/jobs/{id}/output */
+	API_SUBMIT,  /* POST /api/v1/jobs */
+	API_CANCEL,  /* POST /api/v1/jobs/{id}/cancel (DELETE /api/v1/jobs/{id} too) */
+	API_HOLD,    /* POST /api/v1/jobs/{id}/hold */
+	API_RELEASE, /* POST /api/v1/jobs/{id}/release */
+	API_DRAIN,   /* POST /api/v1/nodes/{name}/drain */
+	API_RESUME,  /* POST /api/v1/nodes/{name}/resume */
+	API_TOKEN,   /* POST /api/v1/token */
+	API_WHOAMI,  /* GET  /api/v1/whoami */
+	API_HISTORY, /* GET  /api/v1/history: the dashboard's charts */
+	API_METRICS, /* GET  /metrics (no authentication) */
+	API_STATIC,  /* GET  / and /web/... (no authentication) */
 };
 
 struct api_route {
 	enum api_op op;
-	uint64_t id;	   /* API_JOB..API_RELEASE */
-	char node[64];	   /* API_DRAIN, API_RESUME */
-	char file[128];	   /* API_STATIC: a file name in web_dir ("index.html") */
+	uint64_t id;	/* API_JOB..API_RELEASE */
+	char node[64];	/* API_DRAIN, API_RESUME */
+	char file[128]; /* API_STATIC: a file name in web_dir ("index.html") */
 	/* query parameters, where the operation reads them */
 	bool all, wait;
 	char user[33];

@@ -25,8 +25,8 @@
 #include "util.h"
 
 #define MAX_PENDING 4096
-#define MAX_TOKENS 1024
-#define STATIC_MAX (4 << 20)
+#define MAX_TOKENS  1024
+#define STATIC_MAX  (4 << 20)
 
 struct pend {
 	uint64_t seq;
@@ -98,9 +98,12 @@ static void send_err(struct evhttp_request *req, int status, const char *code, c
 static const struct {
 	const char *ext, *type;
 } types[] = {
-	{ ".html", "text/html; charset=utf-8" }, { ".js", "text/javascript; charset=utf-8" },
-	{ ".css", "text/css; charset=utf-8" },	 { ".png", "image/png" },
-	{ ".svg", "image/svg+xml" },		 { ".ico", "image/x-icon" },
+    {".html", "text/html; charset=utf-8"},
+    {".js", "text/javascript; charset=utf-8"},
+    {".css", "text/css; charset=utf-8"},
+    {".png", "image/png"},
+    {".svg", "image/svg+xml"},
+    {".ico", "image/x-icon"},
 };
 
 static void send_static(struct http *h, struct evhttp_request *req, const char *file)
@@ -219,7 +222,8 @@ static int authenticate(struct http *h, struct evhttp_request *req, const char *
 	size_t plen = 0;
 	enum gp_auth_status st;
 	gp_error_t err;
-	if (gp_auth_decode(h->auth, a + 6, &payload, &plen, &from->uid, &from->gid, &st, &err) < 0) {
+	if (gp_auth_decode(h->auth, a + 6, &payload, &plen, &from->uid, &from->gid, &st, &err) <
+	    0) {
 		const char *code = st == GP_AUTH_REPLAYED  ? "ERROR_REPLAY"
 				   : st == GP_AUTH_EXPIRED ? "ERROR_EXPIRED"
 							   : "ERROR_AUTH";
@@ -256,7 +260,7 @@ static int to_loop(struct http *h, struct evhttp_request *req, enum api_op op,
 		return -1;
 	}
 	struct pend *p = calloc(1, sizeof(*p));
-	gp_batch_t b = { { 0 }, 0 };
+	gp_batch_t b = {{0}, 0};
 	if (!p || (m->id = ++h->seq, gp_batch_add(&b, m) < 0)) {
 		free(p);
 		gp_batch_release(&b);
@@ -266,7 +270,7 @@ static int to_loop(struct http *h, struct evhttp_request *req, enum api_op op,
 	uint8_t rid[HTTP_RID_LEN];
 	memcpy(rid, HTTP_RID_PREFIX, HTTP_RID_PREFIX_LEN);
 	memcpy(rid + HTTP_RID_PREFIX_LEN, &h->seq, 8);
-	uint32_t ids[2] = { (uint32_t)from->uid, (uint32_t)from->gid };
+	uint32_t ids[2] = {(uint32_t)from->uid, (uint32_t)from->gid};
 	int rc = 0;
 	if (zmq_send(h->pair_thr, rid, sizeof(rid), ZMQ_SNDMORE) < 0 ||
 	    zmq_send(h->pair_thr, ids, sizeof(ids), ZMQ_SNDMORE) < 0 ||
@@ -304,9 +308,15 @@ static void on_request(struct evhttp_request *req, void *arg)
 	struct http *h = arg;
 	const char *method;
 	switch (evhttp_request_get_command(req)) {
-	case EVHTTP_REQ_GET: method = "GET"; break;
-	case EVHTTP_REQ_POST: method = "POST"; break;
-	case EVHTTP_REQ_DELETE: method = "DELETE"; break;
+	case EVHTTP_REQ_GET:
+		method = "GET";
+		break;
+	case EVHTTP_REQ_POST:
+		method = "POST";
+		break;
+	case EVHTTP_REQ_DELETE:
+		method = "DELETE";
+		break;
 	default:
 		send_err(req, 405, "ERROR_INVALID", "method not allowed");
 		return;
@@ -327,7 +337,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	size_t blen = evbuffer_get_length(in);
 	const uint8_t *body = blen ? evbuffer_pullup(in, -1) : NULL;
 	Gpool__Msg m = GPOOL__MSG__INIT;
-	struct gp_sender from = { 0 };
+	struct gp_sender from = {0};
 	if (rt.op == API_METRICS) {
 		Gpool__OpsMetricsQuery q = GPOOL__OPS_METRICS_QUERY__INIT;
 		m.m_case = GPOOL__MSG__M_OPS_METRICS_QUERY;
@@ -345,8 +355,9 @@ static void on_request(struct evhttp_request *req, void *arg)
 			send_err(req, 503, "ERROR_UNAVAILABLE", "cannot issue a token now");
 			return;
 		}
-		send_json(req, 200, json_pack("{s:s, s:I, s:i}", "token", tok, "expires_in",
-					      (json_int_t)(ttl / 1000), "uid", (int)from.uid));
+		send_json(req, 200,
+			  json_pack("{s:s, s:I, s:i}", "token", tok, "expires_in",
+				    (json_int_t)(ttl / 1000), "uid", (int)from.uid));
 		return;
 	}
 	case API_WHOAMI: {
@@ -375,8 +386,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 	case API_JOBS:
 	case API_JOB: {
 		Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
-		Gpool__JobState states[1] = { rt.state };
-		uint64_t ids[1] = { rt.id };
+		Gpool__JobState states[1] = {rt.state};
+		uint64_t ids[1] = {rt.id};
 		if (rt.op == API_JOB) {
 			q.ids = ids;
 			q.n_ids = 1;
@@ -428,7 +439,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	case API_HOLD:
 	case API_RELEASE: {
 		Gpool__JobControl c = GPOOL__JOB_CONTROL__INIT;
-		uint64_t ids[1] = { rt.id };
+		uint64_t ids[1] = {rt.id};
 		c.action = rt.op == API_CANCEL ? GPOOL__JOB_ACTION__JOB_CANCEL
 			   : rt.op == API_HOLD ? GPOOL__JOB_ACTION__JOB_HOLD
 					       : GPOOL__JOB_ACTION__JOB_RELEASE;
@@ -511,10 +522,10 @@ static void answer(struct evhttp_request *req, enum api_op op, const Gpool__Msg 
 		json_t *ra = json_array();
 		for (size_t i = 0; i < m->node_query_reply->n_refused; i++) {
 			const Gpool__OpsRefusedNode *x = m->node_query_reply->refused[i];
-			json_array_append_new(ra, json_pack("{s:s, s:s, s:s, s:I, s:f}", "name", x->name,
-							    "addr", x->addr, "reason", x->reason,
-							    "count", (json_int_t)x->count, "last",
-							    x->last));
+			json_array_append_new(ra, json_pack("{s:s, s:s, s:s, s:I, s:f}", "name",
+							    x->name, "addr", x->addr, "reason",
+							    x->reason, "count",
+							    (json_int_t)x->count, "last", x->last));
 		}
 		send_json(req, 200, json_pack("{s:o, s:o}", "nodes", a, "refused", ra));
 		return;

@@ -24,9 +24,9 @@ struct http;
 
 /* The routing ids of HTTP requests start with these bytes (ZeroMQ's own start with 0 too,
  * but are 5 bytes long; ours are HTTP_RID_LEN). */
-#define HTTP_RID_PREFIX "\0rest"
+#define HTTP_RID_PREFIX	    "\0rest"
 #define HTTP_RID_PREFIX_LEN 5
-#define HTTP_RID_LEN 13
+#define HTTP_RID_LEN	    13
 bool http_is_rid(const uint8_t *rid, size_t len);
 
 struct http_opts {

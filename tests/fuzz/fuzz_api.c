@@ -61,7 +61,8 @@ static void drain(const uint8_t *d, size_t n)
 {
 	char reason[256], why[256] = "";
 	int card = 99;
-	if (api_drain_parse((const char *)d, n, reason, sizeof(reason), &card, why, sizeof(why)) < 0) {
+	if (api_drain_parse((const char *)d, n, reason, sizeof(reason), &card, why, sizeof(why)) <
+	    0) {
 		FUZZ_CHECK(why[0] != '\0');
 		return;
 	}
@@ -74,9 +75,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	switch (data[0] % 3) {
-	case 0: route(data + 1, size - 1); break;
-	case 1: spec(data + 1, size - 1); break;
-	default: drain(data + 1, size - 1); break;
+	case 0:
+		route(data + 1, size - 1);
+		break;
+	case 1:
+		spec(data + 1, size - 1);
+		break;
+	default:
+		drain(data + 1, size - 1);
+		break;
 	}
 	return 0;
 }

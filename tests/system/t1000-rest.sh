@@ -70,7 +70,7 @@ out=$(api --as other POST "/api/v1/jobs/$long/cancel")
 is "$?/$(status "$out")" 0/403 "gpool-other cancelling gpool-user's job: 403"
 is "$(job_state "$long")" RUNNING "the job still runs"
 out=$(api DELETE "/api/v1/jobs/$long")
-is "$?/$(status "$out")" 0/200 "its owner cancels it with DELETE"
+is "$?/$(status "$out")" 0/200 "its owner cancels it with DELETE ($(body "$out" | head -c 200))"
 check "it ends CANCELLED" wait_state "$long" CANCELLED 20
 
 # hold and release
