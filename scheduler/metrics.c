@@ -361,7 +361,7 @@ char *metrics_render(struct gsched *s)
 
 void metrics_query(struct req *r)
 {
-	char *text = metrics_render(r->s);
+	char *text = r->s->metrics ? metrics_render(r->s) : NULL;
 	if (!text) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
@@ -414,6 +414,10 @@ void metrics_tick(struct gsched *s)
 void metrics_history(struct req *r)
 {
 	struct metrics *m = r->s->metrics;
+	if (!m) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "no metrics kept");
+		return;
+	}
 	Gpool__OpsSample *pp[HIST_N];
 	size_t first = (m->hist_next + HIST_N - m->hist_n) % HIST_N;
 	for (size_t i = 0; i < m->hist_n; i++)
