@@ -7,7 +7,7 @@ JOBS        ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CTEST_ARGS  ?=
 
-.PHONY: all build deps test unit system style demo bench bench-comm bench-train sanitize fuzz clean
+.PHONY: all build deps test unit system style demo bench bench-comm bench-train sanitize fuzz clean deb
 
 all: build
 
@@ -17,6 +17,10 @@ deps:
 build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
 	cmake --build $(BUILD) -j$(JOBS)
+
+# Debian packages gpool-scheduler, gpool-worker, gpool-client into $(BUILD)/ (deploy/deb)
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 # every test: unit tests and the system tests (which start multi-host clusters)
 test: deps build

@@ -117,6 +117,8 @@ typedef struct gp_card_reading {
 	int has_energy;
 	uint32_t power_mw; /* present draw */
 	int has_power;
+	uint32_t temperature_c, utilization_pct; /* present state (NVML only, so far) */
+	int has_util;
 } gp_card_reading_t;
 
 typedef struct gp_card_meters gp_card_meters_t;

@@ -157,6 +157,14 @@ static void nvml_read(const struct nvml *n, nvmlDevice_t d, gp_card_reading_t *r
 		r->power_mw = mw;
 		r->has_power = 1;
 	}
+	unsigned int t = 0;
+	nvmlUtilization_t u = { 0 };
+	if (n->temperature && n->temperature(d, NVML_TEMPERATURE_GPU, &t) == NVML_SUCCESS &&
+	    n->utilization && n->utilization(d, &u) == NVML_SUCCESS) {
+		r->temperature_c = t;
+		r->utilization_pct = u.gpu;
+		r->has_util = 1;
+	}
 }
 
 static void nvml_card(const struct nvml *n, nvmlDevice_t d, const char *driver, const char *api,

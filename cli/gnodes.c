@@ -134,6 +134,15 @@ static int print_json(const Gpool__NodeQueryReply *r)
 			json_decref(o);
 			return -1;
 		}
+	json_t *ra = json_array();
+	json_object_set_new(o, "refused", ra);
+	for (size_t i = 0; i < r->n_refused; i++) {
+		const Gpool__OpsRefusedNode *x = r->refused[i];
+		json_array_append_new(ra, json_pack("{s:s, s:s, s:s, s:s, s:I, s:f}", "name", x->name,
+						    "state", "refused", "addr", x->addr, "reason",
+						    x->reason, "count", (json_int_t)x->count, "last",
+						    x->last));
+	}
 	return gp_json_print(o, stdout);
 }
 
@@ -191,6 +200,12 @@ static int list(struct gnodes *g, gp_error_t *err)
 		rc = 0;
 	else
 		gp_errprintf(err, "cannot write the output");
+	/* agents the scheduler refused: named as they claim, with what to fix */
+	for (size_t i = 0; !g->cards && i < nr->n_refused; i++) {
+		const Gpool__OpsRefusedNode *x = nr->refused[i];
+		printf("%s refused (from %s, %llu times): %s\n", x->name, x->addr,
+		       (unsigned long long)x->count, x->reason);
+	}
 	gp_table_destroy(&t);
 out:
 	gp_session_destroy(&s);

@@ -11,6 +11,7 @@
 
 struct gp_config {
 	enum gp_prog prog;
+	int check_only;
 	char *val[64];
 	int64_t num[64];
 };
@@ -23,8 +24,26 @@ static int key_index(const char *name)
 	return -1;
 }
 
+/* v one of "a|b|c"? */
+static int in_choices(const char *choices, const char *v)
+{
+	size_t n = strlen(v);
+	for (const char *p = choices; *p;) {
+		size_t len = strcspn(p, "|");
+		if (len == n && strncmp(p, v, n) == 0)
+			return 1;
+		p += len;
+		if (*p == '|')
+			p++;
+	}
+	return 0;
+}
+
 static int convert(const struct gp_conf_key *k, const char *v, int64_t *out, gp_error_t *err)
 {
+	if (k->choices && !in_choices(k->choices, v))
+		return gp_errprintf(err, "invalid value '%s' for %s (one of %s)", v, k->name,
+				    k->choices);
 	long l;
 	uint32_t secs;
 	uint64_t b;
@@ -47,16 +66,19 @@ static int convert(const struct gp_conf_key *k, const char *v, int64_t *out, gp_
 			return gp_errprintf(err, "invalid boolean '%s' for %s", v, k->name);
 		return 0;
 	case GP_CONF_DURATION: {
-		/* plain gp_parse_duration treats a bare number as minutes; config wants ms suffix too */
+		/* plain gp_parse_duration treats a bare number as minutes; config wants ms suffix
+		 * too */
 		size_t n = strlen(v);
 		if (n > 2 && !strcmp(v + n - 2, "ms")) {
 			char tmp[32];
 			if (n - 2 >= sizeof(tmp))
-				return gp_errprintf(err, "invalid duration '%s' for %s", v, k->name);
+				return gp_errprintf(err, "invalid duration '%s' for %s", v,
+						    k->name);
 			memcpy(tmp, v, n - 2);
 			tmp[n - 2] = 0;
 			if (gp_parse_long(tmp, 0, 2000000000L, &l) < 0)
-				return gp_errprintf(err, "invalid duration '%s' for %s", v, k->name);
+				return gp_errprintf(err, "invalid duration '%s' for %s", v,
+						    k->name);
 			*out = l;
 			return 0;
 		}
@@ -201,6 +223,10 @@ int gp_config_parse_args(gp_config_t *cfg, int argc, char **argv, int *help, gp_
 			*help = 1;
 			continue;
 		}
+		if (!strcmp(a, "--check-config")) {
+			cfg->check_only = 1;
+			continue;
+		}
 		if (!strcmp(a, "--config")) {
 			i++;
 			continue;
@@ -230,6 +256,43 @@ int gp_config_parse_args(gp_config_t *cfg, int argc, char **argv, int *help, gp_
 	return 0;
 }
 
+int gp_config_check_only(const gp_config_t *cfg)
+{
+	return cfg->check_only;
+}
+
+int gp_config_reload(gp_config_t *cfg, int argc, char **argv,
+		     void (*changed)(const char *key, int applied, void *arg), void *arg,
+		     gp_error_t *err)
+{
+	gp_config_t *fresh = gp_config_create(cfg->prog);
+	int help;
+	if (!fresh)
+		return gp_errprintf(err, "out of memory");
+	if (gp_config_parse_args(fresh, argc, argv, &help, err) < 0) {
+		gp_config_destroy(&fresh);
+		return -1;
+	}
+	int applied = 0;
+	for (int i = 0; i < gp_conf_nkeys; i++) {
+		const struct gp_conf_key *k = &gp_conf_keys[i];
+		if (!(k->progs & cfg->prog) || strcmp(cfg->val[i], fresh->val[i]) == 0)
+			continue;
+		int live = (k->reload & cfg->prog) != 0;
+		if (live) {
+			free(cfg->val[i]);
+			cfg->val[i] = fresh->val[i];
+			cfg->num[i] = fresh->num[i];
+			fresh->val[i] = NULL;
+			applied++;
+		}
+		if (changed)
+			changed(k->name, live, arg);
+	}
+	gp_config_destroy(&fresh);
+	return applied;
+}
+
 void gp_config_usage(const gp_config_t *cfg, FILE *f)
 {
 	fprintf(f, "options (each also a gpool.conf key, with - written _):\n");
@@ -246,6 +309,7 @@ void gp_config_usage(const gp_config_t *cfg, FILE *f)
 				*p = '-';
 		fprintf(f, "  %-22s %s (default: '%s')\n", flag, k->help, k->def);
 	}
+	fprintf(f, "  --check-config         check the configuration, say what is wrong, exit\n");
 	fprintf(f, "  --help                 this text\n");
 }
 

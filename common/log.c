@@ -20,6 +20,12 @@ void gp_log_init(const char *prog, int level)
 
 int gp_log_file(const char *path)
 {
+	if (!path || !*path) {
+		if (out)
+			fclose(out);
+		out = NULL;
+		return 0;
+	}
 	FILE *f = fopen(path, "a");
 	if (!f)
 		return -1;
@@ -28,6 +34,11 @@ int gp_log_file(const char *path)
 		fclose(out);
 	out = f;
 	return 0;
+}
+
+void gp_log_set_level(int level)
+{
+	cur_level = level;
 }
 
 int gp_log_level(void)

@@ -8,8 +8,11 @@
 enum gp_log_level { GP_LOG_ERR = 0, GP_LOG_WARN, GP_LOG_INFO, GP_LOG_DEBUG };
 
 void gp_log_init(const char *prog, int level);
-/* Redirect to a file (appended). 0 / -1 with errno. */
+/* Redirect to a file (appended), opened again on every call (after logrotate moved it): the
+ * old file stays in use when the new one cannot be opened. NULL or "": back to stderr.
+ * 0 / -1 with errno. */
 int gp_log_file(const char *path);
+void gp_log_set_level(int level);
 int gp_log_level(void);
 void gp_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parse "err|warn|info|debug"; -1 if unknown. */

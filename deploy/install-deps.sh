@@ -10,7 +10,9 @@ pkgs="build-essential cmake pkg-config git iproute2 procps psmisc util-linux
   libucx-dev ucx-utils libopenmpi-dev openmpi-bin libopenblas-dev
   clang libclang-rt-14-dev libfuzzer-14-dev clang-format clang-tidy shellcheck python3
   hipcc libamdhip64-dev
-  python3-torch ${GPOOL_DEPS_EXTRA:-}"
+  python3-torch
+  libevent-dev python3-yaml python3-jsonschema prometheus chromium chromium-driver
+  python3-selenium lintian ${GPOOL_DEPS_EXTRA:-}"
 # python3-torch: tests/system/t0600-pytorch-ddp.sh runs an unmodified DDP script as a job
 
 if [ "$(id -u)" != 0 ]; then

@@ -10,6 +10,7 @@
 #include "card_state.h"
 #include "cards.h"
 #include "lifecycle.h"
+#include "net.h"
 #include "log.h"
 #include "array.h"
 #include "depend.h"
@@ -786,6 +787,32 @@ void client_node_query(struct req *r)
 	Gpool__NodeQueryReply rep = GPOOL__NODE_QUERY_REPLY__INIT;
 	rep.nodes = nip;
 	rep.n_nodes = k;
+	/* agents refused in the last 10 minutes, unless that name has registered since */
+	size_t nref;
+	const struct net_refused *ref = net_refused_list(s->net, &nref);
+	Gpool__OpsRefusedNode rn[32], *rnp[32];
+	for (size_t i = 0; i < nref && rep.n_refused < 32; i++) {
+		if (gp_now() - ref[i].last > 600)
+			continue;
+		bool back = false;
+		for (int x = 0; x < nn; x++) {
+			struct node *n = nodes_get(s->nodes, x);
+			if (!strcmp(n->name, ref[i].name) && n->state != GPOOL__NODE_STATE__NODE_DOWN &&
+			    n->last_heard > ref[i].last)
+				back = true;
+		}
+		if (back)
+			continue;
+		Gpool__OpsRefusedNode *o = &rn[rep.n_refused];
+		gpool__ops_refused_node__init(o);
+		o->name = (char *)ref[i].name;
+		o->addr = (char *)ref[i].addr;
+		o->reason = (char *)ref[i].reason;
+		o->count = ref[i].count;
+		o->last = ref[i].last;
+		rnp[rep.n_refused++] = o;
+	}
+	rep.refused = rnp;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_NODE_QUERY_REPLY;

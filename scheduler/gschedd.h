@@ -11,6 +11,9 @@
  *   agent.c     messages from agents; client.c messages from commands
  *   handlers.c  the table: message type -> handler and who may send it
  *   sched.c     the event loop, group commit and replies
+ *   settings.c  the settings, read at start-up and again on SIGHUP
+ *   http.c      the HTTP server thread: REST API, /metrics, dashboard (api_json.c: JSON)
+ *   metrics.c   /metrics in Prometheus' text format
  */
 #ifndef GPOOL_GSCHEDD_H
 #define GPOOL_GSCHEDD_H
@@ -29,6 +32,8 @@ struct store;
 struct nodes;
 struct output;
 struct rdv;
+struct metrics;
+struct http;
 
 /* A submission waiting for its transaction to commit before it is acknowledged. */
 struct pending_submit {
@@ -48,10 +53,15 @@ struct gsched {
 	struct nodes *nodes;
 	struct output *output;
 	struct rdv *rdv; /* NULL: no rendezvous served */
+	struct metrics *metrics;
+	struct http *http; /* NULL: no HTTP server (http_listen empty) */
 	struct gp_u64map *running; /* id -> job, RUNNING or COMPLETING */
 	bool plan_dirty; /* queue or resources changed since the last placement pass */
 	uint64_t dep_epoch; /* changes with every job saved: dependencies may have changed */
 	volatile int stop;
+	volatile int reload; /* SIGHUP seen: settings_reload at the next pass */
+	int argc;	     /* the command line, read again on reload */
+	char **argv;
 	/* group commit */
 	int64_t txn_first_ms; /* when the first change of the open transaction was made, 0: none */
 	struct job **touched; /* jobs written in the open transaction */
@@ -59,7 +69,7 @@ struct gsched {
 	struct pending_submit *subs;
 	size_t nsubs, capsubs;
 	uint64_t submitted, completed;
-	/* settings read once */
+	/* settings (settings.c: reloaded on SIGHUP) */
 	uid_t sched_uid, agent_uid;
 	int64_t heartbeat_ms, node_timeout_ms, kill_grace_ms, commit_delay_ms;
 	uint32_t default_time_limit, max_time_limit; /* seconds */

@@ -6,6 +6,7 @@
 #include "files.h"
 #include "gschedd.h"
 #include "log.h"
+#include "metrics.h"
 #include "nodes.h"
 #include "rdv.h"
 
@@ -39,6 +40,8 @@ static const struct handler handlers[] = {
 	{ GPOOL__MSG__M_CHUNK_GET, FROM_CLIENT, files_chunk_get, "chunk_get" },
 	{ GPOOL__MSG__M_FILE_SET_PUT, FROM_CLIENT, files_set_put, "file_set_put" },
 	{ GPOOL__MSG__M_FILE_SET_GET, FROM_CLIENT, files_set_get, "file_set_get" },
+	{ GPOOL__MSG__M_OPS_METRICS_QUERY, FROM_CLIENT, metrics_query, "ops_metrics_query" },
+	{ GPOOL__MSG__M_OPS_HISTORY_QUERY, FROM_CLIENT, metrics_history, "ops_history_query" },
 };
 
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,

@@ -7,6 +7,7 @@
 
 #include "array.h"
 #include "log.h"
+#include "metrics.h"
 #include "names.h"
 #include "nodes.h"
 #include "output.h"
@@ -96,6 +97,7 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	j->reason = PEND_NONE;
 	j->start_time = gp_now();
 	j->end_time = 0;
+	metrics_job_started(s, j);
 	j->reserved_start = 0;
 	j->tasks_exited = 0;
 	j->kill_reason = GPOOL__JOB_STATE__JOB_STATE_UNKNOWN;
@@ -270,7 +272,15 @@ void energy_account(struct gsched *s, int node, Gpool__CardPower **p, size_t np)
 	for (size_t k = 0; k < np; k++) {
 		uint32_t c = p[k]->card;
 		int src = reading_source(p[k]);
-		if (c >= 64 || c >= nd->n_cards || !src)
+		if (c >= 64 || c >= nd->n_cards)
+			continue;
+		nd->watts[c] = p[k]->watts;
+		nd->cards[c]->power_w = p[k]->watts;
+		if (p[k]->has_util) { /* present state for gnodes, the API and /metrics */
+			nd->cards[c]->temperature_c = p[k]->temperature_c;
+			nd->cards[c]->utilization_pct = p[k]->utilization_pct;
+		}
+		if (!src)
 			continue;
 		/* a counter that went back (the agent restarted its integral, the driver was
 		 * reloaded) or changed kind is a new baseline */
@@ -377,6 +387,7 @@ static void job_finish(struct gsched *s, struct job *j)
 	j->end_time = gp_now();
 	j->deadline_ms = 0;
 	running_remove(s, j);
+	metrics_job_ended(s, j);
 	s->completed++;
 	s->plan_dirty = true;
 	gsched_save(s, j);
@@ -435,6 +446,7 @@ void job_end_pending(struct gsched *s, struct job *j, Gpool__JobState state, con
 	j->state = state;
 	j->end_time = gp_now();
 	set_reason(j, why);
+	metrics_job_ended(s, j);
 	s->completed++;
 	s->plan_dirty = true;
 	gsched_save(s, j);

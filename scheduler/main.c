@@ -9,7 +9,9 @@
 
 #include "gschedd.h"
 #include "jobs.h"
+#include "http.h"
 #include "lifecycle.h"
+#include "metrics.h"
 #include "log.h"
 #include "names.h"
 #include "net.h"
@@ -18,6 +20,7 @@
 #include "rdv.h"
 #include "running.h"
 #include "sched.h"
+#include "settings.h"
 #include "store.h"
 #include "u64map.h"
 #include "util.h"
@@ -28,6 +31,13 @@ static void on_signal(int sig)
 {
 	if (the_sched)
 		the_sched->stop = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	if (the_sched)
+		the_sched->reload = 1;
 }
 
 static void on_usr1(int sig)
@@ -94,6 +104,12 @@ int main(int argc, char **argv)
 		usage(s.cfg);
 		return 0;
 	}
+	if (gp_config_check_only(s.cfg)) {
+		printf("gschedd: configuration ok\n");
+		return 0;
+	}
+	s.argc = argc;
+	s.argv = argv;
 	int level = gp_log_level_parse(gp_config_str(s.cfg, "log_level"));
 	gp_log_init("gschedd", level < 0 ? GP_LOG_INFO : level);
 	const char *lf = gp_config_str(s.cfg, "log_file");
@@ -103,16 +119,7 @@ int main(int argc, char **argv)
 	}
 	s.sched_uid = (uid_t)gp_config_int(s.cfg, "sched_uid");
 	s.agent_uid = (uid_t)gp_config_int(s.cfg, "agent_uid");
-	s.heartbeat_ms = gp_config_int(s.cfg, "heartbeat_interval");
-	s.node_timeout_ms = gp_config_int(s.cfg, "node_timeout");
-	s.kill_grace_ms = gp_config_int(s.cfg, "kill_grace");
-	s.commit_delay_ms = gp_config_int(s.cfg, "commit_delay");
-	s.default_time_limit = (uint32_t)(gp_config_int(s.cfg, "default_time_limit") / 1000);
-	s.max_time_limit = (uint32_t)(gp_config_int(s.cfg, "max_time_limit") / 1000);
-	s.max_jobs = (uint64_t)gp_config_int(s.cfg, "max_jobs");
-	s.requeue = gp_config_bool(s.cfg, "requeue");
-	s.max_attempts = (uint32_t)gp_config_int(s.cfg, "max_attempts");
-	s.power_cap_watts = (uint32_t)gp_config_int(s.cfg, "power_cap_watts");
+	settings_apply(&s);
 	snprintf(s.state_dir, sizeof(s.state_dir), "%s", gp_config_str(s.cfg, "state_dir"));
 	if (getuid() != s.sched_uid)
 		gp_warn("running as uid %u but sched_uid is %u: commands will refuse the replies",
@@ -126,8 +133,7 @@ int main(int argc, char **argv)
 	    !(s.output = output_create(s.state_dir, (uint64_t)gp_config_int(s.cfg, "output_limit"),
 				       &err)) ||
 	    !(s.nodes = nodes_create()) || !(s.running = gp_u64map_create()) ||
-	    !(s.rdv = rdv_create()) ||
-	    !(s.jobs = jobs_create(store_max_job_id(s.store) + 1))) {
+	    !(s.rdv = rdv_create()) || !(s.metrics = metrics_create()) || !(s.jobs = jobs_create(store_max_job_id(s.store) + 1))) {
 		gp_err("%s", err.text[0] ? err.text : "out of memory");
 		return 1;
 	}
@@ -153,10 +159,26 @@ int main(int argc, char **argv)
 		gp_err("%s", err.text);
 		return 1;
 	}
+	const char *hl = gp_config_str(s.cfg, "http_listen");
+	if (*hl) {
+		struct http_opts ho = { .listen = hl,
+					.web_dir = gp_config_str(s.cfg, "web_dir"),
+					.token_ttl_ms = gp_config_int(s.cfg, "api_token_ttl"),
+					.max_body = (size_t)gp_config_int(s.cfg, "max_message") };
+		if (!(s.http = http_create(&ho, net_context(s.net), &err))) {
+			gp_err("%s", err.text);
+			return 1;
+		}
+		net_set_local(s.net, http_socket(s.http), HTTP_RID_PREFIX, HTTP_RID_PREFIX_LEN);
+		gp_info("HTTP server on %s (REST API, /metrics, dashboard from %s)", hl,
+			gp_config_str(s.cfg, "web_dir"));
+	}
 	struct sigaction sa = { 0 };
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = on_usr1;
 	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -177,9 +199,12 @@ int main(int argc, char **argv)
 		(unsigned long long)ns.received, (unsigned long long)ns.refused,
 		(unsigned long long)ns.rate_dropped, (unsigned long long)commits,
 		(unsigned long long)rows, ns.munge_sec,
-		ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+		ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+		    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
 		ru.ru_maxrss);
+	http_destroy(&s.http); /* its pair lives in net's context: first */
 	net_destroy(&s.net);
+	metrics_destroy(&s.metrics);
 	store_destroy(&s.store);
 	output_destroy(&s.output);
 	rdv_destroy(&s.rdv);

@@ -42,6 +42,11 @@ struct net {
 		size_t len;
 	} *trusted;
 	int ntrusted, captrusted;
+	struct net_refused refused[32];
+	size_t nrefused;
+	void *local;		  /* the HTTP thread's pair socket, NULL: none */
+	uint8_t local_prefix[16];
+	size_t local_prefix_len;
 };
 
 static bool is_trusted(const struct net *n, const uint8_t *rid, size_t len)
@@ -124,6 +129,23 @@ void net_destroy(struct net **p)
 	*p = NULL;
 }
 
+void net_set_rate(struct net *n, int rate_per_addr)
+{
+	n->rate = rate_per_addr > 0 ? rate_per_addr : 1e9;
+}
+
+void net_set_local(struct net *n, void *sock, const void *prefix, size_t prefix_len)
+{
+	n->local = sock;
+	n->local_prefix_len = prefix_len < sizeof(n->local_prefix) ? prefix_len : 0;
+	memcpy(n->local_prefix, prefix, n->local_prefix_len);
+}
+
+void *net_context(struct net *n)
+{
+	return n->zctx;
+}
+
 void *net_socket(struct net *n)
 {
 	return n->sock;
@@ -183,6 +205,96 @@ static int bucket_take(struct net *n, struct bucket *b)
 	return 0;
 }
 
+/* The node name a refused envelope's NodeRegister claims, if it holds one (nothing in it is
+ * believed: it only names the PC for the admin). */
+static bool claimed_node(const void *data, size_t len, char *name, size_t nlen, uint32_t *version)
+{
+	Gpool__Envelope *env = gpool__envelope__unpack(NULL, len, data);
+	if (!env)
+		return false;
+	*version = env->version;
+	Gpool__Batch *b = gpool__batch__unpack(NULL, env->body.len, env->body.data);
+	bool found = false;
+	for (size_t i = 0; b && i < b->n_msgs && !found; i++) {
+		const Gpool__Msg *m = b->msgs[i];
+		if (m->m_case != GPOOL__MSG__M_NODE_REGISTER || !m->node_register->name)
+			continue;
+		size_t k = 0;
+		for (const char *p = m->node_register->name; *p && k + 1 < nlen; p++)
+			name[k++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
+		name[k] = '\0';
+		found = k > 0;
+	}
+	if (b)
+		gpool__batch__free_unpacked(b, NULL);
+	gpool__envelope__free_unpacked(env, NULL);
+	return found;
+}
+
+/* Why, in the words an admin acts on. */
+static void refusal_reason(Gpool__ErrorCode code, uint32_t version, const char *detail, char *out,
+			   size_t len)
+{
+	switch (code) {
+	case GPOOL__ERROR_CODE__ERROR_AUTH:
+		snprintf(out, len,
+			 "wrong MUNGE key: its credential does not decode here (copy the "
+			 "scheduler's /etc/munge/munge.key to that PC) [%.80s]",
+			 detail);
+		break;
+	case GPOOL__ERROR_CODE__ERROR_VERSION:
+		snprintf(out, len,
+			 "incompatible protocol version: the agent speaks %u, the scheduler %d "
+			 "(install the same gpool version)",
+			 version, GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION);
+		break;
+	case GPOOL__ERROR_CODE__ERROR_EXPIRED:
+		snprintf(out, len, "expired credential: is that PC's clock right? [%.80s]", detail);
+		break;
+	default:
+		snprintf(out, len, "%.200s", detail);
+	}
+}
+
+static void note_refused(struct net *n, const struct net_msg *m, const void *data, size_t len,
+			 Gpool__ErrorCode code, const char *detail)
+{
+	char name[64];
+	uint32_t version = 0;
+	if (!claimed_node(data, len, name, sizeof(name), &version))
+		return;
+	struct net_refused *r = NULL;
+	for (size_t i = 0; i < n->nrefused; i++)
+		if (!strcmp(n->refused[i].name, name) && !strcmp(n->refused[i].addr, m->addr))
+			r = &n->refused[i];
+	if (!r) {
+		size_t k = n->nrefused;
+		if (k == sizeof(n->refused) / sizeof(n->refused[0])) { /* the oldest goes */
+			k = 0;
+			for (size_t i = 1; i < n->nrefused; i++)
+				if (n->refused[i].last < n->refused[k].last)
+					k = i;
+		} else {
+			n->nrefused++;
+		}
+		r = &n->refused[k];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->name, sizeof(r->name), "%s", name);
+		snprintf(r->addr, sizeof(r->addr), "%s", m->addr);
+	}
+	refusal_reason(code, version, detail, r->reason, sizeof(r->reason));
+	r->count++;
+	r->last = gp_now();
+	if (r->count == 1 || r->count % 100 == 0)
+		gp_warn("refused node '%s' at %s: %s", r->name, r->addr, r->reason);
+}
+
+const struct net_refused *net_refused_list(const struct net *n, size_t *count)
+{
+	*count = n->nrefused;
+	return n->refused;
+}
+
 static void reply_refusal(struct net *n, const uint8_t *rid, size_t rid_len, Gpool__ErrorCode code,
 			  const char *text)
 {
@@ -233,6 +345,8 @@ int net_recv(struct net *n, struct net_msg *m)
 	gp_error_t err;
 	m->batch = gp_wire_open(n->wire, zmq_msg_data(&body), zmq_msg_size(&body), &m->from, &code,
 				&err);
+	if (!m->batch)
+		note_refused(n, m, zmq_msg_data(&body), zmq_msg_size(&body), code, err.text);
 	zmq_msg_close(&body);
 	if (!m->batch) {
 		n->st.refused++;
@@ -276,6 +390,16 @@ int net_queue(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Ms
 static void send_batch(struct net *n, struct outbox *o, gp_batch_t *b)
 {
 	gp_error_t err;
+	if (n->local && o->rid_len >= n->local_prefix_len &&
+	    memcmp(o->rid, n->local_prefix, n->local_prefix_len) == 0) {
+		/* the HTTP thread: same process, nothing to seal */
+		if (zmq_send(n->local, o->rid, o->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+		    zmq_send(n->local, b->body.data, b->body.len, ZMQ_DONTWAIT) < 0)
+			gp_warn("http: cannot hand a reply to the HTTP thread: %s",
+				zmq_strerror(errno));
+		gp_batch_reset(b);
+		return;
+	}
 	if (gp_wire_seal(n->wire, b, &n->sealed, &err) < 0) {
 			gp_err("cannot seal a reply: %s", err.text);
 	} else if (zmq_send(n->sock, o->rid, o->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||

@@ -24,9 +24,18 @@ struct net_msg {
 	Gpool__Batch *batch;
 };
 
-struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message,
-		       int rate_per_addr, gp_error_t *err);
+struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message, int rate_per_addr,
+		       gp_error_t *err);
 void net_destroy(struct net **n);
+
+/* The per-address budget, messages per second (0 or less: unbounded). */
+void net_set_rate(struct net *n, int rate_per_addr);
+
+/* Peers whose routing id starts with prefix are local (the HTTP thread): their batches go
+ * unsealed to sock as [rid][body] instead of to the ROUTER socket. */
+void net_set_local(struct net *n, void *sock, const void *prefix, size_t prefix_len);
+/* The ZeroMQ context (for inproc sockets). */
+void *net_context(struct net *n);
 
 /* The socket for zmq_poll. */
 void *net_socket(struct net *n);
@@ -45,6 +54,18 @@ int net_queue(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Ms
 	      bool durable);
 /* Seal and send every peer's batch; durable ones only when with_durable. */
 int net_flush(struct net *n, bool with_durable);
+
+/* Agents refused lately: a NodeRegister that failed the envelope's checks (credential of
+ * another MUNGE key, another protocol version, ...). The claimed name is unverified. */
+struct net_refused {
+	char name[64];
+	char addr[64];
+	char reason[300];
+	uint64_t count;
+	double last;
+};
+/* The list (valid until the next net_recv), most recent first is not promised. */
+const struct net_refused *net_refused_list(const struct net *n, size_t *count);
 
 struct net_stats {
 	uint64_t received, refused, rate_dropped, sent;

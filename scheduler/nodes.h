@@ -39,6 +39,7 @@ struct node {
 	uint8_t energy_src[64];	    /* its Gpool__EnergySource, 0: no reading yet */
 	uint32_t *free_ports;	    /* master ports its agent last said it holds free */
 	size_t n_free_ports;
+	double watts[64];	    /* present draw per card, from the last heartbeat */
 };
 
 struct nodes;

@@ -32,6 +32,11 @@ struct output {
 	size_t nw, capw;
 };
 
+void output_set_limit(struct output *o, uint64_t limit)
+{
+	o->limit = limit;
+}
+
 struct output *output_create(const char *state_dir, uint64_t limit, gp_error_t *err)
 {
 	struct output *o = calloc(1, sizeof(*o));
@@ -169,7 +174,8 @@ void output_write(struct gsched *s, struct job *j, const Gpool__Output *c)
 	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size + len > s->output->limit) {
 		len = (uint64_t)st.st_size < s->output->limit ? s->output->limit - st.st_size : 0;
 		if (!len)
-			gp_debug("job %llu: output over the limit, dropped", (unsigned long long)j->id);
+			gp_debug("job %llu: output over the limit, dropped",
+				 (unsigned long long)j->id);
 	}
 	while (len) {
 		ssize_t n = write(fd, data, len);
@@ -291,7 +297,8 @@ out:
 	gp_buf_release(&err);
 }
 
-static void wake(struct gsched *s, bool (*pick)(const struct waiter *, const void *), const void *arg)
+static void wake(struct gsched *s, bool (*pick)(const struct waiter *, const void *),
+		 const void *arg)
 {
 	struct output *o = s->output;
 	for (size_t i = 0; i < o->nw;) {

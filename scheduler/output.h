@@ -9,6 +9,8 @@
 #include "gschedd.h"
 
 struct output *output_create(const char *state_dir, uint64_t limit, gp_error_t *err);
+/* Output kept per job and stream from now on (what is over it already stays). */
+void output_set_limit(struct output *o, uint64_t limit);
 void output_destroy(struct output **o);
 
 /* Append a chunk from an agent (duplicates and overlaps are dropped by offset). */

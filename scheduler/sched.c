@@ -10,8 +10,10 @@
 
 #include "agent.h"
 #include "gschedd.h"
+#include "http.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "metrics.h"
 #include "names.h"
 #include "net.h"
 #include "nodes.h"
@@ -20,6 +22,7 @@
 #include "rdv.h"
 #include "running.h"
 #include "sched.h"
+#include "settings.h"
 #include "store.h"
 #include "util.h"
 
@@ -243,11 +246,17 @@ int gsched_run(struct gsched *s)
 		}
 		if (s->plan_dirty)
 			timeout = 0;
-		zmq_pollitem_t pi = { sock, 0, ZMQ_POLLIN, 0 };
-		int rc = zmq_poll(&pi, 1, timeout);
+		zmq_pollitem_t pi[2] = { { sock, 0, ZMQ_POLLIN, 0 },
+					 { s->http ? http_socket(s->http) : NULL, 0, ZMQ_POLLIN, 0 } };
+		int rc = zmq_poll(pi, s->http ? 2 : 1, timeout);
 		if (rc < 0 && errno != EINTR) {
 			gp_err("poll: %s", zmq_strerror(errno));
 			return -1;
+		}
+		if (s->reload) {
+			s->reload = 0;
+			settings_reload(s);
+			s->plan_dirty = true; /* a new power cap or limit may let jobs start */
 		}
 		for (int i = 0; i < RECV_PER_PASS; i++) {
 			struct net_msg m;
@@ -261,6 +270,13 @@ int gsched_run(struct gsched *s)
 			if (s->ntouched >= MAX_TXN_ROWS)
 				break;
 		}
+		for (int i = 0; s->http && i < RECV_PER_PASS; i++) {
+			struct http_msg hm;
+			if (http_recv(s->http, &hm) <= 0)
+				break;
+			handle_batch(s, hm.rid, sizeof(hm.rid), "http", &hm.from, hm.batch);
+			gpool__batch__free_unpacked(hm.batch, NULL);
+		}
 		if (s->plan_dirty)
 			plan_run(s);
 		now = gp_mono_ms();
@@ -269,14 +285,15 @@ int gsched_run(struct gsched *s)
 			jobs_tick(s);
 			output_tick(s);
 			rdv_tick(s);
+			metrics_tick(s);
 			next_tick = now + 100;
 		}
 		if (now >= next_sweep) {
 			sweep(s);
 			next_sweep = now + 10000;
 		}
-		bool due = s->txn_first_ms &&
-			   (now - s->txn_first_ms >= s->commit_delay_ms || s->ntouched >= MAX_TXN_ROWS);
+		bool due = s->txn_first_ms && (now - s->txn_first_ms >= s->commit_delay_ms ||
+					       s->ntouched >= MAX_TXN_ROWS);
 		if (due)
 			commit(s);
 		net_flush(s->net, !s->txn_first_ms);

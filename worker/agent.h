@@ -36,6 +36,8 @@ struct agent {
 	gp_ports_t *ports; /* master ports held for jobs whose rank 0 runs here */
 	struct peer *peer;
 	bool quit;
+	int argc; /* the command line, read again on SIGHUP */
+	char **argv;
 };
 
 /* peer.c: the agent serves its chunk cache (<state_dir>/cache) to other agents on
@@ -66,6 +68,8 @@ void sched_link_flush(struct agent *a);
  * power draw sampled every power_sample_interval (fake cards: their simulated draw). */
 struct power *power_create(struct agent *a, gp_error_t *err);
 void power_destroy(struct power **p);
+/* A new sampling period (SIGHUP), 10 ms to 1 h. 0 / -1 (EINVAL). */
+int power_set_interval(struct power *p, int64_t interval_ms);
 /* Sample the cards that are due. Returns the next wakeup (monotonic ms). */
 int64_t power_tick(struct agent *a, int64_t now);
 /* The cards' energy for a heartbeat: fills up to max entries of p and their pointers in pp;
@@ -78,6 +82,9 @@ void steps_destroy(struct steps **s);
 void *steps_socket(struct steps *s);
 void steps_recv(struct agent *a);
 void steps_launch(struct agent *a, const Gpool__Launch *l);
+/* The configuration was reloaded: later supervisors get its kill_grace, log_level, log_file.
+ * 0 / -1 (out of memory: the old arguments stay). */
+int steps_reconfigure(struct agent *a);
 void steps_kill(struct agent *a, const Gpool__Kill *k);
 /* The tasks held, for NodeRegister and Heartbeat with Msg.id msg_id (valid until the next
  * steps_* call): running ones and exited ones the scheduler has not acknowledged. fresh: the
@@ -101,7 +108,7 @@ bool steps_port_busy(uint32_t port, void *agent);
 /* relay.c */
 /* A task of screening job `job` ended: report the result it wrote for each of its cards (a
  * bit each) to the scheduler, if it is a regular file of uid owner that parses. */
-void screen_relay(struct agent *a, uint64_t job, uint32_t attempt, uint32_t rank,
-		  uint64_t cards, uid_t owner);
+void screen_relay(struct agent *a, uint64_t job, uint32_t attempt, uint32_t rank, uint64_t cards,
+		  uid_t owner);
 
 #endif

@@ -107,6 +107,44 @@ static int setup_signals(void)
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
+static void reload_changed(const char *key, int applied, void *arg)
+{
+	const gp_config_t *c = arg;
+	if (applied)
+		gp_info("reload: %s = '%s'", key, gp_config_str(c, key));
+	else
+		gp_warn("reload: %s changed: it takes effect at the next restart", key);
+}
+
+/* SIGHUP: reopen the log (logrotate), then apply what may change live: log_level, log_file,
+ * kill_grace (for supervisors started from now on), power_sample_interval. A configuration
+ * that does not parse changes nothing. */
+static void reload(struct agent *a)
+{
+	char lf[1024];
+	snprintf(lf, sizeof(lf), "%s", gp_config_str(a->cfg, "log_file"));
+	if (*lf && gp_log_file(lf) < 0)
+		gp_err("reload: cannot reopen log file '%s': %s", lf, strerror(errno));
+	gp_error_t err = {{0}};
+	int n = gp_config_reload(a->cfg, a->argc, a->argv, reload_changed, a->cfg, &err);
+	if (n < 0) {
+		gp_err("reload: %s: keeping the running configuration", err.text);
+		return;
+	}
+	const char *nlf = gp_config_str(a->cfg, "log_file");
+	if (strcmp(lf, nlf) != 0 && gp_log_file(nlf) < 0)
+		gp_err("reload: cannot open log file '%s': %s", nlf, strerror(errno));
+	int level = gp_log_level_parse(gp_config_str(a->cfg, "log_level"));
+	if (level >= 0)
+		gp_log_set_level(level);
+	if (steps_reconfigure(a) < 0)
+		gp_err("reload: supervisors keep the old settings: out of memory");
+	if (a->power &&
+	    power_set_interval(a->power, gp_config_int(a->cfg, "power_sample_interval")) < 0)
+		gp_err("reload: invalid power_sample_interval: the old one stays");
+	gp_info("reload: done, %d setting(s) changed", n);
+}
+
 static void run(struct agent *a, int sigfd)
 {
 	while (!a->quit) {
@@ -140,8 +178,10 @@ static void run(struct agent *a, int sigfd)
 		if (items[2].revents) {
 			struct signalfd_siginfo si;
 			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				if (si.ssi_signo == SIGHUP)
+				if (si.ssi_signo == SIGHUP) {
+					reload(a);
 					continue;
+				}
 				if (si.ssi_signo == SIGCHLD) {
 					/* what a supervisor said before it ended comes first */
 					steps_recv(a);
@@ -186,6 +226,13 @@ int main(int argc, char **argv)
 		gp_config_destroy(&a.cfg);
 		return 0;
 	}
+	if (gp_config_check_only(a.cfg)) {
+		printf("gworkerd: configuration ok\n");
+		gp_config_destroy(&a.cfg);
+		return 0;
+	}
+	a.argc = argc;
+	a.argv = argv;
 	int level = gp_log_level_parse(gp_config_str(a.cfg, "log_level"));
 	if (level < 0) {
 		fprintf(stderr, "gworkerd: invalid log_level '%s'\n",

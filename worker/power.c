@@ -36,6 +36,8 @@ struct card_power {
 	gp_energy_integ_t integ;
 	uint32_t last_mw;
 	bool have_mw;
+	uint32_t temperature_c, utilization_pct; /* for the heartbeat, when have_util */
+	bool have_util;
 };
 
 struct power {
@@ -72,6 +74,20 @@ static void read_real(struct power *p, struct card_power *c, int64_t now)
 		gp_energy_sample(&c->integ, now, r.power_mw);
 	c->have_mw = r.has_power;
 	c->last_mw = r.power_mw;
+	c->have_util = r.has_util;
+	c->temperature_c = r.temperature_c;
+	c->utilization_pct = r.utilization_pct;
+}
+
+int power_set_interval(struct power *p, int64_t iv)
+{
+	if (iv < 10 || iv > 3600000)
+		return errno = EINVAL, -1;
+	p->interval_ms = iv;
+	p->next_ms = 0; /* the next sample at the next tick, on the new period from then on */
+	for (size_t i = 0; i < p->n; i++)
+		p->c[i].integ.max_gap_ms = GAP_INTERVALS * iv;
+	return 0;
 }
 
 struct power *power_create(struct agent *a, gp_error_t *err)
@@ -164,8 +180,13 @@ int64_t power_tick(struct agent *a, int64_t now)
 				busy_read = true;
 			}
 			uint32_t idx = a->cards.v[i]->index;
-			c->last_mw = fake_mw(a->cards.v[i], idx < 64 && (busy >> idx & 1));
+			bool held = idx < 64 && (busy >> idx & 1);
+			c->last_mw = fake_mw(a->cards.v[i], held);
 			c->have_mw = true;
+			/* a simulated card is fully used and warm while held */
+			c->have_util = true;
+			c->utilization_pct = held ? 100 : 0;
+			c->temperature_c = held ? 70 : 35;
 			gp_energy_sample(&c->integ, now, c->last_mw);
 		} else if (c->kind == CARD_SAMPLED || c->kind == CARD_UNREAD) {
 			read_real(p, c, now);
@@ -197,6 +218,9 @@ size_t power_report(struct agent *a, Gpool__CardPower *out, Gpool__CardPower **p
 		out[n].energy_mj =
 		    c->kind == CARD_COUNTER ? c->counter_mj : gp_energy_mj(&c->integ);
 		out[n].watts = c->have_mw ? c->last_mw / 1000.0 : 0;
+		out[n].has_util = c->have_util;
+		out[n].temperature_c = c->temperature_c;
+		out[n].utilization_pct = c->utilization_pct;
 		pp[n] = &out[n];
 		n++;
 	}

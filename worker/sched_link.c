@@ -345,8 +345,20 @@ void sched_link_recv(struct agent *a)
 			gp_wire_open(l->wire, zmq_msg_data(&zm), zmq_msg_size(&zm), &from, &code, &err);
 		zmq_msg_close(&zm);
 		if (!b) {
-			gp_warn("dropped a message from the scheduler: %s: %s",
-				gp_error_code_name(code), err.text);
+			/* say plainly what an admin must fix: the scheduler refuses us for the same
+			 * reason, so its refusal is what we cannot open */
+			if (code == GPOOL__ERROR_CODE__ERROR_AUTH)
+				gp_err("the scheduler's messages carry a MUNGE credential this PC cannot "
+				       "decode: wrong MUNGE key (this PC's /etc/munge/munge.key differs "
+				       "from the scheduler's: copy it here and restart munged) [%s]",
+				       err.text);
+			else if (code == GPOOL__ERROR_CODE__ERROR_VERSION)
+				gp_err("incompatible protocol version: %s (install the scheduler's gpool "
+				       "version on this PC)",
+				       err.text);
+			else
+				gp_warn("dropped a message from the scheduler: %s: %s",
+					gp_error_code_name(code), err.text);
 			continue;
 		}
 		if (from.uid != l->sched_uid) {

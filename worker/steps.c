@@ -627,6 +627,19 @@ static int stepd_argv(struct agent *a, struct steps *ss)
 	return 0;
 }
 
+int steps_reconfigure(struct agent *a)
+{
+	struct steps *ss = a->steps;
+	char *old = ss->ep;
+	ss->ep = NULL;
+	if (stepd_argv(a, ss) < 0) {
+		ss->ep = old;
+		return -1;
+	}
+	free(old);
+	return 0;
+}
+
 void steps_launch(struct agent *a, const Gpool__Launch *l)
 {
 	struct steps *ss = a->steps;

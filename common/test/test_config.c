@@ -88,6 +88,71 @@ static void help_flag(void **state)
 	gp_config_destroy(&c);
 }
 
+static void choices_and_check(void **state)
+{
+	gp_error_t err;
+	int help;
+	gp_config_t *c = gp_config_create(GP_SCHED);
+	assert_int_equal(gp_config_set(c, "sync", "fast", &err), -1);
+	assert_non_null(strstr(err.text, "invalid value 'fast' for sync"));
+	assert_int_equal(gp_config_set(c, "sync", "normal", &err), 0);
+	assert_int_equal(gp_config_set(c, "log_level", "loud", &err), -1);
+	char *argv[] = { "gschedd", "--check-config", NULL };
+	assert_int_equal(gp_config_check_only(c), 0);
+	assert_int_equal(gp_config_parse_args(c, 2, argv, &help, &err), 0);
+	assert_int_equal(gp_config_check_only(c), 1);
+	gp_config_destroy(&c);
+}
+
+struct seen {
+	char keys[8][32];
+	int applied[8];
+	int n;
+};
+
+static void note(const char *key, int applied, void *arg)
+{
+	struct seen *s = arg;
+	if (s->n < 8) {
+		snprintf(s->keys[s->n], sizeof(s->keys[0]), "%s", key);
+		s->applied[s->n++] = applied;
+	}
+}
+
+static void reload(void **state)
+{
+	gp_error_t err;
+	int help;
+	char *p = tmpfile_with("max_attempts = 3\nlisten = tcp://*:1\n");
+	char path[64];
+	strcpy(path, p);
+	gp_config_t *c = gp_config_create(GP_SCHED);
+	char *argv[] = { "gschedd", "--config", path, "--node-timeout=20s", NULL };
+	assert_int_equal(gp_config_parse_args(c, 4, argv, &help, &err), 0);
+	FILE *f = fopen(path, "w");
+	fputs("max_attempts = 7\nlisten = tcp://*:2\nnode_timeout = 1s\n", f);
+	fclose(f);
+	struct seen s = { .n = 0 };
+	assert_int_equal(gp_config_reload(c, 4, argv, note, &s, &err), 1);
+	assert_int_equal(gp_config_int(c, "max_attempts"), 7); /* applied live */
+	assert_string_equal(gp_config_str(c, "listen"), "tcp://*:1"); /* needs a restart */
+	assert_int_equal(gp_config_int(c, "node_timeout"), 20000); /* the flag still wins */
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.keys[0], "listen");
+	assert_int_equal(s.applied[0], 0);
+	assert_string_equal(s.keys[1], "max_attempts");
+	assert_int_equal(s.applied[1], 1);
+	/* a bad file changes nothing */
+	f = fopen(path, "w");
+	fputs("max_attempts = many\n", f);
+	fclose(f);
+	assert_int_equal(gp_config_reload(c, 4, argv, note, &s, &err), -1);
+	assert_non_null(strstr(err.text, "max_attempts"));
+	assert_int_equal(gp_config_int(c, "max_attempts"), 7);
+	unlink(path);
+	gp_config_destroy(&c);
+}
+
 int main(void)
 {
 	setenv("GPOOL_CONF", "/nonexistent-gpool.conf", 1);
@@ -97,6 +162,8 @@ int main(void)
 		cmocka_unit_test(file_then_flags),
 		cmocka_unit_test(rejects),
 		cmocka_unit_test(help_flag),
+		cmocka_unit_test(choices_and_check),
+		cmocka_unit_test(reload),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include "gschedd.h"
 #include "jobs.h"
 #include "log.h"
+#include "metrics.h"
 #include "net.h"
 #include "nodes.h"
 #include "output.h"
@@ -51,7 +52,9 @@ static void world_up(void)
 	S.running = gp_u64map_create();
 	S.rdv = rdv_create();
 	S.net = net_create("inproc://fuzz-submit", NULL, 1 << 20, 0, &err);
-	FUZZ_CHECK(S.cfg && S.output && S.nodes && S.jobs && S.running && S.rdv && S.net);
+	S.metrics = metrics_create();
+	FUZZ_CHECK(S.cfg && S.output && S.nodes && S.jobs && S.running && S.rdv && S.net &&
+		   S.metrics);
 	S.agent_uid = AGENT_UID;
 	S.max_jobs = 100000;
 	S.max_time_limit = 7 * 86400;
@@ -68,6 +71,7 @@ static void world_up(void)
 static void world_down(void)
 {
 	net_destroy(&S.net);
+	metrics_destroy(&S.metrics);
 	store_destroy(&S.store);
 	output_destroy(&S.output);
 	jobs_destroy(&S.jobs);

@@ -45,6 +45,7 @@ static void usage(FILE *f)
 		"  truncated           a valid envelope cut in half\n"
 		"  oversized N         a valid envelope padded to N bytes\n"
 		"  version V           a sealed envelope that claims protocol version V\n"
+		"  register-version V NAME  a NodeRegister for NAME sealed as protocol version V\n"
 		"  nocred              an envelope without a credential\n"
 		"  tampered            a valid envelope whose body is changed after sealing\n"
 		"  badbody             a sealed envelope whose body is not a Batch\n"
@@ -88,6 +89,25 @@ static int query_body(gp_buf_t *body)
 	m.id = 1;
 	m.m_case = GPOOL__MSG__M_JOB_QUERY;
 	m.job_query = &q;
+	gp_batch_t b = { 0 };
+	if (gp_batch_add(&b, &m) < 0)
+		return -1;
+	*body = b.body;
+	return 0;
+}
+
+/* A Batch holding one NodeRegister of a node named name (as an agent's first message). */
+static int register_body(const char *name, gp_buf_t *body)
+{
+	Gpool__NodeRegister nr = GPOOL__NODE_REGISTER__INIT;
+	nr.name = (char *)name;
+	nr.version = "0.0.0";
+	nr.cpus = 1;
+	nr.mem_mb = 1024;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = 1;
+	m.m_case = GPOOL__MSG__M_NODE_REGISTER;
+	m.node_register = &nr;
 	gp_batch_t b = { 0 };
 	if (gp_batch_add(&b, &m) < 0)
 		return -1;
@@ -386,6 +406,14 @@ int main(int argc, char **argv)
 		rc = print_reply(&p);
 	} else if (!strcmp(mode, "version")) {
 		if (seal(&p, (uint32_t)arg_long(arg, "version"), &body, 1, &env) < 0 ||
+		    send_bytes(&p, env.data, env.len) < 0)
+			return 1;
+		rc = print_reply(&p);
+	} else if (!strcmp(mode, "register-version")) {
+		const char *name = optind + 2 < argc ? argv[optind + 2] : "probe";
+		gp_buf_t rb = { 0 };
+		if (register_body(name, &rb) < 0 ||
+		    seal(&p, (uint32_t)arg_long(arg, "version"), &rb, 1, &env) < 0 ||
 		    send_bytes(&p, env.data, env.len) < 0)
 			return 1;
 		rc = print_reply(&p);

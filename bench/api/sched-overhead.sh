@@ -1,0 +1,55 @@
+#!/bin/bash
+# sched-overhead.sh: does the HTTP server slow scheduling? End-to-end throughput of N jobs of
+# /bin/true (gp-submit-many, batches of 100, not held; time from the first submission until
+# gstat lists no job) on a 2-host loopback cluster, alternately
+#   A: gschedd without http_listen, and
+#   B: with http_listen, a Prometheus-style scrape of /metrics every second and a REST
+#      GET /api/v1/jobs (token) every second while the jobs run;
+# R rounds of each (LIST=0: B scrapes /metrics only). Raw lines to stdout.  usage: bench/api/sched-overhead.sh [N] [R]
+set -euo pipefail
+N=${1:-3000}
+R=${2:-2}
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+BIN=${GPOOL_BIN_DIR:-$TOP/build/bin}
+CL="$TOP/deploy/gpool-cluster"
+PORT=${PORT:-27831}
+"$CL" users >/dev/null
+echo "== $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); N=$N LIST=${LIST:-1}"
+run() { # run A|B
+	local mode=$1 D
+	D=$(mktemp -d /var/tmp/gpool-ovh.XXXXXX)
+	local -a extra=()
+	[ "$mode" = B ] && extra=(--sched-arg "--http-listen=127.0.0.1:$PORT")
+	"$CL" start -n 2 --loopback --dir "$D" --bin "$BIN" --cpus 8 "${extra[@]}" >/dev/null
+	eval "$("$CL" env --dir "$D")"
+	U() { runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" "$@"; }
+	local poller=""
+	if [ "$mode" = B ]; then
+		local tok
+		tok=$(U /usr/bin/python3 "$TOP/tests/tools/gp-api.py" --url "http://127.0.0.1:$PORT" POST /api/v1/token |
+			sed 1d | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+		(while :; do
+			curl -s "http://127.0.0.1:$PORT/metrics" >/dev/null
+			[ "${LIST:-1}" = 0 ] ||
+				curl -s -H "Authorization: Bearer $tok" "http://127.0.0.1:$PORT/api/v1/jobs" >/dev/null
+			sleep 1
+		done) &
+		poller=$!
+	fi
+	local t0 t1 scrapes
+	t0=$(date +%s%N)
+	U "$BIN/gp-submit-many" "$N" 100 -- /bin/true >/dev/null
+	while [ "$(U "$BIN/gstat" --json | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')" != 0 ]; do
+		sleep 0.2
+	done
+	t1=$(date +%s%N)
+	[ -n "$poller" ] && kill "$poller" && wait "$poller" 2>/dev/null || true
+	awk -v m="$mode" -v n="$N" -v ns=$((t1 - t0)) 'BEGIN {printf "%s: %d jobs in %.2f s: %.1f jobs/s\n", m, n, ns/1e9, n/(ns/1e9)}'
+	"$CL" stop --dir "$D" >/dev/null 2>&1 || true
+	rm -rf "$D"
+}
+for _ in $(seq "$R"); do
+	run A
+	run B
+done

@@ -1,0 +1,817 @@
+/* http.c: gschedd's HTTP server thread (see http.h). */
+#include "http.h"
+
+#include <errno.h>
+#include <openssl/evp.h> /* before libevent's headers: they leave sched.h's cpu_set_t out */
+#include <pthread.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pwd.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "api_json.h"
+#include "auth.h"
+#include "log.h"
+#include "util.h"
+
+#define MAX_PENDING 4096
+#define MAX_TOKENS  1024
+#define STATIC_MAX  (4 << 20)
+
+struct pend {
+	uint64_t seq;
+	struct evhttp_request *req;
+	enum api_op op;
+	struct pend *next;
+};
+
+struct token {
+	char tok[33];
+	uid_t uid;
+	gid_t gid;
+	int64_t expires_ms;
+};
+
+struct http {
+	pthread_t th;
+	bool started;
+	void *pair_main, *pair_thr;
+	struct event_base *base;
+	struct evhttp *evh;
+	struct event *zev, *stop_ev;
+	int stop_fds[2];
+	gp_auth_t *auth;
+	uint64_t seq;
+	struct pend *pending;
+	size_t npending;
+	struct token tokens[MAX_TOKENS];
+	size_t ntokens;
+	char web_dir[1024];
+	_Atomic int64_t token_ttl_ms;
+};
+
+bool http_is_rid(const uint8_t *rid, size_t len)
+{
+	return len == HTTP_RID_LEN && memcmp(rid, HTTP_RID_PREFIX, HTTP_RID_PREFIX_LEN) == 0;
+}
+
+/* ---- answers ---- */
+
+static void send_json(struct evhttp_request *req, int status, json_t *doc)
+{
+	struct evbuffer *b = evbuffer_new();
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	if (!b) {
+		free(text);
+		evhttp_send_error(req, 500, NULL);
+		return;
+	}
+	if (text)
+		evbuffer_add(b, text, strlen(text));
+	else
+		evbuffer_add_printf(b, "{\"error\":{\"code\":\"ERROR_UNAVAILABLE\","
+				       "\"message\":\"out of memory\"}}");
+	free(text);
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	evhttp_add_header(h, "Content-Type", "application/json");
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	evhttp_send_reply(req, status, NULL, b);
+	evbuffer_free(b);
+}
+
+static void send_err(struct evhttp_request *req, int status, const char *code, const char *text)
+{
+	send_json(req, status, api_error_json(code, text));
+}
+
+static const struct {
+	const char *ext, *type;
+} types[] = {
+    {".html", "text/html; charset=utf-8"},
+    {".js", "text/javascript; charset=utf-8"},
+    {".css", "text/css; charset=utf-8"},
+    {".png", "image/png"},
+    {".svg", "image/svg+xml"},
+    {".ico", "image/x-icon"},
+};
+
+static void send_static(struct http *h, struct evhttp_request *req, const char *file)
+{
+	char path[1200];
+	snprintf(path, sizeof(path), "%s/%s", h->web_dir, file);
+	uint8_t *data;
+	size_t len;
+	if (gp_read_file(path, STATIC_MAX, &data, &len) < 0) {
+		send_err(req, 404, "ERROR_NOT_FOUND", "no such file");
+		return;
+	}
+	const char *type = "application/octet-stream";
+	size_t fl = strlen(file);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		size_t el = strlen(types[i].ext);
+		if (fl > el && !strcmp(file + fl - el, types[i].ext))
+			type = types[i].type;
+	}
+	struct evbuffer *b = evbuffer_new();
+	if (b)
+		evbuffer_add(b, data, len);
+	free(data);
+	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
+	evhttp_add_header(hd, "Content-Type", type);
+	evhttp_add_header(hd, "Cache-Control", "no-cache");
+	evhttp_send_reply(req, b ? 200 : 500, NULL, b);
+	if (b)
+		evbuffer_free(b);
+}
+
+/* ---- authentication ---- */
+
+static void sha256_hex(const void *p, size_t n, char out[65])
+{
+	unsigned char md[32];
+	unsigned int mdlen = 0;
+	EVP_Digest(p, n, md, &mdlen, EVP_sha256(), NULL);
+	for (int i = 0; i < 32; i++)
+		sprintf(out + 2 * i, "%02x", md[i]);
+}
+
+static int token_find(struct http *h, const char *tok, struct gp_sender *from)
+{
+	int64_t now = gp_mono_ms();
+	for (size_t i = 0; i < h->ntokens; i++) {
+		if (h->tokens[i].expires_ms <= now || strcmp(h->tokens[i].tok, tok) != 0)
+			continue;
+		from->uid = h->tokens[i].uid;
+		from->gid = h->tokens[i].gid;
+		return 0;
+	}
+	return -1;
+}
+
+static int token_issue(struct http *h, const struct gp_sender *from, char tok[33], int64_t *ttl)
+{
+	int64_t now = gp_mono_ms();
+	size_t k = 0;
+	for (size_t i = 0; i < h->ntokens; i++) /* drop the expired */
+		if (h->tokens[i].expires_ms > now)
+			h->tokens[k++] = h->tokens[i];
+	h->ntokens = k;
+	if (h->ntokens == MAX_TOKENS)
+		return -1;
+	unsigned char rnd[16];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, rnd, sizeof(rnd)) != (ssize_t)sizeof(rnd)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	for (int i = 0; i < 16; i++)
+		sprintf(tok + 2 * i, "%02x", rnd[i]);
+	struct token *t = &h->tokens[h->ntokens++];
+	memcpy(t->tok, tok, 33);
+	t->uid = from->uid;
+	t->gid = from->gid;
+	*ttl = atomic_load(&h->token_ttl_ms);
+	t->expires_ms = now + *ttl;
+	return 0;
+}
+
+/* Who sent req. 0 with *from filled, or the HTTP status, answered already. */
+static int authenticate(struct http *h, struct evhttp_request *req, const char *method,
+			const char *target, const uint8_t *body, size_t blen,
+			const struct api_route *rt, struct gp_sender *from)
+{
+	const char *a = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+	char qtok[40] = "";
+	if (!a && rt->op != API_TOKEN) {
+		/* the dashboard's fetches: ?token= in the URL is accepted too */
+		const char *q = strstr(target, "token=");
+		if (q && (q == target || q[-1] == '?' || q[-1] == '&')) {
+			size_t n = strcspn(q + 6, "&#");
+			if (n < sizeof(qtok)) {
+				memcpy(qtok, q + 6, n);
+				qtok[n] = '\0';
+			}
+		}
+	}
+	if (qtok[0] || (a && !strncmp(a, "Bearer ", 7))) {
+		if (token_find(h, qtok[0] ? qtok : a + 7, from) == 0)
+			return 0;
+		send_err(req, 401, "ERROR_AUTH", "unknown or expired token");
+		return 401;
+	}
+	if (!a || strncmp(a, "MUNGE ", 6) != 0) {
+		send_err(req, 401, "ERROR_AUTH",
+			 "authentication required: 'Authorization: MUNGE <credential>' or 'Bearer "
+			 "<token>'");
+		return 401;
+	}
+	void *payload = NULL;
+	size_t plen = 0;
+	enum gp_auth_status st;
+	gp_error_t err;
+	if (gp_auth_decode(h->auth, a + 6, &payload, &plen, &from->uid, &from->gid, &st, &err) <
+	    0) {
+		const char *code = st == GP_AUTH_REPLAYED  ? "ERROR_REPLAY"
+				   : st == GP_AUTH_EXPIRED ? "ERROR_EXPIRED"
+							   : "ERROR_AUTH";
+		send_err(req, st == GP_AUTH_UNAVAILABLE ? 503 : 401, code, err.text);
+		return 401;
+	}
+	/* the credential must be for this request: "METHOD TARGET" [LF sha256(body)] */
+	char want[8300];
+	char hex[65] = "";
+	if (blen)
+		sha256_hex(body, blen, hex);
+	int n = snprintf(want, sizeof(want), "%s %s%s%s", method, target, blen ? "\n" : "", hex);
+	bool ok = n > 0 && (size_t)n < sizeof(want) && plen == (size_t)n && payload &&
+		  memcmp(payload, want, plen) == 0;
+	free(payload);
+	if (!ok) {
+		send_err(req, 401, "ERROR_AUTH",
+			 "the credential's payload is not this request's 'METHOD TARGET' (and "
+			 "body hash)");
+		return 401;
+	}
+	return 0;
+}
+
+/* ---- requests to the loop ---- */
+
+static void drain_replies(struct http *h);
+
+static int to_loop(struct http *h, struct evhttp_request *req, enum api_op op,
+		   const struct gp_sender *from, Gpool__Msg *m)
+{
+	if (h->npending >= MAX_PENDING) {
+		send_err(req, 503, "ERROR_UNAVAILABLE", "too many requests in flight");
+		return -1;
+	}
+	struct pend *p = calloc(1, sizeof(*p));
+	gp_batch_t b = {{0}, 0};
+	if (!p || (m->id = ++h->seq, gp_batch_add(&b, m) < 0)) {
+		free(p);
+		gp_batch_release(&b);
+		send_err(req, 503, "ERROR_UNAVAILABLE", "out of memory");
+		return -1;
+	}
+	uint8_t rid[HTTP_RID_LEN];
+	memcpy(rid, HTTP_RID_PREFIX, HTTP_RID_PREFIX_LEN);
+	memcpy(rid + HTTP_RID_PREFIX_LEN, &h->seq, 8);
+	uint32_t ids[2] = {(uint32_t)from->uid, (uint32_t)from->gid};
+	int rc = 0;
+	if (zmq_send(h->pair_thr, rid, sizeof(rid), ZMQ_SNDMORE) < 0 ||
+	    zmq_send(h->pair_thr, ids, sizeof(ids), ZMQ_SNDMORE) < 0 ||
+	    zmq_send(h->pair_thr, b.body.data, b.body.len, 0) < 0)
+		rc = -1;
+	gp_batch_release(&b);
+	if (rc < 0) {
+		free(p);
+		send_err(req, 503, "ERROR_UNAVAILABLE", "the scheduler loop does not answer");
+		return -1;
+	}
+	p->seq = h->seq;
+	p->req = req;
+	p->op = op;
+	p->next = h->pending;
+	h->pending = p;
+	h->npending++;
+	/* a send may have consumed the edge of ZMQ_FD: look for replies now */
+	drain_replies(h);
+	return 0;
+}
+
+static void user_name(uid_t uid, char *out, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+		snprintf(out, len, "%s", pw.pw_name);
+	else
+		snprintf(out, len, "%u", (unsigned)uid);
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct http *h = arg;
+	const char *method;
+	switch (evhttp_request_get_command(req)) {
+	case EVHTTP_REQ_GET:
+		method = "GET";
+		break;
+	case EVHTTP_REQ_POST:
+		method = "POST";
+		break;
+	case EVHTTP_REQ_DELETE:
+		method = "DELETE";
+		break;
+	default:
+		send_err(req, 405, "ERROR_INVALID", "method not allowed");
+		return;
+	}
+	const char *target = evhttp_request_get_uri(req);
+	struct api_route rt;
+	char why[256];
+	int st = api_route_parse(method, target, &rt, why, sizeof(why));
+	if (st) {
+		send_err(req, st, st == 404 ? "ERROR_NOT_FOUND" : "ERROR_INVALID", why);
+		return;
+	}
+	if (rt.op == API_STATIC) {
+		send_static(h, req, rt.file);
+		return;
+	}
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	size_t blen = evbuffer_get_length(in);
+	const uint8_t *body = blen ? evbuffer_pullup(in, -1) : NULL;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	struct gp_sender from = {0};
+	if (rt.op == API_METRICS) {
+		Gpool__OpsMetricsQuery q = GPOOL__OPS_METRICS_QUERY__INIT;
+		m.m_case = GPOOL__MSG__M_OPS_METRICS_QUERY;
+		m.ops_metrics_query = &q;
+		to_loop(h, req, rt.op, &from, &m);
+		return;
+	}
+	if (authenticate(h, req, method, target, body, blen, &rt, &from))
+		return;
+	switch (rt.op) {
+	case API_TOKEN: {
+		char tok[33];
+		int64_t ttl;
+		if (token_issue(h, &from, tok, &ttl) < 0) {
+			send_err(req, 503, "ERROR_UNAVAILABLE", "cannot issue a token now");
+			return;
+		}
+		send_json(req, 200,
+			  json_pack("{s:s, s:I, s:i}", "token", tok, "expires_in",
+				    (json_int_t)(ttl / 1000), "uid", (int)from.uid));
+		return;
+	}
+	case API_WHOAMI: {
+		char name[64];
+		user_name(from.uid, name, sizeof(name));
+		send_json(req, 200,
+			  json_pack("{s:i, s:i, s:s}", "uid", (int)from.uid, "gid", (int)from.gid,
+				    "user", name));
+		return;
+	}
+	case API_HISTORY: {
+		Gpool__OpsHistoryQuery q = GPOOL__OPS_HISTORY_QUERY__INIT;
+		m.m_case = GPOOL__MSG__M_OPS_HISTORY_QUERY;
+		m.ops_history_query = &q;
+		to_loop(h, req, rt.op, &from, &m);
+		return;
+	}
+	case API_NODES:
+	case API_CARDS: {
+		Gpool__NodeQuery q = GPOOL__NODE_QUERY__INIT;
+		m.m_case = GPOOL__MSG__M_NODE_QUERY;
+		m.node_query = &q;
+		to_loop(h, req, rt.op, &from, &m);
+		return;
+	}
+	case API_JOBS:
+	case API_JOB: {
+		Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
+		Gpool__JobState states[1] = {rt.state};
+		uint64_t ids[1] = {rt.id};
+		if (rt.op == API_JOB) {
+			q.ids = ids;
+			q.n_ids = 1;
+			q.all = 1;
+		} else {
+			q.all = rt.all;
+			q.user = rt.user;
+			q.limit = rt.limit;
+			if (rt.state) {
+				q.states = states;
+				q.n_states = 1;
+			}
+		}
+		m.m_case = GPOOL__MSG__M_JOB_QUERY;
+		m.job_query = &q;
+		to_loop(h, req, rt.op, &from, &m);
+		return;
+	}
+	case API_OUTPUT: {
+		Gpool__LogQuery q = GPOOL__LOG_QUERY__INIT;
+		q.job_id = rt.id;
+		q.offset = rt.offset;
+		q.offset_err = rt.offset_err;
+		q.max_bytes = rt.max_bytes ? rt.max_bytes : 1 << 20;
+		q.wait = rt.wait;
+		m.m_case = GPOOL__MSG__M_LOG_QUERY;
+		m.log_query = &q;
+		to_loop(h, req, rt.op, &from, &m);
+		return;
+	}
+	case API_SUBMIT: {
+		Gpool__JobSpec *sp = api_spec_parse((const char *)body, blen, why, sizeof(why));
+		if (!sp) {
+			send_err(req, 400, "ERROR_INVALID", why);
+			return;
+		}
+		char name[64];
+		user_name(from.uid, name, sizeof(name));
+		Gpool__SubmitRequest sr = GPOOL__SUBMIT_REQUEST__INIT;
+		sr.spec = sp;
+		sr.user = name;
+		m.m_case = GPOOL__MSG__M_SUBMIT;
+		m.submit = &sr;
+		to_loop(h, req, rt.op, &from, &m);
+		api_spec_free(sp);
+		return;
+	}
+	case API_CANCEL:
+	case API_HOLD:
+	case API_RELEASE: {
+		Gpool__JobControl c = GPOOL__JOB_CONTROL__INIT;
+		uint64_t ids[1] = {rt.id};
+		c.action = rt.op == API_CANCEL ? GPOOL__JOB_ACTION__JOB_CANCEL
+			   : rt.op == API_HOLD ? GPOOL__JOB_ACTION__JOB_HOLD
+					       : GPOOL__JOB_ACTION__JOB_RELEASE;
+		c.ids = ids;
+		c.n_ids = 1;
+		m.m_case = GPOOL__MSG__M_JOB_CONTROL;
+		m.job_control = &c;
+		to_loop(h, req, rt.op, &from, &m);
+		return;
+	}
+	case API_DRAIN:
+	case API_RESUME: {
+		Gpool__NodeControl c = GPOOL__NODE_CONTROL__INIT;
+		char reason[256];
+		int card = -1;
+		if (rt.op == API_DRAIN &&
+		    api_drain_parse((const char *)body, blen, reason, sizeof(reason), &card, why,
+				    sizeof(why)) < 0) {
+			send_err(req, 400, "ERROR_INVALID", why);
+			return;
+		}
+		c.action = rt.op == API_DRAIN ? GPOOL__NODE_ACTION__NODE_DRAIN
+					      : GPOOL__NODE_ACTION__NODE_RESUME;
+		c.name = rt.node;
+		c.card = card;
+		c.reason = rt.op == API_DRAIN ? reason : (char *)"";
+		m.m_case = GPOOL__MSG__M_NODE_CONTROL;
+		m.node_control = &c;
+		to_loop(h, req, rt.op, &from, &m);
+		return;
+	}
+	default:
+		send_err(req, 404, "ERROR_NOT_FOUND", "no such path");
+	}
+}
+
+/* ---- replies from the loop ---- */
+
+static void answer(struct evhttp_request *req, enum api_op op, const Gpool__Msg *m)
+{
+	if (m->m_case == GPOOL__MSG__M_ERROR) {
+		const Gpool__Error *e = m->error;
+		send_err(req, api_status_of(e->code), api_error_code(e->code),
+			 e->text ? e->text : "");
+		return;
+	}
+	json_t *a;
+	switch (op) {
+	case API_METRICS: {
+		if (m->m_case != GPOOL__MSG__M_OPS_METRICS_REPLY)
+			break;
+		struct evbuffer *b = evbuffer_new();
+		if (!b)
+			break;
+		evbuffer_add(b, m->ops_metrics_reply->text, strlen(m->ops_metrics_reply->text));
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+				  "text/plain; version=0.0.4; charset=utf-8");
+		evhttp_send_reply(req, 200, NULL, b);
+		evbuffer_free(b);
+		return;
+	}
+	case API_NODES:
+	case API_CARDS:
+		if (m->m_case != GPOOL__MSG__M_NODE_QUERY_REPLY)
+			break;
+		a = json_array();
+		for (size_t i = 0; i < m->node_query_reply->n_nodes; i++) {
+			const Gpool__NodeInfo *n = m->node_query_reply->nodes[i];
+			if (op == API_NODES) {
+				json_array_append_new(a, api_node_json(n));
+				continue;
+			}
+			for (size_t c = 0; c < n->n_cards; c++)
+				json_array_append_new(a, api_card_json(n->name, n->cards[c]));
+		}
+		if (op == API_CARDS) {
+			send_json(req, 200, json_pack("{s:o}", "cards", a));
+			return;
+		}
+		json_t *ra = json_array();
+		for (size_t i = 0; i < m->node_query_reply->n_refused; i++) {
+			const Gpool__OpsRefusedNode *x = m->node_query_reply->refused[i];
+			json_array_append_new(ra, json_pack("{s:s, s:s, s:s, s:I, s:f}", "name",
+							    x->name, "addr", x->addr, "reason",
+							    x->reason, "count",
+							    (json_int_t)x->count, "last", x->last));
+		}
+		send_json(req, 200, json_pack("{s:o, s:o}", "nodes", a, "refused", ra));
+		return;
+	case API_JOBS:
+	case API_JOB:
+		if (m->m_case != GPOOL__MSG__M_JOB_QUERY_REPLY)
+			break;
+		if (op == API_JOB) {
+			if (!m->job_query_reply->n_jobs) {
+				send_err(req, 404, "ERROR_NOT_FOUND", "no such job");
+				return;
+			}
+			send_json(req, 200, api_job_json(m->job_query_reply->jobs[0]));
+			return;
+		}
+		a = json_array();
+		for (size_t i = 0; i < m->job_query_reply->n_jobs; i++)
+			json_array_append_new(a, api_job_json(m->job_query_reply->jobs[i]));
+		send_json(req, 200, json_pack("{s:o}", "jobs", a));
+		return;
+	case API_HISTORY:
+		if (m->m_case != GPOOL__MSG__M_OPS_HISTORY_REPLY)
+			break;
+		send_json(req, 200, api_history_json(m->ops_history_reply));
+		return;
+	case API_OUTPUT:
+		if (m->m_case != GPOOL__MSG__M_LOG_QUERY_REPLY)
+			break;
+		send_json(req, 200, api_output_json(m->log_query_reply));
+		return;
+	case API_SUBMIT:
+		if (m->m_case != GPOOL__MSG__M_SUBMIT_REPLY)
+			break;
+		send_json(req, 201, json_pack("{s:I}", "id", (json_int_t)m->submit_reply->job_id));
+		return;
+	case API_CANCEL:
+	case API_HOLD:
+	case API_RELEASE: {
+		if (m->m_case != GPOOL__MSG__M_JOB_CONTROL_REPLY)
+			break;
+		const Gpool__JobControlReply *r = m->job_control_reply;
+		int st = r->n_results ? api_status_of(r->results[0]->code) : 200;
+		if (st != 200 && r->n_results) {
+			send_err(req, st, api_error_code(r->results[0]->code),
+				 r->results[0]->text ? r->results[0]->text : "");
+			return;
+		}
+		send_json(req, 200, api_results_json(r));
+		return;
+	}
+	case API_DRAIN:
+	case API_RESUME:
+		if (m->m_case != GPOOL__MSG__M_NODE_CONTROL_REPLY)
+			break;
+		send_json(req, 200, json_pack("{s:b}", "ok", 1));
+		return;
+	default:
+		break;
+	}
+	send_err(req, 500, "ERROR_UNEXPECTED", "unexpected reply from the scheduler");
+}
+
+static void on_reply(struct http *h, const uint8_t *rid, size_t rid_len, const void *body,
+		     size_t len)
+{
+	uint64_t seq;
+	if (!http_is_rid(rid, rid_len))
+		return;
+	memcpy(&seq, rid + HTTP_RID_PREFIX_LEN, 8);
+	struct pend **pp = &h->pending;
+	while (*pp && (*pp)->seq != seq)
+		pp = &(*pp)->next;
+	if (!*pp)
+		return; /* answered already (a second message for the same request) */
+	struct pend *p = *pp;
+	Gpool__Batch *b = gpool__batch__unpack(NULL, len, body);
+	if (!b || !b->n_msgs) {
+		if (b)
+			gpool__batch__free_unpacked(b, NULL);
+		send_err(p->req, 500, "ERROR_MALFORMED", "unreadable reply from the scheduler");
+	} else {
+		answer(p->req, p->op, b->msgs[0]);
+		gpool__batch__free_unpacked(b, NULL);
+	}
+	*pp = p->next;
+	h->npending--;
+	free(p);
+}
+
+static void drain_replies(struct http *h)
+{
+	for (;;) {
+		int ev = 0;
+		size_t evlen = sizeof(ev);
+		if (zmq_getsockopt(h->pair_thr, ZMQ_EVENTS, &ev, &evlen) < 0 || !(ev & ZMQ_POLLIN))
+			return;
+		zmq_msg_t rid, body;
+		zmq_msg_init(&rid);
+		zmq_msg_init(&body);
+		if (zmq_msg_recv(&rid, h->pair_thr, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&rid) &&
+		    zmq_msg_recv(&body, h->pair_thr, ZMQ_DONTWAIT) >= 0)
+			on_reply(h, zmq_msg_data(&rid), zmq_msg_size(&rid), zmq_msg_data(&body),
+				 zmq_msg_size(&body));
+		zmq_msg_close(&rid);
+		zmq_msg_close(&body);
+	}
+}
+
+static void on_zmq(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd, (void)what;
+	drain_replies(arg);
+}
+
+static void on_stop(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd, (void)what;
+	struct http *h = arg;
+	event_base_loopbreak(h->base);
+}
+
+static void *thread_main(void *arg)
+{
+	struct http *h = arg;
+	event_base_dispatch(h->base);
+	return NULL;
+}
+
+/* "host:port", "[v6]:port", ":port" */
+static int split_listen(const char *s, char *host, size_t hlen, uint16_t *port)
+{
+	const char *c = strrchr(s, ':');
+	if (!c)
+		return -1;
+	size_t n = (size_t)(c - s);
+	const char *hs = s;
+	if (n >= 2 && s[0] == '[' && s[n - 1] == ']')
+		hs++, n -= 2;
+	if (n >= hlen)
+		return -1;
+	memcpy(host, hs, n);
+	host[n] = '\0';
+	if (!*host)
+		snprintf(host, hlen, "0.0.0.0");
+	char *end;
+	long p = strtol(c + 1, &end, 10);
+	if (*end || p <= 0 || p > 65535)
+		return -1;
+	*port = (uint16_t)p;
+	return 0;
+}
+
+struct http *http_create(const struct http_opts *o, void *zctx, gp_error_t *err)
+{
+	char host[256];
+	uint16_t port;
+	if (split_listen(o->listen, host, sizeof(host), &port) < 0) {
+		gp_errprintf(err, "invalid http_listen '%s' (address:port)", o->listen);
+		return NULL;
+	}
+	struct http *h = calloc(1, sizeof(*h));
+	if (!h) {
+		gp_errprintf(err, "out of memory");
+		return NULL;
+	}
+	h->stop_fds[0] = h->stop_fds[1] = -1;
+	snprintf(h->web_dir, sizeof(h->web_dir), "%s", o->web_dir);
+	atomic_store(&h->token_ttl_ms, o->token_ttl_ms);
+	char ep[64];
+	snprintf(ep, sizeof(ep), "inproc://gschedd-http-%p", (void *)h);
+	int fd;
+	size_t fdlen = sizeof(fd);
+	if (!(h->auth = gp_auth_create(NULL, err)))
+		goto fail;
+	if (!(h->pair_main = zmq_socket(zctx, ZMQ_PAIR)) || zmq_bind(h->pair_main, ep) < 0 ||
+	    !(h->pair_thr = zmq_socket(zctx, ZMQ_PAIR)) || zmq_connect(h->pair_thr, ep) < 0 ||
+	    zmq_getsockopt(h->pair_thr, ZMQ_FD, &fd, &fdlen) < 0) {
+		gp_errprintf(err, "http: inproc pair: %s", zmq_strerror(errno));
+		goto fail;
+	}
+	if (pipe2(h->stop_fds, O_CLOEXEC | O_NONBLOCK) < 0 || !(h->base = event_base_new()) ||
+	    !(h->evh = evhttp_new(h->base))) {
+		gp_errprintf(err, "http: cannot start libevent");
+		goto fail;
+	}
+	if (!evhttp_bind_socket_with_handle(h->evh, host, port)) {
+		gp_errprintf(err, "http: cannot listen on '%s': %s", o->listen, strerror(errno));
+		goto fail;
+	}
+	evhttp_set_allowed_methods(h->evh, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE);
+	evhttp_set_max_body_size(h->evh, (ev_ssize_t)o->max_body);
+	evhttp_set_max_headers_size(h->evh, 16384);
+	evhttp_set_timeout(h->evh, 60);
+	evhttp_set_gencb(h->evh, on_request, h);
+	if (!(h->zev = event_new(h->base, fd, EV_READ | EV_PERSIST, on_zmq, h)) ||
+	    event_add(h->zev, NULL) < 0 ||
+	    !(h->stop_ev = event_new(h->base, h->stop_fds[0], EV_READ, on_stop, h)) ||
+	    event_add(h->stop_ev, NULL) < 0) {
+		gp_errprintf(err, "http: cannot add events");
+		goto fail;
+	}
+	if (pthread_create(&h->th, NULL, thread_main, h) != 0) {
+		gp_errprintf(err, "http: cannot start its thread");
+		goto fail;
+	}
+	h->started = true;
+	return h;
+fail:
+	http_destroy(&h);
+	return NULL;
+}
+
+void http_destroy(struct http **hp)
+{
+	struct http *h = hp ? *hp : NULL;
+	if (!h)
+		return;
+	if (h->started) {
+		if (write(h->stop_fds[1], "x", 1) < 0)
+			gp_warn("http: cannot stop the thread: %s", strerror(errno));
+		pthread_join(h->th, NULL);
+	}
+	while (h->pending) {
+		struct pend *p = h->pending;
+		h->pending = p->next;
+		evhttp_send_error(p->req, 503, "scheduler stopping");
+		free(p);
+	}
+	if (h->zev)
+		event_free(h->zev);
+	if (h->stop_ev)
+		event_free(h->stop_ev);
+	if (h->evh)
+		evhttp_free(h->evh);
+	if (h->base)
+		event_base_free(h->base);
+	for (int i = 0; i < 2; i++)
+		if (h->stop_fds[i] >= 0)
+			close(h->stop_fds[i]);
+	int zero = 0;
+	if (h->pair_thr) {
+		zmq_setsockopt(h->pair_thr, ZMQ_LINGER, &zero, sizeof(zero));
+		zmq_close(h->pair_thr);
+	}
+	if (h->pair_main) {
+		zmq_setsockopt(h->pair_main, ZMQ_LINGER, &zero, sizeof(zero));
+		zmq_close(h->pair_main);
+	}
+	gp_auth_destroy(&h->auth);
+	free(h);
+	*hp = NULL;
+}
+
+void *http_socket(struct http *h)
+{
+	return h->pair_main;
+}
+
+void http_set_token_ttl(struct http *h, int64_t ms)
+{
+	atomic_store(&h->token_ttl_ms, ms);
+}
+
+int http_recv(struct http *h, struct http_msg *m)
+{
+	zmq_msg_t f[3];
+	for (int i = 0; i < 3; i++)
+		zmq_msg_init(&f[i]);
+	int got = 0;
+	if (zmq_msg_recv(&f[0], h->pair_main, ZMQ_DONTWAIT) < 0)
+		goto out;
+	if (!zmq_msg_more(&f[0]) || zmq_msg_recv(&f[1], h->pair_main, 0) < 0 ||
+	    !zmq_msg_more(&f[1]) || zmq_msg_recv(&f[2], h->pair_main, 0) < 0)
+		goto out;
+	if (zmq_msg_size(&f[0]) != HTTP_RID_LEN || zmq_msg_size(&f[1]) != 8)
+		goto out;
+	memcpy(m->rid, zmq_msg_data(&f[0]), HTTP_RID_LEN);
+	uint32_t ids[2];
+	memcpy(ids, zmq_msg_data(&f[1]), 8);
+	m->from.uid = ids[0];
+	m->from.gid = ids[1];
+	m->from.epoch = 0;
+	m->batch = gpool__batch__unpack(NULL, zmq_msg_size(&f[2]), zmq_msg_data(&f[2]));
+	got = m->batch ? 1 : 0;
+out:
+	for (int i = 0; i < 3; i++)
+		zmq_msg_close(&f[i]);
+	return got;
+}

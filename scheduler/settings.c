@@ -1,0 +1,65 @@
+/* settings.c: gschedd's live settings and their reload on SIGHUP. */
+#include "settings.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gschedd.h"
+#include "http.h"
+#include "log.h"
+#include "net.h"
+#include "output.h"
+
+void settings_apply(struct gsched *s)
+{
+	const gp_config_t *c = s->cfg;
+	int level = gp_log_level_parse(gp_config_str(c, "log_level"));
+	gp_log_set_level(level < 0 ? GP_LOG_INFO : level);
+	s->heartbeat_ms = gp_config_int(c, "heartbeat_interval");
+	s->node_timeout_ms = gp_config_int(c, "node_timeout");
+	s->kill_grace_ms = gp_config_int(c, "kill_grace");
+	s->commit_delay_ms = gp_config_int(c, "commit_delay");
+	s->default_time_limit = (uint32_t)(gp_config_int(c, "default_time_limit") / 1000);
+	s->max_time_limit = (uint32_t)(gp_config_int(c, "max_time_limit") / 1000);
+	s->max_jobs = (uint64_t)gp_config_int(c, "max_jobs");
+	s->requeue = gp_config_bool(c, "requeue");
+	s->max_attempts = (uint32_t)gp_config_int(c, "max_attempts");
+	s->power_cap_watts = (uint32_t)gp_config_int(c, "power_cap_watts");
+	if (s->net)
+		net_set_rate(s->net, (int)gp_config_int(c, "rate_per_addr"));
+	if (s->http)
+		http_set_token_ttl(s->http, gp_config_int(c, "api_token_ttl"));
+	if (s->output)
+		output_set_limit(s->output, (uint64_t)gp_config_int(c, "output_limit"));
+}
+
+static void changed(const char *key, int applied, void *arg)
+{
+	const gp_config_t *c = arg;
+	if (applied)
+		gp_info("reload: %s = '%s'", key, gp_config_str(c, key));
+	else
+		gp_warn("reload: %s changed: it takes effect at the next restart", key);
+}
+
+int settings_reload(struct gsched *s)
+{
+	gp_error_t err = {{0}};
+	/* reopen first: after logrotate the old file is gone from the directory */
+	char lf[1024];
+	snprintf(lf, sizeof(lf), "%s", gp_config_str(s->cfg, "log_file"));
+	if (*lf && gp_log_file(lf) < 0)
+		gp_err("reload: cannot reopen log file '%s': %s", lf, strerror(errno));
+	int n = gp_config_reload(s->cfg, s->argc, s->argv, changed, s->cfg, &err);
+	if (n < 0) {
+		gp_err("reload: %s: keeping the running configuration", err.text);
+		return -1;
+	}
+	const char *nlf = gp_config_str(s->cfg, "log_file");
+	if (strcmp(lf, nlf) != 0 && gp_log_file(nlf) < 0)
+		gp_err("reload: cannot open log file '%s': %s", nlf, strerror(errno));
+	settings_apply(s);
+	gp_info("reload: done, %d setting(s) changed", n);
+	return 0;
+}
