@@ -280,7 +280,7 @@ static void array_variables(void **state)
 	launch.array_task_count = 20;
 	launch.array_task_min = 0;
 	launch.array_task_max = 95;
-	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/var/tmp/gpool/job42"};
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL};
 	gp_error_t err;
 	char **e = gp_env_build(&c, &err);
 	assert_non_null(e);
