@@ -5,7 +5,8 @@
 #   of CPUS slots each. Reports: the submission's round trip (all N tasks in one commit), tasks/s
 #   from submission to the last task's end, gschedd's RSS with the array queued, and in the same
 #   run the bare process-start rate of this machine (`seq 2000 | xargs -P8 -I{} /bin/true`).
-#   usage: bench/array.sh [N]      (default 10000; HOSTS=4 CPUS=8)
+#   usage: bench/array.sh [N]      (default 10000; HOSTS=4 CPUS=8; LOOPBACK=1: hosts on
+#   127.0.0.1 instead of network namespaces, PORT=18650)
 set -euo pipefail
 N=${1:-10000}
 HOSTS=${HOSTS:-4}
@@ -19,7 +20,9 @@ cleanup() { "$CL" stop --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"; }
 trap cleanup EXIT
 [ "$(id -u)" = 0 ] || { echo "array: needs root (network namespaces)" >&2; exit 1; }
 "$CL" users >/dev/null
-"$CL" start -n "$HOSTS" --dir "$D" --bin "$BIN" --cpus "$CPUS" >&2
+"$CL" start -n "$HOSTS" --dir "$D" --bin "$BIN" --cpus "$CPUS" \
+	${LOOPBACK:+--loopback --port "${PORT:-18650}"} >&2
+echo "== $HOSTS hosts ($(sed -n 's/^MODE=//p' "$D/cluster.env")), $CPUS slots each, state in $D" >&2
 eval "$("$CL" env --dir "$D")"
 export GPOOL_SCHEDULER
 SCHED_PID=$(cat "$D/sched/gschedd.pid")

@@ -625,19 +625,31 @@ int store_dep_target(struct store *st, uint64_t id, bool has_task, uint32_t task
 {
 	memset(t, 0, sizeof(*t));
 	sqlite3_stmt *s;
-	/* a job, or, when it is an array's first task (its array_job_id is its own id), every
-	 * task of that array */
+	/* a job by its id; when it is an array's first task (its array_job_id is its own id),
+	 * every task of that array. Each query uses an index: no scan of the history. */
+	bool array = has_task;
+	if (!has_task) {
+		if (sqlite3_prepare_v2(st->db, "SELECT array_job_id FROM jobs WHERE id=?", -1, &s,
+				       NULL) != SQLITE_OK)
+			return errno = EIO, -1;
+		sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+		int rc = sqlite3_step(s);
+		array = rc == SQLITE_ROW && (uint64_t)sqlite3_column_int64(s, 0) == id;
+		sqlite3_finalize(s);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return errno = EIO, -1;
+	}
 	const char *sql =
-	    has_task
-		? "SELECT state, start_time > 0, count(*) FROM jobs WHERE array_job_id=?1 AND "
-		  "array_task_id=?2 AND array_job_id > 0 GROUP BY 1, 2"
-		: "SELECT state, start_time > 0, count(*) FROM jobs WHERE id=?1 OR "
-		  "(array_job_id=?1 AND array_job_id > 0 AND (SELECT array_job_id FROM jobs WHERE "
-		  "id=?1) = ?1) GROUP BY 1, 2";
+	    !array	 ? "SELECT state, start_time > 0, count(*) FROM jobs WHERE id=?1 GROUP BY 1, 2"
+	    : has_task ? "SELECT state, start_time > 0, count(*) FROM jobs WHERE array_job_id=?1 AND "
+			 "array_task_id=?2 AND array_job_id > 0 GROUP BY 1, 2"
+		       : "SELECT state, start_time > 0, count(*) FROM jobs WHERE array_job_id=?1 AND "
+			 "array_job_id > 0 GROUP BY 1, 2";
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return errno = EIO, -1;
 	sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
-	sqlite3_bind_int64(s, 2, task);
+	if (has_task)
+		sqlite3_bind_int64(s, 2, task);
 	int rc = count_rows(s, t);
 	sqlite3_finalize(s);
 	return rc < 0 ? (errno = EIO, -1) : 0;
