@@ -126,6 +126,24 @@ static int cmd_priority(struct gpool *g, char **args, int nargs, gp_error_t *err
 	return rc;
 }
 
+static int cmd_scale(struct gpool *g, char **args, int nargs, gp_error_t *err)
+{
+	uint64_t *ids = NULL;
+	size_t n = 0;
+	long count;
+	int rc = 2;
+	if (nargs != 2)
+		gp_errprintf(err, "scale needs a service job id and a replica count");
+	else if (gp_parse_long(args[1], 0, 1000, &count) < 0)
+		gp_errprintf(err, "invalid replica count '%s'", args[1]);
+	else if (jobs_of(args, 1, &ids, &n, err) == 0 && n != 1)
+		gp_errprintf(err, "scale takes one service job id");
+	else if (n == 1)
+		rc = job_action(g, GPOOL__JOB_ACTION__JOB_SCALE, ids, n, (int32_t)count, err);
+	free(ids);
+	return rc;
+}
+
 static int cmd_version(struct gpool *g, char **args, int nargs, gp_error_t *err)
 {
 	if (nargs) {
@@ -307,6 +325,7 @@ static const struct {
     {"hold", cmd_hold, "hold JOB...            keep pending jobs from starting"},
     {"release", cmd_release, "release JOB...         let held jobs start"},
     {"priority", cmd_priority, "priority JOB N         set a pending job's priority"},
+    {"scale", cmd_scale, "scale JOB N            keep N replicas of a service running"},
     {"power", cmd_power, "power                  each PC's power need against its PSU, the cluster's"},
     {"cost", cmd_cost, "cost [JOB...]          cost of jobs on cards (--since, --until, --json)"},
     {"version", cmd_version, "version                this program's version"},

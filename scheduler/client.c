@@ -1,4 +1,5 @@
 #include "client.h"
+#include "service.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -65,6 +66,12 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 	for (size_t i = 0; i < sp->n_exclude; i++)
 		if (!valid_token(sp->exclude[i], 63))
 			BAD("invalid node name '%.64s'", sp->exclude[i]);
+	if (sp->service_of || sp->replica_index)
+		BAD("service_of and replica_index are set by the scheduler");
+	if (sp->service && sp->replicas > SVC_MAX_REPLICAS)
+		BAD("too many replicas (%u, at most %d)", sp->replicas, SVC_MAX_REPLICAS);
+	if (strlen(sp->health_path) > 1024 || (sp->health_path[0] && sp->health_path[0] != '/'))
+		BAD("invalid health path (must start with '/')");
 	for (size_t i = 0; i < sp->n_files; i++) {
 		const char *f = sp->files[i]->name;
 		if (!*f || f[0] == '/' || strstr(f, "..") || strlen(f) > 255)
@@ -192,6 +199,10 @@ void client_submit(struct req *r)
 		return;
 	}
 	gpool__job_spec__free_unpacked(check, NULL);
+	if (sp->service && service_submitted(s, j, sp) < 0) {
+		free(buf);
+		goto oom;
+	}
 	if (jobs_add(s->jobs, j) < 0) {
 		free(buf);
 		goto oom;
@@ -261,6 +272,7 @@ static int add_info(struct qctx *c, const struct job *j)
 	if (!ji)
 		return -1;
 	jobinfo_fill(ji, j, c->s->nodes);
+	service_info_fill(c->s, j, ji);
 	c->infos[c->n++] = ji;
 	return 0;
 }
@@ -397,7 +409,9 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 	snprintf(who, sizeof(who), "cancelled by uid %u", (unsigned)r->from.uid);
 	switch (c->action) {
 	case GPOOL__JOB_ACTION__JOB_CANCEL:
-		if (pending)
+		if (j->svc)
+			service_cancel(s, j, who);
+		else if (pending)
 			job_end_pending(s, j, GPOOL__JOB_STATE__CANCELLED, who);
 		else if (live)
 			job_kill(s, j, GPOOL__JOB_STATE__CANCELLED, SIGTERM, who);
@@ -451,6 +465,10 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 			jobs_queue_insert(s->jobs, j);
 		gsched_save(s, j);
 		s->plan_dirty = true;
+		return GPOOL__ERROR_CODE__ERROR_NONE;
+	case GPOOL__JOB_ACTION__JOB_SCALE:
+		if (service_scale(s, j, c->value, text, len) < 0)
+			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID : GPOOL__ERROR_CODE__ERROR_STATE;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	default:
 		snprintf(text, len, "unknown action %d", c->action);
@@ -583,6 +601,8 @@ void client_node_control(struct req *r)
 		n->reason = drain ? strdup(c->reason && *c->reason ? c->reason : "drained") : NULL;
 		if (n->state != GPOOL__NODE_STATE__NODE_DOWN)
 			n->state = drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
+		if (drain)
+			service_node_drained(s, idx);
 	}
 	char which[32] = "";
 	if (c->card >= 0)

@@ -48,6 +48,8 @@ struct gsched {
 	struct output *output;
 	struct rdv *rdv; /* NULL: no rendezvous served */
 	struct gp_u64map *running; /* id -> job, RUNNING or COMPLETING */
+	uint64_t *svc_ids; /* the active services (service.c) */
+	size_t nsvc, capsvc;
 	bool plan_dirty; /* queue or resources changed since the last placement pass */
 	volatile int stop;
 	/* group commit */
@@ -94,6 +96,9 @@ void gsched_save_cards(struct gsched *s, int node);
 /* Insert a new job (its reply waits for the commit). 0 / -1. */
 int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,
 		    struct req *r);
+
+/* Insert a job gschedd made itself (a service's replica): placed once committed. 0 / -1. */
+int gsched_insert(struct gsched *s, struct job *j, const uint8_t *spec, size_t len);
 
 /* handlers.c */
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,

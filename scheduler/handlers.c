@@ -7,6 +7,7 @@
 #include "log.h"
 #include "nodes.h"
 #include "rdv.h"
+#include "service.h"
 
 enum sender { FROM_AGENT = 1, FROM_CLIENT = 2 };
 
@@ -33,6 +34,7 @@ static const struct handler handlers[] = {
 	{ GPOOL__MSG__M_RDV_PUT, FROM_CLIENT, rdv_put, "rdv_put" },
 	{ GPOOL__MSG__M_RDV_GET, FROM_CLIENT, rdv_get, "rdv_get" },
 	{ GPOOL__MSG__M_RDV_FENCE, FROM_CLIENT, rdv_fence, "rdv_fence" },
+	{ GPOOL__MSG__M_SERVICE_QUERY, FROM_CLIENT, client_service_query, "service_query" },
 };
 
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,

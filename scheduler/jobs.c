@@ -1,4 +1,5 @@
 #include "jobs.h"
+#include "service.h"
 #include "cards.h"
 
 #include <errno.h>
@@ -64,6 +65,7 @@ void job_free(struct job *j)
 	free(j->placement_text);
 	free(j->reason_detail);
 	gpu_req_free(j->gpu);
+	svc_free(j->svc);
 	free(j);
 }
 
@@ -207,6 +209,8 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 	ji->energy_j = j->energy_j;
 	ji->energy_sources = j->energy_sources;
 	ji->reserved_start = j->reserved_start;
+	ji->service_of = j->svc_of;
+	ji->replica_index = j->svc_index;
 	/* a summary of the spec: what gstat shows */
 	Gpool__JobSpec *sp = calloc(1, sizeof(*sp));
 	if (sp) {
@@ -321,6 +325,7 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 
 void jobinfo_release(Gpool__JobInfo *ji)
 {
+	service_info_release(ji);
 	free(ji->spec);
 	if (ji->n_tasks) {
 		free(ji->tasks[0]->cards);

@@ -77,6 +77,15 @@ struct job {
 	uint32_t tasks_exited;
 	size_t qpos; /* position in the pending queue, or SIZE_MAX */
 	char *placement_text; /* as loaded from the store, until resolved into tasks */
+	/* services (service.c) */
+	bool service;		/* a service job (as loaded: its svc is made at start-up) */
+	struct svc *svc;	/* a service job: its replica set; NULL for any other job */
+	uint64_t svc_of;	/* a replica: its service's id; 0 for any other job */
+	uint32_t svc_index;	/* a replica: which one */
+	uint32_t port;		/* a replica: the port its agent gave it, 0: not known */
+	uint32_t quick_fails;	/* a replica: ends in a row soon after starting */
+	int64_t not_before_ms;	/* a replica waiting out its restart backoff (monotonic) */
+	uint8_t svc_end;	/* a replica: what its next end means (enum svc_end) */
 };
 
 struct jobs;

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "nodes.h"
 #include "running.h"
+#include "service.h"
 #include "util.h"
 
 /* how many pending jobs one pass looks at beyond the first blocked one (Slurm: bf_max_job_test) */
@@ -102,6 +103,13 @@ static const struct job *sort_job;
 static int by_cap(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
+	if (sort_job->svc_of) {
+		/* a service replica: spread, the node with the fewest of its siblings first */
+		int sx = service_siblings_on(sort_pass->s, sort_job, x);
+		int sy = service_siblings_on(sort_pass->s, sort_job, y);
+		if (sx != sy)
+			return sx < sy ? -1 : 1;
+	}
 	int64_t cx = cap_on(sort_pass, sort_job, sort_res, x);
 	int64_t cy = cap_on(sort_pass, sort_job, sort_res, y);
 	if (cx != cy)
@@ -504,6 +512,8 @@ void plan_run(struct gsched *s)
 		}
 		if (!j->durable)
 			continue; /* started only once its submission is on disk */
+		if (j->not_before_ms && gp_mono_ms() < j->not_before_ms)
+			continue; /* a service replica's restart backoff (service_tick wakes it) */
 		if (free_total <= 0 && p.have_resv) {
 			j->reason = PEND_PRIORITY;
 			continue;

@@ -85,6 +85,7 @@ static void send_hello(struct stepd *d)
 		ht[i].exited = t->state == TASK_DONE || t->state == TASK_REAPED;
 		ht[i].status = t->failed ? (1 << 8) : t->status;
 		ht[i].requeueable = !s->launch->spec->no_requeue;
+		ht[i].port = s->launch->spec->service ? s->launch->spec->service_port : 0;
 		hp[i] = &ht[i];
 	}
 	h.tasks = hp;

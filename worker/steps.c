@@ -30,6 +30,7 @@
 #include "agent.h"
 #include "launchfile.h"
 #include "step.h"
+#include "svcport.h"
 #include "log.h"
 #include "util.h"
 #include "wire.h"
@@ -589,6 +590,25 @@ static int stepd_argv(struct agent *a, struct steps *ss)
 	return 0;
 }
 
+/* A free port for a new replica, none of those given to the replicas this node holds. */
+static uint32_t service_port(struct steps *ss, uint32_t wish)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ss->n; i++)
+		n += ss->v[i]->ntasks;
+	uint32_t *taken = calloc(n ? n : 1, sizeof(*taken));
+	if (!taken)
+		return 0;
+	size_t k = 0;
+	for (size_t i = 0; i < ss->n; i++)
+		for (size_t t = 0; t < ss->v[i]->ntasks; t++)
+			if (ss->v[i]->tasks[t].ht.port && !ss->v[i]->tasks[t].ht.exited)
+				taken[k++] = ss->v[i]->tasks[t].ht.port;
+	uint32_t p = gp_svcport_pick(wish, taken, k);
+	free(taken);
+	return p;
+}
+
 void steps_launch(struct agent *a, const Gpool__Launch *l)
 {
 	struct steps *ss = a->steps;
@@ -623,6 +643,21 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 	/* gstepd resolves the account again from the launch: with run_as, hand it that name */
 	Gpool__Launch copy = *l;
 	copy.user = acct.name;
+	/* a service replica gets its own free port (GPOOL_PORT): --port is a wish */
+	Gpool__JobSpec spec_copy;
+	uint32_t port = 0;
+	if (l->spec->service) {
+		port = service_port(ss, l->spec->service_port);
+		if (!port) {
+			snprintf(why, sizeof(why), "node %s: no free port for the replica: %s",
+				 a->node, strerror(errno));
+			refuse(a, l, why);
+			return;
+		}
+		spec_copy = *l->spec;
+		spec_copy.service_port = port;
+		copy.spec = &spec_copy;
+	}
 	if (gp_launch_write(path, &copy, &err) < 0) {
 		snprintf(why, sizeof(why), "node %s: %s", a->node, err.text);
 		refuse(a, l, why);
@@ -634,6 +669,8 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 	pid_t pid = -1;
 	if (r) {
 		r->seq_known = true;
+		for (size_t i = 0; i < r->ntasks; i++)
+			r->tasks[i].ht.port = port;
 		set_requeueable(r, !l->spec->no_requeue);
 		set_screen(r, l, &acct);
 		pid = spawn_stepd(a, path, &err);
@@ -681,6 +718,8 @@ static void on_hello(struct agent *a, struct step_rec *r, const Gpool__Msg *m)
 		if (!t || t->acked)
 			continue;
 		t->ht.pid = h->tasks[i]->pid;
+		if (h->tasks[i]->port)
+			t->ht.port = h->tasks[i]->port;
 		/* an exit is held from its TASK_EXITED (status, rusage), not from a hello */
 	}
 	if (r->kill_pending)
