@@ -341,6 +341,12 @@ void client_job_query(struct req *r)
 				sum->exclude = full->exclude;
 				sum->n_gpu_index = full->n_gpu_index;
 				sum->gpu_index = full->gpu_index;
+				sum->service = full->service;
+				sum->replicas = full->replicas;
+				sum->health_path = full->health_path;
+				sum->service_port = full->service_port;
+				sum->service_of = full->service_of;
+				sum->replica_index = full->replica_index;
 			} else if (full) {
 				gpool__job_spec__free_unpacked(full, NULL);
 			}
