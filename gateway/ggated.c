@@ -19,6 +19,7 @@
 #include "gateway.h"
 #include "log.h"
 #include "parse.h"
+#include "route.h"
 
 #define MAX_PORTMAPS 64
 
@@ -93,40 +94,27 @@ static void on_request(struct evhttp_request *req, void *arg)
 		gw_proxy(c, s, req, uri);
 		return;
 	}
-	if (strcmp(uri, "/metrics") == 0) {
+	struct gw_route rt;
+	switch (gw_route_parse(uri, &rt)) {
+	case GW_ROUTE_METRICS:
 		gw_metrics_serve(c, req);
 		return;
-	}
-	if (strcmp(uri, "/-/health") == 0) {
+	case GW_ROUTE_HEALTH:
 		evhttp_send_reply(req, 200, "OK", NULL);
 		return;
-	}
-	if (strncmp(uri, "/svc/", 5) != 0) {
-		not_found(c, req, "no such path (services are under /svc/NAME/)");
+	case GW_ROUTE_SERVICE: {
+		struct gw_service *s = gw_service_find(c, rt.name, rt.name_len);
+		if (s)
+			gw_proxy(c, s, req, rt.target);
+		else
+			not_found(c, req, "no such service");
+		gw_route_release(&rt);
 		return;
 	}
-	const char *name = uri + 5;
-	size_t len = strcspn(name, "/?");
-	if (!len) {
-		not_found(c, req, "no service named");
+	default:
+		not_found(c, req, rt.why);
 		return;
 	}
-	struct gw_service *s = gw_service_find(c, name, len);
-	if (!s) {
-		not_found(c, req, "no such service");
-		return;
-	}
-	const char *rest = name + len;
-	char *target = NULL;
-	if (*rest != '/') {
-		/* /svc/web or /svc/web?x: the replica sees / (with the query) */
-		size_t n = strlen(rest) + 2;
-		target = malloc(n);
-		if (target)
-			snprintf(target, n, "/%s", rest);
-	}
-	gw_proxy(c, s, req, target ? target : rest);
-	free(target);
 }
 
 static struct listener *listen_on(struct gw_ctx *c, const char *addr, uint16_t port,
