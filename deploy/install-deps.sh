@@ -6,7 +6,7 @@ set -eu
 
 pkgs="build-essential cmake pkg-config git iproute2 procps psmisc util-linux
   libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libmunge-dev munge
-  libsqlite3-dev sqlite3 libjansson-dev libssl-dev libcmocka-dev
+  libsqlite3-dev sqlite3 libjansson-dev libssl-dev libcmocka-dev libevent-dev curl wrk nginx
   libucx-dev ucx-utils libopenmpi-dev openmpi-bin libopenblas-dev
   clang libclang-rt-14-dev libfuzzer-14-dev python3
   hipcc libamdhip64-dev ${GPOOL_DEPS_EXTRA:-}"

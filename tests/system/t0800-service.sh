@@ -10,7 +10,7 @@ test_under_cluster 3 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s
 command -v curl >/dev/null || skip_all "curl is not installed"
 
 svc=$(submit --service --replicas 3 --port 8080 --health-path / -J web -- \
-	/bin/sh -c 'exec python3 -m http.server --bind 0.0.0.0 "$GPOOL_PORT"')
+	/bin/sh -c "exec python3 -m http.server --bind 0.0.0.0 --directory $WORK \"\$GPOOL_PORT\"")
 [ -n "$svc" ] || { fail "a 3-replica service is accepted"; done_testing; }
 ok "a 3-replica service is accepted (job $svc)"
 if wait_ready "$svc" 3 30; then ok "3 replicas run"; else
@@ -30,8 +30,9 @@ like "$gl" 'Replica=0 JobId=[0-9]+ State=RUNNING Node=h[1-3] Addr=198\.18\.0\.1[
 	"gstat -l shows each replica's node, address, state and restarts"
 
 # -- a replica killed: restarted
-read -r idx rjob host _ < <(replicas "$svc" | head -1)
-pid=$(on_host "$host" pgrep -u "$TEST_USER" -f http.server | head -1)
+read -r idx rjob host _ port _ < <(replicas "$svc" | head -1)
+# the process listening on the replica's port in its host's network namespace
+pid=$(on_host "$host" ss -Hltnp "sport = :$port" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
 [ -n "$pid" ] && on_host "$host" kill -KILL "$pid"
 deadline=$((SECONDS + 20))
 while [ $SECONDS -lt $deadline ]; do
@@ -103,11 +104,8 @@ like "$(gstat -l -j "$bad")" 'State=CRASH_LOOP.*CrashLoop=yes' "gstat -l says CR
 as_user gcancel "$svc" "$bad" >/dev/null 2>&1
 check "the service ends CANCELLED" wait_state "$svc" CANCELLED 10
 sleep 3
-left=0
-for h in h1 h2 h3; do
-	n=$(on_host "$h" pgrep -u "$TEST_USER" -f http.server | wc -l)
-	left=$((left + n))
-done
+# the test directory in their command lines: only this test's replicas match
+left=$(pgrep -u "$TEST_USER" -f "http.server.*$WORK" | wc -l)
 is "$left" 0 "no replica process is left on any host"
 is "$(replicas "$svc" | awk '$6 != "CANCELLED"' | wc -l)" 0 "every replica job ended CANCELLED"
 done_testing
