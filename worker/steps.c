@@ -129,6 +129,15 @@ static struct step_rec *add(struct steps *ss, uint64_t job, uint32_t attempt,
 	return r;
 }
 
+/* Whether the lease running out stops a job's tasks: not with --no-requeue (gschedd will not
+ * start it elsewhere), nor a service replica's (gschedd may start it elsewhere, but a second
+ * copy of a service for a while is harmless, and it keeps serving through a scheduler
+ * restart; the stale copy is killed when its node is heard again). */
+static bool lease_kills(const Gpool__JobSpec *spec)
+{
+	return !(spec && (spec->no_requeue || spec->service));
+}
+
 static void set_requeueable(struct step_rec *r, bool yes)
 {
 	r->requeueable = yes;
@@ -260,7 +269,9 @@ static void scan_launch_files(struct agent *a, struct steps *ss)
 			add(ss, job, att, (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks);
 		if (r) {
 			r->seq_known = false; /* learnt from its hello */
-			set_requeueable(r, !(l->spec && l->spec->no_requeue));
+			set_requeueable(r, lease_kills(l->spec));
+			for (size_t i = 0; l->spec && l->spec->service && i < r->ntasks; i++)
+				r->tasks[i].ht.port = l->spec->service_port;
 			/* the launch file names the account the tasks run as */
 			struct gp_account acct;
 			struct gp_account_rules rules = { .run_as = NULL,
@@ -671,7 +682,7 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 		r->seq_known = true;
 		for (size_t i = 0; i < r->ntasks; i++)
 			r->tasks[i].ht.port = port;
-		set_requeueable(r, !l->spec->no_requeue);
+		set_requeueable(r, lease_kills(l->spec));
 		set_screen(r, l, &acct);
 		pid = spawn_stepd(a, path, &err);
 	}

@@ -26,7 +26,8 @@ svc=$(submit --service --replicas 3 --port 8080 --health-path /id -J web -- /bin
 	"mkdir -p $WORK/r\$GPOOL_NODENAME-\$GPOOL_PORT && echo \$GPOOL_NODENAME:\$GPOOL_PORT > $WORK/r\$GPOOL_NODENAME-\$GPOOL_PORT/id && exec python3 -m http.server --bind 0.0.0.0 --directory $WORK/r\$GPOOL_NODENAME-\$GPOOL_PORT \"\$GPOOL_PORT\"")
 [ -n "$svc" ] && wait_ready "$svc" 3 30 || { fail "3 replicas run" "$(replicas "$svc")"; done_testing; }
 ok "a 3-replica service runs (job $svc)"
-wait_until 10 test "$(curl -s -m 2 http://$GW/svc/web/id)" != ""
+healthy() { curl -s -m 2 "http://$GW/metrics" | grep -c '^ggated_replica_healthy{service="web".*} 1$'; }
+wait_until 10 test "$(healthy)" = 3
 # which replicas answer 60 GETs
 for i in $(seq 60); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/spread"
 is "$(sort -u "$TEST_DIR/spread" | wc -l)" 3 "60 requests spread over the 3 replicas ($(sort "$TEST_DIR/spread" | uniq -c | tr '\n' ' '))"
@@ -133,7 +134,7 @@ like "$m" 'ggated_retries_total\{service="web",service_id="[0-9]+"\} [1-9]' "ret
 
 # -- gschedd down: the known set keeps being served
 "$CLUSTER" sched-kill --dir "$CLUSTER_DIR" KILL >/dev/null 2>&1
-sleep 1.5
+sleep 5 # past the agents' lease (node timeout 4 s less two heartbeats): replicas stay up
 good=0
 for i in $(seq 20); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] && good=$((good + 1)); done
 is "$good" 20 "with gschedd down, ggated keeps serving the replicas it knows"
