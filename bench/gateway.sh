@@ -40,8 +40,16 @@ for j in json.load(sys.stdin)["jobs"]:
     for r in j.get("replicas", []):
         if r.get("ready"): print("%s:%s" % (r["addr"], r["port"]))'
 }
-wait_reps() { # SVC N
-	for _ in $(seq 150); do [ "$(reps "$1" | wc -l)" = "$2" ] && return 0; sleep 0.2; done
+# SVC N: N replicas ready, and the same for 3 s (on loopback the agents share one network
+# namespace: two may give the same port at once, and one replica restarts)
+wait_reps() {
+	local prev="" cur
+	for _ in $(seq 60); do
+		cur=$(reps "$1" | sort)
+		[ "$(echo "$cur" | grep -c .)" = "$2" ] && [ "$cur" = "$prev" ] && return 0
+		prev=$cur
+		sleep 3
+	done
 	echo "# only $(reps "$1" | wc -l) of $2 replicas ready"; return 1
 }
 run() { # LABEL CONNS URL [wrk args]

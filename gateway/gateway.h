@@ -49,7 +49,7 @@ struct gw_replica {
 	uint32_t outstanding;
 	uint32_t fails; /* in a row, passive or active */
 	int64_t eject_until_ms;
-	struct gw_conn *conns;
+	struct gw_conn **conns; /* each allocated alone: a request keeps a pointer to its own */
 	uint32_t nconns, capconns;
 	/* active health check */
 	struct evhttp_connection *hc;

@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,7 +139,14 @@ static struct listener *listen_on(struct gw_ctx *c, const char *addr, uint16_t p
 						    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
 	evhttp_set_default_content_type(l->http, NULL);
 	evhttp_set_gencb(l->http, on_request, l);
-	if (evhttp_bind_socket(l->http, addr, port) < 0) {
+	struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(l->http, addr, port);
+	if (bs) {
+		/* accepted sockets inherit it: an answer leaves as soon as it is written */
+		int one = 1;
+		setsockopt(evhttp_bound_socket_get_fd(bs), IPPROTO_TCP, TCP_NODELAY, &one,
+			   sizeof(one));
+	}
+	if (!bs) {
 		gp_err("cannot listen on %s:%u: %s", addr, port, strerror(errno));
 		evhttp_free(l->http);
 		free(l);

@@ -44,8 +44,10 @@ static void conn_free_later(struct gw_ctx *c, struct evhttp_connection *e)
 
 static void replica_free(struct gw_replica *r)
 {
-	for (uint32_t i = 0; i < r->nconns; i++)
-		conn_free_later(r->svc->ctx, r->conns[i].evcon);
+	for (uint32_t i = 0; i < r->nconns; i++) {
+		conn_free_later(r->svc->ctx, r->conns[i]->evcon);
+		free(r->conns[i]);
+	}
 	free(r->conns);
 	if (r->hc)
 		conn_free_later(r->svc->ctx, r->hc);
@@ -238,24 +240,25 @@ struct gw_conn *gw_conn_get(struct gw_replica *r)
 {
 	struct gw_ctx *c = r->svc->ctx;
 	for (uint32_t i = 0; i < r->nconns; i++)
-		if (!r->conns[i].fwd)
-			return &r->conns[i];
+		if (!r->conns[i]->fwd)
+			return r->conns[i];
 	if (r->nconns >= c->max_conns)
 		return NULL;
 	if (r->nconns == r->capconns) {
 		uint32_t nc = r->capconns ? r->capconns * 2 : 8;
-		struct gw_conn *n = realloc(r->conns, nc * sizeof(*n));
+		struct gw_conn **n = realloc(r->conns, nc * sizeof(*n));
 		if (!n)
 			return NULL;
 		r->conns = n;
 		r->capconns = nc;
 	}
-	struct evhttp_connection *e = conn_new(r, c->timeout_ms);
-	if (!e)
+	struct gw_conn *gc = calloc(1, sizeof(*gc));
+	if (!gc || !(gc->evcon = conn_new(r, c->timeout_ms))) {
+		free(gc);
 		return NULL;
-	r->conns[r->nconns].evcon = e;
-	r->conns[r->nconns].fwd = NULL;
-	return &r->conns[r->nconns++];
+	}
+	r->conns[r->nconns++] = gc;
+	return gc;
 }
 
 /* r is out: the requests in flight on it are retried elsewhere or failed, its connections
@@ -269,19 +272,22 @@ static void eject(struct gw_replica *r, const char *why, bool abandon)
 	r->healthy = false;
 	r->eject_until_ms = gw_now_ms() + c->eject_ms;
 	for (uint32_t i = 0; abandon && i < r->nconns; i++) {
-		struct gw_fwd *f = r->conns[i].fwd;
+		struct gw_fwd *f = r->conns[i]->fwd;
 		if (!f)
 			continue;
-		r->conns[i].fwd = NULL;
-		evhttp_connection_free(r->conns[i].evcon); /* frees its request, no callback */
-		r->conns[i].evcon = conn_new(r, c->timeout_ms);
+		r->conns[i]->fwd = NULL;
+		evhttp_connection_free(r->conns[i]->evcon); /* frees its request, no callback */
+		r->conns[i]->evcon = conn_new(r, c->timeout_ms);
 		gw_fwd_abandon(f);
 	}
 	/* a connection that could not be remade is dropped from the pool */
 	uint32_t k = 0;
-	for (uint32_t i = 0; i < r->nconns; i++)
-		if (r->conns[i].evcon)
+	for (uint32_t i = 0; i < r->nconns; i++) {
+		if (r->conns[i]->evcon)
 			r->conns[k++] = r->conns[i];
+		else
+			free(r->conns[i]);
+	}
 	r->nconns = k;
 }
 

@@ -2,6 +2,10 @@
  * until the answer comes, so that a request that never reached a replica (connect refused or
  * timed out), or an idempotent one that failed without an answer, is sent to another one. */
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <stdio.h>
@@ -160,6 +164,7 @@ static void up_done(struct evhttp_request *up, void *arg)
 {
 	struct gw_fwd *f = arg;
 	struct gw_replica *r = f->rep;
+	struct evhttp_connection *up_conn = f->conn->evcon;
 	f->conn->fwd = NULL;
 	f->conn = NULL;
 	f->rep = NULL;
@@ -178,6 +183,13 @@ static void up_done(struct evhttp_request *up, void *arg)
 		return;
 	}
 	gw_replica_ok(r);
+	/* evhttp leaves Nagle on: a small request would wait for the previous answer's ACK */
+	struct bufferevent *bev = evhttp_connection_get_bufferevent(up_conn);
+	evutil_socket_t fd = bev ? bufferevent_getfd(bev) : -1;
+	if (fd >= 0) {
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
 	double dt = since(&f->start);
 	gw_stats_observe(&r->st, dt);
 	r->st.requests++;
