@@ -472,6 +472,10 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 		gsched_save(s, j);
 		s->plan_dirty = true;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
+	case GPOOL__JOB_ACTION__JOB_UPDATE:
+		if (service_update(s, j, c->argv, c->n_argv, text, len) < 0)
+			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID : GPOOL__ERROR_CODE__ERROR_STATE;
+		return GPOOL__ERROR_CODE__ERROR_NONE;
 	case GPOOL__JOB_ACTION__JOB_SCALE:
 		if (service_scale(s, j, c->value, text, len) < 0)
 			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID : GPOOL__ERROR_CODE__ERROR_STATE;

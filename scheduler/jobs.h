@@ -86,6 +86,7 @@ struct job {
 	uint32_t quick_fails;	/* a replica: ends in a row soon after starting */
 	int64_t not_before_ms;	/* a replica waiting out its restart backoff (monotonic) */
 	uint8_t svc_end;	/* a replica: what its next end means (enum svc_end) */
+	bool svc_stale;		/* a replica still running the command before an update */
 };
 
 struct jobs;

@@ -212,6 +212,8 @@ static bool live(const struct job *j)
 	return j && !gp_job_state_final(j->state);
 }
 
+static void roll(struct gsched *s, struct job *svc);
+
 /* Stop one replica for good. */
 static void stop_replica(struct gsched *s, struct job *j, const char *why)
 {
@@ -250,6 +252,7 @@ void service_tick(struct gsched *s)
 				s->plan_dirty = true;
 			}
 		}
+		roll(s, svc);
 	}
 }
 
@@ -263,7 +266,10 @@ bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code)
 	char why[160];
 	int64_t delay = 0;
 	if (j->svc_end == SVC_MOVE) {
-		snprintf(why, sizeof(why), "moved off a drained node");
+		snprintf(why, sizeof(why), "%s",
+			 j->end_reason && strcmp(j->end_reason, "rolling update") == 0
+				 ? "replaced by a rolling update"
+				 : "moved off a drained node");
 	} else if (j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL) {
 		snprintf(why, sizeof(why), "%s", j->end_reason ? j->end_reason : "its node failed");
 	} else {
@@ -343,6 +349,110 @@ int service_scale(struct gsched *s, struct job *svc, int32_t n, char *text, size
 	gsched_save(s, svc); /* the reply waits for the commit */
 	service_tick(s);
 	return 0;
+}
+
+/* Replace the command of job id's stored spec (the script goes: the command is the new one). */
+static int set_command(struct gsched *s, uint64_t id, char **argv, size_t n)
+{
+	Gpool__JobSpec *sp = store_job_spec(s->store, id);
+	if (!sp)
+		return -1;
+	char **old = sp->argv;
+	size_t oldn = sp->n_argv;
+	ProtobufCBinaryData oldscript = sp->script;
+	sp->argv = argv;
+	sp->n_argv = n;
+	sp->script.len = 0;
+	size_t plen = gpool__job_spec__get_packed_size(sp);
+	uint8_t *buf = malloc(plen ? plen : 1);
+	int rc = -1;
+	if (buf) {
+		gpool__job_spec__pack(sp, buf);
+		rc = store_job_spec_update(s->store, id, buf, plen);
+	}
+	free(buf);
+	sp->argv = old;
+	sp->n_argv = oldn;
+	sp->script = oldscript;
+	gpool__job_spec__free_unpacked(sp, NULL);
+	return rc;
+}
+
+int service_update(struct gsched *s, struct job *svc, char **argv, size_t n, char *text,
+		   size_t len)
+{
+	if (!svc->svc) {
+		snprintf(text, len, "not a service");
+		return -1;
+	}
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += strlen(argv[i]) + 1;
+	if (!n || !argv[0][0] || total > 65536) {
+		snprintf(text, len, "no new command given (or over 64 KiB)");
+		return -1;
+	}
+	if (set_command(s, svc->id, argv, n) < 0) {
+		snprintf(text, len, "cannot save the new command: %s", strerror(errno));
+		return -1;
+	}
+	struct svc *v = svc->svc;
+	uint32_t stale = 0;
+	for (uint32_t i = 0; i < v->nslots; i++) {
+		struct job *j = v->slot[i] ? jobs_get(s->jobs, v->slot[i]) : NULL;
+		if (!live(j) || j->svc_end == SVC_STOP)
+			continue;
+		/* a pending one starts with the new command: its spec changes now */
+		if (j->state == GPOOL__JOB_STATE__PENDING) {
+			set_command(s, j->id, argv, n);
+		} else {
+			j->svc_stale = true;
+			stale++;
+		}
+	}
+	gp_info("service %llu: new command '%s', %u running replicas to replace one by one",
+		(unsigned long long)svc->id, argv[0], stale);
+	gsched_save(s, svc); /* the reply waits for the commit */
+	return 0;
+}
+
+static bool replica_ready(struct gsched *s, const struct job *j)
+{
+	if (!j || j->state != GPOOL__JOB_STATE__RUNNING || !j->tasks || !j->port ||
+	    j->tasks[0].state != 1)
+		return false;
+	struct node *n = nodes_get(s->nodes, j->tasks[0].node);
+	return n && node_usable(n);
+}
+
+/* Rolling update: when every wanted replica is ready, replace the first stale one. */
+static void roll(struct gsched *s, struct job *svc)
+{
+	struct svc *v = svc->svc;
+	struct job *next = NULL;
+	for (uint32_t i = 0; i < v->nslots && i < v->want; i++) {
+		struct job *j = v->slot[i] ? jobs_get(s->jobs, v->slot[i]) : NULL;
+		/* one (re)starting, or started too recently for a gateway's health checks to have
+		 * admitted it: wait */
+		if (!replica_ready(s, j) || gp_now() - j->start_time < SVC_ROLL_SETTLE_SEC)
+			return;
+		if (j->svc_stale && !next)
+			next = j;
+	}
+	if (!next)
+		return;
+	Gpool__JobSpec *sp = store_job_spec(s->store, svc->id);
+	if (!sp)
+		return;
+	int rc = set_command(s, next->id, sp->argv, sp->n_argv);
+	gpool__job_spec__free_unpacked(sp, NULL);
+	if (rc < 0)
+		return;
+	next->svc_stale = false;
+	next->svc_end = SVC_MOVE;
+	gp_info("service %llu: rolling update replaces replica %u (job %llu)",
+		(unsigned long long)svc->id, next->svc_index, (unsigned long long)next->id);
+	job_kill(s, next, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM, "rolling update");
 }
 
 void service_node_drained(struct gsched *s, int node)

@@ -5,8 +5,8 @@
 # count is back to 3 after the node timeout; scaled up, the new replica takes traffic; bad
 # requests (huge bodies and headers, slow and idle clients) get 4xx or a closed connection
 # while the others keep being served; metrics per service and replica; the set it knows
-# keeps being served while gschedd is down.
-# timeout: 240
+# keeps being served while gschedd is down; a rolling update under load fails no GET.
+# timeout: 300
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
 test_under_cluster 3 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s
@@ -143,6 +143,19 @@ wait_until 20 test "$(ready_count "$svc")" = 4
 is "$(ready_count "$svc")" 4 "gschedd restarted: the service still has its 4 replicas"
 for i in $(seq 10); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] || fail "served after the restart"; done
 ok "served after gschedd's restart"
+
+# -- a rolling update under load: every replica replaced, no GET fails
+load 25 "$TEST_DIR/roll" &
+lp=$!
+sleep 1
+out=$(as_user gpool update "$svc" -- /bin/sh -c \
+	"mkdir -p $WORK/v2-\$GPOOL_PORT && echo v2 > $WORK/v2-\$GPOOL_PORT/id && exec python3 -m http.server --bind 0.0.0.0 --directory $WORK/v2-\$GPOOL_PORT \"\$GPOOL_PORT\"" 2>&1)
+is "$?" 0 "gpool update is accepted ($out)"
+wait $lp
+is "$(grep -vc '^200 ' "$TEST_DIR/roll")" 0 "no GET failed during the rolling update ($(wc -l <"$TEST_DIR/roll") GETs)"
+for i in $(seq 20); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/v2"
+is "$(sort -u "$TEST_DIR/v2")" v2 "afterwards every answer comes from the new command"
+is "$(replicas "$svc" | awk '$7 == "yes"' | wc -l)" 4 "and 4 replicas run"
 
 as_user gcancel "$svc" >/dev/null 2>&1
 check "the service ends CANCELLED" wait_state "$svc" CANCELLED 10
