@@ -59,7 +59,7 @@ static void *run(void *arg)
 	gp_client_t *cl = NULL;
 	int64_t last_warn = 0;
 	for (;;) {
-		gp_error_t err = { { 0 } };
+		gp_error_t err = {{0}};
 		struct gw_snap *snap = NULL;
 		if (!cl)
 			cl = gp_client_create(d->cfg, &err);
@@ -88,8 +88,9 @@ static void *run(void *arg)
 		if (snap) {
 			event_active(c->ev_snap, EV_READ, 0);
 		} else if (gw_now_ms() - last_warn > 10000) {
-			gp_warn("cannot ask gschedd for the services (%s): serving the replicas known",
-				err.text[0] ? err.text : "no answer");
+			gp_warn(
+			    "cannot ask gschedd for the services (%s): serving the replicas known",
+			    err.text[0] ? err.text : "no answer");
 			last_warn = gw_now_ms();
 		}
 		usleep((useconds_t)c->poll_ms * 1000);

@@ -21,7 +21,7 @@
 
 #include "error.h"
 
-#define GW_BUCKETS 14 /* latency histogram buckets (metrics.c) */
+#define GW_BUCKETS   14 /* latency histogram buckets (metrics.c) */
 #define GW_MAX_TRIES 3
 
 struct gw_stats {
@@ -99,12 +99,12 @@ struct gw_ctx {
 	struct evhttp *http;
 	struct gw_service *svcs;
 	/* settings */
-	int timeout_ms;	       /* per request, to the replica */
+	int timeout_ms;		/* per request, to the replica */
 	int connect_timeout_ms; /* health checks too */
-	int health_ms;	       /* health check period */
-	int poll_ms;	       /* discovery period */
-	int eject_ms;	       /* passive ejection without a health path */
-	uint32_t max_conns;    /* per replica */
+	int health_ms;		/* health check period */
+	int poll_ms;		/* discovery period */
+	int eject_ms;		/* passive ejection without a health path */
+	uint32_t max_conns;	/* per replica */
 	size_t max_body, max_headers;
 	int tries;
 	/* discovery -> loop */

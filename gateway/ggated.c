@@ -132,11 +132,11 @@ static struct listener *listen_on(struct gw_ctx *c, const char *addr, uint16_t p
 	snprintf(l->name, sizeof(l->name), "%s", name ? name : "");
 	evhttp_set_max_headers_size(l->http, c->max_headers);
 	evhttp_set_max_body_size(l->http, c->max_body);
-	struct timeval tv = { client_timeout_ms / 1000, (client_timeout_ms % 1000) * 1000 };
+	struct timeval tv = {client_timeout_ms / 1000, (client_timeout_ms % 1000) * 1000};
 	evhttp_set_timeout_tv(l->http, &tv);
 	evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-						    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-						    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+						EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+						EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
 	evhttp_set_default_content_type(l->http, NULL);
 	evhttp_set_gencb(l->http, on_request, l);
 	struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(l->http, addr, port);
@@ -152,7 +152,8 @@ static struct listener *listen_on(struct gw_ctx *c, const char *addr, uint16_t p
 		free(l);
 		return NULL;
 	}
-	gp_info("listening on %s:%u%s%s", addr, port, name ? " for service " : "", name ? name : "");
+	gp_info("listening on %s:%u%s%s", addr, port, name ? " for service " : "",
+		name ? name : "");
 	return l;
 }
 
@@ -181,23 +182,23 @@ static int size_opt(const char *a, const char *what, size_t *out)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "listen", required_argument, 0, 'l' },
-		{ "service-port", required_argument, 0, 'p' },
-		{ "timeout", required_argument, 0, 't' },
-		{ "connect-timeout", required_argument, 0, 'C' },
-		{ "health-interval", required_argument, 0, 'H' },
-		{ "poll-interval", required_argument, 0, 'P' },
-		{ "eject", required_argument, 0, 'E' },
-		{ "tries", required_argument, 0, 'r' },
-		{ "max-body", required_argument, 0, 'b' },
-		{ "max-header", required_argument, 0, 'h' },
-		{ "client-timeout", required_argument, 0, 'T' },
-		{ "max-conns", required_argument, 0, 'm' },
-		{ "config", required_argument, 0, 'c' },
-		{ "scheduler", required_argument, 0, 's' },
-		{ "log-level", required_argument, 0, 'L' },
-		{ "help", no_argument, 0, '?' + 256 },
-		{ 0, 0, 0, 0 },
+	    {"listen", required_argument, 0, 'l'},
+	    {"service-port", required_argument, 0, 'p'},
+	    {"timeout", required_argument, 0, 't'},
+	    {"connect-timeout", required_argument, 0, 'C'},
+	    {"health-interval", required_argument, 0, 'H'},
+	    {"poll-interval", required_argument, 0, 'P'},
+	    {"eject", required_argument, 0, 'E'},
+	    {"tries", required_argument, 0, 'r'},
+	    {"max-body", required_argument, 0, 'b'},
+	    {"max-header", required_argument, 0, 'h'},
+	    {"client-timeout", required_argument, 0, 'T'},
+	    {"max-conns", required_argument, 0, 'm'},
+	    {"config", required_argument, 0, 'c'},
+	    {"scheduler", required_argument, 0, 's'},
+	    {"log-level", required_argument, 0, 'L'},
+	    {"help", no_argument, 0, '?' + 256},
+	    {0, 0, 0, 0},
 	};
 	static struct gw_ctx c;
 	c.timeout_ms = 30000;
@@ -233,7 +234,8 @@ int main(int argc, char **argv)
 		case 'p': {
 			const char *eq = strrchr(optarg, '=');
 			int port;
-			if (!eq || eq == optarg || (size_t)(eq - optarg) > 256 || npm >= MAX_PORTMAPS ||
+			if (!eq || eq == optarg || (size_t)(eq - optarg) > 256 ||
+			    npm >= MAX_PORTMAPS ||
 			    ms_opt(eq + 1, 1, 65535, "service port", &port) < 0) {
 				fprintf(stderr, "ggated: invalid service port '%s'\n", optarg);
 				return 2;
@@ -243,18 +245,42 @@ int main(int argc, char **argv)
 			pm[npm++].port = (uint16_t)port;
 			break;
 		}
-		case 't': bad = ms_opt(optarg, 1, 3600000, "timeout", &c.timeout_ms); break;
-		case 'C': bad = ms_opt(optarg, 1, 600000, "connect timeout", &c.connect_timeout_ms); break;
-		case 'H': bad = ms_opt(optarg, 10, 600000, "health interval", &c.health_ms); break;
-		case 'P': bad = ms_opt(optarg, 10, 600000, "poll interval", &c.poll_ms); break;
-		case 'E': bad = ms_opt(optarg, 0, 600000, "ejection time", &c.eject_ms); break;
-		case 'r': bad = ms_opt(optarg, 1, GW_MAX_TRIES, "tries", &c.tries); break;
-		case 'b': bad = size_opt(optarg, "body size", &c.max_body); break;
-		case 'h': bad = size_opt(optarg, "header size", &c.max_headers); break;
-		case 'T': bad = ms_opt(optarg, 1, 3600000, "client timeout", &client_timeout_ms); break;
-		case 'm': bad = ms_opt(optarg, 1, 100000, "connection count", &max_conns); break;
-		case 'c': config = optarg; break;
-		case 's': setenv("GPOOL_SCHEDULER", optarg, 1); break;
+		case 't':
+			bad = ms_opt(optarg, 1, 3600000, "timeout", &c.timeout_ms);
+			break;
+		case 'C':
+			bad = ms_opt(optarg, 1, 600000, "connect timeout", &c.connect_timeout_ms);
+			break;
+		case 'H':
+			bad = ms_opt(optarg, 10, 600000, "health interval", &c.health_ms);
+			break;
+		case 'P':
+			bad = ms_opt(optarg, 10, 600000, "poll interval", &c.poll_ms);
+			break;
+		case 'E':
+			bad = ms_opt(optarg, 0, 600000, "ejection time", &c.eject_ms);
+			break;
+		case 'r':
+			bad = ms_opt(optarg, 1, GW_MAX_TRIES, "tries", &c.tries);
+			break;
+		case 'b':
+			bad = size_opt(optarg, "body size", &c.max_body);
+			break;
+		case 'h':
+			bad = size_opt(optarg, "header size", &c.max_headers);
+			break;
+		case 'T':
+			bad = ms_opt(optarg, 1, 3600000, "client timeout", &client_timeout_ms);
+			break;
+		case 'm':
+			bad = ms_opt(optarg, 1, 100000, "connection count", &max_conns);
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 's':
+			setenv("GPOOL_SCHEDULER", optarg, 1);
+			break;
 		case 'L':
 			level = gp_log_level_parse(optarg);
 			if (level < 0) {
@@ -262,8 +288,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case '?' + 256: usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case '?' + 256:
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 		if (bad)
 			return 2;
@@ -287,7 +317,7 @@ int main(int argc, char **argv)
 	}
 	pthread_mutex_init(&c.lock, NULL);
 	c.ev_snap = event_new(c.base, -1, 0, on_snap, &c);
-	struct timeval hv = { c.health_ms / 1000, (c.health_ms % 1000) * 1000 };
+	struct timeval hv = {c.health_ms / 1000, (c.health_ms % 1000) * 1000};
 	c.ev_health = event_new(c.base, -1, EV_PERSIST, gw_health_tick, &c);
 	if (!c.ev_snap || !c.ev_health || event_add(c.ev_health, &hv) < 0)
 		return 1;
@@ -296,7 +326,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < npm; i++)
 		if (!listen_on(&c, listen_addr, pm[i].port, pm[i].name, client_timeout_ms))
 			return 1;
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	if (gw_discovery_start(&c, config, &err) < 0) {
 		gp_err("%s", err.text);
 		return 1;

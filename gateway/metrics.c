@@ -5,8 +5,8 @@
 
 #include "gateway.h"
 
-static const double bounds[GW_BUCKETS] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-					   0.1,	   0.25,  0.5,	  1,	 2.5,  5,     10 };
+static const double bounds[GW_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+					  0.1,	  0.25,	 0.5,	 1,	2.5,  5,     10};
 
 void gw_stats_observe(struct gw_stats *s, double sec)
 {
@@ -82,9 +82,8 @@ void gw_metrics_serve(struct gw_ctx *c, struct evhttp_request *req)
 		evhttp_send_error(req, 503, "out of memory");
 		return;
 	}
-	evbuffer_add_printf(b,
-			    "# HELP ggated_requests_total requests received for a service\n"
-			    "# TYPE ggated_requests_total counter\n");
+	evbuffer_add_printf(b, "# HELP ggated_requests_total requests received for a service\n"
+			       "# TYPE ggated_requests_total counter\n");
 	for (struct gw_service *s = c->svcs; s; s = s->next)
 		counter(b, "ggated_requests_total", s, NULL, s->st.requests);
 	evbuffer_add_printf(b, "# HELP ggated_errors_total requests ggated answered with an "

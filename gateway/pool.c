@@ -37,7 +37,7 @@ static void free_cb(evutil_socket_t fd, short what, void *arg)
  * there is freed on the next loop pass. */
 static void conn_free_later(struct gw_ctx *c, struct evhttp_connection *e)
 {
-	struct timeval zero = { 0, 0 };
+	struct timeval zero = {0, 0};
 	if (event_base_once(c->base, -1, EV_TIMEOUT, free_cb, e, &zero) < 0)
 		gp_warn("cannot free a connection later: leaked");
 }
@@ -176,7 +176,8 @@ struct gw_service *gw_service_find(struct gw_ctx *c, const char *name, size_t le
 	}
 	struct gw_service *best = NULL;
 	for (struct gw_service *s = c->svcs; s; s = s->next) {
-		if ((id && s->id == id) || (strlen(s->name) == len && memcmp(s->name, name, len) == 0)) {
+		if ((id && s->id == id) ||
+		    (strlen(s->name) == len && memcmp(s->name, name, len) == 0)) {
 			/* a name may be reused: the newest service that has replicas wins */
 			if (!best || (s->seen && (!best->seen || s->id > best->id)))
 				best = s;
@@ -230,7 +231,7 @@ static struct evhttp_connection *conn_new(struct gw_replica *r, int timeout_ms)
 	struct evhttp_connection *e = evhttp_connection_base_new(c->base, NULL, r->addr, r->port);
 	if (!e)
 		return NULL;
-	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
 	evhttp_connection_set_timeout_tv(e, &tv);
 	evhttp_connection_set_retries(e, 0);
 	return e;
@@ -267,8 +268,8 @@ static void eject(struct gw_replica *r, const char *why, bool abandon)
 {
 	struct gw_ctx *c = r->svc->ctx;
 	if (r->healthy || !r->eject_until_ms)
-		gp_warn("service %s: replica %u at %s ejected: %s", r->svc->name, r->index, r->label,
-			why);
+		gp_warn("service %s: replica %u at %s ejected: %s", r->svc->name, r->index,
+			r->label, why);
 	r->healthy = false;
 	r->eject_until_ms = gw_now_ms() + c->eject_ms;
 	for (uint32_t i = 0; abandon && i < r->nconns; i++) {

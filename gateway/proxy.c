@@ -35,9 +35,16 @@ struct gw_fwd {
 };
 
 /* hop-by-hop headers (RFC 9110 7.6.1) are the proxy's own, never forwarded */
-static const char *const hop[] = { "Connection", "Keep-Alive", "Proxy-Connection",
-				   "Proxy-Authenticate", "Proxy-Authorization", "TE",
-				   "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length" };
+static const char *const hop[] = {"Connection",
+				  "Keep-Alive",
+				  "Proxy-Connection",
+				  "Proxy-Authenticate",
+				  "Proxy-Authorization",
+				  "TE",
+				  "Trailer",
+				  "Transfer-Encoding",
+				  "Upgrade",
+				  "Content-Length"};
 
 static bool is_hop(const char *name)
 {
@@ -130,8 +137,8 @@ static void try_next(struct gw_fwd *f)
 			evhttp_add_header(oh, "X-Forwarded-For", peer);
 		size_t len = evbuffer_get_length(f->body);
 		if (len)
-			evbuffer_add(evhttp_request_get_output_buffer(up), evbuffer_pullup(f->body, -1),
-				     len);
+			evbuffer_add(evhttp_request_get_output_buffer(up),
+				     evbuffer_pullup(f->body, -1), len);
 		f->have_err = false;
 		if (evhttp_make_request(conn->evcon, up, f->method, f->uri) < 0) {
 			gw_replica_failed(r, "cannot send a request");
@@ -176,10 +183,13 @@ static void up_done(struct evhttp_request *up, void *arg)
 		bool reached = f->have_err;
 		bool timeout = f->have_err && f->err == EVREQ_HTTP_TIMEOUT;
 		r->st.errors++;
-		gw_replica_failed(r, !reached ? "connect failed" : timeout ? "timed out" : "no answer");
+		gw_replica_failed(r, !reached  ? "connect failed"
+				     : timeout ? "timed out"
+					       : "no answer");
 		gw_replica_maybe_free(r);
 		retry_or_fail(f, reached, timeout ? 504 : 502,
-			      timeout ? "the replica did not answer in time" : "the replica failed");
+			      timeout ? "the replica did not answer in time"
+				      : "the replica failed");
 		return;
 	}
 	gw_replica_ok(r);
@@ -197,7 +207,8 @@ static void up_done(struct evhttp_request *up, void *arg)
 	if (s)
 		gw_stats_observe(&s->st, dt);
 	gw_stats_observe(&f->c->total, dt);
-	copy_headers(evhttp_request_get_output_headers(f->req), evhttp_request_get_input_headers(up));
+	copy_headers(evhttp_request_get_output_headers(f->req),
+		     evhttp_request_get_input_headers(up));
 	evhttp_send_reply(f->req, code, evhttp_request_get_response_code_line(up),
 			  evhttp_request_get_input_buffer(up));
 	fwd_free(f);
@@ -216,8 +227,7 @@ void gw_fwd_abandon(struct gw_fwd *f)
 	retry_or_fail(f, true, 502, "the replica became unreachable");
 }
 
-void gw_proxy(struct gw_ctx *c, struct gw_service *svc, struct evhttp_request *req,
-	      const char *uri)
+void gw_proxy(struct gw_ctx *c, struct gw_service *svc, struct evhttp_request *req, const char *uri)
 {
 	struct gw_fwd *f = calloc(1, sizeof(*f));
 	if (!f || !(f->body = evbuffer_new()) || !(f->uri = strdup(uri))) {

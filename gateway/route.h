@@ -12,8 +12,8 @@ struct gw_route {
 	enum gw_route_kind kind;
 	const char *name; /* a service's name or id, inside the target (not terminated) */
 	size_t name_len;
-	char *target;	  /* malloc'd: what the replica is sent */
-	const char *why;  /* GW_ROUTE_BAD: why */
+	char *target;	 /* malloc'd: what the replica is sent */
+	const char *why; /* GW_ROUTE_BAD: why */
 };
 
 /* Parse a request target. Returns the kind (GW_ROUTE_BAD with why set); free r->target with

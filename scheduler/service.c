@@ -268,8 +268,8 @@ bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code)
 	if (j->svc_end == SVC_MOVE) {
 		snprintf(why, sizeof(why), "%s",
 			 j->end_reason && strcmp(j->end_reason, "rolling update") == 0
-				 ? "replaced by a rolling update"
-				 : "moved off a drained node");
+			     ? "replaced by a rolling update"
+			     : "moved off a drained node");
 	} else if (j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL) {
 		snprintf(why, sizeof(why), "%s", j->end_reason ? j->end_reason : "its node failed");
 	} else {
@@ -281,8 +281,8 @@ bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code)
 		if (delay > SVC_BACKOFF_MAX_MS)
 			delay = SVC_BACKOFF_MAX_MS;
 		snprintf(why, sizeof(why), "%s with code %d after %.1f s%s",
-			 j->kill_reason == GPOOL__JOB_STATE__TIMEOUT ? "timed out" : "exited", exit_code,
-			 ran, j->quick_fails >= SVC_CRASH_LOOP ? " (crash loop)" : "");
+			 j->kill_reason == GPOOL__JOB_STATE__TIMEOUT ? "timed out" : "exited",
+			 exit_code, ran, j->quick_fails >= SVC_CRASH_LOOP ? " (crash loop)" : "");
 	}
 	free(j->end_reason);
 	j->end_reason = strdup(why);
@@ -378,8 +378,7 @@ static int set_command(struct gsched *s, uint64_t id, char **argv, size_t n)
 	return rc;
 }
 
-int service_update(struct gsched *s, struct job *svc, char **argv, size_t n, char *text,
-		   size_t len)
+int service_update(struct gsched *s, struct job *svc, char **argv, size_t n, char *text, size_t len)
 {
 	if (!svc->svc) {
 		snprintf(text, len, "not a service");
@@ -467,7 +466,8 @@ void service_node_drained(struct gsched *s, int node)
 			    j->tasks[0].node != node)
 				continue;
 			j->svc_end = SVC_MOVE;
-			job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM, "its node was drained");
+			job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM,
+				 "its node was drained");
 		}
 	}
 }
@@ -500,9 +500,9 @@ static void replica_fill(struct gsched *s, Gpool__ReplicaInfo *ri, const struct 
 	ri->reason = j->end_reason ? j->end_reason : "";
 	if (j->state == GPOOL__JOB_STATE__PENDING && !j->end_reason)
 		ri->reason = (char *)pend_reason_name(j->reason);
-	bool on = (j->state == GPOOL__JOB_STATE__RUNNING ||
-		   j->state == GPOOL__JOB_STATE__COMPLETING) &&
-		  j->tasks && j->ntasks;
+	bool on =
+	    (j->state == GPOOL__JOB_STATE__RUNNING || j->state == GPOOL__JOB_STATE__COMPLETING) &&
+	    j->tasks && j->ntasks;
 	if (on) {
 		struct node *n = nodes_get(s->nodes, j->tasks[0].node);
 		ri->node = n ? n->name : "";

@@ -24,12 +24,12 @@ enum svc_end {
 /* A replica that ends within this many seconds of starting counts as a quick failure; this
  * many in a row make a crash loop (shown by gstat); backoff doubles from the first up to the
  * cap. */
-#define SVC_QUICK_SEC 10.0
-#define SVC_CRASH_LOOP 3
+#define SVC_QUICK_SEC	     10.0
+#define SVC_CRASH_LOOP	     3
 #define SVC_BACKOFF_FIRST_MS 500
-#define SVC_BACKOFF_MAX_MS 30000
-#define SVC_MAX_REPLICAS 1000
-#define SVC_ROLL_SETTLE_SEC 2.0 /* rolling update: a replacement runs this long before the next */
+#define SVC_BACKOFF_MAX_MS   30000
+#define SVC_MAX_REPLICAS     1000
+#define SVC_ROLL_SETTLE_SEC  2.0 /* rolling update: a replacement runs this long before the next */
 
 void svc_free(struct svc *v);
 

@@ -106,7 +106,8 @@ static void flush(struct server *s)
 				if (js) {
 					struct evbuffer *b = evbuffer_new();
 					/* the buffer owns js from here: freed when sent */
-					if (!b || evbuffer_add_reference(b, js, len, free_js, NULL) < 0)
+					if (!b ||
+					    evbuffer_add_reference(b, js, len, free_js, NULL) < 0)
 						free(js);
 					evhttp_add_header(evhttp_request_get_output_headers(w->req),
 							  "Content-Type", "application/json");
@@ -145,7 +146,7 @@ static void predict(struct server *s, struct evhttp_request *req)
 	struct evbuffer *in = evhttp_request_get_input_buffer(req);
 	size_t len = evbuffer_get_length(in);
 	const char *body = (const char *)evbuffer_pullup(in, -1);
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	struct waiting *w = calloc(1, sizeof(*w));
 	if (!w) {
 		reply_error(req, 503, "out of memory");
@@ -170,7 +171,7 @@ static void predict(struct server *s, struct evhttp_request *req)
 		}
 		flush(s);
 	} else if (!s->timer_armed) {
-		struct timeval tv = { s->max_wait_us / 1000000, s->max_wait_us % 1000000 };
+		struct timeval tv = {s->max_wait_us / 1000000, s->max_wait_us % 1000000};
 		event_add(s->timer, &tv);
 		s->timer_armed = true;
 	}
@@ -203,7 +204,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 			 (unsigned long long)s->rows_served, (unsigned long long)s->bad);
 		reply_text(req, 200, buf);
 	} else {
-		reply_error(req, 404, "no such path (POST /v1/predict, GET /health, GET /v1/model)");
+		reply_error(req, 404,
+			    "no such path (POST /v1/predict, GET /health, GET /v1/model)");
 	}
 }
 
@@ -235,12 +237,17 @@ static int num(const char *a, long lo, long hi, const char *what, long *out)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "model", required_argument, 0, 'm' },	  { "listen", required_argument, 0, 'l' },
-		{ "max-batch", required_argument, 0, 'b' }, { "max-wait-us", required_argument, 0, 'w' },
-		{ "max-rows", required_argument, 0, 'r' }, { "max-body", required_argument, 0, 'B' },
-		{ "client-timeout", required_argument, 0, 'T' },
-		{ "threads", required_argument, 0, 't' },  { "log-level", required_argument, 0, 'L' },
-		{ "help", no_argument, 0, 'h' },	   { 0, 0, 0, 0 },
+	    {"model", required_argument, 0, 'm'},
+	    {"listen", required_argument, 0, 'l'},
+	    {"max-batch", required_argument, 0, 'b'},
+	    {"max-wait-us", required_argument, 0, 'w'},
+	    {"max-rows", required_argument, 0, 'r'},
+	    {"max-body", required_argument, 0, 'B'},
+	    {"client-timeout", required_argument, 0, 'T'},
+	    {"threads", required_argument, 0, 't'},
+	    {"log-level", required_argument, 0, 'L'},
+	    {"help", no_argument, 0, 'h'},
+	    {0, 0, 0, 0},
 	};
 	static struct server s;
 	const char *model = NULL;
@@ -257,7 +264,9 @@ int main(int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		int bad = 0;
 		switch (o) {
-		case 'm': model = optarg; break;
+		case 'm':
+			model = optarg;
+			break;
 		case 'l': {
 			const char *colon = strrchr(optarg, ':');
 			if (!colon || (size_t)(colon - optarg) >= sizeof(addr) ||
@@ -269,25 +278,39 @@ int main(int argc, char **argv)
 			addr[colon - optarg] = '\0';
 			break;
 		}
-		case 'b': bad = num(optarg, 1, 65536, "batch size", &batch); break;
-		case 'w': bad = num(optarg, 0, 10000000, "wait", &wait_us); break;
-		case 'r': bad = num(optarg, 1, 1000000, "row limit", &rows); break;
+		case 'b':
+			bad = num(optarg, 1, 65536, "batch size", &batch);
+			break;
+		case 'w':
+			bad = num(optarg, 0, 10000000, "wait", &wait_us);
+			break;
+		case 'r':
+			bad = num(optarg, 1, 1000000, "row limit", &rows);
+			break;
 		case 'B':
 			if (gp_parse_size(optarg, 1, &max_body) < 0 || !max_body) {
 				fprintf(stderr, "gserve: invalid body size '%s'\n", optarg);
 				return 2;
 			}
 			break;
-		case 'T': bad = num(optarg, 1, 3600000, "client timeout", &timeout); break;
-		case 't': bad = num(optarg, 1, 256, "thread count", &threads); break;
+		case 'T':
+			bad = num(optarg, 1, 3600000, "client timeout", &timeout);
+			break;
+		case 't':
+			bad = num(optarg, 1, 256, "thread count", &threads);
+			break;
 		case 'L':
 			if ((level = gp_log_level_parse(optarg)) < 0) {
 				fprintf(stderr, "gserve: invalid log level '%s'\n", optarg);
 				return 2;
 			}
 			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 		if (bad)
 			return 2;
@@ -299,7 +322,7 @@ int main(int argc, char **argv)
 	gp_log_init("gserve", level);
 	signal(SIGPIPE, SIG_IGN);
 	openblas_set_num_threads((int)threads);
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	if (!(s.model = gs_model_load(model, &err))) {
 		gp_err("%s", err.text);
 		return 1;
@@ -316,7 +339,7 @@ int main(int argc, char **argv)
 	}
 	evhttp_set_max_body_size(http, max_body);
 	evhttp_set_max_headers_size(http, 16384);
-	struct timeval tv = { timeout / 1000, (timeout % 1000) * 1000 };
+	struct timeval tv = {timeout / 1000, (timeout % 1000) * 1000};
 	evhttp_set_timeout_tv(http, &tv);
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD);
 	evhttp_set_gencb(http, on_request, &s);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAGIC "GPMODEL1\n"
+#define MAGIC	   "GPMODEL1\n"
 #define MAX_HEADER 65536
 
 struct gs_model {
@@ -41,8 +41,8 @@ static gs_model_t *bad(gs_model_t *m, gp_error_t *err, const char *fmt, const ch
 
 static float le_float(const uint8_t *p)
 {
-	uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-		     (uint32_t)p[3] << 24;
+	uint32_t u =
+	    (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 	float f;
 	memcpy(&f, &u, sizeof(f));
 	return f;
@@ -64,7 +64,8 @@ static int header(gs_model_t *m, const char *line, size_t len, gp_error_t *err)
 	json_t *layers = json_object_get(h, "layers");
 	json_t *scale = json_object_get(h, "input_scale");
 	if (!kind || strcmp(kind, "mlp") != 0) {
-		gp_errprintf(err, "model kind '%s' is not supported (only 'mlp')", kind ? kind : "");
+		gp_errprintf(err, "model kind '%s' is not supported (only 'mlp')",
+			     kind ? kind : "");
 		goto out;
 	}
 	if (act && strcmp(act, "relu") != 0) {

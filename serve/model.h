@@ -15,8 +15,8 @@
 
 #include "error.h"
 
-#define GS_MODEL_MAX_LAYERS 16	     /* weight layers */
-#define GS_MODEL_MAX_WIDTH 65536     /* units in one layer */
+#define GS_MODEL_MAX_LAYERS 16	       /* weight layers */
+#define GS_MODEL_MAX_WIDTH  65536      /* units in one layer */
 #define GS_MODEL_MAX_PARAMS (1u << 28) /* floats in all: 1 GiB */
 
 typedef struct gs_model gs_model_t;

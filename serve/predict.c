@@ -46,7 +46,8 @@ int gs_predict_decode(const char *body, size_t len, uint32_t width, size_t max_r
 			json_t *e = json_array_get(row, c);
 			double f = json_number_value(e);
 			if (!json_is_number(e) || !isfinite(f) || fabs(f) > 3.4e38) {
-				gp_errprintf(err, "row %zu, column %u is not a finite number", r, c);
+				gp_errprintf(err, "row %zu, column %u is not a finite number", r,
+					     c);
 				free(v);
 				goto out;
 			}

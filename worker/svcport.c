@@ -13,8 +13,9 @@ static uint32_t try_bind(uint32_t port)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				  .sin_addr.s_addr = htonl(INADDR_ANY) };
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_ANY)};
 	socklen_t len = sizeof(sa);
 	uint32_t got = 0;
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&

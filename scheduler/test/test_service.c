@@ -59,7 +59,7 @@ static struct job *submit_service(uint32_t replicas)
 	j->submit_time = gp_now();
 	j->cpus_per_task = 1;
 	j->ntasks = 1;
-	char *argv[] = { "serve" };
+	char *argv[] = {"serve"};
 	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
 	sp.argv = argv;
 	sp.n_argv = 1;
@@ -232,9 +232,9 @@ static void scale_and_cancel(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(spread_restart_crash_loop, setup, teardown),
-		cmocka_unit_test_setup_teardown(node_failure_moves_at_once, setup, teardown),
-		cmocka_unit_test_setup_teardown(scale_and_cancel, setup, teardown),
+	    cmocka_unit_test_setup_teardown(spread_restart_crash_loop, setup, teardown),
+	    cmocka_unit_test_setup_teardown(node_failure_moves_at_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(scale_and_cancel, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	gs_model_t *m = gs_model_parse(data, size, &err);
 	if (!m) {
 		FUZZ_CHECK(err.text[0] != '\0');

@@ -10,7 +10,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	float *x = (float *)1;
 	size_t rows = 99;
 	if (gs_predict_decode((const char *)data, size, 4, 64, &x, &rows, &err) < 0) {
