@@ -97,6 +97,7 @@ int service_submitted(struct gsched *s, struct job *j, const Gpool__JobSpec *sp)
 	j->state = GPOOL__JOB_STATE__RUNNING;
 	j->start_time = j->submit_time;
 	j->ntasks = 0;
+	j->nodes_min = j->nodes_max = 0; /* each replica is one task: -N does not apply */
 	return 0;
 }
 
@@ -116,6 +117,7 @@ bool service_loaded(struct gsched *s, struct job *j, const Gpool__JobSpec *sp)
 		return false;
 	j->svc = svc_new(sp);
 	j->ntasks = 0;
+	j->nodes_min = j->nodes_max = 0;
 	free(j->placement_text);
 	j->placement_text = NULL;
 	if (!j->svc || reg_add(s, j->id) < 0)
