@@ -6,7 +6,8 @@
 # timeout: 240
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
-test_under_cluster 3 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s
+test_under_cluster 3 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s \
+	--sched-arg --output-limit=64KiB
 command -v curl >/dev/null || skip_all "curl is not installed"
 
 svc=$(submit --service --replicas 3 --port 8080 --health-path / -J web -- \
@@ -99,6 +100,19 @@ n1=$(echo "$r" | awk '{print $8}')
 [ "${n1:-0}" -ge 3 ] && [ "${n1:-0}" -le 6 ] && ok "restarts back off (restarts after 8 s: $n1)" ||
 	fail "restarts back off" "restarts after 8 s: $n1"
 like "$(gstat -l -j "$bad")" 'State=CRASH_LOOP.*CrashLoop=yes' "gstat -l says CRASH_LOOP"
+
+# -- a replica's output rotates: the newest is kept (output_limit 64 KiB here)
+chatty=$(submit --service --replicas 1 -J chatty -- /bin/sh -c 'seq 1 40000; exec sleep 1000')
+if [ -n "$chatty" ] && wait_until 20 test "$(replicas "$chatty" | awk '{print $6}')" = RUNNING; then
+	rj=$(replicas "$chatty" | awk '{print $2}')
+	sleep 3
+	out=$(as_user glogs "$rj" 2>&1)
+	like "$(echo "$out" | tail -1)" '^40000$' "the replica's newest output line is kept after rotation"
+	unlike "$(echo "$out" | head -1)" '^1$' "its oldest lines were rotated away ($(echo "$out" | wc -c) bytes kept)"
+else
+	fail "a chatty replica runs" "$(replicas "$chatty")"
+fi
+as_user gcancel "$chatty" >/dev/null 2>&1
 
 # -- gcancel stops every replica
 as_user gcancel "$svc" "$bad" >/dev/null 2>&1
