@@ -22,6 +22,7 @@ cleanup() {
 	[ -n "${gw:-}" ] && kill "$gw" 2>/dev/null
 	[ -n "${ng:-}" ] && kill "$ng" 2>/dev/null
 	"$SRC/deploy/gpool-cluster" stop --dir "$DIR/cluster" >/dev/null 2>&1
+	rm -rf "$DIR"
 }
 trap cleanup EXIT
 "$SRC/deploy/gpool-cluster" start --dir "$DIR/cluster" -n 4 --loopback --port $SPORT --bin "$BIN" \
