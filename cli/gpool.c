@@ -150,6 +150,66 @@ static int cmd_priority(struct gpool *g, char **args, int nargs, gp_error_t *err
 	return rc;
 }
 
+static int cmd_scale(struct gpool *g, char **args, int nargs, gp_error_t *err)
+{
+	uint64_t *ids = NULL;
+	size_t n = 0;
+	long count;
+	int rc = 2;
+	if (nargs != 2)
+		gp_errprintf(err, "scale needs a service job id and a replica count");
+	else if (gp_parse_long(args[1], 0, 1000, &count) < 0)
+		gp_errprintf(err, "invalid replica count '%s'", args[1]);
+	else if (jobs_of(args, 1, &ids, &n, err) == 0 && n != 1)
+		gp_errprintf(err, "scale takes one service job id");
+	else if (n == 1)
+		rc = job_action(g, GPOOL__JOB_ACTION__JOB_SCALE, ids, n, (int32_t)count, err);
+	free(ids);
+	return rc;
+}
+
+static int cmd_update(struct gpool *g, char **args, int nargs, gp_error_t *err)
+{
+	uint64_t *ids = NULL;
+	size_t n = 0;
+	int rc = 2;
+	int first = nargs > 1 && strcmp(args[1], "--") == 0 ? 2 : 1;
+	if (nargs <= first) {
+		gp_errprintf(err, "update needs a service job id and a command");
+	} else if (jobs_of(args, 1, &ids, &n, err) == 0 && n != 1) {
+		gp_errprintf(err, "update takes one service job id");
+	} else if (n == 1) {
+		rc = 1;
+		gp_session_t *s = gp_session_create(&g->common, err);
+		Gpool__JobControl jc = GPOOL__JOB_CONTROL__INIT;
+		jc.action = GPOOL__JOB_ACTION__JOB_UPDATE;
+		jc.ids = ids;
+		jc.n_ids = 1;
+		jc.argv = args + first;
+		jc.n_argv = (size_t)(nargs - first);
+		Gpool__Msg m = GPOOL__MSG__INIT;
+		m.m_case = GPOOL__MSG__M_JOB_CONTROL;
+		m.job_control = &jc;
+		Gpool__Msg *r = s ? gp_session_call(s, &m, GPOOL__MSG__M_JOB_CONTROL_REPLY,
+						    GP_CLI_TIMEOUT_MS, NULL, err)
+				  : NULL;
+		if (r) {
+			rc = 0;
+			Gpool__JobControlReply *jr = r->job_control_reply;
+			for (size_t i = 0; i < jr->n_results; i++)
+				if (jr->results[i]->code != GPOOL__ERROR_CODE__ERROR_NONE) {
+					fprintf(stderr, "gpool: job %llu: %s\n",
+						(unsigned long long)jr->results[i]->id,
+						jr->results[i]->text);
+					rc = 1;
+				}
+		}
+		gp_session_destroy(&s);
+	}
+	free(ids);
+	return rc;
+}
+
 static int cmd_version(struct gpool *g, char **args, int nargs, gp_error_t *err)
 {
 	if (nargs) {
@@ -413,6 +473,8 @@ static const struct {
     {"hold", cmd_hold, "hold JOB...            keep pending jobs from starting"},
     {"release", cmd_release, "release JOB...         let held jobs start"},
     {"priority", cmd_priority, "priority JOB N         set a pending job's priority"},
+    {"scale", cmd_scale, "scale JOB N            keep N replicas of a service running"},
+    {"update", cmd_update, "update JOB -- CMD...   a service's new command: replicas replaced one by one"},
     {"power", cmd_power, "power                  each PC's power need against its PSU, the cluster's"},
     {"cost", cmd_cost, "cost [JOB...]          cost of jobs on cards (--since, --until, --json)"},
     {"fetch", cmd_fetch, "fetch JOB              the files the job's --collect brought back (--dir)"},

@@ -69,6 +69,8 @@ static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t
 		}
 		struct task *t = &j->tasks[h->rank];
 		t->missing = 0;
+		if (h->port && !h->exited)
+			j->port = h->port; /* a replica's port, also after gschedd restarted */
 		if (h->exited && t->state != 2) {
 			Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
 			ev.job_id = h->job_id;

@@ -1,5 +1,6 @@
 #include "client.h"
 #include "files.h"
+#include "service.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -74,11 +75,19 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 	for (size_t i = 0; i < sp->n_exclude; i++)
 		if (!valid_token(sp->exclude[i], 63))
 			BAD("invalid node name '%.64s'", sp->exclude[i]);
+	if (sp->service_of || sp->replica_index)
+		BAD("service_of and replica_index are set by the scheduler");
+	if (sp->service && sp->replicas > SVC_MAX_REPLICAS)
+		BAD("too many replicas (%u, at most %d)", sp->replicas, SVC_MAX_REPLICAS);
+	if (strlen(sp->health_path) > 1024 || (sp->health_path[0] && sp->health_path[0] != '/'))
+		BAD("invalid health path (must start with '/')");
 	for (size_t i = 0; i < sp->n_files; i++) {
 		const char *f = sp->files[i]->name;
 		if (!*f || f[0] == '/' || strstr(f, "..") || strlen(f) > 255)
 			BAD("invalid staged file name '%.64s'", f);
 	}
+	if (sp->array && *sp->array && sp->service)
+		BAD("a service cannot be a job array (use --replicas)");
 	if (sp->array && *sp->array) {
 		gp_array_t *a = malloc(sizeof(*a));
 		int rc = a ? gp_array_parse(sp->array, a) : -1;
@@ -327,6 +336,10 @@ void client_submit(struct req *r)
 			j->array_job_id = i ? first : j->id;
 			j->array_task_id = gp_array_index(arr, i);
 		}
+		if (sp->service && service_submitted(s, j, sp) < 0) {
+			job_free(j);
+			goto fail;
+		}
 		if (jobs_add(s->jobs, j) < 0) {
 			job_free(j);
 			goto fail;
@@ -409,6 +422,7 @@ static int add_info(struct qctx *c, const struct job *j)
 	if (!ji)
 		return -1;
 	jobinfo_fill(ji, j, c->s->nodes);
+	service_info_fill(c->s, j, ji);
 	c->infos[c->n++] = ji;
 	return 0;
 }
@@ -477,6 +491,12 @@ void client_job_query(struct req *r)
 				sum->exclude = full->exclude;
 				sum->n_gpu_index = full->n_gpu_index;
 				sum->gpu_index = full->gpu_index;
+				sum->service = full->service;
+				sum->replicas = full->replicas;
+				sum->health_path = full->health_path;
+				sum->service_port = full->service_port;
+				sum->service_of = full->service_of;
+				sum->replica_index = full->replica_index;
 			} else if (full) {
 				gpool__job_spec__free_unpacked(full, NULL);
 			}
@@ -545,7 +565,9 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 	snprintf(who, sizeof(who), "cancelled by uid %u", (unsigned)r->from.uid);
 	switch (c->action) {
 	case GPOOL__JOB_ACTION__JOB_CANCEL:
-		if (pending)
+		if (j->svc)
+			service_cancel(s, j, who);
+		else if (pending)
 			job_end_pending(s, j, GPOOL__JOB_STATE__CANCELLED, who);
 		else if (live)
 			job_kill(s, j, GPOOL__JOB_STATE__CANCELLED, SIGTERM, who);
@@ -599,6 +621,14 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 			jobs_queue_insert(s->jobs, j);
 		gsched_save(s, j);
 		s->plan_dirty = true;
+		return GPOOL__ERROR_CODE__ERROR_NONE;
+	case GPOOL__JOB_ACTION__JOB_UPDATE:
+		if (service_update(s, j, c->argv, c->n_argv, text, len) < 0)
+			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID : GPOOL__ERROR_CODE__ERROR_STATE;
+		return GPOOL__ERROR_CODE__ERROR_NONE;
+	case GPOOL__JOB_ACTION__JOB_SCALE:
+		if (service_scale(s, j, c->value, text, len) < 0)
+			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID : GPOOL__ERROR_CODE__ERROR_STATE;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	default:
 		snprintf(text, len, "unknown action %d", c->action);
@@ -859,6 +889,8 @@ void client_node_control(struct req *r)
 		n->reason = drain ? strdup(c->reason && *c->reason ? c->reason : "drained") : NULL;
 		if (n->state != GPOOL__NODE_STATE__NODE_DOWN)
 			n->state = drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
+		if (drain)
+			service_node_drained(s, idx);
 	}
 	char which[32] = "";
 	if (c->card >= 0)

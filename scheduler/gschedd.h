@@ -56,6 +56,8 @@ struct gsched {
 	struct metrics *metrics;
 	struct http *http; /* NULL: no HTTP server (http_listen empty) */
 	struct gp_u64map *running; /* id -> job, RUNNING or COMPLETING */
+	uint64_t *svc_ids; /* the active services (service.c) */
+	size_t nsvc, capsvc;
 	bool plan_dirty; /* queue or resources changed since the last placement pass */
 	uint64_t dep_epoch; /* changes with every job saved: dependencies may have changed */
 	volatile int stop;
@@ -107,6 +109,9 @@ void gsched_save_cards(struct gsched *s, int node);
  * stored without a spec of its own). 0 / -1. */
 int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,
 		    const char *token, struct req *r);
+
+/* Insert a job gschedd made itself (a service's replica): placed once committed. 0 / -1. */
+int gsched_insert(struct gsched *s, struct job *j, const uint8_t *spec, size_t len);
 
 /* handlers.c */
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,

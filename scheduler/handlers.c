@@ -9,6 +9,7 @@
 #include "metrics.h"
 #include "nodes.h"
 #include "rdv.h"
+#include "service.h"
 
 enum sender { FROM_AGENT = 1, FROM_CLIENT = 2 };
 
@@ -42,6 +43,7 @@ static const struct handler handlers[] = {
 	{ GPOOL__MSG__M_FILE_SET_GET, FROM_CLIENT, files_set_get, "file_set_get" },
 	{ GPOOL__MSG__M_OPS_METRICS_QUERY, FROM_CLIENT, metrics_query, "ops_metrics_query" },
 	{ GPOOL__MSG__M_OPS_HISTORY_QUERY, FROM_CLIENT, metrics_history, "ops_history_query" },
+	{ GPOOL__MSG__M_SERVICE_QUERY, FROM_CLIENT, client_service_query, "service_query" },
 };
 
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,

@@ -1,4 +1,5 @@
 #include "jobs.h"
+#include "service.h"
 #include "cards.h"
 
 #include <errno.h>
@@ -70,6 +71,7 @@ void job_free(struct job *j)
 	free(j->reason_detail);
 	free(j->deps);
 	gpu_req_free(j->gpu);
+	svc_free(j->svc);
 	free(j);
 }
 
@@ -240,6 +242,8 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 	ji->reserved_start = j->reserved_start;
 	ji->array_job_id = j->array_job_id;
 	ji->array_task_id = j->array_task_id;
+	ji->service_of = j->svc_of;
+	ji->replica_index = j->svc_index;
 	/* a summary of the spec: what gstat shows */
 	Gpool__JobSpec *sp = calloc(1, sizeof(*sp));
 	if (sp) {
@@ -354,6 +358,7 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 
 void jobinfo_release(Gpool__JobInfo *ji)
 {
+	service_info_release(ji);
 	free(ji->spec);
 	if (ji->n_tasks) {
 		free(ji->tasks[0]->cards);

@@ -13,6 +13,7 @@
 #include "output.h"
 #include "rdv.h"
 #include "running.h"
+#include "service.h"
 #include "store.h"
 #include "util.h"
 
@@ -108,7 +109,10 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	/* energy adds up over every attempt: each one drew power */
 	set_reason(j, NULL);
 	uint32_t limit = j->time_limit ? j->time_limit : s->default_time_limit;
+	if (j->svc_of)
+		limit = 0; /* a service replica runs until stopped */
 	j->deadline_ms = limit ? gp_mono_ms() + (int64_t)limit * 1000 : 0;
+	j->port = 0;
 	j->master_port = master_port(s, j);
 	jobs_queue_remove(s->jobs, j);
 	running_add(s, j);
@@ -335,7 +339,7 @@ static bool requeue_ok(const struct gsched *s, const struct job *j)
 }
 
 /* Back to the queue for another attempt: every rank of this one is known to be gone. */
-static void job_requeue(struct gsched *s, struct job *j)
+void job_requeue(struct gsched *s, struct job *j)
 {
 	running_remove(s, j);
 	gp_info("job %llu requeued after attempt %u (%s)", (unsigned long long)j->id, j->attempt,
@@ -357,6 +361,14 @@ static void job_requeue(struct gsched *s, struct job *j)
 static void job_finish(struct gsched *s, struct job *j)
 {
 	rdv_job_stopped(s, j); /* final or requeued: this attempt's rendezvous is over */
+	if (j->svc_of) {
+		int32_t rc = 0;
+		for (uint32_t i = 0; i < j->ntasks; i++)
+			if (exit_code_of(j->tasks[i].status) > rc)
+				rc = exit_code_of(j->tasks[i].status);
+		if (service_replica_ended(s, j, rc))
+			return;
+	}
 	if (j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL && requeue_ok(s, j)) {
 		job_requeue(s, j);
 		return;
@@ -543,7 +555,7 @@ int job_restore(struct gsched *s, struct job *j)
 	}
 	j->tasks = tasks;
 	uint32_t limit = j->time_limit ? j->time_limit : s->default_time_limit;
-	if (limit) {
+	if (limit && !j->svc_of) {
 		double left = j->start_time + limit - gp_now();
 		j->deadline_ms = gp_mono_ms() + (int64_t)(left > 0 ? left * 1000 : 0);
 	}
@@ -582,6 +594,8 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
 	case GPOOL__TASK_EVENT_KIND__TASK_STARTED:
 		if (j->tasks[ev->rank].state == 0)
 			j->tasks[ev->rank].state = 1;
+		if (ev->port)
+			j->port = ev->port;
 		return;
 	case GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START:
 		if (ev->reason && *ev->reason && !j->end_reason)

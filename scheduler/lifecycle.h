@@ -36,6 +36,8 @@ int job_restore(struct gsched *s, struct job *j);
  * limit × time for a card with neither, an upper bound), and mark in job->energy_sources
  * which of these it was. */
 void energy_account(struct gsched *s, int node, Gpool__CardPower **p, size_t np);
+/* Back to the queue for another attempt (every task of this one is gone). */
+void job_requeue(struct gsched *s, struct job *j);
 /* Time limits and kill escalation; called periodically. */
 void jobs_tick(struct gsched *s);
 

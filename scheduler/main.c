@@ -21,6 +21,8 @@
 #include "running.h"
 #include "sched.h"
 #include "settings.h"
+#include "service.h"
+#include "store.h"
 #include "store.h"
 #include "u64map.h"
 #include "util.h"
@@ -57,6 +59,14 @@ static int load_job(void *arg, struct job *j)
 	j->durable = true;
 	if (j->state == GPOOL__JOB_STATE__REQUEUED)
 		j->state = GPOOL__JOB_STATE__PENDING;
+	if (j->service || j->svc_of) {
+		Gpool__JobSpec *sp = store_job_spec(s->store, j->id);
+		bool handled = service_loaded(s, j, sp);
+		if (sp)
+			gpool__job_spec__free_unpacked(sp, NULL);
+		if (handled)
+			return jobs_add(s->jobs, j);
+	}
 	if (jobs_add(s->jobs, j) < 0)
 		return -1;
 	if (j->state == GPOOL__JOB_STATE__RUNNING || j->state == GPOOL__JOB_STATE__COMPLETING) {

@@ -15,6 +15,7 @@
 #include "running.h"
 #include "store.h"
 #include "u64map.h"
+#include "service.h"
 #include "util.h"
 
 /* how many pending jobs one pass looks at beyond the first blocked one (Slurm: bf_max_job_test) */
@@ -108,6 +109,13 @@ static const struct job *sort_job;
 static int by_cap(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
+	if (sort_job->svc_of) {
+		/* a service replica: spread, the node with the fewest of its siblings first */
+		int sx = service_siblings_on(sort_pass->s, sort_job, x);
+		int sy = service_siblings_on(sort_pass->s, sort_job, y);
+		if (sx != sy)
+			return sx < sy ? -1 : 1;
+	}
 	int64_t cx = cap_on(sort_pass, sort_job, sort_res, x);
 	int64_t cy = cap_on(sort_pass, sort_job, sort_res, y);
 	if (cx != cy)
@@ -583,6 +591,8 @@ void plan_run(struct gsched *s)
 			j->reason = PEND_ARRAY_LIMIT;
 			continue;
 		}
+		if (j->not_before_ms && gp_mono_ms() < j->not_before_ms)
+			continue; /* a service replica's restart backoff (service_tick wakes it) */
 		if (free_total <= 0 && p.have_resv) {
 			j->reason = PEND_PRIORITY;
 			continue;

@@ -23,6 +23,7 @@
 #include "running.h"
 #include "sched.h"
 #include "settings.h"
+#include "service.h"
 #include "store.h"
 #include "util.h"
 
@@ -123,6 +124,14 @@ int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t
 	memcpy(p->rid, r->rid, r->rid_len);
 	p->rid_len = r->rid_len;
 	p->msg_id = r->msg->id;
+	return 0;
+}
+
+int gsched_insert(struct gsched *s, struct job *j, const uint8_t *spec, size_t len)
+{
+	if (store_job_insert(s->store, j, spec, len) < 0)
+		return -1;
+	touch(s, j);
 	return 0;
 }
 
@@ -286,6 +295,7 @@ int gsched_run(struct gsched *s)
 			output_tick(s);
 			rdv_tick(s);
 			metrics_tick(s);
+			service_tick(s);
 			next_tick = now + 100;
 		}
 		if (now >= next_sweep) {

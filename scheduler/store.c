@@ -309,6 +309,26 @@ int store_job_update(struct store *st, const struct job *j)
 	return run(st, s);
 }
 
+int store_job_spec_update(struct store *st, uint64_t id, const uint8_t *spec, size_t len)
+{
+	if (begin(st) < 0)
+		return -1;
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db, "UPDATE jobs SET spec=?2 WHERE id=?1", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return (errno = EIO, -1);
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+	sqlite3_bind_blob(s, 2, spec, (int)len, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		st->failed = true;
+		return (errno = rc == SQLITE_FULL ? ENOSPC : EIO, -1);
+	}
+	st->rows++;
+	return 0;
+}
+
 Gpool__JobSpec *store_job_spec(struct store *st, uint64_t id)
 {
 	sqlite3_stmt *s = st->spec;
@@ -454,6 +474,9 @@ static struct job *row_to_job(sqlite3_stmt *s)
 		j->time_limit = sp->time_limit_sec;
 		j->no_requeue = sp->no_requeue;
 		j->screen = sp->screen;
+		j->service = sp->service && !sp->service_of;
+		j->svc_of = sp->service_of;
+		j->svc_index = sp->replica_index;
 		j->out_pattern = strdup(sp->output);
 		j->err_pattern = strdup(sp->error);
 		char why[8];

@@ -37,6 +37,8 @@ int store_dep_target(struct store *st, uint64_t id, bool has_task, uint32_t task
 		     struct gp_dep_target *t);
 /* Save the job's changing fields (state, attempt, times, exit code, placement, ...). */
 int store_job_update(struct store *st, const struct job *j);
+/* Replace a job's stored spec (a service's replica count), in the open transaction. */
+int store_job_spec_update(struct store *st, uint64_t id, const uint8_t *spec, size_t len);
 /* Load the full spec of a job (free with gpool__job_spec__free_unpacked). */
 Gpool__JobSpec *store_job_spec(struct store *st, uint64_t id);
 

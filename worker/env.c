@@ -233,6 +233,10 @@ char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 	rc |= env_setu(&e, "LOCAL_WORLD_SIZE", l->local_size);
 	rc |= env_set(&e, "MASTER_ADDR", l->master_addr);
 	rc |= env_set(&e, "MASTER_PORT", port);
+	if (spec && spec->service && spec->service_port)
+		rc |= env_setu(&e, "GPOOL_PORT", spec->service_port);
+	else
+		env_unset(&e, "GPOOL_PORT");
 	rc |= bind_cards(&e, l, t);
 	rc |= set_array(&e, l);
 	/* a screening job's gcheck writes its result where the agent will read it; in any other

@@ -89,7 +89,8 @@ static void send_hello(struct stepd *d)
 		ht[i].pid = t->pid;
 		ht[i].exited = t->state == TASK_DONE || t->state == TASK_REAPED;
 		ht[i].status = t->failed ? (1 << 8) : t->status;
-		ht[i].requeueable = !s->launch->spec->no_requeue;
+		ht[i].requeueable = !s->launch->spec->no_requeue && !s->launch->spec->service;
+		ht[i].port = s->launch->spec->service ? s->launch->spec->service_port : 0;
 		hp[i] = &ht[i];
 	}
 	h.tasks = hp;

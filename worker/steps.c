@@ -30,6 +30,7 @@
 #include "agent.h"
 #include "launchfile.h"
 #include "step.h"
+#include "svcport.h"
 #include "log.h"
 #include "util.h"
 #include "wire.h"
@@ -146,6 +147,15 @@ static struct step_rec *add(struct steps *ss, uint64_t job, uint32_t attempt,
 	r->last_heard_ms = gp_mono_ms();
 	ss->v[ss->n++] = r;
 	return r;
+}
+
+/* Whether the lease running out stops a job's tasks: not with --no-requeue (gschedd will not
+ * start it elsewhere), nor a service replica's (gschedd may start it elsewhere, but a second
+ * copy of a service for a while is harmless, and it keeps serving through a scheduler
+ * restart; the stale copy is killed when its node is heard again). */
+static bool lease_kills(const Gpool__JobSpec *spec)
+{
+	return !(spec && (spec->no_requeue || spec->service));
 }
 
 static void set_requeueable(struct step_rec *r, bool yes)
@@ -280,7 +290,9 @@ static void scan_launch_files(struct agent *a, struct steps *ss)
 		if (r) {
 			r->seq_known = false; /* learnt from its hello */
 			r->port = port_here(l);
-			set_requeueable(r, !(l->spec && l->spec->no_requeue));
+			set_requeueable(r, lease_kills(l->spec));
+			for (size_t i = 0; l->spec && l->spec->service && i < r->ntasks; i++)
+				r->tasks[i].ht.port = l->spec->service_port;
 			/* the launch file names the account the tasks run as */
 			struct gp_account acct;
 			struct gp_account_rules rules = { .run_as = NULL,
@@ -640,6 +652,25 @@ int steps_reconfigure(struct agent *a)
 	return 0;
 }
 
+/* A free port for a new replica, none of those given to the replicas this node holds. */
+static uint32_t service_port(struct steps *ss, uint32_t wish)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ss->n; i++)
+		n += ss->v[i]->ntasks;
+	uint32_t *taken = calloc(n ? n : 1, sizeof(*taken));
+	if (!taken)
+		return 0;
+	size_t k = 0;
+	for (size_t i = 0; i < ss->n; i++)
+		for (size_t t = 0; t < ss->v[i]->ntasks; t++)
+			if (ss->v[i]->tasks[t].ht.port && !ss->v[i]->tasks[t].ht.exited)
+				taken[k++] = ss->v[i]->tasks[t].ht.port;
+	uint32_t p = gp_svcport_pick(wish, taken, k);
+	free(taken);
+	return p;
+}
+
 void steps_launch(struct agent *a, const Gpool__Launch *l)
 {
 	struct steps *ss = a->steps;
@@ -674,6 +705,21 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 	/* gstepd resolves the account again from the launch: with run_as, hand it that name */
 	Gpool__Launch copy = *l;
 	copy.user = acct.name;
+	/* a service replica gets its own free port (GPOOL_PORT): --port is a wish */
+	Gpool__JobSpec spec_copy;
+	uint32_t port = 0;
+	if (l->spec->service) {
+		port = service_port(ss, l->spec->service_port);
+		if (!port) {
+			snprintf(why, sizeof(why), "node %s: no free port for the replica: %s",
+				 a->node, strerror(errno));
+			refuse(a, l, why);
+			return;
+		}
+		spec_copy = *l->spec;
+		spec_copy.service_port = port;
+		copy.spec = &spec_copy;
+	}
 	if (gp_launch_write(path, &copy, &err) < 0) {
 		snprintf(why, sizeof(why), "node %s: %s", a->node, err.text);
 		refuse(a, l, why);
@@ -685,7 +731,9 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 	pid_t pid = -1;
 	if (r) {
 		r->seq_known = true;
-		set_requeueable(r, !l->spec->no_requeue);
+		for (size_t i = 0; i < r->ntasks; i++)
+			r->tasks[i].ht.port = port;
+		set_requeueable(r, lease_kills(l->spec));
 		set_screen(r, l, &acct);
 		/* rank 0 binds the master port: let go of it now (held again once r is gone) */
 		if ((r->port = port_here(l)) && !gp_ports_release(a->ports, r->port))
@@ -736,6 +784,8 @@ static void on_hello(struct agent *a, struct step_rec *r, const Gpool__Msg *m)
 		if (!t || t->acked)
 			continue;
 		t->ht.pid = h->tasks[i]->pid;
+		if (h->tasks[i]->port)
+			t->ht.port = h->tasks[i]->port;
 		/* an exit is held from its TASK_EXITED (status, rusage), not from a hello */
 	}
 	if (r->kill_pending)

@@ -32,6 +32,8 @@ static void send_event(struct step *s, struct task *t, Gpool__TaskEventKind kind
 	ev.kind = kind;
 	ev.pid = t->pid;
 	ev.time = gp_now();
+	if (s->launch->spec && s->launch->spec->service)
+		ev.port = s->launch->spec->service_port;
 	if (kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED) {
 		ev.status = t->status;
 		ev.oom = t->oom;

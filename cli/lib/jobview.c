@@ -214,9 +214,23 @@ int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 			gp_vendor_name(s->gpu_vendor), nz(s->gpu_model, "*"),
 			nz(s->gpu_cc_min, "any"), s->gpu_mixed ? "yes" : "no");
 	}
-	if (s->service)
-		fprintf(f, "   Service=yes Replicas=%u HealthPath=%s Port=%u\n", s->replicas,
+	if (s->service && !j->service_of) {
+		fprintf(f, "   Service=yes Replicas=%u HealthPath=%s Port=%u\n", j->replicas_wanted,
 			nz(s->health_path, "(null)"), s->service_port);
+		for (size_t i = 0; i < j->n_replicas; i++) {
+			const Gpool__ReplicaInfo *r = j->replicas[i];
+			fprintf(f,
+				"   Replica=%u JobId=%" PRIu64 " State=%s Node=%s Addr=%s:%u Ready=%s "
+				"Restarts=%u CrashLoop=%s Reason=%s\n",
+				r->index, r->job_id,
+				r->crash_loop ? "CRASH_LOOP" : gp_job_state_name(r->state),
+				nz(r->node, "(none)"), nz(r->addr, "-"), r->port, r->ready ? "yes" : "no",
+				r->restarts, r->crash_loop ? "yes" : "no", nz(r->reason, "None"));
+		}
+	} else if (s->service) {
+		fprintf(f, "   ServiceOf=%" PRIu64 " ReplicaIndex=%u Port=%u\n", j->service_of,
+			j->replica_index, s->service_port);
+	}
 	fprintf(f, "   NodeList=%s", nz(j->nodelist, "(null)"));
 	fputs(" ", f);
 	line_strv(f, "ReqNodeList", s->nodelist, s->n_nodelist, ",");

@@ -124,6 +124,8 @@ static int sample(int k, Gpool__Msg *m)
 	static Gpool__StepHello sh = GPOOL__STEP_HELLO__INIT;
 	static Gpool__NodeQuery nq = GPOOL__NODE_QUERY__INIT;
 	static Gpool__Error e;
+	static Gpool__ServiceQuery svq = GPOOL__SERVICE_QUERY__INIT;
+	static char *newcmd[] = { "gserve", "--model=v2.gpm" };
 
 	gpool__msg__init(m);
 	m->id = (uint64_t)k + 1;
@@ -279,6 +281,39 @@ static int sample(int k, Gpool__Msg *m)
 		return 1;
 	case 15:
 		gp_msg_error(m, &e, 16, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid request");
+		return 1;
+	case 16: /* a service (docs/services.md) */
+		sp.service = 1;
+		sp.replicas = 3;
+		sp.health_path = "/health";
+		sp.service_port = 8080;
+		sub.spec = &sp;
+		sub.user = "alice";
+		m->m_case = GPOOL__MSG__M_SUBMIT;
+		m->submit = &sub;
+		return 1;
+	case 17:
+		svq.ids = ids;
+		svq.n_ids = 1;
+		m->m_case = GPOOL__MSG__M_SERVICE_QUERY;
+		m->service_query = &svq;
+		return 1;
+	case 18:
+		jc.action = GPOOL__JOB_ACTION__JOB_SCALE;
+		jc.ids = ids;
+		jc.n_ids = 1;
+		jc.value = 5;
+		m->m_case = GPOOL__MSG__M_JOB_CONTROL;
+		m->job_control = &jc;
+		return 1;
+	case 19:
+		jc.action = GPOOL__JOB_ACTION__JOB_UPDATE;
+		jc.ids = ids;
+		jc.n_ids = 1;
+		jc.argv = newcmd;
+		jc.n_argv = 2;
+		m->m_case = GPOOL__MSG__M_JOB_CONTROL;
+		m->job_control = &jc;
 		return 1;
 	}
 	return 0;

@@ -81,6 +81,9 @@ static void world_down(void)
 	gp_config_destroy(&S.cfg);
 	free(S.touched);
 	free(S.subs);
+	free(S.svc_ids);
+	S.svc_ids = NULL;
+	S.nsvc = S.capsvc = 0;
 	gp_rm_rf(dir);
 }
 
@@ -109,7 +112,8 @@ static void settle(int forget_new)
 	for (size_t i = 0; i < S.nsubs; i++) {
 		struct job *j = S.subs[i].job;
 		/* what check_spec let through is what the scheduler relies on */
-		FUZZ_CHECK(j->ntasks >= 1 && j->cpus_per_task >= 1);
+		/* a service runs nothing itself: its replicas are jobs of their own */
+		FUZZ_CHECK((j->ntasks >= 1 || j->svc) && j->cpus_per_task >= 1);
 		FUZZ_CHECK(j->nodes_max == 0 || j->nodes_max >= j->nodes_min);
 		FUZZ_CHECK(j->nodes_min <= j->ntasks);
 		FUZZ_CHECK(j->user && j->name && j->out_pattern && j->err_pattern);

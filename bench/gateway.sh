@@ -1,0 +1,117 @@
+#!/bin/bash
+# bench/gateway.sh: what ggated adds, against calling one replica directly and against nginx
+# (Debian's 1.22, proxy_pass to a keep-alive upstream, one worker) in front of the same
+# replicas; then 1, 2, 4 replicas through ggated; then gserve with dynamic batching on and off.
+# All on loopback (a --loopback gpool cluster: the replicas are real service jobs), measured
+# with wrk. Raw output: bench/results/gateway-<date>.log. Needs root, wrk, nginx, a build.
+#   bench/gateway.sh [SECONDS]
+set -u
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${GPOOL_BIN_DIR:-$SRC/build/bin}
+DUR=${1:-10}
+OUT=$SRC/bench/results/gateway-$(date +%Y%m%d-%H%M).log
+DIR=$(mktemp -d /tmp/gpool-bench-gw.XXXXXX)
+chmod 755 "$DIR"
+SPORT=17960 GWPORT=18960 NGPORT=18961
+mkdir -p "$SRC/bench/results"
+exec > >(tee "$OUT") 2>&1
+echo "# bench/gateway.sh $(date -u +%FT%TZ) on $(hostname), $(nproc) CPUs, wrk $(wrk -v 2>&1 | head -1 | awk '{print $2}'), $(/usr/sbin/nginx -v 2>&1)"
+echo "# load average: $(cat /proc/loadavg)"
+
+cleanup() {
+	[ -n "${gw:-}" ] && kill "$gw" 2>/dev/null
+	[ -n "${ng:-}" ] && kill "$ng" 2>/dev/null
+	"$SRC/deploy/gpool-cluster" stop --dir "$DIR/cluster" >/dev/null 2>&1
+	rm -rf "$DIR"
+}
+trap cleanup EXIT
+"$SRC/deploy/gpool-cluster" start --dir "$DIR/cluster" -n 4 --loopback --port $SPORT --bin "$BIN" \
+	--heartbeat-interval 1s >/dev/null 2>&1 || { echo "cluster did not start"; exit 1; }
+export GPOOL_SCHEDULER=tcp://127.0.0.1:$SPORT GPOOL_CONF=$DIR/cluster/gpool.conf
+. "$SRC/deploy/lib-users.sh"
+UB=$(gpool_users_bin "$BIN" "$DIR/user")
+cp "$SRC/bench/gateway/replica-nginx.sh" "$DIR/replica-nginx.sh"
+chmod 755 "$DIR/replica-nginx.sh"
+asu() { runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER=$GPOOL_SCHEDULER GPOOL_CONF=$GPOOL_CONF "$@"; }
+# ready replicas of SVC as addr:port lines
+reps() {
+	"$BIN/gstat" --json -j "$1" | python3 -c '
+import json, sys
+for j in json.load(sys.stdin)["jobs"]:
+    for r in j.get("replicas", []):
+        if r.get("ready"): print("%s:%s" % (r["addr"], r["port"]))'
+}
+# SVC N: N replicas ready, and the same for 3 s (on loopback the agents share one network
+# namespace: two may give the same port at once, and one replica restarts)
+wait_reps() {
+	local prev="" cur
+	for _ in $(seq 60); do
+		cur=$(reps "$1" | sort)
+		[ "$(echo "$cur" | grep -c .)" = "$2" ] && [ "$cur" = "$prev" ] && return 0
+		prev=$cur
+		sleep 3
+	done
+	echo "# only $(reps "$1" | wc -l) of $2 replicas ready"; return 1
+}
+run() { # LABEL CONNS URL [wrk args]
+	local label=$1 c=$2 url=$3
+	shift 3
+	echo "## $label, $c connection(s): wrk -t1 -c$c -d${DUR}s --latency $* $url"
+	wrk -t1 -c"$c" -d"${DUR}s" --latency "$@" "$url"
+}
+
+svc=$(asu "$BIN/gsub" --parsable --service --replicas 2 --port 19000 -J bench -- "$DIR/replica-nginx.sh")
+wait_reps "$svc" 2 || exit 1
+mapfile -t R < <(reps "$svc")
+echo "# replicas: ${R[*]}"
+"$BIN/ggated" --listen 127.0.0.1:$GWPORT --config "$GPOOL_CONF" --log-level warn &
+gw=$!
+cat >"$DIR/proxy.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $DIR/proxy.pid;
+error_log stderr warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $DIR/pbody; proxy_temp_path $DIR/pproxy; fastcgi_temp_path $DIR/pf;
+  uwsgi_temp_path $DIR/pu; scgi_temp_path $DIR/ps;
+  upstream reps { $(printf 'server %s; ' "${R[@]}") keepalive 64; }
+  server {
+    listen 127.0.0.1:$NGPORT;
+    location / { proxy_pass http://reps; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+CONF
+/usr/sbin/nginx -c "$DIR/proxy.conf" -p "$DIR" &
+ng=$!
+sleep 2
+for c in 1 16; do
+	run "direct to one replica" $c "http://${R[0]}/"
+	run "ggated, 2 replicas" $c "http://127.0.0.1:$GWPORT/svc/bench/"
+	run "nginx proxy_pass keepalive, 2 replicas" $c "http://127.0.0.1:$NGPORT/"
+done
+for n in 1 4; do
+	asu "$BIN/gpool" scale "$svc" $n
+	wait_reps "$svc" $n
+	sleep 2
+	run "ggated, $n replica(s)" 16 "http://127.0.0.1:$GWPORT/svc/bench/"
+done
+asu "$BIN/gcancel" "$svc"
+
+# gserve: dynamic batching on (max wait 1 ms, batch 32) and off, one replica, 16 connections
+python3 "$SRC/tests/tools/gen-model.py" write "$DIR/m.gpm" --layers 64,256,256,10 --seed 1
+chmod a+r "$DIR/m.gpm"
+for wait_us in 0 1000; do
+	s=$(asu "$BIN/gsub" --parsable --service --replicas 1 --port 19100 -J gs$wait_us \
+		--stage "$DIR/m.gpm" -- "$UB/gserve" --model m.gpm --max-batch 32 --max-wait-us $wait_us)
+	wait_reps "$s" 1 || exit 1
+	r=$(reps "$s")
+	sleep 1
+	run "gserve 64-256-256-10, max-wait-us $wait_us, direct" 16 "http://$r/v1/predict" \
+		-s "$SRC/bench/gateway/predict.lua"
+	curl -s "http://$r/v1/model"; echo
+	asu "$BIN/gcancel" "$s"
+	sleep 1
+done
+echo "# done $(date -u +%FT%TZ); load average: $(cat /proc/loadavg)"

@@ -1,0 +1,124 @@
+/* discovery.c: a thread that asks gschedd for the services and their replicas
+ * (ServiceQuery, over the authenticated control path) every poll interval and hands each
+ * answer to the event loop. A failed poll hands nothing: the loop keeps serving the set it
+ * knows, through a scheduler restart. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "config.h"
+#include "gateway.h"
+#include "log.h"
+
+struct disco {
+	struct gw_ctx *c;
+	gp_config_t *cfg;
+};
+
+/* The ready replicas of each service in the reply, as the loop's snapshot. */
+static struct gw_snap *snap_of(const Gpool__ServiceQueryReply *rep)
+{
+	struct gw_snap *s = calloc(1, sizeof(*s));
+	if (!s || !(s->svcs = calloc(rep->n_services ? rep->n_services : 1, sizeof(*s->svcs)))) {
+		free(s);
+		return NULL;
+	}
+	for (size_t i = 0; i < rep->n_services; i++) {
+		const Gpool__ServiceInfo *si = rep->services[i];
+		struct gw_snap_svc *v = &s->svcs[s->nsvcs];
+		v->id = si->id;
+		snprintf(v->name, sizeof(v->name), "%s", si->name ? si->name : "");
+		snprintf(v->health_path, sizeof(v->health_path), "%s",
+			 si->health_path ? si->health_path : "");
+		v->reps = calloc(si->n_replicas ? si->n_replicas : 1, sizeof(*v->reps));
+		if (!v->reps)
+			continue;
+		for (size_t k = 0; k < si->n_replicas; k++) {
+			const Gpool__ReplicaInfo *ri = si->replicas[k];
+			if (!ri->ready || !ri->port || ri->port > 65535 || !ri->addr || !*ri->addr)
+				continue;
+			struct gw_snap_rep *r = &v->reps[v->nreps++];
+			r->job_id = ri->job_id;
+			r->index = ri->index;
+			r->port = (uint16_t)ri->port;
+			snprintf(r->addr, sizeof(r->addr), "%s", ri->addr);
+		}
+		s->nsvcs++;
+	}
+	return s;
+}
+
+static void *run(void *arg)
+{
+	struct disco *d = arg;
+	struct gw_ctx *c = d->c;
+	gp_client_t *cl = NULL;
+	int64_t last_warn = 0;
+	for (;;) {
+		gp_error_t err = {{0}};
+		struct gw_snap *snap = NULL;
+		if (!cl)
+			cl = gp_client_create(d->cfg, &err);
+		if (cl) {
+			Gpool__ServiceQuery q = GPOOL__SERVICE_QUERY__INIT;
+			Gpool__Msg m = GPOOL__MSG__INIT;
+			m.m_case = GPOOL__MSG__M_SERVICE_QUERY;
+			m.service_query = &q;
+			Gpool__Msg *rep = gp_client_call(cl, &m, 2000, &err);
+			if (rep && rep->m_case == GPOOL__MSG__M_SERVICE_QUERY_REPLY)
+				snap = snap_of(rep->service_query_reply);
+			else if (rep && rep->m_case == GPOOL__MSG__M_ERROR)
+				snprintf(err.text, sizeof(err.text), "%s", rep->error->text);
+			if (!rep)
+				gp_client_destroy(&cl); /* a fresh socket: no stale reply later */
+		}
+		pthread_mutex_lock(&c->lock);
+		if (snap) {
+			gw_snap_free(c->next_snap);
+			c->next_snap = snap;
+			c->polls_ok++;
+		} else {
+			c->polls_failed++;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (snap) {
+			event_active(c->ev_snap, EV_READ, 0);
+		} else if (gw_now_ms() - last_warn > 10000) {
+			gp_warn(
+			    "cannot ask gschedd for the services (%s): serving the replicas known",
+			    err.text[0] ? err.text : "no answer");
+			last_warn = gw_now_ms();
+		}
+		usleep((useconds_t)c->poll_ms * 1000);
+	}
+	return NULL;
+}
+
+int gw_discovery_start(struct gw_ctx *c, const char *config, gp_error_t *err)
+{
+	struct disco *d = calloc(1, sizeof(*d));
+	if (!d || !(d->cfg = gp_config_create(GP_CLI))) {
+		free(d);
+		return gp_errprintf(err, "out of memory");
+	}
+	d->c = c;
+	if (gp_config_load_file(d->cfg, config, err) < 0) {
+		gp_config_destroy(&d->cfg);
+		free(d);
+		return -1;
+	}
+	pthread_t t;
+	int e = pthread_create(&t, NULL, run, d);
+	if (e) {
+		gp_config_destroy(&d->cfg);
+		free(d);
+		errno = e;
+		return gp_errprintf(err, "cannot start the discovery thread: %s", strerror(e));
+	}
+	pthread_detach(t);
+	return 0;
+}

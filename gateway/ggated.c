@@ -1,0 +1,336 @@
+/* ggated: the gateway of gpool's services. One HTTP address for every service
+ * (/svc/<name or id>/... with the prefix stripped) and, optionally, a port of its own per
+ * service (--service-port NAME=PORT, the path kept); requests go to the service's healthy
+ * replicas, learnt from gschedd (see gateway.h). */
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/thread.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gateway.h"
+#include "log.h"
+#include "parse.h"
+#include "route.h"
+
+#define MAX_PORTMAPS 64
+
+struct listener {
+	struct gw_ctx *c;
+	struct evhttp *http;
+	char name[257]; /* the service of a --service-port listener, "" for the main one */
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: ggated [OPTIONS]\n"
+	      "  --listen ADDR:PORT        the gateway's address (default 0.0.0.0:8000): "
+	      "/svc/NAME/... and /metrics\n"
+	      "  --service-port NAME=PORT  also serve service NAME (or id) on PORT, path kept "
+	      "(repeatable)\n"
+	      "  --timeout MS              per request, at the replica (default 30000)\n"
+	      "  --connect-timeout MS      connect and health check timeout (default 500)\n"
+	      "  --health-interval MS      active health checks (default 500)\n"
+	      "  --poll-interval MS        asking gschedd for the replicas (default 500)\n"
+	      "  --eject MS                passive ejection without a health path (default 2000)\n"
+	      "  --tries N                 replicas one request may try (default 3, at most 3)\n"
+	      "  --max-body SIZE           largest request body (default 8MiB)\n"
+	      "  --max-header SIZE         largest request header block (default 16KiB)\n"
+	      "  --client-timeout MS       a client silent this long is closed (default 10000)\n"
+	      "  --max-conns N             connections per replica (default 64)\n"
+	      "  --config PATH             gpool.conf (scheduler, sched_uid)\n"
+	      "  --scheduler ENDPOINT      gschedd (default $GPOOL_SCHEDULER, then gpool.conf)\n"
+	      "  --log-level LEVEL         err, warn, info, debug\n",
+	      f);
+}
+
+static void on_snap(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct gw_ctx *c = arg;
+	pthread_mutex_lock(&c->lock);
+	struct gw_snap *s = c->next_snap;
+	c->next_snap = NULL;
+	pthread_mutex_unlock(&c->lock);
+	if (s)
+		gw_pool_apply(c, s);
+}
+
+static void not_found(struct gw_ctx *c, struct evhttp_request *req, const char *why)
+{
+	c->bad_requests++;
+	struct evbuffer *b = evbuffer_new();
+	if (b)
+		evbuffer_add_printf(b, "ggated: %s\n", why);
+	evhttp_send_reply(req, 404, "Not Found", b);
+	if (b)
+		evbuffer_free(b);
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct listener *l = arg;
+	struct gw_ctx *c = l->c;
+	const char *uri = evhttp_request_get_uri(req);
+	if (!uri || uri[0] != '/') {
+		not_found(c, req, "bad request target");
+		return;
+	}
+	if (l->name[0]) {
+		struct gw_service *s = gw_service_find(c, l->name, strlen(l->name));
+		if (!s) {
+			evhttp_send_error(req, 503, "service not known (yet)");
+			return;
+		}
+		gw_proxy(c, s, req, uri);
+		return;
+	}
+	struct gw_route rt;
+	switch (gw_route_parse(uri, &rt)) {
+	case GW_ROUTE_METRICS:
+		gw_metrics_serve(c, req);
+		return;
+	case GW_ROUTE_HEALTH:
+		evhttp_send_reply(req, 200, "OK", NULL);
+		return;
+	case GW_ROUTE_SERVICE: {
+		struct gw_service *s = gw_service_find(c, rt.name, rt.name_len);
+		if (s)
+			gw_proxy(c, s, req, rt.target);
+		else
+			not_found(c, req, "no such service");
+		gw_route_release(&rt);
+		return;
+	}
+	default:
+		not_found(c, req, rt.why);
+		return;
+	}
+}
+
+static struct listener *listen_on(struct gw_ctx *c, const char *addr, uint16_t port,
+				  const char *name, int client_timeout_ms)
+{
+	struct listener *l = calloc(1, sizeof(*l));
+	if (!l || !(l->http = evhttp_new(c->base))) {
+		free(l);
+		return NULL;
+	}
+	l->c = c;
+	snprintf(l->name, sizeof(l->name), "%s", name ? name : "");
+	evhttp_set_max_headers_size(l->http, c->max_headers);
+	evhttp_set_max_body_size(l->http, c->max_body);
+	struct timeval tv = {client_timeout_ms / 1000, (client_timeout_ms % 1000) * 1000};
+	evhttp_set_timeout_tv(l->http, &tv);
+	evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+						EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+						EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+	evhttp_set_default_content_type(l->http, NULL);
+	evhttp_set_gencb(l->http, on_request, l);
+	struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(l->http, addr, port);
+	if (bs) {
+		/* accepted sockets inherit it: an answer leaves as soon as it is written */
+		int one = 1;
+		setsockopt(evhttp_bound_socket_get_fd(bs), IPPROTO_TCP, TCP_NODELAY, &one,
+			   sizeof(one));
+	}
+	if (!bs) {
+		gp_err("cannot listen on %s:%u: %s", addr, port, strerror(errno));
+		evhttp_free(l->http);
+		free(l);
+		return NULL;
+	}
+	gp_info("listening on %s:%u%s%s", addr, port, name ? " for service " : "",
+		name ? name : "");
+	return l;
+}
+
+static int ms_opt(const char *a, long lo, long hi, const char *what, int *out)
+{
+	long v;
+	if (gp_parse_long(a, lo, hi, &v) < 0) {
+		fprintf(stderr, "ggated: invalid %s '%s'\n", what, a);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int size_opt(const char *a, const char *what, size_t *out)
+{
+	uint64_t v;
+	if (gp_parse_size(a, 1, &v) < 0 || v == 0 || v > (1ULL << 32)) {
+		fprintf(stderr, "ggated: invalid %s '%s'\n", what, a);
+		return -1;
+	}
+	*out = (size_t)v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    {"listen", required_argument, 0, 'l'},
+	    {"service-port", required_argument, 0, 'p'},
+	    {"timeout", required_argument, 0, 't'},
+	    {"connect-timeout", required_argument, 0, 'C'},
+	    {"health-interval", required_argument, 0, 'H'},
+	    {"poll-interval", required_argument, 0, 'P'},
+	    {"eject", required_argument, 0, 'E'},
+	    {"tries", required_argument, 0, 'r'},
+	    {"max-body", required_argument, 0, 'b'},
+	    {"max-header", required_argument, 0, 'h'},
+	    {"client-timeout", required_argument, 0, 'T'},
+	    {"max-conns", required_argument, 0, 'm'},
+	    {"config", required_argument, 0, 'c'},
+	    {"scheduler", required_argument, 0, 's'},
+	    {"log-level", required_argument, 0, 'L'},
+	    {"help", no_argument, 0, '?' + 256},
+	    {0, 0, 0, 0},
+	};
+	static struct gw_ctx c;
+	c.timeout_ms = 30000;
+	c.connect_timeout_ms = 500;
+	c.health_ms = 500;
+	c.poll_ms = 500;
+	c.eject_ms = 2000;
+	c.tries = GW_MAX_TRIES;
+	c.max_body = 8u << 20;
+	c.max_headers = 16u << 10;
+	c.max_conns = 64;
+	int client_timeout_ms = 10000, level = GP_LOG_INFO, max_conns = 64;
+	char listen_addr[128] = "0.0.0.0";
+	int listen_port = 8000;
+	const char *config = NULL;
+	struct gw_portmap pm[MAX_PORTMAPS];
+	int npm = 0;
+	int o;
+	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		int bad = 0;
+		switch (o) {
+		case 'l': {
+			const char *colon = strrchr(optarg, ':');
+			if (!colon || (size_t)(colon - optarg) >= sizeof(listen_addr) ||
+			    ms_opt(colon + 1, 1, 65535, "listen port", &listen_port) < 0) {
+				fprintf(stderr, "ggated: invalid listen address '%s'\n", optarg);
+				return 2;
+			}
+			memcpy(listen_addr, optarg, (size_t)(colon - optarg));
+			listen_addr[colon - optarg] = '\0';
+			break;
+		}
+		case 'p': {
+			const char *eq = strrchr(optarg, '=');
+			int port;
+			if (!eq || eq == optarg || (size_t)(eq - optarg) > 256 ||
+			    npm >= MAX_PORTMAPS ||
+			    ms_opt(eq + 1, 1, 65535, "service port", &port) < 0) {
+				fprintf(stderr, "ggated: invalid service port '%s'\n", optarg);
+				return 2;
+			}
+			memcpy(pm[npm].name, optarg, (size_t)(eq - optarg));
+			pm[npm].name[eq - optarg] = '\0';
+			pm[npm++].port = (uint16_t)port;
+			break;
+		}
+		case 't':
+			bad = ms_opt(optarg, 1, 3600000, "timeout", &c.timeout_ms);
+			break;
+		case 'C':
+			bad = ms_opt(optarg, 1, 600000, "connect timeout", &c.connect_timeout_ms);
+			break;
+		case 'H':
+			bad = ms_opt(optarg, 10, 600000, "health interval", &c.health_ms);
+			break;
+		case 'P':
+			bad = ms_opt(optarg, 10, 600000, "poll interval", &c.poll_ms);
+			break;
+		case 'E':
+			bad = ms_opt(optarg, 0, 600000, "ejection time", &c.eject_ms);
+			break;
+		case 'r':
+			bad = ms_opt(optarg, 1, GW_MAX_TRIES, "tries", &c.tries);
+			break;
+		case 'b':
+			bad = size_opt(optarg, "body size", &c.max_body);
+			break;
+		case 'h':
+			bad = size_opt(optarg, "header size", &c.max_headers);
+			break;
+		case 'T':
+			bad = ms_opt(optarg, 1, 3600000, "client timeout", &client_timeout_ms);
+			break;
+		case 'm':
+			bad = ms_opt(optarg, 1, 100000, "connection count", &max_conns);
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 's':
+			setenv("GPOOL_SCHEDULER", optarg, 1);
+			break;
+		case 'L':
+			level = gp_log_level_parse(optarg);
+			if (level < 0) {
+				fprintf(stderr, "ggated: invalid log level '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case '?' + 256:
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+		if (bad)
+			return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ggated: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	c.max_conns = (uint32_t)max_conns;
+	gp_log_init("ggated", level);
+	signal(SIGPIPE, SIG_IGN);
+	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max; /* thousands of idle clients are not an outage */
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (evthread_use_pthreads() < 0 || !(c.base = event_base_new())) {
+		gp_err("cannot make the event loop");
+		return 1;
+	}
+	pthread_mutex_init(&c.lock, NULL);
+	c.ev_snap = event_new(c.base, -1, 0, on_snap, &c);
+	struct timeval hv = {c.health_ms / 1000, (c.health_ms % 1000) * 1000};
+	c.ev_health = event_new(c.base, -1, EV_PERSIST, gw_health_tick, &c);
+	if (!c.ev_snap || !c.ev_health || event_add(c.ev_health, &hv) < 0)
+		return 1;
+	if (!listen_on(&c, listen_addr, (uint16_t)listen_port, NULL, client_timeout_ms))
+		return 1;
+	for (int i = 0; i < npm; i++)
+		if (!listen_on(&c, listen_addr, pm[i].port, pm[i].name, client_timeout_ms))
+			return 1;
+	gp_error_t err = {{0}};
+	if (gw_discovery_start(&c, config, &err) < 0) {
+		gp_err("%s", err.text);
+		return 1;
+	}
+	event_base_dispatch(c.base);
+	return 0;
+}

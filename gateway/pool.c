@@ -1,0 +1,375 @@
+/* pool.c: the services ggated knows and their replicas (see gateway.h). */
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gateway.h"
+#include "log.h"
+
+int64_t gw_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void gw_snap_free(struct gw_snap *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nsvcs; i++)
+		free(s->svcs[i].reps);
+	free(s->svcs);
+	free(s);
+}
+
+static void free_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	evhttp_connection_free(arg);
+}
+
+/* libevent touches a connection after the callback of its request returns: one freed from
+ * there is freed on the next loop pass. */
+static void conn_free_later(struct gw_ctx *c, struct evhttp_connection *e)
+{
+	struct timeval zero = {0, 0};
+	if (event_base_once(c->base, -1, EV_TIMEOUT, free_cb, e, &zero) < 0)
+		gp_warn("cannot free a connection later: leaked");
+}
+
+static void replica_free(struct gw_replica *r)
+{
+	for (uint32_t i = 0; i < r->nconns; i++) {
+		conn_free_later(r->svc->ctx, r->conns[i]->evcon);
+		free(r->conns[i]);
+	}
+	free(r->conns);
+	if (r->hc)
+		conn_free_later(r->svc->ctx, r->hc);
+	free(r);
+}
+
+void gw_replica_maybe_free(struct gw_replica *r)
+{
+	if (!r->removed || r->outstanding || r->hc_busy)
+		return;
+	struct gw_service *s = r->svc;
+	for (struct gw_replica **p = &s->reps; *p; p = &(*p)->next)
+		if (*p == r) {
+			*p = r->next;
+			break;
+		}
+	replica_free(r);
+}
+
+static struct gw_replica *replica_new(struct gw_service *s, const struct gw_snap_rep *sr)
+{
+	struct gw_replica *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->svc = s;
+	r->job_id = sr->job_id;
+	r->index = sr->index;
+	snprintf(r->addr, sizeof(r->addr), "%s", sr->addr);
+	r->port = sr->port;
+	snprintf(r->label, sizeof(r->label), "%s:%u", r->addr, r->port);
+	/* without a health path the scheduler's word is all there is; with one, the first
+	 * check (made at once) admits it */
+	r->healthy = !s->health_path[0];
+	r->next = s->reps;
+	s->reps = r;
+	gp_info("service %s: replica %u (job %llu) at %s added", s->name, r->index,
+		(unsigned long long)r->job_id, r->label);
+	return r;
+}
+
+static struct gw_replica *replica_find(struct gw_service *s, const struct gw_snap_rep *sr)
+{
+	for (struct gw_replica *r = s->reps; r; r = r->next)
+		if (!r->removed && r->job_id == sr->job_id && r->port == sr->port &&
+		    strcmp(r->addr, sr->addr) == 0)
+			return r;
+	return NULL;
+}
+
+static void replica_remove(struct gw_replica *r)
+{
+	if (r->removed)
+		return;
+	gp_info("service %s: replica %u at %s removed (draining %u requests)", r->svc->name,
+		r->index, r->label, r->outstanding);
+	r->removed = true;
+	r->healthy = false;
+	gw_replica_maybe_free(r);
+}
+
+static void health_check(struct gw_replica *r);
+
+void gw_pool_apply(struct gw_ctx *c, struct gw_snap *snap)
+{
+	for (struct gw_service *s = c->svcs; s; s = s->next)
+		s->seen = false;
+	for (size_t i = 0; i < snap->nsvcs; i++) {
+		struct gw_snap_svc *ss = &snap->svcs[i];
+		struct gw_service *s;
+		for (s = c->svcs; s && s->id != ss->id; s = s->next)
+			;
+		if (!s) {
+			s = calloc(1, sizeof(*s));
+			if (!s)
+				continue;
+			s->ctx = c;
+			s->id = ss->id;
+			s->next = c->svcs;
+			c->svcs = s;
+			gp_info("service %llu (%s) known", (unsigned long long)ss->id, ss->name);
+		}
+		s->seen = true;
+		snprintf(s->name, sizeof(s->name), "%s", ss->name);
+		snprintf(s->health_path, sizeof(s->health_path), "%s", ss->health_path);
+		for (struct gw_replica *r = s->reps; r; r = r->next)
+			r->seen = false;
+		for (size_t k = 0; k < ss->nreps; k++) {
+			struct gw_replica *r = replica_find(s, &ss->reps[k]);
+			if (!r && (r = replica_new(s, &ss->reps[k])) && s->health_path[0])
+				health_check(r);
+			if (r)
+				r->seen = true;
+		}
+		struct gw_replica *r = s->reps, *nx;
+		for (; r; r = nx) {
+			nx = r->next;
+			if (!r->seen)
+				replica_remove(r);
+		}
+	}
+	/* a service gone from the scheduler: its replicas drain; the service entry stays
+	 * (empty) so that its name answers 503, not 404, for a while */
+	for (struct gw_service *s = c->svcs; s; s = s->next) {
+		if (s->seen)
+			continue;
+		struct gw_replica *r = s->reps, *nx;
+		for (; r; r = nx) {
+			nx = r->next;
+			replica_remove(r);
+		}
+	}
+	gw_snap_free(snap);
+}
+
+struct gw_service *gw_service_find(struct gw_ctx *c, const char *name, size_t len)
+{
+	char *end;
+	char buf[32];
+	uint64_t id = 0;
+	if (len && len < sizeof(buf)) {
+		memcpy(buf, name, len);
+		buf[len] = '\0';
+		id = strtoull(buf, &end, 10);
+		if (*end)
+			id = 0;
+	}
+	struct gw_service *best = NULL;
+	for (struct gw_service *s = c->svcs; s; s = s->next) {
+		if ((id && s->id == id) ||
+		    (strlen(s->name) == len && memcmp(s->name, name, len) == 0)) {
+			/* a name may be reused: the newest service that has replicas wins */
+			if (!best || (s->seen && (!best->seen || s->id > best->id)))
+				best = s;
+		}
+	}
+	return best;
+}
+
+static bool usable(const struct gw_replica *r, int64_t now, struct gw_replica *const *avoid,
+		   int navoid)
+{
+	if (r->removed || !r->healthy || now < r->eject_until_ms)
+		return false;
+	for (int i = 0; i < navoid; i++)
+		if (avoid[i] == r)
+			return false;
+	return true;
+}
+
+struct gw_replica *gw_pick(struct gw_service *svc, struct gw_replica *const *avoid, int navoid)
+{
+	int64_t now = gw_now_ms();
+	uint32_t n = 0;
+	for (struct gw_replica *r = svc->reps; r; r = r->next)
+		n += usable(r, now, avoid, navoid);
+	if (!n)
+		return NULL;
+	/* power of two choices: two at random, the one with fewer requests outstanding */
+	uint32_t a = (uint32_t)random() % n, b = n > 1 ? (uint32_t)random() % (n - 1) : 0;
+	if (n > 1 && b >= a)
+		b++;
+	struct gw_replica *ra = NULL, *rb = NULL;
+	uint32_t k = 0;
+	for (struct gw_replica *r = svc->reps; r; r = r->next) {
+		if (!usable(r, now, avoid, navoid))
+			continue;
+		if (k == a)
+			ra = r;
+		if (k == b)
+			rb = r;
+		k++;
+	}
+	if (!rb || ra->outstanding <= rb->outstanding)
+		return ra;
+	return rb;
+}
+
+static struct evhttp_connection *conn_new(struct gw_replica *r, int timeout_ms)
+{
+	struct gw_ctx *c = r->svc->ctx;
+	struct evhttp_connection *e = evhttp_connection_base_new(c->base, NULL, r->addr, r->port);
+	if (!e)
+		return NULL;
+	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+	evhttp_connection_set_timeout_tv(e, &tv);
+	evhttp_connection_set_retries(e, 0);
+	return e;
+}
+
+struct gw_conn *gw_conn_get(struct gw_replica *r)
+{
+	struct gw_ctx *c = r->svc->ctx;
+	for (uint32_t i = 0; i < r->nconns; i++)
+		if (!r->conns[i]->fwd)
+			return r->conns[i];
+	if (r->nconns >= c->max_conns)
+		return NULL;
+	if (r->nconns == r->capconns) {
+		uint32_t nc = r->capconns ? r->capconns * 2 : 8;
+		struct gw_conn **n = realloc(r->conns, nc * sizeof(*n));
+		if (!n)
+			return NULL;
+		r->conns = n;
+		r->capconns = nc;
+	}
+	struct gw_conn *gc = calloc(1, sizeof(*gc));
+	if (!gc || !(gc->evcon = conn_new(r, c->timeout_ms))) {
+		free(gc);
+		return NULL;
+	}
+	r->conns[r->nconns++] = gc;
+	return gc;
+}
+
+/* r is out: the requests in flight on it are retried elsewhere or failed, its connections
+ * closed (an unreachable host would hold them until their timeout). */
+static void eject(struct gw_replica *r, const char *why, bool abandon)
+{
+	struct gw_ctx *c = r->svc->ctx;
+	if (r->healthy || !r->eject_until_ms)
+		gp_warn("service %s: replica %u at %s ejected: %s", r->svc->name, r->index,
+			r->label, why);
+	r->healthy = false;
+	r->eject_until_ms = gw_now_ms() + c->eject_ms;
+	for (uint32_t i = 0; abandon && i < r->nconns; i++) {
+		struct gw_fwd *f = r->conns[i]->fwd;
+		if (!f)
+			continue;
+		r->conns[i]->fwd = NULL;
+		evhttp_connection_free(r->conns[i]->evcon); /* frees its request, no callback */
+		r->conns[i]->evcon = conn_new(r, c->timeout_ms);
+		gw_fwd_abandon(f);
+	}
+	/* a connection that could not be remade is dropped from the pool */
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < r->nconns; i++) {
+		if (r->conns[i]->evcon)
+			r->conns[k++] = r->conns[i];
+		else
+			free(r->conns[i]);
+	}
+	r->nconns = k;
+}
+
+void gw_replica_failed(struct gw_replica *r, const char *why)
+{
+	r->fails++;
+	eject(r, why, false);
+}
+
+void gw_replica_ok(struct gw_replica *r)
+{
+	r->fails = 0;
+	if (!r->svc->health_path[0] && !r->healthy) {
+		r->healthy = true;
+		r->eject_until_ms = 0;
+	}
+}
+
+/* ---- active health checks ---- */
+
+static void health_done(struct evhttp_request *req, void *arg)
+{
+	struct gw_replica *r = arg;
+	r->hc_busy = false;
+	int code = req ? evhttp_request_get_response_code(req) : 0;
+	if (r->removed) {
+		if (r->hc) {
+			conn_free_later(r->svc->ctx, r->hc);
+			r->hc = NULL;
+		}
+		gw_replica_maybe_free(r);
+		return;
+	}
+	if (code >= 200 && code < 400) {
+		if (!r->healthy)
+			gp_info("service %s: replica %u at %s healthy", r->svc->name, r->index,
+				r->label);
+		r->healthy = true;
+		r->fails = 0;
+		r->eject_until_ms = 0;
+		return;
+	}
+	char why[64];
+	snprintf(why, sizeof(why), code ? "health check answered %d" : "health check failed", code);
+	r->fails++;
+	eject(r, why, code == 0); /* unreachable: what is in flight there is lost */
+	/* a timed-out check's connection may be stuck on an unreachable host: a fresh one */
+	if (!code && r->hc) {
+		conn_free_later(r->svc->ctx, r->hc);
+		r->hc = NULL;
+	}
+}
+
+static void health_check(struct gw_replica *r)
+{
+	struct gw_ctx *c = r->svc->ctx;
+	if (r->hc_busy || r->removed)
+		return;
+	if (!r->hc && !(r->hc = conn_new(r, c->connect_timeout_ms)))
+		return;
+	struct evhttp_request *req = evhttp_request_new(health_done, r);
+	if (!req)
+		return;
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	evhttp_add_header(h, "Host", r->label);
+	evhttp_add_header(h, "User-Agent", "ggated-health");
+	if (evhttp_make_request(r->hc, req, EVHTTP_REQ_GET, r->svc->health_path) == 0)
+		r->hc_busy = true;
+}
+
+void gw_health_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct gw_ctx *c = arg;
+	int64_t now = gw_now_ms();
+	for (struct gw_service *s = c->svcs; s; s = s->next)
+		for (struct gw_replica *r = s->reps; r; r = r->next) {
+			if (s->health_path[0])
+				health_check(r);
+			else if (!r->healthy && now >= r->eject_until_ms)
+				r->healthy = true; /* passive ejection has served its time */
+		}
+}

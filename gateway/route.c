@@ -1,0 +1,56 @@
+/* route.c: request targets on ggated's main address (see route.h). */
+#include "route.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == '-';
+}
+
+static enum gw_route_kind bad(struct gw_route *r, const char *why)
+{
+	r->kind = GW_ROUTE_BAD;
+	r->why = why;
+	return GW_ROUTE_BAD;
+}
+
+enum gw_route_kind gw_route_parse(const char *uri, struct gw_route *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!uri || uri[0] != '/')
+		return bad(r, "bad request target");
+	if (strcmp(uri, "/metrics") == 0)
+		return r->kind = GW_ROUTE_METRICS;
+	if (strcmp(uri, "/-/health") == 0)
+		return r->kind = GW_ROUTE_HEALTH;
+	if (strncmp(uri, "/svc/", 5) != 0)
+		return bad(r, "no such path (services are under /svc/NAME/)");
+	const char *name = uri + 5;
+	size_t len = strcspn(name, "/?");
+	if (!len)
+		return bad(r, "no service named");
+	if (len > 256)
+		return bad(r, "service name too long");
+	for (size_t i = 0; i < len; i++)
+		if (!name_char(name[i]))
+			return bad(r, "invalid service name");
+	const char *rest = name + len;
+	size_t n = strlen(rest) + 2;
+	if (!(r->target = malloc(n)))
+		return bad(r, "out of memory");
+	/* /svc/web and /svc/web?q: the replica sees / and /?q */
+	snprintf(r->target, n, "%s%s", *rest == '/' ? "" : "/", rest);
+	r->name = name;
+	r->name_len = len;
+	return r->kind = GW_ROUTE_SERVICE;
+}
+
+void gw_route_release(struct gw_route *r)
+{
+	free(r->target);
+	r->target = NULL;
+}

@@ -1,0 +1,612 @@
+/* service.c: service jobs and their replicas (see service.h). */
+#include "service.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cards.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "names.h"
+#include "nodes.h"
+#include "output.h"
+#include "parse.h"
+#include "store.h"
+#include "util.h"
+
+/* A service's replica set: slot i holds the id of replica i's job (0: none). */
+struct svc {
+	uint32_t want;
+	uint32_t nslots;
+	uint64_t *slot;
+	char *health_path;
+};
+
+void svc_free(struct svc *v)
+{
+	if (!v)
+		return;
+	free(v->slot);
+	free(v->health_path);
+	free(v);
+}
+
+static struct svc *svc_new(const Gpool__JobSpec *sp)
+{
+	struct svc *v = calloc(1, sizeof(*v));
+	if (!v)
+		return NULL;
+	v->want = sp->replicas ? sp->replicas : 1;
+	v->health_path = strdup(sp->health_path ? sp->health_path : "");
+	if (!v->health_path) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static int svc_grow(struct svc *v, uint32_t n)
+{
+	if (n <= v->nslots)
+		return 0;
+	uint64_t *ns = realloc(v->slot, n * sizeof(*ns));
+	if (!ns)
+		return -1;
+	memset(ns + v->nslots, 0, (n - v->nslots) * sizeof(*ns));
+	v->slot = ns;
+	v->nslots = n;
+	return 0;
+}
+
+/* The services gschedd knows, by id (a short list: scanned every tick). */
+static int reg_add(struct gsched *s, uint64_t id)
+{
+	if (s->nsvc == s->capsvc) {
+		size_t nc = s->capsvc ? s->capsvc * 2 : 16;
+		uint64_t *n = realloc(s->svc_ids, nc * sizeof(*n));
+		if (!n)
+			return -1;
+		s->svc_ids = n;
+		s->capsvc = nc;
+	}
+	s->svc_ids[s->nsvc++] = id;
+	return 0;
+}
+
+static void reg_del(struct gsched *s, uint64_t id)
+{
+	for (size_t i = 0; i < s->nsvc; i++)
+		if (s->svc_ids[i] == id) {
+			s->svc_ids[i] = s->svc_ids[--s->nsvc];
+			return;
+		}
+}
+
+int service_submitted(struct gsched *s, struct job *j, const Gpool__JobSpec *sp)
+{
+	j->svc = svc_new(sp);
+	if (!j->svc || reg_add(s, j->id) < 0) {
+		svc_free(j->svc);
+		j->svc = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	j->state = GPOOL__JOB_STATE__RUNNING;
+	j->start_time = j->submit_time;
+	j->ntasks = 0;
+	j->nodes_min = j->nodes_max = 0; /* each replica is one task: -N does not apply */
+	return 0;
+}
+
+bool service_loaded(struct gsched *s, struct job *j, const Gpool__JobSpec *sp)
+{
+	if (!sp || !sp->service)
+		return false;
+	if (sp->service_of) {
+		j->svc_of = sp->service_of;
+		j->svc_index = sp->replica_index;
+		struct job *svc = jobs_get(s->jobs, sp->service_of);
+		if (svc && svc->svc && svc_grow(svc->svc, j->svc_index + 1) == 0)
+			svc->svc->slot[j->svc_index] = j->id;
+		return false; /* an ordinary job otherwise: restored or queued */
+	}
+	if (j->state != GPOOL__JOB_STATE__RUNNING)
+		return false;
+	j->svc = svc_new(sp);
+	j->ntasks = 0;
+	j->nodes_min = j->nodes_max = 0;
+	free(j->placement_text);
+	j->placement_text = NULL;
+	if (!j->svc || reg_add(s, j->id) < 0)
+		gp_err("service %llu: out of memory restoring it", (unsigned long long)j->id);
+	return true;
+}
+
+static char **copy_list(char **v, size_t n)
+{
+	if (!n)
+		return NULL;
+	char **c = calloc(n, sizeof(*c));
+	for (size_t i = 0; c && i < n; i++)
+		if (!(c[i] = strdup(v[i]))) {
+			gp_strv_free(c, (int)i);
+			return NULL;
+		}
+	return c;
+}
+
+/* A new job for replica `index` of svc: the service's spec with one task, in the open
+ * transaction (placed once it is on disk). */
+static struct job *spawn(struct gsched *s, struct job *svc, uint32_t index)
+{
+	Gpool__JobSpec *sp = store_job_spec(s->store, svc->id);
+	if (!sp)
+		return NULL;
+	char name[256];
+	snprintf(name, sizeof(name), "%s.%u", svc->name ? svc->name : "service", index);
+	sp->ntasks = 1;
+	sp->nodes_min = sp->nodes_max = 0;
+	sp->replicas = 1;
+	sp->service_of = svc->id;
+	sp->replica_index = index;
+	sp->time_limit_sec = 0;
+	char *oldname = sp->name;
+	sp->name = name;
+	size_t len = gpool__job_spec__get_packed_size(sp);
+	uint8_t *buf = malloc(len ? len : 1);
+	struct job *j = calloc(1, sizeof(*j));
+	if (!buf || !j)
+		goto fail;
+	gpool__job_spec__pack(sp, buf);
+	char why[64];
+	int bad;
+	j->gpu = gpu_req_from_spec(sp, why, sizeof(why), &bad);
+	j->id = jobs_next_id(s->jobs);
+	j->uid = svc->uid;
+	j->gid = svc->gid;
+	j->user = strdup(svc->user);
+	j->name = strdup(name);
+	j->out_pattern = strdup(sp->output);
+	j->err_pattern = strdup(sp->error);
+	j->state = GPOOL__JOB_STATE__PENDING;
+	j->priority = svc->priority;
+	j->reason = PEND_NONE;
+	j->submit_time = gp_now();
+	j->ntasks = 1;
+	j->cpus_per_task = sp->cpus_per_task ? sp->cpus_per_task : 1;
+	j->mem_mb = sp->mem_per_node_mb;
+	j->nodelist = copy_list(sp->nodelist, sp->n_nodelist);
+	j->n_nodelist = j->nodelist ? (int)sp->n_nodelist : 0;
+	j->exclude = copy_list(sp->exclude, sp->n_exclude);
+	j->n_exclude = j->exclude ? (int)sp->n_exclude : 0;
+	j->svc_of = svc->id;
+	j->svc_index = index;
+	j->qpos = SIZE_MAX;
+	if (!j->user || !j->name || !j->out_pattern || !j->err_pattern)
+		goto fail;
+	if (jobs_add(s->jobs, j) < 0)
+		goto fail;
+	if (gsched_insert(s, j, buf, len) < 0) {
+		jobs_forget(s->jobs, j);
+		j = NULL;
+		goto fail;
+	}
+	sp->name = oldname;
+	gpool__job_spec__free_unpacked(sp, NULL);
+	free(buf);
+	s->submitted++;
+	gp_info("service %llu: replica %u is job %llu", (unsigned long long)svc->id, index,
+		(unsigned long long)j->id);
+	return j;
+fail:
+	sp->name = oldname;
+	gpool__job_spec__free_unpacked(sp, NULL);
+	free(buf);
+	job_free(j);
+	return NULL;
+}
+
+static bool live(const struct job *j)
+{
+	return j && !gp_job_state_final(j->state);
+}
+
+static void roll(struct gsched *s, struct job *svc);
+
+/* Stop one replica for good. */
+static void stop_replica(struct gsched *s, struct job *j, const char *why)
+{
+	j->svc_end = SVC_STOP;
+	if (j->state == GPOOL__JOB_STATE__PENDING)
+		job_end_pending(s, j, GPOOL__JOB_STATE__CANCELLED, why);
+	else
+		job_kill(s, j, GPOOL__JOB_STATE__CANCELLED, SIGTERM, why);
+}
+
+void service_tick(struct gsched *s)
+{
+	int64_t now = gp_mono_ms();
+	for (size_t k = 0; k < s->nsvc; k++) {
+		struct job *svc = jobs_get(s->jobs, s->svc_ids[k]);
+		if (!svc || !svc->svc || svc->state != GPOOL__JOB_STATE__RUNNING)
+			continue;
+		if (!svc->durable || svc->in_txn)
+			continue; /* its own submission first */
+		struct svc *v = svc->svc;
+		if (svc_grow(v, v->want) < 0)
+			continue;
+		for (uint32_t i = 0; i < v->nslots; i++) {
+			struct job *j = v->slot[i] ? jobs_get(s->jobs, v->slot[i]) : NULL;
+			if (!live(j)) {
+				v->slot[i] = 0;
+				if (i < v->want && (j = spawn(s, svc, i)))
+					v->slot[i] = j->id;
+				continue;
+			}
+			if (i >= v->want && j->svc_end != SVC_STOP)
+				stop_replica(s, j, "service scaled down");
+			if (j->state == GPOOL__JOB_STATE__PENDING && j->not_before_ms &&
+			    now >= j->not_before_ms) {
+				j->not_before_ms = 0;
+				s->plan_dirty = true;
+			}
+		}
+		roll(s, svc);
+	}
+}
+
+bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code)
+{
+	struct job *svc = jobs_get(s->jobs, j->svc_of);
+	bool keep = svc && svc->svc && svc->state == GPOOL__JOB_STATE__RUNNING &&
+		    j->svc_index < svc->svc->want && j->svc_end != SVC_STOP;
+	if (!keep)
+		return false;
+	char why[160];
+	int64_t delay = 0;
+	if (j->svc_end == SVC_MOVE) {
+		snprintf(why, sizeof(why), "%s",
+			 j->end_reason && strcmp(j->end_reason, "rolling update") == 0
+			     ? "replaced by a rolling update"
+			     : "moved off a drained node");
+	} else if (j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL) {
+		snprintf(why, sizeof(why), "%s", j->end_reason ? j->end_reason : "its node failed");
+	} else {
+		double ran = gp_now() - j->start_time;
+		j->quick_fails = ran < SVC_QUICK_SEC ? j->quick_fails + 1 : 0;
+		delay = SVC_BACKOFF_FIRST_MS;
+		for (uint32_t i = 1; i < j->quick_fails && delay < SVC_BACKOFF_MAX_MS; i++)
+			delay *= 2;
+		if (delay > SVC_BACKOFF_MAX_MS)
+			delay = SVC_BACKOFF_MAX_MS;
+		snprintf(why, sizeof(why), "%s with code %d after %.1f s%s",
+			 j->kill_reason == GPOOL__JOB_STATE__TIMEOUT ? "timed out" : "exited",
+			 exit_code, ran, j->quick_fails >= SVC_CRASH_LOOP ? " (crash loop)" : "");
+	}
+	free(j->end_reason);
+	j->end_reason = strdup(why);
+	j->svc_end = SVC_RESTART;
+	j->port = 0;
+	j->not_before_ms = delay ? gp_mono_ms() + delay : 0;
+	gp_info("service %llu replica %u (job %llu): %s; restarting in %lld ms",
+		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id, why,
+		(long long)delay);
+	job_requeue(s, j);
+	return true;
+}
+
+void service_cancel(struct gsched *s, struct job *svc, const char *why)
+{
+	struct svc *v = svc->svc;
+	for (uint32_t i = 0; i < v->nslots; i++) {
+		struct job *j = v->slot[i] ? jobs_get(s->jobs, v->slot[i]) : NULL;
+		if (live(j))
+			stop_replica(s, j, why);
+	}
+	svc->state = GPOOL__JOB_STATE__CANCELLED;
+	svc->end_time = gp_now();
+	free(svc->end_reason);
+	svc->end_reason = why ? strdup(why) : NULL;
+	reg_del(s, svc->id);
+	s->completed++;
+	gsched_save(s, svc);
+	output_job_changed(s, svc);
+}
+
+int service_scale(struct gsched *s, struct job *svc, int32_t n, char *text, size_t len)
+{
+	if (!svc->svc) {
+		snprintf(text, len, "not a service");
+		return -1;
+	}
+	if (n < 0 || n > SVC_MAX_REPLICAS) {
+		snprintf(text, len, "replicas %d out of range 0..%d", n, SVC_MAX_REPLICAS);
+		return -1;
+	}
+	Gpool__JobSpec *sp = store_job_spec(s->store, svc->id);
+	if (!sp) {
+		snprintf(text, len, "its spec is missing from the store");
+		return -1;
+	}
+	sp->replicas = (uint32_t)n;
+	size_t plen = gpool__job_spec__get_packed_size(sp);
+	uint8_t *buf = malloc(plen ? plen : 1);
+	int rc = -1;
+	if (buf) {
+		gpool__job_spec__pack(sp, buf);
+		rc = store_job_spec_update(s->store, svc->id, buf, plen);
+	}
+	free(buf);
+	gpool__job_spec__free_unpacked(sp, NULL);
+	if (rc < 0) {
+		snprintf(text, len, "cannot save the new count: %s", strerror(errno));
+		return -1;
+	}
+	gp_info("service %llu scaled from %u to %d replicas", (unsigned long long)svc->id,
+		svc->svc->want, n);
+	svc->svc->want = (uint32_t)n;
+	gsched_save(s, svc); /* the reply waits for the commit */
+	service_tick(s);
+	return 0;
+}
+
+/* Replace the command of job id's stored spec (the script goes: the command is the new one). */
+static int set_command(struct gsched *s, uint64_t id, char **argv, size_t n)
+{
+	Gpool__JobSpec *sp = store_job_spec(s->store, id);
+	if (!sp)
+		return -1;
+	char **old = sp->argv;
+	size_t oldn = sp->n_argv;
+	ProtobufCBinaryData oldscript = sp->script;
+	sp->argv = argv;
+	sp->n_argv = n;
+	sp->script.len = 0;
+	size_t plen = gpool__job_spec__get_packed_size(sp);
+	uint8_t *buf = malloc(plen ? plen : 1);
+	int rc = -1;
+	if (buf) {
+		gpool__job_spec__pack(sp, buf);
+		rc = store_job_spec_update(s->store, id, buf, plen);
+	}
+	free(buf);
+	sp->argv = old;
+	sp->n_argv = oldn;
+	sp->script = oldscript;
+	gpool__job_spec__free_unpacked(sp, NULL);
+	return rc;
+}
+
+int service_update(struct gsched *s, struct job *svc, char **argv, size_t n, char *text, size_t len)
+{
+	if (!svc->svc) {
+		snprintf(text, len, "not a service");
+		return -1;
+	}
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += strlen(argv[i]) + 1;
+	if (!n || !argv[0][0] || total > 65536) {
+		snprintf(text, len, "no new command given (or over 64 KiB)");
+		return -1;
+	}
+	if (set_command(s, svc->id, argv, n) < 0) {
+		snprintf(text, len, "cannot save the new command: %s", strerror(errno));
+		return -1;
+	}
+	struct svc *v = svc->svc;
+	uint32_t stale = 0;
+	for (uint32_t i = 0; i < v->nslots; i++) {
+		struct job *j = v->slot[i] ? jobs_get(s->jobs, v->slot[i]) : NULL;
+		if (!live(j) || j->svc_end == SVC_STOP)
+			continue;
+		/* a pending one starts with the new command: its spec changes now */
+		if (j->state == GPOOL__JOB_STATE__PENDING) {
+			set_command(s, j->id, argv, n);
+		} else {
+			j->svc_stale = true;
+			stale++;
+		}
+	}
+	gp_info("service %llu: new command '%s', %u running replicas to replace one by one",
+		(unsigned long long)svc->id, argv[0], stale);
+	gsched_save(s, svc); /* the reply waits for the commit */
+	return 0;
+}
+
+static bool replica_ready(struct gsched *s, const struct job *j)
+{
+	if (!j || j->state != GPOOL__JOB_STATE__RUNNING || !j->tasks || !j->port ||
+	    j->tasks[0].state != 1)
+		return false;
+	struct node *n = nodes_get(s->nodes, j->tasks[0].node);
+	return n && node_usable(n);
+}
+
+/* Rolling update: when every wanted replica is ready, replace the first stale one. */
+static void roll(struct gsched *s, struct job *svc)
+{
+	struct svc *v = svc->svc;
+	struct job *next = NULL;
+	for (uint32_t i = 0; i < v->nslots && i < v->want; i++) {
+		struct job *j = v->slot[i] ? jobs_get(s->jobs, v->slot[i]) : NULL;
+		/* one (re)starting, or started too recently for a gateway's health checks to have
+		 * admitted it: wait */
+		if (!replica_ready(s, j) || gp_now() - j->start_time < SVC_ROLL_SETTLE_SEC)
+			return;
+		if (j->svc_stale && !next)
+			next = j;
+	}
+	if (!next)
+		return;
+	Gpool__JobSpec *sp = store_job_spec(s->store, svc->id);
+	if (!sp)
+		return;
+	int rc = set_command(s, next->id, sp->argv, sp->n_argv);
+	gpool__job_spec__free_unpacked(sp, NULL);
+	if (rc < 0)
+		return;
+	next->svc_stale = false;
+	next->svc_end = SVC_MOVE;
+	gp_info("service %llu: rolling update replaces replica %u (job %llu)",
+		(unsigned long long)svc->id, next->svc_index, (unsigned long long)next->id);
+	job_kill(s, next, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM, "rolling update");
+}
+
+void service_node_drained(struct gsched *s, int node)
+{
+	for (size_t k = 0; k < s->nsvc; k++) {
+		struct job *svc = jobs_get(s->jobs, s->svc_ids[k]);
+		if (!svc || !svc->svc)
+			continue;
+		for (uint32_t i = 0; i < svc->svc->nslots; i++) {
+			struct job *j = jobs_get(s->jobs, svc->svc->slot[i]);
+			if (!j || j->state != GPOOL__JOB_STATE__RUNNING || !j->tasks ||
+			    j->tasks[0].node != node)
+				continue;
+			j->svc_end = SVC_MOVE;
+			job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM,
+				 "its node was drained");
+		}
+	}
+}
+
+int service_siblings_on(struct gsched *s, const struct job *rep, int node)
+{
+	struct job *svc = jobs_get(s->jobs, rep->svc_of);
+	if (!svc || !svc->svc)
+		return 0;
+	int n = 0;
+	for (uint32_t i = 0; i < svc->svc->nslots; i++) {
+		struct job *j = svc->svc->slot[i] ? jobs_get(s->jobs, svc->svc->slot[i]) : NULL;
+		if (j && j != rep && j->tasks && j->ntasks &&
+		    (j->state == GPOOL__JOB_STATE__RUNNING ||
+		     j->state == GPOOL__JOB_STATE__COMPLETING) &&
+		    j->tasks[0].node == node)
+			n++;
+	}
+	return n;
+}
+
+static void replica_fill(struct gsched *s, Gpool__ReplicaInfo *ri, const struct job *j)
+{
+	gpool__replica_info__init(ri);
+	ri->index = j->svc_index;
+	ri->job_id = j->id;
+	ri->state = j->state;
+	ri->restarts = j->attempt > 1 ? j->attempt - 1 : 0;
+	ri->crash_loop = j->quick_fails >= SVC_CRASH_LOOP;
+	ri->reason = j->end_reason ? j->end_reason : "";
+	if (j->state == GPOOL__JOB_STATE__PENDING && !j->end_reason)
+		ri->reason = (char *)pend_reason_name(j->reason);
+	bool on =
+	    (j->state == GPOOL__JOB_STATE__RUNNING || j->state == GPOOL__JOB_STATE__COMPLETING) &&
+	    j->tasks && j->ntasks;
+	if (on) {
+		struct node *n = nodes_get(s->nodes, j->tasks[0].node);
+		ri->node = n ? n->name : "";
+		ri->addr = n && n->addr ? n->addr : "";
+		ri->port = j->port;
+		ri->ready = j->state == GPOOL__JOB_STATE__RUNNING && j->port &&
+			    j->tasks[0].state == 1 && n && node_usable(n);
+	} else {
+		ri->node = ri->addr = "";
+	}
+}
+
+/* The replicas of svc, in index order, into a freshly allocated array. */
+static Gpool__ReplicaInfo **replicas_of(struct gsched *s, const struct job *svc, size_t *n)
+{
+	struct svc *v = svc->svc;
+	*n = 0;
+	if (!v || !v->nslots)
+		return NULL;
+	Gpool__ReplicaInfo **pv = calloc(v->nslots, sizeof(*pv) + sizeof(Gpool__ReplicaInfo));
+	if (!pv)
+		return NULL;
+	Gpool__ReplicaInfo *ri = (Gpool__ReplicaInfo *)(pv + v->nslots);
+	for (uint32_t i = 0; i < v->nslots; i++) {
+		struct job *j = v->slot[i] ? jobs_get(s->jobs, v->slot[i]) : NULL;
+		if (!j)
+			continue;
+		replica_fill(s, &ri[*n], j);
+		pv[*n] = &ri[*n];
+		(*n)++;
+	}
+	return pv;
+}
+
+void service_info_fill(struct gsched *s, const struct job *svc, Gpool__JobInfo *ji)
+{
+	if (!svc->svc)
+		return;
+	ji->replicas = replicas_of(s, svc, &ji->n_replicas);
+	ji->replicas_wanted = svc->svc->want;
+}
+
+void service_info_release(Gpool__JobInfo *ji)
+{
+	free(ji->replicas);
+	ji->replicas = NULL;
+	ji->n_replicas = 0;
+}
+
+static bool wanted(const Gpool__ServiceQuery *q, const struct job *svc)
+{
+	if (!q->n_ids && !q->n_names)
+		return true;
+	for (size_t i = 0; i < q->n_ids; i++)
+		if (q->ids[i] == svc->id)
+			return true;
+	for (size_t i = 0; i < q->n_names; i++)
+		if (svc->name && strcmp(q->names[i], svc->name) == 0)
+			return true;
+	return false;
+}
+
+void client_service_query(struct req *r)
+{
+	struct gsched *s = r->s;
+	const Gpool__ServiceQuery *q = r->msg->service_query;
+	if (q->n_ids + q->n_names > 1000) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many services asked");
+		return;
+	}
+	Gpool__ServiceInfo *si = calloc(s->nsvc ? s->nsvc : 1, sizeof(*si));
+	Gpool__ServiceInfo **sv = calloc(s->nsvc ? s->nsvc : 1, sizeof(*sv));
+	Gpool__ServiceQueryReply rep = GPOOL__SERVICE_QUERY_REPLY__INIT;
+	if (!si || !sv) {
+		free(si);
+		free(sv);
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		return;
+	}
+	for (size_t k = 0; k < s->nsvc; k++) {
+		struct job *svc = jobs_get(s->jobs, s->svc_ids[k]);
+		if (!svc || !svc->svc || !wanted(q, svc))
+			continue;
+		Gpool__ServiceInfo *x = &si[rep.n_services];
+		gpool__service_info__init(x);
+		x->id = svc->id;
+		x->name = svc->name ? svc->name : "";
+		x->user = svc->user ? svc->user : "";
+		x->health_path = svc->svc->health_path;
+		x->replicas_wanted = svc->svc->want;
+		x->state = svc->state;
+		x->replicas = replicas_of(s, svc, &x->n_replicas);
+		sv[rep.n_services++] = x;
+	}
+	rep.services = sv;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_SERVICE_QUERY_REPLY;
+	m.service_query_reply = &rep;
+	gsched_reply(r, &m, false);
+	for (size_t i = 0; i < rep.n_services; i++)
+		free(si[i].replicas);
+	free(si);
+	free(sv);
+}

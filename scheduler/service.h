@@ -1,0 +1,65 @@
+/* service.h: service jobs (gsub --service). A service never runs itself: gschedd keeps
+ * `replicas` jobs of its own for it (JobSpec.service_of; one task each), places each alone
+ * (spread over the nodes), requeues a replica whenever it ends (at once after a node failure
+ * or drain, after an exponential backoff when it keeps ending soon after starting: a crash
+ * loop), moves the replicas off a drained node, and stops them when the service is cancelled
+ * or scaled down. The replica set is rebuilt from the store at start-up: each replica is an
+ * ordinary job row, the wanted count is the service's stored spec.
+ */
+#ifndef GPOOL_SERVICE_H
+#define GPOOL_SERVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gschedd.h"
+
+/* What a replica's next end means. */
+enum svc_end {
+	SVC_RESTART = 0, /* requeue it (with backoff when it ran only briefly) */
+	SVC_STOP = 1,	 /* scaled down or its service cancelled: it ends for good */
+	SVC_MOVE = 2,	 /* its node was drained: requeue it at once, elsewhere */
+};
+
+/* A replica that ends within this many seconds of starting counts as a quick failure; this
+ * many in a row make a crash loop (shown by gstat); backoff doubles from the first up to the
+ * cap. */
+#define SVC_QUICK_SEC	     10.0
+#define SVC_CRASH_LOOP	     3
+#define SVC_BACKOFF_FIRST_MS 500
+#define SVC_BACKOFF_MAX_MS   30000
+#define SVC_MAX_REPLICAS     1000
+#define SVC_ROLL_SETTLE_SEC  2.0 /* rolling update: a replacement runs this long before the next */
+
+void svc_free(struct svc *v);
+
+/* A new submission with spec->service: j becomes a service (state RUNNING, no tasks of its
+ * own, never queued). Call before jobs_add. 0 / -1 (ENOMEM). */
+int service_submitted(struct gsched *s, struct job *j, const Gpool__JobSpec *sp);
+/* At start-up, for every job loaded from the store in id order: a service gets its replica
+ * set back, a replica joins its service's. Returns true when it handled j (a service: not
+ * to be restored as a running job). */
+bool service_loaded(struct gsched *s, struct job *j, const Gpool__JobSpec *sp);
+/* Periodic: start the replicas a service lacks, wake replicas whose backoff has passed. */
+void service_tick(struct gsched *s);
+/* From job_finish: a replica's attempt has ended. true: it was requeued (not final). */
+bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code);
+/* gcancel of a service: stops every replica, the service ends CANCELLED. */
+void service_cancel(struct gsched *s, struct job *svc, const char *why);
+/* gpool scale: keep n replicas. 0 / -1 with text set. */
+int service_scale(struct gsched *s, struct job *svc, int32_t n, char *text, size_t len);
+/* gpool update: the service runs argv from now on; its replicas are replaced one at a time,
+ * each once the others are ready. 0 / -1 with text set. */
+int service_update(struct gsched *s, struct job *svc, char **argv, size_t n, char *text,
+		   size_t len);
+/* A node was drained: its replicas move to other nodes. */
+void service_node_drained(struct gsched *s, int node);
+/* Placement: how many of rep's sibling replicas run on node. */
+int service_siblings_on(struct gsched *s, const struct job *rep, int node);
+/* gstat: the replicas of a service into ji (freed by service_info_release). */
+void service_info_fill(struct gsched *s, const struct job *svc, Gpool__JobInfo *ji);
+void service_info_release(Gpool__JobInfo *ji);
+/* The ServiceQuery handler (a gateway's poll). */
+void client_service_query(struct req *r);
+
+#endif

@@ -1,0 +1,240 @@
+/* Service jobs on a real store and an inproc socket: replicas spread over the nodes, a replica
+ * that exits restarts after a backoff and shows a crash loop after quick failures, one whose
+ * node fails is placed elsewhere at once, scale down and up, cancel stops every replica. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gschedd.h"
+#include "jobs.h"
+#include "lifecycle.h"
+#include "nodes.h"
+#include "plan.h"
+#include "running.h"
+#include "service.h"
+#include "store.h"
+#include "util.h"
+
+#include "sched_fixture.h"
+
+static int setup(void **state)
+{
+	(void)state;
+	fixture_up("service");
+	S.kill_grace_ms = 1000;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	free(S.svc_ids);
+	fixture_down();
+	return 0;
+}
+
+static void add_node(const char *name, uint32_t cpus)
+{
+	Gpool__NodeRegister reg = GPOOL__NODE_REGISTER__INIT;
+	reg.name = (char *)name;
+	reg.cpus = cpus;
+	reg.mem_mb = 1000;
+	assert_true(nodes_register(S.nodes, &reg, (const uint8_t *)name, strlen(name)) >= 0);
+}
+
+static struct job *submit_service(uint32_t replicas)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	j->id = jobs_next_id(S.jobs);
+	j->user = strdup("u");
+	j->name = strdup("web");
+	j->out_pattern = strdup("");
+	j->err_pattern = strdup("");
+	j->submit_time = gp_now();
+	j->cpus_per_task = 1;
+	j->ntasks = 1;
+	char *argv[] = {"serve"};
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.argv = argv;
+	sp.n_argv = 1;
+	sp.ntasks = 1;
+	sp.cpus_per_task = 1;
+	sp.service = true;
+	sp.replicas = replicas;
+	sp.health_path = "/health";
+	uint8_t buf[256];
+	size_t len = gpool__job_spec__pack(&sp, buf);
+	assert_int_equal(service_submitted(&S, j, &sp), 0);
+	assert_int_equal(jobs_add(S.jobs, j), 0);
+	assert_int_equal(store_job_insert(S.store, j, buf, len), 0);
+	j->durable = true;
+	return j;
+}
+
+/* What a commit does for the jobs gschedd made itself. */
+static void committed(void)
+{
+	for (size_t i = 0; i < S.ntouched; i++) {
+		S.touched[i]->in_txn = false;
+		S.touched[i]->durable = true;
+	}
+	S.ntouched = 0;
+}
+
+static void tick_and_plan(void)
+{
+	committed();
+	service_tick(&S);
+	committed();
+	plan_run(&S);
+}
+
+static struct job *replica(const struct job *svc, uint32_t index)
+{
+	Gpool__JobInfo ji = GPOOL__JOB_INFO__INIT;
+	service_info_fill(&S, svc, &ji);
+	struct job *r = NULL;
+	for (size_t i = 0; i < ji.n_replicas; i++)
+		if (ji.replicas[i]->index == index)
+			r = jobs_get(S.jobs, ji.replicas[i]->job_id);
+	service_info_release(&ji);
+	return r;
+}
+
+static void exits(struct job *j, int status)
+{
+	Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
+	ev.job_id = j->id;
+	ev.attempt = j->attempt;
+	ev.rank = 0;
+	ev.kind = GPOOL__TASK_EVENT_KIND__TASK_EXITED;
+	ev.status = status;
+	job_task_event(&S, j->tasks[0].node, &ev);
+}
+
+static void spread_restart_crash_loop(void **state)
+{
+	(void)state;
+	add_node("h1", 2);
+	add_node("h2", 2);
+	add_node("h3", 2);
+	struct job *svc = submit_service(3);
+	tick_and_plan();
+	assert_int_equal(svc->state, GPOOL__JOB_STATE__RUNNING);
+	struct job *r[3];
+	for (uint32_t i = 0; i < 3; i++) {
+		r[i] = replica(svc, i);
+		assert_non_null(r[i]);
+		assert_int_equal(r[i]->state, GPOOL__JOB_STATE__RUNNING);
+		assert_int_equal(r[i]->svc_of, svc->id);
+	}
+	/* one per node, though each node could hold two */
+	assert_true(r[0]->tasks[0].node != r[1]->tasks[0].node);
+	assert_true(r[1]->tasks[0].node != r[2]->tasks[0].node);
+	assert_true(r[0]->tasks[0].node != r[2]->tasks[0].node);
+
+	/* an exit (code 1) at once: requeued with a backoff, not started before it */
+	exits(r[0], 1 << 8);
+	assert_int_equal(r[0]->state, GPOOL__JOB_STATE__PENDING);
+	assert_true(r[0]->not_before_ms > gp_mono_ms());
+	assert_int_equal(r[0]->quick_fails, 1);
+	tick_and_plan();
+	assert_int_equal(r[0]->state, GPOOL__JOB_STATE__PENDING);
+	for (int k = 2; k <= 3; k++) {
+		r[0]->not_before_ms = gp_mono_ms() - 1; /* the backoff has passed */
+		tick_and_plan();
+		assert_int_equal(r[0]->state, GPOOL__JOB_STATE__RUNNING);
+		assert_int_equal(r[0]->attempt, k);
+		exits(r[0], 1 << 8);
+	}
+	assert_int_equal(r[0]->quick_fails, 3);
+	Gpool__JobInfo ji = GPOOL__JOB_INFO__INIT;
+	service_info_fill(&S, svc, &ji);
+	assert_int_equal(ji.n_replicas, 3);
+	assert_true(ji.replicas[0]->crash_loop);
+	assert_int_equal(ji.replicas[0]->restarts, 2);
+	assert_false(ji.replicas[1]->crash_loop);
+	assert_int_equal(ji.replicas_wanted, 3);
+	service_info_release(&ji);
+	/* the backoff doubles: 500 ms, 1 s, 2 s */
+	int64_t wait = r[0]->not_before_ms - gp_mono_ms();
+	assert_true(wait > 1500 && wait <= 2000);
+}
+
+static void node_failure_moves_at_once(void **state)
+{
+	(void)state;
+	add_node("h1", 2);
+	add_node("h2", 2);
+	struct job *svc = submit_service(1);
+	tick_and_plan();
+	struct job *r = replica(svc, 0);
+	assert_int_equal(r->state, GPOOL__JOB_STATE__RUNNING);
+	int first = r->tasks[0].node;
+	nodes_get(S.nodes, first)->state = GPOOL__NODE_STATE__NODE_DOWN;
+	job_node_failed(&S, first);
+	assert_int_equal(r->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(r->not_before_ms, 0);
+	assert_int_equal(r->quick_fails, 0);
+	tick_and_plan();
+	assert_int_equal(r->state, GPOOL__JOB_STATE__RUNNING);
+	assert_true(r->tasks[0].node != first);
+	assert_int_equal(r->attempt, 2);
+}
+
+static void scale_and_cancel(void **state)
+{
+	(void)state;
+	add_node("h1", 4);
+	add_node("h2", 4);
+	struct job *svc = submit_service(3);
+	tick_and_plan();
+	struct job *r2 = replica(svc, 2), *r1 = replica(svc, 1), *r0 = replica(svc, 0);
+	char text[128];
+	assert_int_equal(service_scale(&S, svc, 1, text, sizeof(text)), 0);
+	committed(); /* the new count is on disk: the next tick stops the extra replicas */
+	service_tick(&S);
+	assert_int_equal(r2->state, GPOOL__JOB_STATE__COMPLETING);
+	assert_int_equal(r1->state, GPOOL__JOB_STATE__COMPLETING);
+	exits(r2, SIGTERM);
+	exits(r1, SIGTERM);
+	assert_int_equal(r2->state, GPOOL__JOB_STATE__CANCELLED);
+	assert_int_equal(r1->state, GPOOL__JOB_STATE__CANCELLED);
+	assert_int_equal(r0->state, GPOOL__JOB_STATE__RUNNING);
+	/* up again: a new job for index 1 */
+	assert_int_equal(service_scale(&S, svc, 2, text, sizeof(text)), 0);
+	tick_and_plan();
+	struct job *n1 = replica(svc, 1);
+	assert_non_null(n1);
+	assert_true(n1 != r1 && n1->id != r1->id);
+	assert_int_equal(n1->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(service_scale(&S, svc, 5000, text, sizeof(text)), -1);
+	assert_non_null(strstr(text, "out of range"));
+	/* cancel: the service ends at once, its replicas when they have exited */
+	service_cancel(&S, svc, "cancelled by test");
+	assert_int_equal(svc->state, GPOOL__JOB_STATE__CANCELLED);
+	exits(r0, SIGTERM);
+	exits(n1, SIGTERM);
+	assert_int_equal(r0->state, GPOOL__JOB_STATE__CANCELLED);
+	assert_int_equal(n1->state, GPOOL__JOB_STATE__CANCELLED);
+	assert_int_equal(running_count(&S), 0);
+	/* nothing restarts a replica of a cancelled service */
+	tick_and_plan();
+	assert_int_equal(r0->state, GPOOL__JOB_STATE__CANCELLED);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(spread_restart_crash_loop, setup, teardown),
+	    cmocka_unit_test_setup_teardown(node_failure_moves_at_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(scale_and_cancel, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

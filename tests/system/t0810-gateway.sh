@@ -1,0 +1,163 @@
+#!/bin/bash
+# t0810-gateway: ggated in front of a 3-replica service (python3 -m http.server, unmodified):
+# requests spread over the replicas; a replica killed under steady load: no failed GET; a
+# host cut (its link down) under load: traffic routes around it within 2 s and the replica
+# count is back to 3 after the node timeout; scaled up, the new replica takes traffic; bad
+# requests (huge bodies and headers, slow and idle clients) get 4xx or a closed connection
+# while the others keep being served; metrics per service and replica; the set it knows
+# keeps being served while gschedd is down; a rolling update under load fails no GET.
+# timeout: 420
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-service.sh"
+test_under_cluster 3 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s
+need_bins ggated
+command -v curl >/dev/null || skip_all "curl is not installed"
+
+GW=127.0.0.1:18810
+"$GPOOL_BIN_DIR/ggated" --listen "$GW" --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
+	--service-port web=18811 --health-interval 300 --connect-timeout 400 --poll-interval 300 \
+	--max-body 1MiB --max-header 8KiB --client-timeout 3000 --timeout 5000 \
+	>"$TEST_DIR/ggated.log" 2>&1 &
+gwpid=$!
+at_cleanup "kill $gwpid 2>/dev/null; wait $gwpid 2>/dev/null; echo '# ---- ggated.log (last 30) ----'; tail -30 $TEST_DIR/ggated.log | sed 's/^/# /'"
+
+# each replica answers with its own name: a file in its own directory
+svc=$(submit --service --replicas 3 --port 8080 --health-path /id -J web -- /bin/sh -c \
+	"mkdir -p $WORK/r\$GPOOL_NODENAME-\$GPOOL_PORT && echo \$GPOOL_NODENAME:\$GPOOL_PORT > $WORK/r\$GPOOL_NODENAME-\$GPOOL_PORT/id && exec python3 -m http.server --bind 0.0.0.0 --directory $WORK/r\$GPOOL_NODENAME-\$GPOOL_PORT \"\$GPOOL_PORT\"")
+[ -n "$svc" ] && wait_ready "$svc" 3 30 || { fail "3 replicas run" "$(replicas "$svc")"; done_testing; }
+ok "a 3-replica service runs (job $svc)"
+healthy() { curl -s -m 2 "http://$GW/metrics" | grep -c '^ggated_replica_healthy{service="web".*} 1$'; }
+wait_until 10 test "$(healthy)" = 3
+# which replicas answer 60 GETs
+for i in $(seq 60); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/spread"
+is "$(sort -u "$TEST_DIR/spread" | wc -l)" 3 "60 requests spread over the 3 replicas ($(sort "$TEST_DIR/spread" | uniq -c | tr '\n' ' '))"
+is "$(grep -c . "$TEST_DIR/spread")" 60 "every one answered"
+is "$(curl -s -m 2 "http://$GW/svc/$svc/id" | cut -d: -f1 | grep -c '^h[1-3]$')" 1 "the service is reachable by its job id too"
+is "$(curl -s -m 2 http://127.0.0.1:18811/id | grep -c '^h[1-3]:')" 1 "and on its own port (--service-port)"
+is "$(http_get "http://$GW/svc/nosuch/")" 404 "an unknown service is 404"
+
+# load: a bounded loop of GETs, one status code a line
+load() { # SECONDS OUTFILE
+	local end=$((SECONDS + $1))
+	while [ $SECONDS -lt $end ]; do
+		curl -s -o /dev/null -m 5 -w '%{http_code} %{time_total}\n' "http://$GW/svc/web/id"
+	done >"$2"
+}
+
+# -- a replica killed under load
+load 6 "$TEST_DIR/kill" &
+lp=$!
+sleep 1.5
+read -r _ _ host _ port _ < <(replicas "$svc" | head -1)
+pid=$(on_host "$host" ss -Hltnp "sport = :$port" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+[ -n "$pid" ] && on_host "$host" kill -KILL "$pid"
+wait $lp
+n=$(wc -l <"$TEST_DIR/kill")
+bad=$(grep -vc '^200 ' "$TEST_DIR/kill")
+[ "$n" -ge 10 ] && ok "steady load while a replica was killed ($n GETs)" || fail "steady load" "$n requests"
+is "$bad" 0 "no GET failed while a replica was killed"
+
+# -- a host cut under load: its link goes down
+wait_ready "$svc" 3 20
+read -r _ _ chost _ < <(replicas "$svc" | head -1)
+load 8 "$TEST_DIR/cut" &
+lp=$!
+sleep 2
+at_cleanup "ip link set gpv-$chost up 2>/dev/null"
+ip link set "gpv-$chost" down
+wait $lp
+# slow answers after the cut: requests that waited on the cut host
+slow=$(awk '$2 > 2.0' "$TEST_DIR/cut" | wc -l)
+bad=$(grep -vc '^200 ' "$TEST_DIR/cut")
+diag "after the cut of $chost: $(wc -l <"$TEST_DIR/cut") GETs, $bad failed, $slow slower than 2 s, max $(awk '{print $2}' "$TEST_DIR/cut" | sort -n | tail -1) s"
+is "$bad" 0 "no GET failed across the host cut"
+is "$slow" 0 "no GET took over 2 s: traffic routed around $chost"
+if wait_until 30 test "$(replicas "$svc" | awk -v h="$chost" '$7 == "yes" && $3 != h' | wc -l)" = 3; then
+	ok "3 replicas run again without $chost"
+else
+	fail "3 replicas run again without $chost" "$(replicas "$svc")"
+fi
+ip link set "gpv-$chost" up
+
+# -- scale up: the new replica gets traffic
+as_user gpool scale "$svc" 4 >/dev/null 2>&1
+wait_ready "$svc" 4 30 && ok "scaled to 4" || fail "scaled to 4" "$(replicas "$svc")"
+sleep 1.5
+for i in $(seq 80); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/spread4"
+is "$(sort -u "$TEST_DIR/spread4" | wc -l)" 4 "requests reach 4 replicas after the scale-up"
+
+# -- bad requests; the others keep being served
+head -c 3000000 /dev/zero >"$TEST_DIR/big"
+code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' -X POST --data-binary @"$TEST_DIR/big" "http://$GW/svc/web/")
+like "$code" '^(413|000)$' "a 3 MB body (limit 1 MiB) is refused ($code)"
+code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' -H "X-Big: $(head -c 20000 /dev/zero | tr '\0' a)" "http://$GW/svc/web/id")
+like "$code" '^(4[0-9][0-9]|000)$' "a 20 KB header (limit 8 KiB) is refused ($code)"
+# slow clients (a byte a second) and idle connections, while a normal client is served
+"$PY" - "$GW" >"$TEST_DIR/slow" 2>&1 <<'PYEOF' &
+import socket, sys, time
+host, port = sys.argv[1].split(":")
+idle = []
+for i in range(200):
+    s = socket.create_connection((host, int(port)))
+    idle.append(s)
+slow = socket.create_connection((host, int(port)))
+req = b"GET /svc/web/id HTTP/1.1\r\nHost: x\r\n\r\n"
+slow.settimeout(1)
+closed = False
+for b in req[:10]:
+    try:
+        slow.send(bytes([b]))
+        if slow.recv(1) == b"":
+            closed = True
+            break
+    except socket.timeout:
+        pass
+    except OSError:
+        closed = True
+        break
+print("slow-closed" if closed else "slow-open")
+PYEOF
+sp=$!
+sleep 1
+good=0
+for i in $(seq 20); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] && good=$((good + 1)); done
+is "$good" 20 "200 idle connections and a byte-a-second client: the others are still served"
+wait "$sp" 2>/dev/null
+diag "a byte-a-second client after 10 s: $(cat "$TEST_DIR/slow")"
+
+# -- metrics
+m=$(curl -s -m 2 "http://$GW/metrics")
+like "$m" 'ggated_requests_total\{service="web",service_id="[0-9]+"\} [0-9]+' "metrics count requests per service"
+like "$m" 'ggated_replica_request_duration_seconds_bucket\{service="web",service_id="[0-9]+",replica="198\.18\.0\.1[1-3]:[0-9]+",replica_index="[0-9]+",le="0\.01"\} [0-9]+' \
+	"a latency histogram per replica"
+like "$m" 'ggated_retries_total\{service="web",service_id="[0-9]+"\} [0-9]+' "retries are counted"
+like "$m" 'ggated_errors_total\{service="web",service_id="[0-9]+"\} 0' "no request was answered with a gateway error"
+
+# -- gschedd down: the known set keeps being served
+"$CLUSTER" sched-kill --dir "$CLUSTER_DIR" KILL >/dev/null 2>&1
+sleep 5 # past the agents' lease (node timeout 4 s less two heartbeats): replicas stay up
+good=0
+for i in $(seq 20); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] && good=$((good + 1)); done
+is "$good" 20 "with gschedd down, ggated keeps serving the replicas it knows"
+"$CLUSTER" sched-start --dir "$CLUSTER_DIR" >/dev/null 2>&1
+wait_until 20 test "$(ready_count "$svc")" = 4
+is "$(ready_count "$svc")" 4 "gschedd restarted: the service still has its 4 replicas"
+for i in $(seq 10); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] || fail "served after the restart"; done
+ok "served after gschedd's restart"
+
+# -- a rolling update under load: every replica replaced, no GET fails
+load 20 "$TEST_DIR/roll" &
+lp=$!
+sleep 1
+out=$(as_user gpool update "$svc" -- /bin/sh -c \
+	"mkdir -p $WORK/v2-\$GPOOL_PORT && echo v2 > $WORK/v2-\$GPOOL_PORT/id && exec python3 -m http.server --bind 0.0.0.0 --directory $WORK/v2-\$GPOOL_PORT \"\$GPOOL_PORT\"" 2>&1)
+is "$?" 0 "gpool update is accepted ($out)"
+wait $lp
+is "$(grep -vc '^200 ' "$TEST_DIR/roll")" 0 "no GET failed during the rolling update ($(wc -l <"$TEST_DIR/roll") GETs)"
+for i in $(seq 20); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/v2"
+is "$(sort -u "$TEST_DIR/v2")" v2 "afterwards every answer comes from the new command"
+is "$(replicas "$svc" | awk '$7 == "yes"' | wc -l)" 4 "and 4 replicas run"
+
+as_user gcancel "$svc" >/dev/null 2>&1
+check "the service ends CANCELLED" wait_state "$svc" CANCELLED 10
+done_testing
