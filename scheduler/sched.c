@@ -129,7 +129,7 @@ int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t
 
 int gsched_insert(struct gsched *s, struct job *j, const uint8_t *spec, size_t len)
 {
-	if (store_job_insert(s->store, j, spec, len) < 0)
+	if (store_job_insert(s->store, j, spec, len, NULL) < 0)
 		return -1;
 	touch(s, j);
 	return 0;

@@ -72,7 +72,7 @@ static struct job *submit_service(uint32_t replicas)
 	size_t len = gpool__job_spec__pack(&sp, buf);
 	assert_int_equal(service_submitted(&S, j, &sp), 0);
 	assert_int_equal(jobs_add(S.jobs, j), 0);
-	assert_int_equal(store_job_insert(S.store, j, buf, len), 0);
+	assert_int_equal(store_job_insert(S.store, j, buf, len, NULL), 0);
 	j->durable = true;
 	return j;
 }
