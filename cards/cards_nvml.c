@@ -158,7 +158,7 @@ static void nvml_read(const struct nvml *n, nvmlDevice_t d, gp_card_reading_t *r
 		r->has_power = 1;
 	}
 	unsigned int t = 0;
-	nvmlUtilization_t u = { 0 };
+	nvmlUtilization_t u = {0};
 	if (n->temperature && n->temperature(d, NVML_TEMPERATURE_GPU, &t) == NVML_SUCCESS &&
 	    n->utilization && n->utilization(d, &u) == NVML_SUCCESS) {
 		r->temperature_c = t;

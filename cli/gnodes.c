@@ -138,10 +138,10 @@ static int print_json(const Gpool__NodeQueryReply *r)
 	json_object_set_new(o, "refused", ra);
 	for (size_t i = 0; i < r->n_refused; i++) {
 		const Gpool__OpsRefusedNode *x = r->refused[i];
-		json_array_append_new(ra, json_pack("{s:s, s:s, s:s, s:s, s:I, s:f}", "name", x->name,
-						    "state", "refused", "addr", x->addr, "reason",
-						    x->reason, "count", (json_int_t)x->count, "last",
-						    x->last));
+		json_array_append_new(ra, json_pack("{s:s, s:s, s:s, s:s, s:I, s:f}", "name",
+						    x->name, "state", "refused", "addr", x->addr,
+						    "reason", x->reason, "count",
+						    (json_int_t)x->count, "last", x->last));
 	}
 	return gp_json_print(o, stdout);
 }

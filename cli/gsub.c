@@ -212,7 +212,7 @@ static int stage_files(gp_session_t *s, gp_submit_t *sub, struct gp_manifest *m,
 			return -1;
 		}
 	}
-	struct gp_xfer_stats st = { 0 };
+	struct gp_xfer_stats st = {0};
 	gp_client_t *c = gp_session_client(s, &err);
 	if (!c || gp_xfer_upload_manifest(c, m, &st, &err) < 0) {
 		fprintf(stderr, "gsub: staging: %s\n", err.text);
@@ -221,9 +221,10 @@ static int stage_files(gp_session_t *s, gp_submit_t *sub, struct gp_manifest *m,
 	char what[128];
 	gp_xfer_describe(&st, what, sizeof(what));
 	if (!quiet)
-		fprintf(stderr, "gsub: staged %s: sent %" PRIu64 " of %" PRIu64 " chunks (%" PRIu64
+		fprintf(stderr,
+			"gsub: staged %s: sent %" PRIu64 " of %" PRIu64 " chunks (%" PRIu64
 			" bytes) in %.2f s\n",
-		what, st.sent_chunks, st.chunks, st.sent_bytes, gp_now() - t0);
+			what, st.sent_chunks, st.chunks, st.sent_bytes, gp_now() - t0);
 	Gpool__JobSpec *sp = gp_submit_spec(sub);
 	sp->stage = m->e;
 	sp->n_stage = m->n;
@@ -254,11 +255,11 @@ static int collect_files(gp_session_t *s, uint64_t id, const char *dir)
 		return -1;
 	}
 	int rc = 0;
-	struct gp_xfer_stats st = { 0 };
+	struct gp_xfer_stats st = {0};
 	for (size_t i = 0; i < sets->n_sets && rc == 0; i++) {
 		const Gpool__FileSet *fs = sets->sets[i];
-		if (gp_xfer_download(c, id, "collect", fs->name, fs->entries, fs->n_entries, dir, &st,
-				     &err) < 0) {
+		if (gp_xfer_download(c, id, "collect", fs->name, fs->entries, fs->n_entries, dir,
+				     &st, &err) < 0) {
 			fprintf(stderr, "gsub: job %" PRIu64 ": collecting: %s\n", id, err.text);
 			rc = -1;
 		}
@@ -297,7 +298,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	int rc = 1;
-	struct gp_manifest staged = { 0 };
+	struct gp_manifest staged = {0};
 	gp_session_t *s = gp_session_create(gp_submit_common(sub), &err);
 	if (!s) {
 		fprintf(stderr, "gsub: %s\n", err.text);

@@ -539,8 +539,8 @@ int gk_relu_grad(gk_backend_t *b, float *dy, const float *y, size_t n, gk_stream
 	return b->ops->relu_grad(b->ctx, dy, y, n, s);
 }
 
-int gk_bias_grad(gk_backend_t *b, const float *dy, float *db, size_t rows, size_t cols,
-		 float alpha, gk_stream_t *s)
+int gk_bias_grad(gk_backend_t *b, const float *dy, float *db, size_t rows, size_t cols, float alpha,
+		 gk_stream_t *s)
 {
 	if (!b)
 		return errno = EINVAL, -1;

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #define RESCAN_MS 5000 /* how often the range is searched again for a pool short of ports */
-#define RETRY_MS 1000  /* how often ports not held are tried again */
+#define RETRY_MS  1000 /* how often ports not held are tried again */
 
 struct held {
 	uint32_t port;
@@ -81,8 +81,9 @@ static int hold(uint32_t port)
 	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0) {
 		int off = 0;
-		struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
-					   .sin6_addr = IN6ADDR_ANY_INIT };
+		struct sockaddr_in6 a6 = {.sin6_family = AF_INET6,
+					  .sin6_port = htons((uint16_t)port),
+					  .sin6_addr = IN6ADDR_ANY_INIT};
 		if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) == 0 &&
 		    bind(fd, (struct sockaddr *)&a6, sizeof(a6)) == 0)
 			return fd;
@@ -95,8 +96,9 @@ static int hold(uint32_t port)
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				  .sin_addr.s_addr = htonl(INADDR_ANY) };
+	struct sockaddr_in a4 = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_ANY)};
 	if (bind(fd, (struct sockaddr *)&a4, sizeof(a4)) == 0)
 		return fd;
 	close(fd);
@@ -126,7 +128,7 @@ void gp_ports_refill(gp_ports_t *p, gp_ports_busy_f busy, void *arg, int64_t now
 			continue;
 		int fd = hold(port);
 		if (fd >= 0)
-			p->v[p->n++] = (struct held){ .port = port, .fd = fd };
+			p->v[p->n++] = (struct held){.port = port, .fd = fd};
 	}
 	p->next_scan_ms = now_ms + RESCAN_MS;
 }

@@ -29,7 +29,7 @@ struct gp_submit {
 	size_t file_bytes; /* script + staged files */
 	int64_t retry_ms;  /* --retry-for */
 	bool retry_set;
-	char **stage;	   /* --stage paths (uploaded to the chunk store by gsub, not read here) */
+	char **stage; /* --stage paths (uploaded to the chunk store by gsub, not read here) */
 	size_t n_stage;
 	char *collect_dir; /* --collect-dir */
 };
@@ -590,8 +590,8 @@ static const struct {
 	const char *name;
 	Gpool__MpiLaunch mode;
 } mpi_modes[] = {
-	{"none", GPOOL__MPI_LAUNCH__MPI_NONE},
-	{"mpirun", GPOOL__MPI_LAUNCH__MPI_MPIRUN},
+    {"none", GPOOL__MPI_LAUNCH__MPI_NONE},
+    {"mpirun", GPOOL__MPI_LAUNCH__MPI_MPIRUN},
 };
 
 static int set_mpi(void *c, const char *a, gp_error_t *err)
@@ -604,7 +604,8 @@ static int set_mpi(void *c, const char *a, gp_error_t *err)
 	}
 	if (!strcmp(a, "pmix")) {
 		errno = EINVAL;
-		return gp_errprintf(err, "MPI launch 'pmix' is not available yet (use --mpi=mpirun)");
+		return gp_errprintf(err,
+				    "MPI launch 'pmix' is not available yet (use --mpi=mpirun)");
 	}
 	return bad(err, "MPI launch (none or mpirun)", a);
 }
@@ -639,8 +640,7 @@ static const struct gp_opt submit_opts[] = {
     {"export", 0, ARG, "ALL|NONE|VAR[=val],...", "environment of the tasks (default ALL)",
      set_export, 0},
     {"stage", 0, ARG, "FILE|DIR",
-     "ship FILE or DIR (recursively) to each node's scratch directory (repeatable)", set_stage,
-     0},
+     "ship FILE or DIR (recursively) to each node's scratch directory (repeatable)", set_stage, 0},
     {"collect", 0, ARG, "PATTERN",
      "bring files matching PATTERN back when the job ends (%t: every rank's; repeatable)",
      set_collect, 0},

@@ -1,8 +1,8 @@
 /* submit.h: gsub's command line (and a script's #GPOOL lines) turned into a JobSpec.
  *
- * Parsing reads the script (staged files are only checked to exist) but talks to nobody: a request is built only
- * when everything given was valid. Errors come back in a gp_error_t without the program
- * name; errno says which exit status they deserve: EINVAL for a usage error (exit 2), any
+ * Parsing reads the script (staged files are only checked to exist) but talks to nobody: a request
+ * is built only when everything given was valid. Errors come back in a gp_error_t without the
+ * program name; errno says which exit status they deserve: EINVAL for a usage error (exit 2), any
  * other (ENOENT, EFBIG, ...) for a failure (exit 1).
  */
 #ifndef GP_CLI_SUBMIT_H

@@ -963,8 +963,8 @@ static void nn_xent_case(size_t rows, size_t cols, float zscale, int inplace)
 		}
 		rbad += fabs(dsum) > 1e-5;
 	}
-	ASSERT(rbad == 0, "softmax_xent reference %zux%zu: %zu values off the double formula",
-	       rows, cols, rbad);
+	ASSERT(rbad == 0, "softmax_xent reference %zux%zu: %zu values off the double formula", rows,
+	       cols, rbad);
 	dfree(&dzb);
 	dfree(&dlab);
 	dfree(&dloss);
@@ -979,8 +979,7 @@ static void t_nn(void)
 	float y[6] = {-1.0f, 0.5f, 2.0f, 0.0f, -0.25f, 1.0f}, bias[3] = {0.5f, -1.0f, 0.0f};
 	OK(ref, gk_bias_act(ref, y, bias, 2, 3, GK_ACT_RELU, NULL));
 	ASSERT(y[0] == 0 && y[1] == 0 && y[2] == 2 && y[3] == 0.5f && y[4] == 0 && y[5] == 1,
-	       "bias_act relu known answer: %g %g %g %g %g %g", y[0], y[1], y[2], y[3], y[4],
-	       y[5]);
+	       "bias_act relu known answer: %g %g %g %g %g %g", y[0], y[1], y[2], y[3], y[4], y[5]);
 	float db[3];
 	float dy[6] = {1, 2, 3, 4, 5, 6};
 	OK(ref, gk_bias_grad(ref, dy, db, 2, 3, 0.5f, NULL));
@@ -990,8 +989,7 @@ static void t_nn(void)
 	OK(ref, gk_softmax_xent(ref, z, &lab, 1, 2, 1.0f, &l, g, NULL));
 	ASSERT(fabsf(l - logf(2.0f)) < 1e-7f && g[0] == 0.5f && g[1] == -0.5f,
 	       "softmax_xent known answer: loss %g grad %g %g", l, g[0], g[1]);
-	ASSERT(gk_softmax_xent(ref, z, &lab, 1, 2, 1.0f, NULL, NULL, NULL) == -1 &&
-		   errno == EINVAL,
+	ASSERT(gk_softmax_xent(ref, z, &lab, 1, 2, 1.0f, NULL, NULL, NULL) == -1 && errno == EINVAL,
 	       "softmax_xent with no output accepted");
 	ASSERT(gk_bias_act(ref, y, bias, 2, 3, (gk_act_t)7, NULL) == -1 && errno == EINVAL,
 	       "bias_act with a bad activation accepted");

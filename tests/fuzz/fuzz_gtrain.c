@@ -2,9 +2,9 @@
  * also reads and the checkpoint a resumed job reads (possibly fetched from a store)
  * (train/ckpt.h), and the training-data readers (train/data.h: CSV, plain or gzip, and MNIST
  * IDX), which read the input from a file. A decoded table must have dim > 0 features a row and
- * labels below its class count. Properties checked: a decoded model has exactly the parameters its layer sizes
- * call for and writes back to the same bytes' meaning (parse, write, parse again: equal);
- * a decoded checkpoint's state vectors are as many as it says; a failure sets errno. */
+ * labels below its class count. Properties checked: a decoded model has exactly the parameters its
+ * layer sizes call for and writes back to the same bytes' meaning (parse, write, parse again:
+ * equal); a decoded checkpoint's state vectors are as many as it says; a failure sets errno. */
 #include <errno.h>
 #include <unistd.h>
 

@@ -20,7 +20,7 @@ while IFS= read -r f; do
 		clang-format "$f" | diff "$f" - | head -20
 		bad=1
 	fi
-done < <(find cards cli comm common kernels proto scheduler tests tools worker bench \
+done < <(find cards cli comm common kernels proto scheduler tests tools worker bench train launch gateway serve \
 	-type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) -not -path '*/corpus/*' | sort)
 while IFS= read -r f; do
 	case $f in '#'* | '') continue ;; esac

@@ -17,8 +17,9 @@ static int listen_like_a_framework(uint32_t port)
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 	assert_true(fd >= 0);
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_ANY) };
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_ANY)};
 	int rc = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 4) == 0 ? 0 : -1;
 	close(fd);
 	return rc;
@@ -45,7 +46,7 @@ static void range_parse(void **state)
 	assert_int_equal(gp_ports_parse_range("29500-29999", &lo, &hi, &err), 0);
 	assert_int_equal(lo, 29500);
 	assert_int_equal(hi, 29999);
-	const char *bad[] = { "", "29500", "29999-29500", "80-90", "29500-70000", "a-b", "1-2x" };
+	const char *bad[] = {"", "29500", "29999-29500", "80-90", "29500-70000", "a-b", "1-2x"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(gp_ports_parse_range(bad[i], &lo, &hi, &err), -1);
 	assert_null(gp_ports_create(0, 10, 1));
@@ -99,8 +100,9 @@ static void skips_taken(void **state)
 {
 	uint32_t lo = free_range(4);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)lo),
-				 .sin_addr.s_addr = htonl(INADDR_ANY) };
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)lo),
+				.sin_addr.s_addr = htonl(INADDR_ANY)};
 	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	assert_int_equal(listen(fd, 1), 0);
 	gp_ports_t *p = gp_ports_create(lo, lo + 3, 2);
@@ -122,9 +124,9 @@ static void skips_taken(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(range_parse),
-		cmocka_unit_test(hold_release),
-		cmocka_unit_test(skips_taken),
+	    cmocka_unit_test(range_parse),
+	    cmocka_unit_test(hold_release),
+	    cmocka_unit_test(skips_taken),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -180,8 +180,8 @@ int gk_bias_act(gk_backend_t *b, float *y, const float *bias, size_t rows, size_
 int gk_relu_grad(gk_backend_t *b, float *dy, const float *y, size_t n, gk_stream_t *s);
 /* db[c] = alpha * sum over r of dy[r*cols+c], summed in row order (the same bits on
  * every backend). */
-int gk_bias_grad(gk_backend_t *b, const float *dy, float *db, size_t rows, size_t cols,
-		 float alpha, gk_stream_t *s);
+int gk_bias_grad(gk_backend_t *b, const float *dy, float *db, size_t rows, size_t cols, float alpha,
+		 gk_stream_t *s);
 /* Softmax cross-entropy of ROWS rows of COLS logits against labels (int32, 0..cols-1):
  * loss[r] = log(sum_c exp(z[r][c] - max_r)) - (z[r][label] - max_r) (loss may be NULL),
  * dz[r][c] = scale * (softmax(z[r])[c] - (c == label)) (dz may equal z; NULL: no
