@@ -37,7 +37,7 @@ run() { # run A|B
 		done) &
 		poller=$!
 	fi
-	local t0 t1 scrapes
+	local t0 t1
 	t0=$(date +%s%N)
 	U "$BIN/gp-submit-many" "$N" 100 -- /bin/true >/dev/null
 	while [ "$(U "$BIN/gstat" --json | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')" != 0 ]; do

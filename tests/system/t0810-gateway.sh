@@ -154,7 +154,7 @@ out=$(as_user gpool update "$svc" -- /bin/sh -c \
 is "$?" 0 "gpool update is accepted ($out)"
 wait $lp
 is "$(grep -vc '^200 ' "$TEST_DIR/roll")" 0 "no GET failed during the rolling update ($(wc -l <"$TEST_DIR/roll") GETs)"
-for i in $(seq 20); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/v2"
+for _ in $(seq 20); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/v2"
 is "$(sort -u "$TEST_DIR/v2")" v2 "afterwards every answer comes from the new command"
 is "$(replicas "$svc" | awk '$7 == "yes"' | wc -l)" 4 "and 4 replicas run"
 
