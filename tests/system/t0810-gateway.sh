@@ -142,7 +142,7 @@ is "$good" 20 "with gschedd down, ggated keeps serving the replicas it knows"
 "$CLUSTER" sched-start --dir "$CLUSTER_DIR" >/dev/null 2>&1
 wait_until 20 test "$(ready_count "$svc")" = 4
 is "$(ready_count "$svc")" 4 "gschedd restarted: the service still has its 4 replicas"
-for i in $(seq 10); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] || fail "served after the restart"; done
+for _ in $(seq 10); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] || fail "served after the restart"; done
 ok "served after gschedd's restart"
 
 # -- a rolling update under load: every replica replaced, no GET fails
