@@ -29,7 +29,7 @@ ok "a 3-replica service runs (job $svc)"
 healthy() { curl -s -m 2 "http://$GW/metrics" | grep -c '^ggated_replica_healthy{service="web".*} 1$'; }
 wait_until 10 test "$(healthy)" = 3
 # which replicas answer 60 GETs
-for i in $(seq 60); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/spread"
+for _ in $(seq 60); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/spread"
 is "$(sort -u "$TEST_DIR/spread" | wc -l)" 3 "60 requests spread over the 3 replicas ($(sort "$TEST_DIR/spread" | uniq -c | tr '\n' ' '))"
 is "$(grep -c . "$TEST_DIR/spread")" 60 "every one answered"
 is "$(curl -s -m 2 "http://$GW/svc/$svc/id" | cut -d: -f1 | grep -c '^h[1-3]$')" 1 "the service is reachable by its job id too"
@@ -83,7 +83,7 @@ ip link set "gpv-$chost" up
 as_user gpool scale "$svc" 4 >/dev/null 2>&1
 wait_ready "$svc" 4 30 && ok "scaled to 4" || fail "scaled to 4" "$(replicas "$svc")"
 sleep 1.5
-for i in $(seq 80); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/spread4"
+for _ in $(seq 80); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/spread4"
 is "$(sort -u "$TEST_DIR/spread4" | wc -l)" 4 "requests reach 4 replicas after the scale-up"
 
 # -- bad requests; the others keep being served
@@ -120,7 +120,7 @@ PYEOF
 sp=$!
 sleep 1
 good=0
-for i in $(seq 20); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] && good=$((good + 1)); done
+for _ in $(seq 20); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] && good=$((good + 1)); done
 is "$good" 20 "200 idle connections and a byte-a-second client: the others are still served"
 wait "$sp" 2>/dev/null
 diag "a byte-a-second client after 10 s: $(cat "$TEST_DIR/slow")"
@@ -137,7 +137,7 @@ like "$m" 'ggated_errors_total\{service="web",service_id="[0-9]+"\} 0' "no reque
 "$CLUSTER" sched-kill --dir "$CLUSTER_DIR" KILL >/dev/null 2>&1
 sleep 5 # past the agents' lease (node timeout 4 s less two heartbeats): replicas stay up
 good=0
-for i in $(seq 20); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] && good=$((good + 1)); done
+for _ in $(seq 20); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] && good=$((good + 1)); done
 is "$good" 20 "with gschedd down, ggated keeps serving the replicas it knows"
 "$CLUSTER" sched-start --dir "$CLUSTER_DIR" >/dev/null 2>&1
 wait_until 20 test "$(ready_count "$svc")" = 4
