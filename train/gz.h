@@ -14,9 +14,20 @@ typedef FILE *gzFile;
 #define Z_OK	     0
 #define Z_STREAM_END 1
 
+/* a gzip'd file fails to open with ENOTSUP rather than reading as garbage */
 static inline gzFile gzopen(const char *path, const char *mode)
 {
-	return fopen(path, mode);
+	FILE *f = fopen(path, mode);
+	if (f) {
+		int a = getc(f), b = getc(f);
+		if (a == 0x1f && b == 0x8b) {
+			fclose(f);
+			errno = ENOTSUP;
+			return NULL;
+		}
+		rewind(f);
+	}
+	return f;
 }
 static inline char *gzgets(gzFile f, char *buf, int len)
 {
