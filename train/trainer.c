@@ -217,8 +217,8 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	int count[GT_MAX_RANKS];
 	long steps_done = 0, slow_named = -1;
 	uint32_t *perm = malloc(ntrain * sizeof(uint32_t));
-	float *x = malloc((size_t)B * dim * sizeof(float)),
-	      *loss = malloc((size_t)B * sizeof(float));
+	/* the batch's inputs in pinned memory: a card copies them in without a staging copy */
+	float *x = NULL, *loss = malloc((size_t)B * sizeof(float));
 	int32_t *y = malloc((size_t)B * sizeof(int32_t)),
 		*pred = malloc((size_t)B * sizeof(int32_t));
 	int rc = -1;
@@ -226,6 +226,8 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	long cur_epoch = -1;
 	size_t nparams = gt_mlp_nparams(t->m);
 
+	if (gk_host_alloc(t->b, (size_t)B * dim * sizeof(float), (void **)&x) < 0)
+		x = NULL;
 	if (!perm || !x || !loss || !y || !pred || !win) {
 		gp_errprintf(t->err, "out of memory");
 		goto out;
@@ -420,7 +422,8 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	res->final_scale = t->sc.scale;
 	rc = 0;
 out:
-	free(perm), free(x), free(loss), free(y), free(pred), free(win);
+	gk_host_free(t->b, x);
+	free(perm), free(loss), free(y), free(pred), free(win);
 	return rc;
 }
 
