@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "data.h"
+#include "gz.h"
 
 static uint64_t splitmix(uint64_t x)
 {

@@ -217,8 +217,8 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	int count[GT_MAX_RANKS];
 	long steps_done = 0, slow_named = -1;
 	uint32_t *perm = malloc(ntrain * sizeof(uint32_t));
-	float *x = malloc((size_t)B * dim * sizeof(float)),
-	      *loss = malloc((size_t)B * sizeof(float));
+	/* the batch's inputs in pinned memory: a card copies them in without a staging copy */
+	float *x = NULL, *loss = malloc((size_t)B * sizeof(float));
 	int32_t *y = malloc((size_t)B * sizeof(int32_t)),
 		*pred = malloc((size_t)B * sizeof(int32_t));
 	int rc = -1;
@@ -226,6 +226,8 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	long cur_epoch = -1;
 	size_t nparams = gt_mlp_nparams(t->m);
 
+	if (gk_host_alloc(t->b, (size_t)B * dim * sizeof(float), (void **)&x) < 0)
+		x = NULL;
 	if (!perm || !x || !loss || !y || !pred || !win) {
 		gp_errprintf(t->err, "out of memory");
 		goto out;
@@ -256,8 +258,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 
 		double t0 = tr_now_ms();
 		float scale = (float)(t->sc.scale / B);
-		if (gt_mlp_forward(t->m, x, y, rows, t->err) < 0 ||
-		    gt_mlp_outputs(t->m, loss, pred, t->err) < 0)
+		if (gt_mlp_forward(t->m, x, y, rows, t->err) < 0)
 			goto out;
 		if (t->rank == c->throttle_rank && c->throttle_ms_per_row > 0) {
 			double extra = c->throttle_ms_per_row * (double)rows;
@@ -265,7 +266,10 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 					      (long)(fmod(extra, 1e3) * 1e6)};
 			nanosleep(&ts, NULL);
 		}
-		if (gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0)
+		/* the loss and predictions read back after backward is queued (it leaves the logits
+		 * alone): on a card the one wait then covers both passes, no drain in between */
+		if (gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0 ||
+		    gt_mlp_outputs(t->m, loss, pred, t->err) < 0)
 			goto out;
 		double t1 = tr_now_ms();
 		double wait_ms;
@@ -420,7 +424,8 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	res->final_scale = t->sc.scale;
 	rc = 0;
 out:
-	free(perm), free(x), free(loss), free(y), free(pred), free(win);
+	gk_host_free(t->b, x);
+	free(perm), free(loss), free(y), free(pred), free(win);
 	return rc;
 }
 

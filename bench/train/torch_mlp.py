@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""torch_mlp.py - gtrain's single-rank run in PyTorch on one device, for bench/train/run-on-gpu.sh.
+
+Same model (--layers, ReLU between), same global batch, same optimizer (AdamW, lr 2e-3, betas
+0.9/0.999, eps 1e-8, no weight decay), same data: a CSV (gzip'd or plain, features then label),
+gtrain's train/test split and per-epoch sample order (ddp_mlp.py's port of train/data.c),
+inputs times 1/largest |value| of the training set, f32 (no TF32: PyTorch's default, as
+gtrain's cuBLAS sgemm). The test set is evaluated after every epoch inside the timed loop, as
+gtrain does; the sample orders are drawn before the clock starts (in Python they would cost
+more than gtrain's C). Prints: "torch: ... test accuracy A%, S samples/s, T s".
+"""
+import argparse
+import gzip
+import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ddp_mlp import M, order  # noqa: E402
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        import pandas
+        t = torch.tensor(pandas.read_csv(path, header=None).to_numpy(), dtype=torch.float32)
+    except ImportError:
+        rows = [list(map(float, l.split(","))) for l in opener(path, "rt") if l.strip()]
+        t = torch.tensor(rows, dtype=torch.float32)
+    return t[:, :-1].contiguous(), t[:, -1].long()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--layers", default="64,256,256,10")
+    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--batch", type=int, default=192)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--device", default="cuda")
+    a = ap.parse_args()
+    dev = torch.device(a.device)
+    x_all, y_all = load(a.data)
+    n = x_all.shape[0]
+    ntest = int(round(n * 0.2))
+    perm = order(n, a.seed, M)
+    tr, te = torch.tensor(perm[: n - ntest]), torch.tensor(perm[n - ntest:])
+    xtr, ytr, xte, yte = x_all[tr], y_all[tr], x_all[te], y_all[te]
+    scale = 1.0 / float(xtr.abs().max())
+    xtr, xte = (xtr * scale).to(dev), (xte * scale).to(dev)
+    ytr, yte = ytr.to(dev), yte.to(dev)
+    sizes = [int(s) for s in a.layers.split(",")]
+    torch.manual_seed(a.seed)
+    mods = []
+    for i in range(len(sizes) - 1):
+        mods.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i + 2 < len(sizes):
+            mods.append(nn.ReLU())
+    model = nn.Sequential(*mods).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.999), eps=1e-8,
+                            weight_decay=0.0)
+    lossf = nn.CrossEntropyLoss()
+    spe = len(tr) // a.batch
+    orders = [torch.tensor(order(len(tr), a.seed, e)[: spe * a.batch], device=dev)
+              for e in range(a.epochs)]
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    t0 = time.time()
+    acc = 0.0
+    for epoch in range(a.epochs):
+        p = orders[epoch]
+        for pos in range(spe):
+            idx = p[pos * a.batch:(pos + 1) * a.batch]
+            opt.zero_grad()
+            loss = lossf(model(xtr[idx]), ytr[idx])
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            acc = (model(xte).argmax(1) == yte).float().mean().item()
+    el = time.time() - t0
+    print("torch: %s %s, layers %s, batch %d, %d steps, test accuracy %.2f%%, %.0f samples/s, "
+          "%.2f s" % (a.device, torch.cuda.get_device_name() if dev.type == "cuda" else "",
+                      a.layers, a.batch, spe * a.epochs, 100 * acc, spe * a.epochs * a.batch / el,
+                      el), flush=True)
+
+
+if __name__ == "__main__":
+    main()
