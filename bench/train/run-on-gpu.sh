@@ -104,4 +104,4 @@ for name in ("digits", "big"):
     if len(med) == 2:
         print("%-7s gtrain/torch %.2f" % (name, med["gtrain"] / med["torch"]))
 PY
-log done
+log "done"
