@@ -8,6 +8,10 @@ inputs times 1/largest |value| of the training set, f32 (no TF32: PyTorch's defa
 gtrain's cuBLAS sgemm). The test set is evaluated after every epoch inside the timed loop, as
 gtrain does; the sample orders are drawn before the clock starts (in Python they would cost
 more than gtrain's C). Prints: "torch: ... test accuracy A%, S samples/s, T s".
+With WORLD_SIZE > 1 (RANK, MASTER_ADDR, MASTER_PORT as torchrun sets them) it runs as one rank
+of DistributedDataParallel over --dist-backend (gloo: the only one that lets several ranks
+share one card), each rank taking its equal slice of every global batch, as gtrain's ranks do;
+rank 0 evaluates and prints.
 """
 import argparse
 import gzip
@@ -16,6 +20,7 @@ import sys
 import time
 
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -42,7 +47,11 @@ def main():
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--dist-backend", default="gloo")
     a = ap.parse_args()
+    world, rank = int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0"))
+    if world > 1:
+        dist.init_process_group(a.dist_backend, init_method="env://")
     dev = torch.device(a.device)
     x_all, y_all = load(a.data)
     n = x_all.shape[0]
@@ -61,6 +70,9 @@ def main():
         if i + 2 < len(sizes):
             mods.append(nn.ReLU())
     model = nn.Sequential(*mods).to(dev)
+    if world > 1:
+        model = nn.parallel.DistributedDataParallel(model)
+    share = a.batch // world
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.0)
     lossf = nn.CrossEntropyLoss()
@@ -74,16 +86,22 @@ def main():
     for epoch in range(a.epochs):
         p = orders[epoch]
         for pos in range(spe):
-            idx = p[pos * a.batch:(pos + 1) * a.batch]
+            first = pos * a.batch + rank * share
+            idx = p[first:first + share]
             opt.zero_grad()
             loss = lossf(model(xtr[idx]), ytr[idx])
             loss.backward()
             opt.step()
-        with torch.no_grad():
-            acc = (model(xte).argmax(1) == yte).float().mean().item()
+        if rank == 0:
+            with torch.no_grad():
+                acc = (model(xte).argmax(1) == yte).float().mean().item()
+    if world > 1:
+        dist.barrier()
     el = time.time() - t0
-    print("torch: %s %s, layers %s, batch %d, %d steps, test accuracy %.2f%%, %.0f samples/s, "
-          "%.2f s" % (a.device, torch.cuda.get_device_name() if dev.type == "cuda" else "",
+    if rank != 0:
+        return
+    print("torch: %d rank%s, %s %s, layers %s, batch %d, %d steps, test accuracy %.2f%%, %.0f samples/s, "
+          "%.2f s" % (world, "s" if world > 1 else "", a.device, torch.cuda.get_device_name() if dev.type == "cuda" else "",
                       a.layers, a.batch, spe * a.epochs, 100 * acc, spe * a.epochs * a.batch / el,
                       el), flush=True)
 
