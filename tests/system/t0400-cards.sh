@@ -1,7 +1,8 @@
 #!/bin/bash
 # t0400-cards: placement on fake mixed-vendor cards across 3 netns hosts: VRAM, vendor, model
 # and compute-capability filters; best fit on VRAM; exclusive cards; a gang job over nodes;
-# every task's binding variables read from inside the task; pending reasons; the power cap.
+# every task's binding variables read from inside the task (two tasks on one host: one card
+# each); pending reasons; the power cap.
 #   h1: GTX 1660 SUPER 6 GiB cc 7.5 125 W
 #   h2: RX 6700 XT 12 GiB gfx1031 230 W
 #   h3: RTX 3060 12 GiB cc 8.6 170 W + RX 6600 8 GiB gfx1032 132 W
@@ -51,6 +52,18 @@ if wait_state "$id" COMPLETED 30; then
 	like "$(glogs "$id" | sort | tr '\n' ' ')" '0 h[23] 0 1 h[23] 0' "each rank sees exactly one device"
 else
 	fail "with --gpu-mixed it runs on both AMD cards" "$(job_json "$id")"
+fi
+
+# two tasks on one host with two cards: each task is bound to its own card, and only to it
+id=$(submit -n 2 -N 1 -w h3 --gpu-mixed --gpus-per-task 1 -- sh -c 'echo "$GPOOL_RANK $(hostname) CUDA=${CUDA_VISIBLE_DEVICES-unset} HIP=${HIP_VISIBLE_DEVICES-unset}"')
+if wait_state "$id" COMPLETED 30; then
+	out=$(glogs "$id" | sort)
+	diag "$out"
+	is "$(grep -c ' h3 ' <<<"$out")" 2 "both tasks ran on h3"
+	is "$(grep -c 'CUDA=GPU-[^ ]* HIP=$' <<<"$out")" 1 "one task sees only the RTX 3060, by UUID"
+	is "$(grep -c 'CUDA= HIP=0$' <<<"$out")" 1 "the other sees only the RX 6600"
+else
+	fail "two one-card tasks on h3 run" "$(job_json "$id")"
 fi
 
 # no such card anywhere
