@@ -1,4 +1,4 @@
-#include "client.h"
+#include "common/client.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -7,8 +7,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "util.h"
-#include "wire.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 struct gp_client {
 	void *zctx;

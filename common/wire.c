@@ -1,4 +1,4 @@
-#include "wire.h"
+#include "common/wire.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "replay.h"
+#include "common/log.h"
+#include "common/replay.h"
 
 #define REPLAY_SLOTS_MAX (1u << 20)
 

@@ -12,10 +12,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "auth.h"
-#include "error.h"
-#include "gpool.pb-c.h"
-#include "util.h"
+#include "common/auth.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
+#include "common/util.h"
 
 typedef struct gp_batch {
 	gp_buf_t body;

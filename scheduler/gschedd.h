@@ -10,7 +10,7 @@
  *   rdv.c       the rendezvous of a job's ranks: put/get/fence, in memory
  *   agent.c     messages from agents; client.c messages from commands
  *   handlers.c  the table: message type -> handler and who may send it
- *   sched.c     the event loop, group commit and replies
+ *   loop.c      the event loop, group commit and replies
  *   settings.c  the settings, read at start-up and again on SIGHUP
  *   http.c      the HTTP server thread: REST API, /metrics, dashboard (api_json.c: JSON)
  *   metrics.c   /metrics in Prometheus' text format
@@ -22,10 +22,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "gpool.pb-c.h"
-#include "jobs.h"
-#include "wire.h"
+#include "common/config.h"
+#include "proto/gpool.pb-c.h"
+#include "scheduler/jobs.h"
+#include "common/wire.h"
 
 struct net;
 struct store;

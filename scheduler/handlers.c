@@ -1,15 +1,15 @@
 /* handlers.c: which message goes to which handler, and who may send it. */
 #include <string.h>
 
-#include "agent.h"
-#include "client.h"
-#include "files.h"
-#include "gschedd.h"
-#include "log.h"
-#include "metrics.h"
-#include "nodes.h"
-#include "rdv.h"
-#include "service.h"
+#include "scheduler/agent.h"
+#include "scheduler/client.h"
+#include "scheduler/files.h"
+#include "scheduler/gschedd.h"
+#include "common/log.h"
+#include "scheduler/metrics.h"
+#include "scheduler/nodes.h"
+#include "scheduler/rdv.h"
+#include "scheduler/service.h"
 
 enum sender { FROM_AGENT = 1, FROM_CLIENT = 2 };
 

@@ -1,4 +1,4 @@
-#include "net.h"
+#include "scheduler/net.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "log.h"
-#include "util.h"
+#include "common/log.h"
+#include "common/util.h"
 
 struct bucket {
 	char addr[64];

@@ -1,5 +1,5 @@
 /* outbox.c: sequenced, acknowledged messages from a gstepd to its agent. */
-#include "outbox.h"
+#include "worker/outbox.h"
 
 #include <errno.h>
 #include <stdlib.h>

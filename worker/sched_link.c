@@ -14,12 +14,12 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "agent.h"
-#include "auth.h"
-#include "log.h"
-#include "sysinfo.h"
-#include "util.h"
-#include "wire.h"
+#include "worker/agent.h"
+#include "common/auth.h"
+#include "common/log.h"
+#include "worker/sysinfo.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 #define REGISTER_RETRY_MS 1000
 #define HEARTBEAT_MISSES 3

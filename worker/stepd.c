@@ -19,15 +19,15 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "config.h"
-#include "env.h"
-#include "launchfile.h"
-#include "log.h"
-#include "staging.h"
-#include "step.h"
-#include "util.h"
-#include "wire.h"
-#include "xfer.h"
+#include "common/config.h"
+#include "worker/env.h"
+#include "worker/launchfile.h"
+#include "common/log.h"
+#include "worker/staging.h"
+#include "worker/step.h"
+#include "common/util.h"
+#include "common/wire.h"
+#include "common/xfer.h"
 
 #define HELLO_MS 2000
 #define ENVELOPE_MAX (4u << 20)

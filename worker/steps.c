@@ -26,14 +26,14 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "account.h"
-#include "agent.h"
-#include "launchfile.h"
-#include "step.h"
-#include "svcport.h"
-#include "log.h"
-#include "util.h"
-#include "wire.h"
+#include "worker/account.h"
+#include "worker/agent.h"
+#include "worker/launchfile.h"
+#include "worker/step.h"
+#include "worker/svcport.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 #define STEP_FORGET_MS 10000 /* a step silent this long whose process is gone is forgotten */
 #define EXIT_FILE_MAX (16u << 20)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "wire.h"
+#include "common/wire.h"
 
 static gp_auth_t *auth;
 

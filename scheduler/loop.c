@@ -1,4 +1,4 @@
-/* sched.c: gschedd's event loop. One pass: take in what arrived (bounded), place jobs, tick
+/* loop.c: gschedd's event loop. One pass: take in what arrived (bounded), place jobs, tick
  * timers, then commit the open transaction when its window has passed and only then release
  * the replies and orders that depend on it. */
 #include <errno.h>
@@ -8,24 +8,24 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "agent.h"
-#include "gschedd.h"
-#include "http.h"
-#include "lifecycle.h"
-#include "log.h"
-#include "metrics.h"
-#include "names.h"
-#include "net.h"
-#include "nodes.h"
-#include "output.h"
-#include "plan.h"
-#include "rdv.h"
-#include "running.h"
-#include "sched.h"
-#include "settings.h"
-#include "service.h"
-#include "store.h"
-#include "util.h"
+#include "scheduler/agent.h"
+#include "scheduler/gschedd.h"
+#include "scheduler/http/http.h"
+#include "scheduler/lifecycle.h"
+#include "common/log.h"
+#include "scheduler/metrics.h"
+#include "common/names.h"
+#include "scheduler/net.h"
+#include "scheduler/nodes.h"
+#include "scheduler/output.h"
+#include "scheduler/plan.h"
+#include "scheduler/rdv.h"
+#include "scheduler/running.h"
+#include "scheduler/loop.h"
+#include "scheduler/settings.h"
+#include "scheduler/service.h"
+#include "scheduler/store.h"
+#include "common/util.h"
 
 #define RECV_PER_PASS 512
 #define MAX_TXN_ROWS 4096
