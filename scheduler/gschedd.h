@@ -10,7 +10,7 @@
  *   rdv.c       the rendezvous of a job's ranks: put/get/fence, in memory
  *   agent.c     messages from agents; client.c messages from commands
  *   handlers.c  the table: message type -> handler and who may send it
- *   loop.c      the event loop, group commit and replies
+ *   loop.c      the event loop and replies; commit.c the group commit
  *   settings.c  the settings, read at start-up and again on SIGHUP
  *   http.c      the HTTP server thread: REST API, /metrics, dashboard (api_json.c: JSON)
  *   metrics.c   /metrics in Prometheus' text format

@@ -1,7 +1,7 @@
 /* sched_world.h: the minimal scheduler the scheduler harnesses drive (fuzz_submit,
  * fuzz_client), as scheduler/test/test_plan.c builds it: SQLite in a temp dir with sync off,
  * an inproc ROUTER without authentication (no munged), one registered node. settle() does
- * what loop.c's commit does on success and forgets the jobs the input submitted; the whole
+ * what commit.c's commit does on success and forgets the jobs the input submitted; the whole
  * scheduler is rebuilt every REBUILD_EVERY inputs so that the store stays small. */
 #ifndef GPOOL_FUZZ_SCHED_WORLD_H
 #define GPOOL_FUZZ_SCHED_WORLD_H
@@ -101,7 +101,7 @@ static bool store_job_spec_check(uint64_t id)
 	return sp != NULL;
 }
 
-/* What loop.c's commit does on success, then forget the new jobs again. */
+/* What commit.c's commit does on success, then forget the new jobs again. */
 static void settle(int forget_new)
 {
 	gp_error_t err;
