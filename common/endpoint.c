@@ -11,6 +11,7 @@
 
 struct gp_endpoint {
 	struct gp_ep_config cfg;
+	void *darg; /* the handlers' and the dispatch hooks' argument */
 	gp_wire_t *wire;
 	uid_t peer_uid;
 	bool have_peer_uid;
@@ -29,6 +30,7 @@ gp_endpoint_t *gp_endpoint_create(const struct gp_ep_config *cfg)
 	if (!ep)
 		return NULL;
 	ep->cfg = *cfg;
+	ep->darg = cfg->arg;
 	if (!ep->cfg.peer_name)
 		ep->cfg.peer_name = "the peer";
 	if (!(ep->wire = gp_wire_create(cfg->auth, cfg->max_message))) {
@@ -47,6 +49,17 @@ void gp_endpoint_destroy(gp_endpoint_t **p)
 	gp_buf_release(&(*p)->sealed);
 	free(*p);
 	*p = NULL;
+}
+
+void gp_endpoint_set_dispatch(gp_endpoint_t *ep, const struct gp_ep_handler *handlers, size_t n,
+			      const struct gp_ep_hooks *hooks, void *darg)
+{
+	ep->cfg.handlers = handlers;
+	ep->cfg.nhandlers = n;
+	ep->cfg.hooks.accept = hooks->accept;
+	ep->cfg.hooks.rejected = hooks->rejected;
+	ep->cfg.hooks.done = hooks->done;
+	ep->darg = darg;
 }
 
 void gp_endpoint_set_peer_uid(gp_endpoint_t *ep, uid_t uid)
@@ -148,7 +161,7 @@ static Gpool__Batch *take(gp_endpoint_t *ep, int flags, bool report, struct gp_e
 		errno = EPROTO;
 		return NULL;
 	}
-	if (ep->cfg.peer_only && ep->cfg.auth && ep->have_peer_uid && e->from.uid != ep->peer_uid) {
+	if (ep->cfg.peer_only && ep->have_peer_uid && e->from.uid != ep->peer_uid) {
 		gp_errprintf(err, "message signed by uid %u, not %s's uid %u",
 			     (unsigned)e->from.uid, ep->cfg.peer_name, (unsigned)ep->peer_uid);
 		if (report)
@@ -194,7 +207,7 @@ static void reject(gp_endpoint_t *ep, void *peer, const struct gp_ep_envelope *e
 		   const Gpool__Msg *m, Gpool__ErrorCode code, const char *why)
 {
 	if (ep->cfg.hooks.rejected)
-		ep->cfg.hooks.rejected(ep->cfg.arg, peer, e, m, code, why);
+		ep->cfg.hooks.rejected(ep->darg, peer, e, m, code, why);
 	else
 		gp_warn("dropped a message from %s: %s", ep->cfg.peer_name, why);
 }
@@ -209,14 +222,24 @@ static void dispatch_one(gp_endpoint_t *ep, void *peer, const struct gp_ep_envel
 		reject(ep, peer, e, m, GPOOL__ERROR_CODE__ERROR_UNEXPECTED, why);
 		return;
 	}
-	if (h->who == GP_EP_PEER && ep->cfg.auth &&
-	    (!ep->have_peer_uid || e->from.uid != ep->peer_uid)) {
+	if (h->who == GP_EP_PEER && (!ep->have_peer_uid || e->from.uid != ep->peer_uid)) {
 		snprintf(why, sizeof(why), "%s signed by uid %u, not %s's uid %u", h->name,
 			 (unsigned)e->from.uid, ep->cfg.peer_name, (unsigned)ep->peer_uid);
 		reject(ep, peer, e, m, GPOOL__ERROR_CODE__ERROR_PERMISSION, why);
 		return;
 	}
-	h->fn(ep->cfg.arg, peer, m);
+	h->fn(ep->darg, peer, m);
+}
+
+void gp_endpoint_deliver(gp_endpoint_t *ep, const struct gp_ep_envelope *e)
+{
+	void *peer = NULL;
+	if (ep->cfg.hooks.accept && ep->cfg.hooks.accept(ep->darg, e, &peer) < 0)
+		return;
+	for (size_t i = 0; i < e->batch->n_msgs; i++)
+		dispatch_one(ep, peer, e, e->batch->msgs[i]);
+	if (ep->cfg.hooks.done)
+		ep->cfg.hooks.done(ep->darg, peer, e);
 }
 
 int gp_endpoint_dispatch(gp_endpoint_t *ep, int max)
@@ -233,15 +256,7 @@ int gp_endpoint_dispatch(gp_endpoint_t *ep, int max)
 			continue;
 		}
 		n++;
-		void *peer = NULL;
-		if (ep->cfg.hooks.accept && ep->cfg.hooks.accept(ep->cfg.arg, &e, &peer) < 0) {
-			gpool__batch__free_unpacked(b, NULL);
-			continue;
-		}
-		for (size_t i = 0; i < b->n_msgs; i++)
-			dispatch_one(ep, peer, &e, b->msgs[i]);
-		if (ep->cfg.hooks.done)
-			ep->cfg.hooks.done(ep->cfg.arg, peer, &e);
+		gp_endpoint_deliver(ep, &e);
 		gpool__batch__free_unpacked(b, NULL);
 	}
 	return n;

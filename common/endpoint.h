@@ -96,6 +96,17 @@ struct gp_ep_config {
 gp_endpoint_t *gp_endpoint_create(const struct gp_ep_config *cfg);
 void gp_endpoint_destroy(gp_endpoint_t **ep);
 
+/* Where messages go, when the code that owns the socket is not the code that handles them
+ * (gschedd: net.c owns the socket, handlers.c the table): replaces the config's handlers and
+ * its accept, rejected and done hooks; those and the handlers then get darg, while admit and
+ * refused keep the config's arg. */
+void gp_endpoint_set_dispatch(gp_endpoint_t *ep, const struct gp_ep_handler *handlers, size_t n,
+			      const struct gp_ep_hooks *hooks, void *darg);
+
+/* Dispatch an envelope that came another way (gschedd's HTTP thread, tests, fuzzers) exactly
+ * as one received: accept, the policy, the handlers, done. */
+void gp_endpoint_deliver(gp_endpoint_t *ep, const struct gp_ep_envelope *e);
+
 /* The uid GP_EP_PEER messages (and, with peer_only, every envelope) must be signed by. */
 void gp_endpoint_set_peer_uid(gp_endpoint_t *ep, uid_t uid);
 

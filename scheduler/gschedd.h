@@ -114,6 +114,9 @@ int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t
 int gsched_insert(struct gsched *s, struct job *j, const uint8_t *spec, size_t len);
 
 /* handlers.c */
+/* Take up to max envelopes off the ROUTER socket and handle their messages (handlers.c).
+ * Returns how many were taken, 0 when none was waiting. */
+int gsched_recv(struct gsched *s, int max);
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,
 		  const struct gp_sender *from, Gpool__Batch *b);
 

@@ -109,18 +109,9 @@ int gsched_run(struct gsched *s)
 			settings_reload(s);
 			s->plan_dirty = true; /* a new power cap or limit may let jobs start */
 		}
-		for (int i = 0; i < RECV_PER_PASS; i++) {
-			struct net_msg m;
-			int got = net_recv(s->net, &m);
-			if (got == 0)
+		for (int i = 0; i < RECV_PER_PASS; i++)
+			if (gsched_recv(s, 1) == 0 || gsched_txn_full(s))
 				break;
-			if (got < 0)
-				continue;
-			handle_batch(s, m.rid, m.rid_len, m.addr, &m.from, m.batch);
-			gpool__batch__free_unpacked(m.batch, NULL);
-			if (gsched_txn_full(s))
-				break;
-		}
 		for (int i = 0; s->http && i < RECV_PER_PASS; i++) {
 			struct http_msg hm;
 			if (http_recv(s->http, &hm) <= 0)
