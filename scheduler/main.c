@@ -23,7 +23,6 @@
 #include "scheduler/settings.h"
 #include "scheduler/service.h"
 #include "scheduler/store.h"
-#include "scheduler/store.h"
 #include "common/u64map.h"
 #include "common/util.h"
 

@@ -12,8 +12,8 @@
 #include "common/names.h"
 #include "common/util.h"
 
-#define WAIT_MS 1000
-#define DEFAULT_PATTERN "gpool-%j.out"
+#define WAIT_MS		      1000
+#define DEFAULT_PATTERN	      "gpool-%j.out"
 #define DEFAULT_ARRAY_PATTERN "gpool-%A_%a.out" /* sbatch's slurm-%A_%a.out */
 
 struct waiter {
@@ -174,10 +174,10 @@ void output_write(struct gsched *s, struct job *j, const Gpool__Output *c)
 	if (j->svc_of && fstat(fd, &st) == 0 && (uint64_t)st.st_size + len > s->output->limit / 2) {
 		/* a service replica runs for weeks: its output rotates (FILE.1 holds the half
 		 * before), so the newest output is kept, up to the limit in both */
-		char old[2100];
-		snprintf(old, sizeof(old), "%s.1", path);
+		char rotated[2100];
+		snprintf(rotated, sizeof(rotated), "%s.1", path);
 		close(fd);
-		if (rename(path, old) < 0)
+		if (rename(path, rotated) < 0)
 			gp_warn("job %llu: cannot rotate '%s': %s", (unsigned long long)j->id, path,
 				strerror(errno));
 		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -271,13 +271,13 @@ static void send_answer(struct gsched *s, const uint8_t *rid, size_t rid_len, ui
 			const struct job *j, const Gpool__LogQuery *q)
 {
 	Gpool__LogQueryReply rep;
-	gp_buf_t out = { 0 }, err = { 0 };
+	gp_buf_t out = {0}, err = {0};
 	answer(s, j, q, &rep, &out, &err);
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = msg_id;
 	m.m_case = GPOOL__MSG__M_LOG_QUERY_REPLY;
 	m.log_query_reply = &rep;
-	struct req r = { .s = s, .rid = rid, .rid_len = rid_len };
+	struct req r = {.s = s, .rid = rid, .rid_len = rid_len};
 	gsched_reply(&r, &m, false);
 	gp_buf_release(&out);
 	gp_buf_release(&err);
@@ -286,7 +286,7 @@ static void send_answer(struct gsched *s, const uint8_t *rid, size_t rid_len, ui
 void output_query(struct gsched *s, struct req *r, struct job *j, const Gpool__LogQuery *q)
 {
 	Gpool__LogQueryReply rep;
-	gp_buf_t out = { 0 }, err = { 0 };
+	gp_buf_t out = {0}, err = {0};
 	bool news = answer(s, j, q, &rep, &out, &err);
 	struct output *o = s->output;
 	if (news || !q->wait || o->nw >= 10000) {

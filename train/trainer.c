@@ -217,18 +217,24 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	int count[GT_MAX_RANKS];
 	long steps_done = 0, slow_named = -1;
 	uint32_t *perm = malloc(ntrain * sizeof(uint32_t));
-	/* the batch's inputs in pinned memory: a card copies them in without a staging copy */
-	float *x = NULL, *loss = malloc((size_t)B * sizeof(float));
-	int32_t *y = malloc((size_t)B * sizeof(int32_t)),
-		*pred = malloc((size_t)B * sizeof(int32_t));
+	/* the batch's inputs in pinned memory: a card copies them in without a staging copy.
+	 * Two of each: the next step's rows are gathered while the card computes this one */
+	float *xs[2] = {NULL, NULL}, *x, *loss = malloc((size_t)B * sizeof(float));
+	int32_t *ys[2] = {malloc((size_t)B * sizeof(int32_t)), malloc((size_t)B * sizeof(int32_t))},
+		*y, *pred = malloc((size_t)B * sizeof(int32_t));
+	/* what the other buffer holds: step pre_s's rows from pre_first, pre_rows of them */
+	long pre_s = -1;
+	int pre_first = 0, cur = 0;
+	size_t pre_rows = 0;
 	int rc = -1;
 	double t_start = tr_now_ms(), rows_done = 0;
 	long cur_epoch = -1;
 	size_t nparams = gt_mlp_nparams(t->m);
 
-	if (gk_host_alloc(t->b, (size_t)B * dim * sizeof(float), (void **)&x) < 0)
-		x = NULL;
-	if (!perm || !x || !loss || !y || !pred || !win) {
+	for (int i = 0; i < 2; i++)
+		if (gk_host_alloc(t->b, (size_t)B * dim * sizeof(float), (void **)&xs[i]) < 0)
+			xs[i] = NULL;
+	if (!perm || !xs[0] || !xs[1] || !loss || !ys[0] || !ys[1] || !pred || !win) {
 		gp_errprintf(t->err, "out of memory");
 		goto out;
 	}
@@ -253,8 +259,15 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		for (int r = 0; r < t->rank; r++)
 			first += count[r];
 		size_t rows = (size_t)count[t->rank];
-		gt_data_gather(&t->train, perm + (size_t)pos * B + first, rows, t->input_scale, x,
-			       y);
+		if (pre_s == s && pre_first == first && pre_rows == rows) {
+			cur ^= 1; /* gathered during the last step, with the same split */
+			x = xs[cur], y = ys[cur];
+		} else {
+			x = xs[cur], y = ys[cur];
+			gt_data_gather(&t->train, perm + (size_t)pos * B + first, rows,
+				       t->input_scale, x, y);
+		}
+		pre_s = -1;
 
 		double t0 = tr_now_ms();
 		float scale = (float)(t->sc.scale / B);
@@ -268,8 +281,16 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		}
 		/* the loss and predictions read back after backward is queued (it leaves the logits
 		 * alone): on a card the one wait then covers both passes, no drain in between */
-		if (gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0 ||
-		    gt_mlp_outputs(t->m, loss, pred, t->err) < 0)
+		if (gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0)
+			goto out;
+		/* while the card runs both passes: the next step's rows, in this epoch's order and
+		 * with this step's split (used only if the split is still the same then) */
+		if (pos + 1 < spe && s + 1 < total) {
+			gt_data_gather(&t->train, perm + (size_t)(pos + 1) * B + first, rows,
+				       t->input_scale, xs[cur ^ 1], ys[cur ^ 1]);
+			pre_s = s + 1, pre_first = first, pre_rows = rows;
+		}
+		if (gt_mlp_outputs(t->m, loss, pred, t->err) < 0)
 			goto out;
 		double t1 = tr_now_ms();
 		double wait_ms;
@@ -424,8 +445,9 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	res->final_scale = t->sc.scale;
 	rc = 0;
 out:
-	gk_host_free(t->b, x);
-	free(perm), free(loss), free(y), free(pred), free(win);
+	gk_host_free(t->b, xs[0]);
+	gk_host_free(t->b, xs[1]);
+	free(perm), free(loss), free(ys[0]), free(ys[1]), free(pred), free(win);
 	return rc;
 }
 

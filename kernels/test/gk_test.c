@@ -895,8 +895,8 @@ static void nn_bias_grad_case(size_t rows, size_t cols, float alpha)
 	for (size_t c = 0; c < cols; c++) {
 		double acc = 0, mag = 0;
 		for (size_t r = 0; r < rows; r++)
-			acc += dy[r * cols + c], mag += fabs(dy[r * cols + c]);
-		bad += fabs(got[c] - alpha * acc) > 1e-5 * fabs(alpha) * (mag + 1);
+			acc += dy[r * cols + c], mag += fabs((double)dy[r * cols + c]);
+		bad += fabs(got[c] - alpha * acc) > 1e-5 * fabs((double)alpha) * (mag + 1);
 	}
 	ASSERT(bad == 0, "bias_grad %zux%zu: %zu columns off the double sum", rows, cols, bad);
 	dfree(&ddy);
@@ -932,12 +932,12 @@ static void nn_xent_case(size_t rows, size_t cols, float zscale, int inplace)
 	for (size_t i = 0; i < n; i++) {
 		if (isnan(dz[i]) && isnan(gdz[i]))
 			continue;
-		bad += !(fabs((double)gdz[i] - dz[i]) <= 1e-5 * fabs(dz[i]) + 1e-7);
+		bad += !(fabs((double)gdz[i] - dz[i]) <= 1e-5 * fabs((double)dz[i]) + 1e-7);
 	}
 	for (size_t r = 0; r < rows; r++) {
 		if (isnan(loss[r]) && isnan(gloss[r]))
 			continue;
-		bad += !(fabs((double)gloss[r] - loss[r]) <= 1e-5 * fabs(loss[r]) + 1e-6);
+		bad += !(fabs((double)gloss[r] - loss[r]) <= 1e-5 * fabs((double)loss[r]) + 1e-6);
 	}
 	ASSERT(bad == 0, "softmax_xent %zux%zu scale %g inplace %d: %zu values differ", rows, cols,
 	       (double)zscale, inplace, bad);
