@@ -4,7 +4,7 @@
  * open until the meters are destroyed. NVIDIA cards are read through NVML; AMD cards through
  * ROCm SMI when it reads them, else through amdgpu's hwmon power file in sysfs.
  */
-#include "cards_backends.h"
+#include "cards/cards_backends.h"
 
 #include <errno.h>
 #include <stdbool.h>

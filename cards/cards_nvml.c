@@ -4,7 +4,7 @@
  * declared here with the layouts that nvml.h documents. Optional functions (absent from
  * older drivers) are looked up one by one and skipped when missing.
  */
-#include "cards_backends.h"
+#include "cards/cards_backends.h"
 
 #include <dlfcn.h>
 #include <errno.h>

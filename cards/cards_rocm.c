@@ -5,7 +5,7 @@
  * is consulted, never included or linked. ROCm SMI 5.2 has no gfx target query, so the gfx
  * target and compute unit count come from the KFD topology in sysfs in both paths.
  */
-#include "cards_backends.h"
+#include "cards/cards_backends.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -12,7 +12,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* scandir's strverscmp; the probe builds without the project's flags */
 #endif
-#include "cards_backends.h"
+#include "cards/cards_backends.h"
 
 #include <ctype.h>
 #include <dirent.h>

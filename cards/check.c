@@ -1,5 +1,5 @@
 /* check.c: gcheck's measuring core (see check.h). */
-#include "check.h"
+#include "cards/check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,10 +14,10 @@
 
 #include <gpool/kernels.h>
 
-#include "cards_backends.h"
-#include "jsonw.h"
-#include "parse.h"
-#include "table.h"
+#include "cards/cards_backends.h"
+#include "common/jsonw.h"
+#include "common/parse.h"
+#include "common/table.h"
 
 #define MEMTEST_SEED 0x67636865636bull /* fixed: a failing word reproduces */
 

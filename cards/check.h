@@ -14,9 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
-#include "grade.h"
-#include "opt.h"
+#include "common/error.h"
+#include "cards/grade.h"
+#include "common/opt.h"
 
 #define GP_CHECK_MAX_CARDS 64
 

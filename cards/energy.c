@@ -1,5 +1,5 @@
 /* energy.c: the trapezoid integral of power samples (energy.h). */
-#include "energy.h"
+#include "cards/energy.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grade.h"
+#include "cards/grade.h"
 
 const struct gp_grade_key gp_grade_keys[] = {
     {"fluct_warn_pct", "bandwidth fluctuation (percent) over which a card is 'warn'",

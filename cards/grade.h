@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 
 enum gp_grade { GP_GRADE_GOOD = 0, GP_GRADE_WARN = 1, GP_GRADE_FAIL = 2 };
 

@@ -1,5 +1,5 @@
 /* screen.c: a screening job's result file, read defensively (see screen.h). */
-#include "screen.h"
+#include "cards/screen.h"
 
 #include <errno.h>
 #include <fcntl.h>

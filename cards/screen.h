@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "common/error.h"
 
 #define GP_SCREEN_MAX	    (64u << 10) /* bytes of a result file */
 #define GP_SCREEN_MAX_CARDS 64

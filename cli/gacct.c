@@ -7,16 +7,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "args.h"
-#include "jobview.h"
-#include "json.h"
-#include "names.h"
-#include "opt.h"
-#include "parse.h"
-#include "session.h"
-#include "table.h"
-#include "util.h"
-#include "when.h"
+#include "cli/lib/args.h"
+#include "cli/lib/jobview.h"
+#include "cli/lib/json.h"
+#include "common/names.h"
+#include "common/opt.h"
+#include "common/parse.h"
+#include "cli/lib/session.h"
+#include "common/table.h"
+#include "common/util.h"
+#include "cli/lib/when.h"
 
 struct gacct {
 	struct gp_cli_common common;

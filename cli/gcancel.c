@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
+#include "common/array.h"
 
-#include "args.h"
-#include "jobctl.h"
-#include "opt.h"
-#include "session.h"
+#include "cli/lib/args.h"
+#include "cli/lib/jobctl.h"
+#include "common/opt.h"
+#include "cli/lib/session.h"
 
 struct gcancel {
 	struct gp_cli_common common;

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "gcheck_cluster.h"
-#include "opt.h"
-#include "parse.h"
-#include "session.h"
+#include "cards/check.h"
+#include "cli/gcheck_cluster.h"
+#include "common/opt.h"
+#include "common/parse.h"
+#include "cli/lib/session.h"
 
 struct gcheck {
 	struct gp_check_opts check; /* first: the shared options set it (check.h) */

@@ -1,5 +1,5 @@
 /* gcheck_cluster.c: gcheck --cluster (see gcheck_cluster.h). */
-#include "gcheck_cluster.h"
+#include "cli/gcheck_cluster.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,12 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jsonw.h"
-#include "names.h"
-#include "parse.h"
-#include "screen.h"
-#include "submit.h"
-#include "table.h"
+#include "common/jsonw.h"
+#include "common/names.h"
+#include "common/parse.h"
+#include "cards/screen.h"
+#include "cli/lib/submit.h"
+#include "common/table.h"
 
 extern char **environ;
 

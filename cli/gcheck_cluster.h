@@ -13,9 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "check.h"
-#include "error.h"
-#include "session.h"
+#include "cards/check.h"
+#include "common/error.h"
+#include "cli/lib/session.h"
 
 #define GCHECK_CLUSTER_MAX_PROFILES 64
 

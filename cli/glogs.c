@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "args.h"
-#include "opt.h"
-#include "session.h"
+#include "cli/lib/args.h"
+#include "common/opt.h"
+#include "cli/lib/session.h"
 
 #define LOG_CHUNK      (1u << 20)
 #define FOLLOW_RETRIES 6 /* silent long polls in a row (a scheduler restart) before giving up */

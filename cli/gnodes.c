@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "nodeview.h"
-#include "opt.h"
-#include "parse.h"
-#include "session.h"
+#include "cli/lib/json.h"
+#include "cli/lib/nodeview.h"
+#include "common/opt.h"
+#include "common/parse.h"
+#include "cli/lib/session.h"
 
 struct gnodes {
 	struct gp_cli_common common;

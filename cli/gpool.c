@@ -5,20 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
-#include "ckpt.h"
-#include "cost.h"
-#include "fleet.h"
-#include "jobctl.h"
-#include "json.h"
-#include "names.h"
-#include "table.h"
-#include "util.h"
-#include "xfer.h"
-#include "when.h"
-#include "opt.h"
-#include "parse.h"
-#include "session.h"
+#include "cli/lib/args.h"
+#include "common/ckpt.h"
+#include "cli/lib/cost.h"
+#include "cli/lib/fleet.h"
+#include "cli/lib/jobctl.h"
+#include "cli/lib/json.h"
+#include "common/names.h"
+#include "common/table.h"
+#include "common/util.h"
+#include "common/xfer.h"
+#include "cli/lib/when.h"
+#include "common/opt.h"
+#include "common/parse.h"
+#include "cli/lib/session.h"
 
 struct gpool {
 	struct gp_cli_common common;

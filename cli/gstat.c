@@ -5,16 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
-#include "cost.h"
-#include "fleet.h"
-#include "jobfmt.h"
-#include "json.h"
-#include "jobview.h"
-#include "names.h"
-#include "opt.h"
-#include "session.h"
-#include "util.h"
+#include "cli/lib/args.h"
+#include "cli/lib/cost.h"
+#include "cli/lib/fleet.h"
+#include "cli/lib/jobfmt.h"
+#include "cli/lib/json.h"
+#include "cli/lib/jobview.h"
+#include "common/names.h"
+#include "common/opt.h"
+#include "cli/lib/session.h"
+#include "common/util.h"
 
 struct gstat {
 	struct gp_cli_common common;

@@ -8,13 +8,13 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "names.h"
-#include "parse.h"
-#include "util.h"
-#include "session.h"
-#include "submit.h"
-#include "xfer.h"
+#include "cli/lib/json.h"
+#include "common/names.h"
+#include "common/parse.h"
+#include "common/util.h"
+#include "cli/lib/session.h"
+#include "cli/lib/submit.h"
+#include "common/xfer.h"
 
 extern char **environ;
 

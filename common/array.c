@@ -1,5 +1,5 @@
 /* array.c: see array.h. */
-#include "array.h"
+#include "common/array.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "auth.h"
+#include "common/auth.h"
 
 #include <errno.h>
 #include <munge.h>

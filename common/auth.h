@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "common/error.h"
 
 typedef struct gp_auth gp_auth_t;
 

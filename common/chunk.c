@@ -1,5 +1,5 @@
 /* chunk.c: content-addressed chunks: hashing, a chunk directory, manifest checks. */
-#include "chunk.h"
+#include "common/chunk.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "common/util.h"
 
 void gp_chunk_hash(const void *data, size_t len, uint8_t out[GP_HASH_LEN])
 {

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpool.pb-c.h"
+#include "proto/gpool.pb-c.h"
 
 #define GP_CHUNK_SIZE (4u << 20)
 #define GP_HASH_LEN   32

@@ -1,5 +1,5 @@
 /* ckpt.c: checkpoints through the chunk store. */
-#include "ckpt.h"
+#include "common/ckpt.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "xfer.h"
+#include "common/config.h"
+#include "common/xfer.h"
 
 #define ENTRY "data"
 

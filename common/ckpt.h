@@ -13,8 +13,8 @@
 
 #include <stdint.h>
 
-#include "client.h"
-#include "error.h"
+#include "common/client.h"
+#include "common/error.h"
 
 /* Save the file at path as checkpoint name of this task's job. 0 / -1 with err. */
 int gp_ckpt_put(const char *name, const char *path, gp_error_t *err);

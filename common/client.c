@@ -1,4 +1,4 @@
-#include "client.h"
+#include "common/client.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -7,20 +7,19 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "util.h"
-#include "wire.h"
+#include "common/endpoint.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 struct gp_client {
 	void *zctx;
 	void *sock;
 	gp_auth_t *auth;
-	gp_wire_t *wire;
+	gp_endpoint_t *ep; /* over sock: only the scheduler's envelopes are taken */
 	uint64_t next_id;
-	uid_t sched_uid;
 	Gpool__Batch *last; /* holds the returned message */
 	int pos;	    /* next unread message in last */
 	char user[64];
-	gp_buf_t out;
 };
 
 gp_client_t *gp_client_create(const gp_config_t *cfg, gp_error_t *err)
@@ -39,7 +38,6 @@ gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t p
 		gp_errprintf(err, "out of memory");
 		return NULL;
 	}
-	c->sched_uid = peer_uid;
 	c->next_id = 1;
 	struct passwd *pw = getpwuid(getuid());
 	snprintf(c->user, sizeof(c->user), "%s", pw ? pw->pw_name : "");
@@ -47,11 +45,16 @@ gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t p
 		snprintf(c->user, sizeof(c->user), "uid%u", (unsigned)getuid());
 	if (!(c->auth = gp_auth_create(NULL, err)))
 		goto fail;
-	if (!(c->wire = gp_wire_create(c->auth, (size_t)gp_config_int(cfg, "max_message"))))
-		goto fail;
 	c->zctx = zmq_ctx_new();
 	if (!c->zctx || !(c->sock = zmq_socket(c->zctx, ZMQ_DEALER)))
 		goto fail;
+	struct gp_ep_config ec = { .sock = c->sock, .auth = c->auth,
+				   .max_message = (size_t)gp_config_int(cfg, "max_message"),
+				   .peer_only = true, .blocking_send = true,
+				   .peer_name = "the scheduler" };
+	if (!(c->ep = gp_endpoint_create(&ec)))
+		goto fail;
+	gp_endpoint_set_peer_uid(c->ep, peer_uid);
 	int linger = 200;
 	zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof(linger));
 	if (zmq_connect(c->sock, ep) < 0) {
@@ -77,9 +80,8 @@ void gp_client_destroy(gp_client_t **p)
 		zmq_close(c->sock);
 	if (c->zctx)
 		zmq_ctx_term(c->zctx);
-	gp_wire_destroy(&c->wire);
+	gp_endpoint_destroy(&c->ep);
 	gp_auth_destroy(&c->auth);
-	gp_buf_release(&c->out);
 	free(c);
 	*p = NULL;
 }
@@ -97,12 +99,11 @@ int gp_client_send(gp_client_t *c, Gpool__Msg *m, uint64_t *id, gp_error_t *err)
 		gp_batch_release(&b);
 		return gp_errprintf(err, "out of memory");
 	}
-	int rc = gp_wire_seal(c->wire, &b, &c->out, err);
+	gp_error_t e2 = { { 0 } };
+	int rc = gp_endpoint_send(c->ep, NULL, 0, &b, &e2);
 	gp_batch_release(&b);
 	if (rc < 0)
-		return -1;
-	if (zmq_send(c->sock, c->out.data, c->out.len, 0) < 0)
-		return gp_errprintf(err, "send to scheduler: %s", zmq_strerror(errno));
+		return gp_errprintf(err, "send to scheduler: %s", e2.text);
 	if (id)
 		*id = m->id;
 	return 0;
@@ -134,28 +135,15 @@ Gpool__Msg *gp_client_recv(gp_client_t *c, uint64_t id, int timeout_ms, gp_error
 		}
 		if (rc == 0)
 			continue;
-		zmq_msg_t zm;
-		zmq_msg_init(&zm);
-		if (zmq_msg_recv(&zm, c->sock, 0) < 0) {
-			zmq_msg_close(&zm);
+		struct gp_ep_envelope env;
+		gp_error_t e2 = { { 0 } };
+		Gpool__Batch *b = gp_endpoint_recv(c->ep, false, &env, &e2);
+		if (!b && errno == EAGAIN)
 			continue;
-		}
-		struct gp_sender from;
-		Gpool__ErrorCode code;
-		gp_error_t e2;
-		Gpool__Batch *b = gp_wire_open(c->wire, zmq_msg_data(&zm), zmq_msg_size(&zm), &from,
-					       &code, &e2);
-		zmq_msg_close(&zm);
 		if (!b) {
+			int saved = errno;
 			gp_errprintf(err, "reply from the scheduler refused: %s", e2.text);
-			errno = EPROTO;
-			return NULL;
-		}
-		if (from.uid != c->sched_uid) {
-			gpool__batch__free_unpacked(b, NULL);
-			gp_errprintf(err, "reply signed by uid %u, not the scheduler's uid %u",
-				     (unsigned)from.uid, (unsigned)c->sched_uid);
-			errno = EPERM;
+			errno = saved;
 			return NULL;
 		}
 		if (c->last)

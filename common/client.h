@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "error.h"
-#include "gpool.pb-c.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
 
 typedef struct gp_client gp_client_t;
 

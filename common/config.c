@@ -1,4 +1,4 @@
-#include "config.h"
+#include "common/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "parse.h"
-#include "util.h"
+#include "common/parse.h"
+#include "common/util.h"
 
 struct gp_config {
 	enum gp_prog prog;

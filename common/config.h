@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "common/error.h"
 
 enum gp_prog { GP_SCHED = 1, GP_WORKER = 2, GP_CLI = 4, GP_STEPD = 8 };
 

@@ -1,6 +1,6 @@
 /* config_keys.c: every gpool.conf key, in one table. docs/configuration.md mirrors it
  * (`gschedd --help` and `gworkerd --help` print it). */
-#include "config.h"
+#include "common/config.h"
 
 #define S GP_SCHED
 #define W GP_WORKER

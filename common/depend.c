@@ -1,5 +1,5 @@
 /* depend.c: see depend.h. */
-#include "depend.h"
+#include "common/depend.h"
 
 #include <errno.h>
 #include <string.h>

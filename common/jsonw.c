@@ -1,5 +1,5 @@
 /* jsonw.c: the streaming JSON writer (see jsonw.h). */
-#include "jsonw.h"
+#include "common/jsonw.h"
 
 #include <errno.h>
 #include <inttypes.h>

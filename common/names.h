@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "gpool.pb-c.h"
+#include "proto/gpool.pb-c.h"
 
 const char *gp_job_state_name(Gpool__JobState s);
 /* Short code as squeue prints: PD, R, CD, F, CA, TO, OOM, NF, RQ, CG. */

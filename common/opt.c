@@ -1,4 +1,4 @@
-#include "opt.h"
+#include "common/opt.h"
 
 #include <errno.h>
 #include <stdlib.h>

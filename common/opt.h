@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "common/error.h"
 
 /* Apply one option to the command's context; arg is NULL for a flag. 0 / -1 with err filled
  * (errno EINVAL for bad values, anything else for failures such as an unreadable file). */

@@ -1,4 +1,4 @@
-#include "parse.h"
+#include "common/parse.h"
 
 #include <ctype.h>
 #include <errno.h>

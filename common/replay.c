@@ -1,5 +1,5 @@
 /* replay.c: the per-sender sequence window (replay.h), an open-addressing hash table. */
-#include "replay.h"
+#include "common/replay.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "u64map.h"
+#include "common/u64map.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "wire.h"
+#include "common/wire.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "replay.h"
+#include "common/log.h"
+#include "common/replay.h"
 
 #define REPLAY_SLOTS_MAX (1u << 20)
 
@@ -20,25 +20,40 @@ struct gp_wire {
 	struct gp_wire_stats st;
 };
 
+/* A Batch is its members one after another (a repeated field), so a one-message Batch packed
+ * after the others adds a member: protoc-c's code writes its tag, not ours. */
 int gp_batch_add(gp_batch_t *b, const Gpool__Msg *m)
 {
-	size_t n = gpool__msg__get_packed_size(m);
-	uint8_t hdr[16];
-	size_t h = 0;
-	hdr[h++] = (1 << 3) | 2; /* field 1, length-delimited: Batch.msgs */
-	uint64_t v = n;
-	do {
-		hdr[h] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			hdr[h] |= 0x80;
-		h++;
-	} while (v);
-	if (gp_buf_reserve(&b->body, h + n) < 0)
+	Gpool__Batch one = GPOOL__BATCH__INIT;
+	Gpool__Msg *msgs[1] = { (Gpool__Msg *)m };
+	one.n_msgs = 1;
+	one.msgs = msgs;
+	size_t n = gpool__batch__get_packed_size(&one);
+	if (gp_buf_reserve(&b->body, n) < 0)
 		return -1;
-	memcpy(b->body.data + b->body.len, hdr, h);
-	gpool__msg__pack(m, b->body.data + b->body.len + h);
-	b->body.len += h + n;
+	gpool__batch__pack(&one, b->body.data + b->body.len);
+	b->body.len += n;
+	b->count++;
+	return 0;
+}
+
+uint8_t *gp_batch_member(const Gpool__Msg *m, size_t *len)
+{
+	Gpool__Batch one = GPOOL__BATCH__INIT;
+	Gpool__Msg *msgs[1] = { (Gpool__Msg *)m };
+	one.n_msgs = 1;
+	one.msgs = msgs;
+	*len = gpool__batch__get_packed_size(&one);
+	uint8_t *d = malloc(*len);
+	if (d)
+		gpool__batch__pack(&one, d);
+	return d;
+}
+
+int gp_batch_add_member(gp_batch_t *b, const uint8_t *member, size_t len)
+{
+	if (gp_buf_append(&b->body, member, len) < 0)
+		return -1;
 	b->count++;
 	return 0;
 }

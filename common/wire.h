@@ -12,10 +12,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "auth.h"
-#include "error.h"
-#include "gpool.pb-c.h"
-#include "util.h"
+#include "common/auth.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
+#include "common/util.h"
 
 typedef struct gp_batch {
 	gp_buf_t body;
@@ -24,6 +24,10 @@ typedef struct gp_batch {
 
 /* Append one message (packed now: m may live on the stack). */
 int gp_batch_add(gp_batch_t *b, const Gpool__Msg *m);
+/* One message packed as a batch member, to be added later (worker/outbox.c keeps them):
+ * malloc'd, NULL on ENOMEM. */
+uint8_t *gp_batch_member(const Gpool__Msg *m, size_t *len);
+int gp_batch_add_member(gp_batch_t *b, const uint8_t *member, size_t len);
 void gp_batch_reset(gp_batch_t *b);
 void gp_batch_release(gp_batch_t *b);
 

@@ -1,5 +1,5 @@
 /* xfer.c: manifests, and uploads and downloads through the scheduler's chunk store. */
-#include "xfer.h"
+#include "common/xfer.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "chunk.h"
-#include "util.h"
+#include "common/chunk.h"
+#include "common/util.h"
 
 #define WINDOW	     4	   /* requests in flight */
 #define HAVE_BATCH   4096  /* hashes per ChunkHave */

@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "client.h"
-#include "error.h"
-#include "gpool.pb-c.h"
+#include "common/client.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
 
 /* Counters of one transfer. */
 struct gp_xfer_stats {

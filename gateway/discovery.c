@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
-#include "config.h"
-#include "gateway.h"
-#include "log.h"
+#include "common/client.h"
+#include "common/config.h"
+#include "gateway/gateway.h"
+#include "common/log.h"
 
 struct disco {
 	struct gw_ctx *c;

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 
 #define GW_BUCKETS   14 /* latency histogram buckets (metrics.c) */
 #define GW_MAX_TRIES 3

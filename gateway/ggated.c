@@ -19,10 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gateway.h"
-#include "log.h"
-#include "parse.h"
-#include "route.h"
+#include "gateway/gateway.h"
+#include "common/log.h"
+#include "common/parse.h"
+#include "gateway/route.h"
 
 #define MAX_PORTMAPS 64
 

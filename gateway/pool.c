@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "gateway.h"
-#include "log.h"
+#include "gateway/gateway.h"
+#include "common/log.h"
 
 int64_t gw_now_ms(void)
 {

@@ -14,8 +14,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "gateway.h"
-#include "log.h"
+#include "gateway/gateway.h"
+#include "common/log.h"
 
 struct gw_fwd {
 	struct gw_ctx *c;

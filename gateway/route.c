@@ -1,5 +1,5 @@
 /* route.c: request targets on ggated's main address (see route.h). */
-#include "route.h"
+#include "gateway/route.h"
 
 #include <stdio.h>
 #include <stdlib.h>

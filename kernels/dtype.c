@@ -1,5 +1,5 @@
 /* dtype.c - element types and host-side conversions (the same code the kernels use) */
-#include "gk_scalar.h"
+#include "kernels/gk_scalar.h"
 #include "gpool/kernels.h"
 
 size_t gk_dtype_size(gk_dtype_t t)

@@ -2,7 +2,7 @@
 #ifndef GK_LOADER_H
 #define GK_LOADER_H
 
-#include "gk_backend.h"
+#include "kernels/gk_backend.h"
 
 struct gk_backend {
 	const struct gk_ops *ops;

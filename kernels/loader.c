@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gk_backend.h"
-#include "gk_loader.h"
+#include "kernels/gk_backend.h"
+#include "kernels/gk_loader.h"
 
 #ifndef GK_BUILD_DIR
 #define GK_BUILD_DIR ""

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "gk_loader.h"
+#include "kernels/gk_loader.h"
 
 #define MAX_STEPS 40
 

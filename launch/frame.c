@@ -1,5 +1,5 @@
 /* frame.c: encoding and decoding the exec-proxy's frames (see frame.h). */
-#include "frame.h"
+#include "launch/frame.h"
 
 #include <errno.h>
 #include <stdlib.h>

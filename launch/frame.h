@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "common/util.h"
 
 #define GP_FRAME_HDR	  8
 #define GP_FRAME_MAX	  (1u << 20) /* largest payload */

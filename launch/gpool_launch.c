@@ -33,11 +33,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "peers.h"
-#include "proxy.h"
-#include "rdv.h"
-#include "rsh.h"
-#include "util.h"
+#include "launch/peers.h"
+#include "launch/proxy.h"
+#include "comm/src/rdv.h"
+#include "launch/rsh.h"
+#include "common/util.h"
 
 #define RDV_TIMEOUT_MS	60000  /* the leader waits this long for every proxy's key */
 #define HOLD_TIMEOUT_MS 120000 /* a proxy waits this long for rank 0's hold */

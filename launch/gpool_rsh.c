@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "peers.h"
-#include "rsh.h"
+#include "launch/peers.h"
+#include "launch/rsh.h"
 
 static int here(const char *host)
 {

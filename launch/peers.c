@@ -1,5 +1,5 @@
 /* peers.c: the proxy lines (see peers.h). */
-#include "peers.h"
+#include "launch/peers.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* proxy.c: the exec-proxy (see proxy.h). One thread, one poll loop: the listening socket, a
  * signalfd (SIGCHLD and the stop signals), each connection and each command's two pipes. */
-#include "proxy.h"
+#include "launch/proxy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "frame.h"
-#include "util.h"
+#include "launch/frame.h"
+#include "common/util.h"
 
 #define KILL_GRACE_MS 2000 /* SIGTERM, then SIGKILL this much later */
 #define DRAIN_MS      2000 /* after a command exits, wait this long for its pipes' EOF */

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 
 typedef struct gp_proxy gp_proxy_t;
 

@@ -1,5 +1,5 @@
 /* rsh.c: the exec-proxy's client (see rsh.h). */
-#include "rsh.h"
+#include "launch/rsh.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,8 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "frame.h"
-#include "util.h"
+#include "launch/frame.h"
+#include "common/util.h"
 
 static int write_all(int fd, const uint8_t *p, size_t n)
 {

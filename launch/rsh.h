@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 
 /* Connect to the proxy at addr:port, authenticate with secret and hold it open: returns the
  * connection (the proxy lives while it is open), or -1 with err filled. */

@@ -1,18 +1,18 @@
 /* agent.c: messages from gworkerd: registration, heartbeats, task events, output. */
-#include "agent.h"
+#include "scheduler/agent.h"
 
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lifecycle.h"
-#include "log.h"
-#include "names.h"
-#include "net.h"
-#include "nodes.h"
-#include "output.h"
-#include "running.h"
-#include "util.h"
+#include "scheduler/lifecycle.h"
+#include "common/log.h"
+#include "common/names.h"
+#include "scheduler/net.h"
+#include "scheduler/nodes.h"
+#include "scheduler/output.h"
+#include "scheduler/running.h"
+#include "common/util.h"
 
 static bool valid_name(const char *s)
 {

@@ -2,7 +2,7 @@
 #ifndef GPOOL_AGENT_H
 #define GPOOL_AGENT_H
 
-#include "gschedd.h"
+#include "scheduler/gschedd.h"
 
 void agent_register(struct req *r);
 void agent_heartbeat(struct req *r);

@@ -1,10 +1,10 @@
-#include "card_state.h"
+#include "scheduler/card_state.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "common/log.h"
 
 static const char *str(const char *s)
 {

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "gpool.pb-c.h"
+#include "proto/gpool.pb-c.h"
 
 /* Is b the same physical card as a? Fake cards by index and model (their uuid is made from the
  * index); others by uuid where both have one, else by PCI bus id where both have one, else by

@@ -1,12 +1,12 @@
-#include "cards.h"
+#include "scheduler/cards.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nodes.h"
-#include "parse.h"
+#include "scheduler/nodes.h"
+#include "common/parse.h"
 
 struct gpu_req *gpu_req_from_spec(const Gpool__JobSpec *sp, char *why, size_t len, int *bad)
 {

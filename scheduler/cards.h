@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "gpool.pb-c.h"
+#include "proto/gpool.pb-c.h"
 
 #define MAX_CARDS_PER_NODE 64
 

@@ -1,6 +1,6 @@
-#include "client.h"
-#include "files.h"
-#include "service.h"
+#include "scheduler/client.h"
+#include "scheduler/files.h"
+#include "scheduler/service.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -8,19 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "card_state.h"
-#include "cards.h"
-#include "lifecycle.h"
-#include "net.h"
-#include "log.h"
-#include "array.h"
-#include "depend.h"
-#include "names.h"
-#include "nodes.h"
-#include "output.h"
-#include "parse.h"
-#include "store.h"
-#include "util.h"
+#include "scheduler/card_state.h"
+#include "scheduler/cards.h"
+#include "scheduler/lifecycle.h"
+#include "scheduler/net.h"
+#include "common/log.h"
+#include "common/array.h"
+#include "common/depend.h"
+#include "common/names.h"
+#include "scheduler/nodes.h"
+#include "scheduler/output.h"
+#include "common/parse.h"
+#include "scheduler/store.h"
+#include "common/util.h"
 
 #define MAX_TASKS 65536
 #define MAX_LIST 4096

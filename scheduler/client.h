@@ -3,7 +3,7 @@
 #ifndef GPOOL_SCHED_CLIENT_H
 #define GPOOL_SCHED_CLIENT_H
 
-#include "gschedd.h"
+#include "scheduler/gschedd.h"
 
 void client_submit(struct req *r);
 void client_job_query(struct req *r);

@@ -1,5 +1,5 @@
 /* files.c: the chunk store and the file sets kept with jobs. */
-#include "files.h"
+#include "scheduler/files.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -8,10 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "chunk.h"
-#include "log.h"
-#include "names.h"
-#include "util.h"
+#include "common/chunk.h"
+#include "common/log.h"
+#include "common/names.h"
+#include "common/util.h"
 
 #define HAVE_MAX    4096	/* hashes in one ChunkHave */
 #define SET_ENTRIES 1000000	/* entries in one file set or manifest */

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "gschedd.h"
+#include "scheduler/gschedd.h"
 
 /* A submission's staged manifest and collect patterns are sound and every chunk is in the
  * store. 0 / -1 with why filled. */

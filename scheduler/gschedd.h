@@ -10,7 +10,7 @@
  *   rdv.c       the rendezvous of a job's ranks: put/get/fence, in memory
  *   agent.c     messages from agents; client.c messages from commands
  *   handlers.c  the table: message type -> handler and who may send it
- *   sched.c     the event loop, group commit and replies
+ *   loop.c      the event loop and replies; commit.c the group commit
  *   settings.c  the settings, read at start-up and again on SIGHUP
  *   http.c      the HTTP server thread: REST API, /metrics, dashboard (api_json.c: JSON)
  *   metrics.c   /metrics in Prometheus' text format
@@ -22,10 +22,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "gpool.pb-c.h"
-#include "jobs.h"
-#include "wire.h"
+#include "common/config.h"
+#include "proto/gpool.pb-c.h"
+#include "scheduler/jobs.h"
+#include "common/wire.h"
 
 struct net;
 struct store;
@@ -114,6 +114,9 @@ int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t
 int gsched_insert(struct gsched *s, struct job *j, const uint8_t *spec, size_t len);
 
 /* handlers.c */
+/* Take up to max envelopes off the ROUTER socket and handle their messages (handlers.c).
+ * Returns how many were taken, 0 when none was waiting. */
+int gsched_recv(struct gsched *s, int max);
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,
 		  const struct gp_sender *from, Gpool__Batch *b);
 

@@ -1,79 +1,144 @@
-/* handlers.c: which message goes to which handler, and who may send it. */
+/* handlers.c: which message goes to which handler, and who may send it: the table of
+ * gschedd's message endpoint (common/endpoint.h, over net.c's socket). */
 #include <string.h>
 
-#include "agent.h"
-#include "client.h"
-#include "files.h"
-#include "gschedd.h"
-#include "log.h"
-#include "metrics.h"
-#include "nodes.h"
-#include "rdv.h"
-#include "service.h"
+#include "common/endpoint.h"
 
-enum sender { FROM_AGENT = 1, FROM_CLIENT = 2 };
+#include "scheduler/agent.h"
+#include "scheduler/client.h"
+#include "scheduler/files.h"
+#include "scheduler/gschedd.h"
+#include "common/log.h"
+#include "scheduler/metrics.h"
+#include "scheduler/net.h"
+#include "scheduler/nodes.h"
+#include "scheduler/rdv.h"
+#include "scheduler/service.h"
 
-struct handler {
-	Gpool__Msg__MCase type;
-	unsigned from;
-	void (*fn)(struct req *r);
-	const char *name;
+/* The scheduler's handlers take a struct req: one adapter each, so the table below stays the
+ * endpoint's (common/endpoint.h). */
+#define VIA(fn)                                                                                    \
+	static void via_##fn(void *arg, void *peer, const Gpool__Msg *m)                           \
+	{                                                                                          \
+		struct req *r = peer;                                                              \
+		r->msg = (Gpool__Msg *)m;                                                          \
+		fn(r);                                                                             \
+	}
+VIA(agent_heartbeat)
+VIA(agent_task_event)
+VIA(agent_output)
+VIA(client_submit)
+VIA(client_job_query)
+VIA(client_job_control)
+VIA(client_node_query)
+VIA(client_node_control)
+VIA(client_log_query)
+VIA(client_watch)
+VIA(client_card_report)
+VIA(rdv_put)
+VIA(rdv_get)
+VIA(rdv_fence)
+VIA(files_chunk_have)
+VIA(files_chunk_put)
+VIA(files_chunk_get)
+VIA(files_set_put)
+VIA(files_set_get)
+VIA(metrics_query)
+VIA(metrics_history)
+VIA(client_service_query)
+
+/* a registration changes which node this routing id belongs to */
+static void via_agent_register(void *arg, void *peer, const Gpool__Msg *m)
+{
+	struct req *r = peer;
+	r->msg = (Gpool__Msg *)m;
+	agent_register(r);
+	r->node = nodes_find_rid(r->s->nodes, r->rid, r->rid_len);
+}
+
+/* GP_EP_PEER: only the agents' account (agent_uid) */
+static const struct gp_ep_handler handlers[] = {
+    {GPOOL__MSG__M_NODE_REGISTER, GP_EP_PEER, via_agent_register, "node_register"},
+    {GPOOL__MSG__M_HEARTBEAT, GP_EP_PEER, via_agent_heartbeat, "heartbeat"},
+    {GPOOL__MSG__M_TASK_EVENT, GP_EP_PEER, via_agent_task_event, "task_event"},
+    {GPOOL__MSG__M_OUTPUT, GP_EP_PEER, via_agent_output, "output"},
+    {GPOOL__MSG__M_SUBMIT, GP_EP_ANYONE, via_client_submit, "submit"},
+    {GPOOL__MSG__M_JOB_QUERY, GP_EP_ANYONE, via_client_job_query, "job_query"},
+    {GPOOL__MSG__M_JOB_CONTROL, GP_EP_ANYONE, via_client_job_control, "job_control"},
+    {GPOOL__MSG__M_NODE_QUERY, GP_EP_ANYONE, via_client_node_query, "node_query"},
+    {GPOOL__MSG__M_NODE_CONTROL, GP_EP_ANYONE, via_client_node_control, "node_control"},
+    {GPOOL__MSG__M_LOG_QUERY, GP_EP_ANYONE, via_client_log_query, "log_query"},
+    {GPOOL__MSG__M_WATCH, GP_EP_ANYONE, via_client_watch, "watch"},
+    {GPOOL__MSG__M_CARD_REPORT, GP_EP_ANYONE, via_client_card_report, "card_report"},
+    {GPOOL__MSG__M_RDV_PUT, GP_EP_ANYONE, via_rdv_put, "rdv_put"},
+    {GPOOL__MSG__M_RDV_GET, GP_EP_ANYONE, via_rdv_get, "rdv_get"},
+    {GPOOL__MSG__M_RDV_FENCE, GP_EP_ANYONE, via_rdv_fence, "rdv_fence"},
+    {GPOOL__MSG__M_CHUNK_HAVE, GP_EP_ANYONE, via_files_chunk_have, "chunk_have"},
+    {GPOOL__MSG__M_CHUNK_PUT, GP_EP_ANYONE, via_files_chunk_put, "chunk_put"},
+    {GPOOL__MSG__M_CHUNK_GET, GP_EP_ANYONE, via_files_chunk_get, "chunk_get"},
+    {GPOOL__MSG__M_FILE_SET_PUT, GP_EP_ANYONE, via_files_set_put, "file_set_put"},
+    {GPOOL__MSG__M_FILE_SET_GET, GP_EP_ANYONE, via_files_set_get, "file_set_get"},
+    {GPOOL__MSG__M_OPS_METRICS_QUERY, GP_EP_ANYONE, via_metrics_query, "ops_metrics_query"},
+    {GPOOL__MSG__M_OPS_HISTORY_QUERY, GP_EP_ANYONE, via_metrics_history, "ops_history_query"},
+    {GPOOL__MSG__M_SERVICE_QUERY, GP_EP_ANYONE, via_client_service_query, "service_query"},
 };
 
-static const struct handler handlers[] = {
-	{ GPOOL__MSG__M_NODE_REGISTER, FROM_AGENT, agent_register, "node_register" },
-	{ GPOOL__MSG__M_HEARTBEAT, FROM_AGENT, agent_heartbeat, "heartbeat" },
-	{ GPOOL__MSG__M_TASK_EVENT, FROM_AGENT, agent_task_event, "task_event" },
-	{ GPOOL__MSG__M_OUTPUT, FROM_AGENT, agent_output, "output" },
-	{ GPOOL__MSG__M_SUBMIT, FROM_CLIENT, client_submit, "submit" },
-	{ GPOOL__MSG__M_JOB_QUERY, FROM_CLIENT, client_job_query, "job_query" },
-	{ GPOOL__MSG__M_JOB_CONTROL, FROM_CLIENT, client_job_control, "job_control" },
-	{ GPOOL__MSG__M_NODE_QUERY, FROM_CLIENT, client_node_query, "node_query" },
-	{ GPOOL__MSG__M_NODE_CONTROL, FROM_CLIENT, client_node_control, "node_control" },
-	{ GPOOL__MSG__M_LOG_QUERY, FROM_CLIENT, client_log_query, "log_query" },
-	{ GPOOL__MSG__M_WATCH, FROM_CLIENT, client_watch, "watch" },
-	{ GPOOL__MSG__M_CARD_REPORT, FROM_CLIENT, client_card_report, "card_report" },
-	{ GPOOL__MSG__M_RDV_PUT, FROM_CLIENT, rdv_put, "rdv_put" },
-	{ GPOOL__MSG__M_RDV_GET, FROM_CLIENT, rdv_get, "rdv_get" },
-	{ GPOOL__MSG__M_RDV_FENCE, FROM_CLIENT, rdv_fence, "rdv_fence" },
-	{ GPOOL__MSG__M_CHUNK_HAVE, FROM_CLIENT, files_chunk_have, "chunk_have" },
-	{ GPOOL__MSG__M_CHUNK_PUT, FROM_CLIENT, files_chunk_put, "chunk_put" },
-	{ GPOOL__MSG__M_CHUNK_GET, FROM_CLIENT, files_chunk_get, "chunk_get" },
-	{ GPOOL__MSG__M_FILE_SET_PUT, FROM_CLIENT, files_set_put, "file_set_put" },
-	{ GPOOL__MSG__M_FILE_SET_GET, FROM_CLIENT, files_set_get, "file_set_get" },
-	{ GPOOL__MSG__M_OPS_METRICS_QUERY, FROM_CLIENT, metrics_query, "ops_metrics_query" },
-	{ GPOOL__MSG__M_OPS_HISTORY_QUERY, FROM_CLIENT, metrics_history, "ops_history_query" },
-	{ GPOOL__MSG__M_SERVICE_QUERY, FROM_CLIENT, client_service_query, "service_query" },
-};
+/* The request every message of the envelope being dispatched is handled as (gschedd is one
+ * thread: one envelope at a time). */
+static struct req current;
+
+static int on_accept(void *arg, const struct gp_ep_envelope *e, void **peer)
+{
+	struct gsched *s = arg;
+	current = (struct req){.s = s,
+			       .rid = e->rid,
+			       .rid_len = e->rid_len,
+			       .from = e->from,
+			       .addr = e->addr,
+			       .node = nodes_find_rid(s->nodes, e->rid, e->rid_len)};
+	*peer = &current;
+	return 0;
+}
+
+static void on_rejected(void *arg, void *peer, const struct gp_ep_envelope *e, const Gpool__Msg *m,
+			Gpool__ErrorCode code, const char *why)
+{
+	struct gsched *s = arg;
+	struct req *r = peer;
+	r->msg = (Gpool__Msg *)m;
+	if (code == GPOOL__ERROR_CODE__ERROR_PERMISSION) {
+		const char *name = "this message";
+		for (size_t k = 0; k < sizeof(handlers) / sizeof(handlers[0]); k++)
+			if (handlers[k].type == m->m_case)
+				name = handlers[k].name;
+		gp_warn("%s from %s signed by uid %u, not the agents' uid %u: refused", name,
+			e->addr, (unsigned)e->from.uid, (unsigned)s->agent_uid);
+		gsched_reply_error(r, code, "only the agents' account may send %s", name);
+		return;
+	}
+	gp_warn("unknown message type %d from %s: refused", (int)m->m_case, e->addr);
+	gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNEXPECTED, "unknown message type %d",
+			   (int)m->m_case);
+}
+
+static gp_endpoint_t *endpoint(struct gsched *s)
+{
+	gp_endpoint_t *ep = net_endpoint(s->net);
+	const struct gp_ep_hooks hooks = {.accept = on_accept, .rejected = on_rejected};
+	gp_endpoint_set_dispatch(ep, handlers, sizeof(handlers) / sizeof(handlers[0]), &hooks, s);
+	gp_endpoint_set_peer_uid(ep, s->agent_uid);
+	return ep;
+}
+
+int gsched_recv(struct gsched *s, int max)
+{
+	return gp_endpoint_dispatch(endpoint(s), max);
+}
 
 void handle_batch(struct gsched *s, const uint8_t *rid, size_t rid_len, const char *addr,
 		  const struct gp_sender *from, Gpool__Batch *b)
 {
-	int node = nodes_find_rid(s->nodes, rid, rid_len);
-	for (size_t i = 0; i < b->n_msgs; i++) {
-		Gpool__Msg *m = b->msgs[i];
-		struct req r = { .s = s, .rid = rid, .rid_len = rid_len, .from = *from,
-				 .addr = addr, .msg = m, .node = node };
-		const struct handler *h = NULL;
-		for (size_t k = 0; k < sizeof(handlers) / sizeof(handlers[0]); k++)
-			if (handlers[k].type == m->m_case)
-				h = &handlers[k];
-		if (!h) {
-			gp_warn("unknown message type %d from %s: refused", (int)m->m_case, addr);
-			gsched_reply_error(&r, GPOOL__ERROR_CODE__ERROR_UNEXPECTED,
-					   "unknown message type %d", (int)m->m_case);
-			continue;
-		}
-		if ((h->from & FROM_AGENT) && from->uid != s->agent_uid) {
-			gp_warn("%s from %s signed by uid %u, not the agents' uid %u: refused", h->name,
-				addr, (unsigned)from->uid, (unsigned)s->agent_uid);
-			gsched_reply_error(&r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-					   "only the agents' account may send %s", h->name);
-			continue;
-		}
-		h->fn(&r);
-		/* a registration changes which node this routing id belongs to */
-		if (m->m_case == GPOOL__MSG__M_NODE_REGISTER)
-			node = nodes_find_rid(s->nodes, rid, rid_len);
-	}
+	struct gp_ep_envelope e = {
+	    .rid = rid, .rid_len = rid_len, .addr = addr, .from = *from, .batch = b};
+	gp_endpoint_deliver(endpoint(s), &e);
 }

@@ -1,18 +1,18 @@
-#include "jobs.h"
-#include "service.h"
-#include "cards.h"
+#include "scheduler/jobs.h"
+#include "scheduler/service.h"
+#include "scheduler/cards.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "depend.h"
-#include "names.h"
-#include "nodes.h"
-#include "parse.h"
-#include "u64map.h"
+#include "common/array.h"
+#include "common/depend.h"
+#include "common/names.h"
+#include "scheduler/nodes.h"
+#include "common/parse.h"
+#include "common/u64map.h"
 
 #include <stdio.h>
 

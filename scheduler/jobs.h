@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gpool.pb-c.h"
+#include "proto/gpool.pb-c.h"
 
 /* Why a pending job waits: a fixed list, each tested. */
 enum pend_reason {

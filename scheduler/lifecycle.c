@@ -1,21 +1,21 @@
-#include "lifecycle.h"
+#include "scheduler/lifecycle.h"
 
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
-#include "array.h"
-#include "log.h"
-#include "metrics.h"
-#include "names.h"
-#include "nodes.h"
-#include "output.h"
-#include "rdv.h"
-#include "running.h"
-#include "service.h"
-#include "store.h"
-#include "util.h"
+#include "common/array.h"
+#include "common/log.h"
+#include "scheduler/metrics.h"
+#include "common/names.h"
+#include "scheduler/nodes.h"
+#include "scheduler/output.h"
+#include "scheduler/rdv.h"
+#include "scheduler/running.h"
+#include "scheduler/service.h"
+#include "scheduler/store.h"
+#include "common/util.h"
 
 static void set_reason(struct job *j, const char *why)
 {

@@ -3,7 +3,7 @@
 #ifndef GPOOL_LIFECYCLE_H
 #define GPOOL_LIFECYCLE_H
 
-#include "gschedd.h"
+#include "scheduler/gschedd.h"
 
 /* Placement chosen by plan: node index and first CPU for each task. */
 struct alloc {

@@ -1,19 +1,19 @@
 /* metrics.c: gschedd's /metrics (see metrics.h). */
-#include "metrics.h"
+#include "scheduler/metrics.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gschedd.h"
-#include "jobs.h"
-#include "log.h"
-#include "names.h"
-#include "net.h"
-#include "nodes.h"
-#include "store.h"
-#include "util.h"
+#include "scheduler/gschedd.h"
+#include "scheduler/jobs.h"
+#include "common/log.h"
+#include "common/names.h"
+#include "scheduler/net.h"
+#include "scheduler/nodes.h"
+#include "scheduler/store.h"
+#include "common/util.h"
 
 /* scheduling latency buckets, seconds */
 static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,

@@ -1,4 +1,4 @@
-#include "net.h"
+#include "scheduler/net.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "log.h"
-#include "util.h"
+#include "common/log.h"
+#include "common/util.h"
 
 struct bucket {
 	char addr[64];
@@ -28,14 +28,13 @@ struct outbox {
 struct net {
 	void *zctx, *sock;
 	gp_auth_t *auth;
-	gp_wire_t *wire;
+	gp_endpoint_t *ep; /* receiving (handlers.c sets where messages go) and sealing */
 	size_t max_message;
 	double rate;
 	struct bucket *buckets;
 	int nbuckets, capbuckets;
 	struct outbox *boxes;
 	int nboxes, capboxes;
-	gp_buf_t sealed;
 	struct net_stats st;
 	struct trusted {
 		uint8_t rid[256];
@@ -48,6 +47,10 @@ struct net {
 	uint8_t local_prefix[16];
 	size_t local_prefix_len;
 };
+
+static int admit(void *arg, const struct gp_ep_envelope *e);
+static void refused(void *arg, const struct gp_ep_envelope *e, const void *data, size_t len,
+		    Gpool__ErrorCode code, const char *why);
 
 static bool is_trusted(const struct net *n, const uint8_t *rid, size_t len)
 {
@@ -84,9 +87,8 @@ struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message
 	n->auth = auth;
 	n->max_message = max_message;
 	n->rate = rate_per_addr > 0 ? rate_per_addr : 1e9;
-	n->wire = gp_wire_create(auth, max_message);
 	n->zctx = zmq_ctx_new();
-	if (!n->wire || !n->zctx || !(n->sock = zmq_socket(n->zctx, ZMQ_ROUTER))) {
+	if (!n->zctx || !(n->sock = zmq_socket(n->zctx, ZMQ_ROUTER))) {
 		gp_errprintf(err, "cannot create the socket: %s", zmq_strerror(errno));
 		goto fail;
 	}
@@ -99,6 +101,19 @@ struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message
 	zmq_setsockopt(n->sock, ZMQ_LINGER, &linger, sizeof(linger));
 	if (zmq_bind(n->sock, endpoint) < 0) {
 		gp_errprintf(err, "cannot listen on '%s': %s", endpoint, zmq_strerror(errno));
+		goto fail;
+	}
+	struct gp_ep_config ec = {
+		.sock = n->sock,
+		.routed = true,
+		.auth = auth,
+		.max_message = max_message,
+		.peer_name = "a peer",
+		.hooks = { .admit = admit, .refused = refused },
+		.arg = n,
+	};
+	if (!(n->ep = gp_endpoint_create(&ec))) {
+		gp_errprintf(err, "out of memory");
 		goto fail;
 	}
 	return n;
@@ -116,7 +131,7 @@ void net_destroy(struct net **p)
 		zmq_close(n->sock);
 	if (n->zctx)
 		zmq_ctx_term(n->zctx);
-	gp_wire_destroy(&n->wire);
+	gp_endpoint_destroy(&n->ep);
 	for (int i = 0; i < n->nboxes; i++) {
 		gp_batch_release(&n->boxes[i].batch);
 		gp_batch_release(&n->boxes[i].now);
@@ -124,7 +139,6 @@ void net_destroy(struct net **p)
 	free(n->boxes);
 	free(n->buckets);
 	free(n->trusted);
-	gp_buf_release(&n->sealed);
 	free(n);
 	*p = NULL;
 }
@@ -149,6 +163,11 @@ void *net_context(struct net *n)
 void *net_socket(struct net *n)
 {
 	return n->sock;
+}
+
+gp_endpoint_t *net_endpoint(struct net *n)
+{
+	return n->ep;
 }
 
 static struct bucket *bucket_get(struct net *n, const char *addr)
@@ -256,7 +275,7 @@ static void refusal_reason(Gpool__ErrorCode code, uint32_t version, const char *
 	}
 }
 
-static void note_refused(struct net *n, const struct net_msg *m, const void *data, size_t len,
+static void note_refused(struct net *n, const char *addr, const void *data, size_t len,
 			 Gpool__ErrorCode code, const char *detail)
 {
 	char name[64];
@@ -265,7 +284,7 @@ static void note_refused(struct net *n, const struct net_msg *m, const void *dat
 		return;
 	struct net_refused *r = NULL;
 	for (size_t i = 0; i < n->nrefused; i++)
-		if (!strcmp(n->refused[i].name, name) && !strcmp(n->refused[i].addr, m->addr))
+		if (!strcmp(n->refused[i].name, name) && !strcmp(n->refused[i].addr, addr))
 			r = &n->refused[i];
 	if (!r) {
 		size_t k = n->nrefused;
@@ -280,7 +299,7 @@ static void note_refused(struct net *n, const struct net_msg *m, const void *dat
 		r = &n->refused[k];
 		memset(r, 0, sizeof(*r));
 		snprintf(r->name, sizeof(r->name), "%s", name);
-		snprintf(r->addr, sizeof(r->addr), "%s", m->addr);
+		snprintf(r->addr, sizeof(r->addr), "%s", addr);
 	}
 	refusal_reason(code, version, detail, r->reason, sizeof(r->reason));
 	r->count++;
@@ -304,56 +323,48 @@ static void reply_refusal(struct net *n, const uint8_t *rid, size_t rid_len, Gpo
 	net_queue(n, rid, rid_len, &m, false);
 }
 
-int net_recv(struct net *n, struct net_msg *m)
+/* The endpoint's cheap check, before the credential: a sender outside the trusted (registered
+ * agents) spends its address's budget. */
+static int admit(void *arg, const struct gp_ep_envelope *e)
 {
-	zmq_msg_t id, body;
-	zmq_msg_init(&id);
-	if (zmq_msg_recv(&id, n->sock, ZMQ_DONTWAIT) < 0) {
-		zmq_msg_close(&id);
-		return 0;
-	}
-	m->rid_len = zmq_msg_size(&id) <= sizeof(m->rid) ? zmq_msg_size(&id) : sizeof(m->rid);
-	memcpy(m->rid, zmq_msg_data(&id), m->rid_len);
-	zmq_msg_close(&id);
-	zmq_msg_init(&body);
-	if (zmq_msg_recv(&body, n->sock, ZMQ_DONTWAIT) < 0) {
-		zmq_msg_close(&body);
-		return -1;
-	}
-	int more = zmq_msg_more(&body);
-	const char *pa = zmq_msg_gets(&body, "Peer-Address");
-	snprintf(m->addr, sizeof(m->addr), "%s", pa ? pa : "local");
+	struct net *n = arg;
 	n->st.received++;
-	/* a well-formed peer sends exactly one frame after its routing id */
-	if (more) {
-		do {
-			zmq_msg_close(&body);
-			zmq_msg_init(&body);
-		} while (zmq_msg_recv(&body, n->sock, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&body));
-		zmq_msg_close(&body);
-		n->st.refused++;
-		gp_warn("refused a multi-frame message from %s", m->addr);
-		return -1;
-	}
-	struct bucket *b = is_trusted(n, m->rid, m->rid_len) ? NULL : bucket_get(n, m->addr);
+	struct bucket *b = is_trusted(n, e->rid, e->rid_len) ? NULL : bucket_get(n, e->addr);
 	if (b && bucket_take(n, b) < 0) {
-		zmq_msg_close(&body);
 		n->st.rate_dropped++;
 		return -1;
 	}
-	Gpool__ErrorCode code;
-	gp_error_t err;
-	m->batch = gp_wire_open(n->wire, zmq_msg_data(&body), zmq_msg_size(&body), &m->from, &code,
-				&err);
-	if (!m->batch)
-		note_refused(n, m, zmq_msg_data(&body), zmq_msg_size(&body), code, err.text);
-	zmq_msg_close(&body);
-	if (!m->batch) {
-		n->st.refused++;
-		gp_warn("refused a message from %s: %s", m->addr, err.text);
-		reply_refusal(n, m->rid, m->rid_len, code, err.text);
-		return -1;
+	return 0;
+}
+
+/* An envelope the endpoint refused: logged, noted when it is an agent's registration, and
+ * answered with the reason (a multi-frame message is not). */
+static void refused(void *arg, const struct gp_ep_envelope *e, const void *data, size_t len,
+		    Gpool__ErrorCode code, const char *why)
+{
+	struct net *n = arg;
+	n->st.refused++;
+	if (!data) {
+		n->st.received++;
+		gp_warn("refused a multi-frame message from %s", e->addr);
+		return;
 	}
+	note_refused(n, e->addr, data, len, code, why);
+	gp_warn("refused a message from %s: %s", e->addr, why);
+	reply_refusal(n, e->rid, e->rid_len, code, why);
+}
+
+int net_recv(struct net *n, struct net_msg *m)
+{
+	struct gp_ep_envelope e;
+	gp_error_t err = { { 0 } };
+	m->batch = gp_endpoint_recv(n->ep, false, &e, &err);
+	if (!m->batch)
+		return errno == EAGAIN ? 0 : -1;
+	m->rid_len = e.rid_len <= sizeof(m->rid) ? e.rid_len : sizeof(m->rid);
+	memcpy(m->rid, e.rid, m->rid_len);
+	snprintf(m->addr, sizeof(m->addr), "%s", e.addr);
+	m->from = e.from;
 	return 1;
 }
 
@@ -400,13 +411,10 @@ static void send_batch(struct net *n, struct outbox *o, gp_batch_t *b)
 		gp_batch_reset(b);
 		return;
 	}
-	if (gp_wire_seal(n->wire, b, &n->sealed, &err) < 0) {
-			gp_err("cannot seal a reply: %s", err.text);
-	} else if (zmq_send(n->sock, o->rid, o->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
-		   zmq_send(n->sock, n->sealed.data, n->sealed.len, ZMQ_DONTWAIT) < 0) {
+	if (gp_endpoint_send(n->ep, o->rid, o->rid_len, b, &err) < 0) {
 		/* EHOSTUNREACH: the peer is gone (a gsub that exited); nothing to do */
 		if (errno != EHOSTUNREACH)
-			gp_debug("send: %s", zmq_strerror(errno));
+			gp_debug("send: %s", err.text);
 	} else {
 		n->st.sent++;
 	}

@@ -1,7 +1,9 @@
-/* net.h: gschedd's one ROUTER socket. Receiving applies the cheap checks first (size, then a
- * token bucket per source address, so a flooder spends only its own budget), then opens the
- * envelope (credential). Sending collects messages per peer into one batch, sealed with one
- * credential when the batch is flushed.
+/* net.h: gschedd's one ROUTER socket and its message endpoint (common/endpoint.h). Receiving
+ * applies the cheap checks first (size, then a token bucket per source address, so a flooder
+ * spends only its own budget: the endpoint's admit hook), then opens the envelope
+ * (credential); a refused one is logged, noted and answered here (the refused hook). Where
+ * the messages go is handlers.c's table. Sending collects messages per peer into one batch,
+ * sealed with one credential when the batch is flushed.
  */
 #ifndef GPOOL_NET_H
 #define GPOOL_NET_H
@@ -10,9 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "gpool.pb-c.h"
-#include "wire.h"
+#include "common/endpoint.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
+#include "common/wire.h"
 
 struct net;
 
@@ -40,8 +43,11 @@ void *net_context(struct net *n);
 /* The socket for zmq_poll. */
 void *net_socket(struct net *n);
 
-/* Receive one envelope without blocking. 1: *m filled (free its batch), 0: nothing pending,
- * -1: a message was refused (already logged, error reply queued where cheap checks allow). */
+/* The endpoint over the socket: handlers.c sets its table and dispatches from it. */
+gp_endpoint_t *net_endpoint(struct net *n);
+
+/* Receive one envelope without blocking and without dispatching it (tests). 1: *m filled
+ * (free its batch), 0: nothing pending, -1: a message was refused. */
 int net_recv(struct net *n, struct net_msg *m);
 
 /* A registered agent's routing id: its messages skip the per-address budget, so a flooder on

@@ -1,10 +1,10 @@
-#include "nodes.h"
+#include "scheduler/nodes.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "card_state.h"
-#include "util.h"
+#include "scheduler/card_state.h"
+#include "common/util.h"
 
 /* A card's owned state from the store, waiting for its node's first registration. */
 struct saved_card {

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "gpool.pb-c.h"
+#include "proto/gpool.pb-c.h"
 
 struct node {
 	char *name;

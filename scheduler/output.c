@@ -1,4 +1,4 @@
-#include "output.h"
+#include "scheduler/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "names.h"
-#include "util.h"
+#include "common/log.h"
+#include "common/names.h"
+#include "common/util.h"
 
 #define WAIT_MS		      1000
 #define DEFAULT_PATTERN	      "gpool-%j.out"

@@ -6,7 +6,7 @@
 #ifndef GPOOL_OUTPUT_H
 #define GPOOL_OUTPUT_H
 
-#include "gschedd.h"
+#include "scheduler/gschedd.h"
 
 struct output *output_create(const char *state_dir, uint64_t limit, gp_error_t *err);
 /* Output kept per job and stream from now on (what is over it already stays). */

@@ -1,4 +1,4 @@
-#include "plan.h"
+#include "scheduler/plan.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -6,17 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cards.h"
-#include "depend.h"
-#include "lifecycle.h"
-#include "log.h"
-#include "names.h"
-#include "nodes.h"
-#include "running.h"
-#include "store.h"
-#include "u64map.h"
-#include "service.h"
-#include "util.h"
+#include "scheduler/cards.h"
+#include "common/depend.h"
+#include "scheduler/lifecycle.h"
+#include "common/log.h"
+#include "common/names.h"
+#include "scheduler/nodes.h"
+#include "scheduler/running.h"
+#include "scheduler/store.h"
+#include "common/u64map.h"
+#include "scheduler/service.h"
+#include "common/util.h"
 
 /* how many pending jobs one pass looks at beyond the first blocked one (Slurm: bf_max_job_test) */
 #define BACKFILL_DEPTH 2000

@@ -7,7 +7,7 @@
 #ifndef GPOOL_PLAN_H
 #define GPOOL_PLAN_H
 
-#include "gschedd.h"
+#include "scheduler/gschedd.h"
 
 /* One placement pass; starts what can start. */
 void plan_run(struct gsched *s);

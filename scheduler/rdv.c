@@ -1,12 +1,12 @@
-#include "rdv.h"
+#include "scheduler/rdv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "names.h"
-#include "u64map.h"
-#include "util.h"
+#include "common/names.h"
+#include "common/u64map.h"
+#include "common/util.h"
 
 #define KEYS_PER_RANK	   4
 #define KEYS_EXTRA	   16

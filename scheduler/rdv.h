@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "gschedd.h"
+#include "scheduler/gschedd.h"
 
 #define RDV_KEY_MAX	128
 #define RDV_VAL_MAX	65536

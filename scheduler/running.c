@@ -1,8 +1,8 @@
-#include "running.h"
+#include "scheduler/running.h"
 
 #include <stdlib.h>
 
-#include "u64map.h"
+#include "common/u64map.h"
 
 void running_add(struct gsched *s, struct job *j)
 {

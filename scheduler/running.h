@@ -3,7 +3,7 @@
 #ifndef GPOOL_RUNNING_H
 #define GPOOL_RUNNING_H
 
-#include "gschedd.h"
+#include "scheduler/gschedd.h"
 
 void running_add(struct gsched *s, struct job *j);
 void running_remove(struct gsched *s, struct job *j);

@@ -1,5 +1,5 @@
 /* service.c: service jobs and their replicas (see service.h). */
-#include "service.h"
+#include "scheduler/service.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cards.h"
-#include "lifecycle.h"
-#include "log.h"
-#include "names.h"
-#include "nodes.h"
-#include "output.h"
-#include "parse.h"
-#include "store.h"
-#include "util.h"
+#include "scheduler/cards.h"
+#include "scheduler/lifecycle.h"
+#include "common/log.h"
+#include "common/names.h"
+#include "scheduler/nodes.h"
+#include "scheduler/output.h"
+#include "common/parse.h"
+#include "scheduler/store.h"
+#include "common/util.h"
 
 /* A service's replica set: slot i holds the id of replica i's job (0: none). */
 struct svc {

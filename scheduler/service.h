@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "gschedd.h"
+#include "scheduler/gschedd.h"
 
 /* What a replica's next end means. */
 enum svc_end {

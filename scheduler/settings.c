@@ -1,15 +1,15 @@
 /* settings.c: gschedd's live settings and their reload on SIGHUP. */
-#include "settings.h"
+#include "scheduler/settings.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "gschedd.h"
-#include "http.h"
-#include "log.h"
-#include "net.h"
-#include "output.h"
+#include "scheduler/gschedd.h"
+#include "scheduler/http/http.h"
+#include "common/log.h"
+#include "scheduler/net.h"
+#include "scheduler/output.h"
 
 void settings_apply(struct gsched *s)
 {

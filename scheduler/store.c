@@ -1,4 +1,4 @@
-#include "store.h"
+#include "scheduler/store.h"
 
 #include <errno.h>
 #include <sqlite3.h>
@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "card_state.h"
-#include "depend.h"
-#include "cards.h"
-#include "jobs.h"
-#include "log.h"
-#include "names.h"
-#include "parse.h"
-#include "util.h"
+#include "scheduler/card_state.h"
+#include "common/depend.h"
+#include "scheduler/cards.h"
+#include "scheduler/jobs.h"
+#include "common/log.h"
+#include "common/names.h"
+#include "common/parse.h"
+#include "common/util.h"
 
 #define SCHEMA_VERSION 1
 

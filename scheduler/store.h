@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "gpool.pb-c.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
 
 struct store;
 struct job;

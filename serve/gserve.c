@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "model.h"
-#include "parse.h"
-#include "predict.h"
+#include "common/log.h"
+#include "serve/model.h"
+#include "common/parse.h"
+#include "serve/predict.h"
 
 /* OpenBLAS's own: one thread by default, so that replicas on one PC do not fight */
 void openblas_set_num_threads(int n);

@@ -1,5 +1,5 @@
 /* model.c: loading the model file and the forward pass (OpenBLAS sgemm). */
-#include "model.h"
+#include "serve/model.h"
 
 #include <cblas.h>
 #include <errno.h>

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 
 #define GS_MODEL_MAX_LAYERS 16	       /* weight layers */
 #define GS_MODEL_MAX_WIDTH  65536      /* units in one layer */

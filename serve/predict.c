@@ -1,5 +1,5 @@
 /* predict.c: decoding predict requests and encoding their answers (jansson). */
-#include "predict.h"
+#include "serve/predict.h"
 
 #include <errno.h>
 #include <jansson.h>

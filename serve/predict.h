@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 
 /* Decode a request body into *x (rows x width floats, malloc'd) and *rows. At most max_rows
  * rows. 0 / -1 with err set (the text goes back to the client with 400). */

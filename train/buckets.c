@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "trainer_int.h"
+#include "train/trainer_int.h"
 
 static int send_pending(tr_t *t)
 {

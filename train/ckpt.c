@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "ckpt.h"
+#include "train/ckpt.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "gtrain writes its files as the host's floats: little-endian hosts only"

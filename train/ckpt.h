@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 
 #define GT_CKPT_MAX_SIZES 17
 

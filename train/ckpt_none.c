@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt.h"
+#include "train/ckpt.h"
 
 size_t gt_model_nparams(const int *sizes, int nsizes)
 {

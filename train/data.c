@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data.h"
-#include "gz.h"
+#include "train/data.h"
+#include "train/gz.h"
 
 static uint64_t splitmix(uint64_t x)
 {

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opt.h"
-#include "trainer.h"
+#include "common/opt.h"
+#include "train/trainer.h"
 
 typedef struct {
 	gt_conf_t c;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlp.h"
+#include "train/mlp.h"
 
 struct gt_mlp {
 	gk_backend_t *b;

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 #include "gpool/kernels.h"
 
 #define GT_MAX_LAYERS 16

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "optim.h"
+#include "train/optim.h"
 
 struct gt_optim {
 	gk_backend_t *b;

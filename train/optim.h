@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "common/error.h"
 #include "gpool/kernels.h"
 
 typedef enum { GT_SGD = 0, GT_ADAMW = 1 } gt_optim_kind_t;

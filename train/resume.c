@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ckpt.h"
-#include "trainer_int.h"
+#include "train/ckpt.h"
+#include "train/trainer_int.h"
 
 int tr_save_ckpt(tr_t *t, long step)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shares.h"
+#include "train/shares.h"
 
 void gt_shares_split(int total, int n, const double *w, int *count)
 {

@@ -18,11 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ckpt.h"
-#include "data.h"
-#include "mlp.h"
-#include "shares.h"
-#include "trainer_int.h"
+#include "train/ckpt.h"
+#include "train/data.h"
+#include "train/mlp.h"
+#include "train/shares.h"
+#include "train/trainer_int.h"
 
 double tr_now_ms(void)
 {

@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "common/error.h"
 #include "gpool/gcomm.h"
 #include "gpool/kernels.h"
-#include "optim.h"
+#include "train/optim.h"
 
 #define GT_MAX_RANKS 256
 

@@ -4,10 +4,10 @@
 #ifndef GT_TRAINER_INT_H
 #define GT_TRAINER_INT_H
 
-#include "data.h"
-#include "mlp.h"
-#include "optim.h"
-#include "trainer.h"
+#include "train/data.h"
+#include "train/mlp.h"
+#include "train/optim.h"
+#include "train/trainer.h"
 
 /* what each rank reports after a step (the per-step allgather) */
 enum { ST_COMPUTE, ST_WAIT, ST_ROWS, ST_LOSS, ST_HITS, ST_N };

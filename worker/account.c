@@ -1,5 +1,5 @@
 /* account.c: local account resolution for a job's tasks. */
-#include "account.h"
+#include "worker/account.h"
 
 #include <errno.h>
 #include <pwd.h>

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "common/error.h"
 
 struct gp_account {
 	uid_t uid;

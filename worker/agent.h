@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cards.h"
-#include "config.h"
-#include "gpool.pb-c.h"
-#include "ports.h"
+#include "worker/cards.h"
+#include "common/config.h"
+#include "proto/gpool.pb-c.h"
+#include "worker/ports.h"
 
 struct sched_link;
 struct steps;

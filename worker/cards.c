@@ -1,15 +1,15 @@
 /* cards.c: card discovery backends and the fake card parser. */
-#include "cards.h"
-#include "cards_backends.h"
+#include "worker/cards.h"
+#include "cards/cards_backends.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "names.h"
-#include "parse.h"
+#include "common/log.h"
+#include "common/names.h"
+#include "common/parse.h"
 
 void gp_cards_release(gp_cards_t *c)
 {

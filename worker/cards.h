@@ -9,8 +9,8 @@
 
 #include <stddef.h>
 
-#include "error.h"
-#include "gpool.pb-c.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
 
 /* A list of cards; every entry and its strings are malloc'd. Zero-initialise, then release. */
 typedef struct gp_cards {

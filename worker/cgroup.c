@@ -1,5 +1,5 @@
 /* cgroup.c: per-job control groups, v1 and v2. */
-#include "cgroup.h"
+#include "worker/cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup_devices.h"
-#include "log.h"
-#include "util.h"
+#include "worker/cgroup_devices.h"
+#include "common/log.h"
+#include "common/util.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "common/error.h"
 
 typedef struct gp_cgroup gp_cgroup_t;
 

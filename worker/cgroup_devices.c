@@ -14,7 +14,7 @@
  *	next:
  *	r0 = 1; exit				(allowed)
  */
-#include "cgroup_devices.h"
+#include "worker/cgroup_devices.h"
 
 #include <errno.h>
 #include <fcntl.h>

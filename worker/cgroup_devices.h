@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 
 /* Access bits, as the kernel passes them (BPF_DEVCG_ACC_*) */
 enum { GP_CGDEV_MKNOD = 1, GP_CGDEV_READ = 2, GP_CGDEV_WRITE = 4, GP_CGDEV_ALL = 7 };

@@ -20,11 +20,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "chunk.h"
-#include "log.h"
-#include "step.h"
-#include "util.h"
-#include "xfer.h"
+#include "common/chunk.h"
+#include "common/log.h"
+#include "worker/step.h"
+#include "common/util.h"
+#include "common/xfer.h"
 
 #define MSG_MAX	    8192
 #define COLLECT_MAX 100000 /* entries */

@@ -1,12 +1,12 @@
 /* env.c: building a task's environment. */
-#include "env.h"
+#include "worker/env.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "screen.h"
+#include "cards/screen.h"
 
 struct envv {
 	char **v;

@@ -3,9 +3,9 @@
 #ifndef GPOOL_WORKER_ENV_H
 #define GPOOL_WORKER_ENV_H
 
-#include "account.h"
-#include "error.h"
-#include "gpool.pb-c.h"
+#include "worker/account.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
 
 struct gp_task_env_ctx {
 	const Gpool__Launch *launch;

@@ -12,10 +12,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "agent.h"
-#include "log.h"
-#include "sysinfo.h"
-#include "util.h"
+#include "worker/agent.h"
+#include "common/log.h"
+#include "worker/sysinfo.h"
+#include "common/util.h"
 
 static int discover(struct agent *a, gp_error_t *err)
 {

@@ -1,5 +1,5 @@
 /* launchfile.c: the launch file a gstepd runs from. */
-#include "launchfile.h"
+#include "worker/launchfile.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "common/util.h"
 
 #define LAUNCH_MAX (256u << 20)
 

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "gpool.pb-c.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
 
 /* Format the path into buf (len bytes). 0 / -1 (ENAMETOOLONG). */
 int gp_launch_path(char *buf, size_t len, const char *state_dir, uint64_t job, uint32_t attempt);

@@ -1,5 +1,5 @@
 /* outbox.c: sequenced, acknowledged messages from a gstepd to its agent. */
-#include "outbox.h"
+#include "worker/outbox.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -56,33 +56,13 @@ int gp_outbox_push(gp_outbox_t *o, Gpool__Msg *m)
 		}
 	}
 	m->id = o->next_seq;
-	size_t len = gpool__msg__get_packed_size(m);
-	uint8_t *d = malloc(len ? len : 1);
+	/* kept as a batch member (common/wire.h), ready to go into any batch */
+	size_t len;
+	uint8_t *d = gp_batch_member(m, &len);
 	if (!d)
 		return -1;
-	gpool__msg__pack(m, d);
 	o->v[o->head + o->n++] = (struct entry){ o->next_seq++, d, len };
 	o->bytes += len;
-	return 0;
-}
-
-/* The Batch encoding of one member: field 1, length-delimited, then the packed Msg. */
-static int batch_add_packed(gp_batch_t *b, const uint8_t *data, size_t len)
-{
-	uint8_t hdr[16];
-	size_t h = 0;
-	hdr[h++] = (1 << 3) | 2;
-	uint64_t v = len;
-	do {
-		hdr[h] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			hdr[h] |= 0x80;
-		h++;
-	} while (v);
-	if (gp_buf_append(&b->body, hdr, h) < 0 || gp_buf_append(&b->body, data, len) < 0)
-		return -1;
-	b->count++;
 	return 0;
 }
 
@@ -94,7 +74,7 @@ int gp_outbox_fill(gp_outbox_t *o, gp_batch_t *b, size_t max_bytes)
 		struct entry *e = &o->v[o->head + i];
 		if (k > 0 && used + e->len > max_bytes)
 			break;
-		if (batch_add_packed(b, e->data, e->len) < 0)
+		if (gp_batch_add_member(b, e->data, e->len) < 0)
 			break;
 		used += e->len;
 		k++;

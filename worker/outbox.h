@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire.h"
+#include "common/wire.h"
 
 typedef struct gp_outbox gp_outbox_t;
 

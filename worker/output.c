@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "step.h"
+#include "common/log.h"
+#include "worker/step.h"
 
 static void send_chunk(struct step *s, struct task *t, int i, uint8_t *data, size_t len, bool eof)
 {

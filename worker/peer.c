@@ -6,11 +6,11 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "agent.h"
-#include "chunk.h"
-#include "log.h"
-#include "util.h"
-#include "wire.h"
+#include "worker/agent.h"
+#include "common/chunk.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 /* requests served per pass: heartbeats and the supervisors' events must not wait behind a
  * run of 4 MiB chunks (a late heartbeat reply expires the node's lease) */

@@ -1,5 +1,5 @@
 /* ports.c: the agent's pool of master ports (see ports.h). */
-#include "ports.h"
+#include "worker/ports.h"
 
 #include <errno.h>
 #include <netinet/in.h>

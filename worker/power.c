@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
-#include "cards_backends.h"
-#include "energy.h"
-#include "log.h"
-#include "util.h"
+#include "worker/agent.h"
+#include "cards/cards_backends.h"
+#include "cards/energy.h"
+#include "common/log.h"
+#include "common/util.h"
 
 /* A gap between samples longer than this many intervals (the agent stopped, the machine
  * slept) counts as that many. */

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
-#include "log.h"
-#include "screen.h"
-#include "staging.h"
+#include "worker/agent.h"
+#include "common/log.h"
+#include "cards/screen.h"
+#include "worker/staging.h"
 
 static void report(struct agent *a, uint64_t job, int card, const struct gp_screen_card *c)
 {

@@ -14,12 +14,13 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "agent.h"
-#include "auth.h"
-#include "log.h"
-#include "sysinfo.h"
-#include "util.h"
-#include "wire.h"
+#include "worker/agent.h"
+#include "common/auth.h"
+#include "common/endpoint.h"
+#include "common/log.h"
+#include "worker/sysinfo.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 #define REGISTER_RETRY_MS 1000
 #define HEARTBEAT_MISSES 3
@@ -30,9 +31,8 @@ enum link_state { LINK_REGISTERING, LINK_UP };
 struct sched_link {
 	void *sock;
 	gp_auth_t *auth;
-	gp_wire_t *wire;
+	gp_endpoint_t *ep; /* over sock: sealed, only sched_uid's envelopes are taken */
 	gp_batch_t batch;
-	gp_buf_t env;
 	uid_t sched_uid;
 	enum link_state state;
 	uint64_t next_id;
@@ -48,6 +48,8 @@ struct sched_link {
 	char lease_path[4200];
 };
 
+static gp_endpoint_t *link_endpoint(struct agent *a, struct sched_link *l);
+
 struct sched_link *sched_link_create(struct agent *a, gp_error_t *err)
 {
 	struct sched_link *l = calloc(1, sizeof(*l));
@@ -61,10 +63,6 @@ struct sched_link *sched_link_create(struct agent *a, gp_error_t *err)
 	l->next_id = 1;
 	if (!(l->auth = gp_auth_create(NULL, err)))
 		goto fail;
-	if (!(l->wire = gp_wire_create(l->auth, (size_t)gp_config_int(a->cfg, "max_message")))) {
-		gp_errprintf(err, "out of memory");
-		goto fail;
-	}
 	if (!(l->sock = zmq_socket(a->zctx, ZMQ_DEALER))) {
 		gp_errprintf(err, "zmq socket: %s", zmq_strerror(errno));
 		goto fail;
@@ -75,6 +73,10 @@ struct sched_link *sched_link_create(struct agent *a, gp_error_t *err)
 	zmq_setsockopt(l->sock, ZMQ_RECONNECT_IVL_MAX, &ivlmax, sizeof(ivlmax));
 	if (zmq_connect(l->sock, ep) < 0) {
 		gp_errprintf(err, "cannot connect to scheduler '%s': %s", ep, zmq_strerror(errno));
+		goto fail;
+	}
+	if (!(l->ep = link_endpoint(a, l))) {
+		gp_errprintf(err, "out of memory");
 		goto fail;
 	}
 	/* the lease of our previous life holds until the scheduler says otherwise: counted
@@ -103,10 +105,9 @@ void sched_link_destroy(struct sched_link **p)
 	struct sched_link *l = *p;
 	if (l->sock)
 		zmq_close(l->sock);
-	gp_wire_destroy(&l->wire);
+	gp_endpoint_destroy(&l->ep);
 	gp_auth_destroy(&l->auth);
 	gp_batch_release(&l->batch);
-	gp_buf_release(&l->env);
 	free(l);
 	*p = NULL;
 }
@@ -127,11 +128,8 @@ void sched_link_flush(struct agent *a)
 	gp_error_t err;
 	if (!l->batch.count)
 		return;
-	if (gp_wire_seal(l->wire, &l->batch, &l->env, &err) < 0)
-		gp_err("cannot seal %d messages for the scheduler: %s", l->batch.count, err.text);
-	else if (zmq_send(l->sock, l->env.data, l->env.len, ZMQ_DONTWAIT) < 0)
-		gp_warn("cannot send %d messages to the scheduler: %s", l->batch.count,
-			zmq_strerror(errno));
+	if (gp_endpoint_send(l->ep, NULL, 0, &l->batch, &err) < 0)
+		gp_warn("cannot send %d messages to the scheduler: %s", l->batch.count, err.text);
 	gp_batch_reset(&l->batch);
 }
 
@@ -247,8 +245,6 @@ int64_t sched_link_tick(struct agent *a, int64_t now)
 
 /* ---- messages from the scheduler ---- */
 
-typedef void (*sched_msg_f)(struct agent *a, const Gpool__Msg *m);
-
 static void set_lease(struct agent *a, uint32_t ms)
 {
 	struct sched_link *l = a->link;
@@ -262,8 +258,9 @@ static void set_lease(struct agent *a, uint32_t ms)
 	gp_info("lease: %u ms without word from the scheduler stops requeueable jobs", ms);
 }
 
-static void on_register_reply(struct agent *a, const Gpool__Msg *m)
+static void on_register_reply(void *arg, void *peer, const Gpool__Msg *m)
 {
+	struct agent *a = arg;
 	struct sched_link *l = a->link;
 	if (m->id)
 		steps_acked(a, m->id); /* the scheduler has what it carried on disk */
@@ -282,15 +279,17 @@ static void on_register_reply(struct agent *a, const Gpool__Msg *m)
 	gp_info("registered as %s (heartbeat every %u ms)", a->node, l->hb_ms);
 }
 
-static void on_heartbeat_reply(struct agent *a, const Gpool__Msg *m)
+static void on_heartbeat_reply(void *arg, void *peer, const Gpool__Msg *m)
 {
+	struct agent *a = arg;
 	a->link->missed = 0;
 	if (m->id)
 		steps_acked(a, m->id); /* the scheduler has what it carried on disk */
 }
 
-static void on_error(struct agent *a, const Gpool__Msg *m)
+static void on_error(void *arg, void *peer, const Gpool__Msg *m)
 {
+	struct agent *a = arg;
 	const Gpool__Error *e = m->error;
 	if (e->code == GPOOL__ERROR_CODE__ERROR_UNEXPECTED) {
 		start_register(a, e->text && *e->text ? e->text : "the scheduler does not know us");
@@ -300,93 +299,85 @@ static void on_error(struct agent *a, const Gpool__Msg *m)
 		e->text ? e->text : "", (unsigned long long)m->id);
 }
 
-static void on_launch(struct agent *a, const Gpool__Msg *m)
+static void on_launch(void *arg, void *peer, const Gpool__Msg *m)
 {
+	struct agent *a = arg;
 	steps_launch(a, m->launch);
 }
 
-static void on_kill(struct agent *a, const Gpool__Msg *m)
+static void on_kill(void *arg, void *peer, const Gpool__Msg *m)
 {
+	struct agent *a = arg;
 	steps_kill(a, m->kill);
 }
 
 /* the answer to a screening result relayed (relay.c); a refusal comes as an Error */
-static void on_card_report_reply(struct agent *a, const Gpool__Msg *m)
+static void on_card_report_reply(void *arg, void *peer, const Gpool__Msg *m)
 {
 	gp_debug("the scheduler took a screening result");
 }
 
-static const struct {
-	Gpool__Msg__MCase type;
-	sched_msg_f cb;
-} sched_msgs[] = {
-	{ GPOOL__MSG__M_NODE_REGISTER_REPLY, on_register_reply },
-	{ GPOOL__MSG__M_HEARTBEAT_REPLY, on_heartbeat_reply },
-	{ GPOOL__MSG__M_ERROR, on_error },
-	{ GPOOL__MSG__M_LAUNCH, on_launch },
-	{ GPOOL__MSG__M_KILL, on_kill },
-	{ GPOOL__MSG__M_CARD_REPORT_REPLY, on_card_report_reply },
+static const struct gp_ep_handler sched_msgs[] = {
+	{ GPOOL__MSG__M_NODE_REGISTER_REPLY, GP_EP_PEER, on_register_reply, "node_register_reply" },
+	{ GPOOL__MSG__M_HEARTBEAT_REPLY, GP_EP_PEER, on_heartbeat_reply, "heartbeat_reply" },
+	{ GPOOL__MSG__M_ERROR, GP_EP_PEER, on_error, "error" },
+	{ GPOOL__MSG__M_LAUNCH, GP_EP_PEER, on_launch, "launch" },
+	{ GPOOL__MSG__M_KILL, GP_EP_PEER, on_kill, "kill" },
+	{ GPOOL__MSG__M_CARD_REPORT_REPLY, GP_EP_PEER, on_card_report_reply, "card_report_reply" },
 };
+
+/* An envelope the scheduler sent that we cannot open: say plainly what an admin must fix
+ * (the scheduler refuses us for the same reason, so its refusal is what we cannot open). */
+static void on_refused(void *arg, const struct gp_ep_envelope *e, const void *data, size_t len,
+		       Gpool__ErrorCode code, const char *why)
+{
+	if (code == GPOOL__ERROR_CODE__ERROR_AUTH)
+		gp_err("the scheduler's messages carry a MUNGE credential this PC cannot decode: "
+		       "wrong MUNGE key (this PC's /etc/munge/munge.key differs from the "
+		       "scheduler's: copy it here and restart munged) [%s]",
+		       why);
+	else if (code == GPOOL__ERROR_CODE__ERROR_VERSION)
+		gp_err("incompatible protocol version: %s (install the scheduler's gpool version on "
+		       "this PC)",
+		       why);
+	else
+		gp_warn("dropped a message from the scheduler: %s: %s", gp_error_code_name(code),
+			why);
+}
+
+/* Any envelope from the scheduler renews the lease. */
+static int on_accept(void *arg, const struct gp_ep_envelope *e, void **peer)
+{
+	struct agent *a = arg;
+	struct sched_link *l = a->link;
+	l->last_heard_ms = gp_mono_ms();
+	if (l->lease_expired) {
+		l->lease_expired = false;
+		gp_info("the scheduler is back: lease renewed");
+	}
+	return 0;
+}
+
+static gp_endpoint_t *link_endpoint(struct agent *a, struct sched_link *l)
+{
+	struct gp_ep_config c = {
+		.sock = l->sock,
+		.auth = l->auth,
+		.max_message = (size_t)gp_config_int(a->cfg, "max_message"),
+		.handlers = sched_msgs,
+		.nhandlers = sizeof(sched_msgs) / sizeof(sched_msgs[0]),
+		.peer_only = true,
+		.peer_name = "the scheduler",
+		.hooks = { .accept = on_accept, .refused = on_refused },
+		.arg = a,
+	};
+	gp_endpoint_t *ep = gp_endpoint_create(&c);
+	if (ep)
+		gp_endpoint_set_peer_uid(ep, l->sched_uid);
+	return ep;
+}
 
 void sched_link_recv(struct agent *a)
 {
-	struct sched_link *l = a->link;
-	for (int k = 0; k < 256; k++) {
-		zmq_msg_t zm;
-		zmq_msg_init(&zm);
-		if (zmq_msg_recv(&zm, l->sock, ZMQ_DONTWAIT) < 0) {
-			zmq_msg_close(&zm);
-			return;
-		}
-		struct gp_sender from;
-		Gpool__ErrorCode code;
-		gp_error_t err = { { 0 } };
-		Gpool__Batch *b =
-			gp_wire_open(l->wire, zmq_msg_data(&zm), zmq_msg_size(&zm), &from, &code, &err);
-		zmq_msg_close(&zm);
-		if (!b) {
-			/* say plainly what an admin must fix: the scheduler refuses us for the same
-			 * reason, so its refusal is what we cannot open */
-			if (code == GPOOL__ERROR_CODE__ERROR_AUTH)
-				gp_err("the scheduler's messages carry a MUNGE credential this PC cannot "
-				       "decode: wrong MUNGE key (this PC's /etc/munge/munge.key differs "
-				       "from the scheduler's: copy it here and restart munged) [%s]",
-				       err.text);
-			else if (code == GPOOL__ERROR_CODE__ERROR_VERSION)
-				gp_err("incompatible protocol version: %s (install the scheduler's gpool "
-				       "version on this PC)",
-				       err.text);
-			else
-				gp_warn("dropped a message from the scheduler: %s: %s",
-					gp_error_code_name(code), err.text);
-			continue;
-		}
-		if (from.uid != l->sched_uid) {
-			gp_warn("dropped a message signed by uid %u (the scheduler is uid %u)",
-				(unsigned)from.uid, (unsigned)l->sched_uid);
-			gpool__batch__free_unpacked(b, NULL);
-			continue;
-		}
-		l->last_heard_ms = gp_mono_ms();
-		if (l->lease_expired) {
-			l->lease_expired = false;
-			gp_info("the scheduler is back: lease renewed");
-		}
-		for (size_t i = 0; i < b->n_msgs; i++) {
-			const Gpool__Msg *m = b->msgs[i];
-			size_t t;
-			for (t = 0; t < sizeof(sched_msgs) / sizeof(sched_msgs[0]); t++)
-				if (sched_msgs[t].type == m->m_case)
-					break;
-			if (t == sizeof(sched_msgs) / sizeof(sched_msgs[0]) ||
-			    (m->m_case == GPOOL__MSG__M_NODE_REGISTER_REPLY && !m->node_register_reply) ||
-			    (m->m_case == GPOOL__MSG__M_ERROR && !m->error)) {
-				gp_warn("dropped an unexpected message (type %d) from the scheduler",
-					(int)m->m_case);
-				continue;
-			}
-			sched_msgs[t].cb(a, m);
-		}
-		gpool__batch__free_unpacked(b, NULL);
-	}
+	gp_endpoint_dispatch(a->link->ep, 256);
 }

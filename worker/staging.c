@@ -1,5 +1,5 @@
 /* staging.c: working directory and staged files. */
-#include "staging.h"
+#include "worker/staging.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "chunk.h"
-#include "util.h"
+#include "common/chunk.h"
+#include "common/util.h"
 
 bool gp_stage_name_ok(const char *name)
 {

@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "account.h"
-#include "error.h"
-#include "gpool.pb-c.h"
+#include "worker/account.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
 
 /* A staged file name is a relative path without '..' components (and not empty). */
 bool gp_stage_name_ok(const char *name);

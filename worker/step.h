@@ -9,11 +9,11 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#include "account.h"
-#include "cgroup.h"
-#include "error.h"
-#include "gpool.pb-c.h"
-#include "outbox.h"
+#include "worker/account.h"
+#include "worker/cgroup.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
+#include "worker/outbox.h"
 
 #define STEP_CHUNK (64 * 1024)		/* largest Output chunk */
 #define STEP_OUTBOX_MAX (8u << 20)	/* stop reading pipes above this much unacknowledged */

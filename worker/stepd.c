@@ -19,15 +19,16 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "config.h"
-#include "env.h"
-#include "launchfile.h"
-#include "log.h"
-#include "staging.h"
-#include "step.h"
-#include "util.h"
-#include "wire.h"
-#include "xfer.h"
+#include "common/config.h"
+#include "common/endpoint.h"
+#include "worker/env.h"
+#include "worker/launchfile.h"
+#include "common/log.h"
+#include "worker/staging.h"
+#include "worker/step.h"
+#include "common/util.h"
+#include "common/wire.h"
+#include "common/xfer.h"
 
 #define HELLO_MS 2000
 #define ENVELOPE_MAX (4u << 20)
@@ -43,8 +44,7 @@ struct stepd {
 	bool allow_root;
 	uint32_t kill_grace_ms;
 	void *zctx, *sock;
-	gp_wire_t *wire;
-	gp_buf_t env;
+	gp_endpoint_t *ep; /* the agent, over sock (local: unsealed) */
 	int sigfd;
 	bool hello_due;
 	int64_t next_hello_ms;
@@ -60,13 +60,7 @@ int step_send(struct step *s, Gpool__Msg *m)
 static int send_batch(struct stepd *d, gp_batch_t *b)
 {
 	gp_error_t err;
-	if (gp_wire_seal(d->wire, b, &d->env, &err) < 0) {
-		gp_err("cannot seal a message: %s", err.text);
-		return -1;
-	}
-	if (zmq_send(d->sock, d->env.data, d->env.len, ZMQ_DONTWAIT) < 0)
-		return -1;
-	return 0;
+	return gp_endpoint_send(d->ep, NULL, 0, b, &err);
 }
 
 static void send_hello(struct stepd *d)
@@ -128,15 +122,15 @@ static void flush(struct stepd *d)
 
 /* ---- messages from the agent ---- */
 
-typedef void (*agent_msg_f)(struct stepd *d, const Gpool__Msg *m);
-
-static void on_ack(struct stepd *d, const Gpool__Msg *m)
+static void on_ack(void *arg, void *peer, const Gpool__Msg *m)
 {
+	struct stepd *d = arg;
 	gp_outbox_ack(d->s.out, m->step_ack->upto);
 }
 
-static void on_kill(struct stepd *d, const Gpool__Msg *m)
+static void on_kill(void *arg, void *peer, const Gpool__Msg *m)
 {
+	struct stepd *d = arg;
 	const Gpool__Kill *k = m->kill;
 	if (k->job_id != d->s.launch->job_id || (k->attempt && k->attempt != d->s.launch->attempt)) {
 		gp_warn("kill for job %llu.%u is not for this step: ignored",
@@ -149,48 +143,10 @@ static void on_kill(struct stepd *d, const Gpool__Msg *m)
 	tasks_kill(&d->s, sig, k->grace_ms);
 }
 
-static const struct {
-	Gpool__Msg__MCase type;
-	agent_msg_f cb;
-} agent_msgs[] = {
-	{ GPOOL__MSG__M_STEP_ACK, on_ack },
-	{ GPOOL__MSG__M_KILL, on_kill },
+static const struct gp_ep_handler agent_msgs[] = {
+	{ GPOOL__MSG__M_STEP_ACK, GP_EP_ANYONE, on_ack, "step_ack" },
+	{ GPOOL__MSG__M_KILL, GP_EP_ANYONE, on_kill, "kill" },
 };
-
-static void recv_agent(struct stepd *d)
-{
-	while (1) {
-		zmq_msg_t zm;
-		zmq_msg_init(&zm);
-		if (zmq_msg_recv(&zm, d->sock, ZMQ_DONTWAIT) < 0) {
-			zmq_msg_close(&zm);
-			return;
-		}
-		struct gp_sender from;
-		Gpool__ErrorCode code;
-		gp_error_t err;
-		Gpool__Batch *b = gp_wire_open(d->wire, zmq_msg_data(&zm), zmq_msg_size(&zm), &from,
-					       &code, &err);
-		zmq_msg_close(&zm);
-		if (!b) {
-			gp_warn("dropped a message from the agent: %s", err.text);
-			continue;
-		}
-		for (size_t i = 0; i < b->n_msgs; i++) {
-			size_t k;
-			for (k = 0; k < sizeof(agent_msgs) / sizeof(agent_msgs[0]); k++)
-				if (agent_msgs[k].type == b->msgs[i]->m_case)
-					break;
-			if (k == sizeof(agent_msgs) / sizeof(agent_msgs[0])) {
-				gp_warn("dropped an unexpected message (type %d) from the agent",
-					(int)b->msgs[i]->m_case);
-				continue;
-			}
-			agent_msgs[k].cb(d, b->msgs[i]);
-		}
-		gpool__batch__free_unpacked(b, NULL);
-	}
-}
 
 /* ---- setup ---- */
 
@@ -328,7 +284,12 @@ static int setup_link(struct stepd *d, gp_error_t *err)
 	if (zmq_connect(d->sock, d->agent) < 0)
 		return gp_errprintf(err, "cannot connect to the agent at '%s': %s", d->agent,
 				    zmq_strerror(errno));
-	if (!(d->wire = gp_wire_create(NULL, 256u << 20)))
+	/* the agent's socket is root's (its folder is 0700): local, unsealed envelopes */
+	struct gp_ep_config ec = { .sock = d->sock, .max_message = 256u << 20,
+				   .handlers = agent_msgs,
+				   .nhandlers = sizeof(agent_msgs) / sizeof(agent_msgs[0]),
+				   .peer_name = "the agent", .arg = d };
+	if (!(d->ep = gp_endpoint_create(&ec)))
 		return gp_errprintf(err, "out of memory");
 	return 0;
 }
@@ -426,7 +387,7 @@ static void run(struct stepd *d)
 			if (items[i].revents)
 				output_read(s, owner[i], which[i]);
 		if (items[0].revents)
-			recv_agent(d);
+			gp_endpoint_dispatch(d->ep, 256);
 		/* a SIGCHLD may have raced with the pipes' EOF: reap now so the order holds */
 		tasks_reap(s);
 	}
@@ -578,10 +539,9 @@ int gp_stepd_main(int argc, char **argv)
 		gp_env_free(s->tasks[i].env);
 	zmq_close(d.sock);
 	zmq_ctx_term(d.zctx);
-	gp_wire_destroy(&d.wire);
+	gp_endpoint_destroy(&d.ep);
 	gp_outbox_destroy(&s->out);
 	gp_config_destroy(&s->xfer_cfg);
-	gp_buf_release(&d.env);
 	free(s->workdir);
 	free(s->tasks);
 	gpool__launch__free_unpacked(s->launch, NULL);

@@ -1,5 +1,5 @@
 /* stepd_main.c: the gstepd executable (gworkerd normally forks the same code without exec). */
-#include "step.h"
+#include "worker/step.h"
 
 int main(int argc, char **argv)
 {

@@ -26,14 +26,15 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "account.h"
-#include "agent.h"
-#include "launchfile.h"
-#include "step.h"
-#include "svcport.h"
-#include "log.h"
-#include "util.h"
-#include "wire.h"
+#include "worker/account.h"
+#include "worker/agent.h"
+#include "worker/launchfile.h"
+#include "worker/step.h"
+#include "worker/svcport.h"
+#include "common/log.h"
+#include "common/endpoint.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 #define STEP_FORGET_MS 10000 /* a step silent this long whose process is gone is forgotten */
 #define EXIT_FILE_MAX (16u << 20)
@@ -78,8 +79,7 @@ struct steps {
 	char sched_uid[32];	
 	bool fork_only;		/* gstepd is the one beside us: run its code without exec */
 	void *sock;
-	gp_wire_t *wire;
-	gp_buf_t env;
+	gp_endpoint_t *endpoint; /* over sock: local, unsealed; one routing id per step */
 	struct step_rec **v;
 	size_t n;
 	Gpool__HeldTask **held;
@@ -363,6 +363,8 @@ static void scan_launch_files(struct agent *a, struct steps *ss)
 	closedir(d);
 }
 
+static gp_endpoint_t *step_endpoint(struct agent *a, struct steps *ss);
+
 struct steps *steps_create(struct agent *a, gp_error_t *err)
 {
 	struct steps *ss = calloc(1, sizeof(*ss));
@@ -385,8 +387,8 @@ struct steps *steps_create(struct agent *a, gp_error_t *err)
 		goto fail;
 	}
 	unlink(ss->sock_path);
-	if (!(ss->wire = gp_wire_create(NULL, (size_t)gp_config_int(a->cfg, "max_message"))) ||
-	    !(ss->sock = zmq_socket(a->zctx, ZMQ_ROUTER))) {
+	if (!(ss->sock = zmq_socket(a->zctx, ZMQ_ROUTER)) ||
+	    !(ss->endpoint = step_endpoint(a, ss))) {
 		gp_errprintf(err, "cannot make the local socket: %s", zmq_strerror(errno));
 		goto fail;
 	}
@@ -425,8 +427,7 @@ void steps_destroy(struct steps **p)
 	free(ss->v);
 	free(ss->held);
 	free(ss->ep);
-	gp_wire_destroy(&ss->wire);
-	gp_buf_release(&ss->env);
+	gp_endpoint_destroy(&ss->endpoint);
 	free(ss);
 	*p = NULL;
 }
@@ -439,15 +440,8 @@ void *steps_socket(struct steps *ss)
 /* Send one message to a step (now: the local socket costs no credential). */
 static int send_step(struct steps *ss, struct step_rec *r, const Gpool__Msg *m)
 {
-	gp_batch_t b = { 0 };
 	gp_error_t err;
-	int rc = -1;
-	if (gp_batch_add(&b, m) == 0 && gp_wire_seal(ss->wire, &b, &ss->env, &err) == 0 &&
-	    zmq_send(ss->sock, r->rid, r->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
-	    zmq_send(ss->sock, ss->env.data, ss->env.len, ZMQ_DONTWAIT) >= 0)
-		rc = 0;
-	gp_batch_release(&b);
-	return rc;
+	return gp_endpoint_send_msg(ss->endpoint, (const uint8_t *)r->rid, r->rid_len, m, &err);
 }
 
 static void deliver_kill(struct steps *ss, struct step_rec *r)
@@ -756,10 +750,10 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 
 /* ---- messages from supervisors ---- */
 
-typedef void (*step_msg_f)(struct agent *a, struct step_rec *r, const Gpool__Msg *m);
-
-static void on_hello(struct agent *a, struct step_rec *r, const Gpool__Msg *m)
+static void on_hello(void *arg, void *peer, const Gpool__Msg *m)
 {
+	struct agent *a = arg;
+	struct step_rec *r = peer;
 	const Gpool__StepHello *h = m->step_hello;
 	if (h->job_id != r->job || h->attempt != r->attempt) {
 		gp_warn("step %s says it is job %" PRIu64 ".%u: dropped", r->rid, h->job_id,
@@ -806,8 +800,10 @@ static void update_task(struct step_rec *r, const Gpool__TaskEvent *ev)
 }
 
 /* TaskEvent and Output: forward new ones in order, acknowledge once per pass. */
-static void on_event(struct agent *a, struct step_rec *r, const Gpool__Msg *m)
+static void on_event(void *arg, void *peer, const Gpool__Msg *m)
 {
+	struct agent *a = arg;
+	struct step_rec *r = peer;
 	uint64_t job = m->m_case == GPOOL__MSG__M_TASK_EVENT ? m->task_event->job_id
 							     : m->output->job_id;
 	uint32_t att = m->m_case == GPOOL__MSG__M_TASK_EVENT ? m->task_event->attempt
@@ -844,13 +840,10 @@ static void on_event(struct agent *a, struct step_rec *r, const Gpool__Msg *m)
 	}
 }
 
-static const struct {
-	Gpool__Msg__MCase type;
-	step_msg_f cb;
-} step_msgs[] = {
-	{ GPOOL__MSG__M_STEP_HELLO, on_hello },
-	{ GPOOL__MSG__M_TASK_EVENT, on_event },
-	{ GPOOL__MSG__M_OUTPUT, on_event },
+static const struct gp_ep_handler step_msgs[] = {
+	{ GPOOL__MSG__M_STEP_HELLO, GP_EP_ANYONE, on_hello, "step_hello" },
+	{ GPOOL__MSG__M_TASK_EVENT, GP_EP_ANYONE, on_event, "task_event" },
+	{ GPOOL__MSG__M_OUTPUT, GP_EP_ANYONE, on_event, "output" },
 };
 
 /* A routing id "<job>.<attempt>": the step it names, adopted if unknown (its launch file was
@@ -899,64 +892,46 @@ static struct step_rec *step_of(struct steps *ss, const char *rid, size_t len,
 	return NULL;
 }
 
+/* The step an envelope's routing id names (adopted from its hello when unknown): the peer its
+ * messages' handlers get. */
+static int on_accept(void *arg, const struct gp_ep_envelope *e, void **peer)
+{
+	struct agent *a = arg;
+	struct step_rec *r = step_of(a->steps, (const char *)e->rid, e->rid_len, e->batch);
+	if (!r) {
+		gp_warn("dropped a message from an unknown supervisor");
+		return -1;
+	}
+	r->last_heard_ms = gp_mono_ms();
+	*peer = r;
+	return 0;
+}
+
+static void on_rejected(void *arg, void *peer, const struct gp_ep_envelope *e,
+			const Gpool__Msg *m, Gpool__ErrorCode code, const char *why)
+{
+	const struct step_rec *r = peer;
+	gp_warn("step %s sent an unexpected message (type %d): dropped", r->rid, (int)m->m_case);
+}
+
+static gp_endpoint_t *step_endpoint(struct agent *a, struct steps *ss)
+{
+	struct gp_ep_config c = {
+		.sock = ss->sock,
+		.routed = true,
+		.max_message = (size_t)gp_config_int(a->cfg, "max_message"),
+		.handlers = step_msgs,
+		.nhandlers = sizeof(step_msgs) / sizeof(step_msgs[0]),
+		.peer_name = "a supervisor",
+		.hooks = { .accept = on_accept, .rejected = on_rejected },
+		.arg = a,
+	};
+	return gp_endpoint_create(&c);
+}
+
 void steps_recv(struct agent *a)
 {
-	struct steps *ss = a->steps;
-	for (int k = 0; k < 256; k++) {
-		zmq_msg_t id, body;
-		zmq_msg_init(&id);
-		zmq_msg_init(&body);
-		if (zmq_msg_recv(&id, ss->sock, ZMQ_DONTWAIT) < 0) {
-			zmq_msg_close(&id);
-			zmq_msg_close(&body);
-			return;
-		}
-		int more = zmq_msg_more(&id);
-		if (!more || zmq_msg_recv(&body, ss->sock, ZMQ_DONTWAIT) < 0) {
-			zmq_msg_close(&id);
-			zmq_msg_close(&body);
-			continue;
-		}
-		while (zmq_msg_more(&body)) { /* a malformed multipart: drain it */
-			zmq_msg_close(&body);
-			zmq_msg_init(&body);
-			if (zmq_msg_recv(&body, ss->sock, ZMQ_DONTWAIT) < 0)
-				break;
-		}
-		struct gp_sender from;
-		Gpool__ErrorCode code;
-		gp_error_t err = { { 0 } };
-		Gpool__Batch *b = gp_wire_open(ss->wire, zmq_msg_data(&body), zmq_msg_size(&body),
-					       &from, &code, &err);
-		struct step_rec *r =
-			b ? step_of(ss, zmq_msg_data(&id), zmq_msg_size(&id), b) : NULL;
-		zmq_msg_close(&id);
-		zmq_msg_close(&body);
-		if (!b) {
-			gp_warn("dropped a message from a supervisor: %s", err.text);
-			continue;
-		}
-		if (!r) {
-			gp_warn("dropped a message from an unknown supervisor");
-			gpool__batch__free_unpacked(b, NULL);
-			continue;
-		}
-		r->last_heard_ms = gp_mono_ms();
-		for (size_t i = 0; i < b->n_msgs; i++) {
-			const Gpool__Msg *m = b->msgs[i];
-			size_t t;
-			for (t = 0; t < sizeof(step_msgs) / sizeof(step_msgs[0]); t++)
-				if (step_msgs[t].type == m->m_case)
-					break;
-			if (t == sizeof(step_msgs) / sizeof(step_msgs[0])) {
-				gp_warn("step %s sent an unexpected message (type %d): dropped", r->rid,
-					(int)m->m_case);
-				continue;
-			}
-			step_msgs[t].cb(a, r, m);
-		}
-		gpool__batch__free_unpacked(b, NULL);
-	}
+	gp_endpoint_dispatch(a->steps->endpoint, 256);
 }
 
 void steps_flush(struct agent *a)

@@ -1,5 +1,5 @@
 /* svcport.c: picking a free port for a service replica (see svcport.h). */
-#include "svcport.h"
+#include "worker/svcport.h"
 
 #include <errno.h>
 #include <netinet/in.h>

@@ -1,5 +1,5 @@
 /* sysinfo.c: node resources from /proc and the kernel. */
-#include "sysinfo.h"
+#include "worker/sysinfo.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

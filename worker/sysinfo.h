@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 
 /* The host name. 0 / -1. */
 int gp_sys_hostname(char *buf, size_t len);

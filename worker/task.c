@@ -15,10 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "env.h"
-#include "log.h"
-#include "step.h"
-#include "util.h"
+#include "worker/env.h"
+#include "common/log.h"
+#include "worker/step.h"
+#include "common/util.h"
 
 extern char **environ;
 

@@ -19,7 +19,7 @@
 
 #include "gpool/gcomm.h"
 #include "gpool/kernels.h"
-#include "spawn.h"
+#include "comm/test/spawn.h"
 
 static struct {
 	size_t min, max;

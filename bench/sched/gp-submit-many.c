@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "config.h"
-#include "util.h"
-#include "wire.h"
+#include "common/config.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 int main(int argc, char **argv)
 {

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cards_backends.h"
+#include "cards/cards_backends.h"
 
 static void cores_per_sm(void **state)
 {

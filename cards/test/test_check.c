@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "jsonw.h"
+#include "cards/check.h"
+#include "common/jsonw.h"
 
 /* What a writer made, as a string (the stream is closed). */
 static char *written(FILE *f, char **buf)

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "energy.h"
+#include "cards/energy.h"
 
 static void constant_draw(void **state)
 {

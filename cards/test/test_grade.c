@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "grade.h"
+#include "cards/grade.h"
 
 static struct gp_card_measure card(double fluct, uint64_t errors)
 {

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "screen.h"
+#include "cards/screen.h"
 
 /* What gcheck --json writes (cards/check.c), two cards. */
 static const char good_doc[] =

@@ -1,4 +1,4 @@
-#include "args.h"
+#include "cli/lib/args.h"
 
 #include <errno.h>
 #include <signal.h>

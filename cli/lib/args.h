@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 
 /* Append the ids of one operand to *ids (realloc'd; *n counts them). */
 int gp_args_jobids(const char *s, uint64_t **ids, size_t *n, gp_error_t *err);

@@ -1,4 +1,4 @@
-#include "cost.h"
+#include "cli/lib/cost.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -13,8 +13,8 @@
 
 #include <stddef.h>
 
-#include "config.h"
-#include "error.h"
+#include "common/config.h"
+#include "common/error.h"
 
 struct gp_prices {
 	double price_kwh, cooling_share, depreciation_rate, default_card_price, cloud_gpu_hour;

@@ -1,4 +1,4 @@
-#include "directive.h"
+#include "cli/lib/directive.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "common/error.h"
 
 struct gp_directive {
 	int lineno;

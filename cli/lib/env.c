@@ -1,4 +1,4 @@
-#include "env.h"
+#include "cli/lib/env.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -11,8 +11,8 @@
 
 #include <stddef.h>
 
-#include "error.h"
-#include "gpool.pb-c.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
 
 /* Build the EnvVar list for `spec` (NULL: ALL) from envp. *vars is malloc'd, each member
  * too (free with gp_export_free). 0 / -1 (EINVAL: "invalid --export item 'x'"). */

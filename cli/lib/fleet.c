@@ -1,11 +1,11 @@
-#include "fleet.h"
+#include "cli/lib/fleet.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobview.h"
+#include "cli/lib/jobview.h"
 
 void gp_fleet_free(struct fleet *f)
 {

@@ -5,10 +5,10 @@
 
 #include <stddef.h>
 
-#include "cost.h"
-#include "error.h"
-#include "gpool.pb-c.h"
-#include "session.h"
+#include "cli/lib/cost.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
+#include "cli/lib/session.h"
 
 struct fleet {
 	size_t n;

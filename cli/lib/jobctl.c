@@ -1,4 +1,4 @@
-#include "jobctl.h"
+#include "cli/lib/jobctl.h"
 
 #include <inttypes.h>
 

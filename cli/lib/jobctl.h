@@ -6,9 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
-#include "gpool.pb-c.h"
-#include "session.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
+#include "cli/lib/session.h"
 
 /* Send one JobControl for ids. Per-job failures from the reply are printed to `report` as
  * "<prog>: job 42: <text>" and counted in *failed. 0, or -1 with err filled when the call

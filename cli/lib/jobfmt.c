@@ -1,14 +1,14 @@
 /* jobfmt.c: see jobfmt.h. */
-#include "jobfmt.h"
+#include "cli/lib/jobfmt.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobview.h"
-#include "names.h"
-#include "parse.h"
+#include "cli/lib/jobview.h"
+#include "common/names.h"
+#include "common/parse.h"
 
 typedef void (*field_f)(const Gpool__JobInfo *j, double now, char *buf, size_t len);
 

@@ -7,8 +7,8 @@
 
 #include <stdio.h>
 
-#include "error.h"
-#include "gpool.pb-c.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
 
 typedef struct gp_jobfmt gp_jobfmt_t;
 

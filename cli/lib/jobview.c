@@ -1,4 +1,4 @@
-#include "jobview.h"
+#include "cli/lib/jobview.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "array.h"
-#include "names.h"
-#include "parse.h"
+#include "common/array.h"
+#include "common/names.h"
+#include "common/parse.h"
 
 static const char *nz(const char *s, const char *dflt)
 {

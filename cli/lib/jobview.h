@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "gpool.pb-c.h"
-#include "table.h"
+#include "proto/gpool.pb-c.h"
+#include "common/table.h"
 
 /* squeue's TIME: "[D-][H:]M:SS" of run time so far (or in total, once ended). */
 void gp_jobview_elapsed(const Gpool__JobInfo *job, double now, char *buf, size_t len);

@@ -1,4 +1,4 @@
-#include "json.h"
+#include "cli/lib/json.h"
 
 #include <openssl/evp.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "gpool.pb-c.h"
+#include "proto/gpool.pb-c.h"
 
 /* A new reference, or NULL when out of memory. */
 json_t *gp_json_message(const ProtobufCMessage *m);

@@ -1,11 +1,11 @@
-#include "nodeview.h"
+#include "cli/lib/nodeview.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "names.h"
-#include "parse.h"
+#include "common/names.h"
+#include "common/parse.h"
 
 static const char *nz(const char *s, const char *dflt)
 {

@@ -5,8 +5,8 @@
 
 #include <stddef.h>
 
-#include "gpool.pb-c.h"
-#include "table.h"
+#include "proto/gpool.pb-c.h"
+#include "common/table.h"
 
 /* "nvidia:2,amd:1", "-" for none. */
 void gp_nodeview_cards_summary(const Gpool__NodeInfo *node, char *buf, size_t len);

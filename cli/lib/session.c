@@ -1,4 +1,4 @@
-#include "session.h"
+#include "cli/lib/session.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
-#include "config.h"
-#include "parse.h"
-#include "util.h"
-#include "wire.h"
+#include "common/client.h"
+#include "common/config.h"
+#include "common/parse.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 struct gp_session {
 	gp_config_t *cfg;

@@ -7,8 +7,8 @@
 #ifndef GP_CLI_SESSION_H
 #define GP_CLI_SESSION_H
 
-#include "error.h"
-#include "gpool.pb-c.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
 
 /* How long a command waits for an answer. */
 #define GP_CLI_TIMEOUT_MS 10000

@@ -1,4 +1,4 @@
-#include "submit.h"
+#include "cli/lib/submit.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,14 +10,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "array.h"
-#include "depend.h"
-#include "directive.h"
-#include "env.h"
-#include "names.h"
-#include "opt.h"
-#include "parse.h"
-#include "util.h"
+#include "common/array.h"
+#include "common/depend.h"
+#include "cli/lib/directive.h"
+#include "cli/lib/env.h"
+#include "common/names.h"
+#include "common/opt.h"
+#include "common/parse.h"
+#include "common/util.h"
 
 struct gp_submit {
 	Gpool__JobSpec *spec;

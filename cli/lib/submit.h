@@ -10,9 +10,9 @@
 
 #include <stdio.h>
 
-#include "error.h"
-#include "gpool.pb-c.h"
-#include "session.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
+#include "cli/lib/session.h"
 
 /* The most a job may carry in its script and staged files together. */
 #define GP_SUBMIT_MAX_FILES (64u << 20)

@@ -1,4 +1,4 @@
-#include "when.h"
+#include "cli/lib/when.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 #ifndef GP_CLI_WHEN_H
 #define GP_CLI_WHEN_H
 
-#include "error.h"
+#include "common/error.h"
 
 /* -> seconds since the epoch. now is the reference for "now" forms. 0 / -1 (EINVAL). */
 int gp_when_parse(const char *s, double now, double *t, gp_error_t *err);

@@ -1,4 +1,4 @@
-#include "fakesched.h"
+#include "cli/test/fakesched.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "auth.h"
-#include "wire.h"
+#include "common/auth.h"
+#include "common/wire.h"
 
 #define MAX_REQUESTS 256
 

@@ -5,7 +5,7 @@
 #ifndef FAKESCHED_H
 #define FAKESCHED_H
 
-#include "gpool.pb-c.h"
+#include "proto/gpool.pb-c.h"
 
 /* Fill *reply (its id is set by the fake) for req; the reply's memory must stay valid until
  * the handler's next call. */

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
-#include "opt.h"
-#include "session.h"
+#include "cli/lib/args.h"
+#include "common/opt.h"
+#include "cli/lib/session.h"
 
 static void jobids(void **state)
 {

@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fakesched.h"
-#include "util.h"
+#include "cli/test/fakesched.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/gpool-cli-test.XXXXXX";
 static char endpoint[256];

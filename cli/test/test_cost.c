@@ -7,8 +7,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "cost.h"
-#include "fleet.h"
+#include "cli/lib/cost.h"
+#include "cli/lib/fleet.h"
 
 static gp_config_t *cfg(const char *prices)
 {

@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "json.h"
+#include "cli/lib/json.h"
 
 static void job(void **state)
 {

@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "directive.h"
-#include "env.h"
-#include "submit.h"
-#include "util.h"
+#include "cli/lib/directive.h"
+#include "cli/lib/env.h"
+#include "cli/lib/submit.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/gpool-submit-test.XXXXXX";
 static char *test_env[] = {"HOME=/home/alice", "PATH=/usr/bin:/bin", "LANG=C", NULL};

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobfmt.h"
-#include "jobview.h"
-#include "nodeview.h"
-#include "table.h"
+#include "cli/lib/jobfmt.h"
+#include "cli/lib/jobview.h"
+#include "cli/lib/nodeview.h"
+#include "common/table.h"
 
 /* Print into a string. */
 static char *render(gp_table_t *t)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "when.h"
+#include "cli/lib/when.h"
 
 static void forms(void **state)
 {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_int.h"
-#include "ring.h"
+#include "comm/src/comm_int.h"
+#include "comm/src/ring.h"
 
 static const char *const algo_names[] = {[GC_ALGO_AUTO] = "auto",
 					 [GC_ALGO_RING] = "ring",

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "cma.h"
+#include "comm/src/cma.h"
 
 int gc_cma_pull(pid_t pid, void *dst, uint64_t src, size_t len)
 {

@@ -7,9 +7,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "comm_int.h"
-#include "rdv.h"
-#include "sock.h"
+#include "comm/src/comm_int.h"
+#include "comm/src/rdv.h"
+#include "comm/src/sock.h"
 
 int gc_fail(gc_comm_t *c, int e, const char *fmt, ...)
 {

@@ -12,7 +12,7 @@
 
 #include "gpool/gcomm.h"
 #include "gpool/kernels.h"
-#include "tp.h"
+#include "comm/src/tp.h"
 
 enum {
 	GC_BUF_RING = 0,  /* the ring engine's mirror, slots and temporaries */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_int.h"
+#include "comm/src/comm_int.h"
 
 static int env_rank(const char *const *names, int *out)
 {

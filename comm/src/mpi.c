@@ -29,7 +29,7 @@
 
 #include <mpi.h>
 
-#include "comm_int.h"
+#include "comm/src/comm_int.h"
 
 #define MAX_COUNT   INT_MAX    /* MPI counts are ints */
 #define BCAST_CHUNK (1u << 30) /* bytes per MPI_Bcast */

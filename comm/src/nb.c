@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_int.h"
+#include "comm/src/comm_int.h"
 
 enum { K_ALLREDUCE, K_REDUCE_SCATTER, K_ALLGATHER, K_BROADCAST, K_BARRIER, K_COUNT };
 

@@ -26,12 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rdv.h"
+#include "comm/src/rdv.h"
 
-#include "client.h"
-#include "config.h"
-#include "util.h"
-#include "wire.h"
+#include "common/client.h"
+#include "common/config.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 #define DEFAULT_TIMEOUT_MS 60000
 #define SLICE_MS	   10000 /* one long poll */

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rdv.h"
-#include "sock.h"
+#include "comm/src/rdv.h"
+#include "comm/src/sock.h"
 
 enum { OP_HELLO = 1, OP_PUT, OP_GET, OP_FENCE, OP_BYE, OP_VAL, OP_FENCED };
 

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_int.h"
-#include "ring.h"
+#include "comm/src/comm_int.h"
+#include "comm/src/ring.h"
 
 struct ring {
 	gc_comm_t *c;

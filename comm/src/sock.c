@@ -1,5 +1,5 @@
 /* sock.c - TCP helpers shared by the tcp transport and the tcp rendezvous. */
-#include "sock.h"
+#include "comm/src/sock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spin.h"
+#include "comm/src/spin.h"
 
 #define SKIP_MAX       1024
 #define CROWD_EVERY_NS (5 * 1000 * 1000)

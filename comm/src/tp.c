@@ -1,7 +1,7 @@
 /* tp.c - the transports built in, by name. */
 #include <string.h>
 
-#include "tp.h"
+#include "comm/src/tp.h"
 
 static const gc_tp_ops_t *const transports[] = {
     &gc_tp_tcp,

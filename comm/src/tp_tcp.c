@@ -21,8 +21,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "sock.h"
-#include "tp_tcp_int.h"
+#include "comm/src/sock.h"
+#include "comm/src/tp_tcp_int.h"
 
 #define HELLO_MAGIC 0x47435450u /* "GCTP" */
 

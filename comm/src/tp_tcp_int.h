@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cma.h"
-#include "spin.h"
-#include "tp.h"
+#include "comm/src/cma.h"
+#include "comm/src/spin.h"
+#include "comm/src/tp.h"
 
 #define FRAME_DATA     0x4743u		      /* payload follows */
 #define FRAME_EAGER    0x4745u		      /* payload follows (same-host peer) */

@@ -13,8 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sock.h"
-#include "tp_tcp_int.h"
+#include "comm/src/sock.h"
+#include "comm/src/tp_tcp_int.h"
 
 /* Same-host peers: can each of us read the other's memory (same user, no ptrace
  * restriction, same pid namespace)? Each reads the other's probe, then they swap the

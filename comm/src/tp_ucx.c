@@ -64,7 +64,7 @@
 
 #include <ucp/api/ucp.h>
 
-#include "tp.h"
+#include "comm/src/tp.h"
 
 #define BLOB_MAGIC    0x58554347u /* "GCUX" */
 #define HELLO_MAGIC   0x53484347u /* "GCHS" */

@@ -21,7 +21,7 @@
 
 #include "gpool/gcomm.h"
 #include "gpool/kernels.h"
-#include "spawn.h"
+#include "comm/test/spawn.h"
 
 static const char *transport = "tcp", *backend = "cpu";
 static int quick, fake_hosts = 1;

@@ -1,5 +1,5 @@
 /* spawn.c - run N ranks of a function as forked processes on this host. */
-#include "spawn.h"
+#include "comm/test/spawn.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sock.h"
-#include "tp.h"
+#include "comm/src/sock.h"
+#include "comm/src/tp.h"
 
 static int fails;
 #define CHECK(c, ...)                                                                              \

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "array.h"
+#include "common/array.h"
 
 static gp_array_t a;
 

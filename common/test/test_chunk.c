@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "chunk.h"
-#include "util.h"
-#include "xfer.h"
+#include "common/chunk.h"
+#include "common/util.h"
+#include "common/xfer.h"
 
 static char dir[64];
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "common/config.h"
 
 static void defaults(void **state)
 {

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "depend.h"
+#include "common/depend.h"
 
 static gp_depend_t d;
 

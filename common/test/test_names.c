@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "names.h"
+#include "common/names.h"
 
 static void states(void **state)
 {

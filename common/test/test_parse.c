@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "parse.h"
+#include "common/parse.h"
 
 static void size_units(void **state)
 {

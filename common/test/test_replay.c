@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <errno.h>
 
-#include "replay.h"
+#include "common/replay.h"
 
 static void in_order_and_replays(void **state)
 {

@@ -5,7 +5,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 
-#include "u64map.h"
+#include "common/u64map.h"
 
 static void many(void **state)
 {

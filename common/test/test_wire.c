@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "wire.h"
+#include "common/wire.h"
 
 static gp_auth_t *auth;
 
@@ -177,6 +177,42 @@ static void local_unauthenticated(void **state)
 	gp_wire_destroy(&rx);
 }
 
+/* A batch is packed one-message Batches one after another (the generated code writes the
+ * member's tag): it parses as one Batch, in order, and a member kept for later (the outbox)
+ * adds the very same bytes. */
+static void batch_members(void **state)
+{
+	gp_batch_t a = { 0 }, b = { 0 };
+	make_batch(&a, 3);
+	for (int i = 0; i < 3; i++) {
+		Gpool__Msg m = GPOOL__MSG__INIT;
+		Gpool__SubmitReply r = GPOOL__SUBMIT_REPLY__INIT;
+		r.job_id = 100 + i;
+		m.id = i + 1;
+		m.m_case = GPOOL__MSG__M_SUBMIT_REPLY;
+		m.submit_reply = &r;
+		size_t len;
+		uint8_t *d = gp_batch_member(&m, &len);
+		assert_non_null(d);
+		assert_int_equal(gp_batch_add_member(&b, d, len), 0);
+		free(d);
+	}
+	assert_int_equal(a.count, 3);
+	assert_int_equal(b.count, 3);
+	assert_int_equal(a.body.len, b.body.len);
+	assert_memory_equal(a.body.data, b.body.data, a.body.len);
+	Gpool__Batch *got = gpool__batch__unpack(NULL, a.body.len, a.body.data);
+	assert_non_null(got);
+	assert_int_equal(got->n_msgs, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(got->msgs[i]->id, i + 1);
+		assert_int_equal(got->msgs[i]->submit_reply->job_id, 100 + i);
+	}
+	gpool__batch__free_unpacked(got, NULL);
+	gp_batch_release(&a);
+	gp_batch_release(&b);
+}
+
 int main(void)
 {
 	gp_error_t err;
@@ -191,6 +227,7 @@ int main(void)
 		cmocka_unit_test(round_trip),	     cmocka_unit_test(tampered_body),
 		cmocka_unit_test(cheap_checks),	     cmocka_unit_test(forged_credential),
 		cmocka_unit_test(expired_credential), cmocka_unit_test(local_unauthenticated),
+		cmocka_unit_test(batch_members),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	gp_auth_destroy(&auth);

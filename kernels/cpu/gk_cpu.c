@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gk_backend.h"
-#include "gk_scalar.h"
+#include "kernels/gk_backend.h"
+#include "kernels/gk_scalar.h"
 
 #ifdef GK_HAVE_CBLAS
 #include <cblas.h>

@@ -10,7 +10,7 @@
  * over the tail, or one() over everything when a pointer is not 16-byte aligned. The
  * arithmetic is gk_scalar.h's, so results equal the cpu backend's bit for bit (NaN
  * payloads aside). */
-#include "gk_gpu.h"
+#include "kernels/gpu/gk_gpu.h"
 
 #define TPB 256
 

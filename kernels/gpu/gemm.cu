@@ -7,7 +7,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
-#include "gk_gpu.h"
+#include "kernels/gpu/gk_gpu.h"
 
 #define TS 64
 #define TK 16

@@ -4,8 +4,8 @@
 
 #include <errno.h>
 
-#include "gk_port.h"
-#include "gk_backend.h"
+#include "kernels/gpu/gk_port.h"
+#include "kernels/gk_backend.h"
 
 typedef struct {
 	char *err;

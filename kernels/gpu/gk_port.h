@@ -109,7 +109,7 @@ typedef cudaPointerAttributes gkPointerAttributes_t;
 #define gkOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #endif
 
-#include "gk_scalar.h"
+#include "kernels/gk_scalar.h"
 
 /* f16 / bf16 as raw bits in memory, f32 in registers */
 __device__ static inline float gk_d_f16_to_f32(uint16_t h)

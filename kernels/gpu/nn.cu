@@ -5,7 +5,7 @@
  * cpu backend bit for bit (bias_grad sums a column in row order, one thread a column, as the
  * cpu loop does); softmax_xent goes through the device expf/logf and agrees to a few ulp.
  * These kernels are small next to the GEMMs of a layer, so they are plain grid-stride loops. */
-#include "gk_gpu.h"
+#include "kernels/gpu/gk_gpu.h"
 
 #define NN_TPB 256
 

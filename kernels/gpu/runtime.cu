@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_gpu.h"
+#include "kernels/gpu/gk_gpu.h"
 
 int gk_gpu_fail(gpu_t *g, int e, const char *fmt, ...)
 {

@@ -1,6 +1,6 @@
 /* screen.cu - kernels for screening a card: memory test steps, read / write / copy
  * bandwidth and FMA throughput (one source for CUDA and HIP) */
-#include "gk_gpu.h"
+#include "kernels/gpu/gk_gpu.h"
 
 #define TPB	   256
 #define FMA_CHAINS 8

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_scalar.h"
+#include "kernels/gk_scalar.h"
 #include "gpool/kernels.h"
 
 static gk_backend_t *b;	  /* under test */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "frame.h"
+#include "launch/frame.h"
 
 static void round_trip(void **state)
 {

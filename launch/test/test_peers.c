@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "peers.h"
+#include "launch/peers.h"
 
 static void parse_format(void **state)
 {

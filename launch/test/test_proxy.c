@@ -17,9 +17,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "proxy.h"
-#include "rsh.h"
-#include "util.h"
+#include "launch/proxy.h"
+#include "launch/rsh.h"
+#include "common/util.h"
 
 #define SECRET "0123456789abcdef0123456789abcdef"
 

@@ -14,9 +14,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "peers.h"
-#include "proxy.h"
-#include "rsh.h"
+#include "launch/peers.h"
+#include "launch/proxy.h"
+#include "launch/rsh.h"
 
 #define SECRET "fedcba9876543210fedcba9876543210"
 

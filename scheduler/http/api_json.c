@@ -1,5 +1,5 @@
 /* api_json.c: the REST API's routes and JSON (see api_json.h). */
-#include "api_json.h"
+#include "scheduler/http/api_json.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "names.h"
+#include "common/names.h"
 
 #define MAX_ARGV 4096
 #define MAX_LIST 1024

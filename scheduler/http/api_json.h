@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpool.pb-c.h"
+#include "proto/gpool.pb-c.h"
 
 enum api_op {
 	API_NONE = 0,

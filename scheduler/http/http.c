@@ -1,5 +1,5 @@
 /* http.c: gschedd's HTTP server thread (see http.h). */
-#include "http.h"
+#include "scheduler/http/http.h"
 
 #include <errno.h>
 #include <openssl/evp.h> /* before libevent's headers: they leave sched.h's cpu_set_t out */
@@ -19,10 +19,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "api_json.h"
-#include "auth.h"
-#include "log.h"
-#include "util.h"
+#include "scheduler/http/api_json.h"
+#include "common/auth.h"
+#include "common/log.h"
+#include "common/util.h"
 
 #define MAX_PENDING 4096
 #define MAX_TOKENS  1024

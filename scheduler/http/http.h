@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "gpool.pb-c.h"
-#include "wire.h"
+#include "common/error.h"
+#include "proto/gpool.pb-c.h"
+#include "common/wire.h"
 
 struct http;
 

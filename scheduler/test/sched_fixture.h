@@ -7,14 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gschedd.h"
-#include "jobs.h"
-#include "net.h"
-#include "nodes.h"
-#include "output.h"
-#include "store.h"
-#include "u64map.h"
-#include "util.h"
+#include "scheduler/gschedd.h"
+#include "scheduler/jobs.h"
+#include "scheduler/net.h"
+#include "scheduler/nodes.h"
+#include "scheduler/output.h"
+#include "scheduler/store.h"
+#include "common/u64map.h"
+#include "common/util.h"
 
 static struct gsched S;
 static char dir[64];

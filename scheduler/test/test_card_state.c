@@ -11,22 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
-#include "card_state.h"
-#include "cards.h"
-#include "client.h"
-#include "gschedd.h"
-#include "jobs.h"
-#include "net.h"
-#include "nodes.h"
-#include "output.h"
-#include "store.h"
-#include "u64map.h"
-#include "util.h"
+#include "scheduler/agent.h"
+#include "scheduler/card_state.h"
+#include "scheduler/cards.h"
+#include "scheduler/client.h"
+#include "scheduler/gschedd.h"
+#include "scheduler/jobs.h"
+#include "scheduler/net.h"
+#include "scheduler/nodes.h"
+#include "scheduler/output.h"
+#include "scheduler/store.h"
+#include "common/u64map.h"
+#include "common/util.h"
 
 #define NV GPOOL__VENDOR__VENDOR_NVIDIA
 
-#include "sched_fixture.h"
+#include "scheduler/test/sched_fixture.h"
 
 static int setup(void **state)
 {

@@ -11,20 +11,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cards.h"
-#include "gschedd.h"
-#include "jobs.h"
-#include "lifecycle.h"
-#include "net.h"
-#include "nodes.h"
-#include "output.h"
-#include "plan.h"
-#include "running.h"
-#include "store.h"
-#include "u64map.h"
-#include "util.h"
+#include "scheduler/cards.h"
+#include "scheduler/gschedd.h"
+#include "scheduler/jobs.h"
+#include "scheduler/lifecycle.h"
+#include "scheduler/net.h"
+#include "scheduler/nodes.h"
+#include "scheduler/output.h"
+#include "scheduler/plan.h"
+#include "scheduler/running.h"
+#include "scheduler/store.h"
+#include "common/u64map.h"
+#include "common/util.h"
 
-#include "sched_fixture.h"
+#include "scheduler/test/sched_fixture.h"
 
 static int setup(void **state)
 {

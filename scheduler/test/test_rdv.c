@@ -13,14 +13,14 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "gschedd.h"
-#include "jobs.h"
-#include "net.h"
-#include "nodes.h"
-#include "rdv.h"
-#include "u64map.h"
-#include "util.h"
-#include "wire.h"
+#include "scheduler/gschedd.h"
+#include "scheduler/jobs.h"
+#include "scheduler/net.h"
+#include "scheduler/nodes.h"
+#include "scheduler/rdv.h"
+#include "common/u64map.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 #define OWNER 1000
 #define OTHER 2000

@@ -11,17 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gschedd.h"
-#include "jobs.h"
-#include "lifecycle.h"
-#include "nodes.h"
-#include "plan.h"
-#include "running.h"
-#include "service.h"
-#include "store.h"
-#include "util.h"
+#include "scheduler/gschedd.h"
+#include "scheduler/jobs.h"
+#include "scheduler/lifecycle.h"
+#include "scheduler/nodes.h"
+#include "scheduler/plan.h"
+#include "scheduler/running.h"
+#include "scheduler/service.h"
+#include "scheduler/store.h"
+#include "common/util.h"
 
-#include "sched_fixture.h"
+#include "scheduler/test/sched_fixture.h"
 
 static int setup(void **state)
 {

@@ -5,7 +5,7 @@
  * The harnesses of the user path (fuzz_client, fuzz_submit) never reach these handlers: the
  * dispatch refuses agent messages from any other uid. A crash, a sanitizer report or a
  * broken invariant of settle() is a finding. */
-#include "sched_world.h"
+#include "tests/fuzz/sched_world.h"
 
 static void world_seed(void)
 {

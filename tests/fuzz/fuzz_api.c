@@ -4,8 +4,8 @@
  * unpack again; 2: a drain body through api_drain_parse. Properties checked: a refused route
  * is answered 400/404/405 with a reason; an accepted one has an operation and, for a job, an
  * id; an accepted spec has a command; a drain's card is -1 or 0..63. */
-#include "api_json.h"
-#include "fuzz.h"
+#include "scheduler/http/api_json.h"
+#include "tests/fuzz/fuzz.h"
 
 static void route(const uint8_t *d, size_t n)
 {

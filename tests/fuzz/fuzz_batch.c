@@ -1,8 +1,8 @@
 /* fuzz_batch: a Batch body straight into gpool__batch__unpack; every oneof member of every
  * Msg is walked, and each message and the whole batch must re-encode canonically. The first
  * byte picks the decoder, so that each message type is also fuzzed on its own. */
-#include "fuzz.h"
-#include "gpool.pb-c.h"
+#include "tests/fuzz/fuzz.h"
+#include "proto/gpool.pb-c.h"
 
 static const ProtobufCMessageDescriptor *const direct[] = {
 	&gpool__batch__descriptor,	   &gpool__msg__descriptor,

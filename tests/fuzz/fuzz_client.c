@@ -3,7 +3,7 @@
  * against a scheduler that holds one node and three jobs (two of uid 1000, one of uid 2000,
  * stored and committed). Agent messages are refused by the dispatch table (the sender is
  * not the agents' uid). The sender is uid 1000, or root when the first message's id is odd. */
-#include "sched_world.h"
+#include "tests/fuzz/sched_world.h"
 
 static void world_seed(void)
 {

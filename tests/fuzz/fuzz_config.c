@@ -5,8 +5,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "fuzz.h"
+#include "common/config.h"
+#include "tests/fuzz/fuzz.h"
 
 static const enum gp_prog progs[] = { GP_SCHED, GP_WORKER, GP_CLI, GP_STEPD };
 

@@ -1,7 +1,7 @@
 /* fuzz_directive: a job script's `#GPOOL` lines (cli/lib/directive.h). Properties: every
  * directive starts with the program name, its argv is NULL-terminated, line numbers rise. */
-#include "directive.h"
-#include "fuzz.h"
+#include "cli/lib/directive.h"
+#include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

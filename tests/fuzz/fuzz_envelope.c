@@ -1,7 +1,7 @@
 /* fuzz_envelope: gp_wire_open on an unauthenticated wire (no munged needed), then every Msg
  * of the batch; what opens must seal and open again to the same messages. */
-#include "fuzz.h"
-#include "wire.h"
+#include "tests/fuzz/fuzz.h"
+#include "common/wire.h"
 
 #define MAX_MESSAGE (1u << 20)
 

@@ -6,8 +6,8 @@
  * only sound entries whose chunks are in the store. */
 #include <dirent.h>
 
-#include "chunk.h"
-#include "sched_world.h"
+#include "common/chunk.h"
+#include "tests/fuzz/sched_world.h"
 
 static struct job *running_job(uint64_t id, uint32_t uid, const char *user)
 {

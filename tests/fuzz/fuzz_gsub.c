@@ -7,9 +7,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "fuzz.h"
-#include "submit.h"
-#include "util.h"
+#include "tests/fuzz/fuzz.h"
+#include "cli/lib/submit.h"
+#include "common/util.h"
 
 static char *const fake_env[] = { "PATH=/usr/bin:/bin", "HOME=/home/u", "USER=u", NULL };
 static char dir[64];

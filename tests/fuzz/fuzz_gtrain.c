@@ -8,9 +8,9 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "ckpt.h"
-#include "data.h"
-#include "fuzz.h"
+#include "train/ckpt.h"
+#include "train/data.h"
+#include "tests/fuzz/fuzz.h"
 
 static void model(const uint8_t *data, size_t size)
 {

@@ -2,9 +2,9 @@
  * argv) and the proxy lines gpool-launch reads from the rendezvous (launch/peers.h).
  * Properties: a parsed frame lies within the input, an argv is NULL-terminated and each word
  * within the frame, a parsed peer line formats back to a line that parses the same. */
-#include "fuzz.h"
-#include "frame.h"
-#include "peers.h"
+#include "tests/fuzz/fuzz.h"
+#include "launch/frame.h"
+#include "launch/peers.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "fuzz.h"
-#include "model.h"
+#include "tests/fuzz/fuzz.h"
+#include "serve/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,13 +6,13 @@
 #include <limits.h>
 #include <signal.h>
 
-#include "args.h"
-#include "array.h"
-#include "depend.h"
-#include "env.h"
-#include "fuzz.h"
-#include "names.h"
-#include "parse.h"
+#include "cli/lib/args.h"
+#include "common/array.h"
+#include "common/depend.h"
+#include "cli/lib/env.h"
+#include "tests/fuzz/fuzz.h"
+#include "common/names.h"
+#include "common/parse.h"
 
 static char *const fake_env[] = { "PATH=/usr/bin:/bin", "HOME=/home/u", "OMP_NUM_THREADS=4",
 				  "EMPTY=", "NOEQUALS", NULL };

@@ -5,8 +5,8 @@
 #include <jansson.h>
 #include <math.h>
 
-#include "fuzz.h"
-#include "predict.h"
+#include "tests/fuzz/fuzz.h"
+#include "serve/predict.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

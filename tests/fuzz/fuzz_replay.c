@@ -7,8 +7,8 @@
  * brings the full-table path within reach; a hang is a finding too (libFuzzer's timeout). */
 #include <errno.h>
 
-#include "fuzz.h"
-#include "replay.h"
+#include "tests/fuzz/fuzz.h"
+#include "common/replay.h"
 
 #define MAX_SLOTS 8
 #define NKEYS	  16

@@ -1,8 +1,8 @@
 /* fuzz_route: ggated's request-target routing (gateway/route.c) on any string. Properties:
  * a service route names 1..256 bytes of [A-Za-z0-9._-] inside the target, and the target sent
  * to the replica starts with '/' and is the rest of the request target. */
-#include "fuzz.h"
-#include "route.h"
+#include "tests/fuzz/fuzz.h"
+#include "gateway/route.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

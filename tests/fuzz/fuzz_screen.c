@@ -6,8 +6,8 @@
  * characters. */
 #include <errno.h>
 
-#include "fuzz.h"
-#include "screen.h"
+#include "tests/fuzz/fuzz.h"
+#include "cards/screen.h"
 
 static void printable(const char *s, size_t cap)
 {

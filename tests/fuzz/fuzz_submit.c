@@ -4,7 +4,7 @@
  * ROUTER without authentication; the sender is a fake client uid. Accepted jobs are
  * committed and forgotten after each input; the whole scheduler is rebuilt now and then so
  * that the store stays small. */
-#include "sched_world.h"
+#include "tests/fuzz/sched_world.h"
 
 static void world_seed(void)
 {

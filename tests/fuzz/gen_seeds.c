@@ -12,10 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "gpool.pb-c.h"
-#include "chunk.h"
-#include "util.h"
-#include "wire.h"
+#include "proto/gpool.pb-c.h"
+#include "common/chunk.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 static const char *root;
 

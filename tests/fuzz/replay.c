@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fuzz.h"
-#include "util.h"
+#include "tests/fuzz/fuzz.h"
+#include "common/util.h"
 
 static int run_file(const char *path)
 {

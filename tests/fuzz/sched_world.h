@@ -1,25 +1,25 @@
 /* sched_world.h: the minimal scheduler the scheduler harnesses drive (fuzz_submit,
  * fuzz_client), as scheduler/test/test_plan.c builds it: SQLite in a temp dir with sync off,
  * an inproc ROUTER without authentication (no munged), one registered node. settle() does
- * what sched.c's commit does on success and forgets the jobs the input submitted; the whole
+ * what commit.c's commit does on success and forgets the jobs the input submitted; the whole
  * scheduler is rebuilt every REBUILD_EVERY inputs so that the store stays small. */
 #ifndef GPOOL_FUZZ_SCHED_WORLD_H
 #define GPOOL_FUZZ_SCHED_WORLD_H
 
 #include <unistd.h>
 
-#include "fuzz.h"
-#include "gschedd.h"
-#include "jobs.h"
-#include "log.h"
-#include "metrics.h"
-#include "net.h"
-#include "nodes.h"
-#include "output.h"
-#include "rdv.h"
-#include "store.h"
-#include "u64map.h"
-#include "util.h"
+#include "tests/fuzz/fuzz.h"
+#include "scheduler/gschedd.h"
+#include "scheduler/jobs.h"
+#include "common/log.h"
+#include "scheduler/metrics.h"
+#include "scheduler/net.h"
+#include "scheduler/nodes.h"
+#include "scheduler/output.h"
+#include "scheduler/rdv.h"
+#include "scheduler/store.h"
+#include "common/u64map.h"
+#include "common/util.h"
 
 #define REBUILD_EVERY 2048
 #define CLIENT_UID 1000
@@ -101,7 +101,7 @@ static bool store_job_spec_check(uint64_t id)
 	return sp != NULL;
 }
 
-/* What sched.c's commit does on success, then forget the new jobs again. */
+/* What commit.c's commit does on success, then forget the new jobs again. */
 static void settle(int forget_new)
 {
 	gp_error_t err;

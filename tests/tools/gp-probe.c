@@ -20,11 +20,11 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "auth.h"
-#include "config.h"
-#include "gpool.pb-c.h"
-#include "util.h"
-#include "wire.h"
+#include "common/auth.h"
+#include "common/config.h"
+#include "proto/gpool.pb-c.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 struct probe {
 	void *zctx;

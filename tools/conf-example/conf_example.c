@@ -3,7 +3,7 @@
  * programs that read it. The Debian packages ship its output as /etc/gpool/gpool.conf. */
 #include <stdio.h>
 
-#include "config.h"
+#include "common/config.h"
 
 int main(void)
 {

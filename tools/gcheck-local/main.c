@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "opt.h"
+#include "cards/check.h"
+#include "common/opt.h"
 
 struct local {
 	struct gp_check_opts check; /* first: the shared options set it (check.h) */

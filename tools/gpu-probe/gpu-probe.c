@@ -16,8 +16,8 @@
 
 #include <time.h>
 
-#include "cards_backends.h"
-#include "energy.h"
+#include "cards/cards_backends.h"
+#include "cards/energy.h"
 
 static void json_str(const char *s)
 {

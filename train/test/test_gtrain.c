@@ -19,12 +19,12 @@
 
 #include <cmocka.h>
 
-#include "ckpt.h"
-#include "data.h"
-#include "mlp.h"
-#include "optim.h"
-#include "shares.h"
-#include "trainer.h"
+#include "train/ckpt.h"
+#include "train/data.h"
+#include "train/mlp.h"
+#include "train/optim.h"
+#include "train/shares.h"
+#include "train/trainer.h"
 
 static char dir[256];
 static char csv[300]; /* the synthetic training set */

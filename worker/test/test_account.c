@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "account.h"
+#include "worker/account.h"
 
 /* A passwd of three: root, alice (1000), bob (1001). */
 static int fake_lookup(const char *name, struct gp_account *a, void *arg)

@@ -26,8 +26,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "util.h"
-#include "wire.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 static const char *gworkerd, *gstepd;
 static char dir[] = "/tmp/gp-agent-XXXXXX";

@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "cards.h"
+#include "worker/cards.h"
 
 static void two_cards(void **state)
 {

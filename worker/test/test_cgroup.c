@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "skip.h"
+#include "worker/cgroup.h"
+#include "worker/test/skip.h"
 
 static void rules(void **state)
 {

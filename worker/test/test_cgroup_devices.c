@@ -20,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup_devices.h"
-#include "skip.h"
+#include "worker/cgroup_devices.h"
+#include "worker/test/skip.h"
 
 static void parse_rules(void **state)
 {

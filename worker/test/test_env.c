@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "env.h"
+#include "worker/env.h"
 
 static Gpool__Launch launch;
 static Gpool__JobSpec spec;

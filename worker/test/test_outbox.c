@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "outbox.h"
+#include "worker/outbox.h"
 
 static void push(gp_outbox_t *o, uint32_t rank)
 {

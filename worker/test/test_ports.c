@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "ports.h"
+#include "worker/ports.h"
 
 /* What a framework's rank 0 does with MASTER_PORT: SO_REUSEADDR, bind, listen. 0 / -1. */
 static int listen_like_a_framework(uint32_t port)

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "staging.h"
-#include "util.h"
+#include "worker/staging.h"
+#include "common/util.h"
 
 static void names(void **state)
 {

@@ -20,9 +20,9 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "launchfile.h"
-#include "util.h"
-#include "wire.h"
+#include "worker/launchfile.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 static const char *gstepd;
 static char dir[] = "/tmp/gp-stepd-XXXXXX";

@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "api_json.h"
+#include "scheduler/http/api_json.h"
 
 static void routes(void **state)
 {

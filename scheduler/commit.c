@@ -1,60 +1,31 @@
-/* sched.c: gschedd's event loop. One pass: take in what arrived (bounded), place jobs, tick
- * timers, then commit the open transaction when its window has passed and only then release
- * the replies and orders that depend on it. */
+/* commit.c: gschedd's group commit. Every change to a job goes into the one open SQLite
+ * transaction (store.c); the submissions it carries wait here for their replies, and the
+ * transaction commits once its window (commit_delay) has passed or it holds MAX_TXN_ROWS
+ * jobs. Only then are the held replies and orders released (net_flush with durable). */
+#include "scheduler/commit.h"
+
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zmq.h>
 
-#include "agent.h"
-#include "gschedd.h"
-#include "http.h"
-#include "lifecycle.h"
-#include "log.h"
-#include "metrics.h"
-#include "names.h"
-#include "net.h"
-#include "nodes.h"
-#include "output.h"
-#include "plan.h"
-#include "rdv.h"
-#include "running.h"
-#include "sched.h"
-#include "settings.h"
-#include "service.h"
-#include "store.h"
-#include "util.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "scheduler/net.h"
+#include "scheduler/nodes.h"
+#include "scheduler/store.h"
 
-#define RECV_PER_PASS 512
 #define MAX_TXN_ROWS 4096
-#define MIN_JOB_AGE_MS 300000 /* final jobs stay in memory this long (Slurm: MinJobAge) */
 
-int gsched_reply(struct req *r, Gpool__Msg *m, bool durable)
+bool gsched_txn_full(const struct gsched *s)
 {
-	return net_queue(r->s->net, r->rid, r->rid_len, m, durable);
+	return s->ntouched >= MAX_TXN_ROWS;
 }
 
-int gsched_reply_error(struct req *r, Gpool__ErrorCode code, const char *fmt, ...)
+bool gsched_commit_due(const struct gsched *s, int64_t now)
 {
-	char text[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	Gpool__Msg m;
-	Gpool__Error e;
-	gp_msg_error(&m, &e, r->msg ? r->msg->id : 0, code, text);
-	return gsched_reply(r, &m, false);
-}
-
-int gsched_send_node(struct gsched *s, int node, Gpool__Msg *m)
-{
-	struct node *n = nodes_get(s->nodes, node);
-	if (!n)
-		return -1;
-	return net_queue(s->net, n->rid, n->rid_len, m, true);
+	return s->txn_first_ms &&
+	       (now - s->txn_first_ms >= s->commit_delay_ms || gsched_txn_full(s));
 }
 
 static void touch(struct gsched *s, struct job *j)
@@ -155,7 +126,7 @@ static void submit_reply(struct gsched *s, struct pending_submit *p, bool ok, co
 /* Commit the open transaction. On success the held replies and orders may go; on failure the
  * new submissions are refused and forgotten, and the other changes are written again in the
  * next transaction. */
-static void commit(struct gsched *s)
+void gsched_commit(struct gsched *s)
 {
 	gp_error_t err;
 	int rc = store_commit(s->store, &err);
@@ -213,103 +184,4 @@ static void commit(struct gsched *s)
 		if (nodes_get(s->nodes, i)->cards_in_txn)
 			gsched_save_cards(s, i);
 	}
-}
-
-/* Forget final jobs that have been final for a while (the store keeps them). */
-static void sweep(struct gsched *s)
-{
-	double cutoff = gp_now() - MIN_JOB_AGE_MS / 1000.0;
-	size_t pos = 0;
-	struct job *j;
-	struct job **old = NULL;
-	size_t n = 0, cap = 0;
-	while ((j = jobs_iter(s->jobs, &pos))) {
-		if (!gp_job_state_final(j->state) || j->in_txn || j->end_time > cutoff)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			struct job **no = realloc(old, cap * sizeof(*no));
-			if (!no)
-				break;
-			old = no;
-		}
-		old[n++] = j;
-	}
-	for (size_t i = 0; i < n; i++)
-		jobs_forget(s->jobs, old[i]);
-	free(old);
-}
-
-int gsched_run(struct gsched *s)
-{
-	void *sock = net_socket(s->net);
-	int64_t next_tick = 0, next_sweep = gp_mono_ms() + 10000;
-	plan_run(s);
-	while (!s->stop) {
-		int64_t now = gp_mono_ms();
-		long timeout = (long)(next_tick > now ? next_tick - now : 0);
-		if (s->txn_first_ms) {
-			int64_t left = s->txn_first_ms + s->commit_delay_ms - now;
-			if (left < timeout)
-				timeout = left > 0 ? (long)left : 0;
-		}
-		if (s->plan_dirty)
-			timeout = 0;
-		zmq_pollitem_t pi[2] = { { sock, 0, ZMQ_POLLIN, 0 },
-					 { s->http ? http_socket(s->http) : NULL, 0, ZMQ_POLLIN, 0 } };
-		int rc = zmq_poll(pi, s->http ? 2 : 1, timeout);
-		if (rc < 0 && errno != EINTR) {
-			gp_err("poll: %s", zmq_strerror(errno));
-			return -1;
-		}
-		if (s->reload) {
-			s->reload = 0;
-			settings_reload(s);
-			s->plan_dirty = true; /* a new power cap or limit may let jobs start */
-		}
-		for (int i = 0; i < RECV_PER_PASS; i++) {
-			struct net_msg m;
-			int got = net_recv(s->net, &m);
-			if (got == 0)
-				break;
-			if (got < 0)
-				continue;
-			handle_batch(s, m.rid, m.rid_len, m.addr, &m.from, m.batch);
-			gpool__batch__free_unpacked(m.batch, NULL);
-			if (s->ntouched >= MAX_TXN_ROWS)
-				break;
-		}
-		for (int i = 0; s->http && i < RECV_PER_PASS; i++) {
-			struct http_msg hm;
-			if (http_recv(s->http, &hm) <= 0)
-				break;
-			handle_batch(s, hm.rid, sizeof(hm.rid), "http", &hm.from, hm.batch);
-			gpool__batch__free_unpacked(hm.batch, NULL);
-		}
-		if (s->plan_dirty)
-			plan_run(s);
-		now = gp_mono_ms();
-		if (now >= next_tick) {
-			agents_tick(s);
-			jobs_tick(s);
-			output_tick(s);
-			rdv_tick(s);
-			metrics_tick(s);
-			service_tick(s);
-			next_tick = now + 100;
-		}
-		if (now >= next_sweep) {
-			sweep(s);
-			next_sweep = now + 10000;
-		}
-		bool due = s->txn_first_ms && (now - s->txn_first_ms >= s->commit_delay_ms ||
-					       s->ntouched >= MAX_TXN_ROWS);
-		if (due)
-			commit(s);
-		net_flush(s->net, !s->txn_first_ms);
-	}
-	if (s->txn_first_ms)
-		commit(s);
-	net_flush(s->net, !s->txn_first_ms);
-	return 0;
 }
