@@ -10,7 +10,7 @@
 #   PEER_PORT=7821 bench/staging.sh     the agents serve their caches to each other (fan-out);
 #                                       unset or 0: every host fetches from gschedd (default)
 # Run it under `flock /tmp/gpool-netns.lock` on a shared machine (it holds the hosts about 3
-# minutes).
+# minutes). Needs iperf3: `GPOOL_DEPS_EXTRA=iperf3 deploy/install-deps.sh`.
 set -euo pipefail
 MB=${1:-200}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +19,8 @@ BIN=${GPOOL_BIN_DIR:-$TOP/build/bin}
 export PATH="$BIN:$PATH"
 CL="$TOP/deploy/gpool-cluster"
 [ "$(id -u)" = 0 ] || { echo "staging: needs root (network namespaces)" >&2; exit 1; }
+command -v iperf3 >/dev/null ||
+	{ echo "staging: needs iperf3 (GPOOL_DEPS_EXTRA=iperf3 deploy/install-deps.sh)" >&2; exit 1; }
 D=$(mktemp -d /var/tmp/gpool-bench-staging.XXXXXX)
 chmod 0755 "$D"
 IPERF_PID=
