@@ -3,33 +3,45 @@
 # bandwidth iperf3 measures in the same run (one TCP stream, scheduler side -> h1).
 # For each host count: a fresh 200 MB file (nothing cached anywhere), `gsub --stage` on that
 # many hosts; reported: gsub's upload time, each host's fetch time from its gstepd log line,
-# the last host's against the one-host figure, and the bandwidth each host saw as a share of
-# the iperf3 figure. Then the same file once more (cached on every host): its staging time.
-#   usage: bench/staging.sh [MB]        (default 200; PEER_PORT=0: no fan-out between agents)
-# Run it under `flock /tmp/gpool-netns.lock` on a shared machine.
+# the last host's against the one-host figure, the bandwidth each host saw as a share of the
+# iperf3 figure, and the wall time from gsub's start to the job's end. Then the same file once
+# more on 4 hosts (cached on every host): what gsub sent, its time and each host's.
+#   usage: bench/staging.sh [MB]        (default 200)
+#   PEER_PORT=7821 bench/staging.sh     the agents serve their caches to each other (fan-out);
+#                                       unset or 0: every host fetches from gschedd (default)
+# Run it under `flock /tmp/gpool-netns.lock` on a shared machine (it holds the hosts about 3
+# minutes). Needs iperf3: `GPOOL_DEPS_EXTRA=iperf3 deploy/install-deps.sh`.
 set -euo pipefail
 MB=${1:-200}
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 BIN=${GPOOL_BIN_DIR:-$TOP/build/bin}
+export PATH="$BIN:$PATH"
+CL="$TOP/deploy/gpool-cluster"
+[ "$(id -u)" = 0 ] || { echo "staging: needs root (network namespaces)" >&2; exit 1; }
+command -v iperf3 >/dev/null ||
+	{ echo "staging: needs iperf3 (GPOOL_DEPS_EXTRA=iperf3 deploy/install-deps.sh)" >&2; exit 1; }
 D=$(mktemp -d /var/tmp/gpool-bench-staging.XXXXXX)
 chmod 0755 "$D"
-CL="$TOP/deploy/gpool-cluster"
 IPERF_PID=
 cleanup() {
-	[ -n "$IPERF_PID" ] && kill "$IPERF_PID" 2>/dev/null || true
-	"$CL" stop --dir "$D" >/dev/null 2>&1 || true
+	[ -z "$IPERF_PID" ] || kill "$IPERF_PID" 2>/dev/null || true
+	"$CL" stop --dir "$D/cl" >/dev/null 2>&1 || true
 	rm -rf "$D"
 }
 trap cleanup EXIT
-[ "$(id -u)" = 0 ] || { echo "staging: needs root (network namespaces)" >&2; exit 1; }
+trap 'exit 143' TERM INT
+# shellcheck source=deploy/lib-users.sh
+. "$TOP/deploy/lib-users.sh"
 "$CL" users >/dev/null
+UB=$(gpool_users_bin "$BIN" "$D/user")
 WARGS=()
-[ -n "${PEER_PORT:-}" ] && WARGS=(--worker-arg "--peer_port=$PEER_PORT")
-"$CL" start -n 4 --dir "$D/cl" --bin "$BIN" "${WARGS[@]}" >&2
+[ "${PEER_PORT:-0}" != 0 ] && WARGS=(--worker-arg "--peer_port=$PEER_PORT")
+"$CL" start -n 4 --dir "$D/cl" --bin "$BIN" --node-timeout 10s --heartbeat-interval 1s \
+	"${WARGS[@]}" >"$D/start.log" 2>&1 || { tail -20 "$D/start.log" >&2; exit 1; }
 eval "$("$CL" env --dir "$D/cl")"
 export GPOOL_SCHEDULER GPOOL_CONF
-echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); peer_port=${PEER_PORT:-default}"
+echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $MB MB; peer_port=${PEER_PORT:-0} ($([ "${PEER_PORT:-0}" != 0 ] && echo fan-out || echo 'no fan-out'))"
 
 # the link: one TCP stream from the scheduler's side (198.18.0.1) to h1, 5 s
 iperf3 -s -B 198.18.0.1 -p 5299 -1 >/dev/null 2>&1 &
@@ -37,51 +49,85 @@ IPERF_PID=$!
 sleep 0.5
 bw=$("$CL" exec --dir "$D/cl" h1 iperf3 -c 198.18.0.1 -p 5299 -R -t 5 -J |
 	python3 -c 'import json,sys; print("%.0f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8e6))')
+wait "$IPERF_PID" 2>/dev/null || true
 IPERF_PID=
-echo "iperf3 scheduler->h1 one stream: $bw MB/s"
+echo "iperf3 scheduler->h1, one stream: $bw MB/s"
 
 W=$D/work
 mkdir -p "$W" && chown gpool-user: "$W"
-as_user() { (cd "$W" && runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" PATH="$BIN:$PATH" "$@"); }
+as_user() { (cd "$W" && runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" PATH="$UB:$PATH" "$@"); }
 fetch_time() { # HOST JOB
-	grep -h "job $2\.1: staged" "$D/cl/$1/gworkerd.log" | tail -1 | sed -n 's/.*fetch \([0-9.]*\) s.*/\1/p'
+	grep -h "job $2\.[0-9]*: staged" "$D/cl/$1/gworkerd.log" | tail -1 | sed -n 's/.*fetch \([0-9.]*\) s.*/\1/p'
 }
-wait_done() { # JOB
-	for _ in $(seq 1 600); do
-		s=$(gstat --json -a -j "$1" 2>/dev/null | python3 -c 'import json,sys
-d=json.load(sys.stdin); print(d["jobs"][0]["state"] if d.get("jobs") else "")' 2>/dev/null || true)
-		case $s in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL) echo "$s"; return ;; esac
+job() { # JOB FIELD: the job's state (without prefix) or its nodes (space-separated)
+	gstat --json -a -j "$1" 2>/dev/null | python3 -c '
+import json, sys
+want, field = sys.argv[1], sys.argv[2]
+def jobs(x):
+    if isinstance(x, dict):
+        if "state" in x and str(x.get("id", x.get("job_id", ""))) == want:
+            yield x
+        for v in x.values():
+            yield from jobs(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from jobs(v)
+for j in jobs(json.load(sys.stdin)):
+    v = j.get(field, "")
+    if isinstance(v, list):
+        v = " ".join(v)
+    print(str(v).replace("JOB_STATE_", "").replace(",", " ").upper() if field == "state" else str(v).replace(",", " "))
+    break
+' "$1" "$2" 2>/dev/null || true
+}
+wait_done() { # JOB: its final state ("stuck" after 300 s)
+	local s
+	for _ in $(seq 1 1500); do
+		s=$(job "$1" state)
+		case $s in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) echo "$s"; return ;; esac
 		sleep 0.2
 	done
 	echo "stuck"
 }
+# gsub --stage data.bin on N hosts: sets id, up (gsub's staging line), st, wall
+stage_job() {
+	local t0 t1 out
+	t0=$(date +%s.%N)
+	out=$(as_user gsub -n "$1" -N "$1" -t 10 --stage data.bin -- /bin/true 2>&1)
+	id=$(sed -n 's/^Submitted job \([0-9]*\)$/\1/p' <<<"$out")
+	up=$(grep -o 'sent .*' <<<"$out" || echo "gsub: $out")
+	[ -n "$id" ] || { echo "gsub failed: $out" >&2; exit 1; }
+	st=$(wait_done "$id")
+	t1=$(date +%s.%N)
+	wall=$(python3 -c "print('%.1f' % ($t1 - $t0))")
+}
+
 one=
-printf "%-6s %-8s %-10s %-30s %-8s %-8s %s\n" hosts upload_s state fetch_s_per_host last_s last/one MB/s_per_host/link
+printf "%-5s %-9s %-9s %-27s %-7s %-8s %-20s %s\n" hosts upload_s state fetch_s_per_host last_s last/one "MB/s(last)/link" wall_s
 for n in 1 2 3 4; do
 	# nothing cached: new bytes, empty caches and store
-	for h in h1 h2 h3 h4; do "$CL" exec --dir "$D/cl" $h sh -c "rm -rf $D/cl/$h/state/cache"; done
+	for h in h1 h2 h3 h4; do "$CL" exec --dir "$D/cl" "$h" rm -rf "$D/cl/$h/state/cache"; done
 	rm -rf "$D/cl/sched/state/chunks"
 	head -c $((MB * 1000000)) /dev/urandom >"$W/data.bin"
 	chown gpool-user: "$W/data.bin"
-	out=$(as_user gsub -n "$n" -N "$n" --stage data.bin -- /bin/true 2>&1)
-	id=$(sed -n 's/^Submitted job \([0-9]*\)$/\1/p' <<<"$out")
-	up=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' <<<"$out")
-	st=$(wait_done "$id")
+	stage_job "$n"
 	ts=()
-	for h in $(gstat --json -a -j "$id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["nodelist"].replace(",", " "))'); do
-		ts+=("$(fetch_time "$h" "$id")")
-	done
+	for h in $(job "$id" nodelist); do ts+=("$(fetch_time "$h" "$id")"); done
 	last=$(printf '%s\n' "${ts[@]}" | sort -g | tail -1)
-	[ -z "$one" ] && one=$last
+	[ -n "$last" ] || { echo "job $id ($st): no staging line on its hosts" >&2; exit 1; }
+	[ -n "$one" ] || one=$last
 	ratio=$(python3 -c "print('%.2f' % ($last / $one))")
-	share=$(python3 -c "print('%.0f / %s = %.2f' % ($MB / $last, $bw, $MB / $last / $bw))")
-	printf "%-6s %-8s %-10s %-30s %-8s %-8s %s\n" "$n" "$up" "$st" "$(echo "${ts[*]}" | tr ' ' ',')" "$last" "$ratio" "$share"
+	share=$(python3 -c "print('%.0f/%s=%.2f' % ($MB / $last, $bw, $MB / $last / $bw))")
+	upt=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' <<<"$up")
+	printf "%-5s %-9s %-9s %-27s %-7s %-8s %-20s %s\n" "$n" "${upt:-?}" "$st" "$(
+		IFS=,
+		echo "${ts[*]}"
+	)" "$last" "$ratio" "$share" "$wall"
+	grep -h "job $id\.[0-9]*: staged" "$D"/cl/h*/gworkerd.log | sed 's/^/#   /'
 done
 # the same file again: every host has it cached
-out=$(as_user gsub -n 4 -N 4 --stage data.bin -- /bin/true 2>&1)
-id=$(sed -n 's/^Submitted job \([0-9]*\)$/\1/p' <<<"$out")
-st=$(wait_done "$id")
+stage_job 4
 ts=()
 for h in h1 h2 h3 h4; do ts+=("$(fetch_time "$h" "$id")"); done
-echo "cached second staging, 4 hosts: gsub: $(grep -o 'sent .*' <<<"$out"); state $st; fetch s per host: ${ts[*]}"
-grep -h "job $id\.1: staged" "$D"/cl/h*/gworkerd.log | sed 's/^/# /'
+echo "cached second staging, 4 hosts: gsub $up; state $st; fetch s per host: ${ts[*]}; wall $wall s"
+grep -h "job $id\.[0-9]*: staged" "$D"/cl/h*/gworkerd.log | sed 's/^/#   /'

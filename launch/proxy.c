@@ -53,6 +53,8 @@ struct gp_proxy {
 	sigset_t oldmask;
 	struct conn **c;
 	size_t nc;
+	pid_t *groups; /* every command's process group, for the final sweep */
+	size_t ngroups;
 	bool had_hold;
 	int stop_errno; /* nonzero: stop with this */
 };
@@ -123,6 +125,7 @@ void gp_proxy_destroy(gp_proxy_t **pp)
 	for (size_t i = 0; i < p->nc; i++)
 		conn_free(p->c[i]);
 	free(p->c);
+	free(p->groups);
 	if (p->lfd >= 0)
 		close(p->lfd);
 	if (p->sigfd >= 0)
@@ -174,11 +177,14 @@ fail:
 	return NULL;
 }
 
-static int start(struct conn *c, char **argv)
+static int start(gp_proxy_t *p, struct conn *c, char **argv)
 {
 	int po[2] = {-1, -1}, pe[2] = {-1, -1};
 	char *cmd = join(argv);
-	if (!cmd || pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
+	pid_t *ng = realloc(p->groups, (p->ngroups + 1) * sizeof(*ng));
+	if (ng)
+		p->groups = ng;
+	if (!ng || !cmd || pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
 		goto fail;
 	pid_t pid = fork();
 	if (pid < 0)
@@ -197,6 +203,7 @@ static int start(struct conn *c, char **argv)
 	}
 	/* both sides, so a signal at once finds the group */
 	setpgid(pid, pid);
+	p->groups[p->ngroups++] = pid;
 	free(cmd);
 	close(po[1]);
 	close(pe[1]);
@@ -262,7 +269,7 @@ static void on_frame(gp_proxy_t *p, struct conn *c, const struct gp_frame *f)
 				send_fail(c, "gpool-proxy: malformed command");
 				return;
 			}
-			int rc = start(c, argv);
+			int rc = start(p, c, argv);
 			gp_frame_argv_free(argv);
 			if (rc < 0) {
 				snprintf(why, sizeof(why), "gpool-proxy: cannot start: %s",
@@ -341,11 +348,12 @@ static void reap(gp_proxy_t *p)
 			struct conn *c = p->c[i];
 			if (c->pid != pid || c->reaped)
 				continue;
+			/* What it left in its group stays, as under ssh: a daemon that forks,
+			 * lets its parent exit and only then calls setsid (orted --daemonize)
+			 * is still in the group at this moment. The final sweep ends them. */
 			c->reaped = true;
 			c->status = st;
 			c->reaped_ms = gp_mono_ms();
-			/* what the command left in its group goes with it */
-			kill(-pid, SIGKILL);
 		}
 	}
 }
@@ -433,23 +441,41 @@ static size_t holds(const gp_proxy_t *p)
 	return n;
 }
 
-/* Stop every command: SIGTERM, a grace period, SIGKILL, and reap them all. */
+/* Signal what is left in the process groups of the commands that ended: a group whose leader
+ * is gone still has that id (Linux reuses no pid while a group of that id exists), and a live
+ * process of that pid outside this proxy's session is some other, later process. */
+static size_t kill_groups(const gp_proxy_t *p, int sig)
+{
+	pid_t self = getsid(0);
+	size_t n = 0;
+	for (size_t i = 0; i < p->ngroups; i++) {
+		pid_t s = getsid(p->groups[i]);
+		if (((s < 0 && errno == ESRCH) || s == self) && kill(-p->groups[i], sig) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* Stop every command and what it left in its group: SIGTERM, a grace period, SIGKILL, and
+ * reap them all. */
 static void shutdown_all(gp_proxy_t *p)
 {
 	int64_t deadline = gp_mono_ms() + KILL_GRACE_MS;
+	kill_groups(p, SIGTERM);
 	for (size_t i = 0; i < p->nc; i++)
 		kill_cmd(p->c[i], SIGTERM);
 	while (1) {
-		bool left = false;
+		bool left = kill_groups(p, 0) > 0; /* not our children: no SIGCHLD, so look */
 		for (size_t i = 0; i < p->nc; i++)
 			left |= p->c[i]->pid > 0 && !p->c[i]->reaped;
 		int64_t now = gp_mono_ms();
 		if (!left || now >= deadline)
 			break;
 		struct pollfd pf = {.fd = p->sigfd, .events = POLLIN};
-		poll(&pf, 1, (int)(deadline - now));
+		poll(&pf, 1, deadline - now < 50 ? (int)(deadline - now) : 50);
 		on_signals(p);
 	}
+	kill_groups(p, SIGKILL);
 	for (size_t i = 0; i < p->nc; i++) {
 		struct conn *c = p->c[i];
 		if (c->pid > 0 && !c->reaped) {

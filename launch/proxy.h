@@ -4,10 +4,12 @@
  * It listens on a TCP port; a client that proves it knows the job's secret (AUTH) may have it
  * run a command with /bin/sh -c, as ssh would (EXEC), in the proxy's own environment,
  * directory, cgroup and account, that is the job's; its output and exit status come back over
- * the connection, and a closed connection kills the command's process group. A HOLD
- * connection (rank 0's leader holds one) keeps the proxy alive: when the last one closes, or
- * no hold came within the hold timeout, the proxy kills every command it started and
- * returns.
+ * the connection, and a closed connection kills the command's process group. What a command
+ * leaves in the background when it exits keeps running, as under ssh (a daemon may still be
+ * in the group between its parent's exit and its setsid). A HOLD connection (rank 0's leader
+ * holds one) keeps the proxy alive: when the last one closes, or no hold came within the hold
+ * timeout, the proxy kills every command it started and what is left in their process groups,
+ * and returns.
  */
 #ifndef GPOOL_LAUNCH_PROXY_H
 #define GPOOL_LAUNCH_PROXY_H

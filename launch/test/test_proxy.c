@@ -1,6 +1,7 @@
 /* test_proxy.c: the exec-proxy and its client end to end on loopback: a command's output and
  * exit status come back, a wrong secret is refused, a signal is passed on, a client that dies
- * takes its command with it, and the end of the hold ends the proxy and every command. */
+ * takes its command with it, a command's background processes outlive it, and the end of the
+ * hold ends the proxy and every command. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -64,10 +65,25 @@ static int exit_code(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Running: it exists and is no zombie (an orphan waits for init to reap it). */
+static bool running(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] != 'Z';
+}
+
 static bool gone_within(pid_t pid, int ms)
 {
 	for (int i = 0; i < ms / 20; i++) {
-		if (kill(pid, 0) < 0 && errno == ESRCH)
+		if (!running(pid))
 			return true;
 		usleep(20000);
 	}
@@ -212,6 +228,36 @@ static void hold_end_kills_everything(void **state)
 	unlink(pidfile);
 }
 
+/* A command that exits leaves what it started in the background running, as under ssh: Open
+ * MPI's `orted --daemonize` forks, its parent exits, and only then does the child call setsid,
+ * so killing the command's group when it exits killed some daemons (a launch that hung). The
+ * end of the hold stops what is left. */
+static void background_outlives_command(void **state)
+{
+	struct served s = serve(5000);
+	gp_error_t err;
+	int hold = gp_rsh_hold("127.0.0.1", s.port, SECRET, 5000, &err);
+	assert_true(hold >= 0);
+	char pidfile[] = "/tmp/test_proxy_pid.XXXXXX";
+	close(mkstemp(pidfile));
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "sleep 100 </dev/null >/dev/null 2>&1 & echo $! > %s; exit 0",
+		 pidfile);
+	char *argv[] = {cmd, NULL};
+	int status = -1;
+	assert_int_equal(gp_rsh_exec("127.0.0.1", s.port, SECRET, argv, 1, 2, -1, &status, &err),
+			 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	pid_t bg = read_pid(pidfile);
+	usleep(300000);
+	assert_true(running(bg));
+	close(hold);
+	assert_int_equal(exit_code(s.pid), 0);
+	assert_true(gone_within(bg, 3000));
+	unlink(pidfile);
+}
+
 static void no_hold_times_out(void **state)
 {
 	struct served s = serve(300);
@@ -228,6 +274,7 @@ int main(void)
 	    cmocka_unit_test(signal_passed_on),
 	    cmocka_unit_test(dead_client_kills_command),
 	    cmocka_unit_test(hold_end_kills_everything),
+	    cmocka_unit_test(background_outlives_command),
 	    cmocka_unit_test(no_hold_times_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
