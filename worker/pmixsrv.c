@@ -7,6 +7,12 @@
  * MPI's collective calls are ordered): fence k puts this node's blob as
  * "pmix.f<k>.n<node>" and reads every other node's key of that fence (a get waits until the
  * key is put, so the reads are the fence), then hands PMIx the blobs in node order.
+ *
+ * Open MPI 4.1 decides how it was started in its "schizo" framework: its orte component
+ * declares any process that no resource manager claims (it knows Slurm, Flux, ALPS) and that
+ * mpirun did not start a singleton, before it looks at PMIx. Every rank therefore gets
+ * OMPI_MCA_schizo=^orte (unless the submitter set OMPI_MCA_schizo): no component claims
+ * the process, and Open MPI's PMIx-based start (ess pmi) finds this server.
  */
 #include "pmixsrv.h"
 
@@ -22,6 +28,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include "env.h"
 #include "log.h"
 #include "rdv.h"
 #include "util.h"
@@ -103,7 +110,7 @@ static int exchange(gp_pmixsrv_t *p, gc_rdv_t *r, unsigned k, const struct fence
 {
 	char key[64];
 	snprintf(key, sizeof(key), "pmix.f%u.n%u", k, p->node_index);
-	if (gc_rdv_gpool.put(r, key, q->data, q->ndata) < 0)
+	if (p->nnodes > 1 && gc_rdv_gpool.put(r, key, q->data, q->ndata) < 0)
 		return -1;
 	gp_buf_t all = {0};
 	for (uint32_t n = 0; n < p->nnodes; n++) {
@@ -132,9 +139,10 @@ static void *fence_thread(void *arg)
 {
 	gp_pmixsrv_t *p = arg;
 	gc_error_t ge = {{0}};
-	gc_rdv_t *r = gc_rdv_gpool_open_cfg(p->cfg, p->spec, (int)p->first_rank,
-					    (int)p->first_rank + 1, FENCE_TIMEOUT_MS, &ge);
-	if (!r)
+	gc_rdv_t *r = NULL; /* one node: nothing to exchange */
+	if (p->nnodes > 1 &&
+	    !(r = gc_rdv_gpool_open_cfg(p->cfg, p->spec, (int)p->first_rank,
+					(int)p->first_rank + 1, FENCE_TIMEOUT_MS, &ge)))
 		gp_err("pmix: cannot join the job's rendezvous: %s", ge.text);
 	unsigned k = 0;
 	while (1) {
@@ -154,7 +162,7 @@ static void *fence_thread(void *arg)
 		size_t len = 0;
 		int64_t t0 = gp_mono_ms();
 		k++;
-		if (r && exchange(p, r, k, q, &blob, &len) == 0) {
+		if ((r || p->nnodes == 1) && exchange(p, r, k, q, &blob, &len) == 0) {
 			gp_debug("pmix: fence %u: %zu bytes in, %zu bytes from %u nodes, %lld ms", k,
 				 q->ndata, len, p->nnodes, (long long)(gp_mono_ms() - t0));
 			q->cbfunc(PMIX_SUCCESS, blob, len, q->cbdata, release_blob, blob);
@@ -375,10 +383,6 @@ gp_pmixsrv_t *gp_pmixsrv_create(const Gpool__Launch *l, const char *node, uid_t 
 		gp_errprintf(err, "pmix: one server per process");
 		return NULL;
 	}
-	if (!cfg) {
-		gp_errprintf(err, "pmix: this agent knows no scheduler endpoint (--scheduler)");
-		return NULL;
-	}
 	if (!l->n_tasks || l->n_rank_nodes != l->size || !l->size) {
 		gp_errprintf(err, "pmix: the launch carries no map of the job's ranks");
 		return NULL;
@@ -387,12 +391,20 @@ gp_pmixsrv_t *gp_pmixsrv_create(const Gpool__Launch *l, const char *node, uid_t 
 	for (size_t i = 0; i < l->n_rank_nodes; i++)
 		if (l->rank_nodes[i] + 1 > nnodes)
 			nnodes = l->rank_nodes[i] + 1;
+	if (nnodes > l->size) {
+		gp_errprintf(err, "pmix: the map names %u nodes for %u ranks", nnodes, l->size);
+		return NULL;
+	}
 	uint32_t first = l->tasks[0]->rank;
 	for (size_t i = 1; i < l->n_tasks; i++)
 		if (l->tasks[i]->rank < first)
 			first = l->tasks[i]->rank;
 	if (first >= l->size) {
 		gp_errprintf(err, "pmix: rank %u out of range", first);
+		return NULL;
+	}
+	if (!cfg && nnodes > 1) {
+		gp_errprintf(err, "pmix: this agent knows no scheduler endpoint (--scheduler)");
 		return NULL;
 	}
 	gp_pmixsrv_t *p = calloc(1, sizeof(*p));
@@ -463,6 +475,24 @@ fail:
 	return NULL;
 }
 
+/* Add NAME=VALUE to *env unless NAME is there (the submitter's value wins). */
+static int add_env(char ***env, const char *name, const char *value, gp_error_t *err)
+{
+	if (gp_env_get(*env, name))
+		return 0;
+	size_t n = 0;
+	while ((*env)[n])
+		n++;
+	char *kv = NULL, **v = realloc(*env, (n + 2) * sizeof(**env));
+	if (v)
+		*env = v;
+	if (!v || asprintf(&kv, "%s=%s", name, value) < 0)
+		return gp_errprintf(err, "out of memory");
+	v[n] = kv;
+	v[n + 1] = NULL;
+	return 0;
+}
+
 int gp_pmixsrv_client(gp_pmixsrv_t *p, uint32_t rank, char ***env, gp_error_t *err)
 {
 	pmix_proc_t proc;
@@ -477,7 +507,7 @@ int gp_pmixsrv_client(gp_pmixsrv_t *p, uint32_t rank, char ***env, gp_error_t *e
 	if (st != PMIX_SUCCESS)
 		return gp_errprintf(err, "pmix: cannot set up rank %u's environment: %s", rank,
 				    PMIx_Error_string(st));
-	return 0;
+	return add_env(env, "OMPI_MCA_schizo", "^orte", err);
 }
 
 void gp_pmixsrv_destroy(gp_pmixsrv_t **pp)
