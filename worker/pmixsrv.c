@@ -94,7 +94,10 @@ static pmix_status_t op_wait(struct op *o, pmix_status_t rc)
 	return o->st;
 }
 
-#define OP_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, PMIX_SUCCESS}
+#define OP_INIT                                                                                    \
+	{                                                                                          \
+		PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, PMIX_SUCCESS           \
+	}
 
 /* ---- the fences ---- */
 
@@ -105,8 +108,8 @@ static void release_blob(void *cbdata)
 
 /* Put this node's blob of fence k, read every node's; the concatenation in node order is
  * malloc'd in *out. */
-static int exchange(gp_pmixsrv_t *p, gc_rdv_t *r, unsigned k, const struct fence_req *q,
-		    char **out, size_t *outlen)
+static int exchange(gp_pmixsrv_t *p, gc_rdv_t *r, unsigned k, const struct fence_req *q, char **out,
+		    size_t *outlen)
 {
 	char key[64];
 	snprintf(key, sizeof(key), "pmix.f%u.n%u", k, p->node_index);
@@ -141,8 +144,8 @@ static void *fence_thread(void *arg)
 	gc_error_t ge = {{0}};
 	gc_rdv_t *r = NULL; /* one node: nothing to exchange */
 	if (p->nnodes > 1 &&
-	    !(r = gc_rdv_gpool_open_cfg(p->cfg, p->spec, (int)p->first_rank,
-					(int)p->first_rank + 1, FENCE_TIMEOUT_MS, &ge)))
+	    !(r = gc_rdv_gpool_open_cfg(p->cfg, p->spec, (int)p->first_rank, (int)p->first_rank + 1,
+					FENCE_TIMEOUT_MS, &ge)))
 		gp_err("pmix: cannot join the job's rendezvous: %s", ge.text);
 	unsigned k = 0;
 	while (1) {
@@ -163,8 +166,8 @@ static void *fence_thread(void *arg)
 		int64_t t0 = gp_mono_ms();
 		k++;
 		if ((r || p->nnodes == 1) && exchange(p, r, k, q, &blob, &len) == 0) {
-			gp_debug("pmix: fence %u: %zu bytes in, %zu bytes from %u nodes, %lld ms", k,
-				 q->ndata, len, p->nnodes, (long long)(gp_mono_ms() - t0));
+			gp_debug("pmix: fence %u: %zu bytes in, %zu bytes from %u nodes, %lld ms",
+				 k, q->ndata, len, p->nnodes, (long long)(gp_mono_ms() - t0));
 			q->cbfunc(PMIX_SUCCESS, blob, len, q->cbdata, release_blob, blob);
 		} else {
 			gp_err("pmix: fence %u failed: %s", k,
@@ -347,9 +350,9 @@ static int register_nspace(gp_pmixsrv_t *p, const Gpool__Launch *l, const char *
 		goto out;
 	}
 	struct op o = OP_INIT;
-	pmix_status_t st = op_wait(&o, PMIx_server_register_nspace(p->nspace, (int)nlocal,
-								     info.array, info.size,
-								     op_done, &o));
+	pmix_status_t st =
+	    op_wait(&o, PMIx_server_register_nspace(p->nspace, (int)nlocal, info.array, info.size,
+						    op_done, &o));
 	PMIx_Data_array_destruct(&info);
 	if (st != PMIX_SUCCESS) {
 		gp_errprintf(err, "pmix: cannot register the job's namespace: %s",
@@ -377,7 +380,7 @@ out:
 /* ---- the server ---- */
 
 gp_pmixsrv_t *gp_pmixsrv_create(const Gpool__Launch *l, const char *node, uid_t uid, gid_t gid,
-				 const struct gp_config *cfg, gp_error_t *err)
+				const struct gp_config *cfg, gp_error_t *err)
 {
 	if (the_server) {
 		gp_errprintf(err, "pmix: one server per process");

@@ -19,7 +19,7 @@ typedef struct gp_pmixsrv gp_pmixsrv_t;
 /* Start the server for launch l (its rank_nodes must hold the job's map) on node, its clients
  * running as uid/gid; cfg reaches gschedd (borrowed: it must outlive the server). */
 gp_pmixsrv_t *gp_pmixsrv_create(const Gpool__Launch *l, const char *node, uid_t uid, gid_t gid,
-				 const struct gp_config *cfg, gp_error_t *err);
+				const struct gp_config *cfg, gp_error_t *err);
 /* Register rank as a client and add what it needs to find the server to *env (a
  * NULL-terminated malloc'd vector, as gp_env_build makes; it may be reallocated). */
 int gp_pmixsrv_client(gp_pmixsrv_t *p, uint32_t rank, char ***env, gp_error_t *err);
