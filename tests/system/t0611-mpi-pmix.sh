@@ -31,6 +31,8 @@ ranks_everywhere() { # every host runs a rank of the job
 	done
 }
 
+pmix_dirs_before=$(ls -d /tmp/gpool-pmix.* 2>/dev/null)
+
 # ---- one rank a host ----------------------------------------------------------------------------
 out=$(as_user gsub --mpi=pmix -n 3 -N 3 -t 4 --wait pmix-job.sh 2>&1)
 rc=$?
@@ -66,11 +68,12 @@ if [ -n "$id" ] && wait_state "$id" RUNNING 20 && wait_until 30 ranks_everywhere
 else
 	fail "a long direct-launched MPI job runs a rank on every host" "$(job_json "$id")" "$(as_user glogs "$id" 2>&1 | tail -20)"
 fi
-ls -d /tmp/gpool-pmix.* >/dev/null 2>&1 && wait_until 10 eval '! ls -d /tmp/gpool-pmix.* >/dev/null 2>&1'
-if ls -d /tmp/gpool-pmix.* >/dev/null 2>&1; then
-	fail "the PMIx servers' directories are removed" "$(ls -ld /tmp/gpool-pmix.* 2>&1)"
-else
+# the servers' directories this test's jobs made (gstepd makes /tmp/gpool-pmix.XXXXXX)
+new_pmix_dirs() { comm -13 <(sort <<<"$pmix_dirs_before") <(ls -d /tmp/gpool-pmix.* 2>/dev/null | sort); }
+if wait_until 10 eval '[ -z "$(new_pmix_dirs)" ]'; then
 	ok "the PMIx servers' directories are removed"
+else
+	fail "the PMIx servers' directories are removed" "$(new_pmix_dirs)"
 fi
 
 # ---- a host cut in the middle ------------------------------------------------------------------
