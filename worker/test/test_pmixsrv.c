@@ -22,6 +22,14 @@
 
 extern char **environ;
 static const char *prog;
+static gp_pmixsrv_t *server; /* destroyed by teardown, also after a failed check */
+
+static int teardown(void **state)
+{
+	(void)state;
+	gp_pmixsrv_destroy(&server);
+	return 0;
+}
 
 /* environ plus a few of ours, as a gp_env_build-style vector */
 static char **base_env(void)
@@ -65,7 +73,7 @@ static void two_ranks_one_node(void **state)
 	l.rank_nodes = rank_nodes;
 	l.n_rank_nodes = 2;
 	gp_error_t err = {{0}};
-	gp_pmixsrv_t *p = gp_pmixsrv_create(&l, host, getuid(), getgid(), NULL, &err);
+	gp_pmixsrv_t *p = server = gp_pmixsrv_create(&l, host, getuid(), getgid(), NULL, &err);
 	if (!p)
 		fail_msg("%s", err.text);
 	char out[2][64];
@@ -106,6 +114,7 @@ static void two_ranks_one_node(void **state)
 		if (!strstr(buf, want) || !strstr(buf, "allreduce ok ring ok"))
 			fail_msg("rank %d: no '%s...allreduce ok ring ok' in: %s", i, want, buf);
 	}
+	server = NULL;
 	gp_pmixsrv_destroy(&p);
 	assert_null(p);
 }
@@ -135,7 +144,7 @@ int main(int argc, char **argv)
 	prog = argc > 1 ? argv[1] : NULL;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(refuses_launch_without_map),
-	    cmocka_unit_test(two_ranks_one_node),
+	    cmocka_unit_test_teardown(two_ranks_one_node, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
