@@ -1,9 +1,11 @@
 #!/bin/bash
 # bench/mpi-launch.sh — how long an Open MPI job takes to start: from submission to MPI_Init
-# done on every rank, for 2, 3 and 4 hosts (one rank per host), two ways:
+# done on every rank, for 2, 3 and 4 hosts (one rank per host), three ways:
 #
 #   gpool    `gsub --mpi=mpirun -n K -N K job.sh` on a netns cluster (deploy/gpool-cluster):
 #            scheduling, gstepd, the exec-proxies, then mpirun with gpool-rsh (docs/mpi.md)
+#   pmix     `gsub --mpi=pmix -n K -N K pmix-job.sh` on the same cluster: direct launch, every
+#            rank started by its node's gstepd and wired up by gstepd's PMIx server
 #   plain    Open MPI's own mpirun in host h1's namespace over the same hosts, its daemons
 #            started with an `ip netns exec` agent (bench/comm/netns-rsh.sh): no scheduler
 #
@@ -56,13 +58,20 @@ cat >job.sh <<'SH'
 exec mpirun --mca mpi_yield_when_idle 1 gp-mpi-check
 SH
 chmod 0755 job.sh
+cat >pmix-job.sh <<'SH'
+#!/bin/sh
+export OMPI_MCA_mpi_yield_when_idle=1
+exec gp-mpi-check
+SH
+chmod 0755 pmix-job.sh
 
 echo "# mpi-launch: submission -> MPI_Init done on every rank, one rank per host, $REPS runs each"
 echo "# $(date -u +%FT%TZ) $(uname -n), $(nproc) cpus, Open MPI $(mpirun --version 2>/dev/null | head -1 | awk '{print $NF}')"
 # latest init_done in FILE minus T0; "" when a rank failed its checks or is missing
 launch_time() {
 	local file=$1 t0=$2 k=$3
-	[ "$(grep -c 'allreduce ok ring ok' "$file")" = "$k" ] || return 1
+	# every rank in one world of k (a rank started as a singleton says "of 1")
+	[ "$(grep -c "of $k on .*allreduce ok ring ok" "$file")" = "$k" ] || return 1
 	sed -n 's/.*init_done=\([0-9.]*\).*/\1/p' "$file" | sort -n | tail -1 | awk -v t0="$t0" '{printf "%.3f\n", $1 - t0}'
 }
 declare -A RES
@@ -81,6 +90,15 @@ for k in $HOSTS_LIST; do
 			echo "gpool $k hosts run $r: FAILED"; tail -5 out.g
 		fi
 		t0=$(date +%s.%N)
+		runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" \
+			timeout 120 gsub --mpi=pmix -n "$k" -N "$k" -t 2 --wait pmix-job.sh >out.x 2>&1
+		if dt=$(launch_time out.x "$t0" "$k"); then
+			echo "pmix $k hosts run $r: $dt s"
+			RES[pmix.$k]+="$dt "
+		else
+			echo "pmix $k hosts run $r: FAILED"; tail -5 out.x
+		fi
+		t0=$(date +%s.%N)
 		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 \
 			ip netns exec gp-h1 mpirun --hostfile "$hostfile" --mca plm_rsh_agent "$SRC/bench/comm/netns-rsh.sh" \
 			--mca plm_rsh_no_tree_spawn 1 --mca mpi_yield_when_idle 1 -n "$k" "$BIN/gp-mpi-check" >out.p 2>&1
@@ -94,8 +112,8 @@ for k in $HOSTS_LIST; do
 done
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print "-"}'; }
 echo
-echo "| hosts | gpool: gsub --mpi=mpirun (median s) | plain mpirun, ip netns exec agent (median s) |"
-echo "| ---: | ---: | ---: |"
+echo "| hosts | gpool: gsub --mpi=pmix (median s) | gpool: gsub --mpi=mpirun (median s) | plain mpirun, ip netns exec agent (median s) |"
+echo "| ---: | ---: | ---: | ---: |"
 for k in $HOSTS_LIST; do
-	echo "| $k | $(median <<<"${RES[gpool.$k]:-}") | $(median <<<"${RES[plain.$k]:-}") |"
+	echo "| $k | $(median <<<"${RES[pmix.$k]:-}") | $(median <<<"${RES[gpool.$k]:-}") | $(median <<<"${RES[plain.$k]:-}") |"
 done

@@ -64,8 +64,8 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 		BAD("name, output or directory too long");
 	if (sp->n_nodelist > MAX_LIST || sp->n_exclude > MAX_LIST)
 		BAD("node list too long");
-	/* MPI_PMIX is reserved: gstepd hosts no PMIx server yet (docs/mpi.md) */
-	if (sp->mpi != GPOOL__MPI_LAUNCH__MPI_NONE && sp->mpi != GPOOL__MPI_LAUNCH__MPI_MPIRUN)
+	if (sp->mpi != GPOOL__MPI_LAUNCH__MPI_NONE && sp->mpi != GPOOL__MPI_LAUNCH__MPI_MPIRUN &&
+	    sp->mpi != GPOOL__MPI_LAUNCH__MPI_PMIX)
 		BAD("MPI launch mode %d is not supported", (int)sp->mpi);
 	if (sp->mpi != GPOOL__MPI_LAUNCH__MPI_NONE && sp->service)
 		BAD("a service cannot be an MPI job");

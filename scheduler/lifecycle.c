@@ -131,6 +131,26 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 		gp_buf_append(&nl, name, strlen(name));
 	}
 	gp_buf_append(&nl, "", 1);
+	/* --mpi=pmix: every rank's node, as its place in the node list (each gstepd's PMIx
+	 * server gives its ranks the whole job's map) */
+	uint32_t *rank_nodes = NULL, *place = NULL;
+	if (spec->mpi == GPOOL__MPI_LAUNCH__MPI_PMIX) {
+		rank_nodes = calloc(j->ntasks ? j->ntasks : 1, sizeof(*rank_nodes));
+		place = calloc(nn ? nn : 1, sizeof(*place));
+		uint32_t seen = 0;
+		for (int n = 0; place && n < nn; n++)
+			place[n] = UINT32_MAX;
+		for (uint32_t i = 0; rank_nodes && place && i < j->ntasks; i++) {
+			int n = tasks[i].node;
+			if (place[n] == UINT32_MAX)
+				place[n] = seen++;
+			rank_nodes[i] = place[n];
+		}
+		if (!place) {
+			free(rank_nodes);
+			rank_nodes = NULL; /* gstepd then fails the tasks: no map */
+		}
+	}
 	struct node *n0 = nodes_get(s->nodes, tasks[0].node);
 
 	/* staged files fan out over the job's nodes when each serves its cache to peers */
@@ -212,6 +232,10 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 			l.array_task_min = arr.min;
 			l.array_task_max = arr.max;
 		}
+		if (rank_nodes) {
+			l.rank_nodes = rank_nodes;
+			l.n_rank_nodes = j->ntasks;
+		}
 		if (npeers > 1) {
 			l.stage_peers = peers;
 			l.n_stage_peers = npeers;
@@ -227,6 +251,8 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 		free(cardv);
 	}
 	gp_buf_release(&nl);
+	free(rank_nodes);
+	free(place);
 	free(local);
 	free(peers);
 	free(peer_index);

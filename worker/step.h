@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "proto/gpool.pb-c.h"
 #include "worker/outbox.h"
+#include "worker/pmixsrv.h"
 
 #define STEP_CHUNK (64 * 1024)		/* largest Output chunk */
 #define STEP_OUTBOX_MAX (8u << 20)	/* stop reading pipes above this much unacknowledged */
@@ -58,6 +59,7 @@ struct step {
 	int64_t kill_deadline_ms; /* 0: no SIGKILL escalation pending */
 	bool killed;		  /* a kill arrived: tasks ending now end by it */
 	uint64_t oom_kills;	  /* OOM kills seen in the job's cgroup so far */
+	gp_pmixsrv_t *pmix;	  /* --mpi=pmix: the job's PMIx server on this node */
 };
 
 /* gstepd's main: the gstepd executable, or a child gworkerd forked (fresh ZeroMQ context). */

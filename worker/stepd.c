@@ -534,6 +534,7 @@ int gp_stepd_main(int argc, char **argv)
 	else
 		tasks_start(s);
 	run(&d);
+	gp_pmixsrv_destroy(&s->pmix);
 	cleanup(&d);
 	for (size_t i = 0; i < s->ntasks; i++)
 		gp_env_free(s->tasks[i].env);

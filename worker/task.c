@@ -242,6 +242,18 @@ void tasks_start(struct step *s)
 			p.ngroups = 1;
 		}
 	}
+	/* an --mpi=pmix job: every task is a rank, wired up by this node's PMIx server */
+	if (spec->mpi == GPOOL__MPI_LAUNCH__MPI_PMIX && !s->pmix) {
+		gp_error_t err = { { 0 } };
+		s->pmix = gp_pmixsrv_create(s->launch, s->node, s->account.uid, s->account.gid,
+					    s->xfer_cfg, &err);
+		if (!s->pmix) {
+			gp_err("job %llu: %s", (unsigned long long)s->launch->job_id, err.text);
+			tasks_fail_all(s, err.text);
+			free(p.argv);
+			return;
+		}
+	}
 	for (size_t i = 0; i < s->ntasks; i++) {
 		struct task *t = &s->tasks[i];
 		if (t->state != TASK_NEW)
@@ -249,7 +261,8 @@ void tasks_start(struct step *s)
 		struct gp_task_env_ctx ec = { s->launch, t->tp, &s->account, s->node, s->workdir,
 					       s->iface, s->subnet };
 		gp_error_t err = { { 0 } };
-		if (!(t->env = gp_env_build(&ec, &err))) {
+		if (!(t->env = gp_env_build(&ec, &err)) ||
+		    (s->pmix && gp_pmixsrv_client(s->pmix, t->tp->rank, &t->env, &err) < 0)) {
 			task_failed(s, t, err.text);
 			continue;
 		}

@@ -592,6 +592,7 @@ static const struct {
 } mpi_modes[] = {
     {"none", GPOOL__MPI_LAUNCH__MPI_NONE},
     {"mpirun", GPOOL__MPI_LAUNCH__MPI_MPIRUN},
+    {"pmix", GPOOL__MPI_LAUNCH__MPI_PMIX},
 };
 
 static int set_mpi(void *c, const char *a, gp_error_t *err)
@@ -602,12 +603,7 @@ static int set_mpi(void *c, const char *a, gp_error_t *err)
 			return 0;
 		}
 	}
-	if (!strcmp(a, "pmix")) {
-		errno = EINVAL;
-		return gp_errprintf(err,
-				    "MPI launch 'pmix' is not available yet (use --mpi=mpirun)");
-	}
-	return bad(err, "MPI launch (none or mpirun)", a);
+	return bad(err, "MPI launch (none, mpirun or pmix)", a);
 }
 
 #define ARG   required_argument
@@ -662,9 +658,10 @@ static const struct gp_opt submit_opts[] = {
     {"screen", 0, NOARG, NULL,
      "a screening job (root or the agents' account): its agent reports the gcheck result",
      set_screen, 0},
-    {"mpi", 0, ARG, "mpirun|none",
-     "MPI job: rank 0 runs the script, whose mpirun starts its daemons on the job's nodes "
-     "through gpool (docs/mpi.md)",
+    {"mpi", 0, ARG, "mpirun|pmix|none",
+     "MPI job: mpirun: rank 0 runs the script, whose mpirun starts its daemons on the job's "
+     "nodes through gpool; pmix: every task is a rank, wired up by gpool's PMIx server "
+     "(docs/mpi.md)",
      set_mpi, 0},
     {"service", 0, NOARG, NULL, "a service: kept running, restarted when it ends", set_service, 0},
     {"replicas", 0, ARG, "N", "copies of the service to keep running", set_replicas, 0},

@@ -172,10 +172,12 @@ static void bad_input(void **state)
 	     EINVAL,
 	     "host 'pc1' is both wanted and excluded"},
 	    {{"gsub", "--export=", "--", "x"}, EINVAL, "invalid --export value ''"},
-	    {{"gsub", "--mpi=ssh", "--", "x"}, EINVAL, "invalid MPI launch (none or mpirun) 'ssh'"},
-	    {{"gsub", "--mpi=pmix", "--", "x"},
+	    {{"gsub", "--mpi=ssh", "--", "x"},
 	     EINVAL,
-	     "MPI launch 'pmix' is not available yet (use --mpi=mpirun)"},
+	     "invalid MPI launch (none, mpirun or pmix) 'ssh'"},
+	    {{"gsub", "--mpi=pmix", "--service", "--", "x"},
+	     EINVAL,
+	     "options '--service' and '--mpi' exclude each other"},
 	    {{"gsub", "--mpi=mpirun", "--service", "--", "x"},
 	     EINVAL,
 	     "options '--service' and '--mpi' exclude each other"},
@@ -367,6 +369,10 @@ static void mpi_modes(void **state)
 	s = PARSE(&rc, &err, "gsub", "--mpi", "none", "--", "x");
 	assert_int_equal(rc, 0);
 	assert_int_equal(gp_submit_spec(s)->mpi, GPOOL__MPI_LAUNCH__MPI_NONE);
+	gp_submit_destroy(&s);
+	s = PARSE(&rc, &err, "gsub", "--mpi=pmix", "-n", "4", "--", "./prog");
+	assert_int_equal(rc, 0);
+	assert_int_equal(gp_submit_spec(s)->mpi, GPOOL__MPI_LAUNCH__MPI_PMIX);
 	gp_submit_destroy(&s);
 	/* a script's directive sets it too */
 	char *path = write_file("mpi.sh", "#!/bin/sh\n#GPOOL --mpi=mpirun -N 2\nmpirun ./a\n", 0755);

@@ -41,6 +41,12 @@ typedef struct gc_rdv_ops {
 extern const gc_rdv_ops_t gc_rdv_tcp;
 #ifdef GCOMM_HAVE_GPOOL_RDV
 extern const gc_rdv_ops_t gc_rdv_gpool;
+struct gp_config;
+/* As gc_rdv_gpool.open, but reaching gschedd with cfg (borrowed: it must outlive the
+ * rendezvous) rather than the commands' configuration: for gstepd, which has the scheduler's
+ * endpoint from its agent. */
+gc_rdv_t *gc_rdv_gpool_open_cfg(const struct gp_config *cfg, const char *spec, int rank, int size,
+				int timeout_ms, gc_error_t *err);
 #endif
 
 #endif

@@ -145,8 +145,10 @@ static void rdv_close(gc_rdv_t *r)
 	free(r);
 }
 
-static gc_rdv_t *rdv_open(const char *spec, int rank, int size, const char *token, int timeout_ms,
-			  gc_error_t *err)
+/* Join as rdv_open does; cfg, when given, is the configuration to reach gschedd with
+ * (borrowed), else the commands' one is loaded. */
+static gc_rdv_t *open_with(const gp_config_t *cfg, const char *spec, int rank, int size,
+			   int timeout_ms, gc_error_t *err)
 {
 	gc_rdv_t *r = calloc(1, sizeof(*r));
 	gp_error_t e = {{0}};
@@ -186,6 +188,14 @@ static gc_rdv_t *rdv_open(const char *spec, int rank, int size, const char *toke
 	r->rank = rank;
 	r->size = size;
 	r->timeout_ms = timeout_ms > 0 ? timeout_ms : DEFAULT_TIMEOUT_MS;
+	if (cfg) {
+		if (!(r->client = gp_client_create(cfg, &e))) {
+			fail(r, errno ? errno : EINVAL, "gpool rendezvous: %s", e.text);
+			goto out;
+		}
+		route_addr(gp_config_str(cfg, "scheduler"), r->addr, sizeof(r->addr));
+		return r;
+	}
 	if (!(r->cfg = gp_config_create(GP_CLI))) {
 		fail(r, ENOMEM, "out of memory");
 		goto out;
@@ -197,7 +207,6 @@ static gc_rdv_t *rdv_open(const char *spec, int rank, int size, const char *toke
 	}
 	const char *ep = getenv("GPOOL_SCHEDULER");
 	route_addr(ep && *ep ? ep : gp_config_str(r->cfg, "scheduler"), r->addr, sizeof(r->addr));
-	(void)token;
 	return r;
 out:;
 	int saved = errno;
@@ -206,6 +215,19 @@ out:;
 	rdv_close(r);
 	errno = saved;
 	return NULL;
+}
+
+static gc_rdv_t *rdv_open(const char *spec, int rank, int size, const char *token, int timeout_ms,
+			  gc_error_t *err)
+{
+	(void)token;
+	return open_with(NULL, spec, rank, size, timeout_ms, err);
+}
+
+gc_rdv_t *gc_rdv_gpool_open_cfg(const gp_config_t *cfg, const char *spec, int rank, int size,
+				int timeout_ms, gc_error_t *err)
+{
+	return open_with(cfg, spec, rank, size, timeout_ms, err);
 }
 
 /* Send req and wait for its reply of kind `expect`. A request gschedd holds for wait_ms may
