@@ -1,6 +1,7 @@
 /* agent.c: messages from gworkerd: registration, heartbeats, task events, output. */
 #include "agent.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "net.h"
 #include "nodes.h"
 #include "output.h"
+#include "store.h"
 #include "running.h"
 #include "util.h"
 
@@ -169,6 +171,8 @@ void agent_register(struct req *r)
 		free(n->addr);
 		n->addr = seen;
 	}
+	if (!n->registered && store_node_known(s->store, n->name) < 0)
+		gp_err("node %s: cannot remember it in the store: %s", n->name, strerror(errno));
 	gsched_save_cards(s, idx);
 	net_trust(s->net, r->rid, r->rid_len);
 	gp_info("node %s registered from %s (%u cpus, %llu MB, %zu cards)%s", n->name, r->addr,
