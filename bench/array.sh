@@ -73,9 +73,9 @@ q1=$(date +%s.%N)
 ok=$("$BIN/gstat" -a --json | python3 -c "
 import json,sys
 print(sum(1 for j in json.load(sys.stdin)['jobs'] if j.get('array_job_id') == $first and j['state'] == 'COMPLETED'))")
-python3 - "$N" "$p0" "$p1" "$t0" "$t1" "$t2" "$t3" "$ok" "$rss_before" "$rss_queued" "$q0" "$q1" "$c2" "$c3" "$(ls "$D" | tr '\n' ' ')" <<'PY'
+python3 - "$N" "$p0" "$p1" "$t0" "$t1" "$t2" "$t3" "$ok" "$rss_before" "$rss_queued" "$q0" "$q1" "$c2" "$c3" <<'PY'
 import sys
-n, p0, p1, t0, t1, t2, t3, ok, r0, r1, q0, q1, c2, c3, _ = sys.argv[1:]
+n, p0, p1, t0, t1, t2, t3, ok, r0, r1, q0, q1, c2, c3 = sys.argv[1:]
 n = int(n); ok = int(ok)
 p0, p1, t0, t1, t2, t3, q0, q1, c2, c3 = map(float, (p0, p1, t0, t1, t2, t3, q0, q1, c2, c3))
 print(f"array of {n} /bin/true tasks, {ok} COMPLETED")
