@@ -10,10 +10,12 @@
 #include "common/opt.h"
 #include "common/parse.h"
 #include "cli/lib/session.h"
+#include "cli/lib/nodefmt.h"
 
 struct gnodes {
 	struct gp_cli_common common;
 	const char *reason;
+	const char *format; /* -o */
 	bool cards, json, help;
 	char **ops;
 	int nops;
@@ -30,6 +32,16 @@ static int set_cards(void *c, const char *a, gp_error_t *err)
 static int set_json(void *c, const char *a, gp_error_t *err)
 {
 	G(c)->json = true;
+	return 0;
+}
+
+static int set_format(void *c, const char *a, gp_error_t *err)
+{
+	gp_fieldfmt_t *f = gp_nodefmt_create(a, err); /* checked now: a usage error */
+	if (!f)
+		return -1;
+	gp_fieldfmt_destroy(&f);
+	G(c)->format = a;
 	return 0;
 }
 
@@ -52,6 +64,8 @@ static int set_help(void *c, const char *a, gp_error_t *err)
 static const struct gp_opt opts[] = {
     {"cards", 'G', no_argument, NULL, "the card table instead of the node table", set_cards, 0},
     {"json", 0, no_argument, NULL, "the nodes (with their cards) as JSON", set_json, 0},
+    {"format", 'o', required_argument, "FIELDS",
+     "sinfo-style field list, e.g. '%N %t %C %m %G %E' (one row per node)", set_format, 0},
     {"reason", 'R', required_argument, "TEXT", "why (for drain)", set_reason, 0},
     {"config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0},
     {"scheduler", 0, required_argument, "ENDPOINT",
@@ -192,6 +206,16 @@ static int list(struct gnodes *g, gp_error_t *err)
 			gp_errprintf(err, "cannot write the output");
 		else
 			rc = 0;
+		goto out;
+	}
+	if (g->format) {
+		gp_fieldfmt_t *f = gp_nodefmt_create(g->format, err);
+		rc = f && gp_fieldfmt_header(f, stdout) == 0 ? 0 : 1;
+		for (size_t i = 0; f && i < nr->n_nodes && rc == 0; i++)
+			rc = gp_nodefmt_node(f, nr->nodes[i], stdout) < 0 ? 1 : 0;
+		if (f && rc)
+			gp_errprintf(err, "cannot write the output");
+		gp_fieldfmt_destroy(&f);
 		goto out;
 	}
 	gp_table_t *t = g->cards ? gp_nodeview_card_table(nr->nodes, nr->n_nodes)

@@ -1,6 +1,7 @@
 /* agent.c: messages from gworkerd: registration, heartbeats, task events, output. */
 #include "scheduler/agent.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "scheduler/output.h"
 #include "scheduler/running.h"
 #include "common/util.h"
+#include "scheduler/store.h"
 
 static bool valid_name(const char *s)
 {
@@ -169,6 +171,8 @@ void agent_register(struct req *r)
 		free(n->addr);
 		n->addr = seen;
 	}
+	if (!n->registered && store_node_known(s->store, n->name) < 0)
+		gp_err("node %s: cannot remember it in the store: %s", n->name, strerror(errno));
 	gsched_save_cards(s, idx);
 	net_trust(s->net, r->rid, r->rid_len);
 	gp_info("node %s registered from %s (%u cpus, %llu MB, %zu cards)%s", n->name, r->addr,

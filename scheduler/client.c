@@ -21,6 +21,7 @@
 #include "common/parse.h"
 #include "scheduler/store.h"
 #include "common/util.h"
+#include "scheduler/plan.h"
 
 #define MAX_TASKS 65536
 #define MAX_LIST 4096
@@ -332,6 +333,14 @@ void client_submit(struct req *r)
 		struct job *j = new_job(s, r, sr, gpu);
 		if (!j)
 			goto fail;
+		if (i == 0 && plan_refuse(s, j, why, sizeof(why))) {
+			/* as sbatch: a job no node configuration can ever hold is not queued */
+			job_free(j);
+			free(buf);
+			free(arr);
+			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
+			return;
+		}
 		if (arr) {
 			j->array_job_id = i ? first : j->id;
 			j->array_task_id = gp_array_index(arr, i);

@@ -89,6 +89,13 @@ static int restore_card(void *arg, const char *node, Gpool__Card *card)
 	return nodes_restore_card(s->nodes, node, card);
 }
 
+/* A node that registered with an earlier scheduler process. */
+static int expect_node(void *arg, const char *name)
+{
+	struct gsched *s = arg;
+	return nodes_expect(s->nodes, name);
+}
+
 static void usage(const gp_config_t *cfg)
 {
 	printf("usage: gschedd [OPTIONS]\n"
@@ -155,6 +162,11 @@ int main(int argc, char **argv)
 	free(cred);
 	if (store_cards_load(s.store, restore_card, &s) < 0) {
 		gp_err("cannot load the cards' state from '%s/jobs.db': %s", s.state_dir,
+		       strerror(errno));
+		return 1;
+	}
+	if (store_nodes_load(s.store, expect_node, &s) < 0) {
+		gp_err("cannot load the node list from '%s/jobs.db': %s", s.state_dir,
 		       strerror(errno));
 		return 1;
 	}

@@ -17,6 +17,8 @@ struct nodes {
 	int n, cap;
 	struct saved_card *saved;
 	size_t nsaved;
+	char **expected; /* nodes the store knows, from before this process */
+	size_t nexpected;
 };
 
 struct nodes *nodes_create(void)
@@ -54,6 +56,9 @@ void nodes_destroy(struct nodes **p)
 		gpool__card__free_unpacked((*p)->saved[i].card, NULL);
 	}
 	free((*p)->saved);
+	for (size_t i = 0; i < (*p)->nexpected; i++)
+		free((*p)->expected[i]);
+	free((*p)->expected);
 	free((*p)->v);
 	free(*p);
 	*p = NULL;
@@ -89,6 +94,30 @@ int nodes_find_rid(const struct nodes *ns, const uint8_t *rid, size_t len)
 		if (ns->v[i]->rid_len == len && memcmp(ns->v[i]->rid, rid, len) == 0)
 			return i;
 	return -1;
+}
+
+int nodes_expect(struct nodes *ns, const char *name)
+{
+	char **v = realloc(ns->expected, (ns->nexpected + 1) * sizeof(*v));
+	if (v)
+		ns->expected = v;
+	if (!v || !(ns->expected[ns->nexpected] = strdup(name)))
+		return -1;
+	ns->nexpected++;
+	return 0;
+}
+
+bool nodes_capacity_known(const struct nodes *ns)
+{
+	if (ns->n == 0)
+		return false;
+	for (int i = 0; i < ns->n; i++)
+		if (!ns->v[i]->registered)
+			return false;
+	for (size_t i = 0; i < ns->nexpected; i++)
+		if (nodes_find(ns, ns->expected[i]) < 0)
+			return false; /* placeholders and registered nodes were checked above */
+	return true;
 }
 
 static char *dup_or_empty(const char *s)

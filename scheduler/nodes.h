@@ -67,6 +67,14 @@ int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8
  * gpool__card__free_unpacked), also on failure. 0 / -1 (ENOMEM). */
 int nodes_restore_card(struct nodes *ns, const char *name, Gpool__Card *card);
 
+/* A node that registered with an earlier scheduler process (the store's list): it counts
+ * towards the cluster's capacity once it registers again. 0 / -1 (ENOMEM). */
+int nodes_expect(struct nodes *ns, const char *name);
+/* Whether the whole cluster's capacity is known: some node has registered, every node known
+ * (expected from the store, or a placeholder for a running job) has registered with this
+ * process. Until then no job can be told it will never fit. */
+bool nodes_capacity_known(const struct nodes *ns);
+
 /* A node known only from the jobs the store says run there (after a scheduler restart): state
  * UNKNOWN until its agent registers, DOWN if it does not within node_timeout. */
 int nodes_placeholder(struct nodes *ns, const char *name);

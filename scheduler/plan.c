@@ -398,7 +398,7 @@ out:
 		res_free(&shadow);
 }
 
-/* Why j cannot start even on an idle cluster, or PEND_NONE. */
+/* A pending reason's detail, shown after the reason. */
 static void set_detail(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_detail(struct job *j, const char *fmt, ...)
 {
@@ -419,6 +419,8 @@ static void clear_detail(struct job *j)
 	j->reason_detail = NULL;
 }
 
+static enum pend_reason beyond_cluster(struct pass *p, struct job *j);
+
 /* Why j cannot start even on an idle cluster, or PEND_NONE. */
 static enum pend_reason never_fits(struct pass *p, struct job *j)
 {
@@ -434,6 +436,14 @@ static enum pend_reason never_fits(struct pass *p, struct job *j)
 		if (n < 0 || !node_usable(nodes_get(s->nodes, n)))
 			return PEND_NODE_NOT_AVAIL;
 	}
+	return beyond_cluster(p, j);
+}
+
+/* Whether j is larger than the whole cluster, every node counted whatever its state (one that
+ * is down may come back): PEND_TOO_LARGE or PEND_NO_CARD with its detail set, or PEND_NONE. */
+static enum pend_reason beyond_cluster(struct pass *p, struct job *j)
+{
+	struct gsched *s = p->s;
 	struct res empty;
 	enum pend_reason r = PEND_NONE;
 	if (res_alloc(&empty, p->nn) == 0) {
@@ -539,6 +549,8 @@ static void array_started(struct pass *p, const struct job *j)
 	uintptr_t n = (uintptr_t)gp_u64map_get(p->array_running, j->array_job_id);
 	gp_u64map_put(p->array_running, j->array_job_id, (void *)(n + 1));
 }
+
+static void pass_release(struct pass *p);
 
 void plan_run(struct gsched *s)
 {
@@ -658,10 +670,76 @@ void plan_run(struct gsched *s)
 		}
 	}
 out:
-	gp_u64map_destroy(&p.array_running);
-	res_free(&p.now);
-	res_free(&p.extra);
-	free(p.order);
-	free(p.count);
-	free(p.cardsel);
+	pass_release(&p);
+}
+
+static void pass_release(struct pass *p)
+{
+	gp_u64map_destroy(&p->array_running);
+	res_free(&p->now);
+	res_free(&p->extra);
+	free(p->order);
+	free(p->count);
+	free(p->cardsel);
+}
+
+/* What the cluster offers at most, for the message that refuses a job. */
+static void describe_cluster(struct gsched *s, char *buf, size_t len)
+{
+	uint64_t cpus = 0, max_cpus = 0, max_mem = 0, cards = 0;
+	int nn = nodes_count(s->nodes);
+	for (int i = 0; i < nn; i++) {
+		const struct node *n = nodes_get(s->nodes, i);
+		cpus += n->cpus;
+		cards += n->n_cards;
+		max_cpus = n->cpus > max_cpus ? n->cpus : max_cpus;
+		max_mem = n->mem_mb > max_mem ? n->mem_mb : max_mem;
+	}
+	snprintf(
+	    buf, len,
+	    "the cluster has %d node%s, %llu CPUs, %llu cards; the largest node %llu CPUs, %llu MB",
+	    nn, nn == 1 ? "" : "s", (unsigned long long)cpus, (unsigned long long)cards,
+	    (unsigned long long)max_cpus, (unsigned long long)max_mem);
+}
+
+bool plan_refuse(struct gsched *s, struct job *j, char *why, size_t len)
+{
+	if (!nodes_capacity_known(s->nodes))
+		return false; /* a node that ran before may still come back: it may fit there */
+	for (int i = 0; i < j->n_nodelist; i++) {
+		if (nodes_find(s->nodes, j->nodelist[i]) < 0) {
+			snprintf(why, len, "invalid node name '%s' (no such node in this cluster)",
+				 j->nodelist[i]);
+			return true;
+		}
+	}
+	struct pass p = {.s = s, .nn = nodes_count(s->nodes)};
+	bool ok_alloc = res_alloc(&p.now, p.nn) == 0;
+	ok_alloc &= res_alloc(&p.extra, p.nn) == 0;
+	p.order = calloc(p.nn, sizeof(int));
+	p.count = calloc(p.nn, sizeof(uint32_t));
+	p.cardsel = calloc(p.nn, sizeof(uint64_t));
+	enum pend_reason r = PEND_NONE;
+	if (ok_alloc && p.order && p.count && p.cardsel)
+		r = beyond_cluster(&p, j);
+	pass_release(&p);
+	if (r == PEND_NONE)
+		return false;
+	char cluster[200];
+	describe_cluster(s, cluster, sizeof(cluster));
+	if (j->reason_detail) {
+		snprintf(why, len, "requested node configuration is not available: %s; %s",
+			 j->reason_detail, cluster);
+		return true;
+	}
+	char mem[48] = "", nodes[48] = "";
+	if (j->mem_mb)
+		snprintf(mem, sizeof(mem), ", %llu MB a node", (unsigned long long)j->mem_mb);
+	if (j->nodes_min > 1 || j->nodes_max > 1)
+		snprintf(nodes, sizeof(nodes), ", on %u-%u nodes", j->nodes_min, j->nodes_max);
+	snprintf(why, len,
+		 "requested node configuration is not available: %u task%s of %u CPU%s%s%s; %s",
+		 j->ntasks, j->ntasks == 1 ? "" : "s", j->cpus_per_task,
+		 j->cpus_per_task == 1 ? "" : "s", mem, nodes, cluster);
+	return true;
 }

@@ -12,4 +12,11 @@
 /* One placement pass; starts what can start. */
 void plan_run(struct gsched *s);
 
+/* Whether j can never run here, as sbatch refuses "Requested node configuration is not
+ * available": more nodes, CPUs, memory or cards than the whole cluster has, nodes that are
+ * down or drained counted. Only once every node that ever registered has registered with this
+ * process (nodes_capacity_known): before that, a node still to come back might hold it. Sets
+ * why when true. */
+bool plan_refuse(struct gsched *s, struct job *j, char *why, size_t len);
+
 #endif

@@ -20,7 +20,7 @@
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *ins, *upd, *spec, *begin, *commit, *rollback;
-	sqlite3_stmt *cards_del, *cards_ins;
+	sqlite3_stmt *cards_del, *cards_ins, *node_ins;
 	bool in_txn;
 	int64_t delay_ms;
 	uint64_t commits, rows;
@@ -42,7 +42,10 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS cards("
 	" node TEXT, uuid TEXT, idx INTEGER, pci_bus_id TEXT, name TEXT, fake INTEGER,"
 	" state INTEGER, reason TEXT, grade TEXT, throughput REAL, screen_job INTEGER,"
-	" PRIMARY KEY(node, uuid, idx));";
+	" PRIMARY KEY(node, uuid, idx));"
+	/* every node that ever registered: the cluster's capacity is not known until each of
+	 * them has registered again after a restart (docs/scheduling.md) */
+	"CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY);";
 
 static int prep(struct store *st, const char *sql, sqlite3_stmt **s, gp_error_t *err)
 {
@@ -161,6 +164,7 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 		 "INSERT INTO cards(node,uuid,idx,pci_bus_id,name,fake,state,reason,grade,"
 		 "throughput,screen_job) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
 		 &st->cards_ins, err) < 0 ||
+	    prep(st, "INSERT OR IGNORE INTO nodes(name) VALUES(?)", &st->node_ins, err) < 0 ||
 	    prep(st, "BEGIN", &st->begin, err) < 0 || prep(st, "COMMIT", &st->commit, err) < 0 ||
 	    prep(st, "ROLLBACK", &st->rollback, err) < 0)
 		goto fail;
@@ -178,7 +182,7 @@ void store_destroy(struct store **p)
 	if (st->in_txn)
 		store_commit(st, NULL);
 	sqlite3_stmt *s[] = { st->ins,	  st->upd,	st->spec,      st->begin,
-			      st->commit, st->rollback, st->cards_del, st->cards_ins };
+			      st->commit, st->rollback, st->cards_del, st->cards_ins, st->node_ins };
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		sqlite3_finalize(s[i]);
 	if (st->db)
@@ -382,6 +386,31 @@ int store_cards_save(struct store *st, const char *node, Gpool__Card *const *car
 			return -1;
 	}
 	return 0;
+}
+
+int store_node_known(struct store *st, const char *node)
+{
+	if (begin(st) < 0)
+		return errno = EIO, -1;
+	sqlite3_bind_text(st->node_ins, 1, node, -1, SQLITE_STATIC);
+	return run(st, st->node_ins);
+}
+
+int store_nodes_load(struct store *st, store_node_f fn, void *arg)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db, "SELECT name FROM nodes", -1, &s, NULL) != SQLITE_OK)
+		return errno = EIO, -1;
+	int rc = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const unsigned char *name = sqlite3_column_text(s, 0);
+		if (fn(arg, name ? (const char *)name : "") < 0) {
+			sqlite3_finalize(s);
+			return errno = ENOMEM, -1;
+		}
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : (errno = EIO, -1);
 }
 
 /* A text column into a card's string field (an empty one stays protobuf-c's empty string). */

@@ -61,6 +61,14 @@ int store_cards_save(struct store *st, const char *node, Gpool__Card *const *car
 typedef int (*store_card_f)(void *arg, const char *node, Gpool__Card *card);
 int store_cards_load(struct store *st, store_card_f fn, void *arg);
 
+/* A node registered: remember its name (in the open transaction; a name seen before is kept
+ * as it is). 0 / -1 with errno set. */
+int store_node_known(struct store *st, const char *node);
+/* At start-up: calls fn with the name of every node that ever registered. 0 / -1 with errno
+ * set (fn's -1: ENOMEM). */
+typedef int (*store_node_f)(void *arg, const char *node);
+int store_nodes_load(struct store *st, store_node_f fn, void *arg);
+
 bool store_in_txn(const struct store *st);
 /* Make the open transaction roll back at its commit (what it carries is refused). */
 void store_fail_txn(struct store *st);

@@ -2,6 +2,7 @@
 #include "worker/account.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,16 @@ int gp_account_lookup_passwd(const char *name, struct gp_account *a, void *arg)
 	snprintf(a->home, sizeof(a->home), "%s", pw.pw_dir ? pw.pw_dir : "/");
 	snprintf(a->shell, sizeof(a->shell), "%s", pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh");
 	return 0;
+}
+
+void gp_account_preload_nss(void)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	gid_t groups[64];
+	int n = 64;
+	if (getpwnam_r("root", &pw, buf, sizeof(buf), &res) == 0 && res)
+		(void)getgrouplist(res->pw_name, res->pw_gid, groups, &n);
 }
 
 int gp_account_resolve(const struct gp_account_rules *r, const char *owner, struct gp_account *a,

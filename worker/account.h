@@ -36,6 +36,12 @@ struct gp_account_rules {
 	void *arg;
 };
 
+/* Load the passwd and group NSS modules into this process (a lookup of root and its groups),
+ * so that every supervisor it forks finds them loaded instead of loading them again per job
+ * (getgrouplist asks every group service: with "files systemd" each supervisor dlopened
+ * libnss_systemd). Failures are ignored: the lookups are only done for their side effect. */
+void gp_account_preload_nss(void);
+
 /* Resolve the account for a job owned by `owner`. 0 / -1 with err holding the reason a user
  * reads (it becomes the TASK_FAILED_TO_START reason) and errno = EPERM or ENOENT. */
 int gp_account_resolve(const struct gp_account_rules *r, const char *owner, struct gp_account *a,

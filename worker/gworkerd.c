@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "worker/sysinfo.h"
 #include "common/util.h"
+#include "worker/account.h"
 
 static int discover(struct agent *a, gp_error_t *err)
 {
@@ -254,6 +255,7 @@ int main(int argc, char **argv)
 	/* gstepd runs detached (it must outlive us), but while we live we reap it, so a PID 1
 	 * that does not reap leaves no zombies behind */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	gp_account_preload_nss(); /* once here, not once per supervisor */
 	if ((sigfd = setup_signals()) < 0) {
 		gp_err("signals: %s", strerror(errno));
 		goto out;

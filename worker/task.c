@@ -145,14 +145,19 @@ static void task_start(struct step *s, struct task *t, const struct spawn_prep *
 		snprintf(why, sizeof(why), "pipe: %s", strerror(errno));
 		goto fail;
 	}
-	pid_t pid = fork();
+	/* vfork: the child borrows gstepd's memory until it execs (or _exits), so no page tables
+	 * are copied for it and none torn down at its exec: that copy and teardown of a
+	 * supervisor forked from the agent were the largest part of a short task's start
+	 * (perf, docs/benchmarks.md). child() only makes system calls with what was prepared
+	 * above; what it changes in the shared memory (environ) is put back here. */
+	char **saved_environ = environ;
+	pid_t pid = vfork();
+	if (pid == 0)
+		child(s, t, p, po[1], pe[1], pr[1]); /* does not return */
+	environ = saved_environ;
 	if (pid < 0) {
 		snprintf(why, sizeof(why), "fork: %s", strerror(errno));
 		goto fail;
-	}
-	if (pid == 0) {
-		close(pr[0]);
-		child(s, t, p, po[1], pe[1], pr[1]);
 	}
 	close(po[1]);
 	close(pe[1]);

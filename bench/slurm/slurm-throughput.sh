@@ -13,6 +13,8 @@
 #   SLURM_OVERSUBSCRIBE=NO     partition OverSubscribe= (e.g. FORCE:8 = 8 jobs per core)
 #   SLURM_BENCH_DEBUG=error    SlurmctldDebug/SlurmdDebug level (e.g. debug)
 #   KEEP_TMP=1                 keep the temp dir (logs) after the run
+#   ARRAY=1                    one `sbatch --array=1-N` instead of N sbatch (PAR unused);
+#                              MaxArraySize and MaxJobCount are raised to fit N
 #
 # Exit status: 0 ok; 2 JSON printed but some submits failed or some jobs did not end
 # COMPLETED; other non-zero: no result (see stderr).
@@ -131,6 +133,7 @@ $( [[ -n $SCHED_PARAMS ]] && echo "SchedulerParameters=$SCHED_PARAMS" )
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 MinJobAge=300
+$( [[ -n ${ARRAY:-} ]] && printf 'MaxArraySize=%d\nMaxJobCount=%d\n' $((N + 1)) $((N + 10000)) )
 MessageTimeout=30
 SlurmctldTimeout=60
 SlurmdTimeout=60
@@ -164,12 +167,18 @@ log "node $NODE idle"
 log "submitting $N jobs from $PAR parallel loops"
 t0=$(now)
 set +e
-seq "$N" | xargs -P "$PAR" -I{} sbatch --parsable --wrap=/bin/true -o /dev/null -J "t{}" \
-    >"$T"/submit.ids 2>"$T"/submit.err
-xrc=$?
+if [[ -n ${ARRAY:-} ]]; then
+    sbatch --parsable --array="1-$N" --wrap=/bin/true -o /dev/null -J arr >"$T"/submit.ids 2>"$T"/submit.err
+    xrc=$?
+    nsub=$(( $(grep -c '^[0-9]' "$T"/submit.ids || true) * N ))
+else
+    seq "$N" | xargs -P "$PAR" -I{} sbatch --parsable --wrap=/bin/true -o /dev/null -J "t{}" \
+        >"$T"/submit.ids 2>"$T"/submit.err
+    xrc=$?
+    nsub=$(grep -c '^[0-9]' "$T"/submit.ids || true)
+fi
 set -e
 t1=$(now)
-nsub=$(grep -c '^[0-9]' "$T"/submit.ids || true)
 (( xrc == 0 )) || log "WARNING: some sbatch calls failed (xargs rc=$xrc): $(sort "$T"/submit.err | uniq -c | head -5)"
 log "submitted $nsub/$N in $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s; waiting for completion"
 

@@ -1,7 +1,5 @@
-/* jobfmt.h: gstat -o, squeue's -o field lists: "%.8i %j %u %t %M %D %R". Each field is '%',
- * an optional width ("10", or ".10": at most 10 characters, right aligned as squeue's), and a
- * letter from the table in jobfmt.c (squeue's letters where squeue has one); other text is
- * copied. Parsed once into a list, then applied to each job: no table, no header collapsing. */
+/* jobfmt.h: gstat -o, squeue's -o field lists: "%.8i %j %u %t %M %D %R" (fieldfmt.h), with the
+ * letters of the table in jobfmt.c (squeue's letters where squeue has one). */
 #ifndef GP_CLI_JOBFMT_H
 #define GP_CLI_JOBFMT_H
 
@@ -9,8 +7,9 @@
 
 #include "common/error.h"
 #include "proto/gpool.pb-c.h"
+#include "cli/lib/fieldfmt.h"
 
-typedef struct gp_jobfmt gp_jobfmt_t;
+typedef gp_fieldfmt_t gp_jobfmt_t;
 
 /* NULL with err filled (errno EINVAL) for an unknown letter or a bad width. */
 gp_jobfmt_t *gp_jobfmt_create(const char *fmt, gp_error_t *err);

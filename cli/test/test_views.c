@@ -12,6 +12,7 @@
 #include "cli/lib/jobview.h"
 #include "cli/lib/nodeview.h"
 #include "common/table.h"
+#include "cli/lib/nodefmt.h"
 
 /* Print into a string. */
 static char *render(gp_table_t *t)
@@ -270,6 +271,41 @@ static void array_rows_and_format(void **state)
 	assert_null(gp_jobfmt_create("%", &err));
 }
 
+/* gnodes -o: sinfo's letters over the same field-list engine as gstat -o */
+static void node_format(void **state)
+{
+	(void)state;
+	Gpool__NodeInfo up = GPOOL__NODE_INFO__INIT, down = GPOOL__NODE_INFO__INIT;
+	up.name = "pc1";
+	up.state = GPOOL__NODE_STATE__NODE_UP;
+	up.cpus = 8;
+	up.cpus_used = 3;
+	up.mem_mb = 16000;
+	up.mem_used_mb = 1000;
+	down.name = "pc2";
+	down.state = GPOOL__NODE_STATE__NODE_DOWN;
+	down.cpus = 4;
+	down.mem_mb = 8000;
+	down.reason = "not responding";
+	gp_error_t err;
+	gp_fieldfmt_t *f = gp_nodefmt_create("%N %.6t|%C|%m|%e|%20E|%%", &err);
+	assert_non_null(f);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	assert_int_equal(gp_fieldfmt_header(f, m), 0);
+	assert_int_equal(gp_nodefmt_node(f, &up, m), 0);
+	assert_int_equal(gp_nodefmt_node(f, &down, m), 0);
+	fclose(m);
+	assert_string_equal(buf, "NODELIST  STATE|CPUS(A/I/O/T)|MEMORY|FREE_MEM|REASON              |%\n"
+				 "pc1    mix|3/5/0/8|16000|15000|none                |%\n"
+				 "pc2   down|0/0/4/4|8000|8000|not responding      |%\n");
+	free(buf);
+	gp_fieldfmt_destroy(&f);
+	assert_null(gp_nodefmt_create("%N %i", &err)); /* a job letter is not a node letter */
+	assert_null(gp_nodefmt_create("%.N", &err));
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -280,6 +316,7 @@ int main(void)
 	    cmocka_unit_test(array_rows_and_format),
 	    cmocka_unit_test(energy_sources_words),
 	    cmocka_unit_test(node_tables),
+	    cmocka_unit_test(node_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,13 @@ _gpool_complete() {
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	cmd=${COMP_WORDS[0]##*/}
 	COMPREPLY=()
+	# -o is a field list for gstat and gnodes (squeue's and sinfo's -o), a file for gsub
+	if [[ $cmd == gstat || $cmd == gnodes ]] && [[ $prev == -o || $prev == --format ]]; then
+		local fields="'%.8i %j %u %t %M %D %R'"
+		[ "$cmd" = gnodes ] && fields="'%N %t %C %m %G %E'"
+		mapfile -t COMPREPLY < <(compgen -W "$fields" -- "$cur")
+		return
+	fi
 	case $prev in
 	-w | --nodelist | -x | --exclude)
 		mapfile -t COMPREPLY < <(compgen -W "$(_gpool_nodes)" -- "$cur")
@@ -74,6 +81,8 @@ _gpool_complete() {
 		fi ;;
 	gsub)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+	gnodes)
+		mapfile -t COMPREPLY < <(compgen -W "drain resume $(_gpool_nodes)" -- "$cur") ;;
 	esac
 }
 

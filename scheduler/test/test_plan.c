@@ -601,6 +601,47 @@ static void energy_sampled(void **state)
 
 /* Dependencies (docs/arrays.md): a job waits with Dependency until its target completed, then
  * starts; one that can never be met says DependencyNeverSatisfied. */
+/* As agent_register: a node that registered with this scheduler process. */
+static struct node *registered(const char *name, uint32_t cpus)
+{
+	add_node(name, cpus, 1000);
+	struct node *n = nodes_get(S.nodes, nodes_find(S.nodes, name));
+	n->registered = true;
+	return n;
+}
+
+/* sbatch's "Requested node configuration is not available": only once every node known
+ * has registered; down nodes count; a placeholder or an expected node defers it. */
+static void refuse_beyond_cluster(void **state)
+{
+	(void)state;
+	char why[512];
+	struct job *big = submit(7, 1, 0, 0, 0);
+	assert_false(plan_refuse(&S, big, why, sizeof(why))); /* no node yet: cannot tell */
+	registered("a", 2);
+	registered("b", 2);
+	assert_int_equal(nodes_expect(S.nodes, "c"), 0); /* registered before a restart */
+	assert_false(plan_refuse(&S, big, why, sizeof(why)));
+	struct node *c = registered("c", 2);
+	assert_true(plan_refuse(&S, big, why, sizeof(why)));
+	assert_string_equal(why, "requested node configuration is not available: 7 tasks of 1 CPU; "
+				 "the cluster has 3 nodes, 6 CPUs, 0 cards; the largest node 2 CPUs, "
+				 "1000 MB");
+	struct job *wide = submit(1, 3, 0, 0, 0);
+	assert_true(plan_refuse(&S, wide, why, sizeof(why)));
+	struct job *fits = submit(6, 1, 3, 0, 0);
+	c->state = GPOOL__NODE_STATE__NODE_DOWN; /* down: may come back, still counts */
+	assert_false(plan_refuse(&S, fits, why, sizeof(why)));
+	struct job *named = submit(1, 1, 0, 0, 0);
+	named->nodelist = calloc(1, sizeof(char *));
+	named->nodelist[0] = strdup("zz");
+	named->n_nodelist = 1;
+	assert_true(plan_refuse(&S, named, why, sizeof(why)));
+	assert_string_equal(why, "invalid node name 'zz' (no such node in this cluster)");
+	assert_true(nodes_placeholder(S.nodes, "d") >= 0); /* a running job's node, not back yet */
+	assert_false(plan_refuse(&S, big, why, sizeof(why)));
+}
+
 static void set_dependency(struct job *j, const char *dep)
 {
 	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
@@ -663,6 +704,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(gang_spread, setup, teardown),
+		cmocka_unit_test_setup_teardown(refuse_beyond_cluster, setup, teardown),
 		cmocka_unit_test_setup_teardown(dependencies, setup, teardown),
 		cmocka_unit_test_setup_teardown(array_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(all_or_nothing_and_reasons, setup, teardown),

@@ -67,17 +67,27 @@ PY
 	check "the gang job is COMPLETED" wait_state "$id" COMPLETED 10
 fi
 
-# -- a gang that cannot fit (4 nodes of 3) is not started half-way
-# (gschedd accepts it, as a node may be added, and it waits saying it is too large)
-if id=$(submit -n 4 -N 4 -- /bin/true); then
-	ok "a 4-node job on 3 nodes is accepted ($id)"
-	sleep 2
-	is "$(job_state "$id")" PENDING "a 4-node job on 3 nodes does not run"
-	like "$(job_field "$id" reason)" '^TooLarge' "a 4-node job on 3 nodes says it is too large ($(job_field "$id" reason))"
-	is "$(cluster_user_pids | wc -w)" 0 "no task of it runs anywhere"
-	as_user gcancel "$id" >/dev/null 2>&1
+# -- a gang that cannot fit (4 nodes of 3) is refused at submission, as sbatch refuses it
+# ("Requested node configuration is not available"); nothing of it is queued or started
+out=$(as_user gsub -n 4 -N 4 -- /bin/true 2>&1)
+rc=$?
+is "$rc" 1 "gsub of a 4-node job on 3 nodes exits 1"
+like "$out" '^gsub: requested node configuration is not available: 4 tasks of 1 CPU, on 4-4 nodes; the cluster has 3 nodes, [0-9]+ CPUs, 0 cards; the largest node [0-9]+ CPUs, [0-9]+ MB$' \
+	"it says why, with what the cluster has ($out)"
+is "$(as_user gstat --json 2>/dev/null | grep -c '"ntasks": *4')" 0 "nothing of it is queued"
+is "$(cluster_user_pids | wc -w)" 0 "no task of it runs anywhere"
+
+# -- a node drained (or down) still counts: a 3-node job waits for it rather than being refused
+gnodes drain h3 --reason "t0110: capacity" >/dev/null 2>&1
+if id=$(submit -n 3 -N 3 -- /bin/true); then
+	ok "a 3-node job with one of 3 nodes drained is accepted ($id)"
+	sleep 1
+	is "$(job_state "$id")" PENDING "it waits for the drained node"
+	gnodes resume h3 >/dev/null 2>&1
+	check "it runs once the node is back" wait_state "$id" COMPLETED 20
 else
-	fail "a 4-node job on 3 nodes is accepted" "gsub refused it"
+	fail "a 3-node job with one of 3 nodes drained is accepted" "gsub refused it"
+	gnodes resume h3 >/dev/null 2>&1
 fi
 
 done_testing

@@ -75,15 +75,18 @@ le "$c_end" "${b_res:-0}" 0 && ok "C ended before B's reservation" || fail "C en
 H=$(submit --hold -n 1 -- /bin/true)
 sleep 1
 like "$(job_field "$H" reason)" 'Held' "a held job's reason is JobHeld* ($(job_field "$H" reason))"
-# (gschedd accepts it: nodes may be added; it waits, saying it is too large for the cluster)
-if Z=$(submit -n 7 -- /bin/true); then
-	ok "a 7-CPU job on 6 CPUs is accepted ($Z)"
-	sleep 1
-	is "$(job_state "$Z")" PENDING "a 7-CPU job on 6 CPUs waits"
-	like "$(job_field "$Z" reason)" '^TooLarge' "a 7-CPU job on 6 CPUs says it is too large ($(job_field "$Z" reason))"
-else
-	fail "a 7-CPU job on 6 CPUs is accepted" "gsub refused it"
-fi
-as_user gcancel "$H" ${Z:+"$Z"} >/dev/null 2>&1
+# it is refused at submission with sbatch's reason, and what the cluster has (3 x 2 CPUs)
+out=$(as_user gsub -n 7 -- /bin/true 2>&1)
+rc=$?
+is "$rc" 1 "gsub of a 7-CPU job on 6 CPUs exits 1"
+like "$out" '^gsub: requested node configuration is not available: 7 tasks of 1 CPU; the cluster has 3 nodes, 6 CPUs, 0 cards; the largest node 2 CPUs, [0-9]+ MB$' \
+	"a 7-CPU job on 6 CPUs is refused ($out)"
+out=$(as_user gsub -c 3 -- /bin/true 2>&1)
+like "$out" '^gsub: requested node configuration is not available: 1 task of 3 CPUs; the cluster has 3 nodes, 6 CPUs' \
+	"a 3-CPU task on nodes of 2 CPUs is refused ($out)"
+out=$(as_user gsub --mem 100T -- /bin/true 2>&1)
+like "$out" '^gsub: requested node configuration is not available: 1 task of 1 CPU, [0-9]+ MB a node; ' \
+	"100 TB of memory on one node is refused ($out)"
+as_user gcancel "$H" >/dev/null 2>&1
 
 done_testing
