@@ -328,6 +328,36 @@ static const struct {
 	{ GPOOL__MSG__M_CARD_REPORT_REPLY, on_card_report_reply },
 };
 
+void sched_link_handle(struct agent *a, const struct gp_sender *from, const Gpool__Batch *b)
+{
+	struct sched_link *l = a->link;
+	if (from->uid != l->sched_uid) {
+		gp_warn("dropped a message signed by uid %u (the scheduler is uid %u)",
+			(unsigned)from->uid, (unsigned)l->sched_uid);
+		return;
+	}
+	l->last_heard_ms = gp_mono_ms();
+	if (l->lease_expired) {
+		l->lease_expired = false;
+		gp_info("the scheduler is back: lease renewed");
+	}
+	for (size_t i = 0; i < b->n_msgs; i++) {
+		const Gpool__Msg *m = b->msgs[i];
+		size_t t;
+		for (t = 0; t < sizeof(sched_msgs) / sizeof(sched_msgs[0]); t++)
+			if (sched_msgs[t].type == m->m_case)
+				break;
+		if (t == sizeof(sched_msgs) / sizeof(sched_msgs[0]) ||
+		    (m->m_case == GPOOL__MSG__M_NODE_REGISTER_REPLY && !m->node_register_reply) ||
+		    (m->m_case == GPOOL__MSG__M_ERROR && !m->error)) {
+			gp_warn("dropped an unexpected message (type %d) from the scheduler",
+				(int)m->m_case);
+			continue;
+		}
+		sched_msgs[t].cb(a, m);
+	}
+}
+
 void sched_link_recv(struct agent *a)
 {
 	struct sched_link *l = a->link;
@@ -361,32 +391,7 @@ void sched_link_recv(struct agent *a)
 					gp_error_code_name(code), err.text);
 			continue;
 		}
-		if (from.uid != l->sched_uid) {
-			gp_warn("dropped a message signed by uid %u (the scheduler is uid %u)",
-				(unsigned)from.uid, (unsigned)l->sched_uid);
-			gpool__batch__free_unpacked(b, NULL);
-			continue;
-		}
-		l->last_heard_ms = gp_mono_ms();
-		if (l->lease_expired) {
-			l->lease_expired = false;
-			gp_info("the scheduler is back: lease renewed");
-		}
-		for (size_t i = 0; i < b->n_msgs; i++) {
-			const Gpool__Msg *m = b->msgs[i];
-			size_t t;
-			for (t = 0; t < sizeof(sched_msgs) / sizeof(sched_msgs[0]); t++)
-				if (sched_msgs[t].type == m->m_case)
-					break;
-			if (t == sizeof(sched_msgs) / sizeof(sched_msgs[0]) ||
-			    (m->m_case == GPOOL__MSG__M_NODE_REGISTER_REPLY && !m->node_register_reply) ||
-			    (m->m_case == GPOOL__MSG__M_ERROR && !m->error)) {
-				gp_warn("dropped an unexpected message (type %d) from the scheduler",
-					(int)m->m_case);
-				continue;
-			}
-			sched_msgs[t].cb(a, m);
-		}
+		sched_link_handle(a, &from, b);
 		gpool__batch__free_unpacked(b, NULL);
 	}
 }

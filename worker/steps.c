@@ -899,6 +899,29 @@ static struct step_rec *step_of(struct steps *ss, const char *rid, size_t len,
 	return NULL;
 }
 
+void steps_handle(struct agent *a, const char *rid, size_t len, const Gpool__Batch *b)
+{
+	struct step_rec *r = step_of(a->steps, rid, len, b);
+	if (!r) {
+		gp_warn("dropped a message from an unknown supervisor");
+		return;
+	}
+	r->last_heard_ms = gp_mono_ms();
+	for (size_t i = 0; i < b->n_msgs; i++) {
+		const Gpool__Msg *m = b->msgs[i];
+		size_t t;
+		for (t = 0; t < sizeof(step_msgs) / sizeof(step_msgs[0]); t++)
+			if (step_msgs[t].type == m->m_case)
+				break;
+		if (t == sizeof(step_msgs) / sizeof(step_msgs[0])) {
+			gp_warn("step %s sent an unexpected message (type %d): dropped", r->rid,
+				(int)m->m_case);
+			continue;
+		}
+		step_msgs[t].cb(a, r, m);
+	}
+}
+
 void steps_recv(struct agent *a)
 {
 	struct steps *ss = a->steps;
@@ -928,34 +951,14 @@ void steps_recv(struct agent *a)
 		gp_error_t err = { { 0 } };
 		Gpool__Batch *b = gp_wire_open(ss->wire, zmq_msg_data(&body), zmq_msg_size(&body),
 					       &from, &code, &err);
-		struct step_rec *r =
-			b ? step_of(ss, zmq_msg_data(&id), zmq_msg_size(&id), b) : NULL;
+		if (b)
+			steps_handle(a, zmq_msg_data(&id), zmq_msg_size(&id), b);
+		else
+			gp_warn("dropped a message from a supervisor: %s", err.text);
 		zmq_msg_close(&id);
 		zmq_msg_close(&body);
-		if (!b) {
-			gp_warn("dropped a message from a supervisor: %s", err.text);
-			continue;
-		}
-		if (!r) {
-			gp_warn("dropped a message from an unknown supervisor");
+		if (b)
 			gpool__batch__free_unpacked(b, NULL);
-			continue;
-		}
-		r->last_heard_ms = gp_mono_ms();
-		for (size_t i = 0; i < b->n_msgs; i++) {
-			const Gpool__Msg *m = b->msgs[i];
-			size_t t;
-			for (t = 0; t < sizeof(step_msgs) / sizeof(step_msgs[0]); t++)
-				if (step_msgs[t].type == m->m_case)
-					break;
-			if (t == sizeof(step_msgs) / sizeof(step_msgs[0])) {
-				gp_warn("step %s sent an unexpected message (type %d): dropped", r->rid,
-					(int)m->m_case);
-				continue;
-			}
-			step_msgs[t].cb(a, r, m);
-		}
-		gpool__batch__free_unpacked(b, NULL);
 	}
 }
 

@@ -1,0 +1,158 @@
+/* fuzz_gworkerd: what gworkerd receives, through its own dispatch: batches from the scheduler
+ * (sched_link_handle: register and heartbeat replies, errors, launches, kills) and envelopes
+ * from its supervisors on the step channel (steps_handle: hellos, task events, output).
+ *
+ * An input is a sequence of records, each [kind][length, 2 bytes little-endian][payload]:
+ *   kind even: payload is a Batch from the scheduler link, opened (the link's MUNGE check
+ *              is what the harness cannot do); kind & 2: signed by another uid than sched_uid
+ *   kind odd:  payload is [n][routing id, n bytes][envelope], the envelope opened by the
+ *              step channel's own (unauthenticated) wire, as steps_recv does
+ * so that one input can launch a job, then speak as its supervisor, then kill or
+ * acknowledge it. The agent is rebuilt for every input (a fresh state directory), so an
+ * input replays alike. A launch that gets as far as starting gstepd forks a child that
+ * cannot execute the (nonexistent) gstepd path and ends at once; it is reaped after every
+ * record and handed to steps_reaped, as the agent's SIGCHLD does. A crash or a sanitizer
+ * report is a finding. */
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "agent.h"
+#include "fuzz.h"
+#include "log.h"
+#include "util.h"
+#include "wire.h"
+
+#define MAX_MESSAGE (1u << 20)
+#define SCHED_UID   4242
+
+static struct agent A;
+static gp_wire_t *step_wire;
+static char dir[64];
+
+static void set(const char *key, const char *value)
+{
+	gp_error_t err;
+	if (gp_config_set(A.cfg, key, value, &err) < 0) {
+		fprintf(stderr, "fuzz_gworkerd: %s\n", err.text);
+		abort();
+	}
+}
+
+/* once: the configuration, the ZeroMQ context, the step channel's wire */
+static void setup(void)
+{
+	gp_log_init("fuzz_gworkerd", GP_LOG_ERR);
+	snprintf(dir, sizeof(dir), "%s/gp-fuzz-gworkerd-XXXXXX",
+		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	FUZZ_CHECK(mkdtemp(dir) != NULL);
+	FUZZ_CHECK((A.cfg = gp_config_create(GP_WORKER)) != NULL);
+	set("state_dir", dir);
+	set("scheduler", "inproc://fuzz-gworkerd");
+	set("stepd", "/nonexistent/gstepd");
+	set("cgroups", "off");
+	set("allow_root", "true");
+	set("scratch_dir", dir);
+	char uid[32];
+	snprintf(uid, sizeof(uid), "%d", SCHED_UID);
+	set("sched_uid", uid);
+	snprintf(A.node, sizeof(A.node), "fuzz1");
+	snprintf(A.addr, sizeof(A.addr), "198.18.0.11");
+	snprintf(A.state_dir, sizeof(A.state_dir), "%s", dir);
+	snprintf(A.stepd, sizeof(A.stepd), "/nonexistent/gstepd");
+	A.cpus = 8;
+	A.mem_mb = 16000;
+	FUZZ_CHECK((A.zctx = zmq_ctx_new()) != NULL);
+	FUZZ_CHECK((step_wire = gp_wire_create(NULL, MAX_MESSAGE)) != NULL);
+}
+
+static void agent_up(void)
+{
+	gp_error_t err = {{0}};
+	FUZZ_CHECK((A.ports = gp_ports_create(47000, 47015, 4)) != NULL);
+	A.steps = steps_create(&A, &err);
+	FUZZ_CHECK(A.steps != NULL);
+	A.power = power_create(&A, &err);
+	FUZZ_CHECK(A.power != NULL);
+	A.peer = peer_create(&A);
+	FUZZ_CHECK(A.peer != NULL);
+	A.link = sched_link_create(&A, &err);
+	FUZZ_CHECK(A.link != NULL);
+}
+
+/* every supervisor the input got started has ended (it cannot execute): reap them all */
+static void reap(void)
+{
+	int st;
+	pid_t pid;
+	while ((pid = waitpid(-1, &st, 0)) > 0)
+		steps_reaped(&A, pid, st);
+}
+
+static void agent_down(void)
+{
+	reap();
+	sched_link_destroy(&A.link);
+	peer_destroy(&A.peer);
+	power_destroy(&A.power);
+	steps_destroy(&A.steps);
+	gp_ports_destroy(&A.ports);
+	FUZZ_CHECK(gp_rm_rf(dir) == 0 || errno == ENOENT);
+	FUZZ_CHECK(mkdir(dir, 0700) == 0);
+}
+
+static void from_scheduler(const uint8_t *p, size_t n, bool other_uid)
+{
+	Gpool__Batch *b = gpool__batch__unpack(NULL, n, p);
+	if (!b)
+		return;
+	struct gp_sender from = {.uid = SCHED_UID + other_uid, .gid = SCHED_UID, .epoch = 1};
+	sched_link_handle(&A, &from, b);
+	gpool__batch__free_unpacked(b, NULL);
+}
+
+static void from_step(const uint8_t *p, size_t n)
+{
+	if (n < 1 || (size_t)p[0] + 1 > n)
+		return;
+	size_t idlen = p[0];
+	const char *rid = (const char *)p + 1;
+	struct gp_sender from;
+	Gpool__ErrorCode code;
+	gp_error_t err = {{0}};
+	Gpool__Batch *b = gp_wire_open(step_wire, p + 1 + idlen, n - 1 - idlen, &from, &code, &err);
+	if (!b)
+		return;
+	steps_handle(&A, rid, idlen, b);
+	gpool__batch__free_unpacked(b, NULL);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!A.cfg)
+		setup();
+	agent_up();
+	size_t off = 0;
+	while (size - off >= 3) {
+		uint8_t kind = data[off];
+		size_t len = (size_t)data[off + 1] | (size_t)data[off + 2] << 8;
+		off += 3;
+		if (len > size - off)
+			len = size - off;
+		if (kind & 1)
+			from_step(data + off, len);
+		else
+			from_scheduler(data + off, len, kind & 2);
+		off += len;
+		/* the end of one pass of the agent's loop */
+		reap();
+		int64_t now = gp_mono_ms();
+		steps_tick(&A, now);
+		sched_link_flush(&A);
+		steps_flush(&A);
+	}
+	agent_down();
+	return 0;
+}
