@@ -8,6 +8,7 @@
 #include "args.h"
 #include "opt.h"
 #include "session.h"
+#include "util.h"
 
 #define LOG_CHUNK      (1u << 20)
 #define FOLLOW_RETRIES 6 /* silent long polls in a row (a scheduler restart) before giving up */
@@ -62,20 +63,6 @@ static const struct gp_opt opts[] = {
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct glogs g = {0};
@@ -129,7 +116,7 @@ int main(int argc, char **argv)
 		silent = 0;
 		Gpool__LogQueryReply *lr = r->log_query_reply;
 		const ProtobufCBinaryData *d = g.err ? &lr->err : &lr->out;
-		if (d->len && write_all(STDOUT_FILENO, d->data, d->len) < 0)
+		if (d->len && gp_write_all(STDOUT_FILENO, d->data, d->len) < 0)
 			goto out;
 		uint64_t next = g.err ? lr->next_offset_err : lr->next_offset;
 		uint64_t *cur = g.err ? &q.offset_err : &q.offset;

@@ -16,20 +16,6 @@
 #include "frame.h"
 #include "util.h"
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 static int dial(const char *addr, uint16_t port, const char *secret, gp_error_t *err)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
@@ -144,10 +130,10 @@ static int on_frame(const struct gp_frame *f, int outfd, int errfd, int *status,
 	uint32_t st;
 	switch (f->type) {
 	case GP_FRAME_OUT:
-		write_all(outfd, f->data, f->len);
+		gp_write_all(outfd, f->data, f->len);
 		return 0;
 	case GP_FRAME_ERR:
-		write_all(errfd, f->data, f->len);
+		gp_write_all(errfd, f->data, f->len);
 		return 0;
 	case GP_FRAME_FAIL:
 		return refused(f, err);

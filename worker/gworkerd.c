@@ -14,6 +14,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "sigfd.h"
 #include "sysinfo.h"
 #include "util.h"
 
@@ -91,20 +92,6 @@ static void fail_startup(const struct agent *a, const char *text)
 	gp_err("%s", text);
 	if (*gp_config_str(a->cfg, "log_file"))
 		fprintf(stderr, "gworkerd: %s\n", text);
-}
-
-static int setup_signals(void)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -1;
-	signal(SIGPIPE, SIG_IGN);
-	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
 static void reload_changed(const char *key, int applied, void *arg)
@@ -254,7 +241,7 @@ int main(int argc, char **argv)
 	/* gstepd runs detached (it must outlive us), but while we live we reap it, so a PID 1
 	 * that does not reap leaves no zombies behind */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	if ((sigfd = setup_signals()) < 0) {
+	if ((sigfd = gp_sigfd_open(NULL)) < 0) {
 		gp_err("signals: %s", strerror(errno));
 		goto out;
 	}

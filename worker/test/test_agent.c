@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "router.h"
 #include "util.h"
 #include "wire.h"
 
@@ -230,21 +231,16 @@ static void keep_job(const Gpool__Msg *m, void *arg)
 	}
 }
 
-static void launch_ex(uint64_t job, uint32_t attempt, bool no_requeue, const char *user,
-		      const char *script)
+/* Send the agent a one-task launch of job.attempt (spec, as user) on host "tw". */
+static void send_launch(uint64_t job, uint32_t attempt, Gpool__JobSpec *spec, const char *user,
+			Gpool__TaskPlacement *tp)
 {
-	char *argv[] = { "/bin/sh", "-c", (char *)script };
-	Gpool__JobSpec spec = GPOOL__JOB_SPEC__INIT;
-	spec.argv = argv;
-	spec.n_argv = 3;
-	spec.no_requeue = no_requeue;
-	Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT, *tpp = &tp;
 	Gpool__Launch l = GPOOL__LAUNCH__INIT;
 	l.job_id = job;
 	l.attempt = attempt;
-	l.spec = &spec;
+	l.spec = spec;
 	l.user = (char *)user;
-	l.tasks = &tpp;
+	l.tasks = &tp;
 	l.n_tasks = 1;
 	l.size = 1;
 	l.local_size = 1;
@@ -254,6 +250,18 @@ static void launch_ex(uint64_t job, uint32_t attempt, bool no_requeue, const cha
 	m.m_case = GPOOL__MSG__M_LAUNCH;
 	m.launch = &l;
 	send_msg(&m);
+}
+
+static void launch_ex(uint64_t job, uint32_t attempt, bool no_requeue, const char *user,
+		      const char *script)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)script };
+	Gpool__JobSpec spec = GPOOL__JOB_SPEC__INIT;
+	spec.argv = argv;
+	spec.n_argv = 3;
+	spec.no_requeue = no_requeue;
+	Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT;
+	send_launch(job, attempt, &spec, user, &tp);
 }
 
 static void launch(uint64_t job, const char *user, const char *script)
@@ -330,24 +338,10 @@ static void card_power(void **state)
 	spec.argv = argv;
 	spec.n_argv = 3;
 	uint32_t cards[] = { 0 };
-	Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT, *tpp = &tp;
+	Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT;
 	tp.cards = cards;
 	tp.n_cards = 1;
-	Gpool__Launch l = GPOOL__LAUNCH__INIT;
-	l.job_id = 20;
-	l.attempt = 1;
-	l.spec = &spec;
-	l.user = me;
-	l.tasks = &tpp;
-	l.n_tasks = 1;
-	l.size = 1;
-	l.local_size = 1;
-	l.nodelist = "tw";
-	l.master_addr = "127.0.0.1";
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.m_case = GPOOL__MSG__M_LAUNCH;
-	m.launch = &l;
-	send_msg(&m);
+	send_launch(20, 1, &spec, me, &tp);
 	int64_t deadline = gp_mono_ms() + 10000;
 	while ((!j.exited || !p.idle_after) && gp_mono_ms() < deadline)
 		expect(GPOOL__MSG__M_ERROR, 100, keep_power, &p);
@@ -753,10 +747,7 @@ static int teardown(void **state)
 	agent = 0;
 	if (failed || getenv("GP_TEST_VERBOSE"))
 		dump_log();
-	int zero = 0;
-	zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof(zero));
-	zmq_close(router);
-	zmq_ctx_term(zctx);
+	gp_test_router_close(router, zctx);
 	gp_wire_destroy(&wire);
 	gp_auth_destroy(&auth);
 	gp_rm_rf(dir);

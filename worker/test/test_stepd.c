@@ -21,6 +21,7 @@
 #include <zmq.h>
 
 #include "launchfile.h"
+#include "router.h"
 #include "util.h"
 #include "wire.h"
 
@@ -439,10 +440,7 @@ static void kill_leftovers(void)
 static int teardown(void **state)
 {
 	kill_leftovers();
-	int zero = 0;
-	zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof(zero));
-	zmq_close(router);
-	zmq_ctx_term(zctx);
+	gp_test_router_close(router, zctx);
 	gp_wire_destroy(&wire);
 	gp_rm_rf(dir);
 	return 0;
