@@ -373,18 +373,30 @@ static void refused(void **state)
 	assert_string_equal(j.reason, "no local account 'no-such-user-gp' on node tw");
 }
 
+/* The scheduler does not know the agent (ERROR_UNEXPECTED, why): it registers again within 3 s
+ * and is answered. */
+static void send_unexpected(const char *why)
+{
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	Gpool__Error e;
+	gp_msg_error(&m, &e, 0, GPOOL__ERROR_CODE__ERROR_UNEXPECTED, why);
+	send_msg(&m);
+}
+
+static void forgotten(const char *why, keep_f keep, void *arg)
+{
+	send_unexpected(why);
+	Gpool__Msg *r = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, keep, arg);
+	assert_non_null(r);
+	reply_register(r->id);
+}
+
 static void reregister(void **state)
 {
 	/* garbage first: dropped, the agent goes on */
 	zmq_send(router, rid, rid_len, ZMQ_SNDMORE);
 	zmq_send(router, "garbage", 7, 0);
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	Gpool__Error e;
-	gp_msg_error(&m, &e, 0, GPOOL__ERROR_CODE__ERROR_UNEXPECTED, "node is not registered");
-	send_msg(&m);
-	Gpool__Msg *r = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, NULL, NULL);
-	assert_non_null(r);
-	reply_register(r->id);
+	forgotten("node is not registered", NULL, NULL);
 	assert_non_null(expect(GPOOL__MSG__M_HEARTBEAT, 2000, NULL, NULL));
 	/* heartbeats unanswered three times: registers again */
 	assert_non_null(expect(GPOOL__MSG__M_NODE_REGISTER, 3000, NULL, NULL));
@@ -548,13 +560,7 @@ static void lease(void **state)
 	struct by_job v[2] = { { 20, { .ids_zero = true } }, { 21, { .ids_zero = true } } };
 	lease_ms = 1500;
 	/* learn the lease */
-	Gpool__Msg e = GPOOL__MSG__INIT;
-	Gpool__Error er;
-	gp_msg_error(&e, &er, 0, GPOOL__ERROR_CODE__ERROR_UNEXPECTED, "restarted");
-	send_msg(&e);
-	Gpool__Msg *m = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, keep_by_job, v);
-	assert_non_null(m);
-	reply_register(m->id);
+	forgotten("restarted", keep_by_job, v);
 	launch_ex(20, 1, false, me, "sleep 30");
 	launch_ex(21, 1, true, me, "sleep 30");
 	int64_t deadline = gp_mono_ms() + 5000;
@@ -567,8 +573,8 @@ static void lease(void **state)
 	while (gp_mono_ms() < deadline)
 		expect(GPOOL__MSG__M_ERROR, 50, keep_by_job, v);
 	hb_silent = false;
-	send_msg(&e);
-	m = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, keep_by_job, v);
+	send_unexpected("restarted");
+	Gpool__Msg *m = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, keep_by_job, v);
 	assert_non_null(m);
 	bool ex = true;
 	assert_true(held_has(m->node_register->held, m->node_register->n_held, 20, &ex, NULL));
@@ -747,10 +753,8 @@ static int teardown(void **state)
 	agent = 0;
 	if (failed || getenv("GP_TEST_VERBOSE"))
 		dump_log();
-	gp_test_router_close(router, zctx);
-	gp_wire_destroy(&wire);
+	gp_test_peer_close(router, zctx, &wire, dir);
 	gp_auth_destroy(&auth);
-	gp_rm_rf(dir);
 	return 0;
 }
 

@@ -34,6 +34,17 @@ static void setup_launch(void)
 	tp.n_cpus = 2;
 }
 
+/* Each of the n NAME, VALUE pairs of want is set so in e. */
+static void expect_vars(char **e, const char *const want[][2], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *v = gp_env_get(e, want[i][0]);
+		if (!v)
+			fail_msg("%s missing", want[i][0]);
+		assert_string_equal(v, want[i][1]);
+	}
+}
+
 /* The environment ctx describes, which must build. */
 static char **build(const struct gp_task_env_ctx *c)
 {
@@ -61,12 +72,7 @@ static void all_variables(void **state)
 		{ "PATH", "/usr/local/bin:/usr/bin:/bin" }, { "HOME", "/home/alice" },
 		{ "USER", "alice" },		  { "SHELL", "/bin/bash" },
 	};
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const char *v = gp_env_get(e, want[i][0]);
-		if (!v)
-			fail_msg("%s missing", want[i][0]);
-		assert_string_equal(v, want[i][1]);
-	}
+	expect_vars(e, want, sizeof(want) / sizeof(want[0]));
 	gp_env_free(e);
 }
 
@@ -186,12 +192,7 @@ static void network_variables(void **state)
 		{ "OMPI_MCA_btl_tcp_if_include", "198.18.0.0/24" },
 		{ "OMPI_MCA_oob_tcp_if_include", "198.18.0.0/24" },
 	};
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const char *v = gp_env_get(e, want[i][0]);
-		if (!v)
-			fail_msg("%s missing", want[i][0]);
-		assert_string_equal(v, want[i][1]);
-	}
+	expect_vars(e, want, sizeof(want) / sizeof(want[0]));
 	gp_env_free(e);
 	/* no subnet known: Open MPI gets the name */
 	c.subnet = NULL;

@@ -440,9 +440,7 @@ static void kill_leftovers(void)
 static int teardown(void **state)
 {
 	kill_leftovers();
-	gp_test_router_close(router, zctx);
-	gp_wire_destroy(&wire);
-	gp_rm_rf(dir);
+	gp_test_peer_close(router, zctx, &wire, dir);
 	return 0;
 }
 
