@@ -58,15 +58,20 @@ bench-train: build
 # fastest; no GPU backends: kernels/ keeps its own flags, so they would not be sanitized)
 SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 # what `make test` runs there: the unit tests and the fuzz corpora replayed (the system tests,
-# the style checks and the kernels' own tests need no second run)
+# the style checks and the kernels' own tests need no second run). Left out (SAN_SKIP):
+# libgcomm's collectives on 1, 2, 4 and 5 ranks, its kill tests and Open MPI's run (3-5x
+# slower under ASan: 800 s of the 880 s this run took; tcp on 3 ranks and ucx on 2 stay),
+# and unit.install.pkgconfig (it links a program without the ASan runtime against the
+# instrumented library, which ASan refuses to start).
 SAN_TESTS ?= ^(unit|fuzz)\.
+SAN_SKIP ?= ^unit\.(comm\.(tcp\.np[1245]|ucx\.np[1345]|tcp\.kill|ucx\.kill|mpi\..*)|install\.pkgconfig)$$
 sanitize-build:
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DGPOOL_SANITIZE=ON \
 		-DGK_WITH_CUDA=OFF -DGK_WITH_HIP=OFF
 	cmake --build $(BUILD_ASAN) -j$(JOBS)
 sanitize-unit: sanitize-build
 	$(SAN_ENV) ctest --test-dir $(BUILD_ASAN) --output-on-failure -R '$(SAN_TESTS)' \
-		-LE system $(CTEST_ARGS)
+		-E '$(SAN_SKIP)' -LE system $(CTEST_ARGS)
 # every test under the sanitizers, the system tests included
 sanitize: deps sanitize-build
 	$(SAN_ENV) ctest --test-dir $(BUILD_ASAN) --output-on-failure $(CTEST_ARGS)

@@ -53,10 +53,13 @@ static int dial(const char *addr, uint16_t port, const char *secret, gp_error_t 
  * (valid until the next call), 0: the connection ended, -1: malformed or read error. */
 static int next_frame(int fd, gp_buf_t *in, size_t *consumed, struct gp_frame *f)
 {
-	/* drop the frame handed out last time */
-	memmove(in->data, in->data + *consumed, in->len - *consumed);
-	in->len -= *consumed;
-	*consumed = 0;
+	/* drop the frame handed out last time (none before the first: in->data may be NULL,
+	 * which memmove must not get even for 0 bytes) */
+	if (*consumed) {
+		memmove(in->data, in->data + *consumed, in->len - *consumed);
+		in->len -= *consumed;
+		*consumed = 0;
+	}
 	while (1) {
 		int k = in->len ? gp_frame_parse(in->data, in->len, f) : 0;
 		if (k < 0)
