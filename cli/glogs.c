@@ -57,9 +57,7 @@ static const struct gp_opt opts[] = {
     {"err", 0, no_argument, NULL, "the job's stderr instead of its stdout", set_err, 0},
     {"rank", 'r', required_argument, "N", "this rank's file (when the output pattern has %t)",
      set_rank, 0},
-    {"config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0},
-    {"scheduler", 0, required_argument, "ENDPOINT",
-     "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0},
+    GP_CLI_COMMON_OPTS,
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
