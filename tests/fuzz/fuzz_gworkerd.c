@@ -13,7 +13,6 @@
  * cannot execute the (nonexistent) gstepd path and ends at once; it is reaped after every
  * record and handed to steps_reaped, as the agent's SIGCHLD does. A crash or a sanitizer
  * report is a finding. */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -90,32 +89,21 @@ static void agent_up(void)
 	FUZZ_CHECK(A.link != NULL);
 }
 
-/* SIGKILL every child of ours still there (/proc/PID/stat's ppid field). */
+/* SIGKILL every child of ours still there (the harness is one thread: its children are the
+ * main thread's). */
 static void kill_children(void)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		char path[300], buf[512];
-		int pid = atoi(e->d_name), ppid = 0;
-		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-		FILE *f = pid > 0 ? fopen(path, "r") : NULL;
-		if (!f)
-			continue;
-		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[n] = '\0';
-		char *rp = strrchr(buf, ')');
-		char st;
-		if (rp && sscanf(rp + 2, "%c %d", &st, &ppid) == 2 && ppid == getpid()) {
-			fprintf(stderr,
-				"fuzz_gworkerd: child %d did not exit within %d ms: killed\n", pid,
-				REAP_MS);
-			kill(pid, SIGKILL);
-		}
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	FILE *f = fopen(path, "r");
+	int pid;
+	while (f && fscanf(f, "%d", &pid) == 1) {
+		fprintf(stderr, "fuzz_gworkerd: child %d did not exit within %d ms: killed\n", pid,
+			REAP_MS);
+		kill(pid, SIGKILL);
 	}
-	if (d)
-		closedir(d);
+	if (f)
+		fclose(f);
 }
 
 /* Every supervisor the input got started ends at once (it cannot execute): reap them all.

@@ -133,6 +133,16 @@ static void send_msg(const Gpool__Msg *m)
 	gp_buf_release(&env);
 }
 
+static void reply_heartbeat(uint64_t id)
+{
+	Gpool__HeartbeatReply hr = GPOOL__HEARTBEAT_REPLY__INIT;
+	Gpool__Msg r = GPOOL__MSG__INIT;
+	r.id = id;
+	r.m_case = GPOOL__MSG__M_HEARTBEAT_REPLY;
+	r.heartbeat_reply = &hr;
+	send_msg(&r);
+}
+
 static void reply_register(uint64_t id)
 {
 	Gpool__NodeRegisterReply r = GPOOL__NODE_REGISTER_REPLY__INIT;
@@ -168,12 +178,7 @@ static void registration(void **state)
 	m = expect(GPOOL__MSG__M_HEARTBEAT, 2000, NULL, NULL);
 	assert_non_null(m);
 	assert_true(m->id != 0);
-	Gpool__HeartbeatReply hr = GPOOL__HEARTBEAT_REPLY__INIT;
-	Gpool__Msg r = GPOOL__MSG__INIT;
-	r.id = m->id;
-	r.m_case = GPOOL__MSG__M_HEARTBEAT_REPLY;
-	r.heartbeat_reply = &hr;
-	send_msg(&r);
+	reply_heartbeat(m->id);
 }
 
 struct job_seen {
@@ -222,12 +227,7 @@ static void keep_job(const Gpool__Msg *m, void *arg)
 				hold_acked_id = m->id;
 		}
 		/* keep the agent registered */
-		Gpool__HeartbeatReply hr = GPOOL__HEARTBEAT_REPLY__INIT;
-		Gpool__Msg r = GPOOL__MSG__INIT;
-		r.id = m->id;
-		r.m_case = GPOOL__MSG__M_HEARTBEAT_REPLY;
-		r.heartbeat_reply = &hr;
-		send_msg(&r);
+		reply_heartbeat(m->id);
 	}
 }
 
