@@ -17,20 +17,7 @@
 
 bool gp_stage_name_ok(const char *name)
 {
-	if (!name || !*name || name[0] == '/' || strlen(name) > 4095)
-		return false;
-	const char *p = name;
-	while (*p) {
-		const char *slash = strchr(p, '/');
-		size_t n = slash ? (size_t)(slash - p) : strlen(p);
-		if (n == 2 && p[0] == '.' && p[1] == '.')
-			return false;
-		if (!slash)
-			break;
-		p = slash + 1;
-	}
-	/* a trailing slash names a directory, not a file */
-	return name[strlen(name) - 1] != '/';
+	return gp_path_relative_ok(name, false);
 }
 
 int gp_stage_scratch_path(const char *scratch_root, uint64_t job_id, char *buf, size_t len)
