@@ -109,9 +109,7 @@ static const struct gp_opt opts[] = {
 	{ "endtime", 'E', required_argument, "TIME", "jobs submitted at or before TIME", set_end,
 	  0 },
 	{ "json", 0, no_argument, NULL, "the jobs as JSON", set_json, 0 },
-	{ "config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0 },
-	{ "scheduler", 0, required_argument, "ENDPOINT",
-	  "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0 },
+	GP_CLI_COMMON_OPTS,
 	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
 };
 

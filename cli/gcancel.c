@@ -33,9 +33,7 @@ static int set_help(void *c, const char *a, gp_error_t *err)
 static const struct gp_opt opts[] = {
     {"signal", 's', required_argument, "SIG",
      "send SIG (TERM, USR1, 9, ...) to the tasks instead of cancelling", set_signal, 0},
-    {"config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0},
-    {"scheduler", 0, required_argument, "ENDPOINT",
-     "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0},
+    GP_CLI_COMMON_OPTS,
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 

@@ -8,6 +8,7 @@
 #include "cli/lib/args.h"
 #include "common/opt.h"
 #include "cli/lib/session.h"
+#include "common/util.h"
 
 #define LOG_CHUNK      (1u << 20)
 #define FOLLOW_RETRIES 6 /* silent long polls in a row (a scheduler restart) before giving up */
@@ -56,25 +57,9 @@ static const struct gp_opt opts[] = {
     {"err", 0, no_argument, NULL, "the job's stderr instead of its stdout", set_err, 0},
     {"rank", 'r', required_argument, "N", "this rank's file (when the output pattern has %t)",
      set_rank, 0},
-    {"config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0},
-    {"scheduler", 0, required_argument, "ENDPOINT",
-     "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0},
+    GP_CLI_COMMON_OPTS,
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
 
 int main(int argc, char **argv)
 {
@@ -129,7 +114,7 @@ int main(int argc, char **argv)
 		silent = 0;
 		Gpool__LogQueryReply *lr = r->log_query_reply;
 		const ProtobufCBinaryData *d = g.err ? &lr->err : &lr->out;
-		if (d->len && write_all(STDOUT_FILENO, d->data, d->len) < 0)
+		if (d->len && gp_write_all(STDOUT_FILENO, d->data, d->len) < 0)
 			goto out;
 		uint64_t next = g.err ? lr->next_offset_err : lr->next_offset;
 		uint64_t *cur = g.err ? &q.offset_err : &q.offset;

@@ -67,9 +67,7 @@ static const struct gp_opt opts[] = {
     {"format", 'o', required_argument, "FIELDS",
      "sinfo-style field list, e.g. '%N %t %C %m %G %E' (one row per node)", set_format, 0},
     {"reason", 'R', required_argument, "TEXT", "why (for drain)", set_reason, 0},
-    {"config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0},
-    {"scheduler", 0, required_argument, "ENDPOINT",
-     "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0},
+    GP_CLI_COMMON_OPTS,
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 

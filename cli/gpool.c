@@ -79,9 +79,7 @@ static const struct gp_opt opts[] = {
      set_since, 0},
     {"until", 0, required_argument, "TIME", "cost: jobs submitted at or before TIME", set_until, 0},
     {"json", 0, no_argument, NULL, "power, cost: as JSON", set_json, 0},
-    {"config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0},
-    {"scheduler", 0, required_argument, "ENDPOINT",
-     "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0},
+    GP_CLI_COMMON_OPTS,
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 

@@ -117,9 +117,7 @@ static const struct gp_opt opts[] = {
     {"format", 'o', required_argument, "FIELDS",
      "squeue-style field list, e.g. '%.8i %j %u %t %M %D %R' (one row per job and task)",
      set_format, 0},
-    {"config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0},
-    {"scheduler", 0, required_argument, "ENDPOINT",
-     "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0},
+    GP_CLI_COMMON_OPTS,
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 

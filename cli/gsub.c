@@ -22,20 +22,6 @@ extern char **environ;
 /* --wait rides out a scheduler restart: this many silent long polls in a row end it */
 #define WAIT_RETRIES 6
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* A job's exit code as an exit status: 0..255 as is (128+signal included), else 1. */
 static int exit_status(int32_t code)
 {
@@ -173,8 +159,8 @@ static int wait_job(gp_session_t *s, uint64_t id)
 			q.offset_err = off_err;
 			continue;
 		}
-		if ((lr->out.len && write_all(STDOUT_FILENO, lr->out.data, lr->out.len) < 0) ||
-		    (lr->err.len && write_all(STDERR_FILENO, lr->err.data, lr->err.len) < 0))
+		if ((lr->out.len && gp_write_all(STDOUT_FILENO, lr->out.data, lr->out.len) < 0) ||
+		    (lr->err.len && gp_write_all(STDERR_FILENO, lr->err.data, lr->err.len) < 0))
 			return 1;
 		q.offset = lr->next_offset;
 		q.offset_err = lr->next_offset_err;

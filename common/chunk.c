@@ -148,7 +148,7 @@ uint64_t gp_chunk_count(uint64_t size)
 	return (size + GP_CHUNK_SIZE - 1) / GP_CHUNK_SIZE;
 }
 
-bool gp_path_ok(const char *name)
+bool gp_path_relative_ok(const char *name, bool plain)
 {
 	if (!name || !*name || name[0] == '/' || strlen(name) > 4095)
 		return false;
@@ -156,13 +156,20 @@ bool gp_path_ok(const char *name)
 	while (*p) {
 		const char *slash = strchr(p, '/');
 		size_t n = slash ? (size_t)(slash - p) : strlen(p);
-		if ((n == 2 && p[0] == '.' && p[1] == '.') || (n == 1 && p[0] == '.') || n == 0)
+		if ((n == 2 && p[0] == '.' && p[1] == '.') ||
+		    (plain && ((n == 1 && p[0] == '.') || n == 0)))
 			return false;
 		if (!slash)
 			break;
 		p = slash + 1;
 	}
+	/* a trailing slash names a directory, not a file */
 	return name[strlen(name) - 1] != '/';
+}
+
+bool gp_path_ok(const char *name)
+{
+	return gp_path_relative_ok(name, true);
 }
 
 bool gp_entry_ok(const Gpool__StageEntry *e)

@@ -43,7 +43,10 @@ bool gp_entry_ok(const Gpool__StageEntry *e);
 /* How many chunks a file of size bytes has. */
 uint64_t gp_chunk_count(uint64_t size);
 
-/* A relative path without '..' components, not empty, not absolute, no trailing slash. */
+/* A relative path without '..' components, not empty, not absolute, no trailing slash;
+ * plain: no '.' or empty component either. */
+bool gp_path_relative_ok(const char *name, bool plain);
+/* gp_path_relative_ok(name, true): a staged entry's path. */
 bool gp_path_ok(const char *name);
 
 #endif

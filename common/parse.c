@@ -31,6 +31,18 @@ int gp_parse_long(const char *s, long min, long max, long *out)
 	return 0;
 }
 
+int gp_parse_listen(const char *s, char *host, size_t hostlen, long *port)
+{
+	const char *colon = s ? strrchr(s, ':') : NULL;
+	long p;
+	if (!colon || (size_t)(colon - s) >= hostlen || gp_parse_long(colon + 1, 1, 65535, &p) < 0)
+		return einval();
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	*port = p;
+	return 0;
+}
+
 struct unit {
 	const char *suffix;
 	uint64_t mult;

@@ -5,6 +5,7 @@
 #ifndef GPOOL_PARSE_H
 #define GPOOL_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* "4096", "512K", "4G", "1.5T", "6GiB" -> bytes. A bare number is in units of def_unit
@@ -17,6 +18,9 @@ int gp_parse_duration(const char *s, uint32_t *seconds);
 
 /* Decimal integers in [min, max]. */
 int gp_parse_long(const char *s, long min, long max, long *out);
+/* A listen address "HOST:PORT" (the last colon splits): HOST into host (hostlen bytes with
+ * its NUL), PORT 1..65535. 0 / -1 (EINVAL: nothing written). */
+int gp_parse_listen(const char *s, char *host, size_t hostlen, long *port);
 
 /* Expand "h1,h[2-4,7],x" into names; *names is a malloc'd array of malloc'd strings. */
 int gp_hostlist_expand(const char *s, char ***names, int *count);

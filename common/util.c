@@ -98,6 +98,23 @@ fail: {
 }
 }
 
+int gp_write_all(int fd, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	while (len) {
+		ssize_t k = write(fd, p, len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -1;
+		if (k == 0)
+			return errno = EIO, -1;
+		p += k;
+		len -= (size_t)k;
+	}
+	return 0;
+}
+
 int gp_write_file(const char *path, const void *data, size_t len, int mode)
 {
 	char tmp[4096];
@@ -106,20 +123,11 @@ int gp_write_file(const char *path, const void *data, size_t len, int mode)
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -1;
-	const uint8_t *p = data;
-	size_t left = len;
-	while (left) {
-		ssize_t n = write(fd, p, left);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-			close(fd);
-			unlink(tmp);
-			return errno = e, -1;
-		}
-		p += n;
-		left -= n;
+	if (gp_write_all(fd, data, len) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		return errno = e, -1;
 	}
 	if (close(fd) < 0 || rename(tmp, path) < 0) {
 		int e = errno;

@@ -23,6 +23,8 @@ void gp_buf_release(gp_buf_t *b);
 
 /* Read a whole file (at most max bytes) into a malloc'd buffer. 0 / -1 with errno (EFBIG). */
 int gp_read_file(const char *path, size_t max, uint8_t **data, size_t *len);
+/* Write all of data to fd (again after EINTR and short writes). 0 / -1 with errno. */
+int gp_write_all(int fd, const void *data, size_t len);
 /* Write a whole file atomically (tmp + rename). */
 int gp_write_file(const char *path, const void *data, size_t len, int mode);
 /* mkdir -p */

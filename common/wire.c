@@ -95,8 +95,8 @@ void gp_wire_destroy(gp_wire_t **p)
 	*p = NULL;
 }
 
-static void digest(uint32_t version, uint64_t epoch, uint64_t seq, const uint8_t *body, size_t len,
-		   uint8_t out[32])
+void gp_wire_digest(uint32_t version, uint64_t epoch, uint64_t seq, const uint8_t *body,
+		    size_t len, uint8_t out[32])
 {
 	uint8_t hdr[6 + 4 + 8 + 8];
 	memcpy(hdr, "gpool1", 6);
@@ -127,7 +127,7 @@ int gp_wire_seal(gp_wire_t *w, const gp_batch_t *b, gp_buf_t *out, gp_error_t *e
 	env.body.len = b->body.len;
 	if (w->auth) {
 		uint8_t h[32];
-		digest(env.version, env.epoch, env.seq, b->body.data, b->body.len, h);
+		gp_wire_digest(env.version, env.epoch, env.seq, b->body.data, b->body.len, h);
 		if (gp_auth_encode(w->auth, h, sizeof(h), &cred, err) < 0)
 			return -1;
 		env.cred.data = (uint8_t *)cred;
@@ -195,7 +195,7 @@ Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp
 				      : st == GP_AUTH_UNAVAILABLE ? GPOOL__ERROR_CODE__ERROR_UNAVAILABLE
 								  : GPOOL__ERROR_CODE__ERROR_AUTH);
 		}
-		digest(env->version, env->epoch, env->seq, env->body.data, env->body.len, h);
+		gp_wire_digest(env->version, env->epoch, env->seq, env->body.data, env->body.len, h);
 		int match = plen == sizeof(h) && memcmp(payload, h, sizeof(h)) == 0;
 		free(payload);
 		if (!match) {

@@ -51,6 +51,11 @@ struct gp_sender {
 Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp_sender *from,
 			   Gpool__ErrorCode *code, gp_error_t *err);
 
+/* The SHA-256 a sealed envelope's credential binds: "gpool1" | version | epoch | seq | body
+ * (tests/tools/gp-probe.c seals its own envelopes with it). */
+void gp_wire_digest(uint32_t version, uint64_t epoch, uint64_t seq, const uint8_t *body, size_t len,
+		    uint8_t out[32]);
+
 /* Statistics: envelopes opened, refused, and seconds spent in MUNGE. */
 struct gp_wire_stats {
 	uint64_t opened;

@@ -221,14 +221,12 @@ int main(int argc, char **argv)
 		int bad = 0;
 		switch (o) {
 		case 'l': {
-			const char *colon = strrchr(optarg, ':');
-			if (!colon || (size_t)(colon - optarg) >= sizeof(listen_addr) ||
-			    ms_opt(colon + 1, 1, 65535, "listen port", &listen_port) < 0) {
+			long lp;
+			if (gp_parse_listen(optarg, listen_addr, sizeof(listen_addr), &lp) < 0) {
 				fprintf(stderr, "ggated: invalid listen address '%s'\n", optarg);
 				return 2;
 			}
-			memcpy(listen_addr, optarg, (size_t)(colon - optarg));
-			listen_addr[colon - optarg] = '\0';
+			listen_port = (int)lp;
 			break;
 		}
 		case 'p': {

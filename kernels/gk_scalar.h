@@ -113,34 +113,24 @@ GK_HD int gk_f64_bits_nonfinite(uint64_t u)
 	return (u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
 }
 
-/* Reduction steps. max/min propagate the first NaN they see. */
-GK_HD float gk_combine_f(int op, float a, float b)
-{
-	if (op == 1 || op == 2) { /* GK_MAX, GK_MIN */
-		if (a != a)
-			return a;
-		if (b != b)
-			return b;
-		if (op == 1)
-			return a > b ? a : b;
-		return a < b ? a : b;
+/* Reduction steps. max/min propagate the first NaN they see. One definition for float and
+ * double (C99 has no templates). */
+#define GK_COMBINE_FLOAT(NAME, T)                                                                  \
+	GK_HD T NAME(int op, T a, T b)                                                             \
+	{                                                                                          \
+		if (op == 1 || op == 2) { /* GK_MAX, GK_MIN */                                     \
+			if (a != a)                                                                \
+				return a;                                                          \
+			if (b != b)                                                                \
+				return b;                                                          \
+			if (op == 1)                                                               \
+				return a > b ? a : b;                                              \
+			return a < b ? a : b;                                                      \
+		}                                                                                  \
+		return a + b;                                                                      \
 	}
-	return a + b;
-}
-
-GK_HD double gk_combine_d(int op, double a, double b)
-{
-	if (op == 1 || op == 2) {
-		if (a != a)
-			return a;
-		if (b != b)
-			return b;
-		if (op == 1)
-			return a > b ? a : b;
-		return a < b ? a : b;
-	}
-	return a + b;
-}
+GK_COMBINE_FLOAT(gk_combine_f, float)
+GK_COMBINE_FLOAT(gk_combine_d, double)
 
 GK_HD long long gk_combine_i(int op, long long a, long long b)
 {

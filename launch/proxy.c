@@ -19,6 +19,7 @@
 
 #include "launch/frame.h"
 #include "common/util.h"
+#include "common/sigfd.h"
 
 #define KILL_GRACE_MS 2000 /* SIGTERM, then SIGKILL this much later */
 #define DRAIN_MS      2000 /* after a command exits, wait this long for its pipes' EOF */
@@ -83,18 +84,10 @@ gp_proxy_t *gp_proxy_create(const char *addr, const char *secret, gp_error_t *er
 		goto fail;
 	}
 	p->port = ntohs(sin.sin_port);
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, &p->oldmask) < 0 ||
-	    (p->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+	if ((p->sigfd = gp_sigfd_open(&p->oldmask)) < 0) {
 		gp_errprintf(err, "signalfd: %s", strerror(errno));
 		goto fail;
 	}
-	signal(SIGPIPE, SIG_IGN);
 	return p;
 fail:;
 	int e = errno;

@@ -16,20 +16,6 @@
 #include "launch/frame.h"
 #include "common/util.h"
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 static int dial(const char *addr, uint16_t port, const char *secret, gp_error_t *err)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
@@ -67,10 +53,13 @@ static int dial(const char *addr, uint16_t port, const char *secret, gp_error_t 
  * (valid until the next call), 0: the connection ended, -1: malformed or read error. */
 static int next_frame(int fd, gp_buf_t *in, size_t *consumed, struct gp_frame *f)
 {
-	/* drop the frame handed out last time */
-	memmove(in->data, in->data + *consumed, in->len - *consumed);
-	in->len -= *consumed;
-	*consumed = 0;
+	/* drop the frame handed out last time (none before the first: in->data may be NULL,
+	 * which memmove must not get even for 0 bytes) */
+	if (*consumed) {
+		memmove(in->data, in->data + *consumed, in->len - *consumed);
+		in->len -= *consumed;
+		*consumed = 0;
+	}
 	while (1) {
 		int k = in->len ? gp_frame_parse(in->data, in->len, f) : 0;
 		if (k < 0)
@@ -144,10 +133,10 @@ static int on_frame(const struct gp_frame *f, int outfd, int errfd, int *status,
 	uint32_t st;
 	switch (f->type) {
 	case GP_FRAME_OUT:
-		write_all(outfd, f->data, f->len);
+		gp_write_all(outfd, f->data, f->len);
 		return 0;
 	case GP_FRAME_ERR:
-		write_all(errfd, f->data, f->len);
+		gp_write_all(errfd, f->data, f->len);
 		return 0;
 	case GP_FRAME_FAIL:
 		return refused(f, err);

@@ -267,17 +267,12 @@ int main(int argc, char **argv)
 		case 'm':
 			model = optarg;
 			break;
-		case 'l': {
-			const char *colon = strrchr(optarg, ':');
-			if (!colon || (size_t)(colon - optarg) >= sizeof(addr) ||
-			    num(colon + 1, 1, 65535, "port", &port) < 0) {
+		case 'l':
+			if (gp_parse_listen(optarg, addr, sizeof(addr), &port) < 0) {
 				fprintf(stderr, "gserve: invalid listen address '%s'\n", optarg);
 				return 2;
 			}
-			memcpy(addr, optarg, (size_t)(colon - optarg));
-			addr[colon - optarg] = '\0';
 			break;
-		}
 		case 'b':
 			bad = num(optarg, 1, 65536, "batch size", &batch);
 			break;

@@ -17,6 +17,7 @@
 struct sched_link;
 struct steps;
 struct power;
+struct gp_sender;
 
 struct agent {
 	gp_config_t *cfg;
@@ -59,6 +60,9 @@ void sched_link_queue(struct agent *a, const Gpool__Msg *m);
 /* Registered (the scheduler accepts task events and output). */
 bool sched_link_up(const struct sched_link *l);
 void sched_link_recv(struct agent *a);
+/* One opened batch from the scheduler link: dropped unless signed by sched_uid, else each
+ * message through the dispatch table (sched_link_recv; tests/fuzz/fuzz_gworkerd.c). */
+void sched_link_handle(struct agent *a, const struct gp_sender *from, const Gpool__Batch *b);
 /* Timers: registration retries, heartbeats. Returns the next wakeup (monotonic ms). */
 int64_t sched_link_tick(struct agent *a, int64_t now);
 /* Seal and send the pass's batch. */
@@ -81,6 +85,9 @@ struct steps *steps_create(struct agent *a, gp_error_t *err);
 void steps_destroy(struct steps **s);
 void *steps_socket(struct steps *s);
 void steps_recv(struct agent *a);
+/* One opened batch from the supervisor with routing id rid ("<job>.<attempt>", len bytes):
+ * each message through the dispatch table (steps_recv; tests/fuzz/fuzz_gworkerd.c). */
+void steps_handle(struct agent *a, const char *rid, size_t len, const Gpool__Batch *b);
 void steps_launch(struct agent *a, const Gpool__Launch *l);
 /* The configuration was reloaded: later supervisors get its kill_grace, log_level, log_file.
  * 0 / -1 (out of memory: the old arguments stay). */

@@ -17,6 +17,7 @@
 #include "worker/sysinfo.h"
 #include "common/util.h"
 #include "worker/account.h"
+#include "common/sigfd.h"
 
 static int discover(struct agent *a, gp_error_t *err)
 {
@@ -92,20 +93,6 @@ static void fail_startup(const struct agent *a, const char *text)
 	gp_err("%s", text);
 	if (*gp_config_str(a->cfg, "log_file"))
 		fprintf(stderr, "gworkerd: %s\n", text);
-}
-
-static int setup_signals(void)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -1;
-	signal(SIGPIPE, SIG_IGN);
-	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
 static void reload_changed(const char *key, int applied, void *arg)
@@ -256,7 +243,7 @@ int main(int argc, char **argv)
 	 * that does not reap leaves no zombies behind */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	gp_account_preload_nss(); /* once here, not once per supervisor */
-	if ((sigfd = setup_signals()) < 0) {
+	if ((sigfd = gp_sigfd_open(NULL)) < 0) {
 		gp_err("signals: %s", strerror(errno));
 		goto out;
 	}

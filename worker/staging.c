@@ -17,20 +17,7 @@
 
 bool gp_stage_name_ok(const char *name)
 {
-	if (!name || !*name || name[0] == '/' || strlen(name) > 4095)
-		return false;
-	const char *p = name;
-	while (*p) {
-		const char *slash = strchr(p, '/');
-		size_t n = slash ? (size_t)(slash - p) : strlen(p);
-		if (n == 2 && p[0] == '.' && p[1] == '.')
-			return false;
-		if (!slash)
-			break;
-		p = slash + 1;
-	}
-	/* a trailing slash names a directory, not a file */
-	return name[strlen(name) - 1] != '/';
+	return gp_path_relative_ok(name, false);
 }
 
 int gp_stage_scratch_path(const char *scratch_root, uint64_t job_id, char *buf, size_t len)
@@ -163,15 +150,10 @@ fail:
 	return 1;
 }
 
-int gp_stage_files(const Gpool__JobSpec *spec, const char *dir, const struct gp_account *a,
-		   gp_error_t *err)
+/* Fork a staging child with a pipe p for its error message: 0 in the child (the read end
+ * closed), its pid in the parent, -1 with err. */
+static pid_t child_start(int p[2], gp_error_t *err)
 {
-	if (!spec || (!spec->script.len && !spec->n_files))
-		return 0;
-	for (size_t i = 0; i < spec->n_files; i++)
-		if (!gp_stage_name_ok(spec->files[i]->name))
-			return gp_errprintf(err, "invalid staged file name '%s'", spec->files[i]->name);
-	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return gp_errprintf(err, "pipe: %s", strerror(errno));
 	pid_t pid = fork();
@@ -180,19 +162,15 @@ int gp_stage_files(const Gpool__JobSpec *spec, const char *dir, const struct gp_
 		close(p[1]);
 		return gp_errprintf(err, "fork: %s", strerror(errno));
 	}
-	if (pid == 0) {
+	if (pid == 0)
 		close(p[0]);
-		if (geteuid() == 0 && a->uid != 0) {
-			if (setgroups(0, NULL) < 0 || setgid(a->gid) < 0 || setuid(a->uid) < 0) {
-				const char *m = "cannot switch to the task account";
-				if (write(p[1], m, strlen(m)) < 0) {
-				}
-				_exit(1);
-			}
-		}
-		umask(077);
-		_exit(stage_as_user(spec, dir, p[1]));
-	}
+	return pid;
+}
+
+/* The parent's side of a staging child: its message on the pipe p (written end closed here)
+ * is the error when it does not exit 0. */
+static int child_result(pid_t pid, int p[2], gp_error_t *err)
+{
 	close(p[1]);
 	char msg[512];
 	size_t got = 0;
@@ -213,6 +191,33 @@ int gp_stage_files(const Gpool__JobSpec *spec, const char *dir, const struct gp_
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return gp_errprintf(err, "%s", got ? msg : "staging files failed");
 	return 0;
+}
+
+int gp_stage_files(const Gpool__JobSpec *spec, const char *dir, const struct gp_account *a,
+		   gp_error_t *err)
+{
+	if (!spec || (!spec->script.len && !spec->n_files))
+		return 0;
+	for (size_t i = 0; i < spec->n_files; i++)
+		if (!gp_stage_name_ok(spec->files[i]->name))
+			return gp_errprintf(err, "invalid staged file name '%s'", spec->files[i]->name);
+	int p[2];
+	pid_t pid = child_start(p, err);
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (geteuid() == 0 && a->uid != 0) {
+			if (setgroups(0, NULL) < 0 || setgid(a->gid) < 0 || setuid(a->uid) < 0) {
+				const char *m = "cannot switch to the task account";
+				if (write(p[1], m, strlen(m)) < 0) {
+				}
+				_exit(1);
+			}
+		}
+		umask(077);
+		_exit(stage_as_user(spec, dir, p[1]));
+	}
+	return child_result(pid, p, err);
 }
 
 /* ---- a manifest from the chunk cache ---- */
@@ -381,36 +386,11 @@ int gp_stage_manifest(const Gpool__JobSpec *spec, const char *dir, const struct 
 		if (!gp_entry_ok(spec->stage[i]))
 			return gp_errprintf(err, "invalid staged entry '%s'", spec->stage[i]->path);
 	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return gp_errprintf(err, "pipe: %s", strerror(errno));
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return gp_errprintf(err, "fork: %s", strerror(errno));
-	}
+	pid_t pid = child_start(p, err);
+	if (pid < 0)
+		return -1;
 	if (pid == 0) {
-		close(p[0]);
 		_exit(manifest_child(spec, dir, a, cache_dir, p[1]));
 	}
-	close(p[1]);
-	char msg[512];
-	size_t got = 0;
-	ssize_t n;
-	while (got < sizeof(msg) - 1 && (n = read(p[0], msg + got, sizeof(msg) - 1 - got)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		got += (size_t)n;
-	}
-	msg[got] = '\0';
-	close(p[0]);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return gp_errprintf(err, "%s", got ? msg : "staging files failed");
-	return 0;
+	return child_result(pid, p, err);
 }

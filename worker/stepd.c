@@ -29,6 +29,7 @@
 #include "common/util.h"
 #include "common/wire.h"
 #include "common/xfer.h"
+#include "common/sigfd.h"
 
 #define HELLO_MS 2000
 #define ENVELOPE_MAX (4u << 20)
@@ -296,16 +297,7 @@ static int setup_link(struct stepd *d, gp_error_t *err)
 
 static int setup_signals(struct stepd *d)
 {
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -1;
-	signal(SIGPIPE, SIG_IGN);
-	d->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	d->sigfd = gp_sigfd_open(NULL);
 	return d->sigfd < 0 ? -1 : 0;
 }
 

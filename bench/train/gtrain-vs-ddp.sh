@@ -8,10 +8,8 @@
 # Debian's python3-torch. Raw job outputs and a table: bench/train/results/<time>/.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-BIN=${GPOOL_BIN_DIR:-$ROOT/build/bin}
-REPS=${REPS:-3}
-CPUS=${CPUS:-$(nproc)}
+# shellcheck source=bench/train/lib.sh
+. "$HERE/lib.sh"
 RANKS=("${@:-1 2 3 4}")
 read -r -a RANKS <<<"${RANKS[*]}"
 [ -x "$BIN/gtrain" ] || { echo "gtrain-vs-ddp: no $BIN/gtrain (build first)" >&2; exit 1; }
@@ -19,19 +17,9 @@ read -r -a RANKS <<<"${RANKS[*]}"
 	{ echo "gtrain-vs-ddp: no PyTorch (apt-get install python3-torch)" >&2; exit 1; }
 out=$HERE/results/$(date -u +%Y-%m-%dT%H%M)
 mkdir -p "$out"
-dir=${GPOOL_CLUSTER_DIR:-/tmp/gpool-cluster-trainbench}
 max=0
 for n in "${RANKS[@]}"; do [ "$n" -gt "$max" ] && max=$n; done
-"$ROOT/deploy/lib-users.sh" >/dev/null
-"$ROOT/deploy/gpool-cluster" start -n "$max" --dir "$dir" --bin "$BIN" --cpus "$CPUS" --timeout 60 >/dev/null
-trap '"$ROOT/deploy/gpool-cluster" stop --dir "$dir" >/dev/null 2>&1 || true' EXIT
-eval "$("$ROOT/deploy/gpool-cluster" env --dir "$dir")"
-work=$dir/work
-mkdir -p "$work"
-"$ROOT/train/fetch-digits.sh" "$work/digits.csv.gz" >/dev/null
-cp "$HERE/ddp_mlp.py" "$work/"
-chown -R gpool-user: "$work"
-cd "$work"
+trainbench_up "$max"
 job() { # N ARGS... -> the job's output
 	local n=$1
 	shift

@@ -8,24 +8,12 @@
 # Needs root, the digits set, python3-torch. Raw outputs: bench/train/results/<time>-slow/.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-BIN=${GPOOL_BIN_DIR:-$ROOT/build/bin}
-REPS=${REPS:-3}
-CPUS=${CPUS:-$(nproc)}
+# shellcheck source=bench/train/lib.sh
+. "$HERE/lib.sh"
 SLOW_MS=${SLOW_MS:-0.05}
 out=$HERE/results/$(date -u +%Y-%m-%dT%H%M)-slow
 mkdir -p "$out"
-dir=${GPOOL_CLUSTER_DIR:-/tmp/gpool-cluster-trainbench}
-"$ROOT/deploy/lib-users.sh" >/dev/null
-"$ROOT/deploy/gpool-cluster" start -n 3 --dir "$dir" --bin "$BIN" --cpus "$CPUS" --timeout 60 >/dev/null
-trap '"$ROOT/deploy/gpool-cluster" stop --dir "$dir" >/dev/null 2>&1 || true' EXIT
-eval "$("$ROOT/deploy/gpool-cluster" env --dir "$dir")"
-work=$dir/work
-mkdir -p "$work"
-"$ROOT/train/fetch-digits.sh" "$work/digits.csv.gz" >/dev/null
-cp "$HERE/ddp_mlp.py" "$work/"
-chown -R gpool-user: "$work"
-cd "$work"
+trainbench_up 3
 job() {
 	runuser -u gpool-user -- env PATH="$BIN:/usr/bin:/bin" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
 		GPOOL_CONF="$GPOOL_CONF" gsub -n 3 -N 3 -c "$CPUS" --wait -t 10 \

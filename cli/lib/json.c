@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pbfield.h"
+
 static json_t *message(const ProtobufCMessage *m);
 
 static json_t *base64(const ProtobufCBinaryData *b)
@@ -70,28 +72,6 @@ static json_t *value(const ProtobufCFieldDescriptor *f, const void *p)
 	return json_null();
 }
 
-static size_t elem_size(ProtobufCType t)
-{
-	switch (t) {
-	case PROTOBUF_C_TYPE_INT64:
-	case PROTOBUF_C_TYPE_SINT64:
-	case PROTOBUF_C_TYPE_SFIXED64:
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-	case PROTOBUF_C_TYPE_DOUBLE:
-		return 8;
-	case PROTOBUF_C_TYPE_STRING:
-	case PROTOBUF_C_TYPE_MESSAGE:
-		return sizeof(void *);
-	case PROTOBUF_C_TYPE_BYTES:
-		return sizeof(ProtobufCBinaryData);
-	case PROTOBUF_C_TYPE_BOOL:
-		return sizeof(protobuf_c_boolean);
-	default:
-		return 4;
-	}
-}
-
 static json_t *message(const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
@@ -113,7 +93,7 @@ static json_t *message(const ProtobufCMessage *m)
 			v = json_array();
 			for (size_t k = 0; v && k < n; k++)
 				if (json_array_append_new(
-					v, value(f, arr + k * elem_size(f->type))) < 0) {
+					v, value(f, arr + k * gp_pb_value_size(f->type))) < 0) {
 					json_decref(v);
 					v = NULL;
 				}

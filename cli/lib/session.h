@@ -26,6 +26,13 @@ struct gp_cli_common {
  * context must begin with its struct gp_cli_common. */
 int gp_cli_set_config(void *ctx, const char *arg, gp_error_t *err);
 int gp_cli_set_scheduler(void *ctx, const char *arg, gp_error_t *err);
+/* Their entries in a command's option table (struct gp_opt, common/opt.h). */
+#define GP_CLI_COMMON_OPTS                                                                         \
+	{"config", 0, required_argument, "PATH", "read this gpool.conf", gp_cli_set_config, 0},    \
+	{                                                                                          \
+		"scheduler", 0, required_argument, "ENDPOINT",                                     \
+		    "talk to this gschedd (default $GPOOL_SCHEDULER)", gp_cli_set_scheduler, 0     \
+	}
 
 typedef struct gp_session gp_session_t;
 

@@ -79,6 +79,19 @@ static int run(gc_comm_t *c, struct gc_req *q)
 	return runners[q->kind](c, q);
 }
 
+/* Run q as the one running request: called and returning with c->mu held, released while q
+ * runs; *e is the errno it ended with. */
+static int run_unlocked(gc_comm_t *c, struct gc_req *q, int *e)
+{
+	c->running = 1;
+	pthread_mutex_unlock(&c->mu);
+	int rc = run(c, q);
+	*e = errno;
+	pthread_mutex_lock(&c->mu);
+	c->running = 0;
+	return rc;
+}
+
 static void *worker(void *arg)
 {
 	gc_comm_t *c = arg;
@@ -92,12 +105,8 @@ static void *worker(void *arg)
 		c->head = q->next;
 		if (!c->head)
 			c->tail = NULL;
-		c->running = 1;
-		pthread_mutex_unlock(&c->mu);
-		int rc = run(c, q);
-		int e = errno;
-		pthread_mutex_lock(&c->mu);
-		c->running = 0;
+		int e;
+		int rc = run_unlocked(c, q, &e);
 		q->rc = rc;
 		q->err = rc < 0 ? e : 0;
 		q->done = 1;
@@ -112,12 +121,8 @@ static int submit(gc_comm_t *c, struct gc_req *q, int blocking)
 {
 	pthread_mutex_lock(&c->mu);
 	if (blocking && !c->head && !c->running) {
-		c->running = 1;
-		pthread_mutex_unlock(&c->mu);
-		int rc = run(c, q);
-		int e = errno;
-		pthread_mutex_lock(&c->mu);
-		c->running = 0;
+		int e;
+		int rc = run_unlocked(c, q, &e);
 		pthread_cond_broadcast(&c->cv);
 		pthread_mutex_unlock(&c->mu);
 		errno = e;

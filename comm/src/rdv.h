@@ -9,7 +9,10 @@
 #ifndef GCOMM_RDV_H
 #define GCOMM_RDV_H
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "gpool/gcomm.h"
 
@@ -37,6 +40,27 @@ typedef struct gc_rdv_ops {
 	void (*close)(gc_rdv_t *r);
 	const char *(*error)(const gc_rdv_t *r);
 } gc_rdv_ops_t;
+
+/* The table of a rendezvous file that names its functions rdv_open ... rdv_error. */
+#define GC_RDV_OPS(NAME)                                                                           \
+	{                                                                                          \
+		.name = (NAME), .open = rdv_open, .put = rdv_put, .fence = rdv_fence,              \
+		.get = rdv_get, .local_addr = rdv_local_addr, .close = rdv_close,                  \
+		.error = rdv_error,                                                                \
+	}
+
+/* Record a failure in an implementation's message buffer (its error()): errno e; -1. */
+static inline int gc_rdv_errf(char *buf, size_t len, int e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline int gc_rdv_errf(char *buf, size_t len, int e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	errno = e;
+	return -1;
+}
 
 extern const gc_rdv_ops_t gc_rdv_tcp;
 #ifdef GCOMM_HAVE_GPOOL_RDV

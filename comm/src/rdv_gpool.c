@@ -72,17 +72,7 @@ static int errno_of(Gpool__ErrorCode code)
 	return EPROTO;
 }
 
-/* Record a failure: the message in r->err, errno e; returns -1. */
-static int fail(gc_rdv_t *r, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(gc_rdv_t *r, int e, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(r->err, sizeof(r->err), fmt, ap);
-	va_end(ap);
-	errno = e;
-	return -1;
-}
+#define fail(r, e, ...) gc_rdv_errf((r)->err, sizeof((r)->err), (e), __VA_ARGS__)
 
 static void pause_ms(int ms)
 {
@@ -396,13 +386,4 @@ static const char *rdv_error(const gc_rdv_t *r)
 	return r->err;
 }
 
-const gc_rdv_ops_t gc_rdv_gpool = {
-    .name = "gpool",
-    .open = rdv_open,
-    .put = rdv_put,
-    .fence = rdv_fence,
-    .get = rdv_get,
-    .local_addr = rdv_local_addr,
-    .close = rdv_close,
-    .error = rdv_error,
-};
+const gc_rdv_ops_t gc_rdv_gpool = GC_RDV_OPS("gpool");

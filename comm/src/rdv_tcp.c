@@ -63,16 +63,7 @@ struct gc_rdv {
 	char err[256];
 };
 
-static int rfail(gc_rdv_t *r, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int rfail(gc_rdv_t *r, int e, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(r->err, sizeof(r->err), fmt, ap);
-	va_end(ap);
-	errno = e;
-	return -1;
-}
+#define rfail(r, e, ...) gc_rdv_errf((r)->err, sizeof((r)->err), (e), __VA_ARGS__)
 
 static int send_frame(int fd, uint32_t op, uint32_t rank, const char *key, const void *val,
 		      size_t vlen, int64_t deadline)
@@ -451,13 +442,4 @@ static const char *rdv_error(const gc_rdv_t *r)
 	return r->err;
 }
 
-const gc_rdv_ops_t gc_rdv_tcp = {
-    .name = "tcp",
-    .open = rdv_open,
-    .put = rdv_put,
-    .fence = rdv_fence,
-    .get = rdv_get,
-    .local_addr = rdv_local_addr,
-    .close = rdv_close,
-    .error = rdv_error,
-};
+const gc_rdv_ops_t gc_rdv_tcp = GC_RDV_OPS("tcp");

@@ -248,7 +248,9 @@ static void prep(gc_tpreq_t *r, int peer, uint32_t tag, const void *buf, size_t 
 	r->size = len;
 }
 
-static int tcp_isend(gc_tp_t *t, int peer, uint32_t tag, const void *buf, size_t len, gc_tpreq_t *r)
+/* Queue r on the peer's send (send) or receive queue. */
+static int post(gc_tp_t *t, int peer, uint32_t tag, const void *buf, size_t len, gc_tpreq_t *r,
+		int send)
 {
 	prep(r, peer, tag, buf, len);
 	if (t->broken) {
@@ -258,22 +260,21 @@ static int tcp_isend(gc_tp_t *t, int peer, uint32_t tag, const void *buf, size_t
 	if (peer < 0 || peer >= t->p.size || peer == t->p.rank)
 		return errno = EINVAL, -1;
 	struct peer *pe = &t->peers[peer];
-	gc_tcp_enqueue(&pe->sq, &pe->sq_tail, r);
+	if (send)
+		gc_tcp_enqueue(&pe->sq, &pe->sq_tail, r);
+	else
+		gc_tcp_enqueue(&pe->rq, &pe->rq_tail, r);
 	return 0;
+}
+
+static int tcp_isend(gc_tp_t *t, int peer, uint32_t tag, const void *buf, size_t len, gc_tpreq_t *r)
+{
+	return post(t, peer, tag, buf, len, r, 1);
 }
 
 static int tcp_irecv(gc_tp_t *t, int peer, uint32_t tag, void *buf, size_t len, gc_tpreq_t *r)
 {
-	prep(r, peer, tag, buf, len);
-	if (t->broken) {
-		gc_tcp_complete(r, t->broken_err);
-		return errno = t->broken_err, -1;
-	}
-	if (peer < 0 || peer >= t->p.size || peer == t->p.rank)
-		return errno = EINVAL, -1;
-	struct peer *pe = &t->peers[peer];
-	gc_tcp_enqueue(&pe->rq, &pe->rq_tail, r);
-	return 0;
+	return post(t, peer, tag, buf, len, r, 0);
 }
 
 void gc_tcp_pop(gc_tpreq_t **h, gc_tpreq_t **tl)

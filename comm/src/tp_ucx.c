@@ -731,6 +731,16 @@ static int post_send(gc_tp_t *t, gc_tpreq_t *r, int peer, uint64_t utag, uint32_
 	return 0;
 }
 
+/* The worker's address (as wa's field_mask and flags ask) into wa and t->addr. 0 / -1. */
+static int worker_address(gc_tp_t *t, ucp_worker_attr_t *wa)
+{
+	ucs_status_t st = ucp_worker_query(t->worker, wa);
+	if (st != UCS_OK)
+		return setmsg(t, ENODEV, "ucx: no worker address: %s", ucs_status_string(st));
+	t->addr = wa->address;
+	return 0;
+}
+
 /* ---- the operations ---- */
 
 static void tp_destroy(gc_tp_t *t);
@@ -806,12 +816,8 @@ static gc_tp_t *tp_create(const gc_tp_params_t *p, void *blob, size_t *blob_len,
 		setmsg(t, ENODEV, "ucx: no event fd: %s", ucs_status_string(st));
 		goto fail;
 	}
-	st = ucp_worker_query(t->worker, &wa);
-	if (st != UCS_OK) {
-		setmsg(t, ENODEV, "ucx: no worker address: %s", ucs_status_string(st));
+	if (worker_address(t, &wa) < 0)
 		goto fail;
-	}
-	t->addr = wa.address;
 	if (sizeof(h) + wa.address_length > GC_TP_BLOB_MAX) {
 		/* too many devices to list: drop the shared-memory ones (unused in PEER mode) */
 		size_t full = wa.address_length;
@@ -820,12 +826,8 @@ static gc_tp_t *tp_create(const gc_tp_params_t *p, void *blob, size_t *blob_len,
 		t->addr = NULL;
 		wa.field_mask |= UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS;
 		wa.address_flags = UCP_WORKER_ADDRESS_FLAG_NET_ONLY;
-		st = ucp_worker_query(t->worker, &wa);
-		if (st != UCS_OK) {
-			setmsg(t, ENODEV, "ucx: no worker address: %s", ucs_status_string(st));
+		if (worker_address(t, &wa) < 0)
 			goto fail;
-		}
-		t->addr = wa.address;
 		if (sizeof(h) + wa.address_length > GC_TP_BLOB_MAX) {
 			setmsg(t, E2BIG,
 			       "ucx: worker address of %zu bytes (%zu network only) exceeds %zu: "

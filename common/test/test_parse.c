@@ -86,6 +86,28 @@ static void longs(void **state)
 	assert_int_equal(gp_parse_long("", 0, 100, &v), -1);
 }
 
+static void listen_addrs(void **state)
+{
+	char host[16];
+	long port = 0;
+	assert_int_equal(gp_parse_listen("0.0.0.0:8080", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "0.0.0.0");
+	assert_int_equal(port, 8080);
+	assert_int_equal(gp_parse_listen("[::1]:1", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "[::1]");
+	assert_int_equal(port, 1);
+	assert_int_equal(gp_parse_listen(":443", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "");
+	static const char *const bad[] = { "8080", "h:0", "h:65536", "h:", "h:8x",
+					   "a-host-name-too-long:80" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		port = 7;
+		assert_int_equal(gp_parse_listen(bad[i], host, sizeof(host), &port), -1);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(port, 7);
+	}
+}
+
 static void formats(void **state)
 {
 	char buf[32];
@@ -103,6 +125,7 @@ int main(void)
 		cmocka_unit_test(size_units), cmocka_unit_test(size_rejects),
 		cmocka_unit_test(durations),  cmocka_unit_test(hostlists),
 		cmocka_unit_test(longs),      cmocka_unit_test(formats),
+		cmocka_unit_test(listen_addrs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

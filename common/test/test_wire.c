@@ -2,6 +2,7 @@
  * envelope, tampering, version mismatch, size limit, garbage. Skips when munged is absent. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -27,62 +28,89 @@ static void make_batch(gp_batch_t *b, int n)
 	}
 }
 
-static void round_trip(void **state)
-{
-	gp_wire_t *tx = gp_wire_create(auth, 1 << 20), *rx = gp_wire_create(auth, 1 << 20);
-	gp_batch_t b = { 0 };
-	gp_buf_t out = { 0 };
+/* A sender and a receiver, and n messages sealed by the one (out) for the other. */
+struct pair {
+	gp_wire_t *tx, *rx;
+	gp_batch_t b;
+	gp_buf_t out;
 	gp_error_t err;
-	make_batch(&b, 3);
-	assert_int_equal(gp_wire_seal(tx, &b, &out, &err), 0);
 	struct gp_sender from;
 	Gpool__ErrorCode code;
-	Gpool__Batch *got = gp_wire_open(rx, out.data, out.len, &from, &code, &err);
+};
+
+static void pair_seal(struct pair *p, gp_auth_t *txa, gp_auth_t *rxa, int n)
+{
+	memset(p, 0, sizeof(*p));
+	p->tx = gp_wire_create(txa, 1 << 20);
+	p->rx = gp_wire_create(rxa, 1 << 20);
+	assert_true(p->tx && p->rx);
+	make_batch(&p->b, n);
+	assert_int_equal(gp_wire_seal(p->tx, &p->b, &p->out, &p->err), 0);
+}
+
+/* bytes as the receiver opens them */
+static Gpool__Batch *pair_open(struct pair *p, const void *data, size_t len)
+{
+	return gp_wire_open(p->rx, data, len, &p->from, &p->code, &p->err);
+}
+
+static void pair_close(struct pair *p)
+{
+	gp_batch_release(&p->b);
+	gp_buf_release(&p->out);
+	gp_wire_destroy(&p->tx);
+	gp_wire_destroy(&p->rx);
+}
+
+static void round_trip(void **state)
+{
+	struct pair p;
+	pair_seal(&p, auth, auth, 3);
+	Gpool__Batch *got = pair_open(&p, p.out.data, p.out.len);
 	assert_non_null(got);
 	assert_int_equal(got->n_msgs, 3);
 	assert_int_equal(got->msgs[2]->submit_reply->job_id, 102);
-	assert_int_equal(from.uid, getuid());
+	assert_int_equal(p.from.uid, getuid());
 	gpool__batch__free_unpacked(got, NULL);
 	/* the very same bytes again: munged or the sequence window refuses */
-	got = gp_wire_open(rx, out.data, out.len, &from, &code, &err);
+	got = pair_open(&p, p.out.data, p.out.len);
 	assert_null(got);
-	assert_int_equal(code, GPOOL__ERROR_CODE__ERROR_REPLAY);
+	assert_int_equal(p.code, GPOOL__ERROR_CODE__ERROR_REPLAY);
 	/* the next batch from the same sender is fine */
-	gp_batch_reset(&b);
-	make_batch(&b, 1);
-	assert_int_equal(gp_wire_seal(tx, &b, &out, &err), 0);
-	got = gp_wire_open(rx, out.data, out.len, &from, &code, &err);
+	gp_batch_reset(&p.b);
+	make_batch(&p.b, 1);
+	assert_int_equal(gp_wire_seal(p.tx, &p.b, &p.out, &p.err), 0);
+	got = pair_open(&p, p.out.data, p.out.len);
 	assert_non_null(got);
 	gpool__batch__free_unpacked(got, NULL);
-	gp_batch_release(&b);
-	gp_buf_release(&out);
-	gp_wire_destroy(&tx);
-	gp_wire_destroy(&rx);
+	pair_close(&p);
+}
+
+/* The sealed envelope of p with one byte of its body (cred: of its credential) changed,
+ * repacked into buf. */
+static size_t tamper(struct pair *p, bool cred, uint8_t *buf)
+{
+	Gpool__Envelope *env = gpool__envelope__unpack(NULL, p->out.len, p->out.data);
+	assert_non_null(env);
+	if (cred)
+		env->cred.data[20] = env->cred.data[20] == 'A' ? 'B' : 'A';
+	else
+		env->body.data[env->body.len - 1] ^= 1; /* job id 100 -> 101 */
+	size_t n = gpool__envelope__pack(env, buf);
+	gpool__envelope__free_unpacked(env, NULL);
+	return n;
 }
 
 static void tampered_body(void **state)
 {
-	gp_wire_t *tx = gp_wire_create(auth, 1 << 20), *rx = gp_wire_create(auth, 1 << 20);
-	gp_batch_t b = { 0 };
-	gp_buf_t out = { 0 };
-	gp_error_t err;
-	make_batch(&b, 1);
-	assert_int_equal(gp_wire_seal(tx, &b, &out, &err), 0);
-	Gpool__Envelope *env = gpool__envelope__unpack(NULL, out.len, out.data);
-	assert_non_null(env);
-	env->body.data[env->body.len - 1] ^= 1; /* job id 100 -> 101 */
+	struct pair p;
 	uint8_t buf[4096];
-	size_t n = gpool__envelope__pack(env, buf);
-	gpool__envelope__free_unpacked(env, NULL);
-	struct gp_sender from;
-	Gpool__ErrorCode code;
-	assert_null(gp_wire_open(rx, buf, n, &from, &code, &err));
-	assert_int_equal(code, GPOOL__ERROR_CODE__ERROR_AUTH);
-	assert_non_null(strstr(err.text, "does not match"));
-	gp_batch_release(&b);
-	gp_buf_release(&out);
-	gp_wire_destroy(&tx);
-	gp_wire_destroy(&rx);
+	pair_seal(&p, auth, auth, 1);
+	size_t n = tamper(&p, false, buf);
+	assert_null(pair_open(&p, buf, n));
+	assert_int_equal(p.code, GPOOL__ERROR_CODE__ERROR_AUTH);
+	assert_non_null(strstr(p.err.text, "does not match"));
+	pair_close(&p);
 }
 
 static void cheap_checks(void **state)
@@ -114,25 +142,13 @@ static void cheap_checks(void **state)
 
 static void forged_credential(void **state)
 {
-	gp_wire_t *tx = gp_wire_create(auth, 1 << 20), *rx = gp_wire_create(auth, 1 << 20);
-	gp_batch_t b = { 0 };
-	gp_buf_t out = { 0 };
-	gp_error_t err;
-	make_batch(&b, 1);
-	assert_int_equal(gp_wire_seal(tx, &b, &out, &err), 0);
-	Gpool__Envelope *env = gpool__envelope__unpack(NULL, out.len, out.data);
-	env->cred.data[20] = env->cred.data[20] == 'A' ? 'B' : 'A';
+	struct pair p;
 	uint8_t buf[4096];
-	size_t n = gpool__envelope__pack(env, buf);
-	gpool__envelope__free_unpacked(env, NULL);
-	struct gp_sender from;
-	Gpool__ErrorCode code;
-	assert_null(gp_wire_open(rx, buf, n, &from, &code, &err));
-	assert_int_equal(code, GPOOL__ERROR_CODE__ERROR_AUTH);
-	gp_batch_release(&b);
-	gp_buf_release(&out);
-	gp_wire_destroy(&tx);
-	gp_wire_destroy(&rx);
+	pair_seal(&p, auth, auth, 1);
+	size_t n = tamper(&p, true, buf);
+	assert_null(pair_open(&p, buf, n));
+	assert_int_equal(p.code, GPOOL__ERROR_CODE__ERROR_AUTH);
+	pair_close(&p);
 }
 
 static void expired_credential(void **state)
@@ -140,41 +156,24 @@ static void expired_credential(void **state)
 	gp_error_t err;
 	gp_auth_t *short_lived = gp_auth_create(NULL, &err);
 	assert_int_equal(gp_auth_set_ttl(short_lived, 1), 0);
-	gp_wire_t *tx = gp_wire_create(short_lived, 1 << 20), *rx = gp_wire_create(auth, 1 << 20);
-	gp_batch_t b = { 0 };
-	gp_buf_t out = { 0 };
-	make_batch(&b, 1);
-	assert_int_equal(gp_wire_seal(tx, &b, &out, &err), 0);
+	struct pair p;
+	pair_seal(&p, short_lived, auth, 1);
 	sleep(3);
-	struct gp_sender from;
-	Gpool__ErrorCode code;
-	assert_null(gp_wire_open(rx, out.data, out.len, &from, &code, &err));
-	assert_int_equal(code, GPOOL__ERROR_CODE__ERROR_EXPIRED);
-	gp_batch_release(&b);
-	gp_buf_release(&out);
-	gp_wire_destroy(&tx);
-	gp_wire_destroy(&rx);
+	assert_null(pair_open(&p, p.out.data, p.out.len));
+	assert_int_equal(p.code, GPOOL__ERROR_CODE__ERROR_EXPIRED);
+	pair_close(&p);
 	gp_auth_destroy(&short_lived);
 }
 
 static void local_unauthenticated(void **state)
 {
-	gp_wire_t *tx = gp_wire_create(NULL, 1 << 20), *rx = gp_wire_create(NULL, 1 << 20);
-	gp_batch_t b = { 0 };
-	gp_buf_t out = { 0 };
-	gp_error_t err;
-	make_batch(&b, 2);
-	assert_int_equal(gp_wire_seal(tx, &b, &out, &err), 0);
-	struct gp_sender from;
-	Gpool__ErrorCode code;
-	Gpool__Batch *got = gp_wire_open(rx, out.data, out.len, &from, &code, &err);
+	struct pair p;
+	pair_seal(&p, NULL, NULL, 2);
+	Gpool__Batch *got = pair_open(&p, p.out.data, p.out.len);
 	assert_non_null(got);
 	assert_int_equal(got->n_msgs, 2);
 	gpool__batch__free_unpacked(got, NULL);
-	gp_batch_release(&b);
-	gp_buf_release(&out);
-	gp_wire_destroy(&tx);
-	gp_wire_destroy(&rx);
+	pair_close(&p);
 }
 
 /* A batch is packed one-message Batches one after another (the generated code writes the

@@ -170,62 +170,63 @@ static pid_t client(uint16_t port, const char *pidfile, int hold)
 	return pid;
 }
 
+/* A proxy serving (5 s for its hold), the test's hold on it and a client running `sleep 100`
+ * through it, whose pid (written to pidfile) is cmd. */
+struct running {
+	struct served s;
+	int hold;
+	pid_t client, cmd;
+	char pidfile[32];
+};
+
+static void run_sleep(struct running *r)
+{
+	gp_error_t err;
+	r->s = serve(5000);
+	r->hold = gp_rsh_hold("127.0.0.1", r->s.port, SECRET, 5000, &err);
+	assert_true(r->hold >= 0);
+	snprintf(r->pidfile, sizeof(r->pidfile), "/tmp/test_proxy_pid.XXXXXX");
+	close(mkstemp(r->pidfile));
+	unlink(r->pidfile);
+	r->client = client(r->s.port, r->pidfile, r->hold);
+	r->cmd = read_pid(r->pidfile);
+}
+
 static void signal_passed_on(void **state)
 {
-	struct served s = serve(5000);
-	gp_error_t err;
-	int hold = gp_rsh_hold("127.0.0.1", s.port, SECRET, 5000, &err);
-	assert_true(hold >= 0);
-	char pidfile[] = "/tmp/test_proxy_pid.XXXXXX";
-	close(mkstemp(pidfile));
-	unlink(pidfile);
-	pid_t c = client(s.port, pidfile, hold);
-	pid_t cmd = read_pid(pidfile);
-	kill(c, SIGTERM);
-	assert_int_equal(exit_code(c), 128 + SIGTERM);
-	assert_true(gone_within(cmd, 3000));
-	unlink(pidfile);
-	close(hold);
-	assert_int_equal(exit_code(s.pid), 0);
+	struct running r;
+	run_sleep(&r);
+	kill(r.client, SIGTERM);
+	assert_int_equal(exit_code(r.client), 128 + SIGTERM);
+	assert_true(gone_within(r.cmd, 3000));
+	unlink(r.pidfile);
+	close(r.hold);
+	assert_int_equal(exit_code(r.s.pid), 0);
 }
 
 static void dead_client_kills_command(void **state)
 {
-	struct served s = serve(5000);
-	gp_error_t err;
-	int hold = gp_rsh_hold("127.0.0.1", s.port, SECRET, 5000, &err);
-	assert_true(hold >= 0);
-	char pidfile[] = "/tmp/test_proxy_pid.XXXXXX";
-	close(mkstemp(pidfile));
-	unlink(pidfile);
-	pid_t c = client(s.port, pidfile, hold);
-	pid_t cmd = read_pid(pidfile);
-	kill(c, SIGKILL);
-	exit_code(c);
-	assert_true(gone_within(cmd, 4000));
-	unlink(pidfile);
-	close(hold);
-	assert_int_equal(exit_code(s.pid), 0);
+	struct running r;
+	run_sleep(&r);
+	kill(r.client, SIGKILL);
+	exit_code(r.client);
+	assert_true(gone_within(r.cmd, 4000));
+	unlink(r.pidfile);
+	close(r.hold);
+	assert_int_equal(exit_code(r.s.pid), 0);
 }
 
 static void hold_end_kills_everything(void **state)
 {
-	struct served s = serve(5000);
-	gp_error_t err;
-	int hold = gp_rsh_hold("127.0.0.1", s.port, SECRET, 5000, &err);
-	assert_true(hold >= 0);
-	char pidfile[] = "/tmp/test_proxy_pid.XXXXXX";
-	close(mkstemp(pidfile));
-	unlink(pidfile);
-	pid_t c = client(s.port, pidfile, hold);
-	pid_t cmd = read_pid(pidfile);
-	close(hold);
+	struct running r;
+	run_sleep(&r);
+	close(r.hold);
 	/* the proxy stops its command (the client sees it killed) and exits 0 */
-	assert_int_equal(exit_code(s.pid), 0);
-	assert_true(gone_within(cmd, 1000));
-	int code = exit_code(c);
+	assert_int_equal(exit_code(r.s.pid), 0);
+	assert_true(gone_within(r.cmd, 1000));
+	int code = exit_code(r.client);
 	assert_true(code == 128 + SIGTERM || code == 99);
-	unlink(pidfile);
+	unlink(r.pidfile);
 }
 
 /* A command that exits leaves what it started in the background running, as under ssh: Open

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pbfield.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_CHECK(cond)                                                                  \
@@ -130,28 +132,6 @@ static inline uint64_t fuzz_walk_value(const ProtobufCFieldDescriptor *f, const 
 	return h;
 }
 
-static inline size_t fuzz_value_size(const ProtobufCFieldDescriptor *f)
-{
-	switch (f->type) {
-	case PROTOBUF_C_TYPE_STRING:
-	case PROTOBUF_C_TYPE_MESSAGE:
-		return sizeof(void *);
-	case PROTOBUF_C_TYPE_BYTES:
-		return sizeof(ProtobufCBinaryData);
-	case PROTOBUF_C_TYPE_BOOL:
-		return sizeof(protobuf_c_boolean);
-	case PROTOBUF_C_TYPE_INT64:
-	case PROTOBUF_C_TYPE_SINT64:
-	case PROTOBUF_C_TYPE_SFIXED64:
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-	case PROTOBUF_C_TYPE_DOUBLE:
-		return 8;
-	default:
-		return 4;
-	}
-}
-
 static uint64_t fuzz_walk(const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
@@ -165,7 +145,7 @@ static uint64_t fuzz_walk(const ProtobufCMessage *m)
 			const char *arr = *(char *const *)member;
 			FUZZ_CHECK(n == 0 || arr != NULL);
 			for (size_t k = 0; k < n; k++)
-				h += fuzz_walk_value(f, arr + k * fuzz_value_size(f));
+				h += fuzz_walk_value(f, arr + k * gp_pb_value_size(f->type));
 		} else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
 			/* only the member the case names is set */
 			uint32_t c = *(const uint32_t *)(base + f->quantifier_offset);

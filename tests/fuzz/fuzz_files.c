@@ -110,23 +110,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Gpool__Batch *b = gpool__batch__unpack(NULL, size, data);
 	if (!b)
 		return 0;
-	Gpool__Msg **keep = calloc(b->n_msgs ? b->n_msgs : 1, sizeof(*keep));
-	FUZZ_CHECK(keep != NULL);
-	size_t n = 0;
-	for (size_t i = 0; i < b->n_msgs; i++)
-		if (is_files(b->msgs[i]))
-			keep[n++] = b->msgs[i];
-	Gpool__Batch mine = GPOOL__BATCH__INIT;
-	mine.msgs = keep;
-	mine.n_msgs = n;
-	uint64_t id0 = n ? keep[0]->id : 0;
-	uint32_t uid = id0 & 1 ? AGENT_UID : id0 % 4 == 0 && id0 ? 2000 : CLIENT_UID;
-	struct gp_sender from = {.uid = uid, .gid = uid, .epoch = 1};
+	Gpool__Batch mine;
+	struct gp_sender from = world_pick(b, is_files, AGENT_UID, &mine);
 	static const uint8_t rid[] = "fuzz-files";
 	handle_batch(&S, rid, sizeof(rid) - 1, "fuzz", &from, &mine);
 	check_store();
 	settle(0);
-	free(keep);
+	free(mine.msgs);
 	gpool__batch__free_unpacked(b, NULL);
 	return 0;
 }

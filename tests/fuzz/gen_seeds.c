@@ -53,6 +53,16 @@ static void put_msg(const char *corpus, const char *name, int selector, const Pr
 	free(buf);
 }
 
+/* messages as one packed Batch (the scheduler harnesses' input) */
+static void put_batch(const char *corpus, const char *name, Gpool__Msg *const *msgs, size_t n)
+{
+	gp_batch_t b = { 0 };
+	for (size_t i = 0; i < n; i++)
+		gp_batch_add(&b, msgs[i]);
+	put(corpus, name, b.body.data, b.body.len);
+	gp_batch_release(&b);
+}
+
 /* ---- sample messages ---- */
 
 static char *argv_cmd[] = { "/bin/echo", "hello" };
@@ -510,14 +520,6 @@ static void texts(void)
 
 /* fuzz_rdv: batches of rendezvous requests against its jobs 1 (3 ranks, uid 1000) and 2 (1
  * rank, uid 2000); the first message's id picks the sender (2: uid 1000, 1: root, 4: 2000). */
-static void rdv_batch(const char *name, Gpool__Msg *const *msgs, size_t n)
-{
-	gp_batch_t b = { 0 };
-	for (size_t i = 0; i < n; i++)
-		gp_batch_add(&b, msgs[i]);
-	put("rdv", name, b.body.data, b.body.len);
-	gp_batch_release(&b);
-}
 
 static void rdv_seeds(void)
 {
@@ -581,40 +583,32 @@ static void rdv_seeds(void)
 	mlong.rdv_put = &plong;
 
 	Gpool__Msg *const put_get[] = { &mp[0], &mp[1], &mg };
-	rdv_batch("put-get", put_get, 3);
+	put_batch("rdv", "put-get", put_get, 3);
 	Gpool__Msg *const held[] = { &mgw, &mp[2] };
-	rdv_batch("held-get", held, 2);
+	put_batch("rdv", "held-get", held, 2);
 	Gpool__Msg *const fence[] = { &mf[0], &mf[1], &mf[2] };
-	rdv_batch("fence", fence, 3);
+	put_batch("rdv", "fence", fence, 3);
 	Gpool__Msg *const too_big[] = { &mbig };
-	rdv_batch("too-big", too_big, 1);
+	put_batch("rdv", "too-big", too_big, 1);
 	Gpool__Msg *const too_long[] = { &mlong };
-	rdv_batch("key-too-long", too_long, 1);
+	put_batch("rdv", "key-too-long", too_long, 1);
 	/* the same put as root (id 1) and as the other user (id 4) */
 	mp[0].id = 1;
 	Gpool__Msg *const as_root[] = { &mp[0] };
-	rdv_batch("as-root", as_root, 1);
+	put_batch("rdv", "as-root", as_root, 1);
 	mp[0].id = 4;
-	rdv_batch("as-other", as_root, 1);
+	put_batch("rdv", "as-other", as_root, 1);
 	/* another job, another attempt */
 	p[0].job_id = 2;
 	mp[0].id = 2;
-	rdv_batch("other-job", as_root, 1);
+	put_batch("rdv", "other-job", as_root, 1);
 	p[0].job_id = 1;
 	p[0].attempt = 2;
-	rdv_batch("other-attempt", as_root, 1);
+	put_batch("rdv", "other-attempt", as_root, 1);
 }
 
 /* fuzz_files: chunk-store and file-set requests against its job 1 (uid 1000); the first
  * message's id picks the sender (2: uid 1000, 1: the agents' uid, 4: uid 2000). */
-static void files_batch(const char *name, Gpool__Msg *const *msgs, size_t n)
-{
-	gp_batch_t b = { 0 };
-	for (size_t i = 0; i < n; i++)
-		gp_batch_add(&b, msgs[i]);
-	put("files", name, b.body.data, b.body.len);
-	gp_batch_release(&b);
-}
 
 static void files_seeds(void)
 {
@@ -674,17 +668,17 @@ static void files_seeds(void)
 	Gpool__Msg *all[9];
 	for (int i = 0; i < 9; i++)
 		all[i] = &m[i];
-	files_batch("have", all, 1);
-	files_batch("put-then-set", all, 7);	       /* as uid 1000 */
-	files_batch("bad-put", all + 2, 1);	       /* as uid 2000 */
-	files_batch("as-agent", all + 1, 8);	       /* id 3: the agents' uid */
+	put_batch("files", "have", all, 1);
+	put_batch("files", "put-then-set", all, 7);	       /* as uid 1000 */
+	put_batch("files", "bad-put", all + 2, 1);	       /* as uid 2000 */
+	put_batch("files", "as-agent", all + 1, 8);	       /* id 3: the agents' uid */
 	m[1].id = 4;
-	files_batch("as-other", all + 1, 7);	       /* id 4: uid 2000 */
+	put_batch("files", "as-other", all + 1, 7);	       /* id 4: uid 2000 */
 	e.path = "../escape";
-	files_batch("escape", all + 1, 3);
+	put_batch("files", "escape", all + 1, 3);
 	e.path = "ok";
 	e.n_chunks = 0;
-	files_batch("count-mismatch", all + 1, 3);
+	put_batch("files", "count-mismatch", all + 1, 3);
 }
 
 /* fuzz_replay: 12-byte steps (uid, epoch, seq[6], count, flags, dt, pad; see fuzz_replay.c) */
@@ -711,6 +705,221 @@ static void replay_seeds(void)
 	put("replay", "wrap", wrap, sizeof(wrap));
 }
 
+/* fuzz_gworkerd: records [kind][length, 2 bytes LE][payload] (see fuzz_gworkerd.c): kind 0 a
+ * Batch from the scheduler, 2 the same signed by another uid, 1 [n][routing id][envelope]
+ * from a supervisor. */
+struct records {
+	uint8_t buf[1 << 16];
+	size_t len;
+};
+
+static void rec_put(struct records *r, uint8_t kind, const uint8_t *a, size_t alen,
+		    const uint8_t *b, size_t blen)
+{
+	size_t n = alen + blen;
+	if (r->len + 3 + n > sizeof(r->buf) || n > 0xffff)
+		abort();
+	r->buf[r->len++] = kind;
+	r->buf[r->len++] = (uint8_t)(n & 0xff);
+	r->buf[r->len++] = (uint8_t)(n >> 8);
+	if (alen)
+		memcpy(r->buf + r->len, a, alen);
+	if (blen)
+		memcpy(r->buf + r->len + alen, b, blen);
+	r->len += n;
+}
+
+/* a record from the scheduler (w NULL: the batch as it is) or a supervisor (w: sealed) */
+static void rec_msgs(struct records *r, uint8_t kind, gp_wire_t *w, const char *rid,
+		     Gpool__Msg *const *msgs, size_t n)
+{
+	gp_batch_t b = { 0 };
+	gp_buf_t env = { 0 };
+	gp_error_t err;
+	for (size_t i = 0; i < n; i++)
+		gp_batch_add(&b, msgs[i]);
+	if (!w) {
+		rec_put(r, kind, b.body.data, b.body.len, NULL, 0);
+		gp_batch_release(&b);
+		return;
+	}
+	if (gp_wire_seal(w, &b, &env, &err) < 0)
+		abort();
+	uint8_t idlen = (uint8_t)strlen(rid);
+	uint8_t head[64];
+	head[0] = idlen;
+	memcpy(head + 1, rid, idlen);
+	rec_put(r, 1, head, 1u + idlen, env.data, env.len);
+	gp_buf_release(&env);
+	gp_batch_release(&b);
+}
+
+static void gworkerd_seeds(gp_wire_t *w)
+{
+	static char *argv_true[] = { "/bin/true" };
+	static uint32_t cards01[] = { 0, 1 };
+	struct records r;
+	Gpool__NodeRegisterReply rr = GPOOL__NODE_REGISTER_REPLY__INIT;
+	rr.heartbeat_ms = 500;
+	rr.lease_ms = 30000;
+	Gpool__Msg reg = GPOOL__MSG__INIT, *regp = &reg;
+	reg.m_case = GPOOL__MSG__M_NODE_REGISTER_REPLY;
+	reg.node_register_reply = &rr;
+
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.argv = argv_true;
+	sp.n_argv = 1;
+	sp.ntasks = 2;
+	Gpool__TaskPlacement tp[2] = { GPOOL__TASK_PLACEMENT__INIT, GPOOL__TASK_PLACEMENT__INIT };
+	Gpool__TaskPlacement *tpp[2] = { &tp[0], &tp[1] };
+	tp[1].rank = 1;
+	tp[1].local_rank = 1;
+	tp[1].cards = cards01;
+	tp[1].n_cards = 2;
+	Gpool__Launch l = GPOOL__LAUNCH__INIT;
+	l.job_id = 7;
+	l.attempt = 1;
+	l.spec = &sp;
+	l.user = "root";
+	l.tasks = tpp;
+	l.n_tasks = 2;
+	l.size = 2;
+	l.master_addr = "198.18.0.11";
+	l.master_port = 47001;
+	Gpool__Msg launch = GPOOL__MSG__INIT, *launchp = &launch;
+	launch.m_case = GPOOL__MSG__M_LAUNCH;
+	launch.launch = &l;
+
+	Gpool__HeldTask ht[2] = { GPOOL__HELD_TASK__INIT, GPOOL__HELD_TASK__INIT };
+	Gpool__HeldTask *htp[2] = { &ht[0], &ht[1] };
+	for (int i = 0; i < 2; i++) {
+		ht[i].job_id = 7;
+		ht[i].attempt = 1;
+		ht[i].rank = (uint32_t)i;
+		ht[i].pid = 1000 + i;
+		ht[i].requeueable = true;
+	}
+	Gpool__StepHello h = GPOOL__STEP_HELLO__INIT;
+	h.job_id = 7;
+	h.attempt = 1;
+	h.pid = 999;
+	h.tasks = htp;
+	h.n_tasks = 2;
+	Gpool__Msg hello = GPOOL__MSG__INIT, *hellop = &hello;
+	hello.m_case = GPOOL__MSG__M_STEP_HELLO;
+	hello.step_hello = &h;
+
+	Gpool__TaskEvent ev[3] = { GPOOL__TASK_EVENT__INIT, GPOOL__TASK_EVENT__INIT,
+				   GPOOL__TASK_EVENT__INIT };
+	Gpool__Rusage ru = GPOOL__RUSAGE__INIT;
+	Gpool__Msg evm[3] = { GPOOL__MSG__INIT, GPOOL__MSG__INIT, GPOOL__MSG__INIT };
+	for (int i = 0; i < 3; i++) {
+		ev[i].job_id = 7;
+		ev[i].attempt = 1;
+		ev[i].rank = (uint32_t)(i / 2);
+		ev[i].pid = 1000 + i / 2;
+		ev[i].kind = i == 1 ? GPOOL__TASK_EVENT_KIND__TASK_EXITED
+				    : GPOOL__TASK_EVENT_KIND__TASK_STARTED;
+		evm[i].id = (uint64_t)i + 1;
+		evm[i].m_case = GPOOL__MSG__M_TASK_EVENT;
+		evm[i].task_event = &ev[i];
+	}
+	ev[1].rusage = &ru;
+	ev[1].status = 3 << 8;
+	Gpool__Output out = GPOOL__OUTPUT__INIT;
+	out.job_id = 7;
+	out.attempt = 1;
+	out.stream = 1;
+	out.data.data = (uint8_t *)"hello\n";
+	out.data.len = 6;
+	Gpool__Msg outm = GPOOL__MSG__INIT;
+	outm.id = 4;
+	outm.m_case = GPOOL__MSG__M_OUTPUT;
+	outm.output = &out;
+	Gpool__Msg *events[] = { &evm[0], &evm[1], &outm, &evm[2] };
+
+	Gpool__Kill k = GPOOL__KILL__INIT;
+	k.job_id = 7;
+	k.signal = 15;
+	k.grace_ms = 1000;
+	k.reason = GPOOL__JOB_STATE__CANCELLED;
+	Gpool__Msg kill = GPOOL__MSG__INIT, *killp = &kill;
+	kill.m_case = GPOOL__MSG__M_KILL;
+	kill.kill = &k;
+
+	Gpool__Error e = GPOOL__ERROR__INIT;
+	e.code = GPOOL__ERROR_CODE__ERROR_UNEXPECTED;
+	e.text = "unknown node";
+	Gpool__Msg err = GPOOL__MSG__INIT, *errp = &err;
+	err.m_case = GPOOL__MSG__M_ERROR;
+	err.error = &e;
+	Gpool__HeartbeatReply hbr = GPOOL__HEARTBEAT_REPLY__INIT;
+	Gpool__Msg hb = GPOOL__MSG__INIT, *hbp = &hb;
+	hb.id = 2;
+	hb.m_case = GPOOL__MSG__M_HEARTBEAT_REPLY;
+	hb.heartbeat_reply = &hbr;
+
+	/* the whole life of a job: registered, launched, its supervisor's hello, events and
+	 * output forwarded, a resend, a kill, the scheduler's acknowledgement */
+	r.len = 0;
+	rec_msgs(&r, 0, NULL, NULL, &regp, 1);
+	rec_msgs(&r, 0, NULL, NULL, &launchp, 1);
+	rec_msgs(&r, 1, w, "7.1", &hellop, 1);
+	rec_msgs(&r, 1, w, "7.1", events, 4);
+	rec_msgs(&r, 1, w, "7.1", events, 2);
+	rec_msgs(&r, 0, NULL, NULL, &killp, 1);
+	rec_msgs(&r, 0, NULL, NULL, &hbp, 1);
+	put("gworkerd", "job-life", r.buf, r.len);
+
+	/* a supervisor the agent does not know: adopted from its hello */
+	r.len = 0;
+	rec_msgs(&r, 0, NULL, NULL, &regp, 1);
+	rec_msgs(&r, 1, w, "7.1", &hellop, 1);
+	rec_msgs(&r, 1, w, "7.1", events, 4);
+	rec_msgs(&r, 1, w, "7.2", &hellop, 1);
+	rec_msgs(&r, 1, w, "x.1", &hellop, 1);
+	put("gworkerd", "adopt", r.buf, r.len);
+
+	/* a service replica (its own port), then a screening job, launched twice */
+	r.len = 0;
+	sp.service = true;
+	sp.service_port = 47010;
+	rec_msgs(&r, 0, NULL, NULL, &regp, 1);
+	rec_msgs(&r, 0, NULL, NULL, &launchp, 1);
+	sp.service = false;
+	sp.screen = true;
+	l.job_id = 8;
+	rec_msgs(&r, 0, NULL, NULL, &launchp, 1);
+	rec_msgs(&r, 0, NULL, NULL, &launchp, 1);
+	ev[1].job_id = 8;
+	rec_msgs(&r, 1, w, "8.1", &events[1], 1);
+	put("gworkerd", "service-screen", r.buf, r.len);
+	sp.screen = false;
+	ev[1].job_id = 7;
+	l.job_id = 7;
+
+	/* refused launches: no command, an unknown account; then the scheduler forgot us */
+	r.len = 0;
+	l.user = "no-such-user-here";
+	rec_msgs(&r, 0, NULL, NULL, &launchp, 1);
+	sp.n_argv = 0;
+	l.job_id = 9;
+	rec_msgs(&r, 0, NULL, NULL, &launchp, 1);
+	rec_msgs(&r, 0, NULL, NULL, &errp, 1);
+	rec_msgs(&r, 0, NULL, NULL, &hbp, 1);
+	put("gworkerd", "refused", r.buf, r.len);
+	sp.n_argv = 1;
+	l.user = "root";
+	l.job_id = 7;
+
+	/* a launch signed by another uid than the scheduler's: dropped */
+	r.len = 0;
+	rec_msgs(&r, 2, NULL, NULL, &launchp, 1);
+	rec_msgs(&r, 1, w, "7.1", &hellop, 1);
+	put("gworkerd", "wrong-uid", r.buf, r.len);
+	put("gworkerd", "empty", "", 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -720,6 +929,7 @@ int main(int argc, char **argv)
 	root = argv[1];
 	gp_wire_t *w = gp_wire_create(NULL, 1 << 20);
 	envelopes(w);
+	gworkerd_seeds(w);
 	gp_wire_destroy(&w);
 	specs();
 	texts();

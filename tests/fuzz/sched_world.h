@@ -175,6 +175,27 @@ static inline void world_submit(uint32_t uid, const char *user, int hold)
 	settle(0);
 }
 
+/* The messages of b that keep() picks, as a batch of their own (mine; free mine->msgs), and
+ * who sends them, by the first one's id: odd: odd_uid, a multiple of 4: uid 2000, else
+ * CLIENT_UID (fuzz_rdv, fuzz_files). */
+static inline struct gp_sender world_pick(const Gpool__Batch *b, bool (*keep)(const Gpool__Msg *),
+					  uint32_t odd_uid, Gpool__Batch *mine)
+{
+	Gpool__Msg **v = calloc(b->n_msgs ? b->n_msgs : 1, sizeof(*v));
+	FUZZ_CHECK(v != NULL);
+	size_t n = 0;
+	for (size_t i = 0; i < b->n_msgs; i++)
+		if (keep(b->msgs[i]))
+			v[n++] = b->msgs[i];
+	gpool__batch__init(mine);
+	mine->msgs = v;
+	mine->n_msgs = n;
+	uint64_t id0 = n ? v[0]->id : 0;
+	uint32_t uid = id0 & 1 ? odd_uid : id0 % 4 == 0 && id0 ? 2000 : CLIENT_UID;
+	struct gp_sender from = {.uid = uid, .gid = uid, .epoch = 1};
+	return from;
+}
+
 /* Rebuild now and then; the first call sets everything up. */
 static void world_tick(const char *prog)
 {

@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,28 +56,6 @@ static void usage(FILE *f)
 		"  flood SECS          sealed JobQuery envelopes (a fresh sequence number each) as fast\n"
 		"                      as they can be sealed, for SECS seconds, replies drained without\n"
 		"                      waiting; prints sent, answered, refused (by error code) and no reply\n");
-}
-
-/* The digest wire.c binds into the credential: "gpool1" | version | epoch | seq | body. */
-static void digest(uint32_t version, uint64_t epoch, uint64_t seq, const uint8_t *body,
-		   size_t len, uint8_t out[32])
-{
-	uint8_t hdr[6 + 4 + 8 + 8];
-	memcpy(hdr, "gpool1", 6);
-	for (int i = 0; i < 4; i++)
-		hdr[6 + i] = (uint8_t)(version >> (8 * i));
-	for (int i = 0; i < 8; i++) {
-		hdr[10 + i] = (uint8_t)(epoch >> (8 * i));
-		hdr[18 + i] = (uint8_t)(seq >> (8 * i));
-	}
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
-	unsigned int olen = 32;
-	EVP_DigestInit_ex(c, EVP_sha256(), NULL);
-	EVP_DigestUpdate(c, hdr, sizeof(hdr));
-	if (len)
-		EVP_DigestUpdate(c, body, len);
-	EVP_DigestFinal_ex(c, out, &olen);
-	EVP_MD_CTX_free(c);
 }
 
 /* A Batch holding one JobQuery for the caller's jobs. */
@@ -156,7 +133,7 @@ static int seal(struct probe *p, uint32_t version, const gp_buf_t *body, int wit
 	env.body.len = body->len;
 	if (with_cred) {
 		uint8_t h[32];
-		digest(version, env.epoch, env.seq, body->data, body->len, h);
+		gp_wire_digest(version, env.epoch, env.seq, body->data, body->len, h);
 		if (gp_auth_encode(p->auth, h, sizeof(h), &cred, &err) < 0) {
 			fprintf(stderr, "gp-probe: cannot encode a credential: %s\n", err.text);
 			return -1;

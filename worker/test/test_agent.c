@@ -28,6 +28,7 @@
 
 #include "common/util.h"
 #include "common/wire.h"
+#include "worker/test/router.h"
 
 static const char *gworkerd, *gstepd;
 static char dir[] = "/tmp/gp-agent-XXXXXX";
@@ -132,6 +133,16 @@ static void send_msg(const Gpool__Msg *m)
 	gp_buf_release(&env);
 }
 
+static void reply_heartbeat(uint64_t id)
+{
+	Gpool__HeartbeatReply hr = GPOOL__HEARTBEAT_REPLY__INIT;
+	Gpool__Msg r = GPOOL__MSG__INIT;
+	r.id = id;
+	r.m_case = GPOOL__MSG__M_HEARTBEAT_REPLY;
+	r.heartbeat_reply = &hr;
+	send_msg(&r);
+}
+
 static void reply_register(uint64_t id)
 {
 	Gpool__NodeRegisterReply r = GPOOL__NODE_REGISTER_REPLY__INIT;
@@ -167,12 +178,7 @@ static void registration(void **state)
 	m = expect(GPOOL__MSG__M_HEARTBEAT, 2000, NULL, NULL);
 	assert_non_null(m);
 	assert_true(m->id != 0);
-	Gpool__HeartbeatReply hr = GPOOL__HEARTBEAT_REPLY__INIT;
-	Gpool__Msg r = GPOOL__MSG__INIT;
-	r.id = m->id;
-	r.m_case = GPOOL__MSG__M_HEARTBEAT_REPLY;
-	r.heartbeat_reply = &hr;
-	send_msg(&r);
+	reply_heartbeat(m->id);
 }
 
 struct job_seen {
@@ -221,13 +227,29 @@ static void keep_job(const Gpool__Msg *m, void *arg)
 				hold_acked_id = m->id;
 		}
 		/* keep the agent registered */
-		Gpool__HeartbeatReply hr = GPOOL__HEARTBEAT_REPLY__INIT;
-		Gpool__Msg r = GPOOL__MSG__INIT;
-		r.id = m->id;
-		r.m_case = GPOOL__MSG__M_HEARTBEAT_REPLY;
-		r.heartbeat_reply = &hr;
-		send_msg(&r);
+		reply_heartbeat(m->id);
 	}
+}
+
+/* Send the agent a one-task launch of job.attempt (spec, as user) on host "tw". */
+static void send_launch(uint64_t job, uint32_t attempt, Gpool__JobSpec *spec, const char *user,
+			Gpool__TaskPlacement *tp)
+{
+	Gpool__Launch l = GPOOL__LAUNCH__INIT;
+	l.job_id = job;
+	l.attempt = attempt;
+	l.spec = spec;
+	l.user = (char *)user;
+	l.tasks = &tp;
+	l.n_tasks = 1;
+	l.size = 1;
+	l.local_size = 1;
+	l.nodelist = "tw";
+	l.master_addr = "127.0.0.1";
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_LAUNCH;
+	m.launch = &l;
+	send_msg(&m);
 }
 
 static void launch_ex(uint64_t job, uint32_t attempt, bool no_requeue, const char *user,
@@ -238,22 +260,8 @@ static void launch_ex(uint64_t job, uint32_t attempt, bool no_requeue, const cha
 	spec.argv = argv;
 	spec.n_argv = 3;
 	spec.no_requeue = no_requeue;
-	Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT, *tpp = &tp;
-	Gpool__Launch l = GPOOL__LAUNCH__INIT;
-	l.job_id = job;
-	l.attempt = attempt;
-	l.spec = &spec;
-	l.user = (char *)user;
-	l.tasks = &tpp;
-	l.n_tasks = 1;
-	l.size = 1;
-	l.local_size = 1;
-	l.nodelist = "tw";
-	l.master_addr = "127.0.0.1";
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.m_case = GPOOL__MSG__M_LAUNCH;
-	m.launch = &l;
-	send_msg(&m);
+	Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT;
+	send_launch(job, attempt, &spec, user, &tp);
 }
 
 static void launch(uint64_t job, const char *user, const char *script)
@@ -330,24 +338,10 @@ static void card_power(void **state)
 	spec.argv = argv;
 	spec.n_argv = 3;
 	uint32_t cards[] = { 0 };
-	Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT, *tpp = &tp;
+	Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT;
 	tp.cards = cards;
 	tp.n_cards = 1;
-	Gpool__Launch l = GPOOL__LAUNCH__INIT;
-	l.job_id = 20;
-	l.attempt = 1;
-	l.spec = &spec;
-	l.user = me;
-	l.tasks = &tpp;
-	l.n_tasks = 1;
-	l.size = 1;
-	l.local_size = 1;
-	l.nodelist = "tw";
-	l.master_addr = "127.0.0.1";
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.m_case = GPOOL__MSG__M_LAUNCH;
-	m.launch = &l;
-	send_msg(&m);
+	send_launch(20, 1, &spec, me, &tp);
 	int64_t deadline = gp_mono_ms() + 10000;
 	while ((!j.exited || !p.idle_after) && gp_mono_ms() < deadline)
 		expect(GPOOL__MSG__M_ERROR, 100, keep_power, &p);
@@ -379,18 +373,30 @@ static void refused(void **state)
 	assert_string_equal(j.reason, "no local account 'no-such-user-gp' on node tw");
 }
 
+/* The scheduler does not know the agent (ERROR_UNEXPECTED, why): it registers again within 3 s
+ * and is answered. */
+static void send_unexpected(const char *why)
+{
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	Gpool__Error e;
+	gp_msg_error(&m, &e, 0, GPOOL__ERROR_CODE__ERROR_UNEXPECTED, why);
+	send_msg(&m);
+}
+
+static void forgotten(const char *why, keep_f keep, void *arg)
+{
+	send_unexpected(why);
+	Gpool__Msg *r = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, keep, arg);
+	assert_non_null(r);
+	reply_register(r->id);
+}
+
 static void reregister(void **state)
 {
 	/* garbage first: dropped, the agent goes on */
 	zmq_send(router, rid, rid_len, ZMQ_SNDMORE);
 	zmq_send(router, "garbage", 7, 0);
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	Gpool__Error e;
-	gp_msg_error(&m, &e, 0, GPOOL__ERROR_CODE__ERROR_UNEXPECTED, "node is not registered");
-	send_msg(&m);
-	Gpool__Msg *r = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, NULL, NULL);
-	assert_non_null(r);
-	reply_register(r->id);
+	forgotten("node is not registered", NULL, NULL);
 	assert_non_null(expect(GPOOL__MSG__M_HEARTBEAT, 2000, NULL, NULL));
 	/* heartbeats unanswered three times: registers again */
 	assert_non_null(expect(GPOOL__MSG__M_NODE_REGISTER, 3000, NULL, NULL));
@@ -554,13 +560,7 @@ static void lease(void **state)
 	struct by_job v[2] = { { 20, { .ids_zero = true } }, { 21, { .ids_zero = true } } };
 	lease_ms = 1500;
 	/* learn the lease */
-	Gpool__Msg e = GPOOL__MSG__INIT;
-	Gpool__Error er;
-	gp_msg_error(&e, &er, 0, GPOOL__ERROR_CODE__ERROR_UNEXPECTED, "restarted");
-	send_msg(&e);
-	Gpool__Msg *m = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, keep_by_job, v);
-	assert_non_null(m);
-	reply_register(m->id);
+	forgotten("restarted", keep_by_job, v);
 	launch_ex(20, 1, false, me, "sleep 30");
 	launch_ex(21, 1, true, me, "sleep 30");
 	int64_t deadline = gp_mono_ms() + 5000;
@@ -573,8 +573,8 @@ static void lease(void **state)
 	while (gp_mono_ms() < deadline)
 		expect(GPOOL__MSG__M_ERROR, 50, keep_by_job, v);
 	hb_silent = false;
-	send_msg(&e);
-	m = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, keep_by_job, v);
+	send_unexpected("restarted");
+	Gpool__Msg *m = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, keep_by_job, v);
 	assert_non_null(m);
 	bool ex = true;
 	assert_true(held_has(m->node_register->held, m->node_register->n_held, 20, &ex, NULL));
@@ -753,13 +753,8 @@ static int teardown(void **state)
 	agent = 0;
 	if (failed || getenv("GP_TEST_VERBOSE"))
 		dump_log();
-	int zero = 0;
-	zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof(zero));
-	zmq_close(router);
-	zmq_ctx_term(zctx);
-	gp_wire_destroy(&wire);
+	gp_test_peer_close(router, zctx, &wire, dir);
 	gp_auth_destroy(&auth);
-	gp_rm_rf(dir);
 	return 0;
 }
 

@@ -34,13 +34,31 @@ static void setup_launch(void)
 	tp.n_cpus = 2;
 }
 
+/* Each of the n NAME, VALUE pairs of want is set so in e. */
+static void expect_vars(char **e, const char *const want[][2], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *v = gp_env_get(e, want[i][0]);
+		if (!v)
+			fail_msg("%s missing", want[i][0]);
+		assert_string_equal(v, want[i][1]);
+	}
+}
+
+/* The environment ctx describes, which must build. */
+static char **build(const struct gp_task_env_ctx *c)
+{
+	gp_error_t err;
+	char **e = gp_env_build(c, &err);
+	assert_non_null(e);
+	return e;
+}
+
 static void all_variables(void **state)
 {
 	setup_launch();
 	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL };
-	gp_error_t err;
-	char **e = gp_env_build(&c, &err);
-	assert_non_null(e);
+	char **e = build(&c);
 	static const char *const want[][2] = {
 		{ "GPOOL_JOB_ID", "42" },	  { "GPOOL_ATTEMPT", "3" },
 		{ "GPOOL_RANK", "5" },		  { "GPOOL_SIZE", "8" },
@@ -54,12 +72,7 @@ static void all_variables(void **state)
 		{ "PATH", "/usr/local/bin:/usr/bin:/bin" }, { "HOME", "/home/alice" },
 		{ "USER", "alice" },		  { "SHELL", "/bin/bash" },
 	};
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const char *v = gp_env_get(e, want[i][0]);
-		if (!v)
-			fail_msg("%s missing", want[i][0]);
-		assert_string_equal(v, want[i][1]);
-	}
+	expect_vars(e, want, sizeof(want) / sizeof(want[0]));
 	gp_env_free(e);
 }
 
@@ -83,9 +96,7 @@ static void submitter_env(void **state)
 	tp.n_cpus = 0;
 	spec.cpus_per_task = 3;
 	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/s", NULL, NULL };
-	gp_error_t err;
-	char **e = gp_env_build(&c, &err);
-	assert_non_null(e);
+	char **e = build(&c);
 	assert_string_equal(gp_env_get(e, "PATH"), "/opt/x/bin:/usr/bin");
 	assert_string_equal(gp_env_get(e, "RANK"), "5");
 	assert_string_equal(gp_env_get(e, "FOO"), "a=b");
@@ -130,9 +141,7 @@ static void card_binding(void **state)
 	tp.cards = mine;
 	tp.n_cards = 2;
 	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/tmp", NULL, NULL };
-	gp_error_t err;
-	char **env = gp_env_build(&c, &err);
-	assert_non_null(env);
+	char **env = build(&c);
 	assert_string_equal(gp_env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-bbbb");
 	/* the RX 6600 is the node's second AMD card: ordinal 1 */
 	assert_string_equal(gp_env_get(env, "HIP_VISIBLE_DEVICES"), "1");
@@ -143,13 +152,13 @@ static void card_binding(void **state)
 	gp_env_free(env);
 	/* no card asked: none visible */
 	tp.n_cards = 0;
-	env = gp_env_build(&c, &err);
+	env = build(&c);
 	assert_string_equal(gp_env_get(env, "CUDA_VISIBLE_DEVICES"), "");
 	assert_string_equal(gp_env_get(env, "HIP_VISIBLE_DEVICES"), "");
 	gp_env_free(env);
 	/* a node without cards sets none of them */
 	launch.n_cards = 0;
-	env = gp_env_build(&c, &err);
+	env = build(&c);
 	assert_null(gp_env_get(env, "CUDA_VISIBLE_DEVICES"));
 	gp_env_free(env);
 	launch.cards = NULL;
@@ -174,9 +183,7 @@ static void network_variables(void **state)
 {
 	setup_launch();
 	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/s", "eth0", "198.18.0.0/24" };
-	gp_error_t err;
-	char **e = gp_env_build(&c, &err);
-	assert_non_null(e);
+	char **e = build(&c);
 	static const char *const want[][2] = {
 		{ "GPOOL_NET_IFACE", "eth0" },
 		{ "GLOO_SOCKET_IFNAME", "eth0" },
@@ -185,22 +192,16 @@ static void network_variables(void **state)
 		{ "OMPI_MCA_btl_tcp_if_include", "198.18.0.0/24" },
 		{ "OMPI_MCA_oob_tcp_if_include", "198.18.0.0/24" },
 	};
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const char *v = gp_env_get(e, want[i][0]);
-		if (!v)
-			fail_msg("%s missing", want[i][0]);
-		assert_string_equal(v, want[i][1]);
-	}
+	expect_vars(e, want, sizeof(want) / sizeof(want[0]));
 	gp_env_free(e);
 	/* no subnet known: Open MPI gets the name */
 	c.subnet = NULL;
-	e = gp_env_build(&c, &err);
+	e = build(&c);
 	assert_string_equal(gp_env_get(e, "OMPI_MCA_oob_tcp_if_include"), "eth0");
 	gp_env_free(e);
 	/* no interface known: none of them, nothing empty */
 	c.iface = NULL;
-	e = gp_env_build(&c, &err);
-	assert_non_null(e);
+	e = build(&c);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		assert_null(gp_env_get(e, want[i][0]));
 	gp_env_free(e);
@@ -220,9 +221,7 @@ static void network_submitter_wins(void **state)
 	Gpool__EnvVar *vp[4];
 	set_spec_env(v, vp, kv, 4);
 	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/s", "eth0", "198.18.0.0/24" };
-	gp_error_t err;
-	char **e = gp_env_build(&c, &err);
-	assert_non_null(e);
+	char **e = build(&c);
 	assert_string_equal(gp_env_get(e, "GLOO_SOCKET_IFNAME"), "ib0");
 	assert_string_equal(gp_env_get(e, "NCCL_SOCKET_IFNAME"), "^docker,lo");
 	assert_string_equal(gp_env_get(e, "TP_SOCKET_IFNAME"), "eth0");
@@ -252,20 +251,16 @@ static void screening_result(void **state)
 	spec.env = vp;
 	spec.n_env = 1;
 	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL };
-	gp_error_t err;
-	char **e = gp_env_build(&c, &err);
-	assert_non_null(e);
+	char **e = build(&c);
 	assert_null(gp_env_get(e, "GPOOL_SCREEN_RESULT"));
 	gp_env_free(e);
 	spec.screen = 1;
-	e = gp_env_build(&c, &err);
-	assert_non_null(e);
+	e = build(&c);
 	assert_string_equal(gp_env_get(e, "GPOOL_SCREEN_RESULT"),
 			    "/var/tmp/gpool/job42/.gpool-screen.3.5.json");
 	gp_env_free(e);
 	spec.chdir = "/home/alice"; /* not the scratch directory: no result */
-	e = gp_env_build(&c, &err);
-	assert_non_null(e);
+	e = build(&c);
 	assert_null(gp_env_get(e, "GPOOL_SCREEN_RESULT"));
 	gp_env_free(e);
 }
@@ -281,9 +276,7 @@ static void array_variables(void **state)
 	launch.array_task_min = 0;
 	launch.array_task_max = 95;
 	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL};
-	gp_error_t err;
-	char **e = gp_env_build(&c, &err);
-	assert_non_null(e);
+	char **e = build(&c);
 	static const char *const want[][2] = {
 	    {"ARRAY_JOB_ID", "40"},  {"ARRAY_TASK_ID", "7"},   {"ARRAY_TASK_COUNT", "20"},
 	    {"ARRAY_TASK_MIN", "0"}, {"ARRAY_TASK_MAX", "95"},
@@ -304,8 +297,7 @@ static void array_variables(void **state)
 	spec.env = vp;
 	spec.n_env = 1;
 	launch.array_job_id = 0;
-	e = gp_env_build(&c, &err);
-	assert_non_null(e);
+	e = build(&c);
 	assert_null(gp_env_get(e, "SLURM_ARRAY_TASK_ID"));
 	assert_null(gp_env_get(e, "GPOOL_ARRAY_JOB_ID"));
 	gp_env_free(e);

@@ -23,6 +23,7 @@
 #include "worker/launchfile.h"
 #include "common/util.h"
 #include "common/wire.h"
+#include "worker/test/router.h"
 
 static const char *gstepd;
 static char dir[] = "/tmp/gp-stepd-XXXXXX";
@@ -439,12 +440,7 @@ static void kill_leftovers(void)
 static int teardown(void **state)
 {
 	kill_leftovers();
-	int zero = 0;
-	zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof(zero));
-	zmq_close(router);
-	zmq_ctx_term(zctx);
-	gp_wire_destroy(&wire);
-	gp_rm_rf(dir);
+	gp_test_peer_close(router, zctx, &wire, dir);
 	return 0;
 }
 
