@@ -3,12 +3,15 @@
 # (Debian's 1.22, proxy_pass to a keep-alive upstream, one worker) in front of the same
 # replicas; then 1, 2, 4 replicas through ggated; then gserve with dynamic batching on and off.
 # All on loopback (a --loopback gpool cluster: the replicas are real service jobs), measured
-# with wrk. Raw output: bench/results/gateway-<date>.log. Needs root, wrk, nginx, a build.
-#   bench/gateway.sh [SECONDS]
+# with wrk. Every figure REPS times, the paths taking turns within each repetition (the order
+# rotates), so that the machine's load falls on all of them alike; a summary (median, min-max)
+# ends the log. Raw output: bench/results/gateway-<date>.log. Needs root, wrk, nginx, a build.
+#   bench/gateway.sh [SECONDS [REPS]]
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${GPOOL_BIN_DIR:-$SRC/build/bin}
 DUR=${1:-10}
+REPS=${2:-5}
 OUT=$SRC/bench/results/gateway-$(date +%Y%m%d-%H%M).log
 DIR=$(mktemp -d /tmp/gpool-bench-gw.XXXXXX)
 chmod 755 "$DIR"
@@ -59,6 +62,26 @@ run() { # LABEL CONNS URL [wrk args]
 	echo "## $label, $c connection(s): wrk -t1 -c$c -d${DUR}s --latency $* $url"
 	wrk -t1 -c"$c" -d"${DUR}s" --latency "$@" "$url"
 }
+# cpu PID: its CPU time (all threads, user + system) in clock ticks
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# runcpu PID LABEL CONNS URL: run, then the CPU PID used per request served
+runcpu() {
+	local pid=$1 a b out n
+	shift
+	a=$(cpu "$pid")
+	out=$(run "$@")
+	b=$(cpu "$pid")
+	echo "$out"
+	n=$(echo "$out" | awk '/requests in/ {print $1}')
+	[ "${n:-0}" -gt 0 ] && echo "# cpu: $(((b - a) * 1000000 / $(getconf CLK_TCK) / n)) us a request ($((b - a)) ticks, $n requests, pid $pid)"
+}
+# rotate K WORDS...: the words, starting from the K-th (mod their count)
+rotate() {
+	local k=$1
+	shift
+	local a=("$@") n=$# i
+	for ((i = 0; i < n; i++)); do echo "${a[$(((k + i) % n))]}"; done
+}
 
 svc=$(asu "$BIN/gsub" --parsable --service --replicas 2 --port 19000 -J bench -- "$DIR/replica-nginx.sh")
 wait_reps "$svc" 2 || exit 1
@@ -86,16 +109,31 @@ CONF
 /usr/sbin/nginx -c "$DIR/proxy.conf" -p "$DIR" &
 ng=$!
 sleep 2
+ngw=$(pgrep -P "$ng" | head -1) # nginx's one worker
+path_url() {
+	case $1 in
+	direct) echo "0|direct to one replica|http://${R[0]}/" ;;
+	ggated) echo "$gw|ggated, 2 replicas|http://127.0.0.1:$GWPORT/svc/bench/" ;;
+	nginx) echo "${ngw:-0}|nginx proxy_pass keepalive, 2 replicas|http://127.0.0.1:$NGPORT/" ;;
+	esac
+}
 for c in 1 16; do
-	run "direct to one replica" $c "http://${R[0]}/"
-	run "ggated, 2 replicas" $c "http://127.0.0.1:$GWPORT/svc/bench/"
-	run "nginx proxy_pass keepalive, 2 replicas" $c "http://127.0.0.1:$NGPORT/"
+	for rep in $(seq "$REPS"); do
+		for p in $(rotate "$rep" direct ggated nginx); do
+			IFS='|' read -r pid label url < <(path_url "$p")
+			if [ "$pid" != 0 ]; then runcpu "$pid" "$label" "$c" "$url"; else run "$label" "$c" "$url"; fi
+		done
+	done
 done
-for n in 1 4; do
+for n in 1 4 2; do
 	asu "$BIN/gpool" scale "$svc" $n
 	wait_reps "$svc" $n
 	sleep 2
-	run "ggated, $n replica(s)" 16 "http://127.0.0.1:$GWPORT/svc/bench/"
+	mapfile -t R < <(reps "$svc")
+	echo "# replicas: ${R[*]}"
+	for rep in $(seq "$REPS"); do
+		runcpu "$gw" "ggated, $n replica(s)" 16 "http://127.0.0.1:$GWPORT/svc/bench/"
+	done
 done
 asu "$BIN/gcancel" "$svc"
 
@@ -108,10 +146,13 @@ for wait_us in 0 1000; do
 	wait_reps "$s" 1 || exit 1
 	r=$(reps "$s")
 	sleep 1
-	run "gserve 64-256-256-10, max-wait-us $wait_us, direct" 16 "http://$r/v1/predict" \
-		-s "$SRC/bench/gateway/predict.lua"
+	for rep in $(seq "$REPS"); do
+		run "gserve 64-256-256-10, max-wait-us $wait_us, direct" 16 "http://$r/v1/predict" \
+			-s "$SRC/bench/gateway/predict.lua"
+	done
 	curl -s "http://$r/v1/model"; echo
 	asu "$BIN/gcancel" "$s"
 	sleep 1
 done
 echo "# done $(date -u +%FT%TZ); load average: $(cat /proc/loadavg)"
+python3 "$SRC/bench/gateway/summary.py" "$OUT"
