@@ -6,7 +6,8 @@
  *                replica), retried on another replica when it never reached one or is
  *                idempotent, answered 502/503/504 otherwise
  *   discovery.c  a thread that polls gschedd (ServiceQuery, MUNGE-authenticated) and hands
- *                each answer to the loop; a failed poll keeps the set the loop knows
+ *                each answer to the loop (names resolved there: no DNS on the loop); a
+ *                failed poll keeps the set the loop knows
  *   metrics.c    counters and latency histograms, served as Prometheus text at /metrics
  *   ggated.c     options, listeners, the loop
  */
