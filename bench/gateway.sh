@@ -3,16 +3,23 @@
 # (Debian's 1.22, proxy_pass to a keep-alive upstream, one worker) in front of the same
 # replicas; then 1, 2, 4 replicas through ggated; then gserve with dynamic batching on and off.
 # All on loopback (a --loopback gpool cluster: the replicas are real service jobs), measured
-# with wrk. Raw output: bench/results/gateway-<date>.log. Needs root, wrk, nginx, a build.
-#   bench/gateway.sh [SECONDS]
+# with wrk. Every figure REPS times, the paths taking turns within each repetition (the order
+# rotates), so that the machine's load falls on all of them alike; a summary (median, min-max)
+# ends the log. Raw output: bench/results/gateway-<date>.log. Needs root, wrk, nginx, a build.
+# GGATED_BEFORE=PATH adds another ggated binary (an older build, say) on the same replicas as
+# one more path of the first comparison. The system calls a request of each proxy's event loop
+# (strace -c over a one-connection run) end it.
+#   bench/gateway.sh [SECONDS [REPS]]
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${GPOOL_BIN_DIR:-$SRC/build/bin}
 DUR=${1:-10}
+REPS=${2:-5}
 OUT=$SRC/bench/results/gateway-$(date +%Y%m%d-%H%M).log
 DIR=$(mktemp -d /tmp/gpool-bench-gw.XXXXXX)
 chmod 755 "$DIR"
-SPORT=17960 GWPORT=18960 NGPORT=18961
+SPORT=17960 GWPORT=18960 NGPORT=18961 GWBPORT=18962
+BEFORE=${GGATED_BEFORE:-}
 mkdir -p "$SRC/bench/results"
 exec > >(tee "$OUT") 2>&1
 echo "# bench/gateway.sh $(date -u +%FT%TZ) on $(hostname), $(nproc) CPUs, wrk $(wrk -v 2>&1 | head -1 | awk '{print $2}'), $(/usr/sbin/nginx -v 2>&1)"
@@ -20,6 +27,7 @@ echo "# load average: $(cat /proc/loadavg)"
 
 cleanup() {
 	[ -n "${gw:-}" ] && kill "$gw" 2>/dev/null
+	[ -n "${gwb:-}" ] && kill "$gwb" 2>/dev/null
 	[ -n "${ng:-}" ] && kill "$ng" 2>/dev/null
 	"$SRC/deploy/gpool-cluster" stop --dir "$DIR/cluster" >/dev/null 2>&1
 	rm -rf "$DIR"
@@ -59,6 +67,26 @@ run() { # LABEL CONNS URL [wrk args]
 	echo "## $label, $c connection(s): wrk -t1 -c$c -d${DUR}s --latency $* $url"
 	wrk -t1 -c"$c" -d"${DUR}s" --latency "$@" "$url"
 }
+# cpu PID: its CPU time (all threads, user + system) in clock ticks
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# runcpu PID LABEL CONNS URL: run, then the CPU PID used per request served
+runcpu() {
+	local pid=$1 a b out n
+	shift
+	a=$(cpu "$pid")
+	out=$(run "$@")
+	b=$(cpu "$pid")
+	echo "$out"
+	n=$(echo "$out" | awk '/requests in/ {print $1}')
+	[ "${n:-0}" -gt 0 ] && echo "# cpu: $(((b - a) * 1000000 / $(getconf CLK_TCK) / n)) us a request ($((b - a)) ticks, $n requests, pid $pid)"
+}
+# rotate K WORDS...: the words, starting from the K-th (mod their count)
+rotate() {
+	local k=$1
+	shift
+	local a=("$@") n=$# i
+	for ((i = 0; i < n; i++)); do echo "${a[$(((k + i) % n))]}"; done
+}
 
 svc=$(asu "$BIN/gsub" --parsable --service --replicas 2 --port 19000 -J bench -- "$DIR/replica-nginx.sh")
 wait_reps "$svc" 2 || exit 1
@@ -66,6 +94,11 @@ mapfile -t R < <(reps "$svc")
 echo "# replicas: ${R[*]}"
 "$BIN/ggated" --listen 127.0.0.1:$GWPORT --config "$GPOOL_CONF" --log-level warn &
 gw=$!
+if [ -n "$BEFORE" ]; then
+	echo "# GGATED_BEFORE: $BEFORE (sha256 $(sha256sum "$BEFORE" | cut -c1-12))"
+	"$BEFORE" --listen 127.0.0.1:$GWBPORT --config "$GPOOL_CONF" --log-level warn &
+	gwb=$!
+fi
 cat >"$DIR/proxy.conf" <<CONF
 worker_processes 1;
 daemon off;
@@ -86,16 +119,49 @@ CONF
 /usr/sbin/nginx -c "$DIR/proxy.conf" -p "$DIR" &
 ng=$!
 sleep 2
+ngw=$(pgrep -P "$ng" | head -1) # nginx's one worker
+path_url() {
+	case $1 in
+	direct) echo "0|direct to one replica|http://${R[0]}/" ;;
+	ggated) echo "$gw|ggated, 2 replicas|http://127.0.0.1:$GWPORT/svc/bench/" ;;
+	nginx) echo "${ngw:-0}|nginx proxy_pass keepalive, 2 replicas|http://127.0.0.1:$NGPORT/" ;;
+	before) echo "$gwb|ggated before (GGATED_BEFORE), 2 replicas|http://127.0.0.1:$GWBPORT/svc/bench/" ;;
+	esac
+}
+paths="direct ggated nginx${BEFORE:+ before}"
+# syscalls PID LABEL URL: the system calls of PID's main thread (the event loop) during a 3 s
+# one-connection run
+syscalls() {
+	timeout -s INT 5 strace -c -p "$1" -o "$DIR/strace.out" 2>/dev/null &
+	local sp=$! n
+	sleep 0.5
+	n=$(wrk -t1 -c1 -d3s "$3" | awk '/requests in/ {print $1}')
+	wait "$sp"
+	echo "## system calls of $2 (pid $1, its event loop thread), $n requests: strace -c -p $1"
+	cat "$DIR/strace.out"
+	awk -v n="$n" '$NF == "total" && n > 0 {printf "# %.1f system calls a request\n", $4 / n}' "$DIR/strace.out"
+}
 for c in 1 16; do
-	run "direct to one replica" $c "http://${R[0]}/"
-	run "ggated, 2 replicas" $c "http://127.0.0.1:$GWPORT/svc/bench/"
-	run "nginx proxy_pass keepalive, 2 replicas" $c "http://127.0.0.1:$NGPORT/"
+	for rep in $(seq "$REPS"); do
+		# shellcheck disable=SC2086 # the words of $paths
+		for p in $(rotate "$rep" $paths); do
+			IFS='|' read -r pid label url < <(path_url "$p")
+			if [ "$pid" != 0 ]; then runcpu "$pid" "$label" "$c" "$url"; else run "$label" "$c" "$url"; fi
+		done
+	done
 done
-for n in 1 4; do
+syscalls "$gw" ggated "http://127.0.0.1:$GWPORT/svc/bench/"
+[ -n "$BEFORE" ] && syscalls "$gwb" "ggated before" "http://127.0.0.1:$GWBPORT/svc/bench/"
+[ -n "${ngw:-}" ] && syscalls "$ngw" "nginx's worker" "http://127.0.0.1:$NGPORT/"
+for n in 1 4 2; do
 	asu "$BIN/gpool" scale "$svc" $n
 	wait_reps "$svc" $n
 	sleep 2
-	run "ggated, $n replica(s)" 16 "http://127.0.0.1:$GWPORT/svc/bench/"
+	mapfile -t R < <(reps "$svc")
+	echo "# replicas: ${R[*]}"
+	for rep in $(seq "$REPS"); do
+		runcpu "$gw" "ggated, $n replica(s)" 16 "http://127.0.0.1:$GWPORT/svc/bench/"
+	done
 done
 asu "$BIN/gcancel" "$svc"
 
@@ -108,10 +174,14 @@ for wait_us in 0 1000; do
 	wait_reps "$s" 1 || exit 1
 	r=$(reps "$s")
 	sleep 1
-	run "gserve 64-256-256-10, max-wait-us $wait_us, direct" 16 "http://$r/v1/predict" \
-		-s "$SRC/bench/gateway/predict.lua"
+	for rep in $(seq "$REPS"); do
+		run "gserve 64-256-256-10, max-wait-us $wait_us, direct" 16 "http://$r/v1/predict" \
+			-s "$SRC/bench/gateway/predict.lua"
+	done
 	curl -s "http://$r/v1/model"; echo
 	asu "$BIN/gcancel" "$s"
 	sleep 1
 done
 echo "# done $(date -u +%FT%TZ); load average: $(cat /proc/loadavg)"
+sleep 1
+python3 "$SRC/bench/gateway/summary.py" "$OUT"

@@ -3,6 +3,7 @@
  * answer to the event loop. A failed poll hands nothing: the loop keeps serving the set it
  * knows, through a scheduler restart. */
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,26 @@ struct disco {
 	struct gw_ctx *c;
 	gp_config_t *cfg;
 };
+
+/* addr as a numeric address, resolved here when it is a name: the event loop's connections
+ * never ask DNS (evhttp would, blocking the loop, with no DNS base). -1: unresolvable. */
+static int numeric(const char *addr, char *out, size_t n)
+{
+	struct addrinfo hint = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+	hint.ai_flags = AI_NUMERICHOST;
+	if (getaddrinfo(addr, NULL, &hint, &ai) == 0) {
+		freeaddrinfo(ai);
+		snprintf(out, n, "%s", addr);
+		return 0;
+	}
+	hint.ai_flags = 0;
+	if (getaddrinfo(addr, NULL, &hint, &ai) != 0 || !ai)
+		return -1;
+	int e =
+	    getnameinfo(ai->ai_addr, ai->ai_addrlen, out, (socklen_t)n, NULL, 0, NI_NUMERICHOST);
+	freeaddrinfo(ai);
+	return e ? -1 : 0;
+}
 
 /* The ready replicas of each service in the reply, as the loop's snapshot. */
 static struct gw_snap *snap_of(const Gpool__ServiceQueryReply *rep)
@@ -41,11 +62,13 @@ static struct gw_snap *snap_of(const Gpool__ServiceQueryReply *rep)
 			const Gpool__ReplicaInfo *ri = si->replicas[k];
 			if (!ri->ready || !ri->port || ri->port > 65535 || !ri->addr || !*ri->addr)
 				continue;
-			struct gw_snap_rep *r = &v->reps[v->nreps++];
+			struct gw_snap_rep *r = &v->reps[v->nreps];
+			if (numeric(ri->addr, r->addr, sizeof(r->addr)) < 0)
+				continue; /* not reachable as far as ggated can tell */
+			v->nreps++;
 			r->job_id = ri->job_id;
 			r->index = ri->index;
 			r->port = (uint16_t)ri->port;
-			snprintf(r->addr, sizeof(r->addr), "%s", ri->addr);
 		}
 		s->nsvcs++;
 	}

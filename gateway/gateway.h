@@ -6,7 +6,8 @@
  *                replica), retried on another replica when it never reached one or is
  *                idempotent, answered 502/503/504 otherwise
  *   discovery.c  a thread that polls gschedd (ServiceQuery, MUNGE-authenticated) and hands
- *                each answer to the loop; a failed poll keeps the set the loop knows
+ *                each answer to the loop (names resolved there: no DNS on the loop); a
+ *                failed poll keeps the set the loop knows
  *   metrics.c    counters and latency histograms, served as Prometheus text at /metrics
  *   ggated.c     options, listeners, the loop
  */
@@ -33,6 +34,7 @@ struct gw_stats {
 struct gw_conn {
 	struct evhttp_connection *evcon;
 	struct gw_fwd *fwd; /* the request in flight on it, NULL: idle */
+	bool up;	    /* connected, has answered once, TCP_NODELAY set; false from close */
 };
 
 struct gw_replica {
@@ -130,6 +132,9 @@ struct gw_conn *gw_conn_get(struct gw_replica *r);
 /* A request to r failed without an answer: eject it (a health check re-admits it). */
 void gw_replica_failed(struct gw_replica *r, const char *why);
 void gw_replica_ok(struct gw_replica *r);
+/* Write what evhttp has queued on evcon now, in this pass of the loop, instead of in the next
+ * one after epoll reports the socket writable (see pool.c). Only for connected sockets. */
+void gw_write_now(struct evhttp_connection *evcon);
 /* Free r when removed and idle. */
 void gw_replica_maybe_free(struct gw_replica *r);
 void gw_health_tick(evutil_socket_t fd, short what, void *arg);

@@ -309,10 +309,16 @@ int main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max; /* thousands of idle clients are not an outage */
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	if (evthread_use_pthreads() < 0 || !(c.base = event_base_new())) {
+	/* the changelist folds the epoll_ctl calls of one loop pass per socket: evhttp turns
+	 * read and write interest on and off several times per request (see gw_write_now) */
+	struct event_config *ecfg = event_config_new();
+	if (ecfg)
+		event_config_set_flag(ecfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+	if (evthread_use_pthreads() < 0 || !ecfg || !(c.base = event_base_new_with_config(ecfg))) {
 		gp_err("cannot make the event loop");
 		return 1;
 	}
+	event_config_free(ecfg);
 	pthread_mutex_init(&c.lock, NULL);
 	c.ev_snap = event_new(c.base, -1, 0, on_snap, &c);
 	struct timeval hv = {c.health_ms / 1000, (c.health_ms % 1000) * 1000};

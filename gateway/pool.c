@@ -1,5 +1,7 @@
 /* pool.c: the services ggated knows and their replicas (see gateway.h). */
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_struct.h>
 #include <event2/http.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,8 @@ static void conn_free_later(struct gw_ctx *c, struct evhttp_connection *e)
 static void replica_free(struct gw_replica *r)
 {
 	for (uint32_t i = 0; i < r->nconns; i++) {
+		/* its close callback would find r->conns[i] freed */
+		evhttp_connection_set_closecb(r->conns[i]->evcon, NULL, NULL);
 		conn_free_later(r->svc->ctx, r->conns[i]->evcon);
 		free(r->conns[i]);
 	}
@@ -225,7 +229,29 @@ struct gw_replica *gw_pick(struct gw_service *svc, struct gw_replica *const *avo
 	return rb;
 }
 
-static struct evhttp_connection *conn_new(struct gw_replica *r, int timeout_ms)
+/* evhttp closed (or is resetting) the connection: the next one is a new socket */
+static void conn_closed(struct evhttp_connection *e, void *arg)
+{
+	(void)e;
+	struct gw_conn *gc = arg;
+	gc->up = false;
+}
+
+/* A bufferevent writes only when epoll says its socket is writable: one more pass of the loop
+ * and two epoll_ctl calls (write interest on, then off) for each message. Running its write
+ * callback now writes at once; with the epoll changelist (ggated.c) the interest added and
+ * removed in the same pass never reaches the kernel. A socket still connecting is left to the
+ * usual path (its callback would take "no error yet" for connected). */
+void gw_write_now(struct evhttp_connection *evcon)
+{
+	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+	if (!bev || bufferevent_getfd(bev) < 0 || !(bufferevent_get_enabled(bev) & EV_WRITE) ||
+	    !evbuffer_get_length(bufferevent_get_output(bev)))
+		return;
+	event_active(&bev->ev_write, EV_WRITE, 1);
+}
+
+static struct evhttp_connection *conn_new(struct gw_replica *r, int timeout_ms, struct gw_conn *gc)
 {
 	struct gw_ctx *c = r->svc->ctx;
 	struct evhttp_connection *e = evhttp_connection_base_new(c->base, NULL, r->addr, r->port);
@@ -234,6 +260,10 @@ static struct evhttp_connection *conn_new(struct gw_replica *r, int timeout_ms)
 	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
 	evhttp_connection_set_timeout_tv(e, &tv);
 	evhttp_connection_set_retries(e, 0);
+	if (gc) {
+		gc->up = false;
+		evhttp_connection_set_closecb(e, conn_closed, gc);
+	}
 	return e;
 }
 
@@ -254,7 +284,7 @@ struct gw_conn *gw_conn_get(struct gw_replica *r)
 		r->capconns = nc;
 	}
 	struct gw_conn *gc = calloc(1, sizeof(*gc));
-	if (!gc || !(gc->evcon = conn_new(r, c->timeout_ms))) {
+	if (!gc || !(gc->evcon = conn_new(r, c->timeout_ms, gc))) {
 		free(gc);
 		return NULL;
 	}
@@ -278,7 +308,7 @@ static void eject(struct gw_replica *r, const char *why, bool abandon)
 			continue;
 		r->conns[i]->fwd = NULL;
 		evhttp_connection_free(r->conns[i]->evcon); /* frees its request, no callback */
-		r->conns[i]->evcon = conn_new(r, c->timeout_ms);
+		r->conns[i]->evcon = conn_new(r, c->timeout_ms, r->conns[i]);
 		gw_fwd_abandon(f);
 	}
 	/* a connection that could not be remade is dropped from the pool */
@@ -347,7 +377,7 @@ static void health_check(struct gw_replica *r)
 	struct gw_ctx *c = r->svc->ctx;
 	if (r->hc_busy || r->removed)
 		return;
-	if (!r->hc && !(r->hc = conn_new(r, c->connect_timeout_ms)))
+	if (!r->hc && !(r->hc = conn_new(r, c->connect_timeout_ms, NULL)))
 		return;
 	struct evhttp_request *req = evhttp_request_new(health_done, r);
 	if (!req)

@@ -98,7 +98,9 @@ static void finish_error(struct gw_fwd *f, int code, const char *why)
 		evbuffer_add_printf(b, "ggated: %s\n", why);
 	evhttp_add_header(evhttp_request_get_output_headers(f->req), "Content-Type",
 			  "text/plain; charset=utf-8");
+	struct evhttp_connection *client = evhttp_request_get_connection(f->req);
 	evhttp_send_reply(f->req, code, NULL, b);
+	gw_write_now(client);
 	if (b)
 		evbuffer_free(b);
 	fwd_free(f);
@@ -148,6 +150,8 @@ static void try_next(struct gw_fwd *f)
 		f->conn = conn;
 		f->rep = r;
 		r->outstanding++;
+		if (conn->up)
+			gw_write_now(conn->evcon);
 		return;
 	}
 	finish_error(f, 503, s ? "no healthy replica" : "service gone");
@@ -171,7 +175,7 @@ static void up_done(struct evhttp_request *up, void *arg)
 {
 	struct gw_fwd *f = arg;
 	struct gw_replica *r = f->rep;
-	struct evhttp_connection *up_conn = f->conn->evcon;
+	struct gw_conn *gc = f->conn;
 	f->conn->fwd = NULL;
 	f->conn = NULL;
 	f->rep = NULL;
@@ -193,12 +197,14 @@ static void up_done(struct evhttp_request *up, void *arg)
 		return;
 	}
 	gw_replica_ok(r);
-	/* evhttp leaves Nagle on: a small request would wait for the previous answer's ACK */
-	struct bufferevent *bev = evhttp_connection_get_bufferevent(up_conn);
-	evutil_socket_t fd = bev ? bufferevent_getfd(bev) : -1;
-	if (fd >= 0) {
+	if (!gc->up) {
+		/* evhttp leaves Nagle on: a small request would wait for the previous answer's
+		 * ACK. Once per socket (conn_closed in pool.c clears up). */
+		struct bufferevent *bev = evhttp_connection_get_bufferevent(gc->evcon);
+		evutil_socket_t fd = bev ? bufferevent_getfd(bev) : -1;
 		int one = 1;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (fd >= 0 && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == 0)
+			gc->up = true;
 	}
 	double dt = since(&f->start);
 	gw_stats_observe(&r->st, dt);
@@ -209,8 +215,10 @@ static void up_done(struct evhttp_request *up, void *arg)
 	gw_stats_observe(&f->c->total, dt);
 	copy_headers(evhttp_request_get_output_headers(f->req),
 		     evhttp_request_get_input_headers(up));
+	struct evhttp_connection *client = evhttp_request_get_connection(f->req);
 	evhttp_send_reply(f->req, code, evhttp_request_get_response_code_line(up),
 			  evhttp_request_get_input_buffer(up));
+	gw_write_now(client);
 	fwd_free(f);
 	gw_replica_maybe_free(r);
 }
