@@ -12,6 +12,7 @@
 #include "names.h"
 #include "net.h"
 #include "nodes.h"
+#include "retention.h"
 #include "store.h"
 #include "util.h"
 
@@ -269,6 +270,10 @@ static void render_jobs(struct gsched *s, struct out *o)
 	head(o, "gpool_jobs_ended_total", "counter",
 	     "Jobs that reached a final state since gschedd started.");
 	put(o, "gpool_jobs_ended_total %llu\n", (unsigned long long)s->completed);
+	head(o, "gpool_jobs_purged_total", "counter",
+	     "Finished jobs purged by job_retention since gschedd started.");
+	put(o, "gpool_jobs_purged_total %llu\n",
+	    (unsigned long long)retention_purged(s->retention));
 
 	struct metrics *m = s->metrics;
 	head(o, "gpool_scheduling_latency_seconds", "histogram",

@@ -20,6 +20,7 @@
 #include "output.h"
 #include "plan.h"
 #include "rdv.h"
+#include "retention.h"
 #include "running.h"
 #include "sched.h"
 #include "settings.h"
@@ -171,11 +172,13 @@ static void commit(struct gsched *s)
 		}
 		s->nsubs = s->ntouched = 0;
 		s->txn_first_ms = 0;
+		retention_committed(s, true);
 		for (int i = 0; i < nodes_count(s->nodes); i++)
 			nodes_get(s->nodes, i)->cards_in_txn = false;
 		return;
 	}
 	gp_err("%s: refusing %zu new submissions", err.text, s->nsubs);
+	retention_committed(s, false);
 	char why[600];
 	snprintf(why, sizeof(why), "the scheduler cannot save jobs now (%s)", err.text);
 	for (size_t i = 0; i < s->nsubs; i++) {
@@ -302,6 +305,7 @@ int gsched_run(struct gsched *s)
 			sweep(s);
 			next_sweep = now + 10000;
 		}
+		retention_step(s, now);
 		bool due = s->txn_first_ms && (now - s->txn_first_ms >= s->commit_delay_ms ||
 					       s->ntouched >= MAX_TXN_ROWS);
 		if (due)
