@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -650,6 +652,10 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
 static void *thread_main(void *arg)
 {
 	struct http *h = arg;
+	/* Linux: the nice value is per thread. The loop, the agents and the jobs come first when
+	 * the CPUs are short; the API takes what they leave (docs/benchmarks.md). */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), HTTP_NICE) < 0)
+		gp_warn("http: cannot lower the thread's priority: %s", strerror(errno));
 	event_base_dispatch(h->base);
 	return NULL;
 }
