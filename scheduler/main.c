@@ -24,7 +24,6 @@
 #include "settings.h"
 #include "service.h"
 #include "store.h"
-#include "store.h"
 #include "u64map.h"
 #include "util.h"
 

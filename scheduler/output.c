@@ -184,10 +184,10 @@ void output_write(struct gsched *s, struct job *j, const Gpool__Output *c)
 	if (j->svc_of && fstat(fd, &st) == 0 && (uint64_t)st.st_size + len > s->output->limit / 2) {
 		/* a service replica runs for weeks: its output rotates (FILE.1 holds the half
 		 * before), so the newest output is kept, up to the limit in both */
-		char old[2100];
-		snprintf(old, sizeof(old), "%s.1", path);
+		char rotated[2100];
+		snprintf(rotated, sizeof(rotated), "%s.1", path);
 		close(fd);
-		if (rename(path, old) < 0)
+		if (rename(path, rotated) < 0)
 			gp_warn("job %llu: cannot rotate '%s': %s", (unsigned long long)j->id, path,
 				strerror(errno));
 		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
