@@ -1,8 +1,9 @@
 /* listing-cost: the CPU one REST job listing costs each side of gschedd, without a cluster.
  * N pending jobs in a real store and job table; then K times: the loop's part (the JobQuery
  * handler filling N JobInfo and packing the reply, net.c handing it over the inproc pair) and
- * the HTTP thread's part (unpacking the reply, jansson objects, json_dumps), each timed with
- * CLOCK_THREAD_CPUTIME_ID.  usage: listing-cost [N] [K] */
+ * the HTTP thread's part (unpacking the reply, then the JSON: the jansson tree and json_dumps,
+ * as before, or api_jobs_text, as now), each timed with CLOCK_THREAD_CPUTIME_ID.
+ * usage: listing-cost [N] [K] */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,8 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	double *loop = calloc((size_t)k, sizeof(double)), *thr = calloc((size_t)k, sizeof(double));
+	double *thr2 = calloc((size_t)k, sizeof(double));
+	size_t json2_bytes = 0;
 	size_t bytes = 0, json_bytes = 0;
 	for (int it = 0; it < k; it++) {
 		uint8_t rid[HTTP_RID_LEN] = HTTP_RID_PREFIX;
@@ -105,6 +108,15 @@ int main(int argc, char **argv)
 		char *text = json_dumps(doc, JSON_COMPACT);
 		json_decref(doc);
 		thr[it] = cpu_ms() - t0;
+		t0 = cpu_ms();
+		Gpool__Batch *b2 = gpool__batch__unpack(NULL, zmq_msg_size(&f2), zmq_msg_data(&f2));
+		gp_buf_t out = {0};
+		if (!b2 || api_jobs_text(b2->msgs[0]->job_query_reply, &out) < 0)
+			return 1;
+		json2_bytes = out.len;
+		gp_buf_release(&out);
+		gpool__batch__free_unpacked(b2, NULL);
+		thr2[it] = cpu_ms() - t0;
 		bytes = zmq_msg_size(&f2);
 		json_bytes = text ? strlen(text) : 0;
 		free(text);
@@ -114,6 +126,7 @@ int main(int argc, char **argv)
 	}
 	qsort(loop, (size_t)k, sizeof(double), cmp);
 	qsort(thr, (size_t)k, sizeof(double), cmp);
+	qsort(thr2, (size_t)k, sizeof(double), cmp);
 	printf("listing of %d pending jobs, %d times: reply %zu bytes protobuf, %zu bytes JSON\n",
 	       n, k, bytes, json_bytes);
 	printf(
@@ -122,6 +135,10 @@ int main(int argc, char **argv)
 	printf(
 	    "http thread (unpack + jansson + dumps):     median %.2f ms cpu, min %.2f, max %.2f\n",
 	    thr[k / 2], thr[0], thr[k - 1]);
+	printf("http thread (unpack + api_jobs_text):      median %.2f ms cpu, min %.2f, max %.2f "
+	       "(%zu bytes, %s)\n",
+	       thr2[k / 2], thr2[0], thr2[k - 1], json2_bytes,
+	       json2_bytes == json_bytes ? "same length" : "LENGTH DIFFERS");
 	gp_rm_rf(dir);
 	return 0;
 }
