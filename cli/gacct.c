@@ -199,6 +199,7 @@ int main(int argc, char **argv)
 	q.n_ids = a.nids;
 	q.user = (char *)(a.allusers ? "" : a.user ? a.user : gp_session_user(s));
 	q.all = true;
+	q.include_purged = true; /* purged jobs keep their accounting row */
 	q.since = a.since;
 	q.until = a.until;
 	/* only finished jobs, unless states were named */

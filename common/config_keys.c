@@ -66,6 +66,14 @@ const struct gp_conf_key gp_conf_keys[] = {
 	  NULL, S },
 	{ "output_limit", S, GP_CONF_SIZE, "1GiB", "output kept per job and stream",
 	  NULL, S },
+	{ "job_retention", S, GP_CONF_DURATION, "0",
+	  "finished jobs older than this leave jobs.db and the output store, in batches; gacct "
+	  "keeps a summary row of each (0: keep every job)",
+	  NULL, S },
+	{ "retention_batch", S, GP_CONF_INT, "256",
+	  "jobs purged at most per step of the loop (a full step is followed by the next 0.2 s "
+	  "later)",
+	  NULL, S },
 	{ "http_listen", S, GP_CONF_STR, "",
 	  "address:port of gschedd's HTTP server: REST API, /metrics, dashboard (empty: off)",
 	  NULL, 0 },

@@ -476,6 +476,8 @@ void client_job_query(struct req *r)
 			struct job *j = jobs_get(s->jobs, q->ids[i]);
 			if (!j) {
 				j = store_job_load(s->store, q->ids[i]);
+				if (!j && q->include_purged)
+					j = store_summary_load(s->store, q->ids[i]);
 				if (!j || keep_loaded(&c, j) < 0) {
 					gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
 							   "job %llu not found",
@@ -518,6 +520,9 @@ void client_job_query(struct req *r)
 				break;
 		if (q->all)
 			store_history(s->store, 0, true, q->since, q->until, c.limit, hist_cb, &c);
+		if (q->all && q->include_purged && c.n < c.limit)
+			store_summary_history(s->store, 0, true, q->since, q->until, c.limit - c.n,
+					      hist_cb, &c);
 		if (c.n) /* qsort(NULL, 0) is undefined */
 			qsort(c.infos, c.n, sizeof(*c.infos), by_id);
 	}

@@ -14,6 +14,7 @@
 #include "scheduler/net.h"
 #include "scheduler/nodes.h"
 #include "scheduler/store.h"
+#include "scheduler/retention.h"
 
 #define MAX_TXN_ROWS 4096
 
@@ -142,11 +143,13 @@ void gsched_commit(struct gsched *s)
 		}
 		s->nsubs = s->ntouched = 0;
 		s->txn_first_ms = 0;
+		retention_committed(s, true);
 		for (int i = 0; i < nodes_count(s->nodes); i++)
 			nodes_get(s->nodes, i)->cards_in_txn = false;
 		return;
 	}
 	gp_err("%s: refusing %zu new submissions", err.text, s->nsubs);
+	retention_committed(s, false);
 	char why[600];
 	snprintf(why, sizeof(why), "the scheduler cannot save jobs now (%s)", err.text);
 	for (size_t i = 0; i < s->nsubs; i++) {

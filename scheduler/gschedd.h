@@ -14,6 +14,7 @@
  *   settings.c  the settings, read at start-up and again on SIGHUP
  *   http.c      the HTTP server thread: REST API, /metrics, dashboard (api_json.c: JSON)
  *   metrics.c   /metrics in Prometheus' text format
+ *   retention.c purging of finished jobs older than job_retention
  */
 #ifndef GPOOL_GSCHEDD_H
 #define GPOOL_GSCHEDD_H
@@ -34,6 +35,7 @@ struct output;
 struct rdv;
 struct metrics;
 struct http;
+struct retention;
 
 /* A submission waiting for its transaction to commit before it is acknowledged. */
 struct pending_submit {
@@ -55,6 +57,7 @@ struct gsched {
 	struct rdv *rdv; /* NULL: no rendezvous served */
 	struct metrics *metrics;
 	struct http *http; /* NULL: no HTTP server (http_listen empty) */
+	struct retention *retention;
 	struct gp_u64map *running; /* id -> job, RUNNING or COMPLETING */
 	uint64_t *svc_ids; /* the active services (service.c) */
 	size_t nsvc, capsvc;

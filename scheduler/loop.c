@@ -21,6 +21,7 @@
 #include "scheduler/output.h"
 #include "scheduler/plan.h"
 #include "scheduler/rdv.h"
+#include "scheduler/retention.h"
 #include "scheduler/running.h"
 #include "scheduler/loop.h"
 #include "scheduler/settings.h"
@@ -135,6 +136,7 @@ int gsched_run(struct gsched *s)
 			sweep(s);
 			next_sweep = now + 10000;
 		}
+		retention_step(s, now);
 		if (gsched_commit_due(s, now))
 			gsched_commit(s);
 		net_flush(s->net, !s->txn_first_ms);

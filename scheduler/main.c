@@ -25,6 +25,7 @@
 #include "scheduler/store.h"
 #include "common/u64map.h"
 #include "common/util.h"
+#include "scheduler/retention.h"
 
 static struct gsched *the_sched; /* for the signal handler only */
 
@@ -135,6 +136,10 @@ int main(int argc, char **argv)
 	}
 	s.sched_uid = (uid_t)gp_config_int(s.cfg, "sched_uid");
 	s.agent_uid = (uid_t)gp_config_int(s.cfg, "agent_uid");
+	if (!(s.retention = retention_create())) {
+		fprintf(stderr, "gschedd: out of memory\n");
+		return 1;
+	}
 	settings_apply(&s);
 	snprintf(s.state_dir, sizeof(s.state_dir), "%s", gp_config_str(s.cfg, "state_dir"));
 	if (getuid() != s.sched_uid)
@@ -226,6 +231,7 @@ int main(int argc, char **argv)
 	http_destroy(&s.http); /* its pair lives in net's context: first */
 	net_destroy(&s.net);
 	metrics_destroy(&s.metrics);
+	retention_destroy(&s.retention);
 	store_destroy(&s.store);
 	output_destroy(&s.output);
 	rdv_destroy(&s.rdv);

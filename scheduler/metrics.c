@@ -14,6 +14,7 @@
 #include "scheduler/nodes.h"
 #include "scheduler/store.h"
 #include "common/util.h"
+#include "scheduler/retention.h"
 
 /* scheduling latency buckets, seconds */
 static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
@@ -269,6 +270,10 @@ static void render_jobs(struct gsched *s, struct out *o)
 	head(o, "gpool_jobs_ended_total", "counter",
 	     "Jobs that reached a final state since gschedd started.");
 	put(o, "gpool_jobs_ended_total %llu\n", (unsigned long long)s->completed);
+	head(o, "gpool_jobs_purged_total", "counter",
+	     "Finished jobs purged by job_retention since gschedd started.");
+	put(o, "gpool_jobs_purged_total %llu\n",
+	    (unsigned long long)retention_purged(s->retention));
 
 	struct metrics *m = s->metrics;
 	head(o, "gpool_scheduling_latency_seconds", "histogram",

@@ -63,6 +63,16 @@ void output_destroy(struct output **p)
 	*p = NULL;
 }
 
+int output_remove(struct output *o, uint64_t job_id)
+{
+	char path[1100];
+	snprintf(path, sizeof(path), "%s/%llu", o->dir, (unsigned long long)job_id);
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return -1;
+	return gp_rm_rf(path);
+}
+
 void output_name(const struct job *j, const char *pattern, uint32_t rank, char *buf, size_t len)
 {
 	if (!pattern || !*pattern)

@@ -21,6 +21,8 @@ void output_query(struct gsched *s, struct req *r, struct job *j, const Gpool__L
 void output_job_changed(struct gsched *s, struct job *j);
 /* Answer held queries whose time is up. */
 void output_tick(struct gsched *s);
+/* Remove a job's output directory (retention). 0 / -1 with errno set (ENOENT: it had none). */
+int output_remove(struct output *o, uint64_t job_id);
 /* Expand a pattern for one rank into buf (a file name, never a path). */
 void output_name(const struct job *j, const char *pattern, uint32_t rank, char *buf, size_t len);
 

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "scheduler/net.h"
 #include "scheduler/output.h"
+#include "scheduler/retention.h"
 
 void settings_apply(struct gsched *s)
 {
@@ -30,6 +31,9 @@ void settings_apply(struct gsched *s)
 		net_set_rate(s->net, (int)gp_config_int(c, "rate_per_addr"));
 	if (s->http)
 		http_set_token_ttl(s->http, gp_config_int(c, "api_token_ttl"));
+	if (s->retention)
+		retention_set(s->retention, gp_config_int(c, "job_retention"),
+			      (uint32_t)gp_config_int(c, "retention_batch"));
 	if (s->output)
 		output_set_limit(s->output, (uint64_t)gp_config_int(c, "output_limit"));
 }

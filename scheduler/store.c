@@ -21,6 +21,7 @@ struct store {
 	sqlite3 *db;
 	sqlite3_stmt *ins, *upd, *spec, *begin, *commit, *rollback;
 	sqlite3_stmt *cards_del, *cards_ins, *node_ins;
+	sqlite3_stmt *purge_sel, *purge_keep, *purge_del; /* retention */
 	bool in_txn;
 	int64_t delay_ms;
 	uint64_t commits, rows;
@@ -46,6 +47,38 @@ static const char schema[] =
 	/* every node that ever registered: the cluster's capacity is not known until each of
 	 * them has registered again after a restart (docs/scheduling.md) */
 	"CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY);";
+
+/* Retention (docs/reliability.md): a purged job leaves its accounting record here, what gacct
+ * shows (no spec, no token, no output). Same columns as jobs, in the same order, without spec
+ * and token, and with the time it was purged. */
+static const char summary_schema[] =
+    "CREATE TABLE IF NOT EXISTS job_summary("
+    " id INTEGER PRIMARY KEY, uid INTEGER, gid INTEGER, user TEXT, name TEXT,"
+    " state INTEGER, attempt INTEGER, priority INTEGER, hold INTEGER, reason TEXT,"
+    " submit_time REAL, start_time REAL, end_time REAL, exit_code INTEGER,"
+    " cpu_sec REAL, max_rss_kb INTEGER, placement BLOB, kill_reason INTEGER,"
+    " energy_j REAL, energy_sources INTEGER, array_job_id INTEGER, array_task_id INTEGER,"
+    " purge_time REAL);"
+    "CREATE INDEX IF NOT EXISTS job_summary_end ON job_summary(end_time);"
+    "CREATE INDEX IF NOT EXISTS job_summary_array ON job_summary(array_job_id) WHERE "
+    "array_job_id > 0;";
+
+#define SUMMARY_COLS                                                                               \
+	"id,uid,gid,user,name,state,attempt,priority,hold,reason,submit_time,start_time,end_time," \
+	"exit_code,cpu_sec,max_rss_kb,placement,kill_reason,energy_j,energy_sources,array_job_id," \
+	"array_task_id"
+/* A summary row in the column order row_to_job reads (spec and token NULL). */
+#define SUMMARY_SELECT                                                                             \
+	"SELECT id,uid,gid,user,name,state,attempt,priority,hold,reason,submit_time,start_time,"   \
+	"end_time,exit_code,cpu_sec,max_rss_kb,placement,NULL,kill_reason,energy_j,"               \
+	"energy_sources,array_job_id,array_task_id,NULL,NULL FROM job_summary "
+/* Finished jobs that ended before ?1, oldest first, at most ?2. An array's first task holds the
+ * spec its other tasks share: it waits until no other task of its array is left. Uses jobs_end
+ * and jobs_array: no scan of the table. */
+#define PURGE_SELECT                                                                               \
+	"SELECT id FROM jobs WHERE end_time > 0 AND end_time < ?1 AND state NOT IN (1,2,9,10)"     \
+	" AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.array_job_id = jobs.id AND"                 \
+	" c.array_job_id > 0 AND c.id <> jobs.id) ORDER BY end_time LIMIT ?2"
 
 static int prep(struct store *st, const char *sql, sqlite3_stmt **s, gp_error_t *err)
 {
@@ -132,7 +165,8 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 	}
 	if (add_columns(st, err) < 0)
 		goto fail;
-	if (sqlite3_exec(st->db,
+	if (sqlite3_exec(st->db, summary_schema, NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(st->db,
 			 "CREATE INDEX IF NOT EXISTS jobs_array ON jobs(array_job_id) WHERE "
 			 "array_job_id > 0;"
 			 "CREATE INDEX IF NOT EXISTS jobs_token ON jobs(uid, token) WHERE token IS "
@@ -165,6 +199,12 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 		 "throughput,screen_job) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
 		 &st->cards_ins, err) < 0 ||
 	    prep(st, "INSERT OR IGNORE INTO nodes(name) VALUES(?)", &st->node_ins, err) < 0 ||
+	    prep(st, PURGE_SELECT, &st->purge_sel, err) < 0 ||
+	    prep(st,
+		 "INSERT OR REPLACE INTO job_summary SELECT " SUMMARY_COLS
+		 ", ?2 FROM jobs WHERE id=?1",
+		 &st->purge_keep, err) < 0 ||
+	    prep(st, "DELETE FROM jobs WHERE id=?1", &st->purge_del, err) < 0 ||
 	    prep(st, "BEGIN", &st->begin, err) < 0 || prep(st, "COMMIT", &st->commit, err) < 0 ||
 	    prep(st, "ROLLBACK", &st->rollback, err) < 0)
 		goto fail;
@@ -181,8 +221,9 @@ void store_destroy(struct store **p)
 	struct store *st = *p;
 	if (st->in_txn)
 		store_commit(st, NULL);
-	sqlite3_stmt *s[] = { st->ins,	  st->upd,	st->spec,      st->begin,
-			      st->commit, st->rollback, st->cards_del, st->cards_ins, st->node_ins };
+	sqlite3_stmt *s[] = {st->ins,	    st->upd,	    st->spec,	   st->begin,
+			     st->commit,    st->rollback,   st->cards_del, st->cards_ins,
+			     st->node_ins,  st->purge_sel,  st->purge_keep, st->purge_del};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		sqlite3_finalize(s[i]);
 	if (st->db)
@@ -544,7 +585,11 @@ uint64_t store_max_job_id(struct store *st)
 {
 	sqlite3_stmt *s;
 	uint64_t id = 0;
-	if (sqlite3_prepare_v2(st->db, "SELECT max(id) FROM jobs", -1, &s, NULL) != SQLITE_OK)
+	/* purged jobs count too: their ids are never given again */
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT max(coalesce((SELECT max(id) FROM jobs), 0),"
+			       " coalesce((SELECT max(id) FROM job_summary), 0))",
+			       -1, &s, NULL) != SQLITE_OK)
 		return 0;
 	if (sqlite3_step(s) == SQLITE_ROW)
 		id = (uint64_t)sqlite3_column_int64(s, 0);
@@ -552,13 +597,14 @@ uint64_t store_max_job_id(struct store *st)
 	return id;
 }
 
-int store_history(struct store *st, uint32_t uid_filter, bool any_uid, double since, double until,
-		  uint32_t limit, store_hist_f fn, void *arg)
+#define HISTORY_WHERE                                                                              \
+	"WHERE state NOT IN (1,2,9,10) AND (?1 OR uid = ?2) AND end_time >= ?3 AND end_time <= ?4" \
+	" ORDER BY id DESC LIMIT ?5"
+
+static int history(struct store *st, const char *sql, uint32_t uid_filter, bool any_uid,
+		   double since, double until, uint32_t limit, store_hist_f fn, void *arg)
 {
 	sqlite3_stmt *s;
-	const char *sql = JOB_SELECT "WHERE state NOT IN (1,2,9,10)"
-				     " AND (?1 OR uid = ?2) AND end_time >= ?3 AND end_time <= ?4"
-				     " ORDER BY id DESC LIMIT ?5";
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int(s, 1, any_uid);
@@ -577,6 +623,20 @@ int store_history(struct store *st, uint32_t uid_filter, bool any_uid, double si
 	}
 	sqlite3_finalize(s);
 	return rc;
+}
+
+int store_history(struct store *st, uint32_t uid_filter, bool any_uid, double since, double until,
+		  uint32_t limit, store_hist_f fn, void *arg)
+{
+	return history(st, JOB_SELECT HISTORY_WHERE, uid_filter, any_uid, since, until, limit, fn,
+		       arg);
+}
+
+int store_summary_history(struct store *st, uint32_t uid_filter, bool any_uid, double since,
+			  double until, uint32_t limit, store_hist_f fn, void *arg)
+{
+	return history(st, SUMMARY_SELECT HISTORY_WHERE, uid_filter, any_uid, since, until, limit,
+		       fn, arg);
 }
 
 void store_fail_txn(struct store *st)
@@ -620,12 +680,12 @@ void store_stats(const struct store *st, uint64_t *commits, uint64_t *rows)
 	*rows = st->rows;
 }
 
-struct job *store_job_load(struct store *st, uint64_t id)
+static struct job *load_one(struct store *st, const char *sql, uint64_t id)
 {
 	sqlite3_stmt *s;
 	struct job *j = NULL;
-	if (sqlite3_prepare_v2(st->db, JOB_SELECT "WHERE id=?", -1, &s, NULL) != SQLITE_OK)
-		return NULL;
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return errno = EIO, NULL;
 	sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
 	if (sqlite3_step(s) == SQLITE_ROW)
 		j = row_to_job(s);
@@ -633,6 +693,42 @@ struct job *store_job_load(struct store *st, uint64_t id)
 	if (!j)
 		errno = ENOENT;
 	return j;
+}
+
+struct job *store_job_load(struct store *st, uint64_t id)
+{
+	return load_one(st, JOB_SELECT "WHERE id=?", id);
+}
+
+struct job *store_summary_load(struct store *st, uint64_t id)
+{
+	return load_one(st, SUMMARY_SELECT "WHERE id=?", id);
+}
+
+int store_purge_candidates(struct store *st, double cutoff, uint64_t *ids, size_t max, size_t *n)
+{
+	sqlite3_stmt *s = st->purge_sel;
+	*n = 0;
+	sqlite3_bind_double(s, 1, cutoff);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)max);
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW && *n < max)
+		ids[(*n)++] = (uint64_t)sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : (errno = EIO, -1);
+}
+
+int store_purge_job(struct store *st, uint64_t id, double now)
+{
+	if (begin(st) < 0)
+		return errno = EIO, -1;
+	sqlite3_bind_int64(st->purge_keep, 1, (sqlite3_int64)id);
+	sqlite3_bind_double(st->purge_keep, 2, now);
+	if (run(st, st->purge_keep) < 0)
+		return -1;
+	sqlite3_bind_int64(st->purge_del, 1, (sqlite3_int64)id);
+	return run(st, st->purge_del);
 }
 
 uint64_t store_job_by_token(struct store *st, uint32_t uid, const char *token)
@@ -691,20 +787,43 @@ int store_dep_target(struct store *st, uint64_t id, bool has_task, uint32_t task
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 			return errno = EIO, -1;
 	}
-	const char *sql =
-	    !array	 ? "SELECT state, start_time > 0, count(*) FROM jobs WHERE id=?1 GROUP BY 1, 2"
-	    : has_task ? "SELECT state, start_time > 0, count(*) FROM jobs WHERE array_job_id=?1 AND "
-			 "array_task_id=?2 AND array_job_id > 0 GROUP BY 1, 2"
-		       : "SELECT state, start_time > 0, count(*) FROM jobs WHERE array_job_id=?1 AND "
-			 "array_job_id > 0 GROUP BY 1, 2";
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
-		return errno = EIO, -1;
-	sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
-	if (has_task)
-		sqlite3_bind_int64(s, 2, task);
-	int rc = count_rows(s, t);
-	sqlite3_finalize(s);
-	return rc < 0 ? (errno = EIO, -1) : 0;
+	/* a purged target (or part of one) still counts: its summary row says how it ended */
+	static const char *const sql[2][3] = {
+	    {"SELECT state, start_time > 0, count(*) FROM jobs WHERE id=?1 GROUP BY 1, 2",
+	     "SELECT state, start_time > 0, count(*) FROM jobs WHERE array_job_id=?1 AND "
+	     "array_task_id=?2 AND array_job_id > 0 GROUP BY 1, 2",
+	     "SELECT state, start_time > 0, count(*) FROM jobs WHERE array_job_id=?1 AND "
+	     "array_job_id > 0 GROUP BY 1, 2"},
+	    {"SELECT state, start_time > 0, count(*) FROM job_summary WHERE id=?1 GROUP BY 1, 2",
+	     "SELECT state, start_time > 0, count(*) FROM job_summary WHERE array_job_id=?1 AND "
+	     "array_task_id=?2 AND array_job_id > 0 GROUP BY 1, 2",
+	     "SELECT state, start_time > 0, count(*) FROM job_summary WHERE array_job_id=?1 AND "
+	     "array_job_id > 0 GROUP BY 1, 2"},
+	};
+	int which = !array ? 0 : has_task ? 1 : 2;
+	if (!array) { /* an array's first task may be purged after the others: by id first */
+		if (sqlite3_prepare_v2(st->db,
+				       "SELECT array_job_id FROM job_summary WHERE id=? AND "
+				       "array_job_id=id",
+				       -1, &s, NULL) != SQLITE_OK)
+			return errno = EIO, -1;
+		sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			which = 2;
+		sqlite3_finalize(s);
+	}
+	for (int tab = 0; tab < 2; tab++) {
+		if (sqlite3_prepare_v2(st->db, sql[tab][which], -1, &s, NULL) != SQLITE_OK)
+			return errno = EIO, -1;
+		sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+		if (has_task)
+			sqlite3_bind_int64(s, 2, task);
+		int rc = count_rows(s, t);
+		sqlite3_finalize(s);
+		if (rc < 0)
+			return errno = EIO, -1;
+	}
+	return 0;
 }
 
 int store_array_tasks(struct store *st, uint64_t array_id, uint64_t **ids, uint32_t **tasks,

@@ -52,6 +52,18 @@ typedef int (*store_hist_f)(void *arg, struct job *j);
 int store_history(struct store *st, uint32_t uid_filter, bool any_uid, double since, double until,
 		  uint32_t limit, store_hist_f fn, void *arg);
 
+/* The same over the summary rows of jobs retention purged (gacct shows them). */
+int store_summary_history(struct store *st, uint32_t uid_filter, bool any_uid, double since,
+			  double until, uint32_t limit, store_hist_f fn, void *arg);
+
+/* Retention (retention.c). Finished jobs that ended before cutoff (wall-clock seconds), oldest
+ * first, at most max, into ids (*n of them); an array's first task, whose spec its other tasks
+ * share, only once no other task of its array is left. 0 / -1 with errno set. */
+int store_purge_candidates(struct store *st, double cutoff, uint64_t *ids, size_t max, size_t *n);
+/* In the open transaction: keep job id's accounting fields as a summary row (job_summary) and
+ * delete its row (spec, token, placement). 0 / -1 with errno set. */
+int store_purge_job(struct store *st, uint64_t id, double now);
+
 /* The state gschedd owns of a node's cards (state, reason, grade, throughput, screen_job) and
  * what identifies each card (uuid, index, PCI bus id, model, fake): replaces the node's rows,
  * in the open transaction. 0 / -1 with errno set. */
@@ -78,8 +90,8 @@ void store_set_node_namer(const char *(*fn)(int idx));
 /* Statistics for the benchmark. */
 void store_stats(const struct store *st, uint64_t *commits, uint64_t *rows);
 
-
-
 /* Load one job (any state) from the store; NULL with ENOENT when unknown. */
 struct job *store_job_load(struct store *st, uint64_t id);
+/* Load a purged job's summary row; NULL with ENOENT when there is none. */
+struct job *store_summary_load(struct store *st, uint64_t id);
 #endif

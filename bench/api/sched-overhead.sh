@@ -5,7 +5,10 @@
 #   A: gschedd without http_listen, and
 #   B: with http_listen, a Prometheus-style scrape of /metrics every second and a REST
 #      GET /api/v1/jobs (token) every second while the jobs run;
-# R rounds of each (LIST=0: B scrapes /metrics only). Raw lines to stdout.  usage: bench/api/sched-overhead.sh [N] [R]
+# R rounds of each, alternating (LIST=0: B scrapes /metrics only). Each run also prints the CPU
+# time of gschedd's threads (loop: the main thread; http: the HTTP server thread; zmq: ZeroMQ's
+# I/O threads). At the end: median, min and max of each mode and B's median against A's.
+# Raw lines to stdout.  usage: bench/api/sched-overhead.sh [N] [R]
 set -euo pipefail
 N=${1:-3000}
 R=${2:-2}
@@ -45,11 +48,37 @@ run() { # run A|B
 	done
 	t1=$(date +%s%N)
 	[ -n "$poller" ] && kill "$poller" && wait "$poller" 2>/dev/null || true
-	awk -v m="$mode" -v n="$N" -v ns=$((t1 - t0)) 'BEGIN {printf "%s: %d jobs in %.2f s: %.1f jobs/s\n", m, n, ns/1e9, n/(ns/1e9)}'
+	local pid cpu
+	pid=$(cat "$D/sched/gschedd.pid")
+	cpu=$(for t in /proc/"$pid"/task/*; do
+		k=zmq
+		[ "${t##*/}" = "$pid" ] && k=loop
+		[ "${t##*/}" != "$pid" ] && grep -q '^gschedd' "$t/comm" && k=http
+		echo "$k $(awk '{print $14 + $15}' "$t/stat")"
+	done | awk -v hz="$(getconf CLK_TCK)" '{c[$1] += $2} END {printf "cpu loop %.2f s, http %.2f s, zmq %.2f s", c["loop"]/hz, c["http"]/hz, c["zmq"]/hz}')
+	awk -v m="$mode" -v n="$N" -v ns=$((t1 - t0)) -v cpu="$cpu" 'BEGIN {printf "%s: %d jobs in %.2f s: %.1f jobs/s (%s)\n", m, n, ns/1e9, n/(ns/1e9), cpu}' | tee -a "$RES"
 	"$CL" stop --dir "$D" >/dev/null 2>&1 || true
 	rm -rf "$D"
 }
+RES=$(mktemp)
 for _ in $(seq "$R"); do
 	run A
 	run B
 done
+echo "== load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+/usr/bin/python3 - "$RES" <<'PYEOF'
+import re, statistics, sys
+r = {"A": [], "B": []}
+for line in open(sys.argv[1]):
+    m = re.match(r"([AB]): .*: ([0-9.]+) jobs/s", line)
+    if m:
+        r[m.group(1)].append(float(m.group(2)))
+for k in "AB":
+    v = r[k]
+    if v:
+        print(f"{k}: n={len(v)} median {statistics.median(v):.1f} jobs/s, min {min(v):.1f}, max {max(v):.1f}")
+if r["A"] and r["B"]:
+    a, b = statistics.median(r["A"]), statistics.median(r["B"])
+    print(f"B vs A (medians): {100 * (b - a) / a:+.1f} %")
+PYEOF
+rm -f "$RES"

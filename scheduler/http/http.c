@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -67,6 +69,12 @@ bool http_is_rid(const uint8_t *rid, size_t len)
 
 /* ---- answers ---- */
 
+static void free_text(const void *data, size_t len, void *arg)
+{
+	(void)data, (void)len;
+	free(arg);
+}
+
 static void send_json(struct evhttp_request *req, int status, json_t *doc)
 {
 	struct evbuffer *b = evbuffer_new();
@@ -87,6 +95,26 @@ static void send_json(struct evhttp_request *req, int status, json_t *doc)
 	evhttp_add_header(h, "Content-Type", "application/json");
 	evhttp_add_header(h, "Cache-Control", "no-store");
 	evhttp_send_reply(req, status, NULL, b);
+	evbuffer_free(b);
+}
+
+/* A listing: written without a jansson tree (api_jobs_text), handed to libevent as is. */
+static void send_jobs(struct evhttp_request *req, const Gpool__JobQueryReply *r)
+{
+	gp_buf_t text = {0};
+	struct evbuffer *b = evbuffer_new();
+	if (!b || api_jobs_text(r, &text) < 0 ||
+	    evbuffer_add_reference(b, text.data, text.len, free_text, text.data) < 0) {
+		if (b)
+			evbuffer_free(b);
+		gp_buf_release(&text);
+		evhttp_send_error(req, 500, NULL);
+		return;
+	}
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	evhttp_add_header(h, "Content-Type", "application/json");
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	evhttp_send_reply(req, 200, NULL, b);
 	evbuffer_free(b);
 }
 
@@ -541,10 +569,7 @@ static void answer(struct evhttp_request *req, enum api_op op, const Gpool__Msg 
 			send_json(req, 200, api_job_json(m->job_query_reply->jobs[0]));
 			return;
 		}
-		a = json_array();
-		for (size_t i = 0; i < m->job_query_reply->n_jobs; i++)
-			json_array_append_new(a, api_job_json(m->job_query_reply->jobs[i]));
-		send_json(req, 200, json_pack("{s:o}", "jobs", a));
+		send_jobs(req, m->job_query_reply);
 		return;
 	case API_HISTORY:
 		if (m->m_case != GPOOL__MSG__M_OPS_HISTORY_REPLY)
@@ -650,6 +675,10 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
 static void *thread_main(void *arg)
 {
 	struct http *h = arg;
+	/* Linux: the nice value is per thread. The loop, the agents and the jobs come first when
+	 * the CPUs are short; the API takes what they leave (docs/benchmarks.md). */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), HTTP_NICE) < 0)
+		gp_warn("http: cannot lower the thread's priority: %s", strerror(errno));
 	event_base_dispatch(h->base);
 	return NULL;
 }

@@ -8,6 +8,10 @@
  * the event loop over an inproc ZeroMQ pair: the loop handles it like a command's message
  * (same handlers, same authorization), so the scheduler's state keeps one owner. Replies come
  * back on the pair (net.c routes the HTTP peers' routing ids there) and leave as JSON.
+ *
+ * The thread runs at nice HTTP_NICE: what it does per request (a listing's JSON for thousands
+ * of jobs) yields to the loop, the agents and the jobs on a busy PC instead of slowing
+ * scheduling; an idle PC serves it at full speed.
  */
 #ifndef GPOOL_SCHED_HTTP_H
 #define GPOOL_SCHED_HTTP_H
@@ -27,6 +31,7 @@ struct http;
 #define HTTP_RID_PREFIX	    "\0rest"
 #define HTTP_RID_PREFIX_LEN 5
 #define HTTP_RID_LEN	    13
+#define HTTP_NICE	    10
 bool http_is_rid(const uint8_t *rid, size_t len);
 
 struct http_opts {

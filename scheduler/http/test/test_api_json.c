@@ -113,10 +113,108 @@ static void drain_and_errors(void **state)
 	assert_string_equal(api_error_code(GPOOL__ERROR_CODE__ERROR_REPLAY), "ERROR_REPLAY");
 }
 
+/* The listing written without jansson is the document api_job_json makes: every field of
+ * every job, odd strings escaped, reals of every kind, tasks and cards; jobs jansson refuses
+ * (a string that is not UTF-8, a time that is not finite) left out the same way. */
+static void jobs_text_matches_jansson(void **state)
+{
+	(void)state;
+	static char *argv0[] = {"/bin/sh", "-c",
+				"echo \"hi\"\\n\ttab\x01 \xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80"};
+	static char *argv1[] = {"ok", "bad\xc3", "end"};
+	Gpool__JobSpec sp[3];
+	Gpool__JobInfo ji[5];
+	Gpool__JobInfo *pj[5];
+	Gpool__TaskPlacement tp[2];
+	Gpool__TaskPlacement *ptp[2] = {&tp[0], &tp[1]};
+	uint32_t cards[3] = {0, 3, 63};
+	for (int i = 0; i < 3; i++)
+		gpool__job_spec__init(&sp[i]);
+	for (int i = 0; i < 2; i++)
+		gpool__task_placement__init(&tp[i]);
+	sp[0].name = "n\"ame/\x7f";
+	sp[0].argv = argv0;
+	sp[0].n_argv = 3;
+	sp[0].ntasks = 2;
+	sp[0].cpus_per_task = 4;
+	sp[0].gpus_per_task = 1;
+	sp[0].time_limit_sec = 3600;
+	sp[0].priority = -5;
+	sp[1].argv = argv1;
+	sp[1].n_argv = 3;
+	sp[2].name = "bad\xff";
+	tp[0].rank = 0;
+	tp[0].node = "h1";
+	tp[0].cards = cards;
+	tp[0].n_cards = 3;
+	tp[1].rank = 1;
+	tp[1].node = "h\xe2\x82"; /* cut UTF-8: the task is left out */
+	double reals[5] = {1764770000.123456, 0, 1e21, 1.5e-7, 123456789012345678.0};
+	for (int i = 0; i < 5; i++) {
+		gpool__job_info__init(&ji[i]);
+		pj[i] = &ji[i];
+		ji[i].id = 1000000000000ULL + (uint64_t)i;
+		ji[i].uid = 4000000000U;
+		ji[i].user = "alice";
+		ji[i].state = (Gpool__JobState)(i % 3 + 1);
+		ji[i].attempt = (uint32_t)i;
+		ji[i].reason = i ? "Resources" : "";
+		ji[i].submit_time = reals[i];
+		ji[i].start_time = reals[(i + 1) % 5];
+		ji[i].end_time = reals[(i + 2) % 5];
+		ji[i].energy_j = reals[(i + 3) % 5];
+		ji[i].cpu_sec = reals[(i + 4) % 5];
+		ji[i].exit_code = i == 1 ? -1 : 137;
+		ji[i].max_rss_kb = 123456789;
+		ji[i].nodelist = i == 0 ? "h1,h2" : NULL;
+	}
+	ji[0].spec = &sp[0];
+	ji[0].tasks = ptp;
+	ji[0].n_tasks = 2;
+	ji[1].spec = &sp[1];
+	ji[2].spec = &sp[2];	    /* not UTF-8: left out */
+	ji[3].end_time = 0.0 / 0.0; /* not finite: left out */
+	ji[4].cpu_sec = 1.0 / 0.0;  /* the key alone is left out */
+	Gpool__JobQueryReply r = GPOOL__JOB_QUERY_REPLY__INIT;
+	r.jobs = pj;
+	r.n_jobs = 5;
+
+	json_t *a = json_array();
+	for (size_t i = 0; i < r.n_jobs; i++)
+		json_array_append_new(a, api_job_json(r.jobs[i]));
+	json_t *want = json_pack("{s:o}", "jobs", a);
+	assert_int_equal(json_array_size(a), 3);
+	gp_buf_t b = {0};
+	assert_int_equal(api_jobs_text(&r, &b), 0);
+	json_error_t e;
+	json_t *got = json_loadb((const char *)b.data, b.len, 0, &e);
+	if (!got)
+		fail_msg("not JSON: %s: %.*s", e.text, (int)b.len, (const char *)b.data);
+	if (!json_equal(got, want)) {
+		char *w = json_dumps(want, JSON_COMPACT);
+		fail_msg("differs:\n got %.*s\nwant %s", (int)b.len, (const char *)b.data, w);
+	}
+	/* reals print as jansson prints them, byte for byte */
+	char *w = json_dumps(want, JSON_COMPACT);
+	assert_int_equal(b.len, strlen(w));
+	assert_memory_equal(b.data, w, b.len);
+	free(w);
+	/* an empty listing */
+	r.n_jobs = 0;
+	b.len = 0;
+	assert_int_equal(api_jobs_text(&r, &b), 0);
+	assert_int_equal(b.len, strlen("{\"jobs\":[]}"));
+	assert_memory_equal(b.data, "{\"jobs\":[]}", b.len);
+	gp_buf_release(&b);
+	json_decref(got);
+	json_decref(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(routes),
+	    cmocka_unit_test(jobs_text_matches_jansson),
 	    cmocka_unit_test(spec),
 	    cmocka_unit_test(drain_and_errors),
 	};
