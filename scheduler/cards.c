@@ -107,7 +107,7 @@ static bool card_up(const Gpool__Card *c, bool screen)
 
 bool card_serves(const struct gpu_req *g, const Gpool__Card *c, const char *model)
 {
-	if (!card_up(c, g->screen))
+	if (!g->any_state && !card_up(c, g->screen))
 		return false;
 	if (g->only && (c->index >= MAX_CARDS_PER_NODE || !(g->only >> c->index & 1)))
 		return false;

@@ -25,6 +25,7 @@ struct gpu_req {
 	bool mixed;	      /* may mix models */
 	uint64_t only;	      /* the card indices it may take, a bit each; 0: any */
 	bool screen;	      /* a screening job: failed cards serve it too */
+	bool any_state;	      /* could it ever be served: cards counted whatever their state */
 };
 
 struct node;

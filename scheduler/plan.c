@@ -419,7 +419,7 @@ static void clear_detail(struct job *j)
 	j->reason_detail = NULL;
 }
 
-static enum pend_reason beyond_cluster(struct pass *p, struct job *j);
+static enum pend_reason beyond_cluster(struct pass *p, struct job *j, bool any_card);
 
 /* Why j cannot start even on an idle cluster, or PEND_NONE. */
 static enum pend_reason never_fits(struct pass *p, struct job *j)
@@ -436,12 +436,15 @@ static enum pend_reason never_fits(struct pass *p, struct job *j)
 		if (n < 0 || !node_usable(nodes_get(s->nodes, n)))
 			return PEND_NODE_NOT_AVAIL;
 	}
-	return beyond_cluster(p, j);
+	return beyond_cluster(p, j, false);
 }
 
 /* Whether j is larger than the whole cluster, every node counted whatever its state (one that
- * is down may come back): PEND_TOO_LARGE or PEND_NO_CARD with its detail set, or PEND_NONE. */
-static enum pend_reason beyond_cluster(struct pass *p, struct job *j)
+ * is down may come back), and with any_card every card too (one that failed screening or was
+ * drained may come back; the pending reason still names a failed card, the refusal at
+ * submission does not count it out): PEND_TOO_LARGE or PEND_NO_CARD with its detail set, or
+ * PEND_NONE. */
+static enum pend_reason beyond_cluster(struct pass *p, struct job *j, bool any_card)
 {
 	struct gsched *s = p->s;
 	struct res empty;
@@ -454,6 +457,12 @@ static enum pend_reason beyond_cluster(struct pass *p, struct job *j)
 			empty.cards[i] = n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
 		}
 		/* every node it could use, up or not: a node that is down may come back */
+		struct gpu_req *g = j->gpu, any;
+		if (g && any_card) {
+			any = *g;
+			any.any_state = true;
+			j->gpu = &any;
+		}
 		p->any_state = true;
 		bool fits = fit(p, j, &empty);
 		p->any_state = false;
@@ -461,14 +470,13 @@ static enum pend_reason beyond_cluster(struct pass *p, struct job *j)
 			r = PEND_TOO_LARGE;
 			if (j->gpu) {
 				/* is there any card at all that could serve it? */
-				bool any = false;
-				for (int i = 0; i < p->nn && !any; i++) {
-					struct node *n = nodes_get(s->nodes, i);
-					any = node_usable(n) && cards_serving(j->gpu, n, ~0ULL, NULL);
-				}
+				bool some = false;
+				for (int i = 0; i < p->nn && !some; i++)
+					some = cards_serving(j->gpu, nodes_get(s->nodes, i), ~0ULL,
+							     NULL) != 0;
 				char what[160];
 				gpu_req_describe(j->gpu, what, sizeof(what));
-				if (!any) {
+				if (!some) {
 					r = PEND_NO_CARD;
 					set_detail(j, "NoMatchingCard (%s)", what);
 				} else {
@@ -478,6 +486,7 @@ static enum pend_reason beyond_cluster(struct pass *p, struct job *j)
 				}
 			}
 		}
+		j->gpu = g;
 		res_free(&empty);
 	}
 	return r;
@@ -721,7 +730,7 @@ bool plan_refuse(struct gsched *s, struct job *j, char *why, size_t len)
 	p.cardsel = calloc(p.nn, sizeof(uint64_t));
 	enum pend_reason r = PEND_NONE;
 	if (ok_alloc && p.order && p.count && p.cardsel)
-		r = beyond_cluster(&p, j);
+		r = beyond_cluster(&p, j, true);
 	pass_release(&p);
 	if (r == PEND_NONE)
 		return false;

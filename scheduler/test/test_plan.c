@@ -63,7 +63,7 @@ static struct job *submit(uint32_t ntasks, uint32_t cpt, uint32_t nodes, uint32_
 	j->time_limit = limit;
 	j->priority = prio;
 	j->submit_time = gp_now();
-	char *argv[] = { "true" };
+	char *argv[] = {"true"};
 	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
 	sp.argv = argv;
 	sp.n_argv = 1;
@@ -156,8 +156,8 @@ static void easy_backfill(void **state)
 	struct job *a = submit(4, 1, 0, 20, 0); /* 4 of 6 CPUs for 20 s */
 	plan_run(&S);
 	assert_int_equal(a->state, GPOOL__JOB_STATE__RUNNING);
-	struct job *b = submit(6, 1, 0, 60, 0); /* the whole cluster: waits for a */
-	struct job *c = submit(1, 1, 0, 5, 0);	/* short: ends before b's reservation */
+	struct job *b = submit(6, 1, 0, 60, 0);	 /* the whole cluster: waits for a */
+	struct job *c = submit(1, 1, 0, 5, 0);	 /* short: ends before b's reservation */
 	struct job *d = submit(1, 1, 0, 600, 0); /* long: would delay b */
 	plan_run(&S);
 	assert_int_equal(b->state, GPOOL__JOB_STATE__PENDING);
@@ -338,14 +338,14 @@ static struct job *submit_gpu(uint32_t ntasks, uint32_t per_task, int mem_gib, G
 	return j;
 }
 
-#define NV GPOOL__VENDOR__VENDOR_NVIDIA
+#define NV  GPOOL__VENDOR__VENDOR_NVIDIA
 #define AMD GPOOL__VENDOR__VENDOR_AMD
 
 static void cards_best_fit_and_filters(void **state)
 {
-	Gpool__Card *a[] = { mkcard(NV, "RTX 3090", 24, "8.6", 350) };
-	Gpool__Card *b[] = { mkcard(NV, "GTX 1660 SUPER", 6, "7.5", 125),
-			     mkcard(AMD, "RX 6700 XT", 12, "gfx1031", 230) };
+	Gpool__Card *a[] = {mkcard(NV, "RTX 3090", 24, "8.6", 350)};
+	Gpool__Card *b[] = {mkcard(NV, "GTX 1660 SUPER", 6, "7.5", 125),
+			    mkcard(AMD, "RX 6700 XT", 12, "gfx1031", 230)};
 	add_gpu_node("big", 4, a, 1);
 	add_gpu_node("small", 4, b, 2);
 	/* a 4 GiB job takes the 6 GiB card, not the 24 GiB one */
@@ -389,10 +389,10 @@ static void cards_best_fit_and_filters(void **state)
 
 static void cards_one_model_unless_mixed(void **state)
 {
-	Gpool__Card *h1[] = { mkcard(NV, "RTX 3060", 12, "8.6", 170),
-			      mkcard(NV, "GTX 1660", 6, "7.5", 125) };
-	Gpool__Card *h2[] = { mkcard(NV, "RTX 3060", 12, "8.6", 170),
-			      mkcard(NV, "GTX 1660", 6, "7.5", 125) };
+	Gpool__Card *h1[] = {mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			     mkcard(NV, "GTX 1660", 6, "7.5", 125)};
+	Gpool__Card *h2[] = {mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			     mkcard(NV, "GTX 1660", 6, "7.5", 125)};
 	add_gpu_node("h1", 4, h1, 2);
 	add_gpu_node("h2", 4, h2, 2);
 	/* 2 ranks, one card each, one model: both 1660s (smallest VRAM first), on two nodes */
@@ -417,8 +417,8 @@ static void cards_one_model_unless_mixed(void **state)
 
 static void cards_failed_and_power_cap(void **state)
 {
-	Gpool__Card *h1[] = { mkcard(NV, "RTX 3060", 12, "8.6", 170),
-			      mkcard(NV, "RTX 3060", 12, "8.6", 170) };
+	Gpool__Card *h1[] = {mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			     mkcard(NV, "RTX 3060", 12, "8.6", 170)};
 	h1[0]->grade = "fail";
 	add_gpu_node("h1", 4, h1, 2);
 	S.power_cap_watts = 200;
@@ -460,16 +460,16 @@ static struct job *submit_pinned(const uint32_t *idx, size_t n, bool screen)
  * grade it again), never one an admin drained */
 static void cards_pinned_and_screening(void **state)
 {
-	Gpool__Card *h1[] = { mkcard(NV, "RTX 3060", 12, "8.6", 170),
-			      mkcard(NV, "RTX 3060", 12, "8.6", 170),
-			      mkcard(NV, "RTX 3060", 12, "8.6", 170) };
+	Gpool__Card *h1[] = {mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			     mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			     mkcard(NV, "RTX 3060", 12, "8.6", 170)};
 	for (uint32_t i = 0; i < 3; i++)
 		h1[i]->index = i;
 	h1[1]->grade = "fail";
 	h1[1]->state = GPOOL__CARD_STATE__CARD_FAILED;
 	h1[2]->state = GPOOL__CARD_STATE__CARD_DRAINED;
 	add_gpu_node("h1", 4, h1, 3);
-	static const uint32_t c0[] = { 0 }, c1[] = { 1 }, c2[] = { 2 };
+	static const uint32_t c0[] = {0}, c1[] = {1}, c2[] = {2};
 	struct job *a = submit_pinned(c1, 1, false);
 	struct job *b = submit_pinned(c0, 1, false);
 	struct job *sc = submit_pinned(c1, 1, true);
@@ -483,10 +483,17 @@ static void cards_pinned_and_screening(void **state)
 	assert_int_equal(sc->state, GPOOL__JOB_STATE__RUNNING);
 	assert_int_equal(sc->tasks[0].cards, 2);
 	assert_int_equal(sd->state, GPOOL__JOB_STATE__PENDING); /* card 2 drained */
+	/* but neither is refused at submission: the failed card may be graded good again, the
+	 * drained one resumed */
+	char no[512];
+	nodes_get(S.nodes, nodes_find(S.nodes, "h1"))->registered = true;
+	assert_false(plan_refuse(&S, a, no, sizeof(no)));
+	struct job *d = submit_pinned(c2, 1, false);
+	assert_false(plan_refuse(&S, d, no, sizeof(no)));
 	assert_int_equal(sd->reason, PEND_NO_CARD);
 	/* the spec is checked: an index past a node's cards, one named twice, too few named */
 	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
-	uint32_t bad_idx[] = { 64 }, twice[] = { 1, 1 };
+	uint32_t bad_idx[] = {64}, twice[] = {1, 1};
 	char why[128];
 	int bad;
 	sp.gpu_index = bad_idx;
@@ -508,8 +515,8 @@ static void cards_pinned_and_screening(void **state)
 
 static void energy_accounting(void **state)
 {
-	Gpool__Card *h1[] = { mkcard(NV, "RTX 3060", 12, "8.6", 170),
-			      mkcard(NV, "RTX 3060", 12, "8.6", 170) };
+	Gpool__Card *h1[] = {mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			     mkcard(NV, "RTX 3060", 12, "8.6", 170)};
 	add_gpu_node("h1", 4, h1, 2);
 	S.heartbeat_ms = 1000;
 	struct job *j = submit_gpu(1, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
@@ -548,15 +555,15 @@ static void energy_accounting(void **state)
  * its limit, and the job says both. */
 static void energy_sampled(void **state)
 {
-	Gpool__Card *h1[] = { mkcard(NV, "GTX 1070 Ti", 8, "6.1", 180),
-			      mkcard(NV, "GTX 1070 Ti", 8, "6.1", 180),
-			      mkcard(NV, "GTX 1070 Ti", 8, "6.1", 180) };
+	Gpool__Card *h1[] = {mkcard(NV, "GTX 1070 Ti", 8, "6.1", 180),
+			     mkcard(NV, "GTX 1070 Ti", 8, "6.1", 180),
+			     mkcard(NV, "GTX 1070 Ti", 8, "6.1", 180)};
 	add_gpu_node("h1", 4, h1, 3);
 	S.heartbeat_ms = 1000;
 	struct node *n = nodes_get(S.nodes, 0);
 	/* card 0 sampled, card 1 a counter, card 2 nothing */
-	Gpool__CardPower p[2] = { GPOOL__CARD_POWER__INIT, GPOOL__CARD_POWER__INIT };
-	Gpool__CardPower *pp[2] = { &p[0], &p[1] };
+	Gpool__CardPower p[2] = {GPOOL__CARD_POWER__INIT, GPOOL__CARD_POWER__INIT};
+	Gpool__CardPower *pp[2] = {&p[0], &p[1]};
 	p[0].card = 0;
 	p[0].source = GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED;
 	p[0].energy_mj = 0; /* the agent's integral starts at 0: a reading all the same */
@@ -624,9 +631,10 @@ static void refuse_beyond_cluster(void **state)
 	assert_false(plan_refuse(&S, big, why, sizeof(why)));
 	struct node *c = registered("c", 2);
 	assert_true(plan_refuse(&S, big, why, sizeof(why)));
-	assert_string_equal(why, "requested node configuration is not available: 7 tasks of 1 CPU; "
-				 "the cluster has 3 nodes, 6 CPUs, 0 cards; the largest node 2 CPUs, "
-				 "1000 MB");
+	assert_string_equal(why,
+			    "requested node configuration is not available: 7 tasks of 1 CPU; "
+			    "the cluster has 3 nodes, 6 CPUs, 0 cards; the largest node 2 CPUs, "
+			    "1000 MB");
 	struct job *wide = submit(1, 3, 0, 0, 0);
 	assert_true(plan_refuse(&S, wide, why, sizeof(why)));
 	struct job *fits = submit(6, 1, 3, 0, 0);
@@ -703,23 +711,23 @@ static void array_limit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(gang_spread, setup, teardown),
-		cmocka_unit_test_setup_teardown(refuse_beyond_cluster, setup, teardown),
-		cmocka_unit_test_setup_teardown(dependencies, setup, teardown),
-		cmocka_unit_test_setup_teardown(array_limit, setup, teardown),
-		cmocka_unit_test_setup_teardown(all_or_nothing_and_reasons, setup, teardown),
-		cmocka_unit_test_setup_teardown(priority_order, setup, teardown),
-		cmocka_unit_test_setup_teardown(easy_backfill, setup, teardown),
-		cmocka_unit_test_setup_teardown(node_failure_ends_gang, setup, teardown),
-		cmocka_unit_test_setup_teardown(failing_rank_kills_gang, setup, teardown),
-		cmocka_unit_test_setup_teardown(node_failure_requeues, setup, teardown),
-		cmocka_unit_test_setup_teardown(restore_after_restart, setup, teardown),
-		cmocka_unit_test_setup_teardown(cards_best_fit_and_filters, setup, teardown),
-		cmocka_unit_test_setup_teardown(cards_one_model_unless_mixed, setup, teardown),
-		cmocka_unit_test_setup_teardown(cards_failed_and_power_cap, setup, teardown),
-		cmocka_unit_test_setup_teardown(cards_pinned_and_screening, setup, teardown),
-		cmocka_unit_test_setup_teardown(energy_accounting, setup, teardown),
-		cmocka_unit_test_setup_teardown(energy_sampled, setup, teardown),
+	    cmocka_unit_test_setup_teardown(gang_spread, setup, teardown),
+	    cmocka_unit_test_setup_teardown(refuse_beyond_cluster, setup, teardown),
+	    cmocka_unit_test_setup_teardown(dependencies, setup, teardown),
+	    cmocka_unit_test_setup_teardown(array_limit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(all_or_nothing_and_reasons, setup, teardown),
+	    cmocka_unit_test_setup_teardown(priority_order, setup, teardown),
+	    cmocka_unit_test_setup_teardown(easy_backfill, setup, teardown),
+	    cmocka_unit_test_setup_teardown(node_failure_ends_gang, setup, teardown),
+	    cmocka_unit_test_setup_teardown(failing_rank_kills_gang, setup, teardown),
+	    cmocka_unit_test_setup_teardown(node_failure_requeues, setup, teardown),
+	    cmocka_unit_test_setup_teardown(restore_after_restart, setup, teardown),
+	    cmocka_unit_test_setup_teardown(cards_best_fit_and_filters, setup, teardown),
+	    cmocka_unit_test_setup_teardown(cards_one_model_unless_mixed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(cards_failed_and_power_cap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(cards_pinned_and_screening, setup, teardown),
+	    cmocka_unit_test_setup_teardown(energy_accounting, setup, teardown),
+	    cmocka_unit_test_setup_teardown(energy_sampled, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
