@@ -421,6 +421,19 @@ wait_until() {
 	return 0
 }
 
+# wait_eq TIMEOUT WANT CMD...: until CMD prints WANT, CMD run again each time (a "$(...)" in
+# wait_until's arguments is expanded once, before the wait: never write that)
+wait_eq() {
+	local timeout=$1 want=$2
+	shift 2
+	local deadline=$((SECONDS + timeout))
+	while [ "$("$@")" != "$want" ]; do
+		[ $SECONDS -ge "$deadline" ] && return 1
+		sleep 0.2
+	done
+	return 0
+}
+
 # The address of a host (198.18.0.1N as root; 127.0.0.1 on loopback).
 host_addr() {
 	if grep -q '^MODE=netns' "$CLUSTER_DIR/cluster.env"; then

@@ -130,7 +130,8 @@ like "$(gstat -l -j "$bad")" 'State=CRASH_LOOP.*CrashLoop=yes' "gstat -l says CR
 
 # -- a replica's output rotates: the newest is kept (output_limit 64 KiB here)
 chatty=$(submit --service --replicas 1 -J chatty -- /bin/sh -c 'seq 1 40000; exec sleep 1000')
-if [ -n "$chatty" ] && wait_until 20 test "$(replicas "$chatty" | awk '{print $6}')" = RUNNING; then
+chatty_state() { replicas "$chatty" | awk '{print $6}'; }
+if [ -n "$chatty" ] && wait_eq 20 RUNNING chatty_state; then
 	rj=$(replicas "$chatty" | awk '{print $2}')
 	sleep 3
 	out=$(as_user glogs "$rj" 2>&1)

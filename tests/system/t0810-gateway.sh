@@ -27,7 +27,7 @@ svc=$(submit --service --replicas 3 --port 8080 --health-path /id -J web -- /bin
 [ -n "$svc" ] && wait_ready "$svc" 3 30 || { fail "3 replicas run" "$(replicas "$svc")"; done_testing; }
 ok "a 3-replica service runs (job $svc)"
 healthy() { curl -s -m 2 "http://$GW/metrics" | grep -c '^ggated_replica_healthy{service="web".*} 1$'; }
-wait_until 10 test "$(healthy)" = 3
+wait_eq 10 3 healthy
 # which replicas answer 60 GETs
 for _ in $(seq 60); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/spread"
 is "$(sort -u "$TEST_DIR/spread" | wc -l)" 3 "60 requests spread over the 3 replicas ($(sort "$TEST_DIR/spread" | uniq -c | tr '\n' ' '))"
@@ -72,7 +72,8 @@ bad=$(grep -vc '^200 ' "$TEST_DIR/cut")
 diag "after the cut of $chost: $(wc -l <"$TEST_DIR/cut") GETs, $bad failed, $slow slower than 2 s, max $(awk '{print $2}' "$TEST_DIR/cut" | sort -n | tail -1) s"
 is "$bad" 0 "no GET failed across the host cut"
 is "$slow" 0 "no GET took over 2 s: traffic routed around $chost"
-if wait_until 30 test "$(replicas "$svc" | awk -v h="$chost" '$7 == "yes" && $3 != h' | wc -l)" = 3; then
+up_elsewhere() { replicas "$svc" | awk -v h="$chost" '$7 == "yes" && $3 != h' | wc -l; }
+if wait_eq 30 3 up_elsewhere; then
 	ok "3 replicas run again without $chost"
 else
 	fail "3 replicas run again without $chost" "$(replicas "$svc")"
@@ -140,7 +141,7 @@ good=0
 for _ in $(seq 20); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] && good=$((good + 1)); done
 is "$good" 20 "with gschedd down, ggated keeps serving the replicas it knows"
 "$CLUSTER" sched-start --dir "$CLUSTER_DIR" >/dev/null 2>&1
-wait_until 20 test "$(ready_count "$svc")" = 4
+wait_eq 20 4 ready_count "$svc"
 is "$(ready_count "$svc")" 4 "gschedd restarted: the service still has its 4 replicas"
 for _ in $(seq 10); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] || fail "served after the restart"; done
 ok "served after gschedd's restart"

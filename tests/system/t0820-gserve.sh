@@ -24,7 +24,7 @@ GW=127.0.0.1:18820
 	--health-interval 300 --poll-interval 300 >"$TEST_DIR/ggated.log" 2>&1 &
 gwpid=$!
 at_cleanup "kill $gwpid 2>/dev/null; wait $gwpid 2>/dev/null"
-wait_until 10 test "$(http_get "http://$GW/svc/digits/health")" = 200
+wait_eq 10 200 http_get "http://$GW/svc/digits/health"
 is "$(http_get "http://$GW/svc/digits/health")" 200 "GET /health through the gateway"
 
 "$PY" -c '
