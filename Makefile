@@ -56,7 +56,8 @@ bench-train: build
 
 # address + undefined-behaviour sanitizers: a second tree, $(BUILD_ASAN) (Debug: -O0 builds
 # fastest; no GPU backends: kernels/ keeps its own flags, so they would not be sanitized)
-SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp
 # what `make test` runs there: the unit tests and the fuzz corpora replayed (the system tests,
 # the style checks and the kernels' own tests need no second run). Left out (SAN_SKIP):
 # libgcomm's collectives on 1, 2, 4 and 5 ranks, its kill tests and Open MPI's run (3-5x

@@ -57,6 +57,7 @@ struct gp_pmixsrv {
 	pthread_cond_t cv;
 	struct fence_req *head, **tail;
 	bool quit;
+	bool busy; /* the thread is in the rendezvous (joining it, or a fence): it may block long */
 	bool inited;
 };
 
@@ -150,6 +151,7 @@ static void *fence_thread(void *arg)
 	unsigned k = 0;
 	while (1) {
 		pthread_mutex_lock(&p->mu);
+		p->busy = false;
 		while (!p->head && !p->quit)
 			pthread_cond_wait(&p->cv, &p->mu);
 		struct fence_req *q = p->head;
@@ -157,6 +159,7 @@ static void *fence_thread(void *arg)
 			p->head = q->next;
 			if (!p->head)
 				p->tail = &p->head;
+			p->busy = true;
 		}
 		pthread_mutex_unlock(&p->mu);
 		if (!q)
@@ -464,6 +467,7 @@ gp_pmixsrv_t *gp_pmixsrv_create(const Gpool__Launch *l, const char *node, uid_t 
 	p->inited = true;
 	if (register_nspace(p, l, node, err) < 0)
 		goto fail;
+	p->busy = true; /* until the thread has joined the rendezvous */
 	if (pthread_create(&p->thread, NULL, fence_thread, p) != 0) {
 		gp_errprintf(err, "pmix: cannot start a thread");
 		goto fail;
@@ -524,13 +528,21 @@ void gp_pmixsrv_destroy(gp_pmixsrv_t **pp)
 	pthread_mutex_lock(&p->mu);
 	p->quit = true;
 	pthread_cond_signal(&p->cv);
+	/* an idle thread ends at once: joined, and p freed; one in the rendezvous may be held in
+	 * gschedd for a long poll: it is detached and ends with the process, and p stays for it */
+	bool join = p->thread_started && !p->busy && !p->head;
 	pthread_mutex_unlock(&p->mu);
-	/* a fence may be held in gschedd for a long poll: the thread ends with the process */
-	if (p->thread_started)
+	if (join)
+		pthread_join(p->thread, NULL);
+	else if (p->thread_started)
 		pthread_detach(p->thread);
 	if (p->dir[0] && gp_rm_rf(p->dir) < 0)
 		gp_warn("cannot remove '%s': %s", p->dir, strerror(errno));
 	if (the_server == p)
 		the_server = NULL;
-	/* p stays: the detached thread may still use it until the process ends */
+	if (join || !p->thread_started) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+		free(p);
+	}
 }
