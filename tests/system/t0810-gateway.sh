@@ -143,6 +143,11 @@ is "$good" 20 "with gschedd down, ggated keeps serving the replicas it knows"
 "$CLUSTER" sched-start --dir "$CLUSTER_DIR" >/dev/null 2>&1
 wait_eq 20 4 ready_count "$svc"
 is "$(ready_count "$svc")" 4 "gschedd restarted: the service still has its 4 replicas"
+# right after the restart ggated may answer errors for a moment until its discovery has the
+# replicas again (seen once: 5 of 10 GETs failed; issue 13 keeps it open): wait for its view
+t0=$SECONDS
+wait_eq 30 4 healthy || diag "ggated's healthy replicas after 30 s: $(healthy)"
+diag "ggated had its 4 replicas again $((SECONDS - t0)) s after gschedd's replicas were ready"
 for _ in $(seq 10); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] || fail "served after the restart"; done
 ok "served after gschedd's restart"
 
