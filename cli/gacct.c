@@ -58,8 +58,8 @@ static int set_state(void *c, const char *a, gp_error_t *err)
 		return errno = ENOMEM, gp_errprintf(err, "out of memory");
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		int st = gp_job_state_parse(t);
-		Gpool__JobState *nv = st < 0 ? NULL
-					     : realloc(A(c)->states, (A(c)->nstates + 1) * sizeof(*nv));
+		Gpool__JobState *nv =
+		    st < 0 ? NULL : realloc(A(c)->states, (A(c)->nstates + 1) * sizeof(*nv));
 		if (!nv) {
 			gp_errprintf(err, "invalid job state '%s'", t);
 			free(copy);
@@ -69,7 +69,8 @@ static int set_state(void *c, const char *a, gp_error_t *err)
 		nv[A(c)->nstates++] = (Gpool__JobState)st;
 	}
 	free(copy);
-	return A(c)->nstates ? 0 : (errno = EINVAL, gp_errprintf(err, "invalid state list '%s'", a));
+	return A(c)->nstates ? 0
+			     : (errno = EINVAL, gp_errprintf(err, "invalid state list '%s'", a));
 }
 
 static int set_start(void *c, const char *a, gp_error_t *err)
@@ -96,21 +97,19 @@ static int set_help(void *c, const char *a, gp_error_t *err)
 }
 
 static const struct gp_opt opts[] = {
-	{ "jobs", 'j', required_argument, "JOB[,JOB...]", "these jobs only", set_jobs, 0 },
-	{ "user", 'u', required_argument, "USER", "jobs of this user (default: yours)", set_user,
-	  0 },
-	{ "allusers", 'a', no_argument, NULL, "jobs of every user", set_allusers, 0 },
-	{ "state", 's', required_argument, "STATE[,STATE...]",
-	  "jobs that ended in these states: CD, F, CA, TO, OOM, NF (or their names)", set_state, 0 },
-	{ "starttime", 'S', required_argument, "TIME",
-	  "jobs that ended at or after TIME (default: now-1days): 2026-12-02, 2026-12-02T13:05, "
-	  "13:05, now, now-2hours",
-	  set_start, 0 },
-	{ "endtime", 'E', required_argument, "TIME", "jobs submitted at or before TIME", set_end,
-	  0 },
-	{ "json", 0, no_argument, NULL, "the jobs as JSON", set_json, 0 },
-	GP_CLI_COMMON_OPTS,
-	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
+    {"jobs", 'j', required_argument, "JOB[,JOB...]", "these jobs only", set_jobs, 0},
+    {"user", 'u', required_argument, "USER", "jobs of this user (default: yours)", set_user, 0},
+    {"allusers", 'a', no_argument, NULL, "jobs of every user", set_allusers, 0},
+    {"state", 's', required_argument, "STATE[,STATE...]",
+     "jobs that ended in these states: CD, F, CA, TO, OOM, NF (or their names)", set_state, 0},
+    {"starttime", 'S', required_argument, "TIME",
+     "jobs that ended at or after TIME (default: now-1days): 2026-12-02, 2026-12-02T13:05, "
+     "13:05, now, now-2hours",
+     set_start, 0},
+    {"endtime", 'E', required_argument, "TIME", "jobs submitted at or before TIME", set_end, 0},
+    {"json", 0, no_argument, NULL, "the jobs as JSON", set_json, 0},
+    GP_CLI_COMMON_OPTS,
+    {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
 static void usage(FILE *f)
@@ -134,10 +133,9 @@ static void fmt_time(double t, char *buf, size_t len)
 
 static int print_table(const Gpool__JobQueryReply *r)
 {
-	static const char *const hdr[] = { "JobID",   "JobName", "User",    "State",
-					   "ExitCode", "Attempts", "Start",   "End",
-					   "Elapsed", "CPUTime",  "MaxRSS", "NodeList",
-					   NULL };
+	static const char *const hdr[] = {"JobID",    "JobName",  "User", "State",   "ExitCode",
+					  "Attempts", "Start",	  "End",  "Elapsed", "CPUTime",
+					  "MaxRSS",   "NodeList", NULL};
 	gp_table_t *t = gp_table_create(hdr);
 	if (!t)
 		return -1;
@@ -149,13 +147,19 @@ static int print_table(const Gpool__JobQueryReply *r)
 		snprintf(att, sizeof(att), "%u", j->attempt);
 		fmt_time(j->start_time, start, sizeof(start));
 		fmt_time(j->end_time, end, sizeof(end));
-		double e = j->start_time > 0 && j->end_time > j->start_time ? j->end_time - j->start_time : 0;
+		double e = j->start_time > 0 && j->end_time > j->start_time
+			       ? j->end_time - j->start_time
+			       : 0;
 		gp_format_duration((uint32_t)e, el, sizeof(el));
 		snprintf(cpu, sizeof(cpu), "%.2fs", j->cpu_sec);
 		gp_format_size(j->max_rss_kb * 1024, rss, sizeof(rss));
-		const char *cells[] = { id, j->spec && j->spec->name ? j->spec->name : "", j->user,
-					gp_job_state_name(j->state), code, att, start, end, el, cpu, rss,
-					j->nodelist && *j->nodelist ? j->nodelist : "None", NULL };
+		const char *cells[] = {id,	j->spec && j->spec->name ? j->spec->name : "",
+				       j->user, gp_job_state_name(j->state),
+				       code,	att,
+				       start,	end,
+				       el,	cpu,
+				       rss,	j->nodelist && *j->nodelist ? j->nodelist : "None",
+				       NULL};
 		if (gp_table_add(t, cells) < 0) {
 			gp_table_destroy(&t);
 			return -1;
@@ -169,7 +173,7 @@ static int print_table(const Gpool__JobQueryReply *r)
 
 int main(int argc, char **argv)
 {
-	struct gacct a = { 0 };
+	struct gacct a = {0};
 	gp_error_t err;
 	char **ops = NULL;
 	int nops = 0, rc = 1;
@@ -203,17 +207,17 @@ int main(int argc, char **argv)
 	q.since = a.since;
 	q.until = a.until;
 	/* only finished jobs, unless states were named */
-	static Gpool__JobState finals[] = { GPOOL__JOB_STATE__COMPLETED, GPOOL__JOB_STATE__FAILED,
-					    GPOOL__JOB_STATE__CANCELLED, GPOOL__JOB_STATE__TIMEOUT,
-					    GPOOL__JOB_STATE__OUT_OF_MEMORY,
-					    GPOOL__JOB_STATE__NODE_FAIL };
+	static Gpool__JobState finals[] = {
+	    GPOOL__JOB_STATE__COMPLETED,     GPOOL__JOB_STATE__FAILED,
+	    GPOOL__JOB_STATE__CANCELLED,     GPOOL__JOB_STATE__TIMEOUT,
+	    GPOOL__JOB_STATE__OUT_OF_MEMORY, GPOOL__JOB_STATE__NODE_FAIL};
 	q.states = a.nstates ? a.states : finals;
 	q.n_states = a.nstates ? a.nstates : sizeof(finals) / sizeof(finals[0]);
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_JOB_QUERY;
 	m.job_query = &q;
-	Gpool__Msg *r = gp_session_call(s, &m, GPOOL__MSG__M_JOB_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL,
-					&err);
+	Gpool__Msg *r =
+	    gp_session_call(s, &m, GPOOL__MSG__M_JOB_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, &err);
 	if (!r) {
 		fprintf(stderr, "gacct: %s\n", err.text);
 		goto out;

@@ -92,29 +92,28 @@ static int set_help(void *c, const char *a, gp_error_t *err)
 
 /* gcheck's own options; the measuring ones (check.h) come first in --help */
 static const struct gp_opt own_opts[] = {
-	{ "report", 'r', no_argument, NULL,
-	  "send each card's grade to gschedd (root or the agents' account)", set_report, 0 },
-	{ "node", 'N', required_argument, "NAME", "the node reported (default: the host name)",
-	  set_node, 0 },
-	{ "cluster", 0, no_argument, NULL,
-	  "screen every card of the cluster, one job per card; the agents report the grades "
-	  "(root or the agents' account)",
-	  set_cluster, 0 },
-	{ "nodes", 'w', required_argument, "LIST", "with --cluster: only these nodes, e.g. pc[1-3]",
-	  set_nodes, 0 },
-	{ "no-wait", 0, no_argument, NULL, "with --cluster: submit the jobs, print their ids",
-	  set_no_wait, 0 },
-	{ "time", 't', required_argument, "TIME",
-	  "with --cluster: each job's time limit (default: twice the duration + 5 min)", set_time,
-	  0 },
-	{ "gcheck", 0, required_argument, "PATH",
-	  "with --cluster: the gcheck the jobs run (default: this one)", set_gcheck, 0 },
-	{ "card-profile", 0, required_argument, "NODE:CARD=NAME",
-	  "with --cluster: a measurement profile for one card (tests)", set_card_profile, 0 },
-	{ "config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0 },
-	{ "scheduler", 0, required_argument, "ENDPOINT",
-	  "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0 },
-	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
+    {"report", 'r', no_argument, NULL,
+     "send each card's grade to gschedd (root or the agents' account)", set_report, 0},
+    {"node", 'N', required_argument, "NAME", "the node reported (default: the host name)", set_node,
+     0},
+    {"cluster", 0, no_argument, NULL,
+     "screen every card of the cluster, one job per card; the agents report the grades "
+     "(root or the agents' account)",
+     set_cluster, 0},
+    {"nodes", 'w', required_argument, "LIST", "with --cluster: only these nodes, e.g. pc[1-3]",
+     set_nodes, 0},
+    {"no-wait", 0, no_argument, NULL, "with --cluster: submit the jobs, print their ids",
+     set_no_wait, 0},
+    {"time", 't', required_argument, "TIME",
+     "with --cluster: each job's time limit (default: twice the duration + 5 min)", set_time, 0},
+    {"gcheck", 0, required_argument, "PATH",
+     "with --cluster: the gcheck the jobs run (default: this one)", set_gcheck, 0},
+    {"card-profile", 0, required_argument, "NODE:CARD=NAME",
+     "with --cluster: a measurement profile for one card (tests)", set_card_profile, 0},
+    {"config", 0, required_argument, "PATH", "read this gpool.conf", set_config, 0},
+    {"scheduler", 0, required_argument, "ENDPOINT",
+     "talk to this gschedd (default $GPOOL_SCHEDULER)", set_scheduler, 0},
+    {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
 /* The whole option table: the shared measuring options, then gcheck's own. */
@@ -131,16 +130,16 @@ static struct gp_opt *all_opts(int *n)
 
 static void usage(const struct gp_opt *opts, int nopts, FILE *f)
 {
-	fprintf(f, "usage: gcheck [options]\n       gcheck --cluster [--nodes LIST] [options]\n"
-		   "Screen this node's cards (or, with --cluster, every card of the cluster, one job "
-		   "per card):\nbandwidth, memory test, FMA throughput, a grade.\n\noptions:\n");
+	fprintf(f,
+		"usage: gcheck [options]\n       gcheck --cluster [--nodes LIST] [options]\n"
+		"Screen this node's cards (or, with --cluster, every card of the cluster, one job "
+		"per card):\nbandwidth, memory test, FMA throughput, a grade.\n\noptions:\n");
 	gp_opt_usage(opts, nopts, f);
 }
 
 /* ---- reporting ---- */
 
-static int report(gp_session_t *s, const char *node, struct gp_check_result *r,
-		  gp_error_t *err)
+static int report(gp_session_t *s, const char *node, struct gp_check_result *r, gp_error_t *err)
 {
 	Gpool__CardReport c = GPOOL__CARD_REPORT__INIT;
 	c.node = (char *)node;
@@ -152,8 +151,8 @@ static int report(gp_session_t *s, const char *node, struct gp_check_result *r,
 	m.m_case = GPOOL__MSG__M_CARD_REPORT;
 	m.card_report = &c;
 	return gp_session_call(s, &m, GPOOL__MSG__M_CARD_REPORT_REPLY, GP_CLI_TIMEOUT_MS, NULL, err)
-		       ? 0
-		       : -1;
+		   ? 0
+		   : -1;
 }
 
 /* Options of one mode are refused in the other. 0 / -1 (EINVAL, err filled). */
@@ -235,7 +234,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct gcheck g = { .node = NULL };
+	struct gcheck g = {.node = NULL};
 	gp_check_defaults(&g.check);
 	gp_error_t err;
 	char **ops = NULL;

@@ -19,21 +19,21 @@
 
 extern char **environ;
 
-#define POLL_MS 500
+#define POLL_MS	 500
 #define MAX_ARGS 64
 
 /* One card of the cluster and what became of it. */
 struct target {
 	char node[64];
 	int card;
-	char name[96];	     /* the card's model */
-	char skipped[160];   /* why no job was submitted ("" when one was) */
+	char name[96];	   /* the card's model */
+	char skipped[160]; /* why no job was submitted ("" when one was) */
 	uint64_t job;
-	char err[640];	     /* why there is no result */
+	char err[640]; /* why there is no result */
 	Gpool__JobState job_state;
 	int32_t exit_code;
 	bool final;
-	bool have;	     /* res holds the job's result for this card */
+	bool have; /* res holds the job's result for this card */
 	struct gp_screen_card res;
 	/* gschedd's view of the card afterwards */
 	char grade[8];
@@ -110,7 +110,7 @@ static Gpool__NodeQueryReply *query_nodes(struct run *r, char **names, size_t n,
 	m.m_case = GPOOL__MSG__M_NODE_QUERY;
 	m.node_query = &q;
 	Gpool__Msg *rep =
-		gp_session_call(r->s, &m, GPOOL__MSG__M_NODE_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, err);
+	    gp_session_call(r->s, &m, GPOOL__MSG__M_NODE_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, err);
 	return rep ? rep->node_query_reply : NULL;
 }
 
@@ -189,7 +189,7 @@ static int submit_one(struct run *r, struct target *t, const char *gcheck)
 {
 	const struct gp_check_opts *o = r->o;
 	char card[16], name[128], limit[32], dur[40], frac[40], size[32], warn[64], failp[64],
-		spec[64];
+	    spec[64];
 	snprintf(card, sizeof(card), "%d", t->card);
 	snprintf(name, sizeof(name), "gcheck:%s:%d", t->node, t->card);
 	uint32_t tl = r->c->time_limit ? r->c->time_limit : (uint32_t)(2 * o->duration) + 300;
@@ -203,13 +203,40 @@ static int submit_one(struct run *r, struct target *t, const char *gcheck)
 	/* gsub's own parser builds the spec: the job is what `gsub` with these options makes */
 	char *argv[MAX_ARGS];
 	int n = 0;
-	char *head[] = { "gsub",     "--nodelist", t->node,   "--gpu-index",  card,
-			 "--screen", "--job-name", name,      "--time",	      limit,
-			 "--no-requeue", "--output", "gcheck.out", "--error", "gcheck.err",
-			 "--",	     (char *)gcheck, "--json", "--node",
-			 t->node,    "--backend",  (char *)o->backend, "--duration", dur,
-			 "--mem-fraction", frac,   "--size",  size,	      "--grade",
-			 warn,	     "--grade",	   failp,     "--grade",      spec };
+	char *head[] = {"gsub",
+			"--nodelist",
+			t->node,
+			"--gpu-index",
+			card,
+			"--screen",
+			"--job-name",
+			name,
+			"--time",
+			limit,
+			"--no-requeue",
+			"--output",
+			"gcheck.out",
+			"--error",
+			"gcheck.err",
+			"--",
+			(char *)gcheck,
+			"--json",
+			"--node",
+			t->node,
+			"--backend",
+			(char *)o->backend,
+			"--duration",
+			dur,
+			"--mem-fraction",
+			frac,
+			"--size",
+			size,
+			"--grade",
+			warn,
+			"--grade",
+			failp,
+			"--grade",
+			spec};
 	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
 		argv[n++] = head[i];
 	const char *profile = profile_of(r, t);
@@ -239,7 +266,7 @@ static int submit_one(struct run *r, struct target *t, const char *gcheck)
 	m.submit = &req;
 	Gpool__ErrorCode code = GPOOL__ERROR_CODE__ERROR_NONE;
 	Gpool__Msg *rep =
-		gp_session_call(r->s, &m, GPOOL__MSG__M_SUBMIT_REPLY, GP_CLI_TIMEOUT_MS, &code, &err);
+	    gp_session_call(r->s, &m, GPOOL__MSG__M_SUBMIT_REPLY, GP_CLI_TIMEOUT_MS, &code, &err);
 	if (!rep) {
 		snprintf(t->err, sizeof(t->err), "not submitted: %s", err.text);
 		errno = code == GPOOL__ERROR_CODE__ERROR_PERMISSION ? EACCES : EIO;
@@ -254,7 +281,7 @@ out:
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
@@ -402,7 +429,8 @@ static int read_cards(struct run *r, gp_error_t *err)
 				const Gpool__Card *cd = nd->cards[c];
 				if (cd->index != (uint32_t)t->card)
 					continue;
-				snprintf(t->grade, sizeof(t->grade), "%s", cd->grade ? cd->grade : "");
+				snprintf(t->grade, sizeof(t->grade), "%s",
+					 cd->grade ? cd->grade : "");
 				t->state = cd->state;
 				snprintf(t->state_reason, sizeof(t->state_reason), "%s",
 					 cd->state_reason ? cd->state_reason : "");
@@ -435,10 +463,9 @@ static void tflops(char *buf, size_t len, double gflops)
 
 static int print_table(const struct run *r)
 {
-	static const char *const hdr[] = { "NODE",	  "CARD",	  "NAME",   "GRADE",
-					   "BW(GB/s)",	  "FLUCT",	  "ERRORS", "F32(TFLOP/s)",
-					   "F16(TFLOP/s)", "STATE",	  "JOB",    "REASON",
-					   NULL };
+	static const char *const hdr[] = {
+	    "NODE",	    "CARD",	    "NAME",  "GRADE", "BW(GB/s)", "FLUCT", "ERRORS",
+	    "F32(TFLOP/s)", "F16(TFLOP/s)", "STATE", "JOB",   "REASON",	  NULL};
 	gp_table_t *tb = gp_table_create(hdr);
 	if (!tb)
 		return -1;
@@ -448,8 +475,8 @@ static int print_table(const struct run *r)
 	for (size_t i = 0; i < r->n; i++) {
 		const struct target *t = &r->v[i];
 		const struct gp_screen_card *s = t->have ? &t->res : NULL;
-		char card[16], bw[32] = "-", fl[32] = "-", er[32] = "-", f32[32] = "-", f16[32] = "-",
-			job[32] = "-", why[700];
+		char card[16], bw[32] = "-", fl[32] = "-", er[32] = "-", f32[32] = "-",
+			       f16[32] = "-", job[32] = "-", why[700];
 		snprintf(card, sizeof(card), "%d", t->card);
 		if (s) {
 			fmt(bw, sizeof(bw), s->bw_mean_gbps, "%.1f");
@@ -469,19 +496,19 @@ static int print_table(const struct run *r)
 				 *s->reason ? ": " : "", s->reason);
 		else
 			snprintf(why, sizeof(why), "%s", *s->reason ? s->reason : "-");
-		const char *cells[] = { t->node,
-					card,
-					*t->name ? t->name : "-",
-					s ? s->grade : "-",
-					bw,
-					fl,
-					er,
-					f32,
-					f16,
-					gp_card_state_name(t->state),
-					job,
-					why,
-					NULL };
+		const char *cells[] = {t->node,
+				       card,
+				       *t->name ? t->name : "-",
+				       s ? s->grade : "-",
+				       bw,
+				       fl,
+				       er,
+				       f32,
+				       f16,
+				       gp_card_state_name(t->state),
+				       job,
+				       why,
+				       NULL};
 		if (gp_table_add(tb, cells) < 0) {
 			gp_table_destroy(&tb);
 			return -1;
@@ -606,14 +633,15 @@ static int print_jobs(const struct run *r)
 	}
 	for (size_t i = 0; i < r->n; i++)
 		if (r->v[i].job)
-			printf("%s card %d: job %" PRIu64 "\n", r->v[i].node, r->v[i].card, r->v[i].job);
+			printf("%s card %d: job %" PRIu64 "\n", r->v[i].node, r->v[i].card,
+			       r->v[i].job);
 	return fflush(stdout) == EOF ? -1 : 0;
 }
 
 int gcheck_cluster_run(const struct gcheck_cluster *c, const struct gp_check_opts *o,
 		       const struct gp_cli_common *common)
 {
-	struct run r = { .c = c, .o = o };
+	struct run r = {.c = c, .o = o};
 	gp_error_t err;
 	char self[PATH_MAX];
 	int rc = 3;
@@ -643,8 +671,8 @@ int gcheck_cluster_run(const struct gcheck_cluster *c, const struct gp_check_opt
 		submitted++;
 	}
 	if (!submitted) {
-		fprintf(stderr, "gcheck: no screening job submitted (%zu cards, %zu skipped)\n", r.n,
-			skipped);
+		fprintf(stderr, "gcheck: no screening job submitted (%zu cards, %zu skipped)\n",
+			r.n, skipped);
 		goto out;
 	}
 	if (c->no_wait) {

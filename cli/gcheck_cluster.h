@@ -21,10 +21,10 @@
 
 struct gcheck_cluster {
 	bool on;
-	bool no_wait;	    /* submit, print the job ids, do not wait */
-	const char *nodes;  /* host list; NULL: every node */
+	bool no_wait;	     /* submit, print the job ids, do not wait */
+	const char *nodes;   /* host list; NULL: every node */
 	uint32_t time_limit; /* of each job, seconds; 0: from the duration */
-	const char *gcheck; /* the gcheck the jobs run; NULL: this one */
+	const char *gcheck;  /* the gcheck the jobs run; NULL: this one */
 	/* test only: a measurement profile for one card (NODE:CARD=NAME) */
 	struct {
 		char node[64];

@@ -22,8 +22,8 @@
 
 struct gpool {
 	struct gp_cli_common common;
-	const char *dir;	/* fetch --dir */
-	uint64_t job;		/* ckpt --job */
+	const char *dir; /* fetch --dir */
+	uint64_t job;	 /* ckpt --job */
 	bool help, json;
 	double since, until;
 	bool since_set;
@@ -75,8 +75,8 @@ static int set_job(void *c, const char *a, gp_error_t *err)
 static const struct gp_opt opts[] = {
     {"dir", 0, required_argument, "DIR", "fetch: put the files in DIR (default .)", set_dir, 0},
     {"job", 0, required_argument, "JOB", "ckpt: this job (default $GPOOL_JOB_ID)", set_job, 0},
-    {"since", 0, required_argument, "TIME", "cost: jobs that ran at or after TIME (default now-30days)",
-     set_since, 0},
+    {"since", 0, required_argument, "TIME",
+     "cost: jobs that ran at or after TIME (default now-30days)", set_since, 0},
     {"until", 0, required_argument, "TIME", "cost: jobs submitted at or before TIME", set_until, 0},
     {"json", 0, no_argument, NULL, "power, cost: as JSON", set_json, 0},
     GP_CLI_COMMON_OPTS,
@@ -231,8 +231,8 @@ static int cmd_power(struct gpool *g, char **args, int nargs, gp_error_t *err)
 		goto out0;
 	if (gp_fleet_load(s, &f, err) < 0)
 		goto out1;
-	static const char *const hdr[] = { "NODE", "CARDS", "CARD_W", "SLOTS_W", "REQUIRED_W",
-					   "PSU_W", "STATUS", NULL };
+	static const char *const hdr[] = {"NODE",	"CARDS", "CARD_W", "SLOTS_W",
+					  "REQUIRED_W", "PSU_W", "STATUS", NULL};
 	gp_table_t *t = gp_table_create(hdr);
 	json_t *arr = json_array();
 	double total = 0, cards_total = 0;
@@ -252,23 +252,25 @@ static int cmd_power(struct gpool *g, char **args, int nargs, gp_error_t *err)
 		snprintf(b, sizeof(b), "%.2f", p.slot_w * (double)f.ncards[i]);
 		snprintf(r, sizeof(r), "%.1f", req);
 		snprintf(ps, sizeof(ps), f.psu[i] > 0 ? "%.0f" : "-", f.psu[i]);
-		const char *cells[] = { f.name[i], nc, a, b, r, ps, status, NULL };
+		const char *cells[] = {f.name[i], nc, a, b, r, ps, status, NULL};
 		gp_table_add(t, cells);
-		json_array_append_new(arr, json_pack("{s:s,s:I,s:f,s:f,s:f,s:f,s:s}", "node", f.name[i],
-						     "cards", (json_int_t)f.ncards[i], "card_watts",
-						     cw, "slot_watts", p.slot_w * (double)f.ncards[i],
-						     "required_watts", req, "psu_watts", f.psu[i],
-						     "status", status));
+		json_array_append_new(
+		    arr, json_pack("{s:s,s:I,s:f,s:f,s:f,s:f,s:s}", "node", f.name[i], "cards",
+				   (json_int_t)f.ncards[i], "card_watts", cw, "slot_watts",
+				   p.slot_w * (double)f.ncards[i], "required_watts", req,
+				   "psu_watts", f.psu[i], "status", status));
 	}
 	long cap = (long)gp_config_int(gp_session_config(s), "power_cap_watts");
 	if (g->json) {
-		json_t *o = json_pack("{s:o,s:f,s:f,s:I}", "nodes", arr, "required_watts", total,
-				      "card_watts", cards_total, "power_cap_watts", (json_int_t)cap);
+		json_t *o =
+		    json_pack("{s:o,s:f,s:f,s:I}", "nodes", arr, "required_watts", total,
+			      "card_watts", cards_total, "power_cap_watts", (json_int_t)cap);
 		rc = gp_json_print(o, stdout) < 0 ? 1 : 0;
 	} else {
 		json_decref(arr);
 		rc = t && gp_table_print(t, stdout) == 0 ? 0 : 1;
-		printf("cluster: cards %.0f W, required %.1f W (cards + %.2f W a slot, + %.0f %% margin)",
+		printf("cluster: cards %.0f W, required %.1f W (cards + %.2f W a slot, + %.0f %% "
+		       "margin)",
 		       cards_total, total, p.slot_w, p.margin * 100);
 		if (cap)
 			printf(", power cap %ld W", cap);
@@ -312,17 +314,17 @@ static int cmd_cost(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_JOB_QUERY;
 	m.job_query = &q;
-	Gpool__Msg *r = gp_session_call(s, &m, GPOOL__MSG__M_JOB_QUERY_REPLY, GP_CLI_TIMEOUT_MS,
-					NULL, err);
+	Gpool__Msg *r =
+	    gp_session_call(s, &m, GPOOL__MSG__M_JOB_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, err);
 	if (!r)
 		goto out1;
 	Gpool__JobQueryReply *jr = r->job_query_reply;
-	static const char *const hdr[] = { "JOBID", "USER", "CARDS", "GPU_H", "KWH", "ELECTRICITY",
-					   "COOLING", "DEPRECIATION", "TOTAL", "CLOUD",
-					   "ENERGY_FROM", NULL };
+	static const char *const hdr[] = {"JOBID", "USER",	  "CARDS",	 "GPU_H",
+					  "KWH",   "ELECTRICITY", "COOLING",	 "DEPRECIATION",
+					  "TOTAL", "CLOUD",	  "ENERGY_FROM", NULL};
 	gp_table_t *t = gp_table_create(hdr);
 	json_t *arr = json_array();
-	struct gp_cost sum = { 0 };
+	struct gp_cost sum = {0};
 	double now = gp_now();
 	for (size_t i = 0; t && i < jr->n_jobs; i++) {
 		Gpool__JobInfo *j = jr->jobs[i];
@@ -345,15 +347,14 @@ static int cmd_cost(struct gpool *g, char **args, int nargs, gp_error_t *err)
 		snprintf(cl, sizeof(cl), "%.4f", c.cloud);
 		char from[96];
 		gp_job_energy_from(j, from, sizeof(from));
-		const char *cells[] = { id, j->user, nc, gh, kwh, el, co, de, to, cl, from, NULL };
+		const char *cells[] = {id, j->user, nc, gh, kwh, el, co, de, to, cl, from, NULL};
 		gp_table_add(t, cells);
 		json_array_append_new(
-			arr, json_pack("{s:I,s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s}", "job",
-				       (json_int_t)j->id, "user", j->user, "cards", ncards,
-				       "gpu_hours", c.gpu_hours, "kwh", c.kwh, "electricity",
-				       c.electricity, "cooling", c.cooling, "depreciation",
-				       c.depreciation, "total", c.total, "cloud", c.cloud,
-				       "energy_from", from));
+		    arr, json_pack("{s:I,s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s}", "job",
+				   (json_int_t)j->id, "user", j->user, "cards", ncards, "gpu_hours",
+				   c.gpu_hours, "kwh", c.kwh, "electricity", c.electricity,
+				   "cooling", c.cooling, "depreciation", c.depreciation, "total",
+				   c.total, "cloud", c.cloud, "energy_from", from));
 	}
 	gp_cost_finish(&p, &sum);
 	if (g->json) {
@@ -365,10 +366,11 @@ static int cmd_cost(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	} else {
 		json_decref(arr);
 		rc = t && gp_table_print(t, stdout) == 0 ? 0 : 1;
-		printf("total: %.3f GPU-hours, %.4f kWh, cost %.4f (electricity %.4f, cooling %.4f, "
-		       "depreciation %.4f); the same GPU-hours in the cloud: %.4f\n",
-		       sum.gpu_hours, sum.kwh, sum.total, sum.electricity, sum.cooling,
-		       sum.depreciation, sum.cloud);
+		printf(
+		    "total: %.3f GPU-hours, %.4f kWh, cost %.4f (electricity %.4f, cooling %.4f, "
+		    "depreciation %.4f); the same GPU-hours in the cloud: %.4f\n",
+		    sum.gpu_hours, sum.kwh, sum.total, sum.electricity, sum.cooling,
+		    sum.depreciation, sum.cloud);
 	}
 	gp_table_destroy(&t);
 out1:
@@ -411,13 +413,13 @@ static int cmd_fetch(struct gpool *g, char **args, int nargs, gp_error_t *err)
 			gp_errprintf(err, "out of memory");
 	}
 	if (sets) {
-		struct gp_xfer_stats st = { 0 };
+		struct gp_xfer_stats st = {0};
 		const char *dir = g->dir ? g->dir : ".";
 		rc = 0;
 		for (size_t i = 0; i < sets->n_sets && rc == 0; i++)
 			if (gp_xfer_download(c, id, "collect", sets->sets[i]->name,
-					     sets->sets[i]->entries, sets->sets[i]->n_entries, dir, &st,
-					     err) < 0)
+					     sets->sets[i]->entries, sets->sets[i]->n_entries, dir,
+					     &st, err) < 0)
 				rc = 1;
 		if (rc == 0) {
 			char what[128];
@@ -439,7 +441,8 @@ static int cmd_ckpt(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	}
 	bool put = !strcmp(args[0], "put");
 	if (!g->job && !g->common.config && !g->common.scheduler)
-		return (put ? gp_ckpt_put(args[1], args[2], err) : gp_ckpt_get(args[1], args[2], err)) < 0
+		return (put ? gp_ckpt_put(args[1], args[2], err)
+			    : gp_ckpt_get(args[1], args[2], err)) < 0
 			   ? 1
 			   : 0;
 	uint64_t job = g->job;
@@ -457,8 +460,8 @@ static int cmd_ckpt(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	if (c)
 		rc = (put ? gp_ckpt_put_job(c, job, args[1], args[2], err)
 			  : gp_ckpt_get_job(c, job, args[1], args[2], err)) < 0
-			     ? 1
-			     : 0;
+			 ? 1
+			 : 0;
 	gp_session_destroy(&s);
 	return rc;
 }
@@ -472,10 +475,13 @@ static const struct {
     {"release", cmd_release, "release JOB...         let held jobs start"},
     {"priority", cmd_priority, "priority JOB N         set a pending job's priority"},
     {"scale", cmd_scale, "scale JOB N            keep N replicas of a service running"},
-    {"update", cmd_update, "update JOB -- CMD...   a service's new command: replicas replaced one by one"},
-    {"power", cmd_power, "power                  each PC's power need against its PSU, the cluster's"},
+    {"update", cmd_update,
+     "update JOB -- CMD...   a service's new command: replicas replaced one by one"},
+    {"power", cmd_power,
+     "power                  each PC's power need against its PSU, the cluster's"},
     {"cost", cmd_cost, "cost [JOB...]          cost of jobs on cards (--since, --until, --json)"},
-    {"fetch", cmd_fetch, "fetch JOB              the files the job's --collect brought back (--dir)"},
+    {"fetch", cmd_fetch,
+     "fetch JOB              the files the job's --collect brought back (--dir)"},
     {"ckpt", cmd_ckpt, "ckpt put|get NAME FILE a checkpoint of the job (inside a task, or --job)"},
     {"version", cmd_version, "version                this program's version"},
 };

@@ -211,8 +211,8 @@ int main(int argc, char **argv)
 		if (priced && gp_job_cost(&fl, &prices, jr->jobs[0], gp_now(), &c) > 0)
 			printf("   Cost=%.4f Electricity=%.4f Cooling=%.4f Depreciation=%.4f "
 			       "GPUHours=%.3f Energy=%.4fkWh CloudCost=%.4f\n",
-			       c.total, c.electricity, c.cooling, c.depreciation, c.gpu_hours, c.kwh,
-			       c.cloud);
+			       c.total, c.electricity, c.cooling, c.depreciation, c.gpu_hours,
+			       c.kwh, c.cloud);
 		goto out;
 	}
 	if (g.format) {

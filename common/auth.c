@@ -82,9 +82,9 @@ struct status_map {
 };
 
 static const struct status_map status_table[] = {
-	{ EMUNGE_CRED_EXPIRED, GP_AUTH_EXPIRED },   { EMUNGE_CRED_REWOUND, GP_AUTH_EXPIRED },
-	{ EMUNGE_CRED_REPLAYED, GP_AUTH_REPLAYED }, { EMUNGE_SOCKET, GP_AUTH_UNAVAILABLE },
-	{ EMUNGE_TIMEOUT, GP_AUTH_UNAVAILABLE },
+    {EMUNGE_CRED_EXPIRED, GP_AUTH_EXPIRED},   {EMUNGE_CRED_REWOUND, GP_AUTH_EXPIRED},
+    {EMUNGE_CRED_REPLAYED, GP_AUTH_REPLAYED}, {EMUNGE_SOCKET, GP_AUTH_UNAVAILABLE},
+    {EMUNGE_TIMEOUT, GP_AUTH_UNAVAILABLE},
 };
 
 int gp_auth_decode(gp_auth_t *a, const char *cred, void **payload, size_t *len, uid_t *uid,

@@ -16,7 +16,7 @@ typedef struct gp_auth gp_auth_t;
 /* Outcome classes of a decode, mapped from MUNGE's error codes. */
 enum gp_auth_status {
 	GP_AUTH_OK = 0,
-	GP_AUTH_INVALID,  /* forged, corrupt, or made with another key */
+	GP_AUTH_INVALID, /* forged, corrupt, or made with another key */
 	GP_AUTH_EXPIRED,
 	GP_AUTH_REPLAYED,
 	GP_AUTH_UNAVAILABLE, /* munged does not answer */

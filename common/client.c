@@ -48,10 +48,12 @@ gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t p
 	c->zctx = zmq_ctx_new();
 	if (!c->zctx || !(c->sock = zmq_socket(c->zctx, ZMQ_DEALER)))
 		goto fail;
-	struct gp_ep_config ec = { .sock = c->sock, .auth = c->auth,
-				   .max_message = (size_t)gp_config_int(cfg, "max_message"),
-				   .peer_only = true, .blocking_send = true,
-				   .peer_name = "the scheduler" };
+	struct gp_ep_config ec = {.sock = c->sock,
+				  .auth = c->auth,
+				  .max_message = (size_t)gp_config_int(cfg, "max_message"),
+				  .peer_only = true,
+				  .blocking_send = true,
+				  .peer_name = "the scheduler"};
 	if (!(c->ep = gp_endpoint_create(&ec)))
 		goto fail;
 	gp_endpoint_set_peer_uid(c->ep, peer_uid);
@@ -93,13 +95,13 @@ const char *gp_client_user(const gp_client_t *c)
 
 int gp_client_send(gp_client_t *c, Gpool__Msg *m, uint64_t *id, gp_error_t *err)
 {
-	gp_batch_t b = { 0 };
+	gp_batch_t b = {0};
 	m->id = c->next_id++;
 	if (gp_batch_add(&b, m) < 0) {
 		gp_batch_release(&b);
 		return gp_errprintf(err, "out of memory");
 	}
-	gp_error_t e2 = { { 0 } };
+	gp_error_t e2 = {{0}};
 	int rc = gp_endpoint_send(c->ep, NULL, 0, &b, &e2);
 	gp_batch_release(&b);
 	if (rc < 0)
@@ -125,7 +127,7 @@ Gpool__Msg *gp_client_recv(gp_client_t *c, uint64_t id, int timeout_ms, gp_error
 			gp_errprintf(err, "no answer from the scheduler (is gschedd running?)");
 			return NULL;
 		}
-		zmq_pollitem_t pi = { c->sock, 0, ZMQ_POLLIN, 0 };
+		zmq_pollitem_t pi = {c->sock, 0, ZMQ_POLLIN, 0};
 		int rc = zmq_poll(&pi, 1, timeout_ms < 0 ? -1 : (long)left);
 		if (rc < 0) {
 			if (errno == EINTR)
@@ -136,7 +138,7 @@ Gpool__Msg *gp_client_recv(gp_client_t *c, uint64_t id, int timeout_ms, gp_error
 		if (rc == 0)
 			continue;
 		struct gp_ep_envelope env;
-		gp_error_t e2 = { { 0 } };
+		gp_error_t e2 = {{0}};
 		Gpool__Batch *b = gp_endpoint_recv(c->ep, false, &env, &e2);
 		if (!b && errno == EAGAIN)
 			continue;

@@ -21,7 +21,7 @@ enum gp_conf_type { GP_CONF_STR, GP_CONF_INT, GP_CONF_BOOL, GP_CONF_DURATION, GP
 
 struct gp_conf_key {
 	const char *name;
-	unsigned progs;		/* mask of enum gp_prog */
+	unsigned progs; /* mask of enum gp_prog */
 	enum gp_conf_type type;
 	const char *def;
 	const char *help;

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *names[] = { "error", "warning", "info", "debug" };
+static const char *names[] = {"error", "warning", "info", "debug"};
 static char progname[64] = "gpool";
 static int cur_level = GP_LOG_INFO;
 static FILE *out;

@@ -18,13 +18,13 @@ void gp_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* Parse "err|warn|info|debug"; -1 if unknown. */
 int gp_log_level_parse(const char *s);
 
-#define gp_err(...) gp_log(GP_LOG_ERR, __VA_ARGS__)
+#define gp_err(...)  gp_log(GP_LOG_ERR, __VA_ARGS__)
 #define gp_warn(...) gp_log(GP_LOG_WARN, __VA_ARGS__)
 #define gp_info(...) gp_log(GP_LOG_INFO, __VA_ARGS__)
-#define gp_debug(...)                                   \
-	do {                                            \
-		if (gp_log_level() >= GP_LOG_DEBUG)     \
-			gp_log(GP_LOG_DEBUG, __VA_ARGS__); \
+#define gp_debug(...)                                                                              \
+	do {                                                                                       \
+		if (gp_log_level() >= GP_LOG_DEBUG)                                                \
+			gp_log(GP_LOG_DEBUG, __VA_ARGS__);                                         \
 	} while (0)
 
 #endif

@@ -49,10 +49,20 @@ struct unit {
 };
 
 static const struct unit size_units[] = {
-	{ "", 0 },     { "b", 1 },	       { "k", 1ULL << 10 },    { "kb", 1ULL << 10 },
-	{ "kib", 1ULL << 10 }, { "m", 1ULL << 20 }, { "mb", 1ULL << 20 }, { "mib", 1ULL << 20 },
-	{ "g", 1ULL << 30 },   { "gb", 1ULL << 30 }, { "gib", 1ULL << 30 }, { "t", 1ULL << 40 },
-	{ "tb", 1ULL << 40 },  { "tib", 1ULL << 40 },
+    {"", 0},
+    {"b", 1},
+    {"k", 1ULL << 10},
+    {"kb", 1ULL << 10},
+    {"kib", 1ULL << 10},
+    {"m", 1ULL << 20},
+    {"mb", 1ULL << 20},
+    {"mib", 1ULL << 20},
+    {"g", 1ULL << 30},
+    {"gb", 1ULL << 30},
+    {"gib", 1ULL << 30},
+    {"t", 1ULL << 40},
+    {"tb", 1ULL << 40},
+    {"tib", 1ULL << 40},
 };
 
 int gp_parse_size(const char *s, uint64_t def_unit, uint64_t *bytes)

@@ -62,7 +62,7 @@ int gp_read_file(const char *path, size_t max, uint8_t **data, size_t *len)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	gp_buf_t b = { 0 };
+	gp_buf_t b = {0};
 	while (1) {
 		if (gp_buf_reserve(&b, 65536) < 0)
 			goto fail;
@@ -89,7 +89,7 @@ int gp_read_file(const char *path, size_t max, uint8_t **data, size_t *len)
 	*data = b.data;
 	*len = b.len;
 	return 0;
-fail: {
+fail : {
 	int e = errno;
 	close(fd);
 	gp_buf_release(&b);

@@ -25,7 +25,7 @@ struct gp_wire {
 int gp_batch_add(gp_batch_t *b, const Gpool__Msg *m)
 {
 	Gpool__Batch one = GPOOL__BATCH__INIT;
-	Gpool__Msg *msgs[1] = { (Gpool__Msg *)m };
+	Gpool__Msg *msgs[1] = {(Gpool__Msg *)m};
 	one.n_msgs = 1;
 	one.msgs = msgs;
 	size_t n = gpool__batch__get_packed_size(&one);
@@ -40,7 +40,7 @@ int gp_batch_add(gp_batch_t *b, const Gpool__Msg *m)
 uint8_t *gp_batch_member(const Gpool__Msg *m, size_t *len)
 {
 	Gpool__Batch one = GPOOL__BATCH__INIT;
-	Gpool__Msg *msgs[1] = { (Gpool__Msg *)m };
+	Gpool__Msg *msgs[1] = {(Gpool__Msg *)m};
 	one.n_msgs = 1;
 	one.msgs = msgs;
 	*len = gpool__batch__get_packed_size(&one);
@@ -95,8 +95,8 @@ void gp_wire_destroy(gp_wire_t **p)
 	*p = NULL;
 }
 
-void gp_wire_digest(uint32_t version, uint64_t epoch, uint64_t seq, const uint8_t *body,
-		    size_t len, uint8_t out[32])
+void gp_wire_digest(uint32_t version, uint64_t epoch, uint64_t seq, const uint8_t *body, size_t len,
+		    uint8_t out[32])
 {
 	uint8_t hdr[6 + 4 + 8 + 8];
 	memcpy(hdr, "gpool1", 6);
@@ -159,7 +159,8 @@ Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp
 {
 	memset(from, 0, sizeof(*from));
 	if (len > w->max_message) {
-		gp_errprintf(err, "message of %zu bytes is over the limit of %zu", len, w->max_message);
+		gp_errprintf(err, "message of %zu bytes is over the limit of %zu", len,
+			     w->max_message);
 		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_TOO_LARGE);
 	}
 	Gpool__Envelope *env = gpool__envelope__unpack(NULL, len, data);
@@ -168,8 +169,8 @@ Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp
 		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_MALFORMED);
 	}
 	if (env->version != GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION) {
-		gp_errprintf(err, "peer speaks protocol version %u, this side speaks %d", env->version,
-			     GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION);
+		gp_errprintf(err, "peer speaks protocol version %u, this side speaks %d",
+			     env->version, GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION);
 		gpool__envelope__free_unpacked(env, NULL);
 		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_VERSION);
 	}
@@ -185,21 +186,25 @@ Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp
 			gpool__envelope__free_unpacked(env, NULL);
 			return refuse(w, code, GPOOL__ERROR_CODE__ERROR_AUTH);
 		}
-		int rc = gp_auth_decode(w->auth, cred, &payload, &plen, &from->uid, &from->gid, &st, err);
+		int rc = gp_auth_decode(w->auth, cred, &payload, &plen, &from->uid, &from->gid, &st,
+					err);
 		free(cred);
 		if (rc < 0) {
 			gpool__envelope__free_unpacked(env, NULL);
 			return refuse(w, code,
-				      st == GP_AUTH_EXPIRED	  ? GPOOL__ERROR_CODE__ERROR_EXPIRED
-				      : st == GP_AUTH_REPLAYED	  ? GPOOL__ERROR_CODE__ERROR_REPLAY
-				      : st == GP_AUTH_UNAVAILABLE ? GPOOL__ERROR_CODE__ERROR_UNAVAILABLE
-								  : GPOOL__ERROR_CODE__ERROR_AUTH);
+				      st == GP_AUTH_EXPIRED    ? GPOOL__ERROR_CODE__ERROR_EXPIRED
+				      : st == GP_AUTH_REPLAYED ? GPOOL__ERROR_CODE__ERROR_REPLAY
+				      : st == GP_AUTH_UNAVAILABLE
+					  ? GPOOL__ERROR_CODE__ERROR_UNAVAILABLE
+					  : GPOOL__ERROR_CODE__ERROR_AUTH);
 		}
-		gp_wire_digest(env->version, env->epoch, env->seq, env->body.data, env->body.len, h);
+		gp_wire_digest(env->version, env->epoch, env->seq, env->body.data, env->body.len,
+			       h);
 		int match = plen == sizeof(h) && memcmp(payload, h, sizeof(h)) == 0;
 		free(payload);
 		if (!match) {
-			gp_errprintf(err, "credential does not match the message (altered in transit?)");
+			gp_errprintf(err,
+				     "credential does not match the message (altered in transit?)");
 			gpool__envelope__free_unpacked(env, NULL);
 			return refuse(w, code, GPOOL__ERROR_CODE__ERROR_AUTH);
 		}
@@ -211,19 +216,20 @@ Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp
 		gpool__envelope__free_unpacked(env, NULL);
 		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_MALFORMED);
 	}
-	if (w->auth &&
-	    gp_replay_check(w->replay, from->uid, env->epoch, env->seq, b->n_msgs, gp_mono_ms() / 1e3) < 0) {
+	if (w->auth && gp_replay_check(w->replay, from->uid, env->epoch, env->seq, b->n_msgs,
+				       gp_mono_ms() / 1e3) < 0) {
 		bool full = errno == ENOSPC || errno == ENOMEM;
 		if (full)
-			gp_errprintf(err, "no room to track a new sender (uid %u): %s", (unsigned)from->uid,
-				     strerror(errno));
+			gp_errprintf(err, "no room to track a new sender (uid %u): %s",
+				     (unsigned)from->uid, strerror(errno));
 		else
-			gp_errprintf(err, "replayed message (uid %u, sequence %llu)", (unsigned)from->uid,
-				     (unsigned long long)env->seq);
+			gp_errprintf(err, "replayed message (uid %u, sequence %llu)",
+				     (unsigned)from->uid, (unsigned long long)env->seq);
 		gpool__batch__free_unpacked(b, NULL);
 		gpool__envelope__free_unpacked(env, NULL);
-		return refuse(w, code, full ? GPOOL__ERROR_CODE__ERROR_UNAVAILABLE
-					    : GPOOL__ERROR_CODE__ERROR_REPLAY);
+		return refuse(w, code,
+			      full ? GPOOL__ERROR_CODE__ERROR_UNAVAILABLE
+				   : GPOOL__ERROR_CODE__ERROR_REPLAY);
 	}
 	gpool__envelope__free_unpacked(env, NULL);
 	w->st.opened++;
@@ -249,20 +255,20 @@ void gp_msg_error(Gpool__Msg *m, Gpool__Error *e, uint64_t id, Gpool__ErrorCode 
 }
 
 static const char *const code_names[] = {
-	[GPOOL__ERROR_CODE__ERROR_NONE] = "none",
-	[GPOOL__ERROR_CODE__ERROR_VERSION] = "protocol version mismatch",
-	[GPOOL__ERROR_CODE__ERROR_AUTH] = "authentication failed",
-	[GPOOL__ERROR_CODE__ERROR_REPLAY] = "replayed credential",
-	[GPOOL__ERROR_CODE__ERROR_EXPIRED] = "expired credential",
-	[GPOOL__ERROR_CODE__ERROR_MALFORMED] = "malformed message",
-	[GPOOL__ERROR_CODE__ERROR_TOO_LARGE] = "message too large",
-	[GPOOL__ERROR_CODE__ERROR_RATE] = "rate limited",
-	[GPOOL__ERROR_CODE__ERROR_INVALID] = "invalid request",
-	[GPOOL__ERROR_CODE__ERROR_NOT_FOUND] = "not found",
-	[GPOOL__ERROR_CODE__ERROR_PERMISSION] = "permission denied",
-	[GPOOL__ERROR_CODE__ERROR_STATE] = "not possible in this state",
-	[GPOOL__ERROR_CODE__ERROR_UNAVAILABLE] = "unavailable",
-	[GPOOL__ERROR_CODE__ERROR_UNEXPECTED] = "unexpected message",
+    [GPOOL__ERROR_CODE__ERROR_NONE] = "none",
+    [GPOOL__ERROR_CODE__ERROR_VERSION] = "protocol version mismatch",
+    [GPOOL__ERROR_CODE__ERROR_AUTH] = "authentication failed",
+    [GPOOL__ERROR_CODE__ERROR_REPLAY] = "replayed credential",
+    [GPOOL__ERROR_CODE__ERROR_EXPIRED] = "expired credential",
+    [GPOOL__ERROR_CODE__ERROR_MALFORMED] = "malformed message",
+    [GPOOL__ERROR_CODE__ERROR_TOO_LARGE] = "message too large",
+    [GPOOL__ERROR_CODE__ERROR_RATE] = "rate limited",
+    [GPOOL__ERROR_CODE__ERROR_INVALID] = "invalid request",
+    [GPOOL__ERROR_CODE__ERROR_NOT_FOUND] = "not found",
+    [GPOOL__ERROR_CODE__ERROR_PERMISSION] = "permission denied",
+    [GPOOL__ERROR_CODE__ERROR_STATE] = "not possible in this state",
+    [GPOOL__ERROR_CODE__ERROR_UNAVAILABLE] = "unavailable",
+    [GPOOL__ERROR_CODE__ERROR_UNEXPECTED] = "unexpected message",
 };
 
 const char *gp_error_code_name(Gpool__ErrorCode code)

@@ -42,7 +42,7 @@ static void kill_attempt(struct gsched *s, int node, uint64_t job, uint32_t atte
 }
 
 #define LOST_AFTER_HEARTBEATS 2
-#define LOST_GRACE_SEC 5.0
+#define LOST_GRACE_SEC	      5.0
 
 /* What the agent holds against what the scheduler believes runs there:
  *  - a held task of the current attempt is re-adopted (an exited one is recorded as exited:
@@ -100,11 +100,12 @@ static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t
 				continue;
 			bool listed = false;
 			for (size_t i = 0; i < n && !listed; i++)
-				listed = held[i]->job_id == j->id && held[i]->attempt == j->attempt &&
-					 held[i]->rank == r;
+				listed = held[i]->job_id == j->id &&
+					 held[i]->attempt == j->attempt && held[i]->rank == r;
 			if (listed)
 				continue;
-			if (++t->missing < LOST_AFTER_HEARTBEATS || now - j->start_time < LOST_GRACE_SEC)
+			if (++t->missing < LOST_AFTER_HEARTBEATS ||
+			    now - j->start_time < LOST_GRACE_SEC)
 				continue;
 			struct job **nl = realloc(lost, (nlost + 1) * sizeof(*nl));
 			uint32_t *nr = realloc(lost_rank, (nlost + 1) * sizeof(*nr));
@@ -151,11 +152,13 @@ void agent_register(struct req *r)
 	}
 	if (reg->cpus == 0 || reg->cpus > 4096) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "node '%s' offers %u CPUs: must be 1..4096", reg->name, reg->cpus);
+				   "node '%s' offers %u CPUs: must be 1..4096", reg->name,
+				   reg->cpus);
 		return;
 	}
 	int prev = nodes_find(s->nodes, reg->name);
-	bool was_down = prev >= 0 && nodes_get(s->nodes, prev)->state == GPOOL__NODE_STATE__NODE_DOWN;
+	bool was_down =
+	    prev >= 0 && nodes_get(s->nodes, prev)->state == GPOOL__NODE_STATE__NODE_DOWN;
 	int idx = nodes_register(s->nodes, reg, r->rid, r->rid_len);
 	if (idx < 0) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "cannot register node");
@@ -198,7 +201,8 @@ static struct node *live_node(struct req *r)
 {
 	if (r->node < 0) {
 		gp_warn("%s from an unregistered node at %s: refused",
-			r->msg->m_case == GPOOL__MSG__M_HEARTBEAT ? "heartbeat" : "agent message", r->addr);
+			r->msg->m_case == GPOOL__MSG__M_HEARTBEAT ? "heartbeat" : "agent message",
+			r->addr);
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNEXPECTED,
 				   "node is not registered: register first");
 		return NULL;

@@ -18,7 +18,7 @@
 
 struct gpu_req {
 	uint32_t per_task;
-	uint64_t mem_min; /* bytes of VRAM */
+	uint64_t mem_min;     /* bytes of VRAM */
 	Gpool__Vendor vendor; /* VENDOR_NONE: any */
 	char *model;	      /* fnmatch pattern or NULL */
 	double cc_min;	      /* 0: any */

@@ -24,7 +24,7 @@
 #include "scheduler/plan.h"
 
 #define MAX_TASKS 65536
-#define MAX_LIST 4096
+#define MAX_LIST  4096
 
 static bool valid_token(const char *s, size_t max)
 {
@@ -297,7 +297,8 @@ void client_submit(struct req *r)
 		free(arr);
 		gpu_req_free(gpu);
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-				   "the queue is full (%llu jobs)", (unsigned long long)s->max_jobs);
+				   "the queue is full (%llu jobs)",
+				   (unsigned long long)s->max_jobs);
 		return;
 	}
 	Gpool__JobSpec *sp = sr->spec;
@@ -470,7 +471,7 @@ void client_job_query(struct req *r)
 {
 	struct gsched *s = r->s;
 	Gpool__JobQuery *q = r->msg->job_query;
-	struct qctx c = { .s = s, .q = q, .limit = q->limit ? q->limit : 100000 };
+	struct qctx c = {.s = s, .q = q, .limit = q->limit ? q->limit : 100000};
 	if (q->n_ids) {
 		for (size_t i = 0; i < q->n_ids; i++) {
 			struct job *j = jobs_get(s->jobs, q->ids[i]);
@@ -487,8 +488,10 @@ void client_job_query(struct req *r)
 			}
 			add_info(&c, j);
 			/* a detailed answer names the command too (the spec lives in the store) */
-			Gpool__JobSpec *full = q->n_ids <= 16 ? store_job_spec(s->store, j->id) : NULL;
-			Gpool__JobSpec **ns = full ? realloc(c.specs, (c.nspecs + 1) * sizeof(*ns)) : NULL;
+			Gpool__JobSpec *full =
+			    q->n_ids <= 16 ? store_job_spec(s->store, j->id) : NULL;
+			Gpool__JobSpec **ns =
+			    full ? realloc(c.specs, (c.nspecs + 1) * sizeof(*ns)) : NULL;
 			if (ns && c.n && c.infos[c.n - 1]->spec) {
 				c.specs = ns;
 				c.specs[c.nspecs++] = full;
@@ -566,7 +569,8 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 	struct gsched *s = r->s;
 	Gpool__JobControl *c = r->msg->job_control;
 	bool pending = j->state == GPOOL__JOB_STATE__PENDING;
-	bool live = j->state == GPOOL__JOB_STATE__RUNNING || j->state == GPOOL__JOB_STATE__COMPLETING;
+	bool live =
+	    j->state == GPOOL__JOB_STATE__RUNNING || j->state == GPOOL__JOB_STATE__COMPLETING;
 	if (!may_act(r, j)) {
 		snprintf(text, len, "belongs to %s: permission denied", j->user);
 		return GPOOL__ERROR_CODE__ERROR_PERMISSION;
@@ -638,11 +642,13 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	case GPOOL__JOB_ACTION__JOB_UPDATE:
 		if (service_update(s, j, c->argv, c->n_argv, text, len) < 0)
-			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID : GPOOL__ERROR_CODE__ERROR_STATE;
+			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID
+				      : GPOOL__ERROR_CODE__ERROR_STATE;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	case GPOOL__JOB_ACTION__JOB_SCALE:
 		if (service_scale(s, j, c->value, text, len) < 0)
-			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID : GPOOL__ERROR_CODE__ERROR_STATE;
+			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID
+				      : GPOOL__ERROR_CODE__ERROR_STATE;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	default:
 		snprintf(text, len, "unknown action %d", c->action);
@@ -780,7 +786,8 @@ void client_job_control(struct req *r)
 					 gp_job_state_name(old->state));
 			else
 				snprintf(text[i], sizeof(text[i]), "not found");
-			code = old ? GPOOL__ERROR_CODE__ERROR_STATE : GPOOL__ERROR_CODE__ERROR_NOT_FOUND;
+			code = old ? GPOOL__ERROR_CODE__ERROR_STATE
+				   : GPOOL__ERROR_CODE__ERROR_NOT_FOUND;
 			job_free(old);
 		} else {
 			code = control_one(r, j, text[i], sizeof(text[i]));
@@ -841,8 +848,8 @@ void client_node_query(struct req *r)
 		bool back = false;
 		for (int x = 0; x < nn; x++) {
 			struct node *n = nodes_get(s->nodes, x);
-			if (!strcmp(n->name, ref[i].name) && n->state != GPOOL__NODE_STATE__NODE_DOWN &&
-			    n->last_heard > ref[i].last)
+			if (!strcmp(n->name, ref[i].name) &&
+			    n->state != GPOOL__NODE_STATE__NODE_DOWN && n->last_heard > ref[i].last)
 				back = true;
 		}
 		if (back)
@@ -902,7 +909,8 @@ void client_node_control(struct req *r)
 		free(n->reason);
 		n->reason = drain ? strdup(c->reason && *c->reason ? c->reason : "drained") : NULL;
 		if (n->state != GPOOL__NODE_STATE__NODE_DOWN)
-			n->state = drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
+			n->state =
+			    drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
 		if (drain)
 			service_node_drained(s, idx);
 	}
@@ -910,7 +918,8 @@ void client_node_control(struct req *r)
 	if (c->card >= 0)
 		snprintf(which, sizeof(which), " card %d", c->card);
 	gp_info("node %s%s %s by uid %u%s%s", n->name, which, drain ? "drained" : "resumed",
-		(unsigned)r->from.uid, drain ? ": " : "", drain ? (c->reason ? c->reason : "") : "");
+		(unsigned)r->from.uid, drain ? ": " : "",
+		drain ? (c->reason ? c->reason : "") : "");
 	s->plan_dirty = true;
 	Gpool__NodeControlReply rep = GPOOL__NODE_CONTROL_REPLY__INIT;
 	Gpool__Msg m = GPOOL__MSG__INIT;
@@ -1004,7 +1013,7 @@ void client_card_report(struct req *r)
 				   "only root or the agents' account may grade cards");
 		return;
 	}
-	static const char *const grades[] = { "good", "warn", "fail" };
+	static const char *const grades[] = {"good", "warn", "fail"};
 	bool known = false;
 	for (size_t i = 0; i < sizeof(grades) / sizeof(grades[0]); i++)
 		known |= c->grade && strcmp(c->grade, grades[i]) == 0;
@@ -1016,8 +1025,8 @@ void client_card_report(struct req *r)
 	int idx = nodes_find(s->nodes, c->node);
 	struct node *n = nodes_get(s->nodes, idx);
 	if (!n || c->card >= n->n_cards) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "no card %u on node '%.64s'",
-				   c->card, c->node);
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
+				   "no card %u on node '%.64s'", c->card, c->node);
 		return;
 	}
 	char why[256];

@@ -59,9 +59,9 @@ struct gsched {
 	struct http *http; /* NULL: no HTTP server (http_listen empty) */
 	struct retention *retention;
 	struct gp_u64map *running; /* id -> job, RUNNING or COMPLETING */
-	uint64_t *svc_ids; /* the active services (service.c) */
+	uint64_t *svc_ids;	   /* the active services (service.c) */
 	size_t nsvc, capsvc;
-	bool plan_dirty; /* queue or resources changed since the last placement pass */
+	bool plan_dirty;    /* queue or resources changed since the last placement pass */
 	uint64_t dep_epoch; /* changes with every job saved: dependencies may have changed */
 	volatile int stop;
 	volatile int reload; /* SIGHUP seen: settings_reload at the next pass */
@@ -99,7 +99,7 @@ struct req {
 /* Queue a reply to the sender of r. durable: sent only after the open transaction commits. */
 int gsched_reply(struct req *r, Gpool__Msg *m, bool durable);
 int gsched_reply_error(struct req *r, Gpool__ErrorCode code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Queue an order to a node's agent (durable). */
 int gsched_send_node(struct gsched *s, int node, Gpool__Msg *m);
 

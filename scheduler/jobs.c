@@ -300,7 +300,8 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 				if (!colon)
 					break;
 				*colon = '\0';
-				sscanf(colon + 1, "%u:%u:%u:%d:%d:%llx", &l, &cpu, &st, &status, &oom, &c);
+				sscanf(colon + 1, "%u:%u:%u:%d:%d:%llx", &l, &cpu, &st, &status,
+				       &oom, &c);
 				names[n] = it;
 				lr[n] = (uint16_t)l;
 				cards[n] = c;
@@ -320,7 +321,8 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 		for (uint32_t i = 0; i < n; i++) {
 			gpool__task_placement__init(&tp[i]);
 			tp[i].rank = i;
-			tp[i].node = strcpy(namebuf + nb, names[i]); /* tasks[0]->node owns namebuf */
+			tp[i].node =
+			    strcpy(namebuf + nb, names[i]); /* tasks[0]->node owns namebuf */
 			nb += strlen(names[i]) + 1;
 			tp[i].local_rank = lr[i];
 			tp[i].cards = cardv + (size_t)i * 64;

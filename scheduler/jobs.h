@@ -31,15 +31,15 @@ enum pend_reason {
 const char *pend_reason_name(enum pend_reason r);
 
 struct task {
-	int node;	     /* index into the node table */
+	int node; /* index into the node table */
 	uint16_t local_rank;
-	uint8_t state;	     /* 0 not started, 1 started, 2 exited */
+	uint8_t state; /* 0 not started, 1 started, 2 exited */
 	bool oom;
-	int32_t status;	     /* wait status */
+	int32_t status;		   /* wait status */
 	uint64_t out_off, err_off; /* next expected output offsets */
-	uint16_t cpu_first;  /* first CPU index on the node, cpus_per_task of them */
-	uint64_t cards;      /* the node's cards it holds, a bit each */
-	uint8_t missing;     /* heartbeats in a row that did not list it */
+	uint16_t cpu_first;	   /* first CPU index on the node, cpus_per_task of them */
+	uint64_t cards;		   /* the node's cards it holds, a bit each */
+	uint8_t missing;	   /* heartbeats in a row that did not list it */
 };
 
 struct job {
@@ -53,15 +53,15 @@ struct job {
 	int32_t priority;
 	bool hold;
 	bool no_requeue;
-	bool screen;   /* a screening job (root or the agents' account submitted it) */
-	bool durable;  /* its submission is committed */
-	bool in_txn;   /* written in the open transaction */
+	bool screen;  /* a screening job (root or the agents' account submitted it) */
+	bool durable; /* its submission is committed */
+	bool in_txn;  /* written in the open transaction */
 	enum pend_reason reason;
 	char *end_reason; /* free text: why it ended or failed to start */
 	double submit_time, start_time, end_time, reserved_start;
 	int32_t exit_code;
 	uint32_t ntasks, cpus_per_task, nodes_min, nodes_max;
-	uint64_t mem_mb; /* per node */
+	uint64_t mem_mb;     /* per node */
 	uint32_t time_limit; /* seconds, 0: none */
 	struct gpu_req *gpu; /* NULL: no card asked */
 	char *reason_detail; /* more about a pending reason ("waiting for 4 cards") */
@@ -75,10 +75,10 @@ struct job {
 	int64_t kill_sent_ms;
 	double cpu_sec;
 	uint64_t max_rss_kb;
-	double energy_j; /* of its cards: counters, else power samples, else power limits */
+	double energy_j;	 /* of its cards: counters, else power samples, else power limits */
 	uint32_t energy_sources; /* a bit (1 << Gpool__EnergySource) per way energy_j was found */
 	uint32_t tasks_exited;
-	size_t qpos; /* position in the pending queue, or SIZE_MAX */
+	size_t qpos;	      /* position in the pending queue, or SIZE_MAX */
 	char *placement_text; /* as loaded from the store, until resolved into tasks */
 	/* job arrays (docs/arrays.md): every task is a job of its own */
 	uint64_t array_job_id; /* the array's id (its first task's id), 0: not an array task */
@@ -90,15 +90,15 @@ struct job {
 	bool deps_any;	     /* '?': one satisfied is enough */
 	uint64_t deps_epoch; /* gsched's dep_epoch when last evaluated */
 	/* services (service.c) */
-	bool service;		/* a service job (as loaded: its svc is made at start-up) */
-	struct svc *svc;	/* a service job: its replica set; NULL for any other job */
-	uint64_t svc_of;	/* a replica: its service's id; 0 for any other job */
-	uint32_t svc_index;	/* a replica: which one */
-	uint32_t port;		/* a replica: the port its agent gave it, 0: not known */
-	uint32_t quick_fails;	/* a replica: ends in a row soon after starting */
-	int64_t not_before_ms;	/* a replica waiting out its restart backoff (monotonic) */
-	uint8_t svc_end;	/* a replica: what its next end means (enum svc_end) */
-	bool svc_stale;		/* a replica still running the command before an update */
+	bool service;	       /* a service job (as loaded: its svc is made at start-up) */
+	struct svc *svc;       /* a service job: its replica set; NULL for any other job */
+	uint64_t svc_of;       /* a replica: its service's id; 0 for any other job */
+	uint32_t svc_index;    /* a replica: which one */
+	uint32_t port;	       /* a replica: the port its agent gave it, 0: not known */
+	uint32_t quick_fails;  /* a replica: ends in a row soon after starting */
+	int64_t not_before_ms; /* a replica waiting out its restart backoff (monotonic) */
+	uint8_t svc_end;       /* a replica: what its next end means (enum svc_end) */
+	bool svc_stale;	       /* a replica still running the command before an update */
 };
 
 struct jobs;

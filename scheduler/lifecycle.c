@@ -118,7 +118,7 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	running_add(s, j);
 
 	/* the node list in rank order, each node once */
-	gp_buf_t nl = { 0 };
+	gp_buf_t nl = {0};
 	for (int n = 0; n < nn; n++)
 		local[n] = 0;
 	for (uint32_t i = 0; i < j->ntasks; i++) {
@@ -298,7 +298,7 @@ void energy_account(struct gsched *s, int node, Gpool__CardPower **p, size_t np)
 	if (dt > 3.0 * (double)s->heartbeat_ms / 1000.0)
 		dt = 3.0 * (double)s->heartbeat_ms / 1000.0; /* a gap: do not invent energy */
 	nd->energy_ms = now;
-	double delta[64] = { 0 };
+	double delta[64] = {0};
 	for (size_t k = 0; k < np; k++) {
 		uint32_t c = p[k]->card;
 		int src = reading_source(p[k]);
@@ -346,8 +346,9 @@ static void task_release(struct gsched *s, struct job *j, uint32_t i)
 	if (!nd)
 		return;
 	if (t->cards && nd->energy_ms) /* the part since the node's last accounting */
-		j->energy_j += limit_energy(nd, t->cards, (double)(gp_mono_ms() - nd->energy_ms) / 1000.0,
-					    &j->energy_sources);
+		j->energy_j +=
+		    limit_energy(nd, t->cards, (double)(gp_mono_ms() - nd->energy_ms) / 1000.0,
+				 &j->energy_sources);
 	node_cpus_free(nd, t->cpu_first, j->cpus_per_task);
 	nd->card_busy &= ~t->cards;
 	for (uint32_t k = 0; k < j->ntasks; k++)
@@ -412,7 +413,8 @@ static void job_finish(struct gsched *s, struct job *j)
 			failed = true;
 	}
 	if (j->kill_reason == GPOOL__JOB_STATE__CANCELLED ||
-	    j->kill_reason == GPOOL__JOB_STATE__TIMEOUT || j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL)
+	    j->kill_reason == GPOOL__JOB_STATE__TIMEOUT ||
+	    j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL)
 		st = j->kill_reason;
 	else if (oom)
 		st = GPOOL__JOB_STATE__OUT_OF_MEMORY;
@@ -430,8 +432,8 @@ static void job_finish(struct gsched *s, struct job *j)
 	s->plan_dirty = true;
 	gsched_save(s, j);
 	output_job_changed(s, j);
-	gp_debug("job %llu ended %s (exit code %d)", (unsigned long long)j->id, gp_job_state_name(st),
-		 code);
+	gp_debug("job %llu ended %s (exit code %d)", (unsigned long long)j->id,
+		 gp_job_state_name(st), code);
 }
 
 static void send_kill(struct gsched *s, int node, uint64_t job, uint32_t attempt, int sig,
@@ -557,8 +559,8 @@ int job_restore(struct gsched *s, struct job *j)
 		unsigned lr, cpu, st;
 		int status, oom;
 		unsigned long long cards = 0;
-		if (sscanf(item, "%255[^:]:%u:%u:%u:%d:%d:%llx", name, &lr, &cpu, &st, &status, &oom,
-			   &cards) < 6)
+		if (sscanf(item, "%255[^:]:%u:%u:%u:%d:%d:%llx", name, &lr, &cpu, &st, &status,
+			   &oom, &cards) < 6)
 			break;
 		tasks[i].cards = cards;
 		int n = nodes_placeholder(s->nodes, name);
@@ -595,19 +597,22 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
 {
 	struct job *j = jobs_get(s->jobs, ev->job_id);
 	if (!j) {
-		gp_warn("task event from %s for unknown job %llu: ignored", nodes_name(s->nodes, node),
-			(unsigned long long)ev->job_id);
+		gp_warn("task event from %s for unknown job %llu: ignored",
+			nodes_name(s->nodes, node), (unsigned long long)ev->job_id);
 		return;
 	}
-	bool live = j->state == GPOOL__JOB_STATE__RUNNING || j->state == GPOOL__JOB_STATE__COMPLETING;
+	bool live =
+	    j->state == GPOOL__JOB_STATE__RUNNING || j->state == GPOOL__JOB_STATE__COMPLETING;
 	if (ev->attempt != j->attempt || !live) {
 		/* a superseded attempt still runs somewhere: fence it */
 		if (ev->kind == GPOOL__TASK_EVENT_KIND__TASK_STARTED) {
-			gp_warn("job %llu: attempt %u reported by %s is not current (attempt %u, %s): "
-				"killing it",
-				(unsigned long long)j->id, ev->attempt, nodes_name(s->nodes, node),
-				j->attempt, gp_job_state_name(j->state));
-			send_kill(s, node, j->id, ev->attempt, SIGKILL, GPOOL__JOB_STATE__CANCELLED);
+			gp_warn(
+			    "job %llu: attempt %u reported by %s is not current (attempt %u, %s): "
+			    "killing it",
+			    (unsigned long long)j->id, ev->attempt, nodes_name(s->nodes, node),
+			    j->attempt, gp_job_state_name(j->state));
+			send_kill(s, node, j->id, ev->attempt, SIGKILL,
+				  GPOOL__JOB_STATE__CANCELLED);
 		}
 		return;
 	}
@@ -651,8 +656,9 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
 	    j->kill_reason == GPOOL__JOB_STATE__JOB_STATE_UNKNOWN) {
 		char why[128];
 		snprintf(why, sizeof(why), "rank %u failed (exit code %d)", ev->rank, code);
-		job_kill(s, j, j->tasks[ev->rank].oom ? GPOOL__JOB_STATE__OUT_OF_MEMORY
-						      : GPOOL__JOB_STATE__FAILED,
+		job_kill(s, j,
+			 j->tasks[ev->rank].oom ? GPOOL__JOB_STATE__OUT_OF_MEMORY
+						: GPOOL__JOB_STATE__FAILED,
 			 SIGTERM, j->end_reason ? NULL : why);
 	}
 }
@@ -704,7 +710,8 @@ void jobs_tick(struct gsched *s)
 	struct job **due = NULL;
 	size_t ndue = 0;
 	while ((j = running_iter(s, &pos))) {
-		if (j->state == GPOOL__JOB_STATE__RUNNING && j->deadline_ms && now >= j->deadline_ms) {
+		if (j->state == GPOOL__JOB_STATE__RUNNING && j->deadline_ms &&
+		    now >= j->deadline_ms) {
 			struct job **nd = realloc(due, (ndue + 1) * sizeof(*nd));
 			if (!nd)
 				break;

@@ -29,7 +29,7 @@
 #include "scheduler/store.h"
 #include "common/util.h"
 
-#define RECV_PER_PASS 512
+#define RECV_PER_PASS  512
 #define MIN_JOB_AGE_MS 300000 /* final jobs stay in memory this long (Slurm: MinJobAge) */
 
 int gsched_reply(struct req *r, Gpool__Msg *m, bool durable)
@@ -98,8 +98,8 @@ int gsched_run(struct gsched *s)
 		}
 		if (s->plan_dirty)
 			timeout = 0;
-		zmq_pollitem_t pi[2] = { { sock, 0, ZMQ_POLLIN, 0 },
-					 { s->http ? http_socket(s->http) : NULL, 0, ZMQ_POLLIN, 0 } };
+		zmq_pollitem_t pi[2] = {{sock, 0, ZMQ_POLLIN, 0},
+					{s->http ? http_socket(s->http) : NULL, 0, ZMQ_POLLIN, 0}};
 		int rc = zmq_poll(pi, s->http ? 2 : 1, timeout);
 		if (rc < 0 && errno != EINTR) {
 			gp_err("poll: %s", zmq_strerror(errno));

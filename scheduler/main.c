@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 {
 	struct gsched s;
 	memset(&s, 0, sizeof(s));
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	int help;
 	s.cfg = gp_config_create(GP_SCHED);
 	if (!s.cfg || gp_config_parse_args(s.cfg, argc, argv, &help, &err) < 0) {
@@ -154,7 +154,8 @@ int main(int argc, char **argv)
 	    !(s.output = output_create(s.state_dir, (uint64_t)gp_config_int(s.cfg, "output_limit"),
 				       &err)) ||
 	    !(s.nodes = nodes_create()) || !(s.running = gp_u64map_create()) ||
-	    !(s.rdv = rdv_create()) || !(s.metrics = metrics_create()) || !(s.jobs = jobs_create(store_max_job_id(s.store) + 1))) {
+	    !(s.rdv = rdv_create()) || !(s.metrics = metrics_create()) ||
+	    !(s.jobs = jobs_create(store_max_job_id(s.store) + 1))) {
 		gp_err("%s", err.text[0] ? err.text : "out of memory");
 		return 1;
 	}
@@ -187,10 +188,10 @@ int main(int argc, char **argv)
 	}
 	const char *hl = gp_config_str(s.cfg, "http_listen");
 	if (*hl) {
-		struct http_opts ho = { .listen = hl,
-					.web_dir = gp_config_str(s.cfg, "web_dir"),
-					.token_ttl_ms = gp_config_int(s.cfg, "api_token_ttl"),
-					.max_body = (size_t)gp_config_int(s.cfg, "max_message") };
+		struct http_opts ho = {.listen = hl,
+				       .web_dir = gp_config_str(s.cfg, "web_dir"),
+				       .token_ttl_ms = gp_config_int(s.cfg, "api_token_ttl"),
+				       .max_body = (size_t)gp_config_int(s.cfg, "max_message")};
 		if (!(s.http = http_create(&ho, net_context(s.net), &err))) {
 			gp_err("%s", err.text);
 			return 1;
@@ -199,7 +200,7 @@ int main(int argc, char **argv)
 		gp_info("HTTP server on %s (REST API, /metrics, dashboard from %s)", hl,
 			gp_config_str(s.cfg, "web_dir"));
 	}
-	struct sigaction sa = { 0 };
+	struct sigaction sa = {0};
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);

@@ -20,8 +20,8 @@ struct bucket {
 struct outbox {
 	uint8_t rid[256];
 	size_t rid_len;
-	gp_batch_t batch;   /* waits for the commit */
-	gp_batch_t now;	    /* goes at the next flush */
+	gp_batch_t batch; /* waits for the commit */
+	gp_batch_t now;	  /* goes at the next flush */
 	int64_t last_used_ms;
 };
 
@@ -39,11 +39,11 @@ struct net {
 	struct trusted {
 		uint8_t rid[256];
 		size_t len;
-	} *trusted;
+	} * trusted;
 	int ntrusted, captrusted;
 	struct net_refused refused[32];
 	size_t nrefused;
-	void *local;		  /* the HTTP thread's pair socket, NULL: none */
+	void *local; /* the HTTP thread's pair socket, NULL: none */
 	uint8_t local_prefix[16];
 	size_t local_prefix_len;
 };
@@ -76,8 +76,8 @@ void net_trust(struct net *n, const uint8_t *rid, size_t len)
 	n->trusted[n->ntrusted++].len = len;
 }
 
-struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message,
-		       int rate_per_addr, gp_error_t *err)
+struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message, int rate_per_addr,
+		       gp_error_t *err)
 {
 	struct net *n = calloc(1, sizeof(*n));
 	if (!n) {
@@ -104,13 +104,13 @@ struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message
 		goto fail;
 	}
 	struct gp_ep_config ec = {
-		.sock = n->sock,
-		.routed = true,
-		.auth = auth,
-		.max_message = max_message,
-		.peer_name = "a peer",
-		.hooks = { .admit = admit, .refused = refused },
-		.arg = n,
+	    .sock = n->sock,
+	    .routed = true,
+	    .auth = auth,
+	    .max_message = max_message,
+	    .peer_name = "a peer",
+	    .hooks = {.admit = admit, .refused = refused},
+	    .arg = n,
 	};
 	if (!(n->ep = gp_endpoint_create(&ec))) {
 		gp_errprintf(err, "out of memory");
@@ -214,8 +214,9 @@ static int bucket_take(struct net *n, struct bucket *b)
 	if (b->tokens < 1) {
 		b->dropped++;
 		if (now - b->last_log_ms > 5000) {
-			gp_warn("source %s is over its rate of %.0f messages/s: %llu dropped so far",
-				b->addr, n->rate, (unsigned long long)b->dropped);
+			gp_warn(
+			    "source %s is over its rate of %.0f messages/s: %llu dropped so far",
+			    b->addr, n->rate, (unsigned long long)b->dropped);
 			b->last_log_ms = now;
 		}
 		return -1;
@@ -357,7 +358,7 @@ static void refused(void *arg, const struct gp_ep_envelope *e, const void *data,
 int net_recv(struct net *n, struct net_msg *m)
 {
 	struct gp_ep_envelope e;
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	m->batch = gp_endpoint_recv(n->ep, false, &e, &err);
 	if (!m->batch)
 		return errno == EAGAIN ? 0 : -1;

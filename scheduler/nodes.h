@@ -23,7 +23,7 @@ struct node {
 	uint64_t mem_mb;
 	uint32_t cpus_used;
 	uint64_t mem_used_mb;
-	uint8_t *cpu_busy; /* cpus entries */
+	uint8_t *cpu_busy;  /* cpus entries */
 	uint64_t card_busy; /* a bit per card held by a task */
 	Gpool__Card **cards;
 	size_t n_cards;
@@ -31,15 +31,15 @@ struct node {
 	int64_t last_heard_ms;
 	double last_heard;
 	uint32_t njobs;
-	bool registered; /* registered with this scheduler process at least once */
-	bool cards_reported; /* cards holds its agent's report, not yet the store's */
-	bool cards_in_txn;   /* its cards' state is written in the open transaction */
-	int64_t energy_ms;	    /* when its cards' energy was last accounted */
-	uint64_t energy_mj[64];	    /* last counter (or sampled integral) per card */
-	uint8_t energy_src[64];	    /* its Gpool__EnergySource, 0: no reading yet */
-	uint32_t *free_ports;	    /* master ports its agent last said it holds free */
+	bool registered;	/* registered with this scheduler process at least once */
+	bool cards_reported;	/* cards holds its agent's report, not yet the store's */
+	bool cards_in_txn;	/* its cards' state is written in the open transaction */
+	int64_t energy_ms;	/* when its cards' energy was last accounted */
+	uint64_t energy_mj[64]; /* last counter (or sampled integral) per card */
+	uint8_t energy_src[64]; /* its Gpool__EnergySource, 0: no reading yet */
+	uint32_t *free_ports;	/* master ports its agent last said it holds free */
 	size_t n_free_ports;
-	double watts[64];	    /* present draw per card, from the last heartbeat */
+	double watts[64]; /* present draw per card, from the last heartbeat */
 };
 
 struct nodes;

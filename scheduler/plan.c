@@ -22,9 +22,9 @@
 #define BACKFILL_DEPTH 2000
 
 struct res {
-	int64_t *cpus;	     /* free CPUs per node */
-	int64_t *mem;	     /* free memory per node, MB */
-	uint64_t *cards;     /* free cards per node, a bit each */
+	int64_t *cpus;	 /* free CPUs per node */
+	int64_t *mem;	 /* free memory per node, MB */
+	uint64_t *cards; /* free cards per node, a bit each */
 };
 
 struct pass {
@@ -33,9 +33,9 @@ struct pass {
 	struct res now;	  /* free now */
 	struct res extra; /* usable past the reservation without delaying it */
 	bool have_resv;
-	double resv_time; /* INFINITY: the blocked job waits on jobs without time limits */
-	int *order;	  /* scratch: candidate node order */
-	uint32_t *count;  /* scratch: tasks per node */
+	double resv_time;  /* INFINITY: the blocked job waits on jobs without time limits */
+	int *order;	   /* scratch: candidate node order */
+	uint32_t *count;   /* scratch: tasks per node */
 	uint64_t *cardsel; /* scratch: cards picked per node */
 	const char *model; /* one-model placement: the model tried now */
 	bool any_state;	   /* consider nodes whatever their state (could it ever fit?) */
@@ -94,8 +94,9 @@ static int64_t cap_on(const struct pass *p, const struct job *j, const struct re
 	int64_t cap = r->cpus[node] / j->cpus_per_task;
 	if (j->gpu) {
 		struct node *n = nodes_get(p->s->nodes, node);
-		int64_t c = __builtin_popcountll(cards_serving(j->gpu, n, r->cards[node], p->model)) /
-			    j->gpu->per_task;
+		int64_t c =
+		    __builtin_popcountll(cards_serving(j->gpu, n, r->cards[node], p->model)) /
+		    j->gpu->per_task;
 		if (c < cap)
 			cap = c;
 	}
@@ -161,9 +162,9 @@ static bool fit_model(struct pass *p, const struct job *j, const struct res *r)
 			if (cap_on(p, j, r, i) < (int64_t)j->ntasks)
 				continue;
 			struct node *n = nodes_get(p->s->nodes, i);
-			uint64_t pick = cards_pick(
-				n, cards_serving(j->gpu, n, r->cards[i], p->model),
-				j->ntasks * j->gpu->per_task);
+			uint64_t pick =
+			    cards_pick(n, cards_serving(j->gpu, n, r->cards[i], p->model),
+				       j->ntasks * j->gpu->per_task);
 			uint64_t v = cards_vram(n, pick);
 			if (best < 0 || v < best_vram) {
 				best = i;
@@ -378,9 +379,9 @@ static void reserve(struct pass *p, struct job *j)
 			res_take(p, j, &shadow);
 			for (int n = 0; n < p->nn; n++) {
 				p->extra.cpus[n] = shadow.cpus[n] < p->now.cpus[n] ? shadow.cpus[n]
-										    : p->now.cpus[n];
-				p->extra.mem[n] = shadow.mem[n] < p->now.mem[n] ? shadow.mem[n]
-										: p->now.mem[n];
+										   : p->now.cpus[n];
+				p->extra.mem[n] =
+				    shadow.mem[n] < p->now.mem[n] ? shadow.mem[n] : p->now.mem[n];
 				p->extra.cards[n] = shadow.cards[n] & p->now.cards[n];
 			}
 			break;
@@ -480,9 +481,10 @@ static enum pend_reason beyond_cluster(struct pass *p, struct job *j, bool any_c
 					r = PEND_NO_CARD;
 					set_detail(j, "NoMatchingCard (%s)", what);
 				} else {
-					set_detail(j, "TooLarge (not %u cards%s at once in this cluster)",
-						   j->ntasks * j->gpu->per_task,
-						   j->gpu->mixed ? "" : " of one model");
+					set_detail(
+					    j, "TooLarge (not %u cards%s at once in this cluster)",
+					    j->ntasks * j->gpu->per_task,
+					    j->gpu->mixed ? "" : " of one model");
 				}
 			}
 		}
@@ -563,7 +565,7 @@ static void pass_release(struct pass *p);
 
 void plan_run(struct gsched *s)
 {
-	struct pass p = { .s = s, .nn = nodes_count(s->nodes), .power_cap = s->power_cap_watts };
+	struct pass p = {.s = s, .nn = nodes_count(s->nodes), .power_cap = s->power_cap_watts};
 	s->plan_dirty = false;
 	size_t qlen = jobs_queue_len(s->jobs);
 	if (!qlen)
@@ -624,13 +626,14 @@ void plan_run(struct gsched *s)
 				w += cards_watts(nodes_get(s->nodes, i), p.cardsel[i]);
 			if (p.power_cap && w && p.watts_running + w > p.power_cap) {
 				j->reason = PEND_POWER;
-				set_detail(j, "PowerCap (its cards draw %u W; %u W of %u W in use)", w,
-					   p.watts_running, p.power_cap);
+				set_detail(j, "PowerCap (its cards draw %u W; %u W of %u W in use)",
+					   w, p.watts_running, p.power_cap);
 				continue;
 			}
 			bool ok = true;
 			if (p.have_resv) {
-				uint32_t limit = j->time_limit ? j->time_limit : s->default_time_limit;
+				uint32_t limit =
+				    j->time_limit ? j->time_limit : s->default_time_limit;
 				bool ends_before = limit && now + limit <= p.resv_time;
 				if (!ends_before) {
 					/* must leave the reservation's resources alone */
@@ -667,7 +670,8 @@ void plan_run(struct gsched *s)
 			continue;
 		}
 		if (j->gpu)
-			set_detail(j, "Resources (waiting for %u cards%s)", j->ntasks * j->gpu->per_task,
+			set_detail(j, "Resources (waiting for %u cards%s)",
+				   j->ntasks * j->gpu->per_task,
 				   j->gpu->mixed ? "" : " of one model");
 		else
 			clear_detail(j);

@@ -29,24 +29,24 @@ struct store {
 };
 
 static const char schema[] =
-	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);"
-	"CREATE TABLE IF NOT EXISTS jobs("
-	" id INTEGER PRIMARY KEY, uid INTEGER, gid INTEGER, user TEXT, name TEXT,"
-	" state INTEGER, attempt INTEGER, priority INTEGER, hold INTEGER, reason TEXT,"
-	" submit_time REAL, start_time REAL, end_time REAL, exit_code INTEGER,"
-	" cpu_sec REAL, max_rss_kb INTEGER, placement BLOB, spec BLOB, kill_reason INTEGER,"
-	" energy_j REAL, energy_sources INTEGER DEFAULT 0);"
-	"CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);"
-	"CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time);"
-	/* the state gschedd owns of each card (docs/cards.md), with what identifies the card;
-	 * idx tells apart cards without a uuid */
-	"CREATE TABLE IF NOT EXISTS cards("
-	" node TEXT, uuid TEXT, idx INTEGER, pci_bus_id TEXT, name TEXT, fake INTEGER,"
-	" state INTEGER, reason TEXT, grade TEXT, throughput REAL, screen_job INTEGER,"
-	" PRIMARY KEY(node, uuid, idx));"
-	/* every node that ever registered: the cluster's capacity is not known until each of
-	 * them has registered again after a restart (docs/scheduling.md) */
-	"CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY);";
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);"
+    "CREATE TABLE IF NOT EXISTS jobs("
+    " id INTEGER PRIMARY KEY, uid INTEGER, gid INTEGER, user TEXT, name TEXT,"
+    " state INTEGER, attempt INTEGER, priority INTEGER, hold INTEGER, reason TEXT,"
+    " submit_time REAL, start_time REAL, end_time REAL, exit_code INTEGER,"
+    " cpu_sec REAL, max_rss_kb INTEGER, placement BLOB, spec BLOB, kill_reason INTEGER,"
+    " energy_j REAL, energy_sources INTEGER DEFAULT 0);"
+    "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);"
+    "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time);"
+    /* the state gschedd owns of each card (docs/cards.md), with what identifies the card;
+     * idx tells apart cards without a uuid */
+    "CREATE TABLE IF NOT EXISTS cards("
+    " node TEXT, uuid TEXT, idx INTEGER, pci_bus_id TEXT, name TEXT, fake INTEGER,"
+    " state INTEGER, reason TEXT, grade TEXT, throughput REAL, screen_job INTEGER,"
+    " PRIMARY KEY(node, uuid, idx));"
+    /* every node that ever registered: the cluster's capacity is not known until each of
+     * them has registered again after a restart (docs/scheduling.md) */
+    "CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY);";
 
 /* Retention (docs/reliability.md): a purged job leaves its accounting record here, what gacct
  * shows (no spec, no token, no output). Same columns as jobs, in the same order, without spec
@@ -120,8 +120,8 @@ static int add_columns(struct store *st, gp_error_t *err)
 		snprintf(sql, sizeof(sql), "ALTER TABLE jobs ADD COLUMN %s", added_columns[i].decl);
 		char *msg = NULL;
 		if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-			gp_errprintf(err, "cannot add column '%s' to jobs: %s", added_columns[i].name,
-				     msg ? msg : "?");
+			gp_errprintf(err, "cannot add column '%s' to jobs: %s",
+				     added_columns[i].name, msg ? msg : "?");
 			sqlite3_free(msg);
 			return -1;
 		}
@@ -151,8 +151,9 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 			     st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		goto fail;
 	}
-	const char *sync = !strcmp(sync_mode, "off") ? "OFF" : !strcmp(sync_mode, "normal") ? "NORMAL"
-											  : "FULL";
+	const char *sync = !strcmp(sync_mode, "off")	  ? "OFF"
+			   : !strcmp(sync_mode, "normal") ? "NORMAL"
+							  : "FULL";
 	char pragmas[256];
 	snprintf(pragmas, sizeof(pragmas),
 		 "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA busy_timeout=5000;", sync);
@@ -221,9 +222,9 @@ void store_destroy(struct store **p)
 	struct store *st = *p;
 	if (st->in_txn)
 		store_commit(st, NULL);
-	sqlite3_stmt *s[] = {st->ins,	    st->upd,	    st->spec,	   st->begin,
-			     st->commit,    st->rollback,   st->cards_del, st->cards_ins,
-			     st->node_ins,  st->purge_sel,  st->purge_keep, st->purge_del};
+	sqlite3_stmt *s[] = {st->ins,	   st->upd,	  st->spec,	  st->begin,
+			     st->commit,   st->rollback,  st->cards_del,  st->cards_ins,
+			     st->node_ins, st->purge_sel, st->purge_keep, st->purge_del};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		sqlite3_finalize(s[i]);
 	if (st->db)
@@ -311,7 +312,7 @@ static char *placement_text(const struct job *j)
 {
 	if (!j->tasks || !node_name_fn)
 		return NULL;
-	gp_buf_t b = { 0 };
+	gp_buf_t b = {0};
 	for (uint32_t i = 0; i < j->ntasks; i++) {
 		char item[300];
 		const struct task *t = &j->tasks[i];

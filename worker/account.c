@@ -20,7 +20,8 @@ int gp_account_lookup_passwd(const char *name, struct gp_account *a, void *arg)
 	a->gid = pw.pw_gid;
 	snprintf(a->name, sizeof(a->name), "%s", pw.pw_name);
 	snprintf(a->home, sizeof(a->home), "%s", pw.pw_dir ? pw.pw_dir : "/");
-	snprintf(a->shell, sizeof(a->shell), "%s", pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh");
+	snprintf(a->shell, sizeof(a->shell), "%s",
+		 pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh");
 	return 0;
 }
 
@@ -57,9 +58,9 @@ int gp_account_resolve(const struct gp_account_rules *r, const char *owner, stru
 	}
 	if (r->self != 0 && a->uid != r->self) {
 		errno = EPERM;
-		return gp_errprintf(err,
-				    "gworkerd on node %s runs as uid %u and cannot run tasks as '%s'",
-				    node, (unsigned)r->self, a->name);
+		return gp_errprintf(
+		    err, "gworkerd on node %s runs as uid %u and cannot run tasks as '%s'", node,
+		    (unsigned)r->self, a->name);
 	}
 	return 0;
 }

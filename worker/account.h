@@ -28,10 +28,10 @@ typedef int (*gp_account_lookup_f)(const char *name, struct gp_account *a, void 
 int gp_account_lookup_passwd(const char *name, struct gp_account *a, void *arg);
 
 struct gp_account_rules {
-	const char *run_as;	 /* "" or NULL: the owner's name */
+	const char *run_as; /* "" or NULL: the owner's name */
 	bool allow_root;
-	uid_t self;		 /* the uid the agent runs as */
-	const char *node;	 /* for messages */
+	uid_t self;	  /* the uid the agent runs as */
+	const char *node; /* for messages */
 	gp_account_lookup_f lookup;
 	void *arg;
 };

@@ -63,9 +63,9 @@ static int opt_state(Gpool__Card *c, const char *v)
 		const char *name;
 		Gpool__CardState st;
 	} states[] = {
-		{ "up", GPOOL__CARD_STATE__CARD_UP },
-		{ "drained", GPOOL__CARD_STATE__CARD_DRAINED },
-		{ "failed", GPOOL__CARD_STATE__CARD_FAILED },
+	    {"up", GPOOL__CARD_STATE__CARD_UP},
+	    {"drained", GPOOL__CARD_STATE__CARD_DRAINED},
+	    {"failed", GPOOL__CARD_STATE__CARD_FAILED},
 	};
 	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
 		if (!strcasecmp(v, states[i].name)) {
@@ -78,7 +78,7 @@ static int opt_state(Gpool__Card *c, const char *v)
 
 static int opt_grade(Gpool__Card *c, const char *v)
 {
-	static const char *const grades[] = { "", "good", "warn", "fail" };
+	static const char *const grades[] = {"", "good", "warn", "fail"};
 	for (size_t i = 0; i < sizeof(grades) / sizeof(grades[0]); i++) {
 		if (!strcmp(v, grades[i])) {
 			if (c->grade != protobuf_c_empty_string)
@@ -114,11 +114,8 @@ static const struct {
 	const char *key;
 	card_opt_f set;
 } card_opts[] = {
-	{ "state", opt_state },
-	{ "grade", opt_grade },
-	{ "throughput", opt_throughput },
-	{ "draw", opt_draw },
-	{ "idle", opt_idle },
+    {"state", opt_state}, {"grade", opt_grade}, {"throughput", opt_throughput},
+    {"draw", opt_draw},	  {"idle", opt_idle},
 };
 
 static int parse_one(char *item, Gpool__Card *c, gp_error_t *err)
@@ -136,8 +133,8 @@ static int parse_one(char *item, Gpool__Card *c, gp_error_t *err)
 		p = colon + 1;
 	}
 	if (nf < 5)
-		return gp_errprintf(err, "card '%s' has %d fields, want vendor:name:vram:arch:power",
-				    item, nf);
+		return gp_errprintf(
+		    err, "card '%s' has %d fields, want vendor:name:vram:arch:power", item, nf);
 	int v = gp_vendor_parse(f[0]);
 	if (v != GPOOL__VENDOR__VENDOR_NVIDIA && v != GPOOL__VENDOR__VENDOR_AMD)
 		return gp_errprintf(err, "unknown card vendor '%s' (nvidia or amd)", f[0]);
@@ -175,7 +172,7 @@ static int parse_one(char *item, Gpool__Card *c, gp_error_t *err)
 
 int gp_cards_parse_fake(const char *spec, gp_cards_t *out, gp_error_t *err)
 {
-	gp_cards_t add = { 0 };
+	gp_cards_t add = {0};
 	char *copy = strdup(spec ? spec : "");
 	if (!copy) {
 		errno = ENOMEM;
@@ -261,12 +258,12 @@ static int append_real(gp_card_list_t *l, gp_cards_t *out, gp_error_t *err)
 		const struct {
 			char **dst;
 			const char *src;
-		} strs[] = { { &c->name, r->name },
-			     { &c->uuid, r->uuid },
-			     { &c->pci_bus_id, r->pci_bus_id },
-			     { &c->arch, r->arch },
-			     { &c->driver_version, r->driver_version },
-			     { &c->api_version, r->api_version } };
+		} strs[] = {{&c->name, r->name},
+			    {&c->uuid, r->uuid},
+			    {&c->pci_bus_id, r->pci_bus_id},
+			    {&c->arch, r->arch},
+			    {&c->driver_version, r->driver_version},
+			    {&c->api_version, r->api_version}};
 		for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++) {
 			if (strs[k].src[0] && card_set_str(strs[k].dst, strs[k].src) < 0) {
 				gp_card_list_release(l);
@@ -290,7 +287,7 @@ static int append_real(gp_card_list_t *l, gp_cards_t *out, gp_error_t *err)
 
 static int backend_nvml(const char *fake_spec, gp_cards_t *out, gp_error_t *err)
 {
-	gp_card_list_t l = { .debug = backend_debug };
+	gp_card_list_t l = {.debug = backend_debug};
 	if (gp_cards_nvml_discover(NULL, &l) < 0) {
 		gp_card_list_release(&l);
 		return gp_errprintf(err, "out of memory");
@@ -300,7 +297,7 @@ static int backend_nvml(const char *fake_spec, gp_cards_t *out, gp_error_t *err)
 
 static int backend_amd(const char *fake_spec, gp_cards_t *out, gp_error_t *err)
 {
-	gp_card_list_t l = { .debug = backend_debug };
+	gp_card_list_t l = {.debug = backend_debug};
 	if (gp_cards_amd_discover(NULL, NULL, &l) < 0) {
 		gp_card_list_release(&l);
 		return gp_errprintf(err, "out of memory");
@@ -313,9 +310,9 @@ static const struct {
 	const char *name;
 	card_backend_f discover;
 } backends[] = {
-	{ "nvml", backend_nvml },
-	{ "rocm-smi/sysfs", backend_amd },
-	{ "fake", backend_fake },
+    {"nvml", backend_nvml},
+    {"rocm-smi/sysfs", backend_amd},
+    {"fake", backend_fake},
 };
 
 int gp_cards_discover(const char *fake_spec, gp_cards_t *out, gp_error_t *err)

@@ -42,14 +42,14 @@ static int fmt(char *buf, size_t len, const char *f, ...)
 enum cg_ver { CG_OFF = 0, CG_V1, CG_V2 };
 
 /* v1 hierarchies gpool uses, in the order their cgroup.procs are joined */
-static const char *const v1_ctrls[] = { "memory", "cpuset", "pids", "freezer", "devices" };
+static const char *const v1_ctrls[] = {"memory", "cpuset", "pids", "freezer", "devices"};
 #define NV1 (sizeof(v1_ctrls) / sizeof(v1_ctrls[0]))
 enum { V1_MEMORY = 0, V1_CPUSET, V1_PIDS, V1_FREEZER, V1_DEVICES };
 
 struct gp_cgroup {
 	enum cg_ver ver;
-	bool strict;		 /* v1/v2 asked explicitly: failures are errors */
-	char *dir[NV1];		 /* v2: dir[0] only; v1: per controller, NULL when not used */
+	bool strict;		   /* v1/v2 asked explicitly: failures are errors */
+	char *dir[NV1];		   /* v2: dir[0] only; v1: per controller, NULL when not used */
 	char procs[NV1][PATH_MAX]; /* cgroup.procs of each dir, for attach_self */
 	int nprocs;
 	bool mem;
@@ -182,7 +182,7 @@ static int v2_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 	fmt(top, sizeof(top), "%s/gpool", CG_ROOT);
 	if (mkdir(top, 0755) < 0 && errno != EEXIST)
 		return gp_errprintf(err, "cannot make '%s': %s", top, strerror(errno));
-	static const char *const ctrls[] = { "+memory", "+cpuset", "+pids" };
+	static const char *const ctrls[] = {"+memory", "+cpuset", "+pids"};
 	for (size_t i = 0; i < sizeof(ctrls) / sizeof(ctrls[0]); i++) {
 		if (write_str(CG_ROOT, "cgroup.subtree_control", ctrls[i]) < 0 ||
 		    write_str(top, "cgroup.subtree_control", ctrls[i]) < 0)
@@ -200,9 +200,10 @@ static int v2_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 	if (gp_cgdev_deny(dir, lim->deny, lim->ndeny, &e2) < 0) {
 		if (cg->strict)
 			return gp_errprintf(err, "cannot deny card device files: %s", e2.text);
-		gp_info("cgroup v2: cannot deny %zu card device file(s): %s: the card binding is by "
-			"environment only",
-			lim->ndeny, e2.text);
+		gp_info(
+		    "cgroup v2: cannot deny %zu card device file(s): %s: the card binding is by "
+		    "environment only",
+		    lim->ndeny, e2.text);
 	}
 	if (lim->mem_bytes) {
 		fmt(buf, sizeof(buf), "%llu", (unsigned long long)lim->mem_bytes);
@@ -217,8 +218,8 @@ static int v2_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 	if (lim->ncpus) {
 		char parent[4096];
 		const char *pl = read_str(top, "cpuset.cpus.effective", parent, sizeof(parent)) == 0
-					 ? parent
-					 : NULL;
+				     ? parent
+				     : NULL;
 		if (cpuset_string(pl, lim, buf, sizeof(buf)) == 0 &&
 		    write_str(dir, "cpuset.cpus", buf) < 0 &&
 		    limit_failed(cg, "cpuset.cpus", err) < 0)
@@ -264,7 +265,8 @@ static int v1_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 		if ((mkdir(top, 0755) < 0 && errno != EEXIST) ||
 		    (mkdir(dir, 0755) < 0 && errno != EEXIST)) {
 			if (cg->strict)
-				return gp_errprintf(err, "cannot make '%s': %s", dir, strerror(errno));
+				return gp_errprintf(err, "cannot make '%s': %s", dir,
+						    strerror(errno));
 			gp_debug("cgroup: cannot make '%s': %s: skipped", dir, strerror(errno));
 			continue;
 		}
@@ -296,7 +298,7 @@ static int v1_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 		char parent[4096], ptop[PATH_MAX];
 		fmt(ptop, sizeof(ptop), "%s/cpuset/gpool", CG_ROOT);
 		const char *pl =
-			read_str(ptop, "cpuset.cpus", parent, sizeof(parent)) == 0 ? parent : NULL;
+		    read_str(ptop, "cpuset.cpus", parent, sizeof(parent)) == 0 ? parent : NULL;
 		if (cpuset_string(pl, lim, buf, sizeof(buf)) == 0 &&
 		    write_str(cg->dir[V1_CPUSET], "cpuset.cpus", buf) < 0 &&
 		    limit_failed(cg, "cpuset.cpus", err) < 0)
@@ -332,9 +334,9 @@ gp_cgroup_t *gp_cgroup_create(const char *mode, const char *name,
 	bool v2 = fs_is(CG_ROOT, CGROUP2_SUPER_MAGIC);
 	char probe[PATH_MAX];
 	fmt(probe, sizeof(probe), "%s/memory", CG_ROOT);
-	bool v1 = !v2 && (fs_is(probe, CGROUP_SUPER_MAGIC) ||
-			  fs_is(CG_ROOT "/pids", CGROUP_SUPER_MAGIC) ||
-			  fs_is(CG_ROOT "/freezer", CGROUP_SUPER_MAGIC));
+	bool v1 = !v2 &&
+		  (fs_is(probe, CGROUP_SUPER_MAGIC) || fs_is(CG_ROOT "/pids", CGROUP_SUPER_MAGIC) ||
+		   fs_is(CG_ROOT "/freezer", CGROUP_SUPER_MAGIC));
 	int rc = 0;
 	if (!mode || !strcmp(mode, "off")) {
 		return cg;
@@ -350,15 +352,17 @@ gp_cgroup_t *gp_cgroup_create(const char *mode, const char *name,
 		}
 	} else if (!strcmp(mode, "v2")) {
 		if (!v2) {
-			gp_errprintf(err, "cgroups v2 asked for, but %s is not a cgroup2 mount", CG_ROOT);
+			gp_errprintf(err, "cgroups v2 asked for, but %s is not a cgroup2 mount",
+				     CG_ROOT);
 			goto fail;
 		}
 		cg->ver = CG_V2;
 		cg->strict = true;
 	} else if (!strcmp(mode, "v1")) {
 		if (!v1) {
-			gp_errprintf(err, "cgroups v1 asked for, but no v1 hierarchy is mounted under %s",
-				     CG_ROOT);
+			gp_errprintf(
+			    err, "cgroups v1 asked for, but no v1 hierarchy is mounted under %s",
+			    CG_ROOT);
 			goto fail;
 		}
 		cg->ver = CG_V1;
@@ -384,7 +388,7 @@ const char *gp_cgroup_version(const gp_cgroup_t *cg)
 {
 	if (!cg)
 		return "off";
-	static const char *const names[] = { [CG_OFF] = "off", [CG_V1] = "v1", [CG_V2] = "v2" };
+	static const char *const names[] = {[CG_OFF] = "off", [CG_V1] = "v1", [CG_V2] = "v2"};
 	return cg->nprocs ? names[cg->ver] : "off";
 }
 
@@ -456,7 +460,7 @@ bool gp_cgroup_empty(gp_cgroup_t *cg)
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 }
 
@@ -473,7 +477,8 @@ void gp_cgroup_kill(gp_cgroup_t *cg)
 	if (fz && write_str(fz, "freezer.state", "FROZEN") == 0) {
 		char st[32] = "";
 		for (int i = 0; i < 100; i++) {
-			if (read_str(fz, "freezer.state", st, sizeof(st)) == 0 && !strcmp(st, "FROZEN"))
+			if (read_str(fz, "freezer.state", st, sizeof(st)) == 0 &&
+			    !strcmp(st, "FROZEN"))
 				break;
 			sleep_ms(5);
 		}
@@ -501,7 +506,8 @@ uint64_t gp_cgroup_oom_kills(gp_cgroup_t *cg)
 		char *p = strstr(buf, "oom_kill ");
 		if (p) {
 			total = strtoull(p + 9, NULL, 10);
-		} else if (cg->ver == CG_V1 && read_str(dir, "memory.failcnt", buf, sizeof(buf)) == 0) {
+		} else if (cg->ver == CG_V1 &&
+			   read_str(dir, "memory.failcnt", buf, sizeof(buf)) == 0) {
 			/* old kernels do not count kills: hitting the limit is the best hint */
 			total = strtoull(buf, NULL, 10) ? 1 : 0;
 		}

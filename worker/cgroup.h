@@ -22,10 +22,10 @@
 typedef struct gp_cgroup gp_cgroup_t;
 
 struct gp_cgroup_limits {
-	uint64_t mem_bytes;	/* 0: none */
-	const uint32_t *cpus;	/* logical CPU indices offered by the node, mapped modulo online */
-	size_t ncpus;		/* 0: no cpuset */
-	uint64_t pids_max;	/* 0: none */
+	uint64_t mem_bytes;   /* 0: none */
+	const uint32_t *cpus; /* logical CPU indices offered by the node, mapped modulo online */
+	size_t ncpus;	      /* 0: no cpuset */
+	uint64_t pids_max;    /* 0: none */
 	/* device rules to deny ("c 195:1 rwm": the device files of cards the job was not
 	 * given): v1 devices.deny, v2 a BPF device program attached to the group */
 	const char *const *deny;

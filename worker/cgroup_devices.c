@@ -67,7 +67,7 @@ static int parse_num(const char **p, int32_t *v)
 
 int gp_cgdev_rule_parse(const char *s, gp_cgdev_rule_t *r)
 {
-	gp_cgdev_rule_t x = { .major = -1, .minor = -1, .access = GP_CGDEV_ALL };
+	gp_cgdev_rule_t x = {.major = -1, .minor = -1, .access = GP_CGDEV_ALL};
 	if (!s || (s[0] != 'a' && s[0] != 'b' && s[0] != 'c'))
 		goto bad;
 	x.type = s[0];
@@ -83,9 +83,7 @@ int gp_cgdev_rule_parse(const char *s, gp_cgdev_rule_t *r)
 		static const struct {
 			char c;
 			uint8_t bit;
-		} acc[] = { { 'm', GP_CGDEV_MKNOD },
-			    { 'r', GP_CGDEV_READ },
-			    { 'w', GP_CGDEV_WRITE } };
+		} acc[] = {{'m', GP_CGDEV_MKNOD}, {'r', GP_CGDEV_READ}, {'w', GP_CGDEV_WRITE}};
 		x.access = 0;
 		for (p++; *p; p++) {
 			size_t k;

@@ -170,11 +170,11 @@ static const struct {
 	enum net_value value;
 	const char *unless;
 } net_vars[] = {
-	{ "GLOO_SOCKET_IFNAME", NET_IFACE, NULL },
-	{ "NCCL_SOCKET_IFNAME", NET_IFACE, NULL },
-	{ "TP_SOCKET_IFNAME", NET_IFACE, NULL },
-	{ "OMPI_MCA_btl_tcp_if_include", NET_SUBNET, "OMPI_MCA_btl_tcp_if_exclude" },
-	{ "OMPI_MCA_oob_tcp_if_include", NET_SUBNET, "OMPI_MCA_oob_tcp_if_exclude" },
+    {"GLOO_SOCKET_IFNAME", NET_IFACE, NULL},
+    {"NCCL_SOCKET_IFNAME", NET_IFACE, NULL},
+    {"TP_SOCKET_IFNAME", NET_IFACE, NULL},
+    {"OMPI_MCA_btl_tcp_if_include", NET_SUBNET, "OMPI_MCA_btl_tcp_if_exclude"},
+    {"OMPI_MCA_oob_tcp_if_include", NET_SUBNET, "OMPI_MCA_oob_tcp_if_exclude"},
 };
 
 static int bind_network(struct envv *e, const char *iface, const char *subnet)
@@ -185,7 +185,8 @@ static int bind_network(struct envv *e, const char *iface, const char *subnet)
 	else
 		env_unset(e, "GPOOL_NET_IFACE");
 	for (size_t i = 0; i < sizeof(net_vars) / sizeof(net_vars[0]); i++) {
-		const char *v = net_vars[i].value == NET_SUBNET && subnet && *subnet ? subnet : iface;
+		const char *v =
+		    net_vars[i].value == NET_SUBNET && subnet && *subnet ? subnet : iface;
 		if (!v || !*v || gp_env_get(e->v, net_vars[i].name) ||
 		    (net_vars[i].unless && gp_env_get(e->v, net_vars[i].unless)))
 			continue;
@@ -199,7 +200,7 @@ char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 	const Gpool__Launch *l = c->launch;
 	const Gpool__TaskPlacement *t = c->task;
 	const Gpool__JobSpec *spec = l->spec;
-	struct envv e = { 0 };
+	struct envv e = {0};
 	int rc = 0;
 	if (spec && spec->n_env) {
 		for (size_t i = 0; i < spec->n_env && rc == 0; i++)
@@ -214,7 +215,8 @@ char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 	}
 	/* before gpool's own names: only what the submitter set counts as theirs */
 	rc |= bind_network(&e, c->iface, c->subnet);
-	uint32_t cpt = t->n_cpus ? (uint32_t)t->n_cpus : (spec && spec->cpus_per_task ? spec->cpus_per_task : 1);
+	uint32_t cpt = t->n_cpus ? (uint32_t)t->n_cpus
+				 : (spec && spec->cpus_per_task ? spec->cpus_per_task : 1);
 	char port[16];
 	snprintf(port, sizeof(port), "%u", l->master_port);
 	rc |= env_setu(&e, "GPOOL_JOB_ID", l->job_id);

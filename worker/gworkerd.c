@@ -58,7 +58,8 @@ static int discover(struct agent *a, gp_error_t *err)
 	if (gp_ports_parse_range(gp_config_str(cfg, "master_ports"), &lo, &hi, err) < 0)
 		return -1;
 	if (pool < 1 || pool > 4096)
-		return gp_errprintf(err, "invalid master_port_pool %lld (1 to 4096)", (long long)pool);
+		return gp_errprintf(err, "invalid master_port_pool %lld (1 to 4096)",
+				    (long long)pool);
 	if (!(a->ports = gp_ports_create(lo, hi, (size_t)pool)))
 		return gp_errprintf(err, "cannot make the master port pool: %s", strerror(errno));
 	if (gp_cards_discover(gp_config_str(cfg, "fake_cards"), &a->cards, err) < 0)
@@ -149,10 +150,10 @@ static void run(struct agent *a, int sigfd)
 		sched_link_flush(a);
 		steps_flush(a);
 		zmq_pollitem_t items[4] = {
-			{ .socket = sched_link_socket(a->link), .events = ZMQ_POLLIN },
-			{ .socket = steps_socket(a->steps), .events = ZMQ_POLLIN },
-			{ .fd = sigfd, .events = ZMQ_POLLIN },
-			{ .socket = peer_socket(a->peer), .events = ZMQ_POLLIN },
+		    {.socket = sched_link_socket(a->link), .events = ZMQ_POLLIN},
+		    {.socket = steps_socket(a->steps), .events = ZMQ_POLLIN},
+		    {.fd = sigfd, .events = ZMQ_POLLIN},
+		    {.socket = peer_socket(a->peer), .events = ZMQ_POLLIN},
 		};
 		int nitems = peer_socket(a->peer) ? 4 : 3;
 		now = gp_mono_ms();
@@ -199,8 +200,8 @@ static void run(struct agent *a, int sigfd)
 
 int main(int argc, char **argv)
 {
-	struct agent a = { 0 };
-	gp_error_t err = { { 0 } };
+	struct agent a = {0};
+	gp_error_t err = {{0}};
 	int help = 0;
 	if (!(a.cfg = gp_config_create(GP_WORKER)) ||
 	    gp_config_parse_args(a.cfg, argc, argv, &help, &err) < 0) {

@@ -61,7 +61,7 @@ int gp_outbox_push(gp_outbox_t *o, Gpool__Msg *m)
 	uint8_t *d = gp_batch_member(m, &len);
 	if (!d)
 		return -1;
-	o->v[o->head + o->n++] = (struct entry){ o->next_seq++, d, len };
+	o->v[o->head + o->n++] = (struct entry){o->next_seq++, d, len};
 	o->bytes += len;
 	return 0;
 }

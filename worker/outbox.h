@@ -28,8 +28,8 @@ void gp_outbox_ack(gp_outbox_t *o, uint64_t upto);
 /* Send every unacknowledged message again. */
 void gp_outbox_rewind(gp_outbox_t *o);
 
-size_t gp_outbox_count(const gp_outbox_t *o);	 /* unacknowledged messages */
-size_t gp_outbox_bytes(const gp_outbox_t *o);	 /* their packed size */
+size_t gp_outbox_count(const gp_outbox_t *o); /* unacknowledged messages */
+size_t gp_outbox_bytes(const gp_outbox_t *o); /* their packed size */
 size_t gp_outbox_unsent(const gp_outbox_t *o);
 uint64_t gp_outbox_acked(const gp_outbox_t *o); /* highest acknowledged seq */
 

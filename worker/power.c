@@ -117,7 +117,7 @@ struct power *power_create(struct agent *a, gp_error_t *err)
 			continue;
 		}
 		if (!p->meters) {
-			struct gp_card_meter_opts o = { .debug = meter_debug };
+			struct gp_card_meter_opts o = {.debug = meter_debug};
 			if (!(p->meters = gp_card_meters_create(&o))) {
 				power_destroy(&p);
 				gp_errprintf(err, "out of memory");
@@ -139,10 +139,10 @@ struct power *power_create(struct agent *a, gp_error_t *err)
 	}
 	for (size_t i = 0; i < p->n; i++) {
 		static const char *const how[] = {
-			[CARD_UNREAD] = "no reading yet (tried again at every sample)",
-			[CARD_COUNTER] = "its energy counter",
-			[CARD_SAMPLED] = "power samples, integrated",
-			[CARD_NONE] = "nothing (its power limit bounds it)",
+		    [CARD_UNREAD] = "no reading yet (tried again at every sample)",
+		    [CARD_COUNTER] = "its energy counter",
+		    [CARD_SAMPLED] = "power samples, integrated",
+		    [CARD_NONE] = "nothing (its power limit bounds it)",
 		};
 		gp_info("card %zu energy: %s%s%s", i, how[p->c[i].kind],
 			p->c[i].meter >= 0 ? " via " : "",

@@ -30,16 +30,17 @@ static void report(struct agent *a, uint64_t job, int card, const struct gp_scre
 	m.m_case = GPOOL__MSG__M_CARD_REPORT;
 	m.card_report = &r;
 	sched_link_queue(a, &m);
-	gp_info("job %" PRIu64 ": card %d graded %s (%.1f GB/s%s%s): reported", job, card,
-		c->grade, c->bw_mean_gbps, *c->reason ? ", " : "", c->reason);
+	gp_info("job %" PRIu64 ": card %d graded %s (%.1f GB/s%s%s): reported", job, card, c->grade,
+		c->bw_mean_gbps, *c->reason ? ", " : "", c->reason);
 }
 
-void screen_relay(struct agent *a, uint64_t job, uint32_t attempt, uint32_t rank,
-		  uint64_t cards, uid_t owner)
+void screen_relay(struct agent *a, uint64_t job, uint32_t attempt, uint32_t rank, uint64_t cards,
+		  uid_t owner)
 {
 	char dir[4096], path[4300];
 	gp_error_t err;
-	if (gp_stage_scratch_path(gp_config_str(a->cfg, "scratch_dir"), job, dir, sizeof(dir)) < 0 ||
+	if (gp_stage_scratch_path(gp_config_str(a->cfg, "scratch_dir"), job, dir, sizeof(dir)) <
+		0 ||
 	    gp_screen_path(dir, attempt, rank, path, sizeof(path)) < 0) {
 		gp_warn("job %" PRIu64 ".%u rank %u: screening result path too long: not reported",
 			job, attempt, rank);
@@ -64,12 +65,14 @@ void screen_relay(struct agent *a, uint64_t job, uint32_t attempt, uint32_t rank
 		if (c)
 			report(a, job, i, c);
 		else
-			gp_warn("job %" PRIu64 ".%u rank %u: no result for its card %d: not reported",
+			gp_warn("job %" PRIu64
+				".%u rank %u: no result for its card %d: not reported",
 				job, attempt, rank, i);
 	}
 	for (size_t k = 0; k < res->n; k++)
 		if (res->cards[k].card >= 64 || !(cards >> res->cards[k].card & 1))
-			gp_warn("job %" PRIu64 ".%u rank %u: result for card %u, which the task was "
+			gp_warn("job %" PRIu64
+				".%u rank %u: result for card %u, which the task was "
 				"not given: ignored",
 				job, attempt, rank, res->cards[k].card);
 	free(res);

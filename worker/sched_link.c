@@ -23,7 +23,7 @@
 #include "common/wire.h"
 
 #define REGISTER_RETRY_MS 1000
-#define HEARTBEAT_MISSES 3
+#define HEARTBEAT_MISSES  3
 #define BATCH_FLUSH_BYTES (8u << 20)
 
 enum link_state { LINK_REGISTERING, LINK_UP };
@@ -41,10 +41,10 @@ struct sched_link {
 	uint32_t hb_ms;
 	int64_t next_hb_ms;
 	int missed;
-	uint32_t lease_ms;	/* 0: none known yet */
-	int64_t last_heard_ms;	/* any message from the scheduler */
+	uint32_t lease_ms;     /* 0: none known yet */
+	int64_t last_heard_ms; /* any message from the scheduler */
 	bool lease_expired;
-	bool reg_fresh;		/* the register id has not been sent yet */
+	bool reg_fresh; /* the register id has not been sent yet */
 	char lease_path[4200];
 };
 
@@ -318,12 +318,12 @@ static void on_card_report_reply(void *arg, void *peer, const Gpool__Msg *m)
 }
 
 static const struct gp_ep_handler sched_msgs[] = {
-	{ GPOOL__MSG__M_NODE_REGISTER_REPLY, GP_EP_PEER, on_register_reply, "node_register_reply" },
-	{ GPOOL__MSG__M_HEARTBEAT_REPLY, GP_EP_PEER, on_heartbeat_reply, "heartbeat_reply" },
-	{ GPOOL__MSG__M_ERROR, GP_EP_PEER, on_error, "error" },
-	{ GPOOL__MSG__M_LAUNCH, GP_EP_PEER, on_launch, "launch" },
-	{ GPOOL__MSG__M_KILL, GP_EP_PEER, on_kill, "kill" },
-	{ GPOOL__MSG__M_CARD_REPORT_REPLY, GP_EP_PEER, on_card_report_reply, "card_report_reply" },
+    {GPOOL__MSG__M_NODE_REGISTER_REPLY, GP_EP_PEER, on_register_reply, "node_register_reply"},
+    {GPOOL__MSG__M_HEARTBEAT_REPLY, GP_EP_PEER, on_heartbeat_reply, "heartbeat_reply"},
+    {GPOOL__MSG__M_ERROR, GP_EP_PEER, on_error, "error"},
+    {GPOOL__MSG__M_LAUNCH, GP_EP_PEER, on_launch, "launch"},
+    {GPOOL__MSG__M_KILL, GP_EP_PEER, on_kill, "kill"},
+    {GPOOL__MSG__M_CARD_REPORT_REPLY, GP_EP_PEER, on_card_report_reply, "card_report_reply"},
 };
 
 /* An envelope the scheduler sent that we cannot open: say plainly what an admin must fix
@@ -337,9 +337,10 @@ static void on_refused(void *arg, const struct gp_ep_envelope *e, const void *da
 		       "scheduler's: copy it here and restart munged) [%s]",
 		       why);
 	else if (code == GPOOL__ERROR_CODE__ERROR_VERSION)
-		gp_err("incompatible protocol version: %s (install the scheduler's gpool version on "
-		       "this PC)",
-		       why);
+		gp_err(
+		    "incompatible protocol version: %s (install the scheduler's gpool version on "
+		    "this PC)",
+		    why);
 	else
 		gp_warn("dropped a message from the scheduler: %s: %s", gp_error_code_name(code),
 			why);
@@ -361,15 +362,15 @@ static int on_accept(void *arg, const struct gp_ep_envelope *e, void **peer)
 static gp_endpoint_t *link_endpoint(struct agent *a, struct sched_link *l)
 {
 	struct gp_ep_config c = {
-		.sock = l->sock,
-		.auth = l->auth,
-		.max_message = (size_t)gp_config_int(a->cfg, "max_message"),
-		.handlers = sched_msgs,
-		.nhandlers = sizeof(sched_msgs) / sizeof(sched_msgs[0]),
-		.peer_only = true,
-		.peer_name = "the scheduler",
-		.hooks = { .accept = on_accept, .refused = on_refused },
-		.arg = a,
+	    .sock = l->sock,
+	    .auth = l->auth,
+	    .max_message = (size_t)gp_config_int(a->cfg, "max_message"),
+	    .handlers = sched_msgs,
+	    .nhandlers = sizeof(sched_msgs) / sizeof(sched_msgs[0]),
+	    .peer_only = true,
+	    .peer_name = "the scheduler",
+	    .hooks = {.accept = on_accept, .refused = on_refused},
+	    .arg = a,
 	};
 	gp_endpoint_t *ep = gp_endpoint_create(&c);
 	if (ep)
@@ -380,7 +381,7 @@ static gp_endpoint_t *link_endpoint(struct agent *a, struct sched_link *l)
 /* A batch that came another way (the fuzz harness): dispatched as one received. */
 void sched_link_handle(struct agent *a, const struct gp_sender *from, const Gpool__Batch *b)
 {
-	struct gp_ep_envelope e = { .addr = "local", .from = *from, .batch = b };
+	struct gp_ep_envelope e = {.addr = "local", .from = *from, .batch = b};
 	gp_endpoint_deliver(a->link->ep, &e);
 }
 

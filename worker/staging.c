@@ -92,7 +92,8 @@ static int write_one(int dfd, const char *name, const uint8_t *data, size_t len,
 	if (mkparents(dfd, name) < 0)
 		return -1;
 	unlinkat(dfd, name, 0);
-	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+	int fd =
+	    openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
 	if (fd < 0)
 		return -1;
 	size_t off = 0;
@@ -200,7 +201,8 @@ int gp_stage_files(const Gpool__JobSpec *spec, const char *dir, const struct gp_
 		return 0;
 	for (size_t i = 0; i < spec->n_files; i++)
 		if (!gp_stage_name_ok(spec->files[i]->name))
-			return gp_errprintf(err, "invalid staged file name '%s'", spec->files[i]->name);
+			return gp_errprintf(err, "invalid staged file name '%s'",
+					    spec->files[i]->name);
 	int p[2];
 	pid_t pid = child_start(p, err);
 	if (pid < 0)
@@ -237,7 +239,7 @@ static int copy_chunks(int out, const Gpool__StageEntry *e, struct open_chunk *o
 		       uint8_t *buf)
 {
 	for (size_t k = 0; k < e->n_chunks; k++) {
-		struct open_chunk key = { e->chunks[k].data, -1 };
+		struct open_chunk key = {e->chunks[k].data, -1};
 		struct open_chunk *c = bsearch(&key, oc, noc, sizeof(*oc), oc_cmp);
 		if (!c || c->fd < 0) {
 			errno = ENOENT;
@@ -300,7 +302,8 @@ static int write_manifest(const Gpool__JobSpec *spec, const char *dir, struct op
 		mode_t mode = e->mode ? e->mode : 0600;
 		int fd = openat(dfd, e->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				0600);
-		if (fd < 0 || copy_chunks(fd, e, oc, noc, buf) < 0 || fchmod(fd, mode & 07777) < 0) {
+		if (fd < 0 || copy_chunks(fd, e, oc, noc, buf) < 0 ||
+		    fchmod(fd, mode & 07777) < 0) {
 			snprintf(msg, len, "cannot write staged file '%s': %s", e->path,
 				 strerror(errno));
 			if (fd >= 0)
@@ -337,26 +340,27 @@ static int manifest_child(const Gpool__JobSpec *spec, const char *dir, const str
 	size_t n = 0;
 	for (size_t i = 0; i < spec->n_stage; i++)
 		for (size_t k = 0; !spec->stage[i]->dir && k < spec->stage[i]->n_chunks; k++)
-			oc[n++] = (struct open_chunk){ spec->stage[i]->chunks[k].data, -1 };
+			oc[n++] = (struct open_chunk){spec->stage[i]->chunks[k].data, -1};
 	qsort(oc, n, sizeof(*oc), oc_cmp);
 	size_t u = 0;
 	for (size_t i = 0; i < n; i++)
 		if (!u || memcmp(oc[i].h, oc[u - 1].h, GP_HASH_LEN))
 			oc[u++] = oc[i];
 	/* every chunk open before the account is ours: the cache is root's alone */
-	struct rlimit rl = { u + 64, u + 64 };
+	struct rlimit rl = {u + 64, u + 64};
 	struct rlimit cur;
 	if (getrlimit(RLIMIT_NOFILE, &cur) == 0 && cur.rlim_cur < rl.rlim_cur &&
 	    setrlimit(RLIMIT_NOFILE, &rl) < 0) {
-		snprintf(msg, sizeof(msg), "cannot open %zu chunks at once: %s", u, strerror(errno));
+		snprintf(msg, sizeof(msg), "cannot open %zu chunks at once: %s", u,
+			 strerror(errno));
 		goto fail;
 	}
 	for (size_t i = 0; i < u; i++) {
 		char path[4200];
 		if (gp_chunk_path(cache_dir, oc[i].h, path, sizeof(path)) < 0 ||
 		    (oc[i].fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-			snprintf(msg, sizeof(msg), "chunk missing from the cache '%s': %s", cache_dir,
-				 strerror(errno));
+			snprintf(msg, sizeof(msg), "chunk missing from the cache '%s': %s",
+				 cache_dir, strerror(errno));
 			goto fail;
 		}
 	}

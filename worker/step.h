@@ -16,15 +16,15 @@
 #include "worker/outbox.h"
 #include "worker/pmixsrv.h"
 
-#define STEP_CHUNK (64 * 1024)		/* largest Output chunk */
-#define STEP_OUTBOX_MAX (8u << 20)	/* stop reading pipes above this much unacknowledged */
-#define STEP_DRAIN_MS 3000		/* after a task exits, wait this long for its pipes' EOF */
+#define STEP_CHUNK	(64 * 1024) /* largest Output chunk */
+#define STEP_OUTBOX_MAX (8u << 20)  /* stop reading pipes above this much unacknowledged */
+#define STEP_DRAIN_MS	3000	    /* after a task exits, wait this long for its pipes' EOF */
 
 enum task_state {
 	TASK_NEW = 0,
-	TASK_RUNNING,	/* started, not reaped */
-	TASK_REAPED,	/* wait4 done, pipes may still hold output */
-	TASK_DONE,	/* TASK_EXITED or TASK_FAILED_TO_START queued */
+	TASK_RUNNING, /* started, not reaped */
+	TASK_REAPED,  /* wait4 done, pipes may still hold output */
+	TASK_DONE,    /* TASK_EXITED or TASK_FAILED_TO_START queued */
 };
 
 struct task {
@@ -32,10 +32,10 @@ struct task {
 	enum task_state state;
 	pid_t pid;
 	char **env;
-	int fd[3];		/* [1] stdout, [2] stderr read ends; -1 when closed */
+	int fd[3]; /* [1] stdout, [2] stderr read ends; -1 when closed */
 	uint64_t off[3];
 	int status;
-	bool failed;		/* never started */
+	bool failed; /* never started */
 	bool oom;
 	struct rusage ru;
 	int64_t reaped_ms;
@@ -45,8 +45,8 @@ struct step {
 	Gpool__Launch *launch;
 	const char *launch_path;
 	const char *node;
-	const char *iface;  /* the interface that joins the nodes (NULL: unknown) */
-	const char *subnet; /* its subnet, ADDR/BITS (NULL: unknown) */
+	const char *iface;	    /* the interface that joins the nodes (NULL: unknown) */
+	const char *subnet;	    /* its subnet, ADDR/BITS (NULL: unknown) */
 	struct gp_config *xfer_cfg; /* for the chunk store's client (NULL: no staging) */
 	const char *cache_dir;	    /* this node's chunk cache */
 	struct gp_account account;

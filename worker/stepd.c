@@ -31,7 +31,7 @@
 #include "common/xfer.h"
 #include "common/sigfd.h"
 
-#define HELLO_MS 2000
+#define HELLO_MS     2000
 #define ENVELOPE_MAX (4u << 20)
 
 struct stepd {
@@ -39,8 +39,8 @@ struct stepd {
 	const char *agent;
 	const char *scratch;
 	const char *cgroups;
-	const char *state_dir;	/* the node's chunk cache is <state_dir>/cache */
-	const char *scheduler;	/* the chunk store's endpoint */
+	const char *state_dir; /* the node's chunk cache is <state_dir>/cache */
+	const char *scheduler; /* the chunk store's endpoint */
 	const char *sched_uid;
 	bool allow_root;
 	uint32_t kill_grace_ms;
@@ -96,7 +96,7 @@ static void send_hello(struct stepd *d)
 	m.id = gp_outbox_acked(s->out);
 	m.m_case = GPOOL__MSG__M_STEP_HELLO;
 	m.step_hello = &h;
-	gp_batch_t b = { 0 };
+	gp_batch_t b = {0};
 	if (gp_batch_add(&b, &m) == 0 && send_batch(d, &b) == 0) {
 		d->hello_due = false;
 		d->next_hello_ms = gp_mono_ms() + HELLO_MS;
@@ -110,7 +110,7 @@ out:
 /* Send what the agent has not seen yet, one envelope per ENVELOPE_MAX. */
 static void flush(struct stepd *d)
 {
-	gp_batch_t b = { 0 };
+	gp_batch_t b = {0};
 	while (gp_outbox_unsent(d->s.out)) {
 		gp_batch_reset(&b);
 		int n = gp_outbox_fill(d->s.out, &b, ENVELOPE_MAX);
@@ -133,7 +133,8 @@ static void on_kill(void *arg, void *peer, const Gpool__Msg *m)
 {
 	struct stepd *d = arg;
 	const Gpool__Kill *k = m->kill;
-	if (k->job_id != d->s.launch->job_id || (k->attempt && k->attempt != d->s.launch->attempt)) {
+	if (k->job_id != d->s.launch->job_id ||
+	    (k->attempt && k->attempt != d->s.launch->attempt)) {
 		gp_warn("kill for job %llu.%u is not for this step: ignored",
 			(unsigned long long)k->job_id, k->attempt);
 		return;
@@ -145,8 +146,8 @@ static void on_kill(void *arg, void *peer, const Gpool__Msg *m)
 }
 
 static const struct gp_ep_handler agent_msgs[] = {
-	{ GPOOL__MSG__M_STEP_ACK, GP_EP_ANYONE, on_ack, "step_ack" },
-	{ GPOOL__MSG__M_KILL, GP_EP_ANYONE, on_kill, "kill" },
+    {GPOOL__MSG__M_STEP_ACK, GP_EP_ANYONE, on_ack, "step_ack"},
+    {GPOOL__MSG__M_KILL, GP_EP_ANYONE, on_kill, "kill"},
 };
 
 /* ---- setup ---- */
@@ -180,15 +181,15 @@ static int stage_manifest(struct stepd *d, gp_error_t *err)
 	if (!s->xfer_cfg)
 		return gp_errprintf(err, "staged files, but this agent knows no chunk store");
 	double t0 = gp_now();
-	struct gp_xfer_stats st = { 0 };
+	struct gp_xfer_stats st = {0};
 	gp_client_t *c = gp_client_create(s->xfer_cfg, err);
 	if (!c)
 		return -1;
-	struct gp_xfer_peers peers = { .eps = l->stage_peers,
-				       .n = l->n_stage_peers,
-				       .self = l->stage_index,
-				       .cfg = s->xfer_cfg,
-				       .uid = geteuid() };
+	struct gp_xfer_peers peers = {.eps = l->stage_peers,
+				      .n = l->n_stage_peers,
+				      .self = l->stage_index,
+				      .cfg = s->xfer_cfg,
+				      .uid = geteuid()};
 	int rc = gp_xfer_fetch_cache(c, l->spec->stage, l->spec->n_stage, s->cache_dir,
 				     l->n_stage_peers > 1 ? &peers : NULL, &st, err);
 	gp_client_destroy(&c);
@@ -212,8 +213,8 @@ static int setup_step(struct stepd *d, gp_error_t *err)
 {
 	struct step *s = &d->s;
 	const Gpool__Launch *l = s->launch;
-	struct gp_account_rules r = { .run_as = NULL, .allow_root = d->allow_root, .self = geteuid(),
-				      .node = s->node };
+	struct gp_account_rules r = {
+	    .run_as = NULL, .allow_root = d->allow_root, .self = geteuid(), .node = s->node};
 	if (gp_account_resolve(&r, l->user, &s->account, err) < 0)
 		return -1;
 	if (gp_stage_workdir(l, d->scratch, &s->account, &s->workdir, &s->workdir_owned, err) < 0)
@@ -253,13 +254,14 @@ static int setup_step(struct stepd *d, gp_error_t *err)
 	}
 	char rulebuf[64][32];
 	const char *rules[64];
-	size_t nrules = gp_cgroup_card_rules(given, ngiven, vendor, fake, ncards, rulebuf, rules, 64);
-	struct gp_cgroup_limits lim = { .mem_bytes = l->mem_limit_mb << 20,
-					.cpus = cpus,
-					.ncpus = ncpus,
-					.pids_max = 0,
-					.deny = rules,
-					.ndeny = nrules };
+	size_t nrules =
+	    gp_cgroup_card_rules(given, ngiven, vendor, fake, ncards, rulebuf, rules, 64);
+	struct gp_cgroup_limits lim = {.mem_bytes = l->mem_limit_mb << 20,
+				       .cpus = cpus,
+				       .ncpus = ncpus,
+				       .pids_max = 0,
+				       .deny = rules,
+				       .ndeny = nrules};
 	s->cg = gp_cgroup_create(d->cgroups, name, &lim, err);
 	free(cpus);
 	if (!s->cg)
@@ -286,10 +288,12 @@ static int setup_link(struct stepd *d, gp_error_t *err)
 		return gp_errprintf(err, "cannot connect to the agent at '%s': %s", d->agent,
 				    zmq_strerror(errno));
 	/* the agent's socket is root's (its folder is 0700): local, unsealed envelopes */
-	struct gp_ep_config ec = { .sock = d->sock, .max_message = 256u << 20,
-				   .handlers = agent_msgs,
-				   .nhandlers = sizeof(agent_msgs) / sizeof(agent_msgs[0]),
-				   .peer_name = "the agent", .arg = d };
+	struct gp_ep_config ec = {.sock = d->sock,
+				  .max_message = 256u << 20,
+				  .handlers = agent_msgs,
+				  .nhandlers = sizeof(agent_msgs) / sizeof(agent_msgs[0]),
+				  .peer_name = "the agent",
+				  .arg = d};
 	if (!(d->ep = gp_endpoint_create(&ec)))
 		return gp_errprintf(err, "out of memory");
 	return 0;
@@ -352,8 +356,8 @@ static void run(struct stepd *d)
 		if (tasks_all_done(s) && gp_outbox_count(s->out) == 0)
 			break;
 		int n = 0;
-		items[n++] = (zmq_pollitem_t){ .socket = d->sock, .events = ZMQ_POLLIN };
-		items[n++] = (zmq_pollitem_t){ .fd = d->sigfd, .events = ZMQ_POLLIN };
+		items[n++] = (zmq_pollitem_t){.socket = d->sock, .events = ZMQ_POLLIN};
+		items[n++] = (zmq_pollitem_t){.fd = d->sigfd, .events = ZMQ_POLLIN};
 		bool room = gp_outbox_bytes(s->out) < STEP_OUTBOX_MAX;
 		for (size_t i = 0; room && i < s->ntasks; i++) {
 			for (int k = 1; k <= 2; k++) {
@@ -361,7 +365,8 @@ static void run(struct stepd *d)
 					continue;
 				owner[n] = &s->tasks[i];
 				which[n] = k;
-				items[n++] = (zmq_pollitem_t){ .fd = s->tasks[i].fd[k], .events = ZMQ_POLLIN };
+				items[n++] =
+				    (zmq_pollitem_t){.fd = s->tasks[i].fd[k], .events = ZMQ_POLLIN};
 			}
 		}
 		int64_t wake = d->hello_due ? now + 100 : d->next_hello_ms;
@@ -414,31 +419,32 @@ static void usage(FILE *f)
 		"  --kill-grace MS     SIGKILL this long after SIGTERM when gstepd is stopped\n"
 		"  --log-level LEVEL   err, warn, info or debug\n"
 		"  --log-file FILE     append log lines here\n"
-		"  --net-iface NAME    the network interface joining the nodes (GLOO_SOCKET_IFNAME...)\n"
+		"  --net-iface NAME    the network interface joining the nodes "
+		"(GLOO_SOCKET_IFNAME...)\n"
 		"  --net-subnet CIDR   its subnet (OMPI_MCA_btl_tcp_if_include...)\n");
 }
 
 int gp_stepd_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "launch", required_argument, NULL, 'l' },
-		{ "agent", required_argument, NULL, 'a' },
-		{ "node-name", required_argument, NULL, 'n' },
-		{ "scratch-dir", required_argument, NULL, 's' },
-		{ "cgroups", required_argument, NULL, 'c' },
-		{ "allow-root", no_argument, NULL, 'r' },
-		{ "state-dir", required_argument, NULL, 'S' },
-		{ "scheduler", required_argument, NULL, 'C' },
-		{ "sched-uid", required_argument, NULL, 'U' },
-		{ "kill-grace", required_argument, NULL, 'k' },
-		{ "log-level", required_argument, NULL, 'v' },
-		{ "log-file", required_argument, NULL, 'f' },
-		{ "net-iface", required_argument, NULL, 'i' },
-		{ "net-subnet", required_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"launch", required_argument, NULL, 'l'},
+	    {"agent", required_argument, NULL, 'a'},
+	    {"node-name", required_argument, NULL, 'n'},
+	    {"scratch-dir", required_argument, NULL, 's'},
+	    {"cgroups", required_argument, NULL, 'c'},
+	    {"allow-root", no_argument, NULL, 'r'},
+	    {"state-dir", required_argument, NULL, 'S'},
+	    {"scheduler", required_argument, NULL, 'C'},
+	    {"sched-uid", required_argument, NULL, 'U'},
+	    {"kill-grace", required_argument, NULL, 'k'},
+	    {"log-level", required_argument, NULL, 'v'},
+	    {"log-file", required_argument, NULL, 'f'},
+	    {"net-iface", required_argument, NULL, 'i'},
+	    {"net-subnet", required_argument, NULL, 'N'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct stepd d = { .scratch = "/var/tmp/gpool", .cgroups = "auto", .sigfd = -1 };
+	struct stepd d = {.scratch = "/var/tmp/gpool", .cgroups = "auto", .sigfd = -1};
 	const char *level = "info", *logfile = NULL, *launch = NULL, *node = NULL;
 	char host[256];
 	int c;
@@ -446,31 +452,62 @@ int gp_stepd_main(int argc, char **argv)
 	optind = 0; /* also when forked from gworkerd, which may have used getopt */
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'l': launch = optarg; break;
-		case 'a': d.agent = optarg; break;
-		case 'n': node = optarg; break;
-		case 's': d.scratch = optarg; break;
-		case 'c': d.cgroups = optarg; break;
-		case 'r': d.allow_root = true; break;
-		case 'S': d.state_dir = optarg; break;
-		case 'C': d.scheduler = optarg; break;
-		case 'U': d.sched_uid = optarg; break;
+		case 'l':
+			launch = optarg;
+			break;
+		case 'a':
+			d.agent = optarg;
+			break;
+		case 'n':
+			node = optarg;
+			break;
+		case 's':
+			d.scratch = optarg;
+			break;
+		case 'c':
+			d.cgroups = optarg;
+			break;
+		case 'r':
+			d.allow_root = true;
+			break;
+		case 'S':
+			d.state_dir = optarg;
+			break;
+		case 'C':
+			d.scheduler = optarg;
+			break;
+		case 'U':
+			d.sched_uid = optarg;
+			break;
 		case 'k':
 			v = strtol(optarg, NULL, 10);
 			d.kill_grace_ms = v > 0 ? (uint32_t)v : 0;
 			break;
-		case 'v': level = optarg; break;
-		case 'f': logfile = optarg; break;
-		case 'i': d.s.iface = optarg; break;
-		case 'N': d.s.subnet = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 1;
+		case 'v':
+			level = optarg;
+			break;
+		case 'f':
+			logfile = optarg;
+			break;
+		case 'i':
+			d.s.iface = optarg;
+			break;
+		case 'N':
+			d.s.subnet = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
 		}
 	}
 	int lv = gp_log_level_parse(level);
 	gp_log_init("gstepd", lv < 0 ? GP_LOG_INFO : lv);
 	if (logfile && *logfile && gp_log_file(logfile) < 0)
-		fprintf(stderr, "gstepd: cannot open log file '%s': %s\n", logfile, strerror(errno));
+		fprintf(stderr, "gstepd: cannot open log file '%s': %s\n", logfile,
+			strerror(errno));
 	if (!launch || !d.agent) {
 		usage(stderr);
 		return 1;
@@ -481,7 +518,7 @@ int gp_stepd_main(int argc, char **argv)
 		host[sizeof(host) - 1] = '\0';
 		node = host;
 	}
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	struct step *s = &d.s;
 	s->node = node;
 	s->launch_path = launch;

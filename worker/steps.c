@@ -37,15 +37,15 @@
 #include "common/wire.h"
 
 #define STEP_FORGET_MS 10000 /* a step silent this long whose process is gone is forgotten */
-#define EXIT_FILE_MAX (16u << 20)
+#define EXIT_FILE_MAX  (16u << 20)
 
 struct task_rec {
 	Gpool__HeldTask ht;
 	Gpool__Rusage ru;
-	uint64_t cards;		/* a bit per card index the task holds */
-	uint64_t carried;	/* first fresh register/heartbeat id that listed its exit */
-	bool acked;		/* the scheduler has its exit on disk: no longer held */
-	bool dropped;		/* its supervisor vanished before it exited: no longer held */
+	uint64_t cards;	  /* a bit per card index the task holds */
+	uint64_t carried; /* first fresh register/heartbeat id that listed its exit */
+	bool acked;	  /* the scheduler has its exit on disk: no longer held */
+	bool dropped;	  /* its supervisor vanished before it exited: no longer held */
 };
 
 struct step_rec {
@@ -53,31 +53,31 @@ struct step_rec {
 	uint32_t attempt;
 	char rid[48];
 	size_t rid_len;
-	pid_t pid;		/* gstepd (known from the fork, or from its hello) */
-	bool child;		/* pid is our child: its end comes as SIGCHLD */
-	bool ours;		/* launched by this agent (not re-adopted after a restart) */
+	pid_t pid;  /* gstepd (known from the fork, or from its hello) */
+	bool child; /* pid is our child: its end comes as SIGCHLD */
+	bool ours;  /* launched by this agent (not re-adopted after a restart) */
 	struct task_rec *tasks;
 	size_t ntasks;
-	bool requeueable;	/* !spec.no_requeue: killed when the lease runs out */
-	uint64_t last_seq;	/* highest sequence number forwarded */
-	bool seq_known;		/* last_seq is the supervisor's acknowledged position */
+	bool requeueable;  /* !spec.no_requeue: killed when the lease runs out */
+	uint64_t last_seq; /* highest sequence number forwarded */
+	bool seq_known;	   /* last_seq is the supervisor's acknowledged position */
 	bool ack_due;
 	bool hello_seen;
-	bool exit_dirty;	/* the exit file must be written (or removed) */
+	bool exit_dirty; /* the exit file must be written (or removed) */
 	int64_t last_heard_ms;
 	bool kill_pending;
 	Gpool__Kill kill;
-	bool screen;		/* a screening job: its tasks' results are reported (relay.c) */
-	uid_t owner;		/* the account its tasks run as (who writes the results) */
-	uint32_t port;		/* the master port its rank 0 here binds (0: no rank 0 here) */
+	bool screen;   /* a screening job: its tasks' results are reported (relay.c) */
+	uid_t owner;   /* the account its tasks run as (who writes the results) */
+	uint32_t port; /* the master port its rank 0 here binds (0: no rank 0 here) */
 };
 
 struct steps {
-	char *argv[32];		/* gstepd's command line, argv[2] set per launch */
+	char *argv[32]; /* gstepd's command line, argv[2] set per launch */
 	char *ep;
 	char grace[32];
-	char sched_uid[32];	
-	bool fork_only;		/* gstepd is the one beside us: run its code without exec */
+	char sched_uid[32];
+	bool fork_only; /* gstepd is the one beside us: run its code without exec */
 	void *sock;
 	gp_endpoint_t *endpoint; /* over sock: local, unsealed; one routing id per step */
 	struct step_rec **v;
@@ -286,7 +286,7 @@ static void scan_launch_files(struct agent *a, struct steps *ss)
 			continue;
 		}
 		struct step_rec *r =
-			add(ss, job, att, (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks);
+		    add(ss, job, att, (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks);
 		if (r) {
 			r->seq_known = false; /* learnt from its hello */
 			r->port = port_here(l);
@@ -295,10 +295,8 @@ static void scan_launch_files(struct agent *a, struct steps *ss)
 				r->tasks[i].ht.port = l->spec->service_port;
 			/* the launch file names the account the tasks run as */
 			struct gp_account acct;
-			struct gp_account_rules rules = { .run_as = NULL,
-							  .allow_root = true,
-							  .self = geteuid(),
-							  .node = a->node };
+			struct gp_account_rules rules = {
+			    .run_as = NULL, .allow_root = true, .self = geteuid(), .node = a->node};
 			gp_error_t e2;
 			if (l->spec && l->spec->screen &&
 			    gp_account_resolve(&rules, l->user, &acct, &e2) == 0)
@@ -682,11 +680,11 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 		return;
 	}
 	struct gp_account acct;
-	gp_error_t err = { { 0 } };
-	struct gp_account_rules rules = { .run_as = gp_config_str(a->cfg, "run_as"),
-					  .allow_root = gp_config_bool(a->cfg, "allow_root"),
-					  .self = geteuid(),
-					  .node = a->node };
+	gp_error_t err = {{0}};
+	struct gp_account_rules rules = {.run_as = gp_config_str(a->cfg, "run_as"),
+					 .allow_root = gp_config_bool(a->cfg, "allow_root"),
+					 .self = geteuid(),
+					 .node = a->node};
 	if (gp_account_resolve(&rules, l->user, &acct, &err) < 0) {
 		refuse(a, l, err.text);
 		return;
@@ -744,8 +742,8 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 	r->pid = pid;
 	r->child = true;
 	r->ours = true;
-	gp_debug("job %" PRIu64 ".%u: %zu task(s), gstepd pid %d, as '%s'", l->job_id,
-		 l->attempt, l->n_tasks, (int)pid, acct.name);
+	gp_debug("job %" PRIu64 ".%u: %zu task(s), gstepd pid %d, as '%s'", l->job_id, l->attempt,
+		 l->n_tasks, (int)pid, acct.name);
 }
 
 /* ---- messages from supervisors ---- */
@@ -804,10 +802,10 @@ static void on_event(void *arg, void *peer, const Gpool__Msg *m)
 {
 	struct agent *a = arg;
 	struct step_rec *r = peer;
-	uint64_t job = m->m_case == GPOOL__MSG__M_TASK_EVENT ? m->task_event->job_id
-							     : m->output->job_id;
-	uint32_t att = m->m_case == GPOOL__MSG__M_TASK_EVENT ? m->task_event->attempt
-							     : m->output->attempt;
+	uint64_t job =
+	    m->m_case == GPOOL__MSG__M_TASK_EVENT ? m->task_event->job_id : m->output->job_id;
+	uint32_t att =
+	    m->m_case == GPOOL__MSG__M_TASK_EVENT ? m->task_event->attempt : m->output->attempt;
 	if (job != r->job || att != r->attempt) {
 		gp_warn("step %s sent an event for job %" PRIu64 ".%u: dropped", r->rid, job, att);
 		return;
@@ -841,9 +839,9 @@ static void on_event(void *arg, void *peer, const Gpool__Msg *m)
 }
 
 static const struct gp_ep_handler step_msgs[] = {
-	{ GPOOL__MSG__M_STEP_HELLO, GP_EP_ANYONE, on_hello, "step_hello" },
-	{ GPOOL__MSG__M_TASK_EVENT, GP_EP_ANYONE, on_event, "task_event" },
-	{ GPOOL__MSG__M_OUTPUT, GP_EP_ANYONE, on_event, "output" },
+    {GPOOL__MSG__M_STEP_HELLO, GP_EP_ANYONE, on_hello, "step_hello"},
+    {GPOOL__MSG__M_TASK_EVENT, GP_EP_ANYONE, on_event, "task_event"},
+    {GPOOL__MSG__M_OUTPUT, GP_EP_ANYONE, on_event, "output"},
 };
 
 /* A routing id "<job>.<attempt>": the step it names, adopted if unknown (its launch file was
@@ -865,9 +863,8 @@ static struct step_rec *step_of(struct steps *ss, const char *rid, size_t len,
 	if (r)
 		return r;
 	for (size_t i = 0; i < b->n_msgs; i++) {
-		const Gpool__StepHello *h = b->msgs[i]->m_case == GPOOL__MSG__M_STEP_HELLO
-						    ? b->msgs[i]->step_hello
-						    : NULL;
+		const Gpool__StepHello *h =
+		    b->msgs[i]->m_case == GPOOL__MSG__M_STEP_HELLO ? b->msgs[i]->step_hello : NULL;
 		if (!h || h->job_id != job || h->attempt != att)
 			continue;
 		Gpool__TaskPlacement *tp = calloc(h->n_tasks ? h->n_tasks : 1, sizeof(*tp));
@@ -907,8 +904,8 @@ static int on_accept(void *arg, const struct gp_ep_envelope *e, void **peer)
 	return 0;
 }
 
-static void on_rejected(void *arg, void *peer, const struct gp_ep_envelope *e,
-			const Gpool__Msg *m, Gpool__ErrorCode code, const char *why)
+static void on_rejected(void *arg, void *peer, const struct gp_ep_envelope *e, const Gpool__Msg *m,
+			Gpool__ErrorCode code, const char *why)
 {
 	const struct step_rec *r = peer;
 	gp_warn("step %s sent an unexpected message (type %d): dropped", r->rid, (int)m->m_case);
@@ -917,14 +914,14 @@ static void on_rejected(void *arg, void *peer, const struct gp_ep_envelope *e,
 static gp_endpoint_t *step_endpoint(struct agent *a, struct steps *ss)
 {
 	struct gp_ep_config c = {
-		.sock = ss->sock,
-		.routed = true,
-		.max_message = (size_t)gp_config_int(a->cfg, "max_message"),
-		.handlers = step_msgs,
-		.nhandlers = sizeof(step_msgs) / sizeof(step_msgs[0]),
-		.peer_name = "a supervisor",
-		.hooks = { .accept = on_accept, .rejected = on_rejected },
-		.arg = a,
+	    .sock = ss->sock,
+	    .routed = true,
+	    .max_message = (size_t)gp_config_int(a->cfg, "max_message"),
+	    .handlers = step_msgs,
+	    .nhandlers = sizeof(step_msgs) / sizeof(step_msgs[0]),
+	    .peer_name = "a supervisor",
+	    .hooks = {.accept = on_accept, .rejected = on_rejected},
+	    .arg = a,
 	};
 	return gp_endpoint_create(&c);
 }
@@ -933,8 +930,7 @@ static gp_endpoint_t *step_endpoint(struct agent *a, struct steps *ss)
 void steps_handle(struct agent *a, const char *rid, size_t len, const Gpool__Batch *b)
 {
 	struct gp_ep_envelope e = {
-		.rid = (const uint8_t *)rid, .rid_len = len, .addr = "local", .batch = b
-	};
+	    .rid = (const uint8_t *)rid, .rid_len = len, .addr = "local", .batch = b};
 	e.from.uid = getuid();
 	e.from.gid = getgid();
 	gp_endpoint_deliver(a->steps->endpoint, &e);
@@ -1072,9 +1068,10 @@ void steps_lease_expired(struct agent *a, int64_t silent_ms)
 		if (!running)
 			continue;
 		if (!r->requeueable) {
-			gp_warn("lease expired: no word from the scheduler for %lld ms: job %s keeps "
-				"running (not requeueable)",
-				(long long)silent_ms, r->rid);
+			gp_warn(
+			    "lease expired: no word from the scheduler for %lld ms: job %s keeps "
+			    "running (not requeueable)",
+			    (long long)silent_ms, r->rid);
 			continue;
 		}
 		gp_warn("lease expired: no word from the scheduler for %lld ms: killing job %s "
@@ -1117,8 +1114,9 @@ int64_t steps_tick(struct agent *a, int64_t now)
 			char path[4300];
 			gp_launch_path(path, sizeof(path), a->state_dir, r->job, r->attempt);
 			if (access(path, F_OK) == 0)
-				gp_warn("step %s ended without cleaning up (its launch file is left)",
-					r->rid);
+				gp_warn(
+				    "step %s ended without cleaning up (its launch file is left)",
+				    r->rid);
 			r->pid = -1;
 			stepd_gone(a, r, "its supervisor is gone");
 		}

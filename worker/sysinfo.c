@@ -68,7 +68,8 @@ int gp_sys_route_addr(const char *endpoint, char *buf, size_t len, gp_error_t *e
 	char host[256], port[16] = "7820";
 	const char *p = strstr(endpoint, "://");
 	if (!p || strncmp(endpoint, "tcp", 3) != 0)
-		return gp_errprintf(err, "scheduler endpoint '%s' is not tcp://host:port", endpoint);
+		return gp_errprintf(err, "scheduler endpoint '%s' is not tcp://host:port",
+				    endpoint);
 	p += 3;
 	const char *colon = strrchr(p, ':');
 	size_t hl = colon ? (size_t)(colon - p) : strlen(p);
@@ -82,7 +83,7 @@ int gp_sys_route_addr(const char *endpoint, char *buf, size_t len, gp_error_t *e
 	}
 	if (colon)
 		snprintf(port, sizeof(port), "%s", colon + 1);
-	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai = NULL;
+	struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *ai = NULL;
 	int rc = getaddrinfo(host, port, &hints, &ai);
 	if (rc != 0)
 		return gp_errprintf(err, "cannot resolve '%s': %s", host, gai_strerror(rc));
@@ -99,8 +100,9 @@ int gp_sys_route_addr(const char *endpoint, char *buf, size_t len, gp_error_t *e
 	}
 	close(fd);
 	freeaddrinfo(ai);
-	const void *a = ss.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
-						 : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
+	const void *a = ss.ss_family == AF_INET6
+			    ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+			    : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
 	if (!inet_ntop(ss.ss_family, a, buf, (socklen_t)len))
 		return gp_errprintf(err, "cannot format the local address: %s", strerror(errno));
 	return 0;
@@ -134,19 +136,20 @@ int gp_sys_iface_of(const char *addr, char *name, size_t nlen, char *subnet, siz
 	for (struct ifaddrs *i = ifa; i && rc < 0; i = i->ifa_next) {
 		if (!i->ifa_addr || i->ifa_addr->sa_family != fam || !i->ifa_name)
 			continue;
-		const void *have = fam == AF_INET
-					   ? (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
-					   : (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+		const void *have =
+		    fam == AF_INET ? (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
+				   : (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
 		if (memcmp(have, want, alen) || strlen(i->ifa_name) >= nlen)
 			continue;
 		snprintf(name, nlen, "%s", i->ifa_name);
 		uint8_t net[16], full[16];
 		memcpy(net, want, alen);
 		memset(full, 0xff, sizeof(full));
-		const void *mask = !i->ifa_netmask ? (const void *)full
-				   : fam == AF_INET
-					   ? (const void *)&((struct sockaddr_in *)i->ifa_netmask)->sin_addr
-					   : (const void *)&((struct sockaddr_in6 *)i->ifa_netmask)->sin6_addr;
+		const void *mask =
+		    !i->ifa_netmask ? (const void *)full
+		    : fam == AF_INET
+			? (const void *)&((struct sockaddr_in *)i->ifa_netmask)->sin_addr
+			: (const void *)&((struct sockaddr_in6 *)i->ifa_netmask)->sin6_addr;
 		int bits = mask_bits(net, mask, alen);
 		char text[INET6_ADDRSTRLEN];
 		if (!inet_ntop(fam, net, text, sizeof(text)) ||

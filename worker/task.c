@@ -139,7 +139,7 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 
 static void task_start(struct step *s, struct task *t, const struct spawn_prep *p)
 {
-	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pr[2] = { -1, -1 };
+	int po[2] = {-1, -1}, pe[2] = {-1, -1}, pr[2] = {-1, -1};
 	char why[320];
 	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(pr, O_CLOEXEC) < 0) {
 		snprintf(why, sizeof(why), "pipe: %s", strerror(errno));
@@ -212,10 +212,10 @@ fail:
 void tasks_start(struct step *s)
 {
 	const Gpool__JobSpec *spec = s->launch->spec;
-	struct spawn_prep p = { 0 };
+	struct spawn_prep p = {0};
 	/* an --mpi=mpirun job: gpool-launch (found on the task's PATH) decides what each task
 	 * does: rank 0 runs the command, one task per other node serves as its exec-proxy */
-	static char *const mpirun_prefix[] = { "gpool-launch", "mpirun", "--" };
+	static char *const mpirun_prefix[] = {"gpool-launch", "mpirun", "--"};
 	size_t np = spec->mpi == GPOOL__MPI_LAUNCH__MPI_MPIRUN ? 3 : 0;
 	p.argv = calloc(np + spec->n_argv + 1, sizeof(char *));
 	if (!p.argv) {
@@ -231,8 +231,8 @@ void tasks_start(struct step *s)
 		char *slash = n > 0 ? (self[n] = '\0', strrchr(self, '/')) : NULL;
 		if (slash) {
 			*slash = '\0';
-			if (snprintf(p.fallback, sizeof(p.fallback), "%s/%s", self, mpirun_prefix[0]) >=
-			    (int)sizeof(p.fallback))
+			if (snprintf(p.fallback, sizeof(p.fallback), "%s/%s", self,
+				     mpirun_prefix[0]) >= (int)sizeof(p.fallback))
 				p.fallback[0] = '\0';
 		}
 	}
@@ -249,7 +249,7 @@ void tasks_start(struct step *s)
 	}
 	/* an --mpi=pmix job: every task is a rank, wired up by this node's PMIx server */
 	if (spec->mpi == GPOOL__MPI_LAUNCH__MPI_PMIX && !s->pmix) {
-		gp_error_t err = { { 0 } };
+		gp_error_t err = {{0}};
 		s->pmix = gp_pmixsrv_create(s->launch, s->node, s->account.uid, s->account.gid,
 					    s->xfer_cfg, &err);
 		if (!s->pmix) {
@@ -263,9 +263,9 @@ void tasks_start(struct step *s)
 		struct task *t = &s->tasks[i];
 		if (t->state != TASK_NEW)
 			continue;
-		struct gp_task_env_ctx ec = { s->launch, t->tp, &s->account, s->node, s->workdir,
-					       s->iface, s->subnet };
-		gp_error_t err = { { 0 } };
+		struct gp_task_env_ctx ec = {s->launch,	 t->tp,	   &s->account, s->node,
+					     s->workdir, s->iface, s->subnet};
+		gp_error_t err = {{0}};
 		if (!(t->env = gp_env_build(&ec, &err)) ||
 		    (s->pmix && gp_pmixsrv_client(s->pmix, t->tp->rank, &t->env, &err) < 0)) {
 			task_failed(s, t, err.text);
@@ -307,7 +307,8 @@ void tasks_reap(struct step *s)
 		/* what the task left behind in its session goes with it */
 		kill(-pid, SIGKILL);
 		gp_debug("job %llu rank %u exited, status 0x%x%s",
-			 (unsigned long long)s->launch->job_id, t->tp->rank, st, t->oom ? " (oom)" : "");
+			 (unsigned long long)s->launch->job_id, t->tp->rank, st,
+			 t->oom ? " (oom)" : "");
 	}
 }
 

@@ -60,10 +60,23 @@ static int parse_size(const char *s, size_t *out)
 	if (errno || end == s)
 		return -1;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end == 'B' || *end == 'b')
 		end++;
@@ -76,18 +89,27 @@ static int parse_size(const char *s, size_t *out)
 static void usage(void)
 {
 	if (rank == 0)
-		fprintf(stderr,
-			"usage: mpirun ... mpi_allreduce [--min BYTES] [--max BYTES] [--iters N] [--warmup N]\n"
-			"                  [--min-iters N] [--size-time SECONDS] [--json FILE] [--label NAME]\n"
-			"                  [--no-check]\n"
-			"  sizes take K/M/G suffixes (binary); defaults: --min 8 --max 256M --iters 20\n"
-			"  --warmup 5 --min-iters 5 --size-time 2\n");
+		fprintf(stderr, "usage: mpirun ... mpi_allreduce [--min BYTES] [--max BYTES] "
+				"[--iters N] [--warmup N]\n"
+				"                  [--min-iters N] [--size-time SECONDS] [--json "
+				"FILE] [--label NAME]\n"
+				"                  [--no-check]\n"
+				"  sizes take K/M/G suffixes (binary); defaults: --min 8 --max "
+				"256M --iters 20\n"
+				"  --warmup 5 --min-iters 5 --size-time 2\n");
 }
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){ .min_bytes = 8, .max_bytes = 256u << 20, .iters = 20, .warmup = 5,
-			    .min_iters = 5, .size_time = 2.0, .json = NULL, .label = "mpi", .check = 1 };
+	*o = (struct opts){.min_bytes = 8,
+			   .max_bytes = 256u << 20,
+			   .iters = 20,
+			   .warmup = 5,
+			   .min_iters = 5,
+			   .size_time = 2.0,
+			   .json = NULL,
+			   .label = "mpi",
+			   .check = 1};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -156,7 +178,7 @@ static int cmp_double(const void *a, const void *b)
 
 static struct row run_size(const struct opts *o, size_t bytes, float *sbuf, float *rbuf, double *t)
 {
-	struct row row = { .bytes = bytes, .count = bytes / sizeof(float) };
+	struct row row = {.bytes = bytes, .count = bytes / sizeof(float)};
 	size_t count = row.count;
 
 	for (size_t i = 0; i < count; i++) {
@@ -164,8 +186,8 @@ static struct row run_size(const struct opts *o, size_t bytes, float *sbuf, floa
 		rbuf[i] = -1.0f;
 	}
 
-	/* Warm-up; the last warm-up iteration (barrier + allreduce, slowest rank) estimates the cost
-	 * of one iteration, which caps the number of timed iterations to about --size-time.
+	/* Warm-up; the last warm-up iteration (barrier + allreduce, slowest rank) estimates the
+	 * cost of one iteration, which caps the number of timed iterations to about --size-time.
 	 * The decision to stop early is taken on the same (reduced) number by every rank. */
 	double est = 0;
 	int warm = o->warmup > 0 ? o->warmup : 1;
@@ -235,19 +257,25 @@ static void write_json(const struct opts *o, const struct row *rows, int nrows, 
 		return;
 	}
 	char buf[32];
-	fprintf(f, "{\n  \"tool\": \"mpi_allreduce\",\n  \"label\": \"%s\",\n  \"op\": \"allreduce\",\n"
-		   "  \"dtype\": \"float32\",\n  \"redop\": \"sum\",\n  \"nranks\": %d,\n  \"host\": \"%s\",\n"
-		   "  \"time\": \"median over iterations of the slowest rank, barrier before each\",\n"
-		   "  \"rows\": [\n",
-		o->label, nranks, host);
+	fprintf(
+	    f,
+	    "{\n  \"tool\": \"mpi_allreduce\",\n  \"label\": \"%s\",\n  \"op\": \"allreduce\",\n"
+	    "  \"dtype\": \"float32\",\n  \"redop\": \"sum\",\n  \"nranks\": %d,\n  \"host\": "
+	    "\"%s\",\n"
+	    "  \"time\": \"median over iterations of the slowest rank, barrier before each\",\n"
+	    "  \"rows\": [\n",
+	    o->label, nranks, host);
 	for (int i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i];
 		fprintf(f,
-			"    {\"size_bytes\": %zu, \"count\": %zu, \"time_us\": %.3f, \"algbw_GBps\": %.9g, "
-			"\"busbw_GBps\": %.9g, \"check\": \"%s\", \"iters\": %d, \"time_us_min\": %.3f, "
+			"    {\"size_bytes\": %zu, \"count\": %zu, \"time_us\": %.3f, "
+			"\"algbw_GBps\": %.9g, "
+			"\"busbw_GBps\": %.9g, \"check\": \"%s\", \"iters\": %d, \"time_us_min\": "
+			"%.3f, "
 			"\"time_us_max\": %.3f}%s\n",
-			r->bytes, r->count, r->time_us, r->algbw, r->busbw, check_str(o, r, buf, sizeof buf),
-			r->iters, r->tmin_us, r->tmax_us, i + 1 < nrows ? "," : "");
+			r->bytes, r->count, r->time_us, r->algbw, r->busbw,
+			check_str(o, r, buf, sizeof buf), r->iters, r->tmin_us, r->tmax_us,
+			i + 1 < nrows ? "," : "");
 	}
 	fprintf(f, "  ]\n}\n");
 	fclose(f);
@@ -277,14 +305,16 @@ int main(int argc, char **argv)
 		time_t now = time(NULL);
 		char ts[64];
 		strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
-		printf("# mpi_allreduce (%s): MPI_Allreduce float sum, out-of-place, nranks=%d, %s\n",
-		       o.label, nranks, ts);
-		printf("# iters<=%d warmup<=%d min-iters=%d size-time=%.1fs; time = median over iterations "
+		printf(
+		    "# mpi_allreduce (%s): MPI_Allreduce float sum, out-of-place, nranks=%d, %s\n",
+		    o.label, nranks, ts);
+		printf("# iters<=%d warmup<=%d min-iters=%d size-time=%.1fs; time = median over "
+		       "iterations "
 		       "of the slowest rank (barrier before each)\n",
 		       o.iters, o.warmup, o.min_iters, o.size_time);
 		printf("# busbw = algbw * 2(n-1)/n; GB/s = 1e9 bytes/s\n");
-		printf("#%11s %11s %11s %11s %11s %7s\n", "size_bytes", "count", "time_us", "algbw_GBps",
-		       "busbw_GBps", "check");
+		printf("#%11s %11s %11s %11s %11s %7s\n", "size_bytes", "count", "time_us",
+		       "algbw_GBps", "busbw_GBps", "check");
 		fflush(stdout);
 	}
 
@@ -298,8 +328,8 @@ int main(int argc, char **argv)
 			rows[nrows++] = r;
 		if (rank == 0) {
 			char buf[32];
-			printf("%12zu %11zu %11.1f %11.2f %11.2f %7s\n", r.bytes, r.count, r.time_us, r.algbw,
-			       r.busbw, check_str(&o, &r, buf, sizeof buf));
+			printf("%12zu %11zu %11.1f %11.2f %11.2f %7s\n", r.bytes, r.count,
+			       r.time_us, r.algbw, r.busbw, check_str(&o, &r, buf, sizeof buf));
 			fflush(stdout);
 		}
 	}

@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 	}
 	if (ai < argc && !strcmp(argv[ai], "--"))
 		ai++;
-	char *defcmd[] = { "/bin/true" };
+	char *defcmd[] = {"/bin/true"};
 	char **cmd = ai < argc ? argv + ai : defcmd;
 	size_t ncmd = ai < argc ? (size_t)(argc - ai) : 1;
 	if (n <= 0 || batch <= 0) {
@@ -42,8 +42,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gp-submit-many: %s\n", err.text);
 		return 1;
 	}
-	const char *ep = getenv("GPOOL_SCHEDULER") ? getenv("GPOOL_SCHEDULER")
-						  : gp_config_str(cfg, "scheduler");
+	const char *ep =
+	    getenv("GPOOL_SCHEDULER") ? getenv("GPOOL_SCHEDULER") : gp_config_str(cfg, "scheduler");
 	gp_auth_t *auth = gp_auth_create(NULL, &err);
 	gp_wire_t *wire = gp_wire_create(auth, 64 << 20);
 	void *ctx = zmq_ctx_new(), *sock = zmq_socket(ctx, ZMQ_DEALER);
@@ -55,8 +55,8 @@ int main(int argc, char **argv)
 	char *user = pw ? pw->pw_name : "nobody";
 	double t0 = gp_now();
 	long sent = 0, acked = 0, failed = 0;
-	gp_batch_t b = { 0 };
-	gp_buf_t out = { 0 };
+	gp_batch_t b = {0};
+	gp_buf_t out = {0};
 	while (acked + failed < n) {
 		/* keep at most 4 batches in flight */
 		while (sent < n && sent - acked - failed < 4 * batch) {
@@ -83,9 +83,10 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		zmq_pollitem_t pi = { sock, 0, ZMQ_POLLIN, 0 };
+		zmq_pollitem_t pi = {sock, 0, ZMQ_POLLIN, 0};
 		if (zmq_poll(&pi, 1, 30000) <= 0) {
-			fprintf(stderr, "gp-submit-many: no answer for 30 s (%ld of %ld acknowledged)\n",
+			fprintf(stderr,
+				"gp-submit-many: no answer for 30 s (%ld of %ld acknowledged)\n",
 				acked, n);
 			return 1;
 		}
@@ -94,8 +95,8 @@ int main(int argc, char **argv)
 		zmq_msg_recv(&zm, sock, 0);
 		struct gp_sender from;
 		Gpool__ErrorCode code;
-		Gpool__Batch *rb = gp_wire_open(wire, zmq_msg_data(&zm), zmq_msg_size(&zm), &from,
-						&code, &err);
+		Gpool__Batch *rb =
+		    gp_wire_open(wire, zmq_msg_data(&zm), zmq_msg_size(&zm), &from, &code, &err);
 		zmq_msg_close(&zm);
 		if (!rb) {
 			fprintf(stderr, "gp-submit-many: bad reply: %s\n", err.text);
@@ -114,8 +115,8 @@ int main(int argc, char **argv)
 		gpool__batch__free_unpacked(rb, NULL);
 	}
 	double dt = gp_now() - t0;
-	printf("%ld jobs acknowledged in %.3f s (%.0f/s), %ld refused, %.3f s in munge\n", acked, dt,
-	       acked / dt, failed, gp_auth_seconds(auth));
+	printf("%ld jobs acknowledged in %.3f s (%.0f/s), %ld refused, %.3f s in munge\n", acked,
+	       dt, acked / dt, failed, gp_auth_seconds(auth));
 	zmq_close(sock);
 	zmq_ctx_term(ctx);
 	return failed ? 1 : 0;

@@ -76,8 +76,8 @@ double gp_pc_power(const struct gp_prices *p, const double *card_w, size_t ncard
 	return (sum + p->slot_w * (double)ncards) * (1 + p->margin);
 }
 
-void gp_cost_add_card(const struct gp_prices *p, struct gp_cost *c, double watts,
-		      const char *model, double hours)
+void gp_cost_add_card(const struct gp_prices *p, struct gp_cost *c, double watts, const char *model,
+		      double hours)
 {
 	c->gpu_hours += hours;
 	c->kwh += watts * hours / 1000.0;

@@ -34,8 +34,8 @@ struct gp_cost {
 };
 
 /* Add one card's use: its power limit, model and hours of use. */
-void gp_cost_add_card(const struct gp_prices *p, struct gp_cost *c, double watts,
-		      const char *model, double hours);
+void gp_cost_add_card(const struct gp_prices *p, struct gp_cost *c, double watts, const char *model,
+		      double hours);
 void gp_cost_finish(const struct gp_prices *p, struct gp_cost *c);
 
 #endif

@@ -30,8 +30,8 @@ int gp_fleet_load(gp_session_t *s, struct fleet *f, gp_error_t *err)
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_NODE_QUERY;
 	m.node_query = &q;
-	Gpool__Msg *r = gp_session_call(s, &m, GPOOL__MSG__M_NODE_QUERY_REPLY, GP_CLI_TIMEOUT_MS,
-					NULL, err);
+	Gpool__Msg *r =
+	    gp_session_call(s, &m, GPOOL__MSG__M_NODE_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, err);
 	if (!r)
 		return -1;
 	Gpool__NodeQueryReply *nr = r->node_query_reply;

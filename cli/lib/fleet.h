@@ -12,10 +12,10 @@
 
 struct fleet {
 	size_t n;
-	char **name;	 /* node names */
+	char **name; /* node names */
 	size_t *ncards;
-	double **watts;	 /* per card */
-	char ***model;	 /* per card */
+	double **watts; /* per card */
+	char ***model;	/* per card */
 	double *psu;
 };
 

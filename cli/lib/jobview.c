@@ -143,9 +143,9 @@ void gp_jobview_energy_sources(uint32_t sources, char *buf, size_t len)
 		Gpool__EnergySource src;
 		const char *word;
 	} words[] = {
-		{ GPOOL__ENERGY_SOURCE__ENERGY_COUNTER, "counter" },
-		{ GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED, "sampled" },
-		{ GPOOL__ENERGY_SOURCE__ENERGY_LIMIT, "upper bound" },
+	    {GPOOL__ENERGY_SOURCE__ENERGY_COUNTER, "counter"},
+	    {GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED, "sampled"},
+	    {GPOOL__ENERGY_SOURCE__ENERGY_LIMIT, "upper bound"},
 	};
 	size_t o = 0;
 	buf[0] = '\0';
@@ -220,12 +220,14 @@ int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 		for (size_t i = 0; i < j->n_replicas; i++) {
 			const Gpool__ReplicaInfo *r = j->replicas[i];
 			fprintf(f,
-				"   Replica=%u JobId=%" PRIu64 " State=%s Node=%s Addr=%s:%u Ready=%s "
+				"   Replica=%u JobId=%" PRIu64
+				" State=%s Node=%s Addr=%s:%u Ready=%s "
 				"Restarts=%u CrashLoop=%s Reason=%s\n",
 				r->index, r->job_id,
 				r->crash_loop ? "CRASH_LOOP" : gp_job_state_name(r->state),
-				nz(r->node, "(none)"), nz(r->addr, "-"), r->port, r->ready ? "yes" : "no",
-				r->restarts, r->crash_loop ? "yes" : "no", nz(r->reason, "None"));
+				nz(r->node, "(none)"), nz(r->addr, "-"), r->port,
+				r->ready ? "yes" : "no", r->restarts, r->crash_loop ? "yes" : "no",
+				nz(r->reason, "None"));
 		}
 	} else if (s->service) {
 		fprintf(f, "   ServiceOf=%" PRIu64 " ReplicaIndex=%u Port=%u\n", j->service_of,

@@ -12,9 +12,9 @@ struct unit {
 };
 
 static const struct unit units[] = {
-	{ "seconds", 1 }, { "second", 1 }, { "s", 1 },	     { "minutes", 60 },    { "minute", 60 },
-	{ "min", 60 },	  { "m", 60 },	   { "hours", 3600 }, { "hour", 3600 },	   { "h", 3600 },
-	{ "days", 86400 }, { "day", 86400 }, { "d", 86400 },  { "weeks", 604800 }, { "w", 604800 },
+    {"seconds", 1},  {"second", 1},  {"s", 1},	      {"minutes", 60},	 {"minute", 60},
+    {"min", 60},     {"m", 60},	     {"hours", 3600}, {"hour", 3600},	 {"h", 3600},
+    {"days", 86400}, {"day", 86400}, {"d", 86400},    {"weeks", 604800}, {"w", 604800},
 };
 
 int gp_when_parse(const char *s, double now, double *t, gp_error_t *err)
@@ -37,7 +37,7 @@ int gp_when_parse(const char *s, double now, double *t, gp_error_t *err)
 	}
 	struct tm tm;
 	memset(&tm, 0, sizeof(tm));
-	const char *fmts[] = { "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d", NULL };
+	const char *fmts[] = {"%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d", NULL};
 	for (int i = 0; fmts[i]; i++) {
 		memset(&tm, 0, sizeof(tm));
 		const char *e = strptime(s, fmts[i], &tm);
@@ -64,7 +64,8 @@ int gp_when_parse(const char *s, double now, double *t, gp_error_t *err)
 	}
 bad:
 	errno = EINVAL;
-	return gp_errprintf(err, "invalid time '%s' (use 2026-12-02, 2026-12-02T13:05, 13:05, "
-				 "now or now-2hours)",
+	return gp_errprintf(err,
+			    "invalid time '%s' (use 2026-12-02, 2026-12-02T13:05, 13:05, "
+			    "now or now-2hours)",
 			    s);
 }

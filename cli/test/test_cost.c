@@ -28,7 +28,7 @@ static void pc_power(void **state)
 	gp_error_t err;
 	assert_int_equal(gp_prices_load(c, &p, &err), 0);
 	/* GTX 1660 SUPER 125 W + RX 6700 XT 230 W: (355 + 2 * 3.75) * 1.2 = 435.0 W */
-	double w[] = { 125, 230 };
+	double w[] = {125, 230};
 	assert_true(fabs(gp_pc_power(&p, w, 2) - 435.0) < 1e-9);
 	assert_true(fabs(gp_pc_power(&p, w, 0) - 0.0) < 1e-9);
 	gp_prices_release(&p);
@@ -41,7 +41,7 @@ static void job_cost(void **state)
 	struct gp_prices p;
 	gp_error_t err;
 	assert_int_equal(gp_prices_load(c, &p, &err), 0);
-	struct gp_cost k = { 0 };
+	struct gp_cost k = {0};
 	/* two cards for 3 hours */
 	gp_cost_add_card(&p, &k, 125, "GeForce GTX 1660 SUPER", 3);
 	gp_cost_add_card(&p, &k, 230, "Radeon RX 6700 XT", 3);
@@ -94,8 +94,8 @@ static void energy_from(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(pc_power), cmocka_unit_test(job_cost),
-					    cmocka_unit_test(bad_prices),
-					    cmocka_unit_test(energy_from) };
+	const struct CMUnitTest tests[] = {cmocka_unit_test(pc_power), cmocka_unit_test(job_cost),
+					   cmocka_unit_test(bad_prices),
+					   cmocka_unit_test(energy_from)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,14 +49,15 @@ static void every_option(void **state)
 	int rc;
 	gp_error_t err;
 	char *stage = strdup(write_file("data.bin", "12345", 0640));
-	gp_submit_t *s = PARSE(
-	    &rc, &err, "gsub", "-n", "8", "-N", "2-4", "-c", "3", "--mem", "4G", "-t", "1-02:03:04",
-	    "-J", "myjob", "-o", "out.%j", "-e", "err.%j.%t", "--priority", "-5", "--hold", "-w",
-	    "pc[1-3]", "-x", "lab1", "-D", "/scratch/a", "--export=NONE,FOO=bar", "--stage", stage,
-	    "--no-requeue", "--gpus-per-task", "1", "--gpus", "8", "--gpus-per-node", "2",
-	    "--gpu-mem", "6G", "--gpu-vendor", "amd", "--gpu-model", "*6700*", "--gpu-cc",
-	    "gfx1030", "--gpu-mixed", "--gpu-index", "0,2-3", "--screen", "--service", "--replicas", "4", "--health-path", "/health",
-	    "--port", "8000", "--parsable", "--wait", "--", "prog", "arg1");
+	gp_submit_t *s =
+	    PARSE(&rc, &err, "gsub", "-n", "8", "-N", "2-4", "-c", "3", "--mem", "4G", "-t",
+		  "1-02:03:04", "-J", "myjob", "-o", "out.%j", "-e", "err.%j.%t", "--priority",
+		  "-5", "--hold", "-w", "pc[1-3]", "-x", "lab1", "-D", "/scratch/a",
+		  "--export=NONE,FOO=bar", "--stage", stage, "--no-requeue", "--gpus-per-task", "1",
+		  "--gpus", "8", "--gpus-per-node", "2", "--gpu-mem", "6G", "--gpu-vendor", "amd",
+		  "--gpu-model", "*6700*", "--gpu-cc", "gfx1030", "--gpu-mixed", "--gpu-index",
+		  "0,2-3", "--screen", "--service", "--replicas", "4", "--health-path", "/health",
+		  "--port", "8000", "--parsable", "--wait", "--", "prog", "arg1");
 	free(stage);
 	assert_int_equal(rc, 0);
 	Gpool__JobSpec *sp = gp_submit_spec(s);
@@ -314,8 +315,9 @@ static void stage_files(void **state)
 	gp_error_t err;
 	char *a = strdup(write_file("a.txt", "aaa", 0600));
 	char *b = strdup(write_file("run.py", "print(1)\n", 0755));
-	gp_submit_t *s = PARSE(&rc, &err, "gsub", "--stage", a, "--stage", b, "--collect", "out/*.txt",
-			       "--collect", "res.%t", "--collect-dir", "/tmp/r", "--", "x");
+	gp_submit_t *s =
+	    PARSE(&rc, &err, "gsub", "--stage", a, "--stage", b, "--collect", "out/*.txt",
+		  "--collect", "res.%t", "--collect-dir", "/tmp/r", "--", "x");
 	assert_int_equal(rc, 0);
 	Gpool__JobSpec *sp = gp_submit_spec(s);
 	size_t n;
@@ -375,7 +377,8 @@ static void mpi_modes(void **state)
 	assert_int_equal(gp_submit_spec(s)->mpi, GPOOL__MPI_LAUNCH__MPI_PMIX);
 	gp_submit_destroy(&s);
 	/* a script's directive sets it too */
-	char *path = write_file("mpi.sh", "#!/bin/sh\n#GPOOL --mpi=mpirun -N 2\nmpirun ./a\n", 0755);
+	char *path =
+	    write_file("mpi.sh", "#!/bin/sh\n#GPOOL --mpi=mpirun -N 2\nmpirun ./a\n", 0755);
 	s = PARSE(&rc, &err, "gsub", path);
 	assert_int_equal(rc, 0);
 	assert_int_equal(gp_submit_spec(s)->mpi, GPOOL__MPI_LAUNCH__MPI_MPIRUN);
@@ -424,11 +427,11 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(mpi_modes),
-	    cmocka_unit_test(every_option),	   cmocka_unit_test(defaults),
-	    cmocka_unit_test(bad_input),	   cmocka_unit_test(script_directives),
-	    cmocka_unit_test(export_forms),	   cmocka_unit_test(stage_files),
-	    cmocka_unit_test(help_short_circuits), cmocka_unit_test(directive_parser),
+	    cmocka_unit_test(mpi_modes),	 cmocka_unit_test(every_option),
+	    cmocka_unit_test(defaults),		 cmocka_unit_test(bad_input),
+	    cmocka_unit_test(script_directives), cmocka_unit_test(export_forms),
+	    cmocka_unit_test(stage_files),	 cmocka_unit_test(help_short_circuits),
+	    cmocka_unit_test(directive_parser),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	gp_rm_rf(dir);

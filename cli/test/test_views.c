@@ -155,7 +155,7 @@ static void energy_sources_words(void **state)
 	gp_jobview_energy_sources(1u << GPOOL__ENERGY_SOURCE__ENERGY_COUNTER, b, sizeof(b));
 	assert_string_equal(b, "counter");
 	gp_jobview_energy_sources(1u << GPOOL__ENERGY_SOURCE__ENERGY_SAMPLED |
-					  1u << GPOOL__ENERGY_SOURCE__ENERGY_LIMIT,
+				      1u << GPOOL__ENERGY_SOURCE__ENERGY_LIMIT,
 				  b, sizeof(b));
 	assert_string_equal(b, "sampled+upper bound");
 	gp_jobview_energy_sources(0xe, b, sizeof(b));
@@ -297,9 +297,10 @@ static void node_format(void **state)
 	assert_int_equal(gp_nodefmt_node(f, &up, m), 0);
 	assert_int_equal(gp_nodefmt_node(f, &down, m), 0);
 	fclose(m);
-	assert_string_equal(buf, "NODELIST  STATE|CPUS(A/I/O/T)|MEMORY|FREE_MEM|REASON              |%\n"
-				 "pc1    mix|3/5/0/8|16000|15000|none                |%\n"
-				 "pc2   down|0/0/4/4|8000|8000|not responding      |%\n");
+	assert_string_equal(buf,
+			    "NODELIST  STATE|CPUS(A/I/O/T)|MEMORY|FREE_MEM|REASON              |%\n"
+			    "pc1    mix|3/5/0/8|16000|15000|none                |%\n"
+			    "pc2   down|0/0/4/4|8000|8000|not responding      |%\n");
 	free(buf);
 	gp_fieldfmt_destroy(&f);
 	assert_null(gp_nodefmt_create("%N %i", &err)); /* a job letter is not a node letter */
@@ -310,12 +311,9 @@ int main(void)
 {
 	setenv("TZ", "UTC", 1);
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(table_layout),
-	    cmocka_unit_test(job_table),
-	    cmocka_unit_test(job_detail),
-	    cmocka_unit_test(array_rows_and_format),
-	    cmocka_unit_test(energy_sources_words),
-	    cmocka_unit_test(node_tables),
+	    cmocka_unit_test(table_layout),	    cmocka_unit_test(job_table),
+	    cmocka_unit_test(job_detail),	    cmocka_unit_test(array_rows_and_format),
+	    cmocka_unit_test(energy_sources_words), cmocka_unit_test(node_tables),
 	    cmocka_unit_test(node_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,13 +26,14 @@ static void forms(void **state)
 	assert_true(t == 1796169600.0 + 13 * 3600 + 5 * 60);
 	assert_int_equal(gp_when_parse("13:05:30", now, &t, &err), 0);
 	assert_true(t == 1796169600.0 + 13 * 3600 + 5 * 60 + 30);
-	const char *bad[] = { "", "yesterday", "now-", "now-3x", "25:00", "2026-13-45", "12:61", NULL };
+	const char *bad[] = {"",      "yesterday",  "now-",  "now-3x",
+			     "25:00", "2026-13-45", "12:61", NULL};
 	for (int i = 0; bad[i]; i++)
 		assert_int_equal(gp_when_parse(bad[i], now, &t, &err), -1);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(forms) };
+	const struct CMUnitTest tests[] = {cmocka_unit_test(forms)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,7 +38,7 @@ static void file_then_flags(void **state)
 	char *p = tmpfile_with("# comment\nstate_dir = /x/y  \n\nnode_timeout=30s # trailing\n"
 			       "fake_cards = nvidia:A:6GiB:7.5:125W\n");
 	gp_config_t *c = gp_config_create(GP_SCHED);
-	char *argv[] = { "gschedd", "--config", p, "--node-timeout=5s", "--state-dir", "/z", NULL };
+	char *argv[] = {"gschedd", "--config", p, "--node-timeout=5s", "--state-dir", "/z", NULL};
 	int help;
 	gp_error_t err;
 	assert_int_equal(gp_config_parse_args(c, 6, argv, &help, &err), 0);
@@ -66,12 +66,12 @@ static void rejects(void **state)
 	assert_int_equal(gp_config_load_file(c, p, &err), -1);
 	unlink(p);
 	/* a worker key is not a scheduler flag */
-	char *argv[] = { "gschedd", "--fake-cards=x", NULL };
+	char *argv[] = {"gschedd", "--fake-cards=x", NULL};
 	assert_int_equal(gp_config_parse_args(c, 2, argv, &help, &err), -1);
 	assert_non_null(strstr(err.text, "unknown option"));
-	char *argv2[] = { "gschedd", "--state-dir", NULL };
+	char *argv2[] = {"gschedd", "--state-dir", NULL};
 	assert_int_equal(gp_config_parse_args(c, 2, argv2, &help, &err), -1);
-	char *argv3[] = { "gschedd", "--allow-root=maybe", NULL };
+	char *argv3[] = {"gschedd", "--allow-root=maybe", NULL};
 	assert_int_equal(gp_config_parse_args(c, 2, argv3, &help, &err), -1);
 	gp_config_destroy(&c);
 }
@@ -81,7 +81,7 @@ static void help_flag(void **state)
 	gp_error_t err;
 	int help;
 	gp_config_t *c = gp_config_create(GP_WORKER);
-	char *argv[] = { "gworkerd", "--help", "--allow-root", NULL };
+	char *argv[] = {"gworkerd", "--help", "--allow-root", NULL};
 	assert_int_equal(gp_config_parse_args(c, 3, argv, &help, &err), 0);
 	assert_int_equal(help, 1);
 	assert_int_equal(gp_config_bool(c, "allow_root"), 1);
@@ -97,7 +97,7 @@ static void choices_and_check(void **state)
 	assert_non_null(strstr(err.text, "invalid value 'fast' for sync"));
 	assert_int_equal(gp_config_set(c, "sync", "normal", &err), 0);
 	assert_int_equal(gp_config_set(c, "log_level", "loud", &err), -1);
-	char *argv[] = { "gschedd", "--check-config", NULL };
+	char *argv[] = {"gschedd", "--check-config", NULL};
 	assert_int_equal(gp_config_check_only(c), 0);
 	assert_int_equal(gp_config_parse_args(c, 2, argv, &help, &err), 0);
 	assert_int_equal(gp_config_check_only(c), 1);
@@ -127,16 +127,16 @@ static void reload(void **state)
 	char path[64];
 	strcpy(path, p);
 	gp_config_t *c = gp_config_create(GP_SCHED);
-	char *argv[] = { "gschedd", "--config", path, "--node-timeout=20s", NULL };
+	char *argv[] = {"gschedd", "--config", path, "--node-timeout=20s", NULL};
 	assert_int_equal(gp_config_parse_args(c, 4, argv, &help, &err), 0);
 	FILE *f = fopen(path, "w");
 	fputs("max_attempts = 7\nlisten = tcp://*:2\nnode_timeout = 1s\n", f);
 	fclose(f);
-	struct seen s = { .n = 0 };
+	struct seen s = {.n = 0};
 	assert_int_equal(gp_config_reload(c, 4, argv, note, &s, &err), 1);
-	assert_int_equal(gp_config_int(c, "max_attempts"), 7); /* applied live */
+	assert_int_equal(gp_config_int(c, "max_attempts"), 7);	      /* applied live */
 	assert_string_equal(gp_config_str(c, "listen"), "tcp://*:1"); /* needs a restart */
-	assert_int_equal(gp_config_int(c, "node_timeout"), 20000); /* the flag still wins */
+	assert_int_equal(gp_config_int(c, "node_timeout"), 20000);    /* the flag still wins */
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.keys[0], "listen");
 	assert_int_equal(s.applied[0], 0);
@@ -158,12 +158,9 @@ int main(void)
 	setenv("GPOOL_CONF", "/nonexistent-gpool.conf", 1);
 	unsetenv("GPOOL_CONF");
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(defaults),
-		cmocka_unit_test(file_then_flags),
-		cmocka_unit_test(rejects),
-		cmocka_unit_test(help_flag),
-		cmocka_unit_test(choices_and_check),
-		cmocka_unit_test(reload),
+	    cmocka_unit_test(defaults),		 cmocka_unit_test(file_then_flags),
+	    cmocka_unit_test(rejects),		 cmocka_unit_test(help_flag),
+	    cmocka_unit_test(choices_and_check), cmocka_unit_test(reload),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,6 @@ static void states(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(states) };
+	const struct CMUnitTest tests[] = {cmocka_unit_test(states)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,7 @@ static void size_units(void **state)
 static void size_rejects(void **state)
 {
 	uint64_t b;
-	const char *bad[] = { "", "G", "-1", "4X", "4 G", " 4", "nan", "inf", "1e400", "4GG", NULL };
+	const char *bad[] = {"", "G", "-1", "4X", "4 G", " 4", "nan", "inf", "1e400", "4GG", NULL};
 	for (int i = 0; bad[i]; i++) {
 		errno = 0;
 		assert_int_equal(gp_parse_size(bad[i], 1, &b), -1);
@@ -41,15 +41,16 @@ static void durations(void **state)
 		const char *in;
 		uint32_t want;
 	} ok[] = {
-		{ "10", 600 },	     { "1:30", 90 },	   { "1:00:00", 3600 }, { "2-0", 172800 },
-		{ "1-2:3", 93780 },  { "1-2:3:4", 93784 }, { "30s", 30 },	 { "5m", 300 },
-		{ "2h", 7200 },	     { "1d", 86400 },	   { "infinite", 0 },	 { "UNLIMITED", 0 },
+	    {"10", 600},      {"1:30", 90},	  {"1:00:00", 3600}, {"2-0", 172800},
+	    {"1-2:3", 93780}, {"1-2:3:4", 93784}, {"30s", 30},	     {"5m", 300},
+	    {"2h", 7200},     {"1d", 86400},	  {"infinite", 0},   {"UNLIMITED", 0},
 	};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		assert_int_equal(gp_parse_duration(ok[i].in, &s), 0);
 		assert_int_equal(s, ok[i].want);
 	}
-	const char *bad[] = { "", "3x", "1:2:3:4", "-5", ":5", "1:", "a-1", "1-", "s", "99999999999d", NULL };
+	const char *bad[] = {
+	    "", "3x", "1:2:3:4", "-5", ":5", "1:", "a-1", "1-", "s", "99999999999d", NULL};
 	for (int i = 0; bad[i]; i++)
 		assert_int_equal(gp_parse_duration(bad[i], &s), -1);
 }
@@ -70,7 +71,8 @@ static void hostlists(void **state)
 	assert_int_equal(n, 3);
 	assert_string_equal(v[2], "n03");
 	gp_strv_free(v, n);
-	const char *bad[] = { "", ",", "a,", "h[", "h[]", "h[3-1]", "h[[1]]", "h[1-99999999]", "a,,b", NULL };
+	const char *bad[] = {"",     ",", "a,", "h[", "h[]", "h[3-1]", "h[[1]]", "h[1-99999999]",
+			     "a,,b", NULL};
 	for (int i = 0; bad[i]; i++)
 		assert_int_equal(gp_hostlist_expand(bad[i], &v, &n), -1);
 }
@@ -98,8 +100,8 @@ static void listen_addrs(void **state)
 	assert_int_equal(port, 1);
 	assert_int_equal(gp_parse_listen(":443", host, sizeof(host), &port), 0);
 	assert_string_equal(host, "");
-	static const char *const bad[] = { "8080", "h:0", "h:65536", "h:", "h:8x",
-					   "a-host-name-too-long:80" };
+	static const char *const bad[] = {"8080", "h:0",  "h:65536",
+					  "h:",	  "h:8x", "a-host-name-too-long:80"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		port = 7;
 		assert_int_equal(gp_parse_listen(bad[i], host, sizeof(host), &port), -1);
@@ -122,10 +124,10 @@ static void formats(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(size_units), cmocka_unit_test(size_rejects),
-		cmocka_unit_test(durations),  cmocka_unit_test(hostlists),
-		cmocka_unit_test(longs),      cmocka_unit_test(formats),
-		cmocka_unit_test(listen_addrs),
+	    cmocka_unit_test(size_units),   cmocka_unit_test(size_rejects),
+	    cmocka_unit_test(durations),    cmocka_unit_test(hostlists),
+	    cmocka_unit_test(longs),	    cmocka_unit_test(formats),
+	    cmocka_unit_test(listen_addrs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

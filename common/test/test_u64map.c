@@ -39,6 +39,6 @@ static void many(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(many) };
+	const struct CMUnitTest tests[] = {cmocka_unit_test(many)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

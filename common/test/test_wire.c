@@ -119,10 +119,10 @@ static void cheap_checks(void **state)
 	struct gp_sender from;
 	Gpool__ErrorCode code;
 	gp_error_t err;
-	uint8_t big[65] = { 0 };
+	uint8_t big[65] = {0};
 	assert_null(gp_wire_open(rx, big, sizeof(big), &from, &code, &err));
 	assert_int_equal(code, GPOOL__ERROR_CODE__ERROR_TOO_LARGE);
-	uint8_t junk[] = { 0xff, 0xff, 0xff, 0xff, 0x0f };
+	uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0x0f};
 	assert_null(gp_wire_open(rx, junk, sizeof(junk), &from, &code, &err));
 	assert_int_equal(code, GPOOL__ERROR_CODE__ERROR_MALFORMED);
 	Gpool__Envelope env = GPOOL__ENVELOPE__INIT;
@@ -181,7 +181,7 @@ static void local_unauthenticated(void **state)
  * adds the very same bytes. */
 static void batch_members(void **state)
 {
-	gp_batch_t a = { 0 }, b = { 0 };
+	gp_batch_t a = {0}, b = {0};
 	make_batch(&a, 3);
 	for (int i = 0; i < 3; i++) {
 		Gpool__Msg m = GPOOL__MSG__INIT;
@@ -223,10 +223,10 @@ int main(void)
 	}
 	free(cred);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(round_trip),	     cmocka_unit_test(tampered_body),
-		cmocka_unit_test(cheap_checks),	     cmocka_unit_test(forged_credential),
-		cmocka_unit_test(expired_credential), cmocka_unit_test(local_unauthenticated),
-		cmocka_unit_test(batch_members),
+	    cmocka_unit_test(round_trip),	  cmocka_unit_test(tampered_body),
+	    cmocka_unit_test(cheap_checks),	  cmocka_unit_test(forged_credential),
+	    cmocka_unit_test(expired_credential), cmocka_unit_test(local_unauthenticated),
+	    cmocka_unit_test(batch_members),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	gp_auth_destroy(&auth);

@@ -21,38 +21,38 @@ typedef hipDeviceProp_t gkDeviceProp;
 #define gkSuccess		hipSuccess
 #define gkErrorMemoryAllocation hipErrorOutOfMemory
 typedef hipMemcpyKind gkMemcpyKind;
-#define GK_CUDA_OR_HIP(c, h)			    (h)
-#define gkGetErrorString			    hipGetErrorString
-#define gkGetLastError				    hipGetLastError
-#define gkGetDeviceCount			    hipGetDeviceCount
-#define gkSetDevice				    hipSetDevice
-#define gkGetDeviceProperties			    hipGetDeviceProperties
-#define gkRuntimeGetVersion			    hipRuntimeGetVersion
-#define gkDriverGetVersion			    hipDriverGetVersion
-#define gkMalloc				    hipMalloc
-#define gkFree					    hipFree
-#define gkMallocHost(p, n)			    hipHostMalloc((p), (n), hipHostMallocDefault)
-#define gkFreeHost				    hipHostFree
-#define gkMemsetAsync				    hipMemsetAsync
-#define gkMemcpy				    hipMemcpy
-#define gkMemcpyAsync				    hipMemcpyAsync
-#define gkMemcpyHostToDevice			    hipMemcpyHostToDevice
-#define gkMemcpyDeviceToHost			    hipMemcpyDeviceToHost
-#define gkMemcpyDeviceToDevice			    hipMemcpyDeviceToDevice
-#define gkMemcpyDefault				    hipMemcpyDefault
-#define gkStreamCreate				    hipStreamCreate
-#define gkStreamDestroy				    hipStreamDestroy
-#define gkStreamSynchronize			    hipStreamSynchronize
-#define gkStreamWaitEvent			    hipStreamWaitEvent
-#define gkEventCreate				    hipEventCreate
-#define gkEventDestroy				    hipEventDestroy
-#define gkEventRecord				    hipEventRecord
-#define gkEventSynchronize			    hipEventSynchronize
-#define gkEventElapsedTime			    hipEventElapsedTime
-#define gkEventQuery				    hipEventQuery
-#define gkErrorNotReady				    hipErrorNotReady
+#define GK_CUDA_OR_HIP(c, h)   (h)
+#define gkGetErrorString       hipGetErrorString
+#define gkGetLastError	       hipGetLastError
+#define gkGetDeviceCount       hipGetDeviceCount
+#define gkSetDevice	       hipSetDevice
+#define gkGetDeviceProperties  hipGetDeviceProperties
+#define gkRuntimeGetVersion    hipRuntimeGetVersion
+#define gkDriverGetVersion     hipDriverGetVersion
+#define gkMalloc	       hipMalloc
+#define gkFree		       hipFree
+#define gkMallocHost(p, n)     hipHostMalloc((p), (n), hipHostMallocDefault)
+#define gkFreeHost	       hipHostFree
+#define gkMemsetAsync	       hipMemsetAsync
+#define gkMemcpy	       hipMemcpy
+#define gkMemcpyAsync	       hipMemcpyAsync
+#define gkMemcpyHostToDevice   hipMemcpyHostToDevice
+#define gkMemcpyDeviceToHost   hipMemcpyDeviceToHost
+#define gkMemcpyDeviceToDevice hipMemcpyDeviceToDevice
+#define gkMemcpyDefault	       hipMemcpyDefault
+#define gkStreamCreate	       hipStreamCreate
+#define gkStreamDestroy	       hipStreamDestroy
+#define gkStreamSynchronize    hipStreamSynchronize
+#define gkStreamWaitEvent      hipStreamWaitEvent
+#define gkEventCreate	       hipEventCreate
+#define gkEventDestroy	       hipEventDestroy
+#define gkEventRecord	       hipEventRecord
+#define gkEventSynchronize     hipEventSynchronize
+#define gkEventElapsedTime     hipEventElapsedTime
+#define gkEventQuery	       hipEventQuery
+#define gkErrorNotReady	       hipErrorNotReady
 typedef hipPointerAttribute_t gkPointerAttributes_t;
-#define gkPointerGetAttributes			    hipPointerGetAttributes
+#define gkPointerGetAttributes hipPointerGetAttributes
 /* HIP 5.2 names the field memoryType */
 #define GK_PTR_IS_DEVICE(a)			    ((a).memoryType == hipMemoryTypeDevice)
 #define gkDeviceSynchronize			    hipDeviceSynchronize
@@ -103,8 +103,7 @@ typedef cudaMemcpyKind gkMemcpyKind;
 #define gkErrorNotReady				    cudaErrorNotReady
 typedef cudaPointerAttributes gkPointerAttributes_t;
 #define gkPointerGetAttributes			    cudaPointerGetAttributes
-#define GK_PTR_IS_DEVICE(a)                                                                \
-	((a).type == cudaMemoryTypeDevice || (a).type == cudaMemoryTypeManaged)
+#define GK_PTR_IS_DEVICE(a)			    ((a).type == cudaMemoryTypeDevice || (a).type == cudaMemoryTypeManaged)
 #define gkDeviceSynchronize			    cudaDeviceSynchronize
 #define gkOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #endif

@@ -71,7 +71,7 @@ static Gpool__Card *fake(Gpool__Card *c, uint32_t index, const char *name)
 
 static struct req request(Gpool__Msg *m, uint32_t uid)
 {
-	struct req r = { 0 };
+	struct req r = {0};
 	r.s = &S;
 	r.rid = (const uint8_t *)"client";
 	r.rid_len = 6;
@@ -148,9 +148,9 @@ static Gpool__Card *by_uuid(struct node *n, const char *uuid)
 /* Three cards: A drained by an admin, B failed by screening, C graded good. */
 static struct node *three_cards_with_state(void)
 {
-	Gpool__Card c[3], *v[3] = { card(&c[0], 0, "RTX 3060", "GPU-a", "00000000:01:00.0"),
-				    card(&c[1], 1, "RTX 3060", "GPU-b", "00000000:02:00.0"),
-				    card(&c[2], 2, "RTX 3060", "GPU-c", "00000000:03:00.0") };
+	Gpool__Card c[3], *v[3] = {card(&c[0], 0, "RTX 3060", "GPU-a", "00000000:01:00.0"),
+				   card(&c[1], 1, "RTX 3060", "GPU-b", "00000000:02:00.0"),
+				   card(&c[2], 2, "RTX 3060", "GPU-c", "00000000:03:00.0")};
 	struct node *n = registers("h1", v, 3);
 	for (size_t i = 0; i < 3; i++) {
 		assert_int_equal(n->cards[i]->state, GPOOL__CARD_STATE__CARD_UP);
@@ -197,9 +197,9 @@ static void assert_good_c(struct node *n)
 static void reregistration_keeps_state(void **state)
 {
 	three_cards_with_state();
-	Gpool__Card c[3], *v[3] = { card(&c[0], 0, "RTX 3060", "GPU-c", "00000000:03:00.0"),
-				    card(&c[1], 1, "RTX 3060", "GPU-a", "00000000:01:00.0"),
-				    card(&c[2], 2, "RTX 3060", "GPU-b", "00000000:02:00.0") };
+	Gpool__Card c[3], *v[3] = {card(&c[0], 0, "RTX 3060", "GPU-c", "00000000:03:00.0"),
+				   card(&c[1], 1, "RTX 3060", "GPU-a", "00000000:01:00.0"),
+				   card(&c[2], 2, "RTX 3060", "GPU-b", "00000000:02:00.0")};
 	for (int i = 0; i < 3; i++) {
 		c[i].vram_free = 5ULL << 30;
 		c[i].driver_version = "580.2";
@@ -235,8 +235,8 @@ static void reregistration_keeps_state(void **state)
 static void swapped_card_starts_fresh(void **state)
 {
 	three_cards_with_state();
-	Gpool__Card c[2], *v[2] = { card(&c[0], 0, "RTX 3060", "GPU-a", "00000000:01:00.0"),
-				    card(&c[1], 1, "RTX 3060", "GPU-d", "00000000:02:00.0") };
+	Gpool__Card c[2], *v[2] = {card(&c[0], 0, "RTX 3060", "GPU-a", "00000000:01:00.0"),
+				   card(&c[1], 1, "RTX 3060", "GPU-d", "00000000:02:00.0")};
 	struct node *n = registers("h1", v, 2);
 	assert_drained_a(n);
 	Gpool__Card *d = by_uuid(n, "GPU-d");
@@ -248,9 +248,9 @@ static void swapped_card_starts_fresh(void **state)
 	assert_int_equal(d->screen_job, 0);
 	assert_null(by_uuid(n, "GPU-b"));
 	assert_null(by_uuid(n, "GPU-c"));
-	Gpool__Card c2[3], *v2[3] = { card(&c2[0], 0, "RTX 3060", "GPU-a", "00000000:01:00.0"),
-				      card(&c2[1], 1, "RTX 3060", "GPU-d", "00000000:02:00.0"),
-				      card(&c2[2], 2, "RTX 3060", "GPU-c", "00000000:03:00.0") };
+	Gpool__Card c2[3], *v2[3] = {card(&c2[0], 0, "RTX 3060", "GPU-a", "00000000:01:00.0"),
+				     card(&c2[1], 1, "RTX 3060", "GPU-d", "00000000:02:00.0"),
+				     card(&c2[2], 2, "RTX 3060", "GPU-c", "00000000:03:00.0")};
 	n = registers("h1", v2, 3);
 	assert_drained_a(n);
 	assert_string_equal(by_uuid(n, "GPU-c")->grade, "");
@@ -260,18 +260,18 @@ static void swapped_card_starts_fresh(void **state)
  * the index); a new card takes what the agent reports (a fake card's configured state). */
 static void fallback_identities(void **state)
 {
-	Gpool__Card c[2], *v[2] = { card(&c[0], 0, "RX 6700 XT", "", "0000:03:00.0"),
-				    card(&c[1], 1, "RX 6600", "", "0000:04:00.0") };
+	Gpool__Card c[2], *v[2] = {card(&c[0], 0, "RX 6700 XT", "", "0000:03:00.0"),
+				   card(&c[1], 1, "RX 6600", "", "0000:04:00.0")};
 	struct node *n = registers("amd", v, 2);
 	drain("amd", 1, "artifacts");
-	Gpool__Card r[2], *rv[2] = { card(&r[0], 0, "RX 6600", "", "0000:04:00.0"),
-				     card(&r[1], 1, "RX 6700 XT", "", "0000:03:00.0") };
+	Gpool__Card r[2], *rv[2] = {card(&r[0], 0, "RX 6600", "", "0000:04:00.0"),
+				    card(&r[1], 1, "RX 6700 XT", "", "0000:03:00.0")};
 	n = registers("amd", rv, 2);
 	assert_int_equal(n->cards[0]->state, GPOOL__CARD_STATE__CARD_DRAINED);
 	assert_string_equal(n->cards[0]->state_reason, "artifacts");
 	assert_int_equal(n->cards[1]->state, GPOOL__CARD_STATE__CARD_UP);
 
-	Gpool__Card f[2], *fv[2] = { fake(&f[0], 0, "RTX 3060"), fake(&f[1], 1, "GTX 1660") };
+	Gpool__Card f[2], *fv[2] = {fake(&f[0], 0, "RTX 3060"), fake(&f[1], 1, "GTX 1660")};
 	f[1].state = GPOOL__CARD_STATE__CARD_DRAINED; /* fake_cards ...:state=drained */
 	n = registers("h2", fv, 2);
 	assert_int_equal(n->cards[0]->state, GPOOL__CARD_STATE__CARD_UP);
@@ -283,7 +283,7 @@ static void fallback_identities(void **state)
 	assert_int_equal(n->cards[0]->state, GPOOL__CARD_STATE__CARD_DRAINED);
 	assert_int_equal(n->cards[1]->state, GPOOL__CARD_STATE__CARD_UP);
 	/* card 0 is now another model: a new card, although its uuid is the same GPU-fake-0 */
-	Gpool__Card g[1], *gv[1] = { fake(&g[0], 0, "RTX 4060") };
+	Gpool__Card g[1], *gv[1] = {fake(&g[0], 0, "RTX 4060")};
 	n = registers("h2", gv, 1);
 	assert_int_equal(n->cards[0]->state, GPOOL__CARD_STATE__CARD_UP);
 	for (int i = 0; i < 2; i++)
@@ -378,9 +378,9 @@ static void store_round_trip(void **state)
 	S.nodes = nodes_create();
 	assert_int_equal(store_cards_load(S.store, collect, S.nodes), 0);
 	assert_int_equal(nodes_count(S.nodes), 0); /* no node until its agent registers */
-	Gpool__Card c[3], *v[3] = { card(&c[0], 0, "RTX 3060", "GPU-a", "00000000:01:00.0"),
-				    card(&c[1], 1, "RTX 3060", "GPU-b", "00000000:02:00.0"),
-				    card(&c[2], 2, "RTX 3060", "GPU-c", "00000000:03:00.0") };
+	Gpool__Card c[3], *v[3] = {card(&c[0], 0, "RTX 3060", "GPU-a", "00000000:01:00.0"),
+				   card(&c[1], 1, "RTX 3060", "GPU-b", "00000000:02:00.0"),
+				   card(&c[2], 2, "RTX 3060", "GPU-c", "00000000:03:00.0")};
 	n = registers("h1", v, 3);
 	assert_drained_a(n);
 	assert_failed_b(n);
@@ -397,7 +397,7 @@ static void store_round_trip(void **state)
 	assert_drained_a(n);
 	assert_failed_b(n);
 	/* a node with no stored cards: its cards start up */
-	Gpool__Card o[1], *ov[1] = { card(&o[0], 0, "RTX 3060", "GPU-z", "00000000:01:00.0") };
+	Gpool__Card o[1], *ov[1] = {card(&o[0], 0, "RTX 3060", "GPU-z", "00000000:01:00.0")};
 	n = registers("h9", ov, 1);
 	assert_int_equal(n->cards[0]->state, GPOOL__CARD_STATE__CARD_UP);
 }
@@ -405,11 +405,11 @@ static void store_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(reregistration_keeps_state, setup, teardown),
-		cmocka_unit_test_setup_teardown(swapped_card_starts_fresh, setup, teardown),
-		cmocka_unit_test_setup_teardown(fallback_identities, setup, teardown),
-		cmocka_unit_test(same_card_rules),
-		cmocka_unit_test_setup_teardown(store_round_trip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(reregistration_keeps_state, setup, teardown),
+	    cmocka_unit_test_setup_teardown(swapped_card_starts_fresh, setup, teardown),
+	    cmocka_unit_test_setup_teardown(fallback_identities, setup, teardown),
+	    cmocka_unit_test(same_card_rules),
+	    cmocka_unit_test_setup_teardown(store_round_trip, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,13 +21,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FUZZ_CHECK(cond)                                                                  \
-	do {                                                                              \
-		if (!(cond)) {                                                            \
-			fprintf(stderr, "%s:%d: fuzz check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                                   \
-			abort();                                                          \
-		}                                                                         \
+#define FUZZ_CHECK(cond)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: fuzz check failed: %s\n", __FILE__, __LINE__,      \
+				#cond);                                                            \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 /* A NUL-terminated copy of the input (it may hold NULs of its own). */
@@ -60,7 +60,8 @@ static inline char **fuzz_split(const uint8_t *data, size_t size, char sep, cons
 	for (size_t i = 0; i <= size; i++) {
 		if (i == size || data[i] == (uint8_t)sep) {
 			if (i == size && start == size && size)
-				break; /* a trailing separator ends the last word, makes no new one */
+				break; /* a trailing separator ends the last word, makes no new one
+					*/
 			if (i == size && !size)
 				break;
 			v[k++] = fuzz_strdup(data + start, i - start);

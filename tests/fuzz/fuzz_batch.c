@@ -5,17 +5,18 @@
 #include "proto/gpool.pb-c.h"
 
 static const ProtobufCMessageDescriptor *const direct[] = {
-	&gpool__batch__descriptor,	   &gpool__msg__descriptor,
-	&gpool__job_spec__descriptor,	   &gpool__submit_request__descriptor,
-	&gpool__node_register__descriptor, &gpool__launch__descriptor,
-	&gpool__job_info__descriptor,	   &gpool__envelope__descriptor,
+    &gpool__batch__descriptor,	       &gpool__msg__descriptor,
+    &gpool__job_spec__descriptor,      &gpool__submit_request__descriptor,
+    &gpool__node_register__descriptor, &gpool__launch__descriptor,
+    &gpool__job_info__descriptor,      &gpool__envelope__descriptor,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size == 0)
 		return 0;
-	const ProtobufCMessageDescriptor *d = direct[data[0] % (sizeof(direct) / sizeof(direct[0]))];
+	const ProtobufCMessageDescriptor *d =
+	    direct[data[0] % (sizeof(direct) / sizeof(direct[0]))];
 	data++;
 	size--;
 	ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, size, data);
@@ -27,9 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < b->n_msgs; i++) {
 			const Gpool__Msg *msg = b->msgs[i];
 			/* the oneof case names a member that is set, or nothing */
-			const ProtobufCFieldDescriptor *f =
-				protobuf_c_message_descriptor_get_field(&gpool__msg__descriptor,
-									msg->m_case);
+			const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(
+			    &gpool__msg__descriptor, msg->m_case);
 			FUZZ_CHECK(msg->m_case == GPOOL__MSG__M__NOT_SET || f != NULL);
 			(void)fuzz_round_trip(&msg->base);
 		}

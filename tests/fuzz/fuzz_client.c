@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!b)
 		return 0;
 	uint32_t uid = b->n_msgs && (b->msgs[0]->id & 1) ? 0 : CLIENT_UID;
-	struct gp_sender from = { .uid = uid, .gid = uid, .epoch = 1 };
+	struct gp_sender from = {.uid = uid, .gid = uid, .epoch = 1};
 	static const uint8_t rid[] = "fuzz-client";
 	handle_batch(&S, rid, sizeof(rid) - 1, "fuzz", &from, b);
 	settle(1);

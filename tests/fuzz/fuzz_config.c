@@ -8,7 +8,7 @@
 #include "common/config.h"
 #include "tests/fuzz/fuzz.h"
 
-static const enum gp_prog progs[] = { GP_SCHED, GP_WORKER, GP_CLI, GP_STEPD };
+static const enum gp_prog progs[] = {GP_SCHED, GP_WORKER, GP_CLI, GP_STEPD};
 
 static void read_all(const gp_config_t *cfg)
 {

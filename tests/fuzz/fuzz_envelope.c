@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(b->n_msgs == 0 || b->msgs != NULL);
 
 	/* every message, as a receiver's dispatch would read it */
-	gp_batch_t out = { 0 };
+	gp_batch_t out = {0};
 	for (size_t i = 0; i < b->n_msgs; i++) {
 		const Gpool__Msg *m = b->msgs[i];
 		FUZZ_CHECK(m != NULL);
@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(out.count == (int)b->n_msgs);
 
 	/* and back: seal what was opened, open it again */
-	gp_buf_t sealed = { 0 };
+	gp_buf_t sealed = {0};
 	FUZZ_CHECK(gp_wire_seal(w, &out, &sealed, &err) == 0);
 	if (sealed.len <= MAX_MESSAGE && !fuzz_odd_unknown(&b->base)) {
 		Gpool__Batch *b2 = gp_wire_open(w, sealed.data, sealed.len, &from, &code, &err);

@@ -11,7 +11,7 @@
 #include "cli/lib/submit.h"
 #include "common/util.h"
 
-static char *const fake_env[] = { "PATH=/usr/bin:/bin", "HOME=/home/u", "USER=u", NULL };
+static char *const fake_env[] = {"PATH=/usr/bin:/bin", "HOME=/home/u", "USER=u", NULL};
 static char dir[64];
 
 static void cleanup_at_exit(void)

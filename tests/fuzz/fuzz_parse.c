@@ -14,12 +14,12 @@
 #include "common/names.h"
 #include "common/parse.h"
 
-static char *const fake_env[] = { "PATH=/usr/bin:/bin", "HOME=/home/u", "OMP_NUM_THREADS=4",
-				  "EMPTY=", "NOEQUALS", NULL };
+static char *const fake_env[] = {
+    "PATH=/usr/bin:/bin", "HOME=/home/u", "OMP_NUM_THREADS=4", "EMPTY=", "NOEQUALS", NULL};
 
 static void sizes(const char *s)
 {
-	static const uint64_t units[] = { 1, 1ULL << 10, 1ULL << 20, 1ULL << 30 };
+	static const uint64_t units[] = {1, 1ULL << 10, 1ULL << 20, 1ULL << 30};
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		uint64_t b = 0;
 		errno = 0;
@@ -49,8 +49,8 @@ static void durations(const char *s)
 
 static void numbers(const char *s)
 {
-	static const long ranges[][2] = { { 0, 1 }, { 1, 100000 }, { -1, 2000000000L },
-					  { LONG_MIN, LONG_MAX } };
+	static const long ranges[][2] = {
+	    {0, 1}, {1, 100000}, {-1, 2000000000L}, {LONG_MIN, LONG_MAX}};
 	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
 		long v = 0;
 		errno = 0;
@@ -119,7 +119,7 @@ static void arrays(const char *s)
 		FUZZ_CHECK(a.count >= 1 && a.count <= GP_ARRAY_MAX_TASKS);
 		FUZZ_CHECK(a.n >= 1 && a.n <= GP_ARRAY_MAX_RANGES && a.min <= a.max);
 		FUZZ_CHECK(a.max <= GP_ARRAY_MAX_INDEX);
-		uint32_t probe[] = { 0, a.count / 2, a.count - 1 };
+		uint32_t probe[] = {0, a.count / 2, a.count - 1};
 		uint32_t v[3];
 		for (size_t i = 0; i < 3; i++) {
 			v[i] = gp_array_index(&a, probe[i]);

@@ -20,11 +20,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	m.id = 7;
 	m.m_case = GPOOL__MSG__M_SUBMIT;
 	m.submit = sr;
-	Gpool__Msg *msgs[1] = { &m };
+	Gpool__Msg *msgs[1] = {&m};
 	Gpool__Batch b = GPOOL__BATCH__INIT;
 	b.msgs = msgs;
 	b.n_msgs = 1;
-	struct gp_sender from = { .uid = CLIENT_UID, .gid = CLIENT_UID, .epoch = 1 };
+	struct gp_sender from = {.uid = CLIENT_UID, .gid = CLIENT_UID, .epoch = 1};
 	static const uint8_t rid[] = "fuzz-client";
 	handle_batch(&S, rid, sizeof(rid) - 1, "fuzz", &from, &b);
 	settle(1);

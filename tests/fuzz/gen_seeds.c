@@ -56,7 +56,7 @@ static void put_msg(const char *corpus, const char *name, int selector, const Pr
 /* messages as one packed Batch (the scheduler harnesses' input) */
 static void put_batch(const char *corpus, const char *name, Gpool__Msg *const *msgs, size_t n)
 {
-	gp_batch_t b = { 0 };
+	gp_batch_t b = {0};
 	for (size_t i = 0; i < n; i++)
 		gp_batch_add(&b, msgs[i]);
 	put(corpus, name, b.body.data, b.body.len);
@@ -65,16 +65,16 @@ static void put_batch(const char *corpus, const char *name, Gpool__Msg *const *m
 
 /* ---- sample messages ---- */
 
-static char *argv_cmd[] = { "/bin/echo", "hello" };
-static char *nodes2[] = { "node1", "node2" };
-static char *bad_nodes[] = { "a/b" };
+static char *argv_cmd[] = {"/bin/echo", "hello"};
+static char *nodes2[] = {"node1", "node2"};
+static char *bad_nodes[] = {"a/b"};
 
 static void job_spec(Gpool__JobSpec *sp)
 {
 	static Gpool__EnvVar ev = GPOOL__ENV_VAR__INIT;
-	static Gpool__EnvVar *evs[] = { &ev };
+	static Gpool__EnvVar *evs[] = {&ev};
 	static Gpool__StagedFile sf = GPOOL__STAGED_FILE__INIT;
-	static Gpool__StagedFile *sfs[] = { &sf };
+	static Gpool__StagedFile *sfs[] = {&sf};
 	gpool__job_spec__init(sp);
 	ev.name = "OMP_NUM_THREADS";
 	ev.value = "4";
@@ -111,20 +111,20 @@ static int sample(int k, Gpool__Msg *m)
 	static Gpool__SubmitRequest sub = GPOOL__SUBMIT_REQUEST__INIT;
 	static Gpool__Heartbeat hb = GPOOL__HEARTBEAT__INIT;
 	static Gpool__HeldTask ht = GPOOL__HELD_TASK__INIT;
-	static Gpool__HeldTask *hts[] = { &ht };
+	static Gpool__HeldTask *hts[] = {&ht};
 	static Gpool__Rusage ru = GPOOL__RUSAGE__INIT;
 	static Gpool__NodeRegister reg = GPOOL__NODE_REGISTER__INIT;
 	static Gpool__Card card = GPOOL__CARD__INIT;
-	static Gpool__Card *cards[] = { &card };
+	static Gpool__Card *cards[] = {&card};
 	static Gpool__Launch launch = GPOOL__LAUNCH__INIT;
 	static Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT;
-	static Gpool__TaskPlacement *tps[] = { &tp };
-	static uint32_t cpus[] = { 0, 1, 2, 3 };
+	static Gpool__TaskPlacement *tps[] = {&tp};
+	static uint32_t cpus[] = {0, 1, 2, 3};
 	static Gpool__TaskEvent te = GPOOL__TASK_EVENT__INIT;
 	static Gpool__Output out = GPOOL__OUTPUT__INIT;
 	static Gpool__JobQuery jq = GPOOL__JOB_QUERY__INIT;
-	static uint64_t ids[] = { 1, 2, 42 };
-	static Gpool__JobState states[] = { GPOOL__JOB_STATE__PENDING, GPOOL__JOB_STATE__RUNNING };
+	static uint64_t ids[] = {1, 2, 42};
+	static Gpool__JobState states[] = {GPOOL__JOB_STATE__PENDING, GPOOL__JOB_STATE__RUNNING};
 	static Gpool__JobControl jc = GPOOL__JOB_CONTROL__INIT;
 	static Gpool__NodeControl nc = GPOOL__NODE_CONTROL__INIT;
 	static Gpool__LogQuery lq = GPOOL__LOG_QUERY__INIT;
@@ -135,7 +135,7 @@ static int sample(int k, Gpool__Msg *m)
 	static Gpool__NodeQuery nq = GPOOL__NODE_QUERY__INIT;
 	static Gpool__Error e;
 	static Gpool__ServiceQuery svq = GPOOL__SERVICE_QUERY__INIT;
-	static char *newcmd[] = { "gserve", "--model=v2.gpm" };
+	static char *newcmd[] = {"gserve", "--model=v2.gpm"};
 
 	gpool__msg__init(m);
 	m->id = (uint64_t)k + 1;
@@ -331,8 +331,8 @@ static int sample(int k, Gpool__Msg *m)
 
 static void envelopes(gp_wire_t *w)
 {
-	gp_batch_t b = { 0 };
-	gp_buf_t out = { 0 };
+	gp_batch_t b = {0};
+	gp_buf_t out = {0};
 	gp_error_t err;
 	Gpool__Msg m;
 	char name[64];
@@ -372,35 +372,35 @@ static void envelopes(gp_wire_t *w)
 	gp_batch_add(&b, &m);
 	gp_wire_seal(w, &b, &out, &err);
 	put("envelope", "truncated", out.data, out.len / 2);
-	static const uint8_t version0[] = { 0x08, 0x00, 0x2a, 0x00 };
+	static const uint8_t version0[] = {0x08, 0x00, 0x2a, 0x00};
 	put("envelope", "version0", version0, sizeof(version0));
-	static const uint8_t version9[] = { 0x08, 0x09 };
+	static const uint8_t version9[] = {0x08, 0x09};
 	put("envelope", "version9", version9, sizeof(version9));
 	/* body declared 2^63 bytes long */
-	static const uint8_t huge[] = { 0x08, 0x01, 0x2a, 0xff, 0xff, 0xff, 0xff, 0xff,
-					0xff, 0xff, 0xff, 0x7f, 0x00 };
+	static const uint8_t huge[] = {0x08, 0x01, 0x2a, 0xff, 0xff, 0xff, 0xff,
+				       0xff, 0xff, 0xff, 0xff, 0x7f, 0x00};
 	put("envelope", "huge-length", huge, sizeof(huge));
 	/* a varint of eleven bytes */
-	static const uint8_t badvarint[] = { 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-					     0xff, 0xff, 0xff, 0xff, 0x01 };
+	static const uint8_t badvarint[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff,
+					    0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
 	put("envelope", "bad-varint", badvarint, sizeof(badvarint));
 	/* a body that is not a Batch: Msg -> submit -> spec -> argv with a bad length */
-	static const uint8_t nested[] = { 0x08, 0x01, 0x2a, 0x0a, 0x0a, 0x08, 0xf2, 0x01,
-					  0x05, 0x0a, 0x03, 0x12, 0x7f, 0x41 };
+	static const uint8_t nested[] = {0x08, 0x01, 0x2a, 0x0a, 0x0a, 0x08, 0xf2,
+					 0x01, 0x05, 0x0a, 0x03, 0x12, 0x7f, 0x41};
 	put("envelope", "nested-garbage", nested, sizeof(nested));
 	/* wire type 3/4 (groups) and 6/7 (undefined) */
-	static const uint8_t groups[] = { 0x08, 0x01, 0x2a, 0x04, 0x0b, 0x0c, 0x0e, 0x0f };
+	static const uint8_t groups[] = {0x08, 0x01, 0x2a, 0x04, 0x0b, 0x0c, 0x0e, 0x0f};
 	put("envelope", "groups", groups, sizeof(groups));
 	/* a Msg whose oneof is given twice (the last wins) */
-	static const uint8_t twice[] = { 0x08, 0x01, 0x2a, 0x0a, 0x0a, 0x08, 0x92, 0x01,
-					 0x00, 0xa2, 0x02, 0x02, 0x08, 0x05 };
+	static const uint8_t twice[] = {0x08, 0x01, 0x2a, 0x0a, 0x0a, 0x08, 0x92,
+					0x01, 0x00, 0xa2, 0x02, 0x02, 0x08, 0x05};
 	put("envelope", "oneof-twice", twice, sizeof(twice));
 
 	put("batch", "empty", "", 0);
-	static const uint8_t sel_badvarint[] = { 0x00, 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff,
-						 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+	static const uint8_t sel_badvarint[] = {0x00, 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff,
+						0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
 	put("batch", "bad-varint", sel_badvarint, sizeof(sel_badvarint));
-	static const uint8_t sel_packed[] = { 0x06, 0x62, 0x03, 0x01, 0x02, 0x03 };
+	static const uint8_t sel_packed[] = {0x06, 0x62, 0x03, 0x01, 0x02, 0x03};
 	put("batch", "packed-states", sel_packed, sizeof(sel_packed));
 	gp_batch_release(&b);
 	gp_buf_release(&out);
@@ -459,20 +459,62 @@ static void specs(void)
 	sub.user = "alice";
 	put_msg("submit", "no-spec", -1, &sub.base);
 	put("submit", "empty", "", 0);
-	static const uint8_t trunc[] = { 0x0a, 0x10, 0x12, 0x04, 't', 'r' };
+	static const uint8_t trunc[] = {0x0a, 0x10, 0x12, 0x04, 't', 'r'};
 	put("submit", "truncated", trunc, sizeof(trunc));
 }
 
 static void texts(void)
 {
 	static const char *const parse[] = {
-		"4096", "512K", "4G", "1.5T", "6GiB", "0", ".5m", "1e30T", "30s", "5m", "2h",
-		"1d", "1:30", "1:02:03", "2-12", "2-12:30", "2-12:30:15", "infinite",
-		"UNLIMITED", "h1,h[2-4,7],x", "pc[001-010]", "a[1-3]b,c[5]", "n[0-99999999]",
-		"42,43", "SIGTERM", "kill", "9", "ALL,OMP_NUM_THREADS=4", "NONE", "PATH,HOME",
-		"-5", "9223372036854775808", "1:2:3:4", "[]", "h[1-2", "h]", "", ",", "PENDING",
-		"nvidia", "0-999", "0-99:5%10", "1,3,8-10", "12_[3-5,9]", "12_7", "0-9999999:2",
-		"afterok:12,after:13_4", "afterok:1?afterany:2", "singleton",
+	    "4096",
+	    "512K",
+	    "4G",
+	    "1.5T",
+	    "6GiB",
+	    "0",
+	    ".5m",
+	    "1e30T",
+	    "30s",
+	    "5m",
+	    "2h",
+	    "1d",
+	    "1:30",
+	    "1:02:03",
+	    "2-12",
+	    "2-12:30",
+	    "2-12:30:15",
+	    "infinite",
+	    "UNLIMITED",
+	    "h1,h[2-4,7],x",
+	    "pc[001-010]",
+	    "a[1-3]b,c[5]",
+	    "n[0-99999999]",
+	    "42,43",
+	    "SIGTERM",
+	    "kill",
+	    "9",
+	    "ALL,OMP_NUM_THREADS=4",
+	    "NONE",
+	    "PATH,HOME",
+	    "-5",
+	    "9223372036854775808",
+	    "1:2:3:4",
+	    "[]",
+	    "h[1-2",
+	    "h]",
+	    "",
+	    ",",
+	    "PENDING",
+	    "nvidia",
+	    "0-999",
+	    "0-99:5%10",
+	    "1,3,8-10",
+	    "12_[3-5,9]",
+	    "12_7",
+	    "0-9999999:2",
+	    "afterok:12,after:13_4",
+	    "afterok:1?afterany:2",
+	    "singleton",
 	};
 	char name[32];
 	for (size_t i = 0; i < sizeof(parse) / sizeof(parse[0]); i++) {
@@ -481,40 +523,65 @@ static void texts(void)
 	}
 	/* fuzz_config: first byte picks the program (0 sched, 1 worker, 2 cli, 3 stepd; 0x80:
 	 * argv instead of a file) */
-	put_str("config", "sched", "\x00"
-				  "# gpool.conf\n"
-				  "state_dir = /var/lib/gpool\n"
-				  "heartbeat = 2s\n"
-				  "commit_delay = 5ms\n"
-				  "max_message = 1M\n"
-				  "requeue = yes\n");
+	put_str("config", "sched",
+		"\x00"
+		"# gpool.conf\n"
+		"state_dir = /var/lib/gpool\n"
+		"heartbeat = 2s\n"
+		"commit_delay = 5ms\n"
+		"max_message = 1M\n"
+		"requeue = yes\n");
 	put_str("config", "bad-line", "\x01no equals sign here\n");
 	put_str("config", "unknown-key", "\x02nosuchkey = 1\n");
-	put("config", "args", "\x80--state-dir=/tmp/x\0--heartbeat\0" "500ms\0--help", 42);
+	put("config", "args",
+	    "\x80--state-dir=/tmp/x\0--heartbeat\0"
+	    "500ms\0--help",
+	    42);
 	put("config", "args-config", "\x81--config\0/dev/null", 19);
 	put("config", "empty", "", 0);
 
 	/* fuzz_gsub: ARG\0ARG\0...\0\0SCRIPT */
-	static const char gsub1[] = "-n\0" "4\0" "-t\0" "1:00:00\0" "job.sh\0" "a1\0\0"
+	static const char gsub1[] = "-n\0"
+				    "4\0"
+				    "-t\0"
+				    "1:00:00\0"
+				    "job.sh\0"
+				    "a1\0\0"
 				    "#!/bin/sh\n#GPOOL -N 2 --mem=4G\n#GPOOL --export=ALL,X=1\n"
 				    "echo hi\n";
 	put("gsub", "script", gsub1, sizeof(gsub1) - 1);
-	static const char gsub2[] = "--nodelist=pc[1-3]\0" "--exclude\0" "pc4\0" "--\0" "hostname";
+	static const char gsub2[] = "--nodelist=pc[1-3]\0"
+				    "--exclude\0"
+				    "pc4\0"
+				    "--\0"
+				    "hostname";
 	put("gsub", "command", gsub2, sizeof(gsub2) - 1);
-	static const char gsub3[] = "--service\0" "--replicas=3\0" "--port=8080\0"
-				    "--health-path=/health\0" "--stage\0" "data.txt\0" "--gpus=2\0"
-				    "--gpu-cc=gfx1031\0" "--gpu-vendor=amd\0" "--\0" "serve";
+	static const char gsub3[] = "--service\0"
+				    "--replicas=3\0"
+				    "--port=8080\0"
+				    "--health-path=/health\0"
+				    "--stage\0"
+				    "data.txt\0"
+				    "--gpus=2\0"
+				    "--gpu-cc=gfx1031\0"
+				    "--gpu-vendor=amd\0"
+				    "--\0"
+				    "serve";
 	put("gsub", "service", gsub3, sizeof(gsub3) - 1);
 	static const char gsub4[] = "job.sh\0\0#GPOOL --wait\n";
 	put("gsub", "cmdline-only", gsub4, sizeof(gsub4) - 1);
 	put("gsub", "empty", "", 0);
 
-	put_str("directive", "typical", "#!/bin/bash\n#GPOOL -n 4\n#GPOOL --job-name 'my job' "
-					"# comment\n\n# other comment\n#GPOOL -t \"1:00\"\n"
-					"echo done\n#GPOOL --ignored\n");
+	put_str("directive", "typical",
+		"#!/bin/bash\n#GPOOL -n 4\n#GPOOL --job-name 'my job' "
+		"# comment\n\n# other comment\n#GPOOL -t \"1:00\"\n"
+		"echo done\n#GPOOL --ignored\n");
 	put_str("directive", "unterminated", "#GPOOL --name 'oops\n");
 	put_str("directive", "prefix-only", "#GPOOL\n#GPOOLX -n 1\n  #GPOOL\t-N2");
-	put("directive", "nul", "#GPOOL -n\0" "4\n", 12);
+	put("directive", "nul",
+	    "#GPOOL -n\0"
+	    "4\n",
+	    12);
 	put("directive", "empty", "", 0);
 }
 
@@ -531,8 +598,8 @@ static void rdv_seeds(void)
 	Gpool__RdvGet g = GPOOL__RDV_GET__INIT, gwait = GPOOL__RDV_GET__INIT;
 	Gpool__RdvFence f[3];
 	Gpool__Msg mp[3], mf[3], mg = GPOOL__MSG__INIT, mgw = GPOOL__MSG__INIT,
-			       mbig = GPOOL__MSG__INIT, mlong = GPOOL__MSG__INIT;
-	static const char *keys[] = { "addr.0", "addr.1", "addr.2" };
+				 mbig = GPOOL__MSG__INIT, mlong = GPOOL__MSG__INIT;
+	static const char *keys[] = {"addr.0", "addr.1", "addr.2"};
 	for (int r = 0; r < 3; r++) {
 		gpool__rdv_put__init(&p[r]);
 		p[r].job_id = 1;
@@ -582,19 +649,19 @@ static void rdv_seeds(void)
 	mlong.m_case = GPOOL__MSG__M_RDV_PUT;
 	mlong.rdv_put = &plong;
 
-	Gpool__Msg *const put_get[] = { &mp[0], &mp[1], &mg };
+	Gpool__Msg *const put_get[] = {&mp[0], &mp[1], &mg};
 	put_batch("rdv", "put-get", put_get, 3);
-	Gpool__Msg *const held[] = { &mgw, &mp[2] };
+	Gpool__Msg *const held[] = {&mgw, &mp[2]};
 	put_batch("rdv", "held-get", held, 2);
-	Gpool__Msg *const fence[] = { &mf[0], &mf[1], &mf[2] };
+	Gpool__Msg *const fence[] = {&mf[0], &mf[1], &mf[2]};
 	put_batch("rdv", "fence", fence, 3);
-	Gpool__Msg *const too_big[] = { &mbig };
+	Gpool__Msg *const too_big[] = {&mbig};
 	put_batch("rdv", "too-big", too_big, 1);
-	Gpool__Msg *const too_long[] = { &mlong };
+	Gpool__Msg *const too_long[] = {&mlong};
 	put_batch("rdv", "key-too-long", too_long, 1);
 	/* the same put as root (id 1) and as the other user (id 4) */
 	mp[0].id = 1;
-	Gpool__Msg *const as_root[] = { &mp[0] };
+	Gpool__Msg *const as_root[] = {&mp[0]};
 	put_batch("rdv", "as-root", as_root, 1);
 	mp[0].id = 4;
 	put_batch("rdv", "as-other", as_root, 1);
@@ -617,15 +684,15 @@ static void files_seeds(void)
 	gp_chunk_hash(data, sizeof(data) - 1, h);
 	memset(bad, 7, sizeof(bad));
 	Gpool__ChunkPut put_ok = GPOOL__CHUNK_PUT__INIT, put_bad = GPOOL__CHUNK_PUT__INIT;
-	put_ok.hash = (ProtobufCBinaryData){ GP_HASH_LEN, h };
-	put_ok.data = (ProtobufCBinaryData){ sizeof(data) - 1, (uint8_t *)data };
-	put_bad.hash = (ProtobufCBinaryData){ GP_HASH_LEN, bad };
+	put_ok.hash = (ProtobufCBinaryData){GP_HASH_LEN, h};
+	put_ok.data = (ProtobufCBinaryData){sizeof(data) - 1, (uint8_t *)data};
+	put_bad.hash = (ProtobufCBinaryData){GP_HASH_LEN, bad};
 	put_bad.data = put_ok.data;
-	ProtobufCBinaryData hs[2] = { { GP_HASH_LEN, h }, { GP_HASH_LEN, bad } };
+	ProtobufCBinaryData hs[2] = {{GP_HASH_LEN, h}, {GP_HASH_LEN, bad}};
 	Gpool__ChunkHave have = GPOOL__CHUNK_HAVE__INIT;
 	have.hashes = hs;
 	have.n_hashes = 2;
-	ProtobufCBinaryData ch[1] = { { GP_HASH_LEN, h } };
+	ProtobufCBinaryData ch[1] = {{GP_HASH_LEN, h}};
 	Gpool__StageEntry e = GPOOL__STAGE_ENTRY__INIT, *ep = &e;
 	e.path = "out/result.txt";
 	e.mode = 0644;
@@ -649,7 +716,7 @@ static void files_seeds(void)
 	sgall.kind = "collect";
 	sgall.name = "";
 	Gpool__ChunkGet cg = GPOOL__CHUNK_GET__INIT;
-	cg.hash = (ProtobufCBinaryData){ GP_HASH_LEN, h };
+	cg.hash = (ProtobufCBinaryData){GP_HASH_LEN, h};
 	cg.job_id = 1;
 	cg.kind = "ckpt";
 	cg.name = "state";
@@ -669,11 +736,11 @@ static void files_seeds(void)
 	for (int i = 0; i < 9; i++)
 		all[i] = &m[i];
 	put_batch("files", "have", all, 1);
-	put_batch("files", "put-then-set", all, 7);	       /* as uid 1000 */
-	put_batch("files", "bad-put", all + 2, 1);	       /* as uid 2000 */
-	put_batch("files", "as-agent", all + 1, 8);	       /* id 3: the agents' uid */
+	put_batch("files", "put-then-set", all, 7); /* as uid 1000 */
+	put_batch("files", "bad-put", all + 2, 1);  /* as uid 2000 */
+	put_batch("files", "as-agent", all + 1, 8); /* id 3: the agents' uid */
 	m[1].id = 4;
-	put_batch("files", "as-other", all + 1, 7);	       /* id 4: uid 2000 */
+	put_batch("files", "as-other", all + 1, 7); /* id 4: uid 2000 */
 	e.path = "../escape";
 	put_batch("files", "escape", all + 1, 3);
 	e.path = "ok";
@@ -685,22 +752,23 @@ static void files_seeds(void)
 static void replay_seeds(void)
 {
 	static const uint8_t inorder[] = {
-		0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, /* sender 0:1 takes 1 */
-		0, 0, 2, 0, 0, 0, 0, 0, 3, 0, 1, 0, /* then 2..4 */
-		0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 1, 0, /* 3 again: a replay */
-		1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, /* another sender */
+	    0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, /* sender 0:1 takes 1 */
+	    0, 0, 2, 0, 0, 0, 0, 0, 3, 0, 1, 0, /* then 2..4 */
+	    0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 1, 0, /* 3 again: a replay */
+	    1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, /* another sender */
 	};
 	put("replay", "in-order", inorder, sizeof(inorder));
 	static const uint8_t senders[] = {
-		0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0,
-		2, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, 3, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0,
-		0, 1, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, /* the fifth sender: the table is full */
-		0, 2, 1, 0, 0, 0, 0, 0, 1, 0, 0xff, 0, /* 2540 s later: the others expired */
+	    0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1,	0, 1, 0, 1, 0, 0, 0, 0, 0, 1,
+	    0, 1, 0, 2, 0, 1, 0, 0, 0, 0, 0,	1, 0, 1, 0, 3, 0, 1, 0, 0, 0,
+	    0, 0, 1, 0, 1, 0, 0, 1, 1, 0, 0,	0, 0, 0, 1, 0, 1, 0, /* the fifth sender: the table
+									is full */
+	    0, 2, 1, 0, 0, 0, 0, 0, 1, 0, 0xff, 0, /* 2540 s later: the others expired */
 	};
 	put("replay", "full-then-expired", senders, sizeof(senders));
 	static const uint8_t wrap[] = {
-		0, 0, 5, 0, 0, 0, 0, 0, 9, 0x80, 1, 0, /* near 2^64, 9 messages: wraps */
-		0, 0, 0, 0, 0, 0, 0, 0, 1, 0x80, 1, 0, /* 2^64 - 1 alone */
+	    0, 0, 5, 0, 0, 0, 0, 0, 9, 0x80, 1, 0, /* near 2^64, 9 messages: wraps */
+	    0, 0, 0, 0, 0, 0, 0, 0, 1, 0x80, 1, 0, /* 2^64 - 1 alone */
 	};
 	put("replay", "wrap", wrap, sizeof(wrap));
 }
@@ -733,8 +801,8 @@ static void rec_put(struct records *r, uint8_t kind, const uint8_t *a, size_t al
 static void rec_msgs(struct records *r, uint8_t kind, gp_wire_t *w, const char *rid,
 		     Gpool__Msg *const *msgs, size_t n)
 {
-	gp_batch_t b = { 0 };
-	gp_buf_t env = { 0 };
+	gp_batch_t b = {0};
+	gp_buf_t env = {0};
 	gp_error_t err;
 	for (size_t i = 0; i < n; i++)
 		gp_batch_add(&b, msgs[i]);
@@ -756,8 +824,8 @@ static void rec_msgs(struct records *r, uint8_t kind, gp_wire_t *w, const char *
 
 static void gworkerd_seeds(gp_wire_t *w)
 {
-	static char *argv_true[] = { "/bin/true" };
-	static uint32_t cards01[] = { 0, 1 };
+	static char *argv_true[] = {"/bin/true"};
+	static uint32_t cards01[] = {0, 1};
 	struct records r;
 	Gpool__NodeRegisterReply rr = GPOOL__NODE_REGISTER_REPLY__INIT;
 	rr.heartbeat_ms = 500;
@@ -770,8 +838,8 @@ static void gworkerd_seeds(gp_wire_t *w)
 	sp.argv = argv_true;
 	sp.n_argv = 1;
 	sp.ntasks = 2;
-	Gpool__TaskPlacement tp[2] = { GPOOL__TASK_PLACEMENT__INIT, GPOOL__TASK_PLACEMENT__INIT };
-	Gpool__TaskPlacement *tpp[2] = { &tp[0], &tp[1] };
+	Gpool__TaskPlacement tp[2] = {GPOOL__TASK_PLACEMENT__INIT, GPOOL__TASK_PLACEMENT__INIT};
+	Gpool__TaskPlacement *tpp[2] = {&tp[0], &tp[1]};
 	tp[1].rank = 1;
 	tp[1].local_rank = 1;
 	tp[1].cards = cards01;
@@ -790,8 +858,8 @@ static void gworkerd_seeds(gp_wire_t *w)
 	launch.m_case = GPOOL__MSG__M_LAUNCH;
 	launch.launch = &l;
 
-	Gpool__HeldTask ht[2] = { GPOOL__HELD_TASK__INIT, GPOOL__HELD_TASK__INIT };
-	Gpool__HeldTask *htp[2] = { &ht[0], &ht[1] };
+	Gpool__HeldTask ht[2] = {GPOOL__HELD_TASK__INIT, GPOOL__HELD_TASK__INIT};
+	Gpool__HeldTask *htp[2] = {&ht[0], &ht[1]};
 	for (int i = 0; i < 2; i++) {
 		ht[i].job_id = 7;
 		ht[i].attempt = 1;
@@ -809,10 +877,10 @@ static void gworkerd_seeds(gp_wire_t *w)
 	hello.m_case = GPOOL__MSG__M_STEP_HELLO;
 	hello.step_hello = &h;
 
-	Gpool__TaskEvent ev[3] = { GPOOL__TASK_EVENT__INIT, GPOOL__TASK_EVENT__INIT,
-				   GPOOL__TASK_EVENT__INIT };
+	Gpool__TaskEvent ev[3] = {GPOOL__TASK_EVENT__INIT, GPOOL__TASK_EVENT__INIT,
+				  GPOOL__TASK_EVENT__INIT};
 	Gpool__Rusage ru = GPOOL__RUSAGE__INIT;
-	Gpool__Msg evm[3] = { GPOOL__MSG__INIT, GPOOL__MSG__INIT, GPOOL__MSG__INIT };
+	Gpool__Msg evm[3] = {GPOOL__MSG__INIT, GPOOL__MSG__INIT, GPOOL__MSG__INIT};
 	for (int i = 0; i < 3; i++) {
 		ev[i].job_id = 7;
 		ev[i].attempt = 1;
@@ -836,7 +904,7 @@ static void gworkerd_seeds(gp_wire_t *w)
 	outm.id = 4;
 	outm.m_case = GPOOL__MSG__M_OUTPUT;
 	outm.output = &out;
-	Gpool__Msg *events[] = { &evm[0], &evm[1], &outm, &evm[2] };
+	Gpool__Msg *events[] = {&evm[0], &evm[1], &outm, &evm[2]};
 
 	Gpool__Kill k = GPOOL__KILL__INIT;
 	k.job_id = 7;

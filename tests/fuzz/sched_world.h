@@ -22,8 +22,8 @@
 #include "common/util.h"
 
 #define REBUILD_EVERY 2048
-#define CLIENT_UID 1000
-#define AGENT_UID 999
+#define CLIENT_UID    1000
+#define AGENT_UID     999
 
 static struct gsched S;
 static char dir[64];
@@ -152,7 +152,7 @@ static void settle(int forget_new)
 /* A 2-task /bin/true job of uid (user), held or not, submitted and committed (seeds). */
 static inline void world_submit(uint32_t uid, const char *user, int hold)
 {
-	char *argv[] = { "/bin/true" };
+	char *argv[] = {"/bin/true"};
 	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
 	sp.argv = argv;
 	sp.n_argv = 1;
@@ -165,11 +165,11 @@ static inline void world_submit(uint32_t uid, const char *user, int hold)
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_SUBMIT;
 	m.submit = &sr;
-	Gpool__Msg *msgs[1] = { &m };
+	Gpool__Msg *msgs[1] = {&m};
 	Gpool__Batch b = GPOOL__BATCH__INIT;
 	b.msgs = msgs;
 	b.n_msgs = 1;
-	struct gp_sender from = { .uid = uid, .gid = uid, .epoch = 1 };
+	struct gp_sender from = {.uid = uid, .gid = uid, .epoch = 1};
 	handle_batch(&S, (const uint8_t *)"seed", 4, "seed", &from, &b);
 	FUZZ_CHECK(S.nsubs == 1);
 	settle(0);

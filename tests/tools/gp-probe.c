@@ -36,26 +36,30 @@ struct probe {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: gp-probe [--scheduler EP] [--timeout MS] [--ttl S] MODE [ARG]\n"
-		"modes:\n"
-		"  valid               a sealed JobQuery (the baseline)\n"
-		"  random N            N random bytes\n"
-		"  truncated           a valid envelope cut in half\n"
-		"  oversized N         a valid envelope padded to N bytes\n"
-		"  version V           a sealed envelope that claims protocol version V\n"
-		"  register-version V NAME  a NodeRegister for NAME sealed as protocol version V\n"
-		"  nocred              an envelope without a credential\n"
-		"  tampered            a valid envelope whose body is changed after sealing\n"
-		"  badbody             a sealed envelope whose body is not a Batch\n"
-		"  replay              one valid envelope sent twice (both replies printed)\n"
-		"  expired WAIT        a credential with --ttl (default 1 s), sent after WAIT s\n"
-		"  empty               a zero-length message\n"
-		"  relay NODE:CARD:JOB a CardReport grading NODE's CARD 'fail' that claims to relay\n"
-		"                      screening job JOB's result, as the node's agent would\n"
-		"  flood SECS          sealed JobQuery envelopes (a fresh sequence number each) as fast\n"
-		"                      as they can be sealed, for SECS seconds, replies drained without\n"
-		"                      waiting; prints sent, answered, refused (by error code) and no reply\n");
+	fprintf(
+	    f,
+	    "usage: gp-probe [--scheduler EP] [--timeout MS] [--ttl S] MODE [ARG]\n"
+	    "modes:\n"
+	    "  valid               a sealed JobQuery (the baseline)\n"
+	    "  random N            N random bytes\n"
+	    "  truncated           a valid envelope cut in half\n"
+	    "  oversized N         a valid envelope padded to N bytes\n"
+	    "  version V           a sealed envelope that claims protocol version V\n"
+	    "  register-version V NAME  a NodeRegister for NAME sealed as protocol version V\n"
+	    "  nocred              an envelope without a credential\n"
+	    "  tampered            a valid envelope whose body is changed after sealing\n"
+	    "  badbody             a sealed envelope whose body is not a Batch\n"
+	    "  replay              one valid envelope sent twice (both replies printed)\n"
+	    "  expired WAIT        a credential with --ttl (default 1 s), sent after WAIT s\n"
+	    "  empty               a zero-length message\n"
+	    "  relay NODE:CARD:JOB a CardReport grading NODE's CARD 'fail' that claims to relay\n"
+	    "                      screening job JOB's result, as the node's agent would\n"
+	    "  flood SECS          sealed JobQuery envelopes (a fresh sequence number each) as "
+	    "fast\n"
+	    "                      as they can be sealed, for SECS seconds, replies drained "
+	    "without\n"
+	    "                      waiting; prints sent, answered, refused (by error code) and no "
+	    "reply\n");
 }
 
 /* A Batch holding one JobQuery for the caller's jobs. */
@@ -66,7 +70,7 @@ static int query_body(gp_buf_t *body)
 	m.id = 1;
 	m.m_case = GPOOL__MSG__M_JOB_QUERY;
 	m.job_query = &q;
-	gp_batch_t b = { 0 };
+	gp_batch_t b = {0};
 	if (gp_batch_add(&b, &m) < 0)
 		return -1;
 	*body = b.body;
@@ -85,7 +89,7 @@ static int register_body(const char *name, gp_buf_t *body)
 	m.id = 1;
 	m.m_case = GPOOL__MSG__M_NODE_REGISTER;
 	m.node_register = &nr;
-	gp_batch_t b = { 0 };
+	gp_batch_t b = {0};
 	if (gp_batch_add(&b, &m) < 0)
 		return -1;
 	*body = b.body;
@@ -112,7 +116,7 @@ static int relay_body(const char *arg, gp_buf_t *body)
 	m.id = 1;
 	m.m_case = GPOOL__MSG__M_CARD_REPORT;
 	m.card_report = &c;
-	gp_batch_t b = { 0 };
+	gp_batch_t b = {0};
 	if (gp_batch_add(&b, &m) < 0)
 		return -1;
 	*body = b.body;
@@ -125,7 +129,7 @@ static int seal(struct probe *p, uint32_t version, const gp_buf_t *body, int wit
 {
 	Gpool__Envelope env = GPOOL__ENVELOPE__INIT;
 	char *cred = NULL;
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	env.version = version;
 	env.epoch = p->epoch;
 	env.seq = p->seq++;
@@ -164,7 +168,7 @@ static int send_bytes(struct probe *p, const void *data, size_t len)
  * the probe reports what the scheduler said, not whether to believe it. */
 static int print_reply(struct probe *p)
 {
-	zmq_pollitem_t pi = { p->sock, 0, ZMQ_POLLIN, 0 };
+	zmq_pollitem_t pi = {p->sock, 0, ZMQ_POLLIN, 0};
 	int64_t deadline = gp_mono_ms() + p->timeout_ms;
 	while (1) {
 		int64_t left = deadline - gp_mono_ms();
@@ -185,7 +189,7 @@ static int print_reply(struct probe *p)
 			continue;
 		}
 		Gpool__Envelope *env =
-			gpool__envelope__unpack(NULL, zmq_msg_size(&zm), zmq_msg_data(&zm));
+		    gpool__envelope__unpack(NULL, zmq_msg_size(&zm), zmq_msg_data(&zm));
 		zmq_msg_close(&zm);
 		if (!env) {
 			printf("reply: undecodable envelope\n");
@@ -200,12 +204,13 @@ static int print_reply(struct probe *p)
 			Gpool__Msg *m = b->msgs[0];
 			if (m->m_case == GPOOL__MSG__M_ERROR && m->error) {
 				const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(
-					&gpool__error_code__descriptor, m->error->code);
+				    &gpool__error_code__descriptor, m->error->code);
 				printf("reply: %s (%d): %s\n", ev ? ev->name : "ERROR_?",
 				       (int)m->error->code, m->error->text ? m->error->text : "");
 			} else {
-				const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(
-					&gpool__msg__descriptor, m->m_case);
+				const ProtobufCFieldDescriptor *fd =
+				    protobuf_c_message_descriptor_get_field(&gpool__msg__descriptor,
+									    m->m_case);
 				printf("reply: ok %s\n", fd ? fd->name : "?");
 			}
 		}
@@ -223,8 +228,9 @@ static void drain(struct probe *p, uint64_t *ok, uint64_t *refused)
 	zmq_msg_init(&zm);
 	while (zmq_msg_recv(&zm, p->sock, ZMQ_DONTWAIT) >= 0) {
 		Gpool__Envelope *env =
-			gpool__envelope__unpack(NULL, zmq_msg_size(&zm), zmq_msg_data(&zm));
-		Gpool__Batch *b = env ? gpool__batch__unpack(NULL, env->body.len, env->body.data) : NULL;
+		    gpool__envelope__unpack(NULL, zmq_msg_size(&zm), zmq_msg_data(&zm));
+		Gpool__Batch *b =
+		    env ? gpool__batch__unpack(NULL, env->body.len, env->body.data) : NULL;
 		if (b && b->n_msgs > 0 && b->msgs[0]->m_case == GPOOL__MSG__M_ERROR)
 			(*refused)++;
 		else
@@ -246,7 +252,7 @@ static int flood(struct probe *p, uint32_t version, const gp_buf_t *body, long s
 	int hwm = 100000;
 	zmq_setsockopt(p->sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
 	zmq_setsockopt(p->sock, ZMQ_RCVHWM, &hwm, sizeof(hwm));
-	gp_buf_t env = { 0 };
+	gp_buf_t env = {0};
 	uint64_t sent = 0, blocked = 0, ok = 0, refused = 0;
 	int64_t t0 = gp_mono_ms(), end = t0 + secs * 1000;
 	while (gp_mono_ms() < end) {
@@ -266,10 +272,11 @@ static int flood(struct probe *p, uint32_t version, const gp_buf_t *body, long s
 		usleep(20000);
 	}
 	double el = (gp_mono_ms() - t0) / 1000.0;
-	printf("flood: sent %llu (%.0f/s), blocked %llu, answered %llu, refused %llu, no reply %llu\n",
-	       (unsigned long long)sent, sent / (el > 0 ? el - 1 : 1), (unsigned long long)blocked,
-	       (unsigned long long)ok, (unsigned long long)refused,
-	       (unsigned long long)(sent > ok + refused ? sent - ok - refused : 0));
+	printf(
+	    "flood: sent %llu (%.0f/s), blocked %llu, answered %llu, refused %llu, no reply %llu\n",
+	    (unsigned long long)sent, sent / (el > 0 ? el - 1 : 1), (unsigned long long)blocked,
+	    (unsigned long long)ok, (unsigned long long)refused,
+	    (unsigned long long)(sent > ok + refused ? sent - ok - refused : 0));
 	fflush(stdout);
 	gp_buf_release(&env);
 	return 0;
@@ -289,24 +296,34 @@ static long arg_long(const char *s, const char *what)
 
 int main(int argc, char **argv)
 {
-	struct probe p = { .timeout_ms = 3000, .epoch = gp_random64() | 1, .seq = 1 };
+	struct probe p = {.timeout_ms = 3000, .epoch = gp_random64() | 1, .seq = 1};
 	const char *ep = NULL;
 	int ttl = 1;
 	static const struct option opts[] = {
-		{ "scheduler", required_argument, NULL, 's' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "ttl", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"scheduler", required_argument, NULL, 's'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"ttl", required_argument, NULL, 'T'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "+s:t:T:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': ep = optarg; break;
-		case 't': p.timeout_ms = (int)arg_long(optarg, "timeout"); break;
-		case 'T': ttl = (int)arg_long(optarg, "ttl"); break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 's':
+			ep = optarg;
+			break;
+		case 't':
+			p.timeout_ms = (int)arg_long(optarg, "timeout");
+			break;
+		case 'T':
+			ttl = (int)arg_long(optarg, "ttl");
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind >= argc) {
@@ -316,7 +333,7 @@ int main(int argc, char **argv)
 	const char *mode = argv[optind];
 	const char *arg = optind + 1 < argc ? argv[optind + 1] : NULL;
 
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	gp_config_t *cfg = gp_config_create(GP_CLI);
 	if (!cfg || gp_config_load_file(cfg, NULL, &err) < 0) {
 		fprintf(stderr, "gp-probe: %s\n", err.text);
@@ -340,7 +357,7 @@ int main(int argc, char **argv)
 	}
 
 	const uint32_t V = GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION;
-	gp_buf_t body = { 0 }, env = { 0 };
+	gp_buf_t body = {0}, env = {0};
 	int rc = 0;
 	if (query_body(&body) < 0)
 		return 1;
@@ -388,7 +405,7 @@ int main(int argc, char **argv)
 		rc = print_reply(&p);
 	} else if (!strcmp(mode, "register-version")) {
 		const char *name = optind + 2 < argc ? argv[optind + 2] : "probe";
-		gp_buf_t rb = { 0 };
+		gp_buf_t rb = {0};
 		if (register_body(name, &rb) < 0 ||
 		    seal(&p, (uint32_t)arg_long(arg, "version"), &rb, 1, &env) < 0 ||
 		    send_bytes(&p, env.data, env.len) < 0)
@@ -407,8 +424,9 @@ int main(int argc, char **argv)
 			return 1;
 		rc = print_reply(&p);
 	} else if (!strcmp(mode, "badbody")) {
-		gp_buf_t junk = { 0 };
-		uint8_t bad[] = { 0x0a, 0x7f, 0x01, 0x02 }; /* a field claiming 127 bytes, 2 present */
+		gp_buf_t junk = {0};
+		uint8_t bad[] = {0x0a, 0x7f, 0x01,
+				 0x02}; /* a field claiming 127 bytes, 2 present */
 		gp_buf_append(&junk, bad, sizeof(bad));
 		if (seal(&p, V, &junk, 1, &env) < 0 || send_bytes(&p, env.data, env.len) < 0)
 			return 1;
@@ -437,7 +455,7 @@ int main(int argc, char **argv)
 			return 1;
 		rc = print_reply(&p);
 	} else if (!strcmp(mode, "relay")) {
-		gp_buf_t rb = { 0 };
+		gp_buf_t rb = {0};
 		if (relay_body(arg, &rb) < 0)
 			return 2;
 		if (seal(&p, V, &rb, 1, &env) < 0 || send_bytes(&p, env.data, env.len) < 0)

@@ -32,14 +32,14 @@ static int set_help(void *c, const char *a, gp_error_t *err)
 }
 
 static const struct gp_opt own_opts[] = {
-	{ "node", 'N', required_argument, "NAME", "the node named in the JSON (default: the host name)",
-	  set_node, 0 },
-	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
+    {"node", 'N', required_argument, "NAME", "the node named in the JSON (default: the host name)",
+     set_node, 0},
+    {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
 int main(int argc, char **argv)
 {
-	struct local l = { .node = NULL };
+	struct local l = {.node = NULL};
 	gp_check_defaults(&l.check);
 	int nopts = gp_check_noptv + GP_NOPTS(own_opts), nops = 0, rc = 2;
 	struct gp_opt *opts = malloc((size_t)nopts * sizeof(*opts));

@@ -116,7 +116,7 @@ static int sample(const gp_card_list_t *l, const struct gp_card_meter_opts *o, d
 		next += interval_ms;
 		int64_t wait = next - mono_ms();
 		if (wait > 0) {
-			struct timespec ts = { wait / 1000, (wait % 1000) * 1000000L };
+			struct timespec ts = {wait / 1000, (wait % 1000) * 1000000L};
 			nanosleep(&ts, NULL);
 		}
 	}
@@ -125,8 +125,9 @@ static int sample(const gp_card_list_t *l, const struct gp_card_meter_opts *o, d
 	       interval_ms);
 	for (size_t i = 0; i < l->n; i++) {
 		double sj = (double)e[i].half_uj / 2e6;
-		printf("    {\"index\": %zu, \"meter\": \"%s\", \"samples\": %u, \"sampled_j\": %.3f",
-		       i, gp_card_meters_source(m, id[i]), samples[i], sj);
+		printf(
+		    "    {\"index\": %zu, \"meter\": \"%s\", \"samples\": %u, \"sampled_j\": %.3f",
+		    i, gp_card_meters_source(m, id[i]), samples[i], sj);
 		if (first[i].has_energy && last[i].has_energy)
 			printf(", \"counter_j\": %.3f",
 			       (double)(last[i].energy_mj - first[i].energy_mj) / 1000.0);
@@ -186,10 +187,8 @@ int main(int argc, char **argv)
 		printf(i + 1 < l.n ? ",\n" : "\n");
 	}
 	printf("]");
-	struct gp_card_meter_opts o = { .nvml_lib = nvml,
-					.rsmi_lib = rsmi,
-					.sysfs_root = sysfs,
-					.debug = l.debug };
+	struct gp_card_meter_opts o = {
+	    .nvml_lib = nvml, .rsmi_lib = rsmi, .sysfs_root = sysfs, .debug = l.debug};
 	int rc = secs > 0 && sample(&l, &o, secs, interval_ms) < 0 ? 1 : 0;
 	printf("}\n");
 	gp_card_list_release(&l);

@@ -16,7 +16,7 @@ static int fake_lookup(const char *name, struct gp_account *a, void *arg)
 	static const struct {
 		const char *name;
 		uid_t uid;
-	} pw[] = { { "root", 0 }, { "alice", 1000 }, { "bob", 1001 } };
+	} pw[] = {{"root", 0}, {"alice", 1000}, {"bob", 1001}};
 	(void)arg;
 	for (size_t i = 0; i < sizeof(pw) / sizeof(pw[0]); i++) {
 		if (!strcmp(name, pw[i].name)) {
@@ -31,8 +31,11 @@ static int fake_lookup(const char *name, struct gp_account *a, void *arg)
 
 static struct gp_account_rules rules(const char *run_as, bool allow_root, uid_t self)
 {
-	struct gp_account_rules r = { .run_as = run_as, .allow_root = allow_root, .self = self,
-				      .node = "h2", .lookup = fake_lookup };
+	struct gp_account_rules r = {.run_as = run_as,
+				     .allow_root = allow_root,
+				     .self = self,
+				     .node = "h2",
+				     .lookup = fake_lookup};
 	return r;
 }
 
@@ -102,7 +105,7 @@ static void real_passwd(void **state)
 {
 	struct gp_account a;
 	gp_error_t err;
-	struct gp_account_rules r = { .node = "h1" };
+	struct gp_account_rules r = {.node = "h1"};
 	assert_int_equal(gp_account_resolve(&r, "nobody", &a, &err), 0);
 	assert_true(a.uid != 0);
 	assert_string_equal(a.name, "nobody");
@@ -116,9 +119,9 @@ static void real_passwd(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(same_name), cmocka_unit_test(run_as),
-		cmocka_unit_test(missing),   cmocka_unit_test(root),
-		cmocka_unit_test(not_root_agent), cmocka_unit_test(real_passwd),
+	    cmocka_unit_test(same_name),      cmocka_unit_test(run_as),
+	    cmocka_unit_test(missing),	      cmocka_unit_test(root),
+	    cmocka_unit_test(not_root_agent), cmocka_unit_test(real_passwd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,8 @@
 /* test_agent.c: gworkerd against a fake scheduler (a ROUTER on loopback with MUNGE-sealed
  * envelopes): registration and its retry, heartbeats, a Launch run through gstepd with its
- * events and output forwarded in order, a fake card's sampled energy in heartbeats, re-registration on ERROR_UNEXPECTED, garbage dropped,
- * a refused account, exits held until acknowledged (also across an agent restart), the lease,
- * kill fencing by attempt, and a clean exit on SIGTERM.
+ * events and output forwarded in order, a fake card's sampled energy in heartbeats, re-registration
+ * on ERROR_UNEXPECTED, garbage dropped, a refused account, exits held until acknowledged (also
+ * across an agent restart), the lease, kill fencing by attempt, and a clean exit on SIGTERM.
  *
  * Every wait is bounded. The test is a child subreaper and the agent logs to a file, so every
  * process it started (supervisors and tasks outlive the agent by design) ends up its child and
@@ -42,11 +42,11 @@ static char me[64];
 static int envelopes; /* envelopes received */
 static char endpoint[64];
 static void start_agent(const char *ep);
-static uint32_t lease_ms;	 /* sent in NodeRegisterReply */
-static uint64_t hold_job;	 /* first heartbeat listing this job's exit goes unanswered */
-static int hold_seen;		 /* heartbeats that listed it */
-static uint64_t hold_acked_id;	 /* the heartbeat whose reply acknowledged it */
-static bool hb_silent;		 /* answer no heartbeat */
+static uint32_t lease_ms;      /* sent in NodeRegisterReply */
+static uint64_t hold_job;      /* first heartbeat listing this job's exit goes unanswered */
+static int hold_seen;	       /* heartbeats that listed it */
+static uint64_t hold_acked_id; /* the heartbeat whose reply acknowledged it */
+static bool hb_silent;	       /* answer no heartbeat */
 
 /* Wait at most ms for pid; then SIGKILL it. Returns its status or -1. */
 static int wait_bounded(pid_t pid, int ms)
@@ -99,7 +99,7 @@ static Gpool__Msg *expect(Gpool__Msg__MCase type, int timeout_ms, keep_f keep, v
 		int64_t left = deadline - gp_mono_ms();
 		if (left <= 0)
 			return NULL;
-		zmq_pollitem_t it = { .socket = router, .events = ZMQ_POLLIN };
+		zmq_pollitem_t it = {.socket = router, .events = ZMQ_POLLIN};
 		if (zmq_poll(&it, 1, (long)left) <= 0)
 			continue;
 		int n = zmq_recv(router, rid, sizeof(rid), 0);
@@ -111,7 +111,8 @@ static Gpool__Msg *expect(Gpool__Msg__MCase type, int timeout_ms, keep_f keep, v
 		struct gp_sender from;
 		Gpool__ErrorCode code;
 		gp_error_t err;
-		b = gp_wire_open(wire, zmq_msg_data(&body), zmq_msg_size(&body), &from, &code, &err);
+		b = gp_wire_open(wire, zmq_msg_data(&body), zmq_msg_size(&body), &from, &code,
+				 &err);
 		zmq_msg_close(&body);
 		if (!b)
 			fail_msg("agent sent an envelope that does not open: %s", err.text);
@@ -122,8 +123,8 @@ static Gpool__Msg *expect(Gpool__Msg__MCase type, int timeout_ms, keep_f keep, v
 
 static void send_msg(const Gpool__Msg *m)
 {
-	gp_batch_t b = { 0 };
-	gp_buf_t env = { 0 };
+	gp_batch_t b = {0};
+	gp_buf_t env = {0};
 	gp_error_t err;
 	assert_int_equal(gp_batch_add(&b, m), 0);
 	assert_int_equal(gp_wire_seal(wire, &b, &env, &err), 0);
@@ -219,8 +220,8 @@ static void keep_job(const Gpool__Msg *m, void *arg)
 	} else if (m->m_case == GPOOL__MSG__M_HEARTBEAT) {
 		if (hb_silent)
 			return;
-		if (hold_job && held_has(m->heartbeat->held, m->heartbeat->n_held, hold_job, NULL,
-					 NULL)) {
+		if (hold_job &&
+		    held_has(m->heartbeat->held, m->heartbeat->n_held, hold_job, NULL, NULL)) {
 			if (++hold_seen == 1)
 				return; /* unanswered: the exit must be listed again */
 			if (!hold_acked_id)
@@ -255,7 +256,7 @@ static void send_launch(uint64_t job, uint32_t attempt, Gpool__JobSpec *spec, co
 static void launch_ex(uint64_t job, uint32_t attempt, bool no_requeue, const char *user,
 		      const char *script)
 {
-	char *argv[] = { "/bin/sh", "-c", (char *)script };
+	char *argv[] = {"/bin/sh", "-c", (char *)script};
 	Gpool__JobSpec spec = GPOOL__JOB_SPEC__INIT;
 	spec.argv = argv;
 	spec.n_argv = 3;
@@ -271,7 +272,7 @@ static void launch(uint64_t job, const char *user, const char *script)
 
 static void run_job(void **state)
 {
-	struct job_seen j = { .ids_zero = true };
+	struct job_seen j = {.ids_zero = true};
 	launch(7, me, "echo hi; echo oops >&2; exit 2");
 	int64_t deadline = gp_mono_ms() + 10000;
 	while (!j.exited && gp_mono_ms() < deadline)
@@ -331,13 +332,13 @@ static void keep_power(const Gpool__Msg *m, void *arg)
 
 static void card_power(void **state)
 {
-	struct job_seen j = { .ids_zero = true };
-	struct power_seen p = { .monotonic = true, .j = &j };
-	char *argv[] = { "/bin/sh", "-c", "sleep 1.5" };
+	struct job_seen j = {.ids_zero = true};
+	struct power_seen p = {.monotonic = true, .j = &j};
+	char *argv[] = {"/bin/sh", "-c", "sleep 1.5"};
 	Gpool__JobSpec spec = GPOOL__JOB_SPEC__INIT;
 	spec.argv = argv;
 	spec.n_argv = 3;
-	uint32_t cards[] = { 0 };
+	uint32_t cards[] = {0};
 	Gpool__TaskPlacement tp = GPOOL__TASK_PLACEMENT__INIT;
 	tp.cards = cards;
 	tp.n_cards = 1;
@@ -364,7 +365,7 @@ static void card_power(void **state)
 
 static void refused(void **state)
 {
-	struct job_seen j = { .ids_zero = true };
+	struct job_seen j = {.ids_zero = true};
 	launch(8, "no-such-user-gp", "true");
 	int64_t deadline = gp_mono_ms() + 5000;
 	while (!j.failed && gp_mono_ms() < deadline)
@@ -406,7 +407,7 @@ static void reregister(void **state)
  * output and the exit status still arrive, in order. */
 static void agent_restart(void **state)
 {
-	struct job_seen j = { .ids_zero = true };
+	struct job_seen j = {.ids_zero = true};
 	/* the last test left it registering */
 	Gpool__Msg *m = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, NULL, NULL);
 	assert_non_null(m);
@@ -465,7 +466,7 @@ static Gpool__Msg *next_heartbeat(struct job_seen *j)
 /* An exit stays in every heartbeat until the reply to one that carried it. */
 static void held_until_ack(void **state)
 {
-	struct job_seen j = { .ids_zero = true };
+	struct job_seen j = {.ids_zero = true};
 	hold_job = 10;
 	hold_seen = 0;
 	hold_acked_id = 0;
@@ -497,12 +498,12 @@ static bool file_exists(const char *name)
  * held as an exit (status 1 << 8) too. */
 static void exit_survives_restart(void **state)
 {
-	struct job_seen j = { .ids_zero = true };
+	struct job_seen j = {.ids_zero = true};
 	hb_silent = true; /* nothing acknowledged from here */
 	launch(11, me, "exit 4");
 	collect(&j, 10000, exited);
 	assert_true(j.exited);
-	struct job_seen r = { .ids_zero = true };
+	struct job_seen r = {.ids_zero = true};
 	launch(12, "no-such-user-gp", "true");
 	collect(&r, 5000, exited);
 	assert_true(r.failed);
@@ -547,7 +548,7 @@ static void keep_by_job(const Gpool__Msg *m, void *arg)
 	struct by_job *v = arg;
 	uint64_t job = m->m_case == GPOOL__MSG__M_TASK_EVENT ? m->task_event->job_id
 		       : m->m_case == GPOOL__MSG__M_OUTPUT   ? m->output->job_id
-							      : 0;
+							     : 0;
 	for (int i = 0; i < 2; i++)
 		if (!job || v[i].job == job)
 			keep_job(m, &v[i].j);
@@ -557,7 +558,7 @@ static void keep_by_job(const Gpool__Msg *m, void *arg)
  * requeueable job is killed and the other one keeps running. Kills are fenced by attempt. */
 static void lease(void **state)
 {
-	struct by_job v[2] = { { 20, { .ids_zero = true } }, { 21, { .ids_zero = true } } };
+	struct by_job v[2] = {{20, {.ids_zero = true}}, {21, {.ids_zero = true}}};
 	lease_ms = 1500;
 	/* learn the lease */
 	forgotten("restarted", keep_by_job, v);
@@ -647,14 +648,13 @@ static void start_agent(const char *ep)
 	snprintf(logpath, sizeof(logpath), "%s/agent.log", dir);
 	agent = fork();
 	if (agent == 0) {
-		execl(gworkerd, gworkerd, "--scheduler", ep, "--state-dir", state_dir, "--scratch-dir",
-		      scratch, "--node-name", "tw", "--sched-uid", uid,
+		execl(gworkerd, gworkerd, "--scheduler", ep, "--state-dir", state_dir,
+		      "--scratch-dir", scratch, "--node-name", "tw", "--sched-uid", uid,
 		      "--allow-root", "--psu-watts", "550", "--fake-cards",
 		      "nvidia:GTX 1660:6GiB:7.5:125W:draw=100W:idle=20W,"
 		      "amd:RX 6700 XT:12GiB:gfx1031:230W",
-		      "--power-sample-interval", "50ms",
-		      "--log-level", "debug", "--log-file", logpath, "--config", "/dev/null",
-		      (char *)NULL);
+		      "--power-sample-interval", "50ms", "--log-level", "debug", "--log-file",
+		      logpath, "--config", "/dev/null", (char *)NULL);
 		_exit(127);
 	}
 }
@@ -666,7 +666,7 @@ static int setup(void **state)
 		printf("SKIP: no MUNGE: %s\n", err.text);
 		exit(77);
 	}
-	char probe_payload[1] = { 0 }, *cred = NULL;
+	char probe_payload[1] = {0}, *cred = NULL;
 	if (gp_auth_encode(auth, probe_payload, 1, &cred, &err) < 0) {
 		printf("SKIP: munged does not answer: %s\n", err.text);
 		exit(77);
@@ -767,12 +767,11 @@ int main(int argc, char **argv)
 	gworkerd = argv[1];
 	gstepd = argv[2];
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(registration), cmocka_unit_test(run_job),
-		cmocka_unit_test(card_power),
-		cmocka_unit_test(refused),	cmocka_unit_test(reregister),
-		cmocka_unit_test(agent_restart), cmocka_unit_test(held_until_ack),
-		cmocka_unit_test(exit_survives_restart), cmocka_unit_test(lease),
-		cmocka_unit_test(clean_exit),
+	    cmocka_unit_test(registration),   cmocka_unit_test(run_job),
+	    cmocka_unit_test(card_power),     cmocka_unit_test(refused),
+	    cmocka_unit_test(reregister),     cmocka_unit_test(agent_restart),
+	    cmocka_unit_test(held_until_ack), cmocka_unit_test(exit_survives_restart),
+	    cmocka_unit_test(lease),	      cmocka_unit_test(clean_exit),
 	};
 	int rc = cmocka_run_group_tests(tests, setup, NULL);
 	failed = rc;

@@ -10,7 +10,7 @@
 
 static void two_cards(void **state)
 {
-	gp_cards_t c = { 0 };
+	gp_cards_t c = {0};
 	gp_error_t err;
 	assert_int_equal(gp_cards_discover("nvidia:GeForce GTX 1660 SUPER:6GiB:7.5:125W,"
 					   "amd:Radeon RX 6700 XT:12GiB:gfx1031:230W",
@@ -36,7 +36,7 @@ static void two_cards(void **state)
 
 static void options(void **state)
 {
-	gp_cards_t c = { 0 };
+	gp_cards_t c = {0};
 	gp_error_t err;
 	assert_int_equal(gp_cards_parse_fake("nvidia:RTX 3060:12G:8.6:170:state=drained:grade=warn:"
 					     "throughput=312.5",
@@ -61,7 +61,7 @@ static void options(void **state)
 
 static void simulated_draw(void **state)
 {
-	gp_cards_t c = { 0 };
+	gp_cards_t c = {0};
 	gp_error_t err;
 	assert_int_equal(gp_cards_parse_fake("nvidia:RTX 3060:12G:8.6:170W:draw=150W:idle=12,"
 					     "amd:RX 6700 XT:12G:gfx1031:230W",
@@ -76,7 +76,7 @@ static void simulated_draw(void **state)
 
 static void none(void **state)
 {
-	gp_cards_t c = { 0 };
+	gp_cards_t c = {0};
 	gp_error_t err;
 	assert_int_equal(gp_cards_discover("", &c, &err), 0);
 	assert_int_equal(c.n, 0);
@@ -87,33 +87,33 @@ static void none(void **state)
 static void bad(void **state)
 {
 	static const char *const bad[] = {
-		"nvidia",				     /* too few fields */
-		"nvidia:X:6GiB:7.5",			     /* no power */
-		"intel:Arc:8GiB:xe:150W",		     /* vendor */
-		"nvidia::6GiB:7.5:125W",		     /* no name */
-		"nvidia:X:lots:7.5:125W",		     /* vram */
-		"nvidia:X:0:7.5:125W",			     /* zero vram */
-		"nvidia:X:6GiB::125W",			     /* no arch */
-		"nvidia:X:6GiB:7.5:much",		     /* power */
-		"nvidia:X:6GiB:7.5:125W:grade=great",	     /* grade */
-		"nvidia:X:6GiB:7.5:125W:state=on",	     /* state */
-		"nvidia:X:6GiB:7.5:125W:throughput=-1",	     /* throughput */
-		"nvidia:X:6GiB:7.5:125W:color=red",	     /* unknown key */
-		"nvidia:X:6GiB:7.5:125W:draw=lots",	     /* draw */
-		"nvidia:X:6GiB:7.5:125W:idle=-3W",	     /* idle */
-		"nvidia:X:6GiB:7.5:125W:oops",		     /* not key=value */
-		"nvidia:X:6GiB:7.5:125W,",		     /* trailing comma */
-		"nvidia:X:6GiB:7.5:125W,,amd:Y:1G:gfx900:1W", /* empty entry */
+	    "nvidia",					  /* too few fields */
+	    "nvidia:X:6GiB:7.5",			  /* no power */
+	    "intel:Arc:8GiB:xe:150W",			  /* vendor */
+	    "nvidia::6GiB:7.5:125W",			  /* no name */
+	    "nvidia:X:lots:7.5:125W",			  /* vram */
+	    "nvidia:X:0:7.5:125W",			  /* zero vram */
+	    "nvidia:X:6GiB::125W",			  /* no arch */
+	    "nvidia:X:6GiB:7.5:much",			  /* power */
+	    "nvidia:X:6GiB:7.5:125W:grade=great",	  /* grade */
+	    "nvidia:X:6GiB:7.5:125W:state=on",		  /* state */
+	    "nvidia:X:6GiB:7.5:125W:throughput=-1",	  /* throughput */
+	    "nvidia:X:6GiB:7.5:125W:color=red",		  /* unknown key */
+	    "nvidia:X:6GiB:7.5:125W:draw=lots",		  /* draw */
+	    "nvidia:X:6GiB:7.5:125W:idle=-3W",		  /* idle */
+	    "nvidia:X:6GiB:7.5:125W:oops",		  /* not key=value */
+	    "nvidia:X:6GiB:7.5:125W,",			  /* trailing comma */
+	    "nvidia:X:6GiB:7.5:125W,,amd:Y:1G:gfx900:1W", /* empty entry */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		gp_cards_t c = { 0 };
-		gp_error_t err = { { 0 } };
+		gp_cards_t c = {0};
+		gp_error_t err = {{0}};
 		assert_int_equal(gp_cards_parse_fake(bad[i], &c, &err), -1);
 		assert_int_equal(c.n, 0);
 		assert_true(strlen(err.text) > 0);
 	}
 	/* a failure leaves an existing list as it was */
-	gp_cards_t c = { 0 };
+	gp_cards_t c = {0};
 	gp_error_t err;
 	assert_int_equal(gp_cards_parse_fake("amd:Y:1G:gfx900:1W", &c, &err), 0);
 	assert_int_equal(gp_cards_parse_fake("amd:Y:1G:gfx900:1W,bogus", &c, &err), -1);
@@ -124,7 +124,7 @@ static void bad(void **state)
 /* the real backends first (whatever this machine has), then the fake cards */
 static void discover_real_then_fake(void **state)
 {
-	gp_cards_t c = { 0 };
+	gp_cards_t c = {0};
 	gp_error_t err;
 	/* whatever this machine has (nothing on CI) is no error; fake cards come last */
 	assert_int_equal(gp_cards_discover(NULL, &c, &err), 0);
@@ -142,12 +142,12 @@ static void discover_real_then_fake(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(two_cards),
-		cmocka_unit_test(options),
-		cmocka_unit_test(simulated_draw),
-		cmocka_unit_test(none),
-		cmocka_unit_test(bad),
-		cmocka_unit_test(discover_real_then_fake),
+	    cmocka_unit_test(two_cards),
+	    cmocka_unit_test(options),
+	    cmocka_unit_test(simulated_draw),
+	    cmocka_unit_test(none),
+	    cmocka_unit_test(bad),
+	    cmocka_unit_test(discover_real_then_fake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,13 +21,14 @@
 static void rules(void **state)
 {
 	/* nvidia, amd, nvidia, amd(fake) */
-	int vendor[] = { 1, 2, 1, 2 };
-	bool fake[] = { false, false, false, true };
-	uint32_t given[] = { 2 };
+	int vendor[] = {1, 2, 1, 2};
+	bool fake[] = {false, false, false, true};
+	uint32_t given[] = {2};
 	char buf[8][32];
 	const char *r[8];
 	size_t n = gp_cgroup_card_rules(given, 1, vendor, fake, 4, buf, r, 8);
-	/* not given: nvidia ordinal 0 -> 195:0, amd ordinal 0 -> 226:128; the fake one has no file */
+	/* not given: nvidia ordinal 0 -> 195:0, amd ordinal 0 -> 226:128; the fake one has no file
+	 */
 	assert_int_equal(n, 2);
 	assert_string_equal(r[0], "c 195:0 rwm");
 	assert_string_equal(r[1], "c 226:128 rwm");
@@ -45,8 +46,8 @@ static void denied_in_cgroup(void **state)
 		GP_SKIP("not root or no writable v1 devices controller");
 	}
 	/* deny /dev/null (char 1:3) as a card's device file would be, and try it from inside */
-	const char *deny[] = { "c 1:3 rwm" };
-	struct gp_cgroup_limits lim = { .deny = deny, .ndeny = 1 };
+	const char *deny[] = {"c 1:3 rwm"};
+	struct gp_cgroup_limits lim = {.deny = deny, .ndeny = 1};
 	gp_error_t err;
 	char name[64];
 	snprintf(name, sizeof(name), "job-test-devices.%d", (int)getpid());
@@ -84,8 +85,8 @@ static int v2_child(void)
 		printf("# skip: cannot mount cgroup2 on /sys/fs/cgroup: %s\n", strerror(errno));
 		return 77;
 	}
-	const char *deny[] = { "c 1:3 rwm" };
-	struct gp_cgroup_limits lim = { .deny = deny, .ndeny = 1 };
+	const char *deny[] = {"c 1:3 rwm"};
+	struct gp_cgroup_limits lim = {.deny = deny, .ndeny = 1};
 	gp_error_t err;
 	char name[64];
 	snprintf(name, sizeof(name), "job-test-devices-v2.%d", (int)getpid());
@@ -141,9 +142,9 @@ static void denied_in_v2_cgroup(void **state)
  * cgroup controller, alone (77 when it cannot run here) */
 int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(rules) };
-	const struct CMUnitTest env_tests[] = { cmocka_unit_test(denied_in_cgroup),
-						cmocka_unit_test(denied_in_v2_cgroup) };
+	const struct CMUnitTest tests[] = {cmocka_unit_test(rules)};
+	const struct CMUnitTest env_tests[] = {cmocka_unit_test(denied_in_cgroup),
+					       cmocka_unit_test(denied_in_v2_cgroup)};
 	if (argc > 1)
 		return gp_run_only(env_tests, argv[1], NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,9 +43,9 @@ static void parse_rules(void **state)
 	assert_int_equal(r.access, GP_CGDEV_ALL);
 	assert_int_equal(gp_cgdev_rule_parse("a", &r), 0);
 	assert_int_equal(r.type, 'a');
-	static const char *const bad[] = { "",	      "x 1:3 rwm", "c 1:3 rwx",
-					   "c 1 rwm", "c1:3 rwm",  "c -1:3 rwm",
-					   "c 1:3 ",  "c 1:3rwm",  "c 1:99999999999 r" };
+	static const char *const bad[] = {"",	     "x 1:3 rwm", "c 1:3 rwx",
+					  "c 1 rwm", "c1:3 rwm",  "c -1:3 rwm",
+					  "c 1:3 ",  "c 1:3rwm",  "c 1:99999999999 r"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		errno = 0;
 		assert_int_equal(gp_cgdev_rule_parse(bad[i], &r), -1);
@@ -58,12 +58,11 @@ static int run(const struct bpf_insn *p, int n, char type, uint32_t major, uint3
 	       uint32_t access)
 {
 	struct bpf_cgroup_dev_ctx ctx = {
-		.access_type =
-		    access << 16 | (type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK),
-		.major = major,
-		.minor = minor,
+	    .access_type = access << 16 | (type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK),
+	    .major = major,
+	    .minor = minor,
 	};
-	uint64_t r[11] = { 0 };
+	uint64_t r[11] = {0};
 	for (int pc = 0; pc < n; pc++) {
 		const struct bpf_insn *i = &p[pc];
 		uint64_t k = (uint64_t)(int64_t)i->imm;
@@ -112,7 +111,7 @@ static const uint32_t RWM = GP_CGDEV_ALL, R = GP_CGDEV_READ, W = GP_CGDEV_WRITE,
 static void build_one_rule(void **state)
 {
 	/* "c 1:3 rwm": 6 to load the context, 3 compares, deny, allow: 13 instructions */
-	gp_cgdev_rule_t r = { 'c', 1, 3, GP_CGDEV_ALL };
+	gp_cgdev_rule_t r = {'c', 1, 3, GP_CGDEV_ALL};
 	struct bpf_insn p[GP_CGDEV_INSNS(1)];
 	int n = gp_cgdev_build(&r, 1, p, GP_CGDEV_INSNS(1));
 	assert_int_equal(n, 13);
@@ -139,7 +138,7 @@ static void build_deny_list(void **state)
 {
 	/* what a node with two NVIDIA and one AMD card gives a job holding NVIDIA card 1,
 	 * plus wildcard and partial-access rules */
-	static const char *const text[] = { "c 195:0 rwm", "c 226:128 rwm", "b 8:* w", "c *:42 m" };
+	static const char *const text[] = {"c 195:0 rwm", "c 226:128 rwm", "b 8:* w", "c *:42 m"};
 	gp_cgdev_rule_t r[4];
 	for (size_t i = 0; i < 4; i++)
 		assert_int_equal(gp_cgdev_rule_parse(text[i], &r[i]), 0);
@@ -152,20 +151,16 @@ static void build_deny_list(void **state)
 		uint32_t major, minor, access;
 		int allowed;
 	} cases[] = {
-		{ 'c', 195, 0, R, 0 }, /* NVIDIA card 0: not given */
-		{ 'c', 195, 0, RWM, 0 },
-		{ 'c', 195, 1, R | W, 1 }, /* NVIDIA card 1: given */
-		{ 'c', 195, 255, R, 1 },   /* /dev/nvidiactl stays open */
-		{ 'c', 226, 128, W, 0 },   /* AMD renderD128 */
-		{ 'c', 226, 129, W, 1 },
-		{ 'b', 226, 128, R, 1 }, /* a block device of the same numbers */
-		{ 'b', 8, 0, W, 0 },	 /* any sd* written */
-		{ 'b', 8, 17, W | R, 0 },
-		{ 'b', 8, 17, R, 1 }, /* read: allowed */
-		{ 'c', 8, 0, W, 1 },  /* char 8:0 is not block 8:0 */
-		{ 'c', 7, 42, M, 0 }, /* mknod of any char x:42 */
-		{ 'c', 7, 42, R, 1 },
-		{ 'c', 1, 3, RWM, 1 },
+	    {'c', 195, 0, R, 0},			     /* NVIDIA card 0: not given */
+	    {'c', 195, 0, RWM, 0},  {'c', 195, 1, R | W, 1}, /* NVIDIA card 1: given */
+	    {'c', 195, 255, R, 1},			     /* /dev/nvidiactl stays open */
+	    {'c', 226, 128, W, 0},			     /* AMD renderD128 */
+	    {'c', 226, 129, W, 1},  {'b', 226, 128, R, 1}, /* a block device of the same numbers */
+	    {'b', 8, 0, W, 0},				   /* any sd* written */
+	    {'b', 8, 17, W | R, 0}, {'b', 8, 17, R, 1},	   /* read: allowed */
+	    {'c', 8, 0, W, 1},				   /* char 8:0 is not block 8:0 */
+	    {'c', 7, 42, M, 0},				   /* mknod of any char x:42 */
+	    {'c', 7, 42, R, 1},	    {'c', 1, 3, RWM, 1},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int got = run(p, n, cases[i].type, cases[i].major, cases[i].minor, cases[i].access);
@@ -174,7 +169,7 @@ static void build_deny_list(void **state)
 				 cases[i].major, cases[i].minor, cases[i].access, got);
 	}
 	/* "a" denies everything */
-	gp_cgdev_rule_t all = { 'a', -1, -1, GP_CGDEV_ALL };
+	gp_cgdev_rule_t all = {'a', -1, -1, GP_CGDEV_ALL};
 	n = gp_cgdev_build(&all, 1, p, GP_CGDEV_INSNS(1));
 	assert_int_equal(run(p, n, 'c', 1, 3, R), 0);
 	assert_int_equal(run(p, n, 'b', 8, 0, R), 0);
@@ -182,7 +177,7 @@ static void build_deny_list(void **state)
 
 static void build_limits(void **state)
 {
-	gp_cgdev_rule_t r = { 'c', 1, 3, GP_CGDEV_ALL };
+	gp_cgdev_rule_t r = {'c', 1, 3, GP_CGDEV_ALL};
 	struct bpf_insn p[GP_CGDEV_INSNS(1)];
 	errno = 0;
 	assert_int_equal(gp_cgdev_build(&r, 1, p, GP_CGDEV_INSNS(1) - 1), -1);
@@ -202,7 +197,7 @@ static void build_limits(void **state)
 /* Loading: skipped, saying why, where bpf() is not permitted. */
 static int load_or_skip(const gp_cgdev_rule_t *r, size_t n)
 {
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	int fd = gp_cgdev_load(r, n, &err);
 	if (fd < 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES)) {
 		GP_SKIP("%s", err.text);
@@ -217,9 +212,9 @@ static void verifier_accepts(void **state)
 	gp_cgdev_rule_t r[64];
 	/* 64 rules (stepd's most), every shape */
 	for (size_t i = 0; i < 64; i++) {
-		r[i] = (gp_cgdev_rule_t){ i % 3 ? 'c' : 'b', (int32_t)(i % 5 ? 195 : -1),
-					  (int32_t)(i % 7 ? (int32_t)i : -1),
-					  (uint8_t)(i % 2 ? GP_CGDEV_ALL : GP_CGDEV_WRITE) };
+		r[i] = (gp_cgdev_rule_t){i % 3 ? 'c' : 'b', (int32_t)(i % 5 ? 195 : -1),
+					 (int32_t)(i % 7 ? (int32_t)i : -1),
+					 (uint8_t)(i % 2 ? GP_CGDEV_ALL : GP_CGDEV_WRITE)};
 	}
 	int fd = load_or_skip(r, 64);
 	close(fd);
@@ -229,10 +224,10 @@ static void verifier_accepts(void **state)
 	/* BPF_PROG_TEST_RUN would run the program in the kernel: device programs have no test
 	 * run (ENOTSUPP, 524, since Linux 4.15 through at least 6.18); if a kernel adds one,
 	 * check it gives what the interpreter above gives */
-	gp_cgdev_rule_t one = { 'c', 1, 3, GP_CGDEV_ALL };
+	gp_cgdev_rule_t one = {'c', 1, 3, GP_CGDEV_ALL};
 	fd = load_or_skip(&one, 1);
-	struct bpf_cgroup_dev_ctx ctx = { (uint32_t)BPF_DEVCG_ACC_READ << 16 | BPF_DEVCG_DEV_CHAR,
-					  1, 3 };
+	struct bpf_cgroup_dev_ctx ctx = {(uint32_t)BPF_DEVCG_ACC_READ << 16 | BPF_DEVCG_DEV_CHAR, 1,
+					 3};
 	union bpf_attr a;
 	memset(&a, 0, sizeof(a));
 	a.test.prog_fd = (uint32_t)fd;
@@ -287,7 +282,8 @@ static void denied_in_v2_group(void **state)
 		GP_SKIP("not root");
 	}
 	if (find_cgroup2() < 0) {
-		GP_SKIP("no cgroup2 hierarchy mounted and none can be mounted (%s)", strerror(errno));
+		GP_SKIP("no cgroup2 hierarchy mounted and none can be mounted (%s)",
+			strerror(errno));
 	}
 	char dir[4200];
 	snprintf(dir, sizeof(dir), "%s/gpool-test-devices.%d", cg2, (int)getpid());
@@ -297,8 +293,8 @@ static void denied_in_v2_group(void **state)
 	/* deny /dev/null (char 1:3) as a card's device file would be, with the same rule text
 	 * that gstepd hands v1's devices.deny */
 	/* and /dev/zero (char 1:5) for writing only, which checks the access bits */
-	const char *deny[] = { "c 1:3 rwm", "c 1:5 w" };
-	gp_error_t err = { { 0 } };
+	const char *deny[] = {"c 1:3 rwm", "c 1:5 w"};
+	gp_error_t err = {{0}};
 	int rc = gp_cgdev_deny(dir, deny, 2, &err);
 	if (rc < 0 && (errno == EPERM || errno == ENOSYS)) {
 		rmdir(dir);
@@ -354,14 +350,14 @@ static int teardown(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(parse_rules),
-		cmocka_unit_test(build_one_rule),
-		cmocka_unit_test(build_deny_list),
-		cmocka_unit_test(build_limits),
+	    cmocka_unit_test(parse_rules),
+	    cmocka_unit_test(build_one_rule),
+	    cmocka_unit_test(build_deny_list),
+	    cmocka_unit_test(build_limits),
 	};
 	const struct CMUnitTest env_tests[] = {
-		cmocka_unit_test(verifier_accepts),
-		cmocka_unit_test(denied_in_v2_group),
+	    cmocka_unit_test(verifier_accepts),
+	    cmocka_unit_test(denied_in_v2_group),
 	};
 	if (argc > 1)
 		return gp_run_only(env_tests, argv[1], NULL, teardown);

@@ -12,8 +12,8 @@
 static Gpool__Launch launch;
 static Gpool__JobSpec spec;
 static Gpool__TaskPlacement tp;
-static uint32_t cpus[2] = { 4, 5 };
-static struct gp_account acct = { 1000, 1000, "alice", "/home/alice", "/bin/bash" };
+static uint32_t cpus[2] = {4, 5};
+static struct gp_account acct = {1000, 1000, "alice", "/home/alice", "/bin/bash"};
 
 static void setup_launch(void)
 {
@@ -57,20 +57,30 @@ static char **build(const struct gp_task_env_ctx *c)
 static void all_variables(void **state)
 {
 	setup_launch();
-	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL };
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL};
 	char **e = build(&c);
 	static const char *const want[][2] = {
-		{ "GPOOL_JOB_ID", "42" },	  { "GPOOL_ATTEMPT", "3" },
-		{ "GPOOL_RANK", "5" },		  { "GPOOL_SIZE", "8" },
-		{ "GPOOL_LOCAL_RANK", "1" },	  { "GPOOL_LOCAL_SIZE", "2" },
-		{ "GPOOL_NODELIST", "h1,h2,h3,h4" }, { "GPOOL_NODENAME", "h3" },
-		{ "GPOOL_CPUS_PER_TASK", "2" },	  { "GPOOL_SCRATCH", "/var/tmp/gpool/job42" },
-		{ "RANK", "5" },		  { "WORLD_SIZE", "8" },
-		{ "LOCAL_RANK", "1" },		  { "LOCAL_WORLD_SIZE", "2" },
-		{ "MASTER_ADDR", "198.18.0.11" }, { "MASTER_PORT", "29500" },
-		/* no submitter environment: a minimal one */
-		{ "PATH", "/usr/local/bin:/usr/bin:/bin" }, { "HOME", "/home/alice" },
-		{ "USER", "alice" },		  { "SHELL", "/bin/bash" },
+	    {"GPOOL_JOB_ID", "42"},
+	    {"GPOOL_ATTEMPT", "3"},
+	    {"GPOOL_RANK", "5"},
+	    {"GPOOL_SIZE", "8"},
+	    {"GPOOL_LOCAL_RANK", "1"},
+	    {"GPOOL_LOCAL_SIZE", "2"},
+	    {"GPOOL_NODELIST", "h1,h2,h3,h4"},
+	    {"GPOOL_NODENAME", "h3"},
+	    {"GPOOL_CPUS_PER_TASK", "2"},
+	    {"GPOOL_SCRATCH", "/var/tmp/gpool/job42"},
+	    {"RANK", "5"},
+	    {"WORLD_SIZE", "8"},
+	    {"LOCAL_RANK", "1"},
+	    {"LOCAL_WORLD_SIZE", "2"},
+	    {"MASTER_ADDR", "198.18.0.11"},
+	    {"MASTER_PORT", "29500"},
+	    /* no submitter environment: a minimal one */
+	    {"PATH", "/usr/local/bin:/usr/bin:/bin"},
+	    {"HOME", "/home/alice"},
+	    {"USER", "alice"},
+	    {"SHELL", "/bin/bash"},
 	};
 	expect_vars(e, want, sizeof(want) / sizeof(want[0]));
 	gp_env_free(e);
@@ -81,10 +91,10 @@ static void submitter_env(void **state)
 	setup_launch();
 	Gpool__EnvVar v[4];
 	Gpool__EnvVar *vp[4];
-	const char *kv[][2] = { { "PATH", "/opt/x/bin:/usr/bin" },
-				{ "RANK", "999" }, /* gpool's value wins */
-				{ "FOO", "a=b" },
-				{ "BAD=NAME", "x" } };
+	const char *kv[][2] = {{"PATH", "/opt/x/bin:/usr/bin"},
+			       {"RANK", "999"}, /* gpool's value wins */
+			       {"FOO", "a=b"},
+			       {"BAD=NAME", "x"}};
 	for (int i = 0; i < 4; i++) {
 		gpool__env_var__init(&v[i]);
 		v[i].name = (char *)kv[i][0];
@@ -95,7 +105,7 @@ static void submitter_env(void **state)
 	spec.n_env = 4;
 	tp.n_cpus = 0;
 	spec.cpus_per_task = 3;
-	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/s", NULL, NULL };
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/s", NULL, NULL};
 	char **e = build(&c);
 	assert_string_equal(gp_env_get(e, "PATH"), "/opt/x/bin:/usr/bin");
 	assert_string_equal(gp_env_get(e, "RANK"), "5");
@@ -130,17 +140,17 @@ static void card_binding(void **state)
 {
 	setup_launch();
 	Gpool__Card *cards[] = {
-		card(0, GPOOL__VENDOR__VENDOR_NVIDIA, "GTX 1660", "GPU-aaaa"),
-		card(1, GPOOL__VENDOR__VENDOR_AMD, "RX 6700 XT", ""),
-		card(2, GPOOL__VENDOR__VENDOR_NVIDIA, "RTX 3060", "GPU-bbbb"),
-		card(3, GPOOL__VENDOR__VENDOR_AMD, "RX 6600", ""),
+	    card(0, GPOOL__VENDOR__VENDOR_NVIDIA, "GTX 1660", "GPU-aaaa"),
+	    card(1, GPOOL__VENDOR__VENDOR_AMD, "RX 6700 XT", ""),
+	    card(2, GPOOL__VENDOR__VENDOR_NVIDIA, "RTX 3060", "GPU-bbbb"),
+	    card(3, GPOOL__VENDOR__VENDOR_AMD, "RX 6600", ""),
 	};
 	launch.cards = cards;
 	launch.n_cards = 4;
-	uint32_t mine[] = { 2, 3 };
+	uint32_t mine[] = {2, 3};
 	tp.cards = mine;
 	tp.n_cards = 2;
-	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/tmp", NULL, NULL };
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/tmp", NULL, NULL};
 	char **env = build(&c);
 	assert_string_equal(gp_env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-bbbb");
 	/* the RX 6600 is the node's second AMD card: ordinal 1 */
@@ -182,15 +192,15 @@ static void set_spec_env(Gpool__EnvVar *v, Gpool__EnvVar **vp, const char *const
 static void network_variables(void **state)
 {
 	setup_launch();
-	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/s", "eth0", "198.18.0.0/24" };
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/s", "eth0", "198.18.0.0/24"};
 	char **e = build(&c);
 	static const char *const want[][2] = {
-		{ "GPOOL_NET_IFACE", "eth0" },
-		{ "GLOO_SOCKET_IFNAME", "eth0" },
-		{ "NCCL_SOCKET_IFNAME", "eth0" },
-		{ "TP_SOCKET_IFNAME", "eth0" },
-		{ "OMPI_MCA_btl_tcp_if_include", "198.18.0.0/24" },
-		{ "OMPI_MCA_oob_tcp_if_include", "198.18.0.0/24" },
+	    {"GPOOL_NET_IFACE", "eth0"},
+	    {"GLOO_SOCKET_IFNAME", "eth0"},
+	    {"NCCL_SOCKET_IFNAME", "eth0"},
+	    {"TP_SOCKET_IFNAME", "eth0"},
+	    {"OMPI_MCA_btl_tcp_if_include", "198.18.0.0/24"},
+	    {"OMPI_MCA_oob_tcp_if_include", "198.18.0.0/24"},
 	};
 	expect_vars(e, want, sizeof(want) / sizeof(want[0]));
 	gp_env_free(e);
@@ -212,15 +222,15 @@ static void network_submitter_wins(void **state)
 {
 	setup_launch();
 	static const char *const kv[][2] = {
-		{ "GLOO_SOCKET_IFNAME", "ib0" },
-		{ "NCCL_SOCKET_IFNAME", "^docker,lo" },
-		{ "OMPI_MCA_btl_tcp_if_exclude", "lo,docker0" },
-		{ "GPOOL_NET_IFACE", "forged" },
+	    {"GLOO_SOCKET_IFNAME", "ib0"},
+	    {"NCCL_SOCKET_IFNAME", "^docker,lo"},
+	    {"OMPI_MCA_btl_tcp_if_exclude", "lo,docker0"},
+	    {"GPOOL_NET_IFACE", "forged"},
 	};
 	Gpool__EnvVar v[4];
 	Gpool__EnvVar *vp[4];
 	set_spec_env(v, vp, kv, 4);
-	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/s", "eth0", "198.18.0.0/24" };
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/s", "eth0", "198.18.0.0/24"};
 	char **e = build(&c);
 	assert_string_equal(gp_env_get(e, "GLOO_SOCKET_IFNAME"), "ib0");
 	assert_string_equal(gp_env_get(e, "NCCL_SOCKET_IFNAME"), "^docker,lo");
@@ -244,13 +254,13 @@ static void screening_result(void **state)
 {
 	setup_launch();
 	Gpool__EnvVar v;
-	Gpool__EnvVar *vp[1] = { &v };
+	Gpool__EnvVar *vp[1] = {&v};
 	gpool__env_var__init(&v);
 	v.name = "GPOOL_SCREEN_RESULT";
 	v.value = "/etc/forged";
 	spec.env = vp;
 	spec.n_env = 1;
-	struct gp_task_env_ctx c = { &launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL };
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL};
 	char **e = build(&c);
 	assert_null(gp_env_get(e, "GPOOL_SCREEN_RESULT"));
 	gp_env_free(e);
@@ -308,13 +318,10 @@ static void array_variables(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(all_variables),
-		cmocka_unit_test(submitter_env),
-		cmocka_unit_test(card_binding),
-		cmocka_unit_test(screening_result),
-		cmocka_unit_test(network_variables),
-		cmocka_unit_test(network_submitter_wins),
-		cmocka_unit_test(array_variables),
+	    cmocka_unit_test(all_variables),	 cmocka_unit_test(submitter_env),
+	    cmocka_unit_test(card_binding),	 cmocka_unit_test(screening_result),
+	    cmocka_unit_test(network_variables), cmocka_unit_test(network_submitter_wins),
+	    cmocka_unit_test(array_variables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,7 @@ static void ack_and_resend(void **state)
 	gp_outbox_t *o = gp_outbox_create();
 	for (uint32_t i = 0; i < 100; i++)
 		push(o, i);
-	gp_batch_t b = { 0 };
+	gp_batch_t b = {0};
 	int n = gp_outbox_fill(o, &b, 1 << 20);
 	assert_int_equal(n, 100);
 	gp_outbox_sent(o, n);
@@ -59,6 +59,6 @@ static void ack_and_resend(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(ack_and_resend) };
+	const struct CMUnitTest tests[] = {cmocka_unit_test(ack_and_resend)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,11 +33,11 @@ static void write_files(void **state)
 {
 	char root[] = "/tmp/gp-stage-XXXXXX";
 	assert_non_null(mkdtemp(root));
-	struct gp_account a = { getuid(), getgid(), "me", "/", "/bin/sh" };
+	struct gp_account a = {getuid(), getgid(), "me", "/", "/bin/sh"};
 	Gpool__Launch l = GPOOL__LAUNCH__INIT;
 	Gpool__JobSpec spec = GPOOL__JOB_SPEC__INIT;
-	char *argv[] = { "./run.sh", "x" };
-	Gpool__StagedFile f = GPOOL__STAGED_FILE__INIT, *fp[1] = { &f };
+	char *argv[] = {"./run.sh", "x"};
+	Gpool__StagedFile f = GPOOL__STAGED_FILE__INIT, *fp[1] = {&f};
 	l.job_id = 7;
 	l.spec = &spec;
 	spec.argv = argv;
@@ -88,8 +88,8 @@ static void write_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(names),
-		cmocka_unit_test(write_files),
+	    cmocka_unit_test(names),
+	    cmocka_unit_test(write_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,8 +97,8 @@ static pid_t start_stepd(const Gpool__Launch *l, char *path, size_t len)
 
 static void send_to(const char *rid, const Gpool__Msg *m)
 {
-	gp_batch_t b = { 0 };
-	gp_buf_t env = { 0 };
+	gp_batch_t b = {0};
+	gp_buf_t env = {0};
 	gp_error_t err;
 	assert_int_equal(gp_batch_add(&b, m), 0);
 	assert_int_equal(gp_wire_seal(wire, &b, &env, &err), 0);
@@ -129,7 +129,7 @@ static void collect(pid_t pid, struct result *r, on_output_f cb, void *arg)
 			waitpid(pid, &st, 0);
 			fail_msg("gstepd did not finish in 30 s");
 		}
-		zmq_pollitem_t it = { .socket = router, .events = ZMQ_POLLIN };
+		zmq_pollitem_t it = {.socket = router, .events = ZMQ_POLLIN};
 		if (zmq_poll(&it, 1, 100) <= 0)
 			continue;
 		char rid[64] = "";
@@ -142,8 +142,8 @@ static void collect(pid_t pid, struct result *r, on_output_f cb, void *arg)
 		struct gp_sender from;
 		Gpool__ErrorCode code;
 		gp_error_t err;
-		Gpool__Batch *b =
-			gp_wire_open(wire, zmq_msg_data(&body), zmq_msg_size(&body), &from, &code, &err);
+		Gpool__Batch *b = gp_wire_open(wire, zmq_msg_data(&body), zmq_msg_size(&body),
+					       &from, &code, &err);
 		zmq_msg_close(&body);
 		assert_non_null(b);
 		bool got_output = false;
@@ -178,7 +178,8 @@ static void collect(pid_t pid, struct result *r, on_output_f cb, void *arg)
 					r->oom[e->rank] = e->oom;
 					if (!r->eof[e->rank][1] || !r->eof[e->rank][2])
 						r->order_ok = false;
-				} else if (e->kind == GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START) {
+				} else if (e->kind ==
+					   GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START) {
 					r->failed[e->rank] = true;
 					snprintf(r->reason[e->rank], sizeof(r->reason[0]), "%s",
 						 e->reason);
@@ -219,9 +220,9 @@ static bool gone(int pid)
 static void output_and_status(void **state)
 {
 	/* one script, two literals */
-	char *argv[] = { "/bin/sh", "-c",
-			 ("printf 'out%s ' $GPOOL_RANK; printf err >&2; "
-			  "head -c 300000 /dev/zero | tr '\\0' x; exit 3") };
+	char *argv[] = {"/bin/sh", "-c",
+			("printf 'out%s ' $GPOOL_RANK; printf err >&2; "
+			 "head -c 300000 /dev/zero | tr '\\0' x; exit 3")};
 	Gpool__Launch l;
 	Gpool__JobSpec spec;
 	Gpool__TaskPlacement tp[2], *tpp[2];
@@ -257,7 +258,7 @@ static void output_and_status(void **state)
 
 static void exec_fails(void **state)
 {
-	char *argv[] = { "/nonexistent/command" };
+	char *argv[] = {"/nonexistent/command"};
 	Gpool__Launch l;
 	Gpool__JobSpec spec;
 	Gpool__TaskPlacement tp[1], *tpp[1];
@@ -274,7 +275,7 @@ static void exec_fails(void **state)
 
 static void missing_account(void **state)
 {
-	char *argv[] = { "/bin/true" };
+	char *argv[] = {"/bin/true"};
 	Gpool__Launch l;
 	Gpool__JobSpec spec;
 	Gpool__TaskPlacement tp[2], *tpp[2];
@@ -305,7 +306,7 @@ static void oom(void **state)
 		skip();
 	}
 	/* tail keeps a line that never ends: it grows until the limit kills it */
-	char *argv[] = { "tail", "/dev/zero" };
+	char *argv[] = {"tail", "/dev/zero"};
 	Gpool__Launch l;
 	Gpool__JobSpec spec;
 	Gpool__TaskPlacement tp[1], *tpp[1];
@@ -363,17 +364,17 @@ static void kill_tree(void **state)
 	/* one grandchild in the task's session and, where cgroups hold the job, one that left it;
 	 * the shell ignores SIGTERM so the grace period must end in SIGKILL */
 	bool cg = geteuid() == 0;
-	char *argv[] = { "/bin/sh", "-c",
-			 cg ? "trap '' TERM; sleep 1000 & echo $!; setsid sleep 1000 & echo $!; "
-			      "while :; do sleep 1; done"
-			    : "trap '' TERM; sleep 1000 & echo $!; while :; do sleep 1; done" };
+	char *argv[] = {"/bin/sh", "-c",
+			cg ? "trap '' TERM; sleep 1000 & echo $!; setsid sleep 1000 & echo $!; "
+			     "while :; do sleep 1; done"
+			   : "trap '' TERM; sleep 1000 & echo $!; while :; do sleep 1; done"};
 	Gpool__Launch l;
 	Gpool__JobSpec spec;
 	Gpool__TaskPlacement tp[1], *tpp[1];
 	launch_init(&l, &spec, tp, tpp, 1, 105, argv, 3);
 	char path[512];
 	struct result r;
-	struct kill_ctx k = { .want = cg ? 2 : 1 };
+	struct kill_ctx k = {.want = cg ? 2 : 1};
 	int64_t t0 = gp_mono_ms();
 	collect(start_stepd(&l, path, sizeof(path)), &r, kill_when_ready, &k);
 	assert_true(k.sent);
@@ -455,15 +456,18 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[2], "oom")) {
 		/* its own ctest entry, so a machine that cannot run it shows a skip */
 		if (geteuid() != 0 || !cgroup_memory_writable()) {
-			printf("SKIP: the oom test needs root and a writable cgroup memory controller\n");
+			printf("SKIP: the oom test needs root and a writable cgroup memory "
+			       "controller\n");
 			return 77;
 		}
-		const struct CMUnitTest oom_tests[] = { cmocka_unit_test(oom) };
+		const struct CMUnitTest oom_tests[] = {cmocka_unit_test(oom)};
 		return cmocka_run_group_tests(oom_tests, setup, teardown);
 	}
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(output_and_status), cmocka_unit_test(exec_fails),
-		cmocka_unit_test(missing_account), cmocka_unit_test(kill_tree),
+	    cmocka_unit_test(output_and_status),
+	    cmocka_unit_test(exec_fails),
+	    cmocka_unit_test(missing_account),
+	    cmocka_unit_test(kill_tree),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
