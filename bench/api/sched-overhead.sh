@@ -5,7 +5,9 @@
 #   A: gschedd without http_listen, and
 #   B: with http_listen, a Prometheus-style scrape of /metrics every second and a REST
 #      GET /api/v1/jobs (token) every second while the jobs run;
-# R rounds of each, alternating (LIST=0: B scrapes /metrics only). Each run also prints the CPU
+# R rounds of each, alternating (LIST=0: B scrapes /metrics only; PIN=1: gschedd and the
+# scraper on CPU 1, the agents, their tasks and the submitter on CPU 0, so that what the API
+# costs lands on the scheduler's own CPU, as on a PC of its own). Each run also prints the CPU
 # time of gschedd's threads (loop: the main thread; http: the HTTP server thread; zmq: ZeroMQ's
 # I/O threads). At the end: median, min and max of each mode and B's median against A's.
 # Raw lines to stdout.  usage: bench/api/sched-overhead.sh [N] [R]
@@ -18,7 +20,7 @@ BIN=${GPOOL_BIN_DIR:-$TOP/build/bin}
 CL="$TOP/deploy/gpool-cluster"
 PORT=${PORT:-27831}
 "$CL" users >/dev/null
-echo "== $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); N=$N LIST=${LIST:-1}"
+echo "== $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); N=$N LIST=${LIST:-1} PIN=${PIN:-0}"
 run() { # run A|B
 	local mode=$1 D
 	D=$(mktemp -d /var/tmp/gpool-ovh.XXXXXX)
@@ -26,23 +28,31 @@ run() { # run A|B
 	[ "$mode" = B ] && extra=(--sched-arg "--http-listen=127.0.0.1:$PORT")
 	"$CL" start -n 2 --loopback --dir "$D" --bin "$BIN" --cpus 8 "${extra[@]}" >/dev/null
 	eval "$("$CL" env --dir "$D")"
+	local on_sched=() on_rest=()
+	if [ "${PIN:-0}" = 1 ]; then
+		taskset -a -p -c 1 "$(cat "$D/sched/gschedd.pid")" >/dev/null
+		for a in "$D"/h*/gworkerd.pid; do taskset -a -p -c 0 "$(cat "$a")" >/dev/null; done
+		on_sched=(taskset -c 1)
+		on_rest=(taskset -c 0)
+	fi
 	U() { runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" "$@"; }
 	local poller=""
 	if [ "$mode" = B ]; then
 		local tok
 		tok=$(U /usr/bin/python3 "$TOP/tests/tools/gp-api.py" --url "http://127.0.0.1:$PORT" POST /api/v1/token |
 			sed 1d | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
-		(while :; do
-			curl -s "http://127.0.0.1:$PORT/metrics" >/dev/null
-			[ "${LIST:-1}" = 0 ] ||
-				curl -s -H "Authorization: Bearer $tok" "http://127.0.0.1:$PORT/api/v1/jobs" >/dev/null
+		# shellcheck disable=SC2016 # the loop's own arguments, expanded by its bash
+		"${on_sched[@]}" bash -c 'while :; do
+			curl -s "http://127.0.0.1:$0/metrics" >/dev/null
+			[ "$1" = 0 ] || curl -s -H "Authorization: Bearer $2" "http://127.0.0.1:$0/api/v1/jobs" >/dev/null
 			sleep 1
-		done) &
+		done' "$PORT" "${LIST:-1}" "$tok" &
 		poller=$!
 	fi
 	local t0 t1
 	t0=$(date +%s%N)
-	U "$BIN/gp-submit-many" "$N" 100 -- /bin/true >/dev/null
+	"${on_rest[@]}" runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" \
+		"$BIN/gp-submit-many" "$N" 100 -- /bin/true >/dev/null
 	while [ "$(U "$BIN/gstat" --json | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')" != 0 ]; do
 		sleep 0.2
 	done
