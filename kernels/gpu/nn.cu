@@ -23,13 +23,28 @@ __global__ void k_relu_grad(float *dy, const float *y, size_t n)
 		dy[i] = gk_relu_grad_step(dy[i], y[i]);
 }
 
-/* one thread a column: neighbouring threads read neighbouring words of each row */
+/* one thread a column: neighbouring threads read neighbouring words of each row. The sum
+ * runs in row order (the cpu backend's bits); the loads of BG_UNROLL rows are issued before
+ * their adds, so that many reads are in flight although the adds form one chain. */
+#define BG_UNROLL 16
+#define BG_TPB	  64 /* small blocks: a layer of 4,096 columns spreads over 64 units, not 16 */
+
 __global__ void k_bias_grad(const float *dy, float *db, size_t rows, size_t cols, float alpha)
 {
 	size_t stride = (size_t)gridDim.x * blockDim.x;
 	for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += stride) {
 		float acc = 0.0f;
-		for (size_t r = 0; r < rows; r++)
+		size_t r = 0;
+		for (; r + BG_UNROLL <= rows; r += BG_UNROLL) {
+			float v[BG_UNROLL];
+#pragma unroll
+			for (int u = 0; u < BG_UNROLL; u++)
+				v[u] = dy[(r + u) * cols + c];
+#pragma unroll
+			for (int u = 0; u < BG_UNROLL; u++)
+				acc = acc + v[u];
+		}
+		for (; r < rows; r++)
 			acc = acc + dy[r * cols + c];
 		db[c] = alpha * acc;
 	}
@@ -79,7 +94,7 @@ extern "C" int gk_gpu_bias_grad(void *ctx, const float *dy, float *db, size_t ro
 	gpu_t *g = (gpu_t *)ctx;
 	if (start(g) < 0)
 		return -1;
-	k_bias_grad<<<gk_gpu_blocks(g, cols, NN_TPB), NN_TPB, 0, GK_STREAM(s)>>>(dy, db, rows, cols,
+	k_bias_grad<<<gk_gpu_blocks(g, cols, BG_TPB), BG_TPB, 0, GK_STREAM(s)>>>(dy, db, rows, cols,
 										 alpha);
 	return gk_gpu_launched(g, "bias_grad");
 }
