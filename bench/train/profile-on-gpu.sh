@@ -82,7 +82,7 @@ h = rows[0]; ki = h.index("Kernel Name"); vi = h.index("Metric Value"); ui = h.i
 for r in rows[1:]:
     if len(r) <= vi: continue
     v = float(r[vi].replace(",", "")); u = r[ui]
-    us = v / 1e3 if u == "nsecond" else v * 1e3 if u == "msecond" else v
+    us = v / 1e3 if u in ("ns", "nsecond") else v * 1e3 if u in ("ms", "msecond") else v
     tot[r[ki][:90]] += us; cnt[r[ki][:90]] += 1
 all_us = sum(tot.values())
 print("%8s %6s %9s  %s" % ("total us", "count", "mean us", "kernel"))
