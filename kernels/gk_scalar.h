@@ -206,6 +206,11 @@ GK_HD void gk_adamw_step(float lr, float b1, float b2, float eps, float wd, floa
 }
 
 /* Layer steps of an MLP (see gk_bias_act, gk_relu_grad, gk_softmax_xent). */
+
+/* gk_bias_grad's order of addition, the same on every backend: each run of this many rows is
+ * summed in row order from 0, and the runs' sums are added in order from 0 (a card sums the
+ * runs in parallel, the cpu loop in turn: the same bits). */
+#define GK_BIAS_GRAD_CHUNK 32
 GK_HD float gk_bias_act_step(float y, float bias, int relu)
 {
 	float v = y + bias;

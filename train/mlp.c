@@ -23,9 +23,10 @@ struct gt_mlp {
 	float *act[GT_MAX_LAYERS + 1]; /* act[0] input, act[l+1] output of layer l */
 	float *dz[2];		       /* gradient ping-pong, max_rows * maxw */
 	int32_t *labels;
-	float *loss;	 /* per row */
-	uint16_t *tmp16; /* rounding scratch */
-	float *host_logits;
+	float *loss;	    /* per row */
+	uint16_t *tmp16;    /* rounding scratch */
+	float *host_logits; /* read-back buffers, pinned on a card (gk_host_alloc) */
+	float *host_loss;
 };
 
 static int berr(gt_mlp_t *m, gp_error_t *err, const char *what)
@@ -101,8 +102,9 @@ gt_mlp_t *gt_mlp_create(gk_backend_t *b, const int *sizes, int nsizes, size_t ma
 		     gk_dev_alloc(b, m->nparams * 2, &m->gt) == 0 &&
 		     gk_dev_alloc(b, big * 2, (void **)&m->tmp16) == 0;
 	if (ok)
-		ok = (m->host_logits = malloc(max_rows * (size_t)sizes[m->nl] * sizeof(float))) !=
-		     NULL;
+		ok = gk_host_alloc(b, max_rows * (size_t)sizes[m->nl] * sizeof(float),
+				   (void **)&m->host_logits) == 0 &&
+		     gk_host_alloc(b, max_rows * sizeof(float), (void **)&m->host_loss) == 0;
 	if (!ok) {
 		gp_errprintf(err, "cannot allocate the model's buffers: %s", gk_backend_error(b));
 		gt_mlp_destroy(&m);
@@ -134,7 +136,8 @@ void gt_mlp_destroy(gt_mlp_t **pm)
 	gk_dev_free(m->b, m->tmp16);
 	for (int l = 0; l < m->nsizes; l++)
 		gk_dev_free(m->b, m->act[l]);
-	free(m->host_logits);
+	gk_host_free(m->b, m->host_logits);
+	gk_host_free(m->b, m->host_loss);
 	free(m);
 	*pm = NULL;
 }
@@ -217,7 +220,12 @@ int gt_mlp_init(gt_mlp_t *m, uint64_t seed, gp_error_t *err)
 	return rc;
 }
 
-int gt_mlp_forward(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, gp_error_t *err)
+/* where forward's input comes from: pageable host memory (a synchronous copy), pinned host
+ * memory (queued) or backend memory (a queued copy on the card) */
+enum { IN_HOST, IN_PINNED, IN_DEV };
+
+static int forward(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, int from,
+		   gp_error_t *err)
 {
 	if (rows > m->max_rows) {
 		errno = EINVAL;
@@ -226,10 +234,17 @@ int gt_mlp_forward(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, g
 	m->rows = rows;
 	if (!rows)
 		return 0;
-	K(gk_copy(m->b, m->act[0], x, rows * (size_t)m->sizes[0] * sizeof(float), GK_H2D),
-	  "copy input");
-	if (y)
-		K(gk_copy(m->b, m->labels, y, rows * sizeof(int32_t), GK_H2D), "copy labels");
+	size_t xb = rows * (size_t)m->sizes[0] * sizeof(float), yb = rows * sizeof(int32_t);
+	if (from == IN_HOST) {
+		K(gk_copy(m->b, m->act[0], x, xb, GK_H2D), "copy input");
+		if (y)
+			K(gk_copy(m->b, m->labels, y, yb, GK_H2D), "copy labels");
+	} else {
+		gk_copy_kind_t kind = from == IN_DEV ? GK_D2D : GK_H2D;
+		K(gk_copy_async(m->b, m->act[0], x, xb, kind, NULL), "copy input");
+		if (y)
+			K(gk_copy_async(m->b, m->labels, y, yb, kind, NULL), "copy labels");
+	}
 	if (round_ct(m, m->act[0], rows * (size_t)m->sizes[0], err) < 0)
 		return -1;
 	for (int l = 0; l < m->nl; l++) {
@@ -247,6 +262,24 @@ int gt_mlp_forward(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, g
 	return 0;
 }
 
+int gt_mlp_forward(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, gp_error_t *err)
+{
+	return forward(m, x, y, rows, IN_HOST, err);
+}
+
+int gt_mlp_forward_pinned(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows,
+			  gp_error_t *err)
+{
+	return forward(m, x, y, rows, IN_PINNED, err);
+}
+
+int gt_mlp_forward_dev(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, gp_error_t *err)
+{
+	return forward(m, x, y, rows, IN_DEV, err);
+}
+
+/* the loss kernel and both read-backs are queued, then one wait covers them and whatever
+ * the caller queued before (on a card: one drain of the stream a step) */
 int gt_mlp_outputs(gt_mlp_t *m, float *loss, int32_t *pred, gp_error_t *err)
 {
 	size_t rows = m->rows, k = (size_t)m->sizes[m->nl];
@@ -256,13 +289,17 @@ int gt_mlp_outputs(gt_mlp_t *m, float *loss, int32_t *pred, gp_error_t *err)
 		K(gk_softmax_xent(m->b, m->act[m->nl], m->labels, rows, k, 1.0f, m->loss, NULL,
 				  NULL),
 		  "loss");
-		K(gk_stream_sync(m->b, NULL), "sync");
-		K(gk_copy(m->b, loss, m->loss, rows * sizeof(float), GK_D2H), "copy loss");
+		K(gk_copy_async(m->b, m->host_loss, m->loss, rows * sizeof(float), GK_D2H, NULL),
+		  "copy loss");
 	}
-	if (pred) {
-		K(gk_stream_sync(m->b, NULL), "sync");
-		K(gk_copy(m->b, m->host_logits, m->act[m->nl], rows * k * sizeof(float), GK_D2H),
+	if (pred)
+		K(gk_copy_async(m->b, m->host_logits, m->act[m->nl], rows * k * sizeof(float),
+				GK_D2H, NULL),
 		  "copy logits");
+	K(gk_stream_sync(m->b, NULL), "sync");
+	if (loss)
+		memcpy(loss, m->host_loss, rows * sizeof(float));
+	if (pred) {
 		for (size_t r = 0; r < rows; r++) {
 			const float *z = m->host_logits + r * k;
 			size_t best = 0;

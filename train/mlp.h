@@ -55,8 +55,16 @@ int gt_mlp_weights_changed(gt_mlp_t *m, gp_error_t *err);
 /* Copy ROWS rows of input (host, already scaled) and labels to the backend and run the
  * forward pass. */
 int gt_mlp_forward(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, gp_error_t *err);
+/* The same with X and Y in pinned host memory (gk_host_alloc): the copies are queued, so X
+ * and Y must stay unchanged until the next gt_mlp_outputs or gt_mlp_sync. */
+int gt_mlp_forward_pinned(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows,
+			  gp_error_t *err);
+/* The same with X and Y (Y may be NULL) in backend memory (gk_dev_alloc), copied on the
+ * backend's stream. */
+int gt_mlp_forward_dev(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, gp_error_t *err);
 /* After forward: per-row loss into loss[rows] and predicted classes into pred[rows] (host;
- * either may be NULL). */
+ * either may be NULL). Waits once for all the work queued on the backend so far (so a
+ * caller may queue its own read-backs before and have them covered by the same wait). */
 int gt_mlp_outputs(gt_mlp_t *m, float *loss, int32_t *pred, gp_error_t *err);
 /* After forward: the gradients of SCALE * (sum of the rows' losses) into the gradient vector,
  * calling READY (may be NULL) after each layer. SCALE is loss_scale / global_batch, so that

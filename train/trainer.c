@@ -99,6 +99,7 @@ int tr_run_hook(const char *cmd, const char *var, const char *path, long step)
 static int evaluate(tr_t *t, const gt_data_t *d, size_t *correct)
 {
 	size_t chunk = (size_t)t->c->global_batch;
+	const float *xdev = d == &t->test ? t->test_dev : NULL;
 	float *x = malloc(chunk * d->dim * sizeof(float));
 	int32_t *y = malloc(chunk * sizeof(int32_t)), *pred = malloc(chunk * sizeof(int32_t));
 	uint32_t *idx = malloc(chunk * sizeof(uint32_t));
@@ -108,17 +109,106 @@ static int evaluate(tr_t *t, const gt_data_t *d, size_t *correct)
 		rc = gp_errprintf(t->err, "out of memory");
 	for (size_t i = 0; rc == 0 && i < d->n; i += chunk) {
 		size_t rows = d->n - i < chunk ? d->n - i : chunk;
-		for (size_t r = 0; r < rows; r++)
-			idx[r] = (uint32_t)(i + r);
-		gt_data_gather(d, idx, rows, t->input_scale, x, y);
-		if (gt_mlp_forward(t->m, x, y, rows, t->err) < 0 ||
-		    gt_mlp_outputs(t->m, NULL, pred, t->err) < 0)
+		const int32_t *truth = d->y + i;
+		if (xdev) { /* already on the card: one copy there, no host gather */
+			if (gt_mlp_forward_dev(t->m, xdev + i * d->dim, NULL, rows, t->err) < 0)
+				rc = -1;
+		} else {
+			for (size_t r = 0; r < rows; r++)
+				idx[r] = (uint32_t)(i + r);
+			gt_data_gather(d, idx, rows, t->input_scale, x, y);
+			truth = y;
+			if (gt_mlp_forward(t->m, x, y, rows, t->err) < 0)
+				rc = -1;
+		}
+		if (rc == 0 && gt_mlp_outputs(t->m, NULL, pred, t->err) < 0)
 			rc = -1;
 		for (size_t r = 0; rc == 0 && r < rows; r++)
-			*correct += pred[r] == y[r];
+			*correct += pred[r] == truth[r];
 	}
 	free(x), free(y), free(pred), free(idx);
 	return rc;
+}
+
+/* A card keeps the test set, scaled, in its memory: uploaded once before the clock (as a
+ * PyTorch script keeps its tensors on the device), so that each epoch's evaluation copies
+ * nothing from the host. Not on the cpu backend; not past 1 GiB, nor when the card is short
+ * of memory: evaluation then gathers on the host, as before. */
+static void upload_test(tr_t *t)
+{
+	const gt_data_t *d = &t->test;
+	size_t bytes = d->n * d->dim * sizeof(float);
+	if (t->rank != 0 || !d->n || !strcmp(gk_backend_name(t->b), "cpu") ||
+	    bytes > ((size_t)1 << 30))
+		return;
+	float *x = malloc(bytes);
+	int32_t *y = malloc(d->n * sizeof(int32_t));
+	uint32_t *idx = malloc(d->n * sizeof(uint32_t));
+	if (x && y && idx) {
+		for (size_t i = 0; i < d->n; i++)
+			idx[i] = (uint32_t)i;
+		gt_data_gather(d, idx, d->n, t->input_scale, x, y);
+		if (gk_dev_alloc(t->b, bytes, (void **)&t->test_dev) < 0)
+			t->test_dev = NULL;
+		else if (gk_copy(t->b, t->test_dev, x, bytes, GK_H2D) < 0) {
+			gk_dev_free(t->b, t->test_dev);
+			t->test_dev = NULL;
+		}
+	}
+	free(x), free(y), free(idx);
+}
+
+/* The step's Inf/NaN check of the (summed) gradient: queued into t->dflag and its read-back
+ * into t->hflag, so that the next wait on the backend covers it (no wait of its own) */
+static int queue_check(tr_t *t)
+{
+	if (gk_memset(t->b, t->dflag, 0, sizeof(uint32_t), NULL) < 0 ||
+	    gk_find_nonfinite(t->b, gt_mlp_grad_dtype(t->m), gt_mlp_grads_dev(t->m),
+			      gt_mlp_nparams(t->m), t->dflag, NULL) < 0 ||
+	    gk_copy_async(t->b, t->hflag, t->dflag, sizeof(uint32_t), GK_D2H, NULL) < 0)
+		return gp_errprintf(t->err, "gradient check: %s", gk_backend_error(t->b));
+	return 0;
+}
+
+/* ---- GTRAIN_PROFILE: where a step's time goes ----
+ * With the variable set, the loop waits for the backend after each phase and adds the wall
+ * time since the last mark to that phase; the first step (start-up: the card's kernels load
+ * on first use) is reported apart. The waits serialise what otherwise overlaps (the next
+ * rows' gather with the card's work), so the total is a little above an unprofiled step. */
+enum { PH_FWD, PH_BWD, PH_GATHER, PH_READ, PH_OPT, PH_REST, PH_N };
+static const char *const ph_name[PH_N] = {"forward",	     "backward",  "gather next rows",
+					  "check+read-back", "optimizer", "host rest"};
+
+typedef struct {
+	double ms[PH_N], last, first_step, eval;
+	long steps, evals;
+} tr_prof_t;
+
+static void prof_mark(tr_t *t, tr_prof_t *p, int ph)
+{
+	if (!t->prof)
+		return;
+	(void)gk_stream_sync(t->b, NULL);
+	double now = tr_now_ms();
+	if (ph >= 0 && p->steps > 0)
+		p->ms[ph] += now - p->last;
+	p->last = now;
+}
+
+static void prof_print(tr_t *t, const tr_prof_t *p)
+{
+	if (!t->prof || t->rank != 0 || p->steps < 2)
+		return;
+	double n = (double)(p->steps - 1), sum = 0;
+	fprintf(t->out,
+		"gtrain: profile: first step %.2f ms; steps 2-%ld, ms a step:", p->first_step,
+		p->steps);
+	for (int i = 0; i < PH_N; i++) {
+		fprintf(t->out, " %s %.3f;", ph_name[i], p->ms[i] / n);
+		sum += p->ms[i] / n;
+	}
+	fprintf(t->out, " total %.3f; evaluation %.2f ms each (%ld)\n", sum,
+		p->evals ? p->eval / (double)p->evals : 0.0, p->evals);
 }
 
 /* ---- setup ---- */
@@ -220,8 +310,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	/* the batch's inputs in pinned memory: a card copies them in without a staging copy.
 	 * Two of each: the next step's rows are gathered while the card computes this one */
 	float *xs[2] = {NULL, NULL}, *x, *loss = malloc((size_t)B * sizeof(float));
-	int32_t *ys[2] = {malloc((size_t)B * sizeof(int32_t)), malloc((size_t)B * sizeof(int32_t))},
-		*y, *pred = malloc((size_t)B * sizeof(int32_t));
+	int32_t *ys[2] = {NULL, NULL}, *y, *pred = malloc((size_t)B * sizeof(int32_t));
 	/* what the other buffer holds: step pre_s's rows from pre_first, pre_rows of them */
 	long pre_s = -1;
 	int pre_first = 0, cur = 0;
@@ -229,12 +318,17 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	int rc = -1;
 	double t_start = tr_now_ms(), rows_done = 0;
 	long cur_epoch = -1;
-	size_t nparams = gt_mlp_nparams(t->m);
 
+	tr_prof_t prof;
+	memset(&prof, 0, sizeof(prof));
 	for (int i = 0; i < 2; i++)
-		if (gk_host_alloc(t->b, (size_t)B * dim * sizeof(float), (void **)&xs[i]) < 0)
+		if (gk_host_alloc(t->b, (size_t)B * dim * sizeof(float), (void **)&xs[i]) < 0 ||
+		    gk_host_alloc(t->b, (size_t)B * sizeof(int32_t), (void **)&ys[i]) < 0)
 			xs[i] = NULL;
-	if (!perm || !xs[0] || !xs[1] || !loss || !ys[0] || !ys[1] || !pred || !win) {
+	if (gk_dev_alloc(t->b, sizeof(uint32_t), (void **)&t->dflag) < 0 ||
+	    gk_host_alloc(t->b, sizeof(uint32_t), (void **)&t->hflag) < 0)
+		t->hflag = NULL;
+	if (!perm || !xs[0] || !xs[1] || !loss || !ys[0] || !ys[1] || !pred || !win || !t->hflag) {
 		gp_errprintf(t->err, "out of memory");
 		goto out;
 	}
@@ -271,8 +365,11 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 
 		double t0 = tr_now_ms();
 		float scale = (float)(t->sc.scale / B);
-		if (gt_mlp_forward(t->m, x, y, rows, t->err) < 0)
+		prof_mark(t, &prof, -1);
+		/* x and y are pinned, and not written again before this step's wait */
+		if (gt_mlp_forward_pinned(t->m, x, y, rows, t->err) < 0)
 			goto out;
+		prof_mark(t, &prof, PH_FWD);
 		if (t->rank == c->throttle_rank && c->throttle_ms_per_row > 0) {
 			double extra = c->throttle_ms_per_row * (double)rows;
 			struct timespec ts = {(time_t)(extra / 1e3),
@@ -283,6 +380,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		 * alone): on a card the one wait then covers both passes, no drain in between */
 		if (gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0)
 			goto out;
+		prof_mark(t, &prof, PH_BWD);
 		/* while the card runs both passes: the next step's rows, in this epoch's order and
 		 * with this step's split (used only if the split is still the same then) */
 		if (pos + 1 < spe && s + 1 < total) {
@@ -290,18 +388,23 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 				       t->input_scale, xs[cur ^ 1], ys[cur ^ 1]);
 			pre_s = s + 1, pre_first = first, pre_rows = rows;
 		}
+		prof_mark(t, &prof, PH_GATHER);
+		/* one rank has nothing to sum: its gradient is final once backward has run, so the
+		 * Inf/NaN check is queued now and read by the outputs' one wait. Several ranks
+		 * check the sum, after the allreduce (a second, short wait). */
+		const int check_early = n < 2;
+		if (check_early && queue_check(t) < 0)
+			goto out;
 		if (gt_mlp_outputs(t->m, loss, pred, t->err) < 0)
 			goto out;
 		double t1 = tr_now_ms();
 		double wait_ms;
 		if (tr_finish_allreduce(t, &wait_ms) < 0)
 			goto out;
-		int overflow = 0;
-		if (gk_has_nonfinite(t->b, gt_mlp_grad_dtype(t->m), gt_mlp_grads_dev(t->m), nparams,
-				     &overflow) < 0) {
-			gp_errprintf(t->err, "%s", gk_backend_error(t->b));
+		if (!check_early && (queue_check(t) < 0 || gt_mlp_sync(t->m, t->err) < 0))
 			goto out;
-		}
+		int overflow = *t->hflag != 0;
+		prof_mark(t, &prof, PH_READ);
 		double used_scale = t->sc.scale;
 		if (gt_scaler_update(&t->sc, overflow)) {
 			if (gt_optim_step(t->o, gt_mlp_params_dev(t->m), gt_mlp_grad_dtype(t->m),
@@ -315,6 +418,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 				"step skipped, scale now %g\n",
 				s + 1, used_scale, t->sc.scale);
 		}
+		prof_mark(t, &prof, PH_OPT);
 		double lsum = 0, hits = 0;
 		for (size_t r = 0; r < rows; r++) {
 			lsum += loss[r];
@@ -395,11 +499,17 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		    tr_save_ckpt(t, s + 1) < 0)
 			goto out;
 		int stop = c->stop_after > 0 && s + 1 >= c->stop_after;
+		prof_mark(t, &prof, PH_REST);
+		if (t->prof && ++prof.steps == 1)
+			prof.first_step = prof.last - t0;
 		if (pos == spe - 1 || s + 1 == total || stop) {
 			size_t tc = 0;
 			if (t->rank == 0) {
+				double e0 = tr_now_ms();
 				if (evaluate(t, &t->test, &tc) < 0)
 					goto out;
+				prof.eval += tr_now_ms() - e0;
+				prof.evals++;
 				double el = tr_now_ms() - t_start;
 				char sh[512], wl[1024];
 				size_t o = 0;
@@ -443,11 +553,17 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	res->samples_per_s = el > 0 ? rows_done / (el / 1e3) : 0;
 	res->exposed_ms = steps_done ? exposed_sum / (double)steps_done : 0;
 	res->final_scale = t->sc.scale;
+	prof_print(t, &prof);
 	rc = 0;
 out:
-	gk_host_free(t->b, xs[0]);
-	gk_host_free(t->b, xs[1]);
-	free(perm), free(loss), free(ys[0]), free(ys[1]), free(pred), free(win);
+	for (int i = 0; i < 2; i++) {
+		gk_host_free(t->b, xs[i]);
+		gk_host_free(t->b, ys[i]);
+	}
+	gk_host_free(t->b, t->hflag);
+	gk_dev_free(t->b, t->dflag);
+	t->hflag = NULL, t->dflag = NULL;
+	free(perm), free(loss), free(pred), free(win);
 	return rc;
 }
 
@@ -494,6 +610,15 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 	    gt_mlp_init(t.m, c->seed, err) < 0)
 		goto out;
 	t.overlap = c->overlap >= 0 ? c->overlap : strcmp(gk_backend_name(t.b), "cpu") != 0;
+	t.prof = getenv("GTRAIN_PROFILE") && *getenv("GTRAIN_PROFILE");
+	/* start-up before the clock: a card's BLAS library is loaded and its handle made here
+	 * (gk_device_info loads it), not in the first step, and the test set is uploaded */
+	gk_device_info_t di;
+	if (gk_device_info(t.b, &di) < 0) {
+		gp_errprintf(err, "backend '%s': %s", c->backend, gk_backend_error(t.b));
+		goto out;
+	}
+	upload_test(&t);
 	gt_scaler_init(&t.sc, c->loss_scale, c->scale_window, c->compute != GK_F32);
 	host_names(&t);
 	if (tr_resume(&t, &start) < 0)
@@ -565,6 +690,8 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 	}
 	rc = 0;
 out:
+	if (t.test_dev)
+		gk_dev_free(t.b, t.test_dev);
 	gt_optim_destroy(&t.o);
 	gt_mlp_destroy(&t.m);
 	gk_backend_close(&t.b);

@@ -29,7 +29,11 @@ typedef struct {
 	int nreq;
 	size_t pend_lo, pend_hi; /* parameter range not yet sent */
 	int pending;
-	int overlap; /* resolved from the conf (auto: on for a card backend) */
+	int overlap;	 /* resolved from the conf (auto: on for a card backend) */
+	float *test_dev; /* the test set, scaled, in a card's memory (NULL: gathered on the host) */
+	uint32_t *dflag; /* the Inf/NaN flag of the step's gradient (backend memory) */
+	uint32_t *hflag; /* its read-back (pinned) */
+	int prof;	 /* GTRAIN_PROFILE: a wait after each phase of a step, times printed */
 	gp_error_t *err;
 } tr_t;
 

@@ -68,7 +68,7 @@ run() { # NAME REP ARGS...: one gtrain and one torch run of the same configurati
 	g=$(timeout 300 "$BUILD/gtrain" --backend cuda "$@" 2>&1 | tee -a "$OUT/runs.log" |
 		sed -n 's/.*test accuracy \([0-9.]*\)%.*, \([0-9]*\) samples\/s.*/\1 \2/p')
 	echo "## $name rep $rep: torch_mlp.py $*" >>"$OUT/runs.log"
-	t=$(timeout 300 $PY "$HERE/torch_mlp.py" "$@" 2>&1 | tee -a "$OUT/runs.log" |
+	t=$(TORCH_MLP_EPOCH_TIMES=1 timeout 300 $PY "$HERE/torch_mlp.py" "$@" 2>&1 | tee -a "$OUT/runs.log" |
 		sed -n 's/^torch: .*test accuracy \([0-9.]*\)%, \([0-9]*\) samples\/s.*/\1 \2/p')
 	echo "$name $rep gtrain ${g:-fail fail}"
 	echo "$name $rep torch ${t:-fail fail}"
@@ -103,5 +103,50 @@ for name in ("digits", "big"):
               max(s), statistics.median(x[0] for x in r)))
     if len(med) == 2:
         print("%-7s gtrain/torch %.2f" % (name, med["gtrain"] / med["torch"]))
+PY
+log "steady state"
+# samples/s over epochs 2..last, from each run's clock at the epochs' ends (gtrain: its
+# cumulative rate per epoch line; PyTorch: TORCH_MLP_EPOCH_TIMES): the first epoch holds each
+# side's start-up on the card (kernels loaded on first use, cuBLAS handle in PyTorch's case)
+$PY - "$OUT/runs.log" <<'PY' | tee "$OUT/steady.txt"
+import collections, re, statistics, sys
+runs, cur = [], None
+for line in open(sys.argv[1]):
+    m = re.match(r"## (\S+) rep (\d+): (gtrain|torch)", line)
+    if m:
+        cur = {"name": m.group(1), "who": m.group(3), "t": {}, "per": None}
+        runs.append(cur)
+        continue
+    if cur is None:
+        continue
+    m = re.search(r"global batch (\d+), (\d+) steps/epoch", line)
+    if m:
+        cur["per"] = int(m.group(1)) * int(m.group(2))
+    m = re.match(r"epoch +(\d+)/\d+ .* (\d+) samples/s", line)
+    if m and cur["per"]:
+        k = int(m.group(1))
+        cur["t"][k] = k * cur["per"] / float(m.group(2))
+    m = re.match(r"torch: epoch (\d+) done at ([0-9.]+) s", line)
+    if m:
+        cur["t"][int(m.group(1))] = float(m.group(2))
+    m = re.search(r"batch (\d+), (\d+) steps,", line)
+    if m and cur["who"] == "torch" and cur["t"]:
+        cur["per"] = int(m.group(1)) * int(m.group(2)) / max(cur["t"])
+res = collections.defaultdict(list)
+for r in runs:
+    t, last = r["t"], max(r["t"]) if r["t"] else 0
+    if last >= 2 and r["per"]:
+        res[(r["name"], r["who"])].append(((last - 1) * r["per"] / (t[last] - t[1]), t[1]))
+print("%-7s %-7s %5s %14s %16s" % ("model", "trainer", "runs", "steady samp/s", "1st epoch s"))
+for name in ("digits", "big"):
+    med = {}
+    for who in ("gtrain", "torch"):
+        v = res.get((name, who), [])
+        if v:
+            med[who] = statistics.median(x[0] for x in v)
+            print("%-7s %-7s %5d %14.0f %16.4f" % (name, who, len(v), med[who],
+                  statistics.median(x[1] for x in v)))
+    if len(med) == 2:
+        print("%-7s steady gtrain/torch %.2f" % (name, med["gtrain"] / med["torch"]))
 PY
 log "done"

@@ -603,14 +603,31 @@ static int cpu_bias_grad(void *ctx, const float *dy, float *db, size_t rows, siz
 			 float alpha, gk_stream_t *s)
 {
 	(void)ctx, (void)s;
-	/* column sums in row order, as the GPU kernel (one thread a column) adds them */
-	for (size_t c = 0; c < cols; c++)
-		db[c] = 0.0f;
-	for (size_t r = 0; r < rows; r++)
-		for (size_t c = 0; c < cols; c++)
-			db[c] = db[c] + dy[r * cols + c];
-	for (size_t c = 0; c < cols; c++)
-		db[c] = alpha * db[c];
+	/* column sums in the order of gk_scalar.h (runs of GK_BIAS_GRAD_CHUNK rows, then the
+	 * runs' sums), as the GPU kernel adds them; a tile of columns at a time, rows inner so
+	 * that the adds vectorize across columns */
+	enum { TILE = 256 };
+	float part[TILE];
+	for (size_t c0 = 0; c0 < cols; c0 += TILE) {
+		size_t w = cols - c0 < TILE ? cols - c0 : TILE;
+		float *acc = db + c0;
+		for (size_t c = 0; c < w; c++)
+			acc[c] = 0.0f;
+		for (size_t r0 = 0; r0 < rows; r0 += GK_BIAS_GRAD_CHUNK) {
+			size_t r1 = rows - r0 < GK_BIAS_GRAD_CHUNK ? rows : r0 + GK_BIAS_GRAD_CHUNK;
+			for (size_t c = 0; c < w; c++)
+				part[c] = 0.0f;
+			for (size_t r = r0; r < r1; r++) {
+				const float *row = dy + r * cols + c0;
+				for (size_t c = 0; c < w; c++)
+					part[c] = part[c] + row[c];
+			}
+			for (size_t c = 0; c < w; c++)
+				acc[c] = acc[c] + part[c];
+		}
+		for (size_t c = 0; c < w; c++)
+			acc[c] = alpha * acc[c];
+	}
 	return 0;
 }
 

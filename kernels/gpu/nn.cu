@@ -2,9 +2,10 @@
  * the bias gradient (column sums) and softmax cross-entropy (one source for CUDA and HIP).
  *
  * Each element's arithmetic is gk_scalar.h's, so bias_act, relu_grad and bias_grad equal the
- * cpu backend bit for bit (bias_grad sums a column in row order, one thread a column, as the
- * cpu loop does); softmax_xent goes through the device expf/logf and agrees to a few ulp.
- * These kernels are small next to the GEMMs of a layer, so they are plain grid-stride loops. */
+ * cpu backend bit for bit (bias_grad sums a column in gk_scalar.h's order: runs of rows in
+ * parallel, then the runs' sums in order, as the cpu loop does in turn); softmax_xent goes
+ * through the device expf/logf and agrees to a few ulp. These kernels are small next to the
+ * GEMMs of a layer, so apart from bias_grad they are plain grid-stride loops. */
 #include "kernels/gpu/gk_gpu.h"
 
 #define NN_TPB 256
@@ -23,16 +24,47 @@ __global__ void k_relu_grad(float *dy, const float *y, size_t n)
 		dy[i] = gk_relu_grad_step(dy[i], y[i]);
 }
 
-/* one thread a column: neighbouring threads read neighbouring words of each row */
-__global__ void k_bias_grad(const float *dy, float *db, size_t rows, size_t cols, float alpha)
+/* the column sums in gk_scalar.h's order: a block takes BG_COLS columns; its BG_GROUP rows
+ * of threads each sum one run of GK_BIAS_GRAD_CHUNK rows (in row order, all loads of a
+ * run in flight before its adds), then the first row of threads adds the runs' sums in
+ * order. Neighbouring threads read neighbouring words of a row. */
+#define BG_COLS	 32
+#define BG_GROUP 16
+
+__global__ void __launch_bounds__(BG_COLS *BG_GROUP)
+    k_bias_grad(const float *dy, float *db, size_t rows, size_t cols, float alpha)
 {
-	size_t stride = (size_t)gridDim.x * blockDim.x;
-	for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += stride) {
-		float acc = 0.0f;
-		for (size_t r = 0; r < rows; r++)
-			acc = acc + dy[r * cols + c];
-		db[c] = alpha * acc;
+	__shared__ float part[BG_GROUP][BG_COLS];
+	const int tx = threadIdx.x, ty = threadIdx.y;
+	const size_t c = (size_t)blockIdx.x * BG_COLS + tx;
+	const size_t runs = (rows + GK_BIAS_GRAD_CHUNK - 1) / GK_BIAS_GRAD_CHUNK;
+	float acc = 0.0f;
+	for (size_t g0 = 0; g0 < runs; g0 += BG_GROUP) {
+		const size_t k = g0 + ty, r0 = k * GK_BIAS_GRAD_CHUNK;
+		float p = 0.0f;
+		if (c < cols && k < runs) {
+			if (r0 + GK_BIAS_GRAD_CHUNK <= rows) {
+				float v[GK_BIAS_GRAD_CHUNK];
+#pragma unroll
+				for (int u = 0; u < GK_BIAS_GRAD_CHUNK; u++)
+					v[u] = dy[(r0 + u) * cols + c];
+#pragma unroll
+				for (int u = 0; u < GK_BIAS_GRAD_CHUNK; u++)
+					p = p + v[u];
+			} else {
+				for (size_t r = r0; r < rows; r++)
+					p = p + dy[r * cols + c];
+			}
+		}
+		part[ty][tx] = p;
+		__syncthreads();
+		if (ty == 0)
+			for (int j = 0; j < BG_GROUP && g0 + j < runs; j++)
+				acc = acc + part[j][tx];
+		__syncthreads();
 	}
+	if (ty == 0 && c < cols)
+		db[c] = alpha * acc;
 }
 
 /* one thread a row: a classifier has few classes */
@@ -79,8 +111,8 @@ extern "C" int gk_gpu_bias_grad(void *ctx, const float *dy, float *db, size_t ro
 	gpu_t *g = (gpu_t *)ctx;
 	if (start(g) < 0)
 		return -1;
-	k_bias_grad<<<gk_gpu_blocks(g, cols, NN_TPB), NN_TPB, 0, GK_STREAM(s)>>>(dy, db, rows, cols,
-										 alpha);
+	dim3 grid((unsigned)((cols + BG_COLS - 1) / BG_COLS)), block(BG_COLS, BG_GROUP);
+	k_bias_grad<<<grid, block, 0, GK_STREAM(s)>>>(dy, db, rows, cols, alpha);
 	return gk_gpu_launched(g, "bias_grad");
 }
 
