@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/wire.h"
+#include "common/test/munge.h"
 
 static gp_auth_t *auth;
 
@@ -214,14 +215,8 @@ static void batch_members(void **state)
 
 int main(void)
 {
-	gp_error_t err;
-	auth = gp_auth_create(NULL, &err);
-	char *cred = NULL;
-	if (!auth || gp_auth_encode(auth, "x", 1, &cred, &err) < 0) {
-		printf("skip: munged is not running (%s)\n", err.text);
+	if (!(auth = gp_test_auth_or_skip()))
 		return 77;
-	}
-	free(cred);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(round_trip),	  cmocka_unit_test(tampered_body),
 	    cmocka_unit_test(cheap_checks),	  cmocka_unit_test(forged_credential),
