@@ -33,6 +33,9 @@ trap cleanup EXIT
 trap 'exit 143' TERM INT
 # shellcheck source=deploy/lib-users.sh
 . "$TOP/deploy/lib-users.sh"
+# job_state and job_field (what the system tests read gstat's JSON with)
+# shellcheck source=tests/system/lib.sh
+. "$TOP/tests/system/lib.sh"
 "$CL" users >/dev/null
 UB=$(gpool_users_bin "$BIN" "$D/user")
 WARGS=()
@@ -59,31 +62,10 @@ as_user() { (cd "$W" && runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCH
 fetch_time() { # HOST JOB
 	grep -h "job $2\.[0-9]*: staged" "$D/cl/$1/gworkerd.log" | tail -1 | sed -n 's/.*fetch \([0-9.]*\) s.*/\1/p'
 }
-job() { # JOB FIELD: the job's state (without prefix) or its nodes (space-separated)
-	gstat --json -a -j "$1" 2>/dev/null | python3 -c '
-import json, sys
-want, field = sys.argv[1], sys.argv[2]
-def jobs(x):
-    if isinstance(x, dict):
-        if "state" in x and str(x.get("id", x.get("job_id", ""))) == want:
-            yield x
-        for v in x.values():
-            yield from jobs(v)
-    elif isinstance(x, list):
-        for v in x:
-            yield from jobs(v)
-for j in jobs(json.load(sys.stdin)):
-    v = j.get(field, "")
-    if isinstance(v, list):
-        v = " ".join(v)
-    print(str(v).replace("JOB_STATE_", "").replace(",", " ").upper() if field == "state" else str(v).replace(",", " "))
-    break
-' "$1" "$2" 2>/dev/null || true
-}
 wait_done() { # JOB: its final state ("stuck" after 300 s)
 	local s
 	for _ in $(seq 1 1500); do
-		s=$(job "$1" state)
+		s=$(job_state "$1")
 		case $s in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) echo "$s"; return ;; esac
 		sleep 0.2
 	done
@@ -112,7 +94,7 @@ for n in 1 2 3 4; do
 	chown gpool-user: "$W/data.bin"
 	stage_job "$n"
 	ts=()
-	for h in $(job "$id" nodelist); do ts+=("$(fetch_time "$h" "$id")"); done
+	for h in $(job_field "$id" nodelist | tr , ' '); do ts+=("$(fetch_time "$h" "$id")"); done
 	last=$(printf '%s\n' "${ts[@]}" | sort -g | tail -1)
 	[ -n "$last" ] || { echo "job $id ($st): no staging line on its hosts" >&2; exit 1; }
 	[ -n "$one" ] || one=$last

@@ -280,14 +280,21 @@ static int is_card_dir(const struct dirent *e)
 	return 1;
 }
 
+/* The card entries (card0, card1, ...) of ROOT/class/drm in name order, ROOT "/sys" when
+ * NULL: their number with *ents (free each and the array), or -1 with DIR the folder. */
+static int scan_cards(const char **root, char *dir, size_t dirlen, struct dirent ***ents)
+{
+	if (!*root)
+		*root = "/sys";
+	snprintf(dir, dirlen, "%s/class/drm", *root);
+	return scandir(dir, ents, is_card_dir, by_name);
+}
+
 int gp_cards_sysfs_discover(const char *root, gp_card_list_t *out)
 {
-	if (!root)
-		root = "/sys";
 	char dir[1024];
-	snprintf(dir, sizeof(dir), "%s/class/drm", root);
 	struct dirent **ents;
-	int n = scandir(dir, &ents, is_card_dir, by_name);
+	int n = scan_cards(&root, dir, sizeof(dir), &ents);
 	if (n < 0) {
 		gp_card_debugf(out, "sysfs: no '%s'", dir);
 		return 0;
@@ -321,12 +328,9 @@ int gp_cards_sysfs_discover(const char *root, gp_card_list_t *out)
 
 int gp_sysfs_power_path(const char *root, const char *pci_bus_id, char *path, size_t len)
 {
-	if (!root)
-		root = "/sys";
 	char dir[1024];
-	snprintf(dir, sizeof(dir), "%s/class/drm", root);
 	struct dirent **ents;
-	int n = scandir(dir, &ents, is_card_dir, by_name);
+	int n = scan_cards(&root, dir, sizeof(dir), &ents);
 	if (n < 0)
 		return -1;
 	int rc = -1;

@@ -213,16 +213,11 @@ int main(int argc, char **argv)
 	    GPOOL__JOB_STATE__OUT_OF_MEMORY, GPOOL__JOB_STATE__NODE_FAIL};
 	q.states = a.nstates ? a.states : finals;
 	q.n_states = a.nstates ? a.nstates : sizeof(finals) / sizeof(finals[0]);
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.m_case = GPOOL__MSG__M_JOB_QUERY;
-	m.job_query = &q;
-	Gpool__Msg *r =
-	    gp_session_call(s, &m, GPOOL__MSG__M_JOB_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, &err);
-	if (!r) {
+	Gpool__JobQueryReply *jr = gp_session_job_query(s, &q, &err);
+	if (!jr) {
 		fprintf(stderr, "gacct: %s\n", err.text);
 		goto out;
 	}
-	Gpool__JobQueryReply *jr = r->job_query_reply;
 	if (a.json) {
 		json_t *o = json_object(), *arr = json_array();
 		json_object_set_new(o, "jobs", arr);

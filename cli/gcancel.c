@@ -48,14 +48,14 @@ int main(int argc, char **argv)
 	char **ops = NULL;
 	int nops = 0, rc = 1;
 	gp_session_t *s = NULL;
-	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &g, &ops, &nops, &err) < 0)
+	int parsed = gp_args_parse(
+	    opts, GP_NOPTS(opts), argc, argv, &g, &g.help, "gcancel", "JOB...",
+	    "Cancel jobs (or signal them with -s). JOB: 12, or an array's tasks: 12 (all), 12_7, "
+	    "12_[3-5,9].",
+	    &ops, &nops, &err);
+	if (parsed < 0)
 		goto usage;
-	if (g.help) {
-		printf(
-		    "usage: gcancel [options] JOB...\nCancel jobs (or signal them with -s). JOB: "
-		    "12, or an array's tasks: 12 (all), 12_7, 12_[3-5,9].\n\n"
-		    "options:\n");
-		gp_opt_usage(opts, GP_NOPTS(opts), stdout);
+	if (parsed > 0) {
 		rc = 0;
 		goto out;
 	}

@@ -70,11 +70,11 @@ int main(int argc, char **argv)
 	char **ops = NULL;
 	int nops = 0, rc = 1;
 	gp_session_t *s = NULL;
-	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &g, &ops, &nops, &err) < 0)
+	int parsed = gp_args_parse(opts, GP_NOPTS(opts), argc, argv, &g, &g.help, "glogs", "JOB",
+				   "Print a job's output.", &ops, &nops, &err);
+	if (parsed < 0)
 		goto usage;
-	if (g.help) {
-		printf("usage: glogs [options] JOB\nPrint a job's output.\n\noptions:\n");
-		gp_opt_usage(opts, GP_NOPTS(opts), stdout);
+	if (parsed > 0) {
 		rc = 0;
 		goto out;
 	}

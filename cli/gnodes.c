@@ -191,14 +191,9 @@ static int list(struct gnodes *g, gp_error_t *err)
 	gp_session_t *s = gp_session_create(&g->common, err);
 	if (!s)
 		goto out;
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.m_case = GPOOL__MSG__M_NODE_QUERY;
-	m.node_query = &q;
-	Gpool__Msg *r =
-	    gp_session_call(s, &m, GPOOL__MSG__M_NODE_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, err);
-	if (!r)
+	Gpool__NodeQueryReply *nr = gp_session_node_query(s, &q, err);
+	if (!nr)
 		goto out;
-	Gpool__NodeQueryReply *nr = r->node_query_reply;
 	if (g->json) {
 		if (print_json(nr) < 0)
 			gp_errprintf(err, "cannot write the output");

@@ -187,16 +187,11 @@ int main(int argc, char **argv)
 	q.states = g.states;
 	q.n_states = g.nstates;
 	q.all = g.all || g.nids > 0; /* a job asked for by id is shown even when finished */
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.m_case = GPOOL__MSG__M_JOB_QUERY;
-	m.job_query = &q;
-	Gpool__Msg *r =
-	    gp_session_call(s, &m, GPOOL__MSG__M_JOB_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, &err);
-	if (!r) {
+	Gpool__JobQueryReply *jr = gp_session_job_query(s, &q, &err);
+	if (!jr) {
 		fprintf(stderr, "gstat: %s\n", err.text);
 		goto out;
 	}
-	Gpool__JobQueryReply *jr = r->job_query_reply;
 	if (g.json) {
 		rc = print_json(jr) < 0 ? 1 : 0;
 		goto out;

@@ -212,3 +212,9 @@ void gp_opt_usage(const struct gp_opt *tab, int n, FILE *f)
 			fprintf(f, "  %-26s %s\n", left, o->help);
 	}
 }
+
+int gp_opt_usage_status(void (*usage)(FILE *f), bool help, int bad)
+{
+	usage(help ? stdout : stderr);
+	return help ? 0 : bad;
+}

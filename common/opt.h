@@ -63,6 +63,10 @@ int gp_opt_parse_mixed(const struct gp_opt *tab, int n, int argc, char **argv, v
 /* Print "  -t, --time=TIME        help" lines for the table. */
 void gp_opt_usage(const struct gp_opt *tab, int n, FILE *f);
 
+/* The last arms of a plain getopt_long loop (a daemon or tool without a table): for --help
+ * (HELP true) usage(stdout) and exit status 0, for an unknown option usage(stderr) and BAD. */
+int gp_opt_usage_status(void (*usage)(FILE *f), bool help, int bad);
+
 #define GP_NOPTS(tab) ((int)(sizeof(tab) / sizeof((tab)[0])))
 
 #endif

@@ -21,6 +21,7 @@
 
 #include "gateway/gateway.h"
 #include "common/log.h"
+#include "common/opt.h"
 #include "common/parse.h"
 #include "gateway/route.h"
 
@@ -287,11 +288,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case '?' + 256:
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return gp_opt_usage_status(usage, o == '?' + 256, 2);
 		}
 		if (bad)
 			return 2;

@@ -322,8 +322,10 @@ int gk_event_elapsed(gk_backend_t *b, gk_event_t *start, gk_event_t *end, float 
 	return b->ops->event_elapsed(b->ctx, start, end, ms);
 }
 
-int gk_copy_async(gk_backend_t *b, void *dst, const void *src, size_t bytes, gk_copy_kind_t kind,
-		  gk_stream_t *s)
+/* The checks gk_copy and gk_copy_async share: 1 when there is something to copy, 0 for zero
+ * bytes, -1 with errno for bad arguments. */
+static int copy_wanted(gk_backend_t *b, const void *dst, const void *src, size_t bytes,
+		       gk_copy_kind_t kind)
 {
 	if (!b)
 		return errno = EINVAL, -1;
@@ -332,19 +334,20 @@ int gk_copy_async(gk_backend_t *b, void *dst, const void *src, size_t bytes, gk_
 	CHECK(dst && src, "copy: null pointer");
 	CHECK(kind == GK_H2D || kind == GK_D2H || kind == GK_D2D, "copy: invalid kind %d",
 	      (int)kind);
-	return b->ops->copy_async(b->ctx, dst, src, bytes, kind, s);
+	return 1;
+}
+
+int gk_copy_async(gk_backend_t *b, void *dst, const void *src, size_t bytes, gk_copy_kind_t kind,
+		  gk_stream_t *s)
+{
+	int rc = copy_wanted(b, dst, src, bytes, kind);
+	return rc <= 0 ? rc : b->ops->copy_async(b->ctx, dst, src, bytes, kind, s);
 }
 
 int gk_copy(gk_backend_t *b, void *dst, const void *src, size_t bytes, gk_copy_kind_t kind)
 {
-	if (!b)
-		return errno = EINVAL, -1;
-	if (!bytes)
-		return 0;
-	CHECK(dst && src, "copy: null pointer");
-	CHECK(kind == GK_H2D || kind == GK_D2H || kind == GK_D2D, "copy: invalid kind %d",
-	      (int)kind);
-	return b->ops->copy(b->ctx, dst, src, bytes, kind);
+	int rc = copy_wanted(b, dst, src, bytes, kind);
+	return rc <= 0 ? rc : b->ops->copy(b->ctx, dst, src, bytes, kind);
 }
 
 int gk_reduce(gk_backend_t *b, gk_dtype_t t, gk_redop_t op, void *dst, const void *const *srcs,

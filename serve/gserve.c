@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/opt.h"
 #include "serve/model.h"
 #include "common/parse.h"
 #include "serve/predict.h"
@@ -301,11 +302,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return gp_opt_usage_status(usage, o == 'h', 2);
 		}
 		if (bad)
 			return 2;

@@ -24,6 +24,7 @@
 #include "worker/env.h"
 #include "worker/launchfile.h"
 #include "common/log.h"
+#include "common/opt.h"
 #include "worker/staging.h"
 #include "worker/step.h"
 #include "common/util.h"
@@ -496,11 +497,8 @@ int gp_stepd_main(int argc, char **argv)
 			d.s.subnet = optarg;
 			break;
 		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return 1;
+			return gp_opt_usage_status(usage, c == 'h', 1);
 		}
 	}
 	int lv = gp_log_level_parse(level);

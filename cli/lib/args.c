@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -54,4 +55,17 @@ int gp_args_signal(const char *s, int *sig, gp_error_t *err)
 	}
 	errno = EINVAL;
 	return gp_errprintf(err, "invalid signal '%s'", s);
+}
+
+int gp_args_parse(const struct gp_opt *tab, int n, int argc, char **argv, void *ctx,
+		  const bool *help, const char *prog, const char *operands, const char *what,
+		  char ***ops, int *nops, gp_error_t *err)
+{
+	if (gp_opt_parse_mixed(tab, n, argc, argv, ctx, ops, nops, err) < 0)
+		return -1;
+	if (!*help)
+		return 0;
+	printf("usage: %s [options] %s\n%s\n\noptions:\n", prog, operands, what);
+	gp_opt_usage(tab, n, stdout);
+	return 1;
 }

@@ -1,5 +1,6 @@
-/* args.h: operands the commands share: job ids ("42", "42,43") and signals ("TERM",
- * "SIGKILL", "9"). 0 / -1 with errno EINVAL and a message in err. */
+/* args.h: what the commands' command lines share: options and operands with --help, job ids
+ * ("42", "42,43") and signals ("TERM", "SIGKILL", "9"). Errors: -1 with errno EINVAL and a
+ * message in err. */
 #ifndef GP_CLI_ARGS_H
 #define GP_CLI_ARGS_H
 
@@ -7,6 +8,14 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/opt.h"
+
+/* A command's options and operands in any order (gp_opt_parse_mixed); when the table's --help
+ * set *help, the help goes to stdout: "usage: PROG [options] OPERANDS", what the command does
+ * and the table's lines. 0: go on, 1: the help was printed, -1: a usage error. */
+int gp_args_parse(const struct gp_opt *tab, int n, int argc, char **argv, void *ctx,
+		  const bool *help, const char *prog, const char *operands, const char *what,
+		  char ***ops, int *nops, gp_error_t *err);
 
 /* Append the ids of one operand to *ids (realloc'd; *n counts them). */
 int gp_args_jobids(const char *s, uint64_t **ids, size_t *n, gp_error_t *err);

@@ -27,14 +27,9 @@ int gp_fleet_load(gp_session_t *s, struct fleet *f, gp_error_t *err)
 {
 	memset(f, 0, sizeof(*f));
 	Gpool__NodeQuery q = GPOOL__NODE_QUERY__INIT;
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.m_case = GPOOL__MSG__M_NODE_QUERY;
-	m.node_query = &q;
-	Gpool__Msg *r =
-	    gp_session_call(s, &m, GPOOL__MSG__M_NODE_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, err);
-	if (!r)
+	Gpool__NodeQueryReply *nr = gp_session_node_query(s, &q, err);
+	if (!nr)
 		return -1;
-	Gpool__NodeQueryReply *nr = r->node_query_reply;
 	f->n = nr->n_nodes;
 	f->name = calloc(f->n + 1, sizeof(char *));
 	f->ncards = calloc(f->n + 1, sizeof(size_t));

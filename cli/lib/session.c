@@ -198,3 +198,23 @@ int gp_cli_set_scheduler(void *ctx, const char *arg, gp_error_t *err)
 	((struct gp_cli_common *)ctx)->scheduler = arg;
 	return 0;
 }
+
+Gpool__JobQueryReply *gp_session_job_query(gp_session_t *s, Gpool__JobQuery *q, gp_error_t *err)
+{
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_JOB_QUERY;
+	m.job_query = q;
+	Gpool__Msg *r =
+	    gp_session_call(s, &m, GPOOL__MSG__M_JOB_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, err);
+	return r ? r->job_query_reply : NULL;
+}
+
+Gpool__NodeQueryReply *gp_session_node_query(gp_session_t *s, Gpool__NodeQuery *q, gp_error_t *err)
+{
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_NODE_QUERY;
+	m.node_query = q;
+	Gpool__Msg *r =
+	    gp_session_call(s, &m, GPOOL__MSG__M_NODE_QUERY_REPLY, GP_CLI_TIMEOUT_MS, NULL, err);
+	return r ? r->node_query_reply : NULL;
+}

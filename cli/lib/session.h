@@ -65,4 +65,9 @@ const char *gp_session_user(gp_session_t *s);
 Gpool__Msg *gp_session_call(gp_session_t *s, Gpool__Msg *req, Gpool__Msg__MCase expect,
 			    int timeout_ms, Gpool__ErrorCode *code, gp_error_t *err);
 
+/* The two queries most commands make, as gp_session_call with GP_CLI_TIMEOUT_MS: the reply
+ * (living until the next call), or NULL with err filled. */
+Gpool__JobQueryReply *gp_session_job_query(gp_session_t *s, Gpool__JobQuery *q, gp_error_t *err);
+Gpool__NodeQueryReply *gp_session_node_query(gp_session_t *s, Gpool__NodeQuery *q, gp_error_t *err);
+
 #endif

@@ -30,6 +30,7 @@
 
 #include "common/client.h"
 #include "common/config.h"
+#include "common/rdv_msg.h"
 #include "common/util.h"
 #include "common/wire.h"
 
@@ -292,16 +293,9 @@ static int rdv_put(gc_rdv_t *r, const char *key, const void *val, size_t len)
 	if (len > GC_RDV_VAL_MAX)
 		return fail(r, EMSGSIZE, "gpool rendezvous: value of %zu bytes for '%s' is over %d",
 			    len, key, GC_RDV_VAL_MAX);
-	Gpool__RdvPut p = GPOOL__RDV_PUT__INIT;
-	p.job_id = r->job_id;
-	p.attempt = r->attempt;
-	p.rank = (uint32_t)r->rank;
-	p.key = (char *)key;
-	p.value.data = (uint8_t *)val;
-	p.value.len = len;
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.m_case = GPOOL__MSG__M_RDV_PUT;
-	m.rdv_put = &p;
+	Gpool__RdvPut p;
+	Gpool__Msg m;
+	gp_rdv_put_msg(&m, &p, r->job_id, r->attempt, (uint32_t)r->rank, key, val, len);
 	return call(r, &m, GPOOL__MSG__M_RDV_PUT_REPLY, 0, gp_mono_ms() + r->timeout_ms) ? 0 : -1;
 }
 

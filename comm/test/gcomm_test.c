@@ -410,19 +410,26 @@ static int open_gk(void)
 	return 0;
 }
 
-static int rank_main(int rank, int size, const char *rdv, void *arg)
+/* A rank's start: with PRETEND_HOSTS, two ranks per pretend host (GCOMM_HOST), so the
+ * hierarchy has work; then the kernels backend and the communicator. NULL on failure. */
+static gc_comm_t *rank_start(int rank, int size, const char *rdv, int pretend_hosts)
 {
-	(void)arg;
-	char host[32];
-	if (mixed && rank % 2) /* odd ranks: a CPU-only rank among card ranks */
-		backend = "cpu";
-	if (fake_hosts) { /* two ranks per pretend host, so the hierarchy has work */
+	if (pretend_hosts) {
+		char host[32];
 		snprintf(host, sizeof(host), "host%d", rank / 2);
 		setenv("GCOMM_HOST", host, 1);
 	}
 	if (open_gk())
-		return 1;
-	gc_comm_t *c = make(rank, size, rdv);
+		return NULL;
+	return make(rank, size, rdv);
+}
+
+static int rank_main(int rank, int size, const char *rdv, void *arg)
+{
+	(void)arg;
+	if (mixed && rank % 2) /* odd ranks: a CPU-only rank among card ranks */
+		backend = "cpu";
+	gc_comm_t *c = rank_start(rank, size, rdv, fake_hosts);
 	if (!c)
 		return 1;
 	double t0 = now();
@@ -451,12 +458,7 @@ struct kill_arg {
 static int kill_main(int rank, int size, const char *rdv, void *argp)
 {
 	struct kill_arg *a = argp;
-	char host[32];
-	snprintf(host, sizeof(host), "host%d", rank / 2);
-	setenv("GCOMM_HOST", host, 1);
-	if (open_gk())
-		return 1;
-	gc_comm_t *c = make(rank, size, rdv);
+	gc_comm_t *c = rank_start(rank, size, rdv, 1);
 	if (!c)
 		return 1;
 	gc_set_algo(c, a->algo);

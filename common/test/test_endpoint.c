@@ -15,6 +15,7 @@
 #include <zmq.h>
 
 #include "common/endpoint.h"
+#include "common/test/munge.h"
 
 static gp_auth_t *auth;
 
@@ -295,14 +296,8 @@ static void refused_envelopes(void **state)
 
 int main(void)
 {
-	gp_error_t err;
-	auth = gp_auth_create(NULL, &err);
-	char *cred = NULL;
-	if (!auth || gp_auth_encode(auth, "x", 1, &cred, &err) < 0) {
-		printf("skip: munged is not running (%s)\n", err.text);
+	if (!(auth = gp_test_auth_or_skip()))
 		return 77;
-	}
-	free(cred);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(dispatch_by_type),
 	    cmocka_unit_test(peer_policy),

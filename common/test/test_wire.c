@@ -12,18 +12,27 @@
 #include <unistd.h>
 
 #include "common/wire.h"
+#include "common/test/munge.h"
 
 static gp_auth_t *auth;
+
+/* The batches' I-th message: reply I + 1, job 100 + I */
+static void submit_reply(Gpool__Msg *m, Gpool__SubmitReply *r, int i)
+{
+	gpool__msg__init(m);
+	gpool__submit_reply__init(r);
+	r->job_id = 100 + i;
+	m->id = i + 1;
+	m->m_case = GPOOL__MSG__M_SUBMIT_REPLY;
+	m->submit_reply = r;
+}
 
 static void make_batch(gp_batch_t *b, int n)
 {
 	for (int i = 0; i < n; i++) {
-		Gpool__Msg m = GPOOL__MSG__INIT;
-		Gpool__SubmitReply r = GPOOL__SUBMIT_REPLY__INIT;
-		r.job_id = 100 + i;
-		m.id = i + 1;
-		m.m_case = GPOOL__MSG__M_SUBMIT_REPLY;
-		m.submit_reply = &r;
+		Gpool__Msg m;
+		Gpool__SubmitReply r;
+		submit_reply(&m, &r, i);
 		assert_int_equal(gp_batch_add(b, &m), 0);
 	}
 }
@@ -184,12 +193,9 @@ static void batch_members(void **state)
 	gp_batch_t a = {0}, b = {0};
 	make_batch(&a, 3);
 	for (int i = 0; i < 3; i++) {
-		Gpool__Msg m = GPOOL__MSG__INIT;
-		Gpool__SubmitReply r = GPOOL__SUBMIT_REPLY__INIT;
-		r.job_id = 100 + i;
-		m.id = i + 1;
-		m.m_case = GPOOL__MSG__M_SUBMIT_REPLY;
-		m.submit_reply = &r;
+		Gpool__Msg m;
+		Gpool__SubmitReply r;
+		submit_reply(&m, &r, i);
 		size_t len;
 		uint8_t *d = gp_batch_member(&m, &len);
 		assert_non_null(d);
@@ -214,14 +220,8 @@ static void batch_members(void **state)
 
 int main(void)
 {
-	gp_error_t err;
-	auth = gp_auth_create(NULL, &err);
-	char *cred = NULL;
-	if (!auth || gp_auth_encode(auth, "x", 1, &cred, &err) < 0) {
-		printf("skip: munged is not running (%s)\n", err.text);
+	if (!(auth = gp_test_auth_or_skip()))
 		return 77;
-	}
-	free(cred);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(round_trip),	  cmocka_unit_test(tampered_body),
 	    cmocka_unit_test(cheap_checks),	  cmocka_unit_test(forged_credential),

@@ -276,30 +276,30 @@ template <int DT, int NS> struct ReduceF {
 	}
 };
 
-template <int DT>
-static int reduce_t(gpu_t *g, gk_redop_t op, void *dst, const void *const *srcs, int nsrc, size_t n,
-		    gk_stream_t *s)
+template <int DT, int NS>
+static int reduce_ns(gpu_t *g, gk_redop_t op, void *dst, const void *const *srcs, int nsrc,
+		     size_t n, bool aligned, gk_stream_t *s)
 {
 	typedef typename El<DT>::S S;
-	bool aligned = al16(dst);
-	for (int k = 0; k < nsrc; k++)
-		aligned = aligned && al16(srcs[k]);
-	if (nsrc == 2) {
-		ReduceF<DT, 2> f;
-		f.dst = (S *)dst;
-		for (int k = 0; k < nsrc; k++)
-			f.src[k] = (const S *)srcs[k];
-		f.nsrc = nsrc;
-		f.op = op;
-		return launch(g, f, n, aligned, s, "reduce");
-	}
-	ReduceF<DT, 0> f;
+	ReduceF<DT, NS> f;
 	f.dst = (S *)dst;
 	for (int k = 0; k < nsrc; k++)
 		f.src[k] = (const S *)srcs[k];
 	f.nsrc = nsrc;
 	f.op = op;
 	return launch(g, f, n, aligned, s, "reduce");
+}
+
+template <int DT>
+static int reduce_t(gpu_t *g, gk_redop_t op, void *dst, const void *const *srcs, int nsrc, size_t n,
+		    gk_stream_t *s)
+{
+	bool aligned = al16(dst);
+	for (int k = 0; k < nsrc; k++)
+		aligned = aligned && al16(srcs[k]);
+	if (nsrc == 2) /* the common case, with its source count known at compile time */
+		return reduce_ns<DT, 2>(g, op, dst, srcs, nsrc, n, aligned, s);
+	return reduce_ns<DT, 0>(g, op, dst, srcs, nsrc, n, aligned, s);
 }
 
 extern "C" int gk_gpu_reduce(void *ctx, gk_dtype_t t, gk_redop_t op, void *dst,
@@ -520,38 +520,59 @@ extern "C" int gk_gpu_find_nonfinite(void *ctx, gk_dtype_t t, const void *buf, s
 
 /* ---- optimizers ---- */
 
-template <int GT> struct SgdF {
+/* One optimizer step over NB float state buffers (the weights first) and a gradient of type
+ * GT. St::step(g, x) updates one element, x[q] pointing at its value in buffer q; vec loads
+ * every buffer's U groups before the arithmetic, like the other functors. */
+template <class St, int GT> struct OptF {
 	typedef El<GT> E;
 	typedef typename E::S S;
-	enum { GE = 4 };
-	gk_sgd_t p;
-	float *w, *v;
+	enum { GE = 4, NB = St::NB };
+	St st;
+	float *buf[NB];
 	const S *grad;
 	__device__ void vec(size_t u) const
 	{
-		VN<float, GE> wv[U], vv[U];
+		VN<float, GE> bv[NB][U];
 		VN<S, GE> gv[U];
 #pragma unroll
 		for (int k = 0; k < U; k++) {
-			wv[k].load(w, grp(u, k));
-			vv[k].load(v, grp(u, k));
+#pragma unroll
+			for (int q = 0; q < NB; q++)
+				bv[q][k].load(buf[q], grp(u, k));
 			gv[k].load(grad, grp(u, k));
 		}
 #pragma unroll
 		for (int k = 0; k < U; k++) {
 #pragma unroll
-			for (int e = 0; e < GE; e++)
-				gk_sgd_step(p.lr, p.momentum, p.weight_decay, p.grad_scale,
-					    p.nesterov, E::ld(gv[k].s[e]), &wv[k].s[e],
-					    &vv[k].s[e]);
-			wv[k].store(w, grp(u, k));
-			vv[k].store(v, grp(u, k));
+			for (int e = 0; e < GE; e++) {
+				float *x[NB];
+#pragma unroll
+				for (int q = 0; q < NB; q++)
+					x[q] = &bv[q][k].s[e];
+				st.step(E::ld(gv[k].s[e]), x);
+			}
+#pragma unroll
+			for (int q = 0; q < NB; q++)
+				bv[q][k].store(buf[q], grp(u, k));
 		}
 	}
 	__device__ void one(size_t i) const
 	{
-		gk_sgd_step(p.lr, p.momentum, p.weight_decay, p.grad_scale, p.nesterov,
-			    E::ld(grad[i]), &w[i], &v[i]);
+		float *x[NB];
+#pragma unroll
+		for (int q = 0; q < NB; q++)
+			x[q] = &buf[q][i];
+		st.step(E::ld(grad[i]), x);
+	}
+};
+
+struct SgdStep {
+	enum { NB = 2 }; /* w, v */
+	gk_sgd_t p;
+	__device__ void step(float g, float *const *x) const
+	{
+		gk_sgd_step(p.lr, p.momentum, p.weight_decay, p.grad_scale, p.nesterov, g, x[0],
+			    x[1]);
 	}
 };
 
@@ -559,10 +580,10 @@ template <int GT>
 static int sgd_t(gpu_t *g, const gk_sgd_t *p, float *w, float *v, const void *grad, size_t n,
 		 gk_stream_t *s)
 {
-	SgdF<GT> f;
-	f.p = *p;
-	f.w = w;
-	f.v = v;
+	OptF<SgdStep, GT> f;
+	f.st.p = *p;
+	f.buf[0] = w;
+	f.buf[1] = v;
 	f.grad = (const typename El<GT>::S *)grad;
 	return launch(g, f, n, al16(w) && al16(v) && al16(grad), s, "sgd");
 }
@@ -583,41 +604,14 @@ extern "C" int gk_gpu_sgd(void *ctx, const gk_sgd_t *p, float *w, float *v, gk_d
 	}
 }
 
-template <int GT> struct AdamF {
-	typedef El<GT> E;
-	typedef typename E::S S;
-	enum { GE = 4 };
+struct AdamStep {
+	enum { NB = 3 }; /* w, m, v */
 	gk_adamw_t p;
 	float bc1, bc2;
-	float *w, *m, *v;
-	const S *grad;
-	__device__ void vec(size_t u) const
-	{
-		VN<float, GE> wv[U], mv[U], vv[U];
-		VN<S, GE> gv[U];
-#pragma unroll
-		for (int k = 0; k < U; k++) {
-			wv[k].load(w, grp(u, k));
-			mv[k].load(m, grp(u, k));
-			vv[k].load(v, grp(u, k));
-			gv[k].load(grad, grp(u, k));
-		}
-#pragma unroll
-		for (int k = 0; k < U; k++) {
-#pragma unroll
-			for (int e = 0; e < GE; e++)
-				gk_adamw_step(p.lr, p.beta1, p.beta2, p.eps, p.weight_decay,
-					      p.grad_scale, bc1, bc2, E::ld(gv[k].s[e]),
-					      &wv[k].s[e], &mv[k].s[e], &vv[k].s[e]);
-			wv[k].store(w, grp(u, k));
-			mv[k].store(m, grp(u, k));
-			vv[k].store(v, grp(u, k));
-		}
-	}
-	__device__ void one(size_t i) const
+	__device__ void step(float g, float *const *x) const
 	{
 		gk_adamw_step(p.lr, p.beta1, p.beta2, p.eps, p.weight_decay, p.grad_scale, bc1, bc2,
-			      E::ld(grad[i]), &w[i], &m[i], &v[i]);
+			      g, x[0], x[1], x[2]);
 	}
 };
 
@@ -625,13 +619,13 @@ template <int GT>
 static int adamw_t(gpu_t *g, const gk_adamw_t *p, float bc1, float bc2, float *w, float *m,
 		   float *v, const void *grad, size_t n, gk_stream_t *s)
 {
-	AdamF<GT> f;
-	f.p = *p;
-	f.bc1 = bc1;
-	f.bc2 = bc2;
-	f.w = w;
-	f.m = m;
-	f.v = v;
+	OptF<AdamStep, GT> f;
+	f.st.p = *p;
+	f.st.bc1 = bc1;
+	f.st.bc2 = bc2;
+	f.buf[0] = w;
+	f.buf[1] = m;
+	f.buf[2] = v;
 	f.grad = (const typename El<GT>::S *)grad;
 	return launch(g, f, n, al16(w) && al16(m) && al16(v) && al16(grad), s, "adamw");
 }

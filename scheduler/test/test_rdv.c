@@ -18,6 +18,7 @@
 #include "scheduler/net.h"
 #include "scheduler/nodes.h"
 #include "scheduler/rdv.h"
+#include "common/rdv_msg.h"
 #include "common/u64map.h"
 #include "common/util.h"
 #include "common/wire.h"
@@ -116,16 +117,9 @@ static uint64_t send_as(uint32_t uid, Gpool__Msg *m)
 static uint64_t put_as(uint32_t uid, uint64_t job, uint32_t attempt, uint32_t rank, const char *key,
 		       const void *val, size_t len)
 {
-	Gpool__RdvPut p = GPOOL__RDV_PUT__INIT;
-	p.job_id = job;
-	p.attempt = attempt;
-	p.rank = rank;
-	p.key = (char *)key;
-	p.value.data = (uint8_t *)val;
-	p.value.len = len;
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.m_case = GPOOL__MSG__M_RDV_PUT;
-	m.rdv_put = &p;
+	Gpool__RdvPut p;
+	Gpool__Msg m;
+	gp_rdv_put_msg(&m, &p, job, attempt, rank, key, val, len);
 	return send_as(uid, &m);
 }
 

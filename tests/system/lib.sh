@@ -263,26 +263,37 @@ job_json() {
 	gstat --json -a -j "$1" 2>/dev/null
 }
 
+# The Python that job_field, job_count and node_state start with: walk(x, pred, outer_only)
+# is every dict in the JSON value x (depth first) that pred accepts, the members of one it
+# accepts searched too unless outer_only; records(pred) walks the JSON on stdin, exiting 1 when
+# stdin is not JSON.
+_PY_RECORDS='
+import json, sys
+def walk(x, pred, outer_only=False):
+    if isinstance(x, dict):
+        if pred(x):
+            yield x
+            if outer_only:
+                return
+        for v in x.values():
+            yield from walk(v, pred, outer_only)
+    elif isinstance(x, list):
+        for v in x:
+            yield from walk(v, pred, outer_only)
+def records(pred):
+    try:
+        d = json.load(sys.stdin)
+    except Exception:
+        sys.exit(1)
+    return walk(d, pred)
+'
+
 # job_field JOB FIELD[.SUB...]: one field of a job's record ("" when missing). Enum names are
 # printed as gstat gives them; lists are printed one item a line.
 job_field() {
-	job_json "$1" | "$PY" -c '
-import json, sys
+	job_json "$1" | "$PY" -c "$_PY_RECORDS"'
 want, path = sys.argv[1], sys.argv[2].split(".")
-def jobs(x):
-    if isinstance(x, dict):
-        if "state" in x and str(x.get("id", x.get("job_id", ""))) == want:
-            yield x
-        for v in x.values():
-            yield from jobs(v)
-    elif isinstance(x, list):
-        for v in x:
-            yield from jobs(v)
-try:
-    d = json.load(sys.stdin)
-except Exception:
-    sys.exit(1)
-for j in jobs(d):
+for j in records(lambda x: "state" in x and str(x.get("id", x.get("job_id", ""))) == want):
     v = j
     for p in path:
         v = v.get(p, "") if isinstance(v, dict) else ""
@@ -328,20 +339,11 @@ wait_final() {
 
 # Number of jobs gstat -a lists (for "nothing was submitted" checks).
 job_count() {
-	gstat --json -a 2>/dev/null | "$PY" -c '
-import json, sys
-def jobs(x):
-    if isinstance(x, dict):
-        if "state" in x and ("id" in x or "job_id" in x):
-            yield x
-            return
-        for v in x.values():
-            yield from jobs(v)
-    elif isinstance(x, list):
-        for v in x:
-            yield from jobs(v)
+	gstat --json -a 2>/dev/null | "$PY" -c "$_PY_RECORDS"'
+def is_job(x):
+    return "state" in x and ("id" in x or "job_id" in x)
 try:
-    print(sum(1 for _ in jobs(json.load(sys.stdin))))
+    print(sum(1 for _ in walk(json.load(sys.stdin), is_job, outer_only=True)))
 except Exception:
     print(-1)
 '
@@ -349,22 +351,8 @@ except Exception:
 
 # node_state NAME: UP, DOWN, DRAINED (as gnodes --json reports it, prefix removed).
 node_state() {
-	gnodes --json 2>/dev/null | "$PY" -c '
-import json, sys
-def nodes(x):
-    if isinstance(x, dict):
-        if "name" in x and "state" in x and "cpus" in x:
-            yield x
-        for v in x.values():
-            yield from nodes(v)
-    elif isinstance(x, list):
-        for v in x:
-            yield from nodes(v)
-try:
-    d = json.load(sys.stdin)
-except Exception:
-    sys.exit(1)
-for n in nodes(d):
+	gnodes --json 2>/dev/null | "$PY" -c "$_PY_RECORDS"'
+for n in records(lambda x: "name" in x and "state" in x and "cpus" in x):
     if n["name"] == sys.argv[1]:
         print(str(n["state"]).upper().replace("NODE_", ""))
         break

@@ -6,6 +6,7 @@
 # middle gives NODE_FAIL/requeue and leaves no orphan.
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-mpi.sh"
 command -v mpirun >/dev/null || skip_all "Open MPI's mpirun is not installed"
 need_bins gp-mpi-check gpool-launch gpool-rsh
 test_under_cluster 3 --cpus 2 --node-timeout 4s --heartbeat-interval 1s
@@ -47,7 +48,6 @@ orteds_everywhere() { # every host but rank 0's runs an orted or a rank of the j
 		on_host "$h" pgrep -u "$TEST_USER" -f 'orted|gp-mpi-check' >/dev/null || return 1
 	done
 }
-no_job_procs() { local left; left=$(cluster_user_pids); [ -z "$left" ]; }
 
 id=$(submit --mpi=mpirun -n 3 -N 3 -t 2 mpi-job.sh --hold 120)
 if [ -n "$id" ] && wait_state "$id" RUNNING 20 && wait_until 30 orteds_everywhere; then
@@ -65,40 +65,6 @@ else
 fi
 
 # ---- a host cut in the middle ------------------------------------------------------------------
-id=$(submit --mpi=mpirun -n 3 -N 3 -t 2 mpi-job.sh --hold 120)
-if [ -n "$id" ] && wait_state "$id" RUNNING 20 && wait_until 30 orteds_everywhere; then
-	ok "a long MPI job runs (before the cut)"
-	h3_pids=$(host_user_pids h3 | paste -sd' ')
-	"$CLUSTER" agent-kill --dir "$CLUSTER_DIR" h3 KILL
-	if wait_state "$id" "NODE_FAIL|REQUEUED|PENDING" 20; then
-		ok "h3 cut: the job ends NODE_FAIL or goes back to the queue ($(job_state "$id"))"
-	else
-		fail "h3 cut: the job ends NODE_FAIL or is requeued" "$(job_json "$id")"
-	fi
-	if wait_until 20 no_user_pids h1 && wait_until 5 no_user_pids h2; then
-		ok "the live hosts h1 and h2 keep no process of the job (mpirun, orted, ranks, proxies)"
-	else
-		fail "the live hosts keep no process of the job" "$(ps -o pid,user,args -p "$( (host_user_pids h1; host_user_pids h2) | paste -sd,)" 2>&1)"
-	fi
-	"$CLUSTER" agent-start --dir "$CLUSTER_DIR" h3
-	old_alive() { local p; for p in $h3_pids; do [ -d "/proc/$p" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] && return 0; done; return 1; }
-	if wait_node_state h3 UP 20 && wait_until 20 eval '! old_alive'; then
-		ok "h3 back: the first attempt's proxy, orted and rank there are gone"
-	else
-		fail "h3 back: the first attempt's processes there are gone" "$(ps -o pid,user,args -p "${h3_pids// /,}" 2>&1)"
-	fi
-	# requeued, the job runs again once three hosts are up
-	if wait_state "$id" RUNNING 30 && [ "$(job_field "$id" attempt)" = 2 ] && wait_until 30 orteds_everywhere; then
-		ok "the requeued job runs again on 3 hosts (attempt 2)"
-	else
-		skip "the requeued job runs again" "state $(job_state "$id"), attempt $(job_field "$id" attempt)"
-	fi
-	as_user gcancel "$id" >/dev/null 2>&1
-	wait_final "$id" 30 >/dev/null
-	wait_until 15 no_job_procs && ok "cancelled at last: no process of it on any host" ||
-		fail "cancelled at last: no process of it on any host" "$(ps -o pid,user,args -p "$(cluster_user_pids | paste -sd,)" 2>&1)"
-else
-	fail "a long MPI job runs (before the cut)" "$(job_json "$id")" "$(as_user glogs "$id" 2>&1 | tail -20)"
-fi
+mpi_host_cut orteds_everywhere "mpirun, orted, ranks, proxies" "proxy, orted and rank" --mpi=mpirun -n 3 -N 3 -t 2 mpi-job.sh --hold 120
 
 done_testing

@@ -21,6 +21,7 @@
 
 #include "common/auth.h"
 #include "common/config.h"
+#include "common/opt.h"
 #include "proto/gpool.pb-c.h"
 #include "common/util.h"
 #include "common/wire.h"
@@ -319,11 +320,8 @@ int main(int argc, char **argv)
 			ttl = (int)arg_long(optarg, "ttl");
 			break;
 		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return gp_opt_usage_status(usage, c == 'h', 2);
 		}
 	}
 	if (optind >= argc) {

@@ -105,15 +105,9 @@ static Gpool__Msg *expect(Gpool__Msg__MCase type, int timeout_ms, keep_f keep, v
 		int n = zmq_recv(router, rid, sizeof(rid), 0);
 		assert_true(n > 0);
 		rid_len = (size_t)n;
-		zmq_msg_t body;
-		zmq_msg_init(&body);
-		zmq_msg_recv(&body, router, 0);
 		struct gp_sender from;
-		Gpool__ErrorCode code;
 		gp_error_t err;
-		b = gp_wire_open(wire, zmq_msg_data(&body), zmq_msg_size(&body), &from, &code,
-				 &err);
-		zmq_msg_close(&body);
+		b = gp_test_peer_open(router, wire, &from, &err);
 		if (!b)
 			fail_msg("agent sent an envelope that does not open: %s", err.text);
 		assert_int_equal(from.uid, geteuid());

@@ -136,15 +136,9 @@ static void collect(pid_t pid, struct result *r, on_output_f cb, void *arg)
 		int n = zmq_recv(router, rid, sizeof(rid) - 1, 0);
 		assert_true(n > 0);
 		rid[n] = '\0';
-		zmq_msg_t body;
-		zmq_msg_init(&body);
-		zmq_msg_recv(&body, router, 0);
 		struct gp_sender from;
-		Gpool__ErrorCode code;
 		gp_error_t err;
-		Gpool__Batch *b = gp_wire_open(wire, zmq_msg_data(&body), zmq_msg_size(&body),
-					       &from, &code, &err);
-		zmq_msg_close(&body);
+		Gpool__Batch *b = gp_test_peer_open(router, wire, &from, &err);
 		assert_non_null(b);
 		bool got_output = false;
 		for (size_t i = 0; i < b->n_msgs; i++) {
