@@ -430,31 +430,30 @@ static int cpu_scale(void *ctx, gk_dtype_t t, void *dst, const void *src, double
 	return 0;
 }
 
+/* Whether any element of BUF is Inf or NaN, as gk_*_bits_nonfinite say: one pass a dtype
+ * that ORs the tests (no early exit, so the compiler vectorizes it). */
+#define NONFINITE_SCAN(type, test)                                                                 \
+	do {                                                                                       \
+		const type *u = buf;                                                               \
+		for (size_t i = 0; i < n; i++)                                                     \
+			bad |= test(u[i]);                                                         \
+	} while (0)
+
 static int cpu_find_nonfinite(void *ctx, gk_dtype_t t, const void *buf, size_t n, uint32_t *dflag,
 			      gk_stream_t *s)
 {
 	(void)ctx, (void)s;
-	for (size_t i = 0; i < n; i++) {
-		int bad;
-		switch (t) {
-		case GK_F16:
-			bad = gk_f16_bits_nonfinite(((const uint16_t *)buf)[i]);
-			break;
-		case GK_BF16:
-			bad = gk_bf16_bits_nonfinite(((const uint16_t *)buf)[i]);
-			break;
-		case GK_F64:
-			bad = gk_f64_bits_nonfinite(((const uint64_t *)buf)[i]);
-			break;
-		default:
-			bad = gk_f32_bits_nonfinite(((const uint32_t *)buf)[i]);
-			break;
-		}
-		if (bad) {
-			*dflag = 1;
-			break;
-		}
-	}
+	int bad = 0;
+	if (t == GK_F16)
+		NONFINITE_SCAN(uint16_t, gk_f16_bits_nonfinite);
+	else if (t == GK_BF16)
+		NONFINITE_SCAN(uint16_t, gk_bf16_bits_nonfinite);
+	else if (t == GK_F64)
+		NONFINITE_SCAN(uint64_t, gk_f64_bits_nonfinite);
+	else
+		NONFINITE_SCAN(uint32_t, gk_f32_bits_nonfinite);
+	if (bad)
+		*dflag = 1;
 	return 0;
 }
 
@@ -462,6 +461,13 @@ static int cpu_sgd(void *ctx, const gk_sgd_t *p, float *w, float *v, gk_dtype_t 
 		   const void *grad, size_t n, gk_stream_t *s)
 {
 	(void)ctx, (void)s;
+	if (gt == GK_F32) { /* the common case, as a loop the compiler vectorizes */
+		const float *g = grad;
+		for (size_t i = 0; i < n; i++)
+			gk_sgd_step(p->lr, p->momentum, p->weight_decay, p->grad_scale, p->nesterov,
+				    g[i], &w[i], &v[i]);
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++)
 		gk_sgd_step(p->lr, p->momentum, p->weight_decay, p->grad_scale, p->nesterov,
 			    ldf(gt, grad, i), &w[i], &v[i]);
@@ -472,6 +478,13 @@ static int cpu_adamw(void *ctx, const gk_adamw_t *p, float bc1, float bc2, float
 		     float *v, gk_dtype_t gt, const void *grad, size_t n, gk_stream_t *s)
 {
 	(void)ctx, (void)s;
+	if (gt == GK_F32) { /* vectorized: sqrtf without errno (-fno-math-errno), same bits */
+		const float *g = grad;
+		for (size_t i = 0; i < n; i++)
+			gk_adamw_step(p->lr, p->beta1, p->beta2, p->eps, p->weight_decay,
+				      p->grad_scale, bc1, bc2, g[i], &w[i], &m[i], &v[i]);
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++)
 		gk_adamw_step(p->lr, p->beta1, p->beta2, p->eps, p->weight_decay, p->grad_scale,
 			      bc1, bc2, ldf(gt, grad, i), &w[i], &m[i], &v[i]);
