@@ -7,8 +7,16 @@
 # iperf3 figure, and the wall time from gsub's start to the job's end. Then the same file once
 # more on 4 hosts (cached on every host): what gsub sent, its time and each host's.
 #   usage: bench/staging.sh [MB]        (default 200)
-#   PEER_PORT=7821 bench/staging.sh     the agents serve their caches to each other (fan-out);
-#                                       unset or 0: every host fetches from gschedd (default)
+#   PEER_PORT=0 bench/staging.sh        no fan-out: every host fetches from gschedd; unset: the
+#                                       agents' default (fan-out along a chain of hosts, 7821)
+#   SHAPE=1gbit bench/staging.sh        emulate a LAN: every host's link (its veth, both
+#                                       directions) and the scheduler PC's side (the bridge
+#                                       device gpbr0, what gschedd sends) limited with tc tbf to
+#                                       that rate; iperf3 checks it (scheduler->h1 and h2->h1)
+#   HOSTS="1" bench/staging.sh          only these host counts (default "1 2 3 4"); CACHED=0
+#                                       skips the cached second staging
+#   PERF=FILE bench/staging.sh          perf record -a -g into FILE while the jobs run (see
+#                                       `perf report -i FILE --sort comm,dso,sym`)
 # Run it under `flock /tmp/gpool-netns.lock` on a shared machine (it holds the hosts about 3
 # minutes). Needs iperf3: `GPOOL_DEPS_EXTRA=iperf3 deploy/install-deps.sh`.
 set -euo pipefail
@@ -39,12 +47,24 @@ trap 'exit 143' TERM INT
 "$CL" users >/dev/null
 UB=$(gpool_users_bin "$BIN" "$D/user")
 WARGS=()
-[ "${PEER_PORT:-0}" != 0 ] && WARGS=(--worker-arg "--peer_port=$PEER_PORT")
+[ -n "${PEER_PORT:-}" ] && WARGS=(--worker-arg "--peer_port=$PEER_PORT")
+SHAPE=${SHAPE:-}
 "$CL" start -n 4 --dir "$D/cl" --bin "$BIN" --node-timeout 10s --heartbeat-interval 1s \
 	"${WARGS[@]}" >"$D/start.log" 2>&1 || { tail -20 "$D/start.log" >&2; exit 1; }
 eval "$("$CL" env --dir "$D/cl")"
 export GPOOL_SCHEDULER GPOOL_CONF
-echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $MB MB; peer_port=${PEER_PORT:-0} ($([ "${PEER_PORT:-0}" != 0 ] && echo fan-out || echo 'no fan-out'))"
+echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $MB MB; peer_port=${PEER_PORT:-default} ($([ "${PEER_PORT:-}" != 0 ] && echo fan-out || echo 'no fan-out')); links ${SHAPE:-not shaped}"
+if [ -n "$SHAPE" ]; then
+	# tbf on every egress a byte crosses: the host's eth0 (what it sends), the bridge side of
+	# its veth (what it receives) and the bridge device (what the scheduler PC sends)
+	tbf=(root tbf rate "$SHAPE" burst 512kb latency 20ms)
+	tc qdisc replace dev gpbr0 "${tbf[@]}"
+	for h in 1 2 3 4; do
+		tc qdisc replace dev "gpv-h$h" "${tbf[@]}"
+		ip netns exec "gp-h$h" tc qdisc replace dev eth0 "${tbf[@]}"
+	done
+	tc qdisc show dev gpbr0 | sed 's/^/# /'
+fi
 
 # the link: one TCP stream from the scheduler's side (198.18.0.1) to h1, 5 s
 iperf3 -s -B 198.18.0.1 -p 5299 -1 >/dev/null 2>&1 &
@@ -55,6 +75,15 @@ bw=$("$CL" exec --dir "$D/cl" h1 iperf3 -c 198.18.0.1 -p 5299 -R -t 5 -J |
 wait "$IPERF_PID" 2>/dev/null || true
 IPERF_PID=
 echo "iperf3 scheduler->h1, one stream: $bw MB/s"
+# between two hosts (what a chain of hosts uses), h2 -> h1
+"$CL" exec --dir "$D/cl" h1 iperf3 -s -B 198.18.0.11 -p 5299 -1 >/dev/null 2>&1 &
+IPERF_PID=$!
+sleep 0.5
+bw2=$("$CL" exec --dir "$D/cl" h2 iperf3 -c 198.18.0.11 -p 5299 -t 3 -J |
+	python3 -c 'import json,sys; print("%.0f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8e6))')
+wait "$IPERF_PID" 2>/dev/null || true
+IPERF_PID=
+echo "iperf3 h2->h1, one stream: $bw2 MB/s"
 
 W=$D/work
 mkdir -p "$W" && chown gpool-user: "$W"
@@ -86,7 +115,13 @@ stage_job() {
 
 one=
 printf "%-5s %-9s %-9s %-27s %-7s %-8s %-20s %s\n" hosts upload_s state fetch_s_per_host last_s last/one "MB/s(last)/link" wall_s
-for n in 1 2 3 4; do
+PERF_PID=
+if [ -n "${PERF:-}" ]; then
+	perf record -a -g -o "$PERF" >/dev/null 2>&1 &
+	PERF_PID=$!
+	sleep 1
+fi
+for n in ${HOSTS:-1 2 3 4}; do
 	# nothing cached: new bytes, empty caches and store
 	for h in h1 h2 h3 h4; do "$CL" exec --dir "$D/cl" "$h" rm -rf "$D/cl/$h/state/cache"; done
 	rm -rf "$D/cl/sched/state/chunks"
@@ -107,6 +142,11 @@ for n in 1 2 3 4; do
 	)" "$last" "$ratio" "$share" "$wall"
 	grep -h "job $id\.[0-9]*: staged" "$D"/cl/h*/gworkerd.log | sed 's/^/#   /'
 done
+if [ -n "$PERF_PID" ]; then
+	kill -INT "$PERF_PID"
+	wait "$PERF_PID" 2>/dev/null || true
+fi
+[ "${CACHED:-1}" = 0 ] && exit 0
 # the same file again: every host has it cached
 stage_job 4
 ts=()

@@ -104,22 +104,78 @@ int gp_chunk_write(const char *dir, const uint8_t h[GP_HASH_LEN], const void *da
 	return 0;
 }
 
-int gp_chunk_read(const char *dir, const uint8_t h[GP_HASH_LEN], uint8_t **data, size_t *len)
+/* One allocation of the file's size and one read: a chunk is read on every request. */
+static int read_chunk_file(const char *path, uint8_t **data, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	int e = fstat(fd, &st) < 0		    ? errno
+		: !S_ISREG(st.st_mode)		    ? EINVAL
+		: st.st_size > (off_t)GP_CHUNK_SIZE ? EFBIG
+						    : 0;
+	if (e) {
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	size_t size = (size_t)st.st_size, got = 0;
+	uint8_t *d = malloc(size ? size : 1);
+	if (!d) {
+		close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	while (got < size) {
+		ssize_t n = read(fd, d + got, size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (got != size) { /* it changed under us (being replaced): not a chunk we can send */
+		free(d);
+		errno = EBADMSG;
+		return -1;
+	}
+	*data = d;
+	*len = size;
+	return 0;
+}
+
+int gp_chunk_read_unchecked(const char *dir, const uint8_t h[GP_HASH_LEN], uint8_t **data,
+			    size_t *len)
 {
 	char path[4200];
 	*data = NULL;
 	*len = 0;
 	if (gp_chunk_path(dir, h, path, sizeof(path)) < 0)
 		return -1;
-	uint8_t *d;
-	size_t n;
-	if (gp_read_file(path, GP_CHUNK_SIZE, &d, &n) < 0) {
+	if (read_chunk_file(path, data, len) < 0) {
 		if (errno == EFBIG) { /* too long to be any chunk: it is damaged */
 			unlink(path);
 			errno = EBADMSG;
 		}
 		return -1;
 	}
+	return 0;
+}
+
+int gp_chunk_read(const char *dir, const uint8_t h[GP_HASH_LEN], uint8_t **data, size_t *len)
+{
+	char path[4200];
+	uint8_t *d;
+	size_t n;
+	if (gp_chunk_read_unchecked(dir, h, data, len) < 0 ||
+	    gp_chunk_path(dir, h, path, sizeof(path)) < 0)
+		return -1;
+	d = *data;
+	n = *len;
+	*data = NULL;
+	*len = 0;
 	uint8_t got[GP_HASH_LEN];
 	gp_chunk_hash(d, n, got);
 	if (memcmp(got, h, GP_HASH_LEN)) {

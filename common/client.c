@@ -19,6 +19,8 @@ struct gp_client {
 	uint64_t next_id;
 	Gpool__Batch *last; /* holds the returned message */
 	int pos;	    /* next unread message in last */
+	const void *bulk;   /* last's attachment (in the endpoint), NULL: none */
+	size_t bulk_len;
 	char user[64];
 };
 
@@ -53,6 +55,7 @@ gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t p
 				  .max_message = (size_t)gp_config_int(cfg, "max_message"),
 				  .peer_only = true,
 				  .blocking_send = true,
+				  .bulk_in = true,
 				  .peer_name = "the scheduler"};
 	if (!(c->ep = gp_endpoint_create(&ec)))
 		goto fail;
@@ -152,7 +155,15 @@ Gpool__Msg *gp_client_recv(gp_client_t *c, uint64_t id, int timeout_ms, gp_error
 			gpool__batch__free_unpacked(c->last, NULL);
 		c->last = b;
 		c->pos = 0;
+		c->bulk = env.bulk;
+		c->bulk_len = env.bulk_len;
 	}
+}
+
+const void *gp_client_bulk(const gp_client_t *c, size_t *len)
+{
+	*len = c->bulk ? c->bulk_len : 0;
+	return c->bulk;
 }
 
 Gpool__Msg *gp_client_call(gp_client_t *c, Gpool__Msg *req, int timeout_ms, gp_error_t *err)

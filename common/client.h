@@ -32,6 +32,11 @@ int gp_client_send(gp_client_t *c, Gpool__Msg *m, uint64_t *id, gp_error_t *err)
 /* Receive the next message for id (replies and events), waiting at most timeout_ms. */
 Gpool__Msg *gp_client_recv(gp_client_t *c, uint64_t id, int timeout_ms, gp_error_t *err);
 
+/* The attachment of the envelope the last returned message came in (a chunk sent outside
+ * the credential, to be checked by its hash), NULL when it had none. Valid until the next
+ * receive. */
+const void *gp_client_bulk(const gp_client_t *c, size_t *len);
+
 /* The user name this process binds into requests. */
 const char *gp_client_user(const gp_client_t *c);
 

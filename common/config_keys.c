@@ -85,9 +85,10 @@ const struct gp_conf_key gp_conf_keys[] = {
     {"node_addr", W, GP_CONF_STR, "",
      "the address ranks use to reach this node (default: found from the route to the scheduler)",
      NULL, 0},
-    {"peer_port", W, GP_CONF_INT, "0",
+    {"peer_port", W, GP_CONF_INT, "7822",
      "TCP port on node_addr where the agent serves its chunk cache to other agents, so staged "
-     "files fan out, e.g. 7821 (0: off)",
+     "files fan out along a chain of the job's nodes (0: off, every node fetches from the "
+     "scheduler)",
      NULL, 0},
     {"cpus", W, GP_CONF_INT, "0", "CPUs offered (0: the online CPUs)", NULL, 0},
     {"memory", W, GP_CONF_SIZE, "0", "memory offered (0: physical memory less 5 %)", NULL, 0},

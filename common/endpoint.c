@@ -18,6 +18,8 @@ struct gp_endpoint {
 	uint8_t rid[256];
 	char addr[64];
 	gp_buf_t sealed;
+	zmq_msg_t bulk; /* the last envelope's attachment (bulk_in) */
+	bool have_bulk;
 };
 
 gp_endpoint_t *gp_endpoint_create(const struct gp_ep_config *cfg)
@@ -47,6 +49,8 @@ void gp_endpoint_destroy(gp_endpoint_t **p)
 		return;
 	gp_wire_destroy(&(*p)->wire);
 	gp_buf_release(&(*p)->sealed);
+	if ((*p)->have_bulk)
+		zmq_msg_close(&(*p)->bulk);
 	free(*p);
 	*p = NULL;
 }
@@ -135,8 +139,33 @@ static Gpool__Batch *take(gp_endpoint_t *ep, int flags, bool report, struct gp_e
 		snprintf(ep->addr, sizeof(ep->addr), "%s", pa);
 		e->addr = ep->addr;
 	}
-	/* a well-formed peer sends exactly one frame (after its routing id) */
-	if (zmq_msg_more(&body)) {
+	if (ep->have_bulk) {
+		zmq_msg_close(&ep->bulk);
+		ep->have_bulk = false;
+	}
+	/* an attachment (bulk_in): exactly one frame after the envelope */
+	if (ep->cfg.bulk_in && zmq_msg_more(&body)) {
+		zmq_msg_init(&ep->bulk);
+		ep->have_bulk = true;
+		if (zmq_msg_recv(&ep->bulk, ep->cfg.sock, ZMQ_DONTWAIT) >= 0 &&
+		    !zmq_msg_more(&ep->bulk)) {
+			e->bulk = zmq_msg_data(&ep->bulk);
+			e->bulk_len = zmq_msg_size(&ep->bulk);
+		} else {
+			drain(ep, &ep->bulk);
+			zmq_msg_close(&ep->bulk);
+			ep->have_bulk = false;
+			zmq_msg_close(&body);
+			gp_errprintf(err, "message with more than one attachment refused");
+			if (report)
+				refused(ep, e, NULL, 0, GPOOL__ERROR_CODE__ERROR_MALFORMED,
+					err->text);
+			errno = EPROTO;
+			return NULL;
+		}
+	}
+	/* a well-formed peer sends exactly one frame (after its routing id), and the attachment */
+	if (!e->bulk && zmq_msg_more(&body)) {
 		drain(ep, &body);
 		zmq_msg_close(&body);
 		gp_errprintf(err, "multi-frame message refused");
@@ -271,6 +300,33 @@ int gp_endpoint_send(gp_endpoint_t *ep, const uint8_t *rid, size_t rid_len, cons
 	if ((ep->cfg.routed && zmq_send(ep->cfg.sock, rid, rid_len, ZMQ_SNDMORE | wait) < 0) ||
 	    zmq_send(ep->cfg.sock, ep->sealed.data, ep->sealed.len, wait) < 0) {
 		int saved = errno;
+		gp_errprintf(err, "send: %s", zmq_strerror(saved));
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+int gp_endpoint_send_bulk(gp_endpoint_t *ep, const uint8_t *rid, size_t rid_len,
+			  const gp_batch_t *b, void *data, size_t len,
+			  void (*free_fn)(void *data, void *hint), gp_error_t *err)
+{
+	zmq_msg_t att;
+	if (zmq_msg_init_data(&att, data, len, free_fn, NULL) < 0) {
+		free_fn(data, NULL);
+		return gp_errprintf(err, "out of memory");
+	}
+	int wait = ep->cfg.blocking_send ? 0 : ZMQ_DONTWAIT;
+	if (gp_wire_seal(ep->wire, b, &ep->sealed, err) < 0) {
+		zmq_msg_close(&att);
+		return -1;
+	}
+	/* a ROUTER queues a multipart message whole once its first frame is taken */
+	if ((ep->cfg.routed && zmq_send(ep->cfg.sock, rid, rid_len, ZMQ_SNDMORE | wait) < 0) ||
+	    zmq_send(ep->cfg.sock, ep->sealed.data, ep->sealed.len, ZMQ_SNDMORE | wait) < 0 ||
+	    zmq_msg_send(&att, ep->cfg.sock, wait) < 0) {
+		int saved = errno;
+		zmq_msg_close(&att);
 		gp_errprintf(err, "send: %s", zmq_strerror(saved));
 		errno = saved;
 		return -1;

@@ -46,6 +46,11 @@ struct gp_ep_envelope {
 	const char *addr; /* the sender's address ("Peer-Address"), "local" when unknown */
 	struct gp_sender from;
 	const Gpool__Batch *batch; /* NULL in refused() */
+	/* the attachment: a frame after the envelope, outside the credential (bulk_in only; NULL
+	 * when none). Valid until the endpoint's next receive. The receiver checks it by content
+	 * (a chunk against its hash), never trusts it for who sent it. */
+	const void *bulk;
+	size_t bulk_len;
 };
 
 /* A handler: arg is the endpoint's (the daemon's context), peer what accept() returned for the
@@ -87,6 +92,7 @@ struct gp_ep_config {
 	size_t nhandlers;
 	bool peer_only;	       /* every envelope must be signed by the peer's uid */
 	bool blocking_send;    /* a full send queue waits (a command) instead of failing */
+	bool bulk_in;	       /* an envelope may be followed by one attachment frame */
 	const char *peer_name; /* "the scheduler", "a supervisor": in log lines */
 	struct gp_ep_hooks hooks;
 	void *arg;
@@ -128,6 +134,13 @@ Gpool__Batch *gp_endpoint_recv(gp_endpoint_t *ep, bool block, struct gp_ep_envel
  * gone). */
 int gp_endpoint_send(gp_endpoint_t *ep, const uint8_t *rid, size_t rid_len, const gp_batch_t *b,
 		     gp_error_t *err);
+/* Seal b and send it followed by data (len bytes) as an attachment frame that the credential
+ * does not cover (the receiver checks it by content). data is handed to ZeroMQ without a copy
+ * and released with free_fn(data, NULL) once sent, also when sending fails. 0 / -1 as
+ * gp_endpoint_send. */
+int gp_endpoint_send_bulk(gp_endpoint_t *ep, const uint8_t *rid, size_t rid_len,
+			  const gp_batch_t *b, void *data, size_t len,
+			  void (*free_fn)(void *data, void *hint), gp_error_t *err);
 /* The same for one message. */
 int gp_endpoint_send_msg(gp_endpoint_t *ep, const uint8_t *rid, size_t rid_len, const Gpool__Msg *m,
 			 gp_error_t *err);

@@ -428,14 +428,25 @@ int gp_xfer_upload_manifest(gp_client_t *c, const struct gp_manifest *m, struct 
 	return gp_xfer_upload(c, m->e, m->n, read_src, (void *)m, st, err);
 }
 
+/* The chunk bytes of a ChunkGetReply: inline, or the envelope's attachment. */
+static ProtobufCBinaryData reply_bytes(gp_client_t *c, const Gpool__ChunkGetReply *r)
+{
+	ProtobufCBinaryData d = r->data;
+	if (r->attached) {
+		d.data = (uint8_t *)gp_client_bulk(c, &d.len);
+		if (!d.data)
+			d.len = 0;
+	}
+	return d;
+}
+
 /* Called with each chunk that arrived with the right hash. 0 / -1 (errno). */
 typedef int (*got_f)(void *arg, const struct ref *r, const uint8_t *data, size_t len);
 
-/* Ask c for r[0..n). With missing != NULL a chunk c does not have (ERROR_NOT_FOUND) is
- * listed there instead of failing the whole; timeout_ms bounds the wait for any reply. */
+/* Ask c for r[0..n), a few requests in flight; timeout_ms bounds the wait for any reply. */
 static int get_many_from(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEntry *const *e,
 			 struct ref *r, size_t n, got_f got, void *arg, struct gp_xfer_stats *st,
-			 struct ref *missing, size_t *nmissing, int timeout_ms, gp_error_t *err)
+			 int timeout_ms, gp_error_t *err)
 {
 	struct slot slots[WINDOW] = {{0}};
 	size_t next = 0, busy = 0;
@@ -453,6 +464,8 @@ static int get_many_from(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__Sta
 			size_t i = nretry ? retry[--nretry] : next++;
 			Gpool__ChunkGet q = *tmpl;
 			q.hash = (ProtobufCBinaryData){GP_HASH_LEN, (uint8_t *)r[i].h};
+			q.attach = true;
+			q.recheck = tries[i] > 0;
 			Gpool__Msg m = GPOOL__MSG__INIT;
 			m.m_case = GPOOL__MSG__M_CHUNK_GET;
 			m.chunk_get = &q;
@@ -469,22 +482,18 @@ static int get_many_from(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__Sta
 			goto out;
 		if (!(sl = slot_of(slots, rep->id)))
 			continue;
-		if (missing && rep->m_case == GPOOL__MSG__M_ERROR &&
-		    rep->error->code == GPOOL__ERROR_CODE__ERROR_NOT_FOUND) {
-			sl->busy = false;
-			busy--;
-			missing[(*nmissing)++] = r[sl->ref];
-			continue;
-		}
 		if (!reply_of(rep, GPOOL__MSG__M_CHUNK_GET_REPLY, "chunk download", err))
 			goto out;
 		sl->busy = false;
 		busy--;
 		const struct ref *rf = &r[sl->ref];
-		const ProtobufCBinaryData *d = &rep->chunk_get_reply->data;
+		/* an attachment is outside the credential: its hash makes it the chunk asked for */
+		ProtobufCBinaryData att = reply_bytes(c, rep->chunk_get_reply), *d = &att;
 		uint8_t h[GP_HASH_LEN];
-		gp_chunk_hash(d->data, d->len, h);
-		if (memcmp(h, rf->h, GP_HASH_LEN) || d->len != chunk_len(e[rf->i], rf->k)) {
+		if (d->data)
+			gp_chunk_hash(d->data, d->len, h);
+		if (!d->data || memcmp(h, rf->h, GP_HASH_LEN) ||
+		    d->len != chunk_len(e[rf->i], rf->k)) {
 			st->refused_chunks++;
 			if (++tries[sl->ref] > RETRIES) {
 				errno = EBADMSG;
@@ -514,7 +523,7 @@ static int get_many(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEnt
 		    struct ref *r, size_t n, got_f got, void *arg, struct gp_xfer_stats *st,
 		    gp_error_t *err)
 {
-	return get_many_from(c, tmpl, e, r, n, got, arg, st, NULL, NULL, XFER_TIMEOUT, err);
+	return get_many_from(c, tmpl, e, r, n, got, arg, st, XFER_TIMEOUT, err);
 }
 
 static int got_cache(void *arg, const struct ref *r, const uint8_t *data, size_t len)
@@ -522,49 +531,102 @@ static int got_cache(void *arg, const struct ref *r, const uint8_t *data, size_t
 	return gp_chunk_write(arg, r->h, data, len);
 }
 
-#define PEER_TIMEOUT 5000  /* ms without a reply: the peer is given up */
-#define PEER_WAIT    60000 /* ms a peer may take to get its share before we stop asking */
+#define PEER_WINDOW   6	   /* requests in flight to the upstream peer */
+#define PEER_HOLD_MS  2000 /* how long the upstream may hold a request for a chunk it lacks */
+#define PEER_STALL_MS 4000 /* no chunk from the upstream this long: it is given up ... */
+#define PEER_STALL_HOP                                                                             \
+	1000 /* ... plus this per place in the chain, so that a node whose own                     \
+	      * upstream failed can fall back before the next one gives up on it */
 
-/* Fetch r[0..n) (node p's share) from peer p; what it cannot give comes back in left. */
-static void from_peer(const struct gp_xfer_peers *pe, size_t p, Gpool__StageEntry *const *e,
-		      struct ref *r, size_t n, const char *cache_dir, struct gp_xfer_stats *st,
-		      struct ref *left, size_t *nleft)
+/* Fetch r[0..n) from the peer `up` (the node before this one in the chain), in order, while
+ * it is still fetching them itself: it holds a request for a chunk it has not got yet and
+ * answers as soon as it has. Whatever does not come (the peer is dead, stalls, or sends a
+ * chunk whose hash does not match) is listed in left, for the scheduler. */
+static void from_upstream(const struct gp_xfer_peers *pe, size_t up, Gpool__StageEntry *const *e,
+			  struct ref *r, size_t n, const char *cache_dir, struct gp_xfer_stats *st,
+			  struct ref *left, size_t *nleft)
 {
 	gp_error_t err = {{0}};
-	gp_client_t *pc = gp_client_create_ep(pe->cfg, pe->eps[p], pe->uid, &err);
-	struct ref *want = malloc((n ? n : 1) * sizeof(*want));
-	size_t nwant = n;
-	Gpool__ChunkGet tmpl = GPOOL__CHUNK_GET__INIT;
-	int64_t deadline = gp_mono_ms() + PEER_WAIT;
-	*nleft = 0;
-	if (!pc || !want)
-		goto giveup;
-	memcpy(want, r, n * sizeof(*want));
-	while (nwant) {
-		size_t nmiss = 0;
-		uint64_t before = st->got_chunks, bytes = st->got_bytes;
-		if (get_many_from(pc, &tmpl, e, want, nwant, got_cache, (void *)cache_dir, st, left,
-				  &nmiss, PEER_TIMEOUT, &err) < 0)
-			goto giveup;
-		st->peer_chunks += st->got_chunks - before;
-		st->peer_bytes += st->got_bytes - bytes;
-		memcpy(want, left, nmiss * sizeof(*want));
-		nwant = nmiss;
-		if (nwant && gp_mono_ms() >= deadline)
-			goto giveup;
-		if (nwant)
-			usleep(50000); /* the peer is still fetching its share */
+	gp_client_t *pc = gp_client_create_ep(pe->cfg, pe->eps[up], pe->uid, &err);
+	struct {
+		uint64_t id;
+		size_t ref;
+		bool busy;
+	} sl[PEER_WINDOW] = {{0}};
+	size_t *again = malloc((n ? n : 1) * sizeof(*again));
+	bool *bad = calloc(n ? n : 1, sizeof(*bad));
+	size_t nagain = 0, next = 0, busy = 0;
+	int64_t stall = PEER_STALL_MS + (int64_t)PEER_STALL_HOP * (int64_t)pe->self;
+	int64_t last = gp_mono_ms();
+	if (!pc || !again || !bad)
+		goto done;
+	while (1) {
+		for (int k = 0; k < PEER_WINDOW && (next < n || nagain); k++) {
+			if (sl[k].busy)
+				continue;
+			size_t i = nagain ? again[--nagain] : next++;
+			Gpool__ChunkGet q = GPOOL__CHUNK_GET__INIT;
+			q.hash = (ProtobufCBinaryData){GP_HASH_LEN, (uint8_t *)r[i].h};
+			q.attach = true;
+			q.wait_ms = PEER_HOLD_MS;
+			Gpool__Msg m = GPOOL__MSG__INIT;
+			m.m_case = GPOOL__MSG__M_CHUNK_GET;
+			m.chunk_get = &q;
+			if (gp_client_send(pc, &m, &sl[k].id, &err) < 0)
+				goto done;
+			sl[k].busy = true;
+			sl[k].ref = i;
+			busy++;
+		}
+		if (!busy)
+			break;
+		int64_t wait = last + stall - gp_mono_ms();
+		Gpool__Msg *rep = wait > 0 ? gp_client_recv(pc, 0, (int)wait, &err) : NULL;
+		if (!rep)
+			goto done; /* dead or stalled: the rest comes from the scheduler */
+		int k = 0;
+		while (k < PEER_WINDOW && !(sl[k].busy && sl[k].id == rep->id))
+			k++;
+		if (k == PEER_WINDOW)
+			continue;
+		sl[k].busy = false;
+		busy--;
+		size_t i = sl[k].ref;
+		if (rep->m_case == GPOOL__MSG__M_ERROR &&
+		    rep->error->code == GPOOL__ERROR_CODE__ERROR_NOT_FOUND) {
+			if (gp_mono_ms() - last >= stall)
+				goto done;
+			again[nagain++] = i; /* not there in time: ask again */
+			continue;
+		}
+		if (rep->m_case != GPOOL__MSG__M_CHUNK_GET_REPLY)
+			goto done;
+		ProtobufCBinaryData d = reply_bytes(pc, rep->chunk_get_reply);
+		uint8_t h[GP_HASH_LEN];
+		if (d.data)
+			gp_chunk_hash(d.data, d.len, h);
+		if (!d.data || memcmp(h, r[i].h, GP_HASH_LEN) ||
+		    d.len != chunk_len(e[r[i].i], r[i].k)) {
+			/* refused: the scheduler's copy is asked for instead */
+			st->refused_chunks++;
+			bad[i] = true;
+			continue;
+		}
+		if (gp_chunk_write(cache_dir, r[i].h, d.data, d.len) < 0)
+			goto done;
+		st->got_chunks++;
+		st->got_bytes += d.len;
+		st->peer_chunks++;
+		st->peer_bytes += d.len;
+		last = gp_mono_ms();
 	}
-	free(want);
-	gp_client_destroy(&pc);
-	return;
-giveup:
-	/* whatever is not in the cache now comes from the scheduler */
+done:
 	*nleft = 0;
 	for (size_t i = 0; i < n; i++)
-		if (!gp_chunk_has(cache_dir, r[i].h))
+		if ((bad && bad[i]) || !gp_chunk_has(cache_dir, r[i].h))
 			left[(*nleft)++] = r[i];
-	free(want);
+	free(again);
+	free(bad);
 	gp_client_destroy(&pc);
 }
 
@@ -574,11 +636,9 @@ int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
 {
 	size_t nref;
 	struct ref *r = refs_of(e, n, true, &nref, st);
-	size_t *owner = calloc(nref ? nref : 1, sizeof(*owner));
-	struct ref *share = calloc(nref ? nref : 1, sizeof(*share));
 	struct ref *left = calloc(nref ? nref : 1, sizeof(*left));
 	int rc = -1;
-	if (!r || !owner || !share || !left) {
+	if (!r || !left) {
 		gp_errprintf(err, "out of memory");
 		goto out;
 	}
@@ -586,9 +646,6 @@ int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
 		gp_errprintf(err, "cannot make '%s': %s", cache_dir, strerror(errno));
 		goto out;
 	}
-	bool fan = peers && peers->n > 1 && peers->self < peers->n;
-	/* the share is decided on the whole list, before the cache is looked at: every node
-	 * computes the same one whatever its cache holds */
 	size_t k = 0;
 	for (size_t i = 0; i < nref; i++) {
 		if (gp_chunk_verify(cache_dir, r[i].h) == 0) {
@@ -597,35 +654,22 @@ int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
 		}
 		if (errno == EBADMSG)
 			st->refused_chunks++;
-		owner[k] = fan ? i % peers->n : 0;
 		r[k++] = r[i];
 	}
+	/* a chain: the first node fetches from the scheduler, every other one from the node
+	 * before it, in the same (hash) order, while that one is still receiving */
+	bool chain = peers && peers->n > 1 && peers->self > 0 && peers->self < peers->n;
+	size_t nleft = k;
+	if (chain)
+		from_upstream(peers, peers->self - 1, e, r, k, cache_dir, st, left, &nleft);
+	else
+		memcpy(left, r, k * sizeof(*left));
 	Gpool__ChunkGet tmpl = GPOOL__CHUNK_GET__INIT;
-	/* first our own share, from the scheduler */
-	size_t ns = 0;
-	for (size_t i = 0; i < k; i++)
-		if (!fan || owner[i] == peers->self)
-			share[ns++] = r[i];
-	if (get_many(c, &tmpl, e, share, ns, got_cache, (void *)cache_dir, st, err) < 0)
+	if (nleft && get_many(c, &tmpl, e, left, nleft, got_cache, (void *)cache_dir, st, err) < 0)
 		goto out;
-	/* then the others' shares from them, starting with the next node (spreads the load) */
-	for (size_t d = 1; fan && d < peers->n; d++) {
-		size_t p = (peers->self + d) % peers->n;
-		ns = 0;
-		for (size_t i = 0; i < k; i++)
-			if (owner[i] == p)
-				share[ns++] = r[i];
-		size_t nleft = 0;
-		from_peer(peers, p, e, share, ns, cache_dir, st, left, &nleft);
-		if (nleft &&
-		    get_many(c, &tmpl, e, left, nleft, got_cache, (void *)cache_dir, st, err) < 0)
-			goto out;
-	}
 	rc = 0;
 out:
 	free(r);
-	free(owner);
-	free(share);
 	free(left);
 	return rc;
 }

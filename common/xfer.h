@@ -57,9 +57,10 @@ int gp_xfer_upload(gp_client_t *c, Gpool__StageEntry *const *e, size_t n, gp_xfe
 int gp_xfer_upload_manifest(gp_client_t *c, const struct gp_manifest *m, struct gp_xfer_stats *st,
 			    gp_error_t *err);
 
-/* The nodes of a job that fetch the same manifest together: distinct chunk j (in hash order)
- * is node j % n's share, which it fetches from the scheduler; the others get it from that
- * node's agent (peer.c), and from the scheduler when the peer does not answer. */
+/* The nodes of a job that fetch the same manifest together, as a chain: node 0 fetches from
+ * the scheduler, node i from node i-1's agent (worker/peer.c), in the same order, while node
+ * i-1 is still receiving (the agent holds a request for a chunk not there yet). What a peer
+ * does not give (dead, stalled, a chunk whose hash does not match) comes from the scheduler. */
 struct gp_xfer_peers {
 	char *const *eps; /* each node's peer endpoint */
 	size_t n;

@@ -399,6 +399,30 @@ int net_queue(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Ms
 	return gp_batch_add(durable ? &o->batch : &o->now, msg);
 }
 
+static void bulk_free(void *data, void *hint)
+{
+	(void)hint;
+	free(data);
+}
+
+int net_send_bulk(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Msg *msg,
+		  void *data, size_t len)
+{
+	gp_batch_t b = {0};
+	gp_error_t err;
+	if (gp_batch_add(&b, msg) < 0) {
+		free(data);
+		return -1;
+	}
+	int rc = gp_endpoint_send_bulk(n->ep, rid, rid_len, &b, data, len, bulk_free, &err);
+	if (rc < 0 && errno != EHOSTUNREACH)
+		gp_debug("send: %s", err.text);
+	else if (rc == 0)
+		n->st.sent++;
+	gp_batch_release(&b);
+	return rc;
+}
+
 static void send_batch(struct net *n, struct outbox *o, gp_batch_t *b)
 {
 	gp_error_t err;

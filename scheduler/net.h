@@ -58,6 +58,11 @@ void net_trust(struct net *n, const uint8_t *rid, size_t rid_len);
  * to commit; others (query answers, heartbeat replies) go out at the next flush. */
 int net_queue(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Msg *msg,
 	      bool durable);
+/* Send a reply now, out of the outboxes, with data (malloc'd, taken over: freed once sent or
+ * when sending fails) as an attachment frame after the envelope (a chunk, checked by its hash
+ * on arrival). 0 / -1. */
+int net_send_bulk(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Msg *msg,
+		  void *data, size_t len);
 /* Seal and send every peer's batch; durable ones only when with_durable. */
 int net_flush(struct net *n, bool with_durable);
 

@@ -42,14 +42,13 @@ struct agent {
 };
 
 /* peer.c: the agent serves its chunk cache (<state_dir>/cache) to other agents on
- * tcp://node_addr:peer_port (ChunkGet, the agents' account only), so staged files fan out
- * instead of every node pulling them all from the scheduler (docs/staging.md). A peer that
- * cannot bind is off: "" endpoint, and jobs fetch from the scheduler alone. */
+ * tcp://node_addr:peer_port (ChunkGet, the agents' account only) from a thread of its own, so
+ * staged files fan out along a chain of nodes instead of every node pulling them all from the
+ * scheduler (docs/staging.md). A peer that cannot bind is off: "" endpoint, and jobs fetch
+ * from the scheduler alone. */
 struct peer *peer_create(struct agent *a);
 void peer_destroy(struct peer **p);
-void *peer_socket(struct peer *p); /* NULL when off */
 const char *peer_endpoint(const struct peer *p);
-void peer_recv(struct agent *a);
 
 /* sched_link.c */
 struct sched_link *sched_link_create(struct agent *a, gp_error_t *err);

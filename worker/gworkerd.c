@@ -149,13 +149,12 @@ static void run(struct agent *a, int sigfd)
 			wake = w2;
 		sched_link_flush(a);
 		steps_flush(a);
-		zmq_pollitem_t items[4] = {
+		zmq_pollitem_t items[3] = {
 		    {.socket = sched_link_socket(a->link), .events = ZMQ_POLLIN},
 		    {.socket = steps_socket(a->steps), .events = ZMQ_POLLIN},
 		    {.fd = sigfd, .events = ZMQ_POLLIN},
-		    {.socket = peer_socket(a->peer), .events = ZMQ_POLLIN},
 		};
-		int nitems = peer_socket(a->peer) ? 4 : 3;
+		int nitems = 3;
 		now = gp_mono_ms();
 		long timeout = wake > now ? (long)(wake - now) : 0;
 		if (zmq_poll(items, nitems, timeout) < 0) {
@@ -190,8 +189,6 @@ static void run(struct agent *a, int sigfd)
 			sched_link_recv(a);
 		if (items[1].revents)
 			steps_recv(a);
-		if (nitems == 4 && items[3].revents)
-			peer_recv(a);
 	}
 	/* hand over what this pass collected */
 	sched_link_flush(a);

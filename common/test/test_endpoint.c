@@ -1,7 +1,8 @@
 /* The message endpoint over real ZeroMQ sockets (a ROUTER and a DEALER on loopback TCP) and
  * the real munged: dispatch by type, the sender-uid policy per handler and per envelope, what
- * goes to the refused and rejected hooks (garbage, multi-frame, unknown types), and the accept
- * hook's veto. Skips when munged is absent. */
+ * goes to the refused and rejected hooks (garbage, multi-frame, unknown types), the accept
+ * hook's veto, and attachments (a frame after the envelope, for bulk_in endpoints only). Skips when
+ * munged is absent. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -294,15 +295,92 @@ static void refused_envelopes(void **state)
 	pair_close(&p);
 }
 
+static void free_copy(void *data, void *hint)
+{
+	free(data);
+}
+
+/* Wait for the dealer to have something, then receive on ep. */
+static Gpool__Batch *recv_on(struct pair *p, gp_endpoint_t *ep, struct gp_ep_envelope *e,
+			     gp_error_t *err)
+{
+	zmq_pollitem_t pi = {p->dealer, 0, ZMQ_POLLIN, 0};
+	assert_int_equal(zmq_poll(&pi, 1, 2000), 1);
+	return gp_endpoint_recv(ep, true, e, err);
+}
+
+/* An attachment (a chunk after its reply's envelope) reaches an endpoint that takes them, is
+ * refused by one that does not, and two attachments are refused by both; the socket keeps
+ * working after each. */
+static void attachments(void **state)
+{
+	struct pair p;
+	pair_open(&p, false, 0);
+	struct gp_ep_config bc = {.sock = p.dealer,
+				  .auth = auth,
+				  .max_message = 1 << 20,
+				  .bulk_in = true,
+				  .peer_name = "the scheduler"};
+	gp_endpoint_t *bulk = gp_endpoint_create(&bc);
+	assert_non_null(bulk);
+	gp_batch_t b = {0};
+	gp_error_t err;
+	struct gp_ep_envelope e;
+	add_reply(&b, 7);
+	const uint8_t *rid = (const uint8_t *)"client-7";
+	/* the client says hello first, so the router knows its routing id */
+	assert_int_equal(gp_endpoint_send(p.client, NULL, 0, &b, &err), 0);
+	assert_int_equal(pump(p.server, p.router, 1), 1);
+
+	assert_int_equal(
+	    gp_endpoint_send_bulk(p.server, rid, 8, &b, strdup("CHUNK-BYTES"), 11, free_copy, &err),
+	    0);
+	Gpool__Batch *got = recv_on(&p, bulk, &e, &err);
+	assert_non_null(got);
+	assert_int_equal(got->msgs[0]->submit_reply->job_id, 7);
+	assert_int_equal(e.bulk_len, 11);
+	assert_memory_equal(e.bulk, "CHUNK-BYTES", 11);
+	gpool__batch__free_unpacked(got, NULL);
+
+	/* without bulk_in: refused as a multi-frame message */
+	assert_int_equal(
+	    gp_endpoint_send_bulk(p.server, rid, 8, &b, strdup("CHUNK-BYTES"), 11, free_copy, &err),
+	    0);
+	assert_null(recv_on(&p, p.client, &e, &err));
+	assert_int_equal(errno, EPROTO);
+
+	/* two attachments: refused even with bulk_in */
+	gp_wire_t *w = gp_wire_create(auth, 1 << 20);
+	gp_buf_t sealed = {0};
+	assert_int_equal(gp_wire_seal(w, &b, &sealed, &err), 0);
+	assert_int_equal(zmq_send(p.router, rid, 8, ZMQ_SNDMORE), 8);
+	assert_int_equal(zmq_send(p.router, sealed.data, sealed.len, ZMQ_SNDMORE), (int)sealed.len);
+	assert_int_equal(zmq_send(p.router, "a", 1, ZMQ_SNDMORE), 1);
+	assert_int_equal(zmq_send(p.router, "b", 1, 0), 1);
+	assert_null(recv_on(&p, bulk, &e, &err));
+	assert_int_equal(errno, EPROTO);
+
+	/* and a plain reply still arrives, without an attachment */
+	assert_int_equal(gp_endpoint_send(p.server, rid, 8, &b, &err), 0);
+	got = recv_on(&p, bulk, &e, &err);
+	assert_non_null(got);
+	assert_null(e.bulk);
+	gpool__batch__free_unpacked(got, NULL);
+	gp_buf_release(&sealed);
+	gp_wire_destroy(&w);
+	gp_batch_release(&b);
+	gp_endpoint_destroy(&bulk);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	if (!(auth = gp_test_auth_or_skip()))
 		return 77;
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(dispatch_by_type),
-	    cmocka_unit_test(peer_policy),
-	    cmocka_unit_test(reply_and_peer_only),
-	    cmocka_unit_test(refused_envelopes),
+	    cmocka_unit_test(dispatch_by_type),	   cmocka_unit_test(peer_policy),
+	    cmocka_unit_test(reply_and_peer_only), cmocka_unit_test(refused_envelopes),
+	    cmocka_unit_test(attachments),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	gp_auth_destroy(&auth);

@@ -62,6 +62,7 @@ static void setup(void)
 	char uid[32];
 	snprintf(uid, sizeof(uid), "%d", SCHED_UID);
 	set("sched_uid", uid);
+	set("peer_port", "0"); /* no thread, no port: the harness drives one loop */
 	snprintf(A.node, sizeof(A.node), "fuzz1");
 	snprintf(A.addr, sizeof(A.addr), "198.18.0.11");
 	snprintf(A.state_dir, sizeof(A.state_dir), "%s", dir);
