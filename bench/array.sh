@@ -67,7 +67,7 @@ done
 t3=$(date +%s.%N)
 # the supervisors' last exits reaped (a task shell closes after its idle grace): their CPU is
 # in the agents' cutime only then; at most 20 s
-agents="$(for f in "$D"/h*/gworkerd.pid "$D"/*/state/gworkerd.pid; do [ -f "$f" ] && cat "$f"; done)"
+agents="$(for f in "$D"/h*/gworkerd.pid "$D"/*/state/gworkerd.pid; do [ -f "$f" ] && cat "$f"; done || true)"
 for _ in $(seq 1 100); do
 	kids=0
 	for a in $agents; do kids=$((kids + $(pgrep -c -P "$a" 2>/dev/null || true))); done
