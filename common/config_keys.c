@@ -110,6 +110,10 @@ const struct gp_conf_key gp_conf_keys[] = {
      "their energy); 10ms to 1h",
      NULL, W},
     {"stepd", W, GP_CONF_STR, "", "path of gstepd (default: beside gworkerd)", NULL, 0},
+    {"share_stepd", W, GP_CONF_BOOL, "true",
+     "tasks of one array on this node share a supervisor (a task shell), each in its own "
+     "cgroup; false: a gstepd per task",
+     NULL, 0},
     {"master_ports", W, GP_CONF_STR, "29500-29999",
      "range the agent takes MASTER_PORTs from for jobs whose rank 0 runs here (it holds them "
      "bound until a job is given one)",

@@ -43,7 +43,7 @@ struct task {
 
 struct step {
 	Gpool__Launch *launch;
-	const char *launch_path;
+	char *launch_path; /* removed when the step is done */
 	const char *node;
 	const char *iface;	    /* the interface that joins the nodes (NULL: unknown) */
 	const char *subnet;	    /* its subnet, ADDR/BITS (NULL: unknown) */
@@ -55,7 +55,8 @@ struct step {
 	gp_cgroup_t *cg;
 	struct task *tasks;
 	size_t ntasks;
-	gp_outbox_t *out;
+	gp_outbox_t *out;	  /* the supervisor's one outbox (shared by a shell's steps) */
+	uint64_t last_seq;	  /* the sequence number of the last message queued for it */
 	int64_t kill_deadline_ms; /* 0: no SIGKILL escalation pending */
 	bool killed;		  /* a kill arrived: tasks ending now end by it */
 	uint64_t oom_kills;	  /* OOM kills seen in the job's cgroup so far */
@@ -78,8 +79,8 @@ void step_collect(struct step *s, const struct task *t);
 void tasks_start(struct step *s);
 /* Fail every task with reason (setup before any task started failed). */
 void tasks_fail_all(struct step *s, const char *reason);
-/* Reap exited children (SIGCHLD). */
-void tasks_reap(struct step *s);
+/* The child pid ended with wait status st: true when it was one of s's tasks. */
+bool tasks_reaped(struct step *s, pid_t pid, int st, const struct rusage *ru);
 /* Tasks whose output is drained: queue TASK_EXITED. */
 void tasks_finish(struct step *s, int64_t now);
 /* Signal every task's process tree; grace_ms > 0 schedules SIGKILL. */

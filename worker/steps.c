@@ -38,6 +38,8 @@
 
 #define STEP_FORGET_MS 10000 /* a step silent this long whose process is gone is forgotten */
 #define EXIT_FILE_MAX  (16u << 20)
+#define SHELL_IDLE_MS  2000 /* a task shell without a job this long is told to close */
+#define SHELL_STEPS    64   /* job attempts handed to one task shell at once, at most */
 
 struct task_rec {
 	Gpool__HeldTask ht;
@@ -48,23 +50,41 @@ struct task_rec {
 	bool dropped;	  /* its supervisor vanished before it exited: no longer held */
 };
 
-struct step_rec {
-	uint64_t job;
-	uint32_t attempt;
+/* One supervisor process and its channel: a gstepd of one job attempt (routing id
+ * "<job>.<attempt>") or a task shell (routing id "s<pid>") that runs several attempts of one
+ * array, one sequence of messages for all of them. */
+struct sup {
 	char rid[48];
 	size_t rid_len;
-	pid_t pid;  /* gstepd (known from the fork, or from its hello) */
-	bool child; /* pid is our child: its end comes as SIGCHLD */
-	bool ours;  /* launched by this agent (not re-adopted after a restart) */
-	struct task_rec *tasks;
-	size_t ntasks;
-	bool requeueable;  /* !spec.no_requeue: killed when the lease runs out */
+	pid_t pid;	   /* gstepd (known from the fork, or from its hello) */
+	bool child;	   /* pid is our child: its end comes as SIGCHLD */
+	bool ours;	   /* launched by this agent (not re-adopted after a restart) */
 	uint64_t last_seq; /* highest sequence number forwarded */
 	bool seq_known;	   /* last_seq is the supervisor's acknowledged position */
 	bool ack_due;
+	bool ack_blocked; /* an exit file could not be written: no acknowledgement this pass */
 	bool hello_seen;
-	bool exit_dirty; /* the exit file must be written (or removed) */
 	int64_t last_heard_ms;
+	size_t nsteps; /* step records that name it */
+	/* a task shell */
+	bool shell;
+	bool closing;	       /* told to close: hands nothing more */
+	uint64_t array;	       /* the array whose tasks it takes */
+	char user[64];	       /* the account they run as */
+	int64_t idle_since_ms; /* when its last step went (0: it holds some) */
+};
+
+struct step_rec {
+	uint64_t job;
+	uint32_t attempt;
+	char rid[48]; /* "<job>.<attempt>", for the log */
+	struct sup *sup;
+	bool seen;	   /* its supervisor has it (hello or an event named it) */
+	bool handover_due; /* to be handed to its shell once the shell says hello */
+	struct task_rec *tasks;
+	size_t ntasks;
+	bool requeueable; /* !spec.no_requeue: killed when the lease runs out */
+	bool exit_dirty;  /* the exit file must be written (or removed) */
 	bool kill_pending;
 	Gpool__Kill kill;
 	bool screen;   /* a screening job: its tasks' results are reported (relay.c) */
@@ -77,11 +97,15 @@ struct steps {
 	char *ep;
 	char grace[32];
 	char sched_uid[32];
+	int shell_arg;	/* argv[shell_arg] is "--shell" for a task shell, else NULL */
 	bool fork_only; /* gstepd is the one beside us: run its code without exec */
 	void *sock;
 	gp_endpoint_t *endpoint; /* over sock: local, unsealed; one routing id per step */
 	struct step_rec **v;
 	size_t n;
+	struct sup **sups;
+	size_t nsups;
+	bool share; /* share_stepd: an array's tasks share task shells */
 	Gpool__HeldTask **held;
 	size_t nheld;
 	char sock_path[4200];
@@ -115,6 +139,79 @@ static struct step_rec *find(struct steps *ss, uint64_t job, uint32_t attempt)
 	return NULL;
 }
 
+static struct sup *sup_find(struct steps *ss, const char *rid, size_t len)
+{
+	for (size_t i = 0; i < ss->nsups; i++)
+		if (ss->sups[i]->rid_len == len && !memcmp(ss->sups[i]->rid, rid, len))
+			return ss->sups[i];
+	return NULL;
+}
+
+static struct sup *sup_new(struct steps *ss, const char *rid)
+{
+	struct sup **nv = realloc(ss->sups, (ss->nsups + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	ss->sups = nv;
+	struct sup *u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->rid_len = (size_t)snprintf(u->rid, sizeof(u->rid), "%s", rid);
+	u->pid = 0;
+	u->last_heard_ms = gp_mono_ms();
+	ss->sups[ss->nsups++] = u;
+	return u;
+}
+
+static void sup_free(struct steps *ss, struct sup *u)
+{
+	for (size_t i = 0; i < ss->nsups; i++) {
+		if (ss->sups[i] == u) {
+			ss->sups[i] = ss->sups[--ss->nsups];
+			free(u);
+			return;
+		}
+	}
+}
+
+/* r is supervised by u from now on (the one it had is let go). */
+static void attach(struct steps *ss, struct step_rec *r, struct sup *u)
+{
+	struct sup *old = r->sup;
+	if (old == u)
+		return;
+	r->sup = u;
+	u->nsteps++;
+	u->idle_since_ms = 0;
+	if (old && --old->nsteps == 0) {
+		if (old->shell)
+			old->idle_since_ms = gp_mono_ms();
+		else
+			sup_free(ss, old);
+	}
+}
+
+/* A record with a supervisor of its own (routing id "<job>.<attempt>"). */
+static struct step_rec *add(struct steps *ss, uint64_t job, uint32_t attempt,
+			    const Gpool__TaskPlacement *const *tp, size_t ntp);
+
+static struct step_rec *add_own(struct steps *ss, uint64_t job, uint32_t attempt,
+				const Gpool__TaskPlacement *const *tp, size_t ntp)
+{
+	struct step_rec *r = add(ss, job, attempt, tp, ntp);
+	if (!r)
+		return NULL;
+	struct sup *u = sup_find(ss, r->rid, strlen(r->rid));
+	if (!u && !(u = sup_new(ss, r->rid))) {
+		ss->n--;
+		free(r->tasks);
+		free(r);
+		return NULL;
+	}
+	attach(ss, r, u);
+	return r;
+}
+
 static struct step_rec *add(struct steps *ss, uint64_t job, uint32_t attempt,
 			    const Gpool__TaskPlacement *const *tp, size_t ntp)
 {
@@ -129,7 +226,7 @@ static struct step_rec *add(struct steps *ss, uint64_t job, uint32_t attempt,
 	}
 	r->job = job;
 	r->attempt = attempt;
-	r->rid_len = (size_t)snprintf(r->rid, sizeof(r->rid), "%" PRIu64 ".%u", job, attempt);
+	snprintf(r->rid, sizeof(r->rid), "%" PRIu64 ".%u", job, attempt);
 	r->ntasks = ntp;
 	r->requeueable = true;
 	for (size_t i = 0; i < ntp; i++) {
@@ -144,7 +241,6 @@ static struct step_rec *add(struct steps *ss, uint64_t job, uint32_t attempt,
 			if (tp[i]->cards[k] < 64)
 				r->tasks[i].cards |= 1ull << tp[i]->cards[k];
 	}
-	r->last_heard_ms = gp_mono_ms();
 	ss->v[ss->n++] = r;
 	return r;
 }
@@ -258,8 +354,16 @@ static int write_exit_file(struct agent *a, struct step_rec *r)
 
 static void forget(struct steps *ss, size_t i)
 {
-	free(ss->v[i]->tasks);
-	free(ss->v[i]);
+	struct step_rec *r = ss->v[i];
+	struct sup *u = r->sup;
+	if (u && --u->nsteps == 0) {
+		if (u->shell)
+			u->idle_since_ms = gp_mono_ms();
+		else
+			sup_free(ss, u);
+	}
+	free(r->tasks);
+	free(r);
 	ss->v[i] = ss->v[--ss->n];
 }
 
@@ -285,10 +389,11 @@ static void scan_launch_files(struct agent *a, struct steps *ss)
 			gp_warn("%s", err.text);
 			continue;
 		}
-		struct step_rec *r =
-		    add(ss, job, att, (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks);
+		/* a shell's step is moved to the shell when the shell's hello names it */
+		struct step_rec *r = add_own(
+		    ss, job, att, (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks);
 		if (r) {
-			r->seq_known = false; /* learnt from its hello */
+			r->sup->seq_known = false; /* learnt from its hello */
 			r->port = port_here(l);
 			set_requeueable(r, lease_kills(l->spec));
 			for (size_t i = 0; l->spec && l->spec->service && i < r->ntasks; i++)
@@ -336,12 +441,12 @@ static void scan_launch_files(struct agent *a, struct steps *ss)
 				tpp[k] = &tp[k];
 			}
 			if (tp && tpp)
-				r = add(ss, job, att, (const Gpool__TaskPlacement *const *)tpp,
-					h->n_tasks);
+				r = add_own(ss, job, att, (const Gpool__TaskPlacement *const *)tpp,
+					    h->n_tasks);
 			free(tp);
 			free(tpp);
 			if (r)
-				r->pid = -1; /* its supervisor is done */
+				r->sup->pid = -1; /* its supervisor is done */
 		}
 		for (size_t k = 0; r && k < h->n_tasks; k++) {
 			struct task_rec *t = task_of(r, h->tasks[k]->rank);
@@ -402,6 +507,7 @@ struct steps *steps_create(struct agent *a, gp_error_t *err)
 	}
 	/* an explicitly configured stepd is executed; the default one runs in the fork */
 	ss->fork_only = !*gp_config_str(a->cfg, "stepd");
+	ss->share = gp_config_bool(a->cfg, "share_stepd");
 	if (stepd_argv(a, ss) < 0) {
 		gp_errprintf(err, "out of memory");
 		goto fail;
@@ -422,7 +528,10 @@ void steps_destroy(struct steps **p)
 		zmq_close(ss->sock);
 	while (ss->n)
 		forget(ss, 0);
+	while (ss->nsups)
+		sup_free(ss, ss->sups[0]);
 	free(ss->v);
+	free(ss->sups);
 	free(ss->held);
 	free(ss->ep);
 	gp_endpoint_destroy(&ss->endpoint);
@@ -435,15 +544,24 @@ void *steps_socket(struct steps *ss)
 	return ss->sock;
 }
 
-/* Send one message to a step (now: the local socket costs no credential). */
-static int send_step(struct steps *ss, struct step_rec *r, const Gpool__Msg *m)
+/* Send one message to a supervisor (now: the local socket costs no credential). */
+static int send_sup(struct steps *ss, struct sup *u, const Gpool__Msg *m)
 {
 	gp_error_t err;
-	return gp_endpoint_send_msg(ss->endpoint, (const uint8_t *)r->rid, r->rid_len, m, &err);
+	return gp_endpoint_send_msg(ss->endpoint, (const uint8_t *)u->rid, u->rid_len, m, &err);
+}
+
+static int send_step(struct steps *ss, struct step_rec *r, const Gpool__Msg *m)
+{
+	return send_sup(ss, r->sup, m);
 }
 
 static void deliver_kill(struct steps *ss, struct step_rec *r)
 {
+	if (r->handover_due) {
+		r->kill_pending = true; /* its shell gets it after the job itself */
+		return;
+	}
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_KILL;
 	m.kill = &r->kill;
@@ -507,14 +625,16 @@ static void refuse(struct agent *a, const Gpool__Launch *l, const char *why)
 	gp_warn("job %" PRIu64 ".%u refused: %s", l->job_id, l->attempt, why);
 	struct step_rec *r = find(ss, l->job_id, l->attempt);
 	if (!r)
-		r = add(ss, l->job_id, l->attempt, (const Gpool__TaskPlacement *const *)l->tasks,
-			l->n_tasks);
+		r = add_own(ss, l->job_id, l->attempt,
+			    (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks);
 	if (!r) {
 		gp_err("job %" PRIu64 ".%u: out of memory: refusal not held", l->job_id,
 		       l->attempt);
 		return;
 	}
-	r->pid = -1;
+	if (!r->sup->shell)
+		r->sup->pid = -1;
+	r->handover_due = false;
 	set_requeueable(r, !(l->spec && l->spec->no_requeue));
 	fail_tasks(a, r, why);
 }
@@ -524,7 +644,7 @@ static void refuse(struct agent *a, const Gpool__Launch *l, const char *why)
  * waits for the child: an exec that fails ends it with STEPD_EXEC_FAILED, reaped later. */
 #define STEPD_EXEC_FAILED 127
 
-static pid_t spawn_stepd(struct agent *a, const char *launch_path, gp_error_t *err)
+static pid_t spawn_stepd(struct agent *a, const char *launch_path, bool shell, gp_error_t *err)
 {
 	struct steps *ss = a->steps;
 	pid_t pid = fork();
@@ -545,6 +665,8 @@ static pid_t spawn_stepd(struct agent *a, const char *launch_path, gp_error_t *e
 			close(null);
 	}
 	ss->argv[2] = (char *)launch_path;
+	if (shell)
+		ss->argv[ss->shell_arg] = "--shell";
 	int keep = -1;
 	const char *lf = gp_config_str(a->cfg, "log_file");
 	if (ss->fork_only && *lf) {
@@ -627,7 +749,9 @@ static int stepd_argv(struct agent *a, struct steps *ss)
 	ss->argv[n++] = (char *)gp_config_str(c, "scheduler");
 	ss->argv[n++] = "--sched-uid";
 	ss->argv[n++] = ss->sched_uid;
+	ss->shell_arg = n;
 	ss->argv[n] = NULL;
+	ss->argv[n + 1] = NULL;
 	return 0;
 }
 
@@ -663,10 +787,90 @@ static uint32_t service_port(struct steps *ss, uint32_t wish)
 	return p;
 }
 
+/* Whether a launch may run in a task shell: one task of an array, nothing that makes its
+ * supervisor more than a starter of processes (staged or collected files, a script or files
+ * written as the user, MPI, a service, screening). */
+static bool shareable(const struct steps *ss, const Gpool__Launch *l)
+{
+	const Gpool__JobSpec *sp = l->spec;
+	return ss->share && l->array_job_id && l->n_tasks == 1 && !sp->service && !sp->screen &&
+	       sp->mpi == GPOOL__MPI_LAUNCH__MPI_NONE && !sp->n_stage && !sp->n_collect &&
+	       !sp->n_files && !sp->script.len;
+}
+
+/* A task shell of l's array, as this account, that takes one more job; NULL: none. */
+static struct sup *shell_for(struct steps *ss, const Gpool__Launch *l, const char *user)
+{
+	for (size_t i = 0; i < ss->nsups; i++) {
+		struct sup *u = ss->sups[i];
+		if (u->shell && u->ours && !u->closing && u->pid > 0 &&
+		    u->array == l->array_job_id && !strcmp(u->user, user) &&
+		    u->nsteps < SHELL_STEPS)
+			return u;
+	}
+	return NULL;
+}
+
+static int send_handover(struct steps *ss, struct step_rec *r, const char *path)
+{
+	uint32_t ranks[64];
+	Gpool__StepShellLaunch sl = GPOOL__STEP_SHELL_LAUNCH__INIT;
+	sl.job_id = r->job;
+	sl.attempt = r->attempt;
+	sl.launch_path = (char *)path;
+	for (size_t i = 0; i < r->ntasks && i < 64; i++)
+		ranks[sl.n_ranks++] = r->tasks[i].ht.rank;
+	sl.ranks = ranks;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_STEP_SHELL_LAUNCH;
+	m.step_shell_launch = &sl;
+	return send_sup(ss, r->sup, &m);
+}
+
+/* Hand the launch (its file written at path) to the shell u: held from now on, as with a
+ * gstepd of its own; a shell that has not said hello yet gets it when it does. */
+static int hand_to_shell(struct agent *a, struct sup *u, const Gpool__Launch *l, const char *path)
+{
+	struct steps *ss = a->steps;
+	struct step_rec *r = add(ss, l->job_id, l->attempt,
+				 (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks);
+	if (!r)
+		return -1;
+	attach(ss, r, u);
+	set_requeueable(r, lease_kills(l->spec));
+	/* rank 0 binds the master port: let go of it now (held again once r is gone) */
+	if ((r->port = port_here(l)) && !gp_ports_release(a->ports, r->port))
+		gp_debug("job %" PRIu64 ".%u: master port %u is not one this agent holds",
+			 l->job_id, l->attempt, r->port);
+	r->handover_due = !u->hello_seen || send_handover(ss, r, path) < 0;
+	gp_debug("job %" PRIu64 ".%u: to task shell %s%s", l->job_id, l->attempt, u->rid,
+		 r->handover_due ? " (when it says hello)" : "");
+	return 0;
+}
+
+/* The jobs handed to shell u before it said hello (and kills that came for them). */
+static void handovers_flush(struct agent *a, struct sup *u)
+{
+	struct steps *ss = a->steps;
+	for (size_t i = 0; i < ss->n; i++) {
+		struct step_rec *r = ss->v[i];
+		if (r->sup != u || !r->handover_due)
+			continue;
+		char path[4300];
+		if (gp_launch_path(path, sizeof(path), a->state_dir, r->job, r->attempt) < 0 ||
+		    send_handover(ss, r, path) < 0)
+			return;
+		r->handover_due = false;
+		if (r->kill_pending)
+			deliver_kill(ss, r);
+	}
+}
+
 void steps_launch(struct agent *a, const Gpool__Launch *l)
 {
 	struct steps *ss = a->steps;
 	char why[sizeof(((gp_error_t *)0)->text) + 300];
+	bool shell_new = false;
 	if (!l->job_id || !l->spec || !l->spec->n_argv || !l->n_tasks) {
 		gp_warn("launch of job %" PRIu64 ".%u without a command or tasks: dropped",
 			l->job_id, l->attempt);
@@ -717,12 +921,22 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 		refuse(a, l, why);
 		return;
 	}
+	/* an array's task goes to a task shell of its array when one takes more */
+	if (shareable(ss, l)) {
+		struct sup *u = shell_for(ss, l, acct.name);
+		if (u) {
+			if (hand_to_shell(a, u, l, path) == 0)
+				return;
+		} else {
+			shell_new = true;
+		}
+	}
 	/* held from now on: the scheduler must see it before the supervisor says hello */
-	struct step_rec *r = add(ss, l->job_id, l->attempt,
-				 (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks);
+	struct step_rec *r = add_own(ss, l->job_id, l->attempt,
+				     (const Gpool__TaskPlacement *const *)l->tasks, l->n_tasks);
 	pid_t pid = -1;
 	if (r) {
-		r->seq_known = true;
+		r->sup->seq_known = true;
 		for (size_t i = 0; i < r->ntasks; i++)
 			r->tasks[i].ht.port = port;
 		set_requeueable(r, lease_kills(l->spec));
@@ -731,7 +945,7 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 		if ((r->port = port_here(l)) && !gp_ports_release(a->ports, r->port))
 			gp_debug("job %" PRIu64 ".%u: master port %u is not one this agent holds",
 				 l->job_id, l->attempt, r->port);
-		pid = spawn_stepd(a, path, &err);
+		pid = spawn_stepd(a, path, shell_new, &err);
 	}
 	if (pid < 0) {
 		snprintf(why, sizeof(why), "node %s: %s", a->node, r ? err.text : "out of memory");
@@ -739,11 +953,26 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 		refuse(a, l, why);
 		return;
 	}
-	r->pid = pid;
-	r->child = true;
-	r->ours = true;
-	gp_debug("job %" PRIu64 ".%u: %zu task(s), gstepd pid %d, as '%s'", l->job_id, l->attempt,
-		 l->n_tasks, (int)pid, acct.name);
+	struct sup *u = r->sup;
+	if (shell_new) {
+		/* the shell's routing id is its pid: the record of its first job moves to it */
+		char rid[48];
+		snprintf(rid, sizeof(rid), "s%d", (int)pid);
+		struct sup *sh = sup_new(ss, rid);
+		if (sh) {
+			sh->shell = true;
+			sh->array = l->array_job_id;
+			snprintf(sh->user, sizeof(sh->user), "%s", acct.name);
+			attach(ss, r, sh);
+			u = sh;
+		}
+	}
+	u->pid = pid;
+	u->child = true;
+	u->ours = true;
+	u->seq_known = true;
+	gp_debug("job %" PRIu64 ".%u: %zu task(s), gstepd pid %d%s, as '%s'", l->job_id, l->attempt,
+		 l->n_tasks, (int)pid, u->shell ? " (task shell)" : "", acct.name);
 }
 
 /* ---- messages from supervisors ---- */
@@ -751,37 +980,60 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 static void on_hello(void *arg, void *peer, const Gpool__Msg *m)
 {
 	struct agent *a = arg;
-	struct step_rec *r = peer;
+	struct sup *u = peer;
 	const Gpool__StepHello *h = m->step_hello;
-	if (h->job_id != r->job || h->attempt != r->attempt) {
-		gp_warn("step %s says it is job %" PRIu64 ".%u: dropped", r->rid, h->job_id,
-			h->attempt);
-		return;
+	struct step_rec *own = NULL;
+	if (!u->shell) {
+		own = find(a->steps, h->job_id, h->attempt);
+		if (!own || own->sup != u) {
+			gp_warn("step %s says it is job %" PRIu64 ".%u: dropped", u->rid, h->job_id,
+				h->attempt);
+			return;
+		}
 	}
-	if (!r->hello_seen)
-		gp_debug("step %s (pid %d) connected", r->rid, (int)h->pid);
-	r->hello_seen = true;
-	if (r->pid != h->pid) {
-		r->pid = h->pid;
-		r->child = false;
+	if (!u->hello_seen)
+		gp_debug("step %s (pid %d) connected", u->rid, (int)h->pid);
+	u->hello_seen = true;
+	if (u->pid != h->pid) {
+		u->pid = h->pid;
+		u->child = false;
 	}
 	/* a hello's Msg.id is the supervisor's acknowledged position: after our restart, what
 	 * follows it is forwarded in order from there */
-	if (!r->seq_known) {
-		r->last_seq = m->id;
-		r->seq_known = true;
+	if (!u->seq_known) {
+		u->last_seq = m->id;
+		u->seq_known = true;
 	}
+	if (own)
+		own->seen = true;
 	for (size_t i = 0; i < h->n_tasks; i++) {
-		struct task_rec *t = task_of(r, h->tasks[i]->rank);
+		const Gpool__HeldTask *ht = h->tasks[i];
+		struct step_rec *r = own ? own : find(a->steps, ht->job_id, ht->attempt);
+		if (!r)
+			continue;
+		if (r->sup != u) {
+			/* after our restart: a shell names the jobs it runs */
+			if (!u->shell || r->sup->shell)
+				continue;
+			attach(a->steps, r, u);
+			gp_info("job %s runs in task shell %s", r->rid, u->rid);
+		}
+		r->seen = true;
+		struct task_rec *t = task_of(r, ht->rank);
 		if (!t || t->acked)
 			continue;
-		t->ht.pid = h->tasks[i]->pid;
-		if (h->tasks[i]->port)
-			t->ht.port = h->tasks[i]->port;
+		t->ht.pid = ht->pid;
+		if (ht->port)
+			t->ht.port = ht->port;
 		/* an exit is held from its TASK_EXITED (status, rusage), not from a hello */
 	}
-	if (r->kill_pending)
-		deliver_kill(a->steps, r);
+	if (u->shell)
+		handovers_flush(a, u);
+	for (size_t i = 0; i < a->steps->n; i++) {
+		struct step_rec *r = a->steps->v[i];
+		if (r->sup == u && r->kill_pending && !r->handover_due)
+			deliver_kill(a->steps, r);
+	}
 }
 
 static void update_task(struct step_rec *r, const Gpool__TaskEvent *ev)
@@ -801,40 +1053,44 @@ static void update_task(struct step_rec *r, const Gpool__TaskEvent *ev)
 static void on_event(void *arg, void *peer, const Gpool__Msg *m)
 {
 	struct agent *a = arg;
-	struct step_rec *r = peer;
+	struct sup *u = peer;
 	uint64_t job =
 	    m->m_case == GPOOL__MSG__M_TASK_EVENT ? m->task_event->job_id : m->output->job_id;
 	uint32_t att =
 	    m->m_case == GPOOL__MSG__M_TASK_EVENT ? m->task_event->attempt : m->output->attempt;
-	if (job != r->job || att != r->attempt) {
-		gp_warn("step %s sent an event for job %" PRIu64 ".%u: dropped", r->rid, job, att);
-		return;
-	}
 	if (!sched_link_up(a->link))
 		return; /* not acknowledged: the supervisor sends it again */
-	if (m->id && !r->seq_known)
+	if (m->id && !u->seq_known)
 		return; /* after our restart: wait for its hello, then its resend */
-	if (m->id && m->id <= r->last_seq) {
-		r->ack_due = true; /* a resend of what we forwarded: acknowledge again */
+	if (m->id && m->id <= u->last_seq) {
+		u->ack_due = true; /* a resend of what we forwarded: acknowledge again */
 		return;
 	}
-	if (m->id && m->id != r->last_seq + 1)
+	if (m->id && m->id != u->last_seq + 1)
 		return; /* a gap (sent to the agent before us): it resends in order */
-	/* a screening task's grades go first: gschedd checks them against the running job */
-	if (r->screen && m->m_case == GPOOL__MSG__M_TASK_EVENT &&
-	    m->task_event->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED) {
-		struct task_rec *t = task_of(r, m->task_event->rank);
-		if (t && !t->ht.exited && !t->acked)
-			screen_relay(a, r->job, r->attempt, t->ht.rank, t->cards, r->owner);
+	struct step_rec *r = find(a->steps, job, att);
+	if (!r || r->sup != u) {
+		/* taken in its place in the sequence, so what follows is not held up */
+		gp_warn("step %s sent an event for job %" PRIu64 ".%u: dropped", u->rid, job, att);
+	} else {
+		r->seen = true;
+		/* a screening task's grades go first: gschedd checks them against the running
+		 * job */
+		if (r->screen && m->m_case == GPOOL__MSG__M_TASK_EVENT &&
+		    m->task_event->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED) {
+			struct task_rec *t = task_of(r, m->task_event->rank);
+			if (t && !t->ht.exited && !t->acked)
+				screen_relay(a, r->job, r->attempt, t->ht.rank, t->cards, r->owner);
+		}
+		Gpool__Msg fwd = *m;
+		fwd.id = 0;
+		sched_link_queue(a, &fwd);
+		if (m->m_case == GPOOL__MSG__M_TASK_EVENT)
+			update_task(r, m->task_event);
 	}
-	Gpool__Msg fwd = *m;
-	fwd.id = 0;
-	sched_link_queue(a, &fwd);
-	if (m->m_case == GPOOL__MSG__M_TASK_EVENT)
-		update_task(r, m->task_event);
 	if (m->id) {
-		r->last_seq = m->id;
-		r->ack_due = true;
+		u->last_seq = m->id;
+		u->ack_due = true;
 	}
 }
 
@@ -844,71 +1100,85 @@ static const struct gp_ep_handler step_msgs[] = {
     {GPOOL__MSG__M_OUTPUT, GP_EP_ANYONE, on_event, "output"},
 };
 
-/* A routing id "<job>.<attempt>": the step it names, adopted if unknown (its launch file was
- * lost or it was started by an earlier agent). */
-static struct step_rec *step_of(struct steps *ss, const char *rid, size_t len,
-				const Gpool__Batch *b)
+/* A routing id "<job>.<attempt>" or "s<pid>" (a task shell): the supervisor it names, adopted
+ * from its hello if unknown (its launch file was lost or an earlier agent started it). */
+static struct sup *sup_of(struct steps *ss, const char *rid, size_t len, const Gpool__Batch *b)
 {
 	char buf[48];
 	if (len == 0 || len >= sizeof(buf))
 		return NULL;
 	memcpy(buf, rid, len);
 	buf[len] = '\0';
+	struct sup *u = sup_find(ss, buf, len);
+	if (u)
+		return u;
+	const Gpool__StepHello *h = NULL;
+	for (size_t i = 0; i < b->n_msgs && !h; i++)
+		if (b->msgs[i]->m_case == GPOOL__MSG__M_STEP_HELLO)
+			h = b->msgs[i]->step_hello;
+	int end = 0;
+	int pid;
+	if (buf[0] == 's') {
+		if (sscanf(buf + 1, "%d%n", &pid, &end) != 1 || buf[1 + end] || pid <= 0 || !h ||
+		    h->pid != pid)
+			return NULL;
+		if (!(u = sup_new(ss, buf)))
+			return NULL;
+		u->shell = true;
+		u->closing = false;
+		u->seq_known = false;
+		u->pid = pid;
+		u->idle_since_ms = gp_mono_ms();
+		gp_info("adopted task shell %s", u->rid);
+		return u;
+	}
 	unsigned long long job;
 	unsigned att;
-	int end = 0;
 	if (sscanf(buf, "%llu.%u%n", &job, &att, &end) != 2 || buf[end] || !job)
 		return NULL;
-	struct step_rec *r = find(ss, job, att);
-	if (r)
-		return r;
-	for (size_t i = 0; i < b->n_msgs; i++) {
-		const Gpool__StepHello *h =
-		    b->msgs[i]->m_case == GPOOL__MSG__M_STEP_HELLO ? b->msgs[i]->step_hello : NULL;
-		if (!h || h->job_id != job || h->attempt != att)
-			continue;
-		Gpool__TaskPlacement *tp = calloc(h->n_tasks ? h->n_tasks : 1, sizeof(*tp));
-		Gpool__TaskPlacement **tpp = calloc(h->n_tasks ? h->n_tasks : 1, sizeof(*tpp));
-		if (tp && tpp) {
-			for (size_t k = 0; k < h->n_tasks; k++) {
-				gpool__task_placement__init(&tp[k]);
-				tp[k].rank = h->tasks[k]->rank;
-				tpp[k] = &tp[k];
-			}
-			r = add(ss, job, att, (const Gpool__TaskPlacement *const *)tpp, h->n_tasks);
-			if (r) {
-				r->seq_known = false;
-				set_requeueable(r, !h->n_tasks || h->tasks[0]->requeueable);
-				gp_info("adopted job %s", r->rid);
-			}
+	if (!h || h->job_id != job || h->attempt != att)
+		return NULL;
+	Gpool__TaskPlacement *tp = calloc(h->n_tasks ? h->n_tasks : 1, sizeof(*tp));
+	Gpool__TaskPlacement **tpp = calloc(h->n_tasks ? h->n_tasks : 1, sizeof(*tpp));
+	struct step_rec *r = NULL;
+	if (tp && tpp) {
+		for (size_t k = 0; k < h->n_tasks; k++) {
+			gpool__task_placement__init(&tp[k]);
+			tp[k].rank = h->tasks[k]->rank;
+			tpp[k] = &tp[k];
 		}
-		free(tp);
-		free(tpp);
-		return r;
+		r = add_own(ss, job, att, (const Gpool__TaskPlacement *const *)tpp, h->n_tasks);
+		if (r) {
+			r->sup->seq_known = false;
+			set_requeueable(r, !h->n_tasks || h->tasks[0]->requeueable);
+			gp_info("adopted job %s", r->rid);
+		}
 	}
-	return NULL;
+	free(tp);
+	free(tpp);
+	return r ? r->sup : NULL;
 }
 
-/* The step an envelope's routing id names (adopted from its hello when unknown): the peer its
- * messages' handlers get. */
+/* The supervisor an envelope's routing id names (adopted from its hello when unknown): the
+ * peer its messages' handlers get. */
 static int on_accept(void *arg, const struct gp_ep_envelope *e, void **peer)
 {
 	struct agent *a = arg;
-	struct step_rec *r = step_of(a->steps, (const char *)e->rid, e->rid_len, e->batch);
-	if (!r) {
+	struct sup *u = sup_of(a->steps, (const char *)e->rid, e->rid_len, e->batch);
+	if (!u) {
 		gp_warn("dropped a message from an unknown supervisor");
 		return -1;
 	}
-	r->last_heard_ms = gp_mono_ms();
-	*peer = r;
+	u->last_heard_ms = gp_mono_ms();
+	*peer = u;
 	return 0;
 }
 
 static void on_rejected(void *arg, void *peer, const struct gp_ep_envelope *e, const Gpool__Msg *m,
 			Gpool__ErrorCode code, const char *why)
 {
-	const struct step_rec *r = peer;
-	gp_warn("step %s sent an unexpected message (type %d): dropped", r->rid, (int)m->m_case);
+	const struct sup *u = peer;
+	gp_warn("step %s sent an unexpected message (type %d): dropped", u->rid, (int)m->m_case);
 }
 
 static gp_endpoint_t *step_endpoint(struct agent *a, struct steps *ss)
@@ -944,23 +1214,51 @@ void steps_recv(struct agent *a)
 void steps_flush(struct agent *a)
 {
 	struct steps *ss = a->steps;
-	for (size_t i = 0; i < ss->n;) {
+	for (size_t i = 0; i < ss->nsups; i++)
+		ss->sups[i]->ack_blocked = false;
+	/* on disk before the supervisor may forget it */
+	for (size_t i = 0; i < ss->n; i++) {
 		struct step_rec *r = ss->v[i];
-		/* on disk before the supervisor may forget it */
-		if (r->exit_dirty && write_exit_file(a, r) < 0 && r->ack_due) {
-			i++;
-			continue; /* not acknowledged: it sends again, we try again */
-		}
-		if (r->ack_due) {
+		if (r->exit_dirty && write_exit_file(a, r) < 0)
+			r->sup->ack_blocked = true; /* not acknowledged: it sends again, we retry */
+	}
+	int64_t now = gp_mono_ms();
+	for (size_t i = 0; i < ss->nsups;) {
+		struct sup *u = ss->sups[i];
+		if (u->ack_due && !u->ack_blocked) {
 			Gpool__StepAck ack = GPOOL__STEP_ACK__INIT;
-			ack.upto = r->last_seq;
+			ack.upto = u->last_seq;
 			Gpool__Msg m = GPOOL__MSG__INIT;
 			m.m_case = GPOOL__MSG__M_STEP_ACK;
 			m.step_ack = &ack;
-			if (send_step(ss, r, &m) == 0)
-				r->ack_due = false;
+			if (send_sup(ss, u, &m) == 0)
+				u->ack_due = false;
 		}
-		if (all_settled(r) && !r->ack_due && !r->exit_dirty) {
+		/* a task shell idle for the grace period closes; it hands nothing more */
+		if (u->shell && !u->nsteps && !u->ack_due &&
+		    (u->closing || u->pid <= 0 ||
+		     (u->idle_since_ms && now - u->idle_since_ms >= SHELL_IDLE_MS))) {
+			if (!u->closing && u->pid > 0) {
+				Gpool__StepShellClose c = GPOOL__STEP_SHELL_CLOSE__INIT;
+				Gpool__Msg m = GPOOL__MSG__INIT;
+				m.m_case = GPOOL__MSG__M_STEP_SHELL_CLOSE;
+				m.step_shell_close = &c;
+				if (send_sup(ss, u, &m) == 0) {
+					u->closing = true;
+					gp_debug("task shell %s: idle, closed", u->rid);
+				}
+			}
+			/* our child is kept until reaped (SIGCHLD), another is forgotten now */
+			if (u->closing && !u->child) {
+				sup_free(ss, u);
+				continue;
+			}
+		}
+		i++;
+	}
+	for (size_t i = 0; i < ss->n;) {
+		struct step_rec *r = ss->v[i];
+		if (all_settled(r) && !r->sup->ack_due && !r->exit_dirty) {
 			forget(ss, i);
 			continue;
 		}
@@ -1018,7 +1316,8 @@ void steps_acked(struct agent *a, uint64_t msg_id)
  * scheduler requeues or fails it), or never started. */
 static void stepd_gone(struct agent *a, struct step_rec *r, const char *why)
 {
-	if (r->ours && !r->hello_seen) {
+	if (r->sup->ours && (!r->seen || r->handover_due)) {
+		r->handover_due = false;
 		fail_tasks(a, r, why);
 		return;
 	}
@@ -1031,19 +1330,36 @@ static void stepd_gone(struct agent *a, struct step_rec *r, const char *why)
 	}
 }
 
+/* Every job of supervisor u: it is gone. */
+static void sup_gone(struct agent *a, struct sup *u, const char *why)
+{
+	struct steps *ss = a->steps;
+	u->pid = -1;
+	u->closing = true;
+	for (size_t i = 0; i < ss->n; i++)
+		if (ss->v[i]->sup == u)
+			stepd_gone(a, ss->v[i], why);
+}
+
 void steps_reaped(struct agent *a, pid_t pid, int status)
 {
 	struct steps *ss = a->steps;
-	for (size_t i = 0; i < ss->n; i++) {
-		struct step_rec *r = ss->v[i];
-		if (r->pid != pid || !r->child)
+	for (size_t i = 0; i < ss->nsups; i++) {
+		struct sup *u = ss->sups[i];
+		if (u->pid != pid || !u->child)
 			continue;
-		r->child = false;
-		r->pid = -1;
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		u->child = false;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			u->pid = -1;
+			u->closing = true;
+			/* a shell that ended on its own leaves nothing to hold; its jobs' records
+			 * go with their exits */
+			if (u->shell && !u->nsteps)
+				sup_free(ss, u);
 			return;
+		}
 		char why[4600];
-		if (WIFEXITED(status) && WEXITSTATUS(status) == STEPD_EXEC_FAILED && !r->hello_seen)
+		if (WIFEXITED(status) && WEXITSTATUS(status) == STEPD_EXEC_FAILED && !u->hello_seen)
 			snprintf(why, sizeof(why), "node %s: cannot execute gstepd '%s'", a->node,
 				 a->stepd);
 		else if (WIFEXITED(status))
@@ -1052,7 +1368,9 @@ void steps_reaped(struct agent *a, pid_t pid, int status)
 		else
 			snprintf(why, sizeof(why), "node %s: gstepd killed by signal %d", a->node,
 				 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-		stepd_gone(a, r, why);
+		sup_gone(a, u, why);
+		if (u->shell && !u->nsteps)
+			sup_free(ss, u);
 		return;
 	}
 }
@@ -1092,7 +1410,7 @@ uint64_t steps_cards_busy(const struct agent *a)
 	uint64_t busy = 0;
 	for (size_t i = 0; ss && i < ss->n; i++) {
 		const struct step_rec *r = ss->v[i];
-		for (size_t k = 0; r->pid >= 0 && k < r->ntasks; k++) {
+		for (size_t k = 0; r->sup->pid >= 0 && k < r->ntasks; k++) {
 			const struct task_rec *t = &r->tasks[k];
 			if (!t->ht.exited && !t->acked && !t->dropped)
 				busy |= t->cards;
@@ -1104,22 +1422,34 @@ uint64_t steps_cards_busy(const struct agent *a)
 int64_t steps_tick(struct agent *a, int64_t now)
 {
 	struct steps *ss = a->steps;
-	for (size_t i = 0; i < ss->n; i++) {
-		struct step_rec *r = ss->v[i];
-		if (r->pid < 0 || r->child || all_settled(r))
+	for (size_t i = 0; i < ss->nsups; i++) {
+		struct sup *u = ss->sups[i];
+		if (u->pid < 0 || u->child)
 			continue; /* done, or its end comes as SIGCHLD */
-		bool silent = now - r->last_heard_ms > STEP_FORGET_MS;
-		bool gone = r->pid > 0 ? (kill(r->pid, 0) < 0 && errno == ESRCH) : silent;
+		bool busy = false;
+		for (size_t k = 0; k < ss->n && !busy; k++)
+			busy = ss->v[k]->sup == u && !all_settled(ss->v[k]);
+		if (!busy)
+			continue;
+		bool silent = now - u->last_heard_ms > STEP_FORGET_MS;
+		bool gone = u->pid > 0 ? (kill(u->pid, 0) < 0 && errno == ESRCH) : silent;
 		if (gone && silent) {
-			char path[4300];
-			gp_launch_path(path, sizeof(path), a->state_dir, r->job, r->attempt);
-			if (access(path, F_OK) == 0)
-				gp_warn(
-				    "step %s ended without cleaning up (its launch file is left)",
-				    r->rid);
-			r->pid = -1;
-			stepd_gone(a, r, "its supervisor is gone");
+			for (size_t k = 0; k < ss->n; k++) {
+				struct step_rec *r = ss->v[k];
+				char path[4300];
+				if (r->sup != u)
+					continue;
+				gp_launch_path(path, sizeof(path), a->state_dir, r->job,
+					       r->attempt);
+				if (access(path, F_OK) == 0)
+					gp_warn(
+					    "step %s ended without cleaning up (its launch file is "
+					    "left)",
+					    r->rid);
+			}
+			sup_gone(a, u, "its supervisor is gone");
 		}
 	}
-	return now + 1000;
+	/* idle task shells are closed in steps_flush */
+	return now + (ss->nsups ? 500 : 1000);
 }

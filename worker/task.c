@@ -284,32 +284,26 @@ static struct task *task_by_pid(struct step *s, pid_t pid)
 	return NULL;
 }
 
-void tasks_reap(struct step *s)
+bool tasks_reaped(struct step *s, pid_t pid, int st, const struct rusage *ru)
 {
-	int st;
-	struct rusage ru;
-	pid_t pid;
-	/* gstepd is a subreaper: orphaned grandchildren land here too and are reaped silently */
-	while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0) {
-		struct task *t = task_by_pid(s, pid);
-		if (!t)
-			continue;
-		t->status = st;
-		t->ru = ru;
-		t->state = TASK_REAPED;
-		t->reaped_ms = gp_mono_ms();
-		bool killed9 = (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) ||
-			       (WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGKILL);
-		/* the limit's kills count per job: any task SIGKILLed after one is reported oom */
-		s->oom_kills += gp_cgroup_oom_kills(s->cg);
-		if (killed9 && s->oom_kills > 0)
-			t->oom = true;
-		/* what the task left behind in its session goes with it */
-		kill(-pid, SIGKILL);
-		gp_debug("job %llu rank %u exited, status 0x%x%s",
-			 (unsigned long long)s->launch->job_id, t->tp->rank, st,
-			 t->oom ? " (oom)" : "");
-	}
+	struct task *t = task_by_pid(s, pid);
+	if (!t)
+		return false;
+	t->status = st;
+	t->ru = *ru;
+	t->state = TASK_REAPED;
+	t->reaped_ms = gp_mono_ms();
+	bool killed9 = (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) ||
+		       (WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGKILL);
+	/* the limit's kills count per job: any task SIGKILLed after one is reported oom */
+	s->oom_kills += gp_cgroup_oom_kills(s->cg);
+	if (killed9 && s->oom_kills > 0)
+		t->oom = true;
+	/* what the task left behind in its session goes with it */
+	kill(-pid, SIGKILL);
+	gp_debug("job %llu rank %u exited, status 0x%x%s", (unsigned long long)s->launch->job_id,
+		 t->tp->rank, st, t->oom ? " (oom)" : "");
+	return true;
 }
 
 void tasks_finish(struct step *s, int64_t now)

@@ -385,6 +385,248 @@ static void kill_tree(void **state)
 	result_free(&r);
 }
 
+/* ---- a task shell: several job attempts in one gstepd ---- */
+
+/* After the task's eof on stdout: tell the shell to close (it then ends once reported). */
+static void close_when_done(struct result *r, const char *rid, void *arg)
+{
+	if (!r->eof[0][1])
+		return;
+	Gpool__StepShellClose c = GPOOL__STEP_SHELL_CLOSE__INIT;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_STEP_SHELL_CLOSE;
+	m.step_shell_close = &c;
+	send_to(rid, &m);
+}
+
+#define SHELL_JOBS 4
+
+struct shell_job {
+	bool started, exited, failed;
+	int pid, status;
+	gp_buf_t out;
+};
+
+static pid_t start_shell(const Gpool__Launch *l, char *path, size_t len)
+{
+	gp_error_t err;
+	assert_int_equal(gp_launch_path(path, len, dir, l->job_id, l->attempt), 0);
+	assert_int_equal(gp_launch_write(path, l, &err), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(gstepd, gstepd, "--launch", path, "--agent", sockep, "--scratch-dir", scratch,
+		      "--node-name", "t1", "--allow-root", "--log-level", "debug", "--shell",
+		      (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void hand_over(const char *rid, uint64_t job, const char *path)
+{
+	uint32_t rank = 0;
+	Gpool__StepShellLaunch sl = GPOOL__STEP_SHELL_LAUNCH__INIT;
+	sl.job_id = job;
+	sl.attempt = 1;
+	sl.launch_path = (char *)path;
+	sl.ranks = &rank;
+	sl.n_ranks = 1;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_STEP_SHELL_LAUNCH;
+	m.step_shell_launch = &sl;
+	send_to(rid, &m);
+}
+
+static void shell_runs_several_jobs(void **state)
+{
+	/* job 301 starts the shell; 302-304 are handed to it; 303 is killed while 304 runs on */
+	char *argv1[] = {"/bin/sh", "-c", "echo one; exit 5"};
+	char *argv2[] = {"/bin/sh", "-c", "echo two; exit 6"};
+	char *argv3[] = {"/bin/sleep", "1000"};
+	char *argv4[] = {"/bin/sh", "-c", "sleep 1; echo four"};
+	char **argvs[SHELL_JOBS] = {argv1, argv2, argv3, argv4};
+	int argcs[SHELL_JOBS] = {3, 3, 2, 3};
+	Gpool__Launch l[SHELL_JOBS];
+	Gpool__JobSpec spec[SHELL_JOBS];
+	Gpool__TaskPlacement tp[SHELL_JOBS][1], *tpp[SHELL_JOBS][1];
+	char paths[SHELL_JOBS][512];
+	for (int j = 0; j < SHELL_JOBS; j++) {
+		launch_init(&l[j], &spec[j], tp[j], tpp[j], 1, 301 + (uint64_t)j, argvs[j],
+			    argcs[j]);
+		l[j].array_job_id = 301;
+		l[j].array_task_id = (uint32_t)j;
+	}
+	gp_error_t err;
+	for (int j = 1; j < SHELL_JOBS; j++) {
+		assert_int_equal(gp_launch_path(paths[j], sizeof(paths[j]), dir, l[j].job_id, 1),
+				 0);
+		assert_int_equal(gp_launch_write(paths[j], &l[j], &err), 0);
+	}
+	pid_t pid = start_shell(&l[0], paths[0], sizeof(paths[0]));
+	struct shell_job jr[SHELL_JOBS];
+	memset(jr, 0, sizeof(jr));
+	char rid[64] = "", want_rid[64];
+	snprintf(want_rid, sizeof(want_rid), "s%d", (int)pid);
+	bool handed = false, killed = false, closed = false, alive_when_idle = false;
+	uint64_t hello_job = 99, last = 0;
+	int64_t deadline = gp_mono_ms() + 30000, all_done_ms = 0;
+	int st = 0;
+	while (1) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			break;
+		if (gp_mono_ms() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			fail_msg("the task shell did not finish in 30 s");
+		}
+		bool done = true;
+		for (int j = 0; j < SHELL_JOBS; j++)
+			done = done && (jr[j].exited || jr[j].failed);
+		for (int j = 0; done && j < SHELL_JOBS; j++)
+			done = access(paths[j], F_OK) < 0; /* retired: cleaned up */
+		if (done && !all_done_ms)
+			all_done_ms = gp_mono_ms();
+		if (all_done_ms && !closed && gp_mono_ms() - all_done_ms > 300) {
+			/* idle, and still there: it exits only when told */
+			alive_when_idle = waitpid(pid, &st, WNOHANG) == 0;
+			Gpool__StepShellClose c = GPOOL__STEP_SHELL_CLOSE__INIT;
+			Gpool__Msg m = GPOOL__MSG__INIT;
+			m.m_case = GPOOL__MSG__M_STEP_SHELL_CLOSE;
+			m.step_shell_close = &c;
+			send_to(rid, &m);
+			closed = true;
+		}
+		zmq_pollitem_t it = {.socket = router, .events = ZMQ_POLLIN};
+		if (zmq_poll(&it, 1, 100) <= 0)
+			continue;
+		int n = zmq_recv(router, rid, sizeof(rid) - 1, 0);
+		assert_true(n > 0);
+		rid[n] = '\0';
+		assert_string_equal(rid, want_rid);
+		zmq_msg_t body;
+		zmq_msg_init(&body);
+		zmq_msg_recv(&body, router, 0);
+		struct gp_sender from;
+		Gpool__ErrorCode code;
+		Gpool__Batch *b = gp_wire_open(wire, zmq_msg_data(&body), zmq_msg_size(&body),
+					       &from, &code, &err);
+		zmq_msg_close(&body);
+		assert_non_null(b);
+		for (size_t i = 0; i < b->n_msgs; i++) {
+			Gpool__Msg *m = b->msgs[i];
+			if (m->m_case == GPOOL__MSG__M_STEP_HELLO) {
+				hello_job = m->step_hello->job_id;
+				continue;
+			}
+			if (m->id && m->id <= last)
+				continue; /* a resend */
+			if (m->id)
+				last = m->id;
+			uint64_t job = m->m_case == GPOOL__MSG__M_OUTPUT ? m->output->job_id
+									 : m->task_event->job_id;
+			assert_true(job >= 301 && job < 301 + SHELL_JOBS);
+			struct shell_job *r = &jr[job - 301];
+			if (m->m_case == GPOOL__MSG__M_OUTPUT) {
+				if (m->output->stream == 1)
+					gp_buf_append(&r->out, m->output->data.data,
+						      m->output->data.len);
+			} else if (m->task_event->kind == GPOOL__TASK_EVENT_KIND__TASK_STARTED) {
+				r->started = true;
+				r->pid = m->task_event->pid;
+			} else if (m->task_event->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED) {
+				r->exited = true;
+				r->status = m->task_event->status;
+			} else {
+				r->failed = true;
+			}
+		}
+		gpool__batch__free_unpacked(b, NULL);
+		Gpool__StepAck ack = GPOOL__STEP_ACK__INIT;
+		ack.upto = last;
+		Gpool__Msg am = GPOOL__MSG__INIT;
+		am.m_case = GPOOL__MSG__M_STEP_ACK;
+		am.step_ack = &ack;
+		send_to(rid, &am);
+		if (!handed) {
+			for (int j = 1; j < SHELL_JOBS; j++)
+				hand_over(rid, l[j].job_id, paths[j]);
+			handed = true;
+		}
+		if (!killed && jr[2].started && jr[3].started) {
+			Gpool__Kill kl = GPOOL__KILL__INIT;
+			kl.job_id = 303;
+			kl.attempt = 1;
+			kl.signal = SIGKILL;
+			kl.reason = GPOOL__JOB_STATE__CANCELLED;
+			Gpool__Msg m = GPOOL__MSG__INIT;
+			m.m_case = GPOOL__MSG__M_KILL;
+			m.kill = &kl;
+			send_to(rid, &m);
+			killed = true;
+		}
+	}
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_true(closed);
+	assert_true(alive_when_idle);
+	assert_int_equal(hello_job, 0); /* a shell names no job of its own */
+	/* each job: its own status and output */
+	int want_code[SHELL_JOBS] = {5, 6, -1, 0};
+	const char *want_out[SHELL_JOBS] = {"one\n", "two\n", "", "four\n"};
+	for (int j = 0; j < SHELL_JOBS; j++) {
+		assert_true(jr[j].started && jr[j].exited);
+		assert_false(jr[j].failed);
+		if (want_code[j] < 0) {
+			assert_true(WIFSIGNALED(jr[j].status));
+			assert_int_equal(WTERMSIG(jr[j].status), SIGKILL);
+		} else {
+			assert_true(WIFEXITED(jr[j].status));
+			assert_int_equal(WEXITSTATUS(jr[j].status), want_code[j]);
+		}
+		assert_int_equal(jr[j].out.len, strlen(want_out[j]));
+		assert_memory_equal(jr[j].out.data, want_out[j], jr[j].out.len);
+		/* the launch file and scratch directory of each are gone */
+		assert_int_equal(access(paths[j], F_OK), -1);
+		char sd[300];
+		snprintf(sd, sizeof(sd), "%s/job%d", scratch, 301 + j);
+		assert_int_equal(access(sd, F_OK), -1);
+		if (geteuid() == 0 && access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) == 0) {
+			char cg[300];
+			snprintf(cg, sizeof(cg), "/sys/fs/cgroup/pids/gpool/job%d.1.t1", 301 + j);
+			assert_int_equal(access(cg, F_OK), -1);
+		}
+		gp_buf_release(&jr[j].out);
+	}
+	/* the tasks were the shell's children: one supervisor for all four */
+	assert_true(jr[2].pid > 0);
+	assert_true(gone(jr[2].pid));
+}
+
+/* Each job handed to a shell runs in a cgroup of its own (v1 here: job<id>.<attempt>.<node>
+ * under every controller), which the task itself sees. */
+static void shell_cgroup_per_job(void **state)
+{
+	if (geteuid() != 0 || access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) != 0) {
+		printf("SKIP: needs root and a writable cgroup v1 pids controller\n");
+		skip();
+	}
+	char *argv[] = {"/bin/sh", "-c", "cat /proc/self/cgroup"};
+	Gpool__Launch l;
+	Gpool__JobSpec spec;
+	Gpool__TaskPlacement tp[1], *tpp[1];
+	launch_init(&l, &spec, tp, tpp, 1, 311, argv, 3);
+	l.array_job_id = 311;
+	char path[512];
+	struct result r;
+	pid_t pid = start_shell(&l, path, sizeof(path));
+	/* the shell waits for a close once idle: collect() ends it through the callback */
+	collect(pid, &r, close_when_done, NULL);
+	assert_true(r.exited[0]);
+	gp_buf_append(&r.out[0][1], "", 1);
+	assert_non_null(strstr((char *)r.out[0][1].data, "pids:/gpool/job311.1.t1"));
+	result_free(&r);
+}
+
 static int setup(void **state)
 {
 	assert_non_null(mkdtemp(dir));
@@ -458,10 +700,9 @@ int main(int argc, char **argv)
 		return cmocka_run_group_tests(oom_tests, setup, teardown);
 	}
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(output_and_status),
-	    cmocka_unit_test(exec_fails),
-	    cmocka_unit_test(missing_account),
-	    cmocka_unit_test(kill_tree),
+	    cmocka_unit_test(output_and_status),       cmocka_unit_test(exec_fails),
+	    cmocka_unit_test(missing_account),	       cmocka_unit_test(kill_tree),
+	    cmocka_unit_test(shell_runs_several_jobs), cmocka_unit_test(shell_cgroup_per_job),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
