@@ -1,7 +1,8 @@
 /* discovery.c: a thread that asks gschedd for the services and their replicas
  * (ServiceQuery, over the authenticated control path) every poll interval and hands each
- * answer to the event loop. A failed poll hands nothing: the loop keeps serving the set it
- * knows, through a scheduler restart. */
+ * answer to the event loop (snap.c, pool.c). A failed poll hands nothing: the loop keeps
+ * serving the set it knows while gschedd is down, and after it restarts until it says that
+ * a replica ended (gw_pool_apply). */
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -40,41 +41,6 @@ static int numeric(const char *addr, char *out, size_t n)
 	return e ? -1 : 0;
 }
 
-/* The ready replicas of each service in the reply, as the loop's snapshot. */
-static struct gw_snap *snap_of(const Gpool__ServiceQueryReply *rep)
-{
-	struct gw_snap *s = calloc(1, sizeof(*s));
-	if (!s || !(s->svcs = calloc(rep->n_services ? rep->n_services : 1, sizeof(*s->svcs)))) {
-		free(s);
-		return NULL;
-	}
-	for (size_t i = 0; i < rep->n_services; i++) {
-		const Gpool__ServiceInfo *si = rep->services[i];
-		struct gw_snap_svc *v = &s->svcs[s->nsvcs];
-		v->id = si->id;
-		snprintf(v->name, sizeof(v->name), "%s", si->name ? si->name : "");
-		snprintf(v->health_path, sizeof(v->health_path), "%s",
-			 si->health_path ? si->health_path : "");
-		v->reps = calloc(si->n_replicas ? si->n_replicas : 1, sizeof(*v->reps));
-		if (!v->reps)
-			continue;
-		for (size_t k = 0; k < si->n_replicas; k++) {
-			const Gpool__ReplicaInfo *ri = si->replicas[k];
-			if (!ri->ready || !ri->port || ri->port > 65535 || !ri->addr || !*ri->addr)
-				continue;
-			struct gw_snap_rep *r = &v->reps[v->nreps];
-			if (numeric(ri->addr, r->addr, sizeof(r->addr)) < 0)
-				continue; /* not reachable as far as ggated can tell */
-			v->nreps++;
-			r->job_id = ri->job_id;
-			r->index = ri->index;
-			r->port = (uint16_t)ri->port;
-		}
-		s->nsvcs++;
-	}
-	return s;
-}
-
 static void *run(void *arg)
 {
 	struct disco *d = arg;
@@ -93,7 +59,7 @@ static void *run(void *arg)
 			m.service_query = &q;
 			Gpool__Msg *rep = gp_client_call(cl, &m, 2000, &err);
 			if (rep && rep->m_case == GPOOL__MSG__M_SERVICE_QUERY_REPLY)
-				snap = snap_of(rep->service_query_reply);
+				snap = gw_snap_of(rep->service_query_reply, numeric);
 			else if (rep && rep->m_case == GPOOL__MSG__M_ERROR)
 				snprintf(err.text, sizeof(err.text), "%s", rep->error->text);
 			if (!rep)
