@@ -4,6 +4,8 @@
  * serving the set it knows while gschedd is down, and after it restarts until it says that
  * a replica ended (gw_pool_apply). */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,26 +67,37 @@ static void *run(void *arg)
 			if (!rep)
 				gp_client_destroy(&cl); /* a fresh socket: no stale reply later */
 		}
-		pthread_mutex_lock(&c->lock);
 		if (snap) {
-			gw_snap_free(c->next_snap);
-			c->next_snap = snap;
-			c->polls_ok++;
+			/* a pointer is written whole (under PIPE_BUF); a full pipe means the loop
+			 * is behind: this one is dropped, the next poll brings the news again */
+			if (write(c->snap_pipe[1], &snap, sizeof(snap)) != (ssize_t)sizeof(snap))
+				gw_snap_free(snap);
+			__atomic_add_fetch(&c->polls_ok, 1, __ATOMIC_RELAXED);
 		} else {
-			c->polls_failed++;
-		}
-		pthread_mutex_unlock(&c->lock);
-		if (snap) {
-			event_active(c->ev_snap, EV_READ, 0);
-		} else if (gw_now_ms() - last_warn > 10000) {
-			gp_warn(
-			    "cannot ask gschedd for the services (%s): serving the replicas known",
-			    err.text[0] ? err.text : "no answer");
-			last_warn = gw_now_ms();
+			__atomic_add_fetch(&c->polls_failed, 1, __ATOMIC_RELAXED);
+			if (gw_now_ms() - last_warn > 10000) {
+				gp_warn("cannot ask gschedd for the services (%s): serving the "
+					"replicas known",
+					err.text[0] ? err.text : "no answer");
+				last_warn = gw_now_ms();
+			}
 		}
 		usleep((useconds_t)c->poll_ms * 1000);
 	}
 	return NULL;
+}
+
+void gw_discovery_read(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	struct gw_ctx *c = arg;
+	struct gw_snap *snap, *last = NULL;
+	while (read(fd, &snap, sizeof(snap)) == (ssize_t)sizeof(snap)) {
+		gw_snap_free(last);
+		last = snap;
+	}
+	if (last)
+		gw_pool_apply(c, last);
 }
 
 int gw_discovery_start(struct gw_ctx *c, const char *config, gp_error_t *err)

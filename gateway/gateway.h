@@ -17,7 +17,6 @@
 
 #include <event2/event.h>
 #include <event2/http.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -119,12 +118,12 @@ struct gw_ctx {
 	uint32_t max_conns;	/* per replica */
 	size_t max_body, max_headers;
 	int tries;
-	/* discovery -> loop */
-	pthread_mutex_t lock;
-	struct gw_snap *next_snap;
+	/* discovery -> loop: each snapshot's pointer is written to a pipe, read by the loop.
+	 * Nothing else is shared: libevent runs without locks (no evthread_use_pthreads), so
+	 * the discovery thread can never hold a lock the loop waits for (see pool.c). */
+	int snap_pipe[2];
 	struct event *ev_snap;
-	uint64_t polls_ok, polls_failed;
-	double last_poll_ok; /* wall time of the last successful poll */
+	uint64_t polls_ok, polls_failed; /* __atomic: written by the discovery thread */
 	struct event *ev_health;
 	struct gw_stats total;
 	uint64_t bad_requests; /* refused before any service was chosen */
@@ -167,5 +166,8 @@ void gw_metrics_serve(struct gw_ctx *c, struct evhttp_request *req);
 
 /* discovery.c */
 int gw_discovery_start(struct gw_ctx *c, const char *config, gp_error_t *err);
+/* The loop's side of the hand-off: applies every snapshot waiting in the pipe (the newest
+ * wins). */
+void gw_discovery_read(evutil_socket_t fd, short what, void *arg);
 
 #endif
