@@ -21,6 +21,7 @@ cleanup() {
 	[ -n "${ng:-}" ] && kill "$ng" 2>/dev/null
 	[ -n "${gw1:-}" ] && kill "$gw1" 2>/dev/null
 	[ -n "${gwo:-}" ] && kill "$gwo" 2>/dev/null
+	[ -n "${gws:-}" ] && kill "$gws" 2>/dev/null
 	"$SRC/deploy/gpool-cluster" stop --dir "$DIR/cluster" >/dev/null 2>&1
 	rm -rf "$DIR"
 }
@@ -50,6 +51,11 @@ gw=$!
 taskset -c 1 "$BIN/ggated" --listen 127.0.0.1:$((GWPORT + 2)) --config "$GPOOL_CONF" --log-level info \
 	${GGATED_ARGS:-} >"$DIR/gw1.log" 2>&1 &
 gw1=$!
+# the same ggated in a session of its own (a scheduler autogroup of its own, as a daemon has),
+# not in this script's with wrk
+setsid "$BIN/ggated" --listen 127.0.0.1:$((GWPORT + 4)) --config "$GPOOL_CONF" --log-level info \
+	${GGATED_ARGS:-} >"$DIR/gws.log" 2>&1 &
+gws=$!
 # GGATED_OLD=PATH: another ggated build on the same replicas (path "old")
 if [ -n "${GGATED_OLD:-}" ]; then
 	"$GGATED_OLD" --listen 127.0.0.1:$((GWPORT + 3)) --config "$GPOOL_CONF" --log-level info \
@@ -88,6 +94,7 @@ for round in $(seq "$ROUNDS"); do
 		ggated) url=http://127.0.0.1:$GWPORT/svc/bench/ pid=$gw ;;
 		ggated-cpu1) url=http://127.0.0.1:$((GWPORT + 2))/svc/bench/ pid=$gw1 ;;
 		old) url=http://127.0.0.1:$((GWPORT + 3))/svc/bench/ pid=$gwo ;;
+		ggated-setsid) url=http://127.0.0.1:$((GWPORT + 4))/svc/bench/ pid=$gws ;;
 		nginx) url=http://127.0.0.1:$NGPORT/ pid=$(pgrep -P "$ng" | head -1) ;;
 		esac
 		# which CPU the proxy's loop thread ran on, sampled every 10 ms
@@ -114,6 +121,7 @@ for round in $(seq "$ROUNDS"); do
 		[ $p = ggated ] && echo "# ggated histogram after:  $(hist $GWPORT)"
 		[ $p = ggated-cpu1 ] && echo "# ggated-cpu1 histogram after:  $(hist $((GWPORT + 2)))"
 		[ $p = old ] && echo "# old histogram after:  $(hist $((GWPORT + 3)))"
+		[ $p = ggated-setsid ] && echo "# ggated-setsid histogram after:  $(hist $((GWPORT + 4)))"
 		if [ -n "${sp:-}" ]; then
 			wait "$sp"
 			sp=
