@@ -290,6 +290,14 @@ int main(int argc, char **argv)
 	c.max_conns = (uint32_t)max_conns;
 	gp_log_init("ggated", level);
 	signal(SIGPIPE, SIG_IGN);
+	/* A session of its own, as a daemon's: with the kernel's scheduler autogroups (one per
+	 * session, on by default) ggated started from a shell or script shared its CPU weight
+	 * with everything else there (wrk, in the benchmark), split across the CPUs by load, and
+	 * on a CPU where replicas were pinned, each an autogroup of its own at full weight, its
+	 * loop waited 0.1-1 s at a time (docs/benchmarks.md). EPERM (a process group leader, as
+	 * in an interactive shell's foreground) leaves it where it is. */
+	if (setsid() < 0 && errno != EPERM)
+		gp_warn("cannot start a session of its own: %s", strerror(errno));
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
