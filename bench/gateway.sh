@@ -1,14 +1,16 @@
 #!/bin/bash
 # bench/gateway.sh: what ggated adds, against calling one replica directly and against nginx
 # (Debian's 1.22, proxy_pass to a keep-alive upstream, one worker) in front of the same
-# replicas; then 1, 2, 4 replicas through ggated; then gserve with dynamic batching on and off.
+# replicas, with 1, 2 and 4 replicas, 1 and 16 connections; each proxy also once more pinned
+# to CPU 1 (taskset), off the CPU 0 that every replica's cpuset is on a --loopback cluster;
+# then (GSERVE=0 skips it) gserve with dynamic batching on and off. PATHS, COUNTS: a subset.
 # All on loopback (a --loopback gpool cluster: the replicas are real service jobs), measured
 # with wrk. Every figure REPS times, the paths taking turns within each repetition (the order
 # rotates), so that the machine's load falls on all of them alike; a summary (median, min-max)
 # ends the log. Raw output: bench/results/gateway-<date>.log. Needs root, wrk, nginx, a build.
 # GGATED_BEFORE=PATH adds another ggated binary (an older build, say) on the same replicas as
-# one more path of the first comparison. The system calls a request of each proxy's event loop
-# (strace -c over a one-connection run) end it.
+# one more path. STRACE=1: the system calls a request of each proxy's event loop (strace -c
+# over a one-connection run) end it.
 #   bench/gateway.sh [SECONDS [REPS]]
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +20,7 @@ REPS=${2:-5}
 OUT=$SRC/bench/results/gateway-$(date +%Y%m%d-%H%M).log
 DIR=$(mktemp -d /tmp/gpool-bench-gw.XXXXXX)
 chmod 755 "$DIR"
-SPORT=17960 GWPORT=18960 NGPORT=18961 GWBPORT=18962
+SPORT=17960 GWPORT=18960 NGPORT=18961 GWBPORT=18962 GW1PORT=18963 NG1PORT=18964
 BEFORE=${GGATED_BEFORE:-}
 mkdir -p "$SRC/bench/results"
 exec > >(tee "$OUT") 2>&1
@@ -29,6 +31,8 @@ cleanup() {
 	[ -n "${gw:-}" ] && kill "$gw" 2>/dev/null
 	[ -n "${gwb:-}" ] && kill "$gwb" 2>/dev/null
 	[ -n "${ng:-}" ] && kill "$ng" 2>/dev/null
+	[ -n "${ng1:-}" ] && kill "$ng1" 2>/dev/null
+	[ -n "${gw1:-}" ] && kill "$gw1" 2>/dev/null
 	"$SRC/deploy/gpool-cluster" stop --dir "$DIR/cluster" >/dev/null 2>&1
 	rm -rf "$DIR"
 }
@@ -88,21 +92,27 @@ rotate() {
 	for ((i = 0; i < n; i++)); do echo "${a[$(((k + i) % n))]}"; done
 }
 
-svc=$(asu "$BIN/gsub" --parsable --service --replicas 2 --port 19000 -J bench -- "$DIR/replica-nginx.sh")
-wait_reps "$svc" 2 || exit 1
-mapfile -t R < <(reps "$svc")
-echo "# replicas: ${R[*]}"
+svc=$(asu "$BIN/gsub" --parsable --service --replicas 1 --port 19000 -J bench -- "$DIR/replica-nginx.sh")
+wait_reps "$svc" 1 || exit 1
 "$BIN/ggated" --listen 127.0.0.1:$GWPORT --config "$GPOOL_CONF" --log-level warn &
 gw=$!
+# the same ggated and an nginx kept off CPU 0: on a --loopback cluster every agent hands out
+# the same CPUs, so every replica's cpuset is CPU 0 (bench/gateway/probe-stall.sh)
+taskset -c 1 "$BIN/ggated" --listen 127.0.0.1:$GW1PORT --config "$GPOOL_CONF" --log-level warn &
+gw1=$!
 if [ -n "$BEFORE" ]; then
 	echo "# GGATED_BEFORE: $BEFORE (sha256 $(sha256sum "$BEFORE" | cut -c1-12))"
 	"$BEFORE" --listen 127.0.0.1:$GWBPORT --config "$GPOOL_CONF" --log-level warn &
 	gwb=$!
 fi
-cat >"$DIR/proxy.conf" <<CONF
+# nginx_start NAME PORT [taskset CPU]: nginx proxy_pass in front of the replicas R
+nginx_start() {
+	local name=$1 port=$2
+	shift 2
+	cat >"$DIR/$name.conf" <<CONF
 worker_processes 1;
 daemon off;
-pid $DIR/proxy.pid;
+pid $DIR/$name.pid;
 error_log stderr warn;
 events { worker_connections 4096; }
 http {
@@ -111,59 +121,64 @@ http {
   uwsgi_temp_path $DIR/pu; scgi_temp_path $DIR/ps;
   upstream reps { $(printf 'server %s; ' "${R[@]}") keepalive 64; }
   server {
-    listen 127.0.0.1:$NGPORT;
+    listen 127.0.0.1:$port;
     location / { proxy_pass http://reps; proxy_http_version 1.1; proxy_set_header Connection ""; }
   }
 }
 CONF
-/usr/sbin/nginx -c "$DIR/proxy.conf" -p "$DIR" &
-ng=$!
-sleep 2
-ngw=$(pgrep -P "$ng" | head -1) # nginx's one worker
+	"$@" /usr/sbin/nginx -c "$DIR/$name.conf" -p "$DIR" &
+}
 path_url() {
 	case $1 in
-	direct) echo "0|direct to one replica|http://${R[0]}/" ;;
-	ggated) echo "$gw|ggated, 2 replicas|http://127.0.0.1:$GWPORT/svc/bench/" ;;
-	nginx) echo "${ngw:-0}|nginx proxy_pass keepalive, 2 replicas|http://127.0.0.1:$NGPORT/" ;;
-	before) echo "$gwb|ggated before (GGATED_BEFORE), 2 replicas|http://127.0.0.1:$GWBPORT/svc/bench/" ;;
+	direct) echo "0|direct to one replica, $n replica(s)|http://${R[0]}/" ;;
+	ggated) echo "$gw|ggated, $n replica(s)|http://127.0.0.1:$GWPORT/svc/bench/" ;;
+	ggated-cpu1) echo "$gw1|ggated on CPU 1, $n replica(s)|http://127.0.0.1:$GW1PORT/svc/bench/" ;;
+	nginx) echo "${ngw:-0}|nginx proxy_pass keepalive, $n replica(s)|http://127.0.0.1:$NGPORT/" ;;
+	nginx-cpu1) echo "${ng1w:-0}|nginx on CPU 1, $n replica(s)|http://127.0.0.1:$NG1PORT/" ;;
+	before) echo "$gwb|ggated before (GGATED_BEFORE), $n replica(s)|http://127.0.0.1:$GWBPORT/svc/bench/" ;;
 	esac
 }
-paths="direct ggated nginx${BEFORE:+ before}"
+paths="${PATHS:-direct ggated nginx ggated-cpu1 nginx-cpu1}${BEFORE:+ before}"
+for n in ${COUNTS:-1 2 4}; do
+	asu "$BIN/gpool" scale "$svc" "$n"
+	wait_reps "$svc" "$n" || exit 1
+	mapfile -t R < <(reps "$svc")
+	echo "# $n replica(s): ${R[*]}; load average: $(cat /proc/loadavg)"
+	[ -n "${ng:-}" ] && kill "$ng" "$ng1" 2>/dev/null && wait "$ng" "$ng1" 2>/dev/null
+	nginx_start proxy $NGPORT
+	ng=$!
+	nginx_start proxy1 $NG1PORT taskset -c 1
+	ng1=$!
+	sleep 2 # nginx up, ggated's discovery has the new set
+	ngw=$(pgrep -P "$ng" | head -1) ng1w=$(pgrep -P "$ng1" | head -1)
+	for c in 1 16; do
+		for rep in $(seq "$REPS"); do
+			# shellcheck disable=SC2086 # the words of $paths
+			for p in $(rotate "$rep" $paths); do
+				IFS='|' read -r pid label url < <(path_url "$p")
+				if [ "$pid" != 0 ]; then runcpu "$pid" "$label" "$c" "$url"; else run "$label" "$c" "$url"; fi
+			done
+		done
+	done
+done
 # syscalls PID LABEL URL: the system calls of PID's main thread (the event loop) during a 3 s
 # one-connection run
 syscalls() {
 	timeout -s INT 5 strace -c -p "$1" -o "$DIR/strace.out" 2>/dev/null &
-	local sp=$! n
+	local sp=$! k
 	sleep 0.5
-	n=$(wrk -t1 -c1 -d3s "$3" | awk '/requests in/ {print $1}')
+	k=$(wrk -t1 -c1 -d3s "$3" | awk '/requests in/ {print $1}')
 	wait "$sp"
-	echo "## system calls of $2 (pid $1, its event loop thread), $n requests: strace -c -p $1"
+	echo "## system calls of $2 (pid $1, its event loop thread), $k requests: strace -c -p $1"
 	cat "$DIR/strace.out"
-	awk -v n="$n" '$NF == "total" && n > 0 {printf "# %.1f system calls a request\n", $4 / n}' "$DIR/strace.out"
+	awk -v n="$k" '$NF == "total" && n > 0 {printf "# %.1f system calls a request\n", $4 / n}' "$DIR/strace.out"
 }
-for c in 1 16; do
-	for rep in $(seq "$REPS"); do
-		# shellcheck disable=SC2086 # the words of $paths
-		for p in $(rotate "$rep" $paths); do
-			IFS='|' read -r pid label url < <(path_url "$p")
-			if [ "$pid" != 0 ]; then runcpu "$pid" "$label" "$c" "$url"; else run "$label" "$c" "$url"; fi
-		done
-	done
-done
-syscalls "$gw" ggated "http://127.0.0.1:$GWPORT/svc/bench/"
-[ -n "$BEFORE" ] && syscalls "$gwb" "ggated before" "http://127.0.0.1:$GWBPORT/svc/bench/"
-[ -n "${ngw:-}" ] && syscalls "$ngw" "nginx's worker" "http://127.0.0.1:$NGPORT/"
-for n in 1 4 2; do
-	asu "$BIN/gpool" scale "$svc" $n
-	wait_reps "$svc" $n
-	sleep 2
-	mapfile -t R < <(reps "$svc")
-	echo "# replicas: ${R[*]}"
-	for rep in $(seq "$REPS"); do
-		runcpu "$gw" "ggated, $n replica(s)" 16 "http://127.0.0.1:$GWPORT/svc/bench/"
-	done
-done
+if [ -n "${STRACE:-}" ]; then
+	syscalls "$gw" ggated "http://127.0.0.1:$GWPORT/svc/bench/"
+	[ -n "${ngw:-}" ] && syscalls "$ngw" "nginx's worker" "http://127.0.0.1:$NGPORT/"
+fi
 asu "$BIN/gcancel" "$svc"
+[ "${GSERVE:-1}" = 0 ] && { echo "# done $(date -u +%FT%TZ); load average: $(cat /proc/loadavg)"; sleep 1; python3 "$SRC/bench/gateway/summary.py" "$OUT"; exit 0; }
 
 # gserve: dynamic batching on (max wait 1 ms, batch 32) and off, one replica, 16 connections
 python3 "$SRC/tests/tools/gen-model.py" write "$DIR/m.gpm" --layers 64,256,256,10 --seed 1

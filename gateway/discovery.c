@@ -1,8 +1,11 @@
 /* discovery.c: a thread that asks gschedd for the services and their replicas
  * (ServiceQuery, over the authenticated control path) every poll interval and hands each
- * answer to the event loop. A failed poll hands nothing: the loop keeps serving the set it
- * knows, through a scheduler restart. */
+ * answer to the event loop (snap.c, pool.c). A failed poll hands nothing: the loop keeps
+ * serving the set it knows while gschedd is down, and after it restarts until it says that
+ * a replica ended (gw_pool_apply). */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,41 +43,6 @@ static int numeric(const char *addr, char *out, size_t n)
 	return e ? -1 : 0;
 }
 
-/* The ready replicas of each service in the reply, as the loop's snapshot. */
-static struct gw_snap *snap_of(const Gpool__ServiceQueryReply *rep)
-{
-	struct gw_snap *s = calloc(1, sizeof(*s));
-	if (!s || !(s->svcs = calloc(rep->n_services ? rep->n_services : 1, sizeof(*s->svcs)))) {
-		free(s);
-		return NULL;
-	}
-	for (size_t i = 0; i < rep->n_services; i++) {
-		const Gpool__ServiceInfo *si = rep->services[i];
-		struct gw_snap_svc *v = &s->svcs[s->nsvcs];
-		v->id = si->id;
-		snprintf(v->name, sizeof(v->name), "%s", si->name ? si->name : "");
-		snprintf(v->health_path, sizeof(v->health_path), "%s",
-			 si->health_path ? si->health_path : "");
-		v->reps = calloc(si->n_replicas ? si->n_replicas : 1, sizeof(*v->reps));
-		if (!v->reps)
-			continue;
-		for (size_t k = 0; k < si->n_replicas; k++) {
-			const Gpool__ReplicaInfo *ri = si->replicas[k];
-			if (!ri->ready || !ri->port || ri->port > 65535 || !ri->addr || !*ri->addr)
-				continue;
-			struct gw_snap_rep *r = &v->reps[v->nreps];
-			if (numeric(ri->addr, r->addr, sizeof(r->addr)) < 0)
-				continue; /* not reachable as far as ggated can tell */
-			v->nreps++;
-			r->job_id = ri->job_id;
-			r->index = ri->index;
-			r->port = (uint16_t)ri->port;
-		}
-		s->nsvcs++;
-	}
-	return s;
-}
-
 static void *run(void *arg)
 {
 	struct disco *d = arg;
@@ -93,32 +61,43 @@ static void *run(void *arg)
 			m.service_query = &q;
 			Gpool__Msg *rep = gp_client_call(cl, &m, 2000, &err);
 			if (rep && rep->m_case == GPOOL__MSG__M_SERVICE_QUERY_REPLY)
-				snap = snap_of(rep->service_query_reply);
+				snap = gw_snap_of(rep->service_query_reply, numeric);
 			else if (rep && rep->m_case == GPOOL__MSG__M_ERROR)
 				snprintf(err.text, sizeof(err.text), "%s", rep->error->text);
 			if (!rep)
 				gp_client_destroy(&cl); /* a fresh socket: no stale reply later */
 		}
-		pthread_mutex_lock(&c->lock);
 		if (snap) {
-			gw_snap_free(c->next_snap);
-			c->next_snap = snap;
-			c->polls_ok++;
+			/* a pointer is written whole (under PIPE_BUF); a full pipe means the loop
+			 * is behind: this one is dropped, the next poll brings the news again */
+			if (write(c->snap_pipe[1], &snap, sizeof(snap)) != (ssize_t)sizeof(snap))
+				gw_snap_free(snap);
+			__atomic_add_fetch(&c->polls_ok, 1, __ATOMIC_RELAXED);
 		} else {
-			c->polls_failed++;
-		}
-		pthread_mutex_unlock(&c->lock);
-		if (snap) {
-			event_active(c->ev_snap, EV_READ, 0);
-		} else if (gw_now_ms() - last_warn > 10000) {
-			gp_warn(
-			    "cannot ask gschedd for the services (%s): serving the replicas known",
-			    err.text[0] ? err.text : "no answer");
-			last_warn = gw_now_ms();
+			__atomic_add_fetch(&c->polls_failed, 1, __ATOMIC_RELAXED);
+			if (gw_now_ms() - last_warn > 10000) {
+				gp_warn("cannot ask gschedd for the services (%s): serving the "
+					"replicas known",
+					err.text[0] ? err.text : "no answer");
+				last_warn = gw_now_ms();
+			}
 		}
 		usleep((useconds_t)c->poll_ms * 1000);
 	}
 	return NULL;
+}
+
+void gw_discovery_read(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	struct gw_ctx *c = arg;
+	struct gw_snap *snap, *last = NULL;
+	while (read(fd, &snap, sizeof(snap)) == (ssize_t)sizeof(snap)) {
+		gw_snap_free(last);
+		last = snap;
+	}
+	if (last)
+		gw_pool_apply(c, last);
 }
 
 int gw_discovery_start(struct gw_ctx *c, const char *config, gp_error_t *err)

@@ -8,6 +8,7 @@
  *   discovery.c  a thread that polls gschedd (ServiceQuery, MUNGE-authenticated) and hands
  *                each answer to the loop (names resolved there: no DNS on the loop); a
  *                failed poll keeps the set the loop knows
+ *   snap.c       an answer as the loop's snapshot: every replica listed, ready or not
  *   metrics.c    counters and latency histograms, served as Prometheus text at /metrics
  *   ggated.c     options, listeners, the loop
  */
@@ -16,11 +17,11 @@
 
 #include <event2/event.h>
 #include <event2/http.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "common/error.h"
+#include "proto/gpool.pb-c.h"
 
 #define GW_BUCKETS   14 /* latency histogram buckets (metrics.c) */
 #define GW_MAX_TRIES 3
@@ -42,12 +43,12 @@ struct gw_replica {
 	struct gw_service *svc;
 	uint64_t job_id;
 	uint32_t index;
+	uint32_t restarts; /* which attempt of the replica job this is */
 	char addr[64];
 	uint16_t port;
 	char label[96]; /* "addr:port" */
 	bool healthy;	/* takes new requests */
 	bool removed;	/* gone from the scheduler's set: no new requests, freed when idle */
-	bool seen;	/* in the latest snapshot */
 	uint32_t outstanding;
 	uint32_t fails; /* in a row, passive or active */
 	int64_t eject_until_ms;
@@ -70,12 +71,16 @@ struct gw_service {
 	struct gw_stats st;
 };
 
-/* One service's replicas as gschedd sent them (discovery thread -> loop). */
+/* One service's replicas as gschedd sent them (discovery thread -> loop): all of them, ready
+ * or not. */
 struct gw_snap_rep {
 	uint64_t job_id;
 	uint32_t index;
-	char addr[64];
-	uint16_t port;
+	uint32_t restarts;
+	bool running;  /* state RUNNING: this attempt has not ended (its port may be unknown) */
+	bool ready;    /* running, port known, node up, addr resolved: may take requests */
+	char addr[64]; /* numeric; "" unless ready */
+	uint16_t port; /* 0: not known (yet) */
 };
 struct gw_snap_svc {
 	uint64_t id;
@@ -88,6 +93,10 @@ struct gw_snap {
 	struct gw_snap_svc *svcs;
 	size_t nsvcs;
 };
+/* addr (a name or a numeric address) as a numeric address into out; 0 / -1 */
+typedef int (*gw_resolve_f)(const char *addr, char *out, size_t n);
+/* snap.c: the snapshot of a reply (NULL: out of memory); names resolved with resolve */
+struct gw_snap *gw_snap_of(const Gpool__ServiceQueryReply *rep, gw_resolve_f resolve);
 void gw_snap_free(struct gw_snap *s);
 
 /* A port given to one service: requests to it go to that service, whole path kept. */
@@ -109,19 +118,24 @@ struct gw_ctx {
 	uint32_t max_conns;	/* per replica */
 	size_t max_body, max_headers;
 	int tries;
-	/* discovery -> loop */
-	pthread_mutex_t lock;
-	struct gw_snap *next_snap;
+	/* discovery -> loop: each snapshot's pointer is written to a pipe, read by the loop.
+	 * Nothing else is shared: libevent runs without locks (no evthread_use_pthreads), so
+	 * the discovery thread can never hold a lock the loop waits for (see pool.c). */
+	int snap_pipe[2];
 	struct event *ev_snap;
-	uint64_t polls_ok, polls_failed;
-	double last_poll_ok; /* wall time of the last successful poll */
+	uint64_t polls_ok, polls_failed; /* __atomic: written by the discovery thread */
 	struct event *ev_health;
 	struct gw_stats total;
 	uint64_t bad_requests; /* refused before any service was chosen */
 };
 
 /* pool.c */
-void gw_pool_apply(struct gw_ctx *c, struct gw_snap *snap); /* takes snap */
+/* The scheduler's latest word (takes snap). A replica ggated knows is removed only when the
+ * scheduler says that its attempt ended: its job is no longer one of the service's replicas,
+ * has another attempt, is not running, runs elsewhere, or its service is gone. A replica
+ * listed as running with its port or node not known (yet), as right after gschedd restarts,
+ * keeps being served while its health allows. New replicas are added once ready. */
+void gw_pool_apply(struct gw_ctx *c, struct gw_snap *snap);
 struct gw_service *gw_service_find(struct gw_ctx *c, const char *name, size_t len);
 /* Choose a replica of svc for a request: healthy, not in avoid[0..navoid), power of two
  * choices on outstanding requests. NULL: none. */
@@ -152,5 +166,8 @@ void gw_metrics_serve(struct gw_ctx *c, struct evhttp_request *req);
 
 /* discovery.c */
 int gw_discovery_start(struct gw_ctx *c, const char *config, gp_error_t *err);
+/* The loop's side of the hand-off: applies every snapshot waiting in the pipe (the newest
+ * wins). */
+void gw_discovery_read(evutil_socket_t fd, short what, void *arg);
 
 #endif

@@ -3,10 +3,10 @@
  * service (--service-port NAME=PORT, the path kept); requests go to the service's healthy
  * replicas, learnt from gschedd (see gateway.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
-#include <event2/thread.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -54,19 +54,6 @@ static void usage(FILE *f)
 	      "  --scheduler ENDPOINT      gschedd (default $GPOOL_SCHEDULER, then gpool.conf)\n"
 	      "  --log-level LEVEL         err, warn, info, debug\n",
 	      f);
-}
-
-static void on_snap(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	struct gw_ctx *c = arg;
-	pthread_mutex_lock(&c->lock);
-	struct gw_snap *s = c->next_snap;
-	c->next_snap = NULL;
-	pthread_mutex_unlock(&c->lock);
-	if (s)
-		gw_pool_apply(c, s);
 }
 
 static void not_found(struct gw_ctx *c, struct evhttp_request *req, const char *why)
@@ -301,6 +288,14 @@ int main(int argc, char **argv)
 	c.max_conns = (uint32_t)max_conns;
 	gp_log_init("ggated", level);
 	signal(SIGPIPE, SIG_IGN);
+	/* A session of its own, as a daemon's: with the kernel's scheduler autogroups (one per
+	 * session, on by default) ggated started from a shell or script shared its CPU weight
+	 * with everything else there (wrk, in the benchmark), split across the CPUs by load, and
+	 * on a CPU where replicas were pinned, each an autogroup of its own at full weight, its
+	 * loop waited 0.1-1 s at a time (docs/benchmarks.md). EPERM (a process group leader, as
+	 * in an interactive shell's foreground) leaves it where it is. */
+	if (setsid() < 0 && errno != EPERM)
+		gp_warn("cannot start a session of its own: %s", strerror(errno));
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -308,20 +303,29 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	/* the changelist folds the epoll_ctl calls of one loop pass per socket: evhttp turns
-	 * read and write interest on and off several times per request (see gw_write_now) */
+	 * read and write interest on and off several times per request (see gw_write_now).
+	 * No evthread_use_pthreads: the loop is libevent's only user, the discovery thread
+	 * hands it snapshots through a pipe. With libevent's locks, every event and buffer
+	 * operation took a mutex, and the loop waited for the discovery thread whenever that
+	 * thread, preempted on a loaded machine, held the base's lock (event_active). */
 	struct event_config *ecfg = event_config_new();
 	if (ecfg)
-		event_config_set_flag(ecfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
-	if (evthread_use_pthreads() < 0 || !ecfg || !(c.base = event_base_new_with_config(ecfg))) {
+		event_config_set_flag(ecfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST |
+						EVENT_BASE_FLAG_NOLOCK);
+	if (!ecfg || !(c.base = event_base_new_with_config(ecfg))) {
 		gp_err("cannot make the event loop");
 		return 1;
 	}
 	event_config_free(ecfg);
-	pthread_mutex_init(&c.lock, NULL);
-	c.ev_snap = event_new(c.base, -1, 0, on_snap, &c);
+	if (pipe2(c.snap_pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
+		gp_err("cannot make a pipe: %s", strerror(errno));
+		return 1;
+	}
+	c.ev_snap = event_new(c.base, c.snap_pipe[0], EV_READ | EV_PERSIST, gw_discovery_read, &c);
 	struct timeval hv = {c.health_ms / 1000, (c.health_ms % 1000) * 1000};
 	c.ev_health = event_new(c.base, -1, EV_PERSIST, gw_health_tick, &c);
-	if (!c.ev_snap || !c.ev_health || event_add(c.ev_health, &hv) < 0)
+	if (!c.ev_snap || !c.ev_health || event_add(c.ev_health, &hv) < 0 ||
+	    event_add(c.ev_snap, NULL) < 0)
 		return 1;
 	if (!listen_on(&c, listen_addr, (uint16_t)listen_port, NULL, client_timeout_ms))
 		return 1;

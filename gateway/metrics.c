@@ -123,9 +123,8 @@ void gw_metrics_serve(struct gw_ctx *c, struct evhttp_request *req)
 	for (struct gw_service *s = c->svcs; s; s = s->next)
 		for (struct gw_replica *r = s->reps; r; r = r->next)
 			histogram(b, "ggated_replica_request_duration_seconds", s, r, &r->st);
-	pthread_mutex_lock(&c->lock);
-	uint64_t ok = c->polls_ok, bad = c->polls_failed;
-	pthread_mutex_unlock(&c->lock);
+	uint64_t ok = __atomic_load_n(&c->polls_ok, __ATOMIC_RELAXED);
+	uint64_t bad = __atomic_load_n(&c->polls_failed, __ATOMIC_RELAXED);
 	evbuffer_add_printf(b,
 			    "# TYPE ggated_scheduler_polls_total counter\n"
 			    "ggated_scheduler_polls_total{result=\"ok\"} %llu\n"

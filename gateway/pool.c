@@ -18,16 +18,6 @@ int64_t gw_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void gw_snap_free(struct gw_snap *s)
-{
-	if (!s)
-		return;
-	for (size_t i = 0; i < s->nsvcs; i++)
-		free(s->svcs[i].reps);
-	free(s->svcs);
-	free(s);
-}
-
 static void free_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -79,6 +69,7 @@ static struct gw_replica *replica_new(struct gw_service *s, const struct gw_snap
 	r->svc = s;
 	r->job_id = sr->job_id;
 	r->index = sr->index;
+	r->restarts = sr->restarts;
 	snprintf(r->addr, sizeof(r->addr), "%s", sr->addr);
 	r->port = sr->port;
 	snprintf(r->label, sizeof(r->label), "%s:%u", r->addr, r->port);
@@ -92,13 +83,33 @@ static struct gw_replica *replica_new(struct gw_service *s, const struct gw_snap
 	return r;
 }
 
+/* The known replica that sr is: the same attempt of the same job at the same address. */
 static struct gw_replica *replica_find(struct gw_service *s, const struct gw_snap_rep *sr)
 {
 	for (struct gw_replica *r = s->reps; r; r = r->next)
-		if (!r->removed && r->job_id == sr->job_id && r->port == sr->port &&
-		    strcmp(r->addr, sr->addr) == 0)
+		if (!r->removed && r->job_id == sr->job_id && r->restarts == sr->restarts &&
+		    r->port == sr->port && strcmp(r->addr, sr->addr) == 0)
 			return r;
 	return NULL;
+}
+
+/* Whether the scheduler's word ss says that known replica r has ended: its job is not one of
+ * the service's replicas any more, is at another attempt, is not running (requeued, stopping,
+ * ended), or runs at another address. A running replica whose port or node the scheduler
+ * does not know (yet) has not ended. */
+static bool replica_ended(const struct gw_replica *r, const struct gw_snap_svc *ss)
+{
+	for (size_t k = 0; k < ss->nreps; k++) {
+		const struct gw_snap_rep *sr = &ss->reps[k];
+		if (sr->job_id != r->job_id)
+			continue;
+		if (sr->restarts != r->restarts || !sr->running)
+			return true;
+		if (sr->port && sr->port != r->port)
+			return true;
+		return sr->ready && strcmp(sr->addr, r->addr) != 0;
+	}
+	return true;
 }
 
 static void replica_remove(struct gw_replica *r)
@@ -136,20 +147,18 @@ void gw_pool_apply(struct gw_ctx *c, struct gw_snap *snap)
 		s->seen = true;
 		snprintf(s->name, sizeof(s->name), "%s", ss->name);
 		snprintf(s->health_path, sizeof(s->health_path), "%s", ss->health_path);
-		for (struct gw_replica *r = s->reps; r; r = r->next)
-			r->seen = false;
-		for (size_t k = 0; k < ss->nreps; k++) {
-			struct gw_replica *r = replica_find(s, &ss->reps[k]);
-			if (!r && (r = replica_new(s, &ss->reps[k])) && s->health_path[0])
-				health_check(r);
-			if (r)
-				r->seen = true;
-		}
 		struct gw_replica *r = s->reps, *nx;
 		for (; r; r = nx) {
 			nx = r->next;
-			if (!r->seen)
+			if (!r->removed && replica_ended(r, ss))
 				replica_remove(r);
+		}
+		for (size_t k = 0; k < ss->nreps; k++) {
+			const struct gw_snap_rep *sr = &ss->reps[k];
+			if (!sr->ready || replica_find(s, sr))
+				continue;
+			if ((r = replica_new(s, sr)) && s->health_path[0])
+				health_check(r);
 		}
 	}
 	/* a service gone from the scheduler: its replicas drain; the service entry stays

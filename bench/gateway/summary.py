@@ -36,6 +36,9 @@ def main():
         m = re.match(r"# cpu: (\d+) us a request", line)
         if m:
             runs[key][-1]["cpu"] = float(m.group(1))
+        m = re.match(r"\s+Latency\s+\S+\s+\S+\s+(\S+)", line)
+        if m:
+            runs[key][-1]["max"] = ms(m.group(1))
         m = re.match(r"Requests/sec:\s+([0-9.]+)", line)
         if m:
             runs[key][-1]["rps"] = float(m.group(1))
@@ -50,13 +53,13 @@ def main():
         return "%.0f us" % (v * 1e3) if v < 1 else "%.2f ms" % v
 
     print("# summary: median (min-max) of the runs of each figure")
-    print("| path | conns | runs | p50 | p99 | requests/s | proxy CPU a request |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| path | conns | runs | p50 | p99 | max | requests/s | proxy CPU a request |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for k in order:
         rs = [r for r in runs[k] if "rps" in r]
-        print("| %s | %d | %d | %s | %s | %s | %s |" % (
+        print("| %s | %d | %d | %s | %s | %s | %s | %s |" % (
             k[0], k[1], len(rs), cell([r.get("p50") for r in rs], lat),
-            cell([r.get("p99") for r in rs], lat),
+            cell([r.get("p99") for r in rs], lat), cell([r.get("max") for r in rs], lat),
             cell([r.get("rps") for r in rs], lambda v: "{:,.0f}".format(v)),
             cell([r.get("cpu") for r in rs], lambda v: "%.0f us" % v)))
 

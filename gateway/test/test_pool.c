@@ -1,0 +1,265 @@
+/* test_pool: ggated's replica set as the scheduler's answers change it (snap.c, pool.c): the
+ * set is kept through a gschedd restart, whose first answers list every replica as running
+ * with its port and node not known yet, and a replica goes only when the scheduler says that
+ * it ended. No event loop runs: nothing is sent anywhere. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/gateway.h"
+
+/* a ServiceQueryReply of one service, built in place */
+struct world {
+	Gpool__ServiceQueryReply rep;
+	Gpool__ServiceInfo si, *psi[1];
+	Gpool__ReplicaInfo ri[4], *pri[4];
+	char addr[4][32];
+};
+
+static void world_init(struct world *w, const char *health_path)
+{
+	memset(w, 0, sizeof(*w));
+	gpool__service_query_reply__init(&w->rep);
+	gpool__service_info__init(&w->si);
+	w->si.id = 7;
+	w->si.name = "web";
+	w->si.health_path = (char *)health_path;
+	w->si.state = GPOOL__JOB_STATE__RUNNING;
+	w->psi[0] = &w->si;
+	w->rep.services = w->psi;
+	w->rep.n_services = 1;
+	w->si.replicas = w->pri;
+}
+
+/* replica k: job 100+k at 127.0.0.(k+1):port, as gschedd lists it */
+static void replica(struct world *w, size_t k, uint32_t restarts, Gpool__JobState st, uint32_t port,
+		    bool ready)
+{
+	Gpool__ReplicaInfo *ri = &w->ri[k];
+	gpool__replica_info__init(ri);
+	ri->index = (uint32_t)k;
+	ri->job_id = 100 + k;
+	ri->restarts = restarts;
+	ri->state = st;
+	ri->port = port;
+	ri->ready = ready;
+	snprintf(w->addr[k], sizeof(w->addr[k]), "127.0.0.%zu", k + 1);
+	ri->addr = ready ? w->addr[k] : "";
+	ri->node = ready ? "h1" : "";
+	w->pri[k] = ri;
+	if (w->si.n_replicas <= k)
+		w->si.n_replicas = k + 1;
+}
+
+/* what gschedd answers right after it restarted: every replica running, its port and node
+ * not known until its agent registers again */
+static void restarted(struct world *w)
+{
+	for (size_t k = 0; k < w->si.n_replicas; k++)
+		replica(w, k, w->ri[k].restarts, GPOOL__JOB_STATE__RUNNING, 0, false);
+}
+
+static int resolve(const char *addr, char *out, size_t n)
+{
+	if (strncmp(addr, "127.", 4) != 0)
+		return -1;
+	snprintf(out, n, "%s", addr);
+	return 0;
+}
+
+static struct gw_ctx *ctx_new(void)
+{
+	struct gw_ctx *c = calloc(1, sizeof(*c));
+	assert_non_null(c);
+	assert_non_null(c->base = event_base_new());
+	c->timeout_ms = 1000;
+	c->connect_timeout_ms = 100;
+	c->eject_ms = 1000;
+	c->max_conns = 4;
+	c->tries = GW_MAX_TRIES;
+	return c;
+}
+
+static void ctx_free(struct gw_ctx *c)
+{
+	struct gw_snap empty = {0};
+	struct gw_snap *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	*s = empty;
+	gw_pool_apply(c, s); /* every service gone: the replicas freed */
+	for (struct gw_service *s2 = c->svcs, *nx; s2; s2 = nx) {
+		nx = s2->next;
+		free(s2);
+	}
+	event_base_loop(c->base, EVLOOP_NONBLOCK); /* the connections freed later */
+	event_base_free(c->base);
+	free(c);
+}
+
+static void apply(struct gw_ctx *c, const struct world *w)
+{
+	struct gw_snap *s = gw_snap_of(&w->rep, resolve);
+	assert_non_null(s);
+	gw_pool_apply(c, s);
+}
+
+static struct gw_service *svc(struct gw_ctx *c)
+{
+	struct gw_service *s = gw_service_find(c, "web", 3);
+	assert_non_null(s);
+	return s;
+}
+
+/* the replicas ggated would send requests to */
+static int usable(struct gw_ctx *c)
+{
+	int n = 0;
+	for (struct gw_replica *r = svc(c)->reps; r; r = r->next)
+		n += !r->removed && r->healthy;
+	return n;
+}
+
+static struct gw_replica *known(struct gw_ctx *c, uint64_t job_id)
+{
+	for (struct gw_replica *r = svc(c)->reps; r; r = r->next)
+		if (!r->removed && r->job_id == job_id)
+			return r;
+	return NULL;
+}
+
+static void kept_through_restart(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w, "");
+	replica(&w, 0, 0, GPOOL__JOB_STATE__RUNNING, 8080, true);
+	replica(&w, 1, 0, GPOOL__JOB_STATE__RUNNING, 8081, true);
+	struct gw_ctx *c = ctx_new();
+	apply(c, &w);
+	assert_int_equal(usable(c), 2);
+	struct gw_replica *r0 = known(c, 100), *r1 = known(c, 101);
+	restarted(&w);
+	for (int i = 0; i < 3; i++) {
+		apply(c, &w);
+		assert_int_equal(usable(c), 2);
+		assert_non_null(gw_pick(svc(c), NULL, 0));
+	}
+	/* the agents registered again: the same replicas, not new ones */
+	replica(&w, 0, 0, GPOOL__JOB_STATE__RUNNING, 8080, true);
+	replica(&w, 1, 0, GPOOL__JOB_STATE__RUNNING, 8081, true);
+	apply(c, &w);
+	assert_int_equal(usable(c), 2);
+	assert_ptr_equal(known(c, 100), r0);
+	assert_ptr_equal(known(c, 101), r1);
+	ctx_free(c);
+}
+
+/* with a health path, the health a replica had is kept too (a new replica would wait for
+ * its first check) */
+static void health_kept_through_restart(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w, "/health");
+	replica(&w, 0, 0, GPOOL__JOB_STATE__RUNNING, 1, true);
+	struct gw_ctx *c = ctx_new();
+	apply(c, &w);
+	assert_int_equal(usable(c), 0); /* not checked yet */
+	/* its first check (to a port of loopback where nothing listens) fails */
+	struct timeval tv = {0, 300000};
+	event_base_loopexit(c->base, &tv);
+	event_base_dispatch(c->base);
+	assert_false(known(c, 100)->hc_busy);
+	known(c, 100)->healthy = true; /* as a passed check leaves it */
+	restarted(&w);
+	apply(c, &w);
+	assert_int_equal(usable(c), 1);
+	ctx_free(c);
+}
+
+static void ended_replicas_go(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w, "");
+	replica(&w, 0, 0, GPOOL__JOB_STATE__RUNNING, 8080, true);
+	replica(&w, 1, 0, GPOOL__JOB_STATE__RUNNING, 8081, true);
+	replica(&w, 2, 0, GPOOL__JOB_STATE__RUNNING, 8082, true);
+	replica(&w, 3, 0, GPOOL__JOB_STATE__RUNNING, 8083, true);
+	struct gw_ctx *c = ctx_new();
+	apply(c, &w);
+	assert_int_equal(usable(c), 4);
+	/* 0 requeued (its next attempt pending), 1 being stopped, 2 restarted on another port,
+	 * 3 still running though its node is not known right now */
+	replica(&w, 0, 1, GPOOL__JOB_STATE__PENDING, 0, false);
+	replica(&w, 1, 0, GPOOL__JOB_STATE__COMPLETING, 8081, false);
+	replica(&w, 2, 1, GPOOL__JOB_STATE__RUNNING, 9082, true);
+	replica(&w, 3, 0, GPOOL__JOB_STATE__RUNNING, 8083, false);
+	apply(c, &w);
+	assert_null(known(c, 100));
+	assert_null(known(c, 101));
+	assert_non_null(known(c, 102));
+	assert_int_equal(known(c, 102)->port, 9082);
+	assert_int_equal(known(c, 102)->restarts, 1);
+	assert_non_null(known(c, 103));
+	assert_int_equal(usable(c), 2);
+	/* a job that is no longer one of the service's replicas (scaled down, updated) */
+	w.si.n_replicas = 3;
+	apply(c, &w);
+	assert_null(known(c, 103));
+	/* a replica not ready yet is not sent requests */
+	replica(&w, 0, 1, GPOOL__JOB_STATE__RUNNING, 0, false);
+	apply(c, &w);
+	assert_null(known(c, 100));
+	replica(&w, 0, 1, GPOOL__JOB_STATE__RUNNING, 8090, true);
+	apply(c, &w);
+	assert_non_null(known(c, 100));
+	assert_int_equal(usable(c), 2);
+	ctx_free(c);
+}
+
+static void gone_service_drains(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w, "");
+	replica(&w, 0, 0, GPOOL__JOB_STATE__RUNNING, 8080, true);
+	struct gw_ctx *c = ctx_new();
+	apply(c, &w);
+	assert_int_equal(usable(c), 1);
+	w.rep.n_services = 0;
+	apply(c, &w);
+	assert_int_equal(usable(c), 0);
+	assert_null(gw_pick(svc(c), NULL, 0));
+	ctx_free(c);
+}
+
+static void unreachable_address_not_added(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w, "");
+	replica(&w, 0, 0, GPOOL__JOB_STATE__RUNNING, 8080, true);
+	w.ri[0].addr = "no-such-host.invalid";
+	struct gw_ctx *c = ctx_new();
+	apply(c, &w);
+	assert_int_equal(usable(c), 0);
+	ctx_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(kept_through_restart),
+	    cmocka_unit_test(health_kept_through_restart),
+	    cmocka_unit_test(ended_replicas_go),
+	    cmocka_unit_test(gone_service_drains),
+	    cmocka_unit_test(unreachable_address_not_added),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
