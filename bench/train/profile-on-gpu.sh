@@ -104,4 +104,4 @@ if [ -n "$NCU" ]; then
 else
 	echo "no ncu"
 fi
-log done
+log finished
