@@ -39,8 +39,8 @@ void screen_relay(struct agent *a, uint64_t job, uint32_t attempt, uint32_t rank
 {
 	char dir[4096], path[4300];
 	gp_error_t err;
-	if (gp_stage_scratch_path(gp_config_str(a->cfg, "scratch_dir"), job, dir, sizeof(dir)) <
-		0 ||
+	if (gp_stage_scratch_path(gp_config_str(a->cfg, "scratch_dir"), job, attempt, dir,
+				  sizeof(dir)) < 0 ||
 	    gp_screen_path(dir, attempt, rank, path, sizeof(path)) < 0) {
 		gp_warn("job %" PRIu64 ".%u rank %u: screening result path too long: not reported",
 			job, attempt, rank);

@@ -20,9 +20,11 @@ bool gp_stage_name_ok(const char *name)
 	return gp_path_relative_ok(name, false);
 }
 
-int gp_stage_scratch_path(const char *scratch_root, uint64_t job_id, char *buf, size_t len)
+int gp_stage_scratch_path(const char *scratch_root, uint64_t job_id, uint32_t attempt, char *buf,
+			  size_t len)
 {
-	int n = snprintf(buf, len, "%s/job%llu", scratch_root, (unsigned long long)job_id);
+	int n =
+	    snprintf(buf, len, "%s/job%llu.%u", scratch_root, (unsigned long long)job_id, attempt);
 	if (n < 0 || (size_t)n >= len) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -48,7 +50,7 @@ int gp_stage_workdir(const Gpool__Launch *l, const char *scratch_root, const str
 		return gp_errprintf(err, "cannot make scratch directory '%s': %s", scratch_root,
 				    strerror(errno));
 	char path[4096], *d;
-	if (gp_stage_scratch_path(scratch_root, l->job_id, path, sizeof(path)) < 0)
+	if (gp_stage_scratch_path(scratch_root, l->job_id, l->attempt, path, sizeof(path)) < 0)
 		return gp_errprintf(err, "scratch directory '%s' is too long", scratch_root);
 	if (!(d = strdup(path)))
 		return gp_errprintf(err, "out of memory");
@@ -57,7 +59,8 @@ int gp_stage_workdir(const Gpool__Launch *l, const char *scratch_root, const str
 		free(d);
 		return -1;
 	}
-	/* an earlier attempt may have left it: accept only a real directory */
+	/* a gstepd of this attempt killed before its cleanup may have left it: accept only a
+	 * real directory */
 	if (lstat(d, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		gp_errprintf(err, "'%s' is not a directory", d);
 		free(d);

@@ -1,8 +1,10 @@
 /* staging.h: a job's working directory on this node and the files shipped into it.
  *
- * The scratch directory <scratch_dir>/job<id> is made by root and handed to the task account
- * (mode 0700); the script and staged files are then written by a child running as that account,
- * so no path a user controls is ever followed with root's rights.
+ * The scratch directory <scratch_dir>/job<id>.<attempt> is made by root and handed to the task
+ * account (mode 0700); the script and staged files are then written by a child running as that
+ * account, so no path a user controls is ever followed with root's rights. It is one per
+ * attempt: a requeued job's next attempt may start on a node while the gstepd of its previous
+ * attempt there is still ending, and that gstepd removes its own directory, not the new one's.
  */
 #ifndef GPOOL_WORKER_STAGING_H
 #define GPOOL_WORKER_STAGING_H
@@ -18,11 +20,13 @@
 /* A staged file name is a relative path without '..' components (and not empty). */
 bool gp_stage_name_ok(const char *name);
 
-/* The scratch directory of a job: "<scratch_root>/job<id>". 0 / -1 (ENAMETOOLONG). */
-int gp_stage_scratch_path(const char *scratch_root, uint64_t job_id, char *buf, size_t len);
+/* The scratch directory of a job attempt: "<scratch_root>/job<id>.<attempt>". 0 / -1
+ * (ENAMETOOLONG). */
+int gp_stage_scratch_path(const char *scratch_root, uint64_t job_id, uint32_t attempt, char *buf,
+			  size_t len);
 
 /* Make (or check) the working directory. With spec.chdir it must exist; else
- * <scratch_root>/job<id> is created, owned by the account, mode 0700. *dir is malloc'd;
+ * <scratch_root>/job<id>.<attempt> is created, owned by the account, mode 0700. *dir is malloc'd;
  * *owned says whether gpool made it (and removes it at the end). 0 / -1 with err. */
 int gp_stage_workdir(const Gpool__Launch *l, const char *scratch_root, const struct gp_account *a,
 		     char **dir, bool *owned, gp_error_t *err);

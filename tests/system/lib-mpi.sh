@@ -8,8 +8,9 @@ no_job_procs() { local left; left=$(cluster_user_pids); [ -z "$left" ]; }
 # long job of 3 ranks on h1-h3 (`submit SUBMIT_ARG...`) runs until READY (a command: its
 # processes are up on every host); h3's agent is killed: the job ends NODE_FAIL or goes back to
 # the queue, and h1 and h2 keep none of its PROCS (words for the messages); h3 back, the first
-# attempt's H3_PROCS there are gone; the requeued job runs again on 3 hosts (attempt 2) and,
-# cancelled, leaves no process on any host.
+# attempt's H3_PROCS there are gone; the requeued job runs again on 3 hosts (attempt 2: one that
+# cannot run is a failure, e.g. h3's attempt 1 gstepd, ending, removing attempt 2's working
+# directory) and, cancelled, leaves no process on any host.
 mpi_host_cut() {
 	local ready=$1 procs=$2 h3_procs=$3 id h3_pids
 	shift 3
@@ -41,7 +42,9 @@ mpi_host_cut() {
 	if wait_state "$id" RUNNING 30 && [ "$(job_field "$id" attempt)" = 2 ] && wait_until 30 "$ready"; then
 		ok "the requeued job runs again on 3 hosts (attempt 2)"
 	else
-		skip "the requeued job runs again" "state $(job_state "$id"), attempt $(job_field "$id" attempt)"
+		fail "the requeued job runs again on 3 hosts (attempt 2)" \
+			"state $(job_state "$id"), attempt $(job_field "$id" attempt)" "$(job_json "$id")" \
+			"$(as_user glogs "$id" 2>&1 | tail -20)"
 	fi
 	as_user gcancel "$id" >/dev/null 2>&1
 	wait_final "$id" 30 >/dev/null

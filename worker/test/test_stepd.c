@@ -245,7 +245,7 @@ static void output_and_status(void **state)
 	/* the launch file and scratch directory are gone */
 	assert_int_equal(access(path, F_OK), -1);
 	char sd[300];
-	snprintf(sd, sizeof(sd), "%s/job101", scratch);
+	snprintf(sd, sizeof(sd), "%s/job101.1", scratch);
 	assert_int_equal(access(sd, F_OK), -1);
 	result_free(&r);
 }
@@ -588,7 +588,7 @@ static void shell_runs_several_jobs(void **state)
 		/* the launch file and scratch directory of each are gone */
 		assert_int_equal(access(paths[j], F_OK), -1);
 		char sd[300];
-		snprintf(sd, sizeof(sd), "%s/job%d", scratch, 301 + j);
+		snprintf(sd, sizeof(sd), "%s/job%d.1", scratch, 301 + j);
 		assert_int_equal(access(sd, F_OK), -1);
 		if (geteuid() == 0 && access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) == 0) {
 			char cg[300];
