@@ -14,6 +14,8 @@
 #   bench/gateway.sh [SECONDS [REPS]]
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/gateway/lib.sh
+. "$SRC/bench/gateway/lib.sh"
 BIN=${GPOOL_BIN_DIR:-$SRC/build/bin}
 DUR=${1:-10}
 REPS=${2:-5}
@@ -28,13 +30,7 @@ echo "# bench/gateway.sh $(date -u +%FT%TZ) on $(hostname), $(nproc) CPUs, wrk $
 echo "# load average: $(cat /proc/loadavg)"
 
 cleanup() {
-	[ -n "${gw:-}" ] && kill "$gw" 2>/dev/null
-	[ -n "${gwb:-}" ] && kill "$gwb" 2>/dev/null
-	[ -n "${ng:-}" ] && kill "$ng" 2>/dev/null
-	[ -n "${ng1:-}" ] && kill "$ng1" 2>/dev/null
-	[ -n "${gw1:-}" ] && kill "$gw1" 2>/dev/null
-	"$SRC/deploy/gpool-cluster" stop --dir "$DIR/cluster" >/dev/null 2>&1
-	rm -rf "$DIR"
+	bench_cleanup "$DIR" "${gw:-}" "${gwb:-}" "${ng:-}" "${ng1:-}" "${gw1:-}"
 }
 trap cleanup EXIT
 "$SRC/deploy/gpool-cluster" start --dir "$DIR/cluster" -n 4 --loopback --port $SPORT --bin "$BIN" \
@@ -109,23 +105,7 @@ fi
 nginx_start() {
 	local name=$1 port=$2
 	shift 2
-	cat >"$DIR/$name.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $DIR/$name.pid;
-error_log stderr warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $DIR/pbody; proxy_temp_path $DIR/pproxy; fastcgi_temp_path $DIR/pf;
-  uwsgi_temp_path $DIR/pu; scgi_temp_path $DIR/ps;
-  upstream reps { $(printf 'server %s; ' "${R[@]}") keepalive 64; }
-  server {
-    listen 127.0.0.1:$port;
-    location / { proxy_pass http://reps; proxy_http_version 1.1; proxy_set_header Connection ""; }
-  }
-}
-CONF
+	nginx_proxy_conf "$DIR/$name.conf" "$DIR" "$port" "${R[@]}"
 	"$@" /usr/sbin/nginx -c "$DIR/$name.conf" -p "$DIR" &
 }
 path_url() {

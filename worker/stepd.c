@@ -36,6 +36,7 @@
 #include "common/opt.h"
 #include "worker/staging.h"
 #include "worker/step.h"
+#include "worker/taskevent.h"
 #include "common/util.h"
 #include "common/wire.h"
 #include "common/xfer.h"
@@ -296,16 +297,9 @@ static void shell_refuse(struct stepd *d, const Gpool__StepShellLaunch *sl, cons
 {
 	gp_warn("job %llu.%u: %s", (unsigned long long)sl->job_id, sl->attempt, why);
 	for (size_t i = 0; i < sl->n_ranks; i++) {
-		Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
-		ev.job_id = sl->job_id;
-		ev.attempt = sl->attempt;
-		ev.rank = sl->ranks[i];
-		ev.kind = GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START;
-		ev.reason = (char *)why;
-		ev.time = gp_now();
-		Gpool__Msg m = GPOOL__MSG__INIT;
-		m.m_case = GPOOL__MSG__M_TASK_EVENT;
-		m.task_event = &ev;
+		Gpool__TaskEvent ev;
+		Gpool__Msg m;
+		gp_task_failed_msg(&ev, &m, sl->job_id, sl->attempt, sl->ranks[i], why);
 		if (gp_outbox_push(d->out, &m) < 0)
 			gp_err("job %llu: task event lost: out of memory",
 			       (unsigned long long)sl->job_id);

@@ -31,6 +31,7 @@
 #include "worker/launchfile.h"
 #include "worker/step.h"
 #include "worker/svcport.h"
+#include "worker/taskevent.h"
 #include "common/log.h"
 #include "common/endpoint.h"
 #include "common/util.h"
@@ -605,16 +606,9 @@ static void fail_tasks(struct agent *a, struct step_rec *r, const char *why)
 		if (t->ht.exited || t->acked)
 			continue;
 		task_exited(r, t, 1 << 8, false, NULL);
-		Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
-		ev.job_id = r->job;
-		ev.attempt = r->attempt;
-		ev.rank = t->ht.rank;
-		ev.kind = GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START;
-		ev.reason = (char *)why;
-		ev.time = gp_now();
-		Gpool__Msg m = GPOOL__MSG__INIT;
-		m.m_case = GPOOL__MSG__M_TASK_EVENT;
-		m.task_event = &ev;
+		Gpool__TaskEvent ev;
+		Gpool__Msg m;
+		gp_task_failed_msg(&ev, &m, r->job, r->attempt, t->ht.rank, why);
 		sched_link_queue(a, &m);
 	}
 }

@@ -9,6 +9,8 @@
 #   bench/gateway/probe-stall.sh [SECONDS [ROUNDS [PAUSE]]]
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=bench/gateway/lib.sh
+. "$SRC/bench/gateway/lib.sh"
 BIN=${GPOOL_BIN_DIR:-$SRC/build/bin}
 DUR=${1:-5}
 ROUNDS=${2:-4}
@@ -17,13 +19,7 @@ DIR=$(mktemp -d /tmp/gpool-probe-stall.XXXXXX)
 chmod 755 "$DIR"
 SPORT=17990 GWPORT=18990 NGPORT=18991
 cleanup() {
-	[ -n "${gw:-}" ] && kill "$gw" 2>/dev/null
-	[ -n "${ng:-}" ] && kill "$ng" 2>/dev/null
-	[ -n "${gw1:-}" ] && kill "$gw1" 2>/dev/null
-	[ -n "${gwo:-}" ] && kill "$gwo" 2>/dev/null
-	[ -n "${gws:-}" ] && kill "$gws" 2>/dev/null
-	"$SRC/deploy/gpool-cluster" stop --dir "$DIR/cluster" >/dev/null 2>&1
-	rm -rf "$DIR"
+	bench_cleanup "$DIR" "${gw:-}" "${ng:-}" "${gw1:-}" "${gwo:-}" "${gws:-}"
 }
 trap cleanup EXIT
 echo "# probe-stall.sh $(date -u +%FT%TZ), load average: $(cat /proc/loadavg)"
@@ -62,23 +58,7 @@ if [ -n "${GGATED_OLD:-}" ]; then
 		>"$DIR/gwold.log" 2>&1 &
 	gwo=$!
 fi
-cat >"$DIR/proxy.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $DIR/proxy.pid;
-error_log stderr warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $DIR/pbody; proxy_temp_path $DIR/pproxy; fastcgi_temp_path $DIR/pf;
-  uwsgi_temp_path $DIR/pu; scgi_temp_path $DIR/ps;
-  upstream reps { $(printf 'server %s; ' "${R[@]}") keepalive 64; }
-  server {
-    listen 127.0.0.1:$NGPORT;
-    location / { proxy_pass http://reps; proxy_http_version 1.1; proxy_set_header Connection ""; }
-  }
-}
-CONF
+nginx_proxy_conf "$DIR/proxy.conf" "$DIR" "$NGPORT" "${R[@]}"
 /usr/sbin/nginx -c "$DIR/proxy.conf" -p "$DIR" &
 ng=$!
 sleep 2

@@ -80,7 +80,9 @@ static void launch_init(Gpool__Launch *l, Gpool__JobSpec *spec, Gpool__TaskPlace
 	l->master_port = 29500;
 }
 
-static pid_t start_stepd(const Gpool__Launch *l, char *path, size_t len)
+/* Write L's launch file (its path into PATH) and start gstepd on it, as a task shell with
+ * SHELL (gstepd --shell: it takes further jobs and waits for a close once idle). */
+static pid_t start_gstepd(const Gpool__Launch *l, char *path, size_t len, bool shell)
 {
 	gp_error_t err;
 	assert_int_equal(gp_launch_path(path, len, dir, l->job_id, l->attempt), 0);
@@ -88,11 +90,45 @@ static pid_t start_stepd(const Gpool__Launch *l, char *path, size_t len)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		execl(gstepd, gstepd, "--launch", path, "--agent", sockep, "--scratch-dir", scratch,
-		      "--node-name", "t1", "--allow-root", "--log-level", "debug", (char *)NULL);
+		char *argv[] = {(char *)gstepd,
+				"--launch",
+				path,
+				"--agent",
+				sockep,
+				"--scratch-dir",
+				scratch,
+				"--node-name",
+				"t1",
+				"--allow-root",
+				"--log-level",
+				"debug",
+				shell ? "--shell" : NULL,
+				NULL};
+		execv(gstepd, argv);
 		_exit(127);
 	}
 	return pid;
+}
+
+static pid_t start_stepd(const Gpool__Launch *l, char *path, size_t len)
+{
+	return start_gstepd(l, path, len, false);
+}
+
+/* One job for a test: its Launch, spec and placements (at most MAX_TASKS tasks), and the path
+ * of its launch file once started. */
+#define MAX_TASKS 4
+struct job {
+	Gpool__Launch l;
+	Gpool__JobSpec spec;
+	Gpool__TaskPlacement tp[MAX_TASKS], *tpp[MAX_TASKS];
+	char path[512];
+};
+
+static void job_init(struct job *j, int ntasks, uint64_t id, char **argv, int argc)
+{
+	assert_true(ntasks <= MAX_TASKS);
+	launch_init(&j->l, &j->spec, j->tp, j->tpp, ntasks, id, argv, argc);
 }
 
 static void send_to(const char *rid, const Gpool__Msg *m)
@@ -106,6 +142,17 @@ static void send_to(const char *rid, const Gpool__Msg *m)
 	zmq_send(router, env.data, env.len, 0);
 	gp_batch_release(&b);
 	gp_buf_release(&env);
+}
+
+/* Acknowledge a gstepd's messages up to LAST, as the agent does. */
+static void ack_upto(const char *rid, uint64_t last)
+{
+	Gpool__StepAck ack = GPOOL__STEP_ACK__INIT;
+	ack.upto = last;
+	Gpool__Msg am = GPOOL__MSG__INIT;
+	am.m_case = GPOOL__MSG__M_STEP_ACK;
+	am.step_ack = &ack;
+	send_to(rid, &am);
 }
 
 /* Called for every Output, to let a test react (e.g. kill once a pid was printed). */
@@ -181,12 +228,7 @@ static void collect(pid_t pid, struct result *r, on_output_f cb, void *arg)
 			}
 		}
 		gpool__batch__free_unpacked(b, NULL);
-		Gpool__StepAck ack = GPOOL__STEP_ACK__INIT;
-		ack.upto = last;
-		Gpool__Msg am = GPOOL__MSG__INIT;
-		am.m_case = GPOOL__MSG__M_STEP_ACK;
-		am.step_ack = &ack;
-		send_to(rid, &am);
+		ack_upto(rid, last);
 		if (got_output && cb)
 			cb(r, rid, arg);
 	}
@@ -217,13 +259,10 @@ static void output_and_status(void **state)
 	char *argv[] = {"/bin/sh", "-c",
 			("printf 'out%s ' $GPOOL_RANK; printf err >&2; "
 			 "head -c 300000 /dev/zero | tr '\\0' x; exit 3")};
-	Gpool__Launch l;
-	Gpool__JobSpec spec;
-	Gpool__TaskPlacement tp[2], *tpp[2];
-	launch_init(&l, &spec, tp, tpp, 2, 101, argv, 3);
-	char path[512];
+	struct job j;
+	job_init(&j, 2, 101, argv, 3);
 	struct result r;
-	collect(start_stepd(&l, path, sizeof(path)), &r, NULL, NULL);
+	collect(start_stepd(&j.l, j.path, sizeof(j.path)), &r, NULL, NULL);
 	assert_true(WIFEXITED(r.stepd_status) && WEXITSTATUS(r.stepd_status) == 0);
 	assert_true(r.hello);
 	for (int i = 0; i < 2; i++) {
@@ -243,7 +282,7 @@ static void output_and_status(void **state)
 	}
 	assert_true(r.order_ok);
 	/* the launch file and scratch directory are gone */
-	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(access(j.path, F_OK), -1);
 	char sd[300];
 	snprintf(sd, sizeof(sd), "%s/job101.1", scratch);
 	assert_int_equal(access(sd, F_OK), -1);
@@ -253,13 +292,10 @@ static void output_and_status(void **state)
 static void exec_fails(void **state)
 {
 	char *argv[] = {"/nonexistent/command"};
-	Gpool__Launch l;
-	Gpool__JobSpec spec;
-	Gpool__TaskPlacement tp[1], *tpp[1];
-	launch_init(&l, &spec, tp, tpp, 1, 102, argv, 1);
-	char path[512];
+	struct job j;
+	job_init(&j, 1, 102, argv, 1);
 	struct result r;
-	collect(start_stepd(&l, path, sizeof(path)), &r, NULL, NULL);
+	collect(start_stepd(&j.l, j.path, sizeof(j.path)), &r, NULL, NULL);
 	assert_true(r.started[0] && r.exited[0]);
 	assert_int_equal(WEXITSTATUS(r.status[0]), 127);
 	gp_buf_append(&r.out[0][2], "", 1);
@@ -270,20 +306,17 @@ static void exec_fails(void **state)
 static void missing_account(void **state)
 {
 	char *argv[] = {"/bin/true"};
-	Gpool__Launch l;
-	Gpool__JobSpec spec;
-	Gpool__TaskPlacement tp[2], *tpp[2];
-	launch_init(&l, &spec, tp, tpp, 2, 103, argv, 1);
-	l.user = "no-such-user-gp";
-	char path[512];
+	struct job j;
+	job_init(&j, 2, 103, argv, 1);
+	j.l.user = "no-such-user-gp";
 	struct result r;
-	collect(start_stepd(&l, path, sizeof(path)), &r, NULL, NULL);
+	collect(start_stepd(&j.l, j.path, sizeof(j.path)), &r, NULL, NULL);
 	for (int i = 0; i < 2; i++) {
 		assert_true(r.failed[i]);
 		assert_false(r.started[i]);
 		assert_string_equal(r.reason[i], "no local account 'no-such-user-gp' on node t1");
 	}
-	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(access(j.path, F_OK), -1);
 	result_free(&r);
 }
 
@@ -301,14 +334,11 @@ static void oom(void **state)
 	}
 	/* tail keeps a line that never ends: it grows until the limit kills it */
 	char *argv[] = {"tail", "/dev/zero"};
-	Gpool__Launch l;
-	Gpool__JobSpec spec;
-	Gpool__TaskPlacement tp[1], *tpp[1];
-	launch_init(&l, &spec, tp, tpp, 1, 104, argv, 2);
-	l.mem_limit_mb = 32;
-	char path[512];
+	struct job j;
+	job_init(&j, 1, 104, argv, 2);
+	j.l.mem_limit_mb = 32;
 	struct result r;
-	collect(start_stepd(&l, path, sizeof(path)), &r, NULL, NULL);
+	collect(start_stepd(&j.l, j.path, sizeof(j.path)), &r, NULL, NULL);
 	assert_true(r.exited[0]);
 	assert_true(WIFSIGNALED(r.status[0]));
 	assert_int_equal(WTERMSIG(r.status[0]), SIGKILL);
@@ -362,15 +392,12 @@ static void kill_tree(void **state)
 			cg ? "trap '' TERM; sleep 1000 & echo $!; setsid sleep 1000 & echo $!; "
 			     "while :; do sleep 1; done"
 			   : "trap '' TERM; sleep 1000 & echo $!; while :; do sleep 1; done"};
-	Gpool__Launch l;
-	Gpool__JobSpec spec;
-	Gpool__TaskPlacement tp[1], *tpp[1];
-	launch_init(&l, &spec, tp, tpp, 1, 105, argv, 3);
-	char path[512];
+	struct job j;
+	job_init(&j, 1, 105, argv, 3);
 	struct result r;
 	struct kill_ctx k = {.want = cg ? 2 : 1};
 	int64_t t0 = gp_mono_ms();
-	collect(start_stepd(&l, path, sizeof(path)), &r, kill_when_ready, &k);
+	collect(start_stepd(&j.l, j.path, sizeof(j.path)), &r, kill_when_ready, &k);
 	assert_true(k.sent);
 	assert_true(r.exited[0]);
 	assert_true(WIFSIGNALED(r.status[0]));
@@ -409,18 +436,7 @@ struct shell_job {
 
 static pid_t start_shell(const Gpool__Launch *l, char *path, size_t len)
 {
-	gp_error_t err;
-	assert_int_equal(gp_launch_path(path, len, dir, l->job_id, l->attempt), 0);
-	assert_int_equal(gp_launch_write(path, l, &err), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		execl(gstepd, gstepd, "--launch", path, "--agent", sockep, "--scratch-dir", scratch,
-		      "--node-name", "t1", "--allow-root", "--log-level", "debug", "--shell",
-		      (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	return start_gstepd(l, path, len, true);
 }
 
 static void hand_over(const char *rid, uint64_t job, const char *path)
@@ -542,12 +558,7 @@ static void shell_runs_several_jobs(void **state)
 			}
 		}
 		gpool__batch__free_unpacked(b, NULL);
-		Gpool__StepAck ack = GPOOL__STEP_ACK__INIT;
-		ack.upto = last;
-		Gpool__Msg am = GPOOL__MSG__INIT;
-		am.m_case = GPOOL__MSG__M_STEP_ACK;
-		am.step_ack = &ack;
-		send_to(rid, &am);
+		ack_upto(rid, last);
 		if (!handed) {
 			for (int j = 1; j < SHELL_JOBS; j++)
 				hand_over(rid, l[j].job_id, paths[j]);
@@ -611,14 +622,11 @@ static void shell_cgroup_per_job(void **state)
 		skip();
 	}
 	char *argv[] = {"/bin/sh", "-c", "cat /proc/self/cgroup"};
-	Gpool__Launch l;
-	Gpool__JobSpec spec;
-	Gpool__TaskPlacement tp[1], *tpp[1];
-	launch_init(&l, &spec, tp, tpp, 1, 311, argv, 3);
-	l.array_job_id = 311;
-	char path[512];
+	struct job j;
+	job_init(&j, 1, 311, argv, 3);
+	j.l.array_job_id = 311;
 	struct result r;
-	pid_t pid = start_shell(&l, path, sizeof(path));
+	pid_t pid = start_shell(&j.l, j.path, sizeof(j.path));
 	/* the shell waits for a close once idle: collect() ends it through the callback */
 	collect(pid, &r, close_when_done, NULL);
 	assert_true(r.exited[0]);
