@@ -675,7 +675,7 @@ static void usage(FILE *f)
 		"  --launch FILE       the packed Launch to run (removed at the end)\n"
 		"  --agent ENDPOINT    gworkerd's local socket (ipc://STATE_DIR/worker.sock)\n"
 		"  --node-name NAME    this node's name (default: the host name)\n"
-		"  --scratch-dir DIR   per-job scratch directories are made under DIR\n"
+		"  --scratch-dir DIR   one directory per job attempt is made under DIR\n"
 		"  --cgroups MODE      auto, v1, v2 or off (default auto)\n"
 		"  --allow-root        run jobs owned by root as root\n"
 		"  --state-dir DIR     the node's chunk cache is DIR/cache (staged files)\n"
