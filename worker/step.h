@@ -19,6 +19,7 @@
 #define STEP_CHUNK	(64 * 1024) /* largest Output chunk */
 #define STEP_OUTBOX_MAX (8u << 20)  /* stop reading pipes above this much unacknowledged */
 #define STEP_DRAIN_MS	3000	    /* after a task exits, wait this long for its pipes' EOF */
+#define STEP_LINE_MS	200	    /* a line's start waits this long for its end (output.c) */
 
 enum task_state {
 	TASK_NEW = 0,
@@ -34,6 +35,9 @@ struct task {
 	char **env;
 	int fd[3]; /* [1] stdout, [2] stderr read ends; -1 when closed */
 	uint64_t off[3];
+	uint8_t *part[3]; /* read, not sent: the start of a line (output.c) */
+	size_t partlen[3];
+	int64_t part_ms[3]; /* when part began waiting for its newline */
 	int status;
 	bool failed; /* never started */
 	bool oom;
@@ -96,5 +100,8 @@ int64_t tasks_next_deadline(const struct step *s);
 void output_read(struct step *s, struct task *t, int i);
 /* Close a stream that will never see EOF (a process escaped with it) and send eof. */
 void output_close(struct step *s, struct task *t, int i);
+/* Send the start of a line that waited STEP_LINE_MS for its end; the next such time, or
+ * INT64_MAX. */
+int64_t output_tick(struct step *s, struct task *t, int64_t now);
 
 #endif

@@ -310,6 +310,7 @@ void tasks_finish(struct step *s, int64_t now)
 {
 	for (size_t i = 0; i < s->ntasks; i++) {
 		struct task *t = &s->tasks[i];
+		output_tick(s, t, now);
 		if (t->state != TASK_REAPED)
 			continue;
 		if (now - t->reaped_ms >= STEP_DRAIN_MS) {
@@ -369,8 +370,13 @@ int64_t tasks_next_deadline(const struct step *s)
 	int64_t d = INT64_MAX;
 	if (s->kill_deadline_ms)
 		d = s->kill_deadline_ms;
-	for (size_t i = 0; i < s->ntasks; i++)
-		if (s->tasks[i].state == TASK_REAPED && s->tasks[i].reaped_ms + STEP_DRAIN_MS < d)
-			d = s->tasks[i].reaped_ms + STEP_DRAIN_MS;
+	for (size_t i = 0; i < s->ntasks; i++) {
+		const struct task *t = &s->tasks[i];
+		if (t->state == TASK_REAPED && t->reaped_ms + STEP_DRAIN_MS < d)
+			d = t->reaped_ms + STEP_DRAIN_MS;
+		for (int k = 1; k <= 2; k++)
+			if (t->partlen[k] && t->part_ms[k] + STEP_LINE_MS < d)
+				d = t->part_ms[k] + STEP_LINE_MS;
+	}
 	return d;
 }

@@ -9,6 +9,7 @@
 #   GPOOL_TEST_LIMIT  seconds ctest allows; a watchdog ends the test a little earlier
 #   GPOOL_TEST_KEEP=1 keep the test directory (logs, state) after the test
 #   GPOOL_TEST_KEEP_FAILED=1 keep it only when the test failed
+#   GPOOL_CLUSTER_LOG_LEVEL=debug  the cluster's daemons log at that level (deploy/gpool-cluster)
 #   GPOOL_TEST_VERBOSE=1 echo every command run as a user
 # shellcheck shell=bash
 

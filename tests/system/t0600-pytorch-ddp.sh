@@ -38,6 +38,9 @@ is "$(awk '{print $5}' <<<"$params" | sort -u | grep -c .)" 3 "the ranks ran on 
 is "$(awk '{print $7}' <<<"$params" | sort -u | grep -c .)" 1 "every rank ends with identical parameters"
 losses=$(grep '^step 0 rank' <<<"$out" | awk '{print $6}' | sort -u | grep -c .)
 is "$losses" 3 "the ranks trained on different data (3 distinct first losses)"
+# all ranks and both streams share one file: a line written in two calls stays whole
+is "$(grep -cE '(init|step [0-9]+|params) rank .*(init|step [0-9]+|params) rank' <<<"$out")" 0 \
+	"no output line holds two ranks' lines"
 diag "$(grep -E '^(init|params|step 0 )' <<<"$out")"
 last_init=$(grep '^init rank' <<<"$out" | awk '{print $NF}' | sort -n | tail -1)
 [ -z "$last_init" ] || diag "$(printf 'submit to all 3 ranks past init_process_group: %.1f s; submit to COMPLETED: %.1f s' \

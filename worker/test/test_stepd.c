@@ -45,6 +45,9 @@ struct result {
 	bool hello;
 	bool order_ok;
 	int stepd_status;
+	/* the offsets at which stdout's chunks ended, in order */
+	uint64_t cuts[MAXT][16];
+	int ncuts[MAXT];
 };
 
 static void result_free(struct result *r)
@@ -204,6 +207,8 @@ static void collect(pid_t pid, struct result *r, on_output_f cb, void *arg)
 				assert_int_equal(o->offset, buf->len);
 				assert_false(r->eof[o->rank][o->stream]);
 				gp_buf_append(buf, o->data.data, o->data.len);
+				if (o->stream == 1 && o->data.len && r->ncuts[o->rank] < 16)
+					r->cuts[o->rank][r->ncuts[o->rank]++] = buf->len;
 				if (o->eof)
 					r->eof[o->rank][o->stream] = true;
 				got_output = true;
@@ -286,6 +291,31 @@ static void output_and_status(void **state)
 	char sd[300];
 	snprintf(sd, sizeof(sd), "%s/job101.1", scratch);
 	assert_int_equal(access(sd, F_OK), -1);
+	result_free(&r);
+}
+
+/* Output goes out in whole lines: a line written in pieces arrives as one, unless its end
+ * takes longer than STEP_LINE_MS (a prompt), and what is left at the end goes out with EOF. */
+static void output_whole_lines(void **state)
+{
+	char *argv[] = {"/bin/sh", "-c",
+			("printf 'a'; sleep 0.05; printf 'b\\nc'; sleep 0.05; printf 'd\\n'; "
+			 "sleep 0.05; printf 'prompt> '; sleep 0.6; printf 'yes\\nend'")};
+	struct job j;
+	job_init(&j, 1, 108, argv, 3);
+	struct result r;
+	collect(start_stepd(&j.l, j.path, sizeof(j.path)), &r, NULL, NULL);
+	assert_true(r.exited[0] && WIFEXITED(r.status[0]) && WEXITSTATUS(r.status[0]) == 0);
+	const char *want = "ab\ncd\nprompt> yes\nend";
+	assert_int_equal(r.out[0][1].len, strlen(want));
+	assert_memory_equal(r.out[0][1].data, want, strlen(want));
+	/* "ab\n" and "cd\n" each whole (never "a" alone), the prompt alone after its wait,
+	 * "yes\n", and "end" at the end */
+	uint64_t cuts[] = {3, 6, 14, 18, 21};
+	assert_int_equal(r.ncuts[0], 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(r.cuts[0][i], cuts[i]);
+	assert_true(r.eof[0][1] && r.order_ok);
 	result_free(&r);
 }
 
@@ -708,9 +738,13 @@ int main(int argc, char **argv)
 		return cmocka_run_group_tests(oom_tests, setup, teardown);
 	}
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(output_and_status),       cmocka_unit_test(exec_fails),
-	    cmocka_unit_test(missing_account),	       cmocka_unit_test(kill_tree),
-	    cmocka_unit_test(shell_runs_several_jobs), cmocka_unit_test(shell_cgroup_per_job),
+	    cmocka_unit_test(output_and_status),
+	    cmocka_unit_test(output_whole_lines),
+	    cmocka_unit_test(exec_fails),
+	    cmocka_unit_test(missing_account),
+	    cmocka_unit_test(kill_tree),
+	    cmocka_unit_test(shell_runs_several_jobs),
+	    cmocka_unit_test(shell_cgroup_per_job),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
