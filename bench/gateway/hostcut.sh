@@ -91,7 +91,7 @@ settled || exit 1
 "$BIN/ggated" --listen 127.0.0.1:$GWPORT --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
 	--timeout 5000 ${GGATED_ARGS:-} --log-level info >"$DIR/ggated.log" 2>&1 &
 gw=$!
-echo "# service $svc; ggated $("$BIN/ggated" --help 2>&1 | grep -c .) help lines; args: --timeout 5000 ${GGATED_ARGS:-}"
+echo "# service $svc; ggated of commit $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null), options --timeout 5000 ${GGATED_ARGS:-}"
 sleep 2
 
 # nginx_rival FILE REPLICA...: nginx with passive failover in front of the replicas
