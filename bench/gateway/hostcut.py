@@ -237,7 +237,7 @@ def summary(path):
         for n in names:
             if n == "ggated":
                 continue
-            for key in ("inflight_worst_ms", "settled_ms"):
+            for key in ("settled_ms",):
                 g = [r["targets"]["ggated"].get(key) for r in rows if n in r["targets"]]
                 o = [r["targets"][n].get(key) for r in rows if n in r["targets"]]
                 g = [x for x in g if x is not None]
