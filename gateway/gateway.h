@@ -155,8 +155,10 @@ void gw_health_tick(evutil_socket_t fd, short what, void *arg);
 int64_t gw_now_ms(void);
 
 /* proxy.c */
-void gw_proxy(struct gw_ctx *c, struct gw_service *svc, struct evhttp_request *req,
-	      const char *uri);
+/* uri: what the replica is sent; it lives as long as req does (inside req's target) or is
+ * owned (malloc'd, freed with the request's state; NULL: none). */
+void gw_proxy(struct gw_ctx *c, struct gw_service *svc, struct evhttp_request *req, const char *uri,
+	      char *owned);
 /* The in-flight request on conn of r is abandoned (r ejected): retry or fail it. */
 void gw_fwd_abandon(struct gw_fwd *f);
 

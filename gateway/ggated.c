@@ -82,7 +82,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 			evhttp_send_error(req, 503, "service not known (yet)");
 			return;
 		}
-		gw_proxy(c, s, req, uri);
+		gw_proxy(c, s, req, uri, NULL);
 		return;
 	}
 	struct gw_route rt;
@@ -95,10 +95,12 @@ static void on_request(struct evhttp_request *req, void *arg)
 		return;
 	case GW_ROUTE_SERVICE: {
 		struct gw_service *s = gw_service_find(c, rt.name, rt.name_len);
-		if (s)
-			gw_proxy(c, s, req, rt.target);
-		else
+		if (s) {
+			gw_proxy(c, s, req, rt.target, rt.owned); /* it takes rt.owned over */
+			rt.owned = NULL;
+		} else {
 			not_found(c, req, "no such service");
+		}
 		gw_route_release(&rt);
 		return;
 	}

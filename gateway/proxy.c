@@ -1,6 +1,7 @@
 /* proxy.c: forwarding one request to a replica (see gateway.h). The request body is kept
  * until the answer comes, so that a request that never reached a replica (connect refused or
  * timed out), or an idempotent one that failed without an answer, is sent to another one. */
+#include <sys/queue.h> /* TAILQ_*: evhttp's header lists (event2/keyvalq_struct.h) */
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <netinet/in.h>
@@ -21,10 +22,11 @@ struct gw_fwd {
 	struct gw_ctx *c;
 	uint64_t svc_id;
 	struct evhttp_request *req; /* the client's */
-	char *uri;
+	const char *uri;	    /* inside req's target, or owned */
+	char *owned;
 	enum evhttp_cmd_type method;
 	bool idempotent;
-	struct evbuffer *body;
+	struct evbuffer *body;	/* NULL: none */
 	struct gw_replica *rep; /* where it is now */
 	struct gw_conn *conn;
 	struct gw_replica *tried[GW_MAX_TRIES + 1];
@@ -54,11 +56,27 @@ static bool is_hop(const char *name)
 	return false;
 }
 
+/* The client's headers, copied: kept for a retry on another replica. */
 static void copy_headers(struct evkeyvalq *to, struct evkeyvalq *from)
 {
 	for (struct evkeyval *h = from->tqh_first; h; h = h->next.tqe_next)
 		if (!is_hop(h->key))
 			evhttp_add_header(to, h->key, h->value);
+}
+
+/* The replica's headers, moved to the answer (evhttp parsed and checked them; both lists own
+ * their entries and free them alike): no allocation or copy per header. The hop-by-hop ones
+ * stay where they are, for evhttp to read and free with the replica's answer. */
+static void move_headers(struct evkeyvalq *to, struct evkeyvalq *from)
+{
+	struct evkeyval *h, *nx;
+	for (h = TAILQ_FIRST(from); h; h = nx) {
+		nx = TAILQ_NEXT(h, next);
+		if (is_hop(h->key))
+			continue;
+		TAILQ_REMOVE(from, h, next);
+		TAILQ_INSERT_TAIL(to, h, next);
+	}
 }
 
 static double since(const struct timespec *t0)
@@ -78,8 +96,9 @@ static struct gw_service *svc_of(struct gw_fwd *f)
 
 static void fwd_free(struct gw_fwd *f)
 {
-	evbuffer_free(f->body);
-	free(f->uri);
+	if (f->body)
+		evbuffer_free(f->body);
+	free(f->owned);
 	free(f);
 }
 
@@ -137,10 +156,13 @@ static void try_next(struct gw_fwd *f)
 		evhttp_connection_get_peer(evhttp_request_get_connection(f->req), &peer, &pport);
 		if (peer)
 			evhttp_add_header(oh, "X-Forwarded-For", peer);
-		size_t len = evbuffer_get_length(f->body);
-		if (len)
-			evbuffer_add(evhttp_request_get_output_buffer(up),
-				     evbuffer_pullup(f->body, -1), len);
+		if (f->body) {
+			/* shared, not copied: the body stays whole in f->body for a retry */
+			struct evbuffer *ob = evhttp_request_get_output_buffer(up);
+			if (evbuffer_add_buffer_reference(ob, f->body) < 0)
+				evbuffer_add(ob, evbuffer_pullup(f->body, -1),
+					     evbuffer_get_length(f->body));
+		}
 		f->have_err = false;
 		if (evhttp_make_request(conn->evcon, up, f->method, f->uri) < 0) {
 			gw_replica_failed(r, "cannot send a request");
@@ -213,7 +235,7 @@ static void up_done(struct evhttp_request *up, void *arg)
 	if (s)
 		gw_stats_observe(&s->st, dt);
 	gw_stats_observe(&f->c->total, dt);
-	copy_headers(evhttp_request_get_output_headers(f->req),
+	move_headers(evhttp_request_get_output_headers(f->req),
 		     evhttp_request_get_input_headers(up));
 	struct evhttp_connection *client = evhttp_request_get_connection(f->req);
 	evhttp_send_reply(f->req, code, evhttp_request_get_response_code_line(up),
@@ -235,16 +257,19 @@ void gw_fwd_abandon(struct gw_fwd *f)
 	retry_or_fail(f, true, 502, "the replica became unreachable");
 }
 
-void gw_proxy(struct gw_ctx *c, struct gw_service *svc, struct evhttp_request *req, const char *uri)
+void gw_proxy(struct gw_ctx *c, struct gw_service *svc, struct evhttp_request *req, const char *uri,
+	      char *owned)
 {
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
 	struct gw_fwd *f = calloc(1, sizeof(*f));
-	if (!f || !(f->body = evbuffer_new()) || !(f->uri = strdup(uri))) {
-		if (f && f->body)
-			evbuffer_free(f->body);
+	if (!f || (evbuffer_get_length(in) && !(f->body = evbuffer_new()))) {
 		free(f);
+		free(owned);
 		evhttp_send_error(req, 503, "out of memory");
 		return;
 	}
+	f->uri = uri;
+	f->owned = owned;
 	clock_gettime(CLOCK_MONOTONIC, &f->start);
 	f->c = c;
 	f->svc_id = svc->id;
@@ -253,7 +278,8 @@ void gw_proxy(struct gw_ctx *c, struct gw_service *svc, struct evhttp_request *r
 	f->idempotent = f->method == EVHTTP_REQ_GET || f->method == EVHTTP_REQ_HEAD ||
 			f->method == EVHTTP_REQ_PUT || f->method == EVHTTP_REQ_DELETE ||
 			f->method == EVHTTP_REQ_OPTIONS || f->method == EVHTTP_REQ_TRACE;
-	evbuffer_add_buffer(f->body, evhttp_request_get_input_buffer(req));
+	if (f->body)
+		evbuffer_add_buffer(f->body, in);
 	c->total.requests++;
 	svc->st.requests++;
 	try_next(f);

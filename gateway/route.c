@@ -39,11 +39,18 @@ enum gw_route_kind gw_route_parse(const char *uri, struct gw_route *r)
 		if (!name_char(name[i]))
 			return bad(r, "invalid service name");
 	const char *rest = name + len;
-	size_t n = strlen(rest) + 2;
-	if (!(r->target = malloc(n)))
-		return bad(r, "out of memory");
 	/* /svc/web and /svc/web?q: the replica sees / and /?q */
-	snprintf(r->target, n, "%s%s", *rest == '/' ? "" : "/", rest);
+	if (*rest == '/') {
+		r->target = rest;
+	} else if (!*rest) {
+		r->target = "/";
+	} else {
+		size_t n = strlen(rest) + 2;
+		if (!(r->owned = malloc(n)))
+			return bad(r, "out of memory");
+		snprintf(r->owned, n, "/%s", rest);
+		r->target = r->owned;
+	}
 	r->name = name;
 	r->name_len = len;
 	return r->kind = GW_ROUTE_SERVICE;
@@ -51,6 +58,7 @@ enum gw_route_kind gw_route_parse(const char *uri, struct gw_route *r)
 
 void gw_route_release(struct gw_route *r)
 {
-	free(r->target);
+	free(r->owned);
+	r->owned = NULL;
 	r->target = NULL;
 }

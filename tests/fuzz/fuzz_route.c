@@ -14,10 +14,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(r.name_len >= 1 && r.name_len <= 256);
 		FUZZ_CHECK(r.name == s + 5);
 		FUZZ_CHECK(r.target && r.target[0] == '/');
+		FUZZ_CHECK(!r.owned || r.target == r.owned);
 		const char *rest = s + 5 + r.name_len;
 		FUZZ_CHECK(strcmp(r.target + (*rest == '/' ? 0 : 1), rest) == 0);
 	} else if (k == GW_ROUTE_BAD) {
-		FUZZ_CHECK(r.why && r.target == NULL);
+		FUZZ_CHECK(r.why && r.target == NULL && r.owned == NULL);
 	}
 	gw_route_release(&r);
 	free(s);

@@ -1,0 +1,110 @@
+#!/bin/bash
+# profile-cpu.sh: where ggated's CPU goes per request. A --loopback cluster with a 2-replica
+# nginx service (as bench/gateway.sh), ggated (and GGATED_BEFORE=PATH, another build, as path
+# "before") and nginx (proxy_pass, keepalive 64) in front of it. Then ROUNDS rounds of
+# `wrk -t1 -c16 -dSECONDS` through each, the paths taking turns, each run followed by the CPU
+# the proxy spent per request served (utime + stime from /proc over the run, all threads);
+# then, PERF=1, `perf record -g` of ggated's loop over one more run and its report (self and
+# children), and STRACE=1, `strace -c` of each proxy over a 16-connection run (system calls a
+# request). As root, under flock /tmp/gpool-netns.lock. Raw output on stdout.
+#   bench/gateway/profile-cpu.sh [SECONDS [ROUNDS]]
+set -u
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=bench/gateway/lib.sh
+. "$SRC/bench/gateway/lib.sh"
+BIN=${GPOOL_BIN_DIR:-$SRC/build/bin}
+DUR=${1:-5}
+ROUNDS=${2:-3}
+DIR=$(mktemp -d /tmp/gpool-profile-cpu.XXXXXX)
+chmod 755 "$DIR"
+SPORT=17970 GWPORT=18970 NGPORT=18971 GWBPORT=18972
+BEFORE=${GGATED_BEFORE:-}
+cleanup() {
+	bench_cleanup "$DIR" "${gw:-}" "${gwb:-}" "${ng:-}"
+}
+trap cleanup EXIT
+echo "# profile-cpu.sh $(date -u +%FT%TZ) on $(hostname), $(nproc) CPUs; load average: $(cat /proc/loadavg)"
+"$SRC/deploy/gpool-cluster" start --dir "$DIR/cluster" -n 2 --loopback --port $SPORT --bin "$BIN" \
+	--heartbeat-interval 1s >"$DIR/start.log" 2>&1 || { cat "$DIR/start.log"; exit 1; }
+export GPOOL_SCHEDULER=tcp://127.0.0.1:$SPORT GPOOL_CONF=$DIR/cluster/gpool.conf
+. "$SRC/deploy/lib-users.sh"
+UB=$(gpool_users_bin "$BIN" "$DIR/user")
+cp "$SRC/bench/gateway/replica-nginx.sh" "$DIR/replica-nginx.sh"
+chmod 755 "$DIR/replica-nginx.sh"
+runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
+	GPOOL_CONF="$GPOOL_CONF" "$BIN/gsub" --parsable --service --replicas 2 --port 19400 -J bench \
+	-- "$DIR/replica-nginx.sh" >/dev/null
+reps() {
+	"$BIN/gstat" --json | python3 -c 'import json,sys; [print("%s:%s" % (r["addr"], r["port"])) for j in json.load(sys.stdin)["jobs"] for r in j.get("replicas",[]) if r.get("ready")]'
+}
+for _ in $(seq 40); do [ "$(reps | wc -l)" = 2 ] && break; sleep 1; done
+sleep 4
+mapfile -t R < <(reps)
+echo "# replicas: ${R[*]}"
+"$BIN/ggated" --listen 127.0.0.1:$GWPORT --config "$GPOOL_CONF" --log-level warn &
+gw=$!
+if [ -n "$BEFORE" ]; then
+	echo "# GGATED_BEFORE: $BEFORE (sha256 $(sha256sum "$BEFORE" | cut -c1-12))"
+	"$BEFORE" --listen 127.0.0.1:$GWBPORT --config "$GPOOL_CONF" --log-level warn &
+	gwb=$!
+fi
+nginx_proxy_conf "$DIR/proxy.conf" "$DIR" "$NGPORT" "${R[@]}"
+/usr/sbin/nginx -c "$DIR/proxy.conf" -p "$DIR" &
+ng=$!
+sleep 3
+ngw=$(pgrep -P "$ng" | head -1)
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+path() { # NAME -> "pid url"
+	case $1 in
+	ggated) echo "$gw http://127.0.0.1:$GWPORT/svc/bench/" ;;
+	before) echo "$gwb http://127.0.0.1:$GWBPORT/svc/bench/" ;;
+	nginx) echo "$ngw http://127.0.0.1:$NGPORT/" ;;
+	esac
+}
+paths="ggated nginx${BEFORE:+ before}"
+for round in $(seq "$ROUNDS"); do
+	# shellcheck disable=SC2086 # the words of $paths
+	set -- $paths
+	for ((i = 0; i < $#; i++)); do
+		a=("$@")
+		p=${a[$(((round + i) % $#))]}
+		read -r pid url < <(path "$p")
+		t0=$(cpu "$pid")
+		out=$(wrk -t1 -c16 -d"${DUR}s" --latency "$url")
+		t1=$(cpu "$pid")
+		n=$(echo "$out" | awk '/requests in/ {print $1}')
+		p50=$(echo "$out" | awk '$1 == "50%" {print $2}')
+		p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
+		rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+		echo "$p round $round: $n requests, $rps req/s, p50 $p50, p99 $p99, cpu $(((t1 - t0) * 1000000 / $(getconf CLK_TCK) / n)) us a request ($((t1 - t0)) ticks); load $(cut -d' ' -f1-3 /proc/loadavg)"
+	done
+done
+if [ "${PERF:-0}" = 1 ]; then
+	perf record -g -o "$DIR/perf.data" -p "$gw" -- sleep "$DUR" >/dev/null 2>&1 &
+	pp=$!
+	sleep 0.3
+	wrk -t1 -c16 -d"${DUR}s" "http://127.0.0.1:$GWPORT/svc/bench/" | grep -E 'requests in|Requests/sec'
+	wait "$pp"
+	echo "## perf report --sort dso (self), ggated"
+	perf report -i "$DIR/perf.data" --no-children --stdio --sort dso -g none 2>/dev/null | grep -v '^$'
+	echo "## perf report --no-children (self), ggated, user space"
+	perf report -i "$DIR/perf.data" --no-children --stdio -g none --percent-limit 0.2 2>/dev/null | grep -v '^$' | grep -v '\[k\]'
+	echo "## perf report --no-children (self), ggated"
+	perf report -i "$DIR/perf.data" --no-children --stdio -g none --percent-limit 0.7 2>/dev/null | grep -v '^$'
+	echo "## perf report --children, ggated"
+	perf report -i "$DIR/perf.data" --children --stdio -g none --percent-limit 3 2>/dev/null | grep -v '^$'
+fi
+if [ "${STRACE:-0}" = 1 ]; then
+	for p in $paths; do
+		read -r pid url < <(path "$p")
+		timeout -s INT 5 strace -c -f -p "$pid" -o "$DIR/strace.out" 2>/dev/null &
+		sp=$!
+		sleep 0.5
+		k=$(wrk -t1 -c16 -d3s "$url" | awk '/requests in/ {print $1}')
+		wait "$sp"
+		echo "## system calls of $p (pid $pid), $k requests at 16 connections: strace -c -f -p $pid"
+		cat "$DIR/strace.out"
+		awk -v n="$k" '$NF == "total" && n > 0 {printf "# %.1f system calls a request\n", $4 / n}' "$DIR/strace.out"
+	done
+fi
+echo "# done $(date -u +%FT%TZ); load average: $(cat /proc/loadavg)"
