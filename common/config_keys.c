@@ -111,8 +111,9 @@ const struct gp_conf_key gp_conf_keys[] = {
      NULL, W},
     {"stepd", W, GP_CONF_STR, "", "path of gstepd (default: beside gworkerd)", NULL, 0},
     {"share_stepd", W, GP_CONF_BOOL, "true",
-     "tasks of one array on this node share a supervisor (a task shell), each in its own "
-     "cgroup; false: a gstepd per task",
+     "small jobs of one account on this node (an array's tasks, or single-task jobs that are "
+     "not arrays) share a supervisor (a task shell), each in its own cgroup; false: a gstepd "
+     "per job",
      NULL, 0},
     {"master_ports", W, GP_CONF_STR, "29500-29999",
      "range the agent takes MASTER_PORTs from for jobs whose rank 0 runs here (it holds them "

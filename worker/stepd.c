@@ -1,5 +1,6 @@
 /* stepd.c: gstepd, the supervisor of one job attempt's tasks on one node, or (--shell) a
- * task shell that supervises several job attempts (tasks of one array) one after another.
+ * task shell that supervises several job attempts of one account (an array's tasks, or single-task
+ * jobs that are not array tasks; worker/shellkey.h says which) one after another.
  *
  * gworkerd starts it (detached, in its own session) with the launch file it wrote. gstepd
  * prepares the account, working directory, files and cgroup, starts the tasks, streams their

@@ -29,6 +29,7 @@
 #include "worker/account.h"
 #include "worker/agent.h"
 #include "worker/launchfile.h"
+#include "worker/shellkey.h"
 #include "worker/step.h"
 #include "worker/svcport.h"
 #include "worker/taskevent.h"
@@ -53,7 +54,8 @@ struct task_rec {
 
 /* One supervisor process and its channel: a gstepd of one job attempt (routing id
  * "<job>.<attempt>") or a task shell (routing id "s<pid>") that runs several attempts of one
- * array, one sequence of messages for all of them. */
+ * account (of one array, or single-task jobs that are not array tasks), one sequence of messages
+ * for all of them. */
 struct sup {
 	char rid[48];
 	size_t rid_len;
@@ -69,10 +71,9 @@ struct sup {
 	size_t nsteps; /* step records that name it */
 	/* a task shell */
 	bool shell;
-	bool closing;	       /* told to close: hands nothing more */
-	uint64_t array;	       /* the array whose tasks it takes */
-	char user[64];	       /* the account they run as */
-	int64_t idle_since_ms; /* when its last step went (0: it holds some) */
+	bool closing;		 /* told to close: hands nothing more */
+	struct gp_shell_key key; /* the jobs it takes (shellkey.h) */
+	int64_t idle_since_ms;	 /* when its last step went (0: it holds some) */
 };
 
 struct step_rec {
@@ -106,7 +107,7 @@ struct steps {
 	size_t n;
 	struct sup **sups;
 	size_t nsups;
-	bool share; /* share_stepd: an array's tasks share task shells */
+	bool share; /* share_stepd: small jobs of one account share task shells */
 	Gpool__HeldTask **held;
 	size_t nheld;
 	char sock_path[4200];
@@ -781,25 +782,13 @@ static uint32_t service_port(struct steps *ss, uint32_t wish)
 	return p;
 }
 
-/* Whether a launch may run in a task shell: one task of an array, nothing that makes its
- * supervisor more than a starter of processes (staged or collected files, a script or files
- * written as the user, MPI, a service, screening). */
-static bool shareable(const struct steps *ss, const Gpool__Launch *l)
-{
-	const Gpool__JobSpec *sp = l->spec;
-	return ss->share && l->array_job_id && l->n_tasks == 1 && !sp->service && !sp->screen &&
-	       sp->mpi == GPOOL__MPI_LAUNCH__MPI_NONE && !sp->n_stage && !sp->n_collect &&
-	       !sp->n_files && !sp->script.len;
-}
-
-/* A task shell of l's array, as this account, that takes one more job; NULL: none. */
-static struct sup *shell_for(struct steps *ss, const Gpool__Launch *l, const char *user)
+/* A task shell of key k (l's array or none, l's account) that takes one more job; NULL: none. */
+static struct sup *shell_for(struct steps *ss, const struct gp_shell_key *k)
 {
 	for (size_t i = 0; i < ss->nsups; i++) {
 		struct sup *u = ss->sups[i];
 		if (u->shell && u->ours && !u->closing && u->pid > 0 &&
-		    u->array == l->array_job_id && !strcmp(u->user, user) &&
-		    u->nsteps < SHELL_STEPS)
+		    gp_shell_key_eq(&u->key, k) && u->nsteps < SHELL_STEPS)
 			return u;
 	}
 	return NULL;
@@ -915,9 +904,11 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 		refuse(a, l, why);
 		return;
 	}
-	/* an array's task goes to a task shell of its array when one takes more */
-	if (shareable(ss, l)) {
-		struct sup *u = shell_for(ss, l, acct.name);
+	/* a small job goes to a task shell of its account (and array) when one takes more */
+	struct gp_shell_key key;
+	gp_shell_key_of(l, acct.uid, acct.gid, acct.name, &key);
+	if (ss->share && gp_shell_eligible(l)) {
+		struct sup *u = shell_for(ss, &key);
 		if (u) {
 			if (hand_to_shell(a, u, l, path) == 0)
 				return;
@@ -955,8 +946,7 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 		struct sup *sh = sup_new(ss, rid);
 		if (sh) {
 			sh->shell = true;
-			sh->array = l->array_job_id;
-			snprintf(sh->user, sizeof(sh->user), "%s", acct.name);
+			sh->key = key;
 			attach(ss, r, sh);
 			u = sh;
 		}

@@ -1,0 +1,31 @@
+/* shellkey.c: which jobs may share a gstepd task shell, and which shell (shellkey.h). */
+#include "worker/shellkey.h"
+
+#include <stdio.h>
+#include <string.h>
+
+bool gp_shell_eligible(const Gpool__Launch *l)
+{
+	const Gpool__JobSpec *sp = l ? l->spec : NULL;
+	if (!sp || l->n_tasks != 1)
+		return false;
+	/* each of these forks a child as the user in gstepd or holds more than the tasks */
+	return !sp->service && !sp->screen && sp->mpi == GPOOL__MPI_LAUNCH__MPI_NONE &&
+	       !sp->n_stage && !sp->n_collect && !sp->n_files && !sp->script.len;
+}
+
+void gp_shell_key_of(const Gpool__Launch *l, uid_t uid, gid_t gid, const char *user,
+		     struct gp_shell_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->array = l->array_job_id;
+	k->uid = uid;
+	k->gid = gid;
+	snprintf(k->user, sizeof(k->user), "%s", user ? user : "");
+}
+
+bool gp_shell_key_eq(const struct gp_shell_key *a, const struct gp_shell_key *b)
+{
+	return a->array == b->array && a->uid == b->uid && a->gid == b->gid &&
+	       !strcmp(a->user, b->user);
+}
