@@ -3,7 +3,7 @@
 # request served by the remaining replicas, and to 3 replicas again. A 4-host netns gpool
 # cluster (deploy/gpool-cluster; NODE_TIMEOUT and HEARTBEAT, default gschedd's own 10s and 2s);
 # a service of 3 replicas spread over 3 hosts, each nginx answering its own name
-# (bench/gateway/replica-id.sh, health path /health); ggated in front (its defaults but
+# (bench/gateway/replica-nginx.sh id, health path /health); ggated in front (its defaults but
 # --timeout 5000) and, side by side, the rival: nginx 1.22 with passive failover in front of the
 # same 3 replicas (max_fails=1 fail_timeout=10s, its defaults; proxy_connect_timeout 500ms as
 # ggated's --connect-timeout, proxy_read_timeout 5s as ggated's --timeout, 3 tries, keep-alive
@@ -51,8 +51,8 @@ trap cleanup EXIT
 eval "$("$SRC/deploy/gpool-cluster" env --dir "$DIR/cluster" | sed 's/GPOOL_CLUSTER_DIR=[^ ]*//')"
 . "$SRC/deploy/lib-users.sh"
 UB=$(gpool_users_bin "$BIN" "$DIR/user")
-cp "$SRC/bench/gateway/replica-id.sh" "$DIR/replica-id.sh"
-chmod 755 "$DIR/replica-id.sh"
+cp "$SRC/bench/gateway/replica-nginx.sh" "$DIR/replica-nginx.sh"
+chmod 755 "$DIR/replica-nginx.sh"
 cd "$DIR" || exit 1
 asu() { runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" "$@"; }
 # the replicas: "node addr port ready job" lines
@@ -84,7 +84,7 @@ settled() {
 }
 
 svc=$(asu "$BIN/gsub" --parsable --service --replicas 3 --port 19000 --health-path /health -J cut \
-	-- "$DIR/replica-id.sh")
+	-- "$DIR/replica-nginx.sh" id)
 [ -n "$svc" ] || exit 1
 settled || exit 1
 # shellcheck disable=SC2086 # GGATED_ARGS: words

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/gateway/lib.sh: sourced by bench/gateway.sh and bench/gateway/probe-stall.sh.
+# bench/gateway/lib.sh: sourced by bench/gateway.sh and the scripts in bench/gateway/.
 
 # nginx_proxy_conf FILE DIR PORT REPLICA...: write to FILE the nginx the gateway is measured
 # against: one worker, proxy_pass over HTTP/1.1 to an upstream of the replicas (host:port) with
@@ -37,4 +37,32 @@ bench_cleanup() {
 	done
 	"$SRC/deploy/gpool-cluster" stop --dir "$dir/cluster" >/dev/null 2>&1
 	rm -rf "$dir"
+}
+
+# bench_two_replicas DIR HOSTS SPORT SVCPORT: a --loopback cluster of HOSTS hosts in DIR/cluster
+# (gschedd on 127.0.0.1:SPORT, BIN's programs) running a 2-replica service of replica-nginx.sh
+# (wished port SVCPORT) as gpool-user; exports GPOOL_SCHEDULER and GPOOL_CONF and sets the
+# array R to the ready replicas' ADDR:PORT.
+bench_two_replicas() {
+	local dir=$1 hosts=$2 sport=$3 svcport=$4 ub _
+	"$SRC/deploy/gpool-cluster" start --dir "$dir/cluster" -n "$hosts" --loopback --port "$sport" \
+		--bin "$BIN" --heartbeat-interval 1s >"$dir/start.log" 2>&1 || { cat "$dir/start.log"; exit 1; }
+	export GPOOL_SCHEDULER=tcp://127.0.0.1:$sport GPOOL_CONF=$dir/cluster/gpool.conf
+	# shellcheck source=deploy/lib-users.sh
+	. "$SRC/deploy/lib-users.sh"
+	ub=$(gpool_users_bin "$BIN" "$dir/user")
+	cp "$SRC/bench/gateway/replica-nginx.sh" "$dir/replica-nginx.sh"
+	chmod 755 "$dir/replica-nginx.sh"
+	runuser -u gpool-user -- env PATH="$ub:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
+		GPOOL_CONF="$GPOOL_CONF" "$BIN/gsub" --parsable --service --replicas 2 --port "$svcport" \
+		-J bench -- "$dir/replica-nginx.sh" >/dev/null
+	for _ in $(seq 40); do [ "$(bench_ready_replicas | wc -l)" = 2 ] && break; sleep 1; done
+	sleep 4
+	mapfile -t R < <(bench_ready_replicas)
+	echo "# replicas: ${R[*]}"
+}
+
+# bench_ready_replicas: ADDR:PORT of every ready replica gstat shows, one a line.
+bench_ready_replicas() {
+	"$BIN/gstat" --json | python3 -c 'import json,sys; [print("%s:%s" % (r["addr"], r["port"])) for j in json.load(sys.stdin)["jobs"] for r in j.get("replicas",[]) if r.get("ready")]'
 }

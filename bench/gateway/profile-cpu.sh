@@ -24,23 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 echo "# profile-cpu.sh $(date -u +%FT%TZ) on $(hostname), $(nproc) CPUs; load average: $(cat /proc/loadavg)"
-"$SRC/deploy/gpool-cluster" start --dir "$DIR/cluster" -n 2 --loopback --port $SPORT --bin "$BIN" \
-	--heartbeat-interval 1s >"$DIR/start.log" 2>&1 || { cat "$DIR/start.log"; exit 1; }
-export GPOOL_SCHEDULER=tcp://127.0.0.1:$SPORT GPOOL_CONF=$DIR/cluster/gpool.conf
-. "$SRC/deploy/lib-users.sh"
-UB=$(gpool_users_bin "$BIN" "$DIR/user")
-cp "$SRC/bench/gateway/replica-nginx.sh" "$DIR/replica-nginx.sh"
-chmod 755 "$DIR/replica-nginx.sh"
-runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
-	GPOOL_CONF="$GPOOL_CONF" "$BIN/gsub" --parsable --service --replicas 2 --port 19400 -J bench \
-	-- "$DIR/replica-nginx.sh" >/dev/null
-reps() {
-	"$BIN/gstat" --json | python3 -c 'import json,sys; [print("%s:%s" % (r["addr"], r["port"])) for j in json.load(sys.stdin)["jobs"] for r in j.get("replicas",[]) if r.get("ready")]'
-}
-for _ in $(seq 40); do [ "$(reps | wc -l)" = 2 ] && break; sleep 1; done
-sleep 4
-mapfile -t R < <(reps)
-echo "# replicas: ${R[*]}"
+bench_two_replicas "$DIR" 2 $SPORT 19400
 "$BIN/ggated" --listen 127.0.0.1:$GWPORT --config "$GPOOL_CONF" --log-level warn &
 gw=$!
 if [ -n "$BEFORE" ]; then
