@@ -21,6 +21,8 @@
 # NGINX=0 leaves the rival out; GGATED_ARGS adds ggated options.
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=bench/gateway/lib.sh
+. "$SRC/bench/gateway/lib.sh"
 BIN=${GPOOL_BIN_DIR:-$SRC/build/bin}
 TRIALS=${1:-5}
 NT=${NODE_TIMEOUT:-10s} HB=${HEARTBEAT:-2s}
@@ -94,32 +96,10 @@ gw=$!
 echo "# service $svc; ggated of commit $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null), options --timeout 5000 ${GGATED_ARGS:-}"
 sleep 2
 
-# nginx_rival FILE REPLICA...: nginx with passive failover in front of the replicas
-nginx_rival() {
-	local file=$1
-	shift
-	cat >"$file" <<CONF
-worker_processes 1;
-daemon off;
-pid $DIR/rival.pid;
-error_log stderr error;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $DIR/pbody; proxy_temp_path $DIR/pproxy; fastcgi_temp_path $DIR/pf;
-  uwsgi_temp_path $DIR/pu; scgi_temp_path $DIR/ps;
-  upstream reps { $(printf 'server %s max_fails=1 fail_timeout=10s; ' "$@") keepalive 64; }
-  server {
-    listen 127.0.0.1:$NGPORT;
-    location / {
-      proxy_pass http://reps; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_connect_timeout 500ms; proxy_read_timeout 5s; proxy_send_timeout 5s;
-      proxy_next_upstream error timeout; proxy_next_upstream_tries 3;
-    }
-  }
-}
-CONF
-}
+# the rival: nginx with passive failover in front of the replicas (bench/gateway/lib.sh)
+NGINX_SERVER_ARGS="max_fails=1 fail_timeout=10s"
+NGINX_PROXY_ARGS="proxy_connect_timeout 500ms; proxy_read_timeout 5s; proxy_send_timeout 5s;
+      proxy_next_upstream error timeout; proxy_next_upstream_tries 3;"
 
 for k in $(seq "$TRIALS"); do
 	settled || break
@@ -130,7 +110,7 @@ for k in $(seq "$TRIALS"); do
 	targets=("ggated=http://127.0.0.1:$GWPORT/svc/cut/")
 	if [ "${NGINX:-1}" != 0 ]; then
 		mapfile -t R < <(awk '{print $2 ":" $3}' "$DIR/t$k.pre")
-		nginx_rival "$DIR/rival.conf" "${R[@]}"
+		nginx_proxy_conf "$DIR/rival.conf" "$DIR" "$NGPORT" "${R[@]}"
 		/usr/sbin/nginx -e stderr -c "$DIR/rival.conf" -p "$DIR" &
 		ng=$!
 		targets+=("nginx=http://127.0.0.1:$NGPORT/")

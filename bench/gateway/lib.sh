@@ -4,6 +4,8 @@
 # nginx_proxy_conf FILE DIR PORT REPLICA...: write to FILE the nginx the gateway is measured
 # against: one worker, proxy_pass over HTTP/1.1 to an upstream of the replicas (host:port) with
 # keep-alive connections, listening on 127.0.0.1:PORT; its pid file and temporary files in DIR.
+# NGINX_SERVER_ARGS is added to each upstream server (e.g. max_fails=1 fail_timeout=10s),
+# NGINX_PROXY_ARGS to the location (timeouts, proxy_next_upstream).
 nginx_proxy_conf() {
 	local file=$1 dir=$2 port=$3 name
 	shift 3
@@ -18,10 +20,13 @@ http {
   access_log off;
   client_body_temp_path $dir/pbody; proxy_temp_path $dir/pproxy; fastcgi_temp_path $dir/pf;
   uwsgi_temp_path $dir/pu; scgi_temp_path $dir/ps;
-  upstream reps { $(printf 'server %s; ' "$@") keepalive 64; }
+  upstream reps { $(printf "server %s ${NGINX_SERVER_ARGS:-}; " "$@") keepalive 64; }
   server {
     listen 127.0.0.1:$port;
-    location / { proxy_pass http://reps; proxy_http_version 1.1; proxy_set_header Connection ""; }
+    location / {
+      proxy_pass http://reps; proxy_http_version 1.1; proxy_set_header Connection "";
+      ${NGINX_PROXY_ARGS:-}
+    }
   }
 }
 CONF
