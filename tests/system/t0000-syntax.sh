@@ -17,10 +17,12 @@ done < <(find "$GPOOL_SRC_DIR" \( -name .git -o -name 'build*' -o -name corpus \
 for s in "${scripts[@]}"; do
 	out=$(bash -n "$s" 2>&1) && ok "bash -n ${s#"$GPOOL_SRC_DIR"/}" || fail "bash -n ${s#"$GPOOL_SRC_DIR"/}" "$out"
 done
-# deploy/install-deps.sh installs shellcheck: without it this test fails, it does not skip
+# deploy/install-deps.sh installs shellcheck: without it this test fails, it does not skip.
+# The scripts' "shellcheck source=" lines name paths from the top of the tree, and shellcheck
+# reads them from its working directory: run it there, whatever directory ctest runs in.
 if command -v shellcheck >/dev/null; then
 	for s in "${scripts[@]}"; do
-		out=$(shellcheck -S warning -x "$s" 2>&1) && ok "shellcheck ${s#"$GPOOL_SRC_DIR"/}" ||
+		out=$(cd "$GPOOL_SRC_DIR" && shellcheck -S warning -x "$s" 2>&1) && ok "shellcheck ${s#"$GPOOL_SRC_DIR"/}" ||
 			fail "shellcheck ${s#"$GPOOL_SRC_DIR"/}" "$out"
 	done
 else
