@@ -99,6 +99,12 @@ const struct gp_conf_key gp_conf_keys[] = {
     {"allow_root", W, GP_CONF_BOOL, "false", "run jobs submitted by root as root", NULL, 0},
     {"cgroups", W, GP_CONF_STR, "auto",
      "enforce limits with cgroups: auto (when writable), v1, v2 or off", "auto|v1|v2|off", 0},
+    {"cgroup_favordynmods", W, GP_CONF_BOOL, "true",
+     "when cgroups are used and gworkerd is root: put the kernel's cgroup migration lock in its "
+     "favordynmods mode at start (cgroup2: remount /sys/fs/cgroup with it; v1: mount the empty "
+     "hierarchy name=gpool-dynmods with it), so a task joins its cgroup in microseconds instead "
+     "of after an RCU grace period (13 ms measured); forks and exits pay a little more",
+     NULL, 0},
     {"fake_cards", W, GP_CONF_STR, "",
      "pretend cards, e.g. nvidia:GeForce GTX 1660 SUPER:6GiB:7.5:125W,amd:RX 6700 "
      "XT:12GiB:gfx1031:230W"

@@ -17,6 +17,7 @@
 #include "worker/sysinfo.h"
 #include "common/util.h"
 #include "worker/account.h"
+#include "worker/cgroup_dynmods.h"
 #include "common/sigfd.h"
 
 static int discover(struct agent *a, gp_error_t *err)
@@ -86,6 +87,24 @@ static int discover(struct agent *a, gp_error_t *err)
 		gp_warn("run_as is set but gworkerd is not root: tasks run as uid %u",
 			(unsigned)geteuid());
 	return 0;
+}
+
+/* cgroup_dynmods.h: without it the first cgroup join of every job waits an RCU grace period.
+ * Not fatal: jobs still run, each start is only slower. */
+static void favor_dynmods(const gp_config_t *cfg)
+{
+	if (!gp_config_bool(cfg, "cgroup_favordynmods") ||
+	    !strcmp(gp_config_str(cfg, "cgroups"), "off") || geteuid() != 0)
+		return;
+	char what[128];
+	gp_error_t err = {{0}};
+	if (gp_cgroup_favor_dynmods(what, sizeof(what), &err) < 0)
+		gp_warn(
+		    "cgroups: favordynmods not turned on (%s): every job's processes wait an RCU "
+		    "grace period to join their cgroup",
+		    err.text);
+	else
+		gp_info("cgroups: favordynmods %s", what);
 }
 
 /* A startup failure goes to the log and, when the log is a file, to stderr as well. */
@@ -241,6 +260,7 @@ int main(int argc, char **argv)
 	 * that does not reap leaves no zombies behind */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	gp_account_preload_nss(); /* once here, not once per supervisor */
+	favor_dynmods(a.cfg);
 	if ((sigfd = gp_sigfd_open(NULL)) < 0) {
 		gp_err("signals: %s", strerror(errno));
 		goto out;

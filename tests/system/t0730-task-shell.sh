@@ -12,6 +12,18 @@ cgroups=0
 on_host h1 sh -c '[ -w /sys/fs/cgroup/memory/cgroup.procs ] ||
 	grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null' && cgroups=1
 
+# -- the agent put the kernel's cgroup migration lock in favordynmods mode (cgroup_dynmods.h),
+# so a task joins its cgroup without waiting an RCU grace period: its log says so, and the
+# kernel shows it (cgroup2's mount options; on v1 the hierarchy it mounted)
+if [ "$cgroups" = 1 ]; then
+	like "$(grep favordynmods "$CLUSTER_DIR/h1/gworkerd.log")" \
+		'info: cgroups: favordynmods (already on|turned on: )' "the agent turned favordynmods on"
+	check "the kernel has a cgroup hierarchy with favordynmods" on_host h1 sh -c \
+		'grep -q " - cgroup2 .*favordynmods" /proc/self/mountinfo || grep -q ":name=gpool-dynmods:" /proc/self/cgroup'
+else
+	skip "favordynmods" "no writable cgroup controller on h1"
+fi
+
 # -- four tasks at once: one supervisor, four cgroups, four exit statuses, four outputs
 A=$(submit --array=0-3 -- /bin/sh -c \
 	'echo "sup $PPID $(cat /proc/$PPID/comm)"; echo "cg $(grep -c "job${GPOOL_JOB_ID}\." /proc/self/cgroup)"; sleep 2; echo "task $GPOOL_ARRAY_TASK_ID"; exit $GPOOL_ARRAY_TASK_ID')
