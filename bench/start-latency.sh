@@ -34,8 +34,10 @@ true_us=$(mean_ms /bin/true)
 gsub_us=$(mean_ms "$BIN/gsub" --help)
 : >"$D/lat"
 for _ in $(seq "$M"); do
-	tc=$(date +%s.%N)
-	id=$(as_user "$BIN/gsub" --parsable --export=NONE -- date +%s.%N)
+	# the client's clock is read as gpool-user right before gsub (runuser's PAM session start,
+	# about 8 ms here, is not part of a submission; Slurm's side reads it right before sbatch)
+	read -r tc id < <(as_user bash -c \
+		'tc=$(date +%s.%N) && id=$("$0" --parsable --export=NONE -- date +%s.%N) && echo "$tc $id"' "$BIN/gsub")
 	for _ in $(seq 300); do
 		st=$("$BIN/gstat" -a -j "$id" -o '%T' 2>/dev/null | tail -n 1)
 		[ "$st" = COMPLETED ] && break

@@ -94,8 +94,10 @@ e2e_rate=$(echo "$N / ($t2 - $t0)" | bc -l)
 # 2. latency as the job sees it: sequential submissions of a job that prints its start time
 : >"$D/lat.txt"
 for _ in $(seq "${LAT_M:-50}"); do
-	c=$(date +%s.%N)
-	id=$(runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" "$BIN/gsub" --parsable --export=NONE -- /bin/date +%s.%N)
+	# the client's clock is read as gpool-user right before gsub, as Slurm's side reads it right
+	# before sbatch: runuser's own PAM session start (about 8 ms here) is not the scheduler's
+	read -r c id < <(runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" bash -c \
+		'c=$(date +%s.%N) && id=$("$0" --parsable --export=NONE -- /bin/date +%s.%N) && echo "$c $id"' "$BIN/gsub")
 	for _ in $(seq 200); do
 		s=$("$BIN/gstat" --json -j "$id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["state"])')
 		[ "$s" = COMPLETED ] && break
