@@ -3,19 +3,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/sha256.h"
 #include "common/util.h"
 
 void gp_chunk_hash(const void *data, size_t len, uint8_t out[GP_HASH_LEN])
 {
-	unsigned int n = GP_HASH_LEN;
-	EVP_Digest(data, len, out, &n, EVP_sha256(), NULL);
+	gp_sha256(&data, &len, 1, out);
 }
 
 void gp_chunk_hex(const uint8_t h[GP_HASH_LEN], char out[2 * GP_HASH_LEN + 1])

@@ -2,12 +2,12 @@
 
 #include <errno.h>
 #include <stdbool.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "common/replay.h"
+#include "common/sha256.h"
 
 #define REPLAY_SLOTS_MAX (1u << 20)
 
@@ -106,14 +106,9 @@ void gp_wire_digest(uint32_t version, uint64_t epoch, uint64_t seq, const uint8_
 		hdr[10 + i] = (uint8_t)(epoch >> (8 * i));
 		hdr[18 + i] = (uint8_t)(seq >> (8 * i));
 	}
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
-	unsigned int olen = 32;
-	EVP_DigestInit_ex(c, EVP_sha256(), NULL);
-	EVP_DigestUpdate(c, hdr, sizeof(hdr));
-	if (len)
-		EVP_DigestUpdate(c, body, len);
-	EVP_DigestFinal_ex(c, out, &olen);
-	EVP_MD_CTX_free(c);
+	const void *parts[] = {hdr, body};
+	const size_t lens[] = {sizeof(hdr), len};
+	gp_sha256(parts, lens, 2, out);
 }
 
 int gp_wire_seal(gp_wire_t *w, const gp_batch_t *b, gp_buf_t *out, gp_error_t *err)

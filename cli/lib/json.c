@@ -1,6 +1,6 @@
 #include "cli/lib/json.h"
 
-#include <openssl/evp.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,12 +10,12 @@ static json_t *message(const ProtobufCMessage *m);
 
 static json_t *base64(const ProtobufCBinaryData *b)
 {
-	size_t cap = 4 * ((b->len + 2) / 3) + 1;
-	unsigned char *out = malloc(cap);
+	size_t cap = sodium_base64_ENCODED_LEN(b->len, sodium_base64_VARIANT_ORIGINAL);
+	char *out = malloc(cap);
 	if (!out)
 		return NULL;
-	int n = b->len ? EVP_EncodeBlock(out, b->data, (int)b->len) : 0;
-	json_t *v = json_stringn((const char *)out, (size_t)n);
+	sodium_bin2base64(out, cap, b->data, b->len, sodium_base64_VARIANT_ORIGINAL);
+	json_t *v = json_string(out);
 	free(out);
 	return v;
 }
