@@ -44,7 +44,9 @@ const struct gp_conf_key gp_conf_keys[] = {
     {"kill_grace", S | W, GP_CONF_DURATION, "10s",
      "SIGKILL follows SIGTERM after this, on cancel and time limit", NULL, S | W},
     {"commit_delay", S, GP_CONF_DURATION, "2ms",
-     "group commit: the longest a submission waits for others to share its transaction", NULL, S},
+     "group commit: the longest a transaction stays open while messages keep arriving (it commits "
+     "as soon as everything waiting has been read)",
+     NULL, S},
     {"sync", S, GP_CONF_STR, "full",
      "SQLite synchronous mode: full (durable before acknowledged), normal, off (benchmarks only)",
      "full|normal|off", 0},

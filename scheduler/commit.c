@@ -1,7 +1,10 @@
 /* commit.c: gschedd's group commit. Every change to a job goes into the one open SQLite
  * transaction (store.c); the submissions it carries wait here for their replies, and the
- * transaction commits once its window (commit_delay) has passed or it holds MAX_TXN_ROWS
- * jobs. Only then are the held replies and orders released (net_flush with durable). */
+ * transaction commits as soon as the loop has read everything that was waiting, or once its
+ * window (commit_delay) has passed while messages keep coming, or when it holds MAX_TXN_ROWS
+ * jobs. What arrives during one commit's fsync shares the next: under load the batches grow
+ * by themselves, and a lone job waits for no window. Only then are the held replies and
+ * orders released (net_flush with durable). */
 #include "scheduler/commit.h"
 
 #include <errno.h>
@@ -23,10 +26,10 @@ bool gsched_txn_full(const struct gsched *s)
 	return s->ntouched >= MAX_TXN_ROWS;
 }
 
-bool gsched_commit_due(const struct gsched *s, int64_t now)
+bool gsched_commit_due(const struct gsched *s, int64_t now, bool drained)
 {
 	return s->txn_first_ms &&
-	       (now - s->txn_first_ms >= s->commit_delay_ms || gsched_txn_full(s));
+	       (drained || now - s->txn_first_ms >= s->commit_delay_ms || gsched_txn_full(s));
 }
 
 static void touch(struct gsched *s, struct job *j)

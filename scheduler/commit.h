@@ -13,8 +13,9 @@
 
 /* The open transaction holds as many jobs as one should: commit before taking in more. */
 bool gsched_txn_full(const struct gsched *s);
-/* Its window has passed (or it is full): commit now. now: gp_mono_ms(). */
-bool gsched_commit_due(const struct gsched *s, int64_t now);
+/* Commit now: the loop has read everything waiting (drained), or the window has passed while
+ * messages kept coming, or the transaction is full. now: gp_mono_ms(). */
+bool gsched_commit_due(const struct gsched *s, int64_t now, bool drained);
 /* Commit the open transaction. On success the held replies and orders may go; on failure the
  * new submissions are refused and forgotten, and the other changes are written again in the
  * next transaction. */

@@ -110,13 +110,16 @@ int gsched_run(struct gsched *s)
 			settings_reload(s);
 			s->plan_dirty = true; /* a new power cap or limit may let jobs start */
 		}
-		for (int i = 0; i < RECV_PER_PASS; i++)
-			if (gsched_recv(s, 1) == 0 || gsched_txn_full(s))
+		/* drained: everything waiting was read (the group commit need not wait longer) */
+		bool drained = false;
+		for (int i = 0; i < RECV_PER_PASS && !drained; i++)
+			if ((drained = gsched_recv(s, 1) == 0) || gsched_txn_full(s))
 				break;
 		for (int i = 0; s->http && i < RECV_PER_PASS; i++) {
 			struct http_msg hm;
 			if (http_recv(s->http, &hm) <= 0)
 				break;
+			drained = false;
 			handle_batch(s, hm.rid, sizeof(hm.rid), "http", &hm.from, hm.batch);
 			gpool__batch__free_unpacked(hm.batch, NULL);
 		}
@@ -137,7 +140,7 @@ int gsched_run(struct gsched *s)
 			next_sweep = now + 10000;
 		}
 		retention_step(s, now);
-		if (gsched_commit_due(s, now))
+		if (gsched_commit_due(s, now, drained))
 			gsched_commit(s);
 		net_flush(s->net, !s->txn_first_ms);
 	}
