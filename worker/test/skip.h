@@ -10,6 +10,8 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int gp_skipped;
 
@@ -26,6 +28,24 @@ static int gp_skipped;
 static inline int gp_skip_status(int rc)
 {
 	return rc ? rc : gp_skipped ? 77 : 0;
+}
+
+/* Run fn in a forked child (a mount namespace or a cgroup it enters stays there) and return
+ * its exit status; the child says why when it returns 77 (cannot run here). */
+static inline int gp_child_status(int (*fn)(void))
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int rc = fn();
+		fflush(stdout);
+		_exit(rc);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
 }
 
 /* Run the test of v named ONLY alone (cmocka's filter): its status as gp_skip_status gives
