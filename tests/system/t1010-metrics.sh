@@ -40,7 +40,6 @@ like "$(metric 'gpool_scheduling_latency_seconds_count')" '^[1-9]' "the latency 
 
 # a real Prometheus scrapes it every second
 pport=$((port + 1))
-while ss -ltnH "sport = :$pport" 2>/dev/null | grep -q .; do pport=$((pport + 1)); done
 mkdir -p "$TEST_DIR/prom"
 cat >"$TEST_DIR/prom/prometheus.yml" <<YML
 global:
@@ -52,15 +51,25 @@ scrape_configs:
 YML
 out=$(promtool check config "$TEST_DIR/prom/prometheus.yml" 2>&1)
 is "$?" 0 "promtool check config accepts the scrape config"
-prometheus --config.file="$TEST_DIR/prom/prometheus.yml" --storage.tsdb.path="$TEST_DIR/prom/data" \
-	--web.listen-address="127.0.0.1:$pport" >"$TEST_DIR/prom/log" 2>&1 &
-ppid_=$!
-at_cleanup "kill $ppid_ 2>/dev/null; wait $ppid_ 2>/dev/null"
-# its TSDB and web server take a while to start on a loaded machine: wait for it, then for a scrape
+# its TSDB and web server take a while to start on a loaded machine: wait for it, then for a
+# scrape. A Prometheus that exits before it is ready (its port taken meanwhile, say) is started
+# again on the next free port, at most 3 times; its log is shown when it never gets ready.
 ready() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$pport/-/ready")" = 200 ]; }
-if ! check "Prometheus is ready (/-/ready)" wait_until 90 ready; then
-	diag "prometheus log: $(tail -n 5 "$TEST_DIR/prom/log" | tr '\n' '|')"
-fi
+ready_or_gone() { ready || ! kill -0 "$ppid_" 2>/dev/null; }
+for try in 1 2 3; do
+	while ss -ltnH "sport = :$pport" 2>/dev/null | grep -q .; do pport=$((pport + 1)); done
+	prometheus --config.file="$TEST_DIR/prom/prometheus.yml" --storage.tsdb.path="$TEST_DIR/prom/data" \
+		--web.listen-address="127.0.0.1:$pport" >"$TEST_DIR/prom/log.$try" 2>&1 &
+	ppid_=$!
+	at_cleanup "kill $ppid_ 2>/dev/null; wait $ppid_ 2>/dev/null"
+	wait_until 90 ready_or_gone
+	ready && break
+	diag "prometheus (try $try, port $pport, $(kill -0 "$ppid_" 2>/dev/null && echo running || echo exited)): $(tail -n 8 "$TEST_DIR/prom/log.$try" | tr '\n' '|')"
+	kill "$ppid_" 2>/dev/null
+	wait "$ppid_" 2>/dev/null
+	pport=$((pport + 1))
+done
+check "Prometheus is ready (/-/ready)" ready
 query() {
 	curl -s --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" |
 		/usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null
