@@ -18,6 +18,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GK_HAVE_F16C_PATH 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -66,8 +67,11 @@ static int cpu_open(int device, char *err, void **ctx)
 	c->use_blas = !getenv("GPOOL_KERNELS_NO_BLAS");
 #endif
 #ifdef GK_HAVE_F16C_PATH
-	use_f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c") &&
-		   !getenv("GPOOL_KERNELS_NO_F16C");
+	/* F16C from CPUID leaf 1 (clang 14's __builtin_cpu_supports has no "f16c"); "avx" also
+	 * says the OS saves the AVX registers */
+	unsigned int a, b, cx, d;
+	use_f16c = __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &cx, &d) &&
+		   (cx & bit_F16C) && !getenv("GPOOL_KERNELS_NO_F16C");
 #endif
 	*ctx = c;
 	return 0;
