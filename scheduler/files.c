@@ -408,7 +408,8 @@ void files_set_get(struct req *r)
 		}
 		if (k >= 0)
 			free(ds);
-		qsort(names, nn, sizeof(*names), name_cmp);
+		if (nn > 1) /* names is NULL when the folder is missing or empty */
+			qsort(names, nn, sizeof(*names), name_cmp);
 	}
 	Gpool__FileSet **sets = calloc(nn ? nn : 1, sizeof(*sets));
 	size_t ns = 0;
