@@ -112,7 +112,7 @@ int gsched_run(struct gsched *s)
 		}
 		/* drained: everything waiting was read (the group commit need not wait longer) */
 		bool drained = false;
-		for (int i = 0; i < RECV_PER_PASS && !drained; i++)
+		for (int i = 0; i < RECV_PER_PASS; i++)
 			if ((drained = gsched_recv(s, 1) == 0) || gsched_txn_full(s))
 				break;
 		for (int i = 0; s->http && i < RECV_PER_PASS; i++) {

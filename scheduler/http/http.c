@@ -2,7 +2,7 @@
 #include "scheduler/http/http.h"
 
 #include <errno.h>
-#include <openssl/evp.h> /* before libevent's headers: they leave sched.h's cpu_set_t out */
+#include <sched.h> /* before libevent's headers: they leave its cpu_set_t out */
 #include <pthread.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -23,7 +23,9 @@
 
 #include "scheduler/http/api_json.h"
 #include "common/auth.h"
+#include "common/chunk.h"
 #include "common/log.h"
+#include "common/sha256.h"
 #include "common/util.h"
 
 #define MAX_PENDING 4096
@@ -167,11 +169,9 @@ static void send_static(struct http *h, struct evhttp_request *req, const char *
 
 static void sha256_hex(const void *p, size_t n, char out[65])
 {
-	unsigned char md[32];
-	unsigned int mdlen = 0;
-	EVP_Digest(p, n, md, &mdlen, EVP_sha256(), NULL);
-	for (int i = 0; i < 32; i++)
-		sprintf(out + 2 * i, "%02x", md[i]);
+	uint8_t md[GP_HASH_LEN];
+	gp_sha256(&p, &n, 1, md);
+	gp_chunk_hex(md, out);
 }
 
 static int token_find(struct http *h, const char *tok, struct gp_sender *from)
