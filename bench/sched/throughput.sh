@@ -14,7 +14,8 @@
 # at a time (starts/s).
 # Optionally the same on Slurm (bench/slurm/slurm-throughput.sh) in the same run: SLURM=1.
 #   usage: bench/sched/throughput.sh [N] [PAR]      (defaults 5000 8; LOOPBACK=1: hosts on 127.0.0.1)
-#   LAT_M=50: latency samples; MANY=0: skip the 100,000 queued jobs (rss_100k_queued_kb is 0)
+#   LAT_M=50: latency samples; MANY=0: skip the 100,000 queued jobs (rss_100k_queued_kb is 0);
+#   PERF_OUT=FILE: perf record -a over the burst alone (perf report -i FILE --sort comm)
 set -euo pipefail
 N=${1:-5000}
 PAR=${2:-8}
@@ -64,6 +65,11 @@ echo "start-up as gpool-user: /bin/true $true_ms ms ($true_rate/s at $PAR), gsub
 # 1. throughput: N gsub processes, PAR at a time, as gpool-user
 m0=$(munge_now)
 c0=$(cpu_now)
+if [ -n "${PERF_OUT:-}" ]; then # the burst alone, every CPU, sampled (perf report -i PERF_OUT)
+	perf record -q -a -F 499 -o "$PERF_OUT" -- sleep 600 2>/dev/null &
+	perf_pid=$!
+	sleep 0.5
+fi
 t0=$(date +%s.%N)
 runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" bash -c \
 	"seq $N | xargs -P $PAR -I{} $BIN/gsub --parsable --export=NONE -- /bin/true >/dev/null"
@@ -74,6 +80,10 @@ while :; do
 	sleep 0.1
 done
 t2=$(date +%s.%N)
+if [ -n "${PERF_OUT:-}" ]; then
+	pkill -INT -f "perf record -q -a -F 499 -o $PERF_OUT" || true
+	wait "$perf_pid" 2>/dev/null || true
+fi
 m2=$(munge_now)
 c2=$(cpu_now)
 "$BIN/gstat" -a --json >"$D/jobs.json"
