@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <munge.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,6 +10,9 @@
 struct gp_auth {
 	munge_ctx_t enc;
 	munge_ctx_t dec;
+	munge_ctx_t enc_for; /* gp_auth_encode_for's: enciphered, restricted to enc_for_uid */
+	uid_t enc_for_uid;
+	bool restricted;
 	double seconds;
 };
 
@@ -30,13 +34,17 @@ gp_auth_t *gp_auth_create(const char *socket_path, gp_error_t *err)
 		socket_path = getenv("GPOOL_MUNGE_SOCKET");
 	a->enc = munge_ctx_create();
 	a->dec = munge_ctx_create();
-	if (!a->enc || !a->dec)
+	a->enc_for = munge_ctx_create();
+	if (!a->enc || !a->dec || !a->enc_for)
 		goto fail;
 	if (socket_path && *socket_path) {
 		if (munge_ctx_set(a->enc, MUNGE_OPT_SOCKET, socket_path) != EMUNGE_SUCCESS ||
-		    munge_ctx_set(a->dec, MUNGE_OPT_SOCKET, socket_path) != EMUNGE_SUCCESS)
+		    munge_ctx_set(a->dec, MUNGE_OPT_SOCKET, socket_path) != EMUNGE_SUCCESS ||
+		    munge_ctx_set(a->enc_for, MUNGE_OPT_SOCKET, socket_path) != EMUNGE_SUCCESS)
 			goto fail;
 	}
+	if (munge_ctx_set(a->enc_for, MUNGE_OPT_CIPHER_TYPE, MUNGE_CIPHER_AES128) != EMUNGE_SUCCESS)
+		goto fail;
 	return a;
 fail:
 	gp_errprintf(err, "cannot create a munge context");
@@ -53,27 +61,51 @@ void gp_auth_destroy(gp_auth_t **p)
 		munge_ctx_destroy((*p)->enc);
 	if ((*p)->dec)
 		munge_ctx_destroy((*p)->dec);
+	if ((*p)->enc_for)
+		munge_ctx_destroy((*p)->enc_for);
 	free(*p);
 	*p = NULL;
 }
 
 int gp_auth_set_ttl(gp_auth_t *a, int ttl)
 {
-	if (munge_ctx_set(a->enc, MUNGE_OPT_TTL, ttl) != EMUNGE_SUCCESS)
+	if (munge_ctx_set(a->enc, MUNGE_OPT_TTL, ttl) != EMUNGE_SUCCESS ||
+	    munge_ctx_set(a->enc_for, MUNGE_OPT_TTL, ttl) != EMUNGE_SUCCESS)
 		return errno = EINVAL, -1;
 	return 0;
 }
 
-int gp_auth_encode(gp_auth_t *a, const void *payload, size_t len, char **cred, gp_error_t *err)
+static int encode(gp_auth_t *a, munge_ctx_t ctx, const void *payload, size_t len, char **cred,
+		  gp_error_t *err)
 {
 	double t0 = now_s();
-	munge_err_t e = munge_encode(cred, a->enc, payload, (int)len);
+	munge_err_t e = munge_encode(cred, ctx, payload, (int)len);
 	a->seconds += now_s() - t0;
 	if (e != EMUNGE_SUCCESS) {
 		errno = e == EMUNGE_SOCKET ? ECONNREFUSED : EPERM;
 		return gp_errprintf(err, "munge encode: %s", munge_strerror(e));
 	}
 	return 0;
+}
+
+int gp_auth_encode_for(gp_auth_t *a, const void *payload, size_t len, uid_t uid, char **cred,
+		       gp_error_t *err)
+{
+	if (!a->restricted || a->enc_for_uid != uid) {
+		if (munge_ctx_set(a->enc_for, MUNGE_OPT_UID_RESTRICTION, uid) != EMUNGE_SUCCESS) {
+			errno = EINVAL;
+			return gp_errprintf(err, "munge: cannot restrict a credential to uid %u",
+					    (unsigned)uid);
+		}
+		a->enc_for_uid = uid;
+		a->restricted = true;
+	}
+	return encode(a, a->enc_for, payload, len, cred, err);
+}
+
+int gp_auth_encode(gp_auth_t *a, const void *payload, size_t len, char **cred, gp_error_t *err)
+{
+	return encode(a, a->enc, payload, len, cred, err);
 }
 
 struct status_map {

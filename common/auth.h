@@ -31,6 +31,11 @@ int gp_auth_set_ttl(gp_auth_t *auth, int ttl);
 /* Encode a credential binding payload. *cred is malloc'd, NUL-terminated. */
 int gp_auth_encode(gp_auth_t *auth, const void *payload, size_t len, char **cred, gp_error_t *err);
 
+/* Encode a credential that only uid (and root) may decode, its payload enciphered (AES-128
+ * whatever munged's default cipher): for a payload that carries a secret for uid. */
+int gp_auth_encode_for(gp_auth_t *auth, const void *payload, size_t len, uid_t uid, char **cred,
+		       gp_error_t *err);
+
 /* Decode. On success *payload (malloc'd, may be NULL when empty) and *len, *uid, *gid are
  * set. On failure returns -1 and *status says why. */
 int gp_auth_decode(gp_auth_t *auth, const char *cred, void **payload, size_t *len, uid_t *uid,

@@ -60,6 +60,11 @@ gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t p
 	if (!(c->ep = gp_endpoint_create(&ec)))
 		goto fail;
 	gp_endpoint_set_peer_uid(c->ep, peer_uid);
+	/* the peer answers under a key only it can learn (common/wire.h): no MUNGE decode here */
+	if (gp_wire_set_reply_key(gp_endpoint_wire(c->ep), peer_uid) < 0) {
+		gp_errprintf(err, "cannot make a reply key: %s", strerror(errno));
+		goto fail;
+	}
 	int linger = 200;
 	zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof(linger));
 	if (zmq_connect(c->sock, ep) < 0) {

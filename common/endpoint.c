@@ -2,12 +2,23 @@
 #include "common/endpoint.h"
 
 #include <errno.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
 
 #include "common/log.h"
+
+/* A routed endpoint's reply keys: the last key each sender's routing id sent (wire.h), in a
+ * direct-mapped table; a sender whose slot another took is answered with a credential. */
+#define KEY_SLOTS 4096
+#define KEY_RID_MAX 32
+struct key_slot {
+	uint8_t rid_len; /* 0: empty */
+	uint8_t rid[KEY_RID_MAX];
+	uint8_t key[GP_WIRE_KEY_LEN];
+};
 
 struct gp_endpoint {
 	struct gp_ep_config cfg;
@@ -20,7 +31,43 @@ struct gp_endpoint {
 	gp_buf_t sealed;
 	zmq_msg_t bulk; /* the last envelope's attachment (bulk_in) */
 	bool have_bulk;
+	struct key_slot *keys; /* routed, authenticated endpoints */
 };
+
+static struct key_slot *key_slot(gp_endpoint_t *ep, const uint8_t *rid, size_t rid_len)
+{
+	if (!ep->keys || !rid || !rid_len || rid_len > KEY_RID_MAX)
+		return NULL;
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (size_t i = 0; i < rid_len; i++)
+		h = (h ^ rid[i]) * 16777619u;
+	return &ep->keys[h % KEY_SLOTS];
+}
+
+/* after an envelope from rid opened: keep its key, or forget the one its slot held for rid */
+static void key_note(gp_endpoint_t *ep, const struct gp_ep_envelope *e)
+{
+	struct key_slot *k = key_slot(ep, e->rid, e->rid_len);
+	if (!k)
+		return;
+	if (e->from.has_key) {
+		k->rid_len = (uint8_t)e->rid_len;
+		memcpy(k->rid, e->rid, e->rid_len);
+		memcpy(k->key, e->from.key, GP_WIRE_KEY_LEN);
+	} else if (k->rid_len == e->rid_len && !memcmp(k->rid, e->rid, e->rid_len)) {
+		sodium_memzero(k, sizeof(*k));
+	}
+}
+
+/* seal b for rid: under its reply key when it gave one, else with a credential */
+static int seal(gp_endpoint_t *ep, const uint8_t *rid, size_t rid_len, const gp_batch_t *b,
+		gp_error_t *err)
+{
+	const struct key_slot *k = key_slot(ep, rid, rid_len);
+	if (k && k->rid_len == rid_len && !memcmp(k->rid, rid, rid_len))
+		return gp_wire_seal_mac(ep->wire, b, k->key, &ep->sealed, err);
+	return gp_wire_seal(ep->wire, b, &ep->sealed, err);
+}
 
 gp_endpoint_t *gp_endpoint_create(const struct gp_ep_config *cfg)
 {
@@ -35,7 +82,9 @@ gp_endpoint_t *gp_endpoint_create(const struct gp_ep_config *cfg)
 	ep->darg = cfg->arg;
 	if (!ep->cfg.peer_name)
 		ep->cfg.peer_name = "the peer";
-	if (!(ep->wire = gp_wire_create(cfg->auth, cfg->max_message))) {
+	if (!(ep->wire = gp_wire_create(cfg->auth, cfg->max_message)) ||
+	    (cfg->routed && cfg->auth && !(ep->keys = calloc(KEY_SLOTS, sizeof(*ep->keys))))) {
+		gp_wire_destroy(&ep->wire);
 		free(ep);
 		errno = ENOMEM;
 		return NULL;
@@ -49,6 +98,9 @@ void gp_endpoint_destroy(gp_endpoint_t **p)
 		return;
 	gp_wire_destroy(&(*p)->wire);
 	gp_buf_release(&(*p)->sealed);
+	if ((*p)->keys)
+		sodium_memzero((*p)->keys, KEY_SLOTS * sizeof(*(*p)->keys));
+	free((*p)->keys);
 	if ((*p)->have_bulk)
 		zmq_msg_close(&(*p)->bulk);
 	free(*p);
@@ -202,6 +254,7 @@ static Gpool__Batch *take(gp_endpoint_t *ep, int flags, bool report, struct gp_e
 		return NULL;
 	}
 	zmq_msg_close(&body);
+	key_note(ep, e);
 	e->batch = b;
 	return b;
 }
@@ -294,7 +347,7 @@ int gp_endpoint_dispatch(gp_endpoint_t *ep, int max)
 int gp_endpoint_send(gp_endpoint_t *ep, const uint8_t *rid, size_t rid_len, const gp_batch_t *b,
 		     gp_error_t *err)
 {
-	if (gp_wire_seal(ep->wire, b, &ep->sealed, err) < 0)
+	if (seal(ep, rid, rid_len, b, err) < 0)
 		return -1;
 	int wait = ep->cfg.blocking_send ? 0 : ZMQ_DONTWAIT;
 	if ((ep->cfg.routed && zmq_send(ep->cfg.sock, rid, rid_len, ZMQ_SNDMORE | wait) < 0) ||
@@ -317,7 +370,7 @@ int gp_endpoint_send_bulk(gp_endpoint_t *ep, const uint8_t *rid, size_t rid_len,
 		return gp_errprintf(err, "out of memory");
 	}
 	int wait = ep->cfg.blocking_send ? 0 : ZMQ_DONTWAIT;
-	if (gp_wire_seal(ep->wire, b, &ep->sealed, err) < 0) {
+	if (seal(ep, rid, rid_len, b, err) < 0) {
 		zmq_msg_close(&att);
 		return -1;
 	}

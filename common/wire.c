@@ -1,9 +1,11 @@
 #include "common/wire.h"
 
 #include <errno.h>
+#include <sodium.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "common/log.h"
 #include "common/replay.h"
@@ -18,6 +20,9 @@ struct gp_wire {
 	uint64_t next_seq;
 	gp_replay_t *replay; /* authenticated wires only */
 	struct gp_wire_stats st;
+	bool keyed; /* gp_wire_set_reply_key */
+	uid_t key_uid;
+	uint8_t key[GP_WIRE_KEY_LEN];
 };
 
 /* A Batch is its members one after another (a repeated field), so a one-message Batch packed
@@ -91,6 +96,7 @@ void gp_wire_destroy(gp_wire_t **p)
 	if (!p || !*p)
 		return;
 	gp_replay_destroy(&(*p)->replay);
+	sodium_memzero((*p)->key, sizeof((*p)->key));
 	free(*p);
 	*p = NULL;
 }
@@ -111,34 +117,81 @@ void gp_wire_digest(uint32_t version, uint64_t epoch, uint64_t seq, const uint8_
 	gp_sha256(parts, lens, 2, out);
 }
 
+int gp_wire_set_reply_key(gp_wire_t *w, uid_t peer_uid)
+{
+	if (!w->auth)
+		return errno = EINVAL, -1;
+	if (getrandom(w->key, sizeof(w->key), 0) != (ssize_t)sizeof(w->key))
+		return errno = EIO, -1;
+	w->keyed = true;
+	w->key_uid = peer_uid;
+	return 0;
+}
+
+/* the envelope of b as the next one this wire sends; h: its digest, when asked for */
+static void envelope(const gp_wire_t *w, const gp_batch_t *b, Gpool__Envelope *env, uint8_t *h)
+{
+	gpool__envelope__init(env);
+	env->version = GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION;
+	env->epoch = w->epoch;
+	env->seq = w->next_seq;
+	env->body.data = b->body.data;
+	env->body.len = b->body.len;
+	if (h)
+		gp_wire_digest(env->version, env->epoch, env->seq, b->body.data, b->body.len, h);
+}
+
+static int pack(gp_wire_t *w, const gp_batch_t *b, const Gpool__Envelope *env, gp_buf_t *out,
+		gp_error_t *err)
+{
+	size_t n = gpool__envelope__get_packed_size(env);
+	out->len = 0;
+	if (gp_buf_reserve(out, n) < 0)
+		return gp_errprintf(err, "out of memory");
+	gpool__envelope__pack(env, out->data);
+	out->len = n;
+	w->next_seq += b->count ? b->count : 1;
+	w->st.sealed++;
+	return 0;
+}
+
 int gp_wire_seal(gp_wire_t *w, const gp_batch_t *b, gp_buf_t *out, gp_error_t *err)
 {
-	Gpool__Envelope env = GPOOL__ENVELOPE__INIT;
+	Gpool__Envelope env;
+	uint8_t h[32 + GP_WIRE_KEY_LEN]; /* the digest, then the reply key if any */
 	char *cred = NULL;
-	env.version = GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION;
-	env.epoch = w->epoch;
-	env.seq = w->next_seq;
-	env.body.data = b->body.data;
-	env.body.len = b->body.len;
+	envelope(w, b, &env, w->auth ? h : NULL);
 	if (w->auth) {
-		uint8_t h[32];
-		gp_wire_digest(env.version, env.epoch, env.seq, b->body.data, b->body.len, h);
-		if (gp_auth_encode(w->auth, h, sizeof(h), &cred, err) < 0)
+		int rc;
+		if (w->keyed) {
+			memcpy(h + 32, w->key, GP_WIRE_KEY_LEN);
+			rc = gp_auth_encode_for(w->auth, h, sizeof(h), w->key_uid, &cred, err);
+			sodium_memzero(h + 32, GP_WIRE_KEY_LEN);
+		} else {
+			rc = gp_auth_encode(w->auth, h, 32, &cred, err);
+		}
+		if (rc < 0)
 			return -1;
 		env.cred.data = (uint8_t *)cred;
 		env.cred.len = strlen(cred);
 	}
-	size_t n = gpool__envelope__get_packed_size(&env);
-	out->len = 0;
-	if (gp_buf_reserve(out, n) < 0) {
-		free(cred);
-		return gp_errprintf(err, "out of memory");
-	}
-	gpool__envelope__pack(&env, out->data);
-	out->len = n;
+	int rc = pack(w, b, &env, out, err);
 	free(cred);
-	w->next_seq += b->count ? b->count : 1;
-	w->st.sealed++;
+	return rc;
+}
+
+int gp_wire_seal_mac(gp_wire_t *w, const gp_batch_t *b, const uint8_t key[GP_WIRE_KEY_LEN],
+		     gp_buf_t *out, gp_error_t *err)
+{
+	Gpool__Envelope env;
+	uint8_t h[32], mac[crypto_auth_hmacsha256_BYTES];
+	envelope(w, b, &env, h);
+	crypto_auth_hmacsha256(mac, h, sizeof(h), key);
+	env.mac.data = mac;
+	env.mac.len = sizeof(mac);
+	if (pack(w, b, &env, out, err) < 0)
+		return -1;
+	w->st.mac_sealed++;
 	return 0;
 }
 
@@ -169,7 +222,23 @@ Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp
 		gpool__envelope__free_unpacked(env, NULL);
 		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_VERSION);
 	}
-	if (w->auth) {
+	if (w->auth && env->mac.len) {
+		/* a reply under this wire's key: only the one who decoded our credential has it */
+		uint8_t h[32];
+		gp_wire_digest(env->version, env->epoch, env->seq, env->body.data, env->body.len,
+			       h);
+		if (!w->keyed || env->cred.len || env->mac.len != crypto_auth_hmacsha256_BYTES ||
+		    crypto_auth_hmacsha256_verify(env->mac.data, h, sizeof(h), w->key) != 0) {
+			gp_errprintf(err, "%s", w->keyed ? "reply key does not match the message "
+							   "(altered in transit, or not the peer's)"
+							 : "message sealed with a key this side never gave");
+			gpool__envelope__free_unpacked(env, NULL);
+			return refuse(w, code, GPOOL__ERROR_CODE__ERROR_AUTH);
+		}
+		from->uid = w->key_uid;
+		from->gid = (gid_t)-1;
+		w->st.mac_opened++;
+	} else if (w->auth) {
 		uint8_t h[32];
 		void *payload = NULL;
 		size_t plen = 0;
@@ -195,7 +264,14 @@ Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp
 		}
 		gp_wire_digest(env->version, env->epoch, env->seq, env->body.data, env->body.len,
 			       h);
-		int match = plen == sizeof(h) && memcmp(payload, h, sizeof(h)) == 0;
+		/* the hash, or the hash and the sender's reply key */
+		int match = (plen == sizeof(h) || plen == sizeof(h) + GP_WIRE_KEY_LEN) &&
+			    memcmp(payload, h, sizeof(h)) == 0;
+		if (match && plen > sizeof(h)) {
+			from->has_key = true;
+			memcpy(from->key, (uint8_t *)payload + sizeof(h), GP_WIRE_KEY_LEN);
+			sodium_memzero(payload, plen);
+		}
 		free(payload);
 		if (!match) {
 			gp_errprintf(err,

@@ -4,10 +4,18 @@
  * SHA-256 of (version, epoch, seq, body). A receiver opens an envelope in order of cost:
  * size, protocol version, envelope decode, then the credential, the hash, and the per-sender
  * sequence window (replays of a whole envelope or of any member are refused).
+ *
+ * Reply keys (docs/protocol.md): a wire with a reply key (a command's) binds a random 32-byte
+ * key after the hash in its credential, which it restricts to the peer's uid and has munged
+ * encipher; only the peer (the scheduler's account) can decode it and learn the key. The peer
+ * answers with an HMAC-SHA256 of the reply's hash under that key in place of a credential
+ * (gp_wire_seal_mac): one MUNGE round trip on each side fewer per request, and the reply as
+ * surely the peer's as a credential signed by its uid would make it.
  */
 #ifndef GPOOL_WIRE_H
 #define GPOOL_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,13 +45,27 @@ typedef struct gp_wire gp_wire_t;
 gp_wire_t *gp_wire_create(gp_auth_t *auth, size_t max_message);
 void gp_wire_destroy(gp_wire_t **w);
 
+#define GP_WIRE_KEY_LEN 32
+
+/* Give an authenticated wire a fresh reply key bound into every credential it seals, each
+ * restricted to peer_uid; envelopes sealed with the key (gp_wire_seal_mac) then open as from
+ * peer_uid. 0 / -1 with errno (EINVAL: no auth; EIO: no randomness). */
+int gp_wire_set_reply_key(gp_wire_t *w, uid_t peer_uid);
+
 /* Seal a batch into envelope bytes (out is reset first). */
 int gp_wire_seal(gp_wire_t *w, const gp_batch_t *b, gp_buf_t *out, gp_error_t *err);
 
+/* Seal a batch with an HMAC under key (a sender's reply key, from gp_sender) instead of a
+ * credential: only the wire that made the key opens it. */
+int gp_wire_seal_mac(gp_wire_t *w, const gp_batch_t *b, const uint8_t key[GP_WIRE_KEY_LEN],
+		     gp_buf_t *out, gp_error_t *err);
+
 struct gp_sender {
 	uid_t uid;
-	gid_t gid;
+	gid_t gid; /* (gid_t)-1 for an envelope sealed with this wire's reply key */
 	uint64_t epoch;
+	bool has_key; /* the credential carried the sender's reply key */
+	uint8_t key[GP_WIRE_KEY_LEN];
 };
 
 /* Open an envelope. Returns the batch (free with gpool__batch__free_unpacked(b, NULL)) or NULL
@@ -61,6 +83,8 @@ struct gp_wire_stats {
 	uint64_t opened;
 	uint64_t refused;
 	uint64_t sealed;
+	uint64_t mac_sealed; /* of sealed: with a sender's reply key */
+	uint64_t mac_opened; /* of opened: with this wire's reply key */
 };
 void gp_wire_stats(const gp_wire_t *w, struct gp_wire_stats *st);
 

@@ -15,7 +15,8 @@
 # Optionally the same on Slurm (bench/slurm/slurm-throughput.sh) in the same run: SLURM=1.
 #   usage: bench/sched/throughput.sh [N] [PAR]      (defaults 5000 8; LOOPBACK=1: hosts on 127.0.0.1)
 #   LAT_M=50: latency samples; MANY=0: skip the 100,000 queued jobs (rss_100k_queued_kb is 0);
-#   PERF_OUT=FILE: perf record -a over the burst alone (perf report -i FILE --sort comm)
+#   PERF_OUT=FILE: perf record -a over the burst alone (perf report -i FILE --sort comm),
+#   PERF_ARGS: more of its options (-g)
 set -euo pipefail
 N=${1:-5000}
 PAR=${2:-8}
@@ -66,7 +67,8 @@ echo "start-up as gpool-user: /bin/true $true_ms ms ($true_rate/s at $PAR), gsub
 m0=$(munge_now)
 c0=$(cpu_now)
 if [ -n "${PERF_OUT:-}" ]; then # the burst alone, every CPU, sampled (perf report -i PERF_OUT)
-	perf record -q -a -F 499 -o "$PERF_OUT" -- sleep 600 2>/dev/null &
+	# shellcheck disable=SC2086 # PERF_ARGS: more perf record options (-g), split on spaces
+	perf record -q -a -F 499 ${PERF_ARGS:-} -o "$PERF_OUT" -- sleep 600 2>/dev/null &
 	perf_pid=$!
 	sleep 0.5
 fi
@@ -81,7 +83,7 @@ while :; do
 done
 t2=$(date +%s.%N)
 if [ -n "${PERF_OUT:-}" ]; then
-	pkill -INT -f "perf record -q -a -F 499 -o $PERF_OUT" || true
+	kill -INT "$perf_pid" 2>/dev/null || true
 	wait "$perf_pid" 2>/dev/null || true
 fi
 m2=$(munge_now)

@@ -373,6 +373,56 @@ static void attachments(void **state)
 	pair_close(&p);
 }
 
+/* A client with a reply key is answered under it (no credential), plain and with an
+ * attachment (sealed the same way); the answer opens as from the scheduler's uid. */
+static void reply_under_key(void **state)
+{
+	struct pair p;
+	pair_open(&p, true, getuid());
+	assert_int_equal(gp_wire_set_reply_key(gp_endpoint_wire(p.client), getuid()), 0);
+	gp_batch_t b = {0};
+	gp_error_t err;
+	add_reply(&b, 1);
+	assert_int_equal(gp_endpoint_send(p.client, NULL, 0, &b, &err), 0);
+	assert_int_equal(pump(p.server, p.router, 1), 1);
+	for (int bulk = 0; bulk < 2; bulk++) {
+		gp_batch_reset(&b);
+		add_reply(&b, 99);
+		const uint8_t *rid = (const uint8_t *)"client-7";
+		assert_int_equal(bulk ? gp_endpoint_send_bulk(p.server, rid, 8, &b, strdup("CHUNK"), 5,
+							      free_copy, &err)
+				      : gp_endpoint_send(p.server, rid, 8, &b, &err),
+				 0);
+		zmq_pollitem_t pi = {p.dealer, 0, ZMQ_POLLIN, 0};
+		assert_int_equal(zmq_poll(&pi, 1, 2000), 1);
+		struct gp_ep_envelope e;
+		Gpool__Batch *got = gp_endpoint_recv(p.client, true, &e, &err);
+		if (bulk) { /* this client takes no attachment: refused as multi-frame, but opened */
+			assert_null(got);
+			assert_non_null(strstr(err.text, "multi-frame"));
+			continue;
+		}
+		assert_non_null(got);
+		assert_int_equal(got->msgs[0]->submit_reply->job_id, 99);
+		assert_int_equal(e.from.uid, getuid());
+		gpool__batch__free_unpacked(got, NULL);
+	}
+	struct gp_wire_stats cs, ss;
+	gp_wire_stats(gp_endpoint_wire(p.client), &cs);
+	gp_wire_stats(gp_endpoint_wire(p.server), &ss);
+	assert_int_equal(cs.mac_opened, 1);
+	assert_int_equal(ss.mac_sealed, 2);
+	/* another routing id gave no key: it is answered with a credential (the ROUTER drops it) */
+	gp_batch_reset(&b);
+	add_reply(&b, 5);
+	assert_int_equal(gp_endpoint_send(p.server, (const uint8_t *)"client-8", 8, &b, &err), 0);
+	gp_wire_stats(gp_endpoint_wire(p.server), &ss);
+	assert_int_equal(ss.mac_sealed, 2);
+	assert_int_equal(ss.sealed, 3);
+	gp_batch_release(&b);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	if (!(auth = gp_test_auth_or_skip()))
@@ -380,7 +430,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(dispatch_by_type),	   cmocka_unit_test(peer_policy),
 	    cmocka_unit_test(reply_and_peer_only), cmocka_unit_test(refused_envelopes),
-	    cmocka_unit_test(attachments),
+	    cmocka_unit_test(attachments),	   cmocka_unit_test(reply_under_key),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	gp_auth_destroy(&auth);

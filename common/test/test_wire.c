@@ -218,6 +218,88 @@ static void batch_members(void **state)
 	gp_batch_release(&b);
 }
 
+/* Reply keys: a keyed wire binds its key into a credential only its peer's uid decodes; the
+ * peer answers under it without a credential, and the reply opens as from the peer's uid. */
+static void reply_key(void **state)
+{
+	struct pair p;
+	memset(&p, 0, sizeof(p));
+	p.tx = gp_wire_create(auth, 1 << 20); /* the command */
+	p.rx = gp_wire_create(auth, 1 << 20); /* the scheduler */
+	assert_true(p.tx && p.rx);
+	assert_int_equal(gp_wire_set_reply_key(p.tx, geteuid()), 0);
+	make_batch(&p.b, 2);
+	assert_int_equal(gp_wire_seal(p.tx, &p.b, &p.out, &p.err), 0);
+	Gpool__Batch *got = pair_open(&p, p.out.data, p.out.len);
+	assert_non_null(got);
+	gpool__batch__free_unpacked(got, NULL);
+	assert_true(p.from.has_key);
+	assert_int_equal(p.from.uid, geteuid());
+	uint8_t key[GP_WIRE_KEY_LEN];
+	memcpy(key, p.from.key, sizeof(key));
+
+	/* the answer under that key opens on the command's wire, as from its peer's uid */
+	gp_buf_t reply = {0}, copy = {0};
+	struct gp_sender from;
+	Gpool__ErrorCode code;
+	assert_int_equal(gp_wire_seal_mac(p.rx, &p.b, key, &reply, &p.err), 0);
+	assert_int_equal(gp_buf_append(&copy, reply.data, reply.len), 0);
+	got = gp_wire_open(p.tx, reply.data, reply.len, &from, &code, &p.err);
+	assert_non_null(got);
+	assert_int_equal(got->n_msgs, 2);
+	assert_int_equal(from.uid, geteuid());
+	assert_int_equal(from.gid, (gid_t)-1);
+	gpool__batch__free_unpacked(got, NULL);
+	struct gp_wire_stats st;
+	gp_wire_stats(p.tx, &st);
+	assert_int_equal(st.mac_opened, 1);
+	/* the same answer again is a replay */
+	assert_null(gp_wire_open(p.tx, copy.data, copy.len, &from, &code, &p.err));
+	assert_int_equal(code, GPOOL__ERROR_CODE__ERROR_REPLAY);
+
+	/* under another key, altered in transit, or to a wire that gave no key: refused */
+	uint8_t other[GP_WIRE_KEY_LEN];
+	memcpy(other, key, sizeof(other));
+	other[0] ^= 1;
+	assert_int_equal(gp_wire_seal_mac(p.rx, &p.b, other, &reply, &p.err), 0);
+	assert_null(gp_wire_open(p.tx, reply.data, reply.len, &from, &code, &p.err));
+	assert_int_equal(code, GPOOL__ERROR_CODE__ERROR_AUTH);
+	assert_non_null(strstr(p.err.text, "reply key does not match"));
+	assert_int_equal(gp_wire_seal_mac(p.rx, &p.b, key, &reply, &p.err), 0);
+	reply.data[reply.len - 40] ^= 1; /* in the body, before the MAC at the end */
+	assert_null(gp_wire_open(p.tx, reply.data, reply.len, &from, &code, &p.err));
+	assert_int_equal(code, GPOOL__ERROR_CODE__ERROR_AUTH);
+	assert_int_equal(gp_wire_seal_mac(p.rx, &p.b, key, &reply, &p.err), 0);
+	assert_null(gp_wire_open(p.rx, reply.data, reply.len, &from, &code, &p.err));
+	assert_int_equal(code, GPOOL__ERROR_CODE__ERROR_AUTH);
+	assert_non_null(strstr(p.err.text, "never gave"));
+	gp_buf_release(&reply);
+	gp_buf_release(&copy);
+	pair_close(&p);
+}
+
+/* The key is for the peer's uid alone: a credential restricted to another uid does not decode
+ * here (munged refuses it, root included), so nobody else learns the key. */
+static void reply_key_other_uid(void **state)
+{
+	struct pair p;
+	memset(&p, 0, sizeof(p));
+	p.tx = gp_wire_create(auth, 1 << 20);
+	p.rx = gp_wire_create(auth, 1 << 20);
+	assert_true(p.tx && p.rx);
+	assert_int_equal(gp_wire_set_reply_key(p.tx, geteuid() + 4242), 0);
+	make_batch(&p.b, 1);
+	assert_int_equal(gp_wire_seal(p.tx, &p.b, &p.out, &p.err), 0);
+	assert_null(pair_open(&p, p.out.data, p.out.len));
+	assert_int_equal(p.code, GPOOL__ERROR_CODE__ERROR_AUTH);
+	assert_false(p.from.has_key);
+	pair_close(&p);
+	/* a wire without auth cannot have a key */
+	gp_wire_t *local = gp_wire_create(NULL, 1 << 20);
+	assert_int_equal(gp_wire_set_reply_key(local, 0), -1);
+	gp_wire_destroy(&local);
+}
+
 int main(void)
 {
 	if (!(auth = gp_test_auth_or_skip()))
@@ -226,7 +308,8 @@ int main(void)
 	    cmocka_unit_test(round_trip),	  cmocka_unit_test(tampered_body),
 	    cmocka_unit_test(cheap_checks),	  cmocka_unit_test(forged_credential),
 	    cmocka_unit_test(expired_credential), cmocka_unit_test(local_unauthenticated),
-	    cmocka_unit_test(batch_members),
+	    cmocka_unit_test(batch_members),	  cmocka_unit_test(reply_key),
+	    cmocka_unit_test(reply_key_other_uid),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	gp_auth_destroy(&auth);

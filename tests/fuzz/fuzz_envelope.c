@@ -1,5 +1,7 @@
 /* fuzz_envelope: gp_wire_open on an unauthenticated wire (no munged needed), then every Msg
- * of the batch; what opens must seal and open again to the same messages. */
+ * of the batch; what opens must seal and open again to the same messages. An envelope with a
+ * mac and no credential also goes to a command's wire (a reply key, no munged call on that
+ * path), where nothing but the holder of its key can make it open. */
 #include "tests/fuzz/fuzz.h"
 #include "common/wire.h"
 
@@ -14,6 +16,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Gpool__ErrorCode code = GPOOL__ERROR_CODE__ERROR_NONE;
 	gp_error_t err;
 	err.text[0] = '\0';
+	static gp_auth_t *auth;
+	static gp_wire_t *kw;
+	if (!kw && (!(auth = gp_auth_create(NULL, &err)) ||
+		    !(kw = gp_wire_create(auth, MAX_MESSAGE)) || gp_wire_set_reply_key(kw, 0) < 0))
+		abort();
+	Gpool__Envelope *env = gpool__envelope__unpack(NULL, size, data);
+	if (env && env->mac.len && !env->cred.len) {
+		Gpool__Batch *kb = gp_wire_open(kw, data, size, &from, &code, &err);
+		FUZZ_CHECK(kb == NULL && code == GPOOL__ERROR_CODE__ERROR_AUTH); /* key unguessable */
+	}
+	if (env)
+		gpool__envelope__free_unpacked(env, NULL);
 	Gpool__Batch *b = gp_wire_open(w, data, size, &from, &code, &err);
 	if (!b) {
 		FUZZ_CHECK(code != GPOOL__ERROR_CODE__ERROR_NONE);

@@ -57,6 +57,27 @@ like "$out" 'ERROR_AUTH|no reply' "an envelope without a credential is refused (
 out=$(as_user gp-probe tampered 2>&1)
 like "$out" 'ERROR_AUTH|no reply' "an envelope altered after sealing is refused ($out)"
 
+# -- an impostor on another port, run by another user: it cannot decode the command's
+# credential (restricted to the scheduler's uid), so it learns no reply key; neither its own
+# credential nor a guessed key makes gstat believe its answer
+port=$((20000 + RANDOM % 20000))
+for how in cred mac; do
+	as_other gp-probe --scheduler "tcp://127.0.0.1:$port" --timeout 8000 impostor "$how" \
+		>"$TEST_DIR/impostor-$how.out" 2>&1 &
+	ipid=$!
+	wait_until 5 grep -q listening "$TEST_DIR/impostor-$how.out"
+	out=$(GPOOL_SCHEDULER="tcp://127.0.0.1:$port" as_user timeout 20 gstat 2>&1)
+	rc=$?
+	wait $ipid
+	imp=$(cat "$TEST_DIR/impostor-$how.out")
+	like "$imp" 'decode: credential refused: Unauthorized' "impostor ($how): the command's credential does not decode for another uid"
+	like "$imp" 'answered' "impostor ($how): it answered"
+	[ $rc != 0 ] && [ $rc != 124 ] && ok "impostor ($how): gstat refuses its answer (exit $rc)" ||
+		fail "impostor ($how): gstat refuses its answer (exit $rc)" "$out"
+	[ "$how" = cred ] && like "$out" "not the scheduler's uid" "impostor (cred): signed by the wrong uid: $out"
+	[ "$how" = mac ] && like "$out" 'reply key does not match' "impostor (mac): under a key it guessed: $out"
+done
+
 # -- and the scheduler still serves
 out=$(as_user gsub --wait -- /bin/echo still-serving 2>&1)
 like "$out" '^still-serving$' "a normal gsub works afterwards"

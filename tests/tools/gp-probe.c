@@ -60,7 +60,82 @@ static void usage(FILE *f)
 	    "                      as they can be sealed, for SECS seconds, replies drained "
 	    "without\n"
 	    "                      waiting; prints sent, answered, refused (by error code) and no "
-	    "reply\n");
+	    "reply\n"
+	    "  impostor HOW        be the scheduler instead: bind EP, take one envelope, say\n"
+	    "                      whether its credential decodes here, and answer it with a\n"
+	    "                      JobQueryReply sealed with this uid's credential (HOW cred) or\n"
+	    "                      under the command's reply key if this side learned it, else a\n"
+	    "                      guessed one (HOW mac)\n");
+}
+
+/* impostor: a scheduler that is not one (the reply-key check of t0160). 0 answered, 3 none. */
+static int impostor(struct probe *p, const char *ep, const char *how)
+{
+	if (!how || (strcmp(how, "cred") && strcmp(how, "mac"))) {
+		fprintf(stderr, "gp-probe: impostor needs cred or mac\n");
+		return 2;
+	}
+	void *sock = zmq_socket(p->zctx, ZMQ_ROUTER);
+	if (!sock || zmq_bind(sock, ep) < 0) {
+		fprintf(stderr, "gp-probe: cannot bind '%s': %s\n", ep, zmq_strerror(errno));
+		return 1;
+	}
+	printf("listening\n");
+	fflush(stdout);
+	zmq_pollitem_t pi = {sock, 0, ZMQ_POLLIN, 0};
+	if (zmq_poll(&pi, 1, p->timeout_ms) != 1) {
+		printf("no request\n");
+		zmq_close(sock);
+		return 3;
+	}
+	uint8_t rid[256], data[65536];
+	int rl = zmq_recv(sock, rid, sizeof(rid), 0);
+	int dl = rl > 0 ? zmq_recv(sock, data, sizeof(data), 0) : -1;
+	if (rl <= 0 || dl < 0 || dl > (int)sizeof(data)) {
+		fprintf(stderr, "gp-probe: unreadable request\n");
+		zmq_close(sock);
+		return 1;
+	}
+	gp_wire_t *w = gp_wire_create(p->auth, sizeof(data));
+	struct gp_sender from;
+	Gpool__ErrorCode code;
+	gp_error_t err = {{0}};
+	Gpool__Batch *b = gp_wire_open(w, data, (size_t)dl, &from, &code, &err);
+	printf("decode: %s%s\n", b ? "ok" : err.text, b && from.has_key ? ", reply key learned" : "");
+	uint64_t id = b && b->n_msgs ? b->msgs[0]->id : 1;
+	uint8_t key[GP_WIRE_KEY_LEN];
+	if (b && from.has_key)
+		memcpy(key, from.key, sizeof(key));
+	else
+		for (size_t i = 0; i < sizeof(key); i += 8) {
+			uint64_t r = gp_random64();
+			memcpy(key + i, &r, 8);
+		}
+	if (b)
+		gpool__batch__free_unpacked(b, NULL);
+	Gpool__JobQueryReply r = GPOOL__JOB_QUERY_REPLY__INIT;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = id;
+	m.m_case = GPOOL__MSG__M_JOB_QUERY_REPLY;
+	m.job_query_reply = &r;
+	gp_batch_t out = {0};
+	gp_buf_t sealed = {0};
+	int rc = gp_batch_add(&out, &m) < 0 ||
+			 (!strcmp(how, "cred") ? gp_wire_seal(w, &out, &sealed, &err)
+					       : gp_wire_seal_mac(w, &out, key, &sealed, &err)) < 0 ||
+			 zmq_send(sock, rid, (size_t)rl, ZMQ_SNDMORE) < 0 ||
+			 zmq_send(sock, sealed.data, sealed.len, 0) < 0
+		     ? 1
+		     : 0;
+	printf("%s\n", rc ? "not answered" : "answered");
+	fflush(stdout);
+	gp_batch_release(&out);
+	gp_buf_release(&sealed);
+	gp_wire_destroy(&w);
+	int linger = 1000;
+	zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof(linger));
+	zmq_close(sock);
+	return rc;
 }
 
 /* A Batch holding one JobQuery for the caller's jobs. */
@@ -346,6 +421,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	p.zctx = zmq_ctx_new();
+	if (!strcmp(mode, "impostor")) {
+		int rc = impostor(&p, ep, arg);
+		zmq_ctx_term(p.zctx);
+		gp_auth_destroy(&p.auth);
+		gp_config_destroy(&cfg);
+		return rc;
+	}
 	p.sock = zmq_socket(p.zctx, ZMQ_DEALER);
 	int linger = 500;
 	zmq_setsockopt(p.sock, ZMQ_LINGER, &linger, sizeof(linger));
