@@ -4,18 +4,24 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
-#include <zmq.h>
 
 #include "common/endpoint.h"
 #include "common/util.h"
 #include "common/wire.h"
+#include "common/zmtp.h"
+
+/* how long one connection attempt may take, and the pause between attempts (libzmq's
+ * ZMQ_RECONNECT_IVL) while a request waits for the scheduler */
+#define CONNECT_MS 2000
+#define RECONNECT_MS 100
 
 struct gp_client {
-	void *zctx;
-	void *sock;
+	gp_zmtp_t *z;	    /* the connection (common/zmtp.c) */
+	gp_buf_t pending;   /* a sealed request not yet delivered: gschedd was not there */
 	gp_auth_t *auth;
-	gp_endpoint_t *ep; /* over sock: only the scheduler's envelopes are taken */
+	gp_endpoint_t *ep; /* over z: only the scheduler's envelopes are taken */
 	uint64_t next_id;
 	Gpool__Batch *last; /* holds the returned message */
 	int pos;	    /* next unread message in last */
@@ -47,12 +53,11 @@ gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t p
 		snprintf(c->user, sizeof(c->user), "uid%u", (unsigned)getuid());
 	if (!(c->auth = gp_auth_create(NULL, err)))
 		goto fail;
-	c->zctx = zmq_ctx_new();
-	if (!c->zctx || !(c->sock = zmq_socket(c->zctx, ZMQ_DEALER)))
+	size_t max = (size_t)gp_config_int(cfg, "max_message");
+	if (!(c->z = gp_zmtp_create(ep, max, err)))
 		goto fail;
-	struct gp_ep_config ec = {.sock = c->sock,
-				  .auth = c->auth,
-				  .max_message = (size_t)gp_config_int(cfg, "max_message"),
+	struct gp_ep_config ec = {.auth = c->auth,
+				  .max_message = max,
 				  .peer_only = true,
 				  .blocking_send = true,
 				  .bulk_in = true,
@@ -63,12 +68,6 @@ gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t p
 	/* the peer answers under a key only it can learn (common/wire.h): no MUNGE decode here */
 	if (gp_wire_set_reply_key(gp_endpoint_wire(c->ep), peer_uid) < 0) {
 		gp_errprintf(err, "cannot make a reply key: %s", strerror(errno));
-		goto fail;
-	}
-	int linger = 200;
-	zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof(linger));
-	if (zmq_connect(c->sock, ep) < 0) {
-		gp_errprintf(err, "cannot connect to scheduler '%s': %s", ep, zmq_strerror(errno));
 		goto fail;
 	}
 	return c;
@@ -86,10 +85,8 @@ void gp_client_destroy(gp_client_t **p)
 	gp_client_t *c = *p;
 	if (c->last)
 		gpool__batch__free_unpacked(c->last, NULL);
-	if (c->sock)
-		zmq_close(c->sock);
-	if (c->zctx)
-		zmq_ctx_term(c->zctx);
+	gp_zmtp_destroy(&c->z);
+	gp_buf_release(&c->pending);
 	gp_endpoint_destroy(&c->ep);
 	gp_auth_destroy(&c->auth);
 	free(c);
@@ -110,13 +107,50 @@ int gp_client_send(gp_client_t *c, Gpool__Msg *m, uint64_t *id, gp_error_t *err)
 		return gp_errprintf(err, "out of memory");
 	}
 	gp_error_t e2 = {{0}};
-	int rc = gp_endpoint_send(c->ep, NULL, 0, &b, &e2);
+	const void *data;
+	size_t len;
+	int rc = gp_endpoint_seal(c->ep, &b, &data, &len, &e2);
 	gp_batch_release(&b);
 	if (rc < 0)
 		return gp_errprintf(err, "send to scheduler: %s", e2.text);
 	if (id)
 		*id = m->id;
+	/* as a DEALER would: what cannot go now waits, in order, for the scheduler
+	 * (gp_client_recv); records of [size_t length][envelope] */
+	if (!c->pending.len && gp_zmtp_send(c->z, &data, &len, 1, CONNECT_MS, &e2) == 0)
+		return 0;
+	if (gp_buf_append(&c->pending, &len, sizeof(len)) < 0 ||
+	    gp_buf_append(&c->pending, data, len) < 0)
+		return gp_errprintf(err, "out of memory");
 	return 0;
+}
+
+/* the waiting requests, if any, sent once the scheduler takes connections */
+static void flush_pending(gp_client_t *c, int64_t deadline)
+{
+	size_t off = 0;
+	while (off < c->pending.len) {
+		int64_t left = deadline - gp_mono_ms();
+		if (left <= 0)
+			break;
+		gp_error_t e = {{0}};
+		size_t len;
+		memcpy(&len, c->pending.data + off, sizeof(len));
+		const void *data = c->pending.data + off + sizeof(len);
+		if (gp_zmtp_send(c->z, &data, &len, 1, left < CONNECT_MS ? (int)left : CONNECT_MS, &e) <
+		    0)
+			break;
+		off += sizeof(len) + len;
+	}
+	memmove(c->pending.data, c->pending.data + off, c->pending.len - off);
+	c->pending.len -= off;
+}
+
+static void pause_ms(int64_t ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+	while (ms > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }
 
 Gpool__Msg *gp_client_recv(gp_client_t *c, uint64_t id, int timeout_ms, gp_error_t *err)
@@ -135,21 +169,30 @@ Gpool__Msg *gp_client_recv(gp_client_t *c, uint64_t id, int timeout_ms, gp_error
 			gp_errprintf(err, "no answer from the scheduler (is gschedd running?)");
 			return NULL;
 		}
-		zmq_pollitem_t pi = {c->sock, 0, ZMQ_POLLIN, 0};
-		int rc = zmq_poll(&pi, 1, timeout_ms < 0 ? -1 : (long)left);
-		if (rc < 0) {
-			if (errno == EINTR)
+		int64_t dl = timeout_ms < 0 ? INT64_MAX / 2 : deadline;
+		flush_pending(c, dl);
+		if (!gp_zmtp_connected(c->z)) {
+			/* the scheduler is away: wait for it, as the request does (a request that
+			 * went out before the connection broke is lost, as with libzmq) */
+			int64_t l = timeout_ms < 0 ? RECONNECT_MS : dl - gp_mono_ms();
+			pause_ms(l < RECONNECT_MS ? l : RECONNECT_MS);
+			continue;
+		}
+		const void *frames[2];
+		size_t lens[2], n;
+		gp_error_t e2 = {{0}};
+		if (gp_zmtp_recv(c->z, frames, lens, 2, &n, timeout_ms < 0 ? -1 : (int)left, &e2) <
+		    0) {
+			if (errno == ETIMEDOUT || errno == ECONNRESET)
 				continue;
-			gp_errprintf(err, "poll: %s", zmq_strerror(errno));
+			int saved = errno;
+			gp_errprintf(err, "reply from the scheduler refused: %s", e2.text);
+			errno = saved;
 			return NULL;
 		}
-		if (rc == 0)
-			continue;
 		struct gp_ep_envelope env;
-		gp_error_t e2 = {{0}};
-		Gpool__Batch *b = gp_endpoint_recv(c->ep, false, &env, &e2);
-		if (!b && errno == EAGAIN)
-			continue;
+		Gpool__Batch *b = gp_endpoint_open(c->ep, frames[0], lens[0], n > 1 ? frames[1] : NULL,
+						   n > 1 ? lens[1] : 0, &env, &e2);
 		if (!b) {
 			int saved = errno;
 			gp_errprintf(err, "reply from the scheduler refused: %s", e2.text);

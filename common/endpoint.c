@@ -71,7 +71,7 @@ static int seal(gp_endpoint_t *ep, const uint8_t *rid, size_t rid_len, const gp_
 
 gp_endpoint_t *gp_endpoint_create(const struct gp_ep_config *cfg)
 {
-	if (!cfg || !cfg->sock || (cfg->nhandlers && !cfg->handlers)) {
+	if (!cfg || (cfg->routed && !cfg->sock) || (cfg->nhandlers && !cfg->handlers)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -165,6 +165,32 @@ static void refused(gp_endpoint_t *ep, const struct gp_ep_envelope *e, const voi
 		gp_warn("dropped a message from %s: %s", ep->cfg.peer_name, why);
 }
 
+/* An envelope's bytes opened and its signer checked; the refused hook called when `report`. */
+static Gpool__Batch *open_body(gp_endpoint_t *ep, const void *data, size_t len, bool report,
+			       struct gp_ep_envelope *e, gp_error_t *err)
+{
+	Gpool__ErrorCode code;
+	Gpool__Batch *b = gp_wire_open(ep->wire, data, len, &e->from, &code, err);
+	if (!b) {
+		if (report)
+			refused(ep, e, data, len, code, err->text);
+		errno = EPROTO;
+		return NULL;
+	}
+	if (ep->cfg.peer_only && ep->have_peer_uid && e->from.uid != ep->peer_uid) {
+		gp_errprintf(err, "message signed by uid %u, not %s's uid %u",
+			     (unsigned)e->from.uid, ep->cfg.peer_name, (unsigned)ep->peer_uid);
+		if (report)
+			refused(ep, e, data, len, GPOOL__ERROR_CODE__ERROR_PERMISSION, err->text);
+		gpool__batch__free_unpacked(b, NULL);
+		errno = EPERM;
+		return NULL;
+	}
+	key_note(ep, e);
+	e->batch = b;
+	return b;
+}
+
 /* One envelope off the socket, opened and its signer checked. NULL with errno (EAGAIN: none
  * waiting; EACCES: not admitted; EPROTO, EPERM: refused, the refused hook was called when
  * `report`). */
@@ -232,31 +258,31 @@ static Gpool__Batch *take(gp_endpoint_t *ep, int flags, bool report, struct gp_e
 		errno = EACCES;
 		return NULL;
 	}
-	Gpool__ErrorCode code;
-	Gpool__Batch *b =
-	    gp_wire_open(ep->wire, zmq_msg_data(&body), zmq_msg_size(&body), &e->from, &code, err);
-	if (!b) {
-		if (report)
-			refused(ep, e, zmq_msg_data(&body), zmq_msg_size(&body), code, err->text);
-		zmq_msg_close(&body);
-		errno = EPROTO;
-		return NULL;
-	}
-	if (ep->cfg.peer_only && ep->have_peer_uid && e->from.uid != ep->peer_uid) {
-		gp_errprintf(err, "message signed by uid %u, not %s's uid %u",
-			     (unsigned)e->from.uid, ep->cfg.peer_name, (unsigned)ep->peer_uid);
-		if (report)
-			refused(ep, e, zmq_msg_data(&body), zmq_msg_size(&body),
-				GPOOL__ERROR_CODE__ERROR_PERMISSION, err->text);
-		zmq_msg_close(&body);
-		gpool__batch__free_unpacked(b, NULL);
-		errno = EPERM;
-		return NULL;
-	}
+	Gpool__Batch *b = open_body(ep, zmq_msg_data(&body), zmq_msg_size(&body), report, e, err);
+	int saved = errno;
 	zmq_msg_close(&body);
-	key_note(ep, e);
-	e->batch = b;
+	errno = saved;
 	return b;
+}
+
+Gpool__Batch *gp_endpoint_open(gp_endpoint_t *ep, const void *data, size_t len, const void *bulk,
+			       size_t bulk_len, struct gp_ep_envelope *e, gp_error_t *err)
+{
+	memset(e, 0, sizeof(*e));
+	e->addr = "local";
+	e->bulk = bulk;
+	e->bulk_len = bulk ? bulk_len : 0;
+	return open_body(ep, data, len, false, e, err);
+}
+
+int gp_endpoint_seal(gp_endpoint_t *ep, const gp_batch_t *b, const void **data, size_t *len,
+		     gp_error_t *err)
+{
+	if (seal(ep, NULL, 0, b, err) < 0)
+		return -1;
+	*data = ep->sealed.data;
+	*len = ep->sealed.len;
+	return 0;
 }
 
 Gpool__Batch *gp_endpoint_recv(gp_endpoint_t *ep, bool block, struct gp_ep_envelope *e,

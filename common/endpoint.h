@@ -84,7 +84,8 @@ struct gp_ep_hooks {
 };
 
 struct gp_ep_config {
-	void *sock;	    /* the caller's; the endpoint neither binds nor closes it */
+	void *sock;	    /* the caller's; the endpoint neither binds nor closes it. NULL (not
+			       routed): the caller moves the bytes (gp_endpoint_open, _seal) */
 	bool routed;	    /* a ROUTER socket: [routing id][envelope] frames */
 	gp_auth_t *auth;    /* NULL: a local, unsealed wire (agent <-> supervisor) */
 	size_t max_message; /* envelopes larger are refused before they are opened */
@@ -128,6 +129,15 @@ int gp_endpoint_dispatch(gp_endpoint_t *ep, int max);
  * err filled. */
 Gpool__Batch *gp_endpoint_recv(gp_endpoint_t *ep, bool block, struct gp_ep_envelope *e,
 			       gp_error_t *err);
+
+/* For a caller that moves the bytes itself (the client library over common/zmtp.c): open an
+ * envelope's bytes (and its attachment, NULL when none) as gp_endpoint_recv would, or seal a
+ * batch into bytes valid until the endpoint's next seal or send. NULL with errno as
+ * gp_endpoint_recv / 0, -1. */
+Gpool__Batch *gp_endpoint_open(gp_endpoint_t *ep, const void *data, size_t len, const void *bulk,
+			       size_t bulk_len, struct gp_ep_envelope *e, gp_error_t *err);
+int gp_endpoint_seal(gp_endpoint_t *ep, const gp_batch_t *b, const void **data, size_t *len,
+		     gp_error_t *err);
 
 /* Seal b and send it (to rid on a routed socket; rid NULL otherwise), without blocking unless
  * blocking_send. 0 / -1 with errno (EAGAIN: the peer's queue is full, EHOSTUNREACH: it is
