@@ -333,6 +333,18 @@ int gp_zmtp_connect(gp_zmtp_t *z, int timeout_ms, gp_error_t *err)
 	return 0;
 }
 
+int gp_zmtp_attach(gp_zmtp_t *z, int fd, int timeout_ms, gp_error_t *err)
+{
+	gp_zmtp_close(z);
+	z->fd = fd;
+	if (handshake(z, deadline_of(timeout_ms), err) < 0) {
+		int e = errno;
+		gp_zmtp_close(z);
+		return errno = e, -1;
+	}
+	return 0;
+}
+
 int gp_zmtp_send(gp_zmtp_t *z, const void *const *frames, const size_t *lens, size_t nframes,
 		 int timeout_ms, gp_error_t *err)
 {

@@ -29,6 +29,10 @@ void gp_zmtp_destroy(gp_zmtp_t **z);
  * with the NULL mechanism) and err filled. */
 int gp_zmtp_connect(gp_zmtp_t *z, int timeout_ms, gp_error_t *err);
 
+/* Greet over fd, a stream the caller connected (a socketpair: the fuzz harness), and own it
+ * from then on. 0 / -1 as gp_zmtp_connect (fd closed). */
+int gp_zmtp_attach(gp_zmtp_t *z, int fd, int timeout_ms, gp_error_t *err);
+
 bool gp_zmtp_connected(const gp_zmtp_t *z);
 
 /* Send one message of nframes frames, connecting first if needed (timeout_ms as there). A
