@@ -14,12 +14,12 @@
 
 /* how long one connection attempt may take, and the pause between attempts (libzmq's
  * ZMQ_RECONNECT_IVL) while a request waits for the scheduler */
-#define CONNECT_MS 2000
+#define CONNECT_MS   2000
 #define RECONNECT_MS 100
 
 struct gp_client {
-	gp_zmtp_t *z;	    /* the connection (common/zmtp.c) */
-	gp_buf_t pending;   /* a sealed request not yet delivered: gschedd was not there */
+	gp_zmtp_t *z;	  /* the connection (common/zmtp.c) */
+	gp_buf_t pending; /* a sealed request not yet delivered: gschedd was not there */
 	gp_auth_t *auth;
 	gp_endpoint_t *ep; /* over z: only the scheduler's envelopes are taken */
 	uint64_t next_id;
@@ -137,8 +137,8 @@ static void flush_pending(gp_client_t *c, int64_t deadline)
 		size_t len;
 		memcpy(&len, c->pending.data + off, sizeof(len));
 		const void *data = c->pending.data + off + sizeof(len);
-		if (gp_zmtp_send(c->z, &data, &len, 1, left < CONNECT_MS ? (int)left : CONNECT_MS, &e) <
-		    0)
+		if (gp_zmtp_send(c->z, &data, &len, 1, left < CONNECT_MS ? (int)left : CONNECT_MS,
+				 &e) < 0)
 			break;
 		off += sizeof(len) + len;
 	}
@@ -191,8 +191,9 @@ Gpool__Msg *gp_client_recv(gp_client_t *c, uint64_t id, int timeout_ms, gp_error
 			return NULL;
 		}
 		struct gp_ep_envelope env;
-		Gpool__Batch *b = gp_endpoint_open(c->ep, frames[0], lens[0], n > 1 ? frames[1] : NULL,
-						   n > 1 ? lens[1] : 0, &env, &e2);
+		Gpool__Batch *b =
+		    gp_endpoint_open(c->ep, frames[0], lens[0], n > 1 ? frames[1] : NULL,
+				     n > 1 ? lens[1] : 0, &env, &e2);
 		if (!b) {
 			int saved = errno;
 			gp_errprintf(err, "reply from the scheduler refused: %s", e2.text);

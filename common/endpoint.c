@@ -12,7 +12,7 @@
 
 /* A routed endpoint's reply keys: the last key each sender's routing id sent (wire.h), in a
  * direct-mapped table; a sender whose slot another took is answered with a credential. */
-#define KEY_SLOTS 4096
+#define KEY_SLOTS   4096
 #define KEY_RID_MAX 32
 struct key_slot {
 	uint8_t rid_len; /* 0: empty */

@@ -32,13 +32,17 @@ enum {
 	F_WRAP,
 	F_COUNT
 };
-static const char *const names[F_COUNT] = {
-    [F_ACCEPT] = "gss_accept_sec_context", [F_ACQUIRE] = "gss_acquire_cred",
-    [F_DELETE] = "gss_delete_sec_context", [F_DISPLAY] = "gss_display_name",
-    [F_IMPORT] = "gss_import_name",	   [F_INIT] = "gss_init_sec_context",
-    [F_REL_BUFFER] = "gss_release_buffer", [F_REL_CRED] = "gss_release_cred",
-    [F_REL_NAME] = "gss_release_name",	   [F_UNWRAP] = "gss_unwrap",
-    [F_WRAP] = "gss_wrap"};
+static const char *const names[F_COUNT] = {[F_ACCEPT] = "gss_accept_sec_context",
+					   [F_ACQUIRE] = "gss_acquire_cred",
+					   [F_DELETE] = "gss_delete_sec_context",
+					   [F_DISPLAY] = "gss_display_name",
+					   [F_IMPORT] = "gss_import_name",
+					   [F_INIT] = "gss_init_sec_context",
+					   [F_REL_BUFFER] = "gss_release_buffer",
+					   [F_REL_CRED] = "gss_release_cred",
+					   [F_REL_NAME] = "gss_release_name",
+					   [F_UNWRAP] = "gss_unwrap",
+					   [F_WRAP] = "gss_wrap"};
 static void *fns[F_COUNT];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -76,9 +80,9 @@ OM_uint32 gss_accept_sec_context(OM_uint32 *minor, gss_ctx_id_t *ctx, gss_cred_i
 		out, flags, time_rec, delegated);
 }
 
-OM_uint32 gss_acquire_cred(OM_uint32 *minor, gss_name_t name, OM_uint32 time_req,
-			   gss_OID_set mechs, gss_cred_usage_t usage, gss_cred_id_t *cred,
-			   gss_OID_set *actual, OM_uint32 *time_rec)
+OM_uint32 gss_acquire_cred(OM_uint32 *minor, gss_name_t name, OM_uint32 time_req, gss_OID_set mechs,
+			   gss_cred_usage_t usage, gss_cred_id_t *cred, gss_OID_set *actual,
+			   OM_uint32 *time_rec)
 {
 	FORWARD(F_ACQUIRE, __typeof__(gss_acquire_cred), minor, name, time_req, mechs, usage, cred,
 		actual, time_rec);
@@ -130,8 +134,8 @@ OM_uint32 gss_unwrap(OM_uint32 *minor, gss_ctx_id_t ctx, gss_buffer_t in, gss_bu
 	FORWARD(F_UNWRAP, __typeof__(gss_unwrap), minor, ctx, in, out, conf, qop);
 }
 
-OM_uint32 gss_wrap(OM_uint32 *minor, gss_ctx_id_t ctx, int conf_req, gss_qop_t qop,
-		   gss_buffer_t in, int *conf, gss_buffer_t out)
+OM_uint32 gss_wrap(OM_uint32 *minor, gss_ctx_id_t ctx, int conf_req, gss_qop_t qop, gss_buffer_t in,
+		   int *conf, gss_buffer_t out)
 {
 	FORWARD(F_WRAP, __typeof__(gss_wrap), minor, ctx, conf_req, qop, in, conf, out);
 }

@@ -229,9 +229,10 @@ Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp
 			       h);
 		if (!w->keyed || env->cred.len || env->mac.len != crypto_auth_hmacsha256_BYTES ||
 		    crypto_auth_hmacsha256_verify(env->mac.data, h, sizeof(h), w->key) != 0) {
-			gp_errprintf(err, "%s", w->keyed ? "reply key does not match the message "
-							   "(altered in transit, or not the peer's)"
-							 : "message sealed with a key this side never gave");
+			gp_errprintf(err, "%s",
+				     w->keyed ? "reply key does not match the message "
+						"(altered in transit, or not the peer's)"
+					      : "message sealed with a key this side never gave");
 			gpool__envelope__free_unpacked(env, NULL);
 			return refuse(w, code, GPOOL__ERROR_CODE__ERROR_AUTH);
 		}

@@ -18,9 +18,9 @@
 
 #include "common/util.h"
 
-#define GREETING 64
-#define F_MORE 0x01
-#define F_LONG 0x02
+#define GREETING  64
+#define F_MORE	  0x01
+#define F_LONG	  0x02
 #define F_COMMAND 0x04
 
 struct gp_zmtp {
@@ -28,7 +28,7 @@ struct gp_zmtp {
 	char port[16];	/* tcp only */
 	bool ipc;
 	size_t max_message;
-	int fd; /* -1: not connected */
+	int fd;	     /* -1: not connected */
 	uint8_t *in; /* received bytes: [keep, pos) the message being taken, [pos, end) the rest */
 	size_t cap, keep, pos, end;
 };
@@ -64,7 +64,8 @@ gp_zmtp_t *gp_zmtp_create(const char *ep, size_t max_message, gp_error_t *err)
 		hend = close;
 	}
 	if (!colon || hend == h || (size_t)(hend - h) >= sizeof(z->host) || !colon[1] ||
-	    strlen(colon + 1) >= sizeof(z->port) || strspn(colon + 1, "0123456789") != strlen(colon + 1))
+	    strlen(colon + 1) >= sizeof(z->port) ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1))
 		goto bad;
 	memcpy(z->host, h, (size_t)(hend - h));
 	snprintf(z->port, sizeof(z->port), "%s", colon + 1);
@@ -169,7 +170,8 @@ static int open_socket(gp_zmtp_t *z, int64_t deadline)
 			len++;
 		return connect_addr((struct sockaddr *)&un, len, deadline);
 	}
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+	struct addrinfo hints = {.ai_family = AF_UNSPEC,
+				 .ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
 	struct addrinfo *ai = NULL;
 	if (getaddrinfo(z->host, z->port, &hints, &ai) != 0) {
@@ -296,7 +298,8 @@ static int handshake(gp_zmtp_t *z, int64_t deadline, gp_error_t *err)
 	const uint8_t *pg = z->in + z->pos;
 	if (pg[0] != 0xff || !(pg[9] & 1) || pg[10] < 3 || memcmp(pg + 12, "NULL\0", 5)) {
 		errno = EPROTO;
-		return gp_errprintf(err, "the peer is not a ZMTP 3 endpoint with the NULL mechanism");
+		return gp_errprintf(err,
+				    "the peer is not a ZMTP 3 endpoint with the NULL mechanism");
 	}
 	z->pos += GREETING;
 	uint8_t flags;
@@ -386,10 +389,11 @@ int gp_zmtp_recv(gp_zmtp_t *z, const void **frames, size_t *lens, size_t max, si
 			int e = errno;
 			if (e != ETIMEDOUT || n) /* mid-message or broken: the stream is lost */
 				gp_zmtp_close(z);
-			gp_errprintf(err, "%s", e == ETIMEDOUT	  ? "no answer from the scheduler"
-						: e == ECONNRESET ? "the scheduler closed the connection"
-						: e == EMSGSIZE	  ? "message over the size limit"
-								  : strerror(e));
+			gp_errprintf(err, "%s",
+				     e == ETIMEDOUT    ? "no answer from the scheduler"
+				     : e == ECONNRESET ? "the scheduler closed the connection"
+				     : e == EMSGSIZE   ? "message over the size limit"
+						       : strerror(e));
 			return errno = e, -1;
 		}
 		if (flags & F_COMMAND) { /* PING, or anything else a peer may say: not a message */

@@ -389,15 +389,16 @@ static void reply_under_key(void **state)
 		gp_batch_reset(&b);
 		add_reply(&b, 99);
 		const uint8_t *rid = (const uint8_t *)"client-7";
-		assert_int_equal(bulk ? gp_endpoint_send_bulk(p.server, rid, 8, &b, strdup("CHUNK"), 5,
-							      free_copy, &err)
+		assert_int_equal(bulk ? gp_endpoint_send_bulk(p.server, rid, 8, &b, strdup("CHUNK"),
+							      5, free_copy, &err)
 				      : gp_endpoint_send(p.server, rid, 8, &b, &err),
 				 0);
 		zmq_pollitem_t pi = {p.dealer, 0, ZMQ_POLLIN, 0};
 		assert_int_equal(zmq_poll(&pi, 1, 2000), 1);
 		struct gp_ep_envelope e;
 		Gpool__Batch *got = gp_endpoint_recv(p.client, true, &e, &err);
-		if (bulk) { /* this client takes no attachment: refused as multi-frame, but opened */
+		if (bulk) { /* this client takes no attachment: refused as multi-frame, but opened
+			     */
 			assert_null(got);
 			assert_non_null(strstr(err.text, "multi-frame"));
 			continue;

@@ -305,10 +305,10 @@ int main(void)
 	if (!(auth = gp_test_auth_or_skip()))
 		return 77;
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(round_trip),	  cmocka_unit_test(tampered_body),
-	    cmocka_unit_test(cheap_checks),	  cmocka_unit_test(forged_credential),
-	    cmocka_unit_test(expired_credential), cmocka_unit_test(local_unauthenticated),
-	    cmocka_unit_test(batch_members),	  cmocka_unit_test(reply_key),
+	    cmocka_unit_test(round_trip),	   cmocka_unit_test(tampered_body),
+	    cmocka_unit_test(cheap_checks),	   cmocka_unit_test(forged_credential),
+	    cmocka_unit_test(expired_credential),  cmocka_unit_test(local_unauthenticated),
+	    cmocka_unit_test(batch_members),	   cmocka_unit_test(reply_key),
 	    cmocka_unit_test(reply_key_other_uid),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

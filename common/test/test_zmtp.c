@@ -205,7 +205,7 @@ static void nobody_listens(void **state)
 static void bad_endpoints(void **state)
 {
 	static const char *const bad[] = {
-	    "",	       "tcp://",	"tcp://host",	 "tcp://host:",		"tcp://:80",
+	    "",		 "tcp://",     "tcp://host",	"tcp://host:",	   "tcp://:80",
 	    "udp://h:1", "tcp://h:8x", "tcp://[::1:80", "tcp://[::1]x:80", "ipc://",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -224,8 +224,8 @@ static void bad_endpoints(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(tcp),	       cmocka_unit_test(ipc),
-	    cmocka_unit_test(over_limit),     cmocka_unit_test(nobody_listens),
+	    cmocka_unit_test(tcp),	     cmocka_unit_test(ipc),
+	    cmocka_unit_test(over_limit),    cmocka_unit_test(nobody_listens),
 	    cmocka_unit_test(bad_endpoints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

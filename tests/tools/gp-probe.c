@@ -101,7 +101,8 @@ static int impostor(struct probe *p, const char *ep, const char *how)
 	Gpool__ErrorCode code;
 	gp_error_t err = {{0}};
 	Gpool__Batch *b = gp_wire_open(w, data, (size_t)dl, &from, &code, &err);
-	printf("decode: %s%s\n", b ? "ok" : err.text, b && from.has_key ? ", reply key learned" : "");
+	printf("decode: %s%s\n", b ? "ok" : err.text,
+	       b && from.has_key ? ", reply key learned" : "");
 	uint64_t id = b && b->n_msgs ? b->msgs[0]->id : 1;
 	uint8_t key[GP_WIRE_KEY_LEN];
 	if (b && from.has_key)
@@ -120,13 +121,14 @@ static int impostor(struct probe *p, const char *ep, const char *how)
 	m.job_query_reply = &r;
 	gp_batch_t out = {0};
 	gp_buf_t sealed = {0};
-	int rc = gp_batch_add(&out, &m) < 0 ||
-			 (!strcmp(how, "cred") ? gp_wire_seal(w, &out, &sealed, &err)
-					       : gp_wire_seal_mac(w, &out, key, &sealed, &err)) < 0 ||
-			 zmq_send(sock, rid, (size_t)rl, ZMQ_SNDMORE) < 0 ||
-			 zmq_send(sock, sealed.data, sealed.len, 0) < 0
-		     ? 1
-		     : 0;
+	int rc =
+	    gp_batch_add(&out, &m) < 0 ||
+		    (!strcmp(how, "cred") ? gp_wire_seal(w, &out, &sealed, &err)
+					  : gp_wire_seal_mac(w, &out, key, &sealed, &err)) < 0 ||
+		    zmq_send(sock, rid, (size_t)rl, ZMQ_SNDMORE) < 0 ||
+		    zmq_send(sock, sealed.data, sealed.len, 0) < 0
+		? 1
+		: 0;
 	printf("%s\n", rc ? "not answered" : "answered");
 	fflush(stdout);
 	gp_batch_release(&out);
