@@ -142,7 +142,8 @@ static void flush_pending(gp_client_t *c, int64_t deadline)
 			break;
 		off += sizeof(len) + len;
 	}
-	memmove(c->pending.data, c->pending.data + off, c->pending.len - off);
+	if (off && off < c->pending.len)
+		memmove(c->pending.data, c->pending.data + off, c->pending.len - off);
 	c->pending.len -= off;
 }
 
