@@ -137,10 +137,16 @@ static int connect_addr(const struct sockaddr *sa, socklen_t len, int64_t deadli
 		return -1;
 	if (connect(fd, sa, len) < 0) {
 		int e = errno;
-		socklen_t el = sizeof(e);
-		if ((e != EINPROGRESS && e != EAGAIN) || wait_fd(fd, POLLOUT, deadline) < 0 ||
-		    (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0 && e)) {
-			e = errno == ETIMEDOUT ? ETIMEDOUT : e;
+		if (e == EINPROGRESS || e == EAGAIN) { /* its outcome, or the deadline */
+			int so = 0;
+			socklen_t sl = sizeof(so);
+			if (wait_fd(fd, POLLOUT, deadline) < 0 ||
+			    getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) < 0)
+				e = errno;
+			else
+				e = so;
+		}
+		if (e) {
 			close(fd);
 			return errno = e, -1;
 		}
