@@ -56,12 +56,8 @@ gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t p
 	size_t max = (size_t)gp_config_int(cfg, "max_message");
 	if (!(c->z = gp_zmtp_create(ep, max, err)))
 		goto fail;
-	struct gp_ep_config ec = {.auth = c->auth,
-				  .max_message = max,
-				  .peer_only = true,
-				  .blocking_send = true,
-				  .bulk_in = true,
-				  .peer_name = "the scheduler"};
+	struct gp_ep_config ec = {
+	    .auth = c->auth, .max_message = max, .peer_only = true, .peer_name = "the scheduler"};
 	if (!(c->ep = gp_endpoint_create(&ec)))
 		goto fail;
 	gp_endpoint_set_peer_uid(c->ep, peer_uid);
@@ -170,13 +166,18 @@ Gpool__Msg *gp_client_recv(gp_client_t *c, uint64_t id, int timeout_ms, gp_error
 			gp_errprintf(err, "no answer from the scheduler (is gschedd running?)");
 			return NULL;
 		}
-		int64_t dl = timeout_ms < 0 ? INT64_MAX / 2 : deadline;
-		flush_pending(c, dl);
+		if (c->pending.len) {
+			/* a connection attempt takes time of its own: the deadline is looked at
+			 * again before the receive */
+			flush_pending(c, timeout_ms < 0 ? INT64_MAX / 2 : deadline);
+			left = deadline - gp_mono_ms();
+			if (timeout_ms >= 0 && left <= 0)
+				continue;
+		}
 		if (!gp_zmtp_connected(c->z)) {
 			/* the scheduler is away: wait for it, as the request does (a request that
 			 * went out before the connection broke is lost, as with libzmq) */
-			int64_t l = timeout_ms < 0 ? RECONNECT_MS : dl - gp_mono_ms();
-			pause_ms(l < RECONNECT_MS ? l : RECONNECT_MS);
+			pause_ms(timeout_ms < 0 || left > RECONNECT_MS ? RECONNECT_MS : left);
 			continue;
 		}
 		const void *frames[2];

@@ -322,18 +322,11 @@ static int handshake(gp_zmtp_t *z, int64_t deadline, gp_error_t *err)
 	return 0;
 }
 
-int gp_zmtp_connect(gp_zmtp_t *z, int timeout_ms, gp_error_t *err)
+/* fd, connected, becomes z's once the handshake is done; closed if it fails */
+static int greet(gp_zmtp_t *z, int fd, int64_t deadline, gp_error_t *err)
 {
-	if (z->fd >= 0)
-		return 0;
-	int64_t deadline = deadline_of(timeout_ms);
-	z->keep = z->pos = z->end = 0;
-	if ((z->fd = open_socket(z, deadline)) < 0) {
-		int e = errno;
-		gp_errprintf(err, "cannot connect to %s%s%s: %s", z->host, z->ipc ? "" : ":",
-			     z->port, strerror(e));
-		return errno = e, -1;
-	}
+	gp_zmtp_close(z);
+	z->fd = fd;
 	if (handshake(z, deadline, err) < 0) {
 		int e = errno;
 		gp_zmtp_close(z);
@@ -342,16 +335,24 @@ int gp_zmtp_connect(gp_zmtp_t *z, int timeout_ms, gp_error_t *err)
 	return 0;
 }
 
-int gp_zmtp_attach(gp_zmtp_t *z, int fd, int timeout_ms, gp_error_t *err)
+int gp_zmtp_connect(gp_zmtp_t *z, int timeout_ms, gp_error_t *err)
 {
-	gp_zmtp_close(z);
-	z->fd = fd;
-	if (handshake(z, deadline_of(timeout_ms), err) < 0) {
+	if (z->fd >= 0)
+		return 0;
+	int64_t deadline = deadline_of(timeout_ms);
+	int fd = open_socket(z, deadline);
+	if (fd < 0) {
 		int e = errno;
-		gp_zmtp_close(z);
+		gp_errprintf(err, "cannot connect to %s%s%s: %s", z->host, z->ipc ? "" : ":",
+			     z->port, strerror(e));
 		return errno = e, -1;
 	}
-	return 0;
+	return greet(z, fd, deadline, err);
+}
+
+int gp_zmtp_attach(gp_zmtp_t *z, int fd, int timeout_ms, gp_error_t *err)
+{
+	return greet(z, fd, deadline_of(timeout_ms), err);
 }
 
 int gp_zmtp_send(gp_zmtp_t *z, const void *const *frames, const size_t *lens, size_t nframes,
