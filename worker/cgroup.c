@@ -28,6 +28,9 @@
 
 #define CG_ROOT "/sys/fs/cgroup"
 
+/* a group whose job left more memory charged than this is not kept idle */
+#define POOL_CHARGE_MAX (1u << 20)
+
 /* snprintf for paths: a path that does not fit is cut (and then simply not found). */
 static int fmt(char *buf, size_t len, const char *f, ...) __attribute__((format(printf, 3, 4)));
 static int fmt(char *buf, size_t len, const char *f, ...)
@@ -54,6 +57,21 @@ struct gp_cgroup {
 	int nprocs;
 	bool mem;
 	uint64_t oom_seen;
+	/* v1: the limits the group holds now (a new group none: 0 and NULL), so that a group
+	 * taken again from a pool is written only what differs */
+	uint64_t mem_set, pids_set;
+	char *cpus_set;
+	gp_cgroup_pool_t *pool; /* where the group goes when destroyed, if it may */
+	bool poolable;		/* no write to it failed */
+};
+
+/* A task shell's idle v1 groups (cgroup.h). */
+struct gp_cgroup_pool {
+	char *tag;
+	gp_cgroup_t **idle;
+	size_t n, max;
+	unsigned next_id;
+	uint64_t taken, parked; /* for gp_cgroup_pool_stats */
 };
 
 static int write_str(const char *dir, const char *file, const char *val)
@@ -248,10 +266,84 @@ static int v1_cpuset_inherit(const char *parent, const char *dir)
 	return 0;
 }
 
+/* Write the limits of a v1 group where they differ from what it holds: everything a new group
+ * is given, and for a group taken again from a pool what its last job had otherwise. */
+static int v1_limits(gp_cgroup_t *cg, const struct gp_cgroup_limits *lim, gp_error_t *err)
+{
+	char buf[4096];
+	const char *mdir = cg->dir[V1_MEMORY];
+	if (mdir && lim->mem_bytes != cg->mem_set) {
+		if (lim->mem_bytes)
+			fmt(buf, sizeof(buf), "%llu", (unsigned long long)lim->mem_bytes);
+		else
+			fmt(buf, sizeof(buf), "-1");
+		/* memory+swap may never be below memory: raised first, lowered last (absent
+		 * without swap accounting: then swap is not limited) */
+		bool up = !lim->mem_bytes || (cg->mem_set && lim->mem_bytes > cg->mem_set);
+		if (up && cg->mem_set)
+			write_str(mdir, "memory.memsw.limit_in_bytes", buf);
+		if (write_str(mdir, "memory.limit_in_bytes", buf) < 0) {
+			cg->poolable = false;
+			if (limit_failed(cg, "memory.limit_in_bytes", err) < 0)
+				return -1;
+		} else {
+			cg->mem_set = lim->mem_bytes;
+			if (!up)
+				write_str(mdir, "memory.memsw.limit_in_bytes", buf);
+		}
+	}
+	cg->mem = mdir && cg->mem_set;
+	if (cg->dir[V1_CPUSET] && (lim->ncpus || cg->cpus_set)) {
+		char parent[4096], ptop[PATH_MAX];
+		fmt(ptop, sizeof(ptop), "%s/cpuset/gpool", CG_ROOT);
+		const char *pl =
+		    read_str(ptop, "cpuset.cpus", parent, sizeof(parent)) == 0 ? parent : NULL;
+		/* no cpus asked: a reused group gets its parent's back */
+		int ok = lim->ncpus ? cpuset_string(pl, lim, buf, sizeof(buf))
+				    : (pl ? (fmt(buf, sizeof(buf), "%s", pl), 0) : -1);
+		if (ok == 0 && (!cg->cpus_set || strcmp(cg->cpus_set, buf))) {
+			if (write_str(cg->dir[V1_CPUSET], "cpuset.cpus", buf) < 0) {
+				cg->poolable = false;
+				if (limit_failed(cg, "cpuset.cpus", err) < 0)
+					return -1;
+			} else {
+				free(cg->cpus_set);
+				cg->cpus_set = lim->ncpus ? strdup(buf) : NULL;
+				if (lim->ncpus && !cg->cpus_set)
+					cg->poolable = false;
+			}
+		}
+	}
+	for (size_t i = 0; i < lim->ndeny; i++) {
+		if (!cg->dir[V1_DEVICES]) {
+			if (limit_failed(cg, "devices.deny", err) < 0)
+				return -1;
+			break;
+		}
+		if (write_str(cg->dir[V1_DEVICES], "devices.deny", lim->deny[i]) < 0 &&
+		    limit_failed(cg, "devices.deny", err) < 0)
+			return -1;
+	}
+	if (cg->dir[V1_PIDS] && lim->pids_max != cg->pids_set) {
+		if (lim->pids_max)
+			fmt(buf, sizeof(buf), "%llu", (unsigned long long)lim->pids_max);
+		else
+			fmt(buf, sizeof(buf), "max");
+		if (write_str(cg->dir[V1_PIDS], "pids.max", buf) < 0) {
+			cg->poolable = false;
+			if (limit_failed(cg, "pids.max", err) < 0)
+				return -1;
+		} else {
+			cg->pids_set = lim->pids_max;
+		}
+	}
+	return 0;
+}
+
 static int v1_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_limits *lim,
 		    gp_error_t *err)
 {
-	char base[PATH_MAX], top[PATH_MAX], dir[PATH_MAX], buf[4096];
+	char base[PATH_MAX], top[PATH_MAX], dir[PATH_MAX];
 	for (size_t c = 0; c < NV1; c++) {
 		if (c == V1_DEVICES && !lim->ndeny)
 			continue; /* only jobs that must not see some cards pay for it */
@@ -283,54 +375,240 @@ static int v1_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 	}
 	if (cg->strict && !cg->nprocs)
 		return gp_errprintf(err, "no cgroup v1 hierarchy is usable");
-	if (lim->mem_bytes && cg->dir[V1_MEMORY]) {
-		fmt(buf, sizeof(buf), "%llu", (unsigned long long)lim->mem_bytes);
-		if (write_str(cg->dir[V1_MEMORY], "memory.limit_in_bytes", buf) < 0) {
-			if (limit_failed(cg, "memory.limit_in_bytes", err) < 0)
-				return -1;
-		} else {
-			cg->mem = true;
-			/* absent without swap accounting: then swap is not limited */
-			write_str(cg->dir[V1_MEMORY], "memory.memsw.limit_in_bytes", buf);
-		}
+	return v1_limits(cg, lim, err);
+}
+
+/* The OOM kills the group has seen so far; *hint: the kernel does not count them and the total
+ * says only whether the limit was ever hit. 0 / -1 when unknown. */
+static int oom_total(const gp_cgroup_t *cg, uint64_t *total, bool *hint)
+{
+	char buf[2048];
+	const char *dir = cg->ver == CG_V2 ? cg->dir[0] : cg->dir[V1_MEMORY];
+	const char *file = cg->ver == CG_V2 ? "memory.events" : "memory.oom_control";
+	*hint = false;
+	if (read_str(dir, file, buf, sizeof(buf)) < 0)
+		return -1;
+	char *p = strstr(buf, "oom_kill ");
+	if (p) {
+		*total = strtoull(p + 9, NULL, 10);
+		return 0;
 	}
-	if (lim->ncpus && cg->dir[V1_CPUSET]) {
-		char parent[4096], ptop[PATH_MAX];
-		fmt(ptop, sizeof(ptop), "%s/cpuset/gpool", CG_ROOT);
-		const char *pl =
-		    read_str(ptop, "cpuset.cpus", parent, sizeof(parent)) == 0 ? parent : NULL;
-		if (cpuset_string(pl, lim, buf, sizeof(buf)) == 0 &&
-		    write_str(cg->dir[V1_CPUSET], "cpuset.cpus", buf) < 0 &&
-		    limit_failed(cg, "cpuset.cpus", err) < 0)
-			return -1;
-	}
-	for (size_t i = 0; i < lim->ndeny; i++) {
-		if (!cg->dir[V1_DEVICES]) {
-			if (limit_failed(cg, "devices.deny", err) < 0)
-				return -1;
-			break;
-		}
-		if (write_str(cg->dir[V1_DEVICES], "devices.deny", lim->deny[i]) < 0 &&
-		    limit_failed(cg, "devices.deny", err) < 0)
-			return -1;
-	}
-	if (lim->pids_max && cg->dir[V1_PIDS]) {
-		fmt(buf, sizeof(buf), "%llu", (unsigned long long)lim->pids_max);
-		if (write_str(cg->dir[V1_PIDS], "pids.max", buf) < 0 &&
-		    limit_failed(cg, "pids.max", err) < 0)
-			return -1;
-	}
+	if (cg->ver != CG_V1 || read_str(dir, "memory.failcnt", buf, sizeof(buf)) < 0)
+		return -1;
+	/* old kernels do not count kills: hitting the limit is the best hint */
+	*total = strtoull(buf, NULL, 10) ? 1 : 0;
+	*hint = true;
 	return 0;
 }
 
-gp_cgroup_t *gp_cgroup_create(const char *mode, const char *name,
-			      const struct gp_cgroup_limits *lim, gp_error_t *err)
+uint64_t gp_cgroup_oom_kills(gp_cgroup_t *cg)
 {
-	gp_cgroup_t *cg = calloc(1, sizeof(*cg));
-	if (!cg) {
+	if (!cg)
+		return 0;
+	if (!cg->mem)
+		return 0;
+	uint64_t total = 0;
+	bool hint;
+	if (oom_total(cg, &total, &hint) < 0)
+		return 0;
+	uint64_t d = total > cg->oom_seen ? total - cg->oom_seen : 0;
+	if (total > cg->oom_seen)
+		cg->oom_seen = total;
+	return d;
+}
+
+/* ---- a task shell's idle groups (v1: a directory renamed is a group reused) ---- */
+
+gp_cgroup_pool_t *gp_cgroup_pool_create(const char *tag, size_t max)
+{
+	gp_cgroup_pool_t *pool = calloc(1, sizeof(*pool));
+	if (!pool || !(pool->tag = strdup(tag)) ||
+	    !(pool->idle = calloc(max ? max : 1, sizeof(*pool->idle)))) {
+		if (pool)
+			free(pool->tag);
+		free(pool);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pool->max = max;
+	return pool;
+}
+
+void gp_cgroup_pool_destroy(gp_cgroup_pool_t **p)
+{
+	if (!p || !*p)
+		return;
+	gp_cgroup_pool_t *pool = *p;
+	while (pool->n) {
+		gp_cgroup_t *cg = pool->idle[--pool->n];
+		cg->pool = NULL;
+		gp_cgroup_destroy(&cg);
+	}
+	free(pool->idle);
+	free(pool->tag);
+	free(pool);
+	*p = NULL;
+}
+
+void gp_cgroup_pool_stats(const gp_cgroup_pool_t *pool, size_t *idle, uint64_t *taken,
+			  uint64_t *parked)
+{
+	*idle = pool ? pool->n : 0;
+	*taken = pool ? pool->taken : 0;
+	*parked = pool ? pool->parked : 0;
+}
+
+/* Rename each of the group's directories to NAME beside it; the paths follow each rename that
+ * succeeded (so that a failure leaves paths that name what is there). 0 / -1. */
+static int rename_all(gp_cgroup_t *cg, const char *name)
+{
+	char to[PATH_MAX];
+	for (size_t c = 0; c < NV1; c++) {
+		if (!cg->dir[c])
+			continue;
+		const char *slash = strrchr(cg->dir[c], '/');
+		int len = slash ? (int)(slash - cg->dir[c]) : 0;
+		int n = fmt(to, sizeof(to), "%.*s/%s", len, cg->dir[c], name);
+		char *copy = n > 0 && (size_t)n < sizeof(to) ? strdup(to) : NULL;
+		if (!copy || rename(cg->dir[c], to) < 0) {
+			free(copy);
+			return -1;
+		}
+		free(cg->dir[c]);
+		cg->dir[c] = copy;
+	}
+	cg->nprocs = 0;
+	for (size_t c = 0; c < NV1; c++)
+		if (cg->dir[c])
+			fmt(cg->procs[cg->nprocs++], PATH_MAX, "%s/cgroup.procs", cg->dir[c]);
+	return 0;
+}
+
+static bool procs_empty(const char *procs)
+{
+	char buf[64];
+	int fd = open(procs, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n == 0;
+}
+
+/* "idle.s<pid>.<node>.<n>": the pid of the shell that kept it, or 0 when not one of node's. */
+static pid_t idle_owner(const char *name, const char *node)
+{
+	if (strncmp(name, "idle.s", 6))
+		return 0;
+	char *end;
+	long pid = strtol(name + 6, &end, 10);
+	size_t nl = strlen(node);
+	if (end == name + 6 || *end != '.' || pid <= 0 || pid > INT_MAX ||
+	    strncmp(end + 1, node, nl) || end[1 + nl] != '.')
+		return 0;
+	const char *n = end + 2 + nl;
+	if (!*n || strspn(n, "0123456789") != strlen(n))
+		return 0;
+	return (pid_t)pid;
+}
+
+int gp_cgroup_sweep_idle(const char *node, pid_t shell)
+{
+	int removed = 0;
+	char dir[PATH_MAX], path[PATH_MAX];
+	for (size_t c = 0; c < NV1; c++) {
+		fmt(dir, sizeof(dir), "%s/%s/gpool", CG_ROOT, v1_ctrls[c]);
+		DIR *d = opendir(dir);
+		if (!d)
+			continue;
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			pid_t pid = idle_owner(e->d_name, node);
+			if (!pid || (shell > 0 && pid != shell) ||
+			    (shell <= 0 && (kill(pid, 0) == 0 || errno != ESRCH)))
+				continue;
+			fmt(path, sizeof(path), "%s/%s", dir, e->d_name);
+			if (rmdir(path) == 0)
+				removed++;
+		}
+		closedir(d);
+	}
+	return removed;
+}
+
+/* An idle group under NAME with the new limits, or NULL (make a new one). */
+static gp_cgroup_t *pool_take(gp_cgroup_pool_t *pool, const char *mode, const char *name,
+			      const struct gp_cgroup_limits *lim)
+{
+	/* device rules are only ever added: a job denied some cards gets a new group */
+	if (!pool || !pool->n || lim->ndeny || !mode ||
+	    (strcmp(mode, "auto") && strcmp(mode, "v1")))
+		return NULL;
+	gp_cgroup_t *cg = pool->idle[--pool->n];
+	bool strict = cg->strict;
+	gp_error_t err;
+	cg->strict = true; /* a limit that cannot be changed: not this group */
+	if ((rename_all(cg, name) < 0 &&
+	     gp_errprintf(&err, "cannot rename: %s", strerror(errno)) < 0) ||
+	    v1_limits(cg, lim, &err) < 0) {
+		gp_debug("cgroup: idle group not reused (%s): a new one", err.text);
+		cg->pool = NULL;
+		gp_cgroup_destroy(&cg);
+		return NULL;
+	}
+	cg->strict = strict;
+	uint64_t total;
+	bool hint;
+	if (cg->mem && oom_total(cg, &total, &hint) == 0) {
+		/* the kills of earlier jobs are not this one's */
+		cg->oom_seen = total;
+		if (hint && write_str(cg->dir[V1_MEMORY], "memory.failcnt", "0") == 0)
+			cg->oom_seen = 0;
+	}
+	pool->taken++;
+	return cg;
+}
+
+/* Keep an emptied group for the next job, renamed idle. */
+static bool pool_park(gp_cgroup_t *cg)
+{
+	gp_cgroup_pool_t *pool = cg->pool;
+	if (!pool || !cg->poolable || cg->ver != CG_V1 || !cg->nprocs || cg->dir[V1_DEVICES] ||
+	    pool->n >= pool->max)
+		return false;
+	for (int i = 0; i < cg->nprocs; i++)
+		if (!procs_empty(cg->procs[i]))
+			return false;
+	/* what the job left charged (its files' pages) would count against the next job's limit:
+	 * a group holding more than a little is removed (writing memory.force_empty would empty
+	 * it, but costs more than a new group: it drains every CPU's page lists) */
+	char buf[64];
+	if (cg->dir[V1_MEMORY] &&
+	    (read_str(cg->dir[V1_MEMORY], "memory.usage_in_bytes", buf, sizeof(buf)) < 0 ||
+	     strtoull(buf, NULL, 10) > POOL_CHARGE_MAX))
+		return false;
+	char name[PATH_MAX];
+	fmt(name, sizeof(name), "idle.%s.%u", pool->tag, pool->next_id++);
+	if (rename_all(cg, name) < 0)
+		return false;
+	pool->idle[pool->n++] = cg;
+	pool->parked++;
+	return true;
+}
+
+gp_cgroup_t *gp_cgroup_create(const char *mode, const char *name,
+			      const struct gp_cgroup_limits *lim, gp_cgroup_pool_t *pool,
+			      gp_error_t *err)
+{
+	gp_cgroup_t *cg = pool_take(pool, mode, name, lim);
+	if (cg)
+		return cg;
+	if (!(cg = calloc(1, sizeof(*cg)))) {
 		gp_errprintf(err, "out of memory");
 		return NULL;
 	}
+	cg->poolable = true;
+	cg->pool = pool;
 	bool v2 = fs_is(CG_ROOT, CGROUP2_SUPER_MAGIC);
 	char probe[PATH_MAX];
 	fmt(probe, sizeof(probe), "%s/memory", CG_ROOT);
@@ -492,43 +770,20 @@ void gp_cgroup_kill(gp_cgroup_t *cg)
 		write_str(fz, "freezer.state", "THAWED");
 }
 
-uint64_t gp_cgroup_oom_kills(gp_cgroup_t *cg)
-{
-	if (!cg)
-		return 0;
-	if (!cg->mem)
-		return 0;
-	char buf[2048];
-	uint64_t total = 0;
-	const char *dir = cg->ver == CG_V2 ? cg->dir[0] : cg->dir[V1_MEMORY];
-	const char *file = cg->ver == CG_V2 ? "memory.events" : "memory.oom_control";
-	if (read_str(dir, file, buf, sizeof(buf)) == 0) {
-		char *p = strstr(buf, "oom_kill ");
-		if (p) {
-			total = strtoull(p + 9, NULL, 10);
-		} else if (cg->ver == CG_V1 &&
-			   read_str(dir, "memory.failcnt", buf, sizeof(buf)) == 0) {
-			/* old kernels do not count kills: hitting the limit is the best hint */
-			total = strtoull(buf, NULL, 10) ? 1 : 0;
-		}
-	}
-	uint64_t d = total > cg->oom_seen ? total - cg->oom_seen : 0;
-	if (total > cg->oom_seen)
-		cg->oom_seen = total;
-	return d;
-}
-
 void gp_cgroup_destroy(gp_cgroup_t **p)
 {
 	if (!p || !*p)
 		return;
 	gp_cgroup_t *cg = *p;
+	*p = NULL;
 	if (cg->nprocs) {
 		for (int i = 0; i < 100 && !gp_cgroup_empty(cg); i++) {
 			gp_cgroup_kill(cg);
 			sleep_ms(10);
 		}
 	}
+	if (pool_park(cg))
+		return;
 	for (size_t c = 0; c < NV1; c++) {
 		if (!cg->dir[c])
 			continue;
@@ -536,8 +791,8 @@ void gp_cgroup_destroy(gp_cgroup_t **p)
 			sleep_ms(10);
 		free(cg->dir[c]);
 	}
+	free(cg->cpus_set);
 	free(cg);
-	*p = NULL;
 }
 
 size_t gp_cgroup_card_rules(const uint32_t *given, size_t ngiven, const int *vendor,

@@ -17,6 +17,7 @@
 #include "worker/sysinfo.h"
 #include "common/util.h"
 #include "worker/account.h"
+#include "worker/cgroup.h"
 #include "worker/cgroup_dynmods.h"
 #include "common/sigfd.h"
 
@@ -261,6 +262,13 @@ int main(int argc, char **argv)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	gp_account_preload_nss(); /* once here, not once per supervisor */
 	favor_dynmods(a.cfg);
+	if (strcmp(gp_config_str(a.cfg, "cgroups"), "off") && geteuid() == 0) {
+		/* task shells killed while the agent was away leave their idle groups */
+		int n = gp_cgroup_sweep_idle(a.node, 0);
+		if (n > 0)
+			gp_info("cgroups: removed %d idle group(s) of task shells that are gone",
+				n);
+	}
 	if ((sigfd = gp_sigfd_open(NULL)) < 0) {
 		gp_err("signals: %s", strerror(errno));
 		goto out;

@@ -47,6 +47,7 @@
 #define ENVELOPE_MAX (4u << 20)
 
 #define SHELL_MAX_STEPS 1024 /* a shell refuses more at once (the agent hands it far fewer) */
+#define CGROUP_POOL_MAX 32   /* a shell's idle cgroups kept for its next jobs (cgroup.h) */
 
 struct stepd {
 	struct step **steps; /* the job attempts held (a plain gstepd: one) */
@@ -61,8 +62,9 @@ struct stepd {
 	const char *agent;
 	const char *scratch;
 	const char *cgroups;
-	const char *state_dir; /* the node's chunk cache is <state_dir>/cache */
-	const char *scheduler; /* the chunk store's endpoint */
+	gp_cgroup_pool_t *cgpool; /* a shell's idle cgroups (v1), NULL otherwise */
+	const char *state_dir;	  /* the node's chunk cache is <state_dir>/cache */
+	const char *scheduler;	  /* the chunk store's endpoint */
 	const char *sched_uid;
 	bool allow_root;
 	uint32_t kill_grace_ms;
@@ -476,7 +478,7 @@ static int setup_step(struct stepd *d, struct step *s, gp_error_t *err)
 				       .pids_max = 0,
 				       .deny = rules,
 				       .ndeny = nrules};
-	s->cg = gp_cgroup_create(d->cgroups, name, &lim, err);
+	s->cg = gp_cgroup_create(d->cgroups, name, &lim, d->cgpool, err);
 	free(cpus);
 	if (!s->cg)
 		return -1;
@@ -789,7 +791,10 @@ int gp_stepd_main(int argc, char **argv)
 	}
 	gp_error_t err = {{0}};
 	d.node = node;
-	if (!(d.out = gp_outbox_create())) {
+	char tag[300];
+	snprintf(tag, sizeof(tag), "s%d.%s", (int)getpid(), node);
+	if (!(d.out = gp_outbox_create()) ||
+	    (d.shell && !(d.cgpool = gp_cgroup_pool_create(tag, CGROUP_POOL_MAX)))) {
 		gp_err("out of memory");
 		return 1;
 	}
@@ -828,6 +833,13 @@ int gp_stepd_main(int argc, char **argv)
 		cleanup(d.steps[d.nsteps - 1]);
 		step_free(d.steps[--d.nsteps]);
 	}
+	size_t idle;
+	uint64_t taken, parked;
+	gp_cgroup_pool_stats(d.cgpool, &idle, &taken, &parked);
+	if (d.cgpool)
+		gp_debug("cgroups: %llu taken again, %llu kept, %zu idle removed",
+			 (unsigned long long)taken, (unsigned long long)parked, idle);
+	gp_cgroup_pool_destroy(&d.cgpool);
 	free(d.steps);
 	zmq_close(d.sock);
 	zmq_ctx_term(d.zctx);

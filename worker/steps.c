@@ -27,6 +27,7 @@
 #include <zmq.h>
 
 #include "worker/account.h"
+#include "worker/cgroup.h"
 #include "worker/agent.h"
 #include "worker/launchfile.h"
 #include "worker/shellkey.h"
@@ -1352,6 +1353,8 @@ void steps_reaped(struct agent *a, pid_t pid, int status)
 		else
 			snprintf(why, sizeof(why), "node %s: gstepd killed by signal %d", a->node,
 				 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+		if (u->shell) /* a shell killed: its idle cgroups are left (cgroup.h) */
+			gp_cgroup_sweep_idle(a->node, pid);
 		sup_gone(a, u, why);
 		if (u->shell && !u->nsteps)
 			sup_free(ss, u);
@@ -1431,6 +1434,8 @@ int64_t steps_tick(struct agent *a, int64_t now)
 					    "left)",
 					    r->rid);
 			}
+			if (u->shell && u->pid > 0)
+				gp_cgroup_sweep_idle(a->node, u->pid);
 			sup_gone(a, u, "its supervisor is gone");
 		}
 	}

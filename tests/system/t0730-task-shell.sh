@@ -109,4 +109,45 @@ else
 	skip "a task over its memory limit, its sibling completes" "no writable memory cgroup"
 fi
 
+# -- a shell's next task takes the cgroup of the task before it (the same directory, renamed to
+# the new job's name) with its own limits: an earlier task's OOM kill is not the next one's;
+# the idle groups go when the shell does
+if [ $cgroups = 1 ]; then
+	reuse='import os
+cg = [l.split(":")[2].strip() for l in open("/proc/self/cgroup") if l.split(":")[1] == "memory"][0]
+print("sup", os.getppid())
+print("cg", os.stat("/sys/fs/cgroup/memory/gpool/" + os.path.basename(cg)).st_ino, cg)
+if os.environ["GPOOL_ARRAY_TASK_ID"] == "0":
+    b = b"x" * (200 << 20)
+print("fine")'
+	R=$(submit --array=0-3%1 --mem 50M -- /usr/bin/python3 -c "$reuse")
+	if [ -n "$R" ]; then
+		for i in 0 1 2 3; do wait_final "$((R + i))" 40 || true; done
+		st="" inos="" names=0 sups=""
+		for i in 0 1 2 3; do
+			st="$st $(job_state "$((R + i))")"
+			out=$(as_user glogs "$((R + i))" 2>&1)
+			sups="$sups $(sed -n 's/^sup //p' <<<"$out")"
+			read -r ino path <<<"$(sed -n 's/^cg //p' <<<"$out")"
+			inos="$inos $ino"
+			case "$path" in */job$((R + i)).1.h*) names=$((names + 1)) ;; *) diag "task $i: cgroup '$path': $out" ;; esac
+		done
+		is "$st" " OUT_OF_MEMORY COMPLETED COMPLETED COMPLETED" \
+			"one after another in 50M: task 0 OUT_OF_MEMORY, the three after it COMPLETED"
+		is "$names" 4 "each ran in a cgroup named after its own job"
+		sup=$(tr ' ' '\n' <<<"$sups" | grep . | sort -u)
+		if [ "$(grep -c . <<<"$sup")" = 1 ]; then
+			is "$(tr ' ' '\n' <<<"$inos" | grep . | sort -u | wc -l)" 1 \
+				"in one shell, the four ran in the same cgroup directory (inode$inos)"
+			check "the shell exits once idle" wait_until 15 sh -c "! kill -0 $sup 2>/dev/null"
+			is "$(on_host h1 sh -c "ls -d /sys/fs/cgroup/*/gpool/idle.s$sup.* 2>/dev/null | wc -l")" 0 \
+				"no idle cgroup of the shell is left behind"
+		else
+			skip "one cgroup directory for four tasks" "the tasks ran in $(echo $sup | wc -w) shells"
+		fi
+	fi
+else
+	skip "a shell's cgroups taken again" "no writable memory cgroup"
+fi
+
 done_testing

@@ -29,6 +29,7 @@
 #include "common/util.h"
 #include "common/wire.h"
 #include "worker/test/router.h"
+#include "worker/cgroup.h"
 
 static const char *gworkerd, *gstepd;
 static char dir[] = "/tmp/gp-agent-XXXXXX";
@@ -745,6 +746,7 @@ static int teardown(void **state)
 		kill(agent, SIGKILL);
 	kill_descendants();
 	agent = 0;
+	gp_cgroup_sweep_idle("tw", 0); /* the idle cgroups of the task shells killed above */
 	if (failed || getenv("GP_TEST_VERBOSE"))
 		dump_log();
 	gp_test_peer_close(router, zctx, &wire, dir);
