@@ -1230,7 +1230,7 @@ void steps_flush(struct agent *a)
 				m.step_shell_close = &c;
 				if (send_sup(ss, u, &m) == 0) {
 					u->closing = true;
-					gp_debug("task shell %s: idle, closed", u->rid);
+					gp_info("task shell %s: idle, closed", u->rid);
 				}
 			}
 			/* our child is kept until reaped (SIGCHLD), another is forgotten now */
