@@ -32,6 +32,25 @@ http {
 CONF
 }
 
+# h2o_proxy_conf FILE PORT REPLICA: write to FILE an h2o (Debian's 2.2.5) reverse proxy, one
+# thread, listening on 127.0.0.1:PORT, to one replica (host:port; h2o 2.2's proxy.reverse.url
+# takes one upstream), with keep-alive connections to it. For comparison only (H2O=1).
+h2o_proxy_conf() {
+	cat >"$1" <<CONF
+num-threads: 1
+user: nobody
+proxy.timeout.keepalive: 60000
+listen:
+  host: 127.0.0.1
+  port: $2
+hosts:
+  default:
+    paths:
+      /:
+        proxy.reverse.url: http://$3/
+CONF
+}
+
 # bench_cleanup DIR PID...: at a benchmark's exit, kill the PIDs that are set (empty ones are
 # skipped), stop the gpool cluster in DIR/cluster and remove DIR.
 bench_cleanup() {

@@ -6,7 +6,9 @@
 # the proxy spent per request served (utime + stime from /proc over the run, all threads);
 # then, PERF=1, `perf record -g` of ggated's loop over one more run and its report (self and
 # children), and STRACE=1, `strace -c` of each proxy over a 16-connection run (system calls a
-# request). As root, under flock /tmp/gpool-netns.lock. Raw output on stdout.
+# request). H2O=1: h2o 2.2.5's own reverse proxy (Debian's h2o, one thread, to the first
+# replica: its proxy takes one upstream) as one more path. As root, under
+# flock /tmp/gpool-netns.lock. Raw output on stdout.
 #   bench/gateway/profile-cpu.sh [SECONDS [ROUNDS]]
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,10 +19,10 @@ DUR=${1:-5}
 ROUNDS=${2:-3}
 DIR=$(mktemp -d /tmp/gpool-profile-cpu.XXXXXX)
 chmod 755 "$DIR"
-SPORT=17970 GWPORT=18970 NGPORT=18971 GWBPORT=18972
+SPORT=17970 GWPORT=18970 NGPORT=18971 GWBPORT=18972 H2PORT=18973
 BEFORE=${GGATED_BEFORE:-}
 cleanup() {
-	bench_cleanup "$DIR" "${gw:-}" "${gwb:-}" "${ng:-}"
+	bench_cleanup "$DIR" "${gw:-}" "${gwb:-}" "${ng:-}" "${h2:-}"
 }
 trap cleanup EXIT
 echo "# profile-cpu.sh $(date -u +%FT%TZ) on $(hostname), $(nproc) CPUs; load average: $(cat /proc/loadavg)"
@@ -35,6 +37,12 @@ fi
 nginx_proxy_conf "$DIR/proxy.conf" "$DIR" "$NGPORT" "${R[@]}"
 /usr/sbin/nginx -c "$DIR/proxy.conf" -p "$DIR" &
 ng=$!
+if [ "${H2O:-0}" = 1 ]; then
+	h2o_proxy_conf "$DIR/h2o.conf" "$H2PORT" "${R[0]}"
+	/usr/bin/h2o -c "$DIR/h2o.conf" &
+	h2=$!
+	echo "# h2o $(/usr/bin/h2o --version | head -1 | cut -d' ' -f3), one thread, to ${R[0]}"
+fi
 sleep 3
 ngw=$(pgrep -P "$ng" | head -1)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -43,9 +51,11 @@ path() { # NAME -> "pid url"
 	ggated) echo "$gw http://127.0.0.1:$GWPORT/svc/bench/" ;;
 	before) echo "$gwb http://127.0.0.1:$GWBPORT/svc/bench/" ;;
 	nginx) echo "$ngw http://127.0.0.1:$NGPORT/" ;;
+	h2o) echo "$h2 http://127.0.0.1:$H2PORT/" ;;
 	esac
 }
 paths="ggated nginx${BEFORE:+ before}"
+[ "${H2O:-0}" = 1 ] && paths="$paths h2o"
 for round in $(seq "$ROUNDS"); do
 	# shellcheck disable=SC2086 # the words of $paths
 	set -- $paths
