@@ -38,6 +38,7 @@ nginx_proxy_conf "$DIR/proxy.conf" "$DIR" "$NGPORT" "${R[@]}"
 /usr/sbin/nginx -c "$DIR/proxy.conf" -p "$DIR" &
 ng=$!
 if [ "${H2O:-0}" = 1 ]; then
+	[ -x /usr/bin/h2o ] || { echo "profile-cpu: H2O=1 needs Debian's h2o (apt-get install h2o)" >&2; exit 1; }
 	h2o_proxy_conf "$DIR/h2o.conf" "$H2PORT" "${R[0]}"
 	/usr/bin/h2o -c "$DIR/h2o.conf" &
 	h2=$!
