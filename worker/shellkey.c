@@ -9,9 +9,12 @@ bool gp_shell_eligible(const Gpool__Launch *l)
 	const Gpool__JobSpec *sp = l ? l->spec : NULL;
 	if (!sp || l->n_tasks != 1)
 		return false;
-	/* each of these forks a child as the user in gstepd or holds more than the tasks */
+	/* a batch script and small files (--file) are written by a short child as the user, in a
+	 * shell as in a gstepd of its own; --stage and --collect move files for as long as they
+	 * take (the shell's other jobs would wait), MPI and services hold more than their tasks,
+	 * screening runs a check first */
 	return !sp->service && !sp->screen && sp->mpi == GPOOL__MPI_LAUNCH__MPI_NONE &&
-	       !sp->n_stage && !sp->n_collect && !sp->n_files && !sp->script.len;
+	       !sp->n_stage && !sp->n_collect;
 }
 
 void gp_shell_key_of(const Gpool__Launch *l, uid_t uid, gid_t gid, const char *user,

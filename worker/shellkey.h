@@ -1,9 +1,10 @@
 /* shellkey.h: which jobs may share a gstepd task shell on a node, and which shell.
  *
  * A job attempt goes to a task shell (docs/gworkerd.md, "Task shells") when its supervisor is
- * no more than a starter of processes: one task on this node, no script or files to write as
- * the user, no --stage or --collect, no MPI, not a service replica, not a screening job (each
- * of those makes gstepd fork a child as the user or hold more than the job's tasks). Everything
+ * no more than a starter of processes: one task on this node, no --stage or --collect, no
+ * MPI, not a service replica, not a screening job (each of those moves files for as long as it
+ * takes or holds more than the job's tasks). A batch script and small files (--file) are fine:
+ * a short child writes them as the user, as in a gstepd of its own. Everything
  * a job needs of its own (account, working directory, cgroup and its limits, environment,
  * events, rusage) the shell sets up per job from the job's launch file; what the jobs of one
  * shell share is the supervisor process alone, so its key is the account they run as (uid,

@@ -16,7 +16,8 @@
 #   usage: bench/sched/throughput.sh [N] [PAR]      (defaults 5000 8; LOOPBACK=1: hosts on 127.0.0.1)
 #   LAT_M=50: latency samples; MANY=0: skip the 100,000 queued jobs (rss_100k_queued_kb is 0);
 #   PERF_OUT=FILE: perf record -a over the burst alone (perf report -i FILE --sort comm),
-#   PERF_ARGS: more of its options (-g)
+#   PERF_ARGS: more of its options (-g); SCRIPT=1: each job a batch script (`gsub job.sh`, the
+#   script `exit 0`) instead of `gsub -- /bin/true`
 set -euo pipefail
 N=${1:-5000}
 PAR=${2:-8}
@@ -28,7 +29,10 @@ STATE_ROOT=${STATE_ROOT:-/var/tmp} # a real disk, not tmpfs
 D=$(mktemp -d "$STATE_ROOT/gpool-bench.XXXXXX")
 CL="$TOP/deploy/gpool-cluster"
 OUT=${OUT_JSON:-$D/result.json}
-cleanup() { "$CL" stop --dir "$D" >/dev/null 2>&1 || true; }
+cleanup() {
+	"$CL" stop --dir "$D" >/dev/null 2>&1 || true
+	[ -z "${SD:-}" ] || rm -rf "$SD"
+}
 trap cleanup EXIT
 
 [ "$(id -u)" = 0 ] || { echo "throughput: needs root (network namespaces)" >&2; exit 1; }
@@ -72,9 +76,16 @@ if [ -n "${PERF_OUT:-}" ]; then # the burst alone, every CPU, sampled (perf repo
 	perf_pid=$!
 	sleep 0.5
 fi
+JOB="-- /bin/true"
+if [ "${SCRIPT:-0}" = 1 ]; then # a batch script gpool-user can read, its content sent each time
+	SD=$(mktemp -d /tmp/gpool-bench-script.XXXXXX)
+	printf '#!/bin/sh\nexit 0\n' >"$SD/job.sh"
+	chmod 755 "$SD" "$SD/job.sh"
+	JOB="$SD/job.sh"
+fi
 t0=$(date +%s.%N)
 runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" bash -c \
-	"seq $N | xargs -P $PAR -I{} $BIN/gsub --parsable --export=NONE -- /bin/true >/dev/null"
+	"seq $N | xargs -P $PAR -I{} $BIN/gsub --parsable --export=NONE $JOB >/dev/null"
 t1=$(date +%s.%N)
 while :; do
 	left=$("$BIN/gstat" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin).get("jobs",[])))')

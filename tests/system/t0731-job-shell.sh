@@ -4,7 +4,7 @@
 # everything a supervisor of their own gives: each its own cgroup with its own memory limit, its
 # own environment, its own exit status, and exact accounting (gacct's CPU time is the job's
 # own, not its siblings'); two users never share a shell; a job the shells do not take (here
-# --stage) gets a supervisor of its own; the shell exits once idle.
+# --stage) gets a supervisor of its own; the shell exits once idle; batch scripts share one.
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
 test_under_cluster 1 --cpus 8 --kill-grace 2s
@@ -130,4 +130,38 @@ is "$acct_ok" 3 "gacct's CPU time of each is its own (within 0.25 s above what i
 # the shell closes once idle
 sup=$(tr ' ' '\n' <<<"$bsups" | grep . | head -n 1)
 [ -n "$sup" ] && check "the shell exits once idle" wait_until 15 sh -c "! kill -0 $sup 2>/dev/null"
+
+# -- batch scripts share a shell too: each job's script is written into its own working
+# directory as the user (the file is the user's), and runs with its own variables and exit
+# status
+cat >"$WORK/batch.sh" <<'EOF'
+#!/bin/sh
+#GPOOL -J batch-in-shell
+echo "sup $PPID $(cat /proc/$PPID/comm)"
+echo "own $(stat -c %U "$0") $(id -un)"
+echo "mark $MARK"
+sleep 2
+exit 3
+EOF
+chmod 0755 "$WORK/batch.sh"
+S=()
+for m in a b c; do S+=("$(cd "$WORK" && submit --export=ALL,MARK=$m batch.sh)"); done
+good=0 ssups=""
+k=0
+for m in a b c; do
+	id=${S[$k]}
+	k=$((k + 1))
+	wait_final "$id" 60 >/dev/null 2>&1 || true
+	out=$(as_user glogs "$id" 2>&1)
+	ssups="$ssups $(sed -n 's/^sup \([0-9]*\) gstepd$/\1/p' <<<"$out")"
+	if grep -qx "own $TEST_USER $TEST_USER" <<<"$out" && grep -qx "mark $m" <<<"$out" &&
+		[ "$(job_field "$id" exit_code)" = 3 ]; then
+		good=$((good + 1))
+	else
+		diag "job $id (exit $(job_field "$id" exit_code)): $out"
+	fi
+done
+is "$(tr ' ' '\n' <<<"$ssups" | grep -c .) $(tr ' ' '\n' <<<"$ssups" | grep . | sort -u | wc -l)" "3 1" \
+	"three batch scripts ran under one gstepd shell"
+is "$good" 3 "each script was written as the user and ran with its own variables and exit status"
 done_testing
