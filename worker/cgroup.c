@@ -484,15 +484,16 @@ static int rename_all(gp_cgroup_t *cg, const char *name)
 	return 0;
 }
 
-static bool procs_empty(const char *procs)
+/* Whether a cgroup.procs file lists no process; unreadable: as the caller says. */
+static bool procs_empty(const char *procs, bool unreadable)
 {
 	char buf[64];
 	int fd = open(procs, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return unreadable;
 	ssize_t n = read(fd, buf, sizeof(buf));
 	close(fd);
-	return n == 0;
+	return n < 0 ? unreadable : n == 0;
 }
 
 /* "idle.s<pid>.<node>.<n>": the pid of the shell that kept it, or 0 when not one of node's. */
@@ -536,13 +537,13 @@ int gp_cgroup_sweep_idle(const char *node, pid_t shell)
 	return removed;
 }
 
-/* An idle group under NAME with the new limits, or NULL (make a new one). */
-static gp_cgroup_t *pool_take(gp_cgroup_pool_t *pool, const char *mode, const char *name,
+/* An idle group under NAME with the new limits, or NULL (make a new one). Only v1 groups are
+ * ever parked, and a shell keeps one mode: the pool holds groups of this mode. */
+static gp_cgroup_t *pool_take(gp_cgroup_pool_t *pool, const char *name,
 			      const struct gp_cgroup_limits *lim)
 {
 	/* device rules are only ever added: a job denied some cards gets a new group */
-	if (!pool || !pool->n || lim->ndeny || !mode ||
-	    (strcmp(mode, "auto") && strcmp(mode, "v1")))
+	if (!pool || !pool->n || lim->ndeny)
 		return NULL;
 	gp_cgroup_t *cg = pool->idle[--pool->n];
 	bool strict = cg->strict;
@@ -577,7 +578,7 @@ static bool pool_park(gp_cgroup_t *cg)
 	    pool->n >= pool->max)
 		return false;
 	for (int i = 0; i < cg->nprocs; i++)
-		if (!procs_empty(cg->procs[i]))
+		if (!procs_empty(cg->procs[i], false))
 			return false;
 	/* what the job left charged (its files' pages) would count against the next job's limit:
 	 * a group holding more than a little is removed (writing memory.force_empty would empty
@@ -600,7 +601,7 @@ gp_cgroup_t *gp_cgroup_create(const char *mode, const char *name,
 			      const struct gp_cgroup_limits *lim, gp_cgroup_pool_t *pool,
 			      gp_error_t *err)
 {
-	gp_cgroup_t *cg = pool_take(pool, mode, name, lim);
+	gp_cgroup_t *cg = pool_take(pool, name, lim);
 	if (cg)
 		return cg;
 	if (!(cg = calloc(1, sizeof(*cg)))) {
@@ -723,17 +724,8 @@ int gp_cgroup_signal(gp_cgroup_t *cg, int sig)
 
 bool gp_cgroup_empty(gp_cgroup_t *cg)
 {
-	if (!cg || !cg->nprocs)
-		return true;
-	char buf[64];
-	char dir[PATH_MAX];
-	fmt(dir, sizeof(dir), "%s", cg->procs[0]);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	if (read_str(dir, "cgroup.procs", buf, sizeof(buf)) < 0)
-		return true;
-	return buf[0] == '\0';
+	/* unreadable: nothing to wait for (destroy's kill loop ends) */
+	return !cg || !cg->nprocs || procs_empty(cg->procs[0], true);
 }
 
 static void sleep_ms(long ms)
