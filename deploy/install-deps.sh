@@ -6,7 +6,7 @@ set -eu
 
 pkgs="build-essential cmake pkg-config git iproute2 procps psmisc util-linux
   libzmq3-dev libsodium-dev libprotobuf-c-dev protobuf-c-compiler libmunge-dev munge
-  libsqlite3-dev sqlite3 libjansson-dev libssl-dev libcmocka-dev zlib1g-dev libevent-dev curl wrk nginx
+  libsqlite3-dev sqlite3 libjansson-dev libssl-dev libcmocka-dev zlib1g-dev libevent-dev libhttp-parser-dev curl wrk nginx
   libucx-dev ucx-utils libopenmpi-dev openmpi-bin libpmix-dev libopenblas-dev
   clang libclang-rt-14-dev libfuzzer-14-dev clang-format clang-tidy shellcheck python3
   hipcc libamdhip64-dev

@@ -1,10 +1,18 @@
-/* gateway.h: ggated's context. One event loop (libevent) serves every service:
+/* gateway.h: ggated's context. One event loop (libevent) serves every service. Each socket
+ * of the data path is ggated's own: its read interest is registered once for the socket's
+ * life, write interest only while a write has to wait, and each message costs one read(2)
+ * and one write(2) a side (docs/gateway.md); HTTP is parsed by http-parser (msg.c).
+ *   conn.c       a client connection: requests read and parsed, routed, answered in order
+ *                (a pipelining client's next request waits), idle and slow clients closed
+ *   upstream.c   keep-alive connections to a replica: connect, send, read the answer
+ *   proxy.c      one client request: sent to a replica as it arrives (body streamed, kept
+ *                for a retry), the answer streamed back; retried on another replica when it
+ *                never reached one or is idempotent and no answer came, else 502/503/504
  *   pool.c       services and their replicas: the set learnt from gschedd, choice of a
  *                replica (power of two choices on outstanding requests), active health
- *                checks, passive ejection, graceful removal
- *   proxy.c      one client request: forwarded (evhttp client, keep-alive connections per
- *                replica), retried on another replica when it never reached one or is
- *                idempotent, answered 502/503/504 otherwise
+ *                checks (evhttp's client), passive ejection, graceful removal
+ *   msg.c        one direction of a connection: http-parser, hop-by-hop headers dropped,
+ *                bodies framed again for the next hop
  *   discovery.c  a thread that polls gschedd (ServiceQuery, MUNGE-authenticated) and hands
  *                each answer to the loop (names resolved there: no DNS on the loop); a
  *                failed poll keeps the set the loop knows
@@ -21,6 +29,8 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "gateway/buf.h"
+#include "gateway/msg.h"
 #include "proto/gpool.pb-c.h"
 
 #define GW_BUCKETS   14 /* latency histogram buckets (metrics.c) */
@@ -32,10 +42,55 @@ struct gw_stats {
 	double sum_sec;
 };
 
+/* A connection to a replica (upstream.c). */
 struct gw_conn {
-	struct evhttp_connection *evcon;
+	struct gw_replica *r;
+	int fd;
+	bool connecting;
+	bool writing;	 /* ev_write is added */
+	bool paused;	 /* ev_read is off: the client's side holds too much */
+	bool interim;	 /* reading a 1xx answer, which is not relayed */
+	struct event *ev_read, *ev_write, *ev_timer;
+	struct gw_buf in;
+	struct gw_msg resp;
 	struct gw_fwd *fwd; /* the request in flight on it, NULL: idle */
-	bool up;	    /* connected, has answered once, TCP_NODELAY set; false from close */
+	size_t sent;	    /* bytes of fwd->out written */
+};
+
+/* A client's connection (conn.c). */
+struct gw_client {
+	struct gw_ctx *c;
+	const char *service; /* a --service-port listener's service, NULL: the main address */
+	int fd;
+	char peer[64];
+	bool writing, close_after, closed;
+	bool lingering;	  /* written all, shut for writing, the client's last bytes drained */
+	bool in_process;  /* its requests are being parsed (conn.c's process) */
+	bool read_paused; /* read interest off: a pipelining client is far ahead */
+	bool dispatched;  /* the request being read has been routed */
+	struct event *ev_read, *ev_write, *ev_timer;
+	struct gw_buf in, out;
+	struct gw_msg req;
+	struct gw_fwd *fwd; /* the request being forwarded */
+};
+
+/* One request on its way through (proxy.c). */
+struct gw_fwd {
+	struct gw_ctx *c;
+	struct gw_client *client; /* NULL: it left; the answer is read and dropped */
+	uint64_t svc_id;
+	struct gw_buf out;   /* the request as a replica is sent it: head and body so far */
+	bool req_done;	     /* out holds all of it */
+	bool idempotent;
+	bool head;	     /* a HEAD request: its answer has no body */
+	bool answered;	     /* the answer's head went to the client: no retry */
+	bool client_keep;    /* the client asked to keep its connection */
+	int client_minor;    /* the client's HTTP/1.x */
+	struct gw_replica *rep; /* where it is now */
+	struct gw_conn *conn;
+	struct gw_replica *tried[GW_MAX_TRIES + 1];
+	int ntried;
+	struct timespec start;
 };
 
 struct gw_replica {
@@ -107,7 +162,6 @@ struct gw_portmap {
 
 struct gw_ctx {
 	struct event_base *base;
-	struct evhttp *http;
 	struct gw_service *svcs;
 	/* settings */
 	int timeout_ms;		/* per request, to the replica */
@@ -118,6 +172,7 @@ struct gw_ctx {
 	uint32_t max_conns;	/* per replica */
 	size_t max_body, max_headers;
 	int tries;
+	int client_timeout_ms; /* a client's head, body progress, idle keep-alive */
 	/* discovery -> loop: each snapshot's pointer is written to a pipe, read by the loop.
 	 * Nothing else is shared: libevent runs without locks (no evthread_use_pthreads), so
 	 * the discovery thread can never hold a lock the loop waits for (see pool.c). */
@@ -137,34 +192,70 @@ struct gw_ctx {
  * keeps being served while its health allows. New replicas are added once ready. */
 void gw_pool_apply(struct gw_ctx *c, struct gw_snap *snap);
 struct gw_service *gw_service_find(struct gw_ctx *c, const char *name, size_t len);
+struct gw_service *gw_service_by_id(struct gw_ctx *c, uint64_t id);
 /* Choose a replica of svc for a request: healthy, not in avoid[0..navoid), power of two
  * choices on outstanding requests. NULL: none. */
 struct gw_replica *gw_pick(struct gw_service *svc, struct gw_replica *const *avoid, int navoid);
-/* An idle connection to r (made when none is idle and fewer than max_conns exist; else the
- * least busy); NULL on failure. */
-struct gw_conn *gw_conn_get(struct gw_replica *r);
 /* A request to r failed without an answer: eject it (a health check re-admits it). */
 void gw_replica_failed(struct gw_replica *r, const char *why);
 void gw_replica_ok(struct gw_replica *r);
-/* Write what evhttp has queued on evcon now, in this pass of the loop, instead of in the next
- * one after epoll reports the socket writable (see pool.c). Only for connected sockets. */
-void gw_write_now(struct evhttp_connection *evcon);
 /* Free r when removed and idle. */
 void gw_replica_maybe_free(struct gw_replica *r);
 void gw_health_tick(evutil_socket_t fd, short what, void *arg);
 int64_t gw_now_ms(void);
 
+/* upstream.c */
+/* An idle connection to r (a new one when none is idle and fewer than max_conns exist);
+ * NULL: none to be had. */
+struct gw_conn *gw_conn_get(struct gw_replica *r);
+/* f is sent on conn (from its start). */
+void gw_conn_attach(struct gw_conn *conn, struct gw_fwd *f);
+/* Write what f->out holds beyond what conn has sent. */
+void gw_conn_flush(struct gw_conn *conn);
+/* Close conn and drop it from its replica (its request, if any, is the caller's). */
+void gw_conn_close(struct gw_conn *conn);
+/* The client side has room again: read the answer on. */
+void gw_conn_resume(struct gw_conn *conn);
+
 /* proxy.c */
-/* uri: what the replica is sent; it lives as long as req does (inside req's target) or is
- * owned (malloc'd, freed with the request's state; NULL: none). */
-void gw_proxy(struct gw_ctx *c, struct gw_service *svc, struct evhttp_request *req, const char *uri,
-	      char *owned);
-/* The in-flight request on conn of r is abandoned (r ejected): retry or fail it. */
-void gw_fwd_abandon(struct gw_fwd *f);
+/* The head of the client's request is whole: forward it to svc. target: what the replica
+ * is sent (NUL-terminated). 0 / -1 (out of memory: the caller answers 503). */
+int gw_proxy_start(struct gw_client *cl, struct gw_service *svc, const char *target);
+/* More of the request's body is in f->out; req_done: all of it. */
+void gw_proxy_more(struct gw_fwd *f);
+/* The answer's head is in conn->resp (state GW_MSG_BODY): its head to the client. */
+void gw_proxy_head(struct gw_fwd *f);
+/* The answer is whole (its connection is free again, or closed after). */
+void gw_proxy_done(struct gw_fwd *f);
+/* The request failed at its replica before an answer. reached: the replica may have seen it
+ * (only an idempotent request is sent again); timeout: it did not answer in time. */
+void gw_proxy_failed(struct gw_fwd *f, bool reached, bool timeout, const char *why);
+/* The client left. */
+void gw_proxy_client_gone(struct gw_fwd *f);
+
+/* conn.c */
+struct gw_listener;
+/* Accept clients on addr:port; service: those of a --service-port (NULL: the main address).
+ * NULL on failure (logged). */
+struct gw_listener *gw_listen(struct gw_ctx *c, const char *addr, uint16_t port,
+			      const char *service);
+/* An answer made by ggated itself: status, a text body "ggated: why\n" (why NULL: body as
+ * given, content type ctype), then the request's connection goes on or closes. */
+void gw_client_answer(struct gw_client *cl, int status, const char *why, const char *ctype,
+		      const char *body, size_t len);
+/* Write what cl->out holds (the answer so far). */
+void gw_client_flush(struct gw_client *cl);
+/* The forwarded request is over (answered, or failed with an answer written): read on. */
+void gw_client_next(struct gw_client *cl, bool keep);
+/* Close cl at once (an answer cut short). */
+void gw_client_abort(struct gw_client *cl);
+/* The reason phrase of a status ggated answers with. */
+const char *gw_reason(int status);
 
 /* metrics.c */
 void gw_stats_observe(struct gw_stats *s, double sec);
-void gw_metrics_serve(struct gw_ctx *c, struct evhttp_request *req);
+/* The metrics as Prometheus text (NULL: out of memory); the caller frees it. */
+char *gw_metrics_text(struct gw_ctx *c, size_t *len);
 
 /* discovery.c */
 int gw_discovery_start(struct gw_ctx *c, const char *config, gp_error_t *err);

@@ -4,18 +4,13 @@
  * replicas, learnt from gschedd (see gateway.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,15 +18,8 @@
 #include "common/log.h"
 #include "common/opt.h"
 #include "common/parse.h"
-#include "gateway/route.h"
 
 #define MAX_PORTMAPS 64
-
-struct listener {
-	struct gw_ctx *c;
-	struct evhttp *http;
-	char name[257]; /* the service of a --service-port listener, "" for the main one */
-};
 
 static void usage(FILE *f)
 {
@@ -54,97 +42,6 @@ static void usage(FILE *f)
 	      "  --scheduler ENDPOINT      gschedd (default $GPOOL_SCHEDULER, then gpool.conf)\n"
 	      "  --log-level LEVEL         err, warn, info, debug\n",
 	      f);
-}
-
-static void not_found(struct gw_ctx *c, struct evhttp_request *req, const char *why)
-{
-	c->bad_requests++;
-	struct evbuffer *b = evbuffer_new();
-	if (b)
-		evbuffer_add_printf(b, "ggated: %s\n", why);
-	evhttp_send_reply(req, 404, "Not Found", b);
-	if (b)
-		evbuffer_free(b);
-}
-
-static void on_request(struct evhttp_request *req, void *arg)
-{
-	struct listener *l = arg;
-	struct gw_ctx *c = l->c;
-	const char *uri = evhttp_request_get_uri(req);
-	if (!uri || uri[0] != '/') {
-		not_found(c, req, "bad request target");
-		return;
-	}
-	if (l->name[0]) {
-		struct gw_service *s = gw_service_find(c, l->name, strlen(l->name));
-		if (!s) {
-			evhttp_send_error(req, 503, "service not known (yet)");
-			return;
-		}
-		gw_proxy(c, s, req, uri, NULL);
-		return;
-	}
-	struct gw_route rt;
-	switch (gw_route_parse(uri, &rt)) {
-	case GW_ROUTE_METRICS:
-		gw_metrics_serve(c, req);
-		return;
-	case GW_ROUTE_HEALTH:
-		evhttp_send_reply(req, 200, "OK", NULL);
-		return;
-	case GW_ROUTE_SERVICE: {
-		struct gw_service *s = gw_service_find(c, rt.name, rt.name_len);
-		if (s) {
-			gw_proxy(c, s, req, rt.target, rt.owned); /* it takes rt.owned over */
-			rt.owned = NULL;
-		} else {
-			not_found(c, req, "no such service");
-		}
-		gw_route_release(&rt);
-		return;
-	}
-	default:
-		not_found(c, req, rt.why);
-		return;
-	}
-}
-
-static struct listener *listen_on(struct gw_ctx *c, const char *addr, uint16_t port,
-				  const char *name, int client_timeout_ms)
-{
-	struct listener *l = calloc(1, sizeof(*l));
-	if (!l || !(l->http = evhttp_new(c->base))) {
-		free(l);
-		return NULL;
-	}
-	l->c = c;
-	snprintf(l->name, sizeof(l->name), "%s", name ? name : "");
-	evhttp_set_max_headers_size(l->http, c->max_headers);
-	evhttp_set_max_body_size(l->http, c->max_body);
-	struct timeval tv = {client_timeout_ms / 1000, (client_timeout_ms % 1000) * 1000};
-	evhttp_set_timeout_tv(l->http, &tv);
-	evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-						EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-						EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-	evhttp_set_default_content_type(l->http, NULL);
-	evhttp_set_gencb(l->http, on_request, l);
-	struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(l->http, addr, port);
-	if (bs) {
-		/* accepted sockets inherit it: an answer leaves as soon as it is written */
-		int one = 1;
-		setsockopt(evhttp_bound_socket_get_fd(bs), IPPROTO_TCP, TCP_NODELAY, &one,
-			   sizeof(one));
-	}
-	if (!bs) {
-		gp_err("cannot listen on %s:%u: %s", addr, port, strerror(errno));
-		evhttp_free(l->http);
-		free(l);
-		return NULL;
-	}
-	gp_info("listening on %s:%u%s%s", addr, port, name ? " for service " : "",
-		name ? name : "");
-	return l;
 }
 
 static int ms_opt(const char *a, long lo, long hi, const char *what, int *out)
@@ -200,7 +97,8 @@ int main(int argc, char **argv)
 	c.max_body = 8u << 20;
 	c.max_headers = 16u << 10;
 	c.max_conns = 64;
-	int client_timeout_ms = 10000, level = GP_LOG_INFO, max_conns = 64;
+	int level = GP_LOG_INFO, max_conns = 64;
+	c.client_timeout_ms = 10000;
 	char listen_addr[128] = "0.0.0.0";
 	int listen_port = 8000;
 	const char *config = NULL;
@@ -258,7 +156,7 @@ int main(int argc, char **argv)
 			bad = size_opt(optarg, "header size", &c.max_headers);
 			break;
 		case 'T':
-			bad = ms_opt(optarg, 1, 3600000, "client timeout", &client_timeout_ms);
+			bad = ms_opt(optarg, 1, 3600000, "client timeout", &c.client_timeout_ms);
 			break;
 		case 'm':
 			bad = ms_opt(optarg, 1, 100000, "connection count", &max_conns);
@@ -304,9 +202,8 @@ int main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max; /* thousands of idle clients are not an outage */
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	/* the changelist folds the epoll_ctl calls of one loop pass per socket: evhttp turns
-	 * read and write interest on and off several times per request (see gw_write_now).
-	 * No evthread_use_pthreads: the loop is libevent's only user, the discovery thread
+	/* the changelist folds the epoll_ctl calls of one loop pass per socket (a write that
+	 * waits, then does not). No evthread_use_pthreads: the loop is libevent's only user, the discovery thread
 	 * hands it snapshots through a pipe. With libevent's locks, every event and buffer
 	 * operation took a mutex, and the loop waited for the discovery thread whenever that
 	 * thread, preempted on a loaded machine, held the base's lock (event_active). */
@@ -329,10 +226,10 @@ int main(int argc, char **argv)
 	if (!c.ev_snap || !c.ev_health || event_add(c.ev_health, &hv) < 0 ||
 	    event_add(c.ev_snap, NULL) < 0)
 		return 1;
-	if (!listen_on(&c, listen_addr, (uint16_t)listen_port, NULL, client_timeout_ms))
+	if (!gw_listen(&c, listen_addr, (uint16_t)listen_port, NULL))
 		return 1;
 	for (int i = 0; i < npm; i++)
-		if (!listen_on(&c, listen_addr, pm[i].port, pm[i].name, client_timeout_ms))
+		if (!gw_listen(&c, listen_addr, pm[i].port, pm[i].name))
 			return 1;
 	gp_error_t err = {{0}};
 	if (gw_discovery_start(&c, config, &err) < 0) {

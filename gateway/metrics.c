@@ -1,6 +1,6 @@
 /* metrics.c: counters and latency histograms, as Prometheus text at /metrics. */
 #include <event2/buffer.h>
-#include <event2/http.h>
+#include <stdlib.h>
 #include <stdio.h>
 
 #include "gateway/gateway.h"
@@ -75,13 +75,11 @@ static void counter(struct evbuffer *b, const char *name, const struct gw_servic
 	evbuffer_add_printf(b, "} %llu\n", (unsigned long long)v);
 }
 
-void gw_metrics_serve(struct gw_ctx *c, struct evhttp_request *req)
+char *gw_metrics_text(struct gw_ctx *c, size_t *len)
 {
 	struct evbuffer *b = evbuffer_new();
-	if (!b) {
-		evhttp_send_error(req, 503, "out of memory");
-		return;
-	}
+	if (!b)
+		return NULL;
 	evbuffer_add_printf(b, "# HELP ggated_requests_total requests received for a service\n"
 			       "# TYPE ggated_requests_total counter\n");
 	for (struct gw_service *s = c->svcs; s; s = s->next)
@@ -133,8 +131,12 @@ void gw_metrics_serve(struct gw_ctx *c, struct evhttp_request *req)
 			    "ggated_bad_requests_total %llu\n",
 			    (unsigned long long)ok, (unsigned long long)bad,
 			    (unsigned long long)c->bad_requests);
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-			  "text/plain; version=0.0.4");
-	evhttp_send_reply(req, 200, "OK", b);
+	*len = evbuffer_get_length(b);
+	char *t = malloc(*len ? *len : 1);
+	if (t && evbuffer_remove(b, t, *len) != (int)*len) {
+		free(t);
+		t = NULL;
+	}
 	evbuffer_free(b);
+	return t;
 }

@@ -36,12 +36,8 @@ static void conn_free_later(struct gw_ctx *c, struct evhttp_connection *e)
 
 static void replica_free(struct gw_replica *r)
 {
-	for (uint32_t i = 0; i < r->nconns; i++) {
-		/* its close callback would find r->conns[i] freed */
-		evhttp_connection_set_closecb(r->conns[i]->evcon, NULL, NULL);
-		conn_free_later(r->svc->ctx, r->conns[i]->evcon);
-		free(r->conns[i]);
-	}
+	while (r->nconns)
+		gw_conn_close(r->conns[0]);
 	free(r->conns);
 	if (r->hc)
 		conn_free_later(r->svc->ctx, r->hc);
@@ -175,6 +171,14 @@ void gw_pool_apply(struct gw_ctx *c, struct gw_snap *snap)
 	gw_snap_free(snap);
 }
 
+struct gw_service *gw_service_by_id(struct gw_ctx *c, uint64_t id)
+{
+	for (struct gw_service *s = c->svcs; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
 struct gw_service *gw_service_find(struct gw_ctx *c, const char *name, size_t len)
 {
 	char *end;
@@ -238,67 +242,17 @@ struct gw_replica *gw_pick(struct gw_service *svc, struct gw_replica *const *avo
 	return rb;
 }
 
-/* evhttp closed (or is resetting) the connection: the next one is a new socket */
-static void conn_closed(struct evhttp_connection *e, void *arg)
-{
-	(void)e;
-	struct gw_conn *gc = arg;
-	gc->up = false;
-}
-
-/* A bufferevent writes only when epoll says its socket is writable: one more pass of the loop
- * and two epoll_ctl calls (write interest on, then off) for each message. Running its write
- * callback now writes at once; with the epoll changelist (ggated.c) the interest added and
- * removed in the same pass never reaches the kernel. A socket still connecting is left to the
- * usual path (its callback would take "no error yet" for connected). */
-void gw_write_now(struct evhttp_connection *evcon)
-{
-	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
-	if (!bev || bufferevent_getfd(bev) < 0 || !(bufferevent_get_enabled(bev) & EV_WRITE) ||
-	    !evbuffer_get_length(bufferevent_get_output(bev)))
-		return;
-	event_active(&bev->ev_write, EV_WRITE, 1);
-}
-
-static struct evhttp_connection *conn_new(struct gw_replica *r, int timeout_ms, struct gw_conn *gc)
+/* a connection for the active health checks (evhttp's client) */
+static struct evhttp_connection *hc_new(struct gw_replica *r)
 {
 	struct gw_ctx *c = r->svc->ctx;
 	struct evhttp_connection *e = evhttp_connection_base_new(c->base, NULL, r->addr, r->port);
 	if (!e)
 		return NULL;
-	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+	struct timeval tv = {c->connect_timeout_ms / 1000, (c->connect_timeout_ms % 1000) * 1000};
 	evhttp_connection_set_timeout_tv(e, &tv);
 	evhttp_connection_set_retries(e, 0);
-	if (gc) {
-		gc->up = false;
-		evhttp_connection_set_closecb(e, conn_closed, gc);
-	}
 	return e;
-}
-
-struct gw_conn *gw_conn_get(struct gw_replica *r)
-{
-	struct gw_ctx *c = r->svc->ctx;
-	for (uint32_t i = 0; i < r->nconns; i++)
-		if (!r->conns[i]->fwd)
-			return r->conns[i];
-	if (r->nconns >= c->max_conns)
-		return NULL;
-	if (r->nconns == r->capconns) {
-		uint32_t nc = r->capconns ? r->capconns * 2 : 8;
-		struct gw_conn **n = realloc(r->conns, nc * sizeof(*n));
-		if (!n)
-			return NULL;
-		r->conns = n;
-		r->capconns = nc;
-	}
-	struct gw_conn *gc = calloc(1, sizeof(*gc));
-	if (!gc || !(gc->evcon = conn_new(r, c->timeout_ms, gc))) {
-		free(gc);
-		return NULL;
-	}
-	r->conns[r->nconns++] = gc;
-	return gc;
 }
 
 /* r is out: the requests in flight on it are retried elsewhere or failed, its connections
@@ -311,24 +265,25 @@ static void eject(struct gw_replica *r, const char *why, bool abandon)
 			r->label, why);
 	r->healthy = false;
 	r->eject_until_ms = gw_now_ms() + c->eject_ms;
-	for (uint32_t i = 0; abandon && i < r->nconns; i++) {
-		struct gw_fwd *f = r->conns[i]->fwd;
-		if (!f)
+	/* idle connections go (to a cut host they would take a request and wait for its
+	 * timeout); busy ones too when the replica is unreachable, their requests retried
+	 * elsewhere or failed */
+	for (uint32_t i = 0; i < r->nconns;) {
+		struct gw_conn *conn = r->conns[i];
+		if (!conn->fwd) {
+			gw_conn_close(conn); /* the last one takes its place */
 			continue;
-		r->conns[i]->fwd = NULL;
-		evhttp_connection_free(r->conns[i]->evcon); /* frees its request, no callback */
-		r->conns[i]->evcon = conn_new(r, c->timeout_ms, r->conns[i]);
-		gw_fwd_abandon(f);
+		}
+		if (!abandon) {
+			i++;
+			continue;
+		}
+		struct gw_fwd *f = conn->fwd;
+		conn->fwd = NULL;
+		gw_conn_close(conn);
+		gw_proxy_failed(f, true, false, "the replica became unreachable");
+		i = 0; /* that may have changed the list */
 	}
-	/* a connection that could not be remade is dropped from the pool */
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < r->nconns; i++) {
-		if (r->conns[i]->evcon)
-			r->conns[k++] = r->conns[i];
-		else
-			free(r->conns[i]);
-	}
-	r->nconns = k;
 }
 
 void gw_replica_failed(struct gw_replica *r, const char *why)
@@ -383,10 +338,9 @@ static void health_done(struct evhttp_request *req, void *arg)
 
 static void health_check(struct gw_replica *r)
 {
-	struct gw_ctx *c = r->svc->ctx;
 	if (r->hc_busy || r->removed)
 		return;
-	if (!r->hc && !(r->hc = conn_new(r, c->connect_timeout_ms, NULL)))
+	if (!r->hc && !(r->hc = hc_new(r)))
 		return;
 	struct evhttp_request *req = evhttp_request_new(health_done, r);
 	if (!req)
