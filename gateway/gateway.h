@@ -1,9 +1,9 @@
 /* gateway.h: ggated's context. One event loop (libevent) serves every service. Each socket
  * of the data path is ggated's own: its read interest is registered once for the socket's
  * life, write interest only while a write has to wait, and each message costs one read(2)
- * and one write(2) a side (docs/gateway.md); HTTP is parsed by http-parser (msg.c).
- *   conn.c       a client connection: requests read and parsed, routed, answered in order
- *                (a pipelining client's next request waits), idle and slow clients closed
+ * and one write(2) a side (docs/commands/ggated.md); HTTP is parsed by http-parser
+ * (http/msg.c), client connections are http/server.c's.
+ *   front.c      what a client's request means: a service's (proxy.c), /metrics, /-/health
  *   upstream.c   keep-alive connections to a replica: connect, send, read the answer
  *   proxy.c      one client request: sent to a replica as it arrives (body streamed, kept
  *                for a retry), the answer streamed back; retried on another replica when it
@@ -11,8 +11,6 @@
  *   pool.c       services and their replicas: the set learnt from gschedd, choice of a
  *                replica (power of two choices on outstanding requests), active health
  *                checks (evhttp's client), passive ejection, graceful removal
- *   msg.c        one direction of a connection: http-parser, hop-by-hop headers dropped,
- *                bodies framed again for the next hop
  *   discovery.c  a thread that polls gschedd (ServiceQuery, MUNGE-authenticated) and hands
  *                each answer to the loop (names resolved there: no DNS on the loop); a
  *                failed poll keeps the set the loop knows
@@ -29,8 +27,9 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "gateway/buf.h"
-#include "gateway/msg.h"
+#include "http/buf.h"
+#include "http/msg.h"
+#include "http/server.h"
 #include "proto/gpool.pb-c.h"
 
 #define GW_BUCKETS   14 /* latency histogram buckets (metrics.c) */
@@ -47,45 +46,28 @@ struct gw_conn {
 	struct gw_replica *r;
 	int fd;
 	bool connecting;
-	bool writing;	 /* ev_write is added */
-	bool paused;	 /* ev_read is off: the client's side holds too much */
-	bool interim;	 /* reading a 1xx answer, which is not relayed */
+	bool writing; /* ev_write is added */
+	bool paused;  /* ev_read is off: the client's side holds too much */
+	bool interim; /* reading a 1xx answer, which is not relayed */
 	struct event *ev_read, *ev_write, *ev_timer;
-	struct gw_buf in;
-	struct gw_msg resp;
+	struct gh_buf in;
+	struct gh_msg resp;
 	struct gw_fwd *fwd; /* the request in flight on it, NULL: idle */
 	size_t sent;	    /* bytes of fwd->out written */
-};
-
-/* A client's connection (conn.c). */
-struct gw_client {
-	struct gw_ctx *c;
-	const char *service; /* a --service-port listener's service, NULL: the main address */
-	int fd;
-	char peer[64];
-	bool writing, close_after, closed;
-	bool lingering;	  /* written all, shut for writing, the client's last bytes drained */
-	bool in_process;  /* its requests are being parsed (conn.c's process) */
-	bool read_paused; /* read interest off: a pipelining client is far ahead */
-	bool dispatched;  /* the request being read has been routed */
-	struct event *ev_read, *ev_write, *ev_timer;
-	struct gw_buf in, out;
-	struct gw_msg req;
-	struct gw_fwd *fwd; /* the request being forwarded */
 };
 
 /* One request on its way through (proxy.c). */
 struct gw_fwd {
 	struct gw_ctx *c;
-	struct gw_client *client; /* NULL: it left; the answer is read and dropped */
+	gh_conn_t *client; /* NULL: it left; the answer is read and dropped */
 	uint64_t svc_id;
-	struct gw_buf out;   /* the request as a replica is sent it: head and body so far */
-	bool req_done;	     /* out holds all of it */
+	struct gh_buf out; /* the request as a replica is sent it: head and body so far */
+	bool req_done;	   /* out holds all of it */
 	bool idempotent;
-	bool head;	     /* a HEAD request: its answer has no body */
-	bool answered;	     /* the answer's head went to the client: no retry */
-	bool client_keep;    /* the client asked to keep its connection */
-	int client_minor;    /* the client's HTTP/1.x */
+	bool head;		/* a HEAD request: its answer has no body */
+	bool answered;		/* the answer's head went to the client: no retry */
+	bool client_keep;	/* the client asked to keep its connection */
+	int client_minor;	/* the client's HTTP/1.x */
 	struct gw_replica *rep; /* where it is now */
 	struct gw_conn *conn;
 	struct gw_replica *tried[GW_MAX_TRIES + 1];
@@ -162,6 +144,7 @@ struct gw_portmap {
 
 struct gw_ctx {
 	struct event_base *base;
+	gh_server_t *http; /* the client side of every listener */
 	struct gw_service *svcs;
 	/* settings */
 	int timeout_ms;		/* per request, to the replica */
@@ -220,10 +203,10 @@ void gw_conn_resume(struct gw_conn *conn);
 /* proxy.c */
 /* The head of the client's request is whole: forward it to svc. target: what the replica
  * is sent (NUL-terminated). 0 / -1 (out of memory: the caller answers 503). */
-int gw_proxy_start(struct gw_client *cl, struct gw_service *svc, const char *target);
-/* More of the request's body is in f->out; req_done: all of it. */
-void gw_proxy_more(struct gw_fwd *f);
-/* The answer's head is in conn->resp (state GW_MSG_BODY): its head to the client. */
+int gw_proxy_start(struct gw_ctx *c, gh_conn_t *cl, struct gw_service *svc, const char *target);
+/* More of the request's body is in f->out; done: all of it. */
+void gw_proxy_more(struct gw_fwd *f, bool done);
+/* The answer's head is in conn->resp (state GH_MSG_BODY): its head to the client. */
 void gw_proxy_head(struct gw_fwd *f);
 /* The answer is whole (its connection is free again, or closed after). */
 void gw_proxy_done(struct gw_fwd *f);
@@ -232,25 +215,15 @@ void gw_proxy_done(struct gw_fwd *f);
 void gw_proxy_failed(struct gw_fwd *f, bool reached, bool timeout, const char *why);
 /* The client left. */
 void gw_proxy_client_gone(struct gw_fwd *f);
+/* The client has taken all of the answer so far: read on. */
+void gw_proxy_drained(struct gw_fwd *f);
 
-/* conn.c */
-struct gw_listener;
-/* Accept clients on addr:port; service: those of a --service-port (NULL: the main address).
- * NULL on failure (logged). */
-struct gw_listener *gw_listen(struct gw_ctx *c, const char *addr, uint16_t port,
-			      const char *service);
-/* An answer made by ggated itself: status, a text body "ggated: why\n" (why NULL: body as
- * given, content type ctype), then the request's connection goes on or closes. */
-void gw_client_answer(struct gw_client *cl, int status, const char *why, const char *ctype,
-		      const char *body, size_t len);
-/* Write what cl->out holds (the answer so far). */
-void gw_client_flush(struct gw_client *cl);
-/* The forwarded request is over (answered, or failed with an answer written): read on. */
-void gw_client_next(struct gw_client *cl, bool keep);
-/* Close cl at once (an answer cut short). */
-void gw_client_abort(struct gw_client *cl);
-/* The reason phrase of a status ggated answers with. */
-const char *gw_reason(int status);
+/* front.c */
+/* Serve clients on addr:port; service: a --service-port's (NULL: the main address). 0 / -1
+ * (logged). */
+int gw_front_listen(struct gw_ctx *c, const char *addr, uint16_t port, const char *service);
+/* An answer of ggated's own: "ggated: WHY" as text. */
+void gw_answer_error(gh_conn_t *cl, int status, const char *why);
 
 /* metrics.c */
 void gw_stats_observe(struct gw_stats *s, double sec);

@@ -203,10 +203,10 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	/* the changelist folds the epoll_ctl calls of one loop pass per socket (a write that
-	 * waits, then does not). No evthread_use_pthreads: the loop is libevent's only user, the discovery thread
-	 * hands it snapshots through a pipe. With libevent's locks, every event and buffer
-	 * operation took a mutex, and the loop waited for the discovery thread whenever that
-	 * thread, preempted on a loaded machine, held the base's lock (event_active). */
+	 * waits, then does not). No evthread_use_pthreads: the loop is libevent's only user, the
+	 * discovery thread hands it snapshots through a pipe. With libevent's locks, every event
+	 * and buffer operation took a mutex, and the loop waited for the discovery thread whenever
+	 * that thread, preempted on a loaded machine, held the base's lock (event_active). */
 	struct event_config *ecfg = event_config_new();
 	if (ecfg)
 		event_config_set_flag(ecfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST |
@@ -226,10 +226,10 @@ int main(int argc, char **argv)
 	if (!c.ev_snap || !c.ev_health || event_add(c.ev_health, &hv) < 0 ||
 	    event_add(c.ev_snap, NULL) < 0)
 		return 1;
-	if (!gw_listen(&c, listen_addr, (uint16_t)listen_port, NULL))
+	if (gw_front_listen(&c, listen_addr, (uint16_t)listen_port, NULL) < 0)
 		return 1;
 	for (int i = 0; i < npm; i++)
-		if (!gw_listen(&c, listen_addr, pm[i].port, pm[i].name))
+		if (gw_front_listen(&c, listen_addr, pm[i].port, pm[i].name) < 0)
 			return 1;
 	gp_error_t err = {{0}};
 	if (gw_discovery_start(&c, config, &err) < 0) {

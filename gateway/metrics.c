@@ -130,7 +130,8 @@ char *gw_metrics_text(struct gw_ctx *c, size_t *len)
 			    "# TYPE ggated_bad_requests_total counter\n"
 			    "ggated_bad_requests_total %llu\n",
 			    (unsigned long long)ok, (unsigned long long)bad,
-			    (unsigned long long)c->bad_requests);
+			    (unsigned long long)(c->bad_requests +
+						 (c->http ? gh_server_bad_requests(c->http) : 0)));
 	*len = evbuffer_get_length(b);
 	char *t = malloc(*len ? *len : 1);
 	if (t && evbuffer_remove(b, t, *len) != (int)*len) {

@@ -20,7 +20,7 @@ static double since(const struct timespec *t0)
 
 static void fwd_free(struct gw_fwd *f)
 {
-	gw_buf_free(&f->out);
+	gh_buf_free(&f->out);
 	free(f);
 }
 
@@ -34,11 +34,11 @@ static void finish_error(struct gw_fwd *f, int code, const char *why)
 		s->st.errors++;
 		gw_stats_observe(&s->st, dt);
 	}
-	struct gw_client *cl = f->client;
+	gh_conn_t *cl = f->client;
 	fwd_free(f);
 	if (cl) {
-		gw_client_answer(cl, code, why, NULL, NULL, 0);
-		gw_client_next(cl, true);
+		gw_answer_error(cl, code, why);
+		gh_conn_next(cl, true);
 	}
 }
 
@@ -65,55 +65,63 @@ static void try_next(struct gw_fwd *f)
 	finish_error(f, 503, s ? "no healthy replica" : "service gone");
 }
 
-int gw_proxy_start(struct gw_client *cl, struct gw_service *svc, const char *target)
+int gw_proxy_start(struct gw_ctx *c, gh_conn_t *cl, struct gw_service *svc, const char *target)
 {
-	struct gw_msg *m = &cl->req;
+	struct gh_msg *m = gh_conn_request(cl);
 	struct gw_fwd *f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
-	f->c = cl->c;
+	f->c = c;
 	f->client = cl;
 	f->svc_id = svc->id;
 	clock_gettime(CLOCK_MONOTONIC, &f->start);
-	f->idempotent = gw_msg_idempotent(m);
+	f->idempotent = gh_msg_idempotent(m);
 	f->head = m->p.method == HTTP_HEAD;
-	f->client_keep = gw_msg_keep_alive(m);
-	f->client_minor = m->p.http_major >= 1 ? m->p.http_minor : 0;
-	m->out_frame = m->in == GW_FRAME_CHUNKED ? GW_FRAME_CHUNKED
-		       : m->in == GW_FRAME_LENGTH ? GW_FRAME_LENGTH
-						  : GW_FRAME_NONE;
-	size_t hint = gw_buf_size(&m->hdrs) + strlen(target) + 128 +
-		      (m->in == GW_FRAME_LENGTH && m->length < (1u << 20) ? m->length : 0);
-	if (gw_buf_reserve(&f->out, hint) < 0 ||
-	    gw_buf_printf(&f->out, "%s %s HTTP/1.1\r\n", gw_msg_method(m), target) < 0 ||
-	    gw_buf_add(&f->out, gw_buf_data(&m->hdrs), gw_buf_size(&m->hdrs)) < 0 ||
-	    gw_buf_printf(&f->out, "X-Forwarded-For: %s\r\n", cl->peer) < 0 ||
-	    gw_msg_frame_header(m, &f->out) < 0 || gw_buf_add(&f->out, "\r\n", 2) < 0) {
+	f->client_keep = gh_msg_keep_alive(m);
+	f->client_minor = gh_conn_minor(cl);
+	m->out_frame = m->in == GH_FRAME_CHUNKED  ? GH_FRAME_CHUNKED
+		       : m->in == GH_FRAME_LENGTH ? GH_FRAME_LENGTH
+						  : GH_FRAME_NONE;
+	size_t hint = gh_buf_size(&m->hdrs) + strlen(target) + 128 +
+		      (m->in == GH_FRAME_LENGTH && m->length < (1u << 20) ? m->length : 0);
+	if (gh_buf_reserve(&f->out, hint) < 0 ||
+	    gh_buf_printf(&f->out, "%s %s HTTP/1.1\r\n", gh_msg_method(m), target) < 0 ||
+	    gh_buf_add(&f->out, gh_buf_data(&m->hdrs), gh_buf_size(&m->hdrs)) < 0 ||
+	    gh_buf_printf(&f->out, "X-Forwarded-For: %s\r\n", gh_conn_peer(cl)) < 0 ||
+	    gh_msg_frame_header(m, &f->out) < 0 || gh_buf_add(&f->out, "\r\n", 2) < 0) {
 		fwd_free(f);
 		return -1;
 	}
 	m->out = &f->out;
 	/* the client waits for a go before it sends its body: ggated gives it, as it takes
 	 * the body whatever the replica */
-	if (m->expect_continue && m->in != GW_FRAME_NONE)
-		gw_buf_add(&cl->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
-	cl->fwd = f;
+	if (m->expect_continue && m->in != GH_FRAME_NONE)
+		gh_buf_add(gh_conn_out(cl), "HTTP/1.1 100 Continue\r\n\r\n", 25);
+	gh_conn_take(cl, f);
 	f->c->total.requests++;
 	svc->st.requests++;
 	try_next(f);
 	return 0;
 }
 
-void gw_proxy_more(struct gw_fwd *f)
+void gw_proxy_more(struct gw_fwd *f, bool done)
 {
+	if (done)
+		f->req_done = true;
 	if (f->conn)
 		gw_conn_flush(f->conn);
 }
 
+void gw_proxy_drained(struct gw_fwd *f)
+{
+	if (f->conn && f->answered)
+		gw_conn_resume(f->conn);
+}
+
 void gw_proxy_head(struct gw_fwd *f)
 {
-	struct gw_msg *m = &f->conn->resp;
-	struct gw_client *cl = f->client;
+	struct gh_msg *m = &f->conn->resp;
+	gh_conn_t *cl = f->client;
 	f->answered = true;
 	if (!cl) {
 		m->out = NULL;
@@ -123,29 +131,32 @@ void gw_proxy_head(struct gw_fwd *f)
 	bool bodiless = f->head || code == 204 || code == 304 || (code >= 100 && code < 200);
 	bool keep = f->client_keep;
 	if (bodiless)
-		m->out_frame = f->head && m->has_length ? GW_FRAME_LENGTH : GW_FRAME_NONE;
-	else if (m->in == GW_FRAME_LENGTH)
-		m->out_frame = GW_FRAME_LENGTH;
+		m->out_frame = f->head && m->has_length ? GH_FRAME_LENGTH : GH_FRAME_NONE;
+	else if (m->in == GH_FRAME_LENGTH)
+		m->out_frame = GH_FRAME_LENGTH;
 	else if (f->client_minor >= 1)
-		m->out_frame = GW_FRAME_CHUNKED; /* a chunked or to-the-close body, chunked */
+		m->out_frame = GH_FRAME_CHUNKED; /* a chunked or to-the-close body, chunked */
 	else {
-		m->out_frame = GW_FRAME_EOF; /* an HTTP/1.0 client: to the close */
+		m->out_frame = GH_FRAME_EOF; /* an HTTP/1.0 client: to the close */
 		keep = false;
 	}
 	f->client_keep = keep;
-	struct gw_buf *o = &cl->out;
-	const char *reason = gw_buf_size(&m->target) ? gw_buf_data(&m->target) : gw_reason(code);
-	int rlen = gw_buf_size(&m->target) ? (int)gw_buf_size(&m->target) : (int)strlen(reason);
-	if (gw_buf_printf(o, "HTTP/1.1 %d %.*s\r\n", code, rlen, reason) < 0 ||
-	    gw_buf_add(o, gw_buf_data(&m->hdrs), gw_buf_size(&m->hdrs)) < 0 ||
-	    gw_msg_frame_header(m, o) < 0 ||
-	    gw_buf_add(o, !keep		       ? "Connection: close\r\n\r\n"
-			  : f->client_minor == 0 ? "Connection: keep-alive\r\n\r\n"
-						 : "\r\n",
+	gh_conn_started(cl);
+	struct gh_buf *o = gh_conn_out(cl);
+	const char *reason = gh_buf_size(&m->target) ? gh_buf_data(&m->target) : gh_reason(code);
+	int rlen = gh_buf_size(&m->target) ? (int)gh_buf_size(&m->target) : (int)strlen(reason);
+	if (gh_buf_printf(o, "HTTP/1.1 %d %.*s\r\n", code, rlen, reason) < 0 ||
+	    gh_buf_add(o, gh_buf_data(&m->hdrs), gh_buf_size(&m->hdrs)) < 0 ||
+	    gh_msg_frame_header(m, o) < 0 ||
+	    gh_buf_add(o,
+		       !keep		      ? "Connection: close\r\n\r\n"
+		       : f->client_minor == 0 ? "Connection: keep-alive\r\n\r\n"
+					      : "\r\n",
 		       !keep		      ? 21
 		       : f->client_minor == 0 ? 26
 					      : 2) < 0) {
-		gw_client_abort(cl);
+		f->client = NULL;
+		gh_conn_abort(cl);
 		m->out = NULL;
 		return;
 	}
@@ -164,11 +175,11 @@ void gw_proxy_done(struct gw_fwd *f)
 	if (s)
 		gw_stats_observe(&s->st, dt);
 	gw_stats_observe(&f->c->total, dt);
-	struct gw_client *cl = f->client;
+	gh_conn_t *cl = f->client;
 	bool client_keep = f->client_keep && f->req_done;
 	fwd_free(f);
 	if (cl)
-		gw_client_next(cl, client_keep);
+		gh_conn_next(cl, client_keep);
 	gw_replica_maybe_free(r);
 }
 
@@ -185,11 +196,8 @@ void gw_proxy_failed(struct gw_fwd *f, bool reached, bool timeout, const char *w
 	}
 	if (f->answered || !f->client) {
 		/* the answer was cut short: so is the client's connection */
-		struct gw_client *cl = f->client;
-		if (cl) {
-			cl->fwd = NULL;
-			gw_client_abort(cl);
-		}
+		if (f->client)
+			gh_conn_abort(f->client); /* its task (f) is forgotten there */
 		fwd_free(f);
 		return;
 	}

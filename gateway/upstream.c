@@ -14,9 +14,9 @@
 #include "gateway/gateway.h"
 #include "common/log.h"
 
-#define READ_SIZE 16384
+#define READ_SIZE	16384
 #define ANSWER_HEAD_MAX (64u << 10)
-#define CLIENT_BACKLOG (4u << 20) /* an answer's bytes a slow client may have waiting */
+#define CLIENT_BACKLOG	(4u << 20) /* an answer's bytes a slow client may have waiting */
 
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_write(evutil_socket_t fd, short what, void *arg);
@@ -49,8 +49,8 @@ static void conn_free(struct gw_conn *conn)
 		event_free(conn->ev_timer);
 	if (conn->fd >= 0)
 		close(conn->fd);
-	gw_buf_free(&conn->in);
-	gw_msg_free(&conn->resp);
+	gh_buf_free(&conn->in);
+	gh_msg_free(&conn->resp);
 	free(conn);
 }
 
@@ -73,7 +73,7 @@ static struct gw_conn *conn_new(struct gw_replica *r)
 		return NULL;
 	conn->r = r;
 	conn->fd = -1;
-	gw_msg_init(&conn->resp, HTTP_RESPONSE, ANSWER_HEAD_MAX, 0);
+	gh_msg_init(&conn->resp, HTTP_RESPONSE, ANSWER_HEAD_MAX, 0);
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	memset(&ss, 0, sizeof(ss));
@@ -141,7 +141,7 @@ void gw_conn_attach(struct gw_conn *conn, struct gw_fwd *f)
 	conn->fwd = f;
 	conn->sent = 0;
 	conn->interim = false;
-	gw_msg_next(&conn->resp);
+	gh_msg_next(&conn->resp);
 	conn->resp.skip_body = f->head;
 	if (!conn->connecting)
 		arm(conn, conn->r->svc->ctx->timeout_ms);
@@ -165,12 +165,12 @@ void gw_conn_flush(struct gw_conn *conn)
 	struct gw_fwd *f = conn->fwd;
 	if (conn->connecting || !f)
 		return;
-	size_t n = gw_buf_size(&f->out) - conn->sent;
+	size_t n = gh_buf_size(&f->out) - conn->sent;
 	if (!n) {
 		want_write(conn, false);
 		return;
 	}
-	ssize_t w = write(conn->fd, gw_buf_data(&f->out) + conn->sent, n);
+	ssize_t w = write(conn->fd, gh_buf_data(&f->out) + conn->sent, n);
 	if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
 		want_write(conn, true);
 		return;
@@ -182,7 +182,7 @@ void gw_conn_flush(struct gw_conn *conn)
 		return;
 	}
 	conn->sent += (size_t)w;
-	want_write(conn, conn->sent < gw_buf_size(&f->out));
+	want_write(conn, conn->sent < gh_buf_size(&f->out));
 }
 
 static void connected(struct gw_conn *conn)
@@ -239,21 +239,21 @@ void gw_conn_resume(struct gw_conn *conn)
 /* Parse what conn->in holds: the answer's head to the client, its body after it. */
 static void parse(struct gw_conn *conn, bool eof)
 {
-	struct gw_msg *m = &conn->resp;
+	struct gh_msg *m = &conn->resp;
 	while (conn->fwd) {
 		struct gw_fwd *f = conn->fwd;
-		size_t have = gw_buf_size(&conn->in);
+		size_t have = gh_buf_size(&conn->in);
 		if (!have && !eof)
 			return;
-		enum gw_msg_state before = m->state;
-		size_t used = gw_msg_feed(m, gw_buf_data(&conn->in), have);
-		gw_buf_consume(&conn->in, used);
-		if (m->state == GW_MSG_ERROR) {
+		enum gh_msg_state before = m->state;
+		size_t used = gh_msg_feed(m, gh_buf_data(&conn->in), have);
+		gh_buf_consume(&conn->in, used);
+		if (m->state == GH_MSG_ERROR) {
 			gp_debug("replica %s: bad answer: %s", conn->r->label, m->why);
 			fail(conn, true, false, "bad answer");
 			return;
 		}
-		if (m->state == GW_MSG_BODY && before != GW_MSG_BODY) { /* the head is whole */
+		if (m->state == GH_MSG_BODY && before != GH_MSG_BODY) { /* the head is whole */
 			if (m->p.status_code >= 100 && m->p.status_code < 200 &&
 			    m->p.status_code != 101) {
 				conn->interim = true; /* an interim answer (103): not relayed */
@@ -263,17 +263,17 @@ static void parse(struct gw_conn *conn, bool eof)
 			gw_proxy_head(f);
 			continue;
 		}
-		if (m->state == GW_MSG_DONE && conn->interim) {
+		if (m->state == GH_MSG_DONE && conn->interim) {
 			conn->interim = false;
-			gw_msg_next(m);
+			gh_msg_next(m);
 			m->skip_body = f->head;
 			continue;
 		}
-		if (m->state == GW_MSG_DONE) {
+		if (m->state == GH_MSG_DONE) {
 			/* a connection whose request was answered before it was all sent is
 			 * not used again */
-			bool keep = gw_msg_keep_alive(m) && !gw_buf_size(&conn->in) && !eof &&
-				    f->req_done;
+			bool keep =
+			    gh_msg_keep_alive(m) && !gh_buf_size(&conn->in) && !eof && f->req_done;
 			event_del(conn->ev_timer);
 			conn->fwd = NULL;
 			if (!keep)
@@ -287,9 +287,9 @@ static void parse(struct gw_conn *conn, bool eof)
 		}
 		if (!used)
 			return;
-		if (f->client && gw_buf_size(&f->client->out) > CLIENT_BACKLOG) {
-			gw_client_flush(f->client);
-			if (f->client && gw_buf_size(&f->client->out) > CLIENT_BACKLOG) {
+		if (f->client && gh_buf_size(gh_conn_out(f->client)) > CLIENT_BACKLOG) {
+			gh_conn_flush(f->client);
+			if (f->client && gh_buf_size(gh_conn_out(f->client)) > CLIENT_BACKLOG) {
 				conn->paused = true;
 				event_del(conn->ev_read);
 				return;
@@ -313,18 +313,18 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		gw_replica_maybe_free(r);
 		return;
 	}
-	ssize_t n = gw_buf_read(&conn->in, fd, READ_SIZE);
+	ssize_t n = gh_buf_read(&conn->in, fd, READ_SIZE);
 	if (n < 0 && errno != EAGAIN && errno != EINTR) {
 		fail(conn, conn->sent > 0, false, "connection reset");
 		return;
 	}
-	if (n < 0 && !gw_buf_size(&conn->in))
+	if (n < 0 && !gh_buf_size(&conn->in))
 		return;
 	/* else: the bytes held while the client's side was full (gw_conn_resume) */
 	if (n > 0)
 		arm(conn, conn->r->svc->ctx->timeout_ms);
-	struct gw_client *cl = conn->fwd->client;
+	gh_conn_t *cl = conn->fwd->client;
 	parse(conn, n == 0);
-	if (cl && !cl->closed)
-		gw_client_flush(cl);
+	if (cl)
+		gh_conn_flush(cl); /* nothing if it was closed meanwhile (freed on the next pass) */
 }

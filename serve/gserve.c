@@ -1,12 +1,10 @@
-/* gserve: the reference model server. Serves a trained MLP (model.h) over HTTP (evhttp):
+/* gserve: the reference model server. Serves a trained MLP (model.h) over HTTP (http/server.h,
+ * ggated's own HTTP library):
  * POST /v1/predict with {"inputs": [[...], ...]} answers the class probabilities; GET /health
  * answers 200 once the model is loaded; GET /v1/model its shape. Requests are batched: rows
  * wait until --max-batch rows are queued or the first has waited --max-wait-us, then one
  * sgemm per layer serves them all. CPU through OpenBLAS. */
-#include <errno.h>
-#include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -18,14 +16,21 @@
 #include "common/opt.h"
 #include "serve/model.h"
 #include "common/parse.h"
+#include "http/server.h"
 #include "serve/predict.h"
 
 /* OpenBLAS's own: one thread by default, so that replicas on one PC do not fight */
 void openblas_set_num_threads(int n);
 
+struct server;
+
+/* a POST /v1/predict: its body as it comes, then its rows waiting for a batch */
 struct waiting {
 	struct waiting *next;
-	struct evhttp_request *req;
+	struct server *s;
+	gh_conn_t *c; /* NULL: the client left; the rows are served and the answer dropped */
+	struct gh_buf body;
+	bool queued;
 	float *x;
 	size_t rows;
 };
@@ -42,95 +47,90 @@ struct server {
 	uint64_t requests, batches, rows_served, bad;
 };
 
-static void reply_text(struct evhttp_request *req, int code, const char *text)
+static void waiting_free(struct waiting *w)
 {
-	struct evbuffer *b = evbuffer_new();
-	if (b)
-		evbuffer_add_printf(b, "%s\n", text);
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-			  "text/plain; charset=utf-8");
-	evhttp_send_reply(req, code, NULL, b);
-	if (b)
-		evbuffer_free(b);
+	gh_buf_free(&w->body);
+	free(w->x);
+	free(w);
 }
 
-static void reply_error(struct evhttp_request *req, int code, const char *why)
+static void reply_text(gh_conn_t *c, int code, const char *text)
 {
-	struct evbuffer *b = evbuffer_new();
-	if (b) {
-		evbuffer_add_printf(b, "{\"error\":\"");
-		for (const char *p = why; *p; p++) /* the texts are ours: only quotes to escape */
-			evbuffer_add_printf(b, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-		evbuffer_add_printf(b, "\"}\n");
+	char buf[600];
+	int n = snprintf(buf, sizeof(buf), "%s\n", text);
+	gh_conn_answer(c, code, "text/plain; charset=utf-8", buf,
+		       n < 0			 ? 0
+		       : (size_t)n < sizeof(buf) ? (size_t)n
+						 : sizeof(buf) - 1);
+}
+
+static void reply_error(gh_conn_t *c, int code, const char *why)
+{
+	char buf[600];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "{\"error\":\"");
+	for (const char *p = why; *p && n < sizeof(buf) - 8; p++) {
+		if (*p == '"' || *p == '\\') /* the texts are ours: only quotes to escape */
+			buf[n++] = '\\';
+		buf[n++] = *p;
 	}
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-			  "application/json");
-	evhttp_send_reply(req, code, NULL, b);
-	if (b)
-		evbuffer_free(b);
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\"}\n");
+	gh_conn_answer(c, code, "application/json", buf, n);
 }
 
-static void free_js(const void *data, size_t len, void *arg)
-{
-	(void)len;
-	(void)arg;
-	free((void *)data);
-}
-
-/* Serve queued requests, up to max_batch rows at a time (a larger request alone). */
+/* Serve queued requests, up to max_batch rows at a time (a larger request alone). Each batch
+ * leaves the queue before it is answered: an answer lets its client's next (pipelined)
+ * request in, which may queue rows and flush again. */
 static void flush(struct server *s)
 {
 	uint32_t in = gs_model_inputs(s->model), k = gs_model_outputs(s->model);
 	while (s->head) {
 		size_t rows = 0, nreq = 0;
-		struct waiting *w = s->head;
+		struct waiting *w = s->head, *last = NULL;
 		for (; w && (nreq == 0 || rows + w->rows <= s->max_batch); w = w->next) {
 			rows += w->rows;
 			nreq++;
+			last = w;
 		}
+		struct waiting *batch = s->head;
+		s->head = last->next;
+		if (!s->head)
+			s->tail = &s->head;
+		last->next = NULL;
+		s->queued_rows -= rows;
 		float *x = malloc(rows * in * sizeof(float));
 		float *p = malloc(rows * k * sizeof(float));
 		size_t off = 0;
-		for (w = s->head; x && w && off < rows; w = w->next) {
+		for (w = batch; x && w; w = w->next) {
 			memcpy(x + off * in, w->x, w->rows * in * sizeof(float));
 			off += w->rows;
 		}
 		bool ok = x && p && gs_model_forward(s->model, x, rows, p) == 0;
 		s->batches++;
 		off = 0;
-		for (size_t i = 0; i < nreq; i++) {
-			w = s->head;
-			s->head = w->next;
-			if (ok) {
+		for (struct waiting *nx; batch; batch = nx) {
+			w = batch;
+			nx = w->next;
+			if (w->c && ok) {
 				size_t len;
 				char *js = gs_predict_encode(p + off * k, w->rows, k, &len);
-				if (js) {
-					struct evbuffer *b = evbuffer_new();
-					/* the buffer owns js from here: freed when sent */
-					if (!b ||
-					    evbuffer_add_reference(b, js, len, free_js, NULL) < 0)
-						free(js);
-					evhttp_add_header(evhttp_request_get_output_headers(w->req),
-							  "Content-Type", "application/json");
-					evhttp_send_reply(w->req, 200, "OK", b);
-					if (b)
-						evbuffer_free(b);
-				} else {
-					reply_error(w->req, 503, "out of memory");
-				}
-			} else {
-				reply_error(w->req, 503, "out of memory");
+				if (js)
+					gh_conn_answer(w->c, 200, "application/json", js, len);
+				else
+					reply_error(w->c, 503, "out of memory");
+				free(js);
+			} else if (w->c) {
+				reply_error(w->c, 503, "out of memory");
 			}
 			off += w->rows;
 			s->rows_served += w->rows;
-			s->queued_rows -= w->rows;
-			free(w->x);
-			free(w);
+			gh_conn_t *c = w->c;
+			waiting_free(w);
+			if (c)
+				gh_conn_next(c, true);
 		}
 		free(x);
 		free(p);
 	}
-	s->tail = &s->head;
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -142,26 +142,23 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	flush(s);
 }
 
-static void predict(struct server *s, struct evhttp_request *req)
+/* a POST /v1/predict is whole: its rows wait for a batch */
+static void predict(struct waiting *w)
 {
-	struct evbuffer *in = evhttp_request_get_input_buffer(req);
-	size_t len = evbuffer_get_length(in);
-	const char *body = (const char *)evbuffer_pullup(in, -1);
+	struct server *s = w->s;
 	gp_error_t err = {{0}};
-	struct waiting *w = calloc(1, sizeof(*w));
-	if (!w) {
-		reply_error(req, 503, "out of memory");
-		return;
-	}
-	if (gs_predict_decode(body ? body : "", len, gs_model_inputs(s->model), s->max_rows, &w->x,
+	if (gs_predict_decode(gh_buf_size(&w->body) ? gh_buf_data(&w->body) : "",
+			      gh_buf_size(&w->body), gs_model_inputs(s->model), s->max_rows, &w->x,
 			      &w->rows, &err) < 0) {
 		s->bad++;
-		free(w);
-		reply_error(req, 400, err.text);
+		reply_error(w->c, 400, err.text);
+		gh_conn_next(w->c, true);
+		waiting_free(w);
 		return;
 	}
+	gh_buf_free(&w->body);
 	s->requests++;
-	w->req = req;
+	w->queued = true;
 	*s->tail = w;
 	s->tail = &w->next;
 	s->queued_rows += w->rows;
@@ -178,22 +175,50 @@ static void predict(struct server *s, struct evhttp_request *req)
 	}
 }
 
-static void on_request(struct evhttp_request *req, void *arg)
+static void on_body(void *task, bool done)
+{
+	if (done)
+		predict(task);
+}
+
+static void on_gone(void *task)
+{
+	struct waiting *w = task;
+	w->c = NULL;
+	if (!w->queued)
+		waiting_free(w); /* its body never came whole */
+}
+
+static void on_head(gh_conn_t *c, void *arg)
 {
 	struct server *s = arg;
-	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
-	enum evhttp_cmd_type m = evhttp_request_get_command(req);
-	if (!path)
-		path = "";
-	if (strcmp(path, "/v1/predict") == 0) {
-		if (m != EVHTTP_REQ_POST) {
-			reply_error(req, 405, "use POST");
+	struct gh_msg *m = gh_conn_request(c);
+	const char *t = gh_buf_data(&m->target);
+	size_t tl = gh_buf_size(&m->target);
+	const char *q = memchr(t, '?', tl);
+	size_t pl = q ? (size_t)(q - t) : tl;
+#define PATH_IS(lit) (pl == sizeof(lit) - 1 && memcmp(t, lit, pl) == 0)
+	enum http_method meth = (enum http_method)m->p.method;
+	if (meth != HTTP_GET && meth != HTTP_HEAD && meth != HTTP_POST) {
+		reply_error(c, 405, "use GET or POST");
+	} else if (PATH_IS("/v1/predict")) {
+		if (meth != HTTP_POST) {
+			reply_error(c, 405, "use POST");
 			return;
 		}
-		predict(s, req);
-	} else if (strcmp(path, "/health") == 0) {
-		reply_text(req, 200, "ok");
-	} else if (strcmp(path, "/v1/model") == 0) {
+		struct waiting *w = calloc(1, sizeof(*w));
+		if (!w) {
+			reply_error(c, 503, "out of memory");
+			return;
+		}
+		w->s = s;
+		w->c = c;
+		m->out = &w->body;
+		m->out_frame = GH_FRAME_LENGTH; /* the body as it is */
+		gh_conn_take(c, w);
+	} else if (PATH_IS("/health")) {
+		reply_text(c, 200, "ok");
+	} else if (PATH_IS("/v1/model")) {
 		char buf[512];
 		snprintf(buf, sizeof(buf),
 			 "{\"layers\":\"%s\",\"inputs\":%u,\"outputs\":%u,\"max_batch\":%zu,"
@@ -203,11 +228,11 @@ static void on_request(struct evhttp_request *req, void *arg)
 			 gs_model_outputs(s->model), s->max_batch, s->max_wait_us,
 			 (unsigned long long)s->requests, (unsigned long long)s->batches,
 			 (unsigned long long)s->rows_served, (unsigned long long)s->bad);
-		reply_text(req, 200, buf);
+		reply_text(c, 200, buf);
 	} else {
-		reply_error(req, 404,
-			    "no such path (POST /v1/predict, GET /health, GET /v1/model)");
+		reply_error(c, 404, "no such path (POST /v1/predict, GET /health, GET /v1/model)");
 	}
+#undef PATH_IS
 }
 
 static void usage(FILE *f)
@@ -324,25 +349,21 @@ int main(int argc, char **argv)
 	s.max_rows = (size_t)rows;
 	s.max_wait_us = wait_us;
 	s.tail = &s.head;
-	struct evhttp *http;
-	if (!(s.base = event_base_new()) || !(http = evhttp_new(s.base)) ||
+	static const struct gh_handler h = {.head = on_head, .body = on_body, .gone = on_gone};
+	struct gh_limits lim = {
+	    .max_head = 16384, .max_body = max_body, .client_timeout_ms = (int)timeout};
+	gh_server_t *http = NULL;
+	if (!(s.base = event_base_new()) || !(http = gh_server_create(s.base, &h, &lim)) ||
 	    !(s.timer = evtimer_new(s.base, on_timer, &s))) {
 		gp_err("cannot make the event loop");
 		return 1;
 	}
-	evhttp_set_max_body_size(http, max_body);
-	evhttp_set_max_headers_size(http, 16384);
-	struct timeval tv = {timeout / 1000, (timeout % 1000) * 1000};
-	evhttp_set_timeout_tv(http, &tv);
-	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD);
-	evhttp_set_gencb(http, on_request, &s);
-	if (evhttp_bind_socket(http, addr, (uint16_t)port) < 0) {
-		gp_err("cannot listen on %s:%ld: %s", addr, port, strerror(errno));
+	if (gh_server_listen(http, addr, (uint16_t)port, &s) < 0)
 		return 1;
-	}
 	gp_info("model %s (%s) served on %s:%ld, batches of up to %ld rows, waiting up to %ld us",
 		model, gs_model_shape(s.model), addr, port, batch, wait_us);
 	event_base_dispatch(s.base);
+	gh_server_destroy(&http);
 	gs_model_destroy(&s.model);
 	return 0;
 }

@@ -9,18 +9,19 @@
 #include <strings.h>
 
 #include "tests/fuzz/fuzz.h"
-#include "gateway/msg.h"
+#include "http/msg.h"
 
 #define MAX_HEAD 2048
 #define MAX_BODY 4096
 
-static const char *const hop[] = {"connection:", "keep-alive:", "transfer-encoding:",
-				  "content-length:", "upgrade:", "te:", "trailer:", "expect:"};
+static const char *const hop[] = {
+    "connection:", "keep-alive:", "transfer-encoding:", "content-length:",
+    "upgrade:",	   "te:",	  "trailer:",		"expect:"};
 
-static void check_head(const struct gw_msg *m)
+static void check_head(const struct gh_msg *m)
 {
-	FUZZ_CHECK(gw_buf_size(&m->hdrs) + gw_buf_size(&m->target) <= m->max_head + 4);
-	const char *p = gw_buf_data(&m->hdrs), *end = p + gw_buf_size(&m->hdrs);
+	FUZZ_CHECK(gh_buf_size(&m->hdrs) + gh_buf_size(&m->target) <= m->max_head + 4);
+	const char *p = gh_buf_data(&m->hdrs), *end = p + gh_buf_size(&m->hdrs);
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		FUZZ_CHECK(nl && nl > p && nl[-1] == '\r'); /* whole lines only */
@@ -32,23 +33,23 @@ static void check_head(const struct gw_msg *m)
 }
 
 /* a chunked body as framed for the next hop, parsed back: its decoded size */
-static uint64_t unchunk(const struct gw_buf *b)
+static uint64_t unchunk(const struct gh_buf *b)
 {
 	static const char head[] = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
-	struct gw_msg m;
-	gw_msg_init(&m, HTTP_REQUEST, 1024, 0);
-	size_t u = gw_msg_feed(&m, head, sizeof(head) - 1);
-	u += gw_msg_feed(&m, head + u, sizeof(head) - 1 - u);
-	FUZZ_CHECK(m.state == GW_MSG_BODY);
-	size_t n = gw_buf_size(b), at = 0;
-	while (at < n && m.state == GW_MSG_BODY) {
-		size_t k = gw_msg_feed(&m, gw_buf_data(b) + at, n - at);
+	struct gh_msg m;
+	gh_msg_init(&m, HTTP_REQUEST, 1024, 0);
+	size_t u = gh_msg_feed(&m, head, sizeof(head) - 1);
+	u += gh_msg_feed(&m, head + u, sizeof(head) - 1 - u);
+	FUZZ_CHECK(m.state == GH_MSG_BODY);
+	size_t n = gh_buf_size(b), at = 0;
+	while (at < n && m.state == GH_MSG_BODY) {
+		size_t k = gh_msg_feed(&m, gh_buf_data(b) + at, n - at);
 		FUZZ_CHECK(k > 0);
 		at += k;
 	}
-	FUZZ_CHECK(m.state == GW_MSG_DONE && at == n);
+	FUZZ_CHECK(m.state == GH_MSG_DONE && at == n);
 	uint64_t got = m.body_bytes;
-	gw_msg_free(&m);
+	gh_msg_free(&m);
 	return got;
 }
 
@@ -60,52 +61,52 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *in = (const char *)data + 1;
 	size_t n = size - 1, at = 0;
 	size_t piece = (ctl >> 3) ? (size_t)(ctl >> 3) : n + 1;
-	struct gw_msg m;
-	gw_msg_init(&m, (ctl & 1) ? HTTP_RESPONSE : HTTP_REQUEST, MAX_HEAD, MAX_BODY);
-	struct gw_buf out = {0};
+	struct gh_msg m;
+	gh_msg_init(&m, (ctl & 1) ? HTTP_RESPONSE : HTTP_REQUEST, MAX_HEAD, MAX_BODY);
+	struct gh_buf out = {0};
 	int messages = 0;
 	while (at <= n && messages < 16) {
 		m.skip_body = (ctl & 2) && (ctl & 1);
 		size_t k = n - at < piece ? n - at : piece;
-		enum gw_msg_state before = m.state;
-		size_t used = gw_msg_feed(&m, in + at, k);
+		enum gh_msg_state before = m.state;
+		size_t used = gh_msg_feed(&m, in + at, k);
 		FUZZ_CHECK(used <= k);
 		at += used;
-		if (m.state == GW_MSG_ERROR) {
+		if (m.state == GH_MSG_ERROR) {
 			FUZZ_CHECK(m.status >= 400 && m.status < 600 && m.why);
 			break;
 		}
-		if (m.state == GW_MSG_BODY && before != GW_MSG_BODY) {
+		if (m.state == GH_MSG_BODY && before != GH_MSG_BODY) {
 			check_head(&m);
 			m.out = &out;
-			m.out_frame = (ctl & 4) ? GW_FRAME_CHUNKED : GW_FRAME_LENGTH;
+			m.out_frame = (ctl & 4) ? GH_FRAME_CHUNKED : GH_FRAME_LENGTH;
 			continue;
 		}
-		if (m.state == GW_MSG_DONE) {
+		if (m.state == GH_MSG_DONE) {
 			FUZZ_CHECK(m.max_body == 0 || m.body_bytes <= m.max_body);
-			if (m.out_frame == GW_FRAME_LENGTH)
-				FUZZ_CHECK(gw_buf_size(&out) == m.body_bytes);
+			if (m.out_frame == GH_FRAME_LENGTH)
+				FUZZ_CHECK(gh_buf_size(&out) == m.body_bytes);
 			else
 				FUZZ_CHECK(unchunk(&out) == m.body_bytes);
-			gw_buf_clear(&out);
-			gw_msg_next(&m);
+			gh_buf_clear(&out);
+			gh_msg_next(&m);
 			messages++;
-			if (!gw_msg_keep_alive(&m) && at == n)
+			if (!gh_msg_keep_alive(&m) && at == n)
 				break;
 			continue;
 		}
 		if (at == n) {
 			if (k == 0)
-				break; /* the close was fed */
-			gw_msg_feed(&m, NULL, 0); /* the peer closes */
-			if (m.state == GW_MSG_DONE)
+				break;		  /* the close was fed */
+			gh_msg_feed(&m, NULL, 0); /* the peer closes */
+			if (m.state == GH_MSG_DONE)
 				continue;
 			break;
 		}
 		/* a piece used in part without a stop is not possible */
 		FUZZ_CHECK(used == k);
 	}
-	gw_msg_free(&m);
-	gw_buf_free(&out);
+	gh_msg_free(&m);
+	gh_buf_free(&out);
 	return 0;
 }

@@ -4,9 +4,11 @@
 # host cut (its link down) under load: traffic routes around it within 2 s and the replica
 # count is back to 3 after the node timeout; scaled up, the new replica takes traffic; bad
 # requests (huge bodies and headers, slow and idle clients) get 4xx or a closed connection
-# while the others keep being served; metrics per service and replica; the set it knows
-# keeps being served, no GET failing, while gschedd is down, as it restarts and after; a
-# rolling update under load fails no GET.
+# while the others keep being served; HTTP/1.1 framing through it (a chunked upload, Expect:
+# 100-continue, HEAD, chunked and to-the-close answers, an HTTP/1.0 client, pipelining,
+# keep-alive) with a replica that echoes what it got; metrics per service and replica; the
+# set it knows keeps being served, no GET failing, while gschedd is down, as it restarts and
+# after; a rolling update under load fails no GET.
 # timeout: 420
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
@@ -125,7 +127,102 @@ good=0
 for _ in $(seq 20); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] && good=$((good + 1)); done
 is "$good" 20 "200 idle connections and a byte-a-second client: the others are still served"
 wait "$sp" 2>/dev/null
-diag "a byte-a-second client after 10 s: $(cat "$TEST_DIR/slow")"
+is "$(cat "$TEST_DIR/slow")" slow-closed "a byte-a-second client is closed (its head not whole within --client-timeout)"
+
+# -- HTTP/1.1 framing through the gateway: a replica that echoes what it got
+cat >"$WORK/echo.py" <<'PYEOF'
+import hashlib, http.server, json, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a):
+        pass
+    def body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            data = b""
+            while True:
+                n = int(self.rfile.readline().split(b";")[0], 16)
+                if n == 0:
+                    while self.rfile.readline() not in (b"\r\n", b""):
+                        pass
+                    return data, "chunked"
+                data += self.rfile.read(n)
+                self.rfile.read(2)
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0)), "length"
+    def do_POST(self):
+        data, how = self.body()
+        out = json.dumps({"len": len(data), "sha": hashlib.sha256(data).hexdigest(), "how": how,
+                          "xff": self.headers.get("X-Forwarded-For"),
+                          "conn": self.headers.get("Connection"),
+                          "expect": self.headers.get("Expect")}, sort_keys=True).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+    do_PUT = do_POST
+    def do_HEAD(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "12345")
+        self.end_headers()
+    def do_GET(self):
+        if self.path == "/chunked":
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for part in (b"alpha-", b"beta-", b"gamma"):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        if self.path == "/eof":
+            self.send_response(200)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(b"to-the-close")
+            self.close_connection = True
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", "3")
+        self.end_headers()
+        self.wfile.write(b"ok" + self.path[-1:].encode())
+http.server.ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), H).serve_forever()
+PYEOF
+chmod 644 "$WORK/echo.py"
+echo_svc=$(submit --service --replicas 1 --port 8090 --health-path /ok -J echo -- /bin/sh -c "exec python3 $WORK/echo.py \$GPOOL_PORT" 2>/dev/null)
+wait_ready "$echo_svc" 1 30 || fail "the echo service runs" "$(replicas "$echo_svc")"
+echo_up() { curl -s -m 2 "http://$GW/metrics" | grep -c '^ggated_replica_healthy{service="echo".*} 1$'; }
+wait_eq 10 1 echo_up
+E=http://$GW/svc/echo
+head -c 300000 /dev/urandom >"$TEST_DIR/up"
+sha=$(sha256sum <"$TEST_DIR/up" | cut -d' ' -f1)
+got=$(curl -s -m 5 -H 'Transfer-Encoding: chunked' --data-binary @"$TEST_DIR/up" "$E/up")
+like "$got" "\"how\": \"chunked\", \"len\": 300000, \"sha\": \"$sha\"" "a chunked upload arrives whole, chunked ($got)"
+like "$got" '"conn": null, "expect": null' "hop-by-hop headers and Expect are not forwarded"
+like "$got" '"xff": "127\.0\.0\.1"' "X-Forwarded-For names the client"
+t=$(curl -s -o "$TEST_DIR/exp" -m 5 -w '%{time_total}' --data-binary @"$TEST_DIR/up" "$E/up")
+like "$(cat "$TEST_DIR/exp")" "\"how\": \"length\", \"len\": 300000, \"sha\": \"$sha\"" "a 300 KB POST with Expect: 100-continue arrives whole"
+like "$t" '^0\.' "and curl did not wait for the continue ($t s)"
+like "$(curl -s -m 3 -I "$E/x" | tr -d '\r')" 'Content-Length: 12345' "HEAD: the replica's Content-Length, no body awaited"
+is "$(curl -s -m 3 "$E/chunked")" alpha-beta-gamma "a chunked answer"
+like "$(curl -s -m 3 -D - "$E/chunked" | tr -d '\r')" 'Transfer-Encoding: chunked' "streamed to the client chunked"
+is "$(curl -s -m 3 "$E/eof")" to-the-close "an answer that runs to the replica's close"
+is "$(curl -s -m 3 -0 "$E/eof")" to-the-close "and to an HTTP/1.0 client"
+pipe=$("$PY" - "$GW" <<'PYEOF'
+import socket, sys
+host, port = sys.argv[1].split(":")
+s = socket.create_connection((host, int(port)), timeout=3)
+s.sendall(b"GET /svc/echo/a HTTP/1.1\r\nHost: x\r\n\r\nGET /svc/echo/b HTTP/1.1\r\nHost: x\r\n\r\n"
+          b"GET /svc/echo/c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+data = b""
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    data += d
+print(data.count(b"HTTP/1.1 200"), b"".join(l[:3] for l in data.split(b"\r\n\r\n")[1:]).decode())
+PYEOF
+)
+is "$pipe" "3 okaokbokc" "three pipelined requests answered in order, the connection closed after the last"
+n=$(curl -s -m 3 -o /dev/null -o /dev/null -w '%{num_connects}\n' "$E/1" "$E/2" | paste -sd' ')
+is "$n" "1 0" "the client's connection is kept alive between requests"
 
 # -- metrics
 m=$(curl -s -m 2 "http://$GW/metrics")

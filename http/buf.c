@@ -1,5 +1,5 @@
 /* buf.c: byte buffers (see buf.h). */
-#include "gateway/buf.h"
+#include "http/buf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int gw_buf_reserve(struct gw_buf *b, size_t n)
+int gh_buf_reserve(struct gh_buf *b, size_t n)
 {
 	if (b->cap - b->len >= n)
 		return 0;
@@ -35,18 +35,18 @@ int gw_buf_reserve(struct gw_buf *b, size_t n)
 	return 0;
 }
 
-int gw_buf_add(struct gw_buf *b, const void *d, size_t n)
+int gh_buf_add(struct gh_buf *b, const void *d, size_t n)
 {
 	if (!n)
 		return 0;
-	if (gw_buf_reserve(b, n) < 0)
+	if (gh_buf_reserve(b, n) < 0)
 		return -1;
 	memcpy(b->p + b->len, d, n);
 	b->len += n;
 	return 0;
 }
 
-int gw_buf_printf(struct gw_buf *b, const char *fmt, ...)
+int gh_buf_printf(struct gh_buf *b, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -58,7 +58,7 @@ int gw_buf_printf(struct gw_buf *b, const char *fmt, ...)
 		b->len += (size_t)n;
 		return 0;
 	}
-	if (gw_buf_reserve(b, (size_t)n + 1) < 0)
+	if (gh_buf_reserve(b, (size_t)n + 1) < 0)
 		return -1;
 	va_start(ap, fmt);
 	vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
@@ -67,27 +67,27 @@ int gw_buf_printf(struct gw_buf *b, const char *fmt, ...)
 	return 0;
 }
 
-void gw_buf_consume(struct gw_buf *b, size_t n)
+void gh_buf_consume(struct gh_buf *b, size_t n)
 {
 	b->off += n;
 	if (b->off >= b->len)
 		b->off = b->len = 0;
 }
 
-void gw_buf_clear(struct gw_buf *b)
+void gh_buf_clear(struct gh_buf *b)
 {
 	b->off = b->len = 0;
 }
 
-void gw_buf_free(struct gw_buf *b)
+void gh_buf_free(struct gh_buf *b)
 {
 	free(b->p);
 	memset(b, 0, sizeof(*b));
 }
 
-ssize_t gw_buf_read(struct gw_buf *b, int fd, size_t max)
+ssize_t gh_buf_read(struct gh_buf *b, int fd, size_t max)
 {
-	if (gw_buf_reserve(b, max) < 0)
+	if (gh_buf_reserve(b, max) < 0)
 		return -1;
 	ssize_t n = read(fd, b->p + b->len, max);
 	if (n > 0)
@@ -95,12 +95,12 @@ ssize_t gw_buf_read(struct gw_buf *b, int fd, size_t max)
 	return n;
 }
 
-ssize_t gw_buf_write(struct gw_buf *b, int fd)
+ssize_t gh_buf_write(struct gh_buf *b, int fd)
 {
-	if (!gw_buf_size(b))
+	if (!gh_buf_size(b))
 		return 0;
-	ssize_t n = write(fd, gw_buf_data(b), gw_buf_size(b));
+	ssize_t n = write(fd, gh_buf_data(b), gh_buf_size(b));
 	if (n > 0)
-		gw_buf_consume(b, (size_t)n);
+		gh_buf_consume(b, (size_t)n);
 	return n;
 }

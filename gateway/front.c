@@ -1,0 +1,129 @@
+/* front.c: ggated's side toward clients (http/server.h does the connections): what a request
+ * head on one of its addresses means. /svc/NAME/... and a --service-port's requests go to a
+ * replica (proxy.c); /metrics and /-/health are answered here, and so is anything else
+ * (404). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/gateway.h"
+#include "gateway/route.h"
+#include "common/log.h"
+
+struct front {
+	struct gw_ctx *c;
+	char name[257]; /* a --service-port's service, "" for the main address */
+};
+
+void gw_answer_error(gh_conn_t *cl, int status, const char *why)
+{
+	char text[320];
+	int n = snprintf(text, sizeof(text), "ggated: %s\n", why);
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1;
+	gh_conn_answer(cl, status, "text/plain; charset=utf-8", text, len);
+}
+
+static void refuse(struct gw_ctx *c, gh_conn_t *cl, int status, const char *why)
+{
+	c->bad_requests++;
+	gw_answer_error(cl, status, why);
+}
+
+static void on_head(gh_conn_t *cl, void *arg)
+{
+	struct front *fr = arg;
+	struct gw_ctx *c = fr->c;
+	struct gh_msg *m = gh_conn_request(cl);
+	if (!gh_msg_allowed(m)) {
+		refuse(c, cl, 405, "method not allowed");
+		return;
+	}
+	if (gh_buf_add(&m->target, "", 1) < 0) {
+		gw_answer_error(cl, 503, "out of memory");
+		return;
+	}
+	m->target.len--; /* NUL-terminated, not counted */
+	const char *target = gh_buf_data(&m->target);
+	if (target[0] != '/') {
+		refuse(c, cl, 404, "bad request target");
+		return;
+	}
+	struct gw_service *s = NULL;
+	struct gw_route rt = {0};
+	if (fr->name[0]) {
+		if (!(s = gw_service_find(c, fr->name, strlen(fr->name)))) {
+			gw_answer_error(cl, 503, "service not known (yet)");
+			return;
+		}
+	} else {
+		switch (gw_route_parse(target, &rt)) {
+		case GW_ROUTE_METRICS: {
+			size_t n;
+			char *t = gw_metrics_text(c, &n);
+			if (t)
+				gh_conn_answer(cl, 200, "text/plain; version=0.0.4; charset=utf-8",
+					       t, n);
+			else
+				gw_answer_error(cl, 503, "out of memory");
+			free(t);
+			return;
+		}
+		case GW_ROUTE_HEALTH:
+			gh_conn_answer(cl, 200, NULL, "", 0);
+			return;
+		case GW_ROUTE_SERVICE:
+			if ((s = gw_service_find(c, rt.name, rt.name_len)))
+				break;
+			gw_route_release(&rt);
+			refuse(c, cl, 404, "no such service");
+			return;
+		default:
+			refuse(c, cl, 404, rt.why);
+			return;
+		}
+		target = rt.target;
+	}
+	if (gw_proxy_start(c, cl, s, target) < 0)
+		gw_answer_error(cl, 503, "out of memory");
+	gw_route_release(&rt);
+}
+
+static void on_body(void *task, bool done)
+{
+	gw_proxy_more(task, done);
+}
+
+static void on_gone(void *task)
+{
+	gw_proxy_client_gone(task);
+}
+
+static void on_drained(void *task)
+{
+	gw_proxy_drained(task);
+}
+
+int gw_front_listen(struct gw_ctx *c, const char *addr, uint16_t port, const char *service)
+{
+	if (!c->http) {
+		static const struct gh_handler h = {
+		    .head = on_head, .body = on_body, .gone = on_gone, .drained = on_drained};
+		struct gh_limits lim = {.max_head = c->max_headers,
+					.max_body = c->max_body,
+					.client_timeout_ms = c->client_timeout_ms};
+		if (!(c->http = gh_server_create(c->base, &h, &lim)))
+			return -1;
+	}
+	struct front *fr = calloc(1, sizeof(*fr));
+	if (!fr)
+		return -1;
+	fr->c = c;
+	snprintf(fr->name, sizeof(fr->name), "%s", service ? service : "");
+	if (gh_server_listen(c->http, addr, port, fr) < 0) {
+		free(fr);
+		return -1;
+	}
+	gp_info("listening on %s:%u%s%s", addr, port, service ? " for service " : "",
+		service ? service : "");
+	return 0;
+}

@@ -1,0 +1,521 @@
+/* server.c: HTTP/1.1 server connections (see server.h). */
+#include "http/server.h"
+
+#include <errno.h>
+#include <event2/listener.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+#define READ_SIZE    16384
+#define LINGER_MS    2000
+#define PIPELINE_MAX (64u << 10) /* bytes read ahead of the request being answered */
+
+struct listener {
+	struct listener *next;
+	gh_server_t *s;
+	struct evconnlistener *lev;
+	struct event *ev_retry;
+	void *arg;
+};
+
+struct gh_server {
+	struct event_base *base;
+	struct gh_handler h;
+	struct gh_limits lim;
+	struct listener *listeners;
+	gh_conn_t *conns; /* every open connection (destroy closes them) */
+	uint64_t bad;	  /* requests refused as malformed or over a limit */
+};
+
+struct gh_conn {
+	gh_conn_t *prev, *next;
+	gh_server_t *s;
+	void *arg; /* the listener's */
+	int fd;
+	char peer[64];
+	bool writing, close_after, closed;
+	bool lingering;	  /* written all, shut for writing, the client's last bytes drained */
+	bool in_process;  /* its requests are being parsed (process) */
+	bool read_paused; /* read interest off: a pipelining client is far ahead */
+	bool dispatched;  /* the request being read has been given to the handler */
+	bool started;	  /* its answer has begun (gh_conn_started) */
+	struct event *ev_read, *ev_write, *ev_timer;
+	struct gh_buf in, out;
+	struct gh_msg req;
+	void *task; /* the handler's, for the request taken */
+};
+
+static const struct {
+	int status;
+	const char *reason;
+} reasons[] = {
+    {100, "Continue"},
+    {200, "OK"},
+    {400, "Bad Request"},
+    {404, "Not Found"},
+    {405, "Method Not Allowed"},
+    {408, "Request Timeout"},
+    {413, "Content Too Large"},
+    {431, "Request Header Fields Too Large"},
+    {500, "Internal Server Error"},
+    {501, "Not Implemented"},
+    {502, "Bad Gateway"},
+    {503, "Service Unavailable"},
+    {504, "Gateway Timeout"},
+    {505, "HTTP Version Not Supported"},
+};
+
+const char *gh_reason(int status)
+{
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (reasons[i].status == status)
+			return reasons[i].reason;
+	return "Unknown";
+}
+
+struct gh_msg *gh_conn_request(gh_conn_t *c)
+{
+	return &c->req;
+}
+
+const char *gh_conn_peer(const gh_conn_t *c)
+{
+	return c->peer;
+}
+
+struct gh_buf *gh_conn_out(gh_conn_t *c)
+{
+	return &c->out;
+}
+
+int gh_conn_minor(const gh_conn_t *c)
+{
+	return c->req.p.http_major >= 1 ? c->req.p.http_minor : 0;
+}
+
+void gh_conn_take(gh_conn_t *c, void *task)
+{
+	c->task = task;
+}
+
+void gh_conn_started(gh_conn_t *c)
+{
+	c->started = true;
+}
+
+static void arm(gh_conn_t *c, int ms)
+{
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+	event_add(c->ev_timer, &tv);
+}
+
+static void want_write(gh_conn_t *c, bool on)
+{
+	if (on == c->writing)
+		return;
+	c->writing = on;
+	if (on)
+		event_add(c->ev_write, NULL);
+	else
+		event_del(c->ev_write);
+}
+
+static void conn_free(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	gh_conn_t *c = arg;
+	gh_buf_free(&c->in);
+	gh_buf_free(&c->out);
+	gh_msg_free(&c->req);
+	free(c);
+}
+
+static void conn_close(gh_conn_t *c, bool notify)
+{
+	if (c->closed)
+		return;
+	c->closed = true;
+	void *task = c->task;
+	c->task = NULL;
+	c->req.out = NULL;
+	if (task && notify)
+		c->s->h.gone(task);
+	event_free(c->ev_read);
+	event_free(c->ev_write);
+	event_free(c->ev_timer);
+	close(c->fd);
+	c->fd = -1;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		c->s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	/* freed on the next pass: callers up the stack may still look at c->closed */
+	struct timeval zero = {0, 0};
+	if (event_base_once(c->s->base, -1, EV_TIMEOUT, conn_free, c, &zero) < 0)
+		gp_warn("cannot free a client connection: leaked");
+}
+
+void gh_conn_abort(gh_conn_t *c)
+{
+	conn_close(c, false);
+}
+
+/* Everything is written and the connection ends: drained a while if the client may still be
+ * sending, else closed. */
+static void finish(gh_conn_t *c)
+{
+	if (c->req.state == GH_MSG_BODY || c->req.state == GH_MSG_HEAD || gh_buf_size(&c->in)) {
+		if (shutdown(c->fd, SHUT_WR) == 0) {
+			c->lingering = true;
+			gh_buf_clear(&c->in);
+			arm(c, LINGER_MS);
+			return;
+		}
+	}
+	conn_close(c, true);
+}
+
+void gh_conn_flush(gh_conn_t *c)
+{
+	if (c->closed || c->lingering)
+		return;
+	if (gh_buf_size(&c->out)) {
+		ssize_t w = gh_buf_write(&c->out, c->fd);
+		if (w < 0 && errno != EAGAIN && errno != EINTR) {
+			conn_close(c, true);
+			return;
+		}
+	}
+	if (gh_buf_size(&c->out)) {
+		want_write(c, true);
+		return;
+	}
+	want_write(c, false);
+	if (c->close_after) {
+		finish(c);
+		return;
+	}
+	if (c->task && c->s->h.drained)
+		c->s->h.drained(c->task);
+}
+
+void gh_conn_answer(gh_conn_t *c, int status, const char *ctype, const char *body, size_t len)
+{
+	struct gh_msg *m = &c->req;
+	/* a body still on its way: the connection ends after the answer */
+	bool body_pending = m->state == GH_MSG_ERROR || m->state == GH_MSG_HEAD ||
+			    (m->state == GH_MSG_BODY && m->in != GH_FRAME_NONE);
+	bool keep = !c->close_after && !body_pending && gh_msg_keep_alive(m);
+	if (!keep)
+		c->close_after = true;
+	int rc = gh_buf_printf(
+	    &c->out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n", status,
+	    gh_reason(status), ctype ? ctype : "text/plain", len,
+	    !keep		    ? "Connection: close\r\n"
+	    : gh_conn_minor(c) == 0 ? "Connection: keep-alive\r\n"
+				    : "");
+	if (rc == 0 && m->p.method != HTTP_HEAD)
+		rc = gh_buf_add(&c->out, body, len);
+	if (rc < 0)
+		conn_close(c, true);
+}
+
+static void process(gh_conn_t *c);
+
+void gh_conn_next(gh_conn_t *c, bool keep)
+{
+	c->task = NULL;
+	c->req.out = NULL;
+	if (c->closed)
+		return;
+	if (!keep)
+		c->close_after = true;
+	gh_conn_flush(c);
+	if (c->closed || c->lingering || c->in_process)
+		return;
+	if (!c->close_after)
+		arm(c, c->s->lim.client_timeout_ms);
+	if (c->read_paused) {
+		c->read_paused = false;
+		event_add(c->ev_read, NULL);
+	}
+	if (gh_buf_size(&c->in)) {
+		process(c);
+		gh_conn_flush(c);
+	}
+}
+
+static void error_answer(gh_conn_t *c, int status, const char *why)
+{
+	char text[256];
+	int n = snprintf(text, sizeof(text), "%s\n", why);
+	gh_conn_answer(c, status, "text/plain; charset=utf-8", text,
+		       n < 0			  ? 0
+		       : (size_t)n < sizeof(text) ? (size_t)n
+						  : sizeof(text) - 1);
+}
+
+static void process(gh_conn_t *c)
+{
+	struct gh_msg *m = &c->req;
+	c->in_process = true;
+	while (!c->closed && !c->close_after) {
+		if (m->state == GH_MSG_DONE) {
+			if (c->task)
+				break; /* the next request waits for this one's answer */
+			gh_msg_next(m);
+			c->dispatched = false;
+			c->started = false;
+		}
+		size_t have = gh_buf_size(&c->in);
+		if (!have)
+			break;
+		enum gh_msg_state before = m->state;
+		size_t used = gh_msg_feed(m, gh_buf_data(&c->in), have);
+		gh_buf_consume(&c->in, used);
+		if (m->state == GH_MSG_ERROR) {
+			c->s->bad++;
+			void *task = c->task;
+			c->task = NULL;
+			m->out = NULL;
+			if (task)
+				c->s->h.gone(task); /* its request will never be whole */
+			if (c->started) {
+				conn_close(c, false); /* an answer half sent: cut short */
+				break;
+			}
+			error_answer(c, m->status, m->why);
+			break;
+		}
+		if (m->state == GH_MSG_BODY && !c->dispatched) {
+			c->dispatched = true;
+			c->s->h.head(c, c->arg);
+			continue;
+		}
+		if (m->state == GH_MSG_BODY && used)
+			arm(c, c->s->lim.client_timeout_ms); /* the body keeps coming */
+		bool done = m->state == GH_MSG_DONE && before != GH_MSG_DONE;
+		if (done && !c->task)
+			arm(c, c->s->lim.client_timeout_ms); /* answered already: idle again */
+		if (done && c->task)
+			event_del(c->ev_timer); /* the handler's time now */
+		if (c->task && (used || done))
+			c->s->h.body(c->task, done);
+		if (!used)
+			break;
+	}
+	c->in_process = false;
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	gh_conn_t *c = arg;
+	if (c->closed)
+		return;
+	if (c->lingering) {
+		char junk[READ_SIZE];
+		ssize_t n = read(fd, junk, sizeof(junk));
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			conn_close(c, true);
+		return;
+	}
+	ssize_t n = gh_buf_read(&c->in, fd, READ_SIZE);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		/* the client left (or shut its side: nothing more can come) */
+		conn_close(c, true);
+		return;
+	}
+	if (n < 0)
+		return;
+	process(c);
+	if (c->closed)
+		return;
+	if (c->task && c->req.state == GH_MSG_DONE && gh_buf_size(&c->in) > PIPELINE_MAX) {
+		c->read_paused = true; /* read on once this one is answered */
+		event_del(c->ev_read);
+	}
+	gh_conn_flush(c);
+}
+
+static void on_write(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	gh_conn_flush(arg);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	gh_conn_t *c = arg;
+	if (c->closed)
+		return;
+	if (c->task && c->req.state == GH_MSG_DONE && !c->lingering)
+		return;	     /* the handler's time */
+	conn_close(c, true); /* silent too long, or drained long enough */
+}
+
+/* A connected socket becomes one of s's connections (0 / -1, fd closed). */
+static int adopt(gh_server_t *s, int fd, const struct sockaddr *sa, void *arg)
+{
+	gh_conn_t *c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return -1;
+	}
+	c->s = s;
+	c->arg = arg;
+	c->fd = fd;
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, c->peer,
+			  sizeof(c->peer));
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, c->peer,
+			  sizeof(c->peer));
+	gh_msg_init(&c->req, HTTP_REQUEST, s->lim.max_head, s->lim.max_body);
+	c->ev_read = event_new(s->base, fd, EV_READ | EV_PERSIST, on_read, c);
+	c->ev_write = event_new(s->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
+	c->ev_timer = event_new(s->base, -1, 0, on_timer, c);
+	if (!c->ev_read || !c->ev_write || !c->ev_timer || event_add(c->ev_read, NULL) < 0) {
+		if (c->ev_read)
+			event_free(c->ev_read);
+		if (c->ev_write)
+			event_free(c->ev_write);
+		if (c->ev_timer)
+			event_free(c->ev_timer);
+		gh_msg_free(&c->req);
+		free(c);
+		close(fd);
+		return -1;
+	}
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	arm(c, s->lim.client_timeout_ms);
+	return 0;
+}
+
+int gh_server_adopt(gh_server_t *s, int fd, void *arg)
+{
+	return adopt(s, fd, NULL, arg);
+}
+
+static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
+		      int salen, void *arg)
+{
+	(void)lev;
+	(void)salen;
+	struct listener *l = arg;
+	adopt(l->s, fd, sa, l->arg);
+}
+
+static void retry_accept(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct listener *l = arg;
+	evconnlistener_enable(l->lev);
+}
+
+/* accept failed (out of descriptors): a pause instead of a busy loop */
+static void on_accept_error(struct evconnlistener *lev, void *arg)
+{
+	struct listener *l = arg;
+	gp_warn("cannot accept a connection: %s", strerror(errno));
+	evconnlistener_disable(lev);
+	struct timeval tv = {0, 100000};
+	event_add(l->ev_retry, &tv);
+}
+
+uint64_t gh_server_bad_requests(const gh_server_t *s)
+{
+	return s->bad;
+}
+
+gh_server_t *gh_server_create(struct event_base *base, const struct gh_handler *h,
+			      const struct gh_limits *lim)
+{
+	gh_server_t *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->base = base;
+	s->h = *h;
+	s->lim = *lim;
+	return s;
+}
+
+void gh_server_destroy(gh_server_t **sp)
+{
+	gh_server_t *s = *sp;
+	if (!s)
+		return;
+	while (s->listeners) {
+		struct listener *l = s->listeners;
+		s->listeners = l->next;
+		evconnlistener_free(l->lev);
+		event_free(l->ev_retry);
+		free(l);
+	}
+	while (s->conns)
+		conn_close(s->conns, true);
+	free(s);
+	*sp = NULL;
+}
+
+int gh_server_listen(gh_server_t *s, const char *addr, uint16_t port, void *arg)
+{
+	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+				 .ai_socktype = SOCK_STREAM},
+			*ai = NULL;
+	char ps[8];
+	snprintf(ps, sizeof(ps), "%u", port);
+	int gai = getaddrinfo(addr, ps, &hints, &ai);
+	if (gai != 0) {
+		gp_err("cannot listen on %s:%u: %s", addr, port, gai_strerror(gai));
+		return -1;
+	}
+	struct listener *l = calloc(1, sizeof(*l));
+	if (!l) {
+		freeaddrinfo(ai);
+		return -1;
+	}
+	l->s = s;
+	l->arg = arg;
+	l->lev = evconnlistener_new_bind(s->base, on_accept, l,
+					 LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+					     LEV_OPT_CLOSE_ON_EXEC,
+					 4096, ai->ai_addr, (int)ai->ai_addrlen);
+	freeaddrinfo(ai);
+	l->ev_retry = event_new(s->base, -1, 0, retry_accept, l);
+	if (!l->lev || !l->ev_retry) {
+		gp_err("cannot listen on %s:%u: %s", addr, port, strerror(errno));
+		if (l->lev)
+			evconnlistener_free(l->lev);
+		if (l->ev_retry)
+			event_free(l->ev_retry);
+		free(l);
+		return -1;
+	}
+	evconnlistener_set_error_cb(l->lev, on_accept_error);
+	/* accepted sockets inherit it: an answer leaves as soon as it is written */
+	int one = 1;
+	setsockopt(evconnlistener_get_fd(l->lev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	l->next = s->listeners;
+	s->listeners = l;
+	return 0;
+}
