@@ -18,7 +18,7 @@ static inline size_t gh_buf_size(const struct gh_buf *b)
 }
 static inline const char *gh_buf_data(const struct gh_buf *b)
 {
-	return b->p + b->off;
+	return b->p ? b->p + b->off : ""; /* never NULL + 0 */
 }
 /* room for n more bytes at the end (the consumed front moved out first); 0 / -1 ENOMEM */
 int gh_buf_reserve(struct gh_buf *b, size_t n);

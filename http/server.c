@@ -226,7 +226,9 @@ void gh_conn_answer(gh_conn_t *c, int status, const char *ctype, const char *bod
 	    !keep		    ? "Connection: close\r\n"
 	    : gh_conn_minor(c) == 0 ? "Connection: keep-alive\r\n"
 				    : "");
-	if (rc == 0 && m->p.method != HTTP_HEAD)
+	/* no body to HEAD; a request refused unparsed may have looked like one ("H..."): it gets
+	 * the body, and the connection closes after it */
+	if (rc == 0 && (m->p.method != HTTP_HEAD || m->state == GH_MSG_ERROR))
 		rc = gh_buf_add(&c->out, body, len);
 	if (rc < 0)
 		conn_close(c, true);
