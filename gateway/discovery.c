@@ -59,7 +59,9 @@ static void *run(void *arg)
 			Gpool__Msg m = GPOOL__MSG__INIT;
 			m.m_case = GPOOL__MSG__M_SERVICE_QUERY;
 			m.service_query = &q;
+			struct gw_report *mine = gw_report_take(c, &q);
 			Gpool__Msg *rep = gp_client_call(cl, &m, 2000, &err);
+			gw_report_free(mine);
 			if (rep && rep->m_case == GPOOL__MSG__M_SERVICE_QUERY_REPLY)
 				snap = gw_snap_of(rep->service_query_reply, numeric);
 			else if (rep && rep->m_case == GPOOL__MSG__M_ERROR)

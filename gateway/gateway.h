@@ -16,6 +16,7 @@
  *                failed poll keeps the set the loop knows
  *   snap.c       an answer as the loop's snapshot: every replica listed, ready or not
  *   metrics.c    counters and latency histograms, served as Prometheus text at /metrics
+ *   report.c     the replicas' health and request counts, sent to gschedd with each poll
  *   ggated.c     options, listeners, the loop
  */
 #ifndef GPOOL_GATEWAY_H
@@ -165,6 +166,9 @@ struct gw_ctx {
 	struct event *ev_health;
 	struct gw_stats total;
 	uint64_t bad_requests; /* refused before any service was chosen */
+	/* loop -> discovery: the latest report on the replicas (report.c), swapped atomically */
+	struct gw_report *report;
+	char gateway_name[128]; /* "host:port": who reports */
 };
 
 /* pool.c */
@@ -229,6 +233,15 @@ void gw_answer_error(gh_conn_t *cl, int status, const char *why);
 void gw_stats_observe(struct gw_stats *s, double sec);
 /* The metrics as Prometheus text (NULL: out of memory); the caller frees it. */
 char *gw_metrics_text(struct gw_ctx *c, size_t *len);
+
+/* report.c */
+struct gw_report;
+/* The loop's side: a report of every replica known, left for the next poll. */
+void gw_report_publish(struct gw_ctx *c);
+/* The discovery thread's side: the latest report (NULL: none new) put into q; free it with
+ * gw_report_free after the call. */
+struct gw_report *gw_report_take(struct gw_ctx *c, Gpool__ServiceQuery *q);
+void gw_report_free(struct gw_report *rep);
 
 /* discovery.c */
 int gw_discovery_start(struct gw_ctx *c, const char *config, gp_error_t *err);

@@ -231,6 +231,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < npm; i++)
 		if (gw_front_listen(&c, listen_addr, pm[i].port, pm[i].name) < 0)
 			return 1;
+	char host[64] = "";
+	gethostname(host, sizeof(host) - 1);
+	snprintf(c.gateway_name, sizeof(c.gateway_name), "%s:%d", host, listen_port);
 	gp_error_t err = {{0}};
 	if (gw_discovery_start(&c, config, &err) < 0) {
 		gp_err("%s", err.text);

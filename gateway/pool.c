@@ -358,6 +358,7 @@ void gw_health_tick(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	struct gw_ctx *c = arg;
 	int64_t now = gw_now_ms();
+	gw_report_publish(c); /* what the last period saw, for gschedd */
 	for (struct gw_service *s = c->svcs; s; s = s->next)
 		for (struct gw_replica *r = s->reps; r; r = r->next) {
 			if (s->health_path[0])

@@ -23,6 +23,7 @@
 #include "scheduler/settings.h"
 #include "scheduler/service.h"
 #include "scheduler/store.h"
+#include "scheduler/svcreport.h"
 #include "common/u64map.h"
 #include "common/util.h"
 #include "scheduler/retention.h"
@@ -237,6 +238,7 @@ int main(int argc, char **argv)
 	output_destroy(&s.output);
 	rdv_destroy(&s.rdv);
 	jobs_destroy(&s.jobs);
+	svcrep_destroy(&s.svcrep);
 	nodes_destroy(&s.nodes);
 	gp_u64map_destroy(&s.running);
 	gp_auth_destroy(&s.auth);

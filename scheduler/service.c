@@ -15,6 +15,7 @@
 #include "scheduler/output.h"
 #include "common/parse.h"
 #include "scheduler/store.h"
+#include "scheduler/svcreport.h"
 #include "common/util.h"
 
 /* A service's replica set: slot i holds the id of replica i's job (0: none). */
@@ -515,6 +516,8 @@ static void replica_fill(struct gsched *s, Gpool__ReplicaInfo *ri, const struct 
 	} else {
 		ri->node = ri->addr = "";
 	}
+	ri->gateways = svcrep_get(s->svcrep, j->id, ri->restarts, gp_mono_ms(), &ri->health,
+				  &ri->requests);
 }
 
 /* The replicas of svc, in index order, into a freshly allocated array. */
@@ -575,6 +578,14 @@ void client_service_query(struct req *r)
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many services asked");
 		return;
 	}
+	if (q->n_reports > 4096) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many replica reports");
+		return;
+	}
+	if (q->n_reports && !s->svcrep)
+		s->svcrep = svcrep_create();
+	for (size_t i = 0; s->svcrep && i < q->n_reports; i++)
+		svcrep_put(s->svcrep, q->gateway, q->reports[i], gp_mono_ms());
 	Gpool__ServiceInfo *si = calloc(s->nsvc ? s->nsvc : 1, sizeof(*si));
 	Gpool__ServiceInfo **sv = calloc(s->nsvc ? s->nsvc : 1, sizeof(*sv));
 	Gpool__ServiceQueryReply rep = GPOOL__SERVICE_QUERY_REPLY__INIT;

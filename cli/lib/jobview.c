@@ -16,6 +16,17 @@ static const char *nz(const char *s, const char *dflt)
 	return s && *s ? s : dflt;
 }
 
+/* a replica's health as the gateways reported it (ReplicaInfo.health) */
+static const char *health_name(Gpool__ReplicaHealth h)
+{
+	static const char *const names[] = {
+	    [GPOOL__REPLICA_HEALTH__REPLICA_HEALTH_UNKNOWN] = "unknown",
+	    [GPOOL__REPLICA_HEALTH__REPLICA_HEALTH_OK] = "ok",
+	    [GPOOL__REPLICA_HEALTH__REPLICA_HEALTH_FAILING] = "failing",
+	};
+	return (unsigned)h < sizeof(names) / sizeof(names[0]) && names[h] ? names[h] : "unknown";
+}
+
 void gp_jobview_elapsed(const Gpool__JobInfo *job, double now, char *buf, size_t len)
 {
 	double end = job->end_time > 0 ? job->end_time : now;
@@ -222,11 +233,13 @@ int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 			fprintf(f,
 				"   Replica=%u JobId=%" PRIu64
 				" State=%s Node=%s Addr=%s:%u Ready=%s "
-				"Restarts=%u CrashLoop=%s Reason=%s\n",
+				"Restarts=%u CrashLoop=%s Health=%s Requests=%" PRIu64
+				" Gateways=%u Reason=%s\n",
 				r->index, r->job_id,
 				r->crash_loop ? "CRASH_LOOP" : gp_job_state_name(r->state),
 				nz(r->node, "(none)"), nz(r->addr, "-"), r->port,
 				r->ready ? "yes" : "no", r->restarts, r->crash_loop ? "yes" : "no",
+				health_name(r->health), r->requests, r->gateways,
 				nz(r->reason, "None"));
 		}
 	} else if (s->service) {

@@ -231,6 +231,16 @@ like "$m" 'ggated_replica_request_duration_seconds_bucket\{service="web",service
 	"a latency histogram per replica"
 like "$m" 'ggated_retries_total\{service="web",service_id="[0-9]+"\} [0-9]+' "retries are counted"
 like "$m" 'ggated_errors_total\{service="web",service_id="[0-9]+"\} 0' "no request was answered with a gateway error"
+# -- gstat shows what the gateway says of each replica (its health, requests through it)
+reported() { gstat -l -j "$svc" 2>/dev/null | grep -c 'Ready=yes .* Health=ok Requests=[1-9][0-9]* Gateways=1 '; }
+wait_eq 5 4 reported
+gl=$(gstat -l -j "$svc" 2>/dev/null)
+is "$(reported)" 4 "gstat -l: each of the 4 replicas healthy with requests, as ggated reports ($(echo "$gl" | grep -o 'Replica=[0-9]* .*Health=[a-z]* Requests=[0-9]*' | sed 's/ JobId.*Health=/ /' | tr '\n' ';'))"
+n_gstat=$(echo "$gl" | grep -o 'Requests=[0-9]*' | cut -d= -f2 | awk '{s += $1} END {print s + 0}')
+n_metrics=$(curl -s -m 2 "http://$GW/metrics" | grep '^ggated_replica_requests_total{service="web"' | awk '{s += $2} END {print s}')
+diag "requests: gstat $n_gstat, ggated's metrics $n_metrics"
+[ "$n_gstat" -gt 0 ] && [ "$n_gstat" -le "$n_metrics" ] && ok "gstat's request counts are ggated's (at most its metrics, $n_gstat <= $n_metrics)" ||
+	fail "gstat's request counts are ggated's" "gstat $n_gstat, metrics $n_metrics"
 
 # -- gschedd killed and restarted under load: GETs from the kill, through the restart and
 # for 4 s after gschedd has its replicas again all succeed (its first answers after a restart
