@@ -17,6 +17,7 @@
 #include "serve/model.h"
 #include "common/parse.h"
 #include "http/server.h"
+#include "serve/devforward.h"
 #include "serve/predict.h"
 
 /* OpenBLAS's own: one thread by default, so that replicas on one PC do not fight */
@@ -38,6 +39,8 @@ struct waiting {
 struct server {
 	struct event_base *base;
 	gs_model_t *model;
+	gk_backend_t *bk; /* NULL: OpenBLAS on the CPU (gs_model_forward) */
+	gs_devfwd_t *dev; /* the forward pass on bk */
 	size_t max_batch, max_rows;
 	long max_wait_us;
 	struct waiting *head, **tail;
@@ -104,7 +107,9 @@ static void flush(struct server *s)
 			memcpy(x + off * in, w->x, w->rows * in * sizeof(float));
 			off += w->rows;
 		}
-		bool ok = x && p && gs_model_forward(s->model, x, rows, p) == 0;
+		bool ok = x && p &&
+			  (s->dev ? gs_devfwd_run(s->dev, x, rows, p)
+				  : gs_model_forward(s->model, x, rows, p)) == 0;
 		s->batches++;
 		off = 0;
 		for (struct waiting *nx; batch; batch = nx) {
@@ -235,6 +240,44 @@ static void on_head(gh_conn_t *c, void *arg)
 #undef PATH_IS
 }
 
+/* The forward pass's backend. auto: a card (cuda, then hip) when one opens, i.e. the replica
+ * was given one (its CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), else OpenBLAS; blas:
+ * OpenBLAS; cuda, hip, cpu: that kernels backend, or an error. */
+static int open_backend(struct server *s, const char *name)
+{
+	static const char *const cards[] = {"cuda", "hip"};
+	gk_error_t ge = {{0}};
+	if (!strcmp(name, "blas"))
+		return 0;
+	if (!strcmp(name, "auto")) {
+		for (size_t i = 0; i < sizeof(cards) / sizeof(cards[0]) && !s->bk; i++)
+			s->bk = gk_backend_open(cards[i], &ge);
+		if (!s->bk) {
+			gp_info("no card: the forward pass runs on the CPU (OpenBLAS)");
+			return 0;
+		}
+	} else if (!(s->bk = gk_backend_open(name, &ge))) {
+		gp_err("cannot open the %s backend: %s", name, ge.text);
+		return -1;
+	}
+	uint32_t nl = gs_model_layers(s->model), width[GS_MODEL_MAX_LAYERS + 1];
+	const float *w[GS_MODEL_MAX_LAYERS], *b[GS_MODEL_MAX_LAYERS];
+	for (uint32_t l = 0; l <= nl; l++)
+		width[l] = gs_model_width(s->model, l);
+	for (uint32_t l = 0; l < nl; l++)
+		gs_model_params(s->model, l, &w[l], &b[l]);
+	/* a batch is at most max_batch rows, or one request's rows when larger */
+	size_t most = s->max_batch > s->max_rows ? s->max_batch : s->max_rows;
+	char why[300];
+	if (!(s->dev = gs_devfwd_create(s->bk, nl, width, w, b, gs_model_input_scale(s->model),
+					most, why, sizeof(why)))) {
+		gp_err("cannot load the model on the %s backend: %s", gk_backend_name(s->bk), why);
+		return -1;
+	}
+	gp_info("forward pass on the %s backend", gk_backend_name(s->bk));
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: gserve --model PATH [OPTIONS]\n"
@@ -247,6 +290,8 @@ static void usage(FILE *f)
 	      "  --max-body SIZE     largest request body (default 4MiB)\n"
 	      "  --client-timeout MS a client silent this long is closed (default 10000)\n"
 	      "  --threads N         OpenBLAS threads (default 1)\n"
+	      "  --backend NAME      auto (a card when the replica has one, else OpenBLAS), blas,\n"
+	      "                      cuda, hip, cpu (the kernels' own; default auto)\n"
 	      "  --log-level LEVEL   err, warn, info, debug\n",
 	      f);
 }
@@ -271,12 +316,13 @@ int main(int argc, char **argv)
 	    {"max-body", required_argument, 0, 'B'},
 	    {"client-timeout", required_argument, 0, 'T'},
 	    {"threads", required_argument, 0, 't'},
+	    {"backend", required_argument, 0, 'k'},
 	    {"log-level", required_argument, 0, 'L'},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
 	static struct server s;
-	const char *model = NULL;
+	const char *model = NULL, *backend = "auto";
 	char addr[128] = "0.0.0.0";
 	long port = 8080, batch = 32, wait_us = 1000, rows = 1024, timeout = 10000, threads = 1;
 	uint64_t max_body = 4u << 20;
@@ -320,6 +366,15 @@ int main(int argc, char **argv)
 		case 't':
 			bad = num(optarg, 1, 256, "thread count", &threads);
 			break;
+		case 'k':
+			backend = optarg;
+			if (strcmp(backend, "auto") && strcmp(backend, "blas") &&
+			    strcmp(backend, "cuda") && strcmp(backend, "hip") &&
+			    strcmp(backend, "cpu")) {
+				fprintf(stderr, "gserve: invalid backend '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 'L':
 			if ((level = gp_log_level_parse(optarg)) < 0) {
 				fprintf(stderr, "gserve: invalid log level '%s'\n", optarg);
@@ -347,6 +402,8 @@ int main(int argc, char **argv)
 	}
 	s.max_batch = (size_t)batch;
 	s.max_rows = (size_t)rows;
+	if (open_backend(&s, backend) < 0)
+		return 1;
 	s.max_wait_us = wait_us;
 	s.tail = &s.head;
 	static const struct gh_handler h = {.head = on_head, .body = on_body, .gone = on_gone};
@@ -364,6 +421,8 @@ int main(int argc, char **argv)
 		model, gs_model_shape(s.model), addr, port, batch, wait_us);
 	event_base_dispatch(s.base);
 	gh_server_destroy(&http);
+	gs_devfwd_destroy(&s.dev);
+	gk_backend_close(&s.bk);
 	gs_model_destroy(&s.model);
 	return 0;
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "serve/softmax.h"
+
 #define MAGIC	   "GPMODEL1\n"
 #define MAX_HEADER 65536
 
@@ -262,21 +264,29 @@ int gs_model_forward(const gs_model_t *m, const float *x, size_t n, float *probs
 			b = t;
 		}
 	}
-	/* softmax per row, shifted by the row's maximum */
-	uint32_t k = gs_model_outputs(m);
-	for (size_t r = 0; r < n; r++) {
-		float *row = probs + r * k, mx = row[0], sum = 0;
-		for (uint32_t i = 1; i < k; i++)
-			if (row[i] > mx)
-				mx = row[i];
-		for (uint32_t i = 0; i < k; i++) {
-			row[i] = expf(row[i] - mx);
-			sum += row[i];
-		}
-		for (uint32_t i = 0; i < k; i++)
-			row[i] /= sum;
-	}
+	gs_softmax_rows(probs, n, gs_model_outputs(m));
 	free(a);
 	free(b);
 	return 0;
+}
+
+uint32_t gs_model_layers(const gs_model_t *m)
+{
+	return m->nl;
+}
+
+uint32_t gs_model_width(const gs_model_t *m, uint32_t i)
+{
+	return i <= m->nl ? m->width[i] : 0;
+}
+
+void gs_model_params(const gs_model_t *m, uint32_t l, const float **w, const float **b)
+{
+	*w = l < m->nl ? m->w[l] : NULL;
+	*b = l < m->nl ? m->b[l] : NULL;
+}
+
+float gs_model_input_scale(const gs_model_t *m)
+{
+	return m->input_scale;
 }

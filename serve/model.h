@@ -31,7 +31,14 @@ uint32_t gs_model_outputs(const gs_model_t *m);
 /* "64-256-256-10" */
 const char *gs_model_shape(const gs_model_t *m);
 
-/* probs[n][outputs] = softmax(MLP(x[n][inputs])). 0 / -1 (ENOMEM). */
+/* weight layers; width of layer i (0: the inputs, layers(): the outputs); layer l's
+ * weights [width(l+1)][width(l)] and bias; what inputs are multiplied by */
+uint32_t gs_model_layers(const gs_model_t *m);
+uint32_t gs_model_width(const gs_model_t *m, uint32_t i);
+void gs_model_params(const gs_model_t *m, uint32_t l, const float **w, const float **b);
+float gs_model_input_scale(const gs_model_t *m);
+
+/* probs[n][outputs] = softmax(MLP(x[n][inputs])) through OpenBLAS. 0 / -1 (ENOMEM). */
 int gs_model_forward(const gs_model_t *m, const float *x, size_t n, float *probs);
 
 #endif

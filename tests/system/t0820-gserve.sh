@@ -2,7 +2,9 @@
 # t0820-gserve: the reference model server as a service's replicas, behind ggated. Its answers
 # match a plain-Python forward pass of the same model file (tests/tools/gen-model.py); rows
 # that arrive together are served by one batch; malformed JSON, wrong shapes, a wrong method
-# and a huge body get 4xx while the others keep being served.
+# and a huge body get 4xx while the others keep being served. The forward pass on the kernels
+# backend (--backend cpu here: the path a card takes, on the kernels' own CPU code) answers the
+# same; a backend that is not there is refused at start.
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
@@ -78,6 +80,30 @@ like "$(code --data-binary @"$WORK/big" "http://$addr:$port/v1/predict")" '^(413
 curl -s -m 5 -d @"$WORK/in.json" "http://$GW/svc/digits/v1/predict" >"$WORK/out2.json"
 cmp -s "$WORK/out.json" "$WORK/out2.json" && ok "and the same request is still answered the same" ||
 	fail "still answered the same" "$(head -c 300 "$WORK/out2.json")"
+
+# the kernels backend's forward pass (a card's path; the kernels' cpu backend here)
+"$GPOOL_BIN_DIR/gserve" --model "$WORK/digits.gpm" --backend cpu --listen 127.0.0.1:18821 \
+	>"$TEST_DIR/gserve-k.log" 2>&1 &
+kpid=$!
+at_cleanup "kill $kpid 2>/dev/null"
+wait_eq 10 200 http_get "http://127.0.0.1:18821/health"
+curl -s -m 5 -d @"$WORK/in.json" "http://127.0.0.1:18821/v1/predict" >"$WORK/out-k.json"
+cmp=$("$PY" -c '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+d = max(abs(x - y) for p, q in zip(a["probabilities"], b["probabilities"]) for x, y in zip(p, q))
+print("same" if a["classes"] == b["classes"] and len(a["probabilities"]) == 5 and d < 1e-4 else "differ %g" % d)
+' "$WORK/out-k.json" "$WORK/ref.json" 2>&1)
+is "$cmp" same "the kernels backend's forward pass (--backend cpu) matches the reference"
+like "$(grep -o 'forward pass on the [a-z]* backend' "$TEST_DIR/gserve-k.log")" 'on the cpu backend' "gserve says which backend it runs on"
+kill "$kpid" 2>/dev/null
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	"$GPOOL_BIN_DIR/gserve" --model "$WORK/digits.gpm" --backend cuda --listen 127.0.0.1:18822 \
+		>"$TEST_DIR/gserve-cuda.log" 2>&1
+	rc=$?
+	like "$rc $(head -c 300 "$TEST_DIR/gserve-cuda.log")" '^1 .*cannot open the cuda backend' \
+		"no card here: --backend cuda is refused at start (exit 1, a reason)"
+fi
 
 as_user gcancel "$svc" >/dev/null 2>&1
 check "the service ends CANCELLED" wait_state "$svc" CANCELLED 10
