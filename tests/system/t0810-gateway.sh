@@ -6,9 +6,10 @@
 # requests (huge bodies and headers, slow and idle clients) get 4xx or a closed connection
 # while the others keep being served; HTTP/1.1 framing through it (a chunked upload, Expect:
 # 100-continue, HEAD, chunked and to-the-close answers, an HTTP/1.0 client, pipelining,
-# keep-alive) with a replica that echoes what it got; metrics per service and replica; the
-# set it knows keeps being served, no GET failing, while gschedd is down, as it restarts and
-# after; a rolling update under load fails no GET.
+# keep-alive) with a replica that echoes what it got; nginx as replicas; metrics per service
+# and replica; gstat's health and request counts per replica; the set it knows keeps being
+# served, no GET failing, while gschedd is down, as it restarts and after; a rolling update
+# under load fails no GET.
 # timeout: 420
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
@@ -224,6 +225,24 @@ is "$pipe" "3 okaokbokc" "three pipelined requests answered in order, the connec
 n=$(curl -s -m 3 -o /dev/null -o /dev/null -w '%{num_connects}\n' "$E/1" "$E/2" | paste -sd' ')
 is "$n" "1 0" "the client's connection is kept alive between requests"
 
+# -- nginx as the replicas, unmodified (each answers its own name)
+as_user gcancel "$echo_svc" >/dev/null 2>&1
+wait_state "$echo_svc" CANCELLED 10 >/dev/null
+cp "$GPOOL_SRC_DIR/bench/gateway/replica-nginx.sh" "$WORK/replica-nginx.sh"
+chmod 755 "$WORK/replica-nginx.sh"
+ngx=$(submit --service --replicas 2 --port 8095 --health-path /health -J ngx -- "$WORK/replica-nginx.sh" id)
+if [ -n "$ngx" ] && wait_ready "$ngx" 2 30; then
+	ngx_up() { curl -s -m 2 "http://$GW/metrics" | grep -c '^ggated_replica_healthy{service="ngx".*} 1$'; }
+	wait_eq 10 2 ngx_up
+	for _ in $(seq 40); do curl -s -m 2 "http://$GW/svc/ngx/"; done >"$TEST_DIR/ngx"
+	is "$(grep -c '^h[1-3]:[0-9]*$' "$TEST_DIR/ngx") $(sort -u "$TEST_DIR/ngx" | wc -l)" "40 2" \
+		"nginx replicas: 40 GETs answered, by both ($(sort "$TEST_DIR/ngx" | uniq -c | tr '\n' ' '))"
+else
+	fail "2 nginx replicas run" "$(replicas "$ngx")"
+fi
+as_user gcancel "$ngx" >/dev/null 2>&1
+wait_state "$ngx" CANCELLED 10 >/dev/null
+
 # -- metrics
 m=$(curl -s -m 2 "http://$GW/metrics")
 like "$m" 'ggated_requests_total\{service="web",service_id="[0-9]+"\} [0-9]+' "metrics count requests per service"
@@ -245,7 +264,7 @@ diag "requests: gstat $n_gstat, ggated's metrics $n_metrics"
 # -- gschedd killed and restarted under load: GETs from the kill, through the restart and
 # for 4 s after gschedd has its replicas again all succeed (its first answers after a restart
 # list the replicas with their ports and nodes not known yet: that is no news of an end)
-removed_before=$(grep -c ' removed (draining' "$TEST_DIR/ggated.log")
+removed_before=$(grep -c 'service web: .* removed (draining' "$TEST_DIR/ggated.log")
 load_until() { # STOPFILE OUTFILE
 	while [ ! -e "$1" ]; do
 		curl -s -o /dev/null -m 5 -w '%{http_code} %{time_total}\n' "http://$GW/svc/web/id"
@@ -268,7 +287,7 @@ bad=$(grep -vc '^200 ' "$TEST_DIR/restart")
 diag "across gschedd's kill and restart: $n GETs, $bad failed ($(grep -v '^200 ' "$TEST_DIR/restart" | cut -d' ' -f1 | sort | uniq -c | tr '\n' ' '))"
 [ "$n" -ge 20 ] && ok "steady load across gschedd's kill and restart ($n GETs)" || fail "steady load across the restart" "$n GETs"
 is "$bad" 0 "no GET failed from gschedd's kill through its restart and 4 s after"
-is "$(grep -c ' removed (draining' "$TEST_DIR/ggated.log")" "$removed_before" "ggated dropped none of the replicas it knew over the restart"
+is "$(grep -c 'service web: .* removed (draining' "$TEST_DIR/ggated.log")" "$removed_before" "ggated dropped none of the replicas it knew over the restart"
 is "$(healthy)" 4 "and has 4 healthy replicas"
 
 # -- a rolling update under load: every replica replaced, no GET fails
