@@ -43,6 +43,11 @@ const struct gp_conf_key gp_conf_keys[] = {
      S},
     {"kill_grace", S | W, GP_CONF_DURATION, "10s",
      "SIGKILL follows SIGTERM after this, on cancel and time limit", NULL, S | W},
+    {"service_drain", S, GP_CONF_DURATION, "2s",
+     "a service replica replaced by a rolling update or scaled away is first listed as draining "
+     "(gateways send it no new requests and let its requests finish) and stopped this much later "
+     "(0: at once)",
+     NULL, S},
     {"commit_delay", S, GP_CONF_DURATION, "2ms",
      "group commit: the longest a transaction stays open while messages keep arriving (it commits "
      "as soon as everything waiting has been read)",

@@ -45,7 +45,9 @@ struct gw_snap *gw_snap_of(const Gpool__ServiceQueryReply *rep, gw_resolve_f res
 			r->job_id = ri->job_id;
 			r->index = ri->index;
 			r->restarts = ri->restarts;
-			r->running = ri->state == GPOOL__JOB_STATE__RUNNING;
+			/* a draining replica is leaving: to ggated its attempt has ended (it is
+			 * removed gracefully: no new requests, its own ones finish) */
+			r->running = ri->state == GPOOL__JOB_STATE__RUNNING && !ri->draining;
 			if (ri->port && ri->port <= 65535)
 				r->port = (uint16_t)ri->port;
 			/* resolved only when it may take requests; an address ggated cannot

@@ -99,6 +99,8 @@ struct job {
 	int64_t not_before_ms; /* a replica waiting out its restart backoff (monotonic) */
 	uint8_t svc_end;       /* a replica: what its next end means (enum svc_end) */
 	bool svc_stale;	       /* a replica still running the command before an update */
+	uint8_t svc_drain_end; /* a draining replica: how it ends (enum svc_end) */
+	int64_t svc_drain_ms;  /* a draining replica: when it is stopped (gp_mono_ms), 0: not */
 };
 
 struct jobs;

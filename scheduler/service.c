@@ -216,6 +216,7 @@ static bool live(const struct job *j)
 }
 
 static void roll(struct gsched *s, struct job *svc);
+static int set_command(struct gsched *s, uint64_t id, char **argv, size_t n);
 
 /* Stop one replica for good. */
 static void stop_replica(struct gsched *s, struct job *j, const char *why)
@@ -225,6 +226,59 @@ static void stop_replica(struct gsched *s, struct job *j, const char *why)
 		job_end_pending(s, j, GPOOL__JOB_STATE__CANCELLED, why);
 	else
 		job_kill(s, j, GPOOL__JOB_STATE__CANCELLED, SIGTERM, why);
+}
+
+/* The rolling update's replacement of j, once drained: its new command, then stopped and
+ * restarted at once (its service's command is the new one). */
+static void replace_now(struct gsched *s, struct job *svc, struct job *j)
+{
+	Gpool__JobSpec *sp = store_job_spec(s->store, svc->id);
+	if (!sp)
+		return;
+	int rc = set_command(s, j->id, sp->argv, sp->n_argv);
+	gpool__job_spec__free_unpacked(sp, NULL);
+	if (rc < 0) {
+		j->svc_stale = true; /* tried again at the next roll */
+		return;
+	}
+	j->svc_end = SVC_MOVE;
+	gp_info("service %llu: rolling update replaces replica %u (job %llu)",
+		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id);
+	job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM, "rolling update");
+}
+
+/* j leaves (then: SVC_STOP scaled away, SVC_MOVE replaced by a rolling update). A running
+ * replica drains first: the gateways see it draining, send it nothing new and let its
+ * requests finish; service_tick ends it service_drain later. */
+static void leave(struct gsched *s, struct job *svc, struct job *j, enum svc_end then)
+{
+	if (j->svc_drain_ms)
+		return;
+	if (j->state != GPOOL__JOB_STATE__RUNNING || s->service_drain_ms <= 0) {
+		if (then == SVC_STOP)
+			stop_replica(s, j, "service scaled down");
+		else
+			replace_now(s, svc, j);
+		return;
+	}
+	j->svc_drain_end = (uint8_t)then;
+	j->svc_drain_ms = gp_mono_ms() + s->service_drain_ms;
+	gp_info("service %llu: replica %u (job %llu) draining for %lld ms before it %s",
+		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id,
+		(long long)s->service_drain_ms, then == SVC_STOP ? "stops" : "is replaced");
+}
+
+/* A drained replica whose time has come ends as its leave() said. */
+static void drained(struct gsched *s, struct job *svc, struct job *j, int64_t now)
+{
+	if (!j->svc_drain_ms || now < j->svc_drain_ms)
+		return;
+	uint8_t then = j->svc_drain_end;
+	j->svc_drain_ms = 0;
+	if (then == SVC_STOP)
+		stop_replica(s, j, "service scaled down");
+	else if (j->svc_index < svc->svc->want)
+		replace_now(s, svc, j);
 }
 
 void service_tick(struct gsched *s)
@@ -247,8 +301,12 @@ void service_tick(struct gsched *s)
 					v->slot[i] = j->id;
 				continue;
 			}
-			if (i >= v->want && j->svc_end != SVC_STOP)
-				stop_replica(s, j, "service scaled down");
+			if (i >= v->want && j->svc_end != SVC_STOP &&
+			    (!j->svc_drain_ms || j->svc_drain_end != SVC_STOP)) {
+				j->svc_drain_ms = 0; /* a replacement's drain becomes a stop's */
+				leave(s, svc, j, SVC_STOP);
+			}
+			drained(s, svc, j, now);
 			if (j->state == GPOOL__JOB_STATE__PENDING && j->not_before_ms &&
 			    now >= j->not_before_ms) {
 				j->not_before_ms = 0;
@@ -421,7 +479,7 @@ int service_update(struct gsched *s, struct job *svc, char **argv, size_t n, cha
 static bool replica_ready(struct gsched *s, const struct job *j)
 {
 	if (!j || j->state != GPOOL__JOB_STATE__RUNNING || !j->tasks || !j->port ||
-	    j->tasks[0].state != 1)
+	    j->tasks[0].state != 1 || j->svc_drain_ms)
 		return false;
 	struct node *n = nodes_get(s->nodes, j->tasks[0].node);
 	return n && node_usable(n);
@@ -443,18 +501,8 @@ static void roll(struct gsched *s, struct job *svc)
 	}
 	if (!next)
 		return;
-	Gpool__JobSpec *sp = store_job_spec(s->store, svc->id);
-	if (!sp)
-		return;
-	int rc = set_command(s, next->id, sp->argv, sp->n_argv);
-	gpool__job_spec__free_unpacked(sp, NULL);
-	if (rc < 0)
-		return;
 	next->svc_stale = false;
-	next->svc_end = SVC_MOVE;
-	gp_info("service %llu: rolling update replaces replica %u (job %llu)",
-		(unsigned long long)svc->id, next->svc_index, (unsigned long long)next->id);
-	job_kill(s, next, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM, "rolling update");
+	leave(s, svc, next, SVC_MOVE);
 }
 
 void service_node_drained(struct gsched *s, int node)
@@ -511,13 +559,14 @@ static void replica_fill(struct gsched *s, Gpool__ReplicaInfo *ri, const struct 
 		ri->node = n ? n->name : "";
 		ri->addr = n && n->addr ? n->addr : "";
 		ri->port = j->port;
+		ri->draining = j->svc_drain_ms != 0;
 		ri->ready = j->state == GPOOL__JOB_STATE__RUNNING && j->port &&
-			    j->tasks[0].state == 1 && n && node_usable(n);
+			    j->tasks[0].state == 1 && n && node_usable(n) && !ri->draining;
 	} else {
 		ri->node = ri->addr = "";
 	}
-	ri->gateways = svcrep_get(s->svcrep, j->id, ri->restarts, gp_mono_ms(), &ri->health,
-				  &ri->requests);
+	ri->gateways =
+	    svcrep_get(s->svcrep, j->id, ri->restarts, gp_mono_ms(), &ri->health, &ri->requests);
 }
 
 /* The replicas of svc, in index order, into a freshly allocated array. */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #define GATEWAY_NAME_MAX 128
-#define ENTRIES_MAX 65536 /* bounds what senders can make gschedd hold */
+#define ENTRIES_MAX	 65536 /* bounds what senders can make gschedd hold */
 
 struct entry {
 	uint64_t job_id;
@@ -62,7 +62,8 @@ int svcrep_put(svcrep_t *t, const char *gateway, const Gpool__ReplicaReport *r, 
 			prune(t, now_ms);
 		if (t->n == t->cap) {
 			size_t cap = t->cap ? t->cap * 2 : 64;
-			struct entry *ne = cap <= ENTRIES_MAX ? realloc(t->e, cap * sizeof(*ne)) : NULL;
+			struct entry *ne =
+			    cap <= ENTRIES_MAX ? realloc(t->e, cap * sizeof(*ne)) : NULL;
 			if (!ne) {
 				errno = ENOMEM;
 				return -1;

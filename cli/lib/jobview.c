@@ -233,14 +233,14 @@ int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 			fprintf(f,
 				"   Replica=%u JobId=%" PRIu64
 				" State=%s Node=%s Addr=%s:%u Ready=%s "
-				"Restarts=%u CrashLoop=%s Health=%s Requests=%" PRIu64
+				"Restarts=%u CrashLoop=%s Draining=%s Health=%s Requests=%" PRIu64
 				" Gateways=%u Reason=%s\n",
 				r->index, r->job_id,
 				r->crash_loop ? "CRASH_LOOP" : gp_job_state_name(r->state),
 				nz(r->node, "(none)"), nz(r->addr, "-"), r->port,
 				r->ready ? "yes" : "no", r->restarts, r->crash_loop ? "yes" : "no",
-				health_name(r->health), r->requests, r->gateways,
-				nz(r->reason, "None"));
+				r->draining ? "yes" : "no", health_name(r->health), r->requests,
+				r->gateways, nz(r->reason, "None"));
 		}
 	} else if (s->service) {
 		fprintf(f, "   ServiceOf=%" PRIu64 " ReplicaIndex=%u Port=%u\n", j->service_of,

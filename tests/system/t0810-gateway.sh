@@ -9,7 +9,7 @@
 # keep-alive) with a replica that echoes what it got; nginx as replicas; metrics per service
 # and replica; gstat's health and request counts per replica; the set it knows keeps being
 # served, no GET failing, while gschedd is down, as it restarts and after; a rolling update
-# under load fails no GET.
+# under load fails no GET and no POST (each replica drained before it is stopped).
 # timeout: 420
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
@@ -290,15 +290,46 @@ is "$bad" 0 "no GET failed from gschedd's kill through its restart and 4 s after
 is "$(grep -c 'service web: .* removed (draining' "$TEST_DIR/ggated.log")" "$removed_before" "ggated dropped none of the replicas it knew over the restart"
 is "$(healthy)" 4 "and has 4 healthy replicas"
 
-# -- a rolling update under load: every replica replaced, no GET fails
-load 20 "$TEST_DIR/roll" &
+# -- a rolling update under load: every replica drained (no new requests, then stopped
+# service_drain later) and replaced; no GET and no POST fails (python's server answers a POST
+# 501: an answer; a failure is no answer or ggated's own 502/503/504)
+post_until() { # STOPFILE OUTFILE
+	while [ ! -e "$1" ]; do
+		curl -s -o /dev/null -m 5 -w '%{http_code} %{time_total}\n' -d 'x=1' "http://$GW/svc/web/id"
+	done >"$2"
+}
+seen_draining() { # STOPFILE OUTFILE: how many gstat listings showed a replica draining
+	local n=0
+	while [ ! -e "$1" ]; do
+		gstat --json -j "$svc" 2>/dev/null | grep -q '"draining": *true' && n=$((n + 1))
+		sleep 0.2
+	done
+	echo "$n" >"$2"
+}
+v2_all() { for _ in $(seq 8); do curl -s -m 2 "http://$GW/svc/web/id"; done | sort -u | paste -sd' '; }
+at_cleanup "touch $TEST_DIR/roll.stop"
+load_until "$TEST_DIR/roll.stop" "$TEST_DIR/roll" &
 lp=$!
+post_until "$TEST_DIR/roll.stop" "$TEST_DIR/roll-post" &
+pp=$!
+seen_draining "$TEST_DIR/roll.stop" "$TEST_DIR/roll-draining" &
+dp=$!
 sleep 1
 out=$(as_user gpool update "$svc" -- /bin/sh -c \
 	"mkdir -p $WORK/v2-\$GPOOL_PORT && echo v2 > $WORK/v2-\$GPOOL_PORT/id && exec python3 -m http.server --bind 0.0.0.0 --directory $WORK/v2-\$GPOOL_PORT \"\$GPOOL_PORT\"" 2>&1)
 is "$?" 0 "gpool update is accepted ($out)"
-wait $lp
+replaced() { grep -c 'rolling update replaces replica' "$CLUSTER_DIR/sched/gschedd.log"; }
+wait_eq 90 4 replaced
+wait_ready "$svc" 4 30
+wait_eq 30 v2 v2_all
+sleep 1
+touch "$TEST_DIR/roll.stop"
+wait $lp $pp $dp
 is "$(grep -vc '^200 ' "$TEST_DIR/roll")" 0 "no GET failed during the rolling update ($(wc -l <"$TEST_DIR/roll") GETs)"
+is "$(grep -Ec '^(000|502|503|504) ' "$TEST_DIR/roll-post")" 0 "no POST failed during the rolling update ($(wc -l <"$TEST_DIR/roll-post") POSTs: $(cut -d' ' -f1 "$TEST_DIR/roll-post" | sort | uniq -c | tr '\n' ' '))"
+like "$(cat "$TEST_DIR/roll-draining")" '^[1-9][0-9]*$' "gstat listed replicas as draining during the update ($(cat "$TEST_DIR/roll-draining") listings)"
+is "$(grep -c 'draining for [0-9]* ms before it is replaced' "$CLUSTER_DIR/sched/gschedd.log")" 4 \
+	"gschedd drained each of the 4 replicas before replacing it"
 for _ in $(seq 20); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/v2"
 is "$(sort -u "$TEST_DIR/v2")" v2 "afterwards every answer comes from the new command"
 is "$(replicas "$svc" | awk '$7 == "yes"' | wc -l)" 4 "and 4 replicas run"
