@@ -27,9 +27,21 @@ struct gpool {
 	bool help, json;
 	double since, until;
 	bool since_set;
+	char **stage; /* update --stage */
+	size_t nstage;
 };
 
 #define G(c) ((struct gpool *)(c))
+
+static int add_stage(void *c, const char *a, gp_error_t *err)
+{
+	char **n = realloc(G(c)->stage, (G(c)->nstage + 1) * sizeof(*n));
+	if (!n)
+		return gp_errprintf(err, "out of memory");
+	G(c)->stage = n;
+	n[G(c)->nstage++] = (char *)a;
+	return 0;
+}
 
 static int set_help(void *c, const char *a, gp_error_t *err)
 {
@@ -79,6 +91,8 @@ static const struct gp_opt opts[] = {
      "cost: jobs that ran at or after TIME (default now-30days)", set_since, 0},
     {"until", 0, required_argument, "TIME", "cost: jobs submitted at or before TIME", set_until, 0},
     {"json", 0, no_argument, NULL, "power, cost: as JSON", set_json, 0},
+    {"stage", 0, required_argument, "PATH",
+     "update: the service's new staged file or directory (repeatable)", add_stage, 0},
     GP_CLI_COMMON_OPTS,
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
@@ -166,31 +180,58 @@ static int cmd_scale(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	return rc;
 }
 
+/* The --stage paths as a manifest, their chunks uploaded (as gsub --stage does). 0 / -1. */
+static int upload_stage(struct gpool *g, gp_session_t *s, struct gp_manifest *m, gp_error_t *err)
+{
+	for (size_t i = 0; i < g->nstage; i++) {
+		char b[4096];
+		snprintf(b, sizeof(b), "%s", g->stage[i]);
+		size_t l = strlen(b);
+		while (l > 1 && b[l - 1] == '/')
+			b[--l] = '\0';
+		const char *slash = strrchr(b, '/');
+		if (gp_manifest_add(m, g->stage[i], slash ? slash + 1 : b, err) < 0)
+			return -1;
+	}
+	struct gp_xfer_stats st = {0};
+	gp_client_t *c = gp_session_client(s, err);
+	if (!c || gp_xfer_upload_manifest(c, m, &st, err) < 0)
+		return -1;
+	return 0;
+}
+
 static int cmd_update(struct gpool *g, char **args, int nargs, gp_error_t *err)
 {
 	uint64_t *ids = NULL;
 	size_t n = 0;
 	int rc = 2;
 	int first = nargs > 1 && strcmp(args[1], "--") == 0 ? 2 : 1;
-	if (nargs <= first) {
-		gp_errprintf(err, "update needs a service job id and a command");
+	if (nargs < 1 || (nargs <= first && !g->nstage)) {
+		gp_errprintf(err, "update needs a service job id and a new command (-- CMD...) or "
+				  "files (--stage PATH)");
 	} else if (jobs_of(args, 1, &ids, &n, err) == 0 && n != 1) {
 		gp_errprintf(err, "update takes one service job id");
 	} else if (n == 1) {
 		rc = 1;
+		struct gp_manifest m = {0};
 		gp_session_t *s = gp_session_create(&g->common, err);
 		Gpool__JobControl jc = GPOOL__JOB_CONTROL__INIT;
 		jc.action = GPOOL__JOB_ACTION__JOB_UPDATE;
 		jc.ids = ids;
 		jc.n_ids = 1;
-		jc.argv = args + first;
-		jc.n_argv = (size_t)(nargs - first);
-		Gpool__Msg m = GPOOL__MSG__INIT;
-		m.m_case = GPOOL__MSG__M_JOB_CONTROL;
-		m.job_control = &jc;
-		Gpool__Msg *r = s ? gp_session_call(s, &m, GPOOL__MSG__M_JOB_CONTROL_REPLY,
-						    GP_CLI_TIMEOUT_MS, NULL, err)
-				  : NULL;
+		jc.argv = nargs > first ? args + first : NULL;
+		jc.n_argv = nargs > first ? (size_t)(nargs - first) : 0;
+		Gpool__Msg m2 = GPOOL__MSG__INIT;
+		m2.m_case = GPOOL__MSG__M_JOB_CONTROL;
+		m2.job_control = &jc;
+		if (s && g->nstage && upload_stage(g, s, &m, err) == 0) {
+			jc.stage = m.e;
+			jc.n_stage = m.n;
+		}
+		Gpool__Msg *r = s && (!g->nstage || jc.n_stage)
+				    ? gp_session_call(s, &m2, GPOOL__MSG__M_JOB_CONTROL_REPLY,
+						      GP_CLI_TIMEOUT_MS, NULL, err)
+				    : NULL;
 		if (r) {
 			rc = 0;
 			Gpool__JobControlReply *jr = r->job_control_reply;
@@ -203,6 +244,7 @@ static int cmd_update(struct gpool *g, char **args, int nargs, gp_error_t *err)
 				}
 		}
 		gp_session_destroy(&s);
+		gp_manifest_release(&m);
 	}
 	free(ids);
 	return rc;
@@ -476,7 +518,8 @@ static const struct {
     {"priority", cmd_priority, "priority JOB N         set a pending job's priority"},
     {"scale", cmd_scale, "scale JOB N            keep N replicas of a service running"},
     {"update", cmd_update,
-     "update JOB -- CMD...   a service's new command: replicas replaced one by one"},
+     "update JOB [--stage PATH]... [-- CMD...]  a service's new command or files: replicas "
+     "replaced one by one"},
     {"power", cmd_power,
      "power                  each PC's power need against its PSU, the cluster's"},
     {"cost", cmd_cost, "cost [JOB...]          cost of jobs on cards (--since, --until, --json)"},
@@ -528,5 +571,6 @@ report:
 	if (rc == 2)
 		fprintf(stderr, "usage: see gpool --help\n");
 	free(ops);
+	free(g.stage);
 	return rc;
 }

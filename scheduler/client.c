@@ -641,7 +641,7 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 		s->plan_dirty = true;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	case GPOOL__JOB_ACTION__JOB_UPDATE:
-		if (service_update(s, j, c->argv, c->n_argv, text, len) < 0)
+		if (service_update(s, j, c->argv, c->n_argv, c->stage, c->n_stage, text, len) < 0)
 			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID
 				      : GPOOL__ERROR_CODE__ERROR_STATE;
 		return GPOOL__ERROR_CODE__ERROR_NONE;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "scheduler/cards.h"
+#include "scheduler/files.h"
 #include "scheduler/lifecycle.h"
 #include "common/log.h"
 #include "common/names.h"
@@ -216,7 +217,8 @@ static bool live(const struct job *j)
 }
 
 static void roll(struct gsched *s, struct job *svc);
-static int set_command(struct gsched *s, uint64_t id, char **argv, size_t n);
+static int set_spec(struct gsched *s, uint64_t id, char **argv, size_t n, Gpool__StageEntry **stage,
+		    size_t nstage);
 
 /* Stop one replica for good. */
 static void stop_replica(struct gsched *s, struct job *j, const char *why)
@@ -235,7 +237,7 @@ static void replace_now(struct gsched *s, struct job *svc, struct job *j)
 	Gpool__JobSpec *sp = store_job_spec(s->store, svc->id);
 	if (!sp)
 		return;
-	int rc = set_command(s, j->id, sp->argv, sp->n_argv);
+	int rc = set_spec(s, j->id, sp->argv, sp->n_argv, sp->stage, sp->n_stage);
 	gpool__job_spec__free_unpacked(sp, NULL);
 	if (rc < 0) {
 		j->svc_stale = true; /* tried again at the next roll */
@@ -413,7 +415,10 @@ int service_scale(struct gsched *s, struct job *svc, int32_t n, char *text, size
 }
 
 /* Replace the command of job id's stored spec (the script goes: the command is the new one). */
-static int set_command(struct gsched *s, uint64_t id, char **argv, size_t n)
+/* Job id's stored spec with a new command (argv, n; n == 0: kept; a script is dropped) and a
+ * new set of staged files (stage, nstage; nstage == 0: kept). 0 / -1. */
+static int set_spec(struct gsched *s, uint64_t id, char **argv, size_t n, Gpool__StageEntry **stage,
+		    size_t nstage)
 {
 	Gpool__JobSpec *sp = store_job_spec(s->store, id);
 	if (!sp)
@@ -421,9 +426,17 @@ static int set_command(struct gsched *s, uint64_t id, char **argv, size_t n)
 	char **old = sp->argv;
 	size_t oldn = sp->n_argv;
 	ProtobufCBinaryData oldscript = sp->script;
-	sp->argv = argv;
-	sp->n_argv = n;
-	sp->script.len = 0;
+	Gpool__StageEntry **oldstage = sp->stage;
+	size_t oldnstage = sp->n_stage;
+	if (n) {
+		sp->argv = argv;
+		sp->n_argv = n;
+		sp->script.len = 0;
+	}
+	if (nstage) {
+		sp->stage = stage;
+		sp->n_stage = nstage;
+	}
 	size_t plen = gpool__job_spec__get_packed_size(sp);
 	uint8_t *buf = malloc(plen ? plen : 1);
 	int rc = -1;
@@ -435,11 +448,14 @@ static int set_command(struct gsched *s, uint64_t id, char **argv, size_t n)
 	sp->argv = old;
 	sp->n_argv = oldn;
 	sp->script = oldscript;
+	sp->stage = oldstage;
+	sp->n_stage = oldnstage;
 	gpool__job_spec__free_unpacked(sp, NULL);
 	return rc;
 }
 
-int service_update(struct gsched *s, struct job *svc, char **argv, size_t n, char *text, size_t len)
+int service_update(struct gsched *s, struct job *svc, char **argv, size_t n,
+		   Gpool__StageEntry **stage, size_t nstage, char *text, size_t len)
 {
 	if (!svc->svc) {
 		snprintf(text, len, "not a service");
@@ -448,12 +464,19 @@ int service_update(struct gsched *s, struct job *svc, char **argv, size_t n, cha
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++)
 		total += strlen(argv[i]) + 1;
-	if (!n || !argv[0][0] || total > 65536) {
-		snprintf(text, len, "no new command given (or over 64 KiB)");
+	if ((!n && !nstage) || (n && !argv[0][0]) || total > 65536) {
+		snprintf(text, len, "no new command or files given (or a command over 64 KiB)");
 		return -1;
 	}
-	if (set_command(s, svc->id, argv, n) < 0) {
-		snprintf(text, len, "cannot save the new command: %s", strerror(errno));
+	if (nstage) {
+		Gpool__JobSpec check = GPOOL__JOB_SPEC__INIT;
+		check.stage = stage;
+		check.n_stage = nstage;
+		if (files_check_spec(s, &check, text, len) < 0)
+			return -1;
+	}
+	if (set_spec(s, svc->id, argv, n, stage, nstage) < 0) {
+		snprintf(text, len, "cannot save the new spec: %s", strerror(errno));
 		return -1;
 	}
 	struct svc *v = svc->svc;
@@ -462,16 +485,20 @@ int service_update(struct gsched *s, struct job *svc, char **argv, size_t n, cha
 		struct job *j = v->slot[i] ? jobs_get(s->jobs, v->slot[i]) : NULL;
 		if (!live(j) || j->svc_end == SVC_STOP)
 			continue;
-		/* a pending one starts with the new command: its spec changes now */
+		/* a pending one starts with the new spec: it changes now */
 		if (j->state == GPOOL__JOB_STATE__PENDING) {
-			set_command(s, j->id, argv, n);
+			set_spec(s, j->id, argv, n, stage, nstage);
 		} else {
 			j->svc_stale = true;
 			stale++;
 		}
 	}
-	gp_info("service %llu: new command '%s', %u running replicas to replace one by one",
-		(unsigned long long)svc->id, argv[0], stale);
+	gp_info("service %llu: new %s%s%s, %u running replicas to replace one by one",
+		(unsigned long long)svc->id, n ? "command '" : "", n ? argv[0] : "",
+		n && nstage ? "' and files"
+		: n	    ? "'"
+			    : "files",
+		stale);
 	gsched_save(s, svc); /* the reply waits for the commit */
 	return 0;
 }

@@ -48,10 +48,11 @@ bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code);
 void service_cancel(struct gsched *s, struct job *svc, const char *why);
 /* gpool scale: keep n replicas. 0 / -1 with text set. */
 int service_scale(struct gsched *s, struct job *svc, int32_t n, char *text, size_t len);
-/* gpool update: the service runs argv from now on; its replicas are replaced one at a time,
- * each once the others are ready. 0 / -1 with text set. */
-int service_update(struct gsched *s, struct job *svc, char **argv, size_t n, char *text,
-		   size_t len);
+/* gpool update: the service runs argv (n > 0) and gets the staged files stage (nstage > 0,
+ * their chunks in the store) from now on; its replicas are replaced one at a time, each once
+ * the others are ready. 0 / -1 with text set. */
+int service_update(struct gsched *s, struct job *svc, char **argv, size_t n,
+		   Gpool__StageEntry **stage, size_t nstage, char *text, size_t len);
 /* A node was drained: its replicas move to other nodes. */
 void service_node_drained(struct gsched *s, int node);
 /* Placement: how many of rep's sibling replicas run on node. */

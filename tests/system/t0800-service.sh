@@ -2,7 +2,8 @@
 # t0800-service: a service's replicas are jobs of their own: spread over the hosts, each with a
 # free port (GPOOL_PORT; two on one host differ), restarted when one is killed, a crash loop
 # shown and backed off, scaled up and down, moved off a drained host, re-placed when a host
-# goes down, and all stopped by gcancel. The replica is `python3 -m http.server`, unmodified.
+# goes down, its staged files replaced by a rolling update (gpool update --stage), and all
+# stopped by gcancel. The replica is `python3 -m http.server`, unmodified.
 # timeout: 240
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
@@ -147,6 +148,40 @@ else
 	fail "a chatty replica runs" "$(replicas "$chatty")"
 fi
 as_user gcancel "$chatty" >/dev/null 2>&1
+
+# -- a rolling update of staged files (no new command): every replica serves the new ones
+mkdir -p "$WORK/v1/site" "$WORK/v2/site"
+echo v1 >"$WORK/v1/site/id"
+echo v2 >"$WORK/v2/site/id"
+chmod -R a+rX "$WORK/v1" "$WORK/v2"
+site=$(submit --service --replicas 2 --port 8300 --health-path /id -J site --stage "$WORK/v1/site" -- \
+	/bin/sh -c 'exec python3 -m http.server --bind 0.0.0.0 --directory site "$GPOOL_PORT"')
+answers() { replicas "$site" | while read -r _ _ _ addr port st _; do
+	[ "$st" = RUNNING ] && curl -s -m 2 "http://$addr:$port/id"; done | sort | paste -sd' '; }
+if [ -n "$site" ] && wait_ready "$site" 2 30 && wait_eq 10 "v1 v1" answers; then
+	ok "a service with staged files serves them (v1 on both replicas)"
+	out=$(as_user gpool update "$site" --stage "$WORK/v2/site" 2>&1)
+	is "$?" 0 "gpool update --stage (files only) is accepted ($out)"
+	if wait_eq 60 "v2 v2" answers; then
+		ok "both replicas serve the new files after the rolling update"
+	else
+		fail "both replicas serve the new files" "$(answers)" "$(replicas "$site")"
+	fi
+	is "$(replicas "$site" | awk '$8 >= 1' | wc -l)" 2 "each replica was restarted once for it"
+	out=$(as_user gpool update "$site" --stage "$WORK/no-such-file" 2>&1)
+	rc=$?
+	like "$rc $out" '^1 .*no-such-file' "a missing file: a clear error, exit 1 ($out)"
+	out=$(as_user gpool update "$site" 2>&1)
+	like "$? $out" '^2 .*new command .* or files' "neither a command nor files: a usage error ($out)"
+	plain=$(submit -- /bin/sleep 60)
+	out=$(as_user gpool update "$plain" --stage "$WORK/v2/site" 2>&1)
+	like "$? $out" '^1 .*not a service' "a job that is not a service cannot be updated ($out)"
+	as_user gcancel "$plain" >/dev/null 2>&1
+	is "$(answers)" "v2 v2" "and the service still answers with the new files"
+else
+	fail "a service with staged files runs" "$(replicas "$site")"
+fi
+as_user gcancel "$site" >/dev/null 2>&1
 
 # -- gcancel stops every replica
 as_user gcancel "$svc" "$bad" >/dev/null 2>&1
