@@ -97,14 +97,17 @@ code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' -X POST --data-binary @"$TEST
 like "$code" '^(413|000)$' "a 3 MB body (limit 1 MiB) is refused ($code)"
 code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' -H "X-Big: $(head -c 20000 /dev/zero | tr '\0' a)" "http://$GW/svc/web/id")
 like "$code" '^(4[0-9][0-9]|000)$' "a 20 KB header (limit 8 KiB) is refused ($code)"
-# slow clients (a byte a second) and idle connections, while a normal client is served
-"$PY" - "$GW" >"$TEST_DIR/slow" 2>&1 <<'PYEOF' &
-import socket, sys, time
+# slow clients (a byte a second) and 2000 idle connections, while a normal client is served
+"$PY" - "$GW" >"$TEST_DIR/slow" 2>"$TEST_DIR/slow.err" <<'PYEOF' &
+import resource, socket, sys, time
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
 host, port = sys.argv[1].split(":")
 idle = []
-for i in range(200):
+for i in range(min(2000, min(hard, 4096) - 64)):
     s = socket.create_connection((host, int(port)))
     idle.append(s)
+print("idle", len(idle), file=sys.stderr)
 slow = socket.create_connection((host, int(port)))
 req = b"GET /svc/web/id HTTP/1.1\r\nHost: x\r\n\r\n"
 slow.settimeout(1)
@@ -123,10 +126,11 @@ for b in req[:10]:
 print("slow-closed" if closed else "slow-open")
 PYEOF
 sp=$!
-sleep 1
+idle_open() { grep -c '^idle' "$TEST_DIR/slow.err" 2>/dev/null; }
+wait_eq 20 1 idle_open
 good=0
 for _ in $(seq 20); do [ "$(http_get "http://$GW/svc/web/id")" = 200 ] && good=$((good + 1)); done
-is "$good" 20 "200 idle connections and a byte-a-second client: the others are still served"
+is "$good" 20 "$(grep -o 'idle [0-9]*' "$TEST_DIR/slow.err" | cut -d' ' -f2) idle connections and a byte-a-second client: the others are still served"
 wait "$sp" 2>/dev/null
 is "$(cat "$TEST_DIR/slow")" slow-closed "a byte-a-second client is closed (its head not whole within --client-timeout)"
 
