@@ -124,8 +124,9 @@ int main(void)
 		for (int i = 0; i < 200; i++)
 			CHECK(gs_devfwd_run(d, x, timed[t], got) == 0);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		double us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
-			    1e3 / 200;
+		double us =
+		    ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
+		    1e3 / 200;
 		printf("# %s: a batch of %zu rows (64-256-256-10) %.1f us\n", gk_backend_name(bk),
 		       timed[t], us);
 	}
