@@ -103,6 +103,40 @@ int service_submitted(struct gsched *s, struct job *j, const Gpool__JobSpec *sp)
 	return 0;
 }
 
+/* Whether two messages pack to the same bytes (allocation failure: false). */
+static bool packs_same(const ProtobufCMessage *a, const ProtobufCMessage *b)
+{
+	size_t la = protobuf_c_message_get_packed_size(a);
+	if (la != protobuf_c_message_get_packed_size(b))
+		return false;
+	uint8_t *ba = malloc(la ? la : 1), *bb = malloc(la ? la : 1);
+	bool same = ba && bb;
+	if (same) {
+		protobuf_c_message_pack(a, ba);
+		protobuf_c_message_pack(b, bb);
+		same = memcmp(ba, bb, la) == 0;
+	}
+	free(ba);
+	free(bb);
+	return same;
+}
+
+bool service_spec_stale(const Gpool__JobSpec *svc, const Gpool__JobSpec *rep)
+{
+	if (svc->n_argv != rep->n_argv || svc->script.len != rep->script.len ||
+	    svc->n_stage != rep->n_stage)
+		return true;
+	for (size_t i = 0; i < svc->n_argv; i++)
+		if (strcmp(svc->argv[i], rep->argv[i]) != 0)
+			return true;
+	if (svc->script.len && memcmp(svc->script.data, rep->script.data, svc->script.len) != 0)
+		return true;
+	for (size_t i = 0; i < svc->n_stage; i++)
+		if (!packs_same(&svc->stage[i]->base, &rep->stage[i]->base))
+			return true;
+	return false;
+}
+
 bool service_loaded(struct gsched *s, struct job *j, const Gpool__JobSpec *sp)
 {
 	if (!sp || !sp->service)
@@ -113,6 +147,14 @@ bool service_loaded(struct gsched *s, struct job *j, const Gpool__JobSpec *sp)
 		struct job *svc = jobs_get(s->jobs, sp->service_of);
 		if (svc && svc->svc && svc_grow(svc->svc, j->svc_index + 1) == 0)
 			svc->svc->slot[j->svc_index] = j->id;
+		/* a rolling update that was under way (or a replica draining before its
+		 * replacement) goes on: the replica's spec is not yet the service's */
+		Gpool__JobSpec *ssp =
+		    gp_job_state_final(j->state) ? NULL : store_job_spec(s->store, sp->service_of);
+		if (ssp) {
+			j->svc_stale = service_spec_stale(ssp, sp);
+			gpool__job_spec__free_unpacked(ssp, NULL);
+		}
 		return false; /* an ordinary job otherwise: restored or queued */
 	}
 	if (j->state != GPOOL__JOB_STATE__RUNNING)
@@ -230,19 +272,25 @@ static void stop_replica(struct gsched *s, struct job *j, const char *why)
 		job_kill(s, j, GPOOL__JOB_STATE__CANCELLED, SIGTERM, why);
 }
 
-/* The rolling update's replacement of j, once drained: its new command, then stopped and
- * restarted at once (its service's command is the new one). */
-static void replace_now(struct gsched *s, struct job *svc, struct job *j)
+/* Replica j's stored spec takes its service's command and staged files: it is no longer
+ * stale. 0 / -1 (it stays stale). */
+static int renew(struct gsched *s, struct job *svc, struct job *j)
 {
 	Gpool__JobSpec *sp = store_job_spec(s->store, svc->id);
 	if (!sp)
-		return;
+		return -1;
 	int rc = set_spec(s, j->id, sp->argv, sp->n_argv, sp->stage, sp->n_stage);
 	gpool__job_spec__free_unpacked(sp, NULL);
-	if (rc < 0) {
-		j->svc_stale = true; /* tried again at the next roll */
-		return;
-	}
+	j->svc_stale = rc < 0;
+	return rc;
+}
+
+/* The rolling update's replacement of j, once drained: its new spec, then stopped and
+ * restarted at once. */
+static void replace_now(struct gsched *s, struct job *svc, struct job *j)
+{
+	if (renew(s, svc, j) < 0)
+		return; /* still stale: tried again at the next roll */
 	j->svc_end = SVC_MOVE;
 	gp_info("service %llu: rolling update replaces replica %u (job %llu)",
 		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id);
@@ -270,10 +318,11 @@ static void leave(struct gsched *s, struct job *svc, struct job *j, enum svc_end
 		(long long)s->service_drain_ms, then == SVC_STOP ? "stops" : "is replaced");
 }
 
-/* A drained replica whose time has come ends as its leave() said. */
+/* A drained replica whose time has come ends as its leave() said (one already ending for
+ * another reason is left to service_replica_ended). */
 static void drained(struct gsched *s, struct job *svc, struct job *j, int64_t now)
 {
-	if (!j->svc_drain_ms || now < j->svc_drain_ms)
+	if (!j->svc_drain_ms || now < j->svc_drain_ms || j->state != GPOOL__JOB_STATE__RUNNING)
 		return;
 	uint8_t then = j->svc_drain_end;
 	j->svc_drain_ms = 0;
@@ -308,7 +357,13 @@ void service_tick(struct gsched *s)
 				j->svc_drain_ms = 0; /* a replacement's drain becomes a stop's */
 				leave(s, svc, j, SVC_STOP);
 			}
+			/* scaled up again before it stopped: it stays */
+			if (i < v->want && j->svc_drain_ms && j->svc_drain_end == SVC_STOP)
+				j->svc_drain_ms = 0;
 			drained(s, svc, j, now);
+			/* stale and not started (restored so, or requeued): the new spec at once */
+			if (j->svc_stale && j->state == GPOOL__JOB_STATE__PENDING)
+				renew(s, svc, j);
 			if (j->state == GPOOL__JOB_STATE__PENDING && j->not_before_ms &&
 			    now >= j->not_before_ms) {
 				j->not_before_ms = 0;
@@ -326,6 +381,10 @@ bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code)
 		    j->svc_index < svc->svc->want && j->svc_end != SVC_STOP;
 	if (!keep)
 		return false;
+	/* it ended while draining: a replacement's drain becomes a restart on the new spec */
+	if (j->svc_drain_ms && j->svc_drain_end == SVC_MOVE)
+		j->svc_stale = true;
+	j->svc_drain_ms = 0;
 	char why[160];
 	int64_t delay = 0;
 	if (j->svc_end == SVC_MOVE) {
@@ -356,6 +415,8 @@ bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code)
 		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id, why,
 		(long long)delay);
 	job_requeue(s, j);
+	if (j->svc_stale)
+		renew(s, svc, j); /* pending now: it starts on the new spec */
 	return true;
 }
 
@@ -414,7 +475,6 @@ int service_scale(struct gsched *s, struct job *svc, int32_t n, char *text, size
 	return 0;
 }
 
-/* Replace the command of job id's stored spec (the script goes: the command is the new one). */
 /* Job id's stored spec with a new command (argv, n; n == 0: kept; a script is dropped) and a
  * new set of staged files (stage, nstage; nstage == 0: kept). 0 / -1. */
 static int set_spec(struct gsched *s, uint64_t id, char **argv, size_t n, Gpool__StageEntry **stage,

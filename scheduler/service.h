@@ -53,6 +53,9 @@ int service_scale(struct gsched *s, struct job *svc, int32_t n, char *text, size
  * the others are ready. 0 / -1 with text set. */
 int service_update(struct gsched *s, struct job *svc, char **argv, size_t n,
 		   Gpool__StageEntry **stage, size_t nstage, char *text, size_t len);
+/* Whether replica spec rep still differs from its service's spec svc in what a rolling update
+ * changes (command, script, staged files): it is to be replaced. */
+bool service_spec_stale(const Gpool__JobSpec *svc, const Gpool__JobSpec *rep);
 /* A node was drained: its replicas move to other nodes. */
 void service_node_drained(struct gsched *s, int node);
 /* Placement: how many of rep's sibling replicas run on node. */

@@ -1,6 +1,7 @@
 /* Service jobs on a real store and an inproc socket: replicas spread over the nodes, a replica
  * that exits restarts after a backoff and shows a crash loop after quick failures, one whose
- * node fails is placed elsewhere at once, scale down and up, cancel stops every replica. */
+ * node fails is placed elsewhere at once, scale down and up, cancel stops every replica, a
+ * rolling update and a scale-down drain a replica before they stop it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -118,6 +119,43 @@ static void exits(struct job *j, int status)
 	job_task_event(&S, j->tasks[0].node, &ev);
 }
 
+/* The replica has started, listens on a port and has run long enough to be replaced. */
+static void started(struct job *j)
+{
+	Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
+	ev.job_id = j->id;
+	ev.attempt = j->attempt;
+	ev.rank = 0;
+	ev.kind = GPOOL__TASK_EVENT_KIND__TASK_STARTED;
+	ev.port = 8080;
+	job_task_event(&S, j->tasks[0].node, &ev);
+	j->start_time -= 10 * SVC_ROLL_SETTLE_SEC;
+}
+
+static bool draining(const struct job *svc, uint32_t index, bool *ready)
+{
+	Gpool__JobInfo ji = GPOOL__JOB_INFO__INIT;
+	service_info_fill(&S, svc, &ji);
+	bool d = false;
+	for (size_t i = 0; i < ji.n_replicas; i++)
+		if (ji.replicas[i]->index == index) {
+			d = ji.replicas[i]->draining;
+			*ready = ji.replicas[i]->ready;
+		}
+	service_info_release(&ji);
+	return d;
+}
+
+/* The command in job id's stored spec. */
+static bool runs(uint64_t id, const char *cmd)
+{
+	Gpool__JobSpec *sp = store_job_spec(S.store, id);
+	assert_non_null(sp);
+	bool same = sp->n_argv == 1 && strcmp(sp->argv[0], cmd) == 0;
+	gpool__job_spec__free_unpacked(sp, NULL);
+	return same;
+}
+
 static void spread_restart_crash_loop(void **state)
 {
 	(void)state;
@@ -229,12 +267,143 @@ static void scale_and_cancel(void **state)
 	assert_int_equal(r0->state, GPOOL__JOB_STATE__CANCELLED);
 }
 
+static void spec_stale(void **state)
+{
+	(void)state;
+	char *a[] = {"serve", "--port", "1"}, *b[] = {"serve", "--port", "2"};
+	Gpool__StageEntry e1 = GPOOL__STAGE_ENTRY__INIT, e2 = GPOOL__STAGE_ENTRY__INIT;
+	Gpool__StageEntry *s1[] = {&e1}, *s2[] = {&e2};
+	e1.path = e2.path = "index.html";
+	e1.size = e2.size = 2;
+	Gpool__JobSpec svc = GPOOL__JOB_SPEC__INIT, rep = GPOOL__JOB_SPEC__INIT;
+	svc.argv = rep.argv = a;
+	svc.n_argv = rep.n_argv = 3;
+	svc.stage = s1;
+	rep.stage = s2;
+	svc.n_stage = rep.n_stage = 1;
+	rep.replica_index = 4; /* what spawn sets differs: not a change */
+	rep.name = "web.4";
+	assert_false(service_spec_stale(&svc, &rep));
+	rep.argv = b;
+	assert_true(service_spec_stale(&svc, &rep));
+	rep.argv = a;
+	e2.size = 3; /* the same file name, new contents */
+	assert_true(service_spec_stale(&svc, &rep));
+	e2.size = 2;
+	rep.n_stage = 0;
+	assert_true(service_spec_stale(&svc, &rep));
+	rep.n_stage = 1;
+	uint8_t sc[] = "#!/bin/sh\n";
+	svc.script.data = sc;
+	svc.script.len = sizeof(sc) - 1;
+	assert_true(service_spec_stale(&svc, &rep));
+}
+
+/* gpool update: the first replica drains (listed draining, not ready, still running) for
+ * service_drain, then restarts on the new command; one ending while it drains restarts on the
+ * new command at once; a gschedd restart finds the replica not yet replaced stale again. */
+static void update_drains_then_replaces(void **state)
+{
+	(void)state;
+	S.service_drain_ms = 60000;
+	add_node("h1", 2);
+	add_node("h2", 2);
+	struct job *svc = submit_service(2);
+	tick_and_plan();
+	struct job *r0 = replica(svc, 0), *r1 = replica(svc, 1);
+	started(r0);
+	started(r1);
+	char *argv[] = {"serve2"};
+	char text[128];
+	assert_int_equal(service_update(&S, svc, NULL, 0, NULL, 0, text, sizeof(text)), -1);
+	assert_non_null(strstr(text, "no new command or files"));
+	assert_int_equal(service_update(&S, svc, argv, 1, NULL, 0, text, sizeof(text)), 0);
+	assert_true(r0->svc_stale && r1->svc_stale);
+	tick_and_plan();
+	bool ready = true;
+	assert_true(draining(svc, 0, &ready));
+	assert_false(ready);
+	assert_int_equal(r0->state, GPOOL__JOB_STATE__RUNNING);
+	assert_false(draining(svc, 1, &ready));
+	assert_true(ready);
+	tick_and_plan(); /* one at a time: r1 waits while r0 drains */
+	assert_false(draining(svc, 1, &ready));
+
+	/* a gschedd restart now: the store says r1 (and r0) are not on the new command */
+	Gpool__JobSpec *sp = store_job_spec(S.store, r1->id);
+	struct job again = {0};
+	again.id = r1->id;
+	again.state = GPOOL__JOB_STATE__RUNNING;
+	service_loaded(&S, &again, sp);
+	gpool__job_spec__free_unpacked(sp, NULL);
+	assert_true(again.svc_stale);
+
+	/* the drain is over: r0 stops and starts again on the new command */
+	r0->svc_drain_ms = gp_mono_ms() - 1;
+	tick_and_plan();
+	assert_int_equal(r0->state, GPOOL__JOB_STATE__COMPLETING);
+	exits(r0, SIGTERM);
+	assert_true(runs(r0->id, "serve2"));
+	assert_false(r0->svc_stale);
+	tick_and_plan();
+	assert_int_equal(r0->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(r0->svc_drain_ms, 0);
+	started(r0);
+
+	/* r1 drains next, and exits on its own before its drain is over */
+	tick_and_plan();
+	assert_true(draining(svc, 1, &ready));
+	assert_true(runs(r1->id, "serve"));
+	exits(r1, 1 << 8);
+	assert_int_equal(r1->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(r1->svc_drain_ms, 0);
+	assert_false(r1->svc_stale);
+	assert_true(runs(r1->id, "serve2"));
+}
+
+/* Scaled down, a running replica drains first; scaled up again before its drain is over, it
+ * stays. */
+static void scale_down_drains(void **state)
+{
+	(void)state;
+	S.service_drain_ms = 60000;
+	add_node("h1", 2);
+	add_node("h2", 2);
+	struct job *svc = submit_service(2);
+	tick_and_plan();
+	struct job *r1 = replica(svc, 1);
+	started(r1);
+	char text[128];
+	assert_int_equal(service_scale(&S, svc, 1, text, sizeof(text)), 0);
+	tick_and_plan();
+	bool ready = true;
+	assert_true(draining(svc, 1, &ready));
+	assert_false(ready);
+	assert_int_equal(r1->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(service_scale(&S, svc, 2, text, sizeof(text)), 0);
+	tick_and_plan();
+	assert_false(draining(svc, 1, &ready));
+	assert_true(ready);
+	/* down again, and this time the drain runs out */
+	assert_int_equal(service_scale(&S, svc, 1, text, sizeof(text)), 0);
+	tick_and_plan();
+	assert_true(draining(svc, 1, &ready));
+	r1->svc_drain_ms = gp_mono_ms() - 1;
+	tick_and_plan();
+	assert_int_equal(r1->state, GPOOL__JOB_STATE__COMPLETING);
+	exits(r1, SIGTERM);
+	assert_int_equal(r1->state, GPOOL__JOB_STATE__CANCELLED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(spread_restart_crash_loop, setup, teardown),
 	    cmocka_unit_test_setup_teardown(node_failure_moves_at_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(scale_and_cancel, setup, teardown),
+	    cmocka_unit_test_setup_teardown(spec_stale, setup, teardown),
+	    cmocka_unit_test_setup_teardown(update_drains_then_replaces, setup, teardown),
+	    cmocka_unit_test_setup_teardown(scale_down_drains, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

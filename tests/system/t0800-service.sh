@@ -2,9 +2,10 @@
 # t0800-service: a service's replicas are jobs of their own: spread over the hosts, each with a
 # free port (GPOOL_PORT; two on one host differ), restarted when one is killed, a crash loop
 # shown and backed off, scaled up and down, moved off a drained host, re-placed when a host
-# goes down, its staged files replaced by a rolling update (gpool update --stage), and all
+# goes down, its staged files replaced by a rolling update (gpool update --stage; bad updates
+# refused; gschedd killed and restarted while a replica drains: the update goes on), and all
 # stopped by gcancel. The replica is `python3 -m http.server`, unmodified.
-# timeout: 240
+# timeout: 300
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
 test_under_cluster 3 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s \
@@ -177,7 +178,33 @@ if [ -n "$site" ] && wait_ready "$site" 2 30 && wait_eq 10 "v1 v1" answers; then
 	out=$(as_user gpool update "$plain" --stage "$WORK/v2/site" 2>&1)
 	like "$? $out" '^1 .*not a service' "a job that is not a service cannot be updated ($out)"
 	as_user gcancel "$plain" >/dev/null 2>&1
+	out=$(as_other gpool update "$site" --stage "$WORK/v2/site" 2>&1)
+	like "$? $out" '^1 .*permission denied' "another user's service cannot be updated ($out)"
 	is "$(answers)" "v2 v2" "and the service still answers with the new files"
+
+	# gschedd killed while the first replica drains: the restarted one goes on with the
+	# update (the replicas' specs in the store are not yet the service's)
+	mkdir -p "$WORK/v3/site"
+	echo v3 >"$WORK/v3/site/id"
+	chmod -R a+rX "$WORK/v3"
+	drains() { grep -c 'draining for [0-9]* ms before it is replaced' "$CLUSTER_DIR/sched/gschedd.log"; }
+	before=$(drains)
+	out=$(as_user gpool update "$site" --stage "$WORK/v3/site" 2>&1)
+	is "$?" 0 "a second update (v3) is accepted ($out)"
+	if wait_eq 30 $((before + 1)) drains; then
+		"$CLUSTER" sched-kill --dir "$CLUSTER_DIR" KILL >/dev/null 2>&1
+		sleep 1
+		"$CLUSTER" sched-start --dir "$CLUSTER_DIR" >/dev/null 2>&1
+		if wait_eq 60 "v3 v3" answers; then
+			ok "gschedd killed during a drain: after its restart both replicas serve v3"
+		else
+			fail "the update goes on after gschedd's restart" "$(answers)" "$(replicas "$site")"
+		fi
+		wait_ready "$site" 2 30
+		is "$(ready_count "$site")" 2 "and both replicas are ready"
+	else
+		fail "a replica drains for the v3 update" "$(drains) drains, $before before"
+	fi
 else
 	fail "a service with staged files runs" "$(replicas "$site")"
 fi

@@ -330,6 +330,8 @@ sleep 1
 touch "$TEST_DIR/roll.stop"
 wait $lp $pp $dp
 is "$(grep -vc '^200 ' "$TEST_DIR/roll")" 0 "no GET failed during the rolling update ($(wc -l <"$TEST_DIR/roll") GETs)"
+[ "$(wc -l <"$TEST_DIR/roll-post")" -ge 20 ] && ok "POSTs kept coming during the rolling update" ||
+	fail "POSTs kept coming during the rolling update" "$(wc -l <"$TEST_DIR/roll-post") POSTs"
 is "$(grep -Ec '^(000|502|503|504) ' "$TEST_DIR/roll-post")" 0 "no POST failed during the rolling update ($(wc -l <"$TEST_DIR/roll-post") POSTs: $(cut -d' ' -f1 "$TEST_DIR/roll-post" | sort | uniq -c | tr '\n' ' '))"
 like "$(cat "$TEST_DIR/roll-draining")" '^[1-9][0-9]*$' "gstat listed replicas as draining during the update ($(cat "$TEST_DIR/roll-draining") listings)"
 is "$(grep -c 'draining for [0-9]* ms before it is replaced' "$CLUSTER_DIR/sched/gschedd.log")" 4 \
