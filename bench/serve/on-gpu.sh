@@ -21,9 +21,12 @@ if [ -z "$lib" ] || [ -z "$mod" ]; then
 	echo "kernels built without the cuda module"
 	exit 1
 fi
+# the cpu backend's sgemm is OpenBLAS's where the kernels' build found it
+blas=$(sed -n 's/^GK_OPENBLAS_LIB:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
+case $blas in *NOTFOUND* | "") blas="" ;; esac
 gcc -O2 -std=gnu11 -Wall -Werror -I"$ROOT" -I"$ROOT/kernels/include" \
 	"$ROOT/serve/test/test_devforward.c" "$ROOT/serve/devforward.c" "$ROOT/serve/softmax.c" \
-	"$lib" -ldl -lm -lpthread -o "$BUILD/test_devforward" || exit 1
+	"$lib" ${blas:+"$blas"} -ldl -lm -lpthread -o "$BUILD/test_devforward" || exit 1
 GPOOL_KERNELS_DIR=$(dirname "$mod")
 export GPOOL_KERNELS_DIR
 for b in cuda cpu; do
