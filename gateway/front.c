@@ -17,10 +17,7 @@ struct front {
 
 void gw_answer_error(gh_conn_t *cl, int status, const char *why)
 {
-	char text[320];
-	int n = snprintf(text, sizeof(text), "ggated: %s\n", why);
-	size_t len = n < 0 ? 0 : (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1;
-	gh_conn_answer(cl, status, "text/plain; charset=utf-8", text, len);
+	gh_conn_answer_text(cl, status, "ggated: %s", why);
 }
 
 static void refuse(struct gw_ctx *c, gh_conn_t *cl, int status, const char *why)

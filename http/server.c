@@ -2,6 +2,7 @@
 #include "http/server.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <event2/listener.h>
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -259,14 +260,16 @@ void gh_conn_next(gh_conn_t *c, bool keep)
 	}
 }
 
-static void error_answer(gh_conn_t *c, int status, const char *why)
+void gh_conn_answer_text(gh_conn_t *c, int status, const char *fmt, ...)
 {
-	char text[256];
-	int n = snprintf(text, sizeof(text), "%s\n", why);
-	gh_conn_answer(c, status, "text/plain; charset=utf-8", text,
-		       n < 0			  ? 0
-		       : (size_t)n < sizeof(text) ? (size_t)n
-						  : sizeof(text) - 1);
+	char text[640];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(text, sizeof(text) - 1, fmt, ap);
+	va_end(ap);
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof(text) - 1 ? (size_t)n : sizeof(text) - 2;
+	text[len++] = '\n';
+	gh_conn_answer(c, status, "text/plain; charset=utf-8", text, len);
 }
 
 static void process(gh_conn_t *c)
@@ -298,7 +301,7 @@ static void process(gh_conn_t *c)
 				conn_close(c, false); /* an answer half sent: cut short */
 				break;
 			}
-			error_answer(c, m->status, m->why);
+			gh_conn_answer_text(c, m->status, "%s", m->why);
 			break;
 		}
 		if (m->state == GH_MSG_BODY && !c->dispatched) {

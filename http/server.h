@@ -73,6 +73,10 @@ void gh_conn_started(gh_conn_t *c);
 /* A whole answer: status line, Content-Type, Content-Length, Connection when it closes
  * (it does when a body is still on its way or the client asked), then body (none to HEAD). */
 void gh_conn_answer(gh_conn_t *c, int status, const char *ctype, const char *body, size_t len);
+/* A whole answer whose body is the formatted text and a newline (text/plain; cut at 640
+ * bytes). */
+void gh_conn_answer_text(gh_conn_t *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Write what out holds. */
 void gh_conn_flush(gh_conn_t *c);
 /* The taken request is answered (its answer in out): read on; keep false closes the

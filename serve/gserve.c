@@ -57,16 +57,6 @@ static void waiting_free(struct waiting *w)
 	free(w);
 }
 
-static void reply_text(gh_conn_t *c, int code, const char *text)
-{
-	char buf[600];
-	int n = snprintf(buf, sizeof(buf), "%s\n", text);
-	gh_conn_answer(c, code, "text/plain; charset=utf-8", buf,
-		       n < 0			 ? 0
-		       : (size_t)n < sizeof(buf) ? (size_t)n
-						 : sizeof(buf) - 1);
-}
-
 static void reply_error(gh_conn_t *c, int code, const char *why)
 {
 	char buf[600];
@@ -222,7 +212,7 @@ static void on_head(gh_conn_t *c, void *arg)
 		m->out_frame = GH_FRAME_LENGTH; /* the body as it is */
 		gh_conn_take(c, w);
 	} else if (PATH_IS("/health")) {
-		reply_text(c, 200, "ok");
+		gh_conn_answer_text(c, 200, "ok");
 	} else if (PATH_IS("/v1/model")) {
 		char buf[512];
 		snprintf(buf, sizeof(buf),
@@ -233,7 +223,7 @@ static void on_head(gh_conn_t *c, void *arg)
 			 gs_model_outputs(s->model), s->max_batch, s->max_wait_us,
 			 (unsigned long long)s->requests, (unsigned long long)s->batches,
 			 (unsigned long long)s->rows_served, (unsigned long long)s->bad);
-		reply_text(c, 200, buf);
+		gh_conn_answer_text(c, 200, "%s", buf);
 	} else {
 		reply_error(c, 404, "no such path (POST /v1/predict, GET /health, GET /v1/model)");
 	}

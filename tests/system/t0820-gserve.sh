@@ -35,12 +35,16 @@ r = random.Random(11)
 print(json.dumps({"inputs": [[r.randint(0, 16) for _ in range(64)] for _ in range(5)]}))' >"$WORK/in.json"
 curl -s -m 5 -d @"$WORK/in.json" "http://$GW/svc/digits/v1/predict" >"$WORK/out.json"
 "$PY" "$GEN" predict "$WORK/digits.gpm" <"$WORK/in.json" >"$WORK/ref.json"
-cmp=$("$PY" -c '
+# vs_reference ANSWER: "same" when gserve's answer is the reference forward pass's
+vs_reference() {
+	"$PY" -c '
 import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
 d = max(abs(x - y) for p, q in zip(a["probabilities"], b["probabilities"]) for x, y in zip(p, q))
 print("same" if a["classes"] == b["classes"] and len(a["probabilities"]) == 5 and d < 1e-4 else "differ %g" % d)
-' "$WORK/out.json" "$WORK/ref.json" 2>&1)
+' "$1" "$WORK/ref.json" 2>&1
+}
+cmp=$(vs_reference "$WORK/out.json")
 is "$cmp" same "5 rows predicted through the gateway match the reference forward pass"
 
 # 32 requests at once, straight to one replica: served in fewer batches than requests
@@ -88,12 +92,7 @@ kpid=$!
 at_cleanup "kill $kpid 2>/dev/null"
 wait_eq 10 200 http_get "http://127.0.0.1:18821/health"
 curl -s -m 5 -d @"$WORK/in.json" "http://127.0.0.1:18821/v1/predict" >"$WORK/out-k.json"
-cmp=$("$PY" -c '
-import json, sys
-a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
-d = max(abs(x - y) for p, q in zip(a["probabilities"], b["probabilities"]) for x, y in zip(p, q))
-print("same" if a["classes"] == b["classes"] and len(a["probabilities"]) == 5 and d < 1e-4 else "differ %g" % d)
-' "$WORK/out-k.json" "$WORK/ref.json" 2>&1)
+cmp=$(vs_reference "$WORK/out-k.json")
 is "$cmp" same "the kernels backend's forward pass (--backend cpu) matches the reference"
 like "$(grep -o 'forward pass on the [a-z]* backend' "$TEST_DIR/gserve-k.log")" 'on the cpu backend' "gserve says which backend it runs on"
 kill "$kpid" 2>/dev/null
