@@ -297,7 +297,15 @@ static void replace_now(struct gsched *s, struct job *svc, struct job *j)
 	job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM, "rolling update");
 }
 
-/* j leaves (then: SVC_STOP scaled away, SVC_MOVE replaced by a rolling update). A running
+/* j's node was drained: it moves (requeued at once, placed elsewhere). */
+static void evict_now(struct gsched *s, struct job *j)
+{
+	j->svc_end = SVC_MOVE;
+	job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM, "its node was drained");
+}
+
+/* j leaves (then: SVC_STOP scaled away, SVC_MOVE replaced by a rolling update, SVC_EVICT
+ * moved off its drained node). A running
  * replica drains first: the gateways see it draining, send it nothing new and let its
  * requests finish; service_tick ends it service_drain later. */
 static void leave(struct gsched *s, struct job *svc, struct job *j, enum svc_end then)
@@ -307,6 +315,8 @@ static void leave(struct gsched *s, struct job *svc, struct job *j, enum svc_end
 	if (j->state != GPOOL__JOB_STATE__RUNNING || s->service_drain_ms <= 0) {
 		if (then == SVC_STOP)
 			stop_replica(s, j, "service scaled down");
+		else if (then == SVC_EVICT)
+			evict_now(s, j);
 		else
 			replace_now(s, svc, j);
 		return;
@@ -315,7 +325,10 @@ static void leave(struct gsched *s, struct job *svc, struct job *j, enum svc_end
 	j->svc_drain_ms = gp_mono_ms() + s->service_drain_ms;
 	gp_info("service %llu: replica %u (job %llu) draining for %lld ms before it %s",
 		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id,
-		(long long)s->service_drain_ms, then == SVC_STOP ? "stops" : "is replaced");
+		(long long)s->service_drain_ms,
+		then == SVC_STOP    ? "stops"
+		: then == SVC_EVICT ? "moves off its drained node"
+				    : "is replaced");
 }
 
 /* A drained replica whose time has come ends as its leave() said (one already ending for
@@ -328,7 +341,15 @@ static void drained(struct gsched *s, struct job *svc, struct job *j, int64_t no
 	j->svc_drain_ms = 0;
 	if (then == SVC_STOP)
 		stop_replica(s, j, "service scaled down");
-	else if (j->svc_index < svc->svc->want)
+	else if (then == SVC_EVICT) {
+		struct node *n = j->tasks ? nodes_get(s->nodes, j->tasks[0].node) : NULL;
+		if (n && node_usable(n))
+			gp_info("service %llu: replica %u (job %llu) stays: its node was resumed",
+				(unsigned long long)svc->id, j->svc_index,
+				(unsigned long long)j->id);
+		else
+			evict_now(s, j);
+	} else if (j->svc_index < svc->svc->want)
 		replace_now(s, svc, j);
 }
 
@@ -603,9 +624,7 @@ void service_node_drained(struct gsched *s, int node)
 			if (!j || j->state != GPOOL__JOB_STATE__RUNNING || !j->tasks ||
 			    j->tasks[0].node != node)
 				continue;
-			j->svc_end = SVC_MOVE;
-			job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM,
-				 "its node was drained");
+			leave(s, svc, j, SVC_EVICT); /* one draining already ends as it said */
 		}
 	}
 }

@@ -19,6 +19,7 @@ enum svc_end {
 	SVC_RESTART = 0, /* requeue it (with backoff when it ran only briefly) */
 	SVC_STOP = 1,	 /* scaled down or its service cancelled: it ends for good */
 	SVC_MOVE = 2,	 /* its node was drained: requeue it at once, elsewhere */
+	SVC_EVICT = 3,	 /* (a drain's end only) its node was drained: it drains, then moves */
 };
 
 /* A replica that ends within this many seconds of starting counts as a quick failure; this
@@ -56,7 +57,9 @@ int service_update(struct gsched *s, struct job *svc, char **argv, size_t n,
 /* Whether replica spec rep still differs from its service's spec svc in what a rolling update
  * changes (command, script, staged files): it is to be replaced. */
 bool service_spec_stale(const Gpool__JobSpec *svc, const Gpool__JobSpec *rep);
-/* A node was drained: its replicas move to other nodes. */
+/* A node was drained: its replicas drain (service_drain: the gateways send them nothing new
+ * and let their requests finish), then move to other nodes; one whose node is resumed first
+ * stays. */
 void service_node_drained(struct gsched *s, int node);
 /* Placement: how many of rep's sibling replicas run on node. */
 int service_siblings_on(struct gsched *s, const struct job *rep, int node);

@@ -1,7 +1,7 @@
 /* Service jobs on a real store and an inproc socket: replicas spread over the nodes, a replica
  * that exits restarts after a backoff and shows a crash loop after quick failures, one whose
  * node fails is placed elsewhere at once, scale down and up, cancel stops every replica, a
- * rolling update and a scale-down drain a replica before they stop it. */
+ * rolling update, a scale-down and a node's drain drain a replica before they stop it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -395,6 +395,74 @@ static void scale_down_drains(void **state)
 	assert_int_equal(r1->state, GPOOL__JOB_STATE__CANCELLED);
 }
 
+static void drain_node(int idx, bool drain)
+{
+	struct node *n = nodes_get(S.nodes, idx);
+	n->drain = drain;
+	n->state = drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
+	if (drain)
+		service_node_drained(&S, idx);
+}
+
+/* gnodes drain: the node's replica drains first (listed draining, not ready, still running:
+ * the gateways send it nothing new), then moves to another node at once, without a backoff;
+ * one whose node is resumed before its drain is over stays. */
+static void node_drain_drains_then_moves(void **state)
+{
+	(void)state;
+	S.service_drain_ms = 60000;
+	add_node("h1", 2);
+	add_node("h2", 2);
+	add_node("h3", 2);
+	struct job *svc = submit_service(2);
+	tick_and_plan();
+	struct job *r0 = replica(svc, 0), *r1 = replica(svc, 1);
+	started(r0);
+	started(r1);
+	int from = r0->tasks[0].node;
+	drain_node(from, true);
+	bool ready = true;
+	assert_true(draining(svc, 0, &ready));
+	assert_false(ready);
+	assert_false(draining(svc, 1, &ready));
+	assert_true(ready);
+	tick_and_plan();
+	assert_int_equal(r0->state, GPOOL__JOB_STATE__RUNNING);
+	assert_true(draining(svc, 0, &ready));
+	/* the drain is over: it is stopped, and placed elsewhere at once */
+	r0->svc_drain_ms = gp_mono_ms() - 1;
+	tick_and_plan();
+	assert_int_equal(r0->state, GPOOL__JOB_STATE__COMPLETING);
+	exits(r0, SIGTERM);
+	assert_int_equal(r0->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(r0->not_before_ms, 0);
+	assert_int_equal(r0->quick_fails, 0);
+	assert_string_equal(r0->end_reason, "moved off a drained node");
+	tick_and_plan();
+	assert_int_equal(r0->state, GPOOL__JOB_STATE__RUNNING);
+	assert_true(r0->tasks[0].node != from);
+	assert_int_equal(r0->attempt, 2);
+	assert_false(draining(svc, 0, &ready));
+
+	/* r1's node drained, then resumed before the drain is over: r1 stays where it is */
+	int at = r1->tasks[0].node;
+	drain_node(at, true);
+	assert_true(draining(svc, 1, &ready));
+	drain_node(at, false);
+	r1->svc_drain_ms = gp_mono_ms() - 1;
+	tick_and_plan();
+	assert_int_equal(r1->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(r1->tasks[0].node, at);
+	assert_int_equal(r1->attempt, 1);
+	assert_false(draining(svc, 1, &ready));
+	assert_true(ready);
+
+	/* with no drain period the move is at once */
+	S.service_drain_ms = 0;
+	drain_node(at, true);
+	assert_int_equal(r1->state, GPOOL__JOB_STATE__COMPLETING);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -404,6 +472,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(spec_stale, setup, teardown),
 	    cmocka_unit_test_setup_teardown(update_drains_then_replaces, setup, teardown),
 	    cmocka_unit_test_setup_teardown(scale_down_drains, setup, teardown),
+	    cmocka_unit_test_setup_teardown(node_drain_drains_then_moves, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,8 @@
 # keep-alive) with a replica that echoes what it got; nginx as replicas; metrics per service
 # and replica; gstat's health and request counts per replica; the set it knows keeps being
 # served, no GET failing, while gschedd is down, as it restarts and after; a rolling update
-# under load fails no GET and no POST (each replica drained before it is stopped).
+# under load fails no GET and no POST (each replica drained before it is stopped), and so does
+# a node's drain (gnodes drain: its replicas drain, then move).
 # timeout: 420
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
@@ -339,6 +340,32 @@ is "$(grep -c 'draining for [0-9]* ms before it is replaced' "$CLUSTER_DIR/sched
 for _ in $(seq 20); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/v2"
 is "$(sort -u "$TEST_DIR/v2")" v2 "afterwards every answer comes from the new command"
 is "$(replicas "$svc" | awk '$7 == "yes"' | wc -l)" 4 "and 4 replicas run"
+
+# -- gnodes drain under load: the host's replicas drain (listed draining: ggated sends them
+# nothing new and lets theirs finish), are stopped service_drain later and start on the other
+# hosts; no GET and no POST fails
+read -r _ _ dhost _ < <(replicas "$svc" | head -1)
+on_dhost() { replicas "$svc" | awk '{print $3}' | grep -cx "$dhost"; }
+n_on=$(on_dhost)
+moves() { grep -c 'draining for [0-9]* ms before it moves off its drained node' "$CLUSTER_DIR/sched/gschedd.log"; }
+at_cleanup "touch $TEST_DIR/drain.stop; gnodes resume $dhost >/dev/null 2>&1"
+load_until "$TEST_DIR/drain.stop" "$TEST_DIR/drain" &
+lp=$!
+post_until "$TEST_DIR/drain.stop" "$TEST_DIR/drain-post" &
+pp=$!
+sleep 1
+gnodes drain "$dhost" --reason "t0810 drain under load" >/dev/null 2>&1
+wait_eq 30 0 on_dhost
+wait_ready "$svc" 4 30
+sleep 1
+touch "$TEST_DIR/drain.stop"
+wait $lp $pp
+is "$(on_dhost)" 0 "no replica left on drained $dhost ($(replicas "$svc" | awk '{print $3}' | tr '\n' ' '))"
+is "$(replicas "$svc" | awk '$7 == "yes"' | wc -l)" 4 "4 replicas run on the other hosts"
+is "$(moves)" "$n_on" "gschedd drained the $n_on replica(s) on $dhost before moving them"
+is "$(grep -vc '^200 ' "$TEST_DIR/drain")" 0 "no GET failed during the node's drain ($(wc -l <"$TEST_DIR/drain") GETs)"
+is "$(grep -Ec '^(000|502|503|504) ' "$TEST_DIR/drain-post")" 0 "no POST failed during the node's drain ($(wc -l <"$TEST_DIR/drain-post") POSTs)"
+gnodes resume "$dhost" >/dev/null 2>&1
 
 as_user gcancel "$svc" >/dev/null 2>&1
 check "the service ends CANCELLED" wait_state "$svc" CANCELLED 10
