@@ -3,11 +3,11 @@
 # (Debian's 1.22, proxy_pass to a keep-alive upstream, one worker) in front of the same
 # replicas, with 1, 2 and 4 replicas, 1 and 16 connections; each proxy also once more pinned
 # to CPU 1 (taskset), off the CPU 0 that every replica's cpuset is on a --loopback cluster;
-# then (GSERVE=0 skips it) gserve with dynamic batching on and off. PATHS, COUNTS: a subset.
+# then (GSERVE=0 skips it) gserve with dynamic batching on and off. PATHS, COUNTS, CONNS: a subset.
 # All on loopback (a --loopback gpool cluster: the replicas are real service jobs), measured
 # with wrk. Every figure REPS times, the paths taking turns within each repetition (the order
 # rotates), so that the machine's load falls on all of them alike; a summary (median, min-max)
-# ends the log. Raw output: bench/results/gateway-<date>.log. Needs root, wrk, nginx, a build.
+# ends the log. WRK_CPU=N: wrk pinned to CPU N (taskset). Raw output: bench/results/gateway-<date>.log. Needs root, wrk, nginx, a build.
 # GGATED_BEFORE=PATH adds another ggated binary (an older build, say) on the same replicas as
 # one more path. STRACE=1: the system calls a request of each proxy's event loop (strace -c
 # over a one-connection run) end it.
@@ -64,8 +64,8 @@ wait_reps() {
 run() { # LABEL CONNS URL [wrk args]
 	local label=$1 c=$2 url=$3
 	shift 3
-	echo "## $label, $c connection(s): wrk -t1 -c$c -d${DUR}s --latency $* $url"
-	wrk -t1 -c"$c" -d"${DUR}s" --latency "$@" "$url"
+	echo "## $label, $c connection(s): ${WRK_CPU:+taskset -c $WRK_CPU }wrk -t1 -c$c -d${DUR}s --latency $* $url"
+	${WRK_CPU:+taskset -c "$WRK_CPU"} wrk -t1 -c"$c" -d"${DUR}s" --latency "$@" "$url"
 }
 # cpu PID: its CPU time (all threads, user + system) in clock ticks
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -131,7 +131,7 @@ for n in ${COUNTS:-1 2 4}; do
 	ng1=$!
 	sleep 2 # nginx up, ggated's discovery has the new set
 	ngw=$(pgrep -P "$ng" | head -1) ng1w=$(pgrep -P "$ng1" | head -1)
-	for c in 1 16; do
+	for c in ${CONNS:-1 16}; do
 		for rep in $(seq "$REPS"); do
 			# shellcheck disable=SC2086 # the words of $paths
 			for p in $(rotate "$rep" $paths); do
