@@ -13,6 +13,7 @@
 #include "scheduler/nodes.h"
 #include "scheduler/output.h"
 #include "scheduler/running.h"
+#include "scheduler/service.h"
 #include "common/util.h"
 #include "scheduler/store.h"
 
@@ -166,7 +167,7 @@ void agent_register(struct req *r)
 	}
 	struct node *n = nodes_get(s->nodes, idx);
 	free(n->reason);
-	n->reason = NULL;
+	n->reason = n->drain_reason ? strdup(n->drain_reason) : NULL; /* drained: why */
 	/* an agent that could not tell its address: the one it is seen at (MASTER_ADDR of its
 	 * jobs must reach it from every node) */
 	char *seen;
@@ -176,13 +177,15 @@ void agent_register(struct req *r)
 	}
 	if (!n->registered && store_node_known(s->store, n->name) < 0)
 		gp_err("node %s: cannot remember it in the store: %s", n->name, strerror(errno));
-	gsched_save_cards(s, idx);
+	gsched_save_node(s, idx);
 	net_trust(s->net, r->rid, r->rid_len);
 	gp_info("node %s registered from %s (%u cpus, %llu MB, %zu cards)%s", n->name, r->addr,
 		n->cpus, (unsigned long long)n->mem_mb, reg->n_cards, was_down ? ", back up" : "");
 	if (!n->registered) {
 		job_readopt_node(s, idx);
 		n->registered = true;
+		if (n->drain) /* drained before a restart of gschedd: its replicas still move */
+			service_node_drained(s, idx);
 	}
 	reconcile(s, idx, reg->held, reg->n_held);
 	Gpool__NodeRegisterReply rep = GPOOL__NODE_REGISTER_REPLY__INIT;

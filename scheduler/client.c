@@ -903,14 +903,14 @@ void client_node_control(struct req *r)
 		Gpool__Card *card = n->cards[c->card];
 		card->state = drain ? GPOOL__CARD_STATE__CARD_DRAINED : GPOOL__CARD_STATE__CARD_UP;
 		card_set_text(&card->state_reason, drain && c->reason ? c->reason : "");
-		gsched_save_cards(s, idx);
+		gsched_save_node(s, idx);
 	} else {
-		n->drain = drain;
-		free(n->reason);
-		n->reason = drain ? strdup(c->reason && *c->reason ? c->reason : "drained") : NULL;
-		if (n->state != GPOOL__NODE_STATE__NODE_DOWN)
-			n->state =
-			    drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
+		if (node_set_drain(n, drain, c->reason) < 0) {
+			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+					   "out of memory");
+			return;
+		}
+		gsched_save_node(s, idx);
 		if (drain)
 			service_node_drained(s, idx);
 	}
@@ -926,7 +926,7 @@ void client_node_control(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_NODE_CONTROL_REPLY;
 	m.node_control_reply = &rep;
-	gsched_reply(r, &m, c->card >= 0); /* a card's drain is kept in the store */
+	gsched_reply(r, &m, true); /* answered once the drain is in the store */
 }
 
 void client_log_query(struct req *r)
@@ -1056,7 +1056,7 @@ void client_card_report(struct req *r)
 	if (c->job_id)
 		gp_info("node %s card %u graded %s by screening job %llu", n->name, c->card,
 			c->grade, (unsigned long long)c->job_id);
-	gsched_save_cards(s, idx);
+	gsched_save_node(s, idx);
 	s->plan_dirty = true;
 	Gpool__CardReportReply rep = GPOOL__CARD_REPORT_REPLY__INIT;
 	Gpool__Msg m = GPOOL__MSG__INIT;

@@ -61,16 +61,18 @@ void gsched_save(struct gsched *s, struct job *j)
 	touch(s, j);
 }
 
-void gsched_save_cards(struct gsched *s, int node)
+void gsched_save_node(struct gsched *s, int node)
 {
 	struct node *n = nodes_get(s->nodes, node);
 	if (!n)
 		return;
 	if (store_cards_save(s->store, n->name, n->cards, n->n_cards) < 0)
 		gp_err("node %s: cannot write its cards' state: %s", n->name, strerror(errno));
+	if (store_node_drain(s->store, n->name, n->drain, n->drain_reason) < 0)
+		gp_err("node %s: cannot write its drain: %s", n->name, strerror(errno));
 	if (!s->txn_first_ms)
 		s->txn_first_ms = gp_mono_ms();
-	n->cards_in_txn = true;
+	n->state_in_txn = true;
 }
 
 int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,
@@ -148,7 +150,7 @@ void gsched_commit(struct gsched *s)
 		s->txn_first_ms = 0;
 		retention_committed(s, true);
 		for (int i = 0; i < nodes_count(s->nodes); i++)
-			nodes_get(s->nodes, i)->cards_in_txn = false;
+			nodes_get(s->nodes, i)->state_in_txn = false;
 		return;
 	}
 	gp_err("%s: refusing %zu new submissions", err.text, s->nsubs);
@@ -187,7 +189,7 @@ void gsched_commit(struct gsched *s)
 	}
 	free(again);
 	for (int i = 0; i < nodes_count(s->nodes); i++) {
-		if (nodes_get(s->nodes, i)->cards_in_txn)
-			gsched_save_cards(s, i);
+		if (nodes_get(s->nodes, i)->state_in_txn)
+			gsched_save_node(s, i);
 	}
 }

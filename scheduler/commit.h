@@ -1,5 +1,5 @@
 /* commit.h: gschedd's group commit (commit.c). gsched_save(), gsched_save_new(),
- * gsched_insert() and gsched_save_cards() (gschedd.h) write into the open transaction; the
+ * gsched_insert() and gsched_save_node() (gschedd.h) write into the open transaction; the
  * event loop (loop.c) commits it when it is due, and a reply or order that depends on it
  * leaves only after that commit.
  */

@@ -107,9 +107,9 @@ int gsched_send_node(struct gsched *s, int node, Gpool__Msg *m);
 
 /* Write a job's changed fields into the open transaction. */
 void gsched_save(struct gsched *s, struct job *j);
-/* Write the state gschedd owns of a node's cards into the open transaction (a reply that
- * depends on it goes durable). */
-void gsched_save_cards(struct gsched *s, int node);
+/* Write the state gschedd owns of a node (its drain, its cards' state) into the open
+ * transaction (a reply that depends on it goes durable). */
+void gsched_save_node(struct gsched *s, int node);
 /* Insert a new job (its reply, to r, waits for the commit; r NULL: an array's later task,
  * stored without a spec of its own). 0 / -1. */
 int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,

@@ -92,10 +92,10 @@ static int restore_card(void *arg, const char *node, Gpool__Card *card)
 }
 
 /* A node that registered with an earlier scheduler process. */
-static int expect_node(void *arg, const char *name)
+static int expect_node(void *arg, const char *name, bool drain, const char *reason)
 {
 	struct gsched *s = arg;
-	return nodes_expect(s->nodes, name);
+	return nodes_expect(s->nodes, name, drain, reason);
 }
 
 static void usage(const gp_config_t *cfg)

@@ -12,12 +12,19 @@ struct saved_card {
 	Gpool__Card *card;
 };
 
+/* A node the store knows, from before this process, and its drain. */
+struct expected {
+	char *name;
+	bool drain;
+	char *reason;
+};
+
 struct nodes {
 	struct node **v;
 	int n, cap;
 	struct saved_card *saved;
 	size_t nsaved;
-	char **expected; /* nodes the store knows, from before this process */
+	struct expected *expected;
 	size_t nexpected;
 };
 
@@ -46,6 +53,7 @@ void nodes_destroy(struct nodes **p)
 		free(n->peer_ep);
 		free(n->version);
 		free(n->reason);
+		free(n->drain_reason);
 		free(n->cpu_busy);
 		free(n->free_ports);
 		free_cards(n);
@@ -56,8 +64,10 @@ void nodes_destroy(struct nodes **p)
 		gpool__card__free_unpacked((*p)->saved[i].card, NULL);
 	}
 	free((*p)->saved);
-	for (size_t i = 0; i < (*p)->nexpected; i++)
-		free((*p)->expected[i]);
+	for (size_t i = 0; i < (*p)->nexpected; i++) {
+		free((*p)->expected[i].name);
+		free((*p)->expected[i].reason);
+	}
 	free((*p)->expected);
 	free((*p)->v);
 	free(*p);
@@ -96,14 +106,42 @@ int nodes_find_rid(const struct nodes *ns, const uint8_t *rid, size_t len)
 	return -1;
 }
 
-int nodes_expect(struct nodes *ns, const char *name)
+int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *reason)
 {
-	char **v = realloc(ns->expected, (ns->nexpected + 1) * sizeof(*v));
-	if (v)
-		ns->expected = v;
-	if (!v || !(ns->expected[ns->nexpected] = strdup(name)))
+	struct expected *v = realloc(ns->expected, (ns->nexpected + 1) * sizeof(*v));
+	if (!v)
 		return -1;
+	ns->expected = v;
+	struct expected *e = &v[ns->nexpected];
+	e->drain = drain;
+	e->name = strdup(name);
+	e->reason = drain ? strdup(reason && *reason ? reason : "drained") : NULL;
+	if (!e->name || (drain && !e->reason)) {
+		free(e->name);
+		free(e->reason);
+		return -1;
+	}
 	ns->nexpected++;
+	return 0;
+}
+
+int node_set_drain(struct node *n, bool drain, const char *reason)
+{
+	char *why = drain ? strdup(reason && *reason ? reason : "drained") : NULL;
+	char *shown = drain ? strdup(why ? why : "") : NULL;
+	if (drain && (!why || !shown)) {
+		free(why);
+		free(shown);
+		return -1;
+	}
+	n->drain = drain;
+	free(n->drain_reason);
+	n->drain_reason = why;
+	free(n->reason);
+	n->reason = shown;
+	if (n->state != GPOOL__NODE_STATE__NODE_DOWN &&
+	    n->state != GPOOL__NODE_STATE__NODE_STATE_UNKNOWN)
+		n->state = drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
 	return 0;
 }
 
@@ -115,7 +153,7 @@ bool nodes_capacity_known(const struct nodes *ns)
 		if (!ns->v[i]->registered)
 			return false;
 	for (size_t i = 0; i < ns->nexpected; i++)
-		if (nodes_find(ns, ns->expected[i]) < 0)
+		if (nodes_find(ns, ns->expected[i].name) < 0)
 			return false; /* placeholders and registered nodes were checked above */
 	return true;
 }
@@ -231,6 +269,15 @@ static struct node *node_new(struct nodes *ns, const char *name, int *idx)
 		free(n);
 		return NULL;
 	}
+	/* drained before a scheduler restart: still drained */
+	for (size_t i = 0; i < ns->nexpected; i++)
+		if (ns->expected[i].drain && strcmp(ns->expected[i].name, name) == 0 &&
+		    !(n->drain_reason = strdup(ns->expected[i].reason))) {
+			free(n->name);
+			free(n);
+			return NULL;
+		}
+	n->drain = n->drain_reason != NULL;
 	*idx = ns->n;
 	ns->v[ns->n++] = n;
 	return n;

@@ -18,7 +18,8 @@ struct node {
 	size_t rid_len;
 	Gpool__NodeState state;
 	char *reason;
-	bool drain; /* admin drain: finishes its jobs, takes no new ones */
+	bool drain;	    /* admin drain: finishes its jobs, takes no new ones */
+	char *drain_reason; /* why (kept in the store with the drain), NULL when not drained */
 	uint32_t cpus;
 	uint64_t mem_mb;
 	uint32_t cpus_used;
@@ -33,7 +34,7 @@ struct node {
 	uint32_t njobs;
 	bool registered;	/* registered with this scheduler process at least once */
 	bool cards_reported;	/* cards holds its agent's report, not yet the store's */
-	bool cards_in_txn;	/* its cards' state is written in the open transaction */
+	bool state_in_txn;	/* its drain and cards' state are written in the open transaction */
 	int64_t energy_ms;	/* when its cards' energy was last accounted */
 	uint64_t energy_mj[64]; /* last counter (or sampled integral) per card */
 	uint8_t energy_src[64]; /* its Gpool__EnergySource, 0: no reading yet */
@@ -68,8 +69,12 @@ int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8
 int nodes_restore_card(struct nodes *ns, const char *name, Gpool__Card *card);
 
 /* A node that registered with an earlier scheduler process (the store's list): it counts
- * towards the cluster's capacity once it registers again. 0 / -1 (ENOMEM). */
-int nodes_expect(struct nodes *ns, const char *name);
+ * towards the cluster's capacity once it registers again, and comes back drained (with its
+ * reason) if it was. 0 / -1 (ENOMEM). */
+int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *reason);
+/* gnodes drain NODE / resume: the drain, its reason (shown as the node's reason), and its state
+ * (DRAINED or UP) unless it is DOWN or not registered yet. 0 / -1 (ENOMEM: nothing changed). */
+int node_set_drain(struct node *n, bool drain, const char *reason);
 /* Whether the whole cluster's capacity is known: some node has registered, every node known
  * (expected from the store, or a placeholder for a running job) has registered with this
  * process. Until then no job can be told it will never fit. */

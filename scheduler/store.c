@@ -20,7 +20,7 @@
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *ins, *upd, *spec, *begin, *commit, *rollback;
-	sqlite3_stmt *cards_del, *cards_ins, *node_ins;
+	sqlite3_stmt *cards_del, *cards_ins, *node_ins, *node_drain;
 	sqlite3_stmt *purge_sel, *purge_keep, *purge_del; /* retention */
 	bool in_txn;
 	int64_t delay_ms;
@@ -45,8 +45,10 @@ static const char schema[] =
     " state INTEGER, reason TEXT, grade TEXT, throughput REAL, screen_job INTEGER,"
     " PRIMARY KEY(node, uuid, idx));"
     /* every node that ever registered: the cluster's capacity is not known until each of
-     * them has registered again after a restart (docs/scheduling.md) */
-    "CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY);";
+     * them has registered again after a restart (docs/scheduling.md); a whole node's drain
+     * (gnodes drain NODE) and its reason */
+    "CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY, drain INTEGER DEFAULT 0,"
+    " reason TEXT);";
 
 /* Retention (docs/reliability.md): a purged job leaves its accounting record here, what gacct
  * shows (no spec, no token, no output). Same columns as jobs, in the same order, without spec
@@ -90,14 +92,17 @@ static int prep(struct store *st, const char *sql, sqlite3_stmt **s, gp_error_t 
 /* Columns added since a jobs.db could first have been made: ALTER TABLE adds them, at the end
  * of the row (where row_to_job reads them), to a table made before they existed. */
 static const struct {
-	const char *name, *decl;
+	const char *table, *name, *decl;
 } added_columns[] = {
-    {"energy_sources", "energy_sources INTEGER DEFAULT 0"},
+    {"jobs", "energy_sources", "energy_sources INTEGER DEFAULT 0"},
     /* job arrays: a task's array and index; only an array's first task stores the spec */
-    {"array_job_id", "array_job_id INTEGER DEFAULT 0"},
-    {"array_task_id", "array_task_id INTEGER DEFAULT 0"},
+    {"jobs", "array_job_id", "array_job_id INTEGER DEFAULT 0"},
+    {"jobs", "array_task_id", "array_task_id INTEGER DEFAULT 0"},
     /* the client's submission token (SubmitRequest.token): a retry finds its job */
-    {"token", "token TEXT"},
+    {"jobs", "token", "token TEXT"},
+    /* a whole node's drain, kept over gschedd's restarts */
+    {"nodes", "drain", "drain INTEGER DEFAULT 0"},
+    {"nodes", "reason", "reason TEXT"},
 };
 
 /* The columns row_to_job reads: every column of jobs, then the spec, a task's own or its
@@ -112,20 +117,23 @@ static int add_columns(struct store *st, gp_error_t *err)
 	for (size_t i = 0; i < sizeof(added_columns) / sizeof(added_columns[0]); i++) {
 		char sql[256];
 		sqlite3_stmt *s = NULL;
-		snprintf(sql, sizeof(sql), "SELECT %s FROM jobs LIMIT 0", added_columns[i].name);
+		snprintf(sql, sizeof(sql), "SELECT %s FROM %s LIMIT 0", added_columns[i].name,
+			 added_columns[i].table);
 		if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) == SQLITE_OK) {
 			sqlite3_finalize(s);
 			continue;
 		}
-		snprintf(sql, sizeof(sql), "ALTER TABLE jobs ADD COLUMN %s", added_columns[i].decl);
+		snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s", added_columns[i].table,
+			 added_columns[i].decl);
 		char *msg = NULL;
 		if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-			gp_errprintf(err, "cannot add column '%s' to jobs: %s",
-				     added_columns[i].name, msg ? msg : "?");
+			gp_errprintf(err, "cannot add column '%s' to %s: %s", added_columns[i].name,
+				     added_columns[i].table, msg ? msg : "?");
 			sqlite3_free(msg);
 			return -1;
 		}
-		gp_info("jobs.db: added column %s", added_columns[i].name);
+		gp_info("jobs.db: added column %s to %s", added_columns[i].name,
+			added_columns[i].table);
 	}
 	return 0;
 }
@@ -200,6 +208,10 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 		 "throughput,screen_job) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
 		 &st->cards_ins, err) < 0 ||
 	    prep(st, "INSERT OR IGNORE INTO nodes(name) VALUES(?)", &st->node_ins, err) < 0 ||
+	    prep(st,
+		 "INSERT INTO nodes(name,drain,reason) VALUES(?1,?2,?3) ON CONFLICT(name) DO "
+		 "UPDATE SET drain=?2, reason=?3",
+		 &st->node_drain, err) < 0 ||
 	    prep(st, PURGE_SELECT, &st->purge_sel, err) < 0 ||
 	    prep(st,
 		 "INSERT OR REPLACE INTO job_summary SELECT " SUMMARY_COLS
@@ -222,9 +234,10 @@ void store_destroy(struct store **p)
 	struct store *st = *p;
 	if (st->in_txn)
 		store_commit(st, NULL);
-	sqlite3_stmt *s[] = {st->ins,	   st->upd,	  st->spec,	  st->begin,
-			     st->commit,   st->rollback,  st->cards_del,  st->cards_ins,
-			     st->node_ins, st->purge_sel, st->purge_keep, st->purge_del};
+	sqlite3_stmt *s[] = {st->ins,	    st->upd,	   st->spec,	   st->begin,
+			     st->commit,    st->rollback,  st->cards_del,  st->cards_ins,
+			     st->node_ins,  st->purge_sel, st->purge_keep, st->purge_del,
+			     st->node_drain};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		sqlite3_finalize(s[i]);
 	if (st->db)
@@ -438,15 +451,28 @@ int store_node_known(struct store *st, const char *node)
 	return run(st, st->node_ins);
 }
 
+int store_node_drain(struct store *st, const char *node, bool drain, const char *reason)
+{
+	if (begin(st) < 0)
+		return errno = EIO, -1;
+	sqlite3_bind_text(st->node_drain, 1, node, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st->node_drain, 2, drain);
+	sqlite3_bind_text(st->node_drain, 3, text(reason), -1, SQLITE_STATIC);
+	return run(st, st->node_drain);
+}
+
 int store_nodes_load(struct store *st, store_node_f fn, void *arg)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(st->db, "SELECT name FROM nodes", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(st->db, "SELECT name, drain, reason FROM nodes", -1, &s, NULL) !=
+	    SQLITE_OK)
 		return errno = EIO, -1;
 	int rc = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const unsigned char *name = sqlite3_column_text(s, 0);
-		if (fn(arg, name ? (const char *)name : "") < 0) {
+		const unsigned char *why = sqlite3_column_text(s, 2);
+		if (fn(arg, name ? (const char *)name : "", sqlite3_column_int(s, 1) != 0,
+		       why ? (const char *)why : "") < 0) {
 			sqlite3_finalize(s);
 			return errno = ENOMEM, -1;
 		}

@@ -76,9 +76,12 @@ int store_cards_load(struct store *st, store_card_f fn, void *arg);
 /* A node registered: remember its name (in the open transaction; a name seen before is kept
  * as it is). 0 / -1 with errno set. */
 int store_node_known(struct store *st, const char *node);
-/* At start-up: calls fn with the name of every node that ever registered. 0 / -1 with errno
- * set (fn's -1: ENOMEM). */
-typedef int (*store_node_f)(void *arg, const char *node);
+/* A whole node drained (gnodes drain NODE, with its reason) or resumed: kept in the open
+ * transaction. 0 / -1 with errno set. */
+int store_node_drain(struct store *st, const char *node, bool drain, const char *reason);
+/* At start-up: calls fn with the name of every node that ever registered, whether it is
+ * drained and why ("" when not). 0 / -1 with errno set (fn's -1: ENOMEM). */
+typedef int (*store_node_f)(void *arg, const char *node, bool drain, const char *reason);
 int store_nodes_load(struct store *st, store_node_f fn, void *arg);
 
 bool store_in_txn(const struct store *st);

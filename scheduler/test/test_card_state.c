@@ -1,15 +1,17 @@
 /* The state gschedd owns of each card (drained with a reason, failed by screening, grade,
- * throughput, screen_job) survives an agent's re-registration and a gschedd restart: through
- * the real handlers (agent_register, client_node_control, client_card_report) on a real store
- * (SQLite in a temp dir) and an inproc socket. */
+ * throughput, screen_job) and a whole node's drain survive an agent's re-registration and a
+ * gschedd restart: through the real handlers (agent_register, client_node_control,
+ * client_card_report) on a real store (SQLite in a temp dir) and an inproc socket. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "scheduler/agent.h"
 #include "scheduler/card_state.h"
@@ -360,7 +362,7 @@ static void store_round_trip(void **state)
 {
 	struct node *n = three_cards_with_state();
 	n->cards[2]->screen_job = 42; /* as a screening job's relayed result sets it */
-	gsched_save_cards(&S, 0);
+	gsched_save_node(&S, 0);
 	assert_true(store_in_txn(S.store));
 	assert_true(S.txn_first_ms > 0); /* the group commit window is open */
 	gp_error_t err;
@@ -402,6 +404,90 @@ static void store_round_trip(void **state)
 	assert_int_equal(n->cards[0]->state, GPOOL__CARD_STATE__CARD_UP);
 }
 
+static int expect(void *arg, const char *node, bool drain, const char *reason)
+{
+	return nodes_expect(arg, node, drain, reason);
+}
+
+/* A new gschedd process on the same jobs.db: the node list (with drains) from the store. */
+static void restart(void)
+{
+	gp_error_t err;
+	assert_int_equal(store_commit(S.store, &err), 0);
+	store_destroy(&S.store);
+	nodes_destroy(&S.nodes);
+	S.store = store_create(dir, "off", 0, &err);
+	assert_non_null(S.store);
+	S.nodes = nodes_create();
+	assert_int_equal(store_nodes_load(S.store, expect, S.nodes), 0);
+}
+
+/* gnodes drain NODE (a whole node) is kept in the store: after a gschedd restart the node
+ * registers drained, with its reason, and takes no work; an agent's re-registration keeps the
+ * reason; a resume is kept too. */
+static void node_drain_survives_restart(void **state)
+{
+	(void)state;
+	registers("h1", NULL, 0);
+	registers("h2", NULL, 0);
+	drain("h1", -1, "psu swap");
+	struct node *n = nodes_get(S.nodes, nodes_find(S.nodes, "h1"));
+	assert_true(n->drain);
+	assert_int_equal(n->state, GPOOL__NODE_STATE__NODE_DRAINED);
+	assert_true(store_in_txn(S.store)); /* the reply waits for the commit */
+	restart();
+	n = registers("h1", NULL, 0);
+	assert_true(n->drain);
+	assert_false(node_usable(n));
+	assert_int_equal(n->state, GPOOL__NODE_STATE__NODE_DRAINED);
+	assert_string_equal(n->reason, "psu swap");
+	n = registers("h1", NULL, 0); /* its agent registers again */
+	assert_string_equal(n->reason, "psu swap");
+	n = registers("h2", NULL, 0);
+	assert_false(n->drain);
+	assert_true(node_usable(n));
+	assert_null(n->reason);
+	/* resumed, then restarted: up */
+	drain("h1", -1, NULL);
+	n = nodes_get(S.nodes, nodes_find(S.nodes, "h1"));
+	assert_int_equal(n->state, GPOOL__NODE_STATE__NODE_UP);
+	restart();
+	n = registers("h1", NULL, 0);
+	assert_false(n->drain);
+	assert_true(node_usable(n));
+	assert_null(n->reason);
+}
+
+/* A jobs.db made before the node drain was kept (nodes without its columns) opens, gains
+ * them, and its nodes load undrained. */
+static void old_nodes_table(void **state)
+{
+	(void)state;
+	gp_error_t err;
+	store_destroy(&S.store);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/jobs.db", dir);
+	unlink(path);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "CREATE TABLE nodes(name TEXT PRIMARY KEY);"
+				      "INSERT INTO nodes VALUES('old');",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	S.store = store_create(dir, "off", 0, &err);
+	assert_non_null(S.store);
+	nodes_destroy(&S.nodes);
+	S.nodes = nodes_create();
+	assert_int_equal(store_nodes_load(S.store, expect, S.nodes), 0);
+	struct node *n = registers("old", NULL, 0);
+	assert_false(n->drain);
+	drain("old", -1, "kept now");
+	restart();
+	assert_true(registers("old", NULL, 0)->drain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +496,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(fallback_identities, setup, teardown),
 	    cmocka_unit_test(same_card_rules),
 	    cmocka_unit_test_setup_teardown(store_round_trip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(node_drain_survives_restart, setup, teardown),
+	    cmocka_unit_test_setup_teardown(old_nodes_table, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

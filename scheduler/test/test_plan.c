@@ -627,7 +627,8 @@ static void refuse_beyond_cluster(void **state)
 	assert_false(plan_refuse(&S, big, why, sizeof(why))); /* no node yet: cannot tell */
 	registered("a", 2);
 	registered("b", 2);
-	assert_int_equal(nodes_expect(S.nodes, "c"), 0); /* registered before a restart */
+	assert_int_equal(nodes_expect(S.nodes, "c", false, ""),
+			 0); /* registered before a restart */
 	assert_false(plan_refuse(&S, big, why, sizeof(why)));
 	struct node *c = registered("c", 2);
 	assert_true(plan_refuse(&S, big, why, sizeof(why)));

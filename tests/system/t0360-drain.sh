@@ -1,7 +1,8 @@
 #!/bin/bash
 # t0360-drain: `gnodes drain NODE --reason ...` lets the node's running job finish and keeps new
 # jobs off it; `gnodes resume` brings it back; one card drained keeps card jobs off that card,
-# and stays drained, with its reason, when h1's agent restarts and when gschedd restarts.
+# and stays drained, with its reason, when h1's agent restarts and when gschedd restarts; so
+# does a whole node's drain over a restart of gschedd.
 # timeout: 150
 . "$(dirname "$0")/lib.sh"
 test_under_cluster 2 --cpus 2 --fake-cards "h1=nvidia:GeForce RTX 3060:12GiB:8.6:170W;h2=nvidia:GeForce RTX 3060:12GiB:8.6:170W"
@@ -44,11 +45,19 @@ registered_again() { [ "$(registrations)" -gt "$before" ]; }
 "$CLUSTER" agent-start --dir "$CLUSTER_DIR" h1
 check "h1's agent registers again" wait_until 20 registered_again
 like "$(gnodes -G 2>&1 | grep '^h1')" 'drained +artifacts' "after h1's agent restarted its card is still drained, with its reason"
-# ... and neither does a restart of gschedd (jobs.db keeps it)
+# ... and neither does a restart of gschedd (jobs.db keeps it), nor of a whole node's drain
+gnodes drain h2 --reason "psu swap" >/dev/null
 "$CLUSTER" sched-kill --dir "$CLUSTER_DIR" KILL
 "$CLUSTER" sched-start --dir "$CLUSTER_DIR"
 check "gschedd answers again" wait_until 30 eval 'gnodes >/dev/null 2>&1'
 check "h1 registers with the new gschedd" wait_node_state h1 UP 30
+check "h2 is still DRAINED after gschedd's restart" wait_node_state h2 DRAINED 30
+like "$(gnodes 2>&1 | grep h2)" 'psu swap' "with its reason"
+n3=$(submit -w h2 -- true)
+sleep 2
+is "$(job_state "$n3")" PENDING "a job that must run on h2 still waits"
+gnodes resume h2 >/dev/null
+check "resumed, it runs there" wait_state "$n3" COMPLETED 20
 like "$(gnodes -G 2>&1 | grep '^h1')" 'drained +artifacts' "after gschedd restarted h1's card is still drained, with its reason"
 c=$(submit --gpus-per-task 1 -- hostname)
 wait_state "$c" COMPLETED 20 >/dev/null
