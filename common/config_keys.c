@@ -46,7 +46,11 @@ const struct gp_conf_key gp_conf_keys[] = {
     {"service_drain", S, GP_CONF_DURATION, "2s",
      "a service replica replaced by a rolling update or scaled away is first listed as draining "
      "(gateways send it no new requests and let its requests finish) and stopped this much later "
-     "(0: at once)",
+     "(0: at once), or later while a gateway reports requests in flight there",
+     NULL, S},
+    {"service_drain_max", S, GP_CONF_DURATION, "30s",
+     "the longest a draining replica waits for the requests the gateways report in flight there "
+     "(from the drain's start)",
      NULL, S},
     {"commit_delay", S, GP_CONF_DURATION, "2ms",
      "group commit: the longest a transaction stays open while messages keep arriving (it commits "

@@ -35,6 +35,9 @@
 
 #define GW_BUCKETS   14 /* latency histogram buckets (metrics.c) */
 #define GW_MAX_TRIES 3
+/* a removed replica is reported to gschedd (draining, outstanding 0) this long after its last
+ * request ended, so that gschedd learns its drain is over (svcreport.h's freshness is 10 s) */
+#define GW_LINGER_MS 12000
 
 struct gw_stats {
 	uint64_t requests, errors, retries, count;
@@ -84,9 +87,10 @@ struct gw_replica {
 	uint32_t restarts; /* which attempt of the replica job this is */
 	char addr[64];
 	uint16_t port;
-	char label[96]; /* "addr:port" */
-	bool healthy;	/* takes new requests */
-	bool removed;	/* gone from the scheduler's set: no new requests, freed when idle */
+	char label[96];	    /* "addr:port" */
+	bool healthy;	    /* takes new requests */
+	bool removed;	    /* gone from the scheduler's set: no new requests, freed when idle */
+	int64_t removed_ms; /* when it was removed (gw_now_ms) */
 	uint32_t outstanding;
 	uint32_t fails; /* in a row, passive or active */
 	int64_t eject_until_ms;
@@ -186,7 +190,8 @@ struct gw_replica *gw_pick(struct gw_service *svc, struct gw_replica *const *avo
 /* A request to r failed without an answer: eject it (a health check re-admits it). */
 void gw_replica_failed(struct gw_replica *r, const char *why);
 void gw_replica_ok(struct gw_replica *r);
-/* Free r when removed and idle. */
+/* r removed and idle: its connections closed; freed GW_LINGER_MS after its removal (the
+ * health tick sweeps). */
 void gw_replica_maybe_free(struct gw_replica *r);
 void gw_health_tick(evutil_socket_t fd, short what, void *arg);
 int64_t gw_now_ms(void);

@@ -48,6 +48,15 @@ void gw_replica_maybe_free(struct gw_replica *r)
 {
 	if (!r->removed || r->outstanding || r->hc_busy)
 		return;
+	/* idle: its connections go at once; the entry stays GW_LINGER_MS in the reports */
+	while (r->nconns)
+		gw_conn_close(r->conns[0]);
+	if (r->hc) {
+		conn_free_later(r->svc->ctx, r->hc);
+		r->hc = NULL;
+	}
+	if (gw_now_ms() - r->removed_ms < GW_LINGER_MS)
+		return;
 	struct gw_service *s = r->svc;
 	for (struct gw_replica **p = &s->reps; *p; p = &(*p)->next)
 		if (*p == r) {
@@ -115,6 +124,7 @@ static void replica_remove(struct gw_replica *r)
 	gp_info("service %s: replica %u at %s removed (draining %u requests)", r->svc->name,
 		r->index, r->label, r->outstanding);
 	r->removed = true;
+	r->removed_ms = gw_now_ms();
 	r->healthy = false;
 	gw_replica_maybe_free(r);
 }
@@ -360,7 +370,12 @@ void gw_health_tick(evutil_socket_t fd, short what, void *arg)
 	int64_t now = gw_now_ms();
 	gw_report_publish(c); /* what the last period saw, for gschedd */
 	for (struct gw_service *s = c->svcs; s; s = s->next)
-		for (struct gw_replica *r = s->reps; r; r = r->next) {
+		for (struct gw_replica *r = s->reps, *nx; r; r = nx) {
+			nx = r->next;
+			if (r->removed) {
+				gw_replica_maybe_free(r); /* its linger may be over */
+				continue;
+			}
 			if (s->health_path[0])
 				health_check(r);
 			else if (!r->healthy && now >= r->eject_until_ms)

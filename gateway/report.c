@@ -21,12 +21,22 @@ void gw_report_free(struct gw_report *rep)
 	free(rep);
 }
 
+/* Removed replica r is also in the set again (its drain was called off): the live entry is
+ * the one gschedd hears of. */
+static bool known_again(const struct gw_service *s, const struct gw_replica *r)
+{
+	for (const struct gw_replica *o = s->reps; o; o = o->next)
+		if (!o->removed && o->job_id == r->job_id && o->restarts == r->restarts)
+			return true;
+	return false;
+}
+
 void gw_report_publish(struct gw_ctx *c)
 {
 	size_t n = 0;
 	for (struct gw_service *s = c->svcs; s; s = s->next)
 		for (struct gw_replica *r = s->reps; r; r = r->next)
-			n += !r->removed;
+			n++;
 	struct gw_report *rep = calloc(1, sizeof(*rep));
 	if (!rep)
 		return;
@@ -39,7 +49,7 @@ void gw_report_publish(struct gw_ctx *c)
 	int64_t now = gw_now_ms();
 	for (struct gw_service *s = c->svcs; s; s = s->next)
 		for (struct gw_replica *r = s->reps; r; r = r->next) {
-			if (r->removed)
+			if (r->removed && known_again(s, r))
 				continue;
 			Gpool__ReplicaReport *x = &rep->r[rep->n];
 			gpool__replica_report__init(x);
@@ -48,6 +58,8 @@ void gw_report_publish(struct gw_ctx *c)
 			x->healthy = r->healthy && now >= r->eject_until_ms;
 			x->requests = r->st.requests;
 			x->errors = r->st.errors;
+			x->outstanding = r->outstanding;
+			x->draining = r->removed;
 			rep->pv[rep->n++] = x;
 		}
 	gw_report_free(__atomic_exchange_n(&c->report, rep, __ATOMIC_ACQ_REL));

@@ -78,7 +78,8 @@ struct gsched {
 	/* settings (settings.c: reloaded on SIGHUP) */
 	uid_t sched_uid, agent_uid;
 	int64_t heartbeat_ms, node_timeout_ms, kill_grace_ms, commit_delay_ms;
-	int64_t service_drain_ms; /* a replica leaving: draining this long, then stopped */
+	int64_t service_drain_ms;     /* a replica leaving: draining this long, then stopped */
+	int64_t service_drain_max_ms; /* ... or up to this long while gateways report requests */
 	uint32_t default_time_limit, max_time_limit; /* seconds */
 	uint64_t max_jobs;
 	bool requeue;

@@ -322,7 +322,8 @@ static void leave(struct gsched *s, struct job *svc, struct job *j, enum svc_end
 		return;
 	}
 	j->svc_drain_end = (uint8_t)then;
-	j->svc_drain_ms = gp_mono_ms() + s->service_drain_ms;
+	j->svc_drain_from_ms = gp_mono_ms();
+	j->svc_drain_ms = j->svc_drain_from_ms + s->service_drain_ms;
 	gp_info("service %llu: replica %u (job %llu) draining for %lld ms before it %s",
 		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id,
 		(long long)s->service_drain_ms,
@@ -332,11 +333,20 @@ static void leave(struct gsched *s, struct job *svc, struct job *j, enum svc_end
 }
 
 /* A drained replica whose time has come ends as its leave() said (one already ending for
- * another reason is left to service_replica_ended). */
+ * another reason is left to service_replica_ended): service_drain after its drain began, and
+ * once no gateway reports a request in flight there, or service_drain_max after it began. */
 static void drained(struct gsched *s, struct job *svc, struct job *j, int64_t now)
 {
 	if (!j->svc_drain_ms || now < j->svc_drain_ms || j->state != GPOOL__JOB_STATE__RUNNING)
 		return;
+	uint32_t restarts = j->attempt > 1 ? j->attempt - 1 : 0;
+	bool idle = svcrep_drained(s->svcrep, j->id, restarts, j->svc_drain_from_ms, now);
+	if (!idle && now < j->svc_drain_from_ms + s->service_drain_max_ms)
+		return; /* a gateway still has requests there */
+	gp_info("service %llu: replica %u (job %llu) drained after %lld ms%s",
+		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id,
+		(long long)(now - j->svc_drain_from_ms),
+		idle ? "" : " (service_drain_max: gateways still had requests there)");
 	uint8_t then = j->svc_drain_end;
 	j->svc_drain_ms = 0;
 	if (then == SVC_STOP)

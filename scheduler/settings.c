@@ -21,6 +21,7 @@ void settings_apply(struct gsched *s)
 	s->node_timeout_ms = gp_config_int(c, "node_timeout");
 	s->kill_grace_ms = gp_config_int(c, "kill_grace");
 	s->service_drain_ms = gp_config_int(c, "service_drain");
+	s->service_drain_max_ms = gp_config_int(c, "service_drain_max");
 	s->commit_delay_ms = gp_config_int(c, "commit_delay");
 	s->default_time_limit = (uint32_t)(gp_config_int(c, "default_time_limit") / 1000);
 	s->max_time_limit = (uint32_t)(gp_config_int(c, "max_time_limit") / 1000);

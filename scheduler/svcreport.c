@@ -17,6 +17,8 @@ struct entry {
 	uint32_t restarts;
 	char gateway[GATEWAY_NAME_MAX];
 	bool healthy;
+	bool draining;
+	uint32_t outstanding;
 	uint64_t requests;
 	int64_t at_ms;
 };
@@ -77,9 +79,25 @@ int svcrep_put(svcrep_t *t, const char *gateway, const Gpool__ReplicaReport *r, 
 	}
 	e->restarts = r->restarts;
 	e->healthy = r->healthy;
+	e->draining = r->draining;
+	e->outstanding = r->outstanding;
 	e->requests = r->requests;
 	e->at_ms = now_ms;
 	return 0;
+}
+
+bool svcrep_drained(svcrep_t *t, uint64_t job_id, uint32_t restarts, int64_t since_ms,
+		    int64_t now_ms)
+{
+	for (size_t i = 0; t && i < t->n; i++) {
+		const struct entry *e = &t->e[i];
+		if (e->job_id != job_id || e->restarts != restarts ||
+		    now_ms - e->at_ms > SVCREP_FRESH_MS)
+			continue;
+		if (e->at_ms < since_ms || !e->draining || e->outstanding)
+			return false;
+	}
+	return true;
 }
 
 uint32_t svcrep_get(svcrep_t *t, uint64_t job_id, uint32_t restarts, int64_t now_ms,

@@ -4,6 +4,7 @@
 #ifndef GPOOL_SCHED_SVCREPORT_H
 #define GPOOL_SCHED_SVCREPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "proto/gpool.pb-c.h"
@@ -23,5 +24,12 @@ int svcrep_put(svcrep_t *t, const char *gateway, const Gpool__ReplicaReport *r, 
  * gateways reported it. */
 uint32_t svcrep_get(svcrep_t *t, uint64_t job_id, uint32_t restarts, int64_t now_ms,
 		    Gpool__ReplicaHealth *health, uint64_t *requests);
+
+/* Whether replica job_id at attempt restarts has drained by the gateways' word: every gateway
+ * that reported it in the last SVCREP_FRESH_MS has reported since since_ms (the drain's start)
+ * that it sends it nothing new and has no request in flight there. True when none reported
+ * it. */
+bool svcrep_drained(svcrep_t *t, uint64_t job_id, uint32_t restarts, int64_t since_ms,
+		    int64_t now_ms);
 
 #endif

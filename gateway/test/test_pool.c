@@ -91,9 +91,15 @@ static void ctx_free(struct gw_ctx *c)
 	struct gw_snap *s = calloc(1, sizeof(*s));
 	assert_non_null(s);
 	*s = empty;
-	gw_pool_apply(c, s); /* every service gone: the replicas freed */
+	gw_pool_apply(c, s); /* every service gone: the replicas removed */
 	for (struct gw_service *s2 = c->svcs, *nx; s2; s2 = nx) {
 		nx = s2->next;
+		for (struct gw_replica *r = s2->reps, *rn; r; r = rn) {
+			rn = r->next;
+			r->removed_ms -= GW_LINGER_MS; /* their linger is over: freed */
+			gw_replica_maybe_free(r);
+		}
+		assert_null(s2->reps);
 		free(s2);
 	}
 	event_base_loop(c->base, EVLOOP_NONBLOCK); /* the connections freed later */
@@ -239,6 +245,64 @@ static void gone_service_drains(void **state)
 	ctx_free(c);
 }
 
+/* The report for gschedd: each replica with its requests in flight; one removed (draining)
+ * is reported draining while its requests finish and GW_LINGER_MS after, then freed; one
+ * whose drain is called off is reported once, live. */
+static void report_draining(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w, "");
+	replica(&w, 0, 0, GPOOL__JOB_STATE__RUNNING, 8080, true);
+	replica(&w, 1, 0, GPOOL__JOB_STATE__RUNNING, 8081, true);
+	struct gw_ctx *c = ctx_new();
+	apply(c, &w);
+	struct gw_replica *r1 = known(c, 101);
+	r1->outstanding = 2; /* two requests in flight there */
+	w.ri[1].draining = true;
+	apply(c, &w);
+	assert_null(known(c, 101));
+	assert_true(r1->removed);
+	Gpool__ServiceQuery q = GPOOL__SERVICE_QUERY__INIT;
+	gw_report_publish(c);
+	struct gw_report *rep = gw_report_take(c, &q);
+	assert_int_equal(q.n_reports, 2);
+	for (size_t i = 0; i < q.n_reports; i++) {
+		bool one = q.reports[i]->job_id == 101;
+		assert_int_equal(q.reports[i]->draining, one);
+		assert_int_equal(q.reports[i]->outstanding, one ? 2 : 0);
+	}
+	gw_report_free(rep);
+	/* its requests end: it stays in the report, idle, for the linger */
+	r1->outstanding = 0;
+	gw_replica_maybe_free(r1);
+	gw_report_publish(c);
+	rep = gw_report_take(c, &q);
+	assert_int_equal(q.n_reports, 2);
+	gw_report_free(rep);
+	/* its drain called off: the live entry only */
+	w.ri[1].draining = false;
+	apply(c, &w);
+	assert_non_null(known(c, 101));
+	assert_ptr_not_equal(known(c, 101), r1);
+	gw_report_publish(c);
+	rep = gw_report_take(c, &q);
+	assert_int_equal(q.n_reports, 2);
+	for (size_t i = 0; i < q.n_reports; i++)
+		assert_false(q.reports[i]->draining);
+	gw_report_free(rep);
+	/* the linger over, the health tick frees it */
+	r1->removed_ms -= GW_LINGER_MS;
+	gw_health_tick(-1, 0, c);
+	int n = 0;
+	for (struct gw_replica *r = svc(c)->reps; r; r = r->next)
+		n++;
+	assert_int_equal(n, 2);
+	rep = gw_report_take(c, &q);
+	gw_report_free(rep);
+	ctx_free(c);
+}
+
 static void unreachable_address_not_added(void **state)
 {
 	(void)state;
@@ -255,11 +319,9 @@ static void unreachable_address_not_added(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(kept_through_restart),
-	    cmocka_unit_test(health_kept_through_restart),
-	    cmocka_unit_test(ended_replicas_go),
-	    cmocka_unit_test(gone_service_drains),
-	    cmocka_unit_test(unreachable_address_not_added),
+	    cmocka_unit_test(kept_through_restart), cmocka_unit_test(health_kept_through_restart),
+	    cmocka_unit_test(ended_replicas_go),    cmocka_unit_test(gone_service_drains),
+	    cmocka_unit_test(report_draining),	    cmocka_unit_test(unreachable_address_not_added),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

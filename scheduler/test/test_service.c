@@ -20,6 +20,7 @@
 #include "scheduler/running.h"
 #include "scheduler/service.h"
 #include "scheduler/store.h"
+#include "scheduler/svcreport.h"
 #include "common/util.h"
 
 #include "scheduler/test/sched_fixture.h"
@@ -395,6 +396,60 @@ static void scale_down_drains(void **state)
 	assert_int_equal(r1->state, GPOOL__JOB_STATE__CANCELLED);
 }
 
+/* A gateway's report of replica j: draining (to it) with n requests in flight. */
+static void gateway_says(struct job *j, bool draining, uint32_t n)
+{
+	Gpool__ReplicaReport r = GPOOL__REPLICA_REPORT__INIT;
+	r.job_id = j->id;
+	r.restarts = j->attempt - 1;
+	r.healthy = true;
+	r.draining = draining;
+	r.outstanding = n;
+	assert_int_equal(svcrep_put(S.svcrep, "gw1:80", &r, gp_mono_ms()), 0);
+}
+
+/* A drain lasts service_drain, and longer while a gateway reports requests in flight there,
+ * up to service_drain_max from its start. */
+static void drain_waits_for_gateways(void **state)
+{
+	(void)state;
+	S.service_drain_ms = 60000;
+	S.service_drain_max_ms = 120000;
+	S.svcrep = svcrep_create();
+	add_node("h1", 2);
+	add_node("h2", 2);
+	add_node("h3", 2);
+	struct job *svc = submit_service(3);
+	tick_and_plan();
+	struct job *r1 = replica(svc, 1), *r2 = replica(svc, 2);
+	started(r1);
+	started(r2);
+	gateway_says(r2, false, 3); /* before the drain: that word is old news */
+	char text[128];
+	assert_int_equal(service_scale(&S, svc, 1, text, sizeof(text)), 0);
+	tick_and_plan();
+	bool ready = true;
+	assert_true(draining(svc, 1, &ready));
+	assert_true(draining(svc, 2, &ready));
+	/* service_drain over; the gateway has r1 draining with a request still there, and has
+	 * said nothing of r2 since the drain began */
+	gateway_says(r1, true, 1);
+	r1->svc_drain_ms = r2->svc_drain_ms = gp_mono_ms() - 1;
+	tick_and_plan();
+	assert_int_equal(r1->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(r2->state, GPOOL__JOB_STATE__RUNNING);
+	/* r1's request answered: it stops; r2 waits on */
+	gateway_says(r1, true, 0);
+	tick_and_plan();
+	assert_int_equal(r1->state, GPOOL__JOB_STATE__COMPLETING);
+	assert_int_equal(r2->state, GPOOL__JOB_STATE__RUNNING);
+	/* service_drain_max since r2's drain began: it stops, whatever the gateways say */
+	r2->svc_drain_from_ms = gp_mono_ms() - S.service_drain_max_ms - 1;
+	tick_and_plan();
+	assert_int_equal(r2->state, GPOOL__JOB_STATE__COMPLETING);
+	svcrep_destroy(&S.svcrep);
+}
+
 static void drain_node(int idx, bool drain)
 {
 	struct node *n = nodes_get(S.nodes, idx);
@@ -473,6 +528,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(update_drains_then_replaces, setup, teardown),
 	    cmocka_unit_test_setup_teardown(scale_down_drains, setup, teardown),
 	    cmocka_unit_test_setup_teardown(node_drain_drains_then_moves, setup, teardown),
+	    cmocka_unit_test_setup_teardown(drain_waits_for_gateways, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,11 +72,47 @@ static void many_replicas(void **state)
 	svcrep_destroy(&t);
 }
 
+/* A drain is over by the gateways' word when every fresh report since the drain began says
+ * draining with nothing in flight. */
+static void drained_by_word(void **state)
+{
+	(void)state;
+	svcrep_t *t = svcrep_create();
+	assert_true(svcrep_drained(t, 7, 0, 1000, 1000)); /* no gateway knows it */
+	Gpool__ReplicaReport a = rep(7, 0, true, 10), b = rep(7, 0, true, 5);
+	svcrep_put(t, "gw1", &a, 900);
+	svcrep_put(t, "gw2", &b, 900);
+	/* reports from before the drain began: not yet */
+	assert_false(svcrep_drained(t, 7, 0, 1000, 1100));
+	/* gw1 has it draining with 2 in flight, gw2 does not know of the drain yet */
+	a.draining = true;
+	a.outstanding = 2;
+	svcrep_put(t, "gw1", &a, 1200);
+	svcrep_put(t, "gw2", &b, 1200);
+	assert_false(svcrep_drained(t, 7, 0, 1000, 1300));
+	b.draining = true;
+	svcrep_put(t, "gw2", &b, 1400);
+	assert_false(svcrep_drained(t, 7, 0, 1000, 1500)); /* gw1's 2 requests */
+	a.outstanding = 0;
+	svcrep_put(t, "gw1", &a, 1600);
+	assert_true(svcrep_drained(t, 7, 0, 1000, 1700));
+	/* another attempt is not this one */
+	assert_true(svcrep_drained(t, 7, 1, 1000, 1700));
+	/* a gateway gone silent is forgotten after SVCREP_FRESH_MS */
+	a.outstanding = 3;
+	svcrep_put(t, "gw1", &a, 1800);
+	assert_false(svcrep_drained(t, 7, 0, 1000, 1900));
+	assert_true(svcrep_drained(t, 7, 0, 1000, 1800 + SVCREP_FRESH_MS + 1));
+	assert_true(svcrep_drained(NULL, 7, 0, 1000, 1000));
+	svcrep_destroy(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(summed_and_judged),
 	    cmocka_unit_test(many_replicas),
+	    cmocka_unit_test(drained_by_word),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -137,7 +137,7 @@ is "$(cat "$TEST_DIR/slow")" slow-closed "a byte-a-second client is closed (its 
 
 # -- HTTP/1.1 framing through the gateway: a replica that echoes what it got
 cat >"$WORK/echo.py" <<'PYEOF'
-import hashlib, http.server, json, sys
+import hashlib, http.server, json, sys, time
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def log_message(self, *a):
@@ -170,6 +170,13 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", "12345")
         self.end_headers()
     def do_GET(self):
+        if self.path == "/sleep4":
+            time.sleep(4)
+            self.send_response(200)
+            self.send_header("Content-Length", "5")
+            self.end_headers()
+            self.wfile.write(b"slept")
+            return
         if self.path == "/chunked":
             self.send_response(200)
             self.send_header("Transfer-Encoding", "chunked")
@@ -231,6 +238,25 @@ n=$(curl -s -m 3 -o /dev/null -o /dev/null -w '%{num_connects}\n' "$E/1" "$E/2" 
 is "$n" "1 0" "the client's connection is kept alive between requests"
 
 # -- nginx as the replicas, unmodified (each answers its own name)
+# -- a drain waits for the requests in flight: 6 requests of 4 s each spread over 2 replicas,
+# then scaled to 1 (service_drain is 2 s): the leaving replica is stopped only once ggated
+# reports none left there, and every request is answered
+as_user gpool scale "$echo_svc" 2 >/dev/null 2>&1
+echo_up2() { curl -s -m 2 "http://$GW/metrics" | grep -c '^ggated_replica_healthy{service="echo".*} 1$'; }
+wait_ready "$echo_svc" 2 30 && wait_eq 10 2 echo_up2
+sp=()
+for _ in 1 2 3 4 5 6; do
+	curl -s -o /dev/null -m 10 -w '%{http_code}\n' "$E/sleep4" >>"$TEST_DIR/sleep4" &
+	sp+=($!)
+done
+sleep 1
+as_user gpool scale "$echo_svc" 1 >/dev/null 2>&1
+wait "${sp[@]}"
+is "$(grep -c '^200$' "$TEST_DIR/sleep4")" 6 "6 requests of 4 s through a scale-down all answered ($(sort "$TEST_DIR/sleep4" | uniq -c | tr '\n' ' '))"
+echo_drained() { grep "service $echo_svc: replica 1 .* drained after" "$CLUSTER_DIR/sched/gschedd.log" | tail -1; }
+wait_until 10 eval '[ -n "$(echo_drained)" ]'
+like "$(echo_drained)" \
+	'drained after [3-9][0-9]{3} ms$' "the leaving replica drained until its requests ended, past service_drain's 2 s"
 as_user gcancel "$echo_svc" >/dev/null 2>&1
 wait_state "$echo_svc" CANCELLED 10 >/dev/null
 cp "$GPOOL_SRC_DIR/bench/gateway/replica-nginx.sh" "$WORK/replica-nginx.sh"
