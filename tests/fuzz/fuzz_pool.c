@@ -118,12 +118,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(found);
 		}
 	}
-	/* the end of every input: no service, every replica freed */
+	/* the end of every input: no service, every replica removed, idle (no connection left),
+	 * and freed once its linger (GW_LINGER_MS in the reports for gschedd) is over */
 	struct gw_snap *none = calloc(1, sizeof(*none));
 	FUZZ_CHECK(none);
 	gw_pool_apply(&c, none);
 	for (struct gw_service *s = c.svcs, *nx; s; s = nx) {
 		nx = s->next;
+		for (struct gw_replica *r = s->reps, *rn; r; r = rn) {
+			rn = r->next;
+			FUZZ_CHECK(r->removed && r->nconns == 0);
+			r->removed_ms -= GW_LINGER_MS;
+			gw_replica_maybe_free(r);
+		}
 		FUZZ_CHECK(s->reps == NULL);
 		free(s);
 	}
