@@ -106,6 +106,12 @@ int nodes_find_rid(const struct nodes *ns, const uint8_t *rid, size_t len)
 	return -1;
 }
 
+/* A drain's reason as shown: the one given, else "drained". */
+static const char *drain_text(const char *reason)
+{
+	return reason && *reason ? reason : "drained";
+}
+
 int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *reason)
 {
 	struct expected *v = realloc(ns->expected, (ns->nexpected + 1) * sizeof(*v));
@@ -115,7 +121,7 @@ int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *rea
 	struct expected *e = &v[ns->nexpected];
 	e->drain = drain;
 	e->name = strdup(name);
-	e->reason = drain ? strdup(reason && *reason ? reason : "drained") : NULL;
+	e->reason = drain ? strdup(drain_text(reason)) : NULL;
 	if (!e->name || (drain && !e->reason)) {
 		free(e->name);
 		free(e->reason);
@@ -127,7 +133,7 @@ int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *rea
 
 int node_set_drain(struct node *n, bool drain, const char *reason)
 {
-	char *why = drain ? strdup(reason && *reason ? reason : "drained") : NULL;
+	char *why = drain ? strdup(drain_text(reason)) : NULL;
 	char *shown = drain ? strdup(why ? why : "") : NULL;
 	if (drain && (!why || !shown)) {
 		free(why);

@@ -298,11 +298,28 @@ static void replace_now(struct gsched *s, struct job *svc, struct job *j)
 }
 
 /* j's node was drained: it moves (requeued at once, placed elsewhere). */
-static void evict_now(struct gsched *s, struct job *j)
+static void evict_now(struct gsched *s, struct job *svc, struct job *j)
 {
+	(void)svc;
 	j->svc_end = SVC_MOVE;
 	job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM, "its node was drained");
 }
+
+static void scaled_away_now(struct gsched *s, struct job *svc, struct job *j)
+{
+	(void)svc;
+	stop_replica(s, j, "service scaled down");
+}
+
+/* How a leaving replica ends (leave()'s then), at once or when its drain is over. */
+static const struct {
+	const char *after; /* the log's "draining ... before it <after>" */
+	void (*now)(struct gsched *s, struct job *svc, struct job *j);
+} leaving[] = {
+    [SVC_STOP] = {"stops", scaled_away_now},
+    [SVC_MOVE] = {"is replaced", replace_now},
+    [SVC_EVICT] = {"moves off its drained node", evict_now},
+};
 
 /* j leaves (then: SVC_STOP scaled away, SVC_MOVE replaced by a rolling update, SVC_EVICT
  * moved off its drained node). A running
@@ -313,12 +330,7 @@ static void leave(struct gsched *s, struct job *svc, struct job *j, enum svc_end
 	if (j->svc_drain_ms)
 		return;
 	if (j->state != GPOOL__JOB_STATE__RUNNING || s->service_drain_ms <= 0) {
-		if (then == SVC_STOP)
-			stop_replica(s, j, "service scaled down");
-		else if (then == SVC_EVICT)
-			evict_now(s, j);
-		else
-			replace_now(s, svc, j);
+		leaving[then].now(s, svc, j);
 		return;
 	}
 	j->svc_drain_end = (uint8_t)then;
@@ -326,10 +338,7 @@ static void leave(struct gsched *s, struct job *svc, struct job *j, enum svc_end
 	j->svc_drain_ms = j->svc_drain_from_ms + s->service_drain_ms;
 	gp_info("service %llu: replica %u (job %llu) draining for %lld ms before it %s",
 		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id,
-		(long long)s->service_drain_ms,
-		then == SVC_STOP    ? "stops"
-		: then == SVC_EVICT ? "moves off its drained node"
-				    : "is replaced");
+		(long long)s->service_drain_ms, leaving[then].after);
 }
 
 /* A drained replica whose time has come ends as its leave() said (one already ending for
@@ -349,18 +358,15 @@ static void drained(struct gsched *s, struct job *svc, struct job *j, int64_t no
 		idle ? "" : " (service_drain_max: gateways still had requests there)");
 	uint8_t then = j->svc_drain_end;
 	j->svc_drain_ms = 0;
-	if (then == SVC_STOP)
-		stop_replica(s, j, "service scaled down");
-	else if (then == SVC_EVICT) {
-		struct node *n = j->tasks ? nodes_get(s->nodes, j->tasks[0].node) : NULL;
-		if (n && node_usable(n))
-			gp_info("service %llu: replica %u (job %llu) stays: its node was resumed",
-				(unsigned long long)svc->id, j->svc_index,
-				(unsigned long long)j->id);
-		else
-			evict_now(s, j);
-	} else if (j->svc_index < svc->svc->want)
-		replace_now(s, svc, j);
+	struct node *n = j->tasks ? nodes_get(s->nodes, j->tasks[0].node) : NULL;
+	if (then == SVC_EVICT && n && node_usable(n)) {
+		gp_info("service %llu: replica %u (job %llu) stays: its node was resumed",
+			(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id);
+		return;
+	}
+	if (then == SVC_MOVE && j->svc_index >= svc->svc->want)
+		return; /* scaled away meanwhile: service_tick stops it */
+	leaving[then].now(s, svc, j);
 }
 
 void service_tick(struct gsched *s)

@@ -452,9 +452,7 @@ static void drain_waits_for_gateways(void **state)
 
 static void drain_node(int idx, bool drain)
 {
-	struct node *n = nodes_get(S.nodes, idx);
-	n->drain = drain;
-	n->state = drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
+	assert_int_equal(node_set_drain(nodes_get(S.nodes, idx), drain, "t"), 0);
 	if (drain)
 		service_node_drained(&S, idx);
 }
