@@ -260,7 +260,6 @@ static int submit_one(struct run *r, struct target *t, const char *gcheck)
 	}
 	Gpool__SubmitRequest req = GPOOL__SUBMIT_REQUEST__INIT;
 	req.spec = gp_submit_spec(sub);
-	req.user = (char *)gp_session_user(r->s);
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_SUBMIT;
 	m.submit = &req;

@@ -296,7 +296,6 @@ int main(int argc, char **argv)
 		goto out;
 	Gpool__SubmitRequest req = GPOOL__SUBMIT_REQUEST__INIT;
 	req.spec = gp_submit_spec(sub);
-	req.user = (char *)gp_session_user(s);
 	/* a request sent again after no answer must not make a second job */
 	char token[40];
 	uint8_t rnd[16];

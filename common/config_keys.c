@@ -21,6 +21,16 @@ const struct gp_conf_key gp_conf_keys[] = {
      0},
     {"max_message", S | W | C, GP_CONF_SIZE, "80MiB",
      "largest message accepted (checked before the credential is decoded)", NULL, 0},
+    {"uid_min", S | W, GP_CONF_INT, "0",
+     "lowest uid a job may run as (0: UID_MIN of this PC's /etc/login.defs, else 1000); gschedd "
+     "checks it at submission, every agent again at launch with its own",
+     NULL, 0},
+    {"uid_max", S | W, GP_CONF_INT, "0",
+     "highest uid a job may run as (0: UID_MAX of this PC's /etc/login.defs, else 60000)", NULL,
+     0},
+    {"deny_users", S | W, GP_CONF_STR, "",
+     "accounts no job may run as: names or uids, separated by commas (checked as uid_min is)",
+     NULL, 0},
     /* gschedd */
     {"listen", S, GP_CONF_STR, "tcp://*:7820", "ZeroMQ endpoint gschedd binds", NULL, 0},
     {"state_dir", S | W, GP_CONF_STR, "/var/lib/gpool",
@@ -61,6 +71,10 @@ const struct gp_conf_key gp_conf_keys[] = {
      "full|normal|off", 0},
     {"rate_per_addr", S, GP_CONF_INT, "2000",
      "messages per second one source address may send before it is slowed", NULL, S},
+    {"bytes_per_addr", S, GP_CONF_SIZE, "256MiB",
+     "bytes per second one source address other than a registered agent may send; envelopes "
+     "past it are dropped unopened (0: no limit)",
+     NULL, S},
     {"max_jobs", S, GP_CONF_INT, "1000000", "pending and running jobs the queue holds at most",
      NULL, S},
     {"output_limit", S, GP_CONF_SIZE, "1GiB", "output kept per job and stream", NULL, S},

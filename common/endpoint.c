@@ -89,6 +89,8 @@ gp_endpoint_t *gp_endpoint_create(const struct gp_ep_config *cfg)
 		errno = ENOMEM;
 		return NULL;
 	}
+	gp_wire_set_hint(ep->wire, cfg->hint);
+	ep->cfg.hint = NULL; /* the wire keeps its copy */
 	return ep;
 }
 
@@ -252,6 +254,7 @@ static Gpool__Batch *take(gp_endpoint_t *ep, int flags, bool report, struct gp_e
 		errno = EPROTO;
 		return NULL;
 	}
+	e->len = zmq_msg_size(&body) + e->bulk_len;
 	if (ep->cfg.hooks.admit && ep->cfg.hooks.admit(ep->cfg.arg, e) < 0) {
 		zmq_msg_close(&body);
 		gp_errprintf(err, "not admitted");

@@ -44,6 +44,7 @@ struct gp_ep_envelope {
 	const uint8_t *rid; /* a routed (ROUTER) socket: the sender's routing id, else NULL */
 	size_t rid_len;
 	const char *addr; /* the sender's address ("Peer-Address"), "local" when unknown */
+	size_t len;	  /* bytes received: the envelope and its attachment */
 	struct gp_sender from;
 	const Gpool__Batch *batch; /* NULL in refused() */
 	/* the attachment: a frame after the envelope, outside the credential (bulk_in only; NULL
@@ -95,6 +96,7 @@ struct gp_ep_config {
 	bool blocking_send;    /* a full send queue waits (a command) instead of failing */
 	bool bulk_in;	       /* an envelope may be followed by one attachment frame */
 	const char *peer_name; /* "the scheduler", "a supervisor": in log lines */
+	const char *hint;      /* what this side calls itself in its envelopes (gp_wire_set_hint) */
 	struct gp_ep_hooks hooks;
 	void *arg;
 };

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <sodium.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -23,6 +24,7 @@ struct gp_wire {
 	bool keyed; /* gp_wire_set_reply_key */
 	uid_t key_uid;
 	uint8_t key[GP_WIRE_KEY_LEN];
+	char hint[64]; /* Envelope.hint of what this side seals */
 };
 
 /* A Batch is its members one after another (a repeated field), so a one-message Batch packed
@@ -128,6 +130,69 @@ int gp_wire_set_reply_key(gp_wire_t *w, uid_t peer_uid)
 	return 0;
 }
 
+void gp_wire_set_hint(gp_wire_t *w, const char *hint)
+{
+	snprintf(w->hint, sizeof(w->hint), "%s", hint ? hint : "");
+}
+
+static int varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t c = *(*p)++;
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+long gp_wire_count_members(const uint8_t *body, size_t len)
+{
+	const uint8_t *p = body, *end = body + len;
+	long n = 0;
+	while (p < end) {
+		uint64_t key, l;
+		/* Batch.msgs: field 1, length-delimited; nothing else belongs in a Batch */
+		if (varint(&p, end, &key) < 0 || key != ((1u << 3) | 2) ||
+		    varint(&p, end, &l) < 0 || l > (uint64_t)(end - p))
+			return -1;
+		p += l;
+		if (++n > 0x7fffffffL)
+			return -1;
+	}
+	return n;
+}
+
+struct budget {
+	size_t left;
+};
+
+static void *budget_alloc(void *data, size_t size)
+{
+	struct budget *b = data;
+	if (size > b->left)
+		return NULL;
+	b->left -= size;
+	return malloc(size);
+}
+
+static void budget_free(void *data, void *ptr)
+{
+	(void)data;
+	free(ptr);
+}
+
+Gpool__Batch *gp_wire_unpack_batch(const uint8_t *body, size_t len)
+{
+	/* malloc and free underneath: what this allocator gives, the default one frees */
+	struct budget b = {.left = len <= (GP_WIRE_MAX_DECODED - (1u << 20)) / GP_WIRE_DECODE_FACTOR
+				       ? len * GP_WIRE_DECODE_FACTOR + (1u << 20)
+				       : GP_WIRE_MAX_DECODED};
+	ProtobufCAllocator a = {.alloc = budget_alloc, .free = budget_free, .allocator_data = &b};
+	return gpool__batch__unpack(&a, len, body);
+}
+
 /* the envelope of b as the next one this wire sends; h: its digest, when asked for */
 static void envelope(const gp_wire_t *w, const gp_batch_t *b, Gpool__Envelope *env, uint8_t *h)
 {
@@ -137,6 +202,7 @@ static void envelope(const gp_wire_t *w, const gp_batch_t *b, Gpool__Envelope *e
 	env->seq = w->next_seq;
 	env->body.data = b->body.data;
 	env->body.len = b->body.len;
+	env->hint = (char *)w->hint;
 	if (h)
 		gp_wire_digest(env->version, env->epoch, env->seq, b->body.data, b->body.len, h);
 }
@@ -216,6 +282,11 @@ Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp
 		gp_errprintf(err, "malformed envelope (%zu bytes)", len);
 		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_MALFORMED);
 	}
+	from->version = env->version;
+	size_t k = 0;
+	for (const char *c = env->hint ? env->hint : ""; *c && k + 1 < sizeof(from->hint); c++)
+		from->hint[k++] = (*c >= 0x20 && *c < 0x7f) ? *c : '?';
+	from->hint[k] = '\0';
 	if (env->version != GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION) {
 		gp_errprintf(err, "peer speaks protocol version %u, this side speaks %d",
 			     env->version, GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION);
@@ -282,7 +353,15 @@ Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp
 		}
 	}
 	from->epoch = env->epoch;
-	Gpool__Batch *b = gpool__batch__unpack(NULL, env->body.len, env->body.data);
+	/* the members are counted before any is decoded, and decoding is bounded */
+	long members = gp_wire_count_members(env->body.data, env->body.len);
+	if (members > GP_WIRE_MAX_MSGS) {
+		gp_errprintf(err, "envelope of %ld messages is over the limit of %d", members,
+			     GP_WIRE_MAX_MSGS);
+		gpool__envelope__free_unpacked(env, NULL);
+		return refuse(w, code, GPOOL__ERROR_CODE__ERROR_TOO_LARGE);
+	}
+	Gpool__Batch *b = members < 0 ? NULL : gp_wire_unpack_batch(env->body.data, env->body.len);
 	if (!b) {
 		gp_errprintf(err, "malformed message batch");
 		gpool__envelope__free_unpacked(env, NULL);

@@ -66,7 +66,33 @@ struct gp_sender {
 	uint64_t epoch;
 	bool has_key; /* the credential carried the sender's reply key */
 	uint8_t key[GP_WIRE_KEY_LEN];
+	/* set as soon as the envelope decodes, also when it is then refused, and never believed:
+	 * the protocol version it claims and what it calls itself (Envelope.hint, printable
+	 * ASCII, "" when none) */
+	uint32_t version;
+	char hint[64];
 };
+
+/* What this side calls itself in every envelope it seals (Envelope.hint: an agent's node name,
+ * so that an admin can tell whose envelopes a scheduler refuses); NULL or "": none. */
+void gp_wire_set_hint(gp_wire_t *w, const char *hint);
+
+/* An envelope holds at most this many messages; one with more is refused before its body is
+ * decoded (gp_wire_open counts the members first). */
+#define GP_WIRE_MAX_MSGS 65536
+/* Decoding a body may allocate at most this many bytes per byte of it (and 1 MiB more), and
+ * never more than GP_WIRE_MAX_DECODED: protobuf's small messages cost a hundred times their
+ * size in memory, so a body of many empty members is refused instead of unpacked. */
+#define GP_WIRE_DECODE_FACTOR 24
+#define GP_WIRE_MAX_DECODED   (512u << 20)
+
+/* Count a Batch body's members without decoding them: the count, or -1 when the bytes are not
+ * a Batch (a field other than msgs, a length past the end). */
+long gp_wire_count_members(const uint8_t *body, size_t len);
+
+/* Decode a Batch body under the allocation bound above (NULL: malformed or over the bound);
+ * free with gpool__batch__free_unpacked(b, NULL). */
+Gpool__Batch *gp_wire_unpack_batch(const uint8_t *body, size_t len);
 
 /* Open an envelope. Returns the batch (free with gpool__batch__free_unpacked(b, NULL)) or NULL
  * with *code set to the Gpool__ErrorCode to report and err filled. */

@@ -1,5 +1,6 @@
 #include "scheduler/client.h"
 #include "scheduler/files.h"
+#include "scheduler/identity.h"
 #include "scheduler/service.h"
 
 #include <errno.h>
@@ -170,9 +171,31 @@ static char **copy_list(char **v, size_t n)
 	return c;
 }
 
+/* Whose the submitted job is: the credential's uid and the name the pool has for it; a
+ * screening job is the agents' account's, by the scheduler's decision (identity.h). */
+struct owner {
+	uid_t uid;
+	gid_t gid;
+	char name[64];
+};
+
+static int find_owner(struct req *r, const Gpool__JobSpec *sp, struct owner *o)
+{
+	struct gsched *s = r->s;
+	char why[256];
+	o->uid = sp->screen ? s->agent_uid : r->from.uid;
+	o->gid = r->from.gid;
+	if (identity_owner(sp->screen ? NULL : &s->uids, s->nodes, s->owner_name, o->uid, o->name,
+			   sizeof(o->name), why, sizeof(why)) < 0) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION, "%s", why);
+		return -1;
+	}
+	return 0;
+}
+
 /* A pending job from a checked spec (gpu: its card request, which the job takes). NULL when
  * out of memory (gpu freed). */
-static struct job *new_job(struct gsched *s, const struct req *r, const Gpool__SubmitRequest *sr,
+static struct job *new_job(struct gsched *s, const Gpool__SubmitRequest *sr, const struct owner *o,
 			   struct gpu_req *gpu)
 {
 	const Gpool__JobSpec *sp = sr->spec;
@@ -183,9 +206,9 @@ static struct job *new_job(struct gsched *s, const struct req *r, const Gpool__S
 	}
 	j->gpu = gpu;
 	j->id = jobs_next_id(s->jobs);
-	j->uid = r->from.uid;
-	j->gid = r->from.gid;
-	j->user = strdup(sr->user);
+	j->uid = o->uid;
+	j->gid = o->gid;
+	j->user = strdup(o->name);
 	j->name = strdup(sp->name[0] ? sp->name : sp->argv[0]);
 	j->out_pattern = strdup(sp->output);
 	j->err_pattern = strdup(sp->error);
@@ -256,10 +279,6 @@ void client_submit(struct req *r)
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "submission without a job");
 		return;
 	}
-	if (!valid_token(sr->user, 32)) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid user name");
-		return;
-	}
 	if (sr->token && *sr->token && !valid_token(sr->token, 64)) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid submission token");
 		return;
@@ -289,6 +308,12 @@ void client_submit(struct req *r)
 		return;
 	}
 	if (sr->spec->screen && check_screen(s, r, sr->spec, gpu) < 0) {
+		free(arr);
+		gpu_req_free(gpu);
+		return;
+	}
+	struct owner owner;
+	if (find_owner(r, sr->spec, &owner) < 0) {
 		free(arr);
 		gpu_req_free(gpu);
 		return;
@@ -331,7 +356,7 @@ void client_submit(struct req *r)
 	for (uint32_t i = 0; i < ntasks; i++) {
 		if (i > 0 && !(gpu = gpu_req_from_spec(sp, why, sizeof(why), &bad)) && want_gpu)
 			goto fail;
-		struct job *j = new_job(s, r, sr, gpu);
+		struct job *j = new_job(s, sr, &owner, gpu);
 		if (!j)
 			goto fail;
 		if (i == 0 && plan_refuse(s, j, why, sizeof(why))) {

@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include "common/config.h"
+#include "common/uidpolicy.h"
 #include "proto/gpool.pb-c.h"
 #include "scheduler/jobs.h"
 #include "common/wire.h"
@@ -77,6 +78,9 @@ struct gsched {
 	uint64_t submitted, completed;
 	/* settings (settings.c: reloaded on SIGHUP) */
 	uid_t sched_uid, agent_uid;
+	struct gp_uid_policy uids; /* the accounts jobs may run as (identity.c) */
+	/* the scheduler PC's name for a uid (identity.h); NULL: its passwd (tests give theirs) */
+	int (*owner_name)(uid_t uid, char *name, size_t len);
 	int64_t heartbeat_ms, node_timeout_ms, kill_grace_ms, commit_delay_ms;
 	int64_t service_drain_ms;     /* a replica leaving: draining this long, then stopped */
 	int64_t service_drain_max_ms; /* ... or up to this long while gateways report requests */

@@ -137,6 +137,15 @@ int main(int argc, char **argv)
 	}
 	s.sched_uid = (uid_t)gp_config_int(s.cfg, "sched_uid");
 	s.agent_uid = (uid_t)gp_config_int(s.cfg, "agent_uid");
+	gp_error_t uerr;
+	if (gp_uid_policy_init(&s.uids, NULL, gp_config_int(s.cfg, "uid_min"),
+			       gp_config_int(s.cfg, "uid_max"), gp_config_str(s.cfg, "deny_users"),
+			       &uerr) < 0) {
+		fprintf(stderr, "gschedd: %s\n", uerr.text);
+		return 1;
+	}
+	gp_info("jobs may run as uids %u-%u (%zu accounts denied)", (unsigned)s.uids.min,
+		(unsigned)s.uids.max, s.uids.ndeny);
 	if (!(s.retention = retention_create())) {
 		fprintf(stderr, "gschedd: out of memory\n");
 		return 1;
@@ -187,6 +196,8 @@ int main(int argc, char **argv)
 		gp_err("%s", err.text);
 		return 1;
 	}
+	net_set_rate(s.net, (int)gp_config_int(s.cfg, "rate_per_addr"),
+		     (double)gp_config_int(s.cfg, "bytes_per_addr"));
 	const char *hl = gp_config_str(s.cfg, "http_listen");
 	if (*hl) {
 		struct http_opts ho = {.listen = hl,

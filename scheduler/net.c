@@ -12,6 +12,7 @@
 struct bucket {
 	char addr[64];
 	double tokens;
+	double bytes; /* the byte budget left */
 	int64_t last_ms;
 	uint64_t dropped;
 	int64_t last_log_ms;
@@ -31,6 +32,7 @@ struct net {
 	gp_endpoint_t *ep; /* receiving (handlers.c sets where messages go) and sealing */
 	size_t max_message;
 	double rate;
+	double byte_rate; /* bytes per second per untrusted address */
 	struct bucket *buckets;
 	int nbuckets, capbuckets;
 	struct outbox *boxes;
@@ -87,6 +89,7 @@ struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message
 	n->auth = auth;
 	n->max_message = max_message;
 	n->rate = rate_per_addr > 0 ? rate_per_addr : 1e9;
+	n->byte_rate = 1e18;
 	n->zctx = zmq_ctx_new();
 	if (!n->zctx || !(n->sock = zmq_socket(n->zctx, ZMQ_ROUTER))) {
 		gp_errprintf(err, "cannot create the socket: %s", zmq_strerror(errno));
@@ -143,9 +146,10 @@ void net_destroy(struct net **p)
 	*p = NULL;
 }
 
-void net_set_rate(struct net *n, int rate_per_addr)
+void net_set_rate(struct net *n, int rate_per_addr, double bytes_per_addr)
 {
 	n->rate = rate_per_addr > 0 ? rate_per_addr : 1e9;
+	n->byte_rate = bytes_per_addr > 0 ? bytes_per_addr : 1e18;
 }
 
 void net_set_local(struct net *n, void *sock, const void *prefix, size_t prefix_len)
@@ -185,6 +189,7 @@ static struct bucket *bucket_get(struct net *n, const char *addr)
 			memset(&n->buckets[lru], 0, sizeof(n->buckets[lru]));
 			snprintf(n->buckets[lru].addr, sizeof(n->buckets[lru].addr), "%s", addr);
 			n->buckets[lru].tokens = n->rate;
+			n->buckets[lru].bytes = n->byte_rate;
 			n->buckets[lru].last_ms = gp_mono_ms();
 			return &n->buckets[lru];
 		}
@@ -199,56 +204,37 @@ static struct bucket *bucket_get(struct net *n, const char *addr)
 	memset(b, 0, sizeof(*b));
 	snprintf(b->addr, sizeof(b->addr), "%s", addr);
 	b->tokens = n->rate;
+	b->bytes = n->byte_rate;
 	b->last_ms = gp_mono_ms();
 	return b;
 }
 
-/* Token bucket: rate per second, burst of one second's worth. */
-static int bucket_take(struct net *n, struct bucket *b)
+/* Token buckets of messages and bytes: rate per second, burst of one second's worth. */
+static int bucket_take(struct net *n, struct bucket *b, size_t len)
 {
 	int64_t now = gp_mono_ms();
-	b->tokens += (double)(now - b->last_ms) * n->rate / 1000.0;
+	double dt = (double)(now - b->last_ms) / 1000.0;
+	b->tokens += dt * n->rate;
 	if (b->tokens > n->rate)
 		b->tokens = n->rate;
+	b->bytes += dt * n->byte_rate;
+	if (b->bytes > n->byte_rate)
+		b->bytes = n->byte_rate;
 	b->last_ms = now;
-	if (b->tokens < 1) {
+	if (b->tokens < 1 || b->bytes < (double)len) {
 		b->dropped++;
 		if (now - b->last_log_ms > 5000) {
-			gp_warn(
-			    "source %s is over its rate of %.0f messages/s: %llu dropped so far",
-			    b->addr, n->rate, (unsigned long long)b->dropped);
+			gp_warn("source %s is over its rate of %.0f messages/s or %.0f MiB/s: %llu "
+				"dropped so far",
+				b->addr, n->rate, n->byte_rate / (1 << 20),
+				(unsigned long long)b->dropped);
 			b->last_log_ms = now;
 		}
 		return -1;
 	}
 	b->tokens -= 1;
+	b->bytes -= (double)len;
 	return 0;
-}
-
-/* The node name a refused envelope's NodeRegister claims, if it holds one (nothing in it is
- * believed: it only names the PC for the admin). */
-static bool claimed_node(const void *data, size_t len, char *name, size_t nlen, uint32_t *version)
-{
-	Gpool__Envelope *env = gpool__envelope__unpack(NULL, len, data);
-	if (!env)
-		return false;
-	*version = env->version;
-	Gpool__Batch *b = gpool__batch__unpack(NULL, env->body.len, env->body.data);
-	bool found = false;
-	for (size_t i = 0; b && i < b->n_msgs && !found; i++) {
-		const Gpool__Msg *m = b->msgs[i];
-		if (m->m_case != GPOOL__MSG__M_NODE_REGISTER || !m->node_register->name)
-			continue;
-		size_t k = 0;
-		for (const char *p = m->node_register->name; *p && k + 1 < nlen; p++)
-			name[k++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
-		name[k] = '\0';
-		found = k > 0;
-	}
-	if (b)
-		gpool__batch__free_unpacked(b, NULL);
-	gpool__envelope__free_unpacked(env, NULL);
-	return found;
 }
 
 /* Why, in the words an admin acts on. */
@@ -276,12 +262,14 @@ static void refusal_reason(Gpool__ErrorCode code, uint32_t version, const char *
 	}
 }
 
-static void note_refused(struct net *n, const char *addr, const void *data, size_t len,
+/* A refused envelope that names its sender (Envelope.hint, never believed: an agent's node
+ * name, for the admin) is noted for gnodes --refused; nothing in its body is read. */
+static void note_refused(struct net *n, const char *addr, const struct gp_sender *from,
 			 Gpool__ErrorCode code, const char *detail)
 {
-	char name[64];
-	uint32_t version = 0;
-	if (!claimed_node(data, len, name, sizeof(name), &version))
+	const char *name = from->hint;
+	uint32_t version = from->version;
+	if (!*name)
 		return;
 	struct net_refused *r = NULL;
 	for (size_t i = 0; i < n->nrefused; i++)
@@ -331,7 +319,7 @@ static int admit(void *arg, const struct gp_ep_envelope *e)
 	struct net *n = arg;
 	n->st.received++;
 	struct bucket *b = is_trusted(n, e->rid, e->rid_len) ? NULL : bucket_get(n, e->addr);
-	if (b && bucket_take(n, b) < 0) {
+	if (b && bucket_take(n, b, e->len) < 0) {
 		n->st.rate_dropped++;
 		return -1;
 	}
@@ -344,13 +332,14 @@ static void refused(void *arg, const struct gp_ep_envelope *e, const void *data,
 		    Gpool__ErrorCode code, const char *why)
 {
 	struct net *n = arg;
+	(void)len;
 	n->st.refused++;
 	if (!data) {
 		n->st.received++;
 		gp_warn("refused a multi-frame message from %s", e->addr);
 		return;
 	}
-	note_refused(n, e->addr, data, len, code, why);
+	note_refused(n, e->addr, &e->from, code, why);
 	gp_warn("refused a message from %s: %s", e->addr, why);
 	reply_refusal(n, e->rid, e->rid_len, code, why);
 }

@@ -32,7 +32,8 @@ struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message
 void net_destroy(struct net **n);
 
 /* The per-address budget, messages per second (0 or less: unbounded). */
-void net_set_rate(struct net *n, int rate_per_addr);
+/* Each untrusted source address's budgets: messages and bytes per second (<= 0: none). */
+void net_set_rate(struct net *n, int rate_per_addr, double bytes_per_addr);
 
 /* Peers whose routing id starts with prefix are local (the HTTP thread): their batches go
  * unsealed to sock as [rid][body] instead of to the ROUTER socket. */

@@ -56,6 +56,7 @@ void nodes_destroy(struct nodes **p)
 		free(n->drain_reason);
 		free(n->cpu_busy);
 		free(n->free_ports);
+		free(n->accounts);
 		free_cards(n);
 		free(n);
 	}
@@ -331,6 +332,47 @@ void node_set_free_ports(struct node *n, const uint32_t *ports, size_t n_ports)
 	n->n_free_ports = k;
 }
 
+static int by_uid(const void *a, const void *b)
+{
+	uid_t x = ((const struct node_account *)a)->uid, y = ((const struct node_account *)b)->uid;
+	return x < y ? -1 : x > y;
+}
+
+void node_set_accounts(struct node *n, const Gpool__NodeRegister *reg)
+{
+	Gpool__Account *const *v = reg->accounts;
+	size_t count = reg->n_accounts;
+	bool truncated = reg->accounts_truncated;
+	if (count > 4096) {
+		count = 4096;
+		truncated = true;
+	}
+	struct node_account *a = count ? calloc(count, sizeof(*a)) : NULL;
+	size_t k = 0;
+	for (size_t i = 0; a && i < count; i++) {
+		if (!v[i]->name || !*v[i]->name || strlen(v[i]->name) >= sizeof(a[k].name))
+			continue;
+		a[k].uid = v[i]->uid;
+		memcpy(a[k].name, v[i]->name, strlen(v[i]->name) + 1);
+		k++;
+	}
+	if (k)
+		qsort(a, k, sizeof(*a), by_uid);
+	free(n->accounts);
+	n->accounts = a;
+	n->n_accounts = k;
+	n->accounts_known = reg->accounts_listed;
+	n->accounts_truncated = truncated || (count && !a);
+}
+
+const char *node_account_name(const struct node *n, uid_t uid)
+{
+	struct node_account key = {.uid = uid};
+	const struct node_account *a =
+	    n->n_accounts ? bsearch(&key, n->accounts, n->n_accounts, sizeof(key), by_uid) : NULL;
+	return a ? a->name : NULL;
+}
+
 int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8_t *rid,
 		   size_t rid_len)
 {
@@ -358,6 +400,7 @@ int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8
 	n->version = dup_or_empty(reg->version);
 	n->psu_watts = reg->psu_watts;
 	node_set_free_ports(n, reg->free_ports, reg->n_free_ports);
+	node_set_accounts(n, reg);
 	n->card_busy &= n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
 	memcpy(n->rid, rid, rid_len);
 	n->rid_len = rid_len;

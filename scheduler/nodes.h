@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "proto/gpool.pb-c.h"
 
@@ -41,6 +42,14 @@ struct node {
 	uint32_t *free_ports;	/* master ports its agent last said it holds free */
 	size_t n_free_ports;
 	double watts[64]; /* present draw per card, from the last heartbeat */
+	/* the accounts its agent says jobs may run as there, by uid (NodeRegister.accounts);
+	 * accounts_known is false for an agent that sent none (then only its launch checks) */
+	struct node_account {
+		uid_t uid;
+		char name[33];
+	} * accounts;
+	size_t n_accounts;
+	bool accounts_known, accounts_truncated;
 };
 
 struct nodes;
@@ -53,6 +62,10 @@ struct node *nodes_get(struct nodes *ns, int idx);
 const char *nodes_name(struct nodes *ns, int idx);
 /* The agent's latest report of the master ports it holds free (replaces the last one). */
 void node_set_free_ports(struct node *n, const uint32_t *ports, size_t n_ports);
+/* What node n's agent said about its accounts (bounded, kept sorted by uid). */
+void node_set_accounts(struct node *n, const Gpool__NodeRegister *reg);
+/* n's name for uid: NULL when its agent does not have it (or reported no accounts). */
+const char *node_account_name(const struct node *n, uid_t uid);
 /* -1 when unknown */
 int nodes_find(const struct nodes *ns, const char *name);
 /* Find by routing id (-1 when unknown). */

@@ -1,4 +1,5 @@
 #include "scheduler/plan.h"
+#include "scheduler/identity.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -39,6 +40,7 @@ struct pass {
 	uint64_t *cardsel; /* scratch: cards picked per node */
 	const char *model; /* one-model placement: the model tried now */
 	bool any_state;	   /* consider nodes whatever their state (could it ever fit?) */
+	bool any_account;  /* consider nodes that lack the owner's account (why does it not?) */
 	uint32_t watts_running, power_cap;
 	gp_u64map_t
 	    *array_running; /* array id -> its tasks running (limited arrays), made on need */
@@ -83,6 +85,8 @@ static bool eligible(struct pass *p, const struct job *j, int node)
 	if (j->n_exclude && listed(j->exclude, j->n_exclude, n->name))
 		return false;
 	if (j->n_nodelist && !listed(j->nodelist, j->n_nodelist, n->name))
+		return false;
+	if (!p->any_account && !identity_node_fits(n, j->uid, j->user))
 		return false;
 	return true;
 }
@@ -466,8 +470,19 @@ static enum pend_reason beyond_cluster(struct pass *p, struct job *j, bool any_c
 		}
 		p->any_state = true;
 		bool fits = fit(p, j, &empty);
-		p->any_state = false;
-		if (!fits) {
+		p->any_account = !fits;
+		bool fits_elsewhere = !fits && fit(p, j, &empty);
+		p->any_state = p->any_account = false;
+		if (fits_elsewhere) {
+			/* it fits, but not on the nodes where its owner's uid has the owner's name
+			 */
+			r = PEND_TOO_LARGE;
+			set_detail(
+			    j,
+			    "NoAccount (uid %u is not '%s' on enough nodes: the pool needs one "
+			    "uid space)",
+			    (unsigned)j->uid, j->user ? j->user : "?");
+		} else if (!fits) {
 			r = PEND_TOO_LARGE;
 			if (j->gpu) {
 				/* is there any card at all that could serve it? */

@@ -30,7 +30,8 @@ void settings_apply(struct gsched *s)
 	s->max_attempts = (uint32_t)gp_config_int(c, "max_attempts");
 	s->power_cap_watts = (uint32_t)gp_config_int(c, "power_cap_watts");
 	if (s->net)
-		net_set_rate(s->net, (int)gp_config_int(c, "rate_per_addr"));
+		net_set_rate(s->net, (int)gp_config_int(c, "rate_per_addr"),
+			     (double)gp_config_int(c, "bytes_per_addr"));
 	if (s->http)
 		http_set_token_ttl(s->http, gp_config_int(c, "api_token_ttl"));
 	if (s->retention)

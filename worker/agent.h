@@ -13,6 +13,7 @@
 #include "common/config.h"
 #include "proto/gpool.pb-c.h"
 #include "worker/ports.h"
+#include "common/uidpolicy.h"
 
 struct sched_link;
 struct steps;
@@ -36,6 +37,7 @@ struct agent {
 	struct power *power;
 	gp_ports_t *ports; /* master ports held for jobs whose rank 0 runs here */
 	struct peer *peer;
+	struct gp_uid_policy uids; /* the accounts jobs may run as on this PC (account.h) */
 	bool quit;
 	int argc; /* the command line, read again on SIGHUP */
 	char **argv;

@@ -253,6 +253,12 @@ int main(int argc, char **argv)
 	}
 	int rc = 1;
 	int sigfd = -1;
+	if (gp_uid_policy_init(&a.uids, NULL, gp_config_int(a.cfg, "uid_min"),
+			       gp_config_int(a.cfg, "uid_max"), gp_config_str(a.cfg, "deny_users"),
+			       &err) < 0) {
+		fprintf(stderr, "gworkerd: %s\n", err.text);
+		return 1;
+	}
 	if (discover(&a, &err) < 0) {
 		fail_startup(&a, err.text);
 		goto out;

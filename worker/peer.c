@@ -37,6 +37,9 @@ struct held {
 	int64_t deadline;
 };
 
+/* the largest request a peer takes: a ChunkGet and its credential */
+#define PEER_MAX_REQUEST (64 << 10)
+
 struct peer {
 	void *sock;
 	gp_auth_t *auth;
@@ -67,9 +70,12 @@ struct peer *peer_create(struct agent *a)
 	gp_error_t err;
 	char bind_ep[300];
 	snprintf(bind_ep, sizeof(bind_ep), "tcp://%s:%ld", a->addr, port);
+	/* it takes only ChunkGet requests: a frame larger than PEER_MAX_REQUEST is dropped by
+	 * ZeroMQ as it arrives (the connection closed), never buffered */
 	int linger = 0, hwm = 64;
+	int64_t maxmsg = PEER_MAX_REQUEST;
 	if (!(p->auth = gp_auth_create(NULL, &err)) ||
-	    !(p->wire = gp_wire_create(p->auth, (size_t)gp_config_int(a->cfg, "max_message"))) ||
+	    !(p->wire = gp_wire_create(p->auth, PEER_MAX_REQUEST)) ||
 	    !(p->held = calloc(HELD_MAX, sizeof(*p->held))) ||
 	    (p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
 	    !(p->sock = zmq_socket(a->zctx, ZMQ_ROUTER))) {
@@ -78,6 +84,8 @@ struct peer *peer_create(struct agent *a)
 	}
 	zmq_setsockopt(p->sock, ZMQ_LINGER, &linger, sizeof(linger));
 	zmq_setsockopt(p->sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+	zmq_setsockopt(p->sock, ZMQ_RCVHWM, &hwm, sizeof(hwm));
+	zmq_setsockopt(p->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg));
 	if (zmq_bind(p->sock, bind_ep) < 0) {
 		gp_warn("peer serving off: cannot bind '%s': %s", bind_ep, zmq_strerror(errno));
 		goto off;

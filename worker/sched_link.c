@@ -15,6 +15,7 @@
 #include <zmq.h>
 
 #include "worker/agent.h"
+#include "worker/account.h"
 #include "common/auth.h"
 #include "common/endpoint.h"
 #include "common/log.h"
@@ -161,12 +162,37 @@ static void send_register(struct agent *a, int64_t now)
 	uint32_t ports[4096];
 	r.n_free_ports = gp_ports_held(a->ports, ports, 4096);
 	r.free_ports = ports;
+	/* the accounts jobs may run as here: the scheduler places a job only where its owner's
+	 * uid has the owner's name (heap: 4096 names do not fit a stack frame) */
+	enum { MAX_ACCOUNTS = 4096 };
+	uid_t *uids = malloc(MAX_ACCOUNTS * sizeof(*uids));
+	char(*names)[33] = malloc(MAX_ACCOUNTS * sizeof(*names));
+	Gpool__Account *acc = malloc(MAX_ACCOUNTS * sizeof(*acc));
+	Gpool__Account **accp = malloc(MAX_ACCOUNTS * sizeof(*accp));
+	if (uids && names && acc && accp) {
+		bool truncated;
+		size_t n = gp_account_list(&a->uids, uids, names, MAX_ACCOUNTS, &truncated);
+		for (size_t i = 0; i < n; i++) {
+			gpool__account__init(&acc[i]);
+			acc[i].uid = uids[i];
+			acc[i].name = names[i];
+			accp[i] = &acc[i];
+		}
+		r.accounts = accp;
+		r.n_accounts = n;
+		r.accounts_truncated = truncated;
+		r.accounts_listed = true;
+	}
 	l->reg_fresh = false;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = l->reg_id;
 	m.m_case = GPOOL__MSG__M_NODE_REGISTER;
 	m.node_register = &r;
 	sched_link_queue(a, &m);
+	free(accp);
+	free(acc);
+	free(names);
+	free(uids);
 	l->next_reg_ms = now + REGISTER_RETRY_MS;
 	gp_debug("register sent (id %llu, %zu held tasks)", (unsigned long long)m.id, r.n_held);
 }
@@ -369,6 +395,7 @@ static gp_endpoint_t *link_endpoint(struct agent *a, struct sched_link *l)
 	    .nhandlers = sizeof(sched_msgs) / sizeof(sched_msgs[0]),
 	    .peer_only = true,
 	    .peer_name = "the scheduler",
+	    .hint = a->node,
 	    .hooks = {.accept = on_accept, .refused = on_refused},
 	    .arg = a,
 	};

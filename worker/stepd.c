@@ -431,7 +431,8 @@ static int setup_step(struct stepd *d, struct step *s, gp_error_t *err)
 	const Gpool__Launch *l = s->launch;
 	struct gp_account_rules r = {
 	    .run_as = NULL, .allow_root = d->allow_root, .self = geteuid(), .node = s->node};
-	if (gp_account_resolve(&r, l->user, &s->account, err) < 0)
+	struct gp_owner owner = {.uid = l->uid, .name = l->user};
+	if (gp_account_resolve(&r, &owner, &s->account, err) < 0)
 		return -1;
 	if (gp_stage_workdir(l, d->scratch, &s->account, &s->workdir, &s->workdir_owned, err) < 0)
 		return -1;

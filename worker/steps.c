@@ -406,8 +406,9 @@ static void scan_launch_files(struct agent *a, struct steps *ss)
 			struct gp_account_rules rules = {
 			    .run_as = NULL, .allow_root = true, .self = geteuid(), .node = a->node};
 			gp_error_t e2;
+			struct gp_owner owner = {.uid = l->uid, .name = l->user};
 			if (l->spec && l->spec->screen &&
-			    gp_account_resolve(&rules, l->user, &acct, &e2) == 0)
+			    gp_account_resolve(&rules, &owner, &acct, &e2) == 0)
 				set_screen(r, l, &acct);
 			gp_info("holding job %" PRIu64 ".%u from before the restart", job, att);
 		}
@@ -499,6 +500,9 @@ struct steps *steps_create(struct agent *a, gp_error_t *err)
 		goto fail;
 	}
 	int one = 1, zero = 0;
+	/* a root-only socket, but still every ROUTER has a largest frame */
+	int64_t maxmsg = gp_config_int(a->cfg, "max_message") + 4096;
+	zmq_setsockopt(ss->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg));
 	zmq_setsockopt(ss->sock, ZMQ_ROUTER_MANDATORY, &one, sizeof(one));
 	zmq_setsockopt(ss->sock, ZMQ_ROUTER_HANDOVER, &one, sizeof(one));
 	zmq_setsockopt(ss->sock, ZMQ_LINGER, &zero, sizeof(zero));
@@ -872,8 +876,10 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 	struct gp_account_rules rules = {.run_as = gp_config_str(a->cfg, "run_as"),
 					 .allow_root = gp_config_bool(a->cfg, "allow_root"),
 					 .self = geteuid(),
-					 .node = a->node};
-	if (gp_account_resolve(&rules, l->user, &acct, &err) < 0) {
+					 .node = a->node,
+					 .policy = &a->uids};
+	struct gp_owner owner = {.uid = l->uid, .name = l->user};
+	if (gp_account_resolve(&rules, &owner, &acct, &err) < 0) {
 		refuse(a, l, err.text);
 		return;
 	}
@@ -885,6 +891,8 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 	/* gstepd resolves the account again from the launch: with run_as, hand it that name */
 	Gpool__Launch copy = *l;
 	copy.user = acct.name;
+	copy.uid = acct.uid;
+	copy.gid = acct.gid;
 	/* a service replica gets its own free port (GPOOL_PORT): --port is a wish */
 	Gpool__JobSpec spec_copy;
 	uint32_t port = 0;

@@ -4,7 +4,6 @@
  *   gp-submit-many N BATCH [--hold] [-- command args]
  * Prints: "<N> jobs acknowledged in <s> s (<rate>/s)". */
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +50,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gp-submit-many: cannot connect to '%s'\n", ep);
 		return 1;
 	}
-	struct passwd *pw = getpwuid(getuid());
-	char *user = pw ? pw->pw_name : "nobody";
 	double t0 = gp_now();
 	long sent = 0, acked = 0, failed = 0;
 	gp_batch_t b = {0};
@@ -70,7 +67,6 @@ int main(int argc, char **argv)
 				sp.name = "many";
 				Gpool__SubmitRequest sr = GPOOL__SUBMIT_REQUEST__INIT;
 				sr.spec = &sp;
-				sr.user = user;
 				Gpool__Msg m = GPOOL__MSG__INIT;
 				m.id = (uint64_t)sent + 1;
 				m.m_case = GPOOL__MSG__M_SUBMIT;

@@ -452,11 +452,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 			send_err(req, 400, "ERROR_INVALID", why);
 			return;
 		}
-		char name[64];
-		user_name(from.uid, name, sizeof(name));
 		Gpool__SubmitRequest sr = GPOOL__SUBMIT_REQUEST__INIT;
 		sr.spec = sp;
-		sr.user = name;
 		m.m_case = GPOOL__MSG__M_SUBMIT;
 		m.submit = &sr;
 		to_loop(h, req, rt.op, &from, &m);

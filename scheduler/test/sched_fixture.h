@@ -24,6 +24,13 @@ static const char *fixture_namer(int idx)
 	return nodes_name(S.nodes, idx);
 }
 
+/* The test's passwd: every uid is "user<uid>" (the fixture's own, not this machine's). */
+static int fixture_owner_name(uid_t uid, char *name, size_t len)
+{
+	snprintf(name, len, "user%u", (unsigned)uid);
+	return 0;
+}
+
 /* NAME tells the temp dir and the inproc endpoint apart between test programs. */
 static void fixture_up(const char *name)
 {
@@ -43,6 +50,8 @@ static void fixture_up(const char *name)
 	snprintf(ep, sizeof(ep), "inproc://%s-test", name);
 	S.net = net_create(ep, NULL, 1 << 20, 0, &err);
 	assert_non_null(S.net);
+	S.owner_name = fixture_owner_name;
+	assert_int_equal(gp_uid_policy_init(&S.uids, "/nonexistent", 1, 0x7ffffffe, "", &err), 0);
 }
 
 static void fixture_down(void)

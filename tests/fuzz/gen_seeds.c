@@ -143,7 +143,6 @@ static int sample(int k, Gpool__Msg *m)
 	switch (k) {
 	case 0:
 		sub.spec = &sp;
-		sub.user = "alice";
 		m->m_case = GPOOL__MSG__M_SUBMIT;
 		m->submit = &sub;
 		return 1;
@@ -298,7 +297,6 @@ static int sample(int k, Gpool__Msg *m)
 		sp.health_path = "/health";
 		sp.service_port = 8080;
 		sub.spec = &sp;
-		sub.user = "alice";
 		m->m_case = GPOOL__MSG__M_SUBMIT;
 		m->submit = &sub;
 		return 1;
@@ -411,7 +409,6 @@ static void specs(void)
 	static Gpool__JobSpec sp;
 	Gpool__SubmitRequest sub = GPOOL__SUBMIT_REQUEST__INIT;
 	sub.spec = &sp;
-	sub.user = "alice";
 
 	job_spec(&sp);
 	put_msg("submit", "valid", -1, &sub.base);
@@ -440,9 +437,6 @@ static void specs(void)
 	sp.time_limit_sec = 0xffffffff;
 	put_msg("submit", "time-limit", -1, &sub.base);
 	job_spec(&sp);
-	sub.user = "";
-	put_msg("submit", "no-user", -1, &sub.base);
-	job_spec(&sp);
 	sp.array = "0-9:3%2";
 	sub.token = "0123456789abcdef";
 	put_msg("submit", "array", -1, &sub.base);
@@ -456,7 +450,6 @@ static void specs(void)
 	sp.dependency = "";
 	sub.token = "";
 	sub.spec = NULL;
-	sub.user = "alice";
 	put_msg("submit", "no-spec", -1, &sub.base);
 	put("submit", "empty", "", 0);
 	static const uint8_t trunc[] = {0x0a, 0x10, 0x12, 0x04, 't', 'r'};

@@ -34,6 +34,13 @@ static const char *namer(int idx)
 
 static void world_seed(void);
 
+/* The test's passwd: every uid is "user<uid>" (the fixture's own, not this machine's). */
+static int fixture_owner_name(uid_t uid, char *name, size_t len)
+{
+	snprintf(name, len, "user%u", (unsigned)uid);
+	return 0;
+}
+
 static void world_up(void)
 {
 	gp_error_t err;
@@ -56,6 +63,8 @@ static void world_up(void)
 	FUZZ_CHECK(S.cfg && S.output && S.nodes && S.jobs && S.running && S.rdv && S.net &&
 		   S.metrics);
 	S.agent_uid = AGENT_UID;
+	S.owner_name = fixture_owner_name;
+	FUZZ_CHECK(gp_uid_policy_init(&S.uids, "/nonexistent", 1, 0x7ffffffe, "", &err) == 0);
 	S.max_jobs = 100000;
 	S.max_time_limit = 7 * 86400;
 	S.kill_grace_ms = 1000;
@@ -161,7 +170,6 @@ static inline void world_submit(uint32_t uid, const char *user, int hold)
 	sp.output = "out-%j-%t.txt";
 	Gpool__SubmitRequest sr = GPOOL__SUBMIT_REQUEST__INIT;
 	sr.spec = &sp;
-	sr.user = (char *)user;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_SUBMIT;
 	m.submit = &sr;

@@ -236,6 +236,8 @@ static void send_launch(uint64_t job, uint32_t attempt, Gpool__JobSpec *spec, co
 	l.attempt = attempt;
 	l.spec = spec;
 	l.user = (char *)user;
+	/* the job's account is its uid: the test's own, or one no account has */
+	l.uid = strcmp(user, me) == 0 ? geteuid() : 3999999;
 	l.tasks = &tp;
 	l.n_tasks = 1;
 	l.size = 1;
@@ -366,7 +368,8 @@ static void refused(void **state)
 	while (!j.failed && gp_mono_ms() < deadline)
 		expect(GPOOL__MSG__M_ERROR, 200, keep_job, &j);
 	assert_true(j.failed);
-	assert_string_equal(j.reason, "no local account 'no-such-user-gp' on node tw");
+	assert_string_equal(j.reason, "no local account with uid 3999999 ('no-such-user-gp' in the "
+				      "pool) on node tw");
 }
 
 /* The scheduler does not know the agent (ERROR_UNEXPECTED, why): it registers again within 3 s

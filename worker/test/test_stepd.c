@@ -74,6 +74,7 @@ static void launch_init(Gpool__Launch *l, Gpool__JobSpec *spec, Gpool__TaskPlace
 	l->attempt = 1;
 	l->spec = spec;
 	l->user = me;
+	l->uid = geteuid();
 	l->tasks = tpp;
 	l->n_tasks = (size_t)ntasks;
 	l->size = (uint32_t)ntasks;
@@ -339,12 +340,14 @@ static void missing_account(void **state)
 	struct job j;
 	job_init(&j, 2, 103, argv, 1);
 	j.l.user = "no-such-user-gp";
+	j.l.uid = 3999999;
 	struct result r;
 	collect(start_stepd(&j.l, j.path, sizeof(j.path)), &r, NULL, NULL);
 	for (int i = 0; i < 2; i++) {
 		assert_true(r.failed[i]);
 		assert_false(r.started[i]);
-		assert_string_equal(r.reason[i], "no local account 'no-such-user-gp' on node t1");
+		assert_string_equal(r.reason[i], "no local account with uid 3999999 "
+						 "('no-such-user-gp' in the pool) on node t1");
 	}
 	assert_int_equal(access(j.path, F_OK), -1);
 	result_free(&r);
