@@ -36,8 +36,10 @@ static int name_from_nodes(struct nodes *ns, uid_t uid, char *name, size_t len, 
 			    (unsigned)uid, found, where, nm, n->name);
 			return -1;
 		}
-		found = nm;
-		where = n->name;
+		if (!found) {
+			found = nm;
+			where = n->name;
+		}
 	}
 	if (!found || strlen(found) >= len)
 		return 0;

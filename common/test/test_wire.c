@@ -218,6 +218,107 @@ static void batch_members(void **state)
 	gp_batch_release(&b);
 }
 
+/* Bounds before and during decoding: a body of too many members is refused before any is
+ * decoded, even with a good credential; one whose members cost far more memory than bytes
+ * (empty cards) is refused by the decoding budget; the hint is read but the body is not. */
+static void decode_bounds(void **state)
+{
+	/* 70,000 empty messages: 140 KB of body, 70,000 Msg structs if decoded */
+	enum { N = GP_WIRE_MAX_MSGS + 4464 };
+	gp_batch_t b = {0};
+	assert_int_equal(gp_buf_reserve(&b.body, 2 * N), 0);
+	for (int i = 0; i < N; i++) {
+		b.body.data[b.body.len++] = 0x0a; /* field 1, length-delimited */
+		b.body.data[b.body.len++] = 0x00; /* an empty Msg */
+	}
+	b.count = N;
+	assert_int_equal(gp_wire_count_members(b.body.data, b.body.len), N);
+	struct pair p;
+	memset(&p, 0, sizeof(p));
+	p.tx = gp_wire_create(auth, 8 << 20);
+	p.rx = gp_wire_create(auth, 8 << 20);
+	gp_wire_set_hint(p.tx, "h7\x01");
+	assert_int_equal(gp_wire_seal(p.tx, &b, &p.out, &p.err), 0);
+	assert_null(pair_open(&p, p.out.data, p.out.len));
+	assert_int_equal(p.code, GPOOL__ERROR_CODE__ERROR_TOO_LARGE);
+	assert_string_equal(p.err.text, "envelope of 70000 messages is over the limit of 65536");
+	assert_string_equal(p.from.hint, "h7?"); /* printable only, and never believed */
+	/* not a Batch: another field at the top */
+	uint8_t other[] = {0x12, 0x00};
+	assert_int_equal(gp_wire_count_members(other, sizeof(other)), -1);
+	uint8_t past[] = {0x0a, 0x05, 0x00};
+	assert_int_equal(gp_wire_count_members(past, sizeof(past)), -1);
+	/* a member holding 400,000 empty cards (a NodeRegister): 800 KB of bytes, ~100 MB if
+	 * unpacked: over the budget */
+	gp_buf_t reg = {0}, msg = {0};
+	enum { CARDS = 400000 };
+	assert_int_equal(gp_buf_reserve(&reg, 2 * CARDS), 0);
+	for (int i = 0; i < CARDS; i++) {
+		reg.data[reg.len++] = 0x2a; /* NodeRegister.cards (5), length-delimited */
+		reg.data[reg.len++] = 0x00;
+	}
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	Gpool__NodeRegister nr = GPOOL__NODE_REGISTER__INIT;
+	m.m_case = GPOOL__MSG__M_NODE_REGISTER;
+	m.node_register = &nr;
+	gp_batch_t one = {0};
+	assert_int_equal(gp_batch_add(&one, &m), 0);
+	/* the member's bytes: the Msg with the register's body spliced in as its field */
+	Gpool__Batch *plain = gpool__batch__unpack(NULL, one.body.len, one.body.data);
+	assert_non_null(plain);
+	gpool__batch__free_unpacked(plain, NULL);
+	uint8_t hdr[16];
+	size_t h = 0;
+	/* Msg.node_register's tag, from the packed empty register (its last two bytes: tag, 0) */
+	size_t tagpos = one.body.len - 2;
+	size_t taglen = 1;
+	while (tagpos > 2 && (one.body.data[tagpos - 1] & 0x80)) {
+		tagpos--;
+		taglen++;
+	}
+	memcpy(hdr, one.body.data + tagpos, taglen);
+	h = taglen;
+	size_t v = reg.len;
+	do {
+		hdr[h++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	assert_int_equal(gp_buf_append(&msg, hdr, h), 0);
+	assert_int_equal(gp_buf_append(&msg, reg.data, reg.len), 0);
+	gp_buf_t body = {0};
+	uint8_t mh[16] = {0x0a};
+	size_t mhl = 1;
+	v = msg.len;
+	do {
+		mh[mhl++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	assert_int_equal(gp_buf_append(&body, mh, mhl), 0);
+	assert_int_equal(gp_buf_append(&body, msg.data, msg.len), 0);
+	assert_int_equal(gp_wire_count_members(body.data, body.len), 1);
+	/* without the bound it decodes (the protobuf code itself takes it) ... */
+	Gpool__Batch *all = gpool__batch__unpack(NULL, body.len, body.data);
+	assert_non_null(all);
+	assert_int_equal(all->msgs[0]->node_register->n_cards, CARDS);
+	gpool__batch__free_unpacked(all, NULL);
+	/* ... with it, it is refused */
+	assert_null(gp_wire_unpack_batch(body.data, body.len));
+	/* and an ordinary batch still decodes under the bound */
+	gp_batch_t ok = {0};
+	make_batch(&ok, 3);
+	Gpool__Batch *three = gp_wire_unpack_batch(ok.body.data, ok.body.len);
+	assert_non_null(three);
+	assert_int_equal(three->n_msgs, 3);
+	gpool__batch__free_unpacked(three, NULL);
+	gp_batch_release(&ok);
+	gp_batch_release(&one);
+	gp_buf_release(&reg);
+	gp_buf_release(&msg);
+	gp_buf_release(&body);
+	gp_batch_release(&b);
+	pair_close(&p);
+}
+
 /* Reply keys: a keyed wire binds its key into a credential only its peer's uid decodes; the
  * peer answers under it without a credential, and the reply opens as from the peer's uid. */
 static void reply_key(void **state)
@@ -309,7 +410,7 @@ int main(void)
 	    cmocka_unit_test(cheap_checks),	   cmocka_unit_test(forged_credential),
 	    cmocka_unit_test(expired_credential),  cmocka_unit_test(local_unauthenticated),
 	    cmocka_unit_test(batch_members),	   cmocka_unit_test(reply_key),
-	    cmocka_unit_test(reply_key_other_uid),
+	    cmocka_unit_test(reply_key_other_uid), cmocka_unit_test(decode_bounds),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	gp_auth_destroy(&auth);

@@ -13,6 +13,7 @@
 
 #include "scheduler/cards.h"
 #include "scheduler/gschedd.h"
+#include "scheduler/identity.h"
 #include "scheduler/jobs.h"
 #include "scheduler/lifecycle.h"
 #include "scheduler/net.h"
@@ -617,6 +618,63 @@ static struct node *registered(const char *name, uint32_t cpus)
 	return n;
 }
 
+/* A node's agent that lists its accounts gets only jobs whose owner's uid has the owner's name
+ * there (the pool needs one uid space): another name or none keeps the job off it; a job no node
+ * with the account could hold is refused with NoAccount. An agent that lists none is not judged
+ * (its launch checks). */
+static void add_node_accounts(const char *name, uint32_t cpus, const char *acct_name, uid_t uid)
+{
+	Gpool__NodeRegister reg = GPOOL__NODE_REGISTER__INIT;
+	Gpool__Account a = GPOOL__ACCOUNT__INIT, *ap[1] = {&a};
+	reg.name = (char *)name;
+	reg.cpus = cpus;
+	reg.mem_mb = 1000;
+	reg.accounts_listed = true;
+	if (acct_name) {
+		a.uid = uid;
+		a.name = (char *)acct_name;
+		reg.accounts = ap;
+		reg.n_accounts = 1;
+	}
+	int idx = nodes_register(S.nodes, &reg, (const uint8_t *)name, strlen(name));
+	assert_true(idx >= 0);
+	nodes_get(S.nodes, idx)->registered = true;
+}
+
+static void placement_needs_account(void **state)
+{
+	(void)state;
+	add_node_accounts("same", 1, "alice", 1000);
+	add_node_accounts("other", 4, "mallory", 1000); /* uid 1000 is someone else there */
+	add_node_accounts("none", 4, NULL, 0);
+	struct job *j1 = submit(1, 1, 0, 0, 0), *j2 = submit(1, 1, 0, 0, 0);
+	for (struct job *j = j1; j; j = j == j1 ? j2 : NULL) {
+		free(j->user);
+		j->user = strdup("alice");
+		j->uid = 1000;
+	}
+	plan_run(&S);
+	/* only "same" may take alice's jobs, and it has one CPU */
+	assert_int_equal(j1->state, GPOOL__JOB_STATE__RUNNING);
+	assert_string_equal(nodes_get(S.nodes, j1->tasks[0].node)->name, "same");
+	assert_int_equal(j2->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(j2->reason, PEND_RESOURCES);
+	char why[512];
+	struct job *wide = submit(2, 1, 0, 0, 0);
+	free(wide->user);
+	wide->user = strdup("alice");
+	wide->uid = 1000;
+	assert_true(plan_refuse(&S, wide, why, sizeof(why)));
+	assert_non_null(strstr(why, "NoAccount (uid 1000 is not 'alice' on enough nodes"));
+	/* an older agent (no list) is not judged */
+	registered("old", 4);
+	assert_false(plan_refuse(&S, wide, why, sizeof(why)));
+	const struct node *other = nodes_get(S.nodes, nodes_find(S.nodes, "other"));
+	assert_false(identity_node_fits(other, 1000, "alice"));
+	assert_true(identity_node_fits(other, 1000, "mallory"));
+	assert_true(identity_node_fits(other, 0, "root")); /* allow_root decides there */
+}
+
 /* sbatch's "Requested node configuration is not available": only once every node known
  * has registered; down nodes count; a placeholder or an expected node defers it. */
 static void refuse_beyond_cluster(void **state)
@@ -714,6 +772,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(gang_spread, setup, teardown),
 	    cmocka_unit_test_setup_teardown(refuse_beyond_cluster, setup, teardown),
+	    cmocka_unit_test_setup_teardown(placement_needs_account, setup, teardown),
 	    cmocka_unit_test_setup_teardown(dependencies, setup, teardown),
 	    cmocka_unit_test_setup_teardown(array_limit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(all_or_nothing_and_reasons, setup, teardown),

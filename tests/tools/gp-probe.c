@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ struct probe {
 	int timeout_ms;
 	uint64_t epoch;
 	uint64_t seq;
+	const char *hint; /* Envelope.hint, NULL: none */
 };
 
 static void usage(FILE *f)
@@ -61,6 +63,9 @@ static void usage(FILE *f)
 	    "without\n"
 	    "                      waiting; prints sent, answered, refused (by error code) and no "
 	    "reply\n"
+	    "  hostile SECS KIND   an attacker for SECS seconds, never waiting: max_message-sized\n"
+	    "                      envelopes of zeros (big) or of empty messages (empties), no\n"
+	    "                      credential; empties-cred: each sealed with a credential\n"
 	    "  impostor HOW        be the scheduler instead: bind EP, take one envelope, say\n"
 	    "                      whether its credential decodes here, and answer it with a\n"
 	    "                      JobQueryReply sealed with this uid's credential (HOW cred) or\n"
@@ -213,6 +218,7 @@ static int seal(struct probe *p, uint32_t version, const gp_buf_t *body, int wit
 	env.seq = p->seq++;
 	env.body.data = body->data;
 	env.body.len = body->len;
+	env.hint = (char *)p->hint;
 	if (with_cred) {
 		uint8_t h[32];
 		gp_wire_digest(version, env.epoch, env.seq, body->data, body->len, h);
@@ -360,6 +366,55 @@ static int flood(struct probe *p, uint32_t version, const gp_buf_t *body, long s
 	return 0;
 }
 
+/* hostile SECS KIND: what an attacker on the LAN sends, continuously for SECS seconds, never
+ * waiting for a reply: envelopes of the largest size the scheduler takes (max_message), whose
+ * body is zeros (KIND big) or as many empty messages as fit (empties: 40 million at 80 MiB),
+ * without a credential; empties-cred seals each with this user's credential (the count is
+ * refused after it). Prints what was sent and what came back. */
+static int hostile(struct probe *p, const char *kind, long secs, size_t max)
+{
+	bool empties = !strcmp(kind, "empties") || !strcmp(kind, "empties-cred");
+	bool cred = !strcmp(kind, "empties-cred");
+	if (!empties && strcmp(kind, "big")) {
+		fprintf(stderr, "gp-probe: hostile KIND is big, empties or empties-cred\n");
+		return 2;
+	}
+	gp_buf_t body = {0}, env = {0};
+	size_t n = max > 256 ? max - 256 : 0;
+	if (gp_buf_reserve(&body, n) < 0)
+		return 1;
+	memset(body.data, 0, n);
+	for (size_t i = 0; empties && i + 1 < n; i += 2)
+		body.data[i] = 0x0a; /* Batch.msgs, an empty Msg */
+	body.len = n & ~(size_t)1;
+	int hwm = 2, tmo = 1000;
+	zmq_setsockopt(p->sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+	zmq_setsockopt(p->sock, ZMQ_SNDTIMEO, &tmo, sizeof(tmo));
+	uint64_t sent = 0, blocked = 0, ok = 0, refused = 0;
+	int64_t t0 = gp_mono_ms(), end = t0 + secs * 1000;
+	if (seal(p, GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION, &body, cred, &env) < 0)
+		return 1;
+	while (gp_mono_ms() < end) {
+		if (cred && sent &&
+		    seal(p, GPOOL__PROTOCOL_VERSION__PROTOCOL_VERSION, &body, 1, &env) < 0)
+			return 1;
+		if (zmq_send(p->sock, env.data, env.len, 0) < 0)
+			blocked++;
+		else
+			sent++;
+		drain(p, &ok, &refused);
+	}
+	double el = (gp_mono_ms() - t0) / 1000.0;
+	printf("hostile %s: sent %llu envelopes of %zu bytes (%.1f MB/s), blocked %llu, answered "
+	       "%llu, refused %llu\n",
+	       kind, (unsigned long long)sent, env.len, sent * (double)env.len / 1e6 / el,
+	       (unsigned long long)blocked, (unsigned long long)ok, (unsigned long long)refused);
+	fflush(stdout);
+	gp_buf_release(&body);
+	gp_buf_release(&env);
+	return 0;
+}
+
 static long arg_long(const char *s, const char *what)
 {
 	char *end;
@@ -488,6 +543,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "register-version")) {
 		const char *name = optind + 2 < argc ? argv[optind + 2] : "probe";
 		gp_buf_t rb = {0};
+		p.hint = name; /* as an agent names itself */
 		if (register_body(name, &rb) < 0 ||
 		    seal(&p, (uint32_t)arg_long(arg, "version"), &rb, 1, &env) < 0 ||
 		    send_bytes(&p, env.data, env.len) < 0)
@@ -532,6 +588,10 @@ int main(int argc, char **argv)
 		rc = print_reply(&p);
 	} else if (!strcmp(mode, "flood")) {
 		rc = flood(&p, V, &body, arg_long(arg, "seconds"));
+	} else if (!strcmp(mode, "hostile")) {
+		const char *kind = optind + 2 < argc ? argv[optind + 2] : "big";
+		rc = hostile(&p, kind, arg_long(arg, "seconds"),
+			     (size_t)gp_config_int(cfg, "max_message"));
 	} else if (!strcmp(mode, "empty")) {
 		if (send_bytes(&p, "", 0) < 0)
 			return 1;

@@ -1,0 +1,84 @@
+#!/bin/bash
+# t1101-attack-flood: hosts on the LAN with no credential cannot stop the scheduler. For
+# T1101_SECS seconds (60) three hosts send at once, continuously and without waiting: h1
+# max_message-sized envelopes of zeros, h2 envelopes of 40 million empty messages (the ones that
+# took gschedd to 4.4 GB before it counted members first), h3 the same sealed with a real
+# credential (refused by the member count after the credential). Meanwhile gstat answers with
+# p99 under 2 s, gsub takes new jobs, no node goes DOWN, every job accepted before and during the
+# attack completes, and gschedd's RSS stays under 256 MB. The figures are printed (and appended
+# to $T1101_OUT when set: bench/security/flood.sh keeps them).
+# timeout: 240
+. "$(dirname "$0")/lib.sh"
+need_bins gp-probe
+SECS=${T1101_SECS:-60}
+test_under_cluster 3 --cpus 2
+
+before=""
+for i in 1 2 3 4 5 6; do before="$before $(submit -J before -- sleep $((SECS / 2 + 10)))"; done
+for id in $before; do wait_state "$id" RUNNING 30 >/dev/null; done
+ok "six jobs accepted and running before the attack"
+spid=$(cat "$CLUSTER_DIR/sched/gschedd.pid")
+rss0=$(awk '/^VmRSS/ {print $2}' "/proc/$spid/status")
+
+declare -A kind=([h1]=big [h2]=empties [h3]=empties-cred)
+for h in h1 h2 h3; do
+	on_host "$h" runuser -u "$OTHER_USER" -- env PATH="$USER_BIN:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
+		GPOOL_CONF="$GPOOL_CONF" gp-probe hostile "$SECS" "${kind[$h]}" >"$WORK/attack.$h" 2>&1 &
+	eval "att_$h=\$!"
+done
+at_cleanup "kill $att_h1 $att_h2 $att_h3 2>/dev/null"
+sleep 1
+
+# while it lasts: gstat's latency, gschedd's RSS, the nodes' states, and new submissions
+: >"$WORK/gstat.ms"
+: >"$WORK/rss.kb"
+: >"$WORK/down"
+during=""
+end=$((SECONDS + SECS - 2))
+n=0
+while [ $SECONDS -lt $end ]; do
+	t0=$(date +%s%N)
+	as_user gstat >/dev/null 2>>"$WORK/gstat.err" || echo fail >>"$WORK/gstat.fail"
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000)) >>"$WORK/gstat.ms"
+	awk '/^VmRSS/ {print $2}' "/proc/$spid/status" >>"$WORK/rss.kb"
+	gnodes 2>/dev/null | grep -E '^h[0-9]+ +(down|DOWN)' >>"$WORK/down"
+	n=$((n + 1))
+	if [ $((n % 10)) = 0 ]; then
+		id=$(submit -J during -- true) && during="$during $id" || echo "submit failed" >>"$WORK/submit.fail"
+	fi
+	sleep 0.3
+done
+for h in h1 h2 h3; do eval "wait \$att_$h"; done
+for h in h1 h2 h3; do diag "attacker $h: $(cat "$WORK/attack.$h")"; done
+
+sent=$(cat "$WORK"/attack.h* | sed -n 's/.*sent \([0-9]*\) envelopes of \([0-9]*\) bytes.*/\1 \2/p' |
+	awk '{b += $1 * $2; e += $1} END {printf "%d envelopes, %.1f GB", e, b / 1e9}')
+p=$(sort -n "$WORK/gstat.ms" | "$PY" -c '
+import sys
+v = [int(x) for x in sys.stdin.read().split()]
+q = lambda f: v[min(len(v) - 1, int(f * len(v)))]
+print(len(v), q(0.5), q(0.99), v[-1])')
+read -r ncalls p50 p99 pmax <<<"$p"
+rssmax=$(sort -n "$WORK/rss.kb" | tail -1)
+fig="attack ${SECS}s from 3 hosts ($sent sent): gstat p50 ${p50} ms p99 ${p99} ms max ${pmax} ms over $ncalls calls; gschedd RSS ${rss0} kB before, max $((rssmax / 1024)) MB during"
+diag "$fig"
+[ -n "${T1101_OUT:-}" ] && echo "$(date -u +%FT%TZ) $fig" >>"$T1101_OUT"
+total=$(cat "$WORK"/attack.h* | sed -n 's/.*sent \([0-9]*\) envelopes.*/\1/p' | awk '{s += $1} END {print s + 0}')
+[ "$total" -gt 10 ] && ok "the attackers sent $total envelopes" || fail "the attackers sent envelopes" "$total"
+[ "$p99" -lt 2000 ] && ok "gstat's p99 during the attack is $p99 ms, under 2 s" || fail "gstat's p99 under 2 s" "$p99 ms"
+[ ! -s "$WORK/gstat.fail" ] && ok "every gstat answered" || fail "every gstat answered" "$(wc -l <"$WORK/gstat.fail") failed: $(head -3 "$WORK/gstat.err")"
+[ "$rssmax" -lt $((256 * 1024)) ] && ok "gschedd's RSS stayed under 256 MB (max $((rssmax / 1024)) MB)" ||
+	fail "gschedd's RSS under 256 MB" "$((rssmax / 1024)) MB"
+[ ! -s "$WORK/down" ] && ok "no node went DOWN" || fail "no node went DOWN" "$(sort -u "$WORK/down" | head -3)"
+[ ! -s "$WORK/submit.fail" ] && ok "every submission during the attack was accepted ($(echo $during | wc -w))" ||
+	fail "submissions during the attack" "$(wc -l <"$WORK/submit.fail") failed"
+lost=0
+for id in $before $during; do
+	wait_state "$id" COMPLETED 60 >/dev/null 2>&1 || { lost=$((lost + 1)); diag "job $id: $(job_state "$id")"; }
+done
+is "$lost" 0 "every job accepted before and during the attack completed ($(echo $before $during | wc -w))"
+like "$(cat "$WORK/attack.h3")" "refused [1-9]" "the sealed ones were answered with a refusal"
+grep -q "over the limit of 65536" "$CLUSTER_DIR/sched/gschedd.log" &&
+	ok "gschedd logs the member count it refused" || fail "gschedd logs the member count" "$(grep -c refused "$CLUSTER_DIR/sched/gschedd.log") refusals logged"
+done_testing
