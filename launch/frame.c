@@ -20,8 +20,8 @@ static void put32(uint8_t *p, uint32_t v)
 }
 
 static const uint32_t known_types[] = {
-    GP_FRAME_AUTH, GP_FRAME_EXEC, GP_FRAME_HOLD, GP_FRAME_SIGNAL, GP_FRAME_OUT,
-    GP_FRAME_ERR,  GP_FRAME_EXIT, GP_FRAME_OK,	 GP_FRAME_FAIL,
+    GP_FRAME_AUTH, GP_FRAME_EXEC, GP_FRAME_HOLD, GP_FRAME_SIGNAL, GP_FRAME_CHALLENGE,
+    GP_FRAME_OUT,  GP_FRAME_ERR,  GP_FRAME_EXIT, GP_FRAME_OK,	  GP_FRAME_FAIL,
 };
 
 static int known(uint32_t t)

@@ -1,12 +1,12 @@
 /* frame.h: the wire between gpool-rsh (or the --mpi=mpirun leader) and a node's exec-proxy.
  *
  * One TCP connection per command. Every frame is an 8-byte header, type and payload length
- * (both 32-bit big-endian), then the payload. The client speaks first: AUTH with the job's
- * proxy secret, then either EXEC (the command, NUL-separated words) or HOLD (keep the proxy
- * alive while this connection is open). The proxy answers OK once, then for EXEC streams OUT
- * and ERR and ends with EXIT (a wait status); FAIL carries why a request was refused. A client
- * may send SIGNAL (a signal number) at any time after EXEC: the proxy passes it to the
- * command's process group.
+ * (both 32-bit big-endian), then the payload. The proxy sends a CHALLENGE first; the client
+ * answers AUTH, a MUNGE credential that binds it (launch/proxyauth.h), then either EXEC (the
+ * command, NUL-separated words) or HOLD (keep the proxy alive while this connection is open). The
+ * proxy answers OK once, then for EXEC streams OUT and ERR and ends with EXIT (a wait status); FAIL
+ * carries why a request was refused. A client may send SIGNAL (a signal number) at any time after
+ * EXEC: the proxy passes it to the command's process group.
  */
 #ifndef GPOOL_LAUNCH_FRAME_H
 #define GPOOL_LAUNCH_FRAME_H
@@ -16,20 +16,22 @@
 
 #include "common/util.h"
 
-#define GP_FRAME_HDR	  8
-#define GP_FRAME_MAX	  (1u << 20) /* largest payload */
-#define GP_FRAME_ARGV_MAX 4096	     /* most words an EXEC may carry */
+#define GP_FRAME_HDR	     8
+#define GP_FRAME_MAX	     (1u << 20) /* largest payload */
+#define GP_FRAME_PREAUTH_MAX 4096	/* largest frame a proxy reads before AUTH succeeds */
+#define GP_FRAME_ARGV_MAX    4096	/* most words an EXEC may carry */
 
 enum gp_frame_type {
-	GP_FRAME_AUTH = 1,   /* client: the secret */
-	GP_FRAME_EXEC = 2,   /* client: argv, each word NUL-terminated */
-	GP_FRAME_HOLD = 3,   /* client: hold the proxy open */
-	GP_FRAME_SIGNAL = 4, /* client: 4-byte signal number */
-	GP_FRAME_OUT = 16,   /* proxy: stdout bytes */
-	GP_FRAME_ERR = 17,   /* proxy: stderr bytes */
-	GP_FRAME_EXIT = 18,  /* proxy: 4-byte wait status */
-	GP_FRAME_OK = 19,    /* proxy: request accepted */
-	GP_FRAME_FAIL = 20,  /* proxy: refused, text says why */
+	GP_FRAME_AUTH = 1,	/* client: a MUNGE credential answering the challenge */
+	GP_FRAME_EXEC = 2,	/* client: argv, each word NUL-terminated */
+	GP_FRAME_HOLD = 3,	/* client: hold the proxy open */
+	GP_FRAME_SIGNAL = 4,	/* client: 4-byte signal number */
+	GP_FRAME_CHALLENGE = 5, /* proxy, first on every connection: the nonce AUTH must bind */
+	GP_FRAME_OUT = 16,	/* proxy: stdout bytes */
+	GP_FRAME_ERR = 17,	/* proxy: stderr bytes */
+	GP_FRAME_EXIT = 18,	/* proxy: 4-byte wait status */
+	GP_FRAME_OK = 19,	/* proxy: request accepted */
+	GP_FRAME_FAIL = 20,	/* proxy: refused, text says why */
 };
 
 struct gp_frame {

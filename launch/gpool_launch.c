@@ -8,8 +8,9 @@
  * cgroup, as its user. The job's other tasks have nothing to do and end at once.
  *
  *   proxy (local rank 0, rank > 0): listens on the node's address toward rank 0, publishes
- *       "NODE ADDR PORT SECRET SLOTS" (a fresh random secret) as the rendezvous key
- *       gpool.mpi.proxy.NODE (gschedd serves it to the job's owner only), and serves until
+ *       "NODE ADDR PORT SLOTS" as the rendezvous key gpool.mpi.proxy.NODE (gschedd serves it
+ *       to the job's owner only); clients prove with a MUNGE credential that they are the job's
+ *       owner (launch/proxyauth.h), so no secret is published; it serves until
  *       rank 0's hold connection closes; then it kills what it started and exits 0.
  *   leader (rank 0): reads every other node's key, writes a hostfile and the proxies' file in
  *       a private directory, holds each proxy open, and runs COMMAND with
@@ -55,6 +56,13 @@ static long env_num(const char *name, long dflt)
 	return *end ? dflt : x;
 }
 
+/* The job this task belongs to (GPOOL_JOB_ID): the proxy serves its owner's credentials for it. */
+static uint64_t job_id(void)
+{
+	const char *v = getenv("GPOOL_JOB_ID");
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
 /* The address of this host's interface toward addr (no packet is sent); "" if unknown. */
 static void route_to(const char *addr, char *out, size_t len)
 {
@@ -96,12 +104,10 @@ static int proxy(void)
 			getenv("MASTER_ADDR") ? getenv("MASTER_ADDR") : "");
 		return 1;
 	}
-	snprintf(me.secret, sizeof(me.secret), "%016llx%016llx", (unsigned long long)gp_random64(),
-		 (unsigned long long)gp_random64());
 	long slots = env_num("GPOOL_LOCAL_SIZE", 1);
 	me.slots = slots > 0 ? (uint32_t)slots : 1;
 	gp_error_t err = {{0}};
-	gp_proxy_t *p = gp_proxy_create(me.addr, me.secret, &err);
+	gp_proxy_t *p = gp_proxy_create(me.addr, job_id(), &err);
 	if (!p) {
 		fprintf(stderr, "%s: %s\n", prog, err.text);
 		return 1;
@@ -245,7 +251,7 @@ static int hold_all(struct leader *L)
 		if (!p->port)
 			continue;
 		gp_error_t err = {{0}};
-		if ((L->holds[i] = gp_rsh_hold(p->addr, p->port, p->secret, 30000, &err)) < 0) {
+		if ((L->holds[i] = gp_rsh_hold(p->addr, p->port, job_id(), 30000, &err)) < 0) {
 			fprintf(stderr, "%s: node '%s': %s\n", prog, p->node, err.text);
 			return -1;
 		}

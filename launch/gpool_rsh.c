@@ -83,8 +83,9 @@ int main(int argc, char **argv)
 	int sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	gp_error_t err = {{0}};
 	int status;
-	if (gp_rsh_exec(peer.addr, peer.port, peer.secret, argv + 2, 1, 2, sigfd, &status, &err) <
-	    0) {
+	const char *job = getenv("GPOOL_JOB_ID");
+	if (gp_rsh_exec(peer.addr, peer.port, job ? strtoull(job, NULL, 10) : 0, argv + 2, 1, 2,
+			sigfd, &status, &err) < 0) {
 		fprintf(stderr, "gpool-rsh: %s: %s\n", host, err.text);
 		return 255;
 	}

@@ -41,7 +41,6 @@ int gp_peer_parse(const char *line, size_t len, struct gp_peer *p)
 	memset(p, 0, sizeof(*p));
 	if (word(&s, end, p->node, sizeof(p->node)) < 0 ||
 	    word(&s, end, p->addr, sizeof(p->addr)) < 0 || word(&s, end, port, sizeof(port)) < 0 ||
-	    word(&s, end, p->secret, sizeof(p->secret)) < 0 ||
 	    word(&s, end, slots, sizeof(slots)) < 0)
 		goto bad;
 	while (s < end && *s == ' ')
@@ -62,8 +61,7 @@ bad:
 
 int gp_peer_format(const struct gp_peer *p, char *buf, size_t len)
 {
-	int n =
-	    snprintf(buf, len, "%s %s %u %s %u\n", p->node, p->addr, p->port, p->secret, p->slots);
+	int n = snprintf(buf, len, "%s %s %u %u\n", p->node, p->addr, p->port, p->slots);
 	if (n < 0 || (size_t)n >= len) {
 		errno = ENOSPC;
 		return -1;

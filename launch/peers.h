@@ -2,10 +2,11 @@
  * rendezvous, and rank 0's leader writes the lines of all of them into a file (mode 0600)
  * that gpool-rsh reads:
  *
- *     NODE ADDR PORT SECRET SLOTS
+ *     NODE ADDR PORT SLOTS
  *
- * NODE the node's name (as in GPOOL_NODELIST), ADDR:PORT where its proxy listens, SECRET the
- * proxy's random token (hex), SLOTS the job's tasks on that node.
+ * NODE the node's name (as in GPOOL_NODELIST), ADDR:PORT where its proxy listens, SLOTS the
+ * job's tasks on that node. No secret: a client proves it is the job's owner to the proxy with
+ * a MUNGE credential (launch/proxyauth.h), so nothing here needs hiding.
  */
 #ifndef GPOOL_LAUNCH_PEERS_H
 #define GPOOL_LAUNCH_PEERS_H
@@ -13,14 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GP_PEER_NAME_MAX   64
-#define GP_PEER_SECRET_MAX 128
+#define GP_PEER_NAME_MAX 64
 
 struct gp_peer {
 	char node[GP_PEER_NAME_MAX];
 	char addr[64];
 	uint16_t port;
-	char secret[GP_PEER_SECRET_MAX];
 	uint32_t slots;
 };
 

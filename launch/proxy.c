@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "launch/frame.h"
+#include "launch/proxyauth.h"
 #include "common/util.h"
 #include "common/sigfd.h"
 
@@ -25,6 +27,12 @@
 #define DRAIN_MS      2000 /* after a command exits, wait this long for its pipes' EOF */
 #define CONNS_MAX     1024
 #define READ_CHUNK    65536
+/* a connection that has not authenticated: closed this long after it came, and at most this
+ * many at once from one address (or in all); a new one over the count evicts the oldest, so
+ * idle connections cannot keep the job's own client out */
+#define AUTH_TIMEOUT_MS	  5000
+#define UNAUTH_PER_SOURCE 8
+#define UNAUTH_MAX	  64
 
 enum conn_state {
 	C_NEW,	  /* waits for AUTH */
@@ -36,6 +44,9 @@ enum conn_state {
 struct conn {
 	int fd;
 	enum conn_state st;
+	uint8_t nonce[GP_PROXY_NONCE]; /* this connection's challenge */
+	uint32_t src;		       /* the peer's IPv4 address (network order) */
+	int64_t since_ms;	       /* accepted at */
 	gp_buf_t in;
 	bool peer_gone;
 	pid_t pid;
@@ -49,7 +60,10 @@ struct conn {
 struct gp_proxy {
 	int lfd;
 	uint16_t port;
-	char *secret;
+	gp_auth_t *auth;
+	uint64_t job;
+	uid_t owner; /* the proxy's own uid: the job's account */
+	uint64_t auth_failures, evicted;
 	int sigfd;
 	sigset_t oldmask;
 	struct conn **c;
@@ -60,16 +74,20 @@ struct gp_proxy {
 	int stop_errno; /* nonzero: stop with this */
 };
 
-gp_proxy_t *gp_proxy_create(const char *addr, const char *secret, gp_error_t *err)
+gp_proxy_t *gp_proxy_create(const char *addr, uint64_t job, gp_error_t *err)
 {
 	gp_proxy_t *p = calloc(1, sizeof(*p));
-	if (!p || !(p->secret = strdup(secret))) {
-		free(p);
+	if (!p) {
 		errno = ENOMEM;
 		gp_errprintf(err, "out of memory");
 		return NULL;
 	}
 	p->sigfd = -1;
+	p->lfd = -1;
+	p->job = job;
+	p->owner = geteuid();
+	if (!(p->auth = gp_auth_create(NULL, err)))
+		goto fail;
 	struct sockaddr_in sin = {.sin_family = AF_INET};
 	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
 		errno = EINVAL;
@@ -91,9 +109,9 @@ gp_proxy_t *gp_proxy_create(const char *addr, const char *secret, gp_error_t *er
 	return p;
 fail:;
 	int e = errno;
-	if (p->lfd > 0)
+	if (p->lfd >= 0)
 		close(p->lfd);
-	free(p->secret);
+	gp_auth_destroy(&p->auth);
 	free(p);
 	errno = e;
 	return NULL;
@@ -124,7 +142,7 @@ void gp_proxy_destroy(gp_proxy_t **pp)
 	if (p->sigfd >= 0)
 		close(p->sigfd);
 	sigprocmask(SIG_SETMASK, &p->oldmask, NULL);
-	free(p->secret);
+	gp_auth_destroy(&p->auth);
 	free(p);
 	*pp = NULL;
 }
@@ -132,6 +150,12 @@ void gp_proxy_destroy(gp_proxy_t **pp)
 uint16_t gp_proxy_port(const gp_proxy_t *p)
 {
 	return p->port;
+}
+
+void gp_proxy_counts(const gp_proxy_t *p, uint64_t *auth_failures, uint64_t *evicted)
+{
+	*auth_failures = p->auth_failures;
+	*evicted = p->evicted;
 }
 
 /* ---- replies -------------------------------------------------------------------------- */
@@ -227,28 +251,24 @@ static void kill_cmd(struct conn *c, int sig)
 
 /* ---- requests ------------------------------------------------------------------------- */
 
-static bool secret_ok(const gp_proxy_t *p, const struct gp_frame *f)
-{
-	size_t n = strlen(p->secret);
-	if (f->len != n)
-		return false;
-	unsigned char d = 0;
-	for (size_t i = 0; i < n; i++)
-		d |= (unsigned char)(f->data[i] ^ (unsigned char)p->secret[i]);
-	return d == 0;
-}
-
 static void on_frame(gp_proxy_t *p, struct conn *c, const struct gp_frame *f)
 {
 	char why[160];
 	switch (c->st) {
-	case C_NEW:
-		if (f->type != GP_FRAME_AUTH || !secret_ok(p, f)) {
-			send_fail(c, "gpool-proxy: authentication failed");
+	case C_NEW: {
+		gp_error_t err = {{0}};
+		if (f->type != GP_FRAME_AUTH ||
+		    gp_proxy_cred_check(p->auth, p->job, c->nonce, f->data, f->len, p->owner,
+					&err) < 0) {
+			p->auth_failures++;
+			snprintf(why, sizeof(why), "gpool-proxy: authentication failed: %.100s",
+				 f->type != GP_FRAME_AUTH ? "no credential" : err.text);
+			send_fail(c, why);
 			return;
 		}
 		c->st = C_AUTHED;
 		return;
+	}
 	case C_AUTHED:
 		if (f->type == GP_FRAME_HOLD) {
 			c->st = C_HOLD;
@@ -289,11 +309,20 @@ static void on_frame(gp_proxy_t *p, struct conn *c, const struct gp_frame *f)
 
 static void on_readable(gp_proxy_t *p, struct conn *c)
 {
-	if (gp_buf_reserve(&c->in, READ_CHUNK) < 0) {
+	/* before AUTH a peer gets no more than one small frame's worth of buffer */
+	size_t want = c->st == C_NEW ? GP_FRAME_HDR + GP_FRAME_PREAUTH_MAX : READ_CHUNK;
+	if (gp_buf_reserve(&c->in, want) < 0) {
 		c->peer_gone = true;
 		return;
 	}
-	ssize_t n = read(c->fd, c->in.data + c->in.len, c->in.cap - c->in.len);
+	size_t room = c->in.cap - c->in.len;
+	if (c->st == C_NEW)
+		room = c->in.len < want ? want - c->in.len : 0;
+	if (room == 0) {
+		send_fail(c, "gpool-proxy: frame too large before authentication");
+		return;
+	}
+	ssize_t n = read(c->fd, c->in.data + c->in.len, room);
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n <= 0) {
@@ -304,6 +333,15 @@ static void on_readable(gp_proxy_t *p, struct conn *c)
 	size_t off = 0;
 	while (!c->peer_gone) {
 		struct gp_frame f;
+		if (c->st == C_NEW && c->in.len - off >= GP_FRAME_HDR) {
+			const uint8_t *h = c->in.data + off + 4;
+			uint32_t flen = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 |
+					(uint32_t)h[2] << 8 | h[3];
+			if (flen > GP_FRAME_PREAUTH_MAX) {
+				send_fail(c, "gpool-proxy: frame too large before authentication");
+				break;
+			}
+		}
 		int k = gp_frame_parse(c->in.data + off, c->in.len - off, &f);
 		if (k < 0) {
 			send_fail(c, "gpool-proxy: malformed frame");
@@ -362,11 +400,43 @@ static void on_signals(gp_proxy_t *p)
 	}
 }
 
+/* Make room for one more unauthenticated connection from src: close the oldest one of that
+ * address when it has UNAUTH_PER_SOURCE, the oldest of all when there are UNAUTH_MAX. */
+static void evict_for(gp_proxy_t *p, uint32_t src)
+{
+	size_t same = 0, all = 0;
+	struct conn *old_same = NULL, *old_all = NULL;
+	for (size_t i = 0; i < p->nc; i++) {
+		struct conn *c = p->c[i];
+		if (c->st != C_NEW || c->peer_gone)
+			continue;
+		all++;
+		if (!old_all || c->since_ms < old_all->since_ms)
+			old_all = c;
+		if (c->src == src) {
+			same++;
+			if (!old_same || c->since_ms < old_same->since_ms)
+				old_same = c;
+		}
+	}
+	struct conn *victim = same >= UNAUTH_PER_SOURCE ? old_same
+			      : all >= UNAUTH_MAX	? old_all
+							: NULL;
+	if (victim) {
+		victim->peer_gone = true; /* closed at the next sweep, unanswered */
+		p->evicted++;
+	}
+}
+
 static void on_accept(gp_proxy_t *p)
 {
-	int fd = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC);
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof(sin);
+	int fd = accept4(p->lfd, (struct sockaddr *)&sin, &sl, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
+	uint32_t src = sin.sin_family == AF_INET ? sin.sin_addr.s_addr : 0;
+	evict_for(p, src);
 	struct conn *c = calloc(1, sizeof(*c));
 	struct conn **nv = c && p->nc < CONNS_MAX ? realloc(p->c, (p->nc + 1) * sizeof(*nv)) : NULL;
 	if (!nv) {
@@ -376,8 +446,13 @@ static void on_accept(gp_proxy_t *p)
 	}
 	p->c = nv;
 	c->fd = fd;
+	c->src = src;
+	c->since_ms = gp_mono_ms();
 	c->pipe[0] = c->pipe[1] = c->pipe[2] = -1;
 	p->c[p->nc++] = c;
+	/* the challenge: a write of 40 bytes to a fresh socket does not block */
+	randombytes_buf(c->nonce, sizeof(c->nonce));
+	send_frame(c, GP_FRAME_CHALLENGE, c->nonce, sizeof(c->nonce));
 }
 
 /* A connection is finished when its command (if any) is reaped and drained, or when its peer
@@ -402,6 +477,8 @@ static void sweep(gp_proxy_t *p, int64_t now)
 	size_t k = 0;
 	for (size_t i = 0; i < p->nc; i++) {
 		struct conn *c = p->c[i];
+		if (c->st == C_NEW && !c->peer_gone && now - c->since_ms >= AUTH_TIMEOUT_MS)
+			c->peer_gone = true; /* never authenticated: closed */
 		if (c->st == C_EXEC && c->peer_gone && !c->reaped && !c->kill_ms) {
 			/* whoever asked for it is gone (gpool-rsh killed): so is the command */
 			kill_cmd(c, SIGTERM);

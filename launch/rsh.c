@@ -14,9 +14,53 @@
 #include <unistd.h>
 
 #include "launch/frame.h"
+#include "launch/proxyauth.h"
+
+#define CHALLENGE_TIMEOUT_MS 10000
 #include "common/util.h"
 
-static int dial(const char *addr, uint16_t port, const char *secret, gp_error_t *err)
+static int next_frame(int fd, gp_buf_t *in, size_t *consumed, struct gp_frame *f);
+static int refused(const struct gp_frame *f, gp_error_t *err);
+
+/* The proxy's challenge, answered with this uid's credential for it (proxyauth.h). */
+static int authenticate(int fd, const char *addr, uint16_t port, uint64_t job, gp_error_t *err)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+	if (poll(&pf, 1, CHALLENGE_TIMEOUT_MS) <= 0) {
+		errno = ETIMEDOUT;
+		return gp_errprintf(err, "no challenge from %s:%u", addr, port);
+	}
+	gp_buf_t in = {0}, b = {0};
+	size_t used = 0;
+	struct gp_frame f;
+	int k = next_frame(fd, &in, &used, &f);
+	if (k != 1 || f.type != GP_FRAME_CHALLENGE || f.len != GP_PROXY_NONCE || in.len != used) {
+		if (k == 1 && f.type == GP_FRAME_FAIL)
+			refused(&f, err);
+		else
+			gp_errprintf(err, "%s:%u is no gpool exec-proxy (no challenge)", addr,
+				     port);
+		gp_buf_release(&in);
+		errno = EPROTO;
+		return -1;
+	}
+	uint8_t nonce[GP_PROXY_NONCE];
+	memcpy(nonce, f.data, sizeof(nonce));
+	gp_buf_release(&in);
+	char *cred = NULL;
+	gp_auth_t *a = gp_auth_create(NULL, err);
+	int rc = a && gp_proxy_cred(a, job, nonce, &cred, err) == 0 ? 0 : -1;
+	gp_auth_destroy(&a);
+	if (rc < 0)
+		return -1;
+	if (gp_frame_put(&b, GP_FRAME_AUTH, cred, strlen(cred)) < 0 || gp_frame_flush(fd, &b) < 0)
+		rc = gp_errprintf(err, "cannot talk to %s:%u: %s", addr, port, strerror(errno));
+	free(cred);
+	gp_buf_release(&b);
+	return rc;
+}
+
+static int dial(const char *addr, uint16_t port, uint64_t job, gp_error_t *err)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
 	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
@@ -36,16 +80,12 @@ static int dial(const char *addr, uint16_t port, const char *secret, gp_error_t 
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-	gp_buf_t b = {0};
-	if (gp_frame_put(&b, GP_FRAME_AUTH, secret, strlen(secret)) < 0 ||
-	    gp_frame_flush(fd, &b) < 0) {
+	if (authenticate(fd, addr, port, job, err) < 0) {
 		int e = errno;
-		gp_buf_release(&b);
 		close(fd);
 		errno = e;
-		return gp_errprintf(err, "cannot talk to %s:%u: %s", addr, port, strerror(e));
+		return -1;
 	}
-	gp_buf_release(&b);
 	return fd;
 }
 
@@ -87,10 +127,9 @@ static int refused(const struct gp_frame *f, gp_error_t *err)
 	return gp_errprintf(err, "%.*s", (int)(f->len < 200 ? f->len : 200), (const char *)f->data);
 }
 
-int gp_rsh_hold(const char *addr, uint16_t port, const char *secret, int timeout_ms,
-		gp_error_t *err)
+int gp_rsh_hold(const char *addr, uint16_t port, uint64_t job, int timeout_ms, gp_error_t *err)
 {
-	int fd = dial(addr, port, secret, err);
+	int fd = dial(addr, port, job, err);
 	if (fd < 0)
 		return -1;
 	gp_buf_t b = {0}, in = {0};
@@ -152,10 +191,10 @@ static int on_frame(const struct gp_frame *f, int outfd, int errfd, int *status,
 	}
 }
 
-int gp_rsh_exec(const char *addr, uint16_t port, const char *secret, char *const *argv, int outfd,
+int gp_rsh_exec(const char *addr, uint16_t port, uint64_t job, char *const *argv, int outfd,
 		int errfd, int sigfd, int *status, gp_error_t *err)
 {
-	int fd = dial(addr, port, secret, err);
+	int fd = dial(addr, port, job, err);
 	if (fd < 0)
 		return -1;
 	gp_buf_t b = {0}, in = {0};

@@ -1,7 +1,8 @@
 /* test_proxy.c: the exec-proxy and its client end to end on loopback: a command's output and
- * exit status come back, a wrong secret is refused, a signal is passed on, a client that dies
- * takes its command with it, a command's background processes outlive it, and the end of the
- * hold ends the proxy and every command. */
+ * exit status come back, a credential for another job is refused, idle and oversized
+ * connections before authentication are closed without keeping the job's client out, a signal is
+ * passed on, a client that dies takes its command with it, a command's background processes outlive
+ * it, and the end of the hold ends the proxy and every command. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -18,11 +19,17 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "common/test/munge.h"
+#include "launch/frame.h"
 #include "launch/proxy.h"
 #include "launch/rsh.h"
 #include "common/util.h"
 
-#define SECRET "0123456789abcdef0123456789abcdef"
+#define JOB 4242
 
 struct served {
 	pid_t pid;
@@ -39,7 +46,7 @@ static struct served serve(int hold_timeout_ms)
 	if (pid == 0) {
 		close(pp[0]);
 		gp_error_t err;
-		gp_proxy_t *p = gp_proxy_create("127.0.0.1", SECRET, &err);
+		gp_proxy_t *p = gp_proxy_create("127.0.0.1", JOB, &err);
 		if (!p)
 			_exit(5);
 		uint16_t port = gp_proxy_port(p);
@@ -112,15 +119,15 @@ static void output_and_status(void **state)
 {
 	struct served s = serve(5000);
 	gp_error_t err = {{0}};
-	int hold = gp_rsh_hold("127.0.0.1", s.port, SECRET, 5000, &err);
+	int hold = gp_rsh_hold("127.0.0.1", s.port, JOB, 5000, &err);
 	assert_true(hold >= 0);
 	char outp[] = "/tmp/test_proxy_out.XXXXXX", errp[] = "/tmp/test_proxy_err.XXXXXX";
 	int out = mkstemp(outp), errf = mkstemp(errp);
 	/* the words are joined and run by sh, as ssh does */
 	char *argv[] = {"echo", "to-out;", "echo", "to-err", ">&2;", "exit", "3", NULL};
 	int status = -1;
-	assert_int_equal(
-	    gp_rsh_exec("127.0.0.1", s.port, SECRET, argv, out, errf, -1, &status, &err), 0);
+	assert_int_equal(gp_rsh_exec("127.0.0.1", s.port, JOB, argv, out, errf, -1, &status, &err),
+			 0);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 3);
 	char buf[64] = {0};
@@ -133,11 +140,11 @@ static void output_and_status(void **state)
 	close(errf);
 	unlink(outp);
 	unlink(errp);
-	/* a wrong secret runs nothing */
+	/* a credential for another job runs nothing */
 	char *touch[] = {"touch", outp, NULL};
-	assert_int_equal(gp_rsh_exec("127.0.0.1", s.port, "wrong", touch, 1, 2, -1, &status, &err),
+	assert_int_equal(gp_rsh_exec("127.0.0.1", s.port, JOB + 1, touch, 1, 2, -1, &status, &err),
 			 -1);
-	assert_non_null(strstr(err.text, "authentication failed"));
+	assert_non_null(strstr(err.text, "authentication failed: credential for another job"));
 	usleep(100000);
 	assert_int_equal(access(outp, F_OK), -1);
 	/* the hold ends: so does the proxy, with 0 */
@@ -163,7 +170,7 @@ static pid_t client(uint16_t port, const char *pidfile, int hold)
 		char *argv[] = {cmd, NULL};
 		int st;
 		gp_error_t err;
-		if (gp_rsh_exec("127.0.0.1", port, SECRET, argv, 1, 2, sfd, &st, &err) < 0)
+		if (gp_rsh_exec("127.0.0.1", port, JOB, argv, 1, 2, sfd, &st, &err) < 0)
 			_exit(99);
 		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 	}
@@ -183,7 +190,7 @@ static void run_sleep(struct running *r)
 {
 	gp_error_t err;
 	r->s = serve(5000);
-	r->hold = gp_rsh_hold("127.0.0.1", r->s.port, SECRET, 5000, &err);
+	r->hold = gp_rsh_hold("127.0.0.1", r->s.port, JOB, 5000, &err);
 	assert_true(r->hold >= 0);
 	snprintf(r->pidfile, sizeof(r->pidfile), "/tmp/test_proxy_pid.XXXXXX");
 	close(mkstemp(r->pidfile));
@@ -237,7 +244,7 @@ static void background_outlives_command(void **state)
 {
 	struct served s = serve(5000);
 	gp_error_t err;
-	int hold = gp_rsh_hold("127.0.0.1", s.port, SECRET, 5000, &err);
+	int hold = gp_rsh_hold("127.0.0.1", s.port, JOB, 5000, &err);
 	assert_true(hold >= 0);
 	char pidfile[] = "/tmp/test_proxy_pid.XXXXXX";
 	close(mkstemp(pidfile));
@@ -246,8 +253,7 @@ static void background_outlives_command(void **state)
 		 pidfile);
 	char *argv[] = {cmd, NULL};
 	int status = -1;
-	assert_int_equal(gp_rsh_exec("127.0.0.1", s.port, SECRET, argv, 1, 2, -1, &status, &err),
-			 0);
+	assert_int_equal(gp_rsh_exec("127.0.0.1", s.port, JOB, argv, 1, 2, -1, &status, &err), 0);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	pid_t bg = read_pid(pidfile);
@@ -267,9 +273,77 @@ static void no_hold_times_out(void **state)
 	assert_true(gp_mono_ms() - t0 < 3000);
 }
 
+/* A raw TCP client of the proxy: connected, its challenge read. */
+static int raw_client(uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	uint8_t ch[GP_FRAME_HDR + 32];
+	assert_int_equal(recv(fd, ch, sizeof(ch), MSG_WAITALL), (ssize_t)sizeof(ch));
+	assert_int_equal(ch[3], GP_FRAME_CHALLENGE);
+	return fd;
+}
+
+/* What the proxy says before it closes: the FAIL text, "" when it closed without one. */
+static void read_to_close(int fd, char *text, size_t len)
+{
+	uint8_t buf[512];
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof(buf) && (n = read(fd, buf + got, sizeof(buf) - got)) > 0)
+		got += (size_t)n;
+	text[0] = '\0';
+	if (got > GP_FRAME_HDR && buf[3] == GP_FRAME_FAIL)
+		snprintf(text, len, "%.*s", (int)(got - GP_FRAME_HDR), (char *)buf + GP_FRAME_HDR);
+}
+
+/* Before authentication: a frame over 4 KiB is refused at its header, an AUTH that is no
+ * credential is refused, and a connection that says nothing is closed after 5 s; 200 idle
+ * connections from one address evict each other, and the job's own client still gets in. */
+static void unauthenticated_bounded(void **state)
+{
+	struct served s = serve(20000);
+	char text[256];
+	int big = raw_client(s.port);
+	uint8_t hdr[GP_FRAME_HDR] = {0, 0, 0, GP_FRAME_AUTH, 0, 0x10, 0, 0}; /* 1 MiB */
+	assert_int_equal(write(big, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	read_to_close(big, text, sizeof(text));
+	assert_string_equal(text, "gpool-proxy: frame too large before authentication");
+	close(big);
+	int junk = raw_client(s.port);
+	gp_buf_t b = {0};
+	assert_int_equal(gp_frame_put(&b, GP_FRAME_AUTH, "not-a-credential", 16), 0);
+	assert_int_equal(gp_frame_flush(junk, &b), 0);
+	gp_buf_release(&b);
+	read_to_close(junk, text, sizeof(text));
+	assert_non_null(strstr(text, "gpool-proxy: authentication failed"));
+	close(junk);
+	int idle[200];
+	for (int i = 0; i < 200; i++)
+		idle[i] = raw_client(s.port);
+	gp_error_t err = {{0}};
+	int64_t t0 = gp_mono_ms();
+	int hold = gp_rsh_hold("127.0.0.1", s.port, JOB, 5000, &err);
+	assert_true(hold >= 0);
+	assert_true(gp_mono_ms() - t0 < 1000);
+	/* the newest idle one is closed by its timeout, 5 s after it came */
+	read_to_close(idle[199], text, sizeof(text));
+	assert_true(gp_mono_ms() - t0 >= 4000 && gp_mono_ms() - t0 < 8000);
+	for (int i = 0; i < 200; i++)
+		close(idle[i]);
+	close(hold);
+	assert_int_equal(exit_code(s.pid), 0);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
+	gp_auth_t *auth = gp_test_auth_or_skip();
+	if (!auth)
+		return 77;
+	gp_auth_destroy(&auth);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(output_and_status),
 	    cmocka_unit_test(signal_passed_on),
@@ -277,6 +351,7 @@ int main(void)
 	    cmocka_unit_test(hold_end_kills_everything),
 	    cmocka_unit_test(background_outlives_command),
 	    cmocka_unit_test(no_hold_times_out),
+	    cmocka_unit_test(unauthenticated_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

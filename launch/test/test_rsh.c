@@ -18,7 +18,7 @@
 #include "launch/proxy.h"
 #include "launch/rsh.h"
 
-#define SECRET "fedcba9876543210fedcba9876543210"
+#define JOB 777
 
 static const char *rsh_bin;
 static char dir[] = "/tmp/test_rsh.XXXXXX";
@@ -59,7 +59,7 @@ static void through_the_proxy(void **state)
 	pid_t proxy = fork();
 	if (proxy == 0) {
 		gp_error_t err;
-		gp_proxy_t *p = gp_proxy_create("127.0.0.1", SECRET, &err);
+		gp_proxy_t *p = gp_proxy_create("127.0.0.1", JOB, &err);
 		uint16_t port = p ? gp_proxy_port(p) : 0;
 		if (write(pp[1], &port, sizeof(port)) != sizeof(port) || !p)
 			_exit(5);
@@ -73,10 +73,9 @@ static void through_the_proxy(void **state)
 	assert_int_equal(read(pp[0], &port, sizeof(port)), sizeof(port));
 	close(pp[0]);
 	gp_error_t err;
-	int hold = gp_rsh_hold("127.0.0.1", port, SECRET, 5000, &err);
+	int hold = gp_rsh_hold("127.0.0.1", port, JOB, 5000, &err);
 	assert_true(hold >= 0);
 	struct gp_peer p = {.node = "far", .addr = "127.0.0.1", .port = port, .slots = 1};
-	snprintf(p.secret, sizeof(p.secret), "%s", SECRET);
 	char line[256];
 	int n = gp_peer_format(&p, line, sizeof(line));
 	FILE *f = fopen(proxies, "w");
@@ -85,6 +84,7 @@ static void through_the_proxy(void **state)
 	fclose(f);
 	setenv("GPOOL_MPI_PROXIES", proxies, 1);
 	setenv("GPOOL_NODENAME", "near", 1);
+	setenv("GPOOL_JOB_ID", "777", 1);
 	char out[256];
 	/* words joined and run by a shell on the far side, as with ssh */
 	char *a1[] = {"far", "echo", "remote", "$((6*7));", "exit", "5", NULL};
@@ -97,14 +97,11 @@ static void through_the_proxy(void **state)
 	/* a host that is not the job's */
 	char *a3[] = {"elsewhere", "true", NULL};
 	assert_int_equal(run_rsh(out, sizeof(out), a3), 255);
-	/* a proxy that refuses (wrong secret in the file) */
-	p.secret[0] = p.secret[0] == 'x' ? 'y' : 'x';
-	n = gp_peer_format(&p, line, sizeof(line));
-	f = fopen(proxies, "w");
-	fwrite(line, 1, (size_t)n, f);
-	fclose(f);
+	/* a proxy that refuses: the credential is for another job */
+	setenv("GPOOL_JOB_ID", "778", 1);
 	char *a4[] = {"far", "true", NULL};
 	assert_int_equal(run_rsh(out, sizeof(out), a4), 255);
+	setenv("GPOOL_JOB_ID", "777", 1);
 	close(hold);
 	int st;
 	waitpid(proxy, &st, 0);

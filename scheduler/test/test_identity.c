@@ -45,47 +45,40 @@ static void owner_names(void **state)
 	assert_int_equal(gp_uid_policy_init(&p, "/nonexistent", 0, 0, "bob", &err), 0);
 	struct nodes *ns = nodes_create();
 	/* the scheduler's own passwd first */
-	assert_int_equal(identity_owner(&p, ns, sched_passwd, 1000, name, sizeof(name), why,
-					sizeof(why)),
-			 0);
+	assert_int_equal(
+	    identity_owner(&p, ns, sched_passwd, 1000, name, sizeof(name), why, sizeof(why)), 0);
 	assert_string_equal(name, "alice");
 	/* on the deny list */
-	assert_int_equal(identity_owner(&p, ns, sched_passwd, 1001, name, sizeof(name), why,
-					sizeof(why)),
-			 -1);
+	assert_int_equal(
+	    identity_owner(&p, ns, sched_passwd, 1001, name, sizeof(name), why, sizeof(why)), -1);
 	assert_int_equal(errno, EPERM);
 	assert_string_equal(why, "account 'bob' (uid 1001) is on the deny list (deny_users)");
 	/* unknown everywhere */
-	assert_int_equal(identity_owner(&p, ns, sched_passwd, 1500, name, sizeof(name), why,
-					sizeof(why)),
-			 -1);
+	assert_int_equal(
+	    identity_owner(&p, ns, sched_passwd, 1500, name, sizeof(name), why, sizeof(why)), -1);
 	assert_int_equal(errno, ENOENT);
 	assert_string_equal(why, "uid 1500 has no account on the scheduler's PC nor on any node");
 	/* the agents' word when the scheduler's PC lacks the account */
 	node_with(ns, "h1", 1500, "carol");
 	node_with(ns, "h2", 1500, "carol");
-	assert_int_equal(identity_owner(&p, ns, sched_passwd, 1500, name, sizeof(name), why,
-					sizeof(why)),
-			 0);
+	assert_int_equal(
+	    identity_owner(&p, ns, sched_passwd, 1500, name, sizeof(name), why, sizeof(why)), 0);
 	assert_string_equal(name, "carol");
 	/* ... unless they disagree */
 	node_with(ns, "h3", 1500, "dave");
-	assert_int_equal(identity_owner(&p, ns, sched_passwd, 1500, name, sizeof(name), why,
-					sizeof(why)),
-			 -1);
+	assert_int_equal(
+	    identity_owner(&p, ns, sched_passwd, 1500, name, sizeof(name), why, sizeof(why)), -1);
 	assert_string_equal(why, "uid 1500 is 'carol' on node h1 but 'dave' on node h3: the pool "
 				 "needs one uid space");
 	/* a system account, even one the scheduler's PC has */
 	node_with(ns, "h1", 104, "munge");
-	assert_int_equal(identity_owner(&p, ns, sched_passwd, 104, name, sizeof(name), why,
-					sizeof(why)),
-			 -1);
+	assert_int_equal(
+	    identity_owner(&p, ns, sched_passwd, 104, name, sizeof(name), why, sizeof(why)), -1);
 	assert_int_equal(errno, EPERM);
 	assert_string_equal(why, "uid 104 ('munge') is a system account (outside 1000-60000)");
 	/* the scheduler's own jobs (screening): no policy */
-	assert_int_equal(identity_owner(NULL, ns, sched_passwd, 104, name, sizeof(name), why,
-					sizeof(why)),
-			 0);
+	assert_int_equal(
+	    identity_owner(NULL, ns, sched_passwd, 104, name, sizeof(name), why, sizeof(why)), 0);
 	nodes_destroy(&ns);
 }
 
