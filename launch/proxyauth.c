@@ -25,7 +25,7 @@ int gp_proxy_cred(gp_auth_t *a, uint64_t job, const uint8_t nonce[GP_PROXY_NONCE
 {
 	uint8_t p[PAYLOAD];
 	payload(job, nonce, p);
-	return gp_auth_encode_for(a, p, sizeof(p), geteuid(), cred, err);
+	return gp_auth_encode(a, p, sizeof(p), cred, err);
 }
 
 int gp_proxy_cred_check(gp_auth_t *a, uint64_t job, const uint8_t nonce[GP_PROXY_NONCE],
