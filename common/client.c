@@ -28,6 +28,7 @@ struct gp_client {
 	const void *bulk;   /* last's attachment (in the endpoint), NULL: none */
 	size_t bulk_len;
 	char user[64];
+	size_t max_request; /* the scheduler takes no larger envelope */
 };
 
 gp_client_t *gp_client_create(const gp_config_t *cfg, gp_error_t *err)
@@ -54,6 +55,7 @@ gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t p
 	if (!(c->auth = gp_auth_create(NULL, err)))
 		goto fail;
 	size_t max = (size_t)gp_config_int(cfg, "max_message");
+	c->max_request = (size_t)gp_config_int(cfg, "max_request");
 	if (!(c->z = gp_zmtp_create(ep, max, err)))
 		goto fail;
 	struct gp_ep_config ec = {
@@ -109,6 +111,13 @@ int gp_client_send(gp_client_t *c, Gpool__Msg *m, uint64_t *id, gp_error_t *err)
 	gp_batch_release(&b);
 	if (rc < 0)
 		return gp_errprintf(err, "send to scheduler: %s", e2.text);
+	if (c->max_request && len > c->max_request) {
+		errno = EMSGSIZE;
+		return gp_errprintf(err,
+				    "the request is %.1f MiB, over the scheduler's max_request of "
+				    "%.1f MiB",
+				    len / 1048576.0, c->max_request / 1048576.0);
+	}
 	if (id)
 		*id = m->id;
 	/* as a DEALER would: what cannot go now waits, in order, for the scheduler

@@ -71,10 +71,16 @@ const struct gp_conf_key gp_conf_keys[] = {
      "full|normal|off", 0},
     {"rate_per_addr", S, GP_CONF_INT, "2000",
      "messages per second one source address may send before it is slowed", NULL, S},
-    {"bytes_per_addr", S, GP_CONF_SIZE, "256MiB",
-     "bytes per second one source address other than a registered agent may send; envelopes "
-     "past it are dropped unopened (0: no limit)",
+    {"bytes_per_addr", S, GP_CONF_SIZE, "32MiB",
+     "envelope bytes per second one source address other than a registered agent may send "
+     "(a staged chunk's 4 MiB attachment frame is not counted); envelopes past it are dropped "
+     "unopened (0: no limit)",
      NULL, S},
+    {"max_request", S | C, GP_CONF_SIZE, "16MiB",
+     "largest envelope gschedd takes (a job script, a batch of agent messages; a staged "
+     "chunk's attachment is a frame of its own): ZeroMQ drops a larger frame as it arrives; "
+     "commands refuse to send one",
+     NULL, 0},
     {"max_jobs", S, GP_CONF_INT, "1000000", "pending and running jobs the queue holds at most",
      NULL, S},
     {"output_limit", S, GP_CONF_SIZE, "1GiB", "output kept per job and stream", NULL, S},

@@ -254,7 +254,7 @@ static Gpool__Batch *take(gp_endpoint_t *ep, int flags, bool report, struct gp_e
 		errno = EPROTO;
 		return NULL;
 	}
-	e->len = zmq_msg_size(&body) + e->bulk_len;
+	e->len = zmq_msg_size(&body);
 	if (ep->cfg.hooks.admit && ep->cfg.hooks.admit(ep->cfg.arg, e) < 0) {
 		zmq_msg_close(&body);
 		gp_errprintf(err, "not admitted");

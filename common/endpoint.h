@@ -44,7 +44,7 @@ struct gp_ep_envelope {
 	const uint8_t *rid; /* a routed (ROUTER) socket: the sender's routing id, else NULL */
 	size_t rid_len;
 	const char *addr; /* the sender's address ("Peer-Address"), "local" when unknown */
-	size_t len;	  /* bytes received: the envelope and its attachment */
+	size_t len;	  /* the envelope's bytes (its attachment, if any, not counted) */
 	struct gp_sender from;
 	const Gpool__Batch *batch; /* NULL in refused() */
 	/* the attachment: a frame after the envelope, outside the credential (bulk_in only; NULL

@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!(s.net = net_create(gp_config_str(s.cfg, "listen"), s.auth,
-				 (size_t)gp_config_int(s.cfg, "max_message"),
+				 (size_t)gp_config_int(s.cfg, "max_request"),
 				 (int)gp_config_int(s.cfg, "rate_per_addr"), &err))) {
 		gp_err("%s", err.text);
 		return 1;
@@ -203,7 +203,7 @@ int main(int argc, char **argv)
 		struct http_opts ho = {.listen = hl,
 				       .web_dir = gp_config_str(s.cfg, "web_dir"),
 				       .token_ttl_ms = gp_config_int(s.cfg, "api_token_ttl"),
-				       .max_body = (size_t)gp_config_int(s.cfg, "max_message")};
+				       .max_body = (size_t)gp_config_int(s.cfg, "max_request")};
 		if (!(s.http = http_create(&ho, net_context(s.net), &err))) {
 			gp_err("%s", err.text);
 			return 1;

@@ -23,6 +23,9 @@ static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 #define MAX_USERS     4096
 #define HIST_N	      360
 #define HIST_EVERY_MS 10000
+/* a rendering walks every job and node: it is reused for this long, whoever asks (the REST
+ * API's /metrics and any user's OpsMetricsQuery), so a flood of requests costs no more */
+#define RENDER_REUSE_MS 1000
 
 struct user_energy {
 	uint32_t uid;
@@ -40,6 +43,9 @@ struct metrics {
 	Gpool__OpsSample hist[HIST_N]; /* a ring */
 	size_t hist_next, hist_n;
 	int64_t hist_due_ms;
+	char *last;	 /* the last rendering, reused for RENDER_REUSE_MS */
+	int64_t last_ms; /* when it was made */
+	uint64_t renders;
 };
 
 struct metrics *metrics_create(void)
@@ -52,6 +58,7 @@ void metrics_destroy(struct metrics **m)
 	if (!m || !*m)
 		return;
 	free((*m)->users);
+	free((*m)->last);
 	free(*m);
 	*m = NULL;
 }
@@ -349,11 +356,19 @@ static void render_net(struct gsched *s, struct out *o)
 	put(o, "gpool_store_commits_total %llu\n", (unsigned long long)commits);
 	head(o, "gpool_store_rows_total", "counter", "Rows written in them.");
 	put(o, "gpool_store_rows_total %llu\n", (unsigned long long)rows);
+	if (s->metrics) {
+		head(o, "gpool_metrics_renders_total", "counter",
+		     "Times this text was made (requests in between get the last one).");
+		put(o, "gpool_metrics_renders_total %llu\n",
+		    (unsigned long long)s->metrics->renders);
+	}
 }
 
 char *metrics_render(struct gsched *s)
 {
 	struct out o = {{0}, 0};
+	if (s->metrics)
+		s->metrics->renders++;
 	render_nodes(s, &o);
 	render_jobs(s, &o);
 	render_net(s, &o);
@@ -366,7 +381,17 @@ char *metrics_render(struct gsched *s)
 
 void metrics_query(struct req *r)
 {
-	char *text = r->s->metrics ? metrics_render(r->s) : NULL;
+	struct metrics *mt = r->s->metrics;
+	int64_t now = gp_mono_ms();
+	if (mt && (!mt->last || now - mt->last_ms >= RENDER_REUSE_MS)) {
+		char *t = metrics_render(r->s);
+		if (t) {
+			free(mt->last);
+			mt->last = t;
+			mt->last_ms = now;
+		}
+	}
+	char *text = mt && mt->last ? strdup(mt->last) : NULL;
 	if (!text) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <pwd.h>
+#include <sodium.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,13 @@
 
 #define MAX_PENDING 4096
 #define MAX_TOKENS  1024
+/* a user's live tokens at most: a new one past it replaces that user's oldest, so one user
+ * cannot fill the table the others need */
+#define MAX_TOKENS_PER_USER 16
+/* /metrics is rendered by the scheduler's loop at most this often; requests in between get
+ * the last rendering, and those that come while one is being made wait for it */
+#define METRICS_MIN_MS	   1000
+#define METRICS_WAITERS	   256
 #define STATIC_MAX  (4 << 20)
 
 struct pend {
@@ -39,8 +47,9 @@ struct pend {
 	struct pend *next;
 };
 
+/* a token is kept as its SHA-256 only: the table answers who, never what the token was */
 struct token {
-	char tok[33];
+	uint8_t hash[GP_HASH_LEN];
 	uid_t uid;
 	gid_t gid;
 	int64_t expires_ms;
@@ -60,6 +69,11 @@ struct http {
 	size_t npending;
 	struct token tokens[MAX_TOKENS];
 	size_t ntokens;
+	char *metrics;	      /* the last /metrics text, NULL: none yet */
+	int64_t metrics_ms;   /* when it came */
+	bool metrics_pending; /* one is being rendered */
+	struct evhttp_request *metrics_wait[METRICS_WAITERS];
+	size_t nmetrics_wait;
 	char web_dir[1024];
 	_Atomic int64_t token_ttl_ms;
 };
@@ -174,11 +188,23 @@ static void sha256_hex(const void *p, size_t n, char out[65])
 	gp_chunk_hex(md, out);
 }
 
+static void token_hash(const char *tok, uint8_t out[GP_HASH_LEN])
+{
+	const void *p = tok;
+	size_t n = strlen(tok);
+	gp_sha256(&p, &n, 1, out);
+}
+
 static int token_find(struct http *h, const char *tok, struct gp_sender *from)
 {
 	int64_t now = gp_mono_ms();
+	uint8_t want[GP_HASH_LEN];
+	if (strlen(tok) != 32)
+		return -1;
+	token_hash(tok, want);
 	for (size_t i = 0; i < h->ntokens; i++) {
-		if (h->tokens[i].expires_ms <= now || strcmp(h->tokens[i].tok, tok) != 0)
+		if (h->tokens[i].expires_ms <= now ||
+		    sodium_memcmp(h->tokens[i].hash, want, sizeof(want)) != 0)
 			continue;
 		from->uid = h->tokens[i].uid;
 		from->gid = h->tokens[i].gid;
@@ -195,6 +221,16 @@ static int token_issue(struct http *h, const struct gp_sender *from, char tok[33
 		if (h->tokens[i].expires_ms > now)
 			h->tokens[k++] = h->tokens[i];
 	h->ntokens = k;
+	/* the user's oldest goes when they hold MAX_TOKENS_PER_USER */
+	size_t mine = 0, oldest = 0;
+	for (size_t i = 0; i < h->ntokens; i++) {
+		if (h->tokens[i].uid != from->uid)
+			continue;
+		if (!mine++ || h->tokens[i].expires_ms < h->tokens[oldest].expires_ms)
+			oldest = i;
+	}
+	if (mine >= MAX_TOKENS_PER_USER)
+		h->tokens[oldest] = h->tokens[--h->ntokens];
 	if (h->ntokens == MAX_TOKENS)
 		return -1;
 	unsigned char rnd[16];
@@ -208,7 +244,7 @@ static int token_issue(struct http *h, const struct gp_sender *from, char tok[33
 	for (int i = 0; i < 16; i++)
 		sprintf(tok + 2 * i, "%02x", rnd[i]);
 	struct token *t = &h->tokens[h->ntokens++];
-	memcpy(t->tok, tok, 33);
+	token_hash(tok, t->hash);
 	t->uid = from->uid;
 	t->gid = from->gid;
 	*ttl = atomic_load(&h->token_ttl_ms);
@@ -216,26 +252,21 @@ static int token_issue(struct http *h, const struct gp_sender *from, char tok[33
 	return 0;
 }
 
-/* Who sent req. 0 with *from filled, or the HTTP status, answered already. */
+/* Who sent req. 0 with *from filled, or the HTTP status, answered already. A token comes in
+ * the Authorization header only, never in the URL (a URL ends up in logs and Referer headers),
+ * and cannot mint tokens: POST /api/v1/token needs a MUNGE credential. */
 static int authenticate(struct http *h, struct evhttp_request *req, const char *method,
 			const char *target, const uint8_t *body, size_t blen,
 			const struct api_route *rt, struct gp_sender *from)
 {
 	const char *a = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-	char qtok[40] = "";
-	if (!a && rt->op != API_TOKEN) {
-		/* the dashboard's fetches: ?token= in the URL is accepted too */
-		const char *q = strstr(target, "token=");
-		if (q && (q == target || q[-1] == '?' || q[-1] == '&')) {
-			size_t n = strcspn(q + 6, "&#");
-			if (n < sizeof(qtok)) {
-				memcpy(qtok, q + 6, n);
-				qtok[n] = '\0';
-			}
+	if (a && !strncmp(a, "Bearer ", 7)) {
+		if (rt->op == API_TOKEN) {
+			send_err(req, 403, "ERROR_PERMISSION",
+				 "a token cannot mint tokens: ask with a MUNGE credential");
+			return 403;
 		}
-	}
-	if (qtok[0] || (a && !strncmp(a, "Bearer ", 7))) {
-		if (token_find(h, qtok[0] ? qtok : a + 7, from) == 0)
+		if (token_find(h, a + 7, from) == 0)
 			return 0;
 		send_err(req, 401, "ERROR_AUTH", "unknown or expired token");
 		return 401;
@@ -331,6 +362,20 @@ static void user_name(uid_t uid, char *out, size_t len)
 		snprintf(out, len, "%u", (unsigned)uid);
 }
 
+static void send_metrics(struct evhttp_request *req, const char *text)
+{
+	struct evbuffer *b = evbuffer_new();
+	if (!b) {
+		send_err(req, 503, "ERROR_UNAVAILABLE", "out of memory");
+		return;
+	}
+	evbuffer_add(b, text, strlen(text));
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+			  "text/plain; version=0.0.4; charset=utf-8");
+	evhttp_send_reply(req, 200, NULL, b);
+	evbuffer_free(b);
+}
+
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct http *h = arg;
@@ -367,10 +412,21 @@ static void on_request(struct evhttp_request *req, void *arg)
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	struct gp_sender from = {0};
 	if (rt.op == API_METRICS) {
+		if (h->metrics && gp_mono_ms() - h->metrics_ms < METRICS_MIN_MS) {
+			send_metrics(req, h->metrics);
+			return;
+		}
+		if (h->metrics_pending) {
+			if (h->nmetrics_wait == METRICS_WAITERS)
+				send_err(req, 503, "ERROR_UNAVAILABLE", "too many /metrics requests");
+			else
+				h->metrics_wait[h->nmetrics_wait++] = req;
+			return;
+		}
 		Gpool__OpsMetricsQuery q = GPOOL__OPS_METRICS_QUERY__INIT;
 		m.m_case = GPOOL__MSG__M_OPS_METRICS_QUERY;
 		m.ops_metrics_query = &q;
-		to_loop(h, req, rt.op, &from, &m);
+		h->metrics_pending = to_loop(h, req, rt.op, &from, &m) == 0;
 		return;
 	}
 	if (authenticate(h, req, method, target, body, blen, &rt, &from))
@@ -503,6 +559,29 @@ static void on_request(struct evhttp_request *req, void *arg)
 
 /* ---- replies from the loop ---- */
 
+/* The loop's /metrics rendering came: kept for METRICS_MIN_MS, and sent to every request that
+ * waited for it. */
+static void metrics_came(struct http *h, const Gpool__Msg *m)
+{
+	h->metrics_pending = false;
+	if (m->m_case == GPOOL__MSG__M_OPS_METRICS_REPLY && m->ops_metrics_reply->text) {
+		char *t = strdup(m->ops_metrics_reply->text);
+		if (t) {
+			free(h->metrics);
+			h->metrics = t;
+			h->metrics_ms = gp_mono_ms();
+		}
+	}
+	for (size_t i = 0; i < h->nmetrics_wait; i++) {
+		if (m->m_case == GPOOL__MSG__M_OPS_METRICS_REPLY)
+			send_metrics(h->metrics_wait[i], m->ops_metrics_reply->text);
+		else
+			send_err(h->metrics_wait[i], 503, "ERROR_UNAVAILABLE",
+				 "the scheduler did not render /metrics");
+	}
+	h->nmetrics_wait = 0;
+}
+
 static void answer(struct evhttp_request *req, enum api_op op, const Gpool__Msg *m)
 {
 	if (m->m_case == GPOOL__MSG__M_ERROR) {
@@ -513,19 +592,11 @@ static void answer(struct evhttp_request *req, enum api_op op, const Gpool__Msg 
 	}
 	json_t *a;
 	switch (op) {
-	case API_METRICS: {
+	case API_METRICS:
 		if (m->m_case != GPOOL__MSG__M_OPS_METRICS_REPLY)
 			break;
-		struct evbuffer *b = evbuffer_new();
-		if (!b)
-			break;
-		evbuffer_add(b, m->ops_metrics_reply->text, strlen(m->ops_metrics_reply->text));
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-				  "text/plain; version=0.0.4; charset=utf-8");
-		evhttp_send_reply(req, 200, NULL, b);
-		evbuffer_free(b);
+		send_metrics(req, m->ops_metrics_reply->text);
 		return;
-	}
 	case API_NODES:
 	case API_CARDS:
 		if (m->m_case != GPOOL__MSG__M_NODE_QUERY_REPLY)
@@ -630,6 +701,8 @@ static void on_reply(struct http *h, const uint8_t *rid, size_t rid_len, const v
 		send_err(p->req, 500, "ERROR_MALFORMED", "unreadable reply from the scheduler");
 	} else {
 		answer(p->req, p->op, b->msgs[0]);
+		if (p->op == API_METRICS)
+			metrics_came(h, b->msgs[0]);
 		gpool__batch__free_unpacked(b, NULL);
 	}
 	*pp = p->next;
@@ -801,6 +874,7 @@ void http_destroy(struct http **hp)
 		zmq_close(h->pair_main);
 	}
 	gp_auth_destroy(&h->auth);
+	free(h->metrics);
 	free(h);
 	*hp = NULL;
 }

@@ -63,9 +63,10 @@ static void usage(FILE *f)
 	    "without\n"
 	    "                      waiting; prints sent, answered, refused (by error code) and no "
 	    "reply\n"
-	    "  hostile SECS KIND   an attacker for SECS seconds, never waiting: max_message-sized\n"
+	    "  hostile SECS KIND   an attacker for SECS seconds, never waiting: max_request-sized\n"
 	    "                      envelopes of zeros (big) or of empty messages (empties), no\n"
-	    "                      credential; empties-cred: each sealed with a credential\n"
+	    "                      credential; empties-cred: each sealed with a credential;\n"
+	    "                      oversized: max_message-sized frames\n"
 	    "  impostor HOW        be the scheduler instead: bind EP, take one envelope, say\n"
 	    "                      whether its credential decodes here, and answer it with a\n"
 	    "                      JobQueryReply sealed with this uid's credential (HOW cred) or\n"
@@ -367,16 +368,19 @@ static int flood(struct probe *p, uint32_t version, const gp_buf_t *body, long s
 }
 
 /* hostile SECS KIND: what an attacker on the LAN sends, continuously for SECS seconds, never
- * waiting for a reply: envelopes of the largest size the scheduler takes (max_message), whose
- * body is zeros (KIND big) or as many empty messages as fit (empties: 40 million at 80 MiB),
- * without a credential; empties-cred seals each with this user's credential (the count is
- * refused after it). Prints what was sent and what came back. */
-static int hostile(struct probe *p, const char *kind, long secs, size_t max)
+ * waiting for a reply: envelopes of the largest size the scheduler takes (max), whose body is
+ * zeros (KIND big) or as many empty messages as fit (empties: 8 million at 16 MiB), without a
+ * credential; empties-cred seals each with this user's credential (the count is refused after
+ * it); oversized sends frames of max_message (over max_request: ZeroMQ drops each as it
+ * comes and closes the connection). Prints what was sent and what came back. */
+static int hostile(struct probe *p, const char *kind, long secs, size_t max, size_t over)
 {
 	bool empties = !strcmp(kind, "empties") || !strcmp(kind, "empties-cred");
 	bool cred = !strcmp(kind, "empties-cred");
-	if (!empties && strcmp(kind, "big")) {
-		fprintf(stderr, "gp-probe: hostile KIND is big, empties or empties-cred\n");
+	if (!strcmp(kind, "oversized"))
+		max = over;
+	else if (!empties && strcmp(kind, "big")) {
+		fprintf(stderr, "gp-probe: hostile KIND is big, empties, empties-cred or oversized\n");
 		return 2;
 	}
 	gp_buf_t body = {0}, env = {0};
@@ -591,6 +595,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "hostile")) {
 		const char *kind = optind + 2 < argc ? argv[optind + 2] : "big";
 		rc = hostile(&p, kind, arg_long(arg, "seconds"),
+			     (size_t)gp_config_int(cfg, "max_request"),
 			     (size_t)gp_config_int(cfg, "max_message"));
 	} else if (!strcmp(mode, "empty")) {
 		if (send_bytes(&p, "", 0) < 0)
