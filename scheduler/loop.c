@@ -133,6 +133,7 @@ int gsched_run(struct gsched *s)
 			rdv_tick(s);
 			metrics_tick(s);
 			service_tick(s);
+			net_tick(s->net, now);
 			next_tick = now + 100;
 		}
 		if (now >= next_sweep) {

@@ -1,6 +1,5 @@
 /* gschedd: the gpool scheduler. */
 #include <errno.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,12 +108,6 @@ static void usage(const gp_config_t *cfg)
 
 int main(int argc, char **argv)
 {
-	/* Every block of 1 MiB or more (a received envelope, a chunk) is mapped for itself and
-	 * unmapped when freed. glibc's default raises this threshold to the size of a freed mapped
-	 * block (up to 32 MiB), after which such blocks come from the heap and what a flood of
-	 * large envelopes leaves there stays in the RSS; a fixed threshold keeps the RSS to what
-	 * is in use (t1101). */
-	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	struct gsched s;
 	memset(&s, 0, sizeof(s));
 	gp_error_t err = {{0}};

@@ -1,6 +1,7 @@
 #include "scheduler/net.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,8 @@ struct net {
 	struct net_refused refused[32];
 	size_t nrefused;
 	void *local; /* the HTTP thread's pair socket, NULL: none */
+	uint64_t untrusted_bytes; /* received from untrusted senders since the last trim */
+	int64_t trimmed_ms;
 	uint8_t local_prefix[16];
 	size_t local_prefix_len;
 };
@@ -319,6 +322,8 @@ static int admit(void *arg, const struct gp_ep_envelope *e)
 	struct net *n = arg;
 	n->st.received++;
 	struct bucket *b = is_trusted(n, e->rid, e->rid_len) ? NULL : bucket_get(n, e->addr);
+	if (b)
+		n->untrusted_bytes += e->len;
 	if (b && bucket_take(n, b, e->len) < 0) {
 		n->st.rate_dropped++;
 		return -1;
@@ -464,6 +469,20 @@ int net_flush(struct net *n, bool with_durable)
 		}
 	}
 	return 0;
+}
+
+/* Large envelopes from untrusted senders (a flood) are freed as soon as they are dropped or
+ * refused, but glibc keeps what they leave in its arenas (the I/O thread's among them): give it
+ * back to the system at most once a second while such bytes keep coming. Fresh mappings for
+ * each envelope instead (a fixed mmap threshold) cost a page fault per page on every one and
+ * made gschedd fall behind a flood (t1101: 6.5 GB of envelopes queued). */
+void net_tick(struct net *n, int64_t now)
+{
+	if (n->untrusted_bytes < (64u << 20) || now - n->trimmed_ms < 1000)
+		return;
+	malloc_trim(0);
+	n->untrusted_bytes = 0;
+	n->trimmed_ms = now;
 }
 
 void net_stats(const struct net *n, struct net_stats *st)

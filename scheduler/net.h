@@ -32,6 +32,10 @@ struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message
 void net_destroy(struct net **n);
 
 /* The per-address budget, messages per second (0 or less: unbounded). */
+/* Housekeeping from the loop's tick: memory that large untrusted envelopes left in malloc's
+ * arenas goes back to the system (at most once a second). */
+void net_tick(struct net *n, int64_t now);
+
 /* Each untrusted source address's budgets: messages and bytes per second (<= 0: none). */
 void net_set_rate(struct net *n, int rate_per_addr, double bytes_per_addr);
 

@@ -426,7 +426,10 @@ static void on_request(struct evhttp_request *req, void *arg)
 		Gpool__OpsMetricsQuery q = GPOOL__OPS_METRICS_QUERY__INIT;
 		m.m_case = GPOOL__MSG__M_OPS_METRICS_QUERY;
 		m.ops_metrics_query = &q;
-		h->metrics_pending = to_loop(h, req, rt.op, &from, &m) == 0;
+		/* before the call: to_loop may take the reply (metrics_came) before it returns */
+		h->metrics_pending = true;
+		if (to_loop(h, req, rt.op, &from, &m) < 0)
+			h->metrics_pending = false;
 		return;
 	}
 	if (authenticate(h, req, method, target, body, blen, &rt, &from))

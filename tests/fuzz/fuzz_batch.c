@@ -1,7 +1,10 @@
 /* fuzz_batch: a Batch body straight into gpool__batch__unpack; every oneof member of every
  * Msg is walked, and each message and the whole batch must re-encode canonically. The first
- * byte picks the decoder, so that each message type is also fuzzed on its own. */
+ * byte picks the decoder, so that each message type is also fuzzed on its own. A Batch is also
+ * counted without decoding (gp_wire_count_members) and decoded under the wire's memory bound
+ * (gp_wire_unpack_batch): the count is the decoder's, and the bounded decoder agrees. */
 #include "tests/fuzz/fuzz.h"
+#include "common/wire.h"
 #include "proto/gpool.pb-c.h"
 
 static const ProtobufCMessageDescriptor *const direct[] = {
@@ -20,6 +23,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 	ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, size, data);
+	if (d == &gpool__batch__descriptor) {
+		long members = gp_wire_count_members(data, size);
+		Gpool__Batch *bb = gp_wire_unpack_batch(data, size);
+		FUZZ_CHECK(members >= -1);
+		if (members >= 0 && m)
+			FUZZ_CHECK((size_t)members == ((Gpool__Batch *)m)->n_msgs);
+		if (bb) {
+			FUZZ_CHECK(m != NULL && bb->n_msgs == ((Gpool__Batch *)m)->n_msgs);
+			gpool__batch__free_unpacked(bb, NULL);
+		}
+	}
 	if (!m)
 		return 0;
 	(void)fuzz_walk(m);
