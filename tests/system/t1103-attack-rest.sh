@@ -34,15 +34,15 @@ like "$tok" '^[0-9a-f]{32}$' "gpool-user gets a token with a MUNGE credential"
 out=$(api --token "$tok" POST /api/v1/token)
 is "$(status "$out")" 403 "a token cannot mint tokens: 403"
 like "$(body "$out")" "a token cannot mint tokens" "and says so"
-out=$(curl -s -w '\n%{http_code}' "$URL/api/v1/whoami?token=$tok")
+out=$(curl -s -m 10 -w '\n%{http_code}' "$URL/api/v1/whoami?token=$tok")
 is "$(tail -1 <<<"$out")" 401 "a token in the URL is not taken: 401"
-out=$(curl -s -H "Authorization: Bearer $tok" "$URL/api/v1/whoami")
+out=$(curl -s -m 10 -H "Authorization: Bearer $tok" "$URL/api/v1/whoami")
 is "$(jget "d['user']" <<<"$out")" "$TEST_USER" "the same token in the header is"
 
 otok=$(mint --as other)
 toks=()
 for i in $(seq 1 20); do toks+=("$(mint)"); done
-code() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" "$URL/api/v1/whoami"; }
+code() { curl -s -m 10 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" "$URL/api/v1/whoami"; }
 old="$(code "$tok") "
 for i in 0 1 2 3; do old="$old$(code "${toks[$i]}") "; done
 new=""
@@ -52,11 +52,11 @@ like "$old" "^401 401 401 401 401 $" "gpool-user's five oldest tokens stopped wo
 unlike "$new" "401" "the newest 16 work"
 is "$(code "$otok")" 200 "gpool-other's token still works"
 
-m0=$(curl -s "$URL/metrics" | sed -n 's/^gpool_metrics_renders_total \([0-9]*\)$/\1/p')
+m0=$(curl -s -m 10 "$URL/metrics" | sed -n 's/^gpool_metrics_renders_total \([0-9]*\)$/\1/p')
 w=$(wrk -t1 -c16 -d5s "$URL/metrics" 2>&1)
 reqs=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' <<<"$w")
 sleep 1.1
-m1=$(curl -s "$URL/metrics" | sed -n 's/^gpool_metrics_renders_total \([0-9]*\)$/\1/p')
+m1=$(curl -s -m 10 "$URL/metrics" | sed -n 's/^gpool_metrics_renders_total \([0-9]*\)$/\1/p')
 diag "wrk: $reqs requests for /metrics in 5 s; renders $m0 -> $m1"
 [ "${reqs:-0}" -gt 100 ] && ok "wrk sent $reqs requests" || fail "wrk sent requests" "$w"
 [ $((m1 - m0)) -le 9 ] && ok "gschedd rendered /metrics $((m1 - m0)) times for them" ||
