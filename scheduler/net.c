@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "common/log.h"
@@ -472,17 +473,26 @@ int net_flush(struct net *n, bool with_durable)
 }
 
 /* Large envelopes from untrusted senders (a flood) are freed as soon as they are dropped or
- * refused, but glibc keeps what they leave in its arenas (the I/O thread's among them): give it
- * back to the system at most once a second while such bytes keep coming. Fresh mappings for
- * each envelope instead (a fixed mmap threshold) cost a page fault per page on every one and
- * made gschedd fall behind a flood (t1101: 6.5 GB of envelopes queued). */
+ * refused, but glibc keeps what they leave in its arenas (the I/O thread's among them): while
+ * such bytes keep coming and the RSS is over 128 MiB, give that back to the system, at most
+ * once a second. Trimming always, or fresh mappings for each envelope (a fixed mmap threshold),
+ * cost a page fault per page on every envelope and made gschedd fall behind a flood (t1101:
+ * 6.5 GB of envelopes queued with the fixed threshold). */
 void net_tick(struct net *n, int64_t now)
 {
 	if (n->untrusted_bytes < (64u << 20) || now - n->trimmed_ms < 1000)
 		return;
-	malloc_trim(0);
 	n->untrusted_bytes = 0;
 	n->trimmed_ms = now;
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	if ((uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE) > (128u << 20))
+		malloc_trim(0);
 }
 
 void net_stats(const struct net *n, struct net_stats *st)
