@@ -82,6 +82,7 @@ static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t
 			ev.kind = GPOOL__TASK_EVENT_KIND__TASK_EXITED;
 			ev.status = h->status;
 			ev.oom = h->oom;
+			ev.fenced = h->fenced;
 			ev.rusage = h->rusage;
 			job_task_event(s, node, &ev);
 		} else if (!h->exited && t->state == 0) {

@@ -634,6 +634,16 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
 		task_exited(s, j, ev->rank, 1 << 8 /* exit code 1 */, false);
 		break;
 	case GPOOL__TASK_EVENT_KIND__TASK_EXITED:
+		if (ev->fenced && (j->kill_reason == GPOOL__JOB_STATE__JOB_STATE_UNKNOWN ||
+				   j->kill_reason == GPOOL__JOB_STATE__FAILED)) {
+			/* its agent heard nothing from us for its lease and stopped it, as it
+			 * would on a lost link: a node failure, not the job's */
+			char why[160];
+			snprintf(why, sizeof(why), "node %s stopped it: its lease ran out",
+				 nodes_name(s->nodes, node));
+			j->kill_reason = GPOOL__JOB_STATE__NODE_FAIL;
+			set_reason(j, why);
+		}
 		task_exited(s, j, ev->rank, ev->status, ev->oom);
 		if (ev->rusage) {
 			j->cpu_sec += ev->rusage->user_sec + ev->rusage->sys_sec;
@@ -650,6 +660,11 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
 	}
 	if (j->state == GPOOL__JOB_STATE__COMPLETING)
 		return;
+	if (ev->fenced && j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL &&
+	    j->state != GPOOL__JOB_STATE__COMPLETING) {
+		job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGKILL, NULL); /* the other ranks */
+		return;
+	}
 	/* gang semantics: one rank failing ends the job; the others are stopped */
 	int32_t code = exit_code_of(j->tasks[ev->rank].status);
 	if ((code || ev->kind == GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START) &&

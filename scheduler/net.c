@@ -47,7 +47,7 @@ struct net {
 	int ntrusted, captrusted;
 	struct net_refused refused[32];
 	size_t nrefused;
-	void *local; /* the HTTP thread's pair socket, NULL: none */
+	void *local;		  /* the HTTP thread's pair socket, NULL: none */
 	uint64_t untrusted_bytes; /* received from untrusted senders since the last trim */
 	int64_t trimmed_ms;
 	uint8_t local_prefix[16];

@@ -87,6 +87,7 @@ struct step_rec {
 	struct task_rec *tasks;
 	size_t ntasks;
 	bool requeueable; /* !spec.no_requeue: killed when the lease runs out */
+	bool fenced;	  /* killed when the lease ran out: its exits say so */
 	bool exit_dirty;  /* the exit file must be written (or removed) */
 	bool kill_pending;
 	Gpool__Kill kill;
@@ -293,6 +294,7 @@ static void task_exited(struct step_rec *r, struct task_rec *t, int status, bool
 	t->ht.exited = true;
 	t->ht.status = status;
 	t->ht.oom = oom;
+	t->ht.fenced = r->fenced;
 	if (ru) {
 		t->ru.user_sec = ru->user_sec;
 		t->ru.sys_sec = ru->sys_sec;
@@ -1077,6 +1079,13 @@ static void on_event(void *arg, void *peer, const Gpool__Msg *m)
 		}
 		Gpool__Msg fwd = *m;
 		fwd.id = 0;
+		Gpool__TaskEvent ev;
+		if (r->fenced && m->m_case == GPOOL__MSG__M_TASK_EVENT &&
+		    m->task_event->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED) {
+			ev = *m->task_event; /* the scheduler requeues it rather than fail it */
+			ev.fenced = true;
+			fwd.task_event = &ev;
+		}
 		sched_link_queue(a, &fwd);
 		if (m->m_case == GPOOL__MSG__M_TASK_EVENT)
 			update_task(r, m->task_event);
@@ -1395,6 +1404,7 @@ void steps_lease_expired(struct agent *a, int64_t silent_ms)
 		r->kill.attempt = r->attempt;
 		r->kill.signal = SIGKILL;
 		r->kill.reason = GPOOL__JOB_STATE__NODE_FAIL;
+		r->fenced = true;
 		deliver_kill(ss, r);
 	}
 }

@@ -227,6 +227,47 @@ static void failing_rank_kills_gang(void **state)
 	assert_int_equal(j->state, GPOOL__JOB_STATE__FAILED);
 }
 
+/* A task its agent killed when its lease ran out (fenced: the scheduler was silent too long,
+ * as during an outage or a stall) ends the attempt as a node failure: a requeueable job is
+ * queued again, never FAILED; the same SIGKILL without the flag fails the job. */
+static void lease_kill_requeues(void **state)
+{
+	S.requeue = true;
+	S.max_attempts = 3;
+	add_node("h1", 4, 1000);
+	add_node("h2", 4, 1000);
+	struct job *j = submit(2, 1, 2, 0, 0);
+	plan_run(&S);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
+	ev.job_id = j->id;
+	ev.attempt = 1;
+	ev.kind = GPOOL__TASK_EVENT_KIND__TASK_EXITED;
+	ev.status = 9; /* SIGKILL */
+	ev.fenced = true;
+	ev.rank = 0;
+	job_task_event(&S, j->tasks[0].node, &ev);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__COMPLETING);
+	assert_int_equal(j->kill_reason, GPOOL__JOB_STATE__NODE_FAIL);
+	assert_non_null(strstr(j->end_reason, "its lease ran out"));
+	ev.rank = 1; /* the other rank, stopped by the kill the scheduler sent */
+	ev.fenced = false;
+	job_task_event(&S, j->tasks[1].node, &ev);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(j->reason, PEND_REQUEUED);
+	assert_int_equal(j->attempt, 1);
+	plan_run(&S);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(j->attempt, 2);
+	/* without the flag a SIGKILL is the job's own failure */
+	ev.attempt = 2;
+	ev.rank = 0;
+	job_task_event(&S, j->tasks[0].node, &ev);
+	ev.rank = 1;
+	job_task_event(&S, j->tasks[1].node, &ev);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__FAILED);
+}
+
 static void node_failure_requeues(void **state)
 {
 	S.requeue = true;
@@ -781,6 +822,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(node_failure_ends_gang, setup, teardown),
 	    cmocka_unit_test_setup_teardown(failing_rank_kills_gang, setup, teardown),
 	    cmocka_unit_test_setup_teardown(node_failure_requeues, setup, teardown),
+	    cmocka_unit_test_setup_teardown(lease_kill_requeues, setup, teardown),
 	    cmocka_unit_test_setup_teardown(restore_after_restart, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_best_fit_and_filters, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_one_model_unless_mixed, setup, teardown),
