@@ -680,6 +680,18 @@ out:
  * the destination's descriptor: a link planted there (by the job's owner, when root fetches
  * into a directory they can write) is refused, never followed with the fetcher's rights. */
 
+/* Open directory name under dfd without following a link: -1 with ELOOP when name is a
+ * link (O_DIRECTORY says ENOTDIR for one), else openat's errno. */
+static int open_dir_at(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 && errno == ENOTDIR && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		errno = ELOOP;
+	return fd;
+}
+
 /* The directory holding `path` under dfd, each component opened without following a link
  * (made, mode 0755 before the umask, when create and absent); *leaf points at the last
  * component of path. A descriptor / -1 with errno (ELOOP or ENOTDIR on a link). */
@@ -699,7 +711,7 @@ static int open_parent(int dfd, const char *path, bool create, const char **leaf
 			close(cur);
 			return errno = e, -1;
 		}
-		int next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int next = open_dir_at(cur, comp);
 		int e = errno;
 		close(cur);
 		if (next < 0)
@@ -725,7 +737,7 @@ static int open_entry(int dfd, const Gpool__StageEntry *e, bool create)
 			close(pfd);
 			return errno = er, -1;
 		}
-		fd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = open_dir_at(pfd, leaf);
 	} else if (create) {
 		unlinkat(pfd, leaf, 0);
 		fd = openat(pfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -790,7 +802,8 @@ static int set_modes(struct dl *d, size_t n, mode_t mask, const char *dest, gp_e
 		mode_t mode = gp_mode_plain(x->mode, x->dir ? 0755 : 0644) & ~mask;
 		if (fd < 0 || fchmod(fd, mode) < 0) {
 			gp_errprintf(err, "cannot set the mode of '%s/%s': %s", dest, x->path,
-				     strerror(errno));
+				     errno == ELOOP ? "a symbolic link is in the way"
+						    : strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			return -1;
