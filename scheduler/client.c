@@ -283,8 +283,8 @@ void client_submit(struct req *r)
 	}
 	/* the node fetches the staged chunks with the agents' rights: the sender must have had
 	 * their bytes */
-	if (files_check_use(s, r->from.uid, sr->spec->stage, sr->spec->n_stage, why,
-			    sizeof(why)) < 0) {
+	if (files_check_use(s, r->from.uid, sr->spec->stage, sr->spec->n_stage, why, sizeof(why)) <
+	    0) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION, "%s", why);
 		return;
 	}

@@ -73,26 +73,26 @@ static int grant(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_
 		return 0;
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < e[i]->n_chunks; k++)
-			if (store_chunk_grant(s->store, e[i]->chunks[k].data, GP_HASH_LEN, uid) <
-			    0)
+			if (store_chunk_grant(s->store, e[i]->chunks[k].data, GP_HASH_LEN, uid) < 0)
 				return -1;
 	if (!s->txn_first_ms)
 		s->txn_first_ms = gp_mono_ms();
 	return 0;
 }
 
-int files_check_use(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_t n,
-		    char *why, size_t len)
+int files_check_use(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_t n, char *why,
+		    size_t len)
 {
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < e[i]->n_chunks; k++)
 			if (e[i]->chunks[k].len == GP_HASH_LEN &&
 			    !may_use(s, uid, e[i]->chunks[k].data)) {
-				snprintf(why, len,
-					 "file '%.64s': chunk %zu was not uploaded by uid %u nor is "
-					 "in a file set of theirs (send its bytes first): "
-					 "permission denied",
-					 e[i]->path, k, (unsigned)uid);
+				snprintf(
+				    why, len,
+				    "file '%.64s': chunk %zu was not uploaded by uid %u nor is "
+				    "in a file set of theirs (send its bytes first): "
+				    "permission denied",
+				    e[i]->path, k, (unsigned)uid);
 				return errno = EACCES, -1;
 			}
 	return 0;

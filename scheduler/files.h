@@ -17,8 +17,8 @@ int files_check_spec(struct gsched *s, const Gpool__JobSpec *sp, char *why, size
 /* May uid build files from every chunk of e[0..n) (stage them, name them in a file set)?
  * Each must be one it sent the bytes of, or one of a file set of a job it owns; root and the
  * agents' account may use any. 0 / -1 with errno EACCES and why filled. */
-int files_check_use(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_t n,
-		    char *why, size_t len);
+int files_check_use(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_t n, char *why,
+		    size_t len);
 
 void files_chunk_have(struct req *r);
 void files_chunk_put(struct req *r);

@@ -243,9 +243,9 @@ void store_destroy(struct store **p)
 	struct store *st = *p;
 	if (st->in_txn)
 		store_commit(st, NULL);
-	sqlite3_stmt *s[] = {st->ins,	    st->upd,	   st->spec,	   st->begin,
-			     st->commit,    st->rollback,  st->cards_del,  st->cards_ins,
-			     st->node_ins,  st->purge_sel, st->purge_keep, st->purge_del,
+	sqlite3_stmt *s[] = {st->ins,	     st->upd,	      st->spec,	      st->begin,
+			     st->commit,     st->rollback,    st->cards_del,  st->cards_ins,
+			     st->node_ins,   st->purge_sel,   st->purge_keep, st->purge_del,
 			     st->node_drain, st->chunk_grant, st->chunk_may};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		sqlite3_finalize(s[i]);

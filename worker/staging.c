@@ -62,11 +62,13 @@ static int scratch_open(const char *root, gp_error_t *err)
 			snprintf(text, sizeof(text), "owned by uid %u, not root",
 				 (unsigned)st.st_uid);
 		else
-			snprintf(text, sizeof(text), "owned by uid %u, not root or uid %u (this agent)",
+			snprintf(text, sizeof(text),
+				 "owned by uid %u, not root or uid %u (this agent)",
 				 (unsigned)st.st_uid, (unsigned)me);
 		why = text;
 	} else if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
-		snprintf(text, sizeof(text), "writable by group or others without the sticky bit (mode %04o)",
+		snprintf(text, sizeof(text),
+			 "writable by group or others without the sticky bit (mode %04o)",
 			 (unsigned)(st.st_mode & 07777));
 		why = text;
 	}
@@ -401,8 +403,8 @@ static int write_manifest(const Gpool__JobSpec *spec, const char *dir, struct op
 	}
 	for (size_t i = spec->n_stage; i-- > 0;)
 		if (spec->stage[i]->dir)
-			fchmodat(dfd, spec->stage[i]->path, gp_mode_plain(spec->stage[i]->mode, 0700),
-				 0);
+			fchmodat(dfd, spec->stage[i]->path,
+				 gp_mode_plain(spec->stage[i]->mode, 0700), 0);
 	free(buf);
 	close(dfd);
 	return 0;

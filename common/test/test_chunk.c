@@ -240,9 +240,12 @@ static void manifest_modes_plain(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(known_hash),      cmocka_unit_test(mismatch_refused),
-	    cmocka_unit_test(dedupe_and_read), cmocka_unit_test(damaged_on_read),
-	    cmocka_unit_test(entries),	       cmocka_unit_test(manifest_tree),
+	    cmocka_unit_test(known_hash),
+	    cmocka_unit_test(mismatch_refused),
+	    cmocka_unit_test(dedupe_and_read),
+	    cmocka_unit_test(damaged_on_read),
+	    cmocka_unit_test(entries),
+	    cmocka_unit_test(manifest_tree),
 	    cmocka_unit_test(manifest_modes_plain),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -243,8 +243,8 @@ static void have_answers_only_users(void **state)
 static void a_hash_is_not_the_bytes(void **state)
 {
 	put_as(OWNER, SECRET, strlen(SECRET));
-	Gpool__Msg *m = expect_error(set_put_as(OTHER, 2, "ckpt", 0600),
-				     GPOOL__ERROR_CODE__ERROR_PERMISSION);
+	Gpool__Msg *m =
+	    expect_error(set_put_as(OTHER, 2, "ckpt", 0600), GPOOL__ERROR_CODE__ERROR_PERMISSION);
 	assert_non_null(strstr(m->error->text, "permission denied"));
 	assert_non_null(strstr(m->error->text, "shadow"));
 	expect_error(get_as(OTHER, 2, "ckpt", "stolen"), GPOOL__ERROR_CODE__ERROR_PERMISSION);

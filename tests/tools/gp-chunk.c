@@ -45,8 +45,8 @@ static int unhex(const char *s, uint8_t h[GP_HASH_LEN])
 static int show(const Gpool__Msg *m, gp_client_t *c)
 {
 	if (m->m_case == GPOOL__MSG__M_ERROR && m->error) {
-		const ProtobufCEnumValue *ev =
-		    protobuf_c_enum_descriptor_get_value(&gpool__error_code__descriptor, m->error->code);
+		const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(
+		    &gpool__error_code__descriptor, m->error->code);
 		printf("reply: %s (%d): %s\n", ev ? ev->name : "ERROR_?", (int)m->error->code,
 		       m->error->text ? m->error->text : "");
 		return 4;
