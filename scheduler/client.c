@@ -277,15 +277,19 @@ void client_submit(struct req *r)
 	}
 	if (answer_duplicate(r, sr->token))
 		return;
-	if (check_spec(s, sr->spec, why, sizeof(why)) < 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
-		return;
-	}
 	/* the node fetches the staged chunks with the agents' rights: the sender must have had
-	 * their bytes */
+	 * their bytes. Checked before whether the store holds them (check_spec), so the answer
+	 * is the same for a chunk the store lacks */
 	if (files_check_use(s, r->from.uid, sr->spec->stage, sr->spec->n_stage, why, sizeof(why)) <
 	    0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION, "%s", why);
+		gsched_reply_error(r,
+				   errno == EACCES ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+						   : GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "%s", why);
+		return;
+	}
+	if (check_spec(s, sr->spec, why, sizeof(why)) < 0) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
 		return;
 	}
 	gp_array_t *arr = NULL;
@@ -660,7 +664,8 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	case GPOOL__JOB_ACTION__JOB_UPDATE:
 		if (files_check_use(s, r->from.uid, c->stage, c->n_stage, text, len) < 0)
-			return GPOOL__ERROR_CODE__ERROR_PERMISSION;
+			return errno == EACCES ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+					       : GPOOL__ERROR_CODE__ERROR_INVALID;
 		plain_modes(c->stage, c->n_stage);
 		if (service_update(s, j, c->argv, c->n_argv, c->stage, c->n_stage, text, len) < 0)
 			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID

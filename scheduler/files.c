@@ -83,6 +83,10 @@ static int grant(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_
 int files_check_use(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_t n, char *why,
 		    size_t len)
 {
+	if (n > SET_ENTRIES) {
+		snprintf(why, len, "too many files (%zu)", n);
+		return errno = E2BIG, -1;
+	}
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < e[i]->n_chunks; k++)
 			if (e[i]->chunks[k].len == GP_HASH_LEN &&
@@ -387,14 +391,19 @@ void files_set_put(struct req *r)
 		return;
 	}
 	char why[256];
-	if (check_entries(s, q->entries, q->n_entries, why, sizeof(why)) < 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
-		return;
-	}
+	/* may-use first: a chunk the sender may not use is refused the same whether the store
+	 * holds it or not, so the answer tells nothing about other users' chunks */
 	if (files_check_use(s, r->from.uid, q->entries, q->n_entries, why, sizeof(why)) < 0) {
 		gp_warn("job %llu: file set %s/%s from uid %u refused: %s",
 			(unsigned long long)j->id, q->kind, q->name, (unsigned)r->from.uid, why);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION, "%s", why);
+		gsched_reply_error(r,
+				   errno == EACCES ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+						   : GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "%s", why);
+		return;
+	}
+	if (check_entries(s, q->entries, q->n_entries, why, sizeof(why)) < 0) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
 		return;
 	}
 	/* setuid, setgid and sticky bits are not kept, whoever sent them */

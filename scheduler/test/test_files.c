@@ -268,6 +268,28 @@ static void a_hash_is_not_the_bytes(void **state)
 	assert_int_equal(files_check_use(&S, 0, ev, 1, why, sizeof(why)), 0);
 }
 
+/* To a user who may not use it, a chunk the store holds and one it lacks are refused alike:
+ * the answer does not tell whether someone staged those bytes. */
+static void held_and_absent_look_alike(void **state)
+{
+	char held[512], absent[512];
+	Gpool__Msg *m =
+	    expect_error(set_put_as(OTHER, 2, "ckpt", 0600), GPOOL__ERROR_CODE__ERROR_PERMISSION);
+	snprintf(absent, sizeof(absent), "%s", m->error->text);
+	put_as(OWNER, SECRET, strlen(SECRET));
+	m = expect_error(set_put_as(OTHER, 2, "ckpt", 0600), GPOOL__ERROR_CODE__ERROR_PERMISSION);
+	snprintf(held, sizeof(held), "%s", m->error->text);
+	assert_string_equal(held, absent);
+	/* the owner, who may, is told the plain truth about a chunk the store lacks */
+	uint8_t h[GP_HASH_LEN];
+	memcpy(h, secret_hash, GP_HASH_LEN);
+	gp_chunk_hash("never sent", 10, secret_hash);
+	assert_int_equal(store_chunk_grant(S.store, secret_hash, GP_HASH_LEN, OWNER), 0);
+	m = expect_error(set_put_as(OWNER, 1, "ckpt", 0600), GPOOL__ERROR_CODE__ERROR_INVALID);
+	assert_non_null(strstr(m->error->text, "not in the store"));
+	memcpy(secret_hash, h, GP_HASH_LEN);
+}
+
 /* Whoever sends the bytes may use the chunk: the store keeps one copy, the other user's
  * upload proves they have it, and from then on the store tells them so (no upload again). */
 static void sending_the_bytes_proves_them(void **state)
@@ -350,6 +372,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(have_answers_only_users, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_hash_is_not_the_bytes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(held_and_absent_look_alike, setup, teardown),
 	    cmocka_unit_test_setup_teardown(sending_the_bytes_proves_them, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_collect_set_grants_its_owner, setup, teardown),
 	    cmocka_unit_test_setup_teardown(stored_modes_are_plain, setup, teardown),

@@ -76,6 +76,9 @@ like "$out" "^reply: ERROR_PERMISSION" "ChunkGet naming no file set is refused (
 out=$(as_other gp-chunk submit "$hash" "$size")
 like "$out" "^reply: ERROR_PERMISSION .*permission denied" "a job of gpool-other staging the chunk is refused ($out)"
 is "$(as_other gstat --json -a 2>/dev/null | grep -c '"stolen"')" 0 "no such job exists"
+nohash=$(head -c 64 /dev/urandom | sha256sum | cut -c1-64)
+out2=$(as_other gp-chunk submit "$nohash" "$size")
+is "$out2" "$out" "a hash the store does not hold is refused alike (the answer tells nothing)"
 out=$(cd "$WORK" && as_user gsub --wait --stage secret.txt -- /bin/true 2>&1)
 like "$out" "sent 0 of 1 chunks" "gpool-user's second staging of the file sends nothing (deduplicated)"
 # the bytes, not the hash: gpool-other with a copy of their own sends it once and may use it
