@@ -65,18 +65,26 @@ static bool may_use(struct gsched *s, uid_t uid, const uint8_t *h)
 	return privileged_uid(s, uid) || store_chunk_may(s->store, h, GP_HASH_LEN, uid) == 1;
 }
 
-/* uid may use every chunk of e[0..n) from now on, in the open transaction (the reply that
- * depends on it goes durable). 0 / -1 with errno set. */
-static int grant(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_t n)
+/* uid may use chunk h from now on, in the open transaction (the reply that depends on it goes
+ * durable). 0 / -1 with errno set. */
+static int grant_chunk(struct gsched *s, uid_t uid, const uint8_t *h)
 {
 	if (privileged_uid(s, uid))
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; k < e[i]->n_chunks; k++)
-			if (store_chunk_grant(s->store, e[i]->chunks[k].data, GP_HASH_LEN, uid) < 0)
-				return -1;
+	if (store_chunk_grant(s->store, h, GP_HASH_LEN, uid) < 0)
+		return -1;
 	if (!s->txn_first_ms)
 		s->txn_first_ms = gp_mono_ms();
+	return 0;
+}
+
+/* grant_chunk for every chunk of e[0..n). 0 / -1 with errno set. */
+static int grant_set(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < e[i]->n_chunks; k++)
+			if (grant_chunk(s, uid, e[i]->chunks[k].data) < 0)
+				return -1;
 	return 0;
 }
 
@@ -229,12 +237,7 @@ void files_chunk_put(struct req *r)
 		return;
 	}
 	/* the sender has shown it holds these bytes: it may use the chunk from now on */
-	Gpool__StageEntry one = GPOOL__STAGE_ENTRY__INIT;
-	ProtobufCBinaryData h = q->hash;
-	Gpool__StageEntry *pe = &one;
-	one.chunks = &h;
-	one.n_chunks = 1;
-	if (grant(r->s, r->from.uid, &pe, 1) < 0) {
+	if (grant_chunk(r->s, r->from.uid, q->hash.data) < 0) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
 				   "cannot record the chunk's sender: %s", strerror(errno));
 		return;
@@ -424,7 +427,7 @@ void files_set_put(struct req *r)
 	int n = snprintf(uid, sizeof(uid), "%u", (unsigned)j->uid);
 	int rc = -1;
 	/* the job's owner may use what its set holds (collected by the agent, say) */
-	if (buf && path && grant(s, j->uid, q->entries, q->n_entries) == 0) {
+	if (buf && path && grant_set(s, j->uid, q->entries, q->n_entries) == 0) {
 		gpool__file_set__pack(&fs, buf);
 		rc = gp_mkdir_p(dir, 0700) < 0 || gp_write_file(owner, uid, (size_t)n, 0600) < 0 ||
 			     gp_write_file(path, buf, len, 0600) < 0
