@@ -694,7 +694,7 @@ static int open_dir_at(int dfd, const char *name)
 
 /* The directory holding `path` under dfd, each component opened without following a link
  * (made, mode 0755 before the umask, when create and absent); *leaf points at the last
- * component of path. A descriptor / -1 with errno (ELOOP or ENOTDIR on a link). */
+ * component of path. A descriptor / -1 with errno (ELOOP on a link). */
 static int open_parent(int dfd, const char *path, bool create, const char **leaf)
 {
 	char buf[4096];
@@ -792,6 +792,25 @@ static int got_file(void *arg, const struct ref *r, const uint8_t *data, size_t 
 	return close(fd);
 }
 
+/* The process's umask, read without changing it (a library call may share the process with
+ * threads that create files): /proc/self/status, else a brief umask() round trip. */
+static mode_t current_umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[128];
+	unsigned v;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Umask: %o", &v) == 1) {
+			fclose(f);
+			return (mode_t)v;
+		}
+	if (f)
+		fclose(f);
+	mode_t m = umask(022);
+	umask(m);
+	return m;
+}
+
 /* The modes last (a read-only directory still gets its files), rwx bits only, less the
  * umask: setuid, setgid and sticky never come out of a fetch, whoever runs it. */
 static int set_modes(struct dl *d, size_t n, mode_t mask, const char *dest, gp_error_t *err)
@@ -826,8 +845,7 @@ int gp_xfer_download(gp_client_t *c, uint64_t job_id, const char *kind, const ch
 	d.dfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (d.dfd < 0)
 		return gp_errprintf(err, "cannot open '%s': %s", dest, strerror(errno));
-	mode_t mask = umask(022);
-	umask(mask);
+	mode_t mask = current_umask();
 	struct ref *r = NULL;
 	int rc = -1;
 	if (!(d.made = calloc(n ? n : 1, sizeof(*d.made)))) {
