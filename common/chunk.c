@@ -27,6 +27,11 @@ void gp_chunk_hex(const uint8_t h[GP_HASH_LEN], char out[2 * GP_HASH_LEN + 1])
 	out[2 * GP_HASH_LEN] = '\0';
 }
 
+uint32_t gp_mode_plain(uint32_t mode, uint32_t dflt)
+{
+	return (mode ? mode : dflt) & GP_MODE_BITS;
+}
+
 int gp_chunk_path(const char *dir, const uint8_t h[GP_HASH_LEN], char *buf, size_t len)
 {
 	char hex[2 * GP_HASH_LEN + 1];

@@ -42,6 +42,13 @@ int gp_chunk_read_unchecked(const char *dir, const uint8_t h[GP_HASH_LEN], uint8
 /* Check chunk h in place: 0, or -1 with ENOENT / EBADMSG (removed) as gp_chunk_read. */
 int gp_chunk_verify(const char *dir, const uint8_t h[GP_HASH_LEN]);
 
+/* The permission bits a manifest entry may carry and a file written from one gets: the rwx
+ * bits only. Setuid, setgid and sticky never travel, whoever writes the file (a job must not
+ * hand root a setuid copy of a shell through gpool fetch). */
+#define GP_MODE_BITS 0777u
+/* mode's rwx bits (GP_MODE_BITS); mode 0: dflt's. */
+uint32_t gp_mode_plain(uint32_t mode, uint32_t dflt);
+
 /* A manifest entry is sound: a relative path without '..' (gp_stage_name_ok rules), a file's
  * chunk count matching its size and every hash GP_HASH_LEN bytes, a directory with none. */
 bool gp_entry_ok(const Gpool__StageEntry *e);

@@ -124,7 +124,9 @@ const struct gp_conf_key gp_conf_keys[] = {
     {"cpus", W, GP_CONF_INT, "0", "CPUs offered (0: the online CPUs)", NULL, 0},
     {"memory", W, GP_CONF_SIZE, "0", "memory offered (0: physical memory less 5 %)", NULL, 0},
     {"scratch_dir", W, GP_CONF_STR, "/var/tmp/gpool",
-     "one working directory per job attempt (jobID.ATTEMPT) is made under this", NULL, 0},
+     "one working directory per job attempt (jobID.ATTEMPT) is made under this (a real "
+     "directory owned by root or the agent's uid, not group/other-writable unless sticky)",
+     NULL, 0},
     {"run_as", W, GP_CONF_STR, "",
      "run every task as this local account (default: the account named like the owner)", NULL, 0},
     {"allow_root", W, GP_CONF_BOOL, "false", "run jobs submitted by root as root", NULL, 0},

@@ -119,7 +119,7 @@ int gp_manifest_add_fd(struct gp_manifest *m, int fd, const char *as, uint32_t m
 	Gpool__StageEntry *e = push(m, as, NULL, err);
 	if (!e)
 		return -1;
-	e->mode = mode & 07777;
+	e->mode = gp_mode_plain(mode, 0);
 	if (hash_fd(e, fd, as, err) < 0) {
 		gpool__stage_entry__free_unpacked(e, NULL);
 		m->n--;
@@ -136,7 +136,7 @@ int gp_manifest_add_dir(struct gp_manifest *m, const char *as, uint32_t mode, gp
 	if (!e)
 		return -1;
 	e->dir = 1;
-	e->mode = mode & 07777;
+	e->mode = gp_mode_plain(mode, 0);
 	return 0;
 }
 
@@ -149,7 +149,7 @@ static int add_file(struct gp_manifest *m, const char *path, const char *as, mod
 	Gpool__StageEntry *e = push(m, as, path, err);
 	int rc = -1;
 	if (e) {
-		e->mode = mode & 07777;
+		e->mode = gp_mode_plain(mode, 0);
 		rc = hash_fd(e, fd, path, err);
 	}
 	close(fd);
@@ -175,7 +175,7 @@ static int add_tree(struct gp_manifest *m, const char *path, const char *as, int
 	if (!e)
 		return -1;
 	e->dir = 1;
-	e->mode = st.st_mode & 07777;
+	e->mode = gp_mode_plain(st.st_mode, 0);
 	struct dirent **names;
 	int n = scandir(path, &names, NULL, alphasort);
 	if (n < 0)
@@ -676,34 +676,106 @@ out:
 
 /* ---- downloads into a directory ---- */
 
+/* Everything under the destination is reached one component at a time with O_NOFOLLOW from
+ * the destination's descriptor: a link planted there (by the job's owner, when root fetches
+ * into a directory they can write) is refused, never followed with the fetcher's rights. */
+
+/* Open directory name under dfd without following a link: -1 with ELOOP when name is a
+ * link (O_DIRECTORY says ENOTDIR for one), else openat's errno. */
+static int open_dir_at(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 && errno == ENOTDIR && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		errno = ELOOP;
+	return fd;
+}
+
+/* The directory holding `path` under dfd, each component opened without following a link
+ * (made, mode 0755 before the umask, when create and absent); *leaf points at the last
+ * component of path. A descriptor / -1 with errno (ELOOP on a link). */
+static int open_parent(int dfd, const char *path, bool create, const char **leaf)
+{
+	char buf[4096];
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return errno = ENAMETOOLONG, -1;
+	int cur = dup(dfd);
+	if (cur < 0)
+		return -1;
+	char *comp = buf;
+	for (char *p = strchr(comp, '/'); p; comp = p + 1, p = strchr(comp, '/')) {
+		*p = '\0';
+		if (create && mkdirat(cur, comp, 0755) < 0 && errno != EEXIST) {
+			int e = errno;
+			close(cur);
+			return errno = e, -1;
+		}
+		int next = open_dir_at(cur, comp);
+		int e = errno;
+		close(cur);
+		if (next < 0)
+			return errno = e, -1;
+		cur = next;
+	}
+	*leaf = path + (comp - buf);
+	return cur;
+}
+
+/* Open entry e's file (made empty when create, the name replaced) or directory under dfd,
+ * never following a link. A descriptor / -1 with errno. */
+static int open_entry(int dfd, const Gpool__StageEntry *e, bool create)
+{
+	const char *leaf;
+	int pfd = open_parent(dfd, e->path, create, &leaf);
+	if (pfd < 0)
+		return -1;
+	int fd;
+	if (e->dir) {
+		if (create && mkdirat(pfd, leaf, 0700) < 0 && errno != EEXIST) {
+			int er = errno;
+			close(pfd);
+			return errno = er, -1;
+		}
+		fd = open_dir_at(pfd, leaf);
+	} else if (create) {
+		unlinkat(pfd, leaf, 0);
+		fd = openat(pfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	} else {
+		fd = openat(pfd, leaf, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	}
+	int er = errno;
+	close(pfd);
+	errno = er;
+	return fd;
+}
+
 struct dl {
 	int dfd;
 	Gpool__StageEntry *const *e;
+	struct stat *made; /* per entry: the file as made here (dev, ino) */
 };
 
-/* Make the parents of name under dfd, never following a link. */
-static int mkparents(int dfd, const char *name)
+/* Reopen entry i's file and check it is still the one made here: ESTALE when it was
+ * replaced on the way. */
+static int reopen_made(const struct dl *d, size_t i)
 {
-	char buf[4096];
-	snprintf(buf, sizeof(buf), "%s", name);
-	for (char *p = strchr(buf, '/'); p; p = strchr(p + 1, '/')) {
-		*p = '\0';
-		if (mkdirat(dfd, buf, 0755) < 0 && errno != EEXIST)
-			return -1;
-		struct stat st;
-		if (fstatat(dfd, buf, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
-			errno = ENOTDIR;
-			return -1;
-		}
-		*p = '/';
+	int fd = open_entry(d->dfd, d->e[i], false);
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != d->made[i].st_dev ||
+	    st.st_ino != d->made[i].st_ino) {
+		close(fd);
+		return errno = ESTALE, -1;
 	}
-	return 0;
+	return fd;
 }
 
 static int got_file(void *arg, const struct ref *r, const uint8_t *data, size_t len)
 {
 	struct dl *d = arg;
-	int fd = openat(d->dfd, d->e[r->i]->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = reopen_made(d, r->i);
 	if (fd < 0)
 		return -1;
 	size_t off = 0;
@@ -720,6 +792,46 @@ static int got_file(void *arg, const struct ref *r, const uint8_t *data, size_t 
 	return close(fd);
 }
 
+/* The process's umask, read without changing it (a library call may share the process with
+ * threads that create files): /proc/self/status, else a brief umask() round trip. */
+static mode_t current_umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[128];
+	unsigned v;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Umask: %o", &v) == 1) {
+			fclose(f);
+			return (mode_t)v;
+		}
+	if (f)
+		fclose(f);
+	mode_t m = umask(022);
+	umask(m);
+	return m;
+}
+
+/* The modes last (a read-only directory still gets its files), rwx bits only, less the
+ * umask: setuid, setgid and sticky never come out of a fetch, whoever runs it. */
+static int set_modes(struct dl *d, size_t n, mode_t mask, const char *dest, gp_error_t *err)
+{
+	for (size_t i = n; i-- > 0;) {
+		const Gpool__StageEntry *x = d->e[i];
+		int fd = x->dir ? open_entry(d->dfd, x, false) : reopen_made(d, i);
+		mode_t mode = gp_mode_plain(x->mode, x->dir ? 0755 : 0644) & ~mask;
+		if (fd < 0 || fchmod(fd, mode) < 0) {
+			gp_errprintf(err, "cannot set the mode of '%s/%s': %s", dest, x->path,
+				     errno == ELOOP ? "a symbolic link is in the way"
+						    : strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 int gp_xfer_download(gp_client_t *c, uint64_t job_id, const char *kind, const char *name,
 		     Gpool__StageEntry *const *e, size_t n, const char *dest,
 		     struct gp_xfer_stats *st, gp_error_t *err)
@@ -729,52 +841,48 @@ int gp_xfer_download(gp_client_t *c, uint64_t job_id, const char *kind, const ch
 			return gp_errprintf(err, "invalid entry '%s' in the file set", e[i]->path);
 	if (gp_mkdir_p(dest, 0755) < 0)
 		return gp_errprintf(err, "cannot make '%s': %s", dest, strerror(errno));
-	int dfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
+	struct dl d = {.e = e};
+	d.dfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d.dfd < 0)
 		return gp_errprintf(err, "cannot open '%s': %s", dest, strerror(errno));
+	mode_t mask = current_umask();
+	struct ref *r = NULL;
+	int rc = -1;
+	if (!(d.made = calloc(n ? n : 1, sizeof(*d.made)))) {
+		gp_errprintf(err, "out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const Gpool__StageEntry *x = e[i];
-		if (mkparents(dfd, x->path) < 0) {
-			close(dfd);
-			return gp_errprintf(err, "cannot make the directories of '%s/%s': %s", dest,
-					    x->path, strerror(errno));
-		}
-		if (x->dir) {
-			if (mkdirat(dfd, x->path, x->mode ? x->mode : 0755) < 0 &&
-			    errno != EEXIST) {
-				close(dfd);
-				return gp_errprintf(err, "cannot make '%s/%s': %s", dest, x->path,
-						    strerror(errno));
-			}
-			continue;
-		}
-		unlinkat(dfd, x->path, 0);
-		int fd = openat(dfd, x->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				x->mode ? x->mode : 0644);
-		if (fd < 0 || ftruncate(fd, (off_t)x->size) < 0) {
+		int fd = open_entry(d.dfd, x, true);
+		if (fd < 0 || fstat(fd, &d.made[i]) < 0 ||
+		    (!x->dir && ftruncate(fd, (off_t)x->size) < 0)) {
 			gp_errprintf(err, "cannot write '%s/%s': %s", dest, x->path,
-				     strerror(errno));
+				     errno == ELOOP ? "a symbolic link is in the way"
+						    : strerror(errno));
 			if (fd >= 0)
 				close(fd);
-			close(dfd);
-			return -1;
+			goto out;
 		}
 		close(fd);
 	}
 	size_t nref;
-	struct ref *r = refs_of(e, n, false, &nref, st);
-	if (!r) {
-		close(dfd);
-		return gp_errprintf(err, "out of memory");
+	if (!(r = refs_of(e, n, false, &nref, st))) {
+		gp_errprintf(err, "out of memory");
+		goto out;
 	}
 	Gpool__ChunkGet tmpl = GPOOL__CHUNK_GET__INIT;
 	tmpl.job_id = job_id;
 	tmpl.kind = (char *)kind;
 	tmpl.name = (char *)name;
-	struct dl d = {dfd, e};
-	int rc = get_many(c, &tmpl, e, r, nref, got_file, &d, st, err);
+	if (get_many(c, &tmpl, e, r, nref, got_file, &d, st, err) < 0 ||
+	    set_modes(&d, n, mask, dest, err) < 0)
+		goto out;
+	rc = 0;
+out:
 	free(r);
-	close(dfd);
+	free(d.made);
+	close(d.dfd);
 	return rc;
 }
 

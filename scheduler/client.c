@@ -15,6 +15,7 @@
 #include "scheduler/net.h"
 #include "common/log.h"
 #include "common/array.h"
+#include "common/chunk.h"
 #include "common/depend.h"
 #include "common/names.h"
 #include "scheduler/nodes.h"
@@ -36,6 +37,13 @@ static bool valid_token(const char *s, size_t max)
 		if ((unsigned char)s[i] < 0x21 || s[i] == 0x7f || s[i] == ',' || s[i] == '/')
 			return false;
 	return true;
+}
+
+/* Setuid, setgid and sticky bits are not kept in a stored manifest, whoever sent them. */
+static void plain_modes(Gpool__StageEntry **e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		e[i]->mode = gp_mode_plain(e[i]->mode, 0);
 }
 
 /* Validate a spec; fill defaults. 0 / -1 with the reason in why. */
@@ -131,6 +139,9 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 	}
 	if (files_check_spec(s, sp, why, len) < 0)
 		return -1;
+	plain_modes(sp->stage, sp->n_stage);
+	for (size_t i = 0; i < sp->n_files; i++)
+		sp->files[i]->mode = gp_mode_plain(sp->files[i]->mode, 0);
 	return 0;
 #undef BAD
 }
@@ -285,6 +296,17 @@ void client_submit(struct req *r)
 	}
 	if (answer_duplicate(r, sr->token))
 		return;
+	/* the node fetches the staged chunks with the agents' rights: the sender must have had
+	 * their bytes. Checked before whether the store holds them (check_spec), so the answer
+	 * is the same for a chunk the store lacks */
+	if (files_check_use(s, r->from.uid, sr->spec->stage, sr->spec->n_stage, why, sizeof(why)) <
+	    0) {
+		gsched_reply_error(r,
+				   errno == EACCES ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+						   : GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "%s", why);
+		return;
+	}
 	if (check_spec(s, sr->spec, why, sizeof(why)) < 0) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
 		return;
@@ -666,6 +688,10 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 		s->plan_dirty = true;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	case GPOOL__JOB_ACTION__JOB_UPDATE:
+		if (files_check_use(s, r->from.uid, c->stage, c->n_stage, text, len) < 0)
+			return errno == EACCES ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+					       : GPOOL__ERROR_CODE__ERROR_INVALID;
+		plain_modes(c->stage, c->n_stage);
 		if (service_update(s, j, c->argv, c->n_argv, c->stage, c->n_stage, text, len) < 0)
 			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID
 				      : GPOOL__ERROR_CODE__ERROR_STATE;

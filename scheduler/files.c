@@ -13,6 +13,7 @@
 #include "common/names.h"
 #include "common/util.h"
 #include "scheduler/net.h"
+#include "scheduler/store.h"
 
 #define HAVE_MAX    4096	/* hashes in one ChunkHave */
 #define SET_ENTRIES 1000000	/* entries in one file set or manifest */
@@ -46,9 +47,67 @@ static bool set_name_ok(const char *n)
 	return true;
 }
 
+static bool privileged_uid(const struct gsched *s, uid_t uid)
+{
+	return uid == 0 || uid == s->agent_uid;
+}
+
 static bool privileged(const struct req *r)
 {
-	return r->from.uid == 0 || r->from.uid == r->s->agent_uid;
+	return privileged_uid(r->s, r->from.uid);
+}
+
+/* May uid build files from chunk h? Only when it sent the chunk's bytes or owns a job whose
+ * file set holds it: knowing a hash is not having the bytes. Root and the agents' account may
+ * use any (they fetch for jobs). */
+static bool may_use(struct gsched *s, uid_t uid, const uint8_t *h)
+{
+	return privileged_uid(s, uid) || store_chunk_may(s->store, h, GP_HASH_LEN, uid) == 1;
+}
+
+/* uid may use chunk h from now on, in the open transaction (the reply that depends on it goes
+ * durable). 0 / -1 with errno set. */
+static int grant_chunk(struct gsched *s, uid_t uid, const uint8_t *h)
+{
+	if (privileged_uid(s, uid))
+		return 0;
+	if (store_chunk_grant(s->store, h, GP_HASH_LEN, uid) < 0)
+		return -1;
+	if (!s->txn_first_ms)
+		s->txn_first_ms = gp_mono_ms();
+	return 0;
+}
+
+/* grant_chunk for every chunk of e[0..n). 0 / -1 with errno set. */
+static int grant_set(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < e[i]->n_chunks; k++)
+			if (grant_chunk(s, uid, e[i]->chunks[k].data) < 0)
+				return -1;
+	return 0;
+}
+
+int files_check_use(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_t n, char *why,
+		    size_t len)
+{
+	if (n > SET_ENTRIES) {
+		snprintf(why, len, "too many files (%zu)", n);
+		return errno = E2BIG, -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < e[i]->n_chunks; k++)
+			if (e[i]->chunks[k].len == GP_HASH_LEN &&
+			    !may_use(s, uid, e[i]->chunks[k].data)) {
+				snprintf(
+				    why, len,
+				    "file '%.64s': chunk %zu was not uploaded by uid %u nor is "
+				    "in a file set of theirs (send its bytes first): "
+				    "permission denied",
+				    e[i]->path, k, (unsigned)uid);
+				return errno = EACCES, -1;
+			}
+	return 0;
 }
 
 /* The uid that owns a job's file sets: the job's, or what was recorded with its first set. */
@@ -132,7 +191,10 @@ void files_chunk_have(struct req *r)
 					   GP_HASH_LEN);
 			return;
 		}
-		if (!gp_chunk_has(dir, q->hashes[i].data))
+		/* missing to whoever may not use it: they send the bytes, which proves they
+		 * have them, rather than learn that someone staged that exact chunk */
+		if (!gp_chunk_has(dir, q->hashes[i].data) ||
+		    !may_use(r->s, r->from.uid, q->hashes[i].data))
 			miss[n++] = (uint32_t)i;
 	}
 	Gpool__ChunkHaveReply rep = GPOOL__CHUNK_HAVE_REPLY__INIT;
@@ -174,6 +236,12 @@ void files_chunk_put(struct req *r)
 		}
 		return;
 	}
+	/* the sender has shown it holds these bytes: it may use the chunk from now on */
+	if (grant_chunk(r->s, r->from.uid, q->hash.data) < 0) {
+		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				   "cannot record the chunk's sender: %s", strerror(errno));
+		return;
+	}
 	chunks_in++;
 	bytes_in += q->data.len;
 	gp_debug("chunk store: %llu chunks, %llu bytes received so far",
@@ -183,7 +251,7 @@ void files_chunk_put(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_CHUNK_PUT_REPLY;
 	m.chunk_put_reply = &rep;
-	gsched_reply(r, &m, false);
+	gsched_reply(r, &m, !privileged(r));
 }
 
 static char *set_path(struct gsched *s, uint64_t job, const char *kind, const char *name)
@@ -326,10 +394,24 @@ void files_set_put(struct req *r)
 		return;
 	}
 	char why[256];
+	/* may-use first: a chunk the sender may not use is refused the same whether the store
+	 * holds it or not, so the answer tells nothing about other users' chunks */
+	if (files_check_use(s, r->from.uid, q->entries, q->n_entries, why, sizeof(why)) < 0) {
+		gp_warn("job %llu: file set %s/%s from uid %u refused: %s",
+			(unsigned long long)j->id, q->kind, q->name, (unsigned)r->from.uid, why);
+		gsched_reply_error(r,
+				   errno == EACCES ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+						   : GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "%s", why);
+		return;
+	}
 	if (check_entries(s, q->entries, q->n_entries, why, sizeof(why)) < 0) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
 		return;
 	}
+	/* setuid, setgid and sticky bits are not kept, whoever sent them */
+	for (size_t i = 0; i < q->n_entries; i++)
+		q->entries[i]->mode = gp_mode_plain(q->entries[i]->mode, 0);
 	Gpool__FileSet fs = GPOOL__FILE_SET__INIT;
 	fs.name = q->name;
 	fs.entries = q->entries;
@@ -344,7 +426,8 @@ void files_set_put(struct req *r)
 		 (unsigned long long)j->id);
 	int n = snprintf(uid, sizeof(uid), "%u", (unsigned)j->uid);
 	int rc = -1;
-	if (buf && path) {
+	/* the job's owner may use what its set holds (collected by the agent, say) */
+	if (buf && path && grant_set(s, j->uid, q->entries, q->n_entries) == 0) {
 		gpool__file_set__pack(&fs, buf);
 		rc = gp_mkdir_p(dir, 0700) < 0 || gp_write_file(owner, uid, (size_t)n, 0600) < 0 ||
 			     gp_write_file(path, buf, len, 0600) < 0
@@ -365,7 +448,7 @@ void files_set_put(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_FILE_SET_PUT_REPLY;
 	m.file_set_put_reply = &rep;
-	gsched_reply(r, &m, false);
+	gsched_reply(r, &m, !privileged_uid(s, j->uid));
 }
 
 static int name_cmp(const void *a, const void *b)

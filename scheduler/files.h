@@ -14,6 +14,14 @@
  * store. 0 / -1 with why filled. */
 int files_check_spec(struct gsched *s, const Gpool__JobSpec *sp, char *why, size_t len);
 
+/* May uid build files from every chunk of e[0..n) (stage them, name them in a file set)?
+ * Each must be one it sent the bytes of, or one of a file set of a job it owns; root and the
+ * agents' account may use any. Whether the store holds them is not looked at (see
+ * files_check_spec), so the answer is the same for a chunk the store lacks. 0 / -1 with why
+ * filled and errno EACCES (or E2BIG: more than a file set's entries). */
+int files_check_use(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_t n, char *why,
+		    size_t len);
+
 void files_chunk_have(struct req *r);
 void files_chunk_put(struct req *r);
 void files_chunk_get(struct req *r);

@@ -22,6 +22,7 @@ struct store {
 	sqlite3_stmt *ins, *upd, *spec, *begin, *commit, *rollback;
 	sqlite3_stmt *cards_del, *cards_ins, *node_ins, *node_drain;
 	sqlite3_stmt *purge_sel, *purge_keep, *purge_del; /* retention */
+	sqlite3_stmt *chunk_grant, *chunk_may;		  /* who may use a chunk */
 	bool in_txn;
 	int64_t delay_ms;
 	uint64_t commits, rows;
@@ -48,7 +49,11 @@ static const char schema[] =
      * them has registered again after a restart (docs/scheduling.md); a whole node's drain
      * (gnodes drain NODE) and its reason */
     "CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY, drain INTEGER DEFAULT 0,"
-    " reason TEXT);";
+    " reason TEXT);"
+    /* who may use a chunk of the chunk store (docs/security.md, Files): a uid that sent its
+     * bytes, or owns a job whose file set holds it; knowing a hash is not enough */
+    "CREATE TABLE IF NOT EXISTS chunk_users(hash BLOB NOT NULL, uid INTEGER NOT NULL,"
+    " PRIMARY KEY(hash, uid)) WITHOUT ROWID;";
 
 /* Retention (docs/reliability.md): a purged job leaves its accounting record here, what gacct
  * shows (no spec, no token, no output). Same columns as jobs, in the same order, without spec
@@ -218,6 +223,10 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 		 ", ?2 FROM jobs WHERE id=?1",
 		 &st->purge_keep, err) < 0 ||
 	    prep(st, "DELETE FROM jobs WHERE id=?1", &st->purge_del, err) < 0 ||
+	    prep(st, "INSERT OR IGNORE INTO chunk_users(hash,uid) VALUES(?1,?2)", &st->chunk_grant,
+		 err) < 0 ||
+	    prep(st, "SELECT 1 FROM chunk_users WHERE hash=?1 AND uid=?2", &st->chunk_may, err) <
+		0 ||
 	    prep(st, "BEGIN", &st->begin, err) < 0 || prep(st, "COMMIT", &st->commit, err) < 0 ||
 	    prep(st, "ROLLBACK", &st->rollback, err) < 0)
 		goto fail;
@@ -234,10 +243,10 @@ void store_destroy(struct store **p)
 	struct store *st = *p;
 	if (st->in_txn)
 		store_commit(st, NULL);
-	sqlite3_stmt *s[] = {st->ins,	    st->upd,	   st->spec,	   st->begin,
-			     st->commit,    st->rollback,  st->cards_del,  st->cards_ins,
-			     st->node_ins,  st->purge_sel, st->purge_keep, st->purge_del,
-			     st->node_drain};
+	sqlite3_stmt *s[] = {st->ins,	     st->upd,	      st->spec,	      st->begin,
+			     st->commit,     st->rollback,    st->cards_del,  st->cards_ins,
+			     st->node_ins,   st->purge_sel,   st->purge_keep, st->purge_del,
+			     st->node_drain, st->chunk_grant, st->chunk_may};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		sqlite3_finalize(s[i]);
 	if (st->db)
@@ -459,6 +468,31 @@ int store_node_drain(struct store *st, const char *node, bool drain, const char 
 	sqlite3_bind_int(st->node_drain, 2, drain);
 	sqlite3_bind_text(st->node_drain, 3, text(reason), -1, SQLITE_STATIC);
 	return run(st, st->node_drain);
+}
+
+int store_chunk_grant(struct store *st, const uint8_t *hash, size_t len, uint32_t uid)
+{
+	if (begin(st) < 0)
+		return errno = EIO, -1;
+	sqlite3_bind_blob(st->chunk_grant, 1, hash, (int)len, SQLITE_STATIC);
+	sqlite3_bind_int64(st->chunk_grant, 2, uid);
+	return run(st, st->chunk_grant);
+}
+
+int store_chunk_may(struct store *st, const uint8_t *hash, size_t len, uint32_t uid)
+{
+	sqlite3_stmt *s = st->chunk_may;
+	sqlite3_bind_blob(s, 1, hash, (int)len, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, uid);
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE)
+		return 0;
+	gp_err("sqlite: %s", sqlite3_errmsg(st->db));
+	return errno = EIO, -1;
 }
 
 int store_nodes_load(struct store *st, store_node_f fn, void *arg)

@@ -84,6 +84,13 @@ int store_node_drain(struct store *st, const char *node, bool drain, const char 
 typedef int (*store_node_f)(void *arg, const char *node, bool drain, const char *reason);
 int store_nodes_load(struct store *st, store_node_f fn, void *arg);
 
+/* The chunk store's users (docs/security.md, Files): uid may use chunk hash (len bytes) from
+ * now on, because it sent the chunk's bytes or owns a job whose file set holds it. In the open
+ * transaction; a uid granted twice is kept once. 0 / -1 with errno set. */
+int store_chunk_grant(struct store *st, const uint8_t *hash, size_t len, uint32_t uid);
+/* May uid use chunk hash (uncommitted grants included)? 1 / 0, -1 with errno set. */
+int store_chunk_may(struct store *st, const uint8_t *hash, size_t len, uint32_t uid);
+
 bool store_in_txn(const struct store *st);
 /* Make the open transaction roll back at its commit (what it carries is refused). */
 void store_fail_txn(struct store *st);

@@ -35,7 +35,7 @@ static int send_entry(int sock, const char *path, uint32_t mode, bool dir, int f
 {
 	Gpool__StageEntry e = GPOOL__STAGE_ENTRY__INIT;
 	e.path = (char *)path;
-	e.mode = mode & 07777;
+	e.mode = gp_mode_plain(mode, 0);
 	e.dir = dir;
 	uint8_t buf[MSG_MAX];
 	size_t len = gpool__stage_entry__get_packed_size(&e);

@@ -14,6 +14,7 @@
 
 #include "worker/agent.h"
 #include "common/log.h"
+#include "worker/staging.h"
 #include "worker/sysinfo.h"
 #include "common/util.h"
 #include "worker/account.h"
@@ -81,6 +82,10 @@ static int discover(struct agent *a, gp_error_t *err)
 	if (access(a->stepd, X_OK) < 0)
 		return gp_errprintf(err, "gstepd '%s' is not executable: %s", a->stepd,
 				    strerror(errno));
+	/* root makes and hands over job directories in it: a root a user could swap or write
+	 * into stops the agent here, not a job later */
+	if (gp_stage_scratch_check(gp_config_str(cfg, "scratch_dir"), err) < 0)
+		return -1;
 	const char *cg = gp_config_str(cfg, "cgroups");
 	if (strcmp(cg, "auto") && strcmp(cg, "v1") && strcmp(cg, "v2") && strcmp(cg, "off"))
 		return gp_errprintf(err, "invalid cgroups '%s' (auto, v1, v2 or off)", cg);

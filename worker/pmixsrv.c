@@ -17,6 +17,7 @@
 #include "worker/pmixsrv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -437,10 +438,17 @@ gp_pmixsrv_t *gp_pmixsrv_create(const Gpool__Launch *l, const char *node, uid_t 
 		p->dir[0] = '\0';
 		goto fail;
 	}
-	if (geteuid() == 0 && chown(p->dir, uid, gid) < 0) {
-		gp_errprintf(err, "pmix: cannot give '%s' to uid %u: %s", p->dir, (unsigned)uid,
-			     strerror(errno));
-		goto fail;
+	if (geteuid() == 0) {
+		/* by descriptor, as the scratch directories: the name is never followed as root */
+		int dfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0 || fchown(dfd, uid, gid) < 0) {
+			gp_errprintf(err, "pmix: cannot give '%s' to uid %u: %s", p->dir,
+				     (unsigned)uid, strerror(errno));
+			if (dfd >= 0)
+				close(dfd);
+			goto fail;
+		}
+		close(dfd);
 	}
 	the_server = p;
 	void *list = PMIx_Info_list_start();

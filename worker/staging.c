@@ -32,6 +32,62 @@ int gp_stage_scratch_path(const char *scratch_root, uint64_t job_id, uint32_t at
 	return 0;
 }
 
+/* Open the scratch root (made when absent) without following a link, and check it: owned by
+ * root (or by this process's uid, for an unprivileged agent), not writable by group or other
+ * unless sticky. A descriptor / -1 with err. */
+static int scratch_open(const char *root, gp_error_t *err)
+{
+	if (!*root || gp_mkdir_p(root, 0755) < 0)
+		return gp_errprintf(err, "cannot make scratch directory '%s': %s", root,
+				    *root ? strerror(errno) : "empty name");
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0) {
+		int e = errno;
+		if (lstat(root, &st) == 0 && S_ISLNK(st.st_mode))
+			return gp_errprintf(err,
+					    "scratch directory '%s' is a symbolic link: refused "
+					    "(scratch_dir must name a real directory)",
+					    root);
+		return gp_errprintf(err, "cannot open scratch directory '%s': %s", root,
+				    strerror(e));
+	}
+	uid_t me = geteuid();
+	const char *why = NULL;
+	char text[96];
+	if (fstat(fd, &st) < 0) {
+		why = strerror(errno);
+	} else if (st.st_uid != 0 && st.st_uid != me) {
+		if (me == 0)
+			snprintf(text, sizeof(text), "owned by uid %u, not root",
+				 (unsigned)st.st_uid);
+		else
+			snprintf(text, sizeof(text),
+				 "owned by uid %u, not root or uid %u (this agent)",
+				 (unsigned)st.st_uid, (unsigned)me);
+		why = text;
+	} else if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+		snprintf(text, sizeof(text),
+			 "writable by group or others without the sticky bit (mode %04o)",
+			 (unsigned)(st.st_mode & 07777));
+		why = text;
+	}
+	if (why) {
+		close(fd);
+		return gp_errprintf(err, "scratch directory '%s' is %s: refused", root, why);
+	}
+	return fd;
+}
+
+int gp_stage_scratch_check(const char *scratch_root, gp_error_t *err)
+{
+	int fd = scratch_open(scratch_root, err);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 int gp_stage_workdir(const Gpool__Launch *l, const char *scratch_root, const struct gp_account *a,
 		     char **dir, bool *owned, gp_error_t *err)
 {
@@ -46,33 +102,41 @@ int gp_stage_workdir(const Gpool__Launch *l, const char *scratch_root, const str
 			return gp_errprintf(err, "out of memory");
 		return 0;
 	}
-	if (gp_mkdir_p(scratch_root, 0755) < 0)
-		return gp_errprintf(err, "cannot make scratch directory '%s': %s", scratch_root,
-				    strerror(errno));
-	char path[4096], *d;
+	char path[4096], name[64];
 	if (gp_stage_scratch_path(scratch_root, l->job_id, l->attempt, path, sizeof(path)) < 0)
 		return gp_errprintf(err, "scratch directory '%s' is too long", scratch_root);
-	if (!(d = strdup(path)))
-		return gp_errprintf(err, "out of memory");
-	if (mkdir(d, 0700) < 0 && errno != EEXIST) {
-		gp_errprintf(err, "cannot make '%s': %s", d, strerror(errno));
-		free(d);
+	snprintf(name, sizeof(name), "job%llu.%u", (unsigned long long)l->job_id, l->attempt);
+	int rfd = scratch_open(scratch_root, err);
+	if (rfd < 0)
+		return -1;
+	/* everything from here by descriptor: a name swapped for a link on the way is refused,
+	 * never followed, and root's chown and chmod land on the directory made here */
+	if (mkdirat(rfd, name, 0700) < 0 && errno != EEXIST) {
+		gp_errprintf(err, "cannot make '%s': %s", path, strerror(errno));
+		close(rfd);
 		return -1;
 	}
+	int dfd = openat(rfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(rfd);
 	/* a gstepd of this attempt killed before its cleanup may have left it: accept only a
-	 * real directory */
-	if (lstat(d, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		gp_errprintf(err, "'%s' is not a directory", d);
-		free(d);
+	 * real directory, made by us or given to the account already */
+	if (dfd < 0 || fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    (st.st_uid != geteuid() && st.st_uid != a->uid)) {
+		gp_errprintf(err, "'%s' is not a directory of this agent or of '%s': refused", path,
+			     a->name);
+		if (dfd >= 0)
+			close(dfd);
 		return -1;
 	}
-	if ((st.st_uid != a->uid || st.st_gid != a->gid) && chown(d, a->uid, a->gid) < 0) {
-		gp_errprintf(err, "cannot give '%s' to '%s': %s", d, a->name, strerror(errno));
-		free(d);
+	if (((st.st_uid != a->uid || st.st_gid != a->gid) && fchown(dfd, a->uid, a->gid) < 0) ||
+	    fchmod(dfd, 0700) < 0) {
+		gp_errprintf(err, "cannot give '%s' to '%s': %s", path, a->name, strerror(errno));
+		close(dfd);
 		return -1;
 	}
-	chmod(d, 0700);
-	*dir = d;
+	close(dfd);
+	if (!(*dir = strdup(path)))
+		return gp_errprintf(err, "out of memory");
 	*owned = true;
 	return 0;
 }
@@ -95,8 +159,7 @@ static int write_one(int dfd, const char *name, const uint8_t *data, size_t len,
 	if (mkparents(dfd, name) < 0)
 		return -1;
 	unlinkat(dfd, name, 0);
-	int fd =
-	    openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
 	size_t off = 0;
@@ -110,7 +173,10 @@ static int write_one(int dfd, const char *name, const uint8_t *data, size_t len,
 		}
 		off += (size_t)n;
 	}
-	fchmod(fd, mode & 07777);
+	if (fchmod(fd, mode & GP_MODE_BITS) < 0) {
+		close(fd);
+		return -1;
+	}
 	return close(fd);
 }
 
@@ -139,8 +205,8 @@ static int stage_as_user(const Gpool__JobSpec *spec, const char *dir, int fd)
 	}
 	for (size_t i = 0; i < spec->n_files; i++) {
 		const Gpool__StagedFile *f = spec->files[i];
-		mode_t mode = f->mode ? f->mode : 0600;
-		if (write_one(dfd, f->name, f->content.data, f->content.len, mode) < 0) {
+		if (write_one(dfd, f->name, f->content.data, f->content.len,
+			      gp_mode_plain(f->mode, 0600)) < 0) {
 			snprintf(msg, sizeof(msg), "cannot write staged file '%s': %s", f->name,
 				 strerror(errno));
 			goto fail;
@@ -319,11 +385,10 @@ static int write_manifest(const Gpool__JobSpec *spec, const char *dir, struct op
 			continue;
 		}
 		unlinkat(dfd, e->path, 0);
-		mode_t mode = e->mode ? e->mode : 0600;
 		int fd = openat(dfd, e->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				0600);
 		if (fd < 0 || copy_chunks(fd, e, oc, noc, buf) < 0 ||
-		    fchmod(fd, mode & 07777) < 0) {
+		    fchmod(fd, gp_mode_plain(e->mode, 0600)) < 0) {
 			snprintf(msg, len, "cannot write staged file '%s': %s", e->path,
 				 strerror(errno));
 			if (fd >= 0)
@@ -339,7 +404,7 @@ static int write_manifest(const Gpool__JobSpec *spec, const char *dir, struct op
 	for (size_t i = spec->n_stage; i-- > 0;)
 		if (spec->stage[i]->dir)
 			fchmodat(dfd, spec->stage[i]->path,
-				 (spec->stage[i]->mode ? spec->stage[i]->mode : 0700) & 07777, 0);
+				 gp_mode_plain(spec->stage[i]->mode, 0700), 0);
 	free(buf);
 	close(dfd);
 	return 0;

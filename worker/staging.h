@@ -25,8 +25,16 @@ bool gp_stage_name_ok(const char *name);
 int gp_stage_scratch_path(const char *scratch_root, uint64_t job_id, uint32_t attempt, char *buf,
 			  size_t len);
 
+/* Check the scratch root (made, mode 0755, when absent), opened without following a link: a
+ * real directory owned by root (by this process's uid, for an unprivileged agent), not
+ * writable by group or other unless sticky. gworkerd refuses to start on a bad one, and every
+ * job directory is checked again. 0 / -1 with err. */
+int gp_stage_scratch_check(const char *scratch_root, gp_error_t *err);
+
 /* Make (or check) the working directory. With spec.chdir it must exist; else
- * <scratch_root>/job<id>.<attempt> is created, owned by the account, mode 0700. *dir is malloc'd;
+ * <scratch_root>/job<id>.<attempt> is created under the checked scratch root
+ * (gp_stage_scratch_check), given to the account and set to mode 0700 through a descriptor
+ * opened without following links. *dir is malloc'd;
  * *owned says whether gpool made it (and removes it at the end). 0 / -1 with err. */
 int gp_stage_workdir(const Gpool__Launch *l, const char *scratch_root, const struct gp_account *a,
 		     char **dir, bool *owned, gp_error_t *err);

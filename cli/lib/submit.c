@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/chunk.h"
 #include "common/depend.h"
 #include "cli/lib/directive.h"
 #include "cli/lib/env.h"
@@ -271,7 +272,7 @@ static int read_whole(gp_submit_t *s, const char *what, const char *path, uint8_
 		free(*data);
 		return -1;
 	}
-	*mode = st.st_mode & 07777;
+	*mode = gp_mode_plain(st.st_mode, 0);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,12 +206,47 @@ static void manifest_tree(void **state)
 	free(d);
 }
 
+/* Setuid, setgid and sticky bits never enter a manifest, whatever the files have. */
+static void manifest_modes_plain(void **state)
+{
+	char t[256], p[512];
+	snprintf(t, sizeof(t), "%s/modes", dir);
+	assert_int_equal(gp_mkdir_p(t, 0700), 0);
+	assert_int_equal(chmod(t, 01777), 0);
+	snprintf(p, sizeof(p), "%s/sh", t);
+	write_file_of(p, "#!/bin/sh\n", 10);
+	assert_int_equal(chmod(p, 04755), 0);
+	struct stat st;
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 04755);
+	struct gp_manifest m = {0};
+	gp_error_t err;
+	assert_int_equal(gp_manifest_add(&m, t, "modes", &err), 0);
+	assert_int_equal(m.n, 2);
+	assert_int_equal(m.e[0]->mode, 0777);
+	assert_int_equal(m.e[1]->mode, 0755);
+	int fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(gp_manifest_add_fd(&m, fd, "fd", 06711, &err), 0);
+	close(fd);
+	assert_int_equal(gp_manifest_add_dir(&m, "d", 03770, &err), 0);
+	assert_int_equal(m.e[2]->mode, 0711);
+	assert_int_equal(m.e[3]->mode, 0770);
+	gp_manifest_release(&m);
+	assert_int_equal(gp_mode_plain(04755, 0600), 0755);
+	assert_int_equal(gp_mode_plain(0, 0600), 0600);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(known_hash),      cmocka_unit_test(mismatch_refused),
-	    cmocka_unit_test(dedupe_and_read), cmocka_unit_test(damaged_on_read),
-	    cmocka_unit_test(entries),	       cmocka_unit_test(manifest_tree),
+	    cmocka_unit_test(known_hash),
+	    cmocka_unit_test(mismatch_refused),
+	    cmocka_unit_test(dedupe_and_read),
+	    cmocka_unit_test(damaged_on_read),
+	    cmocka_unit_test(entries),
+	    cmocka_unit_test(manifest_tree),
+	    cmocka_unit_test(manifest_modes_plain),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,7 +3,9 @@
  * job 1 (uid 1000). The sender is uid 1000, the agents' uid when the first message's id is odd,
  * uid 2000 when it is a multiple of 4. Checks: every chunk in the store matches its hash (a
  * chunk whose bytes do not match is never stored), and every stored file set decodes and names
- * only sound entries whose chunks are in the store. */
+ * only sound entries whose chunks are in the store, with no setuid, setgid or sticky bit, and
+ * each of them a chunk the job's owner may use (a set grants them to its owner; a user's set
+ * names only chunks they sent). */
 #include <dirent.h>
 
 #include "common/chunk.h"
@@ -92,9 +94,13 @@ static void check_store(void)
 			FUZZ_CHECK(fs != NULL);
 			for (size_t i = 0; i < fs->n_entries; i++) {
 				FUZZ_CHECK(gp_entry_ok(fs->entries[i]));
-				for (size_t c = 0; c < fs->entries[i]->n_chunks; c++)
-					FUZZ_CHECK(
-					    gp_chunk_has(cdir, fs->entries[i]->chunks[c].data));
+				FUZZ_CHECK((fs->entries[i]->mode & ~GP_MODE_BITS) == 0);
+				for (size_t c = 0; c < fs->entries[i]->n_chunks; c++) {
+					const uint8_t *h = fs->entries[i]->chunks[c].data;
+					FUZZ_CHECK(gp_chunk_has(cdir, h));
+					FUZZ_CHECK(store_chunk_may(S.store, h, GP_HASH_LEN,
+								   CLIENT_UID) == 1);
+				}
 			}
 			gpool__file_set__free_unpacked(fs, NULL);
 			free(data);

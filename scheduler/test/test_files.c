@@ -1,0 +1,382 @@
+/* The chunk store's users (files.c) through the handler table and a real ROUTER socket, as in
+ * test_rdv.c: a uid may build files only from chunks it sent the bytes of or that a file set
+ * of its own job holds; knowing a hash is not enough. Root and the agents' account may use any
+ * chunk. Stored manifests never keep setuid, setgid or sticky bits. No munged needed: the
+ * envelopes are local (unauthenticated). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "common/chunk.h"
+#include "common/u64map.h"
+#include "common/util.h"
+#include "common/wire.h"
+#include "scheduler/files.h"
+#include "scheduler/gschedd.h"
+#include "scheduler/jobs.h"
+#include "scheduler/net.h"
+#include "scheduler/nodes.h"
+#include "scheduler/store.h"
+
+#define OWNER 1000
+#define OTHER 2000
+#define AGENT 500
+#define PEER  "files-peer"
+
+static struct gsched S;
+static char dir[64];
+static void *zctx, *dealer;
+static gp_wire_t *wire;
+static Gpool__Batch *got;
+static uint64_t next_id = 1;
+
+static const char SECRET[] = "root:$6$not-yours:19000:0:99999:7:::\n";
+static uint8_t secret_hash[GP_HASH_LEN];
+
+static struct job *add_job(uint64_t id, uint32_t uid)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	j->id = id;
+	j->uid = uid;
+	j->user = strdup(uid == OWNER ? "alice" : "mallory");
+	j->name = strdup("t");
+	j->state = GPOOL__JOB_STATE__RUNNING;
+	j->attempt = 1;
+	j->ntasks = 1;
+	assert_int_equal(jobs_add(S.jobs, j), 0);
+	return j;
+}
+
+static int setup(void **state)
+{
+	gp_error_t err;
+	memset(&S, 0, sizeof(S));
+	strcpy(dir, "/tmp/gp-files-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(S.state_dir, sizeof(S.state_dir), "%s", dir);
+	S.agent_uid = AGENT;
+	char ep[128];
+	snprintf(ep, sizeof(ep), "ipc://%s/sock", dir);
+	S.jobs = jobs_create(1);
+	S.running = gp_u64map_create();
+	S.nodes = nodes_create();
+	S.store = store_create(dir, "off", 0, &err);
+	assert_non_null(S.store);
+	S.net = net_create(ep, NULL, 8 << 20, 0, &err);
+	assert_non_null(S.net);
+	wire = gp_wire_create(NULL, 8 << 20);
+	zctx = zmq_ctx_new();
+	dealer = zmq_socket(zctx, ZMQ_DEALER);
+	zmq_setsockopt(dealer, ZMQ_ROUTING_ID, PEER, strlen(PEER));
+	assert_int_equal(zmq_connect(dealer, ep), 0);
+	gp_batch_t b = {0};
+	gp_buf_t out = {0};
+	assert_int_equal(gp_wire_seal(wire, &b, &out, &err), 0);
+	assert_true(zmq_send(dealer, out.data, out.len, 0) >= 0);
+	gp_buf_release(&out);
+	struct net_msg m;
+	int64_t deadline = gp_mono_ms() + 5000;
+	int rc = 0;
+	while ((rc = net_recv(S.net, &m)) != 1 && gp_mono_ms() < deadline)
+		usleep(1000);
+	assert_int_equal(rc, 1);
+	gpool__batch__free_unpacked(m.batch, NULL);
+	add_job(1, OWNER);
+	add_job(2, OTHER);
+	gp_chunk_hash(SECRET, strlen(SECRET), secret_hash);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	if (got)
+		gpool__batch__free_unpacked(got, NULL);
+	got = NULL;
+	zmq_close(dealer);
+	zmq_ctx_term(zctx);
+	gp_wire_destroy(&wire);
+	net_destroy(&S.net);
+	store_destroy(&S.store);
+	jobs_destroy(&S.jobs);
+	nodes_destroy(&S.nodes);
+	gp_u64map_destroy(&S.running);
+	gp_rm_rf(dir);
+	return 0;
+}
+
+static uint64_t send_as(uint32_t uid, Gpool__Msg *m)
+{
+	m->id = next_id++;
+	Gpool__Msg *v[1] = {m};
+	Gpool__Batch b = GPOOL__BATCH__INIT;
+	b.msgs = v;
+	b.n_msgs = 1;
+	struct gp_sender from = {.uid = uid, .gid = uid};
+	handle_batch(&S, (const uint8_t *)PEER, strlen(PEER), "test", &from, &b);
+	return m->id;
+}
+
+/* The one reply that must come now, to id. */
+static Gpool__Msg *reply(uint64_t id)
+{
+	if (got)
+		gpool__batch__free_unpacked(got, NULL);
+	got = NULL;
+	net_flush(S.net, true);
+	zmq_pollitem_t pi = {dealer, 0, ZMQ_POLLIN, 0};
+	assert_true(zmq_poll(&pi, 1, 2000) > 0);
+	zmq_msg_t zm;
+	zmq_msg_init(&zm);
+	assert_true(zmq_msg_recv(&zm, dealer, 0) >= 0);
+	struct gp_sender from;
+	Gpool__ErrorCode code;
+	gp_error_t err;
+	got = gp_wire_open(wire, zmq_msg_data(&zm), zmq_msg_size(&zm), &from, &code, &err);
+	zmq_msg_close(&zm);
+	assert_non_null(got);
+	assert_int_equal(got->n_msgs, 1);
+	assert_int_equal(got->msgs[0]->id, id);
+	return got->msgs[0];
+}
+
+static Gpool__Msg *expect(uint64_t id, Gpool__Msg__MCase want)
+{
+	Gpool__Msg *m = reply(id);
+	if (m->m_case != want)
+		fail_msg("reply %d, not %d (%s)", (int)m->m_case, (int)want,
+			 m->m_case == GPOOL__MSG__M_ERROR ? m->error->text : "");
+	return m;
+}
+
+static Gpool__Msg *expect_error(uint64_t id, Gpool__ErrorCode code)
+{
+	Gpool__Msg *m = reply(id);
+	assert_int_equal(m->m_case, GPOOL__MSG__M_ERROR);
+	if (m->error->code != code)
+		fail_msg("error %d, not %d: %s", (int)m->error->code, (int)code, m->error->text);
+	return m;
+}
+
+static void put_as(uint32_t uid, const void *data, size_t len)
+{
+	uint8_t h[GP_HASH_LEN];
+	gp_chunk_hash(data, len, h);
+	Gpool__ChunkPut q = GPOOL__CHUNK_PUT__INIT;
+	q.hash = (ProtobufCBinaryData){GP_HASH_LEN, h};
+	q.data = (ProtobufCBinaryData){len, (uint8_t *)data};
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_CHUNK_PUT;
+	m.chunk_put = &q;
+	expect(send_as(uid, &m), GPOOL__MSG__M_CHUNK_PUT_REPLY);
+}
+
+/* Does the store tell uid it has chunk h? */
+static bool have_as(uint32_t uid, const uint8_t *h)
+{
+	ProtobufCBinaryData hs[1] = {{GP_HASH_LEN, (uint8_t *)h}};
+	Gpool__ChunkHave q = GPOOL__CHUNK_HAVE__INIT;
+	q.hashes = hs;
+	q.n_hashes = 1;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_CHUNK_HAVE;
+	m.chunk_have = &q;
+	Gpool__Msg *r = expect(send_as(uid, &m), GPOOL__MSG__M_CHUNK_HAVE_REPLY);
+	return r->chunk_have_reply->n_missing == 0;
+}
+
+/* A file set of one file, SECRET's one chunk, mode `mode`. */
+static uint64_t set_put_as(uint32_t uid, uint64_t job, const char *kind, uint32_t mode)
+{
+	ProtobufCBinaryData ch[1] = {{GP_HASH_LEN, secret_hash}};
+	Gpool__StageEntry e = GPOOL__STAGE_ENTRY__INIT, *ev[1] = {&e};
+	e.path = "shadow";
+	e.mode = mode;
+	e.size = strlen(SECRET);
+	e.chunks = ch;
+	e.n_chunks = 1;
+	Gpool__FileSetPut q = GPOOL__FILE_SET_PUT__INIT;
+	q.job_id = job;
+	q.kind = (char *)kind;
+	q.name = !strcmp(kind, "collect") ? "rank0" : "stolen";
+	q.entries = ev;
+	q.n_entries = 1;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_FILE_SET_PUT;
+	m.file_set_put = &q;
+	return send_as(uid, &m);
+}
+
+static uint64_t get_as(uint32_t uid, uint64_t job, const char *kind, const char *name)
+{
+	Gpool__ChunkGet q = GPOOL__CHUNK_GET__INIT;
+	q.hash = (ProtobufCBinaryData){GP_HASH_LEN, secret_hash};
+	q.job_id = job;
+	q.kind = (char *)kind;
+	q.name = (char *)name;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_CHUNK_GET;
+	m.chunk_get = &q;
+	return send_as(uid, &m);
+}
+
+/* The owner uploads a chunk: the store says so to them, to root and to the agents, and says
+ * "missing" to another user, who would learn that someone staged those exact bytes. */
+static void have_answers_only_users(void **state)
+{
+	put_as(OWNER, SECRET, strlen(SECRET));
+	assert_true(have_as(OWNER, secret_hash));
+	assert_true(have_as(0, secret_hash));
+	assert_true(have_as(AGENT, secret_hash));
+	assert_false(have_as(OTHER, secret_hash));
+}
+
+/* Another user who knows the hash cannot name the chunk in a file set of their own job, so
+ * cannot read it back with ChunkGet either. */
+static void a_hash_is_not_the_bytes(void **state)
+{
+	put_as(OWNER, SECRET, strlen(SECRET));
+	Gpool__Msg *m =
+	    expect_error(set_put_as(OTHER, 2, "ckpt", 0600), GPOOL__ERROR_CODE__ERROR_PERMISSION);
+	assert_non_null(strstr(m->error->text, "permission denied"));
+	assert_non_null(strstr(m->error->text, "shadow"));
+	expect_error(get_as(OTHER, 2, "ckpt", "stolen"), GPOOL__ERROR_CODE__ERROR_PERMISSION);
+	/* nor through a set of the owner's job, which is not theirs */
+	expect(set_put_as(OWNER, 1, "ckpt", 0600), GPOOL__MSG__M_FILE_SET_PUT_REPLY);
+	expect_error(get_as(OTHER, 1, "ckpt", "stolen"), GPOOL__ERROR_CODE__ERROR_PERMISSION);
+	/* nor stage it in a job */
+	ProtobufCBinaryData ch[1] = {{GP_HASH_LEN, secret_hash}};
+	Gpool__StageEntry e = GPOOL__STAGE_ENTRY__INIT, *ev[1] = {&e};
+	e.path = "shadow";
+	e.size = strlen(SECRET);
+	e.chunks = ch;
+	e.n_chunks = 1;
+	char why[256];
+	errno = 0;
+	assert_int_equal(files_check_use(&S, OTHER, ev, 1, why, sizeof(why)), -1);
+	assert_int_equal(errno, EACCES);
+	assert_non_null(strstr(why, "permission denied"));
+	assert_int_equal(files_check_use(&S, OWNER, ev, 1, why, sizeof(why)), 0);
+	assert_int_equal(files_check_use(&S, AGENT, ev, 1, why, sizeof(why)), 0);
+	assert_int_equal(files_check_use(&S, 0, ev, 1, why, sizeof(why)), 0);
+}
+
+/* To a user who may not use it, a chunk the store holds and one it lacks are refused alike:
+ * the answer does not tell whether someone staged those bytes. */
+static void held_and_absent_look_alike(void **state)
+{
+	char held[512], absent[512];
+	Gpool__Msg *m =
+	    expect_error(set_put_as(OTHER, 2, "ckpt", 0600), GPOOL__ERROR_CODE__ERROR_PERMISSION);
+	snprintf(absent, sizeof(absent), "%s", m->error->text);
+	put_as(OWNER, SECRET, strlen(SECRET));
+	m = expect_error(set_put_as(OTHER, 2, "ckpt", 0600), GPOOL__ERROR_CODE__ERROR_PERMISSION);
+	snprintf(held, sizeof(held), "%s", m->error->text);
+	assert_string_equal(held, absent);
+	/* the owner, who may, is told the plain truth about a chunk the store lacks */
+	uint8_t h[GP_HASH_LEN];
+	memcpy(h, secret_hash, GP_HASH_LEN);
+	gp_chunk_hash("never sent", 10, secret_hash);
+	assert_int_equal(store_chunk_grant(S.store, secret_hash, GP_HASH_LEN, OWNER), 0);
+	m = expect_error(set_put_as(OWNER, 1, "ckpt", 0600), GPOOL__ERROR_CODE__ERROR_INVALID);
+	assert_non_null(strstr(m->error->text, "not in the store"));
+	memcpy(secret_hash, h, GP_HASH_LEN);
+}
+
+/* Whoever sends the bytes may use the chunk: the store keeps one copy, the other user's
+ * upload proves they have it, and from then on the store tells them so (no upload again). */
+static void sending_the_bytes_proves_them(void **state)
+{
+	put_as(OWNER, SECRET, strlen(SECRET));
+	assert_false(have_as(OTHER, secret_hash));
+	put_as(OTHER, SECRET, strlen(SECRET));
+	assert_true(have_as(OTHER, secret_hash));
+	expect(set_put_as(OTHER, 2, "ckpt", 0600), GPOOL__MSG__M_FILE_SET_PUT_REPLY);
+	Gpool__Msg *m = expect(get_as(OTHER, 2, "ckpt", "stolen"), GPOOL__MSG__M_CHUNK_GET_REPLY);
+	assert_int_equal(m->chunk_get_reply->data.len, strlen(SECRET));
+	/* bytes that do not match the hash prove nothing */
+	uint8_t h[GP_HASH_LEN];
+	memcpy(h, secret_hash, GP_HASH_LEN);
+	Gpool__ChunkPut q = GPOOL__CHUNK_PUT__INIT;
+	q.hash = (ProtobufCBinaryData){GP_HASH_LEN, h};
+	q.data = (ProtobufCBinaryData){3, (uint8_t *)"abc"};
+	Gpool__Msg pm = GPOOL__MSG__INIT;
+	pm.m_case = GPOOL__MSG__M_CHUNK_PUT;
+	pm.chunk_put = &q;
+	expect_error(send_as(3000, &pm), GPOOL__ERROR_CODE__ERROR_INVALID);
+	assert_false(have_as(3000, secret_hash));
+}
+
+/* What the agent collects from a job is the job owner's: the collect set grants it, so the
+ * owner may fetch it and stage it again without sending it. */
+static void a_collect_set_grants_its_owner(void **state)
+{
+	put_as(AGENT, SECRET, strlen(SECRET));
+	assert_false(have_as(OWNER, secret_hash));
+	expect_error(set_put_as(OWNER, 1, "collect", 0644), GPOOL__ERROR_CODE__ERROR_PERMISSION);
+	expect(set_put_as(AGENT, 1, "collect", 0644), GPOOL__MSG__M_FILE_SET_PUT_REPLY);
+	assert_true(have_as(OWNER, secret_hash));
+	assert_false(have_as(OTHER, secret_hash));
+	expect(get_as(OWNER, 1, "collect", "rank0"), GPOOL__MSG__M_CHUNK_GET_REPLY);
+	expect_error(get_as(OTHER, 1, "collect", "rank0"), GPOOL__ERROR_CODE__ERROR_PERMISSION);
+}
+
+/* A stored set keeps the rwx bits only, whoever sent setuid, setgid or sticky ones. */
+static void stored_modes_are_plain(void **state)
+{
+	put_as(AGENT, SECRET, strlen(SECRET));
+	expect(set_put_as(AGENT, 1, "collect", 06755), GPOOL__MSG__M_FILE_SET_PUT_REPLY);
+	put_as(OWNER, SECRET, strlen(SECRET));
+	expect(set_put_as(OWNER, 1, "ckpt", 01777), GPOOL__MSG__M_FILE_SET_PUT_REPLY);
+	const char *kinds[] = {"collect", "ckpt"};
+	const uint32_t want[] = {0755, 0777};
+	for (int i = 0; i < 2; i++) {
+		Gpool__FileSetGet q = GPOOL__FILE_SET_GET__INIT;
+		q.job_id = 1;
+		q.kind = (char *)kinds[i];
+		q.name = "";
+		Gpool__Msg m = GPOOL__MSG__INIT;
+		m.m_case = GPOOL__MSG__M_FILE_SET_GET;
+		m.file_set_get = &q;
+		Gpool__Msg *r = expect(send_as(OWNER, &m), GPOOL__MSG__M_FILE_SET_GET_REPLY);
+		assert_int_equal(r->file_set_get_reply->n_sets, 1);
+		assert_int_equal(r->file_set_get_reply->sets[0]->entries[0]->mode, want[i]);
+	}
+	assert_int_equal(gp_mode_plain(04755, 0644), 0755);
+	assert_int_equal(gp_mode_plain(0, 0644), 0644);
+	assert_int_equal(gp_mode_plain(07000, 0644), 0);
+}
+
+/* Grants are rows of jobs.db: they outlive gschedd's restart. */
+static void grants_are_durable(void **state)
+{
+	put_as(OWNER, SECRET, strlen(SECRET));
+	gp_error_t err;
+	store_destroy(&S.store); /* commits the open transaction */
+	assert_non_null(S.store = store_create(dir, "off", 0, &err));
+	assert_int_equal(store_chunk_may(S.store, secret_hash, GP_HASH_LEN, OWNER), 1);
+	assert_int_equal(store_chunk_may(S.store, secret_hash, GP_HASH_LEN, OTHER), 0);
+	assert_true(have_as(OWNER, secret_hash));
+	assert_false(have_as(OTHER, secret_hash));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(have_answers_only_users, setup, teardown),
+	    cmocka_unit_test_setup_teardown(a_hash_is_not_the_bytes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(held_and_absent_look_alike, setup, teardown),
+	    cmocka_unit_test_setup_teardown(sending_the_bytes_proves_them, setup, teardown),
+	    cmocka_unit_test_setup_teardown(a_collect_set_grants_its_owner, setup, teardown),
+	    cmocka_unit_test_setup_teardown(stored_modes_are_plain, setup, teardown),
+	    cmocka_unit_test_setup_teardown(grants_are_durable, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
