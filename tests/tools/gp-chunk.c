@@ -142,7 +142,6 @@ int main(int argc, char **argv)
 		spec.stage = ev;
 		spec.n_stage = 1;
 		sub.spec = &spec;
-		sub.user = (char *)gp_client_user(c);
 		m.m_case = GPOOL__MSG__M_SUBMIT;
 		m.submit = &sub;
 	} else {
