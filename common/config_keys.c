@@ -83,6 +83,11 @@ const struct gp_conf_key gp_conf_keys[] = {
      NULL, 0},
     {"max_jobs", S, GP_CONF_INT, "1000000", "pending and running jobs the queue holds at most",
      NULL, S},
+    {"list_records_per_user", S, GP_CONF_INT, "5000000",
+     "jobs a user's listings (gstat, gacct, the REST API) may make gschedd walk per second; "
+     "past it a listing is refused with when to ask again (root and the agents' account are "
+     "not counted; 0: no limit)",
+     NULL, S},
     {"output_limit", S, GP_CONF_SIZE, "1GiB", "output kept per job and stream", NULL, S},
     {"job_retention", S, GP_CONF_DURATION, "0",
      "finished jobs older than this leave jobs.db and the output store, in batches; gacct "

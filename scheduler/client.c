@@ -1,5 +1,6 @@
 #include "scheduler/client.h"
 #include "scheduler/files.h"
+#include "scheduler/budget.h"
 #include "scheduler/identity.h"
 #include "scheduler/service.h"
 
@@ -514,11 +515,34 @@ static int by_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* What a listing costs the loop (jobs walked), taken from its sender's budget: 0, or -1 with
+ * ERROR_RATE answered. */
+static int listing_budget(struct req *r, const Gpool__JobQuery *q, uint32_t limit)
+{
+	struct gsched *s = r->s;
+	if (!s->lists || r->from.uid == 0 || r->from.uid == s->agent_uid)
+		return 0;
+	double cost = q->n_ids ? (double)q->n_ids : (double)jobs_count(s->jobs);
+	if (q->all)
+		cost += limit;
+	int64_t retry;
+	if (budget_take(s->lists, r->from.uid, cost, gp_mono_ms(), &retry) == 0)
+		return 0;
+	gsched_reply_error(
+	    r, GPOOL__ERROR_CODE__ERROR_RATE,
+	    "too many listings from uid %u (list_records_per_user): ask again in %lld "
+	    "ms",
+	    (unsigned)r->from.uid, (long long)retry);
+	return -1;
+}
+
 void client_job_query(struct req *r)
 {
 	struct gsched *s = r->s;
 	Gpool__JobQuery *q = r->msg->job_query;
 	struct qctx c = {.s = s, .q = q, .limit = q->limit ? q->limit : 100000};
+	if (listing_budget(r, q, c.limit) < 0)
+		return;
 	if (q->n_ids) {
 		for (size_t i = 0; i < q->n_ids; i++) {
 			struct job *j = jobs_get(s->jobs, q->ids[i]);

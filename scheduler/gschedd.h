@@ -62,6 +62,7 @@ struct gsched {
 	struct gp_u64map *running; /* id -> job, RUNNING or COMPLETING */
 	uint64_t *svc_ids;	   /* the active services (service.c) */
 	struct svcrep *svcrep;	   /* the gateways' word on the replicas (svcreport.c) */
+	struct budget *lists;	   /* records a user's listings may walk (budget.h); NULL: none */
 	size_t nsvc, capsvc;
 	bool plan_dirty;    /* queue or resources changed since the last placement pass */
 	uint64_t dep_epoch; /* changes with every job saved: dependencies may have changed */

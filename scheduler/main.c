@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "scheduler/budget.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
 #include "scheduler/http/http.h"
@@ -146,7 +147,8 @@ int main(int argc, char **argv)
 	}
 	gp_info("jobs may run as uids %u-%u (%zu accounts denied)", (unsigned)s.uids.min,
 		(unsigned)s.uids.max, s.uids.ndeny);
-	if (!(s.retention = retention_create())) {
+	if (!(s.lists = budget_create((double)gp_config_int(s.cfg, "list_records_per_user"))) ||
+	    !(s.retention = retention_create())) {
 		fprintf(stderr, "gschedd: out of memory\n");
 		return 1;
 	}
@@ -245,6 +247,7 @@ int main(int argc, char **argv)
 	net_destroy(&s.net);
 	metrics_destroy(&s.metrics);
 	retention_destroy(&s.retention);
+	budget_destroy(&s.lists);
 	store_destroy(&s.store);
 	output_destroy(&s.output);
 	rdv_destroy(&s.rdv);

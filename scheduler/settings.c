@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "scheduler/budget.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/http/http.h"
 #include "common/log.h"
@@ -29,6 +30,8 @@ void settings_apply(struct gsched *s)
 	s->requeue = gp_config_bool(c, "requeue");
 	s->max_attempts = (uint32_t)gp_config_int(c, "max_attempts");
 	s->power_cap_watts = (uint32_t)gp_config_int(c, "power_cap_watts");
+	if (s->lists)
+		budget_set_rate(s->lists, (double)gp_config_int(c, "list_records_per_user"));
 	if (s->net)
 		net_set_rate(s->net, (int)gp_config_int(c, "rate_per_addr"),
 			     (double)gp_config_int(c, "bytes_per_addr"));
