@@ -36,9 +36,9 @@
 #define MAX_TOKENS_PER_USER 16
 /* /metrics is rendered by the scheduler's loop at most this often; requests in between get
  * the last rendering, and those that come while one is being made wait for it */
-#define METRICS_MIN_MS	   1000
-#define METRICS_WAITERS	   256
-#define STATIC_MAX  (4 << 20)
+#define METRICS_MIN_MS	1000
+#define METRICS_WAITERS 256
+#define STATIC_MAX	(4 << 20)
 
 struct pend {
 	uint64_t seq;
@@ -418,7 +418,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 		}
 		if (h->metrics_pending) {
 			if (h->nmetrics_wait == METRICS_WAITERS)
-				send_err(req, 503, "ERROR_UNAVAILABLE", "too many /metrics requests");
+				send_err(req, 503, "ERROR_UNAVAILABLE",
+					 "too many /metrics requests");
 			else
 				h->metrics_wait[h->nmetrics_wait++] = req;
 			return;

@@ -380,7 +380,8 @@ static int hostile(struct probe *p, const char *kind, long secs, size_t max, siz
 	if (!strcmp(kind, "oversized"))
 		max = over;
 	else if (!empties && strcmp(kind, "big")) {
-		fprintf(stderr, "gp-probe: hostile KIND is big, empties, empties-cred or oversized\n");
+		fprintf(stderr,
+			"gp-probe: hostile KIND is big, empties, empties-cred or oversized\n");
 		return 2;
 	}
 	gp_buf_t body = {0}, env = {0};
