@@ -137,6 +137,8 @@ int main(int argc, char **argv)
 	}
 	s.sched_uid = (uid_t)gp_config_int(s.cfg, "sched_uid");
 	s.agent_uid = (uid_t)gp_config_int(s.cfg, "agent_uid");
+	int64_t gw_uid = gp_config_int(s.cfg, "gateway_uid");
+	s.gateway_uid = gw_uid < 0 ? s.agent_uid : (uid_t)gw_uid;
 	if (!(s.retention = retention_create())) {
 		fprintf(stderr, "gschedd: out of memory\n");
 		return 1;
