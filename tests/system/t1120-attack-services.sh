@@ -1,12 +1,13 @@
 #!/bin/bash
 # t1120-attack-services: a second user attacks gpool-user's service. gpool-other's service of
-# the same name is refused and /svc/NAME/ keeps reaching gpool-user's replica (by its job id
-# too); names that read as job ids are refused; a squatter run by gpool-other on the replica's
-# host, listening on the port the replica was given (the replica itself does not listen), gets
-# no traffic through ggated and gstat -l shows the replica not ready with the reason; reports
-# forged by gpool-other in a ServiceQuery (health failing, draining, requests in flight) change
-# nothing gstat shows and are logged; a client's X-Forwarded-For is replaced by ggated (kept
-# and appended to only for a front proxy named with --trust-forwarded).
+# the same name is refused and /svc/NAME/ keeps reaching gpool-user's replica (by its job id,
+# and after gschedd restarts); names that read as job ids are refused; a squatter run by
+# gpool-other on the replica's host, listening on the port the replica was given (the replica
+# itself does not listen), gets no traffic through ggated and gstat -l shows the replica not
+# ready with the reason; reports forged by gpool-other in a ServiceQuery (health failing,
+# draining, requests in flight) change nothing gstat shows and are logged; a client's
+# X-Forwarded-For is replaced by ggated (kept and appended to only for a front proxy named
+# with --trust-forwarded).
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
@@ -68,6 +69,17 @@ who() { curl -s -m 2 "http://$GW/svc/digits/who"; }
 [ -n "$again" ] && wait_eq 15 gpool-user-2 who && ok "/svc/digits/ goes to the owner's newest" || fail "/svc/digits/ goes to the owner's newest" "$(who)"
 [ -n "$again" ] && as_user gcancel "$again" >/dev/null 2>&1 && wait_final "$again" 20
 wait_eq 10 gpool-user who || fail "/svc/digits/ goes back to job $svc once job $again ended" "$(who)"
+
+# -- gschedd restarted: the name is still gpool-user's (rebuilt from its store), and the
+# replica is ready again once its agent has said its port is its own
+"$CLUSTER" sched-kill --dir "$CLUSTER_DIR" KILL >/dev/null 2>&1
+"$CLUSTER" sched-start --dir "$CLUSTER_DIR" >/dev/null 2>&1
+wait_ready "$svc" 1 20 && ok "gschedd restarted: the replica is ready again" || fail "gschedd restarted: the replica is ready again" "$(gstat -l -j "$svc")"
+out=$(as_other gsub --parsable --service -J digits -- python3 "$WORK/echo.py" gpool-other 2>&1)
+rc=$?
+[ $rc != 0 ] && [[ $out == *"belongs to another user"* ]] && ok "after the restart too ($out)" ||
+	fail "gpool-other's 'digits' is refused after a restart" "exit $rc: $out"
+wait_eq 10 gpool-user who || fail "/svc/digits/ reaches gpool-user's replica after the restart" "$(who)"
 
 # -- names that read as job ids
 for name in "$svc" 12345 12_3 12.1; do
