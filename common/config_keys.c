@@ -19,6 +19,10 @@ const struct gp_conf_key gp_conf_keys[] = {
      "uid gschedd runs as: agents and commands accept replies and orders only from it", NULL, 0},
     {"agent_uid", S | W, GP_CONF_INT, "0", "uid gworkerd runs as: only it may register nodes", NULL,
      0},
+    {"gateway_uid", S, GP_CONF_INT, "-1",
+     "uid ggated runs as: gschedd takes the gateways' reports on the replicas (health, requests "
+     "in flight, draining) from it and root alone (-1: agent_uid)",
+     NULL, 0},
     {"max_message", S | W | C, GP_CONF_SIZE, "80MiB",
      "largest message accepted (checked before the credential is decoded)", NULL, 0},
     {"uid_min", S | W, GP_CONF_INT, "0",

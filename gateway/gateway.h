@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "gateway/forwarded.h"
 #include "http/buf.h"
 #include "http/msg.h"
 #include "http/server.h"
@@ -107,6 +108,7 @@ struct gw_service {
 	struct gw_ctx *ctx;
 	uint64_t id;
 	char name[257];
+	char user[64]; /* its owner: a name is routed to one owner's services */
 	char health_path[1025];
 	bool seen;
 	struct gw_replica *reps;
@@ -127,6 +129,7 @@ struct gw_snap_rep {
 struct gw_snap_svc {
 	uint64_t id;
 	char name[257];
+	char user[64]; /* its owner */
 	char health_path[1025];
 	struct gw_snap_rep *reps;
 	size_t nreps;
@@ -161,6 +164,7 @@ struct gw_ctx {
 	size_t max_body, max_headers;
 	int tries;
 	int client_timeout_ms; /* a client's head, body progress, idle keep-alive */
+	struct gw_trust trust; /* front proxies whose X-Forwarded-For is kept (forwarded.h) */
 	/* discovery -> loop: each snapshot's pointer is written to a pipe, read by the loop.
 	 * Nothing else is shared: libevent runs without locks (no evthread_use_pthreads), so
 	 * the discovery thread can never hold a lock the loop waits for (see pool.c). */
@@ -182,6 +186,10 @@ struct gw_ctx {
  * listed as running with its port or node not known (yet), as right after gschedd restarts,
  * keeps being served while its health allows. New replicas are added once ready. */
 void gw_pool_apply(struct gw_ctx *c, struct gw_snap *snap);
+/* The service a request names: all digits, a job id (never a name); else a name, which
+ * belongs to the owner of the oldest service of that name gschedd lists (gschedd refuses a
+ * second owner's, but holds on to services of before that rule), and among that owner's the
+ * newest. Services gschedd no longer lists come after those it lists. NULL: none. */
 struct gw_service *gw_service_find(struct gw_ctx *c, const char *name, size_t len);
 struct gw_service *gw_service_by_id(struct gw_ctx *c, uint64_t id);
 /* Choose a replica of svc for a request: healthy, not in avoid[0..navoid), power of two

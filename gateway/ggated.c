@@ -38,6 +38,8 @@ static void usage(FILE *f)
 	      "  --max-header SIZE         largest request header block (default 16KiB)\n"
 	      "  --client-timeout MS       a client silent this long is closed (default 10000)\n"
 	      "  --max-conns N             connections per replica (default 64)\n"
+	      "  --trust-forwarded ADDR[/BITS],...  front proxies whose X-Forwarded-For is kept "
+	      "(default: none, a client's is replaced)\n"
 	      "  --config PATH             gpool.conf (scheduler, sched_uid)\n"
 	      "  --scheduler ENDPOINT      gschedd (default $GPOOL_SCHEDULER, then gpool.conf)\n"
 	      "  --log-level LEVEL         err, warn, info, debug\n",
@@ -81,6 +83,7 @@ int main(int argc, char **argv)
 	    {"max-header", required_argument, 0, 'h'},
 	    {"client-timeout", required_argument, 0, 'T'},
 	    {"max-conns", required_argument, 0, 'm'},
+	    {"trust-forwarded", required_argument, 0, 'F'},
 	    {"config", required_argument, 0, 'c'},
 	    {"scheduler", required_argument, 0, 's'},
 	    {"log-level", required_argument, 0, 'L'},
@@ -161,6 +164,14 @@ int main(int argc, char **argv)
 		case 'm':
 			bad = ms_opt(optarg, 1, 100000, "connection count", &max_conns);
 			break;
+		case 'F': {
+			gp_error_t terr = {{0}};
+			if (gw_trust_parse(&c.trust, optarg, &terr) < 0) {
+				fprintf(stderr, "ggated: %s\n", terr.text);
+				return 2;
+			}
+			break;
+		}
 		case 'c':
 			config = optarg;
 			break;

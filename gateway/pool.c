@@ -152,6 +152,7 @@ void gw_pool_apply(struct gw_ctx *c, struct gw_snap *snap)
 		}
 		s->seen = true;
 		snprintf(s->name, sizeof(s->name), "%s", ss->name);
+		snprintf(s->user, sizeof(s->user), "%s", ss->user);
 		snprintf(s->health_path, sizeof(s->health_path), "%s", ss->health_path);
 		struct gw_replica *r = s->reps, *nx;
 		for (; r; r = nx) {
@@ -189,27 +190,41 @@ struct gw_service *gw_service_by_id(struct gw_ctx *c, uint64_t id)
 	return NULL;
 }
 
+static bool all_digits(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return len > 0;
+}
+
 struct gw_service *gw_service_find(struct gw_ctx *c, const char *name, size_t len)
 {
-	char *end;
-	char buf[32];
-	uint64_t id = 0;
-	if (len && len < sizeof(buf)) {
+	if (all_digits(name, len)) {
+		char buf[32];
+		if (len >= sizeof(buf))
+			return NULL;
 		memcpy(buf, name, len);
 		buf[len] = '\0';
-		id = strtoull(buf, &end, 10);
-		if (*end)
-			id = 0;
+		return gw_service_by_id(c, strtoull(buf, NULL, 10));
 	}
+	/* the name's holder: the owner of the oldest of its services listed now (else of the
+	 * oldest known) */
+	const struct gw_service *holder = NULL;
+	for (struct gw_service *s = c->svcs; s; s = s->next)
+		if (strlen(s->name) == len && memcmp(s->name, name, len) == 0 &&
+		    (!holder || (s->seen && !holder->seen) ||
+		     (s->seen == holder->seen && s->id < holder->id)))
+			holder = s;
+	if (!holder)
+		return NULL;
+	/* a name may be reused by its owner: the newest of theirs listed now wins */
 	struct gw_service *best = NULL;
-	for (struct gw_service *s = c->svcs; s; s = s->next) {
-		if ((id && s->id == id) ||
-		    (strlen(s->name) == len && memcmp(s->name, name, len) == 0)) {
-			/* a name may be reused: the newest service that has replicas wins */
-			if (!best || (s->seen && (!best->seen || s->id > best->id)))
-				best = s;
-		}
-	}
+	for (struct gw_service *s = c->svcs; s; s = s->next)
+		if (strlen(s->name) == len && memcmp(s->name, name, len) == 0 &&
+		    strcmp(s->user, holder->user) == 0 &&
+		    (!best || (s->seen && (!best->seen || s->id > best->id))))
+			best = s;
 	return best;
 }
 

@@ -86,8 +86,8 @@ int gw_proxy_start(struct gw_ctx *c, gh_conn_t *cl, struct gw_service *svc, cons
 		      (m->in == GH_FRAME_LENGTH && m->length < (1u << 20) ? m->length : 0);
 	if (gh_buf_reserve(&f->out, hint) < 0 ||
 	    gh_buf_printf(&f->out, "%s %s HTTP/1.1\r\n", gh_msg_method(m), target) < 0 ||
-	    gh_buf_add(&f->out, gh_buf_data(&m->hdrs), gh_buf_size(&m->hdrs)) < 0 ||
-	    gh_buf_printf(&f->out, "X-Forwarded-For: %s\r\n", gh_conn_peer(cl)) < 0 ||
+	    gw_forwarded_headers(gh_buf_data(&m->hdrs), gh_buf_size(&m->hdrs), gh_conn_peer(cl),
+				 gw_trust_has(&c->trust, gh_conn_peer(cl)), &f->out) < 0 ||
 	    gh_msg_frame_header(m, &f->out) < 0 || gh_buf_add(&f->out, "\r\n", 2) < 0) {
 		fwd_free(f);
 		return -1;

@@ -31,6 +31,7 @@ struct gw_snap *gw_snap_of(const Gpool__ServiceQueryReply *rep, gw_resolve_f res
 		struct gw_snap_svc *v = &s->svcs[s->nsvcs];
 		v->id = si->id;
 		snprintf(v->name, sizeof(v->name), "%s", si->name ? si->name : "");
+		snprintf(v->user, sizeof(v->user), "%s", si->user ? si->user : "");
 		snprintf(v->health_path, sizeof(v->health_path), "%s",
 			 si->health_path ? si->health_path : "");
 		v->reps = calloc(si->n_replicas ? si->n_replicas : 1, sizeof(*v->reps));
@@ -48,6 +49,10 @@ struct gw_snap *gw_snap_of(const Gpool__ServiceQueryReply *rep, gw_resolve_f res
 			/* a draining replica is leaving: to ggated its attempt has ended (it is
 			 * removed gracefully: no new requests, its own ones finish) */
 			r->running = ri->state == GPOOL__JOB_STATE__RUNNING && !ri->draining;
+			/* a squatter listens on its port: as good as ended (what ggated would
+			 * send there reaches the squatter) */
+			if (ri->port_state == GPOOL__PORT_STATE__PORT_FOREIGN)
+				r->running = false;
 			if (ri->port && ri->port <= 65535)
 				r->port = (uint16_t)ri->port;
 			/* resolved only when it may take requests; an address ggated cannot

@@ -482,6 +482,50 @@ void gh_server_destroy(gh_server_t **sp)
 	*sp = NULL;
 }
 
+/* l (its lev made) joins s's listeners. 0 / -1 (l freed). */
+static int listener_add(gh_server_t *s, struct listener *l)
+{
+	l->ev_retry = event_new(s->base, -1, 0, retry_accept, l);
+	if (!l->lev || !l->ev_retry) {
+		if (l->lev)
+			evconnlistener_free(l->lev);
+		if (l->ev_retry)
+			event_free(l->ev_retry);
+		free(l);
+		return -1;
+	}
+	evconnlistener_set_error_cb(l->lev, on_accept_error);
+	/* accepted sockets inherit it: an answer leaves as soon as it is written */
+	int one = 1;
+	setsockopt(evconnlistener_get_fd(l->lev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	l->next = s->listeners;
+	s->listeners = l;
+	return 0;
+}
+
+int gh_server_listen_fd(gh_server_t *s, int fd, void *arg)
+{
+	int acc = 0;
+	socklen_t len = sizeof(acc);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) < 0 || !acc) {
+		gp_err("fd %d is not a listening socket", fd);
+		return -1;
+	}
+	struct listener *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -1;
+	l->s = s;
+	l->arg = arg;
+	evutil_make_socket_nonblocking(fd);
+	evutil_make_socket_closeonexec(fd);
+	l->lev = evconnlistener_new(s->base, on_accept, l, LEV_OPT_CLOSE_ON_FREE, -1, fd);
+	if (listener_add(s, l) < 0) {
+		gp_err("cannot serve on fd %d: %s", fd, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int gh_server_listen(gh_server_t *s, const char *addr, uint16_t port, void *arg)
 {
 	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
@@ -506,21 +550,9 @@ int gh_server_listen(gh_server_t *s, const char *addr, uint16_t port, void *arg)
 					     LEV_OPT_CLOSE_ON_EXEC,
 					 4096, ai->ai_addr, (int)ai->ai_addrlen);
 	freeaddrinfo(ai);
-	l->ev_retry = event_new(s->base, -1, 0, retry_accept, l);
-	if (!l->lev || !l->ev_retry) {
+	if (listener_add(s, l) < 0) {
 		gp_err("cannot listen on %s:%u: %s", addr, port, strerror(errno));
-		if (l->lev)
-			evconnlistener_free(l->lev);
-		if (l->ev_retry)
-			event_free(l->ev_retry);
-		free(l);
 		return -1;
 	}
-	evconnlistener_set_error_cb(l->lev, on_accept_error);
-	/* accepted sockets inherit it: an answer leaves as soon as it is written */
-	int one = 1;
-	setsockopt(evconnlistener_get_fd(l->lev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	l->next = s->listeners;
-	s->listeners = l;
 	return 0;
 }

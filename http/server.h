@@ -52,6 +52,9 @@ void gh_server_destroy(gh_server_t **s);
 /* Accept on addr (numeric or a name, resolved now):port; arg goes to head(). 0 / -1 (logged). */
 int gh_server_listen(gh_server_t *s, const char *addr, uint16_t port, void *arg);
 
+/* Serve clients on fd, a socket already bound and listening (one handed over by gpool's
+ * supervisor or systemd: LISTEN_FDS), which s owns from then on. 0 / -1 (logged). */
+int gh_server_listen_fd(gh_server_t *s, int fd, void *arg);
 /* A connected, non-blocking socket (a socketpair's end, in tests) served as if accepted;
  * arg goes to head(). 0 / -1 (fd closed). */
 int gh_server_adopt(gh_server_t *s, int fd, void *arg);

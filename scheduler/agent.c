@@ -72,8 +72,10 @@ static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t
 		}
 		struct task *t = &j->tasks[h->rank];
 		t->missing = 0;
-		if (h->port && !h->exited)
+		if (h->port && !h->exited) {
 			j->port = h->port; /* a replica's port, also after gschedd restarted */
+			service_port_seen(s, j, h);
+		}
 		if (h->exited && t->state != 2) {
 			Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
 			ev.job_id = h->job_id;

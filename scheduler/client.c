@@ -312,6 +312,14 @@ void client_submit(struct req *r)
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
 		return;
 	}
+	if (sr->spec->service &&
+	    service_name_check(s, sr->spec, r->from.uid, why, sizeof(why)) < 0) {
+		gsched_reply_error(r,
+				   errno == EPERM ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+						  : GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "%s", why);
+		return;
+	}
 	gp_array_t *arr = NULL;
 	uint32_t ntasks = 1;
 	if (sr->spec->array && *sr->spec->array) {

@@ -63,6 +63,8 @@ struct gsched {
 	uint64_t *svc_ids;	   /* the active services (service.c) */
 	struct svcrep *svcrep;	   /* the gateways' word on the replicas (svcreport.c) */
 	struct budget *lists;	   /* records a user's listings may walk (budget.h); NULL: none */
+	uint64_t svcrep_refused;   /* reports from one who is not a gateway, ignored */
+	int64_t svcrep_warned_ms;  /* when that was last logged (monotonic) */
 	size_t nsvc, capsvc;
 	bool plan_dirty;    /* queue or resources changed since the last placement pass */
 	uint64_t dep_epoch; /* changes with every job saved: dependencies may have changed */
@@ -82,6 +84,7 @@ struct gsched {
 	struct gp_uid_policy uids; /* the accounts jobs may run as (identity.c) */
 	/* the scheduler PC's name for a uid (identity.h); NULL: its passwd (tests give theirs) */
 	int (*owner_name)(uid_t uid, char *name, size_t len);
+	uid_t gateway_uid; /* ServiceQuery.reports are taken from it (and root) alone */
 	int64_t heartbeat_ms, node_timeout_ms, kill_grace_ms, commit_delay_ms;
 	int64_t service_drain_ms;     /* a replica leaving: draining this long, then stopped */
 	int64_t service_drain_max_ms; /* ... or up to this long while gateways report requests */

@@ -90,11 +90,14 @@ struct job {
 	bool deps_any;	     /* '?': one satisfied is enough */
 	uint64_t deps_epoch; /* gsched's dep_epoch when last evaluated */
 	/* services (service.c) */
-	bool service;		   /* a service job (as loaded: its svc is made at start-up) */
-	struct svc *svc;	   /* a service job: its replica set; NULL for any other job */
-	uint64_t svc_of;	   /* a replica: its service's id; 0 for any other job */
-	uint32_t svc_index;	   /* a replica: which one */
-	uint32_t port;		   /* a replica: the port its agent gave it, 0: not known */
+	bool service;		 /* a service job (as loaded: its svc is made at start-up) */
+	struct svc *svc;	 /* a service job: its replica set; NULL for any other job */
+	uint64_t svc_of;	 /* a replica: its service's id; 0 for any other job */
+	uint32_t svc_index;	 /* a replica: which one */
+	uint32_t port;		 /* a replica: the port its agent gave it, 0: not known */
+	uint8_t port_state;	 /* a replica: who listens there (Gpool__PortState), agent's word */
+	int32_t port_holder_pid; /* PORT_FOREIGN: the process listening there, 0: not named */
+	uint32_t port_holder_uid;
 	uint32_t quick_fails;	   /* a replica: ends in a row soon after starting */
 	int64_t not_before_ms;	   /* a replica waiting out its restart backoff (monotonic) */
 	uint8_t svc_end;	   /* a replica: what its next end means (enum svc_end) */

@@ -138,6 +138,8 @@ int main(int argc, char **argv)
 	}
 	s.sched_uid = (uid_t)gp_config_int(s.cfg, "sched_uid");
 	s.agent_uid = (uid_t)gp_config_int(s.cfg, "agent_uid");
+	int64_t gw_uid = gp_config_int(s.cfg, "gateway_uid");
+	s.gateway_uid = gw_uid < 0 ? s.agent_uid : (uid_t)gw_uid;
 	gp_error_t uerr;
 	if (gp_uid_policy_init(&s.uids, NULL, gp_config_int(s.cfg, "uid_min"),
 			       gp_config_int(s.cfg, "uid_max"), gp_config_str(s.cfg, "deny_users"),

@@ -36,6 +36,52 @@ void svc_free(struct svc *v)
 	free(v);
 }
 
+bool service_name_idlike(const char *name)
+{
+	if (!name || name[0] < '0' || name[0] > '9')
+		return false;
+	return strspn(name, "0123456789_.[]-,") == strlen(name);
+}
+
+const char *service_name_of(const Gpool__JobSpec *sp)
+{
+	if (sp->name && sp->name[0])
+		return sp->name;
+	return sp->n_argv ? sp->argv[0] : "";
+}
+
+/* The oldest active service named name (NULL: none): its owner holds the name. */
+static struct job *name_holder(struct gsched *s, const char *name)
+{
+	struct job *best = NULL;
+	for (size_t k = 0; k < s->nsvc; k++) {
+		struct job *svc = jobs_get(s->jobs, s->svc_ids[k]);
+		if (svc && svc->svc && svc->state == GPOOL__JOB_STATE__RUNNING && svc->name &&
+		    strcmp(svc->name, name) == 0 && (!best || svc->id < best->id))
+			best = svc;
+	}
+	return best;
+}
+
+int service_name_check(struct gsched *s, const Gpool__JobSpec *sp, uint32_t uid, char *why,
+		       size_t len)
+{
+	const char *name = service_name_of(sp);
+	if (service_name_idlike(name)) {
+		snprintf(why, len,
+			 "service name '%.64s' reads as a job id (use a name with a letter)", name);
+		errno = EINVAL;
+		return -1;
+	}
+	struct job *holder = name_holder(s, name);
+	if (holder && holder->uid != uid) {
+		snprintf(why, len, "service name '%.64s' belongs to another user", name);
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
 static struct svc *svc_new(const Gpool__JobSpec *sp)
 {
 	struct svc *v = calloc(1, sizeof(*v));
@@ -447,6 +493,7 @@ bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code)
 	j->end_reason = strdup(why);
 	j->svc_end = SVC_RESTART;
 	j->port = 0;
+	j->port_state = GPOOL__PORT_STATE__PORT_UNCHECKED;
 	j->not_before_ms = delay ? gp_mono_ms() + delay : 0;
 	gp_info("service %llu replica %u (job %llu): %s; restarting in %lld ms",
 		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id, why,
@@ -600,10 +647,58 @@ int service_update(struct gsched *s, struct job *svc, char **argv, size_t n,
 	return 0;
 }
 
+void service_port_seen(struct gsched *s, struct job *j, const Gpool__HeldTask *h)
+{
+	uint8_t st = h->port_state <= GPOOL__PORT_STATE__PORT_FOREIGN
+			 ? (uint8_t)h->port_state
+			 : GPOOL__PORT_STATE__PORT_UNCHECKED;
+	bool same_holder =
+	    j->port_holder_pid == h->port_holder_pid && j->port_holder_uid == h->port_holder_uid;
+	if (st == j->port_state && (st != GPOOL__PORT_STATE__PORT_FOREIGN || same_holder))
+		return;
+	j->port_state = st;
+	j->port_holder_pid = st == GPOOL__PORT_STATE__PORT_FOREIGN ? h->port_holder_pid : 0;
+	j->port_holder_uid = st == GPOOL__PORT_STATE__PORT_FOREIGN ? h->port_holder_uid : 0;
+	char why[160];
+	if (st == GPOOL__PORT_STATE__PORT_FOREIGN)
+		gp_warn("replica job %llu on %s: %s", (unsigned long long)j->id,
+			nodes_name(s->nodes, j->tasks ? j->tasks[0].node : -1),
+			service_port_problem(j, why, sizeof(why)));
+	else
+		gp_debug("replica job %llu: port %u %s", (unsigned long long)j->id, j->port,
+			 st == GPOOL__PORT_STATE__PORT_OWN ? "is its own" : "not listened on");
+}
+
+const char *service_port_problem(const struct job *j, char *buf, size_t len)
+{
+	switch (j->port_state) {
+	case GPOOL__PORT_STATE__PORT_OWN:
+		return NULL;
+	case GPOOL__PORT_STATE__PORT_CLOSED:
+		snprintf(buf, len, "nothing listens on port %u yet", j->port);
+		break;
+	case GPOOL__PORT_STATE__PORT_FOREIGN:
+		if (j->port_holder_pid)
+			snprintf(
+			    buf, len,
+			    "port %u is held by pid %d (uid %u), a process outside the replica",
+			    j->port, (int)j->port_holder_pid, (unsigned)j->port_holder_uid);
+		else
+			snprintf(buf, len, "port %u is held by a process outside the replica",
+				 j->port);
+		break;
+	default:
+		snprintf(buf, len, "port %u not checked by its agent yet", j->port);
+		break;
+	}
+	return buf;
+}
+
 static bool replica_ready(struct gsched *s, const struct job *j)
 {
 	if (!j || j->state != GPOOL__JOB_STATE__RUNNING || !j->tasks || !j->port ||
-	    j->tasks[0].state != 1 || j->svc_drain_ms)
+	    j->tasks[0].state != 1 || j->svc_drain_ms ||
+	    j->port_state != GPOOL__PORT_STATE__PORT_OWN)
 		return false;
 	struct node *n = nodes_get(s->nodes, j->tasks[0].node);
 	return n && node_usable(n);
@@ -662,8 +757,15 @@ int service_siblings_on(struct gsched *s, const struct job *rep, int node)
 	return n;
 }
 
-static void replica_fill(struct gsched *s, Gpool__ReplicaInfo *ri, const struct job *j)
+/* A replica's entry of a reply, and the text its reason may point to. */
+struct replica_out {
+	Gpool__ReplicaInfo ri;
+	char why[160];
+};
+
+static void replica_fill(struct gsched *s, struct replica_out *o, const struct job *j)
 {
+	Gpool__ReplicaInfo *ri = &o->ri;
 	gpool__replica_info__init(ri);
 	ri->index = j->svc_index;
 	ri->job_id = j->id;
@@ -682,8 +784,13 @@ static void replica_fill(struct gsched *s, Gpool__ReplicaInfo *ri, const struct 
 		ri->addr = n && n->addr ? n->addr : "";
 		ri->port = j->port;
 		ri->draining = j->svc_drain_ms != 0;
-		ri->ready = j->state == GPOOL__JOB_STATE__RUNNING && j->port &&
-			    j->tasks[0].state == 1 && n && node_usable(n) && !ri->draining;
+		ri->port_state = (Gpool__PortState)j->port_state;
+		ri->ready = replica_ready(s, j);
+		const char *port_why = j->port && j->state == GPOOL__JOB_STATE__RUNNING
+					   ? service_port_problem(j, o->why, sizeof(o->why))
+					   : NULL;
+		if (port_why)
+			ri->reason = (char *)port_why;
 	} else {
 		ri->node = ri->addr = "";
 	}
@@ -698,16 +805,16 @@ static Gpool__ReplicaInfo **replicas_of(struct gsched *s, const struct job *svc,
 	*n = 0;
 	if (!v || !v->nslots)
 		return NULL;
-	Gpool__ReplicaInfo **pv = calloc(v->nslots, sizeof(*pv) + sizeof(Gpool__ReplicaInfo));
+	Gpool__ReplicaInfo **pv = calloc(v->nslots, sizeof(*pv) + sizeof(struct replica_out));
 	if (!pv)
 		return NULL;
-	Gpool__ReplicaInfo *ri = (Gpool__ReplicaInfo *)(pv + v->nslots);
+	struct replica_out *ro = (struct replica_out *)(pv + v->nslots);
 	for (uint32_t i = 0; i < v->nslots; i++) {
 		struct job *j = v->slot[i] ? jobs_get(s->jobs, v->slot[i]) : NULL;
 		if (!j)
 			continue;
-		replica_fill(s, &ri[*n], j);
-		pv[*n] = &ri[*n];
+		replica_fill(s, &ro[*n], j);
+		pv[*n] = &ro[*n].ri;
 		(*n)++;
 	}
 	return pv;
@@ -741,10 +848,29 @@ static bool wanted(const Gpool__ServiceQuery *q, const struct job *svc)
 	return false;
 }
 
+bool service_reporter(struct gsched *s, const struct req *r, size_t n)
+{
+	if (r->from.uid == 0 || r->from.uid == s->gateway_uid)
+		return true;
+	s->svcrep_refused += n;
+	int64_t now = gp_mono_ms();
+	if (!s->svcrep_warned_ms || now - s->svcrep_warned_ms >= SVC_REFUSED_WARN_MS) {
+		gp_warn("replica reports from uid %u at %s ignored: only gateway_uid %u and root "
+			"report for gateways (%llu reports ignored so far)",
+			(unsigned)r->from.uid, r->addr ? r->addr : "?", (unsigned)s->gateway_uid,
+			(unsigned long long)s->svcrep_refused);
+		s->svcrep_warned_ms = now;
+	}
+	return false;
+}
+
 void client_service_query(struct req *r)
 {
 	struct gsched *s = r->s;
 	const Gpool__ServiceQuery *q = r->msg->service_query;
+	Gpool__ServiceQuery heard = *q;
+	heard.n_reports = 0;
+	heard.reports = NULL;
 	if (q->n_ids + q->n_names > 1000) {
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many services asked");
 		return;
@@ -753,6 +879,8 @@ void client_service_query(struct req *r)
 		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many replica reports");
 		return;
 	}
+	if (q->n_reports && !service_reporter(s, r, q->n_reports))
+		q = &heard; /* answered as a plain query */
 	if (q->n_reports && !s->svcrep)
 		s->svcrep = svcrep_create();
 	for (size_t i = 0; s->svcrep && i < q->n_reports; i++)

@@ -31,8 +31,21 @@ enum svc_end {
 #define SVC_BACKOFF_MAX_MS   30000
 #define SVC_MAX_REPLICAS     1000
 #define SVC_ROLL_SETTLE_SEC  2.0 /* rolling update: a replacement runs this long before the next */
+#define SVC_REFUSED_WARN_MS  10000 /* reports from one who is not a gateway: logged this often */
 
 void svc_free(struct svc *v);
+
+/* Whether name could be read as a job id or an array task's ("12", "12_3", "12.1", "12_[1-3]"):
+ * such a name would capture /svc/ID/ at a gateway. */
+bool service_name_idlike(const char *name);
+/* The name a service of spec sp is known by (its -J name, else its command), as new jobs are
+ * named. */
+const char *service_name_of(const Gpool__JobSpec *sp);
+/* A new service of spec sp by uid: its name must not read as a job id (EINVAL) and must not be
+ * held by another user (EPERM): a name belongs to the owner of the oldest active service of
+ * that name; that owner may reuse it. 0 / -1 with errno set and the reason in why. */
+int service_name_check(struct gsched *s, const Gpool__JobSpec *sp, uint32_t uid, char *why,
+		       size_t len);
 
 /* A new submission with spec->service: j becomes a service (state RUNNING, no tasks of its
  * own, never queued). Call before jobs_add. 0 / -1 (ENOMEM). */
@@ -63,9 +76,18 @@ bool service_spec_stale(const Gpool__JobSpec *svc, const Gpool__JobSpec *rep);
 void service_node_drained(struct gsched *s, int node);
 /* Placement: how many of rep's sibling replicas run on node. */
 int service_siblings_on(struct gsched *s, const struct job *rep, int node);
+/* An agent's word on replica j's port (held task h of its current attempt): who listens
+ * there. A change is logged; a squatter (PORT_FOREIGN) is warned of. */
+void service_port_seen(struct gsched *s, struct job *j, const Gpool__HeldTask *h);
+/* Why running replica j is not ready for its port (NULL: its port is its own) into buf. */
+const char *service_port_problem(const struct job *j, char *buf, size_t len);
 /* gstat: the replicas of a service into ji (freed by service_info_release). */
 void service_info_fill(struct gsched *s, const struct job *svc, Gpool__JobInfo *ji);
 void service_info_release(Gpool__JobInfo *ji);
+/* Whether the sender of r may report on replicas for a gateway (ServiceQuery.reports, n of
+ * them): root and gateway_uid alone; anyone else's are counted and logged, at most every
+ * SVC_REFUSED_WARN_MS. */
+bool service_reporter(struct gsched *s, const struct req *r, size_t n);
 /* The ServiceQuery handler (a gateway's poll). */
 void client_service_query(struct req *r);
 

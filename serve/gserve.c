@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/opt.h"
@@ -272,7 +273,9 @@ static void usage(FILE *f)
 {
 	fputs("usage: gserve --model PATH [OPTIONS]\n"
 	      "  --model PATH        the model file (docs/gserve.md)\n"
-	      "  --listen ADDR:PORT  default 0.0.0.0:$GPOOL_PORT (8080 without it)\n"
+	      "  --listen ADDR:PORT  default 0.0.0.0:$GPOOL_PORT (8080 without it); a socket\n"
+	      "                      handed over as fd 3 (LISTEN_FDS=1, LISTEN_PID) is served "
+	      "instead\n"
 	      "  --max-batch N       rows served by one forward pass (default 32)\n"
 	      "  --max-wait-us N     the longest a row waits for others (default 1000; 0: no "
 	      "batching)\n"
@@ -405,8 +408,17 @@ int main(int argc, char **argv)
 		gp_err("cannot make the event loop");
 		return 1;
 	}
-	if (gh_server_listen(http, addr, (uint16_t)port, &s) < 0)
+	/* a socket handed over (gsub --listen-fd, or systemd): served as it is, nothing bound */
+	const char *lfds = getenv("LISTEN_FDS"), *lpid = getenv("LISTEN_PID");
+	bool handed = lfds && lpid && strcmp(lfds, "1") == 0 && atol(lpid) == (long)getpid();
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDNAMES");
+	if (handed ? gh_server_listen_fd(http, 3, &s) < 0
+		   : gh_server_listen(http, addr, (uint16_t)port, &s) < 0)
 		return 1;
+	if (handed)
+		snprintf(addr, sizeof(addr), "fd 3 (handed over), port");
 	gp_info("model %s (%s) served on %s:%ld, batches of up to %ld rows, waiting up to %ld us",
 		model, gs_model_shape(s.model), addr, port, batch, wait_us);
 	event_base_dispatch(s.base);

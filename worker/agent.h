@@ -66,6 +66,9 @@ void sched_link_recv(struct agent *a);
 void sched_link_handle(struct agent *a, const struct gp_sender *from, const Gpool__Batch *b);
 /* Timers: registration retries, heartbeats. Returns the next wakeup (monotonic ms). */
 int64_t sched_link_tick(struct agent *a, int64_t now);
+/* Something the scheduler should hear of soon (a replica's port changed hands): the next
+ * heartbeat goes at the next tick. */
+void sched_link_soon(struct agent *a);
 /* Seal and send the pass's batch. */
 void sched_link_flush(struct agent *a);
 

@@ -484,6 +484,21 @@ static int rename_all(gp_cgroup_t *cg, const char *name)
 	return 0;
 }
 
+int gp_cgroup_procs_path(const char *name, char *buf, size_t len)
+{
+	if ((size_t)fmt(buf, len, "%s/gpool/%s/cgroup.procs", CG_ROOT, name) < len &&
+	    fs_is(CG_ROOT, CGROUP2_SUPER_MAGIC) && access(buf, R_OK) == 0)
+		return 0;
+	static const int order[] = {V1_PIDS, V1_FREEZER, V1_MEMORY, V1_CPUSET};
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if ((size_t)fmt(buf, len, "%s/%s/gpool/%s/cgroup.procs", CG_ROOT,
+				v1_ctrls[order[i]], name) < len &&
+		    access(buf, R_OK) == 0)
+			return 0;
+	errno = ENOENT;
+	return -1;
+}
+
 /* Whether a cgroup.procs file lists no process; unreadable: as the caller says. */
 static bool procs_empty(const char *procs, bool unreadable)
 {

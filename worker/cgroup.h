@@ -69,6 +69,11 @@ gp_cgroup_t *gp_cgroup_create(const char *mode, const char *name,
 /* Kill what is left, remove the group (or give it back to its pool). */
 void gp_cgroup_destroy(gp_cgroup_t **cg);
 
+/* The cgroup.procs file of the existing group name (as gp_cgroup_create was given it) into
+ * buf: v2's, else that of one v1 hierarchy that has it. 0 / -1 (ENOENT: no such group, as
+ * with cgroups off). */
+int gp_cgroup_procs_path(const char *name, char *buf, size_t len);
+
 /* "v1", "v2" or "off". */
 const char *gp_cgroup_version(const gp_cgroup_t *cg);
 

@@ -239,6 +239,17 @@ char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 		rc |= env_setu(&e, "GPOOL_PORT", spec->service_port);
 	else
 		env_unset(&e, "GPOOL_PORT");
+	/* a socket handed over (task.c fills in LISTEN_PID in the task itself); never one the
+	 * submitter's environment names */
+	if (spec && spec->service && spec->service_port && spec->service_listen_fd) {
+		rc |= env_set(&e, "LISTEN_FDS", "1");
+		rc |= env_set(&e, "LISTEN_FDNAMES", "gpool");
+		rc |= env_set(&e, "LISTEN_PID", "          ");
+	} else {
+		env_unset(&e, "LISTEN_FDS");
+		env_unset(&e, "LISTEN_FDNAMES");
+		env_unset(&e, "LISTEN_PID");
+	}
 	rc |= bind_cards(&e, l, t);
 	rc |= set_array(&e, l);
 	/* a screening job's gcheck writes its result where the agent will read it; in any other

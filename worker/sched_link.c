@@ -248,6 +248,13 @@ static int64_t lease_tick(struct agent *a, int64_t now)
 	return INT64_MAX;
 }
 
+void sched_link_soon(struct agent *a)
+{
+	struct sched_link *l = a->link;
+	if (l && l->state == LINK_UP)
+		l->next_hb_ms = 0;
+}
+
 int64_t sched_link_tick(struct agent *a, int64_t now)
 {
 	struct sched_link *l = a->link;

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,14 +44,20 @@
 #define EXIT_FILE_MAX  (16u << 20)
 #define SHELL_IDLE_MS  2000 /* a task shell without a job this long is told to close */
 #define SHELL_STEPS    64   /* job attempts handed to one task shell at once, at most */
+/* a replica's port: who listens there is checked this often, and this often while some
+ * replica's is not its own yet (docs/services.md "Ports"); a replica's processes looked at */
+#define PORT_CHECK_MS	   1000
+#define PORT_CHECK_FAST_MS 200
+#define PORT_CHECK_PIDS	   4096
 
 struct task_rec {
 	Gpool__HeldTask ht;
 	Gpool__Rusage ru;
-	uint64_t cards;	  /* a bit per card index the task holds */
-	uint64_t carried; /* first fresh register/heartbeat id that listed its exit */
-	bool acked;	  /* the scheduler has its exit on disk: no longer held */
-	bool dropped;	  /* its supervisor vanished before it exited: no longer held */
+	uint64_t cards;		  /* a bit per card index the task holds */
+	uint64_t carried;	  /* first fresh register/heartbeat id that listed its exit */
+	bool acked;		  /* the scheduler has its exit on disk: no longer held */
+	bool dropped;		  /* its supervisor vanished before it exited: no longer held */
+	struct gp_port_seen seen; /* a replica: who listens on its port (ht.port_state) */
 };
 
 /* One supervisor process and its channel: a gstepd of one job attempt (routing id
@@ -113,6 +120,7 @@ struct steps {
 	Gpool__HeldTask **held;
 	size_t nheld;
 	char sock_path[4200];
+	int64_t next_port_ms; /* the replicas' ports are checked then (ports_tick) */
 };
 
 static int stepd_argv(struct agent *a, struct steps *ss);
@@ -1424,9 +1432,74 @@ uint64_t steps_cards_busy(const struct agent *a)
 	return busy;
 }
 
+/* The processes of replica task t of r: its cgroup's, else (cgroups off) its session's. */
+static size_t replica_pids(struct agent *a, const struct step_rec *r, const struct task_rec *t,
+			   pid_t *out, size_t max)
+{
+	char name[320], path[PATH_MAX];
+	snprintf(name, sizeof(name), "job%" PRIu64 ".%u.%s", r->job, r->attempt, a->node);
+	size_t n = 0;
+	FILE *f = gp_cgroup_procs_path(name, path, sizeof(path)) == 0 ? fopen(path, "re") : NULL;
+	if (f) {
+		int pid;
+		while (n < max && fscanf(f, "%d", &pid) == 1)
+			out[n++] = pid;
+		fclose(f);
+		return n;
+	}
+	return gp_svcport_session(t->ht.pid, out, max);
+}
+
+/* Who listens on each running replica's port, checked every PORT_CHECK_MS (PORT_CHECK_FAST_MS
+ * while one is not its own: a replica starting up); a change goes to the scheduler at once
+ * (an early heartbeat). Returns when to check next. */
+static int64_t ports_tick(struct agent *a, int64_t now)
+{
+	struct steps *ss = a->steps;
+	if (now < ss->next_port_ms)
+		return ss->next_port_ms;
+	bool changed = false, unsettled = false;
+	pid_t pids[PORT_CHECK_PIDS];
+	for (size_t i = 0; i < ss->n; i++) {
+		struct step_rec *r = ss->v[i];
+		for (size_t k = 0; k < r->ntasks; k++) {
+			struct task_rec *t = &r->tasks[k];
+			if (!t->ht.port || t->ht.exited || t->acked || t->dropped || t->ht.pid <= 0)
+				continue;
+			size_t n = replica_pids(a, r, t, pids, PORT_CHECK_PIDS);
+			Gpool__PortState was = t->seen.state;
+			pid_t was_pid = t->seen.pid;
+			gp_svcport_owner(t->ht.port, pids, n, &t->seen);
+			if (t->seen.state != was || t->seen.pid != was_pid) {
+				changed = true;
+				if (t->seen.state == GPOOL__PORT_STATE__PORT_FOREIGN)
+					gp_warn(
+					    "job %s: port %u is held by pid %d (uid %u), outside "
+					    "the replica: not ready",
+					    r->rid, t->ht.port, (int)t->seen.pid,
+					    (unsigned)t->seen.uid);
+				else
+					gp_debug("job %s: port %u %s", r->rid, t->ht.port,
+						 t->seen.state == GPOOL__PORT_STATE__PORT_OWN
+						     ? "listened on by the replica"
+						     : "not listened on");
+			}
+			t->ht.port_state = t->seen.state;
+			t->ht.port_holder_pid = t->seen.pid;
+			t->ht.port_holder_uid = t->seen.uid;
+			unsettled |= t->seen.state != GPOOL__PORT_STATE__PORT_OWN;
+		}
+	}
+	if (changed)
+		sched_link_soon(a);
+	ss->next_port_ms = now + (unsettled ? PORT_CHECK_FAST_MS : PORT_CHECK_MS);
+	return changed ? now : ss->next_port_ms;
+}
+
 int64_t steps_tick(struct agent *a, int64_t now)
 {
 	struct steps *ss = a->steps;
+	int64_t ports = ports_tick(a, now);
 	for (size_t i = 0; i < ss->nsups; i++) {
 		struct sup *u = ss->sups[i];
 		if (u->pid < 0 || u->child)
@@ -1458,5 +1531,6 @@ int64_t steps_tick(struct agent *a, int64_t now)
 		}
 	}
 	/* idle task shells are closed in steps_flush */
-	return now + (ss->nsups ? 500 : 1000);
+	int64_t next = now + (ss->nsups ? 500 : 1000);
+	return ports < next ? ports : next;
 }

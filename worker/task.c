@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -91,8 +93,70 @@ struct spawn_prep {
 	char fallback[PATH_MAX]; /* argv[0] beside gstepd, tried when the PATH has none ("") */
 };
 
+/* A replica that takes its socket (JobSpec.service_listen_fd): a socket listening on port
+ * on every address (IPv6 with IPv4 mapped, else IPv4), CLOEXEC. The fd / -1 with why. Bound by
+ * gstepd just before the task starts: a process that took the port since the agent chose it
+ * makes the start fail (the replica restarts on another port) instead of taking its traffic. */
+__attribute__((noinline)) /* its locals stay out of task_start's vfork */
+static int
+replica_socket(uint32_t port, char *why, size_t len)
+{
+	int one = 1, zero = 0;
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		struct sockaddr_in6 a = {.sin6_family = AF_INET6,
+					 .sin6_port = htons((uint16_t)port),
+					 .sin6_addr = in6addr_any};
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 4096) == 0)
+			return fd;
+		int e = errno;
+		close(fd);
+		errno = e;
+		if (e != EAFNOSUPPORT && e != EADDRNOTAVAIL)
+			fd = -2; /* in use, most likely: IPv4 alone would fail too */
+	}
+	if (fd == -1) { /* no IPv6 here */
+		struct sockaddr_in a = {.sin_family = AF_INET,
+					.sin_port = htons((uint16_t)port),
+					.sin_addr.s_addr = htonl(INADDR_ANY)};
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0) {
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+			    listen(fd, 4096) == 0)
+				return fd;
+			int e = errno;
+			close(fd);
+			errno = e;
+		}
+	}
+	snprintf(why, len, "cannot bind the replica's port %u: %s", port, strerror(errno));
+	return -1;
+}
+
+/* LISTEN_PID in env (made with room for it by env.c) becomes the calling process's pid. For
+ * the child between vfork and exec: no allocation, no locale. */
+static void set_listen_pid(char **env)
+{
+	for (char **e = env; e && *e; e++) {
+		if (strncmp(*e, "LISTEN_PID=", 11) != 0)
+			continue;
+		char digits[16];
+		int n = 0;
+		for (unsigned long v = (unsigned long)getpid(); v && n < 15; v /= 10)
+			digits[n++] = (char)('0' + v % 10);
+		char *p = *e + 11;
+		for (size_t room = strlen(p); n && room; room--)
+			*p++ = digits[--n];
+		*p = '\0';
+		return;
+	}
+}
+
 static void child(struct step *s, struct task *t, const struct spawn_prep *p, int out, int err,
-		  int errfd)
+		  int errfd, int lfd)
 {
 	sigset_t all;
 	sigemptyset(&all);
@@ -107,6 +171,18 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 		child_fail(errfd, "cannot set up stdio", errno);
 	if (null > 2)
 		close(null);
+	/* a replica's socket, handed over as fd 3 (systemd's convention) */
+	if (lfd >= 0) {
+		if (errfd == 3) {
+			int e2 = fcntl(errfd, F_DUPFD_CLOEXEC, 4);
+			if (e2 < 0)
+				child_fail(errfd, "cannot hand the replica its socket", errno);
+			errfd = e2;
+		}
+		if (lfd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(lfd, 3) < 0)
+			child_fail(errfd, "cannot hand the replica its socket", errno);
+		set_listen_pid(t->env);
+	}
 	if (p->switch_user) {
 		if (setgroups((size_t)p->ngroups, p->groups) < 0)
 			child_fail(errfd, "setgroups", errno);
@@ -145,6 +221,13 @@ static void task_start(struct step *s, struct task *t, const struct spawn_prep *
 		snprintf(why, sizeof(why), "pipe: %s", strerror(errno));
 		goto fail;
 	}
+	/* the replica's socket, if it takes one (in memory, as the pipes: vfork's child shares
+	 * the frame) */
+	const Gpool__JobSpec *spec = s->launch->spec;
+	int lfd[1] = {-2};
+	if (spec && spec->service && spec->service_listen_fd && spec->service_port &&
+	    (lfd[0] = replica_socket(spec->service_port, why, sizeof(why))) < 0)
+		goto fail;
 	/* vfork: the child borrows gstepd's memory until it execs (or _exits), so no page tables
 	 * are copied for it and none torn down at its exec: that copy and teardown of a
 	 * supervisor forked from the agent were the largest part of a short task's start
@@ -153,8 +236,10 @@ static void task_start(struct step *s, struct task *t, const struct spawn_prep *
 	char **saved_environ = environ;
 	pid_t pid = vfork();
 	if (pid == 0)
-		child(s, t, p, po[1], pe[1], pr[1]); /* does not return */
+		child(s, t, p, po[1], pe[1], pr[1], lfd[0]); /* does not return */
 	environ = saved_environ;
+	if (lfd[0] >= 0)
+		close(lfd[0]); /* the task's now */
 	if (pid < 0) {
 		snprintf(why, sizeof(why), "fork: %s", strerror(errno));
 		goto fail;

@@ -577,6 +577,14 @@ static int set_health_path(void *c, const char *a, gp_error_t *err)
 	return set_str(&SPEC(c)->health_path, a, err);
 }
 
+static int set_listen_fd(void *c, const char *a, gp_error_t *err)
+{
+	(void)a;
+	(void)err;
+	SPEC(c)->service_listen_fd = 1;
+	return 0;
+}
+
 static int set_port(void *c, const char *a, gp_error_t *err)
 {
 	long v;
@@ -669,6 +677,10 @@ static const struct gp_opt submit_opts[] = {
     {"health-path", 0, ARG, "PATH", "HTTP path the gateway checks, e.g. /health", set_health_path,
      0},
     {"port", 0, ARG, "PORT", "port each service replica listens on", set_port, 0},
+    {"listen-fd", 0, NOARG, NULL,
+     "hand each replica its port as a listening socket, fd 3 (LISTEN_FDS), for servers that take "
+     "one (gserve)",
+     set_listen_fd, 0},
     {"wait", 'W', NOARG, NULL, "wait for the job, stream its output, exit with its code", set_wait,
      GP_OPT_CMDLINE},
     {"parsable", 0, NOARG, NULL, "print only the job id", set_parsable, GP_OPT_CMDLINE},
@@ -843,9 +855,12 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 		errno = EINVAL;
 		return gp_errprintf(err, "option '--replicas' needs '--service'");
 	}
-	if ((sp->health_path != protobuf_c_empty_string || sp->service_port) && !sp->service) {
+	if ((sp->health_path != protobuf_c_empty_string || sp->service_port ||
+	     sp->service_listen_fd) &&
+	    !sp->service) {
 		errno = EINVAL;
-		return gp_errprintf(err, "options '--health-path' and '--port' need '--service'");
+		return gp_errprintf(
+		    err, "options '--health-path', '--port' and '--listen-fd' need '--service'");
 	}
 	if (sp->service && sp->mpi != GPOOL__MPI_LAUNCH__MPI_NONE) {
 		errno = EINVAL;

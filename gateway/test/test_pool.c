@@ -316,12 +316,88 @@ static void unreachable_address_not_added(void **state)
 	ctx_free(c);
 }
 
+/* A replica whose agent finds a squatter on its port (PORT_FOREIGN) is removed at once, as an
+ * ended one: what would be sent there reaches the squatter. Its port its own again, it comes
+ * back. */
+static void squatted_replica_removed(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w, "");
+	replica(&w, 0, 0, GPOOL__JOB_STATE__RUNNING, 8080, true);
+	replica(&w, 1, 0, GPOOL__JOB_STATE__RUNNING, 8081, true);
+	struct gw_ctx *c = ctx_new();
+	apply(c, &w);
+	assert_int_equal(usable(c), 2);
+	replica(&w, 1, 0, GPOOL__JOB_STATE__RUNNING, 8081, false);
+	w.ri[1].port_state = GPOOL__PORT_STATE__PORT_FOREIGN;
+	apply(c, &w);
+	assert_int_equal(usable(c), 1);
+	assert_null(known(c, 101));
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(gw_pick(svc(c), NULL, 0)->job_id, 100);
+	replica(&w, 1, 0, GPOOL__JOB_STATE__RUNNING, 8081, true);
+	apply(c, &w);
+	assert_int_equal(usable(c), 2);
+	ctx_free(c);
+}
+
+/* Three services: "web" of user a (id 7), "web" of user b (id 9, made before gschedd refused
+ * a second owner), and one named "7" (the same). /svc/web/ is a's; /svc/7/ is job 7, never the
+ * service named "7"; a's newer "web" (id 11) takes over from id 7, b's never. */
+static void name_belongs_to_one_owner(void **state)
+{
+	(void)state;
+	Gpool__ServiceQueryReply rep = GPOOL__SERVICE_QUERY_REPLY__INIT;
+	Gpool__ServiceInfo si[4], *psi[4];
+	const struct {
+		uint64_t id;
+		const char *name, *user;
+	} def[4] = {{7, "web", "a"}, {9, "web", "b"}, {10, "7", "b"}, {11, "web", "a"}};
+	for (int i = 0; i < 4; i++) {
+		gpool__service_info__init(&si[i]);
+		si[i].id = def[i].id;
+		si[i].name = (char *)def[i].name;
+		si[i].user = (char *)def[i].user;
+		si[i].health_path = "";
+		si[i].state = GPOOL__JOB_STATE__RUNNING;
+		psi[i] = &si[i];
+	}
+	rep.services = psi;
+	rep.n_services = 3;
+	struct gw_ctx *c = ctx_new();
+	gw_pool_apply(c, gw_snap_of(&rep, resolve));
+	struct gw_service *s = gw_service_find(c, "web", 3);
+	assert_non_null(s);
+	assert_int_equal(s->id, 7);
+	assert_int_equal(gw_service_find(c, "7", 1)->id, 7);
+	assert_int_equal(gw_service_find(c, "9", 1)->id, 9);
+	assert_int_equal(gw_service_find(c, "10", 2)->id, 10);
+	assert_null(gw_service_find(c, "12", 2));
+	assert_null(gw_service_find(c, "123456789012345678901234567890123", 33));
+	rep.n_services = 4;
+	gw_pool_apply(c, gw_snap_of(&rep, resolve));
+	assert_int_equal(gw_service_find(c, "web", 3)->id, 11);
+	/* a's services end: the name is b's now */
+	psi[0] = &si[1];
+	psi[1] = &si[2];
+	rep.n_services = 2;
+	gw_pool_apply(c, gw_snap_of(&rep, resolve));
+	assert_int_equal(gw_service_find(c, "web", 3)->id, 9);
+	ctx_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(kept_through_restart), cmocka_unit_test(health_kept_through_restart),
-	    cmocka_unit_test(ended_replicas_go),    cmocka_unit_test(gone_service_drains),
-	    cmocka_unit_test(report_draining),	    cmocka_unit_test(unreachable_address_not_added),
+	    cmocka_unit_test(kept_through_restart),
+	    cmocka_unit_test(health_kept_through_restart),
+	    cmocka_unit_test(ended_replicas_go),
+	    cmocka_unit_test(gone_service_drains),
+	    cmocka_unit_test(report_draining),
+	    cmocka_unit_test(unreachable_address_not_added),
+	    cmocka_unit_test(squatted_replica_removed),
+	    cmocka_unit_test(name_belongs_to_one_owner),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

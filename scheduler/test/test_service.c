@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,19 @@ static void exits(struct job *j, int status)
 	job_task_event(&S, j->tasks[0].node, &ev);
 }
 
+/* The agent's word on j's port, as its heartbeat's held task brings it. */
+static void port_is(struct job *j, Gpool__PortState st, int32_t holder)
+{
+	Gpool__HeldTask h = GPOOL__HELD_TASK__INIT;
+	h.job_id = j->id;
+	h.attempt = j->attempt;
+	h.port = j->port;
+	h.port_state = st;
+	h.port_holder_pid = holder;
+	h.port_holder_uid = holder ? 1002 : 0;
+	service_port_seen(&S, j, &h);
+}
+
 /* The replica has started, listens on a port and has run long enough to be replaced. */
 static void started(struct job *j)
 {
@@ -130,6 +144,7 @@ static void started(struct job *j)
 	ev.kind = GPOOL__TASK_EVENT_KIND__TASK_STARTED;
 	ev.port = 8080;
 	job_task_event(&S, j->tasks[0].node, &ev);
+	port_is(j, GPOOL__PORT_STATE__PORT_OWN, 0);
 	j->start_time -= 10 * SVC_ROLL_SETTLE_SEC;
 }
 
@@ -516,6 +531,117 @@ static void node_drain_drains_then_moves(void **state)
 	assert_int_equal(r1->state, GPOOL__JOB_STATE__COMPLETING);
 }
 
+/* A service name is its owner's: another uid's service of it is refused (EPERM) while the
+ * first is active, the owner may reuse it, a name that reads as a job id is refused (EINVAL);
+ * once the service is cancelled the name is free. */
+static void name_belongs_to_owner(void **state)
+{
+	(void)state;
+	add_node("h1", 2);
+	struct job *svc = submit_service(1); /* "web", uid 0 */
+	svc->uid = 1001;
+	char why[256];
+	char *argv[] = {"serve"};
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.argv = argv;
+	sp.n_argv = 1;
+	sp.service = true;
+	sp.name = "web";
+	assert_int_equal(service_name_check(&S, &sp, 1002, why, sizeof(why)), -1);
+	assert_int_equal(errno, EPERM);
+	assert_string_equal(why, "service name 'web' belongs to another user");
+	assert_int_equal(service_name_check(&S, &sp, 1001, why, sizeof(why)), 0);
+	sp.name = "web2";
+	assert_int_equal(service_name_check(&S, &sp, 1002, why, sizeof(why)), 0);
+	/* no -J: the command is the name */
+	sp.name = "";
+	argv[0] = "web";
+	assert_int_equal(service_name_check(&S, &sp, 1002, why, sizeof(why)), -1);
+	assert_int_equal(errno, EPERM);
+	const char *idlike[] = {"12", "0", "12_3", "12.1", "12_[1-3]", "7.0.1"};
+	for (size_t i = 0; i < sizeof(idlike) / sizeof(idlike[0]); i++) {
+		sp.name = (char *)idlike[i];
+		assert_true(service_name_idlike(idlike[i]));
+		assert_int_equal(service_name_check(&S, &sp, 1001, why, sizeof(why)), -1);
+		assert_int_equal(errno, EINVAL);
+		assert_non_null(strstr(why, "reads as a job id"));
+	}
+	const char *fine[] = {"web", "v1.2", "a12", "_12", "digits", "12a", ""};
+	for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++)
+		assert_false(service_name_idlike(fine[i]));
+	/* cancelled: the name is free for anyone */
+	service_cancel(&S, svc, "test");
+	sp.name = "web";
+	assert_int_equal(service_name_check(&S, &sp, 1002, why, sizeof(why)), 0);
+}
+
+/* A replica is ready only once its agent says that its port is its own: not before the first
+ * check, not while nothing listens there, not while a squatter does (the reason names it),
+ * and again once it is its own. */
+static void ready_only_when_port_own(void **state)
+{
+	(void)state;
+	add_node("h1", 2);
+	struct job *svc = submit_service(1);
+	tick_and_plan();
+	struct job *r = replica(svc, 0);
+	Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
+	ev.job_id = r->id;
+	ev.attempt = r->attempt;
+	ev.kind = GPOOL__TASK_EVENT_KIND__TASK_STARTED;
+	ev.port = 8080;
+	job_task_event(&S, r->tasks[0].node, &ev);
+	const struct {
+		Gpool__PortState st;
+		int32_t holder;
+		bool ready;
+		const char *reason;
+	} steps[] = {
+	    {GPOOL__PORT_STATE__PORT_UNCHECKED, 0, false, "port 8080 not checked by its agent yet"},
+	    {GPOOL__PORT_STATE__PORT_CLOSED, 0, false, "nothing listens on port 8080 yet"},
+	    {GPOOL__PORT_STATE__PORT_OWN, 0, true, NULL},
+	    {GPOOL__PORT_STATE__PORT_FOREIGN, 4242, false,
+	     "port 8080 is held by pid 4242 (uid 1002), a process outside the replica"},
+	    {GPOOL__PORT_STATE__PORT_FOREIGN, 0, false,
+	     "port 8080 is held by a process outside the replica"},
+	    {(Gpool__PortState)77, 0, false, "port 8080 not checked by its agent yet"},
+	    {GPOOL__PORT_STATE__PORT_OWN, 0, true, NULL},
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		port_is(r, steps[i].st, steps[i].holder);
+		Gpool__JobInfo ji = GPOOL__JOB_INFO__INIT;
+		service_info_fill(&S, svc, &ji);
+		assert_int_equal(ji.n_replicas, 1);
+		assert_int_equal(ji.replicas[0]->ready, steps[i].ready);
+		if (steps[i].reason)
+			assert_string_equal(ji.replicas[0]->reason, steps[i].reason);
+		if (steps[i].st <= GPOOL__PORT_STATE__PORT_FOREIGN)
+			assert_int_equal(ji.replicas[0]->port_state, steps[i].st);
+		service_info_release(&ji);
+	}
+	/* a restart starts unchecked */
+	exits(r, 1 << 8);
+	assert_int_equal(r->port_state, GPOOL__PORT_STATE__PORT_UNCHECKED);
+}
+
+/* Reports on replicas are a gateway's word: root and gateway_uid only; anyone else's are
+ * counted, not taken. */
+static void reports_from_gateways_only(void **state)
+{
+	(void)state;
+	S.gateway_uid = 995;
+	struct req r = {.s = &S, .addr = "198.18.0.1"};
+	r.from.uid = 1002;
+	assert_false(service_reporter(&S, &r, 3));
+	assert_false(service_reporter(&S, &r, 2));
+	assert_int_equal(S.svcrep_refused, 5);
+	r.from.uid = 995;
+	assert_true(service_reporter(&S, &r, 3));
+	r.from.uid = 0;
+	assert_true(service_reporter(&S, &r, 3));
+	assert_int_equal(S.svcrep_refused, 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -527,6 +653,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(scale_down_drains, setup, teardown),
 	    cmocka_unit_test_setup_teardown(node_drain_drains_then_moves, setup, teardown),
 	    cmocka_unit_test_setup_teardown(drain_waits_for_gateways, setup, teardown),
+	    cmocka_unit_test_setup_teardown(name_belongs_to_owner, setup, teardown),
+	    cmocka_unit_test_setup_teardown(ready_only_when_port_own, setup, teardown),
+	    cmocka_unit_test_setup_teardown(reports_from_gateways_only, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

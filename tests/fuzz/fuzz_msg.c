@@ -5,10 +5,14 @@
  * after a message, at an error); no hop-by-hop or framing header is ever forwarded; the head
  * kept stays within its limit; a body framed by length for the next hop is exactly the
  * decoded body; one framed by chunks parses back, through the same code, as that body;
- * messages follow one another as on a keep-alive connection. */
+ * messages follow one another as on a keep-alive connection. A request's headers as ggated
+ * sends them on (gateway/forwarded.c: the second bit of the first byte says whether the client
+ * is a trusted proxy) are whole lines, end with the one X-Forwarded-For, which ends with the
+ * peer's address, and carry no Forwarded or X-Real-IP of an untrusted client. */
 #include <strings.h>
 
 #include "tests/fuzz/fuzz.h"
+#include "gateway/forwarded.h"
 #include "http/msg.h"
 
 #define MAX_HEAD 2048
@@ -30,6 +34,38 @@ static void check_head(const struct gh_msg *m)
 			FUZZ_CHECK(strncasecmp(p, hop[i], strlen(hop[i])) != 0);
 		p = nl + 1;
 	}
+}
+
+static void check_forwarded(const struct gh_msg *m, bool trusted)
+{
+	static const char peer[] = "198.18.0.9";
+	struct gh_buf out = {0};
+	if (gw_forwarded_headers(gh_buf_data(&m->hdrs), gh_buf_size(&m->hdrs), peer, trusted,
+				 &out) < 0) {
+		gh_buf_free(&out);
+		return; /* out of memory */
+	}
+	const char *p = gh_buf_data(&out), *end = p + gh_buf_size(&out);
+	int xff = 0;
+	const char *last = p;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		FUZZ_CHECK(nl && nl > p && nl[-1] == '\r');
+		if (strncasecmp(p, "x-forwarded-for:", 16) == 0)
+			xff++;
+		if (!trusted)
+			FUZZ_CHECK(strncasecmp(p, "forwarded:", 10) != 0 &&
+				   strncasecmp(p, "x-real-ip:", 10) != 0);
+		last = p;
+		p = nl + 1;
+	}
+	FUZZ_CHECK(xff == 1);
+	FUZZ_CHECK(strncmp(last, "X-Forwarded-For: ", 17) == 0);
+	FUZZ_CHECK((size_t)(end - last) >= sizeof(peer) + 1 &&
+		   memcmp(end - sizeof(peer) - 1, peer, sizeof(peer) - 1) == 0);
+	if (!trusted)
+		FUZZ_CHECK((size_t)(end - last) == 17 + sizeof(peer) - 1 + 2);
+	gh_buf_free(&out);
 }
 
 /* a chunked body as framed for the next hop, parsed back: its decoded size */
@@ -78,6 +114,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (m.state == GH_MSG_BODY && before != GH_MSG_BODY) {
 			check_head(&m);
+			if (!(ctl & 1))
+				check_forwarded(&m, (ctl & 2) != 0);
 			m.out = &out;
 			m.out_frame = (ctl & 4) ? GH_FRAME_CHUNKED : GH_FRAME_LENGTH;
 			continue;

@@ -4,7 +4,8 @@
 # that arrive together are served by one batch; malformed JSON, wrong shapes, a wrong method
 # and a huge body get 4xx while the others keep being served. The forward pass on the kernels
 # backend (--backend cpu here: the path a card takes, on the kernels' own CPU code) answers the
-# same; a backend that is not there is refused at start.
+# same; a backend that is not there is refused at start. A replica started with --listen-fd
+# serves the socket gstepd bound and handed it (LISTEN_FDS, fd 3).
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
@@ -103,6 +104,20 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 	like "$rc $(head -c 300 "$TEST_DIR/gserve-cuda.log")" '^1 .*cannot open the cuda backend' \
 		"no card here: --backend cuda is refused at start (exit 1, a reason)"
 fi
+
+# gsub --listen-fd: gstepd binds the replica's port and hands gserve the socket (fd 3,
+# LISTEN_FDS): served as is, ready (its own cgroup holds it), answering through the gateway
+fd=$(submit --service --replicas 1 --port 8600 --health-path /health -J digits-fd --listen-fd \
+	--stage "$WORK/digits.gpm" -- "$USER_BIN/gserve" --model digits.gpm)
+[ -n "$fd" ] && wait_ready "$fd" 1 30 && ok "a gserve replica handed its socket is ready (job $fd)" ||
+	fail "a gserve replica handed its socket is ready" "$(gstat -l -j "$fd")"
+wait_eq 10 200 http_get "http://$GW/svc/digits-fd/health"
+is "$(http_get "http://$GW/svc/digits-fd/health")" 200 "and answers through the gateway"
+rjob=$(replicas "$fd" | awk '{print $2}')
+handed() { as_user glogs "$rjob" 2>&1 | grep -c 'served on fd 3 (handed over)'; }
+wait_eq 10 1 handed
+is "$(handed)" 1 "gserve serves the socket it was handed ($(as_user glogs "$rjob" 2>&1 | grep -o 'served on [^,]*'))"
+as_user gcancel "$fd" >/dev/null 2>&1
 
 as_user gcancel "$svc" >/dev/null 2>&1
 check "the service ends CANCELLED" wait_state "$svc" CANCELLED 10

@@ -57,6 +57,9 @@ static void usage(FILE *f)
 	    "  empty               a zero-length message\n"
 	    "  relay NODE:CARD:JOB a CardReport grading NODE's CARD 'fail' that claims to relay\n"
 	    "                      screening job JOB's result, as the node's agent would\n"
+	    "  svc-report JOB:RESTARTS  a ServiceQuery whose report, as a gateway's, says that\n"
+	    "                      replica JOB (at that restart count) fails its health checks\n"
+	    "                      and drains with 1000 requests in flight\n"
 	    "  flood SECS          sealed JobQuery envelopes (a fresh sequence number each) as "
 	    "fast\n"
 	    "                      as they can be sealed, for SECS seconds, replies drained "
@@ -200,6 +203,39 @@ static int relay_body(const char *arg, gp_buf_t *body)
 	m.id = 1;
 	m.m_case = GPOOL__MSG__M_CARD_REPORT;
 	m.card_report = &c;
+	gp_batch_t b = {0};
+	if (gp_batch_add(&b, &m) < 0)
+		return -1;
+	*body = b.body;
+	return 0;
+}
+
+/* A Batch holding one ServiceQuery whose reports say, as a gateway named "gp-probe" would,
+ * that replica "JOB:RESTARTS" is failing its health checks, draining, with 1000 requests in
+ * flight: forged health and drain state. */
+static int svc_report_body(const char *arg, gp_buf_t *body)
+{
+	unsigned long long job;
+	unsigned restarts;
+	if (!arg || sscanf(arg, "%llu:%u", &job, &restarts) != 2) {
+		fprintf(stderr, "gp-probe: svc-report needs JOB:RESTARTS\n");
+		return -1;
+	}
+	Gpool__ReplicaReport r = GPOOL__REPLICA_REPORT__INIT, *pr = &r;
+	r.job_id = job;
+	r.restarts = restarts;
+	r.healthy = false;
+	r.draining = true;
+	r.outstanding = 1000;
+	r.errors = 1000;
+	Gpool__ServiceQuery q = GPOOL__SERVICE_QUERY__INIT;
+	q.gateway = "gp-probe";
+	q.reports = &pr;
+	q.n_reports = 1;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = 1;
+	m.m_case = GPOOL__MSG__M_SERVICE_QUERY;
+	m.service_query = &q;
 	gp_batch_t b = {0};
 	if (gp_batch_add(&b, &m) < 0)
 		return -1;
@@ -605,6 +641,14 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "relay")) {
 		gp_buf_t rb = {0};
 		if (relay_body(arg, &rb) < 0)
+			return 2;
+		if (seal(&p, V, &rb, 1, &env) < 0 || send_bytes(&p, env.data, env.len) < 0)
+			return 1;
+		gp_buf_release(&rb);
+		rc = print_reply(&p);
+	} else if (!strcmp(mode, "svc-report")) {
+		gp_buf_t rb = {0};
+		if (svc_report_body(arg, &rb) < 0)
 			return 2;
 		if (seal(&p, V, &rb, 1, &env) < 0 || send_bytes(&p, env.data, env.len) < 0)
 			return 1;

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -331,6 +333,83 @@ static void exec_fails(void **state)
 	assert_int_equal(WEXITSTATUS(r.status[0]), 127);
 	gp_buf_append(&r.out[0][2], "", 1);
 	assert_non_null(strstr((char *)r.out[0][2].data, "cannot execute"));
+	result_free(&r);
+}
+
+/* A socket listening on a free port of loopback's every address: its fd, the port in *port. */
+static int listen_any(uint32_t *port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+	socklen_t len = sizeof(a);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* gsub --listen-fd: the replica finds its port as a listening socket at fd 3, with
+ * LISTEN_FDS=1, LISTEN_PID its own pid, LISTEN_FDNAMES; a port something else took since the
+ * agent chose it fails the start with a reason instead of leaving the replica to a squatter;
+ * without --listen-fd the submitter's LISTEN_* never reach the task. */
+static void replica_gets_its_socket(void **state)
+{
+	(void)state;
+	char *argv[] = {
+	    "python3", "-c",
+	    "import os, socket\n"
+	    "s = socket.socket(fileno=3)\n"
+	    "print(os.environ['LISTEN_FDS'], os.environ['LISTEN_PID'] == str(os.getpid()),\n"
+	    "      os.environ['LISTEN_FDNAMES'], s.getsockname()[1] == "
+	    "int(os.environ['GPOOL_PORT']),\n"
+	    "      s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN))\n"};
+	uint32_t port;
+	close(listen_any(&port)); /* free now */
+	struct job j;
+	job_init(&j, 1, 110, argv, 3);
+	j.spec.service = true;
+	j.spec.service_port = port;
+	j.spec.service_listen_fd = true;
+	struct result r;
+	collect(start_stepd(&j.l, j.path, sizeof(j.path)), &r, NULL, NULL);
+	assert_true(r.started[0] && r.exited[0]);
+	gp_buf_append(&r.out[0][1], "", 1);
+	gp_buf_append(&r.out[0][2], "", 1);
+	if (WEXITSTATUS(r.status[0]) != 0)
+		fail_msg("the replica: %s", (char *)r.out[0][2].data);
+	assert_string_equal((char *)r.out[0][1].data, "1 True gpool True 1\n");
+	result_free(&r);
+
+	/* squatted: nothing starts */
+	int sq = listen_any(&port);
+	j.spec.service_port = port;
+	j.l.job_id = 111;
+	collect(start_stepd(&j.l, j.path, sizeof(j.path)), &r, NULL, NULL);
+	assert_true(r.failed[0]);
+	assert_false(r.started[0]);
+	assert_non_null(strstr(r.reason[0], "cannot bind the replica's port"));
+	result_free(&r);
+	close(sq);
+
+	/* no --listen-fd: no LISTEN_* from the submitter's environment */
+	char *argv2[] = {"/bin/sh", "-c", "echo \"[${LISTEN_FDS-}${LISTEN_PID-}]\""};
+	Gpool__EnvVar ev[2] = {GPOOL__ENV_VAR__INIT, GPOOL__ENV_VAR__INIT},
+		      *pev[2] = {&ev[0], &ev[1]};
+	ev[0].name = "LISTEN_FDS";
+	ev[0].value = "1";
+	ev[1].name = "LISTEN_PID";
+	ev[1].value = "1";
+	job_init(&j, 1, 112, argv2, 3);
+	j.spec.env = pev;
+	j.spec.n_env = 2;
+	j.spec.service = true;
+	j.spec.service_port = port;
+	collect(start_stepd(&j.l, j.path, sizeof(j.path)), &r, NULL, NULL);
+	assert_true(r.exited[0]);
+	gp_buf_append(&r.out[0][1], "", 1);
+	assert_string_equal((char *)r.out[0][1].data, "[]\n");
 	result_free(&r);
 }
 
@@ -744,6 +823,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(output_and_status),
 	    cmocka_unit_test(output_whole_lines),
 	    cmocka_unit_test(exec_fails),
+	    cmocka_unit_test(replica_gets_its_socket),
 	    cmocka_unit_test(missing_account),
 	    cmocka_unit_test(kill_tree),
 	    cmocka_unit_test(shell_runs_several_jobs),

@@ -85,6 +85,10 @@ static void spec(void **state)
 	    "{\"argv\":[\"a\\u0000b\"]}",
 	    "{\"argv\":[\"x\"],\"env\":{\"A=B\":\"c\"}}",
 	    "{\"argv\":[\"x\"],\"gpu_vendor\":\"intel\"}",
+	    /* the REST API makes no services (gsub does, through the same submission handler,
+	     * which checks a service's name: docs/security.md "Services") */
+	    "{\"argv\":[\"x\"],\"service\":true,\"name\":\"digits\"}",
+	    "{\"argv\":[\"x\"],\"service_of\":1}",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
