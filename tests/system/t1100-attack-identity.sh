@@ -85,7 +85,7 @@ rc=$?
 	fail "a job that can only run on h3 is refused" "exit 0: $out"
 like "$out" "NoAccount \(uid $uid is not '$TEST_USER' on enough nodes" "with NoAccount ($out)"
 ids=""
-for i in 1 2 3 4 5 6; do ids="$ids $(submit -- sh -c 'hostname; sleep 2')"; done
+for _ in 1 2 3 4 5 6; do ids="$ids $(submit -- sh -c 'hostname; sleep 2')"; done
 for id in $ids; do wait_final "$id" 60 >/dev/null; done
 hosts=$(for id in $ids; do job_field "$id" nodelist; done | sort | uniq -c | tr '\n' ' ')
 diag "six jobs of gpool-user ran on: $hosts"

@@ -16,21 +16,21 @@ SECS=${T1101_SECS:-60}
 test_under_cluster 3 --cpus 2
 
 before=""
-for i in 1 2 3 4 5 6; do before="$before $(submit -J before -- sleep $((SECS / 2 + 10)))"; done
+for _ in 1 2 3 4 5 6; do before="$before $(submit -J before -- sleep $((SECS / 2 + 10)))"; done
 for id in $before; do wait_state "$id" RUNNING 30 >/dev/null; done
 ok "six jobs accepted and running before the attack"
 spid=$(cat "$CLUSTER_DIR/sched/gschedd.pid")
 rss0=$(awk '/^VmRSS/ {print $2}' "/proc/$spid/status")
 
-declare -A kind=([h1]=big [h2]=empties [h3]=empties-cred [h1o]=oversized)
+declare -A kind=([h1]=big [h2]=empties [h3]=empties-cred [h1o]=oversized) att=()
 for a in h1 h2 h3 h1o; do
 	# the attackers stand for other PCs: niced, they take what CPU gschedd leaves (this machine
 	# has 2), as the PCs they stand for would have their own
 	on_host "${a:0:2}" nice -n 19 runuser -u "$OTHER_USER" -- env PATH="$USER_BIN:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
 		GPOOL_CONF="$GPOOL_CONF" gp-probe hostile "$SECS" "${kind[$a]}" >"$WORK/attack.$a" 2>&1 &
-	eval "att_$a=\$!"
+	att[$a]=$!
 done
-at_cleanup "kill $att_h1 $att_h2 $att_h3 $att_h1o 2>/dev/null"
+at_cleanup "kill ${att[*]} 2>/dev/null"
 sleep 1
 
 # while it lasts: gstat's latency, gschedd's RSS, the nodes' states, and new submissions
@@ -56,7 +56,7 @@ while [ $SECONDS -lt $end ]; do
 	fi
 	sleep 0.3
 done
-for a in h1 h2 h3 h1o; do eval "wait \$att_$a"; done
+for a in h1 h2 h3 h1o; do wait "${att[$a]}"; done
 for a in h1 h2 h3 h1o; do diag "attacker $a: $(cat "$WORK/attack.$a")"; done
 
 sent=$(cat "$WORK"/attack.h* | sed -n 's/.*sent \([0-9]*\) envelopes of \([0-9]*\) bytes.*/\1 \2/p' |
