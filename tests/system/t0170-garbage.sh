@@ -1,11 +1,11 @@
 #!/bin/bash
-# t0170-garbage: random bytes, truncated, oversized (over max_message, 1 MiB here), empty and
+# t0170-garbage: random bytes, truncated, oversized (over max_request, 1 MiB here), empty and
 # undecodable messages and a wrong protocol version sent to gschedd's port are each refused
 # (an error reply or silence, never an answer), gschedd stays up and serves a normal gsub.
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
 need_bins gp-probe
-test_under_cluster 1 --sched-arg --max-message=1MiB
+test_under_cluster 1 --sched-arg --max-request=1MiB
 
 sched_pid=$(cat "$CLUSTER_DIR/sched/gschedd.pid")
 sched_alive() { kill -0 "$sched_pid" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$sched_pid/stat")" != Z ]; }
@@ -23,7 +23,7 @@ probe() { # DESC EXPECTED-REGEX gp-probe args...
 probe "100 random bytes" 'ERROR_MALFORMED|ERROR_VERSION|ERROR_AUTH|no reply' random 100
 probe "64 KiB of random bytes" 'ERROR_MALFORMED|ERROR_VERSION|ERROR_AUTH|no reply' random 65536
 probe "a truncated envelope" 'ERROR_MALFORMED|ERROR_AUTH|no reply' truncated
-probe "a 2 MB envelope over max_message" 'ERROR_TOO_LARGE|no reply' oversized 2000000
+probe "a 2 MB envelope over max_request" 'ERROR_TOO_LARGE|no reply' oversized 2000000
 probe "protocol version 2" 'ERROR_VERSION' version 2
 probe "protocol version 0" 'ERROR_VERSION|ERROR_MALFORMED' version 0
 probe "a sealed body that is no Batch" 'ERROR_MALFORMED|no reply' badbody
