@@ -75,9 +75,9 @@ const struct gp_conf_key gp_conf_keys[] = {
     {"rate_per_addr", S, GP_CONF_INT, "2000",
      "messages per second one source address may send before it is slowed", NULL, S},
     {"bytes_per_addr", S, GP_CONF_SIZE, "32MiB",
-     "envelope bytes per second one source address other than a registered agent may send "
-     "(a staged chunk's 4 MiB attachment frame is not counted); envelopes past it are dropped "
-     "unopened (0: no limit)",
+     "envelope bytes per second a source address may send on connections that have not yet "
+     "shown a credential that decodes (registered agents and users' commands are not counted "
+     "once one of their envelopes opened); envelopes past it are dropped unopened (0: no limit)",
      NULL, S},
     {"max_request", S | C, GP_CONF_SIZE, "16MiB",
      "largest envelope gschedd takes (a job script, a batch of agent messages; a staged "

@@ -97,6 +97,8 @@ static int on_accept(void *arg, const struct gp_ep_envelope *e, void **peer)
 			       .addr = e->addr,
 			       .node = nodes_find_rid(s->nodes, e->rid, e->rid_len)};
 	*peer = &current;
+	if (e->rid) /* opened: its credential decoded */
+		net_authed(s->net, e->rid, e->rid_len);
 	return 0;
 }
 

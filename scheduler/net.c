@@ -9,6 +9,7 @@
 #include <zmq.h>
 
 #include "common/log.h"
+#include "common/u64map.h"
 #include "common/util.h"
 
 struct bucket {
@@ -49,6 +50,7 @@ struct net {
 	size_t nrefused;
 	void *local;		  /* the HTTP thread's pair socket, NULL: none */
 	uint64_t untrusted_bytes; /* received from untrusted senders since the last trim */
+	gp_u64map_t *authed;	  /* routing ids (hashed) whose envelope opened: no byte budget */
 	int64_t trimmed_ms;
 	uint8_t local_prefix[16];
 	size_t local_prefix_len;
@@ -119,7 +121,7 @@ struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message
 	    .hooks = {.admit = admit, .refused = refused},
 	    .arg = n,
 	};
-	if (!(n->ep = gp_endpoint_create(&ec))) {
+	if (!(n->ep = gp_endpoint_create(&ec)) || !(n->authed = gp_u64map_create())) {
 		gp_errprintf(err, "out of memory");
 		goto fail;
 	}
@@ -145,6 +147,7 @@ void net_destroy(struct net **p)
 	}
 	free(n->boxes);
 	free(n->buckets);
+	gp_u64map_destroy(&n->authed);
 	free(n->trusted);
 	free(n);
 	*p = NULL;
@@ -316,16 +319,44 @@ static void reply_refusal(struct net *n, const uint8_t *rid, size_t rid_len, Gpo
 	net_queue(n, rid, rid_len, &m, false);
 }
 
+/* FNV-1a of a routing id: the key of the authenticated set. libzmq gives a peer that names no
+ * routing id one of its own (a zero byte, then a counter), and refuses a peer that names one
+ * starting with a zero byte: a connection cannot take over another's. */
+static uint64_t rid_key(const uint8_t *rid, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ rid[i]) * 1099511628211ULL;
+	return h | 1;
+}
+
+void net_authed(struct net *n, const uint8_t *rid, size_t len)
+{
+	uint64_t k = rid_key(rid, len);
+	if (gp_u64map_get(n->authed, k))
+		return;
+	if (gp_u64map_count(n->authed) >= 65536) { /* forget them all: each earns it again */
+		gp_u64map_destroy(&n->authed);
+		if (!(n->authed = gp_u64map_create()))
+			return;
+	}
+	(void)gp_u64map_put(n->authed, k, (void *)1);
+}
+
 /* The endpoint's cheap check, before the credential: a sender outside the trusted (registered
- * agents) spends its address's budget. */
+ * agents) spends its address's budget of envelopes, and one that has not yet shown a
+ * credential that decodes (a connection whose envelope opened) its budget of bytes too: the
+ * bound is for hosts with no credential; a user's uploads are theirs to make. */
 static int admit(void *arg, const struct gp_ep_envelope *e)
 {
 	struct net *n = arg;
 	n->st.received++;
 	struct bucket *b = is_trusted(n, e->rid, e->rid_len) ? NULL : bucket_get(n, e->addr);
+	size_t len =
+	    b && n->authed && gp_u64map_get(n->authed, rid_key(e->rid, e->rid_len)) ? 0 : e->len;
 	if (b)
 		n->untrusted_bytes += e->len;
-	if (b && bucket_take(n, b, e->len) < 0) {
+	if (b && bucket_take(n, b, len) < 0) {
 		n->st.rate_dropped++;
 		return -1;
 	}

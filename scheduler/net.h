@@ -32,6 +32,10 @@ struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message
 void net_destroy(struct net **n);
 
 /* The per-address budget, messages per second (0 or less: unbounded). */
+/* A routing id whose envelope opened (a credential that decodes): its envelopes no longer
+ * spend its address's byte budget (the envelope budget still applies). */
+void net_authed(struct net *n, const uint8_t *rid, size_t len);
+
 /* Housekeeping from the loop's tick: memory that large untrusted envelopes left in malloc's
  * arenas goes back to the system (at most once a second). */
 void net_tick(struct net *n, int64_t now);
