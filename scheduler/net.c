@@ -51,6 +51,8 @@ struct net {
 	void *local;		  /* the HTTP thread's pair socket, NULL: none */
 	uint64_t untrusted_bytes; /* received from untrusted senders since the last trim */
 	gp_u64map_t *authed;	  /* routing ids (hashed) whose envelope opened: no byte budget */
+	gp_u64map_t *trusted_idx; /* rid_key -> index + 1 in trusted */
+	gp_u64map_t *bucket_idx;  /* addr_key -> index + 1 in buckets */
 	int64_t trimmed_ms;
 	uint8_t local_prefix[16];
 	size_t local_prefix_len;
@@ -60,12 +62,30 @@ static int admit(void *arg, const struct gp_ep_envelope *e);
 static void refused(void *arg, const struct gp_ep_envelope *e, const void *data, size_t len,
 		    Gpool__ErrorCode code, const char *why);
 
+/* FNV-1a of a routing id (or of an address): the key of the hashed tables below. libzmq gives a
+ * peer that names no routing id one of its own (a zero byte, then a counter), and refuses a peer
+ * that names one starting with a zero byte: a connection cannot take over another's. */
+static uint64_t rid_key(const uint8_t *rid, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ rid[i]) * 1099511628211ULL;
+	return h | 1;
+}
+
+static uint64_t addr_key(const char *addr)
+{
+	return rid_key((const uint8_t *)addr, strlen(addr));
+}
+
+/* Both lookups run for every envelope before its credential: hashed, never a walk of the
+ * tables (4,096 agents, 4,096 source addresses). */
 static bool is_trusted(const struct net *n, const uint8_t *rid, size_t len)
 {
-	for (int i = 0; i < n->ntrusted; i++)
-		if (n->trusted[i].len == len && memcmp(n->trusted[i].rid, rid, len) == 0)
-			return true;
-	return false;
+	intptr_t i =
+	    n->trusted_idx ? (intptr_t)gp_u64map_get(n->trusted_idx, rid_key(rid, len)) : 0;
+	return i > 0 && n->trusted[i - 1].len == len &&
+	       memcmp(n->trusted[i - 1].rid, rid, len) == 0;
 }
 
 void net_trust(struct net *n, const uint8_t *rid, size_t len)
@@ -80,6 +100,9 @@ void net_trust(struct net *n, const uint8_t *rid, size_t len)
 		n->trusted = nt;
 		n->captrusted = nc;
 	}
+	if (gp_u64map_put(n->trusted_idx, rid_key(rid, len), (void *)(intptr_t)(n->ntrusted + 1)) <
+	    0)
+		return;
 	memcpy(n->trusted[n->ntrusted].rid, rid, len);
 	n->trusted[n->ntrusted++].len = len;
 }
@@ -121,7 +144,8 @@ struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message
 	    .hooks = {.admit = admit, .refused = refused},
 	    .arg = n,
 	};
-	if (!(n->ep = gp_endpoint_create(&ec)) || !(n->authed = gp_u64map_create())) {
+	if (!(n->ep = gp_endpoint_create(&ec)) || !(n->authed = gp_u64map_create()) ||
+	    !(n->trusted_idx = gp_u64map_create()) || !(n->bucket_idx = gp_u64map_create())) {
 		gp_errprintf(err, "out of memory");
 		goto fail;
 	}
@@ -148,6 +172,8 @@ void net_destroy(struct net **p)
 	free(n->boxes);
 	free(n->buckets);
 	gp_u64map_destroy(&n->authed);
+	gp_u64map_destroy(&n->trusted_idx);
+	gp_u64map_destroy(&n->bucket_idx);
 	free(n->trusted);
 	free(n);
 	*p = NULL;
@@ -183,21 +209,27 @@ gp_endpoint_t *net_endpoint(struct net *n)
 
 static struct bucket *bucket_get(struct net *n, const char *addr)
 {
-	for (int i = 0; i < n->nbuckets; i++)
-		if (strcmp(n->buckets[i].addr, addr) == 0)
-			return &n->buckets[i];
+	uint64_t key = addr_key(addr);
+	intptr_t at = (intptr_t)gp_u64map_get(n->bucket_idx, key);
+	if (at > 0 && strcmp(n->buckets[at - 1].addr, addr) == 0)
+		return &n->buckets[at - 1];
+	if (at > 0) /* two addresses of one hash: the newer shares the older's budget */
+		return &n->buckets[at - 1];
 	if (n->nbuckets == n->capbuckets) {
-		/* bounded: reuse the least recently used bucket beyond 4096 addresses */
+		/* bounded: reuse the least recently used bucket beyond 4096 addresses (a walk, but
+		 * only for a new address when 4,096 others are known) */
 		if (n->capbuckets >= 4096) {
 			int lru = 0;
 			for (int i = 1; i < n->nbuckets; i++)
 				if (n->buckets[i].last_ms < n->buckets[lru].last_ms)
 					lru = i;
+			gp_u64map_del(n->bucket_idx, addr_key(n->buckets[lru].addr));
 			memset(&n->buckets[lru], 0, sizeof(n->buckets[lru]));
 			snprintf(n->buckets[lru].addr, sizeof(n->buckets[lru].addr), "%s", addr);
 			n->buckets[lru].tokens = n->rate;
 			n->buckets[lru].bytes = n->byte_rate;
 			n->buckets[lru].last_ms = gp_mono_ms();
+			(void)gp_u64map_put(n->bucket_idx, key, (void *)(intptr_t)(lru + 1));
 			return &n->buckets[lru];
 		}
 		int nc = n->capbuckets ? n->capbuckets * 2 : 64;
@@ -207,6 +239,8 @@ static struct bucket *bucket_get(struct net *n, const char *addr)
 		n->buckets = nb;
 		n->capbuckets = nc;
 	}
+	if (gp_u64map_put(n->bucket_idx, key, (void *)(intptr_t)(n->nbuckets + 1)) < 0)
+		return NULL;
 	struct bucket *b = &n->buckets[n->nbuckets++];
 	memset(b, 0, sizeof(*b));
 	snprintf(b->addr, sizeof(b->addr), "%s", addr);
@@ -319,17 +353,6 @@ static void reply_refusal(struct net *n, const uint8_t *rid, size_t rid_len, Gpo
 	net_queue(n, rid, rid_len, &m, false);
 }
 
-/* FNV-1a of a routing id: the key of the authenticated set. libzmq gives a peer that names no
- * routing id one of its own (a zero byte, then a counter), and refuses a peer that names one
- * starting with a zero byte: a connection cannot take over another's. */
-static uint64_t rid_key(const uint8_t *rid, size_t len)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ rid[i]) * 1099511628211ULL;
-	return h | 1;
-}
-
 void net_authed(struct net *n, const uint8_t *rid, size_t len)
 {
 	uint64_t k = rid_key(rid, len);
@@ -337,6 +360,8 @@ void net_authed(struct net *n, const uint8_t *rid, size_t len)
 		return;
 	if (gp_u64map_count(n->authed) >= 65536) { /* forget them all: each earns it again */
 		gp_u64map_destroy(&n->authed);
+		gp_u64map_destroy(&n->trusted_idx);
+		gp_u64map_destroy(&n->bucket_idx);
 		if (!(n->authed = gp_u64map_create()))
 			return;
 	}
