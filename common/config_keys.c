@@ -102,6 +102,11 @@ const struct gp_conf_key gp_conf_keys[] = {
      NULL, S},
     {"http_listen", S, GP_CONF_STR, "",
      "address:port of gschedd's HTTP server: REST API, /metrics, dashboard (empty: off)", NULL, 0},
+    {"http_tls_cert", S, GP_CONF_STR, "",
+     "PEM certificate chain for http_listen: with http_tls_key, the HTTP server speaks only "
+     "HTTPS (TLS 1.2 or later; deploy/gpool-ca makes a pool's CA and certificates)",
+     NULL, 0},
+    {"http_tls_key", S, GP_CONF_STR, "", "PEM private key of http_tls_cert (mode 0600)", NULL, 0},
     {"web_dir", S, GP_CONF_STR, "/usr/share/gpool/web",
      "the dashboard's files, served at / by the HTTP server", NULL, 0},
     {"api_token_ttl", S, GP_CONF_DURATION, "1h",

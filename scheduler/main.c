@@ -207,13 +207,16 @@ int main(int argc, char **argv)
 		struct http_opts ho = {.listen = hl,
 				       .web_dir = gp_config_str(s.cfg, "web_dir"),
 				       .token_ttl_ms = gp_config_int(s.cfg, "api_token_ttl"),
-				       .max_body = (size_t)gp_config_int(s.cfg, "max_request")};
+				       .max_body = (size_t)gp_config_int(s.cfg, "max_request"),
+				       .tls_cert = gp_config_str(s.cfg, "http_tls_cert"),
+				       .tls_key = gp_config_str(s.cfg, "http_tls_key")};
 		if (!(s.http = http_create(&ho, net_context(s.net), &err))) {
 			gp_err("%s", err.text);
 			return 1;
 		}
 		net_set_local(s.net, http_socket(s.http), HTTP_RID_PREFIX, HTTP_RID_PREFIX_LEN);
-		gp_info("HTTP server on %s (REST API, /metrics, dashboard from %s)", hl,
+		gp_info("HTTP%s server on %s (REST API, /metrics, dashboard from %s)",
+			*gp_config_str(s.cfg, "http_tls_cert") ? "S" : "", hl,
 			gp_config_str(s.cfg, "web_dir"));
 	}
 	struct sigaction sa = {0};

@@ -23,6 +23,8 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/scheduler/web/ DESTINATION share/gpool/web
   COMPONENT scheduler)
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/gschedd.service
   DESTINATION lib/systemd/system COMPONENT scheduler)
+# the pool's own CA for HTTPS on the REST API (docs/commands/gpool-ca.md)
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/deploy/gpool-ca DESTINATION sbin COMPONENT scheduler)
 install(TARGETS gworkerd gstepd DESTINATION sbin COMPONENT worker)
 install(TARGETS gcheck DESTINATION bin COMPONENT worker)
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/gworkerd.service
@@ -53,7 +55,7 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://example.org/gpool")
 set(CPACK_DEBIAN_SCHEDULER_PACKAGE_NAME gpool-scheduler)
 set(CPACK_DEBIAN_WORKER_PACKAGE_NAME gpool-worker)
 set(CPACK_DEBIAN_CLIENT_PACKAGE_NAME gpool-client)
-set(CPACK_DEBIAN_SCHEDULER_PACKAGE_DEPENDS "gpool-client (= ${PROJECT_VERSION}), munge, adduser")
+set(CPACK_DEBIAN_SCHEDULER_PACKAGE_DEPENDS "gpool-client (= ${PROJECT_VERSION}), munge, adduser, openssl")
 set(CPACK_DEBIAN_WORKER_PACKAGE_DEPENDS "gpool-client (= ${PROJECT_VERSION}), munge")
 set(CPACK_DEBIAN_CLIENT_PACKAGE_DEPENDS "munge")
 # common/sha256.c loads libcrypto at run time for long inputs (staged files), so shlibdeps does

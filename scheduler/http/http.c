@@ -23,6 +23,7 @@
 #include <zmq.h>
 
 #include "scheduler/http/api_json.h"
+#include "scheduler/http/tls.h"
 #include "common/auth.h"
 #include "common/chunk.h"
 #include "common/log.h"
@@ -61,6 +62,7 @@ struct http {
 	void *pair_main, *pair_thr;
 	struct event_base *base;
 	struct evhttp *evh;
+	http_tls_ctx_t *tls; /* NULL: plain HTTP */
 	struct event *zev, *stop_ev;
 	int stop_fds[2];
 	gp_auth_t *auth;
@@ -803,6 +805,13 @@ struct http *http_create(const struct http_opts *o, void *zctx, gp_error_t *err)
 	size_t fdlen = sizeof(fd);
 	if (!(h->auth = gp_auth_create(NULL, err)))
 		goto fail;
+	if (o->tls_cert && *o->tls_cert && o->tls_key && *o->tls_key &&
+	    !(h->tls = http_tls_create(o->tls_cert, o->tls_key, err)))
+		goto fail;
+	if ((o->tls_cert && *o->tls_cert) != (o->tls_key && *o->tls_key)) {
+		gp_errprintf(err, "http: http_tls_cert and http_tls_key go together");
+		goto fail;
+	}
 	if (!(h->pair_main = zmq_socket(zctx, ZMQ_PAIR)) || zmq_bind(h->pair_main, ep) < 0 ||
 	    !(h->pair_thr = zmq_socket(zctx, ZMQ_PAIR)) || zmq_connect(h->pair_thr, ep) < 0 ||
 	    zmq_getsockopt(h->pair_thr, ZMQ_FD, &fd, &fdlen) < 0) {
@@ -823,6 +832,8 @@ struct http *http_create(const struct http_opts *o, void *zctx, gp_error_t *err)
 	evhttp_set_max_headers_size(h->evh, 16384);
 	evhttp_set_timeout(h->evh, 60);
 	evhttp_set_gencb(h->evh, on_request, h);
+	if (h->tls)
+		evhttp_set_bevcb(h->evh, http_tls_bev, h->tls);
 	if (!(h->zev = event_new(h->base, fd, EV_READ | EV_PERSIST, on_zmq, h)) ||
 	    event_add(h->zev, NULL) < 0 ||
 	    !(h->stop_ev = event_new(h->base, h->stop_fds[0], EV_READ, on_stop, h)) ||
@@ -878,6 +889,7 @@ void http_destroy(struct http **hp)
 		zmq_close(h->pair_main);
 	}
 	gp_auth_destroy(&h->auth);
+	http_tls_destroy(&h->tls);
 	free(h->metrics);
 	free(h);
 	*hp = NULL;

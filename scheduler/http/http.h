@@ -39,6 +39,7 @@ struct http_opts {
 	const char *web_dir;
 	int64_t token_ttl_ms;
 	size_t max_body;
+	const char *tls_cert, *tls_key; /* both set: HTTPS only (tls.h); else plain HTTP */
 };
 
 /* Bind (errors come back here) and start the server thread. zctx: the loop's ZeroMQ context. */
