@@ -21,7 +21,8 @@ http_tls_ctx_t *http_tls_create(const char *cert, const char *key, gp_error_t *e
 void http_tls_destroy(http_tls_ctx_t **ctx);
 
 /* evhttp_set_bevcb's callback: a TLS bufferevent accepting on the connection (arg: the
- * context). NULL when out of memory (evhttp then drops the connection). */
+ * context). NULL when out of memory: evhttp then makes a plain one, on which a TLS client's
+ * hello is a malformed request (400, closed); nothing is served in the clear. */
 struct bufferevent *http_tls_bev(struct event_base *base, void *arg);
 
 #endif
