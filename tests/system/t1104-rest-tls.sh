@@ -46,7 +46,7 @@ bad() {
 	out=$(timeout 10 "$GPOOL_BIN_DIR/gschedd" --listen tcp://127.0.0.1:0 --state-dir "$CA/state" \
 		--http-listen "127.0.0.1:$((port + 1))" "$@" 2>&1)
 	rc=$?
-	echo "$rc $out"
+	echo "$rc $(tr '\n' ' ' <<<"$out")" # one line: the patterns below span gschedd's log lines
 }
 out=$(bad --http-tls-cert "$CA/pool/sched.crt" --http-tls-key "$CA/pool/other.key")
 like "$out" "^1 .*cannot load the key '$CA/pool/other.key': .*mismatch" "a key that is not the certificate's: gschedd exits 1 and says so"
