@@ -18,7 +18,8 @@ cat >mpi-job.sh <<'SH'
 cp "$GPOOL_MPI_PROXIES" "$1/proxies" 2>/dev/null
 chmod 0644 "$1/proxies"
 while [ ! -e "$1/go" ]; do sleep 0.2; done
-exec mpirun --mca mpi_yield_when_idle 1 gp-mpi-check
+mpirun --mca mpi_yield_when_idle 1 gp-mpi-check || exit
+while [ ! -e "$1/end" ]; do sleep 0.2; done
 SH
 chmod 0755 mpi-job.sh
 chown "$TEST_USER:" mpi-job.sh
@@ -57,7 +58,7 @@ junk.sendall(struct.pack(">II", 1, 16) + b"not-a-credential")
 big = socket.create_connection((addr, port), timeout=2)
 big.sendall(struct.pack(">II", 1, 1 << 20))
 j, b = said(junk), said(big)
-print("junk-auth:", b"authentication failed" in j, "big-frame:", b"too large before authentication" in b)
+print("junk-auth:", b"authentication failed" in j, "big-frame:", b"too large before authentication" in b, flush=True)
 time.sleep(hold)
 closed = 0
 for s in socks:
@@ -76,10 +77,13 @@ chmod 0644 "$WORK/attack.py"
 on_host h3 runuser -u "$OTHER_USER" -- "$PY" "$WORK/attack.py" "$paddr" "$pport" 300 8 >"$WORK/attack.out" 2>&1 &
 att=$!
 at_cleanup "kill $att 2>/dev/null"
-sleep 2
+# mpirun starts once the idle connections are open and the junk is refused; the job then
+# holds its proxies open (it waits for "end") until the attacker has counted what they closed
+check "the attacker's connections are open" wait_until 60 grep -q junk-auth "$WORK/attack.out"
 touch "$WORK/go"
-check "the job completes while its proxy is flooded" wait_state "$id" COMPLETED 120
 wait $att
+touch "$WORK/end"
+check "the job completes while its proxy is flooded" wait_state "$id" COMPLETED 120
 diag "attacker: $(cat "$WORK/attack.out")"
 like "$(cat "$WORK/attack.out")" "junk-auth: True big-frame: True" "the proxy refused a junk AUTH and a 1 MiB frame"
 like "$(cat "$WORK/attack.out")" "opened [0-9]+ refused [0-9]+ closed-by-proxy ([3-9][0-9]|[1-9][0-9][0-9])" "it closed the idle connections"
@@ -96,6 +100,6 @@ rc=$?
 is "$rc" 255 "gpool-other's gpool-rsh to the job's proxy fails"
 like "$out" "authentication failed: credential of uid $(id -u "$OTHER_USER"), not the job's owner" "with the reason ($out)"
 [ ! -e "$WORK/2/pwned" ] && ok "nothing ran" || fail "nothing ran" "$WORK/2/pwned exists"
-touch "$WORK/2/go"
+touch "$WORK/2/go" "$WORK/2/end"
 check "the second job completes" wait_state "$id2" COMPLETED 120
 done_testing
