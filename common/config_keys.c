@@ -20,11 +20,14 @@ const struct gp_conf_key gp_conf_keys[] = {
     {"agent_uid", S | W, GP_CONF_INT, "0", "uid gworkerd runs as: only it may register nodes", NULL,
      0},
     {"gateway_uid", S, GP_CONF_INT, "-1",
-     "uid ggated runs as: gschedd takes the gateways' reports on the replicas (health, requests "
-     "in flight, draining) from it and root alone (-1: agent_uid)",
+     "uid ggated runs as: gschedd takes the gateways' reports on the replicas "
+     "(ServiceQuery.reports: health, requests in flight, draining) from it and root alone, and "
+     "ignores anyone else's (logged at most every 10 s) (-1: agent_uid)",
      NULL, 0},
     {"max_message", S | W | C, GP_CONF_SIZE, "80MiB",
-     "largest message accepted (checked before the credential is decoded)", NULL, 0},
+     "largest envelope an agent or a command takes (a long listing from gschedd), checked before "
+     "the credential is decoded; what gschedd takes is max_request",
+     NULL, 0},
     {"uid_min", S | W, GP_CONF_INT, "0",
      "lowest uid a job may run as (0: UID_MIN of this PC's /etc/login.defs, else 1000); gschedd "
      "checks it at submission, every agent again at launch with its own",
@@ -87,9 +90,9 @@ const struct gp_conf_key gp_conf_keys[] = {
     {"max_jobs", S, GP_CONF_INT, "1000000", "pending and running jobs the queue holds at most",
      NULL, S},
     {"list_records_per_user", S, GP_CONF_INT, "5000000",
-     "jobs a user's listings (gstat, gacct, the REST API) may make gschedd walk per second; "
-     "past it a listing is refused with when to ask again (root and the agents' account are "
-     "not counted; 0: no limit)",
+     "jobs a user's listings (gstat, gacct, the REST API) may make gschedd walk per second, a "
+     "second's worth of burst; past it a listing is refused with when to ask again (root and the "
+     "agents' account are not counted; 0: no limit)",
      NULL, S},
     {"output_limit", S, GP_CONF_SIZE, "1GiB", "output kept per job and stream", NULL, S},
     {"job_retention", S, GP_CONF_DURATION, "0",
@@ -137,14 +140,17 @@ const struct gp_conf_key gp_conf_keys[] = {
     {"cpus", W, GP_CONF_INT, "0", "CPUs offered (0: the online CPUs)", NULL, 0},
     {"memory", W, GP_CONF_SIZE, "0", "memory offered (0: physical memory less 5 %)", NULL, 0},
     {"scratch_dir", W, GP_CONF_STR, "/var/tmp/gpool",
-     "one working directory per job attempt (jobID.ATTEMPT) is made under this (a real "
-     "directory owned by root or the agent's uid, not group/other-writable unless sticky)",
+     "one working directory per job attempt (jobID.ATTEMPT) is made under this: a real directory "
+     "(not a link) owned by root or the agent's uid, not group/other-writable unless sticky, else "
+     "gworkerd refuses to start",
      NULL, 0},
     {"run_as", W, GP_CONF_STR, "",
      "run every task as this local account (default: the account named like the owner)", NULL, 0},
     {"allow_root", W, GP_CONF_BOOL, "false", "run jobs submitted by root as root", NULL, 0},
     {"cgroups", W, GP_CONF_STR, "auto",
-     "enforce limits with cgroups: auto (when writable), v1, v2 or off", "auto|v1|v2|off", 0},
+     "enforce limits with cgroups: auto (when writable), v1, v2 or off; on both, a job is denied "
+     "the device files of cards it was not given (v1 devices.deny, v2 a BPF device program)",
+     "auto|v1|v2|off", 0},
     {"cgroup_favordynmods", W, GP_CONF_BOOL, "true",
      "when cgroups are used and gworkerd is root: put the kernel's cgroup migration lock in its "
      "favordynmods mode at start (cgroup2: remount /sys/fs/cgroup with it; v1: mount the empty "
