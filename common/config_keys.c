@@ -42,9 +42,12 @@ const struct gp_conf_key gp_conf_keys[] = {
     {"state_dir", S | W, GP_CONF_STR, "/var/lib/gpool",
      "durable state (gschedd: jobs.db and output; gworkerd: supervisor sockets)", NULL, 0},
     {"heartbeat_interval", S | W, GP_CONF_DURATION, "2s", "agent heartbeat period", NULL, S},
-    {"node_timeout", S, GP_CONF_DURATION, "10s",
-     "a node silent this long is DOWN and its jobs are requeued (agents stop requeueable tasks "
-     "after node_timeout less two heartbeats without word from the scheduler: their lease)",
+    {"node_timeout", S, GP_CONF_DURATION, "20s",
+     "a node silent this long is DOWN and its jobs are requeued, while the scheduler hears a "
+     "majority of the pool (else it is UNREACHABLE, its jobs left running); an agent without "
+     "word from the scheduler for node_timeout less two heartbeats (its lease) stops its "
+     "requeueable jobs unless a majority of its peers answer and none hears the scheduler "
+     "(docs/reliability.md, \"Scheduler outages\"; needs node_timeout of 7 heartbeats or more)",
      NULL, S},
     {"requeue", S, GP_CONF_BOOL, "true",
      "requeue the jobs of a node that went DOWN (a job may opt out with --no-requeue)", NULL, S},

@@ -62,6 +62,7 @@ static const char *const node_states[] = {
     [GPOOL__NODE_STATE__NODE_UP] = "up",
     [GPOOL__NODE_STATE__NODE_DOWN] = "down",
     [GPOOL__NODE_STATE__NODE_DRAINED] = "drained",
+    [GPOOL__NODE_STATE__NODE_UNREACHABLE] = "unreachable",
 };
 
 const char *gp_node_state_name(Gpool__NodeState s)

@@ -12,6 +12,7 @@
 #include "scheduler/net.h"
 #include "scheduler/nodes.h"
 #include "scheduler/output.h"
+#include "scheduler/quorum.h"
 #include "scheduler/running.h"
 #include "scheduler/service.h"
 #include "common/util.h"
@@ -145,6 +146,42 @@ static uint32_t lease_ms(const struct gsched *s)
 	return (uint32_t)l;
 }
 
+/* The reply to a registration: the heartbeat, the lease and the pool's members. */
+static void register_reply(struct req *r)
+{
+	struct gsched *s = r->s;
+	Gpool__NodeRegisterReply rep = GPOOL__NODE_REGISTER_REPLY__INIT;
+	Gpool__PoolMembers members;
+	rep.heartbeat_ms = (uint32_t)s->heartbeat_ms;
+	rep.lease_ms = lease_ms(s);
+	if (quorum_members(s->nodes, &members) == 0)
+		rep.members = &members;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.id = r->msg->id;
+	m.m_case = GPOOL__MSG__M_NODE_REGISTER_REPLY;
+	m.node_register_reply = &rep;
+	gsched_reply(r, &m, true);
+	if (rep.members)
+		quorum_members_free(&members);
+}
+
+/* The same registration again (an agent's retries queued while gschedd was away arrive
+ * together): answered, not taken a second time. */
+static bool register_again(struct req *r, int idx)
+{
+	struct node *n = nodes_get(r->s->nodes, idx);
+	if (!n || !n->registered || n->state == GPOOL__NODE_STATE__NODE_DOWN ||
+	    n->reg_msg_id != r->msg->id || n->rid_len != r->rid_len ||
+	    memcmp(n->rid, r->rid, r->rid_len) != 0)
+		return false;
+	gp_debug("node %s: registration %llu again: answered", n->name,
+		 (unsigned long long)r->msg->id);
+	n->last_heard_ms = gp_mono_ms();
+	n->last_heard = gp_now();
+	register_reply(r);
+	return true;
+}
+
 void agent_register(struct req *r)
 {
 	struct gsched *s = r->s;
@@ -161,6 +198,8 @@ void agent_register(struct req *r)
 		return;
 	}
 	int prev = nodes_find(s->nodes, reg->name);
+	if (prev >= 0 && register_again(r, prev))
+		return;
 	bool was_down =
 	    prev >= 0 && nodes_get(s->nodes, prev)->state == GPOOL__NODE_STATE__NODE_DOWN;
 	int idx = nodes_register(s->nodes, reg, r->rid, r->rid_len);
@@ -180,6 +219,9 @@ void agent_register(struct req *r)
 	}
 	if (!n->registered && store_node_known(s->store, n->name) < 0)
 		gp_err("node %s: cannot remember it in the store: %s", n->name, strerror(errno));
+	if ((was_down || !n->registered) && store_node_member(s->store, n->name, true) < 0)
+		gp_err("node %s: cannot store it as a member: %s", n->name, strerror(errno));
+	n->reg_msg_id = r->msg->id;
 	gsched_save_node(s, idx);
 	net_trust(s->net, r->rid, r->rid_len);
 	gp_info("node %s registered from %s (%u cpus, %llu MB, %zu cards)%s", n->name, r->addr,
@@ -191,14 +233,8 @@ void agent_register(struct req *r)
 			service_node_drained(s, idx);
 	}
 	reconcile(s, idx, reg->held, reg->n_held);
-	Gpool__NodeRegisterReply rep = GPOOL__NODE_REGISTER_REPLY__INIT;
-	rep.heartbeat_ms = (uint32_t)s->heartbeat_ms;
-	rep.lease_ms = lease_ms(s);
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.id = r->msg->id;
-	m.m_case = GPOOL__MSG__M_NODE_REGISTER_REPLY;
-	m.node_register_reply = &rep;
-	gsched_reply(r, &m, true);
+	s->members_version = quorum_members_version(s->nodes);
+	register_reply(r);
 	s->plan_dirty = true;
 }
 
@@ -221,6 +257,13 @@ static struct node *live_node(struct req *r)
 	}
 	n->last_heard_ms = gp_mono_ms();
 	n->last_heard = gp_now();
+	if (n->state == GPOOL__NODE_STATE__NODE_UNREACHABLE) {
+		n->state = n->drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
+		free(n->reason);
+		n->reason = n->drain_reason ? strdup(n->drain_reason) : NULL;
+		gp_info("node %s answers again: its jobs ran on", n->name);
+		r->s->plan_dirty = true;
+	}
 	return n;
 }
 
@@ -233,11 +276,18 @@ void agent_heartbeat(struct req *r)
 	node_set_free_ports(nodes_get(r->s->nodes, r->node), hb->free_ports, hb->n_free_ports);
 	energy_account(r->s, r->node, hb->power, hb->n_power);
 	Gpool__HeartbeatReply rep = GPOOL__HEARTBEAT_REPLY__INIT;
+	Gpool__PoolMembers members;
+	/* the members only when the agent's are not the current ones */
+	if (hb->members_version != r->s->members_version &&
+	    quorum_members(r->s->nodes, &members) == 0)
+		rep.members = &members;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_HEARTBEAT_REPLY;
 	m.heartbeat_reply = &rep;
 	gsched_reply(r, &m, true); /* after the commit: the agent may then forget exited tasks */
+	if (rep.members)
+		quorum_members_free(&members);
 }
 
 void agent_task_event(struct req *r)
@@ -266,16 +316,51 @@ void agent_output(struct req *r)
 	output_write(r->s, j, o);
 }
 
+/* A silent node while gschedd cannot requeue: it may be gschedd that is cut off, so the
+ * node's jobs are left running; nothing new goes there. */
+static void node_unreachable(struct gsched *s, struct node *n, int64_t now, const struct quorum *q)
+{
+	if (n->state == GPOOL__NODE_STATE__NODE_UNREACHABLE || !n->registered)
+		return; /* a placeholder waits for its agent as it is */
+	n->state = GPOOL__NODE_STATE__NODE_UNREACHABLE;
+	free(n->reason);
+	n->reason = strdup("not responding; no majority heard: its jobs are left running");
+	gp_warn("node %s is UNREACHABLE: silent for %lld ms while the scheduler hears %d of the "
+		"pool's %d nodes (no majority for %lld ms): its jobs are left running",
+		n->name, (long long)(now - n->last_heard_ms), q->heard, q->members,
+		(long long)s->node_timeout_ms);
+	s->plan_dirty = true;
+}
+
 void agents_tick(struct gsched *s)
 {
 	int64_t now = gp_mono_ms();
+	struct quorum q;
+	/* heard within two heartbeats: an agent counts a peer that heard us that much later than
+	 * itself as proof that we are alive (worker/sched_link.c) */
+	quorum_count(s->nodes, now, 2 * s->heartbeat_ms, &q);
+	if (!quorum_held(&q))
+		s->quorum_since_ms = 0;
+	else if (!s->quorum_since_ms)
+		s->quorum_since_ms = now;
+	/* a majority heard for node_timeout without a break: an agent cut off from gschedd has
+	 * asked its peers at least once meanwhile, heard that gschedd is alive, and stopped its
+	 * requeueable jobs (docs/reliability.md, "Scheduler outages") */
+	bool may_requeue = s->quorum_since_ms && now - s->quorum_since_ms >= s->node_timeout_ms;
 	for (int i = 0; i < nodes_count(s->nodes); i++) {
 		struct node *n = nodes_get(s->nodes, i);
 		if (n->state == GPOOL__NODE_STATE__NODE_DOWN)
 			continue;
 		if (now - n->last_heard_ms <= s->node_timeout_ms)
 			continue;
+		if (!may_requeue) {
+			node_unreachable(s, n, now, &q);
+			continue;
+		}
 		n->state = GPOOL__NODE_STATE__NODE_DOWN;
+		if (store_node_member(s->store, n->name, false) < 0)
+			gp_err("node %s: cannot store it as no member: %s", n->name,
+			       strerror(errno));
 		free(n->reason);
 		n->reason = strdup("not responding");
 		gp_warn("node %s is DOWN: silent for %lld ms", n->name,
@@ -288,4 +373,5 @@ void agents_tick(struct gsched *s)
 		n->njobs = 0;
 		s->plan_dirty = true;
 	}
+	s->members_version = quorum_members_version(s->nodes);
 }

@@ -17,6 +17,7 @@ struct expected {
 	char *name;
 	bool drain;
 	char *reason;
+	bool member; /* not DOWN when that gschedd last wrote it: it counts for the majority */
 };
 
 struct nodes {
@@ -113,7 +114,8 @@ static const char *drain_text(const char *reason)
 	return reason && *reason ? reason : "drained";
 }
 
-int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *reason)
+int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *reason,
+		 bool member)
 {
 	struct expected *v = realloc(ns->expected, (ns->nexpected + 1) * sizeof(*v));
 	if (!v)
@@ -121,6 +123,7 @@ int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *rea
 	ns->expected = v;
 	struct expected *e = &v[ns->nexpected];
 	e->drain = drain;
+	e->member = member;
 	e->name = strdup(name);
 	e->reason = drain ? strdup(drain_text(reason)) : NULL;
 	if (!e->name || (drain && !e->reason)) {
@@ -150,6 +153,19 @@ int node_set_drain(struct node *n, bool drain, const char *reason)
 	    n->state != GPOOL__NODE_STATE__NODE_STATE_UNKNOWN)
 		n->state = drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
 	return 0;
+}
+
+size_t nodes_expected_count(const struct nodes *ns)
+{
+	return ns->nexpected;
+}
+
+const char *nodes_expected_member(const struct nodes *ns, size_t i)
+{
+	if (i >= ns->nexpected || !ns->expected[i].member ||
+	    nodes_find(ns, ns->expected[i].name) >= 0)
+		return NULL;
+	return ns->expected[i].name;
 }
 
 bool nodes_capacity_known(const struct nodes *ns)

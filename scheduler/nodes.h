@@ -17,6 +17,7 @@ struct node {
 	char *version;
 	uint8_t rid[256]; /* ZeroMQ routing id of the agent's socket */
 	size_t rid_len;
+	uint64_t reg_msg_id; /* the NodeRegister last taken: a copy of it is only answered */
 	Gpool__NodeState state;
 	char *reason;
 	bool drain;	    /* admin drain: finishes its jobs, takes no new ones */
@@ -84,7 +85,12 @@ int nodes_restore_card(struct nodes *ns, const char *name, Gpool__Card *card);
 /* A node that registered with an earlier scheduler process (the store's list): it counts
  * towards the cluster's capacity once it registers again, and comes back drained (with its
  * reason) if it was. 0 / -1 (ENOMEM). */
-int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *reason);
+int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *reason,
+		 bool member);
+/* The expected nodes (nodes_expect): the i-th's name when it was a member (not DOWN) and has
+ * not registered with this process yet, else NULL (quorum.c counts them). */
+size_t nodes_expected_count(const struct nodes *ns);
+const char *nodes_expected_member(const struct nodes *ns, size_t i);
 /* gnodes drain NODE / resume: the drain, its reason (shown as the node's reason), and its state
  * (DRAINED or UP) unless it is DOWN or not registered yet. 0 / -1 (ENOMEM: nothing changed). */
 int node_set_drain(struct node *n, bool drain, const char *reason);

@@ -20,7 +20,7 @@
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *ins, *upd, *spec, *begin, *commit, *rollback;
-	sqlite3_stmt *cards_del, *cards_ins, *node_ins, *node_drain;
+	sqlite3_stmt *cards_del, *cards_ins, *node_ins, *node_drain, *node_member;
 	sqlite3_stmt *purge_sel, *purge_keep, *purge_del; /* retention */
 	sqlite3_stmt *chunk_grant, *chunk_may;		  /* who may use a chunk */
 	bool in_txn;
@@ -49,7 +49,7 @@ static const char schema[] =
      * them has registered again after a restart (docs/scheduling.md); a whole node's drain
      * (gnodes drain NODE) and its reason */
     "CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY, drain INTEGER DEFAULT 0,"
-    " reason TEXT);"
+    " reason TEXT, member INTEGER DEFAULT 1);"
     /* who may use a chunk of the chunk store (docs/security.md, Files): a uid that sent its
      * bytes, or owns a job whose file set holds it; knowing a hash is not enough */
     "CREATE TABLE IF NOT EXISTS chunk_users(hash BLOB NOT NULL, uid INTEGER NOT NULL,"
@@ -108,6 +108,8 @@ static const struct {
     /* a whole node's drain, kept over gschedd's restarts */
     {"nodes", "drain", "drain INTEGER DEFAULT 0"},
     {"nodes", "reason", "reason TEXT"},
+    /* a member of the pool's majority: 0 once declared DOWN, 1 again when it registers */
+    {"nodes", "member", "member INTEGER DEFAULT 1"},
 };
 
 /* The columns row_to_job reads: every column of jobs, then the spec, a task's own or its
@@ -217,6 +219,10 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 		 "INSERT INTO nodes(name,drain,reason) VALUES(?1,?2,?3) ON CONFLICT(name) DO "
 		 "UPDATE SET drain=?2, reason=?3",
 		 &st->node_drain, err) < 0 ||
+	    prep(st,
+		 "INSERT INTO nodes(name,member) VALUES(?1,?2) ON CONFLICT(name) DO "
+		 "UPDATE SET member=?2",
+		 &st->node_member, err) < 0 ||
 	    prep(st, PURGE_SELECT, &st->purge_sel, err) < 0 ||
 	    prep(st,
 		 "INSERT OR REPLACE INTO job_summary SELECT " SUMMARY_COLS
@@ -246,7 +252,7 @@ void store_destroy(struct store **p)
 	sqlite3_stmt *s[] = {st->ins,	     st->upd,	      st->spec,	      st->begin,
 			     st->commit,     st->rollback,    st->cards_del,  st->cards_ins,
 			     st->node_ins,   st->purge_sel,   st->purge_keep, st->purge_del,
-			     st->node_drain, st->chunk_grant, st->chunk_may};
+			     st->node_drain, st->chunk_grant, st->chunk_may, st->node_member};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		sqlite3_finalize(s[i]);
 	if (st->db)
@@ -470,6 +476,15 @@ int store_node_drain(struct store *st, const char *node, bool drain, const char 
 	return run(st, st->node_drain);
 }
 
+int store_node_member(struct store *st, const char *node, bool member)
+{
+	if (begin(st) < 0)
+		return errno = EIO, -1;
+	sqlite3_bind_text(st->node_member, 1, node, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st->node_member, 2, member);
+	return run(st, st->node_member);
+}
+
 int store_chunk_grant(struct store *st, const uint8_t *hash, size_t len, uint32_t uid)
 {
 	if (begin(st) < 0)
@@ -498,7 +513,7 @@ int store_chunk_may(struct store *st, const uint8_t *hash, size_t len, uint32_t 
 int store_nodes_load(struct store *st, store_node_f fn, void *arg)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(st->db, "SELECT name, drain, reason FROM nodes", -1, &s, NULL) !=
+	if (sqlite3_prepare_v2(st->db, "SELECT name, drain, reason, member FROM nodes", -1, &s, NULL) !=
 	    SQLITE_OK)
 		return errno = EIO, -1;
 	int rc = 0;
@@ -506,7 +521,7 @@ int store_nodes_load(struct store *st, store_node_f fn, void *arg)
 		const unsigned char *name = sqlite3_column_text(s, 0);
 		const unsigned char *why = sqlite3_column_text(s, 2);
 		if (fn(arg, name ? (const char *)name : "", sqlite3_column_int(s, 1) != 0,
-		       why ? (const char *)why : "") < 0) {
+		       why ? (const char *)why : "", sqlite3_column_int(s, 3) != 0) < 0) {
 			sqlite3_finalize(s);
 			return errno = ENOMEM, -1;
 		}

@@ -81,7 +81,11 @@ int store_node_known(struct store *st, const char *node);
 int store_node_drain(struct store *st, const char *node, bool drain, const char *reason);
 /* At start-up: calls fn with the name of every node that ever registered, whether it is
  * drained and why ("" when not). 0 / -1 with errno set (fn's -1: ENOMEM). */
-typedef int (*store_node_f)(void *arg, const char *node, bool drain, const char *reason);
+typedef int (*store_node_f)(void *arg, const char *node, bool drain, const char *reason,
+			    bool member);
+/* A node left the pool's members (declared DOWN: false) or joined them again (it registered:
+ * true), kept in the open transaction (docs/reliability.md, "Scheduler outages"). */
+int store_node_member(struct store *st, const char *node, bool member);
 int store_nodes_load(struct store *st, store_node_f fn, void *arg);
 
 /* The chunk store's users (docs/security.md, Files): uid may use chunk hash (len bytes) from

@@ -5,6 +5,7 @@
 #ifndef GPOOL_WORKER_AGENT_H
 #define GPOOL_WORKER_AGENT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,6 +38,9 @@ struct agent {
 	struct power *power;
 	gp_ports_t *ports; /* master ports held for jobs whose rank 0 runs here */
 	struct peer *peer;
+	/* when the scheduler was last heard (monotonic ms; 0: never since the agent started):
+	 * written by the loop, read by the peer thread to answer PeerStatus */
+	_Atomic int64_t sched_heard_ms;
 	struct gp_uid_policy uids; /* the accounts jobs may run as on this PC (account.h) */
 	bool quit;
 	int argc; /* the command line, read again on SIGHUP */

@@ -41,6 +41,7 @@ struct held {
 #define PEER_MAX_REQUEST (64 << 10)
 
 struct peer {
+	const _Atomic int64_t *sched_heard_ms; /* the agent's (agent.h) */
 	void *sock;
 	gp_auth_t *auth;
 	gp_wire_t *wire;
@@ -64,6 +65,7 @@ struct peer *peer_create(struct agent *a)
 	if (!p)
 		return NULL;
 	p->stop_fd = -1;
+	p->sched_heard_ms = &a->sched_heard_ms;
 	snprintf(p->cache, sizeof(p->cache), "%s/cache", a->state_dir);
 	if (port <= 0 || port > 65535 || !a->addr[0])
 		return p;
@@ -202,11 +204,28 @@ static bool send_chunk(struct peer *p, const uint8_t *rid, size_t rid_len, uint6
 	return true;
 }
 
+/* An agent whose lease ran out asks whether we hear the scheduler (worker/fence.h). */
+static void serve_status(struct peer *p, const uint8_t *rid, size_t rid_len, uint64_t id)
+{
+	Gpool__PeerStatusReply r = GPOOL__PEER_STATUS_REPLY__INIT;
+	int64_t heard = atomic_load(p->sched_heard_ms);
+	r.sched_heard_ms_ago = heard ? gp_mono_ms() - heard : -1;
+	Gpool__Msg out = GPOOL__MSG__INIT;
+	out.id = id;
+	out.m_case = GPOOL__MSG__M_PEER_STATUS_REPLY;
+	out.peer_status_reply = &r;
+	reply(p, rid, rid_len, &out, NULL, 0);
+}
+
 static void serve(struct peer *p, const uint8_t *rid, size_t rid_len, const Gpool__Msg *m)
 {
+	if (m->m_case == GPOOL__MSG__M_PEER_STATUS) {
+		serve_status(p, rid, rid_len, m->id);
+		return;
+	}
 	if (m->m_case != GPOOL__MSG__M_CHUNK_GET || !m->chunk_get) {
 		reply_error(p, rid, rid_len, m->id, GPOOL__ERROR_CODE__ERROR_UNEXPECTED,
-			    "a peer serves chunks only");
+			    "a peer serves chunks and its word on the scheduler only");
 		return;
 	}
 	const Gpool__ChunkGet *q = m->chunk_get;

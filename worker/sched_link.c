@@ -1,11 +1,19 @@
 /* sched_link.c: gworkerd's connection to gschedd.
  *
  * One DEALER socket; every envelope sealed with MUNGE; messages are accepted only from
- * sched_uid. Registration (NodeRegister, id R) is sent every second until NodeRegisterReply
- * with id R arrives; then a Heartbeat (own id) every heartbeat_ms. An Error ERROR_UNEXPECTED
- * (the scheduler restarted and does not know us) or three unanswered heartbeats in a row
- * start registration again. Everything for the scheduler in one pass of the loop goes out as
- * one batch under one credential.
+ * sched_uid. Registration (NodeRegister, id R) is sent until NodeRegisterReply with id R
+ * arrives, again after 1 s, 2 s, 4 s, then every 5 s (while gschedd is away ZeroMQ queues
+ * them: gschedd answers the copies of one registration without taking it again); then a
+ * Heartbeat (own id) every heartbeat_ms. An Error ERROR_UNEXPECTED for a message sent since
+ * the last registration (the scheduler restarted and does not know us) or three unanswered
+ * heartbeats in a row start registration again. Message ids start from the time the agent
+ * started, so a restarted agent's never repeat its last life's. Everything for the scheduler
+ * in one pass of the loop goes out as one batch under one credential.
+ *
+ * The lease (docs/reliability.md, "Scheduler outages"): silent for lease_ms, the agent asks
+ * the pool's members whether they hear the scheduler (witness.h) and stops its requeueable
+ * jobs unless a majority answers and none does (fence.h); while the scheduler stays away it
+ * asks again every heartbeat_ms.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -16,6 +24,8 @@
 
 #include "worker/agent.h"
 #include "worker/account.h"
+#include "worker/fence.h"
+#include "worker/witness.h"
 #include "common/auth.h"
 #include "common/endpoint.h"
 #include "common/log.h"
@@ -23,9 +33,10 @@
 #include "common/util.h"
 #include "common/wire.h"
 
-#define REGISTER_RETRY_MS 1000
-#define HEARTBEAT_MISSES  3
-#define BATCH_FLUSH_BYTES (8u << 20)
+#define REGISTER_RETRY_MS     1000
+#define REGISTER_RETRY_MAX_MS 5000
+#define HEARTBEAT_MISSES      3
+#define BATCH_FLUSH_BYTES     (8u << 20)
 
 enum link_state { LINK_REGISTERING, LINK_UP };
 
@@ -44,9 +55,19 @@ struct sched_link {
 	int missed;
 	uint32_t lease_ms;     /* 0: none known yet */
 	int64_t last_heard_ms; /* any message from the scheduler */
-	bool lease_expired;
-	bool reg_fresh; /* the register id has not been sent yet */
+	bool lease_expired;    /* silent past the lease: asking the peers, or fenced */
+	bool fenced;	       /* requeueable jobs stopped in this silence */
+	bool keeping;	       /* the peers said the scheduler is away: jobs run on */
+	bool reg_fresh;	       /* the register id has not been sent yet */
+	uint32_t reg_retry_ms; /* the wait before the next copy of this registration */
 	char lease_path[4200];
+	/* the pool's members as the scheduler last sent them (kept in <state_dir>/members) */
+	Gpool__PoolMembers *members;
+	char members_path[4200];
+	struct witness *witness; /* NULL: peers cannot be asked: a lease ends in a fence */
+	bool round_running;
+	bool round_stale; /* the round out is for a silence that is over: its answer is dropped */
+	int64_t round_end_ms, next_round_ms;
 };
 
 static gp_endpoint_t *link_endpoint(struct agent *a, struct sched_link *l);
@@ -61,7 +82,8 @@ struct sched_link *sched_link_create(struct agent *a, gp_error_t *err)
 	const char *ep = gp_config_str(a->cfg, "scheduler");
 	l->sched_uid = (uid_t)gp_config_int(a->cfg, "sched_uid");
 	l->hb_ms = (uint32_t)gp_config_int(a->cfg, "heartbeat_interval");
-	l->next_id = 1;
+	/* microseconds since the epoch: never an id the last life of this agent used */
+	l->next_id = (uint64_t)(gp_now() * 1e6);
 	if (!(l->auth = gp_auth_create(NULL, err)))
 		goto fail;
 	if (!(l->sock = zmq_socket(a->zctx, ZMQ_DEALER))) {
@@ -93,6 +115,17 @@ struct sched_link *sched_link_create(struct agent *a, gp_error_t *err)
 		free(data);
 	}
 	l->last_heard_ms = gp_mono_ms();
+	snprintf(l->members_path, sizeof(l->members_path), "%s/members", a->state_dir);
+	if (gp_read_file(l->members_path, 16u << 20, &data, &len) == 0) {
+		l->members = gpool__pool_members__unpack(NULL, len, data);
+		free(data);
+		if (!l->members)
+			gp_warn("'%s' is damaged: the pool's members wait for the scheduler",
+				l->members_path);
+	}
+	if (!(l->witness = witness_create(a->zctx)))
+		gp_warn("cannot ask peers about the scheduler: a lease that runs out stops "
+			"requeueable jobs");
 	return l;
 fail:
 	sched_link_destroy(&l);
@@ -109,6 +142,9 @@ void sched_link_destroy(struct sched_link **p)
 	gp_endpoint_destroy(&l->ep);
 	gp_auth_destroy(&l->auth);
 	gp_batch_release(&l->batch);
+	witness_destroy(&l->witness);
+	if (l->members)
+		gpool__pool_members__free_unpacked(l->members, NULL);
 	free(l);
 	*p = NULL;
 }
@@ -193,7 +229,9 @@ static void send_register(struct agent *a, int64_t now)
 	free(acc);
 	free(names);
 	free(uids);
-	l->next_reg_ms = now + REGISTER_RETRY_MS;
+	l->next_reg_ms = now + l->reg_retry_ms;
+	l->reg_retry_ms = l->reg_retry_ms * 2 < REGISTER_RETRY_MAX_MS ? l->reg_retry_ms * 2
+								      : REGISTER_RETRY_MAX_MS;
 	gp_debug("register sent (id %llu, %zu held tasks)", (unsigned long long)m.id, r.n_held);
 }
 
@@ -205,6 +243,7 @@ static void start_register(struct agent *a, const char *why)
 	l->state = LINK_REGISTERING;
 	l->reg_id = l->next_id++;
 	l->reg_fresh = true;
+	l->reg_retry_ms = REGISTER_RETRY_MS;
 	l->missed = 0;
 	send_register(a, gp_mono_ms());
 }
@@ -224,6 +263,7 @@ static void send_heartbeat(struct agent *a, int64_t now)
 	uint32_t ports[4096];
 	hb.n_free_ports = gp_ports_held(a->ports, ports, 4096);
 	hb.free_ports = ports;
+	hb.members_version = l->members ? l->members->version : 0;
 	m.m_case = GPOOL__MSG__M_HEARTBEAT;
 	m.heartbeat = &hb;
 	sched_link_queue(a, &m);
@@ -231,21 +271,122 @@ static void send_heartbeat(struct agent *a, int64_t now)
 	l->next_hb_ms = now + l->hb_ms;
 }
 
-/* The lease: silent for lease_ms, the scheduler may soon give our jobs to other nodes. */
+static void fence(struct agent *a, int64_t now, const char *why)
+{
+	struct sched_link *l = a->link;
+	l->fenced = true;
+	l->keeping = false;
+	gp_warn("lease expired: no message from the scheduler for %lld ms (lease %u ms), %s: "
+		"stopping requeueable jobs",
+		(long long)(now - l->last_heard_ms), l->lease_ms, why);
+	steps_lease_expired(a, now - l->last_heard_ms);
+}
+
+/* A peer that heard the scheduler this much later than we did says it is alive. Agents'
+ * last word from a scheduler that went away differ by a heartbeat at most; the scheduler counts
+ * a node for its majority only when heard within two heartbeats (scheduler/quorum.h). */
+static int64_t fresh_margin(const struct sched_link *l)
+{
+	return 2 * (int64_t)l->hb_ms;
+}
+
+/* Asking the peers is sound only when a lease leaves room for the scheduler's window of two
+ * heartbeats, this margin and a heartbeat of delays: node_timeout of 7 heartbeats or more. */
+static bool may_ask_peers(const struct sched_link *l)
+{
+	return l->witness && l->lease_ms >= 5 * (int64_t)l->hb_ms;
+}
+
+/* A round of questions to the peers has ended: fence or run on. */
+static void round_done(struct agent *a, int64_t now, const struct fence_view *v, const char *fresh)
+{
+	struct sched_link *l = a->link;
+	enum fence_verdict verdict = fence_decide(v);
+	char why[256];
+	snprintf(why, sizeof(why), "%s (%d of %d members reached%s%s)", fence_verdict_text(verdict),
+		 v->reached, v->members, *fresh ? ", " : "", *fresh ? fresh : "");
+	if (verdict != FENCE_KEEP) {
+		fence(a, now, why);
+		return;
+	}
+	if (!l->keeping)
+		gp_warn("no message from the scheduler for %lld ms: %s: jobs keep running",
+			(long long)(now - l->last_heard_ms), why);
+	l->keeping = true;
+	l->next_round_ms = now + l->hb_ms;
+}
+
+/* The lease: silent for lease_ms, the scheduler may soon give our jobs to other nodes, unless
+ * the peers show that it is the scheduler that is away (fence.h). */
 static int64_t lease_tick(struct agent *a, int64_t now)
 {
 	struct sched_link *l = a->link;
-	if (!l->lease_ms || l->lease_expired)
+	if (!l->lease_ms || l->fenced)
 		return INT64_MAX;
-	int64_t end = l->last_heard_ms + l->lease_ms;
-	if (now < end)
-		return end;
-	l->lease_expired = true;
-	gp_warn("lease expired: no message from the scheduler for %lld ms (lease %u ms): "
-		"stopping requeueable jobs",
-		(long long)(now - l->last_heard_ms), l->lease_ms);
-	steps_lease_expired(a, now - l->last_heard_ms);
-	return INT64_MAX;
+	if (!l->lease_expired) {
+		int64_t end = l->last_heard_ms + l->lease_ms;
+		if (now < end)
+			return end;
+		l->lease_expired = true;
+		if (!may_ask_peers(l)) {
+			fence(a, now,
+			      l->witness ? "too short to ask the peers" : "no peers to ask");
+			return INT64_MAX;
+		}
+		gp_info("no message from the scheduler for %lld ms: asking the pool's members "
+			"whether they hear it",
+			(long long)(now - l->last_heard_ms));
+		l->next_round_ms = now;
+	}
+	struct fence_view v;
+	char fresh[64];
+	if (l->round_running && witness_take(l->witness, &v, fresh, sizeof(fresh))) {
+		l->round_running = false;
+		if (l->round_stale) {
+			l->round_stale = false;
+			l->next_round_ms = now;
+			return now;
+		}
+		round_done(a, now, &v, fresh);
+		if (l->fenced)
+			return INT64_MAX;
+	}
+	if (!l->round_running && now >= l->next_round_ms) {
+		static const Gpool__PoolMembers none = GPOOL__POOL_MEMBERS__INIT;
+		if (witness_start(l->witness, l->members ? l->members : &none, a->node,
+				  now - l->last_heard_ms, fresh_margin(l)) < 0) {
+			fence(a, now, "cannot ask the peers");
+			return INT64_MAX;
+		}
+		l->round_running = true;
+		l->round_end_ms = now + WITNESS_ROUND_MS + 20;
+	}
+	return l->round_running ? l->round_end_ms : l->next_round_ms;
+}
+
+/* The scheduler's list of the pool's members: kept, and on disk for a restart. */
+static void set_members(struct agent *a, const Gpool__PoolMembers *m)
+{
+	struct sched_link *l = a->link;
+	if (!m || (l->members && l->members->version == m->version))
+		return;
+	size_t len = gpool__pool_members__get_packed_size(m);
+	uint8_t *buf = malloc(len ? len : 1);
+	Gpool__PoolMembers *copy = NULL;
+	if (!buf ||
+	    !(copy = gpool__pool_members__unpack(NULL, gpool__pool_members__pack(m, buf), buf))) {
+		gp_err("out of memory keeping the pool's members");
+		free(buf);
+		return;
+	}
+	if (gp_write_file(l->members_path, buf, len, 0600) < 0)
+		gp_warn("cannot write '%s': %s", l->members_path, strerror(errno));
+	free(buf);
+	if (l->members)
+		gpool__pool_members__free_unpacked(l->members, NULL);
+	l->members = copy;
+	gp_debug("the pool has %zu members (version %llx)", copy->n_members,
+		 (unsigned long long)copy->version);
 }
 
 void sched_link_soon(struct agent *a)
@@ -298,6 +439,7 @@ static void on_register_reply(void *arg, void *peer, const Gpool__Msg *m)
 	if (m->id)
 		steps_acked(a, m->id); /* the scheduler has what it carried on disk */
 	set_lease(a, m->node_register_reply->lease_ms);
+	set_members(a, m->node_register_reply->members);
 	if (l->state != LINK_REGISTERING || m->id != l->reg_id) {
 		gp_debug("stale register reply (id %llu) ignored", (unsigned long long)m->id);
 		return;
@@ -318,6 +460,7 @@ static void on_heartbeat_reply(void *arg, void *peer, const Gpool__Msg *m)
 	a->link->missed = 0;
 	if (m->id)
 		steps_acked(a, m->id); /* the scheduler has what it carried on disk */
+	set_members(a, m->heartbeat_reply->members);
 }
 
 static void on_error(void *arg, void *peer, const Gpool__Msg *m)
@@ -325,6 +468,14 @@ static void on_error(void *arg, void *peer, const Gpool__Msg *m)
 	struct agent *a = arg;
 	const Gpool__Error *e = m->error;
 	if (e->code == GPOOL__ERROR_CODE__ERROR_UNEXPECTED) {
+		struct sched_link *l = a->link;
+		/* the answer to a heartbeat queued before this registration: nothing new */
+		if (l->state == LINK_REGISTERING || m->id < l->reg_id) {
+			gp_debug("scheduler: %s (message %llu, before registration %llu)",
+				 e->text ? e->text : "", (unsigned long long)m->id,
+				 (unsigned long long)l->reg_id);
+			return;
+		}
 		start_register(a, e->text && *e->text ? e->text : "the scheduler does not know us");
 		return;
 	}
@@ -385,9 +536,12 @@ static int on_accept(void *arg, const struct gp_ep_envelope *e, void **peer)
 	struct agent *a = arg;
 	struct sched_link *l = a->link;
 	l->last_heard_ms = gp_mono_ms();
+	atomic_store(&a->sched_heard_ms, l->last_heard_ms);
 	if (l->lease_expired) {
-		l->lease_expired = false;
-		gp_info("the scheduler is back: lease renewed");
+		gp_info("the scheduler is back: lease renewed%s",
+			l->keeping ? "; the jobs ran on" : "");
+		l->lease_expired = l->fenced = l->keeping = false;
+		l->round_stale = l->round_running;
 	}
 	return 0;
 }

@@ -404,9 +404,9 @@ static void store_round_trip(void **state)
 	assert_int_equal(n->cards[0]->state, GPOOL__CARD_STATE__CARD_UP);
 }
 
-static int expect(void *arg, const char *node, bool drain, const char *reason)
+static int expect(void *arg, const char *node, bool drain, const char *reason, bool member)
 {
-	return nodes_expect(arg, node, drain, reason);
+	return nodes_expect(arg, node, drain, reason, member);
 }
 
 /* A new gschedd process on the same jobs.db: the node list (with drains) from the store. */

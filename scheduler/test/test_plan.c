@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "scheduler/agent.h"
 #include "scheduler/cards.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/identity.h"
@@ -20,6 +21,7 @@
 #include "scheduler/nodes.h"
 #include "scheduler/output.h"
 #include "scheduler/plan.h"
+#include "scheduler/quorum.h"
 #include "scheduler/running.h"
 #include "scheduler/store.h"
 #include "common/u64map.h"
@@ -292,6 +294,69 @@ static void node_failure_requeues(void **state)
 	nodes_get(S.nodes, second)->state = GPOOL__NODE_STATE__NODE_DOWN;
 	job_node_failed(&S, second);
 	assert_int_equal(j->state, GPOOL__JOB_STATE__NODE_FAIL);
+	S.requeue = false;
+}
+
+/* A node silent past node_timeout: DOWN and its jobs requeued only while the scheduler hears a
+ * majority of the voters (the nodes not DOWN and itself) and has heard one for node_timeout;
+ * otherwise UNREACHABLE, its jobs left running (docs/reliability.md, "Scheduler outages"). */
+static void silent_node_needs_majority(void **state)
+{
+	S.requeue = true;
+	S.max_attempts = 3;
+	S.node_timeout_ms = 10000;
+	S.heartbeat_ms = 1000;
+	const char *names[] = {"h1", "h2", "h3"};
+	for (int i = 0; i < 3; i++) {
+		add_node(names[i], 1, 1000);
+		nodes_get(S.nodes, i)->registered = true;
+	}
+	struct job *j = submit(1, 1, 0, 0, 0);
+	plan_run(&S);
+	int where = j->tasks[0].node;
+	struct node *silent = nodes_get(S.nodes, where);
+	int64_t now = gp_mono_ms();
+	uint64_t v3 = quorum_members_version(S.nodes);
+	/* the others are quiet too (last heard 3 s ago, over two heartbeats): no majority */
+	for (int i = 0; i < 3; i++)
+		nodes_get(S.nodes, i)->last_heard_ms = now - 3000;
+	silent->last_heard_ms = now - 20000;
+	S.quorum_since_ms = 0;
+	agents_tick(&S);
+	assert_int_equal(silent->state, GPOOL__NODE_STATE__NODE_UNREACHABLE);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	assert_false(node_usable(silent));
+	assert_int_equal(S.quorum_since_ms, 0);
+	assert_int_equal(quorum_members_version(S.nodes), v3); /* still a member */
+	/* the two others heard again: a majority (2 + the scheduler of 4), not yet for long */
+	for (int i = 0; i < 3; i++)
+		if (i != where)
+			nodes_get(S.nodes, i)->last_heard_ms = gp_mono_ms();
+	agents_tick(&S);
+	assert_true(S.quorum_since_ms > 0);
+	assert_int_equal(silent->state, GPOOL__NODE_STATE__NODE_UNREACHABLE);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	/* held for node_timeout: the silent node is DOWN, its job queued again */
+	S.quorum_since_ms = gp_mono_ms() - S.node_timeout_ms - 1;
+	agents_tick(&S);
+	assert_int_equal(silent->state, GPOOL__NODE_STATE__NODE_DOWN);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(j->reason, PEND_REQUEUED);
+	/* DOWN is no member: the agents are sent two */
+	Gpool__PoolMembers m;
+	assert_int_equal(quorum_members(S.nodes, &m), 0);
+	assert_int_equal(m.n_members, 2);
+	assert_true(m.version != v3);
+	for (size_t i = 0; i < m.n_members; i++)
+		assert_string_not_equal(m.members[i]->name, silent->name);
+	quorum_members_free(&m);
+	/* a pool that lost one node of two still has its majority: the other and the scheduler */
+	struct quorum q = {.heard = 1, .members = 2};
+	assert_true(quorum_held(&q));
+	q = (struct quorum){.heard = 0, .members = 1};
+	assert_false(quorum_held(&q));
+	q = (struct quorum){.heard = 1, .members = 4};
+	assert_false(quorum_held(&q));
 	S.requeue = false;
 }
 
@@ -726,7 +791,7 @@ static void refuse_beyond_cluster(void **state)
 	assert_false(plan_refuse(&S, big, why, sizeof(why))); /* no node yet: cannot tell */
 	registered("a", 2);
 	registered("b", 2);
-	assert_int_equal(nodes_expect(S.nodes, "c", false, ""),
+	assert_int_equal(nodes_expect(S.nodes, "c", false, "", true),
 			 0); /* registered before a restart */
 	assert_false(plan_refuse(&S, big, why, sizeof(why)));
 	struct node *c = registered("c", 2);
@@ -823,6 +888,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(failing_rank_kills_gang, setup, teardown),
 	    cmocka_unit_test_setup_teardown(node_failure_requeues, setup, teardown),
 	    cmocka_unit_test_setup_teardown(lease_kill_requeues, setup, teardown),
+	    cmocka_unit_test_setup_teardown(silent_node_needs_majority, setup, teardown),
 	    cmocka_unit_test_setup_teardown(restore_after_restart, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_best_fit_and_filters, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_one_model_unless_mixed, setup, teardown),

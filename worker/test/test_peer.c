@@ -23,6 +23,7 @@
 #include "common/client.h"
 #include "common/util.h"
 #include "common/xfer.h"
+#include "worker/witness.h"
 
 #define NCHUNK 5
 
@@ -220,6 +221,73 @@ static void test_dead_peer_falls_back(void **state)
 	assert_cache_good();
 }
 
+/* One witness round (worker/witness.h) against the two peer servers: run, taken. */
+static struct fence_view round_over(Gpool__PoolMembers *pm, int64_t self_ago, char *fresh)
+{
+	struct witness *w = witness_create(zctx);
+	assert_non_null(w);
+	struct fence_view v;
+	assert_false(witness_take(w, &v, fresh, 64));
+	assert_int_equal(witness_start(w, pm, "me", self_ago, 2000), 0);
+	assert_int_equal(witness_start(w, pm, "me", self_ago, 2000), -1); /* one at a time */
+	assert_int_equal(errno, EBUSY);
+	int64_t t0 = gp_mono_ms();
+	while (!witness_take(w, &v, fresh, 64)) {
+		assert_true(gp_mono_ms() - t0 < WITNESS_ROUND_MS + 3000);
+		usleep(20000);
+	}
+	witness_destroy(&w);
+	return v;
+}
+
+/* The question an agent whose lease ran out asks its peers: does anyone hear the scheduler
+ * later than I did? Answered by each peer server from its agent's word (sched_heard_ms); a
+ * member that serves nothing is counted as a member, not reached. */
+static void test_witness_round(void **state)
+{
+	Gpool__PoolMember m[4], *mp[4];
+	const char *names[] = {"me", "up", "src", "gone"};
+	const char *eps[] = {"", up.ep, src.ep, "tcp://127.0.0.1:9"};
+	for (int i = 0; i < 4; i++) {
+		gpool__pool_member__init(&m[i]);
+		m[i].name = (char *)names[i];
+		m[i].peer_endpoint = (char *)eps[i];
+		mp[i] = &m[i];
+	}
+	Gpool__PoolMembers pm = GPOOL__POOL_MEMBERS__INIT;
+	pm.members = mp;
+	pm.n_members = 4;
+	char fresh[64];
+	/* neither peer ever heard the scheduler: 3 of 5 voters reached, none fresh */
+	atomic_store(&up.a.sched_heard_ms, 0);
+	atomic_store(&src.a.sched_heard_ms, 0);
+	struct fence_view v = round_over(&pm, 30000, fresh);
+	assert_int_equal(v.members, 4);
+	assert_int_equal(v.reached, 3);
+	assert_int_equal(v.fresh, 0);
+	assert_int_equal(fence_decide(&v), FENCE_KEEP);
+	/* up heard it 20 s ago, 10 s after we last did (more than the 2 s margin): the scheduler
+	 * is alive, this node is the one cut off */
+	atomic_store(&up.a.sched_heard_ms, gp_mono_ms() - 20000);
+	v = round_over(&pm, 30000, fresh);
+	assert_int_equal(v.fresh, 1);
+	assert_string_equal(fresh, "up");
+	assert_int_equal(fence_decide(&v), FENCE_SCHED_ALIVE);
+	/* heard 29 s ago against our 30 s: within the margin, the scheduler went away for all */
+	atomic_store(&up.a.sched_heard_ms, gp_mono_ms() - 29000);
+	atomic_store(&src.a.sched_heard_ms, gp_mono_ms() - 31000);
+	v = round_over(&pm, 30000, fresh);
+	assert_int_equal(v.reached, 3);
+	assert_int_equal(v.fresh, 0);
+	assert_int_equal(fence_decide(&v), FENCE_KEEP);
+	/* a list from before this node joined: it is one more member (4 + 1 of 6 voters) */
+	m[0].name = "someone-else";
+	v = round_over(&pm, 30000, fresh);
+	assert_int_equal(v.members, 5);
+	assert_int_equal(v.reached, 3);
+	assert_int_equal(fence_decide(&v), FENCE_MINORITY);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +295,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_held_until_it_lands, reset),
 	    cmocka_unit_test_setup(test_damaged_from_peer_refused, reset),
 	    cmocka_unit_test_setup(test_dead_peer_falls_back, reset),
+	    cmocka_unit_test_setup(test_witness_round, reset),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
