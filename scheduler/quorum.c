@@ -30,7 +30,7 @@ void quorum_count(struct nodes *ns, int64_t now, int64_t timeout_ms, struct quor
 
 bool quorum_held(const struct quorum *q)
 {
-	return 2 * (q->heard + 1) > q->members + 1;
+	return q->members > 0 && 2 * q->heard >= q->members;
 }
 
 int quorum_members(struct nodes *ns, Gpool__PoolMembers *out)

@@ -5,10 +5,12 @@
  * earlier gschedd stopped and have not registered with this one yet. gschedd requeues a silent
  * node's jobs only while it hears a majority of the members, and has heard one for
  * node_timeout without a break: an agent whose lease ran out asks its peers (the members it
- * was last sent) whether they still hear the scheduler, and keeps its jobs running only when a
- * majority of the voters (the members and gschedd) answer and none of them does. Any two
- * majorities of one set share a voter, and neither the silent agent nor gschedd can be it, so
- * it is an agent that hears gschedd: a requeue and a job left running are never both decided. */
+ * was last sent) whether they still hear the scheduler, and keeps its jobs running only when
+ * more than half of the members (itself among them) answer and none of them does. gschedd
+ * needs half of them at least: ties go to gschedd, so the two sets always share a member,
+ * which is neither the silent agent (gschedd does not hear it) nor missing from the agent's
+ * count: an agent that hears gschedd. A requeue and a job left running are never both
+ * decided. */
 #ifndef GPOOL_SCHED_QUORUM_H
 #define GPOOL_SCHED_QUORUM_H
 
@@ -26,9 +28,8 @@ struct quorum {
 
 /* Count the members, and those heard within timeout_ms of now (monotonic ms). */
 void quorum_count(struct nodes *ns, int64_t now, int64_t timeout_ms, struct quorum *q);
-/* gschedd and the members it hears are more than half of the voters (the members and
- * gschedd): a pool that lost one PC of two still requeues its jobs, and an agent counts the
- * same voters (worker/fence.h) */
+/* gschedd hears at least half of the members (a tie is gschedd's: a pool that lost one PC of
+ * two still requeues its jobs; an agent needs more than half, worker/fence.h) */
 bool quorum_held(const struct quorum *q);
 
 /* The members as agents are sent them: out's arrays are malloc'd (quorum_members_free), the

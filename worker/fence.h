@@ -1,14 +1,13 @@
 /* fence.h: whether an agent whose lease ran out stops its requeueable jobs (docs/reliability.md,
  * "Scheduler outages").
  *
- * The voters are the pool's members (the nodes the scheduler last sent, this one among them)
- * and the scheduler itself. An agent that has not heard the scheduler for its lease asks the
- * other members over their peer ports whether they hear it. It keeps its jobs running only when
- * it reached more than half of the voters (itself included, the scheduler never) and none of
- * those it reached heard the scheduler within the lease: then the scheduler is the one that is
- * away, and gschedd, which requeues a silent node's jobs only while it hears a majority of the
- * same voters (scheduler/quorum.h), cannot be requeueing them. Otherwise it stops them, as it
- * always did. */
+ * The pool's members are the nodes the scheduler last sent (this one among them). An agent
+ * that has not heard the scheduler for its lease asks the other members over their peer ports
+ * whether they hear it. It keeps its jobs running only when it reached more than half of the
+ * members (itself included) and none of those it reached heard the scheduler later than it did:
+ * then the scheduler is the one that is away, and gschedd, which requeues a silent node's jobs
+ * only while it hears at least half of the same members (scheduler/quorum.h), cannot be
+ * requeueing them. Otherwise it stops them, as it always did. */
 #ifndef GPOOL_WORKER_FENCE_H
 #define GPOOL_WORKER_FENCE_H
 
@@ -17,7 +16,7 @@
 enum fence_verdict {
 	FENCE_KEEP,	   /* the scheduler is away: the jobs run on */
 	FENCE_NO_MEMBERS,  /* never told the pool's members: stop, as without peers */
-	FENCE_MINORITY,	   /* too few voters reached: this node may be the one cut off */
+	FENCE_MINORITY,	   /* too few members reached: this node may be the one cut off */
 	FENCE_SCHED_ALIVE, /* a peer hears the scheduler: this node is cut off from it */
 };
 

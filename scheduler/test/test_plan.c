@@ -317,7 +317,7 @@ static void silent_node_needs_majority(void **state)
 	struct node *silent = nodes_get(S.nodes, where);
 	int64_t now = gp_mono_ms();
 	uint64_t v3 = quorum_members_version(S.nodes);
-	/* the others are quiet too (last heard 3 s ago, over two heartbeats): no majority */
+	/* the others are quiet too (last heard 3 s ago, over two heartbeats): none heard */
 	for (int i = 0; i < 3; i++)
 		nodes_get(S.nodes, i)->last_heard_ms = now - 3000;
 	silent->last_heard_ms = now - 20000;
@@ -328,7 +328,7 @@ static void silent_node_needs_majority(void **state)
 	assert_false(node_usable(silent));
 	assert_int_equal(S.quorum_since_ms, 0);
 	assert_int_equal(quorum_members_version(S.nodes), v3); /* still a member */
-	/* the two others heard again: a majority (2 + the scheduler of 4), not yet for long */
+	/* the two others heard again: 2 of 3, not yet for long */
 	for (int i = 0; i < 3; i++)
 		if (i != where)
 			nodes_get(S.nodes, i)->last_heard_ms = gp_mono_ms();
@@ -350,12 +350,16 @@ static void silent_node_needs_majority(void **state)
 	for (size_t i = 0; i < m.n_members; i++)
 		assert_string_not_equal(m.members[i]->name, silent->name);
 	quorum_members_free(&m);
-	/* a pool that lost one node of two still has its majority: the other and the scheduler */
+	/* a pool that lost one node of two still requeues: a tie is the scheduler's */
 	struct quorum q = {.heard = 1, .members = 2};
 	assert_true(quorum_held(&q));
 	q = (struct quorum){.heard = 0, .members = 1};
 	assert_false(quorum_held(&q));
 	q = (struct quorum){.heard = 1, .members = 4};
+	assert_false(quorum_held(&q));
+	q = (struct quorum){.heard = 2, .members = 4};
+	assert_true(quorum_held(&q));
+	q = (struct quorum){.heard = 0, .members = 0};
 	assert_false(quorum_held(&q));
 	S.requeue = false;
 }

@@ -13,20 +13,22 @@ static enum fence_verdict decide(int members, int reached, int fresh)
 	return fence_decide(&v);
 }
 
-static void majority_of_voters(void **state)
+static void majority_of_members(void **state)
 {
-	/* 3 members and the scheduler: 3 of 4 voters reached is a majority, 2 is not */
+	/* 3 members: 2 reached is a majority (the scheduler's PC and its agent switched off) */
 	assert_int_equal(decide(3, 3, 0), FENCE_KEEP);
-	assert_int_equal(decide(3, 2, 0), FENCE_MINORITY);
+	assert_int_equal(decide(3, 2, 0), FENCE_KEEP);
 	assert_int_equal(decide(3, 1, 0), FENCE_MINORITY);
-	/* 2 members: both reach each other (2 of 3) */
+	/* 2 members: half is the scheduler's, so both must reach each other */
 	assert_int_equal(decide(2, 2, 0), FENCE_KEEP);
 	assert_int_equal(decide(2, 1, 0), FENCE_MINORITY);
-	/* alone with the scheduler: 1 of 2 is no majority, as before peers existed */
-	assert_int_equal(decide(1, 1, 0), FENCE_MINORITY);
-	/* 5 members: 4 of 6 */
-	assert_int_equal(decide(5, 4, 0), FENCE_KEEP);
-	assert_int_equal(decide(5, 3, 0), FENCE_MINORITY);
+	/* a pool of one PC: the scheduler never requeues it (0 of 1 heard), it runs on */
+	assert_int_equal(decide(1, 1, 0), FENCE_KEEP);
+	/* 4 members: 3; 6 members: 4 */
+	assert_int_equal(decide(4, 3, 0), FENCE_KEEP);
+	assert_int_equal(decide(4, 2, 0), FENCE_MINORITY);
+	assert_int_equal(decide(6, 4, 0), FENCE_KEEP);
+	assert_int_equal(decide(6, 3, 0), FENCE_MINORITY);
 }
 
 static void a_fresh_peer_fences(void **state)
@@ -41,14 +43,14 @@ static void no_members_fences(void **state)
 {
 	assert_int_equal(decide(0, 1, 0), FENCE_NO_MEMBERS);
 	assert_string_equal(fence_verdict_text(FENCE_KEEP),
-			    "the scheduler is away: a majority of the pool reached, none hears it");
+			    "the scheduler is away: most of the pool reached, none hears it");
 	assert_string_equal(fence_verdict_text((enum fence_verdict)99), "?");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(majority_of_voters),
+	    cmocka_unit_test(majority_of_members),
 	    cmocka_unit_test(a_fresh_peer_fences),
 	    cmocka_unit_test(no_members_fences),
 	};
