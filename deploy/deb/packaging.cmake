@@ -124,8 +124,10 @@ set(CPACK_DEBIAN_GATEWAY_PACKAGE_DEPENDS "gpool-client (= ${V}), munge, adduser"
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libgcomm0 (= ${V})")
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_LIBGCOMM_PACKAGE_SECTION libs)
-# libgcomm.so.0: a shlibs file and the ldconfig trigger
-set(CPACK_DEBIAN_LIBGCOMM_PACKAGE_GENERATE_SHLIBS ON)
+# libgcomm.so.0: a shlibs file (CPack writes one for each package with a versioned library:
+# libgcomm0 alone) and the ldconfig trigger
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_LIBGCOMM_PACKAGE_CONTROL_EXTRA "${GPOOL_DEB_DIR}/libgcomm/triggers")
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 # the modules are dlopen()ed by gtrain and gserve (gpool-worker) and by programs built against
 # gpool-dev's kernels; the CUDA one needs the NVIDIA driver's libcuda.so.1 (non-free)

@@ -27,20 +27,26 @@ mapfile -t pkgs < <(cut -d= -f2 "$BUILD/deb/packages.txt")
 deb() { ls "$out"/"$1"_*.deb 2>/dev/null | head -1; }
 files() { dpkg-deb -c "$(deb "$1")" | awk '{print $6}' | sed 's|^\.||'; }
 
-# ---- lintian, each package; its contents unpacked for the checks below ----
+# ---- lintian, on all packages at once (it starts once); their contents unpacked ----
+debs=()
 for p in "${pkgs[@]}"; do
 	d=$(deb "$p")
 	[ -n "$d" ] || { notok "$p was not built"; continue; }
+	debs+=("$d")
 	mkdir -p "$out/x/$p"
 	dpkg-deb -x "$d" "$out/x/$p"
-	l=$(lintian --tag-display-limit 0 "$d" 2>&1 | grep -v 'running with root privileges')
-	if grep -q '^E:' <<<"$l"; then
-		notok "lintian errors on $p:"; grep '^E:' <<<"$l"
-	else
-		ok "lintian reports no error on $p ($(grep -c '^W:' <<<"$l") warnings)"
-	fi
 done
 [ "$fail" = 0 ] || exit 1
+l=$(lintian --tag-display-limit 0 "${debs[@]}" 2>&1 | grep -v 'running with root privileges')
+for p in "${pkgs[@]}"; do
+	if grep -q "^E: ${p}[: ]" <<<"$l"; then
+		notok "lintian errors on $p:"; grep "^E: ${p}[: ]" <<<"$l"
+	else
+		ok "lintian reports no error on $p ($(grep -c "^W: ${p}[: ]" <<<"$l") warnings)"
+	fi
+done
+grep -qE '^E: ' <<<"$l" && ! grep -qE "^E: ($(IFS='|'; echo "${pkgs[*]}"))[: ]" <<<"$l" &&
+	notok "lintian errors:" && grep '^E: ' <<<"$l"
 for p in "${pkgs[@]}"; do files "$p" | sed "s|\$| $p|"; done >"$out/owners"
 
 # ---- everything `cmake --install` installs is packaged ----
@@ -83,6 +89,8 @@ for p in "${pkgs[@]}"; do
 	[ -d "$out/x/$p" ] || continue
 	depends=$(dpkg-deb -f "$(deb "$p")" Depends | tr ',|' '\n\n' | sed 's/(.*//; s/ //g')
 	nelf=0
+	before=$fail
+	fail=0
 	while read -r f; do
 		file -b "$f" | grep -q '^ELF' || continue
 		nelf=$((nelf + 1))
@@ -104,7 +112,8 @@ for p in "${pkgs[@]}"; do
 			fi
 		done
 	done < <(find "$out/x/$p" -type f)
-	ok "$p: the libraries of its $nelf ELF files come from its Depends"
+	[ "$fail" = 0 ] && ok "$p: the libraries of its $nelf ELF files come from its Depends"
+	[ "$before" = 0 ] || fail=1
 done
 
 # ---- gpool-client's configuration, the service accounts ----
