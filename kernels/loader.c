@@ -68,15 +68,16 @@ static void exe_relative_dir(char *dir, size_t len)
 		dir[0] = '\0';
 }
 
-/* Finds libgpool-kernels-NAME.so: $GPOOL_KERNELS_DIR, the build tree, the install
- * directory, the install directory beside the running program, then the dynamic loader's own
- * search path. A library that exists but fails to load (a missing driver runtime, say) is
- * reported as such. */
+/* Finds libgpool-kernels-NAME.so: $GPOOL_KERNELS_DIR, the install directory beside the
+ * running program (an installed program takes its own installation's modules, not those of
+ * a build tree that happens to be at the configured path), the build tree, the configured
+ * install directory, then the dynamic loader's own search path. A library that exists but
+ * fails to load (a missing driver runtime, say) is reported as such. */
 static void *load_plugin(const char *name, char *err)
 {
 	char beside[4096];
 	exe_relative_dir(beside, sizeof(beside));
-	const char *dirs[] = {getenv("GPOOL_KERNELS_DIR"), GK_BUILD_DIR, GK_INSTALL_DIR, beside};
+	const char *dirs[] = {getenv("GPOOL_KERNELS_DIR"), beside, GK_BUILD_DIR, GK_INSTALL_DIR};
 	char file[64], path[4096 + 64];
 	void *dl;
 

@@ -7,6 +7,8 @@
 #   its Documentation= names in the same package;
 # - every library an ELF file of a package needs comes from a package its Depends names
 #   (shlibs right), or from the package itself;
+# - gtrain from gpool-worker loads the card modules gpool-cuda and gpool-hip install (a
+#   package's prefix, /usr, is not the one the build was configured with);
 # - gpool-client marks /etc/gpool/gpool.conf a conffile with every key of the table commented,
 #   and the maintainer scripts create the service accounts.
 # Skips (77) without lintian or cpack.
@@ -114,6 +116,21 @@ for p in "${pkgs[@]}"; do
 	done < <(find "$out/x/$p" -type f)
 	[ "$fail" = 0 ] && ok "$p: the libraries of its $nelf ELF files come from its Depends"
 	[ "$before" = 0 ] || fail=1
+done
+
+# ---- the card modules: gpool-worker's gtrain loads the module its packages installed ----
+for m in cuda:gpool-cuda hip:gpool-hip; do
+	[ -d "$out/x/${m#*:}" ] || continue
+	root=$out/all-${m%:*}
+	mkdir -p "$root"
+	cp -a "$out/x/gpool-worker/." "$out/x/${m#*:}/." "$root/"
+	for i in $(seq 40); do echo "$i,$((i * 2)),$((i % 2))"; done >"$out/d.csv"
+	# without a card it ends "no ... device", with one it trains: either way the module is loaded
+	got=$(LD_DEBUG=files "$root/usr/bin/gtrain" --data "$out/d.csv" --layers=2,4,2 -e 1 -b 8 \
+		--backend="${m%:*}" 2>&1 | sed -n "s/.*file=\([^ ]*libgpool-kernels-${m%:*}\.so\) .*/\1/p" | head -1)
+	[ "$got" = "$root/usr/bin/../lib/gpool/libgpool-kernels-${m%:*}.so" ] &&
+		ok "gtrain --backend=${m%:*} from the packages loads ${m#*:}'s module" ||
+		notok "gtrain --backend=${m%:*} from the packages loaded '${got:-nothing}'"
 done
 
 # ---- gpool-client's configuration, the service accounts ----
