@@ -19,7 +19,7 @@ build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
 	cmake --build $(BUILD) -j$(JOBS)
 
-# Debian packages gpool-scheduler, gpool-worker, gpool-client into $(BUILD)/ (deploy/deb)
+# Debian packages (gpool-scheduler, gpool-worker, gpool-client, gpool-gateway, ...) into $(BUILD)/ (deploy/deb)
 deb: build
 	cd $(BUILD) && cpack -G DEB
 

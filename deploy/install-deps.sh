@@ -1,19 +1,47 @@
 #!/bin/bash
 # install-deps.sh: install the Debian packages gpool needs (only those missing) and make sure
 # munged runs. Idempotent; runs `apt-get update` at most once. Needs root.
+#   install-deps.sh [--runtime | --build | --test]   (or GPOOL_DEPS=runtime|build|test)
+#     --runtime  what a PC that only runs gschedd, gworkerd, ggated and the commands needs
+#                (the libraries they link, munge, sqlite3 for backups, openssl for gpool-ca):
+#                the same set the Debian packages depend on (docs/install.md)
+#     --build    runtime + compilers and -dev packages: enough to build and `make deb`
+#     --test     (default) build + everything the tests and benchmarks use (chromium,
+#                prometheus, nginx, wrk, torch, clang, lintian, ...): `make test` and CI
 #   GPOOL_DEPS_EXTRA="pkg ..."  extra packages to install too (the benches add theirs)
 set -eu
 
-pkgs="build-essential cmake pkg-config git iproute2 procps psmisc util-linux
-  libzmq3-dev libsodium-dev libprotobuf-c-dev protobuf-c-compiler libmunge-dev munge
-  libsqlite3-dev sqlite3 libjansson-dev libssl-dev libcmocka-dev zlib1g-dev libevent-dev libhttp-parser-dev curl wrk nginx
-  libucx-dev ucx-utils libopenmpi-dev openmpi-bin libpmix-dev libopenblas-dev
+mode=${GPOOL_DEPS:-test}
+case ${1:-} in
+--runtime | --build | --test) mode=${1#--} ;;
+"") ;;
+-h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+*) echo "install-deps: unknown option '$1' (--runtime, --build or --test)" >&2; exit 2 ;;
+esac
+
+# what the programs load (deploy/deb/packaging.cmake's Depends come from the same libraries)
+runtime="munge sqlite3 openssl adduser
+  libzmq5 libsodium23 libprotobuf-c1 libmunge2 libsqlite3-0 libjansson4 libssl3 zlib1g
+  libevent-2.1-7 libevent-openssl-2.1-7 libhttp-parser2.9 libucx0 libopenmpi3 libpmix2
+  libopenblas0"
+build="build-essential cmake pkg-config git
+  libzmq3-dev libsodium-dev libprotobuf-c-dev protobuf-c-compiler libmunge-dev
+  libsqlite3-dev libjansson-dev libssl-dev libcmocka-dev zlib1g-dev libevent-dev libhttp-parser-dev
+  libucx-dev libopenmpi-dev libpmix-dev libopenblas-dev
+  hipcc libamdhip64-dev"
+# python3-torch: tests/system/t0600-pytorch-ddp.sh runs an unmodified DDP script as a job
+test="iproute2 procps psmisc util-linux curl wrk nginx ucx-utils openmpi-bin
   clang libclang-rt-14-dev libfuzzer-14-dev clang-format clang-tidy shellcheck python3
-  hipcc libamdhip64-dev
   python3-torch
   python3-yaml python3-jsonschema prometheus chromium chromium-driver
-  python3-selenium lintian ${GPOOL_DEPS_EXTRA:-}"
-# python3-torch: tests/system/t0600-pytorch-ddp.sh runs an unmodified DDP script as a job
+  python3-selenium lintian"
+case $mode in
+runtime) pkgs="$runtime" ;;
+build) pkgs="$runtime $build" ;;
+test) pkgs="$runtime $build $test" ;;
+*) echo "install-deps: unknown GPOOL_DEPS '$mode' (runtime, build or test)" >&2; exit 2 ;;
+esac
+pkgs="$pkgs ${GPOOL_DEPS_EXTRA:-}"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: must run as root (apt-get and munged need it)" >&2
@@ -42,6 +70,11 @@ if [ ! -s /etc/munge/munge.key ]; then
 	chown munge:munge /etc/munge/munge.key
 	chmod 0400 /etc/munge/munge.key
 fi
+# a real PC (--runtime, systemd running): munge.service, started at boot from now on
+if [ "$mode" = runtime ] && [ -d /run/systemd/system ]; then
+	systemctl enable munge.service >/dev/null 2>&1 || true
+	munge -n 2>/dev/null | unmunge >/dev/null 2>&1 || systemctl restart munge.service
+fi
 mkdir -p /run/munge /var/log/munge /var/lib/munge
 chown munge:munge /run/munge /var/log/munge /var/lib/munge
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
@@ -53,4 +86,4 @@ if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
 	done
 	munge -n | unmunge >/dev/null || { echo "install-deps: munged does not answer" >&2; exit 1; }
 fi
-echo "install-deps: ok"
+echo "install-deps: ok ($mode)"

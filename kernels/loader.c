@@ -19,6 +19,9 @@
 #ifndef GK_INSTALL_DIR
 #define GK_INSTALL_DIR ""
 #endif
+#ifndef GK_INSTALL_RELDIR
+#define GK_INSTALL_RELDIR ""
+#endif
 
 static int errf(char *buf, int e, const char *fmt, ...)
 {
@@ -46,13 +49,36 @@ static void set_err(gk_error_t *err, const char *text)
 		snprintf(err->text, sizeof(err->text), "%s", text);
 }
 
-/* Finds libgpool-kernels-NAME.so: $GPOOL_KERNELS_DIR, the build tree, the install
- * directory, then the dynamic loader's own search path. A library that exists but fails
- * to load (a missing driver runtime, say) is reported as such. */
+/* The install directory as seen from the running program (BIN/../lib/gpool): a package
+ * installs under another prefix than the build was configured with (/usr, not /usr/local),
+ * and its programs are in BIN. dir is left empty when it cannot be found. */
+static void exe_relative_dir(char *dir, size_t len)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	dir[0] = '\0';
+	if (n <= 0 || !GK_INSTALL_RELDIR[0])
+		return;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	if ((size_t)snprintf(dir, len, "%s/../%s", exe, GK_INSTALL_RELDIR) >= len)
+		dir[0] = '\0';
+}
+
+/* Finds libgpool-kernels-NAME.so: $GPOOL_KERNELS_DIR, the install directory beside the
+ * running program (an installed program takes its own installation's modules, not those of
+ * a build tree that happens to be at the configured path), the build tree, the configured
+ * install directory, then the dynamic loader's own search path. A library that exists but
+ * fails to load (a missing driver runtime, say) is reported as such. */
 static void *load_plugin(const char *name, char *err)
 {
-	const char *dirs[] = {getenv("GPOOL_KERNELS_DIR"), GK_BUILD_DIR, GK_INSTALL_DIR};
-	char file[64], path[4096];
+	char beside[4096];
+	exe_relative_dir(beside, sizeof(beside));
+	const char *dirs[] = {getenv("GPOOL_KERNELS_DIR"), beside, GK_BUILD_DIR, GK_INSTALL_DIR};
+	char file[64], path[4096 + 64];
 	void *dl;
 
 	snprintf(file, sizeof(file), "libgpool-kernels-%s.so", name);
