@@ -41,7 +41,9 @@ struct waiting {
 
 struct server {
 	struct event_base *base;
-	gm_model_t *model;
+	gm_model_t *model; /* until its parameters are on bk: then only what follows stays */
+	uint32_t inputs, outputs;
+	char shape[GM_MAX_SIZES * 8 + 1];
 	gk_backend_t *bk; /* a card, or the kernels' cpu backend (OpenBLAS) */
 	gm_infer_t *run;  /* the forward pass on bk */
 	size_t max_batch, max_rows;
@@ -78,7 +80,7 @@ static void reply_error(gh_conn_t *c, int code, const char *why)
  * request in, which may queue rows and flush again. */
 static void flush(struct server *s)
 {
-	uint32_t in = (uint32_t)gm_model_inputs(s->model), k = (uint32_t)gm_model_outputs(s->model);
+	uint32_t in = s->inputs, k = s->outputs;
 	while (s->head) {
 		size_t rows = 0, nreq = 0;
 		struct waiting *w = s->head, *last = NULL;
@@ -144,8 +146,8 @@ static void predict(struct waiting *w)
 	struct server *s = w->s;
 	gp_error_t err = {{0}};
 	if (gs_predict_decode(gh_buf_size(&w->body) ? gh_buf_data(&w->body) : "",
-			      gh_buf_size(&w->body), (uint32_t)gm_model_inputs(s->model),
-			      s->max_rows, &w->x, &w->rows, &err) < 0) {
+			      gh_buf_size(&w->body), s->inputs, s->max_rows, &w->x, &w->rows,
+			      &err) < 0) {
 		s->bad++;
 		reply_error(w->c, 400, err.text);
 		gh_conn_next(w->c, true);
@@ -220,8 +222,7 @@ static void on_head(gh_conn_t *c, void *arg)
 			 "{\"layers\":\"%s\",\"inputs\":%u,\"outputs\":%u,\"max_batch\":%zu,"
 			 "\"max_wait_us\":%ld,\"requests\":%llu,\"batches\":%llu,\"rows\":%llu,"
 			 "\"bad_requests\":%llu}",
-			 gm_model_shape(s->model), gm_model_inputs(s->model),
-			 gm_model_outputs(s->model), s->max_batch, s->max_wait_us,
+			 s->shape, s->inputs, s->outputs, s->max_batch, s->max_wait_us,
 			 (unsigned long long)s->requests, (unsigned long long)s->batches,
 			 (unsigned long long)s->rows_served, (unsigned long long)s->bad);
 		gh_conn_answer_text(c, 200, "%s", buf);
@@ -388,10 +389,15 @@ int main(int argc, char **argv)
 		gp_err("%s", err.text);
 		return 1;
 	}
+	s.inputs = (uint32_t)gm_model_inputs(s.model);
+	s.outputs = (uint32_t)gm_model_outputs(s.model);
+	snprintf(s.shape, sizeof(s.shape), "%s", gm_model_shape(s.model));
 	s.max_batch = (size_t)batch;
 	s.max_rows = (size_t)rows;
 	if (open_backend(&s, backend) < 0)
 		return 1;
+	/* the runner holds the parameters now (on the cpu backend a second host copy) */
+	gm_model_destroy(&s.model);
 	s.max_wait_us = wait_us;
 	s.tail = &s.head;
 	static const struct gh_handler h = {.head = on_head, .body = on_body, .gone = on_gone};
@@ -415,11 +421,10 @@ int main(int argc, char **argv)
 	if (handed)
 		snprintf(addr, sizeof(addr), "fd 3 (handed over), port");
 	gp_info("model %s (%s) served on %s:%ld, batches of up to %ld rows, waiting up to %ld us",
-		model, gm_model_shape(s.model), addr, port, batch, wait_us);
+		model, s.shape, addr, port, batch, wait_us);
 	event_base_dispatch(s.base);
 	gh_server_destroy(&http);
 	gm_infer_destroy(&s.run);
 	gk_backend_close(&s.bk);
-	gm_model_destroy(&s.model);
 	return 0;
 }
