@@ -1,9 +1,11 @@
-/* gserve: the reference model server. Serves a trained MLP (model.h) over HTTP (http/server.h,
+/* gserve: the reference model server. Serves a trained MLP (model/model.h, read by model/file.h)
+ * over HTTP (http/server.h,
  * ggated's own HTTP library):
  * POST /v1/predict with {"inputs": [[...], ...]} answers the class probabilities; GET /health
  * answers 200 once the model is loaded; GET /v1/model its shape. Requests are batched: rows
  * wait until --max-batch rows are queued or the first has waited --max-wait-us, then one
- * sgemm per layer serves them all. CPU through OpenBLAS. */
+ * sgemm per layer serves them all (model/infer.h): on a card, or the kernels' cpu backend
+ * (OpenBLAS). */
 #include <event2/event.h>
 #include <getopt.h>
 #include <signal.h>
@@ -15,10 +17,10 @@
 
 #include "common/log.h"
 #include "common/opt.h"
-#include "serve/model.h"
 #include "common/parse.h"
 #include "http/server.h"
-#include "serve/devforward.h"
+#include "model/file.h"
+#include "model/infer.h"
 #include "serve/predict.h"
 
 /* OpenBLAS's own: one thread by default, so that replicas on one PC do not fight */
@@ -39,9 +41,11 @@ struct waiting {
 
 struct server {
 	struct event_base *base;
-	gs_model_t *model;
-	gk_backend_t *bk; /* NULL: OpenBLAS on the CPU (gs_model_forward) */
-	gs_devfwd_t *dev; /* the forward pass on bk */
+	gm_model_t *model; /* until its parameters are on bk: then only what follows stays */
+	uint32_t inputs, outputs;
+	char shape[GM_MAX_SIZES * 8 + 1];
+	gk_backend_t *bk; /* a card, or the kernels' cpu backend (OpenBLAS) */
+	gm_infer_t *run;  /* the forward pass on bk */
 	size_t max_batch, max_rows;
 	long max_wait_us;
 	struct waiting *head, **tail;
@@ -76,7 +80,7 @@ static void reply_error(gh_conn_t *c, int code, const char *why)
  * request in, which may queue rows and flush again. */
 static void flush(struct server *s)
 {
-	uint32_t in = gs_model_inputs(s->model), k = gs_model_outputs(s->model);
+	uint32_t in = s->inputs, k = s->outputs;
 	while (s->head) {
 		size_t rows = 0, nreq = 0;
 		struct waiting *w = s->head, *last = NULL;
@@ -98,9 +102,7 @@ static void flush(struct server *s)
 			memcpy(x + off * in, w->x, w->rows * in * sizeof(float));
 			off += w->rows;
 		}
-		bool ok = x && p &&
-			  (s->dev ? gs_devfwd_run(s->dev, x, rows, p)
-				  : gs_model_forward(s->model, x, rows, p)) == 0;
+		bool ok = x && p && gm_infer_run(s->run, x, rows, p) == 0;
 		s->batches++;
 		off = 0;
 		for (struct waiting *nx; batch; batch = nx) {
@@ -144,8 +146,8 @@ static void predict(struct waiting *w)
 	struct server *s = w->s;
 	gp_error_t err = {{0}};
 	if (gs_predict_decode(gh_buf_size(&w->body) ? gh_buf_data(&w->body) : "",
-			      gh_buf_size(&w->body), gs_model_inputs(s->model), s->max_rows, &w->x,
-			      &w->rows, &err) < 0) {
+			      gh_buf_size(&w->body), s->inputs, s->max_rows, &w->x, &w->rows,
+			      &err) < 0) {
 		s->bad++;
 		reply_error(w->c, 400, err.text);
 		gh_conn_next(w->c, true);
@@ -220,8 +222,7 @@ static void on_head(gh_conn_t *c, void *arg)
 			 "{\"layers\":\"%s\",\"inputs\":%u,\"outputs\":%u,\"max_batch\":%zu,"
 			 "\"max_wait_us\":%ld,\"requests\":%llu,\"batches\":%llu,\"rows\":%llu,"
 			 "\"bad_requests\":%llu}",
-			 gs_model_shape(s->model), gs_model_inputs(s->model),
-			 gs_model_outputs(s->model), s->max_batch, s->max_wait_us,
+			 s->shape, s->inputs, s->outputs, s->max_batch, s->max_wait_us,
 			 (unsigned long long)s->requests, (unsigned long long)s->batches,
 			 (unsigned long long)s->rows_served, (unsigned long long)s->bad);
 		gh_conn_answer_text(c, 200, "%s", buf);
@@ -232,40 +233,35 @@ static void on_head(gh_conn_t *c, void *arg)
 }
 
 /* The forward pass's backend. auto: a card (cuda, then hip) when one opens, i.e. the replica
- * was given one (its CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), else OpenBLAS; blas:
- * OpenBLAS; cuda, hip, cpu: that kernels backend, or an error. */
+ * was given one (its CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), else the CPU; blas, cpu: the
+ * kernels' cpu backend (its sgemm is OpenBLAS's); cuda, hip: that card, or an error. */
 static int open_backend(struct server *s, const char *name)
 {
 	static const char *const cards[] = {"cuda", "hip"};
 	gk_error_t ge = {{0}};
-	if (!strcmp(name, "blas"))
-		return 0;
+	gp_error_t err = {{0}};
+	bool cpu = !strcmp(name, "blas");
 	if (!strcmp(name, "auto")) {
 		for (size_t i = 0; i < sizeof(cards) / sizeof(cards[0]) && !s->bk; i++)
 			s->bk = gk_backend_open(cards[i], &ge);
 		if (!s->bk) {
 			gp_info("no card: the forward pass runs on the CPU (OpenBLAS)");
-			return 0;
+			cpu = true;
 		}
-	} else if (!(s->bk = gk_backend_open(name, &ge))) {
-		gp_err("cannot open the %s backend: %s", name, ge.text);
+	}
+	if (!s->bk && !(s->bk = gk_backend_open(cpu ? "cpu" : name, &ge))) {
+		gp_err("cannot open the %s backend: %s", cpu ? "cpu" : name, ge.text);
 		return -1;
 	}
-	uint32_t nl = gs_model_layers(s->model), width[GS_MODEL_MAX_LAYERS + 1];
-	const float *w[GS_MODEL_MAX_LAYERS], *b[GS_MODEL_MAX_LAYERS];
-	for (uint32_t l = 0; l <= nl; l++)
-		width[l] = gs_model_width(s->model, l);
-	for (uint32_t l = 0; l < nl; l++)
-		gs_model_params(s->model, l, &w[l], &b[l]);
 	/* a batch is at most max_batch rows, or one request's rows when larger */
 	size_t most = s->max_batch > s->max_rows ? s->max_batch : s->max_rows;
-	char why[300];
-	if (!(s->dev = gs_devfwd_create(s->bk, nl, width, w, b, gs_model_input_scale(s->model),
-					most, why, sizeof(why)))) {
-		gp_err("cannot load the model on the %s backend: %s", gk_backend_name(s->bk), why);
+	if (!(s->run = gm_infer_create(s->bk, s->model, most, &err))) {
+		gp_err("cannot load the model on the %s backend: %s", gk_backend_name(s->bk),
+		       err.text);
 		return -1;
 	}
-	gp_info("forward pass on the %s backend", gk_backend_name(s->bk));
+	if (!cpu)
+		gp_info("forward pass on the %s backend", gk_backend_name(s->bk));
 	return 0;
 }
 
@@ -389,14 +385,19 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	openblas_set_num_threads((int)threads);
 	gp_error_t err = {{0}};
-	if (!(s.model = gs_model_load(model, &err))) {
+	if (!(s.model = gm_model_read(model, &err))) {
 		gp_err("%s", err.text);
 		return 1;
 	}
+	s.inputs = (uint32_t)gm_model_inputs(s.model);
+	s.outputs = (uint32_t)gm_model_outputs(s.model);
+	snprintf(s.shape, sizeof(s.shape), "%s", gm_model_shape(s.model));
 	s.max_batch = (size_t)batch;
 	s.max_rows = (size_t)rows;
 	if (open_backend(&s, backend) < 0)
 		return 1;
+	/* the runner holds the parameters now (on the cpu backend a second host copy) */
+	gm_model_destroy(&s.model);
 	s.max_wait_us = wait_us;
 	s.tail = &s.head;
 	static const struct gh_handler h = {.head = on_head, .body = on_body, .gone = on_gone};
@@ -420,11 +421,10 @@ int main(int argc, char **argv)
 	if (handed)
 		snprintf(addr, sizeof(addr), "fd 3 (handed over), port");
 	gp_info("model %s (%s) served on %s:%ld, batches of up to %ld rows, waiting up to %ld us",
-		model, gs_model_shape(s.model), addr, port, batch, wait_us);
+		model, s.shape, addr, port, batch, wait_us);
 	event_base_dispatch(s.base);
 	gh_server_destroy(&http);
-	gs_devfwd_destroy(&s.dev);
+	gm_infer_destroy(&s.run);
 	gk_backend_close(&s.bk);
-	gs_model_destroy(&s.model);
 	return 0;
 }

@@ -1,16 +1,15 @@
-/* ckpt.h - gtrain's two file formats: the model file (read by the model server) and the
- * checkpoint (resumable training state). Both are a magic line, one line of JSON, then
- * little-endian binary. Formats in docs/training.md.
+/* ckpt.h - gtrain's checkpoint (resumable training state), in the frame of the model file
+ * (model/container.h: a magic line, one line of JSON, then little-endian binary; the model file
+ * itself is model/file.h). Format in docs/training.md.
  *
- * Model file ("GPMODEL1\n"):
- *   {"kind":"mlp","layers":[64,256,256,10],"activation":"relu","dtype":"f32","input_scale":S}\n
- *   then for each layer l: W_l [layers[l+1]][layers[l]] f32 row-major, then b_l [layers[l+1]].
- * Checkpoint ("GPCKPT1\n"): a JSON line with the training state (step, optimizer, loss scale,
- *   global batch, seed, ...), then the parameters (the model file's order), then each optimizer
- *   state vector of the same length, then the CRC-32 (zlib) of those bytes, 4 bytes LE.
+ * Checkpoint ("GPCKPT1\n"): a JSON line with the layer sizes, input scale and the training
+ *   state (step, optimizer, loss scale, global batch, seed, ...), then the parameters (the
+ *   model file's order), then each optimizer state vector of the same length, then the CRC-32
+ *   (zlib) of those bytes, 4 bytes LE.
  *
- * Writers go through a temporary file, fsync and rename: a reader sees the old file or the
- * new one. Parsers take a buffer (the fuzz harness drives them) and never trust a length. */
+ * The writer goes through a temporary file, fsync and rename: a reader sees the old file or
+ * the new one. The parser takes a buffer (the fuzz harness drives it) and never trusts a
+ * length. Without jansson and zlib (ckpt_none.c) each call fails with ENOTSUP. */
 #ifndef GT_CKPT_H
 #define GT_CKPT_H
 
@@ -18,21 +17,12 @@
 #include <stdint.h>
 
 #include "common/error.h"
-
-#define GT_CKPT_MAX_SIZES 17
-
-typedef struct {
-	int sizes[GT_CKPT_MAX_SIZES];
-	int nsizes;
-	float input_scale;
-	size_t nparams;
-	float *params; /* malloc'd, nparams */
-} gt_model_t;
+#include "model/model.h"
 
 typedef struct {
-	gt_model_t model;
-	long step;	/* global steps done */
-	long opt_steps; /* optimizer steps applied (skipped ones excluded) */
+	gm_model_t *model; /* sizes, input scale, parameters */
+	long step;	   /* global steps done */
+	long opt_steps;	   /* optimizer steps applied (skipped ones excluded) */
 	int global_batch;
 	uint64_t seed;
 	char optimizer[16]; /* "sgd", "adamw" */
@@ -44,17 +34,10 @@ typedef struct {
 	float *state[2]; /* malloc'd, nparams each */
 } gt_ckpt_t;
 
-/* Parameters of an MLP with these sizes. 0 if the sizes are not a valid MLP. */
-size_t gt_model_nparams(const int *sizes, int nsizes);
-
-int gt_model_write(const char *path, const gt_model_t *m, gp_error_t *err);
-int gt_model_parse(const void *buf, size_t len, gt_model_t *m, gp_error_t *err);
-int gt_model_read(const char *path, gt_model_t *m, gp_error_t *err);
-void gt_model_free(gt_model_t *m);
-
 int gt_ckpt_write(const char *path, const gt_ckpt_t *c, gp_error_t *err);
 int gt_ckpt_parse(const void *buf, size_t len, gt_ckpt_t *c, gp_error_t *err);
 int gt_ckpt_read(const char *path, gt_ckpt_t *c, gp_error_t *err);
+/* frees what a parse or the caller allocated (model, state) and zeroes those pointers */
 void gt_ckpt_free(gt_ckpt_t *c);
 
 #endif

@@ -1,5 +1,5 @@
 /* ckpt_none.c - ckpt.h in a standalone build without jansson or zlib (train/CMakeLists.txt):
- * model files and checkpoints fail with a plain message (model.c counts and frees). */
+ * checkpoints fail with a plain message (ckpt_free.c frees; the model file is model/'s). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,24 +9,7 @@
 static int none(const char *what, gp_error_t *err)
 {
 	errno = ENOTSUP;
-	return gp_errprintf(err, "%s: this gtrain was built without jansson and zlib", what);
-}
-
-int gt_model_write(const char *path, const gt_model_t *m, gp_error_t *err)
-{
-	return none("model file", err);
-}
-
-int gt_model_parse(const void *buf, size_t len, gt_model_t *m, gp_error_t *err)
-{
-	memset(m, 0, sizeof(*m));
-	return none("model file", err);
-}
-
-int gt_model_read(const char *path, gt_model_t *m, gp_error_t *err)
-{
-	memset(m, 0, sizeof(*m));
-	return none("model file", err);
+	return gp_errprintf(err, "%s: this gtrain was built without jansson or zlib", what);
 }
 
 int gt_ckpt_write(const char *path, const gt_ckpt_t *c, gp_error_t *err)

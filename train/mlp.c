@@ -1,4 +1,5 @@
-/* mlp.c - forward and backward of an MLP classifier on a kernels backend (see mlp.h)
+/* mlp.c - training an MLP classifier on a kernels backend (see mlp.h): its buffers, the
+ * forward pass of model/forward.h keeping every layer's output, the loss and backward
  *
  * The GEMMs are column-major BLAS calls on row-major data: a row-major [rows][width] matrix is
  * a column-major width x rows one, and W_l ([out][in] row-major) is column-major in x out. */
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/forward.h"
 #include "train/mlp.h"
 
 struct gt_mlp {
@@ -47,11 +49,8 @@ static int berr(gt_mlp_t *m, gp_error_t *err, const char *what)
  * it holds the larger of the parameters and an activation) */
 static int round_ct(gt_mlp_t *m, float *p, size_t n, gp_error_t *err)
 {
-	if (m->ct == GK_F32 || !n)
-		return 0;
-	K(gk_cast(m->b, m->ct, m->tmp16, GK_F32, p, n, NULL), "round to compute type");
-	K(gk_cast(m->b, GK_F32, p, m->ct, m->tmp16, n, NULL), "round to compute type");
-	return 0;
+	gm_round_t r = {m->ct, m->tmp16};
+	return gm_round(m->b, &r, p, n, NULL, err);
 }
 
 gt_mlp_t *gt_mlp_create(gk_backend_t *b, const int *sizes, int nsizes, size_t max_rows,
@@ -245,21 +244,8 @@ static int forward(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, i
 		if (y)
 			K(gk_copy_async(m->b, m->labels, y, yb, kind, NULL), "copy labels");
 	}
-	if (round_ct(m, m->act[0], rows * (size_t)m->sizes[0], err) < 0)
-		return -1;
-	for (int l = 0; l < m->nl; l++) {
-		int in = m->sizes[l], out = m->sizes[l + 1];
-		const float *W = m->wc + m->off[l], *bias = W + (size_t)in * out;
-		K(gk_sgemm(m->b, 1, 0, out, (int)rows, in, 1.0f, W, in, m->act[l], in, 0.0f,
-			   m->act[l + 1], out, NULL),
-		  "forward gemm");
-		K(gk_bias_act(m->b, m->act[l + 1], bias, rows, (size_t)out,
-			      l < m->nl - 1 ? GK_ACT_RELU : GK_ACT_NONE, NULL),
-		  "bias + activation");
-		if (round_ct(m, m->act[l + 1], rows * (size_t)out, err) < 0)
-			return -1;
-	}
-	return 0;
+	gm_round_t r = {m->ct, m->tmp16};
+	return gm_forward(m->b, NULL, m->sizes, m->nsizes, m->wc, m->act, rows, &r, err);
 }
 
 int gt_mlp_forward(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, gp_error_t *err)

@@ -3,7 +3,7 @@
  * precision.
  *
  * Layout: parameters are one flat f32 vector, layer by layer W_l ([out][in], row-major) then
- * b_l ([out]), the order of the model file (ckpt.h). Activations are row-major [rows][width].
+ * b_l ([out]), the order of the model (model/model.h). Activations are row-major [rows][width].
  * Gradients are one flat vector of the same layout in the compute type (f32, f16 or bf16),
  * ready for the allreduce.
  *

@@ -20,10 +20,8 @@ int tr_save_ckpt(tr_t *t, long step)
 	int rc = -1;
 	size_t n = gt_mlp_nparams(t->m);
 	memset(&k, 0, sizeof(k));
-	memcpy(k.model.sizes, c->sizes, sizeof(c->sizes));
-	k.model.nsizes = c->nsizes;
-	k.model.input_scale = t->input_scale;
-	k.model.nparams = n;
+	if (!(k.model = gm_model_create(c->sizes, c->nsizes, t->input_scale, t->err)))
+		goto out;
 	k.step = step;
 	k.opt_steps = gt_optim_steps(t->o);
 	k.global_batch = c->global_batch;
@@ -34,9 +32,7 @@ int tr_save_ckpt(tr_t *t, long step)
 	k.scale_good = t->sc.good;
 	k.skipped = t->sc.skipped;
 	k.nstate = gt_optim_nstate(t->o);
-	if (!(k.model.params = malloc(n * sizeof(float))))
-		goto out;
-	if (gt_mlp_get_params(t->m, k.model.params, t->err) < 0)
+	if (gt_mlp_get_params(t->m, gm_model_params(k.model), t->err) < 0)
 		goto out;
 	for (int i = 0; i < k.nstate; i++)
 		if (!(k.state[i] = malloc(n * sizeof(float))) ||
@@ -75,8 +71,8 @@ int tr_resume(tr_t *t, long *start)
 		if (stat(path, &st) == 0 || c->resume) {
 			if (gt_ckpt_read(path, &k, t->err) < 0) {
 				rc = -1;
-			} else if (k.model.nsizes != c->nsizes ||
-				   memcmp(k.model.sizes, c->sizes,
+			} else if (gm_model_nsizes(k.model) != c->nsizes ||
+				   memcmp(gm_model_sizes(k.model), c->sizes,
 					  sizeof(int) * (size_t)c->nsizes)) {
 				gp_errprintf(t->err, "checkpoint '%s' is of other layer sizes",
 					     path);
@@ -123,9 +119,8 @@ int tr_resume(tr_t *t, long *start)
 		return gp_errprintf(t->err, "out of memory");
 	}
 	for (int i = -1; i < gt_optim_nstate(t->o); i++) {
-		float *src = i < 0 ? k.model.params : k.state[i];
-		if (t->rank == 0)
-			memcpy(buf, src, n * sizeof(float));
+		if (t->rank == 0) /* the one that read the checkpoint */
+			memcpy(buf, i < 0 ? gm_model_data(k.model) : k.state[i], n * sizeof(float));
 		if (t->size > 1 && gc_broadcast(t->comm, buf, n, GC_F32, 0) < 0) {
 			rc = tr_fail_comm(t, "broadcast");
 			break;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/file.h"
 #include "train/ckpt.h"
 #include "train/data.h"
 #include "train/mlp.h"
@@ -659,17 +660,13 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 		    tr_save_ckpt(&t, start + res->steps) < 0)
 			goto out;
 		if (c->model) {
-			gt_model_t md = {.nsizes = c->nsizes,
-					 .input_scale = t.input_scale,
-					 .nparams = gt_mlp_nparams(t.m)};
-			memcpy(md.sizes, c->sizes, sizeof(c->sizes));
-			if (!(md.params = malloc(md.nparams * sizeof(float))) ||
-			    gt_mlp_get_params(t.m, md.params, err) < 0 ||
-			    gt_model_write(c->model, &md, err) < 0) {
-				gt_model_free(&md);
+			gm_model_t *md = gm_model_create(c->sizes, c->nsizes, t.input_scale, err);
+			if (!md || gt_mlp_get_params(t.m, gm_model_params(md), err) < 0 ||
+			    gm_model_write(c->model, md, err) < 0) {
+				gm_model_destroy(&md);
 				goto out;
 			}
-			gt_model_free(&md);
+			gm_model_destroy(&md);
 			struct stat sb;
 			char cwd[4096];
 			const char *shown = c->model;

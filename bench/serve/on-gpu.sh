@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/serve/on-gpu.sh - on a GPU machine (only the CUDA toolkit and libc there): build
-# kernels/ standalone and gserve's forward pass on the kernels backend (serve/devforward.c)
-# with its test, then run the test on the cuda backend and on the kernels' cpu backend: the
+# kernels/ standalone and gserve's forward pass on the kernels backend (model/infer.c over
+# model/forward.c, the model library's libc-only part) with its test (model/test/test_infer.c),
+# then run the test on the cuda backend and on the kernels' cpu backend: the
 # probabilities of a random 64-256-256-10 MLP against a plain C forward pass (within 1e-5),
 # and what a batch of 1, 32 and 64 rows costs on each. Output on stdout.
 #   bench/serve/on-gpu.sh [ARCHS]
@@ -25,12 +26,13 @@ fi
 blas=$(sed -n 's/^GK_OPENBLAS_LIB:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
 case $blas in *NOTFOUND* | "") blas="" ;; esac
 gcc -O2 -std=gnu11 -Wall -Werror -I"$ROOT" -I"$ROOT/kernels/include" \
-	"$ROOT/serve/test/test_devforward.c" "$ROOT/serve/devforward.c" "$ROOT/serve/softmax.c" \
-	"$lib" ${blas:+"$blas"} -ldl -lm -lpthread -o "$BUILD/test_devforward" || exit 1
+	"$ROOT/model/test/test_infer.c" "$ROOT/model/infer.c" "$ROOT/model/forward.c" \
+	"$ROOT/model/model.c" "$ROOT/model/softmax.c" "$ROOT/common/error.c" \
+	"$lib" ${blas:+"$blas"} -ldl -lm -lpthread -o "$BUILD/test_infer" || exit 1
 GPOOL_KERNELS_DIR=$(dirname "$mod")
 export GPOOL_KERNELS_DIR
 for b in cuda cpu; do
 	echo "## GS_TEST_BACKEND=$b"
-	GS_TEST_BACKEND=$b "$BUILD/test_devforward"
+	GS_TEST_BACKEND=$b "$BUILD/test_infer"
 	echo "rc=$?"
 done

@@ -15,7 +15,7 @@ while IFS= read -r f; do
 		clang-format "$f" | diff "$f" - | head -20
 		bad=1
 	fi
-done < <(find cards cli comm common kernels proto scheduler tests tools worker bench train launch gateway serve \
+done < <(find cards cli comm common kernels model proto scheduler tests tools worker bench train launch gateway serve \
 	-type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) -not -path '*/corpus/*' | sort)
 [ $bad = 0 ] && echo "format-check: all $n files are formatted"
 exit $bad

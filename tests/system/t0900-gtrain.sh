@@ -5,10 +5,11 @@
 # 3 (fixed global batch); a rank made slower is named, its share shrinks, and the model stays
 # the same; a run cut at step 50 on 3 hosts resumes from its last checkpoint (kept in a store
 # outside the nodes through --ckpt-cmd / --resume-cmd) on 2 hosts and ends with the uncut
-# run's model.
+# run's model. The model file a run wrote is served by gserve (the model library reads what
+# it wrote) and answers as a plain-Python forward pass of the file (tests/tools/gen-model.py).
 # timeout: 420
 . "$(dirname "$0")/lib.sh"
-need_bins gtrain
+need_bins gtrain gserve
 DATA_CACHE=${GPOOL_DATA_DIR:-/var/cache/gpool}
 mkdir -p "$DATA_CACHE" 2>/dev/null
 "$GPOOL_SRC_DIR/train/fetch-digits.sh" "$DATA_CACHE/digits.csv.gz" >/dev/null 2>&1 ||
@@ -52,6 +53,27 @@ is "$(sed -n 2p "$WORK/m3.gpm" 2>/dev/null | head -c 95)" \
 	'{"kind":"mlp","layers":[64,256,256,10],"activation":"relu","dtype":"f32","input_scale":0.0625}' \
 	"the model file's JSON line"
 like "$job_out" "model written to h[0-9]+:$WORK/m3.gpm" "the output says where the model is"
+
+# trained, then served: gserve loads the model gtrain wrote and answers five digits as the
+# reference forward pass of the same file does
+"$GPOOL_BIN_DIR/gserve" --model "$WORK/m3.gpm" --listen 127.0.0.1:18901 >"$TEST_DIR/gserve.log" 2>&1 &
+spid=$!
+at_cleanup "kill $spid 2>/dev/null"
+wait_eq 10 200 curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:18901/health"
+"$PY" -c '
+import gzip, json, sys
+rows = [l.split(",") for l in gzip.open(sys.argv[1], "rt") if l.strip() and l[0] != "#"][:5]
+print(json.dumps({"inputs": [[float(v) for v in r[:-1]] for r in rows]}))' "$WORK/digits.csv.gz" >"$WORK/in.json"
+curl -s -m 5 -d @"$WORK/in.json" "http://127.0.0.1:18901/v1/predict" >"$WORK/out.json"
+"$PY" "$GPOOL_SRC_DIR/tests/tools/gen-model.py" predict "$WORK/m3.gpm" <"$WORK/in.json" >"$WORK/ref.json"
+served=$("$PY" -c '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+d = max(abs(x - y) for p, q in zip(a["probabilities"], b["probabilities"]) for x, y in zip(p, q))
+print("same" if a["classes"] == b["classes"] and len(a["probabilities"]) == 5 and d < 1e-4 else "differ %g" % d)
+' "$WORK/out.json" "$WORK/ref.json" 2>&1)
+is "$served" same "gserve serves the trained model: 5 digits answered as the reference forward pass"
+kill "$spid" 2>/dev/null
 
 # 2. the same global batch on 2 ranks: the same model up to rounding. SGD with momentum here:
 # AdamW divides by the root of tiny second moments late in training, which amplifies rounding

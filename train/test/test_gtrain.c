@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "model/file.h"
+#include "model/infer.h"
 #include "train/ckpt.h"
 #include "train/data.h"
 #include "train/mlp.h"
@@ -149,56 +151,20 @@ static void gradient_check(void **state)
 	gk_backend_close(&b);
 }
 
-/* ---- model file and checkpoint ---- */
+/* ---- checkpoint ---- */
 
-static void model_roundtrip(void **state)
+static void ckpt_roundtrip(void **state)
 {
 	(void)state;
 	char path[320];
 	gp_error_t err;
-	gt_model_t m = {.sizes = {3, 4, 2}, .nsizes = 3, .input_scale = 0.0625f};
-	m.nparams = gt_model_nparams(m.sizes, 3);
-	assert_int_equal(m.nparams, 3 * 4 + 4 + 4 * 2 + 2);
-	m.params = malloc(m.nparams * sizeof(float));
-	for (size_t i = 0; i < m.nparams; i++)
-		m.params[i] = (float)i - 7.25f;
-	snprintf(path, sizeof(path), "%s/m.gpm", dir);
-	assert_int_equal(gt_model_write(path, &m, &err), 0);
-	/* the exact bytes the model server expects */
-	FILE *f = fopen(path, "rb");
-	char head[200] = {0};
-	assert_non_null(f);
-	size_t got = fread(head, 1, sizeof(head) - 1, f);
-	fseek(f, 0, SEEK_END);
-	long size = ftell(f);
-	fclose(f);
-	assert_true(got > 0);
-	const char *want = "GPMODEL1\n{\"kind\":\"mlp\",\"layers\":[3,4,2],\"activation\":\"relu\","
-			   "\"dtype\":\"f32\",\"input_scale\":0.0625}\n";
-	assert_memory_equal(head, want, strlen(want));
-	assert_int_equal(size, (long)(strlen(want) + m.nparams * 4));
-	float first;
-	memcpy(&first, head + strlen(want), 4);
-	assert_true(first == -7.25f); /* W_0[0][0], little-endian f32 */
-	gt_model_t back;
-	assert_int_equal(gt_model_read(path, &back, &err), 0);
-	assert_int_equal(back.nsizes, 3);
-	assert_int_equal(back.sizes[1], 4);
-	assert_true(back.input_scale == 0.0625f);
-	assert_memory_equal(back.params, m.params, m.nparams * sizeof(float));
-	gt_model_free(&back);
-	/* damage: truncated weights, wrong kind, no newline */
-	char buf[1024];
-	size_t len = strlen(want) + m.nparams * 4;
-	memcpy(buf, want, strlen(want));
-	memcpy(buf + strlen(want), m.params, m.nparams * 4);
-	assert_int_equal(gt_model_parse(buf, len - 1, &back, &err), -1);
-	assert_non_null(strstr(err.text, "bytes of weights"));
-	buf[strlen("GPMODEL1\n{\"kind\":\"")] = 'x';
-	assert_int_equal(gt_model_parse(buf, len, &back, &err), -1);
-	assert_int_equal(gt_model_parse("GPMODEL1\n{", 10, &back, &err), -1);
-	assert_int_equal(gt_model_parse("GPMODEL2\n{}\n", 12, &back, &err), -1);
-
+	gm_model_t *m = gm_model_create((int[]){3, 4, 2}, 3, 0.0625f, &err);
+	assert_non_null(m);
+	size_t n = gm_model_nparams(m);
+	assert_int_equal(n, 3 * 4 + 4 + 4 * 2 + 2);
+	for (size_t i = 0; i < n; i++)
+		gm_model_params(m)[i] = (float)i - 7.25f;
+	FILE *f;
 	/* checkpoint round trip and a flipped bit */
 	gt_ckpt_t c = {.model = m,
 		       .step = 42,
@@ -212,8 +178,8 @@ static void model_roundtrip(void **state)
 	snprintf(c.optimizer, sizeof(c.optimizer), "adamw");
 	snprintf(c.dtype, sizeof(c.dtype), "f16");
 	for (int i = 0; i < 2; i++) {
-		c.state[i] = malloc(m.nparams * sizeof(float));
-		for (size_t j = 0; j < m.nparams; j++)
+		c.state[i] = malloc(n * sizeof(float));
+		for (size_t j = 0; j < n; j++)
 			c.state[i][j] = (float)(i * 1000 + j) * 0.5f;
 	}
 	snprintf(path, sizeof(path), "%s/c.ckpt", dir);
@@ -226,8 +192,10 @@ static void model_roundtrip(void **state)
 	assert_true(k.loss_scale == 1024);
 	assert_int_equal(k.nstate, 2);
 	assert_string_equal(k.optimizer, "adamw");
-	assert_memory_equal(k.state[1], c.state[1], m.nparams * sizeof(float));
-	assert_memory_equal(k.model.params, m.params, m.nparams * sizeof(float));
+	assert_memory_equal(k.state[1], c.state[1], n * sizeof(float));
+	assert_string_equal(gm_model_shape(k.model), "3-4-2");
+	assert_true(gm_model_input_scale(k.model) == 0.0625f);
+	assert_memory_equal(gm_model_data(k.model), gm_model_data(m), n * sizeof(float));
 	gt_ckpt_free(&k);
 	f = fopen(path, "r+b");
 	assert_non_null(f);
@@ -238,9 +206,10 @@ static void model_roundtrip(void **state)
 	fclose(f);
 	assert_int_equal(gt_ckpt_read(path, &k, &err), -1);
 	assert_non_null(strstr(err.text, "checksum"));
+	assert_null(k.model);
 	for (int i = 0; i < 2; i++)
 		free(c.state[i]);
-	gt_model_free(&m);
+	gm_model_destroy(&m);
 }
 
 /* ---- loss scaling ---- */
@@ -304,12 +273,13 @@ static void overflow_skips(void **state)
 	snprintf(m0, sizeof(m0), "%s/init.gpm", dir);
 	z.model = m0;
 	assert_int_equal(gt_train(&z, NULL, &res, &err), 0);
-	gt_model_t a, b;
-	assert_int_equal(gt_model_read(m0, &a, &err), 0);
-	assert_int_equal(gt_model_read(m1, &b, &err), 0);
-	assert_memory_equal(a.params, b.params, a.nparams * sizeof(float));
-	gt_model_free(&a);
-	gt_model_free(&b);
+	gm_model_t *a = gm_model_read(m0, &err), *b = gm_model_read(m1, &err);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_memory_equal(gm_model_data(a), gm_model_data(b),
+			    gm_model_nparams(a) * sizeof(float));
+	gm_model_destroy(&a);
+	gm_model_destroy(&b);
 	/* the whole run: skips until the scale fits, then learns */
 	c.stop_after = 0;
 	c.model = NULL;
@@ -354,6 +324,59 @@ static void share_split(void **state)
 	assert_true(ratio > 3.5 && ratio < 3.9);
 	ms3[2] = 15;
 	assert_int_equal(gt_shares_slow_rank(3, rows3, ms3, 2.0, NULL), -1);
+}
+
+/* ---- the trained model, served ---- */
+
+/* What gtrain writes is what gserve answers with: the model file of a run, loaded by the model
+ * library and run as gserve runs it (model/infer.h, the kernels' cpu backend), classifies the
+ * run's test rows as the run's own evaluation did (one row of slack for a near tie that the
+ * softmax rounds to equal probabilities). */
+static void trained_model_serves(void **state)
+{
+	(void)state;
+	gp_error_t err;
+	gk_error_t ge;
+	gt_result_t res;
+	char path[320];
+	gt_conf_t c = base_conf();
+	snprintf(path, sizeof(path), "%s/served.gpm", dir);
+	c.model = path;
+	assert_int_equal(gt_train(&c, NULL, &res, &err), 0);
+	gt_data_t all, tr, te;
+	assert_int_equal(gt_data_load(csv, &all, &err), 0);
+	assert_int_equal(gt_data_split(&all, c.test_frac, c.seed, &tr, &te, &err), 0);
+	assert_int_equal(te.n, res.test_rows);
+	gm_model_t *m = gm_model_read(path, &err);
+	assert_non_null(m);
+	assert_string_equal(gm_model_shape(m), "12-32-16-4");
+	gk_backend_t *b = gk_backend_open("cpu", &ge);
+	assert_non_null(b);
+	gm_infer_t *d = gm_infer_create(b, m, te.n, &err);
+	assert_non_null(d);
+	float *p = malloc(te.n * 4 * sizeof(float));
+	assert_non_null(p);
+	assert_int_equal(gm_infer_run(d, te.x, te.n, p), 0);
+	size_t correct = 0;
+	for (size_t r = 0; r < te.n; r++) {
+		int best = 0;
+		for (int k = 1; k < 4; k++)
+			if (p[r * 4 + (size_t)k] > p[r * 4 + (size_t)best])
+				best = k;
+		correct += best == te.y[r];
+	}
+	printf("served: %zu of %zu test rows right, the run counted %zu\n", correct, te.n,
+	       res.test_correct);
+	assert_true(correct + 1 >= res.test_correct && correct <= res.test_correct + 1);
+	assert_true(correct > te.n * 9 / 10);
+	free(p);
+	gm_infer_destroy(&d);
+	gk_backend_close(&b);
+	gm_model_destroy(&m);
+	gt_data_free(&all);
+	gt_data_free(&tr);
+	gt_data_free(&te);
+	unlink(path);
 }
 
 /* ---- data ---- */
@@ -486,18 +509,19 @@ static int run_ranks(int n, const gt_conf_t *c, gt_result_t *res)
 /* largest |a - b| over the largest |a| */
 static double model_diff(const char *pa, const char *pb)
 {
-	gt_model_t a, b;
 	gp_error_t err;
-	assert_int_equal(gt_model_read(pa, &a, &err), 0);
-	assert_int_equal(gt_model_read(pb, &b, &err), 0);
-	assert_int_equal(a.nparams, b.nparams);
+	gm_model_t *a = gm_model_read(pa, &err), *b = gm_model_read(pb, &err);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(gm_model_nparams(a), gm_model_nparams(b));
+	const float *pa_ = gm_model_data(a), *pb_ = gm_model_data(b);
 	double d = 0, m = 0;
-	for (size_t i = 0; i < a.nparams; i++) {
-		d = fmax(d, fabs((double)a.params[i] - b.params[i]));
-		m = fmax(m, fabs((double)a.params[i]));
+	for (size_t i = 0; i < gm_model_nparams(a); i++) {
+		d = fmax(d, fabs((double)pa_[i] - pb_[i]));
+		m = fmax(m, fabs((double)pa_[i]));
 	}
-	gt_model_free(&a);
-	gt_model_free(&b);
+	gm_model_destroy(&a);
+	gm_model_destroy(&b);
 	return d / m;
 }
 
@@ -605,15 +629,11 @@ static void resume_other_rank_count(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(gradient_check),
-	    cmocka_unit_test(model_roundtrip),
-	    cmocka_unit_test(scaler_rules),
-	    cmocka_unit_test(overflow_skips),
-	    cmocka_unit_test(share_split),
-	    cmocka_unit_test(data_readers),
-	    cmocka_unit_test(rank_count_invariance),
-	    cmocka_unit_test(mixed_precision_ranks),
-	    cmocka_unit_test(resume_other_rank_count),
+	    cmocka_unit_test(gradient_check),	     cmocka_unit_test(ckpt_roundtrip),
+	    cmocka_unit_test(trained_model_serves),  cmocka_unit_test(scaler_rules),
+	    cmocka_unit_test(overflow_skips),	     cmocka_unit_test(share_split),
+	    cmocka_unit_test(data_readers),	     cmocka_unit_test(rank_count_invariance),
+	    cmocka_unit_test(mixed_precision_ranks), cmocka_unit_test(resume_other_rank_count),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

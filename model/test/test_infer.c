@@ -1,8 +1,9 @@
-/* test_devforward: gserve's forward pass on the kernels backend (serve/devforward.c) against
- * a plain C forward pass of the same random MLP: probabilities within 1e-5, each row summing
- * to 1, batches of 1..max rows, a batch over max refused. GS_TEST_BACKEND picks the backend
- * (default cpu: every machine; cuda on the GPU machine, where it is built with only the CUDA
- * toolkit). Plain asserts, no cmocka: it builds there too. */
+/* test_infer: the model's forward pass on the kernels backend as gserve runs it (model/infer.c
+ * over model/forward.c) against a plain C forward pass of the same random MLP: probabilities
+ * within 1e-5, each row summing to 1, batches of 1..max rows, a batch over max refused, the
+ * model freed once it is on the backend. GS_TEST_BACKEND picks the backend (default cpu: every
+ * machine; cuda on the GPU machine, where it is built with only the CUDA toolkit). Plain
+ * asserts, no cmocka: it builds there too. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,16 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "serve/devforward.h"
-#include "serve/softmax.h"
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "model/infer.h"
+#include "model/model.h"
+#include "model/softmax.h"
+#include "model/test/check.h"
 
 static float frand(unsigned *seed)
 {
@@ -51,7 +46,7 @@ static void reference(uint32_t nl, const uint32_t *width, float *const *w, float
 		for (uint32_t o = 0; o < width[nl]; o++)
 			probs[r * width[nl] + o] = (float)a[o];
 	}
-	gs_softmax_rows(probs, n, width[nl]);
+	gm_softmax_rows(probs, n, width[nl]);
 	free(a);
 	free(y);
 }
@@ -66,8 +61,12 @@ int main(void)
 		return 77;
 	}
 	const uint32_t nl = 3, width[4] = {64, 256, 256, 10};
+	const int sizes[4] = {64, 256, 256, 10};
 	const size_t max_rows = 64;
 	unsigned seed = 7;
+	gp_error_t err = {{0}};
+	gm_model_t *m = gm_model_create(sizes, 4, 0.5f, &err);
+	CHECK(m && gm_model_nparams(m) == gm_nparams(sizes, 4));
 	float *w[3], *b[3];
 	for (uint32_t l = 0; l < nl; l++) {
 		size_t nw = (size_t)width[l + 1] * width[l];
@@ -78,14 +77,19 @@ int main(void)
 			w[l][i] = frand(&seed) * 0.3f;
 		for (uint32_t i = 0; i < width[l + 1]; i++)
 			b[l][i] = frand(&seed) * 0.1f;
+		float *p = gm_model_params(m) + gm_model_layer_offset(m, (int)l);
+		memcpy(p, w[l], nw * sizeof(float));
+		memcpy(p + nw, b[l], width[l + 1] * sizeof(float));
 	}
-	char why[256];
-	gs_devfwd_t *d =
-	    gs_devfwd_create(bk, nl, width, (const float *const *)w, (const float *const *)b, 0.5f,
-			     max_rows, why, sizeof(why));
+	gm_infer_t *d = gm_infer_create(bk, m, max_rows, &err);
 	if (!d)
-		fprintf(stderr, "%s\n", why);
+		fprintf(stderr, "%s\n", err.text);
 	CHECK(d);
+	errno = 0;
+	CHECK(!gm_infer_create(bk, m, 0, &err) && errno == EINVAL && err.text[0]);
+	/* the backend holds its own copy: the model may go */
+	gm_model_destroy(&m);
+	CHECK(m == NULL);
 	float *x = malloc(max_rows * width[0] * sizeof(float));
 	float *got = malloc(max_rows * width[nl] * sizeof(float));
 	float *want = malloc(max_rows * width[nl] * sizeof(float));
@@ -96,7 +100,7 @@ int main(void)
 		size_t n = batches[t];
 		for (size_t i = 0; i < n * width[0]; i++)
 			x[i] = frand(&seed) * 8;
-		CHECK(gs_devfwd_run(d, x, n, got) == 0);
+		CHECK(gm_infer_run(d, x, n, got) == 0);
 		reference(nl, width, w, b, 0.5f, x, n, want);
 		for (size_t r = 0; r < n; r++) {
 			double sum = 0;
@@ -113,7 +117,7 @@ int main(void)
 		}
 	}
 	errno = 0;
-	CHECK(gs_devfwd_run(d, x, max_rows + 1, got) < 0 && errno == E2BIG);
+	CHECK(gm_infer_run(d, x, max_rows + 1, got) < 0 && errno == E2BIG);
 	printf("ok: %s backend, %d probabilities within 1e-5 of the reference\n",
 	       gk_backend_name(bk), checks);
 	/* what a batch costs (not asserted: bench/serve/on-gpu.sh reports it) */
@@ -122,7 +126,7 @@ int main(void)
 		struct timespec t0, t1;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (int i = 0; i < 200; i++)
-			CHECK(gs_devfwd_run(d, x, timed[t], got) == 0);
+			CHECK(gm_infer_run(d, x, timed[t], got) == 0);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		double us =
 		    ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
@@ -130,7 +134,7 @@ int main(void)
 		printf("# %s: a batch of %zu rows (64-256-256-10) %.1f us\n", gk_backend_name(bk),
 		       timed[t], us);
 	}
-	gs_devfwd_destroy(&d);
+	gm_infer_destroy(&d);
 	CHECK(d == NULL);
 	gk_backend_close(&bk);
 	for (uint32_t l = 0; l < nl; l++) {
