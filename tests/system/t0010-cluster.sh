@@ -4,7 +4,7 @@
 # every host, as on separate PCs; the root namespace reaches them through `path --outside`) and
 # their own cgroup subtree; munged's socket is shared; an agent can die and start again; stop removes
 # every namespace, process, bridge and cgroup, and is safe to repeat.
-# timeout: 90
+# timeout: 120
 . "$(dirname "$0")/lib.sh"
 need_root
 need_netns
