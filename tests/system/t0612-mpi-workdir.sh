@@ -27,6 +27,7 @@ chmod 0755 prog job.sh
 chown "$TEST_USER:" prog job.sh
 
 scratch=$("$CLUSTER" path --dir "$CLUSTER_DIR" h1 scratch)
+like "$scratch" "^/" "h1's scratch directory is known ($scratch)"
 for h in h2 h3; do
 	is "$("$CLUSTER" path --dir "$CLUSTER_DIR" "$h" scratch)" "$scratch" "$h's scratch directory has h1's path ($scratch)"
 done
