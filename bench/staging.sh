@@ -123,7 +123,7 @@ if [ -n "${PERF:-}" ]; then
 fi
 for n in ${HOSTS:-1 2 3 4}; do
 	# nothing cached: new bytes, empty caches and store
-	for h in h1 h2 h3 h4; do "$CL" exec --dir "$D/cl" "$h" rm -rf "$D/cl/$h/state/cache"; done
+	for h in h1 h2 h3 h4; do "$CL" exec --dir "$D/cl" "$h" rm -rf "$("$CL" path --dir "$D/cl" "$h" state)/cache"; done
 	rm -rf "$D/cl/sched/state/chunks"
 	head -c $((MB * 1000000)) /dev/urandom >"$W/data.bin"
 	chown gpool-user: "$W/data.bin"

@@ -1,9 +1,10 @@
 #!/bin/bash
 # t0010-cluster: gpool-cluster itself, with stand-in daemons (sleep): hosts are network
-# namespaces on the bridge with their own addresses, private state/scratch tmpfs and their own
-# cgroup subtree; munged's socket is shared; an agent can die and start again; stop removes
+# namespaces on the bridge with their own addresses, private state/scratch tmpfs (at one path on
+# every host, as on separate PCs; the root namespace reaches them through `path --outside`) and
+# their own cgroup subtree; munged's socket is shared; an agent can die and start again; stop removes
 # every namespace, process, bridge and cgroup, and is safe to repeat.
-# timeout: 90
+# timeout: 120
 . "$(dirname "$0")/lib.sh"
 need_root
 need_netns
@@ -36,12 +37,28 @@ like "$(cat "$CLUSTER_DIR/h2/gworkerd.log")" '--node-name h2 .*--scheduler tcp:/
 like "$(cat "$CLUSTER_DIR/h2/gworkerd.log")" '--cpus 2' "--cpus reaches the agents"
 like "$(cat "$CLUSTER_DIR/h1/gworkerd.log")" 'fake-cards nvidia:GeForce GTX 1660' "h1 got fake cards"
 
-# private tmpfs: a file written on h1's scratch is invisible to h2 and to the root namespace
-on_host h1 sh -c "echo secret >'$CLUSTER_DIR/h1/scratch/f'"
-is "$(on_host h1 cat "$CLUSTER_DIR/h1/scratch/f" 2>&1)" secret "h1 reads its own scratch file"
-[ ! -e "$CLUSTER_DIR/h1/scratch/f" ] && ok "the root namespace does not see h1's scratch" || fail "the root namespace does not see h1's scratch"
-[ "$(on_host h2 sh -c "ls '$CLUSTER_DIR/h1/scratch' | wc -l")" = 0 ] && ok "h2 does not see h1's scratch" || fail "h2 does not see h1's scratch"
-like "$(on_host h3 mount)" "on $CLUSTER_DIR/h3/state type tmpfs" "h3's state dir is a tmpfs"
+# private tmpfs at one path on every host, as the same configured paths on separate PCs: a file
+# written on h1's scratch is invisible to h2 and to the root namespace, which reaches it only
+# through h1's holder (path --outside)
+node=$CLUSTER_DIR/node
+for i in 1 2 3; do
+	like "$(cat "$CLUSTER_DIR/h$i/agent.cmd")" "--state-dir $node/state --scratch-dir $node/scratch( |\$)" \
+		"h$i's agent has the common state and scratch paths"
+	is "$("$CLUSTER" path --dir "$CLUSTER_DIR" "h$i" scratch)" "$node/scratch" "path h$i scratch is $node/scratch"
+done
+on_host h1 sh -c "echo secret >'$node/scratch/f'"
+is "$(on_host h1 cat "$node/scratch/f" 2>&1)" secret "h1 reads its own scratch file"
+[ ! -e "$node/scratch/f" ] && ok "the root namespace does not see h1's scratch at its path" || fail "the root namespace does not see h1's scratch at its path"
+[ "$(on_host h2 sh -c "ls '$node/scratch' | wc -l")" = 0 ] && ok "h2's scratch at the same path is its own (empty)" || fail "h2's scratch at the same path is its own (empty)"
+outside=$("$CLUSTER" path --dir "$CLUSTER_DIR" --outside h1 scratch)
+like "$outside" "^/proc/[0-9]+/root$node/scratch\$" "path --outside h1 scratch names it through h1's holder ($outside)"
+is "$(cat "$outside/f" 2>&1)" secret "the root namespace reads h1's scratch file there"
+[ ! -e "$("$CLUSTER" path --dir "$CLUSTER_DIR" --outside h2 scratch)/f" ] && ok "and h2's, reached the same way, has no such file" || fail "and h2's, reached the same way, has no such file"
+like "$(on_host h3 mount)" "on $node/state type tmpfs" "h3's state dir is a tmpfs"
+dev1=$(on_host h1 stat -c %d "$node/scratch")
+dev2=$(on_host h2 stat -c %d "$node/scratch")
+[ -n "$dev1" ] && [ "$dev1" != "$dev2" ] && ok "h1 and h2 have different file systems at $node/scratch ($dev1, $dev2)" ||
+	fail "h1 and h2 have different file systems at $node/scratch" "h1 $dev1, h2 $dev2"
 
 # cgroups: back under /sys/fs/cgroup, each host in its own subtree
 if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then

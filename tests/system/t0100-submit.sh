@@ -107,6 +107,6 @@ chown "$TEST_USER:" "$TEST_DIR/elsewhere"
 out=$(as_user gsub --wait --chdir "$TEST_DIR/elsewhere" -- /bin/pwd 2>&1)
 like "$out" "^$TEST_DIR/elsewhere\$" "--chdir sets the task's working directory"
 out=$(as_user gsub --wait -- /bin/pwd 2>&1)
-like "$out" "^$CLUSTER_DIR/h[0-9]+/scratch/[^/]+\$" "by default the task runs in its node's scratch directory (docs/commands/gsub.md)"
+like "$out" "^$("$CLUSTER" path --dir "$CLUSTER_DIR" h1 scratch)/[^/]+\$" "by default the task runs in its node's scratch directory (docs/commands/gsub.md)"
 
 done_testing

@@ -92,10 +92,11 @@ for h in h1 h2 h3; do
 done
 
 # ---- 3. a corrupted chunk in h2's cache is refused and fetched again -----------------------
-victim=$(on_host h2 sh -c 'ls -S "$0"/cache | head -1' "$CLUSTER_DIR/h2/state")
+h2_state=$("$CLUSTER" path --dir "$CLUSTER_DIR" h2 state)
+victim=$(on_host h2 sh -c 'ls -S "$0"/cache | head -1' "$h2_state")
 if [ -n "$victim" ]; then
 	on_host h2 sh -c 'printf "CORRUPT" | dd of="$0/cache/$1" bs=1 seek=1000 conv=notrunc status=none' \
-		"$CLUSTER_DIR/h2/state" "$victim"
+		"$h2_state" "$victim"
 	out=$(stage_job third)
 	id3=$(job_of "$out")
 	check_hosts "$id3" "after corrupting a cached chunk on h2"
@@ -104,7 +105,7 @@ if [ -n "$victim" ]; then
 	l=$(staged_line h1 "$id3")
 	like "$l" " 0 fetched .* 0 refused" "h1 fetched nothing"
 else
-	fail "h2 has a chunk cache" "$(on_host h2 ls -la "$CLUSTER_DIR/h2/state" 2>&1)"
+	fail "h2 has a chunk cache" "$(on_host h2 ls -la "$h2_state" 2>&1)"
 fi
 
 # ---- 4. --collect after success, failure and a time limit ----------------------------------

@@ -91,7 +91,7 @@ is "$(as_other gp-chunk have "$hash")" have "after which the store tells them it
 [ -n "$ido" ] && as_other gcancel "$ido" >/dev/null 2>&1
 
 # ---- 3. a scratch root that is a link, someone else's, or writable by all ----------------------
-scratch=$CLUSTER_DIR/h2/scratch
+scratch=$("$CLUSTER" path --dir "$CLUSTER_DIR" h2 scratch)
 cmd=$(cat "$CLUSTER_DIR/h2/agent.cmd")
 "$CLUSTER" agent-kill --dir "$CLUSTER_DIR" h2 KILL
 wait_until 10 sh -c "! kill -0 $(cat "$CLUSTER_DIR/h2/gworkerd.pid") 2>/dev/null"
