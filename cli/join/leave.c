@@ -132,10 +132,11 @@ int gpj_leave(struct gpj *g, char **args, int nargs, gp_error_t *err)
 		gp_errprintf(err, "only root may take this pc out of the pool");
 		return 1;
 	}
+	/* the file it removes: --config or the default, never what $GPOOL_CONF happens to name */
 	struct gp_cli_common common = g->common;
-	if (!common.config && !getenv("GPOOL_CONF"))
+	if (!common.config)
 		common.config = GPJ_DEFAULT_CONF;
-	const char *confpath = common.config ? common.config : getenv("GPOOL_CONF");
+	const char *confpath = common.config;
 	gp_session_t *s = gp_session_create(&common, err);
 	if (!s)
 		return 1;
