@@ -137,8 +137,9 @@ int gp_join_open(const struct gp_join_token *t, const uint8_t *b, size_t len,
 		memset(p, 0, n);
 		free(p);
 		errno = EBADMSG;
-		return gp_errprintf(err, "the bundle does not decrypt with this token: its secret is "
-					 "wrong or the bundle was altered");
+		return gp_errprintf(err,
+				    "the bundle does not decrypt with this token: its secret is "
+				    "wrong or the bundle was altered");
 	}
 	*plain = p;
 	*plainlen = n;

@@ -18,12 +18,12 @@
 #include "common/error.h"
 #include "common/jointoken.h"
 
-#define GP_JOIN_HEADER_LEN  44
-#define GP_JOIN_TAG_LEN	    16
-#define GP_JOIN_MAX_BUNDLE  16384 /* a bundle larger is refused unread */
-#define GP_JOIN_KEY_MIN	    32	  /* MUNGE's own bounds on a key file, with room */
-#define GP_JOIN_KEY_MAX	    4096
-#define GP_JOIN_CONF_MAX    8192
+#define GP_JOIN_HEADER_LEN 44
+#define GP_JOIN_TAG_LEN	   16
+#define GP_JOIN_MAX_BUNDLE 16384 /* a bundle larger is refused unread */
+#define GP_JOIN_KEY_MIN	   32	 /* MUNGE's own bounds on a key file, with room */
+#define GP_JOIN_KEY_MAX	   4096
+#define GP_JOIN_CONF_MAX   8192
 
 struct gp_join_header {
 	uint8_t id[GP_JOIN_ID_LEN];

@@ -73,8 +73,8 @@ static bool refill(double *tokens, int64_t *last, int64_t now, double per_minute
 static bool admit(struct join *j, const char *addr, int64_t now)
 {
 	struct jbucket *b = NULL;
-	for (int i = 0; i < j->nb && !b; i++) /* 256 entries at most, behind the ROUTER's own */
-		if (!strcmp(j->b[i].addr, addr))     /* per-address budget */
+	for (int i = 0; i < j->nb && !b; i++)	 /* 256 entries at most, behind the ROUTER's own */
+		if (!strcmp(j->b[i].addr, addr)) /* per-address budget */
 			b = &j->b[i];
 	if (!b) {
 		int k = j->nb;
@@ -173,9 +173,9 @@ int join_take(struct join *j, const char *addr, const void *data, size_t len, in
 	if (!admit(j, addr, now_ms)) {
 		j->dropped++;
 		if (now_ms - j->logged_ms > 10000) {
-			gp_warn("join: requests from %s over %d a minute (or %d in all): %llu dropped",
-				addr, JOIN_RATE_ADDR, JOIN_RATE_ALL,
-				(unsigned long long)j->dropped);
+			gp_warn(
+			    "join: requests from %s over %d a minute (or %d in all): %llu dropped",
+			    addr, JOIN_RATE_ADDR, JOIN_RATE_ALL, (unsigned long long)j->dropped);
 			j->logged_ms = now_ms;
 		}
 		return 1;
@@ -197,14 +197,15 @@ int join_take(struct join *j, const char *addr, const void *data, size_t len, in
 	struct gp_join_header h;
 	if (take_file(path, buf, &blen) < 0) {
 		bool used = errno == ENOENT && was_used(j, id);
-		gp_warn("join: %s asked for %s token %.8s...", addr, used ? "the used" : "an unknown",
-			hex);
-		return answer(GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
-			      used ? "this join token was already used (if not by you, someone else "
-				     "had it: make a new one, and check which PCs joined)"
-				   : "unknown join token (mistyped, already used, or made for another "
-				     "scheduler)",
-			      NULL, 0, reply, replylen);
+		gp_warn("join: %s asked for %s token %.8s...", addr,
+			used ? "the used" : "an unknown", hex);
+		return answer(
+		    GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
+		    used ? "this join token was already used (if not by you, someone else "
+			   "had it: make a new one, and check which PCs joined)"
+			 : "unknown join token (mistyped, already used, or made for another "
+			   "scheduler)",
+		    NULL, 0, reply, replylen);
 	}
 	note_used(j, id);
 	if (gp_join_header_parse(buf, blen, &h, NULL) < 0 || memcmp(h.id, id, sizeof(id)) != 0) {
@@ -216,8 +217,8 @@ int join_take(struct join *j, const char *addr, const void *data, size_t len, in
 	if ((uint64_t)now > h.expiry) {
 		gp_warn("join: %s asked for token %.8s..., expired: removed", addr, hex);
 		return answer(GPOOL__ERROR_CODE__ERROR_EXPIRED,
-			      "this join token has expired: make a new one (gpool join-token)", NULL,
-			      0, reply, replylen);
+			      "this join token has expired: make a new one (gpool join-token)",
+			      NULL, 0, reply, replylen);
 	}
 	gp_info("join: handed the bundle of token %.8s... to %s (now removed)", hex, addr);
 	return answer(GPOOL__ERROR_CODE__ERROR_NONE, "", buf, blen, reply, replylen);

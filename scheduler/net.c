@@ -56,7 +56,7 @@ struct net {
 	gp_u64map_t *trusted_idx; /* rid_key -> index + 1 in trusted */
 	gp_u64map_t *bucket_idx;  /* addr_key -> index + 1 in buckets */
 	int64_t trimmed_ms;
-	struct join *join;	  /* credential-less join requests (NULL: none taken) */
+	struct join *join; /* credential-less join requests (NULL: none taken) */
 	int64_t swept_ms;
 	uint8_t local_prefix[16];
 	size_t local_prefix_len;

@@ -36,8 +36,8 @@ void net_destroy(struct net **n);
  * spend its address's byte budget (the envelope budget still applies). */
 void net_authed(struct net *n, const uint8_t *rid, size_t len);
 
-/* Housekeeping from the loop's tick: expired join bundles go (once a minute); memory that large untrusted envelopes left in malloc's
- * arenas goes back to the system (at most once a second). */
+/* Housekeeping from the loop's tick: expired join bundles go (once a minute); memory that large
+ * untrusted envelopes left in malloc's arenas goes back to the system (at most once a second). */
 void net_tick(struct net *n, int64_t now);
 
 /* Each untrusted source address's budgets: messages and bytes per second (<= 0: none). */

@@ -41,8 +41,9 @@ static int fetch(const char *ep, const struct gp_join_token *t, int timeout_ms, 
 	if (gp_zmtp_send(z, frames, lens, 1, timeout_ms, err) < 0 ||
 	    gp_zmtp_recv(z, rf, rl, 1, &nf, timeout_ms, err) < 0) {
 		if (errno == ETIMEDOUT)
-			gp_errprintf(err, "no answer from the scheduler at '%s' (is gschedd running "
-					  "there, and is its port open to this pc?)",
+			gp_errprintf(err,
+				     "no answer from the scheduler at '%s' (is gschedd running "
+				     "there, and is its port open to this pc?)",
 				     ep);
 		goto out;
 	}
@@ -96,8 +97,9 @@ static void restart(const char *key, const char *conf)
 	char *munge[] = {"systemctl", "restart", "munge.service", NULL};
 	char *agent[] = {"systemctl", "enable", "--now", "gworkerd.service", NULL};
 	char *again[] = {"systemctl", "restart", "gworkerd.service", NULL};
-	printf(gpj_run(munge) == 0 ? "restarted munge.service\n"
-				   : "could not restart munge.service: see systemctl status munge\n");
+	printf(gpj_run(munge) == 0
+		   ? "restarted munge.service\n"
+		   : "could not restart munge.service: see systemctl status munge\n");
 	if (gpj_run(agent) == 0 && gpj_run(again) == 0)
 		printf("started gworkerd.service\n");
 	else
@@ -130,7 +132,8 @@ int gpj_join(struct gpj *g, char **args, int nargs, gp_error_t *err)
 	}
 	struct passwd *mu = getpwnam("munge");
 	if (!mu) {
-		gp_errprintf(err, "no 'munge' account here: install munge first (apt install munge)");
+		gp_errprintf(err,
+			     "no 'munge' account here: install munge first (apt install munge)");
 		return 1;
 	}
 	const char *keypath = g->munge_key ? g->munge_key : GPJ_DEFAULT_KEY;
@@ -164,7 +167,8 @@ int gpj_join(struct gpj *g, char **args, int nargs, gp_error_t *err)
 	}
 	if (keep_old(keypath, key, keylen, said_key, sizeof(said_key)) < 0 ||
 	    keep_old(confpath, conf, strlen(conf), said_conf, sizeof(said_conf)) < 0) {
-		gp_errprintf(err, "cannot set the old key or gpool.conf aside: %s", strerror(errno));
+		gp_errprintf(err, "cannot set the old key or gpool.conf aside: %s",
+			     strerror(errno));
 		goto out;
 	}
 	if (gpj_install_file(keypath, key, keylen, mu->pw_uid, mu->pw_gid, 0400, err) < 0 ||

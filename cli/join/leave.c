@@ -161,8 +161,7 @@ int gpj_leave(struct gpj *g, char **args, int nargs, gp_error_t *err)
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_NODE_CONTROL;
 	m.node_control = &nc;
-	if (!gp_session_call(s, &m, GPOOL__MSG__M_NODE_CONTROL_REPLY, GP_CLI_TIMEOUT_MS, NULL,
-			     err))
+	if (!gp_session_call(s, &m, GPOOL__MSG__M_NODE_CONTROL_REPLY, GP_CLI_TIMEOUT_MS, NULL, err))
 		goto out;
 	printf("drained node %s: no new jobs go there\n", node);
 	time_t deadline = time(NULL) + timeout;

@@ -91,8 +91,8 @@ static const struct gp_opt opts[] = {
     {"address", 0, required_argument, "tcp://ADDR:PORT",
      "join-token: where the new pc reaches gschedd (default the scheduler key)", set_address, 0},
     {"state-dir", 0, required_argument, "DIR",
-     "join-token: gschedd's state directory; leave: gworkerd's (default state_dir)",
-     set_state_dir, 0},
+     "join-token: gschedd's state directory; leave: gworkerd's (default state_dir)", set_state_dir,
+     0},
     {"munge-key", 0, required_argument, "PATH",
      "the munge key read (join-token), installed (join), removed (leave); default "
      "/etc/munge/munge.key",

@@ -19,9 +19,9 @@
 
 /* What every worker of the pool must agree with the scheduler on; per-PC keys (node name,
  * address, CPUs, scratch) stay the new PC's own. */
-static const char *const pool_keys[] = {"sched_uid",	      "agent_uid", "uid_min",
-					"uid_max",	      "deny_users", "max_message",
-					"heartbeat_interval", "kill_grace"};
+static const char *const pool_keys[] = {
+    "sched_uid",   "agent_uid",		 "uid_min",   "uid_max", "deny_users",
+    "max_message", "heartbeat_interval", "kill_grace"};
 
 static bool loopback(const char *ep)
 {
@@ -68,8 +68,7 @@ static int join_dir(const char *state_dir, char *dir, size_t len, uid_t *uid, gi
 	if (mkdir(dir, 0700) == 0 && chown(dir, *uid, *gid) < 0)
 		return gp_errprintf(err, "cannot give '%s' to uid %u: %s", dir, (unsigned)*uid,
 				    strerror(errno));
-	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != *uid ||
-	    (st.st_mode & 022))
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != *uid || (st.st_mode & 022))
 		return gp_errprintf(err,
 				    "'%s' is not a directory of uid %u that only it may write: "
 				    "refused",

@@ -70,10 +70,10 @@ static uint8_t *sample(const struct gp_join_token *t, uint64_t expiry, size_t *l
 	gp_error_t err;
 	for (size_t i = 0; i < sizeof(key); i++)
 		key[i] = (uint8_t)(i * 31 + 7);
-	assert_int_equal(
-	    gp_join_payload_pack(key, sizeof(key), "scheduler = tcp://198.18.0.1:7820\n", &p,
-				 &plen, &err),
-	    0);
+	assert_int_equal(gp_join_payload_pack(key, sizeof(key),
+					      "scheduler = tcp://198.18.0.1:7820\n", &p, &plen,
+					      &err),
+			 0);
 	assert_int_equal(gp_join_seal(t, expiry, p, plen, &b, len, &err), 0);
 	free(p);
 	return b;

@@ -30,6 +30,8 @@ install(TARGETS gcheck DESTINATION bin COMPONENT worker)
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/gworkerd.service
   DESTINATION lib/systemd/system COMPONENT worker)
 install(TARGETS gsub gstat gcancel gnodes glogs gpool gacct DESTINATION bin COMPONENT client)
+# gpool join-token, join, leave: gpool runs it from its own directory (cli/join/)
+install(TARGETS gpool-join DESTINATION bin COMPONENT client)
 install(FILES ${CMAKE_BINARY_DIR}/gpool.conf.example DESTINATION /etc/gpool
   RENAME gpool.conf COMPONENT client)
 foreach(c scheduler worker client)

@@ -55,7 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *plain = NULL;
 	size_t plen = 0;
 	if (gp_join_header_parse(data, size, &h, NULL) == 0)
-		FUZZ_CHECK(size >= GP_JOIN_HEADER_LEN + GP_JOIN_TAG_LEN && size <= GP_JOIN_MAX_BUNDLE);
+		FUZZ_CHECK(size >= GP_JOIN_HEADER_LEN + GP_JOIN_TAG_LEN &&
+			   size <= GP_JOIN_MAX_BUNDLE);
 	FUZZ_CHECK(gp_join_open(&fixed, data, size, &h, &plain, &plen, NULL) < 0);
 	FUZZ_CHECK(!plain);
 
