@@ -1,9 +1,10 @@
 /* leave.c: `gpool leave`, root on a PC of the pool: drain the node through gschedd (running
- * jobs finish; past --timeout the agent stops anyway and gschedd handles them as on a lost
- * node: requeued, or ended NODE_FAIL, per its requeue setting), stop gworkerd and munged, and
- * remove the MUNGE key and gpool.conf. gschedd keeps the node's record, drained with the
- * reason "left the pool (gpool leave)", DOWN once its heartbeats stop: never offered again
- * unless the PC joins again and root resumes it (docs/commands/gpool-join.md). */
+ * jobs finish; when some still run after --timeout it stops there, the node drained, and says
+ * so: stopping the agent would leave their supervisors running while gschedd requeued the
+ * jobs elsewhere), stop gworkerd and munged, and remove the MUNGE key and gpool.conf. gschedd keeps
+ * the node's record, drained with the reason "left the pool (gpool leave)", DOWN once its
+ * heartbeats stop: never offered again unless the PC joins again and root resumes it
+ * (docs/commands/gpool-join.md). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -170,13 +171,15 @@ int gpj_leave(struct gpj *g, char **args, int nargs, gp_error_t *err)
 		sleep(1);
 	if (n < 0)
 		goto out;
-	if (n > 0)
-		printf("%d job%s still running on %s after %u s: the agent stops anyway, and the "
-		       "scheduler requeues them when the node is lost (or ends them, with requeue "
-		       "off)\n",
-		       n, n == 1 ? "" : "s", node, (unsigned)timeout);
-	else
-		printf("no job runs on %s\n", node);
+	if (n > 0) {
+		gp_errprintf(err,
+			     "%d job%s still run%s on %s after %u s: it stays drained, and in the "
+			     "pool; run gpool leave again once they end (a longer --timeout), or "
+			     "cancel them (gcancel)",
+			     n, n == 1 ? "" : "s", n == 1 ? "s" : "", node, (unsigned)timeout);
+		goto out;
+	}
+	printf("no job runs on %s\n", node);
 	if (!stop_agent(state_dir)) {
 		gp_errprintf(err, "gworkerd did not stop: the key and gpool.conf stay");
 		goto out;

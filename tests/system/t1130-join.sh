@@ -9,7 +9,8 @@
 # makes credentials the scheduler's PC accepts, h3's agent (reading only the joined gpool.conf
 # for the scheduler) registers and runs a job; the same token again is refused; one address
 # asking too often gets no answer; `gpool leave` on h3 drains it, stops its agent and munged,
-# removes the key and gpool.conf, and gschedd places nothing there afterwards.
+# removes the key and gpool.conf, and gschedd places nothing there afterwards (while a job still
+# ran there it stopped, h3 drained, the key in place).
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
 need_bins gpool gpool-join glogs
@@ -131,7 +132,20 @@ like "$o" "no answer from the scheduler" "the 11th request from h1 within a minu
 is "$answered" 10 "the first 10 were answered (unknown token)"
 [ ! -e "$rl/key" ] && ok "nothing was installed on h1" || fail "nothing installed on h1"
 
-# -- gpool leave on h3
+# -- gpool leave on h3: not while a job runs there
+long=$(submit -w h3 -- sleep 120)
+check "a long job runs on h3" wait_state "$long" RUNNING 20
+out=$(on_host h3 env -u GPOOL_CONF -u GPOOL_SCHEDULER gpool leave --state-dir "$H3/state" --timeout 2s 2>&1)
+rc=$?
+[ $rc = 1 ] && like "$out" "1 job still runs on h3 after 2 s: it stays drained" \
+	"gpool leave stops while a job runs on h3 (exit 1: $out)" || fail "gpool leave waits for jobs" "exit $rc: $out"
+is "$(node_state h3)" DRAINED "h3 is drained"
+is "$(job_state "$long")" RUNNING "the job runs on"
+on_host h3 test -e /etc/munge/munge.key
+is "$?" 0 "h3 keeps its key meanwhile"
+as_user gcancel "$long" >/dev/null 2>&1
+check "the job is cancelled" wait_final "$long" 30
+# -- then it leaves
 out=$(on_host h3 env -u GPOOL_CONF -u GPOOL_SCHEDULER gpool leave --state-dir "$H3/state" --timeout 20s 2>&1)
 rc=$?
 is "$rc" 0 "gpool leave succeeds on h3"
