@@ -598,6 +598,12 @@ int main(int argc, char **argv)
 	size_t i;
 	for (i = 0; i < NSUB && strcmp(ops[0], subcommands[i].name); i++)
 		;
+	if (i == NSUB && (!strcmp(ops[0], "join-token") || !strcmp(ops[0], "join") ||
+			  !strcmp(ops[0], "leave"))) {
+		gp_errprintf(&err, "put '%s' first: gpool %s [options] (gpool-join --help)", ops[0],
+			     ops[0]);
+		goto report;
+	}
 	if (i == NSUB) {
 		gp_errprintf(&err, "unknown subcommand '%s'", ops[0]);
 		goto report;
