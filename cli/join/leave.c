@@ -21,7 +21,8 @@
 
 #define LEAVE_REASON "left the pool (gpool leave)"
 
-/* The jobs the node runs: its count, or -1 with err filled. */
+/* Whether jobs run on the node: the CPUs they hold there (every task holds one at least;
+ * NodeInfo.jobs is not filled by gschedd), or -1 with err filled. */
 static int node_jobs(gp_session_t *s, const char *node, gp_error_t *err)
 {
 	Gpool__NodeQuery q = GPOOL__NODE_QUERY__INIT;
@@ -33,7 +34,7 @@ static int node_jobs(gp_session_t *s, const char *node, gp_error_t *err)
 		return -1;
 	for (size_t i = 0; i < r->n_nodes; i++)
 		if (!strcmp(r->nodes[i]->name, node))
-			return (int)r->nodes[i]->n_jobs;
+			return (int)r->nodes[i]->cpus_used;
 	gp_errprintf(err, "the scheduler does not know node '%s' (--node)", node);
 	return -1;
 }
@@ -173,10 +174,10 @@ int gpj_leave(struct gpj *g, char **args, int nargs, gp_error_t *err)
 		goto out;
 	if (n > 0) {
 		gp_errprintf(err,
-			     "%d job%s still run%s on %s after %u s: it stays drained, and in the "
-			     "pool; run gpool leave again once they end (a longer --timeout), or "
-			     "cancel them (gcancel)",
-			     n, n == 1 ? "" : "s", n == 1 ? "s" : "", node, (unsigned)timeout);
+			     "jobs still run on %s after %u s (%d cpu%s in use): it stays drained, "
+			     "and in the pool; run gpool leave again once they end (a longer "
+			     "--timeout), or cancel them (gcancel)",
+			     node, (unsigned)timeout, n, n == 1 ? "" : "s");
 		goto out;
 	}
 	printf("no job runs on %s\n", node);
