@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/lib/args.h"
 #include "common/ckpt.h"
@@ -529,6 +530,13 @@ static const struct {
     {"version", cmd_version, "version                this program's version"},
 };
 
+/* gpool-join's, listed in the usage only (hand_to_join) */
+static const char *const join_usage[] = {
+    "join-token [--ttl D]   root, on the scheduler's pc: a single-use token for a new pc",
+    "join tcp://ADDR:PORT TOKEN  root, on the new pc: join it to the pool",
+    "leave                  root, on a pc of the pool: drain it and take it out",
+};
+
 #define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
 
 static void usage(FILE *f)
@@ -536,12 +544,42 @@ static void usage(FILE *f)
 	fprintf(f, "usage: gpool [options] SUBCOMMAND [ARGS]\n\nsubcommands:\n");
 	for (size_t i = 0; i < NSUB; i++)
 		fprintf(f, "  %s\n", subcommands[i].usage);
+	for (size_t i = 0; i < sizeof(join_usage) / sizeof(join_usage[0]); i++)
+		fprintf(f, "  %s (gpool-join --help)\n", join_usage[i]);
 	fprintf(f, "\noptions:\n");
 	gp_opt_usage(opts, GP_NOPTS(opts), f);
 }
 
+/* join-token, join and leave are gpool-join's (beside this program): it links libcrypto, which
+ * this command, started once per job, does not load. */
+static void hand_to_join(int argc, char **argv)
+{
+	static const char *const theirs[] = {"join-token", "join", "leave"};
+	bool ours = true;
+	for (size_t i = 0; i < sizeof(theirs) / sizeof(theirs[0]); i++)
+		if (argc > 1 && !strcmp(argv[1], theirs[i]))
+			ours = false;
+	if (ours)
+		return;
+	char self[4096], path[4200];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "gpool: cannot find this program's directory for gpool-join\n");
+		exit(1);
+	}
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	*slash = '\0';
+	snprintf(path, sizeof(path), "%s/gpool-join", self);
+	argv[0] = path;
+	execv(path, argv);
+	fprintf(stderr, "gpool: cannot run '%s': %s\n", path, strerror(errno));
+	exit(1);
+}
+
 int main(int argc, char **argv)
 {
+	hand_to_join(argc, argv);
 	struct gpool g = {0};
 	gp_error_t err = {{0}};
 	char **ops = NULL;
@@ -560,6 +598,12 @@ int main(int argc, char **argv)
 	size_t i;
 	for (i = 0; i < NSUB && strcmp(ops[0], subcommands[i].name); i++)
 		;
+	if (i == NSUB && (!strcmp(ops[0], "join-token") || !strcmp(ops[0], "join") ||
+			  !strcmp(ops[0], "leave"))) {
+		gp_errprintf(&err, "put '%s' first: gpool %s [options] (gpool-join --help)", ops[0],
+			     ops[0]);
+		goto report;
+	}
 	if (i == NSUB) {
 		gp_errprintf(&err, "unknown subcommand '%s'", ops[0]);
 		goto report;

@@ -261,6 +261,13 @@ static Gpool__Batch *take(gp_endpoint_t *ep, int flags, bool report, struct gp_e
 		errno = EACCES;
 		return NULL;
 	}
+	if (ep->cfg.hooks.unsealed && !e->bulk && e->len <= GP_EP_UNSEALED_MAX &&
+	    ep->cfg.hooks.unsealed(ep->cfg.arg, e, zmq_msg_data(&body), e->len) > 0) {
+		zmq_msg_close(&body);
+		gp_errprintf(err, "taken without a credential");
+		errno = EACCES;
+		return NULL;
+	}
 	Gpool__Batch *b = open_body(ep, zmq_msg_data(&body), zmq_msg_size(&body), report, e, err);
 	int saved = errno;
 	zmq_msg_close(&body);

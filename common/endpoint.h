@@ -70,6 +70,10 @@ struct gp_ep_hooks {
 	 * address are known, before the credential is checked): -1 drops the envelope unopened,
 	 * the cheap way (gschedd's per-address budget). */
 	int (*admit)(void *arg, const struct gp_ep_envelope *e);
+	/* An envelope of at most GP_EP_UNSEALED_MAX bytes, after admit and before it is opened
+	 * (gschedd's join requests, which carry no credential: scheduler/join.h): 1 when the
+	 * hook took it (answered or dropped), 0 to open it as usual. */
+	int (*unsealed)(void *arg, const struct gp_ep_envelope *e, const void *data, size_t len);
 	/* After the envelope is opened and its sender passed the peer_only check: *peer is what
 	 * the handlers get; -1 drops the envelope. */
 	int (*accept)(void *arg, const struct gp_ep_envelope *e, void **peer);
@@ -83,6 +87,9 @@ struct gp_ep_hooks {
 	/* After every message of an envelope went to its handler (or was rejected). */
 	void (*done)(void *arg, void *peer, const struct gp_ep_envelope *e);
 };
+
+/* The largest envelope the unsealed hook is shown. */
+#define GP_EP_UNSEALED_MAX 256
 
 struct gp_ep_config {
 	void *sock;	    /* the caller's; the endpoint neither binds nor closes it. NULL (not

@@ -10,6 +10,7 @@
 #include "scheduler/budget.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
+#include "scheduler/join.h"
 #include "scheduler/http/http.h"
 #include "scheduler/lifecycle.h"
 #include "scheduler/metrics.h"
@@ -203,6 +204,12 @@ int main(int argc, char **argv)
 	}
 	net_set_rate(s.net, (int)gp_config_int(s.cfg, "rate_per_addr"),
 		     (double)gp_config_int(s.cfg, "bytes_per_addr"));
+	struct join *join = join_create(s.state_dir);
+	if (!join) {
+		gp_err("out of memory");
+		return 1;
+	}
+	net_set_join(s.net, join); /* gpool join's bundles in STATE_DIR/join */
 	const char *hl = gp_config_str(s.cfg, "http_listen");
 	if (*hl) {
 		struct http_opts ho = {.listen = hl,
@@ -251,6 +258,7 @@ int main(int argc, char **argv)
 		ru.ru_maxrss);
 	http_destroy(&s.http); /* its pair lives in net's context: first */
 	net_destroy(&s.net);
+	join_destroy(&join);
 	metrics_destroy(&s.metrics);
 	retention_destroy(&s.retention);
 	budget_destroy(&s.lists);

@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
 #include "common/log.h"
+#include "scheduler/join.h"
 #include "common/u64map.h"
 #include "common/util.h"
 
@@ -54,11 +56,14 @@ struct net {
 	gp_u64map_t *trusted_idx; /* rid_key -> index + 1 in trusted */
 	gp_u64map_t *bucket_idx;  /* addr_key -> index + 1 in buckets */
 	int64_t trimmed_ms;
+	struct join *join; /* credential-less join requests (NULL: none taken) */
+	int64_t swept_ms;
 	uint8_t local_prefix[16];
 	size_t local_prefix_len;
 };
 
 static int admit(void *arg, const struct gp_ep_envelope *e);
+static int unsealed(void *arg, const struct gp_ep_envelope *e, const void *data, size_t len);
 static void refused(void *arg, const struct gp_ep_envelope *e, const void *data, size_t len,
 		    Gpool__ErrorCode code, const char *why);
 
@@ -141,7 +146,7 @@ struct net *net_create(const char *endpoint, gp_auth_t *auth, size_t max_message
 	    .auth = auth,
 	    .max_message = max_message,
 	    .peer_name = "a peer",
-	    .hooks = {.admit = admit, .refused = refused},
+	    .hooks = {.admit = admit, .refused = refused, .unsealed = unsealed},
 	    .arg = n,
 	};
 	if (!(n->ep = gp_endpoint_create(&ec)) || !(n->authed = gp_u64map_create()) ||
@@ -190,6 +195,31 @@ void net_set_local(struct net *n, void *sock, const void *prefix, size_t prefix_
 	n->local = sock;
 	n->local_prefix_len = prefix_len < sizeof(n->local_prefix) ? prefix_len : 0;
 	memcpy(n->local_prefix, prefix, n->local_prefix_len);
+}
+
+void net_set_join(struct net *n, struct join *j)
+{
+	n->join = j;
+}
+
+/* A small envelope, past the address's budget, before its credential: a join request is
+ * answered here (scheduler/join.c), unsealed, to its routing id; anything else is opened. */
+static int unsealed(void *arg, const struct gp_ep_envelope *e, const void *data, size_t len)
+{
+	struct net *n = arg;
+	uint8_t *reply = NULL;
+	size_t rlen = 0;
+	if (!n->join ||
+	    join_take(n->join, e->addr, data, len, gp_mono_ms(), time(NULL), &reply, &rlen) == 0)
+		return 0;
+	if (reply && e->rid &&
+	    (zmq_send(n->sock, e->rid, e->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+	     zmq_send(n->sock, reply, rlen, ZMQ_DONTWAIT) < 0))
+		gp_debug("join: cannot answer %s: %s", e->addr, zmq_strerror(errno));
+	else if (reply)
+		n->st.sent++;
+	free(reply);
+	return 1;
 }
 
 void *net_context(struct net *n)
@@ -536,6 +566,12 @@ int net_flush(struct net *n, bool with_durable)
  * 6.5 GB of envelopes queued with the fixed threshold). */
 void net_tick(struct net *n, int64_t now)
 {
+	if (n->join && now - n->swept_ms >= 60000) {
+		n->swept_ms = now;
+		int k = join_sweep(n->join, time(NULL));
+		if (k)
+			gp_info("join: removed %d expired join token%s", k, k == 1 ? "" : "s");
+	}
 	if (n->untrusted_bytes < (64u << 20) || now - n->trimmed_ms < 1000)
 		return;
 	n->untrusted_bytes = 0;

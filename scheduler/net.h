@@ -36,8 +36,8 @@ void net_destroy(struct net **n);
  * spend its address's byte budget (the envelope budget still applies). */
 void net_authed(struct net *n, const uint8_t *rid, size_t len);
 
-/* Housekeeping from the loop's tick: memory that large untrusted envelopes left in malloc's
- * arenas goes back to the system (at most once a second). */
+/* Housekeeping from the loop's tick: expired join bundles go (once a minute); memory that large
+ * untrusted envelopes left in malloc's arenas goes back to the system (at most once a second). */
 void net_tick(struct net *n, int64_t now);
 
 /* Each untrusted source address's budgets: messages and bytes per second (<= 0: none). */
@@ -46,6 +46,11 @@ void net_set_rate(struct net *n, int rate_per_addr, double bytes_per_addr);
 /* Peers whose routing id starts with prefix are local (the HTTP thread): their batches go
  * unsealed to sock as [rid][body] instead of to the ROUTER socket. */
 void net_set_local(struct net *n, void *sock, const void *prefix, size_t prefix_len);
+struct join;
+/* Answer join requests (envelopes with no credential that carry only a JoinFetch) from j;
+ * net_tick removes its expired bundles once a minute. */
+void net_set_join(struct net *n, struct join *j);
+
 /* The ZeroMQ context (for inproc sockets). */
 void *net_context(struct net *n);
 

@@ -64,6 +64,8 @@ install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/gworkerd.service
   DESTINATION lib/systemd/system COMPONENT worker)
 # ---- client ----
 install(TARGETS gsub gstat gcancel gnodes glogs gpool gacct DESTINATION bin COMPONENT client)
+# gpool join-token, join, leave: gpool runs it from its own directory (cli/join/)
+install(TARGETS gpool-join DESTINATION bin COMPONENT client)
 install(FILES ${CMAKE_BINARY_DIR}/gpool.conf.example DESTINATION /etc/gpool
   RENAME gpool.conf COMPONENT client)
 # ---- gateway (ggated itself: gateway/CMakeLists.txt) ----

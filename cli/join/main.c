@@ -1,0 +1,167 @@
+/* gpool-join: `gpool join-token`, `gpool join` and `gpool leave` (gpool hands these three to
+ * it). Options are one table; each subcommand refuses the ones it does not use. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/join/join.h"
+#include "common/opt.h"
+#include "common/parse.h"
+
+#define G(c) ((struct gpj *)(c))
+
+static int set_config(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->given |= GPJ_OPT_CONFIG;
+	return gp_cli_set_config(c, a, err);
+}
+
+static int set_scheduler(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->given |= GPJ_OPT_SCHEDULER;
+	return gp_cli_set_scheduler(c, a, err);
+}
+
+static int duration(const char *a, uint32_t *out, const char *what, gp_error_t *err)
+{
+	if (gp_parse_duration(a, out) < 0 || *out == 0)
+		return gp_errprintf(err, "invalid %s '%s'", what, a);
+	return 0;
+}
+
+static int set_ttl(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->given |= GPJ_OPT_TTL;
+	if (duration(a, &G(c)->ttl, "--ttl", err) < 0)
+		return -1;
+	if (G(c)->ttl > GPJ_TTL_MAX)
+		return gp_errprintf(err, "--ttl '%s' is over 24 hours", a);
+	return 0;
+}
+
+static int set_timeout(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->given |= GPJ_OPT_TIMEOUT;
+	return duration(a, &G(c)->timeout, "--timeout", err);
+}
+
+static int set_address(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->given |= GPJ_OPT_ADDRESS;
+	G(c)->address = a;
+	return 0;
+}
+
+static int set_state_dir(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->given |= GPJ_OPT_STATE_DIR;
+	G(c)->state_dir = a;
+	return 0;
+}
+
+static int set_munge_key(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->given |= GPJ_OPT_MUNGE_KEY;
+	G(c)->munge_key = a;
+	return 0;
+}
+
+static int set_node(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->given |= GPJ_OPT_NODE;
+	G(c)->node = a;
+	return 0;
+}
+
+static int set_help(void *c, const char *a, gp_error_t *err)
+{
+	G(c)->help = true;
+	return 0;
+}
+
+static const struct gp_opt opts[] = {
+    {"config", 0, required_argument, "PATH",
+     "gpool.conf: read (join-token, leave), written (join; default /etc/gpool/gpool.conf), "
+     "removed (leave)",
+     set_config, 0},
+    {"scheduler", 0, required_argument, "ENDPOINT", "leave: talk to this gschedd", set_scheduler,
+     0},
+    {"ttl", 0, required_argument, "DURATION",
+     "join-token: how long the token is good for (default 15m, at most 24h)", set_ttl, 0},
+    {"address", 0, required_argument, "tcp://ADDR:PORT",
+     "join-token: where the new pc reaches gschedd (default the scheduler key)", set_address, 0},
+    {"state-dir", 0, required_argument, "DIR",
+     "join-token: gschedd's state directory; leave: gworkerd's (default state_dir)", set_state_dir,
+     0},
+    {"munge-key", 0, required_argument, "PATH",
+     "the munge key read (join-token), installed (join), removed (leave); default "
+     "/etc/munge/munge.key",
+     set_munge_key, 0},
+    {"timeout", 0, required_argument, "DURATION",
+     "join: wait this long for the scheduler (default 10s); leave: for running jobs "
+     "(default 10m)",
+     set_timeout, 0},
+    {"node", 0, required_argument, "NAME", "leave: this node (default node_name, the host name)",
+     set_node, 0},
+    {"help", 'h', no_argument, NULL, "this text", set_help, 0},
+};
+
+static const struct {
+	const char *name;
+	int (*run)(struct gpj *g, char **args, int nargs, gp_error_t *err);
+	const char *usage;
+} subcommands[] = {
+    {"join-token", gpj_token,
+     "join-token [--ttl D]           root, on the scheduler's pc: a single-use token for one "
+     "new pc"},
+    {"join", gpj_join,
+     "join tcp://ADDR:PORT TOKEN     root, on the new pc: install the pool's key and "
+     "gpool.conf"},
+    {"leave", gpj_leave,
+     "leave [--timeout D]            root, on a pc of the pool: drain it and take it out"},
+};
+
+#define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gpool SUBCOMMAND [options] [ARGS]\n\nsubcommands:\n");
+	for (size_t i = 0; i < NSUB; i++)
+		fprintf(f, "  %s\n", subcommands[i].usage);
+	fprintf(f, "\noptions:\n");
+	gp_opt_usage(opts, GP_NOPTS(opts), f);
+}
+
+int main(int argc, char **argv)
+{
+	struct gpj g = {0};
+	gp_error_t err = {{0}};
+	char **ops = NULL;
+	int nops = 0, rc = 2;
+	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &g, &ops, &nops, &err) < 0)
+		goto report;
+	if (g.help) {
+		usage(stdout);
+		free(ops);
+		return 0;
+	}
+	if (!nops) {
+		gp_errprintf(&err, "no subcommand given");
+		goto report;
+	}
+	size_t i;
+	for (i = 0; i < NSUB && strcmp(ops[0], subcommands[i].name); i++)
+		;
+	if (i == NSUB) {
+		gp_errprintf(&err, "unknown subcommand '%s'", ops[0]);
+		goto report;
+	}
+	rc = subcommands[i].run(&g, ops + 1, nops - 1, &err);
+report:
+	if (rc && err.text[0])
+		fprintf(stderr, "gpool: %s\n", err.text);
+	if (rc == 2)
+		fprintf(stderr, "usage: see gpool-join --help\n");
+	free(ops);
+	return rc;
+}
