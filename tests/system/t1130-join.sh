@@ -19,6 +19,7 @@ test_under_cluster 3 --cpus 2 --bare h3
 
 STATE=$CLUSTER_DIR/sched/state
 H3=$CLUSTER_DIR/h3
+H3STATE=$("$CLUSTER" path --dir "$CLUSTER_DIR" h3 state) # the agent's, as h3 sees it
 
 # -- h3 has nothing of the pool's
 on_host h3 test -e /etc/munge/munge.key
@@ -135,7 +136,7 @@ is "$answered" 10 "the first 10 were answered (unknown token)"
 # -- gpool leave on h3: not while a job runs there
 long=$(submit -w h3 -- sleep 120)
 check "a long job runs on h3" wait_state "$long" RUNNING 20
-out=$(on_host h3 env -u GPOOL_CONF -u GPOOL_SCHEDULER gpool leave --state-dir "$H3/state" --timeout 2s 2>&1)
+out=$(on_host h3 env -u GPOOL_CONF -u GPOOL_SCHEDULER gpool leave --state-dir "$H3STATE" --timeout 2s 2>&1)
 rc=$?
 [ $rc = 1 ] && like "$out" "jobs still run on h3 after 2 s \\(1 cpu in use\\): it stays drained" \
 	"gpool leave stops while a job runs on h3 (exit 1: $out)" || fail "gpool leave waits for jobs" "exit $rc: $out"
@@ -146,7 +147,7 @@ is "$?" 0 "h3 keeps its key meanwhile"
 as_user gcancel "$long" >/dev/null 2>&1
 check "the job is cancelled" wait_final "$long" 30
 # -- then it leaves
-out=$(on_host h3 env -u GPOOL_CONF -u GPOOL_SCHEDULER gpool leave --state-dir "$H3/state" --timeout 20s 2>&1)
+out=$(on_host h3 env -u GPOOL_CONF -u GPOOL_SCHEDULER gpool leave --state-dir "$H3STATE" --timeout 20s 2>&1)
 rc=$?
 is "$rc" 0 "gpool leave succeeds on h3"
 # (until node_timeout passes: then gnodes shows it DOWN, "not responding", the drain kept)
