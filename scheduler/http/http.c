@@ -724,12 +724,9 @@ static void on_head(gh_conn_t *c, void *arg)
 	r->h = h;
 	r->c = c;
 	gh_conn_take(c, r);
+	/* the body, decoded whatever its framing (none: on_body comes at once) */
 	struct gh_msg *m = gh_conn_request(c);
-	if (m->in == GH_FRAME_NONE) {
-		dispatch(r);
-		return;
-	}
-	m->out = &r->body; /* decoded, whatever its framing: the handler reads the bytes */
+	m->out = &r->body;
 	m->out_frame = GH_FRAME_LENGTH;
 }
 
