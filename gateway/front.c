@@ -107,9 +107,13 @@ int gw_front_listen(struct gw_ctx *c, const char *addr, uint16_t port, const cha
 		    .head = on_head, .body = on_body, .gone = on_gone, .drained = on_drained};
 		struct gh_limits lim = {.max_head = c->max_headers,
 					.max_body = c->max_body,
-					.client_timeout_ms = c->client_timeout_ms};
+					.client_timeout_ms = c->client_timeout_ms,
+					.max_conns = c->max_clients,
+					.max_conns_per_addr = c->max_clients_per_addr};
 		if (!(c->http = gh_server_create(c->base, &h, &lim)))
 			return -1;
+		if (c->tls)
+			gh_server_set_tls(c->http, c->tls);
 	}
 	struct front *fr = calloc(1, sizeof(*fr));
 	if (!fr)
@@ -120,7 +124,8 @@ int gw_front_listen(struct gw_ctx *c, const char *addr, uint16_t port, const cha
 		free(fr);
 		return -1;
 	}
-	gp_info("listening on %s:%u%s%s", addr, port, service ? " for service " : "",
+	gp_info("listening on %s:%u%s%s%s", addr, port, c->tls ? " (https)" : "",
+		service ? " for service " : "",
 		service ? service : "");
 	return 0;
 }
