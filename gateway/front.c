@@ -125,7 +125,6 @@ int gw_front_listen(struct gw_ctx *c, const char *addr, uint16_t port, const cha
 		return -1;
 	}
 	gp_info("listening on %s:%u%s%s%s", addr, port, c->tls ? " (https)" : "",
-		service ? " for service " : "",
-		service ? service : "");
+		service ? " for service " : "", service ? service : "");
 	return 0;
 }

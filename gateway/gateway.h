@@ -163,11 +163,11 @@ struct gw_ctx {
 	uint32_t max_conns;	/* per replica */
 	size_t max_body, max_headers;
 	int tries;
-	int client_timeout_ms; /* a client's head, body progress, idle keep-alive */
-	size_t max_clients;    /* client connections open at most (0: no cap) */
+	int client_timeout_ms;	     /* a client's head, body progress, idle keep-alive */
+	size_t max_clients;	     /* client connections open at most (0: no cap) */
 	size_t max_clients_per_addr; /* from one address at most (0: no cap) */
-	gh_tls_t *tls;	       /* NULL: plain HTTP to the clients */
-	struct gw_trust trust; /* front proxies whose X-Forwarded-For is kept (forwarded.h) */
+	gh_tls_t *tls;		     /* NULL: plain HTTP to the clients */
+	struct gw_trust trust;	     /* front proxies whose X-Forwarded-For is kept (forwarded.h) */
 	/* discovery -> loop: each snapshot's pointer is written to a pipe, read by the loop.
 	 * Nothing else is shared: libevent runs without locks (no evthread_use_pthreads), so
 	 * the discovery thread can never hold a lock the loop waits for (see pool.c). */

@@ -210,7 +210,8 @@ static void finish(gh_conn_t *c)
 
 static ssize_t conn_read(gh_conn_t *c)
 {
-	return c->tls ? gh_tls_read(c->tls, &c->in, READ_SIZE) : gh_buf_read(&c->in, c->fd, READ_SIZE);
+	return c->tls ? gh_tls_read(c->tls, &c->in, READ_SIZE)
+		      : gh_buf_read(&c->in, c->fd, READ_SIZE);
 }
 
 static ssize_t conn_write(gh_conn_t *c)

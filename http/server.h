@@ -47,9 +47,9 @@ struct gh_handler {
 };
 
 struct gh_limits {
-	size_t max_head;       /* request line and headers */
-	uint64_t max_body;     /* 0: none */
-	int client_timeout_ms; /* see above */
+	size_t max_head;	   /* request line and headers */
+	uint64_t max_body;	   /* 0: none */
+	int client_timeout_ms;	   /* see above */
 	size_t max_conns;	   /* open connections at most; 0: no cap */
 	size_t max_conns_per_addr; /* from one source address at most; 0: no cap */
 };

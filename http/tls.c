@@ -37,7 +37,8 @@ gh_tls_t *gh_tls_create(const char *cert, const char *key, gp_error_t *err)
 	SSL_CTX_set_options(t->ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
 	/* a write that moved part of a buffer goes on from the buffer's new start */
 	SSL_CTX_set_mode(t->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
-				     SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+				     SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+				     SSL_MODE_RELEASE_BUFFERS);
 	if (SSL_CTX_use_certificate_chain_file(t->ctx, cert) != 1) {
 		ssl_err(err, "cannot load the certificate", cert);
 		goto fail;

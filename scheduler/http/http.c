@@ -34,10 +34,10 @@
 #define MAX_TOKENS_PER_USER 16
 /* /metrics is rendered by the scheduler's loop at most this often; requests in between get
  * the last rendering, and those that come while one is being made wait for it */
-#define METRICS_MIN_MS	1000
-#define METRICS_WAITERS 256
-#define STATIC_MAX	(4 << 20)
-#define MAX_HEAD	16384
+#define METRICS_MIN_MS	  1000
+#define METRICS_WAITERS	  256
+#define STATIC_MAX	  (4 << 20)
+#define MAX_HEAD	  16384
 #define CLIENT_TIMEOUT_MS 60000
 
 /* One request, from its head to its answer. A request the loop answers is held (in pending,
@@ -45,7 +45,7 @@
  * NULL then). */
 struct req {
 	struct http *h;
-	gh_conn_t *c;	     /* NULL: the client has gone */
+	gh_conn_t *c; /* NULL: the client has gone */
 	struct gh_buf body;
 	bool held;
 	uint64_t seq;
@@ -299,8 +299,8 @@ static int authenticate(struct http *h, struct req *req, const char *a, const ch
 
 /* ---- requests to the loop ---- */
 
-static int to_loop(struct http *h, struct req *req, enum api_op op,
-		   const struct gp_sender *from, Gpool__Msg *m)
+static int to_loop(struct http *h, struct req *req, enum api_op op, const struct gp_sender *from,
+		   Gpool__Msg *m)
 {
 	if (h->npending >= MAX_PENDING) {
 		send_err(req, 503, "ERROR_UNAVAILABLE", "too many requests in flight");
@@ -358,8 +358,7 @@ static void on_request(struct http *h, struct req *req, const char *auth)
 {
 	struct gh_msg *hm = gh_conn_request(req->c);
 	const char *method = gh_msg_method(hm);
-	if (hm->p.method != HTTP_GET && hm->p.method != HTTP_POST &&
-	    hm->p.method != HTTP_DELETE) {
+	if (hm->p.method != HTTP_GET && hm->p.method != HTTP_POST && hm->p.method != HTTP_DELETE) {
 		send_err(req, 405, "ERROR_INVALID", "method not allowed");
 		return;
 	}

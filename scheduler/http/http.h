@@ -1,13 +1,13 @@
 /* http.h: gschedd's HTTP server (REST API, /metrics, the dashboard's files), off unless
  * http_listen is set.
  *
- * http/'s server (http/server.h) runs in its own thread, on an event loop of its own. It authenticates each API request (a MUNGE
- * credential in `Authorization: MUNGE <cred>` whose payload binds the method, the target and
- * the body's SHA-256, munged refusing a replay; or `Authorization: Bearer <token>` of a token
- * issued to such a request), turns it into the same Gpool__Msg the CLI sends, and hands it to
- * the event loop over an inproc ZeroMQ pair: the loop handles it like a command's message
- * (same handlers, same authorization), so the scheduler's state keeps one owner. Replies come
- * back on the pair (net.c routes the HTTP peers' routing ids there) and leave as JSON.
+ * http/'s server (http/server.h) runs in its own thread, on an event loop of its own. It
+ * authenticates each API request (a MUNGE credential in `Authorization: MUNGE <cred>` whose payload
+ * binds the method, the target and the body's SHA-256, munged refusing a replay; or `Authorization:
+ * Bearer <token>` of a token issued to such a request), turns it into the same Gpool__Msg the CLI
+ * sends, and hands it to the event loop over an inproc ZeroMQ pair: the loop handles it like a
+ * command's message (same handlers, same authorization), so the scheduler's state keeps one owner.
+ * Replies come back on the pair (net.c routes the HTTP peers' routing ids there) and leave as JSON.
  *
  * The thread runs at nice HTTP_NICE: what it does per request (a listing's JSON for thousands
  * of jobs) yields to the loop, the agents and the jobs on a busy PC instead of slowing
