@@ -7,6 +7,10 @@
 #include <string.h>
 
 #include "gateway/gateway.h"
+#include "gateway/metrics.h"
+#include "gateway/proxy.h"
+#include "gateway/pool.h"
+#include "gateway/front.h"
 #include "gateway/route.h"
 #include "common/log.h"
 

@@ -15,6 +15,10 @@
 #include <unistd.h>
 
 #include "gateway/gateway.h"
+#include "gateway/proxy.h"
+#include "gateway/pool.h"
+#include "gateway/front.h"
+#include "gateway/discovery.h"
 #include "common/log.h"
 #include "common/opt.h"
 #include "common/parse.h"

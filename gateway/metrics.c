@@ -4,6 +4,8 @@
 #include <stdio.h>
 
 #include "gateway/gateway.h"
+#include "gateway/metrics.h"
+#include "gateway/pool.h"
 
 static const double bounds[GW_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 					  0.1,	  0.25,	 0.5,	 1,	2.5,  5,     10};
