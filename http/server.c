@@ -295,6 +295,9 @@ void gh_conn_next(gh_conn_t *c, bool keep)
 	if (c->read_paused) {
 		c->read_paused = false;
 		event_add(c->ev_read, NULL);
+		/* what TLS decrypted ahead raises no event of the socket's */
+		if (c->tls && gh_tls_pending(c->tls))
+			event_active(c->ev_read, EV_READ, 0);
 	}
 	if (gh_buf_size(&c->in)) {
 		process(c);
