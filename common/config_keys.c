@@ -113,6 +113,13 @@ const struct gp_conf_key gp_conf_keys[] = {
      "HTTPS (TLS 1.2 or later; deploy/gpool-ca makes a pool's CA and certificates)",
      NULL, 0},
     {"http_tls_key", S, GP_CONF_STR, "", "PEM private key of http_tls_cert (mode 0600)", NULL, 0},
+    {"http_max_conns", S, GP_CONF_INT, "1024",
+     "open connections to http_listen at most: one past it is closed when accepted (0: no cap)",
+     NULL, 0},
+    {"http_max_conns_per_addr", S, GP_CONF_INT, "64",
+     "open connections to http_listen from one address at most: one past it is closed when "
+     "accepted (0: no cap)",
+     NULL, 0},
     {"web_dir", S, GP_CONF_STR, "/usr/share/gpool/web",
      "the dashboard's files, served at / by the HTTP server", NULL, 0},
     {"api_token_ttl", S, GP_CONF_DURATION, "1h",

@@ -16,6 +16,10 @@
 #include "common/client.h"
 #include "common/config.h"
 #include "gateway/gateway.h"
+#include "gateway/snap.h"
+#include "gateway/pool.h"
+#include "gateway/report.h"
+#include "gateway/discovery.h"
 #include "common/log.h"
 
 struct disco {

@@ -7,6 +7,10 @@
 #include <string.h>
 
 #include "gateway/gateway.h"
+#include "gateway/metrics.h"
+#include "gateway/proxy.h"
+#include "gateway/pool.h"
+#include "gateway/front.h"
 #include "gateway/route.h"
 #include "common/log.h"
 
@@ -107,9 +111,13 @@ int gw_front_listen(struct gw_ctx *c, const char *addr, uint16_t port, const cha
 		    .head = on_head, .body = on_body, .gone = on_gone, .drained = on_drained};
 		struct gh_limits lim = {.max_head = c->max_headers,
 					.max_body = c->max_body,
-					.client_timeout_ms = c->client_timeout_ms};
+					.client_timeout_ms = c->client_timeout_ms,
+					.max_conns = c->max_clients,
+					.max_conns_per_addr = c->max_clients_per_addr};
 		if (!(c->http = gh_server_create(c->base, &h, &lim)))
 			return -1;
+		if (c->tls)
+			gh_server_set_tls(c->http, c->tls);
 	}
 	struct front *fr = calloc(1, sizeof(*fr));
 	if (!fr)
@@ -120,7 +128,7 @@ int gw_front_listen(struct gw_ctx *c, const char *addr, uint16_t port, const cha
 		free(fr);
 		return -1;
 	}
-	gp_info("listening on %s:%u%s%s", addr, port, service ? " for service " : "",
-		service ? service : "");
+	gp_info("listening on %s:%u%s%s%s", addr, port, c->tls ? " (https)" : "",
+		service ? " for service " : "", service ? service : "");
 	return 0;
 }

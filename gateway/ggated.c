@@ -15,6 +15,10 @@
 #include <unistd.h>
 
 #include "gateway/gateway.h"
+#include "gateway/proxy.h"
+#include "gateway/pool.h"
+#include "gateway/front.h"
+#include "gateway/discovery.h"
 #include "common/log.h"
 #include "common/opt.h"
 #include "common/parse.h"
@@ -38,6 +42,13 @@ static void usage(FILE *f)
 	      "  --max-header SIZE         largest request header block (default 16KiB)\n"
 	      "  --client-timeout MS       a client silent this long is closed (default 10000)\n"
 	      "  --max-conns N             connections per replica (default 64)\n"
+	      "  --max-clients N           client connections open at most (default 1024, 0: no "
+	      "cap)\n"
+	      "  --max-clients-per-addr N  client connections from one address at most (default "
+	      "64, 0: no cap)\n"
+	      "  --tls-cert PATH           PEM certificate chain: with --tls-key, clients speak "
+	      "HTTPS only (TLS 1.2+)\n"
+	      "  --tls-key PATH            PEM private key of --tls-cert\n"
 	      "  --trust-forwarded ADDR[/BITS],...  front proxies whose X-Forwarded-For is kept "
 	      "(default: none, a client's is replaced)\n"
 	      "  --config PATH             gpool.conf (scheduler, sched_uid)\n"
@@ -83,6 +94,10 @@ int main(int argc, char **argv)
 	    {"max-header", required_argument, 0, 'h'},
 	    {"client-timeout", required_argument, 0, 'T'},
 	    {"max-conns", required_argument, 0, 'm'},
+	    {"max-clients", required_argument, 0, 'M'},
+	    {"max-clients-per-addr", required_argument, 0, 'A'},
+	    {"tls-cert", required_argument, 0, 'k'},
+	    {"tls-key", required_argument, 0, 'K'},
 	    {"trust-forwarded", required_argument, 0, 'F'},
 	    {"config", required_argument, 0, 'c'},
 	    {"scheduler", required_argument, 0, 's'},
@@ -100,7 +115,8 @@ int main(int argc, char **argv)
 	c.max_body = 8u << 20;
 	c.max_headers = 16u << 10;
 	c.max_conns = 64;
-	int level = GP_LOG_INFO, max_conns = 64;
+	int level = GP_LOG_INFO, max_conns = 64, max_clients = 1024, max_per_addr = 64;
+	const char *tls_cert = NULL, *tls_key = NULL;
 	c.client_timeout_ms = 10000;
 	char listen_addr[128] = "0.0.0.0";
 	int listen_port = 8000;
@@ -164,6 +180,19 @@ int main(int argc, char **argv)
 		case 'm':
 			bad = ms_opt(optarg, 1, 100000, "connection count", &max_conns);
 			break;
+		case 'M':
+			bad = ms_opt(optarg, 0, 1000000, "client connection count", &max_clients);
+			break;
+		case 'A':
+			bad = ms_opt(optarg, 0, 1000000, "client connection count per address",
+				     &max_per_addr);
+			break;
+		case 'k':
+			tls_cert = optarg;
+			break;
+		case 'K':
+			tls_key = optarg;
+			break;
 		case 'F': {
 			gp_error_t terr = {{0}};
 			if (gw_trust_parse(&c.trust, optarg, &terr) < 0) {
@@ -197,7 +226,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	c.max_conns = (uint32_t)max_conns;
+	c.max_clients = (size_t)max_clients;
+	c.max_clients_per_addr = (size_t)max_per_addr;
 	gp_log_init("ggated", level);
+	if (!tls_cert != !tls_key) {
+		gp_err("--tls-cert and --tls-key go together");
+		return 2;
+	}
+	gp_error_t terr = {{0}};
+	if (tls_cert && !(c.tls = gh_tls_create(tls_cert, tls_key, &terr))) {
+		gp_err("%s", terr.text);
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	/* A session of its own, as a daemon's: with the kernel's scheduler autogroups (one per
 	 * session, on by default) ggated started from a shell or script shared its CPU weight

@@ -4,6 +4,8 @@
 #include <stdio.h>
 
 #include "gateway/gateway.h"
+#include "gateway/metrics.h"
+#include "gateway/pool.h"
 
 static const double bounds[GW_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 					  0.1,	  0.25,	 0.5,	 1,	2.5,  5,     10};
@@ -123,15 +125,21 @@ char *gw_metrics_text(struct gw_ctx *c, size_t *len)
 			histogram(b, "ggated_replica_request_duration_seconds", s, r, &r->st);
 	uint64_t ok = __atomic_load_n(&c->polls_ok, __ATOMIC_RELAXED);
 	uint64_t bad = __atomic_load_n(&c->polls_failed, __ATOMIC_RELAXED);
-	evbuffer_add_printf(b,
-			    "# TYPE ggated_scheduler_polls_total counter\n"
-			    "ggated_scheduler_polls_total{result=\"ok\"} %llu\n"
-			    "ggated_scheduler_polls_total{result=\"failed\"} %llu\n"
-			    "# TYPE ggated_bad_requests_total counter\n"
-			    "ggated_bad_requests_total %llu\n",
-			    (unsigned long long)ok, (unsigned long long)bad,
-			    (unsigned long long)(c->bad_requests +
-						 (c->http ? gh_server_bad_requests(c->http) : 0)));
+	evbuffer_add_printf(
+	    b,
+	    "# TYPE ggated_scheduler_polls_total counter\n"
+	    "ggated_scheduler_polls_total{result=\"ok\"} %llu\n"
+	    "ggated_scheduler_polls_total{result=\"failed\"} %llu\n"
+	    "# TYPE ggated_bad_requests_total counter\n"
+	    "ggated_bad_requests_total %llu\n"
+	    "# TYPE ggated_client_connections gauge\n"
+	    "ggated_client_connections %zu\n"
+	    "# TYPE ggated_client_connections_refused_total counter\n"
+	    "ggated_client_connections_refused_total %llu\n",
+	    (unsigned long long)ok, (unsigned long long)bad,
+	    (unsigned long long)(c->bad_requests + (c->http ? gh_server_bad_requests(c->http) : 0)),
+	    c->http ? gh_server_conns(c->http) : 0,
+	    (unsigned long long)(c->http ? gh_server_refused_conns(c->http) : 0));
 	*len = evbuffer_get_length(b);
 	char *t = malloc(*len ? *len : 1);
 	if (t && evbuffer_remove(b, t, *len) != (int)*len) {

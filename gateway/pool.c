@@ -9,6 +9,11 @@
 #include <time.h>
 
 #include "gateway/gateway.h"
+#include "gateway/upstream.h"
+#include "gateway/proxy.h"
+#include "gateway/snap.h"
+#include "gateway/pool.h"
+#include "gateway/report.h"
 #include "common/log.h"
 
 int64_t gw_now_ms(void)

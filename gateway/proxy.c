@@ -9,6 +9,11 @@
 #include <time.h>
 
 #include "gateway/gateway.h"
+#include "gateway/metrics.h"
+#include "gateway/upstream.h"
+#include "gateway/proxy.h"
+#include "gateway/pool.h"
+#include "gateway/front.h"
 #include "common/log.h"
 
 static double since(const struct timespec *t0)

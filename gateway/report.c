@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include "gateway/gateway.h"
+#include "gateway/pool.h"
+#include "gateway/report.h"
 
 struct gw_report {
 	size_t n;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/gateway.h"
+#include "gateway/snap.h"
 
 void gw_snap_free(struct gw_snap *s)
 {

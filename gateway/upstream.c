@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "gateway/gateway.h"
+#include "gateway/upstream.h"
+#include "gateway/proxy.h"
+#include "gateway/pool.h"
 #include "common/log.h"
 
 #define READ_SIZE	16384

@@ -296,6 +296,30 @@ bool gh_msg_keep_alive(const struct gh_msg *m)
 	return http_should_keep_alive(&m->p) && !m->has_upgrade && !m->p.upgrade;
 }
 
+const char *gh_msg_header(const struct gh_msg *m, const char *name, size_t *len)
+{
+	const char *p = gh_buf_data(&m->hdrs), *end = p + gh_buf_size(&m->hdrs);
+	size_t nl = strlen(name);
+	while (p < end) {
+		const char *eol = memchr(p, '\r', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		const char *colon = memchr(p, ':', (size_t)(eol - p));
+		if (colon && (size_t)(colon - p) == nl && strncasecmp(p, name, nl) == 0) {
+			const char *v = colon + 1;
+			while (v < eol && (*v == ' ' || *v == '\t'))
+				v++;
+			const char *ve = eol;
+			while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+				ve--;
+			*len = (size_t)(ve - v);
+			return v;
+		}
+		p = eol + 2;
+	}
+	return NULL;
+}
+
 const char *gh_msg_method(const struct gh_msg *m)
 {
 	return http_method_str((enum http_method)m->p.method);

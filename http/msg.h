@@ -67,6 +67,9 @@ void gh_msg_next(struct gh_msg *m);
 int gh_msg_frame_header(const struct gh_msg *m, struct gh_buf *b);
 /* whether the connection may carry another message after this one (both ends said so) */
 bool gh_msg_keep_alive(const struct gh_msg *m);
+/* The value of the first header line named name (case-insensitive) among the end-to-end
+ * ones kept in hdrs, its length in *len: NULL when there is none. Not NUL-terminated. */
+const char *gh_msg_header(const struct gh_msg *m, const char *name, size_t *len);
 /* the request method's name ("GET") */
 const char *gh_msg_method(const struct gh_msg *m);
 /* a request method a proxy forwards (ggated); one that may be sent again */

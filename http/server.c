@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "http/peers.h"
 
 #define READ_SIZE    16384
 #define LINGER_MS    2000
@@ -34,7 +35,11 @@ struct gh_server {
 	struct gh_limits lim;
 	struct listener *listeners;
 	gh_conn_t *conns; /* every open connection (destroy closes them) */
-	uint64_t bad;	  /* requests refused as malformed or over a limit */
+	size_t nconns;
+	gh_peers_t *peers; /* open connections per source address */
+	gh_tls_t *tls;	   /* NULL: plain HTTP */
+	uint64_t bad;	   /* requests refused as malformed or over a limit */
+	uint64_t refused;  /* connections closed at accept time over a cap */
 };
 
 struct gh_conn {
@@ -43,6 +48,8 @@ struct gh_conn {
 	void *arg; /* the listener's */
 	int fd;
 	char peer[64];
+	struct gh_peer_addr addr; /* counted in s->peers (len 0: not counted) */
+	gh_tls_conn_t *tls;	  /* NULL: plain HTTP */
 	bool writing, close_after, closed;
 	bool lingering;	  /* written all, shut for writing, the client's last bytes drained */
 	bool in_process;  /* its requests are being parsed (process) */
@@ -61,11 +68,16 @@ static const struct {
 } reasons[] = {
     {100, "Continue"},
     {200, "OK"},
+    {201, "Created"},
     {400, "Bad Request"},
+    {401, "Unauthorized"},
+    {403, "Forbidden"},
     {404, "Not Found"},
     {405, "Method Not Allowed"},
     {408, "Request Timeout"},
+    {409, "Conflict"},
     {413, "Content Too Large"},
+    {429, "Too Many Requests"},
     {431, "Request Header Fields Too Large"},
     {500, "Internal Server Error"},
     {501, "Not Implemented"},
@@ -154,8 +166,14 @@ static void conn_close(gh_conn_t *c, bool notify)
 	event_free(c->ev_read);
 	event_free(c->ev_write);
 	event_free(c->ev_timer);
+	if (c->tls)
+		gh_tls_close(c->tls);
+	gh_tls_conn_destroy(&c->tls);
 	close(c->fd);
 	c->fd = -1;
+	c->s->nconns--;
+	if (c->addr.len)
+		gh_peers_del(c->s->peers, &c->addr);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -178,6 +196,8 @@ void gh_conn_abort(gh_conn_t *c)
 static void finish(gh_conn_t *c)
 {
 	if (c->req.state == GH_MSG_BODY || c->req.state == GH_MSG_HEAD || gh_buf_size(&c->in)) {
+		if (c->tls)
+			gh_tls_close(c->tls);
 		if (shutdown(c->fd, SHUT_WR) == 0) {
 			c->lingering = true;
 			gh_buf_clear(&c->in);
@@ -188,12 +208,27 @@ static void finish(gh_conn_t *c)
 	conn_close(c, true);
 }
 
+static ssize_t conn_read(gh_conn_t *c)
+{
+	return c->tls ? gh_tls_read(c->tls, &c->in, READ_SIZE)
+		      : gh_buf_read(&c->in, c->fd, READ_SIZE);
+}
+
+static ssize_t conn_write(gh_conn_t *c)
+{
+	return c->tls ? gh_tls_write(c->tls, &c->out) : gh_buf_write(&c->out, c->fd);
+}
+
 void gh_conn_flush(gh_conn_t *c)
 {
 	if (c->closed || c->lingering)
 		return;
 	if (gh_buf_size(&c->out)) {
-		ssize_t w = gh_buf_write(&c->out, c->fd);
+		ssize_t w = conn_write(c);
+		if (w == 0 && c->tls) {
+			conn_close(c, true); /* the session ended */
+			return;
+		}
 		if (w < 0 && errno != EAGAIN && errno != EINTR) {
 			conn_close(c, true);
 			return;
@@ -203,7 +238,8 @@ void gh_conn_flush(gh_conn_t *c)
 		want_write(c, true);
 		return;
 	}
-	want_write(c, false);
+	/* a TLS read that must answer its peer first waits for the socket to be writable */
+	want_write(c, c->tls && gh_tls_wants_write(c->tls));
 	if (c->close_after) {
 		finish(c);
 		return;
@@ -214,6 +250,12 @@ void gh_conn_flush(gh_conn_t *c)
 
 void gh_conn_answer(gh_conn_t *c, int status, const char *ctype, const char *body, size_t len)
 {
+	gh_conn_answer_hdrs(c, status, ctype, NULL, body, len);
+}
+
+void gh_conn_answer_hdrs(gh_conn_t *c, int status, const char *ctype, const char *hdrs,
+			 const char *body, size_t len)
+{
 	struct gh_msg *m = &c->req;
 	/* a body still on its way: the connection ends after the answer */
 	bool body_pending = m->state == GH_MSG_ERROR || m->state == GH_MSG_HEAD ||
@@ -222,8 +264,8 @@ void gh_conn_answer(gh_conn_t *c, int status, const char *ctype, const char *bod
 	if (!keep)
 		c->close_after = true;
 	int rc = gh_buf_printf(
-	    &c->out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n", status,
-	    gh_reason(status), ctype ? ctype : "text/plain", len,
+	    &c->out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s\r\n",
+	    status, gh_reason(status), ctype ? ctype : "text/plain", len, hdrs ? hdrs : "",
 	    !keep		    ? "Connection: close\r\n"
 	    : gh_conn_minor(c) == 0 ? "Connection: keep-alive\r\n"
 				    : "");
@@ -253,6 +295,9 @@ void gh_conn_next(gh_conn_t *c, bool keep)
 	if (c->read_paused) {
 		c->read_paused = false;
 		event_add(c->ev_read, NULL);
+		/* what TLS decrypted ahead raises no event of the socket's */
+		if (c->tls && gh_tls_pending(c->tls))
+			event_active(c->ev_read, EV_READ, 0);
 	}
 	if (gh_buf_size(&c->in)) {
 		process(c);
@@ -337,14 +382,23 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 			conn_close(c, true);
 		return;
 	}
-	ssize_t n = gh_buf_read(&c->in, fd, READ_SIZE);
+	ssize_t n = conn_read(c);
+	/* decrypted bytes TLS holds beyond one read are read now: no event will say so */
+	while (n > 0 && c->tls && gh_tls_pending(c->tls) && gh_buf_size(&c->in) < PIPELINE_MAX) {
+		ssize_t more = conn_read(c);
+		if (more <= 0)
+			break;
+	}
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		/* the client left (or shut its side: nothing more can come) */
 		conn_close(c, true);
 		return;
 	}
-	if (n < 0)
+	if (n < 0) {
+		if (c->tls)
+			gh_conn_flush(c); /* the handshake's answer, or write interest it needs */
 		return;
+	}
 	process(c);
 	if (c->closed)
 		return;
@@ -357,9 +411,12 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 
 static void on_write(evutil_socket_t fd, short what, void *arg)
 {
-	(void)fd;
-	(void)what;
-	gh_conn_flush(arg);
+	gh_conn_t *c = arg;
+	if (c->tls && gh_tls_wants_write(c->tls) && !gh_buf_size(&c->out)) {
+		on_read(fd, what, c); /* the read that waited for the socket to be writable */
+		return;
+	}
+	gh_conn_flush(c);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -374,14 +431,33 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	conn_close(c, true); /* silent too long, or drained long enough */
 }
 
-/* A connected socket becomes one of s's connections (0 / -1, fd closed). */
+/* A connected socket becomes one of s's connections, unless it is over a cap (0 / -1, fd
+ * closed). */
 static int adopt(gh_server_t *s, int fd, const struct sockaddr *sa, void *arg)
 {
-	gh_conn_t *c = calloc(1, sizeof(*c));
-	if (!c) {
+	struct gh_peer_addr a;
+	gh_peer_addr_of(sa, &a);
+	if (s->lim.max_conns && s->nconns >= s->lim.max_conns) {
+		s->refused++;
+		close(fd);
+		errno = EBUSY;
+		return -1;
+	}
+	if (a.len && gh_peers_add(s->peers, &a, s->lim.max_conns_per_addr) < 0) {
+		if (errno == EBUSY)
+			s->refused++;
 		close(fd);
 		return -1;
 	}
+	gh_conn_t *c = calloc(1, sizeof(*c));
+	if (!c || (s->tls && !(c->tls = gh_tls_accept(s->tls, fd)))) {
+		if (a.len)
+			gh_peers_del(s->peers, &a);
+		free(c);
+		close(fd);
+		return -1;
+	}
+	c->addr = a;
 	c->s = s;
 	c->arg = arg;
 	c->fd = fd;
@@ -403,10 +479,14 @@ static int adopt(gh_server_t *s, int fd, const struct sockaddr *sa, void *arg)
 		if (c->ev_timer)
 			event_free(c->ev_timer);
 		gh_msg_free(&c->req);
+		gh_tls_conn_destroy(&c->tls);
+		if (a.len)
+			gh_peers_del(s->peers, &a);
 		free(c);
 		close(fd);
 		return -1;
 	}
+	s->nconns++;
 	c->next = s->conns;
 	if (s->conns)
 		s->conns->prev = c;
@@ -452,6 +532,21 @@ uint64_t gh_server_bad_requests(const gh_server_t *s)
 	return s->bad;
 }
 
+uint64_t gh_server_refused_conns(const gh_server_t *s)
+{
+	return s->refused;
+}
+
+size_t gh_server_conns(const gh_server_t *s)
+{
+	return s->nconns;
+}
+
+void gh_server_set_tls(gh_server_t *s, gh_tls_t *t)
+{
+	s->tls = t;
+}
+
 gh_server_t *gh_server_create(struct event_base *base, const struct gh_handler *h,
 			      const struct gh_limits *lim)
 {
@@ -461,6 +556,10 @@ gh_server_t *gh_server_create(struct event_base *base, const struct gh_handler *
 	s->base = base;
 	s->h = *h;
 	s->lim = *lim;
+	if (!(s->peers = gh_peers_create())) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -478,6 +577,7 @@ void gh_server_destroy(gh_server_t **sp)
 	}
 	while (s->conns)
 		conn_close(s->conns, true);
+	gh_peers_destroy(&s->peers);
 	free(s);
 	*sp = NULL;
 }

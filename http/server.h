@@ -9,7 +9,13 @@
  * restarts the time), and a keep-alive connection idle that long is closed; none runs while
  * a request taken by the handler waits for its answer. A connection closed while the client
  * may still be sending (an early 413) is shut for writing and drained for up to 2 s first, so
- * that the client reads the answer rather than a reset. */
+ * that the client reads the answer rather than a reset.
+ *
+ * Connection caps (gh_limits.max_conns, max_conns_per_addr): a connection accepted past
+ * either is closed at once, before anything of it is read, so that one address's idle
+ * connections cannot take the descriptors and the memory every other client needs.
+ *
+ * TLS (gh_server_set_tls): every connection accepted from then on speaks TLS (tls.h). */
 #ifndef GPOOL_HTTP_SERVER_H
 #define GPOOL_HTTP_SERVER_H
 
@@ -19,6 +25,7 @@
 
 #include "http/buf.h"
 #include "http/msg.h"
+#include "http/tls.h"
 
 typedef struct gh_server gh_server_t;
 typedef struct gh_conn gh_conn_t;
@@ -40,9 +47,11 @@ struct gh_handler {
 };
 
 struct gh_limits {
-	size_t max_head;       /* request line and headers */
-	uint64_t max_body;     /* 0: none */
-	int client_timeout_ms; /* see above */
+	size_t max_head;	   /* request line and headers */
+	uint64_t max_body;	   /* 0: none */
+	int client_timeout_ms;	   /* see above */
+	size_t max_conns;	   /* open connections at most; 0: no cap */
+	size_t max_conns_per_addr; /* from one source address at most; 0: no cap */
 };
 
 gh_server_t *gh_server_create(struct event_base *base, const struct gh_handler *h,
@@ -58,8 +67,14 @@ int gh_server_listen_fd(gh_server_t *s, int fd, void *arg);
 /* A connected, non-blocking socket (a socketpair's end, in tests) served as if accepted;
  * arg goes to head(). 0 / -1 (fd closed). */
 int gh_server_adopt(gh_server_t *s, int fd, void *arg);
+/* Connections accepted from now on speak TLS in t, which s borrows (it outlives s). */
+void gh_server_set_tls(gh_server_t *s, gh_tls_t *t);
 /* requests refused as malformed or over a limit, so far */
 uint64_t gh_server_bad_requests(const gh_server_t *s);
+/* connections closed at accept time over a cap, so far */
+uint64_t gh_server_refused_conns(const gh_server_t *s);
+/* connections open now */
+size_t gh_server_conns(const gh_server_t *s);
 
 /* the request being read or answered */
 struct gh_msg *gh_conn_request(gh_conn_t *c);
@@ -76,6 +91,9 @@ void gh_conn_started(gh_conn_t *c);
 /* A whole answer: status line, Content-Type, Content-Length, Connection when it closes
  * (it does when a body is still on its way or the client asked), then body (none to HEAD). */
 void gh_conn_answer(gh_conn_t *c, int status, const char *ctype, const char *body, size_t len);
+/* The same with more header lines ("Name: value\r\n" each; NULL: none). */
+void gh_conn_answer_hdrs(gh_conn_t *c, int status, const char *ctype, const char *hdrs,
+			 const char *body, size_t len);
 /* A whole answer whose body is the formatted text and a newline (text/plain; cut at 640
  * bytes). */
 void gh_conn_answer_text(gh_conn_t *c, int status, const char *fmt, ...)

@@ -211,13 +211,21 @@ int main(int argc, char **argv)
 	}
 	net_set_join(s.net, join); /* gpool join's bundles in STATE_DIR/join */
 	const char *hl = gp_config_str(s.cfg, "http_listen");
+	if (gp_config_int(s.cfg, "http_max_conns") < 0 ||
+	    gp_config_int(s.cfg, "http_max_conns_per_addr") < 0) {
+		gp_err("http_max_conns and http_max_conns_per_addr cannot be negative");
+		return 1;
+	}
 	if (*hl) {
 		struct http_opts ho = {.listen = hl,
 				       .web_dir = gp_config_str(s.cfg, "web_dir"),
 				       .token_ttl_ms = gp_config_int(s.cfg, "api_token_ttl"),
 				       .max_body = (size_t)gp_config_int(s.cfg, "max_request"),
 				       .tls_cert = gp_config_str(s.cfg, "http_tls_cert"),
-				       .tls_key = gp_config_str(s.cfg, "http_tls_key")};
+				       .tls_key = gp_config_str(s.cfg, "http_tls_key"),
+				       .max_conns = (size_t)gp_config_int(s.cfg, "http_max_conns"),
+				       .max_conns_per_addr =
+					   (size_t)gp_config_int(s.cfg, "http_max_conns_per_addr")};
 		if (!(s.http = http_create(&ho, net_context(s.net), &err))) {
 			gp_err("%s", err.text);
 			return 1;

@@ -12,6 +12,10 @@
 #include <string.h>
 
 #include "gateway/gateway.h"
+#include "gateway/proxy.h"
+#include "gateway/snap.h"
+#include "gateway/pool.h"
+#include "gateway/report.h"
 
 /* a ServiceQueryReply of one service, built in place */
 struct world {

@@ -263,12 +263,34 @@ static void responses(void **state)
 	gh_buf_free(&out);
 }
 
+/* gh_msg_header: a kept header's value, any case, trimmed; a dropped or missing one: NULL */
+static void header_lookup(void **state)
+{
+	(void)state;
+	struct gh_msg m;
+	gh_msg_init(&m, HTTP_REQUEST, 4096, 0);
+	static const char req[] = "GET / HTTP/1.1\r\nHost: a\r\nauthorization:  Bearer xyz \r\n"
+				  "Connection: keep-alive\r\nX-Authorization: no\r\n\r\n";
+	gh_msg_feed(&m, req, sizeof(req) - 1);
+	size_t len = 0;
+	const char *v = gh_msg_header(&m, "Authorization", &len);
+	assert_non_null(v);
+	assert_int_equal(len, 10);
+	assert_memory_equal(v, "Bearer xyz", 10);
+	assert_null(gh_msg_header(&m, "Connection", &len));
+	assert_null(gh_msg_header(&m, "Cookie", &len));
+	v = gh_msg_header(&m, "host", &len);
+	assert_true(v && len == 1 && *v == 'a');
+	gh_msg_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(get_with_hop_headers), cmocka_unit_test(post_length_and_pipelining),
 	    cmocka_unit_test(chunked_framed_again), cmocka_unit_test(limits),
 	    cmocka_unit_test(http10_keep_alive),    cmocka_unit_test(responses),
+	    cmocka_unit_test(header_lookup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

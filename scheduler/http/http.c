@@ -4,10 +4,7 @@
 #include <errno.h>
 #include <sched.h> /* before libevent's headers: they leave its cpu_set_t out */
 #include <pthread.h>
-#include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <pwd.h>
@@ -23,12 +20,12 @@
 #include <zmq.h>
 
 #include "scheduler/http/api_json.h"
-#include "scheduler/http/tls.h"
 #include "common/auth.h"
 #include "common/chunk.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "common/util.h"
+#include "http/server.h"
 
 #define MAX_PENDING 4096
 #define MAX_TOKENS  1024
@@ -37,15 +34,23 @@
 #define MAX_TOKENS_PER_USER 16
 /* /metrics is rendered by the scheduler's loop at most this often; requests in between get
  * the last rendering, and those that come while one is being made wait for it */
-#define METRICS_MIN_MS	1000
-#define METRICS_WAITERS 256
-#define STATIC_MAX	(4 << 20)
+#define METRICS_MIN_MS	  1000
+#define METRICS_WAITERS	  256
+#define STATIC_MAX	  (4 << 20)
+#define MAX_HEAD	  16384
+#define CLIENT_TIMEOUT_MS 60000
 
-struct pend {
+/* One request, from its head to its answer. A request the loop answers is held (in pending,
+ * or among the /metrics waiters) until its reply comes, even when its client has gone (c
+ * NULL then). */
+struct req {
+	struct http *h;
+	gh_conn_t *c; /* NULL: the client has gone */
+	struct gh_buf body;
+	bool held;
 	uint64_t seq;
-	struct evhttp_request *req;
 	enum api_op op;
-	struct pend *next;
+	struct req *next; /* pending */
 };
 
 /* a token is kept as its SHA-256 only: the table answers who, never what the token was */
@@ -61,20 +66,20 @@ struct http {
 	bool started;
 	void *pair_main, *pair_thr;
 	struct event_base *base;
-	struct evhttp *evh;
-	http_tls_ctx_t *tls; /* NULL: plain HTTP */
+	gh_server_t *srv;
+	gh_tls_t *tls; /* NULL: plain HTTP */
 	struct event *zev, *stop_ev;
 	int stop_fds[2];
 	gp_auth_t *auth;
 	uint64_t seq;
-	struct pend *pending;
+	struct req *pending;
 	size_t npending;
 	struct token tokens[MAX_TOKENS];
 	size_t ntokens;
 	char *metrics;	      /* the last /metrics text, NULL: none yet */
 	int64_t metrics_ms;   /* when it came */
 	bool metrics_pending; /* one is being rendered */
-	struct evhttp_request *metrics_wait[METRICS_WAITERS];
+	struct req *metrics_wait[METRICS_WAITERS];
 	size_t nmetrics_wait;
 	char web_dir[1024];
 	_Atomic int64_t token_ttl_ms;
@@ -87,58 +92,50 @@ bool http_is_rid(const uint8_t *rid, size_t len)
 
 /* ---- answers ---- */
 
-static void free_text(const void *data, size_t len, void *arg)
+/* The request is answered (or its client gone): the connection reads on, r is freed. */
+static void req_end(struct req *r)
 {
-	(void)data, (void)len;
-	free(arg);
+	if (r->c)
+		gh_conn_next(r->c, true);
+	gh_buf_free(&r->body);
+	free(r);
 }
 
-static void send_json(struct evhttp_request *req, int status, json_t *doc)
+static void reply(struct req *r, int status, const char *ctype, const char *hdrs, const char *body,
+		  size_t len)
 {
-	struct evbuffer *b = evbuffer_new();
+	if (r->c)
+		gh_conn_answer_hdrs(r->c, status, ctype, hdrs, body, len);
+}
+
+static void send_json(struct req *r, int status, json_t *doc)
+{
+	static const char oom[] = "{\"error\":{\"code\":\"ERROR_UNAVAILABLE\","
+				  "\"message\":\"out of memory\"}}";
 	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
-	if (!b) {
-		free(text);
-		evhttp_send_error(req, 500, NULL);
-		return;
-	}
-	if (text)
-		evbuffer_add(b, text, strlen(text));
-	else
-		evbuffer_add_printf(b, "{\"error\":{\"code\":\"ERROR_UNAVAILABLE\","
-				       "\"message\":\"out of memory\"}}");
+	reply(r, text ? status : 503, "application/json", "Cache-Control: no-store\r\n",
+	      text ? text : oom, text ? strlen(text) : sizeof(oom) - 1);
 	free(text);
-	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-	evhttp_add_header(h, "Content-Type", "application/json");
-	evhttp_add_header(h, "Cache-Control", "no-store");
-	evhttp_send_reply(req, status, NULL, b);
-	evbuffer_free(b);
 }
 
-/* A listing: written without a jansson tree (api_jobs_text), handed to libevent as is. */
-static void send_jobs(struct evhttp_request *req, const Gpool__JobQueryReply *r)
+/* A listing: written without a jansson tree (api_jobs_text). */
+static void send_jobs(struct req *r, const Gpool__JobQueryReply *q)
 {
 	gp_buf_t text = {0};
-	struct evbuffer *b = evbuffer_new();
-	if (!b || api_jobs_text(r, &text) < 0 ||
-	    evbuffer_add_reference(b, text.data, text.len, free_text, text.data) < 0) {
-		if (b)
-			evbuffer_free(b);
+	if (api_jobs_text(q, &text) < 0) {
 		gp_buf_release(&text);
-		evhttp_send_error(req, 500, NULL);
+		send_json(r, 500, api_error_json("ERROR_UNAVAILABLE", "cannot write the listing"));
 		return;
 	}
-	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-	evhttp_add_header(h, "Content-Type", "application/json");
-	evhttp_add_header(h, "Cache-Control", "no-store");
-	evhttp_send_reply(req, 200, NULL, b);
-	evbuffer_free(b);
+	reply(r, 200, "application/json", "Cache-Control: no-store\r\n", (const char *)text.data,
+	      text.len);
+	gp_buf_release(&text);
 }
 
-static void send_err(struct evhttp_request *req, int status, const char *code, const char *text)
+static void send_err(struct req *r, int status, const char *code, const char *text)
 {
-	send_json(req, status, api_error_json(code, text));
+	send_json(r, status, api_error_json(code, text));
 }
 
 static const struct {
@@ -152,7 +149,7 @@ static const struct {
     {".ico", "image/x-icon"},
 };
 
-static void send_static(struct http *h, struct evhttp_request *req, const char *file)
+static void send_static(struct http *h, struct req *req, const char *file)
 {
 	char path[1200];
 	snprintf(path, sizeof(path), "%s/%s", h->web_dir, file);
@@ -169,16 +166,8 @@ static void send_static(struct http *h, struct evhttp_request *req, const char *
 		if (fl > el && !strcmp(file + fl - el, types[i].ext))
 			type = types[i].type;
 	}
-	struct evbuffer *b = evbuffer_new();
-	if (b)
-		evbuffer_add(b, data, len);
+	reply(req, 200, type, "Cache-Control: no-cache\r\n", (const char *)data, len);
 	free(data);
-	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
-	evhttp_add_header(hd, "Content-Type", type);
-	evhttp_add_header(hd, "Cache-Control", "no-cache");
-	evhttp_send_reply(req, b ? 200 : 500, NULL, b);
-	if (b)
-		evbuffer_free(b);
 }
 
 /* ---- authentication ---- */
@@ -257,11 +246,10 @@ static int token_issue(struct http *h, const struct gp_sender *from, char tok[33
 /* Who sent req. 0 with *from filled, or the HTTP status, answered already. A token comes in
  * the Authorization header only, never in the URL (a URL ends up in logs and Referer headers),
  * and cannot mint tokens: POST /api/v1/token needs a MUNGE credential. */
-static int authenticate(struct http *h, struct evhttp_request *req, const char *method,
+static int authenticate(struct http *h, struct req *req, const char *a, const char *method,
 			const char *target, const uint8_t *body, size_t blen,
 			const struct api_route *rt, struct gp_sender *from)
 {
-	const char *a = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
 	if (a && !strncmp(a, "Bearer ", 7)) {
 		if (rt->op == API_TOKEN) {
 			send_err(req, 403, "ERROR_PERMISSION",
@@ -311,19 +299,15 @@ static int authenticate(struct http *h, struct evhttp_request *req, const char *
 
 /* ---- requests to the loop ---- */
 
-static void drain_replies(struct http *h);
-
-static int to_loop(struct http *h, struct evhttp_request *req, enum api_op op,
-		   const struct gp_sender *from, Gpool__Msg *m)
+static int to_loop(struct http *h, struct req *req, enum api_op op, const struct gp_sender *from,
+		   Gpool__Msg *m)
 {
 	if (h->npending >= MAX_PENDING) {
 		send_err(req, 503, "ERROR_UNAVAILABLE", "too many requests in flight");
 		return -1;
 	}
-	struct pend *p = calloc(1, sizeof(*p));
 	gp_batch_t b = {{0}, 0};
-	if (!p || (m->id = ++h->seq, gp_batch_add(&b, m) < 0)) {
-		free(p);
+	if ((m->id = ++h->seq, gp_batch_add(&b, m) < 0)) {
 		gp_batch_release(&b);
 		send_err(req, 503, "ERROR_UNAVAILABLE", "out of memory");
 		return -1;
@@ -339,18 +323,18 @@ static int to_loop(struct http *h, struct evhttp_request *req, enum api_op op,
 		rc = -1;
 	gp_batch_release(&b);
 	if (rc < 0) {
-		free(p);
 		send_err(req, 503, "ERROR_UNAVAILABLE", "the scheduler loop does not answer");
 		return -1;
 	}
-	p->seq = h->seq;
-	p->req = req;
-	p->op = op;
-	p->next = h->pending;
-	h->pending = p;
+	req->seq = h->seq;
+	req->op = op;
+	req->held = true;
+	req->next = h->pending;
+	h->pending = req;
 	h->npending++;
-	/* a send may have consumed the edge of ZMQ_FD: look for replies now */
-	drain_replies(h);
+	/* a send may have consumed the edge of ZMQ_FD: look for replies on the next pass (not
+	 * now: the reply would end req under its caller) */
+	event_active(h->zev, EV_READ, 0);
 	return 0;
 }
 
@@ -364,39 +348,28 @@ static void user_name(uid_t uid, char *out, size_t len)
 		snprintf(out, len, "%u", (unsigned)uid);
 }
 
-static void send_metrics(struct evhttp_request *req, const char *text)
+static void send_metrics(struct req *req, const char *text)
 {
-	struct evbuffer *b = evbuffer_new();
-	if (!b) {
-		send_err(req, 503, "ERROR_UNAVAILABLE", "out of memory");
-		return;
-	}
-	evbuffer_add(b, text, strlen(text));
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-			  "text/plain; version=0.0.4; charset=utf-8");
-	evhttp_send_reply(req, 200, NULL, b);
-	evbuffer_free(b);
+	reply(req, 200, "text/plain; version=0.0.4; charset=utf-8", NULL, text, strlen(text));
 }
 
-static void on_request(struct evhttp_request *req, void *arg)
+/* A whole request (head and body): answered now, or handed to the loop (held). */
+static void on_request(struct http *h, struct req *req, const char *auth)
 {
-	struct http *h = arg;
-	const char *method;
-	switch (evhttp_request_get_command(req)) {
-	case EVHTTP_REQ_GET:
-		method = "GET";
-		break;
-	case EVHTTP_REQ_POST:
-		method = "POST";
-		break;
-	case EVHTTP_REQ_DELETE:
-		method = "DELETE";
-		break;
-	default:
+	struct gh_msg *hm = gh_conn_request(req->c);
+	const char *method = gh_msg_method(hm);
+	if (hm->p.method != HTTP_GET && hm->p.method != HTTP_POST && hm->p.method != HTTP_DELETE) {
 		send_err(req, 405, "ERROR_INVALID", "method not allowed");
 		return;
 	}
-	const char *target = evhttp_request_get_uri(req);
+	char target[8192];
+	size_t tlen = gh_buf_size(&hm->target);
+	if (tlen >= sizeof(target) || memchr(gh_buf_data(&hm->target), '\0', tlen)) {
+		send_err(req, 400, "ERROR_INVALID", "request target too long");
+		return;
+	}
+	memcpy(target, gh_buf_data(&hm->target), tlen);
+	target[tlen] = '\0';
 	struct api_route rt;
 	char why[256];
 	int st = api_route_parse(method, target, &rt, why, sizeof(why));
@@ -408,9 +381,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 		send_static(h, req, rt.file);
 		return;
 	}
-	struct evbuffer *in = evhttp_request_get_input_buffer(req);
-	size_t blen = evbuffer_get_length(in);
-	const uint8_t *body = blen ? evbuffer_pullup(in, -1) : NULL;
+	size_t blen = gh_buf_size(&req->body);
+	const uint8_t *body = blen ? (const uint8_t *)gh_buf_data(&req->body) : NULL;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	struct gp_sender from = {0};
 	if (rt.op == API_METRICS) {
@@ -422,20 +394,21 @@ static void on_request(struct evhttp_request *req, void *arg)
 			if (h->nmetrics_wait == METRICS_WAITERS)
 				send_err(req, 503, "ERROR_UNAVAILABLE",
 					 "too many /metrics requests");
-			else
+			else {
+				req->held = true;
 				h->metrics_wait[h->nmetrics_wait++] = req;
+			}
 			return;
 		}
 		Gpool__OpsMetricsQuery q = GPOOL__OPS_METRICS_QUERY__INIT;
 		m.m_case = GPOOL__MSG__M_OPS_METRICS_QUERY;
 		m.ops_metrics_query = &q;
-		/* before the call: to_loop may take the reply (metrics_came) before it returns */
 		h->metrics_pending = true;
 		if (to_loop(h, req, rt.op, &from, &m) < 0)
 			h->metrics_pending = false;
 		return;
 	}
-	if (authenticate(h, req, method, target, body, blen, &rt, &from))
+	if (authenticate(h, req, auth, method, target, body, blen, &rt, &from))
 		return;
 	switch (rt.op) {
 	case API_TOKEN: {
@@ -584,11 +557,12 @@ static void metrics_came(struct http *h, const Gpool__Msg *m)
 		else
 			send_err(h->metrics_wait[i], 503, "ERROR_UNAVAILABLE",
 				 "the scheduler did not render /metrics");
+		req_end(h->metrics_wait[i]);
 	}
 	h->nmetrics_wait = 0;
 }
 
-static void answer(struct evhttp_request *req, enum api_op op, const Gpool__Msg *m)
+static void answer(struct req *req, enum api_op op, const Gpool__Msg *m)
 {
 	if (m->m_case == GPOOL__MSG__M_ERROR) {
 		const Gpool__Error *e = m->error;
@@ -694,26 +668,83 @@ static void on_reply(struct http *h, const uint8_t *rid, size_t rid_len, const v
 	if (!http_is_rid(rid, rid_len))
 		return;
 	memcpy(&seq, rid + HTTP_RID_PREFIX_LEN, 8);
-	struct pend **pp = &h->pending;
+	struct req **pp = &h->pending;
 	while (*pp && (*pp)->seq != seq)
 		pp = &(*pp)->next;
 	if (!*pp)
 		return; /* answered already (a second message for the same request) */
-	struct pend *p = *pp;
+	struct req *p = *pp;
+	*pp = p->next;
+	h->npending--;
 	Gpool__Batch *b = gpool__batch__unpack(NULL, len, body);
 	if (!b || !b->n_msgs) {
 		if (b)
 			gpool__batch__free_unpacked(b, NULL);
-		send_err(p->req, 500, "ERROR_MALFORMED", "unreadable reply from the scheduler");
+		send_err(p, 500, "ERROR_MALFORMED", "unreadable reply from the scheduler");
+		if (p->op == API_METRICS) {
+			Gpool__Msg none = GPOOL__MSG__INIT;
+			metrics_came(h, &none);
+		}
 	} else {
-		answer(p->req, p->op, b->msgs[0]);
+		answer(p, p->op, b->msgs[0]);
 		if (p->op == API_METRICS)
 			metrics_came(h, b->msgs[0]);
 		gpool__batch__free_unpacked(b, NULL);
 	}
-	*pp = p->next;
-	h->npending--;
-	free(p);
+	req_end(p);
+}
+
+/* ---- the server's side ---- */
+
+/* The request is whole: its Authorization copied out (the connection's buffers are the
+ * server's), then answered or handed on. */
+static void dispatch(struct req *r)
+{
+	size_t alen = 0;
+	const char *a = gh_msg_header(gh_conn_request(r->c), "Authorization", &alen);
+	char *auth = a ? strndup(a, alen) : NULL;
+	if (a && !auth)
+		send_err(r, 503, "ERROR_UNAVAILABLE", "out of memory");
+	else
+		on_request(r->h, r, auth);
+	free(auth);
+	if (!r->held)
+		req_end(r);
+}
+
+static void on_head(gh_conn_t *c, void *arg)
+{
+	struct http *h = arg;
+	struct req *r = calloc(1, sizeof(*r));
+	if (!r) {
+		gh_conn_answer_text(c, 503, "out of memory");
+		return;
+	}
+	r->h = h;
+	r->c = c;
+	gh_conn_take(c, r);
+	/* the body, decoded whatever its framing (none: on_body comes at once) */
+	struct gh_msg *m = gh_conn_request(c);
+	m->out = &r->body;
+	m->out_frame = GH_FRAME_LENGTH;
+	/* a client that waits for a go before its body (curl's POSTs over 1 KiB) gets it: the
+	 * body is read whatever it turns out to be (out of memory: it sends after its wait) */
+	if (m->expect_continue && m->in != GH_FRAME_NONE)
+		gh_buf_add(gh_conn_out(c), "HTTP/1.1 100 Continue\r\n\r\n", 25);
+}
+
+static void on_body(void *task, bool done)
+{
+	if (done)
+		dispatch(task);
+}
+
+static void on_gone(void *task)
+{
+	struct req *r = task;
+	r->c = NULL;
+	if (!r->held)
+		req_end(r); /* else its reply ends it */
 }
 
 static void drain_replies(struct http *h)
@@ -746,6 +777,16 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
 	(void)fd, (void)what;
 	struct http *h = arg;
 	event_base_loopbreak(h->base);
+}
+
+struct event_base *http_base(struct http *h)
+{
+	return h->base;
+}
+
+int http_adopt(struct http *h, int fd)
+{
+	return gh_server_adopt(h->srv, fd, h);
 }
 
 static void *thread_main(void *arg)
@@ -786,8 +827,8 @@ static int split_listen(const char *s, char *host, size_t hlen, uint16_t *port)
 struct http *http_create(const struct http_opts *o, void *zctx, gp_error_t *err)
 {
 	char host[256];
-	uint16_t port;
-	if (split_listen(o->listen, host, sizeof(host), &port) < 0) {
+	uint16_t port = 0;
+	if (o->listen && split_listen(o->listen, host, sizeof(host), &port) < 0) {
 		gp_errprintf(err, "invalid http_listen '%s' (address:port)", o->listen);
 		return NULL;
 	}
@@ -806,7 +847,7 @@ struct http *http_create(const struct http_opts *o, void *zctx, gp_error_t *err)
 	if (!(h->auth = gp_auth_create(NULL, err)))
 		goto fail;
 	if (o->tls_cert && *o->tls_cert && o->tls_key && *o->tls_key &&
-	    !(h->tls = http_tls_create(o->tls_cert, o->tls_key, err)))
+	    !(h->tls = gh_tls_create(o->tls_cert, o->tls_key, err)))
 		goto fail;
 	if ((o->tls_cert && *o->tls_cert) != (o->tls_key && *o->tls_key)) {
 		gp_errprintf(err, "http: http_tls_cert and http_tls_key go together");
@@ -818,22 +859,24 @@ struct http *http_create(const struct http_opts *o, void *zctx, gp_error_t *err)
 		gp_errprintf(err, "http: inproc pair: %s", zmq_strerror(errno));
 		goto fail;
 	}
+	static const struct gh_handler handler = {
+	    .head = on_head, .body = on_body, .gone = on_gone};
+	struct gh_limits lim = {.max_head = MAX_HEAD,
+				.max_body = o->max_body,
+				.client_timeout_ms = CLIENT_TIMEOUT_MS,
+				.max_conns = o->max_conns,
+				.max_conns_per_addr = o->max_conns_per_addr};
 	if (pipe2(h->stop_fds, O_CLOEXEC | O_NONBLOCK) < 0 || !(h->base = event_base_new()) ||
-	    !(h->evh = evhttp_new(h->base))) {
+	    !(h->srv = gh_server_create(h->base, &handler, &lim))) {
 		gp_errprintf(err, "http: cannot start libevent");
 		goto fail;
 	}
-	if (!evhttp_bind_socket_with_handle(h->evh, host, port)) {
+	if (h->tls)
+		gh_server_set_tls(h->srv, h->tls);
+	if (o->listen && gh_server_listen(h->srv, host, port, h) < 0) {
 		gp_errprintf(err, "http: cannot listen on '%s': %s", o->listen, strerror(errno));
 		goto fail;
 	}
-	evhttp_set_allowed_methods(h->evh, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE);
-	evhttp_set_max_body_size(h->evh, (ev_ssize_t)o->max_body);
-	evhttp_set_max_headers_size(h->evh, 16384);
-	evhttp_set_timeout(h->evh, 60);
-	evhttp_set_gencb(h->evh, on_request, h);
-	if (h->tls)
-		evhttp_set_bevcb(h->evh, http_tls_bev, h->tls);
 	if (!(h->zev = event_new(h->base, fd, EV_READ | EV_PERSIST, on_zmq, h)) ||
 	    event_add(h->zev, NULL) < 0 ||
 	    !(h->stop_ev = event_new(h->base, h->stop_fds[0], EV_READ, on_stop, h)) ||
@@ -841,6 +884,8 @@ struct http *http_create(const struct http_opts *o, void *zctx, gp_error_t *err)
 		gp_errprintf(err, "http: cannot add events");
 		goto fail;
 	}
+	if (!o->listen)
+		return h; /* the caller runs http_base's loop */
 	if (pthread_create(&h->th, NULL, thread_main, h) != 0) {
 		gp_errprintf(err, "http: cannot start its thread");
 		goto fail;
@@ -863,17 +908,21 @@ void http_destroy(struct http **hp)
 		pthread_join(h->th, NULL);
 	}
 	while (h->pending) {
-		struct pend *p = h->pending;
+		struct req *p = h->pending;
 		h->pending = p->next;
-		evhttp_send_error(p->req, 503, "scheduler stopping");
-		free(p);
+		send_err(p, 503, "ERROR_UNAVAILABLE", "scheduler stopping");
+		req_end(p);
 	}
+	for (size_t i = 0; i < h->nmetrics_wait; i++) {
+		send_err(h->metrics_wait[i], 503, "ERROR_UNAVAILABLE", "scheduler stopping");
+		req_end(h->metrics_wait[i]);
+	}
+	h->nmetrics_wait = 0;
+	gh_server_destroy(&h->srv); /* the requests still being read end (on_gone) */
 	if (h->zev)
 		event_free(h->zev);
 	if (h->stop_ev)
 		event_free(h->stop_ev);
-	if (h->evh)
-		evhttp_free(h->evh);
 	if (h->base)
 		event_base_free(h->base);
 	for (int i = 0; i < 2; i++)
@@ -889,7 +938,7 @@ void http_destroy(struct http **hp)
 		zmq_close(h->pair_main);
 	}
 	gp_auth_destroy(&h->auth);
-	http_tls_destroy(&h->tls);
+	gh_tls_destroy(&h->tls);
 	free(h->metrics);
 	free(h);
 	*hp = NULL;

@@ -1,13 +1,13 @@
 /* http.h: gschedd's HTTP server (REST API, /metrics, the dashboard's files), off unless
  * http_listen is set.
  *
- * libevent's evhttp runs in its own thread. It authenticates each API request (a MUNGE
- * credential in `Authorization: MUNGE <cred>` whose payload binds the method, the target and
- * the body's SHA-256, munged refusing a replay; or `Authorization: Bearer <token>` of a token
- * issued to such a request), turns it into the same Gpool__Msg the CLI sends, and hands it to
- * the event loop over an inproc ZeroMQ pair: the loop handles it like a command's message
- * (same handlers, same authorization), so the scheduler's state keeps one owner. Replies come
- * back on the pair (net.c routes the HTTP peers' routing ids there) and leave as JSON.
+ * http/'s server (http/server.h) runs in its own thread, on an event loop of its own. It
+ * authenticates each API request (a MUNGE credential in `Authorization: MUNGE <cred>` whose payload
+ * binds the method, the target and the body's SHA-256, munged refusing a replay; or `Authorization:
+ * Bearer <token>` of a token issued to such a request), turns it into the same Gpool__Msg the CLI
+ * sends, and hands it to the event loop over an inproc ZeroMQ pair: the loop handles it like a
+ * command's message (same handlers, same authorization), so the scheduler's state keeps one owner.
+ * Replies come back on the pair (net.c routes the HTTP peers' routing ids there) and leave as JSON.
  *
  * The thread runs at nice HTTP_NICE: what it does per request (a listing's JSON for thousands
  * of jobs) yields to the loop, the agents and the jobs on a busy PC instead of slowing
@@ -35,17 +35,26 @@ struct http;
 bool http_is_rid(const uint8_t *rid, size_t len);
 
 struct http_opts {
-	const char *listen; /* "127.0.0.1:7821", "[::1]:7821", ":7821" */
+	/* "127.0.0.1:7821", "[::1]:7821", ":7821"; NULL: no listener and no thread (tests and
+	 * fuzzing run http_base's loop themselves and hand it sockets with http_adopt) */
+	const char *listen;
 	const char *web_dir;
 	int64_t token_ttl_ms;
 	size_t max_body;
-	const char *tls_cert, *tls_key; /* both set: HTTPS only (tls.h); else plain HTTP */
+	const char *tls_cert, *tls_key; /* both set: HTTPS only (http/tls.h); else plain HTTP */
+	size_t max_conns;		/* http_max_conns (0: no cap) */
+	size_t max_conns_per_addr;	/* http_max_conns_per_addr (0: no cap) */
 };
 
 /* Bind (errors come back here) and start the server thread. zctx: the loop's ZeroMQ context. */
 struct http *http_create(const struct http_opts *o, void *zctx, gp_error_t *err);
 /* Stop the thread, close everything. */
 void http_destroy(struct http **h);
+
+/* Without a listener (listen NULL): the loop to run, and a connected socket to serve as if
+ * accepted (0 / -1, fd closed). */
+struct event_base *http_base(struct http *h);
+int http_adopt(struct http *h, int fd);
 
 /* The loop's end of the pair: poll it, receive requests, send replies on it. */
 void *http_socket(struct http *h);

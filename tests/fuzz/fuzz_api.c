@@ -1,5 +1,5 @@
 /* fuzz_api: the REST API's decoders (scheduler/http/api_json.h) on untrusted input: the first
- * byte picks one. 0: a request line ("METHOD TARGET", as evhttp hands it over) through
+ * byte picks one. 0: a request line ("METHOD TARGET", as http.c passes it on) through
  * api_route_parse; 1: a submission body through api_spec_parse, whose JobSpec must pack and
  * unpack again; 2: a drain body through api_drain_parse. Properties checked: a refused route
  * is answered 400/404/405 with a reason; an accepted one has an operation and, for a job, an

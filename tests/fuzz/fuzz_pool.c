@@ -10,6 +10,9 @@
 
 #include "tests/fuzz/fuzz.h"
 #include "gateway/gateway.h"
+#include "gateway/proxy.h"
+#include "gateway/snap.h"
+#include "gateway/pool.h"
 
 static int resolve(const char *addr, char *out, size_t n)
 {
