@@ -66,10 +66,10 @@ struct gsched {
 	uint64_t svcrep_refused;   /* reports from one who is not a gateway, ignored */
 	int64_t svcrep_warned_ms;  /* when that was last logged (monotonic) */
 	size_t nsvc, capsvc;
-	bool plan_dirty;    /* queue or resources changed since the last placement pass */
+	bool plan_dirty;	  /* queue or resources changed since the last placement pass */
 	uint64_t members_version; /* the pool's members (quorum.h), as agents are sent them */
 	int64_t quorum_since_ms;  /* a majority heard without a break since (monotonic; 0: none) */
-	uint64_t dep_epoch; /* changes with every job saved: dependencies may have changed */
+	uint64_t dep_epoch;	  /* changes with every job saved: dependencies may have changed */
 	volatile int stop;
 	volatile int reload; /* SIGHUP seen: settings_reload at the next pass */
 	int argc;	     /* the command line, read again on reload */

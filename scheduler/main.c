@@ -94,8 +94,7 @@ static int restore_card(void *arg, const char *node, Gpool__Card *card)
 }
 
 /* A node that registered with an earlier scheduler process. */
-static int expect_node(void *arg, const char *name, bool drain, const char *reason,
-		       bool member)
+static int expect_node(void *arg, const char *name, bool drain, const char *reason, bool member)
 {
 	struct gsched *s = arg;
 	return nodes_expect(s->nodes, name, drain, reason, member);

@@ -162,10 +162,9 @@ static double conf_double(const gp_config_t *c, const char *key)
 
 static void render_nodes(struct gsched *s, struct out *o)
 {
-	static const Gpool__NodeState nstates[] = {GPOOL__NODE_STATE__NODE_UP,
-						   GPOOL__NODE_STATE__NODE_DOWN,
-						   GPOOL__NODE_STATE__NODE_DRAINED,
-						   GPOOL__NODE_STATE__NODE_UNREACHABLE};
+	static const Gpool__NodeState nstates[] = {
+	    GPOOL__NODE_STATE__NODE_UP, GPOOL__NODE_STATE__NODE_DOWN,
+	    GPOOL__NODE_STATE__NODE_DRAINED, GPOOL__NODE_STATE__NODE_UNREACHABLE};
 	int n = nodes_count(s->nodes);
 	head(o, "gpool_nodes", "gauge", "Nodes by state.");
 	for (size_t k = 0; k < sizeof(nstates) / sizeof(nstates[0]); k++) {

@@ -114,8 +114,7 @@ static const char *drain_text(const char *reason)
 	return reason && *reason ? reason : "drained";
 }
 
-int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *reason,
-		 bool member)
+int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *reason, bool member)
 {
 	struct expected *v = realloc(ns->expected, (ns->nexpected + 1) * sizeof(*v));
 	if (!v)

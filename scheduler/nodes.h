@@ -85,8 +85,7 @@ int nodes_restore_card(struct nodes *ns, const char *name, Gpool__Card *card);
 /* A node that registered with an earlier scheduler process (the store's list): it counts
  * towards the cluster's capacity once it registers again, and comes back drained (with its
  * reason) if it was. 0 / -1 (ENOMEM). */
-int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *reason,
-		 bool member);
+int nodes_expect(struct nodes *ns, const char *name, bool drain, const char *reason, bool member);
 /* The expected nodes (nodes_expect): the i-th's name when it was a member (not DOWN) and has
  * not registered with this process yet, else NULL (quorum.c counts them). */
 size_t nodes_expected_count(const struct nodes *ns);

@@ -252,7 +252,7 @@ void store_destroy(struct store **p)
 	sqlite3_stmt *s[] = {st->ins,	     st->upd,	      st->spec,	      st->begin,
 			     st->commit,     st->rollback,    st->cards_del,  st->cards_ins,
 			     st->node_ins,   st->purge_sel,   st->purge_keep, st->purge_del,
-			     st->node_drain, st->chunk_grant, st->chunk_may, st->node_member};
+			     st->node_drain, st->chunk_grant, st->chunk_may,  st->node_member};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		sqlite3_finalize(s[i]);
 	if (st->db)
@@ -513,8 +513,8 @@ int store_chunk_may(struct store *st, const uint8_t *hash, size_t len, uint32_t 
 int store_nodes_load(struct store *st, store_node_f fn, void *arg)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(st->db, "SELECT name, drain, reason, member FROM nodes", -1, &s, NULL) !=
-	    SQLITE_OK)
+	if (sqlite3_prepare_v2(st->db, "SELECT name, drain, reason, member FROM nodes", -1, &s,
+			       NULL) != SQLITE_OK)
 		return errno = EIO, -1;
 	int rc = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
