@@ -170,7 +170,7 @@ static void register_reply(struct req *r)
 static bool register_again(struct req *r, int idx)
 {
 	struct node *n = nodes_get(r->s->nodes, idx);
-	if (!n || !n->registered || n->state == GPOOL__NODE_STATE__NODE_DOWN ||
+	if (!n || !r->msg->id || !n->registered || n->state == GPOOL__NODE_STATE__NODE_DOWN ||
 	    n->reg_msg_id != r->msg->id || n->rid_len != r->rid_len ||
 	    memcmp(n->rid, r->rid, r->rid_len) != 0)
 		return false;

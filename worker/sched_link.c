@@ -328,9 +328,11 @@ static int64_t lease_tick(struct agent *a, int64_t now)
 		if (now < end)
 			return end;
 		l->lease_expired = true;
-		if (!may_ask_peers(l)) {
-			fence(a, now,
-			      l->witness ? "too short to ask the peers" : "no peers to ask");
+		if (!may_ask_peers(l) || !l->members) {
+			const char *why = !l->members  ? "the pool's members are not known"
+					  : l->witness ? "too short to ask the peers"
+						       : "no peers to ask";
+			fence(a, now, why);
 			return INT64_MAX;
 		}
 		gp_info("no message from the scheduler for %lld ms: asking the pool's members "
@@ -469,8 +471,9 @@ static void on_error(void *arg, void *peer, const Gpool__Msg *m)
 	const Gpool__Error *e = m->error;
 	if (e->code == GPOOL__ERROR_CODE__ERROR_UNEXPECTED) {
 		struct sched_link *l = a->link;
-		/* the answer to a heartbeat queued before this registration: nothing new */
-		if (l->state == LINK_REGISTERING || m->id < l->reg_id) {
+		/* the answer to a heartbeat queued before this registration (0: unsolicited, news)
+		 */
+		if (l->state == LINK_REGISTERING || (m->id && m->id < l->reg_id)) {
 			gp_debug("scheduler: %s (message %llu, before registration %llu)",
 				 e->text ? e->text : "", (unsigned long long)m->id,
 				 (unsigned long long)l->reg_id);

@@ -272,8 +272,8 @@ int witness_start(struct witness *w, const Gpool__PoolMembers *pm, const char *s
 	members_free(w->m, w->n);
 	w->m = m;
 	w->n = n;
-	/* a list from before this node was a member: it is one more */
-	w->members = (int)pm->n_members + (listed ? 0 : 1);
+	/* a list from before this node was a member: it is one more; none: not known at all */
+	w->members = pm->n_members ? (int)pm->n_members + (listed ? 0 : 1) : 0;
 	w->self_ago_ms = self_ago_ms;
 	w->margin_ms = margin_ms;
 	w->asked = w->busy = true;
