@@ -22,7 +22,7 @@ esac
 # what the programs load (deploy/deb/packaging.cmake's Depends come from the same libraries)
 runtime="munge sqlite3 openssl adduser
   libzmq5 libsodium23 libprotobuf-c1 libmunge2 libsqlite3-0 libjansson4 libssl3 zlib1g
-  libevent-2.1-7 libevent-openssl-2.1-7 libhttp-parser2.9 libucx0 libopenmpi3 libpmix2
+  libevent-2.1-7 libhttp-parser2.9 libucx0 libopenmpi3 libpmix2
   libopenblas0"
 build="build-essential cmake pkg-config git
   libzmq3-dev libsodium-dev libprotobuf-c-dev protobuf-c-compiler libmunge-dev
