@@ -149,6 +149,8 @@ static int varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 
 long gp_wire_count_members(const uint8_t *body, size_t len)
 {
+	if (!len)
+		return 0; /* an empty Batch (body may be NULL then) */
 	const uint8_t *p = body, *end = body + len;
 	long n = 0;
 	while (p < end) {

@@ -245,6 +245,8 @@ static void decode_bounds(void **state)
 	assert_string_equal(p.from.hint, "h7?"); /* printable only, and never believed */
 	/* not a Batch: another field at the top */
 	uint8_t other[] = {0x12, 0x00};
+	/* an empty Batch: no members, and no pointer arithmetic on a NULL body (fuzz_envelope) */
+	assert_int_equal(gp_wire_count_members(NULL, 0), 0);
 	assert_int_equal(gp_wire_count_members(other, sizeof(other)), -1);
 	uint8_t past[] = {0x0a, 0x05, 0x00};
 	assert_int_equal(gp_wire_count_members(past, sizeof(past)), -1);

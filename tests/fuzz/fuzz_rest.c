@@ -91,10 +91,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(closed); /* the server closed once the client shut its side */
 	close(sv[1]);
 	event_base_loop(http_base(h), EVLOOP_NONBLOCK); /* the deferred frees */
-	/* what came back: whole answers */
+	/* what came back: whole answers (unless a request was HEAD: its answer's Content-Length
+	 * comes without a body, which a response reader that was not told cannot tell from the
+	 * next answer) */
+	bool head = memmem(data, size, "HEAD", 4) != NULL;
 	struct gh_msg m;
 	gh_msg_init(&m, HTTP_RESPONSE, 1 << 16, 0);
-	size_t off = 0, n = gh_buf_size(&got);
+	size_t off = 0, n = head ? 0 : gh_buf_size(&got);
 	while (off < n) {
 		size_t u = gh_msg_feed(&m, gh_buf_data(&got) + off, n - off);
 		off += u;
@@ -104,8 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else if (!u)
 			break;
 	}
-	/* an answer to HEAD has a Content-Length and no body: this reader cannot tell */
-	if (!memmem(data, size, "HEAD", 4))
+	if (!head)
 		FUZZ_CHECK(off == n && (m.state == GH_MSG_IDLE || m.state == GH_MSG_DONE));
 	gh_msg_free(&m);
 	gh_buf_free(&got);
