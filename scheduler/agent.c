@@ -347,6 +347,7 @@ void agents_tick(struct gsched *s)
 	 * asked its peers at least once meanwhile, heard that gschedd is alive, and stopped its
 	 * requeueable jobs (docs/reliability.md, "Scheduler outages") */
 	bool may_requeue = s->quorum_since_ms && now - s->quorum_since_ms >= s->node_timeout_ms;
+	bool down = false;
 	for (int i = 0; i < nodes_count(s->nodes); i++) {
 		struct node *n = nodes_get(s->nodes, i);
 		if (n->state == GPOOL__NODE_STATE__NODE_DOWN)
@@ -358,6 +359,7 @@ void agents_tick(struct gsched *s)
 			continue;
 		}
 		n->state = GPOOL__NODE_STATE__NODE_DOWN;
+		down = true;
 		if (store_node_member(s->store, n->name, false) < 0)
 			gp_err("node %s: cannot store it as no member: %s", n->name,
 			       strerror(errno));
@@ -373,5 +375,6 @@ void agents_tick(struct gsched *s)
 		n->njobs = 0;
 		s->plan_dirty = true;
 	}
-	s->members_version = quorum_members_version(s->nodes);
+	if (down || !s->members_version) /* the members changed (or were never counted) */
+		s->members_version = quorum_members_version(s->nodes);
 }

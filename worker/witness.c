@@ -99,6 +99,8 @@ static void run_round(struct witness *w, struct fence_view *v, char *fresh, size
 	size_t np = 0;
 	if (!pi || !who)
 		goto out;
+	/* a credential of its own for each member: munged decodes a credential once, so one
+	 * sealed for all would be refused as a replay by every member sharing a munged */
 	for (size_t i = 0; i < w->n; i++) {
 		Gpool__PeerStatus q = GPOOL__PEER_STATUS__INIT;
 		Gpool__Msg m = GPOOL__MSG__INIT;
