@@ -2,7 +2,7 @@
  *
  * The backends fill a plain C struct, not Gpool__Card: they build with libc and dlopen only,
  * so tools/gpu-probe links them (cards/, gpool-cards) without protobuf-c or gpool's libraries.
- * worker/cards.c converts each entry into a Gpool__Card.
+ * worker/node/cards.c converts each entry into a Gpool__Card.
  *
  * Every vendor library is loaded with dlopen. A missing library, driver or card is never an
  * error: the backend finds nothing, says why through the list's debug callback, and

@@ -3,7 +3,7 @@
  * Each job is a screening job (JobSpec.screen, so only root or the agents' account may
  * submit them) pinned to its node (nodelist) and card (gpu_index) that runs `gcheck --json`
  * on that card. When the job's task ends, the node's agent reads the result gcheck wrote and
- * reports the card's grade to gschedd itself (worker/relay.c): a failed card is drained as
+ * reports the card's grade to gschedd itself (worker/agent/relay.c): a failed card is drained as
  * with `gcheck --report`. gcheck --cluster waits for the jobs, reads each one's JSON output
  * and what gschedd now holds for the card, and prints one table (or --json) for the cluster.
  */

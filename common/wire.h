@@ -32,7 +32,7 @@ typedef struct gp_batch {
 
 /* Append one message (packed now: m may live on the stack). */
 int gp_batch_add(gp_batch_t *b, const Gpool__Msg *m);
-/* One message packed as a batch member, to be added later (worker/outbox.c keeps them):
+/* One message packed as a batch member, to be added later (worker/node/outbox.c keeps them):
  * malloc'd, NULL on ENOMEM. */
 uint8_t *gp_batch_member(const Gpool__Msg *m, size_t *len);
 int gp_batch_add_member(gp_batch_t *b, const uint8_t *member, size_t len);

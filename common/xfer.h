@@ -58,7 +58,7 @@ int gp_xfer_upload_manifest(gp_client_t *c, const struct gp_manifest *m, struct 
 			    gp_error_t *err);
 
 /* The nodes of a job that fetch the same manifest together, as a chain: node 0 fetches from
- * the scheduler, node i from node i-1's agent (worker/peer.c), in the same order, while node
+ * the scheduler, node i from node i-1's agent (worker/agent/peer.c), in the same order, while node
  * i-1 is still receiving (the agent holds a request for a chunk not there yet). What a peer
  * does not give (dead, stalled, a chunk whose hash does not match) comes from the scheduler. */
 struct gp_xfer_peers {

@@ -337,7 +337,7 @@ void agents_tick(struct gsched *s)
 	int64_t now = gp_mono_ms();
 	struct quorum q;
 	/* heard within two heartbeats: an agent counts a peer that heard us that much later than
-	 * itself as proof that we are alive (worker/sched_link.c) */
+	 * itself as proof that we are alive (worker/agent/sched_link.c) */
 	quorum_count(s->nodes, now, 2 * s->heartbeat_ms, &q);
 	if (!quorum_held(&q))
 		s->quorum_since_ms = 0;

@@ -29,7 +29,7 @@ struct quorum {
 /* Count the members, and those heard within timeout_ms of now (monotonic ms). */
 void quorum_count(struct nodes *ns, int64_t now, int64_t timeout_ms, struct quorum *q);
 /* gschedd hears at least half of the members (a tie is gschedd's: a pool that lost one PC of
- * two still requeues its jobs; an agent needs more than half, worker/fence.h) */
+ * two still requeues its jobs; an agent needs more than half, worker/agent/fence.h) */
 bool quorum_held(const struct quorum *q);
 
 /* The members as agents are sent them: out's arrays are malloc'd (quorum_members_free), the

@@ -4,7 +4,7 @@
 For N jobs, each a forked process that joins the group in the memory, cpuset, pids and freezer
 hierarchies and exits (as a task does), three ways:
   new     mkdir in each hierarchy, cpuset.cpus/.mems and memory.limit_in_bytes written, rmdir
-  rename  one group kept: renamed to the next job's name in each hierarchy (worker/cgroup.c's pool)
+  rename  one group kept: renamed to the next job's name in each hierarchy (worker/node/cgroup.c's pool)
   rename+force_empty  the same, with memory.force_empty written before each rename
 Prints wall and system time a job (this process's and its children's). Root, cgroup v1.
   usage: bench/cgroup/reuse.py [N]   (default 300)

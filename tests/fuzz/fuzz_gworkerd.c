@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "worker/agent.h"
+#include "worker/agent/agent.h"
 #include "tests/fuzz/fuzz.h"
 #include "common/log.h"
 #include "common/util.h"

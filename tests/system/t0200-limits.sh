@@ -31,7 +31,7 @@ if [ -n "$id" ] && wait_final "$id" 40; then
 	s=$(job_state "$id")
 	diag "a task whose child was killed by the limit ends $s"
 	todo "a child over the limit makes the job OUT_OF_MEMORY (as Slurm)" \
-		"gworkerd reports oom only when the task itself was SIGKILLed (worker/task.c)" \
+		"gworkerd reports oom only when the task itself was SIGKILLed (worker/stepd/task.c)" \
 		[ "$s" = OUT_OF_MEMORY ]
 fi
 
