@@ -36,7 +36,7 @@
 
 #include "launch/peers.h"
 #include "launch/proxy.h"
-#include "comm/src/rdv.h"
+#include "gpool/gcomm_rdv.h"
 #include "launch/rsh.h"
 #include "common/util.h"
 

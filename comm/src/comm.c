@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "comm/src/comm_int.h"
-#include "comm/src/rdv.h"
+#include "gpool/gcomm_rdv.h"
 #include "comm/src/sock.h"
 
 int gc_fail(gc_comm_t *c, int e, const char *fmt, ...)

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "comm/src/rdv.h"
+#include "comm/src/rdv_impl.h"
 
 #include "common/client.h"
 #include "common/config.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "comm/src/rdv.h"
+#include "comm/src/rdv_impl.h"
 #include "comm/src/sock.h"
 
 enum { OP_HELLO = 1, OP_PUT, OP_GET, OP_FENCE, OP_BYE, OP_VAL, OP_FENCED };

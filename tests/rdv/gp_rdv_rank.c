@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "comm/src/rdv.h"
+#include "gpool/gcomm_rdv.h"
 
 #define TIMEOUT_MS 30000
 

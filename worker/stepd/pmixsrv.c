@@ -31,7 +31,7 @@
 
 #include "worker/node/env.h"
 #include "common/log.h"
-#include "comm/src/rdv.h"
+#include "gpool/gcomm_rdv.h"
 #include "common/util.h"
 
 #define FENCE_TIMEOUT_MS (7 * 24 * 3600 * 1000) /* a rank may compute long between fences */

@@ -1,5 +1,6 @@
-/* rdv.h - rendezvous: put/get/fence of small blobs among the ranks of a job, used once
- * while a communicator is made (to swap transport addresses).
+/* gpool/gcomm_rdv.h - libgcomm's rendezvous, its published interface: put/get/fence of small
+ * blobs among the ranks of a job, used once while a communicator is made (to swap transport
+ * addresses), and by gpool's launchers (gpool-launch, gstepd's PMIx server) for the same.
  *
  * Two implementations: "tcp" (rank 0 serves at ADDR:PORT over plain TCP: no ZeroMQ, so
  * comm/ builds where only a compiler exists) and "gpool" (the job's control path: the
@@ -9,10 +10,7 @@
 #ifndef GCOMM_RDV_H
 #define GCOMM_RDV_H
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdio.h>
 
 #include "gpool/gcomm.h"
 
@@ -40,27 +38,6 @@ typedef struct gc_rdv_ops {
 	void (*close)(gc_rdv_t *r);
 	const char *(*error)(const gc_rdv_t *r);
 } gc_rdv_ops_t;
-
-/* The table of a rendezvous file that names its functions rdv_open ... rdv_error. */
-#define GC_RDV_OPS(NAME)                                                                           \
-	{                                                                                          \
-		.name = (NAME), .open = rdv_open, .put = rdv_put, .fence = rdv_fence,              \
-		.get = rdv_get, .local_addr = rdv_local_addr, .close = rdv_close,                  \
-		.error = rdv_error,                                                                \
-	}
-
-/* Record a failure in an implementation's message buffer (its error()): errno e; -1. */
-static inline int gc_rdv_errf(char *buf, size_t len, int e, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static inline int gc_rdv_errf(char *buf, size_t len, int e, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-	errno = e;
-	return -1;
-}
 
 extern const gc_rdv_ops_t gc_rdv_tcp;
 #ifdef GCOMM_HAVE_GPOOL_RDV

@@ -1,0 +1,5 @@
+#include "lib/lib.h"
+#include "gpool/lib.h"
+#include "lib/src/p.h"
+#include "lib/secret.h"
+#include "lib/q_int.h"

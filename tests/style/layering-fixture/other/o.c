@@ -1,0 +1,3 @@
+#include "lib/lib.h"
+#include "gpool/nobody.h"
+#include "proto/gpool.pb-c.h"
