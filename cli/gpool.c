@@ -11,7 +11,9 @@
 #include "cli/lib/cost.h"
 #include "cli/lib/fleet.h"
 #include "cli/lib/jobctl.h"
+#include "cli/lib/join_usage.h"
 #include "cli/lib/json.h"
+#include "cli/lib/subcommand.h"
 #include "common/names.h"
 #include "common/table.h"
 #include "common/util.h"
@@ -98,9 +100,9 @@ static const struct gp_opt opts[] = {
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
-/* A subcommand gets its operands (after its name) and returns the exit status; a usage
- * error returns 2 with err filled, a failure 1 with err filled (or reported already). */
-typedef int (*subcommand_f)(struct gpool *g, char **args, int nargs, gp_error_t *err);
+/* A subcommand (cli/lib/subcommand.h, ctx this program's struct gpool) gets its operands
+ * (after its name) and returns the exit status; a usage error returns 2 with err filled, a
+ * failure 1 with err filled (or reported already). */
 
 static int job_action(struct gpool *g, Gpool__JobAction action, uint64_t *ids, size_t n,
 		      int32_t value, gp_error_t *err)
@@ -137,18 +139,21 @@ static int hold_or_release(struct gpool *g, Gpool__JobAction action, char **args
 	return rc;
 }
 
-static int cmd_hold(struct gpool *g, char **args, int nargs, gp_error_t *err)
+static int cmd_hold(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	struct gpool *g = ctx;
 	return hold_or_release(g, GPOOL__JOB_ACTION__JOB_HOLD, args, nargs, err);
 }
 
-static int cmd_release(struct gpool *g, char **args, int nargs, gp_error_t *err)
+static int cmd_release(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	struct gpool *g = ctx;
 	return hold_or_release(g, GPOOL__JOB_ACTION__JOB_RELEASE, args, nargs, err);
 }
 
-static int cmd_priority(struct gpool *g, char **args, int nargs, gp_error_t *err)
+static int cmd_priority(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	struct gpool *g = ctx;
 	uint64_t *ids = NULL;
 	size_t n = 0;
 	long prio;
@@ -163,8 +168,9 @@ static int cmd_priority(struct gpool *g, char **args, int nargs, gp_error_t *err
 	return rc;
 }
 
-static int cmd_scale(struct gpool *g, char **args, int nargs, gp_error_t *err)
+static int cmd_scale(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	struct gpool *g = ctx;
 	uint64_t *ids = NULL;
 	size_t n = 0;
 	long count;
@@ -201,8 +207,9 @@ static int upload_stage(struct gpool *g, gp_session_t *s, struct gp_manifest *m,
 	return 0;
 }
 
-static int cmd_update(struct gpool *g, char **args, int nargs, gp_error_t *err)
+static int cmd_update(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	struct gpool *g = ctx;
 	uint64_t *ids = NULL;
 	size_t n = 0;
 	int rc = 2;
@@ -251,8 +258,9 @@ static int cmd_update(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	return rc;
 }
 
-static int cmd_version(struct gpool *g, char **args, int nargs, gp_error_t *err)
+static int cmd_version(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	(void)ctx;
 	if (nargs) {
 		gp_errprintf(err, "version takes no arguments");
 		return 2;
@@ -262,8 +270,9 @@ static int cmd_version(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	return 0;
 }
 
-static int cmd_power(struct gpool *g, char **args, int nargs, gp_error_t *err)
+static int cmd_power(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	struct gpool *g = ctx;
 	if (nargs)
 		return gp_errprintf(err, "power takes no arguments"), 2;
 	gp_session_t *s = gp_session_create(&g->common, err);
@@ -331,8 +340,9 @@ out0:
 	return rc;
 }
 
-static int cmd_cost(struct gpool *g, char **args, int nargs, gp_error_t *err)
+static int cmd_cost(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	struct gpool *g = ctx;
 	uint64_t *ids = NULL;
 	size_t nids = 0;
 	for (int i = 0; i < nargs; i++)
@@ -427,8 +437,9 @@ out0:
 }
 
 /* fetch JOB: what the job's --collect patterns brought back, into --dir. */
-static int cmd_fetch(struct gpool *g, char **args, int nargs, gp_error_t *err)
+static int cmd_fetch(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	struct gpool *g = ctx;
 	uint64_t *ids = NULL;
 	size_t n = 0;
 	if (nargs != 1 || jobs_of(args, nargs, &ids, &n, err) < 0 || n != 1) {
@@ -476,8 +487,9 @@ static int cmd_fetch(struct gpool *g, char **args, int nargs, gp_error_t *err)
 }
 
 /* ckpt put NAME FILE | ckpt get NAME FILE: a checkpoint of this task's job (ckpt.h). */
-static int cmd_ckpt(struct gpool *g, char **args, int nargs, gp_error_t *err)
+static int cmd_ckpt(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	struct gpool *g = ctx;
 	if (nargs != 3 || (strcmp(args[0], "put") && strcmp(args[0], "get"))) {
 		gp_errprintf(err, "usage: gpool ckpt put|get NAME FILE");
 		return 2;
@@ -509,11 +521,7 @@ static int cmd_ckpt(struct gpool *g, char **args, int nargs, gp_error_t *err)
 	return rc;
 }
 
-static const struct {
-	const char *name;
-	subcommand_f run;
-	const char *usage;
-} subcommands[] = {
+static const struct gp_subcommand subcommands[] = {
     {"hold", cmd_hold, "hold JOB...            keep pending jobs from starting"},
     {"release", cmd_release, "release JOB...         let held jobs start"},
     {"priority", cmd_priority, "priority JOB N         set a pending job's priority"},
@@ -531,21 +539,20 @@ static const struct {
 };
 
 /* gpool-join's, listed in the usage only (hand_to_join) */
-static const char *const join_usage[] = {
-    "join-token [--ttl D]   root, on the scheduler's pc: a single-use token for a new pc",
-    "join tcp://ADDR:PORT TOKEN  root, on the new pc: join it to the pool",
-    "leave                  root, on a pc of the pool: drain it and take it out",
+static const struct gp_subcommand join_subcommands[] = {
+    {"join-token", NULL, GPJ_USAGE_TOKEN},
+    {"join", NULL, GPJ_USAGE_JOIN},
+    {"leave", NULL, GPJ_USAGE_LEAVE},
 };
+#define NJOIN (sizeof(join_subcommands) / sizeof(join_subcommands[0]))
 
 #define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpool [options] SUBCOMMAND [ARGS]\n\nsubcommands:\n");
-	for (size_t i = 0; i < NSUB; i++)
-		fprintf(f, "  %s\n", subcommands[i].usage);
-	for (size_t i = 0; i < sizeof(join_usage) / sizeof(join_usage[0]); i++)
-		fprintf(f, "  %s (gpool-join --help)\n", join_usage[i]);
+	gp_subcommand_usage(subcommands, NSUB, NULL, f);
+	gp_subcommand_usage(join_subcommands, NJOIN, " (gpool-join --help)", f);
 	fprintf(f, "\noptions:\n");
 	gp_opt_usage(opts, GP_NOPTS(opts), f);
 }
@@ -554,12 +561,8 @@ static void usage(FILE *f)
  * this command, started once per job, does not load. */
 static void hand_to_join(int argc, char **argv)
 {
-	static const char *const theirs[] = {"join-token", "join", "leave"};
-	bool ours = true;
-	for (size_t i = 0; i < sizeof(theirs) / sizeof(theirs[0]); i++)
-		if (argc > 1 && !strcmp(argv[1], theirs[i]))
-			ours = false;
-	if (ours)
+	gp_error_t ignored;
+	if (argc < 2 || !gp_subcommand_find(join_subcommands, NJOIN, argv[1], &ignored))
 		return;
 	char self[4096], path[4200];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -591,24 +594,17 @@ int main(int argc, char **argv)
 		free(ops);
 		return 0;
 	}
-	if (!nops) {
-		gp_errprintf(&err, "no subcommand given");
-		goto report;
-	}
-	size_t i;
-	for (i = 0; i < NSUB && strcmp(ops[0], subcommands[i].name); i++)
-		;
-	if (i == NSUB && (!strcmp(ops[0], "join-token") || !strcmp(ops[0], "join") ||
-			  !strcmp(ops[0], "leave"))) {
+	gp_error_t ignored;
+	if (nops && gp_subcommand_find(join_subcommands, NJOIN, ops[0], &ignored)) {
 		gp_errprintf(&err, "put '%s' first: gpool %s [options] (gpool-join --help)", ops[0],
 			     ops[0]);
 		goto report;
 	}
-	if (i == NSUB) {
-		gp_errprintf(&err, "unknown subcommand '%s'", ops[0]);
+	const struct gp_subcommand *sub =
+	    gp_subcommand_find(subcommands, NSUB, nops ? ops[0] : NULL, &err);
+	if (!sub)
 		goto report;
-	}
-	rc = subcommands[i].run(&g, ops + 1, nops - 1, &err);
+	rc = sub->run(&g, ops + 1, nops - 1, &err);
 report:
 	if (rc && err.text[0])
 		fprintf(stderr, "gpool: %s\n", err.text);

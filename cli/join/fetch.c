@@ -107,8 +107,9 @@ static void restart(const char *key, const char *conf)
 		       "systemctl status gworkerd\n");
 }
 
-int gpj_join(struct gpj *g, char **args, int nargs, gp_error_t *err)
+int gpj_join(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	struct gpj *g = ctx;
 	if (nargs != 2) {
 		gp_errprintf(err, "join needs the scheduler's address and the token, as gpool "
 				  "join-token printed them");

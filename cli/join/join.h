@@ -43,10 +43,11 @@ enum {
 	GPJ_OPT_NODE = 128,
 };
 
-/* Each returns the exit status (0 done, 1 failed, 2 usage) with err filled on failure. */
-int gpj_token(struct gpj *g, char **args, int nargs, gp_error_t *err);
-int gpj_join(struct gpj *g, char **args, int nargs, gp_error_t *err);
-int gpj_leave(struct gpj *g, char **args, int nargs, gp_error_t *err);
+/* gpool-join's subcommands (cli/lib/subcommand.h; ctx is a struct gpj): each returns the exit
+ * status (0 done, 1 failed, 2 usage) with err filled on failure. */
+int gpj_token(void *ctx, char **args, int nargs, gp_error_t *err);
+int gpj_join(void *ctx, char **args, int nargs, gp_error_t *err);
+int gpj_leave(void *ctx, char **args, int nargs, gp_error_t *err);
 
 /* Write data to path atomically (a temporary file in its directory, fsync, rename), owned by
  * uid:gid with this mode, without following a link at path. 0 / -1 with err filled. */

@@ -118,8 +118,9 @@ static void remove_file(const char *what, const char *path)
 		printf("could not remove %s %s: %s\n", what, path, strerror(errno));
 }
 
-int gpj_leave(struct gpj *g, char **args, int nargs, gp_error_t *err)
+int gpj_leave(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	struct gpj *g = ctx;
 	(void)args;
 	if (nargs) {
 		gp_errprintf(err, "leave takes no arguments");

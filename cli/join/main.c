@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cli/join/join.h"
+#include "cli/lib/join_usage.h"
+#include "cli/lib/subcommand.h"
 #include "common/opt.h"
 #include "common/parse.h"
 
@@ -106,19 +108,10 @@ static const struct gp_opt opts[] = {
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
-static const struct {
-	const char *name;
-	int (*run)(struct gpj *g, char **args, int nargs, gp_error_t *err);
-	const char *usage;
-} subcommands[] = {
-    {"join-token", gpj_token,
-     "join-token [--ttl D]           root, on the scheduler's pc: a single-use token for one "
-     "new pc"},
-    {"join", gpj_join,
-     "join tcp://ADDR:PORT TOKEN     root, on the new pc: install the pool's key and "
-     "gpool.conf"},
-    {"leave", gpj_leave,
-     "leave [--timeout D]            root, on a pc of the pool: drain it and take it out"},
+static const struct gp_subcommand subcommands[] = {
+    {"join-token", gpj_token, GPJ_USAGE_TOKEN},
+    {"join", gpj_join, GPJ_USAGE_JOIN},
+    {"leave", gpj_leave, GPJ_USAGE_LEAVE},
 };
 
 #define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
@@ -126,8 +119,7 @@ static const struct {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpool SUBCOMMAND [options] [ARGS]\n\nsubcommands:\n");
-	for (size_t i = 0; i < NSUB; i++)
-		fprintf(f, "  %s\n", subcommands[i].usage);
+	gp_subcommand_usage(subcommands, NSUB, NULL, f);
 	fprintf(f, "\noptions:\n");
 	gp_opt_usage(opts, GP_NOPTS(opts), f);
 }
@@ -145,18 +137,11 @@ int main(int argc, char **argv)
 		free(ops);
 		return 0;
 	}
-	if (!nops) {
-		gp_errprintf(&err, "no subcommand given");
+	const struct gp_subcommand *sub =
+	    gp_subcommand_find(subcommands, NSUB, nops ? ops[0] : NULL, &err);
+	if (!sub)
 		goto report;
-	}
-	size_t i;
-	for (i = 0; i < NSUB && strcmp(ops[0], subcommands[i].name); i++)
-		;
-	if (i == NSUB) {
-		gp_errprintf(&err, "unknown subcommand '%s'", ops[0]);
-		goto report;
-	}
-	rc = subcommands[i].run(&g, ops + 1, nops - 1, &err);
+	rc = sub->run(&g, ops + 1, nops - 1, &err);
 report:
 	if (rc && err.text[0])
 		fprintf(stderr, "gpool: %s\n", err.text);

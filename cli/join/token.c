@@ -89,8 +89,9 @@ static int count_waiting(const char *dir)
 	return n;
 }
 
-int gpj_token(struct gpj *g, char **args, int nargs, gp_error_t *err)
+int gpj_token(void *ctx, char **args, int nargs, gp_error_t *err)
 {
+	struct gpj *g = ctx;
 	(void)args;
 	if (nargs) {
 		gp_errprintf(err, "join-token takes no arguments");

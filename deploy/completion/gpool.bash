@@ -3,9 +3,9 @@
 # so a new option completes without an edit here; values that name something are completed
 # from what they name: job ids (pending and running, and an array's tasks as 12_7) for the
 # commands that take jobs, node names for --nodelist / --exclude / -w / -x, files for scripts,
-# --stage, --config and --output. Install: source it from ~/.bashrc, or copy it to
-# /usr/share/bash-completion/completions/ under each command's name (deploy/install-deps.sh
-# does not).
+# --stage, --config and --output. The gpool-client package installs it in
+# /usr/share/bash-completion/completions/ under each command's name; from a build tree, source
+# it from ~/.bashrc.
 
 _gpool_options() { # the --long options of command $1, from its --help
 	"$1" --help 2>/dev/null | grep -oE -- '--[a-z][a-z0-9-]*=?' | sort -u

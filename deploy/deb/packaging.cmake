@@ -68,6 +68,12 @@ install(TARGETS gsub gstat gcancel gnodes glogs gpool gacct DESTINATION bin COMP
 install(TARGETS gpool-join DESTINATION bin COMPONENT client)
 install(FILES ${CMAKE_BINARY_DIR}/gpool.conf.example DESTINATION /etc/gpool
   RENAME gpool.conf COMPONENT client)
+# bash completion: one script for every command (deploy/completion/gpool.bash), under each
+# client command's name, as bash-completion loads it on a command's first <TAB>
+foreach(cmd gsub gstat gcancel gnodes glogs gpool gacct)
+  install(FILES ${CMAKE_SOURCE_DIR}/deploy/completion/gpool.bash
+    DESTINATION share/bash-completion/completions RENAME ${cmd} COMPONENT client)
+endforeach()
 # ---- gateway (ggated itself: gateway/CMakeLists.txt) ----
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/ggated.service
   DESTINATION lib/systemd/system COMPONENT gateway)

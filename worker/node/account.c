@@ -2,6 +2,7 @@
 #include "worker/node/account.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -103,24 +104,34 @@ size_t gp_account_list(const struct gp_uid_policy *policy, uid_t *uids, char (*n
 	struct passwd pw, *res;
 	char buf[4096];
 	char why[8];
+	/* the uids listed so far, open addressing (uid + 1; 0 is empty): each entry is looked at
+	 * once, whatever the size of the passwd database */
+	size_t cap = 16;
+	while (cap < 2 * max)
+		cap *= 2;
+	uint64_t *seen = calloc(cap, sizeof(*seen));
+	if (!seen)
+		return 0;
 	setpwent();
 	while (getpwent_r(&pw, buf, sizeof(buf), &res) == 0 && res) {
 		if (pw.pw_uid == 0 || strlen(pw.pw_name) >= sizeof(names[0]) ||
 		    gp_uid_policy_check(policy, pw.pw_uid, pw.pw_name, why, sizeof(why)) < 0)
 			continue;
-		bool dup = false;
-		for (size_t i = 0; i < n && !dup; i++)
-			dup = uids[i] == pw.pw_uid;
-		if (dup) /* the first entry for a uid is the one getpwuid finds */
+		size_t h = ((uint64_t)pw.pw_uid * 0x9e3779b97f4a7c15ull) >> 32 & (cap - 1);
+		while (seen[h] && seen[h] != (uint64_t)pw.pw_uid + 1)
+			h = (h + 1) & (cap - 1);
+		if (seen[h]) /* the first entry for a uid is the one getpwuid finds */
 			continue;
 		if (n == max) {
 			*truncated = true;
 			break;
 		}
+		seen[h] = (uint64_t)pw.pw_uid + 1;
 		uids[n] = pw.pw_uid;
 		memcpy(names[n], pw.pw_name, strlen(pw.pw_name) + 1);
 		n++;
 	}
 	endpwent();
+	free(seen);
 	return n;
 }

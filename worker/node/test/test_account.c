@@ -214,6 +214,8 @@ static void real_passwd(void **state)
 		struct passwd *p = getpwuid(uids[i]);
 		assert_non_null(p);
 		assert_string_equal(p->pw_name, names[i]);
+		for (size_t j = 0; j < i; j++) /* each uid once */
+			assert_true(uids[j] != uids[i]);
 	}
 	if (n > 1) {
 		assert_int_equal(gp_account_list(&sys, uids, names, 1, &truncated), 1);
