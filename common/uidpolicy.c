@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,5 +114,22 @@ int gp_uid_policy_check(const struct gp_uid_policy *p, uid_t uid, const char *na
 		errno = EPERM;
 		return -1;
 	}
+	return 0;
+}
+
+int gp_uid_name(uid_t uid, char *name, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res) {
+		errno = ENOENT;
+		return -1;
+	}
+	size_t n = strlen(pw.pw_name);
+	if (n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(name, pw.pw_name, n + 1);
 	return 0;
 }

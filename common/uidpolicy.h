@@ -44,4 +44,8 @@ int gp_uid_policy_init(struct gp_uid_policy *p, const char *login_defs, long lon
 int gp_uid_policy_check(const struct gp_uid_policy *p, uid_t uid, const char *name, char *why,
 			size_t len);
 
+/* The name this PC's passwd database (NSS) gives uid, copied to name: 0, or -1 with errno
+ * ENOENT (no such account, or the lookup failed) or ENAMETOOLONG (longer than len - 1). */
+int gp_uid_name(uid_t uid, char *name, size_t len);
+
 #endif

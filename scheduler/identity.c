@@ -3,19 +3,8 @@
 #include "scheduler/identity.h"
 
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
-
-static int passwd_name(uid_t uid, char *name, size_t len)
-{
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res || strlen(pw.pw_name) >= len)
-		return -1;
-	memcpy(name, pw.pw_name, strlen(pw.pw_name) + 1);
-	return 0;
-}
 
 /* The name the nodes' agents give uid, when they agree. 1 found, 0 none has it, -1 they differ
  * (why filled). */
@@ -51,7 +40,7 @@ int identity_owner(const struct gp_uid_policy *p, struct nodes *ns, identity_loo
 		   uid_t uid, char *name, size_t len, char *why, size_t wlen)
 {
 	if (!lookup)
-		lookup = passwd_name;
+		lookup = gp_uid_name;
 	if (lookup(uid, name, len) < 0) {
 		int rc = name_from_nodes(ns, uid, name, len, why, wlen);
 		if (rc <= 0) {

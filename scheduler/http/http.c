@@ -7,7 +7,6 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <pwd.h>
 #include <sodium.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include "common/chunk.h"
 #include "common/log.h"
 #include "common/sha256.h"
+#include "common/uidpolicy.h"
 #include "common/util.h"
 #include "http/server.h"
 
@@ -338,16 +338,6 @@ static int to_loop(struct http *h, struct req *req, enum api_op op, const struct
 	return 0;
 }
 
-static void user_name(uid_t uid, char *out, size_t len)
-{
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
-		snprintf(out, len, "%s", pw.pw_name);
-	else
-		snprintf(out, len, "%u", (unsigned)uid);
-}
-
 static void send_metrics(struct req *req, const char *text)
 {
 	reply(req, 200, "text/plain; version=0.0.4; charset=utf-8", NULL, text, strlen(text));
@@ -425,7 +415,8 @@ static void on_request(struct http *h, struct req *req, const char *auth)
 	}
 	case API_WHOAMI: {
 		char name[64];
-		user_name(from.uid, name, sizeof(name));
+		if (gp_uid_name(from.uid, name, sizeof(name)) < 0)
+			snprintf(name, sizeof(name), "%u", (unsigned)from.uid);
 		send_json(req, 200,
 			  json_pack("{s:i, s:i, s:s}", "uid", (int)from.uid, "gid", (int)from.gid,
 				    "user", name));
