@@ -285,6 +285,32 @@ static void frozen_moves_deadline(void **state)
 	assert_float_equal(ji.frozen_sec, 7.0, 1e-9);
 }
 
+/* gsub --signal=USR1@30: the signal goes once, 30 s before the limit, and the job runs on */
+static void signal_before_limit(void **state)
+{
+	add_node("h1", 1);
+	struct job *j = submit(1, 600);
+	j->ckpt_signal = 10;
+	j->ckpt_sec = 30;
+	plan_run(&S);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	jobs_tick(&S);
+	assert_false(j->ckpt_signalled); /* 600 s to go */
+	j->deadline_ms = gp_mono_ms() + 20000;
+	jobs_tick(&S);
+	assert_true(j->ckpt_signalled);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	j->frozen = true; /* a frozen job's limit waits */
+	j->deadline_ms = gp_mono_ms() - 1;
+	jobs_tick(&S);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	j->frozen = false;
+	jobs_tick(&S);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__COMPLETING);
+	assert_int_equal(j->kill_reason, GPOOL__JOB_STATE__TIMEOUT);
+	ends(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +319,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(active_owner_takes_nothing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(vacate_not_counted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(frozen_moves_deadline, setup, teardown),
+	    cmocka_unit_test_setup_teardown(signal_before_limit, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

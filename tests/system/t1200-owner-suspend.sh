@@ -3,7 +3,8 @@
 # the job's cgroup is frozen within 1 s (its progress stops), gnodes shows the owner active
 # and since when, nothing new is placed there (a pinned job waits, another goes to h2); when
 # the owner has been quiet for owner_idle (3 s) the job is thawed, runs on and completes, and
-# gacct shows its frozen time, which did not count against its time limit. Another user
+# gacct shows its frozen time, which did not count against its time limit. A job of two nodes
+# is vacated instead of frozen, and runs again. Another user
 # (gpool-other) can neither make the owner "active" nor change the node's policy.
 # timeout: 200
 . "$(dirname "$0")/lib.sh"
@@ -93,4 +94,17 @@ fz=$(gacct --json -j "$job" 2>/dev/null | "$PY" -c 'import json,sys; d=json.load
 check "gacct shows the frozen time (${fz} s)" test "${fz:-0}" -ge 3
 like "$(gacct -j "$job" 2>&1 | head -1)" "Frozen +Vacates" "gacct's table has Frozen and Vacates"
 on_host h1 rm -f "$CNT"
+
+# ---- a job of several nodes is never frozen (one frozen rank stalls the others): vacated ------
+mj=$(submit -n 2 -N 2 -t 2 -- sh -c 'i=0; while [ $i -lt 32 ]; do sleep 0.25; i=$((i + 1)); done')
+check "a two-node job runs" wait_state "$mj" RUNNING 30
+sleep 1
+on_host h1 touch "$OWNER"
+check "h1's agent vacates it rather than freeze it" wait_until 5 grep -q "owner: vacating job $mj.1" "$alog"
+if grep -q "owner: job $mj.1 frozen" "$alog"; then fail "the two-node job is not frozen" "it was"; else ok "the two-node job is not frozen"; fi
+check "it is queued again" wait_state "$mj" PENDING 20
+on_host h1 rm -f "$OWNER"
+check "it runs again once h1's owner is gone, and completes" wait_state "$mj" COMPLETED 90
+is "$(job_field "$mj" vacates)" 1 "one vacate"
+is "$(job_field "$mj" attempt)" 2 "in its second attempt"
 done_testing
