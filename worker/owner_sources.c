@@ -234,10 +234,15 @@ int gp_owner_fake_card_pids(const char *path, pid_t *out, size_t max)
 	if (!f)
 		return -1;
 	size_t k = 0;
-	long pid;
-	while (k < max && fscanf(f, "%ld", &pid) == 1)
-		if (pid > 0)
+	char line[64];
+	while (k < max && fgets(line, sizeof(line), f)) {
+		char *end;
+		errno = 0;
+		long pid = strtol(line, &end, 10);
+		/* a pid the kernel could give (PID_MAX_LIMIT is 2^22); anything else is skipped */
+		if (end != line && !errno && pid > 0 && pid <= (1L << 22))
 			out[k++] = (pid_t)pid;
+	}
 	fclose(f);
 	return (int)k;
 }
