@@ -70,6 +70,7 @@ struct owner {
 	Gpool__OwnerHour *sentp[HOURS];
 	size_t npending, nsent;
 	Gpool__OwnerState rep;
+	bool adopted; /* the jobs held at start were looked at (a freeze left by a restart) */
 };
 
 /* Monday 00:00 local time = 0. */
@@ -265,6 +266,18 @@ static void enforce(struct agent *a, int64_t now)
 	size_t n = steps_live(a, live, MAX_LIVE);
 	for (size_t i = 0; i < o->nfz; i++)
 		o->fz[i].seen = false;
+	if (!o->adopted && !(o->active && o->policy == GPOOL__OWNER_POLICY__OWNER_SUSPEND)) {
+		/* an agent that restarted knows no freeze it made before: the groups of the jobs
+		 * it re-adopted are thawed (a no-op where none was frozen) */
+		for (size_t i = 0; i < n; i++) {
+			char name[512];
+			group_name(a, live[i].job, live[i].attempt, name, sizeof(name));
+			if (gp_cgroup_freeze_name(name, false, FREEZE_WAIT) == 0)
+				gp_debug("owner: job %" PRIu64 ".%u: not frozen (at start)",
+					 live[i].job, live[i].attempt);
+		}
+	}
+	o->adopted = true;
 	for (size_t i = 0; i < n; i++) {
 		struct frozen *f = fz_find(o, live[i].job, live[i].attempt, false);
 		if (f)
