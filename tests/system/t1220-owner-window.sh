@@ -31,7 +31,8 @@ cp "$TEST_DIR/orig.conf" "$conf"
 echo "owner_never = $window" >>"$conf"
 check "the agent reloads its configuration" reload
 check "the closed window freezes the running job" wait_until 5 grep -q "owner: job $job.1 frozen" "$alog"
-like "$(gnodes 2>&1 | awk '$1 == "h1"')" "active:window since" "gnodes: active:window"
+window_shown() { gnodes 2>/dev/null | awk '$1 == "h1"' | grep -q "active:window since"; }
+check "gnodes: active:window, since when (the next heartbeat)" wait_until 10 window_shown
 late=$(submit -t 1 -- true)
 sleep 2
 is "$(job_state "$late")" PENDING "a job submitted during office hours waits"
@@ -48,7 +49,8 @@ on_host h1 touch "$OWNER"
 sleep 1
 job2=$(submit -t 1 -- true)
 check "a job runs while the owner file exists, inside owner_always" wait_state "$job2" COMPLETED 30
-like "$(gnodes 2>&1 | awk '$1 == "h1"')" "idle since" "gnodes: idle (the window wins)"
+idle_shown() { gnodes 2>/dev/null | awk '$1 == "h1"' | grep -q "idle since"; }
+check "gnodes: idle (the window wins)" wait_until 10 idle_shown
 # both: owner_never wins
 echo "owner_never = $window" >>"$conf"
 check "and owner_never too (reload)" reload
