@@ -133,15 +133,18 @@ static void fmt_time(double t, char *buf, size_t len)
 
 static int print_table(const Gpool__JobQueryReply *r)
 {
-	static const char *const hdr[] = {"JobID",    "JobName",  "User", "State",   "ExitCode",
-					  "Attempts", "Start",	  "End",  "Elapsed", "CPUTime",
-					  "MaxRSS",   "NodeList", NULL};
+	/* Frozen and Vacates: the PC's owner (docs/owner.md): time frozen while an owner used a
+	 * PC (not counted against the limit), attempts a returning owner ended */
+	static const char *const hdr[] = {"JobID",    "JobName", "User",   "State",    "ExitCode",
+					  "Attempts", "Start",	 "End",	   "Elapsed",  "Frozen",
+					  "Vacates",  "CPUTime", "MaxRSS", "NodeList", NULL};
 	gp_table_t *t = gp_table_create(hdr);
 	if (!t)
 		return -1;
 	for (size_t i = 0; i < r->n_jobs; i++) {
 		const Gpool__JobInfo *j = r->jobs[i];
 		char id[48], code[32], att[16], start[32], end[32], el[32], cpu[32], rss[32];
+		char frozen[32], vac[16];
 		gp_jobview_id(j, id, sizeof(id)); /* an array's task: 12_7 */
 		snprintf(code, sizeof(code), "%d", j->exit_code);
 		snprintf(att, sizeof(att), "%u", j->attempt);
@@ -151,13 +154,16 @@ static int print_table(const Gpool__JobQueryReply *r)
 			       ? j->end_time - j->start_time
 			       : 0;
 		gp_format_duration((uint32_t)e, el, sizeof(el));
+		gp_format_duration((uint32_t)(j->frozen_sec + 0.5), frozen, sizeof(frozen));
+		snprintf(vac, sizeof(vac), "%u", j->vacates);
 		snprintf(cpu, sizeof(cpu), "%.2fs", j->cpu_sec);
 		gp_format_size(j->max_rss_kb * 1024, rss, sizeof(rss));
 		const char *cells[] = {id,	j->spec && j->spec->name ? j->spec->name : "",
 				       j->user, gp_job_state_name(j->state),
 				       code,	att,
 				       start,	end,
-				       el,	cpu,
+				       el,	frozen,
+				       vac,	cpu,
 				       rss,	j->nodelist && *j->nodelist ? j->nodelist : "None",
 				       NULL};
 		if (gp_table_add(t, cells) < 0) {

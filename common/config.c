@@ -9,11 +9,14 @@
 #include "common/parse.h"
 #include "common/util.h"
 
+/* room for every key of config_keys.c (gp_config_create refuses a table that outgrew it) */
+#define GP_CONF_MAX 256
+
 struct gp_config {
 	enum gp_prog prog;
 	int check_only;
-	char *val[64];
-	int64_t num[64];
+	char *val[GP_CONF_MAX];
+	int64_t num[GP_CONF_MAX];
 };
 
 static int key_index(const char *name)
@@ -100,6 +103,10 @@ static int convert(const struct gp_conf_key *k, const char *v, int64_t *out, gp_
 
 gp_config_t *gp_config_create(enum gp_prog prog)
 {
+	if (gp_conf_nkeys > GP_CONF_MAX) {
+		errno = E2BIG;
+		return NULL;
+	}
 	gp_config_t *cfg = calloc(1, sizeof(*cfg));
 	if (!cfg)
 		return NULL;

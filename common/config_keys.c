@@ -183,12 +183,53 @@ const struct gp_conf_key gp_conf_keys[] = {
      "not arrays) share a supervisor (a task shell), each in its own cgroup; false: a gstepd "
      "per job",
      NULL, 0},
-    {"master_ports", W, GP_CONF_STR, "29500-29999",
-     "range the agent takes MASTER_PORTs from for jobs whose rank 0 runs here (it holds them "
-     "bound until a job is given one)",
+    {"master_ports", W, GP_CONF_STR, "28500-28999",
+     "range the agent offers MASTER_PORTs from for jobs whose rank 0 runs here: ports found "
+     "free, reserved (bound) only while a job is launched; the default is neither torchrun's "
+     "29500 nor in the ephemeral range",
      NULL, 0},
     {"master_port_pool", W, GP_CONF_INT, "32",
-     "how many ports of master_ports the agent holds at once (1 to 4096)", NULL, 0},
+     "how many free ports of master_ports the agent offers at once (1 to 4096); it binds none "
+     "while idle",
+     NULL, 0},
+    /* the PC's owner (docs/owner.md): read again on SIGHUP */
+    {"owner_policy", W, GP_CONF_STR, "suspend",
+     "what running jobs undergo while this PC's owner is active: suspend (their cgroups frozen "
+     "within a second, thawed after owner_idle of quiet; a job of several nodes or with gsub "
+     "--no-suspend is vacated instead), vacate (the job's checkpoint signal, its grace, then "
+     "stopped and queued again elsewhere, not counted against max_attempts) or ignore (the "
+     "owner is reported, jobs left alone); no new job is placed while the owner is active",
+     "suspend|vacate|ignore", W},
+    {"owner_sources", W, GP_CONF_STR, "logind,cards",
+     "what says the owner is active, separated by commas: file (owner_file exists), logind "
+     "(systemd-logind's IdleHint through sd-bus), cards (a process outside gpool on one of this "
+     "PC's cards: NVML, ROCm SMI), cpu (processes outside gpool's cgroups above "
+     "owner_cpu_percent); none: the owner is never seen",
+     NULL, W},
+    {"owner_file", W, GP_CONF_STR, "owner-active",
+     "the file source: the owner is active while this file exists (relative: to state_dir)", NULL,
+     W},
+    {"owner_idle", W, GP_CONF_DURATION, "5m",
+     "quiet time after the owner's last activity before jobs are thawed and the PC offered "
+     "again",
+     NULL, W},
+    {"owner_cpu_percent", W, GP_CONF_INT, "50",
+     "the cpu source: CPU use of processes outside gpool's cgroups, in percent of one CPU, "
+     "above which the owner is active (1 to 100000)",
+     NULL, W},
+    {"owner_poll", W, GP_CONF_DURATION, "200ms",
+     "how often the file source is read (logind, cards and cpu: every second at most); 10ms "
+     "to 1s",
+     NULL, W},
+    {"owner_never", W, GP_CONF_STR, "",
+     "windows of local time when the PC is never offered (office hours), as "
+     "'Mon-Fri 09:00-18:00; Sat 10:00-12:00' ('*' every day; 22:00-06:00 runs past midnight): "
+     "the beginning of one acts as the owner returning",
+     NULL, W},
+    {"owner_always", W, GP_CONF_STR, "",
+     "windows of local time when the PC is offered whatever the owner does (nights, weekends), "
+     "as owner_never; owner_never wins where both hold",
+     NULL, W},
 };
 
 const int gp_conf_nkeys = sizeof(gp_conf_keys) / sizeof(gp_conf_keys[0]);

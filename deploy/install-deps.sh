@@ -25,7 +25,7 @@ runtime="munge sqlite3 openssl adduser
   libevent-2.1-7 libhttp-parser2.9 libucx0 libopenmpi3 libpmix2
   libopenblas0"
 build="build-essential cmake pkg-config git
-  libzmq3-dev libsodium-dev libprotobuf-c-dev protobuf-c-compiler libmunge-dev
+  libzmq3-dev libsodium-dev libprotobuf-c-dev protobuf-c-compiler libmunge-dev libsystemd-dev
   libsqlite3-dev libjansson-dev libssl-dev libcmocka-dev zlib1g-dev libevent-dev libhttp-parser-dev
   libucx-dev libopenmpi-dev libpmix-dev libopenblas-dev
   hipcc libamdhip64-dev"

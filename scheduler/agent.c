@@ -12,6 +12,7 @@
 #include "scheduler/net.h"
 #include "scheduler/nodes.h"
 #include "scheduler/output.h"
+#include "scheduler/owner.h"
 #include "scheduler/quorum.h"
 #include "scheduler/running.h"
 #include "scheduler/service.h"
@@ -73,6 +74,7 @@ static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t
 		}
 		struct task *t = &j->tasks[h->rank];
 		t->missing = 0;
+		owner_task_held(s, j, h);
 		if (h->port && !h->exited) {
 			j->port = h->port; /* a replica's port, also after gschedd restarted */
 			service_port_seen(s, j, h);
@@ -86,6 +88,7 @@ static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t
 			ev.status = h->status;
 			ev.oom = h->oom;
 			ev.fenced = h->fenced;
+			ev.vacated = h->vacated;
 			ev.rusage = h->rusage;
 			job_task_event(s, node, &ev);
 		} else if (!h->exited && t->state == 0) {
@@ -232,6 +235,7 @@ void agent_register(struct req *r)
 		if (n->drain) /* drained before a restart of gschedd: its replicas still move */
 			service_node_drained(s, idx);
 	}
+	owner_node_report(s, idx, reg->owner);
 	reconcile(s, idx, reg->held, reg->n_held);
 	s->members_version = quorum_members_version(s->nodes);
 	register_reply(r);
@@ -272,6 +276,7 @@ void agent_heartbeat(struct req *r)
 	if (!live_node(r))
 		return;
 	Gpool__Heartbeat *hb = r->msg->heartbeat;
+	owner_node_report(r->s, r->node, hb->owner);
 	reconcile(r->s, r->node, hb->held, hb->n_held);
 	node_set_free_ports(nodes_get(r->s->nodes, r->node), hb->free_ports, hb->n_free_ports);
 	energy_account(r->s, r->node, hb->power, hb->n_power);

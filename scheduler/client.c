@@ -228,6 +228,8 @@ static struct job *new_job(struct gsched *s, const Gpool__SubmitRequest *sr, con
 	j->priority = sp->priority;
 	j->hold = sp->hold;
 	j->no_requeue = sp->no_requeue;
+	j->ckpt_signal = sp->ckpt_signal;
+	j->ckpt_sec = sp->ckpt_signal_sec;
 	j->screen = sp->screen;
 	j->reason = sp->hold ? PEND_HELD : PEND_NONE;
 	j->submit_time = gp_now();

@@ -239,6 +239,9 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 	ji->max_rss_kb = j->max_rss_kb;
 	ji->energy_j = j->energy_j;
 	ji->energy_sources = j->energy_sources;
+	ji->frozen_sec = (double)j->frozen_ms / 1000.0;
+	ji->vacates = j->vacates;
+	ji->frozen = j->frozen;
 	ji->reserved_start = j->reserved_start;
 	ji->array_job_id = j->array_job_id;
 	ji->array_task_id = j->array_task_id;
@@ -260,6 +263,8 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 		sp->output = j->out_pattern ? j->out_pattern : "";
 		sp->error = j->err_pattern ? j->err_pattern : "";
 		sp->no_requeue = j->no_requeue;
+		sp->ckpt_signal = j->ckpt_signal;
+		sp->ckpt_signal_sec = j->ckpt_sec;
 		sp->screen = j->screen;
 		if (j->gpu) {
 			sp->gpus_per_task = j->gpu->per_task;

@@ -72,6 +72,16 @@ struct job {
 	uint32_t master_port;
 	Gpool__JobState kill_reason; /* CANCELLED, TIMEOUT, FAILED, NODE_FAIL when killing */
 	int64_t deadline_ms;	     /* monotonic time limit, 0: none */
+	/* the PC's owner (owner.h): frozen now; frozen time over every attempt (not counted
+	 * against the limit) and this attempt's part of it as its agent last said; attempts
+	 * ended by a vacate (not counted against max_attempts) */
+	bool frozen;
+	uint64_t frozen_ms, frozen_attempt_ms;
+	uint32_t vacates;
+	bool vacated;	     /* this attempt is being vacated */
+	bool ckpt_signalled; /* --signal sent before the time limit */
+	int32_t ckpt_signal; /* gsub --signal=SIG@SECONDS (0: none) */
+	uint32_t ckpt_sec;
 	int64_t kill_sent_ms;
 	double cpu_sec;
 	uint64_t max_rss_kb;

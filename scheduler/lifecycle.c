@@ -1,4 +1,5 @@
 #include "scheduler/lifecycle.h"
+#include "scheduler/owner.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -42,10 +43,10 @@ static bool port_taken(struct gsched *s, const struct job *j, int node, uint32_t
 	return false;
 }
 
-/* The master port: one that rank 0's agent holds free for us (it lets go of it just before
- * the tasks start), never the port of another live job there. It is struck from the node's
- * list until the agent reports it free again. Only an agent that reports none (older, or all
- * its ports in use) gets a port from a formula, below the agents' default range. */
+/* The master port: one that rank 0's agent found free (it reserves it at the launch and lets
+ * go of it just before the tasks start), never the port of another live job there. It is struck
+ * from the node's list until the agent reports it free again. Only an agent that reports none
+ * (older, or all its ports in use) gets a port from a formula, below the agents' default range. */
 static uint32_t master_port(struct gsched *s, const struct job *j)
 {
 	int node = j->tasks[0].node;
@@ -105,6 +106,8 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	j->kill_sent_ms = 0;
 	j->exit_code = 0;
 	j->cpu_sec = 0;
+	j->frozen = j->vacated = j->ckpt_signalled = false;
+	j->frozen_attempt_ms = 0;
 	j->max_rss_kb = 0;
 	/* energy adds up over every attempt: each one drew power */
 	set_reason(j, NULL);
@@ -361,9 +364,10 @@ static void task_release(struct gsched *s, struct job *j, uint32_t i)
 	s->plan_dirty = true;
 }
 
+/* Attempts ended by a vacate (the PC's owner came back) do not count. */
 static bool requeue_ok(const struct gsched *s, const struct job *j)
 {
-	return s->requeue && !j->no_requeue && j->attempt < s->max_attempts;
+	return s->requeue && !j->no_requeue && j->attempt - j->vacates < s->max_attempts;
 }
 
 /* Back to the queue for another attempt: every rank of this one is known to be gone. */
@@ -401,6 +405,12 @@ static void job_finish(struct gsched *s, struct job *j)
 		job_requeue(s, j);
 		return;
 	}
+	if (j->vacated && s->requeue && !j->no_requeue) {
+		j->vacates++; /* not counted against max_attempts */
+		owner_job_vacated(s, j);
+		job_requeue(s, j);
+		return;
+	}
 	Gpool__JobState st;
 	bool oom = false, failed = false;
 	int32_t code = 0;
@@ -417,6 +427,8 @@ static void job_finish(struct gsched *s, struct job *j)
 	    j->kill_reason == GPOOL__JOB_STATE__TIMEOUT ||
 	    j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL)
 		st = j->kill_reason;
+	else if (j->vacated) /* vacated, and it may not run again */
+		st = GPOOL__JOB_STATE__NODE_FAIL;
 	else if (oom)
 		st = GPOOL__JOB_STATE__OUT_OF_MEMORY;
 	else if (failed || j->kill_reason == GPOOL__JOB_STATE__FAILED)
@@ -645,6 +657,17 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
 			j->kill_reason = GPOOL__JOB_STATE__NODE_FAIL;
 			set_reason(j, why);
 		}
+		if (ev->vacated && !j->vacated &&
+		    (j->kill_reason == GPOOL__JOB_STATE__JOB_STATE_UNKNOWN ||
+		     j->kill_reason == GPOOL__JOB_STATE__FAILED)) {
+			/* the PC's owner came back: stopped by its agent, to run elsewhere */
+			char why[160];
+			snprintf(why, sizeof(why), "vacated: the owner of %s came back",
+				 nodes_name(s->nodes, node));
+			j->vacated = true;
+			j->kill_reason = GPOOL__JOB_STATE__REQUEUED;
+			set_reason(j, why);
+		}
 		task_exited(s, j, ev->rank, ev->status, ev->oom);
 		if (ev->rusage) {
 			j->cpu_sec += ev->rusage->user_sec + ev->rusage->sys_sec;
@@ -661,6 +684,10 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
 	}
 	if (j->state == GPOOL__JOB_STATE__COMPLETING)
 		return;
+	if (j->vacated && j->kill_reason == GPOOL__JOB_STATE__REQUEUED) {
+		job_kill(s, j, GPOOL__JOB_STATE__REQUEUED, SIGTERM, NULL); /* the other ranks */
+		return;
+	}
 	if (ev->fenced && j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL &&
 	    j->state != GPOOL__JOB_STATE__COMPLETING) {
 		job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGKILL, NULL); /* the other ranks */
@@ -726,7 +753,15 @@ void jobs_tick(struct gsched *s)
 	struct job **due = NULL;
 	size_t ndue = 0;
 	while ((j = running_iter(s, &pos))) {
-		if (j->state == GPOOL__JOB_STATE__RUNNING && j->deadline_ms &&
+		if (j->state == GPOOL__JOB_STATE__RUNNING && j->deadline_ms && j->ckpt_signal &&
+		    !j->ckpt_signalled && !j->frozen &&
+		    now >= j->deadline_ms - (int64_t)j->ckpt_sec * 1000) {
+			/* gsub --signal=SIG@SECONDS: SIG that long before the limit */
+			j->ckpt_signalled = true;
+			owner_signal_job(s, j, j->ckpt_signal);
+		}
+		/* a frozen job's limit waits: its frozen time moves the deadline when reported */
+		if (j->state == GPOOL__JOB_STATE__RUNNING && j->deadline_ms && !j->frozen &&
 		    now >= j->deadline_ms) {
 			struct job **nd = realloc(due, (ndue + 1) * sizeof(*nd));
 			if (!nd)

@@ -456,7 +456,8 @@ void node_cpus_free(struct node *n, uint32_t first, uint32_t count)
 
 bool node_usable(const struct node *n)
 {
-	return n->state == GPOOL__NODE_STATE__NODE_UP && !n->drain;
+	/* a PC whose owner is active takes no new job (owner.h) */
+	return n->state == GPOOL__NODE_STATE__NODE_UP && !n->drain && !n->owner.active;
 }
 
 void nodeinfo_fill(Gpool__NodeInfo *ni, const struct node *n)
@@ -475,4 +476,5 @@ void nodeinfo_fill(Gpool__NodeInfo *ni, const struct node *n)
 	ni->last_heard = n->last_heard;
 	ni->psu_watts = n->psu_watts;
 	ni->version = n->version;
+	ni->owner = n->owner.known ? (Gpool__OwnerState *)&n->owner.msg : NULL;
 }

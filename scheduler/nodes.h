@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "proto/gpool.pb-c.h"
+#include "scheduler/owner.h"
 
 struct node {
 	char *name;
@@ -51,6 +52,7 @@ struct node {
 	} * accounts;
 	size_t n_accounts;
 	bool accounts_known, accounts_truncated;
+	struct node_owner owner; /* the PC's owner (owner.h) */
 };
 
 struct nodes;

@@ -42,6 +42,7 @@ struct pass {
 	bool any_state;	   /* consider nodes whatever their state (could it ever fit?) */
 	bool any_account;  /* consider nodes that lack the owner's account (why does it not?) */
 	uint32_t watts_running, power_cap;
+	double now_unix; /* the pass's time, for the owners' histograms */
 	gp_u64map_t
 	    *array_running; /* array id -> its tasks running (limited arrays), made on need */
 };
@@ -121,6 +122,16 @@ static int by_cap(const void *a, const void *b)
 		if (sx != sy)
 			return sx < sy ? -1 : 1;
 	}
+	/* the PC most likely to stay free of its owner for the job's time limit (owner.h):
+	 * chances within a percent are alike */
+	uint32_t limit =
+	    sort_job->time_limit ? sort_job->time_limit : sort_pass->s->default_time_limit;
+	int ox = (int)(100 * owner_free_chance(&nodes_get(sort_pass->s->nodes, x)->owner,
+					       sort_pass->now_unix, limit));
+	int oy = (int)(100 * owner_free_chance(&nodes_get(sort_pass->s->nodes, y)->owner,
+					       sort_pass->now_unix, limit));
+	if (ox != oy)
+		return ox > oy ? -1 : 1;
 	int64_t cx = cap_on(sort_pass, sort_job, sort_res, x);
 	int64_t cy = cap_on(sort_pass, sort_job, sort_res, y);
 	if (cx != cy)
@@ -580,7 +591,10 @@ static void pass_release(struct pass *p);
 
 void plan_run(struct gsched *s)
 {
-	struct pass p = {.s = s, .nn = nodes_count(s->nodes), .power_cap = s->power_cap_watts};
+	struct pass p = {.s = s,
+			 .nn = nodes_count(s->nodes),
+			 .power_cap = s->power_cap_watts,
+			 .now_unix = gp_now()};
 	s->plan_dirty = false;
 	size_t qlen = jobs_queue_len(s->jobs);
 	if (!qlen)
@@ -741,7 +755,7 @@ bool plan_refuse(struct gsched *s, struct job *j, char *why, size_t len)
 			return true;
 		}
 	}
-	struct pass p = {.s = s, .nn = nodes_count(s->nodes)};
+	struct pass p = {.s = s, .nn = nodes_count(s->nodes), .now_unix = gp_now()};
 	bool ok_alloc = res_alloc(&p.now, p.nn) == 0;
 	ok_alloc &= res_alloc(&p.extra, p.nn) == 0;
 	p.order = calloc(p.nn, sizeof(int));

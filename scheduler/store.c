@@ -1,4 +1,5 @@
 #include "scheduler/store.h"
+#include "scheduler/store_owner.h"
 
 #include <errno.h>
 #include <sqlite3.h>
@@ -181,6 +182,10 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 	}
 	if (add_columns(st, err) < 0)
 		goto fail;
+	if (store_owner_init(st->db) < 0) {
+		gp_errprintf(err, "cannot make the owners' tables: %s", sqlite3_errmsg(st->db));
+		goto fail;
+	}
 	if (sqlite3_exec(st->db, summary_schema, NULL, NULL, &msg) != SQLITE_OK ||
 	    sqlite3_exec(st->db,
 			 "CREATE INDEX IF NOT EXISTS jobs_array ON jobs(array_job_id) WHERE "
@@ -598,6 +603,7 @@ static struct job *row_to_job(sqlite3_stmt *s)
 	j->start_time = sqlite3_column_double(s, 11);
 	j->end_time = sqlite3_column_double(s, 12);
 	j->exit_code = sqlite3_column_int(s, 13);
+	store_owner_job_load(sqlite3_db_handle(s), j->id, &j->frozen_ms, &j->vacates);
 	j->cpu_sec = sqlite3_column_double(s, 14);
 	j->max_rss_kb = (uint64_t)sqlite3_column_int64(s, 15);
 	j->kill_reason = sqlite3_column_int(s, 18);
@@ -619,6 +625,8 @@ static struct job *row_to_job(sqlite3_stmt *s)
 		j->mem_mb = sp->mem_per_node_mb;
 		j->time_limit = sp->time_limit_sec;
 		j->no_requeue = sp->no_requeue;
+		j->ckpt_signal = sp->ckpt_signal;
+		j->ckpt_sec = sp->ckpt_signal_sec;
 		j->screen = sp->screen;
 		j->service = sp->service && !sp->service_of;
 		j->svc_of = sp->service_of;
@@ -945,4 +953,9 @@ int store_array_tasks(struct store *st, uint64_t array_id, uint64_t **ids, uint3
 		return errno = rc == SQLITE_NOMEM ? ENOMEM : EIO, -1;
 	}
 	return 0;
+}
+
+struct sqlite3 *store_db(struct store *st)
+{
+	return st->db;
 }

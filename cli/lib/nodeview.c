@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/names.h"
 #include "common/parse.h"
@@ -37,10 +38,29 @@ static void mb(uint64_t v, char *buf, size_t len)
 	gp_format_size(v << 20, buf, (int)len);
 }
 
+void gp_nodeview_owner(const Gpool__NodeInfo *node, char *buf, size_t len)
+{
+	const Gpool__OwnerState *o = node->owner;
+	if (!o) {
+		snprintf(buf, len, "-"); /* an agent that does not watch its owner */
+		return;
+	}
+	char when[32] = "?";
+	time_t t = (time_t)o->since;
+	struct tm lt;
+	if (t > 0 && localtime_r(&t, &lt))
+		strftime(when, sizeof(when), time(NULL) - t < 86400 ? "%H:%M:%S" : "%Y-%m-%dT%H:%M",
+			 &lt);
+	if (o->active)
+		snprintf(buf, len, "active:%s since %s", nz(o->source, "?"), when);
+	else
+		snprintf(buf, len, "idle since %s", when);
+}
+
 gp_table_t *gp_nodeview_table(Gpool__NodeInfo *const *nodes, size_t n)
 {
-	static const char *const hdr[] = {
-	    "NODE", "STATE", "CPUS(used/total)", "MEM(used/total)", "CARDS", "REASON", NULL};
+	static const char *const hdr[] = {"NODE",  "STATE", "CPUS(used/total)", "MEM(used/total)",
+					  "CARDS", "OWNER", "REASON",		NULL};
 	gp_table_t *t = gp_table_create(hdr);
 	if (!t)
 		return NULL;
@@ -52,8 +72,11 @@ gp_table_t *gp_nodeview_table(Gpool__NodeInfo *const *nodes, size_t n)
 		mb(nd->mem_mb, total, sizeof(total));
 		snprintf(mem, sizeof(mem), "%s/%s", used, total);
 		gp_nodeview_cards_summary(nd, cards, sizeof(cards));
+		char owner[64];
+		gp_nodeview_owner(nd, owner, sizeof(owner));
 		const char *row[] = {
-		    nd->name, gp_node_state_name(nd->state), cpus, mem, cards, nz(nd->reason, "-")};
+		    nd->name,		gp_node_state_name(nd->state), cpus, mem, cards, owner,
+		    nz(nd->reason, "-")};
 		if (gp_table_add(t, row) < 0) {
 			gp_table_destroy(&t);
 			return NULL;

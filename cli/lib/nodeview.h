@@ -11,7 +11,10 @@
 /* "nvidia:2,amd:1", "-" for none. */
 void gp_nodeview_cards_summary(const Gpool__NodeInfo *node, char *buf, size_t len);
 
-/* NODE STATE CPUS(used/total) MEM(used/total) CARDS REASON. NULL when out of memory. */
+/* The PC's owner (docs/owner.md): "active:file since 10:02:11", "idle since 09:40:00", "-"
+ * for an agent that does not report one. */
+void gp_nodeview_owner(const Gpool__NodeInfo *node, char *buf, size_t len);
+/* NODE STATE CPUS(used/total) MEM(used/total) CARDS OWNER REASON. NULL when out of memory. */
 gp_table_t *gp_nodeview_table(Gpool__NodeInfo *const *nodes, size_t n);
 /* NODE CARD VENDOR NAME CORES VRAM API ARCH GRADE POWER STATE REASON. */
 gp_table_t *gp_nodeview_card_table(Gpool__NodeInfo *const *nodes, size_t n);

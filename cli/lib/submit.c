@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include "common/array.h"
 #include "common/chunk.h"
 #include "common/depend.h"
+#include "cli/lib/args.h"
 #include "cli/lib/directive.h"
 #include "cli/lib/env.h"
 #include "common/names.h"
@@ -381,6 +383,39 @@ static int set_no_requeue(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
+/* --signal=[B:]SIG[@SECONDS] as Slurm's (B: is taken and ignored: gpool signals every
+ * process of the job): SIG SECONDS before the time limit (default 60), and the checkpoint
+ * signal of a vacate (docs/owner.md) */
+static int set_signal(void *c, const char *a, gp_error_t *err)
+{
+	char buf[64];
+	if (!strncmp(a, "B:", 2))
+		a += 2;
+	if (snprintf(buf, sizeof(buf), "%s", a) >= (int)sizeof(buf))
+		return bad(err, "signal", a);
+	char *at = strchr(buf, '@');
+	unsigned long sec = 60;
+	if (at) {
+		char *end;
+		*at = '\0';
+		sec = strtoul(at + 1, &end, 10);
+		if (end == at + 1 || *end || sec > 65535)
+			return bad(err, "signal time", at + 1);
+	}
+	int sig;
+	if (gp_args_signal(buf, &sig, err) < 0)
+		return -1;
+	SPEC(c)->ckpt_signal = sig;
+	SPEC(c)->ckpt_signal_sec = (uint32_t)sec;
+	return 0;
+}
+
+static int set_no_suspend(void *c, const char *a, gp_error_t *err)
+{
+	SPEC(c)->no_suspend = 1;
+	return 0;
+}
+
 static int set_flag(void *c, unsigned flag)
 {
 	SUB(c)->flags |= flag;
@@ -653,6 +688,13 @@ static const struct gp_opt submit_opts[] = {
      "where --wait puts collected files (default .; `gpool fetch` takes --dir)", set_collect_dir,
      GP_OPT_CMDLINE},
     {"no-requeue", 0, NOARG, NULL, "never requeue the job after a node failure", set_no_requeue, 0},
+    {"signal", 0, ARG, "SIG[@SECONDS]",
+     "send SIG SECONDS (60) before the time limit; also the checkpoint signal when the PC's "
+     "owner comes back and the job is vacated (stopped SECONDS later)",
+     set_signal, 0},
+    {"no-suspend", 0, NOARG, NULL,
+     "never freeze the job when a PC's owner comes back: vacate it (run it again elsewhere)",
+     set_no_suspend, 0},
     {"gpus-per-task", 0, ARG, "N", "cards each task gets", set_gpus_per_task, 0},
     {"gpus", 'G', ARG, "N", "cards for the whole job", set_gpus, 0},
     {"gpus-per-node", 0, ARG, "N", "cards on each node", set_gpus_per_node, 0},

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
+#include <time.h>
 
 #include "cli/lib/jobfmt.h"
 #include "cli/lib/jobview.h"
@@ -207,9 +209,9 @@ static void node_tables(void **state)
 	gp_table_t *t = gp_nodeview_table(nodes, 2);
 	assert_string_equal(
 	    render(t),
-	    "NODE    STATE    CPUS(used/total)  MEM(used/total)  CARDS           REASON\n"
-	    "pc1     up       4/16              2.0G/32G         nvidia:1,amd:1  -\n"
-	    "office  drained  0/4               0B/8.0G          -               "
+	    "NODE    STATE    CPUS(used/total)  MEM(used/total)  CARDS           OWNER  REASON\n"
+	    "pc1     up       4/16              2.0G/32G         nvidia:1,amd:1  -      -\n"
+	    "office  drained  0/4               0B/8.0G          -               -      "
 	    "maintenance\n");
 	gp_table_destroy(&t);
 	t = gp_nodeview_card_table(nodes, 2);
@@ -221,6 +223,25 @@ static void node_tables(void **state)
 	assert_non_null(strstr(s, "drained  fan\n"));
 	assert_int_equal(gp_table_rows(t), 2);
 	gp_table_destroy(&t);
+	/* the owner column: active since a local time, idle */
+	Gpool__OwnerState os = GPOOL__OWNER_STATE__INIT;
+	os.active = true;
+	os.source = "file";
+	os.since = (double)time(NULL) - 5;
+	m.owner = &os;
+	char buf[64], want[64];
+	gp_nodeview_owner(&m, buf, sizeof(buf));
+	time_t since = (time_t)os.since;
+	struct tm lt;
+	localtime_r(&since, &lt);
+	strftime(want, sizeof(want), "active:file since %H:%M:%S", &lt);
+	assert_string_equal(buf, want);
+	os.active = false;
+	gp_nodeview_owner(&m, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "idle since "));
+	gp_nodeview_owner(&n, buf, sizeof(buf));
+	assert_string_equal(buf, "-");
+	m.owner = NULL;
 }
 
 /* An array's pending tasks collapse into one row; gstat -o fields (squeue's letters). */

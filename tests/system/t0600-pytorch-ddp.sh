@@ -58,7 +58,7 @@ is "$(awk '{print $4, $5, $6, $7, $8}' <<<"$vars" | sort -u)" "eth0 eth0 eth0 19
 	"every rank is told the interface that joins the hosts"
 is "$(awk '{print $9}' <<<"$vars" | sort -u)" 198.18.0.11 "MASTER_ADDR is rank 0's host address, the same for every rank"
 port=$(awk '{print $10}' <<<"$vars" | sort -u)
-like "$port" '^295[0-9][0-9]$' "MASTER_PORT comes from the agents' pool (29500-29999), the same for every rank"
+like "$port" '^28[5-9][0-9][0-9]$' "MASTER_PORT comes from the agents' range (28500-28999), the same for every rank"
 
 # ---- the submitter's own value wins ---------------------------------------------------------------
 # shellcheck disable=SC2016

@@ -36,6 +36,7 @@ struct agent {
 	struct sched_link *link;
 	struct steps *steps;
 	struct power *power;
+	struct owner *owner;
 	gp_ports_t *ports; /* master ports held for jobs whose rank 0 runs here */
 	struct peer *peer;
 	/* when the scheduler was last heard (monotonic ms; 0: never since the agent started):
@@ -117,8 +118,39 @@ int64_t steps_tick(struct agent *a, int64_t now);
 uint64_t steps_cards_busy(const struct agent *a);
 /* Send the pass's acknowledgements. */
 void steps_flush(struct agent *a);
-/* A step held here was handed port as its master port (it is not taken back while so). */
+/* A step held here was handed port as its master port (it is not offered while so). */
 bool steps_port_busy(uint32_t port, void *agent);
+/* The job attempts held here with a task still running (not being vacated or fenced), up to
+ * max into out; returns how many. */
+struct steps_live {
+	uint64_t job;
+	uint32_t attempt;
+	bool no_suspend; /* never frozen: vacated instead (gsub --no-suspend, several nodes) */
+	int ckpt_signal; /* gsub --signal=SIG@SECONDS (0: none) */
+	uint32_t ckpt_sec;
+};
+size_t steps_live(const struct agent *a, struct steps_live *out, size_t max);
+/* Vacate one attempt: sig to its tasks, SIGKILL after grace_ms; its exits are reported
+ * vacated (the scheduler queues it again, not counting the attempt). 0 / -1 (ENOENT). */
+int steps_vacate(struct agent *a, uint64_t job, uint32_t attempt, int sig, uint32_t grace_ms);
+
+/* owner.c: the PC's owner (docs/owner.md). The sources (file, logind, cards, cpu) are read
+ * every owner_poll; by owner_policy, running jobs are frozen (their cgroups' freezer) while
+ * the owner is active and thawed after owner_idle of quiet, or vacated, or left alone; the
+ * windows owner_never / owner_always override. */
+struct owner;
+struct owner *owner_create(struct agent *a, gp_error_t *err);
+void owner_destroy(struct owner **o);
+/* The configuration was reloaded: policy, sources, windows, times. 0 / -1 with err (the
+ * old settings stay). */
+int owner_reconfigure(struct agent *a, gp_error_t *err);
+/* Read the sources that are due and act on a change. Returns the next wakeup (monotonic ms). */
+int64_t owner_tick(struct agent *a, int64_t now);
+/* The state for a register or heartbeat (valid until the next owner_* call); hours of
+ * activity ended since the last report go with it once (fresh: a new message, not a resend). */
+Gpool__OwnerState *owner_report(struct agent *a, bool fresh);
+/* Is the attempt frozen now? frozen_ms: its time frozen so far (ongoing freeze included). */
+bool owner_step_frozen(struct agent *a, uint64_t job, uint32_t attempt, uint64_t *frozen_ms);
 
 /* relay.c */
 /* A task of screening job `job` ended: report the result it wrote for each of its cards (a

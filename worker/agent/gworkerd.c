@@ -63,6 +63,11 @@ static int discover(struct agent *a, gp_error_t *err)
 	if (pool < 1 || pool > 4096)
 		return gp_errprintf(err, "invalid master_port_pool %lld (1 to 4096)",
 				    (long long)pool);
+	if (gp_ports_overlap_ephemeral(lo, hi))
+		gp_warn("master_ports %u-%u overlap the ephemeral port range "
+			"(net.ipv4.ip_local_port_range): a job's MASTER_PORT may be taken by an "
+			"outgoing connection",
+			lo, hi);
 	if (!(a->ports = gp_ports_create(lo, hi, (size_t)pool)))
 		return gp_errprintf(err, "cannot make the master port pool: %s", strerror(errno));
 	if (gp_cards_discover(gp_config_str(cfg, "fake_cards"), &a->cards, err) < 0)
@@ -131,7 +136,8 @@ static void reload_changed(const char *key, int applied, void *arg)
 }
 
 /* SIGHUP: reopen the log (logrotate), then apply what may change live: log_level, log_file,
- * kill_grace (for supervisors started from now on), power_sample_interval. A configuration
+ * kill_grace (for supervisors started from now on), power_sample_interval, the owner_* keys
+ * (docs/owner.md). A configuration
  * that does not parse changes nothing. */
 static void reload(struct agent *a)
 {
@@ -156,6 +162,9 @@ static void reload(struct agent *a)
 	if (a->power &&
 	    power_set_interval(a->power, gp_config_int(a->cfg, "power_sample_interval")) < 0)
 		gp_err("reload: invalid power_sample_interval: the old one stays");
+	gp_error_t oerr = {{0}};
+	if (owner_reconfigure(a, &oerr) < 0)
+		gp_err("reload: %s: the owner settings stay as they were", oerr.text);
 	gp_info("reload: done, %d setting(s) changed", n);
 }
 
@@ -163,13 +172,16 @@ static void run(struct agent *a, int sigfd)
 {
 	while (!a->quit) {
 		int64_t now = gp_mono_ms();
-		/* before the link's tick: a registration reports the ports held */
+		/* before the link's tick: a registration reports the ports found free */
 		gp_ports_refill(a->ports, steps_port_busy, a, now);
 		int64_t wake = sched_link_tick(a, now);
 		int64_t w2 = steps_tick(a, now);
 		if (w2 < wake)
 			wake = w2;
 		w2 = power_tick(a, now);
+		if (w2 < wake)
+			wake = w2;
+		w2 = owner_tick(a, now);
 		if (w2 < wake)
 			wake = w2;
 		sched_link_flush(a);
@@ -285,8 +297,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!(a.zctx = zmq_ctx_new()) || !(a.steps = steps_create(&a, &err)) ||
-	    !(a.power = power_create(&a, &err)) || !(a.peer = peer_create(&a)) ||
-	    !(a.link = sched_link_create(&a, &err))) {
+	    !(a.power = power_create(&a, &err)) || !(a.owner = owner_create(&a, &err)) ||
+	    !(a.peer = peer_create(&a)) || !(a.link = sched_link_create(&a, &err))) {
 		fail_startup(&a, err.text[0] ? err.text : "cannot start zeromq");
 		goto out;
 	}
@@ -299,6 +311,7 @@ out:
 	sched_link_destroy(&a.link);
 	peer_destroy(&a.peer);
 	power_destroy(&a.power);
+	owner_destroy(&a.owner);
 	steps_destroy(&a.steps);
 	if (a.zctx)
 		zmq_ctx_term(a.zctx);

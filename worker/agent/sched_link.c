@@ -195,6 +195,7 @@ static void send_register(struct agent *a, int64_t now)
 	r.peer_endpoint = (char *)peer_endpoint(a->peer);
 	r.psu_watts = (uint32_t)gp_config_int(a->cfg, "psu_watts");
 	r.held = steps_held(a, &r.n_held, l->reg_id, l->reg_fresh);
+	r.owner = owner_report(a, l->reg_fresh);
 	uint32_t ports[4096];
 	r.n_free_ports = gp_ports_held(a->ports, ports, 4096);
 	r.free_ports = ports;
@@ -264,6 +265,7 @@ static void send_heartbeat(struct agent *a, int64_t now)
 	hb.n_free_ports = gp_ports_held(a->ports, ports, 4096);
 	hb.free_ports = ports;
 	hb.members_version = l->members ? l->members->version : 0;
+	hb.owner = owner_report(a, true);
 	m.m_case = GPOOL__MSG__M_HEARTBEAT;
 	m.heartbeat = &hb;
 	sched_link_queue(a, &m);

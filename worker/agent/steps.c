@@ -101,6 +101,12 @@ struct step_rec {
 	bool screen;   /* a screening job: its tasks' results are reported (relay.c) */
 	uid_t owner;   /* the account its tasks run as (who writes the results) */
 	uint32_t port; /* the master port its rank 0 here binds (0: no rank 0 here) */
+	/* the PC's owner (owner.h): stopped by a vacate (its exits say so); never frozen (gsub
+	 * --no-suspend, or a job of several nodes); its checkpoint signal and grace */
+	bool vacated;
+	bool no_suspend;
+	int ckpt_signal;
+	uint32_t ckpt_sec;
 };
 
 struct steps {
@@ -132,6 +138,21 @@ static uint32_t port_here(const Gpool__Launch *l)
 		if (l->tasks[i] && l->tasks[i]->rank == 0)
 			return l->master_port;
 	return 0;
+}
+
+/* The launch reserves rank 0's master port (a bind: refused when something on the PC took it
+ * since the agent offered it) and lets go of it just before the tasks start, for rank 0 to
+ * bind. The idle agent held nothing (ports.h). */
+static void reserve_master_port(struct agent *a, const Gpool__Launch *l, uint32_t port)
+{
+	if (gp_ports_reserve(a->ports, port) < 0)
+		gp_warn("job %" PRIu64 ".%u: master port %u is taken on this PC (%s): the job's "
+			"rank 0 may fail to bind it",
+			l->job_id, l->attempt, port, strerror(errno));
+	else
+		gp_debug("job %" PRIu64 ".%u: master port %u reserved", l->job_id, l->attempt,
+			 port);
+	gp_ports_release(a->ports, port);
 }
 
 bool steps_port_busy(uint32_t port, void *agent)
@@ -266,6 +287,14 @@ static bool lease_kills(const Gpool__JobSpec *spec)
 	return !(spec && (spec->no_requeue || spec->service));
 }
 
+/* What the owner policy needs from the launch (owner.h). */
+static void set_owner_prefs(struct step_rec *r, const Gpool__Launch *l)
+{
+	r->no_suspend = (l->spec && l->spec->no_suspend) || l->local_size < l->size;
+	r->ckpt_signal = l->spec ? l->spec->ckpt_signal : 0;
+	r->ckpt_sec = l->spec ? l->spec->ckpt_signal_sec : 0;
+}
+
 static void set_requeueable(struct step_rec *r, bool yes)
 {
 	r->requeueable = yes;
@@ -303,6 +332,7 @@ static void task_exited(struct step_rec *r, struct task_rec *t, int status, bool
 	t->ht.status = status;
 	t->ht.oom = oom;
 	t->ht.fenced = r->fenced;
+	t->ht.vacated = r->vacated;
 	if (ru) {
 		t->ru.user_sec = ru->user_sec;
 		t->ru.sys_sec = ru->sys_sec;
@@ -409,6 +439,7 @@ static void scan_launch_files(struct agent *a, struct steps *ss)
 			r->sup->seq_known = false; /* learnt from its hello */
 			r->port = port_here(l);
 			set_requeueable(r, lease_kills(l->spec));
+			set_owner_prefs(r, l);
 			for (size_t i = 0; l->spec && l->spec->service && i < r->ntasks; i++)
 				r->tasks[i].ht.port = l->spec->service_port;
 			/* the launch file names the account the tasks run as */
@@ -836,10 +867,9 @@ static int hand_to_shell(struct agent *a, struct sup *u, const Gpool__Launch *l,
 		return -1;
 	attach(ss, r, u);
 	set_requeueable(r, lease_kills(l->spec));
-	/* rank 0 binds the master port: let go of it now (held again once r is gone) */
-	if ((r->port = port_here(l)) && !gp_ports_release(a->ports, r->port))
-		gp_debug("job %" PRIu64 ".%u: master port %u is not one this agent holds",
-			 l->job_id, l->attempt, r->port);
+	set_owner_prefs(r, l);
+	if ((r->port = port_here(l)))
+		reserve_master_port(a, l, r->port);
 	r->handover_due = !u->hello_seen || send_handover(ss, r, path) < 0;
 	gp_debug("job %" PRIu64 ".%u: to task shell %s%s", l->job_id, l->attempt, u->rid,
 		 r->handover_due ? " (when it says hello)" : "");
@@ -944,11 +974,10 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 		for (size_t i = 0; i < r->ntasks; i++)
 			r->tasks[i].ht.port = port;
 		set_requeueable(r, lease_kills(l->spec));
+		set_owner_prefs(r, l);
 		set_screen(r, l, &acct);
-		/* rank 0 binds the master port: let go of it now (held again once r is gone) */
-		if ((r->port = port_here(l)) && !gp_ports_release(a->ports, r->port))
-			gp_debug("job %" PRIu64 ".%u: master port %u is not one this agent holds",
-				 l->job_id, l->attempt, r->port);
+		if ((r->port = port_here(l)))
+			reserve_master_port(a, l, r->port);
 		pid = spawn_stepd(a, path, shell_new, &err);
 	}
 	if (pid < 0) {
@@ -1088,10 +1117,11 @@ static void on_event(void *arg, void *peer, const Gpool__Msg *m)
 		Gpool__Msg fwd = *m;
 		fwd.id = 0;
 		Gpool__TaskEvent ev;
-		if (r->fenced && m->m_case == GPOOL__MSG__M_TASK_EVENT &&
+		if ((r->fenced || r->vacated) && m->m_case == GPOOL__MSG__M_TASK_EVENT &&
 		    m->task_event->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED) {
 			ev = *m->task_event; /* the scheduler requeues it rather than fail it */
-			ev.fenced = true;
+			ev.fenced = r->fenced;
+			ev.vacated = r->vacated;
 			fwd.task_event = &ev;
 		}
 		sched_link_queue(a, &fwd);
@@ -1298,6 +1328,10 @@ Gpool__HeldTask **steps_held(struct agent *a, size_t *n, uint64_t msg_id, bool f
 			 * carry this exit: only a fresh id counts */
 			if (tr->ht.exited && !tr->carried && fresh)
 				tr->carried = msg_id;
+			uint64_t fms = 0;
+			tr->ht.frozen =
+			    owner_step_frozen(a, ss->v[i]->job, ss->v[i]->attempt, &fms);
+			tr->ht.frozen_ms = fms;
 			ss->held[k++] = &tr->ht;
 		}
 	}
@@ -1415,6 +1449,48 @@ void steps_lease_expired(struct agent *a, int64_t silent_ms)
 		r->fenced = true;
 		deliver_kill(ss, r);
 	}
+}
+
+size_t steps_live(const struct agent *a, struct steps_live *out, size_t max)
+{
+	const struct steps *ss = a->steps;
+	size_t k = 0;
+	for (size_t i = 0; ss && i < ss->n && k < max; i++) {
+		const struct step_rec *r = ss->v[i];
+		bool live = false;
+		for (size_t t = 0; t < r->ntasks; t++)
+			live |=
+			    !r->tasks[t].ht.exited && !r->tasks[t].acked && !r->tasks[t].dropped;
+		if (!live || r->vacated || r->fenced)
+			continue;
+		out[k++] = (struct steps_live){.job = r->job,
+					       .attempt = r->attempt,
+					       .no_suspend = r->no_suspend,
+					       .ckpt_signal = r->ckpt_signal,
+					       .ckpt_sec = r->ckpt_sec};
+	}
+	return k;
+}
+
+int steps_vacate(struct agent *a, uint64_t job, uint32_t attempt, int sig, uint32_t grace_ms)
+{
+	struct steps *ss = a->steps;
+	for (size_t i = 0; i < ss->n; i++) {
+		struct step_rec *r = ss->v[i];
+		if (r->job != job || r->attempt != attempt)
+			continue;
+		gpool__kill__init(&r->kill);
+		r->kill.job_id = job;
+		r->kill.attempt = attempt;
+		r->kill.signal = sig;
+		r->kill.grace_ms = grace_ms;
+		r->kill.reason = GPOOL__JOB_STATE__REQUEUED;
+		r->vacated = true;
+		deliver_kill(ss, r);
+		return 0;
+	}
+	errno = ENOENT;
+	return -1;
 }
 
 uint64_t steps_cards_busy(const struct agent *a)

@@ -1,27 +1,27 @@
-/* ports.c: the agent's pool of master ports (see ports.h). */
+/* ports.c: the agent's offer of master ports (see ports.h). */
 #include "worker/node/ports.h"
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define RESCAN_MS 5000 /* how often the range is searched again for a pool short of ports */
-#define RETRY_MS  1000 /* how often ports not held are tried again */
-
-struct held {
-	uint32_t port;
-	int fd; /* -1: not held (given to a job, or something else had it) */
-};
+#define PROBE_MS     1000 /* how often the range is searched again */
+#define MAX_RESERVED 64
 
 struct gp_ports {
 	uint32_t lo, hi;
 	size_t want, n;
-	struct held *v;
-	int64_t next_scan_ms;
-	int64_t next_retry_ms;
+	uint32_t *free; /* found free at the last probe */
+	int64_t next_probe_ms;
+	struct {
+		uint32_t port;
+		int fd;
+	} res[MAX_RESERVED]; /* bound for a launch under way */
+	size_t nres;
 };
 
 gp_ports_t *gp_ports_create(uint32_t lo, uint32_t hi, size_t want)
@@ -33,7 +33,7 @@ gp_ports_t *gp_ports_create(uint32_t lo, uint32_t hi, size_t want)
 	if (want > hi - lo + 1)
 		want = hi - lo + 1;
 	gp_ports_t *p = calloc(1, sizeof(*p));
-	if (!p || !(p->v = calloc(want, sizeof(*p->v)))) {
+	if (!p || !(p->free = calloc(want, sizeof(*p->free)))) {
 		free(p);
 		errno = ENOMEM;
 		return NULL;
@@ -49,10 +49,9 @@ void gp_ports_destroy(gp_ports_t **pp)
 	if (!pp || !*pp)
 		return;
 	gp_ports_t *p = *pp;
-	for (size_t i = 0; i < p->n; i++)
-		if (p->v[i].fd >= 0)
-			close(p->v[i].fd);
-	free(p->v);
+	for (size_t i = 0; i < p->nres; i++)
+		close(p->res[i].fd);
+	free(p->free);
 	free(p);
 	*pp = NULL;
 }
@@ -73,10 +72,22 @@ int gp_ports_parse_range(const char *s, uint32_t *lo, uint32_t *hi, gp_error_t *
 	return 0;
 }
 
+bool gp_ports_overlap_ephemeral(uint32_t lo, uint32_t hi)
+{
+	unsigned elo = 32768, ehi = 60999; /* the kernel's default */
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+	if (f) {
+		if (fscanf(f, "%u %u", &elo, &ehi) != 2)
+			elo = 32768, ehi = 60999;
+		fclose(f);
+	}
+	return lo <= ehi && hi >= elo;
+}
+
 /* Bind port on every address, IPv6 and IPv4 alike where the kernel has IPv6. Without
  * SO_REUSEADDR the bind excludes every other socket on the port, listening or not; without
  * listen() a peer that connects early is refused, not queued. -1 when the port is taken. */
-static int hold(uint32_t port)
+static int bind_port(uint32_t port)
 {
 	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0) {
@@ -89,8 +100,10 @@ static int hold(uint32_t port)
 			return fd;
 		int e = errno;
 		close(fd);
-		if (e == EADDRINUSE)
+		if (e == EADDRINUSE) {
+			errno = e;
 			return -1;
+		}
 	}
 	/* no IPv6 here: IPv4 alone */
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -101,56 +114,79 @@ static int hold(uint32_t port)
 				 .sin_addr.s_addr = htonl(INADDR_ANY)};
 	if (bind(fd, (struct sockaddr *)&a4, sizeof(a4)) == 0)
 		return fd;
+	int e = errno;
 	close(fd);
+	errno = e;
 	return -1;
 }
 
-static bool in_pool(const gp_ports_t *p, uint32_t port)
+static bool reserved(const gp_ports_t *p, uint32_t port)
 {
-	for (size_t i = 0; i < p->n; i++)
-		if (p->v[i].port == port)
+	for (size_t i = 0; i < p->nres; i++)
+		if (p->res[i].port == port)
 			return true;
 	return false;
 }
 
 void gp_ports_refill(gp_ports_t *p, gp_ports_busy_f busy, void *arg, int64_t now_ms)
 {
-	if (now_ms < p->next_retry_ms)
+	if (now_ms < p->next_probe_ms)
 		return;
-	p->next_retry_ms = now_ms + RETRY_MS;
-	for (size_t i = 0; i < p->n; i++)
-		if (p->v[i].fd < 0 && !(busy && busy(p->v[i].port, arg)))
-			p->v[i].fd = hold(p->v[i].port);
-	if (p->n >= p->want || now_ms < p->next_scan_ms)
-		return;
+	p->next_probe_ms = now_ms + PROBE_MS;
+	p->n = 0;
 	for (uint32_t port = p->lo; port <= p->hi && p->n < p->want; port++) {
-		if (in_pool(p, port) || (busy && busy(port, arg)))
+		if (reserved(p, port) || (busy && busy(port, arg)))
 			continue;
-		int fd = hold(port);
-		if (fd >= 0)
-			p->v[p->n++] = (struct held){.port = port, .fd = fd};
+		int fd = bind_port(port);
+		if (fd < 0)
+			continue;
+		close(fd); /* found free; held by nothing until a launch reserves it */
+		p->free[p->n++] = port;
 	}
-	p->next_scan_ms = now_ms + RESCAN_MS;
 }
 
 size_t gp_ports_held(const gp_ports_t *p, uint32_t *out, size_t max)
 {
 	size_t k = 0;
 	for (size_t i = 0; p && i < p->n && k < max; i++)
-		if (p->v[i].fd >= 0)
-			out[k++] = p->v[i].port;
+		out[k++] = p->free[i];
 	return k;
+}
+
+int gp_ports_reserve(gp_ports_t *p, uint32_t port)
+{
+	if (!p || p->nres == MAX_RESERVED) {
+		errno = ENOSPC;
+		return -1;
+	}
+	if (reserved(p, port))
+		return 0;
+	int fd = bind_port(port);
+	if (fd < 0)
+		return -1;
+	p->res[p->nres].port = port;
+	p->res[p->nres++].fd = fd;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->free[i] == port) {
+			p->free[i] = p->free[--p->n];
+			break;
+		}
+	return 0;
 }
 
 bool gp_ports_release(gp_ports_t *p, uint32_t port)
 {
-	for (size_t i = 0; p && i < p->n; i++) {
-		if (p->v[i].port != port)
+	for (size_t i = 0; p && i < p->nres; i++) {
+		if (p->res[i].port != port)
 			continue;
-		if (p->v[i].fd >= 0)
-			close(p->v[i].fd);
-		p->v[i].fd = -1;
+		close(p->res[i].fd);
+		p->res[i] = p->res[--p->nres];
 		return true;
 	}
 	return false;
+}
+
+size_t gp_ports_bound(const gp_ports_t *p)
+{
+	return p ? p->nres : 0;
 }

@@ -1,10 +1,11 @@
-/* test_ports.c: the agent's pool of master ports, on real sockets of this machine. */
+/* test_ports.c: the master ports an agent offers, on real sockets of this machine. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -61,9 +62,10 @@ static bool busy(uint32_t port, void *arg)
 	return port == busy_port;
 }
 
-/* held ports cannot be bound by anyone else; a released one can, and is taken back only
- * when no job holds it */
-static void hold_release(void **state)
+/* an idle pool binds nothing: every port it offers can be bound by anyone else (the PC's
+ * owner's own torchrun); a launch reserves one (bound until the tasks start), and a port a job
+ * holds is not offered again */
+static void offer_reserve_release(void **state)
 {
 	uint32_t lo = free_range(8);
 	gp_ports_t *p = gp_ports_create(lo, lo + 7, 3);
@@ -72,30 +74,36 @@ static void hold_release(void **state)
 	assert_int_equal(gp_ports_held(p, held, 8), 0); /* nothing until refilled */
 	gp_ports_refill(p, busy, NULL, 0);
 	assert_int_equal(gp_ports_held(p, held, 8), 3);
+	assert_int_equal(gp_ports_bound(p), 0);
 	for (int i = 0; i < 3; i++) {
 		assert_in_range(held[i], lo, lo + 7);
-		assert_int_equal(listen_like_a_framework(held[i]), -1);
+		assert_int_equal(listen_like_a_framework(held[i]), 0); /* idle: nothing held */
 	}
 	uint32_t given = held[1];
+	assert_int_equal(gp_ports_reserve(p, given), 0);
+	assert_int_equal(gp_ports_bound(p), 1);
+	assert_int_equal(listen_like_a_framework(given), -1); /* reserved for the launch */
+	assert_int_equal(gp_ports_held(p, held, 8), 2);	      /* and no longer offered */
 	assert_true(gp_ports_release(p, given));
 	assert_false(gp_ports_release(p, lo + 100));
-	assert_int_equal(gp_ports_held(p, held, 8), 2);
+	assert_int_equal(gp_ports_bound(p), 0);
 	assert_int_equal(listen_like_a_framework(given), 0); /* the job's rank 0 can bind it */
-	/* while a job holds it, it stays released */
+	/* while a job holds it, it is not offered */
 	busy_port = given;
 	gp_ports_refill(p, busy, NULL, 10000);
-	assert_int_equal(gp_ports_held(p, held, 8), 2);
-	/* the job is gone: held again */
+	assert_int_equal(gp_ports_held(p, held, 8), 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_not_equal(held[i], given);
+	/* the job is gone: offered again */
 	busy_port = 0;
 	gp_ports_refill(p, busy, NULL, 20000);
 	assert_int_equal(gp_ports_held(p, held, 8), 3);
-	assert_int_equal(listen_like_a_framework(given), -1);
+	assert_int_equal(held[0], lo);
 	gp_ports_destroy(&p);
 	assert_null(p);
-	assert_int_equal(listen_like_a_framework(given), 0);
 }
 
-/* a port something else has bound is skipped; the pool takes the next ones */
+/* a port something else has bound is skipped; a reservation of it is refused */
 static void skips_taken(void **state)
 {
 	uint32_t lo = free_range(4);
@@ -111,21 +119,36 @@ static void skips_taken(void **state)
 	assert_int_equal(gp_ports_held(p, held, 4), 2);
 	assert_int_equal(held[0], lo + 1);
 	assert_int_equal(held[1], lo + 2);
-	/* two pools over one range (agents sharing a PC) never hold the same port */
-	gp_ports_t *q = gp_ports_create(lo, lo + 3, 2);
-	gp_ports_refill(q, NULL, NULL, 0);
-	assert_int_equal(gp_ports_held(q, held, 4), 1);
-	assert_int_equal(held[0], lo + 3);
-	gp_ports_destroy(&q);
+	assert_int_equal(gp_ports_reserve(p, lo), -1);
+	assert_int_equal(gp_ports_bound(p), 0);
 	gp_ports_destroy(&p);
 	close(fd);
+}
+
+/* a range is checked against the kernel's ephemeral range as this machine sets it */
+static void ephemeral(void **state)
+{
+	unsigned elo = 32768, ehi = 60999;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	if (f) {
+		assert_int_equal(fscanf(f, "%u %u", &elo, &ehi), 2);
+		fclose(f);
+	}
+	assert_true(gp_ports_overlap_ephemeral(elo, elo));
+	assert_true(gp_ports_overlap_ephemeral(ehi, ehi));
+	assert_true(gp_ports_overlap_ephemeral(1024, 65535));
+	if (elo > 1026)
+		assert_false(gp_ports_overlap_ephemeral(elo - 2, elo - 1));
+	if (ehi < 65534)
+		assert_false(gp_ports_overlap_ephemeral(ehi + 1, ehi + 2));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(range_parse),
-	    cmocka_unit_test(hold_release),
+	    cmocka_unit_test(offer_reserve_release),
+	    cmocka_unit_test(ephemeral),
 	    cmocka_unit_test(skips_taken),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

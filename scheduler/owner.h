@@ -1,0 +1,58 @@
+/* owner.h: the PCs' owners as gschedd sees them (docs/owner.md). Each agent reports its
+ * owner's state (OwnerState in NodeRegister and Heartbeat): a node whose owner is active takes
+ * no new job; the seconds of activity of every hour that ended feed a histogram of the
+ * owner's activity by hour of the week, decayed week by week and kept in the store, from
+ * which placement prefers the PC most likely to stay free for a job's time limit. The held
+ * tasks' frozen time moves a job's deadline (frozen time does not count against its limit). */
+#ifndef GPOOL_SCHED_OWNER_H
+#define GPOOL_SCHED_OWNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proto/gpool.pb-c.h"
+
+struct gsched;
+struct node;
+struct job;
+
+#define OWNER_HOURS 168
+/* the weight a new week's observation of an hour gets against the history: 0.25 (about a
+ * quarter of the history goes each week; an hour's history halves in about 2.4 weeks) */
+#define OWNER_DECAY_NEW 0.25
+
+/* A node's owner: what its agent last said, and the histogram. */
+struct node_owner {
+	bool known;  /* its agent reports an owner */
+	bool active; /* no new job here */
+	double since;
+	char source[16];
+	int policy; /* Gpool__OwnerPolicy */
+	bool hist_loaded;
+	bool hist_any;		  /* some hour has been observed */
+	double hist[OWNER_HOURS]; /* the fraction of each hour of the week the owner was active */
+	uint16_t weeks[OWNER_HOURS]; /* observations of it (capped) */
+	double last_end;	     /* the end of the last hour counted (each counted once) */
+	Gpool__OwnerState msg;	     /* for NodeInfo (source points into source) */
+};
+
+/* Apply an agent's report (NULL: an agent that does not watch its owner). */
+void owner_node_report(struct gsched *s, int node, const Gpool__OwnerState *os);
+/* A held task's frozen state (Heartbeat, NodeRegister): the job's frozen time and deadline. */
+void owner_task_held(struct gsched *s, struct job *j, const Gpool__HeldTask *h);
+/* Fold one hour's observation (fraction active, 0..1) into a histogram. */
+void owner_hist_add(struct node_owner *o, int hour_of_week, double fraction);
+/* The chance that a PC with this history stays free from `start` (unix s) for `secs` (0: an
+ * hour): the product over the hours of the week the span covers of (1 - fraction active),
+ * each to the part of it covered. 1 with no history. */
+double owner_free_chance(const struct node_owner *o, double start, uint32_t secs);
+/* The hour of the week (Monday 00:00 local time = 0) of unix time t. */
+int owner_hour_of_week(double t);
+/* A vacate ended an attempt of j (its vacates counted): kept in the store. */
+void owner_job_vacated(struct gsched *s, struct job *j);
+/* Send sig to every task of j, with no escalation (gsub --signal before the time limit). */
+void owner_signal_job(struct gsched *s, struct job *j, int sig);
+/* Node n's owner, NULL when n is not known. */
+struct node_owner *owner_of(struct gsched *s, int node);
+
+#endif
