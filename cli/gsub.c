@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/lib/json.h"
+#include "cli/lib/ptyattach.h"
 #include "common/names.h"
 #include "common/parse.h"
 #include "common/util.h"
@@ -294,6 +295,17 @@ int main(int argc, char **argv)
 		gp_session_set_retry(s, gp_submit_retry_ms(sub));
 	if (stage_files(s, sub, &staged, flags & (GP_SUBMIT_PARSABLE | GP_SUBMIT_JSON)) < 0)
 		goto out;
+	/* --pty: the key that will let this gsub, and nobody else, onto the task's terminal; the
+	 * job carries only its hash */
+	uint8_t pty_key[GP_PTY_KEY_LEN], pty_sha[32];
+	if (flags & GP_SUBMIT_PTY) {
+		if (gp_pty_key_make(pty_key, pty_sha) < 0) {
+			fprintf(stderr, "gsub: cannot make a terminal key: %s\n", strerror(errno));
+			goto out;
+		}
+		gp_submit_spec(sub)->pty_key_sha256.data = pty_sha;
+		gp_submit_spec(sub)->pty_key_sha256.len = sizeof(pty_sha);
+	}
 	Gpool__SubmitRequest req = GPOOL__SUBMIT_REQUEST__INIT;
 	req.spec = gp_submit_spec(sub);
 	/* a request sent again after no answer must not make a second job */
@@ -325,6 +337,8 @@ int main(int argc, char **argv)
 			goto out;
 	} else if (flags & GP_SUBMIT_PARSABLE) {
 		printf("%" PRIu64 "\n", id);
+	} else if (flags & GP_SUBMIT_PTY) {
+		fprintf(stderr, "gsub: job %" PRIu64 " submitted\n", id);
 	} else if (ntasks) {
 		printf("Submitted array job %" PRIu64 " (%u tasks, job ids %" PRIu64 "-%" PRIu64
 		       ")\n",
@@ -334,7 +348,9 @@ int main(int argc, char **argv)
 	}
 	if (fflush(stdout) == EOF)
 		goto out;
-	if (!(flags & GP_SUBMIT_WAIT))
+	if (flags & GP_SUBMIT_PTY)
+		rc = gp_pty_attach(s, id, pty_key);
+	else if (!(flags & GP_SUBMIT_WAIT))
 		rc = 0;
 	else
 		rc = ntasks ? wait_array(s, id, ntasks) : wait_job(s, id);
@@ -345,6 +361,8 @@ out:
 	/* the manifest is the spec's only on loan */
 	gp_submit_spec(sub)->stage = NULL;
 	gp_submit_spec(sub)->n_stage = 0;
+	gp_submit_spec(sub)->pty_key_sha256.data = NULL;
+	gp_submit_spec(sub)->pty_key_sha256.len = 0;
 	gp_manifest_release(&staged);
 	gp_session_destroy(&s);
 	gp_submit_destroy(&sub);

@@ -392,6 +392,12 @@ static int set_wait(void *c, const char *a, gp_error_t *err)
 	return set_flag(c, GP_SUBMIT_WAIT);
 }
 
+static int set_pty(void *c, const char *a, gp_error_t *err)
+{
+	SPEC(c)->pty = 1;
+	return set_flag(c, GP_SUBMIT_PTY);
+}
+
 static int set_json(void *c, const char *a, gp_error_t *err)
 {
 	return set_flag(c, GP_SUBMIT_JSON);
@@ -684,6 +690,10 @@ static const struct gp_opt submit_opts[] = {
      set_listen_fd, 0},
     {"wait", 'W', NOARG, NULL, "wait for the job, stream its output, exit with its code", set_wait,
      GP_OPT_CMDLINE},
+    {"pty", 0, NOARG, NULL,
+     "run one task on a pseudo-terminal connected to this terminal, as srun --pty "
+     "(docs/interactive.md)",
+     set_pty, GP_OPT_CMDLINE},
     {"parsable", 0, NOARG, NULL, "print only the job id", set_parsable, GP_OPT_CMDLINE},
     {"json", 0, NOARG, NULL, "print {\"job_id\": N}", set_json, GP_OPT_CMDLINE},
     {"config", 0, ARG, "PATH", "read this gpool.conf", set_config, GP_OPT_CMDLINE},
@@ -866,6 +876,18 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 	if (sp->service && sp->mpi != GPOOL__MPI_LAUNCH__MPI_NONE) {
 		errno = EINVAL;
 		return gp_errprintf(err, "options '--service' and '--mpi' exclude each other");
+	}
+	if (sp->pty && (sp->service || sp->array != protobuf_c_empty_string ||
+			(s->ntasks_set && sp->ntasks > 1) || sp->nodes_min > 1)) {
+		errno = EINVAL;
+		return gp_errprintf(err, "option '--pty' runs one task: not with '--service', "
+					 "'--array', '-n' or '-N' above 1");
+	}
+	if (sp->pty && (s->flags & (GP_SUBMIT_WAIT | GP_SUBMIT_JSON | GP_SUBMIT_PARSABLE))) {
+		errno = EINVAL;
+		return gp_errprintf(err,
+				    "option '--pty' waits by itself: not with '--wait', '--json' "
+				    "or '--parsable'");
 	}
 	if (sp->service && !sp->replicas)
 		sp->replicas = 1;

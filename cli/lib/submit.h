@@ -22,6 +22,7 @@ enum gp_submit_flag {
 	GP_SUBMIT_WAIT = 2,
 	GP_SUBMIT_JSON = 4,
 	GP_SUBMIT_PARSABLE = 8,
+	GP_SUBMIT_PTY = 16, /* --pty: attach this terminal to the task (cli/lib/ptyattach.h) */
 };
 
 typedef struct gp_submit gp_submit_t;
