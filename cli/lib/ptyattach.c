@@ -127,11 +127,10 @@ static int job_end_status(const Gpool__JobInfo *ji)
 	return ji->exit_code > 0 && ji->exit_code <= 255 ? ji->exit_code : 1;
 }
 
-/* Wait until the job runs and its terminal is published: "ADDR:PORT" into ep, the attempt
- * into *attempt. 0, or an exit status (>0) when it never will be. */
-static int wait_terminal(gp_session_t *s, uint64_t id, char *ep, size_t eplen, uint32_t *attempt)
+int gp_job_wait_running(gp_session_t *s, uint64_t id, uint32_t *attempt, char *nodes,
+			size_t nodes_len)
 {
-	char said[160] = "";
+	static char said[160];
 	while (1) {
 		uint8_t sig;
 		if (read(sigpipe_fd[0], &sig, 1) == 1 && sig != SIGWINCH) {
@@ -171,9 +170,23 @@ static int wait_terminal(gp_session_t *s, uint64_t id, char *ep, size_t eplen, u
 			continue;
 		}
 		*attempt = ji->attempt;
+		if (nodes)
+			snprintf(nodes, nodes_len, "%s", ji->nodelist ? ji->nodelist : "");
+		return 0;
+	}
+}
+
+/* Wait until the job runs and its terminal is published: "ADDR:PORT" into ep, the attempt
+ * into *attempt. 0, or an exit status (>0) when it never will be. */
+static int wait_terminal(gp_session_t *s, uint64_t id, char *ep, size_t eplen, uint32_t *attempt)
+{
+	while (1) {
+		int rc = gp_job_wait_running(s, id, attempt, NULL, 0);
+		if (rc)
+			return rc;
 		Gpool__RdvGet g = GPOOL__RDV_GET__INIT;
 		g.job_id = id;
-		g.attempt = ji->attempt;
+		g.attempt = *attempt;
 		g.key = "gpool.pty";
 		g.wait_ms = RDV_WAIT_MS;
 		Gpool__Msg m = GPOOL__MSG__INIT;
@@ -364,13 +377,10 @@ static int relay(gp_ptylink_t *l, uint64_t id, bool tty)
 	return -1;
 }
 
-int gp_pty_attach(gp_session_t *s, uint64_t id, const uint8_t key[GP_PTY_KEY_LEN])
+int gp_job_wait_signals(void)
 {
-	if (pipe2(sigpipe_fd, O_CLOEXEC | O_NONBLOCK) < 0) {
-		fprintf(stderr, "gsub: pipe: %s\n", strerror(errno));
-		return 1;
-	}
-	bool tty = isatty(STDIN_FILENO);
+	if (sigpipe_fd[0] < 0 && pipe2(sigpipe_fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -1;
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
 	/* until attached, Ctrl-C ends gsub and cancels the job (as srun does while it waits);
@@ -379,6 +389,18 @@ int gp_pty_attach(gp_session_t *s, uint64_t id, const uint8_t key[GP_PTY_KEY_LEN
 	int fwd[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
 	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
 		sigaction(fwd[i], &sa, NULL);
+	return 0;
+}
+
+int gp_pty_attach(gp_session_t *s, uint64_t id, const uint8_t key[GP_PTY_KEY_LEN])
+{
+	if (gp_job_wait_signals() < 0) {
+		fprintf(stderr, "gsub: pipe: %s\n", strerror(errno));
+		return 1;
+	}
+	bool tty = isatty(STDIN_FILENO);
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
 	char ep[128];
 	uint32_t attempt = 0;
 	int rc = wait_terminal(s, id, ep, sizeof(ep), &attempt);

@@ -16,6 +16,15 @@
 #include "cli/lib/session.h"
 #include "common/ptyframe.h"
 
+/* Catch SIGINT, SIGQUIT, SIGTERM and SIGHUP for gp_job_wait_running (and the pty relay).
+ * 0 / -1 with errno. */
+int gp_job_wait_signals(void);
+/* Wait until job id runs, saying its place in the queue on stderr when it changes (a caught
+ * signal cancels the job). 0 with *attempt (and the job's node list into nodes, when not
+ * NULL), or an exit status (> 0): the job ended first, or the signal's 128+N. */
+int gp_job_wait_running(gp_session_t *s, uint64_t id, uint32_t *attempt, char *nodes,
+			size_t nodes_len);
+
 /* A fresh one-time key and its SHA-256 (JobSpec.pty_key_sha256). 0 / -1 with errno. */
 int gp_pty_key_make(uint8_t key[GP_PTY_KEY_LEN], uint8_t sha[32]);
 
