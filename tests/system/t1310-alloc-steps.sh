@@ -5,7 +5,8 @@
 # (gstat/gacct name its allocation in step_of); a step that fails does not stop the next one;
 # when the command ends the allocation is given back. A batch job starts a step in itself the
 # same way. gpool-other cannot start a step in someone's allocation; grun outside any job is a
-# usage error; an allocation that reaches its time limit ends its running step with it.
+# usage error; an allocation that reaches its time limit ends its running step with it;
+# grun --pty runs a step on a terminal.
 # timeout: 200
 . "$(dirname "$0")/lib.sh"
 test_under_cluster 2 --cpus 2
@@ -21,13 +22,15 @@ grun -- sh -c 'echo "step2 rank=$RANK"; exit 3'
 echo "rc2=$?"
 grun -- sh -c 'echo "step3 runs"'
 echo "rc3=$?"
+grun --pty -- sh -c 'echo "pty-step $(tty)"; exit 6' </dev/null
+echo "rcp=$?"
 while [ ! -e "$WORK/go" ]; do sleep 0.2; done
 exit 4
 SH
 chmod 0755 "$WORK/inside.sh"
 (as_user env WORK="$WORK" gsub --alloc -N 2 -- "$WORK/inside.sh" >"$WORK/a.out" 2>"$WORK/a.err"
 	echo $? >"$WORK/a.rc") &
-wait_until 60 grep -q "rc3=" "$WORK/a.out"
+wait_until 60 grep -q "rcp=" "$WORK/a.out"
 out=$(cat "$WORK/a.out")
 diag "$(cat "$WORK/a.err")"
 ALLOC=$(sed -n 's/^alloc=\([0-9]*\) .*/\1/p' <<<"$out")
@@ -35,7 +38,7 @@ like "$out" "^alloc=[0-9]+ nodes=h[12],h[12]" "the command runs here with the al
 is "$(job_state "$ALLOC")" RUNNING "the allocation runs while its command does"
 like "$(cat "$WORK/a.err")" "allocation $ALLOC granted on" "gsub says the allocation is granted"
 mapfile -t STEPS < <(sed -n 's/^grun: step \([0-9]*\) of job .*/\1/p' "$WORK/a.err")
-is "${#STEPS[@]}" 3 "three steps, each with an id of its own (${STEPS[*]})"
+is "${#STEPS[@]}" 4 "four steps, each with an id of its own (${STEPS[*]})"
 like "$out" "step1 rank=0 host=h[12]" "step 1's rank 0 ran"
 like "$out" "step1 rank=1 host=h[12]" "step 1's rank 1 ran"
 h0=$(sed -n 's/^step1 rank=0 host=//p' <<<"$out")
@@ -46,6 +49,8 @@ like "$out" "rc1=0" "grun exits with step 1's code (0)"
 like "$out" "rc2=3" "grun exits with the failed step 2's code (3)"
 like "$out" "step3 runs" "the step after a failed one still runs"
 like "$out" "rc3=0" "and grun exits 0 for it"
+like "$(tr -d '\r' <<<"$out")" "pty-step /dev/pts/[0-9]+" "grun --pty runs a step on a terminal"
+like "$out" "rcp=6" "and exits with its code (6)"
 
 # ---- a stranger, and grun outside any job ---------------------------------------------------------
 out=$(as_other grun --jobid "$ALLOC" -- /bin/true 2>&1)
