@@ -241,7 +241,7 @@ static void on_hello(gp_ptyserv_t *p, struct pending *c, const struct gp_pty_fra
 	size_t plen = 0;
 	uid_t uid;
 	gid_t gid;
-	enum gp_auth_status st;
+	enum gp_auth_status st = GP_AUTH_INVALID; /* a NUL inside is invalid too */
 	gp_error_t e = {{0}};
 	if (strlen(cred) != f->len ||
 	    gp_auth_decode(p->auth, cred, &payload, &plen, &uid, &gid, &st, &e) < 0) {

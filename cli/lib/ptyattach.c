@@ -26,7 +26,8 @@
 #include "common/sha256.h"
 #include "common/util.h"
 
-#define POLL_MS	    500	  /* how often a pending job's place is asked */
+#define POLL_MS	    500	  /* how often a pending job's state is asked */
+#define PLACE_MS    3000  /* how often its place in the queue is */
 #define RDV_WAIT_MS 2000  /* one held rendezvous read */
 #define ACCEPT_MS   10000 /* the node's answer to our credential */
 
@@ -131,6 +132,7 @@ int gp_job_wait_running(gp_session_t *s, uint64_t id, uint32_t *attempt, char *n
 			size_t nodes_len)
 {
 	static char said[160];
+	int64_t next_place = 0;
 	while (1) {
 		uint8_t sig;
 		if (read(sigpipe_fd[0], &sig, 1) == 1 && sig != SIGWINCH) {
@@ -157,7 +159,10 @@ int gp_job_wait_running(gp_session_t *s, uint64_t id, uint32_t *attempt, char *n
 			int32_t prio = ji->spec ? ji->spec->priority : 0;
 			uint32_t place, total;
 			char line[160];
-			if (queue_place(s, id, prio, &place, &total) == 0) {
+			/* the whole pending queue is a larger answer: asked for every PLACE_MS */
+			int64_t now = gp_mono_ms();
+			if (now >= next_place && queue_place(s, id, prio, &place, &total) == 0) {
+				next_place = now + PLACE_MS;
 				snprintf(line, sizeof(line),
 					 "gsub: job %" PRIu64 " queued: place %u of %u%s%s", id,
 					 place, total, *reason ? ", " : "", reason);
