@@ -133,6 +133,7 @@ int gp_job_wait_running(gp_session_t *s, uint64_t id, uint32_t *attempt, char *n
 {
 	static char said[160];
 	int64_t next_place = 0;
+	int delay = 25; /* ms; doubles up to POLL_MS: a job placed at once is seen at once */
 	while (1) {
 		uint8_t sig;
 		if (read(sigpipe_fd[0], &sig, 1) == 1 && sig != SIGWINCH) {
@@ -171,7 +172,8 @@ int gp_job_wait_running(gp_session_t *s, uint64_t id, uint32_t *attempt, char *n
 					snprintf(said, sizeof(said), "%s", line);
 				}
 			}
-			usleep(POLL_MS * 1000);
+			usleep((useconds_t)delay * 1000);
+			delay = delay * 2 < POLL_MS ? delay * 2 : POLL_MS;
 			continue;
 		}
 		*attempt = ji->attempt;
