@@ -1,14 +1,21 @@
-/* gsub: submit a job (as sbatch), and with --wait follow it to its end. */
+/* gsub: submit a job (as sbatch), and with --wait follow it to its end; with --pty attach this
+ * terminal to its task (srun --pty), with --alloc hold resources and run a shell here (salloc).
+ * Built a second time as grun (GP_AS_GRUN): a job step in the allocation or batch job it runs
+ * in, followed to its end (srun inside salloc). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/lib/jobctl.h"
 #include "cli/lib/json.h"
+#include "cli/lib/ptyattach.h"
 #include "common/names.h"
 #include "common/parse.h"
 #include "common/util.h"
@@ -259,6 +266,72 @@ static int collect_files(gp_session_t *s, uint64_t id, const char *dir)
 	return rc;
 }
 
+/* --alloc: wait for the allocation, run the local command (or the user's shell) with the
+ * allocation's variables, then give the allocation back. The command's exit status. */
+static int run_alloc(gp_session_t *s, uint64_t id, char *const *local)
+{
+	if (gp_job_wait_signals() < 0) {
+		fprintf(stderr, "gsub: pipe: %s\n", strerror(errno));
+		return 1;
+	}
+	uint32_t attempt = 0;
+	char nodes[4096];
+	int rc = gp_job_wait_running(s, id, &attempt, nodes, sizeof(nodes));
+	if (rc)
+		return rc;
+	fprintf(stderr, "gsub: allocation %" PRIu64 " granted on %s\n", id, nodes);
+	char idtext[32];
+	snprintf(idtext, sizeof(idtext), "%" PRIu64, id);
+	setenv("GPOOL_JOB_ID", idtext, 1);
+	setenv("GPOOL_ALLOC_ID", idtext, 1);
+	setenv("GPOOL_NODELIST", nodes, 1);
+	setenv("SLURM_JOB_ID", idtext, 1);
+	/* the command handles the terminal's signals; gsub waits it out */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	pid_t pid = fork();
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		const char *sh = getenv("SHELL");
+		if (!sh || !*sh)
+			sh = "/bin/sh";
+		if (local)
+			execvp(local[0], local);
+		else
+			execl(sh, sh, (char *)NULL);
+		fprintf(stderr, "gsub: cannot run '%s': %s\n", local ? local[0] : sh,
+			strerror(errno));
+		_exit(127);
+	}
+	int st = 0;
+	if (pid < 0)
+		fprintf(stderr, "gsub: fork: %s\n", strerror(errno));
+	else
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	int failed = 0;
+	gp_error_t err;
+	if (gp_jobctl(s, GPOOL__JOB_ACTION__JOB_CANCEL, &id, 1, 0, "gsub", stderr, &failed, &err) <
+	    0)
+		fprintf(stderr, "gsub: allocation %" PRIu64 ": %s\n", id, err.text);
+	else
+		fprintf(stderr, "gsub: allocation %" PRIu64 " released\n", id);
+	if (pid < 0)
+		return 1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#ifdef GP_AS_GRUN
+#define PARSE gp_submit_parse_step
+#define USAGE gp_submit_step_usage
+#else
+#define PARSE gp_submit_parse
+#define USAGE gp_submit_usage
+#endif
+
 int main(int argc, char **argv)
 {
 	gp_error_t err;
@@ -267,7 +340,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gsub: out of memory\n");
 		return 1;
 	}
-	if (gp_submit_parse(sub, argc, argv, environ, &err) < 0) {
+	if (PARSE(sub, argc, argv, environ, &err) < 0) {
 		int usage = errno == EINVAL;
 		fprintf(stderr, "gsub: %s\n", err.text);
 		if (usage)
@@ -279,7 +352,7 @@ int main(int argc, char **argv)
 	}
 	unsigned flags = gp_submit_flags(sub);
 	if (flags & GP_SUBMIT_HELP) {
-		gp_submit_usage(stdout);
+		USAGE(stdout);
 		gp_submit_destroy(&sub);
 		return 0;
 	}
@@ -294,6 +367,17 @@ int main(int argc, char **argv)
 		gp_session_set_retry(s, gp_submit_retry_ms(sub));
 	if (stage_files(s, sub, &staged, flags & (GP_SUBMIT_PARSABLE | GP_SUBMIT_JSON)) < 0)
 		goto out;
+	/* --pty: the key that will let this gsub, and nobody else, onto the task's terminal; the
+	 * job carries only its hash */
+	uint8_t pty_key[GP_PTY_KEY_LEN], pty_sha[32];
+	if (flags & GP_SUBMIT_PTY) {
+		if (gp_pty_key_make(pty_key, pty_sha) < 0) {
+			fprintf(stderr, "gsub: cannot make a terminal key: %s\n", strerror(errno));
+			goto out;
+		}
+		gp_submit_spec(sub)->pty_key_sha256.data = pty_sha;
+		gp_submit_spec(sub)->pty_key_sha256.len = sizeof(pty_sha);
+	}
 	Gpool__SubmitRequest req = GPOOL__SUBMIT_REQUEST__INIT;
 	req.spec = gp_submit_spec(sub);
 	/* a request sent again after no answer must not make a second job */
@@ -325,6 +409,11 @@ int main(int argc, char **argv)
 			goto out;
 	} else if (flags & GP_SUBMIT_PARSABLE) {
 		printf("%" PRIu64 "\n", id);
+	} else if (gp_submit_spec(sub)->step_of) {
+		fprintf(stderr, "grun: step %" PRIu64 " of job %" PRIu64 "\n", id,
+			gp_submit_spec(sub)->step_of);
+	} else if (flags & (GP_SUBMIT_PTY | GP_SUBMIT_ALLOC)) {
+		fprintf(stderr, "gsub: job %" PRIu64 " submitted\n", id);
 	} else if (ntasks) {
 		printf("Submitted array job %" PRIu64 " (%u tasks, job ids %" PRIu64 "-%" PRIu64
 		       ")\n",
@@ -334,7 +423,11 @@ int main(int argc, char **argv)
 	}
 	if (fflush(stdout) == EOF)
 		goto out;
-	if (!(flags & GP_SUBMIT_WAIT))
+	if (flags & GP_SUBMIT_PTY)
+		rc = gp_pty_attach(s, id, pty_key);
+	else if (flags & GP_SUBMIT_ALLOC)
+		rc = run_alloc(s, id, gp_submit_local_argv(sub));
+	else if (!(flags & GP_SUBMIT_WAIT))
 		rc = 0;
 	else
 		rc = ntasks ? wait_array(s, id, ntasks) : wait_job(s, id);
@@ -345,6 +438,8 @@ out:
 	/* the manifest is the spec's only on loan */
 	gp_submit_spec(sub)->stage = NULL;
 	gp_submit_spec(sub)->n_stage = 0;
+	gp_submit_spec(sub)->pty_key_sha256.data = NULL;
+	gp_submit_spec(sub)->pty_key_sha256.len = 0;
 	gp_manifest_release(&staged);
 	gp_session_destroy(&s);
 	gp_submit_destroy(&sub);

@@ -3,6 +3,7 @@
 #include "scheduler/budget.h"
 #include "scheduler/identity.h"
 #include "scheduler/service.h"
+#include "scheduler/steps.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -231,6 +232,10 @@ static struct job *new_job(struct gsched *s, const Gpool__SubmitRequest *sr, con
 	j->ckpt_signal = sp->ckpt_signal;
 	j->ckpt_sec = sp->ckpt_signal_sec;
 	j->screen = sp->screen;
+	j->alloc = sp->alloc;
+	j->step_of = sp->step_of;
+	if (j->step_of)
+		j->no_requeue = true; /* placed on its allocation only (steps.h) */
 	j->reason = sp->hold ? PEND_HELD : PEND_NONE;
 	j->submit_time = gp_now();
 	j->ntasks = sp->ntasks;
@@ -319,6 +324,14 @@ void client_submit(struct req *r)
 		gsched_reply_error(r,
 				   errno == EPERM ? GPOOL__ERROR_CODE__ERROR_PERMISSION
 						  : GPOOL__ERROR_CODE__ERROR_INVALID,
+				   "%s", why);
+		return;
+	}
+	if (sr->spec->step_of && steps_check(s, sr->spec, r->from.uid, why, sizeof(why)) < 0) {
+		gsched_reply_error(r,
+				   errno == EPERM    ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+				   : errno == ENOENT ? GPOOL__ERROR_CODE__ERROR_NOT_FOUND
+						     : GPOOL__ERROR_CODE__ERROR_STATE,
 				   "%s", why);
 		return;
 	}

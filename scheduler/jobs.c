@@ -246,6 +246,8 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 	ji->array_job_id = j->array_job_id;
 	ji->array_task_id = j->array_task_id;
 	ji->service_of = j->svc_of;
+	ji->step_of = j->step_of;
+	ji->alloc = j->alloc;
 	ji->replica_index = j->svc_index;
 	/* a summary of the spec: what gstat shows */
 	Gpool__JobSpec *sp = calloc(1, sizeof(*sp));

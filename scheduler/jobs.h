@@ -103,6 +103,9 @@ struct job {
 	bool service;		 /* a service job (as loaded: its svc is made at start-up) */
 	struct svc *svc;	 /* a service job: its replica set; NULL for any other job */
 	uint64_t svc_of;	 /* a replica: its service's id; 0 for any other job */
+	bool alloc;		 /* an allocation (gsub --alloc): steps may run in it (steps.h) */
+	uint64_t step_of;	 /* a job step: its allocation's id; 0 for any other job */
+	uint32_t steps_started;	 /* steps started in it since gschedd started */
 	uint32_t svc_index;	 /* a replica: which one */
 	uint32_t port;		 /* a replica: the port its agent gave it, 0: not known */
 	uint8_t port_state;	 /* a replica: who listens there (Gpool__PortState), agent's word */

@@ -1,5 +1,6 @@
 #include "scheduler/lifecycle.h"
 #include "scheduler/owner.h"
+#include "scheduler/steps.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -353,6 +354,8 @@ static void task_release(struct gsched *s, struct job *j, uint32_t i)
 		j->energy_j +=
 		    limit_energy(nd, t->cards, (double)(gp_mono_ms() - nd->energy_ms) / 1000.0,
 				 &j->energy_sources);
+	if (j->step_of)
+		return; /* its allocation holds the cpus, cards and memory (steps.h) */
 	node_cpus_free(nd, t->cpu_first, j->cpus_per_task);
 	nd->card_busy &= ~t->cards;
 	for (uint32_t k = 0; k < j->ntasks; k++)
@@ -445,6 +448,8 @@ static void job_finish(struct gsched *s, struct job *j)
 	s->plan_dirty = true;
 	gsched_save(s, j);
 	output_job_changed(s, j);
+	if (j->alloc || j->steps_started)
+		steps_alloc_ended(s, j);
 	gp_debug("job %llu ended %s (exit code %d)", (unsigned long long)j->id,
 		 gp_job_state_name(st), code);
 }
@@ -543,6 +548,8 @@ void job_readopt_node(struct gsched *s, int node)
 	struct job *j;
 	while ((j = running_iter(s, &pos))) {
 		bool here = false;
+		if (j->step_of)
+			continue; /* its allocation holds what it uses */
 		for (uint32_t i = 0; i < j->ntasks; i++) {
 			if (j->tasks[i].node != node || j->tasks[i].state == 2)
 				continue;

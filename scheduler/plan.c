@@ -10,6 +10,7 @@
 #include "scheduler/cards.h"
 #include "common/depend.h"
 #include "scheduler/lifecycle.h"
+#include "scheduler/steps.h"
 #include "common/log.h"
 #include "common/names.h"
 #include "scheduler/nodes.h"
@@ -591,6 +592,7 @@ static void pass_release(struct pass *p);
 
 void plan_run(struct gsched *s)
 {
+	steps_run(s);
 	struct pass p = {.s = s,
 			 .nn = nodes_count(s->nodes),
 			 .power_cap = s->power_cap_watts,
@@ -631,6 +633,8 @@ void plan_run(struct gsched *s)
 		struct job *j = jobs_queue_at(s->jobs, qi);
 		if (p.have_resv && ++looked > BACKFILL_DEPTH)
 			break;
+		if (j->step_of)
+			continue; /* steps run on their allocation (steps_run) */
 		if (j->hold) {
 			j->reason = PEND_HELD;
 			continue;

@@ -630,6 +630,8 @@ static struct job *row_to_job(sqlite3_stmt *s)
 		j->screen = sp->screen;
 		j->service = sp->service && !sp->service_of;
 		j->svc_of = sp->service_of;
+		j->alloc = sp->alloc;
+		j->step_of = sp->step_of;
 		j->svc_index = sp->replica_index;
 		j->out_pattern = strdup(sp->output);
 		j->err_pattern = strdup(sp->error);

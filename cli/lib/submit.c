@@ -35,6 +35,8 @@ struct gp_submit {
 	char **stage; /* --stage paths (uploaded to the chunk store by gsub, not read here) */
 	size_t n_stage;
 	char *collect_dir; /* --collect-dir */
+	char **local_argv; /* --alloc: the command run here (into argv; NULL: the user's shell) */
+	bool jobid_set;	   /* grun --jobid */
 };
 
 /* ---- building the spec: every string and array in it is malloc'd, so that
@@ -427,6 +429,28 @@ static int set_wait(void *c, const char *a, gp_error_t *err)
 	return set_flag(c, GP_SUBMIT_WAIT);
 }
 
+static int set_pty(void *c, const char *a, gp_error_t *err)
+{
+	SPEC(c)->pty = 1;
+	return set_flag(c, GP_SUBMIT_PTY);
+}
+
+static int set_alloc(void *c, const char *a, gp_error_t *err)
+{
+	SPEC(c)->alloc = 1;
+	return set_flag(c, GP_SUBMIT_ALLOC);
+}
+
+static int set_jobid(void *c, const char *a, gp_error_t *err)
+{
+	long id;
+	if (gp_parse_long(a, 1, LONG_MAX, &id) < 0)
+		return bad(err, "job id", a);
+	SPEC(c)->step_of = (uint64_t)id;
+	SUB(c)->jobid_set = true;
+	return 0;
+}
+
 static int set_json(void *c, const char *a, gp_error_t *err)
 {
 	return set_flag(c, GP_SUBMIT_JSON);
@@ -726,6 +750,14 @@ static const struct gp_opt submit_opts[] = {
      set_listen_fd, 0},
     {"wait", 'W', NOARG, NULL, "wait for the job, stream its output, exit with its code", set_wait,
      GP_OPT_CMDLINE},
+    {"pty", 0, NOARG, NULL,
+     "run one task on a pseudo-terminal connected to this terminal, as srun --pty "
+     "(docs/interactive.md)",
+     set_pty, GP_OPT_CMDLINE},
+    {"alloc", 0, NOARG, NULL,
+     "hold the resources and run a shell (or COMMAND) here while they are held, as salloc; "
+     "grun starts steps in them (docs/interactive.md)",
+     set_alloc, GP_OPT_CMDLINE},
     {"parsable", 0, NOARG, NULL, "print only the job id", set_parsable, GP_OPT_CMDLINE},
     {"json", 0, NOARG, NULL, "print {\"job_id\": N}", set_json, GP_OPT_CMDLINE},
     {"config", 0, ARG, "PATH", "read this gpool.conf", set_config, GP_OPT_CMDLINE},
@@ -733,6 +765,38 @@ static const struct gp_opt submit_opts[] = {
      set_scheduler, GP_OPT_CMDLINE},
     {"help", 'h', NOARG, NULL, "this text", set_help, GP_OPT_CMDLINE},
 };
+
+/* grun: a job step in the allocation or batch job it runs in ($GPOOL_JOB_ID) */
+static const struct gp_opt step_opts[] = {
+    {"ntasks", 'n', ARG, "N",
+     "number of tasks (default 1); rank r runs where the job's task "
+     "r % (its task count) runs",
+     set_ntasks, 0},
+    {"jobid", 0, ARG, "JOB", "the allocation or job to run in (default $GPOOL_JOB_ID)", set_jobid,
+     0},
+    {"job-name", 'J', ARG, "NAME", "the step's name (default: the command)", set_name, 0},
+    {"output", 'o', ARG, "PATTERN", "stdout file; %j step id, %t rank, %u user, %x name",
+     set_output, 0},
+    {"error", 'e', ARG, "PATTERN", "stderr file, same patterns as --output", set_error, 0},
+    {"time", 't', ARG, "TIME", "time limit of the step", set_time, 0},
+    {"chdir", 'D', ARG, "DIR", "working directory of the tasks", set_chdir, 0},
+    {"export", 0, ARG, "ALL|NONE|VAR[=val],...", "environment of the tasks (default ALL)",
+     set_export, 0},
+    {"pty", 0, NOARG, NULL, "one task on a pseudo-terminal connected to this terminal", set_pty, 0},
+    {"config", 0, ARG, "PATH", "read this gpool.conf", set_config, 0},
+    {"scheduler", 0, ARG, "ENDPOINT", "talk to this gschedd (default $GPOOL_SCHEDULER)",
+     set_scheduler, 0},
+    {"help", 'h', NOARG, NULL, "this text", set_help, 0},
+};
+
+void gp_submit_step_usage(FILE *f)
+{
+	fprintf(f, "usage: grun [options] [--] command [args...]\n"
+		   "Run a job step in the allocation (gsub --alloc) or batch job this runs in: its "
+		   "own id,\noutput, exit code and accounting, on the job's resources; wait for it "
+		   "and exit with its code.\n\noptions:\n");
+	gp_opt_usage(step_opts, GP_NOPTS(step_opts), f);
+}
 
 void gp_submit_usage(FILE *f)
 {
@@ -909,6 +973,24 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 		errno = EINVAL;
 		return gp_errprintf(err, "options '--service' and '--mpi' exclude each other");
 	}
+	if (sp->pty && (sp->service || sp->array != protobuf_c_empty_string ||
+			(s->ntasks_set && sp->ntasks > 1) || sp->nodes_min > 1)) {
+		errno = EINVAL;
+		return gp_errprintf(err, "option '--pty' runs one task: not with '--service', "
+					 "'--array', '-n' or '-N' above 1");
+	}
+	if (sp->pty && (s->flags & (GP_SUBMIT_WAIT | GP_SUBMIT_JSON | GP_SUBMIT_PARSABLE))) {
+		errno = EINVAL;
+		return gp_errprintf(err,
+				    "option '--pty' waits by itself: not with '--wait', '--json' "
+				    "or '--parsable'");
+	}
+	if (sp->alloc && (sp->service || sp->pty || sp->array != protobuf_c_empty_string ||
+			  (s->flags & (GP_SUBMIT_WAIT | GP_SUBMIT_JSON | GP_SUBMIT_PARSABLE)))) {
+		errno = EINVAL;
+		return gp_errprintf(err, "option '--alloc' is not for '--service', '--pty', "
+					 "'--array', '--wait', '--json' or '--parsable'");
+	}
 	if (sp->service && !sp->replicas)
 		sp->replicas = 1;
 	if (!s->ntasks_set)
@@ -942,20 +1024,36 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 	return 0;
 }
 
-int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err)
+/* An allocation's tasks hold its resources; its command runs here (gsub.c) */
+static char *alloc_holder[] = {"sleep", "infinity"};
+
+static int parse_with(gp_submit_t *s, const struct gp_opt *opts, size_t nopts, int argc,
+		      char **argv, char *const *envp, gp_error_t *err)
 {
 	struct gp_opt_hit *hits;
 	int nhits, first, rc;
 	bool dashdash;
-	if (gp_opt_scan(submit_opts, GP_NOPTS(submit_opts), argc, argv, &hits, &nhits, &first,
-			&dashdash, err) < 0)
+	if (gp_opt_scan(opts, nopts, argc, argv, &hits, &nhits, &first, &dashdash, err) < 0)
 		return -1;
+	bool alloc = false;
 	for (int i = 0; i < nhits; i++) {
 		if (hits[i].opt->set == set_help) {
 			s->flags |= GP_SUBMIT_HELP;
 			free(hits);
 			return 0;
 		}
+		alloc |= hits[i].opt->set == set_alloc;
+	}
+	if (alloc) {
+		if (first < argc)
+			s->local_argv = argv + first;
+		rc = set_command(s, alloc_holder, 2, err);
+		if (rc == 0)
+			rc = gp_opt_apply(hits, nhits, s, err);
+		free(hits);
+		if (rc == 0)
+			rc = finish(s, envp, err);
+		return rc;
 	}
 	if (first >= argc) {
 		free(hits);
@@ -974,4 +1072,35 @@ int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp
 	if (rc == 0)
 		rc = finish(s, envp, err);
 	return rc;
+}
+
+int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err)
+{
+	return parse_with(s, submit_opts, GP_NOPTS(submit_opts), argc, argv, envp, err);
+}
+
+int gp_submit_parse_step(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err)
+{
+	if (parse_with(s, step_opts, GP_NOPTS(step_opts), argc, argv, envp, err) < 0)
+		return -1;
+	if (s->flags & GP_SUBMIT_HELP)
+		return 0;
+	if (!s->jobid_set) {
+		const char *v = NULL;
+		for (char *const *e = envp; e && *e && !v; e++)
+			if (!strncmp(*e, "GPOOL_JOB_ID=", 13))
+				v = *e + 13;
+		if (!v || set_jobid(s, v, err) < 0) {
+			errno = EINVAL;
+			return gp_errprintf(err, "not inside an allocation or job ($GPOOL_JOB_ID "
+						 "unset): give --jobid");
+		}
+	}
+	s->flags |= GP_SUBMIT_WAIT;
+	return 0;
+}
+
+char *const *gp_submit_local_argv(const gp_submit_t *s)
+{
+	return s->local_argv;
 }

@@ -22,6 +22,8 @@ enum gp_submit_flag {
 	GP_SUBMIT_WAIT = 2,
 	GP_SUBMIT_JSON = 4,
 	GP_SUBMIT_PARSABLE = 8,
+	GP_SUBMIT_PTY = 16,   /* --pty: attach this terminal to the task (cli/lib/ptyattach.h) */
+	GP_SUBMIT_ALLOC = 32, /* --alloc: hold resources, run a shell here (cli/lib/alloc.h) */
 };
 
 typedef struct gp_submit gp_submit_t;
@@ -32,6 +34,13 @@ void gp_submit_destroy(gp_submit_t **s);
 /* Parse gsub's arguments (argv[0] is the program name); envp is the environment --export
  * draws from. 0 / -1 with err filled and errno as above. */
 int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err);
+
+/* grun's arguments: a job step (spec.step_of from --jobid or $GPOOL_JOB_ID in envp), waited
+ * for (GP_SUBMIT_WAIT). 0 / -1 as gp_submit_parse. */
+int gp_submit_parse_step(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err);
+/* --alloc: the command to run here (pointing into parse's argv), NULL: the user's shell. */
+char *const *gp_submit_local_argv(const gp_submit_t *s);
+void gp_submit_step_usage(FILE *f);
 
 /* The --stage paths, in order (gsub uploads them and fills spec.stage before submitting). */
 char *const *gp_submit_stage(const gp_submit_t *s, size_t *n);

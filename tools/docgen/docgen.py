@@ -21,6 +21,7 @@ END = "<!-- END generated -->"
 # command, its page; extra: options the page may name though --help does not list them
 COMMANDS = [
     ("gsub", "docs/commands/gsub.md"),
+    ("grun", "docs/commands/grun.md"),
     ("gstat", "docs/commands/gstat.md"),
     ("gcancel", "docs/commands/gcancel.md"),
     ("gnodes", "docs/commands/gnodes.md"),

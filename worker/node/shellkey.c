@@ -13,7 +13,8 @@ bool gp_shell_eligible(const Gpool__Launch *l)
 	 * shell as in a gstepd of its own; --stage and --collect move files for as long as they
 	 * take (the shell's other jobs would wait), MPI and services hold more than their tasks,
 	 * screening runs a check first */
-	return !sp->service && !sp->screen && sp->mpi == GPOOL__MPI_LAUNCH__MPI_NONE &&
+	/* a --pty task's terminal and its port are its own gstepd's */
+	return !sp->service && !sp->screen && !sp->pty && sp->mpi == GPOOL__MPI_LAUNCH__MPI_NONE &&
 	       !sp->n_stage && !sp->n_collect;
 }
 

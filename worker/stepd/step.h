@@ -15,6 +15,7 @@
 #include "proto/gpool.pb-c.h"
 #include "worker/node/outbox.h"
 #include "worker/stepd/pmixsrv.h"
+#include "worker/stepd/ptyserv.h"
 
 #define STEP_CHUNK	(64 * 1024) /* largest Output chunk */
 #define STEP_OUTBOX_MAX (8u << 20)  /* stop reading pipes above this much unacknowledged */
@@ -65,6 +66,7 @@ struct step {
 	bool killed;		  /* a kill arrived: tasks ending now end by it */
 	uint64_t oom_kills;	  /* OOM kills seen in the job's cgroup so far */
 	gp_pmixsrv_t *pmix;	  /* --mpi=pmix: the job's PMIx server on this node */
+	gp_ptyserv_t *pty;	  /* gsub --pty: rank 0's terminal and its client (ptyserv.h) */
 };
 
 /* gstepd's main: the gstepd executable, or a child gworkerd forked (fresh ZeroMQ context). */

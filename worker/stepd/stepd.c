@@ -189,6 +189,7 @@ static void step_free(struct step *s)
 	if (!s)
 		return;
 	gp_pmixsrv_destroy(&s->pmix);
+	gp_ptyserv_destroy(&s->pty);
 	for (size_t i = 0; s->tasks && i < s->ntasks; i++)
 		gp_env_free(s->tasks[i].env);
 	free(s->workdir);
@@ -257,7 +258,7 @@ static void steps_retire(struct stepd *d)
 	uint64_t acked = gp_outbox_acked(d->out);
 	for (size_t i = 0; i < d->nsteps;) {
 		struct step *s = d->steps[i];
-		if (!tasks_all_done(s) || s->last_seq > acked) {
+		if (!tasks_all_done(s) || !gp_ptyserv_done(s->pty) || s->last_seq > acked) {
 			i++;
 			continue;
 		}
@@ -591,6 +592,11 @@ static void run(struct stepd *d)
 				tasks_kill_hard(s);
 			}
 			tasks_finish(s, now);
+			if (s->pty) {
+				int64_t pd = gp_ptyserv_tick(s->pty, now);
+				if (pd < td)
+					td = pd;
+			}
 		}
 		if (d->hello_due || now >= d->next_hello_ms) {
 			/* no acknowledgement since the last hello: the agent may have restarted */
@@ -605,7 +611,7 @@ static void run(struct stepd *d)
 		steps_retire(d);
 		if (finished(d))
 			break;
-		size_t need = 2 + 2 * ntasks_all(d);
+		size_t need = 2 + 2 * ntasks_all(d) + PTY_POLL_MAX * d->nsteps;
 		if (need > cap) {
 			size_t nc = need * 2;
 			zmq_pollitem_t *ni = realloc(items, nc * sizeof(*ni));
@@ -647,6 +653,10 @@ static void run(struct stepd *d)
 				}
 			}
 		}
+		int nfds = n; /* the tasks' pipes end here; pty servers' items follow */
+		for (size_t j = 0; j < d->nsteps; j++)
+			if (d->steps[j]->pty)
+				n += (int)gp_ptyserv_poll(d->steps[j]->pty, items, (size_t)n);
 		int64_t wake = d->hello_due ? now + 100 : d->next_hello_ms;
 		if (td < wake)
 			wake = td;
@@ -657,9 +667,12 @@ static void run(struct stepd *d)
 		}
 		if (items[1].revents)
 			on_signals(d);
-		for (int i = 2; i < n; i++)
+		for (int i = 2; i < nfds; i++)
 			if (items[i].revents)
 				output_read(sowner[i], owner[i], which[i]);
+		for (size_t j = 0; j < d->nsteps; j++)
+			if (d->steps[j]->pty)
+				gp_ptyserv_ready(d->steps[j]->pty, items);
 		/* a shell's new steps come in here: the arrays above are rebuilt next pass */
 		if (items[0].revents)
 			gp_endpoint_dispatch(d->ep, 256);

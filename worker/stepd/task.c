@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -155,21 +156,29 @@ static void set_listen_pid(char **env)
 	}
 }
 
-static void child(struct step *s, struct task *t, const struct spawn_prep *p, int out, int err,
-		  int errfd, int lfd)
+static void child(struct step *s, struct task *t, const struct spawn_prep *p, int in, int out,
+		  int err, int errfd, int lfd)
 {
 	sigset_t all;
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
-	signal(SIGPIPE, SIG_DFL);
+	/* every signal as a fresh process has it: an agent started in the background by a shell
+	 * ignores SIGINT and SIGQUIT, and an ignored signal stays ignored across exec (a --pty
+	 * task's Ctrl-C would reach nothing) */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
 	if (setsid() < 0)
 		child_fail(errfd, "setsid", errno);
 	if (gp_cgroup_attach_self(s->cg) < 0)
 		child_fail(errfd, "cannot join the job's cgroup", errno);
-	int null = open("/dev/null", O_RDONLY);
+	/* a --pty task's terminal becomes its session's controlling terminal */
+	if (in >= 0 && ioctl(in, TIOCSCTTY, 0) < 0)
+		child_fail(errfd, "cannot take the terminal", errno);
+	int null = in >= 0 ? in : open("/dev/null", O_RDONLY);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		child_fail(errfd, "cannot set up stdio", errno);
-	if (null > 2)
+	if (null > 2 && in < 0)
 		close(null);
 	/* a replica's socket, handed over as fd 3 (systemd's convention) */
 	if (lfd >= 0) {
@@ -216,8 +225,14 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 static void task_start(struct step *s, struct task *t, const struct spawn_prep *p)
 {
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, pr[2] = {-1, -1};
+	int pty[2] = {-1, -1}; /* gsub --pty's rank 0: master, slave (ptyserv.h) */
 	char why[320];
-	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(pr, O_CLOEXEC) < 0) {
+	bool use_pty = s->launch->spec->pty && t->tp->rank == 0;
+	if (use_pty &&
+	    gp_pty_open(s->account.uid, s->account.gid, &pty[0], &pty[1], why, sizeof(why)) < 0)
+		goto fail;
+	if ((!use_pty && (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)) ||
+	    pipe2(pr, O_CLOEXEC) < 0) {
 		snprintf(why, sizeof(why), "pipe: %s", strerror(errno));
 		goto fail;
 	}
@@ -236,7 +251,8 @@ static void task_start(struct step *s, struct task *t, const struct spawn_prep *
 	char **saved_environ = environ;
 	pid_t pid = vfork();
 	if (pid == 0)
-		child(s, t, p, po[1], pe[1], pr[1], lfd[0]); /* does not return */
+		child(s, t, p, pty[1], use_pty ? pty[1] : po[1], use_pty ? pty[1] : pe[1], pr[1],
+		      lfd[0]); /* does not return */
 	environ = saved_environ;
 	if (lfd[0] >= 0)
 		close(lfd[0]); /* the task's now */
@@ -244,10 +260,14 @@ static void task_start(struct step *s, struct task *t, const struct spawn_prep *
 		snprintf(why, sizeof(why), "fork: %s", strerror(errno));
 		goto fail;
 	}
-	close(po[1]);
-	close(pe[1]);
+	if (po[1] >= 0)
+		close(po[1]);
+	if (pe[1] >= 0)
+		close(pe[1]);
+	if (pty[1] >= 0)
+		close(pty[1]);
 	close(pr[1]);
-	po[1] = pe[1] = pr[1] = -1;
+	po[1] = pe[1] = pr[1] = pty[1] = -1;
 	/* the error pipe closes at exec (CLOEXEC) or carries why setup failed */
 	size_t got = 0;
 	ssize_t n;
@@ -266,8 +286,12 @@ static void task_start(struct step *s, struct task *t, const struct spawn_prep *
 		int st;
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
-		close(po[0]);
-		close(pe[0]);
+		if (po[0] >= 0)
+			close(po[0]);
+		if (pe[0] >= 0)
+			close(pe[0]);
+		if (pty[0] >= 0)
+			close(pty[0]);
 		t->pid = pid;
 		task_failed(s, t, why);
 		return;
@@ -275,12 +299,22 @@ static void task_start(struct step *s, struct task *t, const struct spawn_prep *
 	t->pid = pid;
 	t->fd[1] = po[0];
 	t->fd[2] = pe[0];
-	fcntl(po[0], F_SETFL, O_NONBLOCK);
-	fcntl(pe[0], F_SETFL, O_NONBLOCK);
+	if (po[0] >= 0)
+		fcntl(po[0], F_SETFL, O_NONBLOCK);
+	if (pe[0] >= 0)
+		fcntl(pe[0], F_SETFL, O_NONBLOCK);
 	t->state = TASK_RUNNING;
 	gp_debug("job %llu rank %u started, pid %d", (unsigned long long)s->launch->job_id,
 		 t->tp->rank, (int)pid);
 	send_event(s, t, GPOOL__TASK_EVENT_KIND__TASK_STARTED, NULL);
+	if (use_pty) {
+		gp_error_t err = {{0}};
+		if (!(s->pty = gp_ptyserv_create(s, t, pty[0], &err))) {
+			/* a terminal nobody can reach: end the task rather than leave it waiting */
+			gp_err("job %llu: %s", (unsigned long long)s->launch->job_id, err.text);
+			kill(-pid, SIGKILL);
+		}
+	}
 	return;
 fail:
 	for (int i = 0; i < 2; i++) {
@@ -290,6 +324,8 @@ fail:
 			close(pe[i]);
 		if (pr[i] >= 0)
 			close(pr[i]);
+		if (pty[i] >= 0)
+			close(pty[i]);
 	}
 	task_failed(s, t, why);
 }
