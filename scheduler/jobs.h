@@ -126,6 +126,13 @@ void job_free(struct job *j);
  * not parse, which check_spec refuses before a job exists). */
 int job_take_spec_extras(struct job *j, const Gpool__JobSpec *sp);
 
+/* A spec's --array text, parsed: the one place gschedd reads it (the submission's checks, its
+ * tasks, the task limit kept in memory, the Launch's array fields). *a is malloc'd (free it),
+ * NULL when the spec has no array. 0 / -1 with errno (EINVAL, E2BIG: as gp_array_parse; ENOMEM),
+ * then *a is NULL. */
+struct gp_array;
+int job_array_of(const Gpool__JobSpec *sp, struct gp_array **a);
+
 /* The pending queue, ordered by priority (high first) then id. */
 size_t jobs_queue_len(struct jobs *js);
 struct job *jobs_queue_at(struct jobs *js, size_t i);

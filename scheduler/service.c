@@ -1,5 +1,6 @@
 /* service.c: service jobs and their replicas (see service.h). */
 #include "scheduler/service.h"
+#include "scheduler/events.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -279,7 +280,7 @@ static struct job *spawn(struct gsched *s, struct job *svc, uint32_t index)
 		goto fail;
 	if (jobs_add(s->jobs, j) < 0)
 		goto fail;
-	if (gsched_insert(s, j, buf, len) < 0) {
+	if (orders_insert_job(s->orders, j->id, buf, len) < 0) {
 		jobs_forget(s->jobs, j);
 		j = NULL;
 		goto fail;
@@ -518,7 +519,7 @@ void service_cancel(struct gsched *s, struct job *svc, const char *why)
 	svc->end_reason = why ? strdup(why) : NULL;
 	reg_del(s, svc->id);
 	s->completed++;
-	gsched_save(s, svc);
+	job_save(s, svc);
 	output_job_changed(s, svc);
 }
 
@@ -554,7 +555,7 @@ int service_scale(struct gsched *s, struct job *svc, int32_t n, char *text, size
 	gp_info("service %llu scaled from %u to %d replicas", (unsigned long long)svc->id,
 		svc->svc->want, n);
 	svc->svc->want = (uint32_t)n;
-	gsched_save(s, svc); /* the reply waits for the commit */
+	job_save(s, svc); /* the reply waits for the commit */
 	service_tick(s);
 	return 0;
 }
@@ -643,7 +644,7 @@ int service_update(struct gsched *s, struct job *svc, char **argv, size_t n,
 		: n	    ? "'"
 			    : "files",
 		stale);
-	gsched_save(s, svc); /* the reply waits for the commit */
+	job_save(s, svc); /* the reply waits for the commit */
 	return 0;
 }
 
@@ -872,11 +873,11 @@ void client_service_query(struct req *r)
 	heard.n_reports = 0;
 	heard.reports = NULL;
 	if (q->n_ids + q->n_names > 1000) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many services asked");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many services asked");
 		return;
 	}
 	if (q->n_reports > 4096) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many replica reports");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many replica reports");
 		return;
 	}
 	if (q->n_reports && !service_reporter(s, r, q->n_reports))
@@ -891,7 +892,7 @@ void client_service_query(struct req *r)
 	if (!si || !sv) {
 		free(si);
 		free(sv);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
 	for (size_t k = 0; k < s->nsvc; k++) {
@@ -914,9 +915,30 @@ void client_service_query(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_SERVICE_QUERY_REPLY;
 	m.service_query_reply = &rep;
-	gsched_reply(r, &m, false);
+	req_reply(r, &m, false);
 	for (size_t i = 0; i < rep.n_services; i++)
 		free(si[i].replicas);
 	free(si);
 	free(sv);
+}
+
+static int service_on_event(struct gsched *s, const struct sched_event *ev, void *arg)
+{
+	(void)arg;
+	switch (ev->kind) {
+	case SEV_JOB_ATTEMPT_ENDED:
+		return ev->job->svc_of && service_replica_ended(s, ev->job, ev->exit_code) ? 1 : 0;
+	case SEV_NODE_DRAINED:
+		service_node_drained(s, ev->node);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int service_subscribe(struct gsched *s)
+{
+	return sched_events_subscribe(s->events,
+				      1u << SEV_JOB_ATTEMPT_ENDED | 1u << SEV_NODE_DRAINED,
+				      service_on_event, NULL);
 }

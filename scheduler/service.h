@@ -55,6 +55,9 @@ int service_submitted(struct gsched *s, struct job *j, const Gpool__JobSpec *sp)
  * to be restored as a running job). */
 bool service_loaded(struct gsched *s, struct job *j, const Gpool__JobSpec *sp);
 /* Periodic: start the replicas a service lacks, wake replicas whose backoff has passed. */
+/* Watch the core's job and node events (events.h): a replica that ended is restarted, a
+ * drained node's replicas move. 0 / -1. */
+int service_subscribe(struct gsched *s);
 void service_tick(struct gsched *s);
 /* From job_finish: a replica's attempt has ended. true: it was requeued (not final). */
 bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code);

@@ -83,6 +83,7 @@ static struct job *submit_service(uint32_t replicas)
 /* What a commit does for the jobs gschedd made itself. */
 static void committed(void)
 {
+	effects_carry_out(&S); /* the orders first: the replicas' inserts */
 	for (size_t i = 0; i < S.ntouched; i++) {
 		S.touched[i]->in_txn = false;
 		S.touched[i]->durable = true;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "tests/fuzz/fuzz.h"
+#include "scheduler/core.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
 #include "common/log.h"
@@ -54,14 +55,12 @@ static void world_up(void)
 	FUZZ_CHECK(S.store != NULL);
 	store_set_node_namer(namer);
 	S.output = output_create(dir, 1 << 20, &err);
-	S.nodes = nodes_create();
-	S.jobs = jobs_create(1);
-	S.running = gp_u64map_create();
 	S.rdv = rdv_create();
 	S.net = net_create("inproc://fuzz-submit", NULL, 1 << 20, 0, &err);
 	S.metrics = metrics_create();
-	FUZZ_CHECK(S.cfg && S.output && S.nodes && S.jobs && S.running && S.rdv && S.net &&
-		   S.metrics);
+	FUZZ_CHECK(sched_core_init(&S, 1) == 0);
+	FUZZ_CHECK(S.cfg && S.output && S.rdv && S.net && S.metrics);
+	FUZZ_CHECK(sched_core_subscribe(&S) == 0);
 	S.agent_uid = AGENT_UID;
 	S.owner_name = fixture_owner_name;
 	FUZZ_CHECK(gp_uid_policy_init(&S.uids, "/nonexistent", 1, 0x7ffffffe, "", &err) == 0);
@@ -83,9 +82,7 @@ static void world_down(void)
 	metrics_destroy(&S.metrics);
 	store_destroy(&S.store);
 	output_destroy(&S.output);
-	jobs_destroy(&S.jobs);
-	nodes_destroy(&S.nodes);
-	gp_u64map_destroy(&S.running);
+	sched_core_release(&S);
 	rdv_destroy(&S.rdv);
 	gp_config_destroy(&S.cfg);
 	free(S.touched);
