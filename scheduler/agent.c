@@ -14,7 +14,6 @@
 #include "scheduler/output.h"
 #include "scheduler/quorum.h"
 #include "scheduler/running.h"
-#include "scheduler/service.h"
 #include "common/util.h"
 
 static bool valid_name(const char *s)
@@ -72,10 +71,11 @@ static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t
 		}
 		struct task *t = &j->tasks[h->rank];
 		t->missing = 0;
-		if (h->port && !h->exited) {
+		if (h->port && !h->exited)
 			j->port = h->port; /* a replica's port, also after gschedd restarted */
-			service_port_seen(s, j, h);
-		}
+		struct sched_event seen = {
+		    .kind = SEV_TASK_HELD, .job = j, .node = node, .held = h};
+		sched_publish(s, &seen);
 		if (h->exited && t->state != 2) {
 			Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
 			ev.job_id = h->job_id;

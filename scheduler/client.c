@@ -1,4 +1,5 @@
 #include "scheduler/client.h"
+#include "scheduler/core.h"
 #include "scheduler/commit.h"
 #include "scheduler/events.h"
 #include "scheduler/files.h"
@@ -409,7 +410,7 @@ void client_submit(struct req *r)
 			goto fail;
 		}
 		if (commit_save_new(s, j, i ? NULL : buf, len, sr->token, i ? NULL : r) < 0) {
-			jobs_forget(s->jobs, j);
+			sched_forget(s, j);
 			goto fail;
 		}
 		if (i == 0)
@@ -659,7 +660,7 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 	snprintf(who, sizeof(who), "cancelled by uid %u", (unsigned)r->from.uid);
 	switch (c->action) {
 	case GPOOL__JOB_ACTION__JOB_CANCEL:
-		if (j->svc)
+		if (service_is(s, j))
 			service_cancel(s, j, who);
 		else if (pending)
 			job_end_pending(s, j, GPOOL__JOB_STATE__CANCELLED, who);
@@ -722,13 +723,13 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 					       : GPOOL__ERROR_CODE__ERROR_INVALID;
 		plain_modes(c->stage, c->n_stage);
 		if (service_update(s, j, c->argv, c->n_argv, c->stage, c->n_stage, text, len) < 0)
-			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID
-				      : GPOOL__ERROR_CODE__ERROR_STATE;
+			return service_is(s, j) ? GPOOL__ERROR_CODE__ERROR_INVALID
+						: GPOOL__ERROR_CODE__ERROR_STATE;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	case GPOOL__JOB_ACTION__JOB_SCALE:
 		if (service_scale(s, j, c->value, text, len) < 0)
-			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID
-				      : GPOOL__ERROR_CODE__ERROR_STATE;
+			return service_is(s, j) ? GPOOL__ERROR_CODE__ERROR_INVALID
+						: GPOOL__ERROR_CODE__ERROR_STATE;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	default:
 		snprintf(text, len, "unknown action %d", c->action);

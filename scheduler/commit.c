@@ -6,6 +6,7 @@
  * by themselves, and a lone job waits for no window. Only then are the held replies and
  * orders released (net_flush with durable). */
 #include "scheduler/commit.h"
+#include "scheduler/core.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -170,7 +171,7 @@ void gsched_commit(struct gsched *s)
 			for (size_t k = 0; k < s->ntouched; k++)
 				if (s->touched[k] == j)
 					s->touched[k] = NULL;
-			jobs_forget(s->jobs, j);
+			sched_forget(s, j);
 		}
 	}
 	s->nsubs = 0;

@@ -29,6 +29,13 @@ void sched_core_release(struct gsched *s)
 	gp_u64map_destroy(&s->running);
 	orders_destroy(&s->orders);
 	sched_events_destroy(&s->events);
+	services_destroy(&s->services);
+}
+
+void sched_forget(struct gsched *s, struct job *j)
+{
+	sched_publish_job(s, SEV_JOB_FORGOTTEN, j);
+	jobs_forget(s->jobs, j);
 }
 
 int sched_core_subscribe(struct gsched *s)

@@ -18,6 +18,10 @@ int sched_core_init(struct gsched *s, uint64_t next_id);
 /* Release what sched_core_init made (and every job and node). */
 void sched_core_release(struct gsched *s);
 
+/* Forget j from memory (it stays in the store): its watchers drop their state first
+ * (SEV_JOB_FORGOTTEN). */
+void sched_forget(struct gsched *s, struct job *j);
+
 /* Subscribe the features of s that watch jobs and nodes, those present: the rendezvous first
  * (a stopping attempt's ranks fail before anything restarts it), then services, the metrics'
  * counters and the output's long polls. 0 / -1. */

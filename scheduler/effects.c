@@ -2,6 +2,7 @@
  * meet its socket and its SQLite store; nothing here decides anything, beyond what to log when
  * a peer or a row is gone. */
 #include "scheduler/effects.h"
+#include "scheduler/core.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -43,7 +44,7 @@ static void insert(struct gsched *s, const struct order *od)
 		return;
 	gp_err("job %llu: cannot store it: %s", (unsigned long long)j->id, strerror(errno));
 	j->durable = true; /* so that forget is allowed: it never reached the store */
-	jobs_forget(s->jobs, j);
+	sched_forget(s, j);
 }
 
 static void node_member(struct gsched *s, const struct order *od)
@@ -91,6 +92,12 @@ static void carry_out(struct gsched *s, const struct order *od)
 			net_trust(s->net, n->rid, n->rid_len);
 		break;
 	}
+}
+
+int effects_dep_target(struct gsched *s, uint64_t id, bool has_task, uint32_t task,
+		       struct gp_dep_target *t)
+{
+	return store_dep_target(s->store, id, has_task, task, t);
 }
 
 void effects_carry_out(struct gsched *s)

@@ -12,4 +12,9 @@
  * logged; a launch whose spec is missing ends its job (job_launch_failed). */
 void effects_carry_out(struct gsched *s);
 
+/* How far a dependency's target got, from the store (gschedd's dep_target). 0 / -1. */
+struct gp_dep_target;
+int effects_dep_target(struct gsched *s, uint64_t id, bool has_task, uint32_t task,
+		       struct gp_dep_target *t);
+
 #endif

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "proto/gpool.pb-c.h"
+
 struct gsched;
 struct job;
 
@@ -21,6 +23,9 @@ enum sched_event_kind {
 				* (a service restarts its replica) by returning 1 */
 	SEV_JOB_CHANGED,       /* job: its state changed (killing, requeued, final) */
 	SEV_JOB_ENDED,	       /* job: it reached a final state */
+	SEV_JOB_FORGOTTEN,     /* job: gone from memory (it stays in the store): drop its state */
+	SEV_TASK_HELD,	       /* job: a node's agent still holds one of its current tasks (its
+				* registration or heartbeat); held: the agent's word on it */
 	SEV_NODE_REGISTERED,   /* node: its agent registered (first time, or back from DOWN) */
 	SEV_NODE_DOWN,	       /* node: declared DOWN (its tasks are lost) */
 	SEV_NODE_DRAINED,      /* node: drained (gpool drain, or drained before a restart) */
@@ -32,6 +37,7 @@ struct sched_event {
 	struct job *job;   /* SEV_JOB_*: the job */
 	int node;	   /* SEV_NODE_*: the node's index */
 	int32_t exit_code; /* SEV_JOB_ATTEMPT_ENDED: the highest of its tasks' exit codes */
+	const Gpool__HeldTask *held; /* SEV_TASK_HELD */
 };
 
 /* A subscriber: 0, or 1 where it takes the event over (SEV_JOB_ATTEMPT_ENDED only). */

@@ -10,6 +10,7 @@
  *   events.c    the core's job and node events and their subscribers (services, metrics...)
  *   launch.c    an attempt's Launch messages, built from the stored spec (the shell)
  *   effects.c   the shell carrying out the orders after each event
+ *   core.c      making the core (jobs, nodes, running set, orders, events) and its watchers
  *   output.c    per-job output files and log queries (long poll)
  *   rdv.c       the rendezvous of a job's ranks: put/get/fence, in memory
  *   agent.c     messages from agents; client.c messages from commands
@@ -43,6 +44,8 @@ struct metrics;
 struct http;
 struct retention;
 struct orders;
+struct gp_dep_target;
+struct services;
 struct sched_events;
 
 /* A submission waiting for its transaction to commit before it is acknowledged. */
@@ -69,16 +72,19 @@ struct gsched {
 	struct orders *orders;	     /* what the core decided, for the loop to do (orders.h) */
 	struct sched_events *events; /* who watches jobs and nodes (events.h); NULL: nobody */
 	struct gp_u64map *running;   /* id -> job, RUNNING or COMPLETING */
-	uint64_t *svc_ids;	     /* the active services (service.c) */
+	struct services *services;   /* services' own state: replica sets, replicas (service.c) */
 	struct svcrep *svcrep;	     /* the gateways' word on the replicas (svcreport.c) */
 	struct budget *lists;	     /* records a user's listings may walk (budget.h); NULL: none */
 	uint64_t svcrep_refused;     /* reports from one who is not a gateway, ignored */
 	int64_t svcrep_warned_ms;    /* when that was last logged (monotonic) */
-	size_t nsvc, capsvc;
-	bool plan_dirty;	  /* queue or resources changed since the last placement pass */
-	uint64_t members_version; /* the pool's members (quorum.h), as agents are sent them */
-	int64_t quorum_since_ms;  /* a majority heard without a break since (monotonic; 0: none) */
-	uint64_t dep_epoch;	  /* changes with every job saved: dependencies may have changed */
+	bool plan_dirty;	     /* queue or resources changed since the last placement pass */
+	uint64_t members_version;    /* the pool's members (quorum.h), as agents are sent them */
+	int64_t quorum_since_ms; /* a majority heard without a break since (monotonic; 0: none) */
+	uint64_t dep_epoch;	 /* changes with every job saved: dependencies may have changed */
+	/* how far a dependency's target got: the shell's port to the store (effects_dep_target;
+	 * a test gives its own); NULL: not known, the dependency waits. 0 / -1. */
+	int (*dep_target)(struct gsched *s, uint64_t id, bool has_task, uint32_t task,
+			  struct gp_dep_target *t);
 	volatile int stop;
 	volatile int reload; /* SIGHUP seen: settings_reload at the next pass */
 	int argc;	     /* the command line, read again on reload */

@@ -71,7 +71,6 @@ void job_free(struct job *j)
 	free(j->reason_detail);
 	free(j->deps);
 	gpu_req_free(j->gpu);
-	svc_free(j->svc);
 	free(j);
 }
 

@@ -105,7 +105,6 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 		limit = 0; /* a service replica runs until stopped */
 	j->deadline_ms = limit ? gp_mono_ms() + (int64_t)limit * 1000 : 0;
 	j->port = 0;
-	j->port_state = GPOOL__PORT_STATE__PORT_UNCHECKED;
 	j->master_port = master_port(s, j);
 	jobs_queue_remove(s->jobs, j);
 	running_add(s, j);

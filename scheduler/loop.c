@@ -11,6 +11,7 @@
 #include "scheduler/agent.h"
 #include "scheduler/commit.h"
 #include "scheduler/effects.h"
+#include "scheduler/core.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/http/http.h"
 #include "scheduler/lifecycle.h"
@@ -54,7 +55,7 @@ static void sweep(struct gsched *s)
 		old[n++] = j;
 	}
 	for (size_t i = 0; i < n; i++)
-		jobs_forget(s->jobs, old[i]);
+		sched_forget(s, old[i]);
 	free(old);
 }
 

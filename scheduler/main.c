@@ -10,6 +10,7 @@
 #include "scheduler/budget.h"
 #include "scheduler/commit.h"
 #include "scheduler/core.h"
+#include "scheduler/effects.h"
 #include "scheduler/events.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
@@ -176,6 +177,7 @@ int main(int argc, char **argv)
 		gp_err("%s", err.text[0] ? err.text : "out of memory");
 		return 1;
 	}
+	s.dep_target = effects_dep_target; /* dependencies read the store */
 	if (sched_core_subscribe(&s) < 0) {
 		gp_err("out of memory");
 		return 1;

@@ -48,6 +48,7 @@ static void fixture_up(const char *name)
 	S.output = output_create(dir, 1 << 20, &err);
 	assert_int_equal(sched_core_init(&S, 1), 0);
 	assert_int_equal(sched_core_subscribe(&S), 0);
+	S.dep_target = effects_dep_target;
 	snprintf(ep, sizeof(ep), "inproc://%s-test", name);
 	S.net = net_create(ep, NULL, 1 << 20, 0, &err);
 	assert_non_null(S.net);

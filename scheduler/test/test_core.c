@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/depend.h"
+#include "common/names.h"
 #include "common/util.h"
 #include "scheduler/agent.h"
 #include "scheduler/core.h"
@@ -22,6 +24,7 @@
 #include "scheduler/orders.h"
 #include "scheduler/plan.h"
 #include "scheduler/running.h"
+#include "scheduler/service.h"
 
 static struct gsched S;
 static int seen[SEV_NKINDS]; /* events published, by kind */
@@ -419,6 +422,81 @@ static void time_limit_orders_kill(void **state)
 	assert_int_equal(j->state, GPOOL__JOB_STATE__TIMEOUT);
 }
 
+/* The test's port for dependencies: the job table alone (the shell's reads the store). */
+static int targets_in_memory(struct gsched *s, uint64_t id, bool has_task, uint32_t task,
+			     struct gp_dep_target *t)
+{
+	(void)has_task;
+	(void)task;
+	struct job *j = jobs_get(s->jobs, id);
+	memset(t, 0, sizeof(*t));
+	if (!j)
+		return 0;
+	t->exists = true;
+	t->total = 1;
+	t->started = j->attempt > 0;
+	t->ended = gp_job_state_final(j->state);
+	t->ok = j->state == GPOOL__JOB_STATE__COMPLETED;
+	return 0;
+}
+
+/* afterok: the dependent job waits, with no launch ordered, until its target completed. */
+static void dependency_waits(void **state)
+{
+	(void)state;
+	S.dep_target = targets_in_memory;
+	registers("h1", 2, NULL, 0);
+	struct job *a = submitted(1, 1), *b = submitted(1, 1);
+	char dep[64];
+	snprintf(dep, sizeof(dep), "afterok:%llu", (unsigned long long)a->id);
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.dependency = dep;
+	assert_int_equal(job_take_spec_extras(b, &sp), 0);
+	orders_clear(S.orders);
+	plan_run(&S);
+	assert_int_equal(a->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(b->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(b->reason, PEND_DEPENDENCY);
+	assert_int_equal(count(ORDER_LAUNCH, -1), 1);
+	assert_int_equal(first(ORDER_LAUNCH)->job, a->id);
+	task_exits(a, 0, 0);
+	orders_clear(S.orders);
+	plan_run(&S);
+	assert_int_equal(b->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(first(ORDER_LAUNCH)->job, b->id);
+}
+
+/* Services watch the core: the agent's word on a replica's port (its heartbeat's held task)
+ * reaches service.c's own table, not struct job. */
+static void services_observe_ports(void **state)
+{
+	(void)state;
+	assert_int_equal(service_subscribe(&S), 0);
+	int h1 = registers("h1", 2, NULL, 0);
+	struct job *j = submitted(1, 1);
+	j->svc_of = 99; /* a replica (of a service this core does not hold) */
+	plan_run(&S);
+	assert_int_equal(service_replica(&S, j)->port_state, GPOOL__PORT_STATE__PORT_UNCHECKED);
+	Gpool__HeldTask h = GPOOL__HELD_TASK__INIT;
+	h.job_id = j->id;
+	h.attempt = j->attempt;
+	h.port = 8080;
+	h.port_state = GPOOL__PORT_STATE__PORT_FOREIGN;
+	h.port_holder_pid = 4242;
+	h.port_holder_uid = 1002;
+	Gpool__HeldTask *held[] = {&h};
+	heartbeat(h1, held, 1);
+	assert_int_equal(j->port, 8080);
+	struct svc_replica *r = service_replica(&S, j);
+	assert_int_equal(r->port_state, GPOOL__PORT_STATE__PORT_FOREIGN);
+	assert_int_equal(r->port_holder_pid, 4242);
+	assert_int_equal(r->port_holder_uid, 1002);
+	assert_null(service_replica(&S, submitted(1, 1))); /* not a replica */
+	/* its attempt ends: no service of this core takes it over */
+	task_exits(j, 0, 0);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__COMPLETED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +508,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(silent_node_without_majority, setup, teardown),
 	    cmocka_unit_test_setup_teardown(observer_takes_over, setup, teardown),
 	    cmocka_unit_test_setup_teardown(time_limit_orders_kill, setup, teardown),
+	    cmocka_unit_test_setup_teardown(dependency_waits, setup, teardown),
+	    cmocka_unit_test_setup_teardown(services_observe_ports, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
