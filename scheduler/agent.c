@@ -6,18 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/events.h"
 #include "scheduler/lifecycle.h"
 #include "common/log.h"
 #include "common/names.h"
-#include "scheduler/net.h"
 #include "scheduler/nodes.h"
 #include "scheduler/output.h"
 #include "scheduler/owner.h"
 #include "scheduler/quorum.h"
 #include "scheduler/running.h"
-#include "scheduler/service.h"
 #include "common/util.h"
-#include "scheduler/store.h"
 
 static bool valid_name(const char *s)
 {
@@ -41,7 +39,7 @@ static void kill_attempt(struct gsched *s, int node, uint64_t job, uint32_t atte
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_KILL;
 	m.kill = &k;
-	gsched_send_node(s, node, &m);
+	orders_send(s->orders, node, &m);
 }
 
 #define LOST_AFTER_HEARTBEATS 2
@@ -75,10 +73,11 @@ static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t
 		struct task *t = &j->tasks[h->rank];
 		t->missing = 0;
 		owner_task_held(s, j, h);
-		if (h->port && !h->exited) {
+		if (h->port && !h->exited)
 			j->port = h->port; /* a replica's port, also after gschedd restarted */
-			service_port_seen(s, j, h);
-		}
+		struct sched_event seen = {
+		    .kind = SEV_TASK_HELD, .job = j, .node = node, .held = h};
+		sched_publish(s, &seen);
 		if (h->exited && t->state != 2) {
 			Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
 			ev.job_id = h->job_id;
@@ -163,7 +162,7 @@ static void register_reply(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_NODE_REGISTER_REPLY;
 	m.node_register_reply = &rep;
-	gsched_reply(r, &m, true);
+	req_reply(r, &m, true);
 	if (rep.members)
 		quorum_members_free(&members);
 }
@@ -190,14 +189,13 @@ void agent_register(struct req *r)
 	struct gsched *s = r->s;
 	Gpool__NodeRegister *reg = r->msg->node_register;
 	if (!valid_name(reg->name)) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid node name '%.64s'",
-				   reg->name);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid node name '%.64s'",
+				reg->name);
 		return;
 	}
 	if (reg->cpus == 0 || reg->cpus > 4096) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "node '%s' offers %u CPUs: must be 1..4096", reg->name,
-				   reg->cpus);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				"node '%s' offers %u CPUs: must be 1..4096", reg->name, reg->cpus);
 		return;
 	}
 	int prev = nodes_find(s->nodes, reg->name);
@@ -207,7 +205,7 @@ void agent_register(struct req *r)
 	    prev >= 0 && nodes_get(s->nodes, prev)->state == GPOOL__NODE_STATE__NODE_DOWN;
 	int idx = nodes_register(s->nodes, reg, r->rid, r->rid_len);
 	if (idx < 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "cannot register node");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "cannot register node");
 		return;
 	}
 	struct node *n = nodes_get(s->nodes, idx);
@@ -220,23 +218,22 @@ void agent_register(struct req *r)
 		free(n->addr);
 		n->addr = seen;
 	}
-	if (!n->registered && store_node_known(s->store, n->name) < 0)
-		gp_err("node %s: cannot remember it in the store: %s", n->name, strerror(errno));
-	if ((was_down || !n->registered) && store_node_member(s->store, n->name, true) < 0)
-		gp_err("node %s: cannot store it as a member: %s", n->name, strerror(errno));
+	if (!n->registered || was_down)
+		orders_node_member(s->orders, idx, !n->registered, true);
 	n->reg_msg_id = r->msg->id;
-	gsched_save_node(s, idx);
-	net_trust(s->net, r->rid, r->rid_len);
+	orders_save_node(s->orders, idx);
+	orders_trust_node(s->orders, idx);
 	gp_info("node %s registered from %s (%u cpus, %llu MB, %zu cards)%s", n->name, r->addr,
 		n->cpus, (unsigned long long)n->mem_mb, reg->n_cards, was_down ? ", back up" : "");
 	if (!n->registered) {
 		job_readopt_node(s, idx);
 		n->registered = true;
 		if (n->drain) /* drained before a restart of gschedd: its replicas still move */
-			service_node_drained(s, idx);
+			sched_publish_node(s, SEV_NODE_DRAINED, idx);
 	}
 	owner_node_report(s, idx, reg->owner);
 	reconcile(s, idx, reg->held, reg->n_held);
+	sched_publish_node(s, SEV_NODE_REGISTERED, idx);
 	s->members_version = quorum_members_version(s->nodes);
 	register_reply(r);
 	s->plan_dirty = true;
@@ -249,14 +246,14 @@ static struct node *live_node(struct req *r)
 		gp_warn("%s from an unregistered node at %s: refused",
 			r->msg->m_case == GPOOL__MSG__M_HEARTBEAT ? "heartbeat" : "agent message",
 			r->addr);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNEXPECTED,
-				   "node is not registered: register first");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNEXPECTED,
+				"node is not registered: register first");
 		return NULL;
 	}
 	struct node *n = nodes_get(r->s->nodes, r->node);
 	if (n->state == GPOOL__NODE_STATE__NODE_DOWN) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNEXPECTED,
-				   "node %s is down: register again", n->name);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNEXPECTED,
+				"node %s is down: register again", n->name);
 		return NULL;
 	}
 	n->last_heard_ms = gp_mono_ms();
@@ -290,7 +287,7 @@ void agent_heartbeat(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_HEARTBEAT_REPLY;
 	m.heartbeat_reply = &rep;
-	gsched_reply(r, &m, true); /* after the commit: the agent may then forget exited tasks */
+	req_reply(r, &m, true); /* after the commit: the agent may then forget exited tasks */
 	if (rep.members)
 		quorum_members_free(&members);
 }
@@ -365,14 +362,13 @@ void agents_tick(struct gsched *s)
 		}
 		n->state = GPOOL__NODE_STATE__NODE_DOWN;
 		down = true;
-		if (store_node_member(s->store, n->name, false) < 0)
-			gp_err("node %s: cannot store it as no member: %s", n->name,
-			       strerror(errno));
+		orders_node_member(s->orders, i, false, false);
 		free(n->reason);
 		n->reason = strdup("not responding");
 		gp_warn("node %s is DOWN: silent for %lld ms", n->name,
 			(long long)(now - n->last_heard_ms));
 		job_node_failed(s, i);
+		sched_publish_node(s, SEV_NODE_DOWN, i);
 		/* nothing of its old allocation is trusted now */
 		memset(n->cpu_busy, 0, n->cpus);
 		n->cpus_used = 0;

@@ -1,4 +1,7 @@
 #include "scheduler/client.h"
+#include "scheduler/core.h"
+#include "scheduler/commit.h"
+#include "scheduler/events.h"
 #include "scheduler/files.h"
 #include "scheduler/budget.h"
 #include "scheduler/identity.h"
@@ -101,8 +104,8 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 	if (sp->array && *sp->array && sp->service)
 		BAD("a service cannot be a job array (use --replicas)");
 	if (sp->array && *sp->array) {
-		gp_array_t *a = malloc(sizeof(*a));
-		int rc = a ? gp_array_parse(sp->array, a) : -1;
+		gp_array_t *a;
+		int rc = job_array_of(sp, &a);
 		int e = errno;
 		free(a);
 		if (rc < 0 && e == E2BIG)
@@ -154,19 +157,19 @@ static int check_screen(struct gsched *s, struct req *r, const Gpool__JobSpec *s
 			const struct gpu_req *gpu)
 {
 	if (r->from.uid != 0 && r->from.uid != s->agent_uid) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-				   "only root or the agents' account may submit screening jobs");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				"only root or the agents' account may submit screening jobs");
 		return -1;
 	}
 	if (!gpu) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "a screening job needs cards (--gpus-per-task, --gpu-index)");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				"a screening job needs cards (--gpus-per-task, --gpu-index)");
 		return -1;
 	}
 	/* the agent finds the result in the scratch directory it made */
 	if (sp->chdir && *sp->chdir) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "a screening job runs in its scratch directory (no --chdir)");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				"a screening job runs in its scratch directory (no --chdir)");
 		return -1;
 	}
 	return 0;
@@ -200,7 +203,7 @@ static int find_owner(struct req *r, const Gpool__JobSpec *sp, struct owner *o)
 	o->gid = r->from.gid;
 	if (identity_owner(sp->screen ? NULL : &s->uids, s->nodes, s->owner_name, o->uid, o->name,
 			   sizeof(o->name), why, sizeof(why)) < 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION, "%s", why);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION, "%s", why);
 		return -1;
 	}
 	return 0;
@@ -285,7 +288,7 @@ static bool answer_duplicate(struct req *r, const char *token)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_SUBMIT_REPLY;
 	m.submit_reply = &rep;
-	gsched_reply(r, &m, true);
+	req_reply(r, &m, true);
 	return true;
 }
 
@@ -295,11 +298,11 @@ void client_submit(struct req *r)
 	Gpool__SubmitRequest *sr = r->msg->submit;
 	char why[256];
 	if (!sr->spec) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "submission without a job");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "submission without a job");
 		return;
 	}
 	if (sr->token && *sr->token && !valid_token(sr->token, 64)) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid submission token");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid submission token");
 		return;
 	}
 	if (answer_duplicate(r, sr->token))
@@ -309,48 +312,45 @@ void client_submit(struct req *r)
 	 * is the same for a chunk the store lacks */
 	if (files_check_use(s, r->from.uid, sr->spec->stage, sr->spec->n_stage, why, sizeof(why)) <
 	    0) {
-		gsched_reply_error(r,
-				   errno == EACCES ? GPOOL__ERROR_CODE__ERROR_PERMISSION
-						   : GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "%s", why);
+		req_reply_error(r,
+				errno == EACCES ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+						: GPOOL__ERROR_CODE__ERROR_INVALID,
+				"%s", why);
 		return;
 	}
 	if (check_spec(s, sr->spec, why, sizeof(why)) < 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
 		return;
 	}
 	if (sr->spec->service &&
 	    service_name_check(s, sr->spec, r->from.uid, why, sizeof(why)) < 0) {
-		gsched_reply_error(r,
-				   errno == EPERM ? GPOOL__ERROR_CODE__ERROR_PERMISSION
-						  : GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "%s", why);
+		req_reply_error(r,
+				errno == EPERM ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+					       : GPOOL__ERROR_CODE__ERROR_INVALID,
+				"%s", why);
 		return;
 	}
 	if (sr->spec->step_of && steps_check(s, sr->spec, r->from.uid, why, sizeof(why)) < 0) {
-		gsched_reply_error(r,
-				   errno == EPERM    ? GPOOL__ERROR_CODE__ERROR_PERMISSION
-				   : errno == ENOENT ? GPOOL__ERROR_CODE__ERROR_NOT_FOUND
-						     : GPOOL__ERROR_CODE__ERROR_STATE,
-				   "%s", why);
+		req_reply_error(r,
+				errno == EPERM	  ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+				: errno == ENOENT ? GPOOL__ERROR_CODE__ERROR_NOT_FOUND
+						  : GPOOL__ERROR_CODE__ERROR_STATE,
+				"%s", why);
 		return;
 	}
 	gp_array_t *arr = NULL;
 	uint32_t ntasks = 1;
-	if (sr->spec->array && *sr->spec->array) {
-		if (!(arr = malloc(sizeof(*arr)))) {
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-					   "out of memory");
-			return;
-		}
-		gp_array_parse(sr->spec->array, arr); /* check_spec parsed it */
-		ntasks = arr->count;
+	if (job_array_of(sr->spec, &arr) < 0) { /* check_spec parsed it: out of memory */
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		return;
 	}
+	if (arr)
+		ntasks = arr->count;
 	int bad;
 	struct gpu_req *gpu = gpu_req_from_spec(sr->spec, why, sizeof(why), &bad);
 	if (bad) {
 		free(arr);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
 		return;
 	}
 	if (sr->spec->screen && check_screen(s, r, sr->spec, gpu) < 0) {
@@ -367,9 +367,8 @@ void client_submit(struct req *r)
 	if (jobs_count(s->jobs) + ntasks > s->max_jobs) {
 		free(arr);
 		gpu_req_free(gpu);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-				   "the queue is full (%llu jobs)",
-				   (unsigned long long)s->max_jobs);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				"the queue is full (%llu jobs)", (unsigned long long)s->max_jobs);
 		return;
 	}
 	Gpool__JobSpec *sp = sr->spec;
@@ -378,7 +377,7 @@ void client_submit(struct req *r)
 	if (!buf) {
 		free(arr);
 		gpu_req_free(gpu);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
 	gpool__job_spec__pack(sp, buf);
@@ -389,8 +388,8 @@ void client_submit(struct req *r)
 		free(buf);
 		free(arr);
 		gpu_req_free(gpu);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "the job spec carries fields that cannot be stored");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				"the job spec carries fields that cannot be stored");
 		return;
 	}
 	gpool__job_spec__free_unpacked(check, NULL);
@@ -410,7 +409,7 @@ void client_submit(struct req *r)
 			job_free(j);
 			free(buf);
 			free(arr);
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
 			return;
 		}
 		if (arr) {
@@ -425,8 +424,8 @@ void client_submit(struct req *r)
 			job_free(j);
 			goto fail;
 		}
-		if (gsched_save_new(s, j, i ? NULL : buf, len, sr->token, i ? NULL : r) < 0) {
-			jobs_forget(s->jobs, j);
+		if (commit_save_new(s, j, i ? NULL : buf, len, sr->token, i ? NULL : r) < 0) {
+			sched_forget(s, j);
 			goto fail;
 		}
 		if (i == 0)
@@ -443,8 +442,8 @@ fail:
 	free(buf);
 	free(arr);
 	if (!first) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-				   "cannot save the job: %s", strerror(errno ? errno : ENOMEM));
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "cannot save the job: %s",
+				strerror(errno ? errno : ENOMEM));
 		return;
 	}
 	/* the first task's reply is queued: make the transaction fail, which refuses it and
@@ -551,11 +550,10 @@ static int listing_budget(struct req *r, const Gpool__JobQuery *q, uint32_t limi
 	int64_t retry;
 	if (budget_take(s->lists, r->from.uid, cost, gp_mono_ms(), &retry) == 0)
 		return 0;
-	gsched_reply_error(
-	    r, GPOOL__ERROR_CODE__ERROR_RATE,
-	    "too many listings from uid %u (list_records_per_user): ask again in %lld "
-	    "ms",
-	    (unsigned)r->from.uid, (long long)retry);
+	req_reply_error(r, GPOOL__ERROR_CODE__ERROR_RATE,
+			"too many listings from uid %u (list_records_per_user): ask again in %lld "
+			"ms",
+			(unsigned)r->from.uid, (long long)retry);
 	return -1;
 }
 
@@ -574,9 +572,9 @@ void client_job_query(struct req *r)
 				if (!j && q->include_purged)
 					j = store_summary_load(s->store, q->ids[i]);
 				if (!j || keep_loaded(&c, j) < 0) {
-					gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
-							   "job %llu not found",
-							   (unsigned long long)q->ids[i]);
+					req_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
+							"job %llu not found",
+							(unsigned long long)q->ids[i]);
 					goto out;
 				}
 			}
@@ -630,7 +628,7 @@ void client_job_query(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_JOB_QUERY_REPLY;
 	m.job_query_reply = &rep;
-	gsched_reply(r, &m, false);
+	req_reply(r, &m, false);
 out:
 	for (size_t i = 0; i < c.n; i++) {
 		jobinfo_release(c.infos[i]);
@@ -677,7 +675,7 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 	snprintf(who, sizeof(who), "cancelled by uid %u", (unsigned)r->from.uid);
 	switch (c->action) {
 	case GPOOL__JOB_ACTION__JOB_CANCEL:
-		if (j->svc)
+		if (service_is(s, j))
 			service_cancel(s, j, who);
 		else if (pending)
 			job_end_pending(s, j, GPOOL__JOB_STATE__CANCELLED, who);
@@ -703,7 +701,7 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 			Gpool__Msg m = GPOOL__MSG__INIT;
 			m.m_case = GPOOL__MSG__M_KILL;
 			m.kill = &k;
-			gsched_send_node(s, j->tasks[i].node, &m);
+			orders_send(s->orders, j->tasks[i].node, &m);
 		}
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	case GPOOL__JOB_ACTION__JOB_HOLD:
@@ -714,7 +712,7 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 		}
 		j->hold = c->action == GPOOL__JOB_ACTION__JOB_HOLD;
 		j->reason = j->hold ? PEND_HELD : PEND_NONE;
-		gsched_save(s, j);
+		job_save(s, j);
 		s->plan_dirty = true;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	case GPOOL__JOB_ACTION__JOB_SET_PRIORITY:
@@ -731,7 +729,7 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 		j->priority = c->value;
 		if (pending)
 			jobs_queue_insert(s->jobs, j);
-		gsched_save(s, j);
+		job_save(s, j);
 		s->plan_dirty = true;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	case GPOOL__JOB_ACTION__JOB_UPDATE:
@@ -740,13 +738,13 @@ static Gpool__ErrorCode control_one(struct req *r, struct job *j, char *text, si
 					       : GPOOL__ERROR_CODE__ERROR_INVALID;
 		plain_modes(c->stage, c->n_stage);
 		if (service_update(s, j, c->argv, c->n_argv, c->stage, c->n_stage, text, len) < 0)
-			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID
-				      : GPOOL__ERROR_CODE__ERROR_STATE;
+			return service_is(s, j) ? GPOOL__ERROR_CODE__ERROR_INVALID
+						: GPOOL__ERROR_CODE__ERROR_STATE;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	case GPOOL__JOB_ACTION__JOB_SCALE:
 		if (service_scale(s, j, c->value, text, len) < 0)
-			return j->svc ? GPOOL__ERROR_CODE__ERROR_INVALID
-				      : GPOOL__ERROR_CODE__ERROR_STATE;
+			return service_is(s, j) ? GPOOL__ERROR_CODE__ERROR_INVALID
+						: GPOOL__ERROR_CODE__ERROR_STATE;
 		return GPOOL__ERROR_CODE__ERROR_NONE;
 	default:
 		snprintf(text, len, "unknown action %d", c->action);
@@ -847,7 +845,7 @@ void client_job_control(struct req *r)
 	struct gsched *s = r->s;
 	Gpool__JobControl *c = r->msg->job_control;
 	if ((c->n_ids == 0 && c->n_selectors == 0) || c->n_ids > 100000 || c->n_selectors > 4096) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "no job ids given");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "no job ids given");
 		return;
 	}
 	struct targets tg = {0};
@@ -855,10 +853,10 @@ void client_job_control(struct req *r)
 	errno = 0;
 	if (resolve_targets(s, c, &tg, why, sizeof(why)) < 0) {
 		free(tg.ids);
-		gsched_reply_error(r,
-				   errno == ENOENT ? GPOOL__ERROR_CODE__ERROR_NOT_FOUND
-						   : GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "%s", why);
+		req_reply_error(r,
+				errno == ENOENT ? GPOOL__ERROR_CODE__ERROR_NOT_FOUND
+						: GPOOL__ERROR_CODE__ERROR_INVALID,
+				"%s", why);
 		return;
 	}
 	size_t n = tg.n;
@@ -870,7 +868,7 @@ void client_job_control(struct req *r)
 		free(resp);
 		free(text);
 		free(tg.ids);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -900,7 +898,7 @@ void client_job_control(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_JOB_CONTROL_REPLY;
 	m.job_control_reply = &rep;
-	gsched_reply(r, &m, true);
+	req_reply(r, &m, true);
 	free(res);
 	free(resp);
 	free(text);
@@ -917,7 +915,7 @@ void client_node_query(struct req *r)
 	if (!ni || !nip) {
 		free(ni);
 		free(nip);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
 	size_t k = 0;
@@ -966,7 +964,7 @@ void client_node_query(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_NODE_QUERY_REPLY;
 	m.node_query_reply = &rep;
-	gsched_reply(r, &m, false);
+	req_reply(r, &m, false);
 	free(ni);
 	free(nip);
 }
@@ -976,41 +974,40 @@ void client_node_control(struct req *r)
 	struct gsched *s = r->s;
 	Gpool__NodeControl *c = r->msg->node_control;
 	if (r->from.uid != 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-				   "only root may drain or resume nodes");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				"only root may drain or resume nodes");
 		return;
 	}
 	int idx = nodes_find(s->nodes, c->name);
 	if (idx < 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "node '%.64s' not found",
-				   c->name);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "node '%.64s' not found",
+				c->name);
 		return;
 	}
 	struct node *n = nodes_get(s->nodes, idx);
 	bool drain = c->action == GPOOL__NODE_ACTION__NODE_DRAIN;
 	if (!drain && c->action != GPOOL__NODE_ACTION__NODE_RESUME) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "unknown node action");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "unknown node action");
 		return;
 	}
 	if (c->card >= 0) {
 		if ((size_t)c->card >= n->n_cards) {
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
-					   "node %s has no card %d", n->name, c->card);
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
+					"node %s has no card %d", n->name, c->card);
 			return;
 		}
 		Gpool__Card *card = n->cards[c->card];
 		card->state = drain ? GPOOL__CARD_STATE__CARD_DRAINED : GPOOL__CARD_STATE__CARD_UP;
 		card_set_text(&card->state_reason, drain && c->reason ? c->reason : "");
-		gsched_save_node(s, idx);
+		orders_save_node(s->orders, idx);
 	} else {
 		if (node_set_drain(n, drain, c->reason) < 0) {
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-					   "out of memory");
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 			return;
 		}
-		gsched_save_node(s, idx);
+		orders_save_node(s->orders, idx);
 		if (drain)
-			service_node_drained(s, idx);
+			sched_publish_node(s, SEV_NODE_DRAINED, idx);
 	}
 	char which[32] = "";
 	if (c->card >= 0)
@@ -1024,7 +1021,7 @@ void client_node_control(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_NODE_CONTROL_REPLY;
 	m.node_control_reply = &rep;
-	gsched_reply(r, &m, true); /* answered once the drain is in the store */
+	req_reply(r, &m, true); /* answered once the drain is in the store */
 }
 
 void client_log_query(struct req *r)
@@ -1036,14 +1033,14 @@ void client_log_query(struct req *r)
 	if (!j)
 		j = old = store_job_load(s->store, q->job_id);
 	if (!j) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "job %llu not found",
-				   (unsigned long long)q->job_id);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "job %llu not found",
+				(unsigned long long)q->job_id);
 		return;
 	}
 	if (!may_act(r, j)) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-				   "job %llu belongs to %s: permission denied",
-				   (unsigned long long)j->id, j->user);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				"job %llu belongs to %s: permission denied",
+				(unsigned long long)j->id, j->user);
 	} else {
 		if (old)
 			q->wait = false; /* a job read from the store is final */
@@ -1060,8 +1057,8 @@ void client_watch(struct req *r)
 	if (!j)
 		j = old;
 	if (!j) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "job %llu not found",
-				   (unsigned long long)r->msg->watch->job_id);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "job %llu not found",
+				(unsigned long long)r->msg->watch->job_id);
 		return;
 	}
 	Gpool__JobEvent ev = GPOOL__JOB_EVENT__INIT;
@@ -1074,7 +1071,7 @@ void client_watch(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_JOB_EVENT;
 	m.job_event = &ev;
-	gsched_reply(r, &m, false);
+	req_reply(r, &m, false);
 	job_free(old);
 }
 
@@ -1107,8 +1104,8 @@ void client_card_report(struct req *r)
 	struct gsched *s = r->s;
 	Gpool__CardReport *c = r->msg->card_report;
 	if (r->from.uid != 0 && r->from.uid != s->agent_uid) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-				   "only root or the agents' account may grade cards");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				"only root or the agents' account may grade cards");
 		return;
 	}
 	static const char *const grades[] = {"good", "warn", "fail"};
@@ -1116,27 +1113,27 @@ void client_card_report(struct req *r)
 	for (size_t i = 0; i < sizeof(grades) / sizeof(grades[0]); i++)
 		known |= c->grade && strcmp(c->grade, grades[i]) == 0;
 	if (!known || !(c->throughput >= 0) || c->throughput > 1e7) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "invalid card report (grade '%.16s')", c->grade ? c->grade : "");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				"invalid card report (grade '%.16s')", c->grade ? c->grade : "");
 		return;
 	}
 	int idx = nodes_find(s->nodes, c->node);
 	struct node *n = nodes_get(s->nodes, idx);
 	if (!n || c->card >= n->n_cards) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
-				   "no card %u on node '%.64s'", c->card, c->node);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "no card %u on node '%.64s'",
+				c->card, c->node);
 		return;
 	}
 	char why[256];
 	if (c->job_id && check_relay(s, r, idx, c, why, sizeof(why)) < 0) {
 		gp_warn("screening result of job %llu for node %s card %u refused: %s",
 			(unsigned long long)c->job_id, n->name, c->card, why);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION, "%s", why);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION, "%s", why);
 		return;
 	}
 	Gpool__Card *card = n->cards[c->card];
 	if (card_set_text(&card->grade, c->grade) < 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
 	card->throughput = c->throughput;
@@ -1154,12 +1151,12 @@ void client_card_report(struct req *r)
 	if (c->job_id)
 		gp_info("node %s card %u graded %s by screening job %llu", n->name, c->card,
 			c->grade, (unsigned long long)c->job_id);
-	gsched_save_node(s, idx);
+	orders_save_node(s->orders, idx);
 	s->plan_dirty = true;
 	Gpool__CardReportReply rep = GPOOL__CARD_REPORT_REPLY__INIT;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_CARD_REPORT_REPLY;
 	m.card_report_reply = &rep;
-	gsched_reply(r, &m, true);
+	req_reply(r, &m, true);
 }

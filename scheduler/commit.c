@@ -6,6 +6,7 @@
  * by themselves, and a lone job waits for no window. Only then are the held replies and
  * orders released (net_flush with durable). */
 #include "scheduler/commit.h"
+#include "scheduler/core.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -50,18 +51,17 @@ static void touch(struct gsched *s, struct job *j)
 	s->touched[s->ntouched++] = j;
 }
 
-void gsched_save(struct gsched *s, struct job *j)
+void commit_save_job(struct gsched *s, struct job *j)
 {
 	if (!j->durable && !j->in_txn)
 		return; /* its insert is still to come: the insert carries the state */
-	s->dep_epoch++;
 	if (store_job_update(s->store, j) < 0)
 		gp_err("job %llu: cannot write its state: %s", (unsigned long long)j->id,
 		       strerror(errno));
 	touch(s, j);
 }
 
-void gsched_save_node(struct gsched *s, int node)
+void commit_save_node(struct gsched *s, int node)
 {
 	struct node *n = nodes_get(s->nodes, node);
 	if (!n)
@@ -75,7 +75,7 @@ void gsched_save_node(struct gsched *s, int node)
 	n->state_in_txn = true;
 }
 
-int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,
+int commit_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,
 		    const char *token, struct req *r)
 {
 	if (!r) { /* an array's later task: the first task's reply answers for it */
@@ -104,7 +104,7 @@ int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t
 	return 0;
 }
 
-int gsched_insert(struct gsched *s, struct job *j, const uint8_t *spec, size_t len)
+int commit_insert(struct gsched *s, struct job *j, const uint8_t *spec, size_t len)
 {
 	if (store_job_insert(s->store, j, spec, len, NULL) < 0)
 		return -1;
@@ -171,7 +171,7 @@ void gsched_commit(struct gsched *s)
 			for (size_t k = 0; k < s->ntouched; k++)
 				if (s->touched[k] == j)
 					s->touched[k] = NULL;
-			jobs_forget(s->jobs, j);
+			sched_forget(s, j);
 		}
 	}
 	s->nsubs = 0;
@@ -185,11 +185,11 @@ void gsched_commit(struct gsched *s)
 		if (!again[i])
 			continue;
 		again[i]->in_txn = false;
-		gsched_save(s, again[i]);
+		commit_save_job(s, again[i]);
 	}
 	free(again);
 	for (int i = 0; i < nodes_count(s->nodes); i++) {
 		if (nodes_get(s->nodes, i)->state_in_txn)
-			gsched_save_node(s, i);
+			commit_save_node(s, i);
 	}
 }

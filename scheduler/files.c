@@ -171,24 +171,24 @@ void files_chunk_have(struct req *r)
 {
 	const Gpool__ChunkHave *q = r->msg->chunk_have;
 	if (q->n_hashes > HAVE_MAX) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
-				   "%zu hashes in one query (at most %d)", q->n_hashes, HAVE_MAX);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
+				"%zu hashes in one query (at most %d)", q->n_hashes, HAVE_MAX);
 		return;
 	}
 	char dir[1100];
 	chunk_dir(r->s, dir, sizeof(dir));
 	uint32_t *miss = calloc(q->n_hashes ? q->n_hashes : 1, sizeof(*miss));
 	if (!miss) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
 	size_t n = 0;
 	for (size_t i = 0; i < q->n_hashes; i++) {
 		if (q->hashes[i].len != GP_HASH_LEN) {
 			free(miss);
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-					   "hash %zu is %zu bytes, not %d", i, q->hashes[i].len,
-					   GP_HASH_LEN);
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+					"hash %zu is %zu bytes, not %d", i, q->hashes[i].len,
+					GP_HASH_LEN);
 			return;
 		}
 		/* missing to whoever may not use it: they send the bytes, which proves they
@@ -204,7 +204,7 @@ void files_chunk_have(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_CHUNK_HAVE_REPLY;
 	m.chunk_have_reply = &rep;
-	gsched_reply(r, &m, false);
+	req_reply(r, &m, false);
 	free(miss);
 }
 
@@ -212,9 +212,9 @@ void files_chunk_put(struct req *r)
 {
 	const Gpool__ChunkPut *q = r->msg->chunk_put;
 	if (q->hash.len != GP_HASH_LEN || q->data.len > GP_CHUNK_SIZE) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "a chunk needs a %d-byte hash and at most %u bytes", GP_HASH_LEN,
-				   GP_CHUNK_SIZE);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				"a chunk needs a %d-byte hash and at most %u bytes", GP_HASH_LEN,
+				GP_CHUNK_SIZE);
 		return;
 	}
 	char dir[1100];
@@ -227,19 +227,19 @@ void files_chunk_put(struct req *r)
 			gp_warn("chunk %.16s from %s (uid %u): its bytes do not match its hash: "
 				"refused",
 				hex, r->addr, (unsigned)r->from.uid);
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-					   "chunk %.16s: the bytes do not match the hash", hex);
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+					"chunk %.16s: the bytes do not match the hash", hex);
 		} else {
 			gp_err("cannot store chunk %.16s: %s", hex, strerror(errno));
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-					   "cannot store the chunk: %s", strerror(errno));
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+					"cannot store the chunk: %s", strerror(errno));
 		}
 		return;
 	}
 	/* the sender has shown it holds these bytes: it may use the chunk from now on */
 	if (grant_chunk(r->s, r->from.uid, q->hash.data) < 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-				   "cannot record the chunk's sender: %s", strerror(errno));
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				"cannot record the chunk's sender: %s", strerror(errno));
 		return;
 	}
 	chunks_in++;
@@ -251,7 +251,7 @@ void files_chunk_put(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_CHUNK_PUT_REPLY;
 	m.chunk_put_reply = &rep;
-	gsched_reply(r, &m, !privileged(r));
+	req_reply(r, &m, !privileged(r));
 }
 
 static char *set_path(struct gsched *s, uint64_t job, const char *kind, const char *name)
@@ -283,14 +283,14 @@ static int may_read(struct req *r, uint64_t job_id)
 {
 	uid_t owner;
 	if (owner_of(r->s, job_id, &owner) < 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
-				   "job %llu has no files stored", (unsigned long long)job_id);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
+				"job %llu has no files stored", (unsigned long long)job_id);
 		return -1;
 	}
 	if (!privileged(r) && r->from.uid != owner) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-				   "job %llu is not yours: permission denied",
-				   (unsigned long long)job_id);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				"job %llu is not yours: permission denied",
+				(unsigned long long)job_id);
 		return -1;
 	}
 	return 0;
@@ -300,15 +300,15 @@ void files_chunk_get(struct req *r)
 {
 	const Gpool__ChunkGet *q = r->msg->chunk_get;
 	if (q->hash.len != GP_HASH_LEN) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "a hash is %d bytes",
-				   GP_HASH_LEN);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "a hash is %d bytes",
+				GP_HASH_LEN);
 		return;
 	}
 	if (!privileged(r)) {
 		/* a command reads only chunks of a file set of its own job */
 		if (!kind_ok(q->kind) || !set_name_ok(q->name)) {
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-					   "name the file set the chunk belongs to");
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+					"name the file set the chunk belongs to");
 			return;
 		}
 		if (may_read(r, q->job_id) < 0)
@@ -323,9 +323,9 @@ void files_chunk_get(struct req *r)
 		if (fs)
 			gpool__file_set__free_unpacked(fs, NULL);
 		if (!in) {
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-					   "that chunk is not in file set %s/%s of job %llu",
-					   q->kind, q->name, (unsigned long long)q->job_id);
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+					"that chunk is not in file set %s/%s of job %llu", q->kind,
+					q->name, (unsigned long long)q->job_id);
 			return;
 		}
 	}
@@ -342,8 +342,8 @@ void files_chunk_get(struct req *r)
 		gp_chunk_hex(q->hash.data, hex);
 		if (errno == EBADMSG)
 			gp_err("chunk %.16s in the store is damaged: removed", hex);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "chunk %.16s: %s", hex,
-				   errno == EBADMSG ? "damaged in the store" : "not in the store");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "chunk %.16s: %s", hex,
+				errno == EBADMSG ? "damaged in the store" : "not in the store");
 		return;
 	}
 	chunks_out++;
@@ -361,7 +361,7 @@ void files_chunk_get(struct req *r)
 		return;
 	}
 	rep.data = (ProtobufCBinaryData){n, d};
-	gsched_reply(r, &m, false);
+	req_reply(r, &m, false);
 	free(d);
 }
 
@@ -370,27 +370,27 @@ void files_set_put(struct req *r)
 	struct gsched *s = r->s;
 	const Gpool__FileSetPut *q = r->msg->file_set_put;
 	if (!kind_ok(q->kind) || !set_name_ok(q->name)) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "invalid file set '%.16s/%.128s'", q->kind, q->name);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				"invalid file set '%.16s/%.128s'", q->kind, q->name);
 		return;
 	}
 	struct job *j = jobs_get(s->jobs, q->job_id);
 	if (!j) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "job %llu not found",
-				   (unsigned long long)q->job_id);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "job %llu not found",
+				(unsigned long long)q->job_id);
 		return;
 	}
 	/* collected files come from the node's supervisor; a checkpoint from the job itself */
 	if (!strcmp(q->kind, "collect") ? !privileged(r)
 					: !privileged(r) && r->from.uid != j->uid) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-				   "job %llu: may not store a %s file set",
-				   (unsigned long long)j->id, q->kind);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				"job %llu: may not store a %s file set", (unsigned long long)j->id,
+				q->kind);
 		return;
 	}
 	if (j->state != GPOOL__JOB_STATE__RUNNING && j->state != GPOOL__JOB_STATE__COMPLETING) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_STATE, "job %llu is %s",
-				   (unsigned long long)j->id, gp_job_state_name(j->state));
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_STATE, "job %llu is %s",
+				(unsigned long long)j->id, gp_job_state_name(j->state));
 		return;
 	}
 	char why[256];
@@ -399,14 +399,14 @@ void files_set_put(struct req *r)
 	if (files_check_use(s, r->from.uid, q->entries, q->n_entries, why, sizeof(why)) < 0) {
 		gp_warn("job %llu: file set %s/%s from uid %u refused: %s",
 			(unsigned long long)j->id, q->kind, q->name, (unsigned)r->from.uid, why);
-		gsched_reply_error(r,
-				   errno == EACCES ? GPOOL__ERROR_CODE__ERROR_PERMISSION
-						   : GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "%s", why);
+		req_reply_error(r,
+				errno == EACCES ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+						: GPOOL__ERROR_CODE__ERROR_INVALID,
+				"%s", why);
 		return;
 	}
 	if (check_entries(s, q->entries, q->n_entries, why, sizeof(why)) < 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
 		return;
 	}
 	/* setuid, setgid and sticky bits are not kept, whoever sent them */
@@ -437,8 +437,8 @@ void files_set_put(struct req *r)
 	free(buf);
 	free(path);
 	if (rc < 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-				   "cannot store the file set: %s", strerror(errno));
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				"cannot store the file set: %s", strerror(errno));
 		return;
 	}
 	gp_info("job %llu: file set %s/%s stored (%zu entries)", (unsigned long long)j->id, q->kind,
@@ -448,7 +448,7 @@ void files_set_put(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_FILE_SET_PUT_REPLY;
 	m.file_set_put_reply = &rep;
-	gsched_reply(r, &m, !privileged_uid(s, j->uid));
+	req_reply(r, &m, !privileged_uid(s, j->uid));
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -461,8 +461,8 @@ void files_set_get(struct req *r)
 	struct gsched *s = r->s;
 	const Gpool__FileSetGet *q = r->msg->file_set_get;
 	if (!kind_ok(q->kind) || (*q->name && !set_name_ok(q->name))) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "invalid file set '%.16s/%.128s'", q->kind, q->name);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				"invalid file set '%.16s/%.128s'", q->kind, q->name);
 		return;
 	}
 	if (may_read(r, q->job_id) < 0)
@@ -500,9 +500,9 @@ void files_set_get(struct req *r)
 		if ((sets[ns] = set_load(s, q->job_id, q->kind, names[i])))
 			ns++;
 	if (*q->name && !ns) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
-				   "job %llu has no %s named '%s'", (unsigned long long)q->job_id,
-				   q->kind, q->name);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND,
+				"job %llu has no %s named '%s'", (unsigned long long)q->job_id,
+				q->kind, q->name);
 	} else {
 		Gpool__FileSetGetReply rep = GPOOL__FILE_SET_GET_REPLY__INIT;
 		rep.sets = sets;
@@ -511,7 +511,7 @@ void files_set_get(struct req *r)
 		m.id = r->msg->id;
 		m.m_case = GPOOL__MSG__M_FILE_SET_GET_REPLY;
 		m.file_set_get_reply = &rep;
-		gsched_reply(r, &m, false);
+		req_reply(r, &m, false);
 	}
 	for (size_t i = 0; i < ns; i++)
 		gpool__file_set__free_unpacked(sets[i], NULL);

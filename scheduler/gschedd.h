@@ -6,6 +6,11 @@
  *   card_state.c the cards' state gschedd owns, kept over registrations (and in store.c)
  *   plan.c      placement: priority order, all-or-nothing allocation, EASY backfill
  *   lifecycle.c job state changes: start, task events, kill, end, node failure
+ *   orders.c    what the core decided for the shell to do: send, launch, save, reply
+ *   events.c    the core's job and node events and their subscribers (services, metrics...)
+ *   launch.c    an attempt's Launch messages, built from the stored spec (the shell)
+ *   effects.c   the shell carrying out the orders after each event
+ *   core.c      making the core (jobs, nodes, running set, orders, events) and its watchers
  *   output.c    per-job output files and log queries (long poll)
  *   rdv.c       the rendezvous of a job's ranks: put/get/fence, in memory
  *   agent.c     messages from agents; client.c messages from commands
@@ -27,6 +32,7 @@
 #include "common/uidpolicy.h"
 #include "proto/gpool.pb-c.h"
 #include "scheduler/jobs.h"
+#include "scheduler/orders.h"
 #include "common/wire.h"
 
 struct net;
@@ -37,6 +43,10 @@ struct rdv;
 struct metrics;
 struct http;
 struct retention;
+struct orders;
+struct gp_dep_target;
+struct services;
+struct sched_events;
 
 /* A submission waiting for its transaction to commit before it is acknowledged. */
 struct pending_submit {
@@ -59,17 +69,22 @@ struct gsched {
 	struct metrics *metrics;
 	struct http *http; /* NULL: no HTTP server (http_listen empty) */
 	struct retention *retention;
-	struct gp_u64map *running; /* id -> job, RUNNING or COMPLETING */
-	uint64_t *svc_ids;	   /* the active services (service.c) */
-	struct svcrep *svcrep;	   /* the gateways' word on the replicas (svcreport.c) */
-	struct budget *lists;	   /* records a user's listings may walk (budget.h); NULL: none */
-	uint64_t svcrep_refused;   /* reports from one who is not a gateway, ignored */
-	int64_t svcrep_warned_ms;  /* when that was last logged (monotonic) */
-	size_t nsvc, capsvc;
-	bool plan_dirty;	  /* queue or resources changed since the last placement pass */
-	uint64_t members_version; /* the pool's members (quorum.h), as agents are sent them */
-	int64_t quorum_since_ms;  /* a majority heard without a break since (monotonic; 0: none) */
-	uint64_t dep_epoch;	  /* changes with every job saved: dependencies may have changed */
+	struct orders *orders;	     /* what the core decided, for the loop to do (orders.h) */
+	struct sched_events *events; /* who watches jobs and nodes (events.h); NULL: nobody */
+	struct gp_u64map *running;   /* id -> job, RUNNING or COMPLETING */
+	struct services *services;   /* services' own state: replica sets, replicas (service.c) */
+	struct svcrep *svcrep;	     /* the gateways' word on the replicas (svcreport.c) */
+	struct budget *lists;	     /* records a user's listings may walk (budget.h); NULL: none */
+	uint64_t svcrep_refused;     /* reports from one who is not a gateway, ignored */
+	int64_t svcrep_warned_ms;    /* when that was last logged (monotonic) */
+	bool plan_dirty;	     /* queue or resources changed since the last placement pass */
+	uint64_t members_version;    /* the pool's members (quorum.h), as agents are sent them */
+	int64_t quorum_since_ms; /* a majority heard without a break since (monotonic; 0: none) */
+	uint64_t dep_epoch;	 /* changes with every job saved: dependencies may have changed */
+	/* how far a dependency's target got: the shell's port to the store (effects_dep_target;
+	 * a test gives its own); NULL: not known, the dependency waits. 0 / -1. */
+	int (*dep_target)(struct gsched *s, uint64_t id, bool has_task, uint32_t task,
+			  struct gp_dep_target *t);
 	volatile int stop;
 	volatile int reload; /* SIGHUP seen: settings_reload at the next pass */
 	int argc;	     /* the command line, read again on reload */
@@ -108,26 +123,6 @@ struct req {
 	Gpool__Msg *msg;
 	int node; /* index of the sending agent's node, -1 for clients */
 };
-
-/* Queue a reply to the sender of r. durable: sent only after the open transaction commits. */
-int gsched_reply(struct req *r, Gpool__Msg *m, bool durable);
-int gsched_reply_error(struct req *r, Gpool__ErrorCode code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Queue an order to a node's agent (durable). */
-int gsched_send_node(struct gsched *s, int node, Gpool__Msg *m);
-
-/* Write a job's changed fields into the open transaction. */
-void gsched_save(struct gsched *s, struct job *j);
-/* Write the state gschedd owns of a node (its drain, its cards' state) into the open
- * transaction (a reply that depends on it goes durable). */
-void gsched_save_node(struct gsched *s, int node);
-/* Insert a new job (its reply, to r, waits for the commit; r NULL: an array's later task,
- * stored without a spec of its own). 0 / -1. */
-int gsched_save_new(struct gsched *s, struct job *j, const uint8_t *spec, size_t len,
-		    const char *token, struct req *r);
-
-/* Insert a job gschedd made itself (a service's replica): placed once committed. 0 / -1. */
-int gsched_insert(struct gsched *s, struct job *j, const uint8_t *spec, size_t len);
 
 /* handlers.c */
 /* Take up to max envelopes off the ROUTER socket and handle their messages (handlers.c).

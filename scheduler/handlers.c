@@ -6,6 +6,7 @@
 
 #include "scheduler/agent.h"
 #include "scheduler/client.h"
+#include "scheduler/effects.h"
 #include "scheduler/files.h"
 #include "scheduler/gschedd.h"
 #include "common/log.h"
@@ -23,6 +24,7 @@
 		struct req *r = peer;                                                              \
 		r->msg = (Gpool__Msg *)m;                                                          \
 		fn(r);                                                                             \
+		effects_carry_out(r->s);                                                           \
 	}
 VIA(agent_heartbeat)
 VIA(agent_task_event)
@@ -53,6 +55,7 @@ static void via_agent_register(void *arg, void *peer, const Gpool__Msg *m)
 	struct req *r = peer;
 	r->msg = (Gpool__Msg *)m;
 	agent_register(r);
+	effects_carry_out(r->s);
 	r->node = nodes_find_rid(r->s->nodes, r->rid, r->rid_len);
 }
 
@@ -115,12 +118,12 @@ static void on_rejected(void *arg, void *peer, const struct gp_ep_envelope *e, c
 				name = handlers[k].name;
 		gp_warn("%s from %s signed by uid %u, not the agents' uid %u: refused", name,
 			e->addr, (unsigned)e->from.uid, (unsigned)s->agent_uid);
-		gsched_reply_error(r, code, "only the agents' account may send %s", name);
+		req_reply_error(r, code, "only the agents' account may send %s", name);
 		return;
 	}
 	gp_warn("unknown message type %d from %s: refused", (int)m->m_case, e->addr);
-	gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNEXPECTED, "unknown message type %d",
-			   (int)m->m_case);
+	req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNEXPECTED, "unknown message type %d",
+			(int)m->m_case);
 }
 
 static gp_endpoint_t *endpoint(struct gsched *s)

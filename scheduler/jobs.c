@@ -71,18 +71,35 @@ void job_free(struct job *j)
 	free(j->reason_detail);
 	free(j->deps);
 	gpu_req_free(j->gpu);
-	svc_free(j->svc);
 	free(j);
+}
+
+int job_array_of(const Gpool__JobSpec *sp, gp_array_t **a)
+{
+	*a = NULL;
+	if (!sp->array || !*sp->array)
+		return 0;
+	gp_array_t *p = malloc(sizeof(*p)); /* about 12 KiB: its ranges */
+	if (!p)
+		return -1;
+	if (gp_array_parse(sp->array, p) < 0) {
+		int e = errno;
+		free(p);
+		errno = e;
+		return -1;
+	}
+	*a = p;
+	return 0;
 }
 
 int job_take_spec_extras(struct job *j, const Gpool__JobSpec *sp)
 {
-	if (sp->array && *sp->array) {
-		gp_array_t a;
-		if (gp_array_parse(sp->array, &a) < 0)
-			return -1;
-		j->array_limit = a.limit;
-	}
+	gp_array_t *a;
+	if (job_array_of(sp, &a) < 0)
+		return -1;
+	if (a)
+		j->array_limit = a->limit;
+	free(a);
 	free(j->deps);
 	j->deps = NULL;
 	j->n_deps = 0;

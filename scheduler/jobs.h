@@ -99,25 +99,16 @@ struct job {
 	uint8_t n_deps;
 	bool deps_any;	     /* '?': one satisfied is enough */
 	uint64_t deps_epoch; /* gsched's dep_epoch when last evaluated */
-	/* services (service.c) */
-	bool service;		 /* a service job (as loaded: its svc is made at start-up) */
-	struct svc *svc;	 /* a service job: its replica set; NULL for any other job */
-	uint64_t svc_of;	 /* a replica: its service's id; 0 for any other job */
-	bool alloc;		 /* an allocation (gsub --alloc): steps may run in it (steps.h) */
-	uint64_t step_of;	 /* a job step: its allocation's id; 0 for any other job */
-	uint32_t steps_started;	 /* steps started in it since gschedd started */
-	uint32_t svc_index;	 /* a replica: which one */
-	uint32_t port;		 /* a replica: the port its agent gave it, 0: not known */
-	uint8_t port_state;	 /* a replica: who listens there (Gpool__PortState), agent's word */
-	int32_t port_holder_pid; /* PORT_FOREIGN: the process listening there, 0: not named */
-	uint32_t port_holder_uid;
-	uint32_t quick_fails;	   /* a replica: ends in a row soon after starting */
-	int64_t not_before_ms;	   /* a replica waiting out its restart backoff (monotonic) */
-	uint8_t svc_end;	   /* a replica: what its next end means (enum svc_end) */
-	bool svc_stale;		   /* a replica still running the command before an update */
-	uint8_t svc_drain_end;	   /* a draining replica: how it ends (enum svc_end) */
-	int64_t svc_drain_ms;	   /* a draining replica: when it may stop (gp_mono_ms), 0: not */
-	int64_t svc_drain_from_ms; /* a draining replica: when its drain began (gp_mono_ms) */
+	/* what the spec says of services (service.c keeps their state in its own tables) */
+	bool service;	       /* a service job (JobSpec.service without service_of) */
+	uint64_t svc_of;       /* a replica: its service's id (JobSpec.service_of); 0: none */
+	uint32_t svc_index;    /* a replica: which one (JobSpec.replica_index) */
+	uint32_t port;	       /* the port its agent gave its task (--port), 0: not known */
+	int64_t not_before_ms; /* not placed before this (gp_mono_ms; a feature's backoff), 0 */
+	/* allocations and job steps (steps.c) */
+	bool alloc;		/* an allocation (gsub --alloc): steps may run in it (steps.h) */
+	uint64_t step_of;	/* a job step: its allocation's id; 0 for any other job */
+	uint32_t steps_started; /* steps started in it since gschedd started */
 };
 
 struct jobs;
@@ -138,6 +129,13 @@ void job_free(struct job *j);
  * limit, and (while it is pending) its dependencies. 0 / -1 (ENOMEM; EINVAL: a field that does
  * not parse, which check_spec refuses before a job exists). */
 int job_take_spec_extras(struct job *j, const Gpool__JobSpec *sp);
+
+/* A spec's --array text, parsed: the one place gschedd reads it (the submission's checks, its
+ * tasks, the task limit kept in memory, the Launch's array fields). *a is malloc'd (free it),
+ * NULL when the spec has no array. 0 / -1 with errno (EINVAL, E2BIG: as gp_array_parse; ENOMEM),
+ * then *a is NULL. */
+struct gp_array;
+int job_array_of(const Gpool__JobSpec *sp, struct gp_array **a);
 
 /* The pending queue, ordered by priority (high first) then id. */
 size_t jobs_queue_len(struct jobs *js);

@@ -7,17 +7,15 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "common/array.h"
 #include "common/log.h"
-#include "scheduler/metrics.h"
 #include "common/names.h"
-#include "scheduler/nodes.h"
-#include "scheduler/output.h"
-#include "scheduler/rdv.h"
-#include "scheduler/running.h"
-#include "scheduler/service.h"
-#include "scheduler/store.h"
 #include "common/util.h"
+#include "scheduler/events.h"
+#include "scheduler/nodes.h"
+#include "scheduler/running.h"
+
+static void job_finish(struct gsched *s, struct job *j);
+static void task_exited(struct gsched *s, struct job *j, uint32_t rank, int32_t status, bool oom);
 
 static void set_reason(struct job *j, const char *why)
 {
@@ -64,27 +62,22 @@ static uint32_t master_port(struct gsched *s, const struct job *j)
 	return 20000 + (uint32_t)((j->id * 7 + j->attempt) % 9500);
 }
 
+void job_save(struct gsched *s, struct job *j)
+{
+	s->dep_epoch++;
+	if (orders_save_job(s->orders, j->id) < 0)
+		gp_err("job %llu: cannot order its row saved: out of memory",
+		       (unsigned long long)j->id);
+}
+
 int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 {
-	Gpool__JobSpec *spec = store_job_spec(s->store, j->id);
-	if (!spec) {
-		gp_err("job %llu: its spec is missing from the store", (unsigned long long)j->id);
-		return -1;
-	}
-	static gp_array_t arr; /* an array task's count, min and max (the spec's array field) */
-	memset(&arr, 0, sizeof(arr));
-	if (j->array_job_id && spec->array)
-		gp_array_parse(spec->array, &arr);
 	struct task *tasks = calloc(j->ntasks, sizeof(*tasks));
-	if (!tasks) {
-		gpool__job_spec__free_unpacked(spec, NULL);
-		return -1;
-	}
 	int nn = nodes_count(s->nodes);
-	int *local = calloc(nn, sizeof(int));
-	if (!local) {
+	int *local = calloc(nn ? nn : 1, sizeof(int));
+	if (!tasks || !local || orders_launch(s->orders, j->id, j->attempt + 1) < 0) {
 		free(tasks);
-		gpool__job_spec__free_unpacked(spec, NULL);
+		free(local);
 		return -1;
 	}
 	for (uint32_t i = 0; i < j->ntasks; i++) {
@@ -100,7 +93,6 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	j->reason = PEND_NONE;
 	j->start_time = gp_now();
 	j->end_time = 0;
-	metrics_job_started(s, j);
 	j->reserved_start = 0;
 	j->tasks_exited = 0;
 	j->kill_reason = GPOOL__JOB_STATE__JOB_STATE_UNKNOWN;
@@ -117,154 +109,37 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 		limit = 0; /* a service replica runs until stopped */
 	j->deadline_ms = limit ? gp_mono_ms() + (int64_t)limit * 1000 : 0;
 	j->port = 0;
-	j->port_state = GPOOL__PORT_STATE__PORT_UNCHECKED;
 	j->master_port = master_port(s, j);
 	jobs_queue_remove(s->jobs, j);
 	running_add(s, j);
-
-	/* the node list in rank order, each node once */
-	gp_buf_t nl = {0};
-	for (int n = 0; n < nn; n++)
-		local[n] = 0;
-	for (uint32_t i = 0; i < j->ntasks; i++) {
-		int n = tasks[i].node;
-		if (local[n]++)
-			continue;
-		const char *name = nodes_name(s->nodes, n);
-		if (nl.len)
-			gp_buf_append(&nl, ",", 1);
-		gp_buf_append(&nl, name, strlen(name));
-	}
-	gp_buf_append(&nl, "", 1);
-	/* --mpi=pmix: every rank's node, as its place in the node list (each gstepd's PMIx
-	 * server gives its ranks the whole job's map) */
-	uint32_t *rank_nodes = NULL, *place = NULL;
-	if (spec->mpi == GPOOL__MPI_LAUNCH__MPI_PMIX) {
-		rank_nodes = calloc(j->ntasks ? j->ntasks : 1, sizeof(*rank_nodes));
-		place = calloc(nn ? nn : 1, sizeof(*place));
-		uint32_t seen = 0;
-		for (int n = 0; place && n < nn; n++)
-			place[n] = UINT32_MAX;
-		for (uint32_t i = 0; rank_nodes && place && i < j->ntasks; i++) {
-			int n = tasks[i].node;
-			if (place[n] == UINT32_MAX)
-				place[n] = seen++;
-			rank_nodes[i] = place[n];
-		}
-		if (!place) {
-			free(rank_nodes);
-			rank_nodes = NULL; /* gstepd then fails the tasks: no map */
-		}
-	}
-	struct node *n0 = nodes_get(s->nodes, tasks[0].node);
-
-	/* staged files fan out over the job's nodes when each serves its cache to peers */
-	char **peers = NULL;
-	int *peer_index = calloc(nn ? nn : 1, sizeof(*peer_index));
-	size_t npeers = 0;
-	if (spec->n_stage && peer_index && (peers = calloc(nn ? nn : 1, sizeof(*peers)))) {
-		for (int n = 0; n < nn; n++) {
-			if (!local[n])
-				continue;
-			struct node *nd = nodes_get(s->nodes, n);
-			if (!nd->peer_ep || !*nd->peer_ep) {
-				npeers = 0;
-				break;
-			}
-			peer_index[n] = (int)npeers;
-			peers[npeers++] = nd->peer_ep;
-		}
-	}
-
-	/* one Launch per node, carrying that node's tasks */
+	/* its nodes' memory and job counts (the CPUs and cards: plan.c) */
 	for (int n = 0; n < nn; n++) {
 		if (!local[n])
 			continue;
 		struct node *nd = nodes_get(s->nodes, n);
 		nd->mem_used_mb += j->mem_mb;
 		nd->njobs++;
-		Gpool__TaskPlacement *tp = calloc(local[n], sizeof(*tp));
-		Gpool__TaskPlacement **tpp = calloc(local[n], sizeof(*tpp));
-		uint32_t *cpus = calloc((size_t)local[n] * j->cpus_per_task, sizeof(uint32_t));
-		uint32_t *cardv = calloc((size_t)local[n] * 64 + 1, sizeof(uint32_t));
-		if (!tp || !tpp || !cpus || !cardv) {
-			free(tp);
-			free(tpp);
-			free(cpus);
-			free(cardv);
-			continue; /* the missing tasks never start: the node timeout ends the job */
-		}
-		int k = 0;
-		for (uint32_t i = 0; i < j->ntasks; i++) {
-			if (tasks[i].node != n)
-				continue;
-			gpool__task_placement__init(&tp[k]);
-			tp[k].rank = i;
-			tp[k].node = nd->name;
-			tp[k].local_rank = tasks[i].local_rank;
-			tp[k].cpus = cpus + (size_t)k * j->cpus_per_task;
-			tp[k].n_cpus = j->cpus_per_task;
-			for (uint32_t c = 0; c < j->cpus_per_task; c++)
-				tp[k].cpus[c] = tasks[i].cpu_first + c;
-			tp[k].cards = cardv + (size_t)k * 64;
-			for (int b = 0; b < 64; b++)
-				if (tasks[i].cards >> b & 1)
-					tp[k].cards[tp[k].n_cards++] = (uint32_t)b;
-			tpp[k] = &tp[k];
-			k++;
-		}
-		Gpool__Launch l = GPOOL__LAUNCH__INIT;
-		l.job_id = j->id;
-		l.attempt = j->attempt;
-		l.spec = spec;
-		l.uid = j->uid;
-		l.gid = j->gid;
-		l.user = j->user;
-		l.tasks = tpp;
-		l.n_tasks = k;
-		l.size = j->ntasks;
-		l.nodelist = (char *)nl.data;
-		l.master_addr = n0 ? n0->addr : "";
-		l.master_port = j->master_port;
-		l.local_size = k;
-		l.mem_limit_mb = j->mem_mb;
-		l.cards = nd->cards; /* so that a task sees its cards, and no other */
-		l.n_cards = nd->n_cards;
-		if (j->array_job_id) {
-			l.array_job_id = j->array_job_id;
-			l.array_task_id = j->array_task_id;
-			l.array_task_count = arr.count;
-			l.array_task_min = arr.min;
-			l.array_task_max = arr.max;
-		}
-		if (rank_nodes) {
-			l.rank_nodes = rank_nodes;
-			l.n_rank_nodes = j->ntasks;
-		}
-		if (npeers > 1) {
-			l.stage_peers = peers;
-			l.n_stage_peers = npeers;
-			l.stage_index = (uint32_t)peer_index[n];
-		}
-		Gpool__Msg m = GPOOL__MSG__INIT;
-		m.m_case = GPOOL__MSG__M_LAUNCH;
-		m.launch = &l;
-		gsched_send_node(s, n, &m);
-		free(tp);
-		free(tpp);
-		free(cpus);
-		free(cardv);
 	}
-	gp_buf_release(&nl);
-	free(rank_nodes);
-	free(place);
 	free(local);
-	free(peers);
-	free(peer_index);
-	gpool__job_spec__free_unpacked(spec, NULL);
-	gsched_save(s, j);
+	sched_publish_job(s, SEV_JOB_STARTED, j);
+	/* the Launch orders (ordered above, so that nothing is left to fail) are built by the
+	 * shell from the stored spec (launch.c) */
+	job_save(s, j);
 	gp_debug("job %llu attempt %u started", (unsigned long long)j->id, j->attempt);
 	return 0;
+}
+
+void job_launch_failed(struct gsched *s, struct job *j, const char *why)
+{
+	if (j->state != GPOOL__JOB_STATE__RUNNING)
+		return;
+	gp_err("job %llu: cannot launch attempt %u: %s", (unsigned long long)j->id, j->attempt,
+	       why);
+	set_reason(j, why);
+	j->kill_reason = GPOOL__JOB_STATE__FAILED;
+	for (uint32_t i = 0; i < j->ntasks; i++)
+		task_exited(s, j, i, 1 << 8 /* exit code 1 */, false);
+	job_finish(s, j);
 }
 
 /* Energy of the cards in mask over dt seconds, for those without a reading: their power
@@ -389,21 +264,20 @@ void job_requeue(struct gsched *s, struct job *j)
 	j->tasks_exited = 0;
 	jobs_queue_insert(s->jobs, j);
 	s->plan_dirty = true;
-	gsched_save(s, j);
-	output_job_changed(s, j);
+	job_save(s, j);
+	sched_publish_job(s, SEV_JOB_CHANGED, j);
 }
 
 static void job_finish(struct gsched *s, struct job *j)
 {
-	rdv_job_stopped(s, j); /* final or requeued: this attempt's rendezvous is over */
-	if (j->svc_of) {
-		int32_t rc = 0;
-		for (uint32_t i = 0; i < j->ntasks; i++)
-			if (exit_code_of(j->tasks[i].status) > rc)
-				rc = exit_code_of(j->tasks[i].status);
-		if (service_replica_ended(s, j, rc))
-			return;
-	}
+	/* final or requeued: this attempt's rendezvous is over */
+	sched_publish_job(s, SEV_JOB_STOPPING, j);
+	struct sched_event ev = {.kind = SEV_JOB_ATTEMPT_ENDED, .job = j, .node = -1};
+	for (uint32_t i = 0; i < j->ntasks; i++)
+		if (exit_code_of(j->tasks[i].status) > ev.exit_code)
+			ev.exit_code = exit_code_of(j->tasks[i].status);
+	if (sched_publish(s, &ev) == 1)
+		return; /* taken over (a service restarts its replica) */
 	if (j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL && requeue_ok(s, j)) {
 		job_requeue(s, j);
 		return;
@@ -443,11 +317,11 @@ static void job_finish(struct gsched *s, struct job *j)
 	j->end_time = gp_now();
 	j->deadline_ms = 0;
 	running_remove(s, j);
-	metrics_job_ended(s, j);
 	s->completed++;
 	s->plan_dirty = true;
-	gsched_save(s, j);
-	output_job_changed(s, j);
+	job_save(s, j);
+	sched_publish_job(s, SEV_JOB_ENDED, j);
+	sched_publish_job(s, SEV_JOB_CHANGED, j);
 	if (j->alloc || j->steps_started)
 		steps_alloc_ended(s, j);
 	gp_debug("job %llu ended %s (exit code %d)", (unsigned long long)j->id,
@@ -466,7 +340,7 @@ static void send_kill(struct gsched *s, int node, uint64_t job, uint32_t attempt
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_KILL;
 	m.kill = &k;
-	gsched_send_node(s, node, &m);
+	orders_send(s->orders, node, &m);
 }
 
 void job_kill(struct gsched *s, struct job *j, Gpool__JobState reason, int sig, const char *why)
@@ -480,7 +354,8 @@ void job_kill(struct gsched *s, struct job *j, Gpool__JobState reason, int sig, 
 	}
 	j->state = GPOOL__JOB_STATE__COMPLETING;
 	j->kill_sent_ms = gp_mono_ms();
-	rdv_job_stopped(s, j); /* ranks waiting in the rendezvous fail now, not at the end */
+	/* ranks waiting in the rendezvous fail now, not at the end */
+	sched_publish_job(s, SEV_JOB_STOPPING, j);
 	int nn = nodes_count(s->nodes);
 	uint8_t *sent = calloc(nn ? nn : 1, 1);
 	for (uint32_t i = 0; i < j->ntasks; i++) {
@@ -494,8 +369,8 @@ void job_kill(struct gsched *s, struct job *j, Gpool__JobState reason, int sig, 
 	if (j->tasks_exited == j->ntasks)
 		job_finish(s, j);
 	else
-		gsched_save(s, j);
-	output_job_changed(s, j);
+		job_save(s, j);
+	sched_publish_job(s, SEV_JOB_CHANGED, j);
 }
 
 void job_end_pending(struct gsched *s, struct job *j, Gpool__JobState state, const char *why)
@@ -504,11 +379,11 @@ void job_end_pending(struct gsched *s, struct job *j, Gpool__JobState state, con
 	j->state = state;
 	j->end_time = gp_now();
 	set_reason(j, why);
-	metrics_job_ended(s, j);
 	s->completed++;
 	s->plan_dirty = true;
-	gsched_save(s, j);
-	output_job_changed(s, j);
+	job_save(s, j);
+	sched_publish_job(s, SEV_JOB_ENDED, j);
+	sched_publish_job(s, SEV_JOB_CHANGED, j);
 }
 
 static void task_exited(struct gsched *s, struct job *j, uint32_t rank, int32_t status, bool oom)
@@ -521,7 +396,7 @@ static void task_exited(struct gsched *s, struct job *j, uint32_t rank, int32_t 
 	t->oom = oom;
 	j->tasks_exited++;
 	task_release(s, j, rank);
-	gsched_save(s, j); /* the exit is on disk before the agent is told it may forget it */
+	job_save(s, j); /* the exit is on disk before the agent is told it may forget it */
 }
 
 void job_task_lost(struct gsched *s, struct job *j, uint32_t rank, const char *why)

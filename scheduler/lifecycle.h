@@ -12,9 +12,15 @@ struct alloc {
 	uint64_t *cards; /* a bit per card of the node */
 };
 
-/* Start the next attempt of a pending job on the given placement: mark it RUNNING, send
- * Launch orders. 0 / -1 (then nothing changed). */
+/* j's row changed: order it saved (orders.h); dependencies on it may have changed (the next
+ * placement pass looks again). */
+void job_save(struct gsched *s, struct job *j);
+/* Start the next attempt of a pending job on the given placement: mark it RUNNING, order its
+ * launch (the shell builds the Launch messages, launch.c). 0 / -1 (then nothing changed). */
 int job_start(struct gsched *s, struct job *j, const struct alloc *a);
+/* The shell could not launch j's current attempt (its spec is missing from the store): it
+ * ends FAILED with why. */
+void job_launch_failed(struct gsched *s, struct job *j, const char *why);
 /* A task event from the agent of `node`. */
 void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev);
 /* Begin ending a running job: send Kill to every node with a live task; the job ends in

@@ -10,6 +10,8 @@
 
 #include "scheduler/agent.h"
 #include "scheduler/commit.h"
+#include "scheduler/effects.h"
+#include "scheduler/core.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/http/http.h"
 #include "scheduler/lifecycle.h"
@@ -32,32 +34,6 @@
 #define RECV_PER_PASS  512
 #define MIN_JOB_AGE_MS 300000 /* final jobs stay in memory this long (Slurm: MinJobAge) */
 
-int gsched_reply(struct req *r, Gpool__Msg *m, bool durable)
-{
-	return net_queue(r->s->net, r->rid, r->rid_len, m, durable);
-}
-
-int gsched_reply_error(struct req *r, Gpool__ErrorCode code, const char *fmt, ...)
-{
-	char text[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	Gpool__Msg m;
-	Gpool__Error e;
-	gp_msg_error(&m, &e, r->msg ? r->msg->id : 0, code, text);
-	return gsched_reply(r, &m, false);
-}
-
-int gsched_send_node(struct gsched *s, int node, Gpool__Msg *m)
-{
-	struct node *n = nodes_get(s->nodes, node);
-	if (!n)
-		return -1;
-	return net_queue(s->net, n->rid, n->rid_len, m, true);
-}
-
 /* Forget final jobs that have been final for a while (the store keeps them). */
 static void sweep(struct gsched *s)
 {
@@ -79,7 +55,7 @@ static void sweep(struct gsched *s)
 		old[n++] = j;
 	}
 	for (size_t i = 0; i < n; i++)
-		jobs_forget(s->jobs, old[i]);
+		sched_forget(s, old[i]);
 	free(old);
 }
 
@@ -88,6 +64,7 @@ int gsched_run(struct gsched *s)
 	void *sock = net_socket(s->net);
 	int64_t next_tick = 0, next_sweep = gp_mono_ms() + 10000;
 	plan_run(s);
+	effects_carry_out(s);
 	while (!s->stop) {
 		int64_t now = gp_mono_ms();
 		long timeout = (long)(next_tick > now ? next_tick - now : 0);
@@ -125,6 +102,7 @@ int gsched_run(struct gsched *s)
 		}
 		if (s->plan_dirty)
 			plan_run(s);
+		effects_carry_out(s);
 		now = gp_mono_ms();
 		if (now >= next_tick) {
 			agents_tick(s);
@@ -135,12 +113,14 @@ int gsched_run(struct gsched *s)
 			service_tick(s);
 			net_tick(s->net, now);
 			next_tick = now + 100;
+			effects_carry_out(s);
 		}
 		if (now >= next_sweep) {
 			sweep(s);
 			next_sweep = now + 10000;
 		}
 		retention_step(s, now);
+		effects_carry_out(s);
 		if (gsched_commit_due(s, now, drained))
 			gsched_commit(s);
 		net_flush(s->net, !s->txn_first_ms);

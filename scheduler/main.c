@@ -8,6 +8,10 @@
 #include <unistd.h>
 
 #include "scheduler/budget.h"
+#include "scheduler/commit.h"
+#include "scheduler/core.h"
+#include "scheduler/effects.h"
+#include "scheduler/events.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
 #include "scheduler/join.h"
@@ -80,7 +84,7 @@ static int load_job(void *arg, struct job *j)
 			       (unsigned long long)j->id);
 			j->state = GPOOL__JOB_STATE__NODE_FAIL;
 			j->end_time = gp_now();
-			gsched_save(s, j);
+			commit_save_job(s, j);
 		}
 	}
 	return 0;
@@ -168,10 +172,14 @@ int main(int argc, char **argv)
 				     &err)) ||
 	    !(s.output = output_create(s.state_dir, (uint64_t)gp_config_int(s.cfg, "output_limit"),
 				       &err)) ||
-	    !(s.nodes = nodes_create()) || !(s.running = gp_u64map_create()) ||
 	    !(s.rdv = rdv_create()) || !(s.metrics = metrics_create()) ||
-	    !(s.jobs = jobs_create(store_max_job_id(s.store) + 1))) {
+	    sched_core_init(&s, store_max_job_id(s.store) + 1) < 0) {
 		gp_err("%s", err.text[0] ? err.text : "out of memory");
+		return 1;
+	}
+	s.dep_target = effects_dep_target; /* dependencies read the store */
+	if (sched_core_subscribe(&s) < 0) {
+		gp_err("out of memory");
 		return 1;
 	}
 	/* munged must answer before we take requests */
@@ -272,10 +280,8 @@ int main(int argc, char **argv)
 	store_destroy(&s.store);
 	output_destroy(&s.output);
 	rdv_destroy(&s.rdv);
-	jobs_destroy(&s.jobs);
 	svcrep_destroy(&s.svcrep);
-	nodes_destroy(&s.nodes);
-	gp_u64map_destroy(&s.running);
+	sched_core_release(&s);
 	gp_auth_destroy(&s.auth);
 	gp_config_destroy(&s.cfg);
 	free(s.touched);

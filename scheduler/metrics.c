@@ -1,5 +1,6 @@
 /* metrics.c: gschedd's /metrics (see metrics.h). */
 #include "scheduler/metrics.h"
+#include "scheduler/events.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -393,7 +394,7 @@ void metrics_query(struct req *r)
 	}
 	char *text = mt && mt->last ? strdup(mt->last) : NULL;
 	if (!text) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
 	Gpool__Msg m = GPOOL__MSG__INIT;
@@ -402,7 +403,7 @@ void metrics_query(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_OPS_METRICS_REPLY;
 	m.ops_metrics_reply = &rep;
-	gsched_reply(r, &m, false);
+	req_reply(r, &m, false);
 	free(text);
 }
 
@@ -445,7 +446,7 @@ void metrics_history(struct req *r)
 {
 	struct metrics *m = r->s->metrics;
 	if (!m) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "no metrics kept");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "no metrics kept");
 		return;
 	}
 	Gpool__OpsSample *pp[HIST_N];
@@ -459,5 +460,21 @@ void metrics_history(struct req *r)
 	msg.id = r->msg->id;
 	msg.m_case = GPOOL__MSG__M_OPS_HISTORY_REPLY;
 	msg.ops_history_reply = &rep;
-	gsched_reply(r, &msg, false);
+	req_reply(r, &msg, false);
+}
+
+static int metrics_on_job(struct gsched *s, const struct sched_event *ev, void *arg)
+{
+	(void)arg;
+	if (ev->kind == SEV_JOB_STARTED)
+		metrics_job_started(s, ev->job);
+	else if (ev->kind == SEV_JOB_ENDED)
+		metrics_job_ended(s, ev->job);
+	return 0;
+}
+
+int metrics_subscribe(struct gsched *s)
+{
+	return sched_events_subscribe(s->events, 1u << SEV_JOB_STARTED | 1u << SEV_JOB_ENDED,
+				      metrics_on_job, NULL);
 }

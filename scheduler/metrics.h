@@ -16,6 +16,8 @@ struct metrics *metrics_create(void);
 void metrics_destroy(struct metrics **m);
 
 /* A job started (latency of its first attempt) or reached a final state (its energy). */
+/* Watch the core's job events (events.h): started and ended jobs. 0 / -1. */
+int metrics_subscribe(struct gsched *s);
 void metrics_job_started(struct gsched *s, const struct job *j);
 void metrics_job_ended(struct gsched *s, const struct job *j);
 /* The rendered text (malloc'd), NULL when out of memory. */

@@ -480,6 +480,16 @@ int net_queue(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Ms
 	return gp_batch_add(durable ? &o->batch : &o->now, msg);
 }
 
+int net_queue_member(struct net *n, const uint8_t *rid, size_t rid_len, const uint8_t *member,
+		     size_t len, bool durable)
+{
+	struct outbox *o = outbox_get(n, rid, rid_len);
+	if (!o)
+		return -1;
+	o->last_used_ms = gp_mono_ms();
+	return gp_batch_add_member(durable ? &o->batch : &o->now, member, len);
+}
+
 static void bulk_free(void *data, void *hint)
 {
 	(void)hint;

@@ -72,6 +72,9 @@ void net_trust(struct net *n, const uint8_t *rid, size_t rid_len);
  * to commit; others (query answers, heartbeat replies) go out at the next flush. */
 int net_queue(struct net *n, const uint8_t *rid, size_t rid_len, const Gpool__Msg *msg,
 	      bool durable);
+/* The same with a message packed as a batch member (gp_batch_member). 0 / -1. */
+int net_queue_member(struct net *n, const uint8_t *rid, size_t rid_len, const uint8_t *member,
+		     size_t len, bool durable);
 /* Send a reply now, out of the outboxes, with data (malloc'd, taken over: freed once sent or
  * when sending fails) as an attachment frame after the envelope (a chunk, checked by its hash
  * on arrival). 0 / -1. */

@@ -1,4 +1,5 @@
 #include "scheduler/output.h"
+#include "scheduler/events.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -288,7 +289,7 @@ static void send_answer(struct gsched *s, const uint8_t *rid, size_t rid_len, ui
 	m.m_case = GPOOL__MSG__M_LOG_QUERY_REPLY;
 	m.log_query_reply = &rep;
 	struct req r = {.s = s, .rid = rid, .rid_len = rid_len};
-	gsched_reply(&r, &m, false);
+	req_reply(&r, &m, false);
 	gp_buf_release(&out);
 	gp_buf_release(&err);
 }
@@ -304,7 +305,7 @@ void output_query(struct gsched *s, struct req *r, struct job *j, const Gpool__L
 		m.id = r->msg->id;
 		m.m_case = GPOOL__MSG__M_LOG_QUERY_REPLY;
 		m.log_query_reply = &rep;
-		gsched_reply(r, &m, false);
+		req_reply(r, &m, false);
 	} else {
 		if (o->nw == o->capw) {
 			size_t nc = o->capw ? o->capw * 2 : 64;
@@ -366,4 +367,16 @@ void output_tick(struct gsched *s)
 	int64_t now = gp_mono_ms();
 	if (s->output->nw)
 		wake(s, pick_expired, &now);
+}
+
+static int output_on_job(struct gsched *s, const struct sched_event *ev, void *arg)
+{
+	(void)arg;
+	output_job_changed(s, ev->job);
+	return 0;
+}
+
+int output_subscribe(struct gsched *s)
+{
+	return sched_events_subscribe(s->events, 1u << SEV_JOB_CHANGED, output_on_job, NULL);
 }

@@ -18,6 +18,8 @@ void output_write(struct gsched *s, struct job *j, const Gpool__Output *chunk);
 /* Answer a LogQuery now or hold it. */
 void output_query(struct gsched *s, struct req *r, struct job *j, const Gpool__LogQuery *q);
 /* Wake the queries and watches waiting on j. */
+/* Watch the core's job events (events.h): a changed job wakes its long polls. 0 / -1. */
+int output_subscribe(struct gsched *s);
 void output_job_changed(struct gsched *s, struct job *j);
 /* Answer held queries whose time is up. */
 void output_tick(struct gsched *s);

@@ -171,7 +171,7 @@ void owner_signal_job(struct gsched *s, struct job *j, int sig)
 		Gpool__Msg m = GPOOL__MSG__INIT;
 		m.m_case = GPOOL__MSG__M_KILL;
 		m.kill = &k;
-		gsched_send_node(s, n, &m);
+		orders_send(s->orders, n, &m);
 	}
 	gp_info("job %llu: signal %d sent %u s before its time limit (--signal)",
 		(unsigned long long)j->id, sig, j->ckpt_sec);

@@ -15,7 +15,6 @@
 #include "common/names.h"
 #include "scheduler/nodes.h"
 #include "scheduler/running.h"
-#include "scheduler/store.h"
 #include "common/u64map.h"
 #include "scheduler/service.h"
 #include "common/util.h"
@@ -542,8 +541,10 @@ static bool deps_ready(struct gsched *s, struct job *j)
 				if (o->id < j->id && o->uid == j->uid &&
 				    !gp_job_state_final(o->state) && !strcmp(o->name, j->name))
 					t.total++;
-		} else if (store_dep_target(s->store, d->job, d->has_task, d->task, &t) < 0) {
-			r[i] = GP_DEP_WAIT; /* the store could not say: ask again next time */
+		} else if (!s->dep_target ||
+			   s->dep_target(s, d->job, d->has_task, d->task, &t) < 0) {
+			r[i] = GP_DEP_WAIT; /* not known (the store could not say): ask again next
+					       time */
 			j->deps_epoch = 0;
 			continue;
 		}

@@ -1,4 +1,5 @@
 #include "scheduler/rdv.h"
+#include "scheduler/events.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,7 +123,7 @@ static size_t job_bytes_max(uint32_t size)
 static void send_to(struct gsched *s, const uint8_t *rid, size_t rid_len, Gpool__Msg *m)
 {
 	struct req r = {.s = s, .rid = rid, .rid_len = rid_len};
-	gsched_reply(&r, m, false);
+	req_reply(&r, m, false);
 }
 
 static void send_get(struct gsched *s, const uint8_t *rid, size_t rid_len, uint64_t id,
@@ -267,33 +268,33 @@ static struct store *admit(struct req *r, uint64_t job_id, uint32_t attempt, con
 {
 	struct gsched *s = r->s;
 	if (!s->rdv) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-				   "this scheduler serves no rendezvous");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				"this scheduler serves no rendezvous");
 		return NULL;
 	}
 	struct job *j = jobs_get(s->jobs, job_id);
 	if (!j) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "job %llu not found",
-				   (unsigned long long)job_id);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_NOT_FOUND, "job %llu not found",
+				(unsigned long long)job_id);
 		return NULL;
 	}
 	if (r->from.uid != 0 && r->from.uid != j->uid) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-				   "job %llu belongs to %s: permission denied",
-				   (unsigned long long)j->id, j->user ? j->user : "another user");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				"job %llu belongs to %s: permission denied",
+				(unsigned long long)j->id, j->user ? j->user : "another user");
 		return NULL;
 	}
 	if (j->state != GPOOL__JOB_STATE__RUNNING || attempt != j->attempt) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_STATE,
-				   "job %llu attempt %u is not running (attempt %u is %s)",
-				   (unsigned long long)j->id, attempt, j->attempt,
-				   gp_job_state_name(j->state));
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_STATE,
+				"job %llu attempt %u is not running (attempt %u is %s)",
+				(unsigned long long)j->id, attempt, j->attempt,
+				gp_job_state_name(j->state));
 		return NULL;
 	}
 	if (rank && *rank >= j->ntasks) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "rank %u out of range (job %llu has %u tasks)", *rank,
-				   (unsigned long long)j->id, j->ntasks);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				"rank %u out of range (job %llu has %u tasks)", *rank,
+				(unsigned long long)j->id, j->ntasks);
 		return NULL;
 	}
 	struct rdv *rv = s->rdv;
@@ -305,7 +306,7 @@ static struct store *admit(struct req *r, uint64_t job_id, uint32_t attempt, con
 	st = calloc(1, sizeof(*st));
 	if (!st || gp_u64map_put(rv->stores, j->id, st) < 0) {
 		free(st);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return NULL;
 	}
 	st->job_id = j->id;
@@ -319,12 +320,12 @@ static int check_name(struct req *r, const char *what, const char *name)
 {
 	size_t n = name ? strlen(name) : 0;
 	if (n == 0) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "empty %s", what);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "empty %s", what);
 		return -1;
 	}
 	if (n > RDV_KEY_MAX) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
-				   "%s of %zu bytes is over the limit of %d", what, n, RDV_KEY_MAX);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
+				"%s of %zu bytes is over the limit of %d", what, n, RDV_KEY_MAX);
 		return -1;
 	}
 	return 0;
@@ -335,14 +336,14 @@ static int check_room(struct req *r, struct store *st, size_t add, size_t sub)
 {
 	struct rdv *rv = r->s->rdv;
 	if (st->bytes - sub + add > job_bytes_max(st->size)) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
-				   "job %llu's rendezvous is full (%zu bytes at most)",
-				   (unsigned long long)st->job_id, job_bytes_max(st->size));
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
+				"job %llu's rendezvous is full (%zu bytes at most)",
+				(unsigned long long)st->job_id, job_bytes_max(st->size));
 		return -1;
 	}
 	if (rv->bytes - sub + add > TOTAL_BYTES_MAX) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-				   "the scheduler's rendezvous space is full: try again later");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				"the scheduler's rendezvous space is full: try again later");
 		return -1;
 	}
 	return 0;
@@ -375,9 +376,9 @@ void rdv_put(struct req *r)
 	if (!st || check_name(r, "key", q->key) < 0)
 		return;
 	if (q->value.len > RDV_VAL_MAX) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
-				   "value of %zu bytes is over the limit of %d", q->value.len,
-				   RDV_VAL_MAX);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
+				"value of %zu bytes is over the limit of %d", q->value.len,
+				RDV_VAL_MAX);
 		return;
 	}
 	struct rdv *rv = r->s->rdv;
@@ -386,7 +387,7 @@ void rdv_put(struct req *r)
 	size_t cost = strlen(q->key) + q->value.len + ENTRY_OVERHEAD;
 	uint8_t *val = malloc(q->value.len ? q->value.len : 1);
 	if (!val) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
 	if (q->value.len) /* an empty value may come without a buffer */
@@ -396,8 +397,8 @@ void rdv_put(struct req *r)
 		size_t old = strlen(e->key) + e->len + ENTRY_OVERHEAD;
 		if (e->rank != q->rank) {
 			free(val);
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-					   "key '%s' was put by rank %u", q->key, e->rank);
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+					"key '%s' was put by rank %u", q->key, e->rank);
 			return;
 		}
 		if (check_room(r, st, cost, old) < 0) {
@@ -412,9 +413,9 @@ void rdv_put(struct req *r)
 		size_t max = (size_t)st->size * KEYS_PER_RANK + KEYS_EXTRA;
 		if (st->ne >= max) {
 			free(val);
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
-					   "job %llu's rendezvous holds %zu keys, its most",
-					   (unsigned long long)st->job_id, max);
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
+					"job %llu's rendezvous holds %zu keys, its most",
+					(unsigned long long)st->job_id, max);
 			return;
 		}
 		if (check_room(r, st, cost, 0) < 0) {
@@ -425,8 +426,7 @@ void rdv_put(struct req *r)
 		if (!key || grow((void **)&st->e, st->ne, &st->cape, sizeof(*st->e)) < 0) {
 			free(key);
 			free(val);
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-					   "out of memory");
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 			return;
 		}
 		memmove(&st->e[i + 1], &st->e[i], (st->ne - i) * sizeof(*st->e));
@@ -440,7 +440,7 @@ void rdv_put(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_RDV_PUT_REPLY;
 	m.rdv_put_reply = &rep;
-	gsched_reply(r, &m, false);
+	req_reply(r, &m, false);
 	if (st->nw)
 		wake(r->s, st, false, q->key);
 }
@@ -463,9 +463,9 @@ void rdv_fence(struct req *r)
 	if (!st || check_name(r, "fence name", q->name) < 0)
 		return;
 	if (q->size == 0 || q->size > st->size) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "fence size %u out of range (job %llu has %u tasks)", q->size,
-				   (unsigned long long)st->job_id, st->size);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				"fence size %u out of range (job %llu has %u tasks)", q->size,
+				(unsigned long long)st->job_id, st->size);
 		return;
 	}
 	bool found;
@@ -474,9 +474,9 @@ void rdv_fence(struct req *r)
 		size_t bits = ((size_t)st->size + 7) / 8; /* any SIZE of the job's ranks */
 		size_t cost = strlen(q->name) + bits + ENTRY_OVERHEAD;
 		if (st->nf >= FENCES_MAX) {
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
-					   "job %llu has %d fences, its most",
-					   (unsigned long long)st->job_id, FENCES_MAX);
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_TOO_LARGE,
+					"job %llu has %d fences, its most",
+					(unsigned long long)st->job_id, FENCES_MAX);
 			return;
 		}
 		if (check_room(r, st, cost, 0) < 0)
@@ -487,8 +487,7 @@ void rdv_fence(struct req *r)
 		    grow((void **)&st->f, st->nf, &st->capf, sizeof(*st->f)) < 0) {
 			free(name);
 			free(seen);
-			gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-					   "out of memory");
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 			return;
 		}
 		memmove(&st->f[i + 1], &st->f[i], (st->nf - i) * sizeof(*st->f));
@@ -498,8 +497,8 @@ void rdv_fence(struct req *r)
 	}
 	struct fence *f = &st->f[i];
 	if (f->size != q->size) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				   "fence '%s' has size %u, not %u", f->name, f->size, q->size);
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
+				"fence '%s' has size %u, not %u", f->name, f->size, q->size);
 		return;
 	}
 	if (!f->done && !(f->seen[q->rank / 8] & (1u << (q->rank % 8)))) {
@@ -548,4 +547,16 @@ void rdv_tick(struct gsched *s)
 	while ((st = gp_u64map_next(s->rdv->stores, &pos, NULL)))
 		if (st->nw)
 			expire(s, st, now);
+}
+
+static int rdv_on_job(struct gsched *s, const struct sched_event *ev, void *arg)
+{
+	(void)arg;
+	rdv_job_stopped(s, ev->job);
+	return 0;
+}
+
+int rdv_subscribe(struct gsched *s)
+{
+	return sched_events_subscribe(s->events, 1u << SEV_JOB_STOPPING, rdv_on_job, NULL);
 }

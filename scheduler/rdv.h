@@ -35,6 +35,8 @@ void rdv_get(struct req *r);
 void rdv_fence(struct req *r);
 
 /* The attempt j runs stops: drop its store, answer its waiting requests with ERROR_STATE. */
+/* Watch the core's job events (events.h): a stopping attempt's rendezvous ends. 0 / -1. */
+int rdv_subscribe(struct gsched *s);
 void rdv_job_stopped(struct gsched *s, const struct job *j);
 /* Answer waiting requests whose time is up. */
 void rdv_tick(struct gsched *s);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/core.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
 #include "common/log.h"
@@ -103,7 +104,7 @@ int retention_step(struct gsched *s, int64_t now_ms)
 			break;
 		}
 		if (j)
-			jobs_forget(s->jobs, j);
+			sched_forget(s, j);
 		done++;
 	}
 	if (done) {

@@ -1,5 +1,6 @@
 /* service.c: service jobs and their replicas (see service.h). */
 #include "scheduler/service.h"
+#include "scheduler/events.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include "scheduler/nodes.h"
 #include "scheduler/output.h"
 #include "common/parse.h"
+#include "common/u64map.h"
 #include "scheduler/store.h"
 #include "scheduler/svcreport.h"
 #include "common/util.h"
@@ -27,13 +29,126 @@ struct svc {
 	char *health_path;
 };
 
-void svc_free(struct svc *v)
+static void svc_free(struct svc *v)
 {
 	if (!v)
 		return;
 	free(v->slot);
 	free(v->health_path);
 	free(v);
+}
+
+/* What services keep of jobs, by job id, beside the job table: nothing of it is in struct
+ * job. */
+struct services {
+	gp_u64map_t *sets;     /* a service's id -> its replica set (struct svc) */
+	gp_u64map_t *replicas; /* a replica's id -> struct svc_replica */
+	uint64_t *ids;	       /* the active services (a short list: scanned every tick) */
+	size_t n, cap;
+	struct svc_replica scratch; /* out of memory: a replica's state is lost, not its job */
+};
+
+static struct services *services_create(void)
+{
+	struct services *v = calloc(1, sizeof(*v));
+	if (!v || !(v->sets = gp_u64map_create()) || !(v->replicas = gp_u64map_create())) {
+		if (v) {
+			gp_u64map_destroy(&v->sets);
+			free(v);
+		}
+		return NULL;
+	}
+	return v;
+}
+
+void services_destroy(struct services **p)
+{
+	if (!p || !*p)
+		return;
+	struct services *v = *p;
+	size_t pos = 0;
+	void *x;
+	while ((x = gp_u64map_next(v->sets, &pos, NULL)))
+		svc_free(x);
+	pos = 0;
+	while ((x = gp_u64map_next(v->replicas, &pos, NULL)))
+		free(x);
+	gp_u64map_destroy(&v->sets);
+	gp_u64map_destroy(&v->replicas);
+	free(v->ids);
+	free(v);
+	*p = NULL;
+}
+
+/* A service's replica set (NULL: j is no service). */
+static struct svc *set_of(struct gsched *s, const struct job *j)
+{
+	return s->services ? gp_u64map_get(s->services->sets, j->id) : NULL;
+}
+
+static int set_put(struct gsched *s, uint64_t id, struct svc *v)
+{
+	if (!s->services || !v || gp_u64map_put(s->services->sets, id, v) < 0) {
+		svc_free(v);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+/* Replica j's state, made on first use. */
+static struct svc_replica *replica_of(struct gsched *s, const struct job *j)
+{
+	struct services *v = s->services;
+	struct svc_replica *r = v ? gp_u64map_get(v->replicas, j->id) : NULL;
+	if (r)
+		return r;
+	if (v && (r = calloc(1, sizeof(*r)))) {
+		if (gp_u64map_put(v->replicas, j->id, r) == 0)
+			return r;
+		free(r);
+	}
+	static struct svc_replica none; /* no tables (services not subscribed) */
+	struct svc_replica *scratch = v ? &v->scratch : &none;
+	if (v)
+		gp_err("replica job %llu: out of memory for its state", (unsigned long long)j->id);
+	memset(scratch, 0, sizeof(*scratch));
+	return scratch;
+}
+
+struct svc_replica *service_replica(struct gsched *s, const struct job *j)
+{
+	return j->svc_of ? replica_of(s, j) : NULL;
+}
+
+bool service_is(struct gsched *s, const struct job *j)
+{
+	return set_of(s, j) != NULL;
+}
+
+static size_t nservices(const struct gsched *s)
+{
+	return s->services ? s->services->n : 0;
+}
+
+static void reg_del(struct gsched *s, uint64_t id);
+
+/* Forget what services kept of job id (its job is gone from memory). */
+static void forget(struct gsched *s, uint64_t id)
+{
+	struct services *v = s->services;
+	void *x;
+	if (!v)
+		return;
+	reg_del(s, id);
+	if ((x = gp_u64map_get(v->sets, id))) {
+		gp_u64map_del(v->sets, id);
+		svc_free(x);
+	}
+	if ((x = gp_u64map_get(v->replicas, id))) {
+		gp_u64map_del(v->replicas, id);
+		free(x);
+	}
 }
 
 bool service_name_idlike(const char *name)
@@ -54,9 +169,9 @@ const char *service_name_of(const Gpool__JobSpec *sp)
 static struct job *name_holder(struct gsched *s, const char *name)
 {
 	struct job *best = NULL;
-	for (size_t k = 0; k < s->nsvc; k++) {
-		struct job *svc = jobs_get(s->jobs, s->svc_ids[k]);
-		if (svc && svc->svc && svc->state == GPOOL__JOB_STATE__RUNNING && svc->name &&
+	for (size_t k = 0; s->services && k < s->services->n; k++) {
+		struct job *svc = jobs_get(s->jobs, s->services->ids[k]);
+		if (svc && set_of(s, svc) && svc->state == GPOOL__JOB_STATE__RUNNING && svc->name &&
 		    strcmp(svc->name, name) == 0 && (!best || svc->id < best->id))
 			best = svc;
 	}
@@ -112,33 +227,37 @@ static int svc_grow(struct svc *v, uint32_t n)
 /* The services gschedd knows, by id (a short list: scanned every tick). */
 static int reg_add(struct gsched *s, uint64_t id)
 {
-	if (s->nsvc == s->capsvc) {
-		size_t nc = s->capsvc ? s->capsvc * 2 : 16;
-		uint64_t *n = realloc(s->svc_ids, nc * sizeof(*n));
+	struct services *v = s->services;
+	if (!v)
+		return -1;
+	if (v->n == v->cap) {
+		size_t nc = v->cap ? v->cap * 2 : 16;
+		uint64_t *n = realloc(v->ids, nc * sizeof(*n));
 		if (!n)
 			return -1;
-		s->svc_ids = n;
-		s->capsvc = nc;
+		v->ids = n;
+		v->cap = nc;
 	}
-	s->svc_ids[s->nsvc++] = id;
+	v->ids[v->n++] = id;
 	return 0;
 }
 
 static void reg_del(struct gsched *s, uint64_t id)
 {
-	for (size_t i = 0; i < s->nsvc; i++)
-		if (s->svc_ids[i] == id) {
-			s->svc_ids[i] = s->svc_ids[--s->nsvc];
+	struct services *v = s->services;
+	for (size_t i = 0; v && i < v->n; i++)
+		if (v->ids[i] == id) {
+			v->ids[i] = v->ids[--v->n];
 			return;
 		}
 }
 
 int service_submitted(struct gsched *s, struct job *j, const Gpool__JobSpec *sp)
 {
-	j->svc = svc_new(sp);
-	if (!j->svc || reg_add(s, j->id) < 0) {
-		svc_free(j->svc);
-		j->svc = NULL;
+	if (set_put(s, j->id, svc_new(sp)) < 0)
+		return -1;
+	if (reg_add(s, j->id) < 0) {
+		forget(s, j->id);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -191,26 +310,26 @@ bool service_loaded(struct gsched *s, struct job *j, const Gpool__JobSpec *sp)
 		j->svc_of = sp->service_of;
 		j->svc_index = sp->replica_index;
 		struct job *svc = jobs_get(s->jobs, sp->service_of);
-		if (svc && svc->svc && svc_grow(svc->svc, j->svc_index + 1) == 0)
-			svc->svc->slot[j->svc_index] = j->id;
+		if (svc && set_of(s, svc) && svc_grow(set_of(s, svc), j->svc_index + 1) == 0)
+			set_of(s, svc)->slot[j->svc_index] = j->id;
 		/* a rolling update that was under way (or a replica draining before its
 		 * replacement) goes on: the replica's spec is not yet the service's */
 		Gpool__JobSpec *ssp =
 		    gp_job_state_final(j->state) ? NULL : store_job_spec(s->store, sp->service_of);
 		if (ssp) {
-			j->svc_stale = service_spec_stale(ssp, sp);
+			replica_of(s, j)->stale = service_spec_stale(ssp, sp);
 			gpool__job_spec__free_unpacked(ssp, NULL);
 		}
 		return false; /* an ordinary job otherwise: restored or queued */
 	}
 	if (j->state != GPOOL__JOB_STATE__RUNNING)
 		return false;
-	j->svc = svc_new(sp);
+	int rc = set_put(s, j->id, svc_new(sp));
 	j->ntasks = 0;
 	j->nodes_min = j->nodes_max = 0;
 	free(j->placement_text);
 	j->placement_text = NULL;
-	if (!j->svc || reg_add(s, j->id) < 0)
+	if (rc < 0 || reg_add(s, j->id) < 0)
 		gp_err("service %llu: out of memory restoring it", (unsigned long long)j->id);
 	return true;
 }
@@ -279,7 +398,7 @@ static struct job *spawn(struct gsched *s, struct job *svc, uint32_t index)
 		goto fail;
 	if (jobs_add(s->jobs, j) < 0)
 		goto fail;
-	if (gsched_insert(s, j, buf, len) < 0) {
+	if (orders_insert_job(s->orders, j->id, buf, len) < 0) {
 		jobs_forget(s->jobs, j);
 		j = NULL;
 		goto fail;
@@ -311,7 +430,7 @@ static int set_spec(struct gsched *s, uint64_t id, char **argv, size_t n, Gpool_
 /* Stop one replica for good. */
 static void stop_replica(struct gsched *s, struct job *j, const char *why)
 {
-	j->svc_end = SVC_STOP;
+	replica_of(s, j)->end = SVC_STOP;
 	if (j->state == GPOOL__JOB_STATE__PENDING)
 		job_end_pending(s, j, GPOOL__JOB_STATE__CANCELLED, why);
 	else
@@ -327,7 +446,7 @@ static int renew(struct gsched *s, struct job *svc, struct job *j)
 		return -1;
 	int rc = set_spec(s, j->id, sp->argv, sp->n_argv, sp->stage, sp->n_stage);
 	gpool__job_spec__free_unpacked(sp, NULL);
-	j->svc_stale = rc < 0;
+	replica_of(s, j)->stale = rc < 0;
 	return rc;
 }
 
@@ -337,7 +456,7 @@ static void replace_now(struct gsched *s, struct job *svc, struct job *j)
 {
 	if (renew(s, svc, j) < 0)
 		return; /* still stale: tried again at the next roll */
-	j->svc_end = SVC_MOVE;
+	replica_of(s, j)->end = SVC_MOVE;
 	gp_info("service %llu: rolling update replaces replica %u (job %llu)",
 		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id);
 	job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM, "rolling update");
@@ -347,7 +466,7 @@ static void replace_now(struct gsched *s, struct job *svc, struct job *j)
 static void evict_now(struct gsched *s, struct job *svc, struct job *j)
 {
 	(void)svc;
-	j->svc_end = SVC_MOVE;
+	replica_of(s, j)->end = SVC_MOVE;
 	job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM, "its node was drained");
 }
 
@@ -373,15 +492,15 @@ static const struct {
  * requests finish; service_tick ends it service_drain later. */
 static void leave(struct gsched *s, struct job *svc, struct job *j, enum svc_end then)
 {
-	if (j->svc_drain_ms)
+	if (replica_of(s, j)->drain_ms)
 		return;
 	if (j->state != GPOOL__JOB_STATE__RUNNING || s->service_drain_ms <= 0) {
 		leaving[then].now(s, svc, j);
 		return;
 	}
-	j->svc_drain_end = (uint8_t)then;
-	j->svc_drain_from_ms = gp_mono_ms();
-	j->svc_drain_ms = j->svc_drain_from_ms + s->service_drain_ms;
+	replica_of(s, j)->drain_end = (uint8_t)then;
+	replica_of(s, j)->drain_from_ms = gp_mono_ms();
+	replica_of(s, j)->drain_ms = replica_of(s, j)->drain_from_ms + s->service_drain_ms;
 	gp_info("service %llu: replica %u (job %llu) draining for %lld ms before it %s",
 		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id,
 		(long long)s->service_drain_ms, leaving[then].after);
@@ -392,25 +511,27 @@ static void leave(struct gsched *s, struct job *svc, struct job *j, enum svc_end
  * once no gateway reports a request in flight there, or service_drain_max after it began. */
 static void drained(struct gsched *s, struct job *svc, struct job *j, int64_t now)
 {
-	if (!j->svc_drain_ms || now < j->svc_drain_ms || j->state != GPOOL__JOB_STATE__RUNNING)
+	if (!replica_of(s, j)->drain_ms || now < replica_of(s, j)->drain_ms ||
+	    j->state != GPOOL__JOB_STATE__RUNNING)
 		return;
 	uint32_t restarts = j->attempt > 1 ? j->attempt - 1 : 0;
-	bool idle = svcrep_drained(s->svcrep, j->id, restarts, j->svc_drain_from_ms, now);
-	if (!idle && now < j->svc_drain_from_ms + s->service_drain_max_ms)
+	bool idle =
+	    svcrep_drained(s->svcrep, j->id, restarts, replica_of(s, j)->drain_from_ms, now);
+	if (!idle && now < replica_of(s, j)->drain_from_ms + s->service_drain_max_ms)
 		return; /* a gateway still has requests there */
 	gp_info("service %llu: replica %u (job %llu) drained after %lld ms%s",
 		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id,
-		(long long)(now - j->svc_drain_from_ms),
+		(long long)(now - replica_of(s, j)->drain_from_ms),
 		idle ? "" : " (service_drain_max: gateways still had requests there)");
-	uint8_t then = j->svc_drain_end;
-	j->svc_drain_ms = 0;
+	uint8_t then = replica_of(s, j)->drain_end;
+	replica_of(s, j)->drain_ms = 0;
 	struct node *n = j->tasks ? nodes_get(s->nodes, j->tasks[0].node) : NULL;
 	if (then == SVC_EVICT && n && node_usable(n)) {
 		gp_info("service %llu: replica %u (job %llu) stays: its node was resumed",
 			(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id);
 		return;
 	}
-	if (then == SVC_MOVE && j->svc_index >= svc->svc->want)
+	if (then == SVC_MOVE && j->svc_index >= set_of(s, svc)->want)
 		return; /* scaled away meanwhile: service_tick stops it */
 	leaving[then].now(s, svc, j);
 }
@@ -418,13 +539,13 @@ static void drained(struct gsched *s, struct job *svc, struct job *j, int64_t no
 void service_tick(struct gsched *s)
 {
 	int64_t now = gp_mono_ms();
-	for (size_t k = 0; k < s->nsvc; k++) {
-		struct job *svc = jobs_get(s->jobs, s->svc_ids[k]);
-		if (!svc || !svc->svc || svc->state != GPOOL__JOB_STATE__RUNNING)
+	for (size_t k = 0; k < nservices(s); k++) {
+		struct job *svc = jobs_get(s->jobs, s->services->ids[k]);
+		if (!svc || !set_of(s, svc) || svc->state != GPOOL__JOB_STATE__RUNNING)
 			continue;
 		if (!svc->durable || svc->in_txn)
 			continue; /* its own submission first */
-		struct svc *v = svc->svc;
+		struct svc *v = set_of(s, svc);
 		if (svc_grow(v, v->want) < 0)
 			continue;
 		for (uint32_t i = 0; i < v->nslots; i++) {
@@ -435,17 +556,20 @@ void service_tick(struct gsched *s)
 					v->slot[i] = j->id;
 				continue;
 			}
-			if (i >= v->want && j->svc_end != SVC_STOP &&
-			    (!j->svc_drain_ms || j->svc_drain_end != SVC_STOP)) {
-				j->svc_drain_ms = 0; /* a replacement's drain becomes a stop's */
+			if (i >= v->want && replica_of(s, j)->end != SVC_STOP &&
+			    (!replica_of(s, j)->drain_ms ||
+			     replica_of(s, j)->drain_end != SVC_STOP)) {
+				replica_of(s, j)->drain_ms =
+				    0; /* a replacement's drain becomes a stop's */
 				leave(s, svc, j, SVC_STOP);
 			}
 			/* scaled up again before it stopped: it stays */
-			if (i < v->want && j->svc_drain_ms && j->svc_drain_end == SVC_STOP)
-				j->svc_drain_ms = 0;
+			if (i < v->want && replica_of(s, j)->drain_ms &&
+			    replica_of(s, j)->drain_end == SVC_STOP)
+				replica_of(s, j)->drain_ms = 0;
 			drained(s, svc, j, now);
 			/* stale and not started (restored so, or requeued): the new spec at once */
-			if (j->svc_stale && j->state == GPOOL__JOB_STATE__PENDING)
+			if (replica_of(s, j)->stale && j->state == GPOOL__JOB_STATE__PENDING)
 				renew(s, svc, j);
 			if (j->state == GPOOL__JOB_STATE__PENDING && j->not_before_ms &&
 			    now >= j->not_before_ms) {
@@ -460,17 +584,17 @@ void service_tick(struct gsched *s)
 bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code)
 {
 	struct job *svc = jobs_get(s->jobs, j->svc_of);
-	bool keep = svc && svc->svc && svc->state == GPOOL__JOB_STATE__RUNNING &&
-		    j->svc_index < svc->svc->want && j->svc_end != SVC_STOP;
+	bool keep = svc && set_of(s, svc) && svc->state == GPOOL__JOB_STATE__RUNNING &&
+		    j->svc_index < set_of(s, svc)->want && replica_of(s, j)->end != SVC_STOP;
 	if (!keep)
 		return false;
 	/* it ended while draining: a replacement's drain becomes a restart on the new spec */
-	if (j->svc_drain_ms && j->svc_drain_end == SVC_MOVE)
-		j->svc_stale = true;
-	j->svc_drain_ms = 0;
+	if (replica_of(s, j)->drain_ms && replica_of(s, j)->drain_end == SVC_MOVE)
+		replica_of(s, j)->stale = true;
+	replica_of(s, j)->drain_ms = 0;
 	char why[160];
 	int64_t delay = 0;
-	if (j->svc_end == SVC_MOVE) {
+	if (replica_of(s, j)->end == SVC_MOVE) {
 		snprintf(why, sizeof(why), "%s",
 			 j->end_reason && strcmp(j->end_reason, "rolling update") == 0
 			     ? "replaced by a rolling update"
@@ -479,34 +603,37 @@ bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code)
 		snprintf(why, sizeof(why), "%s", j->end_reason ? j->end_reason : "its node failed");
 	} else {
 		double ran = gp_now() - j->start_time;
-		j->quick_fails = ran < SVC_QUICK_SEC ? j->quick_fails + 1 : 0;
+		replica_of(s, j)->quick_fails =
+		    ran < SVC_QUICK_SEC ? replica_of(s, j)->quick_fails + 1 : 0;
 		delay = SVC_BACKOFF_FIRST_MS;
-		for (uint32_t i = 1; i < j->quick_fails && delay < SVC_BACKOFF_MAX_MS; i++)
+		for (uint32_t i = 1;
+		     i < replica_of(s, j)->quick_fails && delay < SVC_BACKOFF_MAX_MS; i++)
 			delay *= 2;
 		if (delay > SVC_BACKOFF_MAX_MS)
 			delay = SVC_BACKOFF_MAX_MS;
 		snprintf(why, sizeof(why), "%s with code %d after %.1f s%s",
 			 j->kill_reason == GPOOL__JOB_STATE__TIMEOUT ? "timed out" : "exited",
-			 exit_code, ran, j->quick_fails >= SVC_CRASH_LOOP ? " (crash loop)" : "");
+			 exit_code, ran,
+			 replica_of(s, j)->quick_fails >= SVC_CRASH_LOOP ? " (crash loop)" : "");
 	}
 	free(j->end_reason);
 	j->end_reason = strdup(why);
-	j->svc_end = SVC_RESTART;
+	replica_of(s, j)->end = SVC_RESTART;
 	j->port = 0;
-	j->port_state = GPOOL__PORT_STATE__PORT_UNCHECKED;
+	replica_of(s, j)->port_state = GPOOL__PORT_STATE__PORT_UNCHECKED;
 	j->not_before_ms = delay ? gp_mono_ms() + delay : 0;
 	gp_info("service %llu replica %u (job %llu): %s; restarting in %lld ms",
 		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id, why,
 		(long long)delay);
 	job_requeue(s, j);
-	if (j->svc_stale)
+	if (replica_of(s, j)->stale)
 		renew(s, svc, j); /* pending now: it starts on the new spec */
 	return true;
 }
 
 void service_cancel(struct gsched *s, struct job *svc, const char *why)
 {
-	struct svc *v = svc->svc;
+	struct svc *v = set_of(s, svc);
 	for (uint32_t i = 0; i < v->nslots; i++) {
 		struct job *j = v->slot[i] ? jobs_get(s->jobs, v->slot[i]) : NULL;
 		if (live(j))
@@ -518,13 +645,13 @@ void service_cancel(struct gsched *s, struct job *svc, const char *why)
 	svc->end_reason = why ? strdup(why) : NULL;
 	reg_del(s, svc->id);
 	s->completed++;
-	gsched_save(s, svc);
+	job_save(s, svc);
 	output_job_changed(s, svc);
 }
 
 int service_scale(struct gsched *s, struct job *svc, int32_t n, char *text, size_t len)
 {
-	if (!svc->svc) {
+	if (!set_of(s, svc)) {
 		snprintf(text, len, "not a service");
 		return -1;
 	}
@@ -552,9 +679,9 @@ int service_scale(struct gsched *s, struct job *svc, int32_t n, char *text, size
 		return -1;
 	}
 	gp_info("service %llu scaled from %u to %d replicas", (unsigned long long)svc->id,
-		svc->svc->want, n);
-	svc->svc->want = (uint32_t)n;
-	gsched_save(s, svc); /* the reply waits for the commit */
+		set_of(s, svc)->want, n);
+	set_of(s, svc)->want = (uint32_t)n;
+	job_save(s, svc); /* the reply waits for the commit */
 	service_tick(s);
 	return 0;
 }
@@ -601,7 +728,7 @@ static int set_spec(struct gsched *s, uint64_t id, char **argv, size_t n, Gpool_
 int service_update(struct gsched *s, struct job *svc, char **argv, size_t n,
 		   Gpool__StageEntry **stage, size_t nstage, char *text, size_t len)
 {
-	if (!svc->svc) {
+	if (!set_of(s, svc)) {
 		snprintf(text, len, "not a service");
 		return -1;
 	}
@@ -623,17 +750,17 @@ int service_update(struct gsched *s, struct job *svc, char **argv, size_t n,
 		snprintf(text, len, "cannot save the new spec: %s", strerror(errno));
 		return -1;
 	}
-	struct svc *v = svc->svc;
+	struct svc *v = set_of(s, svc);
 	uint32_t stale = 0;
 	for (uint32_t i = 0; i < v->nslots; i++) {
 		struct job *j = v->slot[i] ? jobs_get(s->jobs, v->slot[i]) : NULL;
-		if (!live(j) || j->svc_end == SVC_STOP)
+		if (!live(j) || replica_of(s, j)->end == SVC_STOP)
 			continue;
 		/* a pending one starts with the new spec: it changes now */
 		if (j->state == GPOOL__JOB_STATE__PENDING) {
 			set_spec(s, j->id, argv, n, stage, nstage);
 		} else {
-			j->svc_stale = true;
+			replica_of(s, j)->stale = true;
 			stale++;
 		}
 	}
@@ -643,7 +770,7 @@ int service_update(struct gsched *s, struct job *svc, char **argv, size_t n,
 		: n	    ? "'"
 			    : "files",
 		stale);
-	gsched_save(s, svc); /* the reply waits for the commit */
+	job_save(s, svc); /* the reply waits for the commit */
 	return 0;
 }
 
@@ -652,37 +779,41 @@ void service_port_seen(struct gsched *s, struct job *j, const Gpool__HeldTask *h
 	uint8_t st = h->port_state <= GPOOL__PORT_STATE__PORT_FOREIGN
 			 ? (uint8_t)h->port_state
 			 : GPOOL__PORT_STATE__PORT_UNCHECKED;
-	bool same_holder =
-	    j->port_holder_pid == h->port_holder_pid && j->port_holder_uid == h->port_holder_uid;
-	if (st == j->port_state && (st != GPOOL__PORT_STATE__PORT_FOREIGN || same_holder))
+	bool same_holder = replica_of(s, j)->port_holder_pid == h->port_holder_pid &&
+			   replica_of(s, j)->port_holder_uid == h->port_holder_uid;
+	if (st == replica_of(s, j)->port_state &&
+	    (st != GPOOL__PORT_STATE__PORT_FOREIGN || same_holder))
 		return;
-	j->port_state = st;
-	j->port_holder_pid = st == GPOOL__PORT_STATE__PORT_FOREIGN ? h->port_holder_pid : 0;
-	j->port_holder_uid = st == GPOOL__PORT_STATE__PORT_FOREIGN ? h->port_holder_uid : 0;
+	replica_of(s, j)->port_state = st;
+	replica_of(s, j)->port_holder_pid =
+	    st == GPOOL__PORT_STATE__PORT_FOREIGN ? h->port_holder_pid : 0;
+	replica_of(s, j)->port_holder_uid =
+	    st == GPOOL__PORT_STATE__PORT_FOREIGN ? h->port_holder_uid : 0;
 	char why[160];
 	if (st == GPOOL__PORT_STATE__PORT_FOREIGN)
 		gp_warn("replica job %llu on %s: %s", (unsigned long long)j->id,
 			nodes_name(s->nodes, j->tasks ? j->tasks[0].node : -1),
-			service_port_problem(j, why, sizeof(why)));
+			service_port_problem(s, j, why, sizeof(why)));
 	else
 		gp_debug("replica job %llu: port %u %s", (unsigned long long)j->id, j->port,
 			 st == GPOOL__PORT_STATE__PORT_OWN ? "is its own" : "not listened on");
 }
 
-const char *service_port_problem(const struct job *j, char *buf, size_t len)
+const char *service_port_problem(struct gsched *s, const struct job *j, char *buf, size_t len)
 {
-	switch (j->port_state) {
+	switch (replica_of(s, j)->port_state) {
 	case GPOOL__PORT_STATE__PORT_OWN:
 		return NULL;
 	case GPOOL__PORT_STATE__PORT_CLOSED:
 		snprintf(buf, len, "nothing listens on port %u yet", j->port);
 		break;
 	case GPOOL__PORT_STATE__PORT_FOREIGN:
-		if (j->port_holder_pid)
+		if (replica_of(s, j)->port_holder_pid)
 			snprintf(
 			    buf, len,
 			    "port %u is held by pid %d (uid %u), a process outside the replica",
-			    j->port, (int)j->port_holder_pid, (unsigned)j->port_holder_uid);
+			    j->port, (int)replica_of(s, j)->port_holder_pid,
+			    (unsigned)replica_of(s, j)->port_holder_uid);
 		else
 			snprintf(buf, len, "port %u is held by a process outside the replica",
 				 j->port);
@@ -697,8 +828,8 @@ const char *service_port_problem(const struct job *j, char *buf, size_t len)
 static bool replica_ready(struct gsched *s, const struct job *j)
 {
 	if (!j || j->state != GPOOL__JOB_STATE__RUNNING || !j->tasks || !j->port ||
-	    j->tasks[0].state != 1 || j->svc_drain_ms ||
-	    j->port_state != GPOOL__PORT_STATE__PORT_OWN)
+	    j->tasks[0].state != 1 || replica_of(s, j)->drain_ms ||
+	    replica_of(s, j)->port_state != GPOOL__PORT_STATE__PORT_OWN)
 		return false;
 	struct node *n = nodes_get(s->nodes, j->tasks[0].node);
 	return n && node_usable(n);
@@ -707,7 +838,7 @@ static bool replica_ready(struct gsched *s, const struct job *j)
 /* Rolling update: when every wanted replica is ready, replace the first stale one. */
 static void roll(struct gsched *s, struct job *svc)
 {
-	struct svc *v = svc->svc;
+	struct svc *v = set_of(s, svc);
 	struct job *next = NULL;
 	for (uint32_t i = 0; i < v->nslots && i < v->want; i++) {
 		struct job *j = v->slot[i] ? jobs_get(s->jobs, v->slot[i]) : NULL;
@@ -715,23 +846,23 @@ static void roll(struct gsched *s, struct job *svc)
 		 * admitted it: wait */
 		if (!replica_ready(s, j) || gp_now() - j->start_time < SVC_ROLL_SETTLE_SEC)
 			return;
-		if (j->svc_stale && !next)
+		if (replica_of(s, j)->stale && !next)
 			next = j;
 	}
 	if (!next)
 		return;
-	next->svc_stale = false;
+	replica_of(s, next)->stale = false;
 	leave(s, svc, next, SVC_MOVE);
 }
 
 void service_node_drained(struct gsched *s, int node)
 {
-	for (size_t k = 0; k < s->nsvc; k++) {
-		struct job *svc = jobs_get(s->jobs, s->svc_ids[k]);
-		if (!svc || !svc->svc)
+	for (size_t k = 0; k < nservices(s); k++) {
+		struct job *svc = jobs_get(s->jobs, s->services->ids[k]);
+		if (!svc || !set_of(s, svc))
 			continue;
-		for (uint32_t i = 0; i < svc->svc->nslots; i++) {
-			struct job *j = jobs_get(s->jobs, svc->svc->slot[i]);
+		for (uint32_t i = 0; i < set_of(s, svc)->nslots; i++) {
+			struct job *j = jobs_get(s->jobs, set_of(s, svc)->slot[i]);
 			if (!j || j->state != GPOOL__JOB_STATE__RUNNING || !j->tasks ||
 			    j->tasks[0].node != node)
 				continue;
@@ -743,11 +874,12 @@ void service_node_drained(struct gsched *s, int node)
 int service_siblings_on(struct gsched *s, const struct job *rep, int node)
 {
 	struct job *svc = jobs_get(s->jobs, rep->svc_of);
-	if (!svc || !svc->svc)
+	if (!svc || !set_of(s, svc))
 		return 0;
 	int n = 0;
-	for (uint32_t i = 0; i < svc->svc->nslots; i++) {
-		struct job *j = svc->svc->slot[i] ? jobs_get(s->jobs, svc->svc->slot[i]) : NULL;
+	for (uint32_t i = 0; i < set_of(s, svc)->nslots; i++) {
+		struct job *j =
+		    set_of(s, svc)->slot[i] ? jobs_get(s->jobs, set_of(s, svc)->slot[i]) : NULL;
 		if (j && j != rep && j->tasks && j->ntasks &&
 		    (j->state == GPOOL__JOB_STATE__RUNNING ||
 		     j->state == GPOOL__JOB_STATE__COMPLETING) &&
@@ -771,7 +903,7 @@ static void replica_fill(struct gsched *s, struct replica_out *o, const struct j
 	ri->job_id = j->id;
 	ri->state = j->state;
 	ri->restarts = j->attempt > 1 ? j->attempt - 1 : 0;
-	ri->crash_loop = j->quick_fails >= SVC_CRASH_LOOP;
+	ri->crash_loop = replica_of(s, j)->quick_fails >= SVC_CRASH_LOOP;
 	ri->reason = j->end_reason ? j->end_reason : "";
 	if (j->state == GPOOL__JOB_STATE__PENDING && !j->end_reason)
 		ri->reason = (char *)pend_reason_name(j->reason);
@@ -783,11 +915,11 @@ static void replica_fill(struct gsched *s, struct replica_out *o, const struct j
 		ri->node = n ? n->name : "";
 		ri->addr = n && n->addr ? n->addr : "";
 		ri->port = j->port;
-		ri->draining = j->svc_drain_ms != 0;
-		ri->port_state = (Gpool__PortState)j->port_state;
+		ri->draining = replica_of(s, j)->drain_ms != 0;
+		ri->port_state = (Gpool__PortState)replica_of(s, j)->port_state;
 		ri->ready = replica_ready(s, j);
 		const char *port_why = j->port && j->state == GPOOL__JOB_STATE__RUNNING
-					   ? service_port_problem(j, o->why, sizeof(o->why))
+					   ? service_port_problem(s, j, o->why, sizeof(o->why))
 					   : NULL;
 		if (port_why)
 			ri->reason = (char *)port_why;
@@ -801,7 +933,7 @@ static void replica_fill(struct gsched *s, struct replica_out *o, const struct j
 /* The replicas of svc, in index order, into a freshly allocated array. */
 static Gpool__ReplicaInfo **replicas_of(struct gsched *s, const struct job *svc, size_t *n)
 {
-	struct svc *v = svc->svc;
+	struct svc *v = set_of(s, svc);
 	*n = 0;
 	if (!v || !v->nslots)
 		return NULL;
@@ -822,10 +954,10 @@ static Gpool__ReplicaInfo **replicas_of(struct gsched *s, const struct job *svc,
 
 void service_info_fill(struct gsched *s, const struct job *svc, Gpool__JobInfo *ji)
 {
-	if (!svc->svc)
+	if (!set_of(s, svc))
 		return;
 	ji->replicas = replicas_of(s, svc, &ji->n_replicas);
-	ji->replicas_wanted = svc->svc->want;
+	ji->replicas_wanted = set_of(s, svc)->want;
 }
 
 void service_info_release(Gpool__JobInfo *ji)
@@ -872,11 +1004,11 @@ void client_service_query(struct req *r)
 	heard.n_reports = 0;
 	heard.reports = NULL;
 	if (q->n_ids + q->n_names > 1000) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many services asked");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many services asked");
 		return;
 	}
 	if (q->n_reports > 4096) {
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many replica reports");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "too many replica reports");
 		return;
 	}
 	if (q->n_reports && !service_reporter(s, r, q->n_reports))
@@ -885,26 +1017,26 @@ void client_service_query(struct req *r)
 		s->svcrep = svcrep_create();
 	for (size_t i = 0; s->svcrep && i < q->n_reports; i++)
 		svcrep_put(s->svcrep, q->gateway, q->reports[i], gp_mono_ms());
-	Gpool__ServiceInfo *si = calloc(s->nsvc ? s->nsvc : 1, sizeof(*si));
-	Gpool__ServiceInfo **sv = calloc(s->nsvc ? s->nsvc : 1, sizeof(*sv));
+	Gpool__ServiceInfo *si = calloc(nservices(s) ? nservices(s) : 1, sizeof(*si));
+	Gpool__ServiceInfo **sv = calloc(nservices(s) ? nservices(s) : 1, sizeof(*sv));
 	Gpool__ServiceQueryReply rep = GPOOL__SERVICE_QUERY_REPLY__INIT;
 	if (!si || !sv) {
 		free(si);
 		free(sv);
-		gsched_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}
-	for (size_t k = 0; k < s->nsvc; k++) {
-		struct job *svc = jobs_get(s->jobs, s->svc_ids[k]);
-		if (!svc || !svc->svc || !wanted(q, svc))
+	for (size_t k = 0; k < nservices(s); k++) {
+		struct job *svc = jobs_get(s->jobs, s->services->ids[k]);
+		if (!svc || !set_of(s, svc) || !wanted(q, svc))
 			continue;
 		Gpool__ServiceInfo *x = &si[rep.n_services];
 		gpool__service_info__init(x);
 		x->id = svc->id;
 		x->name = svc->name ? svc->name : "";
 		x->user = svc->user ? svc->user : "";
-		x->health_path = svc->svc->health_path;
-		x->replicas_wanted = svc->svc->want;
+		x->health_path = set_of(s, svc)->health_path;
+		x->replicas_wanted = set_of(s, svc)->want;
 		x->state = svc->state;
 		x->replicas = replicas_of(s, svc, &x->n_replicas);
 		sv[rep.n_services++] = x;
@@ -914,9 +1046,50 @@ void client_service_query(struct req *r)
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_SERVICE_QUERY_REPLY;
 	m.service_query_reply = &rep;
-	gsched_reply(r, &m, false);
+	req_reply(r, &m, false);
 	for (size_t i = 0; i < rep.n_services; i++)
 		free(si[i].replicas);
 	free(si);
 	free(sv);
+}
+
+static int service_on_event(struct gsched *s, const struct sched_event *ev, void *arg)
+{
+	(void)arg;
+	struct job *j = ev->job;
+	switch (ev->kind) {
+	case SEV_JOB_STARTED:
+		if (j->svc_of) { /* a new attempt: its agent has not looked at its port yet */
+			struct svc_replica *r = replica_of(s, j);
+			r->port_state = GPOOL__PORT_STATE__PORT_UNCHECKED;
+			r->port_holder_pid = 0;
+			r->port_holder_uid = 0;
+		}
+		return 0;
+	case SEV_JOB_ATTEMPT_ENDED:
+		return j->svc_of && service_replica_ended(s, j, ev->exit_code) ? 1 : 0;
+	case SEV_TASK_HELD:
+		if (j->svc_of && ev->held->port && !ev->held->exited)
+			service_port_seen(s, j, ev->held);
+		return 0;
+	case SEV_JOB_FORGOTTEN:
+		forget(s, j->id);
+		return 0;
+	case SEV_NODE_DRAINED:
+		service_node_drained(s, ev->node);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int service_subscribe(struct gsched *s)
+{
+	if (!s->services && !(s->services = services_create()))
+		return -1;
+	return sched_events_subscribe(s->events,
+				      1u << SEV_JOB_STARTED | 1u << SEV_JOB_ATTEMPT_ENDED |
+					  1u << SEV_TASK_HELD | 1u << SEV_JOB_FORGOTTEN |
+					  1u << SEV_NODE_DRAINED,
+				      service_on_event, NULL);
 }

@@ -33,7 +33,26 @@ enum svc_end {
 #define SVC_ROLL_SETTLE_SEC  2.0 /* rolling update: a replacement runs this long before the next */
 #define SVC_REFUSED_WARN_MS  10000 /* reports from one who is not a gateway: logged this often */
 
-void svc_free(struct svc *v);
+/* What services keep of a replica, in service.c's own table by job id (nothing of it is in
+ * struct job). */
+struct svc_replica {
+	uint8_t end;		 /* what its next end means (enum svc_end) */
+	bool stale;		 /* still running the command from before an update */
+	uint8_t drain_end;	 /* draining: how it ends (enum svc_end) */
+	int64_t drain_ms;	 /* draining: when it may stop (gp_mono_ms), 0: not draining */
+	int64_t drain_from_ms;	 /* draining: when its drain began (gp_mono_ms) */
+	uint32_t quick_fails;	 /* ends in a row soon after starting */
+	uint8_t port_state;	 /* who listens on its port (Gpool__PortState), its agent's word */
+	int32_t port_holder_pid; /* PORT_FOREIGN: the process listening there, 0: not named */
+	uint32_t port_holder_uid;
+};
+
+/* Replica j's state (NULL: j is no replica). */
+struct svc_replica *service_replica(struct gsched *s, const struct job *j);
+/* Whether j is a service (it has a replica set). */
+bool service_is(struct gsched *s, const struct job *j);
+/* Free services' tables (service_subscribe made them). */
+void services_destroy(struct services **v);
 
 /* Whether name could be read as a job id or an array task's ("12", "12_3", "12.1", "12_[1-3]"):
  * such a name would capture /svc/ID/ at a gateway. */
@@ -55,6 +74,10 @@ int service_submitted(struct gsched *s, struct job *j, const Gpool__JobSpec *sp)
  * to be restored as a running job). */
 bool service_loaded(struct gsched *s, struct job *j, const Gpool__JobSpec *sp);
 /* Periodic: start the replicas a service lacks, wake replicas whose backoff has passed. */
+/* Make services' tables and watch the core's job and node events (events.h): a replica that
+ * ended is restarted, a drained node's replicas move, an agent's word on a replica's port is
+ * kept, a forgotten job's state goes. 0 / -1. */
+int service_subscribe(struct gsched *s);
 void service_tick(struct gsched *s);
 /* From job_finish: a replica's attempt has ended. true: it was requeued (not final). */
 bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code);
@@ -80,7 +103,7 @@ int service_siblings_on(struct gsched *s, const struct job *rep, int node);
  * there. A change is logged; a squatter (PORT_FOREIGN) is warned of. */
 void service_port_seen(struct gsched *s, struct job *j, const Gpool__HeldTask *h);
 /* Why running replica j is not ready for its port (NULL: its port is its own) into buf. */
-const char *service_port_problem(const struct job *j, char *buf, size_t len);
+const char *service_port_problem(struct gsched *s, const struct job *j, char *buf, size_t len);
 /* gstat: the replicas of a service into ji (freed by service_info_release). */
 void service_info_fill(struct gsched *s, const struct job *svc, Gpool__JobInfo *ji);
 void service_info_release(Gpool__JobInfo *ji);

@@ -13,6 +13,7 @@
 
 #include "scheduler/http/api_json.h"
 #include "scheduler/client.h"
+#include "scheduler/core.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/http/http.h"
 #include "scheduler/jobs.h"
@@ -49,8 +50,7 @@ int main(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	if (!mkdtemp(dir) || !(s.cfg = gp_config_create(GP_SCHED)) ||
 	    !(s.store = store_create(dir, "off", 0, &err)) ||
-	    !(s.output = output_create(dir, 1 << 20, &err)) || !(s.nodes = nodes_create()) ||
-	    !(s.jobs = jobs_create(1)) || !(s.running = gp_u64map_create()) ||
+	    !(s.output = output_create(dir, 1 << 20, &err)) || sched_core_init(&s, 1) < 0 ||
 	    !(s.net = net_create("inproc://listing-cost", NULL, 1 << 30, 0, &err))) {
 		fprintf(stderr, "listing-cost: cannot set up\n");
 		return 1;

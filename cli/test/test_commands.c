@@ -372,7 +372,7 @@ static void gnodes_views_and_control(void **state)
 {
 	assert_int_equal(RUN("gnodes"), 0);
 	assert_non_null(
-	    strstr(out, "pc1   up     2/8               1.0G/16G         nvidia:1  -\n"));
+	    strstr(out, "pc1   up     2/8               1.0G/16G         nvidia:1  -      -\n"));
 	assert_int_equal(RUN("gnodes", "-G"), 0);
 	assert_non_null(strstr(out, "GeForce GTX 1660 SUPER"));
 	assert_non_null(strstr(out, "CUDA 12.2"));

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "scheduler/core.h"
+#include "scheduler/effects.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
 #include "scheduler/net.h"
@@ -44,9 +46,9 @@ static void fixture_up(const char *name)
 	assert_non_null(S.store);
 	store_set_node_namer(fixture_namer);
 	S.output = output_create(dir, 1 << 20, &err);
-	S.nodes = nodes_create();
-	S.jobs = jobs_create(1);
-	S.running = gp_u64map_create();
+	assert_int_equal(sched_core_init(&S, 1), 0);
+	assert_int_equal(sched_core_subscribe(&S), 0);
+	S.dep_target = effects_dep_target;
 	snprintf(ep, sizeof(ep), "inproc://%s-test", name);
 	S.net = net_create(ep, NULL, 1 << 20, 0, &err);
 	assert_non_null(S.net);
@@ -59,9 +61,7 @@ static void fixture_down(void)
 	net_destroy(&S.net);
 	store_destroy(&S.store);
 	output_destroy(&S.output);
-	jobs_destroy(&S.jobs);
-	nodes_destroy(&S.nodes);
-	gp_u64map_destroy(&S.running);
+	sched_core_release(&S);
 	gp_config_destroy(&S.cfg);
 	free(S.touched);
 	free(S.subs);

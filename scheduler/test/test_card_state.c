@@ -100,6 +100,7 @@ static struct node *registers(const char *name, Gpool__Card **cards, size_t n)
 	r.rid = (const uint8_t *)name;
 	r.rid_len = strlen(name);
 	agent_register(&r);
+	effects_carry_out(&S);
 	int idx = nodes_find(S.nodes, name);
 	assert_true(idx >= 0);
 	struct node *nd = nodes_get(S.nodes, idx);
@@ -120,6 +121,7 @@ static void drain(const char *node, int c, const char *why)
 	m.node_control = &nc;
 	struct req r = request(&m, 0);
 	client_node_control(&r);
+	effects_carry_out(&S);
 }
 
 /* A screening result for a card, as root reports it directly (no job). */
@@ -362,7 +364,8 @@ static void store_round_trip(void **state)
 {
 	struct node *n = three_cards_with_state();
 	n->cards[2]->screen_job = 42; /* as a screening job's relayed result sets it */
-	gsched_save_node(&S, 0);
+	orders_save_node(S.orders, 0);
+	effects_carry_out(&S);
 	assert_true(store_in_txn(S.store));
 	assert_true(S.txn_first_ms > 0); /* the group commit window is open */
 	gp_error_t err;

@@ -20,6 +20,8 @@
 #include "common/util.h"
 #include "common/wire.h"
 #include "scheduler/files.h"
+#include "scheduler/core.h"
+#include "scheduler/effects.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
 #include "scheduler/net.h"
@@ -65,9 +67,7 @@ static int setup(void **state)
 	S.agent_uid = AGENT;
 	char ep[128];
 	snprintf(ep, sizeof(ep), "ipc://%s/sock", dir);
-	S.jobs = jobs_create(1);
-	S.running = gp_u64map_create();
-	S.nodes = nodes_create();
+	assert_int_equal(sched_core_init(&S, 1), 0);
 	S.store = store_create(dir, "off", 0, &err);
 	assert_non_null(S.store);
 	S.net = net_create(ep, NULL, 8 << 20, 0, &err);
@@ -105,9 +105,7 @@ static int teardown(void **state)
 	gp_wire_destroy(&wire);
 	net_destroy(&S.net);
 	store_destroy(&S.store);
-	jobs_destroy(&S.jobs);
-	nodes_destroy(&S.nodes);
-	gp_u64map_destroy(&S.running);
+	sched_core_release(&S);
 	gp_rm_rf(dir);
 	return 0;
 }
@@ -130,6 +128,7 @@ static Gpool__Msg *reply(uint64_t id)
 	if (got)
 		gpool__batch__free_unpacked(got, NULL);
 	got = NULL;
+	effects_carry_out(&S);
 	net_flush(S.net, true);
 	zmq_pollitem_t pi = {dealer, 0, ZMQ_POLLIN, 0};
 	assert_true(zmq_poll(&pi, 1, 2000) > 0);

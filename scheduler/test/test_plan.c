@@ -92,6 +92,7 @@ static void ends(struct job *j)
 		ev.kind = GPOOL__TASK_EVENT_KIND__TASK_EXITED;
 		job_task_event(&S, j->tasks[r].node, &ev);
 	}
+	effects_carry_out(&S); /* its row saved: dependencies read the store */
 }
 
 static void gang_spread(void **state)
@@ -370,6 +371,7 @@ static void restore_after_restart(void **state)
 	add_node("h2", 2, 1000);
 	struct job *j = submit(2, 1, 2, 0, 0);
 	plan_run(&S);
+	effects_carry_out(&S);
 	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
 	gp_error_t err;
 	assert_int_equal(store_commit(S.store, &err), 0);

@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "scheduler/core.h"
+#include "scheduler/effects.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
 #include "scheduler/net.h"
@@ -42,10 +44,9 @@ static int setup(void **state)
 	assert_non_null(mkdtemp(dir));
 	char ep[128];
 	snprintf(ep, sizeof(ep), "ipc://%s/sock", dir);
-	S.jobs = jobs_create(1);
-	S.running = gp_u64map_create();
-	S.nodes = nodes_create(); /* empty: the peer is no agent */
+	assert_int_equal(sched_core_init(&S, 1), 0);
 	S.rdv = rdv_create();
+	assert_int_equal(sched_core_subscribe(&S), 0);
 	S.net = net_create(ep, NULL, 1 << 20, 0, &err);
 	assert_non_null(S.net);
 	assert_non_null(S.rdv);
@@ -80,9 +81,7 @@ static int teardown(void **state)
 	gp_wire_destroy(&wire);
 	rdv_destroy(&S.rdv);
 	net_destroy(&S.net);
-	jobs_destroy(&S.jobs);
-	nodes_destroy(&S.nodes);
-	gp_u64map_destroy(&S.running);
+	sched_core_release(&S);
 	gp_rm_rf(dir);
 	return 0;
 }
@@ -160,6 +159,7 @@ static size_t replies(int timeout_ms)
 	if (got)
 		gpool__batch__free_unpacked(got, NULL);
 	got = NULL;
+	effects_carry_out(&S);
 	net_flush(S.net, true);
 	zmq_pollitem_t pi = {dealer, 0, ZMQ_POLLIN, 0};
 	if (zmq_poll(&pi, 1, timeout_ms) <= 0)

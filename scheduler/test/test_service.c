@@ -37,7 +37,6 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	free(S.svc_ids);
 	fixture_down();
 	return 0;
 }
@@ -83,6 +82,7 @@ static struct job *submit_service(uint32_t replicas)
 /* What a commit does for the jobs gschedd made itself. */
 static void committed(void)
 {
+	effects_carry_out(&S); /* the orders first: the replicas' inserts */
 	for (size_t i = 0; i < S.ntouched; i++) {
 		S.touched[i]->in_txn = false;
 		S.touched[i]->durable = true;
@@ -197,7 +197,7 @@ static void spread_restart_crash_loop(void **state)
 	exits(r[0], 1 << 8);
 	assert_int_equal(r[0]->state, GPOOL__JOB_STATE__PENDING);
 	assert_true(r[0]->not_before_ms > gp_mono_ms());
-	assert_int_equal(r[0]->quick_fails, 1);
+	assert_int_equal(service_replica(&S, r[0])->quick_fails, 1);
 	tick_and_plan();
 	assert_int_equal(r[0]->state, GPOOL__JOB_STATE__PENDING);
 	for (int k = 2; k <= 3; k++) {
@@ -207,7 +207,7 @@ static void spread_restart_crash_loop(void **state)
 		assert_int_equal(r[0]->attempt, k);
 		exits(r[0], 1 << 8);
 	}
-	assert_int_equal(r[0]->quick_fails, 3);
+	assert_int_equal(service_replica(&S, r[0])->quick_fails, 3);
 	Gpool__JobInfo ji = GPOOL__JOB_INFO__INIT;
 	service_info_fill(&S, svc, &ji);
 	assert_int_equal(ji.n_replicas, 3);
@@ -235,7 +235,7 @@ static void node_failure_moves_at_once(void **state)
 	job_node_failed(&S, first);
 	assert_int_equal(r->state, GPOOL__JOB_STATE__PENDING);
 	assert_int_equal(r->not_before_ms, 0);
-	assert_int_equal(r->quick_fails, 0);
+	assert_int_equal(service_replica(&S, r)->quick_fails, 0);
 	tick_and_plan();
 	assert_int_equal(r->state, GPOOL__JOB_STATE__RUNNING);
 	assert_true(r->tasks[0].node != first);
@@ -334,7 +334,7 @@ static void update_drains_then_replaces(void **state)
 	assert_int_equal(service_update(&S, svc, NULL, 0, NULL, 0, text, sizeof(text)), -1);
 	assert_non_null(strstr(text, "no new command or files"));
 	assert_int_equal(service_update(&S, svc, argv, 1, NULL, 0, text, sizeof(text)), 0);
-	assert_true(r0->svc_stale && r1->svc_stale);
+	assert_true(service_replica(&S, r0)->stale && service_replica(&S, r1)->stale);
 	tick_and_plan();
 	bool ready = true;
 	assert_true(draining(svc, 0, &ready));
@@ -352,18 +352,18 @@ static void update_drains_then_replaces(void **state)
 	again.state = GPOOL__JOB_STATE__RUNNING;
 	service_loaded(&S, &again, sp);
 	gpool__job_spec__free_unpacked(sp, NULL);
-	assert_true(again.svc_stale);
+	assert_true(service_replica(&S, &again)->stale); /* r1's state: the same id */
 
 	/* the drain is over: r0 stops and starts again on the new command */
-	r0->svc_drain_ms = gp_mono_ms() - 1;
+	service_replica(&S, r0)->drain_ms = gp_mono_ms() - 1;
 	tick_and_plan();
 	assert_int_equal(r0->state, GPOOL__JOB_STATE__COMPLETING);
 	exits(r0, SIGTERM);
 	assert_true(runs(r0->id, "serve2"));
-	assert_false(r0->svc_stale);
+	assert_false(service_replica(&S, r0)->stale);
 	tick_and_plan();
 	assert_int_equal(r0->state, GPOOL__JOB_STATE__RUNNING);
-	assert_int_equal(r0->svc_drain_ms, 0);
+	assert_int_equal(service_replica(&S, r0)->drain_ms, 0);
 	started(r0);
 
 	/* r1 drains next, and exits on its own before its drain is over */
@@ -372,8 +372,8 @@ static void update_drains_then_replaces(void **state)
 	assert_true(runs(r1->id, "serve"));
 	exits(r1, 1 << 8);
 	assert_int_equal(r1->state, GPOOL__JOB_STATE__PENDING);
-	assert_int_equal(r1->svc_drain_ms, 0);
-	assert_false(r1->svc_stale);
+	assert_int_equal(service_replica(&S, r1)->drain_ms, 0);
+	assert_false(service_replica(&S, r1)->stale);
 	assert_true(runs(r1->id, "serve2"));
 }
 
@@ -404,7 +404,7 @@ static void scale_down_drains(void **state)
 	assert_int_equal(service_scale(&S, svc, 1, text, sizeof(text)), 0);
 	tick_and_plan();
 	assert_true(draining(svc, 1, &ready));
-	r1->svc_drain_ms = gp_mono_ms() - 1;
+	service_replica(&S, r1)->drain_ms = gp_mono_ms() - 1;
 	tick_and_plan();
 	assert_int_equal(r1->state, GPOOL__JOB_STATE__COMPLETING);
 	exits(r1, SIGTERM);
@@ -449,7 +449,7 @@ static void drain_waits_for_gateways(void **state)
 	/* service_drain over; the gateway has r1 draining with a request still there, and has
 	 * said nothing of r2 since the drain began */
 	gateway_says(r1, true, 1);
-	r1->svc_drain_ms = r2->svc_drain_ms = gp_mono_ms() - 1;
+	service_replica(&S, r1)->drain_ms = service_replica(&S, r2)->drain_ms = gp_mono_ms() - 1;
 	tick_and_plan();
 	assert_int_equal(r1->state, GPOOL__JOB_STATE__RUNNING);
 	assert_int_equal(r2->state, GPOOL__JOB_STATE__RUNNING);
@@ -459,7 +459,7 @@ static void drain_waits_for_gateways(void **state)
 	assert_int_equal(r1->state, GPOOL__JOB_STATE__COMPLETING);
 	assert_int_equal(r2->state, GPOOL__JOB_STATE__RUNNING);
 	/* service_drain_max since r2's drain began: it stops, whatever the gateways say */
-	r2->svc_drain_from_ms = gp_mono_ms() - S.service_drain_max_ms - 1;
+	service_replica(&S, r2)->drain_from_ms = gp_mono_ms() - S.service_drain_max_ms - 1;
 	tick_and_plan();
 	assert_int_equal(r2->state, GPOOL__JOB_STATE__COMPLETING);
 	svcrep_destroy(&S.svcrep);
@@ -498,13 +498,13 @@ static void node_drain_drains_then_moves(void **state)
 	assert_int_equal(r0->state, GPOOL__JOB_STATE__RUNNING);
 	assert_true(draining(svc, 0, &ready));
 	/* the drain is over: it is stopped, and placed elsewhere at once */
-	r0->svc_drain_ms = gp_mono_ms() - 1;
+	service_replica(&S, r0)->drain_ms = gp_mono_ms() - 1;
 	tick_and_plan();
 	assert_int_equal(r0->state, GPOOL__JOB_STATE__COMPLETING);
 	exits(r0, SIGTERM);
 	assert_int_equal(r0->state, GPOOL__JOB_STATE__PENDING);
 	assert_int_equal(r0->not_before_ms, 0);
-	assert_int_equal(r0->quick_fails, 0);
+	assert_int_equal(service_replica(&S, r0)->quick_fails, 0);
 	assert_string_equal(r0->end_reason, "moved off a drained node");
 	tick_and_plan();
 	assert_int_equal(r0->state, GPOOL__JOB_STATE__RUNNING);
@@ -517,7 +517,7 @@ static void node_drain_drains_then_moves(void **state)
 	drain_node(at, true);
 	assert_true(draining(svc, 1, &ready));
 	drain_node(at, false);
-	r1->svc_drain_ms = gp_mono_ms() - 1;
+	service_replica(&S, r1)->drain_ms = gp_mono_ms() - 1;
 	tick_and_plan();
 	assert_int_equal(r1->state, GPOOL__JOB_STATE__RUNNING);
 	assert_int_equal(r1->tasks[0].node, at);
@@ -621,7 +621,7 @@ static void ready_only_when_port_own(void **state)
 	}
 	/* a restart starts unchecked */
 	exits(r, 1 << 8);
-	assert_int_equal(r->port_state, GPOOL__PORT_STATE__PORT_UNCHECKED);
+	assert_int_equal(service_replica(&S, r)->port_state, GPOOL__PORT_STATE__PORT_UNCHECKED);
 }
 
 /* Reports on replicas are a gateway's word: root and gateway_uid only; anyone else's are

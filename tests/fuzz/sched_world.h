@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include "tests/fuzz/fuzz.h"
+#include "scheduler/core.h"
+#include "scheduler/effects.h"
+#include "scheduler/service.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
 #include "common/log.h"
@@ -54,14 +57,13 @@ static void world_up(void)
 	FUZZ_CHECK(S.store != NULL);
 	store_set_node_namer(namer);
 	S.output = output_create(dir, 1 << 20, &err);
-	S.nodes = nodes_create();
-	S.jobs = jobs_create(1);
-	S.running = gp_u64map_create();
 	S.rdv = rdv_create();
 	S.net = net_create("inproc://fuzz-submit", NULL, 1 << 20, 0, &err);
 	S.metrics = metrics_create();
-	FUZZ_CHECK(S.cfg && S.output && S.nodes && S.jobs && S.running && S.rdv && S.net &&
-		   S.metrics);
+	FUZZ_CHECK(sched_core_init(&S, 1) == 0);
+	FUZZ_CHECK(S.cfg && S.output && S.rdv && S.net && S.metrics);
+	FUZZ_CHECK(sched_core_subscribe(&S) == 0);
+	S.dep_target = effects_dep_target;
 	S.agent_uid = AGENT_UID;
 	S.owner_name = fixture_owner_name;
 	FUZZ_CHECK(gp_uid_policy_init(&S.uids, "/nonexistent", 1, 0x7ffffffe, "", &err) == 0);
@@ -83,16 +85,11 @@ static void world_down(void)
 	metrics_destroy(&S.metrics);
 	store_destroy(&S.store);
 	output_destroy(&S.output);
-	jobs_destroy(&S.jobs);
-	nodes_destroy(&S.nodes);
-	gp_u64map_destroy(&S.running);
+	sched_core_release(&S);
 	rdv_destroy(&S.rdv);
 	gp_config_destroy(&S.cfg);
 	free(S.touched);
 	free(S.subs);
-	free(S.svc_ids);
-	S.svc_ids = NULL;
-	S.nsvc = S.capsvc = 0;
 	gp_rm_rf(dir);
 }
 
@@ -122,7 +119,7 @@ static void settle(int forget_new)
 		struct job *j = S.subs[i].job;
 		/* what check_spec let through is what the scheduler relies on */
 		/* a service runs nothing itself: its replicas are jobs of their own */
-		FUZZ_CHECK((j->ntasks >= 1 || j->svc) && j->cpus_per_task >= 1);
+		FUZZ_CHECK((j->ntasks >= 1 || service_is(&S, j)) && j->cpus_per_task >= 1);
 		FUZZ_CHECK(j->nodes_max == 0 || j->nodes_max >= j->nodes_min);
 		FUZZ_CHECK(j->nodes_min <= j->ntasks);
 		FUZZ_CHECK(j->user && j->name && j->out_pattern && j->err_pattern);
@@ -146,10 +143,10 @@ static void settle(int forget_new)
 			t->in_txn = false;
 			t->durable = true;
 			if (forget_new)
-				jobs_forget(S.jobs, t);
+				sched_forget(&S, t);
 		}
 		if (forget_new)
-			jobs_forget(S.jobs, j);
+			sched_forget(&S, j);
 	}
 
 	S.nsubs = 0;

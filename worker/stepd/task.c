@@ -227,7 +227,8 @@ static void task_start(struct step *s, struct task *t, const struct spawn_prep *
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, pr[2] = {-1, -1};
 	int pty[2] = {-1, -1}; /* gsub --pty's rank 0: master, slave (ptyserv.h) */
 	char why[320];
-	bool use_pty = s->launch->spec->pty && t->tp->rank == 0;
+	/* volatile: read again after vfork (the child shares this frame; -Wclobbered) */
+	volatile bool use_pty = s->launch->spec->pty && t->tp->rank == 0;
 	if (use_pty &&
 	    gp_pty_open(s->account.uid, s->account.gid, &pty[0], &pty[1], why, sizeof(why)) < 0)
 		goto fail;

@@ -1,0 +1,52 @@
+/* core.c: making and unmaking gschedd's state core (core.h). */
+#include "scheduler/core.h"
+
+#include "common/u64map.h"
+#include "scheduler/events.h"
+#include "scheduler/jobs.h"
+#include "scheduler/metrics.h"
+#include "scheduler/nodes.h"
+#include "scheduler/orders.h"
+#include "scheduler/output.h"
+#include "scheduler/rdv.h"
+#include "scheduler/service.h"
+
+int sched_core_init(struct gsched *s, uint64_t next_id)
+{
+	if (!(s->jobs = jobs_create(next_id)) || !(s->nodes = nodes_create()) ||
+	    !(s->running = gp_u64map_create()) || !(s->orders = orders_create()) ||
+	    !(s->events = sched_events_create())) {
+		sched_core_release(s);
+		return -1;
+	}
+	return 0;
+}
+
+void sched_core_release(struct gsched *s)
+{
+	jobs_destroy(&s->jobs);
+	nodes_destroy(&s->nodes);
+	gp_u64map_destroy(&s->running);
+	orders_destroy(&s->orders);
+	sched_events_destroy(&s->events);
+	services_destroy(&s->services);
+}
+
+void sched_forget(struct gsched *s, struct job *j)
+{
+	sched_publish_job(s, SEV_JOB_FORGOTTEN, j);
+	jobs_forget(s->jobs, j);
+}
+
+int sched_core_subscribe(struct gsched *s)
+{
+	if (s->rdv && rdv_subscribe(s) < 0)
+		return -1;
+	if (service_subscribe(s) < 0)
+		return -1;
+	if (s->metrics && metrics_subscribe(s) < 0)
+		return -1;
+	if (s->output && output_subscribe(s) < 0)
+		return -1;
+	return 0;
+}
