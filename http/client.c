@@ -110,8 +110,10 @@ void gh_client_destroy(gh_client_t **pc)
 	client_free(c);
 }
 
-/* Around each callback: enter before; left after says whether the owner destroyed c there
- * (then it is freed, unless a callback further out still runs, and must not be touched). */
+/* Around each callback, and around each way in (the loop's events, the owner's calls that
+ * may call back): enter before; left after says whether the owner destroyed c meanwhile (then
+ * nothing but returning is left to do). Only the way in frees it (release), once the outermost
+ * has returned. */
 static void enter(gh_client_t *c)
 {
 	c->depth++;
@@ -120,11 +122,13 @@ static void enter(gh_client_t *c)
 static bool left(gh_client_t *c)
 {
 	c->depth--;
-	if (!c->dead)
-		return false;
-	if (!c->depth)
+	return c->dead;
+}
+
+static void release(gh_client_t *c)
+{
+	if (left(c) && !c->depth)
 		client_free(c);
-	return true;
 }
 
 /* The connection ended: closed, and the owner told. */
@@ -281,7 +285,9 @@ int gh_client_send(gh_client_t *c, const struct gh_buf *req, bool head, bool don
 	c->resp.skip_body = head;
 	if (!c->connecting)
 		arm(c, c->lim.answer_ms);
+	enter(c);
 	write_req(c);
+	release(c);
 	return 0;
 }
 
@@ -291,7 +297,9 @@ void gh_client_more(gh_client_t *c, bool done)
 		return;
 	if (done)
 		c->req_done = true;
+	enter(c);
 	write_req(c);
+	release(c);
 }
 
 static void connected(gh_client_t *c)
@@ -315,10 +323,12 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	gh_client_t *c = arg;
+	enter(c);
 	if (c->connecting)
 		connected(c);
 	else
 		write_req(c);
+	release(c);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -326,12 +336,14 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	gh_client_t *c = arg;
+	enter(c);
 	if (c->connecting)
 		fail(c, false, true, "connect timed out", NULL);
 	else if (c->busy)
 		fail(c, true, true, "timed out", NULL);
 	else
 		fail(c, false, true, "idle too long", NULL);
+	release(c);
 }
 
 void gh_client_pause(gh_client_t *c)
@@ -488,10 +500,9 @@ static void parse(gh_client_t *c, bool eof)
 	}
 }
 
-static void on_read(evutil_socket_t fd, short what, void *arg)
+/* The socket is readable (or the bytes held while paused are to be parsed). */
+static void readable(gh_client_t *c)
 {
-	(void)what;
-	gh_client_t *c = arg;
 	if (c->connecting) {
 		connected(c);
 		return;
@@ -501,7 +512,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		fail(c, false, false, "closed while idle", NULL);
 		return;
 	}
-	ssize_t n = gh_buf_read(&c->in, fd, READ_SIZE);
+	ssize_t n = gh_buf_read(&c->in, c->fd, READ_SIZE);
 	if (n < 0 && errno != EAGAIN && errno != EINTR) {
 		fail(c, c->sent > 0, false, "connection reset", strerror(errno));
 		return;
@@ -511,9 +522,20 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	/* else: the bytes held while the owner's side was full (gh_client_resume) */
 	if (n > 0)
 		arm(c, c->lim.answer_ms);
-	enter(c);
 	parse(c, n == 0);
-	if (!c->dead && c->busy && c->ops.flush)
-		c->ops.flush(c, c->arg);
+	if (c->dead || !c->busy || !c->ops.flush)
+		return;
+	enter(c);
+	c->ops.flush(c, c->arg);
 	left(c);
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	gh_client_t *c = arg;
+	enter(c);
+	readable(c);
+	release(c);
 }
