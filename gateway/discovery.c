@@ -28,7 +28,8 @@ struct disco {
 };
 
 /* addr as a numeric address, resolved here when it is a name: the event loop's connections
- * never ask DNS (evhttp would, blocking the loop, with no DNS base). -1: unresolvable. */
+ * never ask DNS (http/client.c takes numeric addresses only: a lookup would block the loop).
+ * -1: unresolvable. */
 static int numeric(const char *addr, char *out, size_t n)
 {
 	struct addrinfo hint = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;

@@ -1,8 +1,5 @@
 /* pool.c: the services ggated knows and their replicas (see gateway.h). */
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/bufferevent_struct.h>
-#include <event2/http.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,29 +20,13 @@ int64_t gw_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void free_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	evhttp_connection_free(arg);
-}
-
-/* libevent touches a connection after the callback of its request returns: one freed from
- * there is freed on the next loop pass. */
-static void conn_free_later(struct gw_ctx *c, struct evhttp_connection *e)
-{
-	struct timeval zero = {0, 0};
-	if (event_base_once(c->base, -1, EV_TIMEOUT, free_cb, e, &zero) < 0)
-		gp_warn("cannot free a connection later: leaked");
-}
-
 static void replica_free(struct gw_replica *r)
 {
 	while (r->nconns)
 		gw_conn_close(r->conns[0]);
 	free(r->conns);
-	if (r->hc)
-		conn_free_later(r->svc->ctx, r->hc);
+	gh_client_destroy(&r->hc);
+	gh_buf_free(&r->hc_req);
 	free(r);
 }
 
@@ -56,10 +37,7 @@ void gw_replica_maybe_free(struct gw_replica *r)
 	/* idle: its connections go at once; the entry stays GW_LINGER_MS in the reports */
 	while (r->nconns)
 		gw_conn_close(r->conns[0]);
-	if (r->hc) {
-		conn_free_later(r->svc->ctx, r->hc);
-		r->hc = NULL;
-	}
+	gh_client_destroy(&r->hc);
 	if (gw_now_ms() - r->removed_ms < GW_LINGER_MS)
 		return;
 	struct gw_service *s = r->svc;
@@ -272,19 +250,6 @@ struct gw_replica *gw_pick(struct gw_service *svc, struct gw_replica *const *avo
 	return rb;
 }
 
-/* a connection for the active health checks (evhttp's client) */
-static struct evhttp_connection *hc_new(struct gw_replica *r)
-{
-	struct gw_ctx *c = r->svc->ctx;
-	struct evhttp_connection *e = evhttp_connection_base_new(c->base, NULL, r->addr, r->port);
-	if (!e)
-		return NULL;
-	struct timeval tv = {c->connect_timeout_ms / 1000, (c->connect_timeout_ms % 1000) * 1000};
-	evhttp_connection_set_timeout_tv(e, &tv);
-	evhttp_connection_set_retries(e, 0);
-	return e;
-}
-
 /* r is out: the requests in flight on it are retried elsewhere or failed, its connections
  * closed (an unreachable host would hold them until their timeout). */
 static void eject(struct gw_replica *r, const char *why, bool abandon)
@@ -331,18 +296,14 @@ void gw_replica_ok(struct gw_replica *r)
 	}
 }
 
-/* ---- active health checks ---- */
+/* ---- active health checks: GET <health path> on a keep-alive connection of their own ---- */
 
-static void health_done(struct evhttp_request *req, void *arg)
+/* the check's answer: code (0: none) */
+static void health_done(struct gw_replica *r, int code)
 {
-	struct gw_replica *r = arg;
 	r->hc_busy = false;
-	int code = req ? evhttp_request_get_response_code(req) : 0;
 	if (r->removed) {
-		if (r->hc) {
-			conn_free_later(r->svc->ctx, r->hc);
-			r->hc = NULL;
-		}
+		gh_client_destroy(&r->hc);
 		gw_replica_maybe_free(r);
 		return;
 	}
@@ -359,27 +320,89 @@ static void health_done(struct evhttp_request *req, void *arg)
 	snprintf(why, sizeof(why), code ? "health check answered %d" : "health check failed", code);
 	r->fails++;
 	eject(r, why, code == 0); /* unreachable: what is in flight there is lost */
-	/* a timed-out check's connection may be stuck on an unreachable host: a fresh one */
-	if (!code && r->hc) {
-		conn_free_later(r->svc->ctx, r->hc);
-		r->hc = NULL;
+}
+
+static void hc_head(gh_client_t *cl, void *arg)
+{
+	struct gw_replica *r = arg;
+	r->hc_code = gh_client_answer(cl)->p.status_code; /* its body is dropped */
+}
+
+static void hc_done(gh_client_t *cl, void *arg, bool keep)
+{
+	(void)cl;
+	struct gw_replica *r = arg;
+	if (!keep)
+		gh_client_destroy(&r->hc);
+	health_done(r, r->hc_code);
+}
+
+static void hc_error(gh_client_t *cl, void *arg, const struct gh_client_error *e)
+{
+	(void)cl;
+	struct gw_replica *r = arg;
+	/* a fresh connection for the next check (a timed-out one may be stuck on an
+	 * unreachable host) */
+	gh_client_destroy(&r->hc);
+	if (e->request) {
+		gp_debug("replica %s: health check: %s%s%s", r->label, e->why,
+			 e->detail[0] ? ": " : "", e->detail);
+		health_done(r, 0);
+	} else if (r->removed) {
+		gw_replica_maybe_free(r);
 	}
+}
+
+static const struct gh_client_ops hc_ops = {
+    .head = hc_head,
+    .done = hc_done,
+    .error = hc_error,
+};
+
+/* A request target that can go into a request line as it is: no spaces or controls. */
+static bool plain_target(const char *t)
+{
+	for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+		if (*p <= ' ' || *p == 0x7f)
+			return false;
+	return t[0] == '/';
 }
 
 static void health_check(struct gw_replica *r)
 {
 	if (r->hc_busy || r->removed)
 		return;
-	if (!r->hc && !(r->hc = hc_new(r)))
+	struct gw_ctx *c = r->svc->ctx;
+	if (!plain_target(r->svc->health_path)) {
+		if (!r->fails) /* once, not every period */
+			gp_warn("service %s: health path '%s' is not a plain request target",
+				r->svc->name, r->svc->health_path);
+		health_done(r, 0);
 		return;
-	struct evhttp_request *req = evhttp_request_new(health_done, r);
-	if (!req)
+	}
+	if (!r->hc) {
+		/* the check's whole time, connect and answer alike, is connect_timeout_ms */
+		struct gh_client_limits lim = {.connect_ms = c->connect_timeout_ms,
+					       .answer_ms = c->connect_timeout_ms};
+		r->hc = gh_client_create(c->base, r->addr, r->port, &lim, &hc_ops, r);
+		if (!r->hc) {
+			gp_debug("replica %s: health check: cannot connect: %s", r->label,
+				 strerror(errno));
+			health_done(r, 0);
+			return;
+		}
+	}
+	gh_buf_clear(&r->hc_req);
+	if (gh_buf_printf(&r->hc_req,
+			  "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: ggated-health\r\n\r\n",
+			  r->svc->health_path, r->label) < 0)
 		return;
-	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-	evhttp_add_header(h, "Host", r->label);
-	evhttp_add_header(h, "User-Agent", "ggated-health");
-	if (evhttp_make_request(r->hc, req, EVHTTP_REQ_GET, r->svc->health_path) == 0)
-		r->hc_busy = true;
+	r->hc_code = 0;
+	r->hc_busy = true;
+	if (gh_client_send(r->hc, &r->hc_req, false, true) < 0) {
+		gh_client_destroy(&r->hc);
+		health_done(r, 0);
+	}
 }
 
 void gw_health_tick(evutil_socket_t fd, short what, void *arg)

@@ -1,16 +1,16 @@
 /* pool.h: services and their replicas: the set learnt from gschedd, choice of a replica
- * (power of two choices on outstanding requests), active health checks (evhttp's client),
+ * (power of two choices on outstanding requests), active health checks (http/client.h),
  * passive ejection, graceful removal (pool.c). */
 #ifndef GPOOL_GATEWAY_POOL_H
 #define GPOOL_GATEWAY_POOL_H
 
 #include <event2/event.h>
-#include <event2/http.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "gateway/metrics.h"
 #include "gateway/snap.h"
+#include "http/client.h"
 
 /* a removed replica is reported to gschedd (draining, outstanding 0) this long after its last
  * request ended, so that gschedd learns its drain is over (svcreport.h's freshness is 10 s) */
@@ -37,7 +37,9 @@ struct gw_replica {
 	struct gw_conn **conns; /* each allocated alone: a request keeps a pointer to its own */
 	uint32_t nconns, capconns;
 	/* active health check */
-	struct evhttp_connection *hc;
+	gh_client_t *hc;
+	struct gh_buf hc_req; /* the check's request */
+	int hc_code;	      /* its answer's status so far */
 	bool hc_busy;
 	struct gw_stats st;
 };

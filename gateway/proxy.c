@@ -125,29 +125,32 @@ void gw_proxy_drained(struct gw_fwd *f)
 
 void gw_proxy_head(struct gw_fwd *f)
 {
-	struct gh_msg *m = &f->conn->resp;
+	gh_client_t *up = f->conn->cl;
+	const struct gh_msg *m = gh_client_answer(up);
 	gh_conn_t *cl = f->client;
 	f->answered = true;
 	if (!cl) {
-		m->out = NULL;
+		gh_client_body_to(up, NULL, GH_FRAME_NONE);
 		return;
 	}
 	int code = m->p.status_code;
 	bool bodiless = f->head || code == 204 || code == 304 || (code >= 100 && code < 200);
 	bool keep = f->client_keep;
+	enum gh_frame frame;
 	if (bodiless)
-		m->out_frame = f->head && m->has_length ? GH_FRAME_LENGTH : GH_FRAME_NONE;
+		frame = f->head && m->has_length ? GH_FRAME_LENGTH : GH_FRAME_NONE;
 	else if (m->in == GH_FRAME_LENGTH)
-		m->out_frame = GH_FRAME_LENGTH;
+		frame = GH_FRAME_LENGTH;
 	else if (f->client_minor >= 1)
-		m->out_frame = GH_FRAME_CHUNKED; /* a chunked or to-the-close body, chunked */
+		frame = GH_FRAME_CHUNKED; /* a chunked or to-the-close body, chunked */
 	else {
-		m->out_frame = GH_FRAME_EOF; /* an HTTP/1.0 client: to the close */
+		frame = GH_FRAME_EOF; /* an HTTP/1.0 client: to the close */
 		keep = false;
 	}
 	f->client_keep = keep;
 	gh_conn_started(cl);
 	struct gh_buf *o = gh_conn_out(cl);
+	gh_client_body_to(up, o, frame); /* the body follows the head written here */
 	const char *reason = gh_buf_size(&m->target) ? gh_buf_data(&m->target) : gh_reason(code);
 	int rlen = gh_buf_size(&m->target) ? (int)gh_buf_size(&m->target) : (int)strlen(reason);
 	if (gh_buf_printf(o, "HTTP/1.1 %d %.*s\r\n", code, rlen, reason) < 0 ||
@@ -162,10 +165,9 @@ void gw_proxy_head(struct gw_fwd *f)
 					      : 2) < 0) {
 		f->client = NULL;
 		gh_conn_abort(cl);
-		m->out = NULL;
+		gh_client_body_to(up, NULL, GH_FRAME_NONE);
 		return;
 	}
-	m->out = o;
 }
 
 void gw_proxy_done(struct gw_fwd *f)
@@ -223,7 +225,7 @@ void gw_proxy_client_gone(struct gw_fwd *f)
 	f->client = NULL;
 	if (f->answered) {
 		if (f->conn)
-			f->conn->resp.out = NULL;
+			gh_client_body_to(f->conn->cl, NULL, GH_FRAME_NONE);
 		return; /* the answer is read to its end and dropped */
 	}
 	if (f->req_done)

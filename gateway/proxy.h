@@ -42,7 +42,8 @@ struct gw_fwd {
 int gw_proxy_start(struct gw_ctx *c, gh_conn_t *cl, struct gw_service *svc, const char *target);
 /* More of the request's body is in f->out; done: all of it. */
 void gw_proxy_more(struct gw_fwd *f, bool done);
-/* The answer's head is in conn->resp (state GH_MSG_BODY): its head to the client. */
+/* The answer's head is whole (gh_client_answer of f->conn->cl): its head to the client, its
+ * body after it. */
 void gw_proxy_head(struct gw_fwd *f);
 /* The answer is whole (its connection is free again, or closed after). */
 void gw_proxy_done(struct gw_fwd *f);

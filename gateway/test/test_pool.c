@@ -1,7 +1,9 @@
 /* test_pool: ggated's replica set as the scheduler's answers change it (snap.c, pool.c): the
  * set is kept through a gschedd restart, whose first answers list every replica as running
  * with its port and node not known yet, and a replica goes only when the scheduler says that
- * it ended. No event loop runs: nothing is sent anywhere. */
+ * it ended. Active health checks (pool.c on http/client.c) go to a real server on loopback
+ * (http/server.c): admitted, kept on one connection, ejected by a 503, re-admitted, failed once
+ * the replica is gone. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "gateway/gateway.h"
 #include "gateway/proxy.h"
@@ -391,6 +397,99 @@ static void name_belongs_to_one_owner(void **state)
 	ctx_free(c);
 }
 
+/* ---- active health checks over loopback (http/client.c against http/server.c) ---- */
+
+static int hc_status = 200; /* what the replica answers its health path */
+static int hc_heads;
+
+static void hc_replica_head(gh_conn_t *conn, void *arg)
+{
+	(void)arg;
+	hc_heads++;
+	struct gh_msg *m = gh_conn_request(conn);
+	bool health =
+	    gh_buf_size(&m->target) == 7 && memcmp(gh_buf_data(&m->target), "/health", 7) == 0;
+	size_t ua_len = 0;
+	const char *ua = gh_msg_header(m, "User-Agent", &ua_len);
+	assert_true(ua && ua_len == 13 && memcmp(ua, "ggated-health", 13) == 0);
+	gh_conn_answer_text(conn, health ? hc_status : 404, "checked");
+}
+
+/* run c's loop until r's check is answered */
+static void check_answered(struct gw_ctx *c, struct gw_replica *r)
+{
+	for (int i = 0; i < 2000 && r->hc_busy; i++) {
+		event_base_loop(c->base, EVLOOP_NONBLOCK);
+		usleep(1000);
+	}
+	assert_false(r->hc_busy);
+}
+
+/* A replica with a health path is admitted by its first passed check; the checks go on one
+ * kept-alive connection; a 503 ejects it, a 200 admits it again; once the replica is gone
+ * (its listener and connections closed) the idle connection's close is noticed and the next
+ * check fails. */
+static void health_checks_over_loopback(void **state)
+{
+	(void)state;
+	struct gw_ctx *c = ctx_new();
+	static const struct gh_handler h = {.head = hc_replica_head};
+	struct gh_limits lim = {.max_head = 4096, .client_timeout_ms = 10000};
+	gh_server_t *srv = gh_server_create(c->base, &h, &lim);
+	assert_non_null(srv);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	assert_int_equal(gh_server_listen_fd(srv, fd, NULL), 0);
+	struct world w;
+	world_init(&w, "/health");
+	replica(&w, 0, 0, GPOOL__JOB_STATE__RUNNING, ntohs(a.sin_port), true);
+	hc_status = 200;
+	hc_heads = 0;
+	apply(c, &w); /* its first check, at once */
+	struct gw_replica *r = known(c, 100);
+	assert_true(r->hc_busy);
+	assert_int_equal(usable(c), 0);
+	check_answered(c, r);
+	assert_int_equal(usable(c), 1);
+	for (int i = 0; i < 3; i++) {
+		gw_health_tick(-1, 0, c);
+		check_answered(c, r);
+		assert_true(r->healthy);
+	}
+	assert_int_equal(hc_heads, 4);
+	assert_int_equal(gh_server_conns(srv), 1); /* one connection for every check */
+	hc_status = 503;
+	gw_health_tick(-1, 0, c);
+	check_answered(c, r);
+	assert_false(r->healthy);
+	assert_int_equal(r->fails, 1);
+	assert_null(gw_pick(svc(c), NULL, 0));
+	hc_status = 200;
+	gw_health_tick(-1, 0, c);
+	check_answered(c, r);
+	assert_true(r->healthy);
+	assert_int_equal(r->fails, 0);
+	assert_int_equal(gh_server_conns(srv), 1);
+	/* the replica goes away: its close of the idle connection is noticed */
+	gh_server_destroy(&srv);
+	for (int i = 0; i < 2000 && r->hc; i++) {
+		event_base_loop(c->base, EVLOOP_NONBLOCK);
+		usleep(1000);
+	}
+	assert_null(r->hc);
+	gw_health_tick(-1, 0, c);
+	check_answered(c, r);
+	assert_false(r->healthy);
+	assert_int_equal(r->fails, 1);
+	Gpool__ServiceQuery q = GPOOL__SERVICE_QUERY__INIT;
+	gw_report_free(gw_report_take(c, &q));
+	ctx_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -402,6 +501,7 @@ int main(void)
 	    cmocka_unit_test(unreachable_address_not_added),
 	    cmocka_unit_test(squatted_replica_removed),
 	    cmocka_unit_test(name_belongs_to_one_owner),
+	    cmocka_unit_test(health_checks_over_loopback),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
