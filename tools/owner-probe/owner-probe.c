@@ -3,11 +3,9 @@
  * gworkerd does not). Prints the processes NVML or ROCm SMI list on a card, logind's idle
  * hint, and the CPU ticks of processes outside gpool.
  *
- *   cc -D_GNU_SOURCE -I. tools/owner-probe/owner-probe.c worker/node/owner_sources.c common/error.c \
- *      -ldl -o owner-probe
- *   owner-probe nvidia 00000000:19:00.0      (the PCI bus id as nvidia-smi prints it)
- *   owner-probe amd
- *   owner-probe logind | cpu */
+ *   cc -D_GNU_SOURCE -I. tools/owner-probe/owner-probe.c worker/node/owner_sources.c common/error.c
+ * \ -ldl -o owner-probe owner-probe nvidia 00000000:19:00.0      (the PCI bus id as nvidia-smi
+ * prints it) owner-probe amd owner-probe logind | cpu */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
