@@ -28,6 +28,7 @@ typedef struct {
 	int global_batch;
 	gt_optim_conf_t opt;
 	gk_dtype_t compute; /* f32, f16, bf16 */
+	gk_math_t math;	    /* GK_MATH_TF32: f32 products on the tensor cores (-p tf32) */
 	double loss_scale;  /* initial scale for f16/bf16 (dynamic) */
 	int scale_window;
 	double input_scale; /* 0: 1 / the training data's largest |value| */

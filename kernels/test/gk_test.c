@@ -1351,8 +1351,20 @@ int main(int argc, char **argv)
 	}
 	printf("gk-test: backend '%s' against the cpu reference, huge length %zu\n",
 	       gk_backend_name(b), huge_n);
+	/* GK_TEST_ONLY=a,b: only the tests whose names contain one of these words */
+	const char *only = getenv("GK_TEST_ONLY");
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
 		int before = failures, cbefore = checks;
+		if (only && *only) {
+			char buf[256], *save = NULL;
+			int hit = 0;
+			snprintf(buf, sizeof(buf), "%s", only);
+			for (char *w = strtok_r(buf, ",", &save); w && !hit;
+			     w = strtok_r(NULL, ",", &save))
+				hit = strstr(tests[i].name, w) != NULL;
+			if (!hit)
+				continue;
+		}
 		tests[i].fn();
 		printf("%-26s %6d checks  %s\n", tests[i].name, checks - cbefore,
 		       failures == before ? "ok" : "FAILED");
