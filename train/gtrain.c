@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/opt.h"
+#include "model/model.h"
 #include "train/trainer.h"
 
 typedef struct {
@@ -136,6 +137,15 @@ STR_OPT(set_resume, resume)
 STR_OPT(set_resume_cmd, resume_cmd)
 STR_OPT(set_model, model)
 STR_OPT(set_model_cmd, model_cmd)
+
+static int set_model_dtype(void *ctx, const char *a, gp_error_t *err)
+{
+	gm_dtype_t t;
+	if (gm_dtype_parse(a, &t) < 0)
+		return gp_errprintf(err, "gtrain: invalid model type '%s' (f32, f16, bf16)", a);
+	C(ctx)->model_dtype = (int)t;
+	return 0;
+}
 
 static int set_seed(void *ctx, const char *a, gp_error_t *err)
 {
@@ -310,6 +320,9 @@ static const struct gp_opt opts[] = {
     {"fresh", 0, no_argument, NULL, "ignore an existing --ckpt file", set_fresh, 0},
     {"model", 'o', required_argument, "FILE", "write the trained model here (rank 0)", set_model,
      0},
+    {"model-dtype", 0, required_argument, "f32|f16|bf16",
+     "the model file's storage type (f32); gserve serves f16/bf16 ones in that type on a card",
+     set_model_dtype, 0},
     {"model-cmd", 0, required_argument, "CMD", "run after writing the model ($GTRAIN_MODEL)",
      set_model_cmd, 0},
     {"stop-after", 0, required_argument, "STEP", "stop after this global step (tests)", set_stop,

@@ -732,6 +732,7 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 		if (c->model) {
 			gm_model_t *md = gm_model_create(c->sizes, c->nsizes, t.input_scale, err);
 			if (!md || gt_mlp_get_params(t.m, gm_model_params(md), err) < 0 ||
+			    gm_model_set_dtype(md, (gm_dtype_t)c->model_dtype, err) < 0 ||
 			    gm_model_write(c->model, md, err) < 0) {
 				gm_model_destroy(&md);
 				goto out;

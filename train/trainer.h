@@ -49,6 +49,7 @@ typedef struct {
 	const char *resume_cmd; /* sh -c before start, to fetch $GTRAIN_CKPT */
 	int fresh;		/* ignore an existing --ckpt file */
 	const char *model;	/* model file at the end */
+	int model_dtype;	/* its storage type (gm_dtype_t: GM_F32, GM_F16, GM_BF16) */
 	const char *model_cmd;	/* sh -c after writing it ($GTRAIN_MODEL) */
 	long stop_after;	/* stop after this global step (tests: a run cut short); 0: no */
 	int throttle_rank;	/* -1: none; else this rank sleeps after forward, */
