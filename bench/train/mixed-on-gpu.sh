@@ -10,6 +10,9 @@
 #          against bench/train/torch_amp.py (autocast, AdamW fused=True, data on the card),
 #          each precision, on 784-4096-4096-10 at batch 512 and 4096 and 4096-8192-8192-4096-1000
 #          at batch 4096 (compute-bound), alternating the two, plus the bf16 product's peak
+#   serve  gserve's forward pass (model/test/test_infer.c) on cuda and cpu, f32 and the model
+#          stored bf16/f16, against the reference within stated bounds, batch 1 and 64 costs;
+#          PyTorch's inference of the same model beside
 #   compile the same with torch.compile, bf16 and f16 (slow to start: a stage of its own)
 # Logs go to $OUT. Usage: STAGES="..." bench/train/mixed-on-gpu.sh [ARCHS]
 set -u
@@ -21,7 +24,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${BUILD:-/tmp/mp-build}
 ARCHS=${1:-90}
-STAGES=${STAGES:-test acc bench}
+STAGES=${STAGES:-test serve acc bench}
 PY=${PY:-python3}
 log() { echo "=== $* ($(date +%T))"; }
 has() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -52,6 +55,18 @@ if has test; then
 		timeout 240 "$GK_TEST" cuda) >"$OUT/gk-test.log" 2>&1
 	echo "gk-test cuda rc=$?"
 	grep -E '^(FAIL|gk-test|  note)|checks' "$OUT/gk-test.log" | head -40
+fi
+
+if has serve; then
+	log serve
+	TI=$(find "$BUILD" -name test_model_infer -type f | head -1)
+	for b in cuda cpu; do
+		echo "## GS_TEST_BACKEND=$b" >>"$OUT/serve.log"
+		GS_TEST_BACKEND=$b timeout 60 "$TI" >>"$OUT/serve.log" 2>&1
+		echo "rc=$?" >>"$OUT/serve.log"
+	done
+	timeout 60 $PY "$HERE/torch_amp.py" --infer --layers 64,256,256,10 >>"$OUT/serve.log" 2>&1
+	cat "$OUT/serve.log"
 fi
 
 if has acc; then

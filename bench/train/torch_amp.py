@@ -31,6 +31,30 @@ def peak(n=8192, reps=50):
         n, n, n, 2.0 * n ** 3 * reps / el / 1e12, torch.cuda.get_device_name()), flush=True)
 
 
+def infer(layers):
+    """gserve's comparison: eval forward of the model in f32 and bf16 (weights cast), a batch of 1
+    and of 64, one synchronize a batch as gserve waits for each"""
+    sizes = [int(s) for s in layers.split(",")]
+    mods = []
+    for i in range(len(sizes) - 1):
+        mods.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i + 2 < len(sizes):
+            mods.append(nn.ReLU())
+    for dt in (torch.float32, torch.bfloat16, torch.float16):
+        model = nn.Sequential(*mods).to("cuda", dt).eval()
+        for n in (1, 64):
+            x = torch.rand(n, sizes[0], device="cuda", dtype=dt)
+            with torch.inference_mode():
+                for _ in range(20):
+                    model(x).float().softmax(-1).cpu()
+                t0 = time.time()
+                for _ in range(200):
+                    model(x).float().softmax(-1).cpu()
+                us = (time.time() - t0) / 200 * 1e6
+            print("torch: infer %s %s: a batch of %d rows %.1f us" % (layers, str(dt).split(".")[1], n, us),
+                  flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--layers", default="784,4096,4096,10")
@@ -40,9 +64,12 @@ def main():
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--peak", action="store_true")
+    ap.add_argument("--infer", action="store_true")
     a = ap.parse_args()
     if a.peak:
         return peak()
+    if a.infer:
+        return infer(a.layers)
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = a.prec == "tf32"
     torch.backends.cudnn.allow_tf32 = a.prec == "tf32"
