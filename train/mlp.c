@@ -360,9 +360,29 @@ int gt_mlp_forward_dev(gt_mlp_t *m, const float *x, const int32_t *y, size_t row
 	return forward(m, x, y, rows, IN_DEV, err);
 }
 
+int gt_mlp_stage_pinned(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, gp_error_t *err)
+{
+	if (rows > m->max_rows) {
+		errno = EINVAL;
+		return gp_errprintf(err, "batch of %zu rows, at most %zu", rows, m->max_rows);
+	}
+	float *in = m->typed ? m->x32 : m->act[0];
+	K(gk_copy_async(m->b, in, x, rows * (size_t)m->sizes[0] * sizeof(float), GK_H2D, m->s),
+	  "copy input");
+	K(gk_copy_async(m->b, m->labels, y, rows * sizeof(int32_t), GK_H2D, m->s), "copy labels");
+	return 0;
+}
+
 /* the loss kernel and both read-backs are queued, then one wait covers them and whatever
  * the caller queued before (on a card: one drain of the stream a step) */
 int gt_mlp_outputs(gt_mlp_t *m, float *loss, int32_t *pred, gp_error_t *err)
+{
+	if (gt_mlp_outputs_queue(m, loss != NULL, pred != NULL, err) < 0)
+		return -1;
+	return gt_mlp_outputs_read(m, loss, pred, err);
+}
+
+int gt_mlp_outputs_queue(gt_mlp_t *m, int loss, int pred, gp_error_t *err)
 {
 	size_t rows = m->rows, k = (size_t)m->sizes[m->nl];
 	if (!rows)
@@ -377,6 +397,14 @@ int gt_mlp_outputs(gt_mlp_t *m, float *loss, int32_t *pred, gp_error_t *err)
 		K(gk_copy_async(m->b, m->host_logits, m->logits, rows * k * sizeof(float), GK_D2H,
 				m->s),
 		  "copy logits");
+	return 0;
+}
+
+int gt_mlp_outputs_read(gt_mlp_t *m, float *loss, int32_t *pred, gp_error_t *err)
+{
+	size_t rows = m->rows, k = (size_t)m->sizes[m->nl];
+	if (!rows)
+		return 0;
 	K(gk_stream_sync(m->b, NULL), "sync");
 	K(gk_stream_sync(m->b, m->s), "sync");
 	if (loss)

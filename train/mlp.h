@@ -91,6 +91,14 @@ int gt_mlp_outputs(gt_mlp_t *m, float *loss, int32_t *pred, gp_error_t *err);
  * summing the ranks' gradients gives the global batch's mean, scaled. Zero rows gives a zero
  * gradient. */
 int gt_mlp_backward(gt_mlp_t *m, float scale, gt_grad_ready_f ready, void *arg, gp_error_t *err);
+/* gt_mlp_outputs in two halves: queue the loss kernel and the read-backs (LOSS, PRED: which),
+ * then wait and fill the host arrays; a graph captures the first half. */
+int gt_mlp_outputs_queue(gt_mlp_t *m, int loss, int pred, gp_error_t *err);
+int gt_mlp_outputs_read(gt_mlp_t *m, float *loss, int32_t *pred, gp_error_t *err);
+/* Queue the copy of ROWS rows from pinned host memory into the model's input buffers (the
+ * staging half of gt_mlp_forward_pinned). */
+int gt_mlp_stage_pinned(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows,
+			gp_error_t *err);
 /* Wait until the backend has finished the work queued so far (before sending gradients). */
 int gt_mlp_sync(gt_mlp_t *m, gp_error_t *err);
 

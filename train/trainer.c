@@ -344,6 +344,52 @@ static void shares_line(tr_t *t, const int *count, char *buf, size_t size)
 		o += (size_t)snprintf(buf + o, size - o, "%s%d", r ? "/" : "", count[r]);
 }
 
+/* One rank's step as a graph: the rows' copy (outside: new rows each step), then, captured
+ * once at the second step (the first makes the products' plans) and replayed after,
+ * forward, backward, the card-side scaler and AdamW, the loss and logits read-backs. A
+ * capture that fails leaves the step eager (said once). */
+static int graph_step(tr_t *t, gk_graph_t **g, const float *x, const int32_t *y, size_t rows,
+		      float scale, int capture)
+{
+	gk_stream_t *s = gt_mlp_stream(t->m);
+	if (gt_mlp_stage_pinned(t->m, x, y, rows, t->err) < 0)
+		return -1;
+	if (*g)
+		return gk_graph_launch(t->b, *g, s) < 0
+			   ? gp_errprintf(t->err, "graph: %s", gk_backend_error(t->b))
+			   : 0;
+	int capturing = capture && t->graph_ok && gk_graph_begin(t->b, s) == 0;
+	int rc = gt_mlp_forward_staged(t->m, rows, t->err) < 0 ||
+			 gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0 ||
+			 amp_queue_step(t) < 0 || gt_mlp_outputs_queue(t->m, 1, 1, t->err) < 0
+		     ? -1
+		     : 0;
+	if (!capturing)
+		return rc;
+	int ended = gk_graph_end(t->b, s, g); /* always: it ends the capture */
+	if (rc < 0 || ended < 0) {
+		gk_graph_destroy(t->b, g);
+		if (t->rank == 0 && !t->c->quiet)
+			fprintf(t->out,
+				"gtrain: the step cannot be captured as a graph (%s): eager\n",
+				rc < 0 ? t->err->text : gk_backend_error(t->b));
+		t->graph_ok = 0;
+		*g = NULL;
+		/* what the capture recorded never ran: run the step now */
+		return gt_mlp_forward_staged(t->m, rows, t->err) < 0 ||
+			       gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0 ||
+			       amp_queue_step(t) < 0 || gt_mlp_outputs_queue(t->m, 1, 1, t->err) < 0
+			   ? -1
+			   : 0;
+	}
+	if (t->rank == 0 && !t->c->quiet)
+		fprintf(t->out,
+			"gtrain: one rank, fixed shapes: the step is replayed as one graph\n");
+	return gk_graph_launch(t->b, *g, s) < 0
+		   ? gp_errprintf(t->err, "graph: %s", gk_backend_error(t->b))
+		   : 0;
+}
+
 /* ---- the loop ---- */
 
 static int train_loop(tr_t *t, long start, gt_result_t *res)
@@ -378,6 +424,13 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 
 	tr_prof_t prof;
 	memset(&prof, 0, sizeof(prof));
+	/* CUDA Graphs / HIP graphs: one rank on a card with the scaler there (AdamW), nothing that
+	 * waits mid-step (profiling, a throttle); GTRAIN_NO_GRAPH=1 turns it off */
+	gk_graph_t *graph = NULL;
+	t->graph_ok = 1;
+	int graphable = n == 1 && t->amp && strcmp(gk_backend_name(t->b), "cpu") != 0 && !t->prof &&
+			c->throttle_rank != 0 &&
+			!(getenv("GTRAIN_NO_GRAPH") && *getenv("GTRAIN_NO_GRAPH"));
 	for (int i = 0; i < 2; i++)
 		if (gk_host_alloc(t->b, (size_t)B * dim * sizeof(float), (void **)&xs[i]) < 0 ||
 		    gk_host_alloc(t->b, (size_t)B * sizeof(int32_t), (void **)&ys[i]) < 0)
@@ -423,6 +476,27 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		double t0 = tr_now_ms();
 		/* with the scaler on the card, backward multiplies by its scale there */
 		float scale = (float)((t->amp ? 1.0 : t->sc.scale) / B);
+		double used_scale = t->sc.scale, t1, wait_ms = 0;
+		if (graphable) {
+			/* one rank, fixed shapes: the step after its rows' copy is one graph */
+			if (graph_step(t, &graph, x, y, rows, scale, s > start) < 0)
+				goto out;
+			if (pos + 1 < spe && s + 1 < total) {
+				gt_data_gather(&t->train, perm + (size_t)(pos + 1) * B + first,
+					       rows, t->input_scale, xs[cur ^ 1], ys[cur ^ 1]);
+				pre_s = s + 1, pre_first = first, pre_rows = rows;
+			}
+			if (gt_mlp_outputs_read(t->m, loss, pred, t->err) < 0)
+				goto out;
+			t1 = tr_now_ms();
+			if (amp_mirror(t) && !c->quiet)
+				fprintf(
+				    t->out,
+				    "gtrain: step %ld: gradient overflow (Inf/NaN) at loss scale "
+				    "%g: step skipped, scale now %g\n",
+				    s + 1, used_scale, t->sc.scale);
+			goto step_done;
+		}
 		prof_mark(t, &prof, -1);
 		/* x and y are pinned, and not written again before this step's wait */
 		if (gt_mlp_forward_pinned(t->m, x, y, rows, t->err) < 0)
@@ -451,13 +525,11 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		 * Inf/NaN check is queued now and read by the outputs' one wait. Several ranks
 		 * check the sum, after the allreduce (a second, short wait). */
 		const int check_early = n < 2;
-		double used_scale = t->sc.scale;
 		if (check_early && (t->amp ? amp_queue_step(t) : queue_check(t)) < 0)
 			goto out;
 		if (gt_mlp_outputs(t->m, loss, pred, t->err) < 0)
 			goto out;
-		double t1 = tr_now_ms();
-		double wait_ms;
+		t1 = tr_now_ms();
 		if (tr_finish_allreduce(t, &wait_ms) < 0)
 			goto out;
 		if (!check_early && ((t->amp ? amp_queue_step(t) : queue_check(t)) < 0 ||
@@ -484,6 +556,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 				s + 1, used_scale, t->sc.scale);
 		}
 		prof_mark(t, &prof, PH_OPT);
+	step_done:;
 		double lsum = 0, hits = 0;
 		for (size_t r = 0; r < rows; r++) {
 			lsum += loss[r];
@@ -625,6 +698,7 @@ out:
 		gk_host_free(t->b, xs[i]);
 		gk_host_free(t->b, ys[i]);
 	}
+	gk_graph_destroy(t->b, &graph);
 	gk_host_free(t->b, t->hflag);
 	gk_dev_free(t->b, t->dflag);
 	if (t->amp) {
