@@ -46,7 +46,7 @@ extern "C" int gk_gpu_amp_scale(void *ctx, gk_dtype_t t, void *buf, size_t n, co
 {
 	gpu_t *g = (gpu_t *)ctx;
 	k_amp_scale<<<gk_gpu_blocks(g, n, AMP_TPB), AMP_TPB, 0, GK_STREAM(s)>>>((int)t, buf, n,
-									      amp);
+										amp);
 	return gk_gpu_launched(g, "amp scale");
 }
 
@@ -73,7 +73,8 @@ __global__ void __launch_bounds__(AMP_TPB)
 
 template <int GT>
 static int adamw_amp_g(gpu_t *g, const gk_adamw_t *p, const gk_amp_t *amp, float *w, float *m,
-		       float *v, gk_dtype_t wt, void *wc, const void *grad, size_t n, gk_stream_t *s)
+		       float *v, gk_dtype_t wt, void *wc, const void *grad, size_t n,
+		       gk_stream_t *s)
 {
 	unsigned nb = gk_gpu_blocks(g, n, AMP_TPB);
 	gkStream_t st = GK_STREAM(s);
@@ -206,7 +207,8 @@ extern "C" int gk_gpu_graph_end(void *ctx, gk_stream_t *s, gk_graph_t **out)
 extern "C" int gk_gpu_graph_launch(void *ctx, gk_graph_t *gr, gk_stream_t *s)
 {
 	gpu_t *g = (gpu_t *)ctx;
-	return gk_gpu_check(g, GK_CUDA_OR_HIP(cudaGraphLaunch, hipGraphLaunch)(gr->exec, GK_STREAM(s)),
+	return gk_gpu_check(g,
+			    GK_CUDA_OR_HIP(cudaGraphLaunch, hipGraphLaunch)(gr->exec, GK_STREAM(s)),
 			    "graph launch");
 }
 

@@ -66,8 +66,8 @@ struct lt_api {
 	int (*pref_create)(lt_pref_t *);
 	int (*pref_set)(lt_pref_t, int, const void *, size_t);
 	int (*pref_destroy)(lt_pref_t);
-	int (*heuristic)(lt_handle_t, lt_desc_t, lt_layout_t, lt_layout_t, lt_layout_t,
-			 lt_layout_t, lt_pref_t, int, lt_heur_t *, int *);
+	int (*heuristic)(lt_handle_t, lt_desc_t, lt_layout_t, lt_layout_t, lt_layout_t, lt_layout_t,
+			 lt_pref_t, int, lt_heur_t *, int *);
 	int (*matmul)(lt_handle_t, lt_desc_t, const void *, const void *, lt_layout_t, const void *,
 		      lt_layout_t, const void *, const void *, lt_layout_t, void *, lt_layout_t,
 		      const lt_algo_t *, void *, size_t, gkStream_t);
@@ -191,7 +191,7 @@ static int lt_make(lt_t *lt, const gk_gemm_t *p, int fuse, lt_plan_t *pl)
 {
 	int ab = lt_type(p->ab_t), ct = lt_type(p->c_t);
 	int compute = p->math == GK_MATH_TF32 && p->ab_t == GK_F32 ? LT_COMPUTE_32F_FAST_TF32
-								    : LT_COMPUTE_32F;
+								   : LT_COMPUTE_32F;
 	int ta = p->trans_a ? 1 : 0, tb = p->trans_b ? 1 : 0, epi = fuse ? lt_epi(p->epi) : 1;
 	lt_pref_t pref = NULL;
 	lt_heur_t h;
@@ -280,9 +280,9 @@ static int lt_gemm(gpu_t *g, lt_t *lt, const gk_gemm_t *p, gk_stream_t *s)
 	if (pl->fused &&
 	    lt->f.desc_set(pl->desc, LT_DESC_BIAS_POINTER, &p->bias, sizeof(p->bias)) != 0)
 		return gk_gpu_fail(g, EIO, "cublaslt: cannot set the bias pointer");
-	int rc = lt->f.matmul(lt->h, pl->desc, &p->alpha, p->a, pl->la, p->b, pl->lb, &p->beta,
-			      p->c, pl->lc, p->c, pl->lc, &pl->algo, lt->ws, LT_WORKSPACE,
-			      GK_STREAM(s));
+	int rc =
+	    lt->f.matmul(lt->h, pl->desc, &p->alpha, p->a, pl->la, p->b, pl->lb, &p->beta, p->c,
+			 pl->lc, p->c, pl->lc, &pl->algo, lt->ws, LT_WORKSPACE, GK_STREAM(s));
 	if (rc != 0)
 		return gk_gpu_fail(g, EIO, "cublaslt: matmul failed with status %d", rc);
 	return pl->fused ? 0 : gk_gpu_epilogue(g, p, s);
@@ -292,10 +292,10 @@ static int lt_gemm(gpu_t *g, lt_t *lt, const gk_gemm_t *p, gk_stream_t *s)
 typedef int (*gemm_ex_f)(void *, int, int, int, int, int, const void *, const void *, int, int,
 			 const void *, int, int, const void *, void *, int, int, int, int);
 static const char *sym_gemm_ex = "cublasGemmEx";
-#define EX_TYPE(t)     lt_type(t)
-#define EX_COMPUTE(p)  ((p)->math == GK_MATH_TF32 ? LT_COMPUTE_32F_FAST_TF32 : LT_COMPUTE_32F)
-#define EX_ALGO	       (-1)
-#define EX_OP(t)       ((t) ? 1 : 0)
+#define EX_TYPE(t)    lt_type(t)
+#define EX_COMPUTE(p) ((p)->math == GK_MATH_TF32 ? LT_COMPUTE_32F_FAST_TF32 : LT_COMPUTE_32F)
+#define EX_ALGO	      (-1)
+#define EX_OP(t)      ((t) ? 1 : 0)
 #else
 /* rocblas_gemm_ex (rocblas.h, ROCm 5): datatypes f16_r 150, f32_r 151, bf16_r 168; operation
  * none 111, transpose 112; algo standard 0, solution index 0, flags 0 */
@@ -332,8 +332,7 @@ extern "C" int gk_gpu_gemm(void *ctx, const gk_gemm_t *p, gk_stream_t *s)
 		return lt_gemm(g, lt, p, s);
 #endif
 	if (gk_gpu_blas_load(g) < 0)
-		return gk_gpu_fail(g, ENOTSUP, "gemm: %s inputs need " GK_API
-					       " blas (not found)",
+		return gk_gpu_fail(g, ENOTSUP, "gemm: %s inputs need " GK_API " blas (not found)",
 				   gk_dtype_name(p->ab_t));
 	gemm_ex_f ex = (gemm_ex_f)dlsym(g->blas_dl, sym_gemm_ex);
 	if (!ex)
