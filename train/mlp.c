@@ -303,6 +303,11 @@ static int forward(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, i
 	return gt_mlp_forward_staged(m, rows, err);
 }
 
+void gt_mlp_set_rows(gt_mlp_t *m, size_t rows)
+{
+	m->rows = rows;
+}
+
 int gt_mlp_forward_staged(gt_mlp_t *m, size_t rows, gp_error_t *err)
 {
 	m->rows = rows;

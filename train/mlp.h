@@ -82,6 +82,9 @@ int gt_mlp_forward_dev(gt_mlp_t *m, const float *x, const int32_t *y, size_t row
  * can capture the second (fixed pointers) and the first change every step. */
 int gt_mlp_stage_dev(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, gp_error_t *err);
 int gt_mlp_forward_staged(gt_mlp_t *m, size_t rows, gp_error_t *err);
+/* A graph replayed a step of ROWS rows (captured with gt_mlp_forward_staged): what
+ * gt_mlp_outputs_read then reads (another forward, an evaluation, may have run between). */
+void gt_mlp_set_rows(gt_mlp_t *m, size_t rows);
 /* After forward: per-row loss into loss[rows] and predicted classes into pred[rows] (host;
  * either may be NULL). Waits once for all the work queued on the backend so far (so a
  * caller may queue its own read-backs before and have them covered by the same wait). */

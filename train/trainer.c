@@ -354,10 +354,12 @@ static int graph_step(tr_t *t, gk_graph_t **g, const float *x, const int32_t *y,
 	gk_stream_t *s = gt_mlp_stream(t->m);
 	if (gt_mlp_stage_pinned(t->m, x, y, rows, t->err) < 0)
 		return -1;
-	if (*g)
+	if (*g) {
+		gt_mlp_set_rows(t->m, rows);
 		return gk_graph_launch(t->b, *g, s) < 0
 			   ? gp_errprintf(t->err, "graph: %s", gk_backend_error(t->b))
 			   : 0;
+	}
 	int capturing = capture && t->graph_ok && gk_graph_begin(t->b, s) == 0;
 	int rc = gt_mlp_forward_staged(t->m, rows, t->err) < 0 ||
 			 gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0 ||
