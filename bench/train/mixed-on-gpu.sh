@@ -115,7 +115,7 @@ fi
 
 if has compile; then
 	log compile
-	PRECS=${PRECS:-bf16 f16} TORCH_ARGS="--compile" configs 2>&1 | grep "^torch" >>"$OUT/compile.log"
+	PRECS=${COMPILE_PRECS:-bf16 f16} TORCH_ARGS="--compile" configs 2>&1 | grep "^torch" >>"$OUT/compile.log"
 	cat "$OUT/compile.log"
 fi
 log done
