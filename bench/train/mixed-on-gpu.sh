@@ -90,8 +90,10 @@ fi
 bench_one() {
 	local layers=$2 batch=$3 steps=$4 p
 	for p in ${PRECS:-f32 tf32 bf16 f16}; do
-		timeout 120 "$BUILD/gt-step-bench" -b cuda -l "$layers" -B "$batch" -p "$p" -n "$steps" -w 10 2>&1
-		timeout 120 "$BUILD/gt-step-bench" -b cuda -l "$layers" -B "$batch" -p "$p" -n "$steps" -w 10 -g 2>&1
+		if [ -z "$TORCH_ARGS" ]; then
+			timeout 120 "$BUILD/gt-step-bench" -b cuda -l "$layers" -B "$batch" -p "$p" -n "$steps" -w 10 2>&1
+			timeout 120 "$BUILD/gt-step-bench" -b cuda -l "$layers" -B "$batch" -p "$p" -n "$steps" -w 10 -g 2>&1
+		fi
 		timeout 200 $PY "$HERE/torch_amp.py" --layers "$layers" --batch "$batch" --prec "$p" \
 			--steps "$steps" --warmup 10 $TORCH_ARGS 2>&1 | grep -v Warning
 	done
