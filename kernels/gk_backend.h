@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GK_ABI_VERSION	 3
+#define GK_ABI_VERSION	 4
 #define GK_ERRLEN	 256
 #define GK_PLUGIN_SYMBOL "gk_plugin_ops"
 
@@ -93,6 +93,19 @@ struct gk_ops {
 			 float alpha, gk_stream_t *s);
 	int (*softmax_xent)(void *ctx, const float *z, const int32_t *labels, size_t rows,
 			    size_t cols, float scale, float *loss, float *dz, gk_stream_t *s);
+	/* mixed precision (abi 4): validated as gpool/kernels.h says */
+	int (*gemm)(void *ctx, const gk_gemm_t *p, gk_stream_t *s);
+	int (*amp_scale)(void *ctx, gk_dtype_t t, void *buf, size_t n, const gk_amp_t *amp,
+			 gk_stream_t *s);
+	int (*adamw_amp)(void *ctx, const gk_adamw_t *p, const gk_amp_t *amp, float *w, float *m,
+			 float *v, gk_dtype_t wc_t, void *wc, gk_dtype_t gt, const void *grad,
+			 size_t n, gk_stream_t *s);
+	int (*amp_update)(void *ctx, gk_amp_t *amp, gk_stream_t *s);
+	/* graphs: NULL where the backend has none */
+	int (*graph_begin)(void *ctx, gk_stream_t *s);
+	int (*graph_end)(void *ctx, gk_stream_t *s, gk_graph_t **g);
+	int (*graph_launch)(void *ctx, gk_graph_t *g, gk_stream_t *s);
+	int (*graph_destroy)(void *ctx, gk_graph_t *g);
 };
 
 typedef const struct gk_ops *(*gk_plugin_f)(void);

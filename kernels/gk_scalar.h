@@ -20,6 +20,8 @@
 #define GK_HD static inline
 #endif
 
+#include "gpool/kernels.h"
+
 GK_HD uint32_t gk_f32_bits(float f)
 {
 	uint32_t u;
@@ -242,6 +244,28 @@ GK_HD float gk_softmax_xent_row(const float *z, int32_t label, size_t cols, floa
 		}
 	}
 	return ok ? logf(sum) - zl : nan;
+}
+
+/* The loss scaler's rule after a step (gk_amp_update): PyTorch GradScaler's, plus AdamW's
+ * step count and bias corrections for the next step (pow in double, as gk_adamw's host side). */
+GK_HD void gk_amp_step(gk_amp_t *a)
+{
+	if (a->found) {
+		a->skipped++;
+		a->good = 0;
+		if (a->dynamic && a->scale * 0.5f >= a->min)
+			a->scale = a->scale * 0.5f;
+	} else {
+		a->steps++;
+		if (a->dynamic && ++a->good >= a->window) {
+			a->good = 0;
+			if (a->scale * 2.0f <= a->max)
+				a->scale = a->scale * 2.0f;
+		}
+		a->bc1 = (float)(1.0 - pow((double)a->beta1, (double)(a->steps + 1)));
+		a->bc2 = (float)(1.0 - pow((double)a->beta2, (double)(a->steps + 1)));
+	}
+	a->found = 0;
 }
 
 #endif

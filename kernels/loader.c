@@ -12,6 +12,7 @@
 
 #include "kernels/gk_backend.h"
 #include "kernels/gk_loader.h"
+#include "kernels/gk_scalar.h"
 
 #ifndef GK_BUILD_DIR
 #define GK_BUILD_DIR ""
@@ -593,4 +594,130 @@ int gk_softmax_xent(gk_backend_t *b, const float *z, const int32_t *labels, size
 	CHECK(z && labels, "softmax_xent: null pointer");
 	CHECK(loss || dz, "softmax_xent: neither loss nor gradient asked for");
 	return b->ops->softmax_xent(b->ctx, z, labels, rows, cols, scale, loss, dz, s);
+}
+
+/* ---- mixed precision (gpool/kernels.h) ---- */
+
+int gk_gemm(gk_backend_t *b, const gk_gemm_t *p, gk_stream_t *s)
+{
+	if (!b)
+		return errno = EINVAL, -1;
+	CHECK(p, "gemm: null parameters");
+	CHECK(float_grad(p->ab_t), "gemm: inputs must be f32, f16 or bf16");
+	CHECK(p->c_t == GK_F32 || p->c_t == p->ab_t, "gemm: output must be f32 or %s",
+	      gk_dtype_name(p->ab_t));
+	CHECK(p->epi >= GK_EPI_NONE && p->epi <= GK_EPI_DRELU, "gemm: invalid epilogue %d",
+	      (int)p->epi);
+	CHECK(p->math == GK_MATH_DEFAULT || p->math == GK_MATH_TF32, "gemm: invalid math mode %d",
+	      (int)p->math);
+	CHECK(p->m >= 0 && p->n >= 0 && p->k >= 0, "gemm: negative size");
+	int ra = p->trans_a ? p->k : p->m, rb = p->trans_b ? p->n : p->k;
+	CHECK(p->ldc >= (p->m > 1 ? p->m : 1), "gemm: ldc %d too small", p->ldc);
+	CHECK(p->lda >= (ra > 1 ? ra : 1), "gemm: lda %d too small", p->lda);
+	CHECK(p->ldb >= (rb > 1 ? rb : 1), "gemm: ldb %d too small", p->ldb);
+	if (!p->m || !p->n)
+		return 0;
+	CHECK(p->c && (p->k == 0 || (p->a && p->b)), "gemm: null pointer");
+	CHECK(!(p->epi == GK_EPI_BIAS || p->epi == GK_EPI_RELU_BIAS || p->epi == GK_EPI_BGRADB) ||
+		  p->bias,
+	      "gemm: the epilogue needs a bias pointer");
+	CHECK(p->epi != GK_EPI_DRELU || p->aux, "gemm: drelu needs the activation (aux)");
+	CHECK(p->epi != GK_EPI_BGRADB || p->k > 0, "gemm: bgradb with k = 0");
+	if (!b->ops->gemm)
+		return gk_fail(b, ENOTSUP, "gemm: not provided by backend '%s'", b->ops->name);
+	return b->ops->gemm(b->ctx, p, s);
+}
+
+int gk_amp_scale(gk_backend_t *b, gk_dtype_t t, void *buf, size_t n, const gk_amp_t *amp,
+		 gk_stream_t *s)
+{
+	if (!b)
+		return errno = EINVAL, -1;
+	CHECK(float_grad(t), "amp_scale: dtype must be f32, f16 or bf16");
+	CHECK(amp, "amp_scale: null state");
+	if (!n)
+		return 0;
+	CHECK(buf, "amp_scale: null pointer");
+	return b->ops->amp_scale(b->ctx, t, buf, n, amp, s);
+}
+
+int gk_adamw_amp(gk_backend_t *b, const gk_adamw_t *p, const gk_amp_t *amp, float *w, float *m,
+		 float *v, gk_dtype_t wc_t, void *wc, gk_dtype_t gt, const void *grad, size_t n,
+		 gk_stream_t *s)
+{
+	if (!b)
+		return errno = EINVAL, -1;
+	CHECK(p && amp, "adamw_amp: null parameters");
+	CHECK(float_grad(gt), "adamw_amp: grads must be f32, f16 or bf16");
+	CHECK(!wc || wc_t == GK_F16 || wc_t == GK_BF16, "adamw_amp: the copy must be f16 or bf16");
+	if (!n)
+		return 0;
+	CHECK(w && m && v && grad, "adamw_amp: null pointer");
+	return b->ops->adamw_amp(b->ctx, p, amp, w, m, v, wc_t, wc, gt, grad, n, s);
+}
+
+int gk_amp_update(gk_backend_t *b, gk_amp_t *amp, gk_stream_t *s)
+{
+	if (!b)
+		return errno = EINVAL, -1;
+	CHECK(amp, "amp_update: null state");
+	return b->ops->amp_update(b->ctx, amp, s);
+}
+
+void gk_amp_rule(gk_amp_t *amp)
+{
+	gk_amp_step(amp);
+}
+
+int gk_graph_begin(gk_backend_t *b, gk_stream_t *s)
+{
+	if (!b)
+		return errno = EINVAL, -1;
+	CHECK(s, "graph: capture needs a stream of gk_stream_create");
+	if (!b->ops->graph_begin)
+		return gk_fail(b, ENOTSUP, "graph: not provided by backend '%s'", b->ops->name);
+	return b->ops->graph_begin(b->ctx, s);
+}
+
+int gk_graph_end(gk_backend_t *b, gk_stream_t *s, gk_graph_t **g)
+{
+	if (!b)
+		return errno = EINVAL, -1;
+	CHECK(s && g, "graph: null stream or result");
+	if (!b->ops->graph_end)
+		return gk_fail(b, ENOTSUP, "graph: not provided by backend '%s'", b->ops->name);
+	return b->ops->graph_end(b->ctx, s, g);
+}
+
+int gk_graph_launch(gk_backend_t *b, gk_graph_t *g, gk_stream_t *s)
+{
+	if (!b)
+		return errno = EINVAL, -1;
+	CHECK(g, "graph: null graph");
+	return b->ops->graph_launch(b->ctx, g, s);
+}
+
+int gk_graph_destroy(gk_backend_t *b, gk_graph_t **g)
+{
+	if (!b || !g)
+		return errno = EINVAL, -1;
+	if (!*g)
+		return 0;
+	int rc = b->ops->graph_destroy(b->ctx, *g);
+	*g = NULL;
+	return rc;
+}
+
+void gk_amp_init(gk_amp_t *a, float initial, int dynamic, int window, float beta1, float beta2)
+{
+	memset(a, 0, sizeof(*a));
+	a->dynamic = dynamic != 0;
+	a->scale = dynamic ? initial : 1.0f;
+	a->window = window > 0 ? window : 2000;
+	a->min = 1.0f / 65536.0f;
+	a->max = 16777216.0f;
+	a->beta1 = beta1;
+	a->beta2 = beta2;
+	a->bc1 = (float)(1.0 - pow((double)beta1, 1.0));
+	a->bc2 = (float)(1.0 - pow((double)beta2, 1.0));
 }

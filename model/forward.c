@@ -50,3 +50,38 @@ int gm_forward(gk_backend_t *b, gk_stream_t *s, const int *sizes, int nsizes, co
 	}
 	return 0;
 }
+
+int gm_forward_ex(gk_backend_t *b, gk_stream_t *s, const int *sizes, int nsizes, const void *params,
+		  gk_dtype_t t, void *const *act, size_t rows, gk_math_t math, gp_error_t *err)
+{
+	size_t off = 0, es = gk_dtype_size(t);
+	int nl = nsizes - 1;
+	if (!rows)
+		return 0;
+	for (int l = 0; l < nl; l++) {
+		int in = sizes[l], out = sizes[l + 1];
+		const char *W = (const char *)params + off * es;
+		gk_gemm_t p = {.trans_a = 1,
+			       .trans_b = 0,
+			       .m = out,
+			       .n = (int)rows,
+			       .k = in,
+			       .ab_t = t,
+			       .c_t = t,
+			       .alpha = 1.0f,
+			       .beta = 0.0f,
+			       .a = W,
+			       .lda = in,
+			       .b = act[l],
+			       .ldb = in,
+			       .c = act[l + 1],
+			       .ldc = out,
+			       .epi = l < nl - 1 ? GK_EPI_RELU_BIAS : GK_EPI_BIAS,
+			       .bias = (void *)(W + (size_t)in * out * es),
+			       .math = math};
+		if (gk_gemm(b, &p, s) < 0)
+			return berr(b, err, "forward gemm");
+		off += (size_t)in * out + (size_t)out;
+	}
+	return 0;
+}

@@ -31,4 +31,11 @@ int gm_round(gk_backend_t *b, const gm_round_t *r, float *p, size_t n, gk_stream
 int gm_forward(gk_backend_t *b, gk_stream_t *s, const int *sizes, int nsizes, const float *params,
 	       float *const *act, size_t rows, const gm_round_t *r, gp_error_t *err);
 
+/* The forward pass on typed buffers through gk_gemm (tensor cores on a card): PARAMS and
+ * ACT[0..nsizes) of type T (f32, f16, bf16), every layer one product with its bias (and the
+ * ReLU between hidden layers) fused into the epilogue, accumulation in f32, each layer's
+ * output rounded once to T. MATH GK_MATH_TF32 lets f32 products use TF32. 0 / -1. */
+int gm_forward_ex(gk_backend_t *b, gk_stream_t *s, const int *sizes, int nsizes, const void *params,
+		  gk_dtype_t t, void *const *act, size_t rows, gk_math_t math, gp_error_t *err);
+
 #endif

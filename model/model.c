@@ -1,8 +1,11 @@
 /* model.c - the model in memory (model.h) */
 #include <errno.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "kernels/gk_scalar.h"
 #include "model/model.h"
 
 struct gm_model {
@@ -11,6 +14,7 @@ struct gm_model {
 	float input_scale;
 	size_t off[GM_MAX_SIZES]; /* off[l]: W_l; off[nsizes - 1]: the total */
 	float *params;
+	gm_dtype_t dtype;
 	char shape[GM_MAX_SIZES * 8 + 1];
 };
 
@@ -116,4 +120,49 @@ const float *gm_model_data(const gm_model_t *m)
 size_t gm_model_layer_offset(const gm_model_t *m, int l)
 {
 	return m->off[l];
+}
+
+static const char *const dtype_names[] = {"f32", "f16", "bf16"};
+
+int gm_dtype_parse(const char *name, gm_dtype_t *t)
+{
+	for (int i = 0; i < 3; i++)
+		if (name && !strcmp(name, dtype_names[i])) {
+			*t = (gm_dtype_t)i;
+			return 0;
+		}
+	errno = EINVAL;
+	return -1;
+}
+
+const char *gm_dtype_name(gm_dtype_t t)
+{
+	return t >= GM_F32 && t <= GM_BF16 ? dtype_names[t] : "?";
+}
+
+gm_dtype_t gm_model_dtype(const gm_model_t *m)
+{
+	return m->dtype;
+}
+
+int gm_model_set_dtype(gm_model_t *m, gm_dtype_t t, gp_error_t *err)
+{
+	size_t n = gm_model_nparams(m), bad = 0;
+	if (t < GM_F32 || t > GM_BF16) {
+		errno = EINVAL;
+		return gp_errprintf(err, "model: invalid storage type %d", (int)t);
+	}
+	for (size_t i = 0; t != GM_F32 && i < n; i++) {
+		float v = t == GM_F16 ? gk_sw_f16_to_f32(gk_sw_f32_to_f16(m->params[i]))
+				      : gk_sw_bf16_to_f32(gk_sw_f32_to_bf16(m->params[i]));
+		bad += !isfinite(v);
+		m->params[i] = v;
+	}
+	m->dtype = t;
+	if (bad) {
+		errno = EINVAL;
+		return gp_errprintf(err, "model: %zu parameters overflow %s", bad,
+				    gm_dtype_name(t));
+	}
+	return 0;
 }

@@ -87,7 +87,7 @@ static float *copy_floats(const unsigned char *p, size_t n)
 int gt_ckpt_parse(const void *buf, size_t len, gt_ckpt_t *c, gp_error_t *err)
 {
 	const unsigned char *body;
-	long long v[8];
+	long long v[8] = {0};
 	int sizes[GM_MAX_SIZES], nsizes;
 	float scale;
 	memset(c, 0, sizeof(*c));

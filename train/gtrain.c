@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/opt.h"
+#include "model/model.h"
 #include "train/trainer.h"
 
 typedef struct {
@@ -137,6 +138,15 @@ STR_OPT(set_resume_cmd, resume_cmd)
 STR_OPT(set_model, model)
 STR_OPT(set_model_cmd, model_cmd)
 
+static int set_model_dtype(void *ctx, const char *a, gp_error_t *err)
+{
+	gm_dtype_t t;
+	if (gm_dtype_parse(a, &t) < 0)
+		return gp_errprintf(err, "gtrain: invalid model type '%s' (f32, f16, bf16)", a);
+	C(ctx)->model_dtype = (int)t;
+	return 0;
+}
+
 static int set_seed(void *ctx, const char *a, gp_error_t *err)
 {
 	char *end;
@@ -167,14 +177,19 @@ static int set_dtype(void *ctx, const char *a, gp_error_t *err)
 	static const struct {
 		const char *name;
 		gk_dtype_t t;
-	} tab[] = {{"f32", GK_F32}, {"f16", GK_F16}, {"bf16", GK_BF16}};
+		gk_math_t math;
+	} tab[] = {{"f32", GK_F32, GK_MATH_DEFAULT},
+		   {"tf32", GK_F32, GK_MATH_TF32},
+		   {"f16", GK_F16, GK_MATH_DEFAULT},
+		   {"bf16", GK_BF16, GK_MATH_DEFAULT}};
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
 		if (!strcmp(a, tab[i].name)) {
 			C(ctx)->compute = tab[i].t;
+			C(ctx)->math = tab[i].math;
 			return 0;
 		}
 	errno = EINVAL;
-	return gp_errprintf(err, "gtrain: invalid precision '%s' (f32, f16, bf16)", a);
+	return gp_errprintf(err, "gtrain: invalid precision '%s' (f32, tf32, f16, bf16)", a);
 }
 
 static int set_bucket(void *ctx, const char *a, gp_error_t *err)
@@ -268,7 +283,8 @@ static const struct gp_opt opts[] = {
     {"seed", 0, required_argument, "N", "seed of the split, the order and the weights (1)",
      set_seed, 0},
     {"precision", 'p', required_argument, "T",
-     "compute type f32 (default), f16 or bf16 (f32 master weights, loss scaling)", set_dtype, 0},
+     "compute type f32 (default), tf32, f16 or bf16 (f32 master weights; loss scaling for f16)",
+     set_dtype, 0},
     {"loss-scale", 0, required_argument, "X", "initial loss scale for f16/bf16 (65536)",
      set_loss_scale, 0},
     {"scale-window", 0, required_argument, "N", "good steps before the loss scale doubles (200)",
@@ -304,6 +320,9 @@ static const struct gp_opt opts[] = {
     {"fresh", 0, no_argument, NULL, "ignore an existing --ckpt file", set_fresh, 0},
     {"model", 'o', required_argument, "FILE", "write the trained model here (rank 0)", set_model,
      0},
+    {"model-dtype", 0, required_argument, "f32|f16|bf16",
+     "the model file's storage type (f32); gserve serves f16/bf16 ones in that type on a card",
+     set_model_dtype, 0},
     {"model-cmd", 0, required_argument, "CMD", "run after writing the model ($GTRAIN_MODEL)",
      set_model_cmd, 0},
     {"stop-after", 0, required_argument, "STEP", "stop after this global step (tests)", set_stop,

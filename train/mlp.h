@@ -7,11 +7,14 @@
  * Gradients are one flat vector of the same layout in the compute type (f32, f16 or bf16),
  * ready for the allreduce.
  *
- * Mixed precision: with compute type f16/bf16 the weights, activations, the gradient of the
- * logits and the gradients of the weights are rounded to that type (the GEMMs run in f32 on
- * values the type can hold: what a tensor core does with f16 inputs and f32 accumulation),
- * the loss is multiplied by a scale so that small gradients do not flush to zero, and a
- * gradient that overflows the type becomes Inf (the caller skips the step, optim.h).
+ * Mixed precision: with compute type f16/bf16 on a card, the weights (a compute copy beside
+ * the f32 master), activations and gradients are held in that type and every product runs on
+ * the tensor cores (gk_gemm: f32 accumulation, bias/ReLU and bias-gradient epilogues fused);
+ * on the cpu backend the same values are f32 rounded to the type after each step (the GEMMs
+ * run in f32 on values the type can hold: what a tensor core does). The loss is multiplied
+ * by a scale so that small gradients do not flush to zero, and a gradient that overflows the
+ * type becomes Inf (the caller skips the step, optim.h). f32 with GK_MATH_TF32 (gtrain -p
+ * tf32) runs its products on the tensor cores in TF32.
  * Functions return 0 or -1 with err filled. All pointers named _dev are backend memory. */
 #ifndef GT_MLP_H
 #define GT_MLP_H
@@ -34,7 +37,19 @@ typedef int (*gt_grad_ready_f)(void *arg, int layer);
  * forward pass takes; COMPUTE f32, f16 or bf16. */
 gt_mlp_t *gt_mlp_create(gk_backend_t *b, const int *sizes, int nsizes, size_t max_rows,
 			gk_dtype_t compute, gp_error_t *err);
+/* The same with the products' math mode (GK_MATH_TF32: f32 on the tensor cores). */
+gt_mlp_t *gt_mlp_create_ex(gk_backend_t *b, const int *sizes, int nsizes, size_t max_rows,
+			   gk_dtype_t compute, gk_math_t math, gp_error_t *err);
 void gt_mlp_destroy(gt_mlp_t **m);
+/* The stream every kernel of the model is queued on (a graph captures it). */
+gk_stream_t *gt_mlp_stream(gt_mlp_t *m);
+/* The f16/bf16 compute copy of the weights that the optimizer writes beside the master
+ * (gt_optim_step_amp), or NULL where there is none (f32, the cpu's rounding way: then call
+ * gt_mlp_weights_changed after a step). */
+void *gt_mlp_compute_copy(gt_mlp_t *m);
+/* With AMP set (device memory), backward multiplies the loss gradient by amp->scale on the
+ * card: the SCALE argument then carries only 1/global_batch. NULL: off. */
+void gt_mlp_set_amp(gt_mlp_t *m, const gk_amp_t *amp);
 
 int gt_mlp_nlayers(const gt_mlp_t *m); /* weight layers: nsizes - 1 */
 size_t gt_mlp_nparams(const gt_mlp_t *m);
@@ -62,6 +77,14 @@ int gt_mlp_forward_pinned(gt_mlp_t *m, const float *x, const int32_t *y, size_t 
 /* The same with X and Y (Y may be NULL) in backend memory (gk_dev_alloc), copied on the
  * backend's stream. */
 int gt_mlp_forward_dev(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, gp_error_t *err);
+/* Queue the copy of ROWS rows (backend memory) into the model's input buffers, then run the
+ * forward pass on what was staged: the two halves of gt_mlp_forward_dev, so that a graph
+ * can capture the second (fixed pointers) and the first change every step. */
+int gt_mlp_stage_dev(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows, gp_error_t *err);
+int gt_mlp_forward_staged(gt_mlp_t *m, size_t rows, gp_error_t *err);
+/* A graph replayed a step of ROWS rows (captured with gt_mlp_forward_staged): what
+ * gt_mlp_outputs_read then reads (another forward, an evaluation, may have run between). */
+void gt_mlp_set_rows(gt_mlp_t *m, size_t rows);
 /* After forward: per-row loss into loss[rows] and predicted classes into pred[rows] (host;
  * either may be NULL). Waits once for all the work queued on the backend so far (so a
  * caller may queue its own read-backs before and have them covered by the same wait). */
@@ -71,6 +94,14 @@ int gt_mlp_outputs(gt_mlp_t *m, float *loss, int32_t *pred, gp_error_t *err);
  * summing the ranks' gradients gives the global batch's mean, scaled. Zero rows gives a zero
  * gradient. */
 int gt_mlp_backward(gt_mlp_t *m, float scale, gt_grad_ready_f ready, void *arg, gp_error_t *err);
+/* gt_mlp_outputs in two halves: queue the loss kernel and the read-backs (LOSS, PRED: which),
+ * then wait and fill the host arrays; a graph captures the first half. */
+int gt_mlp_outputs_queue(gt_mlp_t *m, int loss, int pred, gp_error_t *err);
+int gt_mlp_outputs_read(gt_mlp_t *m, float *loss, int32_t *pred, gp_error_t *err);
+/* Queue the copy of ROWS rows from pinned host memory into the model's input buffers (the
+ * staging half of gt_mlp_forward_pinned). */
+int gt_mlp_stage_pinned(gt_mlp_t *m, const float *x, const int32_t *y, size_t rows,
+			gp_error_t *err);
 /* Wait until the backend has finished the work queued so far (before sending gradients). */
 int gt_mlp_sync(gt_mlp_t *m, gp_error_t *err);
 

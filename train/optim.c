@@ -97,6 +97,27 @@ int gt_optim_step(gt_optim_t *o, float *w, gk_dtype_t gt, const void *g, float g
 	return 0;
 }
 
+int gt_optim_step_amp(gt_optim_t *o, float *w, gk_amp_t *amp, gk_dtype_t wc_t, void *wc,
+		      gk_dtype_t gt, const void *g, gk_stream_t *s, gp_error_t *err)
+{
+	if (o->c.kind != GT_ADAMW) {
+		errno = ENOTSUP;
+		return gp_errprintf(err, "optimizer step: the card-side loss scaler needs adamw");
+	}
+	gk_adamw_t p = {.lr = o->c.lr,
+			.beta1 = o->c.beta1,
+			.beta2 = o->c.beta2,
+			.eps = o->c.eps,
+			.weight_decay = o->c.weight_decay,
+			.grad_scale = 1.0f,
+			.step = 1};
+	if (gk_adamw_amp(o->b, &p, amp, w, o->state[0], o->state[1], wc_t, wc, gt, g, o->n, s) <
+		0 ||
+	    gk_amp_update(o->b, amp, s) < 0)
+		return gp_errprintf(err, "optimizer step: %s", gk_backend_error(o->b));
+	return 0;
+}
+
 void gt_scaler_init(gt_scaler_t *s, double initial, int window, int dynamic)
 {
 	s->dynamic = dynamic;

@@ -28,6 +28,12 @@ void gt_optim_destroy(gt_optim_t **o);
 /* One step on W (n f32, backend memory) with gradient G (n of type GT) times GRAD_SCALE. */
 int gt_optim_step(gt_optim_t *o, float *w, gk_dtype_t gt, const void *g, float grad_scale,
 		  gp_error_t *err);
+/* The mixed-precision step, all on the card (AdamW only): gk_adamw_amp with the device loss
+ * scale AMP (the gradient times 1/amp->scale, the step skipped while amp->found is set, t from
+ * amp->steps), writing the compute copy WC (wc_t; NULL: none) beside the f32 master W, then
+ * gk_amp_update. Queued on S; nothing is read back. ENOTSUP for SGD. */
+int gt_optim_step_amp(gt_optim_t *o, float *w, gk_amp_t *amp, gk_dtype_t wc_t, void *wc,
+		      gk_dtype_t gt, const void *g, gk_stream_t *s, gp_error_t *err);
 /* State vectors (1 for SGD: velocity; 2 for AdamW: m, v) and the applied-step count, for
  * checkpoints. */
 int gt_optim_nstate(const gt_optim_t *o);

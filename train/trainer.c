@@ -171,6 +171,62 @@ static int queue_check(tr_t *t)
 	return 0;
 }
 
+/* AdamW: the loss scaler lives on the card (gk_amp_t), seeded from t->sc and the optimizer's
+ * step count (fresh or resumed); its read-back is mirrored into them after each wait */
+static int amp_start(tr_t *t)
+{
+	gk_amp_t a;
+	if (t->c->opt.kind != GT_ADAMW)
+		return 0;
+	gk_amp_init(&a, (float)t->sc.scale, t->sc.dynamic, t->sc.window, t->c->opt.beta1,
+		    t->c->opt.beta2);
+	a.scale = (float)t->sc.scale;
+	a.good = t->sc.good;
+	a.skipped = (int32_t)t->sc.skipped;
+	a.steps = (int32_t)gt_optim_steps(t->o);
+	a.bc1 = (float)(1.0 - pow((double)a.beta1, (double)(a.steps + 1)));
+	a.bc2 = (float)(1.0 - pow((double)a.beta2, (double)(a.steps + 1)));
+	if (gk_dev_alloc(t->b, sizeof(a), (void **)&t->amp) < 0 ||
+	    gk_host_alloc(t->b, sizeof(a), (void **)&t->hamp) < 0 ||
+	    gk_copy(t->b, t->amp, &a, sizeof(a), GK_H2D) < 0)
+		return gp_errprintf(t->err, "loss scaler: %s", gk_backend_error(t->b));
+	*t->hamp = a;
+	gt_mlp_set_amp(t->m, t->amp);
+	return 0;
+}
+
+/* the whole step after the gradient, queued on the model's stream: the Inf/NaN check into
+ * amp->found, AdamW (skipped on the card if found), the scaler's update, the read-back */
+static int amp_queue_step(tr_t *t)
+{
+	gk_stream_t *s = gt_mlp_stream(t->m);
+	void *wc = gt_mlp_compute_copy(t->m);
+	gk_dtype_t ct = gt_mlp_grad_dtype(t->m);
+	if (gk_find_nonfinite(t->b, ct, gt_mlp_grads_dev(t->m), gt_mlp_nparams(t->m),
+			      &t->amp->found, s) < 0)
+		return gp_errprintf(t->err, "gradient check: %s", gk_backend_error(t->b));
+	if (gt_optim_step_amp(t->o, gt_mlp_params_dev(t->m), t->amp, ct, wc, ct,
+			      gt_mlp_grads_dev(t->m), s, t->err) < 0)
+		return -1;
+	if (!wc && ct != GK_F32 && gt_mlp_weights_changed(t->m, t->err) < 0)
+		return -1;
+	if (gk_copy_async(t->b, t->hamp, t->amp, sizeof(gk_amp_t), GK_D2H, s) < 0)
+		return gp_errprintf(t->err, "loss scaler: %s", gk_backend_error(t->b));
+	return 0;
+}
+
+/* after the wait that covered amp_queue_step: 1 if that step was skipped */
+static int amp_mirror(tr_t *t)
+{
+	const gk_amp_t *a = t->hamp;
+	int skipped = a->skipped > t->sc.skipped;
+	t->sc.scale = a->scale;
+	t->sc.good = a->good;
+	t->sc.skipped = a->skipped;
+	gt_optim_set_steps(t->o, a->steps);
+	return skipped;
+}
+
 /* ---- GTRAIN_PROFILE: where a step's time goes ----
  * With the variable set, the loop waits for the backend after each phase and adds the wall
  * time since the last mark to that phase; the first step (start-up: the card's kernels load
@@ -288,6 +344,54 @@ static void shares_line(tr_t *t, const int *count, char *buf, size_t size)
 		o += (size_t)snprintf(buf + o, size - o, "%s%d", r ? "/" : "", count[r]);
 }
 
+/* One rank's step as a graph: the rows' copy (outside: new rows each step), then, captured
+ * once at the second step (the first makes the products' plans) and replayed after,
+ * forward, backward, the card-side scaler and AdamW, the loss and logits read-backs. A
+ * capture that fails leaves the step eager (said once). */
+static int graph_step(tr_t *t, gk_graph_t **g, const float *x, const int32_t *y, size_t rows,
+		      float scale, int capture)
+{
+	gk_stream_t *s = gt_mlp_stream(t->m);
+	if (gt_mlp_stage_pinned(t->m, x, y, rows, t->err) < 0)
+		return -1;
+	if (*g) {
+		gt_mlp_set_rows(t->m, rows);
+		return gk_graph_launch(t->b, *g, s) < 0
+			   ? gp_errprintf(t->err, "graph: %s", gk_backend_error(t->b))
+			   : 0;
+	}
+	int capturing = capture && t->graph_ok && gk_graph_begin(t->b, s) == 0;
+	int rc = gt_mlp_forward_staged(t->m, rows, t->err) < 0 ||
+			 gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0 ||
+			 amp_queue_step(t) < 0 || gt_mlp_outputs_queue(t->m, 1, 1, t->err) < 0
+		     ? -1
+		     : 0;
+	if (!capturing)
+		return rc;
+	int ended = gk_graph_end(t->b, s, g); /* always: it ends the capture */
+	if (rc < 0 || ended < 0) {
+		gk_graph_destroy(t->b, g);
+		if (t->rank == 0 && !t->c->quiet)
+			fprintf(t->out,
+				"gtrain: the step cannot be captured as a graph (%s): eager\n",
+				rc < 0 ? t->err->text : gk_backend_error(t->b));
+		t->graph_ok = 0;
+		*g = NULL;
+		/* what the capture recorded never ran: run the step now */
+		return gt_mlp_forward_staged(t->m, rows, t->err) < 0 ||
+			       gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0 ||
+			       amp_queue_step(t) < 0 || gt_mlp_outputs_queue(t->m, 1, 1, t->err) < 0
+			   ? -1
+			   : 0;
+	}
+	if (t->rank == 0 && !t->c->quiet)
+		fprintf(t->out,
+			"gtrain: one rank, fixed shapes: the step is replayed as one graph\n");
+	return gk_graph_launch(t->b, *g, s) < 0
+		   ? gp_errprintf(t->err, "graph: %s", gk_backend_error(t->b))
+		   : 0;
+}
+
 /* ---- the loop ---- */
 
 static int train_loop(tr_t *t, long start, gt_result_t *res)
@@ -322,6 +426,13 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 
 	tr_prof_t prof;
 	memset(&prof, 0, sizeof(prof));
+	/* CUDA Graphs / HIP graphs: one rank on a card with the scaler there (AdamW), nothing that
+	 * waits mid-step (profiling, a throttle); GTRAIN_NO_GRAPH=1 turns it off */
+	gk_graph_t *graph = NULL;
+	t->graph_ok = 1;
+	int graphable = n == 1 && t->amp && strcmp(gk_backend_name(t->b), "cpu") != 0 && !t->prof &&
+			c->throttle_rank != 0 &&
+			!(getenv("GTRAIN_NO_GRAPH") && *getenv("GTRAIN_NO_GRAPH"));
 	for (int i = 0; i < 2; i++)
 		if (gk_host_alloc(t->b, (size_t)B * dim * sizeof(float), (void **)&xs[i]) < 0 ||
 		    gk_host_alloc(t->b, (size_t)B * sizeof(int32_t), (void **)&ys[i]) < 0)
@@ -365,7 +476,29 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		pre_s = -1;
 
 		double t0 = tr_now_ms();
-		float scale = (float)(t->sc.scale / B);
+		/* with the scaler on the card, backward multiplies by its scale there */
+		float scale = (float)((t->amp ? 1.0 : t->sc.scale) / B);
+		double used_scale = t->sc.scale, t1, wait_ms = 0;
+		if (graphable) {
+			/* one rank, fixed shapes: the step after its rows' copy is one graph */
+			if (graph_step(t, &graph, x, y, rows, scale, s > start) < 0)
+				goto out;
+			if (pos + 1 < spe && s + 1 < total) {
+				gt_data_gather(&t->train, perm + (size_t)(pos + 1) * B + first,
+					       rows, t->input_scale, xs[cur ^ 1], ys[cur ^ 1]);
+				pre_s = s + 1, pre_first = first, pre_rows = rows;
+			}
+			if (gt_mlp_outputs_read(t->m, loss, pred, t->err) < 0)
+				goto out;
+			t1 = tr_now_ms();
+			if (amp_mirror(t) && !c->quiet)
+				fprintf(
+				    t->out,
+				    "gtrain: step %ld: gradient overflow (Inf/NaN) at loss scale "
+				    "%g: step skipped, scale now %g\n",
+				    s + 1, used_scale, t->sc.scale);
+			goto step_done;
+		}
 		prof_mark(t, &prof, -1);
 		/* x and y are pinned, and not written again before this step's wait */
 		if (gt_mlp_forward_pinned(t->m, x, y, rows, t->err) < 0)
@@ -394,20 +527,25 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 		 * Inf/NaN check is queued now and read by the outputs' one wait. Several ranks
 		 * check the sum, after the allreduce (a second, short wait). */
 		const int check_early = n < 2;
-		if (check_early && queue_check(t) < 0)
+		if (check_early && (t->amp ? amp_queue_step(t) : queue_check(t)) < 0)
 			goto out;
 		if (gt_mlp_outputs(t->m, loss, pred, t->err) < 0)
 			goto out;
-		double t1 = tr_now_ms();
-		double wait_ms;
+		t1 = tr_now_ms();
 		if (tr_finish_allreduce(t, &wait_ms) < 0)
 			goto out;
-		if (!check_early && (queue_check(t) < 0 || gt_mlp_sync(t->m, t->err) < 0))
+		if (!check_early && ((t->amp ? amp_queue_step(t) : queue_check(t)) < 0 ||
+				     gt_mlp_sync(t->m, t->err) < 0))
 			goto out;
-		int overflow = *t->hflag != 0;
 		prof_mark(t, &prof, PH_READ);
-		double used_scale = t->sc.scale;
-		if (gt_scaler_update(&t->sc, overflow)) {
+		if (t->amp) {
+			if (amp_mirror(t) && t->rank == 0 && !c->quiet)
+				fprintf(
+				    t->out,
+				    "gtrain: step %ld: gradient overflow (Inf/NaN) at loss scale "
+				    "%g: step skipped, scale now %g\n",
+				    s + 1, used_scale, t->sc.scale);
+		} else if (gt_scaler_update(&t->sc, *t->hflag != 0)) {
 			if (gt_optim_step(t->o, gt_mlp_params_dev(t->m), gt_mlp_grad_dtype(t->m),
 					  gt_mlp_grads_dev(t->m), (float)(1.0 / used_scale),
 					  t->err) < 0 ||
@@ -420,6 +558,7 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 				s + 1, used_scale, t->sc.scale);
 		}
 		prof_mark(t, &prof, PH_OPT);
+	step_done:;
 		double lsum = 0, hits = 0;
 		for (size_t r = 0; r < rows; r++) {
 			lsum += loss[r];
@@ -561,8 +700,14 @@ out:
 		gk_host_free(t->b, xs[i]);
 		gk_host_free(t->b, ys[i]);
 	}
+	gk_graph_destroy(t->b, &graph);
 	gk_host_free(t->b, t->hflag);
 	gk_dev_free(t->b, t->dflag);
+	if (t->amp) {
+		gk_host_free(t->b, t->hamp);
+		gk_dev_free(t->b, t->amp);
+		t->amp = NULL, t->hamp = NULL;
+	}
 	t->hflag = NULL, t->dflag = NULL;
 	free(perm), free(loss), free(pred), free(win);
 	return rc;
@@ -605,8 +750,8 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 		gp_errprintf(err, "backend '%s': %s", c->backend, ge.text);
 		goto out;
 	}
-	if (!(t.m = gt_mlp_create(t.b, c->sizes, c->nsizes, (size_t)c->global_batch, c->compute,
-				  err)) ||
+	if (!(t.m = gt_mlp_create_ex(t.b, c->sizes, c->nsizes, (size_t)c->global_batch, c->compute,
+				     c->math, err)) ||
 	    !(t.o = gt_optim_create(t.b, &c->opt, gt_mlp_nparams(t.m), err)) ||
 	    gt_mlp_init(t.m, c->seed, err) < 0)
 		goto out;
@@ -620,9 +765,10 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 		goto out;
 	}
 	upload_test(&t);
-	gt_scaler_init(&t.sc, c->loss_scale, c->scale_window, c->compute != GK_F32);
+	/* a dynamic scale for f16 only: bf16 has f32's range (PyTorch's GradScaler likewise) */
+	gt_scaler_init(&t.sc, c->loss_scale, c->scale_window, c->compute == GK_F16);
 	host_names(&t);
-	if (tr_resume(&t, &start) < 0)
+	if (tr_resume(&t, &start) < 0 || amp_start(&t) < 0)
 		goto out;
 	double blk = tr_blocking_cost(&t);
 	if (blk < 0) {
@@ -662,6 +808,7 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 		if (c->model) {
 			gm_model_t *md = gm_model_create(c->sizes, c->nsizes, t.input_scale, err);
 			if (!md || gt_mlp_get_params(t.m, gm_model_params(md), err) < 0 ||
+			    gm_model_set_dtype(md, (gm_dtype_t)c->model_dtype, err) < 0 ||
 			    gm_model_write(c->model, md, err) < 0) {
 				gm_model_destroy(&md);
 				goto out;

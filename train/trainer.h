@@ -28,6 +28,7 @@ typedef struct {
 	int global_batch;
 	gt_optim_conf_t opt;
 	gk_dtype_t compute; /* f32, f16, bf16 */
+	gk_math_t math;	    /* GK_MATH_TF32: f32 products on the tensor cores (-p tf32) */
 	double loss_scale;  /* initial scale for f16/bf16 (dynamic) */
 	int scale_window;
 	double input_scale; /* 0: 1 / the training data's largest |value| */
@@ -48,6 +49,7 @@ typedef struct {
 	const char *resume_cmd; /* sh -c before start, to fetch $GTRAIN_CKPT */
 	int fresh;		/* ignore an existing --ckpt file */
 	const char *model;	/* model file at the end */
+	int model_dtype;	/* its storage type (gm_dtype_t: GM_F32, GM_F16, GM_BF16) */
 	const char *model_cmd;	/* sh -c after writing it ($GTRAIN_MODEL) */
 	long stop_after;	/* stop after this global step (tests: a run cut short); 0: no */
 	int throttle_rank;	/* -1: none; else this rank sleeps after forward, */

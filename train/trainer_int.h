@@ -33,6 +33,9 @@ typedef struct {
 	float *test_dev; /* the test set, scaled, in a card's memory (NULL: gathered on the host) */
 	uint32_t *dflag; /* the Inf/NaN flag of the step's gradient (backend memory) */
 	uint32_t *hflag; /* its read-back (pinned) */
+	gk_amp_t *amp;	 /* AdamW: the loss scaler on the card (NULL: the host's, t->sc) */
+	gk_amp_t *hamp;	 /* its read-back (pinned), mirrored into t->sc after each wait */
+	int graph_ok;	 /* a graph capture has not failed yet */
 	int prof;	 /* GTRAIN_PROFILE: a wait after each phase of a step, times printed */
 	gp_error_t *err;
 } tr_t;

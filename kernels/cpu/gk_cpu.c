@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "kernels/gk_backend.h"
+#include "kernels/cpu/gk_cpu.h"
 #include "kernels/gk_scalar.h"
 
 #ifdef GK_HAVE_CBLAS
@@ -40,8 +41,9 @@ struct gk_event {
 	struct timespec ts;
 };
 
-static int fail(cpu_t *c, int e, const char *fmt, ...)
+int gk_cpu_fail(void *ctx, int e, const char *fmt, ...)
 {
+	cpu_t *c = ctx;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(c->err, GK_ERRLEN, fmt, ap);
@@ -112,7 +114,7 @@ static int cpu_alloc(void *ctx, size_t bytes, void **p)
 {
 	int rc = posix_memalign(p, 256, bytes);
 	if (rc)
-		return fail(ctx, rc, "cannot allocate %zu bytes", bytes);
+		return gk_cpu_fail(ctx, rc, "cannot allocate %zu bytes", bytes);
 	return 0;
 }
 
@@ -133,7 +135,7 @@ static int cpu_memset(void *ctx, void *dst, int byte, size_t bytes, gk_stream_t 
 static int cpu_stream_create(void *ctx, gk_stream_t **s)
 {
 	if (!(*s = malloc(1)))
-		return fail(ctx, ENOMEM, "out of memory");
+		return gk_cpu_fail(ctx, ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -153,7 +155,7 @@ static int cpu_stream_sync(void *ctx, gk_stream_t *s)
 static int cpu_event_create(void *ctx, gk_event_t **e)
 {
 	if (!(*e = calloc(1, sizeof(**e))))
-		return fail(ctx, ENOMEM, "out of memory");
+		return gk_cpu_fail(ctx, ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -565,9 +567,8 @@ static int cpu_fma(void *ctx, gk_dtype_t t, void *buf, int iters, double *flops,
 	return 0;
 }
 
-static int cpu_sgemm(void *ctx, int ta, int tb, int m, int n, int k, float alpha, const float *a,
-		     int lda, const float *b, int ldb, float beta, float *c, int ldc,
-		     gk_stream_t *s)
+int gk_cpu_sgemm(void *ctx, int ta, int tb, int m, int n, int k, float alpha, const float *a,
+		 int lda, const float *b, int ldb, float beta, float *c, int ldc, gk_stream_t *s)
 {
 	cpu_t *cp = ctx;
 	(void)s, (void)cp;
@@ -695,11 +696,15 @@ const struct gk_ops gk_cpu_ops = {
     .bw_copy = cpu_bw_copy,
     .fma_scratch_bytes = cpu_fma_scratch_bytes,
     .fma = cpu_fma,
-    .sgemm = cpu_sgemm,
+    .sgemm = gk_cpu_sgemm,
     .event_query = cpu_event_query,
     .is_device_ptr = cpu_is_device_ptr,
     .bias_act = cpu_bias_act,
     .relu_grad = cpu_relu_grad,
     .bias_grad = cpu_bias_grad,
     .softmax_xent = cpu_softmax_xent,
+    .gemm = gk_cpu_gemm,
+    .amp_scale = gk_cpu_amp_scale,
+    .adamw_amp = gk_cpu_adamw_amp,
+    .amp_update = gk_cpu_amp_update,
 };

@@ -24,6 +24,8 @@ typedef struct {
 	int (*blas_destroy)(void *);
 	int blas_tried;
 	int no_blas;
+	void *lt; /* cuBLASLt (gemm_ex.cu), NULL when absent */
+	int lt_tried;
 } gpu_t;
 
 int gk_gpu_fail(gpu_t *g, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -61,6 +63,17 @@ int gk_gpu_bias_act(void *ctx, float *y, const float *bias, size_t rows, size_t 
 int gk_gpu_relu_grad(void *ctx, float *dy, const float *y, size_t n, gk_stream_t *s);
 int gk_gpu_bias_grad(void *ctx, const float *dy, float *db, size_t rows, size_t cols, float alpha,
 		     gk_stream_t *s);
+int gk_gpu_gemm(void *ctx, const gk_gemm_t *p, gk_stream_t *s);
+int gk_gpu_amp_scale(void *ctx, gk_dtype_t t, void *buf, size_t n, const gk_amp_t *amp,
+		     gk_stream_t *s);
+int gk_gpu_adamw_amp(void *ctx, const gk_adamw_t *p, const gk_amp_t *amp, float *w, float *m,
+		     float *v, gk_dtype_t wt, void *wc, gk_dtype_t gt, const void *grad, size_t n,
+		     gk_stream_t *s);
+int gk_gpu_amp_update(void *ctx, gk_amp_t *amp, gk_stream_t *s);
+int gk_gpu_graph_begin(void *ctx, gk_stream_t *s);
+int gk_gpu_graph_end(void *ctx, gk_stream_t *s, gk_graph_t **out);
+int gk_gpu_graph_launch(void *ctx, gk_graph_t *gr, gk_stream_t *s);
+int gk_gpu_graph_destroy(void *ctx, gk_graph_t *gr);
 int gk_gpu_softmax_xent(void *ctx, const float *z, const int32_t *labels, size_t rows, size_t cols,
 			float scale, float *loss, float *dz, gk_stream_t *s);
 }

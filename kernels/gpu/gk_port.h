@@ -57,6 +57,8 @@ typedef hipPointerAttribute_t gkPointerAttributes_t;
 #define GK_PTR_IS_DEVICE(a)			    ((a).memoryType == hipMemoryTypeDevice)
 #define gkDeviceSynchronize			    hipDeviceSynchronize
 #define gkOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
+typedef hipGraph_t gkGraph_t;
+typedef hipGraphExec_t gkGraphExec_t;
 #else
 #define GK_CUDA 1
 #include <cuda_bf16.h>
@@ -106,6 +108,8 @@ typedef cudaPointerAttributes gkPointerAttributes_t;
 #define GK_PTR_IS_DEVICE(a)			    ((a).type == cudaMemoryTypeDevice || (a).type == cudaMemoryTypeManaged)
 #define gkDeviceSynchronize			    cudaDeviceSynchronize
 #define gkOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+typedef cudaGraph_t gkGraph_t;
+typedef cudaGraphExec_t gkGraphExec_t;
 #endif
 
 #include "kernels/gk_scalar.h"

@@ -47,6 +47,7 @@ static int use(gpu_t *g)
 }
 
 void gk_gpu_blas_close(gpu_t *g);
+void gk_gpu_lt_close(gpu_t *g);
 
 static void gpu_close(void *ctx)
 {
@@ -55,6 +56,7 @@ static void gpu_close(void *ctx)
 		return;
 	/* teardown: nothing useful to do with a failure here */
 	(void)gkSetDevice(g->device);
+	gk_gpu_lt_close(g);
 	gk_gpu_blas_close(g);
 	if (g->counter)
 		(void)gkFree(g->counter);
@@ -321,6 +323,14 @@ static const struct gk_ops gpu_ops = {
     gk_gpu_relu_grad,
     gk_gpu_bias_grad,
     gk_gpu_softmax_xent,
+    gk_gpu_gemm,
+    gk_gpu_amp_scale,
+    gk_gpu_adamw_amp,
+    gk_gpu_amp_update,
+    gk_gpu_graph_begin,
+    gk_gpu_graph_end,
+    gk_gpu_graph_launch,
+    gk_gpu_graph_destroy,
 };
 
 extern "C" __attribute__((visibility("default"))) const struct gk_ops *gk_plugin_ops(void)

@@ -1006,6 +1006,295 @@ static void t_nn(void)
 	nn_relu_grad_case(huge_n / 4, 0);
 }
 
+/* ---- mixed precision: gk_gemm against the cpu reference, the device loss scaler ---- */
+
+static void *hdup_t(gk_dtype_t t, size_t n, float scale, int positive)
+{
+	void *h = malloc(n * gk_dtype_size(t) + 1);
+	fill_finite(t, h, n, scale, positive);
+	return h;
+}
+
+static void *to_dev(gk_backend_t *be, const void *h, size_t bytes)
+{
+	void *d = NULL;
+	OK(be, gk_dev_alloc(be, bytes + 16, &d));
+	if (d)
+		OK(be, gk_copy(be, d, h, bytes, GK_H2D));
+	return d;
+}
+
+/* relative Frobenius error of N values of type T */
+static double rel_err(gk_dtype_t t, const void *got, const void *want, size_t n, int *nan)
+{
+	double num = 0, den = 0;
+	for (size_t i = 0; i < n; i++) {
+		double g = as_double(t, got, i), w = as_double(t, want, i);
+		*nan += isnan(g) != isnan(w);
+		if (isnan(g) || isnan(w))
+			continue;
+		num += (g - w) * (g - w), den += w * w;
+	}
+	return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* the bound for products of K terms rounded once to CT: its half ulp plus the inputs' */
+static double gemm_bound(gk_dtype_t ab, gk_dtype_t ct, gk_math_t math)
+{
+	double e = ct == GK_BF16 ? 8e-3 : ct == GK_F16 ? 2e-3 : 1e-5;
+	if (ab == GK_F32 && math == GK_MATH_TF32)
+		e = 2e-3; /* TF32 keeps 10 mantissa bits of the inputs */
+	return e;
+}
+
+static void gemmx_case(gk_dtype_t ab, gk_dtype_t ct, gk_epilogue_t epi, gk_math_t math, int ta,
+		       int tb, int m, int n, int k)
+{
+	int lda = ta ? k : m, ldb = tb ? n : k, ldc = m;
+	size_t na = (size_t)lda * (ta ? m : k), nb = (size_t)ldb * (tb ? k : n),
+	       nc = (size_t)ldc * n;
+	size_t es = gk_dtype_size(ct), nbias = epi == GK_EPI_BGRADB ? (size_t)n : (size_t)m;
+	void *a = hdup_t(ab, na, 1.0f, 0), *bm = hdup_t(ab, nb, 1.0f, 0);
+	void *aux = hdup_t(ct, nc, 1.0f, 0), *bias = hdup_t(ct, nbias, 1.0f, 0);
+	void *got = malloc(nc * es), *want = calloc(nc, es), *gb = malloc(nbias * es),
+	     *wb = malloc(nbias * es);
+	gk_gemm_t p = {.trans_a = ta,
+		       .trans_b = tb,
+		       .m = m,
+		       .n = n,
+		       .k = k,
+		       .ab_t = ab,
+		       .c_t = ct,
+		       .alpha = 1.0f,
+		       .beta = 0.0f,
+		       .lda = lda,
+		       .ldb = ldb,
+		       .ldc = ldc,
+		       .epi = epi,
+		       .math = math};
+	/* the reference on host buffers (cpu) */
+	p.a = a, p.b = bm, p.c = want, p.bias = wb, p.aux = aux;
+	memcpy(wb, bias, nbias * es);
+	OK(ref, gk_gemm(ref, &p, NULL));
+	void *da = to_dev(b, a, na * gk_dtype_size(ab)),
+	     *db = to_dev(b, bm, nb * gk_dtype_size(ab));
+	void *dc = to_dev(b, want, nc * es), *dbias = to_dev(b, bias, nbias * es),
+	     *daux = to_dev(b, aux, nc * es);
+	p.a = da, p.b = db, p.c = dc, p.bias = dbias, p.aux = daux;
+	OK(b, gk_gemm(b, &p, NULL));
+	OK(b, gk_stream_sync(b, NULL));
+	OK(b, gk_copy(b, got, dc, nc * es, GK_D2H));
+	OK(b, gk_copy(b, gb, dbias, nbias * es, GK_D2H));
+	int nan = 0;
+	double e = rel_err(ct, got, want, nc, &nan), bound = gemm_bound(ab, ct, math);
+	ASSERT(!nan && e < bound,
+	       "gemm %s->%s epi %d math %d ta %d tb %d %dx%dx%d: rel err %.3g (bound %.3g), %d NaN",
+	       gk_dtype_name(ab), gk_dtype_name(ct), (int)epi, (int)math, ta, tb, m, n, k, e, bound,
+	       nan);
+	if (epi == GK_EPI_BGRADB) {
+		/* a sum of k inputs: cuBLASLt adds them in its own order */
+		double eb = rel_err(ct, gb, wb, nbias, &nan);
+		ASSERT(!nan && eb < bound, "gemm bgradb %s->%s %dx%dx%d: bias rel err %.3g",
+		       gk_dtype_name(ab), gk_dtype_name(ct), m, n, k, eb);
+	}
+	OK(b, gk_dev_free(b, da));
+	OK(b, gk_dev_free(b, db));
+	OK(b, gk_dev_free(b, dc));
+	OK(b, gk_dev_free(b, dbias));
+	OK(b, gk_dev_free(b, daux));
+	free(a), free(bm), free(aux), free(bias), free(got), free(want), free(gb), free(wb);
+}
+
+static void t_gemm_ex(void)
+{
+	const gk_dtype_t abs[] = {GK_BF16, GK_F16, GK_F32};
+	const int sz[][3] = {{64, 32, 48}, {256, 128, 512}, {10, 96, 64}, {33, 17, 9}};
+	for (int t = 0; t < 3; t++)
+		for (int cf = 0; cf < 2; cf++) {
+			gk_dtype_t ct = cf ? GK_F32 : abs[t];
+			if (cf && abs[t] == GK_F32)
+				continue;
+			for (int e = GK_EPI_NONE; e <= GK_EPI_DRELU; e++)
+				for (int s = 0; s < 4; s++) {
+					int ta = e == GK_EPI_BGRADB ? 0 : (s & 1);
+					int tb = e == GK_EPI_BGRADB ? 1 : (e + s) & 1;
+					gemmx_case(abs[t], ct, (gk_epilogue_t)e,
+						   abs[t] == GK_F32 ? GK_MATH_TF32
+								    : GK_MATH_DEFAULT,
+						   ta, tb, sz[s][0], sz[s][1], sz[s][2]);
+				}
+		}
+	/* f32 with the default math: the sgemm path, then the epilogue */
+	for (int e = GK_EPI_NONE; e <= GK_EPI_DRELU; e++)
+		gemmx_case(GK_F32, GK_F32, (gk_epilogue_t)e, GK_MATH_DEFAULT, 1, 0, 100, 70, 130);
+	/* the training shapes: forward (W^T a, bias+relu), weight gradient (bgradb), input
+	 * gradient (drelu) of a 784-4096 layer at batch 64 */
+	gemmx_case(GK_BF16, GK_BF16, GK_EPI_RELU_BIAS, GK_MATH_DEFAULT, 1, 0, 4096, 64, 784);
+	gemmx_case(GK_BF16, GK_BF16, GK_EPI_BGRADB, GK_MATH_DEFAULT, 0, 1, 784, 4096, 64);
+	gemmx_case(GK_F16, GK_F16, GK_EPI_DRELU, GK_MATH_DEFAULT, 0, 0, 784, 64, 4096);
+	gk_gemm_t bad = {
+	    .m = 1, .n = 1, .k = 1, .ab_t = GK_BF16, .c_t = GK_F16, .lda = 1, .ldb = 1, .ldc = 1};
+	ASSERT(gk_gemm(b, &bad, NULL) < 0 && errno == EINVAL, "gemm bf16 -> f16 refused");
+}
+
+/* the scaler's rule on the host, step by step (what the kernel runs) */
+static void t_amp_rule(void)
+{
+	gk_amp_t a;
+	gk_amp_init(&a, 65536.0f, 1, 3, 0.9f, 0.999f);
+	ASSERT(a.scale == 65536.0f && a.bc1 == (float)(1.0 - (double)0.9f), "init");
+	a.found = 1;
+	gk_amp_rule(&a);
+	ASSERT(a.scale == 32768.0f && a.skipped == 1 && a.steps == 0 && !a.found && a.good == 0,
+	       "overflow: scale %g skipped %d steps %d", (double)a.scale, a.skipped, a.steps);
+	ASSERT(a.bc1 == (float)(1.0 - (double)0.9f), "a skipped step keeps the bias correction");
+	for (int i = 0; i < 3; i++)
+		gk_amp_rule(&a);
+	ASSERT(a.scale == 65536.0f && a.steps == 3 && a.good == 0,
+	       "window of 3 good steps doubles: scale %g steps %d", (double)a.scale, a.steps);
+	ASSERT(a.bc1 == (float)(1.0 - pow(0.9f, 4)) && a.bc2 == (float)(1.0 - pow(0.999f, 4)),
+	       "bias corrections for step 4");
+	a.scale = a.min;
+	a.found = 1;
+	gk_amp_rule(&a);
+	ASSERT(a.scale == a.min, "never below min");
+	a.scale = a.max, a.good = 2;
+	gk_amp_rule(&a);
+	ASSERT(a.scale == a.max, "never above max");
+	gk_amp_init(&a, 65536.0f, 0, 3, 0.9f, 0.999f);
+	ASSERT(a.scale == 1.0f, "static scaler: 1");
+	a.found = 1;
+	gk_amp_rule(&a);
+	ASSERT(a.scale == 1.0f && a.skipped == 1, "static scaler still skips, never scales");
+}
+
+static void amp_adamw_case(gk_dtype_t gt, gk_dtype_t wt, size_t n, int overflow)
+{
+	float *w = malloc(n * 4), *m = malloc(n * 4), *v = malloc(n * 4);
+	void *g = hdup_t(gt, n, 1000.0f, 0);
+	fill_finite(GK_F32, w, n, 1.0f, 0);
+	fill_finite(GK_F32, m, n, 0.1f, 0);
+	fill_finite(GK_F32, v, n, 0.01f, 1);
+	gk_amp_t a;
+	gk_amp_init(&a, 1024.0f, 1, 2000, 0.9f, 0.999f);
+	a.steps = 6;
+	a.bc1 = (float)(1.0 - pow(0.9, 7)), a.bc2 = (float)(1.0 - pow(0.999, 7));
+	a.found = (uint32_t)overflow;
+	gk_adamw_t p = {.lr = 1e-3f,
+			.beta1 = 0.9f,
+			.beta2 = 0.999f,
+			.eps = 1e-8f,
+			.weight_decay = 0.01f,
+			.grad_scale = 0.5f,
+			.step = 1};
+	size_t ws = gk_dtype_size(wt);
+	float *rw = malloc(n * 4), *rm = malloc(n * 4), *rv = malloc(n * 4);
+	void *rwc = calloc(n, ws), *gwc = calloc(n, ws);
+	memcpy(rw, w, n * 4), memcpy(rm, m, n * 4), memcpy(rv, v, n * 4);
+	gk_amp_t ra = a;
+	OK(ref, gk_adamw_amp(ref, &p, &ra, rw, rm, rv, wt, rwc, gt, g, n, NULL));
+	OK(ref, gk_amp_update(ref, &ra, NULL));
+	float *dw = to_dev(b, w, n * 4), *dm = to_dev(b, m, n * 4), *dv = to_dev(b, v, n * 4);
+	void *dg = to_dev(b, g, n * gk_dtype_size(gt)), *dwc = to_dev(b, gwc, n * ws);
+	gk_amp_t *da = to_dev(b, &a, sizeof(a)), got;
+	OK(b, gk_adamw_amp(b, &p, da, dw, dm, dv, wt, dwc, gt, dg, n, NULL));
+	OK(b, gk_amp_update(b, da, NULL));
+	OK(b, gk_stream_sync(b, NULL));
+	float *gw = malloc(n * 4), *gm = malloc(n * 4), *gv = malloc(n * 4);
+	OK(b, gk_copy(b, gw, dw, n * 4, GK_D2H));
+	OK(b, gk_copy(b, gm, dm, n * 4, GK_D2H));
+	OK(b, gk_copy(b, gv, dv, n * 4, GK_D2H));
+	OK(b, gk_copy(b, gwc, dwc, n * ws, GK_D2H));
+	OK(b, gk_copy(b, &got, da, sizeof(got), GK_D2H));
+	compare_close("adamw_amp w", gw, rw, n);
+	compare_close("adamw_amp m", gm, rm, n);
+	compare_close("adamw_amp v", gv, rv, n);
+	if (!overflow) /* the copy is the master rounded: the same bits where w is */
+		compare("adamw_amp copy", wt, gwc, rwc, n);
+	else
+		ASSERT(!memcmp(gw, w, n * 4), "overflow: the step is skipped on the card");
+	ASSERT(!memcmp(&got, &ra, sizeof(got)),
+	       "amp state after update: scale %g/%g steps %d/%d skipped %d/%d", (double)got.scale,
+	       (double)ra.scale, got.steps, ra.steps, got.skipped, ra.skipped);
+	OK(b, gk_dev_free(b, dw));
+	OK(b, gk_dev_free(b, dm));
+	OK(b, gk_dev_free(b, dv));
+	OK(b, gk_dev_free(b, dg));
+	OK(b, gk_dev_free(b, dwc));
+	OK(b, gk_dev_free(b, da));
+	free(w), free(m), free(v), free(g), free(rw), free(rm), free(rv), free(rwc), free(gwc);
+	free(gw), free(gm), free(gv);
+}
+
+/* an Inf in the gradient, found on the card, skips the step and halves the scale with no
+ * read-back in between; amp_scale multiplies by the device scale */
+static void t_amp(void)
+{
+	const gk_dtype_t gts[] = {GK_F32, GK_F16, GK_BF16};
+	for (int i = 0; i < 3; i++)
+		for (int o = 0; o < 2; o++) {
+			amp_adamw_case(gts[i], GK_BF16, 1000003, o);
+			amp_adamw_case(gts[i], GK_F16, 4099, o);
+		}
+	size_t n = 4096;
+	uint16_t *g = hdup_t(GK_F16, n, 1.0f, 0);
+	g[1234] = 0x7c00; /* +Inf */
+	gk_amp_t a, got;
+	gk_amp_init(&a, 65536.0f, 1, 2000, 0.9f, 0.999f);
+	gk_amp_t *da = to_dev(b, &a, sizeof(a));
+	uint16_t *dg = to_dev(b, g, n * 2);
+	OK(b, gk_find_nonfinite(b, GK_F16, dg, n, &da->found, NULL));
+	OK(b, gk_amp_update(b, da, NULL));
+	OK(b, gk_amp_scale(b, GK_F16, dg, 4, da, NULL));
+	OK(b, gk_stream_sync(b, NULL));
+	OK(b, gk_copy(b, &got, da, sizeof(got), GK_D2H));
+	ASSERT(got.scale == 32768.0f && got.skipped == 1 && got.steps == 0 && got.found == 0,
+	       "overflow on the card: scale %g skipped %d", (double)got.scale, got.skipped);
+	uint16_t back[4];
+	OK(b, gk_copy(b, back, dg, sizeof(back), GK_D2H));
+	ASSERT(gk_f16_to_f32(back[0]) ==
+		   gk_f16_to_f32(gk_f32_to_f16(gk_f16_to_f32(g[0]) * 32768.0f)),
+	       "amp_scale by the device scale");
+	OK(b, gk_dev_free(b, da));
+	OK(b, gk_dev_free(b, dg));
+	free(g);
+}
+
+/* a captured graph replays the same work (cards); the cpu has none */
+static void t_graph(void)
+{
+	gk_stream_t *s = NULL;
+	gk_graph_t *gr = NULL;
+	OK(b, gk_stream_create(b, &s));
+	if (!strcmp(gk_backend_name(b), "cpu")) {
+		ASSERT(gk_graph_begin(b, s) < 0 && errno == ENOTSUP, "cpu: no graphs");
+		OK(b, gk_stream_destroy(b, &s));
+		return;
+	}
+	size_t n = 1000;
+	float *h = malloc(n * 4), *d;
+	for (size_t i = 0; i < n; i++)
+		h[i] = (float)i;
+	d = to_dev(b, h, n * 4);
+	OK(b, gk_graph_begin(b, s));
+	OK(b, gk_scale(b, GK_F32, d, d, 2.0, n, s));
+	OK(b, gk_scale(b, GK_F32, d, d, 3.0, n, s));
+	OK(b, gk_graph_end(b, s, &gr));
+	ASSERT(gr != NULL, "graph captured");
+	if (gr) {
+		OK(b, gk_graph_launch(b, gr, s));
+		OK(b, gk_graph_launch(b, gr, s));
+		OK(b, gk_stream_sync(b, s));
+		OK(b, gk_copy(b, h, d, n * 4, GK_D2H));
+		ASSERT(h[7] == 7.0f * 36.0f && h[999] == 999.0f * 36.0f, "graph replayed twice: %g",
+		       (double)h[7]);
+		OK(b, gk_graph_destroy(b, &gr));
+	}
+	OK(b, gk_dev_free(b, d));
+	OK(b, gk_stream_destroy(b, &s));
+	free(h);
+}
+
 typedef struct {
 	const char *name;
 	void (*fn)(void);
@@ -1026,6 +1315,10 @@ static const test_t tests[] = {
     {"streams", t_streams},
     {"sgemm", t_gemm},
     {"nn layers", t_nn},
+    {"gemm (mixed precision)", t_gemm_ex},
+    {"amp rule (host)", t_amp_rule},
+    {"amp + fused adamw", t_amp},
+    {"graphs", t_graph},
 };
 
 int main(int argc, char **argv)
@@ -1058,8 +1351,20 @@ int main(int argc, char **argv)
 	}
 	printf("gk-test: backend '%s' against the cpu reference, huge length %zu\n",
 	       gk_backend_name(b), huge_n);
+	/* GK_TEST_ONLY=a,b: only the tests whose names contain one of these words */
+	const char *only = getenv("GK_TEST_ONLY");
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
 		int before = failures, cbefore = checks;
+		if (only && *only) {
+			char buf[256], *save = NULL;
+			int hit = 0;
+			snprintf(buf, sizeof(buf), "%s", only);
+			for (char *w = strtok_r(buf, ",", &save); w && !hit;
+			     w = strtok_r(NULL, ",", &save))
+				hit = strstr(tests[i].name, w) != NULL;
+			if (!hit)
+				continue;
+		}
 		tests[i].fn();
 		printf("%-26s %6d checks  %s\n", tests[i].name, checks - cbefore,
 		       failures == before ? "ok" : "FAILED");

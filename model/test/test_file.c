@@ -120,7 +120,9 @@ static void refusals(void)
 	     "activation 'tanh'"},
 	    {"GPMODEL1\n{\"kind\":\"mlp\",\"activation\":7,\"layers\":[2,2],\"dtype\":\"f32\"}\n",
 	     "activation ''"},
-	    {"GPMODEL1\n{\"kind\":\"mlp\",\"layers\":[2,2],\"dtype\":\"f16\"}\n", "dtype 'f16'"},
+	    {"GPMODEL1\n{\"kind\":\"mlp\",\"layers\":[2,2],\"dtype\":\"f64\"}\n", "dtype 'f64'"},
+	    {"GPMODEL1\n{\"kind\":\"mlp\",\"layers\":[2,2],\"dtype\":\"f16\"}\n",
+	     "the header needs 12"},
 	    {"GPMODEL1\n{\"kind\":\"mlp\",\"layers\":[2],\"dtype\":\"f32\"}\n", "'layers'"},
 	    {"GPMODEL1\n{\"kind\":\"mlp\",\"layers\":[2,0],\"dtype\":\"f32\"}\n", "layer width 1"},
 	    {"GPMODEL1\n{\"kind\":\"mlp\",\"layers\":[2,2.5],\"dtype\":\"f32\"}\n",
@@ -148,6 +150,47 @@ static void refusals(void)
 	gm_model_t *m = try_parse(GOOD, 6, 1.5f, &err);
 	CHECK(m && gm_model_input_scale(m) == 1.0f && gm_model_data(m)[3] == 1.5f);
 	gm_model_destroy(&m);
+}
+
+/* a model stored as bf16 / f16: its file says so, holds 2 bytes a parameter (little-endian
+ * patterns), reads back the same values; a value beyond f16's range is refused on writing */
+static void storage_types(void)
+{
+	static const gm_dtype_t types[] = {GM_BF16, GM_F16};
+	const int sizes[3] = {3, 4, 2};
+	gp_error_t err;
+	char path[512];
+	gm_dtype_t t;
+	CHECK(gm_dtype_parse("bf16", &t) == 0 && t == GM_BF16);
+	CHECK(gm_dtype_parse("f64", &t) < 0 && errno == EINVAL);
+	for (int k = 0; k < 2; k++) {
+		gm_model_t *m = gm_model_create(sizes, 3, 0.25f, &err);
+		CHECK(m);
+		size_t n = gm_model_nparams(m);
+		for (size_t i = 0; i < n; i++)
+			gm_model_params(m)[i] = 0.1f * (float)i - 0.7f;
+		CHECK(gm_model_set_dtype(m, types[k], &err) == 0);
+		CHECK(gm_model_data(m)[1] != 0.1f * 1.0f - 0.7f); /* rounded */
+		snprintf(path, sizeof(path), "%s/half.gpm", dir);
+		CHECK(gm_model_write(path, m, &err) == 0);
+		size_t len = 0;
+		char *buf = slurp(path, &len);
+		char want[64];
+		snprintf(want, sizeof(want), "\"dtype\":\"%s\"", gm_dtype_name(types[k]));
+		CHECK(buf && strstr(buf, want));
+		const char *body = strchr(strchr(buf, '\n') + 1, '\n') + 1;
+		CHECK((size_t)(buf + len - body) == n * 2);
+		gm_model_t *r = gm_model_read(path, &err);
+		CHECK(r && gm_model_dtype(r) == types[k] && gm_model_nparams(r) == n);
+		CHECK(memcmp(gm_model_data(r), gm_model_data(m), n * sizeof(float)) == 0);
+		gm_model_destroy(&r);
+		free(buf);
+		unlink(path);
+		gm_model_params(m)[0] = 1e6f;
+		CHECK(types[k] != GM_F16 || (gm_model_set_dtype(m, GM_F16, &err) < 0 &&
+					     errno == EINVAL && strstr(err.text, "overflow")));
+		gm_model_destroy(&m);
+	}
 }
 
 /* a model file Python wrote loads: the server's reference generator, with an extra key */
@@ -243,6 +286,7 @@ int main(int argc, char **argv)
 	CHECK(mkdtemp(dir));
 	round_trip();
 	refusals();
+	storage_types();
 	foreign(argv[1]);
 #ifdef GM_TEST_CBLAS
 	same_answers(argv[1]);

@@ -3,7 +3,10 @@
  * within 1e-5, each row summing to 1, batches of 1..max rows, a batch over max refused, the
  * model freed once it is on the backend. GS_TEST_BACKEND picks the backend (default cpu: every
  * machine; cuda on the GPU machine, where it is built with only the CUDA toolkit). Plain
- * asserts, no cmocka: it builds there too. */
+ * asserts, no cmocka: it builds there too. Then the same model stored as bf16 and as f16
+ * (gm_model_set_dtype): served in that type on a card (tensor cores), in f32 on the cpu,
+ * against the reference on the rounded weights: probabilities within 2e-2 (bf16: 8 bits of
+ * mantissa in every activation) and 4e-3 (f16), and the cost of a batch of 1 and 64. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -136,6 +139,56 @@ int main(void)
 	}
 	gm_infer_destroy(&d);
 	CHECK(d == NULL);
+	static const gm_dtype_t types[] = {GM_BF16, GM_F16};
+	for (int t = 0; t < 2; t++) {
+		float bound = types[t] == GM_BF16 ? 2e-2f : 4e-3f, worst = 0;
+		m = gm_model_create(sizes, 4, 0.5f, &err);
+		CHECK(m);
+		for (uint32_t l = 0; l < nl; l++) {
+			size_t nw = (size_t)width[l + 1] * width[l];
+			float *p = gm_model_params(m) + gm_model_layer_offset(m, (int)l);
+			memcpy(p, w[l], nw * sizeof(float));
+			memcpy(p + nw, b[l], width[l + 1] * sizeof(float));
+		}
+		CHECK(gm_model_set_dtype(m, types[t], &err) == 0);
+		for (uint32_t l = 0; l < nl; l++) { /* the reference on the stored values */
+			size_t nw = (size_t)width[l + 1] * width[l];
+			const float *p = gm_model_data(m) + gm_model_layer_offset(m, (int)l);
+			memcpy(w[l], p, nw * sizeof(float));
+			memcpy(b[l], p + nw, width[l + 1] * sizeof(float));
+		}
+		d = gm_infer_create(bk, m, max_rows, &err);
+		gm_model_destroy(&m);
+		CHECK(d);
+		for (size_t n = 1; n <= max_rows; n *= 4) {
+			for (size_t i = 0; i < n * width[0]; i++)
+				x[i] = frand(&seed) * 8;
+			CHECK(gm_infer_run(d, x, n, got) == 0);
+			reference(nl, width, w, b, 0.5f, x, n, want);
+			for (size_t i = 0; i < n * width[nl]; i++) {
+				float e = fabsf(got[i] - want[i]);
+				worst = e > worst ? e : worst;
+			}
+		}
+		printf("ok: %s backend, model stored %s: largest probability error %.2g (bound "
+		       "%.0e)\n",
+		       gk_backend_name(bk), gm_dtype_name(types[t]), (double)worst, (double)bound);
+		CHECK(worst <= bound);
+		static const size_t tb[] = {1, 64};
+		for (size_t k = 0; k < 2; k++) {
+			struct timespec t0, t1;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			for (int i = 0; i < 200; i++)
+				CHECK(gm_infer_run(d, x, tb[k], got) == 0);
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			double us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 +
+				     (double)(t1.tv_nsec - t0.tv_nsec)) /
+				    1e3 / 200;
+			printf("# %s %s: a batch of %zu rows (64-256-256-10) %.1f us\n",
+			       gk_backend_name(bk), gm_dtype_name(types[t]), tb[k], us);
+		}
+		gm_infer_destroy(&d);
+	}
 	gk_backend_close(&bk);
 	for (uint32_t l = 0; l < nl; l++) {
 		free(w[l]);

@@ -218,6 +218,91 @@ int gk_sgemm(gk_backend_t *b, int trans_a, int trans_b, int m, int n, int k, flo
 	     const float *a, int lda, const float *bm, int ldb, float beta, float *c, int ldc,
 	     gk_stream_t *s);
 
+/* ---- mixed precision: products on tensor cores, fused epilogues, loss scaling ----
+ * gk_gemm is gk_sgemm generalised: A and B of type ab_t (f32, f16 or bf16), C of type c_t
+ * (f32, or ab_t), accumulation in f32 always, and an epilogue applied to the product before
+ * it is stored. On a card: cuBLASLt (libcublasLt, dlopen) with the epilogue fused into the
+ * product where cuBLASLt has it, cuBLAS sgemm for plain f32; on AMD rocBLAS gemm_ex and
+ * epilogue kernels; on the cpu the f32 product of the exactly widened inputs (OpenBLAS) and
+ * the epilogue in C, rounded once to c_t: the reference. */
+typedef enum {
+	GK_EPI_NONE = 0,
+	GK_EPI_BIAS = 1,      /* C[i][j] = C[i][j] + bias[i] (bias: m values of c_t) */
+	GK_EPI_RELU_BIAS = 2, /* C[i][j] = max(C[i][j] + bias[i], 0) */
+	GK_EPI_BGRADB = 3,    /* also bias[j] = sum over k of op(B)[k][j] (n values of c_t) */
+	GK_EPI_DRELU = 4,     /* C[i][j] = aux[i][j] > 0 ? C[i][j] : 0 (aux: m x n, ldc, c_t) */
+} gk_epilogue_t;
+
+typedef enum {
+	GK_MATH_DEFAULT = 0, /* f32: IEEE f32 products (PyTorch's default) */
+	GK_MATH_TF32 = 1,    /* f32 inputs rounded to TF32 on the tensor cores (cpu: f32) */
+} gk_math_t;
+
+typedef struct {
+	int trans_a, trans_b, m, n, k; /* column-major, as gk_sgemm */
+	gk_dtype_t ab_t, c_t;
+	float alpha, beta;
+	const void *a;
+	int lda;
+	const void *b;
+	int ldb;
+	void *c;
+	int ldc;
+	gk_epilogue_t epi;
+	void *bias;	 /* BIAS, RELU_BIAS (read), BGRADB (written) */
+	const void *aux; /* DRELU: the forward's activation, m x n with leading dimension ldc */
+	gk_math_t math;
+} gk_gemm_t;
+
+/* C = epilogue(alpha * op(A) op(B) + beta * C). 0 / -1 (ENOTSUP: a type pair or epilogue the
+ * backend cannot do, e.g. half types on a card whose cuBLASLt is missing). */
+int gk_gemm(gk_backend_t *b, const gk_gemm_t *p, gk_stream_t *s);
+
+/* Loss scaling on the device (PyTorch's GradScaler, with no read-back): one of these in
+ * device memory (gk_dev_alloc, set with gk_copy) is read and written only by kernels. */
+typedef struct {
+	float scale;	 /* the loss scale S: the loss gradient is multiplied by it */
+	uint32_t found;	 /* set by gk_find_nonfinite(..., &amp->found), cleared by gk_amp_update */
+	int32_t good;	 /* good steps in a row */
+	int32_t steps;	 /* optimizer steps applied (AdamW's t) */
+	int32_t skipped; /* steps skipped for Inf/NaN */
+	int32_t window;	 /* good steps before S doubles */
+	int32_t dynamic; /* 0: S never changes (bf16, f32) */
+	float min, max;	 /* bounds of S */
+	float beta1, beta2; /* AdamW's, for: */
+	float bc1, bc2;	    /* 1 - beta^(steps+1), kept by gk_amp_update (gk_amp_init sets) */
+} gk_amp_t;
+
+/* A fresh state (host copy): scale INITIAL, dynamic or not, WINDOW, AdamW's betas. */
+void gk_amp_init(gk_amp_t *amp, float initial, int dynamic, int window, float beta1, float beta2);
+
+/* buf[i] *= amp->scale (t f32, f16 or bf16; in place). */
+int gk_amp_scale(gk_backend_t *b, gk_dtype_t t, void *buf, size_t n, const gk_amp_t *amp,
+		 gk_stream_t *s);
+/* One fused AdamW step over the whole flat parameter vector (every layer's tensors in one
+ * launch) with the gradient times p->grad_scale / amp->scale, bias corrections from
+ * t = amp->steps + 1, skipped entirely while amp->found is set; writes the
+ * f32 master W, M, V and, when WC is not NULL, the compute copy WC (type wc_t: f16 or bf16)
+ * rounded from the new W. p->step is not used: t is amp->steps + 1 (amp->bc1, amp->bc2). */
+int gk_adamw_amp(gk_backend_t *b, const gk_adamw_t *p, const gk_amp_t *amp, float *w, float *m,
+		 float *v, gk_dtype_t wc_t, void *wc, gk_dtype_t grad_t, const void *grad, size_t n,
+		 gk_stream_t *s);
+/* After the step: found -> skipped++, good = 0, S halved (dynamic, not below min); else
+ * steps++, and after window good steps S doubled (not above max); found cleared. One
+ * thread on a card. */
+int gk_amp_update(gk_backend_t *b, gk_amp_t *amp, gk_stream_t *s);
+/* The same rule on a host copy (what the kernel runs; for tests and the cpu backend). */
+void gk_amp_rule(gk_amp_t *amp);
+
+/* ---- graphs (CUDA Graphs / HIP graphs): the work queued on S between begin and end,
+ * recorded once and replayed by one launch. S must be a stream of gk_stream_create (not
+ * NULL). The cpu backend has none (ENOTSUP). */
+typedef struct gk_graph gk_graph_t;
+int gk_graph_begin(gk_backend_t *b, gk_stream_t *s);
+int gk_graph_end(gk_backend_t *b, gk_stream_t *s, gk_graph_t **g);
+int gk_graph_launch(gk_backend_t *b, gk_graph_t *g, gk_stream_t *s);
+int gk_graph_destroy(gk_backend_t *b, gk_graph_t **g);
+
 /* ---- helpers (host, no backend) ---- */
 size_t gk_dtype_size(gk_dtype_t t);
 const char *gk_dtype_name(gk_dtype_t t);
