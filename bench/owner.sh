@@ -79,6 +79,7 @@ wait_for 30 eval '[ "$(state "$job")" = RUNNING ]' || { echo "owner.sh: the CPU 
 sleep 1
 : >"$WORK/frozen"
 for i in $(seq 1 "$N"); do
+	# shellcheck disable=SC2034 # read by the eval below
 	n=$(grep -c "owner: job $job.1 frozen" "$ALOG")
 	t0=$(date +%s.%N)
 	on_h1 touch "$OWNER"
@@ -91,6 +92,7 @@ for i in $(seq 1 "$N"); do
 	dc=$(python3 -c "print('%.3f' % ($(logts "$ts") - $t0))")
 	echo "frozen trial $i: $dt s from the file's creation, $dc s from the touch command's start (the freeze itself: $(grep "owner: job $job.1 frozen" "$ALOG" | tail -1 | sed 's/.*frozen (//; s/)//'))"
 	echo "$dt" >>"$WORK/frozen"
+	# shellcheck disable=SC2034 # read by the eval below
 	m=$(grep -c "owner: job $job.1 thawed" "$ALOG")
 	on_h1 rm -f "$OWNER"
 	wait_for 10 eval '[ $(grep -c "owner: job $job.1 thawed" "$ALOG") -gt $m ]' || echo "frozen trial $i: not thawed"

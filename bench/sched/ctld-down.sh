@@ -42,7 +42,7 @@ ready_after() {
 
 # ---- Slurm ---------------------------------------------------------------------------------
 slurm_side() (
-	SCHED_PARAMS= OVERSUB=NO SLURM_EXTRA_CONF=
+	SCHED_PARAMS='' OVERSUB=NO SLURM_EXTRA_CONF=''
 	# shellcheck source=bench/slurm/lib-slurm.sh
 	. "$TOP/bench/slurm/lib-slurm.sh"
 	jid=$(sbatch --parsable -n 1 -o "$T/job.out" --wrap \

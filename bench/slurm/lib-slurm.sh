@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib-slurm.sh: a private one-node Slurm (Debian's slurm-wlm) on this machine, for the
 # benchmarks that run it beside gpool (slurm-throughput.sh, slurm-ctld-down.sh). Sourced, as
 # root: installs slurm-wlm if missing, starts munged if it does not answer, writes a private
@@ -116,7 +117,7 @@ export SLURM_CONF=$T/slurm.conf
 
 log "Slurm $VERSION, temp dir $T, ports $CTLD_PORT/$SLURMD_PORT, node $NODE (2 CPUs, ${MEM_MB} MB)"
 log "SchedulerParameters=$SCHED_PARAMS"
-cd "$T"
+cd "$T" || exit 1
 # slurmctld in the background, its pid in CTLD_PID; "$@": more flags (-i: ignore saved state)
 slurm_ctld_start() {
     slurmctld -D "$@" -f "$SLURM_CONF" >>"$T"/slurmctld.out 2>&1 &

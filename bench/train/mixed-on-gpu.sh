@@ -121,4 +121,4 @@ if has compile; then
 	PRECS=${COMPILE_PRECS:-bf16 f16} TORCH_ARGS="--compile" configs 2>&1 | grep "^torch" >>"$OUT/compile.log"
 	cat "$OUT/compile.log"
 fi
-log done
+log "done"

@@ -59,6 +59,7 @@ out=$(as_user glogs "$job" 2>&1)
 port=$(sed -n 's/^rank0 got hello on //p' <<<"$out")
 like "$port" '^28[5-9][0-9][0-9]$' "rank 0 listened on a MASTER_PORT of 28500-28999 and rank 1 reached it ($out)"
 # (the job's own port may sit in TIME_WAIT a minute: its listener set no SO_REUSEADDR)
+# shellcheck disable=SC2046 # one argument per port
 out=$(on_host h1 "$PY" -c "$bind_py" 29500 $(seq 28500 28531 | grep -vx "$port"))
 is "$out" "bound 32 of 32" "after the job the other ports are all free"
 held=$(on_host h1 ss -tanpH 2>/dev/null | grep "pid=$apid," | awk '{print $4}' | grep -E ':(28[5-9][0-9][0-9]|29[5-9][0-9][0-9])$' || true)
