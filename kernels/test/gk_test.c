@@ -1168,12 +1168,21 @@ static void t_amp_rule(void)
 	ASSERT(a.scale == 1.0f && a.skipped == 1, "static scaler still skips, never scales");
 }
 
-/* Two scaler states field by field (a float's bits: the card's arithmetic is the reference's). */
+/* A float's bits (the card's arithmetic must be the reference's, bit for bit). */
+static uint32_t fbits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+/* Two scaler states, field by field. */
 static int amp_same(const gk_amp_t *a, const gk_amp_t *b)
 {
-	const float fa[] = {a->scale, a->min, a->max, a->beta1, a->beta2, a->bc1, a->bc2};
-	const float fb[] = {b->scale, b->min, b->max, b->beta1, b->beta2, b->bc1, b->bc2};
-	return !memcmp(fa, fb, sizeof(fa)) && a->found == b->found && a->good == b->good &&
+	return fbits(a->scale) == fbits(b->scale) && fbits(a->min) == fbits(b->min) &&
+	       fbits(a->max) == fbits(b->max) && fbits(a->beta1) == fbits(b->beta1) &&
+	       fbits(a->beta2) == fbits(b->beta2) && fbits(a->bc1) == fbits(b->bc1) &&
+	       fbits(a->bc2) == fbits(b->bc2) && a->found == b->found && a->good == b->good &&
 	       a->steps == b->steps && a->skipped == b->skipped && a->window == b->window &&
 	       a->dynamic == b->dynamic;
 }
