@@ -1,4 +1,6 @@
-/* cgroup_freeze.c: a job's cgroup frozen and thawed by name (see cgroup_freeze.h). */
+/* cgroup_freeze.c: a job's cgroup frozen and thawed by name (see cgroup_freeze.h): the first
+ * version whose freezer file the group has (v2, then v1), with the files and values of that
+ * version's table (cgroup_int.h). */
 #include "worker/node/cgroup_freeze.h"
 
 #include <errno.h>
@@ -8,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CG_ROOT "/sys/fs/cgroup"
+#include "worker/node/cgroup_int.h"
 
 static int write_file(const char *path, const char *v)
 {
@@ -62,18 +64,17 @@ static int settle(const char *path, const char *want, int wait_ms)
 int gp_cgroup_freeze_name(const char *name, bool frozen, int wait_ms)
 {
 	char path[4200], ev[4200];
-	snprintf(path, sizeof(path), "%s/gpool/%s/cgroup.freeze", CG_ROOT, name);
-	if (access(path, W_OK) == 0) {
-		if (write_file(path, frozen ? "1" : "0") < 0)
+	for (size_t i = 0; i < GP_CG_NVERSIONS; i++) {
+		const struct gp_cg_ops *v = gp_cg_versions[i];
+		snprintf(path, sizeof(path), "%s%s/gpool/%s/%s", CG_ROOT, v->freeze_dir, name,
+			 v->freeze_file);
+		if (access(path, W_OK) < 0)
+			continue;
+		if (write_file(path, v->freeze_val[frozen]) < 0)
 			return -1;
-		snprintf(ev, sizeof(ev), "%s/gpool/%s/cgroup.events", CG_ROOT, name);
-		return settle(ev, frozen ? "frozen 1" : "frozen 0", wait_ms);
-	}
-	snprintf(path, sizeof(path), "%s/freezer/gpool/%s/freezer.state", CG_ROOT, name);
-	if (access(path, W_OK) == 0) {
-		if (write_file(path, frozen ? "FROZEN" : "THAWED") < 0)
-			return -1;
-		return settle(path, frozen ? "FROZEN" : "THAWED", wait_ms);
+		snprintf(ev, sizeof(ev), "%s%s/gpool/%s/%s", CG_ROOT, v->freeze_dir, name,
+			 v->settle_file);
+		return settle(ev, v->settled[frozen], wait_ms);
 	}
 	errno = ENOENT;
 	return -1;
