@@ -250,6 +250,7 @@ static void vacate_not_counted(void **state)
 	Gpool__JobInfo ji;
 	jobinfo_fill(&ji, j, S.nodes);
 	assert_int_equal(ji.vacates, 2);
+	jobinfo_release(&ji);
 }
 
 /* frozen time reported by the agent moves the deadline; a frozen job does not time out */
@@ -283,6 +284,7 @@ static void frozen_moves_deadline(void **state)
 	Gpool__JobInfo ji;
 	jobinfo_fill(&ji, j, S.nodes);
 	assert_float_equal(ji.frozen_sec, 7.0, 1e-9);
+	jobinfo_release(&ji);
 }
 
 /* gsub --signal=USR1@30: the signal goes once, 30 s before the limit, and the job runs on */
