@@ -3,7 +3,9 @@
 # `sh -c 'echo ready'`, stdin /dev/null) against `gsub --wait` for the same job, RUNS each
 # (default 12), as gpool-user. Run as root, under the system tests' lock:
 #   flock /tmp/gpool-netns.lock bench/pty-latency.sh
-# Prints "pty SECONDS" and "wait SECONDS" lines, then the medians.
+# Prints "pty SECONDS" and "wait SECONDS" lines, then the medians. SLURM=1: the same two on
+# Debian's Slurm in the same run (bench/slurm/lib-slurm.sh: a private slurmctld + slurmd on
+# this machine, jobs as root): `srun --pty` and plain `srun` ("srun-pty", "srun" lines).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-12}
@@ -29,7 +31,28 @@ for mode in pty wait; do
 		echo "$mode $(echo "$(date +%s.%N) - $t0" | bc)"
 	done
 done | tee "$dir/times"
-for mode in pty wait; do
+if [ "${SLURM:-0}" = 1 ]; then
+	(
+		log() { printf '[pty-latency] %s\n' "$*" >&2; }
+		die() { log "ERROR: $*"; exit 1; }
+		SCHED_PARAMS='' OVERSUB=NO SLURM_EXTRA_CONF=''
+		# shellcheck source=bench/slurm/lib-slurm.sh
+		. "$here/bench/slurm/lib-slurm.sh"
+		for mode in srun-pty srun; do
+			for _ in $(seq 1 "$runs"); do
+				t0=$(date +%s.%N)
+				if [ $mode = srun-pty ]; then
+					srun --pty /bin/sh -c 'echo ready' </dev/null >/dev/null 2>&1
+				else
+					srun /bin/sh -c 'echo ready' </dev/null >/dev/null 2>&1
+				fi
+				echo "$mode $(echo "$(date +%s.%N) - $t0" | bc)"
+			done
+		done
+	) | tee -a "$dir/times"
+fi
+for mode in pty wait srun-pty srun; do
+	grep -q "^$mode " "$dir/times" || continue
 	printf '%s median %s s\n' $mode "$(awk -v m=$mode '$1 == m {print $2}' "$dir/times" | sort -n |
 		awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')"
 done
