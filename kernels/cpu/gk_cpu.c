@@ -223,18 +223,6 @@ static int cpu_copy_async(void *ctx, void *dst, const void *src, size_t bytes, g
 
 /* ---- elementwise ---- */
 
-static float ldf(gk_dtype_t t, const void *p, size_t i)
-{
-	switch (t) {
-	case GK_F16:
-		return gk_sw_f16_to_f32(((const uint16_t *)p)[i]);
-	case GK_BF16:
-		return gk_sw_bf16_to_f32(((const uint16_t *)p)[i]);
-	default:
-		return ((const float *)p)[i];
-	}
-}
-
 /* Blocks of BLK elements: each dtype and op switch is taken once a block, and the inner
  * loops are simple enough for the compiler to vectorize. Reading every source's block
  * before storing the destination's keeps in-place calls correct. */
@@ -476,7 +464,7 @@ static int cpu_sgd(void *ctx, const gk_sgd_t *p, float *w, float *v, gk_dtype_t 
 	}
 	for (size_t i = 0; i < n; i++)
 		gk_sgd_step(p->lr, p->momentum, p->weight_decay, p->grad_scale, p->nesterov,
-			    ldf(gt, grad, i), &w[i], &v[i]);
+			    gk_cpu_ld(gt, grad, i), &w[i], &v[i]);
 	return 0;
 }
 
@@ -493,7 +481,7 @@ static int cpu_adamw(void *ctx, const gk_adamw_t *p, float bc1, float bc2, float
 	}
 	for (size_t i = 0; i < n; i++)
 		gk_adamw_step(p->lr, p->beta1, p->beta2, p->eps, p->weight_decay, p->grad_scale,
-			      bc1, bc2, ldf(gt, grad, i), &w[i], &m[i], &v[i]);
+			      bc1, bc2, gk_cpu_ld(gt, grad, i), &w[i], &m[i], &v[i]);
 	return 0;
 }
 

@@ -2,7 +2,39 @@
 #ifndef GK_CPU_H
 #define GK_CPU_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "kernels/gk_backend.h"
+#include "kernels/gk_scalar.h"
+
+/* Element i of an f32, f16 or bf16 array, as f32 (the rounding of gk_scalar.h). */
+static inline float gk_cpu_ld(gk_dtype_t t, const void *p, size_t i)
+{
+	switch (t) {
+	case GK_F16:
+		return gk_sw_f16_to_f32(((const uint16_t *)p)[i]);
+	case GK_BF16:
+		return gk_sw_bf16_to_f32(((const uint16_t *)p)[i]);
+	default:
+		return ((const float *)p)[i];
+	}
+}
+
+/* Element i of an f32, f16 or bf16 array set to v (rounded to nearest even). */
+static inline void gk_cpu_st(gk_dtype_t t, void *p, size_t i, float v)
+{
+	switch (t) {
+	case GK_F16:
+		((uint16_t *)p)[i] = gk_sw_f32_to_f16(v);
+		break;
+	case GK_BF16:
+		((uint16_t *)p)[i] = gk_sw_f32_to_bf16(v);
+		break;
+	default:
+		((float *)p)[i] = v;
+	}
+}
 
 int gk_cpu_fail(void *ctx, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int gk_cpu_sgemm(void *ctx, int ta, int tb, int m, int n, int k, float alpha, const float *a,

@@ -9,32 +9,6 @@
 #include "kernels/cpu/gk_cpu.h"
 #include "kernels/gk_scalar.h"
 
-static float ld(gk_dtype_t t, const void *p, size_t i)
-{
-	switch (t) {
-	case GK_F16:
-		return gk_sw_f16_to_f32(((const uint16_t *)p)[i]);
-	case GK_BF16:
-		return gk_sw_bf16_to_f32(((const uint16_t *)p)[i]);
-	default:
-		return ((const float *)p)[i];
-	}
-}
-
-static void st(gk_dtype_t t, void *p, size_t i, float v)
-{
-	switch (t) {
-	case GK_F16:
-		((uint16_t *)p)[i] = gk_sw_f32_to_f16(v);
-		break;
-	case GK_BF16:
-		((uint16_t *)p)[i] = gk_sw_f32_to_bf16(v);
-		break;
-	default:
-		((float *)p)[i] = v;
-	}
-}
-
 /* a rows x cols column-major matrix of type T widened to a packed f32 one */
 static float *widen(gk_dtype_t t, const void *p, int rows, int cols, int ld_)
 {
@@ -43,7 +17,7 @@ static float *widen(gk_dtype_t t, const void *p, int rows, int cols, int ld_)
 		return NULL;
 	for (int j = 0; j < cols; j++)
 		for (int i = 0; i < rows; i++)
-			w[i + (size_t)j * rows] = ld(t, p, i + (size_t)j * ld_);
+			w[i + (size_t)j * rows] = gk_cpu_ld(t, p, i + (size_t)j * ld_);
 	return w;
 }
 
@@ -71,20 +45,20 @@ int gk_cpu_gemm(void *ctx, const gk_gemm_t *p, gk_stream_t *s)
 			size_t o = i + (size_t)j * p->ldc;
 			float v = c[i + (size_t)j * m];
 			if (p->beta != 0.0f)
-				v = v + p->beta * ld(p->c_t, p->c, o);
+				v = v + p->beta * gk_cpu_ld(p->c_t, p->c, o);
 			if (p->epi == GK_EPI_BIAS || p->epi == GK_EPI_RELU_BIAS)
-				v = gk_bias_act_step(v, ld(p->c_t, p->bias, (size_t)i),
+				v = gk_bias_act_step(v, gk_cpu_ld(p->c_t, p->bias, (size_t)i),
 						     p->epi == GK_EPI_RELU_BIAS);
 			else if (p->epi == GK_EPI_DRELU)
-				v = gk_relu_grad_step(v, ld(p->c_t, p->aux, o));
-			st(p->c_t, p->c, o, v);
+				v = gk_relu_grad_step(v, gk_cpu_ld(p->c_t, p->aux, o));
+			gk_cpu_st(p->c_t, p->c, o, v);
 		}
 	if (p->epi == GK_EPI_BGRADB)
 		for (int j = 0; j < n; j++) {
 			float sum = 0.0f;
 			for (int l = 0; l < k; l++)
 				sum += p->trans_b ? b[j + (size_t)l * rb] : b[l + (size_t)j * rb];
-			st(p->c_t, p->bias, (size_t)j, sum);
+			gk_cpu_st(p->c_t, p->bias, (size_t)j, sum);
 		}
 	free(a), free(b), free(c);
 	return 0;
@@ -95,7 +69,7 @@ int gk_cpu_amp_scale(void *ctx, gk_dtype_t t, void *buf, size_t n, const gk_amp_
 {
 	(void)ctx, (void)s;
 	for (size_t i = 0; i < n; i++)
-		st(t, buf, i, ld(t, buf, i) * amp->scale);
+		gk_cpu_st(t, buf, i, gk_cpu_ld(t, buf, i) * amp->scale);
 	return 0;
 }
 
@@ -109,9 +83,9 @@ int gk_cpu_adamw_amp(void *ctx, const gk_adamw_t *p, const gk_amp_t *amp, float 
 	float gs = p->grad_scale / amp->scale;
 	for (size_t i = 0; i < n; i++) {
 		gk_adamw_step(p->lr, p->beta1, p->beta2, p->eps, p->weight_decay, gs, amp->bc1,
-			      amp->bc2, ld(gt, grad, i), &w[i], &m[i], &v[i]);
+			      amp->bc2, gk_cpu_ld(gt, grad, i), &w[i], &m[i], &v[i]);
 		if (wc)
-			st(wc_t, wc, i, w[i]);
+			gk_cpu_st(wc_t, wc, i, w[i]);
 	}
 	return 0;
 }
