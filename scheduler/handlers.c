@@ -14,6 +14,7 @@
 #include "scheduler/net.h"
 #include "scheduler/nodes.h"
 #include "scheduler/rdv.h"
+#include "scheduler/reqids.h"
 #include "scheduler/service.h"
 
 /* The scheduler's handlers take a struct req: one adapter each, so the table below stays the
@@ -26,24 +27,37 @@
 		fn(r);                                                                             \
 		effects_carry_out(r->s);                                                           \
 	}
+/* A mutating request: applied once per request id (reqids.h). */
+#define VIA_ONCE(fn)                                                                               \
+	static void via_##fn(void *arg, void *peer, const Gpool__Msg *m)                           \
+	{                                                                                          \
+		struct req *r = peer;                                                              \
+		r->msg = (Gpool__Msg *)m;                                                          \
+		if (!reqids_answer(r)) {                                                           \
+			size_t mark = orders_count(r->s->orders);                                  \
+			fn(r);                                                                     \
+			reqids_record(r, mark);                                                    \
+		}                                                                                  \
+		effects_carry_out(r->s);                                                           \
+	}
 VIA(agent_heartbeat)
 VIA(agent_task_event)
 VIA(agent_output)
 VIA(client_submit)
 VIA(client_job_query)
-VIA(client_job_control)
+VIA_ONCE(client_job_control)
 VIA(client_node_query)
-VIA(client_node_control)
+VIA_ONCE(client_node_control)
 VIA(client_log_query)
 VIA(client_watch)
-VIA(client_card_report)
+VIA_ONCE(client_card_report)
 VIA(rdv_put)
 VIA(rdv_get)
 VIA(rdv_fence)
 VIA(files_chunk_have)
 VIA(files_chunk_put)
 VIA(files_chunk_get)
-VIA(files_set_put)
+VIA_ONCE(files_set_put)
 VIA(files_set_get)
 VIA(metrics_query)
 VIA(metrics_history)

@@ -1,5 +1,6 @@
 #include "scheduler/store.h"
 #include "scheduler/store_owner.h"
+#include "scheduler/store_reqid.h"
 
 #include <errno.h>
 #include <sqlite3.h>
@@ -182,6 +183,10 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 	}
 	if (add_columns(st, err) < 0)
 		goto fail;
+	if (store_reqid_init(st->db) < 0) {
+		gp_errprintf(err, "cannot make the request ids' table: %s", sqlite3_errmsg(st->db));
+		goto fail;
+	}
 	if (store_owner_init(st->db) < 0) {
 		gp_errprintf(err, "cannot make the owners' tables: %s", sqlite3_errmsg(st->db));
 		goto fail;
@@ -277,6 +282,11 @@ static int begin(struct store *st)
 	}
 	st->in_txn = true;
 	return 0;
+}
+
+int store_txn_begin(struct store *st)
+{
+	return begin(st);
 }
 
 /* placement: "node:local_rank:cpu_first:state:status:oom:cards(hex)" per task */
