@@ -4,10 +4,12 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/endpoint.h"
+#include "common/schedlist.h"
 #include "common/util.h"
 #include "common/wire.h"
 #include "common/zmtp.h"
@@ -29,14 +31,29 @@ struct gp_client {
 	size_t bulk_len;
 	char user[64];
 	size_t max_request; /* the scheduler takes no larger envelope */
+	size_t max_message;
+	struct gp_schedlist list; /* the schedulers (common/schedlist.h); the current one is z's */
 };
+
+/* With several schedulers, a request that could not even be delivered in this long (nobody
+ * listens, the host is gone) goes to the next one. */
+#define UNDELIVERED_MS 1000
+/* the slices a wait is cut in, to look at that */
+#define SLICE_MS 250
 
 gp_client_t *gp_client_create(const gp_config_t *cfg, gp_error_t *err)
 {
 	const char *ep = getenv("GPOOL_SCHEDULER");
 	if (!ep || !*ep)
 		ep = gp_config_str(cfg, "scheduler");
-	return gp_client_create_ep(cfg, ep, (uid_t)gp_config_int(cfg, "sched_uid"), err);
+	struct gp_schedlist l;
+	if (gp_schedlist_parse(&l, ep, err) < 0)
+		return NULL;
+	gp_client_t *c =
+	    gp_client_create_ep(cfg, l.ep[0], (uid_t)gp_config_int(cfg, "sched_uid"), err);
+	if (c)
+		c->list = l;
+	return c;
 }
 
 gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t peer_uid,
@@ -56,8 +73,11 @@ gp_client_t *gp_client_create_ep(const gp_config_t *cfg, const char *ep, uid_t p
 		goto fail;
 	size_t max = (size_t)gp_config_int(cfg, "max_message");
 	c->max_request = (size_t)gp_config_int(cfg, "max_request");
+	c->max_message = max;
 	if (!(c->z = gp_zmtp_create(ep, max, err)))
 		goto fail;
+	snprintf(c->list.ep[0], sizeof(c->list.ep[0]), "%s", ep);
+	c->list.n = 1;
 	struct gp_ep_config ec = {
 	    .auth = c->auth, .max_message = max, .peer_only = true, .peer_name = "the scheduler"};
 	if (!(c->ep = gp_endpoint_create(&ec)))
@@ -226,10 +246,111 @@ const void *gp_client_bulk(const gp_client_t *c, size_t *len)
 	return c->bulk;
 }
 
-Gpool__Msg *gp_client_call(gp_client_t *c, Gpool__Msg *req, int timeout_ms, gp_error_t *err)
+const char *gp_client_endpoint(const gp_client_t *c)
+{
+	return gp_schedlist_current(&c->list);
+}
+
+size_t gp_client_schedulers(const gp_client_t *c)
+{
+	return c->list.n;
+}
+
+bool gp_client_delivered(const gp_client_t *c)
+{
+	return !c->pending.len && gp_zmtp_connected(c->z);
+}
+
+int gp_client_switch(gp_client_t *c, const char *leader, gp_error_t *err)
+{
+	struct gp_schedlist l = c->list;
+	bool round;
+	if (leader)
+		round = gp_schedlist_follow(&l, leader) < 0 && l.cur == 0;
+	else
+		round = gp_schedlist_next(&l);
+	gp_zmtp_t *z = gp_zmtp_create(gp_schedlist_current(&l), c->max_message, err);
+	if (!z)
+		return -1;
+	gp_zmtp_destroy(&c->z);
+	c->z = z;
+	c->pending.len = 0; /* what waited for the last one is the caller's to send again */
+	c->list = l;
+	return round ? 1 : 0;
+}
+
+/* The messages that change something: each carries a request id (docs/protocol.md). */
+static bool mutating(Gpool__Msg__MCase t)
+{
+	switch (t) {
+	case GPOOL__MSG__M_SUBMIT:
+	case GPOOL__MSG__M_JOB_CONTROL:
+	case GPOOL__MSG__M_NODE_CONTROL:
+	case GPOOL__MSG__M_CARD_REPORT:
+	case GPOOL__MSG__M_FILE_SET_PUT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int gp_client_stamp(Gpool__Msg *m, uint8_t id[GP_REQUEST_ID_LEN])
+{
+	if (!mutating(m->m_case) || m->request_id.len)
+		return 0;
+	if (getrandom(id, GP_REQUEST_ID_LEN, 0) != GP_REQUEST_ID_LEN)
+		return -1;
+	m->request_id = (ProtobufCBinaryData){GP_REQUEST_ID_LEN, id};
+	return 0;
+}
+
+Gpool__Msg *gp_client_ask(gp_client_t *c, Gpool__Msg *req, int timeout_ms, gp_error_t *err)
 {
 	uint64_t id;
 	if (gp_client_send(c, req, &id, err) < 0)
 		return NULL;
-	return gp_client_recv(c, id, timeout_ms, err);
+	if (c->list.n < 2)
+		return gp_client_recv(c, id, timeout_ms, err);
+	int64_t start = gp_mono_ms(), deadline = start + timeout_ms;
+	for (;;) {
+		int64_t left = deadline - gp_mono_ms();
+		Gpool__Msg *rep = gp_client_recv(
+		    c, id, left < SLICE_MS ? (int)(left > 0 ? left : 0) : SLICE_MS, err);
+		if (rep || errno != ETIMEDOUT)
+			return rep;
+		int64_t now = gp_mono_ms();
+		if (now >= deadline || (!gp_client_delivered(c) && now - start >= UNDELIVERED_MS)) {
+			errno = ETIMEDOUT;
+			return NULL;
+		}
+	}
+}
+
+/* A standby's answer: ask the leader it names, or the next one. */
+static bool not_leader(const Gpool__Msg *m)
+{
+	return m && m->m_case == GPOOL__MSG__M_ERROR && m->error &&
+	       m->error->code == GPOOL__ERROR_CODE__ERROR_NOT_LEADER;
+}
+
+Gpool__Msg *gp_client_call(gp_client_t *c, Gpool__Msg *req, int timeout_ms, gp_error_t *err)
+{
+	uint8_t rid[GP_REQUEST_ID_LEN];
+	if (gp_client_stamp(req, rid) < 0) {
+		gp_errprintf(err, "cannot make a request id: %s", strerror(errno));
+		return NULL;
+	}
+	int64_t deadline = gp_mono_ms() + timeout_ms;
+	for (;;) {
+		int64_t left = deadline - gp_mono_ms();
+		Gpool__Msg *rep = gp_client_ask(c, req, left > 0 ? (int)left : 0, err);
+		bool again = not_leader(rep) || (!rep && errno == ETIMEDOUT && c->list.n > 1);
+		if (!again || gp_mono_ms() >= deadline)
+			return rep;
+		int round = gp_client_switch(c, not_leader(rep) ? rep->error->leader : NULL, err);
+		if (round < 0)
+			return NULL;
+		if (round) /* every one asked: an election may be under way */
+			pause_ms(100);
+	}
 }

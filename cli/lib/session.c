@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/client.h"
 #include "common/config.h"
@@ -85,15 +86,24 @@ static void say_retry(gp_session_t *s)
 {
 	if (s->said_retry)
 		return;
-	fprintf(stderr,
-		"%s: no answer from the scheduler at '%s' yet; trying again for up to %lld s\n",
-		program_invocation_short_name, s->endpoint, (long long)(s->retry_ms / 1000));
+	if (s->client && gp_client_schedulers(s->client) > 1)
+		fprintf(stderr,
+			"%s: no leader among the schedulers '%s' yet; trying again for up to %lld "
+			"s\n",
+			program_invocation_short_name, s->endpoint,
+			(long long)(s->retry_ms / 1000));
+	else
+		fprintf(stderr,
+			"%s: no answer from the scheduler at '%s' yet; trying again for up to %lld "
+			"s\n",
+			program_invocation_short_name, s->endpoint,
+			(long long)(s->retry_ms / 1000));
 	s->said_retry = true;
 }
 
 const char *gp_session_endpoint(const gp_session_t *s)
 {
-	return s->endpoint;
+	return s->client ? gp_client_endpoint(s->client) : s->endpoint;
 }
 
 static int connect_once(gp_session_t *s, gp_error_t *err)
@@ -124,37 +134,89 @@ static const char *case_name(Gpool__Msg__MCase c)
 	return f ? f->name : "nothing";
 }
 
+static void pause_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* A standby's answer (docs/protocol.md, NOT_LEADER). */
+static bool not_leader(const Gpool__Msg *m)
+{
+	return m && m->m_case == GPOOL__MSG__M_ERROR && m->error &&
+	       m->error->code == GPOOL__ERROR_CODE__ERROR_NOT_LEADER;
+}
+
 Gpool__Msg *gp_session_call(gp_session_t *s, Gpool__Msg *req, Gpool__Msg__MCase expect,
 			    int timeout_ms, Gpool__ErrorCode *code, gp_error_t *err)
 {
 	gp_error_t e2 = {{0}};
+	uint8_t rid[GP_REQUEST_ID_LEN];
 	if (code)
 		*code = GPOOL__ERROR_CODE__ERROR_NONE;
 	if (connect_once(s, err) < 0)
 		return NULL;
-	int64_t give_up = gp_mono_ms() + s->retry_ms;
+	/* one request id for every try, to whichever scheduler: applied once */
+	if (gp_client_stamp(req, rid) < 0) {
+		gp_errprintf(err, "cannot make a request id: %s", strerror(errno));
+		return NULL;
+	}
+	bool several = gp_client_schedulers(s->client) > 1;
+	/* a standby's answer is followed even by a command that asks once */
+	int64_t give_up = gp_mono_ms() + (s->retry_ms > timeout_ms ? s->retry_ms : timeout_ms);
 	Gpool__Msg *rep = NULL;
 	while (1) {
-		uint64_t id;
-		if (gp_client_send(s->client, req, &id, &e2) < 0)
-			break;
 		/* a request sent while gschedd is away waits in the socket and goes when it is
 		 * back: say so early, then go on waiting for the same request */
-		int first = s->retry_ms && !s->said_retry && timeout_ms > RETRY_NOTICE_MS
-				? RETRY_NOTICE_MS
-				: timeout_ms;
-		rep = gp_client_recv(s->client, id, first, &e2);
-		if (!rep && errno == ETIMEDOUT && first < timeout_ms) {
-			say_retry(s);
-			rep = gp_client_recv(s->client, id, timeout_ms - first, &e2);
+		int first =
+		    s->retry_ms && !s->said_retry && timeout_ms > RETRY_NOTICE_MS && !several
+			? RETRY_NOTICE_MS
+			: timeout_ms;
+		uint64_t id;
+		if (first < timeout_ms) {
+			if (gp_client_send(s->client, req, &id, &e2) < 0)
+				break;
+			rep = gp_client_recv(s->client, id, first, &e2);
+			if (!rep && errno == ETIMEDOUT) {
+				say_retry(s);
+				rep = gp_client_recv(s->client, id, timeout_ms - first, &e2);
+			}
+		} else {
+			rep = gp_client_ask(s->client, req, timeout_ms, &e2);
 		}
-		if (rep || errno != ETIMEDOUT || gp_mono_ms() >= give_up)
+		bool standby = not_leader(rep);
+		if (!standby && (rep || errno != ETIMEDOUT))
 			break;
+		if (gp_mono_ms() >= give_up) {
+			if (standby) /* said below as the standby's error */
+				break;
+			errno = ETIMEDOUT;
+			rep = NULL;
+			break;
+		}
+		if (standby || several) {
+			/* the leader the standby names, else the next of the list */
+			int round =
+			    gp_client_switch(s->client, standby ? rep->error->leader : NULL, &e2);
+			rep = NULL;
+			if (round < 0)
+				break;
+			if (round) { /* every one asked: an election may be under way */
+				say_retry(s);
+				pause_ms(200);
+			}
+			continue;
+		}
 		say_retry(s);
 	}
 	if (!rep) {
 		int saved = errno;
-		if (saved == ETIMEDOUT)
+		if (saved == ETIMEDOUT && gp_client_schedulers(s->client) > 1)
+			gp_errprintf(err,
+				     "no answer from any scheduler of '%s' (is a gschedd running?)",
+				     s->endpoint);
+		else if (saved == ETIMEDOUT)
 			gp_errprintf(err,
 				     "no answer from the scheduler at '%s' (is gschedd running?)",
 				     s->endpoint);
