@@ -14,6 +14,7 @@
 
 #include "worker/agent/agent.h"
 #include "common/log.h"
+#include "common/schedlist.h"
 #include "worker/node/staging.h"
 #include "worker/node/sysinfo.h"
 #include "common/util.h"
@@ -42,9 +43,14 @@ static int discover(struct agent *a, gp_error_t *err)
 	if (*addr) {
 		snprintf(a->addr, sizeof(a->addr), "%s", addr);
 	} else {
-		gp_error_t e2;
-		if (gp_sys_route_addr(gp_config_str(cfg, "scheduler"), a->addr, sizeof(a->addr),
-				      &e2) < 0) {
+		gp_error_t e2 = {{0}};
+		/* the address the first scheduler of the list that has a route sees us by */
+		struct gp_schedlist l;
+		bool found = false;
+		if (gp_schedlist_parse(&l, gp_config_str(cfg, "scheduler"), &e2) == 0)
+			for (size_t i = 0; !found && i < l.n; i++)
+				found = gp_sys_route_addr(l.ep[i], a->addr, sizeof(a->addr), &e2) == 0;
+		if (!found) {
 			gp_warn("cannot find this node's address (%s): set node_addr", e2.text);
 			a->addr[0] = '\0';
 		}

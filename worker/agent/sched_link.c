@@ -14,6 +14,11 @@
  * the pool's members whether they hear the scheduler (witness.h) and stops its requeueable
  * jobs unless a majority answers and none does (fence.h); while the scheduler stays away it
  * asks again every heartbeat_ms.
+ *
+ * Several schedulers (docs/reliability.md, "A standby scheduler"): `scheduler` may list them
+ * (common/schedlist.h). The agent registers with one; a standby's ERROR_NOT_LEADER moves it to
+ * the leader it names (else the next of the list) and a registration left unanswered for
+ * REGISTER_SWITCH_MS to the next; it registers again there. With one scheduler nothing moves.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -29,6 +34,7 @@
 #include "common/auth.h"
 #include "common/endpoint.h"
 #include "common/log.h"
+#include "common/schedlist.h"
 #include "worker/node/sysinfo.h"
 #include "common/util.h"
 #include "common/wire.h"
@@ -36,6 +42,8 @@
 #define REGISTER_RETRY_MS     1000
 #define REGISTER_RETRY_MAX_MS 5000
 #define HEARTBEAT_MISSES      3
+/* with several schedulers: a registration unanswered this long goes to the next one */
+#define REGISTER_SWITCH_MS 3000
 #define BATCH_FLUSH_BYTES     (8u << 20)
 
 enum link_state { LINK_REGISTERING, LINK_UP };
@@ -50,6 +58,8 @@ struct sched_link {
 	uint64_t next_id;
 	uint64_t reg_id;
 	int64_t next_reg_ms;
+	int64_t reg_started_ms; /* when this registration was first sent to this scheduler */
+	struct gp_schedlist scheds;
 	uint32_t hb_ms;
 	int64_t next_hb_ms;
 	int missed;
@@ -79,7 +89,9 @@ struct sched_link *sched_link_create(struct agent *a, gp_error_t *err)
 		gp_errprintf(err, "out of memory");
 		return NULL;
 	}
-	const char *ep = gp_config_str(a->cfg, "scheduler");
+	if (gp_schedlist_parse(&l->scheds, gp_config_str(a->cfg, "scheduler"), err) < 0)
+		goto fail;
+	const char *ep = gp_schedlist_current(&l->scheds);
 	l->sched_uid = (uid_t)gp_config_int(a->cfg, "sched_uid");
 	l->hb_ms = (uint32_t)gp_config_int(a->cfg, "heartbeat_interval");
 	/* microseconds since the epoch: never an id the last life of this agent used */
@@ -236,11 +248,34 @@ static void send_register(struct agent *a, int64_t now)
 	gp_debug("register sent (id %llu, %zu held tasks)", (unsigned long long)m.id, r.n_held);
 }
 
+/* Connect to another scheduler of the list: the leader a standby named (when given), else the
+ * next. What was queued for the last one is dropped with its connection. */
+static void switch_scheduler(struct agent *a, const char *leader)
+{
+	struct sched_link *l = a->link;
+	char old[GP_SCHEDLIST_EP_MAX + 1];
+	snprintf(old, sizeof(old), "%s", gp_schedlist_current(&l->scheds));
+	if (leader)
+		gp_schedlist_follow(&l->scheds, leader);
+	else
+		gp_schedlist_next(&l->scheds);
+	const char *ep = gp_schedlist_current(&l->scheds);
+	if (!strcmp(old, ep))
+		return;
+	zmq_disconnect(l->sock, old);
+	if (zmq_connect(l->sock, ep) < 0) {
+		gp_err("cannot connect to scheduler '%s': %s", ep, zmq_strerror(errno));
+		return;
+	}
+	gp_info("scheduler: %s instead of %s", ep, old);
+}
+
 static void start_register(struct agent *a, const char *why)
 {
 	struct sched_link *l = a->link;
 	if (why)
 		gp_info("registering again: %s", why);
+	l->reg_started_ms = gp_mono_ms();
 	l->state = LINK_REGISTERING;
 	l->reg_id = l->next_id++;
 	l->reg_fresh = true;
@@ -405,9 +440,13 @@ int64_t sched_link_tick(struct agent *a, int64_t now)
 	struct sched_link *l = a->link;
 	int64_t lease = lease_tick(a, now), next;
 	if (l->state == LINK_REGISTERING) {
-		if (!l->reg_id)
+		if (!l->reg_id) {
 			start_register(a, NULL);
-		else if (now >= l->next_reg_ms)
+		} else if (l->scheds.n > 1 && now - l->reg_started_ms >= REGISTER_SWITCH_MS) {
+			/* nobody there, or not answering: the next one */
+			switch_scheduler(a, NULL);
+			start_register(a, NULL);
+		} else if (now >= l->next_reg_ms)
 			send_register(a, now);
 		next = l->next_reg_ms;
 	} else if (now >= l->next_hb_ms && l->missed >= HEARTBEAT_MISSES) {
@@ -471,6 +510,15 @@ static void on_error(void *arg, void *peer, const Gpool__Msg *m)
 {
 	struct agent *a = arg;
 	const Gpool__Error *e = m->error;
+	if (e->code == GPOOL__ERROR_CODE__ERROR_NOT_LEADER) {
+		/* a standby (or a leader that stepped down): register with the leader */
+		gp_info("scheduler %s is not the leader%s%s", gp_schedlist_current(&a->link->scheds),
+			e->leader && *e->leader ? "; the leader is " : "",
+			e->leader && *e->leader ? e->leader : "");
+		switch_scheduler(a, e->leader);
+		start_register(a, NULL);
+		return;
+	}
 	if (e->code == GPOOL__ERROR_CODE__ERROR_UNEXPECTED) {
 		struct sched_link *l = a->link;
 		/* the answer to a heartbeat queued before this registration (0: unsolicited, news)
