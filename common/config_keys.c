@@ -10,7 +10,9 @@
 const struct gp_conf_key gp_conf_keys[] = {
     /* shared */
     {"scheduler", W | C, GP_CONF_STR, "tcp://127.0.0.1:7820",
-     "endpoint of gschedd that agents and commands connect to", NULL, 0},
+     "endpoint of gschedd that agents and commands connect to, or a comma-separated list of "
+     "them (a leader and its standbys: they find the leader, docs/protocol.md)",
+     NULL, 0},
     {"log_level", S | W | P, GP_CONF_STR, "info", "err, warn, info or debug",
      "err|error|warn|warning|info|debug", S | W},
     {"log_file", S | W | P, GP_CONF_STR, "", "append log lines here instead of stderr", NULL,
