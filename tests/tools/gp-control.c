@@ -33,7 +33,8 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], actions[i].name))
 			c.action = actions[i].action;
 	if (argc != 5 || !c.action || strlen(argv[4]) != 2 * GP_REQUEST_ID_LEN) {
-		fprintf(stderr, "usage: gp-control cancel|hold|release|priority JOB VALUE HEXID(32)\n");
+		fprintf(stderr,
+			"usage: gp-control cancel|hold|release|priority JOB VALUE HEXID(32)\n");
 		return 2;
 	}
 	for (int i = 0; i < GP_REQUEST_ID_LEN; i++) {

@@ -64,8 +64,8 @@ int main(int argc, char **argv)
 			goto next;
 		struct gp_sender from;
 		Gpool__ErrorCode code;
-		Gpool__Batch *b =
-		    gp_wire_open(wire, zmq_msg_data(&body), zmq_msg_size(&body), &from, &code, &err);
+		Gpool__Batch *b = gp_wire_open(wire, zmq_msg_data(&body), zmq_msg_size(&body),
+					       &from, &code, &err);
 		if (!b)
 			goto next;
 		gp_batch_t out = {0};

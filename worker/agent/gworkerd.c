@@ -49,7 +49,8 @@ static int discover(struct agent *a, gp_error_t *err)
 		bool found = false;
 		if (gp_schedlist_parse(&l, gp_config_str(cfg, "scheduler"), &e2) == 0)
 			for (size_t i = 0; !found && i < l.n; i++)
-				found = gp_sys_route_addr(l.ep[i], a->addr, sizeof(a->addr), &e2) == 0;
+				found =
+				    gp_sys_route_addr(l.ep[i], a->addr, sizeof(a->addr), &e2) == 0;
 		if (!found) {
 			gp_warn("cannot find this node's address (%s): set node_addr", e2.text);
 			a->addr[0] = '\0';

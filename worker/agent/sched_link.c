@@ -42,9 +42,9 @@
 #define REGISTER_RETRY_MS     1000
 #define REGISTER_RETRY_MAX_MS 5000
 #define HEARTBEAT_MISSES      3
+#define BATCH_FLUSH_BYTES     (8u << 20)
 /* with several schedulers: a registration unanswered this long goes to the next one */
 #define REGISTER_SWITCH_MS 3000
-#define BATCH_FLUSH_BYTES     (8u << 20)
 
 enum link_state { LINK_REGISTERING, LINK_UP };
 
@@ -512,7 +512,8 @@ static void on_error(void *arg, void *peer, const Gpool__Msg *m)
 	const Gpool__Error *e = m->error;
 	if (e->code == GPOOL__ERROR_CODE__ERROR_NOT_LEADER) {
 		/* a standby (or a leader that stepped down): register with the leader */
-		gp_info("scheduler %s is not the leader%s%s", gp_schedlist_current(&a->link->scheds),
+		gp_info("scheduler %s is not the leader%s%s",
+			gp_schedlist_current(&a->link->scheds),
 			e->leader && *e->leader ? "; the leader is " : "",
 			e->leader && *e->leader ? e->leader : "");
 		switch_scheduler(a, e->leader);
