@@ -1,5 +1,5 @@
 /* A mutating request applied once per request id (reqids.c) through the handler table and a
- * real ROUTER socket, as in test_files.c: a cancel or hold sent again with the same id is
+ * real ROUTER socket, as in test_files.c: a cancel, hold or scale sent again with the same id is
  * answered with the first answer and not applied again, also after the store is closed and
  * opened again (a gschedd restart); the same id from another uid is that user's own request,
  * never matched to the first user's answer. No munged needed: the envelopes are local
@@ -26,6 +26,7 @@
 #include "scheduler/net.h"
 #include "scheduler/nodes.h"
 #include "scheduler/reqids.h"
+#include "scheduler/service.h"
 #include "scheduler/store.h"
 #include "scheduler/store_reqid.h"
 
@@ -67,6 +68,7 @@ static int setup(void **state)
 	char ep[128];
 	snprintf(ep, sizeof(ep), "ipc://%s/sock", dir);
 	assert_int_equal(sched_core_init(&S, 1), 0);
+	assert_int_equal(sched_core_subscribe(&S), 0); /* services */
 	S.store = store_create(dir, "off", 0, &err);
 	assert_non_null(S.store);
 	S.net = net_create(ep, NULL, 8 << 20, 0, &err);
@@ -166,20 +168,27 @@ static const uint8_t ID_A[REQID_LEN] = "request-id-a-16";
 static const uint8_t ID_B[REQID_LEN] = "request-id-b-16";
 
 /* A JobControl of one job as uid, with request id `rid` (NULL: none); its reply. */
-static Gpool__Msg *control_as(uint32_t uid, Gpool__JobAction action, uint64_t job,
-			      const uint8_t *rid)
+static Gpool__Msg *control_value_as(uint32_t uid, Gpool__JobAction action, uint64_t job,
+				    int32_t value, const uint8_t *rid)
 {
 	uint64_t ids[1] = {job};
 	Gpool__JobControl c = GPOOL__JOB_CONTROL__INIT;
 	c.action = action;
 	c.ids = ids;
 	c.n_ids = 1;
+	c.value = value;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_JOB_CONTROL;
 	m.job_control = &c;
 	if (rid)
 		m.request_id = (ProtobufCBinaryData){REQID_LEN, (uint8_t *)rid};
 	return expect(send_as(uid, &m), GPOOL__MSG__M_JOB_CONTROL_REPLY);
+}
+
+static Gpool__Msg *control_as(uint32_t uid, Gpool__JobAction action, uint64_t job,
+			      const uint8_t *rid)
+{
+	return control_value_as(uid, action, job, 0, rid);
 }
 
 static Gpool__ErrorCode code_of(const Gpool__Msg *m)
@@ -251,6 +260,60 @@ static void another_uid_is_not_matched(void **state)
 	assert_int_equal(code_of(control_as(OWNER, GPOOL__JOB_ACTION__JOB_CANCEL, 1, ID_A)), 0);
 }
 
+/* A service of the owner with `replicas` replicas (as test_service.c makes one). */
+static struct job *add_service(uint64_t id, uint32_t replicas)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	j->id = id;
+	j->uid = OWNER;
+	j->user = strdup("alice");
+	j->name = strdup("web");
+	j->out_pattern = strdup("");
+	j->err_pattern = strdup("");
+	j->submit_time = gp_now();
+	j->cpus_per_task = 1;
+	j->ntasks = 1;
+	char *argv[] = {"serve"};
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.argv = argv;
+	sp.n_argv = 1;
+	sp.ntasks = 1;
+	sp.cpus_per_task = 1;
+	sp.service = true;
+	sp.replicas = replicas;
+	uint8_t buf[256];
+	size_t len = gpool__job_spec__pack(&sp, buf);
+	assert_int_equal(service_submitted(&S, j, &sp), 0);
+	assert_int_equal(jobs_add(S.jobs, j), 0);
+	assert_int_equal(store_job_insert(S.store, j, buf, len, NULL), 0);
+	j->durable = true;
+	return j;
+}
+
+static uint32_t replicas_wanted(uint64_t id)
+{
+	Gpool__JobSpec *sp = store_job_spec(S.store, id);
+	assert_non_null(sp);
+	uint32_t n = sp->replicas;
+	gpool__job_spec__free_unpacked(sp, NULL);
+	return n;
+}
+
+/* scale to 1 (id A), to 3 (id B), to 1 again with id A: the retry is not applied, 3 stay */
+static void repeated_scale_applied_once(void **state)
+{
+	add_service(10, 2);
+	assert_int_equal(
+	    code_of(control_value_as(OWNER, GPOOL__JOB_ACTION__JOB_SCALE, 10, 1, ID_A)), 0);
+	assert_int_equal(replicas_wanted(10), 1);
+	assert_int_equal(
+	    code_of(control_value_as(OWNER, GPOOL__JOB_ACTION__JOB_SCALE, 10, 3, ID_B)), 0);
+	assert_int_equal(replicas_wanted(10), 3);
+	assert_int_equal(
+	    code_of(control_value_as(OWNER, GPOOL__JOB_ACTION__JOB_SCALE, 10, 1, ID_A)), 0);
+	assert_int_equal(replicas_wanted(10), 3);
+}
+
 /* An id of another length is refused, not looked up. */
 static void malformed_id_refused(void **state)
 {
@@ -300,6 +363,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(repeated_hold_applied_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(kept_over_a_restart, setup, teardown),
 	    cmocka_unit_test_setup_teardown(another_uid_is_not_matched, setup, teardown),
+	    cmocka_unit_test_setup_teardown(repeated_scale_applied_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(malformed_id_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(pruned_oldest_first, setup, teardown),
 	};
