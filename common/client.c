@@ -142,7 +142,10 @@ int gp_client_send(gp_client_t *c, Gpool__Msg *m, uint64_t *id, gp_error_t *err)
 		*id = m->id;
 	/* as a DEALER would: what cannot go now waits, in order, for the scheduler
 	 * (gp_client_recv); records of [size_t length][envelope] */
-	if (!c->pending.len && gp_zmtp_send(c->z, &data, &len, 1, CONNECT_MS, &e2) == 0)
+	/* with several schedulers a dead one is given up after UNDELIVERED_MS (gp_client_ask):
+	 * one connection attempt does not wait longer */
+	int connect_ms = c->list.n > 1 ? UNDELIVERED_MS : CONNECT_MS;
+	if (!c->pending.len && gp_zmtp_send(c->z, &data, &len, 1, connect_ms, &e2) == 0)
 		return 0;
 	if (gp_buf_append(&c->pending, &len, sizeof(len)) < 0 ||
 	    gp_buf_append(&c->pending, data, len) < 0)
@@ -307,11 +310,11 @@ int gp_client_stamp(Gpool__Msg *m, uint8_t id[GP_REQUEST_ID_LEN])
 Gpool__Msg *gp_client_ask(gp_client_t *c, Gpool__Msg *req, int timeout_ms, gp_error_t *err)
 {
 	uint64_t id;
+	int64_t start = gp_mono_ms(), deadline = start + timeout_ms;
 	if (gp_client_send(c, req, &id, err) < 0)
 		return NULL;
 	if (c->list.n < 2)
 		return gp_client_recv(c, id, timeout_ms, err);
-	int64_t start = gp_mono_ms(), deadline = start + timeout_ms;
 	for (;;) {
 		int64_t left = deadline - gp_mono_ms();
 		Gpool__Msg *rep = gp_client_recv(
