@@ -26,7 +26,8 @@ struct gp_schedlist {
 
 /* Parse "tcp://a:7820, tcp://b:7820" (spaces around the commas are dropped) into l, the first
  * entry current. 0 / -1 with errno EINVAL and err filled: empty, an empty entry, more than
- * GP_SCHEDLIST_MAX, an entry too long or not tcp://HOST:PORT or ipc://PATH, an entry twice. */
+ * GP_SCHEDLIST_MAX, an entry too long or not tcp://HOST:PORT, ipc://PATH or inproc://NAME, an
+ * entry twice. */
 int gp_schedlist_parse(struct gp_schedlist *l, const char *text, gp_error_t *err);
 /* The endpoint to ask now. */
 const char *gp_schedlist_current(const struct gp_schedlist *l);
@@ -37,7 +38,7 @@ bool gp_schedlist_next(struct gp_schedlist *l);
  * end when it is not in the list and there is room) and return 0; when leader is empty,
  * malformed, or the one just asked, move to the next one instead and return -1. */
 int gp_schedlist_follow(struct gp_schedlist *l, const char *leader);
-/* Is ep a well-formed endpoint for a list (tcp://HOST:PORT, ipc://PATH)? */
+/* Is ep a well-formed endpoint for a list (tcp://HOST:PORT, ipc://PATH, inproc://NAME)? */
 bool gp_schedlist_valid(const char *ep);
 
 #endif

@@ -28,14 +28,16 @@ static void a_list_with_spaces(void **state)
 	struct gp_schedlist l;
 	gp_error_t err = {{0}};
 	assert_int_equal(
-	    gp_schedlist_parse(&l, " tcp://a:7820 ,tcp://b:7820,\ttcp://[::1]:7821 , ipc:///run/s",
-			       &err),
+	    gp_schedlist_parse(
+		&l, " tcp://a:7820 ,tcp://b:7820,\ttcp://[::1]:7821 , ipc:///run/s,inproc://t",
+		&err),
 	    0);
-	assert_int_equal(l.n, 4);
+	assert_int_equal(l.n, 5);
 	assert_string_equal(l.ep[0], "tcp://a:7820");
 	assert_string_equal(l.ep[1], "tcp://b:7820");
 	assert_string_equal(l.ep[2], "tcp://[::1]:7821");
 	assert_string_equal(l.ep[3], "ipc:///run/s");
+	assert_string_equal(l.ep[4], "inproc://t");
 	assert_string_equal(gp_schedlist_current(&l), "tcp://a:7820");
 }
 
@@ -54,6 +56,8 @@ static void bad_lists(void **state)
 	    "tcp://a:65536",
 	    "tcp://a:78x",
 	    "udp://a:7820",
+	    "inproc://",
+	    "ipc://",
 	    "tcp://a b:7820",
 	    "tcp://a:7820, tcp://a:7820",
 	    "tcp://1:1,tcp://2:1,tcp://3:1,tcp://4:1,tcp://5:1,tcp://6:1,tcp://7:1,tcp://8:1,"
