@@ -343,6 +343,29 @@ static void send_metrics(struct req *req, const char *text)
 	reply(req, 200, "text/plain; version=0.0.4; charset=utf-8", NULL, text, strlen(text));
 }
 
+/* The request's Idempotency-Key header, if any: 1 with its request id (the first 16 bytes of
+ * the key's SHA-256 in rid) and a submission token made of them ("idem-" and 32 hex digits),
+ * 0 when there is none, -1 when it is empty, longer than 255 bytes or not printable ASCII. */
+static int idempotency_key(struct req *r, uint8_t rid[GP_HASH_LEN], char *token, size_t len)
+{
+	size_t klen = 0;
+	const char *k =
+	    r->c ? gh_msg_header(gh_conn_request(r->c), "Idempotency-Key", &klen) : NULL;
+	if (!k)
+		return 0;
+	if (klen == 0 || klen > 255)
+		return -1;
+	for (size_t i = 0; i < klen; i++)
+		if ((unsigned char)k[i] < 0x21 || (unsigned char)k[i] > 0x7e)
+			return -1;
+	const void *parts[1] = {k};
+	gp_sha256(parts, &klen, 1, rid);
+	int n = snprintf(token, len, "idem-");
+	for (int i = 0; i < 16 && n + 2 < (int)len; i++)
+		n += snprintf(token + n, len - (size_t)n, "%02x", rid[i]);
+	return 1;
+}
+
 /* A whole request (head and body): answered now, or handed to the loop (held). */
 static void on_request(struct http *h, struct req *req, const char *auth)
 {
@@ -375,6 +398,18 @@ static void on_request(struct http *h, struct req *req, const char *auth)
 	const uint8_t *body = blen ? (const uint8_t *)gh_buf_data(&req->body) : NULL;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	struct gp_sender from = {0};
+	/* Idempotency-Key: the request's id (docs/protocol.md, "Request ids"): a POST or DELETE
+	 * sent again with the same key by the same user is applied once */
+	uint8_t rid[GP_HASH_LEN];
+	char token[48];
+	int idem = idempotency_key(req, rid, token, sizeof(token));
+	if (idem < 0) {
+		send_err(req, 400, "ERROR_INVALID",
+			 "invalid Idempotency-Key (1 to 255 printable characters)");
+		return;
+	}
+	if (idem)
+		m.request_id = (ProtobufCBinaryData){16, rid};
 	if (rt.op == API_METRICS) {
 		if (h->metrics && gp_mono_ms() - h->metrics_ms < METRICS_MIN_MS) {
 			send_metrics(req, h->metrics);
@@ -480,6 +515,8 @@ static void on_request(struct http *h, struct req *req, const char *auth)
 		}
 		Gpool__SubmitRequest sr = GPOOL__SUBMIT_REQUEST__INIT;
 		sr.spec = sp;
+		if (idem) /* a submission is found again by its token */
+			sr.token = token;
 		m.m_case = GPOOL__MSG__M_SUBMIT;
 		m.submit = &sr;
 		to_loop(h, req, rt.op, &from, &m);

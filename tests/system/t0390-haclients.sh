@@ -7,17 +7,19 @@
 # answer, an agent started again while the standby runs is sent on to the leader. A job control
 # request sent again with its request id (gp-control) across a gschedd restart is applied once
 # and answered with the first answer; the same id from gpool-other is gpool-other's own request.
+# The REST API's Idempotency-Key does the same for a POST.
 # timeout: 200
 . "$(dirname "$0")/lib.sh"
 need_bins gp-standby gp-control
 PORT=$((21000 + RANDOM % 9000))
-while ss -ltnH "sport = :$PORT" 2>/dev/null | grep -q . || ss -ltnH "sport = :$((PORT + 1))" 2>/dev/null | grep -q .; do
-	PORT=$((PORT + 2))
-done
+busy() { ss -ltnH "sport = :$1" 2>/dev/null | grep -q .; }
+while busy "$PORT" || busy $((PORT + 1)) || busy $((PORT + 2)); do PORT=$((PORT + 3)); done
 DEAD=tcp://198.18.0.250:7820
 STANDBY=tcp://198.18.0.1:$((PORT + 1))
 LEADER=tcp://198.18.0.1:$PORT
-test_under_cluster 2 --cpus 2 --port "$PORT" --extra-scheduler "$DEAD" --extra-scheduler "$STANDBY"
+HPORT=$((PORT + 2))
+test_under_cluster 2 --cpus 2 --port "$PORT" --extra-scheduler "$DEAD" --extra-scheduler "$STANDBY" \
+	--sched-arg "--http-listen=127.0.0.1:$HPORT"
 [ "$GPOOL_SCHEDULER" = "$DEAD,$STANDBY,$LEADER" ] ||
 	skip_all "the cluster is not on network namespaces (scheduler '$GPOOL_SCHEDULER')"
 grep -q "^scheduler = $DEAD,$STANDBY,$LEADER\$" "$GPOOL_CONF" &&
@@ -110,6 +112,21 @@ is "$(as_other gp-control priority "$held" -20 fedcba98765432100123456789abcdef 
 as_other gp-control priority "$held" -20 "$X" >/dev/null 2>&1
 is "$(job_field "$held" spec.priority)" -10 "gpool-other replaying X on gpool-user's job changes nothing"
 
-as_user gcancel "$held" >/dev/null 2>&1
+# the REST API: Idempotency-Key is the request id of a POST
+api() {
+	local who=$1
+	shift
+	"as_$who" /usr/bin/python3 "$GPOOL_SRC_DIR/tests/tools/gp-api.py" --url "http://127.0.0.1:$HPORT" "$@" | head -n 1
+}
+waiting=$(submit -d "afterok:$held" -- /bin/true)
+is "$(api user --idempotency-key "hold-$waiting" POST "/api/v1/jobs/$waiting/hold")" 200 "REST hold with Idempotency-Key K1: 200"
+is "$(job_field "$waiting" spec.hold)" true "job $waiting is held"
+is "$(api user --idempotency-key "release-$waiting" POST "/api/v1/jobs/$waiting/release")" 200 "REST release with K2: 200"
+is "$(api user --idempotency-key "hold-$waiting" POST "/api/v1/jobs/$waiting/hold")" 200 "REST hold with K1 again: the first answer (200)"
+is "$(job_field "$waiting" spec.hold)" false "and not applied again: job $waiting is not held"
+is "$(api other --idempotency-key "hold-$waiting" POST "/api/v1/jobs/$waiting/hold")" 403 "gpool-other with gpool-user's key: their own request, refused (403)"
+is "$(api user --idempotency-key "" POST "/api/v1/jobs/$waiting/hold")" 400 "an empty Idempotency-Key: 400"
+
+as_user gcancel "$held" "$waiting" >/dev/null 2>&1
 as_other gcancel "$theirs" >/dev/null 2>&1
 done_testing

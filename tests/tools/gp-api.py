@@ -27,11 +27,13 @@ def credential(payload):
                           text=True).stdout.strip()
 
 
-def send(url, method, target, body, auth):
+def send(url, method, target, body, auth, key=None):
     req = urllib.request.Request(url + target, method=method,
                                  data=body.encode() if body else None)
     if auth:
         req.add_header("Authorization", auth)
+    if key is not None:
+        req.add_header("Idempotency-Key", key)
     if body:
         req.add_header("Content-Type", "application/json")
     try:
@@ -84,6 +86,7 @@ def main():
     ap.add_argument("--cred-for")
     ap.add_argument("--replay", action="store_true")
     ap.add_argument("--check")
+    ap.add_argument("--idempotency-key")
     ap.add_argument("method")
     ap.add_argument("target")
     ap.add_argument("body", nargs="?", default="")
@@ -97,7 +100,7 @@ def main():
         auth = "Bearer " + a.token
     else:
         auth = "MUNGE " + credential(a.cred_for if a.cred_for is not None else payload)
-    status, text = send(a.url, a.method, a.target, a.body, auth)
+    status, text = send(a.url, a.method, a.target, a.body, auth, a.idempotency_key)
     print(status)
     print(text)
     if a.check:
@@ -106,7 +109,7 @@ def main():
             print("gp-api: " + why, file=sys.stderr)
             return 3
     if a.replay:
-        status, text = send(a.url, a.method, a.target, a.body, auth)
+        status, text = send(a.url, a.method, a.target, a.body, auth, a.idempotency_key)
         print(status)
         print(text)
 
