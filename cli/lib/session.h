@@ -1,8 +1,9 @@
 /* session.h: one command's conversation with gschedd. Loads gpool.conf (--config, else
- * $GPOOL_CONF, else /etc/gpool/gpool.conf), picks the endpoint (--scheduler, else
- * $GPOOL_SCHEDULER, else the `scheduler` key), connects lazily on the first call, and turns
- * the ways a call can fail (no answer, an Error reply, a reply of the wrong kind) into one
- * lowercase message.
+ * $GPOOL_CONF, else /etc/gpool/gpool.conf), picks the endpoint or list of them (--scheduler,
+ * else $GPOOL_SCHEDULER, else the `scheduler` key; common/schedlist.h), connects lazily on the
+ * first call, finds the leader among several schedulers (docs/protocol.md, "A list of
+ * schedulers"), and turns the ways a call can fail (no answer, an Error reply, a reply of the
+ * wrong kind) into one lowercase message.
  */
 #ifndef GP_CLI_SESSION_H
 #define GP_CLI_SESSION_H
@@ -57,8 +58,11 @@ const char *gp_session_user(gp_session_t *s);
  * While no answer comes (errno ETIMEDOUT), the request is sent again, each time waiting
  * timeout_ms, until the session's retry time has passed since the first try; the first retry
  * is said on stderr ("gsub: no answer from the scheduler at '...' yet; trying again for up to
- * 60 s"). A request that is sent again may arrive twice: a submission carries a token that
- * makes the second one harmless.
+ * 60 s"). With several schedulers, a standby's ERROR_NOT_LEADER sends it to the leader it
+ * names (else the next), and one where it cannot be delivered within a second, or that does
+ * not answer within timeout_ms, to the next. A request that is sent again may arrive twice: a
+ * mutating one carries a request id (gp_client_stamp, the same on every try) and a submission
+ * a token, which make the second one harmless.
  * NULL with err filled: "no answer from the scheduler at 'tcp://...' (is gschedd running?)"
  * (errno ETIMEDOUT), the Error reply's text (errno EPROTO, *code set when code != NULL), or
  * an unexpected reply. */
