@@ -17,6 +17,8 @@
 
 #include "cli/lib/session.h"
 #include "cli/test/fakesched.h"
+#include "common/client.h"
+#include "common/config.h"
 #include "common/util.h"
 
 static char dir[] = "/tmp/gpool-failover-test.XXXXXX";
@@ -184,6 +186,51 @@ static void no_leader_anywhere(void **state)
 	gp_session_destroy(&s);
 }
 
+/* gp_client_call, as ggated's discovery, gpool ckpt and the rendezvous client use it: the same
+ * way through the list, from $GPOOL_SCHEDULER */
+static void client_call_follows_the_list(void **state)
+{
+	char list[1024];
+	snprintf(list, sizeof(list), "%s,%s,%s", ep_dead, ep_standby, ep_leader);
+	standby_names = ep_leader;
+	setenv("GPOOL_SCHEDULER", list, 1);
+	int sb = fakesched_count(standby), ld = fakesched_count(leader);
+	gp_error_t err = {{0}};
+	gp_config_t *cfg = gp_config_create(GP_CLI);
+	assert_non_null(cfg);
+	assert_int_equal(gp_config_load_file(cfg, NULL, &err), 0);
+	gp_client_t *c = gp_client_create(cfg, &err);
+	assert_non_null(c);
+	assert_int_equal(gp_client_schedulers(c), 3);
+	uint64_t ids[1] = {13};
+	Gpool__JobControl jc = GPOOL__JOB_CONTROL__INIT;
+	jc.action = GPOOL__JOB_ACTION__JOB_HOLD;
+	jc.ids = ids;
+	jc.n_ids = 1;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_JOB_CONTROL;
+	m.job_control = &jc;
+	Gpool__Msg *r = gp_client_call(c, &m, 5000, &err);
+	if (!r)
+		fail_msg("call: %s", err.text);
+	assert_int_equal(r->m_case, GPOOL__MSG__M_JOB_CONTROL_REPLY);
+	assert_string_equal(gp_client_endpoint(c), ep_leader);
+	assert_int_equal(fakesched_count(standby), sb + 1);
+	assert_int_equal(fakesched_count(leader), ld + 1);
+	same_id(fakesched_request(standby, sb), fakesched_request(leader, ld));
+	gp_client_destroy(&c);
+	gp_config_destroy(&cfg);
+	unsetenv("GPOOL_SCHEDULER");
+	/* a malformed list is refused when the client is made */
+	setenv("GPOOL_SCHEDULER", "tcp://a:1,,tcp://b:1", 1);
+	cfg = gp_config_create(GP_CLI);
+	assert_int_equal(gp_config_load_file(cfg, NULL, &err), 0);
+	assert_null(gp_client_create(cfg, &err));
+	assert_non_null(strstr(err.text, "empty entry"));
+	gp_config_destroy(&cfg);
+	unsetenv("GPOOL_SCHEDULER");
+}
+
 /* one scheduler, as before: nothing moves */
 static void one_scheduler_unchanged(void **state)
 {
@@ -222,6 +269,7 @@ int main(void)
 	    cmocka_unit_test(unanswered_retried_with_same_id),
 	    cmocka_unit_test(query_has_no_id),
 	    cmocka_unit_test(no_leader_anywhere),
+	    cmocka_unit_test(client_call_follows_the_list),
 	    cmocka_unit_test(one_scheduler_unchanged),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
