@@ -2,7 +2,8 @@
  * envelopes): registration and its retry, heartbeats, a Launch run through gstepd with its
  * events and output forwarded in order, a fake card's sampled energy in heartbeats, re-registration
  * on ERROR_UNEXPECTED, garbage dropped, a refused account, exits held until acknowledged (also
- * across an agent restart), the lease, kill fencing by attempt, and a clean exit on SIGTERM.
+ * across an agent restart), the lease, kill fencing by attempt, a standby's ERROR_NOT_LEADER
+ * followed to the leader it names, and a clean exit on SIGTERM.
  *
  * Every wait is bounded. The test is a child subreaper and the agent logs to a file, so every
  * process it started (supervisors and tasks outlive the agent by design) ends up its child and
@@ -624,6 +625,38 @@ static void lease(void **state)
 		gp_buf_release(&v[i].j.out);
 }
 
+/* A standby's answer (ERROR_NOT_LEADER naming the leader): the agent registers with that
+ * leader, a second scheduler it was not given; a registration left unanswered there for 3 s goes
+ * to the next of its list, back here. */
+static void follows_not_leader(void **state)
+{
+	void *here = router, *leader = zmq_socket(zctx, ZMQ_ROUTER);
+	char ep[64];
+	size_t len = sizeof(ep);
+	int linger = 0;
+	zmq_setsockopt(leader, ZMQ_LINGER, &linger, sizeof(linger));
+	assert_int_equal(zmq_bind(leader, "tcp://127.0.0.1:*"), 0);
+	zmq_getsockopt(leader, ZMQ_LAST_ENDPOINT, ep, &len);
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	Gpool__Error e;
+	gp_msg_error(&m, &e, 0, GPOOL__ERROR_CODE__ERROR_NOT_LEADER, "a standby");
+	e.leader = ep;
+	send_msg(&m);
+	router = leader;
+	Gpool__Msg *r = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, NULL, NULL);
+	router = here;
+	assert_non_null(r);
+	assert_string_equal(r->node_register->name, "tw");
+	/* what the agent sent here before it moved */
+	expect(GPOOL__MSG__M_LAUNCH, 100, NULL, NULL);
+	int64_t t0 = gp_mono_ms();
+	r = expect(GPOOL__MSG__M_NODE_REGISTER, 6000, NULL, NULL);
+	assert_non_null(r);
+	assert_true(gp_mono_ms() - t0 >= 2000);
+	reply_register(r->id);
+	zmq_close(leader);
+}
+
 static void clean_exit(void **state)
 {
 	kill(agent, SIGTERM);
@@ -770,7 +803,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(card_power),     cmocka_unit_test(refused),
 	    cmocka_unit_test(reregister),     cmocka_unit_test(agent_restart),
 	    cmocka_unit_test(held_until_ack), cmocka_unit_test(exit_survives_restart),
-	    cmocka_unit_test(lease),	      cmocka_unit_test(clean_exit),
+	    cmocka_unit_test(lease),	      cmocka_unit_test(follows_not_leader),
+	    cmocka_unit_test(clean_exit),
 	};
 	int rc = cmocka_run_group_tests(tests, setup, NULL);
 	failed = rc;
