@@ -106,6 +106,8 @@ static int teardown(void **state)
 	net_destroy(&S.net);
 	store_destroy(&S.store);
 	sched_core_release(&S);
+	free(S.touched);
+	free(S.subs);
 	gp_rm_rf(dir);
 	return 0;
 }
