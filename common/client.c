@@ -33,6 +33,7 @@ struct gp_client {
 	size_t max_request; /* the scheduler takes no larger envelope */
 	size_t max_message;
 	struct gp_schedlist list; /* the schedulers (common/schedlist.h); the current one is z's */
+	size_t hops;		  /* moves since the last whole round */
 };
 
 /* With several schedulers, a request that could not even be delivered in this long (nobody
@@ -268,7 +269,9 @@ int gp_client_switch(gp_client_t *c, const char *leader, gp_error_t *err)
 {
 	struct gp_schedlist l = c->list;
 	bool round;
-	if (leader)
+	/* the last move of a count of moves as long as the list goes to the next whatever the
+	 * hint: standbys that name each other do not keep a client from the others */
+	if (leader && c->hops + 1 < l.n)
 		round = gp_schedlist_follow(&l, leader) < 0 && l.cur == 0;
 	else
 		round = gp_schedlist_next(&l);
@@ -279,7 +282,13 @@ int gp_client_switch(gp_client_t *c, const char *leader, gp_error_t *err)
 	c->z = z;
 	c->pending.len = 0; /* what waited for the last one is the caller's to send again */
 	c->list = l;
-	return round ? 1 : 0;
+	/* as many moves as there are schedulers count as a round too: two standbys naming each
+	 * other must not be asked in a tight loop */
+	if (round || ++c->hops >= l.n) {
+		c->hops = 0;
+		return 1;
+	}
+	return 0;
 }
 
 /* The messages that change something: each carries a request id (docs/protocol.md). */

@@ -52,7 +52,8 @@ size_t gp_client_schedulers(const gp_client_t *c);
 bool gp_client_delivered(const gp_client_t *c);
 /* Go to another scheduler: the leader a NOT_LEADER answer named (leader, when valid and not
  * the current one; else the next), or the next (leader NULL). What waited unsent is dropped:
- * the caller sends its request again. 1 when the move went round to the first of the list, 0
+ * the caller sends its request again. 1 when the move went round to the first of the list (or
+ * made as many moves as the list has entries since the last such round: the caller pauses), 0
  * otherwise, -1 with err filled. */
 int gp_client_switch(gp_client_t *c, const char *leader, gp_error_t *err);
 

@@ -22,8 +22,8 @@
 #include "common/util.h"
 
 static char dir[] = "/tmp/gpool-failover-test.XXXXXX";
-static char ep_dead[300], ep_standby[300], ep_leader[300];
-static fakesched_t *standby, *leader;
+static char ep_dead[300], ep_standby[300], ep_standby2[300], ep_leader[300];
+static fakesched_t *standby, *standby2, *leader;
 static const char *standby_names; /* the leader the standby names */
 static int leader_drops;	  /* the leader leaves this many requests unanswered */
 
@@ -40,6 +40,17 @@ static void standby_handler(const Gpool__Msg *req, Gpool__Msg *rep, void *arg)
 	not_leader_err.leader = (char *)standby_names;
 	rep->m_case = GPOOL__MSG__M_ERROR;
 	rep->error = &not_leader_err;
+}
+
+/* a second standby, naming the first one */
+static void standby2_handler(const Gpool__Msg *req, Gpool__Msg *rep, void *arg)
+{
+	static Gpool__Error e = GPOOL__ERROR__INIT;
+	e.code = GPOOL__ERROR_CODE__ERROR_NOT_LEADER;
+	e.text = "not the leader";
+	e.leader = ep_standby;
+	rep->m_case = GPOOL__MSG__M_ERROR;
+	rep->error = &e;
 }
 
 static void leader_handler(const Gpool__Msg *req, Gpool__Msg *rep, void *arg)
@@ -186,6 +197,26 @@ static void no_leader_anywhere(void **state)
 	gp_session_destroy(&s);
 }
 
+/* two standbys that name each other (a stale view of who leads): the client still gets round
+ * to the leader, the third of the list */
+static void standbys_naming_each_other(void **state)
+{
+	char list[1024];
+	snprintf(list, sizeof(list), "%s,%s,%s", ep_standby, ep_standby2, ep_leader);
+	standby_names = ep_standby2;
+	int ld = fakesched_count(leader);
+	gp_session_t *s = session(list, 20000);
+	gp_error_t err = {{0}};
+	int64_t t0 = gp_mono_ms();
+	Gpool__Msg *r = cancel(s, 14, 5000, &err);
+	if (!r)
+		fail_msg("cancel: %s", err.text);
+	assert_true(gp_mono_ms() - t0 < 3000);
+	assert_int_equal(fakesched_count(leader), ld + 1);
+	assert_string_equal(gp_session_endpoint(s), ep_leader);
+	gp_session_destroy(&s);
+}
+
 /* gp_client_call, as ggated's discovery, gpool ckpt and the rendezvous client use it: the same
  * way through the list, from $GPOOL_SCHEDULER */
 static void client_call_follows_the_list(void **state)
@@ -249,11 +280,14 @@ int main(void)
 		return 77;
 	snprintf(ep_dead, sizeof(ep_dead), "ipc://%s/dead", dir);
 	snprintf(ep_standby, sizeof(ep_standby), "ipc://%s/standby", dir);
+	snprintf(ep_standby2, sizeof(ep_standby2), "ipc://%s/standby2", dir);
 	snprintf(ep_leader, sizeof(ep_leader), "ipc://%s/leader", dir);
 	if (!(standby = fakesched_start(ep_standby, standby_handler, NULL)) ||
+	    !(standby2 = fakesched_start(ep_standby2, standby2_handler, NULL)) ||
 	    !(leader = fakesched_start(ep_leader, leader_handler, NULL))) {
 		fprintf(stderr, "skip: munged or ZeroMQ not usable\n");
 		fakesched_stop(&standby);
+		fakesched_stop(&standby2);
 		gp_rm_rf(dir);
 		return 77;
 	}
@@ -269,11 +303,13 @@ int main(void)
 	    cmocka_unit_test(unanswered_retried_with_same_id),
 	    cmocka_unit_test(query_has_no_id),
 	    cmocka_unit_test(no_leader_anywhere),
+	    cmocka_unit_test(standbys_naming_each_other),
 	    cmocka_unit_test(client_call_follows_the_list),
 	    cmocka_unit_test(one_scheduler_unchanged),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	fakesched_stop(&standby);
+	fakesched_stop(&standby2);
 	fakesched_stop(&leader);
 	gp_rm_rf(dir);
 	return rc;

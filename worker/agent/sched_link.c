@@ -45,6 +45,8 @@
 #define BATCH_FLUSH_BYTES     (8u << 20)
 /* with several schedulers: a registration unanswered this long goes to the next one */
 #define REGISTER_SWITCH_MS 3000
+/* NOT_LEADER moves the agent at most this often */
+#define NOT_LEADER_PAUSE_MS 500
 
 enum link_state { LINK_REGISTERING, LINK_UP };
 
@@ -59,6 +61,7 @@ struct sched_link {
 	uint64_t reg_id;
 	int64_t next_reg_ms;
 	int64_t reg_started_ms; /* when this registration was first sent to this scheduler */
+	int64_t switched_ms;	/* when it last moved to another scheduler on NOT_LEADER */
 	struct gp_schedlist scheds;
 	uint32_t hb_ms;
 	int64_t next_hb_ms;
@@ -511,7 +514,17 @@ static void on_error(void *arg, void *peer, const Gpool__Msg *m)
 	struct agent *a = arg;
 	const Gpool__Error *e = m->error;
 	if (e->code == GPOOL__ERROR_CODE__ERROR_NOT_LEADER) {
-		/* a standby (or a leader that stepped down): register with the leader */
+		/* a standby (or a leader that stepped down): register with the leader; standbys
+		 * naming each other are followed at most every NOT_LEADER_PAUSE_MS (else the
+		 * unanswered registration moves on) */
+		struct sched_link *l = a->link;
+		int64_t now = gp_mono_ms();
+		if (l->switched_ms && now - l->switched_ms < NOT_LEADER_PAUSE_MS) {
+			gp_debug("scheduler %s is not the leader either",
+				 gp_schedlist_current(&l->scheds));
+			return;
+		}
+		l->switched_ms = now;
 		gp_info("scheduler %s is not the leader%s%s",
 			gp_schedlist_current(&a->link->scheds),
 			e->leader && *e->leader ? "; the leader is " : "",
