@@ -34,6 +34,7 @@ struct gp_client {
 	size_t max_message;
 	struct gp_schedlist list; /* the schedulers (common/schedlist.h); the current one is z's */
 	size_t hops;		  /* moves since the last whole round */
+	bool refused;		  /* the last connection attempt: nobody listens there */
 };
 
 /* With several schedulers, a request that could not even be delivered in this long (nobody
@@ -146,8 +147,13 @@ int gp_client_send(gp_client_t *c, Gpool__Msg *m, uint64_t *id, gp_error_t *err)
 	/* with several schedulers a dead one is given up after UNDELIVERED_MS (gp_client_ask):
 	 * one connection attempt does not wait longer */
 	int connect_ms = c->list.n > 1 ? UNDELIVERED_MS : CONNECT_MS;
-	if (!c->pending.len && gp_zmtp_send(c->z, &data, &len, 1, connect_ms, &e2) == 0)
-		return 0;
+	if (!c->pending.len) {
+		if (gp_zmtp_send(c->z, &data, &len, 1, connect_ms, &e2) == 0) {
+			c->refused = false;
+			return 0;
+		}
+		c->refused = errno == ECONNREFUSED || errno == ENOENT;
+	}
 	if (gp_buf_append(&c->pending, &len, sizeof(len)) < 0 ||
 	    gp_buf_append(&c->pending, data, len) < 0)
 		return gp_errprintf(err, "out of memory");
@@ -281,6 +287,7 @@ int gp_client_switch(gp_client_t *c, const char *leader, gp_error_t *err)
 	gp_zmtp_destroy(&c->z);
 	c->z = z;
 	c->pending.len = 0; /* what waited for the last one is the caller's to send again */
+	c->refused = false;
 	c->list = l;
 	/* as many moves as there are schedulers count as a round too: two standbys naming each
 	 * other must not be asked in a tight loop */
@@ -324,6 +331,10 @@ Gpool__Msg *gp_client_ask(gp_client_t *c, Gpool__Msg *req, int timeout_ms, gp_er
 		return NULL;
 	if (c->list.n < 2)
 		return gp_client_recv(c, id, timeout_ms, err);
+	if (c->refused) { /* nobody listens there: the next one at once */
+		errno = ETIMEDOUT;
+		return NULL;
+	}
 	for (;;) {
 		int64_t left = deadline - gp_mono_ms();
 		Gpool__Msg *rep = gp_client_recv(
