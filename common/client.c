@@ -336,16 +336,19 @@ Gpool__Msg *gp_client_ask(gp_client_t *c, Gpool__Msg *req, int timeout_ms, gp_er
 		return NULL;
 	}
 	for (;;) {
-		int64_t left = deadline - gp_mono_ms();
-		Gpool__Msg *rep = gp_client_recv(
-		    c, id, left < SLICE_MS ? (int)(left > 0 ? left : 0) : SLICE_MS, err);
-		if (rep || errno != ETIMEDOUT)
-			return rep;
-		int64_t now = gp_mono_ms();
-		if (now >= deadline || (!gp_client_delivered(c) && now - start >= UNDELIVERED_MS)) {
+		/* undelivered, the request waits UNDELIVERED_MS at most; delivered, its timeout */
+		int64_t now = gp_mono_ms(), end = deadline;
+		if (!gp_client_delivered(c) && start + UNDELIVERED_MS < deadline)
+			end = start + UNDELIVERED_MS;
+		if (now >= end) {
 			errno = ETIMEDOUT;
 			return NULL;
 		}
+		int64_t left = end - now;
+		Gpool__Msg *rep =
+		    gp_client_recv(c, id, left < SLICE_MS ? (int)left : SLICE_MS, err);
+		if (rep || errno != ETIMEDOUT)
+			return rep;
 	}
 }
 
