@@ -107,6 +107,10 @@ int gsched_run(struct gsched *s)
 		if (now >= next_tick) {
 			agents_tick(s);
 			jobs_tick(s);
+			if (s->plan_wake && gp_now() >= s->plan_wake) {
+				s->plan_wake = 0; /* a --begin time came */
+				s->plan_dirty = true;
+			}
 			output_tick(s);
 			rdv_tick(s);
 			metrics_tick(s);
