@@ -108,6 +108,16 @@ const struct gp_conf_key gp_conf_keys[] = {
      "listed; a limit left out or 0: none): running jobs, CPUs and cards a user's jobs hold at "
      "once; a job past one stays PENDING (UserLimit)",
      NULL, S},
+    {"preempt", S, GP_CONF_BOOL, "false",
+     "a pending job blocked for preempt_grace may stop running requeueable jobs of users whose "
+     "fair-share factor is lower (and gsub --priority no higher): each gets its --signal first "
+     "and its SECONDS (else SIGTERM and kill_grace), then goes back to the queue, the attempt "
+     "not counted against max_attempts",
+     NULL, S},
+    {"preempt_grace", S, GP_CONF_DURATION, "60s",
+     "how long a blocked job waits before it preempts, and how long a job runs at least before "
+     "it may be preempted",
+     NULL, S},
     {"list_records_per_user", S, GP_CONF_INT, "5000000",
      "jobs a user's listings (gstat, gacct, the REST API) may make gschedd walk per second, a "
      "second's worth of burst; past it a listing is refused with when to ask again (root and the "

@@ -113,6 +113,8 @@ struct gsched {
 	bool requeue;
 	uint32_t max_attempts;
 	uint32_t power_cap_watts; /* 0: none */
+	bool preempt;		  /* fair-share preemption (priority.h) */
+	int64_t preempt_grace_ms;
 	char state_dir[1024];
 };
 

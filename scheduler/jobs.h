@@ -114,6 +114,9 @@ struct job {
 	/* gsub --begin (unix s, 0: none) and --exclusive (whole nodes, nobody else's job there) */
 	double begin_time;
 	bool exclusive;
+	/* preempted (priority.h): the attempt it was in, and when it is stopped (monotonic ms) */
+	uint32_t preempt_attempt;
+	int64_t preempt_kill_ms;
 };
 
 struct jobs;

@@ -13,6 +13,7 @@
 #include "scheduler/steps.h"
 #include "common/log.h"
 #include "common/names.h"
+#include "scheduler/fairshare.h"
 #include "scheduler/nodes.h"
 #include "scheduler/priority.h"
 #include "scheduler/running.h"
@@ -608,6 +609,71 @@ static void take_node(struct pass *p, int i, int64_t *free_total)
 	p->now.cards[i] = p->extra.cards[i] = 0;
 }
 
+/* qsort has no context: the pass whose victims are sorted */
+static struct gsched *victim_sched;
+static int by_victim(const void *a, const void *b)
+{
+	const struct job *x = *(const struct job *const *)a, *y = *(const struct job *const *)b;
+	double fx = fairshare_factor(victim_sched->fairshare, x->user);
+	double fy = fairshare_factor(victim_sched->fairshare, y->user);
+	if (fx != fy)
+		return fx < fy ? -1 : 1; /* the user furthest over their share first */
+	if (x->start_time != y->start_time)
+		return x->start_time > y->start_time ? -1 : 1; /* then the youngest: least lost */
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Fair-share preemption (priority.h): the fewest victims, lowest factor and youngest first,
+ * whose resources let the blocked job b fit now; none when no such set exists. */
+static void try_preempt(struct pass *p, struct prio_pass *pp, struct job *b)
+{
+	struct gsched *s = p->s;
+	size_t nr = running_count(s), k = 0, pos = 0;
+	struct job **v = calloc(nr ? nr : 1, sizeof(*v));
+	struct res shadow;
+	if (!v || res_alloc(&shadow, p->nn) < 0) {
+		free(v);
+		return;
+	}
+	struct job *r;
+	while ((r = running_iter(s, &pos)) && k < nr)
+		if (priority_may_preempt(s, pp, b, r))
+			v[k++] = r;
+	victim_sched = s;
+	qsort(v, k, sizeof(*v), by_victim);
+	res_copy(&shadow, &p->now, p->nn);
+	size_t take = 0;
+	bool fits = false;
+	for (size_t i = 0; i < k && !fits; i++) {
+		const struct job *x = v[i];
+		int *seen = p->order; /* a per-node flag */
+		memset(seen, 0, p->nn * sizeof(int));
+		for (uint32_t t = 0; t < x->ntasks; t++) {
+			int n = x->tasks[t].node;
+			if (x->tasks[t].state == 2 || n < 0 || n >= p->nn)
+				continue;
+			if (x->exclusive) { /* the whole node comes free */
+				struct node *nd = nodes_get(s->nodes, n);
+				shadow.cpus[n] = (int64_t)nd->cpus;
+				shadow.mem[n] = (int64_t)nd->mem_mb;
+				shadow.cards[n] =
+				    nd->n_cards >= 64 ? ~0ULL : (1ULL << nd->n_cards) - 1;
+				continue;
+			}
+			shadow.cpus[n] += x->cpus_per_task;
+			shadow.cards[n] |= x->tasks[t].cards;
+			if (!seen[n]++)
+				shadow.mem[n] += (int64_t)x->mem_mb;
+		}
+		take = i + 1;
+		fits = fit(p, b, &shadow);
+	}
+	for (size_t i = 0; fits && i < take; i++)
+		priority_preempt(s, v[i], b);
+	free(v);
+	res_free(&shadow);
+}
+
 void plan_run(struct gsched *s)
 {
 	steps_run(s);
@@ -617,7 +683,7 @@ void plan_run(struct gsched *s)
 			 .now_unix = gp_now()};
 	s->plan_dirty = false;
 	struct prio_pass *pp = NULL;
-	struct job **order = NULL;
+	struct job **order = NULL, *blocked = NULL;
 	size_t qlen = jobs_queue_len(s->jobs);
 	if (!qlen)
 		return;
@@ -763,11 +829,14 @@ void plan_run(struct gsched *s)
 			clear_detail(j);
 		if (!p.have_resv) {
 			reserve(&p, j);
+			blocked = j;
 			j->reason = PEND_RESOURCES;
 		} else {
 			j->reason = PEND_PRIORITY;
 		}
 	}
+	if (blocked && s->preempt && !priority_preempting(s))
+		try_preempt(&p, pp, blocked);
 out:
 	free(order);
 	priority_pass_destroy(&pp);

@@ -1,8 +1,9 @@
 /* priority.c: fair share applied to the queue and the per-user limits (see priority.h). */
 #include "scheduler/priority.h"
 
-#include <stdlib.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -11,7 +12,9 @@
 #include "scheduler/fairshare.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
+#include "scheduler/lifecycle.h"
 #include "scheduler/nodes.h"
+#include "scheduler/owner.h"
 #include "scheduler/running.h"
 
 struct holding {
@@ -221,4 +224,81 @@ void priority_pass_started(struct prio_pass *pp, const struct job *j, uint32_t c
 	h->jobs++;
 	h->cpus += cpus;
 	h->cards += cards;
+}
+
+static double user_factor(struct gsched *s, struct prio_pass *pp, const char *user)
+{
+	struct holding *h = pp ? holding_of(pp, user) : NULL;
+	if (h && h->factor_known)
+		return h->factor;
+	double f = fairshare_factor(s->fairshare, user);
+	if (h) {
+		h->factor = f;
+		h->factor_known = true;
+	}
+	return f;
+}
+
+bool priority_may_preempt(struct gsched *s, struct prio_pass *pp, const struct job *b,
+			  const struct job *r)
+{
+	if (!s->preempt || !s->fairshare || !b->user || !r->user)
+		return false;
+	double now = gp_now(), grace = (double)s->preempt_grace_ms / 1000.0;
+	if (now - b->submit_time < grace)
+		return false;
+	if (r->state != GPOOL__JOB_STATE__RUNNING || r->vacated || r->frozen ||
+	    r->preempt_attempt == r->attempt)
+		return false;
+	if (!s->requeue || r->no_requeue || r->service || r->svc_of || r->alloc || r->step_of ||
+	    r->steps_started || r->screen)
+		return false;
+	if (r->priority > b->priority || now - r->start_time < grace)
+		return false;
+	return user_factor(s, pp, r->user) < user_factor(s, pp, b->user);
+}
+
+bool priority_preempting(struct gsched *s)
+{
+	size_t pos = 0;
+	struct job *r;
+	while ((r = running_iter(s, &pos)))
+		if (r->preempt_attempt && r->preempt_attempt == r->attempt)
+			return true;
+	return false;
+}
+
+void priority_preempt(struct gsched *s, struct job *r, const struct job *b)
+{
+	char why[128];
+	snprintf(why, sizeof(why), "preempted for job %llu (fair share)",
+		 (unsigned long long)b->id);
+	gp_info("job %llu (%s): %s", (unsigned long long)r->id, r->user, why);
+	r->preempt_attempt = r->attempt;
+	r->vacated = true; /* back to the queue, not counted against max_attempts */
+	if (r->ckpt_signal) {
+		owner_signal_job(s, r, r->ckpt_signal);
+		r->preempt_kill_ms = gp_mono_ms() + (int64_t)r->ckpt_sec * 1000;
+		return;
+	}
+	r->preempt_kill_ms = 0;
+	job_kill(s, r, GPOOL__JOB_STATE__REQUEUED, SIGTERM, why);
+}
+
+void priority_tick(struct gsched *s)
+{
+	int64_t now = gp_mono_ms();
+	size_t pos = 0;
+	struct job *r;
+	struct job *due[64];
+	size_t n = 0;
+	while ((r = running_iter(s, &pos)) && n < 64)
+		if (r->preempt_kill_ms && now >= r->preempt_kill_ms &&
+		    r->state == GPOOL__JOB_STATE__RUNNING && r->preempt_attempt == r->attempt)
+			due[n++] = r;
+	for (size_t i = 0; i < n; i++) {
+		due[i]->preempt_kill_ms = 0;
+		job_kill(s, due[i], GPOOL__JOB_STATE__REQUEUED, SIGTERM,
+			 "preempted (fair share): its checkpoint time is over");
+	}
 }

@@ -38,6 +38,21 @@ bool priority_within_limits(struct prio_pass *pp, const struct job *j, uint32_t 
 void priority_pass_started(struct prio_pass *pp, const struct job *j, uint32_t cpus,
 			   uint32_t cards);
 
+/* Preemption (gpool.conf preempt): whether running job r may be stopped for pending job b:
+ * preempt on, b blocked for preempt_grace, r requeueable (not a service, allocation, step or
+ * screening job), running for preempt_grace, no higher --priority than b, and its user's
+ * factor lower than b's user's. */
+bool priority_may_preempt(struct gsched *s, struct prio_pass *pp, const struct job *b,
+			  const struct job *r);
+/* Whether some job's preemption is under way (then no more are started). */
+bool priority_preempting(struct gsched *s);
+/* Preempt r for b: its --signal now and a stop after its SECONDS (else SIGTERM now, then
+ * kill_grace); it goes back to the queue as a vacate does (not counted against
+ * max_attempts). */
+void priority_preempt(struct gsched *s, struct job *r, const struct job *b);
+/* Stop the preempted jobs whose checkpoint time is over (the loop's tick). */
+void priority_tick(struct gsched *s);
+
 /* The CPUs and cards a running job holds (a whole node's CPUs with --exclusive). */
 void priority_job_holds(struct gsched *s, const struct job *j, uint32_t *cpus, uint32_t *cards);
 

@@ -31,6 +31,8 @@ void settings_apply(struct gsched *s)
 	s->requeue = gp_config_bool(c, "requeue");
 	s->max_attempts = (uint32_t)gp_config_int(c, "max_attempts");
 	s->power_cap_watts = (uint32_t)gp_config_int(c, "power_cap_watts");
+	s->preempt = gp_config_bool(c, "preempt");
+	s->preempt_grace_ms = gp_config_int(c, "preempt_grace");
 	if (s->lists)
 		budget_set_rate(s->lists, (double)gp_config_int(c, "list_records_per_user"));
 	if (s->net)

@@ -316,6 +316,64 @@ static void exclusive(void **state)
 	assert_int_equal(e->state, GPOOL__JOB_STATE__PENDING);
 }
 
+/* A blocked job of a user under their share preempts the youngest job of the user furthest
+ * over theirs: its checkpoint signal first, stopped after its SECONDS, requeued as a vacate
+ * (not counted against max_attempts). */
+static void preemption(void **state)
+{
+	gp_error_t err = {{0}};
+	assert_int_equal(fairshare_configure(S.fairshare, 3600, 1, "", "", &err), 0);
+	S.preempt = true;
+	S.requeue = true;
+	S.max_attempts = 1;
+	S.preempt_grace_ms = 0;
+	add_node("h1", 2);
+	struct job *old = submit("heavy", 1, 0, 0, false);
+	struct job *young = submit("heavy", 1, 0, 0, false);
+	young->ckpt_signal = 10; /* SIGUSR1 */
+	young->ckpt_sec = 1;
+	plan_run(&S);
+	assert_int_equal(old->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(young->state, GPOOL__JOB_STATE__RUNNING);
+	old->start_time -= 100;
+	young->start_time -= 50;
+	assert_int_equal(fairshare_charge(S.fairshare, "heavy", 10000, 0, gp_now()), 0);
+	/* no preemption while it is off */
+	S.preempt = false;
+	struct job *l = submit("light", 1, 0, 0, false);
+	plan_run(&S);
+	assert_int_equal(l->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(young->preempt_attempt, 0);
+	S.preempt = true;
+	plan_run(&S);
+	/* the younger one: signalled, not yet stopped */
+	assert_int_equal(young->preempt_attempt, 1);
+	assert_true(young->vacated);
+	assert_int_equal(young->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(old->preempt_attempt, 0);
+	plan_run(&S); /* one preemption at a time */
+	assert_int_equal(old->preempt_attempt, 0);
+	young->preempt_kill_ms = gp_mono_ms() - 1; /* its second is over */
+	priority_tick(&S);
+	assert_int_equal(young->state, GPOOL__JOB_STATE__COMPLETING);
+	ends(young);
+	assert_int_equal(young->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(young->vacates, 1); /* max_attempts 1, yet it may run again */
+	plan_run(&S);
+	assert_int_equal(l->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(young->state, GPOOL__JOB_STATE__PENDING);
+	/* a user whose factor is not lower is never a victim */
+	struct job *l2 = submit("light", 1, 0, 0, false);
+	ends(old);
+	plan_run(&S);
+	assert_int_equal(l2->state, GPOOL__JOB_STATE__RUNNING); /* light before heavy's young */
+	struct job *h3 = submit("heavy", 1, 0, 0, false);
+	(void)h3;
+	plan_run(&S);
+	assert_int_equal(l->preempt_attempt, 0);
+	assert_int_equal(l2->preempt_attempt, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +387,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(user_limits, setup, teardown),
 	    cmocka_unit_test_setup_teardown(begin_time, setup, teardown),
 	    cmocka_unit_test_setup_teardown(exclusive, setup, teardown),
+	    cmocka_unit_test_setup_teardown(preemption, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
