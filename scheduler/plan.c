@@ -835,8 +835,13 @@ void plan_run(struct gsched *s)
 			j->reason = PEND_PRIORITY;
 		}
 	}
-	if (blocked && s->preempt && !priority_preempting(s))
-		try_preempt(&p, pp, blocked);
+	if (blocked && s->preempt) {
+		if (!priority_preempting(s))
+			try_preempt(&p, pp, blocked);
+		/* look again in a second: a grace may end with nothing else changing */
+		if (!s->plan_wake || s->plan_wake > now + 1)
+			s->plan_wake = now + 1;
+	}
 out:
 	free(order);
 	priority_pass_destroy(&pp);
