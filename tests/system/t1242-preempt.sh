@@ -17,7 +17,7 @@ kill -HUP "$spid"
 cat >"$WORK/ckpt.sh" <<'EOS'
 #!/bin/bash
 # a job that checkpoints on SIGUSR1: notes it and ends
-trap 'echo "usr1 $GPOOL_JOB_ID attempt ${GPOOL_JOB_ATTEMPT:-?} $(date +%s.%N)" >>"$1/sig.$GPOOL_JOB_ID"; exit 0' USR1
+trap 'echo "usr1 $GPOOL_JOB_ID $(date +%s.%N)" >>"$1/sig.$GPOOL_JOB_ID"; exit 0' USR1
 echo "start $(date +%s.%N)" >>"$1/run.$GPOOL_JOB_ID"
 sleep "${2:-40}" &
 wait
