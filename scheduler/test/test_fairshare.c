@@ -14,6 +14,7 @@
 #include "scheduler/fairshare.h"
 #include "scheduler/jobs.h"
 #include "scheduler/lifecycle.h"
+#include "scheduler/metrics.h"
 #include "scheduler/plan.h"
 #include "scheduler/priority.h"
 #include "scheduler/store_owner.h"
@@ -374,6 +375,25 @@ static void preemption(void **state)
 	assert_int_equal(l2->preempt_attempt, 0);
 }
 
+/* /metrics carries each user's factor, usage and share */
+static void metrics_lines(void **state)
+{
+	gp_error_t err = {{0}};
+	assert_int_equal(fairshare_configure(S.fairshare, 3600, 1, "alice:2", "", &err), 0);
+	assert_int_equal(fairshare_charge(S.fairshare, "alice", 30, 0, gp_now()), 0);
+	assert_int_equal(fairshare_charge(S.fairshare, "bob", 30, 0, gp_now()), 0);
+	S.metrics = metrics_create();
+	assert_non_null(S.metrics);
+	char *t = metrics_render(&S);
+	assert_non_null(t);
+	assert_non_null(strstr(t, "gpool_user_fairshare_share{user=\"alice\"} 2\n"));
+	assert_non_null(strstr(t, "gpool_user_fairshare_share{user=\"bob\"} 1\n"));
+	assert_non_null(strstr(t, "gpool_user_fairshare_factor{user=\"bob\"} 0.353553"));
+	assert_non_null(strstr(t, "gpool_user_fairshare_usage_seconds{user=\"alice\"} 30.0"));
+	free(t);
+	metrics_destroy(&S.metrics);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +408,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(begin_time, setup, teardown),
 	    cmocka_unit_test_setup_teardown(exclusive, setup, teardown),
 	    cmocka_unit_test_setup_teardown(preemption, setup, teardown),
+	    cmocka_unit_test_setup_teardown(metrics_lines, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
