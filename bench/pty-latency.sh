@@ -1,11 +1,14 @@
 #!/bin/bash
 # pty-latency.sh [RUNS]: time from `gsub --pty` to its task's exit (one-node netns cluster,
-# `sh -c 'echo ready'`, stdin /dev/null) against `gsub --wait` for the same job, RUNS each
-# (default 12), as gpool-user. Run as root, under the system tests' lock:
+# `sh -c 'echo ready'`, stdin /dev/null) against `gsub --wait` for the same job, and from
+# `gsub --pty -- bash -i` on a real terminal to the shell's prompt (bench/pty-prompt.py:
+# "prompt" lines; "local-prompt" the same bash started here), RUNS each (default 12), as
+# gpool-user. Run as root, under the system tests' lock:
 #   flock /tmp/gpool-netns.lock bench/pty-latency.sh
 # Prints "pty SECONDS" and "wait SECONDS" lines, then the medians. SLURM=1: the same two on
 # Debian's Slurm in the same run (bench/slurm/lib-slurm.sh: a private slurmctld + slurmd on
-# this machine, jobs as root): `srun --pty` and plain `srun` ("srun-pty", "srun" lines).
+# this machine, jobs as root): `srun --pty` and plain `srun` ("srun-pty", "srun" lines) and
+# `srun --pty bash -i` to its prompt ("srun-prompt").
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-12}
@@ -20,6 +23,8 @@ as_user() {
 	runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" "$@"
 }
 cd /tmp || exit 1
+SHELL_CMD=(env "PS1=gp-prompt-ready\$ " bash --norc --noprofile -i)
+PROMPT=$here/bench/pty-prompt.py
 for mode in pty wait; do
 	for _ in $(seq 1 "$runs"); do
 		t0=$(date +%s.%N)
@@ -31,6 +36,10 @@ for mode in pty wait; do
 		echo "$mode $(echo "$(date +%s.%N) - $t0" | bc)"
 	done
 done | tee "$dir/times"
+for _ in $(seq 1 "$runs"); do
+	echo "local-prompt $(as_user python3 "$PROMPT" "${SHELL_CMD[@]}")"
+	echo "prompt $(as_user python3 "$PROMPT" "$bin/gsub" --pty -- "${SHELL_CMD[@]}")"
+done | tee -a "$dir/times"
 if [ "${SLURM:-0}" = 1 ]; then
 	(
 		log() { printf '[pty-latency] %s\n' "$*" >&2; }
@@ -49,9 +58,12 @@ if [ "${SLURM:-0}" = 1 ]; then
 				echo "$mode $(echo "$(date +%s.%N) - $t0" | bc)"
 			done
 		done
+		for _ in $(seq 1 "$runs"); do
+			echo "srun-prompt $(python3 "$PROMPT" srun --pty "${SHELL_CMD[@]}")"
+		done
 	) | tee -a "$dir/times"
 fi
-for mode in pty wait srun-pty srun; do
+for mode in pty wait srun-pty srun local-prompt prompt srun-prompt; do
 	grep -q "^$mode " "$dir/times" || continue
 	printf '%s median %s s\n' $mode "$(awk -v m=$mode '$1 == m {print $2}' "$dir/times" | sort -n |
 		awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')"

@@ -22,6 +22,7 @@
 #include "common/opt.h"
 #include "common/parse.h"
 #include "cli/lib/session.h"
+#include "cli/lib/share.h"
 
 struct gpool {
 	struct gp_cli_common common;
@@ -93,7 +94,7 @@ static const struct gp_opt opts[] = {
     {"since", 0, required_argument, "TIME",
      "cost: jobs that ran at or after TIME (default now-30days)", set_since, 0},
     {"until", 0, required_argument, "TIME", "cost: jobs submitted at or before TIME", set_until, 0},
-    {"json", 0, no_argument, NULL, "power, cost: as JSON", set_json, 0},
+    {"json", 0, no_argument, NULL, "power, cost, share, limits: as JSON", set_json, 0},
     {"stage", 0, required_argument, "PATH",
      "update: the service's new staged file or directory (repeatable)", add_stage, 0},
     GP_CLI_COMMON_OPTS,
@@ -521,6 +522,33 @@ static int cmd_ckpt(void *ctx, char **args, int nargs, gp_error_t *err)
 	return rc;
 }
 
+/* share | limits: the users' fair share, or their limits and what they hold (share.h) */
+static int show_share(void *ctx, int nargs, enum gp_share_view view, gp_error_t *err)
+{
+	struct gpool *g = ctx;
+	if (nargs) {
+		gp_errprintf(err, "%s takes no arguments",
+			     view == GP_SHARE_LIMITS ? "limits" : "share");
+		return 2;
+	}
+	gp_session_t *s = gp_session_create(&g->common, err);
+	int rc = s && gp_share_show(s, view, g->json, err) == 0 ? 0 : 1;
+	gp_session_destroy(&s);
+	return rc;
+}
+
+static int cmd_share(void *ctx, char **args, int nargs, gp_error_t *err)
+{
+	(void)args;
+	return show_share(ctx, nargs, GP_SHARE_USAGE, err);
+}
+
+static int cmd_limits(void *ctx, char **args, int nargs, gp_error_t *err)
+{
+	(void)args;
+	return show_share(ctx, nargs, GP_SHARE_LIMITS, err);
+}
+
 static const struct gp_subcommand subcommands[] = {
     {"hold", cmd_hold, "hold JOB...            keep pending jobs from starting"},
     {"release", cmd_release, "release JOB...         let held jobs start"},
@@ -535,6 +563,10 @@ static const struct gp_subcommand subcommands[] = {
     {"fetch", cmd_fetch,
      "fetch JOB              the files the job's --collect brought back (--dir)"},
     {"ckpt", cmd_ckpt, "ckpt put|get NAME FILE a checkpoint of the job (inside a task, or --job)"},
+    {"share", cmd_share,
+     "share                  each user's usage, share and fair-share factor (--json)"},
+    {"limits", cmd_limits,
+     "limits                 the per-user limits and what each user holds (--json)"},
     {"version", cmd_version, "version                this program's version"},
 };
 

@@ -266,6 +266,79 @@ static int collect_files(gp_session_t *s, uint64_t id, const char *dir)
 	return rc;
 }
 
+/* How often --alloc asks whether its allocation still runs, and how long a revoked command
+ * has between SIGHUP and SIGKILL. */
+#define ALLOC_CHECK_MS	   1000
+#define ALLOC_HUP_GRACE_MS 5000
+
+/* The allocation ended under the command (its time limit, gcancel, a node failure): say so,
+ * hang up the command's process group (an interactive shell passes SIGHUP on to its jobs) and
+ * SIGKILL it after ALLOC_HUP_GRACE_MS, as salloc revokes its command. */
+static void alloc_revoke(pid_t pid, const Gpool__JobInfo *ji, int *st)
+{
+	fprintf(stderr, "gsub: allocation %" PRIu64 " revoked: %s%s%s\n", ji->id,
+		gp_job_state_name(ji->state), ji->reason && *ji->reason ? ": " : "",
+		ji->reason ? ji->reason : "");
+	killpg(pid, SIGHUP);
+	killpg(pid, SIGCONT);
+	int64_t end = gp_mono_ms() + ALLOC_HUP_GRACE_MS;
+	while (gp_mono_ms() < end) {
+		if (waitpid(pid, st, WNOHANG) != 0)
+			return;
+		usleep(50 * 1000);
+	}
+	killpg(pid, SIGKILL);
+	while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* The command runs in a process group of its own, the terminal's foreground one when gsub
+ * has a terminal (as a shell starts a job), so that a revoke reaches everything it started. */
+static void alloc_child_group(void)
+{
+	setpgid(0, 0);
+	if (isatty(STDIN_FILENO)) {
+		signal(SIGTTOU, SIG_IGN);
+		(void)tcsetpgrp(STDIN_FILENO, getpgrp());
+		signal(SIGTTOU, SIG_DFL);
+	}
+}
+
+/* The terminal back to gsub's group once the command is gone. */
+static void alloc_terminal_back(void)
+{
+	if (!isatty(STDIN_FILENO))
+		return;
+	void (*old)(int) = signal(SIGTTOU, SIG_IGN);
+	(void)tcsetpgrp(STDIN_FILENO, getpgrp());
+	signal(SIGTTOU, old);
+}
+
+/* Wait for the local command, checking every ALLOC_CHECK_MS that the allocation still runs.
+ * Its wait status; *revoked when the allocation ended first. */
+static int wait_local(gp_session_t *s, uint64_t id, pid_t pid, bool *revoked)
+{
+	int st = 0;
+	int64_t next = gp_mono_ms() + ALLOC_CHECK_MS;
+	*revoked = false;
+	while (1) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid || (w < 0 && errno != EINTR))
+			return st;
+		if (gp_mono_ms() < next) {
+			usleep(50 * 1000);
+			continue;
+		}
+		next = gp_mono_ms() + ALLOC_CHECK_MS;
+		Gpool__JobInfo *ji = gp_job_info(s, id);
+		if (ji && gp_job_state_final(ji->state)) {
+			*revoked = true;
+			alloc_revoke(pid, ji, &st);
+			return st;
+		}
+	}
+}
+
 /* --alloc: wait for the allocation, run the local command (or the user's shell) with the
  * allocation's variables, then give the allocation back. The command's exit status. */
 static int run_alloc(gp_session_t *s, uint64_t id, char *const *local)
@@ -291,6 +364,7 @@ static int run_alloc(gp_session_t *s, uint64_t id, char *const *local)
 	signal(SIGQUIT, SIG_IGN);
 	pid_t pid = fork();
 	if (pid == 0) {
+		alloc_child_group();
 		signal(SIGINT, SIG_DFL);
 		signal(SIGQUIT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
@@ -307,15 +381,20 @@ static int run_alloc(gp_session_t *s, uint64_t id, char *const *local)
 		_exit(127);
 	}
 	int st = 0;
-	if (pid < 0)
+	bool revoked = false;
+	if (pid < 0) {
 		fprintf(stderr, "gsub: fork: %s\n", strerror(errno));
-	else
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
+	} else {
+		setpgid(pid, pid); /* also here: no race with the child's own call */
+		st = wait_local(s, id, pid, &revoked);
+		alloc_terminal_back();
+	}
 	int failed = 0;
 	gp_error_t err;
-	if (gp_jobctl(s, GPOOL__JOB_ACTION__JOB_CANCEL, &id, 1, 0, "gsub", stderr, &failed, &err) <
-	    0)
+	if (revoked)
+		; /* already ended: nothing to give back */
+	else if (gp_jobctl(s, GPOOL__JOB_ACTION__JOB_CANCEL, &id, 1, 0, "gsub", stderr, &failed,
+			   &err) < 0)
 		fprintf(stderr, "gsub: allocation %" PRIu64 ": %s\n", id, err.text);
 	else
 		fprintf(stderr, "gsub: allocation %" PRIu64 " released\n", id);

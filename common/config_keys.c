@@ -94,6 +94,32 @@ const struct gp_conf_key gp_conf_keys[] = {
      NULL, 0},
     {"max_jobs", S, GP_CONF_INT, "1000000", "pending and running jobs the queue holds at most",
      NULL, S},
+    /* fair share and per-user limits (docs/fairshare.md): read again on SIGHUP */
+    {"fairshare_half_life", S, GP_CONF_DURATION, "7d",
+     "half-life of the usage behind each user's fair-share factor 2^(-usage/share): a "
+     "CPU-second or card-second counts half this much later (0: never decays)",
+     NULL, S},
+    {"fairshare_card_weight", S, GP_CONF_INT, "1",
+     "what a card-second weighs against a CPU-second in a user's usage", NULL, S},
+    {"fairshare_shares", S, GP_CONF_STR, "",
+     "each user's share, USER:N separated by commas (alice:2,bob:1); a user not listed has 1, "
+     "so shares are equal by default; a share of 0 runs only what no one else wants",
+     NULL, S},
+    {"user_limits", S, GP_CONF_STR, "",
+     "per-user limits, USER:jobs=N:cpus=N:cards=N separated by commas (* for every user not "
+     "listed; a limit left out or 0: none): running jobs, CPUs and cards a user's jobs hold at "
+     "once; a job past one stays PENDING (UserLimit)",
+     NULL, S},
+    {"preempt", S, GP_CONF_BOOL, "false",
+     "a pending job blocked for preempt_grace may stop running requeueable jobs of users whose "
+     "fair-share factor is lower (and gsub --priority no higher): each gets its --signal first "
+     "and its SECONDS (else SIGTERM and kill_grace), then goes back to the queue, the attempt "
+     "not counted against max_attempts",
+     NULL, S},
+    {"preempt_grace", S, GP_CONF_DURATION, "60s",
+     "how long a blocked job waits before it preempts, and how long a job runs at least before "
+     "it may be preempted",
+     NULL, S},
     {"list_records_per_user", S, GP_CONF_INT, "5000000",
      "jobs a user's listings (gstat, gacct, the REST API) may make gschedd walk per second, a "
      "second's worth of burst; past it a listing is refused with when to ask again (root and the "

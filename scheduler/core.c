@@ -3,11 +3,13 @@
 
 #include "common/u64map.h"
 #include "scheduler/events.h"
+#include "scheduler/fairshare.h"
 #include "scheduler/jobs.h"
 #include "scheduler/metrics.h"
 #include "scheduler/nodes.h"
 #include "scheduler/orders.h"
 #include "scheduler/output.h"
+#include "scheduler/priority.h"
 #include "scheduler/rdv.h"
 #include "scheduler/service.h"
 
@@ -30,6 +32,7 @@ void sched_core_release(struct gsched *s)
 	orders_destroy(&s->orders);
 	sched_events_destroy(&s->events);
 	services_destroy(&s->services);
+	fairshare_destroy(&s->fairshare);
 }
 
 void sched_forget(struct gsched *s, struct job *j)
@@ -40,6 +43,9 @@ void sched_forget(struct gsched *s, struct job *j)
 
 int sched_core_subscribe(struct gsched *s)
 {
+	/* first: a service that takes an attempt over still used the time */
+	if (s->fairshare && priority_subscribe(s) < 0)
+		return -1;
 	if (s->rdv && rdv_subscribe(s) < 0)
 		return -1;
 	if (service_subscribe(s) < 0)

@@ -5,6 +5,7 @@
  *   nodes.c     registered agents and their resources
  *   card_state.c the cards' state gschedd owns, kept over registrations (and in store.c)
  *   plan.c      placement: priority order, all-or-nothing allocation, EASY backfill
+ *   priority.c  the order of the queue from fair share (fairshare.c), per-user limits
  *   lifecycle.c job state changes: start, task events, kill, end, node failure
  *   orders.c    what the core decided for the shell to do: send, launch, save, reply
  *   events.c    the core's job and node events and their subscribers (services, metrics...)
@@ -74,6 +75,8 @@ struct gsched {
 	struct gp_u64map *running;   /* id -> job, RUNNING or COMPLETING */
 	struct services *services;   /* services' own state: replica sets, replicas (service.c) */
 	struct svcrep *svcrep;	     /* the gateways' word on the replicas (svcreport.c) */
+	struct fairshare *fairshare; /* users' usage, shares and limits (fairshare.h); NULL: none */
+	double plan_wake;	     /* unix time a pass is due (a --begin time), 0: none */
 	struct budget *lists;	     /* records a user's listings may walk (budget.h); NULL: none */
 	uint64_t svcrep_refused;     /* reports from one who is not a gateway, ignored */
 	int64_t svcrep_warned_ms;    /* when that was last logged (monotonic) */
@@ -110,6 +113,8 @@ struct gsched {
 	bool requeue;
 	uint32_t max_attempts;
 	uint32_t power_cap_watts; /* 0: none */
+	bool preempt;		  /* fair-share preemption (priority.h) */
+	int64_t preempt_grace_ms;
 	char state_dir[1024];
 };
 

@@ -30,6 +30,8 @@ static const char *const reason_names[PEND_NREASONS] = {
     [PEND_DEPENDENCY] = "Dependency",
     [PEND_DEP_NEVER] = "DependencyNeverSatisfied",
     [PEND_ARRAY_LIMIT] = "JobArrayTaskLimit",
+    [PEND_USER_LIMIT] = "UserLimit",
+    [PEND_BEGIN_TIME] = "BeginTime",
 };
 
 const char *pend_reason_name(enum pend_reason r)
@@ -100,6 +102,8 @@ int job_take_spec_extras(struct job *j, const Gpool__JobSpec *sp)
 	if (a)
 		j->array_limit = a->limit;
 	free(a);
+	j->begin_time = sp->begin_time;
+	j->exclusive = sp->exclusive;
 	free(j->deps);
 	j->deps = NULL;
 	j->n_deps = 0;

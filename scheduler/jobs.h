@@ -26,6 +26,8 @@ enum pend_reason {
 	PEND_DEPENDENCY,     /* a job it depends on has not reached the state it waits for */
 	PEND_DEP_NEVER,	     /* a dependency can no longer be satisfied */
 	PEND_ARRAY_LIMIT,    /* its array already runs as many tasks as its %N allows */
+	PEND_USER_LIMIT,     /* its user's running jobs, CPUs or cards are at user_limits */
+	PEND_BEGIN_TIME,     /* gsub --begin: not before a time still to come */
 	PEND_NREASONS,
 };
 const char *pend_reason_name(enum pend_reason r);
@@ -109,6 +111,12 @@ struct job {
 	bool alloc;		/* an allocation (gsub --alloc): steps may run in it (steps.h) */
 	uint64_t step_of;	/* a job step: its allocation's id; 0 for any other job */
 	uint32_t steps_started; /* steps started in it since gschedd started */
+	/* gsub --begin (unix s, 0: none) and --exclusive (whole nodes, nobody else's job there) */
+	double begin_time;
+	bool exclusive;
+	/* preempted (priority.h): the attempt it was in, and when it is stopped (monotonic ms) */
+	uint32_t preempt_attempt;
+	int64_t preempt_kill_ms;
 };
 
 struct jobs;

@@ -22,6 +22,7 @@
 #include "scheduler/nodes.h"
 #include "scheduler/output.h"
 #include "scheduler/plan.h"
+#include "scheduler/priority.h"
 #include "scheduler/rdv.h"
 #include "scheduler/retention.h"
 #include "scheduler/running.h"
@@ -107,6 +108,11 @@ int gsched_run(struct gsched *s)
 		if (now >= next_tick) {
 			agents_tick(s);
 			jobs_tick(s);
+			priority_tick(s);
+			if (s->plan_wake && gp_now() >= s->plan_wake) {
+				s->plan_wake = 0; /* a --begin time came */
+				s->plan_dirty = true;
+			}
 			output_tick(s);
 			rdv_tick(s);
 			metrics_tick(s);

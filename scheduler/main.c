@@ -12,6 +12,7 @@
 #include "scheduler/core.h"
 #include "scheduler/effects.h"
 #include "scheduler/events.h"
+#include "scheduler/fairshare.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
 #include "scheduler/join.h"
@@ -29,6 +30,7 @@
 #include "scheduler/settings.h"
 #include "scheduler/service.h"
 #include "scheduler/store.h"
+#include "scheduler/store_owner.h"
 #include "scheduler/svcreport.h"
 #include "common/u64map.h"
 #include "common/util.h"
@@ -155,8 +157,13 @@ int main(int argc, char **argv)
 	gp_info("jobs may run as uids %u-%u (%zu accounts denied)", (unsigned)s.uids.min,
 		(unsigned)s.uids.max, s.uids.ndeny);
 	if (!(s.lists = budget_create((double)gp_config_int(s.cfg, "list_records_per_user"))) ||
-	    !(s.retention = retention_create())) {
+	    !(s.retention = retention_create()) || !(s.fairshare = fairshare_create())) {
 		fprintf(stderr, "gschedd: out of memory\n");
+		return 1;
+	}
+	gp_error_t fserr = {{0}};
+	if (settings_fairshare(&s, &fserr) < 0) {
+		fprintf(stderr, "gschedd: %s\n", fserr.text);
 		return 1;
 	}
 	settings_apply(&s);
@@ -178,6 +185,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	s.dep_target = effects_dep_target; /* dependencies read the store */
+	if (fairshare_attach_store(s.fairshare, store_db(s.store)) < 0) {
+		gp_err("cannot read the fair-share usage from '%s/jobs.db'", s.state_dir);
+		return 1;
+	}
 	if (sched_core_subscribe(&s) < 0) {
 		gp_err("out of memory");
 		return 1;

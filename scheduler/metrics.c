@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/fairshare.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
 #include "common/log.h"
@@ -333,6 +334,33 @@ static void render_jobs(struct gsched *s, struct out *o)
 	}
 }
 
+/* Each known user's fair share (fairshare.h), as gpool share shows it. */
+static void render_fairshare(struct gsched *s, struct out *o)
+{
+	if (!s->fairshare)
+		return;
+	size_t n = 0;
+	const struct fs_user_view *v = fairshare_users(s->fairshare, gp_now(), &n);
+	if (!v)
+		return;
+	char u[256];
+	head(o, "gpool_user_fairshare_factor", "gauge",
+	     "A user's fair-share factor 2^(-usage/share) as of the last placement pass.");
+	for (size_t i = 0; i < n; i++)
+		put(o, "gpool_user_fairshare_factor{user=\"%s\"} %.6f\n",
+		    esc(v[i].name, u, sizeof(u)), v[i].factor);
+	head(o, "gpool_user_fairshare_usage_seconds", "gauge",
+	     "A user's decayed usage: CPU-seconds plus weighted card-seconds (running jobs as of "
+	     "the last placement pass).");
+	for (size_t i = 0; i < n; i++)
+		put(o, "gpool_user_fairshare_usage_seconds{user=\"%s\"} %.3f\n",
+		    esc(v[i].name, u, sizeof(u)), v[i].usage);
+	head(o, "gpool_user_fairshare_share", "gauge", "A user's share (fairshare_shares).");
+	for (size_t i = 0; i < n; i++)
+		put(o, "gpool_user_fairshare_share{user=\"%s\"} %g\n", esc(v[i].name, u, sizeof(u)),
+		    v[i].share);
+}
+
 static void render_net(struct gsched *s, struct out *o)
 {
 	struct net_stats ns;
@@ -372,6 +400,7 @@ char *metrics_render(struct gsched *s)
 		s->metrics->renders++;
 	render_nodes(s, &o);
 	render_jobs(s, &o);
+	render_fairshare(s, &o);
 	render_net(s, &o);
 	if (o.failed || gp_buf_append(&o.b, "", 1) < 0) {
 		gp_buf_release(&o.b);

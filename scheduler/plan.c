@@ -13,7 +13,9 @@
 #include "scheduler/steps.h"
 #include "common/log.h"
 #include "common/names.h"
+#include "scheduler/fairshare.h"
 #include "scheduler/nodes.h"
+#include "scheduler/priority.h"
 #include "scheduler/running.h"
 #include "common/u64map.h"
 #include "scheduler/service.h"
@@ -88,6 +90,10 @@ static bool eligible(struct pass *p, const struct job *j, int node)
 	if (j->n_nodelist && !listed(j->nodelist, j->n_nodelist, n->name))
 		return false;
 	if (!p->any_account && !identity_node_fits(n, j->uid, j->user))
+		return false;
+	/* --exclusive: a node no job holds now, nor one placed earlier in this pass */
+	if (j->exclusive && !p->any_state &&
+	    (n->njobs || n->cpus_used || n->card_busy || p->now.cpus[node] < (int64_t)n->cpus))
 		return false;
 	return true;
 }
@@ -591,6 +597,83 @@ static void array_started(struct pass *p, const struct job *j)
 
 static void pass_release(struct pass *p);
 
+/* Nothing more of node i in this pass (an --exclusive job holds it). */
+static void take_node(struct pass *p, int i, int64_t *free_total)
+{
+	if (i < 0 || i >= p->nn)
+		return;
+	if (p->now.cpus[i] > 0)
+		*free_total -= p->now.cpus[i];
+	p->now.cpus[i] = p->extra.cpus[i] = 0;
+	p->now.mem[i] = p->extra.mem[i] = 0;
+	p->now.cards[i] = p->extra.cards[i] = 0;
+}
+
+/* qsort has no context: the pass whose victims are sorted */
+static struct gsched *victim_sched;
+static int by_victim(const void *a, const void *b)
+{
+	const struct job *x = *(const struct job *const *)a, *y = *(const struct job *const *)b;
+	double fx = fairshare_factor(victim_sched->fairshare, x->user);
+	double fy = fairshare_factor(victim_sched->fairshare, y->user);
+	if (fx != fy)
+		return fx < fy ? -1 : 1; /* the user furthest over their share first */
+	if (x->start_time != y->start_time)
+		return x->start_time > y->start_time ? -1 : 1; /* then the youngest: least lost */
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Fair-share preemption (priority.h): the fewest victims, lowest factor and youngest first,
+ * whose resources let the blocked job b fit now; none when no such set exists. */
+static void try_preempt(struct pass *p, struct prio_pass *pp, struct job *b)
+{
+	struct gsched *s = p->s;
+	size_t nr = running_count(s), k = 0, pos = 0;
+	struct job **v = calloc(nr ? nr : 1, sizeof(*v));
+	struct res shadow;
+	if (!v || res_alloc(&shadow, p->nn) < 0) {
+		free(v);
+		return;
+	}
+	struct job *r;
+	while ((r = running_iter(s, &pos)) && k < nr)
+		if (priority_may_preempt(s, pp, b, r))
+			v[k++] = r;
+	victim_sched = s;
+	qsort(v, k, sizeof(*v), by_victim);
+	res_copy(&shadow, &p->now, p->nn);
+	size_t take = 0;
+	bool fits = false;
+	for (size_t i = 0; i < k && !fits; i++) {
+		const struct job *x = v[i];
+		int *seen = p->order; /* a per-node flag */
+		memset(seen, 0, p->nn * sizeof(int));
+		for (uint32_t t = 0; t < x->ntasks; t++) {
+			int n = x->tasks[t].node;
+			if (x->tasks[t].state == 2 || n < 0 || n >= p->nn)
+				continue;
+			if (x->exclusive) { /* the whole node comes free */
+				struct node *nd = nodes_get(s->nodes, n);
+				shadow.cpus[n] = (int64_t)nd->cpus;
+				shadow.mem[n] = (int64_t)nd->mem_mb;
+				shadow.cards[n] =
+				    nd->n_cards >= 64 ? ~0ULL : (1ULL << nd->n_cards) - 1;
+				continue;
+			}
+			shadow.cpus[n] += x->cpus_per_task;
+			shadow.cards[n] |= x->tasks[t].cards;
+			if (!seen[n]++)
+				shadow.mem[n] += (int64_t)x->mem_mb;
+		}
+		take = i + 1;
+		fits = fit(p, b, &shadow);
+	}
+	for (size_t i = 0; fits && i < take; i++)
+		priority_preempt(s, v[i], b);
+	free(v);
+	res_free(&shadow);
+}
+
 void plan_run(struct gsched *s)
 {
 	steps_run(s);
@@ -599,6 +682,8 @@ void plan_run(struct gsched *s)
 			 .power_cap = s->power_cap_watts,
 			 .now_unix = gp_now()};
 	s->plan_dirty = false;
+	struct prio_pass *pp = NULL;
+	struct job **order = NULL, *blocked = NULL;
 	size_t qlen = jobs_queue_len(s->jobs);
 	if (!qlen)
 		return;
@@ -628,10 +713,24 @@ void plan_run(struct gsched *s)
 		p.now.cards[i] = all & ~n->card_busy;
 		free_total += p.now.cpus[i];
 	}
+	/* a node an --exclusive job runs on takes nobody else's */
+	size_t rpos = 0;
+	const struct job *rj;
+	while ((rj = running_iter(s, &rpos)))
+		if (rj->exclusive)
+			for (uint32_t t = 0; t < rj->ntasks; t++)
+				take_node(&p, rj->tasks[t].node, &free_total);
 	size_t looked = 0;
 	double now = gp_now();
+	s->plan_wake = 0;
+	pp = priority_pass_create(s, now);
+	order = priority_order(s, pp, &qlen);
+	if (!order)
+		goto out;
 	for (size_t qi = 0; qi < qlen; qi++) {
-		struct job *j = jobs_queue_at(s->jobs, qi);
+		struct job *j = order[qi];
+		if (j->state != GPOOL__JOB_STATE__PENDING || j->qpos == SIZE_MAX)
+			continue;
 		if (p.have_resv && ++looked > BACKFILL_DEPTH)
 			break;
 		if (j->step_of)
@@ -650,6 +749,21 @@ void plan_run(struct gsched *s)
 		}
 		if (j->not_before_ms && gp_mono_ms() < j->not_before_ms)
 			continue; /* a service replica's restart backoff (service_tick wakes it) */
+		if (j->begin_time > now) {
+			j->reason = PEND_BEGIN_TIME;
+			clear_detail(j);
+			if (!s->plan_wake || j->begin_time < s->plan_wake)
+				s->plan_wake = j->begin_time;
+			continue;
+		}
+		char lim[160];
+		uint32_t want_cpus = j->ntasks * j->cpus_per_task;
+		uint32_t want_cards = j->gpu ? j->ntasks * j->gpu->per_task : 0;
+		if (!priority_within_limits(pp, j, want_cpus, want_cards, lim, sizeof(lim))) {
+			j->reason = PEND_USER_LIMIT;
+			set_detail(j, "%s", lim);
+			continue;
+		}
 		if (free_total <= 0 && p.have_resv) {
 			j->reason = PEND_PRIORITY;
 			continue;
@@ -685,9 +799,13 @@ void plan_run(struct gsched *s)
 				if (commit(&p, j)) {
 					p.watts_running += w;
 					array_started(&p, j);
-					/* job_start took it out of the queue */
-					qi--;
-					qlen--;
+					uint32_t hc, hk;
+					priority_job_holds(s, j, &hc, &hk);
+					priority_pass_started(pp, j, hc, hk);
+					if (j->exclusive)
+						for (uint32_t t = 0; t < j->ntasks; t++)
+							take_node(&p, j->tasks[t].node,
+								  &free_total);
 				} else {
 					j->reason = PEND_RESOURCES;
 				}
@@ -711,12 +829,22 @@ void plan_run(struct gsched *s)
 			clear_detail(j);
 		if (!p.have_resv) {
 			reserve(&p, j);
+			blocked = j;
 			j->reason = PEND_RESOURCES;
 		} else {
 			j->reason = PEND_PRIORITY;
 		}
 	}
+	if (blocked && s->preempt) {
+		if (!priority_preempting(s))
+			try_preempt(&p, pp, blocked);
+		/* look again in a second: a grace may end with nothing else changing */
+		if (!s->plan_wake || s->plan_wake > now + 1)
+			s->plan_wake = now + 1;
+	}
 out:
+	free(order);
+	priority_pass_destroy(&pp);
 	pass_release(&p);
 }
 

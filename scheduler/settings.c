@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "scheduler/budget.h"
+#include "scheduler/fairshare.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/http/http.h"
 #include "common/log.h"
@@ -30,6 +31,8 @@ void settings_apply(struct gsched *s)
 	s->requeue = gp_config_bool(c, "requeue");
 	s->max_attempts = (uint32_t)gp_config_int(c, "max_attempts");
 	s->power_cap_watts = (uint32_t)gp_config_int(c, "power_cap_watts");
+	s->preempt = gp_config_bool(c, "preempt");
+	s->preempt_grace_ms = gp_config_int(c, "preempt_grace");
 	if (s->lists)
 		budget_set_rate(s->lists, (double)gp_config_int(c, "list_records_per_user"));
 	if (s->net)
@@ -42,6 +45,20 @@ void settings_apply(struct gsched *s)
 			      (uint32_t)gp_config_int(c, "retention_batch"));
 	if (s->output)
 		output_set_limit(s->output, (uint64_t)gp_config_int(c, "output_limit"));
+	gp_error_t err = {{0}};
+	if (settings_fairshare(s, &err) < 0)
+		gp_err("%s: keeping the previous shares and limits", err.text);
+}
+
+int settings_fairshare(struct gsched *s, gp_error_t *err)
+{
+	const gp_config_t *c = s->cfg;
+	if (!s->fairshare)
+		return 0;
+	return fairshare_configure(
+	    s->fairshare, (double)gp_config_int(c, "fairshare_half_life") / 1000.0,
+	    (double)gp_config_int(c, "fairshare_card_weight"), gp_config_str(c, "fairshare_shares"),
+	    gp_config_str(c, "user_limits"), err);
 }
 
 static void changed(const char *key, int applied, void *arg)

@@ -5,6 +5,8 @@
 #ifndef GPOOL_SCHED_SETTINGS_H
 #define GPOOL_SCHED_SETTINGS_H
 
+#include "common/error.h"
+
 struct gsched;
 
 /* Copy the configuration's values into the context (and its modules). */
@@ -12,5 +14,8 @@ void settings_apply(struct gsched *s);
 /* Read the configuration again (s->argc/argv), apply what may change live, reopen the log.
  * A configuration that does not parse is refused as a whole: the old settings stay. 0 / -1. */
 int settings_reload(struct gsched *s);
+/* The shares and limits into s->fairshare: 0 / -1 with err filled (a value that does not
+ * parse: nothing changes). */
+int settings_fairshare(struct gsched *s, gp_error_t *err);
 
 #endif

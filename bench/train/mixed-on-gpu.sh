@@ -14,6 +14,9 @@
 #          stored bf16/f16, against the reference within stated bounds, batch 1 and 64 costs;
 #          PyTorch's inference of the same model beside
 #   compile the same with torch.compile, bf16 and f16 (slow to start: a stage of its own)
+#   mixed  one job of a card rank and CPU ranks (gtrain's own rendezvous on loopback: RANK,
+#          WORLD_SIZE, MASTER_ADDR/PORT, as gpool sets them): digits and the synthetic set in
+#          f32 and bf16, 1 cuda + 2 cpu ranks, accuracy and the speed-weighted shares
 # Logs go to $OUT. Usage: STAGES="..." bench/train/mixed-on-gpu.sh [ARCHS]
 set -u
 OUT=${OUT:-/tmp/mp-gpu-out}
@@ -85,6 +88,33 @@ if has acc; then
 			--batch 256 --epochs 6 -p "$p" >>"$OUT/acc.log" 2>&1
 	done
 	grep -E "^## |gtrain: done|overflow|error" "$OUT/acc.log" | grep -v "step .*overflow" | head -40
+fi
+
+if has mixed; then
+	log "mixed card + cpu ranks"
+	work=/tmp/mp-work
+	mkdir -p "$work"
+	[ -f "$work/digits.csv" ] || zcat "$ROOT/bench/train/data/digits.csv.gz" >"$work/digits.csv"
+	[ -f "$work/synth.csv" ] || $PY "$HERE/synth.py" 20000 784 10 "$work/synth.csv"
+	port=29611
+	for set in "digits 64,256,256,10 192 20" "synth 784,1024,1024,10 256 6"; do
+		read -r name layers batch epochs <<<"$set"
+		for p in f32 bf16; do
+			port=$((port + 1))
+			echo "## $name $p: rank 0 cuda, ranks 1-2 cpu" >>"$OUT/mixed.log"
+			for r in 0 1 2; do
+				be=cpu
+				[ $r = 0 ] && be=${MIXED_CARD_BACKEND:-cuda}
+				RANK=$r WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port OMP_NUM_THREADS=4 \
+					timeout 200 "$BUILD/gtrain" --backend $be --data "$work/$name.csv" --layers "$layers" \
+					--batch "$batch" --epochs "$epochs" -p "$p" >"$OUT/mixed-$name-$p-r$r.log" 2>&1 &
+			done
+			wait
+			cat "$OUT/mixed-$name-$p-r0.log" >>"$OUT/mixed.log"
+			grep -h "error\|gtrain:" "$OUT/mixed-$name-$p-r1.log" "$OUT/mixed-$name-$p-r2.log" | head -5 >>"$OUT/mixed.log"
+		done
+	done
+	grep -E "^## |gtrain: done|epoch +[0-9]+/[0-9]+ .*shares|error" "$OUT/mixed.log" | awk '/^## /{n=0} {n++; if (n < 4 || /done|error|^## /) print}' | head -60
 fi
 
 # one configuration: NAME LAYERS BATCH STEPS

@@ -74,8 +74,7 @@ int gp_pty_key_make(uint8_t key[GP_PTY_KEY_LEN], uint8_t sha[32])
 	return 0;
 }
 
-/* The job's record, or NULL (said). Lives until the next call on s. */
-static Gpool__JobInfo *job_info(gp_session_t *s, uint64_t id)
+Gpool__JobInfo *gp_job_info(gp_session_t *s, uint64_t id)
 {
 	Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
 	q.ids = &id;
@@ -146,7 +145,7 @@ int gp_job_wait_running(gp_session_t *s, uint64_t id, uint32_t *attempt, char *n
 				fprintf(stderr, "gsub: job %" PRIu64 ": %s\n", id, e.text);
 			return 128 + sig;
 		}
-		Gpool__JobInfo *ji = job_info(s, id);
+		Gpool__JobInfo *ji = gp_job_info(s, id);
 		if (!ji)
 			return 1;
 		if (gp_job_state_final(ji->state))
@@ -432,7 +431,7 @@ int gp_pty_attach(gp_session_t *s, uint64_t id, const uint8_t key[GP_PTY_KEY_LEN
 	raw_off();
 	gp_ptylink_destroy(&l);
 	if (rc < 0) {
-		Gpool__JobInfo *ji = job_info(s, id);
+		Gpool__JobInfo *ji = gp_job_info(s, id);
 		if (ji)
 			fprintf(stderr, "gsub: job %" PRIu64 " is %s\n", id,
 				gp_job_state_name(ji->state));

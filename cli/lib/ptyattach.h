@@ -25,6 +25,9 @@ int gp_job_wait_signals(void);
 int gp_job_wait_running(gp_session_t *s, uint64_t id, uint32_t *attempt, char *nodes,
 			size_t nodes_len);
 
+/* Job id's record, or NULL (said on stderr). Lives until the next call on s. */
+Gpool__JobInfo *gp_job_info(gp_session_t *s, uint64_t id);
+
 /* A fresh one-time key and its SHA-256 (JobSpec.pty_key_sha256). 0 / -1 with errno. */
 int gp_pty_key_make(uint8_t key[GP_PTY_KEY_LEN], uint8_t sha[32]);
 

@@ -17,6 +17,7 @@
 #include "cli/lib/args.h"
 #include "cli/lib/directive.h"
 #include "cli/lib/env.h"
+#include "cli/lib/when.h"
 #include "common/names.h"
 #include "common/opt.h"
 #include "common/parse.h"
@@ -412,6 +413,24 @@ static int set_signal(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
+/* --begin=TIME: as sbatch's (when.h); HH:MM[:SS] already past today is tomorrow's */
+static int set_begin(void *c, const char *a, gp_error_t *err)
+{
+	double now = gp_now(), t;
+	if (gp_when_parse(a, now, &t, err) < 0)
+		return -1;
+	if (t < now && strncmp(a, "now", 3) != 0 && !strchr(a, '-'))
+		t += 86400;
+	SPEC(c)->begin_time = t;
+	return 0;
+}
+
+static int set_exclusive(void *c, const char *a, gp_error_t *err)
+{
+	SPEC(c)->exclusive = 1;
+	return 0;
+}
+
 static int set_no_suspend(void *c, const char *a, gp_error_t *err)
 {
 	SPEC(c)->no_suspend = 1;
@@ -716,6 +735,13 @@ static const struct gp_opt submit_opts[] = {
      "send SIG SECONDS (60) before the time limit; also the checkpoint signal when the PC's "
      "owner comes back and the job is vacated (stopped SECONDS later)",
      set_signal, 0},
+    {"begin", 0, ARG, "TIME",
+     "not started before TIME: HH:MM[:SS] (tomorrow's if past), YYYY-MM-DD[THH:MM[:SS]], "
+     "now+N[seconds|minutes|hours|days] (pending reason BeginTime meanwhile)",
+     set_begin, 0},
+    {"exclusive", 0, NOARG, NULL,
+     "whole nodes: no other job runs on the job's nodes while it runs (it waits for idle ones)",
+     set_exclusive, 0},
     {"no-suspend", 0, NOARG, NULL,
      "never freeze the job when a PC's owner comes back: vacate it (run it again elsewhere)",
      set_no_suspend, 0},

@@ -23,14 +23,21 @@ int gp_when_parse(const char *s, double now, double *t, gp_error_t *err)
 		*t = now;
 		return 0;
 	}
-	if (!strncmp(s, "now-", 4)) {
+	if (!strncmp(s, "now-", 4) || !strncmp(s, "now+", 4)) {
 		char *end;
+		double sign = s[3] == '+' ? 1 : -1;
+		if (s[4] < '0' || s[4] > '9')
+			goto bad;
 		double n = strtod(s + 4, &end);
 		if (end == s + 4 || n < 0)
 			goto bad;
+		if (!*end) { /* as Slurm: a bare count is seconds */
+			*t = now + sign * n;
+			return 0;
+		}
 		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 			if (!strcmp(end, units[i].name)) {
-				*t = now - n * units[i].sec;
+				*t = now + sign * n * units[i].sec;
 				return 0;
 			}
 		goto bad;
@@ -66,6 +73,6 @@ bad:
 	errno = EINVAL;
 	return gp_errprintf(err,
 			    "invalid time '%s' (use 2026-12-02, 2026-12-02T13:05, 13:05, "
-			    "now or now-2hours)",
+			    "now, now-2hours or now+30minutes)",
 			    s);
 }

@@ -1,5 +1,6 @@
-/* when.h: points in time as sacct takes them: "2026-12-02", "2026-12-02T13:05[:30]",
- * "13:05" (today), "now", "now-2hours", "now-30minutes", "now-1days". */
+/* when.h: points in time as sacct and sbatch --begin take them: "2026-12-02",
+ * "2026-12-02T13:05[:30]", "13:05" (today), "now", "now-2hours", "now-30minutes", "now-1days",
+ * "now+60" (a bare count is seconds), "now+10minutes". */
 #ifndef GP_CLI_WHEN_H
 #define GP_CLI_WHEN_H
 

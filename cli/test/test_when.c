@@ -26,8 +26,18 @@ static void forms(void **state)
 	assert_true(t == 1796169600.0 + 13 * 3600 + 5 * 60);
 	assert_int_equal(gp_when_parse("13:05:30", now, &t, &err), 0);
 	assert_true(t == 1796169600.0 + 13 * 3600 + 5 * 60 + 30);
-	const char *bad[] = {"",      "yesterday",  "now-",  "now-3x",
-			     "25:00", "2026-13-45", "12:61", NULL};
+	/* sbatch --begin's forms: a bare count is seconds */
+	assert_int_equal(gp_when_parse("now+60", now, &t, &err), 0);
+	assert_true(t == now + 60);
+	assert_int_equal(gp_when_parse("now+10minutes", now, &t, &err), 0);
+	assert_true(t == now + 600);
+	assert_int_equal(gp_when_parse("now+2hours", now, &t, &err), 0);
+	assert_true(t == now + 7200);
+	assert_int_equal(gp_when_parse("2026-12-02T13:05:07", now, &t, &err), 0);
+	assert_true(t == 1796169600.0 + 13 * 3600 + 5 * 60 + 7);
+	const char *bad[] = {"",       "yesterday",    "now-",	"now-3x",     "now+",
+			     "now+-5", "now+5parsecs", "25:00", "2026-13-45", "12:61",
+			     NULL};
 	for (int i = 0; bad[i]; i++)
 		assert_int_equal(gp_when_parse(bad[i], now, &t, &err), -1);
 }

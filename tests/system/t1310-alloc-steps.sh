@@ -5,7 +5,8 @@
 # (gstat/gacct name its allocation in step_of); a step that fails does not stop the next one;
 # when the command ends the allocation is given back. A batch job starts a step in itself the
 # same way. gpool-other cannot start a step in someone's allocation; grun outside any job is a
-# usage error; an allocation that reaches its time limit ends its running step with it;
+# usage error; an allocation that reaches its time limit ends its running step with it and
+# revokes the local command (SIGHUP to its process group, as salloc does);
 # grun --pty runs a step on a terminal.
 # timeout: 200
 . "$(dirname "$0")/lib.sh"
@@ -100,5 +101,17 @@ TA=$(sed -n 's/^gsub: job \([0-9]*\) submitted/\1/p' <<<"$out")
 is "$(job_state "$TA")" TIMEOUT "the allocation ended at its time limit"
 wait_final "$TS" 20 >/dev/null
 is "$(job_state "$TS")" CANCELLED "its running step ended with it (CANCELLED)"
+
+# ---- and revokes the command gsub runs here, with everything it started -------------------------
+t0=$(date +%s)
+out=$(as_user gsub --alloc -t 6s -- /bin/sh -c 'sleep 301 & wait; echo not-reached' 2>&1)
+rc=$?
+took=$(($(date +%s) - t0))
+diag "$out"
+like "$out" "gsub: allocation [0-9]+ revoked: TIMEOUT" "gsub says the allocation was revoked at its time limit"
+unlike "$out" "not-reached" "the local command was hung up"
+is "$rc" 129 "gsub exits with the command's status (SIGHUP: 129)"
+check "within seconds of the limit (${took} s)" test "$took" -lt 30
+check "nothing it started is left (sleep 301)" wait_until 5 sh -c '! pgrep -u gpool-user -f "sleep 301" >/dev/null'
 
 done_testing

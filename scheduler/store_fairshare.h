@@ -1,0 +1,25 @@
+/* store_fairshare.h: the users' fair-share usage in jobs.db (docs/fairshare.md): one row per
+ * user with the CPU-seconds and card-seconds decayed to a time, written when an attempt's use
+ * is charged, read at start-up so that a restart keeps the usage. */
+#ifndef GPOOL_SCHED_STORE_FAIRSHARE_H
+#define GPOOL_SCHED_STORE_FAIRSHARE_H
+
+#include <stddef.h>
+
+struct sqlite3;
+
+struct store_fs_row {
+	char *user;
+	double cpu_sec, card_sec, at;
+};
+
+/* Make the table when missing. 0 / -1. */
+int store_fairshare_init(struct sqlite3 *db);
+/* Save one user's usage (decayed to at). 0 / -1. */
+int store_fairshare_save(struct sqlite3 *db, const char *user, double cpu_sec, double card_sec,
+			 double at);
+/* Every row: *rows malloc'd (store_fairshare_rows_free), *n of them. 0 / -1. */
+int store_fairshare_load(struct sqlite3 *db, struct store_fs_row **rows, size_t *n);
+void store_fairshare_rows_free(struct store_fs_row *rows, size_t n);
+
+#endif
