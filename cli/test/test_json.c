@@ -91,8 +91,10 @@ static void oneof_and_null(void **state)
 	m.m_case = GPOOL__MSG__M_SUBMIT_REPLY;
 	m.submit_reply = &r;
 	json_t *o = gp_json_message(&m.base);
-	/* only the oneof member that is set */
-	assert_int_equal(json_object_size(o), 2);
+	/* id, request_id and only the oneof member that is set */
+	assert_int_equal(json_object_size(o), 3);
+	assert_non_null(json_object_get(o, "request_id"));
+	assert_null(json_object_get(o, "submit"));
 	assert_int_equal(
 	    json_integer_value(json_object_get(json_object_get(o, "submit_reply"), "job_id")), 42);
 	json_decref(o);
