@@ -69,6 +69,29 @@ is "$(hs -H 'Sec-WebSocket-Version: 13' "http://$GW/svc/ws/")" 400 "no key: 400"
 is "$(hs -H 'Sec-WebSocket-Version: 13' -H "$K" -X POST -d x "http://$GW/svc/ws/")" 400 "a POST with a body: 400"
 is "$(curl -s -o /dev/null -m 3 -w '%{http_code}' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' -H "$K" "http://$GW/svc/ws/")" 400 "Upgrade without 'Connection: Upgrade': 400"
 
+# over TLS (wss): the client's connection is TLS in raw mode too
+CA=$(mktemp -d /tmp/gpool-ca.XXXXXX)
+at_cleanup "rm -rf $CA"
+if "$GPOOL_SRC_DIR/deploy/gpool-ca" init "$CA/pool" >/dev/null 2>&1 &&
+	"$GPOOL_SRC_DIR/deploy/gpool-ca" issue "$CA/pool" gw --ip 127.0.0.1 >/dev/null 2>&1; then
+	"$GPOOL_BIN_DIR/ggated" --listen 127.0.0.1:18844 --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
+		--tls-cert "$CA/pool/gw.crt" --tls-key "$CA/pool/gw.key" --health-interval 300 \
+		--poll-interval 300 >"$TEST_DIR/ggated-tls.log" 2>&1 &
+	tlspid=$!
+	at_cleanup "kill $tlspid 2>/dev/null; wait $tlspid 2>/dev/null"
+	tlsup() { curl -s -o /dev/null -m 2 -w '%{http_code}' --cacert "$CA/pool/ca.crt" "https://127.0.0.1:18844/svc/ws/"; }
+	wait_eq 10 200 tlsup
+	out=$(WS_CAFILE="$CA/pool/ca.crt" $WSC 127.0.0.1:18844 /svc/ws/ echo 1 70000 4194304)
+	is "$(grep -c ' ok$' <<<"$out")" 3 "over TLS (wss): messages of 1 B to 4 MiB come back whole ($(tr '\n' ' ' <<<"$out"))"
+	like "$out" 'closed clean' "and the close handshake ends it cleanly"
+	out=$(WS_CAFILE="$CA/pool/ca.crt" $WSC 127.0.0.1:18844 /svc/ws/ stream 16777216)
+	like "$out" '^stream 16777216 ok' "16 MiB from the replica over TLS"
+	kill $tlspid 2>/dev/null
+	wait $tlspid 2>/dev/null
+else
+	skip "gpool-ca cannot make a certificate here: no wss check"
+fi
+
 # an open WebSocket is a request in flight at its replica; idle ones are closed
 $WSC "$GW" /svc/ws/ hold 2 >"$TEST_DIR/hold2" &
 h2=$!

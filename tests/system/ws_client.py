@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ws_client.py HOST:PORT PATH MODE [ARGS]: a WebSocket client from the standard library only
 (RFC 6455: masked frames, the handshake's Sec-WebSocket-Accept checked), for the gateway's
-tests and benchmark. Headers to send: WS_HEADERS="Name: value|Name: value".
+tests and benchmark. Headers to send: WS_HEADERS="Name: value|Name: value". WS_CAFILE=PEM: over TLS (wss), the
+server's certificate checked against that CA.
   handshake            print the handshake's status line ("HTTP/1.1 101 ..."), then close
   echo SIZE...         each SIZE bytes sent as one binary message and read back: "echo SIZE ok"
   whoami               print the server's host name
@@ -22,6 +23,11 @@ class WS:
     def __init__(self, hostport, path):
         host, port = hostport.rsplit(":", 1)
         self.s = socket.create_connection((host, int(port)), timeout=60)
+        if os.environ.get("WS_CAFILE"):
+            # wss: TLS to the gateway, its certificate checked against this CA
+            import ssl
+            ctx = ssl.create_default_context(cafile=os.environ["WS_CAFILE"])
+            self.s = ctx.wrap_socket(self.s, server_hostname=host)
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # WS_ZERO_MASK=1 (the benchmark): frames masked with a key of zeros, as RFC 6455
         # allows, so that Python's XOR does not dominate what a proxy is measured by
