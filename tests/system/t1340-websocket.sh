@@ -4,8 +4,8 @@
 # client of the standard library only (ws_client.py, which checks Sec-WebSocket-Accept). The
 # handshake passes through (/svc/NAME/ and a --service-port), messages of 1 B to 16 MiB come
 # back whole (larger than every buffer on the way: ggated's 64 KiB reads and 1 MiB backlog),
-# 32 MiB stream from the replica alone, four clients at once, the close handshake ends each
-# connection cleanly; the replica runs on the job's node (it says its host name). A replica's
+# 32 MiB stream from the replica alone, four clients at once, the same over TLS (wss), the close
+# handshake ends each connection cleanly; the replica runs on the job's node (it says its host name). A replica's
 # refusal (403) is relayed; malformed handshakes get 400 or 426 and never reach the replica;
 # plain HTTP to the same service still works; an open WebSocket counts as a request in flight
 # at its replica (what drains wait for); one idle past --ws-idle-timeout is closed, one idle
