@@ -30,11 +30,12 @@ build="build-essential cmake pkg-config git
   libucx-dev libopenmpi-dev libpmix-dev libopenblas-dev
   hipcc libamdhip64-dev"
 # python3-torch: tests/system/t0600-pytorch-ddp.sh runs an unmodified DDP script as a job
+# jupyter-notebook, python3-ipykernel: t1342-jupyter runs a notebook server as a service
 test="iproute2 procps psmisc util-linux curl wrk nginx ucx-utils openmpi-bin
   clang libclang-rt-14-dev libfuzzer-14-dev clang-format clang-tidy shellcheck python3
   python3-torch
   python3-yaml python3-jsonschema prometheus chromium chromium-driver
-  python3-selenium lintian"
+  python3-selenium lintian jupyter-notebook python3-ipykernel"
 case $mode in
 runtime) pkgs="$runtime" ;;
 build) pkgs="$runtime $build" ;;

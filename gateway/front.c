@@ -1,7 +1,8 @@
 /* front.c: ggated's side toward clients (http/server.h does the connections): what a request
  * head on one of its addresses means. /svc/NAME/... and a --service-port's requests go to a
- * replica (proxy.c); /metrics and /-/health are answered here, and so is anything else
- * (404). */
+ * replica (proxy.c), a WebSocket handshake through a tunnel of its own (tunnel.c), both after
+ * the route's token when it requires one (auth.c); /metrics and /-/health are answered here,
+ * and so is anything else (404). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,9 @@
 #include "gateway/pool.h"
 #include "gateway/front.h"
 #include "gateway/route.h"
+#include "gateway/auth.h"
+#include "gateway/tunnel.h"
+#include "gateway/upgrade.h"
 #include "common/log.h"
 
 struct front {
@@ -28,6 +32,50 @@ static void refuse(struct gw_ctx *c, gh_conn_t *cl, int status, const char *why)
 {
 	c->bad_requests++;
 	gw_answer_error(cl, status, why);
+}
+
+/* The route's token, when it requires one. true: let through; false: answered (401, 403, or
+ * the redirect that sets the cookie). uri: the target as the client sent it. */
+static bool admitted(struct front *fr, gh_conn_t *cl, struct gw_service *s, const char *uri,
+		     const struct gw_route *rt)
+{
+	struct gw_ctx *c = fr->c;
+	char *loc = NULL;
+	switch (gw_auth_check(s->route_hash, gh_conn_request(cl), uri, &loc)) {
+	case GW_AUTH_OK:
+		return true;
+	case GW_AUTH_MISSING:
+		c->auth_refused++;
+		gh_conn_answer_hdrs(cl, 401, "text/plain; charset=utf-8",
+				    "WWW-Authenticate: Bearer realm=\"gpool\"\r\n",
+				    "ggated: this route needs its owner's token\n", 43);
+		return false;
+	case GW_AUTH_WRONG:
+		c->auth_refused++;
+		gw_answer_error(cl, 403, "not this route's token");
+		return false;
+	case GW_AUTH_SET_COOKIE:
+		break;
+	}
+	/* the token was right (so it is the owner's hex digits: nothing to escape) */
+	char tok[129], hdrs[2048];
+	gw_auth_query_token(uri, tok, sizeof(tok));
+	int n = fr->name[0]
+		    ? snprintf(hdrs, sizeof(hdrs),
+			       "Location: %s\r\nSet-Cookie: gpool_token=%s; Path=/; "
+			       "HttpOnly; SameSite=Strict\r\n",
+			       loc, tok)
+		    : snprintf(hdrs, sizeof(hdrs),
+			       "Location: %s\r\nSet-Cookie: gpool_token=%s; Path=/svc/%.*s/; "
+			       "HttpOnly; SameSite=Strict\r\n",
+			       loc, tok, (int)rt->name_len, rt->name);
+	free(loc);
+	if (n < 0 || (size_t)n >= sizeof(hdrs)) {
+		gw_answer_error(cl, 414, "request target too long");
+		return false;
+	}
+	gh_conn_answer_hdrs(cl, 302, "text/plain; charset=utf-8", hdrs, "", 0);
+	return false;
 }
 
 static void on_head(gh_conn_t *cl, void *arg)
@@ -84,8 +132,30 @@ static void on_head(gh_conn_t *cl, void *arg)
 		}
 		target = rt.target;
 	}
-	if (gw_proxy_start(c, cl, s, target) < 0)
-		gw_answer_error(cl, 503, "out of memory");
+	if (!admitted(fr, cl, s, gh_buf_data(&m->target), &rt)) {
+		gw_route_release(&rt);
+		return;
+	}
+	int status = 0;
+	const char *why = NULL;
+	switch (gw_ws_check(m, &status, &why)) {
+	case GW_WS_BAD:
+		c->bad_requests++;
+		if (status == 426)
+			gh_conn_answer_hdrs(cl, 426, "text/plain; charset=utf-8",
+					    "Sec-WebSocket-Version: 13\r\n", "", 0);
+		else
+			gw_answer_error(cl, status, why);
+		break;
+	case GW_WS_OK:
+		if (gw_tunnel_start(c, cl, s, target) < 0)
+			gw_answer_error(cl, 503, "out of memory");
+		break;
+	case GW_WS_NONE:
+		if (gw_proxy_start(c, cl, s, target) < 0)
+			gw_answer_error(cl, 503, "out of memory");
+		break;
+	}
 	gw_route_release(&rt);
 }
 

@@ -7,6 +7,11 @@
  *   front.c      what a client's request means: a service's (proxy.c), /metrics, /-/health
  *   upstream.c   each replica's pool of keep-alive connections (http/client.c) and what their
  *                events mean to the proxy and the pool
+ *   upgrade.c    a WebSocket handshake: checked, sent on, its 101 relayed (no socket)
+ *   tunnel.c     one WebSocket: the handshake to a replica on a connection of its own, then
+ *                bytes both ways with back-pressure and an idle timeout
+ *   auth.c       a route that requires its owner's token (X-Gpool-Token, a cookie, or a
+ *                one-time ?gpool_token= that sets the cookie): 401 without, 403 when wrong
  *   proxy.c      one client request: sent to a replica as it arrives (body streamed, kept
  *                for a retry), the answer streamed back; retried on another replica when it
  *                never reached one or is idempotent and no answer came, else 502/503/504
@@ -49,6 +54,7 @@ struct gw_ctx {
 	size_t max_body, max_headers;
 	int tries;
 	int client_timeout_ms;	     /* a client's head, body progress, idle keep-alive */
+	int ws_idle_ms;		     /* a WebSocket with no bytes either way (tunnel.c) */
 	size_t max_clients;	     /* client connections open at most (0: no cap) */
 	size_t max_clients_per_addr; /* from one address at most (0: no cap) */
 	gh_tls_t *tls;		     /* NULL: plain HTTP to the clients */
@@ -62,6 +68,9 @@ struct gw_ctx {
 	struct event *ev_health;
 	struct gw_stats total;
 	uint64_t bad_requests; /* refused before any service was chosen */
+	/* WebSockets (tunnel.c): open now, handshakes carried, switched (101), idle-closed */
+	uint64_t ws_open, ws_total, ws_upgraded, ws_idle_closed;
+	uint64_t auth_refused; /* requests refused for a route's token (auth.c) */
 	/* loop -> discovery: the latest report on the replicas (report.c), swapped atomically */
 	struct gw_report *report;
 	char gateway_name[128]; /* "host:port": who reports */

@@ -41,6 +41,8 @@ static void usage(FILE *f)
 	      "  --max-body SIZE           largest request body (default 8MiB)\n"
 	      "  --max-header SIZE         largest request header block (default 16KiB)\n"
 	      "  --client-timeout MS       a client silent this long is closed (default 10000)\n"
+	      "  --ws-idle-timeout MS      a WebSocket with no bytes either way this long is "
+	      "closed (default 3600000)\n"
 	      "  --max-conns N             connections per replica (default 64)\n"
 	      "  --max-clients N           client connections open at most (default 1024, 0: no "
 	      "cap)\n"
@@ -93,6 +95,7 @@ int main(int argc, char **argv)
 	    {"max-body", required_argument, 0, 'b'},
 	    {"max-header", required_argument, 0, 'h'},
 	    {"client-timeout", required_argument, 0, 'T'},
+	    {"ws-idle-timeout", required_argument, 0, 'W'},
 	    {"max-conns", required_argument, 0, 'm'},
 	    {"max-clients", required_argument, 0, 'M'},
 	    {"max-clients-per-addr", required_argument, 0, 'A'},
@@ -118,6 +121,7 @@ int main(int argc, char **argv)
 	int level = GP_LOG_INFO, max_conns = 64, max_clients = 1024, max_per_addr = 64;
 	const char *tls_cert = NULL, *tls_key = NULL;
 	c.client_timeout_ms = 10000;
+	c.ws_idle_ms = 3600000;
 	char listen_addr[128] = "0.0.0.0";
 	int listen_port = 8000;
 	const char *config = NULL;
@@ -176,6 +180,9 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			bad = ms_opt(optarg, 1, 3600000, "client timeout", &c.client_timeout_ms);
+			break;
+		case 'W':
+			bad = ms_opt(optarg, 1, 86400000, "websocket idle timeout", &c.ws_idle_ms);
 			break;
 		case 'm':
 			bad = ms_opt(optarg, 1, 100000, "connection count", &max_conns);

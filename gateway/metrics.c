@@ -135,11 +135,23 @@ char *gw_metrics_text(struct gw_ctx *c, size_t *len)
 	    "# TYPE ggated_client_connections gauge\n"
 	    "ggated_client_connections %zu\n"
 	    "# TYPE ggated_client_connections_refused_total counter\n"
-	    "ggated_client_connections_refused_total %llu\n",
+	    "ggated_client_connections_refused_total %llu\n"
+	    "# TYPE ggated_websockets gauge\n"
+	    "ggated_websockets %llu\n"
+	    "# TYPE ggated_websocket_handshakes_total counter\n"
+	    "ggated_websocket_handshakes_total{result=\"switched\"} %llu\n"
+	    "ggated_websocket_handshakes_total{result=\"other\"} %llu\n"
+	    "# TYPE ggated_websocket_idle_closed_total counter\n"
+	    "ggated_websocket_idle_closed_total %llu\n"
+	    "# TYPE ggated_route_token_refused_total counter\n"
+	    "ggated_route_token_refused_total %llu\n",
 	    (unsigned long long)ok, (unsigned long long)bad,
 	    (unsigned long long)(c->bad_requests + (c->http ? gh_server_bad_requests(c->http) : 0)),
 	    c->http ? gh_server_conns(c->http) : 0,
-	    (unsigned long long)(c->http ? gh_server_refused_conns(c->http) : 0));
+	    (unsigned long long)(c->http ? gh_server_refused_conns(c->http) : 0),
+	    (unsigned long long)c->ws_open, (unsigned long long)c->ws_upgraded,
+	    (unsigned long long)(c->ws_total - c->ws_upgraded),
+	    (unsigned long long)c->ws_idle_closed, (unsigned long long)c->auth_refused);
 	*len = evbuffer_get_length(b);
 	char *t = malloc(*len ? *len : 1);
 	if (t && evbuffer_remove(b, t, *len) != (int)*len) {

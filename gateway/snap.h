@@ -25,6 +25,7 @@ struct gw_snap_svc {
 	char name[257];
 	char user[64]; /* its owner */
 	char health_path[1025];
+	char route_hash[65]; /* ServiceInfo.route_token_sha256 */
 	struct gw_snap_rep *reps;
 	size_t nreps;
 };

@@ -67,6 +67,25 @@ static bool token(const char *s, size_t n)
 	return true;
 }
 
+/* whether the comma-separated list v[0..n) holds want (case-insensitive, spaces around) */
+static bool has_token(const char *v, size_t n, const char *want)
+{
+	size_t wl = strlen(want), i = 0;
+	while (i < n) {
+		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+			i++;
+		size_t b = i;
+		while (i < n && v[i] != ',')
+			i++;
+		size_t e = i;
+		while (e > b && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+			e--;
+		if (e - b == wl && strncasecmp(v + b, want, wl) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* The header line in hdrs[line..] is whole: kept (CRLF added) or dropped. -1: a bad name. */
 static int end_line(struct gh_msg *m)
 {
@@ -90,8 +109,11 @@ static int end_line(struct gh_msg *m)
 		}
 	if (name_is(l, nl, "Expect") && vl == 12 && strncasecmp(v, "100-continue", 12) == 0)
 		m->expect_continue = true;
-	if (name_is(l, nl, "Upgrade"))
+	if (name_is(l, nl, "Upgrade")) {
 		m->has_upgrade = true;
+		if (has_token(v, vl, "websocket"))
+			m->upgrade_websocket = true;
+	}
 	if (drop)
 		m->hdrs.len = m->line;
 	else
@@ -230,6 +252,7 @@ void gh_msg_next(struct gh_msg *m)
 	m->last = 0;
 	m->line = 0;
 	m->expect_continue = m->has_upgrade = m->skip_body = m->has_length = false;
+	m->upgrade_websocket = false;
 	m->head_bytes = 0;
 	m->body_bytes = 0;
 	m->length = 0;

@@ -32,13 +32,15 @@ struct gh_msg {
 	uint64_t max_body; /* decoded body bytes; 0: no limit */
 	bool skip_body;	   /* a response to HEAD: no body whatever its headers say */
 	/* the message */
-	struct gh_buf target; /* request target, or status reason */
-	struct gh_buf hdrs;   /* end-to-end header lines */
-	size_t line;	      /* where the header line being read starts in hdrs */
-	int last;	      /* 0 none, 1 a name, 2 a value was the last piece */
-	bool drop;	      /* the header being read is hop-by-hop: not forwarded */
-	bool expect_continue; /* Expect: 100-continue */
-	bool has_upgrade;     /* Upgrade: asked (never done: the connection closes after) */
+	struct gh_buf target;	/* request target, or status reason */
+	struct gh_buf hdrs;	/* end-to-end header lines */
+	size_t line;		/* where the header line being read starts in hdrs */
+	int last;		/* 0 none, 1 a name, 2 a value was the last piece */
+	bool drop;		/* the header being read is hop-by-hop: not forwarded */
+	bool expect_continue;	/* Expect: 100-continue */
+	bool has_upgrade;	/* Upgrade: asked (ggated carries a WebSocket one: gateway/tunnel.c;
+				 * any other is not done and the connection closes after) */
+	bool upgrade_websocket; /* Upgrade's list holds "websocket" */
 	size_t head_bytes;
 	uint64_t body_bytes;
 	enum gh_frame in; /* how the body arrives */

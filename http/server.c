@@ -56,6 +56,10 @@ struct gh_conn {
 	bool read_paused; /* read interest off: a pipelining client is far ahead */
 	bool dispatched;  /* the request being read has been given to the handler */
 	bool started;	  /* its answer has begun (gh_conn_started) */
+	bool shut_after;  /* raw: shut for writing once out is written */
+	bool shut_done;	  /* raw: shut for writing */
+	bool raw_eof;	  /* raw: the client shut its side */
+	const struct gh_raw_ops *raw; /* raw mode (gh_conn_raw): NULL for HTTP */
 	struct event *ev_read, *ev_write, *ev_timer;
 	struct gh_buf in, out;
 	struct gh_msg req;
@@ -67,16 +71,20 @@ static const struct {
 	const char *reason;
 } reasons[] = {
     {100, "Continue"},
+    {101, "Switching Protocols"},
     {200, "OK"},
     {201, "Created"},
     {400, "Bad Request"},
     {401, "Unauthorized"},
+    {302, "Found"},
     {403, "Forbidden"},
     {404, "Not Found"},
     {405, "Method Not Allowed"},
     {408, "Request Timeout"},
     {409, "Conflict"},
+    {426, "Upgrade Required"},
     {413, "Content Too Large"},
+    {414, "URI Too Long"},
     {429, "Too Many Requests"},
     {431, "Request Header Fields Too Large"},
     {500, "Internal Server Error"},
@@ -162,7 +170,7 @@ static void conn_close(gh_conn_t *c, bool notify)
 	c->task = NULL;
 	c->req.out = NULL;
 	if (task && notify)
-		c->s->h.gone(task);
+		c->raw ? c->raw->gone(task) : c->s->h.gone(task);
 	event_free(c->ev_read);
 	event_free(c->ev_write);
 	event_free(c->ev_timer);
@@ -221,7 +229,7 @@ static ssize_t conn_write(gh_conn_t *c)
 
 void gh_conn_flush(gh_conn_t *c)
 {
-	if (c->closed || c->lingering)
+	if (c->closed || c->lingering || c->shut_done)
 		return;
 	if (gh_buf_size(&c->out)) {
 		ssize_t w = conn_write(c);
@@ -240,12 +248,68 @@ void gh_conn_flush(gh_conn_t *c)
 	}
 	/* a TLS read that must answer its peer first waits for the socket to be writable */
 	want_write(c, c->tls && gh_tls_wants_write(c->tls));
+	if (c->raw) {
+		if (c->shut_after && !c->shut_done) {
+			if (c->tls)
+				gh_tls_close(c->tls);
+			shutdown(c->fd, SHUT_WR);
+			c->shut_done = true; /* nothing more is written */
+		}
+		if (c->task && c->raw->drained)
+			c->raw->drained(c->task);
+		return;
+	}
 	if (c->close_after) {
 		finish(c);
 		return;
 	}
 	if (c->task && c->s->h.drained)
 		c->s->h.drained(c->task);
+}
+
+void gh_conn_raw(gh_conn_t *c, const struct gh_raw_ops *ops, void *task)
+{
+	c->raw = ops;
+	c->task = task;
+	c->req.out = NULL;
+	/* the head's last byte is the parser's still (it stopped there): the request ends there,
+	 * and what follows belongs to the new protocol */
+	if (c->req.state == GH_MSG_BODY) {
+		size_t used = gh_msg_feed(&c->req, gh_buf_data(&c->in), gh_buf_size(&c->in));
+		gh_buf_consume(&c->in, used);
+	}
+	event_del(c->ev_timer); /* the handler's time from now on */
+	if (c->read_paused) {
+		c->read_paused = false;
+		event_add(c->ev_read, NULL);
+	}
+	if (gh_buf_size(&c->in) || (c->tls && gh_tls_pending(c->tls)))
+		event_active(c->ev_read, EV_READ, 0); /* what came after the head */
+}
+
+struct gh_buf *gh_conn_in(gh_conn_t *c)
+{
+	return &c->in;
+}
+
+void gh_conn_read_pause(gh_conn_t *c, bool pause)
+{
+	if (c->closed || c->raw_eof || pause == c->read_paused)
+		return;
+	c->read_paused = pause;
+	if (pause) {
+		event_del(c->ev_read);
+		return;
+	}
+	event_add(c->ev_read, NULL);
+	if (gh_buf_size(&c->in) || (c->tls && gh_tls_pending(c->tls)))
+		event_active(c->ev_read, EV_READ, 0);
+}
+
+void gh_conn_shut_write(gh_conn_t *c)
+{
+	c->shut_after = true;
+	gh_conn_flush(c);
 }
 
 void gh_conn_answer(gh_conn_t *c, int status, const char *ctype, const char *body, size_t len)
@@ -321,7 +385,7 @@ static void process(gh_conn_t *c)
 {
 	struct gh_msg *m = &c->req;
 	c->in_process = true;
-	while (!c->closed && !c->close_after) {
+	while (!c->closed && !c->close_after && !c->raw) {
 		if (m->state == GH_MSG_DONE) {
 			if (c->task)
 				break; /* the next request waits for this one's answer */
@@ -369,6 +433,34 @@ static void process(gh_conn_t *c)
 	c->in_process = false;
 }
 
+/* Raw mode: bytes to the handler as they come; what was read before (the bytes after the
+ * request's head, or held while paused) first. */
+static void raw_read(gh_conn_t *c)
+{
+	ssize_t n = 1;
+	if (!c->read_paused && !c->raw_eof && gh_buf_size(&c->in) < PIPELINE_MAX) {
+		n = conn_read(c);
+		while (n > 0 && c->tls && gh_tls_pending(c->tls) &&
+		       gh_buf_size(&c->in) < PIPELINE_MAX)
+			if (conn_read(c) <= 0)
+				break;
+	}
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		conn_close(c, true);
+		return;
+	}
+	if (n < 0 && c->tls)
+		gh_conn_flush(c); /* TLS may need to write before it can read */
+	if (c->closed)
+		return;
+	if (n == 0) {
+		c->raw_eof = true;
+		event_del(c->ev_read); /* the client is done sending */
+	}
+	if (gh_buf_size(&c->in) || n == 0)
+		c->raw->data(c->task, n == 0);
+}
+
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
@@ -380,6 +472,10 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		ssize_t n = read(fd, junk, sizeof(junk));
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			conn_close(c, true);
+		return;
+	}
+	if (c->raw) {
+		raw_read(c);
 		return;
 	}
 	ssize_t n = conn_read(c);
@@ -426,7 +522,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	gh_conn_t *c = arg;
 	if (c->closed)
 		return;
-	if (c->task && c->req.state == GH_MSG_DONE && !c->lingering)
+	if (c->raw || (c->task && c->req.state == GH_MSG_DONE && !c->lingering))
 		return;	     /* the handler's time */
 	conn_close(c, true); /* silent too long, or drained long enough */
 }

@@ -15,7 +15,11 @@
  * either is closed at once, before anything of it is read, so that one address's idle
  * connections cannot take the descriptors and the memory every other client needs.
  *
- * TLS (gh_server_set_tls): every connection accepted from then on speaks TLS (tls.h). */
+ * TLS (gh_server_set_tls): every connection accepted from then on speaks TLS (tls.h).
+ *
+ * Raw mode (gh_conn_raw): a taken request that switches protocols (a WebSocket upgrade) turns
+ * its connection into a byte stream both ways: nothing more is parsed, the server's time
+ * limits stop (the handler keeps its own), the connection caps still count it. */
 #ifndef GPOOL_HTTP_SERVER_H
 #define GPOOL_HTTP_SERVER_H
 
@@ -105,6 +109,26 @@ void gh_conn_flush(gh_conn_t *c);
 void gh_conn_next(gh_conn_t *c, bool keep);
 /* Close at once (an answer cut short); a taken request's gone is not called. */
 void gh_conn_abort(gh_conn_t *c);
+/* Raw mode's events, for the task given to gh_conn_raw. */
+struct gh_raw_ops {
+	/* more bytes are in gh_conn_in (the handler consumes them); eof: the client shut its
+	 * side (or its TLS session ended): nothing more will come */
+	void (*data)(void *task, bool eof);
+	/* out has all been written */
+	void (*drained)(void *task);
+	/* the connection failed or the server is going: closed; never touch it again */
+	void (*gone)(void *task);
+};
+/* From now on c carries raw bytes, for task (which replaces the taken request's: the
+ * handler's gone is not called for it). What was read past the request's head is in
+ * gh_conn_in already (ops->data is called for it from the loop). ops is borrowed. */
+void gh_conn_raw(gh_conn_t *c, const struct gh_raw_ops *ops, void *task);
+/* bytes read and not yet consumed (raw mode) */
+struct gh_buf *gh_conn_in(gh_conn_t *c);
+/* Stop or resume reading (raw mode: back-pressure). */
+void gh_conn_read_pause(gh_conn_t *c, bool pause);
+/* Once out is written, shut the connection for writing (raw mode: the other side's end). */
+void gh_conn_shut_write(gh_conn_t *c);
 /* "Not Found" for 404 and so on */
 const char *gh_reason(int status);
 

@@ -96,6 +96,11 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 		BAD("too many replicas (%u, at most %d)", sp->replicas, SVC_MAX_REPLICAS);
 	if (strlen(sp->health_path) > 1024 || (sp->health_path[0] && sp->health_path[0] != '/'))
 		BAD("invalid health path (must start with '/')");
+	if (sp->route_token_sha256[0] && !sp->service)
+		BAD("a route token is a service's");
+	if (sp->route_token_sha256[0] && (strlen(sp->route_token_sha256) != 64 ||
+					  strspn(sp->route_token_sha256, "0123456789abcdef") != 64))
+		BAD("invalid route token hash (64 lowercase hex digits)");
 	for (size_t i = 0; i < sp->n_files; i++) {
 		const char *f = sp->files[i]->name;
 		if (!*f || f[0] == '/' || strstr(f, "..") || strlen(f) > 255)

@@ -27,6 +27,7 @@ struct svc {
 	uint32_t nslots;
 	uint64_t *slot;
 	char *health_path;
+	char *route_hash; /* JobSpec.route_token_sha256 */
 };
 
 static void svc_free(struct svc *v)
@@ -35,6 +36,7 @@ static void svc_free(struct svc *v)
 		return;
 	free(v->slot);
 	free(v->health_path);
+	free(v->route_hash);
 	free(v);
 }
 
@@ -204,7 +206,10 @@ static struct svc *svc_new(const Gpool__JobSpec *sp)
 		return NULL;
 	v->want = sp->replicas ? sp->replicas : 1;
 	v->health_path = strdup(sp->health_path ? sp->health_path : "");
-	if (!v->health_path) {
+	v->route_hash = strdup(sp->route_token_sha256 ? sp->route_token_sha256 : "");
+	if (!v->health_path || !v->route_hash) {
+		free(v->health_path);
+		free(v->route_hash);
 		free(v);
 		return NULL;
 	}
@@ -1036,6 +1041,7 @@ void client_service_query(struct req *r)
 		x->name = svc->name ? svc->name : "";
 		x->user = svc->user ? svc->user : "";
 		x->health_path = set_of(s, svc)->health_path;
+		x->route_token_sha256 = set_of(s, svc)->route_hash;
 		x->replicas_wanted = set_of(s, svc)->want;
 		x->state = svc->state;
 		x->replicas = replicas_of(s, svc, &x->n_replicas);

@@ -17,6 +17,7 @@
 #include "cli/lib/args.h"
 #include "cli/lib/directive.h"
 #include "cli/lib/env.h"
+#include "cli/lib/routetoken.h"
 #include "cli/lib/when.h"
 #include "common/names.h"
 #include "common/opt.h"
@@ -36,6 +37,7 @@ struct gp_submit {
 	char **stage; /* --stage paths (uploaded to the chunk store by gsub, not read here) */
 	size_t n_stage;
 	char *collect_dir; /* --collect-dir */
+	char *route_token; /* --route-token: the file */
 	char **local_argv; /* --alloc: the command run here (into argv; NULL: the user's shell) */
 	bool jobid_set;	   /* grun --jobid */
 };
@@ -663,6 +665,20 @@ static int set_listen_fd(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
+static int set_route_token(void *c, const char *a, gp_error_t *err)
+{
+	if (!*a)
+		return bad(err, "route token file", a);
+	char *d = strdup(a);
+	if (!d) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	free(SUB(c)->route_token);
+	SUB(c)->route_token = d;
+	return 0;
+}
+
 static int set_port(void *c, const char *a, gp_error_t *err)
 {
 	long v;
@@ -770,6 +786,10 @@ static const struct gp_opt submit_opts[] = {
     {"health-path", 0, ARG, "PATH", "HTTP path the gateway checks, e.g. /health", set_health_path,
      0},
     {"port", 0, ARG, "PORT", "port each service replica listens on", set_port, 0},
+    {"route-token", 0, ARG, "FILE",
+     "the gateway lets through only requests with the token in FILE (made, mode 0600, when "
+     "missing); gpool sees its hash only (docs/interactive.md)",
+     set_route_token, 0},
     {"listen-fd", 0, NOARG, NULL,
      "hand each replica its port as a listening socket, fd 3 (LISTEN_FDS), for servers that take "
      "one (gserve)",
@@ -854,6 +874,7 @@ void gp_submit_destroy(gp_submit_t **p)
 	free((*p)->export_spec);
 	strv_clear(&(*p)->stage, &(*p)->n_stage);
 	free((*p)->collect_dir);
+	free((*p)->route_token);
 	free(*p);
 	*p = NULL;
 }
@@ -994,6 +1015,16 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 		errno = EINVAL;
 		return gp_errprintf(
 		    err, "options '--health-path', '--port' and '--listen-fd' need '--service'");
+	}
+	if (s->route_token && !sp->service) {
+		errno = EINVAL;
+		return gp_errprintf(err, "option '--route-token' needs '--service'");
+	}
+	if (s->route_token) {
+		char hash[65];
+		if (gp_route_token(s->route_token, hash, err) < 0 ||
+		    set_str(&sp->route_token_sha256, hash, err) < 0)
+			return -1;
 	}
 	if (sp->service && sp->mpi != GPOOL__MPI_LAUNCH__MPI_NONE) {
 		errno = EINVAL;
