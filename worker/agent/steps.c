@@ -433,6 +433,23 @@ uint64_t steps_cards_busy(const struct agent *a)
 	return busy;
 }
 
+uint64_t steps_cards_of(const struct agent *a, uint64_t job, uint32_t attempt)
+{
+	const struct steps *ss = a->steps;
+	uint64_t busy = 0;
+	for (size_t i = 0; ss && i < ss->n; i++) {
+		const struct step_rec *r = ss->v[i];
+		if (r->job != job || r->attempt != attempt || r->sup->pid < 0)
+			continue;
+		for (size_t k = 0; k < r->ntasks; k++) {
+			const struct task_rec *t = &r->tasks[k];
+			if (!t->ht.exited && !t->acked && !t->dropped)
+				busy |= t->cards;
+		}
+	}
+	return busy;
+}
+
 /* The processes of replica task t of r: its cgroup's, else (cgroups off) its session's. */
 static size_t replica_pids(struct agent *a, const struct step_rec *r, const struct task_rec *t,
 			   pid_t *out, size_t max)
