@@ -14,12 +14,14 @@ chmod 0755 "$FAKE_DIR"
 cp "$GPOOL_SRC_DIR/worker/node/test/fake-mps-control.sh" "$FAKE_DIR/mps-control"
 chmod 0755 "$FAKE_DIR/mps-control"
 trap 'rm -rf "$FAKE_DIR"' EXIT
-test_under_cluster 2 --cpus 4 --worker-arg "--mps-control=$FAKE_DIR/mps-control" --fake-cards \
+port=$((20000 + RANDOM % 20000))
+while ss -ltnH "sport = :$port" 2>/dev/null | grep -q .; do port=$((port + 1)); done
+test_under_cluster 2 --cpus 4 --sched-arg "--http-listen=127.0.0.1:$port" --worker-arg "--mps-control=$FAKE_DIR/mps-control" --fake-cards \
 	"h1=nvidia:GeForce RTX 3060:12GiB:8.6:170W;h2=amd:Radeon RX 6700 XT:12GiB:gfx1031:230W"
 at_cleanup 'rm -rf "$FAKE_DIR"'
 
 user_uid=$(id -u "$TEST_USER")
-mpslog=$("$CLUSTER" path --dir "$CLUSTER_DIR" --outside h1 state)/mps/card0/log/control.log
+mpslog=$("$CLUSTER" path --dir "$CLUSTER_DIR" --outside h1 scratch)/mps/card0/log/control.log
 
 out=$(as_user gsub --gpu-share -- true 2>&1)
 is "$?" 1 "--gpu-share without --gpu-mem is refused"
@@ -60,13 +62,20 @@ else
 fi
 is "$(grep -c start "$mpslog")" 1 "one daemon for the card, not one per slice"
 
+# /metrics says who shares what
+metric() { curl -s "http://127.0.0.1:$port/metrics" | awk -v k="$1" '$1 ~ "^" k "[{]node=\"h1\",card=\"0\"" { print $NF }'; }
+is "$(metric gpool_card_shared_slices)" 2 "/metrics: two slices on h1's card 0"
+is "$(metric gpool_card_shared_budget_bytes)" 10737418240 "/metrics: their budgets, 10 GiB"
+is "$(metric gpool_card_shared_uid)" "$user_uid" "/metrics: gpool-user's"
+
 # an exclusive NVIDIA job does not land on the shared card
 e=$(submit --gpus-per-task 1 --gpu-vendor nvidia -- true)
 # another user's slice fits the budget left (2 GiB) but not the card's user
 o=$(as_other gsub --parsable --gpu-share --gpu-vendor nvidia --gpu-mem 1G -- sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY"')
 sleep 2
 is "$(job_state "$e")" PENDING "an exclusive job waits while the card is shared"
-like "$(job_field "$e" reason)" 'waiting for 1 cards' "reason: $(job_field "$e" reason)"
+# Resources, or Priority behind the third slice's reservation
+like "$(job_field "$e" reason)" 'waiting for 1 cards|Priority' "reason: $(job_field "$e" reason)"
 is "$(job_state "$o")" PENDING "gpool-other's 1 GiB slice waits: MPS serves one user a card"
 # a sharing job on the AMD card is not held up by the NVIDIA card's user
 d=$(submit --gpu-share --gpu-vendor amd --gpu-mem 4G -- sh -c 'echo "$(hostname) BUDGET=$GPOOL_GPU_BUDGET PIPE=${CUDA_MPS_PIPE_DIRECTORY-unset}"')
@@ -86,7 +95,7 @@ touch "$WORK/go-c"
 if wait_state "$o" COMPLETED 30 && wait_state "$e" COMPLETED 30; then
 	ok "the card's user changes once it is whole again: gpool-other's slice and the exclusive job run"
 else
-	fail "gpool-other's slice and the exclusive job run" "$(job_json "$o") $(job_json "$e")"
+	fail "gpool-other's slice and the exclusive job run" "$(job_state "$o") $(job_field "$o" reason) / $(job_state "$e") $(job_field "$e" reason)"
 fi
 other_uid=$(id -u "$OTHER_USER")
 if wait_until 10 grep -q "start uid=$other_uid" "$mpslog"; then

@@ -1,11 +1,12 @@
 /* share.c: the agent's side of cards shared by small jobs (docs/gpu-share.md). An NVIDIA card
  * that holds slices of --gpu-share jobs is served by an MPS control daemon of its own
- * (worker/node/mps.h), under STATE_DIR/mps/cardN, running as the user whose jobs share the
- * card (gschedd puts one user's slices on a card at a time): started when the first sharing
- * job of the card is launched, before its tasks start, and stopped by the tick once no sharing
- * job of the card has a task left. The daemon outlives an agent restart, like the jobs do: a
- * new agent finds it by its pid file and stops it when the card no longer holds a task. An AMD
- * card has no such server: its slices are held to their budgets by sampling (not here yet). */
+ * (worker/node/mps.h), under SCRATCH_DIR/mps/cardN (where the job's user can reach it), running as
+ * the user whose jobs share the card (gschedd puts one user's slices on a card at a time): started
+ * when the first sharing job of the card is launched, before its tasks start, and stopped by the
+ * tick once no sharing job of the card has a task left. The daemon outlives an agent restart, like
+ * the jobs do: a new agent finds it by its pid file and stops it when the card no longer holds a
+ * task. An AMD card has no such server: its slices are held to their budgets by sampling (not here
+ * yet). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ struct share_card {
 };
 
 struct share {
-	char root[4200]; /* STATE_DIR/mps */
+	char root[4200]; /* SCRATCH_DIR/mps */
 	struct share_card cards[64];
 	int64_t next_ms;
 };
@@ -56,7 +57,7 @@ struct share *share_create(struct agent *a)
 	struct share *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	snprintf(s->root, sizeof(s->root), "%s/mps", a->state_dir);
+	snprintf(s->root, sizeof(s->root), "%s/mps", gp_config_str(a->cfg, "scratch_dir"));
 	/* daemons a previous agent left for jobs that outlived it */
 	for (size_t i = 0; i < a->cards.n; i++) {
 		uint32_t k = a->cards.v[i]->index;
@@ -134,8 +135,14 @@ int share_launch(struct agent *a, const Gpool__Launch *l, uid_t uid, gid_t gid, 
 			    gp_mps_stop(control(a), dir, err, sizeof(err)) < 0) {
 				snprintf(why, len,
 					 "node %s: card %u is shared by uid %u's jobs (MPS serves "
-					 "one user a card)",
-					 a->node, k, (unsigned)c->uid);
+					 "one user a card%s%s)",
+					 a->node, k, (unsigned)c->uid, c->n ? "" : ": ",
+					 c->n ? "" : err);
+				if (c->n)
+					gp_warn("mps: card %u: job %" PRIu64 ".%u of uid %u still "
+						"holds it",
+						k, c->users[0].job, c->users[0].attempt,
+						(unsigned)c->uid);
 				return -1;
 			}
 			c->running = false;

@@ -153,11 +153,10 @@ static int bind_share(struct envv *e, const struct gp_task_env_ctx *c)
 	for (size_t i = 0; i < l->n_cards; i++)
 		if (l->cards[i]->index == c->task->cards[0])
 			card = l->cards[i];
-	if (!card || card->vendor != GPOOL__VENDOR__VENDOR_NVIDIA || !c->state_dir)
+	if (!card || card->vendor != GPOOL__VENDOR__VENDOR_NVIDIA || !c->mps_root)
 		return rc;
-	char root[4096], dir[4200], path[4300], v[64];
-	snprintf(root, sizeof(root), "%s/mps", c->state_dir);
-	if (gp_mps_dir(root, card->index, dir, sizeof(dir)) < 0)
+	char dir[4200], path[4300], v[64];
+	if (gp_mps_dir(c->mps_root, card->index, dir, sizeof(dir)) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/pipe", dir);
 	rc |= env_set(e, "CUDA_MPS_PIPE_DIRECTORY", path);

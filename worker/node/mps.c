@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -44,18 +45,61 @@ int gp_mps_dir(const char *root, unsigned card, char *dir, size_t len)
 	return 0;
 }
 
-/* mkdir DIR (and its parent) with mode, owned by uid:gid */
+/* mkdir path with mode, owned by uid:gid. Never through a symbolic link: the last component
+ * is opened O_NOFOLLOW and changed through that descriptor (its parent is checked by the
+ * caller: this process's own, or the job user's directory under one). */
 static int make_dir(const char *path, mode_t mode, uid_t uid, gid_t gid, char *err, size_t len)
 {
 	if (mkdir(path, mode) < 0 && errno != EEXIST)
 		return fail(err, len, errno, "mps: cannot make '%s': %s", path, strerror(errno));
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, len, errno, "mps: '%s' is not a directory: %s", path,
+			    strerror(errno));
 	struct stat st;
-	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-		return fail(err, len, ENOTDIR, "mps: '%s' is not a directory", path);
-	if ((st.st_uid != uid || st.st_gid != gid) && chown(path, uid, gid) < 0)
-		return fail(err, len, errno, "mps: cannot chown '%s': %s", path, strerror(errno));
-	if (chmod(path, mode) < 0)
-		return fail(err, len, errno, "mps: cannot chmod '%s': %s", path, strerror(errno));
+	int rc = 0;
+	if (fstat(fd, &st) < 0 ||
+	    ((st.st_uid != uid || st.st_gid != gid) && fchown(fd, uid, gid) < 0) ||
+	    fchmod(fd, mode) < 0)
+		rc = fail(err, len, errno, "mps: cannot own '%s': %s", path, strerror(errno));
+	close(fd);
+	return rc;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return (type == FTW_DP ? rmdir(path) : unlink(path)) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+/* The root (DIR's parent) is this process's own and nobody else may write it, so that no user
+ * can swap a card's directory for a link; a card directory left by another user goes (renamed
+ * inside the root first, then removed without following links). */
+static int prepare_root(const char *dir, uid_t uid, char *err, size_t len)
+{
+	char root[4096];
+	snprintf(root, sizeof(root), "%s", dir);
+	char *slash = strrchr(root, '/');
+	if (!slash || slash == root)
+		return fail(err, len, EINVAL, "mps: '%s' has no parent directory", dir);
+	*slash = 0;
+	if (mkdir(root, 0755) < 0 && errno != EEXIST)
+		return fail(err, len, errno, "mps: cannot make '%s': %s", root, strerror(errno));
+	struct stat st;
+	if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022))
+		return fail(err, len, EPERM,
+			    "mps: '%s' must be a directory of uid %u that others cannot write",
+			    root, (unsigned)geteuid());
+	if (lstat(dir, &st) == 0 && (!S_ISDIR(st.st_mode) || st.st_uid != uid)) {
+		char old[4200];
+		snprintf(old, sizeof(old), "%s/.old-%ld-%ld", root, (long)getpid(),
+			 (long)time(NULL));
+		if (rename(dir, old) < 0 || nftw(old, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
+			return fail(err, len, errno, "mps: cannot clear '%s': %s", dir,
+				    strerror(errno));
+	}
 	return 0;
 }
 
@@ -158,22 +202,15 @@ int gp_mps_start(const char *control, const char *dir, const char *visible, uid_
 	    path_in(dir, "log", log_dir, sizeof(log_dir)) < 0 ||
 	    path_in(dir, "pipe/control", ctl, sizeof(ctl)) < 0)
 		return fail(err, errlen, ENAMETOOLONG, "mps: directory name too long '%s'", dir);
-	char parent[4096];
-	snprintf(parent, sizeof(parent), "%s", dir);
-	char *slash = strrchr(parent, '/');
-	if (slash && slash != parent) {
-		*slash = 0;
-		if (mkdir(parent, 0755) < 0 && errno != EEXIST)
-			return fail(err, errlen, errno, "mps: cannot make '%s': %s", parent,
-				    strerror(errno));
-	}
-	if (make_dir(dir, 0700, uid, gid, err, errlen) < 0 ||
-	    make_dir(pipe_dir, 0700, uid, gid, err, errlen) < 0 ||
-	    make_dir(log_dir, 0700, uid, gid, err, errlen) < 0)
+	if (prepare_root(dir, uid, err, errlen) < 0)
 		return -1;
 	pid_t old = daemon_pid(dir);
 	if (old && kill(old, 0) == 0 && access(ctl, F_OK) == 0)
 		return 0; /* already serving this card (an agent restarted under it) */
+	if (make_dir(dir, 0700, uid, gid, err, errlen) < 0 ||
+	    make_dir(pipe_dir, 0700, uid, gid, err, errlen) < 0 ||
+	    make_dir(log_dir, 0700, uid, gid, err, errlen) < 0)
+		return -1;
 	int rc = run_control(control, dir, visible, uid, gid, "-d", NULL);
 	if (rc != 0)
 		return fail(err, errlen, rc < 0 ? errno : EIO,

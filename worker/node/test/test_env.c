@@ -191,7 +191,8 @@ static void shared_card(void **state)
 	uint32_t mine[] = {0};
 	tp.cards = mine;
 	tp.n_cards = 1;
-	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/tmp", NULL, NULL, "/var/lib/gp"};
+	struct gp_task_env_ctx c = {&launch, &tp,  &acct, "h3",
+				    "/tmp",  NULL, NULL,  "/var/lib/gp/mps"};
 	char **env = build(&c);
 	const char *const want[][2] = {
 	    {"GPOOL_GPU_BUDGET", "1610612736"},

@@ -127,6 +127,31 @@ static void as_the_jobs_user(void **state)
 	log_has(want);
 }
 
+/* a root others may write is refused (a user could swap a card's directory for a link); a
+ * card directory left as a link is not followed */
+static void root_must_be_private(void **state)
+{
+	char err[256] = "";
+	assert_int_equal(chmod(root, 01777), 0);
+	assert_int_equal(gp_mps_start(FAKE_MPS, dir, "0", geteuid(), getegid(), err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "that others cannot write"));
+	assert_int_equal(chmod(root, 0755), 0);
+	char target[600];
+	snprintf(target, sizeof(target), "%s/elsewhere", root);
+	assert_int_equal(mkdir(target, 0755), 0);
+	assert_int_equal(symlink(target, dir), 0);
+	/* the link is cleared away, not followed: the card's directory is a real one */
+	assert_int_equal(gp_mps_start(FAKE_MPS, dir, "0", geteuid(), getegid(), err, sizeof(err)),
+			 0);
+	struct stat st;
+	assert_int_equal(lstat(dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	snprintf(target, sizeof(target), "%s/elsewhere/pipe", root);
+	assert_int_equal(access(target, F_OK), -1);
+	assert_int_equal(gp_mps_stop(FAKE_MPS, dir, err, sizeof(err)), 0);
+}
+
 static void client_settings(void **state)
 {
 	char v[64];
@@ -145,6 +170,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(start_stop, setup, teardown),
 	    cmocka_unit_test_setup_teardown(missing_program, setup, teardown),
 	    cmocka_unit_test_setup_teardown(as_the_jobs_user, setup, teardown),
+	    cmocka_unit_test_setup_teardown(root_must_be_private, setup, teardown),
 	    cmocka_unit_test(client_settings),
 	};
 	return gp_skip_status(cmocka_run_group_tests(tests, NULL, NULL));
