@@ -14,7 +14,7 @@ log=${OUT:+$OUT/mps-probe.log}
 {
 	echo "== $(date -u) on $(hostname)"
 	nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader || true
-	gcc -std=gnu11 -O2 -Wall -Wextra -Werror -I. -o "$B/mps-probe" \
+	gcc -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -o "$B/mps-probe" \
 		tools/mps-probe/mps_probe.c worker/node/mps.c
 	"$NVCC" -O2 -o "$B/alloc" tools/mps-probe/alloc.cu
 	"$B/mps-probe" --control "$CONTROL" --client "$B/alloc" --dir "$B/mps" "$@"

@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,10 +94,10 @@ static int prepare_root(const char *dir, uid_t uid, char *err, size_t len)
 			    "mps: '%s' must be a directory of uid %u that others cannot write",
 			    root, (unsigned)geteuid());
 	if (lstat(dir, &st) == 0 && (!S_ISDIR(st.st_mode) || st.st_uid != uid)) {
-		char old[4200];
-		snprintf(old, sizeof(old), "%s/.old-%ld-%ld", root, (long)getpid(),
+		char aside[4200];
+		snprintf(aside, sizeof(aside), "%s/.old-%ld-%ld", root, (long)getpid(),
 			 (long)time(NULL));
-		if (rename(dir, old) < 0 || nftw(old, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
+		if (rename(dir, aside) < 0 || nftw(aside, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
 			return fail(err, len, errno, "mps: cannot clear '%s': %s", dir,
 				    strerror(errno));
 	}
@@ -154,9 +155,14 @@ static int run_control(const char *control, const char *dir, const char *visible
 	if (input) {
 		close(in[0]);
 		size_t n = strlen(input);
-		signal(SIGPIPE, SIG_IGN);
+		/* a program that exits unread must not end this process: SIGPIPE ignored for the
+		 * write alone (one raised meanwhile is discarded), the caller's handling kept */
+		struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+		sigemptyset(&ign.sa_mask);
+		sigaction(SIGPIPE, &ign, &old);
 		if (write(in[1], input, n) != (ssize_t)n) {
 		} /* a daemon that is gone reads nothing: its exit status says so */
+		sigaction(SIGPIPE, &old, NULL);
 		close(in[1]);
 	}
 	int st;
@@ -194,6 +200,24 @@ static pid_t daemon_pid(const char *dir)
 	return 0;
 }
 
+/* Is pid alive? A daemon that has exited may stay a zombie until its reaper (a subreaper such
+ * as gworkerd, which inherits the daemonised process) gets to it: that counts as gone. */
+static bool alive(pid_t pid)
+{
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return false;
+	char p[64], buf[512];
+	snprintf(p, sizeof(p), "/proc/%ld/stat", (long)pid);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return errno != ENOENT;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *rp = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+	return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
+}
+
 int gp_mps_start(const char *control, const char *dir, const char *visible, uid_t uid, gid_t gid,
 		 char *err, size_t errlen)
 {
@@ -205,7 +229,7 @@ int gp_mps_start(const char *control, const char *dir, const char *visible, uid_
 	if (prepare_root(dir, uid, err, errlen) < 0)
 		return -1;
 	pid_t old = daemon_pid(dir);
-	if (old && kill(old, 0) == 0 && access(ctl, F_OK) == 0)
+	if (old && alive(old) && access(ctl, F_OK) == 0)
 		return 0; /* already serving this card (an agent restarted under it) */
 	if (make_dir(dir, 0700, uid, gid, err, errlen) < 0 ||
 	    make_dir(pipe_dir, 0700, uid, gid, err, errlen) < 0 ||
@@ -233,7 +257,7 @@ int gp_mps_stop(const char *control, const char *dir, char *err, size_t errlen)
 	if (path_in(dir, "pipe/control", ctl, sizeof(ctl)) < 0)
 		return fail(err, errlen, ENAMETOOLONG, "mps: directory name too long '%s'", dir);
 	pid_t pid = daemon_pid(dir);
-	if (access(ctl, F_OK) < 0 && (!pid || kill(pid, 0) < 0))
+	if (access(ctl, F_OK) < 0 && (!pid || !alive(pid)))
 		return 0; /* nothing runs there */
 	struct stat st;
 	uid_t uid = geteuid();
@@ -253,7 +277,7 @@ int gp_mps_stop(const char *control, const char *dir, char *err, size_t errlen)
 	if (rc != 0)
 		return fail(err, errlen, EIO, "mps: '%s' refused quit (exit %d)", control, rc);
 	for (int i = 0; i < 200; i++) {
-		if (pid ? kill(pid, 0) < 0 && errno == ESRCH : access(ctl, F_OK) < 0)
+		if (pid ? !alive(pid) : access(ctl, F_OK) < 0)
 			return 0;
 		nap_ms(50);
 	}
