@@ -62,7 +62,8 @@ else
 fi
 is "$(grep -c start "$mpslog")" 1 "one daemon for the card, not one per slice"
 
-# /metrics says who shares what
+# gstat -l and /metrics say who shares what
+like "$(gstat -l -j "$a" 2>&1)" 'GpuShare=yes GpuBudget=5.0G/Task Slices=h1:0' "gstat -l: the slice's budget and card"
 metric() { curl -s "http://127.0.0.1:$port/metrics" | awk -v k="$1" '$1 ~ "^" k "[{]node=\"h1\",card=\"0\"" { print $NF }'; }
 is "$(metric gpool_card_shared_slices)" 2 "/metrics: two slices on h1's card 0"
 is "$(metric gpool_card_shared_budget_bytes)" 10737418240 "/metrics: their budgets, 10 GiB"
