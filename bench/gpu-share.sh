@@ -11,8 +11,8 @@
 #          cap (100 %); 4 without MPS (the driver's time slicing).
 #   train  2 training processes (784-4096-4096-10 MLP, AdamW, batch 512) sharing the card under
 #          MPS (32 GiB budget each) against 1 alone: samples/s.
-# Each run measures SECONDS (default 20) after every process has warmed up. Finishes in about
-# 4 minutes (8 at most: each run is cut at 100 s). Logs: $OUT/gpu-share.log, one JSON line per
+# Each run measures SECONDS_RUN (default 20) after every process has warmed up. Finishes in
+# about 4 minutes, under 7 at worst (each of the 6 runs is cut at SECONDS_RUN + 45 s). Logs: $OUT/gpu-share.log, one JSON line per
 # process in $OUT/runs.jsonl, the MPS daemon's logs in $OUT/mps-log/.
 # Usage: OUT=DIR bench/gpu-share.sh [STAGES]    (STAGES default "infer train")
 set -u
@@ -83,11 +83,11 @@ run() {
 	log "$name: $n x $mode, MPS $mps${pct:+, $pct % of the SMs}${limit:+, ${limit} MB pinned limit}"
 	for i in $(seq 0 $((n - 1))); do
 		env -u CUDA_MPS_PIPE_DIRECTORY CUDA_VISIBLE_DEVICES="$CARD" "${env[@]}" \
-			timeout 100 "$PY" "$HERE/gpu-share/replica.py" --mode "$mode" --index "$i" \
+			timeout $((SECONDS_RUN + 45)) "$PY" "$HERE/gpu-share/replica.py" --mode "$mode" --index "$i" \
 			--sync "$sync" --seconds "$SECONDS_RUN" "$@" >"$sync/out.$i" 2>"$sync/err.$i" &
 		pids+=($!)
 	done
-	for _ in $(seq 900); do # warm-up: at most 90 s
+	for _ in $(seq 400); do # warm-up: at most 40 s
 		[ "$(find "$sync" -name 'ready.*' | wc -l)" -ge "$n" ] && break
 		sleep 0.1
 	done
