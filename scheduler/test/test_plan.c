@@ -588,6 +588,39 @@ static void cards_shared_packing(void **state)
 	assert_int_equal(big->reason, PEND_NO_CARD);
 }
 
+/* backfill with slices: an exclusive job waits for a shared card's slices to end (reserved at
+ * their time limit); a slice that would outlast the reservation does not join the card, one
+ * that ends before it does */
+static void cards_shared_backfill(void **state)
+{
+	Gpool__Card *h[] = {mkcard(NV, "RTX 3060", 12, "8.6", 170)};
+	add_gpu_node("h", 8, h, 1);
+	struct job *s1 = submit_share(1, 4, 1000);
+	s1->time_limit = 60;
+	plan_run(&S);
+	assert_int_equal(s1->state, GPOOL__JOB_STATE__RUNNING);
+	struct job *e = submit_gpu(1, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	e->time_limit = 60;
+	struct job *longer = submit_share(1, 4, 1000); /* no time limit: would delay e */
+	struct job *shorter = submit_share(1, 4, 1000);
+	shorter->time_limit = 10; /* ends before s1's limit */
+	plan_run(&S);
+	assert_int_equal(e->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(e->reason, PEND_RESOURCES);
+	assert_true(fabs(e->reserved_start - (s1->start_time + 60)) < 1.0);
+	assert_int_equal(longer->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(longer->reason, PEND_PRIORITY);
+	assert_int_equal(shorter->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(shorter->tasks[0].cards, 1);
+	struct node *n = nodes_get(S.nodes, 0);
+	assert_int_equal(n->share.tasks[0], 2);
+	ends(s1);
+	ends(shorter);
+	plan_run(&S);
+	assert_int_equal(e->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(longer->state, GPOOL__JOB_STATE__PENDING);
+}
+
 static void cards_share_spec_checks(void **state)
 {
 	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
@@ -1010,6 +1043,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(cards_one_model_unless_mixed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_shared_packing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_share_spec_checks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(cards_shared_backfill, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_failed_and_power_cap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_pinned_and_screening, setup, teardown),
 	    cmocka_unit_test_setup_teardown(energy_accounting, setup, teardown),
