@@ -555,6 +555,14 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
 			j->kill_reason = GPOOL__JOB_STATE__REQUEUED;
 			set_reason(j, why);
 		}
+		if (ev->reason && *ev->reason && !ev->vacated && !ev->fenced && !j->end_reason &&
+		    (j->kill_reason == GPOOL__JOB_STATE__JOB_STATE_UNKNOWN ||
+		     j->kill_reason == GPOOL__JOB_STATE__FAILED)) {
+			/* its agent stopped it, and says why (a slice over its VRAM budget:
+			 * docs/gpu-share.md): the job fails with that reason */
+			j->kill_reason = GPOOL__JOB_STATE__FAILED;
+			set_reason(j, ev->reason);
+		}
 		task_exited(s, j, ev->rank, ev->status, ev->oom);
 		if (ev->rusage) {
 			j->cpu_sec += ev->rusage->user_sec + ev->rusage->sys_sec;

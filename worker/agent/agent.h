@@ -119,6 +119,11 @@ int64_t steps_tick(struct agent *a, int64_t now);
 uint64_t steps_cards_busy(const struct agent *a);
 /* Those of one job attempt (0: it has none, or is not held here). */
 uint64_t steps_cards_of(const struct agent *a, uint64_t job, uint32_t attempt);
+/* The processes of one job attempt here (its cgroup's, else its tasks' sessions'), up to max. */
+size_t steps_pids_of(struct agent *a, uint64_t job, uint32_t attempt, pid_t *out, size_t max);
+/* Stop one attempt (SIGKILL) because of why (a slice over its VRAM budget): its exits carry
+ * why as their reason, and the job fails with it. 0 / -1 (ENOENT). */
+int steps_stop(struct agent *a, uint64_t job, uint32_t attempt, const char *why);
 /* Send the pass's acknowledgements. */
 void steps_flush(struct agent *a);
 /* A step held here was handed port as its master port (it is not offered while so). */

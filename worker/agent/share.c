@@ -5,8 +5,9 @@
  * when the first sharing job of the card is launched, before its tasks start, and stopped by the
  * tick once no sharing job of the card has a task left. The daemon outlives an agent restart, like
  * the jobs do: a new agent finds it by its pid file and stops it when the card no longer holds a
- * task. An AMD card has no such server: its slices are held to their budgets by sampling (not here
- * yet). */
+ * task. An AMD card has no such server: the tick samples the VRAM each slice's processes use
+ * (ROCm SMI's process list; a fake card's STATE_DIR/fake-card-N.vram) and stops a job over its
+ * budget with the reason, which its exits carry to gschedd. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -16,13 +17,17 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "worker/agent/agent.h"
+#include "common/parse.h"
 #include "worker/node/mps.h"
+#include "worker/node/vram.h"
 
 #define SHARE_TICK_MS 1000
 
 struct share_user {
 	uint64_t job;
 	uint32_t attempt;
+	uint64_t budget; /* bytes each of its tasks may use on the card */
+	bool stopped;	 /* over its budget: stopped (AMD) */
 };
 
 struct share_card {
@@ -87,7 +92,7 @@ void share_destroy(struct share **p)
 	*p = NULL;
 }
 
-static int add_user(struct share_card *c, uint64_t job, uint32_t attempt)
+static int add_user(struct share_card *c, uint64_t job, uint32_t attempt, uint64_t budget)
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (c->users[i].job == job && c->users[i].attempt == attempt)
@@ -96,7 +101,7 @@ static int add_user(struct share_card *c, uint64_t job, uint32_t attempt)
 	if (!nv)
 		return -1;
 	c->users = nv;
-	c->users[c->n++] = (struct share_user){job, attempt};
+	c->users[c->n++] = (struct share_user){job, attempt, budget, false};
 	return 0;
 }
 
@@ -123,10 +128,19 @@ int share_launch(struct agent *a, const Gpool__Launch *l, uid_t uid, gid_t gid, 
 			continue;
 		uint32_t k = tp->cards[0];
 		const Gpool__Card *card = card_of(a, k);
-		if (!card || card->vendor != GPOOL__VENDOR__VENDOR_NVIDIA)
+		if (!card)
 			continue;
 		struct share_card *c = &s->cards[k];
 		prune(a, c, k);
+		if (card->vendor == GPOOL__VENDOR__VENDOR_AMD) { /* watched by the tick */
+			if (add_user(c, l->job_id, l->attempt, l->spec->gpu_mem_min) < 0) {
+				snprintf(why, len, "node %s: out of memory", a->node);
+				return -1;
+			}
+			continue;
+		}
+		if (card->vendor != GPOOL__VENDOR__VENDOR_NVIDIA)
+			continue;
 		if (c->running && c->uid != uid) {
 			/* gschedd packs one user's slices on a card: the old user's jobs are gone
 			 * but the tick has not stopped their daemon yet */
@@ -147,7 +161,7 @@ int share_launch(struct agent *a, const Gpool__Launch *l, uid_t uid, gid_t gid, 
 			}
 			c->running = false;
 		}
-		if (add_user(c, l->job_id, l->attempt) < 0) {
+		if (add_user(c, l->job_id, l->attempt, l->spec->gpu_mem_min) < 0) {
 			snprintf(why, len, "node %s: out of memory", a->node);
 			return -1;
 		}
@@ -171,6 +185,40 @@ int share_launch(struct agent *a, const Gpool__Launch *l, uid_t uid, gid_t gid, 
 	return 0;
 }
 
+/* A slice of AMD card k that uses more than its budget is stopped, with the reason. */
+static void watch_budgets(struct agent *a, struct share_card *c, const Gpool__Card *card)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		struct share_user *u = &c->users[i];
+		pid_t pids[256];
+		size_t n = u->stopped ? 0 : steps_pids_of(a, u->job, u->attempt, pids, 256);
+		if (!n)
+			continue;
+		uint64_t used = 0;
+		int rc;
+		if (card->fake) {
+			char path[4300];
+			snprintf(path, sizeof(path), "%s/fake-card-%u.vram", a->state_dir,
+				 card->index);
+			rc = gp_vram_fake(path, pids, n, &used);
+		} else {
+			rc = gp_vram_rocm(pids, n, &used);
+		}
+		if (rc < 0 || used <= u->budget)
+			continue;
+		char b[32], ub[32], why[512];
+		gp_format_size(u->budget, b, sizeof(b));
+		gp_format_size(used, ub, sizeof(ub));
+		snprintf(why, sizeof(why),
+			 "OverBudget (its processes used %s of VRAM on card %u of %s, over its "
+			 "--gpu-mem budget of %s)",
+			 ub, card->index, a->node, b);
+		gp_warn("job %" PRIu64 ".%u: %s: stopped", u->job, u->attempt, why);
+		if (steps_stop(a, u->job, u->attempt, why) == 0)
+			u->stopped = true;
+	}
+}
+
 int64_t share_tick(struct agent *a, int64_t now)
 {
 	struct share *s = a->share;
@@ -183,6 +231,9 @@ int64_t share_tick(struct agent *a, int64_t now)
 	for (uint32_t k = 0; k < 64; k++) {
 		struct share_card *c = &s->cards[k];
 		prune(a, c, k);
+		const Gpool__Card *card = card_of(a, k);
+		if (card && card->vendor == GPOOL__VENDOR__VENDOR_AMD && c->n)
+			watch_budgets(a, c, card);
 		/* a daemon found at start serves whatever still holds the card */
 		if (!c->running || c->n || (c->adopted && busy >> k & 1))
 			continue;
