@@ -144,7 +144,7 @@ int share_launch(struct agent *a, const Gpool__Launch *l, uid_t uid, gid_t gid, 
 		if (c->running && c->uid != uid) {
 			/* gschedd packs one user's slices on a card: the old user's jobs are gone
 			 * but the tick has not stopped their daemon yet */
-			char err[512], dir[4300];
+			char err[512] = "", dir[4300];
 			if (c->n || gp_mps_dir(s->root, k, dir, sizeof(dir)) < 0 ||
 			    gp_mps_stop(control(a), dir, err, sizeof(err)) < 0) {
 				snprintf(why, len,
