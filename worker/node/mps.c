@@ -130,6 +130,15 @@ static int run_control(const char *control, const char *dir, const char *visible
 		return -1;
 	}
 	if (pid == 0) {
+		/* the daemon must not inherit the caller's blocked signals (gworkerd takes its
+		 * signals through a signalfd) nor its ignored ones: it could not be stopped */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		static const int dfl[] = {SIGPIPE, SIGCHLD, SIGTERM, SIGINT,
+					  SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2};
+		for (size_t i = 0; i < sizeof(dfl) / sizeof(dfl[0]); i++)
+			signal(dfl[i], SIG_DFL);
 		char pipe_dir[4096], log_dir[4096];
 		snprintf(pipe_dir, sizeof(pipe_dir), "%s/pipe", dir);
 		snprintf(log_dir, sizeof(log_dir), "%s/log", dir);

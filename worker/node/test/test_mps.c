@@ -80,6 +80,13 @@ static void log_has(const char *want)
 static void start_stop(void **state)
 {
 	char err[256] = "";
+	/* as in gworkerd, whose signals come through a signalfd: the daemon must not inherit
+	 * them blocked (the stand-in's quit is a SIGTERM to its process) */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	assert_string_equal(dir + strlen(root), "/card2");
 	assert_int_equal(
 	    gp_mps_start(FAKE_MPS, dir, "GPU-aaaa", geteuid(), getegid(), err, sizeof(err)), 0);
@@ -101,6 +108,7 @@ static void start_stop(void **state)
 	log_has("stop");
 	/* nothing runs: stopping again is no error */
 	assert_int_equal(gp_mps_stop(FAKE_MPS, dir, err, sizeof(err)), 0);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static void missing_program(void **state)
