@@ -4,7 +4,7 @@
  * among the cards the job names by index, if it names any (--gpu-index). A screening job
  * (gcheck --cluster) may also take a card that failed screening, to grade it again; a card an
  * admin drained serves nobody.
- * Cards are exclusive unless the job shares (--gpu-share, share.h). Among serving cards the
+ * Cards are exclusive unless the job shares (--gpu-share, card_share.h). Among serving cards the
  * smallest VRAM goes first (best fit), so a 4 GiB job leaves the 24 GiB card to a job that needs
  * it. */
 #ifndef GPOOL_SCHED_CARDS_H

@@ -18,7 +18,7 @@
 #include "scheduler/running.h"
 #include "common/u64map.h"
 #include "scheduler/service.h"
-#include "scheduler/share.h"
+#include "scheduler/card_share.h"
 #include "common/util.h"
 
 /* how many pending jobs one pass looks at beyond the first blocked one (Slurm: bf_max_job_test) */
@@ -28,7 +28,7 @@ struct res {
 	int64_t *cpus;		  /* free CPUs per node */
 	int64_t *mem;		  /* free memory per node, MB */
 	uint64_t *cards;	  /* free cards per node, a bit each */
-	struct share_view *share; /* shared cards' slices per node (share.h) */
+	struct share_view *share; /* shared cards' slices per node (card_card_share.h) */
 };
 
 struct pass {
@@ -150,8 +150,8 @@ static int by_cap(const void *a, const void *b)
 	return x - y;
 }
 
-/* A sharing job's slices on node i: packed onto the cards its user already shares (share.h),
- * counted per card in p->slices. */
+/* A sharing job's slices on node i: packed onto the cards its user already shares
+ * (card_card_share.h), counted per card in p->slices. */
 static bool pick_slices(struct pass *p, const struct job *j, const struct res *r, int i)
 {
 	struct node *n = nodes_get(p->s->nodes, i);

@@ -1,5 +1,5 @@
-/* share.c: packing slices of sharing jobs onto cards (share.h). */
-#include "scheduler/share.h"
+/* card_share.c: packing slices of sharing jobs onto cards (card_share.h). */
+#include "scheduler/card_share.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* share.h: cards shared by small jobs (gsub --gpu-share, docs/gpu-share.md). A sharing task
+/* card_share.h: cards shared by small jobs (gsub --gpu-share, docs/gpu-share.md). A sharing task
  * takes a slice of one card: its job's VRAM budget. A card is whole (free or held by one
  * exclusive task) or shared: held by slices of one user's jobs whose budgets add up to no more
  * than its VRAM. A card that holds an exclusive task takes no slice and a shared one takes no
@@ -6,8 +6,8 @@
  * user's jobs wait until the card is whole again (the same rule holds for AMD cards, so that
  * placement does not depend on the vendor).
  * The view is a plain value: the node keeps the live one, a planning pass copies it. */
-#ifndef GPOOL_SCHED_SHARE_H
-#define GPOOL_SCHED_SHARE_H
+#ifndef GPOOL_SCHED_CARD_SHARE_H
+#define GPOOL_SCHED_CARD_SHARE_H
 
 #include <stdbool.h>
 #include <stdint.h>
