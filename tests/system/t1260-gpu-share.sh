@@ -104,11 +104,19 @@ if wait_until 10 grep -q "start uid=$other_uid" "$mpslog"; then
 else
 	fail "a daemon of gpool-other's" "$(cat "$mpslog" 2>&1)"
 fi
-two_stops() { [ "$(grep -c '^stop' "$mpslog")" -ge 2 ]; }
-if wait_until 10 two_stops; then
-	ok "each daemon stopped once its last slice had ended"
+# gpool-user's daemon was stopped when gpool-other's slice came (its directory, log included, then
+# cleared for the new user); gpool-other's once its slice had ended: no daemon of either is left
+if wait_until 10 grep -q "^stop uid=$other_uid" "$mpslog"; then
+	ok "gpool-other's daemon stopped once its slice had ended"
 else
-	fail "the daemons stopped" "$(cat "$mpslog" 2>&1)"
+	fail "gpool-other's daemon stopped" "$(cat "$mpslog" 2>&1)"
 fi
+if wait_until 10 no_user_pids h1 && wait_until 10 no_user_pids h1 "$OTHER_USER"; then
+	ok "no daemon of either user is left on h1"
+else
+	fail "no daemon left on h1" "$(host_user_pids h1) $(host_user_pids h1 "$OTHER_USER")"
+fi
+dirs=$(stat -c '%U %a' "$(dirname "$(dirname "$mpslog")")" 2>&1)
+is "$dirs" "$OTHER_USER 700" "the card's MPS directory is the last user's alone (mode 0700)"
 diag "$(cat "$mpslog")"
 done_testing
