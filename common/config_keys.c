@@ -206,6 +206,10 @@ const struct gp_conf_key gp_conf_keys[] = {
      "their energy); 10ms to 1h",
      NULL, W},
     {"stepd", W, GP_CONF_STR, "", "path of gstepd (default: beside gworkerd)", NULL, 0},
+    {"mps_control", W, GP_CONF_STR, "nvidia-cuda-mps-control",
+     "the MPS control program run for each NVIDIA card shared by --gpu-share jobs "
+     "(docs/gpu-share.md)",
+     NULL, 0},
     {"share_stepd", W, GP_CONF_BOOL, "true",
      "small jobs of one account on this node (an array's tasks, or single-task jobs that are "
      "not arrays) share a supervisor (a task shell), each in its own cgroup; false: a gstepd "

@@ -46,6 +46,25 @@ struct gpu_req *gpu_req_from_spec(const Gpool__JobSpec *sp, char *why, size_t le
 		}
 		per_task = sp->gpus_per_node / tasks_per_node;
 	}
+	if (sp->gpu_share) {
+		if (!sp->gpu_mem_min) {
+			snprintf(why, len,
+				 "--gpu-share needs --gpu-mem (the budget of each slice)");
+			*bad = 1;
+			return NULL;
+		}
+		if (!per_task)
+			per_task = 1;
+		if (per_task != 1 || sp->screen) {
+			snprintf(why, len,
+				 "--gpu-share gives each task a slice of one card (%u cards per "
+				 "task asked%s)",
+				 per_task,
+				 sp->screen ? ", and a screening job takes whole cards" : "");
+			*bad = 1;
+			return NULL;
+		}
+	}
 	if (!per_task && only)
 		per_task = (uint32_t)sp->n_gpu_index; /* the cards it names */
 	if (!per_task)
@@ -73,6 +92,7 @@ struct gpu_req *gpu_req_from_spec(const Gpool__JobSpec *sp, char *why, size_t le
 	g->mixed = sp->gpu_mixed;
 	g->only = only;
 	g->screen = sp->screen;
+	g->share = sp->gpu_share;
 	if (sp->gpu_model && *sp->gpu_model)
 		g->model = strdup(sp->gpu_model);
 	if (sp->gpu_cc_min && *sp->gpu_cc_min) {

@@ -4,8 +4,9 @@
  * among the cards the job names by index, if it names any (--gpu-index). A screening job
  * (gcheck --cluster) may also take a card that failed screening, to grade it again; a card an
  * admin drained serves nobody.
- * Cards are exclusive. Among serving cards the smallest VRAM goes first (best fit), so a 4 GiB
- * job leaves the 24 GiB card to a job that needs it. */
+ * Cards are exclusive unless the job shares (--gpu-share, card_share.h). Among serving cards the
+ * smallest VRAM goes first (best fit), so a 4 GiB job leaves the 24 GiB card to a job that needs
+ * it. */
 #ifndef GPOOL_SCHED_CARDS_H
 #define GPOOL_SCHED_CARDS_H
 
@@ -26,6 +27,7 @@ struct gpu_req {
 	uint64_t only;	      /* the card indices it may take, a bit each; 0: any */
 	bool screen;	      /* a screening job: failed cards serve it too */
 	bool any_state;	      /* could it ever be served: cards counted whatever their state */
+	bool share;	      /* --gpu-share: each task a slice of one card, mem_min its budget */
 };
 
 struct node;

@@ -295,6 +295,7 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 			sp->gpu_vendor = j->gpu->vendor;
 			sp->gpu_model = j->gpu->model ? j->gpu->model : "";
 			sp->gpu_mixed = j->gpu->mixed;
+			sp->gpu_share = j->gpu->share;
 		}
 		ji->spec = sp;
 	}

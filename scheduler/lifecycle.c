@@ -232,7 +232,9 @@ static void task_release(struct gsched *s, struct job *j, uint32_t i)
 	if (j->step_of)
 		return; /* its allocation holds the cpus, cards and memory (steps.h) */
 	node_cpus_free(nd, t->cpu_first, j->cpus_per_task);
-	nd->card_busy &= ~t->cards;
+	if (!j->gpu || !j->gpu->share || !t->cards ||
+	    share_release(&nd->share, __builtin_ctzll(t->cards), j->gpu->mem_min))
+		nd->card_busy &= ~t->cards; /* a shared card: once its last slice is gone */
 	for (uint32_t k = 0; k < j->ntasks; k++)
 		if (k != i && j->tasks[k].node == t->node && j->tasks[k].state != 2)
 			return;
@@ -430,6 +432,9 @@ void job_readopt_node(struct gsched *s, int node)
 				continue;
 			node_cpus_mark(nd, j->tasks[i].cpu_first, j->cpus_per_task);
 			nd->card_busy |= j->tasks[i].cards;
+			if (j->gpu && j->gpu->share && j->tasks[i].cards)
+				share_take(&nd->share, __builtin_ctzll(j->tasks[i].cards),
+					   j->gpu->mem_min, j->uid, NULL);
 			here = true;
 		}
 		if (here) {
@@ -549,6 +554,14 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
 			j->vacated = true;
 			j->kill_reason = GPOOL__JOB_STATE__REQUEUED;
 			set_reason(j, why);
+		}
+		if (ev->reason && *ev->reason && !ev->vacated && !ev->fenced && !j->end_reason &&
+		    (j->kill_reason == GPOOL__JOB_STATE__JOB_STATE_UNKNOWN ||
+		     j->kill_reason == GPOOL__JOB_STATE__FAILED)) {
+			/* its agent stopped it, and says why (a slice over its VRAM budget:
+			 * docs/gpu-share.md): the job fails with that reason */
+			j->kill_reason = GPOOL__JOB_STATE__FAILED;
+			set_reason(j, ev->reason);
 		}
 		task_exited(s, j, ev->rank, ev->status, ev->oom);
 		if (ev->rusage) {

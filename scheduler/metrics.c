@@ -215,6 +215,10 @@ static void render_nodes(struct gsched *s, struct out *o)
 	    {"gpool_card_power_limit_watts", "A card's power limit.", 3},
 	    {"gpool_card_vram_bytes", "A card's memory.", 4},
 	    {"gpool_card_busy", "1 while a task holds the card.", 5},
+	    {"gpool_card_shared_slices",
+	     "Slices of --gpu-share jobs on the card (0: whole; docs/gpu-share.md).", 6},
+	    {"gpool_card_shared_budget_bytes", "The VRAM budgets of the card's slices, summed.", 7},
+	    {"gpool_card_shared_uid", "The user whose slices the card holds (-1: not shared).", 8},
 	};
 	for (size_t w = 0; w < sizeof(per_card) / sizeof(per_card[0]); w++) {
 		head(o, per_card[w].name, "gauge", per_card[w].help);
@@ -240,8 +244,17 @@ static void render_nodes(struct gsched *s, struct out *o)
 				case 4:
 					v = (double)c->vram_total;
 					break;
-				default:
+				case 5:
 					v = (nd->card_busy >> k) & 1;
+					break;
+				case 6:
+					v = nd->share.tasks[k];
+					break;
+				case 7:
+					v = (double)nd->share.used[k];
+					break;
+				default:
+					v = nd->share.tasks[k] ? (double)nd->share.uid[k] : -1;
 					break;
 				}
 				put(o, "%s{node=\"%s\",card=\"%u\",model=\"%s\"} %.17g\n",

@@ -10,6 +10,7 @@
 
 #include "proto/gpool.pb-c.h"
 #include "scheduler/owner.h"
+#include "scheduler/card_share.h"
 
 struct node {
 	char *name;
@@ -27,8 +28,9 @@ struct node {
 	uint64_t mem_mb;
 	uint32_t cpus_used;
 	uint64_t mem_used_mb;
-	uint8_t *cpu_busy;  /* cpus entries */
-	uint64_t card_busy; /* a bit per card held by a task */
+	uint8_t *cpu_busy;	 /* cpus entries */
+	uint64_t card_busy;	 /* a bit per card held by a task */
+	struct share_view share; /* its cards' slices of --gpu-share jobs (card_card_share.h) */
 	Gpool__Card **cards;
 	size_t n_cards;
 	uint32_t psu_watts;

@@ -12,6 +12,7 @@
 #include "scheduler/lifecycle.h"
 #include "scheduler/steps.h"
 #include "common/log.h"
+#include "common/parse.h"
 #include "common/names.h"
 #include "scheduler/fairshare.h"
 #include "scheduler/nodes.h"
@@ -19,15 +20,17 @@
 #include "scheduler/running.h"
 #include "common/u64map.h"
 #include "scheduler/service.h"
+#include "scheduler/card_share.h"
 #include "common/util.h"
 
 /* how many pending jobs one pass looks at beyond the first blocked one (Slurm: bf_max_job_test) */
 #define BACKFILL_DEPTH 2000
 
 struct res {
-	int64_t *cpus;	 /* free CPUs per node */
-	int64_t *mem;	 /* free memory per node, MB */
-	uint64_t *cards; /* free cards per node, a bit each */
+	int64_t *cpus;		  /* free CPUs per node */
+	int64_t *mem;		  /* free memory per node, MB */
+	uint64_t *cards;	  /* free cards per node, a bit each */
+	struct share_view *share; /* shared cards' slices per node (card_card_share.h) */
 };
 
 struct pass {
@@ -40,6 +43,7 @@ struct pass {
 	int *order;	   /* scratch: candidate node order */
 	uint32_t *count;   /* scratch: tasks per node */
 	uint64_t *cardsel; /* scratch: cards picked per node */
+	uint32_t *slices;  /* scratch: a sharing job's slices per card, MAX_CARDS_PER_NODE a node */
 	const char *model; /* one-model placement: the model tried now */
 	bool any_state;	   /* consider nodes whatever their state (could it ever fit?) */
 	bool any_account;  /* consider nodes that lack the owner's account (why does it not?) */
@@ -54,7 +58,8 @@ static int res_alloc(struct res *r, int nn)
 	r->cpus = calloc(nn ? nn : 1, sizeof(int64_t));
 	r->mem = calloc(nn ? nn : 1, sizeof(int64_t));
 	r->cards = calloc(nn ? nn : 1, sizeof(uint64_t));
-	return r->cpus && r->mem && r->cards ? 0 : -1;
+	r->share = calloc(nn ? nn : 1, sizeof(struct share_view));
+	return r->cpus && r->mem && r->cards && r->share ? 0 : -1;
 }
 
 static void res_free(struct res *r)
@@ -62,6 +67,7 @@ static void res_free(struct res *r)
 	free(r->cpus);
 	free(r->mem);
 	free(r->cards);
+	free(r->share);
 }
 
 static void res_copy(struct res *d, const struct res *s, int nn)
@@ -69,6 +75,7 @@ static void res_copy(struct res *d, const struct res *s, int nn)
 	memcpy(d->cpus, s->cpus, nn * sizeof(int64_t));
 	memcpy(d->mem, s->mem, nn * sizeof(int64_t));
 	memcpy(d->cards, s->cards, nn * sizeof(uint64_t));
+	memcpy(d->share, s->share, nn * sizeof(struct share_view));
 }
 
 static bool listed(char **v, int n, const char *name)
@@ -103,7 +110,11 @@ static int64_t cap_on(const struct pass *p, const struct job *j, const struct re
 	if (j->mem_mb && r->mem[node] < (int64_t)j->mem_mb)
 		return 0;
 	int64_t cap = r->cpus[node] / j->cpus_per_task;
-	if (j->gpu) {
+	if (j->gpu && j->gpu->share) {
+		struct node *n = nodes_get(p->s->nodes, node);
+		cap =
+		    share_slots(&r->share[node], n, j->gpu, r->cards[node], p->model, j->uid, cap);
+	} else if (j->gpu) {
 		struct node *n = nodes_get(p->s->nodes, node);
 		int64_t c =
 		    __builtin_popcountll(cards_serving(j->gpu, n, r->cards[node], p->model)) /
@@ -145,6 +156,26 @@ static int by_cap(const void *a, const void *b)
 	return x - y;
 }
 
+/* A sharing job's slices on node i: packed onto the cards its user already shares
+ * (card_card_share.h), counted per card in p->slices. */
+static bool pick_slices(struct pass *p, const struct job *j, const struct res *r, int i)
+{
+	struct node *n = nodes_get(p->s->nodes, i);
+	struct share_view v = r->share[i];
+	uint64_t free_mask = r->cards[i];
+	uint32_t *slices = p->slices + (size_t)i * MAX_CARDS_PER_NODE;
+	memset(slices, 0, MAX_CARDS_PER_NODE * sizeof(*slices));
+	for (uint32_t t = 0; t < p->count[i]; t++) {
+		int k = share_pick(&v, n, j->gpu, free_mask, p->model, j->uid);
+		if (k < 0)
+			return false;
+		share_take(&v, k, j->gpu->mem_min, j->uid, &free_mask);
+		slices[k]++;
+		p->cardsel[i] |= 1ULL << k;
+	}
+	return true;
+}
+
 /* The cards each chosen node gives: best fit on VRAM. */
 static bool pick_cards(struct pass *p, const struct job *j, const struct res *r)
 {
@@ -152,6 +183,11 @@ static bool pick_cards(struct pass *p, const struct job *j, const struct res *r)
 		p->cardsel[i] = 0;
 		if (!j->gpu || !p->count[i])
 			continue;
+		if (j->gpu->share) {
+			if (!pick_slices(p, j, r, i))
+				return false;
+			continue;
+		}
 		struct node *n = nodes_get(p->s->nodes, i);
 		uint64_t serving = cards_serving(j->gpu, n, r->cards[i], p->model);
 		p->cardsel[i] = cards_pick(n, serving, p->count[i] * j->gpu->per_task);
@@ -186,7 +222,7 @@ static bool fit_model(struct pass *p, const struct job *j, const struct res *r)
 			uint64_t pick =
 			    cards_pick(n, cards_serving(j->gpu, n, r->cards[i], p->model),
 				       j->ntasks * j->gpu->per_task);
-			uint64_t v = cards_vram(n, pick);
+			uint64_t v = j->gpu->share ? 0 : cards_vram(n, pick); /* slices: in order */
 			if (best < 0 || v < best_vram) {
 				best = i;
 				best_vram = v;
@@ -279,7 +315,14 @@ static void res_take(const struct pass *p, const struct job *j, struct res *r)
 			continue;
 		r->cpus[i] -= (int64_t)p->count[i] * j->cpus_per_task;
 		r->mem[i] -= (int64_t)j->mem_mb;
-		r->cards[i] &= ~p->cardsel[i];
+		if (!j->gpu || !j->gpu->share) {
+			r->cards[i] &= ~p->cardsel[i];
+			continue;
+		}
+		const uint32_t *slices = p->slices + (size_t)i * MAX_CARDS_PER_NODE;
+		for (int k = 0; k < MAX_CARDS_PER_NODE; k++)
+			for (uint32_t t = 0; t < slices[k]; t++)
+				share_take(&r->share[i], k, j->gpu->mem_min, j->uid, &r->cards[i]);
 	}
 }
 
@@ -314,16 +357,28 @@ static bool commit(struct pass *p, struct job *j)
 		int i = p->order[k];
 		struct node *n = nodes_get(s->nodes, i);
 		uint64_t left = p->cardsel[i];
+		uint32_t slices[MAX_CARDS_PER_NODE];
+		bool share = j->gpu && j->gpu->share;
+		if (share)
+			memcpy(slices, p->slices + (size_t)i * MAX_CARDS_PER_NODE, sizeof(slices));
 		for (uint32_t t = 0; t < p->count[i]; t++) {
 			int first = node_cpus_alloc(n, j->cpus_per_task);
 			if (first < 0)
 				goto undo; /* fragmented */
 			a.node[rank] = i;
 			a.cpu_first[rank] = (uint32_t)first;
-			for (uint32_t c = 0; j->gpu && c < j->gpu->per_task; c++) {
+			for (uint32_t c = 0; j->gpu && !share && c < j->gpu->per_task; c++) {
 				uint64_t bit = left & -left;
 				a.cards[rank] |= bit;
 				left &= ~bit;
+			}
+			for (int c = 0; share && c < MAX_CARDS_PER_NODE; c++) {
+				if (!slices[c])
+					continue;
+				slices[c]--;
+				a.cards[rank] = 1ULL << c;
+				share_take(&n->share, c, j->gpu->mem_min, j->uid, NULL);
+				break;
 			}
 			n->card_busy |= a.cards[rank];
 			rank++;
@@ -339,6 +394,9 @@ undo:
 	for (uint32_t r = 0; r < rank; r++) {
 		struct node *n = nodes_get(s->nodes, a.node[r]);
 		node_cpus_free(n, a.cpu_first[r], j->cpus_per_task);
+		if (j->gpu && j->gpu->share && a.cards[r] &&
+		    !share_release(&n->share, __builtin_ctzll(a.cards[r]), j->gpu->mem_min))
+			continue; /* other slices still hold the card */
 		n->card_busy &= ~a.cards[r];
 	}
 fail:
@@ -357,6 +415,30 @@ static int by_time(const void *a, const void *b)
 {
 	double x = ((const struct release *)a)->at, y = ((const struct release *)b)->at;
 	return x < y ? -1 : x > y;
+}
+
+/* What slices may go on node n's shared cards now without delaying the reservation: a card
+ * shared now keeps no more room than it has once the reserved job took its place (none where
+ * another user's slices or an exclusive task hold it then). */
+static void extra_share(struct pass *p, const struct res *shadow, int n)
+{
+	struct share_view *e = &p->extra.share[n];
+	const struct share_view *sh = &shadow->share[n];
+	const struct node *nd = nodes_get(p->s->nodes, n);
+	*e = p->now.share[n];
+	for (size_t k = 0; k < nd->n_cards && k < MAX_CARDS_PER_NODE; k++) {
+		if (!e->tasks[k])
+			continue;
+		uint64_t full = nd->cards[k]->vram_total;
+		if (!sh->tasks[k]) {
+			if (!(shadow->cards[n] >> k & 1))
+				e->used[k] = full;
+		} else if (sh->uid[k] != e->uid[k]) {
+			e->used[k] = full;
+		} else if (sh->used[k] > e->used[k]) {
+			e->used[k] = sh->used[k];
+		}
+	}
 }
 
 /* The earliest time j fits if running jobs end at their time limits; sets extra. */
@@ -389,7 +471,14 @@ static void reserve(struct pass *p, struct job *j)
 				continue;
 			int n = x->tasks[t].node;
 			shadow.cpus[n] += x->cpus_per_task;
-			shadow.cards[n] |= x->tasks[t].cards;
+			if (x->gpu && x->gpu->share && x->tasks[t].cards) {
+				if (share_release(&shadow.share[n],
+						  __builtin_ctzll(x->tasks[t].cards),
+						  x->gpu->mem_min))
+					shadow.cards[n] |= x->tasks[t].cards;
+			} else {
+				shadow.cards[n] |= x->tasks[t].cards;
+			}
 			if (!seen[n]++)
 				shadow.mem[n] += (int64_t)x->mem_mb;
 		}
@@ -404,6 +493,7 @@ static void reserve(struct pass *p, struct job *j)
 				p->extra.mem[n] =
 				    shadow.mem[n] < p->now.mem[n] ? shadow.mem[n] : p->now.mem[n];
 				p->extra.cards[n] = shadow.cards[n] & p->now.cards[n];
+				extra_share(p, &shadow, n);
 			}
 			break;
 		}
@@ -699,7 +789,8 @@ void plan_run(struct gsched *s)
 	p.order = calloc(p.nn, sizeof(int));
 	p.count = calloc(p.nn, sizeof(uint32_t));
 	p.cardsel = calloc(p.nn, sizeof(uint64_t));
-	if (!ok_alloc || !p.order || !p.count || !p.cardsel)
+	p.slices = calloc((size_t)p.nn * MAX_CARDS_PER_NODE, sizeof(uint32_t));
+	if (!ok_alloc || !p.order || !p.count || !p.cardsel || !p.slices)
 		goto out;
 	int64_t free_total = 0;
 	for (int i = 0; i < p.nn; i++) {
@@ -711,6 +802,7 @@ void plan_run(struct gsched *s)
 		p.now.mem[i] = (int64_t)n->mem_mb - (int64_t)n->mem_used_mb;
 		uint64_t all = n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
 		p.now.cards[i] = all & ~n->card_busy;
+		p.now.share[i] = n->share;
 		free_total += p.now.cpus[i];
 	}
 	/* a node an --exclusive job runs on takes nobody else's */
@@ -770,8 +862,11 @@ void plan_run(struct gsched *s)
 		}
 		if (fit(&p, j, &p.now)) {
 			uint32_t w = 0;
-			for (int i = 0; i < p.nn; i++)
-				w += cards_watts(nodes_get(s->nodes, i), p.cardsel[i]);
+			for (int i = 0; i < p.nn; i++) /* a shared card draws once */
+				w += cards_watts(nodes_get(s->nodes, i),
+						 j->gpu && j->gpu->share
+						     ? p.cardsel[i] & p.now.cards[i]
+						     : p.cardsel[i]);
 			if (p.power_cap && w && p.watts_running + w > p.power_cap) {
 				j->reason = PEND_POWER;
 				set_detail(j, "PowerCap (its cards draw %u W; %u W of %u W in use)",
@@ -821,7 +916,12 @@ void plan_run(struct gsched *s)
 				clear_detail(j);
 			continue;
 		}
-		if (j->gpu)
+		if (j->gpu && j->gpu->share) {
+			char b[32];
+			gp_format_size(j->gpu->mem_min, b, sizeof(b));
+			set_detail(j, "Resources (waiting for %u slices of %s on cards)", j->ntasks,
+				   b);
+		} else if (j->gpu)
 			set_detail(j, "Resources (waiting for %u cards%s)",
 				   j->ntasks * j->gpu->per_task,
 				   j->gpu->mixed ? "" : " of one model");
@@ -856,6 +956,7 @@ static void pass_release(struct pass *p)
 	free(p->order);
 	free(p->count);
 	free(p->cardsel);
+	free(p->slices);
 }
 
 /* What the cluster offers at most, for the message that refuses a job. */
@@ -894,8 +995,9 @@ bool plan_refuse(struct gsched *s, struct job *j, char *why, size_t len)
 	p.order = calloc(p.nn, sizeof(int));
 	p.count = calloc(p.nn, sizeof(uint32_t));
 	p.cardsel = calloc(p.nn, sizeof(uint64_t));
+	p.slices = calloc((size_t)p.nn * MAX_CARDS_PER_NODE, sizeof(uint32_t));
 	enum pend_reason r = PEND_NONE;
-	if (ok_alloc && p.order && p.count && p.cardsel)
+	if (ok_alloc && p.order && p.count && p.cardsel && p.slices)
 		r = beyond_cluster(&p, j, true);
 	pass_release(&p);
 	if (r == PEND_NONE)

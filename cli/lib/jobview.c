@@ -216,7 +216,8 @@ int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 	fprintf(f, "   NumTasks=%u NumNodes=%u CPUs/Task=%u Mem=%s\n", s->ntasks,
 		gp_jobview_nnodes(j), s->cpus_per_task, a);
 	if (s->gpus_per_task || s->gpus_total || s->gpus_per_node || s->gpu_mem_min ||
-	    s->gpu_vendor || *nz(s->gpu_model, "") || *nz(s->gpu_cc_min, "") || s->gpu_mixed) {
+	    s->gpu_vendor || *nz(s->gpu_model, "") || *nz(s->gpu_cc_min, "") || s->gpu_mixed ||
+	    s->gpu_share) {
 		gp_format_size(s->gpu_mem_min, a, sizeof(a));
 		fprintf(f,
 			"   GPUs/Task=%u GPUs=%u GPUs/Node=%u GpuMem=%s GpuVendor=%s GpuModel=%s "
@@ -224,6 +225,15 @@ int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 			s->gpus_per_task, s->gpus_total, s->gpus_per_node, s->gpu_mem_min ? a : "0",
 			gp_vendor_name(s->gpu_vendor), nz(s->gpu_model, "*"),
 			nz(s->gpu_cc_min, "any"), s->gpu_mixed ? "yes" : "no");
+		/* a slice of a shared card (docs/gpu-share.md): its budget, and the card of each
+		 * task */
+		if (s->gpu_share) {
+			fprintf(f, "   GpuShare=yes GpuBudget=%s/Task Slices=", a);
+			for (size_t i = 0; i < j->n_tasks; i++)
+				fprintf(f, "%s%s:%u", i ? "," : "", nz(j->tasks[i]->node, "?"),
+					j->tasks[i]->n_cards ? j->tasks[i]->cards[0] : 0);
+			fprintf(f, "%s\n", j->n_tasks ? "" : "(none yet)");
+		}
 	}
 	if (s->service && !j->service_of) {
 		fprintf(f, "   Service=yes Replicas=%u HealthPath=%s Port=%u\n", j->replicas_wanted,

@@ -634,6 +634,12 @@ static int set_gpu_mixed(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
+static int set_gpu_share(void *c, const char *a, gp_error_t *err)
+{
+	SPEC(c)->gpu_share = 1;
+	return 0;
+}
+
 static int set_service(void *c, const char *a, gp_error_t *err)
 {
 	SPEC(c)->service = 1;
@@ -771,6 +777,10 @@ static const struct gp_opt submit_opts[] = {
      0},
     {"gpu-mixed", 0, NOARG, NULL, "cards of different vendors in one job are fine", set_gpu_mixed,
      0},
+    {"gpu-share", 0, NOARG, NULL,
+     "share a card with other small jobs: --gpu-mem is the VRAM budget of each task's slice "
+     "(docs/gpu-share.md)",
+     set_gpu_share, 0},
     {"gpu-index", 0, ARG, "LIST", "only these cards (gnodes -G numbering), e.g. 0,2 or 1-3",
      set_gpu_index, 0},
     {"screen", 0, NOARG, NULL,

@@ -500,6 +500,149 @@ static void cards_best_fit_and_filters(void **state)
 	assert_int_equal(nodes_get(S.nodes, j6->tasks[0].node)->card_busy & 1, 1);
 }
 
+static struct job *submit_share(uint32_t ntasks, int mem_gib, uint32_t uid)
+{
+	struct job *j = submit(ntasks, 1, 0, 0, 0);
+	j->uid = uid;
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.ntasks = ntasks;
+	sp.gpu_mem_min = (uint64_t)mem_gib << 30;
+	sp.gpu_share = 1;
+	char why[128];
+	int bad;
+	j->gpu = gpu_req_from_spec(&sp, why, sizeof(why), &bad);
+	assert_false(bad);
+	assert_true(j->gpu->share);
+	return j;
+}
+
+/* --gpu-share: slices of one user's jobs packed onto a card while the budgets fit; exclusive
+ * jobs and sharing jobs never on one card; another user's slices wait for a whole card. */
+static void cards_shared_packing(void **state)
+{
+	Gpool__Card *h[] = {mkcard(NV, "RTX 3060", 12, "8.6", 170),
+			    mkcard(NV, "GTX 1660", 6, "7.5", 125)};
+	add_gpu_node("h", 8, h, 2);
+	struct node *n = nodes_get(S.nodes, 0);
+	/* the first slice takes the smallest whole card, the next packs onto it */
+	struct job *s1 = submit_share(1, 4, 1000);
+	struct job *s2 = submit_share(1, 2, 1000);
+	plan_run(&S);
+	assert_int_equal(s1->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(s2->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(s1->tasks[0].cards, 2);
+	assert_int_equal(s2->tasks[0].cards, 2);
+	assert_int_equal(n->share.tasks[1], 2);
+	assert_int_equal(n->share.used[1], 6ULL << 30);
+	assert_int_equal(n->card_busy, 2);
+	/* an exclusive job does not land on the shared card */
+	struct job *e1 = submit_gpu(1, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	plan_run(&S);
+	assert_int_equal(e1->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(e1->tasks[0].cards, 1);
+	/* a slice that fits no card's room waits, and says so */
+	struct job *s3 = submit_share(1, 4, 1000);
+	plan_run(&S);
+	assert_int_equal(s3->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(s3->reason, PEND_RESOURCES);
+	assert_non_null(strstr(s3->reason_detail, "waiting for 1 slices of 4.0G"));
+	/* and no slice goes on the card the exclusive job holds: once it ends, s3 takes it */
+	ends(e1);
+	plan_run(&S);
+	assert_int_equal(s3->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(s3->tasks[0].cards, 1);
+	/* another user's slice waits though the 3060 has 8 GiB of room (MPS: one user a server) */
+	struct job *o1 = submit_share(1, 2, 2000);
+	struct job *e2 = submit_gpu(1, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	plan_run(&S);
+	assert_int_equal(o1->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(e2->state, GPOOL__JOB_STATE__PENDING);
+	/* three tasks of 2 GiB of the first user pack onto the 3060 beside s3 */
+	struct job *m = submit_share(3, 2, 1000);
+	plan_run(&S);
+	assert_int_equal(m->state, GPOOL__JOB_STATE__RUNNING);
+	for (int r = 0; r < 3; r++)
+		assert_int_equal(m->tasks[r].cards, 1);
+	assert_int_equal(n->share.tasks[0], 4);
+	assert_int_equal(n->share.used[0], 10ULL << 30);
+	/* the 1660 whole again: the other user's slice takes it before the exclusive job */
+	ends(s1);
+	ends(s2);
+	assert_int_equal(n->share.tasks[1], 0);
+	assert_int_equal(n->card_busy, 1);
+	plan_run(&S);
+	assert_int_equal(o1->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(o1->tasks[0].cards, 2);
+	assert_int_equal(n->share.uid[1], 2000);
+	assert_int_equal(e2->state, GPOOL__JOB_STATE__PENDING);
+	/* every slice gone: both cards whole, the exclusive job runs */
+	ends(s3);
+	ends(m);
+	ends(o1);
+	assert_int_equal(n->card_busy, 0);
+	plan_run(&S);
+	assert_int_equal(e2->state, GPOOL__JOB_STATE__RUNNING);
+	/* a budget no card has never fits */
+	struct job *big = submit_share(1, 16, 1000);
+	plan_run(&S);
+	assert_int_equal(big->reason, PEND_NO_CARD);
+}
+
+/* backfill with slices: an exclusive job waits for a shared card's slices to end (reserved at
+ * their time limit); a slice that would outlast the reservation does not join the card, one
+ * that ends before it does */
+static void cards_shared_backfill(void **state)
+{
+	Gpool__Card *h[] = {mkcard(NV, "RTX 3060", 12, "8.6", 170)};
+	add_gpu_node("h", 8, h, 1);
+	struct job *s1 = submit_share(1, 4, 1000);
+	s1->time_limit = 60;
+	plan_run(&S);
+	assert_int_equal(s1->state, GPOOL__JOB_STATE__RUNNING);
+	struct job *e = submit_gpu(1, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	e->time_limit = 60;
+	struct job *longer = submit_share(1, 4, 1000); /* no time limit: would delay e */
+	struct job *shorter = submit_share(1, 4, 1000);
+	shorter->time_limit = 10; /* ends before s1's limit */
+	plan_run(&S);
+	assert_int_equal(e->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(e->reason, PEND_RESOURCES);
+	assert_true(fabs(e->reserved_start - (s1->start_time + 60)) < 1.0);
+	assert_int_equal(longer->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(longer->reason, PEND_PRIORITY);
+	assert_int_equal(shorter->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(shorter->tasks[0].cards, 1);
+	struct node *n = nodes_get(S.nodes, 0);
+	assert_int_equal(n->share.tasks[0], 2);
+	ends(s1);
+	ends(shorter);
+	plan_run(&S);
+	assert_int_equal(e->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(longer->state, GPOOL__JOB_STATE__PENDING);
+}
+
+static void cards_share_spec_checks(void **state)
+{
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	char why[160];
+	int bad;
+	sp.gpu_share = 1;
+	assert_null(gpu_req_from_spec(&sp, why, sizeof(why), &bad));
+	assert_true(bad);
+	assert_non_null(strstr(why, "--gpu-share needs --gpu-mem"));
+	sp.gpu_mem_min = 1ULL << 30;
+	sp.gpus_per_task = 2;
+	assert_null(gpu_req_from_spec(&sp, why, sizeof(why), &bad));
+	assert_true(bad);
+	assert_non_null(strstr(why, "slice of one card"));
+	sp.gpus_per_task = 0;
+	struct gpu_req *g = gpu_req_from_spec(&sp, why, sizeof(why), &bad);
+	assert_non_null(g);
+	assert_int_equal(g->per_task, 1);
+	assert_int_equal(g->mem_min, 1ULL << 30);
+	gpu_req_free(g);
+}
+
 static void cards_one_model_unless_mixed(void **state)
 {
 	Gpool__Card *h1[] = {mkcard(NV, "RTX 3060", 12, "8.6", 170),
@@ -898,6 +1041,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(restore_after_restart, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_best_fit_and_filters, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_one_model_unless_mixed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(cards_shared_packing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(cards_share_spec_checks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(cards_shared_backfill, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_failed_and_power_cap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_pinned_and_screening, setup, teardown),
 	    cmocka_unit_test_setup_teardown(energy_accounting, setup, teardown),

@@ -36,6 +36,7 @@ struct agent {
 	struct sched_link *link;
 	struct steps *steps;
 	struct power *power;
+	struct share *share; /* MPS daemons of shared cards (share.c) */
 	struct owner *owner;
 	gp_ports_t *ports; /* master ports held for jobs whose rank 0 runs here */
 	struct peer *peer;
@@ -116,6 +117,13 @@ void steps_lease_expired(struct agent *a, int64_t silent_ms);
 int64_t steps_tick(struct agent *a, int64_t now);
 /* The cards (a bit per card index) held by tasks that have not exited. */
 uint64_t steps_cards_busy(const struct agent *a);
+/* Those of one job attempt (0: it has none, or is not held here). */
+uint64_t steps_cards_of(const struct agent *a, uint64_t job, uint32_t attempt);
+/* The processes of one job attempt here (its cgroup's, else its tasks' sessions'), up to max. */
+size_t steps_pids_of(struct agent *a, uint64_t job, uint32_t attempt, pid_t *out, size_t max);
+/* Stop one attempt (SIGKILL) because of why (a slice over its VRAM budget): its exits carry
+ * why as their reason, and the job fails with it. 0 / -1 (ENOENT). */
+int steps_stop(struct agent *a, uint64_t job, uint32_t attempt, const char *why);
 /* Send the pass's acknowledgements. */
 void steps_flush(struct agent *a);
 /* A step held here was handed port as its master port (it is not offered while so). */
@@ -152,6 +160,18 @@ Gpool__OwnerState *owner_report(struct agent *a, bool fresh);
 /* Is the attempt frozen now? frozen_ms: its time frozen so far (ongoing freeze included). */
 bool owner_step_frozen(struct agent *a, uint64_t job, uint32_t attempt, uint64_t *frozen_ms);
 
+/* share.c: cards shared by small jobs (docs/gpu-share.md): an MPS control daemon per shared
+ * NVIDIA card, as the user whose jobs share it, from the first sharing job's launch until the
+ * last one's tasks have ended. */
+struct share;
+struct share *share_create(struct agent *a);
+void share_destroy(struct share **s); /* the daemons stay: their jobs outlive the agent */
+/* Before a --gpu-share launch's tasks start: the daemons of its NVIDIA cards, running as uid.
+ * 0 / -1 with why filled (the launch is refused with it). */
+int share_launch(struct agent *a, const Gpool__Launch *l, uid_t uid, gid_t gid, char *why,
+		 size_t len);
+/* Stop the daemons of cards whose sharing jobs have ended. Returns the next wakeup. */
+int64_t share_tick(struct agent *a, int64_t now);
 /* relay.c */
 /* A task of screening job `job` ended: report the result it wrote for each of its cards (a
  * bit each) to the scheduler, if it is a regular file of uid owner that parses. */

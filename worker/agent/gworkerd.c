@@ -191,6 +191,9 @@ static void run(struct agent *a, int sigfd)
 		w2 = owner_tick(a, now);
 		if (w2 < wake)
 			wake = w2;
+		w2 = share_tick(a, now);
+		if (w2 < wake)
+			wake = w2;
 		sched_link_flush(a);
 		steps_flush(a);
 		zmq_pollitem_t items[3] = {
@@ -305,7 +308,8 @@ int main(int argc, char **argv)
 	}
 	if (!(a.zctx = zmq_ctx_new()) || !(a.steps = steps_create(&a, &err)) ||
 	    !(a.power = power_create(&a, &err)) || !(a.owner = owner_create(&a, &err)) ||
-	    !(a.peer = peer_create(&a)) || !(a.link = sched_link_create(&a, &err))) {
+	    !(a.share = share_create(&a)) || !(a.peer = peer_create(&a)) ||
+	    !(a.link = sched_link_create(&a, &err))) {
 		fail_startup(&a, err.text[0] ? err.text : "cannot start zeromq");
 		goto out;
 	}
@@ -318,6 +322,7 @@ out:
 	sched_link_destroy(&a.link);
 	peer_destroy(&a.peer);
 	power_destroy(&a.power);
+	share_destroy(&a.share);
 	owner_destroy(&a.owner);
 	steps_destroy(&a.steps);
 	if (a.zctx)

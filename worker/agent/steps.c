@@ -213,6 +213,7 @@ void steps_rec_forget(struct steps *ss, size_t i)
 			steps_sup_free(ss, u);
 	}
 	free(r->tasks);
+	free(r->stop_reason);
 	free(r);
 	ss->v[i] = ss->v[--ss->n];
 }
@@ -418,6 +419,29 @@ int steps_vacate(struct agent *a, uint64_t job, uint32_t attempt, int sig, uint3
 	return -1;
 }
 
+int steps_stop(struct agent *a, uint64_t job, uint32_t attempt, const char *why)
+{
+	struct steps *ss = a->steps;
+	for (size_t i = 0; i < ss->n; i++) {
+		struct step_rec *r = ss->v[i];
+		if (r->job != job || r->attempt != attempt || r->vacated || r->fenced)
+			continue;
+		if (r->stop_reason)
+			return 0; /* stopped already */
+		if (!(r->stop_reason = strdup(why)))
+			return -1;
+		gpool__kill__init(&r->kill);
+		r->kill.job_id = job;
+		r->kill.attempt = attempt;
+		r->kill.signal = SIGKILL;
+		r->kill.reason = GPOOL__JOB_STATE__FAILED;
+		steps_deliver_kill(ss, r);
+		return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
 uint64_t steps_cards_busy(const struct agent *a)
 {
 	const struct steps *ss = a->steps;
@@ -425,6 +449,23 @@ uint64_t steps_cards_busy(const struct agent *a)
 	for (size_t i = 0; ss && i < ss->n; i++) {
 		const struct step_rec *r = ss->v[i];
 		for (size_t k = 0; r->sup->pid >= 0 && k < r->ntasks; k++) {
+			const struct task_rec *t = &r->tasks[k];
+			if (!t->ht.exited && !t->acked && !t->dropped)
+				busy |= t->cards;
+		}
+	}
+	return busy;
+}
+
+uint64_t steps_cards_of(const struct agent *a, uint64_t job, uint32_t attempt)
+{
+	const struct steps *ss = a->steps;
+	uint64_t busy = 0;
+	for (size_t i = 0; ss && i < ss->n; i++) {
+		const struct step_rec *r = ss->v[i];
+		if (r->job != job || r->attempt != attempt || r->sup->pid < 0)
+			continue;
+		for (size_t k = 0; k < r->ntasks; k++) {
 			const struct task_rec *t = &r->tasks[k];
 			if (!t->ht.exited && !t->acked && !t->dropped)
 				busy |= t->cards;
@@ -449,6 +490,28 @@ static size_t replica_pids(struct agent *a, const struct step_rec *r, const stru
 		return n;
 	}
 	return gp_svcport_session(t->ht.pid, out, max);
+}
+
+size_t steps_pids_of(struct agent *a, uint64_t job, uint32_t attempt, pid_t *out, size_t max)
+{
+	const struct steps *ss = a->steps;
+	for (size_t i = 0; ss && i < ss->n; i++) {
+		const struct step_rec *r = ss->v[i];
+		if (r->job != job || r->attempt != attempt || r->sup->pid < 0)
+			continue;
+		size_t n = 0;
+		for (size_t k = 0; k < r->ntasks && n < max; k++) {
+			const struct task_rec *t = &r->tasks[k];
+			if (t->ht.exited || t->acked || t->dropped || t->ht.pid <= 0)
+				continue;
+			n += replica_pids(a, r, t, out + n, max - n);
+			if (n && r->ntasks > 1)
+				break; /* the job's cgroup on this node holds every task's processes
+					*/
+		}
+		return n;
+	}
+	return 0;
 }
 
 /* Who listens on each running replica's port, checked every PORT_CHECK_MS (PORT_CHECK_FAST_MS

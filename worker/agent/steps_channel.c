@@ -181,11 +181,14 @@ static void on_event(void *arg, void *peer, const Gpool__Msg *m)
 		Gpool__Msg fwd = *m;
 		fwd.id = 0;
 		Gpool__TaskEvent ev;
-		if ((r->fenced || r->vacated) && m->m_case == GPOOL__MSG__M_TASK_EVENT &&
+		if ((r->fenced || r->vacated || r->stop_reason) &&
+		    m->m_case == GPOOL__MSG__M_TASK_EVENT &&
 		    m->task_event->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED) {
 			ev = *m->task_event; /* the scheduler requeues it rather than fail it */
 			ev.fenced = r->fenced;
 			ev.vacated = r->vacated;
+			if (r->stop_reason) /* why its agent stopped it: the job's reason */
+				ev.reason = r->stop_reason;
 			fwd.task_event = &ev;
 		}
 		sched_link_queue(a, &fwd);

@@ -82,6 +82,8 @@ struct step_rec {
 	/* the PC's owner (owner.h): stopped by a vacate (its exits say so); never frozen (gsub
 	 * --no-suspend, or a job of several nodes); its checkpoint signal and grace */
 	bool vacated;
+	char *stop_reason; /* stopped by its agent (a slice over its VRAM budget): its exits say why
+			    */
 	bool no_suspend;
 	int ckpt_signal;
 	uint32_t ckpt_sec;

@@ -338,6 +338,11 @@ void steps_launch(struct agent *a, const Gpool__Launch *l)
 		spec_copy.service_port = port;
 		copy.spec = &spec_copy;
 	}
+	/* a card shared by small jobs: its MPS server before the tasks start */
+	if (share_launch(a, l, acct.uid, acct.gid, why, sizeof(why)) < 0) {
+		refuse(a, l, why);
+		return;
+	}
 	if (gp_launch_write(path, &copy, &err) < 0) {
 		snprintf(why, sizeof(why), "node %s: %s", a->node, err.text);
 		refuse(a, l, why);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cards/screen.h"
+#include "worker/node/mps.h"
 
 struct envv {
 	char **v;
@@ -131,6 +132,43 @@ static int bind_cards(struct envv *e, const Gpool__Launch *l, const Gpool__TaskP
 	return rc;
 }
 
+/* A task of a --gpu-share job (docs/gpu-share.md): its slice of its one card. GPOOL_GPU_BUDGET
+ * is the budget in bytes; on an NVIDIA card the task is a client of the card's MPS server
+ * (mps.h), held to its budget (pinned device memory) and to its share of the card's SMs. */
+static int bind_share(struct envv *e, const struct gp_task_env_ctx *c)
+{
+	const Gpool__Launch *l = c->launch;
+	const Gpool__JobSpec *spec = l->spec;
+	static const char *const mps_vars[] = {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
+					       "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
+					       "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"};
+	if (!spec || !spec->gpu_share || c->task->n_cards != 1) {
+		env_unset(e, "GPOOL_GPU_BUDGET");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(mps_vars) / sizeof(mps_vars[0]); i++)
+		env_unset(e, mps_vars[i]); /* the submitter's own MPS settings: not this card's */
+	int rc = env_setu(e, "GPOOL_GPU_BUDGET", spec->gpu_mem_min);
+	const Gpool__Card *card = NULL;
+	for (size_t i = 0; i < l->n_cards; i++)
+		if (l->cards[i]->index == c->task->cards[0])
+			card = l->cards[i];
+	if (!card || card->vendor != GPOOL__VENDOR__VENDOR_NVIDIA || !c->mps_root)
+		return rc;
+	char dir[4200], path[4300], v[64];
+	if (gp_mps_dir(c->mps_root, card->index, dir, sizeof(dir)) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/pipe", dir);
+	rc |= env_set(e, "CUDA_MPS_PIPE_DIRECTORY", path);
+	snprintf(path, sizeof(path), "%s/log", dir);
+	rc |= env_set(e, "CUDA_MPS_LOG_DIRECTORY", path);
+	gp_mps_mem_limit(spec->gpu_mem_min, v, sizeof(v));
+	rc |= env_set(e, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", v);
+	rc |= env_setu(e, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+		       gp_mps_thread_pct(spec->gpu_mem_min, card->vram_total));
+	return rc;
+}
+
 /* An array task's place in its array, under gpool's names and Slurm's (scripts written for
  * sbatch read SLURM_ARRAY_TASK_ID); outside an array none of them is set. */
 static int set_array(struct envv *e, const Gpool__Launch *l)
@@ -251,6 +289,7 @@ char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 		env_unset(&e, "LISTEN_PID");
 	}
 	rc |= bind_cards(&e, l, t);
+	rc |= bind_share(&e, c);
 	rc |= set_array(&e, l);
 	/* a screening job's gcheck writes its result where the agent will read it; in any other
 	 * job the name is gpool's, not the submitter's, so the agent never reads what it names */

@@ -11,10 +11,12 @@ struct gp_task_env_ctx {
 	const Gpool__Launch *launch;
 	const Gpool__TaskPlacement *task;
 	const struct gp_account *account;
-	const char *node;    /* this node's name */
-	const char *scratch; /* the task's working directory */
-	const char *iface;   /* the network interface joining the nodes (NULL: none known) */
-	const char *subnet;  /* its subnet as ADDR/BITS (NULL: none known) */
+	const char *node;     /* this node's name */
+	const char *scratch;  /* the task's working directory */
+	const char *iface;    /* the network interface joining the nodes (NULL: none known) */
+	const char *subnet;   /* its subnet as ADDR/BITS (NULL: none known) */
+	const char *mps_root; /* shared cards' MPS directories (mps.h): SCRATCH_DIR/mps (NULL:
+				 none) */
 };
 
 /* Build a NULL-terminated "NAME=value" vector (malloc'd, free with gp_env_free). Variables

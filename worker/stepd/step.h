@@ -52,6 +52,7 @@ struct step {
 	const char *node;
 	const char *iface;	    /* the interface that joins the nodes (NULL: unknown) */
 	const char *subnet;	    /* its subnet, ADDR/BITS (NULL: unknown) */
+	char mps_root[4200];	    /* shared cards' MPS directories: SCRATCH_DIR/mps (mps.h) */
 	struct gp_config *xfer_cfg; /* for the chunk store's client (NULL: no staging) */
 	const char *cache_dir;	    /* this node's chunk cache */
 	struct gp_account account;

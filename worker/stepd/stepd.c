@@ -236,6 +236,7 @@ static struct step *step_load(struct stepd *d, const char *path)
 	s->node = d->node;
 	s->iface = d->iface;
 	s->subnet = d->subnet;
+	snprintf(s->mps_root, sizeof(s->mps_root), "%s/mps", d->scratch);
 	s->xfer_cfg = d->xfer_cfg;
 	s->cache_dir = d->cache_dir;
 	return s;

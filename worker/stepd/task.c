@@ -386,7 +386,7 @@ void tasks_start(struct step *s)
 		if (t->state != TASK_NEW)
 			continue;
 		struct gp_task_env_ctx ec = {s->launch,	 t->tp,	   &s->account, s->node,
-					     s->workdir, s->iface, s->subnet};
+					     s->workdir, s->iface, s->subnet,	s->mps_root};
 		gp_error_t err = {{0}};
 		if (!(t->env = gp_env_build(&ec, &err)) ||
 		    (s->pmix && gp_pmixsrv_client(s->pmix, t->tp->rank, &t->env, &err) < 0)) {

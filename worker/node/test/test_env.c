@@ -57,7 +57,8 @@ static char **build(const struct gp_task_env_ctx *c)
 static void all_variables(void **state)
 {
 	setup_launch();
-	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL};
+	struct gp_task_env_ctx c = {&launch, &tp,  &acct, "h3", "/var/tmp/gpool/job42",
+				    NULL,    NULL, NULL};
 	char **e = build(&c);
 	static const char *const want[][2] = {
 	    {"GPOOL_JOB_ID", "42"},
@@ -105,7 +106,7 @@ static void submitter_env(void **state)
 	spec.n_env = 4;
 	tp.n_cpus = 0;
 	spec.cpus_per_task = 3;
-	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/s", NULL, NULL};
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/s", NULL, NULL, NULL};
 	char **e = build(&c);
 	assert_string_equal(gp_env_get(e, "PATH"), "/opt/x/bin:/usr/bin");
 	assert_string_equal(gp_env_get(e, "RANK"), "5");
@@ -150,7 +151,7 @@ static void card_binding(void **state)
 	uint32_t mine[] = {2, 3};
 	tp.cards = mine;
 	tp.n_cards = 2;
-	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/tmp", NULL, NULL};
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/tmp", NULL, NULL, NULL};
 	char **env = build(&c);
 	assert_string_equal(gp_env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-bbbb");
 	/* the RX 6600 is the node's second AMD card: ordinal 1 */
@@ -175,6 +176,53 @@ static void card_binding(void **state)
 	tp.cards = NULL;
 }
 
+/* a --gpu-share task: its budget, and on an NVIDIA card the MPS client settings of its card */
+static void shared_card(void **state)
+{
+	setup_launch();
+	Gpool__Card *cards[] = {
+	    card(0, GPOOL__VENDOR__VENDOR_NVIDIA, "GTX 1660", "GPU-aaaa"),
+	    card(1, GPOOL__VENDOR__VENDOR_AMD, "RX 6700 XT", ""),
+	};
+	launch.cards = cards;
+	launch.n_cards = 2;
+	spec.gpu_share = 1;
+	spec.gpu_mem_min = 3ULL << 29; /* 1.5 GiB of the 6 GiB card */
+	uint32_t mine[] = {0};
+	tp.cards = mine;
+	tp.n_cards = 1;
+	struct gp_task_env_ctx c = {&launch, &tp,  &acct, "h3",
+				    "/tmp",  NULL, NULL,  "/var/lib/gp/mps"};
+	char **env = build(&c);
+	const char *const want[][2] = {
+	    {"GPOOL_GPU_BUDGET", "1610612736"},
+	    {"CUDA_VISIBLE_DEVICES", "GPU-aaaa"},
+	    {"CUDA_MPS_PIPE_DIRECTORY", "/var/lib/gp/mps/card0/pipe"},
+	    {"CUDA_MPS_LOG_DIRECTORY", "/var/lib/gp/mps/card0/log"},
+	    {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=1536M"},
+	    {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "25"},
+	};
+	expect_vars(env, want, sizeof(want) / sizeof(want[0]));
+	gp_env_free(env);
+	/* an AMD card: the budget, no MPS */
+	mine[0] = 1;
+	env = build(&c);
+	assert_string_equal(gp_env_get(env, "GPOOL_GPU_BUDGET"), "1610612736");
+	assert_null(gp_env_get(env, "CUDA_MPS_PIPE_DIRECTORY"));
+	assert_null(gp_env_get(env, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"));
+	gp_env_free(env);
+	/* an exclusive job: none of it */
+	spec.gpu_share = 0;
+	mine[0] = 0;
+	env = build(&c);
+	assert_null(gp_env_get(env, "GPOOL_GPU_BUDGET"));
+	assert_null(gp_env_get(env, "CUDA_MPS_PIPE_DIRECTORY"));
+	gp_env_free(env);
+	spec.gpu_mem_min = 0;
+	launch.cards = NULL;
+	tp.cards = NULL;
+}
+
 static void set_spec_env(Gpool__EnvVar *v, Gpool__EnvVar **vp, const char *const (*kv)[2], size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -192,7 +240,7 @@ static void set_spec_env(Gpool__EnvVar *v, Gpool__EnvVar **vp, const char *const
 static void network_variables(void **state)
 {
 	setup_launch();
-	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/s", "eth0", "198.18.0.0/24"};
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/s", "eth0", "198.18.0.0/24", NULL};
 	char **e = build(&c);
 	static const char *const want[][2] = {
 	    {"GPOOL_NET_IFACE", "eth0"},
@@ -230,7 +278,7 @@ static void network_submitter_wins(void **state)
 	Gpool__EnvVar v[4];
 	Gpool__EnvVar *vp[4];
 	set_spec_env(v, vp, kv, 4);
-	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/s", "eth0", "198.18.0.0/24"};
+	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/s", "eth0", "198.18.0.0/24", NULL};
 	char **e = build(&c);
 	assert_string_equal(gp_env_get(e, "GLOO_SOCKET_IFNAME"), "ib0");
 	assert_string_equal(gp_env_get(e, "NCCL_SOCKET_IFNAME"), "^docker,lo");
@@ -260,7 +308,8 @@ static void screening_result(void **state)
 	v.value = "/etc/forged";
 	spec.env = vp;
 	spec.n_env = 1;
-	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL};
+	struct gp_task_env_ctx c = {&launch, &tp,  &acct, "h3", "/var/tmp/gpool/job42",
+				    NULL,    NULL, NULL};
 	char **e = build(&c);
 	assert_null(gp_env_get(e, "GPOOL_SCREEN_RESULT"));
 	gp_env_free(e);
@@ -285,7 +334,8 @@ static void array_variables(void **state)
 	launch.array_task_count = 20;
 	launch.array_task_min = 0;
 	launch.array_task_max = 95;
-	struct gp_task_env_ctx c = {&launch, &tp, &acct, "h3", "/var/tmp/gpool/job42", NULL, NULL};
+	struct gp_task_env_ctx c = {&launch, &tp,  &acct, "h3", "/var/tmp/gpool/job42",
+				    NULL,    NULL, NULL};
 	char **e = build(&c);
 	static const char *const want[][2] = {
 	    {"ARRAY_JOB_ID", "40"},  {"ARRAY_TASK_ID", "7"},   {"ARRAY_TASK_COUNT", "20"},
@@ -318,10 +368,10 @@ static void array_variables(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(all_variables),	 cmocka_unit_test(submitter_env),
-	    cmocka_unit_test(card_binding),	 cmocka_unit_test(screening_result),
-	    cmocka_unit_test(network_variables), cmocka_unit_test(network_submitter_wins),
-	    cmocka_unit_test(array_variables),
+	    cmocka_unit_test(all_variables),	      cmocka_unit_test(submitter_env),
+	    cmocka_unit_test(card_binding),	      cmocka_unit_test(shared_card),
+	    cmocka_unit_test(screening_result),	      cmocka_unit_test(network_variables),
+	    cmocka_unit_test(network_submitter_wins), cmocka_unit_test(array_variables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
