@@ -44,7 +44,7 @@ like "$out" "uid $uid gid [0-9]+" "it ran as the user's uid ($uid), not root"
 pwdline=$(grep '^pwd ' <<<"$out")
 like "$pwdline" '^pwd (/[^ ]+) scratch \1$' "its working directory is the job's (GPOOL_SCRATCH)"
 like "$out" "staged $(cat "$WORK/hello.txt")" "the staged file is in it"
-like "$out" 'vars job=[0-9]+ rank=0 world=1 master=[^:]+:[0-9]+ cuda=0' "GPOOL_*, RANK, WORLD_SIZE, MASTER_*, CUDA_VISIBLE_DEVICES are passed in"
+like "$out" 'vars job=[0-9]+ rank=0 world=1 master=[^:]+:[0-9]+ cuda=(0|GPU-fake-0)' "GPOOL_*, RANK, WORLD_SIZE, MASTER_*, CUDA_VISIBLE_DEVICES are passed in"
 id1=$(sed -n 's/.*vars job=\([0-9]*\) .*/\1/p' <<<"$out")
 like "$(grep '^cgroup ' <<<"$out")" "job$id1\\." "it is in the job's own cgroup (/proc/self/cgroup)"
 devline=$(grep '^dev ' <<<"$out")
@@ -60,11 +60,13 @@ out=$(as_user gsub --wait --container img.tar -- /bin/cat /etc/gpool-test-image 
 like "$out" 'gpool minbase test image' "a second container job runs"
 line=$(gw_log | grep ': image .* cached in' | tail -1)
 like "$line" 'cached in' "the second job reuses the unpacked image ($line)"
-n=$(find "$CLUSTER_DIR"/h1 -path '*/images/u*' -mindepth 0 -maxdepth 6 -type d -name rootfs 2>/dev/null | wc -l)
-is "$n" 1 "one unpacked copy on the node"
-rootfs=$(find "$CLUSTER_DIR"/h1 -path '*/images/u*' -maxdepth 6 -type d -name rootfs | head -1)
-is "$(stat -c %U "$rootfs")" "$TEST_USER" "the unpacked tree is the user's (unpacked as the user, not root)"
-setuid=$(find "$rootfs" -xdev -perm -4000 -user root 2>/dev/null | head -3)
+# the node's state directory is a tmpfs of the host's own mount namespace
+images=$(on_host h1 sh -c "ls -d '$CLUSTER_DIR'/node/state/images 2>/dev/null || find '$CLUSTER_DIR' -maxdepth 4 -type d -name images | head -1")
+rootfs=$(on_host h1 sh -c "ls -d '$images'/u$uid/*/rootfs")
+is "$(wc -l <<<"$rootfs")" 1 "one unpacked copy on the node ($rootfs)"
+is "$(on_host h1 stat -c %U "$rootfs")" "$TEST_USER" "the image was unpacked by the user, not root"
+is "$(on_host h1 stat -c '%U %a' "$(dirname "$rootfs")")" "root 700" "the cache entry is root's, mode 700"
+setuid=$(on_host h1 find "$rootfs" -xdev -perm -4000 -user root 2>/dev/null | head -3)
 is "$setuid" "" "nothing in it is setuid root"
 
 # ---- the job's memory limit holds inside ----
@@ -105,10 +107,10 @@ for bad in garbage noconfig; do
 		fail "the $bad.tar job ends" "$(job_json "$id")"
 	fi
 done
-check "gworkerd is still running on h1" on_host h1 pgrep -x gworkerd
+check "gworkerd is still running on h1" on_host h1 sh -c 'pgrep -x gworkerd >/dev/null'
 out=$(as_user gsub --wait --container img.tar -- /bin/echo still fine 2>&1)
 like "$out" 'still fine' "the next container job runs"
-check "no unpack directory is left behind" bash -c "! find '$CLUSTER_DIR/h1' -path '*/images/u*' -name 'tmp.*' | grep -q ."
+check "no unpack directory is left behind" on_host h1 sh -c "! ls '$images'/u$uid | grep -q '^tmp\.'"
 
 # ---- --container with a registry name is refused by gsub, saying why ----
 out=$(as_user gsub --container registry:5000/minbase:1 -- /bin/true 2>&1)

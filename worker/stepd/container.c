@@ -140,8 +140,9 @@ static int helper_path(char *buf, size_t len)
 	return snprintf(buf, len, "%s/gpool-image", self) < (int)len ? 0 : -1;
 }
 
-/* Run gpool-image unpack DIR as the account, the archive on stdin; its complaint in err. */
-static int run_unpack(const struct step *s, int in, const char *dir, gp_error_t *err)
+/* Run gpool-image unpack as the account, the archive on stdin and the directory dfd as fd 3;
+ * its complaint in err. */
+static int run_unpack(const struct step *s, int in, int dfd, gp_error_t *err)
 {
 	char helper[PATH_MAX];
 	if (helper_path(helper, sizeof(helper)) < 0)
@@ -149,7 +150,7 @@ static int run_unpack(const struct step *s, int in, const char *dir, gp_error_t 
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return gp_errprintf(err, "pipe: %s", strerror(errno));
-	char *argv[] = {"gpool-image", "unpack", (char *)dir, NULL};
+	char *argv[] = {"gpool-image", "unpack", "-", NULL};
 	char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "GPOOL_IMAGE_AS_ROOT=1", NULL};
 	bool root = s->account.uid == 0;
 	pid_t pid = fork();
@@ -159,7 +160,7 @@ static int run_unpack(const struct step *s, int in, const char *dir, gp_error_t 
 		return gp_errprintf(err, "fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
-		if (dup2(in, 0) < 0 || dup2(p[1], 2) < 0)
+		if (dup2(in, 0) < 0 || dup2(p[1], 2) < 0 || dup2(dfd, 3) < 0)
 			_exit(125);
 		int null = open("/dev/null", O_WRONLY);
 		if (null >= 0)
@@ -345,11 +346,11 @@ int step_container_prepare(struct step *s, const char *state_dir, uint64_t cache
 		if (tfd < 0)
 			return gp_errprintf(err, "cannot make an unpack directory: %s",
 					    strerror(errno));
-		close(tfd);
 		char dir[PATH_MAX];
 		snprintf(dir, sizeof(dir), "%s/%s/%s", images, uname, tmp);
 		int in = archive_fd(c->images_fd, e, s->cache_dir, err);
-		int rc = in < 0 ? -1 : run_unpack(s, in, dir, err);
+		int rc = in < 0 ? -1 : run_unpack(s, in, tfd, err);
+		close(tfd);
 		if (in >= 0)
 			close(in);
 		if (rc == 0 && renameat(c->user_fd, tmp, c->user_fd, c->key) < 0 &&

@@ -202,10 +202,12 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 	}
 	/* crun refuses a hybrid host whose cgroup2 mount has controllers ("cgroups in hybrid mode
 	 * not supported"), even with --cgroup-manager=disabled: it gets a mount namespace of its
-	 * own without that mount (the job's v1 groups, which hold the limits, stay) */
+	 * own without that mount (the job's v1 groups, which hold the limits, stay; a mount there
+	 * may have others beneath it) */
 	if (ctr && unshare(CLONE_NEWNS) == 0 &&
 	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0)
-		umount2("/sys/fs/cgroup/unified", MNT_DETACH);
+		for (int i = 0; i < 8 && umount2("/sys/fs/cgroup/unified", MNT_DETACH) == 0; i++)
+			;
 	if (p->switch_user && !ctr) {
 		if (setgroups((size_t)p->ngroups, p->groups) < 0)
 			child_fail(errfd, "setgroups", errno);
