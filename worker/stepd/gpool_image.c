@@ -79,7 +79,8 @@ static void run_tar(char *const *argv, const char *what)
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			die("waitpid: %s", strerror(errno));
-	bool good = WIFEXITED(st) && (WEXITSTATUS(st) == 0 || (WEXITSTATUS(st) == 2 && only_mknod(errs)));
+	bool good =
+	    WIFEXITED(st) && (WEXITSTATUS(st) == 0 || (WEXITSTATUS(st) == 2 && only_mknod(errs)));
 	fclose(errs);
 	if (!good)
 		die("%s", what);
@@ -242,7 +243,8 @@ static int unpack(const char *dir)
 int main(int argc, char **argv)
 {
 	if (argc != 3 || strcmp(argv[1], "unpack") != 0) {
-		fprintf(stderr, "usage: gpool-image unpack DIR|- < ARCHIVE  (-: the directory on fd 3)\n");
+		fprintf(stderr,
+			"usage: gpool-image unpack DIR|- < ARCHIVE  (-: the directory on fd 3)\n");
 		return 2;
 	}
 	if (geteuid() == 0 && !getenv("GPOOL_IMAGE_AS_ROOT"))
