@@ -21,6 +21,7 @@ bin=${GPOOL_BIN_DIR:-$here/build/bin}
 ctr_image_build || { echo "container-start: no image: $CTR_WHY" >&2; exit 1; }
 dir=$(mktemp -d /tmp/gp-containers-bench.XXXXXX)
 chmod 0755 "$dir"
+export GPOOL_CLUSTER_STATE_SIZE=1500m
 "$here/deploy/gpool-cluster" start -n 1 --dir "$dir/cluster" --bin "$bin" --timeout 60 --cpus 2 \
 	>/dev/null 2>&1 || { echo "container-start: the cluster did not start" >&2; exit 1; }
 trap '"$here/deploy/gpool-cluster" stop --dir "$dir/cluster" >/dev/null 2>&1; rm -rf "$dir"' EXIT
@@ -28,8 +29,9 @@ eval "$("$here/deploy/gpool-cluster" env --dir "$dir/cluster")"
 mkdir -p "$dir/work"
 cp "$CTR_IMAGE" "$dir/work/img.tar"
 chown -R gpool-user: "$dir/work"
-state=$(find "$dir/cluster/h1" -maxdepth 3 -type d -name cache | head -1)
-state=$(dirname "$state")
+# the node's state directory is a tmpfs of the host's own mount namespace: act there
+on_h1() { "$here/deploy/gpool-cluster" exec --dir "$dir/cluster" h1 "$@"; }
+state=$dir/cluster/node/state
 as_user() {
 	runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" "$@"
 }
@@ -39,7 +41,7 @@ run() {
 	local mode=$1 t0 out first args=()
 	[ "$mode" = plain ] || args=(--container img.tar)
 	if [ "$mode" = uncached ]; then
-		rm -rf "$state"/images/u*/* "$state"/cache/*
+		on_h1 sh -c "rm -rf '$state'/images/u*/* '$state'/cache/*"
 	fi
 	t0=$(date +%s.%N)
 	out=$(as_user "$bin/gsub" --wait "${args[@]}" -- date +%s.%N 2>/dev/null)

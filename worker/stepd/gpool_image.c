@@ -229,6 +229,7 @@ static int unpack(const char *dir)
 		char what[64];
 		snprintf(what, sizeof(what), "layer %zu of the image cannot be unpacked", i);
 		run_tar(argv, what);
+		unlink(p); /* the next layer's room (a node's state may be a small tmpfs) */
 		apply_whiteouts();
 	}
 	write_path(config);
