@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <jansson.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -29,9 +28,9 @@
 
 #include "common/sha256.h"
 #include "common/util.h"
+#include "worker/stepd/oci.h"
 
-#define JSON_MAX   (4u << 20) /* index, manifest, config: no bigger than this */
-#define LAYERS_MAX 256
+#define JSON_MAX (4u << 20) /* index, manifest, config: no bigger than this */
 
 static void die(const char *fmt, ...)
 {
@@ -86,29 +85,23 @@ static void run_tar(char *const *argv, const char *what)
 		die("%s", what);
 }
 
-/* "sha256:<64 hex>" -> the blob's path under oci/; NULL when malformed. */
+/* A blob's path under oci/ (digest checked by gp_oci_digest_ok already). */
 static const char *blob_path(const char *digest, char *buf, size_t len)
 {
-	if (!digest || strncmp(digest, "sha256:", 7) != 0 || strlen(digest) != 7 + 64)
-		return NULL;
-	for (const char *p = digest + 7; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return NULL;
-	snprintf(buf, len, "oci/blobs/sha256/%s", digest + 7);
+	snprintf(buf, len, "oci/blobs/sha256/%.64s", digest + 7);
 	return buf;
 }
 
-/* Read and parse a JSON file; with digest, its SHA-256 must match. */
-static json_t *read_json(const char *path, const char *digest, const char *what)
+/* Read a JSON file (bounded); with digest, its SHA-256 must match. Malloc'd, *len set. */
+static char *read_doc(const char *path, const char *digest, const char *what, size_t *len)
 {
 	uint8_t *data;
-	size_t len;
-	if (gp_read_file(path, JSON_MAX, &data, &len) < 0)
+	if (gp_read_file(path, JSON_MAX, &data, len) < 0)
 		die("the image has no readable %s: %s", what, strerror(errno));
 	if (digest) {
 		uint8_t h[32];
 		const void *parts[1] = {data};
-		size_t lens[1] = {len};
+		size_t lens[1] = {*len};
 		gp_sha256(parts, lens, 1, h);
 		char hex[65];
 		for (int i = 0; i < 32; i++)
@@ -116,12 +109,7 @@ static json_t *read_json(const char *path, const char *digest, const char *what)
 		if (strcmp(hex, digest + 7) != 0)
 			die("the image's %s does not match its digest", what);
 	}
-	json_error_t je;
-	json_t *j = json_loadb((const char *)data, len, 0, &je);
-	free(data);
-	if (!j || !json_is_object(j))
-		die("the image's %s is not a JSON object", what);
-	return j;
+	return (char *)data;
 }
 
 /* ---- whiteouts: ".wh.NAME" removes NAME of the layers below, ".wh..wh..opq" empties its
@@ -153,22 +141,6 @@ static void apply_whiteouts(void)
 	nftw("rootfs", wh_cb, 64, FTW_PHYS | FTW_MOUNT);
 }
 
-static void write_path(json_t *config)
-{
-	json_t *env = json_object_get(json_object_get(config, "config"), "Env");
-	size_t i;
-	json_t *v;
-	json_array_foreach(env, i, v)
-	{
-		const char *s = json_string_value(v);
-		if (s && !strncmp(s, "PATH=", 5)) {
-			if (gp_write_file("path", s + 5, strlen(s + 5), 0644) < 0)
-				die("cannot write the image's PATH: %s", strerror(errno));
-			return;
-		}
-	}
-}
-
 static int unpack(const char *dir)
 {
 	if (!strcmp(dir, "-") ? fchdir(3) < 0 : chdir(dir) < 0)
@@ -178,43 +150,33 @@ static int unpack(const char *dir)
 		die("cannot make the unpack directories: %s", strerror(errno));
 	char *outer[] = {"tar", "-x", "--no-same-owner", "-f", "-", "-C", "oci", NULL};
 	run_tar(outer, "the image is not a tar archive (an OCI image archive is one)");
-	json_t *index = read_json("oci/index.json", NULL, "index.json (not an OCI archive?)");
-	json_t *mans = json_object_get(index, "manifests");
-	if (!json_is_array(mans) || json_array_size(mans) == 0)
-		die("the image's index.json lists no manifest");
-	const char *mdig = json_string_value(json_object_get(json_array_get(mans, 0), "digest"));
-	char p[PATH_MAX];
-	if (!blob_path(mdig, p, sizeof(p)))
-		die("the image's index.json names no sha256 manifest");
-	json_t *man = read_json(p, mdig, "manifest");
-	const char *cdig =
-	    json_string_value(json_object_get(json_object_get(man, "config"), "digest"));
-	if (!blob_path(cdig, p, sizeof(p)))
-		die("the image's manifest has no config");
-	json_t *config = read_json(p, cdig, "config");
-	const char *os = json_string_value(json_object_get(config, "os"));
-	if (os && strcmp(os, "linux") != 0)
-		die("the image is for '%s', not linux", os);
-	json_t *layers = json_object_get(man, "layers");
-	if (!json_is_array(layers) || json_array_size(layers) > LAYERS_MAX)
-		die("the image's manifest has no usable layer list");
-	size_t i;
-	json_t *l;
-	json_array_foreach(layers, i, l)
-	{
-		const char *d = json_string_value(json_object_get(l, "digest"));
-		const char *mt = json_string_value(json_object_get(l, "mediaType"));
-		if (!blob_path(d, p, sizeof(p)))
-			die("layer %zu of the image has no sha256 digest", i);
-		if (mt && strstr(mt, "zstd"))
+	gp_error_t err;
+	size_t len;
+	char mdig[GP_OCI_DIGEST], p[PATH_MAX], path[4096];
+	char *doc = read_doc("oci/index.json", NULL, "index.json (not an OCI archive?)", &len);
+	if (gp_oci_index(doc, len, mdig, &err) < 0)
+		die("%s", err.text);
+	free(doc);
+	static struct gp_oci_manifest man;
+	doc = read_doc(blob_path(mdig, p, sizeof(p)), mdig, "manifest", &len);
+	if (gp_oci_manifest(doc, len, &man, &err) < 0)
+		die("%s", err.text);
+	free(doc);
+	doc = read_doc(blob_path(man.config, p, sizeof(p)), man.config, "config", &len);
+	if (gp_oci_config(doc, len, path, sizeof(path), &err) < 0)
+		die("%s", err.text);
+	free(doc);
+	for (size_t i = 0; i < man.nlayers; i++) {
+		const struct gp_oci_layer *l = &man.layers[i];
+		blob_path(l->digest, p, sizeof(p));
+		if (l->zstd)
 			die("layer %zu of the image is zstd-compressed (tar and tar+gzip only)", i);
 		struct stat st;
 		if (lstat(p, &st) < 0 || !S_ISREG(st.st_mode))
 			die("layer %zu of the image is missing from the archive", i);
-		json_t *sz = json_object_get(l, "size");
-		if (json_is_integer(sz) && (long long)st.st_size != json_integer_value(sz))
+		if (l->size >= 0 && (long long)st.st_size != (long long)l->size)
 			die("layer %zu of the image has %lld bytes, its manifest says %lld", i,
-			    (long long)st.st_size, (long long)json_integer_value(sz));
+			    (long long)st.st_size, (long long)l->size);
 		/* GNU tar recognizes gzip by itself when reading a file */
 		char *argv[] = {"tar",
 				"-x",
@@ -232,10 +194,8 @@ static int unpack(const char *dir)
 		unlink(p); /* the next layer's room (a node's state may be a small tmpfs) */
 		apply_whiteouts();
 	}
-	write_path(config);
-	json_decref(config);
-	json_decref(man);
-	json_decref(index);
+	if (path[0] && gp_write_file("path", path, strlen(path), 0644) < 0)
+		die("cannot write the image's PATH: %s", strerror(errno));
 	if (gp_rm_rf("oci") < 0)
 		die("cannot remove the unpacked archive: %s", strerror(errno));
 	return 0;
