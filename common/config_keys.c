@@ -182,6 +182,11 @@ const struct gp_conf_key gp_conf_keys[] = {
      "(not a link) owned by root or the agent's uid, not group/other-writable unless sticky, else "
      "gworkerd refuses to start",
      NULL, 0},
+    {"image_cache", W, GP_CONF_SIZE, "20GiB",
+     "bytes the node's unpacked container images may take (<state_dir>/images, one copy per "
+     "image and account); above it, images no running job uses go, least recently used first "
+     "(0: no bound)",
+     NULL, 0},
     {"run_as", W, GP_CONF_STR, "",
      "run every task as this local account (default: the account named like the owner)", NULL, 0},
     {"allow_root", W, GP_CONF_BOOL, "false", "run jobs submitted by root as root", NULL, 0},

@@ -316,6 +316,39 @@ static int set_stage(void *c, const char *a, gp_error_t *err)
 	return strv_push(&s->stage, &s->n_stage, a, err);
 }
 
+/* --container ARCHIVE: an OCI image archive, staged like --stage (content-addressed, cached and
+ * fanned out per node) and named in JobSpec.container; the node unpacks it, never writes it
+ * into the working directory (docs/containers.md). */
+static int set_container(void *c, const char *a, gp_error_t *err)
+{
+	gp_submit_t *s = SUB(c);
+	char b1[4096];
+	struct stat st;
+	if (!*a)
+		return bad(err, "container image", a);
+	if (stat(a, &st) < 0) {
+		/* a registry's image names look like host:port/name:tag */
+		if (errno == ENOENT && strchr(a, ':'))
+			return gp_errprintf(err,
+					    "container image '%s': no such file (images from a "
+					    "registry are not supported: give an OCI archive)",
+					    a);
+		return gp_errprintf(err, "cannot read container image '%s': %s", a,
+				    strerror(errno));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return gp_errprintf(err, "container image '%s' is not a file (an OCI archive)", a);
+	}
+	const char *base = base_of(a, b1, sizeof(b1));
+	bool staged = false;
+	for (size_t i = 0; i < s->n_stage; i++)
+		staged |= !strcmp(s->stage[i], a);
+	if (!staged && set_stage(c, a, err) < 0)
+		return -1;
+	return set_str(&SPEC(c)->container, base, err);
+}
+
 static int set_collect(void *c, const char *a, gp_error_t *err)
 {
 	if (!*a || a[0] == '/' || strstr(a, "..") || strlen(a) > 1024)
@@ -749,6 +782,10 @@ static const struct gp_opt submit_opts[] = {
     {"collect", 0, ARG, "PATTERN",
      "bring files matching PATTERN back when the job ends (%t: every rank's; repeatable)",
      set_collect, 0},
+    {"container", 0, ARG, "IMAGE.tar",
+     "run the tasks in a container of this OCI image archive, as the job's user, in its "
+     "cgroup, with its cards' devices (docs/containers.md)",
+     set_container, 0},
     {"collect-dir", 0, ARG, "DIR",
      "where --wait puts collected files (default .; `gpool fetch` takes --dir)", set_collect_dir,
      GP_OPT_CMDLINE},
@@ -1057,6 +1094,11 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 		errno = EINVAL;
 		return gp_errprintf(err, "option '--alloc' is not for '--service', '--pty', "
 					 "'--array', '--wait', '--json' or '--parsable'");
+	}
+	if (sp->container && *sp->container && sp->mpi != GPOOL__MPI_LAUNCH__MPI_NONE) {
+		errno = EINVAL;
+		return gp_errprintf(err, "option '--container' does not take '--mpi' yet "
+					 "(docs/containers.md)");
 	}
 	if (sp->service && !sp->replicas)
 		sp->replicas = 1;

@@ -58,7 +58,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/gschedd.service
 # the pool's own CA for HTTPS on the REST API (docs/commands/gpool-ca.md)
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/deploy/gpool-ca DESTINATION sbin COMPONENT scheduler)
 # ---- worker: the agent, its supervisor, and what jobs run on the node ----
-install(TARGETS gworkerd gstepd DESTINATION sbin COMPONENT worker)
+install(TARGETS gworkerd gstepd gpool-image DESTINATION sbin COMPONENT worker)
 install(TARGETS gcheck gpool-launch gpool-rsh gtrain DESTINATION bin COMPONENT worker)
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/gworkerd.service
   DESTINATION lib/systemd/system COMPONENT worker)
@@ -122,8 +122,9 @@ set(CPACK_DEBIAN_SCHEDULER_PACKAGE_DEPENDS "gpool-client (= ${V}), munge, adduse
 # sqlite3: a consistent copy of jobs.db for backups (docs/install.md)
 set(CPACK_DEBIAN_SCHEDULER_PACKAGE_RECOMMENDS "sqlite3")
 set(CPACK_DEBIAN_WORKER_PACKAGE_DEPENDS "gpool-client (= ${V}), munge")
-# openmpi-bin: the mpirun of `gsub --mpi=mpirun` jobs; the card modules for jobs on cards
-set(CPACK_DEBIAN_WORKER_PACKAGE_SUGGESTS "openmpi-bin, gpool-cuda, gpool-hip")
+# openmpi-bin: the mpirun of `gsub --mpi=mpirun` jobs; the card modules for jobs on cards;
+# crun: the runtime of `gsub --container` jobs (docs/containers.md)
+set(CPACK_DEBIAN_WORKER_PACKAGE_SUGGESTS "openmpi-bin, gpool-cuda, gpool-hip, crun")
 set(CPACK_DEBIAN_CLIENT_PACKAGE_DEPENDS "munge")
 # common/sha256.c loads libcrypto at run time for long inputs (staged files), so shlibdeps does
 # not see it; without it the commands hash with libsodium, 5x slower

@@ -90,12 +90,13 @@ struct step_rec {
 };
 
 struct steps {
-	char *argv[32]; /* gstepd's command line, argv[2] set per launch */
+	char *argv[36]; /* gstepd's command line, argv[2] set per launch */
 	char *ep;
 	char grace[32];
 	char sched_uid[32];
-	int shell_arg;	/* argv[shell_arg] is "--shell" for a task shell, else NULL */
-	bool fork_only; /* gstepd is the one beside us: run its code without exec */
+	char image_cache[32]; /* --image-cache: the bound on unpacked container images */
+	int shell_arg;	      /* argv[shell_arg] is "--shell" for a task shell, else NULL */
+	bool fork_only;	      /* gstepd is the one beside us: run its code without exec */
 	void *sock;
 	gp_endpoint_t *endpoint; /* over sock: local, unsealed; one routing id per step */
 	struct step_rec **v;

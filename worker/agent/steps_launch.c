@@ -180,6 +180,10 @@ int steps_stepd_argv(struct agent *a, struct steps *ss)
 	ss->argv[n++] = (char *)gp_config_str(c, "scheduler");
 	ss->argv[n++] = "--sched-uid";
 	ss->argv[n++] = ss->sched_uid;
+	snprintf(ss->image_cache, sizeof(ss->image_cache), "%lld",
+		 (long long)gp_config_int(c, "image_cache"));
+	ss->argv[n++] = "--image-cache";
+	ss->argv[n++] = ss->image_cache;
 	ss->shell_arg = n;
 	ss->argv[n] = NULL;
 	ss->argv[n + 1] = NULL;

@@ -358,6 +358,13 @@ static int copy_chunks(int out, const Gpool__StageEntry *e, struct open_chunk *o
 	return 0;
 }
 
+/* The container image's entry (JobSpec.container): fetched into the cache, never written into
+ * the working directory (worker/stepd/container.c unpacks it). */
+static bool is_image(const Gpool__JobSpec *spec, const Gpool__StageEntry *e)
+{
+	return spec->container && *spec->container && !strcmp(spec->container, e->path);
+}
+
 /* Runs in the child: the chunks are open already, the account is ours. */
 static int write_manifest(const Gpool__JobSpec *spec, const char *dir, struct open_chunk *oc,
 			  size_t noc, char *msg, size_t len)
@@ -370,6 +377,8 @@ static int write_manifest(const Gpool__JobSpec *spec, const char *dir, struct op
 	}
 	for (size_t i = 0; i < spec->n_stage; i++) {
 		const Gpool__StageEntry *e = spec->stage[i];
+		if (is_image(spec, e))
+			continue;
 		if (mkparents(dfd, e->path) < 0) {
 			snprintf(msg, len, "cannot make the directories of '%s': %s", e->path,
 				 strerror(errno));
@@ -416,7 +425,9 @@ static int manifest_child(const Gpool__JobSpec *spec, const char *dir, const str
 	char msg[512];
 	size_t total = 0;
 	for (size_t i = 0; i < spec->n_stage; i++)
-		total += spec->stage[i]->dir ? 0 : spec->stage[i]->n_chunks;
+		total += spec->stage[i]->dir || is_image(spec, spec->stage[i])
+			     ? 0
+			     : spec->stage[i]->n_chunks;
 	struct open_chunk *oc = calloc(total ? total : 1, sizeof(*oc));
 	if (!oc) {
 		snprintf(msg, sizeof(msg), "out of memory");
@@ -424,7 +435,9 @@ static int manifest_child(const Gpool__JobSpec *spec, const char *dir, const str
 	}
 	size_t n = 0;
 	for (size_t i = 0; i < spec->n_stage; i++)
-		for (size_t k = 0; !spec->stage[i]->dir && k < spec->stage[i]->n_chunks; k++)
+		for (size_t k = 0; !spec->stage[i]->dir && !is_image(spec, spec->stage[i]) &&
+				   k < spec->stage[i]->n_chunks;
+		     k++)
 			oc[n++] = (struct open_chunk){spec->stage[i]->chunks[k].data, -1};
 	qsort(oc, n, sizeof(*oc), oc_cmp);
 	size_t u = 0;

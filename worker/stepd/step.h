@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "proto/gpool.pb-c.h"
 #include "worker/node/outbox.h"
+#include "worker/stepd/container.h"
 #include "worker/stepd/pmixsrv.h"
 #include "worker/stepd/ptyserv.h"
 
@@ -44,6 +45,7 @@ struct task {
 	bool oom;
 	struct rusage ru;
 	int64_t reaped_ms;
+	char **cargv; /* a --container task: the crun command that runs it (container.h) */
 };
 
 struct step {
@@ -68,6 +70,7 @@ struct step {
 	uint64_t oom_kills;	  /* OOM kills seen in the job's cgroup so far */
 	gp_pmixsrv_t *pmix;	  /* --mpi=pmix: the job's PMIx server on this node */
 	gp_ptyserv_t *pty;	  /* gsub --pty: rank 0's terminal and its client (ptyserv.h) */
+	struct step_ctr *ctr;	  /* gsub --container: the held image (container.h), else NULL */
 };
 
 /* gstepd's main: the gstepd executable, or a child gworkerd forked (fresh ZeroMQ context). */

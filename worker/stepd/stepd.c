@@ -64,6 +64,7 @@ struct stepd {
 	const char *cgroups;
 	gp_cgroup_pool_t *cgpool; /* a shell's idle cgroups (v1), NULL otherwise */
 	const char *state_dir;	  /* the node's chunk cache is <state_dir>/cache */
+	uint64_t image_cache;	  /* bytes the unpacked container images may take (0: any) */
 	const char *scheduler;	  /* the chunk store's endpoint */
 	const char *sched_uid;
 	bool allow_root;
@@ -177,6 +178,7 @@ static struct step *step_find(struct stepd *d, uint64_t job, uint32_t attempt)
 
 static void cleanup(struct step *s)
 {
+	step_container_release(s);
 	gp_cgroup_destroy(&s->cg);
 	if (s->workdir && s->workdir_owned && gp_rm_rf(s->workdir) < 0)
 		gp_warn("cannot remove '%s': %s", s->workdir, strerror(errno));
@@ -190,8 +192,11 @@ static void step_free(struct step *s)
 		return;
 	gp_pmixsrv_destroy(&s->pmix);
 	gp_ptyserv_destroy(&s->pty);
-	for (size_t i = 0; s->tasks && i < s->ntasks; i++)
+	step_container_release(s);
+	for (size_t i = 0; s->tasks && i < s->ntasks; i++) {
 		gp_env_free(s->tasks[i].env);
+		step_container_argv_free(s->tasks[i].cargv);
+	}
 	free(s->workdir);
 	free(s->tasks);
 	free(s->launch_path);
@@ -441,6 +446,9 @@ static int setup_step(struct stepd *d, struct step *s, gp_error_t *err)
 	if (gp_stage_files(l->spec, s->workdir, &s->account, err) < 0)
 		return -1;
 	if (l->spec->n_stage && stage_manifest(s, err) < 0)
+		return -1;
+	if (l->spec->container && *l->spec->container &&
+	    step_container_prepare(s, d->state_dir, d->image_cache, err) < 0)
 		return -1;
 	/* the job's cpus: every task's placement, the cgroup holds them all */
 	size_t ncpus = 0;
@@ -705,6 +713,7 @@ static void usage(FILE *f)
 		"  --net-iface NAME    the network interface joining the nodes "
 		"(GLOO_SOCKET_IFNAME...)\n"
 		"  --net-subnet CIDR   its subnet (OMPI_MCA_btl_tcp_if_include...)\n"
+		"  --image-cache BYTES the bound on unpacked container images (0: none)\n"
 		"  --shell             a task shell: take further job attempts from the agent\n"
 		"                      (StepShellLaunch) until it says StepShellClose\n");
 }
@@ -727,6 +736,7 @@ int gp_stepd_main(int argc, char **argv)
 	    {"net-iface", required_argument, NULL, 'i'},
 	    {"net-subnet", required_argument, NULL, 'N'},
 	    {"shell", no_argument, NULL, 'H'},
+	    {"image-cache", required_argument, NULL, 'I'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -783,6 +793,9 @@ int gp_stepd_main(int argc, char **argv)
 			break;
 		case 'H':
 			d.shell = true;
+			break;
+		case 'I':
+			d.image_cache = strtoull(optarg, NULL, 10);
 			break;
 		case 'h':
 		default:

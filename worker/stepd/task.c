@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -156,9 +158,15 @@ static void set_listen_pid(char **env)
 	}
 }
 
+/* What crun itself runs with (the task's own environment is in its bundle). */
+static char *const crun_environ[] = {
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+
 static void child(struct step *s, struct task *t, const struct spawn_prep *p, int in, int out,
 		  int err, int errfd, int lfd)
 {
+	/* a --container task: crun (root) switches the user and enters the working directory */
+	bool ctr = t->cargv != NULL;
 	sigset_t all;
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
@@ -192,7 +200,15 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 			child_fail(errfd, "cannot hand the replica its socket", errno);
 		set_listen_pid(t->env);
 	}
-	if (p->switch_user) {
+	/* crun refuses a hybrid host whose cgroup2 mount has controllers ("cgroups in hybrid mode
+	 * not supported"), even with --cgroup-manager=disabled: it gets a mount namespace of its
+	 * own without that mount (the job's v1 groups, which hold the limits, stay; a mount there
+	 * may have others beneath it) */
+	if (ctr && unshare(CLONE_NEWNS) == 0 &&
+	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0)
+		for (int i = 0; i < 8 && umount2("/sys/fs/cgroup/unified", MNT_DETACH) == 0; i++)
+			;
+	if (p->switch_user && !ctr) {
 		if (setgroups((size_t)p->ngroups, p->groups) < 0)
 			child_fail(errfd, "setgroups", errno);
 		if (setgid(s->account.gid) < 0)
@@ -202,21 +218,22 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 		if (s->account.uid != 0 && setuid(0) == 0)
 			child_fail(errfd, "could not drop root", EPERM);
 	}
-	if (chdir(s->workdir) < 0) {
+	if (!ctr && chdir(s->workdir) < 0) {
 		char what[PATH_MAX + 32];
 		snprintf(what, sizeof(what), "cannot enter '%s'", s->workdir);
 		child_fail(errfd, what, errno);
 	}
 	umask(022);
-	environ = t->env;
-	execvp(p->argv[0], p->argv);
-	if (errno == ENOENT && p->fallback[0])
+	char *const *argv = ctr ? t->cargv : p->argv;
+	environ = ctr ? (char **)crun_environ : t->env;
+	execvp(argv[0], argv);
+	if (errno == ENOENT && p->fallback[0] && !ctr)
 		execv(p->fallback, p->argv);
 	/* the command itself is wrong: the task ran and exits 127, as a shell would */
 	int e = errno;
 	char msg[512];
-	int n = snprintf(msg, sizeof(msg), "gstepd: cannot execute '%s': %s\n", p->argv[0],
-			 strerror(e));
+	int n =
+	    snprintf(msg, sizeof(msg), "gstepd: cannot execute '%s': %s\n", argv[0], strerror(e));
 	if (n > 0 && write(2, msg, (size_t)n) < 0) {
 	}
 	_exit(127);
@@ -390,6 +407,10 @@ void tasks_start(struct step *s)
 		gp_error_t err = {{0}};
 		if (!(t->env = gp_env_build(&ec, &err)) ||
 		    (s->pmix && gp_pmixsrv_client(s->pmix, t->tp->rank, &t->env, &err) < 0)) {
+			task_failed(s, t, err.text);
+			continue;
+		}
+		if (s->ctr && !(t->cargv = step_container_argv(s, t, &err))) {
 			task_failed(s, t, err.text);
 			continue;
 		}

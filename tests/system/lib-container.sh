@@ -1,0 +1,87 @@
+#!/bin/bash
+# lib-container.sh: the test image of the container tests (docs/containers.md), built here with
+# debootstrap --variant=minbase from apt's configured Debian mirror (and python3-minimal),
+# once per machine, and packed
+# as an OCI image archive (oci-layout, index.json, blobs/sha256/: one gzip layer, an image
+# config, a manifest) by hand, so no registry and no podman are needed.
+#
+#   . tests/system/lib-container.sh
+#   ctr_image_build || skip "..."   # sets CTR_IMAGE (the archive) and CTR_ROOTFS
+#
+# The cache (GPOOL_TEST_IMAGES, default /var/cache/gpool-test-images) keeps the rootfs and the
+# archive; a build holds a lock so parallel tests build it once.
+
+CTR_CACHE=${GPOOL_TEST_IMAGES:-/var/cache/gpool-test-images}
+CTR_ROOTFS=$CTR_CACHE/minbase/rootfs
+CTR_IMAGE=$CTR_CACHE/minbase-py.oci.tar
+CTR_WHY=
+
+# Pack rootfs directory $1 as an OCI archive $2 (marker file /etc/gpool-test-image: $3).
+ctr_pack() {
+	local rootfs=$1 out=$2 marker=$3 w
+	w=$(mktemp -d) || return 1
+	mkdir -p "$w/blobs/sha256"
+	printf '%s\n' "$marker" >"$rootfs/etc/gpool-test-image" || return 1
+	tar -C "$rootfs" --numeric-owner -cf - . | gzip -1 >"$w/layer.tar.gz" || return 1
+	local diff lsha lsize csha csize msha msize
+	diff=$(gzip -dc "$w/layer.tar.gz" | sha256sum | cut -d' ' -f1)
+	lsha=$(sha256sum <"$w/layer.tar.gz" | cut -d' ' -f1)
+	lsize=$(stat -c %s "$w/layer.tar.gz")
+	mv "$w/layer.tar.gz" "$w/blobs/sha256/$lsha"
+	printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":["/bin/bash"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+		"$diff" >"$w/config.json"
+	csha=$(sha256sum <"$w/config.json" | cut -d' ' -f1)
+	csize=$(stat -c %s "$w/config.json")
+	mv "$w/config.json" "$w/blobs/sha256/$csha"
+	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:%s","size":%s}]}' \
+		"$csha" "$csize" "$lsha" "$lsize" >"$w/manifest.json"
+	msha=$(sha256sum <"$w/manifest.json" | cut -d' ' -f1)
+	msize=$(stat -c %s "$w/manifest.json")
+	mv "$w/manifest.json" "$w/blobs/sha256/$msha"
+	printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s}]}' \
+		"$msha" "$msize" >"$w/index.json"
+	printf '{"imageLayoutVersion":"1.0.0"}' >"$w/oci-layout"
+	tar -C "$w" --numeric-owner --owner=0 --group=0 -cf "$out.tmp" oci-layout index.json blobs &&
+		mv "$out.tmp" "$out"
+	local rc=$?
+	rm -rf "$w"
+	return $rc
+}
+
+# Build (or find) the minbase image (with python3-minimal, which the 3-host test's ranks use to
+# meet over TCP). 0 with CTR_IMAGE set, 1 with CTR_WHY.
+ctr_image_build() {
+	[ -s "$CTR_IMAGE" ] && return 0
+	if ! command -v debootstrap >/dev/null; then
+		CTR_WHY="debootstrap is not installed"
+		return 1
+	fi
+	mkdir -p "$CTR_CACHE" || { CTR_WHY="cannot make $CTR_CACHE"; return 1; }
+	(
+		flock 9
+		[ -s "$CTR_IMAGE" ] && exit 0
+		local mirror log=$CTR_CACHE/minbase/debootstrap.log
+		mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+		[ -n "$mirror" ] || mirror=$(awk '$1=="deb"{print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+		[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+		# a finished debootstrap is kept: only the steps after it run again
+		if ! grep -q "Base system installed successfully" "$log" 2>/dev/null; then
+			rm -rf "$CTR_CACHE/minbase"
+			mkdir -p "$CTR_CACHE/minbase"
+			debootstrap --variant=minbase bookworm "$CTR_ROOTFS" "$mirror" >"$log" 2>&1 || exit 1
+		fi
+		if [ ! -x "$CTR_ROOTFS/usr/bin/python3" ]; then
+			cp /etc/resolv.conf "$CTR_ROOTFS/etc/resolv.conf" 2>/dev/null
+			chroot "$CTR_ROOTFS" apt-get update >>"$log" 2>&1 &&
+				chroot "$CTR_ROOTFS" apt-get install -y --no-install-recommends python3-minimal \
+				>>"$log" 2>&1 || exit 1
+		fi
+		rm -rf "$CTR_ROOTFS/var/cache/apt/archives/"*.deb "$CTR_ROOTFS/var/lib/apt/lists/"*
+		ctr_pack "$CTR_ROOTFS" "$CTR_IMAGE" "gpool minbase test image"
+	) 9>"$CTR_CACHE/.lock"
+	if [ ! -s "$CTR_IMAGE" ]; then
+		CTR_WHY="debootstrap could not build the test image (see $CTR_CACHE/minbase/debootstrap.log)"
+		return 1
+	fi
+	return 0
+}

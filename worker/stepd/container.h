@@ -1,0 +1,37 @@
+/* container.h: a job's tasks in an OCI container (gsub --container, docs/containers.md).
+ *
+ * The image is the job's staged entry named by JobSpec.container: an OCI image archive whose
+ * chunks the node's cache holds once stage_manifest has run. step_container_prepare unpacks it,
+ * once per node and account, into <state_dir>/images/u<uid>/<key> (key: the SHA-256 of the
+ * archive's chunk hashes, so the same bytes are the same entry), running gpool-image as the
+ * account; entries no running job holds are removed, least recently used first, while the
+ * cache is above its bound. Each task then runs as `crun run` on a bundle gstepd writes
+ * (root's, under <state_dir>/containers), started where any task starts: in the job's cgroup
+ * (crun with --cgroup-manager=disabled stays there), so the job's limits and card rules hold.
+ */
+#ifndef GPOOL_WORKER_STEPD_CONTAINER_H
+#define GPOOL_WORKER_STEPD_CONTAINER_H
+
+#include <stdint.h>
+
+#include "common/error.h"
+
+struct step;
+struct task;
+
+/* Unpack (or find) the step's image and hold it (a shared lock on its cache entry) until
+ * step_container_release. state_dir is the agent's, cache_max the bound in bytes (0: none).
+ * 0 / -1 with err (what is wrong with the image, for the job's failure reason). */
+int step_container_prepare(struct step *s, const char *state_dir, uint64_t cache_max,
+			   gp_error_t *err);
+
+/* Write task t's bundle (config.json: its argv, environment, user, working directory, mounts
+ * and its cards' devices) and return the argv that runs it: crun ... run --bundle DIR ID
+ * (malloc'd, free with step_container_argv_free). NULL with err. */
+char **step_container_argv(struct step *s, struct task *t, gp_error_t *err);
+void step_container_argv_free(char **argv);
+
+/* Remove the step's bundles and let go of its image. NULL-safe, idempotent. */
+void step_container_release(struct step *s);
+
+#endif
