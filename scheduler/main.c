@@ -106,6 +106,22 @@ static int expect_node(void *arg, const char *name, bool drain, const char *reas
 	return nodes_expect(s->nodes, name, drain, reason, member);
 }
 
+/* STATE_DIR/role: "leader" or "standby", for an operator and gpool-cluster (docs/standby.md). */
+static void write_role(const struct gsched *s, const char *role)
+{
+	char path[sizeof(s->state_dir) + 16], tmp[sizeof(path) + 8];
+	snprintf(path, sizeof(path), "%s/role", s->state_dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	bool bad = !f;
+	if (f) {
+		bad = fprintf(f, "%s\n", role) < 0;
+		bad = fclose(f) != 0 || bad;
+	}
+	if (bad || rename(tmp, path) < 0)
+		gp_warn("cannot write '%s': %s", path, strerror(errno));
+}
+
 static void usage(const gp_config_t *cfg)
 {
 	printf("usage: gschedd [OPTIONS]\n"
@@ -191,6 +207,7 @@ int main(int argc, char **argv)
 			gp_err("%s", err.text[0] ? err.text : "out of memory");
 			return 1;
 		}
+		write_role(&s, "standby");
 		gp_info("standby on %s until this scheduler leads", listen);
 		int rc = standby_serve(&s);
 		if (rc != 0) {
@@ -200,6 +217,7 @@ int main(int argc, char **argv)
 			gp_config_destroy(&s.cfg);
 			return rc < 0 ? 1 : 0;
 		}
+		write_role(&s, "leader");
 		gp_info("leading: loading the replicated state");
 	}
 	if ((!s.auth && !(s.auth = gp_auth_create(NULL, &err))) ||

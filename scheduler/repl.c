@@ -4,7 +4,10 @@
  * under one mutex: gschedd hands over one group commit's changeset at a time and waits, the
  * Raft thread publishes the role, the leader and whether this leader has caught up.
  *
- * The state machine is jobs.db. An entry is [magic][sched id][seq][SQLite changeset]; a
+ * The state machine is jobs.db. An entry is [magic][sched id][seq][length][SQLite changeset],
+ * padded to a multiple of 8 bytes (libraft 0.15 reads an unpadded entry of its open segment
+ * back at the wrong offset after a restart: seen here, every entry after the first shifted by
+ * its padding); a
  * follower applies it to its own connection, the leader that proposed it lets gschedd's
  * thread commit the open transaction that made it (the Raft thread waits for that, so a
  * snapshot taken after an entry holds it). A snapshot is the database image
@@ -35,7 +38,7 @@
 
 #define MAX_PEERS     7
 #define ENTRY_MAGIC   0x50525047u /* "GPRP" */
-#define ENTRY_HDR     16
+#define ENTRY_HDR     24
 #define TICK_MS	      50
 #define WAIT_MS	      15000 /* a proposal with no answer: leadership is in doubt */
 #define ELECTION_MS   1000
@@ -184,7 +187,13 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void *
 		       buf->len);
 		return 0;
 	}
-	uint64_t from = get64(p) >> 32, seq = get64(p + 8);
+	uint64_t from = get64(p) >> 32, seq = get64(p + 8), cslen = get64(p + 16);
+	if (cslen > buf->len - ENTRY_HDR) {
+		gp_err("replication: entry %" PRIu64 " of scheduler %" PRIu64
+		       " is shorter than it says: skipped",
+		       seq, from);
+		return 0;
+	}
 	pthread_mutex_lock(&r->mu);
 	if (from == r->id && seq == r->pseq && r->prop == P_SUBMITTED) {
 		/* ours: gschedd's thread commits the transaction that made it */
@@ -207,8 +216,7 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void *
 		return 0;
 	}
 	pthread_mutex_unlock(&r->mu);
-	if (buf->len > ENTRY_HDR &&
-	    sqlite3changeset_apply(r->db, (int)(buf->len - ENTRY_HDR), (void *)(p + ENTRY_HDR),
+	if (cslen && sqlite3changeset_apply(r->db, (int)cslen, (void *)(p + ENTRY_HDR),
 				   NULL, on_conflict, NULL) != SQLITE_OK)
 		gp_err("replication: cannot apply entry %" PRIu64 " of scheduler %" PRIu64 ": %s",
 		       seq, from, sqlite3_errmsg(r->db));
@@ -555,7 +563,7 @@ void repl_destroy(struct repl **p)
 	}
 	if (r->db)
 		sqlite3_close(r->db);
-	free(r->pbuf);
+	raft_free(r->pbuf);
 	pthread_mutex_destroy(&r->mu);
 	pthread_cond_destroy(&r->cv);
 	free(r);
@@ -606,7 +614,8 @@ void repl_describe(struct repl *r, char *buf, size_t len)
 
 int repl_replicate(struct repl *r, const void *changeset, size_t len, gp_error_t *err)
 {
-	uint8_t *buf = raft_malloc(ENTRY_HDR + len);
+	size_t padded = (ENTRY_HDR + len + 7) & ~(size_t)7;
+	uint8_t *buf = raft_calloc(1, padded);
 	if (!buf)
 		return gp_errprintf(err, "out of memory");
 	pthread_mutex_lock(&r->mu);
@@ -618,9 +627,10 @@ int repl_replicate(struct repl *r, const void *changeset, size_t len, gp_error_t
 	uint64_t seq = ++r->seq;
 	put64(buf, ((uint64_t)r->id << 32) | ENTRY_MAGIC);
 	put64(buf + 8, seq);
+	put64(buf + 16, len);
 	memcpy(buf + ENTRY_HDR, changeset, len);
 	r->pbuf = buf;
-	r->plen = ENTRY_HDR + len;
+	r->plen = padded;
 	r->pseq = seq;
 	r->prop = P_WAITING;
 	pthread_mutex_unlock(&r->mu);
