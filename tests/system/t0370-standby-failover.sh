@@ -134,7 +134,7 @@ like "$id22" '^[0-9]+$' "a job is accepted with the follower gone (id $id22)"
 sleep 4
 is "$(leader)" "" "1 of 3 schedulers left: none leads"
 n_left=$(db_jobs "$L")
-out=$(GPOOL_SCHEDULER=$(ep_of "$L") timeout 20 as_user gsub -H -J noquorum -- /bin/true 2>&1)
+out=$(GPOOL_SCHEDULER=$(ep_of "$L") as_user timeout 20 gsub -H -J noquorum -- /bin/true 2>&1)
 rc=$?
 isnt_zero() { [ "$1" != 0 ]; }
 check "a submission without a quorum fails (exit $rc)" isnt_zero "$rc"
