@@ -201,7 +201,7 @@ int main(int argc, char **argv)
 		const char *port = strrchr(listen, ':');
 		if (!(s.auth = gp_auth_create(NULL, &err)) ||
 		    !(s.repl = repl_create(s.state_dir, (uint64_t)gp_config_int(s.cfg, "sched_id"),
-					   peers, port ? port + 1 : "7820", &err)) ||
+					   peers, port ? port + 1 : "7820", s.sched_uid, &err)) ||
 		    !(s.net = net_create(listen, s.auth, (size_t)gp_config_int(s.cfg, "max_request"),
 					 (int)gp_config_int(s.cfg, "rate_per_addr"), &err))) {
 			gp_err("%s", err.text[0] ? err.text : "out of memory");

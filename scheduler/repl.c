@@ -34,6 +34,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "scheduler/repl_auth.h"
 #include "scheduler/store.h"
 
 #define MAX_PEERS     7
@@ -64,7 +65,8 @@ struct repl {
 	uv_timer_t tick;
 	struct raft raft;
 	struct raft_io io;
-	struct raft_uv_transport transport;
+	struct raft_uv_transport tcp;	    /* libraft's TCP transport */
+	struct raft_uv_transport transport; /* over it, MUNGE (repl_auth.h) */
 	struct raft_fsm fsm;
 	struct raft_apply apply_req;
 	struct raft_barrier barrier;
@@ -379,7 +381,8 @@ static void on_closed(struct raft *raft)
 {
 	struct repl *r = raft->data;
 	raft_uv_close(&r->io);
-	raft_uv_tcp_close(&r->transport);
+	raft_uv_tcp_close(&r->tcp);
+	repl_auth_release(&r->transport);
 	uv_close((uv_handle_t *)&r->wake, NULL);
 	uv_close((uv_handle_t *)&r->tick, NULL);
 }
@@ -432,7 +435,7 @@ static void *thread_main(void *arg)
 /* ---- gschedd's side */
 
 struct repl *repl_create(const char *state_dir, uint64_t id, const char *peers,
-			 const char *client_port, gp_error_t *err)
+			 const char *client_port, uid_t sched_uid, gp_error_t *err)
 {
 	struct repl *r = calloc(1, sizeof(*r));
 	if (!r) {
@@ -480,8 +483,13 @@ struct repl *repl_create(const char *state_dir, uint64_t id, const char *peers,
 		gp_errprintf(err, "cannot make the replication's event loop");
 		goto fail;
 	}
-	if ((rc = raft_uv_tcp_init(&r->transport, &r->loop)) ||
-	    (rc = raft_uv_init(&r->io, &r->loop, r->raft_dir, &r->transport))) {
+	if ((rc = raft_uv_tcp_init(&r->tcp, &r->loop))) {
+		gp_errprintf(err, "cannot start Raft's transport: %s", raft_strerror(rc));
+		goto fail;
+	}
+	if (repl_auth_init(&r->transport, &r->tcp, &r->loop, id, sched_uid, err) < 0)
+		goto fail;
+	if ((rc = raft_uv_init(&r->io, &r->loop, r->raft_dir, &r->transport))) {
 		gp_errprintf(err, "cannot start Raft's I/O in '%s': %s", r->raft_dir,
 			     raft_strerror(rc));
 		goto fail;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/error.h"
 
@@ -30,9 +31,11 @@ int repl_parse_peers(const char *spec, struct repl_peer *peers, int max, gp_erro
 
 /* Start this scheduler's Raft member `id` of `peers`, its log in STATE_DIR/raft. jobs.db is
  * made empty first (the schema alone): the log and its snapshot rebuild it. client_port: the
- * port of gschedd's listen endpoint, for the leader's client endpoint. NULL with err filled. */
+ * port of gschedd's listen endpoint, for the leader's client endpoint. Raft connections carry
+ * a MUNGE credential of sched_uid (or root), checked on arrival (repl_auth.h). NULL with err
+ * filled. */
 struct repl *repl_create(const char *state_dir, uint64_t id, const char *peers,
-			 const char *client_port, gp_error_t *err);
+			 const char *client_port, uid_t sched_uid, gp_error_t *err);
 /* Stop the Raft thread (what it has acknowledged is on disk) and free. */
 void repl_destroy(struct repl **r);
 
