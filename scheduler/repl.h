@@ -4,7 +4,8 @@
  * (store.c) becomes one Raft entry, a SQLite changeset; every replica applies the committed
  * entries to its own jobs.db, and a snapshot is the jobs.db file. docs/standby.md.
  *
- * gschedd's thread calls everything here; the Raft thread never calls gschedd.
+ * gschedd's thread calls everything here; the Raft thread never calls gschedd. The process
+ * must ignore SIGPIPE (a member's socket may close under Raft's writes).
  */
 #ifndef GPOOL_SCHED_REPL_H
 #define GPOOL_SCHED_REPL_H
