@@ -202,8 +202,9 @@ int main(int argc, char **argv)
 		if (!(s.auth = gp_auth_create(NULL, &err)) ||
 		    !(s.repl = repl_create(s.state_dir, (uint64_t)gp_config_int(s.cfg, "sched_id"),
 					   peers, port ? port + 1 : "7820", s.sched_uid, &err)) ||
-		    !(s.net = net_create(listen, s.auth, (size_t)gp_config_int(s.cfg, "max_request"),
-					 (int)gp_config_int(s.cfg, "rate_per_addr"), &err))) {
+		    !(s.net =
+			  net_create(listen, s.auth, (size_t)gp_config_int(s.cfg, "max_request"),
+				     (int)gp_config_int(s.cfg, "rate_per_addr"), &err))) {
 			gp_err("%s", err.text[0] ? err.text : "out of memory");
 			return 1;
 		}
@@ -223,8 +224,8 @@ int main(int argc, char **argv)
 	if ((!s.auth && !(s.auth = gp_auth_create(NULL, &err))) ||
 	    !(s.store = store_create(s.state_dir, gp_config_str(s.cfg, "sync"), s.commit_delay_ms,
 				     &err)) ||
-	    (s.repl && store_set_replication(s.store, standby_replicate, standby_replicated,
-					     s.repl) < 0) ||
+	    (s.repl &&
+	     store_set_replication(s.store, standby_replicate, standby_replicated, s.repl) < 0) ||
 	    !(s.output = output_create(s.state_dir, (uint64_t)gp_config_int(s.cfg, "output_limit"),
 				       &err)) ||
 	    !(s.rdv = rdv_create()) || !(s.metrics = metrics_create()) ||
@@ -259,8 +260,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!s.net && !(s.net = net_create(gp_config_str(s.cfg, "listen"), s.auth,
-				 (size_t)gp_config_int(s.cfg, "max_request"),
-				 (int)gp_config_int(s.cfg, "rate_per_addr"), &err))) {
+					   (size_t)gp_config_int(s.cfg, "max_request"),
+					   (int)gp_config_int(s.cfg, "rate_per_addr"), &err))) {
 		gp_err("%s", err.text);
 		return 1;
 	}

@@ -128,11 +128,12 @@ int repl_parse_peers(const char *spec, struct repl_peer *peers, int max, gp_erro
 		errno = 0;
 		unsigned long long id = strtoull(item, &end, 10);
 		if (errno || !*item || *end || id == 0)
-			return gp_errprintf(err, "sched_peers: invalid id '%s' (1, 2, 3, ...)", item);
+			return gp_errprintf(err, "sched_peers: invalid id '%s' (1, 2, 3, ...)",
+					    item);
 		const char *addr = at + 1;
 		const char *colon = strrchr(addr, ':');
-		if (!colon || colon == addr || !colon[1] || strspn(colon + 1, "0123456789") !=
-								   strlen(colon + 1))
+		if (!colon || colon == addr || !colon[1] ||
+		    strspn(colon + 1, "0123456789") != strlen(colon + 1))
 			return gp_errprintf(err, "sched_peers: '%s' has no HOST:PORT", addr);
 		if (n == max)
 			return gp_errprintf(err, "sched_peers: more than %d schedulers", max);
@@ -218,8 +219,8 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void *
 		return 0;
 	}
 	pthread_mutex_unlock(&r->mu);
-	if (cslen && sqlite3changeset_apply(r->db, (int)cslen, (void *)(p + ENTRY_HDR),
-				   NULL, on_conflict, NULL) != SQLITE_OK)
+	if (cslen && sqlite3changeset_apply(r->db, (int)cslen, (void *)(p + ENTRY_HDR), NULL,
+					    on_conflict, NULL) != SQLITE_OK)
 		gp_err("replication: cannot apply entry %" PRIu64 " of scheduler %" PRIu64 ": %s",
 		       seq, from, sqlite3_errmsg(r->db));
 	pthread_mutex_lock(&r->mu);
@@ -610,12 +611,12 @@ void repl_describe(struct repl *r, char *buf, size_t len)
 	pthread_mutex_lock(&r->mu);
 	snprintf(buf, len, "member %llu: %s, leader %llu, %llu entries applied",
 		 (unsigned long long)r->id,
-		 r->ready			? "leading"
-		 : r->deposed			? "deposed"
-		 : r->role == RAFT_LEADER	? "leader catching up"
-		 : r->role == RAFT_CANDIDATE	? "candidate"
-		 : r->role == RAFT_FOLLOWER	? "follower"
-						: "starting",
+		 r->ready		     ? "leading"
+		 : r->deposed		     ? "deposed"
+		 : r->role == RAFT_LEADER    ? "leader catching up"
+		 : r->role == RAFT_CANDIDATE ? "candidate"
+		 : r->role == RAFT_FOLLOWER  ? "follower"
+					     : "starting",
 		 (unsigned long long)r->leader_id, (unsigned long long)r->applied);
 	pthread_mutex_unlock(&r->mu);
 }

@@ -16,8 +16,8 @@
 #include "common/auth.h"
 #include "common/log.h"
 
-#define MAX_CRED   4096
-#define AUTH_MS	   5000
+#define MAX_CRED    4096
+#define AUTH_MS	    5000
 #define PAYLOAD_FMT "gpool-raft %" PRIu64
 
 struct rauth {

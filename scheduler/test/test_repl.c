@@ -192,7 +192,8 @@ static void test_group(void **state)
 	for (int i = 0; i < 3; i++) {
 		int n = 0;
 		for (int t = 0; t < 100 && n != 1; t++) {
-			n = count(db[i], "SELECT count(*) FROM nodes WHERE name='pc-a' AND drain=1");
+			n = count(db[i],
+				  "SELECT count(*) FROM nodes WHERE name='pc-a' AND drain=1");
 			if (n != 1)
 				usleep(50000);
 		}
