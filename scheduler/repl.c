@@ -468,7 +468,34 @@ struct repl *repl_create(const char *state_dir, uint64_t id, const char *peers,
 		gp_errprintf(err, "cannot create '%s': %s", r->raft_dir, strerror(errno));
 		goto fail;
 	}
-	/* an empty jobs.db with the schema: the snapshot and the log fill it */
+	/* an empty jobs.db with the schema: the snapshot and the log fill it. A jobs.db found
+	 * before this member ever had a log (a single scheduler turned into a group) is kept
+	 * aside, never deleted: the group starts empty (docs/standby.md) */
+	char meta[4300], kept[4300];
+	snprintf(meta, sizeof(meta), "%s/metadata1", r->raft_dir);
+	bool had_log = access(meta, F_OK) == 0;
+	snprintf(meta, sizeof(meta), "%s/metadata2", r->raft_dir);
+	had_log = had_log || access(meta, F_OK) == 0;
+	if (!had_log && access(r->db_path, F_OK) == 0) {
+		snprintf(kept, sizeof(kept), "%s.before-standby.%lld", r->db_path,
+			 (long long)time(NULL));
+		if (rename(r->db_path, kept) < 0) {
+			gp_errprintf(err, "cannot move '%s' aside: %s", r->db_path,
+				     strerror(errno));
+			goto fail;
+		}
+		for (int i = 0; i < 2; i++) { /* its write-ahead log holds commits too */
+			char from[4400], to[4400];
+			const char *ext = i ? "-shm" : "-wal";
+			snprintf(from, sizeof(from), "%s%s", r->db_path, ext);
+			snprintf(to, sizeof(to), "%s%s", kept, ext);
+			if (rename(from, to) < 0 && errno != ENOENT)
+				gp_warn("cannot move '%s' aside: %s", from, strerror(errno));
+		}
+		gp_warn("replication: the jobs.db of a single scheduler is kept as '%s'; the group "
+			"starts with no jobs",
+			kept);
+	}
 	unlink_db(r->db_path);
 	struct store *st = store_create(state_dir, "off", 0, err);
 	if (!st)
