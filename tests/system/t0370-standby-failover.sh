@@ -14,7 +14,6 @@
 #   without that the part is skipped with the reason.
 # timeout: 330
 . "$(dirname "$0")/lib.sh"
-GPOOL_TEST_LIMIT=330
 test_under_cluster 2 --cpus 2 --schedulers 3 --no-wait --node-timeout 8s --heartbeat-interval 1s
 
 ep_of() { echo "tcp://198.18.0.$((1 + ${1#s})):7820"; }

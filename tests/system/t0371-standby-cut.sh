@@ -8,7 +8,6 @@
 #   while it was away, and the new leader still leads.
 # timeout: 150
 . "$(dirname "$0")/lib.sh"
-GPOOL_TEST_LIMIT=150
 test_under_cluster 1 --cpus 1 --schedulers 3 --no-wait
 
 ep_of() { echo "tcp://198.18.0.$((1 + ${1#s})):7820"; }

@@ -10,7 +10,6 @@
 # Then: the leader still leads, a job is accepted and every member holds it.
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
-GPOOL_TEST_LIMIT=120
 test_under_cluster 1 --cpus 1 --schedulers 3 --no-wait
 
 ep_of() { echo "tcp://198.18.0.$((1 + ${1#s})):7820"; }
