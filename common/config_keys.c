@@ -41,6 +41,13 @@ const struct gp_conf_key gp_conf_keys[] = {
      0},
     /* gschedd */
     {"listen", S, GP_CONF_STR, "tcp://*:7820", "ZeroMQ endpoint gschedd binds", NULL, 0},
+    {"sched_peers", S, GP_CONF_STR, "",
+     "a standby scheduler (docs/standby.md): every gschedd of the pool as ID@HOST:PORT, separated "
+     "by commas (the same list on each; HOST:PORT is its Raft transport, its client endpoint is "
+     "tcp://HOST with listen's port); empty: one scheduler, no replication",
+     NULL, 0},
+    {"sched_id", S, GP_CONF_INT, "0", "this gschedd's ID in sched_peers (with sched_peers)", NULL,
+     0},
     {"state_dir", S | W, GP_CONF_STR, "/var/lib/gpool",
      "durable state (gschedd: jobs.db and output; gworkerd: supervisor sockets)", NULL, 0},
     {"heartbeat_interval", S | W, GP_CONF_DURATION, "2s", "agent heartbeat period", NULL, S},

@@ -23,10 +23,10 @@ esac
 runtime="munge sqlite3 openssl adduser
   libzmq5 libsodium23 libprotobuf-c1 libmunge2 libsqlite3-0 libjansson4 libssl3 zlib1g
   libevent-2.1-7 libhttp-parser2.9 libucx0 libopenmpi3 libpmix2
-  libopenblas0 crun tar gzip"
+  libopenblas0 crun tar gzip libraft2 libuv1"
 build="build-essential cmake pkg-config git
   libzmq3-dev libsodium-dev libprotobuf-c-dev protobuf-c-compiler libmunge-dev libsystemd-dev
-  libsqlite3-dev libjansson-dev libssl-dev libcmocka-dev zlib1g-dev libevent-dev libhttp-parser-dev
+  libsqlite3-dev libraft-dev libuv1-dev libjansson-dev libssl-dev libcmocka-dev zlib1g-dev libevent-dev libhttp-parser-dev
   libucx-dev libopenmpi-dev libpmix-dev libopenblas-dev
   hipcc libamdhip64-dev"
 # python3-torch: tests/system/t0600-pytorch-ddp.sh runs an unmodified DDP script as a job;

@@ -63,6 +63,7 @@ struct gsched {
 	gp_auth_t *auth;
 	struct net *net;
 	struct store *store;
+	struct repl *repl; /* NULL: one scheduler (no sched_peers) */
 	struct jobs *jobs;
 	struct nodes *nodes;
 	struct output *output;
@@ -89,6 +90,7 @@ struct gsched {
 	int (*dep_target)(struct gsched *s, uint64_t id, bool has_task, uint32_t task,
 			  struct gp_dep_target *t);
 	volatile int stop;
+	bool restart;	     /* leadership lost: start again as a standby (main.c) */
 	volatile int reload; /* SIGHUP seen: settings_reload at the next pass */
 	int argc;	     /* the command line, read again on reload */
 	char **argv;

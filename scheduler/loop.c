@@ -21,6 +21,7 @@
 #include "scheduler/net.h"
 #include "scheduler/nodes.h"
 #include "scheduler/output.h"
+#include "scheduler/repl.h"
 #include "scheduler/plan.h"
 #include "scheduler/priority.h"
 #include "scheduler/rdv.h"
@@ -130,6 +131,13 @@ int gsched_run(struct gsched *s)
 		if (gsched_commit_due(s, now, drained))
 			gsched_commit(s);
 		net_flush(s->net, !s->txn_first_ms);
+		if (s->repl && repl_deposed(s->repl)) {
+			/* another scheduler leads: what this one holds in memory may differ from
+			 * what the majority committed */
+			gp_warn("no longer the leader: starting again as a standby");
+			s->restart = true;
+			return 0;
+		}
 	}
 	if (s->txn_first_ms)
 		gsched_commit(s);

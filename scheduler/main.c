@@ -25,6 +25,8 @@
 #include "scheduler/nodes.h"
 #include "scheduler/output.h"
 #include "scheduler/rdv.h"
+#include "scheduler/repl.h"
+#include "scheduler/standby.h"
 #include "scheduler/running.h"
 #include "scheduler/loop.h"
 #include "scheduler/settings.h"
@@ -106,6 +108,22 @@ static int expect_node(void *arg, const char *name, bool drain, const char *reas
 	return nodes_expect(s->nodes, name, drain, reason, member);
 }
 
+/* STATE_DIR/role: "leader" or "standby", for an operator and gpool-cluster (docs/standby.md). */
+static void write_role(const struct gsched *s, const char *role)
+{
+	char path[sizeof(s->state_dir) + 16], tmp[sizeof(path) + 8];
+	snprintf(path, sizeof(path), "%s/role", s->state_dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	bool bad = !f;
+	if (f) {
+		bad = fprintf(f, "%s\n", role) < 0;
+		bad = fclose(f) != 0 || bad;
+	}
+	if (bad || rename(tmp, path) < 0)
+		gp_warn("cannot write '%s': %s", path, strerror(errno));
+}
+
 static void usage(const gp_config_t *cfg)
 {
 	printf("usage: gschedd [OPTIONS]\n"
@@ -173,10 +191,48 @@ int main(int argc, char **argv)
 			(unsigned)getuid(), (unsigned)s.sched_uid);
 
 	the_sched = &s;
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	store_set_node_namer(node_namer);
-	if (!(s.auth = gp_auth_create(NULL, &err)) ||
+	const char *peers = gp_config_str(s.cfg, "sched_peers");
+	if (*peers) {
+		/* a standby scheduler (docs/standby.md): follow the leader until this one leads */
+		const char *listen = gp_config_str(s.cfg, "listen");
+		const char *port = strrchr(listen, ':');
+		if (!(s.auth = gp_auth_create(NULL, &err)) ||
+		    !(s.repl = repl_create(s.state_dir, (uint64_t)gp_config_int(s.cfg, "sched_id"),
+					   peers, port ? port + 1 : "7820", s.sched_uid, &err)) ||
+		    !(s.net =
+			  net_create(listen, s.auth, (size_t)gp_config_int(s.cfg, "max_request"),
+				     (int)gp_config_int(s.cfg, "rate_per_addr"), &err))) {
+			gp_err("%s", err.text[0] ? err.text : "out of memory");
+			return 1;
+		}
+		write_role(&s, "standby");
+		gp_info("standby on %s until this scheduler leads", listen);
+		int rc = standby_serve(&s);
+		if (rc != 0) {
+			net_destroy(&s.net);
+			repl_destroy(&s.repl);
+			gp_auth_destroy(&s.auth);
+			gp_config_destroy(&s.cfg);
+			return rc < 0 ? 1 : 0;
+		}
+		write_role(&s, "leader");
+		gp_info("leading: loading the replicated state");
+	}
+	if ((!s.auth && !(s.auth = gp_auth_create(NULL, &err))) ||
 	    !(s.store = store_create(s.state_dir, gp_config_str(s.cfg, "sync"), s.commit_delay_ms,
 				     &err)) ||
+	    (s.repl &&
+	     store_set_replication(s.store, standby_replicate, standby_replicated, s.repl) < 0) ||
 	    !(s.output = output_create(s.state_dir, (uint64_t)gp_config_int(s.cfg, "output_limit"),
 				       &err)) ||
 	    !(s.rdv = rdv_create()) || !(s.metrics = metrics_create()) ||
@@ -214,9 +270,9 @@ int main(int argc, char **argv)
 		gp_err("cannot load the jobs from '%s/jobs.db'", s.state_dir);
 		return 1;
 	}
-	if (!(s.net = net_create(gp_config_str(s.cfg, "listen"), s.auth,
-				 (size_t)gp_config_int(s.cfg, "max_request"),
-				 (int)gp_config_int(s.cfg, "rate_per_addr"), &err))) {
+	if (!s.net && !(s.net = net_create(gp_config_str(s.cfg, "listen"), s.auth,
+					   (size_t)gp_config_int(s.cfg, "max_request"),
+					   (int)gp_config_int(s.cfg, "rate_per_addr"), &err))) {
 		gp_err("%s", err.text);
 		return 1;
 	}
@@ -253,15 +309,6 @@ int main(int argc, char **argv)
 			*gp_config_str(s.cfg, "http_tls_cert") ? "S" : "", hl,
 			gp_config_str(s.cfg, "web_dir"));
 	}
-	struct sigaction sa = {0};
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = on_hup;
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = on_usr1;
-	sigaction(SIGUSR1, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	gp_info("listening on %s, state in %s, %zu jobs loaded", gp_config_str(s.cfg, "listen"),
 		s.state_dir, jobs_count(s.jobs));
 	s.plan_dirty = true;
@@ -294,8 +341,15 @@ int main(int argc, char **argv)
 	svcrep_destroy(&s.svcrep);
 	sched_core_release(&s);
 	gp_auth_destroy(&s.auth);
+	repl_destroy(&s.repl); /* after the store: its last commit is refused, not replicated */
 	gp_config_destroy(&s.cfg);
 	free(s.touched);
 	free(s.subs);
+	if (s.restart && rc == 0) {
+		/* a fresh process: it rebuilds jobs.db from the log and follows the new leader */
+		execv("/proc/self/exe", argv);
+		gp_err("cannot start again as a standby: %s", strerror(errno));
+		return 1;
+	}
 	return rc < 0 ? 1 : 0;
 }

@@ -1,3 +1,6 @@
+/* the session extension records each commit's changes for replication (repl.h) */
+#define SQLITE_ENABLE_SESSION
+#define SQLITE_ENABLE_PREUPDATE_HOOK
 #include "scheduler/store.h"
 #include "scheduler/store_owner.h"
 #include "scheduler/store_reqid.h"
@@ -29,6 +32,11 @@ struct store {
 	int64_t delay_ms;
 	uint64_t commits, rows;
 	bool failed; /* a write failed in the open transaction: it must roll back */
+	/* replication (store_set_replication): the changes since the last commit */
+	sqlite3_session *session;
+	store_replicate_f replicate;
+	store_replicated_f replicated;
+	void *repl_arg;
 };
 
 static const char schema[] =
@@ -265,6 +273,8 @@ void store_destroy(struct store **p)
 			     st->node_drain, st->chunk_grant, st->chunk_may,  st->node_member};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		sqlite3_finalize(s[i]);
+	if (st->session)
+		sqlite3session_delete(st->session);
 	if (st->db)
 		sqlite3_close(st->db);
 	free(st);
@@ -746,10 +756,77 @@ bool store_in_txn(const struct store *st)
 	return st->in_txn;
 }
 
+/* A fresh session over every table: what it records is the next commit's changeset. */
+static int session_start(struct store *st)
+{
+	if (st->session)
+		sqlite3session_delete(st->session);
+	st->session = NULL;
+	if (sqlite3session_create(st->db, "main", &st->session) != SQLITE_OK ||
+	    sqlite3session_attach(st->session, NULL) != SQLITE_OK) {
+		if (st->session)
+			sqlite3session_delete(st->session);
+		st->session = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+int store_set_replication(struct store *st, store_replicate_f fn, store_replicated_f done,
+			  void *arg)
+{
+	if (st->in_txn) {
+		errno = EBUSY;
+		return -1;
+	}
+	if (session_start(st) < 0)
+		return -1;
+	st->replicate = fn;
+	st->replicated = done;
+	st->repl_arg = arg;
+	return 0;
+}
+
+/* Hand the open transaction's changes to the replication before it commits: 0 when there
+ * are none or a majority holds them (done() is then due after the commit), -1 with err filled
+ * when they must roll back. */
+static int replicate(struct store *st, bool *due, gp_error_t *err)
+{
+	*due = false;
+	if (!st->replicate || st->failed)
+		return 0;
+	int n = 0;
+	void *cs = NULL;
+	if (!st->session || sqlite3session_changeset(st->session, &n, &cs) != SQLITE_OK) {
+		sqlite3_free(cs);
+		return gp_errprintf(err, "cannot collect the changes to replicate");
+	}
+	int rc = 0;
+	if (n > 0) {
+		rc = st->replicate(st->repl_arg, cs, (size_t)n, err);
+		*due = rc == 0;
+	}
+	sqlite3_free(cs);
+	return rc;
+}
+
 int store_commit(struct store *st, gp_error_t *err)
 {
 	if (!st->in_txn)
 		return 0;
+	bool due = false;
+	gp_error_t rerr = {{0}};
+	if (replicate(st, &due, &rerr) < 0) {
+		sqlite3_reset(st->rollback);
+		sqlite3_step(st->rollback);
+		sqlite3_reset(st->rollback);
+		st->in_txn = false;
+		st->failed = false;
+		session_start(st);
+		errno = EIO;
+		return gp_errprintf(err, "cannot save state: %s", rerr.text);
+	}
 	sqlite3_stmt *s = st->failed ? st->rollback : st->commit;
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
@@ -763,9 +840,17 @@ int store_commit(struct store *st, gp_error_t *err)
 			sqlite3_step(st->rollback);
 			sqlite3_reset(st->rollback);
 		}
+		if (due)
+			st->replicated(st->repl_arg);
+		if (st->replicate)
+			session_start(st);
 		errno = e == SQLITE_FULL ? ENOSPC : EIO;
 		return gp_errprintf(err, "cannot save state: %s", sqlite3_errstr(e));
 	}
+	if (due)
+		st->replicated(st->repl_arg);
+	if (st->replicate)
+		session_start(st);
 	st->commits++;
 	return 0;
 }

@@ -21,6 +21,15 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t commi
 			   gp_error_t *err);
 void store_destroy(struct store **st);
 
+/* Replication (repl.h): from now on each commit first hands its changes (a SQLite changeset,
+ * every table) to fn, and rolls back instead when fn returns -1 (err filled: store_commit's
+ * error says why); after a commit that fn accepted, done(arg) is called. Call it with no
+ * transaction open. 0 / -1 with errno set. */
+typedef int (*store_replicate_f)(void *arg, const void *changeset, size_t len, gp_error_t *err);
+typedef void (*store_replicated_f)(void *arg);
+int store_set_replication(struct store *st, store_replicate_f fn, store_replicated_f done,
+			  void *arg);
+
 /* Save a new job with its full spec (NULL for an array's later tasks: they share the first
  * task's) and the client's submission token (NULL: none). */
 int store_job_insert(struct store *st, const struct job *j, const uint8_t *spec, size_t len,

@@ -140,7 +140,7 @@ _cleanup() {
 		cd /
 		if [ "$rc" != 0 ] && [ "$rc" != 77 ] || [ "$_nfail" -gt 0 ]; then
 			local f
-			for f in "$CLUSTER_DIR"/sched/gschedd.log "$CLUSTER_DIR"/h*/gworkerd.log; do
+			for f in "$CLUSTER_DIR"/sched/gschedd.log "$CLUSTER_DIR"/s[0-9]*/gschedd.log "$CLUSTER_DIR"/h*/gworkerd.log; do
 				[ -f "$f" ] || continue
 				echo "# ---- ${f#"$CLUSTER_DIR"/} (last 25 lines) ----"
 				tail -n 25 "$f" | sed 's/^/# /'
@@ -149,7 +149,7 @@ _cleanup() {
 		"$CLUSTER" stop --dir "$CLUSTER_DIR" >/dev/null 2>&1 || true
 		# nothing of ours may outlive the test
 		local left
-		left=$(ip netns list 2>/dev/null | grep -E '^gp-h[0-9]+' || true)
+		left=$(ip netns list 2>/dev/null | grep -E '^gp-[hs][0-9]+' || true)
 		[ -z "$left" ] || { echo "# cleanup: namespaces left: $left"; rc=1; }
 		left=$(_procs_with_marker "$CLUSTER_DIR")
 		[ -z "$left" ] || { echo "# cleanup: processes left: $left"; rc=1; }
