@@ -186,7 +186,7 @@ static void test_group(void **state)
 	assert_int_equal(store_set_replication(st, standby_replicate, standby_replicated, m[l]), 0);
 	assert_int_equal(store_node_drain(st, "pc-a", true, "replicated"), 0);
 	assert_int_equal(store_commit(st, &serr), 0);
-	char db[3][80];
+	char db[3][160];
 	for (int i = 0; i < 3; i++)
 		snprintf(db[i], sizeof(db[i]), "%s/jobs.db", dir[i]);
 	for (int i = 0; i < 3; i++) {
@@ -213,7 +213,7 @@ static void test_group(void **state)
 	for (int i = 0; i < 3; i++)
 		repl_destroy(&m[i]);
 	for (int i = 0; i < 3; i++) {
-		char cmd[100];
+		char cmd[160];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir[i]);
 		assert_int_equal(system(cmd), 0);
 	}
