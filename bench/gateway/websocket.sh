@@ -83,7 +83,7 @@ export WS_ZERO_MASK=1
 for p in "$rep" 127.0.0.1:$GWSPORT 127.0.0.1:$NGPORT; do
 	$C "$p" / handshake | grep -q ' 101 ' || { echo "no WebSocket through $p"; exit 1; }
 done
-name() { case $1 in "$rep") echo direct ;; 127.0.0.1:$GWSPORT) echo ggated ;; *) echo nginx ;; esac; }
+name() { case $1 in "$rep") echo direct ;; "127.0.0.1:$GWSPORT") echo ggated ;; *) echo nginx ;; esac; }
 paths=("$rep" "127.0.0.1:$GWSPORT" "127.0.0.1:$NGPORT")
 for r in $(seq "$REPS"); do
 	for k in 0 1 2; do

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2034 # CTR_WHY and CTR_ROOTFS are read by the tests that source this file
 # lib-container.sh: the test image of the container tests (docs/containers.md), built here with
 # debootstrap --variant=minbase from apt's configured Debian mirror (and python3-minimal),
 # once per machine, and packed

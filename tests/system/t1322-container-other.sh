@@ -71,7 +71,7 @@ out=$(cd "$WORK" && as_other gsub --wait --container img-other.tar -- /bin/bash 
 diag "$out"
 oid=$(sed -n 's/^Submitted job \([0-9]*\)$/\1/p' <<<"$out")
 diag "gpool-other's job: $(job_state "$oid") $(job_field "$oid" reason)"
-diag "$(on_host h1 sh -c "grep 'job $oid[ .]' '$CLUSTER_DIR'/h1/gworkerd.log | tail -5")"
+diag "$(on_host h1 sh -c "grep 'job ${oid}[ .]' '$CLUSTER_DIR'/h1/gworkerd.log | tail -5")"
 like "$out" 'gpool minbase test image' "gpool-other's container job runs in the same image"
 like "$out" "^$(id -u "$OTHER_USER")\$" "as gpool-other's uid"
 unlike "$out" 'user secret' "it cannot read the user's working directory"
