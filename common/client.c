@@ -370,7 +370,8 @@ Gpool__Msg *gp_client_call(gp_client_t *c, Gpool__Msg *req, int timeout_ms, gp_e
 	for (;;) {
 		int64_t left = deadline - gp_mono_ms();
 		Gpool__Msg *rep = gp_client_ask(c, req, left > 0 ? (int)left : 0, err);
-		bool again = not_leader(rep) || (!rep && errno == ETIMEDOUT && c->list.n > 1);
+		/* one scheduler named: its answer, a standby's too, is the caller's to show */
+		bool again = c->list.n > 1 && (not_leader(rep) || (!rep && errno == ETIMEDOUT));
 		if (!again || gp_mono_ms() >= deadline)
 			return rep;
 		int round = gp_client_switch(c, not_leader(rep) ? rep->error->leader : NULL, err);
