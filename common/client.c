@@ -277,7 +277,8 @@ int gp_client_switch(gp_client_t *c, const char *leader, gp_error_t *err)
 	bool round;
 	/* the last move of a count of moves as long as the list goes to the next whatever the
 	 * hint: standbys that name each other do not keep a client from the others */
-	if (leader && c->hops + 1 < l.n)
+	/* (a list of one follows once: the leader a standby names joins the list) */
+	if (leader && c->hops + 1 < (l.n > 1 ? l.n : 2))
 		round = gp_schedlist_follow(&l, leader) < 0 && l.cur == 0;
 	else
 		round = gp_schedlist_next(&l);
@@ -370,8 +371,7 @@ Gpool__Msg *gp_client_call(gp_client_t *c, Gpool__Msg *req, int timeout_ms, gp_e
 	for (;;) {
 		int64_t left = deadline - gp_mono_ms();
 		Gpool__Msg *rep = gp_client_ask(c, req, left > 0 ? (int)left : 0, err);
-		/* one scheduler named: its answer, a standby's too, is the caller's to show */
-		bool again = c->list.n > 1 && (not_leader(rep) || (!rep && errno == ETIMEDOUT));
+		bool again = not_leader(rep) || (!rep && errno == ETIMEDOUT && c->list.n > 1);
 		if (!again || gp_mono_ms() >= deadline)
 			return rep;
 		int round = gp_client_switch(c, not_leader(rep) ? rep->error->leader : NULL, err);
