@@ -22,6 +22,18 @@
 int gk_gpu_blas_load(gpu_t *g);
 int gk_gpu_epilogue(gpu_t *g, const gk_gemm_t *p, gk_stream_t *s);
 
+/* The type's name for a message: the plugin does not link the host library's dtype.c (a
+ * dlopened module sees only its own symbols and libc's). */
+static const char *dt_name(gk_dtype_t t)
+{
+	static const char *const names[] = {"f32", "f16", "bf16", "f64", "i32"};
+	static const gk_dtype_t types[] = {GK_F32, GK_F16, GK_BF16, GK_F64, GK_I32};
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (types[i] == t)
+			return names[i];
+	return "?";
+}
+
 #ifdef GK_CUDA
 /* ---- cuBLASLt, as declared by cublasLt.h (CUDA 13) ---- */
 typedef void *lt_handle_t, *lt_desc_t, *lt_layout_t, *lt_pref_t;
@@ -273,10 +285,9 @@ static int lt_gemm(gpu_t *g, lt_t *lt, const gk_gemm_t *p, gk_stream_t *s)
 {
 	lt_plan_t *pl = lt_plan(lt, p);
 	if (!pl)
-		return gk_gpu_fail(g, ENOTSUP,
-				   "cublaslt: no algorithm for %s x %s -> %s, %d x %d x %d",
-				   gk_dtype_name(p->ab_t), gk_dtype_name(p->ab_t),
-				   gk_dtype_name(p->c_t), p->m, p->n, p->k);
+		return gk_gpu_fail(
+		    g, ENOTSUP, "cublaslt: no algorithm for %s x %s -> %s, %d x %d x %d",
+		    dt_name(p->ab_t), dt_name(p->ab_t), dt_name(p->c_t), p->m, p->n, p->k);
 	if (pl->fused &&
 	    lt->f.desc_set(pl->desc, LT_DESC_BIAS_POINTER, &p->bias, sizeof(p->bias)) != 0)
 		return gk_gpu_fail(g, EIO, "cublaslt: cannot set the bias pointer");
@@ -333,7 +344,7 @@ extern "C" int gk_gpu_gemm(void *ctx, const gk_gemm_t *p, gk_stream_t *s)
 #endif
 	if (gk_gpu_blas_load(g) < 0)
 		return gk_gpu_fail(g, ENOTSUP, "gemm: %s inputs need " GK_API " blas (not found)",
-				   gk_dtype_name(p->ab_t));
+				   dt_name(p->ab_t));
 	gemm_ex_f ex = (gemm_ex_f)dlsym(g->blas_dl, sym_gemm_ex);
 	if (!ex)
 		return gk_gpu_fail(g, ENOTSUP, "gemm: %s not in the blas library", sym_gemm_ex);

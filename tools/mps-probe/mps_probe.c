@@ -138,7 +138,9 @@ int main(int argc, char **argv)
 
 	rc = gp_mps_stop(control, dir, err, sizeof(err));
 	check(rc == 0, "stop", rc ? err : NULL);
-	snprintf(cmd, sizeof(cmd), "pgrep -f 'nvidia-cuda-mps-(control|server)' || echo none");
+	/* [n]: the shell running pgrep has the pattern in its own command line, not a match of it
+	 */
+	snprintf(cmd, sizeof(cmd), "pgrep -af '[n]vidia-cuda-mps-(control|server)' || echo none");
 	run(cmd, out, sizeof(out));
 	check(strstr(out, "none") != NULL, "no MPS process left", NULL);
 	printf("mps-probe: %s\n", failures ? "FAILED" : "all passed");
