@@ -755,7 +755,15 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 	    !(t.o = gt_optim_create(t.b, &c->opt, gt_mlp_nparams(t.m), err)) ||
 	    gt_mlp_init(t.m, c->seed, err) < 0)
 		goto out;
-	t.overlap = c->overlap >= 0 ? c->overlap : strcmp(gk_backend_name(t.b), "cpu") != 0;
+	/* Gradient buckets during backward (overlap) or one allreduce after it: every rank must
+	 * make the same calls, so the ranks agree, overlapping only when each wants to (auto: a
+	 * card rank does, a cpu rank does not; a job of card and cpu ranks does not overlap) */
+	int32_t want = c->overlap >= 0 ? c->overlap : strcmp(gk_backend_name(t.b), "cpu") != 0;
+	if (t.size > 1 && gc_allreduce(t.comm, GC_IN_PLACE, &want, 1, GC_I32, GC_MIN) < 0) {
+		tr_fail_comm(&t, "agreeing on overlap");
+		goto out;
+	}
+	t.overlap = want;
 	t.prof = getenv("GTRAIN_PROFILE") && *getenv("GTRAIN_PROFILE");
 	/* start-up before the clock: a card's BLAS library is loaded and its handle made here
 	 * (gk_device_info loads it), not in the first step, and the test set is uploaded */

@@ -138,9 +138,12 @@ int main(int argc, char **argv)
 
 	rc = gp_mps_stop(control, dir, err, sizeof(err));
 	check(rc == 0, "stop", rc ? err : NULL);
-	/* [n]: the shell running pgrep has the pattern in its own command line, not a match of it
-	 */
-	snprintf(cmd, sizeof(cmd), "pgrep -af '[n]vidia-cuda-mps-(control|server)' || echo none");
+	/* by process name (comm, cut at 15: both daemons are "nvidia-cuda-mps"; a command line
+	 * would match this probe's own --control argument), zombies aside: a daemon's exit is
+	 * reaped by init, which in a container may never do it */
+	snprintf(cmd, sizeof(cmd),
+		 "ps -eo pid=,stat=,comm= | awk '$3 == \"nvidia-cuda-mps\" && $2 !~ /^Z/' | "
+		 "grep . || echo none");
 	run(cmd, out, sizeof(out));
 	check(strstr(out, "none") != NULL, "no MPS process left", NULL);
 	printf("mps-probe: %s\n", failures ? "FAILED" : "all passed");

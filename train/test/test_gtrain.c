@@ -458,6 +458,10 @@ static int free_port(void)
 	return ntohs(a.sin_port);
 }
 
+/* rank 0's overlap setting when not -2 (the others keep C's): a card rank beside cpu ranks
+ * wants buckets during backward where they do not */
+static int rank0_overlap = -2;
+
 /* run C on N forked ranks; rank 0's result through a pipe */
 static int run_ranks(int n, const gt_conf_t *c, gt_result_t *res)
 {
@@ -485,7 +489,10 @@ static int run_ranks(int n, const gt_conf_t *c, gt_result_t *res)
 				fprintf(stderr, "rank %d: %s\n", r, ge.text);
 				_exit(1);
 			}
-			int rc = gt_train(c, comm, &mine, &err);
+			gt_conf_t cr = *c;
+			if (r == 0 && rank0_overlap != -2)
+				cr.overlap = rank0_overlap;
+			int rc = gt_train(&cr, comm, &mine, &err);
 			if (rc < 0)
 				fprintf(stderr, "rank %d: %s\n", r, err.text);
 			if (r == 0 && write(fd[1], &mine, sizeof(mine)) != sizeof(mine))
@@ -565,6 +572,31 @@ static void rank_count_invariance(void **state)
 	assert_true(d < 1e-4);
 }
 
+/* Ranks that would choose differently (a card rank overlaps by default, a cpu rank does not:
+ * the calls would differ and the ring refuses "different counts") agree before the first step:
+ * no overlap unless every rank wants it; the model is the one-rank model. */
+static void ranks_agree_on_overlap(void **state)
+{
+	(void)state;
+	gt_result_t res, ref;
+	char m1[320], mn[320];
+	gt_conf_t c = base_conf();
+	c.epochs = 3;
+	snprintf(m1, sizeof(m1), "%s/agree1.gpm", dir);
+	c.model = m1;
+	assert_int_equal(run_ranks(1, &c, &ref), 0);
+	snprintf(mn, sizeof(mn), "%s/agree3.gpm", dir);
+	c.model = mn;
+	c.overlap = -1;
+	rank0_overlap = 1;
+	int rc = run_ranks(3, &c, &res);
+	rank0_overlap = -2;
+	assert_int_equal(rc, 0);
+	double d = model_diff(m1, mn);
+	printf("3 ranks, rank 0 asking for overlap: weights differ by %.2e\n", d);
+	assert_true(d < 1e-4);
+}
+
 /* f16 and bf16 on 3 ranks: the gradients are allreduced in the compute type (f16 sums round
  * at every hop), the model stays close to the one-rank model and learns */
 static void mixed_precision_ranks(void **state)
@@ -629,11 +661,17 @@ static void resume_other_rank_count(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(gradient_check),	     cmocka_unit_test(ckpt_roundtrip),
-	    cmocka_unit_test(trained_model_serves),  cmocka_unit_test(scaler_rules),
-	    cmocka_unit_test(overflow_skips),	     cmocka_unit_test(share_split),
-	    cmocka_unit_test(data_readers),	     cmocka_unit_test(rank_count_invariance),
-	    cmocka_unit_test(mixed_precision_ranks), cmocka_unit_test(resume_other_rank_count),
+	    cmocka_unit_test(gradient_check),
+	    cmocka_unit_test(ckpt_roundtrip),
+	    cmocka_unit_test(trained_model_serves),
+	    cmocka_unit_test(scaler_rules),
+	    cmocka_unit_test(overflow_skips),
+	    cmocka_unit_test(share_split),
+	    cmocka_unit_test(data_readers),
+	    cmocka_unit_test(rank_count_invariance),
+	    cmocka_unit_test(ranks_agree_on_overlap),
+	    cmocka_unit_test(mixed_precision_ranks),
+	    cmocka_unit_test(resume_other_rank_count),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
