@@ -473,6 +473,14 @@ void nodeinfo_fill(Gpool__NodeInfo *ni, const struct node *n)
 	ni->mem_used_mb = n->mem_used_mb;
 	ni->cards = n->cards;
 	ni->n_cards = n->n_cards;
+	/* who shares which card: placement's own view (docs/gpu-share.md) */
+	for (size_t k = 0; k < n->n_cards && k < MAX_CARDS_PER_NODE; k++) {
+		Gpool__Card *c = n->cards[k];
+		bool shared = n->share.tasks[k] > 0;
+		c->shared_slices = n->share.tasks[k];
+		c->shared_budget = shared ? n->share.used[k] : 0;
+		c->shared_uid = shared ? n->share.uid[k] : 0;
+	}
 	ni->last_heard = n->last_heard;
 	ni->psu_watts = n->psu_watts;
 	ni->version = n->version;

@@ -7,6 +7,7 @@
 
 #include "common/names.h"
 #include "common/parse.h"
+#include "common/uidpolicy.h"
 
 static const char *nz(const char *s, const char *dflt)
 {
@@ -85,11 +86,25 @@ gp_table_t *gp_nodeview_table(Gpool__NodeInfo *const *nodes, size_t n)
 	return t;
 }
 
+void gp_nodeview_card_shared(const Gpool__Card *c, char *buf, size_t len)
+{
+	if (!c->shared_slices) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	char used[16], total[16], user[64];
+	gp_format_size(c->shared_budget, used, sizeof(used));
+	gp_format_size(c->vram_total, total, sizeof(total));
+	if (gp_uid_name((uid_t)c->shared_uid, user, sizeof(user)) < 0)
+		snprintf(user, sizeof(user), "%u", c->shared_uid);
+	snprintf(buf, len, "%u:%s/%s:%s", c->shared_slices, used, total, user);
+}
+
 gp_table_t *gp_nodeview_card_table(Gpool__NodeInfo *const *nodes, size_t n)
 {
-	static const char *const hdr[] = {"NODE",  "CARD",   "VENDOR", "NAME",	"CORES",
-					  "VRAM",  "API",    "ARCH",   "GRADE", "POWER",
-					  "STATE", "REASON", NULL};
+	static const char *const hdr[] = {"NODE",   "CARD",  "VENDOR", "NAME",	"CORES",
+					  "VRAM",   "API",   "ARCH",   "GRADE", "POWER",
+					  "SHARED", "STATE", "REASON", NULL};
 	gp_table_t *t = gp_table_create(hdr);
 	if (!t)
 		return NULL;
@@ -100,7 +115,8 @@ gp_table_t *gp_nodeview_card_table(Gpool__NodeInfo *const *nodes, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		for (size_t k = 0; k < nodes[i]->n_cards; k++) {
 			const Gpool__Card *c = nodes[i]->cards[k];
-			char idx[16], cores[16], vram[16], power[16], name[160];
+			char idx[16], cores[16], vram[16], power[16], name[160], shared[96];
+			gp_nodeview_card_shared(c, shared, sizeof(shared));
 			snprintf(idx, sizeof(idx), "%u", c->index);
 			snprintf(cores, sizeof(cores), "%u", c->cores);
 			gp_format_size(c->vram_total, vram, sizeof(vram));
@@ -120,6 +136,7 @@ gp_table_t *gp_nodeview_card_table(Gpool__NodeInfo *const *nodes, size_t n)
 					     nz(c->arch, "-"),
 					     nz(c->grade, "-"),
 					     power,
+					     shared,
 					     gp_card_state_name(c->state),
 					     nz(c->state_reason, "-")};
 			if (gp_table_add(t, row) < 0) {

@@ -16,7 +16,10 @@ void gp_nodeview_cards_summary(const Gpool__NodeInfo *node, char *buf, size_t le
 void gp_nodeview_owner(const Gpool__NodeInfo *node, char *buf, size_t len);
 /* NODE STATE CPUS(used/total) MEM(used/total) CARDS OWNER REASON. NULL when out of memory. */
 gp_table_t *gp_nodeview_table(Gpool__NodeInfo *const *nodes, size_t n);
-/* NODE CARD VENDOR NAME CORES VRAM API ARCH GRADE POWER STATE REASON. */
+/* A card's SHARED column (docs/gpu-share.md): "-" when whole, else
+ * "SLICES:BUDGETS/VRAM:USER" (3:9.0G/12G:alice). */
+void gp_nodeview_card_shared(const Gpool__Card *c, char *buf, size_t len);
+/* NODE CARD VENDOR NAME CORES VRAM API ARCH GRADE POWER SHARED STATE REASON. */
 gp_table_t *gp_nodeview_card_table(Gpool__NodeInfo *const *nodes, size_t n);
 
 #endif

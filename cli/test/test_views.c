@@ -218,11 +218,24 @@ static void node_tables(void **state)
 	char *s = render(t);
 	assert_non_null(strstr(s, "NODE  CARD  VENDOR  NAME"));
 	assert_non_null(strstr(s, "pc1      0  nvidia  GeForce RTX 3060    3584   12G  CUDA 12.2  "
-				  "8.6      good    170W  up       -\n"));
+				  "8.6      good    170W  -       up       -\n"));
 	assert_non_null(strstr(s, "RX 6700 XT (fake)"));
 	assert_non_null(strstr(s, "drained  fan\n"));
 	assert_int_equal(gp_table_rows(t), 2);
 	gp_table_destroy(&t);
+	/* a card shared by two slices of root's jobs (--gpu-share) */
+	char sh[96];
+	gp_nodeview_card_shared(&c0, sh, sizeof(sh));
+	assert_string_equal(sh, "-");
+	c0.shared_slices = 2;
+	c0.shared_budget = 10ULL << 30;
+	c0.shared_uid = 0;
+	gp_nodeview_card_shared(&c0, sh, sizeof(sh));
+	assert_string_equal(sh, "2:10G/12G:root");
+	t = gp_nodeview_card_table(nodes, 2);
+	assert_non_null(strstr(render(t), "170W  2:10G/12G:root  up"));
+	gp_table_destroy(&t);
+	c0.shared_slices = 0;
 	/* the owner column: active since a local time, idle */
 	Gpool__OwnerState os = GPOOL__OWNER_STATE__INIT;
 	os.active = true;

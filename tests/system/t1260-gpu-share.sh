@@ -62,12 +62,14 @@ else
 fi
 is "$(grep -c start "$mpslog")" 1 "one daemon for the card, not one per slice"
 
-# gstat -l and /metrics say who shares what
+# gstat -l, gnodes -G and /metrics say who shares what
 like "$(gstat -l -j "$a" 2>&1)" 'GpuShare=yes GpuBudget=5.0G/Task Slices=h1:0' "gstat -l: the slice's budget and card"
 metric() { curl -s "http://127.0.0.1:$port/metrics" | awk -v k="$1" '$1 ~ "^" k "[{]node=\"h1\",card=\"0\"" { print $NF }'; }
 is "$(metric gpool_card_shared_slices)" 2 "/metrics: two slices on h1's card 0"
 is "$(metric gpool_card_shared_budget_bytes)" 10737418240 "/metrics: their budgets, 10 GiB"
 is "$(metric gpool_card_shared_uid)" "$user_uid" "/metrics: gpool-user's"
+like "$(gnodes -G 2>&1 | awk '$1 == "h1" && $2 == "0"')" " 2:10G/12G:$TEST_USER " "gnodes -G: h1's card 0 holds 2 slices, 10G of 12G, gpool-user's"
+like "$(gnodes -G 2>&1 | head -1)" "POWER +SHARED +STATE" "gnodes -G has a SHARED column"
 
 # an exclusive NVIDIA job does not land on the shared card
 e=$(submit --gpus-per-task 1 --gpu-vendor nvidia -- true)
