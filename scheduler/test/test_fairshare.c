@@ -309,8 +309,10 @@ static void exclusive(void **state)
 	priority_job_holds(&S, x, &cpus, &cards);
 	assert_int_equal(cpus, 4);
 	ends(x);
-	/* bob's use (x's few milliseconds) is below carol's three running jobs': y goes first,
-	 * takes the node x left, and carol's e still finds no room */
+	/* carol has used far more than bob (10,000 cpu-seconds charged: not left to the few
+	 * milliseconds each job ran, whose order a slow build can turn): y goes first, takes the
+	 * node x left, and carol's e still finds no room */
+	assert_int_equal(fairshare_charge(S.fairshare, "carol", 10000, 0, gp_now()), 0);
 	plan_run(&S);
 	assert_int_equal(y->state, GPOOL__JOB_STATE__RUNNING);
 	assert_int_not_equal(y->tasks[0].node, busy);
