@@ -32,6 +32,8 @@ static int send_pending(tr_t *t)
 int tr_grad_ready(void *arg, int layer)
 {
 	tr_t *t = arg;
+	if (t->ov && gt_optover_ready(t->ov, layer) < 0) /* one rank: nothing to send */
+		return -1;
 	size_t lo = gt_mlp_layer_offset(t->m, layer), n = gt_mlp_layer_count(t->m, layer);
 	if (!t->pending) {
 		t->pend_hi = lo + n;

@@ -223,6 +223,21 @@ static int set_overlap(void *ctx, const char *a, gp_error_t *err)
 	return gp_errprintf(err, "gtrain: invalid overlap '%s' (auto, on, off)", a);
 }
 
+static int set_overlap_optimizer(void *ctx, const char *a, gp_error_t *err)
+{
+	static const struct {
+		const char *name;
+		int v;
+	} tab[] = {{"auto", -1}, {"on", 1}, {"off", 0}};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (!strcmp(a, tab[i].name)) {
+			C(ctx)->overlap_optimizer = tab[i].v;
+			return 0;
+		}
+	errno = EINVAL;
+	return gp_errprintf(err, "gtrain: invalid optimizer overlap '%s' (auto, on, off)", a);
+}
+
 static int set_fresh(void *ctx, const char *a, gp_error_t *err)
 {
 	(void)a, (void)err;
@@ -300,6 +315,9 @@ static const struct gp_opt opts[] = {
      "allreduce buckets during backward: auto (on for a card, off on cpu), on, off", set_overlap,
      0},
     {"no-overlap", 0, no_argument, NULL, "the same as --overlap off", set_no_overlap, 0},
+    {"overlap-optimizer", 0, required_argument, "MODE",
+     "AdamW layer by layer beside backward on one rank (not f16): auto (off), on, off",
+     set_overlap_optimizer, 0},
     {"rebalance", 0, required_argument, "K",
      "re-balance shares from measured speed every K steps (10; 0 never)", set_rebalance, 0},
     {"scores", 0, required_argument, "S,S,...", "initial share weights by rank (default equal)",

@@ -30,6 +30,7 @@ struct gt_mlp {
 	int typed;	     /* the typed way (see the top) */
 	gk_stream_t *s;	     /* every kernel of the model runs here (graph capture) */
 	const gk_amp_t *amp; /* device loss scale, or NULL (the scale argument) */
+	int ready_late;	     /* backward's READY after the layer's input gradient */
 	float *w;	     /* master weights (f32) */
 	float *wc;	     /* compute copy: == w for f32, rounded to ct, or ct (typed) */
 	float *g32;	     /* gradients as the GEMMs produce them (not typed) */
@@ -215,6 +216,11 @@ void *gt_mlp_compute_copy(gt_mlp_t *m)
 {
 	return m->typed && m->ct != GK_F32 ? (void *)m->wc : NULL;
 }
+void gt_mlp_set_ready_late(gt_mlp_t *m, int late)
+{
+	m->ready_late = late != 0;
+}
+
 void gt_mlp_set_amp(gt_mlp_t *m, const gk_amp_t *amp)
 {
 	m->amp = amp;
@@ -462,7 +468,7 @@ static int backward_typed(gt_mlp_t *m, gt_grad_ready_f ready, void *arg, gp_erro
 			       .bias = gW + (size_t)in * out * es,
 			       .math = m->math};
 		K(gk_gemm(m->b, &w, m->s), "weight gradient gemm");
-		if (ready && ready(arg, l) < 0)
+		if (ready && (!m->ready_late || l == 0) && ready(arg, l) < 0)
 			return -1;
 		if (l == 0)
 			break;
@@ -484,6 +490,8 @@ static int backward_typed(gt_mlp_t *m, gt_grad_ready_f ready, void *arg, gp_erro
 			       .aux = m->act[l],
 			       .math = m->math};
 		K(gk_gemm(m->b, &x, m->s), "input gradient gemm");
+		if (ready && m->ready_late && ready(arg, l) < 0)
+			return -1;
 		cur ^= 1;
 	}
 	return 0;
@@ -530,7 +538,7 @@ int gt_mlp_backward(gt_mlp_t *m, float scale, gt_grad_ready_f ready, void *arg, 
 			K(gk_cast(m->b, m->ct, (uint16_t *)m->gt + m->off[l], GK_F32, gW,
 				  gt_mlp_layer_count(m, l), m->s),
 			  "gradient to compute type");
-		if (ready && ready(arg, l) < 0)
+		if (ready && (!m->ready_late || l == 0) && ready(arg, l) < 0)
 			return -1;
 		if (l == 0)
 			break;
@@ -539,6 +547,8 @@ int gt_mlp_backward(gt_mlp_t *m, float scale, gt_grad_ready_f ready, void *arg, 
 		  "input gradient gemm");
 		K(gk_relu_grad(m->b, dA, m->act[l], rows * (size_t)in, m->s), "relu gradient");
 		if (round_ct(m, dA, rows * (size_t)in, err) < 0)
+			return -1;
+		if (ready && m->ready_late && ready(arg, l) < 0)
 			return -1;
 		cur ^= 1;
 	}

@@ -51,6 +51,11 @@ void *gt_mlp_compute_copy(gt_mlp_t *m);
  * card: the SCALE argument then carries only 1/global_batch. NULL: off. */
 void gt_mlp_set_amp(gt_mlp_t *m, const gk_amp_t *amp);
 
+/* LATE: backward calls READY for a layer only once nothing of the step reads that layer's
+ * weights any more (after its input gradient, not right after its weight gradient), so that
+ * READY may start the layer's optimizer step (optover.h). Off: as soon as the gradient is. */
+void gt_mlp_set_ready_late(gt_mlp_t *m, int late);
+
 int gt_mlp_nlayers(const gt_mlp_t *m); /* weight layers: nsizes - 1 */
 size_t gt_mlp_nparams(const gt_mlp_t *m);
 /* First parameter of layer L (its W), and the count of W and b together. */

@@ -97,12 +97,17 @@ int gt_optim_step(gt_optim_t *o, float *w, gk_dtype_t gt, const void *g, float g
 	return 0;
 }
 
-int gt_optim_step_amp(gt_optim_t *o, float *w, gk_amp_t *amp, gk_dtype_t wc_t, void *wc,
-		      gk_dtype_t gt, const void *g, gk_stream_t *s, gp_error_t *err)
+static int amp_part(gt_optim_t *o, size_t off, size_t n, float *w, gk_amp_t *amp, gk_dtype_t wc_t,
+		    void *wc, gk_dtype_t gt, const void *g, gk_stream_t *s, gp_error_t *err)
 {
 	if (o->c.kind != GT_ADAMW) {
 		errno = ENOTSUP;
 		return gp_errprintf(err, "optimizer step: the card-side loss scaler needs adamw");
+	}
+	if (off > o->n || n > o->n - off) {
+		errno = EINVAL;
+		return gp_errprintf(err, "optimizer step: part %zu+%zu outside %zu parameters", off,
+				    n, o->n);
 	}
 	gk_adamw_t p = {.lr = o->c.lr,
 			.beta1 = o->c.beta1,
@@ -111,11 +116,33 @@ int gt_optim_step_amp(gt_optim_t *o, float *w, gk_amp_t *amp, gk_dtype_t wc_t, v
 			.weight_decay = o->c.weight_decay,
 			.grad_scale = 1.0f,
 			.step = 1};
-	if (gk_adamw_amp(o->b, &p, amp, w, o->state[0], o->state[1], wc_t, wc, gt, g, o->n, s) <
-		0 ||
-	    gk_amp_update(o->b, amp, s) < 0)
+	if (gk_adamw_amp(o->b, &p, amp, w + off, o->state[0] + off, o->state[1] + off, wc_t,
+			 wc ? (char *)wc + off * gk_dtype_size(wc_t) : NULL, gt,
+			 (const char *)g + off * gk_dtype_size(gt), n, s) < 0)
 		return gp_errprintf(err, "optimizer step: %s", gk_backend_error(o->b));
 	return 0;
+}
+
+int gt_optim_step_amp_part(gt_optim_t *o, size_t off, size_t n, float *w, gk_amp_t *amp,
+			   gk_dtype_t wc_t, void *wc, gk_dtype_t gt, const void *g, gk_stream_t *s,
+			   gp_error_t *err)
+{
+	return amp_part(o, off, n, w, amp, wc_t, wc, gt, g, s, err);
+}
+
+int gt_optim_amp_update(gt_optim_t *o, gk_amp_t *amp, gk_stream_t *s, gp_error_t *err)
+{
+	if (gk_amp_update(o->b, amp, s) < 0)
+		return gp_errprintf(err, "optimizer step: %s", gk_backend_error(o->b));
+	return 0;
+}
+
+int gt_optim_step_amp(gt_optim_t *o, float *w, gk_amp_t *amp, gk_dtype_t wc_t, void *wc,
+		      gk_dtype_t gt, const void *g, gk_stream_t *s, gp_error_t *err)
+{
+	if (amp_part(o, 0, o->n, w, amp, wc_t, wc, gt, g, s, err) < 0)
+		return -1;
+	return gt_optim_amp_update(o, amp, s, err);
 }
 
 void gt_scaler_init(gt_scaler_t *s, double initial, int window, int dynamic)

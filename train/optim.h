@@ -34,6 +34,14 @@ int gt_optim_step(gt_optim_t *o, float *w, gk_dtype_t gt, const void *g, float g
  * gk_amp_update. Queued on S; nothing is read back. ENOTSUP for SGD. */
 int gt_optim_step_amp(gt_optim_t *o, float *w, gk_amp_t *amp, gk_dtype_t wc_t, void *wc,
 		      gk_dtype_t gt, const void *g, gk_stream_t *s, gp_error_t *err);
+/* The same in parts, for an optimizer that runs layer by layer beside backward (optover.h):
+ * gk_adamw_amp on W, M, V, WC and G from parameter OFF for N parameters (the step skipped while
+ * amp->found is set, t from amp->steps), without the scaler's update; then, once every part of
+ * the step is queued, gt_optim_amp_update. */
+int gt_optim_step_amp_part(gt_optim_t *o, size_t off, size_t n, float *w, gk_amp_t *amp,
+			   gk_dtype_t wc_t, void *wc, gk_dtype_t gt, const void *g, gk_stream_t *s,
+			   gp_error_t *err);
+int gt_optim_amp_update(gt_optim_t *o, gk_amp_t *amp, gk_stream_t *s, gp_error_t *err);
 /* State vectors (1 for SGD: velocity; 2 for AdamW: m, v) and the applied-step count, for
  * checkpoints. */
 int gt_optim_nstate(const gt_optim_t *o);

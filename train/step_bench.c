@@ -1,10 +1,11 @@
 /* step_bench.c - gt-step-bench: gtrain's training step (train/mlp.c forward and backward,
  * optim.c's fused AdamW with the loss scaler on the card) timed alone, with the data resident
  * on the backend, as a PyTorch practitioner's loop has it (bench/train/torch_amp.py), and
- * optionally captured once as a graph and replayed (-g).
+ * optionally captured once as a graph and replayed (-g), optionally with AdamW layer by layer
+ * beside backward (-O: optover.h; not for f16, whose step must see the whole gradient).
  *
  * Usage: gt-step-bench [-b BACKEND] [-l 784,4096,4096,10] [-B BATCH] [-p f32|tf32|bf16|f16]
- *                      [-n STEPS] [-w WARMUP] [-g]
+ *                      [-n STEPS] [-w WARMUP] [-g] [-O]
  * Prints one line: "gt-step-bench: ... S samples/s ..." plus the loss of the first and last
  * step (the model must learn the synthetic labels: a check that the step does its work). */
 #include <errno.h>
@@ -17,6 +18,7 @@
 
 #include "train/mlp.h"
 #include "train/optim.h"
+#include "train/optover.h"
 
 #define NBATCH 8 /* distinct batches resident on the card, taken in turn */
 
@@ -32,6 +34,7 @@ typedef struct {
 	gt_mlp_t *m;
 	gt_optim_t *o;
 	gk_amp_t *amp;
+	gt_optover_t *ov; /* -O */
 	size_t batch;
 	gp_error_t err;
 } sb_t;
@@ -42,6 +45,13 @@ static int step_body(sb_t *x)
 	gk_stream_t *s = gt_mlp_stream(x->m);
 	gk_dtype_t ct = gt_mlp_grad_dtype(x->m);
 	void *wc = gt_mlp_compute_copy(x->m);
+	if (x->ov)
+		return gt_mlp_forward_staged(x->m, x->batch, &x->err) < 0 ||
+			       gt_mlp_backward(x->m, 1.0f / (float)x->batch, gt_optover_ready,
+					       x->ov, &x->err) < 0 ||
+			       gt_optover_finish(x->ov, &x->err) < 0
+			   ? -1
+			   : 0;
 	if (gt_mlp_forward_staged(x->m, x->batch, &x->err) < 0 ||
 	    gt_mlp_backward(x->m, 1.0f / (float)x->batch, NULL, NULL, &x->err) < 0)
 		return -1;
@@ -73,10 +83,11 @@ static double mean_loss(sb_t *x, const float *xd, const int32_t *yd)
 int main(int argc, char **argv)
 {
 	const char *backend = "cuda", *layers = "784,4096,4096,10", *prec = "bf16";
-	int sizes[GT_MAX_LAYERS + 1], nsizes = 0, steps = 200, warmup = 20, graph = 0, opt;
+	int sizes[GT_MAX_LAYERS + 1], nsizes = 0, steps = 200, warmup = 20, graph = 0, over = 0;
+	int opt;
 	sb_t x = {0};
 	x.batch = 512;
-	while ((opt = getopt(argc, argv, "b:l:B:p:n:w:g")) != -1) {
+	while ((opt = getopt(argc, argv, "b:l:B:p:n:w:gO")) != -1) {
 		switch (opt) {
 		case 'b':
 			backend = optarg;
@@ -99,9 +110,13 @@ int main(int argc, char **argv)
 		case 'g':
 			graph = 1;
 			break;
+		case 'O':
+			over = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: gt-step-bench [-b BACKEND] [-l SIZES] [-B BATCH] "
-					"[-p f32|tf32|bf16|f16] [-n STEPS] [-w WARMUP] [-g]\n");
+			fprintf(stderr,
+				"usage: gt-step-bench [-b BACKEND] [-l SIZES] [-B BATCH] "
+				"[-p f32|tf32|bf16|f16] [-n STEPS] [-w WARMUP] [-g] [-O]\n");
 			return 2;
 		}
 	}
@@ -120,6 +135,10 @@ int main(int argc, char **argv)
 		math = GK_MATH_TF32;
 	else if (strcmp(prec, "f32")) {
 		fprintf(stderr, "gt-step-bench: invalid precision '%s'\n", prec);
+		return 2;
+	}
+	if (over && ct == GK_F16) {
+		fprintf(stderr, "gt-step-bench: -O needs a scaler that is not dynamic: not f16\n");
 		return 2;
 	}
 	gk_error_t ge;
@@ -171,6 +190,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	gt_mlp_set_amp(x.m, x.amp);
+	if (over && !(x.ov = gt_optover_create(x.b, x.m, x.o, x.amp, &x.err))) {
+		fprintf(stderr, "gt-step-bench: %s\n", x.err.text);
+		return 1;
+	}
 	double loss0 = mean_loss(&x, dx, dy);
 	gk_graph_t *gr = NULL;
 	const char *how = "eager";
@@ -220,12 +243,14 @@ int main(int argc, char **argv)
 	gk_copy(x.b, &a, x.amp, sizeof(a), GK_D2H);
 	gk_device_info_t di;
 	gk_device_info(x.b, &di);
-	printf("gt-step-bench: %s %s, layers %s, batch %zu, %s, %s, %d steps in %.3f s, %.0f "
+	const char *tune = getenv("GPOOL_KERNELS_LT_TUNE");
+	printf("gt-step-bench: %s %s, layers %s, batch %zu, %s, %s%s%s, %d steps in %.3f s, %.0f "
 	       "samples/s, %.3f ms/step, loss %.4f -> %.4f, %d skipped, scale %g\n",
-	       gk_backend_name(x.b), di.name, layers, x.batch, prec, how, steps, el,
-	       steps * (double)x.batch / el, el * 1e3 / steps, loss0, loss1, a.skipped,
+	       gk_backend_name(x.b), di.name, layers, x.batch, prec, how, x.ov ? " optover" : "",
+	       tune && !strcmp(tune, "1") ? " tuned" : "", steps, el, steps * (double)x.batch / el, el * 1e3 / steps, loss0, loss1, a.skipped,
 	       (double)a.scale);
 	gk_graph_destroy(x.b, &gr);
+	gt_optover_destroy(&x.ov);
 	gt_optim_destroy(&x.o);
 	gt_mlp_destroy(&x.m);
 	gk_backend_close(&x.b);

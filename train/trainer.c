@@ -55,6 +55,7 @@ void gt_conf_defaults(gt_conf_t *c)
 	c->backend = "cpu";
 	c->bucket_bytes = 64 << 10;
 	c->overlap = -1;
+	c->overlap_optimizer = -1;
 	c->rebalance_every = 10;
 	c->slow_factor = 2.0;
 	c->ckpt_every = 50;
@@ -202,6 +203,11 @@ static int amp_queue_step(tr_t *t)
 	gk_stream_t *s = gt_mlp_stream(t->m);
 	void *wc = gt_mlp_compute_copy(t->m);
 	gk_dtype_t ct = gt_mlp_grad_dtype(t->m);
+	if (t->ov) /* checked and stepped layer by layer during backward: join, update */
+		return gt_optover_finish(t->ov, t->err) < 0 ||
+			       gk_copy_async(t->b, t->hamp, t->amp, sizeof(gk_amp_t), GK_D2H, s) < 0
+			   ? gp_errprintf(t->err, "loss scaler: %s", gk_backend_error(t->b))
+			   : 0;
 	if (gk_find_nonfinite(t->b, ct, gt_mlp_grads_dev(t->m), gt_mlp_nparams(t->m),
 			      &t->amp->found, s) < 0)
 		return gp_errprintf(t->err, "gradient check: %s", gk_backend_error(t->b));
@@ -433,6 +439,15 @@ static int train_loop(tr_t *t, long start, gt_result_t *res)
 	int graphable = n == 1 && t->amp && strcmp(gk_backend_name(t->b), "cpu") != 0 && !t->prof &&
 			c->throttle_rank != 0 &&
 			!(getenv("GTRAIN_NO_GRAPH") && *getenv("GTRAIN_NO_GRAPH"));
+	/* AdamW beside backward: one rank, the scaler on the card and not dynamic (auto: off
+	 * until measured faster on a card, docs/benchmarks.md) */
+	if (c->overlap_optimizer > 0 && n == 1 && t->amp && !t->sc.dynamic &&
+	    !(t->ov = gt_optover_create(t->b, t->m, t->o, t->amp, t->err)))
+		goto out;
+	res->optimizer_overlapped = t->ov != NULL;
+	if (c->overlap_optimizer > 0 && !t->ov && t->rank == 0)
+		fprintf(stderr, "gtrain: --overlap-optimizer on: only for one rank with adamw, not "
+				"f16 (its step must see the whole gradient): off\n");
 	for (int i = 0; i < 2; i++)
 		if (gk_host_alloc(t->b, (size_t)B * dim * sizeof(float), (void **)&xs[i]) < 0 ||
 		    gk_host_alloc(t->b, (size_t)B * sizeof(int32_t), (void **)&ys[i]) < 0)
@@ -701,6 +716,7 @@ out:
 		gk_host_free(t->b, ys[i]);
 	}
 	gk_graph_destroy(t->b, &graph);
+	gt_optover_destroy(&t->ov);
 	gk_host_free(t->b, t->hflag);
 	gk_dev_free(t->b, t->dflag);
 	if (t->amp) {

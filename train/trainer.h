@@ -38,6 +38,9 @@ typedef struct {
 	 * cpu, where the allreduce thread competes with the BLAS for the same cores: measured
 	 * 30 % slower on the test hosts) */
 	int overlap;
+	/* AdamW layer by layer beside backward (train/optover.h): 1, 0, or -1 auto; only for
+	 * one rank with a scaler that is not dynamic (not f16) and AdamW */
+	int overlap_optimizer;
 	int rebalance_every;	     /* steps; 0: never */
 	double scores[GT_MAX_RANKS]; /* initial share weights; all 0: equal */
 	double slow_factor;
@@ -68,6 +71,7 @@ typedef struct {
 	double exposed_ms, blocking_ms; /* allreduce wait per step after backward; one blocking
 					   allreduce of all gradients */
 	double final_scale;
+	int optimizer_overlapped; /* AdamW ran layer by layer beside backward (optover.h) */
 } gt_result_t;
 
 void gt_conf_defaults(gt_conf_t *c);

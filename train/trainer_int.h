@@ -7,6 +7,7 @@
 #include "train/data.h"
 #include "train/mlp.h"
 #include "train/optim.h"
+#include "train/optover.h"
 #include "train/trainer.h"
 
 /* what each rank reports after a step (the per-step allgather) */
@@ -35,8 +36,9 @@ typedef struct {
 	uint32_t *hflag; /* its read-back (pinned) */
 	gk_amp_t *amp;	 /* AdamW: the loss scaler on the card (NULL: the host's, t->sc) */
 	gk_amp_t *hamp;	 /* its read-back (pinned), mirrored into t->sc after each wait */
-	int graph_ok;	 /* a graph capture has not failed yet */
-	int prof;	 /* GTRAIN_PROFILE: a wait after each phase of a step, times printed */
+	gt_optover_t *ov; /* AdamW layer by layer beside backward (one rank; optover.h) */
+	int graph_ok;	  /* a graph capture has not failed yet */
+	int prof;	  /* GTRAIN_PROFILE: a wait after each phase of a step, times printed */
 	gp_error_t *err;
 } tr_t;
 

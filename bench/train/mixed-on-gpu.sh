@@ -13,6 +13,9 @@
 #   serve  gserve's forward pass (model/test/test_infer.c) on cuda and cpu, f32 and the model
 #          stored bf16/f16, against the reference within stated bounds, batch 1 and 64 costs;
 #          PyTorch's inference of the same model beside
+#          GT_VARIANTS (default "eager graph") adds "graph-O" (AdamW beside backward, -O),
+#          "graph-tuned" (GPOOL_KERNELS_LT_TUNE=1: cuBLASLt's candidates timed) and
+#          "graph-O-tuned"; TUNE_TEST=1 runs the test stage's products tuned as well
 #   compile the same with torch.compile, bf16 and f16 (slow to start: a stage of its own)
 #   mixed  one job of a card rank and CPU ranks (gtrain's own rendezvous on loopback: RANK,
 #          WORLD_SIZE, MASTER_ADDR/PORT, as gpool sets them): digits and the synthetic set in
@@ -57,6 +60,12 @@ if has test; then
 	(cd "$(dirname "$GK_TEST")" && GK_TEST_ONLY="${GK_TEST_ONLY:-mixed,amp,graph,sgemm,nn layers,optim}" \
 		timeout 240 "$GK_TEST" cuda) >"$OUT/gk-test.log" 2>&1
 	echo "gk-test cuda rc=$?"
+	if [ "${TUNE_TEST:-0}" = 1 ]; then
+		(cd "$(dirname "$GK_TEST")" && GK_TEST_ONLY="${GK_TEST_ONLY:-mixed,amp,graph,sgemm,nn layers,optim}" \
+			GPOOL_KERNELS_LT_TUNE=1 timeout 240 "$GK_TEST" cuda) >"$OUT/gk-test-tuned.log" 2>&1
+		echo "gk-test cuda, products tuned rc=$?"
+		grep -E '^(FAIL|gk-test)|checks' "$OUT/gk-test-tuned.log" | head -20
+	fi
 	grep -E '^(FAIL|gk-test|  note)|checks' "$OUT/gk-test.log" | head -40
 fi
 
@@ -78,15 +87,24 @@ if has acc; then
 	mkdir -p "$work"
 	zcat "$ROOT/bench/train/data/digits.csv.gz" >"$work/digits.csv"
 	[ "${ACC_SYNTH:-1}" = 0 ] || [ -f "$work/synth.csv" ] || $PY "$HERE/synth.py" 20000 784 10 "$work/synth.csv"
-	for p in f32 tf32 bf16 f16; do
+	for p in ${ACC_PRECS:-f32 tf32 bf16 f16}; do
 		echo "## digits $p" >>"$OUT/acc.log"
 		timeout 120 "$BUILD/gtrain" --backend cuda --data "$work/digits.csv" --layers 64,256,256,10 \
 			--batch 192 --epochs 20 -p "$p" >>"$OUT/acc.log" 2>&1
 		[ "${ACC_SYNTH:-1}" = 0 ] && continue
 		echo "## synth $p" >>"$OUT/acc.log"
 		timeout 120 "$BUILD/gtrain" --backend cuda --data "$work/synth.csv" --layers 784,1024,1024,10 \
-			--batch 256 --epochs 6 -p "$p" >>"$OUT/acc.log" 2>&1
+			--batch 256 --epochs "${SYNTH_EPOCHS:-6}" -p "$p" >>"$OUT/acc.log" 2>&1
 	done
+	# the optimizer beside backward must train the same model (bf16; it is exact on the cpu)
+	if [ "${ACC_OPTOVER:-0}" = 1 ]; then
+		echo "## digits bf16 optover" >>"$OUT/acc.log"
+		timeout 120 "$BUILD/gtrain" --backend cuda --data "$work/digits.csv" --layers 64,256,256,10 \
+			--batch 192 --epochs 20 -p bf16 --overlap-optimizer on >>"$OUT/acc.log" 2>&1
+		echo "## synth bf16 optover" >>"$OUT/acc.log"
+		timeout 120 "$BUILD/gtrain" --backend cuda --data "$work/synth.csv" --layers 784,1024,1024,10 \
+			--batch 256 --epochs "${SYNTH_EPOCHS:-6}" -p bf16 --overlap-optimizer on >>"$OUT/acc.log" 2>&1
+	fi
 	grep -E "^## |gtrain: done|overflow|error" "$OUT/acc.log" | grep -v "step .*overflow" | head -40
 fi
 
@@ -120,11 +138,20 @@ fi
 # one configuration: NAME LAYERS BATCH STEPS
 bench_one() {
 	local layers=$2 batch=$3 steps=$4 p
+	local v flags tune
 	for p in ${PRECS:-f32 tf32 bf16 f16}; do
-		if [ -z "$TORCH_ARGS" ]; then
-			timeout 120 "$BUILD/gt-step-bench" -b cuda -l "$layers" -B "$batch" -p "$p" -n "$steps" -w 10 2>&1
-			timeout 120 "$BUILD/gt-step-bench" -b cuda -l "$layers" -B "$batch" -p "$p" -n "$steps" -w 10 -g 2>&1
-		fi
+		for v in ${GT_VARIANTS:-eager graph}; do
+			[ -z "$TORCH_ARGS" ] || break
+			flags="" tune=0
+			case $v in *graph*) flags="-g" ;; esac
+			case $v in *-O*) flags="$flags -O" ;; esac
+			case $v in *tuned*) tune=1 ;; esac
+			# f16's step must see the whole gradient: no optimizer beside backward
+			case "$p $flags" in "f16 "*-O*) continue ;; esac
+			# shellcheck disable=SC2086 # flags are words
+			GPOOL_KERNELS_LT_TUNE=$tune timeout 120 "$BUILD/gt-step-bench" -b cuda -l "$layers" -B "$batch" \
+				-p "$p" -n "$steps" -w 10 $flags 2>&1
+		done
 		timeout 200 $PY "$HERE/torch_amp.py" --layers "$layers" --batch "$batch" --prec "$p" \
 			--steps "$steps" --warmup 10 $TORCH_ARGS 2>&1 | grep -v Warning
 	done

@@ -6,14 +6,16 @@
  * constants and functions used are declared here with the values of CUDA 13's cublasLt.h, so
  * this builds without the header). A plan (descriptor, layouts, the heuristic's algorithm) is
  * kept per shape, types, epilogue and pointer alignment, so a step's products cost one
- * cublasLtMatmul each after the first step. An epilogue cuBLASLt offers no algorithm for, and
- * GK_EPI_DRELU (cuBLASLt's DRELU reads a bit mask of its own RELU_AUX forward, not the
- * activation that gpool keeps), runs as a kernel of amp.cu after the product.
- * Without cuBLASLt: cublasGemmEx and the epilogue kernels.
- * HIP: rocblas_gemm_ex (f32 accumulation) and the epilogue kernels. Debian ships no rocBLAS
- * and no AMD card was at hand: that path is compiled, never run.
- * Plain f32 (GK_MATH_DEFAULT) stays cuBLAS's / rocBLAS's sgemm (gemm.cu), as gk_sgemm. */
+ * cublasLtMatmul each after the first step (GPOOL_KERNELS_LT_TUNE=1: the heuristic's best few
+ * timed on the shape when the plan is made, the fastest kept). An epilogue cuBLASLt offers no
+ * algorithm for, and GK_EPI_DRELU (cuBLASLt's DRELU reads a bit mask of its own RELU_AUX forward,
+ * not the activation that gpool keeps), runs as a kernel of amp.cu after the product. Without
+ * cuBLASLt: cublasGemmEx and the epilogue kernels. HIP: rocblas_gemm_ex (f32 accumulation) and the
+ * epilogue kernels. Debian ships no rocBLAS and no AMD card was at hand: that path is compiled,
+ * never run. Plain f32 (GK_MATH_DEFAULT) stays cuBLAS's / rocBLAS's sgemm (gemm.cu), as gk_sgemm.
+ */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,15 +200,84 @@ static int lt_epi(gk_epilogue_t e)
 	}
 }
 
+#define LT_TUNE_ALGOS 8 /* the heuristic's best candidates timed when tuning */
+#define LT_TUNE_RUNS  3
+
+/* GPOOL_KERNELS_LT_TUNE=1: time the heuristic's first LT_TUNE_ALGOS algorithms on the plan's
+ * own shape (once, when the plan is made; never while a graph is being captured) into scratch
+ * outputs, the fastest of LT_TUNE_RUNS runs each, and keep the fastest; else its first. The
+ * inputs are the call's own (only read); the product and the bias (gradient) go to scratch,
+ * so nothing of the caller's is written. Returns the index chosen (0 where tuning is off or
+ * cannot run). */
+static int lt_tune(lt_t *lt, const gk_gemm_t *p, lt_plan_t *pl, const lt_heur_t *h, int found,
+		   int epi, gkStream_t st)
+{
+	const char *env = getenv("GPOOL_KERNELS_LT_TUNE");
+	cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+	if (found < 2 || !env || strcmp(env, "1") != 0 ||
+	    cudaStreamIsCapturing(st, &cap) != cudaSuccess || cap != cudaStreamCaptureStatusNone)
+		return 0;
+	size_t csz = p->c_t == GK_F32 ? 4 : 2, cbytes = (size_t)p->ldc * (size_t)p->n * csz;
+	size_t bbytes = (size_t)(p->m > p->n ? p->m : p->n) * 4;
+	void *c = NULL, *bias = NULL;
+	cudaEvent_t e0 = NULL, e1 = NULL;
+	int best = 0;
+	float best_ms = 0;
+	if (cudaMalloc(&c, cbytes) != cudaSuccess || cudaMalloc(&bias, bbytes) != cudaSuccess ||
+	    cudaMemsetAsync(c, 0, cbytes, st) != cudaSuccess ||
+	    cudaMemsetAsync(bias, 0, bbytes, st) != cudaSuccess ||
+	    cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess)
+		goto out;
+	if (epi != LT_EPI_DEFAULT &&
+	    lt->f.desc_set(pl->desc, LT_DESC_BIAS_POINTER, &bias, sizeof(bias)) != 0)
+		goto out;
+	for (int i = 0; i < found; i++) {
+		float ms = 0, one;
+		int ok = lt->f.matmul(lt->h, pl->desc, &p->alpha, p->a, pl->la, p->b, pl->lb,
+				      &p->beta, c, pl->lc, c, pl->lc, &h[i].algo, lt->ws,
+				      LT_WORKSPACE, st) == 0; /* warm-up */
+		for (int r = 0; ok && r < LT_TUNE_RUNS; r++) {
+			ok = cudaEventRecord(e0, st) == cudaSuccess &&
+			     lt->f.matmul(lt->h, pl->desc, &p->alpha, p->a, pl->la, p->b, pl->lb,
+					  &p->beta, c, pl->lc, c, pl->lc, &h[i].algo, lt->ws,
+					  LT_WORKSPACE, st) == 0 &&
+			     cudaEventRecord(e1, st) == cudaSuccess &&
+			     cudaEventSynchronize(e1) == cudaSuccess &&
+			     cudaEventElapsedTime(&one, e0, e1) == cudaSuccess;
+			if (ok && (r == 0 || one < ms))
+				ms = one;
+		}
+		if (ok && (i == 0 || ms < best_ms))
+			best = i, best_ms = ms;
+		if (!ok && i == 0)
+			best_ms = 1e30f; /* the first failed: any other that runs is better */
+	}
+	if (getenv("GPOOL_KERNELS_LT_TUNE_LOG"))
+		fprintf(stderr,
+			"cublaslt tune: %s %c%c %d x %d x %d epi %d: algorithm %d of %d, %.3f ms\n",
+			dt_name(p->ab_t), p->trans_a ? 'T' : 'N', p->trans_b ? 'T' : 'N', p->m,
+			p->n, p->k, epi, best, found, (double)best_ms);
+out:
+	(void)cudaGetLastError();
+	if (e0)
+		cudaEventDestroy(e0);
+	if (e1)
+		cudaEventDestroy(e1);
+	cudaStreamSynchronize(st); /* the scratch is in use until the runs are done */
+	cudaFree(c);
+	cudaFree(bias);
+	return best;
+}
+
 /* a plan with the epilogue fused if FUSE and cuBLASLt has an algorithm for it; 0 / -1 */
-static int lt_make(lt_t *lt, const gk_gemm_t *p, int fuse, lt_plan_t *pl)
+static int lt_make(lt_t *lt, const gk_gemm_t *p, int fuse, lt_plan_t *pl, gkStream_t st)
 {
 	int ab = lt_type(p->ab_t), ct = lt_type(p->c_t);
 	int compute = p->math == GK_MATH_TF32 && p->ab_t == GK_F32 ? LT_COMPUTE_32F_FAST_TF32
 								   : LT_COMPUTE_32F;
 	int ta = p->trans_a ? 1 : 0, tb = p->trans_b ? 1 : 0, epi = fuse ? lt_epi(p->epi) : 1;
 	lt_pref_t pref = NULL;
-	lt_heur_t h;
+	lt_heur_t h[LT_TUNE_ALGOS];
 	int found = 0;
 	uint64_t ws = LT_WORKSPACE;
 	uint32_t al[4] = {1u << log2_align(p->a), 1u << log2_align(p->b), 1u << log2_align(p->c),
@@ -229,8 +300,8 @@ static int lt_make(lt_t *lt, const gk_gemm_t *p, int fuse, lt_plan_t *pl)
 	     lt->f.pref_set(pref, LT_PREF_ALIGN_B, &al[1], 4) == 0 &&
 	     lt->f.pref_set(pref, LT_PREF_ALIGN_C, &al[2], 4) == 0 &&
 	     lt->f.pref_set(pref, LT_PREF_ALIGN_D, &al[3], 4) == 0 &&
-	     lt->f.heuristic(lt->h, pl->desc, pl->la, pl->lb, pl->lc, pl->lc, pref, 1, &h,
-			     &found) == 0 &&
+	     lt->f.heuristic(lt->h, pl->desc, pl->la, pl->lb, pl->lc, pl->lc, pref, LT_TUNE_ALGOS,
+			     h, &found) == 0 &&
 	     found > 0;
 	if (pref)
 		lt->f.pref_destroy(pref);
@@ -244,12 +315,12 @@ static int lt_make(lt_t *lt, const gk_gemm_t *p, int fuse, lt_plan_t *pl)
 			lt->f.layout_destroy(pl->lc);
 		return -1;
 	}
-	pl->algo = h.algo;
+	pl->algo = h[lt_tune(lt, p, pl, h, found, epi, st)].algo;
 	pl->fused = epi != LT_EPI_DEFAULT;
 	return 0;
 }
 
-static lt_plan_t *lt_plan(lt_t *lt, const gk_gemm_t *p)
+static lt_plan_t *lt_plan(lt_t *lt, const gk_gemm_t *p, gkStream_t st)
 {
 	uint32_t align = log2_align(p->a) | log2_align(p->b) << 8 | log2_align(p->c) << 16 |
 			 (p->bias ? log2_align(p->bias) : 8) << 24;
@@ -264,7 +335,7 @@ static lt_plan_t *lt_plan(lt_t *lt, const gk_gemm_t *p)
 	lt_plan_t pl;
 	/* DRELU: never fused (see the top); else fused if cuBLASLt can */
 	int fuse = p->epi != GK_EPI_NONE && p->epi != GK_EPI_DRELU;
-	if (!(fuse && lt_make(lt, p, 1, &pl) == 0) && lt_make(lt, p, 0, &pl) < 0)
+	if (!(fuse && lt_make(lt, p, 1, &pl, st) == 0) && lt_make(lt, p, 0, &pl, st) < 0)
 		return NULL;
 	pl.ta = p->trans_a, pl.tb = p->trans_b, pl.m = p->m, pl.n = p->n, pl.k = p->k;
 	pl.ab = p->ab_t, pl.ct = p->c_t, pl.epi = p->epi, pl.math = p->math;
@@ -283,7 +354,7 @@ static lt_plan_t *lt_plan(lt_t *lt, const gk_gemm_t *p)
 
 static int lt_gemm(gpu_t *g, lt_t *lt, const gk_gemm_t *p, gk_stream_t *s)
 {
-	lt_plan_t *pl = lt_plan(lt, p);
+	lt_plan_t *pl = lt_plan(lt, p, GK_STREAM(s));
 	if (!pl)
 		return gk_gpu_fail(
 		    g, ENOTSUP, "cublaslt: no algorithm for %s x %s -> %s, %d x %d x %d",
