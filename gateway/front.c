@@ -130,7 +130,8 @@ static void on_head(gh_conn_t *cl, void *arg)
 			refuse(c, cl, 404, rt.why);
 			return;
 		}
-		target = rt.target;
+		/* a service told its base URL sees /svc/NAME/... whole */
+		target = s->keep_prefix ? gh_buf_data(&m->target) : rt.target;
 	}
 	if (!admitted(fr, cl, s, gh_buf_data(&m->target), &rt)) {
 		gw_route_release(&rt);

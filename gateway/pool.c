@@ -138,6 +138,7 @@ void gw_pool_apply(struct gw_ctx *c, struct gw_snap *snap)
 		snprintf(s->user, sizeof(s->user), "%s", ss->user);
 		snprintf(s->health_path, sizeof(s->health_path), "%s", ss->health_path);
 		snprintf(s->route_hash, sizeof(s->route_hash), "%s", ss->route_hash);
+		s->keep_prefix = ss->keep_prefix;
 		struct gw_replica *r = s->reps, *nx;
 		for (; r; r = nx) {
 			nx = r->next;

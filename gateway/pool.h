@@ -52,6 +52,7 @@ struct gw_service {
 	char user[64]; /* its owner: a name is routed to one owner's services */
 	char health_path[1025];
 	char route_hash[65]; /* "": open to all; else the SHA-256 (hex) of its owner's token */
+	bool keep_prefix; /* /svc/NAME/... reaches the replica whole (gsub --route-prefix keep) */
 	bool seen;
 	struct gw_replica *reps;
 	struct gw_stats st;

@@ -36,6 +36,7 @@ struct gw_snap *gw_snap_of(const Gpool__ServiceQueryReply *rep, gw_resolve_f res
 			 si->health_path ? si->health_path : "");
 		snprintf(v->route_hash, sizeof(v->route_hash), "%s",
 			 si->route_token_sha256 ? si->route_token_sha256 : "");
+		v->keep_prefix = si->route_keep_prefix;
 		v->reps = calloc(si->n_replicas ? si->n_replicas : 1, sizeof(*v->reps));
 		if (!v->reps) {
 			/* a service whose replicas cannot be listed would lose them all */

@@ -26,6 +26,7 @@ struct gw_snap_svc {
 	char user[64]; /* its owner */
 	char health_path[1025];
 	char route_hash[65]; /* ServiceInfo.route_token_sha256 */
+	bool keep_prefix;    /* ServiceInfo.route_keep_prefix: /svc/NAME/ stays in the target */
 	struct gw_snap_rep *reps;
 	size_t nreps;
 };

@@ -98,6 +98,8 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 		BAD("invalid health path (must start with '/')");
 	if (sp->route_token_sha256[0] && !sp->service)
 		BAD("a route token is a service's");
+	if (sp->route_keep_prefix && !sp->service)
+		BAD("a route prefix is a service's");
 	if (sp->route_token_sha256[0] && (strlen(sp->route_token_sha256) != 64 ||
 					  strspn(sp->route_token_sha256, "0123456789abcdef") != 64))
 		BAD("invalid route token hash (64 lowercase hex digits)");

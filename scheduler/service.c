@@ -28,6 +28,7 @@ struct svc {
 	uint64_t *slot;
 	char *health_path;
 	char *route_hash; /* JobSpec.route_token_sha256 */
+	bool keep_prefix; /* JobSpec.route_keep_prefix */
 };
 
 static void svc_free(struct svc *v)
@@ -207,6 +208,7 @@ static struct svc *svc_new(const Gpool__JobSpec *sp)
 	v->want = sp->replicas ? sp->replicas : 1;
 	v->health_path = strdup(sp->health_path ? sp->health_path : "");
 	v->route_hash = strdup(sp->route_token_sha256 ? sp->route_token_sha256 : "");
+	v->keep_prefix = sp->route_keep_prefix;
 	if (!v->health_path || !v->route_hash) {
 		free(v->health_path);
 		free(v->route_hash);
@@ -1042,6 +1044,7 @@ void client_service_query(struct req *r)
 		x->user = svc->user ? svc->user : "";
 		x->health_path = set_of(s, svc)->health_path;
 		x->route_token_sha256 = set_of(s, svc)->route_hash;
+		x->route_keep_prefix = set_of(s, svc)->keep_prefix;
 		x->replicas_wanted = set_of(s, svc)->want;
 		x->state = svc->state;
 		x->replicas = replicas_of(s, svc, &x->n_replicas);

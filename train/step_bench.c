@@ -247,8 +247,8 @@ int main(int argc, char **argv)
 	printf("gt-step-bench: %s %s, layers %s, batch %zu, %s, %s%s%s, %d steps in %.3f s, %.0f "
 	       "samples/s, %.3f ms/step, loss %.4f -> %.4f, %d skipped, scale %g\n",
 	       gk_backend_name(x.b), di.name, layers, x.batch, prec, how, x.ov ? " optover" : "",
-	       tune && !strcmp(tune, "1") ? " tuned" : "", steps, el, steps * (double)x.batch / el, el * 1e3 / steps, loss0, loss1, a.skipped,
-	       (double)a.scale);
+	       tune && !strcmp(tune, "1") ? " tuned" : "", steps, el, steps * (double)x.batch / el,
+	       el * 1e3 / steps, loss0, loss1, a.skipped, (double)a.scale);
 	gk_graph_destroy(x.b, &gr);
 	gt_optover_destroy(&x.ov);
 	gt_optim_destroy(&x.o);

@@ -718,6 +718,21 @@ static int set_route_token(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
+static int set_route_prefix(void *c, const char *a, gp_error_t *err)
+{
+	static const struct {
+		const char *name;
+		protobuf_c_boolean keep;
+	} tab[] = {{"strip", 0}, {"keep", 1}};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (!strcmp(a, tab[i].name)) {
+			SPEC(c)->route_keep_prefix = tab[i].keep;
+			return 0;
+		}
+	errno = EINVAL;
+	return gp_errprintf(err, "invalid route prefix '%s' (strip or keep)", a);
+}
+
 static int set_port(void *c, const char *a, gp_error_t *err)
 {
 	long v;
@@ -837,6 +852,11 @@ static const struct gp_opt submit_opts[] = {
      "the gateway lets through only requests with the token in FILE (made, mode 0600, when "
      "missing); gpool sees its hash only (docs/interactive.md)",
      set_route_token, 0},
+    {"route-prefix", 0, ARG, "strip|keep",
+     "through the gateway's /svc/NAME/, the replica sees the rest of the path (strip, the "
+     "default) or the whole of it (keep: for a server given its base URL, $GPOOL_ROUTE_PREFIX, "
+     "as Jupyter's base_url)",
+     set_route_prefix, 0},
     {"listen-fd", 0, NOARG, NULL,
      "hand each replica its port as a listening socket, fd 3 (LISTEN_FDS), for servers that take "
      "one (gserve)",
@@ -1066,6 +1086,10 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 	if (s->route_token && !sp->service) {
 		errno = EINVAL;
 		return gp_errprintf(err, "option '--route-token' needs '--service'");
+	}
+	if (sp->route_keep_prefix && !sp->service) {
+		errno = EINVAL;
+		return gp_errprintf(err, "option '--route-prefix' needs '--service'");
 	}
 	if (s->route_token) {
 		char hash[65];

@@ -2,12 +2,13 @@
 # t1342-jupyter: a notebook through the gateway in a real browser. gpool-user runs Debian's
 # jupyter-notebook as a one-replica service whose route requires the owner's token (gsub
 # --route-token), the notebook server keeping the same token as its own (JUPYTER_TOKEN, from the
-# owner-only file). Headless chromium, driven by selenium: without the token the gateway
-# answers 401; with it once in the address (?gpool_token=T&token=T) the gateway sets its cookie
-# and Jupyter its own, the notebook opens, its kernel's WebSockets connect through ggated, a
-# cell `import socket; print(socket.gethostname())` runs, and its output is the name of the
-# node the replica runs on. Skips (77) where chromium, chromedriver, selenium or Jupyter is
-# missing.
+# owner-only file), reached at the gateway's /svc/nb/ (gsub --route-prefix keep, Jupyter's
+# base_url = $GPOOL_ROUTE_PREFIX) and on its own port (--service-port). Headless chromium,
+# driven by selenium, through /svc/nb/: without the token the gateway answers 401; with it once
+# in the address (?gpool_token=T&token=T) the gateway sets its cookie and Jupyter its own, the
+# notebook opens, its kernel's WebSockets connect through ggated, a cell `import socket;
+# print(socket.gethostname())` runs, and its output is the name of the node the replica runs
+# on. Skips (77) where chromium, chromedriver, selenium or Jupyter is missing.
 # timeout: 300
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
@@ -37,15 +38,21 @@ chown -R "$TEST_USER:" "$U"
 chmod 0700 "$U"
 # the notebook server: the owner's token is its own too, from the environment (never argv,
 # which every user may read in /proc)
-svc=$(submit --service --route-token "$U/token" -J nb -- /bin/sh -c \
-	"export HOME=$U/home JUPYTER_TOKEN=\$(cat $U/token); exec jupyter-notebook --no-browser --ip=0.0.0.0 --port=\$GPOOL_PORT --notebook-dir=$U/nb --NotebookApp.allow_remote_access=True")
+svc=$(submit --service --route-token "$U/token" --route-prefix keep -J nb -- /bin/sh -c \
+	"export HOME=$U/home JUPYTER_TOKEN=\$(cat $U/token); exec jupyter-notebook --no-browser --ip=0.0.0.0 --port=\$GPOOL_PORT --notebook-dir=$U/nb --NotebookApp.allow_remote_access=True --NotebookApp.base_url=\$GPOOL_ROUTE_PREFIX")
 [ -n "$svc" ] && wait_ready "$svc" 1 60 || { fail "the notebook service runs" "$(replicas "$svc")"; done_testing; }
 read -r _ _ node _ < <(replicas "$svc")
 ok "jupyter-notebook runs as gpool-user's service on $node (job $svc)"
 T=$(cat "$U/token")
-up() { curl -s -o /dev/null -m 3 -w '%{http_code}' -H "X-Gpool-Token: $T" "http://$GW/api/status"; }
+MAIN=127.0.0.1:18843
+up() { curl -s -o /dev/null -m 3 -w '%{http_code}' -H "X-Gpool-Token: $T" "http://$MAIN/svc/nb/api/status"; }
 wait_eq 60 403 up || wait_eq 60 200 up
-like "$(up)" '^(200|403)$' "the notebook server answers through ggated ($(up): Jupyter's own token check behind the gateway's)"
+like "$(up)" '^(200|403)$' "the notebook server answers at ggated's /svc/nb/ ($(up): Jupyter's own token check behind the gateway's)"
+like "$(curl -s -o /dev/null -m 3 -w '%{http_code}' -H "X-Gpool-Token: $T" -H "Authorization: token $T" "http://$GW/svc/nb/api/status")" '^200$' \
+	"and on the service's own port, whole paths there too"
+is "$(curl -s -o /dev/null -m 3 -w '%{http_code}' -H "X-Gpool-Token: $T" -H "Authorization: token $T" "http://$MAIN/svc/nb/api/status")" 200 \
+	"the replica sees /svc/nb/api/status whole (--route-prefix keep): Jupyter answers it under its base_url"
+is "$(curl -s -o /dev/null -m 3 -w '%{http_code}' "http://$MAIN/svc/nb/api/status")" 401 "without the token: the gateway's 401 at /svc/nb/"
 # (the pattern from the file: a grep given it as an argument would find itself)
 ps -eo args | grep -qF -f "$U/token" && fail "the token is on no command line" "ps shows it" || ok "the token is on no command line"
 
@@ -81,11 +88,11 @@ try:
 finally:
     d.quit()
 PY
-out=$(timeout 200 /usr/bin/python3 "$WORK/browse.py" "$GW" "$T" 2>&1)
+out=$(timeout 200 /usr/bin/python3 "$WORK/browse.py" "$MAIN/svc/nb" "$T" 2>&1)
 diag "$(tail -8 <<<"$out")"
 like "$out" "without-token: ggated: this route needs its owner's token" "chromium without the token gets the gateway's 401"
 like "$out" 'cookie:.*gpool_token' "with it once in the address, the gateway's cookie is set"
-like "$out" 'kernel: connected' "the notebook opens and its kernel's WebSockets connect through ggated"
+like "$out" 'kernel: connected' "the notebook opens at /svc/nb/ and its kernel's WebSockets connect through ggated"
 is "$(sed -n 's/^output: //p' <<<"$out")" "$node" "the cell ran on the job's node: its output is $node"
 sw=$(curl -s -m 2 "http://127.0.0.1:18843/metrics" | sed -n 's/^ggated_websocket_handshakes_total{result="switched"} //p')
 [ "${sw:-0}" -ge 1 ] && ok "ggated carried the kernel's WebSocket ($sw handshake(s) switched)" || fail "ggated carried the WebSocket" "$sw"

@@ -277,6 +277,15 @@ char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 		rc |= env_setu(&e, "GPOOL_PORT", spec->service_port);
 	else
 		env_unset(&e, "GPOOL_PORT");
+	/* where ggated serves the service: a server that builds its own links (Jupyter's
+	 * base_url) is told it; only a --route-prefix keep service is reached there whole */
+	char prefix[300];
+	if (spec && spec->service && spec->name && *spec->name && strlen(spec->name) <= 256) {
+		snprintf(prefix, sizeof(prefix), "/svc/%s/", spec->name);
+		rc |= env_set(&e, "GPOOL_ROUTE_PREFIX", prefix);
+	} else {
+		env_unset(&e, "GPOOL_ROUTE_PREFIX");
+	}
 	/* a socket handed over (task.c fills in LISTEN_PID in the task itself); never one the
 	 * submitter's environment names */
 	if (spec && spec->service && spec->service_port && spec->service_listen_fd) {
