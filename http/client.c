@@ -13,6 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "http/evq.h"
+
 #define READ_SIZE	16384
 #define ANSWER_HEAD_MAX (64u << 10)
 #define CLIENT_BACKLOG	(4u << 20) /* an answer's bytes the owner's buffer may have waiting */
@@ -50,23 +52,12 @@ static void on_timer(evutil_socket_t fd, short what, void *arg);
 
 static void arm(gh_client_t *c, int ms)
 {
-	if (ms <= 0) {
-		event_del(c->ev_timer);
-		return;
-	}
-	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-	event_add(c->ev_timer, &tv);
+	gh_evq_arm(c->ev_timer, ms);
 }
 
 static void want_write(gh_client_t *c, bool on)
 {
-	if (on == c->writing)
-		return;
-	c->writing = on;
-	if (on)
-		event_add(c->ev_write, NULL);
-	else
-		event_del(c->ev_write);
+	gh_evq_want(c->ev_write, &c->writing, on);
 }
 
 /* The socket and its events go; the struct stays for the owner to destroy. */

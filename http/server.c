@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "http/evq.h"
 #include "http/peers.h"
 
 #define READ_SIZE    16384
@@ -135,19 +136,12 @@ void gh_conn_started(gh_conn_t *c)
 
 static void arm(gh_conn_t *c, int ms)
 {
-	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-	event_add(c->ev_timer, &tv);
+	gh_evq_arm(c->ev_timer, ms);
 }
 
 static void want_write(gh_conn_t *c, bool on)
 {
-	if (on == c->writing)
-		return;
-	c->writing = on;
-	if (on)
-		event_add(c->ev_write, NULL);
-	else
-		event_del(c->ev_write);
+	gh_evq_want(c->ev_write, &c->writing, on);
 }
 
 static void conn_free(evutil_socket_t fd, short what, void *arg)
