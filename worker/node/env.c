@@ -281,7 +281,13 @@ char **gp_env_build(const struct gp_task_env_ctx *c, gp_error_t *err)
 	 * base_url) is told it; only a --route-prefix keep service is reached there whole */
 	char prefix[300];
 	if (spec && spec->service && spec->name && *spec->name && strlen(spec->name) <= 256) {
-		snprintf(prefix, sizeof(prefix), "/svc/%s/", spec->name);
+		/* a replica's job is named SERVICE.INDEX by gschedd: the route is the service's */
+		int len = (int)strlen(spec->name);
+		const char *dot = strrchr(spec->name, '.');
+		if (spec->service_of && dot && dot > spec->name && dot[1] &&
+		    strspn(dot + 1, "0123456789") == strlen(dot + 1))
+			len = (int)(dot - spec->name);
+		snprintf(prefix, sizeof(prefix), "/svc/%.*s/", len, spec->name);
 		rc |= env_set(&e, "GPOOL_ROUTE_PREFIX", prefix);
 	} else {
 		env_unset(&e, "GPOOL_ROUTE_PREFIX");

@@ -324,6 +324,46 @@ static void screening_result(void **state)
 	gp_env_free(e);
 }
 
+/* A service replica's port and route prefix: the service's name (gschedd names the replica's
+ * job SERVICE.INDEX), dots in the service's own name kept; nothing of either elsewhere, a
+ * submitter's own value included */
+static void service_route_prefix(void **state)
+{
+	(void)state;
+	setup_launch();
+	Gpool__EnvVar v;
+	Gpool__EnvVar *vp[1] = {&v};
+	gpool__env_var__init(&v);
+	v.name = "GPOOL_ROUTE_PREFIX";
+	v.value = "/svc/forged/";
+	spec.env = vp;
+	spec.n_env = 1;
+	struct gp_task_env_ctx c = {&launch, &tp,  &acct, "h3", "/var/tmp/gpool/job42",
+				    NULL,    NULL, NULL};
+	char **e = build(&c);
+	assert_null(gp_env_get(e, "GPOOL_ROUTE_PREFIX"));
+	assert_null(gp_env_get(e, "GPOOL_PORT"));
+	gp_env_free(e);
+	static const struct {
+		const char *name, *want;
+		uint64_t service_of;
+	} cases[] = {{"nb.0", "/svc/nb/", 7},
+		     {"web.v2.13", "/svc/web.v2/", 7},
+		     {"nb", "/svc/nb/", 0}, /* the service's own job */
+		     {"x.y", "/svc/x.y/", 7}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		spec.service = 1;
+		spec.service_port = 8080;
+		spec.name = (char *)cases[i].name;
+		spec.service_of = cases[i].service_of;
+		e = build(&c);
+		assert_string_equal(gp_env_get(e, "GPOOL_ROUTE_PREFIX"), cases[i].want);
+		assert_string_equal(gp_env_get(e, "GPOOL_PORT"), "8080");
+		gp_env_free(e);
+	}
+	spec.service = 0, spec.service_port = 0, spec.name = NULL, spec.service_of = 0;
+}
+
 /* An array task's place, under gpool's and Slurm's names; a submitter's own value of one of
  * them does not survive outside an array. */
 static void array_variables(void **state)
@@ -372,6 +412,7 @@ int main(void)
 	    cmocka_unit_test(card_binding),	      cmocka_unit_test(shared_card),
 	    cmocka_unit_test(screening_result),	      cmocka_unit_test(network_variables),
 	    cmocka_unit_test(network_submitter_wins), cmocka_unit_test(array_variables),
+	    cmocka_unit_test(service_route_prefix),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
