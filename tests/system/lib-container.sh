@@ -86,3 +86,53 @@ ctr_image_build() {
 	fi
 	return 0
 }
+
+# ---- a registry on the LAN (t1323, t1324) --------------------------------------------------
+# reg_start ADDR DIR: Debian's docker-registry (the distribution registry) serving plain HTTP on
+# ADDR, its storage and log in DIR (log: DIR/log); stopped by the test's cleanup. 0, or 1 with
+# CTR_WHY.
+reg_start() {
+	local addr=$1 dir=$2
+	command -v docker-registry >/dev/null || { CTR_WHY="docker-registry is not installed (deploy/install-deps.sh installs it)"; return 1; }
+	command -v skopeo >/dev/null || { CTR_WHY="skopeo is not installed (deploy/install-deps.sh installs it)"; return 1; }
+	mkdir -p "$dir/data"
+	cat >"$dir/config.yml" <<YML
+version: 0.1
+log:
+  level: info
+  formatter: text
+storage:
+  filesystem:
+    rootdirectory: $dir/data
+http:
+  addr: $addr
+YML
+	docker-registry serve "$dir/config.yml" >>"$dir/log" 2>&1 &
+	local pid=$!
+	at_cleanup "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
+	local i
+	for i in $(seq 50); do
+		curl -sf "http://$addr/v2/" >/dev/null && return 0
+		sleep 0.2
+	done
+	CTR_WHY="docker-registry did not answer on $addr (see $dir/log)"
+	return 1
+}
+
+# reg_push ARCHIVE ADDR/NAME:TAG: push an OCI archive to the registry (plain HTTP).
+reg_push() {
+	skopeo copy --insecure-policy --quiet --dest-tls-verify=false "oci-archive:$1" "docker://$2"
+}
+
+# reg_layer ADDR/NAME:TAG: the digest (hex) of the image's first layer.
+reg_layer() {
+	skopeo inspect --raw --tls-verify=false "docker://$1" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["layers"][0]["digest"][7:])'
+}
+
+# reg_blob_gets LOG HEX [REMOTE]: how many GETs of blob sha256:HEX the registry answered (from
+# address REMOTE only, when given).
+reg_blob_gets() {
+	grep 'msg="response completed"' "$1" | grep 'http.request.method=GET' |
+		grep "/blobs/sha256:$2" | grep -c "http.request.remoteaddr=\"${3:-}"
+}
