@@ -1104,10 +1104,12 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 		return gp_errprintf(err, "option '--alloc' is not for '--service', '--pty', "
 					 "'--array', '--wait', '--json' or '--parsable'");
 	}
-	if (sp->container && *sp->container && sp->mpi != GPOOL__MPI_LAUNCH__MPI_NONE) {
+	/* --mpi=pmix: each task is a rank gstepd starts, in the container with the PMIx server's
+	 * directory bound; --mpi=mpirun's tasks are gpool-launch's, which the image lacks */
+	if (sp->container && *sp->container && sp->mpi == GPOOL__MPI_LAUNCH__MPI_MPIRUN) {
 		errno = EINVAL;
-		return gp_errprintf(err, "option '--container' does not take '--mpi' yet "
-					 "(docs/containers.md)");
+		return gp_errprintf(err, "option '--container' does not take '--mpi=mpirun': use "
+					 "'--mpi=pmix' (docs/containers.md)");
 	}
 	if (sp->service && !sp->replicas)
 		sp->replicas = 1;

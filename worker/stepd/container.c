@@ -33,6 +33,7 @@
 #include "common/util.h"
 #include "worker/stepd/container.h"
 #include "worker/stepd/ctrdev.h"
+#include "worker/stepd/pmixsrv.h"
 #include "worker/stepd/pull.h"
 #include "worker/stepd/step.h"
 
@@ -516,6 +517,12 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 			json_array_append_new(mounts,
 					      mount_of(etc[i], "bind", etc[i], "rbind,ro,nosuid"));
 	json_array_append_new(mounts, mount_of(s->workdir, "bind", s->workdir, "rbind,rw,nosuid"));
+	/* --mpi=pmix: the node's PMIx server's rendezvous and shared-memory files (the job's
+	 * owner's, under the host's /tmp) at the same path over the container's /tmp; the
+	 * client finds them through the PMIX_* variables the task was given */
+	const char *pmixdir = gp_pmixsrv_dir(s->pmix);
+	if (pmixdir && *pmixdir)
+		json_array_append_new(mounts, mount_of(pmixdir, "bind", pmixdir, "rbind,rw,nosuid,nodev"));
 	if (has_nvidia(s, t)) {
 		char files[64][256];
 		size_t n = gp_ctrdev_nvidia_files("", files, 64);
