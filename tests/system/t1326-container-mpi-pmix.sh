@@ -29,7 +29,7 @@ cp "$GPOOL_BIN_DIR/gp-mpi-check" "$WORK/gp-mpi-check"
 cat >"$WORK/pmix-job.sh" <<'SH'
 #!/bin/sh
 export OMPI_MCA_mpi_yield_when_idle=1
-echo "inside rank $PMIX_RANK $(tr ' ' _ </etc/gpool-test-image) $(ls /usr/lib/x86_64-linux-gnu/libmpi.so.40) pmix ${PMIX_SERVER_TMPDIR:-none}"
+echo "inside rank $GPOOL_RANK $(tr ' ' _ </etc/gpool-test-image) $(ls /usr/lib/x86_64-linux-gnu/libmpi.so.40) pmix ${PMIX_SERVER_TMPDIR:-none}"
 exec ./gp-mpi-check "$@"
 SH
 chmod 0755 "$WORK/pmix-job.sh" "$WORK/gp-mpi-check"
