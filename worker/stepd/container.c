@@ -522,7 +522,8 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 	 * client finds them through the PMIX_* variables the task was given */
 	const char *pmixdir = gp_pmixsrv_dir(s->pmix);
 	if (pmixdir && *pmixdir)
-		json_array_append_new(mounts, mount_of(pmixdir, "bind", pmixdir, "rbind,rw,nosuid,nodev"));
+		json_array_append_new(mounts,
+				      mount_of(pmixdir, "bind", pmixdir, "rbind,rw,nosuid,nodev"));
 	if (has_nvidia(s, t)) {
 		char files[64][256];
 		size_t n = gp_ctrdev_nvidia_files("", files, 64);
