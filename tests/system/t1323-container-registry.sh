@@ -71,9 +71,9 @@ uid=$(id -u "$TEST_USER")
 
 # ---- two 3-host jobs at once, the image on no host yet ----
 t0=$(date +%s.%N)
-(cd "$WORK" && as_user gsub --wait -N 3 -n 3 --container "$REG/gpool/minbase:1" --stage meet.py -- python3 meet.py >"$WORK/a.out" 2>&1; echo $? >"$WORK/a.rc") &
+(cd "$WORK" && as_user timeout 240 gsub --wait -N 3 -n 3 --container "$REG/gpool/minbase:1" --stage meet.py -- python3 meet.py >"$WORK/a.out" 2>&1; echo $? >"$WORK/a.rc") &
 pa=$!
-(cd "$WORK" && as_user gsub --wait -N 3 -n 3 --container "$REG/gpool/minbase:1" --stage meet.py -- python3 meet.py >"$WORK/b.out" 2>&1; echo $? >"$WORK/b.rc") &
+(cd "$WORK" && as_user timeout 240 gsub --wait -N 3 -n 3 --container "$REG/gpool/minbase:1" --stage meet.py -- python3 meet.py >"$WORK/b.out" 2>&1; echo $? >"$WORK/b.rc") &
 pb=$!
 wait $pa $pb
 t1=$(date +%s.%N)
@@ -97,7 +97,7 @@ diag "$(grep -h ': image .*minbase:1' "$CLUSTER_DIR"/h*/gworkerd.log | sed 's/.*
 
 # ---- a third job: the tag is resolved again, no blob fetched ----
 t0=$(date +%s.%N)
-out=$(cd "$WORK" && as_user gsub --wait -N 3 -n 3 --container "$REG/gpool/minbase:1" --stage meet.py -- python3 meet.py 2>&1)
+out=$(cd "$WORK" && as_user timeout 240 gsub --wait -N 3 -n 3 --container "$REG/gpool/minbase:1" --stage meet.py -- python3 meet.py 2>&1)
 t1=$(date +%s.%N)
 like "$out" "rank0 is 0 h[123] gpool_minbase_test_image" "a third job runs in the registry image"
 is "$(reg_blob_gets "$REGLOG" "$layer")" $((base + 3)) "it fetched no blob: the hosts had the image"
@@ -109,7 +109,7 @@ is "$n" 3 "every host said the image was already on the node"
 diag "3-host registry-image job, submit to end (image cached on every host): $(echo "$t1 - $t0" | bc) s"
 
 # ---- a tag the registry does not have ----
-out=$(cd "$WORK" && as_user gsub --wait --container "$REG/gpool/minbase:nope" -- /bin/true 2>&1)
+out=$(cd "$WORK" && as_user timeout 240 gsub --wait --container "$REG/gpool/minbase:nope" -- /bin/true 2>&1)
 id=$(sed -n 's/^Submitted job \([0-9]*\)$/\1/p' <<<"$out")
 diag "$out"
 is "$(job_state "$id")" FAILED "a job with a missing tag fails"
@@ -123,7 +123,7 @@ tl=$(reg_layer "$REG/gpool/tiny:1")
 blob=$TEST_DIR/registry/data/docker/registry/v2/blobs/sha256/${tl:0:2}/$tl/data
 python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[len(b)//2]^=0xff; open(p,"wb").write(b)' "$blob"
 ok "one byte of its layer is flipped in the registry's storage (same size)"
-out=$(cd "$WORK" && as_user gsub --wait --container "$REG/gpool/tiny:1" -- /bin/true 2>&1)
+out=$(cd "$WORK" && as_user timeout 240 gsub --wait --container "$REG/gpool/tiny:1" -- /bin/true 2>&1)
 id=$(sed -n 's/^Submitted job \([0-9]*\)$/\1/p' <<<"$out")
 is "$(job_state "$id")" FAILED "a job whose image's blob does not match its digest fails"
 like "$(job_field "$id" reason)" "a blob the registry sent does not match its digest, refused \\(.*Digest did not match" "its reason names the digest mismatch"
@@ -131,13 +131,13 @@ tars=$(for h in h1 h2 h3; do on_host "$h" sh -c "find '$CLUSTER_DIR'/node/state/
 is "$tars" 3 "nothing of the tampered image was kept (the hosts hold only minbase's archive)"
 
 # ---- a registry that is not listed as insecure: TLS only ----
-out=$(cd "$WORK" && as_user gsub --wait --container "198.18.0.1:5001/gpool/minbase:1" -- /bin/true 2>&1)
+out=$(cd "$WORK" && as_user timeout 240 gsub --wait --container "198.18.0.1:5001/gpool/minbase:1" -- /bin/true 2>&1)
 id=$(sed -n 's/^Submitted job \([0-9]*\)$/\1/p' <<<"$out")
 is "$(job_state "$id")" FAILED "a job from a registry not in container_insecure_registries fails"
 like "$(job_field "$id" reason)" "speaks plain HTTP and is not in container_insecure_registries" "its reason says plain HTTP was refused"
 
 # the agents stayed up through all of it
-out=$(cd "$WORK" && as_user gsub --wait -N 3 -n 3 --container "$REG/gpool/minbase:1" -- /bin/cat /etc/gpool-test-image 2>&1)
+out=$(cd "$WORK" && as_user timeout 240 gsub --wait -N 3 -n 3 --container "$REG/gpool/minbase:1" -- /bin/cat /etc/gpool-test-image 2>&1)
 like "$out" "gpool minbase test image" "the next registry job runs on the 3 hosts"
 
 done_testing

@@ -61,7 +61,7 @@ unlike "$out" 'user secret' "nor the user's staged file through the container's 
 
 # gpool-other's own job, same image name: its own unpacked copy, no second fetch
 probe="cat /etc/gpool-test-image; id -u; cat '$scratch/secret.txt' 2>&1; ls '$images/u$uid' 2>&1"
-out=$(cd "$WORK" && as_other gsub --wait --container "$REG/gpool/minbase:1" -- /bin/bash -c "$probe" 2>&1)
+out=$(cd "$WORK" && as_other timeout 240 gsub --wait --container "$REG/gpool/minbase:1" -- /bin/bash -c "$probe" 2>&1)
 diag "$out"
 like "$out" 'gpool minbase test image' "gpool-other's job runs in the registry image"
 like "$out" "^$ouid\$" "as gpool-other's uid"
@@ -82,7 +82,7 @@ ctr_pack "$big" "$WORK/big.tar" "gpool big image" >/dev/null
 check "a 220 MB image is pushed" reg_push "$WORK/big.tar" "$REG/gpool/big:1"
 rm -rf "$big" "$WORK/big.tar"
 bl=$(reg_layer "$REG/gpool/big:1")
-out=$(cd "$WORK" && as_user gsub --wait --container "$REG/gpool/big:1" -- /bin/true 2>&1)
+out=$(cd "$WORK" && as_user timeout 240 gsub --wait --container "$REG/gpool/big:1" -- /bin/true 2>&1)
 bid=$(sed -n 's/^Submitted job \([0-9]*\)$/\1/p' <<<"$out")
 is "$(job_state "$bid")" FAILED "a job whose image is larger than container_pull_max fails"
 like "$(job_field "$bid" reason)" "larger than container_pull_max" "its reason names the bound"

@@ -36,7 +36,7 @@ chmod 0755 "$WORK/pmix-job.sh" "$WORK/gp-mpi-check"
 chown "$TEST_USER:" "$WORK/pmix-job.sh" "$WORK/gp-mpi-check"
 rank_hosts() { sed -n "s/^rank [0-9]* of $2 on \([^:]*\): .*allreduce ok ring ok\$/\1/p" <<<"$1" | sort | paste -sd' '; }
 
-out=$(cd "$WORK" && as_user gsub --wait --mpi=pmix -n 3 -N 3 -t 4 --container "$REG/gpool/mpi:1" \
+out=$(cd "$WORK" && as_user timeout 240 gsub --wait --mpi=pmix -n 3 -N 3 -t 4 --container "$REG/gpool/mpi:1" \
 	--stage gp-mpi-check --stage pmix-job.sh -- ./pmix-job.sh 2>&1)
 rc=$?
 diag "$out"
@@ -46,7 +46,7 @@ is "$(grep -c '^inside rank [0-2] gpool_mpi_test_image /usr/lib/x86_64-linux-gnu
 	"every rank ran in the image, with its libmpi"
 unlike "$out" 'orted|mpirun' "no mpirun, no orted"
 
-out=$(cd "$WORK" && as_user gsub --wait --mpi=pmix -n 6 -N 3 -t 4 --container "$REG/gpool/mpi:1" \
+out=$(cd "$WORK" && as_user timeout 240 gsub --wait --mpi=pmix -n 6 -N 3 -t 4 --container "$REG/gpool/mpi:1" \
 	--stage gp-mpi-check --stage pmix-job.sh -- ./pmix-job.sh 2>&1)
 is "$(rank_hosts "$out" 6)" "h1 h1 h2 h2 h3 h3" "6 ranks, two a host, in containers: all pass"
 [ "$(rank_hosts "$out" 6)" = "h1 h1 h2 h2 h3 h3" ] || diag "$(tail -30 <<<"$out")"
