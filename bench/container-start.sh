@@ -68,7 +68,8 @@ run() {
 		on_h1 sh -c "rm -rf '$state'/images/u*/* '$state'/cache/*"
 	fi
 	if [ "$mode" = registry-first ]; then
-		on_h1 sh -c "rm -rf '$state'/images/u*/* '$state'/images/pulled/*.tar"
+		# the registry image's entry only: the archive's (its key in archive_key) stays cached
+		on_h1 sh -c "for e in '$state'/images/u*/*; do [ \"\${e##*/}\" = '$archive_key' ] || rm -rf \"\$e\"; done; rm -f '$state'/images/pulled/*.tar"
 	fi
 	t0=$(date +%s.%N)
 	out=$(as_user "$bin/gsub" --wait "${args[@]}" -- date +%s.%N 2>/dev/null)
@@ -78,6 +79,7 @@ run() {
 }
 echo "# $(date -u +%FT%TZ) $(uname -r) image $(stat -c %s "$CTR_IMAGE") bytes, $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
 run cached >/dev/null # the first unpack, and a warm cluster
+archive_key=$(on_h1 sh -c "ls '$state'/images/u*/ | grep -v '^tmp' | head -1")
 for _ in $(seq 1 "$runs"); do
 	for mode in $modes; do
 		run "$mode"
