@@ -5,6 +5,12 @@
 #   cached    --container, the image already unpacked on the node (and its chunks there)
 #   uncached  --container, the node's unpacked image and its chunk cache removed first: the
 #             node fetches the archive from the scheduler's store and unpacks it
+#   registry-first   --container 198.18.0.1:5000/gpool/minbase:1 from a docker-registry the
+#             script starts on the bridge, the node's pulled and unpacked images removed first:
+#             the tag resolved, the image pulled with skopeo, unpacked
+#   registry-cached  the same name, the image pulled and unpacked on the node already (the
+#             tag is resolved again: one manifest request)
+# (the registry modes run when docker-registry and skopeo are installed)
 # The task's first instruction is `date +%s.%N` (the job's command itself); the figure is that
 # time less the time taken just before gsub started. The image is the system tests'
 # (tests/system/lib-container.sh, built once per machine). Run as root, under the system
@@ -22,9 +28,23 @@ ctr_image_build || { echo "container-start: no image: $CTR_WHY" >&2; exit 1; }
 dir=$(mktemp -d /tmp/gp-containers-bench.XXXXXX)
 chmod 0755 "$dir"
 export GPOOL_CLUSTER_STATE_SIZE=1500m
+REG=198.18.0.1:5000
+export GPOOL_CLUSTER_CONF_EXTRA="container_insecure_registries = $REG"
 "$here/deploy/gpool-cluster" start -n 1 --dir "$dir/cluster" --bin "$bin" --timeout 60 --cpus 2 \
 	>/dev/null 2>&1 || { echo "container-start: the cluster did not start" >&2; exit 1; }
-trap '"$here/deploy/gpool-cluster" stop --dir "$dir/cluster" >/dev/null 2>&1; rm -rf "$dir"' EXIT
+regpid=
+trap '[ -z "$regpid" ] || kill $regpid; "$here/deploy/gpool-cluster" stop --dir "$dir/cluster" >/dev/null 2>&1; rm -rf "$dir"' EXIT
+modes="plain cached uncached"
+if command -v docker-registry >/dev/null && command -v skopeo >/dev/null; then
+	mkdir -p "$dir/registry"
+	printf 'version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n' \
+		"$dir/registry/data" "$REG" >"$dir/registry/config.yml"
+	docker-registry serve "$dir/registry/config.yml" >"$dir/registry/log" 2>&1 &
+	regpid=$!
+	for _ in $(seq 50); do curl -sf "http://$REG/v2/" >/dev/null && break; sleep 0.2; done
+	skopeo copy --insecure-policy --quiet --dest-tls-verify=false "oci-archive:$CTR_IMAGE" \
+		"docker://$REG/gpool/minbase:1" && modes="$modes registry-first registry-cached"
+fi
 eval "$("$here/deploy/gpool-cluster" env --dir "$dir/cluster")"
 mkdir -p "$dir/work"
 cp "$CTR_IMAGE" "$dir/work/img.tar"
@@ -39,9 +59,17 @@ cd "$dir/work" || exit 1
 # one run: MODE; prints "MODE SECONDS"
 run() {
 	local mode=$1 t0 out first args=()
-	[ "$mode" = plain ] || args=(--container img.tar)
+	case $mode in
+	plain) ;;
+	registry-*) args=(--container "$REG/gpool/minbase:1") ;;
+	*) args=(--container img.tar) ;;
+	esac
 	if [ "$mode" = uncached ]; then
 		on_h1 sh -c "rm -rf '$state'/images/u*/* '$state'/cache/*"
+	fi
+	if [ "$mode" = registry-first ]; then
+		# the registry image's entry only: the archive's (its key in archive_key) stays cached
+		on_h1 sh -c "for e in '$state'/images/u*/*; do [ \"\${e##*/}\" = '$archive_key' ] || rm -rf \"\$e\"; done; rm -f '$state'/images/pulled/*.tar"
 	fi
 	t0=$(date +%s.%N)
 	out=$(as_user "$bin/gsub" --wait "${args[@]}" -- date +%s.%N 2>/dev/null)
@@ -51,13 +79,14 @@ run() {
 }
 echo "# $(date -u +%FT%TZ) $(uname -r) image $(stat -c %s "$CTR_IMAGE") bytes, $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
 run cached >/dev/null # the first unpack, and a warm cluster
+archive_key=$(on_h1 sh -c "ls '$state'/images/u*/ | grep -v '^tmp' | head -1")
 for _ in $(seq 1 "$runs"); do
-	run plain
-	run cached
-	run uncached
+	for mode in $modes; do
+		run "$mode"
+	done
 done | tee "$dir/times"
-for mode in plain cached uncached; do
-	printf '%s median %s s\n' $mode "$(awk -v m=$mode '$1 == m && $2 != "FAILED" {print $2}' "$dir/times" |
+for mode in $modes; do
+	printf '%s median %s s\n' "$mode" "$(awk -v m="$mode" '$1 == m && $2 != "FAILED" {print $2}' "$dir/times" |
 		sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')"
 done
-grep -h ': image ' "$dir/cluster/h1/gworkerd.log" | sed 's/^[^ ]* //' | tail -4 | sed 's/^/# /'
+grep -h ': image ' "$dir/cluster/h1/gworkerd.log" | sed 's/^[^ ]* //' | tail -8 | sed 's/^/# /'

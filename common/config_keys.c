@@ -194,6 +194,15 @@ const struct gp_conf_key gp_conf_keys[] = {
      "image and account); above it, images no running job uses go, least recently used first "
      "(0: no bound)",
      NULL, 0},
+    {"container_pull_max", W, GP_CONF_SIZE, "16GiB",
+     "the largest container image a node pulls from a registry (gsub --container "
+     "HOST:PORT/NAME:TAG): the sizes its manifest declares and every file skopeo writes "
+     "(0: no bound)",
+     NULL, 0},
+    {"container_insecure_registries", W, GP_CONF_STR, "",
+     "registries (host:port, or host for any port; comma-separated) the nodes pull from over "
+     "plain HTTP; every other registry is spoken to over TLS with its certificate verified",
+     NULL, 0},
     {"run_as", W, GP_CONF_STR, "",
      "run every task as this local account (default: the account named like the owner)", NULL, 0},
     {"allow_root", W, GP_CONF_BOOL, "false", "run jobs submitted by root as root", NULL, 0},

@@ -23,7 +23,7 @@ esac
 runtime="munge sqlite3 openssl adduser
   libzmq5 libsodium23 libprotobuf-c1 libmunge2 libsqlite3-0 libjansson4 libssl3 zlib1g
   libevent-2.1-7 libhttp-parser2.9 libucx0 libopenmpi3 libpmix2
-  libopenblas0 crun tar gzip libraft2 libuv1"
+  libopenblas0 crun skopeo tar gzip libraft2 libuv1"
 build="build-essential cmake pkg-config git
   libzmq3-dev libsodium-dev libprotobuf-c-dev protobuf-c-compiler libmunge-dev libsystemd-dev
   libsqlite3-dev libraft-dev libuv1-dev libjansson-dev libssl-dev libcmocka-dev zlib1g-dev libevent-dev libhttp-parser-dev
@@ -32,8 +32,9 @@ build="build-essential cmake pkg-config git
 # python3-torch: tests/system/t0600-pytorch-ddp.sh runs an unmodified DDP script as a job;
 # jupyter-notebook, python3-ipykernel: t1342-jupyter runs a notebook server as a service;
 # debootstrap: the container tests' image (tests/system/lib-container.sh); crun (runtime above):
-# gstepd runs --container tasks with it (docs/containers.md)
-test="iproute2 debootstrap procps psmisc util-linux curl wrk nginx ucx-utils openmpi-bin
+# gstepd runs --container tasks with it, and pulls registry images with skopeo (runtime above);
+# docker-registry: the registry the container tests push to and pull from (t1323, t1324)
+test="iproute2 debootstrap docker-registry procps psmisc util-linux curl wrk nginx ucx-utils openmpi-bin
   clang libclang-rt-14-dev libfuzzer-14-dev clang-format clang-tidy shellcheck python3
   python3-torch
   python3-yaml python3-jsonschema prometheus chromium chromium-driver

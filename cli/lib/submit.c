@@ -14,6 +14,7 @@
 #include "common/array.h"
 #include "common/chunk.h"
 #include "common/depend.h"
+#include "common/imageref.h"
 #include "cli/lib/args.h"
 #include "cli/lib/directive.h"
 #include "cli/lib/env.h"
@@ -318,7 +319,9 @@ static int set_stage(void *c, const char *a, gp_error_t *err)
 
 /* --container ARCHIVE: an OCI image archive, staged like --stage (content-addressed, cached and
  * fanned out per node) and named in JobSpec.container; the node unpacks it, never writes it
- * into the working directory (docs/containers.md). */
+ * into the working directory. --container HOST:PORT/NAME:TAG: an image in a registry, named
+ * as it is in JobSpec.container (a staged archive's base name never has a '/'); each node
+ * pulls it once (docs/containers.md). */
 static int set_container(void *c, const char *a, gp_error_t *err)
 {
 	gp_submit_t *s = SUB(c);
@@ -327,11 +330,16 @@ static int set_container(void *c, const char *a, gp_error_t *err)
 	if (!*a)
 		return bad(err, "container image", a);
 	if (stat(a, &st) < 0) {
-		/* a registry's image names look like host:port/name:tag */
+		if (errno == ENOENT && gp_imageref_like(a)) {
+			struct gp_imageref r;
+			if (gp_imageref_parse(a, &r, err) < 0)
+				return -1;
+			return set_str(&SPEC(c)->container, a, err);
+		}
 		if (errno == ENOENT && strchr(a, ':'))
 			return gp_errprintf(err,
-					    "container image '%s': no such file (images from a "
-					    "registry are not supported: give an OCI archive)",
+					    "container image '%s': no such file, nor an image in a "
+					    "registry (HOST:PORT/NAME:TAG)",
 					    a);
 		return gp_errprintf(err, "cannot read container image '%s': %s", a,
 				    strerror(errno));
@@ -797,9 +805,10 @@ static const struct gp_opt submit_opts[] = {
     {"collect", 0, ARG, "PATTERN",
      "bring files matching PATTERN back when the job ends (%t: every rank's; repeatable)",
      set_collect, 0},
-    {"container", 0, ARG, "IMAGE.tar",
-     "run the tasks in a container of this OCI image archive, as the job's user, in its "
-     "cgroup, with its cards' devices (docs/containers.md)",
+    {"container", 0, ARG, "IMAGE",
+     "run the tasks in a container of this OCI image archive (a file) or registry image "
+     "(HOST:PORT/NAME:TAG, pulled once per node), as the job's user, in its cgroup, with its "
+     "cards' devices (docs/containers.md)",
      set_container, 0},
     {"collect-dir", 0, ARG, "DIR",
      "where --wait puts collected files (default .; `gpool fetch` takes --dir)", set_collect_dir,
@@ -1119,10 +1128,12 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 		return gp_errprintf(err, "option '--alloc' is not for '--service', '--pty', "
 					 "'--array', '--wait', '--json' or '--parsable'");
 	}
-	if (sp->container && *sp->container && sp->mpi != GPOOL__MPI_LAUNCH__MPI_NONE) {
+	/* --mpi=pmix: each task is a rank gstepd starts, in the container with the PMIx server's
+	 * directory bound; --mpi=mpirun's tasks are gpool-launch's, which the image lacks */
+	if (sp->container && *sp->container && sp->mpi == GPOOL__MPI_LAUNCH__MPI_MPIRUN) {
 		errno = EINVAL;
-		return gp_errprintf(err, "option '--container' does not take '--mpi' yet "
-					 "(docs/containers.md)");
+		return gp_errprintf(err, "option '--container' does not take '--mpi=mpirun': use "
+					 "'--mpi=pmix' (docs/containers.md)");
 	}
 	if (sp->service && !sp->replicas)
 		sp->replicas = 1;

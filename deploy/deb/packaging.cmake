@@ -123,8 +123,8 @@ set(CPACK_DEBIAN_SCHEDULER_PACKAGE_DEPENDS "gpool-client (= ${V}), munge, adduse
 set(CPACK_DEBIAN_SCHEDULER_PACKAGE_RECOMMENDS "sqlite3")
 set(CPACK_DEBIAN_WORKER_PACKAGE_DEPENDS "gpool-client (= ${V}), munge")
 # openmpi-bin: the mpirun of `gsub --mpi=mpirun` jobs; the card modules for jobs on cards;
-# crun: the runtime of `gsub --container` jobs (docs/containers.md)
-set(CPACK_DEBIAN_WORKER_PACKAGE_SUGGESTS "openmpi-bin, gpool-cuda, gpool-hip, crun")
+# crun: the runtime of `gsub --container` jobs; skopeo: registry images (docs/containers.md)
+set(CPACK_DEBIAN_WORKER_PACKAGE_SUGGESTS "openmpi-bin, gpool-cuda, gpool-hip, crun, skopeo")
 set(CPACK_DEBIAN_CLIENT_PACKAGE_DEPENDS "munge")
 # common/sha256.c loads libcrypto at run time for long inputs (staged files), so shlibdeps does
 # not see it; without it the commands hash with libsodium, 5x slower

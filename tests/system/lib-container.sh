@@ -86,3 +86,116 @@ ctr_image_build() {
 	fi
 	return 0
 }
+
+# ---- a registry on the LAN (t1323, t1324) --------------------------------------------------
+# reg_start ADDR DIR: Debian's docker-registry (the distribution registry) serving plain HTTP on
+# ADDR, its storage and log in DIR (log: DIR/log); stopped by the test's cleanup. 0, or 1 with
+# CTR_WHY.
+reg_start() {
+	local addr=$1 dir=$2
+	command -v docker-registry >/dev/null || { CTR_WHY="docker-registry is not installed (deploy/install-deps.sh installs it)"; return 1; }
+	command -v skopeo >/dev/null || { CTR_WHY="skopeo is not installed (deploy/install-deps.sh installs it)"; return 1; }
+	mkdir -p "$dir/data"
+	cat >"$dir/config.yml" <<YML
+version: 0.1
+log:
+  level: info
+  formatter: text
+storage:
+  filesystem:
+    rootdirectory: $dir/data
+http:
+  addr: $addr
+YML
+	docker-registry serve "$dir/config.yml" >>"$dir/log" 2>&1 &
+	local pid=$!
+	at_cleanup "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
+	local i
+	for i in $(seq 50); do
+		curl -sf "http://$addr/v2/" >/dev/null && return 0
+		sleep 0.2
+	done
+	CTR_WHY="docker-registry did not answer on $addr (see $dir/log)"
+	return 1
+}
+
+# reg_push ARCHIVE ADDR/NAME:TAG: push an OCI archive to the registry (plain HTTP).
+reg_push() {
+	skopeo copy --insecure-policy --quiet --dest-tls-verify=false "oci-archive:$1" "docker://$2"
+}
+
+# reg_layer ADDR/NAME:TAG: the digest (hex) of the image's first layer.
+reg_layer() {
+	skopeo inspect --raw --tls-verify=false "docker://$1" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["layers"][0]["digest"][7:])'
+}
+
+# reg_blob_gets LOG HEX [REMOTE]: how many GETs of blob sha256:HEX the registry answered (from
+# address REMOTE only, when given).
+reg_blob_gets() {
+	grep 'msg="response completed"' "$1" | grep 'http.request.method=GET' |
+		grep "/blobs/sha256:$2" | grep -c "http.request.remoteaddr=\"${3:-}"
+}
+
+# ---- the PyTorch image (t1325) ------------------------------------------------------------
+CTR_TORCH_ROOTFS=$CTR_CACHE/torch/rootfs
+CTR_TORCH_IMAGE=$CTR_CACHE/torch-py.oci.tar
+
+# Build (or find) an image with python3-torch (Debian's, with --no-install-recommends) on top of
+# a copy of the minbase tree: large (about 1 GB unpacked), built once per machine. 0 with
+# CTR_TORCH_IMAGE set, 1 with CTR_WHY.
+ctr_torch_image_build() {
+	[ -s "$CTR_TORCH_IMAGE" ] && return 0
+	ctr_image_build || return 1
+	(
+		flock 9
+		[ -s "$CTR_TORCH_IMAGE" ] && exit 0
+		local log=$CTR_CACHE/torch/build.log
+		rm -rf "$CTR_CACHE/torch"
+		mkdir -p "$CTR_CACHE/torch"
+		cp -a "$CTR_ROOTFS" "$CTR_TORCH_ROOTFS" || exit 1
+		cp /etc/resolv.conf "$CTR_TORCH_ROOTFS/etc/resolv.conf" 2>/dev/null
+		chroot "$CTR_TORCH_ROOTFS" apt-get update >"$log" 2>&1 &&
+			chroot "$CTR_TORCH_ROOTFS" env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+				--no-install-recommends python3-torch >>"$log" 2>&1 || exit 1
+		chroot "$CTR_TORCH_ROOTFS" python3 -c 'import torch, torch.distributed' >>"$log" 2>&1 || exit 1
+		rm -rf "$CTR_TORCH_ROOTFS/var/cache/apt/archives/"*.deb "$CTR_TORCH_ROOTFS/var/lib/apt/lists/"*
+		ctr_pack "$CTR_TORCH_ROOTFS" "$CTR_TORCH_IMAGE" "gpool torch test image"
+	) 9>"$CTR_CACHE/.lock-torch"
+	if [ ! -s "$CTR_TORCH_IMAGE" ]; then
+		CTR_WHY="could not build the python3-torch image (see $CTR_CACHE/torch/build.log)"
+		return 1
+	fi
+	return 0
+}
+
+# ---- the Open MPI image (t1326) -----------------------------------------------------------
+CTR_MPI_ROOTFS=$CTR_CACHE/mpi/rootfs
+CTR_MPI_IMAGE=$CTR_CACHE/mpi.oci.tar
+
+# Build (or find) an image with Debian's Open MPI libraries (libopenmpi3, with its libpmix2) on
+# a copy of the minbase tree, once per machine: programs built on the host (gp-mpi-check) run
+# in it with the image's libmpi. 0 with CTR_MPI_IMAGE set, 1 with CTR_WHY.
+ctr_mpi_image_build() {
+	[ -s "$CTR_MPI_IMAGE" ] && return 0
+	ctr_image_build || return 1
+	(
+		flock 9
+		[ -s "$CTR_MPI_IMAGE" ] && exit 0
+		local log=$CTR_CACHE/mpi/build.log
+		rm -rf "$CTR_CACHE/mpi"
+		mkdir -p "$CTR_CACHE/mpi"
+		cp -a "$CTR_ROOTFS" "$CTR_MPI_ROOTFS" || exit 1
+		cp /etc/resolv.conf "$CTR_MPI_ROOTFS/etc/resolv.conf" 2>/dev/null
+		chroot "$CTR_MPI_ROOTFS" apt-get update >"$log" 2>&1 &&
+			chroot "$CTR_MPI_ROOTFS" env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+				--no-install-recommends libopenmpi3 >>"$log" 2>&1 || exit 1
+		rm -rf "$CTR_MPI_ROOTFS/var/cache/apt/archives/"*.deb "$CTR_MPI_ROOTFS/var/lib/apt/lists/"*
+		ctr_pack "$CTR_MPI_ROOTFS" "$CTR_MPI_IMAGE" "gpool mpi test image"
+	) 9>"$CTR_CACHE/.lock-mpi"
+	if [ ! -s "$CTR_MPI_IMAGE" ]; then
+		CTR_WHY="could not build the Open MPI image (see $CTR_CACHE/mpi/build.log)"
+		return 1
+	fi
+	return 0
+}

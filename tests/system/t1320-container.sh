@@ -112,8 +112,11 @@ out=$(as_user gsub --wait --container img.tar -- /bin/echo still fine 2>&1)
 like "$out" 'still fine' "the next container job runs"
 check "no unpack directory is left behind" on_host h1 sh -c "! ls '$images'/u$uid | grep -q '^tmp\.'"
 
-# ---- --container with a registry name is refused by gsub, saying why ----
-out=$(as_user gsub --container registry:5000/minbase:1 -- /bin/true 2>&1)
-like "$out" 'registry are not supported' "a registry image is refused with the reason"
+# ---- --container with a bad registry name, or no file, is refused by gsub, saying why ----
+# (registry images themselves: t1323, t1324)
+out=$(as_user gsub --container 'registry:5000/Minbase;id:1' -- /bin/true 2>&1)
+like "$out" "invalid image name 'registry:5000/Minbase;id:1'" "a malformed registry image name is refused with the reason"
+out=$(as_user gsub --container nosuch.tar:1 -- /bin/true 2>&1)
+like "$out" "no such file, nor an image in a registry" "a missing archive is refused with the reason"
 
 done_testing

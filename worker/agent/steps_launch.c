@@ -184,6 +184,14 @@ int steps_stepd_argv(struct agent *a, struct steps *ss)
 		 (long long)gp_config_int(c, "image_cache"));
 	ss->argv[n++] = "--image-cache";
 	ss->argv[n++] = ss->image_cache;
+	snprintf(ss->pull_max, sizeof(ss->pull_max), "%lld",
+		 (long long)gp_config_int(c, "container_pull_max"));
+	ss->argv[n++] = "--pull-max";
+	ss->argv[n++] = ss->pull_max;
+	if (*gp_config_str(c, "container_insecure_registries")) {
+		ss->argv[n++] = "--insecure-registries";
+		ss->argv[n++] = (char *)gp_config_str(c, "container_insecure_registries");
+	}
 	ss->shell_arg = n;
 	ss->argv[n] = NULL;
 	ss->argv[n + 1] = NULL;

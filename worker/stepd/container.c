@@ -27,11 +27,14 @@
 #include <unistd.h>
 
 #include "common/chunk.h"
+#include "common/imageref.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "common/util.h"
 #include "worker/stepd/container.h"
 #include "worker/stepd/ctrdev.h"
+#include "worker/stepd/pmixsrv.h"
+#include "worker/stepd/pull.h"
 #include "worker/stepd/step.h"
 
 #define ERR_MAX 480
@@ -306,19 +309,23 @@ static char *read_path_env(int entry_fd)
 	return strdup(buf);
 }
 
-int step_container_prepare(struct step *s, const char *state_dir, uint64_t cache_max,
+int step_container_prepare(struct step *s, const char *state_dir, const struct step_ctr_opts *o,
 			   gp_error_t *err)
 {
 	const Gpool__JobSpec *spec = s->launch->spec;
 	const Gpool__StageEntry *e = image_entry(spec);
-	if (!e)
+	/* a staged archive's name is a file's base name; a registry's names a host and a '/' */
+	bool registry = !e && gp_imageref_like(spec->container);
+	if (!e && !registry)
 		return gp_errprintf(err, "container image '%s' was not staged", spec->container);
 	struct step_ctr *c = calloc(1, sizeof(*c));
 	if (!c)
 		return gp_errprintf(err, "out of memory");
 	c->images_fd = c->user_fd = c->entry_fd = -1;
 	s->ctr = c;
-	image_key(e, c->key);
+	struct gp_pull_result pr = {.fd = -1};
+	if (e)
+		image_key(e, c->key);
 	char images[2048], uname[32], tmp[64];
 	snprintf(images, sizeof(images), "%s/images", state_dir);
 	snprintf(c->crun_root, sizeof(c->crun_root), "%s/crun", state_dir);
@@ -334,6 +341,19 @@ int step_container_prepare(struct step *s, const char *state_dir, uint64_t cache
 	    (c->user_fd = open_dir(c->images_fd, uname, 0711, NULL)) < 0)
 		return gp_errprintf(err, "image cache '%s' is unsafe or unusable: %s", images,
 				    strerror(errno));
+	if (registry) {
+		struct gp_pull_opts po = {.images_dir = images,
+					  .insecure = o->insecure_registries,
+					  .max_bytes = o->pull_max,
+					  .skopeo = o->skopeo};
+		if (gp_pull_image(spec->container, &po, &pr, err) < 0)
+			return -1;
+		memcpy(c->key, pr.key, sizeof(c->key));
+		gp_info("job %llu.%u: image %s (%s) %s: %llu bytes in %.3f s",
+			(unsigned long long)s->launch->job_id, s->launch->attempt, spec->container,
+			pr.digest, pr.pulled ? "pulled" : "already on the node",
+			(unsigned long long)pr.bytes, pr.seconds);
+	}
 	double t0 = gp_now();
 	bool unpacked = false;
 	c->entry_fd = openat(c->user_fd, c->key, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -348,7 +368,8 @@ int step_container_prepare(struct step *s, const char *state_dir, uint64_t cache
 					    strerror(errno));
 		char dir[PATH_MAX];
 		snprintf(dir, sizeof(dir), "%s/%s/%s", images, uname, tmp);
-		int in = archive_fd(c->images_fd, e, s->cache_dir, err);
+		int in = e ? archive_fd(c->images_fd, e, s->cache_dir, err) : pr.fd;
+		pr.fd = -1;
 		int rc = in < 0 ? -1 : run_unpack(s, in, tfd, err);
 		close(tfd);
 		if (in >= 0)
@@ -369,6 +390,8 @@ int step_container_prepare(struct step *s, const char *state_dir, uint64_t cache
 					    strerror(errno));
 		unpacked = true;
 	}
+	if (pr.fd >= 0)
+		close(pr.fd); /* unpacked before: the pulled archive was not needed */
 	if (c->entry_fd < 0)
 		return gp_errprintf(err, "cannot open the unpacked image: %s", strerror(errno));
 	if (flock(c->entry_fd, LOCK_SH) < 0)
@@ -383,8 +406,8 @@ int step_container_prepare(struct step *s, const char *state_dir, uint64_t cache
 	c->path_env = read_path_env(c->entry_fd);
 	gp_info("job %llu.%u: image %.12s %s in %.3f s", (unsigned long long)s->launch->job_id,
 		s->launch->attempt, c->key, unpacked ? "unpacked" : "cached", gp_now() - t0);
-	if (unpacked && cache_max)
-		evict(images, cache_max);
+	if (unpacked && o->cache_max)
+		evict(images, o->cache_max);
 	return 0;
 }
 
@@ -494,6 +517,13 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 			json_array_append_new(mounts,
 					      mount_of(etc[i], "bind", etc[i], "rbind,ro,nosuid"));
 	json_array_append_new(mounts, mount_of(s->workdir, "bind", s->workdir, "rbind,rw,nosuid"));
+	/* --mpi=pmix: the node's PMIx server's rendezvous and shared-memory files (the job's
+	 * owner's, under the host's /tmp) at the same path over the container's /tmp; the
+	 * client finds them through the PMIX_* variables the task was given */
+	const char *pmixdir = gp_pmixsrv_dir(s->pmix);
+	if (pmixdir && *pmixdir)
+		json_array_append_new(mounts,
+				      mount_of(pmixdir, "bind", pmixdir, "rbind,rw,nosuid,nodev"));
 	if (has_nvidia(s, t)) {
 		char files[64][256];
 		size_t n = gp_ctrdev_nvidia_files("", files, 64);

@@ -525,6 +525,11 @@ int gp_pmixsrv_client(gp_pmixsrv_t *p, uint32_t rank, char ***env, gp_error_t *e
 	return add_env(env, "OMPI_MCA_schizo", "^orte", err);
 }
 
+const char *gp_pmixsrv_dir(const gp_pmixsrv_t *p)
+{
+	return p ? p->dir : NULL;
+}
+
 void gp_pmixsrv_destroy(gp_pmixsrv_t **pp)
 {
 	gp_pmixsrv_t *p = pp ? *pp : NULL;

@@ -23,6 +23,8 @@ gp_pmixsrv_t *gp_pmixsrv_create(const Gpool__Launch *l, const char *node, uid_t 
 /* Register rank as a client and add what it needs to find the server to *env (a
  * NULL-terminated malloc'd vector, as gp_env_build makes; it may be reallocated). */
 int gp_pmixsrv_client(gp_pmixsrv_t *p, uint32_t rank, char ***env, gp_error_t *err);
+/* The server's rendezvous and shared-memory directory (a container binds it: container.c). */
+const char *gp_pmixsrv_dir(const gp_pmixsrv_t *p);
 /* Stop the server and remove its directory. */
 void gp_pmixsrv_destroy(gp_pmixsrv_t **p);
 

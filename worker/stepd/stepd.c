@@ -64,7 +64,7 @@ struct stepd {
 	const char *cgroups;
 	gp_cgroup_pool_t *cgpool; /* a shell's idle cgroups (v1), NULL otherwise */
 	const char *state_dir;	  /* the node's chunk cache is <state_dir>/cache */
-	uint64_t image_cache;	  /* bytes the unpacked container images may take (0: any) */
+	struct step_ctr_opts ctr; /* the node's image settings (container.h) */
 	const char *scheduler;	  /* the chunk store's endpoint */
 	const char *sched_uid;
 	bool allow_root;
@@ -448,7 +448,7 @@ static int setup_step(struct stepd *d, struct step *s, gp_error_t *err)
 	if (l->spec->n_stage && stage_manifest(s, err) < 0)
 		return -1;
 	if (l->spec->container && *l->spec->container &&
-	    step_container_prepare(s, d->state_dir, d->image_cache, err) < 0)
+	    step_container_prepare(s, d->state_dir, &d->ctr, err) < 0)
 		return -1;
 	/* the job's cpus: every task's placement, the cgroup holds them all */
 	size_t ncpus = 0;
@@ -714,6 +714,8 @@ static void usage(FILE *f)
 		"(GLOO_SOCKET_IFNAME...)\n"
 		"  --net-subnet CIDR   its subnet (OMPI_MCA_btl_tcp_if_include...)\n"
 		"  --image-cache BYTES the bound on unpacked container images (0: none)\n"
+		"  --pull-max BYTES    the largest image pulled from a registry (0: none)\n"
+		"  --insecure-registries LIST  registries (host:port) spoken to over plain HTTP\n"
 		"  --shell             a task shell: take further job attempts from the agent\n"
 		"                      (StepShellLaunch) until it says StepShellClose\n");
 }
@@ -737,6 +739,8 @@ int gp_stepd_main(int argc, char **argv)
 	    {"net-subnet", required_argument, NULL, 'N'},
 	    {"shell", no_argument, NULL, 'H'},
 	    {"image-cache", required_argument, NULL, 'I'},
+	    {"pull-max", required_argument, NULL, 'P'},
+	    {"insecure-registries", required_argument, NULL, 'R'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -795,7 +799,13 @@ int gp_stepd_main(int argc, char **argv)
 			d.shell = true;
 			break;
 		case 'I':
-			d.image_cache = strtoull(optarg, NULL, 10);
+			d.ctr.cache_max = strtoull(optarg, NULL, 10);
+			break;
+		case 'P':
+			d.ctr.pull_max = strtoull(optarg, NULL, 10);
+			break;
+		case 'R':
+			d.ctr.insecure_registries = optarg;
 			break;
 		case 'h':
 		default:
