@@ -86,22 +86,27 @@ static int print_json(const Gpool__ShareQueryReply *r, FILE *f)
 	json_t *arr = json_array();
 	for (size_t i = 0; arr && i < r->n_users; i++) {
 		const Gpool__ShareUser *u = r->users[i];
-		json_array_append_new(
-		    arr, json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
-				   "user", u->user, "cpu_sec", u->cpu_sec, "card_sec", u->card_sec,
-				   "usage", u->usage, "usage_norm", u->usage_norm, "share",
-				   u->share, "share_norm", u->share_norm, "factor", u->factor,
-				   "max_jobs", (json_int_t)u->max_jobs, "max_cpus",
-				   (json_int_t)u->max_cpus, "max_cards", (json_int_t)u->max_cards,
-				   "running_jobs", (json_int_t)u->running_jobs, "running_cpus",
-				   (json_int_t)u->running_cpus, "running_cards",
-				   (json_int_t)u->running_cards, "pending_jobs",
-				   (json_int_t)u->pending_jobs));
+		json_t *o = json_pack(
+		    "{s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "user",
+		    u->user, "cpu_sec", u->cpu_sec, "card_sec", u->card_sec, "usage", u->usage,
+		    "usage_norm", u->usage_norm, "share", u->share, "share_norm", u->share_norm,
+		    "factor", u->factor, "max_jobs", (json_int_t)u->max_jobs, "max_cpus",
+		    (json_int_t)u->max_cpus, "max_cards", (json_int_t)u->max_cards, "running_jobs",
+		    (json_int_t)u->running_jobs, "running_cpus", (json_int_t)u->running_cpus,
+		    "running_cards", (json_int_t)u->running_cards, "pending_jobs",
+		    (json_int_t)u->pending_jobs);
+		/* whether an administrator set the share / limits (gpool share set) */
+		if (o) {
+			json_object_set_new(o, "admin_share", json_boolean(u->admin_share));
+			json_object_set_new(o, "admin_limits", json_boolean(u->admin_limits));
+		}
+		json_array_append_new(arr, o);
 	}
-	json_t *o = json_pack("{s:o,s:f,s:f,s:{s:I,s:I,s:I}}", "users", arr, "half_life_sec",
-			      r->half_life_sec, "card_weight", r->card_weight, "default_limits",
-			      "max_jobs", (json_int_t)r->max_jobs, "max_cpus",
-			      (json_int_t)r->max_cpus, "max_cards", (json_int_t)r->max_cards);
+	json_t *o =
+	    json_pack("{s:o,s:f,s:f,s:{s:I,s:I,s:I,s:b}}", "users", arr, "half_life_sec",
+		      r->half_life_sec, "card_weight", r->card_weight, "default_limits", "max_jobs",
+		      (json_int_t)r->max_jobs, "max_cpus", (json_int_t)r->max_cpus, "max_cards",
+		      (json_int_t)r->max_cards, "admin", r->admin_any_limits);
 	return o ? gp_json_print(o, f) : -1;
 }
 

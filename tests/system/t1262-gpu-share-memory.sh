@@ -21,7 +21,6 @@ while ss -ltnH "sport = :$port" 2>/dev/null | grep -q .; do port=$((port + 1)); 
 test_under_cluster 2 --cpus 4 --sched-arg "--http-listen=127.0.0.1:$port" --worker-arg "--mps-control=$FAKE_DIR/mps-control" --fake-cards \
 	"h1=nvidia:GeForce RTX 3060:12GiB:8.6:170W;h2=amd:Radeon RX 6700 XT:12GiB:gfx1031:230W"
 at_cleanup 'rm -rf "$FAKE_DIR"'
-need_bins curl
 vram1=$("$CLUSTER" path --dir "$CLUSTER_DIR" --outside h1 state)/fake-card-0.vram
 vram2=$("$CLUSTER" path --dir "$CLUSTER_DIR" --outside h2 state)/fake-card-0.vram
 
