@@ -33,6 +33,7 @@ struct gpool {
 	bool since_set;
 	char **stage; /* update --stage */
 	size_t nstage;
+	Gpool__ShareSet limits; /* limits set --max-jobs, --max-cpus, --max-cards */
 };
 
 #define G(c) ((struct gpool *)(c))
@@ -88,6 +89,43 @@ static int set_job(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
+/* --max-jobs, --max-cpus, --max-cards N: a limit for gpool limits set (0: none). */
+static int set_limit(const char *a, const char *what, protobuf_c_boolean *has, uint32_t *v,
+		     gp_error_t *err)
+{
+	long n;
+	if (gp_parse_long(a, 0, UINT32_MAX, &n) < 0) {
+		errno = EINVAL;
+		return gp_errprintf(err, "invalid %s '%s' (0 for none)", what, a);
+	}
+	*has = 1;
+	*v = (uint32_t)n;
+	return 0;
+}
+
+static int set_max_jobs(void *c, const char *a, gp_error_t *err)
+{
+	Gpool__ShareSet *l = &G(c)->limits;
+	return set_limit(a, "--max-jobs", &l->set_max_jobs, &l->max_jobs, err);
+}
+
+static int set_max_cpus(void *c, const char *a, gp_error_t *err)
+{
+	Gpool__ShareSet *l = &G(c)->limits;
+	return set_limit(a, "--max-cpus", &l->set_max_cpus, &l->max_cpus, err);
+}
+
+static int set_max_cards(void *c, const char *a, gp_error_t *err)
+{
+	Gpool__ShareSet *l = &G(c)->limits;
+	return set_limit(a, "--max-cards", &l->set_max_cards, &l->max_cards, err);
+}
+
+static bool limits_given(const struct gpool *g)
+{
+	return g->limits.set_max_jobs || g->limits.set_max_cpus || g->limits.set_max_cards;
+}
+
 static const struct gp_opt opts[] = {
     {"dir", 0, required_argument, "DIR", "fetch: put the files in DIR (default .)", set_dir, 0},
     {"job", 0, required_argument, "JOB", "ckpt: this job (default $GPOOL_JOB_ID)", set_job, 0},
@@ -95,6 +133,12 @@ static const struct gp_opt opts[] = {
      "cost: jobs that ran at or after TIME (default now-30days)", set_since, 0},
     {"until", 0, required_argument, "TIME", "cost: jobs submitted at or before TIME", set_until, 0},
     {"json", 0, no_argument, NULL, "power, cost, share, limits: as JSON", set_json, 0},
+    {"max-jobs", 0, required_argument, "N", "limits set: running jobs at once (0: none)",
+     set_max_jobs, 0},
+    {"max-cpus", 0, required_argument, "N", "limits set: CPUs held at once (0: none)", set_max_cpus,
+     0},
+    {"max-cards", 0, required_argument, "N", "limits set: cards held at once (0: none)",
+     set_max_cards, 0},
     {"stage", 0, required_argument, "PATH",
      "update: the service's new staged file or directory (repeatable)", add_stage, 0},
     GP_CLI_COMMON_OPTS,
@@ -527,7 +571,7 @@ static int show_share(void *ctx, int nargs, enum gp_share_view view, gp_error_t 
 {
 	struct gpool *g = ctx;
 	if (nargs) {
-		gp_errprintf(err, "%s takes no arguments",
+		gp_errprintf(err, "%s takes no arguments but set or clear",
 			     view == GP_SHARE_LIMITS ? "limits" : "share");
 		return 2;
 	}
@@ -537,15 +581,76 @@ static int show_share(void *ctx, int nargs, enum gp_share_view view, gp_error_t 
 	return rc;
 }
 
+/* share set|clear, limits set|clear: an administrator's change (share.h). */
+static int share_change(struct gpool *g, Gpool__ShareSet *c, gp_error_t *err)
+{
+	gp_session_t *s = gp_session_create(&g->common, err);
+	int rc = s && gp_share_set(s, c, g->json, err) == 0 ? 0 : 1;
+	gp_session_destroy(&s);
+	return rc;
+}
+
 static int cmd_share(void *ctx, char **args, int nargs, gp_error_t *err)
 {
-	(void)args;
+	struct gpool *g = ctx;
+	Gpool__ShareSet c = GPOOL__SHARE_SET__INIT;
+	if (nargs == 3 && !strcmp(args[0], "set")) {
+		char *end;
+		errno = 0;
+		double v = strtod(args[2], &end);
+		if (errno || end == args[2] || *end || !(v >= 0 && v <= 1e9)) {
+			gp_errprintf(err, "invalid share '%s' (0 to 1e9)", args[2]);
+			return 2;
+		}
+		c.user = args[1];
+		c.set_share = 1;
+		c.share = v;
+		return share_change(g, &c, err);
+	}
+	if (nargs == 2 && !strcmp(args[0], "clear")) {
+		c.user = args[1];
+		c.clear_share = 1;
+		return share_change(g, &c, err);
+	}
+	if (nargs) {
+		gp_errprintf(err, "usage: gpool share [set USER SHARE | clear USER]");
+		return 2;
+	}
 	return show_share(ctx, nargs, GP_SHARE_USAGE, err);
 }
 
 static int cmd_limits(void *ctx, char **args, int nargs, gp_error_t *err)
 {
-	(void)args;
+	struct gpool *g = ctx;
+	Gpool__ShareSet c = GPOOL__SHARE_SET__INIT; /* g->limits has only the limits set */
+	c.set_max_jobs = g->limits.set_max_jobs;
+	c.max_jobs = g->limits.max_jobs;
+	c.set_max_cpus = g->limits.set_max_cpus;
+	c.max_cpus = g->limits.max_cpus;
+	c.set_max_cards = g->limits.set_max_cards;
+	c.max_cards = g->limits.max_cards;
+	if (nargs == 2 && !strcmp(args[0], "set")) {
+		if (!limits_given(g)) {
+			gp_errprintf(err, "limits set needs --max-jobs, --max-cpus or --max-cards");
+			return 2;
+		}
+		c.user = args[1];
+		return share_change(g, &c, err);
+	}
+	if (limits_given(g)) {
+		gp_errprintf(err, "--max-jobs, --max-cpus and --max-cards are for limits set");
+		return 2;
+	}
+	if (nargs == 2 && !strcmp(args[0], "clear")) {
+		c.user = args[1];
+		c.clear_limits = 1;
+		return share_change(g, &c, err);
+	}
+	if (nargs) {
+		gp_errprintf(err, "usage: gpool limits [set USER --max-jobs N --max-cpus N "
+				  "--max-cards N | clear USER]");
+		return 2;
+	}
 	return show_share(ctx, nargs, GP_SHARE_LIMITS, err);
 }
 
@@ -564,9 +669,11 @@ static const struct gp_subcommand subcommands[] = {
      "fetch JOB              the files the job's --collect brought back (--dir)"},
     {"ckpt", cmd_ckpt, "ckpt put|get NAME FILE a checkpoint of the job (inside a task, or --job)"},
     {"share", cmd_share,
-     "share                  each user's usage, share and fair-share factor (--json)"},
+     "share [set USER N | clear USER]  each user's usage, share and fair-share factor "
+     "(--json); an administrator sets or clears a user's share"},
     {"limits", cmd_limits,
-     "limits                 the per-user limits and what each user holds (--json)"},
+     "limits [set USER --max-jobs N --max-cpus N --max-cards N | clear USER]  the per-user "
+     "limits and what each user holds (--json); an administrator sets or clears them"},
     {"version", cmd_version, "version                this program's version"},
 };
 
@@ -636,6 +743,10 @@ int main(int argc, char **argv)
 	    gp_subcommand_find(subcommands, NSUB, nops ? ops[0] : NULL, &err);
 	if (!sub)
 		goto report;
+	if (limits_given(&g) && strcmp(sub->name, "limits") != 0) {
+		gp_errprintf(&err, "--max-jobs, --max-cpus and --max-cards are for limits set");
+		goto report;
+	}
 	rc = sub->run(&g, ops + 1, nops - 1, &err);
 report:
 	if (rc && err.text[0])

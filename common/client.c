@@ -308,6 +308,7 @@ static bool mutating(Gpool__Msg__MCase t)
 	case GPOOL__MSG__M_NODE_CONTROL:
 	case GPOOL__MSG__M_CARD_REPORT:
 	case GPOOL__MSG__M_FILE_SET_PUT:
+	case GPOOL__MSG__M_SHARE_SET:
 		return true;
 	default:
 		return false;

@@ -41,8 +41,9 @@ Gpool__Msg *gp_client_ask(gp_client_t *c, Gpool__Msg *req, int timeout_ms, gp_er
 /* How many bytes a request id has (Msg.request_id). */
 #define GP_REQUEST_ID_LEN 16
 /* Give m a random request id in id[] (which must outlive m's sends) when m changes something
- * (submit, job control, node control, card report, file set put) and has none: every retry of
- * m then carries the same one, and the scheduler applies it once. 0 / -1 with errno set. */
+ * (submit, job control, node control, card report, file set put, share set) and has none:
+ * every retry of m then carries the same one, and the scheduler applies it once. 0 / -1 with
+ * errno set. */
 int gp_client_stamp(Gpool__Msg *m, uint8_t id[GP_REQUEST_ID_LEN]);
 
 /* The scheduler asked now, and how many there are in the list. */

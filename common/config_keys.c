@@ -117,6 +117,10 @@ const struct gp_conf_key gp_conf_keys[] = {
      "listed; a limit left out or 0: none): running jobs, CPUs and cards a user's jobs hold at "
      "once; a job past one stays PENDING (UserLimit)",
      NULL, S},
+    {"share_admins", S, GP_CONF_STR, "",
+     "users (names or uids, separated by commas) who may change shares and limits while the "
+     "pool runs (gpool share set, gpool limits set), besides root and sched_uid",
+     NULL, S},
     {"preempt", S, GP_CONF_BOOL, "false",
      "a pending job blocked for preempt_grace may stop running requeueable jobs of users whose "
      "fair-share factor is lower (and gsub --priority no higher): each gets its --signal first "

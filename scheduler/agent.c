@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/card_memory.h"
 #include "scheduler/events.h"
 #include "scheduler/lifecycle.h"
 #include "common/log.h"
@@ -277,6 +278,7 @@ void agent_heartbeat(struct req *r)
 	reconcile(r->s, r->node, hb->held, hb->n_held);
 	node_set_free_ports(nodes_get(r->s->nodes, r->node), hb->free_ports, hb->n_free_ports);
 	energy_account(r->s, r->node, hb->power, hb->n_power);
+	card_mem_report(r->s, r->node, hb->card_memory, hb->n_card_memory);
 	Gpool__HeartbeatReply rep = GPOOL__HEARTBEAT_REPLY__INIT;
 	Gpool__PoolMembers members;
 	/* the members only when the agent's are not the current ones */

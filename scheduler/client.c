@@ -5,6 +5,7 @@
 #include "scheduler/files.h"
 #include "scheduler/budget.h"
 #include "scheduler/identity.h"
+#include "scheduler/card_memory.h"
 #include "scheduler/service.h"
 #include "scheduler/steps.h"
 
@@ -510,6 +511,7 @@ static int add_info(struct qctx *c, const struct job *j)
 		return -1;
 	jobinfo_fill(ji, j, c->s->nodes);
 	service_info_fill(c->s, j, ji);
+	card_mem_info_fill(c->s, j, ji);
 	c->infos[c->n++] = ji;
 	return 0;
 }

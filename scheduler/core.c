@@ -2,6 +2,7 @@
 #include "scheduler/core.h"
 
 #include "common/u64map.h"
+#include "scheduler/card_memory.h"
 #include "scheduler/events.h"
 #include "scheduler/fairshare.h"
 #include "scheduler/jobs.h"
@@ -17,7 +18,7 @@ int sched_core_init(struct gsched *s, uint64_t next_id)
 {
 	if (!(s->jobs = jobs_create(next_id)) || !(s->nodes = nodes_create()) ||
 	    !(s->running = gp_u64map_create()) || !(s->orders = orders_create()) ||
-	    !(s->events = sched_events_create())) {
+	    !(s->events = sched_events_create()) || !(s->card_mem = card_mem_create())) {
 		sched_core_release(s);
 		return -1;
 	}
@@ -33,6 +34,7 @@ void sched_core_release(struct gsched *s)
 	sched_events_destroy(&s->events);
 	services_destroy(&s->services);
 	fairshare_destroy(&s->fairshare);
+	card_mem_destroy(&s->card_mem);
 }
 
 void sched_forget(struct gsched *s, struct job *j)

@@ -18,6 +18,7 @@ struct fs_user {
 	double share;
 	struct fs_limits limits;
 	bool listed_limits;
+	bool admin_share, admin_limits;
 };
 
 struct fs_entry { /* a configured share or limit line */
@@ -26,13 +27,21 @@ struct fs_entry { /* a configured share or limit line */
 	struct fs_limits limits;
 };
 
+struct fs_admin_entry { /* an administrator's values (fairshare_admin_set) */
+	char *name;
+	struct fs_admin a;
+};
+
 struct fairshare {
 	struct fs_user *u;
 	size_t n, cap;
 	double half_life, card_weight;
 	struct fs_entry *shares, *limits;
 	size_t nshares, nlimits;
-	struct fs_limits any_limits;
+	struct fs_limits any_limits; /* gpool.conf's "*" with the administrator's over it */
+	struct fs_limits conf_any;   /* gpool.conf's "*" */
+	struct fs_admin_entry *admin;
+	size_t nadmin;
 	struct sqlite3 *db;
 	double pass_now, total_usage, total_share;
 	bool pass_done;
@@ -66,6 +75,9 @@ void fairshare_destroy(fairshare_t **p)
 	free(f->u);
 	entries_free(f->shares, f->nshares);
 	entries_free(f->limits, f->nlimits);
+	for (size_t i = 0; i < f->nadmin; i++)
+		free(f->admin[i].name);
+	free(f->admin);
 	free(f->views);
 	free(f);
 	*p = NULL;
@@ -175,13 +187,58 @@ static const struct fs_entry *entry_find(const struct fs_entry *e, size_t n, con
 	return NULL;
 }
 
+static const struct fs_admin *admin_find(const fairshare_t *f, const char *name)
+{
+	for (size_t i = 0; i < f->nadmin; i++)
+		if (!strcmp(f->admin[i].name, name))
+			return &f->admin[i].a;
+	return NULL;
+}
+
+static bool admin_has_limits(const struct fs_admin *a)
+{
+	return a && (a->has_jobs || a->has_cpus || a->has_cards);
+}
+
+/* The administrator's limits over base, each where set. */
+static struct fs_limits admin_over(const struct fs_admin *a, struct fs_limits base)
+{
+	if (a && a->has_jobs)
+		base.jobs = a->limits.jobs;
+	if (a && a->has_cpus)
+		base.cpus = a->limits.cpus;
+	if (a && a->has_cards)
+		base.cards = a->limits.cards;
+	return base;
+}
+
+/* A user's limits: gpool.conf's line for them (else its "*", with the administrator's "*"
+ * over it), then the administrator's for them over that. */
+static struct fs_limits limits_of(const fairshare_t *f, const char *name, bool *listed)
+{
+	const struct fs_entry *l = entry_find(f->limits, f->nlimits, name);
+	if (listed)
+		*listed = l != NULL;
+	return admin_over(admin_find(f, name), l ? l->limits : f->any_limits);
+}
+
 static void user_config(fairshare_t *f, struct fs_user *u)
 {
+	const struct fs_admin *a = admin_find(f, u->name);
 	const struct fs_entry *s = entry_find(f->shares, f->nshares, u->name);
-	u->share = s ? s->share : 1.0;
-	const struct fs_entry *l = entry_find(f->limits, f->nlimits, u->name);
-	u->limits = l ? l->limits : f->any_limits;
-	u->listed_limits = l != NULL;
+	u->share = a && a->has_share ? a->share : s ? s->share : 1.0;
+	u->admin_share = a && a->has_share;
+	u->limits = limits_of(f, u->name, &u->listed_limits);
+	u->admin_limits = admin_has_limits(a);
+}
+
+/* Work out the limits of "*" and every user's values again (after a change of either). */
+static void config_all(fairshare_t *f)
+{
+	f->any_limits = admin_over(admin_find(f, "*"), f->conf_any);
+	for (size_t i = 0; i < f->n; i++)
+		user_config(f, &f->u[i]);
+	f->pass_done = false;
 }
 
 static struct fs_user *user_get(fairshare_t *f, const char *name, bool make)
@@ -230,17 +287,117 @@ int fairshare_configure(fairshare_t *f, double half_life, double card_weight, co
 	f->limits = li;
 	f->nlimits = nli;
 	const struct fs_entry *any = entry_find(li, nli, "*");
-	f->any_limits = any ? any->limits : (struct fs_limits){0};
+	f->conf_any = any ? any->limits : (struct fs_limits){0};
 	f->half_life = half_life;
 	f->card_weight = card_weight;
 	/* a user the shares name counts in S from the start */
 	for (size_t i = 0; i < nsh; i++)
 		if (strcmp(sh[i].name, "*") != 0 && !user_get(f, sh[i].name, true))
 			return gp_errprintf(err, "out of memory");
-	for (size_t i = 0; i < f->n; i++)
-		user_config(f, &f->u[i]);
-	f->pass_done = false;
+	config_all(f);
 	return 0;
+}
+
+/* A user name as a share or limit may name: printable, no separator of the gpool.conf lists. */
+static bool admin_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+	if (!n || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (c <= ' ' || c >= 0x7f || c == ',' || c == ':' || c == '=')
+			return false;
+	}
+	return true;
+}
+
+/* Keep a (name's entry, made when missing) = a in memory; an empty a removes the entry. */
+static int admin_put(fairshare_t *f, const char *name, const struct fs_admin *a)
+{
+	bool empty = !a->has_share && !admin_has_limits(a);
+	for (size_t i = 0; i < f->nadmin; i++) {
+		if (strcmp(f->admin[i].name, name) != 0)
+			continue;
+		if (empty) {
+			free(f->admin[i].name);
+			f->admin[i] = f->admin[--f->nadmin];
+		} else {
+			f->admin[i].a = *a;
+		}
+		return 0;
+	}
+	if (empty)
+		return 0;
+	struct fs_admin_entry *na = realloc(f->admin, (f->nadmin + 1) * sizeof(*na));
+	if (!na)
+		return -1;
+	f->admin = na;
+	if (!(na[f->nadmin].name = strdup(name)))
+		return -1;
+	na[f->nadmin].a = *a;
+	f->nadmin++;
+	return 0;
+}
+
+int fairshare_admin_set(fairshare_t *f, const char *user, const struct fs_admin *change,
+			bool clear_share, bool clear_limits, gp_error_t *err)
+{
+	bool any = !strcmp(user, "*");
+	if (!any && !admin_name_ok(user)) {
+		errno = EINVAL;
+		return gp_errprintf(err, "invalid user name '%.64s'", user);
+	}
+	if (any && (change->has_share || clear_share)) {
+		errno = EINVAL;
+		return gp_errprintf(err, "'*' has no share: a user not listed has 1");
+	}
+	if (change->has_share && !(change->share >= 0 && change->share <= 1e9)) {
+		errno = EINVAL;
+		return gp_errprintf(err, "invalid share %g (0 to 1e9)", change->share);
+	}
+	struct fs_admin a = fairshare_admin_get(f, user);
+	if (clear_share) {
+		a.has_share = false;
+		a.share = 0;
+	}
+	if (clear_limits) {
+		a.has_jobs = a.has_cpus = a.has_cards = false;
+		a.limits = (struct fs_limits){0};
+	}
+	if (change->has_share) {
+		a.has_share = true;
+		a.share = change->share;
+	}
+	if (change->has_jobs) {
+		a.has_jobs = true;
+		a.limits.jobs = change->limits.jobs;
+	}
+	if (change->has_cpus) {
+		a.has_cpus = true;
+		a.limits.cpus = change->limits.cpus;
+	}
+	if (change->has_cards) {
+		a.has_cards = true;
+		a.limits.cards = change->limits.cards;
+	}
+	if (f->db && store_fairshare_admin_save(f->db, user, &a) < 0) {
+		errno = EIO;
+		return gp_errprintf(err, "cannot save the change for '%s'", user);
+	}
+	/* a failure below leaves the store ahead of memory: the restart reads the store */
+	if (admin_put(f, user, &a) < 0 || (!any && !user_get(f, user, true))) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	config_all(f);
+	return 0;
+}
+
+struct fs_admin fairshare_admin_get(const fairshare_t *f, const char *user)
+{
+	const struct fs_admin *a = admin_find(f, user);
+	return a ? *a : (struct fs_admin){0};
 }
 
 /* Decay u's figures to now. */
@@ -278,7 +435,17 @@ int fairshare_attach_store(fairshare_t *f, struct sqlite3 *db)
 		}
 	}
 	store_fairshare_rows_free(rows, n);
-	return 0;
+	struct store_fs_admin_row *ar;
+	if (store_fairshare_admin_load(db, &ar, &n) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (admin_put(f, ar[i].user, &ar[i].a) < 0 ||
+		    (strcmp(ar[i].user, "*") != 0 && !user_get(f, ar[i].user, true)))
+			rc = -1;
+	store_fairshare_admin_rows_free(ar, n);
+	config_all(f);
+	return rc;
 }
 
 int fairshare_touch(fairshare_t *f, const char *user)
@@ -359,8 +526,7 @@ struct fs_limits fairshare_limits(const fairshare_t *f, const char *user)
 	for (size_t i = 0; i < f->n; i++)
 		if (!strcmp(f->u[i].name, user))
 			return f->u[i].limits;
-	const struct fs_entry *l = entry_find(f->limits, f->nlimits, user);
-	return l ? l->limits : f->any_limits;
+	return limits_of(f, user, NULL);
 }
 
 static int by_name(const void *a, const void *b)
@@ -392,10 +558,24 @@ const struct fs_user_view *fairshare_users(fairshare_t *f, double now, size_t *n
 		v[i].share = u->share;
 		v[i].factor = user_factor(f, u, &v[i].usage_norm, &v[i].share_norm);
 		v[i].limits = u->limits;
+		v[i].admin_share = u->admin_share;
+		v[i].admin_limits = u->admin_limits;
 	}
 	qsort(v, f->n, sizeof(*v), by_name);
 	*n = f->n;
 	return v;
+}
+
+bool fairshare_user(fairshare_t *f, const char *user, double now, struct fs_user_view *out)
+{
+	size_t n;
+	const struct fs_user_view *v = fairshare_users(f, now, &n);
+	for (size_t i = 0; v && i < n; i++)
+		if (!strcmp(v[i].name, user)) {
+			*out = v[i];
+			return true;
+		}
+	return false;
 }
 
 double fairshare_half_life(const fairshare_t *f)

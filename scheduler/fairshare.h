@@ -6,8 +6,11 @@
  *   user's shares.
  * Placement (plan.c) orders the queue by gsub --priority, then F (high first), then submission.
  * The per-user limits (user_limits: running jobs, CPUs, cards) keep a job PENDING (UserLimit).
- * The usage is kept in jobs.db (store_fairshare.c): a restart keeps it. Pure apart from that
- * store, with the time passed in: the unit tests give made-up usage and clocks.
+ * An administrator may change a user's share and limits while the pool runs (gpool share set,
+ * gpool limits set: fairshare_admin_set); those values win over gpool.conf's until cleared.
+ * The usage and the administrator's values are kept in jobs.db (store_fairshare.c): a restart
+ * keeps them. Pure apart from that store, with the time passed in: the unit tests give
+ * made-up usage and clocks.
  */
 #ifndef GPOOL_SCHED_FAIRSHARE_H
 #define GPOOL_SCHED_FAIRSHARE_H
@@ -25,6 +28,14 @@ struct fs_limits {
 	uint32_t jobs, cpus, cards;
 };
 
+/* An administrator's values for one user (gpool share set, gpool limits set): each has_* says
+ * whether the value beside it is set (it then wins over gpool.conf's). */
+struct fs_admin {
+	bool has_share, has_jobs, has_cpus, has_cards;
+	double share;
+	struct fs_limits limits;
+};
+
 /* One user's figures at a time (fairshare_users). */
 struct fs_user_view {
 	const char *name;
@@ -35,6 +46,7 @@ struct fs_user_view {
 	double share_norm;	  /* S */
 	double factor;		  /* 2^(-U/S) */
 	struct fs_limits limits;
+	bool admin_share, admin_limits; /* share / some limit from fairshare_admin_set */
 };
 
 typedef struct fairshare fairshare_t;
@@ -53,6 +65,18 @@ double fairshare_factor_of(double usage_norm, double share_norm);
  * nothing changes: -1 with err filled. */
 int fairshare_configure(fairshare_t *f, double half_life, double card_weight, const char *shares,
 			const char *limits, gp_error_t *err);
+
+/* Change a user's administrator values: clear_share / clear_limits forget the share / limits
+ * set before, then the values change sets (has_*) are set. user "*": the limits of every user
+ * gpool.conf's user_limits does not list (no share). The row is written into db (the caller's
+ * open transaction) before anything changes in memory: on failure (EINVAL: a bad user or
+ * value; EIO: the store) nothing changes, -1 with err filled. The next pass sees it. */
+int fairshare_admin_set(fairshare_t *f, const char *user, const struct fs_admin *change,
+			bool clear_share, bool clear_limits, gp_error_t *err);
+/* A user's administrator values (all has_* false when none). */
+struct fs_admin fairshare_admin_get(const fairshare_t *f, const char *user);
+/* A user's figures now, as fairshare_users gives them; false when the user is not known. */
+bool fairshare_user(fairshare_t *f, const char *user, double now, struct fs_user_view *out);
 
 /* Keep usage in db (NULL: in memory only): the table is made when missing and the rows kept
  * are loaded. 0 / -1. */

@@ -77,6 +77,7 @@ struct gsched {
 	struct services *services;   /* services' own state: replica sets, replicas (service.c) */
 	struct svcrep *svcrep;	     /* the gateways' word on the replicas (svcreport.c) */
 	struct fairshare *fairshare; /* users' usage, shares and limits (fairshare.h); NULL: none */
+	struct card_mem *card_mem;   /* slices' card memory as reported (card_memory.h) */
 	double plan_wake;	     /* unix time a pass is due (a --begin time), 0: none */
 	struct budget *lists;	     /* records a user's listings may walk (budget.h); NULL: none */
 	uint64_t svcrep_refused;     /* reports from one who is not a gateway, ignored */

@@ -17,6 +17,7 @@
 #include "scheduler/reqids.h"
 #include "scheduler/service.h"
 #include "scheduler/share.h"
+#include "scheduler/share_set.h"
 
 /* The scheduler's handlers take a struct req: one adapter each, so the table below stays the
  * endpoint's (common/endpoint.h). */
@@ -64,6 +65,7 @@ VIA(metrics_query)
 VIA(metrics_history)
 VIA(client_service_query)
 VIA(client_share_query)
+VIA_ONCE(client_share_set)
 
 /* a registration changes which node this routing id belongs to */
 static void via_agent_register(void *arg, void *peer, const Gpool__Msg *m)
@@ -101,6 +103,7 @@ static const struct gp_ep_handler handlers[] = {
     {GPOOL__MSG__M_OPS_HISTORY_QUERY, GP_EP_ANYONE, via_metrics_history, "ops_history_query"},
     {GPOOL__MSG__M_SERVICE_QUERY, GP_EP_ANYONE, via_client_service_query, "service_query"},
     {GPOOL__MSG__M_SHARE_QUERY, GP_EP_ANYONE, via_client_share_query, "share_query"},
+    {GPOOL__MSG__M_SHARE_SET, GP_EP_ANYONE, via_client_share_set, "share_set"},
 };
 
 /* The request every message of the envelope being dispatched is handled as (gschedd is one

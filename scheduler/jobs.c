@@ -1,4 +1,5 @@
 #include "scheduler/jobs.h"
+#include "scheduler/card_memory.h"
 #include "scheduler/service.h"
 #include "scheduler/cards.h"
 
@@ -390,6 +391,7 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 void jobinfo_release(Gpool__JobInfo *ji)
 {
 	service_info_release(ji);
+	card_mem_info_release(ji);
 	free(ji->spec);
 	if (ji->n_tasks) {
 		free(ji->tasks[0]->cards);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/card_memory.h"
 #include "scheduler/fairshare.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
@@ -374,6 +375,33 @@ static void render_fairshare(struct gsched *s, struct out *o)
 		    v[i].share);
 }
 
+/* Each slice of a shared card: the card memory its processes hold (card_memory.h). */
+static void render_card_memory(struct gsched *s, struct out *o)
+{
+	size_t n;
+	const struct card_mem_entry *e = card_mem_entries(s, &n);
+	static const struct {
+		const char *name, *help;
+	} m[] = {
+	    {"gpool_job_card_memory_bytes",
+	     "Card memory a --gpu-share job's processes hold on a card, as its agent last sampled "
+	     "(docs/gpu-share.md)."},
+	    {"gpool_job_card_memory_peak_bytes", "The most of it seen this attempt."},
+	    {"gpool_job_card_memory_budget_bytes", "The job's --gpu-mem budget on that card."},
+	};
+	char nb[256];
+	for (size_t w = 0; w < sizeof(m) / sizeof(m[0]); w++) {
+		head(o, m[w].name, "gauge", m[w].help);
+		for (size_t i = 0; i < n; i++) {
+			const char *node = nodes_name(s->nodes, e[i].node);
+			uint64_t v = w == 0 ? e[i].bytes : w == 1 ? e[i].peak : e[i].budget;
+			put(o, "%s{job=\"%llu\",node=\"%s\",card=\"%u\"} %llu\n", m[w].name,
+			    (unsigned long long)e[i].job, esc(node ? node : "", nb, sizeof(nb)),
+			    e[i].card, (unsigned long long)v);
+		}
+	}
+}
+
 static void render_net(struct gsched *s, struct out *o)
 {
 	struct net_stats ns;
@@ -414,6 +442,7 @@ char *metrics_render(struct gsched *s)
 	render_nodes(s, &o);
 	render_jobs(s, &o);
 	render_fairshare(s, &o);
+	render_card_memory(s, &o);
 	render_net(s, &o);
 	if (o.failed || gp_buf_append(&o.b, "", 1) < 0) {
 		gp_buf_release(&o.b);

@@ -53,6 +53,8 @@ void client_share_query(struct req *r)
 		u->max_jobs = v[i].limits.jobs;
 		u->max_cpus = v[i].limits.cpus;
 		u->max_cards = v[i].limits.cards;
+		u->admin_share = v[i].admin_share;
+		u->admin_limits = v[i].admin_limits;
 		sup[i] = u;
 	}
 	size_t pos = 0;
@@ -84,6 +86,8 @@ void client_share_query(struct req *r)
 	rep.max_jobs = d.jobs;
 	rep.max_cpus = d.cpus;
 	rep.max_cards = d.cards;
+	struct fs_admin a = fairshare_admin_get(s->fairshare, "*");
+	rep.admin_any_limits = a.has_jobs || a.has_cpus || a.has_cards;
 	rep.card_weight = fairshare_card_weight(s->fairshare);
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = r->msg->id;

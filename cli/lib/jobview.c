@@ -233,6 +233,18 @@ int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 				fprintf(f, "%s%s:%u", i ? "," : "", nz(j->tasks[i]->node, "?"),
 					j->tasks[i]->n_cards ? j->tasks[i]->cards[0] : 0);
 			fprintf(f, "%s\n", j->n_tasks ? "" : "(none yet)");
+			/* what each slice's processes hold on its card, as the agents sampled */
+			if (j->n_card_memory)
+				fputs("   CardMemory=", f);
+			for (size_t i = 0; i < j->n_card_memory; i++) {
+				const Gpool__CardMemory *m = j->card_memory[i];
+				gp_format_size(m->bytes, b, sizeof(b));
+				gp_format_size(m->peak, c, sizeof(c));
+				fprintf(f, "%s%s:%u=%s(peak %s)", i ? "," : "", nz(m->node, "?"),
+					m->card, b, c);
+			}
+			if (j->n_card_memory)
+				fputs("\n", f);
 		}
 	}
 	if (s->service && !j->service_of) {

@@ -140,6 +140,86 @@ static void usage_kept_in_store(void **state)
 	fairshare_destroy(&g);
 }
 
+/* An administrator's values win over gpool.conf's, a reload does not undo them, clearing gives
+ * gpool.conf's back; "*" limits apply to the users the configuration does not list; bad values
+ * change nothing. */
+static void admin_values(void **state)
+{
+	gp_error_t err = {{0}};
+	fairshare_t *f = S.fairshare;
+	assert_int_equal(fairshare_configure(f, 3600, 1, "alice:2", "*:jobs=1,bob:cpus=3", &err),
+			 0);
+	struct fs_admin a = {.has_share = true, .share = 0.5};
+	assert_int_equal(fairshare_admin_set(f, "alice", &a, false, false, &err), 0);
+	struct fs_user_view v;
+	assert_true(fairshare_user(f, "alice", 1e6, &v));
+	assert_true(v.share == 0.5 && v.admin_share && !v.admin_limits);
+	assert_int_equal(v.limits.jobs, 1);
+	/* SIGHUP with another gpool.conf share: the administrator's stays */
+	assert_int_equal(fairshare_configure(f, 3600, 1, "alice:3", "*:jobs=1,bob:cpus=3", &err),
+			 0);
+	assert_true(fairshare_user(f, "alice", 1e6, &v) && v.share == 0.5);
+	/* limits: "*" for the unlisted, per user over that, field by field */
+	struct fs_admin any = {.has_jobs = true, .limits = {.jobs = 4}};
+	assert_int_equal(fairshare_admin_set(f, "*", &any, false, false, &err), 0);
+	assert_int_equal(fairshare_limits(f, "carol").jobs, 4);
+	assert_int_equal(fairshare_default_limits(f).jobs, 4);
+	assert_int_equal(fairshare_limits(f, "bob").jobs, 0); /* listed in gpool.conf: its line */
+	assert_int_equal(fairshare_limits(f, "bob").cpus, 3);
+	struct fs_admin b = {.has_cards = true, .limits = {.cards = 2}};
+	assert_int_equal(fairshare_admin_set(f, "bob", &b, false, false, &err), 0);
+	struct fs_limits bl = fairshare_limits(f, "bob");
+	assert_true(bl.jobs == 0 && bl.cpus == 3 && bl.cards == 2);
+	assert_true(fairshare_user(f, "bob", 1e6, &v) && v.admin_limits && !v.admin_share);
+	/* refused: a share for "*", a bad name, a bad share; nothing changed */
+	struct fs_admin bad = {.has_share = true, .share = 5};
+	assert_int_equal(fairshare_admin_set(f, "*", &bad, false, false, &err), -1);
+	assert_int_equal(fairshare_admin_set(f, "a:b", &bad, false, false, &err), -1);
+	assert_int_equal(fairshare_admin_set(f, "", &bad, false, false, &err), -1);
+	bad.share = -1;
+	assert_int_equal(fairshare_admin_set(f, "alice", &bad, false, false, &err), -1);
+	bad.share = NAN;
+	assert_int_equal(fairshare_admin_set(f, "alice", &bad, false, false, &err), -1);
+	assert_true(fairshare_user(f, "alice", 1e6, &v) && v.share == 0.5);
+	/* cleared: gpool.conf's again */
+	struct fs_admin none = {0};
+	assert_int_equal(fairshare_admin_set(f, "alice", &none, true, false, &err), 0);
+	assert_true(fairshare_user(f, "alice", 1e6, &v) && v.share == 3 && !v.admin_share);
+	assert_int_equal(fairshare_admin_set(f, "*", &none, false, true, &err), 0);
+	assert_int_equal(fairshare_limits(f, "carol").jobs, 1);
+}
+
+/* The administrator's values are in jobs.db: a restarted scheduler has them; a cleared one is
+ * gone from it. */
+static void admin_values_kept_in_store(void **state)
+{
+	gp_error_t err = {{0}};
+	fairshare_t *f = S.fairshare;
+	assert_int_equal(fairshare_attach_store(f, store_db(S.store)), 0);
+	struct fs_admin a = {
+	    .has_share = true, .share = 7, .has_cpus = true, .limits = {.cpus = 6}};
+	assert_int_equal(fairshare_admin_set(f, "alice", &a, false, false, &err), 0);
+	struct fs_admin any = {.has_cards = true, .limits = {.cards = 1}};
+	assert_int_equal(fairshare_admin_set(f, "*", &any, false, false, &err), 0);
+	struct fs_admin b = {.has_share = true, .share = 2};
+	assert_int_equal(fairshare_admin_set(f, "bob", &b, false, false, &err), 0);
+	assert_int_equal(fairshare_admin_set(f, "bob", &(struct fs_admin){0}, true, true, &err), 0);
+	fairshare_t *g = fairshare_create(); /* a restarted scheduler */
+	assert_int_equal(fairshare_configure(g, 3600, 1, "", "", &err), 0);
+	assert_int_equal(fairshare_attach_store(g, store_db(S.store)), 0);
+	struct fs_user_view v;
+	assert_true(fairshare_user(g, "alice", 1e6, &v));
+	assert_true(v.share == 7 && v.limits.cpus == 6 && v.limits.cards == 1);
+	assert_int_equal(fairshare_default_limits(g).cards, 1);
+	struct fs_admin bg = fairshare_admin_get(g, "bob");
+	assert_false(bg.has_share || bg.has_jobs || bg.has_cpus || bg.has_cards);
+	/* and a reload of gpool.conf afterwards keeps them */
+	assert_int_equal(fairshare_configure(g, 3600, 1, "alice:9", "*:cards=5", &err), 0);
+	assert_true(fairshare_user(g, "alice", 1e6, &v) && v.share == 7);
+	assert_int_equal(fairshare_default_limits(g).cards, 1);
+	fairshare_destroy(&g);
+}
+
 static void add_node(const char *name, uint32_t cpus)
 {
 	Gpool__NodeRegister reg = GPOOL__NODE_REGISTER__INIT;
@@ -216,6 +296,30 @@ static void order_by_factor(void **state)
 	plan_run(&S);
 	assert_int_equal(l2->state, GPOOL__JOB_STATE__RUNNING); /* before the older h1 */
 	assert_int_equal(h1->state, GPOOL__JOB_STATE__PENDING);
+}
+
+/* An administrator's share changes the order of the next pass. */
+static void admin_share_reorders(void **state)
+{
+	gp_error_t err = {{0}};
+	assert_int_equal(fairshare_configure(S.fairshare, 3600, 1, "", "", &err), 0);
+	assert_int_equal(fairshare_charge(S.fairshare, "heavy", 1000, 0, gp_now()), 0);
+	assert_int_equal(fairshare_charge(S.fairshare, "light", 100, 0, gp_now()), 0);
+	add_node("h1", 1);
+	struct fs_admin a = {.has_share = true, .share = 0.01};
+	assert_int_equal(fairshare_admin_set(S.fairshare, "light", &a, false, false, &err), 0);
+	struct job *l1 = submit("light", 1, 0, 0, false);
+	struct job *h1 = submit("heavy", 1, 0, 0, false);
+	plan_run(&S);
+	assert_int_equal(h1->state, GPOOL__JOB_STATE__RUNNING); /* light is far over its share */
+	assert_int_equal(l1->state, GPOOL__JOB_STATE__PENDING);
+	ends(h1);
+	struct fs_admin none = {0};
+	assert_int_equal(fairshare_admin_set(S.fairshare, "light", &none, true, false, &err), 0);
+	struct job *h2 = submit("heavy", 1, 0, 0, false);
+	plan_run(&S);
+	assert_int_equal(l1->state, GPOOL__JOB_STATE__RUNNING); /* equal shares: light first */
+	assert_int_equal(h2->state, GPOOL__JOB_STATE__PENDING);
 }
 
 /* An ended attempt is charged to its user: CPUs times seconds. */
@@ -404,6 +508,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(parsing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(factors_from_usage, setup, teardown),
 	    cmocka_unit_test_setup_teardown(usage_kept_in_store, setup, teardown),
+	    cmocka_unit_test_setup_teardown(admin_values, setup, teardown),
+	    cmocka_unit_test_setup_teardown(admin_values_kept_in_store, setup, teardown),
+	    cmocka_unit_test_setup_teardown(admin_share_reorders, setup, teardown),
 	    cmocka_unit_test_setup_teardown(order_by_factor, setup, teardown),
 	    cmocka_unit_test_setup_teardown(attempt_charged, setup, teardown),
 	    cmocka_unit_test_setup_teardown(user_limits, setup, teardown),

@@ -19,7 +19,9 @@
 #include "common/u64map.h"
 #include "common/util.h"
 #include "common/wire.h"
+#include "common/config.h"
 #include "scheduler/core.h"
+#include "scheduler/fairshare.h"
 #include "scheduler/effects.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
@@ -28,6 +30,7 @@
 #include "scheduler/reqids.h"
 #include "scheduler/service.h"
 #include "scheduler/store.h"
+#include "scheduler/store_owner.h"
 #include "scheduler/store_reqid.h"
 
 #define OWNER 1000
@@ -316,6 +319,90 @@ static void repeated_scale_applied_once(void **state)
 	assert_int_equal(replicas_wanted(10), 3);
 }
 
+/* A ShareSet of user's share as uid, with request id rid; its reply. */
+static Gpool__Msg *share_as(uint32_t uid, const char *user, double share, const uint8_t *rid)
+{
+	Gpool__ShareSet c = GPOOL__SHARE_SET__INIT;
+	c.user = (char *)user;
+	c.set_share = 1;
+	c.share = share;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_SHARE_SET;
+	m.share_set = &c;
+	if (rid)
+		m.request_id = (ProtobufCBinaryData){REQID_LEN, (uint8_t *)rid};
+	return reply(send_as(uid, &m));
+}
+
+static double share_of(fairshare_t *f, const char *user)
+{
+	size_t n;
+	const struct fs_user_view *v = fairshare_users(f, gp_now(), &n);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].name, user))
+			return v[i].share;
+	return -1;
+}
+
+/* gpool share set: root sets alice's share to 0.5 (id A), then 3 (id B); A sent again gets its
+ * first answer and is not applied (3 stays). Another user is refused, with the reason, and
+ * nothing changes; share_admins lets a named user in. The change is in the store: a restarted
+ * scheduler (a new fair-share state on the reopened store) has it. */
+static void share_set_applied_once(void **state)
+{
+	gp_error_t err;
+	assert_non_null(S.cfg = gp_config_create(GP_SCHED));
+	S.sched_uid = AGENT;
+	assert_non_null(S.fairshare = fairshare_create());
+	assert_int_equal(fairshare_attach_store(S.fairshare, store_db(S.store)), 0);
+	Gpool__Msg *m = share_as(0, "alice", 0.5, ID_A);
+	assert_int_equal(m->m_case, GPOOL__MSG__M_SHARE_SET_REPLY);
+	assert_true(m->share_set_reply->user->share == 0.5);
+	assert_true(m->share_set_reply->user->admin_share);
+	m = share_as(0, "alice", 3, ID_B);
+	assert_true(m->share_set_reply->user->share == 3);
+	m = share_as(0, "alice", 0.5, ID_A); /* the retry: the first answer */
+	assert_int_equal(m->m_case, GPOOL__MSG__M_SHARE_SET_REPLY);
+	assert_true(m->share_set_reply->user->share == 0.5);
+	assert_true(share_of(S.fairshare, "alice") == 3);
+	/* attack: a user who is no administrator, with and without a replayed id */
+	m = share_as(OTHER, "alice", 100, ID_A);
+	assert_int_equal(m->m_case, GPOOL__MSG__M_ERROR);
+	assert_int_equal(m->error->code, GPOOL__ERROR_CODE__ERROR_PERMISSION);
+	assert_non_null(strstr(m->error->text, "permission denied"));
+	m = share_as(OTHER, "mallory", 100, NULL);
+	assert_int_equal(m->error->code, GPOOL__ERROR_CODE__ERROR_PERMISSION);
+	assert_true(share_of(S.fairshare, "alice") == 3);
+	assert_true(share_of(S.fairshare, "mallory") < 0 || share_of(S.fairshare, "mallory") == 1);
+	/* sched_uid is an administrator; a uid share_admins names is one */
+	m = share_as(AGENT, "alice", 2, NULL);
+	assert_int_equal(m->m_case, GPOOL__MSG__M_SHARE_SET_REPLY);
+	char uid[16];
+	snprintf(uid, sizeof(uid), "%u", OTHER);
+	assert_int_equal(gp_config_set(S.cfg, "share_admins", uid, &err), 0);
+	m = share_as(OTHER, "alice", 4, NULL);
+	assert_int_equal(m->m_case, GPOOL__MSG__M_SHARE_SET_REPLY);
+	/* bad values are refused with the reason */
+	m = share_as(0, "alice", -1, NULL);
+	assert_int_equal(m->error->code, GPOOL__ERROR_CODE__ERROR_INVALID);
+	m = share_as(0, "*", 2, NULL);
+	assert_int_equal(m->error->code, GPOOL__ERROR_CODE__ERROR_INVALID);
+	m = share_as(0, "a,b", 2, NULL);
+	assert_int_equal(m->error->code, GPOOL__ERROR_CODE__ERROR_INVALID);
+	assert_true(share_of(S.fairshare, "alice") == 4);
+	/* a restart: the store closed (committed) and opened again */
+	fairshare_destroy(&S.fairshare);
+	store_destroy(&S.store);
+	assert_non_null(S.store = store_create(dir, "off", 0, &err));
+	assert_non_null(S.fairshare = fairshare_create());
+	assert_int_equal(fairshare_attach_store(S.fairshare, store_db(S.store)), 0);
+	assert_true(share_of(S.fairshare, "alice") == 4);
+	m = share_as(0, "alice", 0.5, ID_A); /* still answered, still not applied */
+	assert_true(m->share_set_reply->user->share == 0.5);
+	assert_true(share_of(S.fairshare, "alice") == 4);
+	gp_config_destroy(&S.cfg);
+}
+
 /* An id of another length is refused, not looked up. */
 static void malformed_id_refused(void **state)
 {
@@ -368,6 +455,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(repeated_scale_applied_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(malformed_id_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(pruned_oldest_first, setup, teardown),
+	    cmocka_unit_test_setup_teardown(share_set_applied_once, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,8 +170,12 @@ void share_destroy(struct share **s); /* the daemons stay: their jobs outlive th
  * 0 / -1 with why filled (the launch is refused with it). */
 int share_launch(struct agent *a, const Gpool__Launch *l, uid_t uid, gid_t gid, char *why,
 		 size_t len);
-/* Stop the daemons of cards whose sharing jobs have ended. Returns the next wakeup. */
+/* Sample each slice's card memory (stopping an AMD slice over its budget) and stop the daemons
+ * of cards whose sharing jobs have ended. Returns the next wakeup. */
 int64_t share_tick(struct agent *a, int64_t now);
+/* The slices' card memory as last sampled, for a heartbeat: up to max into v (pv pointing at
+ * each); how many. */
+size_t share_report(struct agent *a, Gpool__CardMemory *v, Gpool__CardMemory **pv, size_t max);
 /* relay.c */
 /* A task of screening job `job` ended: report the result it wrote for each of its cards (a
  * bit each) to the scheduler, if it is a regular file of uid owner that parses. */

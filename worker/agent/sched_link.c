@@ -304,6 +304,9 @@ static void send_heartbeat(struct agent *a, int64_t now)
 	hb.free_ports = ports;
 	hb.members_version = l->members ? l->members->version : 0;
 	hb.owner = owner_report(a, true);
+	Gpool__CardMemory mem[128], *pm[128];
+	hb.n_card_memory = share_report(a, mem, pm, 128);
+	hb.card_memory = hb.n_card_memory ? pm : NULL;
 	m.m_case = GPOOL__MSG__M_HEARTBEAT;
 	m.heartbeat = &hb;
 	sched_link_queue(a, &m);

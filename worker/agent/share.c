@@ -5,9 +5,11 @@
  * when the first sharing job of the card is launched, before its tasks start, and stopped by the
  * tick once no sharing job of the card has a task left. The daemon outlives an agent restart, like
  * the jobs do: a new agent finds it by its pid file and stops it when the card no longer holds a
- * task. An AMD card has no such server: the tick samples the VRAM each slice's processes use
- * (ROCm SMI's process list; a fake card's STATE_DIR/fake-card-N.vram) and stops a job over its
- * budget with the reason, which its exits carry to gschedd. */
+ * task. Every second the tick samples the card memory each slice's processes hold (the cards
+ * library's process list: NVML's on NVIDIA, ROCm SMI's on AMD; a fake card's
+ * STATE_DIR/fake-card-N.vram), which the heartbeats report (gstat, /metrics). An AMD card has
+ * no MPS server to enforce a budget: there a job over its budget is stopped with the reason,
+ * which its exits carry to gschedd. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -28,6 +30,9 @@ struct share_user {
 	uint32_t attempt;
 	uint64_t budget; /* bytes each of its tasks may use on the card */
 	bool stopped;	 /* over its budget: stopped (AMD) */
+	bool sampled;	 /* used and peak below are known */
+	uint64_t used;	 /* card memory its processes held at the last sample */
+	uint64_t peak;	 /* the most seen this attempt */
 };
 
 struct share_card {
@@ -101,7 +106,7 @@ static int add_user(struct share_card *c, uint64_t job, uint32_t attempt, uint64
 	if (!nv)
 		return -1;
 	c->users = nv;
-	c->users[c->n++] = (struct share_user){job, attempt, budget, false};
+	c->users[c->n++] = (struct share_user){.job = job, .attempt = attempt, .budget = budget};
 	return 0;
 }
 
@@ -185,8 +190,9 @@ int share_launch(struct agent *a, const Gpool__Launch *l, uid_t uid, gid_t gid, 
 	return 0;
 }
 
-/* A slice of AMD card k that uses more than its budget is stopped, with the reason. */
-static void watch_budgets(struct agent *a, struct share_card *c, const Gpool__Card *card)
+/* Sample the card memory each slice of card k holds; on an AMD card a slice over its budget is
+ * stopped, with the reason (MPS enforces it on NVIDIA). */
+static void sample(struct agent *a, struct share_card *c, const Gpool__Card *card)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		struct share_user *u = &c->users[i];
@@ -195,16 +201,17 @@ static void watch_budgets(struct agent *a, struct share_card *c, const Gpool__Ca
 		if (!n)
 			continue;
 		uint64_t used = 0;
-		int rc;
-		if (card->fake) {
-			char path[4300];
-			snprintf(path, sizeof(path), "%s/fake-card-%u.vram", a->state_dir,
-				 card->index);
-			rc = gp_vram_fake(path, pids, n, &used);
-		} else {
-			rc = gp_vram_rocm(pids, n, &used);
-		}
-		if (rc < 0 || used <= u->budget)
+		char path[4300];
+		snprintf(path, sizeof(path), "%s/fake-card-%u.vram", a->state_dir, card->index);
+		int vendor = card->vendor == GPOOL__VENDOR__VENDOR_NVIDIA ? 1 : 2;
+		if (gp_vram_used(vendor, card->pci_bus_id, card->fake ? path : NULL, pids, n,
+				 &used) < 0)
+			continue;
+		u->sampled = true;
+		u->used = used;
+		if (used > u->peak)
+			u->peak = used;
+		if (card->vendor != GPOOL__VENDOR__VENDOR_AMD || used <= u->budget)
 			continue;
 		char b[32], ub[32], why[512];
 		gp_format_size(u->budget, b, sizeof(b));
@@ -217,6 +224,28 @@ static void watch_budgets(struct agent *a, struct share_card *c, const Gpool__Ca
 		if (steps_stop(a, u->job, u->attempt, why) == 0)
 			u->stopped = true;
 	}
+}
+
+size_t share_report(struct agent *a, Gpool__CardMemory *v, Gpool__CardMemory **pv, size_t max)
+{
+	struct share *s = a->share;
+	size_t k = 0;
+	for (uint32_t c = 0; s && c < 64; c++)
+		for (size_t i = 0; i < s->cards[c].n && k < max; i++) {
+			const struct share_user *u = &s->cards[c].users[i];
+			if (!u->sampled)
+				continue;
+			gpool__card_memory__init(&v[k]);
+			v[k].job_id = u->job;
+			v[k].attempt = u->attempt;
+			v[k].card = c;
+			v[k].bytes = u->used;
+			v[k].peak = u->peak;
+			v[k].budget = u->budget;
+			pv[k] = &v[k];
+			k++;
+		}
+	return k;
 }
 
 int64_t share_tick(struct agent *a, int64_t now)
@@ -232,8 +261,8 @@ int64_t share_tick(struct agent *a, int64_t now)
 		struct share_card *c = &s->cards[k];
 		prune(a, c, k);
 		const Gpool__Card *card = card_of(a, k);
-		if (card && card->vendor == GPOOL__VENDOR__VENDOR_AMD && c->n)
-			watch_budgets(a, c, card);
+		if (card && c->n)
+			sample(a, c, card);
 		/* a daemon found at start serves whatever still holds the card */
 		if (!c->running || c->n || (c->adopted && busy >> k & 1))
 			continue;

@@ -3,13 +3,14 @@
 
 #include <ctype.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+
+#include "cards/card_procs.h"
 
 #ifdef GPOOL_HAVE_SDBUS
 #include <systemd/sd-bus.h>
@@ -247,95 +248,15 @@ int gp_owner_fake_card_pids(const char *path, pid_t *out, size_t max)
 	return (int)k;
 }
 
-/* ---- NVML and ROCm SMI: the process lists, with the libraries the cards code loads ---- */
-
-typedef struct {
-	unsigned int pid;
-	unsigned long long used_memory;
-	unsigned int gpu_instance_id, compute_instance_id;
-} nvml_proc_t; /* nvmlProcessInfo_t of the _v3 calls */
-
-typedef int (*nvml_init_f)(void);
-typedef int (*nvml_by_bus_f)(const char *, void **);
-typedef int (*nvml_procs_f)(void *, unsigned int *, nvml_proc_t *);
-
-typedef struct {
-	uint32_t process_id, pasid;
-	uint64_t vram_usage, sdma_usage;
-	uint32_t cu_occupancy;
-} rsmi_proc_t; /* rsmi_process_info_t */
-
-typedef int (*rsmi_init_f)(uint64_t);
-typedef int (*rsmi_procs_f)(rsmi_proc_t *, uint32_t *);
-
-static int nvml_pids(const char *bus, pid_t *out, size_t max)
-{
-	static void *dl;
-	static nvml_by_bus_f by_bus;
-	static nvml_procs_f compute, graphics;
-	if (!dl) {
-		void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-		if (!h)
-			return -1;
-		nvml_init_f init = (nvml_init_f)dlsym(h, "nvmlInit_v2");
-		by_bus = (nvml_by_bus_f)dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2");
-		compute = (nvml_procs_f)dlsym(h, "nvmlDeviceGetComputeRunningProcesses_v3");
-		graphics = (nvml_procs_f)dlsym(h, "nvmlDeviceGetGraphicsRunningProcesses_v3");
-		if (!init || !by_bus || !compute || init() != 0) {
-			dlclose(h);
-			return -1;
-		}
-		dl = h;
-	}
-	void *dev;
-	if (by_bus(bus, &dev) != 0)
-		return -1;
-	size_t k = 0;
-	nvml_procs_f lists[2] = {compute, graphics};
-	for (int i = 0; i < 2; i++) {
-		nvml_proc_t v[64];
-		unsigned int n = 64;
-		if (!lists[i] || lists[i](dev, &n, v) != 0)
-			continue;
-		for (unsigned int j = 0; j < n && j < 64 && k < max; j++)
-			out[k++] = (pid_t)v[j].pid;
-	}
-	return (int)k;
-}
-
-static int rocm_pids(pid_t *out, size_t max)
-{
-	static void *dl;
-	static rsmi_procs_f procs;
-	if (!dl) {
-		void *h = dlopen("librocm_smi64.so.5", RTLD_NOW | RTLD_LOCAL);
-		if (!h && !(h = dlopen("librocm_smi64.so", RTLD_NOW | RTLD_LOCAL)))
-			return -1;
-		rsmi_init_f init = (rsmi_init_f)dlsym(h, "rsmi_init");
-		procs = (rsmi_procs_f)dlsym(h, "rsmi_compute_process_info_get");
-		if (!init || !procs || init(0) != 0) {
-			dlclose(h);
-			return -1;
-		}
-		dl = h;
-	}
-	rsmi_proc_t v[64];
-	uint32_t n = 64;
-	if (procs(v, &n) != 0)
-		return -1;
-	size_t k = 0;
-	for (uint32_t j = 0; j < n && j < 64 && k < max; j++)
-		out[k++] = (pid_t)v[j].process_id;
-	return (int)k;
-}
+/* ---- NVML and ROCm SMI: the process lists (cards/card_procs.h) ---- */
 
 int gp_owner_card_pids(int vendor, const char *pci_bus_id, pid_t *out, size_t max)
 {
-	if (vendor == 1)
-		return nvml_pids(pci_bus_id, out, max);
-	if (vendor == 2)
-		return rocm_pids(out, max);
-	return -1;
+	struct gp_card_proc v[256];
+	int n = gp_card_procs(vendor, pci_bus_id, v, max < 256 ? max : 256);
+	for (int i = 0; i < n; i++)
+		out[i] = v[i].pid;
+	return n;
 }
 
 /* ---- systemd-logind ---- */

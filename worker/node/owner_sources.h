@@ -52,8 +52,8 @@ int gp_owner_cpu_ticks(const char *proc_root, uint64_t *ticks);
 
 /* Processes on a card, for the cards source: NVIDIA (NVML's compute and graphics lists of the
  * card with that PCI bus id) or AMD (ROCm SMI's processes using a GPU), through the
- * libraries the cards code loads (dlopen). Up to max pids into out; returns how many, or -1
- * when the library or the card cannot be read. */
+ * libraries the cards code loads (cards/card_procs.h). Up to max pids into out; returns how many,
+ * or -1 when the library or the card cannot be read. */
 int gp_owner_card_pids(int vendor, const char *pci_bus_id, pid_t *out, size_t max);
 /* A fake card's processes (tests): the pids listed in path, one a line. -1: no file. */
 int gp_owner_fake_card_pids(const char *path, pid_t *out, size_t max);
