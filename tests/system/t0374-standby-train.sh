@@ -38,14 +38,19 @@ chmod 0755 "$WORK/rank.sh"
 args=(--data digits.csv.gz --optimizer sgd --lr 0.1 --epochs 150 --ckpt run.ckpt --ckpt-every 20
 	--ckpt-cmd 'gpool ckpt put run.ckpt "$GTRAIN_CKPT"'
 	--resume-cmd 'gpool ckpt get run.ckpt "$GTRAIN_CKPT"' --model "$WORK/m.gpm")
-job=$(submit -t 10 -n 3 -N 2-3 -c 1 --stage digits.csv.gz -- "$WORK/rank.sh" "${args[@]}")
+job=$(submit -t 10 -n 3 -N 2-3 -c 2 --stage digits.csv.gz -- "$WORK/rank.sh" "${args[@]}")
 check "the training job runs" wait_state "$job" RUNNING 30
 like "$(job_field "$job" nodelist)" "^h[1-3],h[1-3],h[1-3]$" "on 3 hosts ($(job_field "$job" nodelist))"
 ckpt_get() { # ckpt_get FILE [as_other]: the job's checkpoint as its owner (or gpool-other)
 	rm -f "$1"
 	"${2:-as_user}" gpool --job "$job" ckpt get run.ckpt "$1" >"$1.err" 2>&1
 }
-check "a checkpoint was put (gpool ckpt get --job reads it)" wait_until 90 ckpt_get "$WORK/before.ckpt"
+if ! wait_until 90 ckpt_get "$WORK/before.ckpt"; then
+	fail "a checkpoint was put (gpool ckpt get --job reads it)" "$(cat "$WORK/before.ckpt.err")" \
+		"job $(job_state "$job"); rank 0: $(tail -n 5 "$WORK/train.0.log" 2>&1)"
+	done_testing
+fi
+ok "a checkpoint was put (gpool ckpt get --job reads it)"
 sum_before=$(sha256sum <"$WORK/before.ckpt" | cut -c1-16)
 
 # ---- the leader killed while the job trains
@@ -60,8 +65,11 @@ export GPOOL_SCHEDULER
 GPOOL_SCHEDULER=$(ep_of "$L2")
 check "the new leader restored the replicated file sets" \
 	grep -q "replicated files restored: [1-9][0-9]* file sets" "$CLUSTER_DIR/$L2/gschedd.log"
-check "the checkpoint is readable from the new leader" wait_until 20 ckpt_get "$WORK/after.ckpt"
-[ -s "$WORK/after.ckpt.err" ] && diag "$(cat "$WORK/after.ckpt.err")"
+if ! wait_until 20 ckpt_get "$WORK/after.ckpt"; then
+	fail "the checkpoint is readable from the new leader" "$(cat "$WORK/after.ckpt.err")"
+	done_testing
+fi
+ok "the checkpoint is readable from the new leader"
 sum_after=$(sha256sum <"$WORK/after.ckpt" | cut -c1-16)
 diag "checkpoint before the kill $sum_before ($(stat -c %s "$WORK/before.ckpt") bytes), from $L2 $sum_after"
 # the same bytes, unless rank 0 put a newer one to the new leader in between
