@@ -57,8 +57,8 @@ one_config() { # one_config TAG SCHEDULERS ROUND
 	local leader=""
 	[ "$ns" = 1 ] || leader=" (leader $("$CL" sched-leader --dir "$DIR"))"
 	# latency as the job sees it
-	local i c id st s
-	for i in $(seq "$M"); do
+	local c id st s
+	for _ in $(seq "$M"); do
 		read -r c id < <(runuser -u gpool-user -- env GPOOL_SCHEDULER="$GPOOL_SCHEDULER" \
 			GPOOL_CONF="$GPOOL_CONF" bash -c \
 			'c=$(date +%s.%N) && id=$("$0" --parsable --export=NONE -- /bin/date +%s.%N) && echo "$c $id"' "$BIN/gsub")

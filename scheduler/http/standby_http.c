@@ -192,8 +192,10 @@ void standby_http_destroy(struct standby_http **p)
 		gp_info("standby: %llu HTTP requests answered with the leader's address",
 			(unsigned long long)h->answered);
 	gh_server_destroy(&h->srv);
-	if (h->base)
+	if (h->base) {
+		event_base_loop(h->base, EVLOOP_NONBLOCK); /* the connections' deferred frees */
 		event_base_free(h->base);
+	}
 	gh_tls_destroy(&h->tls);
 	free(h);
 	*p = NULL;
