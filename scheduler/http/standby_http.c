@@ -54,6 +54,14 @@ static bool starts(const char *s, size_t n, const char *prefix)
 	return n >= k && !memcmp(s, prefix, k);
 }
 
+static bool visible(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 0x21 || s[i] > 0x7e)
+			return false;
+	return true;
+}
+
 static void on_head(gh_conn_t *c, void *arg)
 {
 	struct standby_http *h = arg;
@@ -67,9 +75,9 @@ static void on_head(gh_conn_t *c, void *arg)
 	if (*h->url)
 		snprintf(hdrs + strlen(hdrs), sizeof(hdrs) - strlen(hdrs), "Gpool-Leader: %s\r\n",
 			 h->url);
-	/* a browser asking for the dashboard is sent on; the target is only a path here */
-	if (get && !api && *h->url && tn < 256 && tn && t[0] == '/' && !memchr(t, '\r', tn) &&
-	    !memchr(t, '\n', tn)) {
+	/* a browser asking for the dashboard is sent on; the target goes into a header line:
+	 * only a path of visible ASCII (as a browser sends it, escaped) */
+	if (get && !api && *h->url && tn < 256 && tn && t[0] == '/' && visible(t, tn)) {
 		snprintf(hdrs + strlen(hdrs), sizeof(hdrs) - strlen(hdrs), "Location: %s%.*s\r\n",
 			 h->url, (int)tn, t);
 		const char body[] = "this scheduler is a standby: see the leader\n";
