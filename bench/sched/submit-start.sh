@@ -46,7 +46,7 @@ echo "process starts, 1000 /bin/true 8 at a time: $(echo "1000 / ($t1 - $t0)" | 
 one_config() { # one_config TAG SCHEDULERS ROUND
 	local tag=$1 ns=$2 round=$3
 	local args=(start -n 2 --dir "$DIR" --bin "$BIN" --cpus 8 --timeout 60)
-	[ "$ns" = 1 ] || args+=(--schedulers "$ns")
+	[ "$ns" = 1 ] || args+=(--schedulers "$ns" --no-wait)
 	"$CL" "${args[@]}" >/dev/null 2>&1
 	eval "$("$CL" env --dir "$DIR")"
 	export GPOOL_SCHEDULER GPOOL_CONF
