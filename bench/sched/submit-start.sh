@@ -48,7 +48,9 @@ one_config() { # one_config TAG SCHEDULERS ROUND
 	local args=(start -n 2 --dir "$DIR" --bin "$BIN" --cpus 8 --timeout 60)
 	[ "$ns" = 1 ] || args+=(--schedulers "$ns" --no-wait)
 	"$CL" "${args[@]}" >/dev/null 2>&1
-	eval "$("$CL" env --dir "$DIR")"
+	# the endpoints only: the cluster's marker (GPOOL_CLUSTER_DIR) stays out of this shell
+	GPOOL_CONF=$DIR/gpool.conf
+	GPOOL_SCHEDULER=$(sed -n 's/^scheduler *= *//p' "$GPOOL_CONF" | head -n 1)
 	export GPOOL_SCHEDULER GPOOL_CONF
 	if [ "$ns" != 1 ]; then
 		until "$CL" sched-leader --dir "$DIR" >/dev/null 2>&1; do sleep 0.1; done
@@ -91,8 +93,8 @@ for j in json.load(sys.stdin)["jobs"]:
 }
 
 for r in $(seq "$ROUNDS"); do
-	one_config one 1 "$r"
-	one_config three 3 "$r"
+	(one_config one 1 "$r")
+	(one_config three 3 "$r")
 done
 echo
 echo "| | 1 scheduler | 3 schedulers (Raft) |"
