@@ -443,6 +443,23 @@ static ProtobufCBinaryData reply_bytes(gp_client_t *c, const Gpool__ChunkGetRepl
 /* Called with each chunk that arrived with the right hash. 0 / -1 (errno). */
 typedef int (*got_f)(void *arg, const struct ref *r, const uint8_t *data, size_t len);
 
+/* With several schedulers, a pipelined download must start at the leader: a standby answers
+ * every ChunkGet with NOT_LEADER, which the window does not follow. One empty ChunkHave through
+ * gp_client_call (which does follow it, to the leader a standby names or the next of the list)
+ * moves c there first. 0 / -1 with err filled. */
+static int to_leader(gp_client_t *c, gp_error_t *err)
+{
+	if (gp_client_schedulers(c) < 2)
+		return 0;
+	Gpool__ChunkHave q = GPOOL__CHUNK_HAVE__INIT;
+	Gpool__Msg m = GPOOL__MSG__INIT;
+	m.m_case = GPOOL__MSG__M_CHUNK_HAVE;
+	m.chunk_have = &q;
+	Gpool__Msg *rep = gp_client_call(c, &m, XFER_TIMEOUT, err);
+	return rep && reply_of(rep, GPOOL__MSG__M_CHUNK_HAVE_REPLY, "finding the leader", err) ? 0
+											       : -1;
+}
+
 /* Ask c for r[0..n), a few requests in flight; timeout_ms bounds the wait for any reply. */
 static int get_many_from(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEntry *const *e,
 			 struct ref *r, size_t n, got_f got, void *arg, struct gp_xfer_stats *st,
@@ -458,6 +475,8 @@ static int get_many_from(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__Sta
 		gp_errprintf(err, "out of memory");
 		goto out;
 	}
+	if (n && to_leader(c, err) < 0)
+		goto out;
 	while (1) {
 		struct slot *sl;
 		while ((next < n || nretry) && (sl = slot_free(slots))) {

@@ -14,11 +14,15 @@
 #include "common/util.h"
 #include "scheduler/net.h"
 #include "scheduler/store.h"
+#include "scheduler/store_files.h"
 
 #define HAVE_MAX    4096	/* hashes in one ChunkHave */
 #define SET_ENTRIES 1000000	/* entries in one file set or manifest */
 #define SET_MAX	    (64u << 20) /* bytes of one stored file set */
 #define COLLECT_MAX 64		/* --collect patterns */
+/* the bytes of one file set's chunks that go into jobs.db (and so into one Raft entry) when
+ * the state is replicated; a larger set stays on the leader's disk only (docs/standby.md) */
+#define REPL_SET_MAX (64u << 20)
 
 static uint64_t chunks_in, bytes_in, chunks_out, bytes_out;
 
@@ -365,6 +369,76 @@ void files_chunk_get(struct req *r)
 	free(d);
 }
 
+static bool seen_hash(const struct store_chunk *c, size_t n, const uint8_t *h)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!memcmp(c[i].hash, h, GP_HASH_LEN))
+			return true;
+	return false;
+}
+
+/* With the state replicated: the set and its chunks' bytes into jobs.db, in the open
+ * transaction (store_files.h), so that the put is acknowledged only once a majority holds what
+ * a new leader needs to serve it. A set over REPL_SET_MAX is left out (the rows of its name
+ * forgotten: a new leader has no older one either). 0 / -1 with errno set. */
+static int replicate_set(struct gsched *s, const struct job *j, const Gpool__FileSetPut *q,
+			 const uint8_t *set, size_t len)
+{
+	if (!store_replicated(s->store))
+		return 0;
+	char dir[1100];
+	chunk_dir(s, dir, sizeof(dir));
+	size_t total = 0, n = 0, cap = 0;
+	struct store_chunk *c = NULL;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < q->n_entries; i++)
+		for (size_t k = 0; rc == 0 && k < q->entries[i]->n_chunks; k++) {
+			const uint8_t *h = q->entries[i]->chunks[k].data;
+			if (seen_hash(c, n, h))
+				continue;
+			if (n == cap) {
+				size_t nc = cap ? 2 * cap : 16;
+				struct store_chunk *t = realloc(c, nc * sizeof(*c));
+				if (!t) {
+					rc = -1;
+					break;
+				}
+				c = t;
+				cap = nc;
+			}
+			uint8_t *d;
+			size_t dl;
+			if (gp_chunk_read_unchecked(dir, h, &d, &dl) < 0) {
+				rc = -1;
+				break;
+			}
+			c[n++] = (struct store_chunk){h, d, dl};
+			total += dl;
+			if (total > REPL_SET_MAX)
+				rc = 1;
+		}
+	if (rc == 1) {
+		gp_warn("job %llu: file set %s/%s holds more than %u MiB: not replicated (a new "
+			"leader will not have it)",
+			(unsigned long long)j->id, q->kind, q->name, REPL_SET_MAX >> 20);
+		set = NULL;
+	}
+	int e = 0;
+	if (rc >= 0 && (rc = store_files_put(s->store, j->id, q->kind, q->name, (uint32_t)j->uid,
+					     set, len, c, n)) < 0)
+		e = errno;
+	else if (rc < 0)
+		e = errno;
+	for (size_t i = 0; i < n; i++)
+		free((void *)c[i].data);
+	free(c);
+	if (rc < 0)
+		return errno = e ? e : EIO, -1;
+	if (!s->txn_first_ms)
+		s->txn_first_ms = gp_mono_ms();
+	return 0;
+}
+
 void files_set_put(struct req *r)
 {
 	struct gsched *s = r->s;
@@ -430,7 +504,8 @@ void files_set_put(struct req *r)
 	if (buf && path && grant_set(s, j->uid, q->entries, q->n_entries) == 0) {
 		gpool__file_set__pack(&fs, buf);
 		rc = gp_mkdir_p(dir, 0700) < 0 || gp_write_file(owner, uid, (size_t)n, 0600) < 0 ||
-			     gp_write_file(path, buf, len, 0600) < 0
+			     gp_write_file(path, buf, len, 0600) < 0 ||
+			     replicate_set(s, j, q, buf, len) < 0
 			 ? -1
 			 : 0;
 	}
@@ -519,4 +594,62 @@ void files_set_get(struct req *r)
 	for (size_t i = 0; i < nn; i++)
 		free(names[i]);
 	free(names);
+}
+
+struct restore {
+	struct gsched *s;
+	size_t sets, chunks;
+};
+
+/* files_restore's walk: a set's file and its owner, or a chunk into the store. */
+static int restore_one(void *arg, uint64_t job, const char *kind, const char *name, uint32_t uid,
+		       const void *set, size_t len, const struct store_chunk *c)
+{
+	struct restore *rs = arg;
+	struct gsched *s = rs->s;
+	char dir[1200];
+	if (c) {
+		chunk_dir(s, dir, sizeof(dir));
+		if (gp_chunk_has(dir, c->hash))
+			return 0;
+		if (gp_mkdir_p(dir, 0700) < 0 || gp_chunk_put(dir, c->hash, c->data, c->len) < 0) {
+			gp_err("cannot restore a replicated chunk: %s", strerror(errno));
+			return -1;
+		}
+		rs->chunks++;
+		return 0;
+	}
+	if (!kind_ok(kind) || !set_name_ok(name))
+		return 0;
+	char owner[1200], u[32];
+	snprintf(dir, sizeof(dir), "%s/files/%llu/%s", s->state_dir, (unsigned long long)job, kind);
+	snprintf(owner, sizeof(owner), "%s/files/%llu/owner", s->state_dir,
+		 (unsigned long long)job);
+	int n = snprintf(u, sizeof(u), "%u", (unsigned)uid);
+	char *path = set_path(s, job, kind, name);
+	int rc = !path || gp_mkdir_p(dir, 0700) < 0 ||
+			 gp_write_file(owner, u, (size_t)n, 0600) < 0 ||
+			 gp_write_file(path, set, len, 0600) < 0
+		     ? -1
+		     : 0;
+	free(path);
+	if (rc < 0) {
+		gp_err("cannot restore file set %s/%s of job %llu: %s", kind, name,
+		       (unsigned long long)job, strerror(errno));
+		return -1;
+	}
+	rs->sets++;
+	return 0;
+}
+
+int files_restore(struct gsched *s)
+{
+	struct restore rs = {s, 0, 0};
+	if (store_files_each(s->store, restore_one, &rs) != 0)
+		return -1;
+	if (rs.sets || rs.chunks)
+		gp_info("replicated files restored: %zu file sets, %zu chunks written to the "
+			"store",
+			rs.sets, rs.chunks);
+	return 0;
 }

@@ -28,4 +28,9 @@ void files_chunk_get(struct req *r);
 void files_set_put(struct req *r);
 void files_set_get(struct req *r);
 
+/* With the state replicated, on taking the lead: write the file sets and chunks kept in jobs.db
+ * (store_files.h) back into STATE_DIR/files and the chunk store, where the handlers read them.
+ * 0 / -1 (logged). */
+int files_restore(struct gsched *s);
+
 #endif

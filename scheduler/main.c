@@ -13,6 +13,7 @@
 #include "scheduler/effects.h"
 #include "scheduler/events.h"
 #include "scheduler/fairshare.h"
+#include "scheduler/files.h"
 #include "scheduler/gschedd.h"
 #include "scheduler/jobs.h"
 #include "scheduler/join.h"
@@ -268,6 +269,10 @@ int main(int argc, char **argv)
 	}
 	if (store_load(s.store, true, load_job, &s) < 0) {
 		gp_err("cannot load the jobs from '%s/jobs.db'", s.state_dir);
+		return 1;
+	}
+	if (s.repl && files_restore(&s) < 0) {
+		gp_err("cannot restore the replicated file sets into '%s'", s.state_dir);
 		return 1;
 	}
 	if (!s.net && !(s.net = net_create(gp_config_str(s.cfg, "listen"), s.auth,

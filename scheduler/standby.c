@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "scheduler/http/standby_http.h"
 #include "scheduler/net.h"
 #include "scheduler/repl.h"
 
@@ -30,7 +31,7 @@ static void answer(struct gsched *s, const struct net_msg *m, const char *leader
 	}
 }
 
-int standby_serve(struct gsched *s)
+static int serve(struct gsched *s, struct standby_http *http)
 {
 	char leader[200], was[200] = "-", line[200];
 	int64_t next_note = 0;
@@ -38,11 +39,14 @@ int standby_serve(struct gsched *s)
 		if (repl_deposed(s->repl))
 			return 1; /* cannot happen before leading; the caller stops */
 		zmq_pollitem_t pi = {net_socket(s->net), 0, ZMQ_POLLIN, 0};
-		if (zmq_poll(&pi, 1, 100) < 0 && errno != EINTR) {
+		/* the HTTP port is looked at between polls: a short one while it is open */
+		if (zmq_poll(&pi, 1, http ? 20 : 100) < 0 && errno != EINTR) {
 			gp_err("poll: %s", zmq_strerror(errno));
 			return -1;
 		}
 		repl_leader_endpoint(s->repl, leader, sizeof(leader));
+		standby_http_set_leader(http, leader);
+		standby_http_poll(http);
 		if (strcmp(leader, was)) {
 			repl_describe(s->repl, line, sizeof(line));
 			gp_info("standby: leader %s (%s)", *leader ? leader : "unknown", line);
@@ -67,6 +71,17 @@ int standby_serve(struct gsched *s)
 		}
 	}
 	return s->stop ? 1 : 0;
+}
+
+int standby_serve(struct gsched *s)
+{
+	gp_error_t err;
+	struct standby_http *http = standby_http_create(s->cfg, &err);
+	if (!http && err.text[0]) /* the standby goes on without it */
+		gp_warn("standby: no HTTP answers: %s", err.text);
+	int rc = serve(s, http);
+	standby_http_destroy(&http); /* http_listen is the leader's server's from now on */
+	return rc;
 }
 
 int standby_replicate(void *arg, const void *changeset, size_t len, gp_error_t *err)

@@ -3,6 +3,7 @@
 #define SQLITE_ENABLE_PREUPDATE_HOOK
 #include "scheduler/store.h"
 #include "scheduler/store_owner.h"
+#include "scheduler/store_files.h"
 #include "scheduler/store_reqid.h"
 
 #include <errno.h>
@@ -193,6 +194,11 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 		goto fail;
 	if (store_reqid_init(st->db) < 0) {
 		gp_errprintf(err, "cannot make the request ids' table: %s", sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	if (store_files_init(st->db) < 0) {
+		gp_errprintf(err, "cannot make the replicated file sets' tables: %s",
+			     sqlite3_errmsg(st->db));
 		goto fail;
 	}
 	if (store_owner_init(st->db) < 0) {
@@ -756,6 +762,11 @@ bool store_in_txn(const struct store *st)
 	return st->in_txn;
 }
 
+bool store_replicated(const struct store *st)
+{
+	return st->replicate != NULL;
+}
+
 /* A fresh session over every table: what it records is the next commit's changeset. */
 static int session_start(struct store *st)
 {
@@ -909,7 +920,9 @@ int store_purge_job(struct store *st, uint64_t id, double now)
 	if (run(st, st->purge_keep) < 0)
 		return -1;
 	sqlite3_bind_int64(st->purge_del, 1, (sqlite3_int64)id);
-	return run(st, st->purge_del);
+	if (run(st, st->purge_del) < 0)
+		return -1;
+	return store_files_forget(st, id); /* its replicated file sets (none with one scheduler) */
 }
 
 uint64_t store_job_by_token(struct store *st, uint32_t uid, const char *token)

@@ -105,6 +105,8 @@ int store_chunk_grant(struct store *st, const uint8_t *hash, size_t len, uint32_
 int store_chunk_may(struct store *st, const uint8_t *hash, size_t len, uint32_t uid);
 
 bool store_in_txn(const struct store *st);
+/* Are the commits replicated (store_set_replication)? */
+bool store_replicated(const struct store *st);
 /* Open the group-commit transaction unless one is open (a write of another file, such as
  * store_reqid.c, goes into it). 0 / -1. */
 int store_txn_begin(struct store *st);

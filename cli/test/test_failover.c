@@ -17,9 +17,11 @@
 
 #include "cli/lib/session.h"
 #include "cli/test/fakesched.h"
+#include "common/chunk.h"
 #include "common/client.h"
 #include "common/config.h"
 #include "common/util.h"
+#include "common/xfer.h"
 
 static char dir[] = "/tmp/gpool-failover-test.XXXXXX";
 static char ep_dead[300], ep_standby[300], ep_standby2[300], ep_leader[300];
@@ -32,6 +34,9 @@ static Gpool__JobResult res0 = GPOOL__JOB_RESULT__INIT;
 static Gpool__JobResult *results[] = {&res0};
 static Gpool__JobControlReply jcr = GPOOL__JOB_CONTROL_REPLY__INIT;
 static Gpool__JobQueryReply jqr = GPOOL__JOB_QUERY_REPLY__INIT;
+static Gpool__ChunkHaveReply chr = GPOOL__CHUNK_HAVE_REPLY__INIT;
+static Gpool__ChunkGetReply cgr = GPOOL__CHUNK_GET_REPLY__INIT;
+static const char CHUNK[] = "the bytes of one staged chunk\n";
 
 static void standby_handler(const Gpool__Msg *req, Gpool__Msg *rep, void *arg)
 {
@@ -65,6 +70,13 @@ static void leader_handler(const Gpool__Msg *req, Gpool__Msg *rep, void *arg)
 		jcr.n_results = 1;
 		rep->m_case = GPOOL__MSG__M_JOB_CONTROL_REPLY;
 		rep->job_control_reply = &jcr;
+	} else if (req->m_case == GPOOL__MSG__M_CHUNK_HAVE) {
+		rep->m_case = GPOOL__MSG__M_CHUNK_HAVE_REPLY;
+		rep->chunk_have_reply = &chr;
+	} else if (req->m_case == GPOOL__MSG__M_CHUNK_GET) {
+		cgr.data = (ProtobufCBinaryData){sizeof(CHUNK) - 1, (uint8_t *)CHUNK};
+		rep->m_case = GPOOL__MSG__M_CHUNK_GET_REPLY;
+		rep->chunk_get_reply = &cgr;
 	} else {
 		rep->m_case = GPOOL__MSG__M_JOB_QUERY_REPLY;
 		rep->job_query_reply = &jqr;
@@ -263,6 +275,46 @@ static void client_call_follows_the_list(void **state)
 }
 
 /* one scheduler, as before: nothing moves */
+/* A pipelined chunk download (gstepd staging a job's files, gpool ckpt get) from a list whose
+ * first entry is a standby: it finds the leader first (the window does not follow NOT_LEADER)
+ * and gets the chunk there. Before: 'chunk download: not the leader' (seen on a 3-scheduler
+ * cluster, t0374: a rank failed to start). */
+static void download_finds_the_leader(void **state)
+{
+	char list[1024];
+	snprintf(list, sizeof(list), "%s,%s", ep_standby, ep_leader);
+	standby_names = ep_leader;
+	setenv("GPOOL_SCHEDULER", list, 1);
+	int sb = fakesched_count(standby), ld = fakesched_count(leader);
+	gp_error_t err = {{0}};
+	gp_config_t *cfg = gp_config_create(GP_CLI);
+	assert_int_equal(gp_config_load_file(cfg, NULL, &err), 0);
+	gp_client_t *c = gp_client_create(cfg, &err);
+	assert_non_null(c);
+	uint8_t h[GP_HASH_LEN];
+	gp_chunk_hash(CHUNK, sizeof(CHUNK) - 1, h);
+	ProtobufCBinaryData ch[1] = {{GP_HASH_LEN, h}};
+	Gpool__StageEntry e = GPOOL__STAGE_ENTRY__INIT, *ev[1] = {&e};
+	e.path = "data.txt";
+	e.mode = 0644;
+	e.size = sizeof(CHUNK) - 1;
+	e.chunks = ch;
+	e.n_chunks = 1;
+	char cache[400];
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	struct gp_xfer_stats st = {0};
+	if (gp_xfer_fetch_cache(c, ev, 1, cache, NULL, &st, &err) < 0)
+		fail_msg("download: %s", err.text);
+	assert_true(gp_chunk_has(cache, h));
+	assert_int_equal(st.got_chunks, 1);
+	assert_string_equal(gp_client_endpoint(c), ep_leader);
+	assert_int_equal(fakesched_count(standby), sb + 1); /* the probe, followed */
+	assert_int_equal(fakesched_count(leader), ld + 2);  /* the probe and the chunk */
+	gp_client_destroy(&c);
+	gp_config_destroy(&cfg);
+	unsetenv("GPOOL_SCHEDULER");
+}
+
 static void one_scheduler_unchanged(void **state)
 {
 	int ld = fakesched_count(leader);
@@ -305,6 +357,7 @@ int main(void)
 	    cmocka_unit_test(no_leader_anywhere),
 	    cmocka_unit_test(standbys_naming_each_other),
 	    cmocka_unit_test(client_call_follows_the_list),
+	    cmocka_unit_test(download_finds_the_leader),
 	    cmocka_unit_test(one_scheduler_unchanged),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

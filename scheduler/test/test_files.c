@@ -3,6 +3,10 @@
  * of its own job holds; knowing a hash is not enough. Root and the agents' account may use any
  * chunk. Stored manifests never keep setuid, setgid or sticky bits. No munged needed: the
  * envelopes are local (unauthenticated). */
+/* the session extension's declarations (a follower's apply, as repl.c) */
+#define SQLITE_ENABLE_SESSION
+#define SQLITE_ENABLE_PREUPDATE_HOOK
+#include <sqlite3.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +31,8 @@
 #include "scheduler/net.h"
 #include "scheduler/nodes.h"
 #include "scheduler/store.h"
+#include "scheduler/store_files.h"
+#include "scheduler/store_owner.h"
 
 #define OWNER 1000
 #define OTHER 2000
@@ -366,6 +372,102 @@ static void grants_are_durable(void **state)
 	assert_false(have_as(OTHER, secret_hash));
 }
 
+/* The replication's side of a commit, as repl.c takes it: the changeset, kept here. */
+static void *cs_kept;
+static size_t cs_len;
+static int keep_changeset(void *arg, const void *cs, size_t len, gp_error_t *err)
+{
+	free(cs_kept);
+	cs_kept = malloc(len);
+	memcpy(cs_kept, cs, len);
+	cs_len = len;
+	return 0;
+}
+static void changeset_done(void *arg)
+{
+}
+static int conflict_replace(void *ctx, int why, sqlite3_changeset_iter *it)
+{
+	return SQLITE_CHANGESET_REPLACE;
+}
+static int count_rows(void *arg, uint64_t job, const char *kind, const char *name, uint32_t uid,
+		      const void *set, size_t len, const struct store_chunk *c)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* With the state replicated, a checkpoint put's commit carries the set and its chunk's bytes:
+ * another scheduler that applies only that entry to its own jobs.db (as a follower does) and
+ * takes the lead serves the same set from its own disk after files_restore. */
+static void a_replicated_set_comes_back_elsewhere(void **state)
+{
+	gp_error_t err;
+	assert_int_equal(store_set_replication(S.store, keep_changeset, changeset_done, NULL), 0);
+	put_as(OWNER, SECRET, strlen(SECRET));
+	expect(set_put_as(OWNER, 1, "ckpt", 0600), GPOOL__MSG__M_FILE_SET_PUT_REPLY);
+	assert_int_equal(store_commit(S.store, &err), 0);
+	assert_non_null(cs_kept);
+
+	/* the other scheduler: its own state directory, nothing but the entry */
+	char dir2[64] = "/tmp/gp-files2-XXXXXX";
+	assert_non_null(mkdtemp(dir2));
+	struct gsched s2;
+	memset(&s2, 0, sizeof(s2));
+	snprintf(s2.state_dir, sizeof(s2.state_dir), "%s", dir2);
+	assert_non_null(s2.store = store_create(dir2, "off", 0, &err));
+	assert_int_equal(sqlite3changeset_apply(store_db(s2.store), (int)cs_len, cs_kept, NULL,
+						conflict_replace, NULL),
+			 SQLITE_OK);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/files/1/ckpt/stolen", dir2);
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_int_equal(files_restore(&s2), 0);
+	char cdir[128];
+	snprintf(cdir, sizeof(cdir), "%s/chunks", dir2);
+	assert_true(gp_chunk_has(cdir, secret_hash));
+	uint8_t *a, *b;
+	size_t na, nb;
+	assert_int_equal(gp_read_file(path, 1 << 20, &a, &na), 0);
+	snprintf(path, sizeof(path), "%s/files/1/ckpt/stolen", dir);
+	assert_int_equal(gp_read_file(path, 1 << 20, &b, &nb), 0);
+	assert_int_equal(na, nb);
+	assert_memory_equal(a, b, na);
+	free(a);
+	free(b);
+	snprintf(path, sizeof(path), "%s/files/1/owner", dir2);
+	assert_int_equal(gp_read_file(path, 32, &a, &na), 0);
+	char u[33] = {0};
+	memcpy(u, a, na < 32 ? na : 32);
+	assert_int_equal(atoi(u), OWNER);
+	free(a);
+	/* the owner's right to the chunk came with it (chunk_users rows) */
+	assert_int_equal(store_chunk_may(s2.store, secret_hash, GP_HASH_LEN, OWNER), 1);
+	assert_int_equal(store_chunk_may(s2.store, secret_hash, GP_HASH_LEN, OTHER), 0);
+	/* the job purged: its rows go */
+	assert_int_equal(store_files_forget(s2.store, 1), 0);
+	assert_int_equal(store_commit(s2.store, &err), 0);
+	int rows = 0;
+	assert_int_equal(store_files_each(s2.store, count_rows, &rows), 0);
+	assert_int_equal(rows, 0);
+	store_destroy(&s2.store);
+	gp_rm_rf(dir2);
+	free(cs_kept);
+	cs_kept = NULL;
+}
+
+/* One scheduler (no replication) keeps no copy of its file sets in jobs.db. */
+static void one_scheduler_keeps_no_copy(void **state)
+{
+	gp_error_t err;
+	put_as(OWNER, SECRET, strlen(SECRET));
+	expect(set_put_as(OWNER, 1, "ckpt", 0600), GPOOL__MSG__M_FILE_SET_PUT_REPLY);
+	assert_int_equal(store_commit(S.store, &err), 0);
+	int rows = 0;
+	assert_int_equal(store_files_each(S.store, count_rows, &rows), 0);
+	assert_int_equal(rows, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +478,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(a_collect_set_grants_its_owner, setup, teardown),
 	    cmocka_unit_test_setup_teardown(stored_modes_are_plain, setup, teardown),
 	    cmocka_unit_test_setup_teardown(grants_are_durable, setup, teardown),
+	    cmocka_unit_test_setup_teardown(a_replicated_set_comes_back_elsewhere, setup, teardown),
+	    cmocka_unit_test_setup_teardown(one_scheduler_keeps_no_copy, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
