@@ -18,9 +18,9 @@ test_under_cluster 3 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s
 need_bins ggated
 command -v curl >/dev/null || skip_all "curl is not installed"
 
-GW=127.0.0.1:18810
+GW=127.0.0.1:$(slot_port 18810)
 "$GPOOL_BIN_DIR/ggated" --listen "$GW" --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
-	--service-port web=18811 --health-interval 300 --connect-timeout 400 --poll-interval 300 \
+	--service-port web="$(slot_port 18811)" --health-interval 300 --connect-timeout 400 --poll-interval 300 \
 	--max-body 1MiB --max-header 8KiB --client-timeout 3000 --timeout 5000 \
 	>"$TEST_DIR/ggated.log" 2>&1 &
 gwpid=$!
@@ -38,7 +38,7 @@ for _ in $(seq 60); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/sp
 is "$(sort -u "$TEST_DIR/spread" | wc -l)" 3 "60 requests spread over the 3 replicas ($(sort "$TEST_DIR/spread" | uniq -c | tr '\n' ' '))"
 is "$(grep -c . "$TEST_DIR/spread")" 60 "every one answered"
 is "$(curl -s -m 2 "http://$GW/svc/$svc/id" | cut -d: -f1 | grep -c '^h[1-3]$')" 1 "the service is reachable by its job id too"
-is "$(curl -s -m 2 http://127.0.0.1:18811/id | grep -c '^h[1-3]:')" 1 "and on its own port (--service-port)"
+is "$(curl -s -m 2 "http://127.0.0.1:$(slot_port 18811)/id" | grep -c '^h[1-3]:')" 1 "and on its own port (--service-port)"
 is "$(http_get "http://$GW/svc/nosuch/")" 404 "an unknown service is 404"
 
 # load: a bounded loop of GETs, one status code a line
