@@ -57,6 +57,14 @@ slot_bits() { if [ "$GPOOL_SLOT" = 0 ]; then echo 24; else echo 26; fi; }
 # slot_bridge, slot_ns hN|sK: the slot's bridge and a host's network namespace
 slot_bridge() { echo "gpbr$GPOOL_SLOT"; }
 slot_ns() { if [ "$GPOOL_SLOT" = 0 ]; then echo "gp-$1"; else echo "gp$GPOOL_SLOT-$1"; fi; }
+# slot_veth hN|sK: a host's veth end on the slot's bridge (gpv-hN in slot 0, gpv<S>-hN)
+slot_veth() { if [ "$GPOOL_SLOT" = 0 ]; then echo "gpv-$1"; else echo "gpv$GPOOL_SLOT-$1"; fi; }
+# hosts_re N: an extended regex matching the addresses of h1..hN (dots escaped)
+hosts_re() {
+	local i re=""
+	for i in $(seq 1 "$1"); do re="${re:+$re|}$(slot_addr $((10 + i)))"; done
+	echo "(${re//./\\.})"
+}
 # the pattern of the slot's namespace names (grep -E)
 slot_ns_re() { echo "^$(slot_ns '')[hs][0-9]+"; }
 

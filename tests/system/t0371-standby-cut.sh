@@ -29,7 +29,7 @@ is "${#ids[@]}" 5 "$L accepted 5 held jobs"
 
 pid_before=$(cat "$CLUSTER_DIR/$L/gschedd.pid")
 "$CLUSTER" sched-cut --dir "$CLUSTER_DIR" "$L" >/dev/null 2>&1
-at_cleanup "ip -n gp-$L link set eth0 up 2>/dev/null"
+at_cleanup "ip -n $(slot_ns "$L") link set eth0 up 2>/dev/null"
 t0=$(date +%s.%N)
 other_leads() {
 	local k

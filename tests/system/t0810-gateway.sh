@@ -68,8 +68,9 @@ read -r _ _ chost _ < <(replicas "$svc" | head -1)
 load 8 "$TEST_DIR/cut" &
 lp=$!
 sleep 2
-at_cleanup "ip link set gpv-$chost up 2>/dev/null"
-ip link set "gpv-$chost" down
+cveth=$(slot_veth "$chost")
+at_cleanup "ip link set $cveth up 2>/dev/null"
+ip link set "$cveth" down
 wait $lp
 # slow answers after the cut: requests that waited on the cut host
 slow=$(awk '$2 > 2.0' "$TEST_DIR/cut" | wc -l)
@@ -83,7 +84,7 @@ if wait_eq 30 3 up_elsewhere; then
 else
 	fail "3 replicas run again without $chost" "$(replicas "$svc")"
 fi
-ip link set "gpv-$chost" up
+ip link set "$cveth" up
 
 # -- scale up: the new replica gets traffic
 as_user gpool scale "$svc" 4 >/dev/null 2>&1
@@ -277,7 +278,7 @@ wait_state "$ngx" CANCELLED 10 >/dev/null
 # -- metrics
 m=$(curl -s -m 2 "http://$GW/metrics")
 like "$m" 'ggated_requests_total\{service="web",service_id="[0-9]+"\} [0-9]+' "metrics count requests per service"
-like "$m" 'ggated_replica_request_duration_seconds_bucket\{service="web",service_id="[0-9]+",replica="198\.18\.0\.1[1-3]:[0-9]+",replica_index="[0-9]+",le="0\.01"\} [0-9]+' \
+like "$m" 'ggated_replica_request_duration_seconds_bucket\{service="web",service_id="[0-9]+",replica="'"$(hosts_re 3)"':[0-9]+",replica_index="[0-9]+",le="0\.01"\} [0-9]+' \
 	"a latency histogram per replica"
 like "$m" 'ggated_retries_total\{service="web",service_id="[0-9]+"\} [0-9]+' "retries are counted"
 like "$m" 'ggated_errors_total\{service="web",service_id="[0-9]+"\} 0' "no request was answered with a gateway error"
