@@ -10,7 +10,7 @@ CTEST_ARGS  ?=
 # one system test, and TEST_JOBS tests at once in all (the unit tests run beside them)
 SYSTEM_SLOTS ?= 4
 TEST_JOBS   ?= $(shell echo $$(($(SYSTEM_SLOTS) + 1)))
-NETSLOTS    = $(BUILD)/netslots.json
+NETSLOTS    = $(abspath $(BUILD))/netslots.json
 CTEST_PAR   = -j$(TEST_JOBS) --resource-spec-file $(NETSLOTS)
 
 .PHONY: all build deps test unit system style demo bench bench-comm bench-train sanitize \
