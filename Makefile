@@ -6,6 +6,12 @@ BUILD_TYPE  ?= RelWithDebInfo
 JOBS        ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CTEST_ARGS  ?=
+# system tests side by side: SYSTEM_SLOTS network slots (1-4, tests/netslots.sh), each running
+# one system test, and TEST_JOBS tests at once in all (the unit tests run beside them)
+SYSTEM_SLOTS ?= 4
+TEST_JOBS   ?= $(shell echo $$(($(SYSTEM_SLOTS) + 1)))
+NETSLOTS    = $(abspath $(BUILD))/netslots.json
+CTEST_PAR   = -j$(TEST_JOBS) --resource-spec-file $(NETSLOTS)
 
 .PHONY: all build deps test unit system style demo bench bench-comm bench-train sanitize \
 	sanitize-build sanitize-unit fuzz clean deb
@@ -23,17 +29,24 @@ build:
 deb: build
 	cd $(BUILD) && cpack -G DEB
 
-# every test: unit tests and the system tests (which start multi-host clusters), then the
-# unit tests and the fuzz corpora again under the sanitizers (sanitize-unit)
-test: deps build
-	ctest --test-dir $(BUILD) --output-on-failure $(CTEST_ARGS)
+# every test: unit tests and the system tests (which start multi-host clusters, SYSTEM_SLOTS
+# of them side by side: docs/testing.md), then the unit tests and the fuzz corpora again under
+# the sanitizers (sanitize-unit)
+test: deps build $(NETSLOTS)
+	ctest --test-dir $(BUILD) --output-on-failure $(CTEST_PAR) $(CTEST_ARGS)
 	$(MAKE) sanitize-unit
+
+$(NETSLOTS): FORCE
+	@mkdir -p $(BUILD)
+	tests/netslots.sh $(SYSTEM_SLOTS) >$@
+.PHONY: FORCE
+FORCE:
 
 # only the unit tests, or only the system tests (no deps step: for a quick loop)
 unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -LE system $(CTEST_ARGS)
-system: build
-	ctest --test-dir $(BUILD) --output-on-failure -L system $(CTEST_ARGS)
+system: build $(NETSLOTS)
+	ctest --test-dir $(BUILD) --output-on-failure -L system $(CTEST_PAR) $(CTEST_ARGS)
 # only the style checks: clang-format, clang-tidy (tests/style)
 style: build
 	ctest --test-dir $(BUILD) --output-on-failure -L style $(CTEST_ARGS)

@@ -15,7 +15,13 @@ gpool_users_ensure() {
 			echo "gpool-cluster: user '$u' is missing and only root can create it" >&2
 			return 1
 		fi
-		useradd --create-home --shell /bin/bash --comment "gpool test user" "$u" ||
+		# system tests start side by side (tests/netslots.json): one useradd at a time, and
+		# none for a user another test made meanwhile
+		(
+			flock -w 60 9 || exit 1
+			id -u "$u" >/dev/null 2>&1 ||
+				useradd --create-home --shell /bin/bash --comment "gpool test user" "$u"
+		) 9>>/run/gpool-users.lock ||
 			{ echo "gpool-cluster: cannot create user '$u'" >&2; return 1; }
 	done
 }

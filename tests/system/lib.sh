@@ -11,6 +11,13 @@
 #   GPOOL_TEST_KEEP_FAILED=1 keep it only when the test failed
 #   GPOOL_CLUSTER_LOG_LEVEL=debug  the cluster's daemons log at that level (deploy/gpool-cluster)
 #   GPOOL_TEST_VERBOSE=1 echo every command run as a user
+#   GPOOL_SLOT        the network slot (0-3, deploy/gpool-cluster) when ctest allocates none
+#
+# Slots: ctest runs system tests side by side, each in a network slot of its own (ctest
+# --resource-spec-file tests/netslots.json; every system test asks for "netslot:1"): its bridge,
+# namespaces, addresses, cgroups (deploy/gpool-cluster, GPOOL_SLOT) and fixed loopback ports
+# (slot_port) are the slot's alone. A test that must have the machine to itself says so in a
+# "# exclusive: REASON" line and is given every slot (tests/CMakeLists.txt). See docs/testing.md.
 # shellcheck shell=bash
 
 set -u
@@ -22,6 +29,44 @@ TEST_NAME=$(basename "$0" .sh)
 TEST_USER=gpool-user
 OTHER_USER=gpool-other
 export PATH="$GPOOL_BIN_DIR:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+# The slot: ctest's allocation (CTEST_RESOURCE_GROUP_0_NETSLOT="id:2,slots:1"), else GPOOL_SLOT,
+# else 0 (a test run by hand, as before slots).
+if [ -n "${CTEST_RESOURCE_GROUP_COUNT:-}" ]; then
+	_alloc=${CTEST_RESOURCE_GROUP_0_NETSLOT:-}
+	_alloc=${_alloc#id:}
+	GPOOL_SLOT=${_alloc%%,*}
+	unset _alloc
+fi
+GPOOL_SLOT=${GPOOL_SLOT:-0}
+case $GPOOL_SLOT in 0 | 1 | 2 | 3) ;; *)
+	echo "1..0 # SKIP no usable network slot '$GPOOL_SLOT' (0-3)"
+	exit 77
+	;;
+esac
+export GPOOL_SLOT
+
+# slot_port PORT: a fixed loopback port of a test made the slot's own (PORT + 200 * slot): tests
+# that share a fixed port (t0820, t1120) may then run side by side in different slots.
+slot_port() { echo $(($1 + 200 * GPOOL_SLOT)); }
+# slot_addr N: address N of the slot's network: 198.18.0.(64 * slot + N) (deploy/gpool-cluster);
+# slot_addr 1 is the root namespace's side of the bridge, where gschedd listens.
+slot_addr() { echo "198.18.0.$((64 * GPOOL_SLOT + $1))"; }
+# slot_bits: the prefix length of the slot's network (slot 0: 24, others: 26)
+slot_bits() { if [ "$GPOOL_SLOT" = 0 ]; then echo 24; else echo 26; fi; }
+# slot_bridge, slot_ns hN|sK: the slot's bridge and a host's network namespace
+slot_bridge() { echo "gpbr$GPOOL_SLOT"; }
+slot_ns() { if [ "$GPOOL_SLOT" = 0 ]; then echo "gp-$1"; else echo "gp$GPOOL_SLOT-$1"; fi; }
+# slot_veth hN|sK: a host's veth end on the slot's bridge (gpv-hN in slot 0, gpv<S>-hN)
+slot_veth() { if [ "$GPOOL_SLOT" = 0 ]; then echo "gpv-$1"; else echo "gpv$GPOOL_SLOT-$1"; fi; }
+# hosts_re N: an extended regex matching the addresses of h1..hN (dots escaped)
+hosts_re() {
+	local i re=""
+	for i in $(seq 1 "$1"); do re="${re:+$re|}$(slot_addr $((10 + i)))"; done
+	echo "(${re//./\\.})"
+}
+# the pattern of the slot's namespace names (grep -E)
+slot_ns_re() { echo "^$(slot_ns '')[hs][0-9]+"; }
 
 _ntests=0
 _nfail=0
@@ -149,7 +194,7 @@ _cleanup() {
 		"$CLUSTER" stop --dir "$CLUSTER_DIR" >/dev/null 2>&1 || true
 		# nothing of ours may outlive the test
 		local left
-		left=$(ip netns list 2>/dev/null | grep -E '^gp-[hs][0-9]+' || true)
+		left=$(ip netns list 2>/dev/null | grep -E "$(slot_ns_re)" || true)
 		[ -z "$left" ] || { echo "# cleanup: namespaces left: $left"; rc=1; }
 		left=$(_procs_with_marker "$CLUSTER_DIR")
 		[ -z "$left" ] || { echo "# cleanup: processes left: $left"; rc=1; }
@@ -167,10 +212,10 @@ _cleanup() {
 # Live (not zombie) processes carrying a cluster's marker.
 _procs_with_marker() {
 	local f p st
-	for f in /proc/[0-9]*/environ; do
+	# one grep over every environment, not one a process (slow on a busy machine)
+	for f in $(grep -lzxF "GPOOL_CLUSTER_DIR=$1" /proc/[0-9]*/environ 2>/dev/null); do
 		p=${f#/proc/}
 		p=${p%/environ}
-		grep -qzxF "GPOOL_CLUSTER_DIR=$1" "$f" 2>/dev/null || continue
 		st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)
 		[ -n "$st" ] && [ "$st" != Z ] && echo -n "$p($(cat "/proc/$p/comm" 2>/dev/null)) "
 	done
@@ -188,9 +233,11 @@ test_under_cluster() {
 	need_bins gschedd gworkerd gsub gstat gcancel gnodes
 	"$GPOOL_SRC_DIR/deploy/lib-users.sh" >/dev/null || skip_all "cannot create the test users"
 	# a test killed outright (ctest's timeout) leaves its cluster: end it first
-	if [ -f /run/gpool-cluster.active ]; then
+	local active=/run/gpool-cluster.active
+	[ "$GPOOL_SLOT" = 0 ] || active=/run/gpool-cluster$GPOOL_SLOT.active
+	if [ -f "$active" ]; then
 		local prev
-		prev=$(cat /run/gpool-cluster.active)
+		prev=$(cat "$active")
 		case $prev in /tmp/gpool-test.*) "$CLUSTER" stop --dir "$prev" >/dev/null 2>&1 || true ;; esac
 	fi
 	TEST_DIR=$(mktemp -d /tmp/gpool-test.XXXXXX)
@@ -391,6 +438,34 @@ host_user_pids() {
 user_pids_at_least() { [ "$(host_user_pids "$1" | wc -w)" -ge "$2" ]; }
 no_user_pids() { [ -z "$(host_user_pids "$1")" ]; }
 
+# Every process in the cluster's host and scheduler namespaces, one a line (daemons included).
+cluster_ns_pids() {
+	local ns
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "$(slot_ns_re)\$"); do
+		ip netns pids "$ns" 2>/dev/null
+	done
+}
+# cluster_pgrep PGREP_ARGS...: pgrep, limited to this cluster's hosts (other slots' clusters
+# run the same users' processes on the same machine). 1 when none.
+cluster_pgrep() {
+	local all
+	all=$(pgrep "$@") || return 1
+	_pids_among "$all" "$(cluster_ns_pids)"
+}
+# _pids_among PGREP_OUTPUT PIDS: the lines of PGREP_OUTPUT whose first word is one of PIDS
+# (pgrep -a and -l lines too); 1 when none
+_pids_among() {
+	awk 'NR == FNR { p[$1]; next } ($1 in p) { print; n++ } END { exit n ? 0 : 1 }' \
+		<(printf '%s\n' "$2") <(printf '%s\n' "$1")
+}
+# host_pgrep HOST PGREP_ARGS...: pgrep, limited to HOST's processes (its namespace). 1 when none.
+host_pgrep() {
+	local h=$1 all
+	shift
+	all=$(pgrep "$@") || return 1
+	_pids_among "$all" "$(ip netns pids "$(slot_ns "$h")" 2>/dev/null)"
+}
+
 # All live processes of USER on any host.
 cluster_user_pids() {
 	local i n
@@ -423,10 +498,11 @@ wait_eq() {
 	return 0
 }
 
-# The address of a host (198.18.0.1N as root; 127.0.0.1 on loopback).
+# The address of a host (198.18.0.1N in slot 0 as root, slot_addr 1N in others; 127.0.0.1 on
+# loopback).
 host_addr() {
 	if grep -q '^MODE=netns' "$CLUSTER_DIR/cluster.env"; then
-		echo "198.18.0.$((10 + ${1#h}))"
+		slot_addr $((10 + ${1#h}))
 	else
 		echo 127.0.0.1
 	fi

@@ -21,19 +21,25 @@ for b in gschedd gworkerd; do
 done
 trap _cleanup EXIT
 trap 'exit 130' INT TERM
+# the slot's names and addresses (lib.sh; slot 0: gpbr0, gp-hN, 198.18.0.1N/24, gpool-cluster)
+BR=$(slot_bridge)
+NS=$(slot_ns h)
+CG=gpool-cluster
+[ "$GPOOL_SLOT" = 0 ] || CG=gpool-cluster$GPOOL_SLOT
+root_side=$(slot_addr 1)
 
 "$CLUSTER" start -n 3 --dir "$CLUSTER_DIR" --bin "$fake" --no-wait --cpus 2 --fake-cards default >/dev/null 2>&1
 is "$?" 0 "gpool-cluster start -n 3 with stand-in daemons"
-is "$(ip netns list | grep -cE '^gp-h[1-3]( |$)')" 3 "three namespaces gp-h1..gp-h3"
-like "$(ip -4 -o addr show dev gpbr0 2>&1)" '198\.18\.0\.1/24' "the bridge gpbr0 has 198.18.0.1/24"
+is "$(ip netns list | grep -cE "^${NS}[1-3]( |\$)")" 3 "three namespaces ${NS}1..${NS}3"
+like "$(ip -4 -o addr show dev "$BR" 2>&1)" "${root_side//./\\.}/$(slot_bits)" "the bridge $BR has $root_side/$(slot_bits)"
 for i in 1 2 3; do
 	addrs=$(on_host "h$i" ip -4 -o addr show 2>&1 | awk '{print $4}' | sort | tr '\n' ' ')
-	is "$addrs" "127.0.0.1/8 198.18.0.1$i/24 " "h$i has lo and 198.18.0.1$i only"
+	is "$addrs" "127.0.0.1/8 $(slot_addr $((10 + i)))/$(slot_bits) " "h$i has lo and $(slot_addr $((10 + i))) only"
 done
 a=$(grep -ho '\b[0-9]\{1,3\}\.[0-9]\{1,3\}\.[0-9]\{1,3\}\.[0-9]\{1,3\}\b' "$CLUSTER_DIR"/h*/agent.cmd "$CLUSTER_DIR"/gpool.conf | sort -u | tr '\n' ' ')
 bad=$(tr ' ' '\n' <<<"$a" | grep -vE '^(198\.18\.0\.[0-9]+|127\.0\.0\.1)?$' || true)
 is "$bad" "" "every configured address is in 198.18.0.0/24"
-like "$(cat "$CLUSTER_DIR/h2/gworkerd.log")" '--node-name h2 .*--scheduler tcp://198\.18\.0\.1:[0-9]+' "h2's agent got its name and the scheduler's address"
+like "$(cat "$CLUSTER_DIR/h2/gworkerd.log")" "--node-name h2 .*--scheduler tcp://${root_side//./\\.}:[0-9]+" "h2's agent got its name and the scheduler's address"
 like "$(cat "$CLUSTER_DIR/h2/gworkerd.log")" '--cpus 2' "--cpus reaches the agents"
 like "$(cat "$CLUSTER_DIR/h1/gworkerd.log")" 'fake-cards nvidia:GeForce GTX 1660' "h1 got fake cards"
 
@@ -64,14 +70,14 @@ dev2=$(on_host h2 stat -c %d "$node/scratch")
 if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
 	check "h1 sees cgroup2" on_host h1 test -f /sys/fs/cgroup/cgroup.controllers
 	on_host h1 mkdir /sys/fs/cgroup/probe-t0010
-	check "h1's cgroups are its own subtree" test -d /sys/fs/cgroup/gpool-cluster/h1/probe-t0010
+	check "h1's cgroups are its own subtree" test -d "/sys/fs/cgroup/$CG/h1/probe-t0010"
 	on_host h1 rmdir /sys/fs/cgroup/probe-t0010
 else
 	check "h1 sees the memory controller" on_host h1 test -f /sys/fs/cgroup/memory/cgroup.procs
 	check "h1 sees the pids controller" on_host h1 test -f /sys/fs/cgroup/pids/cgroup.procs
 	on_host h1 mkdir /sys/fs/cgroup/memory/probe-t0010
-	check "h1's memory cgroups are its own subtree" test -d /sys/fs/cgroup/memory/gpool-cluster/h1/probe-t0010
-	[ ! -d /sys/fs/cgroup/memory/gpool-cluster/h2/probe-t0010 ] && ok "h2 does not see it" || fail "h2 does not see it"
+	check "h1's memory cgroups are its own subtree" test -d "/sys/fs/cgroup/memory/$CG/h1/probe-t0010"
+	[ ! -d "/sys/fs/cgroup/memory/$CG/h2/probe-t0010" ] && ok "h2 does not see it" || fail "h2 does not see it"
 	on_host h1 rmdir /sys/fs/cgroup/memory/probe-t0010
 fi
 is "$(on_host h3 hostname)" h3 "h3's host name is h3"
@@ -91,11 +97,11 @@ sleep 0.5
 like "$("$CLUSTER" pids --dir "$CLUSTER_DIR" h2 | tr '\n' ' ')" '[0-9]' "pids lists a process started on h2"
 
 check "gpool-cluster stop" "$CLUSTER" stop --dir "$CLUSTER_DIR"
-is "$(ip netns list | grep -c '^gp-h')" 0 "no gp-h namespace is left"
-check "no bridge is left" sh -c '! ip link show gpbr0 >/dev/null 2>&1'
+is "$(ip netns list | grep -c "^$NS")" 0 "no $NS namespace is left"
+check "no bridge is left" sh -c "! ip link show $BR >/dev/null 2>&1"
 is "$(_procs_with_marker "$CLUSTER_DIR")" "" "no process of the cluster is left"
 check "no sleep 100001 is left" sh -c '! pgrep -f "sleep 10000[01]" >/dev/null'
-check "no cgroup subtree is left" sh -c '! ls -d /sys/fs/cgroup/*/gpool-cluster /sys/fs/cgroup/gpool-cluster 2>/dev/null | grep -q .'
+check "no cgroup subtree is left" sh -c "! ls -d /sys/fs/cgroup/*/$CG /sys/fs/cgroup/$CG 2>/dev/null | grep -q ."
 check "stop again is harmless" "$CLUSTER" stop --dir "$CLUSTER_DIR"
 check "stop of a directory that never held a cluster is harmless" "$CLUSTER" stop --dir "$TEST_DIR/none"
 

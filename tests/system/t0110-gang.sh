@@ -37,7 +37,7 @@ if grep -q '^MODE=netns' "$CLUSTER_DIR/cluster.env"; then
 		ok "the three ranks ran on three different hosts" ||
 		fail "the three ranks ran on three different hosts" "$a0 / $a1 / $a2"
 	like "$m0" '^198\.18\.0\.[0-9]+$' "MASTER_ADDR is a test-host address"
-	like "$a0" "(^| )$m0/24( |\$)" "MASTER_ADDR is rank 0's host address"
+	like "$a0" "(^| )$m0/$(slot_bits)( |\$)" "MASTER_ADDR is rank 0's host address"
 fi
 id=$(val 0 GPOOL_JOB_ID)
 if [ -n "$id" ]; then

@@ -4,6 +4,9 @@
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
 test_under_cluster 2 --kill-grace 2s
+# the test user's processes on this cluster's hosts (other slots run the same user's jobs)
+no_user_sleep() { ! cluster_pgrep -u "$TEST_USER" -x sleep >/dev/null; }
+no_user_process() { ! cluster_pgrep -u "$TEST_USER" >/dev/null; }
 
 # elapsed END - START of a job, in whole seconds (rounded)
 elapsed() {
@@ -25,7 +28,7 @@ if [ -n "$id" ]; then
 	else
 		fail "the job ends TIMEOUT" "$(job_json "$id")"
 	fi
-	check "no process of it is left" wait_until 5 sh -c "! pgrep -u $TEST_USER -x sleep >/dev/null"
+	check "no process of it is left" wait_until 5 no_user_sleep
 	out=$(as_user gsub --wait -t 0:02 -- /bin/sleep 50 2>&1)
 	rc=$?
 	[ $rc != 0 ] && ok "gsub --wait of a timed-out job exits non-zero ($rc)" || fail "gsub --wait of a timed-out job exits non-zero"
@@ -45,7 +48,7 @@ if [ -n "$id" ]; then
 	else
 		fail "the job ignoring SIGTERM ends TIMEOUT" "$(job_json "$id")"
 	fi
-	check "no process of it is left anywhere" wait_until 5 sh -c "[ -z \"\$(pgrep -u $TEST_USER)\" ]"
+	check "no process of it is left anywhere" wait_until 5 no_user_process
 fi
 
 # -- a malformed limit is refused before anything is submitted

@@ -25,7 +25,7 @@ victim=$(tr ',' '\n' <<<"$nl" | tail -n 1)
 victim=${victim//[^a-z0-9]/}
 diag "nodelist $nl; cutting $victim"
 like "$victim" '^h[0-9]+$' "the job's second host is known ($victim)"
-veth=gpv-$victim
+veth=$(slot_veth "$victim")
 ip link show "$veth" >/dev/null 2>&1 && ok "$victim's veth is $veth" || fail "$victim's veth is $veth" "$(ip -o link | grep gpv)"
 at_cleanup "ip link set $veth up 2>/dev/null"
 sleep 2

@@ -69,10 +69,11 @@ check "both its ranks started" wait_until 10 starts
 victim=$(job_field "$cut" nodelist | tr ',' '\n' | tail -n 1)
 victim=${victim//[^a-z0-9]/}
 like "$victim" '^h[0-9]+$' "the job's second host is known ($victim)"
-ns=gp-$victim
-at_cleanup "ip netns exec $ns ip route del blackhole 198.18.0.1/32 2>/dev/null"
+ns=$(slot_ns "$victim")
+root_side=$(slot_addr 1) # where gschedd listens
+at_cleanup "ip netns exec $ns ip route del blackhole $root_side/32 2>/dev/null"
 lines=$(wc -l <"$CLUSTER_DIR/$victim/gworkerd.log")
-ip netns exec "$ns" ip route add blackhole 198.18.0.1/32
+ip netns exec "$ns" ip route add blackhole "$root_side/32"
 t_cut=$(date +%s.%N)
 ok "$victim's route to the scheduler is cut (its peers stay reachable)"
 check "$victim is DOWN" wait_node_state "$victim" DOWN 20
@@ -83,7 +84,7 @@ att2() { [ "$(job_field "$cut" attempt)" -ge 2 ] && [ "$(job_state "$cut")" = RU
 check "the job runs again in attempt 2" wait_until 20 att2
 unlike "$(job_field "$cut" nodelist)" "$victim\\b" "not on $victim"
 is "$(host_user_pids "$victim" | wc -w)" 0 "attempt 1 no longer runs on $victim"
-ip netns exec "$ns" ip route del blackhole 198.18.0.1/32
+ip netns exec "$ns" ip route del blackhole "$root_side/32"
 check "$victim is UP again once its route is back" wait_node_state "$victim" UP 30
 check "the job COMPLETED" wait_state "$cut" COMPLETED 60
 res=$(analyze "$WORK/ids2")

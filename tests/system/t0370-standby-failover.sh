@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 test_under_cluster 2 --cpus 2 --schedulers 3 --no-wait --node-timeout 8s --heartbeat-interval 1s
 
-ep_of() { echo "tcp://198.18.0.$((1 + ${1#s})):7820"; }
+ep_of() { echo "tcp://$(slot_addr $((1 + ${1#s}))):7820"; }
 leader() { "$CLUSTER" sched-leader --dir "$CLUSTER_DIR" 2>/dev/null; }
 has_leader() { leader >/dev/null; }
 # count of jobs a scheduler's jobs.db holds (any replica; read-only)

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 test_under_cluster 1 --cpus 1 --schedulers 3 --no-wait
 
-ep_of() { echo "tcp://198.18.0.$((1 + ${1#s})):7820"; }
+ep_of() { echo "tcp://$(slot_addr $((1 + ${1#s}))):7820"; }
 role() { cat "$CLUSTER_DIR/$1/state/role" 2>/dev/null; }
 db_jobs() { sqlite3 -readonly "$CLUSTER_DIR/$1/state/jobs.db" 'SELECT count(*) FROM jobs' 2>/dev/null; }
 has_leader() { "$CLUSTER" sched-leader --dir "$CLUSTER_DIR" >/dev/null 2>&1; }
@@ -29,7 +29,7 @@ is "${#ids[@]}" 5 "$L accepted 5 held jobs"
 
 pid_before=$(cat "$CLUSTER_DIR/$L/gschedd.pid")
 "$CLUSTER" sched-cut --dir "$CLUSTER_DIR" "$L" >/dev/null 2>&1
-at_cleanup "ip -n gp-$L link set eth0 up 2>/dev/null"
+at_cleanup "ip -n $(slot_ns "$L") link set eth0 up 2>/dev/null"
 t0=$(date +%s.%N)
 other_leads() {
 	local k

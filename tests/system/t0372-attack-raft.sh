@@ -12,13 +12,13 @@
 . "$(dirname "$0")/lib.sh"
 test_under_cluster 1 --cpus 1 --schedulers 3 --no-wait
 
-ep_of() { echo "tcp://198.18.0.$((1 + ${1#s})):7820"; }
+ep_of() { echo "tcp://$(slot_addr $((1 + ${1#s}))):7820"; }
 role() { cat "$CLUSTER_DIR/$1/state/role" 2>/dev/null; }
 db_jobs() { sqlite3 -readonly "$CLUSTER_DIR/$1/state/jobs.db" 'SELECT count(*) FROM jobs' 2>/dev/null; }
 has_leader() { "$CLUSTER" sched-leader --dir "$CLUSTER_DIR" >/dev/null 2>&1; }
 check "a scheduler leads" wait_until 10 has_leader
 L=$("$CLUSTER" sched-leader --dir "$CLUSTER_DIR")
-ip=198.18.0.$((1 + ${L#s}))
+ip=$(slot_addr $((1 + ${L#s})))
 other=$(( ${L#s} % 3 + 1 )) # a member id the attacker claims
 PEER="$GPOOL_SRC_DIR/tests/system/raft_peer.py"
 cp "$PEER" "$WORK/raft_peer.py" && chmod 0755 "$WORK/raft_peer.py"

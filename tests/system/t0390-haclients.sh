@@ -14,9 +14,9 @@ need_bins gp-standby gp-control
 PORT=$((21000 + RANDOM % 9000))
 busy() { ss -ltnH "sport = :$1" 2>/dev/null | grep -q .; }
 while busy "$PORT" || busy $((PORT + 1)) || busy $((PORT + 2)); do PORT=$((PORT + 3)); done
-DEAD=tcp://198.18.0.250:7820
-STANDBY=tcp://198.18.0.1:$((PORT + 1))
-LEADER=tcp://198.18.0.1:$PORT
+DEAD=tcp://$(slot_addr 60):7820 # in the slot's network, no host's
+STANDBY=tcp://$(slot_addr 1):$((PORT + 1))
+LEADER=tcp://$(slot_addr 1):$PORT
 HPORT=$((PORT + 2))
 test_under_cluster 2 --cpus 2 --port "$PORT" --extra-scheduler "$DEAD" --extra-scheduler "$STANDBY" \
 	--sched-arg "--http-listen=127.0.0.1:$HPORT"

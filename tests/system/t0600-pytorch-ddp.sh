@@ -18,7 +18,7 @@ grep -q '^MODE=netns' "$CLUSTER_DIR/cluster.env" || skip_all "the hosts are not 
 
 # ---- the hosts resolve names as PCs on a LAN do ------------------------------------------------
 is "$(on_host h2 getent hosts h2 | awk '{print $1}')" 127.0.1.1 "h2 resolves its own name to 127.0.1.1 (Debian's /etc/hosts)"
-is "$(on_host h2 getent hosts h3 | awk '{print $1}')" 198.18.0.13 "h2 resolves h3 to its LAN address"
+is "$(on_host h2 getent hosts h3 | awk '{print $1}')" "$(host_addr h3)" "h2 resolves h3 to its LAN address"
 is "$(on_host h1 hostname)" h1 "h1 is called h1"
 
 cp "$GPOOL_SRC_DIR/tests/system/ddp_train.py" "$WORK/train.py"
@@ -54,9 +54,10 @@ fi
 envjob=$(submit -n 3 -N 3 -t 1 -- sh -c 'echo "vars $GPOOL_RANK $(hostname) $GLOO_SOCKET_IFNAME $NCCL_SOCKET_IFNAME $TP_SOCKET_IFNAME $OMPI_MCA_btl_tcp_if_include $OMPI_MCA_oob_tcp_if_include $MASTER_ADDR $MASTER_PORT"')
 wait_final "$envjob" 60
 vars=$(as_user glogs "$envjob" 2>&1 | grep '^vars ')
-is "$(awk '{print $4, $5, $6, $7, $8}' <<<"$vars" | sort -u)" "eth0 eth0 eth0 198.18.0.0/24 198.18.0.0/24" \
+lan="$(slot_addr 0)/$(slot_bits)" # the hosts' network: 198.18.0.0/24 in slot 0
+is "$(awk '{print $4, $5, $6, $7, $8}' <<<"$vars" | sort -u)" "eth0 eth0 eth0 $lan $lan" \
 	"every rank is told the interface that joins the hosts"
-is "$(awk '{print $9}' <<<"$vars" | sort -u)" 198.18.0.11 "MASTER_ADDR is rank 0's host address, the same for every rank"
+is "$(awk '{print $9}' <<<"$vars" | sort -u)" "$(host_addr h1)" "MASTER_ADDR is rank 0's host address, the same for every rank"
 port=$(awk '{print $10}' <<<"$vars" | sort -u)
 like "$port" '^28[5-9][0-9][0-9]$' "MASTER_PORT comes from the agents' range (28500-28999), the same for every rank"
 

@@ -45,14 +45,14 @@ fi
 orteds_everywhere() { # every host but rank 0's runs an orted or a rank of the job
 	local h
 	for h in h2 h3; do
-		on_host "$h" pgrep -u "$TEST_USER" -f 'orted|gp-mpi-check' >/dev/null || return 1
+		host_pgrep "$h" -u "$TEST_USER" -f 'orted|gp-mpi-check' >/dev/null || return 1
 	done
 }
 
 id=$(submit --mpi=mpirun -n 3 -N 3 -t 2 mpi-job.sh --hold 120)
 if [ -n "$id" ] && wait_state "$id" RUNNING 20 && wait_until 30 orteds_everywhere; then
 	ok "a long MPI job runs its daemons and ranks on h2 and h3"
-	diag "h2: $(on_host h2 pgrep -a -u "$TEST_USER" 2>&1 | cut -c1-100 | paste -sd'|')"
+	diag "h2: $(host_pgrep h2 -a -u "$TEST_USER" 2>&1 | cut -c1-100 | paste -sd'|')"
 	as_user gcancel "$id" >/dev/null 2>&1
 	wait_state "$id" CANCELLED 20 && ok "gcancel ends it CANCELLED" || fail "gcancel ends it CANCELLED" "$(job_json "$id")"
 	if wait_until 15 no_job_procs; then

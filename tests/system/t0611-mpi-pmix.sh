@@ -27,7 +27,7 @@ rank_hosts() { sed -n "s/^rank [0-9]* of $2 on \([^:]*\): .*allreduce ok ring ok
 ranks_everywhere() { # every host runs a rank of the job
 	local h
 	for h in h1 h2 h3; do
-		on_host "$h" pgrep -u "$TEST_USER" -f 'gp-mpi-check' >/dev/null || return 1
+		host_pgrep "$h" -u "$TEST_USER" -f 'gp-mpi-check' >/dev/null || return 1
 	done
 }
 

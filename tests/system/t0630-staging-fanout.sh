@@ -59,7 +59,7 @@ is "$heads $all_peers" "1 2" "one host (the chain's first) fetched from the sche
 # host): requests to a peer get no answer, as from a PC switched off
 for h in h1 h2 h3; do
 	for o in 1 2 3; do
-		[ "h$o" = "$h" ] || on_host "$h" ip route add blackhole "198.18.0.1$o/32"
+		[ "h$o" = "$h" ] || on_host "$h" ip route add blackhole "$(slot_addr $((10 + o)))/32"
 	done
 done
 t0=$(date +%s)

@@ -7,6 +7,10 @@
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
 test_under_cluster 1 --cpus 4 --kill-grace 2s
+# the test user's sleep processes on this cluster's host (other slots run the same user's jobs)
+user_sleeps() { cluster_pgrep -u "$TEST_USER" -x sleep; }
+user_sleeps_at_least() { [ "$(user_sleeps | wc -l)" -ge "$1" ]; }
+no_user_sleep() { ! user_sleeps >/dev/null; }
 
 cgroups=0
 on_host h1 sh -c '[ -w /sys/fs/cgroup/memory/cgroup.procs ] ||
@@ -59,18 +63,18 @@ fi
 C=$(submit --array=0-2 -- /bin/sleep 30)
 if [ -n "$C" ]; then
 	for i in 0 1 2; do wait_state "$((C + i))" RUNNING 30 || true; done
-	wait_until 10 sh -c "[ \$(pgrep -u $TEST_USER -x sleep | wc -l) -ge 3 ]"
-	pp=$(for p in $(pgrep -u "$TEST_USER" -x sleep); do ps -o ppid= -p "$p"; done | sort -u | tr -d ' ')
+	wait_until 10 user_sleeps_at_least 3
+	pp=$(for p in $(user_sleeps); do ps -o ppid= -p "$p"; done | sort -u | tr -d ' ')
 	is "$(grep -c . <<<"$pp")" 1 "three sleeping tasks, one supervisor ($(echo $pp))"
 	check "gcancel ${C}_1 succeeds" as_user gcancel "${C}_1"
 	check "task 1 ends CANCELLED" wait_state "$((C + 1))" CANCELLED 20
 	sleep 1
 	is "$(job_state "$C") $(job_state "$((C + 2))")" "RUNNING RUNNING" "tasks 0 and 2 still run"
-	is "$(pgrep -u "$TEST_USER" -x sleep | wc -l)" 2 "two sleep processes are left"
+	is "$(user_sleeps | wc -l)" 2 "two sleep processes are left"
 	check "the shell is still there" kill -0 "$pp"
 	check "gcancel $C cancels the rest" as_user gcancel "$C"
 	check "task 2 ends CANCELLED" wait_state "$((C + 2))" CANCELLED 20
-	check "no task process is left" wait_until 10 sh -c "! pgrep -u $TEST_USER -x sleep >/dev/null"
+	check "no task process is left" wait_until 10 no_user_sleep
 fi
 
 # -- a task over its time limit: the others (started while it runs) complete

@@ -29,7 +29,7 @@ while read -r _ _ _ addr port _; do
 done < <(replicas "$svc")
 is "$good" 3 "every replica answers HTTP at its node's address and port"
 gl=$(gstat -l -j "$svc")
-like "$gl" 'Replica=0 JobId=[0-9]+ State=RUNNING Node=h[1-3] Addr=198\.18\.0\.1[1-3]:8080 Ready=yes Restarts=0' \
+like "$gl" 'Replica=0 JobId=[0-9]+ State=RUNNING Node=h[1-3] Addr='"$(hosts_re 3)"':8080 Ready=yes Restarts=0' \
 	"gstat -l shows each replica's node, address, state and restarts"
 
 # -- a replica killed: restarted

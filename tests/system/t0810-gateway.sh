@@ -18,9 +18,9 @@ test_under_cluster 3 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s
 need_bins ggated
 command -v curl >/dev/null || skip_all "curl is not installed"
 
-GW=127.0.0.1:18810
+GW=127.0.0.1:$(slot_port 18810)
 "$GPOOL_BIN_DIR/ggated" --listen "$GW" --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
-	--service-port web=18811 --health-interval 300 --connect-timeout 400 --poll-interval 300 \
+	--service-port web="$(slot_port 18811)" --health-interval 300 --connect-timeout 400 --poll-interval 300 \
 	--max-body 1MiB --max-header 8KiB --client-timeout 3000 --timeout 5000 \
 	>"$TEST_DIR/ggated.log" 2>&1 &
 gwpid=$!
@@ -38,7 +38,7 @@ for _ in $(seq 60); do curl -s -m 2 "http://$GW/svc/web/id"; done >"$TEST_DIR/sp
 is "$(sort -u "$TEST_DIR/spread" | wc -l)" 3 "60 requests spread over the 3 replicas ($(sort "$TEST_DIR/spread" | uniq -c | tr '\n' ' '))"
 is "$(grep -c . "$TEST_DIR/spread")" 60 "every one answered"
 is "$(curl -s -m 2 "http://$GW/svc/$svc/id" | cut -d: -f1 | grep -c '^h[1-3]$')" 1 "the service is reachable by its job id too"
-is "$(curl -s -m 2 http://127.0.0.1:18811/id | grep -c '^h[1-3]:')" 1 "and on its own port (--service-port)"
+is "$(curl -s -m 2 "http://127.0.0.1:$(slot_port 18811)/id" | grep -c '^h[1-3]:')" 1 "and on its own port (--service-port)"
 is "$(http_get "http://$GW/svc/nosuch/")" 404 "an unknown service is 404"
 
 # load: a bounded loop of GETs, one status code a line
@@ -68,8 +68,9 @@ read -r _ _ chost _ < <(replicas "$svc" | head -1)
 load 8 "$TEST_DIR/cut" &
 lp=$!
 sleep 2
-at_cleanup "ip link set gpv-$chost up 2>/dev/null"
-ip link set "gpv-$chost" down
+cveth=$(slot_veth "$chost")
+at_cleanup "ip link set $cveth up 2>/dev/null"
+ip link set "$cveth" down
 wait $lp
 # slow answers after the cut: requests that waited on the cut host
 slow=$(awk '$2 > 2.0' "$TEST_DIR/cut" | wc -l)
@@ -83,7 +84,7 @@ if wait_eq 30 3 up_elsewhere; then
 else
 	fail "3 replicas run again without $chost" "$(replicas "$svc")"
 fi
-ip link set "gpv-$chost" up
+ip link set "$cveth" up
 
 # -- scale up: the new replica gets traffic
 as_user gpool scale "$svc" 4 >/dev/null 2>&1
@@ -277,7 +278,7 @@ wait_state "$ngx" CANCELLED 10 >/dev/null
 # -- metrics
 m=$(curl -s -m 2 "http://$GW/metrics")
 like "$m" 'ggated_requests_total\{service="web",service_id="[0-9]+"\} [0-9]+' "metrics count requests per service"
-like "$m" 'ggated_replica_request_duration_seconds_bucket\{service="web",service_id="[0-9]+",replica="198\.18\.0\.1[1-3]:[0-9]+",replica_index="[0-9]+",le="0\.01"\} [0-9]+' \
+like "$m" 'ggated_replica_request_duration_seconds_bucket\{service="web",service_id="[0-9]+",replica="'"$(hosts_re 3)"':[0-9]+",replica_index="[0-9]+",le="0\.01"\} [0-9]+' \
 	"a latency histogram per replica"
 like "$m" 'ggated_retries_total\{service="web",service_id="[0-9]+"\} [0-9]+' "retries are counted"
 like "$m" 'ggated_errors_total\{service="web",service_id="[0-9]+"\} 0' "no request was answered with a gateway error"

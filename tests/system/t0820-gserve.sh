@@ -22,7 +22,7 @@ svc=$(submit --service --replicas 2 --port 8500 --health-path /health -J digits 
 [ -n "$svc" ] && wait_ready "$svc" 2 30 || { fail "2 gserve replicas run" "$(replicas "$svc")"; done_testing; }
 ok "2 gserve replicas run (job $svc)"
 
-GW=127.0.0.1:18820
+GW=127.0.0.1:$(slot_port 18820)
 "$GPOOL_BIN_DIR/ggated" --listen "$GW" --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
 	--health-interval 300 --poll-interval 300 >"$TEST_DIR/ggated.log" 2>&1 &
 gwpid=$!
@@ -87,18 +87,18 @@ cmp -s "$WORK/out.json" "$WORK/out2.json" && ok "and the same request is still a
 	fail "still answered the same" "$(head -c 300 "$WORK/out2.json")"
 
 # the kernels backend's forward pass (a card's path; the kernels' cpu backend here)
-"$GPOOL_BIN_DIR/gserve" --model "$WORK/digits.gpm" --backend cpu --listen 127.0.0.1:18821 \
+"$GPOOL_BIN_DIR/gserve" --model "$WORK/digits.gpm" --backend cpu --listen "127.0.0.1:$(slot_port 18821)" \
 	>"$TEST_DIR/gserve-k.log" 2>&1 &
 kpid=$!
 at_cleanup "kill $kpid 2>/dev/null"
-wait_eq 10 200 http_get "http://127.0.0.1:18821/health"
-curl -s -m 5 -d @"$WORK/in.json" "http://127.0.0.1:18821/v1/predict" >"$WORK/out-k.json"
+wait_eq 10 200 http_get "http://127.0.0.1:$(slot_port 18821)/health"
+curl -s -m 5 -d @"$WORK/in.json" "http://127.0.0.1:$(slot_port 18821)/v1/predict" >"$WORK/out-k.json"
 cmp=$(vs_reference "$WORK/out-k.json")
 is "$cmp" same "the kernels backend's forward pass (--backend cpu) matches the reference"
 like "$(grep -o 'forward pass on the [a-z]* backend' "$TEST_DIR/gserve-k.log")" 'on the cpu backend' "gserve says which backend it runs on"
 kill "$kpid" 2>/dev/null
 if ! nvidia-smi -L >/dev/null 2>&1; then
-	"$GPOOL_BIN_DIR/gserve" --model "$WORK/digits.gpm" --backend cuda --listen 127.0.0.1:18822 \
+	"$GPOOL_BIN_DIR/gserve" --model "$WORK/digits.gpm" --backend cuda --listen "127.0.0.1:$(slot_port 18822)" \
 		>"$TEST_DIR/gserve-cuda.log" 2>&1
 	rc=$?
 	like "$rc $(head -c 300 "$TEST_DIR/gserve-cuda.log")" '^1 .*cannot open the cuda backend' \

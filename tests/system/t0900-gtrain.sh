@@ -56,15 +56,15 @@ like "$job_out" "model written to h[0-9]+:$WORK/m3.gpm" "the output says where t
 
 # trained, then served: gserve loads the model gtrain wrote and answers five digits as the
 # reference forward pass of the same file does
-"$GPOOL_BIN_DIR/gserve" --model "$WORK/m3.gpm" --listen 127.0.0.1:18901 >"$TEST_DIR/gserve.log" 2>&1 &
+"$GPOOL_BIN_DIR/gserve" --model "$WORK/m3.gpm" --listen "127.0.0.1:$(slot_port 18901)" >"$TEST_DIR/gserve.log" 2>&1 &
 spid=$!
 at_cleanup "kill $spid 2>/dev/null"
-wait_eq 10 200 curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:18901/health"
+wait_eq 10 200 curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$(slot_port 18901)/health"
 "$PY" -c '
 import gzip, json, sys
 rows = [l.split(",") for l in gzip.open(sys.argv[1], "rt") if l.strip() and l[0] != "#"][:5]
 print(json.dumps({"inputs": [[float(v) for v in r[:-1]] for r in rows]}))' "$WORK/digits.csv.gz" >"$WORK/in.json"
-curl -s -m 5 -d @"$WORK/in.json" "http://127.0.0.1:18901/v1/predict" >"$WORK/out.json"
+curl -s -m 5 -d @"$WORK/in.json" "http://127.0.0.1:$(slot_port 18901)/v1/predict" >"$WORK/out.json"
 "$PY" "$GPOOL_SRC_DIR/tests/tools/gen-model.py" predict "$WORK/m3.gpm" <"$WORK/in.json" >"$WORK/ref.json"
 served=$("$PY" -c '
 import json, sys

@@ -10,6 +10,7 @@
 # figures are printed (and appended to $T1101_OUT when set). The attackers run niced: they
 # stand for other PCs, whose CPUs are their own, on a machine of 2 CPUs.
 # timeout: 240
+# exclusive: three hosts flood gschedd for 60 s while p99 bounds hold on gstat and gnodes (set on a quiet machine)
 . "$(dirname "$0")/lib.sh"
 need_bins gp-probe
 SECS=${T1101_SECS:-60}

@@ -15,8 +15,8 @@ test_under_cluster 2 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s
 need_bins ggated gp-probe
 command -v curl >/dev/null || skip_all "curl is not installed"
 
-GW=127.0.0.1:18820
-GWT=127.0.0.1:18821
+GW=127.0.0.1:$(slot_port 18820)
+GWT=127.0.0.1:$(slot_port 18821)
 start_gw() { # ADDR LOG [ARGS...]: ggated as root, the cluster's gateway_uid
 	local addr=$1 log=$2
 	shift 2

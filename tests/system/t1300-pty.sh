@@ -61,12 +61,12 @@ winsize(40, 120)  # the kernel sends gsub SIGWINCH; gsub passes the size on
 time.sleep(1)
 send(b"stty size\r")
 check("resize", expect(rb"\r40 120\r\n") and expect(rb"PTY> "))
-send(b"sleep 300\r")
+send(b"sleep 1300\r")  # a duration no other test sleeps: pgrep below sees every slot
 time.sleep(1.5)
 t0 = time.time()
 send(b"\x03")  # Ctrl-C, a byte in raw mode: the remote terminal makes it SIGINT
 check("ctrl-c", expect(rb"PTY> ", 10) and time.time() - t0 < 10)
-send(b"pgrep -u $(id -u) -f '^sleep 300' || echo no-sleep-left\r")
+send(b"pgrep -u $(id -u) -f '^sleep 1300' || echo no-sleep-left\r")
 check("sleep-killed", expect(rb"\rno-sleep-left\r\n") and expect(rb"PTY> "))
 send(b"echo after-$((1+1))\r")
 check("continues", expect(rb"after-2\r\n") and expect(rb"PTY> "))

@@ -107,7 +107,7 @@ for bad in garbage noconfig; do
 		fail "the $bad.tar job ends" "$(job_json "$id")"
 	fi
 done
-check "gworkerd is still running on h1" on_host h1 sh -c 'pgrep -x gworkerd >/dev/null'
+check "gworkerd is still running on h1" host_pgrep h1 -x gworkerd >/dev/null
 out=$(as_user gsub --wait --container img.tar -- /bin/echo still fine 2>&1)
 like "$out" 'still fine' "the next container job runs"
 check "no unpack directory is left behind" on_host h1 sh -c "! ls '$images'/u$uid | grep -q '^tmp\.'"

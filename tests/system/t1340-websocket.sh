@@ -17,9 +17,9 @@ test_under_cluster 2 --node-timeout 4s --heartbeat-interval 1s
 need_bins ggated
 command -v curl >/dev/null || skip_all "curl is not installed"
 
-GW=127.0.0.1:18840
+GW=127.0.0.1:$(slot_port 18840)
 "$GPOOL_BIN_DIR/ggated" --listen "$GW" --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
-	--service-port ws=18841 --health-interval 300 --connect-timeout 400 --poll-interval 300 \
+	--service-port ws="$(slot_port 18841)" --health-interval 300 --connect-timeout 400 --poll-interval 300 \
 	--client-timeout 3000 --ws-idle-timeout 4000 >"$TEST_DIR/ggated.log" 2>&1 &
 gwpid=$!
 at_cleanup "kill $gwpid 2>/dev/null; wait $gwpid 2>/dev/null; echo '# ---- ggated.log (last 20) ----'; tail -20 $TEST_DIR/ggated.log | sed 's/^/# /'"
@@ -36,7 +36,7 @@ WSC="python3 $WORK/ws_client.py"
 metric() { curl -s -m 2 "http://$GW/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
 like "$($WSC "$GW" /svc/ws/ handshake)" '^HTTP/1.1 101 Switching Protocols$' "the handshake passes through /svc/ws/ (101, the replica's Sec-WebSocket-Accept checked)"
-like "$($WSC 127.0.0.1:18841 /any/path handshake)" '^HTTP/1.1 101' "and through the service's own port"
+like "$($WSC "127.0.0.1:$(slot_port 18841)" /any/path handshake)" '^HTTP/1.1 101' "and through the service's own port"
 
 out=$($WSC "$GW" /svc/ws/ echo 1 125 126 65535 65536 1048577 4194304 16777216)
 is "$(grep -c ' ok$' <<<"$out")" 8 "messages of 1 B to 16 MiB come back whole through ggated ($(tr '\n' ' ' <<<"$out"))"
@@ -74,17 +74,17 @@ CA=$(mktemp -d /tmp/gpool-ca.XXXXXX)
 at_cleanup "rm -rf $CA"
 if "$GPOOL_SRC_DIR/deploy/gpool-ca" init "$CA/pool" >/dev/null 2>&1 &&
 	"$GPOOL_SRC_DIR/deploy/gpool-ca" issue "$CA/pool" gw --ip 127.0.0.1 >/dev/null 2>&1; then
-	"$GPOOL_BIN_DIR/ggated" --listen 127.0.0.1:18844 --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
+	"$GPOOL_BIN_DIR/ggated" --listen "127.0.0.1:$(slot_port 18844)" --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
 		--tls-cert "$CA/pool/gw.crt" --tls-key "$CA/pool/gw.key" --health-interval 300 \
 		--poll-interval 300 >"$TEST_DIR/ggated-tls.log" 2>&1 &
 	tlspid=$!
 	at_cleanup "kill $tlspid 2>/dev/null; wait $tlspid 2>/dev/null"
-	tlsup() { curl -s -o /dev/null -m 2 -w '%{http_code}' --cacert "$CA/pool/ca.crt" "https://127.0.0.1:18844/svc/ws/"; }
+	tlsup() { curl -s -o /dev/null -m 2 -w '%{http_code}' --cacert "$CA/pool/ca.crt" "https://127.0.0.1:$(slot_port 18844)/svc/ws/"; }
 	wait_eq 10 200 tlsup
-	out=$(WS_CAFILE="$CA/pool/ca.crt" $WSC 127.0.0.1:18844 /svc/ws/ echo 1 70000 4194304)
+	out=$(WS_CAFILE="$CA/pool/ca.crt" $WSC "127.0.0.1:$(slot_port 18844)" /svc/ws/ echo 1 70000 4194304)
 	is "$(grep -c ' ok$' <<<"$out")" 3 "over TLS (wss): messages of 1 B to 4 MiB come back whole ($(tr '\n' ' ' <<<"$out"))"
 	like "$out" 'closed clean' "and the close handshake ends it cleanly"
-	out=$(WS_CAFILE="$CA/pool/ca.crt" $WSC 127.0.0.1:18844 /svc/ws/ stream 16777216)
+	out=$(WS_CAFILE="$CA/pool/ca.crt" $WSC "127.0.0.1:$(slot_port 18844)" /svc/ws/ stream 16777216)
 	like "$out" '^stream 16777216 ok' "16 MiB from the replica over TLS"
 	kill $tlspid 2>/dev/null
 	wait $tlspid 2>/dev/null

@@ -16,9 +16,9 @@ test_under_cluster 2 --node-timeout 4s --heartbeat-interval 1s
 need_bins ggated
 command -v curl >/dev/null || skip_all "curl is not installed"
 
-GW=127.0.0.1:18845
+GW=127.0.0.1:$(slot_port 18845)
 "$GPOOL_BIN_DIR/ggated" --listen "$GW" --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
-	--service-port priv=18846 --health-interval 300 --connect-timeout 400 --poll-interval 300 \
+	--service-port priv="$(slot_port 18846)" --health-interval 300 --connect-timeout 400 --poll-interval 300 \
 	--client-timeout 3000 >"$TEST_DIR/ggated.log" 2>&1 &
 gwpid=$!
 at_cleanup "kill $gwpid 2>/dev/null; wait $gwpid 2>/dev/null; echo '# ---- ggated.log (last 20) ----'; tail -20 $TEST_DIR/ggated.log | sed 's/^/# /'"
@@ -71,7 +71,7 @@ is "$(code -H "X-Gpool-Token: $(printf '%064d' 0)" "http://$GW/svc/priv/")" 403 
 is "$(code -H "X-Gpool-Token: $H" "http://$GW/svc/priv/")" 403 "the token's hash (what gpool knows) is no token: 403"
 is "$(code -b "gpool_token=$OT" "http://$GW/svc/priv/")" 403 "gpool-other's own token as a cookie: 403"
 is "$(code "http://$GW/svc/priv/?gpool_token=$OT")" 403 "gpool-other's token in the query: 403"
-is "$(code -H "X-Gpool-Token: $OT" "http://127.0.0.1:18846/")" 403 "and on the service's own port"
+is "$(code -H "X-Gpool-Token: $OT" "http://127.0.0.1:$(slot_port 18846)/")" 403 "and on the service's own port"
 is "$(curl -s -m 3 -H "X-Gpool-Token: $T" "http://$GW/svc/priv/" | cut -d' ' -f1)" "$(replicas "$svc" | awk '{print $3}')" "the owner's token as X-Gpool-Token: the replica answers"
 is "$(code -H "X-Gpool-Token: $OT" "http://$GW/svc/otherpriv/")" 200 "gpool-other's token opens gpool-other's own route"
 is "$(code "http://$GW/svc/open/")" 200 "a route without a token stays open"
@@ -81,7 +81,7 @@ like "$hdr" 'Location: /svc/priv/tree\?a=1&b=2' "to the same place without the t
 like "$hdr" "Set-Cookie: gpool_token=$T; Path=/svc/priv/; HttpOnly; SameSite=Strict" "setting an HttpOnly cookie for the route's path"
 is "$(code -b "gpool_token=$T" "http://$GW/svc/priv/")" 200 "the cookie passes"
 is "$(code -b "other=1; gpool_token=$OT; gpool_token=$T" "http://$GW/svc/priv/")" 200 "also beside a stale one of another path"
-hdr=$(curl -s -D - -o /dev/null -m 3 "http://127.0.0.1:18846/x?gpool_token=$T")
+hdr=$(curl -s -D - -o /dev/null -m 3 "http://127.0.0.1:$(slot_port 18846)/x?gpool_token=$T")
 like "$hdr" "Set-Cookie: gpool_token=$T; Path=/;" "on the service's own port the cookie's path is /"
 
 # -- the WebSocket handshake
@@ -89,13 +89,13 @@ WSC="python3 $WORK/ws_client.py"
 before=$(curl -s -m 2 "http://$GW/metrics" | sed -n 's/^ggated_websocket_handshakes_total{result="switched"} //p')
 like "$($WSC "$GW" /svc/priv/ handshake)" '^HTTP/1.1 401' "a WebSocket handshake without the token: 401"
 like "$(WS_HEADERS="X-Gpool-Token: $OT" $WSC "$GW" /svc/priv/ handshake)" '^HTTP/1.1 403' "with gpool-other's token: 403"
-like "$(WS_HEADERS="Cookie: gpool_token=$(printf '%064d' 7)" $WSC 127.0.0.1:18846 / handshake)" '^HTTP/1.1 403' "with a forged cookie on the service's port: 403"
+like "$(WS_HEADERS="Cookie: gpool_token=$(printf '%064d' 7)" $WSC "127.0.0.1:$(slot_port 18846)" / handshake)" '^HTTP/1.1 403' "with a forged cookie on the service's port: 403"
 like "$(as_other python3 "$WORK/ws_client.py" "$GW" /svc/priv/ handshake)" '^HTTP/1.1 401' "gpool-other's own client without it: 401"
 after=$(curl -s -m 2 "http://$GW/metrics" | sed -n 's/^ggated_websocket_handshakes_total{result="switched"} //p')
 is "${after:-0}" "${before:-0}" "none of the refused handshakes reached the replica"
 out=$(WS_HEADERS="X-Gpool-Token: $T" $WSC "$GW" /svc/priv/ echo 100000)
 like "$out" 'echo 100000 ok' "the owner's token as a header: the WebSocket works"
-out=$(WS_HEADERS="Cookie: gpool_token=$T" $WSC 127.0.0.1:18846 / echo 70000)
+out=$(WS_HEADERS="Cookie: gpool_token=$T" $WSC "127.0.0.1:$(slot_port 18846)" / echo 70000)
 like "$out" 'echo 70000 ok' "and with the cookie, on the service's port"
 [ "$(curl -s -m 2 "http://$GW/metrics" | sed -n 's/^ggated_route_token_refused_total //p')" -ge 10 ] &&
 	ok "refusals counted (ggated_route_token_refused_total)" || fail "refusals counted" "$(curl -s "http://$GW/metrics" | grep route_token)"

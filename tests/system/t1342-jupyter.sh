@@ -19,8 +19,8 @@ done
 test_under_cluster 2 --node-timeout 4s --heartbeat-interval 1s
 need_bins ggated
 
-GW=127.0.0.1:18842
-"$GPOOL_BIN_DIR/ggated" --listen 127.0.0.1:18843 --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
+GW=127.0.0.1:$(slot_port 18842)
+"$GPOOL_BIN_DIR/ggated" --listen "127.0.0.1:$(slot_port 18843)" --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
 	--service-port nb="${GW##*:}" --health-interval 300 --connect-timeout 400 --poll-interval 300 \
 	>"$TEST_DIR/ggated.log" 2>&1 &
 gwpid=$!
@@ -94,7 +94,7 @@ like "$out" "without-token: ggated: this route needs its owner's token" "chromiu
 like "$out" 'cookie:.*gpool_token' "with it once in the address, the gateway's cookie is set"
 like "$out" 'kernel: connected' "the notebook opens at /svc/nb/ and its kernel's WebSockets connect through ggated"
 is "$(sed -n 's/^output: //p' <<<"$out")" "$node" "the cell ran on the job's node: its output is $node"
-sw=$(curl -s -m 2 "http://127.0.0.1:18843/metrics" | sed -n 's/^ggated_websocket_handshakes_total{result="switched"} //p')
+sw=$(curl -s -m 2 "http://127.0.0.1:$(slot_port 18843)/metrics" | sed -n 's/^ggated_websocket_handshakes_total{result="switched"} //p')
 [ "${sw:-0}" -ge 1 ] && ok "ggated carried the kernel's WebSocket ($sw handshake(s) switched)" || fail "ggated carried the WebSocket" "$sw"
 as_user gcancel "$svc" >/dev/null 2>&1
 done_testing
