@@ -18,7 +18,7 @@ KILL_AT=${T0373_KILL_AT:-400}
 N=$((LOOPS * PER))
 test_under_cluster 2 --cpus 8 --schedulers 3 --no-wait --node-timeout 8s --heartbeat-interval 1s
 
-ep_of() { echo "tcp://198.18.0.$((1 + ${1#s})):7820"; }
+ep_of() { echo "tcp://$(slot_addr $((1 + ${1#s}))):7820"; }
 leader() { "$CLUSTER" sched-leader --dir "$CLUSTER_DIR" 2>/dev/null; }
 has_leader() { leader >/dev/null; }
 db_jobs() { sqlite3 -readonly "$CLUSTER_DIR/$1/state/jobs.db" 'SELECT count(*) FROM jobs' 2>/dev/null; }

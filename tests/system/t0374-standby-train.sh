@@ -19,7 +19,7 @@ mkdir -p "$DATA_CACHE" 2>/dev/null
 test_under_cluster 3 --cpus 2 --schedulers 3 --no-wait --node-timeout 8s --heartbeat-interval 1s \
 	--sched-arg --max-attempts=1
 
-ep_of() { echo "tcp://198.18.0.$((1 + ${1#s})):7820"; }
+ep_of() { echo "tcp://$(slot_addr $((1 + ${1#s}))):7820"; }
 leader() { "$CLUSTER" sched-leader --dir "$CLUSTER_DIR" 2>/dev/null; }
 has_leader() { leader >/dev/null; }
 nodes_up3() { [ "$(gnodes 2>/dev/null | grep -cw up)" -ge 3 ]; }

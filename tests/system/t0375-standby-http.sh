@@ -16,7 +16,7 @@ HPORT=$((21000 + RANDOM % 9000))
 test_under_cluster 1 --cpus 2 --schedulers 3 --no-wait --sched-arg "--http-listen=0.0.0.0:$HPORT"
 command -v curl >/dev/null || skip_all "curl is not installed"
 
-ip_of() { echo "198.18.0.$((1 + ${1#s}))"; }
+ip_of() { slot_addr $((1 + ${1#s})); }
 url_of() { echo "http://$(ip_of "$1"):$HPORT"; }
 leader() { "$CLUSTER" sched-leader --dir "$CLUSTER_DIR" 2>/dev/null; }
 has_leader() { leader >/dev/null; }

@@ -18,7 +18,7 @@ command -v skopeo >/dev/null || skip_all "skopeo is not installed (deploy/instal
 command -v docker-registry >/dev/null ||
 	skip_all "docker-registry is not installed (deploy/install-deps.sh installs it)"
 ctr_image_build || skip_all "no test image: $CTR_WHY"
-REG=198.18.0.1:5000
+REG=$(slot_addr 1):5000
 # the pulled archive, skopeo's temporary copy and two jobs' unpacks at once, in each host's tmpfs
 export GPOOL_CLUSTER_STATE_SIZE=1500m
 export GPOOL_CLUSTER_CONF_EXTRA="container_insecure_registries = $REG"
@@ -28,7 +28,7 @@ test_under_cluster 3 --cpus 2
 # listed as insecure, serves the same storage
 reg_start "$REG" "$TEST_DIR/registry" || { fail "a registry starts" "$CTR_WHY"; done_testing; }
 ok "a registry serves $REG"
-reg_start 198.18.0.1:5001 "$TEST_DIR/registry" || { fail "a second registry starts" "$CTR_WHY"; done_testing; }
+reg_start "$(slot_addr 1)":5001 "$TEST_DIR/registry" || { fail "a second registry starts" "$CTR_WHY"; done_testing; }
 REGLOG=$TEST_DIR/registry/log
 check "the test image is pushed to the registry" reg_push "$CTR_IMAGE" "$REG/gpool/minbase:1"
 layer=$(reg_layer "$REG/gpool/minbase:1")
@@ -131,7 +131,7 @@ tars=$(for h in h1 h2 h3; do on_host "$h" sh -c "find '$CLUSTER_DIR'/node/state/
 is "$tars" 3 "nothing of the tampered image was kept (the hosts hold only minbase's archive)"
 
 # ---- a registry that is not listed as insecure: TLS only ----
-out=$(cd "$WORK" && as_user timeout 240 gsub --wait --container "198.18.0.1:5001/gpool/minbase:1" -- /bin/true 2>&1)
+out=$(cd "$WORK" && as_user timeout 240 gsub --wait --container "$(slot_addr 1):5001/gpool/minbase:1" -- /bin/true 2>&1)
 id=$(sed -n 's/^Submitted job \([0-9]*\)$/\1/p' <<<"$out")
 is "$(job_state "$id")" FAILED "a job from a registry not in container_insecure_registries fails"
 like "$(job_field "$id" reason)" "speaks plain HTTP and is not in container_insecure_registries" "its reason says plain HTTP was refused"

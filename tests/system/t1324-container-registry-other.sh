@@ -14,7 +14,7 @@ command -v skopeo >/dev/null || skip_all "skopeo is not installed (deploy/instal
 command -v docker-registry >/dev/null ||
 	skip_all "docker-registry is not installed (deploy/install-deps.sh installs it)"
 ctr_image_build || skip_all "no test image: $CTR_WHY"
-REG=198.18.0.1:5000
+REG=$(slot_addr 1):5000
 export GPOOL_CLUSTER_STATE_SIZE=1500m
 # the test image is about 94 MB: a bound of 200 MiB lets it through, the large one is refused
 export GPOOL_CLUSTER_CONF_EXTRA="container_insecure_registries = $REG

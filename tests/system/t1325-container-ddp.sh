@@ -16,7 +16,7 @@ command -v skopeo >/dev/null || skip_all "skopeo is not installed (deploy/instal
 command -v docker-registry >/dev/null ||
 	skip_all "docker-registry is not installed (deploy/install-deps.sh installs it)"
 ctr_torch_image_build || skip_all "no python3-torch image: $CTR_WHY"
-REG=198.18.0.1:5000
+REG=$(slot_addr 1):5000
 # the pulled archive, skopeo's temporary copy and the unpacked tree in each host's tmpfs
 export GPOOL_CLUSTER_STATE_SIZE=${GPOOL_TORCH_STATE_SIZE:-4000m}
 export GPOOL_CLUSTER_CONF_EXTRA="container_insecure_registries = $REG"

@@ -16,7 +16,7 @@ command -v docker-registry >/dev/null ||
 	skip_all "docker-registry is not installed (deploy/install-deps.sh installs it)"
 need_bins gp-mpi-check
 ctr_mpi_image_build || skip_all "no Open MPI image: $CTR_WHY"
-REG=198.18.0.1:5000
+REG=$(slot_addr 1):5000
 export GPOOL_CLUSTER_STATE_SIZE=1200m
 export GPOOL_CLUSTER_CONF_EXTRA="container_insecure_registries = $REG"
 test_under_cluster 3 --cpus 2
