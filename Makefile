@@ -14,7 +14,7 @@ NETSLOTS    = $(abspath $(BUILD))/netslots.json
 CTEST_PAR   = -j$(TEST_JOBS) --resource-spec-file $(NETSLOTS)
 
 .PHONY: all build deps test unit system style demo bench bench-comm bench-train sanitize \
-	sanitize-build sanitize-unit fuzz clean deb
+	sanitize-build sanitize-unit fuzz clean deb test-images
 
 all: build
 
@@ -32,7 +32,7 @@ deb: build
 # every test: unit tests and the system tests (which start multi-host clusters, SYSTEM_SLOTS
 # of them side by side: docs/testing.md), then the unit tests and the fuzz corpora again under
 # the sanitizers (sanitize-unit)
-test: deps build $(NETSLOTS)
+test: deps build test-images $(NETSLOTS)
 	ctest --test-dir $(BUILD) --output-on-failure $(CTEST_PAR) $(CTEST_ARGS)
 	$(MAKE) sanitize-unit
 
@@ -41,6 +41,11 @@ $(NETSLOTS): FORCE
 	tests/netslots.sh $(SYSTEM_SLOTS) >$@
 .PHONY: FORCE
 FORCE:
+
+# the container tests' images (debootstrap, once per machine, cached): built before the tests,
+# not inside their time limits; never fails (a test whose image is missing skips)
+test-images: deps
+	tests/system/build-images.sh
 
 # only the unit tests, or only the system tests (no deps step: for a quick loop)
 unit: build
