@@ -44,7 +44,7 @@ svc=$(submit --service --route-token "$U/token" --route-prefix keep -J nb -- /bi
 read -r _ _ node _ < <(replicas "$svc")
 ok "jupyter-notebook runs as gpool-user's service on $node (job $svc)"
 T=$(cat "$U/token")
-MAIN=127.0.0.1:18843
+MAIN=127.0.0.1:$(slot_port 18843)
 up() { curl -s -o /dev/null -m 3 -w '%{http_code}' -H "X-Gpool-Token: $T" "http://$MAIN/svc/nb/api/status"; }
 wait_eq 60 403 up || wait_eq 60 200 up
 like "$(up)" '^(200|403)$' "the notebook server answers at ggated's /svc/nb/ ($(up): Jupyter's own token check behind the gateway's)"
@@ -94,7 +94,7 @@ like "$out" "without-token: ggated: this route needs its owner's token" "chromiu
 like "$out" 'cookie:.*gpool_token' "with it once in the address, the gateway's cookie is set"
 like "$out" 'kernel: connected' "the notebook opens at /svc/nb/ and its kernel's WebSockets connect through ggated"
 is "$(sed -n 's/^output: //p' <<<"$out")" "$node" "the cell ran on the job's node: its output is $node"
-sw=$(curl -s -m 2 "http://127.0.0.1:$(slot_port 18843)/metrics" | sed -n 's/^ggated_websocket_handshakes_total{result="switched"} //p')
+sw=$(curl -s -m 2 "http://$MAIN/metrics" | sed -n 's/^ggated_websocket_handshakes_total{result="switched"} //p')
 [ "${sw:-0}" -ge 1 ] && ok "ggated carried the kernel's WebSocket ($sw handshake(s) switched)" || fail "ggated carried the WebSocket" "$sw"
 as_user gcancel "$svc" >/dev/null 2>&1
 done_testing
