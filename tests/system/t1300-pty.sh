@@ -90,9 +90,10 @@ rc=$?
 like "$(tr -d '\r' <<<"$out")" "piped-5" "through a pipe: the bytes pass and run"
 is "$rc" 3 "through a pipe: gsub exits with the task's exit code (3)"
 like "$(cat "$WORK/err1")" "gsub: job [0-9]+ submitted" "gsub says which job it is"
-out=$(as_user gsub --pty -- /bin/sh -c 'tty; kill -TERM $$' </dev/null 2>/dev/null)
+out=$(as_user gsub --pty -- /bin/sh -c 'tty; kill -TERM $$' </dev/null 2>"$WORK/term.err")
 rc=$?
 is "$rc" 143 "a task killed by SIGTERM: gsub exits 128+15"
+[ "$rc" = 143 ] || diag "gsub's stderr: $(cat "$WORK/term.err")"
 like "$out" "/dev/pts/" "the task's stdin is a pseudo-terminal"
 out=$(as_user gsub --pty -n 2 -- /bin/true 2>&1)
 is "$?" 2 "--pty with -n 2 is a usage error"
