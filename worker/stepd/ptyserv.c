@@ -485,9 +485,15 @@ int64_t gp_ptyserv_tick(gp_ptyserv_t *p, int64_t now)
 	}
 	if (p->t->state < TASK_REAPED)
 		return next;
-	/* the task ended: drain the terminal, then tell the client */
+	/* the task ended before its submitter attached (a short command, a loaded machine: gsub
+	 * polls for the job to start): its output and exit status wait for the client until the
+	 * attach deadline, as they would in the terminal of a task still running */
+	if (!p->exit_sent && !p->link && p->lfd >= 0 && now < p->attach_deadline)
+		return next < p->attach_deadline ? next : p->attach_deadline;
+	/* the task ended: drain the terminal (from when it ended or the client came, the later),
+	 * then tell the client */
 	if (!p->drain_deadline)
-		p->drain_deadline = p->t->reaped_ms + STEP_DRAIN_MS;
+		p->drain_deadline = now + STEP_DRAIN_MS;
 	if (!p->exit_sent && p->link && p->ptm >= 0 && !p->ptm_eof && now < p->drain_deadline)
 		return next < p->drain_deadline ? next : p->drain_deadline;
 	if (!p->exit_sent) {

@@ -12,8 +12,9 @@
  * terminal bytes go both ways, WINSIZE sets the terminal's size (the kernel sends SIGWINCH to
  * its foreground group), SIGNAL signals the foreground group, EOF types the terminal's EOF
  * character. When the task ends, what the terminal still holds is sent (up to STEP_DRAIN_MS),
- * then EXIT with its wait status. A client that goes away hangs the terminal up (SIGHUP to the
- * session, as a closed ssh does); so does nobody attaching within PTY_ATTACH_MS.
+ * then EXIT with its wait status; a task that ended before its client attached keeps its
+ * output and status for it until PTY_ATTACH_MS. A client that goes away hangs the terminal up
+ * (SIGHUP to the session, as a closed ssh does); so does nobody attaching within PTY_ATTACH_MS.
  */
 #ifndef GPOOL_WORKER_PTYSERV_H
 #define GPOOL_WORKER_PTYSERV_H
