@@ -1,7 +1,7 @@
 #!/bin/bash
 # t0000-syntax: every shell script of the tree parses (bash -n) and shellcheck finds no
 # warning in it.
-# timeout: 60
+# timeout: 300
 . "$(dirname "$0")/lib.sh"
 
 # every shell script of the tree: *.sh and the files that start with a bash or sh #! line
