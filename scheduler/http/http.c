@@ -828,8 +828,7 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-/* "host:port", "[v6]:port", ":port" */
-static int split_listen(const char *s, char *host, size_t hlen, uint16_t *port)
+int http_split_listen(const char *s, char *host, size_t hlen, uint16_t *port)
 {
 	const char *c = strrchr(s, ':');
 	if (!c)
@@ -856,7 +855,7 @@ struct http *http_create(const struct http_opts *o, void *zctx, gp_error_t *err)
 {
 	char host[256];
 	uint16_t port = 0;
-	if (o->listen && split_listen(o->listen, host, sizeof(host), &port) < 0) {
+	if (o->listen && http_split_listen(o->listen, host, sizeof(host), &port) < 0) {
 		gp_errprintf(err, "invalid http_listen '%s' (address:port)", o->listen);
 		return NULL;
 	}

@@ -48,6 +48,9 @@ struct http_opts {
 
 /* Bind (errors come back here) and start the server thread. zctx: the loop's ZeroMQ context. */
 struct http *http_create(const struct http_opts *o, void *zctx, gp_error_t *err);
+/* http_listen's "host:port", "[v6]:port", ":port": HOST (0.0.0.0 when empty) and PORT
+ * (1-65535). 0 / -1. */
+int http_split_listen(const char *s, char *host, size_t hlen, uint16_t *port);
 /* Stop the thread, close everything. */
 void http_destroy(struct http **h);
 

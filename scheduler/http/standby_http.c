@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "http/server.h"
+#include "scheduler/http/http.h"
 
 /* what a standby reads of a request: its head only (a body is dropped), within this long */
 #define MAX_HEAD	  16384
@@ -26,27 +27,6 @@ struct standby_http {
 	char endpoint[256]; /* the leader's client endpoint it was made from */
 	uint64_t answered;
 };
-
-/* "host:port", "[v6]:port", ":port": host (0.0.0.0 when empty) and port. 0 / -1. */
-static int split_listen(const char *s, char *host, size_t hlen, char *port, size_t plen)
-{
-	const char *c = strrchr(s, ':');
-	if (!c || !c[1] || strlen(c + 1) >= plen || strspn(c + 1, "0123456789") != strlen(c + 1))
-		return -1;
-	size_t n = (size_t)(c - s);
-	const char *hs = s;
-	if (n >= 2 && s[0] == '[' && s[n - 1] == ']')
-		hs++, n -= 2;
-	if (n >= hlen)
-		return -1;
-	memcpy(host, hs, n);
-	host[n] = '\0';
-	if (!*host)
-		snprintf(host, hlen, "0.0.0.0");
-	snprintf(port, plen, "%s", c + 1);
-	long p = atol(port);
-	return p > 0 && p < 65536 ? 0 : -1;
-}
 
 static bool starts(const char *s, size_t n, const char *prefix)
 {
@@ -143,10 +123,12 @@ struct standby_http *standby_http_create(const gp_config_t *cfg, gp_error_t *err
 	if (!listen || !*listen)
 		return NULL;
 	char host[256], port[8];
-	if (split_listen(listen, host, sizeof(host), port, sizeof(port)) < 0) {
+	uint16_t pn;
+	if (http_split_listen(listen, host, sizeof(host), &pn) < 0) {
 		gp_errprintf(err, "invalid http_listen '%s' (address:port)", listen);
 		return NULL;
 	}
+	snprintf(port, sizeof(port), "%u", (unsigned)pn);
 	const char *cert = gp_config_str(cfg, "http_tls_cert");
 	const char *key = gp_config_str(cfg, "http_tls_key");
 	struct standby_http *h = make(*cert && *key ? "https" : "http", port);
@@ -159,7 +141,7 @@ struct standby_http *standby_http_create(const gp_config_t *cfg, gp_error_t *err
 			goto fail;
 		gh_server_set_tls(h->srv, h->tls);
 	}
-	if (gh_server_listen(h->srv, host, (uint16_t)atoi(port), h) < 0) {
+	if (gh_server_listen(h->srv, host, pn, h) < 0) {
 		gp_errprintf(err, "http: cannot listen on '%s'", listen);
 		goto fail;
 	}
