@@ -13,8 +13,11 @@
  * its foreground group), SIGNAL signals the foreground group, EOF types the terminal's EOF
  * character. When the task ends, what the terminal still holds is sent (up to STEP_DRAIN_MS),
  * then EXIT with its wait status; a task that ended before its client attached keeps its
- * output and status for it until PTY_ATTACH_MS. A client that goes away hangs the terminal up
- * (SIGHUP to the session, as a closed ssh does); so does nobody attaching within PTY_ATTACH_MS.
+ * output and status for it until PTY_ATTACH_MS, and the task's end is reported to the
+ * scheduler only once the terminal is done (task.c): the client, which polls the job until it
+ * can attach, would otherwise find it ended and have its status without its output. A client that
+ * goes away hangs the terminal up (SIGHUP to the session, as a closed ssh does); so does nobody
+ * attaching within PTY_ATTACH_MS.
  */
 #ifndef GPOOL_WORKER_PTYSERV_H
 #define GPOOL_WORKER_PTYSERV_H

@@ -600,12 +600,12 @@ static void run(struct stepd *d)
 					(unsigned long long)s->launch->job_id, s->launch->attempt);
 				tasks_kill_hard(s);
 			}
-			tasks_finish(s, now);
-			if (s->pty) {
+			if (s->pty) { /* first: a terminal that finishes ends its task's wait */
 				int64_t pd = gp_ptyserv_tick(s->pty, now);
 				if (pd < td)
 					td = pd;
 			}
+			tasks_finish(s, now);
 		}
 		if (d->hello_due || now >= d->next_hello_ms) {
 			/* no acknowledgement since the last hello: the agent may have restarted */

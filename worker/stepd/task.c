@@ -449,12 +449,20 @@ bool tasks_reaped(struct step *s, pid_t pid, int st, const struct rusage *ru)
 	return true;
 }
 
+/* A --pty task's end waits for its terminal (ptyserv.h): the client reads its output and its
+ * status there, and polls the job until then; a job that ended first would end gsub with the
+ * status alone and the output lost. */
+static bool waits_for_terminal(const struct step *s, const struct task *t)
+{
+	return s->pty && t->tp->rank == 0 && !gp_ptyserv_done(s->pty);
+}
+
 void tasks_finish(struct step *s, int64_t now)
 {
 	for (size_t i = 0; i < s->ntasks; i++) {
 		struct task *t = &s->tasks[i];
 		output_tick(s, t, now);
-		if (t->state != TASK_REAPED)
+		if (t->state != TASK_REAPED || waits_for_terminal(s, t))
 			continue;
 		if (now - t->reaped_ms >= STEP_DRAIN_MS) {
 			/* a process that escaped the session still holds the pipe */
@@ -515,7 +523,8 @@ int64_t tasks_next_deadline(const struct step *s)
 		d = s->kill_deadline_ms;
 	for (size_t i = 0; i < s->ntasks; i++) {
 		const struct task *t = &s->tasks[i];
-		if (t->state == TASK_REAPED && t->reaped_ms + STEP_DRAIN_MS < d)
+		if (t->state == TASK_REAPED && !waits_for_terminal(s, t) &&
+		    t->reaped_ms + STEP_DRAIN_MS < d)
 			d = t->reaped_ms + STEP_DRAIN_MS;
 		for (int k = 1; k <= 2; k++)
 			if (t->partlen[k] && t->part_ms[k] + STEP_LINE_MS < d)
