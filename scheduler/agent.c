@@ -149,6 +149,18 @@ static uint32_t lease_ms(const struct gsched *s)
 	return (uint32_t)l;
 }
 
+/* How long from now gschedd requeues no silent node's jobs: it must hear a majority for
+ * node_timeout without a break first (agents_tick). An agent whose lease ran out learns it from
+ * a peer and waits to hear gschedd itself rather than fence while a requeue cannot come yet:
+ * after a gschedd restart the agents are heard again one by one (docs/reliability.md). */
+static int64_t requeue_in_ms(const struct gsched *s, int64_t now)
+{
+	if (!s->quorum_since_ms)
+		return s->node_timeout_ms;
+	int64_t left = s->quorum_since_ms + s->node_timeout_ms - now;
+	return left > 0 ? left : 0;
+}
+
 /* The reply to a registration: the heartbeat, the lease and the pool's members. */
 static void register_reply(struct req *r)
 {
@@ -157,6 +169,7 @@ static void register_reply(struct req *r)
 	Gpool__PoolMembers members;
 	rep.heartbeat_ms = (uint32_t)s->heartbeat_ms;
 	rep.lease_ms = lease_ms(s);
+	rep.requeue_in_ms = requeue_in_ms(s, gp_mono_ms());
 	if (quorum_members(s->nodes, &members) == 0)
 		rep.members = &members;
 	Gpool__Msg m = GPOOL__MSG__INIT;
@@ -281,6 +294,7 @@ void agent_heartbeat(struct req *r)
 	card_mem_report(r->s, r->node, hb->card_memory, hb->n_card_memory);
 	Gpool__HeartbeatReply rep = GPOOL__HEARTBEAT_REPLY__INIT;
 	Gpool__PoolMembers members;
+	rep.requeue_in_ms = requeue_in_ms(r->s, gp_mono_ms());
 	/* the members only when the agent's are not the current ones */
 	if (hb->members_version != r->s->members_version &&
 	    quorum_members(r->s->nodes, &members) == 0)

@@ -10,7 +10,9 @@
  * needs half of them at least: ties go to gschedd, so the two sets always share a member,
  * which is neither the silent agent (gschedd does not hear it) nor missing from the agent's
  * count: an agent that hears gschedd. A requeue and a job left running are never both
- * decided. */
+ * decided. gschedd tells agents how long it has left before it may requeue (requeue_in_ms in
+ * its replies), so that an agent whose peer hears a gschedd just come back waits to hear it
+ * itself (worker/agent/fence.h). */
 #ifndef GPOOL_SCHED_QUORUM_H
 #define GPOOL_SCHED_QUORUM_H
 

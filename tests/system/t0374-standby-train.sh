@@ -45,7 +45,10 @@ ckpt_get() { # ckpt_get FILE [as_other]: the job's checkpoint as its owner (or g
 	rm -f "$1"
 	"${2:-as_user}" gpool --job "$job" ckpt get run.ckpt "$1" >"$1.err" 2>&1
 }
-if ! wait_until 90 ckpt_get "$WORK/before.ckpt"; then
+stored_on() { grep -c "job $job: file set ckpt/run.ckpt stored" "$CLUSTER_DIR/$1/gschedd.log"; }
+# the puts the leader had taken just before the get that answered: a later one is newer
+first_get() { puts_before=$(stored_on "$(leader)") && ckpt_get "$@"; }
+if ! wait_until 90 first_get "$WORK/before.ckpt"; then
 	fail "a checkpoint was put (gpool ckpt get --job reads it)" "$(cat "$WORK/before.ckpt.err")" \
 		"job $(job_state "$job"); rank 0: $(tail -n 5 "$WORK/train.0.log" 2>&1)"
 	done_testing
@@ -55,6 +58,7 @@ sum_before=$(sha256sum <"$WORK/before.ckpt" | cut -c1-16)
 
 # ---- the leader killed while the job trains
 L=$(leader)
+puts_at_kill=$(stored_on "$L")
 "$CLUSTER" sched-kill --dir "$CLUSTER_DIR" "$L" KILL 2>/dev/null
 t_kill=$(date +%s.%N)
 new_leader() { local l; l=$(leader) && [ "$l" != "$L" ]; }
@@ -72,10 +76,11 @@ fi
 ok "the checkpoint is readable from the new leader"
 sum_after=$(sha256sum <"$WORK/after.ckpt" | cut -c1-16)
 diag "checkpoint before the kill $sum_before ($(stat -c %s "$WORK/before.ckpt") bytes), from $L2 $sum_after"
-# the same bytes, unless rank 0 put a newer one to the new leader in between
+# the same bytes, unless rank 0 put a newer one in between: to the old leader after the get
+# (replicated before the kill) or to the new leader since
 if [ "$sum_after" != "$sum_before" ]; then
-	check "a newer checkpoint was put to $L2 since (not the one of before the kill)" \
-		grep -q "job $job: file set ckpt/run.ckpt stored" "$CLUSTER_DIR/$L2/gschedd.log"
+	newer() { [ "$puts_at_kill" -gt "$puts_before" ] || [ "$(stored_on "$L2")" -gt 0 ]; }
+	check "a newer checkpoint was put since (puts on $L: $puts_before at the get, $puts_at_kill at the kill; on $L2: $(stored_on "$L2"))" newer
 else
 	ok "the new leader serves the same checkpoint bytes as the old one did"
 fi

@@ -43,6 +43,9 @@ struct agent {
 	/* when the scheduler was last heard (monotonic ms; 0: never since the agent started):
 	 * written by the loop, read by the peer thread to answer PeerStatus */
 	_Atomic int64_t sched_heard_ms;
+	/* before when the scheduler requeues no silent node's jobs, as it last said (monotonic
+	 * ms; HeartbeatReply.requeue_in_ms), for the same answer */
+	_Atomic int64_t sched_requeue_at_ms;
 	struct gp_uid_policy uids; /* the accounts jobs may run as on this PC (account.h) */
 	bool quit;
 	int argc; /* the command line, read again on SIGHUP */

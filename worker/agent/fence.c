@@ -10,7 +10,7 @@ enum fence_verdict fence_decide(const struct fence_view *v)
 	/* more than half of the members; half is the scheduler's (scheduler/quorum.h) */
 	if (2 * v->reached <= v->members)
 		return FENCE_MINORITY;
-	return FENCE_KEEP;
+	return v->waiting > 0 ? FENCE_WAIT : FENCE_KEEP;
 }
 
 const char *fence_verdict_text(enum fence_verdict v)
@@ -20,6 +20,8 @@ const char *fence_verdict_text(enum fence_verdict v)
 	    [FENCE_NO_MEMBERS] = "the pool's members are not known",
 	    [FENCE_MINORITY] = "no majority of the pool reached: this node may be the one cut off",
 	    [FENCE_SCHED_ALIVE] = "a peer hears the scheduler: this node is cut off from it",
+	    [FENCE_WAIT] =
+		"a peer hears the scheduler, which cannot requeue yet: waiting to hear it",
 	};
 	return (unsigned)v < sizeof(text) / sizeof(text[0]) ? text[v] : "?";
 }

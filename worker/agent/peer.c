@@ -42,6 +42,7 @@ struct held {
 
 struct peer {
 	const _Atomic int64_t *sched_heard_ms; /* the agent's (agent.h) */
+	const _Atomic int64_t *sched_requeue_at_ms;
 	void *sock;
 	gp_auth_t *auth;
 	gp_wire_t *wire;
@@ -66,6 +67,7 @@ struct peer *peer_create(struct agent *a)
 		return NULL;
 	p->stop_fd = -1;
 	p->sched_heard_ms = &a->sched_heard_ms;
+	p->sched_requeue_at_ms = &a->sched_requeue_at_ms;
 	snprintf(p->cache, sizeof(p->cache), "%s/cache", a->state_dir);
 	if (port <= 0 || port > 65535 || !a->addr[0])
 		return p;
@@ -208,8 +210,10 @@ static bool send_chunk(struct peer *p, const uint8_t *rid, size_t rid_len, uint6
 static void serve_status(struct peer *p, const uint8_t *rid, size_t rid_len, uint64_t id)
 {
 	Gpool__PeerStatusReply r = GPOOL__PEER_STATUS_REPLY__INIT;
-	int64_t heard = atomic_load(p->sched_heard_ms);
-	r.sched_heard_ms_ago = heard ? gp_mono_ms() - heard : -1;
+	int64_t heard = atomic_load(p->sched_heard_ms), now = gp_mono_ms();
+	int64_t requeue_at = atomic_load(p->sched_requeue_at_ms);
+	r.sched_heard_ms_ago = heard ? now - heard : -1;
+	r.sched_requeue_in_ms = heard && requeue_at > now ? requeue_at - now : 0;
 	Gpool__Msg out = GPOOL__MSG__INIT;
 	out.id = id;
 	out.m_case = GPOOL__MSG__M_PEER_STATUS_REPLY;

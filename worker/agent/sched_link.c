@@ -71,6 +71,7 @@ struct sched_link {
 	bool lease_expired;    /* silent past the lease: asking the peers, or fenced */
 	bool fenced;	       /* requeueable jobs stopped in this silence */
 	bool keeping;	       /* the peers said the scheduler is away: jobs run on */
+	bool waiting;	       /* ... or back but unable to requeue yet (FENCE_WAIT) */
 	bool reg_fresh;	       /* the register id has not been sent yet */
 	uint32_t reg_retry_ms; /* the wait before the next copy of this registration */
 	char lease_path[4200];
@@ -333,6 +334,14 @@ static int64_t fresh_margin(const struct sched_link *l)
 	return 2 * (int64_t)l->hb_ms;
 }
 
+/* A peer's gschedd that cannot requeue for longer than this leaves room for the next round
+ * (a heartbeat, then the round) to ask again and stop the jobs, with a heartbeat and a round
+ * of delays besides (fence.h). */
+static int64_t requeue_guard(const struct sched_link *l)
+{
+	return 2 * (int64_t)l->hb_ms + 2 * WITNESS_ROUND_MS;
+}
+
 /* Asking the peers is sound only when a lease leaves room for the scheduler's window of two
  * heartbeats, this margin and a heartbeat of delays: node_timeout of 7 heartbeats or more. */
 static bool may_ask_peers(const struct sched_link *l)
@@ -345,17 +354,22 @@ static void round_done(struct agent *a, int64_t now, const struct fence_view *v,
 {
 	struct sched_link *l = a->link;
 	enum fence_verdict verdict = fence_decide(v);
-	char why[256];
-	snprintf(why, sizeof(why), "%s (%d of %d members reached%s%s)", fence_verdict_text(verdict),
-		 v->reached, v->members, *fresh ? ", " : "", *fresh ? fresh : "");
-	if (verdict != FENCE_KEEP) {
+	char why[256], wait[64] = "";
+	if (verdict == FENCE_WAIT)
+		snprintf(wait, sizeof(wait), "; no requeue for %lld ms", (long long)v->wait_ms);
+	snprintf(why, sizeof(why), "%s (%d of %d members reached%s%s%s)",
+		 fence_verdict_text(verdict), v->reached, v->members, *fresh ? ", " : "",
+		 *fresh ? fresh : "", wait);
+	if (verdict != FENCE_KEEP && verdict != FENCE_WAIT) {
 		fence(a, now, why);
 		return;
 	}
-	if (!l->keeping)
+	bool waiting = verdict == FENCE_WAIT;
+	if (!l->keeping || waiting != l->waiting)
 		gp_warn("no message from the scheduler for %lld ms: %s: jobs keep running",
 			(long long)(now - l->last_heard_ms), why);
 	l->keeping = true;
+	l->waiting = waiting;
 	l->next_round_ms = now + l->hb_ms;
 }
 
@@ -398,8 +412,10 @@ static int64_t lease_tick(struct agent *a, int64_t now)
 	}
 	if (!l->round_running && now >= l->next_round_ms) {
 		static const Gpool__PoolMembers none = GPOOL__POOL_MEMBERS__INIT;
-		if (witness_start(l->witness, l->members ? l->members : &none, a->node,
-				  now - l->last_heard_ms, fresh_margin(l)) < 0) {
+		struct witness_ask ask = {.self_ago_ms = now - l->last_heard_ms,
+					  .margin_ms = fresh_margin(l),
+					  .guard_ms = requeue_guard(l)};
+		if (witness_start(l->witness, l->members ? l->members : &none, a->node, &ask) < 0) {
 			fence(a, now, "cannot ask the peers");
 			return INT64_MAX;
 		}
@@ -481,6 +497,15 @@ static void set_lease(struct agent *a, uint32_t ms)
 	gp_info("lease: %u ms without word from the scheduler stops requeueable jobs", ms);
 }
 
+/* When the scheduler may requeue a silent node's jobs, for peers whose lease ran out
+ * (peer.c answers it: fence.h). A negative or absurd figure counts as "now". */
+static void set_requeue_in(struct agent *a, int64_t ms)
+{
+	if (ms < 0 || ms > 24 * 3600 * 1000LL)
+		ms = 0;
+	atomic_store(&a->sched_requeue_at_ms, gp_mono_ms() + ms);
+}
+
 static void on_register_reply(void *arg, void *peer, const Gpool__Msg *m)
 {
 	struct agent *a = arg;
@@ -489,6 +514,7 @@ static void on_register_reply(void *arg, void *peer, const Gpool__Msg *m)
 		steps_acked(a, m->id); /* the scheduler has what it carried on disk */
 	set_lease(a, m->node_register_reply->lease_ms);
 	set_members(a, m->node_register_reply->members);
+	set_requeue_in(a, m->node_register_reply->requeue_in_ms);
 	if (l->state != LINK_REGISTERING || m->id != l->reg_id) {
 		gp_debug("stale register reply (id %llu) ignored", (unsigned long long)m->id);
 		return;
@@ -510,6 +536,7 @@ static void on_heartbeat_reply(void *arg, void *peer, const Gpool__Msg *m)
 	if (m->id)
 		steps_acked(a, m->id); /* the scheduler has what it carried on disk */
 	set_members(a, m->heartbeat_reply->members);
+	set_requeue_in(a, m->heartbeat_reply->requeue_in_ms);
 }
 
 static void on_error(void *arg, void *peer, const Gpool__Msg *m)
@@ -610,7 +637,7 @@ static int on_accept(void *arg, const struct gp_ep_envelope *e, void **peer)
 	if (l->lease_expired) {
 		gp_info("the scheduler is back: lease renewed%s",
 			l->keeping ? "; the jobs ran on" : "");
-		l->lease_expired = l->fenced = l->keeping = false;
+		l->lease_expired = l->fenced = l->keeping = l->waiting = false;
 		l->round_stale = l->round_running;
 	}
 	return 0;

@@ -36,7 +36,7 @@ struct witness {
 	struct member *m;
 	size_t n;
 	int members;
-	int64_t self_ago_ms, margin_ms;
+	struct witness_ask ask;
 	/* its outcome (under mu) */
 	struct fence_view view;
 	char fresh_peer[64];
@@ -73,10 +73,19 @@ static void take_reply(struct witness *w, size_t i, const void *data, size_t len
 				continue;
 			w->m[i].answered = true;
 			v->reached++;
-			int64_t ago = msg->peer_status_reply->sched_heard_ms_ago;
-			if (ago >= 0 && ago + w->margin_ms < w->self_ago_ms) {
-				if (!v->fresh++)
+			const Gpool__PeerStatusReply *r = msg->peer_status_reply;
+			int64_t ago = r->sched_heard_ms_ago;
+			if (ago < 0 || ago + w->ask.margin_ms >= w->ask.self_ago_ms)
+				continue; /* it does not hear the scheduler later than we do */
+			if (r->sched_requeue_in_ms > w->ask.guard_ms) {
+				/* alive, but it cannot requeue anything yet: a gschedd that came
+				 * back */
+				if (!v->waiting++ || r->sched_requeue_in_ms < v->wait_ms)
+					v->wait_ms = r->sched_requeue_in_ms;
+				if (!v->fresh && !*fresh)
 					snprintf(fresh, flen, "%s", w->m[i].name);
+			} else if (!v->fresh++) {
+				snprintf(fresh, flen, "%s", w->m[i].name);
 			}
 		}
 	}
@@ -87,7 +96,8 @@ static void run_round(struct witness *w, struct fence_view *v, char *fresh, size
 {
 	v->members = w->members;
 	v->reached = 1; /* this node */
-	v->fresh = 0;
+	v->fresh = v->waiting = 0;
+	v->wait_ms = 0;
 	fresh[0] = '\0';
 	gp_batch_t b = {0};
 	gp_buf_t env = {0};
@@ -242,7 +252,7 @@ void witness_destroy(struct witness **pw)
 }
 
 int witness_start(struct witness *w, const Gpool__PoolMembers *pm, const char *self,
-		  int64_t self_ago_ms, int64_t margin_ms)
+		  const struct witness_ask *ask)
 {
 	pthread_mutex_lock(&w->mu);
 	if (w->busy || w->asked) {
@@ -276,8 +286,7 @@ int witness_start(struct witness *w, const Gpool__PoolMembers *pm, const char *s
 	w->n = n;
 	/* a list from before this node was a member: it is one more; none: not known at all */
 	w->members = pm->n_members ? (int)pm->n_members + (listed ? 0 : 1) : 0;
-	w->self_ago_ms = self_ago_ms;
-	w->margin_ms = margin_ms;
+	w->ask = *ask;
 	w->asked = w->busy = true;
 	w->done = false;
 	pthread_cond_signal(&w->cv);

@@ -21,11 +21,16 @@ struct witness;
 /* NULL with errno when the thread, MUNGE's context or memory cannot be had */
 struct witness *witness_create(void *zctx);
 void witness_destroy(struct witness **w);
-/* Start a round over m's members but self, which last heard the scheduler self_ago_ms ago; a
- * peer that heard it more than margin_ms later than that counts as fresh. 0 / -1 (EBUSY: a
- * round runs; ENOMEM). */
+/* What a round asks: this node last heard the scheduler self_ago_ms ago; a peer that heard it
+ * more than margin_ms later than that hears it. Such a peer counts as fresh when the scheduler
+ * told it that it may requeue within guard_ms (or told it nothing of it), else as waiting. */
+struct witness_ask {
+	int64_t self_ago_ms, margin_ms, guard_ms;
+};
+
+/* Start a round over m's members but self. 0 / -1 (EBUSY: a round runs; ENOMEM). */
 int witness_start(struct witness *w, const Gpool__PoolMembers *m, const char *self,
-		  int64_t self_ago_ms, int64_t margin_ms);
+		  const struct witness_ask *ask);
 /* A finished round: its view, and the name of a fresh peer ("" when none) in fresh_peer.
  * true when one was ready (it is taken), false while a round runs or none was started. */
 bool witness_take(struct witness *w, struct fence_view *v, char *fresh_peer, size_t len);

@@ -228,8 +228,9 @@ static struct fence_view round_over(Gpool__PoolMembers *pm, int64_t self_ago, ch
 	assert_non_null(w);
 	struct fence_view v;
 	assert_false(witness_take(w, &v, fresh, 64));
-	assert_int_equal(witness_start(w, pm, "me", self_ago, 2000), 0);
-	assert_int_equal(witness_start(w, pm, "me", self_ago, 2000), -1); /* one at a time */
+	struct witness_ask ask = {.self_ago_ms = self_ago, .margin_ms = 2000, .guard_ms = 5000};
+	assert_int_equal(witness_start(w, pm, "me", &ask), 0);
+	assert_int_equal(witness_start(w, pm, "me", &ask), -1); /* one at a time */
 	assert_int_equal(errno, EBUSY);
 	int64_t t0 = gp_mono_ms();
 	while (!witness_take(w, &v, fresh, 64)) {
@@ -273,6 +274,22 @@ static void test_witness_round(void **state)
 	assert_int_equal(v.fresh, 1);
 	assert_string_equal(fresh, "up");
 	assert_int_equal(fence_decide(&v), FENCE_SCHED_ALIVE);
+	/* the same peer, but the scheduler it hears came back lately and told it that it requeues
+	 * nothing for 8 s (more than the 5 s guard): this node waits to hear it itself */
+	atomic_store(&up.a.sched_requeue_at_ms, gp_mono_ms() + 8000);
+	v = round_over(&pm, 30000, fresh);
+	assert_int_equal(v.fresh, 0);
+	assert_int_equal(v.waiting, 1);
+	assert_true(v.wait_ms > 5000 && v.wait_ms <= 8000);
+	assert_string_equal(fresh, "up");
+	assert_int_equal(fence_decide(&v), FENCE_WAIT);
+	/* 3 s left: within the guard, the next round could come too late: fence now */
+	atomic_store(&up.a.sched_requeue_at_ms, gp_mono_ms() + 3000);
+	v = round_over(&pm, 30000, fresh);
+	assert_int_equal(v.fresh, 1);
+	assert_int_equal(v.waiting, 0);
+	assert_int_equal(fence_decide(&v), FENCE_SCHED_ALIVE);
+	atomic_store(&up.a.sched_requeue_at_ms, 0);
 	/* heard 29 s ago against our 30 s: within the margin, the scheduler went away for all */
 	atomic_store(&up.a.sched_heard_ms, gp_mono_ms() - 29000);
 	atomic_store(&src.a.sched_heard_ms, gp_mono_ms() - 31000);
