@@ -32,7 +32,9 @@ print("done", n)
 PY
 chmod 0644 "$WORK/spin.py"
 CNT=/tmp/t1200-count.$$
-job=$(submit -w h1 -t 1 --stage spin.py -- python3 spin.py "$CNT" 4)
+# 15 s of CPU: still spinning when the owner returns, after the steps below (slow in a loaded CI:
+# with 4 s the job once ended before them)
+job=$(submit -w h1 -t 2 --stage spin.py -- python3 spin.py "$CNT" 15)
 check "the CPU job runs on h1" wait_state "$job" RUNNING 30
 counter() { on_host h1 cat "$CNT" 2>/dev/null | awk '{print $1}'; }
 advancing() { local a b; a=$(counter); sleep 0.5; b=$(counter); [ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ]; }

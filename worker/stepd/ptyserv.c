@@ -51,6 +51,7 @@ struct gp_ptyserv {
 	size_t toterm_len;
 	int64_t attach_deadline, drain_deadline, exit_deadline;
 	bool exit_sent, finished;
+	bool closing; /* EXIT flushed, our side shut: waiting for the client to close */
 	size_t poll_at, poll_n;
 	enum item what[PTY_POLL_MAX];
 	int which[PTY_POLL_MAX];
@@ -321,6 +322,15 @@ static void drop_link(gp_ptyserv_t *p, const char *why)
 
 static void on_link(gp_ptyserv_t *p)
 {
+	if (p->closing) { /* what the client still sends is read and dropped until it closes */
+		struct gp_pty_frame f;
+		if (gp_ptylink_read(p->link) < 0)
+			gp_ptylink_destroy(&p->link);
+		else
+			while (gp_ptylink_next(p->link, &f) > 0)
+				;
+		return;
+	}
 	if (gp_ptylink_read(p->link) < 0) {
 		drop_link(p, errno ? strerror(errno) : "closed");
 		return;
@@ -405,7 +415,9 @@ size_t gp_ptyserv_poll(gp_ptyserv_t *p, zmq_pollitem_t *items, size_t at)
 		    (zmq_pollitem_t){.fd = gp_ptylink_fd(p->pend[i].l), .events = ZMQ_POLLIN};
 	}
 	if (p->link) {
-		short ev = p->toterm_len + GP_PTY_FRAME_MAX * 2 <= TOTERM_MAX ? ZMQ_POLLIN : 0;
+		short ev = p->closing || p->toterm_len + GP_PTY_FRAME_MAX * 2 <= TOTERM_MAX
+			       ? ZMQ_POLLIN
+			       : 0;
 		if (gp_ptylink_pending(p->link))
 			ev |= ZMQ_POLLOUT;
 		p->what[n] = IT_LINK;
@@ -415,7 +427,7 @@ size_t gp_ptyserv_poll(gp_ptyserv_t *p, zmq_pollitem_t *items, size_t at)
 	 * waits in the kernel, and a full buffer holds the task up as a slow terminal would */
 	if (p->ptm >= 0 && !p->ptm_eof) {
 		short ev = 0;
-		if (p->link && gp_ptylink_pending(p->link) < OUT_HIGH)
+		if (p->link && !p->exit_sent && gp_ptylink_pending(p->link) < OUT_HIGH)
 			ev |= ZMQ_POLLIN;
 		if (p->toterm_len)
 			ev |= ZMQ_POLLOUT;
@@ -514,6 +526,15 @@ int64_t gp_ptyserv_tick(gp_ptyserv_t *p, int64_t now)
 		gp_ptylink_flush(p->link);
 		if (gp_ptylink_pending(p->link))
 			return next < now + 50 ? next : now + 50;
+	}
+	/* closed with the client's last bytes (its EOF, a window size) unread, the connection
+	 * would be reset, and a reset can drop what the client has not read yet, EXIT included:
+	 * shut our side and wait for the client, which closes once it has EXIT */
+	if (p->link && now < p->exit_deadline) {
+		if (!p->closing)
+			shutdown(gp_ptylink_fd(p->link), SHUT_WR);
+		p->closing = true;
+		return next < p->exit_deadline ? next : p->exit_deadline;
 	}
 	gp_ptylink_destroy(&p->link);
 	hangup(p);
