@@ -405,6 +405,7 @@ void client_submit(struct req *r)
 	 * the open transaction (one commit), the spec stored once with the first */
 	uint64_t first = 0;
 	bool want_gpu = gpu != NULL;
+	int staged = 0; /* the first task's staged input kept in the replicated state: 0 */
 	errno = 0;
 	for (uint32_t i = 0; i < ntasks; i++) {
 		if (i > 0 && !(gpu = gpu_req_from_spec(sp, why, sizeof(why), &bad)) && want_gpu)
@@ -435,6 +436,18 @@ void client_submit(struct req *r)
 		if (commit_save_new(s, j, i ? NULL : buf, len, sr->token, i ? NULL : r) < 0) {
 			sched_forget(s, j);
 			goto fail;
+		}
+		/* a standby that takes over before the job starts stages it from its own copy */
+		if (staged == 0 &&
+		    (staged = files_replicate_stage(s, j, sp->stage, sp->n_stage, i > 0)) < 0) {
+			gp_err("job %llu: cannot keep its staged input in the replicated state: %s",
+			       (unsigned long long)j->id, strerror(errno));
+			free(buf);
+			free(arr);
+			/* the reply is queued: the failed transaction refuses it and forgets every
+			 * task made so far */
+			store_fail_txn(s->store);
+			return;
 		}
 		if (i == 0)
 			first = j->id;

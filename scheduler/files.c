@@ -377,12 +377,15 @@ static bool seen_hash(const struct store_chunk *c, size_t n, const uint8_t *h)
 	return false;
 }
 
-/* With the state replicated: the set and its chunks' bytes into jobs.db, in the open
- * transaction (store_files.h), so that the put is acknowledged only once a majority holds what
- * a new leader needs to serve it. A set over REPL_SET_MAX is left out (the rows of its name
- * forgotten: a new leader has no older one either). 0 / -1 with errno set. */
-static int replicate_set(struct gsched *s, const struct job *j, const Gpool__FileSetPut *q,
-			 const uint8_t *set, size_t len)
+/* With the state replicated: a set (or a submission's staged input) and its chunks' bytes into
+ * jobs.db, in the open transaction (store_files.h), so that the put is acknowledged only once
+ * a majority holds what a new leader needs to serve it. refs_only: the bytes are held by a row
+ * of the same transaction already (an array's later tasks). A set over REPL_SET_MAX is left
+ * out (the rows of its name forgotten: a new leader has no older one either): 1. 0 / 1 / -1
+ * with errno set. */
+static int replicate_entries(struct gsched *s, uint64_t job, uid_t uid, const char *kind,
+			     const char *name, const uint8_t *set, size_t len,
+			     Gpool__StageEntry *const *e, size_t ne, bool refs_only)
 {
 	if (!store_replicated(s->store))
 		return 0;
@@ -391,10 +394,10 @@ static int replicate_set(struct gsched *s, const struct job *j, const Gpool__Fil
 	size_t total = 0, n = 0, cap = 0;
 	struct store_chunk *c = NULL;
 	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < q->n_entries; i++)
-		for (size_t k = 0; rc == 0 && k < q->entries[i]->n_chunks; k++) {
-			const uint8_t *h = q->entries[i]->chunks[k].data;
-			if (seen_hash(c, n, h))
+	for (size_t i = 0; rc == 0 && i < ne; i++)
+		for (size_t k = 0; rc == 0 && k < e[i]->n_chunks; k++) {
+			const uint8_t *h = e[i]->chunks[k].data;
+			if (e[i]->chunks[k].len != GP_HASH_LEN || seen_hash(c, n, h))
 				continue;
 			if (n == cap) {
 				size_t nc = cap ? 2 * cap : 16;
@@ -406,9 +409,9 @@ static int replicate_set(struct gsched *s, const struct job *j, const Gpool__Fil
 				c = t;
 				cap = nc;
 			}
-			uint8_t *d;
-			size_t dl;
-			if (gp_chunk_read_unchecked(dir, h, &d, &dl) < 0) {
+			uint8_t *d = NULL;
+			size_t dl = 0;
+			if (!refs_only && gp_chunk_read_unchecked(dir, h, &d, &dl) < 0) {
 				rc = -1;
 				break;
 			}
@@ -418,25 +421,46 @@ static int replicate_set(struct gsched *s, const struct job *j, const Gpool__Fil
 				rc = 1;
 		}
 	if (rc == 1) {
-		gp_warn("job %llu: file set %s/%s holds more than %u MiB: not replicated (a new "
-			"leader will not have it)",
-			(unsigned long long)j->id, q->kind, q->name, REPL_SET_MAX >> 20);
+		gp_warn("job %llu: %s %s holds more than %u MiB: not replicated (a new leader will "
+			"not have it)",
+			(unsigned long long)job,
+			!strcmp(kind, "stage") ? "staged input" : "file set", name,
+			REPL_SET_MAX >> 20);
 		set = NULL;
 	}
-	int e = 0;
-	if (rc >= 0 && (rc = store_files_put(s->store, j->id, q->kind, q->name, (uint32_t)j->uid,
-					     set, len, c, n)) < 0)
-		e = errno;
+	int e_no = 0, put = 0;
+	if (rc >= 0 &&
+	    (put = store_files_put(s->store, job, kind, name, (uint32_t)uid, set, len, c, n)) < 0)
+		e_no = errno;
 	else if (rc < 0)
-		e = errno;
+		e_no = errno;
 	for (size_t i = 0; i < n; i++)
 		free((void *)c[i].data);
 	free(c);
-	if (rc < 0)
-		return errno = e ? e : EIO, -1;
+	if (rc < 0 || put < 0)
+		return errno = e_no ? e_no : EIO, -1;
 	if (!s->txn_first_ms)
 		s->txn_first_ms = gp_mono_ms();
-	return 0;
+	return rc;
+}
+
+static int replicate_set(struct gsched *s, const struct job *j, const Gpool__FileSetPut *q,
+			 const uint8_t *set, size_t len)
+{
+	return replicate_entries(s, j->id, j->uid, q->kind, q->name, set, len, q->entries,
+				 q->n_entries, false) < 0
+		   ? -1
+		   : 0;
+}
+
+int files_replicate_stage(struct gsched *s, const struct job *j, Gpool__StageEntry *const *e,
+			  size_t n, bool refs_only)
+{
+	static const uint8_t none[1];
+	if (!n)
+		return 0;
+	/* the entries travel in the job's spec: only the chunks' bytes are kept here */
+	return replicate_entries(s, j->id, j->uid, "stage", "input", none, 0, e, n, refs_only);
 }
 
 void files_set_put(struct req *r)

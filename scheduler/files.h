@@ -19,6 +19,13 @@ int files_check_spec(struct gsched *s, const Gpool__JobSpec *sp, char *why, size
  * agents' account may use any. Whether the store holds them is not looked at (see
  * files_check_spec), so the answer is the same for a chunk the store lacks. 0 / -1 with why
  * filled and errno EACCES (or E2BIG: more than a file set's entries). */
+/* With the state replicated: the bytes of the chunks a submission staged (its spec's stage
+ * entries) into jobs.db with job j, in the open transaction (store_files.h), so that a job
+ * still waiting when the leader is lost stages from the new one. refs_only: an earlier task of
+ * the same array in this transaction holds them. 0, 1 when they were over the limit and are
+ * not kept (said), -1 with errno set. */
+int files_replicate_stage(struct gsched *s, const struct job *j, Gpool__StageEntry *const *e,
+			  size_t n, bool refs_only);
 int files_check_use(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_t n, char *why,
 		    size_t len);
 

@@ -18,7 +18,8 @@ int store_files_init(struct sqlite3 *db)
 			    " fileset BLOB NOT NULL, PRIMARY KEY(job, kind, name));"
 			    "CREATE TABLE IF NOT EXISTS repl_chunks(job INTEGER NOT NULL,"
 			    " kind TEXT NOT NULL, name TEXT NOT NULL, hash BLOB NOT NULL,"
-			    " data BLOB NOT NULL, PRIMARY KEY(job, kind, name, hash));",
+			    " data BLOB NOT NULL, PRIMARY KEY(job, kind, name, hash));"
+			    "CREATE INDEX IF NOT EXISTS repl_chunks_hash ON repl_chunks(hash);",
 			    NULL, NULL, NULL) == SQLITE_OK
 		   ? 0
 		   : -1;
@@ -45,14 +46,36 @@ static int exec_bound(struct store *st, const char *sql, uint64_t job, const cha
 	return 0;
 }
 
+/* The rows of job (and of kind/name when given: ?2, ?3 are NULL otherwise) in table t. */
+#define ROWS_OF(t) t ".job=?1 AND (?2 IS NULL OR (" t ".kind=?2 AND " t ".name=?3))"
+
+/* Delete job's chunk rows (of kind/name when given). A chunk's bytes are kept once: in the
+ * first row of its hash, the others empty (references). Bytes about to go move first to one
+ * row that refers to them, so the set or job that still needs them keeps them. */
+static int release_chunks(struct store *st, uint64_t job, const char *kind, const char *name)
+{
+	if (exec_bound(st,
+		       "UPDATE repl_chunks SET data=(SELECT d.data FROM repl_chunks d"
+		       " WHERE d.hash=repl_chunks.hash AND length(d.data)>0 AND " ROWS_OF(
+			   "d") ")"
+				" WHERE rowid IN (SELECT min(o.rowid) FROM repl_chunks o"
+				" WHERE length(o.data)=0 AND NOT (" ROWS_OF(
+				    "o") ") AND o.hash IN"
+					 " (SELECT x.hash FROM repl_chunks x WHERE "
+					 "length(x.data)>0 AND " ROWS_OF("x") ") GROUP BY o.hash)",
+		       job, kind, name) < 0)
+		return -1;
+	return exec_bound(st, "DELETE FROM repl_chunks WHERE " ROWS_OF("repl_chunks"), job, kind,
+			  name);
+}
+
 int store_files_put(struct store *st, uint64_t job, const char *kind, const char *name,
 		    uint32_t uid, const void *set, size_t len, const struct store_chunk *c,
 		    size_t n)
 {
 	if (store_txn_begin(st) < 0)
 		return errno = EIO, -1;
-	if (exec_bound(st, "DELETE FROM repl_chunks WHERE job=?1 AND kind=?2 AND name=?3", job,
-		       kind, name) < 0)
+	if (release_chunks(st, job, kind, name) < 0)
 		return -1;
 	if (!set)
 		return exec_bound(st, "DELETE FROM repl_sets WHERE job=?1 AND kind=?2 AND name=?3",
@@ -72,9 +95,11 @@ int store_files_put(struct store *st, uint64_t job, const char *kind, const char
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		goto fail;
+	/* the bytes only when no row holds them yet (a chunk given without bytes must be held) */
 	if (sqlite3_prepare_v2(store_db(st),
 			       "INSERT OR REPLACE INTO repl_chunks(job,kind,name,hash,data)"
-			       " VALUES(?,?,?,?,?)",
+			       " VALUES(?1,?2,?3,?4,CASE WHEN EXISTS(SELECT 1 FROM repl_chunks"
+			       " WHERE hash=?4 AND length(data)>0) THEN zeroblob(0) ELSE ?5 END)",
 			       -1, &s, NULL) != SQLITE_OK)
 		return errno = EIO, -1;
 	for (size_t i = 0; i < n && rc == SQLITE_DONE; i++) {
@@ -83,7 +108,11 @@ int store_files_put(struct store *st, uint64_t job, const char *kind, const char
 		sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 3, name, -1, SQLITE_STATIC);
 		sqlite3_bind_blob(s, 4, c[i].hash, GP_HASH_LEN, SQLITE_STATIC);
-		sqlite3_bind_blob64(s, 5, c[i].len ? c[i].data : "", c[i].len, SQLITE_STATIC);
+		if (c[i].data)
+			sqlite3_bind_blob64(s, 5, c[i].len ? c[i].data : "", c[i].len,
+					    SQLITE_STATIC);
+		else /* a reference: NOT NULL refuses it unless a row holds the bytes */
+			sqlite3_bind_null(s, 5);
 		rc = sqlite3_step(s);
 	}
 	sqlite3_finalize(s);
@@ -98,7 +127,7 @@ int store_files_forget(struct store *st, uint64_t job)
 {
 	if (store_txn_begin(st) < 0)
 		return errno = EIO, -1;
-	if (exec_bound(st, "DELETE FROM repl_chunks WHERE job=?1", job, NULL, NULL) < 0 ||
+	if (release_chunks(st, job, NULL, NULL) < 0 ||
 	    exec_bound(st, "DELETE FROM repl_sets WHERE job=?1", job, NULL, NULL) < 0)
 		return -1;
 	return 0;
@@ -120,8 +149,9 @@ int store_files_each(struct store *st, store_files_f fn, void *arg)
 	sqlite3_finalize(s);
 	if (ret)
 		return ret;
-	if (sqlite3_prepare_v2(store_db(st), "SELECT hash, data FROM repl_chunks", -1, &s, NULL) !=
-	    SQLITE_OK)
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT hash, data FROM repl_chunks WHERE length(data)>0", -1, &s,
+			       NULL) != SQLITE_OK)
 		return errno = EIO, -1;
 	while (!ret && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (sqlite3_column_bytes(s, 0) != GP_HASH_LEN)

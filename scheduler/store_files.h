@@ -4,7 +4,11 @@
  * takes over has neither. Written in the open transaction, these rows travel in the commit's
  * Raft entry, so a checkpoint put is acknowledged only once a majority holds its bytes; a new
  * leader writes them back into its chunk store and STATE_DIR/files (files_restore) before it
- * serves. One row per set, one per distinct chunk of it; a put replaces the set's rows. */
+ * serves. One row per set, one per distinct chunk of it; a put replaces the set's rows.
+ * A chunk's bytes are kept once, in the first row of its hash: the others are references
+ * (empty), and bytes whose row goes move to a row that still refers to them. A submission's
+ * staged input is kept the same way (kind "stage"), so that a job still waiting when the
+ * leader is lost stages from the new one. */
 #ifndef GPOOL_SCHED_STORE_FILES_H
 #define GPOOL_SCHED_STORE_FILES_H
 
@@ -26,7 +30,8 @@ struct store_chunk {
 
 /* Keep set (packed Gpool__FileSet, len bytes) of job's kind/name, owned by uid, with the bytes
  * of its n distinct chunks, replacing what was kept under that name, in the open transaction;
- * set NULL: forget what was kept under that name. 0 / -1 with errno set. */
+ * set NULL: forget what was kept under that name. A chunk whose data is NULL must be held by
+ * another row already (a reference). 0 / -1 with errno set. */
 int store_files_put(struct store *st, uint64_t job, const char *kind, const char *name,
 		    uint32_t uid, const void *set, size_t len, const struct store_chunk *c,
 		    size_t n);

@@ -456,6 +456,57 @@ static void a_replicated_set_comes_back_elsewhere(void **state)
 	cs_kept = NULL;
 }
 
+static int sum_chunk_bytes(void *arg, uint64_t job, const char *kind, const char *name,
+			   uint32_t uid, const void *set, size_t len, const struct store_chunk *c)
+{
+	if (c)
+		*(size_t *)arg += c->len;
+	return 0;
+}
+
+/* A chunk's bytes are kept once however many sets and submissions hold it: the first row has
+ * them, the others refer to it; when the holder goes (a set replaced, a job purged) the bytes
+ * move to a row that still needs them, and go with the last. */
+static void chunk_bytes_are_kept_once(void **state)
+{
+	gp_error_t err;
+	static const uint8_t set[] = {1};
+	uint8_t h[GP_HASH_LEN];
+	memset(h, 7, sizeof(h));
+	struct store_chunk c = {h, SECRET, strlen(SECRET)};
+	struct store_chunk ref = {h, NULL, 0};
+	size_t bytes = 0;
+	assert_int_equal(store_files_put(S.store, 1, "ckpt", "a", OWNER, set, 1, &c, 1), 0);
+	assert_int_equal(store_files_put(S.store, 2, "stage", "input", OWNER, set, 0, &c, 1), 0);
+	assert_int_equal(store_files_put(S.store, 3, "stage", "input", OWNER, set, 0, &ref, 1), 0);
+	assert_int_equal(store_commit(S.store, &err), 0);
+	assert_int_equal(store_files_each(S.store, sum_chunk_bytes, &bytes), 0);
+	assert_int_equal(bytes, strlen(SECRET)); /* once, not three times */
+	/* job 1 (the holder) purged: jobs 2 and 3 still have the bytes */
+	assert_int_equal(store_files_forget(S.store, 1), 0);
+	assert_int_equal(store_commit(S.store, &err), 0);
+	bytes = 0;
+	assert_int_equal(store_files_each(S.store, sum_chunk_bytes, &bytes), 0);
+	assert_int_equal(bytes, strlen(SECRET));
+	/* replacing job 2's set by one without the chunk keeps them for job 3 */
+	assert_int_equal(store_files_put(S.store, 2, "stage", "input", OWNER, set, 0, NULL, 0), 0);
+	assert_int_equal(store_commit(S.store, &err), 0);
+	bytes = 0;
+	assert_int_equal(store_files_each(S.store, sum_chunk_bytes, &bytes), 0);
+	assert_int_equal(bytes, strlen(SECRET));
+	assert_int_equal(store_files_forget(S.store, 3), 0);
+	assert_int_equal(store_files_forget(S.store, 2), 0);
+	assert_int_equal(store_commit(S.store, &err), 0);
+	bytes = 0;
+	int rows = 0;
+	assert_int_equal(store_files_each(S.store, sum_chunk_bytes, &bytes), 0);
+	assert_int_equal(store_files_each(S.store, count_rows, &rows), 0);
+	assert_int_equal(bytes, 0);
+	assert_int_equal(rows, 0);
+	/* a reference with nothing to refer to is refused */
+	assert_int_equal(store_files_put(S.store, 4, "stage", "input", OWNER, set, 0, &ref, 1), -1);
+}
+
 /* One scheduler (no replication) keeps no copy of its file sets in jobs.db. */
 static void one_scheduler_keeps_no_copy(void **state)
 {
@@ -480,6 +531,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(grants_are_durable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_replicated_set_comes_back_elsewhere, setup, teardown),
 	    cmocka_unit_test_setup_teardown(one_scheduler_keeps_no_copy, setup, teardown),
+	    cmocka_unit_test_setup_teardown(chunk_bytes_are_kept_once, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
