@@ -304,11 +304,41 @@ static int status_code(int st)
 	return 1;
 }
 
+/* The frames the link holds: output to stdout; 1 with the exit status in *code at EXIT, 0
+ * when none is left, -1 on a garbled stream or a failed write (said). */
+static int take_frames(gp_ptylink_t *l, uint64_t id, bool tty, int *code)
+{
+	struct gp_pty_frame f;
+	int r;
+	while ((r = gp_ptylink_next(l, &f)) > 0) {
+		if (f.type == GP_PTY_DATA) {
+			if (gp_write_all(STDOUT_FILENO, f.data, f.len) < 0)
+				return -1;
+		} else if (f.type == GP_PTY_EXIT) {
+			uint32_t st = (uint32_t)f.data[0] << 24 | (uint32_t)f.data[1] << 16 |
+				      (uint32_t)f.data[2] << 8 | f.data[3];
+			*code = status_code((int)st);
+			return 1;
+		} else {
+			r = -1;
+			break;
+		}
+	}
+	if (r < 0)
+		fprintf(stderr, "%sgsub: job %" PRIu64 ": garbled terminal stream\n",
+			tty ? "\r\n" : "", id);
+	return r;
+}
+
 /* Carry bytes until EXIT: the exit status, or -1 when the link broke (said). */
 static int relay(gp_ptylink_t *l, uint64_t id, bool tty)
 {
 	bool in_open = true;
 	uint8_t buf[GP_PTY_DATA_MAX];
+	int code, r;
+	/* what came with ACCEPT (a short task's output and EXIT, the link closed behind them) */
+	if ((r = take_frames(l, id, tty, &code)) != 0)
+		return r > 0 ? code : -1;
 	while (1) {
 		struct pollfd p[3] = {
 		    {.fd = gp_ptylink_fd(l),
@@ -343,32 +373,15 @@ static int relay(gp_ptylink_t *l, uint64_t id, bool tty)
 			}
 		}
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (gp_ptylink_read(l) < 0) {
+			/* the frames read before an end or error are taken first: EXIT may be there
+			 */
+			bool broke = gp_ptylink_read(l) < 0;
+			if ((r = take_frames(l, id, tty, &code)) != 0)
+				return r > 0 ? code : -1;
+			if (broke) {
 				fprintf(stderr,
 					"%sgsub: job %" PRIu64
 					": connection to its terminal lost\n",
-					tty ? "\r\n" : "", id);
-				return -1;
-			}
-			struct gp_pty_frame f;
-			int r;
-			while ((r = gp_ptylink_next(l, &f)) > 0) {
-				if (f.type == GP_PTY_DATA) {
-					if (gp_write_all(STDOUT_FILENO, f.data, f.len) < 0)
-						return -1;
-				} else if (f.type == GP_PTY_EXIT) {
-					uint32_t st = (uint32_t)f.data[0] << 24 |
-						      (uint32_t)f.data[1] << 16 |
-						      (uint32_t)f.data[2] << 8 | f.data[3];
-					return status_code((int)st);
-				} else {
-					r = -1;
-					break;
-				}
-			}
-			if (r < 0) {
-				fprintf(stderr,
-					"%sgsub: job %" PRIu64 ": garbled terminal stream\n",
 					tty ? "\r\n" : "", id);
 				return -1;
 			}
