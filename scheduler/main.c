@@ -275,6 +275,10 @@ int main(int argc, char **argv)
 		gp_err("cannot restore the replicated file sets into '%s'", s.state_dir);
 		return 1;
 	}
+	if (s.repl && rdv_restore(&s) < 0) {
+		gp_err("cannot restore the replicated rendezvous: %s", strerror(errno));
+		return 1;
+	}
 	if (!s.net && !(s.net = net_create(gp_config_str(s.cfg, "listen"), s.auth,
 					   (size_t)gp_config_int(s.cfg, "max_request"),
 					   (int)gp_config_int(s.cfg, "rate_per_addr"), &err))) {

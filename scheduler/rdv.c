@@ -1,13 +1,17 @@
 #include "scheduler/rdv.h"
 #include "scheduler/events.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/names.h"
 #include "common/u64map.h"
 #include "common/util.h"
+#include "scheduler/store.h"
+#include "scheduler/store_rdv.h"
 
 #define KEYS_PER_RANK	   4
 #define KEYS_EXTRA	   16
@@ -120,10 +124,29 @@ static size_t job_bytes_max(uint32_t size)
 
 /* ---- replies ------------------------------------------------------------------------------ */
 
+/* With the state replicated every put and fence entry is a row of the open transaction
+ * (store_rdv.h): what was told from it waits for its commit, so that a new leader holds all that
+ * any rank was told. */
+static bool replicated(const struct gsched *s)
+{
+	return s->store && store_replicated(s->store);
+}
+
+static bool held_for_commit(const struct gsched *s)
+{
+	return replicated(s) && s->txn_first_ms;
+}
+
+static void in_txn(struct gsched *s)
+{
+	if (!s->txn_first_ms)
+		s->txn_first_ms = gp_mono_ms();
+}
+
 static void send_to(struct gsched *s, const uint8_t *rid, size_t rid_len, Gpool__Msg *m)
 {
 	struct req r = {.s = s, .rid = rid, .rid_len = rid_len};
-	req_reply(&r, m, false);
+	req_reply(&r, m, m->m_case == GPOOL__MSG__M_RDV_FENCE_REPLY && held_for_commit(s));
 }
 
 static void send_get(struct gsched *s, const uint8_t *rid, size_t rid_len, uint64_t id,
@@ -260,6 +283,32 @@ void rdv_job_stopped(struct gsched *s, const struct job *j)
 	snprintf(why, sizeof(why), "job %llu attempt %u is no longer running",
 		 (unsigned long long)st->job_id, st->attempt);
 	drop(s, st, why);
+	if (replicated(s)) {
+		if (store_rdv_forget(s->store, j->id) < 0)
+			gp_warn("job %llu: cannot forget its replicated rendezvous: %s",
+				(unsigned long long)j->id, strerror(errno));
+		in_txn(s);
+	}
+}
+
+/* The store of j's running attempt, made when missing. NULL: out of memory. */
+static struct store *store_of(struct gsched *s, const struct job *j)
+{
+	struct rdv *rv = s->rdv;
+	struct store *st = gp_u64map_get(rv->stores, j->id);
+	if (st && st->attempt != j->attempt) /* a store the stop hook missed: never serve it */
+		drop(s, st, "an earlier attempt's rendezvous");
+	else if (st)
+		return st;
+	st = calloc(1, sizeof(*st));
+	if (!st || gp_u64map_put(rv->stores, j->id, st) < 0) {
+		free(st);
+		return NULL;
+	}
+	st->job_id = j->id;
+	st->attempt = j->attempt;
+	st->size = j->ntasks;
+	return st;
 }
 
 /* The checks every request passes: the job exists, the sender owns it, it runs this attempt,
@@ -297,21 +346,9 @@ static struct store *admit(struct req *r, uint64_t job_id, uint32_t attempt, con
 				(unsigned long long)j->id, j->ntasks);
 		return NULL;
 	}
-	struct rdv *rv = s->rdv;
-	struct store *st = gp_u64map_get(rv->stores, j->id);
-	if (st && st->attempt != attempt) /* a store the stop hook missed: never serve it */
-		drop(s, st, "an earlier attempt's rendezvous");
-	else if (st)
-		return st;
-	st = calloc(1, sizeof(*st));
-	if (!st || gp_u64map_put(rv->stores, j->id, st) < 0) {
-		free(st);
+	struct store *st = store_of(s, j);
+	if (!st)
 		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
-		return NULL;
-	}
-	st->job_id = j->id;
-	st->attempt = attempt;
-	st->size = j->ntasks;
 	return st;
 }
 
@@ -435,12 +472,21 @@ void rdv_put(struct req *r)
 		st->ne++;
 		account(rv, st, cost, 0);
 	}
+	bool repl = replicated(r->s);
+	if (repl && store_rdv_put(r->s->store, st->job_id, st->attempt, q->key, q->rank,
+				  q->value.data, q->value.len) < 0) {
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				"cannot save the rendezvous: %s", strerror(errno));
+		return;
+	}
+	if (repl)
+		in_txn(r->s);
 	Gpool__RdvPutReply rep = GPOOL__RDV_PUT_REPLY__INIT;
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.id = r->msg->id;
 	m.m_case = GPOOL__MSG__M_RDV_PUT_REPLY;
 	m.rdv_put_reply = &rep;
-	req_reply(r, &m, false);
+	req_reply(r, &m, repl); /* replicated: once a majority holds it */
 	if (st->nw)
 		wake(r->s, st, false, q->key);
 }
@@ -502,6 +548,15 @@ void rdv_fence(struct req *r)
 		return;
 	}
 	if (!f->done && !(f->seen[q->rank / 8] & (1u << (q->rank % 8)))) {
+		if (replicated(r->s)) {
+			if (store_rdv_fence(r->s->store, st->job_id, st->attempt, f->name, q->rank,
+					    f->size) < 0) {
+				req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+						"cannot save the rendezvous: %s", strerror(errno));
+				return;
+			}
+			in_txn(r->s);
+		}
 		f->seen[q->rank / 8] |= (uint8_t)(1u << (q->rank % 8));
 		f->entered++;
 		if (f->entered == f->size) {
@@ -559,4 +614,114 @@ static int rdv_on_job(struct gsched *s, const struct sched_event *ev, void *arg)
 int rdv_subscribe(struct gsched *s)
 {
 	return sched_events_subscribe(s->events, 1u << SEV_JOB_STOPPING, rdv_on_job, NULL);
+}
+
+/* ---- a new leader's rendezvous, from the replicated rows ----------------------------------- */
+
+struct restore {
+	struct gsched *s;
+	size_t keys, entries, bad;
+	uint64_t *gone; /* jobs whose rows are of no running attempt: forgotten after the walk */
+	size_t ngone, capgone;
+};
+
+static int restore_key(struct restore *rs, struct store *st, const struct store_rdv_row *row)
+{
+	bool found;
+	size_t i = find(st->e, st->ne, sizeof(*st->e), row->name, &found);
+	if (found || row->len > RDV_VAL_MAX)
+		return 0; /* one row per key (its primary key); never more than a put takes */
+	char *key = strdup(row->name);
+	uint8_t *val = malloc(row->len ? row->len : 1);
+	if (!key || !val || grow((void **)&st->e, st->ne, &st->cape, sizeof(*st->e)) < 0) {
+		free(key);
+		free(val);
+		return -1;
+	}
+	if (row->len)
+		memcpy(val, row->value, row->len);
+	memmove(&st->e[i + 1], &st->e[i], (st->ne - i) * sizeof(*st->e));
+	st->e[i] = (struct entry){.key = key, .val = val, .len = row->len, .rank = row->rank};
+	st->ne++;
+	account(rs->s->rdv, st, strlen(key) + row->len + ENTRY_OVERHEAD, 0);
+	rs->keys++;
+	return 0;
+}
+
+static int restore_entry(struct restore *rs, struct store *st, const struct store_rdv_row *row)
+{
+	bool found;
+	size_t i = find(st->f, st->nf, sizeof(*st->f), row->name, &found);
+	if (!found) {
+		size_t bits = ((size_t)st->size + 7) / 8;
+		char *name = strdup(row->name);
+		uint8_t *seen = calloc(bits, 1);
+		if (!name || !seen ||
+		    grow((void **)&st->f, st->nf, &st->capf, sizeof(*st->f)) < 0) {
+			free(name);
+			free(seen);
+			return -1;
+		}
+		memmove(&st->f[i + 1], &st->f[i], (st->nf - i) * sizeof(*st->f));
+		st->f[i] = (struct fence){.name = name, .size = row->size, .seen = seen};
+		st->nf++;
+		account(rs->s->rdv, st, strlen(name) + bits + ENTRY_OVERHEAD, 0);
+	}
+	struct fence *f = &st->f[i];
+	if (f->done || f->size != row->size || (f->seen[row->rank / 8] & (1u << (row->rank % 8))))
+		return 0;
+	f->seen[row->rank / 8] |= (uint8_t)(1u << (row->rank % 8));
+	if (++f->entered == f->size) {
+		f->done = true;
+		free(f->seen);
+		f->seen = NULL;
+	}
+	rs->entries++;
+	return 0;
+}
+
+static int restore_row(void *arg, const struct store_rdv_row *row)
+{
+	struct restore *rs = arg;
+	struct job *j = jobs_get(rs->s->jobs, row->job);
+	if (!j || j->state != GPOOL__JOB_STATE__RUNNING || j->attempt != row->attempt) {
+		if (!rs->ngone || rs->gone[rs->ngone - 1] != row->job) { /* rows come by job */
+			if (grow((void **)&rs->gone, rs->ngone, &rs->capgone, sizeof(*rs->gone)) <
+			    0)
+				return -1;
+			rs->gone[rs->ngone++] = row->job;
+		}
+		return 0;
+	}
+	size_t nlen = strlen(row->name);
+	if (!nlen || nlen > RDV_KEY_MAX || row->rank >= j->ntasks ||
+	    (row->fence && (!row->size || row->size > j->ntasks))) {
+		rs->bad++;
+		return 0;
+	}
+	struct store *st = store_of(rs->s, j);
+	if (!st)
+		return -1;
+	return row->fence ? restore_entry(rs, st, row) : restore_key(rs, st, row);
+}
+
+int rdv_restore(struct gsched *s)
+{
+	struct restore rs = {.s = s};
+	if (!s->rdv || !s->store)
+		return 0;
+	int rc = store_rdv_each(s->store, restore_row, &rs);
+	for (size_t i = 0; rc == 0 && i < rs.ngone; i++) {
+		if (store_rdv_forget(s->store, rs.gone[i]) < 0)
+			rc = -1;
+		else
+			in_txn(s);
+	}
+	if (rc == 0 && (rs.keys || rs.entries || rs.ngone || rs.bad))
+		gp_info("replicated rendezvous restored: %zu keys and %zu fence entries of %zu "
+			"jobs; %zu jobs' rows of an ended attempt forgotten%s",
+			rs.keys, rs.entries, rdv_nstores(s->rdv), rs.ngone,
+			rs.bad ? " (rows out of range skipped)" : "");
+	free(rs.gone);
+	return rc ? -1 : 0;
 }

@@ -3,8 +3,10 @@
  *
  * One in-memory store per (job, attempt), made by the first request and dropped when the
  * attempt stops (the job is being killed, ends, or is requeued); waiting requests then get
- * ERROR_STATE. Not durable: after a gschedd restart the store is empty and the ranks fail or
- * retry (docs/reliability.md).
+ * ERROR_STATE. With one scheduler not durable: after a gschedd restart the store is empty and
+ * the ranks fail or retry (docs/reliability.md). With the state replicated every put and fence
+ * entry is also a row of jobs.db, replied to once committed, and a new leader starts with the
+ * rendezvous of the jobs still running (store_rdv.h, rdv_restore).
  *
  * Who may use it: the job's owner (the credential's uid) or root, while the job is RUNNING
  * with the attempt named. The ranks of one job trust each other: a request's rank is checked
@@ -38,6 +40,9 @@ void rdv_fence(struct req *r);
 /* Watch the core's job events (events.h): a stopping attempt's rendezvous ends. 0 / -1. */
 int rdv_subscribe(struct gsched *s);
 void rdv_job_stopped(struct gsched *s, const struct job *j);
+/* A scheduler that takes the lead: the rendezvous of the jobs still running, from the
+ * replicated rows (store_rdv.h); rows of attempts that ended are forgotten. 0 / -1. */
+int rdv_restore(struct gsched *s);
 /* Answer waiting requests whose time is up. */
 void rdv_tick(struct gsched *s);
 

@@ -4,6 +4,7 @@
 #include "scheduler/store.h"
 #include "scheduler/store_owner.h"
 #include "scheduler/store_files.h"
+#include "scheduler/store_rdv.h"
 #include "scheduler/store_reqid.h"
 
 #include <errno.h>
@@ -198,6 +199,11 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 	}
 	if (store_files_init(st->db) < 0) {
 		gp_errprintf(err, "cannot make the replicated file sets' tables: %s",
+			     sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	if (store_rdv_init(st->db) < 0) {
+		gp_errprintf(err, "cannot make the replicated rendezvous table: %s",
 			     sqlite3_errmsg(st->db));
 		goto fail;
 	}

@@ -20,6 +20,8 @@
 #include "scheduler/net.h"
 #include "scheduler/nodes.h"
 #include "scheduler/rdv.h"
+#include "scheduler/store.h"
+#include "scheduler/store_rdv.h"
 #include "common/rdv_msg.h"
 #include "common/u64map.h"
 #include "common/util.h"
@@ -152,15 +154,15 @@ static uint64_t fence_as(uint32_t uid, uint64_t job, uint32_t rank, const char *
 	return send_as(uid, &m);
 }
 
-/* Flush the scheduler's outboxes and read what reaches the DEALER within timeout_ms: the
- * number of messages (in `got`). */
-static size_t replies(int timeout_ms)
+/* Flush the scheduler's outboxes (with_durable: as after a commit, the replies held for it as
+ * well) and read what reaches the DEALER within timeout_ms: the number of messages (in `got`). */
+static size_t replies_flushed(int timeout_ms, bool with_durable)
 {
 	if (got)
 		gpool__batch__free_unpacked(got, NULL);
 	got = NULL;
 	effects_carry_out(&S);
-	net_flush(S.net, true);
+	net_flush(S.net, with_durable);
 	zmq_pollitem_t pi = {dealer, 0, ZMQ_POLLIN, 0};
 	if (zmq_poll(&pi, 1, timeout_ms) <= 0)
 		return 0;
@@ -174,6 +176,11 @@ static size_t replies(int timeout_ms)
 	zmq_msg_close(&zm);
 	assert_non_null(got);
 	return got->n_msgs;
+}
+
+static size_t replies(int timeout_ms)
+{
+	return replies_flushed(timeout_ms, true);
 }
 
 /* The reply to request id among `got`. */
@@ -353,6 +360,84 @@ static void fence_counts_distinct_ranks(void **state)
 	assert_true(m->rdv_fence_reply->done);
 }
 
+static int keep_nothing(void *arg, const void *cs, size_t len, gp_error_t *err)
+{
+	return 0;
+}
+static void committed(void *arg)
+{
+}
+static int count_row(void *arg, const struct store_rdv_row *row)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+static int rdv_rows(void)
+{
+	int n = 0;
+	assert_int_equal(store_rdv_each(S.store, count_row, &n), 0);
+	return n;
+}
+static void commit(void)
+{
+	gp_error_t err;
+	assert_int_equal(store_commit(S.store, &err), 0);
+	S.txn_first_ms = 0;
+}
+
+/* With the state replicated (standby schedulers) a put and a fence entry are rows of jobs.db,
+ * replied to once committed; a scheduler that takes the lead starts from the rows with the
+ * rendezvous of the jobs still running: the key is there, the fence counts the rank that
+ * entered it before, and the rows of an attempt that ended are forgotten. */
+static void replicated_rendezvous_comes_back(void **state)
+{
+	gp_error_t err;
+	assert_non_null(S.store = store_create(dir, "off", 0, &err));
+	assert_int_equal(store_set_replication(S.store, keep_nothing, committed, NULL), 0);
+	add_job(21, 2, GPOOL__JOB_STATE__RUNNING);
+	struct job *ended = add_job(22, 2, GPOOL__JOB_STATE__RUNNING);
+	uint64_t p = put_as(OWNER, 21, 1, 0, "addr.0", "abc", 3);
+	uint64_t f = fence_as(OWNER, 21, 0, "f1", 2, 0);
+	uint64_t p2 = put_as(OWNER, 22, 1, 1, "k", "v", 1);
+	assert_int_equal(replies_flushed(100, false), 0); /* held for the commit */
+	assert_int_equal(rdv_rows(), 3);
+	commit();
+	assert_int_equal(replies(1000), 3);
+	assert_int_equal(reply_to(p)->m_case, GPOOL__MSG__M_RDV_PUT_REPLY);
+	assert_int_equal(reply_to(p2)->m_case, GPOOL__MSG__M_RDV_PUT_REPLY);
+	assert_int_equal(reply_to(f)->rdv_fence_reply->entered, 1);
+
+	/* the new leader: an empty rendezvous, and job 22's attempt has ended meanwhile */
+	ended->state = GPOOL__JOB_STATE__COMPLETED;
+	rdv_destroy(&S.rdv);
+	assert_non_null(S.rdv = rdv_create());
+	assert_int_equal(rdv_restore(&S), 0);
+	assert_int_equal(rdv_nstores(S.rdv), 1);
+	commit();
+	assert_int_equal(rdv_rows(), 2);
+	Gpool__Msg *m = one_reply(get_as(OWNER, 21, 1, "addr.0", 0));
+	assert_true(m->rdv_get_reply->found);
+	assert_int_equal(m->rdv_get_reply->rank, 0);
+	assert_int_equal(m->rdv_get_reply->value.len, 3);
+	assert_memory_equal(m->rdv_get_reply->value.data, "abc", 3);
+	/* rank 0 asks again (its reply was lost with the old leader): still one rank in */
+	m = one_reply(fence_as(OWNER, 21, 0, "f1", 2, 0));
+	assert_int_equal(m->rdv_fence_reply->entered, 1);
+	assert_false(m->rdv_fence_reply->done);
+	/* rank 1 completes it: told once committed */
+	uint64_t f1 = fence_as(OWNER, 21, 1, "f1", 2, 0);
+	assert_int_equal(replies_flushed(100, false), 0);
+	commit();
+	m = one_reply(f1);
+	assert_true(m->rdv_fence_reply->done);
+	assert_int_equal(m->rdv_fence_reply->entered, 2);
+	/* the attempt stops: its rows go */
+	rdv_job_stopped(&S, jobs_get(S.jobs, 21));
+	commit();
+	assert_int_equal(rdv_rows(), 0);
+	store_destroy(&S.store);
+}
+
 static void long_poll(void **state)
 {
 	add_job(13, 2, GPOOL__JOB_STATE__RUNNING);
@@ -423,6 +508,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(fence_counts_distinct_ranks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(long_poll, setup, teardown),
 	    cmocka_unit_test_setup_teardown(attempt_stops, setup, teardown),
+	    cmocka_unit_test_setup_teardown(replicated_rendezvous_comes_back, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

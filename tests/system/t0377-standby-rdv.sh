@@ -1,0 +1,56 @@
+#!/bin/bash
+# t0377-standby-rdv: a job's ranks making their communicator when the leader is lost go on with
+# the new one (docs/standby.md). Three gschedd; a 2-rank job runs gp-rdv-rank (libgcomm's gpool
+# rendezvous: put addr.<rank>, fence, get every rank's, fence): rank 0 starts at once, puts its
+# key and waits in the fence; rank 1 waits for a file. The key and rank 0's fence entry are rows
+# of the leader's jobs.db (scheduler/store_rdv.c), so they are in the majority's state when the
+# leader is killed (SIGKILL). The new leader starts from them: rank 1, let go then, puts its key,
+# completes the fence and reads addr.0, which rank 0 never put again; both ranks print both
+# keys and the job COMPLETES in attempt 1. gpool-other can read nothing of it from the new
+# leader.
+# timeout: 200
+. "$(dirname "$0")/lib.sh"
+need_bins gp-rdv-rank glogs
+test_under_cluster 2 --cpus 2 --schedulers 3 --no-wait
+command -v sqlite3 >/dev/null || skip_all "sqlite3 is not installed"
+
+ep_of() { echo "tcp://$(slot_addr $((1 + ${1#s}))):7820"; }
+leader() { "$CLUSTER" sched-leader --dir "$CLUSTER_DIR" 2>/dev/null; }
+has_leader() { leader >/dev/null; }
+nodes_up2() { [ "$(gnodes 2>/dev/null | grep -cw up)" -ge 2 ]; }
+check "a scheduler leads within 10 s of the start" wait_until 10 has_leader
+check "the 2 agents registered" wait_until 30 nodes_up2
+
+cat >"$WORK/rank.sh" <<SH
+#!/bin/sh
+if [ "\$GPOOL_RANK" = 1 ]; then while [ ! -e "$WORK/go" ]; do sleep 0.2; done; fi
+exec gp-rdv-rank
+SH
+chmod 0755 "$WORK/rank.sh"
+job=$(submit -n 2 -N 2 -t 3 -- "$WORK/rank.sh")
+check "the 2-rank job runs" wait_state "$job" RUNNING 30
+L=$(leader)
+rows() { sqlite3 "file:$CLUSTER_DIR/$L/state/jobs.db?mode=ro" "SELECT fence, name, rank FROM repl_rdv WHERE job=$job ORDER BY fence, name" 2>/dev/null | tr '\n' ' '; }
+in_fence() { [ "$(rows)" = "0|addr.0|0 1|fence.1|0 " ]; }
+check "rank 0's key and fence entry are rows of $L's jobs.db" wait_until 30 in_fence
+diag "rows: $(rows)"
+
+"$CLUSTER" sched-kill --dir "$CLUSTER_DIR" "$L" KILL 2>/dev/null
+new_leader() { local l; l=$(leader) && [ "$l" != "$L" ]; }
+check "another scheduler leads within 10 s" wait_until 10 new_leader
+L2=$(leader)
+export GPOOL_SCHEDULER
+GPOOL_SCHEDULER=$(ep_of "$L2")
+like "$(grep "replicated rendezvous restored" "$CLUSTER_DIR/$L2/gschedd.log")" \
+	"restored: 1 keys and 1 fence entries of 1 jobs" "$L2 started from the replicated rendezvous"
+att=$(job_field "$job" attempt)
+out=$(as_other gp-rdv-rank peek "$job:$att" addr.0 2>&1)
+is "$?" 3 "gpool-other cannot read the job's rendezvous from $L2 ($out)"
+touch "$WORK/go"
+check "the job COMPLETED" wait_state "$job" COMPLETED 90
+is "$(job_field "$job" attempt)" 1 "in attempt 1 (not restarted)"
+out=$(as_user glogs "$job" 2>&1)
+diag "$out"
+like "$out" "rank 1: addr.0 = .*[|]rank0[|]" "rank 1 read rank 0's key, put before the failover"
+like "$out" "rank 0: addr.1 = .*[|]rank1[|]" "rank 0 read rank 1's, put after it"
+done_testing
