@@ -275,6 +275,11 @@ int main(int argc, char **argv)
 		gp_err("cannot restore the replicated file sets into '%s'", s.state_dir);
 		return 1;
 	}
+	if (s.repl && output_restore(&s) < 0) {
+		gp_err("cannot restore the replicated output into '%s/output': %s", s.state_dir,
+		       strerror(errno));
+		return 1;
+	}
 	if (s.repl && rdv_restore(&s) < 0) {
 		gp_err("cannot restore the replicated rendezvous: %s", strerror(errno));
 		return 1;

@@ -11,7 +11,10 @@
 
 #include "common/log.h"
 #include "common/names.h"
+#include "common/u64map.h"
 #include "common/util.h"
+#include "scheduler/store.h"
+#include "scheduler/store_output.h"
 
 #define WAIT_MS		      1000
 #define DEFAULT_PATTERN	      "gpool-%j.out"
@@ -208,6 +211,16 @@ void output_write(struct gsched *s, struct job *j, const Gpool__Output *c)
 			gp_debug("job %llu: output over the limit, dropped",
 				 (unsigned long long)j->id);
 	}
+	/* with standby schedulers the bytes appended are a row of the commit too (store_output.h);
+	 * a replica's rotating output is not */
+	if (len && !j->svc_of && s->store && store_replicated(s->store)) {
+		uint64_t at = c->offset + (uint64_t)(data - (const uint8_t *)c->data.data);
+		if (store_output_put(s->store, j->id, c->rank, c->stream, at, data, len) < 0)
+			gp_warn("job %llu: its output is not replicated: %s",
+				(unsigned long long)j->id, strerror(errno));
+		else if (!s->txn_first_ms)
+			s->txn_first_ms = gp_mono_ms();
+	}
 	while (len) {
 		ssize_t n = write(fd, data, len);
 		if (n < 0) {
@@ -379,4 +392,64 @@ static int output_on_job(struct gsched *s, const struct sched_event *ev, void *a
 int output_subscribe(struct gsched *s)
 {
 	return sched_events_subscribe(s->events, 1u << SEV_JOB_CHANGED, output_on_job, NULL);
+}
+
+/* ---- a new leader's output files, from the replicated rows ---------------------------------- */
+
+struct restore {
+	struct gsched *s;
+	gp_u64map_t *seen; /* jobs whose files were emptied for the rows */
+	size_t rows, jobs;
+	uint64_t bytes;
+};
+
+static int restore_row(void *arg, const struct store_output_row *row)
+{
+	struct restore *rs = arg;
+	struct gsched *s = rs->s;
+	struct job *j = jobs_get(s->jobs, row->job);
+	if (!j || (row->stream != 1 && row->stream != 2) || row->rank >= j->ntasks)
+		return 0;
+	char path[2048];
+	snprintf(path, sizeof(path), "%s/%llu", s->output->dir, (unsigned long long)j->id);
+	if (!gp_u64map_get(rs->seen, j->id)) {
+		/* what this scheduler kept of the job when it led before is older than the rows */
+		gp_rm_rf(path);
+		if (gp_u64map_put(rs->seen, j->id, (void *)1) < 0)
+			return -1;
+		rs->jobs++;
+	}
+	mkdir(path, 0700);
+	job_file(s, j, row->stream, row->rank, path, sizeof(path));
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0 || gp_write_all(fd, row->data, row->len) < 0) {
+		gp_err("job %llu: cannot write '%s': %s", (unsigned long long)j->id, path,
+		       strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	if (j->tasks) {
+		uint64_t *off =
+		    row->stream == 1 ? &j->tasks[row->rank].out_off : &j->tasks[row->rank].err_off;
+		if (row->offset + row->len > *off)
+			*off = row->offset + row->len;
+	}
+	rs->rows++;
+	rs->bytes += row->len;
+	return 0;
+}
+
+int output_restore(struct gsched *s)
+{
+	struct restore rs = {.s = s, .seen = gp_u64map_create()};
+	if (!rs.seen)
+		return errno = ENOMEM, -1;
+	int rc = store_output_each(s->store, restore_row, &rs);
+	gp_u64map_destroy(&rs.seen);
+	if (rc == 0 && rs.rows)
+		gp_info("replicated output restored: %zu chunks (%llu bytes) of %zu jobs", rs.rows,
+			(unsigned long long)rs.bytes, rs.jobs);
+	return rc ? -1 : 0;
 }

@@ -23,6 +23,9 @@ int output_subscribe(struct gsched *s);
 void output_job_changed(struct gsched *s, struct job *j);
 /* Answer held queries whose time is up. */
 void output_tick(struct gsched *s);
+/* A scheduler that takes the lead: the jobs' output files written again from the replicated
+ * rows (store_output.h), the tasks' offsets with them. 0 / -1 with errno set. */
+int output_restore(struct gsched *s);
 /* Remove a job's output directory (retention). 0 / -1 with errno set (ENOENT: it had none). */
 int output_remove(struct output *o, uint64_t job_id);
 /* Expand a pattern for one rank into buf (a file name, never a path). */

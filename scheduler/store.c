@@ -5,6 +5,7 @@
 #include "scheduler/store_owner.h"
 #include "scheduler/store_files.h"
 #include "scheduler/store_rdv.h"
+#include "scheduler/store_output.h"
 #include "scheduler/store_reqid.h"
 
 #include <errno.h>
@@ -199,6 +200,11 @@ struct store *store_create(const char *dir, const char *sync_mode, int64_t delay
 	}
 	if (store_files_init(st->db) < 0) {
 		gp_errprintf(err, "cannot make the replicated file sets' tables: %s",
+			     sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	if (store_output_init(st->db) < 0) {
+		gp_errprintf(err, "cannot make the replicated output table: %s",
 			     sqlite3_errmsg(st->db));
 		goto fail;
 	}
@@ -928,7 +934,8 @@ int store_purge_job(struct store *st, uint64_t id, double now)
 	sqlite3_bind_int64(st->purge_del, 1, (sqlite3_int64)id);
 	if (run(st, st->purge_del) < 0)
 		return -1;
-	return store_files_forget(st, id); /* its replicated file sets (none with one scheduler) */
+	/* its replicated file sets and output (none with one scheduler) */
+	return store_files_forget(st, id) < 0 ? -1 : store_output_forget(st, id);
 }
 
 uint64_t store_job_by_token(struct store *st, uint32_t uid, const char *token)

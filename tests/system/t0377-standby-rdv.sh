@@ -7,7 +7,8 @@
 # leader is killed (SIGKILL). The new leader starts from them: rank 1, let go then, puts its key,
 # completes the fence and reads addr.0, which rank 0 never put again; both ranks print both
 # keys and the job COMPLETES in attempt 1. gpool-other can read nothing of it from the new
-# leader.
+# leader. What the ranks printed before the failover (their output, kept by the leader) is in
+# the new leader's glogs too, once.
 # timeout: 200
 . "$(dirname "$0")/lib.sh"
 need_bins gp-rdv-rank glogs
@@ -23,6 +24,7 @@ check "the 2 agents registered" wait_until 30 nodes_up2
 
 cat >"$WORK/rank.sh" <<SH
 #!/bin/sh
+echo "rank \$GPOOL_RANK starts"
 if [ "\$GPOOL_RANK" = 1 ]; then while [ ! -e "$WORK/go" ]; do sleep 0.2; done; fi
 exec gp-rdv-rank
 SH
@@ -34,6 +36,9 @@ rows() { sqlite3 "file:$CLUSTER_DIR/$L/state/jobs.db?mode=ro" "SELECT fence, nam
 in_fence() { [ "$(rows)" = "0|addr.0|0 1|fence.1|0 " ]; }
 check "rank 0's key and fence entry are rows of $L's jobs.db" wait_until 30 in_fence
 diag "rows: $(rows)"
+outrows() { sqlite3 "file:$CLUSTER_DIR/$L/state/jobs.db?mode=ro" "SELECT count(*) FROM repl_output WHERE job=$job" 2>/dev/null; }
+has_out() { [ "$(outrows)" -ge 2 ]; }
+check "both ranks' first line is in $L's jobs.db (repl_output)" wait_until 30 has_out
 
 "$CLUSTER" sched-kill --dir "$CLUSTER_DIR" "$L" KILL 2>/dev/null
 new_leader() { local l; l=$(leader) && [ "$l" != "$L" ]; }
@@ -52,5 +57,6 @@ is "$(job_field "$job" attempt)" 1 "in attempt 1 (not restarted)"
 out=$(as_user glogs "$job" 2>&1)
 diag "$out"
 like "$out" "rank 1: addr.0 = .*[|]rank0[|]" "rank 1 read rank 0's key, put before the failover"
+is "$(grep -c "^rank [01] starts$" <<<"$out")" 2 "glogs on $L2 shows what both ranks printed before the failover, once each"
 like "$out" "rank 0: addr.1 = .*[|]rank1[|]" "rank 0 read rank 1's, put after it"
 done_testing
