@@ -8,7 +8,8 @@
 # completes the fence and reads addr.0, which rank 0 never put again; both ranks print both
 # keys and the job COMPLETES in attempt 1. gpool-other can read nothing of it from the new
 # leader. What the ranks printed before the failover (their output, kept by the leader) is in
-# the new leader's glogs too, once.
+# the new leader's glogs too, once; so is what rank 1 printed just after the kill, which its
+# agent had forwarded to the dead leader and sent again to the new one.
 # timeout: 200
 . "$(dirname "$0")/lib.sh"
 need_bins gp-rdv-rank glogs
@@ -25,7 +26,7 @@ check "the 2 agents registered" wait_until 30 nodes_up2
 cat >"$WORK/rank.sh" <<SH
 #!/bin/sh
 echo "rank \$GPOOL_RANK starts"
-if [ "\$GPOOL_RANK" = 1 ]; then while [ ! -e "$WORK/go" ]; do sleep 0.2; done; fi
+if [ "\$GPOOL_RANK" = 1 ]; then while [ ! -e "$WORK/go" ]; do sleep 0.2; done; echo "rank 1 goes"; fi
 exec gp-rdv-rank >"$WORK/rdv.\$GPOOL_RANK.out" 2>&1
 SH
 chmod 0755 "$WORK/rank.sh"
@@ -41,6 +42,10 @@ has_out() { [ "$(outrows)" -ge 2 ]; }
 check "both ranks' first line is in $L's jobs.db (repl_output)" wait_until 30 has_out
 
 "$CLUSTER" sched-kill --dir "$CLUSTER_DIR" "$L" KILL 2>/dev/null
+# rank 1 goes at once: what it prints now its agent forwards to the dead leader (it notices
+# only when three heartbeats go unanswered); the agent keeps it until a scheduler answers for it
+# (worker/agent/outkeep.h) and sends it again to the new leader
+touch "$WORK/go"
 new_leader() { local l; l=$(leader) && [ "$l" != "$L" ]; }
 check "another scheduler leads within 10 s" wait_until 10 new_leader
 L2=$(leader)
@@ -51,13 +56,15 @@ like "$(grep "replicated rendezvous restored" "$CLUSTER_DIR/$L2/gschedd.log")" \
 att=$(job_field "$job" attempt)
 out=$(as_other gp-rdv-rank peek "$job:$att" addr.0 2>&1)
 is "$?" 3 "gpool-other cannot read the job's rendezvous from $L2 ($out)"
-touch "$WORK/go"
 check "the job COMPLETED" wait_state "$job" COMPLETED 90
 is "$(job_field "$job" attempt)" 1 "in attempt 1 (not restarted)"
+went() { as_user glogs "$job" 2>/dev/null | grep -q "^rank 1 goes$"; }
+check "glogs on $L2 shows what rank 1 printed just after the kill (sent again by its agent)" \
+	wait_until 20 went
 out=$(as_user glogs "$job" 2>&1)
-is "$(grep -c "^rank [01] starts$" <<<"$out")" 2 "glogs on $L2 shows what both ranks printed before the failover, once each"
-# what the ranks print after the failover goes to files of their own: output an agent forwards
-# to a leader that died before the agent noticed is lost (docs/standby.md)
+is "$(grep -c "^rank [01] starts$" <<<"$out")" 2 "and what both ranks printed before the failover, once each"
+is "$(grep -c "^rank 1 goes$" <<<"$out")" 1 "each line once"
+# gp-rdv-rank's own lines go to files of the ranks
 out=$(cat "$WORK/rdv.0.out" "$WORK/rdv.1.out" 2>&1)
 diag "$out"
 like "$out" "rank 1: addr.0 = .*[|]rank0[|]" "rank 1 read rank 0's key, put before the failover"

@@ -67,6 +67,8 @@ void sched_link_destroy(struct sched_link **l);
 void *sched_link_socket(struct sched_link *l);
 /* Queue one message for the scheduler (sent with the others at the end of the pass). */
 void sched_link_queue(struct agent *a, const Gpool__Msg *m);
+/* The same for a task's Output, kept until the scheduler answers for it (outkeep.h). */
+void sched_link_forward_output(struct agent *a, const Gpool__Msg *m);
 /* Registered (the scheduler accepts task events and output). */
 bool sched_link_up(const struct sched_link *l);
 void sched_link_recv(struct agent *a);

@@ -30,6 +30,7 @@
 #include "worker/agent/agent.h"
 #include "worker/node/account.h"
 #include "worker/agent/fence.h"
+#include "worker/agent/outkeep.h"
 #include "worker/agent/witness.h"
 #include "common/auth.h"
 #include "common/endpoint.h"
@@ -79,6 +80,9 @@ struct sched_link {
 	Gpool__PoolMembers *members;
 	char members_path[4200];
 	struct witness *witness; /* NULL: peers cannot be asked: a lease ends in a fence */
+	/* with several schedulers: output forwarded, until answered for (outkeep.h); NULL with
+	 * one (what a restarted gschedd missed of it is not sent twice into its files) */
+	struct outkeep *outkeep;
 	bool round_running;
 	bool round_stale; /* the round out is for a silence that is over: its answer is dropped */
 	int64_t round_end_ms, next_round_ms;
@@ -139,6 +143,10 @@ struct sched_link *sched_link_create(struct agent *a, gp_error_t *err)
 			gp_warn("'%s' is damaged: the pool's members wait for the scheduler",
 				l->members_path);
 	}
+	if (l->scheds.n > 1 && !(l->outkeep = outkeep_create())) {
+		gp_errprintf(err, "out of memory");
+		goto fail;
+	}
 	if (!(l->witness = witness_create(a->zctx)))
 		gp_warn("cannot ask peers about the scheduler: a lease that runs out stops "
 			"requeueable jobs");
@@ -159,6 +167,7 @@ void sched_link_destroy(struct sched_link **p)
 	gp_auth_destroy(&l->auth);
 	gp_batch_release(&l->batch);
 	witness_destroy(&l->witness);
+	outkeep_destroy(&l->outkeep);
 	if (l->members)
 		gpool__pool_members__free_unpacked(l->members, NULL);
 	free(l);
@@ -195,6 +204,20 @@ void sched_link_queue(struct agent *a, const Gpool__Msg *m)
 	}
 	if (l->batch.body.len >= BATCH_FLUSH_BYTES)
 		sched_link_flush(a);
+}
+
+void sched_link_forward_output(struct agent *a, const Gpool__Msg *m)
+{
+	struct sched_link *l = a->link;
+	if (l->outkeep && outkeep_add(l->outkeep, m) < 0)
+		gp_warn("output of job %llu rank %u not kept for a resend: %s",
+			(unsigned long long)m->output->job_id, m->output->rank, strerror(errno));
+	sched_link_queue(a, m);
+}
+
+static void queue_again(void *arg, const Gpool__Msg *m)
+{
+	sched_link_queue(arg, m);
 }
 
 static void send_register(struct agent *a, int64_t now)
@@ -296,6 +319,8 @@ static void send_heartbeat(struct agent *a, int64_t now)
 	Gpool__CardPower power[64], *pp[64];
 	m.id = l->next_id++;
 	hb.held = steps_held(a, &hb.n_held, m.id, true);
+	if (l->outkeep)
+		outkeep_mark(l->outkeep, m.id);
 	hb.n_power = power_report(a, power, pp, 64);
 	hb.power = hb.n_power ? pp : NULL;
 	hb.load1 = gp_sys_load1();
@@ -527,6 +552,14 @@ static void on_register_reply(void *arg, void *peer, const Gpool__Msg *m)
 	l->missed = 0;
 	l->next_hb_ms = gp_mono_ms() + l->hb_ms;
 	gp_info("registered as %s (heartbeat every %u ms)", a->node, l->hb_ms);
+	if (l->outkeep) {
+		/* what was not answered for went to a scheduler that may have lost it (it died,
+		 * stepped down or restarted): it goes again, covered by a later heartbeat's answer */
+		if (outkeep_bytes(l->outkeep))
+			gp_info("forwarding again %zu bytes of output not answered for",
+				outkeep_bytes(l->outkeep));
+		outkeep_each(l->outkeep, queue_again, a);
+	}
 }
 
 static void on_heartbeat_reply(void *arg, void *peer, const Gpool__Msg *m)
@@ -535,6 +568,8 @@ static void on_heartbeat_reply(void *arg, void *peer, const Gpool__Msg *m)
 	a->link->missed = 0;
 	if (m->id)
 		steps_acked(a, m->id); /* the scheduler has what it carried on disk */
+	if (m->id && a->link->outkeep)
+		outkeep_answered(a->link->outkeep, m->id);
 	set_members(a, m->heartbeat_reply->members);
 	set_requeue_in(a, m->heartbeat_reply->requeue_in_ms);
 }

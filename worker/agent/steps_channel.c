@@ -191,7 +191,10 @@ static void on_event(void *arg, void *peer, const Gpool__Msg *m)
 				ev.reason = r->stop_reason;
 			fwd.task_event = &ev;
 		}
-		sched_link_queue(a, &fwd);
+		if (m->m_case == GPOOL__MSG__M_OUTPUT)
+			sched_link_forward_output(a, &fwd);
+		else
+			sched_link_queue(a, &fwd);
 		if (m->m_case == GPOOL__MSG__M_TASK_EVENT)
 			update_task(r, m->task_event);
 	}
