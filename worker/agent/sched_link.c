@@ -554,7 +554,8 @@ static void on_register_reply(void *arg, void *peer, const Gpool__Msg *m)
 	gp_info("registered as %s (heartbeat every %u ms)", a->node, l->hb_ms);
 	if (l->outkeep) {
 		/* what was not answered for went to a scheduler that may have lost it (it died,
-		 * stepped down or restarted): it goes again, covered by a later heartbeat's answer */
+		 * stepped down or restarted): it goes again, covered by a later heartbeat's answer
+		 */
 		if (outkeep_bytes(l->outkeep))
 			gp_info("forwarding again %zu bytes of output not answered for",
 				outkeep_bytes(l->outkeep));
