@@ -419,6 +419,18 @@ wait_node_state() {
 	return 1
 }
 
+# ---- standby schedulers (test_under_cluster ... --schedulers N) ---------------------------------------
+# sched_ep sK: scheduler sK's endpoint; sched_leader: the one leading now (fails while none does);
+# sched_leads: one does; sched_leads_other sK: one other than sK does; nodes_up N: N nodes are UP
+sched_ep() { echo "tcp://$(slot_addr $((1 + ${1#s}))):7820"; }
+sched_leader() { "$CLUSTER" sched-leader --dir "$CLUSTER_DIR" 2>/dev/null; }
+sched_leads() { sched_leader >/dev/null; }
+sched_leads_other() {
+	local l
+	l=$(sched_leader) && [ "$l" != "$1" ]
+}
+nodes_up() { [ "$(gnodes 2>/dev/null | grep -cw up)" -ge "$1" ]; }
+
 # ---- hosts ------------------------------------------------------------------------------------------
 
 on_host() { "$CLUSTER" exec --dir "$CLUSTER_DIR" "$@"; }

@@ -19,12 +19,8 @@ mkdir -p "$DATA_CACHE" 2>/dev/null
 test_under_cluster 3 --cpus 2 --schedulers 3 --no-wait --node-timeout 8s --heartbeat-interval 1s \
 	--sched-arg --max-attempts=1
 
-ep_of() { echo "tcp://$(slot_addr $((1 + ${1#s}))):7820"; }
-leader() { "$CLUSTER" sched-leader --dir "$CLUSTER_DIR" 2>/dev/null; }
-has_leader() { leader >/dev/null; }
-nodes_up3() { [ "$(gnodes 2>/dev/null | grep -cw up)" -ge 3 ]; }
-check "a scheduler leads within 10 s of the start" wait_until 10 has_leader
-check "the 3 agents registered" wait_until 30 nodes_up3
+check "a scheduler leads within 10 s of the start" wait_until 10 sched_leads
+check "the 3 agents registered" wait_until 30 nodes_up 3
 
 cp "$DATA_CACHE/digits.csv.gz" "$WORK/digits.csv.gz"
 chown "$TEST_USER:" "$WORK/digits.csv.gz"
@@ -47,7 +43,7 @@ ckpt_get() { # ckpt_get FILE [as_other]: the job's checkpoint as its owner (or g
 }
 stored_on() { grep -c "job $job: file set ckpt/run.ckpt stored" "$CLUSTER_DIR/$1/gschedd.log"; }
 # the puts the leader had taken just before the get that answered: a later one is newer
-first_get() { puts_before=$(stored_on "$(leader)") && ckpt_get "$@"; }
+first_get() { puts_before=$(stored_on "$(sched_leader)") && ckpt_get "$@"; }
 if ! wait_until 90 first_get "$WORK/before.ckpt"; then
 	fail "a checkpoint was put (gpool ckpt get --job reads it)" "$(cat "$WORK/before.ckpt.err")" \
 		"job $(job_state "$job"); rank 0: $(tail -n 5 "$WORK/train.0.log" 2>&1)"
@@ -57,16 +53,15 @@ ok "a checkpoint was put (gpool ckpt get --job reads it)"
 sum_before=$(sha256sum <"$WORK/before.ckpt" | cut -c1-16)
 
 # ---- the leader killed while the job trains
-L=$(leader)
+L=$(sched_leader)
 puts_at_kill=$(stored_on "$L")
 "$CLUSTER" sched-kill --dir "$CLUSTER_DIR" "$L" KILL 2>/dev/null
 t_kill=$(date +%s.%N)
-new_leader() { local l; l=$(leader) && [ "$l" != "$L" ]; }
-check "another scheduler leads within 10 s" wait_until 10 new_leader
-L2=$(leader)
+check "another scheduler leads within 10 s" wait_until 10 sched_leads_other "$L"
+L2=$(sched_leader)
 diag "$L killed, $L2 leads after $(awk -v a="$t_kill" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
 export GPOOL_SCHEDULER
-GPOOL_SCHEDULER=$(ep_of "$L2")
+GPOOL_SCHEDULER=$(sched_ep "$L2")
 check "the new leader restored the replicated file sets" \
 	grep -q "replicated files restored: [1-9][0-9]* file sets" "$CLUSTER_DIR/$L2/gschedd.log"
 if ! wait_until 20 ckpt_get "$WORK/after.ckpt"; then

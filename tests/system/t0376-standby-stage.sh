@@ -12,12 +12,8 @@ need_bins gpool glogs
 test_under_cluster 2 --cpus 2 --schedulers 3 --no-wait
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is not installed"
 
-ep_of() { echo "tcp://$(slot_addr $((1 + ${1#s}))):7820"; }
-leader() { "$CLUSTER" sched-leader --dir "$CLUSTER_DIR" 2>/dev/null; }
-has_leader() { leader >/dev/null; }
-nodes_up2() { [ "$(gnodes 2>/dev/null | grep -cw up)" -ge 2 ]; }
-check "a scheduler leads within 10 s of the start" wait_until 10 has_leader
-check "the 2 agents registered" wait_until 30 nodes_up2
+check "a scheduler leads within 10 s of the start" wait_until 10 sched_leads
+check "the 2 agents registered" wait_until 30 nodes_up 2
 
 head -c $((9 << 20)) /dev/urandom >"$WORK/big.bin"
 echo "small input $RANDOM" >"$WORK/small.txt"
@@ -33,7 +29,7 @@ tasks="$arr $((arr + 1)) $((arr + 2))"
 is "$(job_state $((arr + 2)))" PENDING "the array's third task is queued ($tasks)"
 is "$(job_state "$one")" PENDING "the job waits (held)"
 
-L=$(leader)
+L=$(sched_leader)
 db="$CLUSTER_DIR/$L/state/jobs.db"
 kept=$(sqlite3 "file:$db?mode=ro" "SELECT count(*), coalesce(sum(length(data)), 0) FROM repl_chunks WHERE kind='stage'" 2>/dev/null)
 diag "staged chunk rows and bytes in $L's jobs.db: $kept"
@@ -42,14 +38,13 @@ is "$kept" "15|$(((9 << 20) + ${#small} + 1))" \
 	"the 4 jobs' 15 chunk rows are in jobs.db, the bytes once ($((9 << 20)) + $((${#small} + 1)))"
 
 "$CLUSTER" sched-kill --dir "$CLUSTER_DIR" "$L" KILL 2>/dev/null
-new_leader() { local l; l=$(leader) && [ "$l" != "$L" ]; }
-check "another scheduler leads within 10 s" wait_until 10 new_leader
-L2=$(leader)
+check "another scheduler leads within 10 s" wait_until 10 sched_leads_other "$L"
+L2=$(sched_leader)
 export GPOOL_SCHEDULER
-GPOOL_SCHEDULER=$(ep_of "$L2")
+GPOOL_SCHEDULER=$(sched_ep "$L2")
 like "$(grep "replicated files restored" "$CLUSTER_DIR/$L2/gschedd.log")" \
 	"restored: [0-9]+ file sets, [4-9] chunks" "$L2 wrote the staged chunks back into its store"
-check "the 2 agents are UP with $L2" wait_until 30 nodes_up2
+check "the 2 agents are UP with $L2" wait_until 30 nodes_up 2
 released=0
 as_user gpool release "$one" $tasks >/dev/null 2>&1 && released=1
 is "$released" 1 "the jobs are released on the new leader"

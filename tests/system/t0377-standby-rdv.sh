@@ -16,12 +16,8 @@ need_bins gp-rdv-rank glogs
 test_under_cluster 2 --cpus 2 --schedulers 3 --no-wait
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is not installed"
 
-ep_of() { echo "tcp://$(slot_addr $((1 + ${1#s}))):7820"; }
-leader() { "$CLUSTER" sched-leader --dir "$CLUSTER_DIR" 2>/dev/null; }
-has_leader() { leader >/dev/null; }
-nodes_up2() { [ "$(gnodes 2>/dev/null | grep -cw up)" -ge 2 ]; }
-check "a scheduler leads within 10 s of the start" wait_until 10 has_leader
-check "the 2 agents registered" wait_until 30 nodes_up2
+check "a scheduler leads within 10 s of the start" wait_until 10 sched_leads
+check "the 2 agents registered" wait_until 30 nodes_up 2
 
 cat >"$WORK/rank.sh" <<SH
 #!/bin/sh
@@ -32,7 +28,7 @@ SH
 chmod 0755 "$WORK/rank.sh"
 job=$(submit -n 2 -N 2 -t 3 -- "$WORK/rank.sh")
 check "the 2-rank job runs" wait_state "$job" RUNNING 30
-L=$(leader)
+L=$(sched_leader)
 rows() { sqlite3 "file:$CLUSTER_DIR/$L/state/jobs.db?mode=ro" "SELECT fence, name, rank FROM repl_rdv WHERE job=$job ORDER BY fence, name" 2>/dev/null | tr '\n' ' '; }
 in_fence() { [ "$(rows)" = "0|addr.0|0 1|fence.1|0 " ]; }
 check "rank 0's key and fence entry are rows of $L's jobs.db" wait_until 30 in_fence
@@ -46,11 +42,10 @@ check "both ranks' first line is in $L's jobs.db (repl_output)" wait_until 30 ha
 # only when three heartbeats go unanswered); the agent keeps it until a scheduler answers for it
 # (worker/agent/outkeep.h) and sends it again to the new leader
 touch "$WORK/go"
-new_leader() { local l; l=$(leader) && [ "$l" != "$L" ]; }
-check "another scheduler leads within 10 s" wait_until 10 new_leader
-L2=$(leader)
+check "another scheduler leads within 10 s" wait_until 10 sched_leads_other "$L"
+L2=$(sched_leader)
 export GPOOL_SCHEDULER
-GPOOL_SCHEDULER=$(ep_of "$L2")
+GPOOL_SCHEDULER=$(sched_ep "$L2")
 like "$(grep "replicated rendezvous restored" "$CLUSTER_DIR/$L2/gschedd.log")" \
 	"restored: 1 keys and 1 fence entries of 1 jobs" "$L2 started from the replicated rendezvous"
 att=$(job_field "$job" attempt)
