@@ -345,6 +345,7 @@ int step_container_prepare(struct step *s, const char *state_dir, const struct s
 		struct gp_pull_opts po = {.images_dir = images,
 					  .insecure = o->insecure_registries,
 					  .max_bytes = o->pull_max,
+					  .keep_bytes = o->cache_max,
 					  .skopeo = o->skopeo};
 		if (gp_pull_image(spec->container, &po, &pr, err) < 0)
 			return -1;

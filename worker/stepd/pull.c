@@ -18,6 +18,7 @@
  * only under images/pulled (root's, 0700); the archive is unpacked afterwards as the job's
  * account by gpool-image, as a staged archive is.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -262,6 +263,78 @@ static int open_root_dir(int dfd, const char *name)
 	return fd;
 }
 
+/* ---- the bound on the archives kept ---- */
+
+struct kept {
+	char hex[65];
+	uint64_t bytes;
+	struct timespec used;
+};
+
+static int kept_cmp(const void *a, const void *b)
+{
+	const struct kept *x = a, *y = b;
+	if (x->used.tv_sec != y->used.tv_sec)
+		return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+	return x->used.tv_nsec < y->used.tv_nsec ? -1 : x->used.tv_nsec > y->used.tv_nsec;
+}
+
+/* Remove archives (HEX.tar) of the pulled directory pfd, least recently used first, while they
+ * hold more than max bytes; never keep_hex (the one just used), nor one whose lock is held (a
+ * pull of it under way). */
+static void evict_pulled(int pfd, const char *pulled, uint64_t max, const char *keep_hex)
+{
+	int dfd = dup(pfd);
+	DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	struct kept *v = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		struct stat st;
+		if (len != 68 || strcmp(e->d_name + 64, ".tar") ||
+		    fstatat(pfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			struct kept *nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		memcpy(v[n].hex, e->d_name, 64);
+		v[n].hex[64] = '\0';
+		v[n].bytes = (uint64_t)st.st_size;
+		v[n].used = st.st_mtim;
+		total += v[n].bytes;
+		n++;
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), kept_cmp);
+	for (size_t i = 0; i < n && total > max; i++) {
+		if (!strcmp(v[i].hex, keep_hex))
+			continue;
+		char lockname[80], name[80];
+		snprintf(lockname, sizeof(lockname), "%s.lock", v[i].hex);
+		snprintf(name, sizeof(name), "%s.tar", v[i].hex);
+		int lfd = openat(pfd, lockname, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (lfd < 0)
+			continue;
+		if (flock(lfd, LOCK_EX | LOCK_NB) == 0 && unlinkat(pfd, name, 0) == 0) {
+			gp_info("pulled images: removed %s/%s (%llu bytes, over %llu)", pulled,
+				name, (unsigned long long)v[i].bytes, (unsigned long long)max);
+			total -= v[i].bytes; /* its lock file stays: a waiter may hold it open */
+		}
+		close(lfd);
+	}
+	free(v);
+}
+
 int gp_pull_image(const char *ref, const struct gp_pull_opts *o, struct gp_pull_result *res,
 		  gp_error_t *err)
 {
@@ -438,6 +511,8 @@ int gp_pull_image(const char *ref, const struct gp_pull_opts *o, struct gp_pull_
 	if (rc == 0)
 		futimens(res->fd, NULL); /* used now */
 	close(lfd);
+	if (rc == 0 && res->pulled && o->keep_bytes)
+		evict_pulled(pfd, pulled, o->keep_bytes, hexd);
 	close(pfd);
 	res->seconds = gp_now() - t0;
 	if (rc < 0 && res->fd >= 0) {

@@ -7,7 +7,9 @@
  * fetched only when the node has no archive of that manifest digest; concurrent pulls of one
  * image on one node wait for the first (a lock per digest). skopeo checks every blob against
  * its digest, the manifest is pulled by the digest gstepd computed from the bytes it resolved,
- * and the sizes the manifest declares and every file skopeo writes are bounded.
+ * and the sizes the manifest declares and every file skopeo writes are bounded. The archives
+ * kept are bounded too (keep_bytes): after a pull the least recently used go first, each
+ * removed under its digest's lock (a job that opened one keeps reading it).
  */
 #ifndef GPOOL_WORKER_STEPD_PULL_H
 #define GPOOL_WORKER_STEPD_PULL_H
@@ -21,7 +23,10 @@ struct gp_pull_opts {
 	const char *images_dir; /* <state_dir>/images (root's) */
 	const char *insecure;	/* container_insecure_registries: hosts spoken to over HTTP */
 	uint64_t max_bytes;	/* container_pull_max: the largest image pulled (0: no bound) */
-	const char *skopeo;	/* the program (NULL: "skopeo" on PATH) */
+	/* the archives kept: after a pull, the least recently used go while they hold more
+	 * (the unpacked trees have their own bound, container.c); 0: no bound */
+	uint64_t keep_bytes;
+	const char *skopeo; /* the program (NULL: "skopeo" on PATH) */
 };
 
 struct gp_pull_result {

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -149,6 +151,48 @@ static void pulled_once(void **state)
 	free(a);
 }
 
+/* The archives kept are bounded: after a pull the least recently used goes, unless a pull of it
+ * holds its lock; the one just pulled stays. */
+static void kept_archives_bounded(void **state)
+{
+	(void)state;
+	struct gp_pull_opts o = {
+	    .images_dir = images, .insecure = "reg:5000", .keep_bytes = 10, .skopeo = skopeo};
+	struct gp_pull_result a, b, c;
+	gp_error_t err = {{0}};
+	char m[512];
+	assert_int_equal(gp_pull_image("reg:5000/team/a:1", &o, &a, &err), 0);
+	assert_true(a.pulled);
+	/* a's archive stays readable for the job that opened it, whatever happens to its name */
+	snprintf(m, sizeof(m), manifest, "1000");
+	put("manifest.json", m); /* another image: another digest */
+	assert_int_equal(gp_pull_image("reg:5000/team/b:1", &o, &b, &err), 0);
+	assert_true(b.pulled);
+	char p[600];
+	snprintf(p, sizeof(p), "%s/pulled/%s.tar", images, a.digest + 7);
+	assert_int_not_equal(access(p, F_OK), 0); /* 14 bytes over 10: a, the older, went */
+	snprintf(p, sizeof(p), "%s/pulled/%s.tar", images, b.digest + 7);
+	assert_int_equal(access(p, F_OK), 0);
+	char buf[16] = {0};
+	assert_int_equal(pread(a.fd, buf, sizeof(buf) - 1, 0), 7);
+	close(a.fd);
+	close(b.fd);
+	/* b held by a pull under way (its lock): pulling a again keeps b too */
+	char lock[600];
+	snprintf(lock, sizeof(lock), "%s/pulled/%s.lock", images, b.digest + 7);
+	int lfd = open(lock, O_RDWR);
+	assert_true(lfd >= 0);
+	assert_int_equal(flock(lfd, LOCK_EX), 0);
+	snprintf(m, sizeof(m), manifest, "94433094");
+	put("manifest.json", m);
+	assert_int_equal(gp_pull_image("reg:5000/team/a:1", &o, &c, &err), 0);
+	assert_true(c.pulled); /* fetched again */
+	close(c.fd);
+	assert_int_equal(access(p, F_OK), 0);
+	close(lfd);
+	assert_int_equal(count("copies"), 3);
+}
+
 static void concurrent_pulls_coalesce(void **state)
 {
 	(void)state;
@@ -226,6 +270,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(pulled_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(concurrent_pulls_coalesce, setup, teardown),
+	    cmocka_unit_test_setup_teardown(kept_archives_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reasons, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
