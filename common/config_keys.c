@@ -195,8 +195,8 @@ const struct gp_conf_key gp_conf_keys[] = {
      NULL, 0},
     {"image_cache", W, GP_CONF_SIZE, "20GiB",
      "bytes the node's unpacked container images may take (<state_dir>/images, one copy per "
-     "image and account); above it, images no running job uses go, least recently used first "
-     "(0: no bound)",
+     "image and account), and, apart, the archives pulled from registries (images/pulled); "
+     "above it, images no running job uses go, least recently used first (0: no bound)",
      NULL, 0},
     {"container_pull_max", W, GP_CONF_SIZE, "16GiB",
      "the largest container image a node pulls from a registry (gsub --container "
