@@ -25,6 +25,13 @@
 
 extern char **environ;
 
+/* what its messages start with */
+#ifdef GP_AS_GRUN
+static const char prog[] = "grun";
+#else
+static const char prog[] = "gsub";
+#endif
+
 #define LOG_CHUNK (1u << 20)
 /* --wait rides out a scheduler restart: this many silent long polls in a row end it */
 #define WAIT_RETRIES 6
@@ -53,7 +60,7 @@ static void say_reason(gp_session_t *s, uint64_t id, char *last)
 	if (ji->state != GPOOL__JOB_STATE__PENDING || !ji->reason || !strcmp(ji->reason, last) ||
 	    !strcmp(ji->reason, "None")) /* not yet looked at */
 		return;
-	fprintf(stderr, "gsub: job %" PRIu64 " pending: %s\n", id, ji->reason);
+	fprintf(stderr, "%s: job %" PRIu64 " pending: %s\n", prog, id, ji->reason);
 	snprintf(last, 128, "%s", ji->reason);
 }
 
@@ -65,7 +72,7 @@ static int wait_array(gp_session_t *s, uint64_t first, uint32_t n)
 {
 	uint64_t *ids = malloc(n * sizeof(*ids));
 	if (!ids) {
-		fprintf(stderr, "gsub: out of memory\n");
+		fprintf(stderr, "%s: out of memory\n", prog);
 		return 1;
 	}
 	for (uint32_t i = 0; i < n; i++)
@@ -153,7 +160,7 @@ static int wait_job(gp_session_t *s, uint64_t id)
 		if (!r) {
 			if (errno == ETIMEDOUT && ++silent < WAIT_RETRIES)
 				continue;
-			fprintf(stderr, "gsub: job %" PRIu64 ": %s\n", id, err.text);
+			fprintf(stderr, "%s: job %" PRIu64 ": %s\n", prog, id, err.text);
 			return 1;
 		}
 		silent = 0;
@@ -178,7 +185,7 @@ static int wait_job(gp_session_t *s, uint64_t id)
 			return code;
 		if (lr->state == GPOOL__JOB_STATE__FAILED)
 			return code ? code : 1;
-		fprintf(stderr, "gsub: job %" PRIu64 " ended %s\n", id,
+		fprintf(stderr, "%s: job %" PRIu64 " ended %s\n", prog, id,
 			gp_job_state_name(lr->state));
 		return code ? code : 1;
 	}
@@ -201,14 +208,14 @@ static int stage_files(gp_session_t *s, gp_submit_t *sub, struct gp_manifest *m,
 			b[--l] = '\0';
 		const char *slash = strrchr(b, '/');
 		if (gp_manifest_add(m, paths[i], slash ? slash + 1 : b, &err) < 0) {
-			fprintf(stderr, "gsub: %s\n", err.text);
+			fprintf(stderr, "%s: %s\n", prog, err.text);
 			return -1;
 		}
 	}
 	struct gp_xfer_stats st = {0};
 	gp_client_t *c = gp_session_client(s, &err);
 	if (!c || gp_xfer_upload_manifest(c, m, &st, &err) < 0) {
-		fprintf(stderr, "gsub: staging: %s\n", err.text);
+		fprintf(stderr, "%s: staging: %s\n", prog, err.text);
 		return -1;
 	}
 	char what[128];
@@ -231,7 +238,7 @@ static int collect_files(gp_session_t *s, uint64_t id, const char *dir)
 	gp_client_t *c = gp_session_client(s, &err);
 	Gpool__FileSetGetReply *r = c ? gp_xfer_set_get(c, id, "collect", "", &err) : NULL;
 	if (!r) {
-		fprintf(stderr, "gsub: job %" PRIu64 ": collecting: %s\n", id, err.text);
+		fprintf(stderr, "%s: job %" PRIu64 ": collecting: %s\n", prog, id, err.text);
 		return -1;
 	}
 	/* keep the sets: the reply goes with the next call */
@@ -244,7 +251,7 @@ static int collect_files(gp_session_t *s, uint64_t id, const char *dir)
 		free(buf);
 	}
 	if (!sets) {
-		fprintf(stderr, "gsub: out of memory\n");
+		fprintf(stderr, "%s: out of memory\n", prog);
 		return -1;
 	}
 	int rc = 0;
@@ -253,7 +260,8 @@ static int collect_files(gp_session_t *s, uint64_t id, const char *dir)
 		const Gpool__FileSet *fs = sets->sets[i];
 		if (gp_xfer_download(c, id, "collect", fs->name, fs->entries, fs->n_entries, dir,
 				     &st, &err) < 0) {
-			fprintf(stderr, "gsub: job %" PRIu64 ": collecting: %s\n", id, err.text);
+			fprintf(stderr, "%s: job %" PRIu64 ": collecting: %s\n", prog, id,
+				err.text);
 			rc = -1;
 		}
 	}
@@ -261,7 +269,7 @@ static int collect_files(gp_session_t *s, uint64_t id, const char *dir)
 	if (rc == 0) {
 		char what[128];
 		gp_xfer_describe(&st, what, sizeof(what));
-		fprintf(stderr, "gsub: collected %s into '%s'\n", what, dir);
+		fprintf(stderr, "%s: collected %s into '%s'\n", prog, what, dir);
 	}
 	return rc;
 }
@@ -276,7 +284,7 @@ static int collect_files(gp_session_t *s, uint64_t id, const char *dir)
  * SIGKILL it after ALLOC_HUP_GRACE_MS, as salloc revokes its command. */
 static void alloc_revoke(pid_t pid, const Gpool__JobInfo *ji, int *st)
 {
-	fprintf(stderr, "gsub: allocation %" PRIu64 " revoked: %s%s%s\n", ji->id,
+	fprintf(stderr, "%s: allocation %" PRIu64 " revoked: %s%s%s\n", prog, ji->id,
 		gp_job_state_name(ji->state), ji->reason && *ji->reason ? ": " : "",
 		ji->reason ? ji->reason : "");
 	killpg(pid, SIGHUP);
@@ -344,7 +352,7 @@ static int wait_local(gp_session_t *s, uint64_t id, pid_t pid, bool *revoked)
 static int run_alloc(gp_session_t *s, uint64_t id, char *const *local)
 {
 	if (gp_job_wait_signals() < 0) {
-		fprintf(stderr, "gsub: pipe: %s\n", strerror(errno));
+		fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
 		return 1;
 	}
 	uint32_t attempt = 0;
@@ -352,7 +360,7 @@ static int run_alloc(gp_session_t *s, uint64_t id, char *const *local)
 	int rc = gp_job_wait_running(s, id, &attempt, nodes, sizeof(nodes));
 	if (rc)
 		return rc;
-	fprintf(stderr, "gsub: allocation %" PRIu64 " granted on %s\n", id, nodes);
+	fprintf(stderr, "%s: allocation %" PRIu64 " granted on %s\n", prog, id, nodes);
 	char idtext[32];
 	snprintf(idtext, sizeof(idtext), "%" PRIu64, id);
 	setenv("GPOOL_JOB_ID", idtext, 1);
@@ -376,14 +384,14 @@ static int run_alloc(gp_session_t *s, uint64_t id, char *const *local)
 			execvp(local[0], local);
 		else
 			execl(sh, sh, (char *)NULL);
-		fprintf(stderr, "gsub: cannot run '%s': %s\n", local ? local[0] : sh,
+		fprintf(stderr, "%s: cannot run '%s': %s\n", prog, local ? local[0] : sh,
 			strerror(errno));
 		_exit(127);
 	}
 	int st = 0;
 	bool revoked = false;
 	if (pid < 0) {
-		fprintf(stderr, "gsub: fork: %s\n", strerror(errno));
+		fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
 	} else {
 		setpgid(pid, pid); /* also here: no race with the child's own call */
 		st = wait_local(s, id, pid, &revoked);
@@ -395,9 +403,9 @@ static int run_alloc(gp_session_t *s, uint64_t id, char *const *local)
 		; /* already ended: nothing to give back */
 	else if (gp_jobctl(s, GPOOL__JOB_ACTION__JOB_CANCEL, &id, 1, 0, "gsub", stderr, &failed,
 			   &err) < 0)
-		fprintf(stderr, "gsub: allocation %" PRIu64 ": %s\n", id, err.text);
+		fprintf(stderr, "%s: allocation %" PRIu64 ": %s\n", prog, id, err.text);
 	else
-		fprintf(stderr, "gsub: allocation %" PRIu64 " released\n", id);
+		fprintf(stderr, "%s: allocation %" PRIu64 " released\n", prog, id);
 	if (pid < 0)
 		return 1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -416,12 +424,12 @@ int main(int argc, char **argv)
 	gp_error_t err;
 	gp_submit_t *sub = gp_submit_create();
 	if (!sub) {
-		fprintf(stderr, "gsub: out of memory\n");
+		fprintf(stderr, "%s: out of memory\n", prog);
 		return 1;
 	}
 	if (PARSE(sub, argc, argv, environ, &err) < 0) {
 		int usage = errno == EINVAL;
-		fprintf(stderr, "gsub: %s\n", err.text);
+		fprintf(stderr, "%s: %s\n", prog, err.text);
 		if (usage)
 			fprintf(stderr,
 				"usage: gsub [options] script [args...] | gsub [options] -- "
@@ -439,7 +447,7 @@ int main(int argc, char **argv)
 	struct gp_manifest staged = {0};
 	gp_session_t *s = gp_session_create(gp_submit_common(sub), &err);
 	if (!s) {
-		fprintf(stderr, "gsub: %s\n", err.text);
+		fprintf(stderr, "%s: %s\n", prog, err.text);
 		goto out;
 	}
 	if (gp_submit_retry_ms(sub) >= 0)
@@ -451,7 +459,8 @@ int main(int argc, char **argv)
 	uint8_t pty_key[GP_PTY_KEY_LEN], pty_sha[32];
 	if (flags & GP_SUBMIT_PTY) {
 		if (gp_pty_key_make(pty_key, pty_sha) < 0) {
-			fprintf(stderr, "gsub: cannot make a terminal key: %s\n", strerror(errno));
+			fprintf(stderr, "%s: cannot make a terminal key: %s\n", prog,
+				strerror(errno));
 			goto out;
 		}
 		gp_submit_spec(sub)->pty_key_sha256.data = pty_sha;
@@ -463,7 +472,7 @@ int main(int argc, char **argv)
 	char token[40];
 	uint8_t rnd[16];
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		fprintf(stderr, "gsub: cannot make a submission token: %s\n", strerror(errno));
+		fprintf(stderr, "%s: cannot make a submission token: %s\n", prog, strerror(errno));
 		goto out;
 	}
 	for (size_t i = 0; i < sizeof(rnd); i++)
@@ -475,7 +484,7 @@ int main(int argc, char **argv)
 	Gpool__Msg *r =
 	    gp_session_call(s, &m, GPOOL__MSG__M_SUBMIT_REPLY, GP_CLI_TIMEOUT_MS, NULL, &err);
 	if (!r) {
-		fprintf(stderr, "gsub: %s\n", err.text);
+		fprintf(stderr, "%s: %s\n", prog, err.text);
 		goto out;
 	}
 	uint64_t id = r->submit_reply->job_id;
@@ -492,7 +501,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "grun: step %" PRIu64 " of job %" PRIu64 "\n", id,
 			gp_submit_spec(sub)->step_of);
 	} else if (flags & (GP_SUBMIT_PTY | GP_SUBMIT_ALLOC)) {
-		fprintf(stderr, "gsub: job %" PRIu64 " submitted\n", id);
+		fprintf(stderr, "%s: job %" PRIu64 " submitted\n", prog, id);
 	} else if (ntasks) {
 		printf("Submitted array job %" PRIu64 " (%u tasks, job ids %" PRIu64 "-%" PRIu64
 		       ")\n",

@@ -5,10 +5,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/log.h"
 #include "scheduler/jobs.h"
 #include "scheduler/lifecycle.h"
+#include "scheduler/running.h"
 
 int steps_check(struct gsched *s, const Gpool__JobSpec *spec, uid_t uid, char *why, size_t len)
 {
@@ -42,20 +44,86 @@ int steps_check(struct gsched *s, const Gpool__JobSpec *spec, uid_t uid, char *w
 		errno = EINVAL;
 		return -1;
 	}
+	uint32_t n = spec->ntasks ? spec->ntasks : 1;
+	if (spec->exclusive && n > a->ntasks) {
+		snprintf(why, len,
+			 "an exclusive step of %u tasks can never run in job %llu, which has %u", n,
+			 (unsigned long long)a->id, a->ntasks);
+		errno = EINVAL;
+		return -1;
+	}
 	return 0;
 }
 
-/* Place step j on its allocation a's tasks and start it. 0 / -1. */
+/* The tasks of allocation a that running exclusive steps hold: busy[k] for its task k (a
+ * step's rank runs on its allocation task's node and cpus). */
+static void held_tasks(struct gsched *s, const struct job *a, bool *busy)
+{
+	size_t pos = 0;
+	struct job *j;
+	while ((j = running_iter(s, &pos))) {
+		if (j->step_of != a->id || !j->exclusive || !j->tasks)
+			continue;
+		for (uint32_t r = 0; r < j->ntasks; r++)
+			for (uint32_t k = 0; k < a->ntasks; k++)
+				if (!busy[k] && a->tasks[k].node == j->tasks[r].node &&
+				    a->tasks[k].cpu_first == j->tasks[r].cpu_first) {
+					busy[k] = true;
+					break;
+				}
+	}
+}
+
+/* Which of a's tasks step j runs on: rank r on task r % n, or, for an exclusive step (grun
+ * --exclusive), on tasks no other running exclusive step holds. 1 when too few are free now
+ * (the step waits, said in its reason), else 0 / -1 (ENOMEM). */
+static int pick_tasks(struct gsched *s, struct job *j, const struct job *a, uint32_t *slot)
+{
+	if (!j->exclusive) {
+		for (uint32_t r = 0; r < j->ntasks; r++)
+			slot[r] = r % a->ntasks;
+		return 0;
+	}
+	bool *busy = calloc(a->ntasks, sizeof(*busy));
+	if (!busy)
+		return errno = ENOMEM, -1;
+	held_tasks(s, a, busy);
+	uint32_t got = 0;
+	for (uint32_t k = 0; k < a->ntasks && got < j->ntasks; k++)
+		if (!busy[k])
+			slot[got++] = k;
+	uint32_t nfree = got;
+	for (uint32_t k = got ? slot[got - 1] + 1 : 0; k < a->ntasks; k++)
+		nfree += !busy[k];
+	free(busy);
+	if (got == j->ntasks)
+		return 0;
+	char detail[128];
+	snprintf(detail, sizeof(detail), "waiting for %u of job %llu's %u tasks (%u free)",
+		 j->ntasks, (unsigned long long)a->id, a->ntasks, nfree);
+	if (j->reason != PEND_RESOURCES || !j->reason_detail || strcmp(j->reason_detail, detail)) {
+		j->reason = PEND_RESOURCES;
+		free(j->reason_detail);
+		j->reason_detail = strdup(detail);
+	}
+	return 1;
+}
+
+/* Place step j on its allocation a's tasks and start it. 0, 1 (an exclusive step waits for
+ * tasks), -1. */
 static int step_start(struct gsched *s, struct job *j, struct job *a)
 {
 	struct alloc pl;
 	pl.node = calloc(j->ntasks, sizeof(int));
 	pl.cpu_first = calloc(j->ntasks, sizeof(uint32_t));
 	pl.cards = calloc(j->ntasks, sizeof(uint64_t));
+	uint32_t *slot = calloc(j->ntasks ? j->ntasks : 1, sizeof(*slot));
 	int rc = -1;
-	if (pl.node && pl.cpu_first && pl.cards && a->tasks && a->ntasks) {
+	if (pl.node && pl.cpu_first && pl.cards && slot && a->tasks && a->ntasks &&
+	    (rc = pick_tasks(s, j, a, slot)) == 0) {
+		rc = -1;
 		for (uint32_t r = 0; r < j->ntasks; r++) {
-			const struct task *t = &a->tasks[r % a->ntasks];
+			const struct task *t = &a->tasks[slot[r]];
 			pl.node[r] = t->node;
 			pl.cpu_first[r] = t->cpu_first;
 			pl.cards[r] = t->cards;
@@ -70,6 +138,7 @@ static int step_start(struct gsched *s, struct job *j, struct job *a)
 	free(pl.node);
 	free(pl.cpu_first);
 	free(pl.cards);
+	free(slot);
 	return rc;
 }
 
@@ -96,10 +165,11 @@ void steps_run(struct gsched *s)
 					"its allocation is not running");
 			continue;
 		}
-		if (step_start(s, j, a) < 0)
+		int rc = step_start(s, j, a);
+		if (rc < 0)
 			job_end_pending(s, j, GPOOL__JOB_STATE__FAILED,
 					"cannot start on its allocation");
-		else
+		else if (rc == 0)
 			gp_info("step %llu of allocation %llu started", (unsigned long long)j->id,
 				(unsigned long long)a->id);
 	}

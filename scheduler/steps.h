@@ -8,7 +8,10 @@
  * allocation's resources. Rank r of a step runs where task r % n of its allocation's n tasks
  * runs, with that task's cpus and cards and the allocation's memory limit (its own cgroup with
  * those limits). Only the allocation's owner may start one, only while it runs; a step is
- * never requeued; when the allocation ends, its steps end with it (CANCELLED).
+ * never requeued; when the allocation ends, its steps end with it (CANCELLED). An exclusive
+ * step (grun --exclusive, JobSpec.exclusive) runs on allocation tasks no other running
+ * exclusive step holds, and waits (PEND_RESOURCES) while too few are free, as srun
+ * --exclusive does inside salloc.
  */
 #ifndef GPOOL_SCHED_STEPS_H
 #define GPOOL_SCHED_STEPS_H

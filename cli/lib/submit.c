@@ -905,6 +905,10 @@ static const struct gp_opt step_opts[] = {
     {"export", 0, ARG, "ALL|NONE|VAR[=val],...", "environment of the tasks (default ALL)",
      set_export, 0},
     {"pty", 0, NOARG, NULL, "one task on a pseudo-terminal connected to this terminal", set_pty, 0},
+    {"exclusive", 0, NOARG, NULL,
+     "run on tasks of the job that no other exclusive step holds; wait while too few are "
+     "free (srun --exclusive)",
+     set_exclusive, 0},
     {"config", 0, ARG, "PATH", "read this gpool.conf", set_config, 0},
     {"scheduler", 0, ARG, "ENDPOINT", "talk to this gschedd (default $GPOOL_SCHEDULER)",
      set_scheduler, 0},
