@@ -502,6 +502,17 @@ void rdv_get(struct req *r)
 		send_get(r->s, r->rid, r->rid_len, r->msg->id, e);
 }
 
+/* rank (not in yet) enters f; the last one completes it */
+static void fence_enter(struct fence *f, uint32_t rank)
+{
+	f->seen[rank / 8] |= (uint8_t)(1u << (rank % 8));
+	if (++f->entered == f->size) {
+		f->done = true;
+		free(f->seen); /* its bytes stay accounted: the fence stays, done */
+		f->seen = NULL;
+	}
+}
+
 void rdv_fence(struct req *r)
 {
 	const Gpool__RdvFence *q = r->msg->rdv_fence;
@@ -557,13 +568,7 @@ void rdv_fence(struct req *r)
 			}
 			in_txn(r->s);
 		}
-		f->seen[q->rank / 8] |= (uint8_t)(1u << (q->rank % 8));
-		f->entered++;
-		if (f->entered == f->size) {
-			f->done = true;
-			free(f->seen); /* its bytes stay accounted: the fence stays, done */
-			f->seen = NULL;
-		}
+		fence_enter(f, q->rank);
 	}
 	if (f->done) {
 		send_fence(r->s, r->rid, r->rid_len, r->msg->id, f);
@@ -670,12 +675,7 @@ static int restore_entry(struct restore *rs, struct store *st, const struct stor
 	struct fence *f = &st->f[i];
 	if (f->done || f->size != row->size || (f->seen[row->rank / 8] & (1u << (row->rank % 8))))
 		return 0;
-	f->seen[row->rank / 8] |= (uint8_t)(1u << (row->rank % 8));
-	if (++f->entered == f->size) {
-		f->done = true;
-		free(f->seen);
-		f->seen = NULL;
-	}
+	fence_enter(f, row->rank);
 	rs->entries++;
 	return 0;
 }
