@@ -4,7 +4,8 @@
 # are submitted held, so that they are still PENDING when the leader is killed (SIGKILL). The
 # chunks' bytes were in the submission's commit (scheduler/store_files.c, kind "stage"): the
 # new leader writes them back into its own chunk store when it takes the lead; released there,
-# every job stages, reads the same bytes (sha256) and COMPLETES. The bytes are kept once in
+# every job stages, reads the same bytes (sha256) and COMPLETES; gpool-other can neither release
+# the job there nor read its output. The bytes are kept once in
 # jobs.db however many tasks hold them.
 # timeout: 240
 . "$(dirname "$0")/lib.sh"
@@ -45,11 +46,17 @@ GPOOL_SCHEDULER=$(sched_ep "$L2")
 like "$(grep "replicated files restored" "$CLUSTER_DIR/$L2/gschedd.log")" \
 	"restored: [0-9]+ file sets, [4-9] chunks" "$L2 wrote the staged chunks back into its store"
 check "the 2 agents are UP with $L2" wait_until 30 nodes_up 2
+out=$(as_other gpool release "$one" 2>&1)
+rc=$?
+like "$rc $out" "^1 .*(not yours|permission denied)" "gpool-other cannot release the job on the new leader ($out)"
+is "$(job_state "$one")" PENDING "it stays held"
 released=0
 as_user gpool release "$one" $tasks >/dev/null 2>&1 && released=1
 is "$released" 1 "the jobs are released on the new leader"
 check "the job COMPLETED on $L2" wait_state "$one" COMPLETED 90
 like "$(as_user glogs "$one" 2>&1)" "^$sum  big.bin" "it staged the same 9 MiB (sha256)"
+out=$(as_other glogs "$one" 2>&1)
+like "$? $out" "^1 .*permission denied" "gpool-other cannot read its output ($out)"
 for t in $tasks; do
 	check "array task $t COMPLETED" wait_state "$t" COMPLETED 90
 	out=$(as_user glogs "$t" 2>&1)
