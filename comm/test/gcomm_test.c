@@ -520,6 +520,10 @@ static int env_kill(gc_comm_t *c, int victim, const char *algo)
 		h[i] = 1.0f;
 	tb_put(buf, h, n * 4);
 	free(h);
+	/* gpool stops the job's other ranks when one dies: let them see it themselves. Before
+	 * the barrier: a loaded machine may leave a rank in it past the victim's 150 ms */
+	if (rank != victim)
+		signal(SIGTERM, SIG_IGN);
 	if (gc_barrier(c) < 0) {
 		fprintf(stderr, "rank %d: barrier: %s\n", rank, gc_error(c));
 		return 1;
@@ -527,8 +531,6 @@ static int env_kill(gc_comm_t *c, int victim, const char *algo)
 	pthread_t th;
 	if (rank == victim)
 		pthread_create(&th, NULL, die_later, NULL);
-	else /* gpool stops the job's other ranks when one dies: let them see it themselves */
-		signal(SIGTERM, SIG_IGN);
 	double t0 = now(), dt = 0;
 	int rc = 0;
 	for (int it = 0; it < KILL_ITERS && rc == 0; it++) { /* as in kill_main */
@@ -543,6 +545,7 @@ static int env_kill(gc_comm_t *c, int victim, const char *algo)
 	}
 	printf("rank %d: allreduce (%s) failed cleanly after %.2f s: %s\n", rank, gc_algo_name(a),
 	       dt, gc_error(c));
+	fflush(stdout); /* said before the stop's SIGKILL can come */
 	return 0;
 }
 

@@ -294,13 +294,18 @@ as_other() {
 
 # submit GSUB_ARGS...: submit as gpool-user, print the job id. Non-zero when gsub failed.
 submit() {
-	local out rc
-	out=$(as_user gsub --parsable "$@" 2>&1)
+	local out rc said
+	said=$(mktemp)
+	out=$(as_user gsub --parsable "$@" 2>"$said")
 	rc=$?
+	# what gsub said on stderr (a notice that it tries again, say) is the log's, not the id's
 	if [ $rc != 0 ] || ! [[ $out =~ ^[0-9]+$ ]]; then
-		echo "gsub failed (exit $rc): $out" >&2
+		echo "gsub failed (exit $rc): $out $(cat "$said")" >&2
+		rm -f "$said"
 		return 1
 	fi
+	[ -s "$said" ] && sed 's/^/# gsub said: /' "$said" >&2
+	rm -f "$said"
 	echo "$out"
 }
 

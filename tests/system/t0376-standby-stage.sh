@@ -43,8 +43,9 @@ check "another scheduler leads within 10 s" wait_until 10 sched_leads_other "$L"
 L2=$(sched_leader)
 export GPOOL_SCHEDULER
 GPOOL_SCHEDULER=$(sched_ep "$L2")
-like "$(grep "replicated files restored" "$CLUSTER_DIR/$L2/gschedd.log")" \
-	"restored: [0-9]+ file sets, [4-9] chunks" "$L2 wrote the staged chunks back into its store"
+# said right after it takes the lead, which the scheduler list may name a moment before
+check "$L2 wrote the staged chunks back into its store" wait_until 10 grep -qE \
+	"replicated files restored: [0-9]+ file sets, [4-9] chunks" "$CLUSTER_DIR/$L2/gschedd.log"
 check "the 2 agents are UP with $L2" wait_until 30 nodes_up 2
 out=$(as_other gpool release "$one" 2>&1)
 rc=$?
