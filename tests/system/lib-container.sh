@@ -88,11 +88,11 @@ ctr_image_build() {
 }
 
 # ---- a registry on the LAN (t1323, t1324) --------------------------------------------------
-# reg_start ADDR DIR: Debian's docker-registry (the distribution registry) serving plain HTTP on
-# ADDR, its storage and log in DIR (log: DIR/log); stopped by the test's cleanup. 0, or 1 with
-# CTR_WHY.
+# reg_start ADDR DIR [HTPASSWD]: Debian's docker-registry (the distribution registry) serving
+# plain HTTP on ADDR, its storage and log in DIR (log: DIR/log), asking for a login of the
+# HTPASSWD file (bcrypt) when given; stopped by the test's cleanup. 0, or 1 with CTR_WHY.
 reg_start() {
-	local addr=$1 dir=$2
+	local addr=$1 dir=$2 htpasswd=${3:-}
 	command -v docker-registry >/dev/null || { CTR_WHY="docker-registry is not installed (deploy/install-deps.sh installs it)"; return 1; }
 	command -v skopeo >/dev/null || { CTR_WHY="skopeo is not installed (deploy/install-deps.sh installs it)"; return 1; }
 	mkdir -p "$dir/data"
@@ -107,12 +107,15 @@ storage:
 http:
   addr: $addr
 YML
+	[ -z "$htpasswd" ] || printf 'auth:\n  htpasswd:\n    realm: gpool-test\n    path: %s\n' \
+		"$htpasswd" >>"$dir/config.yml"
 	docker-registry serve "$dir/config.yml" >>"$dir/log" 2>&1 &
 	local pid=$!
 	at_cleanup "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
 	local i
 	for i in $(seq 50); do
-		curl -sf "http://$addr/v2/" >/dev/null && return 0
+		# 200, or 401 from one that wants a login
+		case $(curl -s -o /dev/null -w '%{http_code}' "http://$addr/v2/") in 200 | 401) return 0 ;; esac
 		sleep 0.2
 	done
 	CTR_WHY="docker-registry did not answer on $addr (see $dir/log)"

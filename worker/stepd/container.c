@@ -346,7 +346,8 @@ int step_container_prepare(struct step *s, const char *state_dir, const struct s
 					  .insecure = o->insecure_registries,
 					  .max_bytes = o->pull_max,
 					  .keep_bytes = o->cache_max,
-					  .skopeo = o->skopeo};
+					  .skopeo = o->skopeo,
+					  .owner = &s->account};
 		if (gp_pull_image(spec->container, &po, &pr, err) < 0)
 			return -1;
 		memcpy(c->key, pr.key, sizeof(c->key));

@@ -14,9 +14,10 @@
  * blobs are pulled by that digest, so the archive is the manifest's), the declared sizes against
  * container_pull_max, and every file skopeo writes (RLIMIT_FSIZE). Plain HTTP only to the hosts
  * in container_insecure_registries; TLS with verification otherwise. skopeo runs as root
- * with an empty HOME of its own (no user's credentials or configuration reach it) and writes
- * only under images/pulled (root's, 0700); the archive is unpacked afterwards as the job's
- * account by gpool-image, as a staged archive is.
+ * with an empty HOME of its own (no user's configuration reaches it; the job owner's login for
+ * the registry alone, read as the owner, in a file of root's given with --authfile:
+ * regauth.h) and writes only under images/pulled (root's, 0700); the archive is unpacked
+ * afterwards as the job's account by gpool-image, as a staged archive is.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,6 +40,7 @@
 #include "common/sha256.h"
 #include "common/util.h"
 #include "worker/stepd/pull.h"
+#include "worker/stepd/regauth.h"
 
 #define MANIFEST_MAX	(4u << 20) /* the distribution spec's limit on a manifest */
 #define ERR_TAIL	400
@@ -185,9 +187,21 @@ static bool ran_ok(const struct run_out *r)
 	return WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0;
 }
 
-/* Why skopeo failed, in the words a user reads in gstat. */
-static int why(const struct run_out *r, const char *ref, const char *what, gp_error_t *err)
+/* Why skopeo failed, in the words a user reads in gstat; login: the owner's file whose login
+ * was used (NULL: none was). */
+static int why(const struct run_out *r, const char *ref, const char *what, const char *login,
+	       gp_error_t *err)
 {
+	if (strstr(r->err, "unauthorized") || strstr(r->err, "authentication required") ||
+	    strstr(r->err, "denied"))
+		return gp_errprintf(err,
+				    "container image '%s': the registry refused %s (%s): %s%s%s",
+				    ref, login ? "the job owner's login" : "an anonymous pull",
+				    r->err, login ? "the login is in ~/" : "",
+				    login ? login
+					  : "the owner has no login for it on this node "
+					    "(docs/containers.md, \"Private registries\")",
+				    login ? " on this node" : "");
 	if (WIFEXITED(r->status) && WEXITSTATUS(r->status) == 127)
 		return gp_errprintf(
 		    err, "container image '%s': skopeo is not installed on the node", ref);
@@ -335,8 +349,9 @@ static void evict_pulled(int pfd, const char *pulled, uint64_t max, const char *
 	free(v);
 }
 
-int gp_pull_image(const char *ref, const struct gp_pull_opts *o, struct gp_pull_result *res,
-		  gp_error_t *err)
+/* gp_pull_image, the owner's login written to authfile (PATH_MAX + 64 bytes; "" when none) */
+static int pull(const char *ref, const struct gp_pull_opts *o, struct gp_pull_result *res,
+		char *authfile, gp_error_t *err)
 {
 	memset(res, 0, sizeof(*res));
 	res->fd = -1;
@@ -372,6 +387,22 @@ int gp_pull_image(const char *ref, const struct gp_pull_opts *o, struct gp_pull_
 				    strerror(errno));
 	}
 
+	/* the owner's login for this registry, if any, alone in a file of root's */
+	const char *login = NULL;
+	if (o->owner) {
+		gp_error_t aerr;
+		int got = gp_regauth_write(o->owner, r.host, r.path, tmpdir, authfile,
+					   PATH_MAX + 64, &login, &aerr);
+		if (got < 0) {
+			close(pfd);
+			return gp_errprintf(err, "container image '%s': %s", ref, aerr.text);
+		}
+		if (got == 0) {
+			authfile[0] = '\0';
+			login = NULL;
+		}
+	}
+
 	/* the manifest: by the name's digest, or what the tag points to now */
 	char src[GP_IMAGEREF_HOST + GP_IMAGEREF_PATH + GP_IMAGEREF_TAG + 96];
 	char tlsarg[32];
@@ -393,7 +424,14 @@ int gp_pull_image(const char *ref, const struct gp_pull_opts *o, struct gp_pull_
 			 "2",
 			 tlsarg,
 			 src,
+			 NULL,
+			 NULL,
 			 NULL};
+	if (authfile[0]) { /* before the name */
+		iargv[10] = "--authfile";
+		iargv[11] = authfile;
+		iargv[12] = src;
+	}
 	if (!ro.out || run(iargv, home, 0, &ro) < 0) {
 		free(ro.out);
 		close(pfd);
@@ -403,7 +441,7 @@ int gp_pull_image(const char *ref, const struct gp_pull_opts *o, struct gp_pull_
 	if (!ran_ok(&ro) || ro.outlen == 0) {
 		free(ro.out);
 		close(pfd);
-		return why(&ro, ref, "resolve", err);
+		return why(&ro, ref, "resolve", login, err);
 	}
 	uint8_t h[32];
 	const void *parts[1] = {ro.out};
@@ -475,14 +513,22 @@ int gp_pull_image(const char *ref, const struct gp_pull_opts *o, struct gp_pull_
 				 tlsarg,
 				 bysrc,
 				 dst,
+				 NULL,
+				 NULL,
 				 NULL};
+		if (authfile[0]) { /* before the names */
+			cargv[11] = "--src-authfile";
+			cargv[12] = authfile;
+			cargv[13] = bysrc;
+			cargv[14] = dst;
+		}
 		struct run_out co = {0};
 		unlinkat(pfd, tmpname, 0);
 		if (run(cargv, home, o->max_bytes ? o->max_bytes + (1u << 20) : 0, &co) < 0)
 			rc = gp_errprintf(err, "container image '%s': cannot run skopeo: %s", ref,
 					  strerror(errno));
 		else if (!ran_ok(&co))
-			rc = why(&co, ref, "pull", err);
+			rc = why(&co, ref, "pull", login, err);
 		struct stat st;
 		if (rc == 0 &&
 		    (fstatat(pfd, tmpname, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)))
@@ -519,5 +565,15 @@ int gp_pull_image(const char *ref, const struct gp_pull_opts *o, struct gp_pull_
 		close(res->fd);
 		res->fd = -1;
 	}
+	return rc;
+}
+
+int gp_pull_image(const char *ref, const struct gp_pull_opts *o, struct gp_pull_result *res,
+		  gp_error_t *err)
+{
+	char authfile[PATH_MAX + 64] = "";
+	int rc = pull(ref, o, res, authfile, err);
+	if (authfile[0])
+		unlink(authfile);
 	return rc;
 }

@@ -10,6 +10,10 @@
  * and the sizes the manifest declares and every file skopeo writes are bounded. The archives
  * kept are bounded too (keep_bytes): after a pull the least recently used go first, each
  * removed under its digest's lock (a job that opened one keeps reading it).
+ *
+ * A private registry: the tag is resolved with the job owner's own login (regauth.h), for every
+ * job, so a node's archive of an image serves only jobs whose owners the registry lets read it;
+ * the blobs are fetched, by digest, with the login of the job that resolved them.
  */
 #ifndef GPOOL_WORKER_STEPD_PULL_H
 #define GPOOL_WORKER_STEPD_PULL_H
@@ -18,6 +22,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "worker/node/account.h"
 
 struct gp_pull_opts {
 	const char *images_dir; /* <state_dir>/images (root's) */
@@ -27,6 +32,9 @@ struct gp_pull_opts {
 	 * (the unpacked trees have their own bound, container.c); 0: no bound */
 	uint64_t keep_bytes;
 	const char *skopeo; /* the program (NULL: "skopeo" on PATH) */
+	/* the job's owner, whose login for the registry (regauth.h) the tag is resolved with
+	 * (NULL: anonymously) */
+	const struct gp_account *owner;
 };
 
 struct gp_pull_result {

@@ -2,7 +2,7 @@
  * script that answers as skopeo 1.9 does (its messages copied from real runs, t1323 runs the
  * real one against a real registry): the digest and cache key, one copy per node and digest
  * also when pulls run at once, TLS unless the host is listed, the declared size refused before
- * a copy, and the reasons a job fails with. */
+ * a copy, the reasons a job fails with, and a private registry's login. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,8 +29,16 @@ static const char *const script =
     "d=$(dirname \"$0\")\n"
     "mode=$(cat \"$d/mode\")\n"
     "echo \"$@\" >>\"$d/args\"\n"
-    "cmd=; last=\n"
-    "for a; do case $a in inspect|copy) cmd=${cmd:-$a};; esac; last=$a; done\n"
+    "cmd=; last=; auth=; prev=\n"
+    "for a; do case $a in inspect|copy) cmd=${cmd:-$a};; esac\n"
+    "  case $prev in --authfile|--src-authfile) auth=$a; cat \"$a\" >>\"$d/authseen\"; "
+    "echo >>\"$d/authseen\";; esac\n"
+    "  prev=$a; last=$a; done\n"
+    "if [ \"$mode\" = private ] && ! grep -q YWxpY2U6czNjcmV0 \"${auth:-/dev/null}\"; then\n"
+    "  echo 'time=\"2026-12-06T13:27:07Z\" level=fatal msg=\"Error parsing image name "
+    "\\\"docker://reg:5000/priv/x:1\\\": reading manifest 1 in reg:5000/priv/x: unauthorized: "
+    "authentication required\"' >&2; exit 1\n"
+    "fi\n"
     "if [ \"$cmd\" = inspect ]; then\n"
     "  case $mode in\n"
     "  missing) echo 'time=\"2026-12-06T07:17:47Z\" level=fatal msg=\"Error parsing image name "
@@ -265,6 +273,69 @@ static void reasons(void **state)
 	assert_non_null(strstr(err.text, "skopeo is not installed on the node"));
 }
 
+/* A private registry: the tag is resolved, and the blobs fetched, with the owner's login for
+ * that registry alone (regauth.c), in a file that is gone afterwards; without one the reason
+ * says so. */
+static void private_registry_login(void **state)
+{
+	(void)state;
+	struct gp_account me = {.uid = geteuid(), .gid = getegid(), .name = "tester"};
+	assert_true(strlen(dir) + 6 <= sizeof(me.home));
+	memcpy(me.home, dir, strlen(dir));
+	strcat(me.home, "/home");
+	assert_int_equal(mkdir(me.home, 0755), 0);
+	struct gp_pull_opts o = {
+	    .images_dir = images, .insecure = "reg:5000", .skopeo = skopeo, .owner = &me};
+	struct gp_pull_result r;
+	gp_error_t err = {{0}};
+	put("mode", "private");
+	assert_int_equal(gp_pull_image("reg:5000/priv/x:1", &o, &r, &err), -1);
+	assert_non_null(strstr(err.text, "the registry refused an anonymous pull (Error parsing "));
+	assert_non_null(strstr(err.text, "unauthorized: authentication required): the owner has "
+					 "no login for it on this node"));
+	assert_int_equal(count("authseen"), 0);
+	/* alice's login for reg:5000 (base64 "alice:s3cret") beside another registry's */
+	char p[600];
+	snprintf(p, sizeof(p), "%s/.config/containers", me.home);
+	assert_int_equal(gp_mkdir_p(p, 0700), 0);
+	snprintf(p, sizeof(p), "home/.config/containers/auth.json");
+	put(p, "{\"auths\":{\"other:5000\":{\"auth\":\"b3RoZXI6eA==\"},"
+	       "\"reg:5000\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}");
+	assert_int_equal(gp_pull_image("reg:5000/priv/x:1", &o, &r, &err), 0);
+	assert_true(r.pulled);
+	close(r.fd);
+	/* skopeo saw that login alone, for the resolve and for the copy */
+	uint8_t *a;
+	size_t alen;
+	snprintf(p, sizeof(p), "%s/authseen", dir);
+	assert_int_equal(gp_read_file(p, 1 << 20, &a, &alen), 0);
+	assert_string_equal((char *)a,
+			    "{\"auths\":{\"reg:5000\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}\n"
+			    "{\"auths\":{\"reg:5000\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}\n");
+	free(a);
+	snprintf(p, sizeof(p), "%s/args", dir);
+	assert_int_equal(gp_read_file(p, 1 << 20, &a, &alen), 0);
+	assert_non_null(strstr((char *)a, "--tls-verify=false --authfile "));
+	assert_non_null(strstr((char *)a, "--src-tls-verify=false --src-authfile "));
+	free(a);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "ls %s/pulled/tmp | grep -q auth", images);
+	assert_int_not_equal(system(cmd), 0); /* the login's file is gone */
+	/* the archive is on the node now: a job of an owner without the login still cannot use it
+	 */
+	snprintf(p, sizeof(p), "home/.config/containers/auth.json");
+	put(p, "{\"auths\":{\"reg:5000/other-team\":{\"auth\":\"YWxpY2U6czNjcmV0\"}}}");
+	assert_int_equal(gp_pull_image("reg:5000/priv/x:1", &o, &r, &err), -1);
+	assert_non_null(strstr(err.text, "refused an anonymous pull"));
+	/* a malformed file is the job's reason, named */
+	put(p, "{\"auths\":{\"reg:5000\":{\"auth\":\"not base64!\"}}}");
+	assert_int_equal(gp_pull_image("reg:5000/priv/x:1", &o, &r, &err), -1);
+	assert_non_null(strstr(err.text, "container image 'reg:5000/priv/x:1': tester's "
+					 "~/.config/containers/auth.json: the \"auth\" of "
+					 "\"reg:5000\" is not a base64 login"));
+	assert_int_equal(count("copies"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +343,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(concurrent_pulls_coalesce, setup, teardown),
 	    cmocka_unit_test_setup_teardown(kept_archives_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reasons, setup, teardown),
+	    cmocka_unit_test_setup_teardown(private_registry_login, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
