@@ -154,6 +154,10 @@ static int send_node(struct gsched *s, const struct job *j, const struct launch_
 	l.master_port = j->master_port;
 	l.local_size = k;
 	l.mem_limit_mb = j->mem_mb;
+	if (j->step_of) {
+		const struct job *a = jobs_get(s->jobs, j->step_of);
+		l.step_of_attempt = a ? a->attempt : 0;
+	}
 	l.cards = nd->cards; /* so that a task sees its cards, and no other */
 	l.n_cards = nd->n_cards;
 	if (j->array_job_id && c->arr) {

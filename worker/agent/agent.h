@@ -141,6 +141,9 @@ struct steps_live {
 	bool no_suspend; /* never frozen: vacated instead (gsub --no-suspend, several nodes) */
 	int ckpt_signal; /* gsub --signal=SIG@SECONDS (0: none) */
 	uint32_t ckpt_sec;
+	/* a job step: the job and attempt it runs in (its cgroup may be inside theirs) */
+	uint64_t step_of;
+	uint32_t step_of_attempt;
 };
 size_t steps_live(const struct agent *a, struct steps_live *out, size_t max);
 /* Vacate one attempt: sig to its tasks, SIGKILL after grace_ms; its exits are reported

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "worker/agent/agent.h"
+#include "worker/node/cgroup.h"
 #include "worker/node/cgroup_freeze.h"
 #include "worker/node/owner_sources.h"
 
@@ -31,6 +32,8 @@
 struct frozen {
 	uint64_t job;
 	uint32_t attempt;
+	uint64_t step_of; /* a job step: the job and attempt it runs in */
+	uint32_t step_of_attempt;
 	int64_t since_ms;  /* monotonic, 0: thawed */
 	uint64_t total_ms; /* earlier freezes of this attempt */
 	bool seen;	   /* still live at the last tick */
@@ -198,9 +201,16 @@ bool owner_step_frozen(struct agent *a, uint64_t job, uint32_t attempt, uint64_t
 	return f->since_ms != 0;
 }
 
-static void group_name(const struct agent *a, uint64_t job, uint32_t attempt, char *buf, size_t len)
+/* The cgroup of an attempt on this node: a job step's may be inside its job's (cgroup.h). */
+static void group_name(const struct agent *a, uint64_t job, uint32_t attempt, uint64_t step_of,
+		       uint32_t step_of_attempt, char *buf, size_t len)
 {
-	snprintf(buf, len, "job%" PRIu64 ".%u.%s", job, attempt, a->node);
+	char name[320], parent[320] = "";
+	snprintf(name, sizeof(name), "job%" PRIu64 ".%u.%s", job, attempt, a->node);
+	if (step_of && step_of_attempt)
+		snprintf(parent, sizeof(parent), "job%" PRIu64 ".%u.%s", step_of, step_of_attempt,
+			 a->node);
+	gp_cgroup_name_in(parent, name, buf, len);
 }
 
 static int thaw(struct agent *a, struct frozen *f, int64_t now)
@@ -208,7 +218,7 @@ static int thaw(struct agent *a, struct frozen *f, int64_t now)
 	if (!f->since_ms)
 		return 0;
 	char name[512];
-	group_name(a, f->job, f->attempt, name, sizeof(name));
+	group_name(a, f->job, f->attempt, f->step_of, f->step_of_attempt, name, sizeof(name));
 	if (gp_cgroup_freeze_name(name, false, FREEZE_WAIT) < 0 && errno != ENOENT) {
 		gp_err("owner: cannot thaw job %" PRIu64 ".%u: %s", f->job, f->attempt,
 		       strerror(errno));
@@ -242,7 +252,9 @@ static void freeze(struct agent *a, const struct steps_live *s, int64_t now)
 	if (!f || f->since_ms)
 		return;
 	char name[512];
-	group_name(a, s->job, s->attempt, name, sizeof(name));
+	f->step_of = s->step_of;
+	f->step_of_attempt = s->step_of_attempt;
+	group_name(a, s->job, s->attempt, s->step_of, s->step_of_attempt, name, sizeof(name));
 	int64_t t0 = gp_mono_ms();
 	if (gp_cgroup_freeze_name(name, true, FREEZE_WAIT) < 0) {
 		int e = errno;
@@ -271,7 +283,8 @@ static void enforce(struct agent *a, int64_t now)
 		 * it re-adopted are thawed (a no-op where none was frozen) */
 		for (size_t i = 0; i < n; i++) {
 			char name[512];
-			group_name(a, live[i].job, live[i].attempt, name, sizeof(name));
+			group_name(a, live[i].job, live[i].attempt, live[i].step_of,
+				   live[i].step_of_attempt, name, sizeof(name));
 			if (gp_cgroup_freeze_name(name, false, FREEZE_WAIT) == 0)
 				gp_debug("owner: job %" PRIu64 ".%u: not frozen (at start)",
 					 live[i].job, live[i].attempt);

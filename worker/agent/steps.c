@@ -173,6 +173,8 @@ void steps_set_owner_prefs(struct step_rec *r, const Gpool__Launch *l)
 	r->no_suspend = (l->spec && l->spec->no_suspend) || l->local_size < l->size;
 	r->ckpt_signal = l->spec ? l->spec->ckpt_signal : 0;
 	r->ckpt_sec = l->spec ? l->spec->ckpt_signal_sec : 0;
+	r->step_of = l->spec ? l->spec->step_of : 0;
+	r->step_of_attempt = l->step_of_attempt;
 }
 
 void steps_set_requeueable(struct step_rec *r, bool yes)
@@ -393,7 +395,9 @@ size_t steps_live(const struct agent *a, struct steps_live *out, size_t max)
 					       .attempt = r->attempt,
 					       .no_suspend = r->no_suspend,
 					       .ckpt_signal = r->ckpt_signal,
-					       .ckpt_sec = r->ckpt_sec};
+					       .ckpt_sec = r->ckpt_sec,
+					       .step_of = r->step_of,
+					       .step_of_attempt = r->step_of_attempt};
 	}
 	return k;
 }

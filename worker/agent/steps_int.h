@@ -87,6 +87,8 @@ struct step_rec {
 	bool no_suspend;
 	int ckpt_signal;
 	uint32_t ckpt_sec;
+	uint64_t step_of; /* a job step: the job and attempt it runs in */
+	uint32_t step_of_attempt;
 };
 
 struct steps {

@@ -330,7 +330,59 @@ gp_cgroup_t *gp_cgroup_create(const char *mode, const char *name,
 			      const struct gp_cgroup_limits *lim, gp_cgroup_pool_t *pool,
 			      gp_error_t *err)
 {
-	gp_cgroup_t *cg = pool_take(pool, name, lim);
+	return gp_cgroup_create_in(mode, NULL, name, lim, pool, err);
+}
+
+void gp_cgroup_name_in(const char *parent, const char *name, char *buf, size_t len)
+{
+	char nested[PATH_MAX], procs[PATH_MAX];
+	if (parent && *parent &&
+	    (size_t)gp_cg_fmt(nested, sizeof(nested), "%s/%s", parent, name) < sizeof(nested) &&
+	    gp_cgroup_procs_path(nested, procs, sizeof(procs)) == 0) {
+		gp_cg_fmt(buf, len, "%s", nested);
+		return;
+	}
+	gp_cg_fmt(buf, len, "%s", name);
+}
+
+bool gp_cgroup_nested(const gp_cgroup_t *cg)
+{
+	return cg && cg->nested;
+}
+
+/* Where a group asked to be inside parent is made: "parent/name" (*nested set) when the
+ * version nests and parent is there; else name, said why. */
+static void place(const gp_cgroup_t *cg, const char *parent, const char *name, char *out,
+		  size_t len, bool *nested)
+{
+	char procs[PATH_MAX];
+	*nested = false;
+	gp_cg_fmt(out, len, "%s", name);
+	if (!parent || !*parent || !cg->ops)
+		return;
+	if (cg->ops != &gp_cg_v1) {
+		gp_info("cgroup %s: not inside %s: cgroup %s inner groups cannot hold processes "
+			"beside child groups",
+			name, parent, cg->ops->name);
+		return;
+	}
+	if (cg->ops->procs_path(parent, procs, sizeof(procs)) < 0) {
+		gp_info("cgroup %s: not inside %s: there is no such group on this node", name,
+			parent);
+		return;
+	}
+	if ((size_t)gp_cg_fmt(out, len, "%s/%s", parent, name) >= len) {
+		gp_cg_fmt(out, len, "%s", name);
+		return;
+	}
+	*nested = true;
+}
+
+gp_cgroup_t *gp_cgroup_create_in(const char *mode, const char *parent, const char *name,
+				 const struct gp_cgroup_limits *lim, gp_cgroup_pool_t *pool,
+				 gp_error_t *err)
+{
+	gp_cgroup_t *cg = parent ? NULL : pool_take(pool, name, lim);
 	if (cg)
 		return cg;
 	if (!(cg = calloc(1, sizeof(*cg)))) {
@@ -371,7 +423,11 @@ gp_cgroup_t *gp_cgroup_create(const char *mode, const char *name,
 			goto fail;
 		}
 	}
-	rc = cg->ops->setup(cg, name, lim, err);
+	char where[PATH_MAX];
+	place(cg, parent, name, where, sizeof(where), &cg->nested);
+	if (cg->nested)
+		cg->pool = NULL; /* v1 renames a group only beside itself */
+	rc = cg->ops->setup(cg, where, lim, err);
 	if (rc < 0) {
 		if (cg->strict)
 			goto fail;
@@ -487,6 +543,14 @@ void gp_cgroup_destroy(gp_cgroup_t **p)
 			continue;
 		for (int i = 0; i < 50 && rmdir(cg->dir[c]) < 0 && errno == EBUSY; i++)
 			gp_cg_sleep_ms(10);
+		/* a step's group: its job's, when that job's gstepd could not remove it while
+		 * this one was in it and nothing else is, goes too (EBUSY while it holds any) */
+		char *slash = cg->nested ? strrchr(cg->dir[c], '/') : NULL;
+		if (slash) {
+			*slash = '\0';
+			if (rmdir(cg->dir[c]) == 0)
+				gp_debug("cgroup: removed %s, left empty by its job", cg->dir[c]);
+		}
 		free(cg->dir[c]);
 	}
 	free(cg->cpus_set);

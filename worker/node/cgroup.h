@@ -66,6 +66,21 @@ int gp_cgroup_sweep_idle(const char *node, pid_t shell);
 gp_cgroup_t *gp_cgroup_create(const char *mode, const char *name,
 			      const struct gp_cgroup_limits *lim, gp_cgroup_pool_t *pool,
 			      gp_error_t *err);
+/* The same, made inside the existing group parent (a name as above: a job step's group inside
+ * its job's, so that the job's memory, cpus and pids bound its steps' together), where the
+ * version allows it: v1 (whose groups may hold processes beside child groups). On v2 (whose
+ * inner groups may not), or when parent is not there, the group is made as gp_cgroup_create
+ * makes it, said in the log. A group made inside another is never pooled; removed, it removes
+ * its parent too when that is left empty (its job's gstepd, gone first, could not). */
+gp_cgroup_t *gp_cgroup_create_in(const char *mode, const char *parent, const char *name,
+				 const struct gp_cgroup_limits *lim, gp_cgroup_pool_t *pool,
+				 gp_error_t *err);
+/* The name of group name made with parent by gp_cgroup_create_in: "parent/name" when that
+ * group exists, else name. */
+void gp_cgroup_name_in(const char *parent, const char *name, char *buf, size_t len);
+/* Inside its parent (gp_cgroup_create_in nested it). */
+bool gp_cgroup_nested(const gp_cgroup_t *cg);
+
 /* Kill what is left, remove the group (or give it back to its pool). */
 void gp_cgroup_destroy(gp_cgroup_t **cg);
 

@@ -43,6 +43,7 @@ struct gp_cgroup {
 	uint64_t mem_set, pids_set;
 	char *cpus_set;
 	gp_cgroup_pool_t *pool; /* where the group goes when destroyed, if it may */
+	bool nested;		/* inside another job's group (gp_cgroup_create_in) */
 	bool poolable;		/* no write to it failed */
 };
 

@@ -141,8 +141,12 @@ static int v1_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 			gp_debug("cgroup: cannot make '%s': %s: skipped", dir, strerror(errno));
 			continue;
 		}
+		/* the group's parent: gpool's, or the job's that a step's group is inside */
+		char up[PATH_MAX];
+		gp_cg_fmt(up, sizeof(up), "%s", dir);
+		*strrchr(up, '/') = '\0';
 		if (c == V1_CPUSET &&
-		    (v1_cpuset_inherit(base, top) < 0 || v1_cpuset_inherit(top, dir) < 0)) {
+		    (v1_cpuset_inherit(base, top) < 0 || v1_cpuset_inherit(up, dir) < 0)) {
 			/* a cpuset group without cpus cannot hold processes: do not join it */
 			gp_debug("cgroup: cannot prepare cpuset '%s': skipped", dir);
 			rmdir(dir);

@@ -489,11 +489,22 @@ static int setup_step(struct stepd *d, struct step *s, gp_error_t *err)
 				       .pids_max = 0,
 				       .deny = rules,
 				       .ndeny = nrules};
-	s->cg = gp_cgroup_create(d->cgroups, name, &lim, d->cgpool, err);
+	/* a job step's group inside its job's here: the job's limits bound its steps' together */
+	char parent[160] = "";
+	if (l->spec && l->spec->step_of && l->step_of_attempt)
+		snprintf(parent, sizeof(parent), "job%llu.%u.%s",
+			 (unsigned long long)l->spec->step_of, l->step_of_attempt,
+			 s->node ? s->node : "");
+	s->cg = gp_cgroup_create_in(d->cgroups, parent[0] ? parent : NULL, name, &lim,
+				    parent[0] ? NULL : d->cgpool, err);
 	free(cpus);
 	if (!s->cg)
 		return -1;
 	gp_debug("%s: cgroups %s", name, gp_cgroup_version(s->cg));
+	if (gp_cgroup_nested(s->cg))
+		gp_info("job %llu.%u: step of job %llu: its cgroup is inside the job's",
+			(unsigned long long)l->job_id, l->attempt,
+			(unsigned long long)l->spec->step_of);
 	return 0;
 }
 

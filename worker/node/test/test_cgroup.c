@@ -340,6 +340,61 @@ static void swept(void **state)
 	gp_cgroup_pool_destroy(&pool);
 }
 
+/* A job step's group inside its job's (gp_cgroup_create_in, v1): the job's memory limit bounds
+ * the step's use although the step's own is higher, the OOM kill is counted in the step's group
+ * (its job's counts none), the agent finds it by gp_cgroup_name_in, and a job group its gstepd
+ * could not remove while the step's was inside goes with the step's. */
+static void nested(void **state)
+{
+	if (geteuid() != 0 || access(V1 "/memory/cgroup.procs", W_OK) != 0 ||
+	    access(V1 "/cpuset/cgroup.procs", W_OK) != 0) {
+		GP_SKIP("not root or no writable v1 memory and cpuset controllers");
+	}
+	char job[64], step[64], full[160], found[320];
+	snprintf(job, sizeof(job), "job-nest.%d.n", (int)getpid());
+	snprintf(step, sizeof(step), "step-nest.%d.n", (int)getpid());
+	snprintf(full, sizeof(full), "%s/%s", job, step);
+	uint32_t cpus[1] = {0};
+	struct gp_cgroup_limits jl = {.mem_bytes = 64u << 20, .cpus = cpus, .ncpus = 1};
+	struct gp_cgroup_limits sl = {.mem_bytes = 512u << 20, .cpus = cpus, .ncpus = 1};
+	gp_error_t err;
+	/* no job group yet: the step's is made as any */
+	gp_cgroup_t *s = gp_cgroup_create_in("v1", job, step, &sl, NULL, &err);
+	assert_non_null(s);
+	assert_false(gp_cgroup_nested(s));
+	assert_true(dir_there("memory", step));
+	gp_cgroup_destroy(&s);
+	gp_cgroup_t *j = gp_cgroup_create("v1", job, &jl, NULL, &err);
+	assert_non_null(j);
+	s = gp_cgroup_create_in("v1", job, step, &sl, NULL, &err);
+	assert_non_null(s);
+	assert_true(gp_cgroup_nested(s));
+	assert_true(dir_there("memory", full));
+	assert_true(dir_there("cpuset", full));
+	assert_false(dir_there("memory", step));
+	gp_cgroup_name_in(job, step, found, sizeof(found));
+	assert_string_equal(found, full);
+	gp_cgroup_name_in("job-none.1.n", step, found, sizeof(found));
+	assert_string_equal(found, step);
+	char buf[128];
+	read_file("cpuset", full, "cpuset.cpus", buf, sizeof(buf));
+	assert_string_not_equal(buf, "");
+	/* 200 MB under its own 512 MB limit, but the job's is 64 MB */
+	assert_int_equal(run_in(s, step, 200), 128 + SIGKILL);
+	assert_int_equal(gp_cgroup_oom_kills(s), 1);
+	assert_int_equal(gp_cgroup_oom_kills(j), 0);
+	/* a task of the job itself, beside the step's group, still runs in the job's */
+	assert_int_equal(run_in(j, job, 8), 0);
+	/* the job's gstepd ends first: its group stays while the step's is in it... */
+	gp_cgroup_destroy(&j);
+	assert_true(dir_there("memory", job));
+	/* ...and goes with the step's */
+	gp_cgroup_destroy(&s);
+	assert_false(dir_there("memory", full));
+	assert_false(dir_there("memory", job));
+	assert_false(dir_there("cpuset", job));
+}
+
 /* In a child with its own mount namespace and cgroup2 over /sys/fs/cgroup: make the job's
  * group the way gstepd does with cgroups = v2, and open /dev/null from inside it. The exit
  * status says what happened (77: cannot be set up here, with the reason on stdout). */
@@ -402,9 +457,9 @@ static void denied_in_v2_cgroup(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(rules)};
-	const struct CMUnitTest env_tests[] = {cmocka_unit_test(denied_in_cgroup),
-					       cmocka_unit_test(pooled), cmocka_unit_test(swept),
-					       cmocka_unit_test(denied_in_v2_cgroup)};
+	const struct CMUnitTest env_tests[] = {
+	    cmocka_unit_test(denied_in_cgroup), cmocka_unit_test(pooled), cmocka_unit_test(swept),
+	    cmocka_unit_test(nested), cmocka_unit_test(denied_in_v2_cgroup)};
 	if (argc > 1)
 		return gp_run_only(env_tests, argv[1], NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
