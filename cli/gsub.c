@@ -452,6 +452,10 @@ int main(int argc, char **argv)
 	}
 	if (gp_submit_retry_ms(sub) >= 0)
 		gp_session_set_retry(s, gp_submit_retry_ms(sub));
+	if (flags & GP_SUBMIT_ATTACH) { /* sattach: nothing submitted */
+		rc = gp_pty_attach(s, gp_submit_attach_id(sub), NULL);
+		goto out;
+	}
 	if (stage_files(s, sub, &staged, flags & (GP_SUBMIT_PARSABLE | GP_SUBMIT_JSON)) < 0)
 		goto out;
 	/* --pty: the key that will let this gsub, and nobody else, onto the task's terminal; the

@@ -245,6 +245,8 @@ static struct job *new_job(struct gsched *s, const Gpool__SubmitRequest *sr, con
 	j->screen = sp->screen;
 	j->alloc = sp->alloc;
 	j->step_of = sp->step_of;
+	j->pty = sp->pty;
+	j->pty_keep_sec = sp->pty_keep_sec;
 	if (j->step_of)
 		j->no_requeue = true; /* placed on its allocation only (steps.h) */
 	j->reason = sp->hold ? PEND_HELD : PEND_NONE;

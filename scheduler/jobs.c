@@ -290,6 +290,8 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 		sp->ckpt_signal = j->ckpt_signal;
 		sp->ckpt_signal_sec = j->ckpt_sec;
 		sp->screen = j->screen;
+		sp->pty = j->pty; /* its key's hash stays out: gstat shows anyone's spec */
+		sp->pty_keep_sec = j->pty_keep_sec;
 		if (j->gpu) {
 			sp->gpus_per_task = j->gpu->per_task;
 			sp->gpu_mem_min = j->gpu->mem_min;

@@ -110,6 +110,8 @@ struct job {
 	/* allocations and job steps (steps.c) */
 	bool alloc;		/* an allocation (gsub --alloc): steps may run in it (steps.h) */
 	uint64_t step_of;	/* a job step: its allocation's id; 0 for any other job */
+	bool pty;		/* gsub --pty: its task's terminal (docs/interactive.md) */
+	uint32_t pty_keep_sec;	/* gsub --pty-keep: a detached terminal waits this long */
 	uint32_t steps_started; /* steps started in it since gschedd started */
 	/* gsub --begin (unix s, 0: none) and --exclusive (whole nodes, nobody else's job there) */
 	double begin_time;

@@ -670,6 +670,8 @@ static struct job *row_to_job(sqlite3_stmt *s)
 		j->svc_of = sp->service_of;
 		j->alloc = sp->alloc;
 		j->step_of = sp->step_of;
+		j->pty = sp->pty;
+		j->pty_keep_sec = sp->pty_keep_sec;
 		j->svc_index = sp->replica_index;
 		j->out_pattern = strdup(sp->output);
 		j->err_pattern = strdup(sp->error);

@@ -199,8 +199,13 @@ static int wait_terminal(gp_session_t *s, uint64_t id, char *ep, size_t eplen, u
 		m.m_case = GPOOL__MSG__M_RDV_GET;
 		m.rdv_get = &g;
 		gp_error_t err;
+		Gpool__ErrorCode code;
 		Gpool__Msg *r = gp_session_call(s, &m, GPOOL__MSG__M_RDV_GET_REPLY,
-						RDV_WAIT_MS + GP_CLI_TIMEOUT_MS, NULL, &err);
+						RDV_WAIT_MS + GP_CLI_TIMEOUT_MS, &code, &err);
+		if (!r && code == GPOOL__ERROR_CODE__ERROR_PERMISSION) {
+			fprintf(stderr, "gsub: job %" PRIu64 ": %s\n", id, err.text);
+			return 1;
+		}
 		if (r && r->rdv_get_reply->found) {
 			size_t n = r->rdv_get_reply->value.len;
 			if (n >= eplen)
@@ -253,7 +258,8 @@ static int hello(gp_ptylink_t *l, uint64_t id, uint32_t attempt, const uint8_t *
 	gp_error_t err;
 	gp_auth_t *auth = gp_auth_create(NULL, &err);
 	struct gp_pty_hello h = {.job_id = id, .attempt = attempt};
-	memcpy(h.key, key, GP_PTY_KEY_LEN);
+	if (key) /* else all zero: a reattach, which the owner's credential alone allows */
+		memcpy(h.key, key, GP_PTY_KEY_LEN);
 	uint8_t payload[GP_PTY_HELLO_LEN];
 	gp_pty_hello_pack(&h, payload);
 	char *cred = NULL;
@@ -330,11 +336,50 @@ static int take_frames(gp_ptylink_t *l, uint64_t id, bool tty, int *code)
 	return r;
 }
 
-/* Carry bytes until EXIT: the exit status, or -1 when the link broke (said). */
-static int relay(gp_ptylink_t *l, uint64_t id, bool tty)
+#define DETACHED (-2) /* relay's answer when this gsub let go of a terminal that waits */
+
+/* ssh's escapes at the start of a line, on a terminal of a job that can be detached: "~."
+ * detaches, "~~" is one '~'. in[0..n) becomes out (up to 2n bytes); 1 when "~." was typed. */
+struct escape {
+	bool bol;   /* at the start of a line */
+	bool tilde; /* a '~' held back */
+};
+
+static int escapes(struct escape *e, const uint8_t *in, size_t n, uint8_t *out, size_t *olen)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t b = in[i];
+		if (e->tilde) {
+			e->tilde = false;
+			if (b == '.') {
+				*olen = k;
+				return 1;
+			}
+			out[k++] = '~';
+			if (b == '~') {
+				e->bol = false;
+				continue;
+			}
+		} else if (e->bol && b == '~') {
+			e->tilde = true;
+			continue;
+		}
+		out[k++] = b;
+		e->bol = b == '\r' || b == '\n';
+	}
+	*olen = k;
+	return 0;
+}
+
+/* Carry bytes until EXIT: the exit status, -1 when the link broke (said), DETACHED when this
+ * gsub let go of a terminal that waits for gsub --attach (detachable: "~." on a terminal, or
+ * SIGHUP: the terminal gsub ran in went away). */
+static int relay(gp_ptylink_t *l, uint64_t id, bool tty, bool detachable)
 {
 	bool in_open = true;
-	uint8_t buf[GP_PTY_DATA_MAX];
+	uint8_t buf[GP_PTY_DATA_MAX], ebuf[2 * GP_PTY_DATA_MAX];
+	struct escape esc = {.bol = true};
 	int code, r;
 	/* what came with ACCEPT (a short task's output and EXIT, the link closed behind them) */
 	if ((r = take_frames(l, id, tty, &code)) != 0)
@@ -357,6 +402,9 @@ static int relay(gp_ptylink_t *l, uint64_t id, bool tty)
 			while (read(sigpipe_fd[0], &sig, 1) == 1) {
 				if (sig == SIGWINCH) {
 					send_winsize(l);
+				} else if (sig == SIGHUP && detachable) {
+					gp_ptylink_flush(l);
+					return DETACHED;
 				} else {
 					gp_ptylink_send(l, GP_PTY_SIGNAL, &sig, 1);
 				}
@@ -364,10 +412,25 @@ static int relay(gp_ptylink_t *l, uint64_t id, bool tty)
 		}
 		if (p[2].revents) {
 			ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
-			if (n > 0) {
-				gp_ptylink_send(l, GP_PTY_DATA, buf, (size_t)n);
+			size_t m = (size_t)(n > 0 ? n : 0);
+			if (n > 0 && tty && detachable) {
+				int detach = escapes(&esc, buf, m, ebuf, &m);
+				for (size_t o = 0; o < m; o += GP_PTY_DATA_MAX)
+					gp_ptylink_send(l, GP_PTY_DATA, ebuf + o,
+							m - o < GP_PTY_DATA_MAX ? m - o
+										: GP_PTY_DATA_MAX);
+				if (detach) {
+					gp_ptylink_flush(l);
+					return DETACHED;
+				}
+			} else if (n > 0) {
+				gp_ptylink_send(l, GP_PTY_DATA, buf, m);
 			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
 				in_open = false;
+				if (tty && detachable) { /* the terminal went away (hung up) */
+					gp_ptylink_flush(l);
+					return DETACHED;
+				}
 				if (!tty)
 					gp_ptylink_send(l, GP_PTY_EOF, NULL, 0);
 			}
@@ -413,6 +476,21 @@ int gp_job_wait_signals(void)
 
 int gp_pty_attach(gp_session_t *s, uint64_t id, const uint8_t key[GP_PTY_KEY_LEN])
 {
+	if (!key) { /* a reattach: to a job that runs, never one we would cancel while waiting */
+		Gpool__JobInfo *ji = gp_job_info(s, id);
+		if (!ji)
+			return 1;
+		if (!ji->spec || !ji->spec->pty) {
+			fprintf(stderr, "gsub: job %" PRIu64 " has no terminal (not a --pty job)\n",
+				id);
+			return 1;
+		}
+		if (ji->state != GPOOL__JOB_STATE__RUNNING) {
+			fprintf(stderr, "gsub: job %" PRIu64 " is %s: no terminal to attach to\n",
+				id, gp_job_state_name(ji->state));
+			return 1;
+		}
+	}
 	if (gp_job_wait_signals() < 0) {
 		fprintf(stderr, "gsub: pipe: %s\n", strerror(errno));
 		return 1;
@@ -436,15 +514,26 @@ int gp_pty_attach(gp_session_t *s, uint64_t id, const uint8_t key[GP_PTY_KEY_LEN
 		gp_ptylink_destroy(&l);
 		return 1;
 	}
+	Gpool__JobInfo *ji = gp_job_info(s, id);
+	uint32_t keep = ji && ji->spec ? ji->spec->pty_keep_sec : 0;
 	sigaction(SIGWINCH, &sa, NULL);
 	if (tty && raw_enter() < 0)
 		fprintf(stderr, "gsub: cannot put the terminal in raw mode: %s\n", strerror(errno));
+	if (!key)
+		fprintf(stderr, "gsub: job %" PRIu64 ": attached%s\n", id, tty ? "\r" : "");
 	send_winsize(l);
-	rc = relay(l, id, tty);
+	rc = relay(l, id, tty, keep > 0);
 	raw_off();
 	gp_ptylink_destroy(&l);
+	if (rc == DETACHED) {
+		fprintf(stderr,
+			"%sgsub: job %" PRIu64 " detached: its terminal waits %u s for "
+			"'gsub --attach %" PRIu64 "'\n",
+			tty ? "\r\n" : "", id, keep, id);
+		return 0;
+	}
 	if (rc < 0) {
-		Gpool__JobInfo *ji = gp_job_info(s, id);
+		ji = gp_job_info(s, id);
 		if (ji)
 			fprintf(stderr, "gsub: job %" PRIu64 " is %s\n", id,
 				gp_job_state_name(ji->state));

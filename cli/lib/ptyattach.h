@@ -31,9 +31,11 @@ Gpool__JobInfo *gp_job_info(gp_session_t *s, uint64_t id);
 /* A fresh one-time key and its SHA-256 (JobSpec.pty_key_sha256). 0 / -1 with errno. */
 int gp_pty_key_make(uint8_t key[GP_PTY_KEY_LEN], uint8_t sha[32]);
 
-/* Wait for job id and attach to its terminal with key. Returns gsub's exit status: the task's
- * exit code (128 + signal for a signal), or 1 when the job ended without the terminal or the
- * connection failed (said on stderr). */
+/* Wait for job id and attach to its terminal with key (NULL: reattach to the detached terminal
+ * of a running job, as its owner: gsub --attach). Returns gsub's exit status: the task's exit
+ * code (128 + signal for a signal), 0 when this gsub detached from a job started with
+ * --pty-keep ("~." typed on a terminal, or SIGHUP), or 1 when the job ended without the
+ * terminal or the connection failed (said on stderr). */
 int gp_pty_attach(gp_session_t *s, uint64_t id, const uint8_t key[GP_PTY_KEY_LEN]);
 
 #endif

@@ -37,10 +37,11 @@ struct gp_submit {
 	bool retry_set;
 	char **stage; /* --stage paths (uploaded to the chunk store by gsub, not read here) */
 	size_t n_stage;
-	char *collect_dir; /* --collect-dir */
-	char *route_token; /* --route-token: the file */
-	char **local_argv; /* --alloc: the command run here (into argv; NULL: the user's shell) */
-	bool jobid_set;	   /* grun --jobid */
+	char *collect_dir;  /* --collect-dir */
+	char *route_token;  /* --route-token: the file */
+	char **local_argv;  /* --alloc: the command run here (into argv; NULL: the user's shell) */
+	bool jobid_set;	    /* grun --jobid */
+	uint64_t attach_id; /* --attach */
 };
 
 /* ---- building the spec: every string and array in it is malloc'd, so that
@@ -497,6 +498,24 @@ static int set_pty(void *c, const char *a, gp_error_t *err)
 	return set_flag(c, GP_SUBMIT_PTY);
 }
 
+static int set_pty_keep(void *c, const char *a, gp_error_t *err)
+{
+	uint32_t s;
+	if (gp_parse_duration(a, &s) < 0 || s == 0 || s > 7 * 86400)
+		return bad(err, "time to keep a detached terminal (above 0, at most 7 days)", a);
+	SPEC(c)->pty_keep_sec = s;
+	return 0;
+}
+
+static int set_attach(void *c, const char *a, gp_error_t *err)
+{
+	long id;
+	if (gp_parse_long(a, 1, LONG_MAX, &id) < 0)
+		return bad(err, "job id", a);
+	SUB(c)->attach_id = (uint64_t)id;
+	return set_flag(c, GP_SUBMIT_ATTACH);
+}
+
 static int set_alloc(void *c, const char *a, gp_error_t *err)
 {
 	SPEC(c)->alloc = 1;
@@ -876,6 +895,15 @@ static const struct gp_opt submit_opts[] = {
      "run one task on a pseudo-terminal connected to this terminal, as srun --pty "
      "(docs/interactive.md)",
      set_pty, GP_OPT_CMDLINE},
+    {"pty-keep", 0, ARG, "TIME",
+     "with --pty: when this gsub goes away (its terminal closed, ~. typed), the task's terminal "
+     "waits TIME (as --time: minutes, or 30s, 10m, 2h) for gsub --attach instead of hanging up "
+     "(docs/interactive.md)",
+     set_pty_keep, GP_OPT_CMDLINE},
+    {"attach", 0, ARG, "JOB",
+     "attach this terminal to the detached terminal of --pty job JOB (yours), as sattach; "
+     "nothing is submitted",
+     set_attach, GP_OPT_CMDLINE},
     {"alloc", 0, NOARG, NULL,
      "hold the resources and run a shell (or COMMAND) here while they are held, as salloc; "
      "grun starts steps in them (docs/interactive.md)",
@@ -905,6 +933,9 @@ static const struct gp_opt step_opts[] = {
     {"export", 0, ARG, "ALL|NONE|VAR[=val],...", "environment of the tasks (default ALL)",
      set_export, 0},
     {"pty", 0, NOARG, NULL, "one task on a pseudo-terminal connected to this terminal", set_pty, 0},
+    {"pty-keep", 0, ARG, "TIME",
+     "with --pty: a detached terminal waits TIME for gsub --attach instead of hanging up",
+     set_pty_keep, 0},
     {"exclusive", 0, NOARG, NULL,
      "run on tasks of the job that no other exclusive step holds; wait while too few are "
      "free (srun --exclusive)",
@@ -1120,6 +1151,10 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 		return gp_errprintf(err, "option '--pty' runs one task: not with '--service', "
 					 "'--array', '-n' or '-N' above 1");
 	}
+	if (sp->pty_keep_sec && !sp->pty) {
+		errno = EINVAL;
+		return gp_errprintf(err, "option '--pty-keep' is for '--pty' jobs");
+	}
 	if (sp->pty && (s->flags & (GP_SUBMIT_WAIT | GP_SUBMIT_JSON | GP_SUBMIT_PARSABLE))) {
 		errno = EINVAL;
 		return gp_errprintf(err,
@@ -1183,7 +1218,7 @@ static int parse_with(gp_submit_t *s, const struct gp_opt *opts, size_t nopts, i
 	bool dashdash;
 	if (gp_opt_scan(opts, nopts, argc, argv, &hits, &nhits, &first, &dashdash, err) < 0)
 		return -1;
-	bool alloc = false;
+	bool alloc = false, attach = false;
 	for (int i = 0; i < nhits; i++) {
 		if (hits[i].opt->set == set_help) {
 			s->flags |= GP_SUBMIT_HELP;
@@ -1191,6 +1226,26 @@ static int parse_with(gp_submit_t *s, const struct gp_opt *opts, size_t nopts, i
 			return 0;
 		}
 		alloc |= hits[i].opt->set == set_alloc;
+		attach |= hits[i].opt->set == set_attach;
+	}
+	if (attach) { /* nothing is submitted: only where to ask */
+		for (int i = 0; i < nhits; i++)
+			if (hits[i].opt->set != set_attach && hits[i].opt->set != set_config &&
+			    hits[i].opt->set != set_scheduler) {
+				free(hits);
+				errno = EINVAL;
+				return gp_errprintf(err,
+						    "option '--attach' takes no other options than "
+						    "'--config' and '--scheduler'");
+			}
+		if (first < argc) {
+			free(hits);
+			errno = EINVAL;
+			return gp_errprintf(err, "option '--attach' takes no command");
+		}
+		rc = gp_opt_apply(hits, nhits, s, err);
+		free(hits);
+		return rc;
 	}
 	if (alloc) {
 		if (first < argc)
@@ -1246,6 +1301,11 @@ int gp_submit_parse_step(gp_submit_t *s, int argc, char **argv, char *const *env
 	}
 	s->flags |= GP_SUBMIT_WAIT;
 	return 0;
+}
+
+uint64_t gp_submit_attach_id(const gp_submit_t *s)
+{
+	return s->attach_id;
 }
 
 char *const *gp_submit_local_argv(const gp_submit_t *s)

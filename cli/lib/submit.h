@@ -22,8 +22,9 @@ enum gp_submit_flag {
 	GP_SUBMIT_WAIT = 2,
 	GP_SUBMIT_JSON = 4,
 	GP_SUBMIT_PARSABLE = 8,
-	GP_SUBMIT_PTY = 16,   /* --pty: attach this terminal to the task (cli/lib/ptyattach.h) */
-	GP_SUBMIT_ALLOC = 32, /* --alloc: hold resources, run a shell here (cli/lib/alloc.h) */
+	GP_SUBMIT_PTY = 16,    /* --pty: attach this terminal to the task (cli/lib/ptyattach.h) */
+	GP_SUBMIT_ALLOC = 32,  /* --alloc: hold resources, run a shell here (cli/lib/alloc.h) */
+	GP_SUBMIT_ATTACH = 64, /* --attach JOB: reattach to a detached --pty job's terminal */
 };
 
 typedef struct gp_submit gp_submit_t;
@@ -39,6 +40,9 @@ int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp
  * for (GP_SUBMIT_WAIT). 0 / -1 as gp_submit_parse. */
 int gp_submit_parse_step(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err);
 /* --alloc: the command to run here (pointing into parse's argv), NULL: the user's shell. */
+/* --attach's job id (GP_SUBMIT_ATTACH). */
+uint64_t gp_submit_attach_id(const gp_submit_t *s);
+
 char *const *gp_submit_local_argv(const gp_submit_t *s);
 void gp_submit_step_usage(FILE *f);
 

@@ -1,6 +1,6 @@
 /* gp-ptyprobe: knock on a gsub --pty terminal's port (worker/stepd/ptyserv.h) the way a stranger
  * would, and say what came back. t1300-pty uses it to check that gstepd lets in the job's
- * owner with the job's key and nobody else.
+ * owner with the job's key and nobody else (and t1301 that a reattach is the owner's only).
  *
  *     gp-ptyprobe ADDR:PORT MODE [JOB ATTEMPT]
  *
@@ -8,6 +8,8 @@
  *       garbage  a HELLO whose credential is not one
  *       self     a HELLO with the caller's own MUNGE credential for JOB ATTEMPT and a key
  *                made up here (the real one never leaves its gsub)
+ *       nokey    a HELLO with the caller's own credential and no key (all zero), as gsub
+ *                --attach reattaches with
  *       oversize a header announcing a 65535-byte HELLO (beyond the bound)
  * Prints "refused: REASON", "accepted" or "closed" (no answer before the peer closed).
  * Exit status: 0 refused, 4 accepted, 3 closed without a word, 1 a local failure, 2 usage.
@@ -48,9 +50,10 @@ static int dial(const char *ep)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3 || (!strcmp(argv[2], "self") && argc < 5)) {
-		fprintf(stderr, "usage: gp-ptyprobe ADDR:PORT none|garbage|self|oversize [JOB "
-				"ATTEMPT]\n");
+	if (argc < 3 || ((!strcmp(argv[2], "self") || !strcmp(argv[2], "nokey")) && argc < 5)) {
+		fprintf(stderr,
+			"usage: gp-ptyprobe ADDR:PORT none|garbage|self|nokey|oversize [JOB "
+			"ATTEMPT]\n");
 		return 2;
 	}
 	int fd = dial(argv[1]);
@@ -73,12 +76,13 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "garbage")) {
 		const char *c = "MUNGE:not-a-credential:";
 		gp_ptylink_send(l, GP_PTY_HELLO, c, strlen(c));
-	} else if (!strcmp(mode, "self")) {
+	} else if (!strcmp(mode, "self") || !strcmp(mode, "nokey")) {
 		gp_error_t err;
 		gp_auth_t *a = gp_auth_create(NULL, &err);
 		struct gp_pty_hello h = {.job_id = strtoull(argv[3], NULL, 10),
 					 .attempt = (uint32_t)strtoul(argv[4], NULL, 10)};
-		memset(h.key, 0x5a, sizeof(h.key));
+		/* self: a made-up key; nokey: none (all zero), as gsub --attach sends */
+		memset(h.key, strcmp(mode, "nokey") ? 0x5a : 0, sizeof(h.key));
 		uint8_t p[GP_PTY_HELLO_LEN];
 		gp_pty_hello_pack(&h, p);
 		char *cred = NULL;

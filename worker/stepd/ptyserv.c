@@ -51,7 +51,9 @@ struct gp_ptyserv {
 	size_t toterm_len;
 	int64_t attach_deadline, drain_deadline, exit_deadline;
 	bool exit_sent, finished;
-	bool closing; /* EXIT flushed, our side shut: waiting for the client to close */
+	bool closing;	  /* EXIT flushed, our side shut: waiting for the client to close */
+	uint32_t keep_ms; /* gsub --pty-keep: a detached terminal waits this long (0: hang up) */
+	bool detached;	  /* its client went away, and it waits for gsub --attach */
 	size_t poll_at, poll_n;
 	enum item what[PTY_POLL_MAX];
 	int which[PTY_POLL_MAX];
@@ -143,6 +145,7 @@ gp_ptyserv_t *gp_ptyserv_create(struct step *s, const struct task *t, int master
 		goto fail;
 	}
 	memcpy(p->keyhash, sp->pty_key_sha256.data, sizeof(p->keyhash));
+	p->keep_ms = sp->pty_keep_sec * 1000u;
 	/* the owner as the launch names it: a job run as the agent's account (run_as) is still
 	 * attached to by its submitter only */
 	p->uid = s->launch->uid;
@@ -265,11 +268,22 @@ static void on_hello(gp_ptyserv_t *p, struct pending *c, const struct gp_pty_fra
 		refuse(p, c, "the credential is not for this job attempt");
 		return;
 	}
+	/* no key: a reattach (gsub --attach), for the owner while the terminal is detached */
+	static const uint8_t none[GP_PTY_KEY_LEN];
+	bool reattach = gp_pty_key_eq(h.key, none, sizeof(none));
 	uint8_t hash[32];
 	const void *parts[1] = {h.key};
 	size_t lens[1] = {sizeof(h.key)};
 	gp_sha256(parts, lens, 1, hash);
-	if (!gp_pty_key_eq(hash, p->keyhash, sizeof(hash))) {
+	if (reattach && !p->keep_ms) {
+		refuse(p, c, "the job keeps no detached terminal (gsub --pty-keep)");
+		return;
+	}
+	if (reattach && !p->detached) {
+		refuse(p, c, "the terminal is not detached");
+		return;
+	}
+	if (!reattach && !gp_pty_key_eq(hash, p->keyhash, sizeof(hash))) {
 		refuse(p, c, "wrong key");
 		return;
 	}
@@ -277,12 +291,14 @@ static void on_hello(gp_ptyserv_t *p, struct pending *c, const struct gp_pty_fra
 		refuse(p, c, "the terminal is taken or gone");
 		return;
 	}
-	gp_info("job %llu.%u: terminal attached from %s (uid %u)", (unsigned long long)p->job,
-		p->attempt, c->peer, (unsigned)uid);
+	gp_info("job %llu.%u: terminal %sattached from %s (uid %u)", (unsigned long long)p->job,
+		p->attempt, p->detached ? "re" : "", c->peer, (unsigned)uid);
 	p->link = c->l;
 	c->l = NULL;
+	p->detached = false;
 	gp_ptylink_send(p->link, GP_PTY_ACCEPT, NULL, 0);
-	close_listener(p); /* the key is used */
+	if (!p->keep_ms)
+		close_listener(p); /* the key is used */
 }
 
 static void on_pending(gp_ptyserv_t *p, struct pending *c)
@@ -313,9 +329,19 @@ static void to_term(gp_ptyserv_t *p, const void *d, size_t n)
 
 static void drop_link(gp_ptyserv_t *p, const char *why)
 {
+	gp_ptylink_destroy(&p->link);
+	if (!p->exit_sent && p->keep_ms && p->ptm >= 0 && p->lfd >= 0) {
+		/* detached: the task runs on (its output waits in the terminal, as for a slow
+		 * one) and the terminal waits for gsub --attach */
+		p->detached = true;
+		p->attach_deadline = gp_mono_ms() + p->keep_ms;
+		gp_info("job %llu.%u: terminal client gone (%s): detached, kept %u s for gsub "
+			"--attach",
+			(unsigned long long)p->job, p->attempt, why, p->keep_ms / 1000);
+		return;
+	}
 	gp_info("job %llu.%u: terminal client gone (%s)%s", (unsigned long long)p->job, p->attempt,
 		why, p->exit_sent ? "" : ": hanging up");
-	gp_ptylink_destroy(&p->link);
 	if (!p->exit_sent)
 		hangup(p);
 }
@@ -487,8 +513,8 @@ int64_t gp_ptyserv_tick(gp_ptyserv_t *p, int64_t now)
 	}
 	if (!p->link && !p->exit_sent && p->ptm >= 0 && p->lfd >= 0) {
 		if (now >= p->attach_deadline) {
-			gp_warn("job %llu.%u: nobody attached to the terminal: hanging up",
-				(unsigned long long)p->job, p->attempt);
+			gp_warn("job %llu.%u: nobody %sattached to the terminal: hanging up",
+				(unsigned long long)p->job, p->attempt, p->detached ? "re" : "");
 			close_listener(p);
 			hangup(p);
 		} else if (p->attach_deadline < next) {

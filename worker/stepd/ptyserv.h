@@ -8,7 +8,8 @@
  * gschedd knows it), and takes connections: each must send, within PTY_HELLO_MS, a HELLO
  * frame holding a MUNGE credential of the job's owner that binds this job, this attempt and
  * the key whose SHA-256 the spec carries; anything else is refused with a reason and closed.
- * The first that passes is attached and the listener closes (the key is used once). Then
+ * The first that passes is attached and the listener closes (the key is used once; but see
+ * pty_keep_sec below). Then
  * terminal bytes go both ways, WINSIZE sets the terminal's size (the kernel sends SIGWINCH to
  * its foreground group), SIGNAL signals the foreground group, EOF types the terminal's EOF
  * character. When the task ends, what the terminal still holds is sent (up to STEP_DRAIN_MS),
@@ -18,6 +19,13 @@
  * can attach, would otherwise find it ended and have its status without its output. A client that
  * goes away hangs the terminal up (SIGHUP to the session, as a closed ssh does); so does nobody
  * attaching within PTY_ATTACH_MS.
+ *
+ * A job with JobSpec.pty_keep_sec (gsub --pty-keep) keeps its listener: a client that goes away
+ * detaches, the task runs on (its output waits in the terminal, which holds the task up once
+ * full, as a slow terminal does) and the terminal waits pty_keep_sec for a reattach: a HELLO of
+ * the owner's whose key is all zero (gsub --attach), accepted only while detached; while a
+ * client is attached every other connection is refused. A task that ends while detached keeps
+ * its output and status for the reattach, until the same deadline.
  */
 #ifndef GPOOL_WORKER_PTYSERV_H
 #define GPOOL_WORKER_PTYSERV_H
