@@ -1,7 +1,8 @@
 #!/bin/bash
 # t1320-container: gsub --container IMAGE.tar (docs/containers.md) on one host with a fake
 # NVIDIA card. A job runs in the debootstrap test image (its marker file, a host-only file
-# absent), as the user's uid (not root), in its working directory with its staged file and
+# absent), as the user's uid (not root) in a user namespace that maps that uid alone, with no
+# capability, in its working directory with its staged file and
 # GPOOL_*/RANK variables, in the job's cgroup (/proc/self/cgroup names the job's group, and a
 # --mem 50M job that grows without end ends OUT_OF_MEMORY); its /dev holds no card device (the
 # fake card has none) and only the default nodes. The image is unpacked once and reused (the
@@ -25,6 +26,8 @@ gw_log() { cat "$CLUSTER_DIR"/h1/gworkerd.log 2>/dev/null; }
 # ---- a container job: the image, the user, the directory, the variables, the cgroup, /dev ----
 probe='echo "marker $(cat /etc/gpool-test-image)"
 echo "uid $(id -u) gid $(id -g)"
+echo "uidmap $(tr -s " " <"/proc/self/uid_map")"
+echo "capeff $(sed -n "s/^CapEff:[[:space:]]*//p" /proc/self/status)"
 echo "pwd $(pwd) scratch $GPOOL_SCRATCH"
 echo "staged $(cat hello.txt)"
 echo "vars job=$GPOOL_JOB_ID rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT cuda=$CUDA_VISIBLE_DEVICES"
@@ -41,6 +44,8 @@ is "$rc" 0 "the container job completes (gsub --wait exits 0)"
 like "$out" 'marker gpool minbase test image' "it ran in the image (its marker file /etc/gpool-test-image)"
 like "$out" 'hostbin absent' "the host's files are not in it (the build's gsub is absent)"
 like "$out" "uid $uid gid [0-9]+" "it ran as the user's uid ($uid), not root"
+like "$out" "uidmap +$uid $uid 1" "in a user namespace that maps the user's uid and nothing else ($(grep '^uidmap' <<<"$out"))"
+like "$out" "capeff 0+\s*(\n|$)" "with no capability"
 pwdline=$(grep '^pwd ' <<<"$out")
 like "$pwdline" '^pwd (/[^ ]+) scratch \1$' "its working directory is the job's (GPOOL_SCRATCH)"
 like "$out" "staged $(cat "$WORK/hello.txt")" "the staged file is in it"

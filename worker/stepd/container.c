@@ -7,8 +7,10 @@
  * cannot make, rename or replace anything there). Once unpacked, root renames it to its key and
  * makes it root's, mode 0700: from then on the account cannot reach the tree outside its
  * containers (it cannot swap rootfs for a link to where crun, as root, would make its mount
- * points), and no other account can reach it at all. crun gets the real path; the bundle is
- * root's, under <state_dir>/containers.
+ * points), and no other account can reach it at all. crun, which sets the container up inside
+ * the task's user namespace (whose root cannot search that entry), gets a bind of it that only
+ * the task's mount namespace has (step_container_bind); the bundle is root's, under
+ * <state_dir>/containers.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -48,7 +51,12 @@ struct step_ctr {
 	char *path_env; /* the image's PATH (NULL: the job's) */
 	char bundles[2048];
 	char crun_root[2048];
+	char roots[PATH_MAX]; /* ROOTS_DIR/<node>.<pid>.<job>.<attempt>: the tasks' bind targets */
 };
+
+/* Where each task's child binds the image's tree for crun in the user namespace: the path
+ * must be searchable by anyone (its root is no one on the host), the tree itself is not. */
+#define ROOTS_DIR "/run/gpool/ctr"
 
 static const Gpool__StageEntry *image_entry(const Gpool__JobSpec *spec)
 {
@@ -332,10 +340,17 @@ int step_container_prepare(struct step *s, const char *state_dir, const struct s
 	snprintf(c->bundles, sizeof(c->bundles), "%s/containers/job%llu.%u", state_dir,
 		 (unsigned long long)s->launch->job_id, s->launch->attempt);
 	snprintf(uname, sizeof(uname), "u%u", (unsigned)s->account.uid);
+	/* this gstepd's pid in it: agents of other pools on this PC (test clusters) may have a
+	 * node of the same name running a job of the same id */
+	snprintf(c->roots, sizeof(c->roots), "%s/%s.%d.%llu.%u", ROOTS_DIR, s->node ? s->node : "",
+		 (int)getpid(), (unsigned long long)s->launch->job_id, s->launch->attempt);
 	if (gp_mkdir_p(images, 0711) < 0 || gp_mkdir_p(c->crun_root, 0700) < 0 ||
 	    gp_mkdir_p(c->bundles, 0700) < 0)
 		return gp_errprintf(err, "cannot make the container directories under '%s': %s",
 				    state_dir, strerror(errno));
+	if (gp_mkdir_p(c->roots, 0711) < 0 || chmod(ROOTS_DIR, 0711) < 0 ||
+	    chmod(c->roots, 0711) < 0)
+		return gp_errprintf(err, "cannot make '%s': %s", c->roots, strerror(errno));
 	chmod(images, 0711);
 	if ((c->images_fd = open_dir(AT_FDCWD, images, 0711, NULL)) < 0 ||
 	    (c->user_fd = open_dir(c->images_fd, uname, 0711, NULL)) < 0)
@@ -488,10 +503,21 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 	gid_t groups[256];
 	int ng = 256;
 	json_t *gids = json_array();
+	/* the user namespace maps the account's uid and its groups to themselves, nothing else:
+	 * the task is the user inside as outside, and no id in it is anyone else's */
+	json_t *uidmap = json_pack("[{s:I, s:I, s:i}]", "containerID", (json_int_t)s->account.uid,
+				   "hostID", (json_int_t)s->account.uid, "size", 1);
+	json_t *gidmap = json_pack("[{s:I, s:I, s:i}]", "containerID", (json_int_t)s->account.gid,
+				   "hostID", (json_int_t)s->account.gid, "size", 1);
 	if (s->account.uid != 0 && getgrouplist(s->account.name, s->account.gid, groups, &ng) >= 0)
 		for (int i = 0; i < ng; i++)
-			if (groups[i] != s->account.gid)
+			if (groups[i] != s->account.gid) {
 				json_array_append_new(gids, json_integer(groups[i]));
+				json_array_append_new(gidmap,
+						      json_pack("{s:I, s:I, s:i}", "containerID",
+								(json_int_t)groups[i], "hostID",
+								(json_int_t)groups[i], "size", 1));
+			}
 	json_t *caps = json_array();
 	json_t *proc =
 	    json_pack("{s:b, s:{s:I, s:I, s:o}, s:o, s:o, s:s, s:b, s:{s:o, s:o, s:o, s:o, s:o}}",
@@ -502,7 +528,11 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 		      "permitted", json_copy(caps), "ambient", json_copy(caps));
 	json_decref(caps);
 	json_t *mounts = json_array();
-	json_array_append_new(mounts, mount_of("/proc", "proc", "proc", "nosuid,noexec,nodev"));
+	/* a user namespace may not mount a proc of the host's pid namespace, nor a sysfs of its
+	 * network namespace: both are the host's own, bound (rbind: their locked submounts come
+	 * along), as a rootless podman --pid=host --net=host binds them */
+	json_array_append_new(mounts,
+			      mount_of("/proc", "bind", "/proc", "rbind,nosuid,noexec,nodev"));
 	json_array_append_new(
 	    mounts, mount_of("/dev", "tmpfs", "tmpfs", "nosuid,strictatime,mode=755,size=65536k"));
 	json_array_append_new(mounts,
@@ -510,7 +540,8 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 				       "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620"));
 	json_array_append_new(mounts, mount_of("/dev/shm", "tmpfs", "shm",
 					       "nosuid,noexec,nodev,mode=1777,size=65536k"));
-	json_array_append_new(mounts, mount_of("/sys", "sysfs", "sysfs", "nosuid,noexec,nodev,ro"));
+	json_array_append_new(mounts,
+			      mount_of("/sys", "bind", "/sys", "rbind,ro,nosuid,noexec,nodev"));
 	json_array_append_new(mounts, mount_of("/tmp", "tmpfs", "tmpfs", "nosuid,nodev,mode=1777"));
 	/* names resolve as on the host: MASTER_ADDR and the peers are host names */
 	static const char *const etc[] = {"/etc/hosts", "/etc/resolv.conf"};
@@ -537,11 +568,14 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 				   "/proc/sched_debug", "/sys/firmware", "/proc/scsi");
 	json_t *ro = json_pack("[s,s,s,s,s]", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
 			       "/proc/sysrq-trigger");
-	/* no pid, network or uts namespace: gstepd's kills reach the task's processes as ever,
-	 * and the task has the node's name and addresses, which its peers use */
-	json_t *lnx = json_pack("{s:[{s:s},{s:s}], s:o, s:o, s:o}", "namespaces", "type", "mount",
-				"type", "ipc", "devices", devices_of(s, t), "maskedPaths", masked,
-				"readonlyPaths", ro);
+	/* a user namespace, and no pid, network or uts one: gstepd's kills reach the task's
+	 * processes as ever (a pid namespace's init would ignore a cancel's SIGTERM), and the
+	 * task has the node's name and addresses, which its peers use. In the user namespace
+	 * crun binds the cards' device nodes from the host instead of making them (mknod) */
+	json_t *lnx = json_pack("{s:[{s:s},{s:s},{s:s}], s:o, s:o, s:o, s:o, s:o}", "namespaces",
+				"type", "user", "type", "mount", "type", "ipc", "uidMappings",
+				uidmap, "gidMappings", gidmap, "devices", devices_of(s, t),
+				"maskedPaths", masked, "readonlyPaths", ro);
 	return json_pack("{s:s, s:o, s:{s:s, s:b}, s:o, s:o}", "ociVersion", "1.0.2", "process",
 			 proc, "root", "path", rootfs, "readonly", 1, "mounts", mounts, "linux",
 			 lnx);
@@ -556,7 +590,18 @@ char **step_container_argv(struct step *s, struct task *t, gp_error_t *err)
 		gp_errprintf(err, "cannot make the bundle '%s': %s", dir, strerror(errno));
 		return NULL;
 	}
-	json_t *j = bundle_config(s, t, c->rootfs);
+	char root[PATH_MAX + 16];
+	snprintf(root, sizeof(root), "%s/%u", c->roots, t->tp->rank);
+	if (mkdir(root, 0700) < 0 && errno != EEXIST) {
+		gp_errprintf(err, "cannot make '%s': %s", root, strerror(errno));
+		return NULL;
+	}
+	free(t->croot);
+	if (!(t->croot = strdup(root))) {
+		gp_errprintf(err, "out of memory");
+		return NULL;
+	}
+	json_t *j = bundle_config(s, t, root);
 	snprintf(cfg, sizeof(cfg), "%s/config.json", dir);
 	if (!j || json_dump_file(j, cfg, JSON_COMPACT) < 0) {
 		json_decref(j);
@@ -589,6 +634,13 @@ void step_container_argv_free(char **argv)
 	free(argv);
 }
 
+int step_container_bind(const struct step *s, const struct task *t)
+{
+	if (!s->ctr || !t->croot)
+		return errno = EINVAL, -1;
+	return mount(s->ctr->rootfs, t->croot, NULL, MS_BIND | MS_REC, NULL);
+}
+
 void step_container_release(struct step *s)
 {
 	struct step_ctr *c = s ? s->ctr : NULL;
@@ -596,6 +648,16 @@ void step_container_release(struct step *s)
 		return;
 	if (c->bundles[0])
 		gp_rm_rf(c->bundles);
+	/* the bind targets: empty here (each bind lived in its task's mount namespace) */
+	for (size_t i = 0; c->roots[0] && i < s->ntasks; i++) {
+		free(s->tasks[i].croot);
+		s->tasks[i].croot = NULL;
+		char r[PATH_MAX + 16];
+		snprintf(r, sizeof(r), "%s/%u", c->roots, s->tasks[i].tp->rank);
+		rmdir(r);
+	}
+	if (c->roots[0])
+		rmdir(c->roots);
 	/* crun's state of a container whose crun was killed stays: remove ours */
 	for (size_t i = 0; i < s->ntasks; i++) {
 		char st[PATH_MAX + 160];

@@ -42,6 +42,13 @@ int step_container_prepare(struct step *s, const char *state_dir, const struct s
 char **step_container_argv(struct step *s, struct task *t, gp_error_t *err);
 void step_container_argv_free(char **argv);
 
+/* In task t's child, in the mount namespace of its own it made (MS_SLAVE), before it runs
+ * crun: bind the image's tree at t->croot, the bundle's root path. crun sets the container up
+ * inside the user namespace, whose root cannot search the cache entry (root's, 0700): the
+ * bind, under /run/gpool/ctr (0711), is a path it can, and exists in that namespace only.
+ * Async-signal-safe. 0 / -1 with errno. */
+int step_container_bind(const struct step *s, const struct task *t);
+
 /* Remove the step's bundles and let go of its image. NULL-safe, idempotent. */
 void step_container_release(struct step *s);
 

@@ -46,6 +46,7 @@ struct task {
 	struct rusage ru;
 	int64_t reaped_ms;
 	char **cargv; /* a --container task: the crun command that runs it (container.h) */
+	char *croot;  /* and where its child binds the image's tree for crun (container.h) */
 };
 
 struct step {

@@ -196,6 +196,7 @@ static void step_free(struct step *s)
 	for (size_t i = 0; s->tasks && i < s->ntasks; i++) {
 		gp_env_free(s->tasks[i].env);
 		step_container_argv_free(s->tasks[i].cargv);
+		free(s->tasks[i].croot);
 	}
 	free(s->workdir);
 	free(s->tasks);

@@ -208,6 +208,9 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0)
 		for (int i = 0; i < 8 && umount2("/sys/fs/cgroup/unified", MNT_DETACH) == 0; i++)
 			;
+	/* the image's tree where crun, in the user namespace, can reach it (container.h) */
+	if (ctr && step_container_bind(s, t) < 0)
+		child_fail(errfd, "cannot bind the image's tree for the container", errno);
 	if (p->switch_user && !ctr) {
 		if (setgroups((size_t)p->ngroups, p->groups) < 0)
 			child_fail(errfd, "setgroups", errno);
