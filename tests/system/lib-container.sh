@@ -88,6 +88,16 @@ ctr_image_build() {
 }
 
 # ---- a registry on the LAN (t1323, t1324) --------------------------------------------------
+# ctr_need [registry]: skip the test (77, saying why) unless it runs as root with crun, and
+# with skopeo and docker-registry too when "registry" is given.
+ctr_need() {
+	need_root
+	local p
+	for p in crun ${1:+skopeo docker-registry}; do
+		command -v "$p" >/dev/null || skip_all "$p is not installed (deploy/install-deps.sh installs it)"
+	done
+}
+
 # reg_start ADDR DIR [HTPASSWD]: Debian's docker-registry (the distribution registry) serving
 # plain HTTP on ADDR, its storage and log in DIR (log: DIR/log), asking for a login of the
 # HTPASSWD file (bcrypt) when given; stopped by the test's cleanup. 0, or 1 with CTR_WHY.

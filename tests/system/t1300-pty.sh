@@ -11,6 +11,7 @@
 # A pending --pty job says its place in the queue.
 # timeout: 240
 . "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd) # ptydrive.py's folder
 test_under_cluster 1 --cpus 2
 need_bins gp-ptyprobe gpool
 
@@ -20,62 +21,34 @@ PROBE=$GPOOL_BIN_DIR/gp-ptyprobe
 cat >"$WORK/drive.py" <<'PY'
 # Play a user at a terminal of 30 rows and 100 columns running gsub --pty; print what was seen
 # as "check NAME ok|bad" lines and gsub's exit status as "exit N".
-import fcntl, os, pty, re, select, signal, struct, sys, termios, time
-argv = sys.argv[1:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(argv[0], argv)
-def winsize(rows, cols):
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-winsize(30, 100)
-buf = b""
-def expect(pat, timeout=20):
-    global buf
-    end = time.time() + timeout
-    while time.time() < end:
-        m = re.search(pat, buf)
-        if m:
-            buf = buf[m.end():]
-            return True
-        r, _, _ = select.select([fd], [], [], 0.2)
-        if r:
-            try:
-                d = os.read(fd, 4096)
-            except OSError:
-                break
-            if not d:
-                break
-            buf += d
-    sys.stderr.write("# no %r in %r\n" % (pat, buf[-400:]))
-    return False
-def send(s):
-    os.write(fd, s)
-def check(name, okay):
-    print("check %s %s" % (name, "ok" if okay else "bad"), flush=True)
-check("prompt", expect(rb"PTY> "))
-send(b"echo hello-$((6*7)); [ -t 0 ] && [ -t 1 ] && echo tty-yes\r")
-check("echo", expect(rb"hello-42\r\ntty-yes\r\n") and expect(rb"PTY> "))
-send(b"stty size\r")
-check("size", expect(rb"\r30 100\r\n") and expect(rb"PTY> "))
-winsize(40, 120)  # the kernel sends gsub SIGWINCH; gsub passes the size on
+import os, sys, time
+sys.path.insert(0, os.environ["PTYDRIVE"])
+from ptydrive import Term, check
+t = Term(sys.argv[1:])
+t.winsize(30, 100)
+check("prompt", t.expect(rb"PTY> "))
+t.send(b"echo hello-$((6*7)); [ -t 0 ] && [ -t 1 ] && echo tty-yes\r")
+check("echo", t.expect(rb"hello-42\r\ntty-yes\r\n") and t.expect(rb"PTY> "))
+t.send(b"stty size\r")
+check("size", t.expect(rb"\r30 100\r\n") and t.expect(rb"PTY> "))
+t.winsize(40, 120)  # the kernel sends gsub SIGWINCH; gsub passes the size on
 time.sleep(1)
-send(b"stty size\r")
-check("resize", expect(rb"\r40 120\r\n") and expect(rb"PTY> "))
-send(b"sleep 1300\r")  # a duration no other test sleeps: pgrep below sees every slot
+t.send(b"stty size\r")
+check("resize", t.expect(rb"\r40 120\r\n") and t.expect(rb"PTY> "))
+t.send(b"sleep 1300\r")  # a duration no other test sleeps: pgrep below sees every slot
 time.sleep(1.5)
 t0 = time.time()
-send(b"\x03")  # Ctrl-C, a byte in raw mode: the remote terminal makes it SIGINT
-check("ctrl-c", expect(rb"PTY> ", 10) and time.time() - t0 < 10)
-send(b"pgrep -u $(id -u) -f '^sleep 1300' || echo no-sleep-left\r")
-check("sleep-killed", expect(rb"\rno-sleep-left\r\n") and expect(rb"PTY> "))
-send(b"echo after-$((1+1))\r")
-check("continues", expect(rb"after-2\r\n") and expect(rb"PTY> "))
-send(b"exit 7\r")
-expect(rb"$^", 3)
-_, st = os.waitpid(pid, 0)
-print("exit %d" % (os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st)))
+t.send(b"\x03")  # Ctrl-C, a byte in raw mode: the remote terminal makes it SIGINT
+check("ctrl-c", t.expect(rb"PTY> ", 10) and time.time() - t0 < 10)
+t.send(b"pgrep -u $(id -u) -f '^sleep 1300' || echo no-sleep-left\r")
+check("sleep-killed", t.expect(rb"\rno-sleep-left\r\n") and t.expect(rb"PTY> "))
+t.send(b"echo after-$((1+1))\r")
+check("continues", t.expect(rb"after-2\r\n") and t.expect(rb"PTY> "))
+t.send(b"exit 7\r")
+t.expect(rb"$^", 3)
+print("exit %d" % t.wait())
 PY
-out=$(cd "$WORK" && timeout 90 "$PY" "$WORK/drive.py" runuser -u "$TEST_USER" -- env \
+out=$(cd "$WORK" && PTYDRIVE="$HERE" timeout 90 "$PY" "$WORK/drive.py" runuser -u "$TEST_USER" -- env \
 	PATH="$USER_BIN:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" \
 	TERM=xterm PS1='PTY> ' gsub --pty -- /bin/bash --norc --noprofile -i 2>&1)
 diag "$(grep -v '^check\|^exit' <<<"$out" | head -5)"

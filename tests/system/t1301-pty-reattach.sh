@@ -11,6 +11,7 @@
 # hung up and its job ends. --pty-keep without --pty is a usage error.
 # timeout: 240
 . "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd) # ptydrive.py's folder
 test_under_cluster 1 --cpus 2
 need_bins gp-ptyprobe gpool
 
@@ -19,57 +20,33 @@ cat >"$WORK/drive.py" <<'PY'
 # Play a user at a terminal running argv: "first" sets X and types ~.; "again" reattaches,
 # checks X, waits for $WORK/probed, then closes the terminal. Prints "check NAME ok|bad",
 # "job N" and "exit N" lines.
-import os, pty, re, select, sys, time
-role, argv = sys.argv[1], sys.argv[2:]
-work = os.environ["WORK"]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(argv[0], argv)
-buf = b""
-def expect(pat, timeout=30):
-    global buf
-    end = time.time() + timeout
-    while time.time() < end:
-        m = re.search(pat, buf)
-        if m:
-            buf = buf[m.end():]
-            return m
-        r, _, _ = select.select([fd], [], [], 0.2)
-        if r:
-            try:
-                d = os.read(fd, 4096)
-            except OSError:
-                break
-            if not d:
-                break
-            buf += d
-    sys.stderr.write("# no %r in %r\n" % (pat, buf[-400:]))
-    return None
-def check(name, okay):
-    print("check %s %s" % (name, "ok" if okay else "bad"), flush=True)
+import os, sys, time
+sys.path.insert(0, os.environ["PTYDRIVE"])
+from ptydrive import Term, check
+role, work = sys.argv[1], os.environ["WORK"]
+t = Term(sys.argv[2:])
 if role == "first":
-    m = expect(rb"job (\d+) submitted")
+    m = t.expect(rb"job (\d+) submitted")
     print("job %s" % (m.group(1).decode() if m else "?"), flush=True)
-    check("prompt", expect(rb"PTY> "))
-    os.write(fd, b"X=persist-$((6*7)); echo set-$X\r")
-    check("set", expect(rb"set-persist-42\r\n") and expect(rb"PTY> "))
-    os.write(fd, b"~.")
-    check("detached", expect(rb"detached: its terminal waits 60 s for 'gsub --attach \d+'"))
+    check("prompt", t.expect(rb"PTY> "))
+    t.send(b"X=persist-$((6*7)); echo set-$X\r")
+    check("set", t.expect(rb"set-persist-42\r\n") and t.expect(rb"PTY> "))
+    t.send(b"~.")
+    check("detached", t.expect(rb"detached: its terminal waits 60 s for 'gsub --attach \d+'"))
 else:
-    check("attached", expect(rb"attached"))
-    os.write(fd, b"echo again-$X\r")
-    check("same-shell", expect(rb"again-persist-42\r\n") and expect(rb"PTY> "))
+    check("attached", t.expect(rb"attached"))
+    t.send(b"echo again-$X\r")
+    check("same-shell", t.expect(rb"again-persist-42\r\n") and t.expect(rb"PTY> "))
     open(os.path.join(work, "attached"), "w").close()
     end = time.time() + 60
     while not os.path.exists(os.path.join(work, "probed")) and time.time() < end:
         time.sleep(0.2)
-    os.close(fd)  # the terminal goes away: the kernel hangs gsub up
-_, st = os.waitpid(pid, 0)
-print("exit %d" % (os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st)), flush=True)
+    t.close()  # the terminal goes away: the kernel hangs gsub up
+print("exit %d" % t.wait(), flush=True)
 PY
 user_env=(runuser -u "$TEST_USER" -- env PATH="$USER_BIN:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER"
 	GPOOL_CONF="$GPOOL_CONF" TERM=xterm)
-out=$(cd "$WORK" && env WORK="$WORK" timeout 90 "$PY" "$WORK/drive.py" first "${user_env[@]}" PS1='PTY> ' \
+out=$(cd "$WORK" && env WORK="$WORK" PTYDRIVE="$HERE" timeout 90 "$PY" "$WORK/drive.py" first "${user_env[@]}" PS1='PTY> ' \
 	gsub --pty --pty-keep 60s -- /bin/bash --norc --noprofile -i 2>&1)
 J=$(sed -n 's/^job \([0-9]*\)$/\1/p' <<<"$out")
 for c in prompt set detached; do
@@ -88,7 +65,7 @@ like "$(as_other "$PROBE" "$EP" nokey "$J" 1 2>&1)" "refused: uid [0-9]+ is not 
 like "$(as_user "$PROBE" "$EP" self "$J" 1 2>&1)" "refused: wrong key" \
 	"the owner's credential with a made-up key is refused"
 
-(cd "$WORK" && env WORK="$WORK" timeout 90 "$PY" "$WORK/drive.py" again "${user_env[@]}" \
+(cd "$WORK" && env WORK="$WORK" PTYDRIVE="$HERE" timeout 90 "$PY" "$WORK/drive.py" again "${user_env[@]}" \
 	gsub --attach "$J" >"$WORK/again.out" 2>&1) &
 apid=$!
 check "the owner's gsub --attach attaches" wait_until 40 test -e "$WORK/attached"

@@ -8,8 +8,7 @@
 # timeout: 400
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-container.sh"
-need_root
-command -v crun >/dev/null || skip_all "crun is not installed (deploy/install-deps.sh installs it)"
+ctr_need
 ctr_image_build || skip_all "no test image: $CTR_WHY"
 test_under_cluster 3 --cpus 2
 

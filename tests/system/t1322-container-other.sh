@@ -8,8 +8,7 @@
 # timeout: 300
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-container.sh"
-need_root
-command -v crun >/dev/null || skip_all "crun is not installed (deploy/install-deps.sh installs it)"
+ctr_need
 ctr_image_build || skip_all "no test image: $CTR_WHY"
 # two accounts' unpacked copies of the 226 MB image, and the chunks, in the host's state tmpfs
 export GPOOL_CLUSTER_STATE_SIZE=1500m

@@ -10,11 +10,7 @@
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-container.sh"
-need_root
-command -v crun >/dev/null || skip_all "crun is not installed (deploy/install-deps.sh installs it)"
-command -v skopeo >/dev/null || skip_all "skopeo is not installed (deploy/install-deps.sh installs it)"
-command -v docker-registry >/dev/null ||
-	skip_all "docker-registry is not installed (deploy/install-deps.sh installs it)"
+ctr_need registry
 ctr_torch_image_build || skip_all "no python3-torch image: $CTR_WHY"
 REG=$(slot_addr 1):5000
 # the pulled archive, skopeo's temporary copy and the unpacked tree in each host's tmpfs

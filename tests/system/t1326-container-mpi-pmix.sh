@@ -9,11 +9,7 @@
 # timeout: 400
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-container.sh"
-need_root
-command -v crun >/dev/null || skip_all "crun is not installed (deploy/install-deps.sh installs it)"
-command -v skopeo >/dev/null || skip_all "skopeo is not installed (deploy/install-deps.sh installs it)"
-command -v docker-registry >/dev/null ||
-	skip_all "docker-registry is not installed (deploy/install-deps.sh installs it)"
+ctr_need registry
 need_bins gp-mpi-check
 ctr_mpi_image_build || skip_all "no Open MPI image: $CTR_WHY"
 REG=$(slot_addr 1):5000
