@@ -311,11 +311,14 @@ int main(int argc, char **argv)
 			setenv("GCOMM_TRANSPORT", o.transport, 1);
 		if (o.backend)
 			setenv("GCOMM_BACKEND", o.backend, 1);
+		double t0 = now();
 		gc_comm_t *c = gc_comm_from_env(&e);
 		if (!c) {
 			fprintf(stderr, "gcomm-bench: %s\n", e.text);
 			return 1;
 		}
+		/* the rendezvous and the connections (bench/sched/submit-start.sh reads it) */
+		printf("# rank %d: communicator made in %.1f ms\n", gc_rank(c), (now() - t0) * 1e3);
 		int rc = bench(c);
 		gc_comm_destroy(&c);
 		return rc;
