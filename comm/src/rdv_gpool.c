@@ -31,6 +31,7 @@
 #include "common/client.h"
 #include "common/config.h"
 #include "common/rdv_msg.h"
+#include "common/schedlist.h"
 #include "common/util.h"
 #include "common/wire.h"
 
@@ -82,9 +83,9 @@ static void pause_ms(int ms)
 		;
 }
 
-/* The local IPv4 address this host uses towards the scheduler's endpoint (the route a
- * connected UDP socket takes: no packet is sent). "" when unknown. */
-static void route_addr(const char *endpoint, char *buf, size_t len)
+/* The local IPv4 address this host uses towards one tcp:// endpoint (the route a connected
+ * UDP socket takes: no packet is sent). "" when unknown. */
+static void route_one(const char *endpoint, char *buf, size_t len)
 {
 	buf[0] = '\0';
 	const char *p = strstr(endpoint, "://");
@@ -112,6 +113,20 @@ static void route_addr(const char *endpoint, char *buf, size_t len)
 	if (fd >= 0)
 		close(fd);
 	freeaddrinfo(ai);
+}
+
+/* The same towards the scheduler: the first of its list (`scheduler = tcp://a:7820,
+ * tcp://b:7820`, docs/standby.md) that has a route. A list read as one endpoint gave no
+ * address, and the ranks then published 0.0.0.0 to each other. */
+static void route_addr(const char *schedulers, char *buf, size_t len)
+{
+	struct gp_schedlist l;
+	gp_error_t e;
+	buf[0] = '\0';
+	if (!schedulers || gp_schedlist_parse(&l, schedulers, &e) < 0)
+		return;
+	for (size_t i = 0; i < l.n && !buf[0]; i++)
+		route_one(l.ep[i], buf, len);
 }
 
 static int parse_u64(const char *s, uint64_t *v)

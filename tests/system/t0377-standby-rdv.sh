@@ -9,7 +9,8 @@
 # keys and the job COMPLETES in attempt 1. gpool-other can read nothing of it from the new
 # leader. What the ranks printed before the failover (their output, kept by the leader) is in
 # the new leader's glogs too, once; so is what rank 1 printed just after the kill, which its
-# agent had forwarded to the dead leader and sent again to the new one.
+# agent had forwarded to the dead leader and sent again to the new one. Then a 2-host
+# gcomm-test job makes its communicator over the new leader's rendezvous.
 # timeout: 200
 . "$(dirname "$0")/lib.sh"
 need_bins gp-rdv-rank glogs
@@ -64,4 +65,17 @@ out=$(cat "$WORK/rdv.0.out" "$WORK/rdv.1.out" 2>&1)
 diag "$out"
 like "$out" "rank 1: addr.0 = .*[|]rank0[|]" "rank 1 read rank 0's key, put before the failover"
 like "$out" "rank 0: addr.1 = .*[|]rank1[|]" "rank 0 read rank 1's, put after it"
+
+# a whole communicator over the new leader's rendezvous, on 2 hosts: each rank publishes the
+# address of its route to the schedulers, the first of the list that has one (read as one
+# endpoint, the list gave none and the ranks published 0.0.0.0 to each other)
+need_bins gcomm-test
+list=$(sed -n 's/^scheduler *= *//p' "$GPOOL_CONF" | head -1)
+like "$list" "^tcp://[^,]+, *tcp://[^,]+, *tcp://[^,]+$" "gpool.conf names the 3 schedulers ($list)"
+out=$(GPOOL_SCHEDULER=$list as_user gsub --wait -t 5 -n 2 -N 2 --export=ALL,GCOMM_RDV=gpool -- \
+	gcomm-test --env --quick 2>&1)
+is "$?" 0 "a 2-host gcomm-test job over the gpool rendezvous with 3 schedulers exits 0"
+n=$(grep -c 'of 2 (tcp, 2 hosts): all passed' <<<"$out")
+is "$n" 2 "both ranks passed every check"
+[ "$n" = 2 ] || diag "$(tail -5 <<<"$out")"
 done_testing
