@@ -2,8 +2,9 @@
 # t1327-container-registry-login: a private registry (docs/containers.md, "Private registries").
 # The registry (Debian's docker-registry) asks for a login (htpasswd). A job of gpool-user's
 # with no login on the node fails with a reason that says so; once gpool-user has one in
-# ~/.config/containers/auth.json the job runs in the image. The image is then on the node, yet
-# gpool-other's job with the same name fails: without a login, with a link to gpool-user's file
+# ~/.config/containers/auth.json the job runs in the image. The image is then on the node, and
+# root has a login of its own in /run/containers/0/auth.json, yet gpool-other's job with the
+# same name fails: without a login, with a link to gpool-user's file
 # (read as gpool-other: permission denied) and with a wrong password; the node fetches nothing
 # for them. The login reaches neither the scheduler nor the node's pulled directory.
 # timeout: 300
@@ -59,7 +60,17 @@ is "$fetched" 1 "the node fetched the image's layer once"
 unlike "$(gstat --json -a -j "$jid" 2>&1)" "YWxpY2U|s3cret" "the login is not in the job's record"
 unlike "$(on_host h1 ls "$CLUSTER_DIR/node/state/images/pulled/tmp")" "auth" "nor left in the node's pull directory"
 
-# gpool-other, the image on the node now
+# gpool-other, the image on the node now; and root has a login of its own for the registry
+# where skopeo and podman keep root's (an admin's `podman login`): no one's job may pull with it
+rootauth=/run/containers/0/auth.json
+if [ ! -e "$rootauth" ]; then
+	mkdir -p "$(dirname "$rootauth")"
+	printf '{"auths":{"%s":{"auth":"%s"}}}\n' "$REG" "$(printf alice:s3cret | base64)" >"$rootauth"
+	chmod 600 "$rootauth"
+	at_cleanup "rm -f '$rootauth'"
+else
+	diag "$rootauth exists already: root's login is not planted"
+fi
 run_job as_other
 is "$(job_state "$jid")" FAILED "gpool-other's job with the image cached on the node fails without a login"
 like "$(job_field "$jid" reason)" "refused an anonymous pull" "the registry refused it ($(job_field "$jid" reason))"

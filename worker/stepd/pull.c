@@ -427,11 +427,12 @@ static int pull(const char *ref, const struct gp_pull_opts *o, struct gp_pull_re
 			 NULL,
 			 NULL,
 			 NULL};
-	if (authfile[0]) { /* before the name */
-		iargv[10] = "--authfile";
-		iargv[11] = authfile;
-		iargv[12] = src;
-	}
+	/* before the name: the owner's login, or none at all. Without --no-creds skopeo, as
+	 * root, would look for root's own login (/run/containers/0/auth.json, credential
+	 * helpers), and a private image would open for a job whose owner has none */
+	iargv[10] = authfile[0] ? "--authfile" : "--no-creds";
+	iargv[11] = authfile[0] ? authfile : src;
+	iargv[12] = authfile[0] ? src : NULL;
 	if (!ro.out || run(iargv, home, 0, &ro) < 0) {
 		free(ro.out);
 		close(pfd);
@@ -516,12 +517,11 @@ static int pull(const char *ref, const struct gp_pull_opts *o, struct gp_pull_re
 				 NULL,
 				 NULL,
 				 NULL};
-		if (authfile[0]) { /* before the names */
-			cargv[11] = "--src-authfile";
-			cargv[12] = authfile;
-			cargv[13] = bysrc;
-			cargv[14] = dst;
-		}
+		/* before the names, as for the resolve */
+		cargv[11] = authfile[0] ? "--src-authfile" : "--src-no-creds";
+		cargv[12] = authfile[0] ? authfile : bysrc;
+		cargv[13] = authfile[0] ? bysrc : dst;
+		cargv[14] = authfile[0] ? dst : NULL;
 		struct run_out co = {0};
 		unlinkat(pfd, tmpname, 0);
 		if (run(cargv, home, o->max_bytes ? o->max_bytes + (1u << 20) : 0, &co) < 0)
