@@ -6,6 +6,7 @@
  */
 #include "worker/node/cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -299,6 +300,27 @@ static gp_cgroup_t *pool_take(gp_cgroup_pool_t *pool, const char *name,
 	return cg;
 }
 
+/* The group of procs (its cgroup.procs path) holds a group of its own: a job step's, made
+ * inside it (gp_cgroup_create_in). Such a group is never parked: renamed, the step's group
+ * would move under the next job's. */
+static bool has_children(const char *procs)
+{
+	char dir[PATH_MAX];
+	gp_cg_fmt(dir, sizeof(dir), "%s", procs);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	DIR *d = opendir(dir);
+	if (!d)
+		return false;
+	bool any = false;
+	struct dirent *e;
+	while (!any && (e = readdir(d)))
+		any = e->d_type == DT_DIR && strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return any;
+}
+
 /* Keep an emptied group for the next job, renamed idle. */
 static bool pool_park(gp_cgroup_t *cg)
 {
@@ -307,7 +329,7 @@ static bool pool_park(gp_cgroup_t *cg)
 	    cg->dir[V1_DEVICES] || pool->n >= pool->max)
 		return false;
 	for (int i = 0; i < cg->nprocs; i++)
-		if (!procs_empty(cg->procs[i], false))
+		if (!procs_empty(cg->procs[i], false) || has_children(cg->procs[i]))
 			return false;
 	/* what the job left charged (its files' pages) would count against the next job's limit:
 	 * a group holding more than a little is removed (writing memory.force_empty would empty

@@ -133,20 +133,26 @@ static int v1_setup(gp_cgroup_t *cg, const char *name, const struct gp_cgroup_li
 		}
 		gp_cg_fmt(top, sizeof(top), "%s/gpool", base);
 		gp_cg_fmt(dir, sizeof(dir), "%s/%s", top, name);
-		if ((mkdir(top, 0755) < 0 && errno != EEXIST) ||
-		    (mkdir(dir, 0755) < 0 && errno != EEXIST)) {
+		/* the group's parent: gpool's, or the job's that a step's group is inside */
+		char up[PATH_MAX];
+		gp_cg_fmt(up, sizeof(up), "%s", dir);
+		*strrchr(up, '/') = '\0';
+		int made = mkdir(top, 0755) < 0 && errno != EEXIST ? -1 : mkdir(dir, 0755);
+		/* a step's: its job's gone meanwhile (the last step's gstepd removed it, empty), or
+		 * never made in this hierarchy: made again, empty, the step's own limits hold */
+		if (made < 0 && errno == ENOENT && cg->nested &&
+		    (mkdir(up, 0755) == 0 || errno == EEXIST))
+			made = mkdir(dir, 0755);
+		if (made < 0 && errno != EEXIST) {
 			if (cg->strict)
 				return gp_errprintf(err, "cannot make '%s': %s", dir,
 						    strerror(errno));
 			gp_debug("cgroup: cannot make '%s': %s: skipped", dir, strerror(errno));
 			continue;
 		}
-		/* the group's parent: gpool's, or the job's that a step's group is inside */
-		char up[PATH_MAX];
-		gp_cg_fmt(up, sizeof(up), "%s", dir);
-		*strrchr(up, '/') = '\0';
 		if (c == V1_CPUSET &&
-		    (v1_cpuset_inherit(base, top) < 0 || v1_cpuset_inherit(up, dir) < 0)) {
+		    (v1_cpuset_inherit(base, top) < 0 || v1_cpuset_inherit(top, up) < 0 ||
+		     v1_cpuset_inherit(up, dir) < 0)) {
 			/* a cpuset group without cpus cannot hold processes: do not join it */
 			gp_debug("cgroup: cannot prepare cpuset '%s': skipped", dir);
 			rmdir(dir);

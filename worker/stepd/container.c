@@ -540,8 +540,9 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 				       "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620"));
 	json_array_append_new(mounts, mount_of("/dev/shm", "tmpfs", "shm",
 					       "nosuid,noexec,nodev,mode=1777,size=65536k"));
+	/* rro: read-only all the way down (ro alone is the top mount's, not its submounts') */
 	json_array_append_new(mounts,
-			      mount_of("/sys", "bind", "/sys", "rbind,ro,nosuid,noexec,nodev"));
+			      mount_of("/sys", "bind", "/sys", "rbind,rro,nosuid,noexec,nodev"));
 	json_array_append_new(mounts, mount_of("/tmp", "tmpfs", "tmpfs", "nosuid,nodev,mode=1777"));
 	/* names resolve as on the host: MASTER_ADDR and the peers are host names */
 	static const char *const etc[] = {"/etc/hosts", "/etc/resolv.conf"};

@@ -204,13 +204,17 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 	 * not supported"), even with --cgroup-manager=disabled: it gets a mount namespace of its
 	 * own without that mount (the job's v1 groups, which hold the limits, stay; a mount there
 	 * may have others beneath it) */
-	if (ctr && unshare(CLONE_NEWNS) == 0 &&
-	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0)
+	if (ctr) {
+		/* and the bind below must stay in it: without a namespace of its own (or with one
+		 * that still propagates to the host's) the tree would be bound for everyone */
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+			child_fail(errfd, "cannot make the container's mount namespace", errno);
 		for (int i = 0; i < 8 && umount2("/sys/fs/cgroup/unified", MNT_DETACH) == 0; i++)
 			;
-	/* the image's tree where crun, in the user namespace, can reach it (container.h) */
-	if (ctr && step_container_bind(s, t) < 0)
-		child_fail(errfd, "cannot bind the image's tree for the container", errno);
+		/* the image's tree where crun, in the user namespace, can reach it (container.h) */
+		if (step_container_bind(s, t) < 0)
+			child_fail(errfd, "cannot bind the image's tree for the container", errno);
+	}
 	if (p->switch_user && !ctr) {
 		if (setgroups((size_t)p->ngroups, p->groups) < 0)
 			child_fail(errfd, "setgroups", errno);

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -393,6 +394,36 @@ static void nested(void **state)
 	assert_false(dir_there("memory", full));
 	assert_false(dir_there("memory", job));
 	assert_false(dir_there("cpuset", job));
+
+	/* a task shell's job group is not parked idle while a step's group is inside it (renamed,
+	 * the step's would move under the next job's) */
+	char tag[64], idle[96];
+	snprintf(tag, sizeof(tag), "s%d.nest-node", (int)getpid());
+	snprintf(idle, sizeof(idle), "idle.%s.0", tag);
+	gp_cgroup_pool_t *pool = gp_cgroup_pool_create(tag, 4);
+	assert_non_null(pool);
+	j = gp_cgroup_create("v1", job, &jl, pool, &err);
+	assert_non_null(j);
+	s = gp_cgroup_create_in("v1", job, step, &sl, NULL, &err);
+	assert_true(gp_cgroup_nested(s));
+	gp_cgroup_destroy(&j);
+	assert_false(dir_there("memory", idle));
+	assert_true(dir_there("memory", full));
+	/* the job's group gone between the step's check and its mkdir (another step removed it,
+	 * empty): made again, the step still gets its group */
+	gp_cgroup_destroy(&s);
+	assert_false(dir_there("memory", job));
+	char jobdir[256];
+	snprintf(jobdir, sizeof(jobdir), V1 "/memory/gpool/%s", job);
+	assert_int_equal(mkdir(jobdir, 0755), 0);
+	s = gp_cgroup_create_in("v1", job, step, &sl, NULL, &err); /* placed inside */
+	assert_true(gp_cgroup_nested(s));
+	assert_true(dir_there("cpuset", full)); /* its cpuset's parent was made again */
+	assert_int_equal(run_in(s, step, 8), 0);
+	gp_cgroup_destroy(&s);
+	assert_false(dir_there("memory", job));
+	assert_false(dir_there("cpuset", job));
+	gp_cgroup_pool_destroy(&pool);
 }
 
 /* In a child with its own mount namespace and cgroup2 over /sys/fs/cgroup: make the job's
