@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -9,11 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "worker/stepd/regauth.h"
+
+#define READ_MS 5000 /* the account's files, read by its reader */
 
 /* The files looked at, in order, relative to the owner's home. */
 static const char *const auth_files[] = {
@@ -40,6 +46,14 @@ static size_t bare_key(const char *key, const char **start)
 	while (len && key[len - 1] == '/')
 		len--;
 	*start = key;
+	/* docker login's name for Docker Hub */
+	static const char *const hub[] = {"index.docker.io/v1", "index.docker.io",
+					  "registry-1.docker.io"};
+	for (size_t i = 0; i < sizeof(hub) / sizeof(hub[0]); i++)
+		if (len == strlen(hub[i]) && !strncmp(key, hub[i], len)) {
+			*start = "docker.io";
+			return 9;
+		}
 	return len;
 }
 
@@ -124,14 +138,23 @@ int gp_regauth_pick(const char *json, size_t len, const char *host, const char *
 	return 1;
 }
 
-/* In the child, as the account: the first of the files that exists, prefixed by its index,
- * SAID_NONE, or SAID_ERROR with the errno. */
-static void read_as_account(const struct gp_account *a, int wfd)
+/* In the child, as the account: the first of the files from index `from` on that exists,
+ * prefixed by its index, SAID_NONE, or SAID_ERROR with the errno. */
+static void read_as_account(const struct gp_account *a, int wfd, size_t from)
 {
+	/* nothing of gstepd's but the pipe: no descriptor of root's to reopen through
+	 * /proc/self/fd once the account's, and no ptrace by the account */
+	if (wfd != 3 && dup2(wfd, 3) < 0)
+		_exit(125);
+	wfd = 3;
+	if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
+		for (int fd = 4; fd < 1024; fd++)
+			close(fd);
+	prctl(PR_SET_DUMPABLE, 0);
 	if (geteuid() != a->uid &&
 	    (setgroups(0, NULL) < 0 || setgid(a->gid) < 0 || setuid(a->uid) < 0))
 		_exit(125);
-	for (size_t i = 0; i < NFILES; i++) {
+	for (size_t i = from; i < NFILES; i++) {
 		char p[512];
 		if (snprintf(p, sizeof(p), "%s/%s", a->home, auth_files[i]) >= (int)sizeof(p))
 			continue;
@@ -167,9 +190,10 @@ static void read_as_account(const struct gp_account *a, int wfd)
 	_exit(0);
 }
 
-/* The first of the account's files, read as the account: its index (file and len set), -1 none
- * (0 returned by the caller), -2 with err. */
-static int fetch(const struct gp_account *a, char **file, size_t *len, gp_error_t *err)
+/* The first of the account's files from index `from` on, read as the account within
+ * READ_MS (the account can stop its reader, or name a file on a mount that never answers:
+ * the reader is then killed): its index (file and len set), -1 none, -2 with err. */
+static int fetch(const struct gp_account *a, size_t from, char **file, size_t *len, gp_error_t *err)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0) {
@@ -186,26 +210,46 @@ static int fetch(const struct gp_account *a, char **file, size_t *len, gp_error_
 	if (pid == 0) {
 		close(p[0]);
 		signal(SIGPIPE, SIG_DFL);
-		read_as_account(a, p[1]);
+		read_as_account(a, p[1], from);
 	}
 	close(p[1]);
 	size_t cap = GP_REGAUTH_FILE_MAX + 3, got = 0;
 	char *buf = malloc(cap);
 	ssize_t n = 0;
-	while (buf && got < cap && (n = read(p[0], buf + got, cap - got)) != 0) {
+	bool late = false;
+	int64_t deadline = gp_mono_ms() + READ_MS;
+	while (buf && got < cap) {
+		int left = (int)(deadline - gp_mono_ms());
+		struct pollfd pf = {.fd = p[0], .events = POLLIN};
+		int r = left > 0 ? poll(&pf, 1, left) : 0;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			late = r == 0;
+			n = -1;
+			break;
+		}
+		n = read(p[0], buf + got, cap - got);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
+		if (n <= 0)
 			break;
 		got += (size_t)n;
 	}
 	close(p[0]); /* a larger file: the child's next write fails (SIGPIPE), it ends */
+	if (late)
+		kill(pid, SIGKILL);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	int rc = -2;
 	uint8_t said = buf && got ? (uint8_t)buf[0] : SAID_ERROR;
-	if (said < NFILES && got - 1 > GP_REGAUTH_FILE_MAX) { /* the reader died of SIGPIPE */
+	if (late) {
+		gp_errprintf(err,
+			     "%s's registry logins: not read within %d s (the reader was killed)",
+			     a->name, READ_MS / 1000);
+	} else if (said < NFILES &&
+		   got - 1 > GP_REGAUTH_FILE_MAX) { /* the reader died of SIGPIPE */
 		gp_errprintf(err, "%s's ~/%s is larger than %u bytes", a->name, auth_files[said],
 			     GP_REGAUTH_FILE_MAX);
 	} else if (!buf || n < 0 || got == 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -216,7 +260,7 @@ static int fetch(const struct gp_account *a, char **file, size_t *len, gp_error_
 	} else if (said == SAID_ERROR) {
 		gp_errprintf(err, "cannot read %s's registry logins: %s", a->name,
 			     strerror(got > 1 ? (uint8_t)buf[1] : EIO));
-	} else if (said >= NFILES) {
+	} else if (said < from || said >= NFILES) {
 		gp_errprintf(err, "cannot read %s's registry logins (the reader failed)", a->name);
 	} else {
 		memmove(buf, buf + 1, got - 1);
@@ -231,21 +275,27 @@ static int fetch(const struct gp_account *a, char **file, size_t *len, gp_error_
 int gp_regauth_write(const struct gp_account *a, const char *host, const char *path,
 		     const char *dir, char *out, size_t outlen, const char **from, gp_error_t *err)
 {
-	char *file = NULL;
-	size_t len = 0;
-	int which = fetch(a, &file, &len, err);
-	if (which == -1)
-		return 0;
-	if (which < 0)
-		return -1;
+	/* the first file that has a login for it: the containers tools' file, then docker's */
 	char login[GP_REGAUTH_MAX];
-	gp_error_t perr;
-	int got = gp_regauth_pick(file, len, host, path, login, sizeof(login), &perr);
-	free(file);
-	if (got < 0)
-		return gp_errprintf(err, "%s's ~/%s: %s", a->name, auth_files[which], perr.text);
-	if (from)
-		*from = auth_files[which];
+	int got = 0;
+	for (size_t next = 0; next < NFILES && got == 0;) {
+		char *file = NULL;
+		size_t len = 0;
+		int which = fetch(a, next, &file, &len, err);
+		if (which == -1)
+			break;
+		if (which < 0)
+			return -1;
+		gp_error_t perr;
+		got = gp_regauth_pick(file, len, host, path, login, sizeof(login), &perr);
+		free(file);
+		if (got < 0)
+			return gp_errprintf(err, "%s's ~/%s: %s", a->name, auth_files[which],
+					    perr.text);
+		if (from)
+			*from = auth_files[which];
+		next = (size_t)which + 1;
+	}
 	if (got == 0)
 		return 0;
 	json_t *doc = json_pack("{s:{s:{s:s}}}", "auths", host, "auth", login);

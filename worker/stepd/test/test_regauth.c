@@ -49,6 +49,11 @@ static void picks_the_most_specific_entry(void **state)
 	    pick("{\"auths\":{\"https://reg:5000/\":{\"auth\":\"ZA==\"}}}", "reg:5000", "a", out),
 	    1);
 	assert_string_equal(out, "ZA==");
+	/* Docker Hub as docker login names it */
+	assert_int_equal(pick("{\"auths\":{\"https://index.docker.io/v1/\":{\"auth\":\"aHVi\"}}}",
+			      "docker.io", "library/x", out),
+			 1);
+	assert_string_equal(out, "aHVi");
 	/* no auths, an entry a credential helper fills: no login */
 	assert_int_equal(pick("{\"credsStore\":\"desktop\"}", "reg:5000", "a", out), 0);
 	assert_int_equal(pick("{\"auths\":{\"reg:5000\":{}}}", "reg:5000", "a", out), 0);
@@ -128,12 +133,30 @@ static void written_alone_for_skopeo(void **state)
 	assert_string_equal((char *)t, "{\"auths\":{\"reg:5000\":{\"auth\":\"Y3Ry\"}}}");
 	free(t);
 	unlink(out);
+	/* the containers tools' file without an entry for the registry: docker's is read next */
+	put("home/.config/containers/auth.json", "{\"auths\":{\"other:5000\":{\"auth\":\"eA==\"}}}",
+	    0600);
+	assert_int_equal(gp_regauth_write(&me, "reg:5000", "a", p, out, sizeof(out), &from, &err),
+			 1);
+	assert_string_equal(from, ".docker/config.json");
+	assert_int_equal(gp_read_file(out, 1 << 20, &t, &tlen), 0);
+	assert_string_equal((char *)t, "{\"auths\":{\"reg:5000\":{\"auth\":\"ZG9ja2Vy\"}}}");
+	free(t);
+	unlink(out);
 	/* a malformed one is an error that names it */
 	put("home/.config/containers/auth.json", "{\"auths\":", 0600);
 	assert_int_equal(gp_regauth_write(&me, "reg:5000", "a", p, out, sizeof(out), &from, &err),
 			 -1);
 	assert_non_null(
 	    strstr(err.text, "tester's ~/.config/containers/auth.json: not a JSON object"));
+	/* a FIFO (a reader would wait on it for ever) is not read */
+	char fifo[512];
+	snprintf(fifo, sizeof(fifo), "%s/home/.config/containers/auth.json", dir);
+	assert_int_equal(unlink(fifo), 0);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(gp_regauth_write(&me, "reg:5000", "a", p, out, sizeof(out), &from, &err),
+			 -1);
+	assert_non_null(strstr(err.text, "cannot read tester's registry logins: Invalid argument"));
 }
 
 /* As root, for an account that is not: its files are read with its uid. A link from its auth
