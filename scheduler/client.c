@@ -101,6 +101,10 @@ static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 		BAD("a route token is a service's");
 	if (sp->route_keep_prefix && !sp->service)
 		BAD("a route prefix is a service's");
+	if (sp->pty_keep_sec && !sp->pty)
+		BAD("a detached terminal's keep (pty_keep_sec) is a --pty job's");
+	if (sp->pty_keep_sec > 7 * 86400)
+		BAD("a detached terminal is kept at most 7 days (%u s asked)", sp->pty_keep_sec);
 	if (sp->route_token_sha256[0] && (strlen(sp->route_token_sha256) != 64 ||
 					  strspn(sp->route_token_sha256, "0123456789abcdef") != 64))
 		BAD("invalid route token hash (64 lowercase hex digits)");

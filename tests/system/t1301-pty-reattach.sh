@@ -80,10 +80,23 @@ done
 like "$out" "exit 0" "closing its terminal detaches again: gsub exits 0"
 is "$(job_state "$J")" RUNNING "the job still runs"
 
+# strangers fill every slot of connections not yet authenticated (8) and keep them: the
+# owner's reattach still gets in (the one that has waited longest makes room)
+"$PY" - "$EP" "$WORK/held" <<'PYEOF' &
+import socket, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+socks = [socket.create_connection((host, int(port))) for _ in range(12)]
+open(sys.argv[2], "w").close()
+time.sleep(8)
+PYEOF
+hp=$!
+wait_until 10 test -e "$WORK/held"
 out=$(printf 'echo third-$X\nexit 5\n' | as_user gsub --attach "$J" 2>"$WORK/third.err")
 rc=$?
 like "$(tr -d '\r' <<<"$out")" "third-persist-42" "a third gsub --attach, through a pipe, drives the same shell"
-is "$rc" 5 "and exits with its exit status (5)"
+is "$rc" 5 "and exits with its exit status (5), beside 12 strangers' idle connections"
+kill "$hp" 2>/dev/null
+wait "$hp" 2>/dev/null
 check "the job ends" wait_final "$J" 30
 
 # ---- a terminal left detached past --pty-keep is hung up -----------------------------------

@@ -145,7 +145,9 @@ gp_ptyserv_t *gp_ptyserv_create(struct step *s, const struct task *t, int master
 		goto fail;
 	}
 	memcpy(p->keyhash, sp->pty_key_sha256.data, sizeof(p->keyhash));
-	p->keep_ms = sp->pty_keep_sec * 1000u;
+	/* at most a week, as gschedd lets in: in ms it fits 32 bits */
+	p->keep_ms =
+	    (sp->pty_keep_sec < PTY_KEEP_MAX_SEC ? sp->pty_keep_sec : PTY_KEEP_MAX_SEC) * 1000u;
 	/* the owner as the launch names it: a job run as the agent's account (run_as) is still
 	 * attached to by its submitter only */
 	p->uid = s->launch->uid;
@@ -222,9 +224,15 @@ static void on_accept(gp_ptyserv_t *p)
 		for (size_t i = 0; i < PTY_PENDING && !c; i++)
 			if (!p->pend[i].l)
 				c = &p->pend[i];
-		if (!c) { /* too many at once: the newest waits for nothing */
-			close(fd);
-			continue;
+		if (!c) {
+			/* too many at once: the one that has waited longest for its HELLO goes, so
+			 * that strangers who fill the slots cannot keep the owner out (the owner's
+			 * HELLO follows its connection at once) */
+			c = &p->pend[0];
+			for (size_t i = 1; i < PTY_PENDING; i++)
+				if (p->pend[i].deadline < c->deadline)
+					c = &p->pend[i];
+			gp_ptylink_destroy(&c->l);
 		}
 		if (!(c->l = gp_ptylink_create(fd)))
 			continue;

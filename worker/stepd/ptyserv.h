@@ -38,10 +38,11 @@
 
 #include "common/error.h"
 
-#define PTY_HELLO_MS  10000  /* a connection's time to say HELLO */
-#define PTY_ATTACH_MS 120000 /* the task's terminal waits this long for its client */
-#define PTY_PENDING   8	     /* connections not yet authenticated, at once */
-#define PTY_POLL_MAX  (3 + PTY_PENDING)
+#define PTY_HELLO_MS	 10000	     /* a connection's time to say HELLO */
+#define PTY_ATTACH_MS	 120000	     /* the task's terminal waits this long for its client */
+#define PTY_PENDING	 8	     /* connections not yet authenticated, at once */
+#define PTY_KEEP_MAX_SEC (7 * 86400) /* gsub --pty-keep's bound (gschedd refuses more) */
+#define PTY_POLL_MAX	 (3 + PTY_PENDING)
 
 struct step;
 struct task;
