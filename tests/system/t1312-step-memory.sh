@@ -29,7 +29,9 @@ echo "rc_alone=$?" >"$WORK/rc_alone"
 grun -- python3 "$WORK/hold.py" 90 big >"$WORK/big.out" 2>"$WORK/big.err" &
 while [ ! -e "$WORK/big.held" ]; do sleep 0.1; done
 grun -- python3 "$WORK/hold.py" 50 small >"$WORK/small.out" 2>"$WORK/small.err" &
-sleep 3
+small=$!
+# both hold their memory now, or the kernel has killed one: then they are let go
+while [ ! -e "$WORK/small.held" ] && kill -0 "$small" 2>/dev/null; do sleep 0.1; done
 touch "$WORK/go"
 wait
 grun -- echo "next step ran" >"$WORK/next.out" 2>"$WORK/next.err"
