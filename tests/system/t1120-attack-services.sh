@@ -95,6 +95,9 @@ sq=$(submit --service --replicas 1 --port 18950 --health-path / -J squatted -- \
 	/bin/sh -c "echo \$GPOOL_PORT > $WORK/sq.port; exec sleep 600")
 [ -n "$sq" ] || { fail "the service to squat is accepted"; done_testing; }
 wait_until 20 test -s "$WORK/sq.port" || { fail "its replica starts" "$(replicas "$sq")"; done_testing; }
+# gschedd learns the port from the agent's TASK_STARTED, a moment after the task wrote it
+port_known() { replicas "$sq" | awk '$5 != 0 {f = 1} END {exit !f}'; }
+wait_until 10 port_known
 read -r _ _ sqhost sqaddr sqport _ < <(replicas "$sq")
 is "$sqport" "$(cat "$WORK/sq.port")" "its replica got port $sqport on $sqhost"
 closed() { gstat -l -j "$sq" | grep -c "Replica=0 .*Ready=no .*Reason=nothing listens on port $sqport yet"; }
