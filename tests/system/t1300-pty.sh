@@ -11,7 +11,6 @@
 # A pending --pty job says its place in the queue.
 # timeout: 240
 . "$(dirname "$0")/lib.sh"
-HERE=$(cd "$(dirname "$0")" && pwd) # ptydrive.py's folder
 test_under_cluster 1 --cpus 2
 need_bins gp-ptyprobe gpool
 
@@ -22,7 +21,6 @@ cat >"$WORK/drive.py" <<'PY'
 # Play a user at a terminal of 30 rows and 100 columns running gsub --pty; print what was seen
 # as "check NAME ok|bad" lines and gsub's exit status as "exit N".
 import os, sys, time
-sys.path.insert(0, os.environ["PTYDRIVE"])
 from ptydrive import Term, check
 t = Term(sys.argv[1:])
 t.winsize(30, 100)
@@ -48,7 +46,7 @@ t.send(b"exit 7\r")
 t.expect(rb"$^", 3)
 print("exit %d" % t.wait())
 PY
-out=$(cd "$WORK" && PTYDRIVE="$HERE" timeout 90 "$PY" "$WORK/drive.py" runuser -u "$TEST_USER" -- env \
+out=$(cd "$WORK" && PYTHONPATH="$GPOOL_SRC_DIR/tests/system" timeout 90 "$PY" "$WORK/drive.py" runuser -u "$TEST_USER" -- env \
 	PATH="$USER_BIN:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" \
 	TERM=xterm PS1='PTY> ' gsub --pty -- /bin/bash --norc --noprofile -i 2>&1)
 diag "$(grep -v '^check\|^exit' <<<"$out" | head -5)"

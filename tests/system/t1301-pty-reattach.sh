@@ -11,7 +11,6 @@
 # hung up and its job ends. --pty-keep without --pty is a usage error.
 # timeout: 240
 . "$(dirname "$0")/lib.sh"
-HERE=$(cd "$(dirname "$0")" && pwd) # ptydrive.py's folder
 test_under_cluster 1 --cpus 2
 need_bins gp-ptyprobe gpool
 
@@ -21,7 +20,6 @@ cat >"$WORK/drive.py" <<'PY'
 # checks X, waits for $WORK/probed, then closes the terminal. Prints "check NAME ok|bad",
 # "job N" and "exit N" lines.
 import os, sys, time
-sys.path.insert(0, os.environ["PTYDRIVE"])
 from ptydrive import Term, check
 role, work = sys.argv[1], os.environ["WORK"]
 t = Term(sys.argv[2:])
@@ -46,7 +44,7 @@ print("exit %d" % t.wait(), flush=True)
 PY
 user_env=(runuser -u "$TEST_USER" -- env PATH="$USER_BIN:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER"
 	GPOOL_CONF="$GPOOL_CONF" TERM=xterm)
-out=$(cd "$WORK" && env WORK="$WORK" PTYDRIVE="$HERE" timeout 90 "$PY" "$WORK/drive.py" first "${user_env[@]}" PS1='PTY> ' \
+out=$(cd "$WORK" && env WORK="$WORK" PYTHONPATH="$GPOOL_SRC_DIR/tests/system" timeout 90 "$PY" "$WORK/drive.py" first "${user_env[@]}" PS1='PTY> ' \
 	gsub --pty --pty-keep 60s -- /bin/bash --norc --noprofile -i 2>&1)
 J=$(sed -n 's/^job \([0-9]*\)$/\1/p' <<<"$out")
 for c in prompt set detached; do
@@ -65,7 +63,7 @@ like "$(as_other "$PROBE" "$EP" nokey "$J" 1 2>&1)" "refused: uid [0-9]+ is not 
 like "$(as_user "$PROBE" "$EP" self "$J" 1 2>&1)" "refused: wrong key" \
 	"the owner's credential with a made-up key is refused"
 
-(cd "$WORK" && env WORK="$WORK" PTYDRIVE="$HERE" timeout 90 "$PY" "$WORK/drive.py" again "${user_env[@]}" \
+(cd "$WORK" && env WORK="$WORK" PYTHONPATH="$GPOOL_SRC_DIR/tests/system" timeout 90 "$PY" "$WORK/drive.py" again "${user_env[@]}" \
 	gsub --attach "$J" >"$WORK/again.out" 2>&1) &
 apid=$!
 check "the owner's gsub --attach attaches" wait_until 40 test -e "$WORK/attached"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/wire.h"
 
 struct kept {
 	uint8_t *packed;
@@ -48,11 +49,16 @@ void outkeep_destroy(struct outkeep **pk)
 	*pk = NULL;
 }
 
-int outkeep_add(struct outkeep *k, const Gpool__Msg *m)
+const uint8_t *outkeep_add(struct outkeep *k, const Gpool__Msg *m, size_t *lenp)
 {
-	size_t len = gpool__msg__get_packed_size(m);
-	if (len > OUTKEEP_MAX)
-		return errno = EMSGSIZE, -1;
+	size_t len;
+	uint8_t *p = gp_batch_member(m, &len);
+	if (!p)
+		return errno = ENOMEM, NULL;
+	if (len > OUTKEEP_MAX) {
+		free(p);
+		return errno = EMSGSIZE, NULL;
+	}
 	while (k->n && k->bytes + len > OUTKEEP_MAX) {
 		drop_first(k);
 		if (!k->dropped++)
@@ -67,18 +73,17 @@ int outkeep_add(struct outkeep *k, const Gpool__Msg *m)
 	if (k->n == k->cap) {
 		size_t nc = k->cap ? 2 * k->cap : 64;
 		struct kept *nv = realloc(k->v, nc * sizeof(*nv));
-		if (!nv)
-			return errno = ENOMEM, -1;
+		if (!nv) {
+			free(p);
+			return errno = ENOMEM, NULL;
+		}
 		k->v = nv;
 		k->cap = nc;
 	}
-	uint8_t *p = malloc(len ? len : 1);
-	if (!p)
-		return errno = ENOMEM, -1;
-	gpool__msg__pack(m, p);
 	k->v[k->head + k->n++] = (struct kept){p, len, 0};
 	k->bytes += len;
-	return 0;
+	*lenp = len;
+	return p;
 }
 
 void outkeep_mark(struct outkeep *k, uint64_t msg_id)
@@ -94,17 +99,14 @@ void outkeep_answered(struct outkeep *k, uint64_t msg_id)
 		drop_first(k);
 }
 
-void outkeep_each(struct outkeep *k, void (*fn)(void *arg, const Gpool__Msg *m), void *arg)
+void outkeep_each(struct outkeep *k, void (*fn)(void *arg, const uint8_t *member, size_t len),
+		  void *arg)
 {
 	k->dropped = 0;
 	for (size_t i = 0; i < k->n; i++) {
 		struct kept *e = &k->v[k->head + i];
 		e->mark = 0; /* sent again: the next message's answer covers it */
-		Gpool__Msg *m = gpool__msg__unpack(NULL, e->len, e->packed);
-		if (!m)
-			continue;
-		fn(arg, m);
-		gpool__msg__free_unpacked(m, NULL);
+		fn(arg, e->packed, e->len);
 	}
 }
 

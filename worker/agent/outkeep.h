@@ -19,15 +19,18 @@ struct outkeep;
 
 struct outkeep *outkeep_create(void);
 void outkeep_destroy(struct outkeep **k);
-/* A copy of m (an Output) as forwarded now. 0 / -1 (ENOMEM: not kept). */
-int outkeep_add(struct outkeep *k, const Gpool__Msg *m);
+/* Keep m (an Output) as forwarded now: packed once, as a batch member (gp_batch_member), which
+ * the caller queues as it is (gp_batch_add_member) before the next outkeep call. The member, of
+ * *len bytes, or NULL (ENOMEM, EMSGSIZE: not kept). */
+const uint8_t *outkeep_add(struct outkeep *k, const Gpool__Msg *m, size_t *len);
 /* Message msg_id goes to the scheduler: what was forwarded before it is covered by its answer. */
 void outkeep_mark(struct outkeep *k, uint64_t msg_id);
 /* The scheduler answered msg_id after its commit: what it covers is dropped. */
 void outkeep_answered(struct outkeep *k, uint64_t msg_id);
-/* Every kept message, oldest first, to fn (after a new registration); they stay kept until a
- * later answer covers them. */
-void outkeep_each(struct outkeep *k, void (*fn)(void *arg, const Gpool__Msg *m), void *arg);
+/* Every kept message, oldest first, as its batch member, to fn (after a new registration);
+ * they stay kept until a later answer covers them. */
+void outkeep_each(struct outkeep *k, void (*fn)(void *arg, const uint8_t *member, size_t len),
+		  void *arg);
 size_t outkeep_bytes(const struct outkeep *k);
 
 #endif

@@ -206,18 +206,36 @@ void sched_link_queue(struct agent *a, const Gpool__Msg *m)
 		sched_link_flush(a);
 }
 
+/* A message already packed as a batch member (outkeep.h) into the batch. */
+static void queue_member(struct agent *a, const uint8_t *member, size_t len)
+{
+	struct sched_link *l = a->link;
+	if (gp_batch_add_member(&l->batch, member, len) < 0) {
+		gp_err("out of memory queueing a message for the scheduler");
+		return;
+	}
+	if (l->batch.body.len >= BATCH_FLUSH_BYTES)
+		sched_link_flush(a);
+}
+
 void sched_link_forward_output(struct agent *a, const Gpool__Msg *m)
 {
 	struct sched_link *l = a->link;
-	if (l->outkeep && outkeep_add(l->outkeep, m) < 0)
+	size_t len = 0;
+	const uint8_t *member = l->outkeep ? outkeep_add(l->outkeep, m, &len) : NULL;
+	if (member) { /* packed once: the kept copy is what goes */
+		queue_member(a, member, len);
+		return;
+	}
+	if (l->outkeep)
 		gp_warn("output of job %llu rank %u not kept for a resend: %s",
 			(unsigned long long)m->output->job_id, m->output->rank, strerror(errno));
 	sched_link_queue(a, m);
 }
 
-static void queue_again(void *arg, const Gpool__Msg *m)
+static void queue_again(void *arg, const uint8_t *member, size_t len)
 {
-	sched_link_queue(arg, m);
+	queue_member(arg, member, len);
 }
 
 static void send_register(struct agent *a, int64_t now)

@@ -179,7 +179,7 @@ static void read_as_account(const struct gp_account *a, int wfd, size_t from)
 		size_t sent = 0;
 		ssize_t n;
 		while (sent <= GP_REGAUTH_FILE_MAX && (n = read(fd, buf, sizeof(buf))) > 0) {
-			if (write(wfd, buf, (size_t)n) != n)
+			if (gp_write_all(wfd, buf, (size_t)n) < 0)
 				_exit(1);
 			sent += (size_t)n;
 		}
@@ -303,23 +303,16 @@ int gp_regauth_write(const struct gp_account *a, const char *host, const char *p
 	json_decref(doc);
 	explicit_bzero(login, sizeof(login));
 	static unsigned seq;
-	int fd = -1;
-	if (text &&
-	    snprintf(out, outlen, "%s/auth.%d.%u.json", dir, (int)getpid(), seq++) < (int)outlen) {
-		unlink(out);
-		fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	}
 	size_t tlen = text ? strlen(text) : 0;
 	int rc = 1;
-	bool wrote = fd >= 0 && write(fd, text, tlen) == (ssize_t)tlen;
-	if (fd >= 0 && close(fd) < 0)
-		wrote = false;
-	if (!wrote) {
+	if (!text)
+		rc = gp_errprintf(err, "cannot write the registry login for skopeo: out of memory");
+	else if (snprintf(out, outlen, "%s/auth.%d.%u.json", dir, (int)getpid(), seq++) >=
+		 (int)outlen)
+		rc = gp_errprintf(err, "cannot write the registry login for skopeo: path too long");
+	else if (gp_write_file(out, text, tlen, 0600) < 0) /* dir is root's, 0700 */
 		rc = gp_errprintf(err, "cannot write the registry login for skopeo: %s",
-				  text ? strerror(errno) : "out of memory");
-		if (fd >= 0)
-			unlink(out);
-	}
+				  strerror(errno));
 	if (text) {
 		explicit_bzero(text, tlen);
 		free(text);

@@ -23,15 +23,20 @@ static void add(struct outkeep *k, uint64_t offset, size_t len)
 	Gpool__Msg m = GPOOL__MSG__INIT;
 	m.m_case = GPOOL__MSG__M_OUTPUT;
 	m.output = &o;
-	assert_int_equal(outkeep_add(k, &m), 0);
+	size_t n;
+	assert_non_null(outkeep_add(k, &m, &n));
 }
 
 static uint64_t seen[64];
 static size_t nseen;
-static void collect(void *arg, const Gpool__Msg *m)
+static void collect(void *arg, const uint8_t *member, size_t len)
 {
-	assert_int_equal(m->m_case, GPOOL__MSG__M_OUTPUT);
-	seen[nseen++] = m->output->offset;
+	Gpool__Batch *b = gpool__batch__unpack(NULL, len, member);
+	assert_non_null(b);
+	assert_int_equal(b->n_msgs, 1);
+	assert_int_equal(b->msgs[0]->m_case, GPOOL__MSG__M_OUTPUT);
+	seen[nseen++] = b->msgs[0]->output->offset;
+	gpool__batch__free_unpacked(b, NULL);
 }
 
 static void kept_until_answered(void **state)

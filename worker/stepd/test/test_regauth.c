@@ -90,6 +90,27 @@ static void put(const char *rel, const char *text, mode_t mode)
 	assert_int_equal(gp_write_file(p, text, strlen(text), mode), 0);
 }
 
+/* The account's login for reg:5000 is written alone, from file `from`, as `json`. */
+static void written(const struct gp_account *a, const char *outdir, const char *want_from,
+		    const char *json)
+{
+	char out[512];
+	const char *from = NULL;
+	gp_error_t err = {{0}};
+	assert_int_equal(
+	    gp_regauth_write(a, "reg:5000", "a", outdir, out, sizeof(out), &from, &err), 1);
+	assert_string_equal(from, want_from);
+	struct stat st;
+	assert_int_equal(stat(out, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	uint8_t *t;
+	size_t tlen;
+	assert_int_equal(gp_read_file(out, 1 << 20, &t, &tlen), 0);
+	assert_string_equal((char *)t, json);
+	free(t);
+	unlink(out);
+}
+
 static void written_alone_for_skopeo(void **state)
 {
 	(void)state;
@@ -108,41 +129,21 @@ static void written_alone_for_skopeo(void **state)
 	/* docker's file is read when the containers tools' is absent */
 	put("home/.docker/config.json",
 	    "{\"auths\":{\"reg:5000\":{\"auth\":\"ZG9ja2Vy\"},\"x:1\":{\"auth\":\"eA==\"}}}", 0600);
-	assert_int_equal(gp_regauth_write(&me, "reg:5000", "a", p, out, sizeof(out), &from, &err),
-			 1);
-	assert_string_equal(from, ".docker/config.json");
-	uint8_t *t;
-	size_t tlen;
-	struct stat st;
-	assert_int_equal(stat(out, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0600);
-	assert_int_equal(gp_read_file(out, 1 << 20, &t, &tlen), 0);
-	assert_string_equal((char *)t, "{\"auths\":{\"reg:5000\":{\"auth\":\"ZG9ja2Vy\"}}}");
-	free(t);
-	unlink(out);
+	written(&me, p, ".docker/config.json",
+		"{\"auths\":{\"reg:5000\":{\"auth\":\"ZG9ja2Vy\"}}}");
 	/* the containers tools' file comes first */
 	snprintf(p, sizeof(p), "%s/home/.config/containers", dir);
 	assert_int_equal(gp_mkdir_p(p, 0700), 0);
 	put("home/.config/containers/auth.json", "{\"auths\":{\"reg:5000\":{\"auth\":\"Y3Ry\"}}}",
 	    0600);
 	snprintf(p, sizeof(p), "%s/out", dir);
-	assert_int_equal(gp_regauth_write(&me, "reg:5000", "a", p, out, sizeof(out), &from, &err),
-			 1);
-	assert_string_equal(from, ".config/containers/auth.json");
-	assert_int_equal(gp_read_file(out, 1 << 20, &t, &tlen), 0);
-	assert_string_equal((char *)t, "{\"auths\":{\"reg:5000\":{\"auth\":\"Y3Ry\"}}}");
-	free(t);
-	unlink(out);
+	written(&me, p, ".config/containers/auth.json",
+		"{\"auths\":{\"reg:5000\":{\"auth\":\"Y3Ry\"}}}");
 	/* the containers tools' file without an entry for the registry: docker's is read next */
 	put("home/.config/containers/auth.json", "{\"auths\":{\"other:5000\":{\"auth\":\"eA==\"}}}",
 	    0600);
-	assert_int_equal(gp_regauth_write(&me, "reg:5000", "a", p, out, sizeof(out), &from, &err),
-			 1);
-	assert_string_equal(from, ".docker/config.json");
-	assert_int_equal(gp_read_file(out, 1 << 20, &t, &tlen), 0);
-	assert_string_equal((char *)t, "{\"auths\":{\"reg:5000\":{\"auth\":\"ZG9ja2Vy\"}}}");
-	free(t);
-	unlink(out);
+	written(&me, p, ".docker/config.json",
+		"{\"auths\":{\"reg:5000\":{\"auth\":\"ZG9ja2Vy\"}}}");
 	/* a malformed one is an error that names it */
 	put("home/.config/containers/auth.json", "{\"auths\":", 0600);
 	assert_int_equal(gp_regauth_write(&me, "reg:5000", "a", p, out, sizeof(out), &from, &err),
