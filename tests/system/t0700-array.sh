@@ -35,7 +35,10 @@ fi
 # -- steps and lists
 S=$(submit --array=0-20:5 -- /bin/sh -c 'echo $GPOOL_ARRAY_TASK_ID')
 if [ -n "$S" ]; then
-	check "the stepped array's last task completes" wait_state "$((S + 4))" COMPLETED 60
+	# every task, not only the last: they run side by side and end in any order
+	for i in 0 1 2 3 4; do
+		check "the stepped array's task $((S + i)) completes" wait_state "$((S + i))" COMPLETED 60
+	done
 	got=""
 	for i in 0 1 2 3 4; do got="$got $(as_user glogs "$((S + i))" 2>&1)"; done
 	is "$got" " 0 5 10 15 20" "--array=0-20:5 runs indices 0 5 10 15 20"
