@@ -559,11 +559,13 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 		json_array_append_new(mounts,
 				      mount_of(pmixdir, "bind", pmixdir, "rbind,rw,nosuid,nodev"));
 	if (has_nvidia(s, t)) {
-		char files[64][256];
-		size_t n = gp_ctrdev_nvidia_files("", files, 64);
+		/* found as gstepd's own loader would find them (the agent's environment) */
+		struct gp_ctrdev_file files[64];
+		size_t n = gp_ctrdev_nvidia_files("", getenv("LD_LIBRARY_PATH"), getenv("PATH"),
+						  files, 64);
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(
-			    mounts, mount_of(files[i], "bind", files[i], "rbind,ro,nosuid,nodev"));
+			json_array_append_new(mounts, mount_of(files[i].ctr, "bind", files[i].host,
+							       "rbind,ro,nosuid,nodev"));
 	}
 	json_t *masked = json_pack("[s,s,s,s,s,s]", "/proc/kcore", "/proc/keys", "/proc/timer_list",
 				   "/proc/sched_debug", "/sys/firmware", "/proc/scsi");

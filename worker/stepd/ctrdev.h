@@ -22,9 +22,32 @@
 size_t gp_ctrdev_paths(const uint32_t *given, size_t ngiven, const int *vendor, const bool *fake,
 		       size_t ncards, char (*out)[GP_CTRDEV_PATH], size_t max);
 
+/* The loader's own library directory of a Debian or Ubuntu image (and host). */
+#define GP_CTRDEV_LIBDIR "/usr/lib/x86_64-linux-gnu"
+
+/* The directories the host's dynamic loader searches, in its order, under root ("" for the
+ * host): ld_library_path's (a colon-separated list, may be NULL), those that
+ * the files of root/etc/ld.so.conf.d and root/etc/ld.so.conf name, then the standard ones. A driver
+ * installed outside them (/usr/local/nvidia/lib64 on some cloud images, /usr/lib64/nvidia) is
+ * found through the first two, as the host's programs find it. Returns how many (at most
+ * max) were written to dirs. */
+size_t gp_ctrdev_lib_dirs(const char *root, const char *ld_library_path, char (*dirs)[256],
+			  size_t max);
+
+/* One driver file for a container: where it is on the host, where it goes in the container. */
+struct gp_ctrdev_file {
+	char host[256];
+	char ctr[256];
+};
+
 /* The NVIDIA driver's user-space files present under root ("" for the host): libcuda,
- * libnvidia-ml and the other libraries CUDA programs load from the driver, and nvidia-smi.
- * Returns how many paths (without root) were written to out (at most max). */
-size_t gp_ctrdev_nvidia_files(const char *root, char (*out)[256], size_t max);
+ * libnvidia-ml and the other libraries CUDA programs load from the driver, found in the
+ * loader's directories (gp_ctrdev_lib_dirs; the first of a name wins, as for the loader), and
+ * nvidia-smi and nvidia-debugdump where path (a PATH list; NULL or empty: /usr/bin:/bin) finds
+ * them. In the container a library keeps its path when it is in a standard directory and goes
+ * into GP_CTRDEV_LIBDIR otherwise (where the image's loader looks without a cache); the tools go
+ * into /usr/bin. Returns how many were written to out (at most max). */
+size_t gp_ctrdev_nvidia_files(const char *root, const char *ld_library_path, const char *path,
+			      struct gp_ctrdev_file *out, size_t max);
 
 #endif

@@ -80,35 +80,98 @@ static void test_max(void **state)
 	assert_int_equal(gp_ctrdev_paths(given, 3, vendor, fake, 3, out, 2), 2);
 }
 
-/* driver files under a made-up root: the libraries and nvidia-smi, nothing else */
+static void put(const char *root, const char *path)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s%s", root, path);
+	*strrchr(p, '/') = '\0';
+	assert_int_equal(gp_mkdir_p(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s%s", root, path);
+	assert_int_equal(gp_write_file(p, "x", 1, 0644), 0);
+}
+
+/* the container path of host path h among out[0..n), or NULL */
+static const char *ctr_of(const struct gp_ctrdev_file *out, size_t n, const char *h)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(out[i].host, h))
+			return out[i].ctr;
+	return NULL;
+}
+
+/* driver files under a made-up root: the libraries and nvidia-smi, nothing else, at their own
+ * paths when the driver is in the standard directory */
 static void test_nvidia_files(void **state)
 {
 	(void)state;
 	char root[] = "/tmp/gp-ctrdev-XXXXXX";
 	assert_non_null(mkdtemp(root));
-	char p[512];
-	snprintf(p, sizeof(p), "%s/usr/lib/x86_64-linux-gnu", root);
-	assert_int_equal(gp_mkdir_p(p, 0755), 0);
-	snprintf(p, sizeof(p), "%s/usr/bin", root);
-	assert_int_equal(gp_mkdir_p(p, 0755), 0);
 	const char *files[] = {"/usr/lib/x86_64-linux-gnu/libcuda.so.1",
 			       "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
 			       "/usr/lib/x86_64-linux-gnu/libz.so.1", "/usr/bin/nvidia-smi"};
-	for (size_t i = 0; i < 4; i++) {
-		snprintf(p, sizeof(p), "%s%s", root, files[i]);
-		assert_int_equal(gp_write_file(p, "x", 1, 0644), 0);
-	}
-	char out[16][256];
-	size_t n = gp_ctrdev_nvidia_files(root, out, 16);
+	for (size_t i = 0; i < 4; i++)
+		put(root, files[i]);
+	struct gp_ctrdev_file out[16];
+	size_t n = gp_ctrdev_nvidia_files(root, NULL, NULL, out, 16);
 	assert_int_equal(n, 3);
-	bool cuda = false, ml = false, smi = false;
-	for (size_t i = 0; i < n; i++) {
-		cuda |= !strcmp(out[i], files[0]);
-		ml |= !strcmp(out[i], files[1]);
-		smi |= !strcmp(out[i], files[3]);
-		assert_string_not_equal(out[i], files[2]);
-	}
-	assert_true(cuda && ml && smi);
+	assert_string_equal(ctr_of(out, n, files[0]), files[0]);
+	assert_string_equal(ctr_of(out, n, files[1]), files[1]);
+	assert_string_equal(ctr_of(out, n, files[3]), files[3]);
+	assert_null(ctr_of(out, n, files[2]));
+	gp_rm_rf(root);
+}
+
+/* a driver outside the standard directories (a cloud image's /usr/local/nvidia), found as the
+ * host's loader finds it: through ld.so.conf.d or LD_LIBRARY_PATH, bound into the image's
+ * library directory; nvidia-smi from PATH into /usr/bin; the loader's first find wins */
+static void test_nvidia_elsewhere(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/gp-ctrdev-XXXXXX";
+	assert_non_null(mkdtemp(root));
+	put(root, "/usr/local/nvidia/lib64/libcuda.so.1");
+	put(root, "/usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.1");
+	put(root, "/usr/local/nvidia/bin/nvidia-smi");
+	put(root, "/opt/other/libcuda.so.1");
+	put(root, "/opt/other/libnvidia-ml.so.1");
+	char p[512];
+	snprintf(p, sizeof(p), "%s/etc/ld.so.conf.d", root);
+	assert_int_equal(gp_mkdir_p(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/etc/ld.so.conf.d/nvidia.conf", root);
+	const char conf[] = "# the driver\n/usr/local/nvidia/lib64\n\n  /opt/other # too\n";
+	assert_int_equal(gp_write_file(p, conf, sizeof(conf) - 1, 0644), 0);
+
+	/* not found without the loader's configuration: none of it is in a standard place */
+	char bare[] = "/tmp/gp-ctrdev-XXXXXX";
+	assert_non_null(mkdtemp(bare));
+	char dirs[8][256];
+	size_t nd = gp_ctrdev_lib_dirs(bare, NULL, dirs, 8);
+	assert_int_equal(nd, 4);
+	assert_string_equal(dirs[0], GP_CTRDEV_LIBDIR);
+	gp_rm_rf(bare);
+
+	struct gp_ctrdev_file out[16];
+	size_t n = gp_ctrdev_nvidia_files(root, NULL, "/usr/local/nvidia/bin:/usr/bin", out, 16);
+	assert_int_equal(n, 4); /* libcuda once (the first directory's), ptxjit, ml, smi */
+	assert_string_equal(ctr_of(out, n, "/usr/local/nvidia/lib64/libcuda.so.1"),
+			    GP_CTRDEV_LIBDIR "/libcuda.so.1");
+	assert_null(ctr_of(out, n, "/opt/other/libcuda.so.1"));
+	assert_string_equal(ctr_of(out, n, "/opt/other/libnvidia-ml.so.1"),
+			    GP_CTRDEV_LIBDIR "/libnvidia-ml.so.1");
+	assert_string_equal(ctr_of(out, n, "/usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.1"),
+			    GP_CTRDEV_LIBDIR "/libnvidia-ptxjitcompiler.so.1");
+	assert_string_equal(ctr_of(out, n, "/usr/local/nvidia/bin/nvidia-smi"),
+			    "/usr/bin/nvidia-smi");
+
+	/* LD_LIBRARY_PATH comes before the configuration, as for the loader */
+	n = gp_ctrdev_nvidia_files(root, "/opt/other::relative", NULL, out, 16);
+	assert_non_null(ctr_of(out, n, "/opt/other/libcuda.so.1"));
+	assert_null(ctr_of(out, n, "/usr/local/nvidia/lib64/libcuda.so.1"));
+	assert_null(ctr_of(out, n, "/usr/local/nvidia/bin/nvidia-smi")); /* not on PATH */
+	nd = gp_ctrdev_lib_dirs(root, "/opt/other::relative", dirs, 8);
+	assert_string_equal(dirs[0], "/opt/other");
+	assert_string_equal(dirs[1], "/usr/local/nvidia/lib64");
+	assert_string_equal(dirs[2], GP_CTRDEV_LIBDIR);
 	gp_rm_rf(root);
 }
 
@@ -117,7 +180,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_nvidia_second), cmocka_unit_test(test_amd_mixed),
 	    cmocka_unit_test(test_fake_and_none), cmocka_unit_test(test_max),
-	    cmocka_unit_test(test_nvidia_files),
+	    cmocka_unit_test(test_nvidia_files),  cmocka_unit_test(test_nvidia_elsewhere),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
