@@ -52,8 +52,7 @@ static void plain_modes(Gpool__StageEntry **e, size_t n)
 		e[i]->mode = gp_mode_plain(e[i]->mode, 0);
 }
 
-/* Validate a spec; fill defaults. 0 / -1 with the reason in why. */
-static int check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t len)
+int client_check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t len)
 {
 #define BAD(...) return snprintf(why, len, __VA_ARGS__), -1
 	if (sp->n_argv == 0 || !sp->argv[0][0])
@@ -322,8 +321,8 @@ void client_submit(struct req *r)
 	if (answer_duplicate(r, sr->token))
 		return;
 	/* the node fetches the staged chunks with the agents' rights: the sender must have had
-	 * their bytes. Checked before whether the store holds them (check_spec), so the answer
-	 * is the same for a chunk the store lacks */
+	 * their bytes. Checked before whether the store holds them (client_check_spec), so the
+	 * answer is the same for a chunk the store lacks */
 	if (files_check_use(s, r->from.uid, sr->spec->stage, sr->spec->n_stage, why, sizeof(why)) <
 	    0) {
 		req_reply_error(r,
@@ -332,7 +331,7 @@ void client_submit(struct req *r)
 				"%s", why);
 		return;
 	}
-	if (check_spec(s, sr->spec, why, sizeof(why)) < 0) {
+	if (client_check_spec(s, sr->spec, why, sizeof(why)) < 0) {
 		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
 		return;
 	}
@@ -354,7 +353,7 @@ void client_submit(struct req *r)
 	}
 	gp_array_t *arr = NULL;
 	uint32_t ntasks = 1;
-	if (job_array_of(sr->spec, &arr) < 0) { /* check_spec parsed it: out of memory */
+	if (job_array_of(sr->spec, &arr) < 0) { /* client_check_spec parsed it: out of memory */
 		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
 		return;
 	}

@@ -14,4 +14,8 @@ void client_log_query(struct req *r);
 void client_watch(struct req *r);
 void client_card_report(struct req *r);
 
+/* Whether gschedd takes a submitted spec, whatever the client checked (a peer's word is not
+ * trusted): the reason of the first refusal in why, defaults filled. 0 / -1. */
+int client_check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t len);
+
 #endif

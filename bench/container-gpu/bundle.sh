@@ -40,8 +40,9 @@ mkdir -p "$w/rootfs/bin" "$w/rootfs/usr/local/bin" "$w/rootfs/proc" "$w/rootfs/s
 [ -e "$w/rootfs/lib64" ] || ln -s usr/lib64 "$w/rootfs/lib64" 2>/dev/null || true
 for t in sh ls cat env id ps mount; do ln -sf busybox "$w/rootfs/bin/$t"; done
 "$NVCC" -ptx -arch=compute_75 -o "$w/saxpy.ptx" "$HERE/saxpy.cu"
-(cd "$w" && cp saxpy.ptx saxpy_ptx && xxd -i saxpy_ptx >saxpy_ptx.h)
-gcc -O2 -Wall -Werror -I"$w" -o "$w/rootfs/usr/local/bin/cudacheck" "$HERE/cudacheck.c" -ldl -lm
+(cd "$w" && cp saxpy.ptx saxpy_ptx && xxd -i saxpy_ptx >saxpy_ptx.c)
+gcc -O2 -Wall -Werror -o "$w/rootfs/usr/local/bin/cudacheck" "$HERE/cudacheck.c" "$w/saxpy_ptx.c" \
+	-ldl -lm
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$w/rootfs/etc/passwd"
 # shellcheck source=tests/system/lib-container.sh
 . "$TOP/tests/system/lib-container.sh"

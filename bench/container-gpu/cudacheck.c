@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "saxpy_ptx.h" /* saxpy_ptx[], saxpy_ptx_len: bundle.sh makes it (xxd -i) */
+/* the PTX of saxpy.cu: bundle.sh compiles it in (xxd -i into saxpy_ptx.c) */
+extern unsigned char saxpy_ptx[];
+extern unsigned int saxpy_ptx_len;
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -75,7 +77,8 @@ int main(void)
 	check(drv_version(&v), "cuDriverGetVersion");
 	check(count(&n), "cuDeviceGetCount");
 	printf("cudacheck: driver CUDA %d.%d, %d card(s) visible (CUDA_VISIBLE_DEVICES=%s)\n",
-	       v / 1000, v % 1000 / 10, n, getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
+	       v / 1000, v % 1000 / 10, n,
+	       getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
 	for (int i = 0; i < n; i++) {
 		CUdevice d;
 		char nm[128];
