@@ -42,6 +42,9 @@ typedef struct gp_card_info {
 	uint32_t power_mw; /* present draw (for cards without an energy counter) */
 	int has_power;
 	int own_kernels_ok; /* gpool's own kernels are built for it (see gp_cuda_own_kernels_ok) */
+	/* 1 + the minor number of its device node (NVIDIA /dev/nvidia<N>, N from NVML, which is
+	 * not always its index; AMD /dev/dri/renderD<N>, N >= 128, from sysfs); 0: unknown */
+	uint32_t dev_node;
 } gp_card_info_t;
 
 typedef void (*gp_card_debug_f)(const char *msg, void *arg);
@@ -169,6 +172,9 @@ int gp_sysfs_power_read(const char *path, uint32_t *mw);
 /* The gfx target of the KFD node at PCI domain:bus:dev.fn ("gfx1031"); 0 / -1 if none. */
 int gp_sysfs_gfx_target(const char *sysfs_root, unsigned domain, unsigned bus, unsigned dev,
 			unsigned fn, char *out, size_t outlen, uint32_t *cus);
+/* 1 + N of the render node /dev/dri/renderD<N> of the PCI device whose sysfs directory is
+ * devdir (its drm/renderD<N> entry), 0 when it has none. */
+uint32_t gp_sysfs_render_node(const char *devdir);
 /* The "HIP x.y" (or "HIP") API version string, from lib (NULL: libamdhip64.so*) if present. */
 void gp_hip_api_version(const char *lib, char *out, size_t outlen);
 /* gpool's HIP kernels are built for kernels/CMakeLists.txt's default GK_HIP_ARCHS

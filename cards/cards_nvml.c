@@ -70,6 +70,7 @@ struct nvml {
 	nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t *);
 	nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*minor)(nvmlDevice_t, unsigned int *);
 };
 
 /* Each symbol: the names to try, newest first, and whether discovery needs it. */
@@ -105,6 +106,8 @@ static const struct {
     SYM(energy, 0, "nvmlDeviceGetTotalEnergyConsumption"),
     /* mW; on most cards averaged over about a second by the driver (nvml.h) */
     SYM(power, 0, "nvmlDeviceGetPowerUsage"),
+    /* N of /dev/nvidia<N>: the driver's numbering, which need not follow NVML's index */
+    SYM(minor, 0, "nvmlDeviceGetMinorNumber"),
 #undef SYM
 };
 
@@ -194,6 +197,10 @@ static void nvml_card(const struct nvml *n, nvmlDevice_t d, const char *driver, 
 		c->vram_total = m1.total;
 		c->vram_free = m1.free;
 	}
+
+	unsigned int dev_minor = 0;
+	if (n->minor && n->minor(d, &dev_minor) == NVML_SUCCESS && dev_minor < 1u << 20)
+		c->dev_node = dev_minor + 1;
 
 	int major = 0, minor = 0;
 	if (n->cc && n->cc(d, &major, &minor) == NVML_SUCCESS) {

@@ -100,6 +100,9 @@ static void rsmi_card(const struct rsmi *r, uint32_t i, const char *root, gp_car
 	unsigned dom = (unsigned)(bdf >> 32), bus = (bdf >> 8) & 0xff, dev = (bdf >> 3) & 0x1f,
 		 fn = bdf & 7;
 	bdf_string(bdf, c->pci_bus_id, sizeof(c->pci_bus_id));
+	char devdir[1100];
+	snprintf(devdir, sizeof(devdir), "%s/bus/pci/devices/%s", root, c->pci_bus_id);
+	c->dev_node = gp_sysfs_render_node(devdir);
 	uint32_t cus = 0;
 	if (gp_sysfs_gfx_target(root, dom, bus, dev, fn, c->arch, sizeof(c->arch), &cus) == 0) {
 		c->sm_count = cus;

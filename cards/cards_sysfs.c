@@ -188,6 +188,27 @@ int gp_sysfs_power_read(const char *path, uint32_t *mw)
 	return 0;
 }
 
+uint32_t gp_sysfs_render_node(const char *devdir)
+{
+	char p[1100];
+	snprintf(p, sizeof(p), "%s/drm", devdir);
+	DIR *d = opendir(p);
+	if (!d)
+		return 0;
+	uint32_t node = 0;
+	struct dirent *e;
+	while (!node && (e = readdir(d))) {
+		char *end;
+		if (strncmp(e->d_name, "renderD", 7) != 0 || !isdigit((unsigned char)e->d_name[7]))
+			continue;
+		unsigned long n = strtoul(e->d_name + 7, &end, 10);
+		if (!*end && n >= 128 && n < 1u << 20)
+			node = (uint32_t)n + 1;
+	}
+	closedir(d);
+	return node;
+}
+
 /* Fill c from <root>/class/drm/<card>/device; 1 if it is not an AMD card. */
 static int sysfs_card(const char *root, const char *card, gp_card_info_t *c)
 {
@@ -218,6 +239,7 @@ static int sysfs_card(const char *root, const char *card, gp_card_info_t *c)
 		c->sm_count = cus;
 		c->cores = cus * 64; /* 64 stream processors per compute unit (GCN, RDNA) */
 	}
+	c->dev_node = gp_sysfs_render_node(dev);
 	if (read_str(c->name, sizeof(c->name), "%s/product_name", dev) < 0) {
 		char id[16] = "?";
 		read_str(id, sizeof(id), "%s/device", dev);

@@ -67,6 +67,9 @@ static int make_tree(void **state)
 	put(root, "class/drm/card0/device/hwmon/hwmon3/power1_cap", "186000000\n");
 	put(root, "class/drm/card0/device/hwmon/hwmon3/temp1_input", "45000\n");
 	put(root, "class/drm/card0/device/hwmon/hwmon3/power1_average", "45000000\n"); /* 45 W */
+	/* its DRM nodes: the render node's number is the driver's, not the card's place */
+	put(root, "class/drm/card0/device/drm/card0/dev", "226:0\n");
+	put(root, "class/drm/card0/device/drm/renderD129/dev", "226:129\n");
 	/* a connector, an NVIDIA card, an old radeon-driven card: none is listed */
 	put(root, "class/drm/card0-DP-1/status", "connected\n");
 	put(root, "class/drm/card1/device/vendor", "0x10de\n");
@@ -77,6 +80,9 @@ static int make_tree(void **state)
 	put(root, "class/drm/card10/device/unique_id", "4f8e2b7c1a9d3e05\n");
 	put(root, "class/drm/card10/device/uevent", "PCI_SLOT_NAME=0000:c1:00.0\n");
 	put(root, "class/drm/card10/device/mem_info_vram_total", "68719476736\n");
+	put(root, "class/drm/card10/device/drm/renderDx/dev", "\n");  /* not a number */
+	put(root, "class/drm/card10/device/drm/renderD12/dev", "\n"); /* below 128 */
+	put(root, "class/drm/card10/device/drm/renderD128/dev", "226:128\n");
 	/* a newer SMU: power1_average there but unreadable (empty here), power1_input reads */
 	put(root, "class/drm/card10/device/hwmon/hwmon0/power1_average", "");
 	put(root, "class/drm/card10/device/hwmon/hwmon0/power1_input", "301250000\n");
@@ -123,6 +129,7 @@ static void check_two_amd(const gp_card_list_t *l)
 	assert_string_equal(a->api_version, "HIP"); /* no HIP runtime */
 	assert_true(a->own_kernels_ok);
 	assert_string_equal(a->uuid, "");
+	assert_int_equal(a->dev_node, 129 + 1); /* renderD129 */
 	/* card10 sorts after card2 (version order, not strcmp) */
 	assert_string_equal(b->name, "AMD Instinct MI210");
 	assert_string_equal(b->uuid, "GPU-4f8e2b7c1a9d3e05");
@@ -133,8 +140,9 @@ static void check_two_amd(const gp_card_list_t *l)
 	assert_int_equal(b->vram_free, 0); /* no used file: unknown */
 	assert_int_equal(b->power_limit_w, 0);
 	assert_true(b->has_power);
-	assert_int_equal(b->power_mw, 301250); /* from power1_input */
-	assert_false(b->own_kernels_ok);       /* gfx90a is not in GK_HIP_ARCHS */
+	assert_int_equal(b->power_mw, 301250);	/* from power1_input */
+	assert_false(b->own_kernels_ok);	/* gfx90a is not in GK_HIP_ARCHS */
+	assert_int_equal(b->dev_node, 128 + 1); /* renderD128, past the bad names */
 }
 
 static void sysfs_tree(void **state)

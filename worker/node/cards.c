@@ -278,6 +278,7 @@ static int append_real(gp_card_list_t *l, gp_cards_t *out, gp_error_t *err)
 		c->temperature_c = r->temperature_c;
 		c->utilization_pct = r->utilization_pct;
 		c->own_kernels_ok = r->own_kernels_ok;
+		c->dev_node = r->dev_node;
 		c->energy_mj = r->has_energy ? r->energy_mj : 0;
 		c->state = GPOOL__CARD_STATE__CARD_UP;
 	}
@@ -325,6 +326,14 @@ int gp_cards_discover(const char *fake_spec, gp_cards_t *out, gp_error_t *err)
 	}
 	for (size_t i = 0; i < out->n; i++) {
 		out->v[i]->index = (uint32_t)i;
+		const Gpool__Card *c = out->v[i];
+		if (!c->fake)
+			gp_info("card %zu: %s %s, %s, device node %s%d", i,
+				c->vendor == GPOOL__VENDOR__VENDOR_NVIDIA ? "nvidia" : "amd",
+				c->name, c->pci_bus_id,
+				c->vendor == GPOOL__VENDOR__VENDOR_NVIDIA ? "/dev/nvidia"
+									  : "/dev/dri/renderD",
+				c->dev_node ? (int)c->dev_node - 1 : -1);
 		if (out->v[i]->fake && out->v[i]->uuid == protobuf_c_empty_string) {
 			char u[32];
 			snprintf(u, sizeof(u), "GPU-fake-%zu", i);

@@ -579,9 +579,16 @@ void gp_cgroup_destroy(gp_cgroup_t **p)
 	free(cg);
 }
 
+int gp_card_dev_minor(int vendor, uint32_t dev_node, int ordinal)
+{
+	if (dev_node)
+		return (int)(dev_node - 1);
+	return vendor == 1 ? ordinal : 128 + ordinal;
+}
+
 size_t gp_cgroup_card_rules(const uint32_t *given, size_t ngiven, const int *vendor,
-			    const bool *fake, size_t ncards, char (*buf)[32], const char **rules,
-			    size_t max)
+			    const bool *fake, const uint32_t *dev_node, size_t ncards,
+			    char (*buf)[32], const char **rules, size_t max)
 {
 	size_t n = 0;
 	int nv = 0, amd = 0;
@@ -593,7 +600,7 @@ size_t gp_cgroup_card_rules(const uint32_t *given, size_t ngiven, const int *ven
 		if (mine || fake[i] || ord < 0 || n == max)
 			continue;
 		snprintf(buf[n], 32, vendor[i] == 1 ? "c 195:%d rwm" : "c 226:%d rwm",
-			 vendor[i] == 1 ? ord : 128 + ord);
+			 gp_card_dev_minor(vendor[i], dev_node ? dev_node[i] : 0, ord));
 		rules[n] = buf[n];
 		n++;
 	}

@@ -32,13 +32,19 @@ struct gp_cgroup_limits {
 	size_t ndeny;
 };
 
+/* The minor number of a card's device node: dev_node - 1 when the agent learnt it (Card.dev_node:
+ * NVML's minor number, the render node in sysfs), else its place among the node's cards of its
+ * vendor (ordinal): NVIDIA /dev/nvidia<ordinal>, AMD /dev/dri/renderD<128 + ordinal>. vendor 1:
+ * NVIDIA, 2: AMD. */
+int gp_card_dev_minor(int vendor, uint32_t dev_node, int ordinal);
+
 /* The deny rules for the cards of a node that the tasks were not given (real cards only:
- * NVIDIA /dev/nvidiaN is char 195:N with N the card's ordinal among NVIDIA cards; AMD
- * /dev/dri/renderD(128+N) is char 226:128+N). Writes up to max rules into buf and their
- * pointers into rules; returns the count. */
+ * NVIDIA /dev/nvidia<M> is char 195:M, AMD /dev/dri/renderD<M> char 226:M, with M from
+ * gp_card_dev_minor; dev_node may be NULL: every card's unknown). Writes up to max rules into
+ * buf and their pointers into rules; returns the count. */
 size_t gp_cgroup_card_rules(const uint32_t *given, size_t ngiven, const int *vendor,
-			    const bool *fake, size_t ncards, char (*buf)[32], const char **rules,
-			    size_t max);
+			    const bool *fake, const uint32_t *dev_node, size_t ncards,
+			    char (*buf)[32], const char **rules, size_t max);
 
 /* A task shell's idle groups, v1 only. A group made with a pool goes back to it when destroyed
  * (emptied, its directories renamed "idle.TAG.N") instead of being removed, while the pool holds

@@ -447,13 +447,16 @@ static json_t *devices_of(const struct step *s, const struct task *t)
 	const Gpool__Launch *l = s->launch;
 	int vendor[64];
 	bool fake[64];
+	uint32_t dev_node[64];
 	size_t ncards = l->n_cards < 64 ? l->n_cards : 64;
 	for (size_t i = 0; i < ncards; i++) {
 		vendor[i] = l->cards[i]->vendor;
 		fake[i] = l->cards[i]->fake;
+		dev_node[i] = l->cards[i]->dev_node;
 	}
 	char paths[80][GP_CTRDEV_PATH];
-	size_t n = gp_ctrdev_paths(t->tp->cards, t->tp->n_cards, vendor, fake, ncards, paths, 80);
+	size_t n = gp_ctrdev_paths(t->tp->cards, t->tp->n_cards, vendor, fake, dev_node, ncards,
+				   paths, 80);
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "worker/node/cgroup.h"
 #include "worker/stepd/ctrdev.h"
 
 static size_t add(char (*out)[GP_CTRDEV_PATH], size_t n, size_t max, const char *p)
@@ -17,7 +18,8 @@ static size_t add(char (*out)[GP_CTRDEV_PATH], size_t n, size_t max, const char 
 }
 
 size_t gp_ctrdev_paths(const uint32_t *given, size_t ngiven, const int *vendor, const bool *fake,
-		       size_t ncards, char (*out)[GP_CTRDEV_PATH], size_t max)
+		       const uint32_t *dev_node, size_t ncards, char (*out)[GP_CTRDEV_PATH],
+		       size_t max)
 {
 	size_t n = 0;
 	int nv = 0, amd = 0;
@@ -30,11 +32,12 @@ size_t gp_ctrdev_paths(const uint32_t *given, size_t ngiven, const int *vendor, 
 			mine |= given[k] == i;
 		if (!mine || fake[i] || ord < 0)
 			continue;
+		int m = gp_card_dev_minor(vendor[i], dev_node ? dev_node[i] : 0, ord);
 		if (vendor[i] == 1) {
-			snprintf(p, sizeof(p), "/dev/nvidia%d", ord);
+			snprintf(p, sizeof(p), "/dev/nvidia%d", m);
 			any_nv = true;
 		} else {
-			snprintf(p, sizeof(p), "/dev/dri/renderD%d", 128 + ord);
+			snprintf(p, sizeof(p), "/dev/dri/renderD%d", m);
 			any_amd = true;
 		}
 		n = add(out, n, max, p);

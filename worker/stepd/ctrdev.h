@@ -13,14 +13,16 @@
 #define GP_CTRDEV_PATH 64
 
 /* The device paths for the cards given (positions in the node's card list, whose vendor (1:
- * NVIDIA, 2: AMD, as Vendor in gpool.proto) and fake flags are vendor[] and fake[]): NVIDIA
- * /dev/nvidia<ordinal> for each given card, then once /dev/nvidiactl, /dev/nvidia-uvm,
- * /dev/nvidia-uvm-tools and /dev/nvidia-modeset; AMD /dev/kfd once and
- * /dev/dri/renderD<128+ordinal> for each. The ordinal counts the node's cards of that vendor
- * before it, as the cgroup's device rules do (worker/node/cgroup.c). A fake card has no
- * device. Returns how many paths were written to out (at most max). */
+ * NVIDIA, 2: AMD, as Vendor in gpool.proto), fake flags and Card.dev_node are vendor[], fake[]
+ * and dev_node[] (NULL: all unknown)): NVIDIA /dev/nvidia<M> for each given card, then once
+ * /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools and /dev/nvidia-modeset; AMD /dev/kfd
+ * once and /dev/dri/renderD<M> for each, M from gp_card_dev_minor (the driver's number when
+ * the agent learnt it, else the card's place among the node's cards of its vendor), as the
+ * cgroup's device rules number them (worker/node/cgroup.c). A fake card has no device.
+ * Returns how many paths were written to out (at most max). */
 size_t gp_ctrdev_paths(const uint32_t *given, size_t ngiven, const int *vendor, const bool *fake,
-		       size_t ncards, char (*out)[GP_CTRDEV_PATH], size_t max);
+		       const uint32_t *dev_node, size_t ncards, char (*out)[GP_CTRDEV_PATH],
+		       size_t max);
 
 /* The loader's own library directory of a Debian or Ubuntu image (and host). */
 #define GP_CTRDEV_LIBDIR "/usr/lib/x86_64-linux-gnu"

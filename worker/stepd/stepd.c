@@ -472,6 +472,7 @@ static int setup_step(struct stepd *d, struct step *s, gp_error_t *err)
 	size_t ngiven = 0;
 	int vendor[64];
 	bool fake[64];
+	uint32_t dev_node[64];
 	size_t ncards = l->n_cards < 64 ? l->n_cards : 64;
 	for (size_t i = 0; i < l->n_tasks; i++)
 		for (size_t c = 0; c < l->tasks[i]->n_cards && ngiven < 64; c++)
@@ -479,11 +480,12 @@ static int setup_step(struct stepd *d, struct step *s, gp_error_t *err)
 	for (size_t i = 0; i < ncards; i++) {
 		vendor[i] = l->cards[i]->vendor;
 		fake[i] = l->cards[i]->fake;
+		dev_node[i] = l->cards[i]->dev_node;
 	}
 	char rulebuf[64][32];
 	const char *rules[64];
 	size_t nrules =
-	    gp_cgroup_card_rules(given, ngiven, vendor, fake, ncards, rulebuf, rules, 64);
+	    gp_cgroup_card_rules(given, ngiven, vendor, fake, dev_node, ncards, rulebuf, rules, 64);
 	struct gp_cgroup_limits lim = {.mem_bytes = l->mem_limit_mb << 20,
 				       .cpus = cpus,
 				       .ncpus = ncpus,

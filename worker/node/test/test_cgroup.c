@@ -29,18 +29,30 @@ static void rules(void **state)
 	uint32_t given[] = {2};
 	char buf[8][32];
 	const char *r[8];
-	size_t n = gp_cgroup_card_rules(given, 1, vendor, fake, 4, buf, r, 8);
+	size_t n = gp_cgroup_card_rules(given, 1, vendor, fake, NULL, 4, buf, r, 8);
 	/* not given: nvidia ordinal 0 -> 195:0, amd ordinal 0 -> 226:128; the fake one has no file
 	 */
 	assert_int_equal(n, 2);
 	assert_string_equal(r[0], "c 195:0 rwm");
 	assert_string_equal(r[1], "c 226:128 rwm");
 	given[0] = 0;
-	n = gp_cgroup_card_rules(given, 1, vendor, fake, 4, buf, r, 8);
+	n = gp_cgroup_card_rules(given, 1, vendor, fake, NULL, 4, buf, r, 8);
 	assert_int_equal(n, 2);
 	assert_string_equal(r[0], "c 226:128 rwm");
 	assert_string_equal(r[1], "c 195:1 rwm");
-	assert_int_equal(gp_cgroup_card_rules(NULL, 0, vendor, fake, 4, buf, r, 1), 1);
+	assert_int_equal(gp_cgroup_card_rules(NULL, 0, vendor, fake, NULL, 4, buf, r, 1), 1);
+
+	/* the driver numbered the NVIDIA cards the other way round (NVML's minor numbers 1 and
+	 * 0) and the AMD card is renderD130: the rules name the driver's nodes, not the places */
+	uint32_t dev_node[] = {1 + 1, 1 + 130, 0 + 1, 0};
+	given[0] = 0;
+	n = gp_cgroup_card_rules(given, 1, vendor, fake, dev_node, 4, buf, r, 8);
+	assert_int_equal(n, 2);
+	assert_string_equal(r[0], "c 226:130 rwm");
+	assert_string_equal(r[1], "c 195:0 rwm");
+	assert_int_equal(gp_card_dev_minor(1, 0, 3), 3);
+	assert_int_equal(gp_card_dev_minor(2, 0, 1), 129);
+	assert_int_equal(gp_card_dev_minor(1, 8, 0), 7);
 }
 
 static void denied_in_cgroup(void **state)

@@ -31,7 +31,7 @@ static void test_nvidia_second(void **state)
 	bool fake[] = {false, false};
 	uint32_t given[] = {1};
 	char out[16][GP_CTRDEV_PATH];
-	size_t n = gp_ctrdev_paths(given, 1, vendor, fake, 2, out, 16);
+	size_t n = gp_ctrdev_paths(given, 1, vendor, fake, NULL, 2, out, 16);
 	assert_int_equal(n, 5);
 	assert_string_equal(out[0], "/dev/nvidia1");
 	assert_true(has(out, n, "/dev/nvidiactl"));
@@ -42,6 +42,24 @@ static void test_nvidia_second(void **state)
 	assert_false(has(out, n, "/dev/kfd"));
 }
 
+/* the driver's numbering, when the agent learnt it (Card.dev_node), over the cards' places:
+ * the second NVIDIA card is /dev/nvidia0 here, and so is what the container gets */
+static void test_driver_numbering(void **state)
+{
+	(void)state;
+	int vendor[] = {1, 1, 2};
+	bool fake[] = {false, false, false};
+	uint32_t dev_node[] = {1 + 1, 0 + 1, 1 + 129};
+	uint32_t given[] = {1, 2};
+	char out[16][GP_CTRDEV_PATH];
+	size_t n = gp_ctrdev_paths(given, 2, vendor, fake, dev_node, 3, out, 16);
+	assert_true(has(out, n, "/dev/nvidia0"));
+	assert_false(has(out, n, "/dev/nvidia1"));
+	assert_true(has(out, n, "/dev/dri/renderD129"));
+	assert_false(has(out, n, "/dev/dri/renderD128"));
+	assert_true(has(out, n, "/dev/kfd"));
+}
+
 /* an NVIDIA card and two AMD cards, the second AMD one given: its render node and kfd only */
 static void test_amd_mixed(void **state)
 {
@@ -50,7 +68,7 @@ static void test_amd_mixed(void **state)
 	bool fake[] = {false, false, false};
 	uint32_t given[] = {2};
 	char out[16][GP_CTRDEV_PATH];
-	size_t n = gp_ctrdev_paths(given, 1, vendor, fake, 3, out, 16);
+	size_t n = gp_ctrdev_paths(given, 1, vendor, fake, NULL, 3, out, 16);
 	assert_int_equal(n, 2);
 	assert_string_equal(out[0], "/dev/dri/renderD129");
 	assert_string_equal(out[1], "/dev/kfd");
@@ -64,9 +82,9 @@ static void test_fake_and_none(void **state)
 	bool fake[] = {true, true};
 	uint32_t given[] = {0, 1};
 	char out[16][GP_CTRDEV_PATH];
-	assert_int_equal(gp_ctrdev_paths(given, 2, vendor, fake, 2, out, 16), 0);
+	assert_int_equal(gp_ctrdev_paths(given, 2, vendor, fake, NULL, 2, out, 16), 0);
 	bool real[] = {false, false};
-	assert_int_equal(gp_ctrdev_paths(NULL, 0, vendor, real, 2, out, 16), 0);
+	assert_int_equal(gp_ctrdev_paths(NULL, 0, vendor, real, NULL, 2, out, 16), 0);
 }
 
 /* the max is respected */
@@ -77,7 +95,7 @@ static void test_max(void **state)
 	bool fake[] = {false, false, false};
 	uint32_t given[] = {0, 1, 2};
 	char out[2][GP_CTRDEV_PATH];
-	assert_int_equal(gp_ctrdev_paths(given, 3, vendor, fake, 3, out, 2), 2);
+	assert_int_equal(gp_ctrdev_paths(given, 3, vendor, fake, NULL, 3, out, 2), 2);
 }
 
 static void put(const char *root, const char *path)
@@ -178,9 +196,13 @@ static void test_nvidia_elsewhere(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_nvidia_second), cmocka_unit_test(test_amd_mixed),
-	    cmocka_unit_test(test_fake_and_none), cmocka_unit_test(test_max),
-	    cmocka_unit_test(test_nvidia_files),  cmocka_unit_test(test_nvidia_elsewhere),
+	    cmocka_unit_test(test_nvidia_second),
+	    cmocka_unit_test(test_amd_mixed),
+	    cmocka_unit_test(test_driver_numbering),
+	    cmocka_unit_test(test_fake_and_none),
+	    cmocka_unit_test(test_max),
+	    cmocka_unit_test(test_nvidia_files),
+	    cmocka_unit_test(test_nvidia_elsewhere),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
