@@ -8,7 +8,9 @@
 #   2. cudacheck in the container (-G 1): libcuda, the device nodes and the PTX JIT from the host
 #   3. nvidia-smi -L in the container (-G 1): the driver's tool bound in
 #   4. the container's /dev, uid_map and driver files (-G 1)
-#   5. cudacheck in the container with no card asked for: must fail (no device, no driver)
+#   5. cudacheck in the container with no card asked for: must fail (no device, no driver);
+#      on the host a job without a card that unsets CUDA_VISIBLE_DEVICES: the devices cgroup
+#      must deny the card (and with -G 1 allow it)
 #   6. gsub --wait to exit, 5 times each, with and without the container (cached image)
 # Everything is logged to $OUT/run.log; gworkerd's and gschedd's logs to $OUT.
 # Usage: OUT=DIR bench/container-gpu/run.sh
@@ -68,6 +70,7 @@ export GPOOL_CLUSTER_DIR=/tmp/gpc
 eval "$("$TOP/deploy/gpool-cluster" env)"
 gnodes
 gnodes -G
+grep -h "card [0-9]*:" /tmp/gpc/h1/*.log | head -4
 img=/tmp/cudacheck.oci.tar
 cp "$B/cudacheck.oci.tar" "$img" && chmod 0644 "$img"
 as_user() { timeout 120 runuser -u gpool-user -- env PATH="$PATH" LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
@@ -94,6 +97,12 @@ echo "exit $?"
 say "5. cudacheck in the container without a card: must fail"
 as_user gsub --wait --container "$img" -- /usr/local/bin/cudacheck
 echo "exit $? (non-zero expected)"
+say "5b. a job given no card unsets CUDA_VISIBLE_DEVICES: the devices cgroup still denies the card"
+as_user gsub --wait -- sh -c 'grep devices /proc/self/cgroup; env -u CUDA_VISIBLE_DEVICES /tmp/cc/root/usr/local/bin/cudacheck'
+echo "exit $? (non-zero expected)"
+say "5c. the same with -G 1: allowed"
+as_user gsub --wait -G 1 -- sh -c 'env -u CUDA_VISIBLE_DEVICES /tmp/cc/root/usr/local/bin/cudacheck'
+echo "exit $?"
 say "6. gsub --wait to exit, cached image: with and without the container"
 for i in 1 2 3 4 5; do
 	for mode in host ctr; do
