@@ -3,7 +3,8 @@
  * by gstepd), the card's device nodes usable, the driver's PTX JIT working. It loads libcuda
  * with dlopen (the image has no CUDA), names the visible cards, runs saxpy on 2^20 floats from
  * PTX on card 0 and checks every element. Prints one line per step; exit 0 only when all
- * passed. */
+ * passed. `cudacheck alloc MB` then also asks card 0 for MB MiB in one allocation: exit 2 when
+ * refused (a --gpu-share slice's MPS budget below MB). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -45,7 +46,7 @@ static void check(CUresult rc, const char *what)
 	exit(1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	lib = dlopen("libcuda.so.1", RTLD_NOW);
 	if (!lib) {
@@ -126,5 +127,17 @@ int main(void)
 			bad++;
 	printf("cudacheck: saxpy of %d floats on card 0: %s (%d wrong)\n", N, bad ? "WRONG" : "ok",
 	       bad);
-	return bad ? 1 : 0;
+	if (bad)
+		return 1;
+	if (argc == 3 && !strcmp(argv[1], "alloc")) {
+		size_t mb = strtoull(argv[2], NULL, 10);
+		CUdeviceptr big;
+		CUresult rc = alloc(&big, mb << 20);
+		const char *s = "?";
+		CUresult (*get_name)(CUresult, const char **) = sym("cuGetErrorName");
+		get_name(rc, &s);
+		printf("cudacheck: %zu MiB in one allocation: %s\n", mb, rc ? s : "allocated");
+		return rc ? 2 : 0;
+	}
+	return 0;
 }

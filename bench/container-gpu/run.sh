@@ -12,6 +12,8 @@
 #      on the host a job without a card that unsets CUDA_VISIBLE_DEVICES: the devices cgroup
 #      must deny the card (and with -G 1 allow it)
 #   6. gsub --wait to exit, 5 times each, with and without the container (cached image)
+#   7. --gpu-share slices (MPS started by the agent): an allocation over the budget refused
+#   8. the same in the container (the pipe directory, /dev/shm and IPC the host's)
 # Everything is logged to $OUT/run.log; gworkerd's and gschedd's logs to $OUT.
 # Usage: OUT=DIR bench/container-gpu/run.sh
 set -u
@@ -117,6 +119,21 @@ for i in 1 2 3 4 5; do
 		echo "time $mode run $i rc $rc $(echo "$t1 - $t0" | bc 2>/dev/null || awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')"
 	done
 done
+say "7. slices of a shared card (MPS through the agent), 2 GiB budget: 1000 MiB allocated, 3000 refused"
+cc=/tmp/cc/root/usr/local/bin/cudacheck
+as_user gsub --wait --gpu-share --gpu-mem=2G -- "$cc" alloc 1000
+echo "exit $? (0 expected)"
+as_user gsub --wait --gpu-share --gpu-mem=2G -- "$cc" alloc 3000
+echo "exit $? (2 expected: over the budget)"
+as_user gsub --wait -G 1 -- "$cc" alloc 3000
+echo "exit $? (0 expected: a whole card)"
+say "8. the same slices in the container"
+as_user gsub --wait --gpu-share --gpu-mem=2G --container "$img" -- /usr/local/bin/cudacheck alloc 1000
+echo "exit $? (0 expected)"
+as_user gsub --wait --gpu-share --gpu-mem=2G --container "$img" -- /usr/local/bin/cudacheck alloc 3000
+echo "exit $? (2 expected: over the budget)"
+grep -h "mps:" /tmp/gpc/h1/*.log | tail -6
+find /tmp/gpc -path '*mps*' -name '*.log' 2>/dev/null | head -3 | while read -r f; do echo "--- $f"; tail -8 "$f"; done
 gacct 2>&1 | tail -30
 say finished
 cp /tmp/gpc/h1/*.log /tmp/gpc/sched/*.log "$OUT/" 2>/dev/null

@@ -482,6 +482,16 @@ static bool has_nvidia(const struct step *s, const struct task *t)
 	return false;
 }
 
+/* The MPS pipe directory of a task that shares its card (--gpu-share: env.c set
+ * CUDA_MPS_PIPE_DIRECTORY to its card's), NULL for any other task. */
+static const char *mps_pipe_dir(const struct task *t)
+{
+	for (char **e = t->env; e && *e; e++)
+		if (!strncmp(*e, "CUDA_MPS_PIPE_DIRECTORY=", 24) && (*e)[24] == '/')
+			return *e + 24;
+	return NULL;
+}
+
 static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 {
 	struct step_ctr *c = s->ctr;
@@ -541,8 +551,21 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 	json_array_append_new(mounts,
 			      mount_of("/dev/pts", "devpts", "devpts",
 				       "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620"));
-	json_array_append_new(mounts, mount_of("/dev/shm", "tmpfs", "shm",
+	/* a slice of a shared card is a client of the card's MPS server, which runs on the
+	 * host as the job's user (one user a card): the client reaches it through the pipe
+	 * directory and shares memory with it in /dev/shm and the IPC namespace, so all three
+	 * are the host's for such a task (as NVIDIA asks of containers: --ipc=host and the pipe
+	 * directory); any other task has a /dev/shm and an IPC namespace of its own */
+	const char *mps = has_nvidia(s, t) ? mps_pipe_dir(t) : NULL;
+	if (mps) {
+		json_array_append_new(
+		    mounts, mount_of("/dev/shm", "bind", "/dev/shm", "rbind,nosuid,nodev"));
+		json_array_append_new(mounts, mount_of(mps, "bind", mps, "rbind,rw,nosuid,nodev"));
+	} else {
+		json_array_append_new(mounts,
+				      mount_of("/dev/shm", "tmpfs", "shm",
 					       "nosuid,noexec,nodev,mode=1777,size=65536k"));
+	}
 	/* rro: read-only all the way down (ro alone is the top mount's, not its submounts') */
 	json_array_append_new(mounts,
 			      mount_of("/sys", "bind", "/sys", "rbind,rro,nosuid,noexec,nodev"));
@@ -578,8 +601,10 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 	 * processes as ever (a pid namespace's init would ignore a cancel's SIGTERM), and the
 	 * task has the node's name and addresses, which its peers use. In the user namespace
 	 * crun binds the cards' device nodes from the host instead of making them (mknod) */
-	json_t *lnx = json_pack("{s:[{s:s},{s:s},{s:s}], s:o, s:o, s:o, s:o, s:o}", "namespaces",
-				"type", "user", "type", "mount", "type", "ipc", "uidMappings",
+	json_t *ns = json_pack("[{s:s},{s:s}]", "type", "user", "type", "mount");
+	if (!mps)
+		json_array_append_new(ns, json_pack("{s:s}", "type", "ipc"));
+	json_t *lnx = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "namespaces", ns, "uidMappings",
 				uidmap, "gidMappings", gidmap, "devices", devices_of(s, t),
 				"maskedPaths", masked, "readonlyPaths", ro);
 	return json_pack("{s:s, s:o, s:{s:s, s:b}, s:o, s:o}", "ociVersion", "1.0.2", "process",
