@@ -17,7 +17,7 @@ FINAL=$OUTDIR
 OUTDIR=$(mktemp -d)
 trap 'rm -rf "$OUTDIR"' EXIT
 mkdir -p "$OUTDIR/bin" "$OUTDIR/lib" "$OUTDIR/sbin"
-progs="gschedd gworkerd gstepd gsub gstat glogs gnodes gcancel gpool gpool-image gpool-launch"
+progs="gschedd gworkerd gstepd gsub gstat glogs gnodes gcancel gacct gpool gpool-image gpool-launch"
 for p in $progs; do
 	cp "$BIN/$p" "$OUTDIR/bin/"
 	strip "$OUTDIR/bin/$p"
