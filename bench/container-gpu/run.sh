@@ -48,7 +48,11 @@ drv=
 [ -n "$ml" ] && ! ldconfig -p | grep -q 'libnvidia-ml\.so\.1 ' && drv=$(dirname "$ml")
 echo "libnvidia-ml: ${ml:-none}; added to the loader's path: ${drv:-nothing}"
 export PATH=$B/bin:$B/sbin:$PATH
-export LD_LIBRARY_PATH=$B/lib${drv:+:$drv}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# gpool's libraries where the loader looks for every process (as a package installs them):
+# programs gstepd runs with a clean environment (gpool-image as the job's user) find them too
+echo "$B/lib" >/etc/ld.so.conf.d/zz-gpool-bundle.conf
+ldconfig
+[ -z "$drv" ] || export LD_LIBRARY_PATH=$drv${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 say munged
 id munge >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin munge
@@ -58,7 +62,7 @@ chown munge:munge /etc/munge /etc/munge/munge.key /run/munge /var/lib/munge /var
 chmod 0700 /etc/munge
 chmod 0400 /etc/munge/munge.key
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-	runuser -u munge -- env LD_LIBRARY_PATH="$LD_LIBRARY_PATH" "$B/sbin/munged" --force
+	runuser -u munge -- "$B/sbin/munged" --force
 	sleep 1
 fi
 munge -n | unmunge | head -3 || exit 1
@@ -75,7 +79,7 @@ gnodes -G
 grep -h "card [0-9]*:" /tmp/gpc/h1/*.log | head -4
 img=/tmp/cudacheck.oci.tar
 cp "$B/cudacheck.oci.tar" "$img" && chmod 0644 "$img"
-as_user() { timeout 120 runuser -u gpool-user -- env PATH="$PATH" LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
+as_user() { timeout 120 runuser -u gpool-user -- env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
 	GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" "$@"; }
 # cudacheck on the host: built into the image; a copy outside it for the control
 mkdir -p /tmp/cc && tar -C /tmp/cc -xf "$img" && chmod -R a+rX /tmp/cc
@@ -125,8 +129,12 @@ as_user gsub --wait --gpu-share --gpu-mem=2G -- "$cc" alloc 1000
 echo "exit $? (0 expected)"
 as_user gsub --wait --gpu-share --gpu-mem=2G -- "$cc" alloc 3000
 echo "exit $? (2 expected: over the budget)"
+as_user gsub --wait --gpu-share --gpu-mem=2G -- sh -c "$cc alloc 1000 && sleep 5"
+echo "exit $? (0 expected: the card's MPS server stays on the card 5 s: not the owner's use)"
 as_user gsub --wait -G 1 -- "$cc" alloc 3000
 echo "exit $? (0 expected: a whole card)"
+grep -h "owner:" /tmp/gpc/h1/*.log | grep -v "logind" | head -5
+echo "owner freezes: $(grep -h -c "frozen" /tmp/gpc/h1/gworkerd.log) (0 expected)"
 say "8. the same slices in the container"
 as_user gsub --wait --gpu-share --gpu-mem=2G --container "$img" -- /usr/local/bin/cudacheck alloc 1000
 echo "exit $? (0 expected)"
@@ -135,6 +143,8 @@ echo "exit $? (2 expected: over the budget)"
 grep -h "mps:" /tmp/gpc/h1/*.log | tail -6
 find /tmp/gpc -path '*mps*' -name '*.log' 2>/dev/null | head -3 | while read -r f; do echo "--- $f"; tail -8 "$f"; done
 gacct 2>&1 | tail -30
+rm -f /etc/ld.so.conf.d/zz-gpool-bundle.conf
+ldconfig
 say finished
 cp /tmp/gpc/h1/*.log /tmp/gpc/sched/*.log "$OUT/" 2>/dev/null
 "$TOP/deploy/gpool-cluster" stop

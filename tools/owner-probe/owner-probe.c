@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 		printf("card: %d process(es):", n);
 		for (int i = 0; i < n; i++)
 			printf(" %d%s", (int)pids[i],
-			       gp_owner_pid_is_gpool("/proc", pids[i]) ? "(gpool)" : "");
+			       gp_owner_pid_is_gpool("/proc", NULL, pids[i]) ? "(gpool)" : "");
 		printf("\n");
 		return 0;
 	}
@@ -47,10 +47,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	uint64_t a, b;
-	if (gp_owner_cpu_ticks("/proc", &a) < 0)
+	if (gp_owner_cpu_ticks("/proc", NULL, &a) < 0)
 		return 1;
 	sleep(1);
-	gp_owner_cpu_ticks("/proc", &b);
+	gp_owner_cpu_ticks("/proc", NULL, &b);
 	printf("cpu: %.0f %% of one cpu outside gpool\n",
 	       (double)(b - a) * 100.0 / (double)sysconf(_SC_CLK_TCK));
 	return 0;

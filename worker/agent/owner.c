@@ -44,6 +44,7 @@ struct owner {
 	int policy;
 	unsigned sources;
 	char file[4200];
+	char mps_root[4200]; /* where the agent's MPS daemons for shared cards keep their pipes */
 	int64_t idle_ms, poll_ms;
 	int cpu_pct;
 	struct gp_owner_window never[MAX_WINDOWS], always[MAX_WINDOWS];
@@ -114,6 +115,8 @@ static int settings(struct agent *a, struct owner *o, gp_error_t *err)
 		snprintf(o->file, sizeof(o->file), "%s", f);
 	else
 		snprintf(o->file, sizeof(o->file), "%s/%s", a->state_dir, f);
+	/* share.c's: SCRATCH_DIR/mps */
+	snprintf(o->mps_root, sizeof(o->mps_root), "%s/mps", gp_config_str(c, "scratch_dir"));
 	o->policy = policy;
 	if ((src & GP_OWNER_LOGIND) && !(o->sources & GP_OWNER_LOGIND))
 		o->logind_tried = false;
@@ -315,8 +318,9 @@ static void enforce(struct agent *a, int64_t now)
 	}
 }
 
-/* Is a process on one of the cards not gpool's? */
-static bool cards_busy(struct agent *a)
+/* Is a process on one of the cards not gpool's? (The MPS server the agent started for a
+ * shared card is on it whenever a slice runs: gpool's, not the owner's.) */
+static bool cards_busy(struct agent *a, const struct owner *o)
 {
 	pid_t pids[128];
 	for (size_t i = 0; i < a->cards.n; i++) {
@@ -333,7 +337,7 @@ static bool cards_busy(struct agent *a)
 		}
 		for (int k = 0; k < n; k++)
 			if (kill(pids[k], 0) == 0 || errno == EPERM)
-				if (!gp_owner_pid_is_gpool("/proc", pids[k]))
+				if (!gp_owner_pid_is_gpool("/proc", o->mps_root, pids[k]))
 					return true;
 	}
 	return false;
@@ -371,13 +375,13 @@ static void read_slow(struct agent *a, struct owner *o, int64_t now)
 			}
 		}
 	}
-	if ((o->sources & GP_OWNER_CARDS) && cards_busy(a)) {
+	if ((o->sources & GP_OWNER_CARDS) && cards_busy(a, o)) {
 		o->slow_active = true;
 		o->slow_src = "card";
 	}
 	if (o->sources & GP_OWNER_CPU) {
 		uint64_t ticks;
-		if (gp_owner_cpu_ticks("/proc", &ticks) == 0) {
+		if (gp_owner_cpu_ticks("/proc", o->mps_root, &ticks) == 0) {
 			if (o->cpu_prev_ms && ticks >= o->cpu_prev && now > o->cpu_prev_ms) {
 				double pct = (double)(ticks - o->cpu_prev) * 100.0 /
 					     (double)sysconf(_SC_CLK_TCK) /

@@ -157,7 +157,50 @@ bool gp_owner_file_active(const char *path)
 	return *path && access(path, F_OK) == 0;
 }
 
-bool gp_owner_pid_is_gpool(const char *proc_root, pid_t pid)
+/* Is pid an MPS daemon (nvidia-cuda-mps-control or -server: comm keeps 15 bytes) whose pipe
+ * directory lies under mps_root? Its own environment's, else its parent's (the server is the
+ * control daemon's child). */
+static bool gpool_mps(const char *proc_root, const char *mps_root, pid_t pid, int depth)
+{
+	char path[512], line[256];
+	snprintf(path, sizeof(path), "%s/%d/comm", proc_root, (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool mps = fgets(line, sizeof(line), f) && !strncmp(line, "nvidia-cuda-mps", 15);
+	fclose(f);
+	if (!mps)
+		return false;
+	snprintf(path, sizeof(path), "%s/%d/environ", proc_root, (int)pid);
+	char env[32768];
+	size_t n = 0;
+	if ((f = fopen(path, "re"))) {
+		n = fread(env, 1, sizeof(env) - 1, f);
+		fclose(f);
+	}
+	env[n] = '\0';
+	size_t rl = strlen(mps_root);
+	for (size_t at = 0; at < n; at += strlen(env + at) + 1)
+		if (!strncmp(env + at, "CUDA_MPS_PIPE_DIRECTORY=", 24))
+			return !strncmp(env + at + 24, mps_root, rl) && env[at + 24 + rl] == '/';
+	if (depth > 0)
+		return false;
+	/* no pipe directory of its own: its parent's */
+	snprintf(path, sizeof(path), "%s/%d/stat", proc_root, (int)pid);
+	char buf[1024];
+	if (!(f = fopen(path, "re")))
+		return false;
+	size_t k = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[k] = '\0';
+	const char *p = strrchr(buf, ')');
+	int ppid = 0;
+	if (!p || sscanf(p + 2, "%*c %d", &ppid) != 1 || ppid <= 1)
+		return false;
+	return gpool_mps(proc_root, mps_root, (pid_t)ppid, depth + 1);
+}
+
+bool gp_owner_pid_is_gpool(const char *proc_root, const char *mps_root, pid_t pid)
 {
 	char path[512], line[1024];
 	snprintf(path, sizeof(path), "%s/%d/comm", proc_root, (int)pid);
@@ -170,13 +213,15 @@ bool gp_owner_pid_is_gpool(const char *proc_root, pid_t pid)
 			return true;
 	}
 	snprintf(path, sizeof(path), "%s/%d/cgroup", proc_root, (int)pid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	bool ours = false;
-	while (!ours && fgets(line, sizeof(line), f))
-		ours = strstr(line, "/gpool/") != NULL;
-	fclose(f);
-	return ours;
+	if ((f = fopen(path, "re"))) {
+		bool ours = false;
+		while (!ours && fgets(line, sizeof(line), f))
+			ours = strstr(line, "/gpool/") != NULL;
+		fclose(f);
+		if (ours)
+			return true;
+	}
+	return mps_root && *mps_root && gpool_mps(proc_root, mps_root, pid, 0);
 }
 
 /* utime + stime of one process, and whether it is a kernel thread (PF_KTHREAD). -1: gone. */
@@ -205,7 +250,7 @@ static int stat_ticks(const char *proc_root, pid_t pid, uint64_t *ticks, bool *k
 	return 0;
 }
 
-int gp_owner_cpu_ticks(const char *proc_root, uint64_t *ticks)
+int gp_owner_cpu_ticks(const char *proc_root, const char *mps_root, uint64_t *ticks)
 {
 	DIR *d = opendir(proc_root);
 	if (!d)
@@ -220,7 +265,7 @@ int gp_owner_cpu_ticks(const char *proc_root, uint64_t *ticks)
 		uint64_t t;
 		bool kthread;
 		if (stat_ticks(proc_root, (pid_t)pid, &t, &kthread) < 0 || kthread ||
-		    gp_owner_pid_is_gpool(proc_root, (pid_t)pid))
+		    gp_owner_pid_is_gpool(proc_root, mps_root, (pid_t)pid))
 			continue;
 		sum += t;
 	}

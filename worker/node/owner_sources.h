@@ -43,12 +43,16 @@ bool gp_owner_windows_on(const struct gp_owner_window *w, size_t n, const struct
 /* The file source: the owner is active while the file exists. */
 bool gp_owner_file_active(const char *path);
 
-/* Is pid one of gpool's: in a cgroup of gpool's (".../gpool/..."), or gworkerd, gstepd? Reads
- * proc_root ("/proc", or a made-up tree in tests). */
-bool gp_owner_pid_is_gpool(const char *proc_root, pid_t pid);
+/* Is pid one of gpool's: in a cgroup of gpool's (".../gpool/..."), gworkerd, gstepd, or an MPS
+ * daemon the agent started for a shared card (an nvidia-cuda-mps-control or -server whose
+ * CUDA_MPS_PIPE_DIRECTORY, or its parent's, lies under mps_root: the agent's SCRATCH_DIR/mps;
+ * NULL or "": none is)? The owner's own MPS daemons are not; their clients are on the card
+ * anyway. Reads proc_root ("/proc", or a made-up tree in tests). */
+bool gp_owner_pid_is_gpool(const char *proc_root, const char *mps_root, pid_t pid);
 /* CPU time (clock ticks) used so far by every process under proc_root that is not gpool's
- * and not a kernel thread. 0 / -1 (proc_root unreadable). */
-int gp_owner_cpu_ticks(const char *proc_root, uint64_t *ticks);
+ * (gp_owner_pid_is_gpool with mps_root) and not a kernel thread. 0 / -1 (proc_root
+ * unreadable). */
+int gp_owner_cpu_ticks(const char *proc_root, const char *mps_root, uint64_t *ticks);
 
 /* Processes on a card, for the cards source: NVIDIA (NVML's compute and graphics lists of the
  * card with that PCI bus id) or AMD (ROCm SMI's processes using a GPU), through the

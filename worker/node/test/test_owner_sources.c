@@ -102,6 +102,17 @@ static void put(const char *rel, const char *text)
 	fclose(f);
 }
 
+/* put with bytes that hold NULs (an environ file) */
+static void putn(const char *rel, const char *bytes, size_t len)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, len, f), len);
+	fclose(f);
+}
+
 /* a made-up /proc: 10 (the owner's game, 300+200 ticks), 11 (a job in gpool's cgroup), 12
  * (gstepd), 13 (a kernel thread), 14 (the owner's editor: a name with spaces and a ')') */
 static void cpu_tree(void **state)
@@ -123,15 +134,45 @@ static void cpu_tree(void **state)
 	put("14/stat", "14 (my ed) (x) S 1 14 14 0 -1 4194304 0 0 0 0 1 2 0 0 20 0 1 0\n");
 	put("14/comm", "my ed) (x\n");
 	put("14/cgroup", "0::/user.slice\n");
-	assert_false(gp_owner_pid_is_gpool(root, 10));
-	assert_true(gp_owner_pid_is_gpool(root, 11));
-	assert_true(gp_owner_pid_is_gpool(root, 12));
+	/* the MPS control daemon the agent started for a shared card (its pipe directory under
+	 * the agent's SCRATCH_DIR/mps) and the server it forked (no such variable of its own);
+	 * the owner's own MPS daemon, pipes elsewhere; a look-alike path that only starts the same
+	 */
+	static const char gpool_env[] =
+	    "HOME=/x\0CUDA_MPS_PIPE_DIRECTORY=/scratch/mps/card0/pipe\0";
+	static const char own_env[] = "CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps\0";
+	static const char near_env[] = "CUDA_MPS_PIPE_DIRECTORY=/scratch/mps-evil/pipe\0";
+	put("15/stat", "15 (nvidia-cuda-mps) S 1 15 15 0 -1 4194304 0 0 0 0 40 0 0 0 20 0 1 0\n");
+	put("15/comm", "nvidia-cuda-mps\n");
+	put("15/cgroup", "0::/system.slice/gpool-worker.service\n");
+	putn("15/environ", gpool_env, sizeof(gpool_env) - 1);
+	put("16/stat", "16 (nvidia-cuda-mps) S 15 15 15 0 -1 4194304 0 0 0 0 50 0 0 0 20 0 1 0\n");
+	put("16/comm", "nvidia-cuda-mps\n");
+	put("16/cgroup", "0::/system.slice/gpool-worker.service\n");
+	putn("16/environ", "HOME=/x\0", 7);
+	put("17/stat", "17 (nvidia-cuda-mps) S 1 17 17 0 -1 4194304 0 0 0 0 7 0 0 0 20 0 1 0\n");
+	put("17/comm", "nvidia-cuda-mps\n");
+	put("17/cgroup", "0::/user.slice\n");
+	putn("17/environ", own_env, sizeof(own_env) - 1);
+	put("18/stat", "18 (nvidia-cuda-mps) S 1 18 18 0 -1 4194304 0 0 0 0 9 0 0 0 20 0 1 0\n");
+	put("18/comm", "nvidia-cuda-mps\n");
+	put("18/cgroup", "0::/user.slice\n");
+	putn("18/environ", near_env, sizeof(near_env) - 1);
+	assert_false(gp_owner_pid_is_gpool(root, NULL, 10));
+	assert_true(gp_owner_pid_is_gpool(root, NULL, 11));
+	assert_true(gp_owner_pid_is_gpool(root, NULL, 12));
+	assert_true(gp_owner_pid_is_gpool(root, "/scratch/mps", 15));
+	assert_true(gp_owner_pid_is_gpool(root, "/scratch/mps", 16)); /* through its parent */
+	assert_false(gp_owner_pid_is_gpool(root, "/scratch/mps", 17));
+	assert_false(gp_owner_pid_is_gpool(root, "/scratch/mps", 18));
+	assert_false(gp_owner_pid_is_gpool(root, NULL, 15)); /* no MPS root: not known as gpool's */
+	assert_false(gp_owner_pid_is_gpool(root, "/scratch/mps", 10));
 	uint64_t ticks = 0;
-	assert_int_equal(gp_owner_cpu_ticks(root, &ticks), 0);
-	assert_int_equal(ticks, 300 + 200 + 1 + 2);
-	assert_int_equal(gp_owner_cpu_ticks("/nonexistent-proc", &ticks), -1);
+	assert_int_equal(gp_owner_cpu_ticks(root, "/scratch/mps", &ticks), 0);
+	assert_int_equal(ticks, 300 + 200 + 1 + 2 + 7 + 9);
+	assert_int_equal(gp_owner_cpu_ticks("/nonexistent-proc", NULL, &ticks), -1);
 	/* the real /proc reads */
-	assert_int_equal(gp_owner_cpu_ticks("/proc", &ticks), 0);
+	assert_int_equal(gp_owner_cpu_ticks("/proc", NULL, &ticks), 0);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	assert_int_equal(system(cmd), 0);
