@@ -129,7 +129,13 @@ as_user gsub --wait --gpu-share --gpu-mem=2G -- "$cc" alloc 1000
 echo "exit $? (0 expected)"
 as_user gsub --wait --gpu-share --gpu-mem=2G -- "$cc" alloc 3000
 echo "exit $? (2 expected: over the budget)"
-as_user gsub --wait --gpu-share --gpu-mem=2G -- sh -c "$cc alloc 1000 && sleep 5"
+as_user gsub --wait --gpu-share --gpu-mem=2G -- sh -c "$cc alloc 1000 && sleep 5" &
+sp=$!
+sleep 3
+for p in $(pgrep -f nvidia-cuda-mps); do
+	echo "mps process $p ($(cat /proc/$p/comm)), parent $(awk '{print $4}' /proc/$p/stat): $(tr '\0' '\n' </proc/$p/environ | grep CUDA_MPS_PIPE)"
+done
+wait $sp
 echo "exit $? (0 expected: the card's MPS server stays on the card 5 s: not the owner's use)"
 as_user gsub --wait -G 1 -- "$cc" alloc 3000
 echo "exit $? (0 expected: a whole card)"
