@@ -327,13 +327,18 @@ int gp_cards_discover(const char *fake_spec, gp_cards_t *out, gp_error_t *err)
 	for (size_t i = 0; i < out->n; i++) {
 		out->v[i]->index = (uint32_t)i;
 		const Gpool__Card *c = out->v[i];
-		if (!c->fake)
-			gp_info("card %zu: %s %s, %s, device node %s%d", i,
+		if (!c->fake) {
+			char node[48] = "unknown";
+			if (c->dev_node)
+				snprintf(node, sizeof(node), "%s%u",
+					 c->vendor == GPOOL__VENDOR__VENDOR_NVIDIA
+					     ? "/dev/nvidia"
+					     : "/dev/dri/renderD",
+					 c->dev_node - 1);
+			gp_info("card %zu: %s %s, %s, device node %s", i,
 				c->vendor == GPOOL__VENDOR__VENDOR_NVIDIA ? "nvidia" : "amd",
-				c->name, c->pci_bus_id,
-				c->vendor == GPOOL__VENDOR__VENDOR_NVIDIA ? "/dev/nvidia"
-									  : "/dev/dri/renderD",
-				c->dev_node ? (int)c->dev_node - 1 : -1);
+				c->name, c->pci_bus_id, node);
+		}
 		if (out->v[i]->fake && out->v[i]->uuid == protobuf_c_empty_string) {
 			char u[32];
 			snprintf(u, sizeof(u), "GPU-fake-%zu", i);
@@ -342,4 +347,11 @@ int gp_cards_discover(const char *fake_spec, gp_cards_t *out, gp_error_t *err)
 		}
 	}
 	return 0;
+}
+
+int gp_card_dev_minor(int vendor, uint32_t dev_node, int ordinal)
+{
+	if (dev_node)
+		return (int)(dev_node - 1);
+	return vendor == 1 ? ordinal : 128 + ordinal;
 }

@@ -30,4 +30,10 @@ int gp_cards_parse_fake(const char *spec, gp_cards_t *out, gp_error_t *err);
  * assigned 0..n-1 in discovery order. 0 / -1 with err filled. */
 int gp_cards_discover(const char *fake_spec, gp_cards_t *out, gp_error_t *err);
 
+/* The minor number of a card's device node: dev_node - 1 when the agent learnt it (Card.dev_node:
+ * NVML's minor number, the render node in sysfs), else its place among the node's cards of its
+ * vendor (ordinal): NVIDIA /dev/nvidia<ordinal>, AMD /dev/dri/renderD<128 + ordinal>. vendor 1:
+ * NVIDIA, 2: AMD. */
+int gp_card_dev_minor(int vendor, uint32_t dev_node, int ordinal);
+
 #endif

@@ -5,6 +5,7 @@
  * list and the cards' device rules.
  */
 #include "worker/node/cgroup.h"
+#include "worker/node/cards.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -577,13 +578,6 @@ void gp_cgroup_destroy(gp_cgroup_t **p)
 	}
 	free(cg->cpus_set);
 	free(cg);
-}
-
-int gp_card_dev_minor(int vendor, uint32_t dev_node, int ordinal)
-{
-	if (dev_node)
-		return (int)(dev_node - 1);
-	return vendor == 1 ? ordinal : 128 + ordinal;
 }
 
 size_t gp_cgroup_card_rules(const uint32_t *given, size_t ngiven, const int *vendor,

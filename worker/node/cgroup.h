@@ -32,12 +32,6 @@ struct gp_cgroup_limits {
 	size_t ndeny;
 };
 
-/* The minor number of a card's device node: dev_node - 1 when the agent learnt it (Card.dev_node:
- * NVML's minor number, the render node in sysfs), else its place among the node's cards of its
- * vendor (ordinal): NVIDIA /dev/nvidia<ordinal>, AMD /dev/dri/renderD<128 + ordinal>. vendor 1:
- * NVIDIA, 2: AMD. */
-int gp_card_dev_minor(int vendor, uint32_t dev_node, int ordinal);
-
 /* The deny rules for the cards of a node that the tasks were not given (real cards only:
  * NVIDIA /dev/nvidia<M> is char 195:M, AMD /dev/dri/renderD<M> char 226:M, with M from
  * gp_card_dev_minor; dev_node may be NULL: every card's unknown). Writes up to max rules into

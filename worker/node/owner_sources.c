@@ -182,7 +182,8 @@ static bool gpool_mps(const char *proc_root, const char *mps_root, pid_t pid, in
 	size_t rl = strlen(mps_root);
 	for (size_t at = 0; at < n; at += strlen(env + at) + 1)
 		if (!strncmp(env + at, "CUDA_MPS_PIPE_DIRECTORY=", 24))
-			return !strncmp(env + at + 24, mps_root, rl) && env[at + 24 + rl] == '/';
+			return !strncmp(env + at + 24, mps_root, rl) && env[at + 24 + rl] == '/' &&
+			       !strstr(env + at + 24 + rl, "/..");
 	if (depth > 0)
 		return false;
 	/* no pipe directory of its own: its parent's */
@@ -195,7 +196,7 @@ static bool gpool_mps(const char *proc_root, const char *mps_root, pid_t pid, in
 	buf[k] = '\0';
 	const char *p = strrchr(buf, ')');
 	int ppid = 0;
-	if (!p || sscanf(p + 2, "%*c %d", &ppid) != 1 || ppid <= 1)
+	if (!p || p[1] != ' ' || sscanf(p + 2, "%*c %d", &ppid) != 1 || ppid <= 1)
 		return false;
 	return gpool_mps(proc_root, mps_root, (pid_t)ppid, depth + 1);
 }

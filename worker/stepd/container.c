@@ -34,6 +34,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "common/util.h"
+#include "worker/node/mps.h"
 #include "worker/stepd/container.h"
 #include "worker/stepd/ctrdev.h"
 #include "worker/stepd/pmixsrv.h"
@@ -482,14 +483,24 @@ static bool has_nvidia(const struct step *s, const struct task *t)
 	return false;
 }
 
-/* The MPS pipe directory of a task that shares its card (--gpu-share: env.c set
- * CUDA_MPS_PIPE_DIRECTORY to its card's), NULL for any other task. */
-static const char *mps_pipe_dir(const struct task *t)
+/* The MPS pipe directory of a task that shares its one real NVIDIA card (--gpu-share), made
+ * from the launch as env.c makes the task's CUDA_MPS_PIPE_DIRECTORY: never read from the
+ * task's environment, which the submitter sets (root binds this path into the container).
+ * false for any other task. */
+static bool mps_pipe_dir(const struct step *s, const struct task *t, char *out, size_t len)
 {
-	for (char **e = t->env; e && *e; e++)
-		if (!strncmp(*e, "CUDA_MPS_PIPE_DIRECTORY=", 24) && (*e)[24] == '/')
-			return *e + 24;
-	return NULL;
+	const Gpool__Launch *l = s->launch;
+	if (!l->spec || !l->spec->gpu_share || t->tp->n_cards != 1 || !s->mps_root[0])
+		return false;
+	const Gpool__Card *card = NULL;
+	for (size_t i = 0; i < l->n_cards; i++)
+		if (l->cards[i]->index == t->tp->cards[0])
+			card = l->cards[i];
+	char dir[4200];
+	if (!card || card->vendor != GPOOL__VENDOR__VENDOR_NVIDIA || card->fake ||
+	    gp_mps_dir(s->mps_root, card->index, dir, sizeof(dir)) < 0)
+		return false;
+	return snprintf(out, len, "%s/pipe", dir) < (int)len;
 }
 
 static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
@@ -556,10 +567,11 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 	 * directory and shares memory with it in /dev/shm and the IPC namespace, so all three
 	 * are the host's for such a task (as NVIDIA asks of containers: --ipc=host and the pipe
 	 * directory); any other task has a /dev/shm and an IPC namespace of its own */
-	const char *mps = has_nvidia(s, t) ? mps_pipe_dir(t) : NULL;
+	char pipe_dir[4300];
+	const char *mps = mps_pipe_dir(s, t, pipe_dir, sizeof(pipe_dir)) ? pipe_dir : NULL;
 	if (mps) {
 		json_array_append_new(
-		    mounts, mount_of("/dev/shm", "bind", "/dev/shm", "rbind,nosuid,nodev"));
+		    mounts, mount_of("/dev/shm", "bind", "/dev/shm", "rbind,nosuid,nodev,noexec"));
 		json_array_append_new(mounts, mount_of(mps, "bind", mps, "rbind,rw,nosuid,nodev"));
 	} else {
 		json_array_append_new(mounts,
@@ -586,9 +598,14 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 				      mount_of(pmixdir, "bind", pmixdir, "rbind,rw,nosuid,nodev"));
 	if (has_nvidia(s, t)) {
 		/* found as gstepd's own loader would find them (the agent's environment) */
-		struct gp_ctrdev_file files[64];
-		size_t n = gp_ctrdev_nvidia_files("", getenv("LD_LIBRARY_PATH"), getenv("PATH"),
-						  files, 64);
+		struct gp_ctrdev_file files[128];
+		size_t n =
+		    gp_ctrdev_nvidia_files("", getenv("LD_LIBRARY_PATH"), getenv("PATH"),
+					   gp_ctrdev_image_libdir(s->ctr->rootfs), files, 128);
+		if (n == 128)
+			gp_warn(
+			    "job %llu: more than 128 driver files: the container gets the first",
+			    (unsigned long long)s->launch->job_id);
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(mounts, mount_of(files[i].ctr, "bind", files[i].host,
 							       "rbind,ro,nosuid,nodev"));

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "worker/node/cgroup.h"
+#include "worker/node/cards.h"
 #include "worker/stepd/ctrdev.h"
 
 static size_t add(char (*out)[GP_CTRDEV_PATH], size_t n, size_t max, const char *p)
@@ -118,20 +118,15 @@ size_t gp_ctrdev_lib_dirs(const char *root, const char *ld_library_path, char (*
 	return n;
 }
 
-/* a standard directory of the loader in a Debian-like image: a library found there keeps its
- * path in the container */
-static bool standard_dir(const char *d)
-{
-	return !strcmp(d, GP_CTRDEV_LIBDIR) || !strcmp(d, "/lib/x86_64-linux-gnu") ||
-	       !strcmp(d, "/usr/lib64") || !strcmp(d, "/usr/lib");
-}
-
+/* one file a name: the first the loader's order finds (on a merged-/usr host /lib/... and
+ * /usr/lib/... hold the same files) */
 static size_t add_file(struct gp_ctrdev_file *out, size_t n, size_t max, const char *host,
 		       const char *ctr)
 {
+	const char *base = strrchr(ctr, '/');
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(out[i].ctr, ctr))
-			return n; /* the loader's first find wins, as on the host */
+		if (!strcmp(strrchr(out[i].ctr, '/'), base))
+			return n;
 	if (n < max && strlen(host) < sizeof(out[n].host) && strlen(ctr) < sizeof(out[n].ctr)) {
 		snprintf(out[n].host, sizeof(out[n].host), "%s", host);
 		snprintf(out[n].ctr, sizeof(out[n].ctr), "%s", ctr);
@@ -141,7 +136,7 @@ static size_t add_file(struct gp_ctrdev_file *out, size_t n, size_t max, const c
 }
 
 size_t gp_ctrdev_nvidia_files(const char *root, const char *ld_library_path, const char *path,
-			      struct gp_ctrdev_file *out, size_t max)
+			      const char *ctr_libdir, struct gp_ctrdev_file *out, size_t max)
 {
 	static const char *const libs[] = {
 	    "libcuda.so*",	  "libnvidia-ml.so*",	   "libnvidia-ptxjitcompiler.so*",
@@ -161,11 +156,8 @@ size_t gp_ctrdev_nvidia_files(const char *root, const char *ld_library_path, con
 				continue;
 			for (size_t i = 0; i < g.gl_pathc; i++) {
 				const char *host = g.gl_pathv[i] + rl;
-				const char *base = strrchr(host, '/') + 1;
-				/* outside the image's loader's own directories it would not be
-				 * found: there it goes into the Debian/Ubuntu library directory */
-				snprintf(ctr, sizeof(ctr), "%s/%s",
-					 standard_dir(dirs[d]) ? dirs[d] : GP_CTRDEV_LIBDIR, base);
+				snprintf(ctr, sizeof(ctr), "%s/%s", ctr_libdir,
+					 strrchr(host, '/') + 1);
 				n = add_file(out, n, max, host, ctr);
 			}
 			globfree(&g);
@@ -185,4 +177,17 @@ size_t gp_ctrdev_nvidia_files(const char *root, const char *ld_library_path, con
 			break;
 		}
 	return n;
+}
+
+const char *gp_ctrdev_image_libdir(const char *rootfs)
+{
+	char p[4200];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s%s", rootfs, GP_CTRDEV_LIBDIR);
+	if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+		return GP_CTRDEV_LIBDIR;
+	snprintf(p, sizeof(p), "%s/usr/lib64", rootfs);
+	if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+		return "/usr/lib64";
+	return GP_CTRDEV_LIBDIR;
 }

@@ -44,12 +44,17 @@ struct gp_ctrdev_file {
 
 /* The NVIDIA driver's user-space files present under root ("" for the host): libcuda,
  * libnvidia-ml and the other libraries CUDA programs load from the driver, found in the
- * loader's directories (gp_ctrdev_lib_dirs; the first of a name wins, as for the loader), and
- * nvidia-smi and nvidia-debugdump where path (a PATH list; NULL or empty: /usr/bin:/bin) finds
- * them. In the container a library keeps its path when it is in a standard directory and goes
- * into GP_CTRDEV_LIBDIR otherwise (where the image's loader looks without a cache); the tools go
- * into /usr/bin. Returns how many were written to out (at most max). */
+ * loader's directories (gp_ctrdev_lib_dirs; the first file of a name wins, as for the loader),
+ * and nvidia-smi and nvidia-debugdump where path (a PATH list; NULL or empty: /usr/bin:/bin)
+ * finds them. In the container every library goes into ctr_libdir (gp_ctrdev_image_libdir: a
+ * directory the image's loader searches without a cache), the tools into /usr/bin. Returns how
+ * many were written to out (at most max). */
 size_t gp_ctrdev_nvidia_files(const char *root, const char *ld_library_path, const char *path,
-			      struct gp_ctrdev_file *out, size_t max);
+			      const char *ctr_libdir, struct gp_ctrdev_file *out, size_t max);
+
+/* Where an image's loader looks for libraries without a cache: GP_CTRDEV_LIBDIR in a Debian or
+ * Ubuntu tree (rootfs has it), else /usr/lib64 when rootfs has that (Fedora, RHEL, UBI), else
+ * GP_CTRDEV_LIBDIR. */
+const char *gp_ctrdev_image_libdir(const char *rootfs);
 
 #endif

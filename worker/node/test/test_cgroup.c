@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "worker/node/cards.h"
 #include "worker/node/cgroup.h"
 #include "worker/test/skip.h"
 

@@ -130,12 +130,21 @@ static void test_nvidia_files(void **state)
 	for (size_t i = 0; i < 4; i++)
 		put(root, files[i]);
 	struct gp_ctrdev_file out[16];
-	size_t n = gp_ctrdev_nvidia_files(root, NULL, NULL, out, 16);
+	size_t n = gp_ctrdev_nvidia_files(root, NULL, NULL, GP_CTRDEV_LIBDIR, out, 16);
 	assert_int_equal(n, 3);
 	assert_string_equal(ctr_of(out, n, files[0]), files[0]);
 	assert_string_equal(ctr_of(out, n, files[1]), files[1]);
 	assert_string_equal(ctr_of(out, n, files[3]), files[3]);
 	assert_null(ctr_of(out, n, files[2]));
+	/* an image of the RHEL family: its loader's directory */
+	n = gp_ctrdev_nvidia_files(root, NULL, NULL, "/usr/lib64", out, 16);
+	assert_string_equal(ctr_of(out, n, files[0]), "/usr/lib64/libcuda.so.1");
+	/* a merged-/usr host: /lib is /usr/lib, and /lib/x86_64-linux-gnu holds the same files:
+	 * each once */
+	char p[512];
+	snprintf(p, sizeof(p), "%s/lib", root);
+	assert_int_equal(symlink("usr/lib", p), 0);
+	assert_int_equal(gp_ctrdev_nvidia_files(root, NULL, NULL, GP_CTRDEV_LIBDIR, out, 16), 3);
 	gp_rm_rf(root);
 }
 
@@ -169,7 +178,8 @@ static void test_nvidia_elsewhere(void **state)
 	gp_rm_rf(bare);
 
 	struct gp_ctrdev_file out[16];
-	size_t n = gp_ctrdev_nvidia_files(root, NULL, "/usr/local/nvidia/bin:/usr/bin", out, 16);
+	size_t n = gp_ctrdev_nvidia_files(root, NULL, "/usr/local/nvidia/bin:/usr/bin",
+					  GP_CTRDEV_LIBDIR, out, 16);
 	assert_int_equal(n, 4); /* libcuda once (the first directory's), ptxjit, ml, smi */
 	assert_string_equal(ctr_of(out, n, "/usr/local/nvidia/lib64/libcuda.so.1"),
 			    GP_CTRDEV_LIBDIR "/libcuda.so.1");
@@ -182,7 +192,7 @@ static void test_nvidia_elsewhere(void **state)
 			    "/usr/bin/nvidia-smi");
 
 	/* LD_LIBRARY_PATH comes before the configuration, as for the loader */
-	n = gp_ctrdev_nvidia_files(root, "/opt/other::relative", NULL, out, 16);
+	n = gp_ctrdev_nvidia_files(root, "/opt/other::relative", NULL, GP_CTRDEV_LIBDIR, out, 16);
 	assert_non_null(ctr_of(out, n, "/opt/other/libcuda.so.1"));
 	assert_null(ctr_of(out, n, "/usr/local/nvidia/lib64/libcuda.so.1"));
 	assert_null(ctr_of(out, n, "/usr/local/nvidia/bin/nvidia-smi")); /* not on PATH */
@@ -190,6 +200,23 @@ static void test_nvidia_elsewhere(void **state)
 	assert_string_equal(dirs[0], "/opt/other");
 	assert_string_equal(dirs[1], "/usr/local/nvidia/lib64");
 	assert_string_equal(dirs[2], GP_CTRDEV_LIBDIR);
+	gp_rm_rf(root);
+}
+
+/* the image's loader's directory: Debian/Ubuntu's, else /usr/lib64, else Debian's */
+static void test_image_libdir(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/gp-ctrdev-XXXXXX";
+	assert_non_null(mkdtemp(root));
+	assert_string_equal(gp_ctrdev_image_libdir(root), GP_CTRDEV_LIBDIR);
+	char p[512];
+	snprintf(p, sizeof(p), "%s/usr/lib64", root);
+	assert_int_equal(gp_mkdir_p(p, 0755), 0);
+	assert_string_equal(gp_ctrdev_image_libdir(root), "/usr/lib64");
+	snprintf(p, sizeof(p), "%s%s", root, GP_CTRDEV_LIBDIR);
+	assert_int_equal(gp_mkdir_p(p, 0755), 0);
+	assert_string_equal(gp_ctrdev_image_libdir(root), GP_CTRDEV_LIBDIR);
 	gp_rm_rf(root);
 }
 
@@ -203,6 +230,7 @@ int main(void)
 	    cmocka_unit_test(test_max),
 	    cmocka_unit_test(test_nvidia_files),
 	    cmocka_unit_test(test_nvidia_elsewhere),
+	    cmocka_unit_test(test_image_libdir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
