@@ -79,7 +79,7 @@ gnodes -G
 grep -h "card [0-9]*:" /tmp/gpc/h1/*.log | head -4
 img=/tmp/cudacheck.oci.tar
 cp "$B/cudacheck.oci.tar" "$img" && chmod 0644 "$img"
-as_user() { timeout 120 runuser -u gpool-user -- env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
+as_user() { timeout 60 runuser -u gpool-user -- env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
 	GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" "$@"; }
 # cudacheck on the host: built into the image; a copy outside it for the control
 mkdir -p /tmp/cc && tar -C /tmp/cc -xf "$img" && chmod -R a+rX /tmp/cc

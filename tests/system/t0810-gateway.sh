@@ -99,20 +99,33 @@ code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' -X POST --data-binary @"$TEST
 like "$code" '^(413|000)$' "a 3 MB body (limit 1 MiB) is refused ($code)"
 code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' -H "X-Big: $(head -c 20000 /dev/zero | tr '\0' a)" "http://$GW/svc/web/id")
 like "$code" '^(4[0-9][0-9]|000)$' "a 20 KB header (limit 8 KiB) is refused ($code)"
-# slow clients (a byte a second) and 2000 idle connections, while a normal client is served.
-# Each kind comes from an address of its own (loopback answers for all of 127/8): the idle ones
-# from 127.0.0.2 meet --max-clients-per-addr (64), the slow one from 127.0.0.3 must be closed by
-# --client-timeout (not by a cap), and the normal client from 127.0.0.1 is the "others".
+# slow clients (a byte a second) and idle connections, while a normal client is served. Each
+# kind comes from addresses of its own (loopback answers for all of 127/8): 900 idle ones held
+# open from 15 addresses (60 each, under --max-clients-per-addr 64 and --max-clients 1024), 200
+# more from 127.0.0.2 that meet the per-address cap; the slow one from 127.0.0.3 must be closed
+# by --client-timeout (not by a cap), and the normal client from 127.0.0.1 is the "others".
 "$PY" - "$GW" >"$TEST_DIR/slow" 2>"$TEST_DIR/slow.err" <<'PYEOF' &
 import resource, socket, sys, time
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
 host, port = sys.argv[1].split(":")
 idle = []
-for i in range(min(2000, min(hard, 4096) - 64)):
-    s = socket.create_connection((host, int(port)), source_address=("127.0.0.2", 0))
-    idle.append(s)
-print("idle", len(idle), file=sys.stderr)
+for a in range(10, 25):
+    for i in range(60):
+        idle.append(socket.create_connection((host, int(port)), source_address=("127.0.0.%d" % a, 0)))
+for i in range(200):
+    idle.append(socket.create_connection((host, int(port)), source_address=("127.0.0.2", 0)))
+time.sleep(0.5)
+held = 0
+for s in idle:
+    s.setblocking(False)
+    try:
+        held += s.recv(1, socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        held += 1
+    except OSError:
+        pass
+print("idle", len(idle), "held", held, file=sys.stderr)
 slow = socket.create_connection((host, int(port)), source_address=("127.0.0.3", 0))
 req = b"GET /svc/web/id HTTP/1.1\r\nHost: x\r\n\r\n"
 slow.settimeout(1)
@@ -141,7 +154,10 @@ for _ in $(seq 20); do
 	curl -s -o /dev/null -m 10 -w '%{http_code} %{time_total}\n' "http://$GW/svc/web/id" >>"$TEST_DIR/served"
 done
 good=$(grep -c '^200 ' "$TEST_DIR/served")
-is "$good" 20 "$(grep -o 'idle [0-9]*' "$TEST_DIR/slow.err" | cut -d' ' -f2) idle connections from one address and a byte-a-second client from another: a third is still served"
+held=$(grep -o 'held [0-9]*' "$TEST_DIR/slow.err" | cut -d' ' -f2)
+is "$good" 20 "${held:-?} idle connections held open (1100 made, the per-address cap closing the rest) and a byte-a-second client: another address is still served"
+[ "${held:-0}" -ge 900 ] && [ "${held:-0}" -le 964 ] && ok "ggated held the idle connections under its caps ($held of 1100)" ||
+	fail "ggated held the idle connections under its caps" "held ${held:-?} of 1100 (900 to 964 expected)"
 [ "$good" = 20 ] || diag "answers: $(sort "$TEST_DIR/served" | cut -d' ' -f1 | uniq -c | tr '\n' ' ')"
 wait "$sp" 2>/dev/null
 is "$(cat "$TEST_DIR/slow")" slow-closed "a byte-a-second client is closed (its head not whole within --client-timeout)"
