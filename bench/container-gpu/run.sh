@@ -48,6 +48,8 @@ drv=
 [ -n "$ml" ] && ! ldconfig -p | grep -q 'libnvidia-ml\.so\.1 ' && drv=$(dirname "$ml")
 echo "libnvidia-ml: ${ml:-none}; added to the loader's path: ${drv:-nothing}"
 export PATH=$B/bin:$B/sbin:$PATH
+# crun where a package puts it: gstepd runs it from a task's clean PATH
+[ -x /usr/bin/crun ] || ln -sf "$B/sbin/crun" /usr/bin/crun
 # gpool's libraries where the loader looks for every process (as a package installs them):
 # programs gstepd runs with a clean environment (gpool-image as the job's user) find them too
 echo "$B/lib" >/etc/ld.so.conf.d/zz-gpool-bundle.conf
