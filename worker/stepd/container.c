@@ -37,6 +37,7 @@
 #include "worker/node/mps.h"
 #include "worker/stepd/container.h"
 #include "worker/stepd/ctrdev.h"
+#include "worker/stepd/ctrmounts.h"
 #include "worker/stepd/pmixsrv.h"
 #include "worker/stepd/pull.h"
 #include "worker/stepd/step.h"
@@ -431,18 +432,6 @@ int step_container_prepare(struct step *s, const char *state_dir, const struct s
 
 /* ---- the bundle ---- */
 
-static json_t *mount_of(const char *dst, const char *type, const char *src, const char *opts)
-{
-	json_t *m = json_pack("{s:s, s:s, s:s}", "destination", dst, "type", type, "source", src);
-	json_t *o = json_array();
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", opts);
-	for (char *sp, *t = strtok_r(buf, ",", &sp); t; t = strtok_r(NULL, ",", &sp))
-		json_array_append_new(o, json_string(t));
-	json_object_set_new(m, "options", o);
-	return m;
-}
-
 static json_t *devices_of(const struct step *s, const struct task *t)
 {
 	const Gpool__Launch *l = s->launch;
@@ -556,70 +545,37 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 		      json_copy(caps), "effective", json_copy(caps), "inheritable", json_copy(caps),
 		      "permitted", json_copy(caps), "ambient", json_copy(caps));
 	json_decref(caps);
-	json_t *mounts = json_array();
-	/* a user namespace may not mount a proc of the host's pid namespace, nor a sysfs of its
-	 * network namespace: both are the host's own, bound (rbind: their locked submounts come
-	 * along), as a rootless podman --pid=host --net=host binds them */
-	json_array_append_new(mounts,
-			      mount_of("/proc", "bind", "/proc", "rbind,nosuid,noexec,nodev"));
-	json_array_append_new(
-	    mounts, mount_of("/dev", "tmpfs", "tmpfs", "nosuid,strictatime,mode=755,size=65536k"));
-	json_array_append_new(mounts,
-			      mount_of("/dev/pts", "devpts", "devpts",
-				       "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620"));
-	/* a slice of a shared card is a client of the card's MPS server, which runs on the
-	 * host as the job's user (one user a card): the client reaches it through the pipe
-	 * directory and shares memory with it in /dev/shm and the IPC namespace, so all three
-	 * are the host's for such a task (as NVIDIA asks of containers: --ipc=host and the pipe
-	 * directory); any other task has a /dev/shm and an IPC namespace of its own */
 	char pipe_dir[4300];
 	const char *mps = mps_pipe_dir(s, t, pipe_dir, sizeof(pipe_dir)) ? pipe_dir : NULL;
-	if (mps) {
-		json_array_append_new(
-		    mounts, mount_of("/dev/shm", "bind", "/dev/shm", "rbind,nosuid,nodev,noexec"));
-	} else {
-		json_array_append_new(mounts,
-				      mount_of("/dev/shm", "tmpfs", "shm",
-					       "nosuid,noexec,nodev,mode=1777,size=65536k"));
-	}
-	/* rro: read-only all the way down (ro alone is the top mount's, not its submounts') */
-	json_array_append_new(mounts,
-			      mount_of("/sys", "bind", "/sys", "rbind,rro,nosuid,noexec,nodev"));
-	json_array_append_new(mounts, mount_of("/tmp", "tmpfs", "tmpfs", "nosuid,nodev,mode=1777"));
-	/* names resolve as on the host: MASTER_ADDR and the peers are host names */
-	static const char *const etc[] = {"/etc/hosts", "/etc/resolv.conf"};
+	static const char *const etc_all[] = {"/etc/hosts", "/etc/resolv.conf"};
+	const char *etc[2];
+	size_t netc = 0;
 	for (size_t i = 0; i < 2; i++)
-		if (access(etc[i], R_OK) == 0)
-			json_array_append_new(mounts,
-					      mount_of(etc[i], "bind", etc[i], "rbind,ro,nosuid"));
-	json_array_append_new(mounts, mount_of(s->workdir, "bind", s->workdir, "rbind,rw,nosuid"));
-	/* --mpi=pmix: the node's PMIx server's rendezvous and shared-memory files (the job's
-	 * owner's, under the host's /tmp) at the same path over the container's /tmp; the
-	 * client finds them through the PMIX_* variables the task was given */
-	const char *pmixdir = gp_pmixsrv_dir(s->pmix);
-	if (pmixdir && *pmixdir)
-		json_array_append_new(mounts,
-				      mount_of(pmixdir, "bind", pmixdir, "rbind,rw,nosuid,nodev"));
-	/* the card's MPS pipe directory, after the container's own /tmp as the working
-	 * directory is: a scratch_dir under /tmp (the test clusters', bench/container-gpu's)
-	 * was hidden by that tmpfs, the client found no server and ran without MPS, its budget
-	 * not enforced (an H100, 2026-12-06: 3000 MiB allocated in a 2 GiB slice) */
-	if (mps)
-		json_array_append_new(mounts, mount_of(mps, "bind", mps, "rbind,rw,nosuid,nodev"));
+		if (access(etc_all[i], R_OK) == 0)
+			etc[netc++] = etc_all[i];
+	struct gp_ctrdev_file files[128];
+	size_t nfiles = 0;
 	if (has_nvidia(s, t)) {
 		/* found as gstepd's own loader would find them (the agent's environment) */
-		struct gp_ctrdev_file files[128];
-		size_t n =
-		    gp_ctrdev_nvidia_files("", getenv("LD_LIBRARY_PATH"), getenv("PATH"),
-					   gp_ctrdev_image_libdir(s->ctr->rootfs), files, 128);
-		if (n == 128)
+		nfiles = gp_ctrdev_nvidia_files("", getenv("LD_LIBRARY_PATH"), getenv("PATH"),
+						gp_ctrdev_image_libdir(s->ctr->rootfs), files, 128);
+		if (nfiles == 128)
 			gp_warn(
 			    "job %llu: more than 128 driver files: the container gets the first",
 			    (unsigned long long)s->launch->job_id);
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(mounts, mount_of(files[i].ctr, "bind", files[i].host,
-							       "rbind,ro,nosuid,nodev"));
 	}
+	const char *pmixdir = gp_pmixsrv_dir(s->pmix);
+	struct gp_ctr_mounts_in in = {.workdir = s->workdir,
+				      .pmixdir = pmixdir,
+				      .mps_pipe = mps,
+				      .driver = files,
+				      .ndriver = nfiles,
+				      .etc = etc,
+				      .netc = netc};
+	json_t *mounts = gp_ctr_mounts(&in);
+	char why[300];
+	if (mounts && gp_ctr_mounts_check(mounts, why, sizeof(why)) < 0)
+		gp_err("job %llu: %s", (unsigned long long)s->launch->job_id, why);
 	json_t *masked = json_pack("[s,s,s,s,s,s]", "/proc/kcore", "/proc/keys", "/proc/timer_list",
 				   "/proc/sched_debug", "/sys/firmware", "/proc/scsi");
 	json_t *ro = json_pack("[s,s,s,s,s]", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",

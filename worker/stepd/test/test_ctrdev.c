@@ -14,6 +14,7 @@
 
 #include "common/util.h"
 #include "worker/stepd/ctrdev.h"
+#include "worker/stepd/ctrmounts.h"
 
 static bool has(char (*v)[GP_CTRDEV_PATH], size_t n, const char *p)
 {
@@ -220,6 +221,87 @@ static void test_image_libdir(void **state)
 	gp_rm_rf(root);
 }
 
+/* where destination dst is in mounts, or -1 */
+static int at(const json_t *mounts, const char *dst)
+{
+	for (size_t i = 0; i < json_array_size(mounts); i++)
+		if (!strcmp(json_string_value(
+				json_object_get(json_array_get(mounts, i), "destination")),
+			    dst))
+			return (int)i;
+	return -1;
+}
+
+static const char *type_of(const json_t *mounts, const char *dst)
+{
+	return json_string_value(
+	    json_object_get(json_array_get(mounts, (size_t)at(mounts, dst)), "type"));
+}
+
+/* a slice of a shared card whose scratch_dir is under /tmp (as on the H100 run and in the test
+ * clusters): its working directory, PMIx directory, MPS pipe directory and driver files are
+ * all bound after the container's /tmp, so none is hidden; /dev/shm is the host's */
+static void test_mounts_slice(void **state)
+{
+	(void)state;
+	struct gp_ctrdev_file drv[1] = {
+	    {"/usr/local/nvidia/lib64/libcuda.so.1", GP_CTRDEV_LIBDIR "/libcuda.so.1"}};
+	const char *etc[] = {"/etc/hosts"};
+	struct gp_ctr_mounts_in in = {.workdir = "/tmp/gpc/h1/scratch/job-7.1",
+				      .pmixdir = "/tmp/gpool-pmix.Ab12Cd",
+				      .mps_pipe = "/tmp/gpc/h1/scratch/mps/card0/pipe",
+				      .driver = drv,
+				      .ndriver = 1,
+				      .etc = etc,
+				      .netc = 1};
+	json_t *m = gp_ctr_mounts(&in);
+	assert_non_null(m);
+	char why[300];
+	assert_int_equal(gp_ctr_mounts_check(m, why, sizeof(why)), 0);
+	int tmp = at(m, "/tmp");
+	assert_true(tmp >= 0);
+	assert_true(at(m, in.workdir) > tmp);
+	assert_true(at(m, in.pmixdir) > tmp);
+	assert_true(at(m, in.mps_pipe) > tmp);
+	assert_string_equal(type_of(m, "/dev/shm"), "bind");
+	assert_string_equal(type_of(m, GP_CTRDEV_LIBDIR "/libcuda.so.1"), "bind");
+	assert_true(at(m, "/etc/hosts") > 0);
+	assert_int_equal(at(m, "/etc/resolv.conf"), -1);
+	json_decref(m);
+
+	/* any other task: a /dev/shm of its own, no pipe directory */
+	in.mps_pipe = NULL;
+	in.pmixdir = NULL;
+	m = gp_ctr_mounts(&in);
+	assert_non_null(m);
+	assert_string_equal(type_of(m, "/dev/shm"), "tmpfs");
+	assert_int_equal(at(m, "/tmp/gpc/h1/scratch/mps/card0/pipe"), -1);
+	assert_int_equal(gp_ctr_mounts_check(m, why, sizeof(why)), 0);
+	json_decref(m);
+}
+
+/* the check finds a bind that a later tmpfs would hide (the H100's MPS bug), and only that */
+static void test_mounts_check(void **state)
+{
+	(void)state;
+	json_t *m = json_array();
+	json_array_append_new(m, gp_ctr_mount("/tmp/x/pipe", "bind", "/tmp/x/pipe", "rbind"));
+	json_array_append_new(m, gp_ctr_mount("/tmpfoo", "bind", "/tmpfoo", "rbind"));
+	json_array_append_new(m, gp_ctr_mount("/tmp", "tmpfs", "tmpfs", "nosuid"));
+	char why[300];
+	assert_int_equal(gp_ctr_mounts_check(m, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "/tmp/x/pipe"));
+	json_array_remove(m, 0);
+	assert_int_equal(gp_ctr_mounts_check(m, why, sizeof(why)),
+			 0); /* /tmpfoo is not under /tmp */
+	json_array_append_new(m, gp_ctr_mount("/tmp", "tmpfs", "tmpfs", "nosuid"));
+	assert_int_equal(gp_ctr_mounts_check(m, why, sizeof(why)), -1); /* /tmp itself, twice */
+	json_decref(m);
+	json_t *one = gp_ctr_mount("/a", "bind", "/b", "rbind,ro,nosuid");
+	assert_int_equal(json_array_size(json_object_get(one, "options")), 3);
+	json_decref(one);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +313,8 @@ int main(void)
 	    cmocka_unit_test(test_nvidia_files),
 	    cmocka_unit_test(test_nvidia_elsewhere),
 	    cmocka_unit_test(test_image_libdir),
+	    cmocka_unit_test(test_mounts_slice),
+	    cmocka_unit_test(test_mounts_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
