@@ -100,7 +100,7 @@ say "3. nvidia-smi -L in the container, -G 1"
 as_user gsub --wait -G 1 --container "$img" -- nvidia-smi -L
 echo "exit $?"
 say "4. the container's /dev, uid_map, driver files, -G 1"
-as_user gsub --wait -G 1 --container "$img" -- sh -c 'id; cat /proc/self/uid_map; ls -la /dev | grep -v -E " (pts|shm|fd|stdin|stdout|stderr|core)$"; ls -la /usr/lib/x86_64-linux-gnu | grep -E "cuda|nvidia"; ls -la /usr/bin/nvidia-smi; echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES'
+as_user gsub --wait -G 1 --container "$img" -- sh -c 'id; cat /proc/self/uid_map; ls -la /dev | grep -v -E " (pts|shm|fd|stdin|stdout|stderr|core)$"; ls -la /usr/lib/x86_64-linux-gnu | grep -E "cuda|nvidia"; ls -la /usr/bin/nvidia-smi; echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES; echo rootfs $(stat -f -c %T /)'
 echo "exit $?"
 say "5. cudacheck in the container without a card: must fail"
 as_user gsub --wait --container "$img" -- /usr/local/bin/cudacheck

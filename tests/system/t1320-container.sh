@@ -32,6 +32,7 @@ echo "staged $(cat hello.txt)"
 echo "vars job=$GPOOL_JOB_ID rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT cuda=$CUDA_VISIBLE_DEVICES"
 echo "cgroup $(grep -E ":(memory|):" /proc/self/cgroup | head -1)"
 echo "dev $(ls /dev | sort | tr "\n" " ")"
+echo "rootfs $(stat -f -c %T /)"
 echo "hostbin $([ -e '"$GPOOL_BIN_DIR"'/gsub ] && echo visible || echo absent)"
 echo wrote >out.txt'
 t0=$(date +%s.%N)
@@ -55,6 +56,7 @@ devline=$(grep '^dev ' <<<"$out")
 unlike "$devline" 'nvidia|dri|kfd' "a fake card gives no device node: no /dev/nvidia*, /dev/dri, /dev/kfd"
 extra=$(tr ' ' '\n' <<<"${devline#dev }" | grep -vxE 'console|core|fd|full|mqueue|null|ptmx|pts|random|shm|stderr|stdin|stdout|tty|urandom|zero|' | tr '\n' ' ')
 is "$extra" "" "its /dev holds only the default nodes"
+like "$out" 'rootfs overlayfs' "its root is an overlay of the image (what crun makes there stays out of the node's copy: $(grep '^rootfs' <<<"$out"))"
 line=$(gw_log | grep "job $id1\.[0-9]*: image" | tail -1)
 like "$line" 'unpacked in' "the first job unpacked the image ($line)"
 diag "first container job, submit to end: $(echo "$t1 - $t0" | bc) s"

@@ -648,10 +648,61 @@ void step_container_argv_free(char **argv)
 	free(argv);
 }
 
+/* d[at..] = src, within cap (NUL kept); the new length, or cap when it does not fit.
+ * Async-signal-safe. */
+static size_t put_str(char *d, size_t at, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+	if (at >= cap || n >= cap - at)
+		return cap;
+	memcpy(d + at, src, n + 1);
+	return at + n;
+}
+
+/* An overlay of the image's tree at t->croot whose upper layer is a tmpfs of this task's: what
+ * crun makes in the root (the mount points of the driver's files, of the working directory)
+ * lands there, not in the node's cached copy, where a later job would find them as empty files
+ * (an H100 run: a job without a card found an empty libcuda.so.1). The tmpfs is mounted at
+ * croot first and holds the upper and work directories; the overlay then covers it (overlayfs
+ * keeps its own references to them). The upper root takes the image root's owner and mode, so
+ * crun, as the user in the namespace, may make entries at the top as before. -1 with errno
+ * when the kernel or the paths (a ',' or ':' in them) do not allow it: the caller binds. */
+static int overlay_root(const struct step *s, const struct task *t)
+{
+	const char *low = s->ctr->rootfs, *root = t->croot;
+	struct stat st;
+	if (strpbrk(low, ",:") || strpbrk(root, ",:") || stat(low, &st) < 0)
+		return errno = EINVAL, -1;
+	char up[PATH_MAX + 8], wk[PATH_MAX + 8], opts[3 * PATH_MAX + 64];
+	size_t n = put_str(up, 0, sizeof(up), root);
+	n = put_str(up, n, sizeof(up), "/u");
+	size_t k = put_str(wk, 0, sizeof(wk), root);
+	k = put_str(wk, k, sizeof(wk), "/w");
+	size_t o = put_str(opts, 0, sizeof(opts), "lowerdir=");
+	o = put_str(opts, o, sizeof(opts), low);
+	o = put_str(opts, o, sizeof(opts), ",upperdir=");
+	o = put_str(opts, o, sizeof(opts), up);
+	o = put_str(opts, o, sizeof(opts), ",workdir=");
+	o = put_str(opts, o, sizeof(opts), wk);
+	if (n == sizeof(up) || k == sizeof(wk) || o == sizeof(opts))
+		return errno = ENAMETOOLONG, -1;
+	if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0)
+		return -1;
+	if (mkdir(up, 0755) < 0 || mkdir(wk, 0700) < 0 || chown(up, st.st_uid, st.st_gid) < 0 ||
+	    chmod(up, st.st_mode & 07777) < 0 || mount("overlay", root, "overlay", 0, opts) < 0) {
+		int e = errno;
+		umount2(root, MNT_DETACH);
+		return errno = e, -1;
+	}
+	return 0;
+}
+
 int step_container_bind(const struct step *s, const struct task *t)
 {
 	if (!s->ctr || !t->croot)
 		return errno = EINVAL, -1;
+	if (overlay_root(s, t) == 0)
+		return 0;
 	return mount(s->ctr->rootfs, t->croot, NULL, MS_BIND | MS_REC, NULL);
 }
 

@@ -43,9 +43,11 @@ char **step_container_argv(struct step *s, struct task *t, gp_error_t *err);
 void step_container_argv_free(char **argv);
 
 /* In task t's child, in the mount namespace of its own it made (MS_SLAVE), before it runs
- * crun: bind the image's tree at t->croot, the bundle's root path. crun sets the container up
- * inside the user namespace, whose root cannot search the cache entry (root's, 0700): the
- * bind, under /run/gpool/ctr (0711), is a path it can, and exists in that namespace only.
+ * crun: put the image's tree at t->croot, the bundle's root path, as an overlay whose upper
+ * layer is a tmpfs of the task's (so what crun makes there stays out of the node's cached
+ * copy), or bound as it is where overlayfs cannot be used. crun sets the container up inside
+ * the user namespace, whose root cannot search the cache entry (root's, 0700): the mount,
+ * under /run/gpool/ctr (0711), is a path it can, and exists in that namespace only.
  * Async-signal-safe. 0 / -1 with errno. */
 int step_container_bind(const struct step *s, const struct task *t);
 
