@@ -33,6 +33,7 @@ echo "vars job=$GPOOL_JOB_ID rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR:$M
 echo "cgroup $(grep -E ":(memory|):" /proc/self/cgroup | head -1)"
 echo "dev $(ls /dev | sort | tr "\n" " ")"
 echo "rootfs $(stat -f -c %T /)"
+echo "rootwrite $(touch /gpool-rootwrite 2>/dev/null && echo yes || echo no)"
 echo "hostbin $([ -e '"$GPOOL_BIN_DIR"'/gsub ] && echo visible || echo absent)"
 echo wrote >out.txt'
 t0=$(date +%s.%N)
@@ -57,6 +58,7 @@ unlike "$devline" 'nvidia|dri|kfd' "a fake card gives no device node: no /dev/nv
 extra=$(tr ' ' '\n' <<<"${devline#dev }" | grep -vxE 'console|core|fd|full|mqueue|null|ptmx|pts|random|shm|stderr|stdin|stdout|tty|urandom|zero|' | tr '\n' ' ')
 is "$extra" "" "its /dev holds only the default nodes"
 like "$out" 'rootfs overlayfs' "its root is an overlay of the image (what crun makes there stays out of the node's copy: $(grep '^rootfs' <<<"$out"))"
+like "$out" 'rootwrite no' "and it is read-only to the task"
 line=$(gw_log | grep "job $id1\.[0-9]*: image" | tail -1)
 like "$line" 'unpacked in' "the first job unpacked the image ($line)"
 diag "first container job, submit to end: $(echo "$t1 - $t0" | bc) s"

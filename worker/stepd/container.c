@@ -48,7 +48,7 @@ struct step_ctr {
 	int images_fd; /* <state_dir>/images (root's) */
 	int user_fd;   /* images/u<uid> (root's, 0711) */
 	int entry_fd;  /* images/u<uid>/<key> (root's, 0700), locked shared while the step runs */
-	char key[65];
+	char key[72];  /* the image's key and CACHE_LAYOUT: the entry's name */
 	char rootfs[PATH_MAX];
 	char *path_env; /* the image's PATH (NULL: the job's) */
 	char bundles[2048];
@@ -67,6 +67,10 @@ static const Gpool__StageEntry *image_entry(const Gpool__JobSpec *spec)
 			return spec->stage[i];
 	return NULL;
 }
+
+/* Appended to an image's key to name its cache entry: a new layout leaves older entries to the
+ * cache's eviction. ".2": the tasks' roots are overlays, so nothing crun makes stays in it. */
+#define CACHE_LAYOUT ".2"
 
 /* The cache key: the SHA-256 of the size and every chunk hash, in hex. */
 static void image_key(const Gpool__StageEntry *e, char out[65])
@@ -367,12 +371,16 @@ int step_container_prepare(struct step *s, const char *state_dir, const struct s
 					  .owner = &s->account};
 		if (gp_pull_image(spec->container, &po, &pr, err) < 0)
 			return -1;
-		memcpy(c->key, pr.key, sizeof(c->key));
+		memcpy(c->key, pr.key, sizeof(pr.key));
 		gp_info("job %llu.%u: image %s (%s) %s: %llu bytes in %.3f s",
 			(unsigned long long)s->launch->job_id, s->launch->attempt, spec->container,
 			pr.digest, pr.pulled ? "pulled" : "already on the node",
 			(unsigned long long)pr.bytes, pr.seconds);
 	}
+	/* entries made before the tasks' roots were overlays hold crun's old mount points (an
+	 * empty libcuda.so.1): the layout is part of the entry's name, so those are not used */
+	size_t kl = strnlen(c->key, 65);
+	snprintf(c->key + kl, sizeof(c->key) - kl, "%s", CACHE_LAYOUT);
 	double t0 = gp_now();
 	bool unpacked = false;
 	c->entry_fd = openat(c->user_fd, c->key, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -574,8 +582,12 @@ static json_t *bundle_config(struct step *s, struct task *t, const char *rootfs)
 				      .netc = netc};
 	json_t *mounts = gp_ctr_mounts(&in);
 	char why[300];
-	if (mounts && gp_ctr_mounts_check(mounts, why, sizeof(why)) < 0)
+	if (mounts && gp_ctr_mounts_check(mounts, why, sizeof(why)) < 0) {
+		/* a hidden mount (an MPS pipe directory: the budget not enforced): no container */
 		gp_err("job %llu: %s", (unsigned long long)s->launch->job_id, why);
+		json_decref(mounts);
+		mounts = NULL;
+	}
 	json_t *masked = json_pack("[s,s,s,s,s,s]", "/proc/kcore", "/proc/keys", "/proc/timer_list",
 				   "/proc/sched_debug", "/sys/firmware", "/proc/scsi");
 	json_t *ro = json_pack("[s,s,s,s,s]", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
@@ -671,7 +683,7 @@ static int overlay_root(const struct step *s, const struct task *t)
 {
 	const char *low = s->ctr->rootfs, *root = t->croot;
 	struct stat st;
-	if (strpbrk(low, ",:") || strpbrk(root, ",:") || stat(low, &st) < 0)
+	if (strpbrk(low, ",:\\") || strpbrk(root, ",:\\") || stat(low, &st) < 0)
 		return errno = EINVAL, -1;
 	char up[PATH_MAX + 8], wk[PATH_MAX + 8], opts[3 * PATH_MAX + 64];
 	size_t n = put_str(up, 0, sizeof(up), root);
@@ -686,10 +698,11 @@ static int overlay_root(const struct step *s, const struct task *t)
 	o = put_str(opts, o, sizeof(opts), wk);
 	if (n == sizeof(up) || k == sizeof(wk) || o == sizeof(opts))
 		return errno = ENAMETOOLONG, -1;
-	if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0)
+	if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=64m") < 0)
 		return -1;
 	if (mkdir(up, 0755) < 0 || mkdir(wk, 0700) < 0 || chown(up, st.st_uid, st.st_gid) < 0 ||
-	    chmod(up, st.st_mode & 07777) < 0 || mount("overlay", root, "overlay", 0, opts) < 0) {
+	    chmod(up, st.st_mode & 07777) < 0 ||
+	    mount("overlay", root, "overlay", MS_NOSUID | MS_NODEV, opts) < 0) {
 		int e = errno;
 		umount2(root, MNT_DETACH);
 		return errno = e, -1;
@@ -703,6 +716,13 @@ int step_container_bind(const struct step *s, const struct task *t)
 		return errno = EINVAL, -1;
 	if (overlay_root(s, t) == 0)
 		return 0;
+	/* said on the task's stderr (the job's), once a task: what crun makes will stay in
+	 * the node's copy of the image */
+	static const char msg[] = "gstepd: overlayfs could not be used: the image's tree is "
+				  "bound as it is\n";
+	if (write(2, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to do about it */
+	}
 	return mount(s->ctr->rootfs, t->croot, NULL, MS_BIND | MS_REC, NULL);
 }
 

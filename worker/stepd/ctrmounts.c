@@ -66,9 +66,9 @@ json_t *gp_ctr_mounts(const struct gp_ctr_mounts_in *in)
 	if (in->pmixdir && *in->pmixdir)
 		ok = ok && add(a, gp_ctr_mount(in->pmixdir, "bind", in->pmixdir,
 					       "rbind,rw,nosuid,nodev"));
-	/* the card's MPS pipe directory: bound before the container's /tmp, a scratch_dir under
-	 * /tmp hid it, the client found no server and ran without MPS, its budget not enforced
-	 * (an H100, 2026-12-06: 3000 MiB allocated in a 2 GiB slice) */
+	/* the card's MPS pipe directory, after the container's /tmp: bound before it, a
+	 * scratch_dir under /tmp was hidden by it, the client found no server and ran without MPS,
+	 * its budget not enforced (an H100, 2026-12-06: 3000 MiB allocated in a 2 GiB slice) */
 	if (in->mps_pipe)
 		ok = ok && add(a, gp_ctr_mount(in->mps_pipe, "bind", in->mps_pipe,
 					       "rbind,rw,nosuid,nodev"));
@@ -101,9 +101,9 @@ int gp_ctr_mounts_check(const json_t *mounts, char *why, size_t len)
 			const json_t *m = json_array_get(mounts, k);
 			const char *t = json_string_value(json_object_get(m, "type"));
 			const char *dk = json_string_value(json_object_get(m, "destination"));
-			if (t && dk && !strcmp(t, "tmpfs") && under(d, dk)) {
-				snprintf(why, len, "mount %zu (%s) is hidden by the tmpfs at %s", i,
-					 d, dk);
+			if (t && dk && under(d, dk)) {
+				snprintf(why, len, "mount %zu (%s) is hidden by the %s at %s", i, d,
+					 t, dk);
 				return -1;
 			}
 		}

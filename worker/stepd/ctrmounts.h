@@ -28,9 +28,11 @@ json_t *gp_ctr_mount(const char *dst, const char *type, const char *src, const c
 /* The container's mounts, in order. NULL when out of memory. */
 json_t *gp_ctr_mounts(const struct gp_ctr_mounts_in *in);
 
-/* 0 when no mount's destination lies at or under the destination of a tmpfs mounted after it
- * (that tmpfs would hide it: a working directory or pipe directory under /tmp bound before the
- * container's own /tmp); -1 with the first such pair in why. */
+/* 0 when no mount's destination lies at or under the destination of a mount made after it
+ * (which would hide it: a working directory or pipe directory under /tmp bound before the
+ * container's own /tmp tmpfs, /etc/hosts before a working directory of /etc); -1 with the
+ * first such pair in why. Destinations are compared as written (gstepd's are absolute and
+ * normalised). */
 int gp_ctr_mounts_check(const json_t *mounts, char *why, size_t len);
 
 #endif

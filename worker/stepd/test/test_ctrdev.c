@@ -234,6 +234,7 @@ static int at(const json_t *mounts, const char *dst)
 
 static const char *type_of(const json_t *mounts, const char *dst)
 {
+	assert_true(at(mounts, dst) >= 0);
 	return json_string_value(
 	    json_object_get(json_array_get(mounts, (size_t)at(mounts, dst)), "type"));
 }
