@@ -549,10 +549,29 @@ static void set_requeue_in(struct agent *a, int64_t ms)
 	atomic_store(&a->sched_requeue_at_ms, gp_mono_ms() + ms);
 }
 
+/* A message of the leading scheduler's renews the lease; a standby's ERROR_NOT_LEADER does not
+ * (on_error). A standby can requeue nothing, and a node that reaches only a standby may be cut
+ * off from a leader that hears the pool: counting the standby's answer kept such a node's lease
+ * (and, passed on to a peer whose lease had run out, made that peer fence as cut off when the
+ * leader could not requeue yet: t0374 once, 2026-12-06). */
+static void heard(struct agent *a)
+{
+	struct sched_link *l = a->link;
+	l->last_heard_ms = gp_mono_ms();
+	atomic_store(&a->sched_heard_ms, l->last_heard_ms);
+	if (l->lease_expired) {
+		gp_info("the scheduler is back: lease renewed%s",
+			l->keeping ? "; the jobs ran on" : "");
+		l->lease_expired = l->fenced = l->keeping = l->waiting = false;
+		l->round_stale = l->round_running;
+	}
+}
+
 static void on_register_reply(void *arg, void *peer, const Gpool__Msg *m)
 {
 	struct agent *a = arg;
 	struct sched_link *l = a->link;
+	heard(a);
 	if (m->id)
 		steps_acked(a, m->id); /* the scheduler has what it carried on disk */
 	set_lease(a, m->node_register_reply->lease_ms);
@@ -584,6 +603,7 @@ static void on_register_reply(void *arg, void *peer, const Gpool__Msg *m)
 static void on_heartbeat_reply(void *arg, void *peer, const Gpool__Msg *m)
 {
 	struct agent *a = arg;
+	heard(a);
 	a->link->missed = 0;
 	if (m->id)
 		steps_acked(a, m->id); /* the scheduler has what it carried on disk */
@@ -597,6 +617,8 @@ static void on_error(void *arg, void *peer, const Gpool__Msg *m)
 {
 	struct agent *a = arg;
 	const Gpool__Error *e = m->error;
+	if (e->code != GPOOL__ERROR_CODE__ERROR_NOT_LEADER)
+		heard(a);
 	if (e->code == GPOOL__ERROR_CODE__ERROR_NOT_LEADER) {
 		/* a standby (or a leader that stepped down): register with the leader; standbys
 		 * naming each other are followed at most every NOT_LEADER_PAUSE_MS (else the
@@ -637,18 +659,21 @@ static void on_error(void *arg, void *peer, const Gpool__Msg *m)
 static void on_launch(void *arg, void *peer, const Gpool__Msg *m)
 {
 	struct agent *a = arg;
+	heard(a);
 	steps_launch(a, m->launch);
 }
 
 static void on_kill(void *arg, void *peer, const Gpool__Msg *m)
 {
 	struct agent *a = arg;
+	heard(a);
 	steps_kill(a, m->kill);
 }
 
 /* the answer to a screening result relayed (relay.c); a refusal comes as an Error */
 static void on_card_report_reply(void *arg, void *peer, const Gpool__Msg *m)
 {
+	heard(arg);
 	gp_debug("the scheduler took a screening result");
 }
 
@@ -681,19 +706,10 @@ static void on_refused(void *arg, const struct gp_ep_envelope *e, const void *da
 			why);
 }
 
-/* Any envelope from the scheduler renews the lease. */
+/* Envelopes are counted by the handlers (heard): a standby's NOT_LEADER is not the leader's
+ * word. */
 static int on_accept(void *arg, const struct gp_ep_envelope *e, void **peer)
 {
-	struct agent *a = arg;
-	struct sched_link *l = a->link;
-	l->last_heard_ms = gp_mono_ms();
-	atomic_store(&a->sched_heard_ms, l->last_heard_ms);
-	if (l->lease_expired) {
-		gp_info("the scheduler is back: lease renewed%s",
-			l->keeping ? "; the jobs ran on" : "");
-		l->lease_expired = l->fenced = l->keeping = l->waiting = false;
-		l->round_stale = l->round_running;
-	}
 	return 0;
 }
 

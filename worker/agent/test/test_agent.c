@@ -625,6 +625,47 @@ static void lease(void **state)
 		gp_buf_release(&v[i].j.out);
 }
 
+/* A standby's ERROR_NOT_LEADER is not the leader's word: past the lease, while only a standby
+ * answers (every 200 ms, naming no leader), a requeueable task is killed as when nobody
+ * answers. Before, each such answer renewed the lease (t0374 once fenced a node whose peer had
+ * heard only a standby). */
+static void standby_answer_keeps_no_lease(void **state)
+{
+	struct by_job v[1] = {{22, {.ids_zero = true}}};
+	lease_ms = 1500;
+	forgotten("restarted", keep_by_job, v);
+	launch_ex(22, 1, false, me, "sleep 30");
+	int64_t deadline = gp_mono_ms() + 5000;
+	while (!v[0].j.started && gp_mono_ms() < deadline)
+		expect(GPOOL__MSG__M_ERROR, 50, keep_by_job, v);
+	assert_true(v[0].j.started);
+	hb_silent = true;
+	deadline = gp_mono_ms() + 3000;
+	while (gp_mono_ms() < deadline) {
+		Gpool__Msg m = GPOOL__MSG__INIT;
+		Gpool__Error e;
+		gp_msg_error(&m, &e, 0, GPOOL__ERROR_CODE__ERROR_NOT_LEADER, "a standby");
+		send_msg(&m);
+		int64_t next = gp_mono_ms() + 200;
+		while (gp_mono_ms() < next)
+			expect(GPOOL__MSG__M_ERROR, 50, keep_by_job, v);
+	}
+	hb_silent = false;
+	/* the task was killed when the lease ran out, standby answers or not */
+	char path[300], *log = NULL;
+	size_t loglen = 0;
+	snprintf(path, sizeof(path), "%s/agent.log", dir);
+	assert_int_equal(gp_read_file(path, 1 << 24, (uint8_t **)&log, &loglen), 0);
+	assert_non_null(memmem(log, loglen, "killing job 22.1 (requeueable", 29));
+	free(log);
+	/* the leader back: registered again */
+	Gpool__Msg *m = expect(GPOOL__MSG__M_NODE_REGISTER, 3000, keep_by_job, v);
+	assert_non_null(m);
+	reply_register(m->id);
+	lease_ms = 0;
+	gp_buf_release(&v[0].j.out);
+}
+
 /* A standby's answer (ERROR_NOT_LEADER naming the leader): the agent registers with that
  * leader, a second scheduler it was not given; a registration left unanswered there for 3 s goes
  * to the next of its list, back here. */
@@ -806,11 +847,17 @@ int main(int argc, char **argv)
 	gworkerd = argv[1];
 	gstepd = argv[2];
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(registration),   cmocka_unit_test(run_job),
-	    cmocka_unit_test(card_power),     cmocka_unit_test(refused),
-	    cmocka_unit_test(reregister),     cmocka_unit_test(agent_restart),
-	    cmocka_unit_test(held_until_ack), cmocka_unit_test(exit_survives_restart),
-	    cmocka_unit_test(lease),	      cmocka_unit_test(follows_not_leader),
+	    cmocka_unit_test(registration),
+	    cmocka_unit_test(run_job),
+	    cmocka_unit_test(card_power),
+	    cmocka_unit_test(refused),
+	    cmocka_unit_test(reregister),
+	    cmocka_unit_test(agent_restart),
+	    cmocka_unit_test(held_until_ack),
+	    cmocka_unit_test(exit_survives_restart),
+	    cmocka_unit_test(lease),
+	    cmocka_unit_test(standby_answer_keeps_no_lease),
+	    cmocka_unit_test(follows_not_leader),
 	    cmocka_unit_test(clean_exit),
 	};
 	int rc = cmocka_run_group_tests(tests, setup, NULL);
