@@ -631,7 +631,8 @@ static void lease(void **state)
  * heard only a standby). */
 static void standby_answer_keeps_no_lease(void **state)
 {
-	struct by_job v[1] = {{22, {.ids_zero = true}}};
+	/* keep_by_job looks at two jobs: the second is never launched */
+	struct by_job v[2] = {{22, {.ids_zero = true}}, {23, {.ids_zero = true}}};
 	lease_ms = 1500;
 	forgotten("restarted", keep_by_job, v);
 	launch_ex(22, 1, false, me, "sleep 30");
@@ -663,7 +664,8 @@ static void standby_answer_keeps_no_lease(void **state)
 	assert_non_null(m);
 	reply_register(m->id);
 	lease_ms = 0;
-	gp_buf_release(&v[0].j.out);
+	for (int i = 0; i < 2; i++)
+		gp_buf_release(&v[i].j.out);
 }
 
 /* A standby's answer (ERROR_NOT_LEADER naming the leader): the agent registers with that
