@@ -303,6 +303,95 @@ int gk_graph_end(gk_backend_t *b, gk_stream_t *s, gk_graph_t **g);
 int gk_graph_launch(gk_backend_t *b, gk_graph_t *g, gk_stream_t *s);
 int gk_graph_destroy(gk_backend_t *b, gk_graph_t **g);
 
+/* ---- language-model layers (docs/llm.md) ----
+ * The pieces of a llama-family transformer's forward pass. Activations are f32, row-major,
+ * one row per token. Weights keep the type they have in the GGUF file (gk_qtype_t: f32, f16,
+ * bf16 or one of GGUF's block formats) and are dequantized in registers, never expanded in
+ * memory. Layouts of the block formats: kernels/gk_qblock.h. Every call may run on a stream;
+ * int arrays handed to these kernels (ids, positions, slots, block tables) are device memory.
+ * Results agree with the cpu backend within the bounds docs/kernels.md states (sums are not in
+ * the same order on a card), not bit for bit. */
+
+/* Weight types, numbered as GGUF's ggml_type. */
+typedef enum {
+	GK_Q_F32 = 0,
+	GK_Q_F16 = 1,
+	GK_Q_Q4_0 = 2,
+	GK_Q_Q8_0 = 8,
+	GK_Q_Q4_K = 12,
+	GK_Q_Q6_K = 14,
+	GK_Q_BF16 = 30,
+} gk_qtype_t;
+
+/* 1 if T is one of the types above, else 0. */
+int gk_qtype_valid(int t);
+const char *gk_qtype_name(gk_qtype_t t); /* "f32", "q4_0", "q4_K", ... */
+/* Values in one block (1 for f32/f16/bf16, 32 for q4_0/q8_0, 256 for q4_K/q6_K), bytes in one
+ * block, and bytes in a row of N values (0 if N is not a multiple of the block). */
+int gk_qtype_block(gk_qtype_t t);
+size_t gk_qtype_block_bytes(gk_qtype_t t);
+size_t gk_qtype_row_bytes(gk_qtype_t t, size_t n);
+
+/* Y[i][r] = sum_c W[r][c] * X[i][c] for i < N tokens, r < ROWS: W is ROWS rows of COLS values of
+ * type WT (row r at w + r * gk_qtype_row_bytes(WT, COLS)), X is N x COLS f32 (leading
+ * dimension COLS), Y is N x ROWS f32 (leading dimension LDY >= ROWS). N = 1 is the decode
+ * step's matrix-vector product; larger N the prefill's matrix-matrix product. COLS must be a
+ * multiple of WT's block. */
+int gk_qmatmul(gk_backend_t *b, gk_qtype_t wt, const void *w, int rows, int cols, const float *x,
+	       int n, float *y, int ldy, gk_stream_t *s);
+/* Rows of an embedding table: out[i][:] = dequant(W[ids[i]]) for i < N (W: ROWS rows of COLS
+ * values of type WT). An id outside 0..ROWS-1 gives a row of NaN, never a read outside W. */
+int gk_qget_rows(gk_backend_t *b, gk_qtype_t wt, const void *w, int rows, int cols,
+		 const int32_t *ids, int n, float *out, gk_stream_t *s);
+/* y[i][:] = x[i][:] / sqrt(mean(x[i][:]^2) + eps) * w[:] for i < N rows of DIM (y may be x). */
+int gk_rmsnorm(gk_backend_t *b, float *y, const float *x, const float *w, int n, int dim,
+	       float eps, gk_stream_t *s);
+/* Rotary position embedding in place on X: N tokens of NHEADS heads of HEAD_DIM values
+ * (token i's heads at x + i * NHEADS * HEAD_DIM), token i at position POS[i]. The first
+ * ROT_DIM values of each head rotate: pair j (j < ROT_DIM/2) by the angle
+ * pos * FREQ_SCALE * FREQ_BASE^(-2j/ROT_DIM) (FREQ_SCALE: 1, or 1/factor for linear scaling). NEOX 0: pairs are adjacent values
+ * (2j, 2j+1), llama's GGUF layout; 1: pairs are (j, j + rot_dim/2), qwen2's and GPT-NeoX's. */
+int gk_rope(gk_backend_t *b, float *x, const int32_t *pos, int n, int nheads, int head_dim,
+	    int rot_dim, float freq_base, float freq_scale, int neox, gk_stream_t *s);
+/* out[i] = silu(gate[i]) * up[i] for i < N (out may be gate or up). */
+int gk_swiglu(gk_backend_t *b, float *out, const float *gate, const float *up, size_t n,
+	      gk_stream_t *s);
+/* y[i] += x[i] for i < N (the residual). */
+int gk_add(gk_backend_t *b, float *y, const float *x, size_t n, gk_stream_t *s);
+/* x[i][c] += bias[c] for i < N rows of COLS (qwen2's q/k/v biases). */
+int gk_add_bias(gk_backend_t *b, float *x, const float *bias, int n, int cols, gk_stream_t *s);
+
+/* The paged KV cache: a pool of blocks, each BLOCK_SIZE token slots of ROW values (n_kv_heads *
+ * head_dim) of type KV_T (GK_F32 or GK_F16); slot s is at s * ROW elements (block s / BLOCK_SIZE,
+ * place s % BLOCK_SIZE). One pool for K and one for V per layer. */
+/* cache[slots[i]][:] = src[i][:] for i < N rows of ROW f32 values (rounded to KV_T). */
+int gk_kv_write(gk_backend_t *b, gk_dtype_t kv_t, void *cache, const int32_t *slots,
+		const float *src, int n, int row, gk_stream_t *s);
+
+typedef struct {
+	int nseq;		   /* sequences in the batch */
+	int ntok;		   /* query rows in all: q_start[nseq] */
+	const int32_t *q_start;	   /* nseq + 1 values: sequence j's rows are q_start[j]..q_start[j+1]-1 */
+	const int32_t *ctx_len;	   /* nseq values: tokens of sequence j in the cache, the new ones
+				      included; row q_start[j] + t is at position
+				      ctx_len[j] - (q_start[j+1] - q_start[j]) + t and sees the
+				      positions up to its own (causal) */
+	const int32_t *block_table; /* nseq x max_blocks: sequence j's blocks in order */
+	int max_blocks;
+	int block_size;
+	int n_heads, n_kv_heads, head_dim; /* n_heads a multiple of n_kv_heads (grouped query) */
+	float scale;			   /* usually 1/sqrt(head_dim) */
+	gk_dtype_t kv_t;		   /* GK_F32 or GK_F16 */
+	const void *k_cache, *v_cache;
+	const float *q; /* ntok x n_heads x head_dim */
+	float *out;	/* ntok x n_heads x head_dim */
+} gk_attn_t;
+
+/* Causal attention of every query row over its sequence's cached keys and values, in tiles
+ * with an online softmax (no score matrix is ever stored): one kernel for prefill (many rows
+ * of a sequence) and decode (one row each, many sequences). */
+int gk_attention(gk_backend_t *b, const gk_attn_t *p, gk_stream_t *s);
+
 /* ---- helpers (host, no backend) ---- */
 size_t gk_dtype_size(gk_dtype_t t);
 const char *gk_dtype_name(gk_dtype_t t);
