@@ -116,7 +116,8 @@ static int mistral(buf_t *b, const gl_msg_t *msgs, int n, const char *bos, gp_er
 	}
 	if (i == n) {
 		errno = EINVAL;
-		return gp_errprintf(err, "chat: mistral: a system message needs a user message after it");
+		return gp_errprintf(
+		    err, "chat: mistral: a system message needs a user message after it");
 	}
 	if (bos)
 		puts_(b, bos);
@@ -124,12 +125,15 @@ static int mistral(buf_t *b, const gl_msg_t *msgs, int n, const char *bos, gp_er
 		int r = role_of(&msgs[i]);
 		if (r == R_SYSTEM) {
 			errno = EINVAL;
-			return gp_errprintf(err, "chat: mistral: a system message only comes first");
+			return gp_errprintf(err,
+					    "chat: mistral: a system message only comes first");
 		}
 		if (r != (turn % 2 ? R_ASSISTANT : R_USER)) {
 			errno = EINVAL;
-			return gp_errprintf(err, "chat: mistral: message %d: user and assistant must "
-						 "take turns, from a user message", i);
+			return gp_errprintf(err,
+					    "chat: mistral: message %d: user and assistant must "
+					    "take turns, from a user message",
+					    i);
 		}
 		if (r == R_ASSISTANT) {
 			puts_(b, msgs[i].content);
@@ -158,8 +162,9 @@ char *gl_chat_render(gl_chat_t c, const gl_msg_t *msgs, int n, int add_assistant
 	for (int i = 0; i < n; i++) {
 		if (role_of(&msgs[i]) < 0 || !msgs[i].content) {
 			errno = EINVAL;
-			gp_errprintf(err, "chat: message %d: role '%.32s' is not system, user or "
-					  "assistant, or it has no content",
+			gp_errprintf(err,
+				     "chat: message %d: role '%.32s' is not system, user or "
+				     "assistant, or it has no content",
 				     i, msgs[i].role ? msgs[i].role : "(null)");
 			return NULL;
 		}
@@ -203,10 +208,10 @@ static const struct {
 	const char *marker; /* in the model's Jinja template */
 	const char *const stops[3];
 } templates[] = {
-	{GL_CHAT_LLAMA3, "llama3", "<|start_header_id|>", {"<|eot_id|>", "<|end_of_text|>"}},
-	{GL_CHAT_CHATML, "chatml", "<|im_start|>", {"<|im_end|>", "<|endoftext|>"}},
-	{GL_CHAT_MISTRAL, "mistral", "[INST]", {"</s>"}},
-	{GL_CHAT_NONE, "none", NULL, {"\nuser:", "\nsystem:"}},
+    {GL_CHAT_LLAMA3, "llama3", "<|start_header_id|>", {"<|eot_id|>", "<|end_of_text|>"}},
+    {GL_CHAT_CHATML, "chatml", "<|im_start|>", {"<|im_end|>", "<|endoftext|>"}},
+    {GL_CHAT_MISTRAL, "mistral", "[INST]", {"</s>"}},
+    {GL_CHAT_NONE, "none", NULL, {"\nuser:", "\nsystem:"}},
 };
 #define NTEMPLATES (sizeof(templates) / sizeof(templates[0]))
 
