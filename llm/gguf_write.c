@@ -113,6 +113,9 @@ static buf_t *new_kv(gl_gguf_writer_t *w, const char *key, gl_gguf_vtype_t t)
 {
 	if (!key || !*key || strlen(key) > GL_GGUF_MAX_STRING || w->nkv >= GL_GGUF_MAX_KV)
 		return errno = EINVAL, NULL;
+	/* readers take general.alignment as a u32 power of two (gl_gguf_set_u32 checks it) */
+	if (strcmp(key, "general.alignment") == 0 && t != GL_GGUF_U32)
+		return errno = EINVAL, NULL;
 	for (int i = 0; i < w->nkv; i++)
 		if (strcmp(w->kv[i].key, key) == 0)
 			return errno = EEXIST, NULL;

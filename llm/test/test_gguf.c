@@ -125,6 +125,9 @@ static void write_sample(const char *path, struct fill_state *fs)
 	CHECK(gl_gguf_set_arr_i32(w, "empty", in, 0) == 0);
 	CHECK(gl_gguf_set_u32(w, "u32", 1) < 0 && errno == EEXIST);
 	CHECK(gl_gguf_set_u32(w, "", 1) < 0 && errno == EINVAL);
+	CHECK(gl_gguf_set_u32(w, "general.alignment", 48) < 0 && errno == EINVAL);
+	CHECK(gl_gguf_set_u32(w, "general.alignment", 128) < 0 && errno == EEXIST);
+	CHECK(gl_gguf_set_str(w, "general.alignment", "64") < 0 && errno == EINVAL);
 	for (size_t i = 0; i < NTYPES; i++) {
 		uint64_t dims[2] = { (uint64_t)gk_qtype_block(all_types[i]) * 2, 3 };
 		size_t n = gk_qtype_row_bytes(all_types[i], dims[0]) * 3;
