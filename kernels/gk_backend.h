@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GK_ABI_VERSION	 4
+#define GK_ABI_VERSION	 5
 #define GK_ERRLEN	 256
 #define GK_PLUGIN_SYMBOL "gk_plugin_ops"
 
@@ -106,7 +106,29 @@ struct gk_ops {
 	int (*graph_end)(void *ctx, gk_stream_t *s, gk_graph_t **g);
 	int (*graph_launch)(void *ctx, gk_graph_t *g, gk_stream_t *s);
 	int (*graph_destroy)(void *ctx, gk_graph_t *g);
+	/* language-model layers (abi 5): validated as gpool/kernels.h says (sizes > 0, a valid
+	 * qtype, cols a multiple of its block, rot_dim even and <= head_dim, n_heads a multiple
+	 * of n_kv_heads, head_dim <= GK_ATTN_MAX_HEAD_DIM, kv_t f32 or f16); the int arrays'
+	 * contents are not (they are device memory) */
+	int (*qmatmul)(void *ctx, gk_qtype_t wt, const void *w, int rows, int cols, const float *x,
+		       int n, float *y, int ldy, gk_stream_t *s);
+	int (*qget_rows)(void *ctx, gk_qtype_t wt, const void *w, int rows, int cols,
+			 const int32_t *ids, int n, float *out, gk_stream_t *s);
+	int (*rmsnorm)(void *ctx, float *y, const float *x, const float *w, int n, int dim,
+		       float eps, gk_stream_t *s);
+	int (*rope)(void *ctx, float *x, const int32_t *pos, int n, int nheads, int head_dim,
+		    int rot_dim, float freq_base, float freq_scale, int neox, gk_stream_t *s);
+	int (*swiglu)(void *ctx, float *out, const float *gate, const float *up, size_t n,
+		      gk_stream_t *s);
+	int (*add)(void *ctx, float *y, const float *x, size_t n, gk_stream_t *s);
+	int (*add_bias)(void *ctx, float *x, const float *bias, int n, int cols, gk_stream_t *s);
+	int (*kv_write)(void *ctx, gk_dtype_t kv_t, void *cache, const int32_t *slots,
+			const float *src, int n, int row, gk_stream_t *s);
+	int (*attention)(void *ctx, const gk_attn_t *p, gk_stream_t *s);
 };
+
+/* The largest head the attention kernels take (their per-thread accumulators are sized by it). */
+#define GK_ATTN_MAX_HEAD_DIM 256
 
 typedef const struct gk_ops *(*gk_plugin_f)(void);
 

@@ -268,4 +268,20 @@ GK_HD void gk_amp_step(gk_amp_t *a)
 	a->found = 0;
 }
 
+/* ---- language-model layers ---- */
+
+/* RoPE's angle for pair J of ROT_DIM at position POS, in double so that every backend rounds
+ * the same cos and sin to f32 (an f32 angle at position 4096 is off by 2e-4 rad). */
+GK_HD double gk_rope_angle(int32_t pos, float freq_scale, float freq_base, int j, int rot_dim)
+{
+	return ((double)pos * (double)freq_scale) *
+	       pow((double)freq_base, (double)(-2 * j) / (double)rot_dim);
+}
+
+/* SiLU (the swish gate of SwiGLU): g * sigmoid(g) */
+GK_HD float gk_silu(float g)
+{
+	return g / (1.0f + expf(-g));
+}
+
 #endif

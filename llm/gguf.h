@@ -112,11 +112,16 @@ int gl_gguf_set_arr_f32(gl_gguf_writer_t *w, const char *key, const float *v, ui
 int gl_gguf_set_arr_i32(gl_gguf_writer_t *w, const char *key, const int32_t *v, uint64_t n);
 /* A tensor of NDIMS DIMS (GGUF order) and type T, its bytes (gk_qtype_row_bytes(t, dims[0]) *
  * the other dims) copied from DATA, or, with DATA NULL, produced when the file is written by
- * FILL(ARG, dst, bytes) (a 7B-shaped random model is never held in memory whole). */
+ * FILL(ARG, dst, bytes) (a 7B-shaped random model is never held in memory whole). FILL is
+ * called several times, in order, each time for the next BYTES of the tensor: a whole number
+ * of rows (of dims[0] values), a few MiB at a time; it returns 0, or -1 with errno to fail the
+ * write. -1 with errno EINVAL for a bad shape, name or type, EEXIST for a name used twice. */
 typedef int (*gl_gguf_fill_f)(void *arg, void *dst, size_t bytes);
 int gl_gguf_add_tensor(gl_gguf_writer_t *w, const char *name, int ndims, const uint64_t *dims,
 		       gk_qtype_t t, const void *data, gl_gguf_fill_f fill, void *arg);
-/* Write the file (to PATH.tmp, then renamed). */
+/* Write the file (to PATH.tmp, then renamed; general.alignment, where set with
+ * gl_gguf_set_u32, is the alignment used). The setters return -1 with errno EEXIST for a key
+ * set twice, EINVAL for an empty or over-long key or value. */
 int gl_gguf_write(gl_gguf_writer_t *w, const char *path, gp_error_t *err);
 
 #endif

@@ -695,4 +695,13 @@ const struct gk_ops gk_cpu_ops = {
     .amp_scale = gk_cpu_amp_scale,
     .adamw_amp = gk_cpu_adamw_amp,
     .amp_update = gk_cpu_amp_update,
+    .qmatmul = gk_cpu_qmatmul,
+    .qget_rows = gk_cpu_qget_rows,
+    .rmsnorm = gk_cpu_rmsnorm,
+    .rope = gk_cpu_rope,
+    .swiglu = gk_cpu_swiglu,
+    .add = gk_cpu_add,
+    .add_bias = gk_cpu_add_bias,
+    .kv_write = gk_cpu_kv_write,
+    .attention = gk_cpu_attention,
 };

@@ -49,4 +49,21 @@ int gk_cpu_adamw_amp(void *ctx, const gk_adamw_t *p, const gk_amp_t *amp, float 
 		     gk_stream_t *s);
 int gk_cpu_amp_update(void *ctx, gk_amp_t *amp, gk_stream_t *s);
 
+/* language-model layers: gk_cpu_llm.c */
+int gk_cpu_qmatmul(void *ctx, gk_qtype_t wt, const void *w, int rows, int cols, const float *x,
+		   int n, float *y, int ldy, gk_stream_t *s);
+int gk_cpu_qget_rows(void *ctx, gk_qtype_t wt, const void *w, int rows, int cols,
+		     const int32_t *ids, int n, float *out, gk_stream_t *s);
+int gk_cpu_rmsnorm(void *ctx, float *y, const float *x, const float *w, int n, int dim, float eps,
+		   gk_stream_t *s);
+int gk_cpu_rope(void *ctx, float *x, const int32_t *pos, int n, int nheads, int head_dim,
+		int rot_dim, float freq_base, float freq_scale, int neox, gk_stream_t *s);
+int gk_cpu_swiglu(void *ctx, float *out, const float *gate, const float *up, size_t n,
+		  gk_stream_t *s);
+int gk_cpu_add(void *ctx, float *y, const float *x, size_t n, gk_stream_t *s);
+int gk_cpu_add_bias(void *ctx, float *x, const float *bias, int n, int cols, gk_stream_t *s);
+int gk_cpu_kv_write(void *ctx, gk_dtype_t kv_t, void *cache, const int32_t *slots,
+		    const float *src, int n, int row, gk_stream_t *s);
+int gk_cpu_attention(void *ctx, const gk_attn_t *p, gk_stream_t *s);
+
 #endif

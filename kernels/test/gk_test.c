@@ -18,36 +18,23 @@
 
 #include "kernels/gk_scalar.h"
 #include "gpool/kernels.h"
+#include "kernels/test/gk_test.h"
 
-static gk_backend_t *b;	  /* under test */
-static gk_backend_t *ref; /* cpu */
-static int checks, failures;
+gk_backend_t *b;   /* under test */
+gk_backend_t *ref; /* cpu */
+int checks, failures;
 static size_t huge_n = (1u << 24) + 3;
-
-#define ASSERT(cond, ...)                                                                          \
-	do {                                                                                       \
-		checks++;                                                                          \
-		if (!(cond)) {                                                                     \
-			failures++;                                                                \
-			if (failures <= 60) {                                                      \
-				fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-				fprintf(stderr, __VA_ARGS__);                                      \
-				fputc('\n', stderr);                                               \
-			}                                                                          \
-		}                                                                                  \
-	} while (0)
-#define OK(be, call) ASSERT((call) == 0, "%s: %s", #call, gk_backend_error(be))
 
 /* ---- random data ---- */
 
 static uint64_t rng = 0x1234567;
 
-static uint64_t rnd(void)
+uint64_t rnd(void)
 {
 	return gk_splitmix64(rng++);
 }
 
-static double unit(void)
+double unit(void)
 {
 	return (double)(rnd() >> 11) / 9007199254740992.0;
 }
@@ -1337,6 +1324,15 @@ static const test_t tests[] = {
     {"amp rule (host)", t_amp_rule},
     {"amp + fused adamw", t_amp},
     {"graphs", t_graph},
+    {"llm: dequant (reference)", t_llm_dequant_ref},
+    {"llm: qmatmul", t_llm_qmatmul},
+    {"llm: get_rows", t_llm_get_rows},
+    {"llm: rmsnorm", t_llm_rmsnorm},
+    {"llm: rope", t_llm_rope},
+    {"llm: elementwise", t_llm_elementwise},
+    {"llm: kv_write", t_llm_kv_write},
+    {"llm: attention", t_llm_attention},
+    {"llm: api", t_llm_api},
 };
 
 int main(int argc, char **argv)

@@ -364,7 +364,8 @@ int gk_add_bias(gk_backend_t *b, float *x, const float *bias, int n, int cols, g
 /* The paged KV cache: a pool of blocks, each BLOCK_SIZE token slots of ROW values (n_kv_heads *
  * head_dim) of type KV_T (GK_F32 or GK_F16); slot s is at s * ROW elements (block s / BLOCK_SIZE,
  * place s % BLOCK_SIZE). One pool for K and one for V per layer. */
-/* cache[slots[i]][:] = src[i][:] for i < N rows of ROW f32 values (rounded to KV_T). */
+/* cache[slots[i]][:] = src[i][:] for i < N rows of ROW f32 values (rounded to KV_T); a
+ * negative slot is skipped (a padding row). */
 int gk_kv_write(gk_backend_t *b, gk_dtype_t kv_t, void *cache, const int32_t *slots,
 		const float *src, int n, int row, gk_stream_t *s);
 
@@ -389,7 +390,9 @@ typedef struct {
 
 /* Causal attention of every query row over its sequence's cached keys and values, in tiles
  * with an online softmax (no score matrix is ever stored): one kernel for prefill (many rows
- * of a sequence) and decode (one row each, many sequences). */
+ * of a sequence) and decode (one row each, many sequences). head_dim <= 256. A sequence whose
+ * ctx_len is below its row count or above max_blocks * block_size gets rows of NaN, never a
+ * read outside its block table. */
 int gk_attention(gk_backend_t *b, const gk_attn_t *p, gk_stream_t *s);
 
 /* ---- helpers (host, no backend) ---- */
