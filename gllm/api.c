@@ -22,6 +22,11 @@ int gla_fail(gla_err_t *e, int status, const char *type, const char *param, cons
 	va_start(ap, fmt);
 	vsnprintf(e->message, sizeof(e->message), fmt, ap);
 	va_end(ap);
+	/* jansson's messages quote the bytes near a fault, which need not be UTF-8: the error
+	 * JSON must still be made */
+	for (char *p = e->message; *p; p++)
+		if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20)
+			*p = '?';
 	errno = EINVAL;
 	return -1;
 }
