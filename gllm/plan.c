@@ -67,7 +67,7 @@ static int check_input(const gl_plan_model_t *m, const gl_plan_rank_t *r, int n,
 	}
 	for (int i = 0; i < n; i++) {
 		if (!(r[i].speed_gbs > 0) || !isfinite(r[i].speed_gbs)) {
-			gp_errprintf(err, "plan: rank %d has no measured speed", i);
+			gp_errprintf(err, "plan: rank %d (%s) has no measured speed: it could not open the model or its device", i, r[i].host);
 			return errno = EINVAL, -1;
 		}
 	}
