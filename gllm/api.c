@@ -407,6 +407,55 @@ void gla_req_free(gla_req_t *r)
 }
 
 /* ---- answers ---- */
+
+/* Length of the valid UTF-8 character at P (N bytes left), 0 if none starts there. */
+static size_t utf8_char(const unsigned char *p, size_t n)
+{
+	size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3
+					: (p[0] & 0xf8) == 0xf0		       ? 4
+										       : 0;
+	if (len == 0 || len > n || (len == 2 && p[0] < 0xc2))
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	uint32_t c = len == 1 ? p[0]
+		     : len == 2 ? (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f)
+		     : len == 3 ? (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 |
+				      (p[2] & 0x3f)
+				: (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
+				      (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
+	int overlong = (len == 3 && c < 0x800) || (len == 4 && c < 0x10000);
+	if (overlong || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) || c == 0)
+		return 0;
+	return len;
+}
+
+/* TEXT as a JSON string: a byte that is not part of a valid UTF-8 character (a model may
+ * produce a lone byte token) becomes U+FFFD, so the answer is always made. */
+static json_t *text_json(const char *text, size_t len)
+{
+	json_t *j = json_stringn(text, len);
+	if (j || !text)
+		return j;
+	char *b = malloc(len * 3 + 1);
+	size_t k = 0;
+	if (!b)
+		return NULL;
+	for (size_t i = 0; i < len;) {
+		size_t c = utf8_char((const unsigned char *)text + i, len - i);
+		if (c) {
+			memcpy(b + k, text + i, c);
+			k += c, i += c;
+		} else {
+			memcpy(b + k, "\xef\xbf\xbd", 3);
+			k += 3, i++;
+		}
+	}
+	j = json_stringn(b, k);
+	free(b);
+	return j;
+}
 static char *dump(json_t *j)
 {
 	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
@@ -453,10 +502,10 @@ char *gla_answer_json(const gla_answer_t *a, const char *text, size_t len, const
 {
 	json_t *j = head(a, 0);
 	json_t *ch = a->kind == GLA_CHAT
-			 ? json_pack("{s:i,s:{s:s,s:s%},s:n,s:s}", "index", 0, "message", "role",
-				     "assistant", "content", text, len, "logprobs", "finish_reason",
-				     finish)
-			 : json_pack("{s:i,s:s%,s:n,s:s}", "index", 0, "text", text, len,
+			 ? json_pack("{s:i,s:{s:s,s:o},s:n,s:s}", "index", 0, "message", "role",
+				     "assistant", "content", text_json(text, len), "logprobs",
+				     "finish_reason", finish)
+			 : json_pack("{s:i,s:o,s:n,s:s}", "index", 0, "text", text_json(text, len),
 				     "logprobs", "finish_reason", finish);
 	if (!j || !ch || json_object_set_new(j, "choices", json_pack("[o]", ch)) < 0 ||
 	    json_object_set_new(j, "usage", usage(u)) < 0) {
@@ -471,12 +520,13 @@ static json_t *chunk_choice(const gla_answer_t *a, gla_chunk_t what, const char 
 {
 	json_t *fin = what == GLA_CHUNK_FINISH ? json_string(finish) : json_null();
 	if (a->kind == GLA_COMPLETION)
-		return json_pack("{s:i,s:s%,s:n,s:o}", "index", 0, "text",
-				 what == GLA_CHUNK_TEXT ? text : "",
-				 what == GLA_CHUNK_TEXT ? len : 0, "logprobs", "finish_reason", fin);
+		return json_pack("{s:i,s:o,s:n,s:o}", "index", 0, "text",
+				 text_json(what == GLA_CHUNK_TEXT ? text : "",
+					   what == GLA_CHUNK_TEXT ? len : 0),
+				 "logprobs", "finish_reason", fin);
 	json_t *delta = what == GLA_CHUNK_ROLE ? json_pack("{s:s,s:s}", "role", "assistant",
 							   "content", "")
-			: what == GLA_CHUNK_TEXT ? json_pack("{s:s%}", "content", text, len)
+			: what == GLA_CHUNK_TEXT ? json_pack("{s:o}", "content", text_json(text, len))
 						 : json_object();
 	return json_pack("{s:i,s:o,s:n,s:o}", "index", 0, "delta", delta, "logprobs",
 			 "finish_reason", fin);

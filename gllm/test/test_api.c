@@ -168,6 +168,16 @@ static void answers(void)
 	      3);
 	json_decref(j);
 
+	/* a lone byte (a byte token) is not UTF-8: U+FFFD in its place, the answer still made */
+	j = load(gla_answer_json(&a, "a\x8f\xc3", 3, "length", &u));
+	c0 = json_array_get(json_object_get(j, "choices"), 0);
+	CHECK(!strcmp(str(c0, "message", "content"), "a\xef\xbf\xbd\xef\xbf\xbd"));
+	json_decref(j);
+	j = load(gla_chunk_json(&a, GLA_CHUNK_TEXT, "\xed\xa0\x80z", 4, NULL, NULL));
+	c0 = json_array_get(json_object_get(j, "choices"), 0);
+	CHECK(!strcmp(str(c0, "delta", "content"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz"));
+	json_decref(j);
+
 	a.kind = GLA_COMPLETION;
 	j = load(gla_chunk_json(&a, GLA_CHUNK_TEXT, "abc", 2, NULL, NULL));
 	c0 = json_array_get(json_object_get(j, "choices"), 0);

@@ -3,7 +3,8 @@
  * 4xx/5xx status and a message, and its error JSON is made; a request taken holds its prompt
  * or 1..GLA_MAX_MESSAGES messages, at most GLA_MAX_STOPS non-empty bounded stop strings,
  * sampling parameters in OpenAI's ranges and max_tokens within the cap; its text (valid
- * UTF-8, as jansson checked) makes an answer's JSON. */
+ * UTF-8, as jansson checked) makes an answer's JSON, and so do the input's raw bytes as a
+ * chunk's text. */
 #include "gllm/api.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -14,6 +15,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gla_kind_t kind = data[0] & 1 ? GLA_CHAT : GLA_COMPLETION;
 	gla_req_t r;
 	gla_err_t e;
+	/* any bytes a model produces make a chunk (invalid UTF-8 replaced) */
+	gla_answer_t raw = {.kind = kind, .id = "x", .model = "m", .created = 1};
+	char *chunk = gla_chunk_json(&raw, GLA_CHUNK_TEXT, (const char *)data, size, NULL, NULL);
+	FUZZ_CHECK(chunk != NULL);
+	free(chunk);
 	if (gla_parse((const char *)data + 1, size - 1, kind, 4096, &r, &e) < 0) {
 		FUZZ_CHECK(e.status >= 400 && e.status < 600 && e.message[0]);
 		char *j = gla_error_json(&e);
