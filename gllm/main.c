@@ -21,7 +21,7 @@
 struct cmd {
 	gllm_opts_t o;
 	gllm_server_opts_t so;
-	const char *chat, *prompt;
+	const char *chat, *prompt, *peer_auth;
 	int ntok, help;
 	float temp;
 	long long seed;
@@ -147,6 +147,14 @@ static int set_seed(void *ctx, const char *arg, gp_error_t *err)
 	return 0;
 }
 
+static int set_peer_auth(void *ctx, const char *arg, gp_error_t *err)
+{
+	if (strcmp(arg, "munge") && strcmp(arg, "none"))
+		return errno = EINVAL, gp_errprintf(err, "--peer-auth '%s': munge or none", arg);
+	((struct cmd *)ctx)->peer_auth = arg;
+	return 0;
+}
+
 static int set_help(void *ctx, const char *arg, gp_error_t *err)
 {
 	(void)arg, (void)err;
@@ -178,6 +186,9 @@ static const struct gp_opt opts[] = {
     {"stage-timeout", 0, required_argument, "S", "a batch not back from the ranks in S "
 						 "seconds: they failed (default 60)",
      set_timeout, 0},
+    {"peer-auth", 0, required_argument, "A", "ranks prove their uid to each other with MUNGE "
+					     "(munge, the default) or not (none)",
+     set_peer_auth, 0},
     {"prompt", 'p', required_argument, "TEXT", "run: the prompt", set_prompt, 0},
     {"n-predict", 'n', required_argument, "N", "run: tokens to generate (default 64)", set_n,
      0},
@@ -198,7 +209,7 @@ static void usage(FILE *f)
 }
 
 /* The job's communicator, or NULL for a job of one rank (no rank variables, or a size of 1). */
-static int job_comm(gc_comm_t **c)
+static int job_comm(gc_comm_t **c, const char *peer_auth)
 {
 	static const char *const sizes[] = {"GCOMM_SIZE", "GPOOL_SIZE", "WORLD_SIZE", NULL};
 	*c = NULL;
@@ -207,6 +218,9 @@ static int job_comm(gc_comm_t **c)
 		if (v && *v) {
 			if (atoi(v) <= 1)
 				return 0;
+			/* the stages' port takes only this job's ranks: libgcomm checks a MUNGE
+			 * credential of the job's user on every connection (docs/llm.md) */
+			setenv("GCOMM_AUTH", peer_auth ? peer_auth : "munge", peer_auth != NULL);
 			gc_error_t e;
 			if (!(*c = gc_comm_from_env(&e))) {
 				gp_err("joining the job's ranks: %s", e.text);
@@ -302,7 +316,7 @@ static int head(const char *verb, struct cmd *c, gllm_rank_t *r)
 static int go(const char *verb, const char *model, struct cmd *c)
 {
 	gc_comm_t *comm;
-	if (job_comm(&comm) < 0)
+	if (job_comm(&comm, c->peer_auth) < 0)
 		return 1;
 	c->o.model = model;
 	gp_error_t err = {{0}};
