@@ -33,10 +33,11 @@ build="build-essential cmake pkg-config git
 # jupyter-notebook, python3-ipykernel: t1342-jupyter runs a notebook server as a service;
 # debootstrap: the container tests' image (tests/system/lib-container.sh); crun (runtime above):
 # gstepd runs --container tasks with it, and pulls registry images with skopeo (runtime above);
-# docker-registry: the registry the container tests push to and pull from (t1323, t1324)
+# docker-registry: the registry the container tests push to and pull from (t1323, t1324);
+# fortunes, python3-sentencepiece: tools/llm/train.py's corpus and tokenizer (the demo model)
 test="iproute2 debootstrap docker-registry procps psmisc util-linux curl wrk nginx ucx-utils openmpi-bin
   clang libclang-rt-14-dev libfuzzer-14-dev clang-format clang-tidy shellcheck python3
-  python3-torch
+  python3-torch fortunes python3-sentencepiece
   python3-yaml python3-jsonschema prometheus chromium chromium-driver
   python3-selenium lintian jupyter-notebook python3-ipykernel"
 case $mode in

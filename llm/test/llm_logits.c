@@ -7,13 +7,18 @@
  *     K sequences (rotations of the list) alone and then in one batch, prefill and one decode
  *     step; prints "batch maxdiff D maxabs M"
  *   llm_logits MODEL --tokens ... --greedy N
- *     prints the N greedy continuation ids, comma-separated */
+ *     prints the N greedy continuation ids, comma-separated
+ *   llm_logits MODEL --tokens ... --engine K --greedy N
+ *     K prompts (rotations of the list) at once through gl_engine and gl_exec_local (prefill in
+ *     chunks of 8 tokens, continuous batching), each answer's text against its greedy ids alone;
+ *     prints "engine ok" or the first difference and exits 1 */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "llm/engine.h"
 #include "llm/forward.h"
 
 #define MAXTOK 4096
@@ -130,6 +135,118 @@ static void run_greedy(ctx_t *c, const int32_t *t, int n, int ngen)
 	free(l);
 }
 
+/* The greedy ids of T alone in sequence SEQ (given back after). */
+static void greedy_ids(ctx_t *c, int32_t seq, const int32_t *t, int n, int ngen, int32_t *ids)
+{
+	float *l = malloc((size_t)c->nv * 4);
+	step(c, 1, &seq, &n, t, 0, l);
+	for (int i = 0; i < ngen; i++) {
+		ids[i] = argmax(l, c->nv);
+		int32_t one = 1;
+		if (i + 1 < ngen)
+			step(c, 1, &seq, &one, &ids[i], 0, l);
+	}
+	gl_kv_release(c->kv, seq);
+	free(l);
+}
+
+typedef struct {
+	char text[16384];
+	size_t len;
+	int done, why, ntok, completion;
+} answer_t;
+
+static void on_text(void *arg, const char *text, size_t len, int ntokens)
+{
+	answer_t *a = arg;
+	if (a->len + len < sizeof a->text) {
+		memcpy(a->text + a->len, text, len);
+		a->len += len;
+	}
+	a->ntok += ntokens;
+}
+
+static void on_done(void *arg, gl_finish_t why, const gl_usage_t *u, const char *error)
+{
+	answer_t *a = arg;
+	(void)error;
+	a->completion = u->completion_tokens;
+	a->done = 1;
+	a->why = (int)why;
+}
+
+/* The engine's text against the pieces of the ids (the engine turns an unfinished character at
+ * the very end into U+FFFD: that end is allowed to differ by up to 3 bytes). */
+static int same_text(const gl_tok_t *tok, const int32_t *ids, int n, const answer_t *a)
+{
+	char want[16384];
+	size_t len = 0;
+	for (int i = 0; i < n; i++) {
+		int k = gl_tok_piece(tok, ids[i], 0, want + len, sizeof want - len);
+		if (k > 0 && len + (size_t)k < sizeof want)
+			len += (size_t)k;
+	}
+	if (a->len == len && memcmp(a->text, want, len) == 0)
+		return 1;
+	return a->len >= 3 && memcmp(a->text + a->len - 3, "\xEF\xBF\xBD", 3) == 0 &&
+	       len >= a->len - 3 && len - (a->len - 3) <= 3 &&
+	       memcmp(a->text, want, a->len - 3) == 0;
+}
+
+static void run_engine(ctx_t *c, const int32_t *t, int n, int K, int ngen)
+{
+	gp_error_t err = { { 0 } };
+	gl_tok_t *tok = gl_tok_from_gguf(c->g, &err);
+	if (!tok)
+		die("tokenizer", err.text);
+	int32_t *toks = malloc((size_t)K * n * 4), *ids = malloc((size_t)K * ngen * 4);
+	answer_t *ans = calloc((size_t)K, sizeof *ans);
+	for (int j = 0; j < K; j++) {
+		for (int i = 0; i < n; i++)
+			toks[j * n + i] = t[(i + j) % n];
+		greedy_ids(c, 0, toks + j * n, n, ngen, ids + j * ngen);
+	}
+	gl_exec_local_t *x = gl_exec_local_create(c->b, &c->hp, c->w, c->kv, 8, &err);
+	if (!x)
+		die("exec", err.text);
+	gl_engine_opts_t o = { .max_seqs = K, .max_batch_tokens = 8, .n_ctx = n + ngen + 1 };
+	gl_engine_t *e = gl_engine_create(tok, &c->hp, &gl_exec_local_ops, x, &o, &err);
+	if (!e)
+		die("engine", err.text);
+	for (int j = 0; j < K; j++) {
+		gl_request_t r = { .prompt = toks + j * n, .nprompt = n, .max_tokens = ngen,
+				   .ignore_eos = 1, .on_text = on_text, .on_done = on_done,
+				   .arg = &ans[j] };
+		gl_sample_defaults(&r.sp);
+		r.sp.temperature = 0;
+		if (gl_engine_submit(e, &r, &err) < 0)
+			die("submit", err.text);
+		if (gl_engine_run(e, 0, &err) < 0) /* the next one joins a running batch */
+			die("run", err.text);
+	}
+	while (gl_engine_open(e) > 0)
+		if (gl_engine_run(e, -1, &err) < 0)
+			die("run", err.text);
+	int bad = 0;
+	for (int j = 0; j < K && !bad; j++)
+		if (!ans[j].done || ans[j].why != GL_FINISH_LENGTH || ans[j].completion != ngen ||
+		    !same_text(tok, ids + j * ngen, ngen, &ans[j])) {
+			printf("engine: answer %d differs (done %d, why %d, %d tokens)\n", j,
+			       ans[j].done, ans[j].why, ans[j].completion);
+			bad = 1;
+		}
+	if (!bad)
+		printf("engine ok\n");
+	gl_engine_destroy(&e);
+	gl_exec_local_destroy(&x);
+	gl_tok_destroy(&tok);
+	free(toks);
+	free(ids);
+	free(ans);
+	if (bad)
+		exit(1);
+}
+
 static double maxdiff(const float *a, const float *b, size_t n, double *maxabs)
 {
 	double d = 0;
@@ -185,7 +302,7 @@ int main(int argc, char **argv)
 			     "--greedy N] [--kv f32|f16]");
 	const char *out = NULL, *mode = "prefill";
 	int32_t *t = malloc(MAXTOK * 4);
-	int n = 0, batch = 0, greedy = 0;
+	int n = 0, batch = 0, greedy = 0, engine = 0;
 	gk_dtype_t kv_t = GK_F32;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -199,6 +316,8 @@ int main(int argc, char **argv)
 			mode = v;
 		else if (strcmp(a, "--batch") == 0)
 			batch = atoi(v);
+		else if (strcmp(a, "--engine") == 0)
+			engine = atoi(v);
 		else if (strcmp(a, "--greedy") == 0)
 			greedy = atoi(v);
 		else if (strcmp(a, "--kv") == 0)
@@ -209,14 +328,16 @@ int main(int argc, char **argv)
 	}
 	if (n < 1)
 		die("--tokens", "no tokens");
-	if (batch > 8 || (greedy && n + greedy > MAXTOK))
+	if (batch > 8 || engine > 8 || (greedy && n + greedy > MAXTOK))
 		die("options", "out of range");
 	ctx_t c;
 	open_model(&c, argv[1], kv_t, batch ? batch * n : n);
 	for (int i = 0; i < n; i++)
 		if (t[i] < 0 || t[i] >= c.nv)
 			die("--tokens", "an id outside the vocabulary");
-	if (batch > 0) {
+	if (engine > 0 && greedy > 0) {
+		run_engine(&c, t, n, engine, greedy);
+	} else if (batch > 0) {
 		run_batch(&c, t, n, batch);
 	} else if (greedy > 0) {
 		run_greedy(&c, t, n, greedy);
