@@ -22,7 +22,7 @@ struct cmd {
 	gllm_opts_t o;
 	gllm_server_opts_t so;
 	const char *chat, *prompt, *peer_auth;
-	int ntok, help;
+	int ntok, help, port_set;
 	float temp;
 	long long seed;
 	int seeded;
@@ -46,7 +46,15 @@ static int set_long(const char *arg, long lo, long hi, const char *what, long *v
 		((struct cmd *)ctx)->field = (int)v;                                               \
 		return 0;                                                                          \
 	}
-INT_SETTER(set_port, so.port, 0, 65535, "--port")
+static int set_port(void *ctx, const char *arg, gp_error_t *err)
+{
+	long v;
+	if (set_long(arg, 0, 65535, "--port", &v, err) < 0)
+		return -1;
+	((struct cmd *)ctx)->so.port = (int)v;
+	((struct cmd *)ctx)->port_set = 1;
+	return 0;
+}
 INT_SETTER(set_ctx, o.n_ctx, 16, 1 << 20, "--ctx")
 INT_SETTER(set_parallel, o.parallel, 1, GL_MAX_BATCH_SEQS, "--parallel")
 INT_SETTER(set_mbt, o.max_batch_tokens, 1, 65536, "--max-batch-tokens")
@@ -163,8 +171,10 @@ static int set_help(void *ctx, const char *arg, gp_error_t *err)
 }
 
 static const struct gp_opt opts[] = {
-    {"port", 0, required_argument, "P", "serve: the HTTP port (default 8080)", set_port, 0},
-    {"host", 0, required_argument, "ADDR", "serve: the address to listen on (127.0.0.1)",
+    {"port", 0, required_argument, "P", "serve: the HTTP port (default $GPOOL_PORT, else 8080)",
+     set_port, 0},
+    {"host", 0, required_argument, "ADDR", "serve: the address to listen on (0.0.0.0 with "
+					    "$GPOOL_PORT, else 127.0.0.1)",
      set_host, 0},
     {"backend", 0, required_argument, "B", "auto, cpu, cuda, hip (default auto)", set_backend,
      0},
@@ -367,6 +377,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gllm: %s\n", nops != 1 ? "one model file, please" : "run needs -p");
 		free(ops);
 		return 2;
+	}
+	/* a service replica: the port the agent gave rank 0, reachable by the gateways */
+	const char *gp = getenv("GPOOL_PORT");
+	long gport;
+	if (!c.port_set && gp && *gp && gp_parse_long(gp, 1, 65535, &gport) == 0) {
+		c.so.port = (int)gport;
+		if (!c.so.host)
+			c.so.host = "0.0.0.0";
 	}
 	int rc = go(argv[1], ops[0], &c);
 	free(ops);
