@@ -715,7 +715,8 @@ static int setup(struct server *s, gh_server_t **http, gp_error_t *err)
 	if (pipe(s->wake) < 0 || fcntl(s->wake[0], F_SETFL, O_NONBLOCK) < 0 ||
 	    fcntl(s->wake[1], F_SETFL, O_NONBLOCK) < 0)
 		return gp_errprintf(err, "pipe: %s", strerror(errno));
-	struct timeval sec = {1, 0};
+	int tick_ms = s->o.keepalive_ms / 2 < 1000 ? s->o.keepalive_ms / 2 : 1000;
+	struct timeval sec = {tick_ms / 1000, (tick_ms % 1000) * 1000};
 	if (!(s->base = event_base_new()) || !(*http = gh_server_create(s->base, &h, &lim)) ||
 	    !(s->ev_wake = event_new(s->base, s->wake[0], EV_READ | EV_PERSIST, on_wake, s)) ||
 	    !(s->ev_tick = event_new(s->base, -1, EV_PERSIST, on_tick, s)) ||
@@ -759,8 +760,9 @@ int gllm_serve(gllm_rank_t *r, const gllm_server_opts_t *so, gp_error_t *err)
 	struct server s = {.r = r, .o = *so, .chat = so->chat, .created = (long)time(NULL)};
 	if (!s.o.host)
 		s.o.host = "127.0.0.1";
+	const char *ka = getenv("GLLM_KEEPALIVE_MS"); /* tests: a shorter silence */
 	if (s.o.keepalive_ms <= 0)
-		s.o.keepalive_ms = 5000;
+		s.o.keepalive_ms = ka && atoi(ka) >= 100 ? atoi(ka) : 5000;
 	snprintf(s.model_id, sizeof(s.model_id), "%s", so->model_id ? so->model_id : r->hp.name);
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);

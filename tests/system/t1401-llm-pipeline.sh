@@ -2,7 +2,8 @@
 # t1401-llm-pipeline: gllm serve as a job of 3 ranks on this host (libgcomm's tcp rendezvous
 # on 127.0.0.1, as gpool's GCOMM_* variables would give it), a random-weight llama of 6 layers:
 # the plan splits it 2/2/2 and is printed before loading; a greedy completion through the 3
-# ranks is the text `gllm run` makes on one rank; `gllm plan` prints the plan of a job too big
+# ranks is the text `gllm run` makes on one rank; a stream behind a stage frozen for 2.5 s gets
+# SSE keep-alive comments and then its [DONE]; `gllm plan` prints the plan of a job too big
 # for its ranks as an error; then the last rank is killed in the middle of a stream: the client
 # gets an SSE error event and no [DONE] (never a broken answer that ends cleanly), and the
 # server exits with status 3 so its service restarts it.
@@ -40,7 +41,8 @@ start_ranks() {
 	done
 }
 
-start_ranks serve "$WORK/m.gguf" --port "$PORT" --backend cpu --ctx 256 --parallel 4
+GLLM_KEEPALIVE_MS=500 start_ranks serve "$WORK/m.gguf" --port "$PORT" --backend cpu --ctx 256 \
+	--parallel 4
 up() { curl -s -o /dev/null -m 1 "http://127.0.0.1:$PORT/health"; }
 for _ in $(seq 100); do up && break; sleep 0.2; done
 check "3 ranks serve" up
@@ -55,6 +57,28 @@ got=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["choices"][0
 ref=$(env -u GCOMM_SIZE -u GCOMM_RDV "$GPOOL_BIN_DIR/gllm" run "$WORK/m.gguf" --backend cpu \
 	--ctx 256 -p "the quick brown fox" -n 12 --temp 0 2>/dev/null)
 is "the quick brown fox$got" "$ref" "3 ranks answer the text one rank (gllm run) makes"
+
+# a stage frozen for 2.5 s (SIGSTOP) before a request: its stream is silent (no token can
+# come) and gets SSE keep-alive comments, then goes on to its [DONE] when the stage is thawed
+kill -STOP "${pids[1]}"
+"$PY" - "$PORT" >"$WORK/frozen" 2>&1 <<'PYEOF' &
+import json, sys, urllib.request
+req = urllib.request.Request("http://127.0.0.1:%s/v1/completions" % sys.argv[1],
+    data=json.dumps({"prompt": "once", "max_tokens": 40, "stream": True}).encode())
+r = urllib.request.urlopen(req, timeout=30)
+for line in r:
+    line = line.decode().strip()
+    if line.startswith("data: "):
+        print("event", line[6:40], flush=True)
+    elif line.startswith(":"):
+        print("comment", line, flush=True)
+PYEOF
+client=$!
+sleep 2.5
+kill -CONT "${pids[1]}"
+wait "$client"
+like "$(grep -c '^comment : keep-alive' "$WORK/frozen")" '^[1-9]' "a stream silent behind a frozen stage gets keep-alive comments"
+is "$(tail -1 "$WORK/frozen")" "event [DONE]" "and ends with [DONE] once the stage is thawed"
 
 # the last rank dies mid-stream
 "$PY" - "$PORT" >"$WORK/broken" 2>&1 <<'PYEOF' &
