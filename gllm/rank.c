@@ -344,8 +344,22 @@ gllm_rank_t *gllm_rank_open(gc_comm_t *c, const gllm_opts_t *o, int load_it, FIL
 		goto fail;
 	}
 	make_ring(r);
-	if (load_it && load(r, err) < 0)
-		goto fail;
+	if (load_it) {
+		/* every rank loaded, or every rank stops: a stage that could not load would
+		 * otherwise be found out only by the first request */
+		int32_t mine_ok = load(r, err) == 0 ? 1 : 0, all_ok = mine_ok;
+		if (r->comm && gc_allreduce(r->comm, &mine_ok, &all_ok, 1, GC_I32, GC_MIN) < 0) {
+			gp_errprintf(err, "agreeing that every rank loaded: %s", gc_error(r->comm));
+			goto fail;
+		}
+		if (!all_ok) {
+			if (mine_ok)
+				gp_errprintf(err, "another rank could not load its layers (its log "
+						  "says why)");
+			errno = errno ? errno : EIO;
+			goto fail;
+		}
+	}
 	return r;
 fail:;
 	int e = errno ? errno : EIO;
