@@ -5,7 +5,9 @@
  *   - four requests at once on 3 ranks: all finish with the lengths asked (several batches in
  *     flight through the ring), f16 on the wire;
  *   - the last rank dies after a few steps: every open request ends with GL_FINISH_ERROR and a
- *     message, within the timeout; none ends as if complete.
+ *     message, within the timeout; none ends as if complete;
+ *   - a stage sent a frame over the agreed bounds, or one that is not a frame, stops with the
+ *     reason without receiving a body.
  *   test_gllm_pipe DIR   (DIR: where the model file is written) */
 #include <errno.h>
 #include <stdio.h>
@@ -230,6 +232,41 @@ static int die_main(int rank, int size, const char *rdv, void *arg)
 	_exit(0); /* the communicator is broken: nothing more to close cleanly */
 }
 
+/* A head that sends a stage a frame over the agreed bounds, then one that is not a frame: the
+ * stage refuses the first before receiving any body, and stops with the reason. */
+static int bad_frame_main(int rank, int size, const char *rdv, void *arg)
+{
+	int which = *(int *)arg;
+	gc_comm_t *c = comm(rank, size, rdv);
+	CHECK(c);
+	gllm_rank_t *r = open_rank(c, GL_WIRE_F32);
+	CHECK(r);
+	if (rank == 0) {
+		gl_batch_t bt = {.nseq = 1, .ntok = r->o.max_batch_tokens + 1};
+		bt.seq[0] = 0, bt.n[0] = bt.ctx[0] = bt.ntok;
+		gl_stage_hdr_t h;
+		uint8_t hb[GL_STAGE_HDR_SIZE];
+		gl_stage_hdr_make(&h, GL_STAGE_STEP, 1, &bt, r->hp.dim, GL_WIRE_F32);
+		gl_stage_hdr_encode(&h, hb);
+		if (which == 1)
+			memset(hb, 0x41, sizeof(hb));
+		CHECK(gc_send(c, 1, 1, hb, sizeof(hb)) == 0);
+		/* no body follows: the stage must not wait for one */
+		uint8_t x;
+		CHECK(gc_recv(c, 1, 1, &x, 1, NULL) < 0); /* it went away */
+		_exit(0);
+	}
+	gp_error_t err = {{0}};
+	errno = 0;
+	int rc = gllm_rank_stage(r, &err);
+	const char *want = which == 1 ? "not a frame" : "tokens";
+	if (rc != -1 || !strstr(err.text, want)) {
+		fprintf(stderr, "stage: rc %d, '%s' (wanted '%s')\n", rc, err.text, want);
+		_exit(1);
+	}
+	_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -256,6 +293,10 @@ int main(int argc, char **argv)
 	printf("ok: 4 requests at once through 3 ranks\n");
 	CHECK(gc_spawn(3, die_main, NULL, 120) == 0);
 	printf("ok: a rank's death ends every open request with an error\n");
+	setenv("GLLM_MEM", "1G", 1);
+	for (int which = 0; which < 2; which++)
+		CHECK(gc_spawn(2, bad_frame_main, &which, 60) == 0);
+	printf("ok: a stage refuses an oversized frame and a non-frame before any body\n");
 	unlink(model_path);
 	return 0;
 }
