@@ -244,7 +244,8 @@ static int content_text(json_t *c, char **out, gla_err_t *e)
 		return *out ? 0 : gla_fail(e, 500, "server_error", NULL, NULL, "out of memory");
 	}
 	if (!json_is_array(c))
-		return BAD(e, "messages", "a message's content must be a string or a list of parts");
+		return BAD(e, "messages",
+			   "a message's content must be a string or a list of parts");
 	size_t total = 0;
 	for (size_t i = 0; i < json_array_size(c); i++) {
 		json_t *p = json_array_get(c, i), *t = json_object_get(p, "text");
@@ -285,8 +286,8 @@ static int f_messages(json_t *v, const char *name, gla_req_t *r, int cap, gla_er
 			if (!strcmp(role, roles[k]))
 				known = (int)k;
 		if (known < 0)
-			return BAD(e, name, "message %zu: the role must be system, user or assistant",
-				   i);
+			return BAD(e, name,
+				   "message %zu: the role must be system, user or assistant", i);
 		/* OpenAI's newer name for system */
 		r->msgs[i].role = strdup(known == 3 ? "system" : roles[known]);
 		r->nmsgs = (int)i + 1;
@@ -411,15 +412,17 @@ void gla_req_free(gla_req_t *r)
 /* Length of the valid UTF-8 character at P (N bytes left), 0 if none starts there. */
 static size_t utf8_char(const unsigned char *p, size_t n)
 {
-	size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3
-					: (p[0] & 0xf8) == 0xf0		       ? 4
-										       : 0;
+	size_t len = p[0] < 0x80	     ? 1
+		     : (p[0] & 0xe0) == 0xc0 ? 2
+		     : (p[0] & 0xf0) == 0xe0 ? 3
+		     : (p[0] & 0xf8) == 0xf0 ? 4
+					     : 0;
 	if (len == 0 || len > n || (len == 2 && p[0] < 0xc2))
 		return 0;
 	for (size_t i = 1; i < len; i++)
 		if ((p[i] & 0xc0) != 0x80)
 			return 0;
-	uint32_t c = len == 1 ? p[0]
+	uint32_t c = len == 1	? p[0]
 		     : len == 2 ? (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f)
 		     : len == 3 ? (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 |
 				      (p[2] & 0x3f)
@@ -477,9 +480,9 @@ char *gla_error_json(const gla_err_t *e)
 
 char *gla_models_json(const char *model, long created)
 {
-	return dump(json_pack("{s:s,s:[{s:s,s:s,s:I,s:s}]}", "object", "list", "data", "id",
-			      model, "object", "model", "created", (json_int_t)created,
-			      "owned_by", "gpool"));
+	return dump(json_pack("{s:s,s:[{s:s,s:s,s:I,s:s}]}", "object", "list", "data", "id", model,
+			      "object", "model", "created", (json_int_t)created, "owned_by",
+			      "gpool"));
 }
 
 static json_t *usage(const gl_usage_t *u)
@@ -501,12 +504,12 @@ char *gla_answer_json(const gla_answer_t *a, const char *text, size_t len, const
 		      const gl_usage_t *u)
 {
 	json_t *j = head(a, 0);
-	json_t *ch = a->kind == GLA_CHAT
-			 ? json_pack("{s:i,s:{s:s,s:o},s:n,s:s}", "index", 0, "message", "role",
-				     "assistant", "content", text_json(text, len), "logprobs",
-				     "finish_reason", finish)
-			 : json_pack("{s:i,s:o,s:n,s:s}", "index", 0, "text", text_json(text, len),
-				     "logprobs", "finish_reason", finish);
+	json_t *ch =
+	    a->kind == GLA_CHAT
+		? json_pack("{s:i,s:{s:s,s:o},s:n,s:s}", "index", 0, "message", "role", "assistant",
+			    "content", text_json(text, len), "logprobs", "finish_reason", finish)
+		: json_pack("{s:i,s:o,s:n,s:s}", "index", 0, "text", text_json(text, len),
+			    "logprobs", "finish_reason", finish);
 	if (!j || !ch || json_object_set_new(j, "choices", json_pack("[o]", ch)) < 0 ||
 	    json_object_set_new(j, "usage", usage(u)) < 0) {
 		json_decref(j);
@@ -515,19 +518,19 @@ char *gla_answer_json(const gla_answer_t *a, const char *text, size_t len, const
 	return dump(j);
 }
 
-static json_t *chunk_choice(const gla_answer_t *a, gla_chunk_t what, const char *text,
-			    size_t len, const char *finish)
+static json_t *chunk_choice(const gla_answer_t *a, gla_chunk_t what, const char *text, size_t len,
+			    const char *finish)
 {
 	json_t *fin = what == GLA_CHUNK_FINISH ? json_string(finish) : json_null();
 	if (a->kind == GLA_COMPLETION)
-		return json_pack("{s:i,s:o,s:n,s:o}", "index", 0, "text",
-				 text_json(what == GLA_CHUNK_TEXT ? text : "",
-					   what == GLA_CHUNK_TEXT ? len : 0),
-				 "logprobs", "finish_reason", fin);
-	json_t *delta = what == GLA_CHUNK_ROLE ? json_pack("{s:s,s:s}", "role", "assistant",
-							   "content", "")
-			: what == GLA_CHUNK_TEXT ? json_pack("{s:o}", "content", text_json(text, len))
-						 : json_object();
+		return json_pack(
+		    "{s:i,s:o,s:n,s:o}", "index", 0, "text",
+		    text_json(what == GLA_CHUNK_TEXT ? text : "", what == GLA_CHUNK_TEXT ? len : 0),
+		    "logprobs", "finish_reason", fin);
+	json_t *delta =
+	    what == GLA_CHUNK_ROLE   ? json_pack("{s:s,s:s}", "role", "assistant", "content", "")
+	    : what == GLA_CHUNK_TEXT ? json_pack("{s:o}", "content", text_json(text, len))
+				     : json_object();
 	return json_pack("{s:i,s:o,s:n,s:o}", "index", 0, "delta", delta, "logprobs",
 			 "finish_reason", fin);
 }

@@ -19,17 +19,17 @@
 #include "llm/engine.h"
 #include "llm/sample.h"
 
-#define GLA_MAX_DEPTH 16
+#define GLA_MAX_DEPTH	 16
 #define GLA_MAX_MESSAGES 256
-#define GLA_MAX_STOPS 4
+#define GLA_MAX_STOPS	 4
 #define GLA_MAX_STOP_LEN 256
 
 typedef enum { GLA_COMPLETION = 0, GLA_CHAT = 1 } gla_kind_t;
 
 typedef struct {
 	gla_kind_t kind;
-	char *prompt; /* completion: the text */
-	gl_msg_t *msgs;	 /* chat: role and content (both malloc'd) */
+	char *prompt;	/* completion: the text */
+	gl_msg_t *msgs; /* chat: role and content (both malloc'd) */
 	int nmsgs;
 	int max_tokens; /* 0: up to the context */
 	gl_sample_params_t sp;

@@ -28,8 +28,7 @@ struct cmd {
 	int seeded;
 };
 
-static int set_long(const char *arg, long lo, long hi, const char *what, long *v,
-		    gp_error_t *err)
+static int set_long(const char *arg, long lo, long hi, const char *what, long *v, gp_error_t *err)
 {
 	if (gp_parse_long(arg, lo, hi, v) < 0)
 		return errno = EINVAL,
@@ -37,8 +36,8 @@ static int set_long(const char *arg, long lo, long hi, const char *what, long *v
 	return 0;
 }
 
-#define INT_SETTER(fn, field, lo, hi, what)                                                       \
-	static int fn(void *ctx, const char *arg, gp_error_t *err)                                \
+#define INT_SETTER(fn, field, lo, hi, what)                                                        \
+	static int fn(void *ctx, const char *arg, gp_error_t *err)                                 \
 	{                                                                                          \
 		long v;                                                                            \
 		if (set_long(arg, lo, hi, what, &v, err) < 0)                                      \
@@ -90,8 +89,8 @@ static int set_chat(void *ctx, const char *arg, gp_error_t *err)
 	gl_chat_t c;
 	if (strcmp(arg, "auto") && gl_chat_parse(arg, &c) < 0)
 		return errno = EINVAL,
-		       gp_errprintf(err, "--chat-template '%s': auto, llama3, chatml, mistral, none",
-				    arg);
+		       gp_errprintf(
+			   err, "--chat-template '%s': auto, llama3, chatml, mistral, none", arg);
 	((struct cmd *)ctx)->chat = arg;
 	return 0;
 }
@@ -173,37 +172,43 @@ static int set_help(void *ctx, const char *arg, gp_error_t *err)
 static const struct gp_opt opts[] = {
     {"port", 0, required_argument, "P", "serve: the HTTP port (default $GPOOL_PORT, else 8080)",
      set_port, 0},
-    {"host", 0, required_argument, "ADDR", "serve: the address to listen on (0.0.0.0 with "
-					    "$GPOOL_PORT, else 127.0.0.1)",
+    {"host", 0, required_argument, "ADDR",
+     "serve: the address to listen on (0.0.0.0 with "
+     "$GPOOL_PORT, else 127.0.0.1)",
      set_host, 0},
-    {"backend", 0, required_argument, "B", "auto, cpu, cuda, hip (default auto)", set_backend,
+    {"backend", 0, required_argument, "B", "auto, cpu, cuda, hip (default auto)", set_backend, 0},
+    {"ctx", 'c', required_argument, "N",
+     "tokens a request may hold (default: the model's, "
+     "at most 4096)",
+     set_ctx, 0},
+    {"parallel", 0, required_argument, "N", "requests generating at once (default 8)", set_parallel,
      0},
-    {"ctx", 'c', required_argument, "N", "tokens a request may hold (default: the model's, "
-					 "at most 4096)", set_ctx, 0},
-    {"parallel", 0, required_argument, "N", "requests generating at once (default 8)",
-     set_parallel, 0},
-    {"max-batch-tokens", 0, required_argument, "N", "tokens in one batch (default 512)",
-     set_mbt, 0},
-    {"chat-template", 0, required_argument, "T", "auto, llama3, chatml, mistral, none",
-     set_chat, 0},
-    {"name", 0, required_argument, "ID", "serve: the model's name in the API (default: the "
-					  "file's)", set_name, 0},
-    {"api-key-file", 0, required_argument, "F", "serve: accept only 'Authorization: Bearer "
-						"KEY' for a key of F", set_keys, 0},
-    {"wire", 0, required_argument, "T", "activations between ranks: f32 (default) or f16",
-     set_wire, 0},
+    {"max-batch-tokens", 0, required_argument, "N", "tokens in one batch (default 512)", set_mbt,
+     0},
+    {"chat-template", 0, required_argument, "T", "auto, llama3, chatml, mistral, none", set_chat,
+     0},
+    {"name", 0, required_argument, "ID",
+     "serve: the model's name in the API (default: the "
+     "file's)",
+     set_name, 0},
+    {"api-key-file", 0, required_argument, "F",
+     "serve: accept only 'Authorization: Bearer "
+     "KEY' for a key of F",
+     set_keys, 0},
+    {"wire", 0, required_argument, "T", "activations between ranks: f32 (default) or f16", set_wire,
+     0},
     {"kv", 0, required_argument, "T", "the KV cache: f32 (default) or f16", set_kv, 0},
-    {"stage-timeout", 0, required_argument, "S", "a batch not back from the ranks in S "
-						 "seconds: they failed (default 60)",
+    {"stage-timeout", 0, required_argument, "S",
+     "a batch not back from the ranks in S "
+     "seconds: they failed (default 60)",
      set_timeout, 0},
-    {"peer-auth", 0, required_argument, "A", "ranks prove their uid to each other with MUNGE "
-					     "(munge, the default) or not (none)",
+    {"peer-auth", 0, required_argument, "A",
+     "ranks prove their uid to each other with MUNGE "
+     "(munge, the default) or not (none)",
      set_peer_auth, 0},
     {"prompt", 'p', required_argument, "TEXT", "run: the prompt", set_prompt, 0},
-    {"n-predict", 'n', required_argument, "N", "run: tokens to generate (default 64)", set_n,
-     0},
-    {"temp", 0, required_argument, "T", "run: temperature (default 0.8; 0 greedy)", set_temp,
-     0},
+    {"n-predict", 'n', required_argument, "N", "run: tokens to generate (default 64)", set_n, 0},
+    {"temp", 0, required_argument, "T", "run: temperature (default 0.8; 0 greedy)", set_temp, 0},
     {"seed", 0, required_argument, "S", "run: the sampler's seed", set_seed, 0},
     {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
@@ -265,7 +270,8 @@ static void run_done(void *arg, gl_finish_t why, const gl_usage_t *u, const char
 {
 	int *rc = arg;
 	*rc = why == GL_FINISH_ERROR;
-	fprintf(stderr, "\n[%s: %d prompt tokens, %d generated, first token %.0f ms, %.1f tokens/s]%s%s\n",
+	fprintf(stderr,
+		"\n[%s: %d prompt tokens, %d generated, first token %.0f ms, %.1f tokens/s]%s%s\n",
 		gl_finish_name(why), u->prompt_tokens, u->completion_tokens, u->first_token_ms,
 		u->total_ms > u->first_token_ms
 		    ? (u->completion_tokens - 1) * 1e3 / (u->total_ms - u->first_token_ms)
@@ -282,16 +288,20 @@ static int run_prompt(const struct cmd *c, gllm_rank_t *r)
 			       .n_ctx = r->o.n_ctx};
 	gl_engine_t *e = gl_engine_create(r->tok, &r->hp, r->ops, r->exec, &eo, &err);
 	int32_t *ids = malloc((size_t)r->o.n_ctx * sizeof(int32_t));
-	int n = ids ? gl_tok_encode(r->tok, c->prompt, strlen(c->prompt), gl_tok_add_bos(r->tok),
-				    0, ids, r->o.n_ctx)
+	int n = ids ? gl_tok_encode(r->tok, c->prompt, strlen(c->prompt), gl_tok_add_bos(r->tok), 0,
+				    ids, r->o.n_ctx)
 		    : -1;
 	int rc = 1;
 	if (!e || n < 1 || n >= r->o.n_ctx) {
 		gp_err("%s", !e ? err.text : "the prompt does not fit the context (--ctx)");
 		goto out;
 	}
-	gl_request_t rq = {.prompt = ids, .nprompt = n, .max_tokens = c->ntok,
-			   .on_text = run_text, .on_done = run_done, .arg = &rc};
+	gl_request_t rq = {.prompt = ids,
+			   .nprompt = n,
+			   .max_tokens = c->ntok,
+			   .on_text = run_text,
+			   .on_done = run_done,
+			   .arg = &rc};
 	gl_sample_defaults(&rq.sp);
 	rq.sp.temperature = c->temp;
 	rq.sp.seed = c->seeded ? (uint64_t)c->seed : (uint64_t)getpid();
@@ -357,8 +367,8 @@ int main(int argc, char **argv)
 	gp_error_t err = {{0}};
 	char **ops = NULL;
 	int nops = 0;
-	if (argc < 2 || (strcmp(argv[1], "serve") && strcmp(argv[1], "run") &&
-			 strcmp(argv[1], "plan"))) {
+	if (argc < 2 ||
+	    (strcmp(argv[1], "serve") && strcmp(argv[1], "run") && strcmp(argv[1], "plan"))) {
 		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
 			return usage(stdout), 0;
 		usage(stderr);
@@ -374,7 +384,8 @@ int main(int argc, char **argv)
 		return usage(stdout), 0;
 	}
 	if (nops != 1 || (!strcmp(argv[1], "run") && !c.prompt)) {
-		fprintf(stderr, "gllm: %s\n", nops != 1 ? "one model file, please" : "run needs -p");
+		fprintf(stderr, "gllm: %s\n",
+			nops != 1 ? "one model file, please" : "run needs -p");
 		free(ops);
 		return 2;
 	}

@@ -126,8 +126,8 @@ static int fail(gl_pipe_t *p, int e, gp_error_t *err, const char *fmt, ...)
 }
 
 /* Post a frame's two messages to PEER (the body only when it has one). */
-static int send_frame(gc_comm_t *c, int peer, const uint8_t *hdr, const uint8_t *body,
-		      size_t blen, gc_req_t **sh, gc_req_t **sb)
+static int send_frame(gc_comm_t *c, int peer, const uint8_t *hdr, const uint8_t *body, size_t blen,
+		      gc_req_t **sh, gc_req_t **sb)
 {
 	*sb = NULL;
 	if (gc_isend(c, peer, TAG_HDR, hdr, GL_STAGE_HDR_SIZE, sh) < 0)
@@ -293,8 +293,8 @@ static int p_wait(void *ctx, uint64_t *id, float *logits, int timeout_ms, gp_err
 	/* the body's size is bounded now; it follows the header at once */
 	gc_req_t *rb = NULL;
 	size_t blen = 0;
-	if (h.body_bytes && gc_irecv(p->o.comm, last, TAG_BODY, p->rbody, h.body_bytes, &blen,
-				     &rb) < 0)
+	if (h.body_bytes &&
+	    gc_irecv(p->o.comm, last, TAG_BODY, p->rbody, h.body_bytes, &blen, &rb) < 0)
 		return fail(p, errno, err, "%s", gc_error(p->o.comm));
 	while (rb && (rc = wait_until(p, &rb, deadline, -1, err)) == 0)
 		;
@@ -324,8 +324,7 @@ static void p_release(void *ctx, int seq)
 	gl_stage_hdr_make(&h, GL_STAGE_RELEASE, 0, &bt, p->dim, p->o.wire);
 	gl_stage_hdr_encode(&h, r->hdr);
 	gl_stage_body_encode(&h, &bt, NULL, r->body);
-	if (send_frame(p->o.comm, p->ring[1], r->hdr, r->body, h.body_bytes, &r->sh, &r->sb) <
-	    0) {
+	if (send_frame(p->o.comm, p->ring[1], r->hdr, r->body, h.body_bytes, &r->sh, &r->sb) < 0) {
 		fail(p, errno, NULL, "releasing on rank %d: %s", p->ring[1], gc_error(p->o.comm));
 		/* the request may hold r: left to the broken communicator */
 		return;
@@ -440,8 +439,7 @@ static int s_recv(stage_t *s, gl_stage_hdr_t *h, gl_batch_t *bt, gp_error_t *err
 	return gl_stage_body_decode(h, s->body, len, s->lim, bt, s->x, err);
 }
 
-static int s_send(stage_t *s, const uint8_t *hdr, const uint8_t *body, size_t blen,
-		  gp_error_t *err)
+static int s_send(stage_t *s, const uint8_t *hdr, const uint8_t *body, size_t blen, gp_error_t *err)
 {
 	if (gc_send(s->c, s->next, TAG_HDR, hdr, GL_STAGE_HDR_SIZE) < 0 ||
 	    (blen && gc_send(s->c, s->next, TAG_BODY, body, blen) < 0))
@@ -500,8 +498,8 @@ int gl_stage_run(gc_comm_t *c, gk_backend_t *b, const gl_hparams_t *hp, gl_weigh
 		 gl_kv_t *kv, int prev, int next, const gl_stage_limits_t *lim, gl_wire_t wire,
 		 gp_error_t *err)
 {
-	stage_t s = {.c = c, .kv = kv, .prev = prev, .next = next, .dim = hp->dim, .lim = lim,
-		     .wire = wire};
+	stage_t s = {
+	    .c = c, .kv = kv, .prev = prev, .next = next, .dim = hp->dim, .lim = lim, .wire = wire};
 	size_t mb = max_body(lim);
 	int rc = -1;
 	s.body = malloc(mb);

@@ -24,8 +24,7 @@ static double ms_of(size_t bytes, double gbs)
 
 /* Fill ranks in order within T_MS each (INFINITY: memory alone). 1 if every layer found a
  * place (P filled), else 0. */
-static int fill(const gl_plan_model_t *m, const gl_plan_rank_t *r, int n, double t_ms,
-		gl_plan_t *p)
+static int fill(const gl_plan_model_t *m, const gl_plan_rank_t *r, int n, double t_ms, gl_plan_t *p)
 {
 	int l = 0;
 	for (int i = 0; i < n; i++) {
@@ -67,7 +66,10 @@ static int check_input(const gl_plan_model_t *m, const gl_plan_rank_t *r, int n,
 	}
 	for (int i = 0; i < n; i++) {
 		if (!(r[i].speed_gbs > 0) || !isfinite(r[i].speed_gbs)) {
-			gp_errprintf(err, "plan: rank %d (%s) has no measured speed: it could not open the model or its device", i, r[i].host);
+			gp_errprintf(err,
+				     "plan: rank %d (%s) has no measured speed: it could not open "
+				     "the model or its device",
+				     i, r[i].host);
 			return errno = EINVAL, -1;
 		}
 	}
@@ -140,24 +142,24 @@ static void layers_text(char *b, size_t cap, const gl_plan_slot_t *s, int rank)
 		snprintf(b + k, cap - (size_t)k, " +embed +head");
 }
 
-void gl_plan_print(FILE *f, const gl_plan_model_t *m, const gl_plan_rank_t *r,
-		   const gl_plan_t *p)
+void gl_plan_print(FILE *f, const gl_plan_model_t *m, const gl_plan_rank_t *r, const gl_plan_t *p)
 {
 	double total = 0;
 	for (int i = 0; i < p->nranks; i++)
 		total += p->slot[i].ms;
 	fprintf(f, "plan: '%s', %d layers on %d ranks, KV cache for %lld tokens\n",
 		m->name ? m->name : "?", m->n_layers, p->nranks, m->kv_tokens);
-	fprintf(f, "%-4s %-16s %-28s %9s %9s %-24s %6s\n", "rank", "host", "device", "free",
-		"used", "layers", "time");
+	fprintf(f, "%-4s %-16s %-28s %9s %9s %-24s %6s\n", "rank", "host", "device", "free", "used",
+		"layers", "time");
 	for (int i = 0; i < p->nranks; i++) {
 		char lay[48];
 		layers_text(lay, sizeof(lay), &p->slot[i], i);
-		fprintf(f, "%-4d %-16.16s %-28.28s %5.2f GiB %5.2f GiB %-24s %5.1f%%\n", i, r[i].host,
-			r[i].device, gib(r[i].mem_free), gib(p->slot[i].used), lay,
+		fprintf(f, "%-4d %-16.16s %-28.28s %5.2f GiB %5.2f GiB %-24s %5.1f%%\n", i,
+			r[i].host, r[i].device, gib(r[i].mem_free), gib(p->slot[i].used), lay,
 			total > 0 ? 100.0 * p->slot[i].ms / total : 0.0);
 	}
-	fprintf(f, "slowest stage: %.2f ms a token (decode at most %.1f tokens/s a sequence, "
-		   "more with batches in flight)\n",
+	fprintf(f,
+		"slowest stage: %.2f ms a token (decode at most %.1f tokens/s a sequence, "
+		"more with batches in flight)\n",
 		p->bottleneck_ms, total > 0 ? 1e3 / total : 0.0);
 }

@@ -21,7 +21,7 @@
 
 typedef struct {
 	char host[64];
-	char device[64];  /* "cuda:0 NVIDIA GeForce RTX 3060", "cpu" */
+	char device[64]; /* "cuda:0 NVIDIA GeForce RTX 3060", "cpu" */
 	int has_card;
 	size_t mem_free;  /* bytes free on its card, or of RAM for a cpu rank */
 	double speed_gbs; /* GB/s it reads weights at (> 0) */
@@ -54,7 +54,6 @@ typedef struct {
 int gl_plan_make(const gl_plan_model_t *m, const gl_plan_rank_t *r, int n, gl_plan_t *p,
 		 gp_error_t *err);
 /* The plan as a table (rank, host, device, memory free and used, layers, share of time). */
-void gl_plan_print(FILE *f, const gl_plan_model_t *m, const gl_plan_rank_t *r,
-		   const gl_plan_t *p);
+void gl_plan_print(FILE *f, const gl_plan_model_t *m, const gl_plan_rank_t *r, const gl_plan_t *p);
 
 #endif

@@ -106,8 +106,8 @@ int gllm_probe(gk_backend_t *b, gl_plan_rank_t *me, gp_error_t *err)
 		return gp_errprintf(err, "device info: %s", gk_backend_error(b));
 	me->has_card = strcmp(info.backend, "cpu") != 0;
 	if (me->has_card) {
-		snprintf(me->device, sizeof(me->device), "%.7s:%d %.40s", info.backend,
-			 info.device, info.name);
+		snprintf(me->device, sizeof(me->device), "%.7s:%d %.40s", info.backend, info.device,
+			 info.name);
 		me->mem_free = info.total_mem / 10 * 9; /* the runtime's own use and others' */
 	} else {
 		snprintf(me->device, sizeof(me->device), "cpu");
@@ -244,8 +244,8 @@ static int check_opts(gllm_rank_t *r, gp_error_t *err)
 {
 	gllm_opts_t *o = &r->o;
 	if (o->n_ctx <= 0)
-		o->n_ctx = r->hp.n_ctx_train > 0 && r->hp.n_ctx_train < 4096 ? r->hp.n_ctx_train
-									      : 4096;
+		o->n_ctx =
+		    r->hp.n_ctx_train > 0 && r->hp.n_ctx_train < 4096 ? r->hp.n_ctx_train : 4096;
 	if (o->parallel < 1 || o->parallel > GL_MAX_BATCH_SEQS || o->max_batch_tokens < 1 ||
 	    o->max_batch_tokens > 65536 || o->n_ctx > (1 << 20)) {
 		errno = EINVAL;

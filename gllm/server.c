@@ -196,9 +196,15 @@ static void start_task(struct server *s, gl_engine_t *e, struct task *t)
 	const char *const *cs = t->req.kind == GLA_CHAT ? gl_chat_stops(s->chat) : NULL;
 	for (int i = 0; cs && cs[i] && nstop < GLA_MAX_STOPS + 8; i++)
 		stops[nstop++] = cs[i];
-	gl_request_t rq = {.prompt = ids, .nprompt = n, .max_tokens = t->req.max_tokens,
-			   .sp = t->req.sp, .stop = stops, .nstop = nstop, .on_text = on_text,
-			   .on_done = on_done, .arg = t};
+	gl_request_t rq = {.prompt = ids,
+			   .nprompt = n,
+			   .max_tokens = t->req.max_tokens,
+			   .sp = t->req.sp,
+			   .stop = stops,
+			   .nstop = nstop,
+			   .on_text = on_text,
+			   .on_done = on_done,
+			   .arg = t};
 	gp_error_t err = {{0}};
 	t->eid = gl_engine_submit(e, &rq, &err);
 	free(ids);
@@ -360,15 +366,15 @@ static void stream_start(struct task *t)
 static void stream_end(struct task *t)
 {
 	if (t->why == GL_FINISH_STOP || t->why == GL_FINISH_LENGTH) {
-		sse(t, gla_chunk_json(&t->ans, GLA_CHUNK_FINISH, NULL, 0,
-				      gl_finish_name(t->why), NULL));
+		sse(t, gla_chunk_json(&t->ans, GLA_CHUNK_FINISH, NULL, 0, gl_finish_name(t->why),
+				      NULL));
 		if (t->req.include_usage)
 			sse(t, gla_chunk_json(&t->ans, GLA_CHUNK_USAGE, NULL, 0, NULL, &t->usage));
 		stream_write(t, "data: [DONE]\n\n", 14);
 	} else {
 		gla_err_t e;
-		gla_fail(&e, 503, "server_error", NULL, "engine_failed",
-			 "the answer broke off: %s", t->error[0] ? t->error : "the engine stopped");
+		gla_fail(&e, 503, "server_error", NULL, "engine_failed", "the answer broke off: %s",
+			 t->error[0] ? t->error : "the engine stopped");
 		sse(t, gla_error_json(&e));
 	}
 	if (t->chunked)
@@ -379,8 +385,9 @@ static void stream_end(struct task *t)
 static void whole_end(struct task *t)
 {
 	if (t->why == GL_FINISH_STOP || t->why == GL_FINISH_LENGTH) {
-		char *js = gla_answer_json(&t->ans, gh_buf_size(&t->text) ? gh_buf_data(&t->text) : "",
-					   gh_buf_size(&t->text), gl_finish_name(t->why), &t->usage);
+		char *js =
+		    gla_answer_json(&t->ans, gh_buf_size(&t->text) ? gh_buf_data(&t->text) : "",
+				    gh_buf_size(&t->text), gl_finish_name(t->why), &t->usage);
 		if (js) {
 			gh_conn_answer(t->c, 200, "application/json", js, strlen(js));
 			free(js);
@@ -400,9 +407,8 @@ static void deliver(struct server *s, struct task *t, const char *text, size_t n
 {
 	if (done && !t->started && t->status == 400) {
 		gla_err_t e;
-		gla_fail(&e, 400, "invalid_request_error", t->req.kind == GLA_CHAT ? "messages"
-									       : "prompt",
-			 NULL, "%s", t->error);
+		gla_fail(&e, 400, "invalid_request_error",
+			 t->req.kind == GLA_CHAT ? "messages" : "prompt", NULL, "%s", t->error);
 		answer_error(t->c, &e);
 	} else if (t->req.stream) {
 		if (!t->started && (accepted || n || done))
@@ -607,7 +613,8 @@ char **gllm_read_keys(const char *path, gp_error_t *err)
 			free(keys[i]);
 		free(keys);
 		errno = keys ? EINVAL : ENOMEM;
-		gp_errprintf(err, "api key file '%s': %s", path, keys ? "no key in it" : "out of memory");
+		gp_errprintf(err, "api key file '%s': %s", path,
+			     keys ? "no key in it" : "out of memory");
 		return NULL;
 	}
 	return keys;
@@ -677,13 +684,15 @@ static void on_head(gh_conn_t *c, void *arg)
 	if (PATH_IS("/health")) {
 		gh_conn_answer_text(c, s->failed ? 503 : 200, "%s", s->failed ? s->why : "ok");
 	} else if (s->keys && !gllm_key_ok(s->keys, auth, alen)) {
-		gla_fail(&e, 401, "invalid_request_error", NULL, "invalid_api_key",
-			 "%s", auth ? "incorrect API key provided" : "no API key: send "
-				     "'Authorization: Bearer KEY'");
+		gla_fail(&e, 401, "invalid_request_error", NULL, "invalid_api_key", "%s",
+			 auth ? "incorrect API key provided"
+			      : "no API key: send "
+				"'Authorization: Bearer KEY'");
 		answer_error(c, &e);
 	} else if (PATH_IS("/v1/models") && (meth == HTTP_GET || meth == HTTP_HEAD)) {
 		char *js = gla_models_json(s->model_id, s->created);
-		gh_conn_answer(c, js ? 200 : 500, "application/json", js ? js : "", js ? strlen(js) : 0);
+		gh_conn_answer(c, js ? 200 : 500, "application/json", js ? js : "",
+			       js ? strlen(js) : 0);
 		free(js);
 	} else if ((PATH_IS("/v1/completions") || PATH_IS("/v1/chat/completions")) &&
 		   meth == HTTP_POST) {

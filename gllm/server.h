@@ -12,7 +12,7 @@
 typedef struct {
 	const char *host; /* listen address (default 127.0.0.1) */
 	int port;
-	const char *model_id; /* the name /v1/models gives (default: the file's) */
+	const char *model_id;	  /* the name /v1/models gives (default: the file's) */
 	const char *api_key_file; /* one key a line; NULL: no authentication */
 	gl_chat_t chat;
 	int keepalive_ms; /* an SSE comment this often while a stream is silent */

@@ -80,8 +80,8 @@ static int bad(gp_error_t *err, int e, const char *what, uint64_t got, uint64_t 
 static int check_counts(gl_stage_kind_t kind, uint32_t nseq, uint32_t ntok, uint32_t dim,
 			const gl_stage_limits_t *lim, gp_error_t *err)
 {
-	uint32_t max_seqs = lim->max_seqs < GL_MAX_BATCH_SEQS ? (uint32_t)lim->max_seqs
-							       : GL_MAX_BATCH_SEQS;
+	uint32_t max_seqs =
+	    lim->max_seqs < GL_MAX_BATCH_SEQS ? (uint32_t)lim->max_seqs : GL_MAX_BATCH_SEQS;
 	uint32_t want_tok = kind == GL_STAGE_STEP ? (uint32_t)lim->max_tokens : 0;
 	uint32_t want_dim = kind == GL_STAGE_STEP ? (uint32_t)lim->dim : 0;
 	uint32_t want_seq = kind == GL_STAGE_SHUTDOWN ? 0 : max_seqs;
@@ -171,8 +171,8 @@ void gl_stage_body_encode(const gl_stage_hdr_t *h, const gl_batch_t *bt, const f
 
 /* The sequence table of a step or release: ids in range, each once; a step's tokens add up
  * to ntok, each sequence brings 1.. of them and holds at most n_ctx after the step. */
-static int decode_table(const gl_stage_hdr_t *h, const uint8_t *buf,
-			const gl_stage_limits_t *lim, gl_batch_t *bt, gp_error_t *err)
+static int decode_table(const gl_stage_hdr_t *h, const uint8_t *buf, const gl_stage_limits_t *lim,
+			gl_batch_t *bt, gp_error_t *err)
 {
 	uint8_t seen[GL_MAX_BATCH_SEQS] = {0};
 	int step = h->kind == GL_STAGE_STEP, stride = step ? 12 : 4;
@@ -191,7 +191,8 @@ static int decode_table(const gl_stage_hdr_t *h, const uint8_t *buf,
 			continue;
 		uint32_t n = get32(p + 4), ctx = get32(p + 8);
 		if (n < 1 || n > (uint32_t)h->ntok || ctx < n || ctx > (uint32_t)lim->n_ctx) {
-			gp_errprintf(err, "stage frame: sequence %u brings %u tokens to a context of %u",
+			gp_errprintf(err,
+				     "stage frame: sequence %u brings %u tokens to a context of %u",
 				     id, n, ctx);
 			return errno = EPROTO, -1;
 		}

@@ -17,8 +17,8 @@
 #include "common/error.h"
 #include "llm/forward.h"
 
-#define GL_STAGE_MAGIC 0x54534c47u /* "GLST" */
-#define GL_STAGE_VERSION 1
+#define GL_STAGE_MAGIC	  0x54534c47u /* "GLST" */
+#define GL_STAGE_VERSION  1
 #define GL_STAGE_HDR_SIZE 40
 
 typedef enum { GL_STAGE_STEP = 1, GL_STAGE_RELEASE = 2, GL_STAGE_SHUTDOWN = 3 } gl_stage_kind_t;

@@ -36,8 +36,8 @@ static int refuse(gc_comm_t *c, int peer, uint32_t tag, const void *buf, size_t 
 		return gc_fail(c, ENOTSUP, "point-to-point needs the tcp or ucx transport, not %s",
 			       c->coll ? c->coll->name : "this one");
 	if (peer < 0 || peer >= c->size || peer == c->rank)
-		return gc_fail(c, EINVAL, "point-to-point: peer %d is not another rank of %d",
-			       peer, c->size);
+		return gc_fail(c, EINVAL, "point-to-point: peer %d is not another rank of %d", peer,
+			       c->size);
 	if (tag > GC_TAG_MAX)
 		return gc_fail(c, EINVAL, "point-to-point: tag %u is above %u", tag, GC_TAG_MAX);
 	if (len && !buf)

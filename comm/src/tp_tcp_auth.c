@@ -16,7 +16,7 @@
 #include "comm/src/tp_tcp_int.h"
 
 #define AUTH_MAGIC 0x3148545541434721ull /* "!GCAUTH1" */
-#define CRED_MAX 2048			 /* a credential's text, bounded before it is read */
+#define CRED_MAX   2048			 /* a credential's text, bounded before it is read */
 
 #ifdef GCOMM_HAVE_GPOOL_RDV
 #include "common/auth.h"
@@ -93,8 +93,9 @@ int gc_tcp_auth_recv(gc_tp_t *t, int fd, int *from, int64_t deadline)
 
 int gc_tcp_auth_open(gc_tp_t *t)
 {
-	return gc_tcp_fail(t, ENOTSUP, "tcp: GCOMM_AUTH=munge: this libgcomm is built without "
-				       "MUNGE (build it with gpool)");
+	return gc_tcp_fail(t, ENOTSUP,
+			   "tcp: GCOMM_AUTH=munge: this libgcomm is built without "
+			   "MUNGE (build it with gpool)");
 }
 
 void gc_tcp_auth_close(gc_tp_t *t)

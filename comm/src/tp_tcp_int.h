@@ -61,8 +61,8 @@ struct gc_tp {
 	gc_spin_t spin;	   /* poll or sleep (spin.c) */
 	struct peer *peers;
 	char err[256];
-	void *auth;	    /* the MUNGE context while connecting (GCOMM_AUTH=munge) */
-	unsigned refused;   /* connections closed unanswered while connecting */
+	void *auth;	  /* the MUNGE context while connecting (GCOMM_AUTH=munge) */
+	unsigned refused; /* connections closed unanswered while connecting */
 };
 
 int gc_tcp_fail(gc_tp_t *t, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -140,8 +140,7 @@ static int rank_main(int rank, int size, const char *rdv, void *arg)
 	gc_comm_t *c = make(rank, size, rdv, 10000);
 	if (!c)
 		return 1;
-	if (ring_frames(c, rank, size) || timeout_then_answer(c, rank) ||
-	    bad_calls(c, rank, size))
+	if (ring_frames(c, rank, size) || timeout_then_answer(c, rank) || bad_calls(c, rank, size))
 		return 1;
 	/* collectives still agree after point-to-point traffic */
 	float x = (float)rank;

@@ -36,8 +36,13 @@ static int fails;
 
 static gc_tp_params_t params(int rank)
 {
-	return (gc_tp_params_t){.rank = rank, .size = 2, .timeout_ms = 20000, .addr = "127.0.0.1",
-				.token = "leaked", .comm_key = KEY, .auth_munge = 1};
+	return (gc_tp_params_t){.rank = rank,
+				.size = 2,
+				.timeout_ms = 20000,
+				.addr = "127.0.0.1",
+				.token = "leaked",
+				.comm_key = KEY,
+				.auth_munge = 1};
 }
 
 struct hello {
@@ -238,6 +243,7 @@ int main(void)
 	if (fails)
 		return 1;
 	printf("ok: %u connections without this job's credential refused unanswered; the peer "
-	       "with one served\n", want);
+	       "with one served\n",
+	       want);
 	return 0;
 }

@@ -30,11 +30,12 @@ static void completion(void)
 {
 	gla_req_t r;
 	gla_err_t e;
-	CHECK(parse("{\"model\":\"x\",\"prompt\":\"Once upon\",\"max_tokens\":16,"
-		    "\"temperature\":0,\"top_k\":40,\"min_p\":0.05,\"seed\":7,"
-		    "\"stop\":\"\\n\\n\",\"stream\":true,\"stream_options\":{\"include_usage\":true},"
-		    "\"user\":\"ignored\",\"n\":1}",
-		    GLA_COMPLETION, &r, &e) == 0);
+	CHECK(
+	    parse("{\"model\":\"x\",\"prompt\":\"Once upon\",\"max_tokens\":16,"
+		  "\"temperature\":0,\"top_k\":40,\"min_p\":0.05,\"seed\":7,"
+		  "\"stop\":\"\\n\\n\",\"stream\":true,\"stream_options\":{\"include_usage\":true},"
+		  "\"user\":\"ignored\",\"n\":1}",
+		  GLA_COMPLETION, &r, &e) == 0);
 	CHECK(!strcmp(r.prompt, "Once upon") && r.max_tokens == 16);
 	CHECK(r.sp.temperature == 0 && r.sp.top_k == 40 && r.sp.min_p > 0.049f);
 	CHECK(r.sp.top_p == 1.0f && r.seeded && r.sp.seed == 7);
@@ -63,8 +64,8 @@ static void chat(void)
 
 static void refusals(void)
 {
-	refused("{\"prompt\":", GLA_COMPLETION, NULL);		  /* not JSON */
-	refused("[1,2]", GLA_COMPLETION, NULL);			  /* not an object */
+	refused("{\"prompt\":", GLA_COMPLETION, NULL);			      /* not JSON */
+	refused("[1,2]", GLA_COMPLETION, NULL);				      /* not an object */
 	refused("{\"prompt\":\"a\",\"prompt\":\"b\"}", GLA_COMPLETION, NULL); /* duplicate */
 	refused("{}", GLA_COMPLETION, "prompt");
 	refused("{\"prompt\":5}", GLA_COMPLETION, "prompt");
@@ -79,8 +80,7 @@ static void refusals(void)
 	refused("{\"prompt\":\"a\",\"n\":2}", GLA_COMPLETION, "n");
 	refused("{\"prompt\":\"a\",\"logprobs\":3}", GLA_COMPLETION, "logprobs");
 	refused("{\"prompt\":\"a\",\"echo\":true}", GLA_COMPLETION, "echo");
-	refused("{\"prompt\":\"a\",\"presence_penalty\":0.5}", GLA_COMPLETION,
-		"presence_penalty");
+	refused("{\"prompt\":\"a\",\"presence_penalty\":0.5}", GLA_COMPLETION, "presence_penalty");
 	refused("{\"prompt\":\"a\",\"stop\":[\"1\",\"2\",\"3\",\"4\",\"5\"]}", GLA_COMPLETION,
 		"stop");
 	refused("{\"prompt\":\"a\",\"stop\":\"\"}", GLA_COMPLETION, "stop");
@@ -181,7 +181,8 @@ static void answers(void)
 	a.kind = GLA_COMPLETION;
 	j = load(gla_chunk_json(&a, GLA_CHUNK_TEXT, "abc", 2, NULL, NULL));
 	c0 = json_array_get(json_object_get(j, "choices"), 0);
-	CHECK(!strcmp(str(j, "object", NULL), "text_completion") && !strcmp(str(c0, "text", NULL), "ab"));
+	CHECK(!strcmp(str(j, "object", NULL), "text_completion") &&
+	      !strcmp(str(c0, "text", NULL), "ab"));
 	json_decref(j);
 	j = load(gla_models_json("tiny", 9));
 	CHECK(!strcmp(str(json_array_get(json_object_get(j, "data"), 0), "id", NULL), "tiny"));

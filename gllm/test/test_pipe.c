@@ -82,8 +82,12 @@ static int generate(gllm_rank_t *r, answer_t *ans, int n, int together, int max_
 		const char *p = prompts[i % NPROMPT];
 		int np = gl_tok_encode(r->tok, p, strlen(p), 1, 0, ids, 64);
 		CHECK(np > 0 && np <= 64);
-		gl_request_t rq = {.prompt = ids, .nprompt = np, .max_tokens = max_tokens,
-				   .ignore_eos = 1, .on_text = on_text, .on_done = on_done,
+		gl_request_t rq = {.prompt = ids,
+				   .nprompt = np,
+				   .max_tokens = max_tokens,
+				   .ignore_eos = 1,
+				   .on_text = on_text,
+				   .on_done = on_done,
 				   .arg = &ans[i]};
 		gl_sample_defaults(&rq.sp);
 		rq.sp.temperature = 0;
@@ -112,8 +116,13 @@ static gllm_rank_t *open_rank(gc_comm_t *c, gl_wire_t wire)
 
 static gc_comm_t *comm(int rank, int size, const char *rdv)
 {
-	gc_params_t p = {.rank = rank, .size = size, .rdv = rdv, .transport = "tcp",
-			 .backend = "cpu", .device = -1, .timeout_ms = 3000};
+	gc_params_t p = {.rank = rank,
+			 .size = size,
+			 .rdv = rdv,
+			 .transport = "tcp",
+			 .backend = "cpu",
+			 .device = -1,
+			 .timeout_ms = 3000};
 	gc_error_t e;
 	gc_comm_t *c = gc_comm_create(&p, &e);
 	if (!c)
@@ -148,9 +157,11 @@ static int same_main(int rank, int size, const char *rdv, void *arg)
 		CHECK(generate(r, got, NPROMPT, 0, NGEN) == 0);
 		for (int i = 0; i < NPROMPT; i++) {
 			CHECK(got[i].done && got[i].why == GL_FINISH_LENGTH && got[i].n == NGEN);
-			if (got[i].len != ref[i].len || memcmp(got[i].text, ref[i].text, got[i].len)) {
-				fprintf(stderr, "prompt %d: 3 ranks gave '%.*s', 1 rank '%.*s'\n", i,
-					(int)got[i].len, got[i].text, (int)ref[i].len, ref[i].text);
+			if (got[i].len != ref[i].len ||
+			    memcmp(got[i].text, ref[i].text, got[i].len)) {
+				fprintf(stderr, "prompt %d: 3 ranks gave '%.*s', 1 rank '%.*s'\n",
+					i, (int)got[i].len, got[i].text, (int)ref[i].len,
+					ref[i].text);
 				rc = 1;
 			}
 		}

@@ -97,22 +97,22 @@ int main(void)
 {
 	round_trip(GL_WIRE_F32);
 	round_trip(GL_WIRE_F16);
-	refuse_hdr(0, 0x12345678, EPROTO);	    /* magic */
-	refuse_hdr(4, 2 | 1u << 16, EPROTO);	    /* version 2 */
-	refuse_hdr(4, 1 | 9u << 16, EPROTO);	    /* kind 9 */
-	refuse_hdr(16, 9, EMSGSIZE);		    /* 9 sequences of 8 */
-	refuse_hdr(16, 0xffffffffu, EMSGSIZE);	    /* a negative count */
-	refuse_hdr(20, 17, EMSGSIZE);		    /* 17 tokens of 16 */
-	refuse_hdr(24, 5, EMSGSIZE);		    /* another width */
-	refuse_hdr(28, 2, EPROTO);		    /* another activation type */
+	refuse_hdr(0, 0x12345678, EPROTO);	       /* magic */
+	refuse_hdr(4, 2 | 1u << 16, EPROTO);	       /* version 2 */
+	refuse_hdr(4, 1 | 9u << 16, EPROTO);	       /* kind 9 */
+	refuse_hdr(16, 9, EMSGSIZE);		       /* 9 sequences of 8 */
+	refuse_hdr(16, 0xffffffffu, EMSGSIZE);	       /* a negative count */
+	refuse_hdr(20, 17, EMSGSIZE);		       /* 17 tokens of 16 */
+	refuse_hdr(24, 5, EMSGSIZE);		       /* another width */
+	refuse_hdr(28, 2, EPROTO);		       /* another activation type */
 	refuse_hdr(32, 2 * 12 + 20 * 4 + 1, EMSGSIZE); /* a body one byte longer */
-	refuse_hdr(36, 1, EMSGSIZE);		    /* a body 4 GiB longer */
-	refuse_table(0, 0, 8);			    /* sequence id 8 of 8 */
-	refuse_table(1, 0, 3);			    /* sequence 3 twice */
-	refuse_table(0, 1, 0);			    /* no new token */
-	refuse_table(0, 1, 3);			    /* tokens sum to 4, not 5 */
-	refuse_table(1, 2, 101);		    /* context past n_ctx */
-	refuse_table(0, 2, 3);			    /* a context shorter than the new tokens */
+	refuse_hdr(36, 1, EMSGSIZE);		       /* a body 4 GiB longer */
+	refuse_table(0, 0, 8);			       /* sequence id 8 of 8 */
+	refuse_table(1, 0, 3);			       /* sequence 3 twice */
+	refuse_table(0, 1, 0);			       /* no new token */
+	refuse_table(0, 1, 3);			       /* tokens sum to 4, not 5 */
+	refuse_table(1, 2, 101);		       /* context past n_ctx */
+	refuse_table(0, 2, 3);			       /* a context shorter than the new tokens */
 	release_and_shutdown();
 	printf("ok: stage frames\n");
 	return 0;
