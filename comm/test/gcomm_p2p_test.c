@@ -146,6 +146,14 @@ static int rank_main(int rank, int size, const char *rdv, void *arg)
 	float x = (float)rank;
 	CHECK(gc_allreduce(c, GC_IN_PLACE, &x, 1, GC_F32, GC_SUM) == 0, "%s", gc_error(c));
 	CHECK(x == (float)(size * (size - 1) / 2), "allreduce gave %g", x);
+	/* every rank done with the allreduce before rank 1 breaks the communicator: a rank's
+	 * last sends of a collective may still be on their way when its neighbour returns */
+	char done = 1;
+	for (int i = 0; i < size; i++)
+		if (i != 1)
+			CHECK(rank == 1 ? gc_recv(c, i, 9, &done, 1, NULL) == 0
+					: rank != i || gc_send(c, 1, 9, &done, 1) == 0,
+			      "%s", gc_error(c));
 	/* too long for the room: the receiver fails EMSGSIZE, and every rank learns of it */
 	char big[64] = {0}, small[8];
 	if (rank == 0)
