@@ -6,7 +6,8 @@
 # SSE keep-alive comments and then its [DONE]; `gllm plan` prints the plan of a job too big
 # for its ranks as an error; then the last rank is killed in the middle of a stream: the client
 # gets an SSE error event and no [DONE] (never a broken answer that ends cleanly), and the
-# server exits with status 3 so its service restarts it.
+# server exits with status 3 so its service restarts it; SIGTERM to rank 0 ends every rank
+# cleanly.
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
 need_bins gllm gllm-mkmodel
@@ -106,6 +107,18 @@ is "$(grep '^done seen:' "$WORK/broken")" "done seen: False" "and no [DONE] afte
 for _ in $(seq 100); do kill -0 "${pids[0]}" 2>/dev/null || break; sleep 0.1; done
 wait "${pids[0]}"
 is "$?" 3 "rank 0 exits with status 3 (the ranks failed)"
+
+# a clean stop: SIGTERM to rank 0 ends every rank with status 0
+start_ranks serve "$WORK/m.gguf" --port "$PORT" --backend cpu --ctx 256
+for _ in $(seq 100); do up && break; sleep 0.2; done
+curl -s -m 10 http://127.0.0.1:$PORT/v1/completions -d '{"prompt":"x","max_tokens":3}' >/dev/null
+kill -TERM "${pids[0]}"
+codes=""
+for p in "${pids[@]}"; do
+	wait "$p"
+	codes="$codes $?"
+done
+is "$codes" " 0 0 0" "SIGTERM to rank 0 ends all 3 ranks with status 0"
 
 # a plan that does not fit: every rank says so, nothing is loaded
 GLLM_MEM=100K start_ranks plan "$WORK/m.gguf" --backend cpu
