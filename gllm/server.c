@@ -405,10 +405,14 @@ static void whole_end(struct task *t)
 static void deliver(struct server *s, struct task *t, const char *text, size_t n, int accepted,
 		    int done)
 {
-	if (done && !t->started && t->status == 400) {
+	if (done && !t->started && !accepted) { /* refused before the engine took it */
 		gla_err_t e;
-		gla_fail(&e, 400, "invalid_request_error",
-			 t->req.kind == GLA_CHAT ? "messages" : "prompt", NULL, "%s", t->error);
+		if (t->status == 400)
+			gla_fail(&e, 400, "invalid_request_error",
+				 t->req.kind == GLA_CHAT ? "messages" : "prompt", NULL, "%s",
+				 t->error);
+		else
+			gla_fail(&e, 503, "server_error", NULL, "engine_failed", "%s", t->error);
 		answer_error(t->c, &e);
 	} else if (t->req.stream) {
 		if (!t->started && (accepted || n || done))
