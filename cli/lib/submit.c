@@ -1178,6 +1178,10 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 		sp->replicas = 1;
 	if (!s->ntasks_set)
 		sp->ntasks = sp->nodes_min ? sp->nodes_min : 1; /* one task a node, as Slurm */
+	/* a service's -N MIN-MAX: a gang replica with a rank on each of MIN to MAX nodes, as
+	 * many as the pool has (docs/services.md "Gang replicas") */
+	if (!s->ntasks_set && sp->service && sp->nodes_max > sp->nodes_min)
+		sp->ntasks = sp->nodes_max;
 	if (sp->nodes_min > sp->ntasks) {
 		errno = EINVAL;
 		return gp_errprintf(err, "%u nodes asked for only %u tasks", sp->nodes_min,
