@@ -377,7 +377,7 @@ static bool rank_fits(const struct node *n, int idx, uint32_t cpus, uint64_t mem
 			return true;
 	if (n->cpus < n->cpus_used + cpus || n->mem_mb < n->mem_used_mb + mem_mb)
 		return false;
-	if (gpu && gpu->per_task) {
+	if (gpu && gpu->per_task && !gpu->optional) {
 		uint64_t all = n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
 		if ((uint32_t)__builtin_popcountll(all & ~n->card_busy) < gpu->per_task)
 			return false;

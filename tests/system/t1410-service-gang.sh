@@ -4,11 +4,13 @@
 # together (each prints its rank; rank 0 serves HTTP, reached through ggated); a host switched
 # off (its link cut) ends the whole replica, which is served again by 2 ranks on the hosts
 # left; when the host comes back the replica is re-planned onto 3. The seconds from the host
-# off to served again, and from its return to 3 ranks, are printed (docs/benchmarks.md).
+# off to served again, and from its return to 3 ranks, are printed (docs/benchmarks.md). A gang
+# of --gpus-per-task 0-1 mixes a card rank (h1's fake card) with CPU-only ranks.
 # timeout: 240
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
-test_under_cluster 3 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s
+test_under_cluster 3 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s \
+	--fake-cards "h1=nvidia:GeForce RTX 3060:12GiB:8.6:170W"
 need_bins ggated
 command -v curl >/dev/null || skip_all "curl is not installed"
 
@@ -101,4 +103,20 @@ like "$(grep -h "re-planned" "$CLUSTER_DIR"/sched/*.log 2>/dev/null | tail -3)" 
 as_user gcancel "$svc" >/dev/null 2>&1
 none_left() { no_user_pids h1 && no_user_pids h2 && no_user_pids h3; }
 wait_until 20 none_left && ok "gcancel leaves no rank running" || fail "no rank left" "$(cluster_user_pids)"
+
+# -- card ranks and CPU-only ranks in one replica: h1 has a card, h2 and h3 none
+MIX='echo "$GPOOL_NODENAME gpus=$GPOOL_GPUS cuda=$CUDA_VISIBLE_DEVICES" >'"$D"'/mix-r$GPOOL_RANK
+[ "$GPOOL_RANK" = 0 ] && exec python3 -m http.server --bind 0.0.0.0 --directory '"$D"' "$GPOOL_PORT"
+exec sleep 100000'
+mix=$(submit --service -N 3 --gpus-per-task 0-1 -J mix -- /bin/sh -c "$MIX")
+mixed() { cat "$D"/mix-r* 2>/dev/null | wc -l; }
+if [[ $mix =~ ^[0-9]+$ ]] && wait_eq 30 3 mixed; then
+	diag "$(cat "$D"/mix-r*)"
+	is "$(cat "$D"/mix-r* | grep -c '^h1 gpus=0:nvidia')" 1 "the rank on h1 got its card"
+	is "$(cat "$D"/mix-r* | grep -c '^h[23] gpus= cuda=$')" 2 "the ranks on h2 and h3 run without one"
+else
+	fail "a gang of card and CPU-only ranks runs" "$mix: $(cat "$D"/mix-r* 2>/dev/null)"
+fi
+as_user gcancel "$mix" >/dev/null 2>&1
+wait_until 20 none_left || fail "no rank left after the mixed gang" "$(cluster_user_pids)"
 done_testing
