@@ -14,7 +14,7 @@ test_under_cluster 3 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s \
 need_bins ggated
 command -v curl >/dev/null || skip_all "curl is not installed"
 
-GW=127.0.0.1:$(slot_port 18840)
+GW=127.0.0.1:$(slot_port 18850)
 "$GPOOL_BIN_DIR/ggated" --listen "$GW" --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
 	--health-interval 300 --connect-timeout 400 --poll-interval 300 --client-timeout 3000 \
 	>"$TEST_DIR/ggated.log" 2>&1 &
