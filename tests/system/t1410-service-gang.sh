@@ -5,12 +5,15 @@
 # off (its link cut) ends the whole replica, which is served again by 2 ranks on the hosts
 # left; when the host comes back the replica is re-planned onto 3. The seconds from the host
 # off to served again, and from its return to 3 ranks, are printed (docs/benchmarks.md). A gang
-# of --gpus-per-task 0-1 mixes a card rank (h1's fake card) with CPU-only ranks.
+# of --gpus-per-task 0-1 mixes a card rank (h1's fake card) with CPU-only ranks. A rank's PC
+# whose owner comes back (policy suspend) has its rank vacated, not frozen: the replica runs on
+# the other 2 PCs, and on 3 again once the owner is idle.
 # timeout: 240
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-service.sh"
 test_under_cluster 3 --node-timeout 4s --heartbeat-interval 1s --kill-grace 2s \
-	--fake-cards "h1=nvidia:GeForce RTX 3060:12GiB:8.6:170W"
+	--fake-cards "h1=nvidia:GeForce RTX 3060:12GiB:8.6:170W" \
+	--worker-arg --owner-sources=file --worker-arg --owner-idle=2s --worker-arg --owner-poll=100ms
 need_bins ggated
 command -v curl >/dev/null || skip_all "curl is not installed"
 
@@ -99,6 +102,25 @@ diag "bench: gang replica back on 3 ranks $(secs "$t2" "$t3") s after the host r
 att3=$(job_field "$rjob" attempt)
 is "$(cat "$D"/a"$att3"-r* 2>/dev/null | sort -u | wc -l)" 3 "attempt $att3 runs on 3 hosts again"
 like "$(grep -h "re-planned" "$CLUSTER_DIR"/sched/*.log 2>/dev/null | tail -3)" "re-planned onto more nodes|re-planned from 2 to 3" "gschedd logs the re-plan"
+
+# -- the owner of a rank's PC comes back (owner_policy suspend): the rank is vacated, not frozen
+att=$(job_field "$rjob" attempt)
+own=$(cat "$D/a$att-r2")
+OWNER=$("$CLUSTER" path --dir "$CLUSTER_DIR" "$own" state)/owner-active
+t4=$(date +%s.%N)
+on_host "$own" touch "$OWNER"
+at_cleanup "on_host $own rm -f $OWNER"
+wait_eq 30 size=2 served
+t5=$(date +%s.%N)
+[ "$(served)" = size=2 ] && ok "served by 2 ranks $(secs "$t4" "$t5") s after $own's owner came back" || fail "served by 2 ranks after the owner came back" "$(gang) / $(served)"
+diag "bench: gang replica served again $(secs "$t4" "$t5") s after a rank's owner came back"
+like "$(cat "$CLUSTER_DIR/$own/gworkerd.log")" "owner: vacating job $rjob\\.$att" "$own's agent vacated the rank"
+unlike "$(cat "$CLUSTER_DIR/$own/gworkerd.log")" "owner: job $rjob\\.$att frozen" "and did not freeze it"
+att2=$(job_field "$rjob" attempt)
+unlike "$(cat "$D"/a"$att2"-r* 2>/dev/null | tr '\n' ' ')" "$own" "attempt $att2 is not on $own"
+is "$(job_field "$rjob" vacates)" 1 "gstat counts the vacate"
+on_host "$own" rm -f "$OWNER"
+wait_eq 30 size=3 served && ok "back on 3 ranks once the owner is idle" || fail "back on 3 after the owner left" "$(gang) / $(served)"
 
 as_user gcancel "$svc" >/dev/null 2>&1
 none_left() { no_user_pids h1 && no_user_pids h2 && no_user_pids h3; }
