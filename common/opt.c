@@ -1,3 +1,5 @@
+/* opt.c - command-line options from one table: getopt_long's tables, the --help text and
+ * the scan that applies each option's setter (opt.h) */
 #include "common/opt.h"
 
 #include <errno.h>

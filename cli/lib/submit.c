@@ -1,3 +1,5 @@
+/* submit.c - gsub's command line and a script's #GPOOL lines turned into a JobSpec,
+ * checked in full before anything is sent (submit.h) */
 #include "cli/lib/submit.h"
 
 #include <ctype.h>
