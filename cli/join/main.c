@@ -24,11 +24,10 @@ static int set_scheduler(void *c, const char *a, gp_error_t *err)
 	return gp_cli_set_scheduler(c, a, err);
 }
 
+/* above 0: a token or a wait that ends at once is a mistake */
 static int duration(const char *a, uint32_t *out, const char *what, gp_error_t *err)
 {
-	if (gp_parse_duration(a, out) < 0 || *out == 0)
-		return gp_errprintf(err, "invalid %s '%s'", what, a);
-	return 0;
+	return gp_opt_duration(out, a, 1, UINT32_MAX, what, err);
 }
 
 static int set_ttl(void *c, const char *a, gp_error_t *err)
