@@ -52,6 +52,11 @@ int gp_cg_write(const char *dir, const char *file, const char *val)
 {
 	char p[PATH_MAX];
 	gp_cg_fmt(p, sizeof(p), "%s/%s", dir, file);
+	return gp_cg_write_path(p, val);
+}
+
+int gp_cg_write_path(const char *p, const char *val)
+{
 	int fd = open(p, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;

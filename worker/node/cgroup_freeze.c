@@ -12,18 +12,6 @@
 
 #include "worker/node/cgroup_int.h"
 
-static int write_file(const char *path, const char *v)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, v, strlen(v));
-	int e = errno;
-	close(fd);
-	errno = e;
-	return n < 0 ? -1 : 0;
-}
-
 static int read_file(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -70,7 +58,7 @@ int gp_cgroup_freeze_name(const char *name, bool frozen, int wait_ms)
 			 v->freeze_file);
 		if (access(path, W_OK) < 0)
 			continue;
-		if (write_file(path, v->freeze_val[frozen]) < 0)
+		if (gp_cg_write_path(path, v->freeze_val[frozen]) < 0)
 			return -1;
 		snprintf(ev, sizeof(ev), "%s%s/gpool/%s/%s", CG_ROOT, v->freeze_dir, name,
 			 v->settle_file);
