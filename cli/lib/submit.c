@@ -85,6 +85,16 @@ static int number(const char *arg, long min, long max, const char *what, long *o
 #define SUB(ctx)  ((gp_submit_t *)(ctx))
 #define SPEC(ctx) (SUB(ctx)->spec)
 
+/* a flag option that sets a field of the spec to 1: one definition for all of them */
+#define SPEC_FLAG(fn, field)                                                                       \
+	static int fn(void *c, const char *a, gp_error_t *err)                                     \
+	{                                                                                          \
+		(void)a;                                                                           \
+		(void)err;                                                                         \
+		SPEC(c)->field = 1;                                                                \
+		return 0;                                                                          \
+	}
+
 static int set_ntasks(void *c, const char *a, gp_error_t *err)
 {
 	long v;
@@ -165,11 +175,7 @@ static int set_priority(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
-static int set_hold(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->hold = 1;
-	return 0;
-}
+SPEC_FLAG(set_hold, hold)
 
 static int hostlist(const char *a, char ***v, size_t *n, gp_error_t *err)
 {
@@ -388,11 +394,7 @@ static int set_retry_for(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
-static int set_no_requeue(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->no_requeue = 1;
-	return 0;
-}
+SPEC_FLAG(set_no_requeue, no_requeue)
 
 /* --signal=[B:]SIG[@SECONDS] as Slurm's (B: is taken and ignored: gpool signals every
  * process of the job): SIG SECONDS before the time limit (default 60), and the checkpoint
@@ -433,17 +435,9 @@ static int set_begin(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
-static int set_exclusive(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->exclusive = 1;
-	return 0;
-}
+SPEC_FLAG(set_exclusive, exclusive)
 
-static int set_no_suspend(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->no_suspend = 1;
-	return 0;
-}
+SPEC_FLAG(set_no_suspend, no_suspend)
 
 static int set_flag(void *c, unsigned flag)
 {
@@ -637,29 +631,13 @@ static int set_gpu_index(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
-static int set_screen(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->screen = 1;
-	return 0;
-}
+SPEC_FLAG(set_screen, screen)
 
-static int set_gpu_mixed(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->gpu_mixed = 1;
-	return 0;
-}
+SPEC_FLAG(set_gpu_mixed, gpu_mixed)
 
-static int set_gpu_share(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->gpu_share = 1;
-	return 0;
-}
+SPEC_FLAG(set_gpu_share, gpu_share)
 
-static int set_service(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->service = 1;
-	return 0;
-}
+SPEC_FLAG(set_service, service)
 
 static int set_replicas(void *c, const char *a, gp_error_t *err)
 {
@@ -678,13 +656,7 @@ static int set_health_path(void *c, const char *a, gp_error_t *err)
 	return set_str(&SPEC(c)->health_path, a, err);
 }
 
-static int set_listen_fd(void *c, const char *a, gp_error_t *err)
-{
-	(void)a;
-	(void)err;
-	SPEC(c)->service_listen_fd = 1;
-	return 0;
-}
+SPEC_FLAG(set_listen_fd, service_listen_fd)
 
 static int set_route_token(void *c, const char *a, gp_error_t *err)
 {
