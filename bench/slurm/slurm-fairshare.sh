@@ -9,12 +9,13 @@
 # user's jobs had so far (sacct: ended jobs whole, running ones so far), then the order the jobs
 # started in (one letter a job: U gpool-user, O gpool-other). As root; needs slurmdbd and
 # mariadb-server (apt-get install slurmdbd mariadb-server). Writes OUT (default
-# bench/results/slurm-fairshare-<date>.txt). Everything it starts is stopped on exit.
+# bench/results/fairshare/slurm-fairshare-<date>.txt). Everything it starts is stopped on exit.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${1:-60}
 jobs=${JOBS:-150}
-out=${OUT:-$here/bench/results/slurm-fairshare-$(date -u +%Y%m%d-%H%M).txt}
+out=${OUT:-$here/bench/results/fairshare/slurm-fairshare-$(date -u +%Y%m%d-%H%M).txt}
+mkdir -p "$(dirname "$out")"
 log() { echo "slurm-fairshare: $*" >&2; }
 die() {
 	log "$*"
