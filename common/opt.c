@@ -263,6 +263,16 @@ int gp_opt_onoff(int *out, const char *arg, const char *what, gp_error_t *err)
 	return invalid(err, what, arg, " (auto, on, off)");
 }
 
+int gp_opt_count(uint32_t *out, const char *arg, uint32_t min, uint32_t max, const char *what,
+		 gp_error_t *err)
+{
+	long v;
+	if (gp_parse_long(arg, min, max, &v) < 0)
+		return invalid(err, what, arg, "");
+	*out = (uint32_t)v;
+	return 0;
+}
+
 int gp_opt_size(uint64_t *out, const char *arg, uint64_t unit, const char *what, gp_error_t *err)
 {
 	uint64_t b;

@@ -81,6 +81,10 @@ int gp_opt_string(char **field, const char *arg, const char *what, gp_error_t *e
  * "invalid WHAT 'ARG' (auto, on, off)". */
 int gp_opt_onoff(int *out, const char *arg, const char *what, gp_error_t *err);
 
+/* A decimal count in [min, max] ("8"; no sign, no trailing text). */
+int gp_opt_count(uint32_t *out, const char *arg, uint32_t min, uint32_t max, const char *what,
+		 gp_error_t *err);
+
 /* A size as gp_parse_size reads it ("512M", "2GiB"; a bare number is in units of unit), in
  * bytes. */
 int gp_opt_size(uint64_t *out, const char *arg, uint64_t unit, const char *what, gp_error_t *err);

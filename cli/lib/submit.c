@@ -97,10 +97,8 @@ static int number(const char *arg, long min, long max, const char *what, long *o
 
 static int set_ntasks(void *c, const char *a, gp_error_t *err)
 {
-	long v;
-	if (number(a, 1, 1000000, "number of tasks", &v, err) < 0)
+	if (gp_opt_count(&SPEC(c)->ntasks, a, 1, 1000000, "number of tasks", err) < 0)
 		return -1;
-	SPEC(c)->ntasks = (uint32_t)v;
 	SUB(c)->ntasks_set = true;
 	return 0;
 }
@@ -130,11 +128,7 @@ static int set_nodes(void *c, const char *a, gp_error_t *err)
 
 static int set_cpus(void *c, const char *a, gp_error_t *err)
 {
-	long v;
-	if (number(a, 1, 100000, "cpus per task", &v, err) < 0)
-		return -1;
-	SPEC(c)->cpus_per_task = (uint32_t)v;
-	return 0;
+	return gp_opt_count(&SPEC(c)->cpus_per_task, a, 1, 100000, "cpus per task", err);
 }
 
 static int set_mem(void *c, const char *a, gp_error_t *err)
@@ -518,11 +512,7 @@ static int set_scheduler(void *c, const char *a, gp_error_t *err)
 
 static int cards(const char *a, uint32_t *field, gp_error_t *err)
 {
-	long v;
-	if (number(a, 0, 4096, "number of cards", &v, err) < 0)
-		return -1;
-	*field = (uint32_t)v;
-	return 0;
+	return gp_opt_count(field, a, 0, 4096, "number of cards", err);
 }
 
 static int set_gpus_per_task(void *c, const char *a, gp_error_t *err)
@@ -641,10 +631,8 @@ SPEC_FLAG(set_service, service)
 
 static int set_replicas(void *c, const char *a, gp_error_t *err)
 {
-	long v;
-	if (number(a, 1, 100000, "number of replicas", &v, err) < 0)
+	if (gp_opt_count(&SPEC(c)->replicas, a, 1, 100000, "number of replicas", err) < 0)
 		return -1;
-	SPEC(c)->replicas = (uint32_t)v;
 	SUB(c)->replicas_set = true;
 	return 0;
 }
@@ -680,11 +668,7 @@ static int set_route_prefix(void *c, const char *a, gp_error_t *err)
 
 static int set_port(void *c, const char *a, gp_error_t *err)
 {
-	long v;
-	if (number(a, 1, 65535, "service port", &v, err) < 0)
-		return -1;
-	SPEC(c)->service_port = (uint32_t)v;
-	return 0;
+	return gp_opt_count(&SPEC(c)->service_port, a, 1, 65535, "service port", err);
 }
 
 /* gsub --mpi: how an MPI job starts (docs/mpi.md) */

@@ -54,6 +54,27 @@ static void onoff(void **state)
 	assert_int_equal(gp_opt_onoff(&v, "maybe", "overlap", NULL), -1); /* err may be NULL */
 }
 
+static void count(void **state)
+{
+	(void)state;
+	gp_error_t err;
+	uint32_t v = 9;
+	assert_int_equal(gp_opt_count(&v, "8", 1, 100000, "cpus per task", &err), 0);
+	assert_int_equal(v, 8);
+	assert_int_equal(gp_opt_count(&v, "65535", 1, 65535, "service port", &err), 0);
+	assert_int_equal(v, 65535); /* the bounds are inclusive */
+	const char *bad[] = {"0", "65536", "", "-1", "8x", "0x10", " 8"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 5;
+		errno = 0;
+		assert_int_equal(gp_opt_count(&v, bad[i], 1, 65535, "service port", &err), -1);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(v, 5);
+	}
+	assert_int_equal(gp_opt_count(&v, "70000", 1, 65535, "service port", &err), -1);
+	assert_string_equal(err.text, "invalid service port '70000'");
+}
+
 static void size(void **state)
 {
 	(void)state;
@@ -119,8 +140,8 @@ static void list(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(string),	cmocka_unit_test(onoff), cmocka_unit_test(size),
-	    cmocka_unit_test(duration), cmocka_unit_test(list),
+	    cmocka_unit_test(string), cmocka_unit_test(onoff),	  cmocka_unit_test(count),
+	    cmocka_unit_test(size),   cmocka_unit_test(duration), cmocka_unit_test(list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
