@@ -1112,6 +1112,19 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 /* An allocation's tasks hold its resources; its command runs here (gsub.c) */
 static char *alloc_holder[] = {"sleep", "infinity"};
 
+/* After the script or command (rc: how that went): the command line's options over it, so that
+ * they win, then the spec finished. hits are freed. */
+static int apply_and_finish(gp_submit_t *s, int rc, struct gp_opt_hit *hits, int nhits,
+			    char *const *envp, gp_error_t *err)
+{
+	if (rc == 0)
+		rc = gp_opt_apply(hits, nhits, s, err);
+	free(hits);
+	if (rc == 0)
+		rc = finish(s, envp, err);
+	return rc;
+}
+
 static int parse_with(gp_submit_t *s, const struct gp_opt *opts, size_t nopts, int argc,
 		      char **argv, char *const *envp, gp_error_t *err)
 {
@@ -1153,12 +1166,7 @@ static int parse_with(gp_submit_t *s, const struct gp_opt *opts, size_t nopts, i
 		if (first < argc)
 			s->local_argv = argv + first;
 		rc = set_command(s, alloc_holder, 2, err);
-		if (rc == 0)
-			rc = gp_opt_apply(hits, nhits, s, err);
-		free(hits);
-		if (rc == 0)
-			rc = finish(s, envp, err);
-		return rc;
+		return apply_and_finish(s, rc, hits, nhits, envp, err);
 	}
 	if (first >= argc) {
 		free(hits);
@@ -1171,12 +1179,7 @@ static int parse_with(gp_submit_t *s, const struct gp_opt *opts, size_t nopts, i
 		rc = set_command(s, argv + first, argc - first, err);
 	else
 		rc = set_script(s, argv[first], argv + first + 1, argc - first - 1, err);
-	if (rc == 0)
-		rc = gp_opt_apply(hits, nhits, s, err);
-	free(hits);
-	if (rc == 0)
-		rc = finish(s, envp, err);
-	return rc;
+	return apply_and_finish(s, rc, hits, nhits, envp, err);
 }
 
 int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err)
