@@ -279,8 +279,8 @@ def train(args, cfg, model, train_data, val_data):
                   flush=True)
         if step % args.save_every == 0 or last:
             if args.eval_batches:
-                print(f'step {step:5d}  val loss {evaluate(model, val_data, cfg, args.eval_batches, args.batch):.3f}',
-                      flush=True)
+                val = evaluate(model, val_data, cfg, args.eval_batches, args.batch)
+                print(f'step {step:5d}  val loss {val:.3f}', flush=True)
             torch.save({'model': model.state_dict(), 'opt': opt.state_dict(), 'step': step,
                         'elapsed': time.time() - t0, 'gen': gen.get_state()}, ckpt + '.tmp')
             os.replace(ckpt + '.tmp', ckpt)
@@ -437,7 +437,8 @@ def main():
     held = set(rnd.sample(range(len(records)), len(records) // 50))
     train_data = encode_corpus(sp, [r for i, r in enumerate(records) if i not in held])
     val_data = encode_corpus(sp, [r for i, r in enumerate(records) if i in held])
-    print(f'tokens: {len(train_data)} train, {len(val_data)} validation, vocab {sp.get_piece_size()}')
+    print(f'tokens: {len(train_data)} train, {len(val_data)} validation, '
+          f'vocab {sp.get_piece_size()}')
 
     model = Model(cfg)
     print(f'model: {sum(p.numel() for p in model.parameters())} parameters', flush=True)
