@@ -65,7 +65,7 @@ typedef struct {
 } fbatch_t;
 
 typedef struct {
-	int depth, capacity, fail_next_wait;
+	int depth, capacity, fail_next_wait, fail_next_submit;
 	int len[GL_MAX_BATCH_SEQS], busy[GL_MAX_BATCH_SEQS];
 	int32_t seen[GL_MAX_BATCH_SEQS][PLEN];
 	fbatch_t q[MAXB];
@@ -88,7 +88,11 @@ static int used_tokens(const fexec_t *x)
 static int f_submit(void *ctx, uint64_t id, const gl_batch_t *bt, gp_error_t *err)
 {
 	fexec_t *x = ctx;
-	(void)err;
+	if (x->fail_next_submit) {
+		x->fail_next_submit = 0;
+		errno = EIO;
+		return gp_errprintf(err, "rank 1 refused the batch");
+	}
 	int grow = 0;
 	for (int j = 0; j < bt->nseq; j++)
 		grow += bt->ctx[j] - x->len[bt->seq[j]];
@@ -439,6 +443,55 @@ static void test_failure(void)
 	gl_engine_destroy(&e);
 }
 
+/* A refusal other than ENOSPC at submit is a failure too. */
+static void test_submit_failure(void)
+{
+	fexec_t x;
+	gl_engine_t *e = make(&x, 1, 1000, 2, 64, 64);
+	const int32_t p[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	set_prog(0, p, 8);
+	out_t a, b;
+	gp_error_t err;
+	submit(e, 0, 2, 0, &a, NULL, 0);
+	CHECK(gl_engine_run(e, 100, &err) == 1);
+	submit(e, 0, 3, 0, &b, NULL, 0);
+	x.fail_next_submit = 1; /* A's decode in flight comes back first, then the refusal */
+	CHECK(gl_engine_run(e, 100, &err) == -1 && strstr(err.text, "rank 1 refused"));
+	CHECK(a.why == GL_FINISH_ERROR && b.why == GL_FINISH_ERROR && a.tokens == 2);
+	CHECK(f_free(&x) == 1000 && gl_engine_open(e) == 0);
+	submit(e, 0, 2, 2, &a, NULL, 0);
+	run_all(e);
+	CHECK(a.why == GL_FINISH_LENGTH && strcmp(a.text, "bc") == 0);
+	gl_engine_destroy(&e);
+}
+
+/* Sampled, not greedy: the same seed gives the same answer, whatever else is in the batch. */
+static void test_seeded(void)
+{
+	fexec_t x;
+	gl_engine_t *e = make(&x, 2, 1000, 4, 64, 64);
+	const int32_t p[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	set_prog(0, p, 8);
+	out_t o[3];
+	for (int k = 0; k < 3; k++) {
+		gl_request_t r = { .prompt = prog[0], .nprompt = 2, .max_tokens = 12,
+				   .ignore_eos = 1, .on_text = on_text, .on_done = on_done,
+				   .arg = &o[k] };
+		gl_sample_defaults(&r.sp);
+		r.sp.temperature = 1.5f; /* logits 5 and -1: other tokens often */
+		r.sp.seed = k == 2 ? 8 : 7;
+		memset(&o[k], 0, sizeof o[k]);
+		gp_error_t err;
+		CHECK(gl_engine_submit(e, &r, &err) >= 0);
+		if (k == 0)
+			run_all(e); /* the first alone, the others together */
+	}
+	run_all(e);
+	CHECK(o[0].u.completion_tokens == 12 && strcmp(o[0].text, o[1].text) == 0);
+	CHECK(strcmp(o[0].text, o[2].text) != 0);
+	gl_engine_destroy(&e);
+}
+
 /* Depth 3: three batches in flight with five requests, never one sequence in two. */
 static void test_pipeline(void)
 {
@@ -521,6 +574,8 @@ int main(void)
 	test_continuous();
 	test_cancel();
 	test_failure();
+	test_submit_failure();
+	test_seeded();
 	test_pipeline();
 	test_preempt();
 	test_submit_checks();
