@@ -14,9 +14,15 @@
 typedef void (*qrow_f)(const float *x, void *dst, size_t nblocks);
 typedef void (*dqrow_f)(const void *src, float *y, size_t nblocks);
 
+/* X rounded half to even, for |X| < 2^22 (ggml's nearest_int: adding 1.5 * 2^23 leaves the
+ * integer in the low mantissa bits). Outside that range, NaN included, some int, never UB:
+ * callers clamp. A call to lrintf here cost more than the whole search around it. */
 static int nearest(float x)
 {
-	return (int)lrintf(x); /* half to even, as ggml's nearest_int */
+	float v = x + 12582912.0f;
+	int32_t i;
+	memcpy(&i, &v, sizeof i);
+	return (i & 0x007fffff) - 0x00400000;
 }
 
 /* ---- plain types ---- */

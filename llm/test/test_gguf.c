@@ -498,6 +498,40 @@ static void malformed(void)
 	free(b);
 }
 
+/* Metadata larger than gl_gguf_open_header's first read (1 MiB): it reads more and parses
+ * again, and finds what the mapping finds. */
+static void big_header(void)
+{
+	char path[512];
+	gp_error_t err = { { 0 } };
+	enum { N = 200000 };
+	static char text[N][16];
+	static const char *strs[N];
+	for (int i = 0; i < N; i++) {
+		snprintf(text[i], sizeof text[i], "piece%07d", i);
+		strs[i] = text[i];
+	}
+	gl_gguf_writer_t *w = gl_gguf_writer_create();
+	CHECK(gl_gguf_set_arr_str(w, "tokenizer.ggml.tokens", strs, N) == 0);
+	float one[32] = { 1 };
+	uint64_t dims[1] = { 32 };
+	CHECK(gl_gguf_add_tensor(w, "t", 1, dims, GK_Q_F32, one, NULL, NULL) == 0);
+	snprintf(path, sizeof path, "%s/big.gguf", dir);
+	CHECK(gl_gguf_write(w, path, &err) == 0);
+	gl_gguf_writer_destroy(&w);
+	gl_gguf_t *a = gl_gguf_open(path, &err), *b = gl_gguf_open_header(path, &err);
+	CHECK(a && b && gl_gguf_data_offset(a) > (2u << 20));
+	CHECK(gl_gguf_data_offset(a) == gl_gguf_data_offset(b));
+	const char *s;
+	size_t len;
+	CHECK(gl_gguf_arr_str(b, "tokenizer.ggml.tokens", N - 1, &s, &len) == 0 &&
+	      strcmp(s, "piece0199999") == 0);
+	float got[32];
+	CHECK(gl_gguf_read(b, gl_gguf_find(b, "t"), got, &err) == 0 && got[0] == 1 && got[1] == 0);
+	gl_gguf_close(&a);
+	gl_gguf_close(&b);
+}
+
 static void open_errors(void)
 {
 	gp_error_t err;
@@ -532,6 +566,7 @@ int main(int argc, char **argv)
 	truncated();
 	malformed();
 	open_errors();
+	big_header();
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	CHECK(system(cmd) == 0);
 	printf("test_gguf: ok\n");
