@@ -1,8 +1,9 @@
 /* gk_bench.c - gk-bench: bandwidth of the kernels measured against the device-to-device
  * copy of the same run, plus FMA and sgemm throughput
  *
- * usage: gk-bench [--backend NAME] [--size BYTES[K|M|G]] [--runs N] [--warmup N] [--quick]
+ * usage: gk-bench [llm] [--backend NAME] [--size BYTES[K|M|G]] [--runs N] [--warmup N] [--quick]
  *                 [--check] [--check-ratio R]
+ * (llm: the language-model layers instead, gk_bench_llm.c)
  *
  * Bytes are counted as read plus written (a copy of S bytes moves 2S). Each figure is the
  * median of --runs timed runs after --warmup untimed ones, timed with the backend's
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/kernels/gk_bench.h"
 #include "gpool/kernels.h"
 
 static gk_backend_t *b;
@@ -150,13 +152,15 @@ int main(int argc, char **argv)
 {
 	const char *name = "auto";
 	size_t S = (size_t)1 << 30;
-	int quick = 0, check = 0, failed = 0;
+	int quick = 0, check = 0, failed = 0, llm = 0;
 	double gate = 0.90;
 	gk_error_t err;
 	gk_device_info_t info;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--backend") && i + 1 < argc)
+		if (i == 1 && !strcmp(argv[i], "llm"))
+			llm = 1;
+		else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
 			name = argv[++i];
 		else if (!strcmp(argv[i], "--size") && i + 1 < argc)
 			S = parse_size(argv[++i]);
@@ -172,7 +176,7 @@ int main(int argc, char **argv)
 			gate = atof(argv[++i]);
 		else {
 			fprintf(stderr,
-				"usage: gk-bench [--backend NAME] [--size BYTES[K|M|G]] [--runs N] "
+				"usage: gk-bench [llm] [--backend NAME] [--size BYTES[K|M|G]] [--runs N] "
 				"[--warmup N] [--quick] [--check] [--check-ratio R]\n");
 			return 2;
 		}
@@ -191,6 +195,11 @@ int main(int argc, char **argv)
 	       "median of %d runs after %d warm-up\n",
 	       info.backend, info.name, info.major, info.minor, info.multiprocessors,
 	       (double)S / (1u << 30), runs, warmup);
+	if (llm) {
+		int rc = gk_bench_llm(b, quick, runs, warmup);
+		gk_backend_close(&b);
+		return rc;
+	}
 	TRY(gk_event_create(b, &e0));
 	TRY(gk_event_create(b, &e1));
 

@@ -26,6 +26,8 @@ typedef struct {
 	int no_blas;
 	void *lt; /* cuBLASLt (gemm_ex.cu), NULL when absent */
 	int lt_tried;
+	void *llm_ws; /* attention's split partials (llm.cu), grown on demand */
+	size_t llm_ws_bytes;
 } gpu_t;
 
 int gk_gpu_fail(gpu_t *g, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -76,7 +78,24 @@ int gk_gpu_graph_launch(void *ctx, gk_graph_t *gr, gk_stream_t *s);
 int gk_gpu_graph_destroy(void *ctx, gk_graph_t *gr);
 int gk_gpu_softmax_xent(void *ctx, const float *z, const int32_t *labels, size_t rows, size_t cols,
 			float scale, float *loss, float *dz, gk_stream_t *s);
+/* language-model layers: llm.cu */
+int gk_gpu_qmatmul(void *ctx, gk_qtype_t wt, const void *w, int rows, int cols, const float *x,
+		   int n, float *y, int ldy, gk_stream_t *s);
+int gk_gpu_qget_rows(void *ctx, gk_qtype_t wt, const void *w, int rows, int cols,
+		     const int32_t *ids, int n, float *out, gk_stream_t *s);
+int gk_gpu_rmsnorm(void *ctx, float *y, const float *x, const float *w, int n, int dim, float eps,
+		   gk_stream_t *s);
+int gk_gpu_rope(void *ctx, float *x, const int32_t *pos, int n, int nheads, int head_dim,
+		int rot_dim, float freq_base, float freq_scale, int neox, gk_stream_t *s);
+int gk_gpu_swiglu(void *ctx, float *out, const float *gate, const float *up, size_t n,
+		  gk_stream_t *s);
+int gk_gpu_add(void *ctx, float *y, const float *x, size_t n, gk_stream_t *s);
+int gk_gpu_add_bias(void *ctx, float *x, const float *bias, int n, int cols, gk_stream_t *s);
+int gk_gpu_kv_write(void *ctx, gk_dtype_t kv_t, void *cache, const int32_t *slots,
+		    const float *src, int n, int row, gk_stream_t *s);
+int gk_gpu_attention(void *ctx, const gk_attn_t *p, gk_stream_t *s);
 }
+void gk_gpu_llm_close(gpu_t *g);
 
 #define GK_STREAM(s) ((gkStream_t)(s))
 

@@ -57,6 +57,11 @@ typedef hipPointerAttribute_t gkPointerAttributes_t;
 #define GK_PTR_IS_DEVICE(a)			    ((a).memoryType == hipMemoryTypeDevice)
 #define gkDeviceSynchronize			    hipDeviceSynchronize
 #define gkOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
+typedef hipStreamCaptureStatus gkStreamCaptureStatus;
+#define gkStreamIsCapturing	    hipStreamIsCapturing
+#define gkStreamCaptureStatusNone hipStreamCaptureStatusNone
+#define gkShflXor(v, m)		    __shfl_xor((v), (m), 32)
+#define gkFma(a, b, c)		    fmaf((a), (b), (c))
 typedef hipGraph_t gkGraph_t;
 typedef hipGraphExec_t gkGraphExec_t;
 #else
@@ -108,6 +113,11 @@ typedef cudaPointerAttributes gkPointerAttributes_t;
 #define GK_PTR_IS_DEVICE(a)			    ((a).type == cudaMemoryTypeDevice || (a).type == cudaMemoryTypeManaged)
 #define gkDeviceSynchronize			    cudaDeviceSynchronize
 #define gkOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+typedef cudaStreamCaptureStatus gkStreamCaptureStatus;
+#define gkStreamIsCapturing			    cudaStreamIsCapturing
+#define gkStreamCaptureStatusNone		    cudaStreamCaptureStatusNone
+#define gkShflXor(v, m)				    __shfl_xor_sync(0xffffffffu, (v), (m), 32)
+#define gkFma(a, b, c)				    __fmaf_rn((a), (b), (c))
 typedef cudaGraph_t gkGraph_t;
 typedef cudaGraphExec_t gkGraphExec_t;
 #endif

@@ -58,6 +58,7 @@ static void gpu_close(void *ctx)
 	(void)gkSetDevice(g->device);
 	gk_gpu_lt_close(g);
 	gk_gpu_blas_close(g);
+	gk_gpu_llm_close(g);
 	if (g->counter)
 		(void)gkFree(g->counter);
 	if (g->sink)
@@ -331,6 +332,15 @@ static const struct gk_ops gpu_ops = {
     gk_gpu_graph_end,
     gk_gpu_graph_launch,
     gk_gpu_graph_destroy,
+    gk_gpu_qmatmul,
+    gk_gpu_qget_rows,
+    gk_gpu_rmsnorm,
+    gk_gpu_rope,
+    gk_gpu_swiglu,
+    gk_gpu_add,
+    gk_gpu_add_bias,
+    gk_gpu_kv_write,
+    gk_gpu_attention,
 };
 
 extern "C" __attribute__((visibility("default"))) const struct gk_ops *gk_plugin_ops(void)

@@ -212,8 +212,9 @@ void t_llm_dequant_ref(void)
 	}
 }
 
-/* One product on both backends: Y gets LDY = rows + 3, whose padding must stay untouched. */
-static double qmm_case(gk_qtype_t wt, int rows, int cols, int n)
+/* One product on both backends: Y gets LDY = rows + 3, whose padding must stay untouched.
+ * XOFF floats before x on the device take away its 16-byte alignment (the cards' fallback). */
+static double qmm_case(gk_qtype_t wt, int rows, int cols, int n, int xoff)
 {
 	int ldy = rows + 3;
 	size_t ny = (size_t)n * ldy, wb = gk_qtype_row_bytes(wt, (size_t)cols) * rows;
@@ -221,16 +222,20 @@ static double qmm_case(gk_qtype_t wt, int rows, int cols, int n)
 	float *x = frand((size_t)n * cols, 1.0f), *want = malloc(ny * 4), *got = malloc(ny * 4);
 	memset(want, 0xff, ny * 4);
 	OK(ref, gk_qmatmul(ref, wt, w, rows, cols, x, n, want, ldy, NULL));
-	void *dw = dnew(w, wb), *dx = dnew(x, (size_t)n * cols * 4), *dy = dnew(NULL, ny * 4);
-	OK(b, gk_qmatmul(b, wt, dw, rows, cols, dx, n, dy, ldy, NULL));
+	void *dw = dnew(w, wb), *dx = dnew(NULL, (size_t)(n * cols + xoff) * 4),
+	     *dy = dnew(NULL, ny * 4);
+	float *dxo = (float *)dx + xoff;
+	if (dx)
+		OK(b, gk_copy(b, dxo, x, (size_t)n * cols * 4, GK_H2D));
+	OK(b, gk_qmatmul(b, wt, dw, rows, cols, dxo, n, dy, ldy, NULL));
 	dget(got, dy, ny * 4);
 	int nan = 0, pad = 0;
 	double e = scaled_err(got, want, ny, &nan);
 	for (int i = 0; i < n; i++)
 		for (int r = rows; r < ldy; r++)
 			pad += !isnan(got[(size_t)i * ldy + r]);
-	ASSERT(!nan && e < BOUND_QMM, "qmatmul %s %dx%d n=%d: err %.3g (bound %.0e), %d NaN",
-	       gk_qtype_name(wt), rows, cols, n, e, BOUND_QMM, nan);
+	ASSERT(!nan && e < BOUND_QMM, "qmatmul %s %dx%d n=%d x+%d: err %.3g (bound %.0e), %d NaN",
+	       gk_qtype_name(wt), rows, cols, n, xoff, e, BOUND_QMM, nan);
 	ASSERT(pad == 0, "qmatmul %s %dx%d n=%d: %d values written past rows in ldy",
 	       gk_qtype_name(wt), rows, cols, n, pad);
 	dfree(dw), dfree(dx), dfree(dy);
@@ -248,7 +253,10 @@ void t_llm_qmatmul(void)
 	for (size_t t = 0; t < NQTYPES; t++) {
 		double w = 0;
 		for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-			worst(&w, qmm_case(qtypes[t], shapes[s].rows, shapes[s].cols, shapes[s].n));
+			worst(&w, qmm_case(qtypes[t], shapes[s].rows, shapes[s].cols, shapes[s].n, 0));
+		worst(&w, qmm_case(qtypes[t], 45, 512, 1, 1)); /* x not 16-byte aligned */
+		if (gk_qtype_block(qtypes[t]) == 1)	       /* rows of an odd length */
+			worst(&w, qmm_case(qtypes[t], 37, 100, 3, 0));
 		printf("  qmatmul %-5s: max err %.2e (bound %.0e)\n", gk_qtype_name(qtypes[t]), w,
 		       BOUND_QMM);
 	}
