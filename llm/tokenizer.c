@@ -471,8 +471,9 @@ static int32_t special_at(const gl_tok_t *t, const char *s, size_t n)
 int gl_tok_encode(const gl_tok_t *t, const char *text, size_t len, int add_bos, int parse_special,
 		  int32_t *ids, int max)
 {
-	/* each byte gives at most two ids (a special token's prefix space, a byte token) */
-	if (!t || (!text && len) || max < 0 || (!ids && max) || len > (size_t)(INT_MAX - 1) / 2) {
+	/* a byte gives at most three ids (a one-byte special token, then a prefix space of three
+	 * byte tokens and one more), so the count fits an int */
+	if (!t || (!text && len) || max < 0 || (!ids && max) || len > (size_t)(INT_MAX - 1) / 3) {
 		errno = EINVAL;
 		return -1;
 	}
