@@ -60,7 +60,8 @@ static int get_float(const gl_gguf_t *g, const char *arch, const char *suffix, f
 	return 0;
 }
 
-/* The file's rope scaling: none, or linear (1 / factor); another kind is refused. */
+/* The file's rope scaling: none, or linear (1 / factor; older files: rope.scale_linear);
+ * another kind is refused. */
 static int read_rope_scaling(const gl_gguf_t *g, const char *arch, gl_hparams_t *hp,
 			     gp_error_t *err)
 {
@@ -70,10 +71,17 @@ static int read_rope_scaling(const gl_gguf_t *g, const char *arch, gl_hparams_t 
 	float factor = 1.0f;
 	hp->rope_scale = 1.0f;
 	snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
-	if (gl_gguf_get_str(g, key, &type, &len) < 0 || strcmp(type, "none") == 0)
+	if (gl_gguf_get_str(g, key, &type, &len) < 0) {
+		snprintf(key, sizeof key, "%s.rope.scale_linear", arch);
+		if (gl_gguf_get_f32(g, key, &factor) < 0)
+			return 0;
+		type = "linear";
+	} else if (strcmp(type, "none") == 0) {
 		return 0;
-	snprintf(key, sizeof key, "%s.rope.scaling.factor", arch);
-	gl_gguf_get_f32(g, key, &factor);
+	} else {
+		snprintf(key, sizeof key, "%s.rope.scaling.factor", arch);
+		gl_gguf_get_f32(g, key, &factor);
+	}
 	if (strcmp(type, "linear") != 0 || !(factor >= 1.0f && factor <= 1024.0f)) {
 		errno = ENOTSUP;
 		return gp_errprintf(err, "model: rope scaling '%s' (factor %g) is not supported",
@@ -98,6 +106,14 @@ static int read_shape(const gl_gguf_t *g, const char *a, gl_hparams_t *hp, gp_er
 		return gp_errprintf(err, "model: embedding length %d is not a multiple of %d heads",
 				    hp->dim, hp->n_heads);
 	hp->head_dim = hp->dim / hp->n_heads;
+	int key_len;
+	if (get_int(g, a, "attention.key_length", hp->head_dim, MAX_DIM, &key_len, err) < 0)
+		return -1;
+	if (key_len != hp->head_dim) { /* Mistral Nemo's: q is not dim wide */
+		errno = ENOTSUP;
+		return gp_errprintf(err, "model: heads of %d values (key_length) in a width of %d "
+					 "are not supported", key_len, hp->dim);
+	}
 	if (hp->n_heads % hp->n_kv_heads)
 		return gp_errprintf(err, "model: %d heads are not a multiple of %d kv heads",
 				    hp->n_heads, hp->n_kv_heads);

@@ -27,7 +27,8 @@ typedef struct {
 	const char *bad_dims; /* a tensor written with one row too many */
 	int n_heads;	      /* 0: NH */
 	int with_kv_key, with_output, f16_norms;
-	const char *scaling; /* rope.scaling.type, or NULL */
+	const char *scaling; /* rope.scaling.type, or NULL; "old": rope.scale_linear */
+	int key_length;	     /* attention.key_length, or 0 */
 } spec_t;
 
 static uint64_t rng = 1;
@@ -75,7 +76,11 @@ static void write_model(const char *path, const spec_t *s)
 	CHECK(gl_gguf_set_u32(w, KEY("attention.head_count"), (uint32_t)nh) == 0);
 	if (s->with_kv_key)
 		CHECK(gl_gguf_set_u32(w, KEY("attention.head_count_kv"), NKV) == 0);
-	if (s->scaling) {
+	if (s->key_length)
+		CHECK(gl_gguf_set_u32(w, KEY("attention.key_length"), (uint32_t)s->key_length) == 0);
+	if (s->scaling && strcmp(s->scaling, "old") == 0) {
+		CHECK(gl_gguf_set_f32(w, KEY("rope.scale_linear"), 8.0f) == 0);
+	} else if (s->scaling) {
 		CHECK(gl_gguf_set_str(w, KEY("rope.scaling.type"), s->scaling) == 0);
 		CHECK(gl_gguf_set_f32(w, KEY("rope.scaling.factor"), 4.0f) == 0);
 	}
@@ -159,6 +164,12 @@ static void test_hparams(void)
 	CHECK(try_spec(&s, &hp, &e, msg) == -1 && e == EINVAL && strstr(msg, "heads"));
 	s = (spec_t){ .scaling = "linear" };
 	CHECK(try_spec(&s, &hp, &e, msg) == 0 && hp.rope_scale == 0.25f);
+	s = (spec_t){ .scaling = "old" };
+	CHECK(try_spec(&s, &hp, &e, msg) == 0 && hp.rope_scale == 0.125f);
+	s = (spec_t){ .key_length = HD };
+	CHECK(try_spec(&s, &hp, &e, msg) == 0);
+	s = (spec_t){ .key_length = 2 * HD };
+	CHECK(try_spec(&s, &hp, &e, msg) == -1 && e == ENOTSUP && strstr(msg, "key_length"));
 	s = (spec_t){ .scaling = "yarn" };
 	CHECK(try_spec(&s, &hp, &e, msg) == -1 && e == ENOTSUP && strstr(msg, "yarn"));
 }
