@@ -98,8 +98,9 @@ void gl_fwd_destroy(gl_fwd_t **fp)
 	if (!fp || !*fp)
 		return;
 	gl_fwd_t *f = *fp;
-	void *dev[] = { f->x, f->xn, f->q, f->k, f->v, f->att, f->tmp, f->gate, f->up, f->logits,
-			f->d_ids, f->d_pos, f->d_slots, f->d_qstart, f->d_ctx, f->d_table };
+	void *dev[] = {f->x,	   f->xn,	f->q,	  f->k,	     f->v,     f->att,
+		       f->tmp,	   f->gate,	f->up,	  f->logits, f->d_ids, f->d_pos,
+		       f->d_slots, f->d_qstart, f->d_ctx, f->d_table};
 	for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
 		gk_dev_free(f->b, dev[i]);
 	free(f->h_pos);
@@ -150,8 +151,10 @@ static int prepare(gl_fwd_t *f, const gl_batch_t *bt, gp_error_t *err)
 		int seq = bt->seq[j], start = bt->ctx[j] - bt->n[j];
 		if (gl_kv_len(f->kv, seq) < bt->ctx[j]) {
 			errno = EINVAL;
-			return gp_errprintf(err, "forward: sequence %d holds %d tokens, the batch "
-						 "needs %d", seq, gl_kv_len(f->kv, seq), bt->ctx[j]);
+			return gp_errprintf(err,
+					    "forward: sequence %d holds %d tokens, the batch "
+					    "needs %d",
+					    seq, gl_kv_len(f->kv, seq), bt->ctx[j]);
 		}
 		f->h_qstart[j] = t;
 		f->h_ctx[j] = bt->ctx[j];
@@ -250,8 +253,8 @@ static int attention_part(gl_fwd_t *f, const gl_layer_t *ly, int li, int n)
 		return -1;
 	if (gk_rope(b, f->q, f->d_pos, n, hp->n_heads, hp->head_dim, hp->rot_dim, hp->rope_base,
 		    hp->rope_scale, hp->rope_neox, NULL) < 0 ||
-	    gk_rope(b, f->k, f->d_pos, n, hp->n_kv_heads, hp->head_dim, hp->rot_dim,
-		    hp->rope_base, hp->rope_scale, hp->rope_neox, NULL) < 0)
+	    gk_rope(b, f->k, f->d_pos, n, hp->n_kv_heads, hp->head_dim, hp->rot_dim, hp->rope_base,
+		    hp->rope_scale, hp->rope_neox, NULL) < 0)
 		return -1;
 	gk_dtype_t kt = gl_kv_type(f->kv);
 	void *kc = gl_kv_k(f->kv, li), *vc = gl_kv_v(f->kv, li);
@@ -269,13 +272,22 @@ static int layer(gl_fwd_t *f, const gl_batch_t *bt, const gl_layer_t *ly, int li
 	if (attention_part(f, ly, li, n) < 0)
 		return -1;
 	gk_attn_t a = {
-		.nseq = bt->nseq, .ntok = n, .q_start = f->d_qstart, .ctx_len = f->d_ctx,
-		.block_table = f->d_table, .max_blocks = f->max_blocks,
-		.block_size = gl_kv_block_size(f->kv), .n_heads = hp->n_heads,
-		.n_kv_heads = hp->n_kv_heads, .head_dim = hp->head_dim,
-		.scale = 1.0f / sqrtf((float)hp->head_dim), .kv_t = gl_kv_type(f->kv),
-		.k_cache = gl_kv_k(f->kv, li), .v_cache = gl_kv_v(f->kv, li), .q = f->q,
-		.out = f->att,
+	    .nseq = bt->nseq,
+	    .ntok = n,
+	    .q_start = f->d_qstart,
+	    .ctx_len = f->d_ctx,
+	    .block_table = f->d_table,
+	    .max_blocks = f->max_blocks,
+	    .block_size = gl_kv_block_size(f->kv),
+	    .n_heads = hp->n_heads,
+	    .n_kv_heads = hp->n_kv_heads,
+	    .head_dim = hp->head_dim,
+	    .scale = 1.0f / sqrtf((float)hp->head_dim),
+	    .kv_t = gl_kv_type(f->kv),
+	    .k_cache = gl_kv_k(f->kv, li),
+	    .v_cache = gl_kv_v(f->kv, li),
+	    .q = f->q,
+	    .out = f->att,
 	};
 	size_t nd = (size_t)n * (size_t)hp->dim, nf = (size_t)n * (size_t)hp->n_ff;
 	if (gk_attention(b, &a, NULL) < 0 || mm(f, &ly->o, f->att, n, f->tmp) < 0 ||
@@ -322,8 +334,7 @@ int gl_fwd_head(gl_fwd_t *f, const gl_batch_t *bt, float *logits, gp_error_t *er
 				    D * 4, GK_D2D) < 0)
 				return kfail(f, "copy", err);
 	}
-	if (gk_rmsnorm(f->b, f->xn, f->xn, f->w->out_norm, nrows, (int)D, f->hp.norm_eps, NULL) <
-	    0)
+	if (gk_rmsnorm(f->b, f->xn, f->xn, f->w->out_norm, nrows, (int)D, f->hp.norm_eps, NULL) < 0)
 		return kfail(f, "output norm", err);
 	int hr = f->max_tokens < HEAD_ROWS ? f->max_tokens : HEAD_ROWS;
 	for (int r = 0; r < nrows; r += hr) {

@@ -19,8 +19,8 @@ struct gl_sampler {
 	gl_sample_params_t p;
 	int n_vocab;
 	uint64_t rng[4];
-	cand_t *cand;	  /* n_vocab candidates */
-	uint32_t *stamp;  /* n_vocab: the call that last penalised each token */
+	cand_t *cand;	 /* n_vocab candidates */
+	uint32_t *stamp; /* n_vocab: the call that last penalised each token */
 	uint32_t ncalls;
 };
 

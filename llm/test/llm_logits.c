@@ -41,7 +41,7 @@ static void die(const char *what, const char *why)
 
 static void open_model(ctx_t *c, const char *path, gk_dtype_t kv_t, int max_tokens)
 {
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	gk_error_t ge;
 	if (!(c->b = gk_backend_open("cpu", &ge)))
 		die("cpu backend", ge.text);
@@ -64,8 +64,8 @@ static void open_model(ctx_t *c, const char *path, gk_dtype_t kv_t, int max_toke
 static void step(ctx_t *c, int nseq, const int32_t *seq, const int32_t *n, const int32_t *toks,
 		 int all, float *out)
 {
-	gl_batch_t bt = { .nseq = nseq, .tokens = toks, .all_logits = all };
-	gp_error_t err = { { 0 } };
+	gl_batch_t bt = {.nseq = nseq, .tokens = toks, .all_logits = all};
+	gp_error_t err = {{0}};
 	for (int j = 0; j < nseq; j++) {
 		bt.seq[j] = seq[j];
 		bt.n[j] = n[j];
@@ -195,7 +195,7 @@ static int same_text(const gl_tok_t *tok, const int32_t *ids, int n, const answe
 
 static void run_engine(ctx_t *c, const int32_t *t, int n, int K, int ngen)
 {
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	gl_tok_t *tok = gl_tok_from_gguf(c->g, &err);
 	if (!tok)
 		die("tokenizer", err.text);
@@ -209,14 +209,18 @@ static void run_engine(ctx_t *c, const int32_t *t, int n, int K, int ngen)
 	gl_exec_local_t *x = gl_exec_local_create(c->b, &c->hp, c->w, c->kv, 8, &err);
 	if (!x)
 		die("exec", err.text);
-	gl_engine_opts_t o = { .max_seqs = K, .max_batch_tokens = 8, .n_ctx = n + ngen + 1 };
+	gl_engine_opts_t o = {.max_seqs = K, .max_batch_tokens = 8, .n_ctx = n + ngen + 1};
 	gl_engine_t *e = gl_engine_create(tok, &c->hp, &gl_exec_local_ops, x, &o, &err);
 	if (!e)
 		die("engine", err.text);
 	for (int j = 0; j < K; j++) {
-		gl_request_t r = { .prompt = toks + j * n, .nprompt = n, .max_tokens = ngen,
-				   .ignore_eos = 1, .on_text = on_text, .on_done = on_done,
-				   .arg = &ans[j] };
+		gl_request_t r = {.prompt = toks + j * n,
+				  .nprompt = n,
+				  .max_tokens = ngen,
+				  .ignore_eos = 1,
+				  .on_text = on_text,
+				  .on_done = on_done,
+				  .arg = &ans[j]};
 		gl_sample_defaults(&r.sp);
 		r.sp.temperature = 0;
 		if (gl_engine_submit(e, &r, &err) < 0)
@@ -342,9 +346,9 @@ int main(int argc, char **argv)
 	} else if (greedy > 0) {
 		run_greedy(&c, t, n, greedy);
 	} else {
-		int chunk = strcmp(mode, "decode") == 0 ? 1
+		int chunk = strcmp(mode, "decode") == 0	      ? 1
 			    : strncmp(mode, "chunk=", 6) == 0 ? atoi(mode + 6)
-							       : n;
+							      : n;
 		if (chunk < 1 || !out)
 			die("--mode/--out", "bad mode or no --out");
 		float *l = malloc((size_t)n * (size_t)c.nv * 4);

@@ -19,9 +19,9 @@ struct gl_tok {
 	int unused;
 };
 static const char *const pieces[NV] = {
-	[1] = "a", [2] = "b", [3] = "c", [4] = "d", [5] = "e", [6] = "f", [7] = "g", [8] = "h",
-	[27] = " ", [28] = "\xC3", [29] = "\xA9", [30] = "ST", [31] = "OP", [32] = "\xE2\x82",
-	[33] = "\xAC", [34] = "X",
+    [1] = "a",	 [2] = "b",	    [3] = "c",	   [4] = "d",	  [5] = "e",	 [6] = "f",
+    [7] = "g",	 [8] = "h",	    [27] = " ",	   [28] = "\xC3", [29] = "\xA9", [30] = "ST",
+    [31] = "OP", [32] = "\xE2\x82", [33] = "\xAC", [34] = "X",
 };
 #define EOS 0
 
@@ -192,7 +192,7 @@ static int f_free(void *ctx)
 	return x->capacity - used_tokens(x);
 }
 
-static const gl_exec_ops_t fops = { f_submit, f_wait, f_release, f_depth, f_free };
+static const gl_exec_ops_t fops = {f_submit, f_wait, f_release, f_depth, f_free};
 
 /* ---- a request's outcome ---- */
 typedef struct {
@@ -229,7 +229,7 @@ static void on_done(void *arg, gl_finish_t why, const gl_usage_t *u, const char 
 }
 
 static struct gl_tok tok;
-static gl_hparams_t hp = { .n_vocab = NV };
+static gl_hparams_t hp = {.n_vocab = NV};
 
 static gl_engine_t *make(fexec_t *x, int depth, int capacity, int max_seqs, int mbt, int n_ctx)
 {
@@ -237,7 +237,7 @@ static gl_engine_t *make(fexec_t *x, int depth, int capacity, int max_seqs, int 
 	x->depth = depth;
 	x->capacity = capacity;
 	x->max_batch_tokens = mbt;
-	gl_engine_opts_t o = { .max_seqs = max_seqs, .max_batch_tokens = mbt, .n_ctx = n_ctx };
+	gl_engine_opts_t o = {.max_seqs = max_seqs, .max_batch_tokens = mbt, .n_ctx = n_ctx};
 	gp_error_t err;
 	gl_engine_t *e = gl_engine_create(&tok, &hp, &fops, x, &o, &err);
 	CHECK(e);
@@ -247,9 +247,14 @@ static gl_engine_t *make(fexec_t *x, int depth, int capacity, int max_seqs, int 
 static int submit(gl_engine_t *e, int k, int nprompt, int max_tokens, out_t *o,
 		  const char *const *stop, int nstop)
 {
-	gl_request_t r = { .prompt = prog[k], .nprompt = nprompt, .max_tokens = max_tokens,
-			   .stop = stop, .nstop = nstop, .on_text = on_text, .on_done = on_done,
-			   .arg = o };
+	gl_request_t r = {.prompt = prog[k],
+			  .nprompt = nprompt,
+			  .max_tokens = max_tokens,
+			  .stop = stop,
+			  .nstop = nstop,
+			  .on_text = on_text,
+			  .on_done = on_done,
+			  .arg = o};
 	gl_sample_defaults(&r.sp);
 	r.sp.temperature = 0;
 	memset(o, 0, sizeof *o);
@@ -273,7 +278,7 @@ static void test_length_and_eos(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 4, 64, 64);
-	const int32_t p0[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const int32_t p0[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	set_prog(0, p0, 8);
 	out_t o;
 	submit(e, 0, 3, 5, &o, NULL, 0); /* prompt: selector, a, b; then c d e f g */
@@ -282,14 +287,19 @@ static void test_length_and_eos(void)
 	CHECK(o.u.prompt_tokens == 3 && o.u.completion_tokens == 5 && o.tokens == 5);
 	CHECK(x.releases == 1 && x.violations == 0);
 
-	const int32_t p1[] = { 1, 2, EOS, 3 };
+	const int32_t p1[] = {1, 2, EOS, 3};
 	set_prog(1, p1, 4);
 	submit(e, 1, 2, 0, &o, NULL, 0);
 	run_all(e);
 	CHECK(o.why == GL_FINISH_STOP && strcmp(o.text, "b") == 0 && o.u.completion_tokens == 2);
 	/* ignore_eos goes on past it (the end-of-generation token has no text) */
-	gl_request_t r = { .prompt = prog[1], .nprompt = 2, .max_tokens = 4, .ignore_eos = 1,
-			   .on_text = on_text, .on_done = on_done, .arg = &o };
+	gl_request_t r = {.prompt = prog[1],
+			  .nprompt = 2,
+			  .max_tokens = 4,
+			  .ignore_eos = 1,
+			  .on_text = on_text,
+			  .on_done = on_done,
+			  .arg = &o};
 	gl_sample_defaults(&r.sp);
 	r.sp.temperature = 0;
 	memset(&o, 0, sizeof o);
@@ -310,17 +320,17 @@ static void test_stop_strings(void)
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 4, 64, 64);
 	/* "b" "ST" "OP" "d": STOP is split over two tokens */
-	const int32_t p[] = { 2, 30, 31, 4 };
+	const int32_t p[] = {2, 30, 31, 4};
 	set_prog(2, p, 4);
-	const char *stop[] = { "STOP" };
+	const char *stop[] = {"STOP"};
 	out_t o;
 	submit(e, 2, 1, 0, &o, stop, 1);
 	run_all(e);
 	CHECK(o.why == GL_FINISH_STOP && strcmp(o.text, "b") == 0);
 	/* "ST" then "d": held while it could begin "STX", then handed out with "d" */
-	const int32_t q[] = { 2, 30, 4, 5 };
+	const int32_t q[] = {2, 30, 4, 5};
 	set_prog(3, q, 4);
-	const char *stop2[] = { "STX", "zz" };
+	const char *stop2[] = {"STX", "zz"};
 	submit(e, 3, 1, 4, &o, stop2, 2);
 	run_all(e);
 	CHECK(o.why == GL_FINISH_LENGTH && strcmp(o.text, "bSTde") == 0);
@@ -330,7 +340,7 @@ static void test_stop_strings(void)
 	run_all(e);
 	CHECK(o.why == GL_FINISH_LENGTH && strcmp(o.text, "bST") == 0 && o.tokens == 2);
 	/* a stop string inside one token: the text before it is the answer */
-	const char *stop3[] = { "T" };
+	const char *stop3[] = {"T"};
 	submit(e, 3, 1, 0, &o, stop3, 1);
 	run_all(e);
 	CHECK(o.why == GL_FINISH_STOP && strcmp(o.text, "bS") == 0);
@@ -343,18 +353,20 @@ static void test_utf8(void)
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 4, 64, 64);
 	/* é split over two tokens, then b, then € split over two */
-	const int32_t p[] = { 28, 29, 2, 32, 33 };
+	const int32_t p[] = {28, 29, 2, 32, 33};
 	set_prog(4, p, 5);
 	out_t o;
 	submit(e, 4, 1, 5, &o, NULL, 0);
 	run_all(e);
-	CHECK(strcmp(o.text, "\xC3\xA9" "b\xE2\x82\xAC") == 0);
+	CHECK(strcmp(o.text, "\xC3\xA9"
+			     "b\xE2\x82\xAC") == 0);
 	CHECK(strcmp(o.call[0], "\xC3\xA9") == 0 && strcmp(o.call[1], "b") == 0);
 	CHECK(strcmp(o.call[2], "\xE2\x82\xAC") == 0 && o.calls == 3 && o.tokens == 5);
 	/* cut inside a character: the end is U+FFFD, never half a character */
 	submit(e, 4, 1, 4, &o, NULL, 0);
 	run_all(e);
-	CHECK(strcmp(o.text, "\xC3\xA9" "b\xEF\xBF\xBD") == 0);
+	CHECK(strcmp(o.text, "\xC3\xA9"
+			     "b\xEF\xBF\xBD") == 0);
 	gl_engine_destroy(&e);
 }
 
@@ -363,7 +375,7 @@ static void test_chunks(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 4, 8, 64);
-	const int32_t p[] = { 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6 };
+	const int32_t p[] = {1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6};
 	set_prog(5, p, 22);
 	out_t o;
 	submit(e, 5, 20, 3, &o, NULL, 0);
@@ -379,9 +391,9 @@ static void test_continuous(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 4, 64, 64);
-	const int32_t pa[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const int32_t pa[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	set_prog(0, pa, 8);
-	const int32_t pb[] = { 8, 7, 6, 5, 4, 3, 2, 1 };
+	const int32_t pb[] = {8, 7, 6, 5, 4, 3, 2, 1};
 	set_prog(1, pb, 8);
 	out_t a, b;
 	gp_error_t err;
@@ -402,7 +414,7 @@ static void test_cancel(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 1, 64, 64);
-	const int32_t p[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const int32_t p[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	set_prog(0, p, 8);
 	out_t a, b;
 	gp_error_t err;
@@ -424,7 +436,7 @@ static void test_failure(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 2, 1000, 1, 64, 64);
-	const int32_t p[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const int32_t p[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	set_prog(0, p, 8);
 	out_t a, b, c;
 	gp_error_t err;
@@ -448,7 +460,7 @@ static void test_submit_failure(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 2, 64, 64);
-	const int32_t p[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const int32_t p[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	set_prog(0, p, 8);
 	out_t a, b;
 	gp_error_t err;
@@ -470,13 +482,17 @@ static void test_seeded(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 2, 1000, 4, 64, 64);
-	const int32_t p[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const int32_t p[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	set_prog(0, p, 8);
 	out_t o[3];
 	for (int k = 0; k < 3; k++) {
-		gl_request_t r = { .prompt = prog[0], .nprompt = 2, .max_tokens = 12,
-				   .ignore_eos = 1, .on_text = on_text, .on_done = on_done,
-				   .arg = &o[k] };
+		gl_request_t r = {.prompt = prog[0],
+				  .nprompt = 2,
+				  .max_tokens = 12,
+				  .ignore_eos = 1,
+				  .on_text = on_text,
+				  .on_done = on_done,
+				  .arg = &o[k]};
 		gl_sample_defaults(&r.sp);
 		r.sp.temperature = 1.5f; /* logits 5 and -1: other tokens often */
 		r.sp.seed = k == 2 ? 8 : 7;
@@ -499,7 +515,7 @@ static void test_pipeline(void)
 	gl_engine_t *e = make(&x, 3, 1000, 8, 64, 64);
 	out_t o[5];
 	for (int k = 0; k < 5; k++) {
-		const int32_t p[] = { 1 + k, 2 + k, 3, 4, 5, 6, 7, 8 };
+		const int32_t p[] = {1 + k, 2 + k, 3, 4, 5, 6, 7, 8};
 		set_prog(k, p, 8);
 		submit(e, k, 2, 6, &o[k], NULL, 0);
 	}
@@ -520,7 +536,7 @@ static void test_preempt(void)
 	gl_engine_t *e = make(&x, 1, 40, 4, 64, 64);
 	out_t o[3];
 	for (int k = 0; k < 3; k++) {
-		const int32_t p[] = { 1 + k, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3 };
+		const int32_t p[] = {1 + k, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3};
 		set_prog(k, p, 19);
 		submit(e, k, 10, 20, &o[k], NULL, 0);
 	}
@@ -541,8 +557,8 @@ static void test_submit_checks(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 4, 64, 16);
-	set_prog(0, (const int32_t[]){ 1 }, 1);
-	gl_request_t r = { .prompt = prog[0], .nprompt = 0 };
+	set_prog(0, (const int32_t[]){1}, 1);
+	gl_request_t r = {.prompt = prog[0], .nprompt = 0};
 	gl_sample_defaults(&r.sp);
 	gp_error_t err;
 	CHECK(gl_engine_submit(e, &r, &err) == -1 && errno == EINVAL);
@@ -552,11 +568,11 @@ static void test_submit_checks(void)
 	r.sp.top_p = 2;
 	CHECK(gl_engine_submit(e, &r, &err) == -1 && strstr(err.text, "top_p"));
 	r.sp.top_p = 1;
-	const int32_t bad[] = { 1, NV };
+	const int32_t bad[] = {1, NV};
 	r.prompt = bad;
 	CHECK(gl_engine_submit(e, &r, &err) == -1 && errno == EINVAL);
 	r.prompt = prog[0];
-	const char *stop[] = { "" };
+	const char *stop[] = {""};
 	r.stop = stop;
 	r.nstop = 1;
 	CHECK(gl_engine_submit(e, &r, &err) == -1 && errno == EINVAL);

@@ -14,12 +14,12 @@
 #include "llm/test/eng_check.h"
 
 #define DIM 64
-#define NH 2
+#define NH  2
 #define NKV 1
-#define HD 32
-#define FF 96
-#define NV 40
-#define NL 2
+#define HD  32
+#define FF  96
+#define NV  40
+#define NL  2
 
 typedef struct {
 	const char *arch;
@@ -44,7 +44,7 @@ static void add(gl_gguf_writer_t *w, const spec_t *s, const char *name, int d0, 
 		return;
 	if (s->bad_dims && strcmp(s->bad_dims, name) == 0)
 		d1 ? d1++ : d0++;
-	uint64_t dims[2] = { (uint64_t)d0, (uint64_t)(d1 ? d1 : 1) };
+	uint64_t dims[2] = {(uint64_t)d0, (uint64_t)(d1 ? d1 : 1)};
 	size_t n = (size_t)d0 * (d1 ? (size_t)d1 : 1);
 	float *f = malloc(n * sizeof *f);
 	for (size_t i = 0; i < n; i++)
@@ -77,7 +77,8 @@ static void write_model(const char *path, const spec_t *s)
 	if (s->with_kv_key)
 		CHECK(gl_gguf_set_u32(w, KEY("attention.head_count_kv"), NKV) == 0);
 	if (s->key_length)
-		CHECK(gl_gguf_set_u32(w, KEY("attention.key_length"), (uint32_t)s->key_length) == 0);
+		CHECK(gl_gguf_set_u32(w, KEY("attention.key_length"), (uint32_t)s->key_length) ==
+		      0);
 	if (s->scaling && strcmp(s->scaling, "old") == 0) {
 		CHECK(gl_gguf_set_f32(w, KEY("rope.scale_linear"), 8.0f) == 0);
 	} else if (s->scaling) {
@@ -120,7 +121,7 @@ static int try_spec(const spec_t *s, gl_hparams_t *hp, int *e, char *msg)
 	char path[128];
 	snprintf(path, sizeof path, "%s/m.gguf", dir);
 	write_model(path, s);
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	gl_gguf_t *g = gl_gguf_open(path, &err);
 	CHECK(g);
 	errno = 0;
@@ -137,7 +138,7 @@ static void test_hparams(void)
 	gl_hparams_t hp;
 	int e;
 	char msg[256];
-	spec_t s = { 0 };
+	spec_t s = {0};
 	CHECK(try_spec(&s, &hp, &e, msg) == 0);
 	CHECK(hp.arch == GL_ARCH_LLAMA && hp.n_vocab == NV && hp.dim == DIM && hp.n_layers == NL);
 	CHECK(hp.n_heads == NH && hp.n_kv_heads == NH && hp.head_dim == HD && hp.rot_dim == HD);
@@ -145,32 +146,32 @@ static void test_hparams(void)
 	CHECK(hp.rope_scale == 1.0f && hp.tied_output == 1 && hp.n_ctx_train == 2048);
 	CHECK(strcmp(hp.name, "llama") == 0);
 
-	s = (spec_t){ .arch = "qwen2", .with_kv_key = 1, .with_output = 1 };
+	s = (spec_t){.arch = "qwen2", .with_kv_key = 1, .with_output = 1};
 	CHECK(try_spec(&s, &hp, &e, msg) == 0);
 	CHECK(hp.arch == GL_ARCH_QWEN2 && hp.rope_neox == 1 && hp.norm_eps == 1e-6f);
 	CHECK(hp.n_kv_heads == NKV && hp.tied_output == 0);
 
-	s = (spec_t){ .arch = "gpt2" };
+	s = (spec_t){.arch = "gpt2"};
 	CHECK(try_spec(&s, &hp, &e, msg) == -1 && e == ENOTSUP && strstr(msg, "gpt2"));
-	s = (spec_t){ .skip = "blk.1.ffn_up.weight" };
+	s = (spec_t){.skip = "blk.1.ffn_up.weight"};
 	CHECK(try_spec(&s, &hp, &e, msg) == -1 && e == EINVAL && strstr(msg, "blk.1.ffn_up"));
-	s = (spec_t){ .arch = "qwen2", .skip = "blk.0.attn_k.bias" };
+	s = (spec_t){.arch = "qwen2", .skip = "blk.0.attn_k.bias"};
 	CHECK(try_spec(&s, &hp, &e, msg) == -1 && e == EINVAL && strstr(msg, "attn_k.bias"));
-	s = (spec_t){ .with_kv_key = 1, .bad_dims = "blk.0.attn_k.weight" };
+	s = (spec_t){.with_kv_key = 1, .bad_dims = "blk.0.attn_k.weight"};
 	CHECK(try_spec(&s, &hp, &e, msg) == -1 && e == EINVAL && strstr(msg, "attn_k"));
-	s = (spec_t){ .bad_dims = "output_norm.weight" };
+	s = (spec_t){.bad_dims = "output_norm.weight"};
 	CHECK(try_spec(&s, &hp, &e, msg) == -1 && e == EINVAL);
-	s = (spec_t){ .n_heads = 3 };
+	s = (spec_t){.n_heads = 3};
 	CHECK(try_spec(&s, &hp, &e, msg) == -1 && e == EINVAL && strstr(msg, "heads"));
-	s = (spec_t){ .scaling = "linear" };
+	s = (spec_t){.scaling = "linear"};
 	CHECK(try_spec(&s, &hp, &e, msg) == 0 && hp.rope_scale == 0.25f);
-	s = (spec_t){ .scaling = "old" };
+	s = (spec_t){.scaling = "old"};
 	CHECK(try_spec(&s, &hp, &e, msg) == 0 && hp.rope_scale == 0.125f);
-	s = (spec_t){ .key_length = HD };
+	s = (spec_t){.key_length = HD};
 	CHECK(try_spec(&s, &hp, &e, msg) == 0);
-	s = (spec_t){ .key_length = 2 * HD };
+	s = (spec_t){.key_length = 2 * HD};
 	CHECK(try_spec(&s, &hp, &e, msg) == -1 && e == ENOTSUP && strstr(msg, "key_length"));
-	s = (spec_t){ .scaling = "yarn" };
+	s = (spec_t){.scaling = "yarn"};
 	CHECK(try_spec(&s, &hp, &e, msg) == -1 && e == ENOTSUP && strstr(msg, "yarn"));
 }
 
@@ -202,12 +203,12 @@ static void close_model(model_t *m)
 static void test_sizes_and_ranges(void)
 {
 	model_t m;
-	spec_t s = { .with_kv_key = 1, .f16_norms = 1 };
+	spec_t s = {.with_kv_key = 1, .f16_norms = 1};
 	open_model(&m, &s, 1);
 	int kvd = NKV * HD;
 	/* two f16 norms, the f32 matrices q, o, k, v, gate, up, down */
-	size_t layer = 2 * DIM * 2 + 4 * ((size_t)DIM * DIM * 2 + (size_t)DIM * kvd * 2 +
-					  3 * (size_t)DIM * FF);
+	size_t layer = 2 * DIM * 2 +
+		       4 * ((size_t)DIM * DIM * 2 + (size_t)DIM * kvd * 2 + 3 * (size_t)DIM * FF);
 	CHECK(gl_layer_bytes(m.g, 0) == layer && gl_layer_bytes(m.g, 1) == layer);
 	CHECK(gl_embed_bytes(m.g) == 4 * (size_t)DIM * NV);
 	CHECK(gl_head_bytes(m.g) == 2 * DIM + 4 * (size_t)DIM * NV); /* tied: the embedding */
@@ -262,7 +263,7 @@ static double maxdiff(const float *a, const float *b, size_t n)
 /* Batch of one sequence bringing N tokens after those it has. */
 static gl_batch_t one(gl_kv_t *kv, int seq, const int32_t *t, int n, int all)
 {
-	gl_batch_t bt = { .nseq = 1, .ntok = n, .tokens = t, .all_logits = all };
+	gl_batch_t bt = {.nseq = 1, .ntok = n, .tokens = t, .all_logits = all};
 	bt.seq[0] = seq;
 	bt.n[0] = n;
 	bt.ctx[0] = gl_kv_len(kv, seq) + n;
@@ -273,13 +274,13 @@ static gl_batch_t one(gl_kv_t *kv, int seq, const int32_t *t, int n, int all)
 static void test_split(const char *arch)
 {
 	model_t m;
-	spec_t s = { .arch = arch, .with_kv_key = 1, .with_output = 1 };
+	spec_t s = {.arch = arch, .with_kv_key = 1, .with_output = 1};
 	open_model(&m, &s, 0);
 	rank_t whole, r0, r1;
 	rank_open(&whole, &m, 0, NL, 1, 1);
 	rank_open(&r0, &m, 0, 1, 1, 0);
 	rank_open(&r1, &m, 1, NL, 0, 1);
-	const int32_t t[] = { 3, 17, 5, 39, 0, 22, 8 };
+	const int32_t t[] = {3, 17, 5, 39, 0, 22, 8};
 	enum { N = 7 };
 	float la[N * NV], lb[N * NV], ld[N * NV], x[N * DIM];
 	gp_error_t err;
@@ -296,7 +297,8 @@ static void test_split(const char *arch)
 	/* one token a step through the cache: the same rows */
 	for (int i = 0; i < N; i++) {
 		gl_batch_t d = one(whole.kv, 1, t + i, 1, 0);
-		CHECK(gl_fwd_embed(whole.f, &d, &err) == 0 && gl_fwd_layers(whole.f, &d, &err) == 0 &&
+		CHECK(gl_fwd_embed(whole.f, &d, &err) == 0 &&
+		      gl_fwd_layers(whole.f, &d, &err) == 0 &&
 		      gl_fwd_head(whole.f, &d, ld + i * NV, &err) == 0);
 	}
 	CHECK(maxdiff(la, ld, N * NV) < 1e-5);

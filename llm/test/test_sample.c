@@ -36,7 +36,7 @@ static void draw(gl_sampler_t *s, const float *logits, int n, int *count)
 	}
 }
 
-static const float base[NV] = { 1.0f, 3.0f, 0.5f, 3.0f, 2.0f, -1.0f, 2.5f, 0.0f };
+static const float base[NV] = {1.0f, 3.0f, 0.5f, 3.0f, 2.0f, -1.0f, 2.5f, 0.0f};
 
 static void test_greedy(void)
 {
@@ -127,7 +127,7 @@ static void test_seed(void)
 /* The expected share of token 1 under temperature T, against what 20000 draws give. */
 static void test_temperature(void)
 {
-	const float temps[] = { 0.25f, 1.0f, 2.0f };
+	const float temps[] = {0.25f, 1.0f, 2.0f};
 	double share[3];
 	for (int k = 0; k < 3; k++) {
 		gl_sampler_t *s = make(temps[k], 0, 1, 0, 5);
@@ -157,13 +157,13 @@ static void test_penalty(void)
 	float l[NV];
 	memcpy(l, base, sizeof l);
 	/* 1 seen (3.0 -> 1.5), seen twice still halved once; 3 is older than the window */
-	const int32_t hist[] = { 3, 1, 1 };
+	const int32_t hist[] = {3, 1, 1};
 	int32_t t = gl_sampler_next(s, l, hist, 3);
 	CHECK(t == 3);
 	CHECK(l[1] == 1.5f && l[3] == 3.0f);
 	/* a negative logit is multiplied */
 	memcpy(l, base, sizeof l);
-	const int32_t h2[] = { 5 };
+	const int32_t h2[] = {5};
 	gl_sampler_next(s, l, h2, 1);
 	CHECK(l[5] == -2.0f);
 	gl_sampler_destroy(&s);
