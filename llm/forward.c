@@ -162,7 +162,9 @@ static int prepare(gl_fwd_t *f, const gl_batch_t *bt, gp_error_t *err)
 			f->h_pos[t] = start + i;
 			f->h_slots[t] = gl_kv_slot(f->kv, seq, start + i);
 		}
-		int nb = (bt->ctx[j] + bs - 1) / bs;
+		/* the blocks it holds, which may be more than this step's context needs (a
+		 * sequence reserved ahead): the table must have room for all of them */
+		int nb = (gl_kv_len(f->kv, seq) + bs - 1) / bs;
 		if (nb > maxb)
 			maxb = nb;
 	}

@@ -302,6 +302,16 @@ static void test_split(const char *arch)
 		      gl_fwd_head(whole.f, &d, ld + i * NV, &err) == 0);
 	}
 	CHECK(maxdiff(la, ld, N * NV) < 1e-5);
+	/* a sequence that reserved more than the step needs (a pipeline reserving ahead) */
+	CHECK(gl_kv_reserve(whole.kv, 3, 13) == 0);
+	gl_batch_t ahead = {.nseq = 1, .ntok = N, .tokens = t, .all_logits = 1};
+	ahead.seq[0] = 3;
+	ahead.n[0] = N;
+	ahead.ctx[0] = N;
+	CHECK(gl_fwd_embed(whole.f, &ahead, &err) == 0 &&
+	      gl_fwd_layers(whole.f, &ahead, &err) == 0 &&
+	      gl_fwd_head(whole.f, &ahead, lb, &err) == 0);
+	CHECK(maxdiff(la, lb, N * NV) == 0);
 	/* a rank without the embedding or the head refuses them; bad batches are refused */
 	CHECK(gl_fwd_embed(r1.f, &b1, &err) == -1 && errno == EINVAL);
 	CHECK(gl_fwd_head(r0.f, &b0, lb, &err) == -1 && errno == EINVAL);
