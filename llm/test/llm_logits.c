@@ -1,6 +1,7 @@
 /* llm_logits.c - the C forward pass (cpu backend) over a token list, for the comparison with the
  * PyTorch reference (tests/tools/llm_check.py):
  *   llm_logits MODEL --tokens 1,2,3 --out FILE [--mode prefill|decode|chunk=N] [--kv f32|f16]
+ *     [--kv-blocks N] (the KV cache's 16-token blocks: few make the engine preempt)
  *     writes raw f32 logits, ntok x n_vocab: one prefill batch with all_logits, or one token a
  *     step through the KV cache, or prefill chunks of N
  *   llm_logits MODEL --tokens ... --batch K
@@ -11,7 +12,8 @@
  *   llm_logits MODEL --tokens ... --engine K --greedy N
  *     K prompts (rotations of the list) at once through gl_engine and gl_exec_local (prefill in
  *     chunks of 8 tokens, continuous batching), each answer's text against its greedy ids alone;
- *     prints "engine ok" or the first difference and exits 1 */
+ *     prints "engine ok, R refusals" (R: batches the executor refused for KV space) or the
+ *     first difference and exits 1 */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -39,7 +41,7 @@ static void die(const char *what, const char *why)
 	exit(1);
 }
 
-static void open_model(ctx_t *c, const char *path, gk_dtype_t kv_t, int max_tokens)
+static void open_model(ctx_t *c, const char *path, gk_dtype_t kv_t, int max_tokens, int kv_blocks)
 {
 	gp_error_t err = {{0}};
 	gk_error_t ge;
@@ -53,7 +55,7 @@ static void open_model(ctx_t *c, const char *path, gk_dtype_t kv_t, int max_toke
 		die("weights", err.text);
 	int row = c->hp.n_kv_heads * c->hp.head_dim;
 	/* 16-token blocks, enough for 8 sequences of MAXTOK, given out as sequences grow */
-	if (!(c->kv = gl_kv_create(c->b, c->hp.n_layers, 8 * MAXTOK / 16, 16, row, kv_t, 8, &err)))
+	if (!(c->kv = gl_kv_create(c->b, c->hp.n_layers, kv_blocks, 16, row, kv_t, 8, &err)))
 		die("kv cache", err.text);
 	if (!(c->f = gl_fwd_create(c->b, &c->hp, c->w, c->kv, max_tokens, &err)))
 		die("forward", err.text);
@@ -193,6 +195,16 @@ static int same_text(const gl_tok_t *tok, const int32_t *ids, int n, const answe
 	       memcmp(a->text, want, a->len - 3) == 0;
 }
 
+/* gl_exec_local_ops, counting the batches refused for KV space */
+static int refusals;
+static int counting_submit(void *ctx, uint64_t id, const gl_batch_t *bt, gp_error_t *err)
+{
+	int rc = gl_exec_local_ops.submit(ctx, id, bt, err);
+	if (rc < 0 && errno == ENOSPC)
+		refusals++;
+	return rc;
+}
+
 static void run_engine(ctx_t *c, const int32_t *t, int n, int K, int ngen)
 {
 	gp_error_t err = {{0}};
@@ -210,7 +222,9 @@ static void run_engine(ctx_t *c, const int32_t *t, int n, int K, int ngen)
 	if (!x)
 		die("exec", err.text);
 	gl_engine_opts_t o = {.max_seqs = K, .max_batch_tokens = 8, .n_ctx = n + ngen + 1};
-	gl_engine_t *e = gl_engine_create(tok, &c->hp, &gl_exec_local_ops, x, &o, &err);
+	gl_exec_ops_t ops = gl_exec_local_ops;
+	ops.submit = counting_submit;
+	gl_engine_t *e = gl_engine_create(tok, &c->hp, &ops, x, &o, &err);
 	if (!e)
 		die("engine", err.text);
 	for (int j = 0; j < K; j++) {
@@ -240,7 +254,7 @@ static void run_engine(ctx_t *c, const int32_t *t, int n, int K, int ngen)
 			bad = 1;
 		}
 	if (!bad)
-		printf("engine ok\n");
+		printf("engine ok, %d refusals\n", refusals);
 	gl_engine_destroy(&e);
 	gl_exec_local_destroy(&x);
 	gl_tok_destroy(&tok);
@@ -306,7 +320,7 @@ int main(int argc, char **argv)
 			     "--greedy N] [--kv f32|f16]");
 	const char *out = NULL, *mode = "prefill";
 	int32_t *t = malloc(MAXTOK * 4);
-	int n = 0, batch = 0, greedy = 0, engine = 0;
+	int n = 0, batch = 0, greedy = 0, engine = 0, kv_blocks = 8 * MAXTOK / 16;
 	gk_dtype_t kv_t = GK_F32;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -326,6 +340,8 @@ int main(int argc, char **argv)
 			greedy = atoi(v);
 		else if (strcmp(a, "--kv") == 0)
 			kv_t = strcmp(v, "f16") == 0 ? GK_F16 : GK_F32;
+		else if (strcmp(a, "--kv-blocks") == 0)
+			kv_blocks = atoi(v);
 		else
 			die(a, "unknown option");
 		i++;
@@ -335,7 +351,7 @@ int main(int argc, char **argv)
 	if (batch > 8 || engine > 8 || (greedy && n + greedy > MAXTOK))
 		die("options", "out of range");
 	ctx_t c;
-	open_model(&c, argv[1], kv_t, batch ? batch * n : n);
+	open_model(&c, argv[1], kv_t, batch ? batch * n : n, kv_blocks);
 	for (int i = 0; i < n; i++)
 		if (t[i] < 0 || t[i] >= c.nv)
 			die("--tokens", "an id outside the vocabulary");

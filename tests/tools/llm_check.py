@@ -13,7 +13,8 @@ weight type, and for each --model (models/gpool-fortunes.gguf when it exists):
   3. three sequences in one batch (prefill, then a decode step) against each alone
   4. 32 greedy tokens identical, token for token, to the reference's
   5. four prompts at once through the engine and the local executor, each answer's text that of
-     its greedy tokens alone (models with a tokenizer)
+     its greedy tokens alone (models with a tokenizer), also in a KV cache too small for all four
+     (the engine preempts and feeds sequences again)
 and the same on models written here with sharp attention, multi-query, partial RoPE and linear
 scaling (SHARP).
 Exit 0 if all pass, 1 if one fails, 77 if /usr/bin/python3's torch or llm_ref.py is missing.
@@ -158,9 +159,15 @@ class Checker:
                     f'ref {want[first] if first is not None else want}')
         if 'tokenizer.ggml.tokens' not in r.kv:
             return
-        eng = run([ll, path, '--tokens', ','.join(toks.split(',')[:8]), '--engine', '4',
-                   '--greedy', str(NGREEDY)]).strip()
-        self.report(f'{name} engine, 4 at once', eng == 'engine ok', eng)
+        prompt = ','.join(toks.split(',')[:8])
+        eng = run([ll, path, '--tokens', prompt, '--engine', '4', '--greedy', str(NGREEDY)]).strip()
+        self.report(f'{name} engine, 4 at once', eng.startswith('engine ok'), eng)
+        # 6 blocks of 16 for 4 answers of 40 tokens: sequences are preempted and fed again
+        eng = run([ll, path, '--tokens', prompt, '--engine', '4', '--greedy', str(NGREEDY),
+                   '--kv-blocks', '6']).strip()
+        m = re.match(r'engine ok, (\d+) refusals', eng)
+        self.report(f'{name} engine, 4 at once in a small cache', bool(m and int(m.group(1)) > 0),
+                    eng)
 
 
 def main():
