@@ -21,11 +21,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define GGUF_MAGIC	   "GGUF"
-#define DEFAULT_ALIGNMENT  32
-#define MAX_ALIGNMENT	   (1u << 20)
-#define HEADER_FIRST_READ  (1u << 20) /* header-only: bytes read first, doubled while short */
-#define WRITE_CHUNK	   (4u << 20) /* writer: bytes produced by one FILL call, about */
+#define GGUF_MAGIC	  "GGUF"
+#define DEFAULT_ALIGNMENT 32
+#define MAX_ALIGNMENT	  (1u << 20)
+#define HEADER_FIRST_READ (1u << 20) /* header-only: bytes read first, doubled while short */
+#define WRITE_CHUNK	  (4u << 20) /* writer: bytes produced by one FILL call, about */
 
 /* ---- values ---- */
 
@@ -34,13 +34,13 @@ static const struct {
 	size_t size; /* bytes of a scalar; 0 for string and array */
 	int kind;    /* 'u' unsigned, 's' signed, 'f' float, 'b' bool, 0 other */
 } vtypes[] = {
-	[GL_GGUF_U8] = { "u8", 1, 'u' },      [GL_GGUF_I8] = { "i8", 1, 's' },
-	[GL_GGUF_U16] = { "u16", 2, 'u' },    [GL_GGUF_I16] = { "i16", 2, 's' },
-	[GL_GGUF_U32] = { "u32", 4, 'u' },    [GL_GGUF_I32] = { "i32", 4, 's' },
-	[GL_GGUF_F32] = { "f32", 4, 'f' },    [GL_GGUF_BOOL] = { "bool", 1, 'b' },
-	[GL_GGUF_STRING] = { "string", 0, 0 }, [GL_GGUF_ARRAY] = { "array", 0, 0 },
-	[GL_GGUF_U64] = { "u64", 8, 'u' },    [GL_GGUF_I64] = { "i64", 8, 's' },
-	[GL_GGUF_F64] = { "f64", 8, 'f' },
+    [GL_GGUF_U8] = {"u8", 1, 'u'},	 [GL_GGUF_I8] = {"i8", 1, 's'},
+    [GL_GGUF_U16] = {"u16", 2, 'u'},	 [GL_GGUF_I16] = {"i16", 2, 's'},
+    [GL_GGUF_U32] = {"u32", 4, 'u'},	 [GL_GGUF_I32] = {"i32", 4, 's'},
+    [GL_GGUF_F32] = {"f32", 4, 'f'},	 [GL_GGUF_BOOL] = {"bool", 1, 'b'},
+    [GL_GGUF_STRING] = {"string", 0, 0}, [GL_GGUF_ARRAY] = {"array", 0, 0},
+    [GL_GGUF_U64] = {"u64", 8, 'u'},	 [GL_GGUF_I64] = {"i64", 8, 's'},
+    [GL_GGUF_F64] = {"f64", 8, 'f'},
 };
 #define NVTYPES ((uint32_t)(sizeof vtypes / sizeof vtypes[0]))
 
@@ -157,8 +157,8 @@ static int take(cur_t *c, size_t n, const uint8_t **out, const char *what)
 	*out = NULL;
 	if (n > c->len - c->off) {
 		c->short_buf = 1;
-		return fail(c, EINVAL, "truncated file: %s at byte %zu needs %zu bytes, %zu left", what,
-			    c->off, n, c->len - c->off);
+		return fail(c, EINVAL, "truncated file: %s at byte %zu needs %zu bytes, %zu left",
+			    what, c->off, n, c->len - c->off);
 	}
 	*out = c->p + c->off;
 	c->off += n;
@@ -190,8 +190,9 @@ static int take_str(cur_t *c, uint64_t max, const uint8_t **s, size_t *len, cons
 	if (take_u64(c, &n, what) < 0)
 		return -1;
 	if (n > max)
-		return fail(c, EFBIG, "%s at byte %zu is %" PRIu64 " bytes long, more than %" PRIu64,
-			    what, c->off - 8, n, max);
+		return fail(c, EFBIG,
+			    "%s at byte %zu is %" PRIu64 " bytes long, more than %" PRIu64, what,
+			    c->off - 8, n, max);
 	*len = (size_t)n;
 	return take(c, *len, s, what);
 }
@@ -253,15 +254,16 @@ static int parse_string_array(cur_t *c, struct kv *kv)
 static int parse_array(cur_t *c, struct kv *kv)
 {
 	uint32_t et;
-	if (take_u32(c, &et, "an array's element type") < 0 || take_u64(c, &kv->n, "an array's length") < 0)
+	if (take_u32(c, &et, "an array's element type") < 0 ||
+	    take_u64(c, &kv->n, "an array's length") < 0)
 		return -1;
 	if (et >= NVTYPES || et == GL_GGUF_ARRAY)
 		return fail(c, EINVAL, "key '%s': unknown or nested array element type %" PRIu32,
 			    kv->key, et);
 	kv->etype = (gl_gguf_vtype_t)et;
 	if (kv->n > GL_GGUF_MAX_ARRAY)
-		return fail(c, EFBIG, "key '%s': array of %" PRIu64 " elements, more than %u", kv->key,
-			    kv->n, GL_GGUF_MAX_ARRAY);
+		return fail(c, EFBIG, "key '%s': array of %" PRIu64 " elements, more than %u",
+			    kv->key, kv->n, GL_GGUF_MAX_ARRAY);
 	if (et == GL_GGUF_STRING)
 		return parse_string_array(c, kv);
 	const uint8_t *p;
@@ -312,22 +314,26 @@ static int parse_tensor(cur_t *c, gl_tensor_t *t)
 			return -1;
 		if (t->dims[i] == 0 || __builtin_mul_overflow(t->nelem, t->dims[i], &t->nelem) ||
 		    t->nelem > (uint64_t)INT64_MAX)
-			return fail(c, EINVAL, "tensor '%s': dimension %d is %" PRIu64
-					       " (zero, or the product overflows)",
+			return fail(c, EINVAL,
+				    "tensor '%s': dimension %d is %" PRIu64
+				    " (zero, or the product overflows)",
 				    name, i, t->dims[i]);
 	}
 	for (int i = t->ndims; i < GL_GGUF_MAX_DIMS; i++)
 		t->dims[i] = 1;
-	if (take_u32(c, &type, "a tensor type") < 0 || take_u64(c, &t->offset, "a tensor offset") < 0)
+	if (take_u32(c, &type, "a tensor type") < 0 ||
+	    take_u64(c, &t->offset, "a tensor offset") < 0)
 		return -1;
 	if (type > INT32_MAX || !gk_qtype_valid((int)type))
 		return fail(c, EINVAL, "tensor '%s': unknown tensor type %" PRIu32, name, type);
 	t->type = (gk_qtype_t)type;
 	uint64_t block = (uint64_t)gk_qtype_block(t->type), row, bytes;
 	if (t->dims[0] % block)
-		return fail(c, EINVAL, "tensor '%s': a row of %" PRIu64 " values is not whole %s blocks",
-			    name, t->dims[0], gk_qtype_name(t->type));
-	if (__builtin_mul_overflow(t->dims[0] / block, (uint64_t)gk_qtype_block_bytes(t->type), &row) ||
+		return fail(c, EINVAL,
+			    "tensor '%s': a row of %" PRIu64 " values is not whole %s blocks", name,
+			    t->dims[0], gk_qtype_name(t->type));
+	if (__builtin_mul_overflow(t->dims[0] / block, (uint64_t)gk_qtype_block_bytes(t->type),
+				   &row) ||
 	    __builtin_mul_overflow(row, t->nelem / t->dims[0], &bytes) || bytes > SIZE_MAX)
 		return fail(c, EINVAL, "tensor '%s': its size overflows", name);
 	t->bytes = (size_t)bytes;
@@ -381,8 +387,9 @@ static int index_kv(gl_gguf_t *g, cur_t *c)
 	if (a) {
 		int neg;
 		uint64_t mag;
-		if (a->type == GL_GGUF_ARRAY || int_value(a->type, g->buf + a->raw, &neg, &mag) < 0 ||
-		    neg || mag == 0 || (mag & (mag - 1)) || mag > MAX_ALIGNMENT)
+		if (a->type == GL_GGUF_ARRAY ||
+		    int_value(a->type, g->buf + a->raw, &neg, &mag) < 0 || neg || mag == 0 ||
+		    (mag & (mag - 1)) || mag > MAX_ALIGNMENT)
 			return fail(c, EINVAL, "general.alignment is not a power of two up to %u",
 				    MAX_ALIGNMENT);
 		g->alignment = mag;
@@ -407,12 +414,15 @@ static int check_tensors(gl_gguf_t *g, cur_t *c)
 		gl_tensor_t *t = &g->t[i];
 		uint64_t end;
 		if (t->offset % g->alignment)
-			rc = fail(c, EINVAL, "tensor '%s': offset %" PRIu64 " is not aligned to %" PRIu64,
+			rc = fail(c, EINVAL,
+				  "tensor '%s': offset %" PRIu64 " is not aligned to %" PRIu64,
 				  t->name, t->offset, g->alignment);
 		else if (__builtin_add_overflow(g->data_offset, t->offset, &end) ||
-			 __builtin_add_overflow(end, (uint64_t)t->bytes, &end) || end > g->file_size)
-			rc = fail(c, EINVAL, "tensor '%s': %zu bytes at offset %" PRIu64
-					     " lie past the end of the file (%" PRIu64 " bytes)",
+			 __builtin_add_overflow(end, (uint64_t)t->bytes, &end) ||
+			 end > g->file_size)
+			rc = fail(c, EINVAL,
+				  "tensor '%s': %zu bytes at offset %" PRIu64
+				  " lie past the end of the file (%" PRIu64 " bytes)",
 				  t->name, t->bytes, t->offset, g->file_size);
 		else
 			t->offset += g->data_offset;
@@ -447,15 +457,16 @@ static int parse_counts(gl_gguf_t *g, cur_t *c, uint64_t *nt, uint64_t *nkv)
 	if (take_u64(c, nt, "the tensor count") < 0 || take_u64(c, nkv, "the key count") < 0)
 		return -1;
 	if (*nt > GL_GGUF_MAX_TENSORS)
-		return fail(c, EFBIG, "%" PRIu64 " tensors, more than %d", *nt, GL_GGUF_MAX_TENSORS);
+		return fail(c, EFBIG, "%" PRIu64 " tensors, more than %d", *nt,
+			    GL_GGUF_MAX_TENSORS);
 	if (*nkv > GL_GGUF_MAX_KV)
 		return fail(c, EFBIG, "%" PRIu64 " keys, more than %d", *nkv, GL_GGUF_MAX_KV);
 	/* each key and tensor takes some bytes: a short file cannot make us allocate much */
 	if (*nkv > (c->len - c->off) / 13 || *nt > (c->len - c->off - *nkv * 13) / 28)
-		return c->short_buf = 1,
-		       fail(c, EINVAL, "truncated file: %" PRIu64 " keys and %" PRIu64
-				       " tensors do not fit in %zu bytes",
-			    *nkv, *nt, c->len);
+		return c->short_buf = 1, fail(c, EINVAL,
+					      "truncated file: %" PRIu64 " keys and %" PRIu64
+					      " tensors do not fit in %zu bytes",
+					      *nkv, *nt, c->len);
 	return 0;
 }
 
@@ -547,7 +558,7 @@ static gl_gguf_t *handle(int mode)
 /* Parse G's buffer; on failure close G, keeping errno, prefixing ERR's text with WHERE. */
 static gl_gguf_t *finish(gl_gguf_t *g, const char *where, gp_error_t *err)
 {
-	cur_t c = { .err = err };
+	cur_t c = {.err = err};
 	if (parse_bounded(g, &c) == 0) {
 		if (g->mode != MODE_HEADER)
 			for (int i = 0; i < g->ntensors; i++)
@@ -606,7 +617,8 @@ gl_gguf_t *gl_gguf_open(const char *path, gp_error_t *err)
 	if (size == 0 || size > SIZE_MAX) {
 		close(fd);
 		free(g);
-		return errno = EINVAL, gp_errprintf(err, "'%s': truncated file (empty)", path), NULL;
+		return errno = EINVAL, gp_errprintf(err, "'%s': truncated file (empty)", path),
+		       NULL;
 	}
 	void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
 	int e = errno;
@@ -647,7 +659,8 @@ gl_gguf_t *gl_gguf_open_header(const char *path, gp_error_t *err)
 	int fd = open_file(path, &size, err);
 	if (fd < 0)
 		return NULL;
-	uint64_t limit = size < (uint64_t)GL_GGUF_MAX_META + 1 ? size : (uint64_t)GL_GGUF_MAX_META + 1;
+	uint64_t limit =
+	    size < (uint64_t)GL_GGUF_MAX_META + 1 ? size : (uint64_t)GL_GGUF_MAX_META + 1;
 	size_t want = HEADER_FIRST_READ < limit ? HEADER_FIRST_READ : (size_t)limit;
 	for (;;) {
 		gl_gguf_t *g = handle(MODE_HEADER);
@@ -662,7 +675,7 @@ gl_gguf_t *gl_gguf_open_header(const char *path, gp_error_t *err)
 		g->buf = b;
 		g->buflen = want;
 		g->file_size = size;
-		cur_t c = { .err = err };
+		cur_t c = {.err = err};
 		if (parse_bounded(g, &c) == 0) {
 			g->fd = fd;
 			return g;
@@ -735,11 +748,13 @@ int gl_gguf_read(const gl_gguf_t *g, const gl_tensor_t *t, void *dst, gp_error_t
 		return 0;
 	}
 	for (size_t got = 0; got < t->bytes;) {
-		ssize_t r = pread(g->fd, (uint8_t *)dst + got, t->bytes - got, (off_t)(t->offset + got));
+		ssize_t r =
+		    pread(g->fd, (uint8_t *)dst + got, t->bytes - got, (off_t)(t->offset + got));
 		if (r <= 0) {
 			errno = r < 0 ? errno : EIO;
 			return gp_errprintf(err, "tensor '%s': cannot read: %s", t->name,
-					    r < 0 ? strerror(errno) : "the file is shorter than it was");
+					    r < 0 ? strerror(errno)
+						  : "the file is shorter than it was");
 		}
 		got += (size_t)r;
 	}

@@ -113,6 +113,9 @@ static buf_t *new_kv(gl_gguf_writer_t *w, const char *key, gl_gguf_vtype_t t)
 {
 	if (!key || !*key || strlen(key) > GL_GGUF_MAX_STRING || w->nkv >= GL_GGUF_MAX_KV)
 		return errno = EINVAL, NULL;
+	/* readers take general.alignment as a u32 power of two (gl_gguf_set_u32 checks it) */
+	if (strcmp(key, "general.alignment") == 0 && t != GL_GGUF_U32)
+		return errno = EINVAL, NULL;
 	for (int i = 0; i < w->nkv; i++)
 		if (strcmp(w->kv[i].key, key) == 0)
 			return errno = EEXIST, NULL;
@@ -155,7 +158,8 @@ int gl_gguf_set_str(gl_gguf_writer_t *w, const char *key, const char *v)
 	return done_kv(w, b);
 }
 
-static int set_scalar(gl_gguf_writer_t *w, const char *key, gl_gguf_vtype_t t, uint64_t bits, size_t n)
+static int set_scalar(gl_gguf_writer_t *w, const char *key, gl_gguf_vtype_t t, uint64_t bits,
+		      size_t n)
 {
 	buf_t *b = new_kv(w, key, t);
 	if (!b)
@@ -252,7 +256,8 @@ static int tensor_size(int ndims, const uint64_t *dims, gk_qtype_t t, size_t *by
 	for (int i = 0; i < ndims; i++)
 		if (dims[i] == 0 || __builtin_mul_overflow(n, dims[i], &n))
 			return errno = EINVAL, -1;
-	if (dims[0] % block || __builtin_mul_overflow(dims[0] / block, gk_qtype_block_bytes(t), &r) ||
+	if (dims[0] % block ||
+	    __builtin_mul_overflow(dims[0] / block, gk_qtype_block_bytes(t), &r) ||
 	    __builtin_mul_overflow(r, n / dims[0], &b) || b > SIZE_MAX)
 		return errno = EINVAL, -1;
 	*bytes = (size_t)b;
@@ -364,8 +369,8 @@ static int write_tensor(int fd, struct wtensor *x, uint8_t **chunk, size_t *cap,
 {
 	if (x->data)
 		return write_all(fd, x->data, x->bytes) < 0
-			       ? gp_errprintf(err, "cannot write: %s", strerror(errno))
-			       : 0;
+			   ? gp_errprintf(err, "cannot write: %s", strerror(errno))
+			   : 0;
 	size_t rows = FILL_CHUNK / x->row ? FILL_CHUNK / x->row : 1, step = rows * x->row;
 	if (step > *cap) {
 		uint8_t *c = realloc(*chunk, step);
@@ -379,8 +384,8 @@ static int write_tensor(int fd, struct wtensor *x, uint8_t **chunk, size_t *cap,
 		if (x->fill(x->arg, *chunk, n) < 0) {
 			if (!errno)
 				errno = EIO;
-			return gp_errprintf(err, "tensor '%s': its data could not be made: %s", x->name,
-					    strerror(errno));
+			return gp_errprintf(err, "tensor '%s': its data could not be made: %s",
+					    x->name, strerror(errno));
 		}
 		if (write_all(fd, *chunk, n) < 0)
 			return gp_errprintf(err, "cannot write: %s", strerror(errno));
@@ -390,12 +395,14 @@ static int write_tensor(int fd, struct wtensor *x, uint8_t **chunk, size_t *cap,
 
 static int write_body(gl_gguf_writer_t *w, int fd, gp_error_t *err)
 {
-	buf_t b = { 0 };
+	buf_t b = {0};
 	if (header(w, &b) < 0) {
 		free(b.p);
 		return gp_errprintf(err, "out of memory");
 	}
-	int rc = write_all(fd, b.p, b.len) < 0 ? gp_errprintf(err, "cannot write: %s", strerror(errno)) : 0;
+	int rc = write_all(fd, b.p, b.len) < 0
+		     ? gp_errprintf(err, "cannot write: %s", strerror(errno))
+		     : 0;
 	free(b.p);
 	uint8_t *chunk = NULL;
 	size_t cap = 0;
@@ -427,7 +434,8 @@ int gl_gguf_write(gl_gguf_writer_t *w, const char *path, gp_error_t *err)
 	if (close(fd) < 0 && rc == 0)
 		rc = gp_errprintf(err, "cannot write '%s': %s", tmp, strerror(e = errno));
 	if (rc == 0 && rename(tmp, path) < 0)
-		rc = gp_errprintf(err, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e = errno));
+		rc = gp_errprintf(err, "cannot rename '%s' to '%s': %s", tmp, path,
+				  strerror(e = errno));
 	if (rc < 0) {
 		unlink(tmp);
 		errno = e;

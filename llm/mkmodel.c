@@ -27,7 +27,8 @@ struct mk {
 static int set_shape(void *c, const char *a, gp_error_t *err)
 {
 	if (!gl_randmodel_find(a))
-		return errno = EINVAL, gp_errprintf(err, "unknown shape '%s' (--list names them)", a);
+		return errno = EINVAL,
+		       gp_errprintf(err, "unknown shape '%s' (--list names them)", a);
 	M(c)->shape = a;
 	return 0;
 }
@@ -87,22 +88,27 @@ static int set_help(void *c, const char *a, gp_error_t *err)
 }
 
 static const struct gp_opt opts[] = {
-	{ "shape", 's', required_argument, "NAME", "the model's shape (--list names them)", set_shape, 0 },
-	{ "type", 't', required_argument, "TYPE",
-	  "the matrices' type: f32, f16 (default), bf16, q8_0, q4_0, q4_K, q6_K", set_type, 0 },
-	{ "seed", 0, required_argument, "N", "the weights' seed (default 1)", set_seed, 0 },
-	{ "layers", 'l', required_argument, "N", "this many layers instead of the shape's", set_layers, 0 },
-	{ "list", 0, no_argument, NULL, "the shapes", set_list, 0 },
-	{ "info", 'i', required_argument, "FILE", "the metadata and tensors of a GGUF file", set_info, 0 },
-	{ "help", 'h', no_argument, NULL, "this text", set_help, 0 },
+    {"shape", 's', required_argument, "NAME", "the model's shape (--list names them)", set_shape,
+     0},
+    {"type", 't', required_argument, "TYPE",
+     "the matrices' type: f32, f16 (default), bf16, q8_0, q4_0, q4_K, q6_K", set_type, 0},
+    {"seed", 0, required_argument, "N", "the weights' seed (default 1)", set_seed, 0},
+    {"layers", 'l', required_argument, "N", "this many layers instead of the shape's", set_layers,
+     0},
+    {"list", 0, no_argument, NULL, "the shapes", set_list, 0},
+    {"info", 'i', required_argument, "FILE", "the metadata and tensors of a GGUF file", set_info,
+     0},
+    {"help", 'h', no_argument, NULL, "this text", set_help, 0},
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gllm-mkmodel --shape NAME [--type T] [--seed N] [--layers N] OUT.gguf\n"
-		   "       gllm-mkmodel --list\n"
-		   "       gllm-mkmodel --info FILE.gguf\n"
-		   "Random-weight GGUF models of real shapes, and what a GGUF file holds.\n\noptions:\n");
+	fprintf(
+	    f,
+	    "usage: gllm-mkmodel --shape NAME [--type T] [--seed N] [--layers N] OUT.gguf\n"
+	    "       gllm-mkmodel --list\n"
+	    "       gllm-mkmodel --info FILE.gguf\n"
+	    "Random-weight GGUF models of real shapes, and what a GGUF file holds.\n\noptions:\n");
 	gp_opt_usage(opts, GP_NOPTS(opts), f);
 }
 
@@ -110,13 +116,14 @@ static int list(void)
 {
 	int n;
 	const gl_randmodel_t *s = gl_randmodel_shapes(&n);
-	printf("%-15s %-6s %6s %6s %6s %4s %6s %7s %6s %10s %10s\n", "SHAPE", "ARCH", "DIM", "LAYERS",
-	       "HEADS", "KV", "FF", "VOCAB", "CTX", "F16", "Q4_0");
+	printf("%-15s %-6s %6s %6s %6s %4s %6s %7s %6s %10s %10s\n", "SHAPE", "ARCH", "DIM",
+	       "LAYERS", "HEADS", "KV", "FF", "VOCAB", "CTX", "F16", "Q4_0");
 	for (int i = 0; i < n; i++) {
-		uint64_t f16 = gl_randmodel_bytes(&s[i], GK_Q_F16), q4 = gl_randmodel_bytes(&s[i], GK_Q_Q4_0);
-		printf("%-15s %-6s %6d %6d %6d %4d %6d %7d %6d %9.2fM %9.2fM\n", s[i].name, s[i].arch,
-		       s[i].dim, s[i].n_layers, s[i].n_heads, s[i].n_kv_heads, s[i].n_ff, s[i].n_vocab,
-		       s[i].n_ctx, (double)f16 / 1048576, (double)q4 / 1048576);
+		uint64_t f16 = gl_randmodel_bytes(&s[i], GK_Q_F16),
+			 q4 = gl_randmodel_bytes(&s[i], GK_Q_Q4_0);
+		printf("%-15s %-6s %6d %6d %6d %4d %6d %7d %6d %9.2fM %9.2fM\n", s[i].name,
+		       s[i].arch, s[i].dim, s[i].n_layers, s[i].n_heads, s[i].n_kv_heads, s[i].n_ff,
+		       s[i].n_vocab, s[i].n_ctx, (double)f16 / 1048576, (double)q4 / 1048576);
 	}
 	return 0;
 }
@@ -172,15 +179,16 @@ static void print_value(const gl_gguf_t *g, const char *key)
 
 static int info(const char *path)
 {
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	gl_gguf_t *g = gl_gguf_open_header(path, &err);
 	if (!g) {
 		fprintf(stderr, "gllm-mkmodel: %s\n", err.text);
 		return 1;
 	}
-	printf("%s: GGUF v%" PRIu32 ", %d keys, %d tensors, data at %" PRIu64 ", %" PRIu64 " bytes\n",
-	       path, gl_gguf_version(g), gl_gguf_nkv(g), gl_gguf_ntensors(g), gl_gguf_data_offset(g),
-	       gl_gguf_file_size(g));
+	printf("%s: GGUF v%" PRIu32 ", %d keys, %d tensors, data at %" PRIu64 ", %" PRIu64
+	       " bytes\n",
+	       path, gl_gguf_version(g), gl_gguf_nkv(g), gl_gguf_ntensors(g),
+	       gl_gguf_data_offset(g), gl_gguf_file_size(g));
 	for (int i = 0; i < gl_gguf_nkv(g); i++) {
 		printf("  %s = ", gl_gguf_key(g, i));
 		print_value(g, gl_gguf_key(g, i));
@@ -192,10 +200,10 @@ static int info(const char *path)
 		char dims[64];
 		int at = 0;
 		for (int d = 0; d < t->ndims; d++)
-			at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%" PRIu64, d ? " x " : "",
-				       t->dims[d]);
-		printf("%-32s %-5s %-24s %12" PRIu64 " %12zu\n", t->name, gk_qtype_name(t->type), dims,
-		       t->offset, t->bytes);
+			at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%" PRIu64,
+				       d ? " x " : "", t->dims[d]);
+		printf("%-32s %-5s %-24s %12" PRIu64 " %12zu\n", t->name, gk_qtype_name(t->type),
+		       dims, t->offset, t->bytes);
 	}
 	gl_gguf_close(&g);
 	return 0;
@@ -204,12 +212,12 @@ static int info(const char *path)
 static int make(struct mk *m, const char *out)
 {
 	gl_randmodel_t shape = *gl_randmodel_find(m->shape);
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	if (m->layers)
 		shape.n_layers = m->layers;
 	uint64_t bytes = gl_randmodel_bytes(&shape, m->type);
-	fprintf(stderr, "gllm-mkmodel: %s, %d layers, %s: %.1f MiB of weights to '%s'\n", shape.name,
-		shape.n_layers, gk_qtype_name(m->type), (double)bytes / 1048576, out);
+	fprintf(stderr, "gllm-mkmodel: %s, %d layers, %s: %.1f MiB of weights to '%s'\n",
+		shape.name, shape.n_layers, gk_qtype_name(m->type), (double)bytes / 1048576, out);
 	if (gl_randmodel_write(out, &shape, m->type, m->seed, &err) < 0) {
 		fprintf(stderr, "gllm-mkmodel: %s\n", err.text);
 		return 1;
@@ -219,8 +227,8 @@ static int make(struct mk *m, const char *out)
 
 int main(int argc, char **argv)
 {
-	struct mk m = { .type = GK_Q_F16, .seed = 1 };
-	gp_error_t err = { { 0 } };
+	struct mk m = {.type = GK_Q_F16, .seed = 1};
+	gp_error_t err = {{0}};
 	char **operands = NULL;
 	int nop = 0, rc;
 	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &m, &operands, &nop, &err) < 0) {
@@ -238,7 +246,8 @@ int main(int argc, char **argv)
 	} else if (m.shape && !m.list && !m.info && nop == 1) {
 		rc = make(&m, operands[0]);
 	} else {
-		fprintf(stderr, "gllm-mkmodel: give one of --list, --info FILE, --shape NAME OUT.gguf\n");
+		fprintf(stderr,
+			"gllm-mkmodel: give one of --list, --info FILE, --shape NAME OUT.gguf\n");
 		usage(stderr);
 		rc = 2;
 	}

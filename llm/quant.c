@@ -94,7 +94,8 @@ static void q_q4_0(const float *x, void *dst, size_t nb)
 		float d = max / -8, id = d ? 1 / d : 0;
 		b[i].d = gk_sw_f32_to_f16(d);
 		for (int j = 0; j < GK_QK4_0 / 2; j++) {
-			int lo = (int)(int8_t)(x[j] * id + 8.5f), hi = (int)(int8_t)(x[j + 16] * id + 8.5f);
+			int lo = (int)(int8_t)(x[j] * id + 8.5f),
+			    hi = (int)(int8_t)(x[j + 16] * id + 8.5f);
 			lo = lo > 15 ? 15 : lo;
 			hi = hi > 15 ? 15 : hi;
 			b[i].qs[j] = (uint8_t)(lo | (hi << 4));
@@ -102,8 +103,8 @@ static void q_q4_0(const float *x, void *dst, size_t nb)
 	}
 }
 
-#define DQ_BLOCKS(NAME, BLOCK_T, QK, VALUE)                                                         \
-	static void NAME(const void *src, float *y, size_t nb)                                      \
+#define DQ_BLOCKS(NAME, BLOCK_T, QK, VALUE)                                                        \
+	static void NAME(const void *src, float *y, size_t nb)                                     \
 	{                                                                                          \
 		const BLOCK_T *b = src;                                                            \
 		for (size_t i = 0; i < nb; i++)                                                    \
@@ -157,7 +158,8 @@ static float scale_min_search(int n, int nmax, const float *x, const float *w, u
 		float D = sum_w * sum_l2 - sum_l * sum_l;
 		if (D <= 0)
 			continue;
-		float s = (sum_w * sum_xl - sum_x * sum_l) / D, m = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+		float s = (sum_w * sum_xl - sum_x * sum_l) / D,
+		      m = (sum_l2 * sum_x - sum_l * sum_xl) / D;
 		if (m > 0) {
 			m = 0;
 			s = sum_xl / sum_l2;
@@ -208,7 +210,8 @@ static void q_q4_K_block(const float *x, gk_block_q4_K_t *b)
 		max_scale = fmaxf(max_scale, scales[j]);
 		max_min = fmaxf(max_min, mins[j]);
 	}
-	float inv_scale = max_scale > 0 ? 63 / max_scale : 0, inv_min = max_min > 0 ? 63 / max_min : 0;
+	float inv_scale = max_scale > 0 ? 63 / max_scale : 0,
+	      inv_min = max_min > 0 ? 63 / max_min : 0;
 	for (int j = 0; j < 8; j++) {
 		int s = nearest(inv_scale * scales[j]), m = nearest(inv_min * mins[j]);
 		ls[j] = (uint8_t)(s < 0 ? 0 : s > 63 ? 63 : s);
@@ -309,8 +312,8 @@ static void q_q6_K_block(const float *x, gk_block_q6_K_t *b)
 		for (int l = 0; l < 32; l++) {
 			ql[l] = (uint8_t)((Lh[l] & 0xF) | ((Lh[l + 64] & 0xF) << 4));
 			ql[l + 32] = (uint8_t)((Lh[l + 32] & 0xF) | ((Lh[l + 96] & 0xF) << 4));
-			qh[l] = (uint8_t)((Lh[l] >> 4) | ((Lh[l + 32] >> 4) << 2) | ((Lh[l + 64] >> 4) << 4) |
-					  ((Lh[l + 96] >> 4) << 6));
+			qh[l] = (uint8_t)((Lh[l] >> 4) | ((Lh[l + 32] >> 4) << 2) |
+					  ((Lh[l + 64] >> 4) << 4) | ((Lh[l + 96] >> 4) << 6));
 		}
 	}
 }
@@ -330,13 +333,12 @@ static const struct {
 	double rms; /* the bound tested; the largest measured (unit.llm.quant: 64 Ki normal values
 		     * at scales 0.02, 1 and 300) in the comment */
 } ops[] = {
-	{ GK_Q_F32, q_f32, dq_f32, 0 },
-	{ GK_Q_F16, q_f16, dq_f16, 0.0003 },	  /* measured 0.00021 */
-	{ GK_Q_BF16, q_bf16, dq_bf16, 0.0025 },	  /* measured 0.00166 */
-	{ GK_Q_Q8_0, q_q8_0, dq_q8_0, 0.0065 },	  /* measured 0.00538 */
-	{ GK_Q_Q4_0, q_q4_0, dq_q4_0, 0.10 },	  /* measured 0.0864 */
-	{ GK_Q_Q4_K, q_q4_K, dq_q4_K, 0.08 },	  /* measured 0.0715 */
-	{ GK_Q_Q6_K, q_q6_K, dq_q6_K, 0.022 },	  /* measured 0.0178 */
+    {GK_Q_F32, q_f32, dq_f32, 0},	  {GK_Q_F16, q_f16, dq_f16, 0.0003}, /* measured 0.00021 */
+    {GK_Q_BF16, q_bf16, dq_bf16, 0.0025},				     /* measured 0.00166 */
+    {GK_Q_Q8_0, q_q8_0, dq_q8_0, 0.0065},				     /* measured 0.00538 */
+    {GK_Q_Q4_0, q_q4_0, dq_q4_0, 0.10},					     /* measured 0.0864 */
+    {GK_Q_Q4_K, q_q4_K, dq_q4_K, 0.08},					     /* measured 0.0715 */
+    {GK_Q_Q6_K, q_q6_K, dq_q6_K, 0.022},				     /* measured 0.0178 */
 };
 
 static int find(gk_qtype_t t, size_t n)

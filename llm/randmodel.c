@@ -19,15 +19,15 @@
 #define N_BYTES	  256
 
 static const gl_randmodel_t shapes[] = {
-	{ "llama2-7b", "llama", 4096, 32, 32, 32, 11008, 32000, 4096, 10000.0f, 1e-5f, 0, 0 },
-	{ "llama3-8b", "llama", 4096, 32, 32, 8, 14336, 128256, 8192, 500000.0f, 1e-5f, 0, 0 },
-	{ "mistral-7b", "llama", 4096, 32, 32, 8, 14336, 32000, 32768, 10000.0f, 1e-5f, 0, 0 },
-	{ "tinyllama-1.1b", "llama", 2048, 22, 32, 4, 5632, 32000, 2048, 10000.0f, 1e-5f, 0, 0 },
-	{ "qwen2-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0f, 1e-6f, 1, 1 },
-	/* small shapes for tests: head_dim 32; test-kquant's 256 fits q4_K and q6_K blocks */
-	{ "test-llama", "llama", 128, 2, 4, 2, 256, 512, 256, 10000.0f, 1e-5f, 0, 0 },
-	{ "test-qwen2", "qwen2", 128, 2, 4, 2, 256, 512, 256, 1000000.0f, 1e-6f, 1, 1 },
-	{ "test-kquant", "llama", 256, 2, 8, 4, 512, 512, 256, 10000.0f, 1e-5f, 0, 0 },
+    {"llama2-7b", "llama", 4096, 32, 32, 32, 11008, 32000, 4096, 10000.0f, 1e-5f, 0, 0},
+    {"llama3-8b", "llama", 4096, 32, 32, 8, 14336, 128256, 8192, 500000.0f, 1e-5f, 0, 0},
+    {"mistral-7b", "llama", 4096, 32, 32, 8, 14336, 32000, 32768, 10000.0f, 1e-5f, 0, 0},
+    {"tinyllama-1.1b", "llama", 2048, 22, 32, 4, 5632, 32000, 2048, 10000.0f, 1e-5f, 0, 0},
+    {"qwen2-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0f, 1e-6f, 1, 1},
+    /* small shapes for tests: head_dim 32; test-kquant's 256 fits q4_K and q6_K blocks */
+    {"test-llama", "llama", 128, 2, 4, 2, 256, 512, 256, 10000.0f, 1e-5f, 0, 0},
+    {"test-qwen2", "qwen2", 128, 2, 4, 2, 256, 512, 256, 1000000.0f, 1e-6f, 1, 1},
+    {"test-kquant", "llama", 256, 2, 8, 4, 512, 512, 256, 10000.0f, 1e-5f, 0, 0},
 };
 
 const gl_randmodel_t *gl_randmodel_shapes(int *n)
@@ -56,39 +56,33 @@ static const struct {
 	enum size in, out; /* dims[0], dims[1] */
 	int bias_only;	   /* only where the shape has q/k/v biases */
 } layer_tensors[] = {
-	{ "attn_norm.weight", NORM, SZ_DIM, SZ_NONE, 0 },
-	{ "attn_q.weight", MATRIX, SZ_DIM, SZ_Q, 0 },
-	{ "attn_q.bias", BIAS, SZ_Q, SZ_NONE, 1 },
-	{ "attn_k.weight", MATRIX, SZ_DIM, SZ_KV, 0 },
-	{ "attn_k.bias", BIAS, SZ_KV, SZ_NONE, 1 },
-	{ "attn_v.weight", MATRIX, SZ_DIM, SZ_KV, 0 },
-	{ "attn_v.bias", BIAS, SZ_KV, SZ_NONE, 1 },
-	{ "attn_output.weight", MATRIX, SZ_Q, SZ_DIM, 0 },
-	{ "ffn_norm.weight", NORM, SZ_DIM, SZ_NONE, 0 },
-	{ "ffn_gate.weight", MATRIX, SZ_DIM, SZ_FF, 0 },
-	{ "ffn_up.weight", MATRIX, SZ_DIM, SZ_FF, 0 },
-	{ "ffn_down.weight", MATRIX, SZ_FF, SZ_DIM, 0 },
+    {"attn_norm.weight", NORM, SZ_DIM, SZ_NONE, 0}, {"attn_q.weight", MATRIX, SZ_DIM, SZ_Q, 0},
+    {"attn_q.bias", BIAS, SZ_Q, SZ_NONE, 1},	    {"attn_k.weight", MATRIX, SZ_DIM, SZ_KV, 0},
+    {"attn_k.bias", BIAS, SZ_KV, SZ_NONE, 1},	    {"attn_v.weight", MATRIX, SZ_DIM, SZ_KV, 0},
+    {"attn_v.bias", BIAS, SZ_KV, SZ_NONE, 1},	    {"attn_output.weight", MATRIX, SZ_Q, SZ_DIM, 0},
+    {"ffn_norm.weight", NORM, SZ_DIM, SZ_NONE, 0},  {"ffn_gate.weight", MATRIX, SZ_DIM, SZ_FF, 0},
+    {"ffn_up.weight", MATRIX, SZ_DIM, SZ_FF, 0},    {"ffn_down.weight", MATRIX, SZ_FF, SZ_DIM, 0},
 };
 
-typedef int (*tensor_f)(void *arg, const char *name, int ndims, const uint64_t *dims,
-			gk_qtype_t t, enum kind kind);
+typedef int (*tensor_f)(void *arg, const char *name, int ndims, const uint64_t *dims, gk_qtype_t t,
+			enum kind kind);
 
 static uint64_t size_of(const gl_randmodel_t *s, enum size z)
 {
 	int hd = s->dim / s->n_heads;
-	uint64_t v[] = { [SZ_NONE] = 1,
-			 [SZ_DIM] = (uint64_t)s->dim,
-			 [SZ_Q] = (uint64_t)s->n_heads * (uint64_t)hd,
-			 [SZ_KV] = (uint64_t)s->n_kv_heads * (uint64_t)hd,
-			 [SZ_FF] = (uint64_t)s->n_ff,
-			 [SZ_VOCAB] = (uint64_t)s->n_vocab };
+	uint64_t v[] = {[SZ_NONE] = 1,
+			[SZ_DIM] = (uint64_t)s->dim,
+			[SZ_Q] = (uint64_t)s->n_heads * (uint64_t)hd,
+			[SZ_KV] = (uint64_t)s->n_kv_heads * (uint64_t)hd,
+			[SZ_FF] = (uint64_t)s->n_ff,
+			[SZ_VOCAB] = (uint64_t)s->n_vocab};
 	return v[z];
 }
 
 static int one(const gl_randmodel_t *s, gk_qtype_t wt, const char *name, enum kind k, enum size in,
 	       enum size out, tensor_f f, void *arg)
 {
-	uint64_t dims[2] = { size_of(s, in), size_of(s, out) };
+	uint64_t dims[2] = {size_of(s, in), size_of(s, out)};
 	return f(arg, name, out == SZ_NONE ? 1 : 2, dims, k == MATRIX ? wt : GK_Q_F32, k);
 }
 
@@ -138,9 +132,10 @@ static int check_shape(const gl_randmodel_t *s, gk_qtype_t wt, gp_error_t *err)
 	uint64_t bytes = 0;
 	if (plan(s, wt, add_bytes, &bytes) < 0)
 		return errno = EINVAL,
-		       gp_errprintf(err, "shape '%s': rows of %d, %d or %d values are not whole %s blocks",
-				    s->name, s->dim, s->n_ff, s->n_heads * (s->dim / s->n_heads),
-				    gk_qtype_name(wt));
+		       gp_errprintf(
+			   err, "shape '%s': rows of %d, %d or %d values are not whole %s blocks",
+			   s->name, s->dim, s->n_ff, s->n_heads * (s->dim / s->n_heads),
+			   gk_qtype_name(wt));
 	return 0;
 }
 
@@ -174,8 +169,8 @@ typedef struct {
 static float normalish(uint64_t key, uint64_t i)
 {
 	uint64_t r = gk_splitmix64(key + i);
-	double s = (double)(r & 0xFFFF) + (double)((r >> 16) & 0xFFFF) + (double)((r >> 32) & 0xFFFF) +
-		   (double)(r >> 48);
+	double s = (double)(r & 0xFFFF) + (double)((r >> 16) & 0xFFFF) +
+		   (double)((r >> 32) & 0xFFFF) + (double)(r >> 48);
 	return (float)((s - 4 * 32767.5) / 37837.23); /* 65536 sqrt(4 / 12) */
 }
 
@@ -214,10 +209,10 @@ static int fill(void *arg, void *dst, size_t bytes)
 		n = (int)nrows;
 	job_t jobs[MAX_THREADS];
 	pthread_t tid[MAX_THREADS];
-	int started[MAX_THREADS] = { 0 };
+	int started[MAX_THREADS] = {0};
 	for (int i = 0; i < n; i++) {
 		size_t r0 = nrows * (size_t)i / (size_t)n, r1 = nrows * (size_t)(i + 1) / (size_t)n;
-		jobs[i] = (job_t){ g, dst, r0, r1, g->at + r0 * g->cols, g->scratch->row[i], 0 };
+		jobs[i] = (job_t){g, dst, r0, r1, g->at + r0 * g->cols, g->scratch->row[i], 0};
 		if (i > 0)
 			started[i] = pthread_create(&tid[i], NULL, run_job, &jobs[i]) == 0;
 		if (i > 0 && !started[i])
@@ -325,7 +320,7 @@ static void make_pieces(char **tok, char *arena, int from, int to)
 			PIECE("\xe2\x96\x81%c", chars[c]);
 	}
 	for (int len = 2; i < to; len++) {
-		char w[16] = { 0 };
+		char w[16] = {0};
 		long total = 1;
 		for (int k = 0; k < len; k++)
 			total *= 26;
@@ -351,8 +346,8 @@ static int vocab(gl_gguf_writer_t *w, const gl_randmodel_t *s)
 		errno = ENOMEM;
 		goto out;
 	}
-	static char specials[N_SPECIAL][8] = { "<unk>", "<s>", "</s>" }, bytes[N_BYTES][8];
-	static const int32_t special_type[N_SPECIAL] = { 2, 3, 3 }; /* unknown, control, control */
+	static char specials[N_SPECIAL][8] = {"<unk>", "<s>", "</s>"}, bytes[N_BYTES][8];
+	static const int32_t special_type[N_SPECIAL] = {2, 3, 3}; /* unknown, control, control */
 	for (int i = 0; i < N_SPECIAL; i++) {
 		tok[i] = specials[i];
 		types[i] = special_type[i];
@@ -368,7 +363,8 @@ static int vocab(gl_gguf_writer_t *w, const gl_randmodel_t *s)
 		scores[i] = -(float)(i - N_SPECIAL - N_BYTES);
 	}
 	if (gl_gguf_set_str(w, "tokenizer.ggml.model", "llama") == 0 &&
-	    gl_gguf_set_arr_str(w, "tokenizer.ggml.tokens", (const char *const *)tok, (uint64_t)n) == 0 &&
+	    gl_gguf_set_arr_str(w, "tokenizer.ggml.tokens", (const char *const *)tok,
+				(uint64_t)n) == 0 &&
 	    gl_gguf_set_arr_f32(w, "tokenizer.ggml.scores", scores, (uint64_t)n) == 0 &&
 	    gl_gguf_set_arr_i32(w, "tokenizer.ggml.token_type", types, (uint64_t)n) == 0 &&
 	    gl_gguf_set_u32(w, "tokenizer.ggml.bos_token_id", 1) == 0 &&
@@ -389,7 +385,7 @@ int gl_randmodel_write(const char *path, const gl_randmodel_t *s, gk_qtype_t wt,
 {
 	if (check_shape(s, wt, err) < 0)
 		return -1;
-	build_t b = { .seed = seed };
+	build_t b = {.seed = seed};
 	int ntensors = 0, rc = -1;
 	plan(s, wt, count_tensor, &ntensors);
 	size_t widest = (size_t)(s->n_ff > s->dim ? s->n_ff : s->dim);
@@ -404,7 +400,8 @@ int gl_randmodel_write(const char *path, const gl_randmodel_t *s, gk_qtype_t wt,
 		errno = ENOMEM;
 		gp_errprintf(err, "out of memory");
 	} else if (hparams(b.w, s) < 0 || vocab(b.w, s) < 0 || plan(s, wt, add_tensor, &b) < 0) {
-		gp_errprintf(err, "shape '%s': cannot describe the model: %s", s->name, strerror(errno));
+		gp_errprintf(err, "shape '%s': cannot describe the model: %s", s->name,
+			     strerror(errno));
 	} else {
 		rc = gl_gguf_write(b.w, path, err);
 	}

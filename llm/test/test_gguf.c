@@ -55,7 +55,8 @@ static void kv_int(bytes_t *b, const char *key, gl_gguf_vtype_t t, uint64_t v, i
 	le(b, v, n);
 }
 
-static void tinfo(bytes_t *b, const char *name, int nd, const uint64_t *dims, uint32_t t, uint64_t off)
+static void tinfo(bytes_t *b, const char *name, int nd, const uint64_t *dims, uint32_t t,
+		  uint64_t off)
 {
 	str(b, name);
 	le(b, (uint64_t)nd, 4);
@@ -79,8 +80,8 @@ static gl_gguf_t *open_bytes(const bytes_t *b, gp_error_t *err)
 
 /* ---- the writer and the reader ---- */
 
-static const gk_qtype_t all_types[] = { GK_Q_F32, GK_Q_F16, GK_Q_BF16, GK_Q_Q8_0,
-					GK_Q_Q4_0, GK_Q_Q4_K, GK_Q_Q6_K };
+static const gk_qtype_t all_types[] = {GK_Q_F32,  GK_Q_F16,  GK_Q_BF16, GK_Q_Q8_0,
+				       GK_Q_Q4_0, GK_Q_Q4_K, GK_Q_Q6_K};
 #define NTYPES (sizeof all_types / sizeof all_types[0])
 
 struct fill_state {
@@ -107,12 +108,12 @@ static void pattern(uint8_t *p, size_t n, uint8_t seed)
 
 static void write_sample(const char *path, struct fill_state *fs)
 {
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	gl_gguf_writer_t *w = gl_gguf_writer_create();
 	CHECK(w);
-	const char *strs[] = { "<unk>", "", "héllo", "▁the" };
-	float fl[] = { 1.5f, -2.25f, 0.0f };
-	int32_t in[] = { -7, 0, 2147483647 };
+	const char *strs[] = {"<unk>", "", "héllo", "▁the"};
+	float fl[] = {1.5f, -2.25f, 0.0f};
+	int32_t in[] = {-7, 0, 2147483647};
 	CHECK(gl_gguf_set_str(w, "general.architecture", "llama") == 0);
 	CHECK(gl_gguf_set_u32(w, "general.alignment", 64) == 0);
 	CHECK(gl_gguf_set_u32(w, "u32", 4000000000u) == 0);
@@ -125,8 +126,11 @@ static void write_sample(const char *path, struct fill_state *fs)
 	CHECK(gl_gguf_set_arr_i32(w, "empty", in, 0) == 0);
 	CHECK(gl_gguf_set_u32(w, "u32", 1) < 0 && errno == EEXIST);
 	CHECK(gl_gguf_set_u32(w, "", 1) < 0 && errno == EINVAL);
+	CHECK(gl_gguf_set_u32(w, "general.alignment", 48) < 0 && errno == EINVAL);
+	CHECK(gl_gguf_set_u32(w, "general.alignment", 128) < 0 && errno == EEXIST);
+	CHECK(gl_gguf_set_str(w, "general.alignment", "64") < 0 && errno == EINVAL);
 	for (size_t i = 0; i < NTYPES; i++) {
-		uint64_t dims[2] = { (uint64_t)gk_qtype_block(all_types[i]) * 2, 3 };
+		uint64_t dims[2] = {(uint64_t)gk_qtype_block(all_types[i]) * 2, 3};
 		size_t n = gk_qtype_row_bytes(all_types[i], dims[0]) * 3;
 		uint8_t *data = malloc(n);
 		pattern(data, n, (uint8_t)i);
@@ -138,11 +142,11 @@ static void write_sample(const char *path, struct fill_state *fs)
 		free(data);
 	}
 	/* 1.5 MiB of rows of 1000 f32: FILL is asked several times for whole rows */
-	uint64_t big[2] = { 1000, 1500 };
+	uint64_t big[2] = {1000, 1500};
 	fs->seed = 99;
 	fs->row = 4000;
 	CHECK(gl_gguf_add_tensor(w, "filled", 2, big, GK_Q_F32, NULL, fill_pattern, fs) == 0);
-	uint64_t bad[2] = { 33, 1 };
+	uint64_t bad[2] = {33, 1};
 	CHECK(gl_gguf_add_tensor(w, "bad", 2, bad, GK_Q_Q4_0, NULL, fill_pattern, fs) < 0 &&
 	      errno == EINVAL);
 	CHECK(gl_gguf_write(w, path, &err) == 0);
@@ -226,8 +230,8 @@ static void check_tensors(const gl_gguf_t *g, int mapped)
 static void round_trip(void)
 {
 	char path[512];
-	struct fill_state fs = { 0 };
-	gp_error_t err = { { 0 } };
+	struct fill_state fs = {0};
+	gp_error_t err = {{0}};
 	snprintf(path, sizeof path, "%s/rt.gguf", dir);
 	write_sample(path, &fs);
 	CHECK(fs.calls >= 2 && fs.at == 6000000);
@@ -248,8 +252,9 @@ static void round_trip(void)
 	gl_gguf_close(&g);
 	/* neither data nor FILL */
 	gl_gguf_writer_t *w = gl_gguf_writer_create();
-	uint64_t dims[1] = { 32 };
-	CHECK(gl_gguf_add_tensor(w, "x", 1, dims, GK_Q_F32, NULL, NULL, NULL) < 0 && errno == EINVAL);
+	uint64_t dims[1] = {32};
+	CHECK(gl_gguf_add_tensor(w, "x", 1, dims, GK_Q_F32, NULL, NULL, NULL) < 0 &&
+	      errno == EINVAL);
 	snprintf(path, sizeof path, "%s/none.gguf", dir);
 	CHECK(gl_gguf_write(w, path, &err) == 0); /* an empty model is a valid file */
 	gl_gguf_writer_destroy(&w);
@@ -270,10 +275,10 @@ static int fill_fail(void *arg, void *dst, size_t bytes)
 static void failed_write(void)
 {
 	char path[512];
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	snprintf(path, sizeof path, "%s/fail.gguf", dir);
 	gl_gguf_writer_t *w = gl_gguf_writer_create();
-	uint64_t dims[1] = { 32 };
+	uint64_t dims[1] = {32};
 	CHECK(gl_gguf_add_tensor(w, "x", 1, dims, GK_Q_F32, NULL, fill_fail, NULL) == 0);
 	CHECK(gl_gguf_write(w, path, &err) < 0 && errno == EIO);
 	CHECK(strstr(err.text, "'x'") != NULL);
@@ -359,8 +364,8 @@ static void small_file(bytes_t *b)
 	le(b, GL_GGUF_STRING, 4);
 	str(b, "llama");
 	kv_int(b, "llama.block_count", GL_GGUF_U32, 2, 4);
-	tinfo(b, "a", 1, (uint64_t[]){ 32 }, GK_Q_F32, 0);
-	tinfo(b, "b", 2, (uint64_t[]){ 32, 2 }, GK_Q_F32, 128);
+	tinfo(b, "a", 1, (uint64_t[]){32}, GK_Q_F32, 0);
+	tinfo(b, "b", 2, (uint64_t[]){32, 2}, GK_Q_F32, 128);
 	pad(b, 32);
 	for (int i = 0; i < 96 * 4; i++)
 		b->b[b->n++] = (uint8_t)i;
@@ -441,49 +446,49 @@ static void malformed(void)
 	refused(b, EINVAL, "general.alignment");
 	/* tensors */
 	head(b, 3, 1, 0);
-	tinfo(b, "x", 2, (uint64_t[]){ (uint64_t)1 << 32, (uint64_t)1 << 32 }, GK_Q_F32, 0);
+	tinfo(b, "x", 2, (uint64_t[]){(uint64_t)1 << 32, (uint64_t)1 << 32}, GK_Q_F32, 0);
 	refused(b, EINVAL, "overflows");
 	head(b, 3, 1, 0);
-	tinfo(b, "x", 4, (uint64_t[]){ 1 << 16, 1 << 16, 1 << 16, 1 << 16 }, GK_Q_F32, 0);
+	tinfo(b, "x", 4, (uint64_t[]){1 << 16, 1 << 16, 1 << 16, 1 << 16}, GK_Q_F32, 0);
 	refused(b, EINVAL, "overflows");
 	head(b, 3, 1, 0);
-	tinfo(b, "x", 1, (uint64_t[]){ (uint64_t)1 << 62 }, GK_Q_F32, 0);
+	tinfo(b, "x", 1, (uint64_t[]){(uint64_t)1 << 62}, GK_Q_F32, 0);
 	refused(b, EINVAL, "overflows");
 	head(b, 3, 1, 0);
-	tinfo(b, "x", 5, (uint64_t[]){ 1, 1, 1, 1, 1 }, GK_Q_F32, 0);
+	tinfo(b, "x", 5, (uint64_t[]){1, 1, 1, 1, 1}, GK_Q_F32, 0);
 	refused(b, EINVAL, "dimensions");
 	head(b, 3, 1, 0);
-	tinfo(b, "x", 1, (uint64_t[]){ 0 }, GK_Q_F32, 0);
+	tinfo(b, "x", 1, (uint64_t[]){0}, GK_Q_F32, 0);
 	refused(b, EINVAL, "dimension 0");
 	head(b, 3, 1, 0);
-	tinfo(b, "x", 1, (uint64_t[]){ 32 }, 3 /* q4_1: not ours */, 0);
+	tinfo(b, "x", 1, (uint64_t[]){32}, 3 /* q4_1: not ours */, 0);
 	refused(b, EINVAL, "unknown tensor type 3");
 	head(b, 3, 1, 0);
-	tinfo(b, "x", 1, (uint64_t[]){ 40 }, GK_Q_Q4_0, 0);
+	tinfo(b, "x", 1, (uint64_t[]){40}, GK_Q_Q4_0, 0);
 	refused(b, EINVAL, "not whole q4_0 blocks");
 	head(b, 3, 1, 0);
-	tinfo(b, "x", 1, (uint64_t[]){ 32 }, GK_Q_F32, 0);
+	tinfo(b, "x", 1, (uint64_t[]){32}, GK_Q_F32, 0);
 	pad(b, 32);
 	le(b, 0, 8);
 	refused(b, EINVAL, "past the end");
 	head(b, 3, 1, 0);
-	tinfo(b, "x", 1, (uint64_t[]){ 8 }, GK_Q_F32, UINT64_MAX - 31);
+	tinfo(b, "x", 1, (uint64_t[]){8}, GK_Q_F32, UINT64_MAX - 31);
 	pad(b, 32);
 	refused(b, EINVAL, "past the end");
 	head(b, 3, 1, 0);
-	tinfo(b, "x", 1, (uint64_t[]){ 8 }, GK_Q_F32, 4);
+	tinfo(b, "x", 1, (uint64_t[]){8}, GK_Q_F32, 4);
 	pad(b, 32);
 	b->n += 64;
 	refused(b, EINVAL, "not aligned");
 	head(b, 3, 2, 0);
-	tinfo(b, "x", 1, (uint64_t[]){ 16 }, GK_Q_F32, 0);
-	tinfo(b, "y", 1, (uint64_t[]){ 16 }, GK_Q_F32, 32);
+	tinfo(b, "x", 1, (uint64_t[]){16}, GK_Q_F32, 0);
+	tinfo(b, "y", 1, (uint64_t[]){16}, GK_Q_F32, 32);
 	pad(b, 32);
 	b->n += 128;
 	refused(b, EINVAL, "overlap");
 	head(b, 3, 2, 0);
-	tinfo(b, "x", 1, (uint64_t[]){ 8 }, GK_Q_F32, 0);
-	tinfo(b, "x", 1, (uint64_t[]){ 8 }, GK_Q_F32, 32);
+	tinfo(b, "x", 1, (uint64_t[]){8}, GK_Q_F32, 0);
+	tinfo(b, "x", 1, (uint64_t[]){8}, GK_Q_F32, 32);
 	pad(b, 32);
 	b->n += 64;
 	refused(b, EINVAL, "'x' appears twice");
@@ -503,7 +508,7 @@ static void malformed(void)
 static void big_header(void)
 {
 	char path[512];
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	enum { N = 200000 };
 	static char text[N][16];
 	static const char *strs[N];
@@ -513,8 +518,8 @@ static void big_header(void)
 	}
 	gl_gguf_writer_t *w = gl_gguf_writer_create();
 	CHECK(gl_gguf_set_arr_str(w, "tokenizer.ggml.tokens", strs, N) == 0);
-	float one[32] = { 1 };
-	uint64_t dims[1] = { 32 };
+	float one[32] = {1};
+	uint64_t dims[1] = {32};
 	CHECK(gl_gguf_add_tensor(w, "t", 1, dims, GK_Q_F32, one, NULL, NULL) == 0);
 	snprintf(path, sizeof path, "%s/big.gguf", dir);
 	CHECK(gl_gguf_write(w, path, &err) == 0);
@@ -549,7 +554,8 @@ static void open_errors(void)
 	f = fopen(path, "w");
 	fwrite("GGUF\1\0\0\0", 1, 8, f);
 	fclose(f);
-	CHECK(gl_gguf_open(path, &err) == NULL && strstr(err.text, path) && strstr(err.text, "version 1"));
+	CHECK(gl_gguf_open(path, &err) == NULL && strstr(err.text, path) &&
+	      strstr(err.text, "version 1"));
 	CHECK(gl_gguf_open_header(path, &err) == NULL && strstr(err.text, "version 1"));
 }
 

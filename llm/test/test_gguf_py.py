@@ -3,7 +3,9 @@
 in C, dump() here): every key with its type and value, every array element, every tensor's
 name, type, dims and FNV-1a hash. Checked: files the C writer made (gllm-mkmodel, llama and
 qwen2 shapes, plain and block types) read the same in Python; a file the Python writer made
-(every metadata type, alignment 64, every tensor type) reads the same in C.
+(every metadata type, alignment 64, every tensor type) reads the same in C; gllm-mkmodel's
+--list and --info show what they should, and it refuses bad options (exit 2) and a type whose
+blocks the shape's rows do not fill (exit 1, no file).
 Usage: test_gguf_py.py GGUF_DUMP GLLM_MKMODEL SCRATCH_DIR (run with /usr/bin/python3)."""
 import os
 import subprocess
@@ -111,6 +113,30 @@ def python_file(path):
     w.write(path)
 
 
+def cli(mkmodel, scratch):
+    """gllm-mkmodel's --list, --info and its refusals."""
+    run = lambda *a: subprocess.run([mkmodel, *a], capture_output=True, text=True)
+    r = run('--list')
+    assert r.returncode == 0 and 'llama2-7b' in r.stdout and 'qwen2-0.5b' in r.stdout, r
+    path = os.path.join(scratch, 'cli.gguf')
+    r = run('--shape', 'test-qwen2', '--type', 'q8_0', '--layers', '3', '--seed', '0x10', path)
+    assert r.returncode == 0, r.stderr
+    r = run('--info', path)
+    assert r.returncode == 0, r.stderr
+    assert 'qwen2.block_count = 3' in r.stdout and 'blk.2.attn_q.bias' in r.stdout, r.stdout
+    assert 'tokenizer.ggml.tokens = [512] "<unk>", "<s>"' in r.stdout, r.stdout
+    assert '\noutput.weight ' not in r.stdout and '\noutput_norm.weight ' in r.stdout  # tied
+    for bad in (['--shape', 'nope', path], ['--shape', 'test-llama', '--type', 'q4_1', path],
+                ['--shape', 'test-llama'], ['--list', '--info', path], ['--layers', '0']):
+        r = run(*bad)
+        assert r.returncode == 2 and r.stderr.startswith('gllm-mkmodel: '), (bad, r)
+    r = run('--shape', 'test-llama', '--type', 'q4_K', path + '.k')  # 128 is not 256-value blocks
+    assert r.returncode == 1 and 'q4_K' in r.stderr and not os.path.exists(path + '.k'), r
+    r = run('--info', path + '.missing')
+    assert r.returncode == 1 and 'cannot open' in r.stderr, r
+    os.unlink(path)
+
+
 def main():
     dumper, mkmodel, scratch = sys.argv[1:4]
     os.makedirs(scratch, exist_ok=True)
@@ -124,6 +150,7 @@ def main():
         assert 'kv general.architecture' in d and 'tensor token_embd.weight' in d
         os.unlink(path)
         checked += 1
+    cli(mkmodel, scratch)
     path = os.path.join(scratch, 'python.gguf')
     python_file(path)
     d = same(dumper, path)

@@ -18,8 +18,8 @@
 
 #define N (64 * 1024)
 
-static const gk_qtype_t all_types[] = { GK_Q_F32, GK_Q_F16, GK_Q_BF16, GK_Q_Q8_0,
-					GK_Q_Q4_0, GK_Q_Q4_K, GK_Q_Q6_K };
+static const gk_qtype_t all_types[] = {GK_Q_F32,  GK_Q_F16,  GK_Q_BF16, GK_Q_Q8_0,
+				       GK_Q_Q4_0, GK_Q_Q4_K, GK_Q_Q6_K};
 #define NTYPES (sizeof all_types / sizeof all_types[0])
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -56,12 +56,13 @@ static double rel_rms(gk_qtype_t t, const float *x, size_t n)
 static void error_bounds(void)
 {
 	float *x = malloc(N * sizeof *x);
-	static const float scales[] = { 1.0f, 0.02f, 300.0f };
+	static const float scales[] = {1.0f, 0.02f, 300.0f};
 	for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
 		for (size_t i = 0; i < N; i++)
 			x[i] = normal() * scales[k];
 		for (size_t i = 0; i < NTYPES; i++) {
-			double r = rel_rms(all_types[i], x, N), bound = gl_quant_rms_bound(all_types[i]);
+			double r = rel_rms(all_types[i], x, N),
+			       bound = gl_quant_rms_bound(all_types[i]);
 			printf("%-5s scale %-6g rel. rms %.5f (bound %.4f)\n",
 			       gk_qtype_name(all_types[i]), (double)scales[k], r, bound);
 			CHECK(r <= bound);
@@ -85,7 +86,8 @@ static void exact_plain(void)
 	n -= n % 2;
 	CHECK(gl_quantize_row(GK_Q_F16, x, h, n) == 0);
 	for (size_t i = 0; i < n; i++)
-		CHECK(gk_sw_f16_to_f32(h[i]) == x[i] && (x[i] != 0 || h[i] == gk_sw_f32_to_f16(x[i])));
+		CHECK(gk_sw_f16_to_f32(h[i]) == x[i] &&
+		      (x[i] != 0 || h[i] == gk_sw_f32_to_f16(x[i])));
 	n = 0;
 	for (uint32_t u = 0; u < 65536; u++)
 		if (!gk_bf16_bits_nonfinite((uint16_t)u))
@@ -141,13 +143,14 @@ static void valid_blocks(void)
 		CHECK(!gk_f16_bits_nonfinite(k4[b].d) && !gk_f16_bits_nonfinite(k4[b].dmin));
 		CHECK(!gk_f16_bits_nonfinite(k6[b].d));
 		for (int i = 0; i < 256; i++)
-			CHECK(isfinite(gk_q4_K_value(&k4[b], i)) && isfinite(gk_q6_K_value(&k6[b], i)));
+			CHECK(isfinite(gk_q4_K_value(&k4[b], i)) &&
+			      isfinite(gk_q6_K_value(&k6[b], i)));
 	}
 	/* the outlier survives within its sub-block's step */
 	CHECK(fabsf(gk_q6_K_value(&k6[0], 7) - 40) < 40 * 0.05f);
 	CHECK(fabsf(gk_q4_K_value(&k4[0], 7) - 40) < 40 * 0.1f);
 	/* zeros */
-	float z[256] = { 0 }, y[256];
+	float z[256] = {0}, y[256];
 	for (size_t i = 0; i < NTYPES; i++) {
 		uint8_t q[1024];
 		CHECK(gl_quantize_row(all_types[i], z, q, 256) == 0);
@@ -159,7 +162,7 @@ static void valid_blocks(void)
 
 static void refused(void)
 {
-	float x[64] = { 0 };
+	float x[64] = {0};
 	uint8_t q[512];
 	CHECK(gl_quantize_row(GK_Q_Q4_0, x, q, 48) < 0 && errno == EINVAL);
 	CHECK(gl_dequantize_row(GK_Q_Q6_K, q, x, 64) < 0 && errno == EINVAL);

@@ -42,7 +42,8 @@ static void check_meta(const gl_gguf_t *g, const gl_randmodel_t *s)
 	const char *str;
 	size_t len;
 	float f;
-	CHECK(gl_gguf_get_str(g, "general.architecture", &str, &len) == 0 && strcmp(str, s->arch) == 0);
+	CHECK(gl_gguf_get_str(g, "general.architecture", &str, &len) == 0 &&
+	      strcmp(str, s->arch) == 0);
 	CHECK(u32(g, s->arch, "embedding_length") == (uint32_t)s->dim);
 	CHECK(u32(g, s->arch, "block_count") == (uint32_t)s->n_layers);
 	CHECK(u32(g, s->arch, "feed_forward_length") == (uint32_t)s->n_ff);
@@ -59,11 +60,16 @@ static void check_meta(const gl_gguf_t *g, const gl_randmodel_t *s)
 	gl_gguf_vtype_t et;
 	uint64_t n;
 	int64_t v;
-	CHECK(gl_gguf_get_str(g, "tokenizer.ggml.model", &str, &len) == 0 && strcmp(str, "llama") == 0);
-	CHECK(gl_gguf_get_arr(g, "tokenizer.ggml.tokens", &et, &n) == 0 && n == (uint64_t)s->n_vocab);
-	CHECK(gl_gguf_get_arr(g, "tokenizer.ggml.scores", &et, &n) == 0 && n == (uint64_t)s->n_vocab);
-	CHECK(gl_gguf_get_arr(g, "tokenizer.ggml.token_type", &et, &n) == 0 && n == (uint64_t)s->n_vocab);
-	CHECK(gl_gguf_arr_str(g, "tokenizer.ggml.tokens", 1, &str, &len) == 0 && strcmp(str, "<s>") == 0);
+	CHECK(gl_gguf_get_str(g, "tokenizer.ggml.model", &str, &len) == 0 &&
+	      strcmp(str, "llama") == 0);
+	CHECK(gl_gguf_get_arr(g, "tokenizer.ggml.tokens", &et, &n) == 0 &&
+	      n == (uint64_t)s->n_vocab);
+	CHECK(gl_gguf_get_arr(g, "tokenizer.ggml.scores", &et, &n) == 0 &&
+	      n == (uint64_t)s->n_vocab);
+	CHECK(gl_gguf_get_arr(g, "tokenizer.ggml.token_type", &et, &n) == 0 &&
+	      n == (uint64_t)s->n_vocab);
+	CHECK(gl_gguf_arr_str(g, "tokenizer.ggml.tokens", 1, &str, &len) == 0 &&
+	      strcmp(str, "<s>") == 0);
 	CHECK(gl_gguf_arr_str(g, "tokenizer.ggml.tokens", 3 + 0x41, &str, &len) == 0 &&
 	      strcmp(str, "<0x41>") == 0);
 	CHECK(gl_gguf_arr_i64(g, "tokenizer.ggml.token_type", 2, &v) == 0 && v == 3);
@@ -86,7 +92,8 @@ static void check_meta(const gl_gguf_t *g, const gl_randmodel_t *s)
 
 static void check_tensors(const gl_gguf_t *g, const gl_randmodel_t *s, gk_qtype_t wt)
 {
-	uint64_t d = (uint64_t)s->dim, hd = d / (uint64_t)s->n_heads, kv = hd * (uint64_t)s->n_kv_heads;
+	uint64_t d = (uint64_t)s->dim, hd = d / (uint64_t)s->n_heads,
+		 kv = hd * (uint64_t)s->n_kv_heads;
 	uint64_t ff = (uint64_t)s->n_ff, nv = (uint64_t)s->n_vocab;
 	int n = 2 + (s->tied_output ? 0 : 1) + s->n_layers * (9 + (s->qkv_bias ? 3 : 0));
 	CHECK(gl_gguf_ntensors(g) == n);
@@ -139,8 +146,9 @@ static void stats(const gl_gguf_t *g, const char *name, double *mean, double *sd
 
 static gl_gguf_t *write_open(const char *shape, gk_qtype_t t, uint64_t seed, char *path)
 {
-	gp_error_t err = { { 0 } };
-	snprintf(path, 512, "%s/%s-%s-%llu.gguf", dir, shape, gk_qtype_name(t), (unsigned long long)seed);
+	gp_error_t err = {{0}};
+	snprintf(path, 512, "%s/%s-%s-%llu.gguf", dir, shape, gk_qtype_name(t),
+		 (unsigned long long)seed);
 	if (gl_randmodel_write(path, gl_randmodel_find(shape), t, seed, &err) < 0)
 		fprintf(stderr, "%s\n", err.text);
 	gl_gguf_t *g = gl_gguf_open(path, &err);
@@ -150,9 +158,9 @@ static gl_gguf_t *write_open(const char *shape, gk_qtype_t t, uint64_t seed, cha
 
 static void shapes(void)
 {
-	static const char *const names[] = { "test-llama", "test-qwen2", "test-kquant" };
-	static const gk_qtype_t types[] = { GK_Q_F32, GK_Q_F16, GK_Q_BF16, GK_Q_Q8_0,
-					    GK_Q_Q4_0, GK_Q_Q4_K, GK_Q_Q6_K };
+	static const char *const names[] = {"test-llama", "test-qwen2", "test-kquant"};
+	static const gk_qtype_t types[] = {GK_Q_F32,  GK_Q_F16,	 GK_Q_BF16, GK_Q_Q8_0,
+					   GK_Q_Q4_0, GK_Q_Q4_K, GK_Q_Q6_K};
 	for (size_t i = 0; i < 3; i++)
 		for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
 			const gl_randmodel_t *s = gl_randmodel_find(names[i]);
@@ -177,8 +185,10 @@ static void shapes(void)
 static void same_values(void)
 {
 	char p1[512], p2[512];
-	gl_gguf_t *a = write_open("test-qwen2", GK_Q_F32, 9, p1), *b = write_open("test-qwen2", GK_Q_Q8_0, 9, p2);
-	const gl_tensor_t *ta = gl_gguf_find(a, "blk.0.attn_k.weight"), *tb = gl_gguf_find(b, "blk.0.attn_k.weight");
+	gl_gguf_t *a = write_open("test-qwen2", GK_Q_F32, 9, p1),
+		  *b = write_open("test-qwen2", GK_Q_Q8_0, 9, p2);
+	const gl_tensor_t *ta = gl_gguf_find(a, "blk.0.attn_k.weight"),
+			  *tb = gl_gguf_find(b, "blk.0.attn_k.weight");
 	float *x = malloc(tb->nelem * sizeof *x);
 	CHECK(gl_dequantize_row(tb->type, tb->data, x, tb->nelem) == 0);
 	double e = 0, s = 0;
@@ -188,7 +198,8 @@ static void same_values(void)
 		s += (double)v * v;
 	}
 	CHECK(sqrt(e / s) < gl_quant_rms_bound(GK_Q_Q8_0));
-	const gl_tensor_t *ba = gl_gguf_find(a, "blk.1.attn_v.bias"), *bb = gl_gguf_find(b, "blk.1.attn_v.bias");
+	const gl_tensor_t *ba = gl_gguf_find(a, "blk.1.attn_v.bias"),
+			  *bb = gl_gguf_find(b, "blk.1.attn_v.bias");
 	CHECK(ba->bytes == bb->bytes && memcmp(ba->data, bb->data, ba->bytes) == 0);
 	free(x);
 	gl_gguf_close(&a);
@@ -235,7 +246,7 @@ static void seeds(void)
 static void refused(void)
 {
 	char path[512];
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	snprintf(path, sizeof path, "%s/no.gguf", dir);
 	CHECK(gl_randmodel_write(path, gl_randmodel_find("test-llama"), GK_Q_Q4_K, 1, &err) < 0);
 	CHECK(errno == EINVAL && strstr(err.text, "q4_K") && access(path, F_OK) < 0);
@@ -246,7 +257,8 @@ static void refused(void)
 	bad = *gl_randmodel_find("test-llama");
 	bad.n_vocab = 100;
 	CHECK(gl_randmodel_write(path, &bad, GK_Q_F16, 1, &err) < 0 && errno == EINVAL);
-	CHECK(gl_randmodel_write(path, gl_randmodel_find("test-llama"), (gk_qtype_t)3, 1, &err) < 0);
+	CHECK(gl_randmodel_write(path, gl_randmodel_find("test-llama"), (gk_qtype_t)3, 1, &err) <
+	      0);
 	CHECK(access(path, F_OK) < 0);
 	CHECK(gl_randmodel_find("gpt-5") == NULL && errno == ENOENT);
 	int n;
@@ -260,7 +272,8 @@ static void refused(void)
 
 int main(int argc, char **argv)
 {
-	snprintf(dir, sizeof dir, "%s/test_randmodel.%d", argc > 1 ? argv[1] : "/tmp", (int)getpid());
+	snprintf(dir, sizeof dir, "%s/test_randmodel.%d", argc > 1 ? argv[1] : "/tmp",
+		 (int)getpid());
 	char cmd[512];
 	snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
 	CHECK(system(cmd) == 0);

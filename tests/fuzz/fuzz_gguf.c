@@ -79,7 +79,8 @@ static void walk_tensors(const gl_gguf_t *g, const uint8_t *data, size_t size)
 			   t->bytes <= size - t->offset);
 		FUZZ_CHECK((t->offset - gl_gguf_data_offset(g)) % align == 0);
 		FUZZ_CHECK(t->data == data + t->offset);
-		FUZZ_CHECK(t->bytes == gk_qtype_row_bytes(t->type, t->dims[0]) * (t->nelem / t->dims[0]));
+		FUZZ_CHECK(t->bytes ==
+			   gk_qtype_row_bytes(t->type, t->dims[0]) * (t->nelem / t->dims[0]));
 		FUZZ_CHECK(gl_gguf_find(g, t->name) == t);
 		uint8_t *copy = malloc(t->bytes ? t->bytes : 1);
 		FUZZ_CHECK(copy && gl_gguf_read(g, t, copy, NULL) == 0);
@@ -87,7 +88,8 @@ static void walk_tensors(const gl_gguf_t *g, const uint8_t *data, size_t size)
 		free(copy);
 		for (int j = 0; j < i; j++) {
 			const gl_tensor_t *u = gl_gguf_tensor(g, j);
-			FUZZ_CHECK(u->offset + u->bytes <= t->offset || t->offset + t->bytes <= u->offset);
+			FUZZ_CHECK(u->offset + u->bytes <= t->offset ||
+				   t->offset + t->bytes <= u->offset);
 		}
 	}
 }
@@ -105,7 +107,8 @@ static void rewrite(const gl_gguf_t *g)
 		uint32_t u;
 		gl_gguf_type(g, key, &t);
 		/* a string with a NUL inside cannot be passed to the setter as C text */
-		if (t == GL_GGUF_STRING && gl_gguf_get_str(g, key, &s, &len) == 0 && strlen(s) == len)
+		if (t == GL_GGUF_STRING && gl_gguf_get_str(g, key, &s, &len) == 0 &&
+		    strlen(s) == len)
 			nkv += gl_gguf_set_str(w, key, s) == 0;
 		else if (t == GL_GGUF_U32 && gl_gguf_get_u32(g, key, &u) == 0)
 			nkv += gl_gguf_set_u32(w, key, u) == 0;
@@ -122,10 +125,12 @@ static void rewrite(const gl_gguf_t *g)
 	gl_gguf_writer_destroy(&w);
 	gl_gguf_t *back = gl_gguf_open(path, &err);
 	unlink(path);
-	FUZZ_CHECK(back && gl_gguf_nkv(back) == nkv && gl_gguf_ntensors(back) == gl_gguf_ntensors(g));
+	FUZZ_CHECK(back && gl_gguf_nkv(back) == nkv &&
+		   gl_gguf_ntensors(back) == gl_gguf_ntensors(g));
 	for (int i = 0; i < gl_gguf_ntensors(g); i++) {
 		const gl_tensor_t *t = gl_gguf_tensor(g, i), *b = gl_gguf_tensor(back, i);
-		FUZZ_CHECK(strcmp(t->name, b->name) == 0 && t->type == b->type && t->bytes == b->bytes);
+		FUZZ_CHECK(strcmp(t->name, b->name) == 0 && t->type == b->type &&
+			   t->bytes == b->bytes);
 		FUZZ_CHECK(memcmp(t->dims, b->dims, sizeof t->dims) == 0);
 		FUZZ_CHECK(memcmp(t->data, b->data, t->bytes) == 0);
 	}
@@ -134,7 +139,7 @@ static void rewrite(const gl_gguf_t *g)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	errno = 0;
 	gl_gguf_t *g = gl_gguf_open_mem(data, size, &err);
 	if (!g) {
