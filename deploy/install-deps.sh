@@ -34,14 +34,15 @@ build="build-essential cmake pkg-config git
 # debootstrap: the container tests' image (tests/system/lib-container.sh); crun (runtime above):
 # gstepd runs --container tasks with it, and pulls registry images with skopeo (runtime above);
 # docker-registry: the registry the container tests push to and pull from (t1323, t1324);
-# fortunes, python3-sentencepiece: tools/llm/train.py's corpus and tokenizer (the demo model);
-# python3-sentencepiece, python3-regex, fortunes: unit.llm.tok_compare checks the tokenizer
-# against SentencePiece and a Python BPE split by llama.cpp's patterns, on Debian's texts
+# fortunes, python3-sentencepiece: tools/llm/train.py's corpus and tokenizer (the demo model)
 test="iproute2 debootstrap docker-registry procps psmisc util-linux curl wrk nginx ucx-utils openmpi-bin
   clang libclang-rt-14-dev libfuzzer-14-dev clang-format clang-tidy shellcheck python3
   python3-torch fortunes python3-sentencepiece
   python3-yaml python3-jsonschema prometheus chromium chromium-driver
-  python3-selenium lintian jupyter-notebook python3-ipykernel python3-regex"
+  python3-selenium lintian jupyter-notebook python3-ipykernel"
+# python3-regex (with fortunes and python3-sentencepiece above): unit.llm.tok_compare checks the
+# tokenizer against SentencePiece and a Python BPE split by llama.cpp's patterns
+test="$test python3-regex"
 case $mode in
 runtime) pkgs="$runtime" ;;
 build) pkgs="$runtime $build" ;;

@@ -63,8 +63,14 @@ static void put_trimmed(buf_t *b, const char *s)
 	put(b, s, len);
 }
 
-static void llama3(buf_t *b, const gl_msg_t *msgs, int n, int add_assistant, const char *bos)
+/* Each template's renderer: 0, or -1 with errno and ERR for a conversation it cannot write. */
+typedef int (*render_f)(buf_t *b, const gl_msg_t *msgs, int n, int add_assistant, const char *bos,
+			gp_error_t *err);
+
+static int llama3(buf_t *b, const gl_msg_t *msgs, int n, int add_assistant, const char *bos,
+		  gp_error_t *err)
 {
+	(void)err;
 	if (bos)
 		puts_(b, bos);
 	for (int i = 0; i < n; i++) {
@@ -76,10 +82,14 @@ static void llama3(buf_t *b, const gl_msg_t *msgs, int n, int add_assistant, con
 	}
 	if (add_assistant)
 		puts_(b, "<|start_header_id|>assistant<|end_header_id|>\n\n");
+	return 0;
 }
 
-static void chatml(buf_t *b, const gl_msg_t *msgs, int n, int add_assistant)
+/* ChatML writes no BOS text */
+static int chatml(buf_t *b, const gl_msg_t *msgs, int n, int add_assistant, const char *bos,
+		  gp_error_t *err)
 {
+	(void)bos, (void)err;
 	for (int i = 0; i < n; i++) {
 		puts_(b, "<|im_start|>");
 		puts_(b, msgs[i].role);
@@ -89,10 +99,14 @@ static void chatml(buf_t *b, const gl_msg_t *msgs, int n, int add_assistant)
 	}
 	if (add_assistant)
 		puts_(b, "<|im_start|>assistant\n");
+	return 0;
 }
 
-static void plain(buf_t *b, const gl_msg_t *msgs, int n, int add_assistant)
+/* a base model's plain text, no BOS text */
+static int plain(buf_t *b, const gl_msg_t *msgs, int n, int add_assistant, const char *bos,
+		 gp_error_t *err)
 {
+	(void)bos, (void)err;
 	for (int i = 0; i < n; i++) {
 		puts_(b, msgs[i].role);
 		puts_(b, ": ");
@@ -101,13 +115,16 @@ static void plain(buf_t *b, const gl_msg_t *msgs, int n, int add_assistant)
 	}
 	if (add_assistant)
 		puts_(b, "assistant:");
+	return 0;
 }
 
 /* "<s>[INST] user [/INST]answer</s>[INST] ..." : a system message only first, then user and
  * assistant in turn from a user message (the template raises otherwise); the model answers
  * after the last [/INST] whatever ADD_ASSISTANT says. */
-static int mistral(buf_t *b, const gl_msg_t *msgs, int n, const char *bos, gp_error_t *err)
+static int mistral(buf_t *b, const gl_msg_t *msgs, int n, int add_assistant, const char *bos,
+		   gp_error_t *err)
 {
+	(void)add_assistant;
 	const char *system = NULL;
 	int i = 0;
 	if (role_of(&msgs[0]) == R_SYSTEM) {
@@ -116,7 +133,8 @@ static int mistral(buf_t *b, const gl_msg_t *msgs, int n, const char *bos, gp_er
 	}
 	if (i == n) {
 		errno = EINVAL;
-		return gp_errprintf(err, "chat: mistral: a system message needs a user message after it");
+		return gp_errprintf(
+		    err, "chat: mistral: a system message needs a user message after it");
 	}
 	if (bos)
 		puts_(b, bos);
@@ -124,12 +142,15 @@ static int mistral(buf_t *b, const gl_msg_t *msgs, int n, const char *bos, gp_er
 		int r = role_of(&msgs[i]);
 		if (r == R_SYSTEM) {
 			errno = EINVAL;
-			return gp_errprintf(err, "chat: mistral: a system message only comes first");
+			return gp_errprintf(err,
+					    "chat: mistral: a system message only comes first");
 		}
 		if (r != (turn % 2 ? R_ASSISTANT : R_USER)) {
 			errno = EINVAL;
-			return gp_errprintf(err, "chat: mistral: message %d: user and assistant must "
-						 "take turns, from a user message", i);
+			return gp_errprintf(err,
+					    "chat: mistral: message %d: user and assistant must "
+					    "take turns, from a user message",
+					    i);
 		}
 		if (r == R_ASSISTANT) {
 			puts_(b, msgs[i].content);
@@ -147,6 +168,20 @@ static int mistral(buf_t *b, const gl_msg_t *msgs, int n, const char *bos, gp_er
 	return 0;
 }
 
+static const struct {
+	gl_chat_t c;
+	const char *name;
+	const char *marker; /* in the model's Jinja template */
+	const char *const stops[3];
+	render_f render;
+} templates[] = {
+    {GL_CHAT_LLAMA3, "llama3", "<|start_header_id|>", {"<|eot_id|>", "<|end_of_text|>"}, llama3},
+    {GL_CHAT_CHATML, "chatml", "<|im_start|>", {"<|im_end|>", "<|endoftext|>"}, chatml},
+    {GL_CHAT_MISTRAL, "mistral", "[INST]", {"</s>"}, mistral},
+    {GL_CHAT_NONE, "none", NULL, {"\nuser:", "\nsystem:"}, plain},
+};
+#define NTEMPLATES (sizeof(templates) / sizeof(templates[0]))
+
 char *gl_chat_render(gl_chat_t c, const gl_msg_t *msgs, int n, int add_assistant, const char *bos,
 		     gp_error_t *err)
 {
@@ -158,34 +193,25 @@ char *gl_chat_render(gl_chat_t c, const gl_msg_t *msgs, int n, int add_assistant
 	for (int i = 0; i < n; i++) {
 		if (role_of(&msgs[i]) < 0 || !msgs[i].content) {
 			errno = EINVAL;
-			gp_errprintf(err, "chat: message %d: role '%.32s' is not system, user or "
-					  "assistant, or it has no content",
+			gp_errprintf(err,
+				     "chat: message %d: role '%.32s' is not system, user or "
+				     "assistant, or it has no content",
 				     i, msgs[i].role ? msgs[i].role : "(null)");
 			return NULL;
 		}
 	}
-	buf_t b = {0};
-	puts_(&b, "");
-	switch (c) {
-	case GL_CHAT_LLAMA3:
-		llama3(&b, msgs, n, add_assistant, bos);
-		break;
-	case GL_CHAT_CHATML:
-		chatml(&b, msgs, n, add_assistant);
-		break;
-	case GL_CHAT_MISTRAL:
-		if (mistral(&b, msgs, n, bos, err) < 0) {
-			free(b.s);
-			return NULL;
-		}
-		break;
-	case GL_CHAT_NONE:
-		plain(&b, msgs, n, add_assistant);
-		break;
-	default:
-		free(b.s);
+	size_t k = 0;
+	while (k < NTEMPLATES && templates[k].c != c)
+		k++;
+	if (k == NTEMPLATES) {
 		errno = EINVAL;
 		gp_errprintf(err, "chat: unknown template %d", (int)c);
+		return NULL;
+	}
+	buf_t b = {0};
+	puts_(&b, "");
+	if (templates[k].render(&b, msgs, n, add_assistant, bos, err) < 0) {
+		free(b.s);
 		return NULL;
 	}
 	if (b.failed) {
@@ -196,19 +222,6 @@ char *gl_chat_render(gl_chat_t c, const gl_msg_t *msgs, int n, int add_assistant
 	}
 	return b.s;
 }
-
-static const struct {
-	gl_chat_t c;
-	const char *name;
-	const char *marker; /* in the model's Jinja template */
-	const char *const stops[3];
-} templates[] = {
-	{GL_CHAT_LLAMA3, "llama3", "<|start_header_id|>", {"<|eot_id|>", "<|end_of_text|>"}},
-	{GL_CHAT_CHATML, "chatml", "<|im_start|>", {"<|im_end|>", "<|endoftext|>"}},
-	{GL_CHAT_MISTRAL, "mistral", "[INST]", {"</s>"}},
-	{GL_CHAT_NONE, "none", NULL, {"\nuser:", "\nsystem:"}},
-};
-#define NTEMPLATES (sizeof(templates) / sizeof(templates[0]))
 
 gl_chat_t gl_chat_detect(const char *jinja)
 {

@@ -53,7 +53,7 @@ struct gl_tok {
 	int32_t *special; /* control and user-defined ids, by first byte then longest first */
 	uint32_t special_at[257];
 	int32_t byte_id[256]; /* SPM: <0xNN>; BPE: the token of the byte's mapped character */
-	gl_merge_t *merges; /* BPE: open addressing on the pair */
+	gl_merge_t *merges;   /* BPE: open addressing on the pair */
 	size_t nmerges_slots;
 	int16_t byte_of_cp[0x144]; /* BPE: GPT-2's printable code point -> the byte, or -1 */
 };

@@ -140,7 +140,8 @@ static int read_id(const gl_gguf_t *g, const char *key, int n, int32_t *id, gp_e
 	}
 	if (v >= (uint32_t)n) {
 		errno = EINVAL;
-		return gp_errprintf(err, "tokenizer: '%s' %u is past the vocabulary (%d)", key, v, n);
+		return gp_errprintf(err, "tokenizer: '%s' %u is past the vocabulary (%d)", key, v,
+				    n);
 	}
 	*id = (int32_t)v;
 	return 0;
@@ -299,9 +300,9 @@ static const struct {
 	const char *name;
 	int pre;
 } pre_names[] = {
-	{"default", GL_PRE_GPT2},      {"gpt2", GL_PRE_GPT2},	   {"gpt-2", GL_PRE_GPT2},
-	{"llama-bpe", GL_PRE_LLAMA3},  {"llama3", GL_PRE_LLAMA3}, {"smaug-bpe", GL_PRE_LLAMA3},
-	{"qwen2", GL_PRE_QWEN2},
+    {"default", GL_PRE_GPT2},	  {"gpt2", GL_PRE_GPT2},     {"gpt-2", GL_PRE_GPT2},
+    {"llama-bpe", GL_PRE_LLAMA3}, {"llama3", GL_PRE_LLAMA3}, {"smaug-bpe", GL_PRE_LLAMA3},
+    {"qwen2", GL_PRE_QWEN2},
 };
 
 static int read_model(gl_tok_t *t, const gl_gguf_t *g, gp_error_t *err)
@@ -504,7 +505,7 @@ int gl_tok_encode(const gl_tok_t *t, const char *text, size_t len, int add_bos, 
 
 static int hexval(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0'
+	return c >= '0' && c <= '9'   ? c - '0'
 	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
 	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
 				      : -1;

@@ -11,10 +11,10 @@
 #include "llm/test/tok_check.h"
 
 static const gl_msg_t conv[] = {
-	{"system", "Be brief."},
-	{"user", "Hi"},
-	{"assistant", "Hello!"},
-	{"user", "Why?"},
+    {"system", "Be brief."},
+    {"user", "Hi"},
+    {"assistant", "Hello!"},
+    {"user", "Why?"},
 };
 
 static void expect(gl_chat_t c, const gl_msg_t *m, int n, int add, const char *bos,
@@ -67,7 +67,8 @@ static void mistral(void)
 {
 	expect(GL_CHAT_MISTRAL, conv, 4, 1, "<s>",
 	       "<s>[INST] Be brief.\n\nHi [/INST]Hello!</s>[INST] Why? [/INST]");
-	expect(GL_CHAT_MISTRAL, conv + 1, 3, 0, NULL, "[INST] Hi [/INST]Hello!</s>[INST] Why? [/INST]");
+	expect(GL_CHAT_MISTRAL, conv + 1, 3, 0, NULL,
+	       "[INST] Hi [/INST]Hello!</s>[INST] Why? [/INST]");
 	/* ending on the assistant's message: the model goes on after its </s> */
 	expect(GL_CHAT_MISTRAL, conv + 1, 2, 1, "<s>", "<s>[INST] Hi [/INST]Hello!</s>");
 	refused(GL_CHAT_MISTRAL, (gl_msg_t[]){{"user", "a"}, {"system", "b"}}, 2, "system");
@@ -101,8 +102,9 @@ static void names(void)
 {
 	CHECK(gl_chat_detect(NULL) == GL_CHAT_NONE);
 	CHECK(gl_chat_detect("{% for m in messages %}{{ m.content }}{% endfor %}") == GL_CHAT_NONE);
-	CHECK(gl_chat_detect("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>' }}") ==
-	      GL_CHAT_LLAMA3);
+	CHECK(
+	    gl_chat_detect("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>' }}") ==
+	    GL_CHAT_LLAMA3);
 	CHECK(gl_chat_detect("{{'<|im_start|>' + message['role'] + '\n'}}") == GL_CHAT_CHATML);
 	CHECK(gl_chat_detect("{{ bos_token }}{{ '[INST] ' + message['content'] + ' [/INST]' }}") ==
 	      GL_CHAT_MISTRAL);

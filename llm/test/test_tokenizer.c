@@ -116,9 +116,17 @@ static void random_roundtrips(const gl_tok_t *t, const char *alphabet)
 						 : (char)(rand_r(&seed) & 0xff);
 		roundtrip(t, s, len);
 	}
-	static const char *const texts[] = {"", " ", "  ", " hello", "hello ", "a\n\nb",
-					    "\xc3\xa9t\xc3\xa9 \xe6\x9d\xb1\xe4\xba\xac \xf0\x9f\x99\x82",
-					    "\xff\xfe\xc3", "\xe6\x9d", "\xed\xa0\x80"};
+	static const char *const texts[] = {
+	    "",
+	    " ",
+	    "  ",
+	    " hello",
+	    "hello ",
+	    "a\n\nb",
+	    "\xc3\xa9t\xc3\xa9 \xe6\x9d\xb1\xe4\xba\xac \xf0\x9f\x99\x82",
+	    "\xff\xfe\xc3",
+	    "\xe6\x9d",
+	    "\xed\xa0\x80"};
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
 		roundtrip(t, texts[i], strlen(texts[i]));
 }
@@ -126,8 +134,8 @@ static void random_roundtrips(const gl_tok_t *t, const char *alphabet)
 /* ---- SentencePiece-style ---- */
 
 static voc_t spm_voc;
-static int sp_unk, sp_bos, sp_eos, sp_user, sp_ctl, sp_space, sp_l, sp_d, sp_ll, sp_hello,
-	sp_w, sp_o, sp_r, sp_world, sp_wo;
+static int sp_unk, sp_bos, sp_eos, sp_user, sp_ctl, sp_space, sp_l, sp_d, sp_ll, sp_hello, sp_w,
+    sp_o, sp_r, sp_world, sp_wo;
 
 static void spm_build(voc_t *v)
 {
@@ -212,7 +220,8 @@ static void spm_special(const gl_tok_t *t)
 	/* a special text inside words; the longest match */
 	s = "he<|x|><|x|";
 	n = gl_tok_encode(t, s, strlen(s), 0, 1, ids, 64);
-	CHECK(n == 7 && ids[0] == gl_tok_find(t, SP "he") && ids[1] == sp_user && ids[2] == sp_space);
+	CHECK(n == 7 && ids[0] == gl_tok_find(t, SP "he") && ids[1] == sp_user &&
+	      ids[2] == sp_space);
 }
 
 static void spm_pieces(const gl_tok_t *t)
@@ -309,12 +318,13 @@ static void bpe_build(voc_t *v)
 		mapped(b, s);
 		add(v, s, 0, GL_TT_NORMAL);
 	}
-	static const char *const merges[] = {"h e", "l l", "he ll", "hell o", "\xc4\xa0 w", "o r",
-					     "\xc4\xa0w or", "l d", "\xc4\xa0wor ld", "a a",
-					     "aa aa", "1 2", "12 3"};
-	static const char *const results[] = {"he", "ll", "hell", "hello", "\xc4\xa0w", "or",
-					      "\xc4\xa0wor", "ld", "\xc4\xa0world", "aa", "aaaa",
-					      "12", "123"};
+	static const char *const merges[] = {
+	    "h e",   "l l",	     "he ll", "hell o",		"\xc4\xa0 w",
+	    "o r",   "\xc4\xa0w or", "l d",   "\xc4\xa0wor ld", "a a",
+	    "aa aa", "1 2",	     "12 3"};
+	static const char *const results[] = {
+	    "he", "ll",	  "hell", "hello", "\xc4\xa0w", "or", "\xc4\xa0wor", "ld", "\xc4\xa0world",
+	    "aa", "aaaa", "12",	  "123"};
 	for (int i = 0; i < 13; i++) {
 		int id = add(v, results[i], 0, GL_TT_NORMAL);
 		v->merges[v->nmerges++] = merges[i];
@@ -352,7 +362,8 @@ static void bpe_encode(const gl_tok_t *t)
 	n = gl_tok_encode(t, s, strlen(s), 1, 1, ids, 64);
 	CHECK(same(ids, n, (int32_t[]){bp_imstart, bp_hello, bp_eot}, 3));
 	char buf[16];
-	CHECK(gl_tok_piece(t, bp_gworld, 1, buf, sizeof(buf)) == 6 && memcmp(buf, " world", 6) == 0);
+	CHECK(gl_tok_piece(t, bp_gworld, 1, buf, sizeof(buf)) == 6 &&
+	      memcmp(buf, " world", 6) == 0);
 	CHECK(gl_tok_piece(t, '\n', 0, buf, sizeof(buf)) == 1 && buf[0] == '\n');
 	CHECK(gl_tok_piece(t, bp_eot, 0, buf, sizeof(buf)) == 0);
 	CHECK(gl_tok_is_eog(t, bp_eot) && !gl_tok_is_eog(t, bp_hello));
@@ -393,24 +404,28 @@ static void pretokenizers(void)
 {
 	const char *s = "Hello, world! It's 12345 apples\n\n  ok  ";
 	split(GL_PRE_LLAMA3, s,
-	      (const char *[]){"Hello", ",", " world", "!", " It", "'s", " ", "123", "45", " apples",
-			       "\n\n", " ", " ok", "  ", NULL});
-	split(GL_PRE_QWEN2, s,
-	      (const char *[]){"Hello", ",", " world", "!", " It", "'s", " ", "1", "2", "3", "4", "5",
+	      (const char *[]){"Hello", ",", " world", "!", " It", "'s", " ", "123", "45",
 			       " apples", "\n\n", " ", " ok", "  ", NULL});
+	split(GL_PRE_QWEN2, s,
+	      (const char *[]){"Hello", ",", " world", "!", " It", "'s", " ", "1", "2", "3", "4",
+			       "5", " apples", "\n\n", " ", " ok", "  ", NULL});
 	split(GL_PRE_GPT2, s,
 	      (const char *[]){"Hello", ",", " world", "!", " It", "'s", " 12345", " apples",
 			       "\n\n ", " ok", "  ", NULL});
 	s = "I'LL don't\tx  \r\n y";
-	split(GL_PRE_LLAMA3, s, (const char *[]){"I", "'LL", " don", "'t", "\tx", "  \r\n", " y", NULL});
+	split(GL_PRE_LLAMA3, s,
+	      (const char *[]){"I", "'LL", " don", "'t", "\tx", "  \r\n", " y", NULL});
 	split(GL_PRE_GPT2, s,
 	      (const char *[]){"I", "'", "LL", " don", "'t", "\t", "x", "  \r\n", " y", NULL});
-	s = "\xe2\x82\xac" "100 \xc2\xbd ...\n\nfoo"; /* euro sign, one half */
+	s = "\xe2\x82\xac"
+	    "100 \xc2\xbd ...\n\nfoo"; /* euro sign, one half */
 	split(GL_PRE_LLAMA3, s,
 	      (const char *[]){"\xe2\x82\xac", "100", " ", "\xc2\xbd", " ...\n\n", "foo", NULL});
-	split(GL_PRE_GPT2, s,
-	      (const char *[]){"\xe2\x82\xac", "100", " \xc2\xbd", " ...", "\n", "\n", "foo", NULL});
-	s = "\xc3\xa7\xc3\xa0 \xe6\x9d\xb1\xe4\xba\xac" "2024\xe5\xb9\xb4 \xf0\x9f\x99\x82!!";
+	split(
+	    GL_PRE_GPT2, s,
+	    (const char *[]){"\xe2\x82\xac", "100", " \xc2\xbd", " ...", "\n", "\n", "foo", NULL});
+	s = "\xc3\xa7\xc3\xa0 \xe6\x9d\xb1\xe4\xba\xac"
+	    "2024\xe5\xb9\xb4 \xf0\x9f\x99\x82!!";
 	split(GL_PRE_LLAMA3, s,
 	      (const char *[]){"\xc3\xa7\xc3\xa0", " \xe6\x9d\xb1\xe4\xba\xac", "202", "4",
 			       "\xe5\xb9\xb4", " \xf0\x9f\x99\x82!!", NULL});

@@ -66,7 +66,7 @@ static void set_vocab(gl_gguf_writer_t *w, char **tok, int32_t *type, float *sco
 	FUZZ_CHECK(gl_gguf_set_arr_f32(w, "tokenizer.ggml.scores", score, (uint64_t)n) == 0);
 }
 
-static const char *const pieces[] = {"th", "he", "in", "er", "an", "the", SP "t", SP "th",
+static const char *const pieces[] = {"th",     "he",   "in",  "er", "an",  "the", SP "t", SP "th",
 				     SP "the", SP "a", SP SP, "12", "123", "ing", SP "in"};
 #define NPIECES (int)(sizeof(pieces) / sizeof(pieces[0]))
 
@@ -105,12 +105,12 @@ static void build_spm(void)
 
 static void build_bpe(void)
 {
-	static const char *const merges[] = {"t h", "th e", "\xc4\xa0 t", "\xc4\xa0t he", "h e",
-					     "i n", "e r", "1 2", "12 3", "\xc4\xa0 \xc4\xa0",
-					     "\xc4\x8a \xc4\x8a", "in g"};
-	static const char *const results[] = {"th", "the", "\xc4\xa0t", "\xc4\xa0the", "he",
-					      "in", "er", "12", "123", "\xc4\xa0\xc4\xa0",
-					      "\xc4\x8a\xc4\x8a", "ing"};
+	static const char *const merges[] = {
+	    "t h", "th e", "\xc4\xa0 t",	"\xc4\xa0t he",	     "h e", "i n", "e r",
+	    "1 2", "12 3", "\xc4\xa0 \xc4\xa0", "\xc4\x8a \xc4\x8a", "in g"};
+	static const char *const results[] = {
+	    "th", "the", "\xc4\xa0t",	     "\xc4\xa0the",	 "he", "in", "er",
+	    "12", "123", "\xc4\xa0\xc4\xa0", "\xc4\x8a\xc4\x8a", "ing"};
 	static char *tok[300];
 	static int32_t type[300];
 	static float score[300];
@@ -138,8 +138,7 @@ static void build_bpe(void)
 		free(tok[i]);
 }
 
-static void encode(const gl_tok_t *t, const uint8_t *s, size_t len, int bos, int special,
-		   int spm)
+static void encode(const gl_tok_t *t, const uint8_t *s, size_t len, int bos, int special, int spm)
 {
 	int n = gl_tok_encode(t, (const char *)s, len, bos, special, NULL, 0);
 	FUZZ_CHECK(n >= 0 && (size_t)n <= 3 * len + 1);
@@ -200,8 +199,9 @@ static void from_gguf(const uint8_t *data, size_t size)
 	gl_tok_t *t = gl_tok_from_gguf(g, &err);
 	gl_gguf_close(&g); /* the tokenizer holds copies */
 	if (!t) {
-		FUZZ_CHECK((errno == EINVAL || errno == ENOTSUP || errno == EFBIG ||
-			    errno == ENOMEM) && err.text[0]);
+		FUZZ_CHECK(
+		    (errno == EINVAL || errno == ENOTSUP || errno == EFBIG || errno == ENOMEM) &&
+		    err.text[0]);
 		return;
 	}
 	static const char text[] = " Hello, world! 123  \xe6\x9d\xb1\n<|im_start|>x\xff";

@@ -289,12 +289,17 @@ def main():
                             # whole paragraphs: longer texts, newlines inside
                             ('sentencepiece paragraphs', text.split('\n\n'))):
             want = [sp.encode(t) for t in texts]
+            # not a degenerate comparison: byte fallback (CJK, emoji) and long merges happen
+            assert any(sp.is_byte(i) for w in want for i in w), 'no byte token expected'
+            assert any(len(sp.id_to_piece(i)) >= 5 for w in want for i in w), 'no long piece'
             bad += compare(name, texts, want, run_c(tool, path, texts),
                            decoded=[sp.decode(w) for w in want])
         paras = text.split('\n\n')
         for pre in ('llama-bpe', 'qwen2', 'default'):
             vocab, ranks, path = bpe_model(work, text, pre)
             enc = lambda t: encode_bpe(t, PATTERNS[pre], vocab, ranks, pre == 'llama-bpe')
+            # merges happen: the license texts take under a third of a token a byte
+            assert sum(len(enc(t)) for t in paras[:50]) < sum(len(t) for t in paras[:50]) / 3
             bad += compare(f'bpe {pre}', lines, [enc(t) for t in lines],
                            run_c(tool, path, lines))
             bad += compare(f'bpe {pre} paragraphs', paras, [enc(t) for t in paras],

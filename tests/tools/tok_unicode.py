@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """tok_unicode.py - writes llm/unicode_tab.h: the code point ranges of Unicode's letters (L*)
 and numbers (N*) from Python's unicodedata, which the byte-level BPE pre-tokenizer
-(llm/tokenizer.c) needs for the \\p{L} and \\p{N} of llama3's and qwen2's patterns. Run again
-(/usr/bin/python3 tests/tools/tok_unicode.py > llm/unicode_tab.h) for a newer Unicode."""
+(llm/tok_bpe.c) needs for the \\p{L} and \\p{N} of the llama3, qwen2 and gpt2 patterns. Run again
+for a newer Unicode:
+  /usr/bin/python3 tests/tools/tok_unicode.py > llm/unicode_tab.h
+  clang-format -i llm/unicode_tab.h"""
 import sys
 import unicodedata
 
