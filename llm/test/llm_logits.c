@@ -272,8 +272,8 @@ static double maxdiff(const float *a, const float *b, size_t n, double *maxabs)
 		double e = fabs((double)a[i] - b[i]);
 		if (e > d || isnan(e))
 			d = isnan(e) ? INFINITY : e;
-		if (fabs(a[i]) > *maxabs)
-			*maxabs = fabs(a[i]);
+		if (fabs((double)a[i]) > *maxabs)
+			*maxabs = fabs((double)a[i]);
 	}
 	return d;
 }
@@ -322,7 +322,7 @@ int main(int argc, char **argv)
 	int32_t *t = malloc(MAXTOK * 4);
 	int n = 0, batch = 0, greedy = 0, engine = 0, kv_blocks = 8 * MAXTOK / 16;
 	gk_dtype_t kv_t = GK_F32;
-	for (int i = 2; i < argc; i++) {
+	for (int i = 2; i < argc; i += 2) { /* every option takes a value */
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v)
 			die(a, "needs a value");
@@ -344,7 +344,6 @@ int main(int argc, char **argv)
 			kv_blocks = atoi(v);
 		else
 			die(a, "unknown option");
-		i++;
 	}
 	if (n < 1)
 		die("--tokens", "no tokens");

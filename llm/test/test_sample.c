@@ -135,8 +135,8 @@ static void test_temperature(void)
 		draw(s, base, 20000, c);
 		double z = 0;
 		for (int i = 0; i < NV; i++)
-			z += exp(base[i] / temps[k]);
-		double want = exp(base[4] / temps[k]) / z;
+			z += exp((double)(base[i] / temps[k]));
+		double want = exp((double)(base[4] / temps[k])) / z;
 		share[k] = c[4] / 20000.0;
 		CHECK(fabs(share[k] - want) < 0.02);
 		gl_sampler_destroy(&s);
