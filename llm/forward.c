@@ -326,17 +326,18 @@ int gl_fwd_head(gl_fwd_t *f, const gl_batch_t *bt, float *logits, gp_error_t *er
 		for (int i = bt->all_logits ? 0 : bt->n[j] - 1; i < bt->n[j]; i++)
 			f->h_rows[nrows++] = t + i;
 	size_t D = (size_t)f->hp.dim, V = (size_t)f->hp.n_vocab;
-	/* the rows gathered into xn (all of them: one copy) */
-	if (nrows == bt->ntok) {
-		if (gk_copy(f->b, f->xn, f->x, (size_t)nrows * D * 4, GK_D2D) < 0)
-			return kfail(f, "copy", err);
-	} else {
-		for (int r = 0; r < nrows; r++)
-			if (gk_copy(f->b, f->xn + (size_t)r * D, f->x + (size_t)f->h_rows[r] * D,
-				    D * 4, GK_D2D) < 0)
-				return kfail(f, "copy", err);
+	/* the rows normed into xn: all of them straight from x, else gathered first by one
+	 * kernel (gk_qget_rows of f32 rows; d_ids is free once the embedding is done) */
+	const float *src = f->x;
+	if (nrows < bt->ntok) {
+		if (to_dev(f, f->d_ids, f->h_rows, (size_t)nrows * 4, err) < 0)
+			return -1;
+		if (gk_qget_rows(f->b, GK_Q_F32, f->x, bt->ntok, (int)D, f->d_ids, nrows, f->xn,
+				 NULL) < 0)
+			return kfail(f, "gather", err);
+		src = f->xn;
 	}
-	if (gk_rmsnorm(f->b, f->xn, f->xn, f->w->out_norm, nrows, (int)D, f->hp.norm_eps, NULL) < 0)
+	if (gk_rmsnorm(f->b, f->xn, src, f->w->out_norm, nrows, (int)D, f->hp.norm_eps, NULL) < 0)
 		return kfail(f, "output norm", err);
 	int hr = f->max_tokens < HEAD_ROWS ? f->max_tokens : HEAD_ROWS;
 	for (int r = 0; r < nrows; r += hr) {
