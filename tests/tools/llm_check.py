@@ -16,7 +16,7 @@ weight type, and for each --model (models/gpool-fortunes.gguf when it exists):
      its greedy tokens alone (models with a tokenizer), also in a KV cache too small for all four
      (the engine preempts and feeds sequences again)
 and the same on models written here with sharp attention, multi-query, partial RoPE and linear
-scaling (SHARP).
+scaling (SHARP), with also a 300-token prompt (logits, decode steps, chunks of 37).
 Exit 0 if all pass, 1 if one fails, 77 if /usr/bin/python3's torch or llm_ref.py is missing.
 """
 import os
@@ -37,6 +37,7 @@ BOUND_REF = 2e-5        # C (f32 KV cache) against PyTorch
 BOUND_REF_F16KV = 1e-2  # C with an f16 KV cache against PyTorch
 BOUND_SELF = 1e-5     # decode steps, chunks, batches against one prefill / alone
 NTOK = 24
+NTOK_LONG = 300
 NGREEDY = 32
 
 # written here by gguf.py, for what the random shapes lack: weights large enough that attention
@@ -122,6 +123,26 @@ class Checker:
         self.report(name, d <= bound * scale,
                     f'max diff {d:.3g} = {d / scale:.3g} of max |logit| {scale:.3g} '
                     f'(bound {bound:g})')
+
+    def long(self, name, path):
+        """A 300-token prompt (19 blocks of the cache, many attention tiles): logits against
+        the reference, and one token a step and chunks of 37 against one prefill."""
+        r = gguf.Reader(path)
+        n_vocab = r.tensors['token_embd.weight'].dims[1]
+        rng = np.random.default_rng(8)
+        toks = ','.join(str(int(t)) for t in rng.integers(3, n_vocab, NTOK_LONG))
+        ll = os.path.join(self.bin, 'llm_logits')
+        out = lambda tag: os.path.join(self.tmp, f'{tag}.bin')  # noqa: E731
+        run([sys.executable, os.path.join(HERE, 'llm_ref.py'), path, '--tokens', toks,
+             '--out', out('ref')])
+        ref = logits(out('ref'), n_vocab).astype(np.float64)
+        run([ll, path, '--tokens', toks, '--out', out('c')])
+        c = logits(out('c'), n_vocab)
+        self.rel(f'{name} {NTOK_LONG} tokens', c, ref, BOUND_REF)
+        for mode in ('decode', 'chunk=37'):
+            run([ll, path, '--tokens', toks, '--out', out('m'), '--mode', mode])
+            self.rel(f'{name} {NTOK_LONG} tokens, {mode} = prefill', logits(out('m'), n_vocab),
+                     c.astype(np.float64), BOUND_SELF)
 
     def model(self, name, path):
         r = gguf.Reader(path)
@@ -209,6 +230,7 @@ def main():
         write_sharp(path, arch, wtype)
         try:
             ck.model(f'{name} {wtype}', path)
+            ck.long(f'{name} {wtype}', path)
         except RuntimeError as e:
             ck.report(f'{name} {wtype}', False, str(e))
     for path in models:
