@@ -232,16 +232,22 @@ typedef struct {
 	gl_fwd_t *f;
 } rank_t;
 
-static void rank_open(rank_t *r, model_t *m, int first, int last, int embed, int head)
+static void rank_open_kv(rank_t *r, model_t *m, int first, int last, int embed, int head,
+			 int n_blocks, int block_size)
 {
 	gp_error_t err;
 	r->w = gl_weights_load(m->b, m->g, &m->hp, first, last, embed, head, &err);
 	CHECK(r->w);
-	r->kv = gl_kv_create(m->b, last - first, 16, 4, m->hp.n_kv_heads * m->hp.head_dim, GK_F32,
-			     4, &err);
+	r->kv = gl_kv_create(m->b, last - first, n_blocks, block_size,
+			     m->hp.n_kv_heads * m->hp.head_dim, GK_F32, 4, &err);
 	CHECK(r->kv);
 	r->f = gl_fwd_create(m->b, &m->hp, r->w, r->kv, 16, &err);
 	CHECK(r->f);
+}
+
+static void rank_open(rank_t *r, model_t *m, int first, int last, int embed, int head)
+{
+	rank_open_kv(r, m, first, last, embed, head, 16, 4);
 }
 
 static void rank_close(rank_t *r)
@@ -312,6 +318,16 @@ static void test_split(const char *arch)
 	      gl_fwd_layers(whole.f, &ahead, &err) == 0 &&
 	      gl_fwd_head(whole.f, &ahead, lb, &err) == 0);
 	CHECK(maxdiff(la, lb, N * NV) == 0);
+	/* the same with blocks of one token and 3000 of them held: the step's ints outgrow what
+	 * gl_fwd_create sized and are sent again from a larger buffer */
+	rank_t wide;
+	rank_open_kv(&wide, &m, 0, NL, 1, 1, 4096, 1);
+	CHECK(gl_kv_reserve(wide.kv, 1, 3000) == 0);
+	ahead.seq[0] = 1;
+	CHECK(gl_fwd_embed(wide.f, &ahead, &err) == 0 && gl_fwd_layers(wide.f, &ahead, &err) == 0 &&
+	      gl_fwd_head(wide.f, &ahead, lb, &err) == 0);
+	CHECK(maxdiff(la, lb, N * NV) < 1e-5);
+	rank_close(&wide);
 	/* a rank without the embedding or the head refuses them; bad batches are refused */
 	CHECK(gl_fwd_embed(r1.f, &b1, &err) == -1 && errno == EINVAL);
 	CHECK(gl_fwd_head(r0.f, &b0, lb, &err) == -1 && errno == EINVAL);
