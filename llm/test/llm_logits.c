@@ -13,8 +13,7 @@
  *     K prompts (rotations of the list) at once through gl_engine and gl_exec_local (prefill in
  *     chunks of 8 tokens, continuous batching), each answer's text against its greedy ids alone;
  *     prints "engine ok, R refusals, T tokens in S s (...)" (R: batches the executor refused
- *     for KV space) or the
- *     first difference and exits 1 */
+ *     for KV space) or the first difference and exits 1 */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
