@@ -151,8 +151,10 @@ class Checker:
         toks = ','.join(str(int(t)) for t in rng.integers(3, n_vocab, NTOK))
         ll = os.path.join(self.bin, 'llm_logits')
         out = lambda tag: os.path.join(self.tmp, f'{tag}.bin')  # noqa: E731
-        run([sys.executable, os.path.join(HERE, 'llm_ref.py'), path, '--tokens', toks,
-             '--out', out('ref')])
+        # one run of the reference for both (torch takes seconds to start)
+        want = [int(x) for x in re.findall(r'-?\d+', run(
+            [sys.executable, os.path.join(HERE, 'llm_ref.py'), path, '--tokens', toks,
+             '--out', out('ref'), '--greedy', str(NGREEDY)]))]
         ref = logits(out('ref'), n_vocab).astype(np.float64)
         run([ll, path, '--tokens', toks, '--out', out('c')])
         c = logits(out('c'), n_vocab)
@@ -168,9 +170,6 @@ class Checker:
         d, scale = float(m.group(1)), float(m.group(2))
         self.report(f'{name} batch of 3 = alone', d <= BOUND_SELF * scale,
                     f'max diff {d:.3g} of max |logit| {scale:.3g}')
-        want = [int(x) for x in re.findall(r'-?\d+', run(
-            [sys.executable, os.path.join(HERE, 'llm_ref.py'), path, '--tokens', toks,
-             '--greedy', str(NGREEDY)]))]
         got = [int(x) for x in run([ll, path, '--tokens', toks, '--greedy',
                                     str(NGREEDY)]).strip().split(',')]
         first = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None)
