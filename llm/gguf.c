@@ -473,7 +473,7 @@ static int parse_counts(gl_gguf_t *g, cur_t *c, uint64_t *nt, uint64_t *nkv)
 /* Parse the buffer G->buf[0..G->buflen) of a file of G->file_size bytes. */
 static int parse(gl_gguf_t *g, cur_t *c)
 {
-	uint64_t nt, nkv;
+	uint64_t nt = 0, nkv = 0; /* set by parse_counts (gcc -O3 cannot see it) */
 	c->p = g->buf;
 	c->len = g->buflen < GL_GGUF_MAX_META ? g->buflen : GL_GGUF_MAX_META;
 	if (parse_counts(g, c, &nt, &nkv) < 0)
