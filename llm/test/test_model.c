@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "llm/engine.h"
 #include "llm/forward.h"
 #include "llm/test/eng_check.h"
 
@@ -344,6 +345,54 @@ static void test_split(const char *arch)
 	close_model(&m);
 }
 
+/* The local executor: a batch's KV space reserved at submit (all of it or none), one batch at a
+ * time, wait running it into the caller's logits (those of one rank with every layer). */
+static void test_exec_local(void)
+{
+	model_t m;
+	spec_t s = {.with_kv_key = 1};
+	open_model(&m, &s, 0);
+	rank_t r;
+	rank_open(&r, &m, 0, NL, 1, 1); /* 16 blocks of 4 tokens */
+	gp_error_t err;
+	gl_exec_local_t *x = gl_exec_local_create(m.b, &m.hp, r.w, r.kv, 16, &err);
+	CHECK(x);
+	const gl_exec_ops_t *ops = &gl_exec_local_ops;
+	CHECK(ops->depth(x) == 1 && ops->free_tokens(x) == 64);
+	const int32_t t[] = {3, 17, 5, 39, 0, 22, 8, 1, 2};
+	float want[2 * NV], got[2 * NV];
+	/* sequence 0 brings 7 tokens, sequence 2 two: their last rows' logits */
+	gl_batch_t bt = {.nseq = 2, .ntok = 9, .tokens = t};
+	bt.seq[0] = 0, bt.n[0] = 7, bt.ctx[0] = 7;
+	bt.seq[1] = 2, bt.n[1] = 2, bt.ctx[1] = 2;
+	uint64_t id = 0;
+	CHECK(ops->wait(x, &id, got, 0, &err) == 0); /* nothing in flight */
+	CHECK(ops->submit(x, 41, &bt, &err) == 0);
+	CHECK(gl_kv_len(r.kv, 0) == 7 && gl_kv_len(r.kv, 2) == 2 && ops->free_tokens(x) == 52);
+	CHECK(ops->submit(x, 42, &bt, &err) == -1 && errno == EBUSY);
+	CHECK(ops->wait(x, &id, got, -1, &err) == 1 && id == 41);
+	/* the same through the forward pass by hand, in fresh sequences */
+	gl_batch_t b2 = bt;
+	b2.seq[0] = 1, b2.seq[1] = 3;
+	CHECK(gl_kv_reserve(r.kv, 1, 7) == 0 && gl_kv_reserve(r.kv, 3, 2) == 0);
+	CHECK(gl_fwd_embed(r.f, &b2, &err) == 0 && gl_fwd_layers(r.f, &b2, &err) == 0 &&
+	      gl_fwd_head(r.f, &b2, want, &err) == 0);
+	CHECK(maxdiff(want, got, 2 * NV) == 0);
+	/* more than is free: ENOSPC, and the sequences keep what they had */
+	gl_batch_t big = {.nseq = 2, .ntok = 2, .tokens = t};
+	big.seq[0] = 0, big.n[0] = 1, big.ctx[0] = 8;
+	big.seq[1] = 2, big.n[1] = 1, big.ctx[1] = 60;
+	CHECK(ops->submit(x, 43, &big, &err) == -1 && errno == ENOSPC);
+	CHECK(gl_kv_len(r.kv, 0) == 7 && gl_kv_len(r.kv, 2) == 2);
+	ops->release(x, 0);
+	ops->release(x, 2);
+	CHECK(gl_kv_len(r.kv, 0) == 0 && gl_kv_free_blocks(r.kv) == 16 - 2 - 1);
+	gl_exec_local_destroy(&x);
+	CHECK(x == NULL);
+	rank_close(&r);
+	close_model(&m);
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(dir));
@@ -351,6 +400,7 @@ int main(void)
 	test_sizes_and_ranges();
 	test_split("llama");
 	test_split("qwen2");
+	test_exec_local();
 	char path[128];
 	snprintf(path, sizeof path, "%s/m.gguf", dir);
 	unlink(path);
