@@ -12,6 +12,7 @@
 
 #include "llm/engine.h"
 #include "llm/forward.h"
+#include "llm/randmodel.h"
 #include "llm/test/eng_check.h"
 
 #define DIM 64
@@ -393,6 +394,126 @@ static void test_exec_local(void)
 	close_model(&m);
 }
 
+/* ---- the engine over the local executor, on a random model with a tokenizer ---- */
+
+typedef struct {
+	char text[1024];
+	size_t len;
+	int done, ntok;
+	gl_finish_t why;
+} answer_t;
+
+static void on_text(void *arg, const char *text, size_t len, int ntokens)
+{
+	answer_t *a = arg;
+	CHECK(a->len + len < sizeof a->text);
+	memcpy(a->text + a->len, text, len);
+	a->len += len;
+	(void)ntokens;
+}
+
+static void on_done(void *arg, gl_finish_t why, const gl_usage_t *u, const char *error)
+{
+	answer_t *a = arg;
+	(void)error;
+	a->done = 1;
+	a->why = why;
+	a->ntok = u->completion_tokens;
+}
+
+static int32_t argmax(const float *l, int n)
+{
+	int32_t b = 0;
+	for (int i = 1; i < n; i++)
+		if (l[i] > l[b])
+			b = i;
+	return b;
+}
+
+/* The text of NGEN greedy tokens after PROMPT, run by hand in sequence 3. */
+static size_t greedy_text(rank_t *r, const gl_tok_t *tok, const int32_t *prompt, int n, int ngen,
+			  int nv, char *out)
+{
+	float *l = malloc((size_t)nv * sizeof *l);
+	size_t len = 0;
+	gp_error_t err;
+	gl_batch_t bt = one(r->kv, 3, prompt, n, 0);
+	int32_t t;
+	for (int i = 0; i < ngen; i++) {
+		CHECK(gl_fwd_embed(r->f, &bt, &err) == 0 && gl_fwd_layers(r->f, &bt, &err) == 0 &&
+		      gl_fwd_head(r->f, &bt, l, &err) == 0);
+		t = argmax(l, nv);
+		int k = gl_tok_piece(tok, t, 0, out + len, 64);
+		len += k > 0 ? (size_t)k : 0;
+		bt = one(r->kv, 3, &t, 1, 0);
+	}
+	gl_kv_release(r->kv, 3);
+	free(l);
+	return len;
+}
+
+static void test_engine_local(void)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/r.gguf", dir);
+	gp_error_t err;
+	CHECK(gl_randmodel_write(path, gl_randmodel_find("test-llama"), GK_Q_Q8_0, 5, &err) == 0);
+	model_t m;
+	gk_error_t ge;
+	CHECK((m.b = gk_backend_open("cpu", &ge)) && (m.g = gl_gguf_open(path, &err)));
+	CHECK(gl_hparams_read(m.g, &m.hp, &err) == 0);
+	gl_tok_t *tok = gl_tok_from_gguf(m.g, &err);
+	CHECK(tok);
+	rank_t r;
+	rank_open_kv(&r, &m, 0, m.hp.n_layers, 1, 1, 64, 4);
+	gl_exec_local_t *x = gl_exec_local_create(m.b, &m.hp, r.w, r.kv, 16, &err);
+	CHECK(x);
+	/* three prompts; prefill in chunks of at most 6 tokens beside the others' decodes */
+	gl_engine_opts_t o = {.max_seqs = 3, .max_batch_tokens = 6, .n_ctx = 64};
+	gl_engine_t *e = gl_engine_create(tok, &m.hp, &gl_exec_local_ops, x, &o, &err);
+	CHECK(e);
+	const int32_t p[3][9] = {{1, 300, 301, 302, 303, 304, 305, 306, 307},
+				 {1, 400, 17, 5},
+				 {1, 260, 261, 262, 263, 264, 265}};
+	const int np[3] = {9, 4, 7};
+	answer_t a[3];
+	memset(a, 0, sizeof a);
+	for (int j = 0; j < 3; j++) {
+		gl_request_t q = {.prompt = p[j],
+				  .nprompt = np[j],
+				  .max_tokens = 12,
+				  .ignore_eos = 1,
+				  .on_text = on_text,
+				  .on_done = on_done,
+				  .arg = &a[j]};
+		gl_sample_defaults(&q.sp);
+		q.sp.temperature = 0;
+		CHECK(gl_engine_submit(e, &q, &err) == j);
+		CHECK(gl_engine_run(e, 0, &err) >= 0);
+	}
+	for (int i = 0; i < 1000 && gl_engine_open(e) > 0; i++)
+		CHECK(gl_engine_run(e, -1, &err) >= 0);
+	for (int j = 0; j < 3; j++) {
+		char want[1024];
+		size_t len = greedy_text(&r, tok, p[j], np[j], 12, m.hp.n_vocab, want);
+		CHECK(a[j].done && a[j].why == GL_FINISH_LENGTH && a[j].ntok == 12);
+		/* the engine's text; a character cut at the end is U+FFFD there */
+		if (a[j].len == len)
+			CHECK(memcmp(a[j].text, want, len) == 0);
+		else
+			CHECK(a[j].len >= 3 && a[j].len - 3 <= len &&
+			      memcmp(a[j].text + a[j].len - 3, "\xEF\xBF\xBD", 3) == 0 &&
+			      memcmp(a[j].text, want, a[j].len - 3) == 0);
+	}
+	CHECK(gl_kv_free_blocks(r.kv) == 64);
+	gl_engine_destroy(&e);
+	gl_exec_local_destroy(&x);
+	gl_tok_destroy(&tok);
+	rank_close(&r);
+	close_model(&m);
+	unlink(path);
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(dir));
@@ -401,6 +522,7 @@ int main(void)
 	test_split("llama");
 	test_split("qwen2");
 	test_exec_local();
+	test_engine_local();
 	char path[128];
 	snprintf(path, sizeof path, "%s/m.gguf", dir);
 	unlink(path);
