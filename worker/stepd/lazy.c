@@ -47,7 +47,7 @@ struct step_lazy {
 	pthread_t th;
 	bool started;
 	char name[108]; /* "@gpool-stage.<job>.<attempt>.<pid>" */
-	uint64_t fetched, peer, written;
+	uint64_t fetched, peer, written; /* bytes fetched, of them from peers; chunks written */
 };
 
 static bool has_lazy(const Gpool__JobSpec *spec)
@@ -145,7 +145,7 @@ static int serve_range(step_lazy_t *z, struct lazy_file *f, int fd, uint64_t k0,
 	*fetched = st.got_bytes;
 	z->fetched += st.got_bytes;
 	z->peer += st.peer_bytes;
-	z->written += (k1 - k0) * (uint64_t)GP_CHUNK_SIZE;
+	z->written += k1 - k0;
 	gp_info("job %llu.%u: lazy '%s' chunks %llu..%llu: %llu cached, %llu fetched (%llu bytes, "
 		"%llu from peers), %llu refused; %.3f s",
 		(unsigned long long)l->job_id, l->attempt, f->e->path, (unsigned long long)k0,
@@ -204,6 +204,13 @@ static void serve_one(step_lazy_t *z, int c)
 	    (cr.uid != z->s->account.uid && cr.uid != 0)) {
 		gp_warn("job %llu: lazy staging: a request from uid %d refused",
 			(unsigned long long)z->s->launch->job_id, (int)cr.uid);
+		/* its request is taken in unread (an attached descriptor is dropped by the kernel),
+		 * so that the refusal is not lost to a reset of a connection closed with data
+		 * queued */
+		uint8_t junk[GP_LAZY_REQ_LEN + 1];
+		struct pollfd p = {c, POLLIN, 0};
+		if (poll(&p, 1, 200) > 0 && recv(c, junk, sizeof(junk), MSG_DONTWAIT) < 0)
+			gp_debug("lazy staging: a refused request went unread");
 		reply(c, EACCES, 0, "not this job's account");
 		return;
 	}
@@ -324,7 +331,7 @@ void step_lazy_destroy(step_lazy_t **p)
 			gp_warn("lazy staging: cannot stop its thread: %s", strerror(errno));
 		pthread_join(z->th, NULL);
 		gp_info("job %llu.%u: lazy staging fetched %llu bytes (%llu from peers), wrote "
-			"%llu chunks' bytes",
+			"%llu chunks",
 			(unsigned long long)z->s->launch->job_id, z->s->launch->attempt,
 			(unsigned long long)z->fetched, (unsigned long long)z->peer,
 			(unsigned long long)z->written);
