@@ -10,9 +10,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define REQ_MAGIC 0x5a4c5047u /* "GPLZ" */
-#define REP_MAGIC 0x725a4c47u /* "GLZr" */
-#define STATUS_MAX 4095	      /* errno values are small: anything above is garbage */
+#define REQ_MAGIC  0x5a4c5047u /* "GPLZ" */
+#define REP_MAGIC  0x725a4c47u /* "GLZr" */
+#define STATUS_MAX 4095	       /* errno values are small: anything above is garbage */
 
 int gp_lazy_chunks(uint64_t size, uint64_t off, uint64_t len, uint32_t chunk_size, uint64_t *k0,
 		   uint64_t *k1)
@@ -110,8 +110,8 @@ static int lazy_connect(gp_error_t *err)
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return gp_errprintf(err, "socket: %s", strerror(errno));
-	if (connect(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) <
-	    0) {
+	if (connect(s, (struct sockaddr *)&a,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0) {
 		int e = errno;
 		close(s);
 		errno = e;
@@ -132,8 +132,8 @@ static int send_req(int s, int fd, const struct gp_lazy_req *q)
 		struct cmsghdr align;
 	} u;
 	memset(&u, 0, sizeof(u));
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
-			    .msg_controllen = sizeof(u.b)};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;

@@ -35,8 +35,8 @@ struct gp_lazy_req {
 };
 
 struct gp_lazy_rep {
-	int32_t status;	       /* 0, or an errno value */
-	uint64_t fetched;      /* bytes fetched for this request (not in the node's cache) */
+	int32_t status;		   /* 0, or an errno value */
+	uint64_t fetched;	   /* bytes fetched for this request (not in the node's cache) */
 	char msg[GP_LAZY_MSG_LEN]; /* why, when status != 0 */
 };
 

@@ -733,9 +733,9 @@ int gp_xfer_fetch_chunks(gp_client_t *c, Gpool__StageEntry *e, uint64_t k0, uint
 			 struct gp_xfer_stats *st, gp_error_t *err)
 {
 	if (e->dir || k0 > k1 || k1 > e->n_chunks)
-		return errno = EINVAL, gp_errprintf(err, "chunks %llu..%llu of '%s': out of range",
-						     (unsigned long long)k0,
-						     (unsigned long long)k1, e->path);
+		return errno = EINVAL,
+		       gp_errprintf(err, "chunks %llu..%llu of '%s': out of range",
+				    (unsigned long long)k0, (unsigned long long)k1, e->path);
 	size_t n = (size_t)(k1 - k0);
 	struct ref *r = calloc(n ? n : 1, sizeof(*r));
 	if (!r)

@@ -74,9 +74,9 @@ static int needed(const gl_tensor_t *t, int first, int last, int head)
 	int l;
 	if (sscanf(t->name, "blk.%d.", &l) == 1)
 		return l >= first && l < last;
-	return head && (!strcmp(t->name, "token_embd.weight") ||
-			!strcmp(t->name, "output_norm.weight") ||
-			!strcmp(t->name, "output.weight"));
+	return head &&
+	       (!strcmp(t->name, "token_embd.weight") || !strcmp(t->name, "output_norm.weight") ||
+		!strcmp(t->name, "output.weight"));
 }
 
 int gllm_lazy_layers(const char *path, const gl_gguf_t *g, int first, int last, int head,

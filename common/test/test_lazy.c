@@ -29,7 +29,7 @@ static void range_to_chunks(void **state)
 	chunks_of(size, 0, 1, 0, 1);
 	chunks_of(size, 0, C, 0, 1);
 	chunks_of(size, 0, C + 1, 0, 2);
-	chunks_of(size, C - 1, 2, 0, 2);	/* one byte each side of a boundary */
+	chunks_of(size, C - 1, 2, 0, 2); /* one byte each side of a boundary */
 	chunks_of(size, C, C, 1, 2);
 	chunks_of(size, 2 * C, size - 2 * C, 2, 3); /* the short last chunk */
 	chunks_of(size, 0, size, 0, 3);

@@ -160,6 +160,18 @@ mkmodel 12 wh.gguf
 # both uploaded first, by a job that reads neither (lazy: no node fetches anything), so that
 # the timed jobs measure the nodes' staging and the load, not gsub's hashing and upload
 as_user gsub --wait -t 2 --stage-lazy lz.gguf --stage-lazy wh.gguf -- /bin/true >/dev/null 2>&1
+# the links shaped to a LAN's 1 Gbit/s (tc tbf, as bench/staging.sh): every host's link both
+# ways and the scheduler PC's side (the bridge)
+shaped="not shaped"
+if command -v tc >/dev/null; then
+	tbf=(root tbf rate 1gbit burst 512kb latency 20ms)
+	tc qdisc replace dev "$(slot_bridge)" "${tbf[@]}" && shaped="shaped to 1 Gbit/s"
+	at_cleanup "tc qdisc del dev $(slot_bridge) root 2>/dev/null"
+	for h in h1 h2 h3; do
+		tc qdisc replace dev "$(slot_veth "$h")" "${tbf[@]}"
+		on_host "$h" tc qdisc replace dev eth0 "${tbf[@]}"
+	done
+fi
 t0=$(date +%s.%N)
 "$GPOOL_BIN_DIR/gllm" run "$WORK/lz.gguf" --backend cpu --ctx 64 --parallel 1 -p "$PROMPT" -n 1 \
 	--temp 0 >/dev/null 2>&1
@@ -168,6 +180,6 @@ run_llm lzt --stage-lazy lz.gguf 1
 lazy_rc=$job_rc lazy_s=$secs
 run_llm wht --stage wh.gguf 1
 is "$lazy_rc $job_rc" "0 0" "the timed jobs (lazy and whole) complete"
-diag "a model's start, $size bytes, staging + load + 1 token: lazily to 3 hosts $lazy_s s," \
+diag "a model's start, $size bytes, links $shaped, staging + load + 1 token: lazily to 3 hosts $lazy_s s," \
 	"whole to 3 hosts $secs s, local file $local_s s (submit to end; the chunks in the store already)"
 done_testing

@@ -403,8 +403,10 @@ static int write_manifest(const Gpool__JobSpec *spec, const char *dir, struct op
 		int fd = openat(dfd, e->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				0600);
 		/* a lazy file: sparse, of its size; its tasks ask for the ranges they read */
-		if (fd < 0 || (e->lazy ? ftruncate(fd, (off_t)e->size) : copy_chunks(fd, e, oc, noc, buf)) < 0 ||
-		    fchmod(fd, gp_mode_plain(e->mode, 0600)) < 0) {
+		int filled = fd < 0    ? -1
+			     : e->lazy ? ftruncate(fd, (off_t)e->size)
+				       : copy_chunks(fd, e, oc, noc, buf);
+		if (filled < 0 || fchmod(fd, gp_mode_plain(e->mode, 0600)) < 0) {
 			snprintf(msg, len, "cannot write staged file '%s': %s", e->path,
 				 strerror(errno));
 			if (fd >= 0)
@@ -505,9 +507,9 @@ int gp_stage_lazy_fill(int fd, const Gpool__StageEntry *e, uint64_t k0, uint64_t
 		       const char *cache_dir, gp_error_t *err)
 {
 	if (e->dir || k0 > k1 || k1 > e->n_chunks || !gp_entry_ok(e))
-		return errno = EINVAL, gp_errprintf(err, "chunks %llu..%llu of '%s': out of range",
-						     (unsigned long long)k0,
-						     (unsigned long long)k1, e->path);
+		return errno = EINVAL,
+		       gp_errprintf(err, "chunks %llu..%llu of '%s': out of range",
+				    (unsigned long long)k0, (unsigned long long)k1, e->path);
 	for (uint64_t k = k0; k < k1; k++) {
 		uint8_t *data;
 		size_t len;
@@ -527,15 +529,15 @@ int gp_stage_lazy_fill(int fd, const Gpool__StageEntry *e, uint64_t k0, uint64_t
 		}
 		size_t off = 0;
 		while (off < len) {
-			ssize_t n = pwrite(fd, data + off, len - off,
-					   (off_t)(k * GP_CHUNK_SIZE + off));
+			ssize_t n =
+			    pwrite(fd, data + off, len - off, (off_t)(k * GP_CHUNK_SIZE + off));
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n <= 0) {
 				int er = n < 0 ? errno : EIO;
 				free(data);
 				return errno = er, gp_errprintf(err, "cannot write '%s': %s",
-								 e->path, strerror(er));
+								e->path, strerror(er));
 			}
 			off += (size_t)n;
 		}

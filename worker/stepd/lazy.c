@@ -46,7 +46,7 @@ struct step_lazy {
 	int stop[2]; /* a pipe: written to end the thread */
 	pthread_t th;
 	bool started;
-	char name[108]; /* "@gpool-stage.<job>.<attempt>.<pid>" */
+	char name[108];			 /* "@gpool-stage.<job>.<attempt>.<pid>" */
 	uint64_t fetched, peer, written; /* bytes fetched, of them from peers; chunks written */
 };
 
@@ -165,8 +165,8 @@ static int recv_req(int c, struct gp_lazy_req *q)
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
-			    .msg_controllen = sizeof(u.b)};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
 	ssize_t n;
 	while ((n = recvmsg(c, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
@@ -283,8 +283,8 @@ step_lazy_t *step_lazy_create(struct step *s, gp_error_t *err)
 	}
 	z->s = s;
 	z->lfd = z->stop[0] = z->stop[1] = -1;
-	if (record_files(z, err) < 0 || listen_on(z, err) < 0 ||
-	    pipe2(z->stop, O_CLOEXEC) < 0 || pthread_create(&z->th, NULL, lazy_thread, z) != 0) {
+	if (record_files(z, err) < 0 || listen_on(z, err) < 0 || pipe2(z->stop, O_CLOEXEC) < 0 ||
+	    pthread_create(&z->th, NULL, lazy_thread, z) != 0) {
 		if (!err->text[0])
 			gp_errprintf(err, "lazy staging: %s", strerror(errno));
 		step_lazy_destroy(&z);

@@ -311,7 +311,8 @@ static void lazy_fill_verifies(void **state)
 	for (int k = 0; k < 3; k++) {
 		size_t len = k < 2 ? GP_CHUNK_SIZE : 1000;
 		gp_chunk_hash(data + (size_t)k * GP_CHUNK_SIZE, len, h[k]);
-		assert_int_equal(gp_chunk_put(cache, h[k], data + (size_t)k * GP_CHUNK_SIZE, len), 0);
+		assert_int_equal(gp_chunk_put(cache, h[k], data + (size_t)k * GP_CHUNK_SIZE, len),
+				 0);
 		ch[k] = (ProtobufCBinaryData){GP_HASH_LEN, h[k]};
 	}
 	Gpool__StageEntry e = GPOOL__STAGE_ENTRY__INIT;
