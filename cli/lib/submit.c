@@ -39,6 +39,8 @@ struct gp_submit {
 	bool retry_set;
 	char **stage; /* --stage paths (uploaded to the chunk store by gsub, not read here) */
 	size_t n_stage;
+	char **lazy; /* of those, the --stage-lazy ones */
+	size_t n_lazy;
 	char *collect_dir;  /* --collect-dir */
 	char *route_token;  /* --route-token: the file */
 	char **local_argv;  /* --alloc: the command run here (into argv; NULL: the user's shell) */
@@ -289,6 +291,21 @@ static int set_stage(void *c, const char *a, gp_error_t *err)
 		}
 	}
 	return gp_opt_list(&s->stage, &s->n_stage, a, err);
+}
+
+/* --stage-lazy FILE: staged as --stage, but each node makes it sparse and fetches only the
+ * ranges its tasks ask for (a model's layers: docs/staging.md "Lazy staging"). */
+static int set_stage_lazy(void *c, const char *a, gp_error_t *err)
+{
+	gp_submit_t *s = SUB(c);
+	struct stat st;
+	if (stat(a, &st) == 0 && !S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return gp_errprintf(err, "file to stage lazily '%s' is not a regular file", a);
+	}
+	if (set_stage(c, a, err) < 0)
+		return -1;
+	return gp_opt_list(&s->lazy, &s->n_lazy, a, err);
 }
 
 /* --container ARCHIVE: an OCI image archive, staged like --stage (content-addressed, cached and
@@ -740,6 +757,9 @@ static const struct gp_opt submit_opts[] = {
      set_export, 0},
     {"stage", 0, ARG, "FILE|DIR",
      "ship FILE or DIR (recursively) to each node's scratch directory (repeatable)", set_stage, 0},
+    {"stage-lazy", 0, ARG, "FILE",
+     "ship FILE as a sparse file that each node fills only where its tasks read (repeatable)",
+     set_stage_lazy, 0},
     {"collect", 0, ARG, "PATTERN",
      "bring files matching PATTERN back when the job ends (%t: every rank's; repeatable)",
      set_collect, 0},
@@ -904,6 +924,7 @@ void gp_submit_destroy(gp_submit_t **p)
 	gpool__job_spec__free_unpacked((*p)->spec, NULL);
 	free((*p)->export_spec);
 	gp_opt_list_clear(&(*p)->stage, &(*p)->n_stage);
+	gp_opt_list_clear(&(*p)->lazy, &(*p)->n_lazy);
 	free((*p)->collect_dir);
 	free((*p)->route_token);
 	free(*p);
@@ -914,6 +935,14 @@ char *const *gp_submit_stage(const gp_submit_t *s, size_t *n)
 {
 	*n = s->n_stage;
 	return s->stage;
+}
+
+bool gp_submit_stage_lazy(const gp_submit_t *s, const char *path)
+{
+	for (size_t i = 0; i < s->n_lazy; i++)
+		if (!strcmp(s->lazy[i], path))
+			return true;
+	return false;
 }
 
 const char *gp_submit_collect_dir(const gp_submit_t *s)
