@@ -32,14 +32,14 @@ build_programs() {
 		cmake -S "$TOP" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGK_WITH_HIP=OFF \
 			-DGK_CUDA_ARCHS=90 >/dev/null
 	fi
-	local t targets="gllm gllm-mkmodel"
+	local t targets=(gllm gllm-mkmodel)
 	# llm-bench is a target only where bench/ adds bench/llm (else run-on-gpu.sh builds it there)
 	if cmake --build "$BUILD" --target help 2>/dev/null | grep -q '\bllm-bench\b'; then
-		targets="$targets llm-bench"
+		targets+=(llm-bench)
 	fi
-	log "building $targets"
-	cmake --build "$BUILD" -j"$JOBS" --target $targets >/dev/null
-	for t in $targets; do
+	log "building ${targets[*]}"
+	cmake --build "$BUILD" -j"$JOBS" --target "${targets[@]}" >/dev/null
+	for t in "${targets[@]}"; do
 		cp "$(find "$BUILD" -type f -name "$t" -perm -u+x | head -1)" "$WORK/bin/"
 		strip "$WORK/bin/$t"
 	done
@@ -94,6 +94,7 @@ check_bundle() {
 	while read -r l; do cp -L "$l" "$root/usr/lib/x86_64-linux-gnu/"; done <"$root/opt/left-out"
 	cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
 	cp /bin/busybox "$root/bin/sh" 2>/dev/null || cp "$(command -v dash)" "$root/bin/sh"
+	# shellcheck disable=SC2016 # $0 is the inner shell's
 	out=$(env -i LD_LIBRARY_PATH=/opt/lib PATH=/usr/sbin:/usr/bin:/sbin:/bin unshare -m /bin/sh -c '
 		mount --bind /dev "$0/dev" && mount -t proc proc "$0/proc" || exit 9
 		exec chroot "$0" /bin/sh -c "

@@ -3,11 +3,20 @@
 # the device: 3 ranks on its one card, and one card rank with two CPU ranks, against one rank"):
 #   a  one rank on the card
 #   b  three ranks on the one card, each its layer range, the activations between them over
-#      libgcomm's tcp transport on 127.0.0.1
-#   c  one card rank and two CPU ranks (--backend cpu for ranks 1 and 2)
+#      libgcomm's tcp transport on 127.0.0.1; the three are given the same speed (GLLM_SPEED:
+#      three measures taken at once on one card are noise), so the plan splits the layers
+#      evenly
+#   c  one card rank and two CPU ranks (--backend cpu for ranks 1 and 2), as the planner
+#      splits them by measured speed: a card holds everything it can, so the CPU ranks may
+#      well hold no layer (its plan is printed)
+#   d  as c, with the card rank's memory held to CARD_SHARE (default 0.5) of what case a's
+#      one rank used (GLLM_MEM): a model bigger than the card, the rest on the CPU ranks
 # The ranks are started as tests/system/t1401-llm-pipeline.sh starts them, without a gpool
 # cluster: GCOMM_SIZE/GCOMM_RANK and a tcp rendezvous on 127.0.0.1; --peer-auth none (no munged
-# on that machine; the credential check is not what is measured). Each case is `gllm serve`
+# on that machine; the credential check is not what is measured). Each rank is named a host of
+# its own (GCOMM_HOST=rankN), so libgcomm sends every activation through its socket on
+# 127.0.0.1 as it would between PCs; HOSTS=one names them alike, and libgcomm's same-host path
+# (process_vm_readv of frames over 32 KiB, docs/comm.md) takes the larger ones instead. Each case is `gllm serve`
 # with a Python client (bench/llm/pipe_client.py) that measures, warm (a first request is left
 # out), the time to the first streamed text and the decode rate over the streamed answer, the
 # median of REPS requests; each case's greedy text is compared with case a's.
@@ -15,7 +24,8 @@
 # there), or from BIN (a folder with gllm and gllm-mkmodel, e.g. build/bin).
 # Environment: BACKEND (the card ranks' backend, default cuda; cpu tests this script on a PC
 # without a card), SHAPE/TYPE/LAYERS (the model, default llama2-7b q4_0 of 8 layers), NTOK
-# (tokens an answer, 128), REPS (3), CTX (512), CASES ("a b c"), OUT (the logs, at most 8 files).
+# (tokens an answer, 128), REPS (3), CTX (512), CASES ("a b c d"), CARD_SHARE, HOSTS (apart or one), OUT (the
+# logs, at most 8 files).
 # Prints one line per measure.
 set -u
 TREE=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,7 +38,9 @@ LAYERS=${LAYERS:-8}
 NTOK=${NTOK:-128}
 REPS=${REPS:-3}
 CTX=${CTX:-512}
-CASES=${CASES:-a b c}
+CASES=${CASES:-a b c d}
+CARD_SHARE=${CARD_SHARE:-0.5}
+HOSTS=${HOSTS:-apart}
 PORT=${PORT:-18961}
 RDV=${RDV:-18962}
 PROMPT=${PROMPT:-"The pipeline splits the model into ranges of layers; each rank holds one range and hands its activations to the next rank over the network, and the last one returns them to the head, which samples the next token."}
@@ -57,7 +69,7 @@ LIBS=${LIBS:-}
 	uname -a
 	echo "cpus $(nproc), $(free -g | awk '/Mem/ {print $2}') GiB"
 	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1
-	echo "BACKEND=$BACKEND SHAPE=$SHAPE TYPE=$TYPE LAYERS=$LAYERS NTOK=$NTOK REPS=$REPS CTX=$CTX"
+	echo "BACKEND=$BACKEND SHAPE=$SHAPE TYPE=$TYPE LAYERS=$LAYERS NTOK=$NTOK REPS=$REPS CTX=$CTX HOSTS=$HOSTS"
 } >"$OUT/env.log"
 cat "$OUT/env.log"
 
@@ -95,10 +107,10 @@ fi
 
 pids=()
 stop_ranks() {
-	local p i alive
+	local p alive
 	[ ${#pids[@]} -gt 0 ] || return 0
 	kill -TERM "${pids[0]}" 2>/dev/null # rank 0 ends the others
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		alive=0
 		for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
 		[ $alive = 0 ] && break
@@ -111,17 +123,21 @@ stop_ranks() {
 trap stop_ranks EXIT
 
 # start_ranks TAG "BACKEND..." ARGS...: one `gllm ARGS` per backend named, as the ranks of one
-# job (a job of one: no rank variables); rank R's stdout in TAG.rR.out, stderr in TAG.rR.log.
+# job (a job of one: no rank variables), rank R with the assignments in ${rank_env[R]} too;
+# rank R's stdout in TAG.rR.out, stderr in TAG.rR.log.
 # Each is started by env (exec'd), so that $! is gllm itself, which stop_ranks signals.
 start_ranks() {
-	local tag=$1 bes=($2) r=0 be
+	local tag=$1 bes r=0 be extra
+	read -ra bes <<<"$2"
 	shift 2
 	local n=${#bes[@]} job=(-u GCOMM_SIZE -u GPOOL_SIZE -u WORLD_SIZE)
 	pids=()
 	for be in "${bes[@]}"; do
-		[ "$n" -gt 1 ] && job=(GCOMM_SIZE=$n GCOMM_RANK=$r GCOMM_RDV=tcp://127.0.0.1:$RDV
-			GCOMM_ADDR=127.0.0.1 GCOMM_TIMEOUT=${GCOMM_TIMEOUT:-120000} GCOMM_HOST=rank$r)
-		env "${job[@]}" LD_LIBRARY_PATH="$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		[ "$n" -gt 1 ] && job=("GCOMM_SIZE=$n" "GCOMM_RANK=$r" "GCOMM_RDV=tcp://127.0.0.1:$RDV"
+			GCOMM_ADDR=127.0.0.1 "GCOMM_TIMEOUT=${GCOMM_TIMEOUT:-120000}")
+		[ "$n" -gt 1 ] && [ "$HOSTS" != one ] && job+=("GCOMM_HOST=rank$r")
+		read -ra extra <<<"${rank_env[$r]:-}"
+		env "${job[@]}" "${extra[@]}" LD_LIBRARY_PATH="$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 			"$BIN/gllm" "$@" --backend "$be" --ctx "$CTX" --parallel 1 --peer-auth none \
 			>"$WORK/$tag.r$r.out" 2>"$WORK/$tag.r$r.log" &
 		pids+=($!)
@@ -131,8 +147,8 @@ start_ranks() {
 
 # wait_ranks SECONDS: until every rank has exited (then 0), or stop them (1)
 wait_ranks() {
-	local i p alive
-	for i in $(seq $(($1 * 5))); do
+	local p alive
+	for _ in $(seq $(($1 * 5))); do
 		alive=0
 		for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
 		[ $alive = 0 ] && { stop_ranks; return 0; }
@@ -142,10 +158,13 @@ wait_ranks() {
 	return 1
 }
 
-# run_case NAME TITLE "BACKEND...": the engine's own clock (`gllm run`: one cold request, its
+# run_case NAME TITLE "BACKEND..." [ENV...]: the engine's own clock (`gllm run`: one cold request, its
 # summary line), then `gllm serve` measured warm by pipe_client.py; the logs in case-NAME.log
 run_case() {
-	local name=$1 title=$2 bes=($3) r tag rc=0 start=$(date +%s)
+	local name=$1 title=$2 bes r tag rc=0 start
+	read -ra bes <<<"$3"
+	rank_env=("${@:4}")
+	start=$(date +%s)
 	log "case $name: $title"
 	rm -f "$WORK/$name".* "$WORK/$name-run".*
 	# a port pair for each start: nothing of the one before can hold it
@@ -163,8 +182,9 @@ run_case() {
 		cat "$WORK/$name.client"
 		for tag in "$name-run" "$name"; do
 			for r in "${!bes[@]}"; do
-				echo "# $tag: rank $r (${bes[$r]}): stderr, then stdout"
+				echo "# $tag: rank $r (${bes[$r]} ${rank_env[$r]:-}): stderr, then stdout"
 				cat "$WORK/$tag.r$r.log" "$WORK/$tag.r$r.out"
+				echo # gllm run's text ends without a newline
 			done
 		done
 	} >"$OUT/case-$name.log"
@@ -179,12 +199,27 @@ run_case() {
 }
 
 : >"$OUT/summary.log"
+# case d's card memory: CARD_SHARE of what one rank used (case a's plan, its "used" column)
+card_mem() {
+	sed -n 's/^0 .* \([0-9.]*\) GiB *\([0-9.]*\) GiB .*/\2/p' "$WORK/a.r0.log" 2>/dev/null |
+		awk -v s="$CARD_SHARE" 'NR == 1 && $1 > 0 {printf "%.3fG", $1 * s}'
+}
+rank_env=()
+same=GLLM_SPEED=${SPEED_B:-1000}
 for c in $CASES; do
 	case $c in
 	a) run_case a "1 rank ($BACKEND)" "$BACKEND" ;;
-	b) run_case b "3 ranks ($BACKEND) on one card" "$BACKEND $BACKEND $BACKEND" ;;
+	b) run_case b "3 ranks ($BACKEND) on one card" "$BACKEND $BACKEND $BACKEND" "$same" "$same" "$same" ;;
 	c) run_case c "1 rank ($BACKEND) + 2 cpu ranks" "$BACKEND cpu cpu" ;;
-	*) echo "unknown case '$c' (a, b or c)" ;;
+	d)
+		mem=$(card_mem)
+		if [ -z "$mem" ]; then
+			echo "d: skipped: no case a plan to size the card rank by"
+			continue
+		fi
+		run_case d "1 rank ($BACKEND, $mem) + 2 cpu" "$BACKEND cpu cpu" "GLLM_MEM=$mem"
+		;;
+	*) echo "unknown case '$c' (a, b, c or d)" ;;
 	esac
 done
-log done
+log "done"
