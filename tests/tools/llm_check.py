@@ -230,10 +230,10 @@ def main():
     if not os.path.exists(os.path.join(HERE, 'llm_ref.py')):
         print('llm_check: skipped: tests/tools/llm_ref.py is missing')
         return 77
-    for m in ('gpool-fortunes.gguf', 'gpool-fortunes-q8_0.gguf'):  # the trained demo model
-        path = os.path.join(ROOT, 'models', m)
-        if not models and os.path.exists(path):
-            models.append(path)
+    if not models:  # the trained demo model, both files
+        models = [p for p in (os.path.join(ROOT, 'models', m) for m in
+                              ('gpool-fortunes.gguf', 'gpool-fortunes-q8_0.gguf'))
+                  if os.path.exists(p)]
     tmp = keep or tempfile.mkdtemp(prefix='llm_check.')
     os.makedirs(tmp, exist_ok=True)
     ck = Checker(bindir, tmp)
