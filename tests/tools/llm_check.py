@@ -97,7 +97,14 @@ def write_sharp(path, arch, wtype):
     w.write(path)
 
 
+# LLM_CHECK_BACKEND=cuda (hip, auto): the C side on that backend (the card's bounds: see
+# docs/kernels.md; the same script, the same bounds relative to max |logit|)
+BACKEND = os.environ.get('LLM_CHECK_BACKEND', 'cpu')
+
+
 def run(cmd):
+    if os.path.basename(cmd[0]) == 'llm_logits':
+        cmd = cmd + ['--backend', BACKEND]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise RuntimeError(f'{" ".join(cmd)}: exit {p.returncode}: {p.stderr.strip()}')
