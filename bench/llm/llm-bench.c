@@ -1,0 +1,260 @@
+/* llm-bench.c - a language model's speed on one backend, measured the way a user feels it:
+ * prefill tokens/s, decode tokens/s at batch 1, 8 and 32, and time to first token, against the
+ * physical limit of decode (the card's copy bandwidth measured in the same run, divided by the
+ * bytes a decode step reads: every weight once, the embedding's rows aside, plus the KV cache).
+ * One line per measure. bench/llm/run-on-gpu.sh runs it on the GPU machine; docs/benchmarks.md
+ * has the figures. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/error.h"
+#include "gpool/kernels.h"
+#include "llm/forward.h"
+#include "llm/gguf.h"
+#include "llm/kvcache.h"
+#include "llm/model.h"
+
+typedef struct {
+	const char *model, *backend;
+	int prefill, decode, prompt, block;
+	int batches[8], nbatches;
+	gk_dtype_t kv_t;
+} opts_t;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, const gp_error_t *err)
+{
+	fprintf(stderr, "llm-bench: %s: %s\n", what, err ? err->text : strerror(errno));
+	exit(1);
+}
+
+static int parse(int argc, char **argv, opts_t *o)
+{
+	*o = (opts_t){ .backend = "auto", .prefill = 512, .decode = 64, .prompt = 128, .block = 16,
+		       .batches = { 1, 8, 32 }, .nbatches = 3, .kv_t = GK_F16 };
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--backend") && v)
+			o->backend = argv[++i];
+		else if (!strcmp(a, "--prefill") && v)
+			o->prefill = atoi(argv[++i]);
+		else if (!strcmp(a, "--decode") && v)
+			o->decode = atoi(argv[++i]);
+		else if (!strcmp(a, "--prompt") && v)
+			o->prompt = atoi(argv[++i]);
+		else if (!strcmp(a, "--kv") && v)
+			o->kv_t = strcmp(argv[++i], "f32") ? GK_F16 : GK_F32;
+		else if (!strcmp(a, "--batches") && v) {
+			char *s = argv[++i], *tok, *save = NULL;
+			o->nbatches = 0;
+			for (tok = strtok_r(s, ",", &save); tok && o->nbatches < 8;
+			     tok = strtok_r(NULL, ",", &save))
+				o->batches[o->nbatches++] = atoi(tok);
+		} else if (a[0] != '-' && !o->model)
+			o->model = a;
+		else
+			return -1;
+	}
+	if (!o->model || o->prefill < 1 || o->decode < 1 || o->prompt < 1 || o->nbatches < 1)
+		return -1;
+	for (int i = 0; i < o->nbatches; i++)
+		if (o->batches[i] < 1 || o->batches[i] > GL_MAX_BATCH_SEQS)
+			return -1;
+	return 0;
+}
+
+/* The card's copy bandwidth in GB/s (bytes read + written), as the screening measures it. */
+static double copy_gbps(gk_backend_t *b)
+{
+	size_t bytes = (size_t)1 << 30;
+	void *src = NULL, *dst = NULL;
+	gk_event_t *e0 = NULL, *e1 = NULL;
+	float ms = 0, best = 1e30f;
+	if (gk_dev_alloc(b, bytes, &src) || gk_dev_alloc(b, bytes, &dst) ||
+	    gk_event_create(b, &e0) || gk_event_create(b, &e1))
+		return 0;
+	gk_memset(b, src, 1, bytes, NULL);
+	for (int r = 0; r < 10; r++) {
+		gk_event_record(b, e0, NULL);
+		gk_bw_copy(b, dst, src, bytes, NULL);
+		gk_event_record(b, e1, NULL);
+		gk_event_sync(b, e1);
+		if (gk_event_elapsed(b, e0, e1, &ms) == 0 && ms > 0 && ms < best)
+			best = ms;
+	}
+	gk_event_destroy(b, &e0);
+	gk_event_destroy(b, &e1);
+	gk_dev_free(b, src);
+	gk_dev_free(b, dst);
+	return best < 1e30f ? 2.0 * (double)bytes / (best * 1e-3) / 1e9 : 0;
+}
+
+/* One forward step of BT (embed, layers, head), reserving KV space first. */
+static void step(gl_fwd_t *f, gl_kv_t *kv, gl_batch_t *bt, float *logits)
+{
+	gp_error_t err = { { 0 } };
+	for (int j = 0; j < bt->nseq; j++)
+		if (gl_kv_reserve(kv, bt->seq[j], bt->ctx[j]))
+			die("kv reserve", NULL);
+	if (gl_fwd_embed(f, bt, &err) || gl_fwd_layers(f, bt, &err) ||
+	    gl_fwd_head(f, bt, logits, &err))
+		die("forward", &err);
+}
+
+static int32_t argmax(const float *x, int n)
+{
+	int32_t best = 0;
+	for (int i = 1; i < n; i++)
+		if (x[i] > x[best])
+			best = i;
+	return best;
+}
+
+int main(int argc, char **argv)
+{
+	opts_t o;
+	gp_error_t err = { { 0 } };
+	gk_error_t kerr;
+	if (parse(argc, argv, &o)) {
+		fprintf(stderr, "usage: llm-bench MODEL.gguf [--backend auto|cpu|cuda|hip] [--prefill N] "
+				"[--prompt N] [--decode N] [--batches 1,8,32] [--kv f16|f32]\n");
+		return 2;
+	}
+	gl_gguf_t *g = gl_gguf_open(o.model, &err);
+	if (!g)
+		die(o.model, &err);
+	gl_hparams_t hp;
+	if (gl_hparams_read(g, &hp, &err))
+		die("model", &err);
+	gk_backend_t *b = gk_backend_open(o.backend, &kerr);
+	if (!b) {
+		fprintf(stderr, "llm-bench: backend %s: %s\n", o.backend, kerr.text);
+		return 1;
+	}
+	gk_device_info_t info;
+	gk_device_info(b, &info);
+	double t0 = now_s();
+	gl_weights_t *w = gl_weights_load(b, g, &hp, 0, hp.n_layers, 1, 1, &err);
+	if (!w)
+		die("load", &err);
+	double load_s = now_s() - t0;
+
+	int maxb = 0;
+	for (int i = 0; i < o.nbatches; i++)
+		maxb = o.batches[i] > maxb ? o.batches[i] : maxb;
+	int per_seq = o.prompt + o.decode;
+	if (o.prefill > per_seq)
+		per_seq = o.prefill;
+	int nblocks = maxb * ((per_seq + o.block - 1) / o.block + 1);
+	int row = hp.n_kv_heads * hp.head_dim;
+	gl_kv_t *kv = gl_kv_create(b, hp.n_layers, nblocks, o.block, row, o.kv_t, maxb, &err);
+	if (!kv)
+		die("kv cache", &err);
+	int max_tokens = o.prefill > maxb * o.prompt ? o.prefill : maxb * o.prompt;
+	if (max_tokens > 8192)
+		max_tokens = 8192;
+	gl_fwd_t *f = gl_fwd_create(b, &hp, w, kv, max_tokens, &err);
+	if (!f)
+		die("forward", &err);
+	float *logits = malloc((size_t)maxb * hp.n_vocab * sizeof(float));
+	int32_t *tokens = malloc((size_t)max_tokens * sizeof(int32_t));
+	if (!logits || !tokens)
+		die("memory", NULL);
+	for (int i = 0; i < max_tokens; i++)
+		tokens[i] = 1 + (int32_t)((i * 7919u) % (unsigned)(hp.n_vocab - 1));
+
+	double bw = copy_gbps(b);
+	size_t wbytes = 0;
+	for (int l = 0; l < hp.n_layers; l++)
+		wbytes += gl_layer_bytes(g, l);
+	wbytes += gl_head_bytes(g);
+	size_t slot = gl_kv_slot_bytes(hp.n_layers, row, o.kv_t);
+	printf("model %s: %s, %d layers, dim %d, %d heads (%d kv), vocab %d, weights %.2f GiB read per "
+	       "step, loaded in %.2f s\n",
+	       o.model, hp.name, hp.n_layers, hp.dim, hp.n_heads, hp.n_kv_heads, hp.n_vocab,
+	       (double)wbytes / (1 << 30), load_s);
+	printf("device %s (%s): copy bandwidth %.0f GB/s\n", info.name, gk_backend_name(b), bw);
+
+	/* prefill: one sequence of o.prefill tokens, best of 3 */
+	gl_batch_t bt;
+	double best = 1e30;
+	for (int r = 0; r < 4; r++) {
+		memset(&bt, 0, sizeof bt);
+		bt.nseq = 1;
+		bt.ntok = o.prefill;
+		bt.seq[0] = 0;
+		bt.n[0] = o.prefill;
+		bt.ctx[0] = o.prefill;
+		bt.tokens = tokens;
+		double s = now_s();
+		step(f, kv, &bt, logits);
+		double t = now_s() - s;
+		if (r > 0 && t < best) /* the first warms up */
+			best = t;
+		gl_kv_release(kv, 0);
+	}
+	printf("prefill %d tokens: %.1f ms, %.0f tokens/s\n", o.prefill, best * 1e3, o.prefill / best);
+
+	/* decode at each batch: B sequences of o.prompt tokens, then o.decode steps of one each */
+	for (int bi = 0; bi < o.nbatches; bi++) {
+		int B = o.batches[bi];
+		memset(&bt, 0, sizeof bt);
+		bt.nseq = B;
+		bt.ntok = B * o.prompt;
+		for (int j = 0; j < B; j++) {
+			bt.seq[j] = j;
+			bt.n[j] = o.prompt;
+			bt.ctx[j] = o.prompt;
+		}
+		bt.tokens = tokens;
+		double s = now_s();
+		step(f, kv, &bt, logits);
+		double ttft = now_s() - s;
+		int32_t next[GL_MAX_BATCH_SEQS];
+		for (int j = 0; j < B; j++)
+			next[j] = argmax(logits + (size_t)j * hp.n_vocab, hp.n_vocab);
+		double start = 0;
+		int warm = 3;
+		for (int t = 0; t < o.decode + warm; t++) {
+			if (t == warm)
+				start = now_s();
+			bt.ntok = B;
+			for (int j = 0; j < B; j++) {
+				bt.n[j] = 1;
+				bt.ctx[j] = o.prompt + t + 1;
+			}
+			bt.tokens = next;
+			step(f, kv, &bt, logits);
+			for (int j = 0; j < B; j++)
+				next[j] = argmax(logits + (size_t)j * hp.n_vocab, hp.n_vocab);
+		}
+		double el = now_s() - start;
+		double tps = (double)B * o.decode / el;
+		int mid_ctx = o.prompt + warm + o.decode / 2;
+		double bytes_step = (double)wbytes + (double)B * mid_ctx * (double)slot;
+		double limit = bw > 0 ? bw * 1e9 / bytes_step * B : 0;
+		printf("decode batch %d: %.0f tokens/s (%.2f ms a step), limit %.0f tokens/s, %.1f%% of it; "
+		       "first step of %d prompts %.1f ms\n",
+		       B, tps, el / o.decode * 1e3, limit, limit > 0 ? 100 * tps / limit : 0, B,
+		       ttft * 1e3);
+		for (int j = 0; j < B; j++)
+			gl_kv_release(kv, j);
+	}
+	free(logits);
+	free(tokens);
+	gl_fwd_destroy(&f);
+	gl_kv_destroy(&kv);
+	gl_weights_destroy(&w);
+	gk_backend_close(&b);
+	gl_gguf_close(&g);
+	return 0;
+}
