@@ -6,11 +6,11 @@
  * Few tokens (decode): each weight block is widened in registers and dotted with the
  * activations there, so a token reads every weight byte once from memory and writes no
  * dequantized copy (decode is bound by that read). Many tokens (prefill): a tile of 8 rows is
- * widened once by the reference dequantizer, then a kernel of 4 rows by 3 tokens (12 sums in
- * registers, 7 loads for 12 fused multiply-adds) runs over it. Weight values are exactly the
- * reference's (gk_qblock.h); only the order of the f32 sums and their fused rounding differ, well
- * inside the bound gk-test holds qmatmul to (1e-4 of the output's scale). GPOOL_KERNELS_VEC=0
- * turns the path off (the reference loop runs), to compare the two. */
+ * widened once (by the vector loops where a type has one, else the reference dequantizer), then a
+ * kernel of 4 rows by 3 tokens (12 sums in registers, 7 loads for 12 fused multiply-adds) runs over
+ * it. Weight values are exactly the reference's (gk_qblock.h); only the order of the f32 sums and
+ * their fused rounding differ, well inside the bound gk-test holds qmatmul to (1e-4 of the output's
+ * scale). GPOOL_KERNELS_VEC=0 turns the path off (the reference loop runs), to compare the two. */
 #include "kernels/cpu/gk_cpu_qdot.h"
 
 #include "kernels/gk_qblock.h"
@@ -117,14 +117,55 @@ static VEC float dot_f32(const void *w, const float *x, int cols)
 	return s;
 }
 
+/* Rows widened for the tile kernel: the reference's values (the same products), 8 at a time */
+static VEC void deq_q4_0(const void *w, int cols, float *out)
+{
+	const gk_block_q4_0_t *bl = w;
+	const __m128i m4 = _mm_set1_epi8(0xF), e8 = _mm_set1_epi8(8);
+	for (int b = 0; b < cols / GK_QK4_0; b++, out += GK_QK4_0) {
+		__m256 d = _mm256_set1_ps(_cvtsh_ss(bl[b].d));
+		__m128i q = _mm_loadu_si128((const __m128i *)bl[b].qs);
+		__m128i lo = _mm_sub_epi8(_mm_and_si128(q, m4), e8);
+		__m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q, 4), m4), e8);
+		_mm256_storeu_ps(out, widen8(lo, d));
+		_mm256_storeu_ps(out + 8, widen8(_mm_srli_si128(lo, 8), d));
+		_mm256_storeu_ps(out + 16, widen8(hi, d));
+		_mm256_storeu_ps(out + 24, widen8(_mm_srli_si128(hi, 8), d));
+	}
+}
+
+static VEC void deq_q8_0(const void *w, int cols, float *out)
+{
+	const gk_block_q8_0_t *bl = w;
+	for (int b = 0; b < cols / GK_QK8_0; b++, out += GK_QK8_0) {
+		__m256 d = _mm256_set1_ps(_cvtsh_ss(bl[b].d));
+		for (int k = 0; k < 4; k++)
+			_mm256_storeu_ps(
+			    out + 8 * k,
+			    widen8(_mm_loadl_epi64((const __m128i *)(bl[b].qs + 8 * k)), d));
+	}
+}
+
+static VEC void deq_f16(const void *w, int cols, float *out)
+{
+	const uint16_t *h = w;
+	int c = 0;
+	for (; c + 8 <= cols; c += 8)
+		_mm256_storeu_ps(out + c,
+				 _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + c))));
+	for (; c < cols; c++)
+		out[c] = _cvtsh_ss(h[c]);
+}
+
 static const struct {
 	gk_qtype_t t;
 	dot_f dot;
+	gk_cpu_deq_row_f deq; /* NULL: the reference's */
 } fused[] = {
-    {GK_Q_F32, dot_f32},
-    {GK_Q_F16, dot_f16},
-    {GK_Q_Q4_0, dot_q4_0},
-    {GK_Q_Q8_0, dot_q8_0},
+    {GK_Q_F32, dot_f32, NULL},
+    {GK_Q_F16, dot_f16, deq_f16},
+    {GK_Q_Q4_0, dot_q4_0, deq_q4_0},
+    {GK_Q_Q8_0, dot_q8_0, deq_q8_0},
 };
 
 /* NR rows of f32 weights WR against NX tokens of X (COLS apart) into y[j * ldy + r]: NR * NX
@@ -185,8 +226,10 @@ int gk_cpu_qmm_rows_vec(gk_qtype_t wt, gk_cpu_deq_row_f deq, const uint8_t *w, s
 		return -1;
 	dot_f dot = NULL;
 	for (size_t i = 0; i < sizeof fused / sizeof fused[0]; i++)
-		if (fused[i].t == wt)
+		if (fused[i].t == wt) {
 			dot = fused[i].dot;
+			deq = fused[i].deq ? fused[i].deq : deq;
+		}
 	if (n <= SMALL_N && dot) {
 		for (int r = r0; r < r1; r++)
 			for (int i = 0; i < n; i++)
