@@ -52,22 +52,31 @@ static VEC INLINE __m256 widen8(__m128i q, __m256 d)
 
 typedef float (*dot_f)(const void *w, const float *x, int cols);
 
+/* the nibbles of a q4_0 block as four vectors of 8 (values 0-7, 8-15, 16-23, 24-31), minus 8,
+ * widened and scaled by D: two widening loads (not a shuffle per 8 values: shuffles bound it) */
+static VEC INLINE void q4_0_widen(const gk_block_q4_0_t *bl, __m256 d, __m256 w[4])
+{
+	const __m256i m4 = _mm256_set1_epi32(0xF), e8 = _mm256_set1_epi32(8);
+	__m256i b0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)bl->qs));
+	__m256i b1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(bl->qs + 8)));
+	w[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(b0, m4), e8)), d);
+	w[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(b1, m4), e8)), d);
+	w[2] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(b0, 4), e8)), d);
+	w[3] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(b1, 4), e8)), d);
+}
+
 static VEC float dot_q4_0(const void *w, const float *x, int cols)
 {
 	const gk_block_q4_0_t *bl = w;
-	const __m128i m4 = _mm_set1_epi8(0xF), e8 = _mm_set1_epi8(8);
-	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+	__m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+		       _mm256_setzero_ps()};
 	for (int b = 0; b < cols / GK_QK4_0; b++, x += GK_QK4_0) {
-		__m256 d = _mm256_set1_ps(_cvtsh_ss(bl[b].d));
-		__m128i q = _mm_loadu_si128((const __m128i *)bl[b].qs);
-		__m128i lo = _mm_sub_epi8(_mm_and_si128(q, m4), e8); /* values 0..15 */
-		__m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q, 4), m4), e8); /* 16..31 */
-		a0 = _mm256_fmadd_ps(widen8(lo, d), _mm256_loadu_ps(x), a0);
-		a1 = _mm256_fmadd_ps(widen8(_mm_srli_si128(lo, 8), d), _mm256_loadu_ps(x + 8), a1);
-		a2 = _mm256_fmadd_ps(widen8(hi, d), _mm256_loadu_ps(x + 16), a2);
-		a3 = _mm256_fmadd_ps(widen8(_mm_srli_si128(hi, 8), d), _mm256_loadu_ps(x + 24), a3);
+		__m256 v[4];
+		q4_0_widen(&bl[b], _mm256_set1_ps(_cvtsh_ss(bl[b].d)), v);
+		for (int k = 0; k < 4; k++)
+			a[k] = _mm256_fmadd_ps(v[k], _mm256_loadu_ps(x + 8 * k), a[k]);
 	}
-	return hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+	return hsum(_mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3])));
 }
 
 static VEC float dot_q8_0(const void *w, const float *x, int cols)
@@ -121,16 +130,11 @@ static VEC float dot_f32(const void *w, const float *x, int cols)
 static VEC void deq_q4_0(const void *w, int cols, float *out)
 {
 	const gk_block_q4_0_t *bl = w;
-	const __m128i m4 = _mm_set1_epi8(0xF), e8 = _mm_set1_epi8(8);
 	for (int b = 0; b < cols / GK_QK4_0; b++, out += GK_QK4_0) {
-		__m256 d = _mm256_set1_ps(_cvtsh_ss(bl[b].d));
-		__m128i q = _mm_loadu_si128((const __m128i *)bl[b].qs);
-		__m128i lo = _mm_sub_epi8(_mm_and_si128(q, m4), e8);
-		__m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q, 4), m4), e8);
-		_mm256_storeu_ps(out, widen8(lo, d));
-		_mm256_storeu_ps(out + 8, widen8(_mm_srli_si128(lo, 8), d));
-		_mm256_storeu_ps(out + 16, widen8(hi, d));
-		_mm256_storeu_ps(out + 24, widen8(_mm_srli_si128(hi, 8), d));
+		__m256 v[4];
+		q4_0_widen(&bl[b], _mm256_set1_ps(_cvtsh_ss(bl[b].d)), v);
+		for (int k = 0; k < 4; k++)
+			_mm256_storeu_ps(out + 8 * k, v[k]);
 	}
 }
 
