@@ -10,7 +10,8 @@
 # when it is there and on a small random-weight model.
 #   usage: bench/llm/cpu-bench.sh                 (log: bench/results/llm/cpu-DATE-TIME.log)
 #   SHAPES="tinyllama-1.1b" TYPES="q4_0 q8_0 f16" THREADS="2" PREFILL=128 PROMPT=16 DECODE=32
-#   REPS=3 GREEDY_N=32                           the defaults
+#   REPS=3 GREEDY_N=32                           the defaults (TYPES= : the greedy check only)
+#   GREEDY_MODELS="test-llama:q8_0 ..."          random-weight SHAPE:TYPE for the greedy check
 #   NLC_DIR=/path                                a folder whose node_modules has node-llama-cpp
 #                                                 3.21.1 (default: ~/.cache/gpool-bench/nlc,
 #                                                 installed there with npm on first use: ~730 MB)
@@ -25,13 +26,14 @@ NLC_DIR=${NLC_DIR:-$CACHE/nlc}
 NLC_VERSION=3.21.1
 MODEL_DIR=${MODEL_DIR:-$CACHE/models}
 SHAPES=${SHAPES:-tinyllama-1.1b}
-TYPES=${TYPES:-q4_0 q8_0 f16}
+TYPES=${TYPES-q4_0 q8_0 f16}
 THREADS=${THREADS:-2}
 PREFILL=${PREFILL:-128}
 PROMPT=${PROMPT:-16}
 DECODE=${DECODE:-32}
 REPS=${REPS:-3}
 GREEDY_N=${GREEDY_N:-32}
+GREEDY_MODELS=${GREEDY_MODELS-test-llama:q8_0 test-llama:f16 test-qwen2:q4_0 test-kquant:q4_K}
 GREEDY_TEXT=${GREEDY_TEXT:-"A fortune a day keeps the"}
 FORTUNES=${FORTUNES:-$TOP/models/gpool-fortunes.gguf}
 LOG=${LOG:-$TOP/bench/results/llm/cpu-$(date -u +%Y%m%d-%H%M).log}
@@ -85,9 +87,12 @@ for shape in $SHAPES; do
 		done
 	done
 done
-# the greedy cross-check: the trained model (when present) and a small random one
-checks=$(model test-llama q8_0)
-[ -f "$FORTUNES" ] && checks="$FORTUNES $checks"
+# the greedy cross-check: the trained model (when present) and small random ones
+checks=""
+[ -f "$FORTUNES" ] && checks="$FORTUNES"
+for st in $GREEDY_MODELS; do
+	checks="$checks $(model "${st%%:*}" "${st##*:}")"
+done
 for m in $checks; do
 	t=${THREADS%% *}
 	echo "== greedy $(basename "$m"), $t threads: llama.cpp"
