@@ -1,3 +1,5 @@
+/* jobs.c - the job table, the pending queue in priority order and the job state machine
+ * (jobs.h) */
 #include "scheduler/jobs.h"
 #include "scheduler/card_memory.h"
 #include "scheduler/service.h"
@@ -299,6 +301,7 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 			sp->gpu_model = j->gpu->model ? j->gpu->model : "";
 			sp->gpu_mixed = j->gpu->mixed;
 			sp->gpu_share = j->gpu->share;
+			sp->gpus_optional = j->gpu->optional;
 		}
 		ji->spec = sp;
 	}

@@ -35,7 +35,7 @@ if want build; then
 fi
 if want test; then
 	log "gk-test cuda"
-	(cd "$BUILD/kernels" && timeout 300 ./gk-test cuda) >"$OUT/gk-test-cuda.log" 2>&1
+	(cd "$BUILD/kernels" && timeout 180 ./gk-test cuda) >"$OUT/gk-test-cuda.log" 2>&1
 	echo "gk-test cuda rc=$?"
 	grep -iE 'fail|llm|qmatmul|attention|rope|rmsnorm|passed' "$OUT/gk-test-cuda.log" | head -60
 fi

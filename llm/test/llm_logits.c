@@ -12,13 +12,14 @@
  *   llm_logits MODEL --tokens ... --engine K --greedy N
  *     K prompts (rotations of the list) at once through gl_engine and gl_exec_local (prefill in
  *     chunks of 8 tokens, continuous batching), each answer's text against its greedy ids alone;
- *     prints "engine ok, R refusals" (R: batches the executor refused for KV space) or the
- *     first difference and exits 1 */
+ *     prints "engine ok, R refusals, T tokens in S s (...)" (R: batches the executor refused
+ *     for KV space) or the first difference and exits 1 */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "llm/engine.h"
 #include "llm/forward.h"
@@ -227,6 +228,8 @@ static void run_engine(ctx_t *c, const int32_t *t, int n, int K, int ngen)
 	gl_engine_t *e = gl_engine_create(tok, &c->hp, &ops, x, &o, &err);
 	if (!e)
 		die("engine", err.text);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int j = 0; j < K; j++) {
 		gl_request_t r = {.prompt = toks + j * n,
 				  .nprompt = n,
@@ -253,8 +256,11 @@ static void run_engine(ctx_t *c, const int32_t *t, int n, int K, int ngen)
 			       ans[j].done, ans[j].why, ans[j].completion);
 			bad = 1;
 		}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (!bad)
-		printf("engine ok, %d refusals\n", refusals);
+		printf("engine ok, %d refusals, %d tokens in %.3f s (%.1f tokens/s)\n", refusals,
+		       K * ngen, sec, K * ngen / sec);
 	gl_engine_destroy(&e);
 	gl_exec_local_destroy(&x);
 	gl_tok_destroy(&tok);

@@ -92,6 +92,50 @@ static void test_top_p(void)
 	gl_sampler_destroy(&s);
 }
 
+/* A large vocabulary, flat and peaked: the draws stay inside the nucleus a full sort gives, and
+ * reach past the 64 best when the nucleus is wider (the partial sort does not cut it short). */
+#define BIGV 5000
+static int cmp_desc(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x < y) - (x > y);
+}
+
+static void test_top_p_large(void)
+{
+	static float l[BIGV], sorted[BIGV], work[BIGV];
+	for (int peaked = 0; peaked < 2; peaked++) {
+		uint64_t x = 99;
+		for (int i = 0; i < BIGV; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			l[i] = (float)(x >> 40) / (float)(1u << 24) * (peaked ? 100.0f : 1.0f);
+		}
+		/* the nucleus's smallest member, by a full sort: keep p >= that */
+		memcpy(sorted, l, sizeof l);
+		qsort(sorted, BIGV, sizeof *sorted, cmp_desc);
+		double total = 0, acc = 0;
+		for (int i = 0; i < BIGV; i++)
+			total += exp((double)(sorted[i] - sorted[0]));
+		int keep = 0;
+		while (acc < 0.5 * total)
+			acc += exp((double)(sorted[keep++] - sorted[0]));
+		float floor = sorted[keep - 1], top64 = sorted[63];
+		gl_sample_params_t p;
+		gl_sample_defaults(&p);
+		p.top_p = 0.5f;
+		gl_sampler_t *s = gl_sampler_create(&p, BIGV);
+		int beyond = 0;
+		for (int d = 0; d < 400; d++) {
+			memcpy(work, l, sizeof l);
+			int32_t t = gl_sampler_next(s, work, NULL, 0);
+			CHECK(t >= 0 && t < BIGV && l[t] >= floor);
+			beyond += l[t] < top64;
+		}
+		CHECK(peaked ? keep < 64 : keep > 1000 && beyond > 100);
+		gl_sampler_destroy(&s);
+	}
+}
+
 static void test_min_p(void)
 {
 	int c[NV];
@@ -199,6 +243,7 @@ int main(void)
 	test_greedy();
 	test_top_k();
 	test_top_p();
+	test_top_p_large();
 	test_min_p();
 	test_seed();
 	test_temperature();

@@ -2,11 +2,12 @@
 """llm_check.py - the C forward pass (llm/, the kernels' cpu backend) against the PyTorch
 reference (tests/tools/llm_ref.py) on the same GGUF files, within the bounds docs/llm.md states.
 
-  llm_check.py BIN_DIR [--model FILE ...] [--keep DIR]
+  llm_check.py BIN_DIR [--model FILE ...] [--only] [--keep DIR]
 
 BIN_DIR holds gllm-mkmodel and llm_logits. For tiny random-weight models of llama and qwen2
 shapes (grouped-query attention in both; qwen2 with q/k/v biases and a tied head) in every
-weight type, and for each --model (models/gpool-fortunes.gguf when it exists):
+weight type, and for each --model (without one: models/gpool-fortunes.gguf and its q8_0 copy,
+the trained demo model, when they exist; --only: the --model files alone):
   1. logits of a 24-token prompt in one prefill batch against the reference's (f32 KV cache,
      and an f16 one with its own bound)
   2. the same tokens one decode step at a time, and in prefill chunks of 5, against (1)
@@ -16,9 +17,10 @@ weight type, and for each --model (models/gpool-fortunes.gguf when it exists):
      its greedy tokens alone (models with a tokenizer), also in a KV cache too small for all four
      (the engine preempts and feeds sequences again)
 and the same on models written here with sharp attention, multi-query, partial RoPE and linear
-scaling (SHARP).
+scaling (SHARP), with also a 300-token prompt (logits, decode steps, chunks of 37).
 Exit 0 if all pass, 1 if one fails, 77 if /usr/bin/python3's torch or llm_ref.py is missing.
 """
+import json
 import os
 import re
 import subprocess
@@ -37,6 +39,7 @@ BOUND_REF = 2e-5        # C (f32 KV cache) against PyTorch
 BOUND_REF_F16KV = 1e-2  # C with an f16 KV cache against PyTorch
 BOUND_SELF = 1e-5     # decode steps, chunks, batches against one prefill / alone
 NTOK = 24
+NTOK_LONG = 300
 NGREEDY = 32
 
 # written here by gguf.py, for what the random shapes lack: weights large enough that attention
@@ -123,6 +126,40 @@ class Checker:
                     f'max diff {d:.3g} = {d / scale:.3g} of max |logit| {scale:.3g} '
                     f'(bound {bound:g})')
 
+    def expect(self, name, path):
+        """MODEL.expect.json beside a trained model: the greedy tokens its trainer recorded."""
+        ej = os.path.splitext(path)[0] + '.expect.json'
+        if not os.path.exists(ej):
+            return
+        with open(ej) as f:
+            e = json.load(f)
+        ll = os.path.join(self.bin, 'llm_logits')
+        got = [int(x) for x in run([ll, path, '--tokens', ','.join(map(str, e['tokens'])),
+                                    '--greedy', str(len(e['greedy']))]).strip().split(',')]
+        self.report(f'{name} greedy of {os.path.basename(ej)}', got == e['greedy'],
+                    f'{len(got)} tokens ' + ('identical' if got == e['greedy'] else
+                                             f'differ: C {got} recorded {e["greedy"]}'))
+
+    def long(self, name, path):
+        """A 300-token prompt (19 blocks of the cache, many attention tiles): logits against
+        the reference, and one token a step and chunks of 37 against one prefill."""
+        r = gguf.Reader(path)
+        n_vocab = r.tensors['token_embd.weight'].dims[1]
+        rng = np.random.default_rng(8)
+        toks = ','.join(str(int(t)) for t in rng.integers(3, n_vocab, NTOK_LONG))
+        ll = os.path.join(self.bin, 'llm_logits')
+        out = lambda tag: os.path.join(self.tmp, f'{tag}.bin')  # noqa: E731
+        run([sys.executable, os.path.join(HERE, 'llm_ref.py'), path, '--tokens', toks,
+             '--out', out('ref')])
+        ref = logits(out('ref'), n_vocab).astype(np.float64)
+        run([ll, path, '--tokens', toks, '--out', out('c')])
+        c = logits(out('c'), n_vocab)
+        self.rel(f'{name} {NTOK_LONG} tokens', c, ref, BOUND_REF)
+        for mode in ('decode', 'chunk=37'):
+            run([ll, path, '--tokens', toks, '--out', out('m'), '--mode', mode])
+            self.rel(f'{name} {NTOK_LONG} tokens, {mode} = prefill', logits(out('m'), n_vocab),
+                     c.astype(np.float64), BOUND_SELF)
+
     def model(self, name, path):
         r = gguf.Reader(path)
         n_vocab = r.tensors['token_embd.weight'].dims[1]
@@ -130,8 +167,10 @@ class Checker:
         toks = ','.join(str(int(t)) for t in rng.integers(3, n_vocab, NTOK))
         ll = os.path.join(self.bin, 'llm_logits')
         out = lambda tag: os.path.join(self.tmp, f'{tag}.bin')  # noqa: E731
-        run([sys.executable, os.path.join(HERE, 'llm_ref.py'), path, '--tokens', toks,
-             '--out', out('ref')])
+        # one run of the reference for both (torch takes seconds to start)
+        want = [int(x) for x in re.findall(r'-?\d+', run(
+            [sys.executable, os.path.join(HERE, 'llm_ref.py'), path, '--tokens', toks,
+             '--out', out('ref'), '--greedy', str(NGREEDY)]))]
         ref = logits(out('ref'), n_vocab).astype(np.float64)
         run([ll, path, '--tokens', toks, '--out', out('c')])
         c = logits(out('c'), n_vocab)
@@ -147,9 +186,6 @@ class Checker:
         d, scale = float(m.group(1)), float(m.group(2))
         self.report(f'{name} batch of 3 = alone', d <= BOUND_SELF * scale,
                     f'max diff {d:.3g} of max |logit| {scale:.3g}')
-        want = [int(x) for x in re.findall(r'-?\d+', run(
-            [sys.executable, os.path.join(HERE, 'llm_ref.py'), path, '--tokens', toks,
-             '--greedy', str(NGREEDY)]))]
         got = [int(x) for x in run([ll, path, '--tokens', toks, '--greedy',
                                     str(NGREEDY)]).strip().split(',')]
         first = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None)
@@ -175,13 +211,16 @@ def main():
     if not args:
         print(__doc__, file=sys.stderr)
         return 2
-    bindir, models, keep = args[0], [], None
+    bindir, models, keep, only = args[0], [], None, False
     i = 1
     while i < len(args):
         if args[i] == '--model':
             models.append(args[i + 1])
         elif args[i] == '--keep':
             keep = args[i + 1]
+        elif args[i] == '--only':  # the --model files alone, not the built-in cases
+            only = True
+            i -= 1
         i += 2
     try:
         import torch  # noqa: F401
@@ -191,29 +230,32 @@ def main():
     if not os.path.exists(os.path.join(HERE, 'llm_ref.py')):
         print('llm_check: skipped: tests/tools/llm_ref.py is missing')
         return 77
-    fortunes = os.path.join(ROOT, 'models', 'gpool-fortunes.gguf')
-    if not models and os.path.exists(fortunes):
-        models.append(fortunes)
+    for m in ('gpool-fortunes.gguf', 'gpool-fortunes-q8_0.gguf'):  # the trained demo model
+        path = os.path.join(ROOT, 'models', m)
+        if not models and os.path.exists(path):
+            models.append(path)
     tmp = keep or tempfile.mkdtemp(prefix='llm_check.')
     os.makedirs(tmp, exist_ok=True)
     ck = Checker(bindir, tmp)
-    for shape, wtype in CASES:
+    for shape, wtype in [] if only else CASES:
         path = os.path.join(tmp, f'{shape}-{wtype}.gguf')
         run([os.path.join(bindir, 'gllm-mkmodel'), '--shape', shape, '--type', wtype, path])
         try:
             ck.model(f'{shape} {wtype}', path)
         except RuntimeError as e:
             ck.report(f'{shape} {wtype}', False, str(e))
-    for name, arch, wtype in SHARP:
+    for name, arch, wtype in [] if only else SHARP:
         path = os.path.join(tmp, f'{name}-{wtype}.gguf')
         write_sharp(path, arch, wtype)
         try:
             ck.model(f'{name} {wtype}', path)
+            ck.long(f'{name} {wtype}', path)
         except RuntimeError as e:
             ck.report(f'{name} {wtype}', False, str(e))
     for path in models:
         try:
             ck.model(os.path.basename(path), path)
+            ck.expect(os.path.basename(path), path)
         except RuntimeError as e:
             ck.report(os.path.basename(path), False, str(e))
     print(f'llm_check: {len(ck.lines) - ck.failed} of {len(ck.lines)} checks passed')
