@@ -6,8 +6,8 @@
 # (PREFILL tokens, best of REPS), decode tokens/s at batch 1 (after a PROMPT-token prompt), the
 # CPU time per token beside the wall clock (the machine is shared: the load average is logged),
 # and our figure over llama.cpp's. Then the greedy cross-check: the same prompt through both
-# tokenizers and GREEDY_N greedy tokens from both, on the trained model models/gpool-fortunes.gguf
-# when it is there and on a small random-weight model.
+# tokenizers and GREEDY_N greedy tokens from both, on the trained models models/gpool-fortunes*.gguf
+# when they are there and on small random-weight models.
 #   usage: bench/llm/cpu-bench.sh                 (log: bench/results/llm/cpu-DATE-TIME.log)
 #   SHAPES="tinyllama-1.1b" TYPES="q4_0 q8_0 f16" THREADS="2" PREFILL=128 PROMPT=16 DECODE=32
 #   REPS=3 GREEDY_N=32                           the defaults (TYPES= : the greedy check only)
@@ -35,7 +35,7 @@ REPS=${REPS:-3}
 GREEDY_N=${GREEDY_N:-32}
 GREEDY_MODELS=${GREEDY_MODELS-test-llama:q8_0 test-llama:f16 test-qwen2:q4_0 test-kquant:q4_K}
 GREEDY_TEXT=${GREEDY_TEXT:-"A fortune a day keeps the"}
-FORTUNES=${FORTUNES:-$TOP/models/gpool-fortunes.gguf}
+FORTUNES=${FORTUNES:-$TOP/models/gpool-fortunes.gguf $TOP/models/gpool-fortunes-q8_0.gguf}
 LOG=${LOG:-$TOP/bench/results/llm/cpu-$(date -u +%Y%m%d-%H%M).log}
 
 for b in llm-bench gllm-mkmodel; do
@@ -89,7 +89,9 @@ for shape in $SHAPES; do
 done
 # the greedy cross-check: the trained model (when present) and small random ones
 checks=""
-[ -f "$FORTUNES" ] && checks="$FORTUNES"
+for f in $FORTUNES; do
+	[ -f "$f" ] && checks="$checks $f"
+done
 for st in $GREEDY_MODELS; do
 	checks="$checks $(model "${st%%:*}" "${st##*:}")"
 done

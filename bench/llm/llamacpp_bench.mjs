@@ -55,7 +55,8 @@ if (o.greedy !== null) {
 		if (out.length >= o.greedyN)
 			break;
 	}
-	console.log(`greedy ids: ${out.join(" ")}`);
+	// the generator ends at an end-of-generation token without yielding it
+	console.log(`greedy ids: ${out.join(" ")}${out.length < o.greedyN ? " <eog>" : ""}`);
 	console.log(`greedy text: ${JSON.stringify(m.detokenize(out))}`);
 	seq.dispose();
 }

@@ -263,9 +263,11 @@ static void greedy_check(const run_t *r, const opts_t *o, const gl_gguf_t *g)
 	for (int t = 0; t < o->greedy_n; t++) {
 		step(r->f, r->kv, &bt, r->logits);
 		next = argmax(r->logits, r->hp->n_vocab);
-		printf(" %d", next);
-		if (gl_tok_is_eog(tok, next))
+		if (gl_tok_is_eog(tok, next)) { /* as llama.cpp's generator ends: without the id */
+			printf(" <eog>");
 			break;
+		}
+		printf(" %d", next);
 		bt.ntok = bt.n[0] = 1;
 		bt.ctx[0] = n + t + 1;
 		bt.tokens = &next;
