@@ -16,6 +16,7 @@
 #include "kernels/gk_qblock.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -32,9 +33,12 @@ static pthread_once_t vec_once = PTHREAD_ONCE_INIT;
 static void vec_probe(void)
 {
 	const char *e = getenv("GPOOL_KERNELS_VEC"); /* 0: the reference loop (comparisons) */
+	unsigned a, b, c, d;
+	/* F16C by cpuid (leaf 1, ECX bit 29): clang's __builtin_cpu_supports has no "f16c" */
+	int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
 	__builtin_cpu_init();
-	vec_ok = !(e && !strcmp(e, "0")) && __builtin_cpu_supports("avx2") &&
-		 __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+	vec_ok = !(e && !strcmp(e, "0")) && f16c && __builtin_cpu_supports("avx2") &&
+		 __builtin_cpu_supports("fma");
 }
 
 static VEC INLINE float hsum(__m256 v)
