@@ -97,7 +97,14 @@ def write_sharp(path, arch, wtype):
     w.write(path)
 
 
+# LLM_CHECK_BACKEND=cuda (hip, auto): the C side on that backend (the card's bounds: see
+# docs/kernels.md; the same script, the same bounds relative to max |logit|)
+BACKEND = os.environ.get('LLM_CHECK_BACKEND', 'cpu')
+
+
 def run(cmd):
+    if os.path.basename(cmd[0]) == 'llm_logits':
+        cmd = cmd + ['--backend', BACKEND]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise RuntimeError(f'{" ".join(cmd)}: exit {p.returncode}: {p.stderr.strip()}')
@@ -230,10 +237,10 @@ def main():
     if not os.path.exists(os.path.join(HERE, 'llm_ref.py')):
         print('llm_check: skipped: tests/tools/llm_ref.py is missing')
         return 77
-    for m in ('gpool-fortunes.gguf', 'gpool-fortunes-q8_0.gguf'):  # the trained demo model
-        path = os.path.join(ROOT, 'models', m)
-        if not models and os.path.exists(path):
-            models.append(path)
+    if not models:  # the trained demo model, both files
+        models = [p for p in (os.path.join(ROOT, 'models', m) for m in
+                              ('gpool-fortunes.gguf', 'gpool-fortunes-q8_0.gguf'))
+                  if os.path.exists(p)]
     tmp = keep or tempfile.mkdtemp(prefix='llm_check.')
     os.makedirs(tmp, exist_ok=True)
     ck = Checker(bindir, tmp)
