@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kernels/cpu/gk_cpu.h"
+#include "kernels/cpu/gk_cpu_qdot.h"
 #include "kernels/gk_qblock.h"
 
 #define MAX_THREADS 32
@@ -236,6 +237,10 @@ static void qmm_range(void *arg, int tid, int lo, int hi)
 	qmm_t *q = arg;
 	float *buf = q->buf + (size_t)tid * QMM_TILE * q->cols;
 	const float *wr[QMM_TILE];
+	int r1 = hi * QMM_TILE < q->rows ? hi * QMM_TILE : q->rows;
+	if (gk_cpu_qmm_rows_vec(q->wt, q->deq, q->w, q->row_bytes, lo * QMM_TILE, r1, q->cols, q->x,
+				q->n, q->y, q->ldy, buf) == 0)
+		return;
 	for (int t = lo; t < hi; t++) {
 		int r0 = t * QMM_TILE, nr = q->rows - r0 < QMM_TILE ? q->rows - r0 : QMM_TILE;
 		for (int r = 0; r < nr; r++) {

@@ -188,27 +188,31 @@ void t_llm_dequant_ref(void)
 		       gk_qtype_name(wt), bad, 7 * cols);
 		ASSERT(isnan(out[3 * cols]) && isnan(out[5 * cols + cols - 1]),
 		       "cpu get_rows %s: an id out of range is not a NaN row", gk_qtype_name(wt));
-		/* the products against plain double dots of the dequantized matrix */
-		int n = 3, rr = 37, cc = 4096;
-		void *w2 = make_weights(wt, rr, cc);
-		float *x = frand((size_t)n * cc, 1.0f), *y = malloc(sizeof(float) * n * rr),
-		      *yw = malloc(sizeof(float) * n * rr);
-		for (int i = 0; i < n; i++)
-			for (int r = 0; r < rr; r++) {
-				double s = 0;
-				for (int c = 0; c < cc; c++)
-					s += (double)weight_value(wt, w2, cc, r, c) *
-					     x[(size_t)i * cc + c];
-				yw[(size_t)i * rr + r] = (float)s;
-			}
-		OK(ref, gk_qmatmul(ref, wt, w2, rr, cc, x, n, y, rr, NULL));
-		int nan = 0;
-		double e = scaled_err(y, yw, (size_t)n * rr, &nan);
-		ASSERT(!nan && e < BOUND_QMM, "cpu qmatmul %s against double dots: err %.3g",
-		       gk_qtype_name(wt), e);
-		printf("  cpu qmatmul %-5s vs naive double: err %.2e (bound %.0e)\n",
-		       gk_qtype_name(wt), e, BOUND_QMM);
-		free(w), free(w2), free(out), free(want), free(x), free(y), free(yw);
+		/* the products against plain double dots of the dequantized matrix: 3 tokens (the
+		 * vector path's per-token dots) and 7 (its tiles of 4 rows by 3 tokens, the rest) */
+		for (int n = 3; n <= 7; n += 4) {
+			int rr = 37, cc = 4096;
+			void *w2 = make_weights(wt, rr, cc);
+			float *x = frand((size_t)n * cc, 1.0f), *y = malloc(sizeof(float) * n * rr),
+			      *yw = malloc(sizeof(float) * n * rr);
+			for (int i = 0; i < n; i++)
+				for (int r = 0; r < rr; r++) {
+					double s = 0;
+					for (int c = 0; c < cc; c++)
+						s += (double)weight_value(wt, w2, cc, r, c) *
+						     x[(size_t)i * cc + c];
+					yw[(size_t)i * rr + r] = (float)s;
+				}
+			OK(ref, gk_qmatmul(ref, wt, w2, rr, cc, x, n, y, rr, NULL));
+			int nan = 0;
+			double e = scaled_err(y, yw, (size_t)n * rr, &nan);
+			ASSERT(!nan && e < BOUND_QMM, "cpu qmatmul %s n=%d against double dots: err %.3g",
+			       gk_qtype_name(wt), n, e);
+			printf("  cpu qmatmul %-5s n=%d vs naive double: err %.2e (bound %.0e)\n",
+			       gk_qtype_name(wt), n, e, BOUND_QMM);
+			free(w2), free(x), free(y), free(yw);
+		}
+		free(w), free(out), free(want);
 	}
 }
 
