@@ -205,6 +205,16 @@ static int wire_up(gc_comm_t *c, const gc_params_t *p, const char *rdv_spec, con
 			      .addr = addr ? addr : "0.0.0.0",
 			      .token = token,
 			      .comm_key = key};
+	const char *auth = getenv("GCOMM_AUTH");
+	if (auth && *auth && strcmp(auth, "none") && strcmp(auth, "munge")) {
+		gc_fail(c, EINVAL, "GCOMM_AUTH '%s': munge or none", auth);
+		goto out;
+	}
+	tpp.auth_munge = auth && !strcmp(auth, "munge");
+	if (tpp.auth_munge && strcmp(c->tpo->name, "tcp")) {
+		gc_fail(c, ENOTSUP, "GCOMM_AUTH=munge: only the tcp transport checks credentials");
+		goto out;
+	}
 	/* what every rank publishes: 'g' (it has a GPU backend) or 'c', its host name, the
 	 * transport's blob */
 	char mine[GC_TP_BLOB_MAX + 256];

@@ -97,6 +97,29 @@ int gc_waitall(gc_comm_t *c, gc_tpreq_t *r, int n);
 extern const gc_coll_ops_t gc_coll_native;
 
 /* ---- non-blocking operations (nb.c) ---- */
+/* A request: a queued collective (nb.c), or a point-to-point send or receive (p2p.c) posted
+ * on the transport at once and driven from the caller's thread. */
+enum { GC_REQ_SEND = 16, GC_REQ_RECV = 17 };
+struct gc_req {
+	gc_comm_t *c;
+	int kind;
+	const void *s;
+	void *d;
+	size_t n;
+	gc_dtype_t t;
+	gc_op_t op;
+	int root;
+	int done, rc, err;
+	struct gc_req *next;
+	/* point-to-point */
+	gc_tpreq_t tr;
+	void *stage;  /* pinned host copy of a device buffer, or NULL */
+	size_t *lenp; /* a receive's size, for the caller */
+};
+/* Drive C's transport until Q is done or TIMEOUT_MS passed: 1 (collected, freed), 0, -1. */
+int gc_p2p_wait(gc_req_t **q, int timeout_ms);
+int gc_p2p_test(gc_req_t *q, int *done);
+
 /* Stop the communicator's worker thread after the queued operations finished. */
 void gc_nb_stop(gc_comm_t *c);
 

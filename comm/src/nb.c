@@ -14,19 +14,6 @@
 
 enum { K_ALLREDUCE, K_REDUCE_SCATTER, K_ALLGATHER, K_BROADCAST, K_BARRIER, K_COUNT };
 
-struct gc_req {
-	gc_comm_t *c;
-	int kind;
-	const void *s;
-	void *d;
-	size_t n;
-	gc_dtype_t t;
-	gc_op_t op;
-	int root;
-	int done, rc, err;
-	struct gc_req *next;
-};
-
 static int do_allreduce(gc_comm_t *c, struct gc_req *q)
 {
 	return c->coll->allreduce(c, q->s, q->d, q->n, q->t, q->op);
@@ -270,6 +257,8 @@ int gc_wait(gc_req_t **req)
 	if (!req || !*req)
 		return errno = EINVAL, -1;
 	struct gc_req *q = *req;
+	if (q->kind >= GC_REQ_SEND)
+		return gc_p2p_wait(req, -1) < 0 ? -1 : 0;
 	gc_comm_t *c = q->c;
 	pthread_mutex_lock(&c->mu);
 	while (!q->done)
@@ -286,6 +275,8 @@ int gc_test(gc_req_t *q, int *done)
 {
 	if (!q || !done)
 		return errno = EINVAL, -1;
+	if (q->kind >= GC_REQ_SEND)
+		return gc_p2p_test(q, done);
 	pthread_mutex_lock(&q->c->mu);
 	*done = q->done;
 	pthread_mutex_unlock(&q->c->mu);

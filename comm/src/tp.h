@@ -45,6 +45,7 @@ typedef struct {
 	const char *token; /* shared secret checked on every connection, may be NULL */
 	uint64_t comm_key; /* random, agreed through the rendezvous: connections of another
 			      communicator are refused */
+	int auth_munge;	   /* peers prove their uid with a MUNGE credential first (tcp) */
 } gc_tp_params_t;
 
 typedef struct gc_tp_ops {

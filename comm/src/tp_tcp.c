@@ -142,6 +142,8 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 	int64_t deadline = gc_now_ms() + t->p.timeout_ms;
 	int me = t->p.rank;
 	uint64_t dg = gc_digest(t->token, t->p.comm_key);
+	if (t->p.auth_munge && gc_tcp_auth_open(t) < 0)
+		goto fail;
 	/* connect to every lower rank, then accept every higher one */
 	for (int j = 0; j < me; j++) {
 		char a[64];
@@ -159,12 +161,19 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 			goto fail;
 		}
 		struct hello h = {HELLO_MAGIC, (uint32_t)me, t->p.comm_key, dg}, back;
-		if (gc_sock_send_all(fd, &h, sizeof(h), deadline) < 0 ||
-		    gc_sock_recv_all(fd, &back, sizeof(back), deadline) < 0 ||
+		int from = j;
+		errno = 0;
+		if ((t->p.auth_munge && gc_tcp_auth_send(t, fd, j, deadline) < 0) ||
+		    gc_sock_send_all(fd, &h, sizeof(h), deadline) < 0 ||
+		    (t->p.auth_munge && gc_tcp_auth_recv(t, fd, &from, deadline) < 0) ||
+		    gc_sock_recv_all(fd, &back, sizeof(back), deadline) < 0 || from != j ||
 		    back.magic != HELLO_MAGIC || back.rank != (uint32_t)j ||
 		    back.comm_key != t->p.comm_key || back.digest != dg) {
 			gc_tcp_fail(t, errno ? errno : EPROTO,
-				    "tcp: handshake with rank %d at %s:%d failed", j, a, port);
+				    "tcp: handshake with rank %d at %s:%d failed%s", j, a, port,
+				    t->p.auth_munge ? " (it gave no MUNGE credential of this job's "
+						      "user, or refused ours)"
+						    : "");
 			close(fd);
 			goto fail;
 		}
@@ -177,16 +186,23 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 				    left, strerror(errno));
 			goto fail;
 		}
+		/* a peer has a few seconds to prove itself: a silent one cannot hold the others */
+		int64_t hs_end = gc_now_ms() + 5000 < deadline ? gc_now_ms() + 5000 : deadline;
 		struct hello h;
+		int from = -1;
 		errno = 0;
-		if (gc_sock_recv_all(fd, &h, sizeof(h), deadline) < 0 || h.magic != HELLO_MAGIC ||
+		if ((t->p.auth_munge && gc_tcp_auth_recv(t, fd, &from, hs_end) < 0) ||
+		    gc_sock_recv_all(fd, &h, sizeof(h), hs_end) < 0 || h.magic != HELLO_MAGIC ||
 		    h.comm_key != t->p.comm_key || h.digest != dg || h.rank <= (uint32_t)me ||
-		    h.rank >= (uint32_t)t->p.size || t->peers[h.rank].fd >= 0) {
-			close(fd); /* a stray or foreign connection: ignore it */
+		    h.rank >= (uint32_t)t->p.size || t->peers[h.rank].fd >= 0 ||
+		    (t->p.auth_munge && h.rank != (uint32_t)from)) {
+			close(fd); /* a stray or foreign connection: closed unanswered */
+			t->refused++;
 			continue;
 		}
 		struct hello back = {HELLO_MAGIC, (uint32_t)me, t->p.comm_key, dg};
-		if (gc_sock_send_all(fd, &back, sizeof(back), deadline) < 0) {
+		if ((t->p.auth_munge && gc_tcp_auth_send(t, fd, (int)h.rank, deadline) < 0) ||
+		    gc_sock_send_all(fd, &back, sizeof(back), deadline) < 0) {
 			close(fd);
 			continue;
 		}
@@ -195,6 +211,7 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 	}
 	close(t->lfd);
 	t->lfd = -1;
+	gc_tcp_auth_close(t);
 	if (gc_tcp_local_pairs(t, blobs, lens, host_of, deadline) < 0)
 		goto fail;
 	for (int j = 0; j < t->p.size; j++) {
@@ -223,6 +240,7 @@ static int tcp_connect(gc_tp_t *t, const void *const *blobs, const size_t *lens,
 	}
 	return 0;
 fail:
+	gc_tcp_auth_close(t);
 	if (err)
 		snprintf(err->text, sizeof(err->text), "%s", t->err);
 	gc_tcp_breakdown(t, errno ? errno : EIO);

@@ -61,6 +61,8 @@ struct gc_tp {
 	gc_spin_t spin;	   /* poll or sleep (spin.c) */
 	struct peer *peers;
 	char err[256];
+	void *auth;	  /* the MUNGE context while connecting (GCOMM_AUTH=munge) */
+	unsigned refused; /* connections closed unanswered while connecting */
 };
 
 int gc_tcp_fail(gc_tp_t *t, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -74,6 +76,13 @@ void gc_tcp_pop(gc_tpreq_t **h, gc_tpreq_t **tl);
 int gc_tcp_header_ok(gc_tp_t *t, int j, gc_tpreq_t *r);
 int gc_tcp_parse_blob(const void *blob, size_t len, char *addr, size_t alen, int *port, long *pid,
 		      uint64_t *probe);
+
+/* tp_tcp_auth.c: MUNGE credentials at connect time (tp_params auth_munge). -1 with errno;
+ * auth_recv fails with EACCES for a credential that does not vouch for this job's peer. */
+int gc_tcp_auth_open(gc_tp_t *t);
+void gc_tcp_auth_close(gc_tp_t *t);
+int gc_tcp_auth_send(gc_tp_t *t, int fd, int to, int64_t deadline);
+int gc_tcp_auth_recv(gc_tp_t *t, int fd, int *from, int64_t deadline);
 
 /* tp_tcp_local.c */
 int gc_tcp_local_pairs(gc_tp_t *t, const void *const *blobs, const size_t *lens, const int *host_of,

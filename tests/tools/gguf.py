@@ -223,3 +223,152 @@ def f32_to_bf16(a):
 
 def bf16_to_f32(u16):
     return (np.asarray(u16, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+# -- dequantization and quantization (numpy, vectorised over blocks) ----------------------------
+# The block layouts are kernels/gk_qblock.h's (the C definition, ggml's): each function below
+# mirrors one gk_*_value() there, over every block at once, computing in f32 in the same order.
+
+def _blocks(raw, qtype):
+    block, nbytes = QTYPES[qtype]
+    b = np.frombuffer(raw, dtype=np.uint8)
+    if b.size % nbytes:
+        raise ValueError(f'{b.size} bytes are not whole {QNAMES[qtype]} blocks')
+    return b.reshape(-1, nbytes)
+
+
+def _f16(b):
+    """uint8 columns (n, 2) holding little-endian f16 -> f32 (n, 1)."""
+    return np.ascontiguousarray(b).view('<f2').astype(np.float32)
+
+
+def _deq_q8_0(raw):
+    b = _blocks(raw, T_Q8_0)
+    return _f16(b[:, 0:2]) * b[:, 2:].view(np.int8).astype(np.float32)
+
+
+def _deq_q4_0(raw):
+    b = _blocks(raw, T_Q4_0)
+    qs = b[:, 2:]
+    # byte j: value j in the low nibble, value j + 16 in the high one
+    q = np.concatenate((qs & 0xF, qs >> 4), axis=1).astype(np.float32)
+    return (q - 8.0) * _f16(b[:, 0:2])
+
+
+def q4k_scale_min(s):
+    """q4_K's 6-bit scales and mins of the 8 sub-blocks from the packed bytes S (n, 12):
+    gk_q4k_scale_min() for every j. Returns two (n, 8) uint8 arrays."""
+    lo_sc, lo_m = s[:, 0:4] & 63, s[:, 4:8] & 63
+    hi_sc = (s[:, 8:12] & 0xF) | ((s[:, 0:4] >> 6) << 4)
+    hi_m = (s[:, 8:12] >> 4) | ((s[:, 4:8] >> 6) << 4)
+    return (np.concatenate((lo_sc, hi_sc), axis=1), np.concatenate((lo_m, hi_m), axis=1))
+
+
+def _deq_q4_K(raw):
+    b = _blocks(raw, T_Q4_K)
+    n = b.shape[0]
+    d, dmin = _f16(b[:, 0:2]), _f16(b[:, 2:4])
+    sc, m = q4k_scale_min(b[:, 4:16])
+    qs = b[:, 16:144].reshape(n, 4, 32)
+    # group g of 64 values: low nibbles are sub-block 2g, high nibbles sub-block 2g + 1
+    q = np.stack((qs & 0xF, qs >> 4), axis=2).reshape(n, 8, 32).astype(np.float32)
+    scale = (d * sc.astype(np.float32))[:, :, None]
+    offset = (dmin * m.astype(np.float32))[:, :, None]
+    return (scale * q - offset).reshape(n, 256)
+
+
+def _deq_q6_K(raw):
+    b = _blocks(raw, T_Q6_K)
+    n = b.shape[0]
+    ql = b[:, 0:128].reshape(n, 2, 2, 32)        # half, k & 1, l
+    qh = b[:, 128:192].reshape(n, 2, 1, 32)      # half, -, l
+    sc = b[:, 192:208].view(np.int8).reshape(n, 2, 4, 2)  # half, k, l / 16
+    d = _f16(b[:, 208:210]).reshape(n, 1, 1, 1)
+    # value 128 h + 32 k + l: low 4 bits from ql[l + 32 (k & 1)] (low nibble for k < 2, high
+    # for k >= 2), high 2 bits from qh[l] >> 2k, scale scales[l / 16 + 2k]
+    lo = np.concatenate((ql & 0xF, ql >> 4), axis=2)                  # (n, 2, 4, 32)
+    hi = (qh >> (2 * np.arange(4, dtype=np.uint8)).reshape(1, 1, 4, 1)) & 3
+    q = (lo | (hi << 4)).astype(np.float32) - 32.0
+    scale = np.repeat(sc, 16, axis=3).astype(np.float32)              # (n, 2, 4, 32)
+    return (d * scale * q).reshape(n, 256)
+
+
+def _deq_f32(raw):
+    return np.frombuffer(raw, dtype='<f4').astype(np.float32)
+
+
+def _deq_f16(raw):
+    return np.frombuffer(raw, dtype='<f2').astype(np.float32)
+
+
+def _deq_bf16(raw):
+    return bf16_to_f32(np.frombuffer(raw, dtype='<u2'))
+
+
+DEQUANTIZE = {T_F32: _deq_f32, T_F16: _deq_f16, T_BF16: _deq_bf16, T_Q8_0: _deq_q8_0,
+              T_Q4_0: _deq_q4_0, T_Q4_K: _deq_q4_K, T_Q6_K: _deq_q6_K}
+
+
+def dequantize_raw(raw, qtype):
+    """The f32 values of RAW bytes in QTYPE's layout, flat."""
+    return np.ascontiguousarray(DEQUANTIZE[qtype](raw), dtype=np.float32).reshape(-1)
+
+
+def dequantize(t):
+    """Tensor T's values as an f32 array of t.shape() (slowest dimension first)."""
+    return dequantize_raw(t.data, t.qtype).reshape(t.shape())
+
+
+def _rows_of_blocks(a, block):
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    if a.shape[-1] % block:
+        raise ValueError(f'rows of {a.shape[-1]} values are not whole blocks of {block}')
+    return a.reshape(-1, block)
+
+
+def _roundf(x):
+    """C's roundf: halves away from zero (numpy's rint rounds them to even)."""
+    return np.sign(x) * np.floor(np.abs(x) + np.float32(0.5))
+
+
+def _quant_q8_0(a):
+    x = _rows_of_blocks(a, 32)
+    # ggml's quantize_row_q8_0_ref: d = absmax / 127, q = roundf(x * (1 / d))
+    d = np.abs(x).max(axis=1, keepdims=True) / np.float32(127)
+    with np.errstate(divide='ignore'):
+        inv = np.where(d != 0, np.float32(1) / d, np.float32(0)).astype(np.float32)
+    q = _roundf(x * inv).astype(np.int8)
+    out = np.empty((x.shape[0], 34), dtype=np.uint8)
+    out[:, 0:2] = d.astype('<f2').view(np.uint8)
+    out[:, 2:] = q.view(np.uint8)
+    return out.tobytes()
+
+
+def _quant_q4_0(a):
+    x = _rows_of_blocks(a, 32)
+    # ggml's quantize_row_q4_0_ref: MAX the value of largest magnitude (signed, the first one on
+    # a tie), d = MAX / -8, q = min(15, (int)(x / d + 8.5)), truncated
+    idx = np.abs(x).argmax(axis=1)
+    mx = x[np.arange(x.shape[0]), idx][:, None]
+    d = (mx / np.float32(-8)).astype(np.float32)
+    with np.errstate(divide='ignore'):
+        inv = np.where(d != 0, np.float32(1) / d, np.float32(0)).astype(np.float32)
+    q = np.minimum(15, np.trunc(x * inv + np.float32(8.5)).astype(np.int32)).astype(np.uint8)
+    out = np.empty((x.shape[0], 18), dtype=np.uint8)
+    out[:, 0:2] = d.astype('<f2').view(np.uint8)
+    out[:, 2:] = q[:, :16] | (q[:, 16:] << 4)
+    return out.tobytes()
+
+
+QUANTIZE = {T_F32: lambda a: np.ascontiguousarray(a, dtype='<f4').tobytes(),
+            T_F16: lambda a: np.ascontiguousarray(a, dtype='<f2').tobytes(),
+            T_BF16: lambda a: f32_to_bf16(np.asarray(a, dtype=np.float32)).tobytes(),
+            T_Q8_0: _quant_q8_0, T_Q4_0: _quant_q4_0}
+
+
+def quantize(a, qtype):
+    """Array A (its last axis the rows, GGUF's dims[0]) as raw bytes in QTYPE's layout, with
+    ggml's reference rounding. q4_K and q6_K have no quantizer here (tests write random blocks)."""
+    if qtype not in QUANTIZE:
+        raise ValueError(f'no quantizer for {QNAMES.get(qtype, qtype)}')
+    return QUANTIZE[qtype](a)

@@ -140,6 +140,30 @@ int gc_wait(gc_req_t **req);
 /* *done = 1 when *REQ finished (then call gc_wait to collect it), else 0. */
 int gc_test(gc_req_t *req, int *done);
 
+/* ---- point-to-point (tcp and ucx transports; mpi: ENOTSUP) ----
+ * Messages from one rank to another arrive in the order they were sent, and the n-th receive
+ * a rank posts for a peer gets the n-th message that peer sent it: TAG (< GC_TAG_MAX) is a
+ * check only; a mismatch breaks the communicator (EPROTO), as does a message longer than the
+ * receive's room (EMSGSIZE). A shorter one is fine: *LEN gets its size, so a frame of unknown
+ * size is a fixed header that bounds it, then the payload into a buffer of that size.
+ * Buffers are host memory or device memory of the communicator's backend (staged through a
+ * pinned host copy per request: a device send's buffer is free as soon as gc_isend returns).
+ * Point-to-point requests progress in the caller's thread (gc_wait, gc_test, gc_wait_for): no
+ * non-blocking collective may be queued meanwhile (EBUSY), and a pair of ranks must not have
+ * point-to-point messages pending when they start a collective (its messages share the
+ * pair's ordered channel). Failures break the communicator as for collectives. */
+#define GC_TAG_MAX 0x7fffffffu
+int gc_send(gc_comm_t *c, int peer, uint32_t tag, const void *buf, size_t len);
+/* LEN may be NULL. */
+int gc_recv(gc_comm_t *c, int peer, uint32_t tag, void *buf, size_t cap, size_t *len);
+int gc_isend(gc_comm_t *c, int peer, uint32_t tag, const void *buf, size_t len, gc_req_t **req);
+/* *LEN (may be NULL; must stay valid until the request is collected) gets the size. */
+int gc_irecv(gc_comm_t *c, int peer, uint32_t tag, void *buf, size_t cap, size_t *len,
+	     gc_req_t **req);
+/* Wait up to TIMEOUT_MS (-1: no limit) for *REQ: 1 when it finished (collected as by gc_wait:
+ * freed, *REQ NULL; a failed one: -1 with its errno), 0 on timeout (*REQ kept). */
+int gc_wait_for(gc_req_t **req, int timeout_ms);
+
 size_t gc_dtype_size(gc_dtype_t t);
 const char *gc_dtype_name(gc_dtype_t t);
 const char *gc_op_name(gc_op_t op);

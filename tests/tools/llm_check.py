@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""llm_check.py - the C forward pass (llm/, the kernels' cpu backend) against the PyTorch
+reference (tests/tools/llm_ref.py) on the same GGUF files, within the bounds docs/llm.md states.
+
+  llm_check.py BIN_DIR [--model FILE ...] [--keep DIR]
+
+BIN_DIR holds gllm-mkmodel and llm_logits. For tiny random-weight models of llama and qwen2
+shapes (grouped-query attention in both; qwen2 with q/k/v biases and a tied head) in every
+weight type, and for each --model (models/gpool-fortunes.gguf when it exists):
+  1. logits of a 24-token prompt in one prefill batch against the reference's (f32 KV cache,
+     and an f16 one with its own bound)
+  2. the same tokens one decode step at a time, and in prefill chunks of 5, against (1)
+  3. three sequences in one batch (prefill, then a decode step) against each alone
+  4. 32 greedy tokens identical, token for token, to the reference's
+  5. four prompts at once through the engine and the local executor, each answer's text that of
+     its greedy tokens alone
+Exit 0 if all pass, 1 if one fails, 77 if /usr/bin/python3's torch or llm_ref.py is missing.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import gguf  # noqa: E402
+
+# bounds, each relative to the largest |logit| of the reference (docs/llm.md: measured figures)
+BOUND_REF = 2e-5        # C (f32 KV cache) against PyTorch
+BOUND_REF_F16KV = 5e-3  # C with an f16 KV cache against PyTorch
+BOUND_SELF = 1e-5     # decode steps, chunks, batches against one prefill / alone
+NTOK = 24
+NGREEDY = 32
+
+CASES = [('test-llama', t) for t in ('f32', 'f16', 'bf16', 'q8_0', 'q4_0')] + \
+        [('test-qwen2', t) for t in ('f32', 'f16', 'bf16', 'q8_0', 'q4_0')] + \
+        [('test-kquant', t) for t in ('q4_K', 'q6_K')]
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f'{" ".join(cmd)}: exit {p.returncode}: {p.stderr.strip()}')
+    return p.stdout
+
+
+def logits(path, n_vocab):
+    return np.fromfile(path, dtype=np.float32).reshape(-1, n_vocab)
+
+
+class Checker:
+    def __init__(self, bindir, tmp):
+        self.bin, self.tmp, self.failed, self.lines = bindir, tmp, 0, []
+
+    def report(self, name, ok, text):
+        self.lines.append(f'{"ok  " if ok else "FAIL"} {name}: {text}')
+        print(self.lines[-1], flush=True)
+        self.failed += not ok
+
+    def rel(self, name, a, ref, bound):
+        scale = float(np.abs(ref).max())
+        d = float(np.abs(a.astype(np.float64) - ref).max()) if a.shape == ref.shape else np.inf
+        if not np.isfinite(d):
+            d = np.inf
+        self.report(name, d <= bound * scale,
+                    f'max diff {d:.3g} = {d / scale:.3g} of max |logit| {scale:.3g} '
+                    f'(bound {bound:g})')
+
+    def model(self, name, path):
+        r = gguf.Reader(path)
+        n_vocab = r.tensors['token_embd.weight'].dims[1]
+        rng = np.random.default_rng(7)
+        toks = ','.join(str(int(t)) for t in rng.integers(3, n_vocab, NTOK))
+        ll = os.path.join(self.bin, 'llm_logits')
+        out = lambda tag: os.path.join(self.tmp, f'{tag}.bin')  # noqa: E731
+        run([sys.executable, os.path.join(HERE, 'llm_ref.py'), path, '--tokens', toks,
+             '--out', out('ref')])
+        ref = logits(out('ref'), n_vocab).astype(np.float64)
+        run([ll, path, '--tokens', toks, '--out', out('c')])
+        c = logits(out('c'), n_vocab)
+        self.rel(f'{name} logits', c, ref, BOUND_REF)
+        run([ll, path, '--tokens', toks, '--out', out('c16'), '--kv', 'f16'])
+        self.rel(f'{name} logits, f16 kv', logits(out('c16'), n_vocab), ref, BOUND_REF_F16KV)
+        for mode in ('decode', 'chunk=5'):
+            run([ll, path, '--tokens', toks, '--out', out('m'), '--mode', mode])
+            self.rel(f'{name} {mode} = prefill', logits(out('m'), n_vocab), c.astype(np.float64),
+                     BOUND_SELF)
+        m = re.search(r'maxdiff (\S+) maxabs (\S+)', run([ll, path, '--tokens', toks,
+                                                           '--batch', '3']))
+        d, scale = float(m.group(1)), float(m.group(2))
+        self.report(f'{name} batch of 3 = alone', d <= BOUND_SELF * scale,
+                    f'max diff {d:.3g} of max |logit| {scale:.3g}')
+        want = [int(x) for x in re.findall(r'-?\d+', run(
+            [sys.executable, os.path.join(HERE, 'llm_ref.py'), path, '--tokens', toks,
+             '--greedy', str(NGREEDY)]))]
+        got = [int(x) for x in run([ll, path, '--tokens', toks, '--greedy',
+                                    str(NGREEDY)]).strip().split(',')]
+        first = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None)
+        ok = got == want
+        self.report(f'{name} greedy {NGREEDY}', ok, 'identical' if ok else
+                    f'differs at {first}: C {got[first] if first is not None else got} '
+                    f'ref {want[first] if first is not None else want}')
+        eng = run([ll, path, '--tokens', ','.join(toks.split(',')[:8]), '--engine', '4',
+                   '--greedy', str(NGREEDY)]).strip()
+        self.report(f'{name} engine, 4 at once', eng == 'engine ok', eng)
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__, file=sys.stderr)
+        return 2
+    bindir, models, keep = args[0], [], None
+    i = 1
+    while i < len(args):
+        if args[i] == '--model':
+            models.append(args[i + 1])
+        elif args[i] == '--keep':
+            keep = args[i + 1]
+        i += 2
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print('llm_check: skipped: no torch for /usr/bin/python3 (python3-torch)')
+        return 77
+    if not os.path.exists(os.path.join(HERE, 'llm_ref.py')):
+        print('llm_check: skipped: tests/tools/llm_ref.py is missing')
+        return 77
+    fortunes = os.path.join(ROOT, 'models', 'gpool-fortunes.gguf')
+    if not models and os.path.exists(fortunes):
+        models.append(fortunes)
+    tmp = keep or tempfile.mkdtemp(prefix='llm_check.')
+    os.makedirs(tmp, exist_ok=True)
+    ck = Checker(bindir, tmp)
+    for shape, wtype in CASES:
+        path = os.path.join(tmp, f'{shape}-{wtype}.gguf')
+        run([os.path.join(bindir, 'gllm-mkmodel'), '--shape', shape, '--type', wtype, path])
+        try:
+            ck.model(f'{shape} {wtype}', path)
+        except RuntimeError as e:
+            ck.report(f'{shape} {wtype}', False, str(e))
+    for path in models:
+        try:
+            ck.model(os.path.basename(path), path)
+        except RuntimeError as e:
+            ck.report(os.path.basename(path), False, str(e))
+    print(f'llm_check: {len(ck.lines) - ck.failed} of {len(ck.lines)} checks passed')
+    return 1 if ck.failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
