@@ -1,5 +1,7 @@
 /* auth.h: a route that requires its owner's token (gsub --route-token): the token comes as
- * an X-Gpool-Token header, a gpool_token cookie, or once in the query (?gpool_token=T), which
+ * an X-Gpool-Token header, an Authorization: Bearer header (as OpenAI's clients send their
+ * API key; a Bearer that is not the route's token is refused unless a cookie or the query
+ * carries the right one), a gpool_token cookie, or once in the query (?gpool_token=T), which
  * is answered with a redirect to the same place without it that sets the cookie (a browser
  * then carries it on every request, the WebSocket handshake too). The gateway knows only the
  * token's SHA-256 (ServiceInfo.route_token_sha256), compared in constant time (auth.c). */

@@ -10,8 +10,11 @@
  *   upgrade.c    a WebSocket handshake: checked, sent on, its 101 relayed (no socket)
  *   tunnel.c     one WebSocket: the handshake to a replica on a connection of its own, then
  *                bytes both ways with back-pressure and an idle timeout
- *   auth.c       a route that requires its owner's token (X-Gpool-Token, a cookie, or a
- *                one-time ?gpool_token= that sets the cookie): 401 without, 403 when wrong
+ *   auth.c       a route that requires its owner's token (X-Gpool-Token, Authorization:
+ *                Bearer, a cookie, or a one-time ?gpool_token= that sets the cookie): 401
+ *                without, 403 when wrong
+ *   sse.c        an answer that is an event stream: keep-alive comments while the replica is
+ *                silent, an error event when it breaks
  *   proxy.c      one client request: sent to a replica as it arrives (body streamed, kept
  *                for a retry), the answer streamed back; retried on another replica when it
  *                never reached one or is idempotent and no answer came, else 502/503/504
@@ -55,6 +58,8 @@ struct gw_ctx {
 	int tries;
 	int client_timeout_ms;	     /* a client's head, body progress, idle keep-alive */
 	int ws_idle_ms;		     /* a WebSocket with no bytes either way (tunnel.c) */
+	int stream_timeout_ms;	     /* an event stream's silence limit at the replica (sse.c) */
+	int keepalive_ms;	     /* an event stream's comment after this silence (0: none) */
 	size_t max_clients;	     /* client connections open at most (0: no cap) */
 	size_t max_clients_per_addr; /* from one address at most (0: no cap) */
 	gh_tls_t *tls;		     /* NULL: plain HTTP to the clients */
@@ -71,6 +76,8 @@ struct gw_ctx {
 	/* WebSockets (tunnel.c): open now, handshakes carried, switched (101), idle-closed */
 	uint64_t ws_open, ws_total, ws_upgraded, ws_idle_closed;
 	uint64_t auth_refused; /* requests refused for a route's token (auth.c) */
+	/* answers: event streams, keep-alive comments sent, error events sent, any body cut */
+	uint64_t sse_streams, sse_keepalives, sse_errors, streams_cut;
 	/* loop -> discovery: the latest report on the replicas (report.c), swapped atomically */
 	struct gw_report *report;
 	char gateway_name[128]; /* "host:port": who reports */

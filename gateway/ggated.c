@@ -33,6 +33,10 @@ static void usage(FILE *f)
 	      "  --service-port NAME=PORT  also serve service NAME (or id) on PORT, path kept "
 	      "(repeatable)\n"
 	      "  --timeout MS              per request, at the replica (default 30000)\n"
+	      "  --stream-timeout MS       an event stream's silence at the replica (default "
+	      "600000)\n"
+	      "  --keepalive MS            an event stream's keep-alive comment after this "
+	      "silence (default 10000, 0: none)\n"
 	      "  --connect-timeout MS      connect and health check timeout (default 500)\n"
 	      "  --health-interval MS      active health checks (default 500)\n"
 	      "  --poll-interval MS        asking gschedd for the replicas (default 500)\n"
@@ -88,6 +92,8 @@ int main(int argc, char **argv)
 	    {"service-port", required_argument, 0, 'p'},
 	    {"timeout", required_argument, 0, 't'},
 	    {"connect-timeout", required_argument, 0, 'C'},
+	    {"stream-timeout", required_argument, 0, 'S'},
+	    {"keepalive", required_argument, 0, 'a'},
 	    {"health-interval", required_argument, 0, 'H'},
 	    {"poll-interval", required_argument, 0, 'P'},
 	    {"eject", required_argument, 0, 'E'},
@@ -111,6 +117,8 @@ int main(int argc, char **argv)
 	static struct gw_ctx c;
 	c.timeout_ms = 30000;
 	c.connect_timeout_ms = 500;
+	c.stream_timeout_ms = 600000;
+	c.keepalive_ms = 10000;
 	c.health_ms = 500;
 	c.poll_ms = 500;
 	c.eject_ms = 2000;
@@ -156,6 +164,12 @@ int main(int argc, char **argv)
 		}
 		case 't':
 			bad = ms_opt(optarg, 1, 3600000, "timeout", &c.timeout_ms);
+			break;
+		case 'S':
+			bad = ms_opt(optarg, 1, 86400000, "stream timeout", &c.stream_timeout_ms);
+			break;
+		case 'a':
+			bad = ms_opt(optarg, 0, 3600000, "keep-alive interval", &c.keepalive_ms);
 			break;
 		case 'C':
 			bad = ms_opt(optarg, 1, 600000, "connect timeout", &c.connect_timeout_ms);

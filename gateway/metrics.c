@@ -152,6 +152,18 @@ char *gw_metrics_text(struct gw_ctx *c, size_t *len)
 	    (unsigned long long)c->ws_open, (unsigned long long)c->ws_upgraded,
 	    (unsigned long long)(c->ws_total - c->ws_upgraded),
 	    (unsigned long long)c->ws_idle_closed, (unsigned long long)c->auth_refused);
+	evbuffer_add_printf(b,
+			    "# TYPE ggated_event_streams_total counter\n"
+			    "ggated_event_streams_total %llu\n"
+			    "# TYPE ggated_event_stream_keepalives_total counter\n"
+			    "ggated_event_stream_keepalives_total %llu\n"
+			    "# TYPE ggated_event_stream_errors_total counter\n"
+			    "ggated_event_stream_errors_total %llu\n"
+			    "# TYPE ggated_answers_cut_total counter\n"
+			    "ggated_answers_cut_total %llu\n",
+			    (unsigned long long)c->sse_streams,
+			    (unsigned long long)c->sse_keepalives,
+			    (unsigned long long)c->sse_errors, (unsigned long long)c->streams_cut);
 	*len = evbuffer_get_length(b);
 	char *t = malloc(*len ? *len : 1);
 	if (t && evbuffer_remove(b, t, *len) != (int)*len) {

@@ -2,7 +2,10 @@
  * replica as it arrives; all of it is kept until the answer starts, so that a request that
  * never reached a replica (connect refused or timed out), or an idempotent one that failed
  * before any answer, is sent whole to another one. The answer is streamed to the client as
- * it comes, its body framed again for the client's connection. */
+ * it comes, its body framed again for the client's connection. An event stream (sse.c) is
+ * kept open while the replica is silent (a comment every keepalive_ms, and stream_timeout_ms
+ * instead of timeout_ms before the replica counts as gone), and ends with an error event when
+ * it breaks; any other body cut short ends the client's connection without its last chunk. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +17,10 @@
 #include "gateway/proxy.h"
 #include "gateway/pool.h"
 #include "gateway/front.h"
+#include "gateway/sse.h"
 #include "common/log.h"
+
+#include <event2/event.h>
 
 static double since(const struct timespec *t0)
 {
@@ -25,6 +31,8 @@ static double since(const struct timespec *t0)
 
 static void fwd_free(struct gw_fwd *f)
 {
+	if (f->ev_keep)
+		event_free(f->ev_keep);
 	gh_buf_free(&f->out);
 	free(f);
 }
@@ -123,6 +131,52 @@ void gw_proxy_drained(struct gw_fwd *f)
 		gw_conn_resume(f->conn);
 }
 
+static void keep_arm(struct gw_fwd *f)
+{
+	struct timeval tv = {f->c->keepalive_ms / 1000, (f->c->keepalive_ms % 1000) * 1000};
+	if (f->ev_keep)
+		event_add(f->ev_keep, &tv);
+}
+
+/* The replica has been silent keepalive_ms: a comment to the client, between two events and
+ * when all before it is written (else the client's connection is not idle anyway). */
+static void on_keep(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct gw_fwd *f = arg;
+	if (f->client && !gh_buf_size(gh_conn_out(f->client)) &&
+	    gw_sse_at_boundary(f->tail, f->ntail) &&
+	    gw_sse_keepalive(gh_conn_out(f->client), f->frame) == 0) {
+		f->c->sse_keepalives++;
+		gh_conn_flush(f->client);
+	}
+	keep_arm(f);
+}
+
+/* The answer is an event stream going to the client framed as f->frame: its silence limit and
+ * keep-alives (none where bytes cannot be added: a body of a given length). */
+static void sse_start(struct gw_fwd *f)
+{
+	f->sse = true;
+	f->c->sse_streams++;
+	gh_client_answer_timeout(f->conn->cl, f->c->stream_timeout_ms);
+	if (f->c->keepalive_ms <= 0 || (f->frame != GH_FRAME_CHUNKED && f->frame != GH_FRAME_EOF))
+		return;
+	f->ev_keep = event_new(f->c->base, -1, 0, on_keep, f);
+	keep_arm(f);
+}
+
+void gw_proxy_flushed(struct gw_fwd *f, const struct gh_msg *m)
+{
+	if (!f->sse)
+		return;
+	f->ntail = m->body_bytes < sizeof(f->tail) ? (uint8_t)m->body_bytes : sizeof(f->tail);
+	memcpy(f->tail, m->body_tail + sizeof(f->tail) - f->ntail, f->ntail);
+	if (f->ev_keep)
+		keep_arm(f);
+}
+
 void gw_proxy_head(struct gw_fwd *f)
 {
 	gh_client_t *up = f->conn->cl;
@@ -148,6 +202,9 @@ void gw_proxy_head(struct gw_fwd *f)
 		keep = false;
 	}
 	f->client_keep = keep;
+	f->frame = frame;
+	if (!bodiless && gw_sse_is(m))
+		sse_start(f);
 	gh_conn_started(cl);
 	struct gh_buf *o = gh_conn_out(cl);
 	gh_client_body_to(up, o, frame); /* the body follows the head written here */
@@ -190,6 +247,27 @@ void gw_proxy_done(struct gw_fwd *f)
 	gw_replica_maybe_free(r);
 }
 
+/* The answer was cut short after its head went to the client: what came is written, an
+ * event stream's error event after it, and the connection closes without the body's end (no
+ * last chunk, fewer bytes than its length), so the client cannot take it for whole. */
+static void cut_short(struct gw_fwd *f, struct gw_replica *r, const char *why)
+{
+	gh_conn_t *cl = f->client;
+	if (!cl) {
+		fwd_free(f);
+		return;
+	}
+	if (f->sse) {
+		char who[160];
+		snprintf(who, sizeof(who), "replica %s (%s)", r ? r->label : "?", why ? why : "?");
+		if (gw_sse_error(gh_conn_out(cl), f->frame, f->tail, f->ntail, who) == 0)
+			f->c->sse_errors++;
+	}
+	f->c->streams_cut++;
+	fwd_free(f);
+	gh_conn_next(cl, false); /* written, then closed; its task (f) is forgotten there */
+}
+
 void gw_proxy_failed(struct gw_fwd *f, bool reached, bool timeout, const char *why)
 {
 	struct gw_replica *r = f->rep;
@@ -202,10 +280,7 @@ void gw_proxy_failed(struct gw_fwd *f, bool reached, bool timeout, const char *w
 		gw_replica_maybe_free(r);
 	}
 	if (f->answered || !f->client) {
-		/* the answer was cut short: so is the client's connection */
-		if (f->client)
-			gh_conn_abort(f->client); /* its task (f) is forgotten there */
-		fwd_free(f);
+		cut_short(f, r, why);
 		return;
 	}
 	if ((!reached || f->idempotent) && f->ntried < f->c->tries) {

@@ -9,7 +9,10 @@
 #include <time.h>
 
 #include "http/buf.h"
+#include "http/msg.h"
 #include "http/server.h"
+
+struct event;
 
 #define GW_MAX_TRIES 3
 
@@ -30,6 +33,11 @@ struct gw_fwd {
 	bool answered;		/* the answer's head went to the client: no retry */
 	bool client_keep;	/* the client asked to keep its connection */
 	int client_minor;	/* the client's HTTP/1.x */
+	bool sse;		/* the answer is an event stream (sse.c) */
+	enum gh_frame frame;	/* how the answer's body is framed to the client */
+	struct event *ev_keep;	/* an event stream's keep-alive timer (NULL: none) */
+	char tail[4];		/* an event stream's last bytes so far (gh_msg.body_tail) */
+	uint8_t ntail;		/* how many of them there are (at most 4) */
 	struct gw_replica *rep; /* where it is now */
 	struct gw_conn *conn;
 	struct gw_replica *tried[GW_MAX_TRIES + 1];
@@ -52,6 +60,9 @@ void gw_proxy_done(struct gw_fwd *f);
 void gw_proxy_failed(struct gw_fwd *f, bool reached, bool timeout, const char *why);
 /* The client left. */
 void gw_proxy_client_gone(struct gw_fwd *f);
+/* The replica sent more of the answer m (gone on to the client): an event stream's silence
+ * starts again, and where it is kept. Also called before its connection goes. */
+void gw_proxy_flushed(struct gw_fwd *f, const struct gh_msg *m);
 /* The client has taken all of the answer so far: read on. */
 void gw_proxy_drained(struct gw_fwd *f);
 

@@ -34,8 +34,9 @@ static void on_head(gh_client_t *cl, void *arg)
 /* the answer's bytes so far on to the client */
 static void on_flush(gh_client_t *cl, void *arg)
 {
-	(void)cl;
 	struct gw_conn *conn = arg;
+	if (conn->fwd)
+		gw_proxy_flushed(conn->fwd, gh_client_answer(cl));
 	if (conn->fwd && conn->fwd->client)
 		gh_conn_flush(conn->fwd->client);
 }
@@ -53,12 +54,13 @@ static void on_done(gh_client_t *cl, void *arg, bool keep)
 
 static void on_error(gh_client_t *cl, void *arg, const struct gh_client_error *e)
 {
-	(void)cl;
 	struct gw_conn *conn = arg;
 	struct gw_fwd *f = conn->fwd;
 	struct gw_replica *r = conn->r;
 	if (e->detail[0])
 		gp_debug("replica %s: %s: %s", r->label, e->why, e->detail);
+	if (f && e->answered)
+		gw_proxy_flushed(f, gh_client_answer(cl)); /* where a stream stopped */
 	gw_conn_close(conn);
 	if (f) /* a connect timeout is no answer's timeout: 502, not 504 */
 		gw_proxy_failed(f, e->reached, e->timeout && e->connected, e->why);

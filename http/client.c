@@ -38,7 +38,8 @@ struct gh_client {
 	bool chosen;   /* the owner chose where the body goes (gh_client_body_to) */
 	bool to_body;  /* the body goes to ops.body, through scratch */
 	const struct gh_buf *req;
-	size_t sent; /* bytes of req written */
+	size_t sent;   /* bytes of req written */
+	int answer_ms; /* the request in flight's silence limit (lim.answer_ms unless changed) */
 	struct event *ev_read, *ev_write, *ev_timer;
 	struct gh_buf in, scratch;
 	struct gh_msg resp;
@@ -268,6 +269,7 @@ int gh_client_send(gh_client_t *c, const struct gh_buf *req, bool head, bool don
 	c->busy = true;
 	c->req = req;
 	c->sent = 0;
+	c->answer_ms = c->lim.answer_ms;
 	c->head = head;
 	c->req_done = done;
 	c->interim = c->answered = c->chosen = c->to_body = false;
@@ -275,7 +277,7 @@ int gh_client_send(gh_client_t *c, const struct gh_buf *req, bool head, bool don
 	gh_msg_next(&c->resp);
 	c->resp.skip_body = head;
 	if (!c->connecting)
-		arm(c, c->lim.answer_ms);
+		arm(c, c->answer_ms);
 	enter(c);
 	write_req(c);
 	release(c);
@@ -305,7 +307,7 @@ static void connected(gh_client_t *c)
 	}
 	c->connecting = false;
 	want_write(c, false);
-	arm(c, c->busy ? c->lim.answer_ms : c->lim.idle_ms);
+	arm(c, c->busy ? c->answer_ms : c->lim.idle_ms);
 	write_req(c);
 }
 
@@ -365,6 +367,13 @@ void gh_client_body_to(gh_client_t *c, struct gh_buf *out, enum gh_frame frame)
 	c->to_body = false;
 	c->resp.out = out;
 	c->resp.out_frame = out ? frame : GH_FRAME_NONE;
+}
+
+void gh_client_answer_timeout(gh_client_t *c, int ms)
+{
+	c->answer_ms = ms;
+	if (c->busy && !c->connecting && !c->closed)
+		arm(c, ms);
 }
 
 bool gh_client_busy(const gh_client_t *c)
@@ -512,7 +521,7 @@ static void readable(gh_client_t *c)
 		return;
 	/* else: the bytes held while the owner's side was full (gh_client_resume) */
 	if (n > 0)
-		arm(c, c->lim.answer_ms);
+		arm(c, c->answer_ms);
 	parse(c, n == 0);
 	if (c->dead || !c->busy || !c->ops.flush)
 		return;

@@ -88,6 +88,9 @@ void gh_client_more(gh_client_t *c, bool done);
 const struct gh_msg *gh_client_answer(const gh_client_t *c);
 /* The rest of the answer's body into out, framed as frame says (msg.h; NULL: dropped). */
 void gh_client_body_to(gh_client_t *c, struct gh_buf *out, enum gh_frame frame);
+/* The request in flight's answer_ms becomes ms from now on (0: no limit), from its last read:
+ * an answer known to be a stream (gateway/sse.c) may be silent longer than a plain one. */
+void gh_client_answer_timeout(gh_client_t *c, int ms);
 /* Stop reading (back-pressure); resume reads on, what was held first. */
 void gh_client_pause(gh_client_t *c);
 void gh_client_resume(gh_client_t *c);

@@ -191,9 +191,22 @@ static int on_headers(http_parser *p)
 	return m->skip_body ? 1 : 0; /* 1: no body follows (a response to HEAD) */
 }
 
+/* the last bytes of the body so far, after data[0..n) */
+static void keep_tail(struct gh_msg *m, const char *data, size_t n)
+{
+	size_t t = sizeof(m->body_tail);
+	if (n >= t) {
+		memcpy(m->body_tail, data + n - t, t);
+		return;
+	}
+	memmove(m->body_tail, m->body_tail + n, t - n);
+	memcpy(m->body_tail + t - n, data, n);
+}
+
 static int on_body(http_parser *p, const char *at, size_t n)
 {
 	struct gh_msg *m = msg_of(p);
+	keep_tail(m, at, n);
 	m->body_bytes += n;
 	if (m->max_body && m->body_bytes > m->max_body)
 		return fail(m, 413, "request body too large");
@@ -255,6 +268,7 @@ void gh_msg_next(struct gh_msg *m)
 	m->upgrade_websocket = false;
 	m->head_bytes = 0;
 	m->body_bytes = 0;
+	memset(m->body_tail, 0, sizeof(m->body_tail));
 	m->length = 0;
 	m->in = GH_FRAME_NONE;
 	m->out = NULL;

@@ -43,8 +43,10 @@ struct gh_msg {
 	bool upgrade_websocket; /* Upgrade's list holds "websocket" */
 	size_t head_bytes;
 	uint64_t body_bytes;
-	enum gh_frame in; /* how the body arrives */
-	uint64_t length;  /* Content-Length, when in is GH_FRAME_LENGTH (or the head had one) */
+	char body_tail[4]; /* the body's last bytes (min(body_bytes, 4) of them): where an event
+			    * stream is (gateway/sse.c) */
+	enum gh_frame in;  /* how the body arrives */
+	uint64_t length;   /* Content-Length, when in is GH_FRAME_LENGTH (or the head had one) */
 	bool has_length;
 	/* where the body goes (NULL: dropped) and how it is framed there */
 	struct gh_buf *out;

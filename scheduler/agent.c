@@ -74,8 +74,9 @@ static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t
 		struct task *t = &j->tasks[h->rank];
 		t->missing = 0;
 		owner_task_held(s, j, h);
-		if (h->port && !h->exited)
-			j->port = h->port; /* a replica's port, also after gschedd restarted */
+		/* a replica's port (a gang's rank 0's), also after gschedd restarted */
+		if (h->port && !h->exited && h->rank == 0)
+			j->port = h->port;
 		struct sched_event seen = {
 		    .kind = SEV_TASK_HELD, .job = j, .node = node, .held = h};
 		sched_publish(s, &seen);

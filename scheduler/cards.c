@@ -93,6 +93,7 @@ struct gpu_req *gpu_req_from_spec(const Gpool__JobSpec *sp, char *why, size_t le
 	g->only = only;
 	g->screen = sp->screen;
 	g->share = sp->gpu_share;
+	g->optional = sp->gpus_optional && !sp->gpu_share && !sp->screen;
 	if (sp->gpu_model && *sp->gpu_model)
 		g->model = strdup(sp->gpu_model);
 	if (sp->gpu_cc_min && *sp->gpu_cc_min) {

@@ -28,6 +28,7 @@ struct gpu_req {
 	bool screen;	      /* a screening job: failed cards serve it too */
 	bool any_state;	      /* could it ever be served: cards counted whatever their state */
 	bool share;	      /* --gpu-share: each task a slice of one card, mem_min its budget */
+	bool optional;	      /* --gpus-per-task 0-N: per_task cards where free, else none */
 };
 
 struct node;

@@ -299,6 +299,7 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 			sp->gpu_model = j->gpu->model ? j->gpu->model : "";
 			sp->gpu_mixed = j->gpu->mixed;
 			sp->gpu_share = j->gpu->share;
+			sp->gpus_optional = j->gpu->optional;
 		}
 		ji->spec = sp;
 	}

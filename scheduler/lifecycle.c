@@ -525,7 +525,7 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
 	case GPOOL__TASK_EVENT_KIND__TASK_STARTED:
 		if (j->tasks[ev->rank].state == 0)
 			j->tasks[ev->rank].state = 1;
-		if (ev->port)
+		if (ev->port && ev->rank == 0) /* a gang replica's rank 0 serves */
 			j->port = ev->port;
 		return;
 	case GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START:
@@ -588,12 +588,15 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev)
 		job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGKILL, NULL); /* the other ranks */
 		return;
 	}
-	/* gang semantics: one rank failing ends the job; the others are stopped */
+	/* gang semantics: one rank failing ends the job; the others are stopped. A service
+	 * replica's ranks serve together: one that ends at all ends the attempt (the service
+	 * restarts the whole replica) */
 	int32_t code = exit_code_of(j->tasks[ev->rank].status);
-	if ((code || ev->kind == GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START) &&
+	if ((code || ev->kind == GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START || j->svc_of) &&
 	    j->kill_reason == GPOOL__JOB_STATE__JOB_STATE_UNKNOWN) {
 		char why[128];
-		snprintf(why, sizeof(why), "rank %u failed (exit code %d)", ev->rank, code);
+		snprintf(why, sizeof(why), "rank %u %s (exit code %d)", ev->rank,
+			 code || !j->svc_of ? "failed" : "ended", code);
 		job_kill(s, j,
 			 j->tasks[ev->rank].oom ? GPOOL__JOB_STATE__OUT_OF_MEMORY
 						: GPOOL__JOB_STATE__FAILED,

@@ -114,7 +114,7 @@ static int64_t cap_on(const struct pass *p, const struct job *j, const struct re
 		struct node *n = nodes_get(p->s->nodes, node);
 		cap =
 		    share_slots(&r->share[node], n, j->gpu, r->cards[node], p->model, j->uid, cap);
-	} else if (j->gpu) {
+	} else if (j->gpu && !j->gpu->optional) { /* optional cards limit no task */
 		struct node *n = nodes_get(p->s->nodes, node);
 		int64_t c =
 		    __builtin_popcountll(cards_serving(j->gpu, n, r->cards[node], p->model)) /
@@ -138,6 +138,15 @@ static int by_cap(const void *a, const void *b)
 		int sy = service_siblings_on(sort_pass->s, sort_job, y);
 		if (sx != sy)
 			return sx < sy ? -1 : 1;
+	}
+	if (sort_job->gpu && sort_job->gpu->optional) {
+		/* --gpus-per-task 0-N: the nodes with free cards first, so that cards are used */
+		int cx = __builtin_popcountll(cards_serving(
+		    sort_job->gpu, nodes_get(sort_pass->s->nodes, x), sort_res->cards[x], NULL));
+		int cy = __builtin_popcountll(cards_serving(
+		    sort_job->gpu, nodes_get(sort_pass->s->nodes, y), sort_res->cards[y], NULL));
+		if (cx != cy)
+			return cx > cy ? -1 : 1;
 	}
 	/* the PC most likely to stay free of its owner for the job's time limit (owner.h):
 	 * chances within a percent are alike */
@@ -190,7 +199,16 @@ static bool pick_cards(struct pass *p, const struct job *j, const struct res *r)
 		}
 		struct node *n = nodes_get(p->s->nodes, i);
 		uint64_t serving = cards_serving(j->gpu, n, r->cards[i], p->model);
-		p->cardsel[i] = cards_pick(n, serving, p->count[i] * j->gpu->per_task);
+		uint32_t want = p->count[i] * j->gpu->per_task;
+		if (j->gpu->optional) {
+			/* as many whole tasks' cards as are free; the other tasks get none */
+			uint32_t have = (uint32_t)__builtin_popcountll(serving);
+			have -= have % j->gpu->per_task;
+			want = want < have ? want : have;
+			p->cardsel[i] = want ? cards_pick(n, serving, want) : 0;
+			continue;
+		}
+		p->cardsel[i] = cards_pick(n, serving, want);
 		if (!p->cardsel[i])
 			return false;
 	}
@@ -210,7 +228,7 @@ static bool fit_model(struct pass *p, const struct job *j, const struct res *r)
 	sort_res = r;
 	sort_job = j;
 	qsort(p->order, nc, sizeof(int), by_cap);
-	if (j->gpu && j->nodes_min <= 1) {
+	if (j->gpu && !j->gpu->optional && j->nodes_min <= 1) {
 		/* one node if any can hold it all: the one whose cards fit tightest */
 		int best = -1;
 		uint64_t best_vram = 0;
@@ -277,7 +295,7 @@ static int by_vram(const void *a, const void *b)
 static bool fit(struct pass *p, const struct job *j, const struct res *r)
 {
 	p->model = NULL;
-	if (!j->gpu || j->gpu->mixed)
+	if (!j->gpu || j->gpu->mixed || j->gpu->optional) /* optional: whatever cards are free */
 		return fit_model(p, j, r);
 	struct model ms[256];
 	int nm = 0;

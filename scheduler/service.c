@@ -21,9 +21,14 @@
 #include "scheduler/svcreport.h"
 #include "common/util.h"
 
-/* A service's replica set: slot i holds the id of replica i's job (0: none). */
+/* A service's replica set: slot i holds the id of replica i's job (0: none). A replica is
+ * ranks_max tasks started together (a gang, ranks_max > 1), or one; with per_node it has a
+ * rank on each of as many nodes as the pool has for it, from ranks_min up to ranks_max
+ * (gsub -N MIN-MAX, one task a node), and is re-planned when that number changes. */
 struct svc {
 	uint32_t want;
+	uint32_t ranks_min, ranks_max;
+	bool per_node;
 	uint32_t nslots;
 	uint64_t *slot;
 	char *health_path;
@@ -206,6 +211,12 @@ static struct svc *svc_new(const Gpool__JobSpec *sp)
 	if (!v)
 		return NULL;
 	v->want = sp->replicas ? sp->replicas : 1;
+	v->ranks_max = sp->ntasks ? sp->ntasks : 1;
+	v->ranks_min = v->ranks_max;
+	if (sp->nodes_max > sp->nodes_min && sp->nodes_min >= 1 && v->ranks_max == sp->nodes_max) {
+		v->per_node = true;
+		v->ranks_min = sp->nodes_min;
+	}
 	v->health_path = strdup(sp->health_path ? sp->health_path : "");
 	v->route_hash = strdup(sp->route_token_sha256 ? sp->route_token_sha256 : "");
 	v->keep_prefix = sp->route_keep_prefix;
@@ -271,7 +282,7 @@ int service_submitted(struct gsched *s, struct job *j, const Gpool__JobSpec *sp)
 	j->state = GPOOL__JOB_STATE__RUNNING;
 	j->start_time = j->submit_time;
 	j->ntasks = 0;
-	j->nodes_min = j->nodes_max = 0; /* each replica is one task: -N does not apply */
+	j->nodes_min = j->nodes_max = 0; /* the replicas' tasks: the service runs none */
 	return 0;
 }
 
@@ -354,8 +365,84 @@ static char **copy_list(char **v, size_t n)
 	return c;
 }
 
-/* A new job for replica `index` of svc: the service's spec with one task, in the open
- * transaction (placed once it is on disk). */
+/* Whether one rank of `holder` (NULL: of a new replica) asking cpus, mem_mb and gpu could run
+ * on node n now: n takes new jobs and has that much free, or holds one of holder's ranks. */
+static bool rank_fits(const struct node *n, int idx, uint32_t cpus, uint64_t mem_mb,
+		      const struct gpu_req *gpu, const struct job *holder)
+{
+	if (!node_usable(n))
+		return false;
+	for (uint32_t t = 0; holder && holder->tasks && t < holder->ntasks; t++)
+		if (holder->tasks[t].node == idx && holder->tasks[t].state != 2)
+			return true;
+	if (n->cpus < n->cpus_used + cpus || n->mem_mb < n->mem_used_mb + mem_mb)
+		return false;
+	if (gpu && gpu->per_task && !gpu->optional) {
+		uint64_t all = n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
+		if ((uint32_t)__builtin_popcountll(all & ~n->card_busy) < gpu->per_task)
+			return false;
+	}
+	return true;
+}
+
+static bool listed(char **names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* How many ranks a replica of v (its rank's needs in j, which may hold ranks now) gets: a
+ * rank on each node that could take one, ranks_min at the least (it waits for them then),
+ * ranks_max at the most; a replica that is not per_node always ranks_max. */
+static uint32_t gang_size(struct gsched *s, const struct svc *v, const struct job *j)
+{
+	if (!v->per_node)
+		return v->ranks_max;
+	uint32_t k = 0;
+	for (int i = 0; i < nodes_count(s->nodes) && k < v->ranks_max; i++) {
+		struct node *n = nodes_get(s->nodes, i);
+		if (!n || (j->n_nodelist && !listed(j->nodelist, j->n_nodelist, n->name)) ||
+		    listed(j->exclude, j->n_exclude, n->name))
+			continue;
+		if (rank_fits(n, i, j->cpus_per_task, j->mem_mb, j->gpu, j))
+			k++;
+	}
+	return k < v->ranks_min ? v->ranks_min : k;
+}
+
+/* Pending replica j of v gets k ranks, one a node (its stored spec too, which a restart of
+ * gschedd reads). 0 / -1 (it keeps its count). */
+static int gang_resize(struct gsched *s, const struct svc *v, struct job *j, uint32_t k)
+{
+	if (!v->per_node || j->tasks || j->ntasks == k)
+		return 0;
+	Gpool__JobSpec *sp = store_job_spec(s->store, j->id);
+	if (!sp)
+		return -1;
+	sp->ntasks = sp->nodes_min = sp->nodes_max = k;
+	size_t plen = gpool__job_spec__get_packed_size(sp);
+	uint8_t *buf = malloc(plen ? plen : 1);
+	int rc = -1;
+	if (buf) {
+		gpool__job_spec__pack(sp, buf);
+		rc = store_job_spec_update(s->store, j->id, buf, plen);
+	}
+	free(buf);
+	gpool__job_spec__free_unpacked(sp, NULL);
+	if (rc < 0)
+		return -1;
+	gp_info("service %llu: replica %u (job %llu) re-planned from %u to %u ranks",
+		(unsigned long long)j->svc_of, j->svc_index, (unsigned long long)j->id, j->ntasks,
+		k);
+	j->ntasks = j->nodes_min = j->nodes_max = k;
+	s->plan_dirty = true;
+	return 0;
+}
+
+/* A new job for replica `index` of svc: the service's spec (one task, or a gang of ranks), in
+ * the open transaction (placed once it is on disk). */
 static struct job *spawn(struct gsched *s, struct job *svc, uint32_t index)
 {
 	Gpool__JobSpec *sp = store_job_spec(s->store, svc->id);
@@ -363,20 +450,22 @@ static struct job *spawn(struct gsched *s, struct job *svc, uint32_t index)
 		return NULL;
 	char name[256];
 	snprintf(name, sizeof(name), "%s.%u", svc->name ? svc->name : "service", index);
-	sp->ntasks = 1;
-	sp->nodes_min = sp->nodes_max = 0;
+	struct svc *v = set_of(s, svc);
+	if (!sp->ntasks)
+		sp->ntasks = 1;
+	if (sp->ntasks == 1)
+		sp->nodes_min = sp->nodes_max = 0;
 	sp->replicas = 1;
 	sp->service_of = svc->id;
 	sp->replica_index = index;
 	sp->time_limit_sec = 0;
 	char *oldname = sp->name;
 	sp->name = name;
-	size_t len = gpool__job_spec__get_packed_size(sp);
-	uint8_t *buf = malloc(len ? len : 1);
+	size_t len = 0;
+	uint8_t *buf = NULL;
 	struct job *j = calloc(1, sizeof(*j));
-	if (!buf || !j)
+	if (!j)
 		goto fail;
-	gpool__job_spec__pack(sp, buf);
 	char why[64];
 	int bad;
 	j->gpu = gpu_req_from_spec(sp, why, sizeof(why), &bad);
@@ -391,13 +480,21 @@ static struct job *spawn(struct gsched *s, struct job *svc, uint32_t index)
 	j->priority = svc->priority;
 	j->reason = PEND_NONE;
 	j->submit_time = gp_now();
-	j->ntasks = 1;
 	j->cpus_per_task = sp->cpus_per_task ? sp->cpus_per_task : 1;
 	j->mem_mb = sp->mem_per_node_mb;
 	j->nodelist = copy_list(sp->nodelist, sp->n_nodelist);
 	j->n_nodelist = j->nodelist ? (int)sp->n_nodelist : 0;
 	j->exclude = copy_list(sp->exclude, sp->n_exclude);
 	j->n_exclude = j->exclude ? (int)sp->n_exclude : 0;
+	if (v && v->per_node) /* as many ranks as nodes can take one now */
+		sp->ntasks = sp->nodes_min = sp->nodes_max = gang_size(s, v, j);
+	j->ntasks = sp->ntasks;
+	j->nodes_min = sp->nodes_min;
+	j->nodes_max = sp->nodes_max ? sp->nodes_max : sp->nodes_min;
+	len = gpool__job_spec__get_packed_size(sp);
+	if (!(buf = malloc(len ? len : 1)))
+		goto fail;
+	gpool__job_spec__pack(sp, buf);
 	j->svc_of = svc->id;
 	j->svc_index = index;
 	j->qpos = SIZE_MAX;
@@ -431,6 +528,7 @@ static bool live(const struct job *j)
 }
 
 static void roll(struct gsched *s, struct job *svc);
+static bool replica_ready(struct gsched *s, const struct job *j);
 static int set_spec(struct gsched *s, uint64_t id, char **argv, size_t n, Gpool__StageEntry **stage,
 		    size_t nstage);
 
@@ -477,6 +575,15 @@ static void evict_now(struct gsched *s, struct job *svc, struct job *j)
 	job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM, "its node was drained");
 }
 
+/* j runs on fewer ranks than it wants and the pool has nodes for more again: it restarts on
+ * them (requeued at once; gang_size counts the ranks anew). */
+static void grow_now(struct gsched *s, struct job *svc, struct job *j)
+{
+	(void)svc;
+	replica_of(s, j)->end = SVC_MOVE;
+	job_kill(s, j, GPOOL__JOB_STATE__NODE_FAIL, SIGTERM, "re-planned onto more nodes");
+}
+
 static void scaled_away_now(struct gsched *s, struct job *svc, struct job *j)
 {
 	(void)svc;
@@ -491,10 +598,11 @@ static const struct {
     [SVC_STOP] = {"stops", scaled_away_now},
     [SVC_MOVE] = {"is replaced", replace_now},
     [SVC_EVICT] = {"moves off its drained node", evict_now},
+    [SVC_GROW] = {"is re-planned onto more nodes", grow_now},
 };
 
 /* j leaves (then: SVC_STOP scaled away, SVC_MOVE replaced by a rolling update, SVC_EVICT
- * moved off its drained node). A running
+ * moved off its drained node, SVC_GROW re-planned onto more nodes). A running
  * replica drains first: the gateways see it draining, send it nothing new and let its
  * requests finish; service_tick ends it service_drain later. */
 static void leave(struct gsched *s, struct job *svc, struct job *j, enum svc_end then)
@@ -540,7 +648,37 @@ static void drained(struct gsched *s, struct job *svc, struct job *j, int64_t no
 	}
 	if (then == SVC_MOVE && j->svc_index >= set_of(s, svc)->want)
 		return; /* scaled away meanwhile: service_tick stops it */
+	if (then == SVC_GROW && gang_size(s, set_of(s, svc), j) <= j->ntasks) {
+		gp_info(
+		    "service %llu: replica %u (job %llu) stays on %u ranks: the nodes went again",
+		    (unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id,
+		    j->ntasks);
+		return;
+	}
 	leaving[then].now(s, svc, j);
+}
+
+/* A replica on fewer ranks than it wants: pending, it takes the nodes there are now; running
+ * and settled, it drains and restarts on more when more nodes could take a rank. */
+static void regrow(struct gsched *s, struct job *svc, struct job *j)
+{
+	struct svc *v = set_of(s, svc);
+	if (!v->per_node || j->ntasks >= v->ranks_max)
+		return;
+	if (j->state == GPOOL__JOB_STATE__PENDING) {
+		uint32_t k = gang_size(s, v, j);
+		if (k > j->ntasks)
+			gang_resize(s, v, j, k);
+		return;
+	}
+	if (!replica_ready(s, j) || gp_now() - j->start_time < SVC_ROLL_SETTLE_SEC ||
+	    replica_of(s, j)->drain_ms || gang_size(s, v, j) <= j->ntasks)
+		return;
+	gp_info("service %llu: replica %u (job %llu) runs %u of %u ranks and %u nodes could take "
+		"one: re-planning it",
+		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id, j->ntasks,
+		v->ranks_max, gang_size(s, v, j));
+	leave(s, svc, j, SVC_GROW);
 }
 
 void service_tick(struct gsched *s)
@@ -583,6 +721,8 @@ void service_tick(struct gsched *s)
 				j->not_before_ms = 0;
 				s->plan_dirty = true;
 			}
+			if (i < v->want)
+				regrow(s, svc, j);
 		}
 		roll(s, svc);
 	}
@@ -603,9 +743,18 @@ bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code)
 	int64_t delay = 0;
 	if (replica_of(s, j)->end == SVC_MOVE) {
 		snprintf(why, sizeof(why), "%s",
-			 j->end_reason && strcmp(j->end_reason, "rolling update") == 0
-			     ? "replaced by a rolling update"
+			 !j->end_reason				    ? "moved off a drained node"
+			 : !strcmp(j->end_reason, "rolling update") ? "replaced by a rolling update"
+			 : !strcmp(j->end_reason, "re-planned onto more nodes")
+			     ? "re-planned onto more nodes"
 			     : "moved off a drained node");
+	} else if (j->vacated) {
+		/* its PC's owner came back (a gang's rank is vacated, never frozen): elsewhere at
+		 * once, not counted as a failure */
+		snprintf(why, sizeof(why), "%s",
+			 j->end_reason ? j->end_reason : "vacated: its PC's owner came back");
+		j->vacates++;
+		owner_job_vacated(s, j);
 	} else if (j->kill_reason == GPOOL__JOB_STATE__NODE_FAIL) {
 		snprintf(why, sizeof(why), "%s", j->end_reason ? j->end_reason : "its node failed");
 	} else {
@@ -618,10 +767,17 @@ bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code)
 			delay *= 2;
 		if (delay > SVC_BACKOFF_MAX_MS)
 			delay = SVC_BACKOFF_MAX_MS;
-		snprintf(why, sizeof(why), "%s with code %d after %.1f s%s",
-			 j->kill_reason == GPOOL__JOB_STATE__TIMEOUT ? "timed out" : "exited",
-			 exit_code, ran,
-			 replica_of(s, j)->quick_fails >= SVC_CRASH_LOOP ? " (crash loop)" : "");
+		const char *loop =
+		    replica_of(s, j)->quick_fails >= SVC_CRASH_LOOP ? " (crash loop)" : "";
+		if (j->ntasks > 1 && j->end_reason && strncmp(j->end_reason, "rank ", 5) == 0)
+			/* a gang: which rank ended it (the others were stopped) */
+			snprintf(why, sizeof(why), "%.100s after %.1f s%s", j->end_reason, ran,
+				 loop);
+		else
+			snprintf(why, sizeof(why), "%s with code %d after %.1f s%s",
+				 j->kill_reason == GPOOL__JOB_STATE__TIMEOUT ? "timed out"
+									     : "exited",
+				 exit_code, ran, loop);
 	}
 	free(j->end_reason);
 	j->end_reason = strdup(why);
@@ -633,6 +789,10 @@ bool service_replica_ended(struct gsched *s, struct job *j, int32_t exit_code)
 		(unsigned long long)svc->id, j->svc_index, (unsigned long long)j->id, why,
 		(long long)delay);
 	job_requeue(s, j);
+	/* a gang takes the nodes the pool has now: fewer when one went, more when it is back */
+	if (set_of(s, svc)->per_node &&
+	    gang_resize(s, set_of(s, svc), j, gang_size(s, set_of(s, svc), j)) == 0)
+		job_save(s, j);
 	if (replica_of(s, j)->stale)
 		renew(s, svc, j); /* pending now: it starts on the new spec */
 	return true;
@@ -862,6 +1022,14 @@ static void roll(struct gsched *s, struct job *svc)
 	leave(s, svc, next, SVC_MOVE);
 }
 
+static bool has_rank_on(const struct job *j, int node)
+{
+	for (uint32_t t = 0; j->tasks && t < j->ntasks; t++)
+		if (j->tasks[t].node == node && j->tasks[t].state != 2)
+			return true;
+	return false;
+}
+
 void service_node_drained(struct gsched *s, int node)
 {
 	for (size_t k = 0; k < nservices(s); k++) {
@@ -870,8 +1038,7 @@ void service_node_drained(struct gsched *s, int node)
 			continue;
 		for (uint32_t i = 0; i < set_of(s, svc)->nslots; i++) {
 			struct job *j = jobs_get(s->jobs, set_of(s, svc)->slot[i]);
-			if (!j || j->state != GPOOL__JOB_STATE__RUNNING || !j->tasks ||
-			    j->tasks[0].node != node)
+			if (!j || j->state != GPOOL__JOB_STATE__RUNNING || !has_rank_on(j, node))
 				continue;
 			leave(s, svc, j, SVC_EVICT); /* one draining already ends as it said */
 		}
@@ -933,6 +1100,9 @@ static void replica_fill(struct gsched *s, struct replica_out *o, const struct j
 	} else {
 		ri->node = ri->addr = "";
 	}
+	ri->ranks = j->ntasks;
+	struct job *svc = jobs_get(s->jobs, j->svc_of);
+	ri->ranks_wanted = svc && set_of(s, svc) ? set_of(s, svc)->ranks_max : j->ntasks;
 	ri->gateways =
 	    svcrep_get(s->svcrep, j->id, ri->restarts, gp_mono_ms(), &ri->health, &ri->requests);
 }
@@ -1078,7 +1248,8 @@ static int service_on_event(struct gsched *s, const struct sched_event *ev, void
 	case SEV_JOB_ATTEMPT_ENDED:
 		return j->svc_of && service_replica_ended(s, j, ev->exit_code) ? 1 : 0;
 	case SEV_TASK_HELD:
-		if (j->svc_of && ev->held->port && !ev->held->exited)
+		/* a gang's rank 0 is the one gateways reach: the other ranks' ports are theirs */
+		if (j->svc_of && ev->held->port && !ev->held->exited && ev->held->rank == 0)
 			service_port_seen(s, j, ev->held);
 		return 0;
 	case SEV_JOB_FORGOTTEN:

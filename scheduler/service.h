@@ -1,5 +1,7 @@
 /* service.h: service jobs (gsub --service). A service never runs itself: gschedd keeps
- * `replicas` jobs of its own for it (JobSpec.service_of; one task each), places each alone
+ * `replicas` jobs of its own for it (JobSpec.service_of; one task each, or a gang of -n ranks
+ * of which rank 0 serves; with -N MIN-MAX and a task a node, as many ranks as nodes can take
+ * one, re-planned when nodes go and come back), places each alone
  * (spread over the nodes), requeues a replica whenever it ends (at once after a node failure
  * or drain, after an exponential backoff when it keeps ending soon after starting: a crash
  * loop), moves the replicas off a drained node, and stops them when the service is cancelled
@@ -20,6 +22,8 @@ enum svc_end {
 	SVC_STOP = 1,	 /* scaled down or its service cancelled: it ends for good */
 	SVC_MOVE = 2,	 /* its node was drained: requeue it at once, elsewhere */
 	SVC_EVICT = 3,	 /* (a drain's end only) its node was drained: it drains, then moves */
+	SVC_GROW = 4,	 /* (a drain's end only) a gang on fewer ranks than it wants: it drains,
+			  * then restarts on the nodes the pool has again */
 };
 
 /* A replica that ends within this many seconds of starting counts as a quick failure; this

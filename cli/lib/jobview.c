@@ -263,6 +263,8 @@ int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 				r->ready ? "yes" : "no", r->restarts, r->crash_loop ? "yes" : "no",
 				r->draining ? "yes" : "no", health_name(r->health), r->requests,
 				r->gateways, nz(r->reason, "None"));
+			if (r->ranks_wanted > 1) /* a gang: rank 0 is the node above */
+				fprintf(f, "     Ranks=%u/%u\n", r->ranks, r->ranks_wanted);
 		}
 	} else if (s->service) {
 		fprintf(f, "   ServiceOf=%" PRIu64 " ReplicaIndex=%u Port=%u\n", j->service_of,

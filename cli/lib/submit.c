@@ -570,8 +570,25 @@ static int cards(const char *a, uint32_t *field, gp_error_t *err)
 	return 0;
 }
 
+/* N, or 0-N: N cards where the task's node has them free, else none (a rank on the CPU) */
 static int set_gpus_per_task(void *c, const char *a, gp_error_t *err)
 {
+	if (strncmp(a, "0-", 2) == 0) {
+		if (cards(a + 2, &SPEC(c)->gpus_per_task, err) < 0)
+			return -1;
+		if (!SPEC(c)->gpus_per_task)
+			return bad(err, "number of cards", a);
+		SPEC(c)->gpus_optional = true;
+		return 0;
+	}
+	if (strchr(a, '-')) {
+		errno = EINVAL;
+		return gp_errprintf(err,
+				    "invalid number of cards '%s' (N, or 0-N: N where free, "
+				    "else none)",
+				    a);
+	}
+	SPEC(c)->gpus_optional = false;
 	return cards(a, &SPEC(c)->gpus_per_task, err);
 }
 
@@ -847,7 +864,8 @@ static const struct gp_opt submit_opts[] = {
     {"no-suspend", 0, NOARG, NULL,
      "never freeze the job when a PC's owner comes back: vacate it (run it again elsewhere)",
      set_no_suspend, 0},
-    {"gpus-per-task", 0, ARG, "N", "cards each task gets", set_gpus_per_task, 0},
+    {"gpus-per-task", 0, ARG, "N|0-N", "cards each task gets (0-N: N where free, else none)",
+     set_gpus_per_task, 0},
     {"gpus", 'G', ARG, "N", "cards for the whole job", set_gpus, 0},
     {"gpus-per-node", 0, ARG, "N", "cards on each node", set_gpus_per_node, 0},
     {"gpu-mem", 0, ARG, "SIZE", "least memory a card must have: 6G, 8192 (MB)", set_gpu_mem, 0},
@@ -1178,6 +1196,10 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 		sp->replicas = 1;
 	if (!s->ntasks_set)
 		sp->ntasks = sp->nodes_min ? sp->nodes_min : 1; /* one task a node, as Slurm */
+	/* a service's -N MIN-MAX: a gang replica with a rank on each of MIN to MAX nodes, as
+	 * many as the pool has (docs/services.md "Gang replicas") */
+	if (!s->ntasks_set && sp->service && sp->nodes_max > sp->nodes_min)
+		sp->ntasks = sp->nodes_max;
 	if (sp->nodes_min > sp->ntasks) {
 		errno = EINVAL;
 		return gp_errprintf(err, "%u nodes asked for only %u tasks", sp->nodes_min,

@@ -428,15 +428,53 @@ static void directive_parser(void **state)
 	gp_directives_free(d, n);
 }
 
+/* a service's -N MIN-MAX is a gang of MAX ranks at most (one a node); --gpus-per-task 0-N */
+static void gang_service_options(void **state)
+{
+	(void)state;
+	int rc;
+	gp_error_t err;
+	gp_submit_t *s = PARSE(&rc, &err, "gsub", "--service", "-N", "2-3", "--gpus-per-task",
+			       "0-1", "--", "gllm");
+	assert_int_equal(rc, 0);
+	Gpool__JobSpec *sp = gp_submit_spec(s);
+	assert_int_equal(sp->ntasks, 3);
+	assert_int_equal(sp->nodes_min, 2);
+	assert_int_equal(sp->nodes_max, 3);
+	assert_int_equal(sp->gpus_per_task, 1);
+	assert_true(sp->gpus_optional);
+	gp_submit_destroy(&s);
+	/* a batch job's -N 2-3 keeps one task a node of the minimum, as before */
+	s = PARSE(&rc, &err, "gsub", "-N", "2-3", "--gpus-per-task", "2", "--", "prog");
+	assert_int_equal(rc, 0);
+	sp = gp_submit_spec(s);
+	assert_int_equal(sp->ntasks, 2);
+	assert_int_equal(sp->gpus_per_task, 2);
+	assert_false(sp->gpus_optional);
+	gp_submit_destroy(&s);
+	const char *bad[] = {"1-2", "0-0", "0-x", "-1"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		s = PARSE(&rc, &err, "gsub", "--gpus-per-task", (char *)bad[i], "--", "prog");
+		assert_int_equal(rc, -1);
+		assert_non_null(strstr(err.text, "number of cards"));
+		gp_submit_destroy(&s);
+	}
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
 		return 1;
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(mpi_modes),	 cmocka_unit_test(every_option),
-	    cmocka_unit_test(defaults),		 cmocka_unit_test(bad_input),
-	    cmocka_unit_test(script_directives), cmocka_unit_test(export_forms),
-	    cmocka_unit_test(stage_files),	 cmocka_unit_test(help_short_circuits),
+	    cmocka_unit_test(mpi_modes),
+	    cmocka_unit_test(every_option),
+	    cmocka_unit_test(gang_service_options),
+	    cmocka_unit_test(defaults),
+	    cmocka_unit_test(bad_input),
+	    cmocka_unit_test(script_directives),
+	    cmocka_unit_test(export_forms),
+	    cmocka_unit_test(stage_files),
+	    cmocka_unit_test(help_short_circuits),
 	    cmocka_unit_test(directive_parser),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,7 @@
  * carried, a wrong version 426, a bad key, a body, HTTP/1.0, no 'Connection: Upgrade' 400, any
  * other Upgrade left to plain HTTP), the replica's 101 relayed, and a route's token (auth.c:
  * open, missing, wrong, right as a header, among cookies, and once in the query, which is
- * answered with the target without it). */
+ * answered with the target without it; Authorization: Bearer). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -149,12 +149,49 @@ static void tokens(void **state)
 	assert_null(loc);
 }
 
+/* Authorization: Bearer, as OpenAI's clients send their key */
+static void bearer(void **state)
+{
+	(void)state;
+	char *loc = NULL;
+	assert_int_equal(auth(H, "POST /v1 HTTP/1.1\r\nAuthorization: Bearer secret\r\n\r\n", &loc),
+			 GW_AUTH_OK);
+	assert_int_equal(
+	    auth(H, "POST /v1 HTTP/1.1\r\nAuthorization: bearer  secret \r\n\r\n", &loc),
+	    GW_AUTH_OK); /* the scheme is case-insensitive (RFC 6750) */
+	assert_int_equal(auth(H, "POST /v1 HTTP/1.1\r\nAuthorization: Bearer secreT\r\n\r\n", &loc),
+			 GW_AUTH_WRONG);
+	assert_int_equal(auth(H, "POST /v1 HTTP/1.1\r\nAuthorization: Bearer\r\n\r\n", &loc),
+			 GW_AUTH_MISSING); /* no token in it */
+	assert_int_equal(
+	    auth(H, "POST /v1 HTTP/1.1\r\nAuthorization: Basic c2VjcmV0\r\n\r\n", &loc),
+	    GW_AUTH_MISSING); /* not a Bearer: not the route's */
+	assert_int_equal(auth(H, "POST /v1 HTTP/1.1\r\nAuthorization: Bearer " H "\r\n\r\n", &loc),
+			 GW_AUTH_WRONG); /* the hash is no token */
+	/* the replica's own key as Bearer, the route's token in the cookie */
+	assert_int_equal(auth(H,
+			      "POST /v1 HTTP/1.1\r\nAuthorization: Bearer sk-own\r\n"
+			      "Cookie: gpool_token=secret\r\n\r\n",
+			      &loc),
+			 GW_AUTH_OK);
+	/* the right token as a header wins over a wrong Bearer, a wrong header is refused */
+	assert_int_equal(auth(H,
+			      "POST /v1 HTTP/1.1\r\nAuthorization: Bearer sk-own\r\n"
+			      "X-Gpool-Token: secret\r\n\r\n",
+			      &loc),
+			 GW_AUTH_OK);
+	assert_int_equal(auth("", "POST /v1 HTTP/1.1\r\nAuthorization: Bearer x\r\n\r\n", &loc),
+			 GW_AUTH_OK); /* an open route */
+	assert_null(loc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(handshakes),
 	    cmocka_unit_test(answer_relayed),
 	    cmocka_unit_test(tokens),
+	    cmocka_unit_test(bearer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -500,6 +500,63 @@ static void cards_best_fit_and_filters(void **state)
 	assert_int_equal(nodes_get(S.nodes, j6->tasks[0].node)->card_busy & 1, 1);
 }
 
+/* --gpus-per-task 0-1: a task takes a card where its node has one free, else runs without one;
+ * a job of 3 ranks on 3 nodes mixes card ranks and CPU-only ranks, on a pool where a plain
+ * --gpus-per-task 1 job of 3 ranks could never run. */
+static void cards_optional_mix(void **state)
+{
+	(void)state;
+	Gpool__Card *a[] = {mkcard(NV, "RTX 3060", 12, "8.6", 170)};
+	Gpool__Card *b[] = {mkcard(NV, "GTX 1070", 8, "6.1", 150),
+			    mkcard(NV, "GTX 1070", 8, "6.1", 150)};
+	add_gpu_node("card1", 2, a, 1);
+	add_gpu_node("card2", 2, b, 2);
+	add_node("cpu", 2, 8000);
+	struct job *j = submit(3, 1, 3, 0, 0);
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.ntasks = 3;
+	sp.nodes_min = sp.nodes_max = 3;
+	sp.gpus_per_task = 1;
+	sp.gpus_optional = true;
+	char why[128];
+	int bad;
+	j->gpu = gpu_req_from_spec(&sp, why, sizeof(why), &bad);
+	assert_false(bad);
+	assert_true(j->gpu->optional);
+	plan_run(&S);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	int with = 0, without = 0;
+	for (uint32_t t = 0; t < 3; t++) {
+		const char *n = nodes_name(S.nodes, j->tasks[t].node);
+		int k = __builtin_popcountll(j->tasks[t].cards);
+		if (!strcmp(n, "cpu"))
+			assert_int_equal(k, 0);
+		else
+			assert_int_equal(k, 1); /* one card, not both of card2's */
+		k ? with++ : without++;
+	}
+	assert_int_equal(with, 2);
+	assert_int_equal(without, 1);
+	assert_int_equal(__builtin_popcountll(nodes_get(S.nodes, 1)->card_busy), 1);
+	/* the cards are taken now: a second such job runs all on the CPU */
+	struct job *k = submit(2, 1, 0, 0, 0);
+	sp.ntasks = 2;
+	sp.nodes_min = sp.nodes_max = 0;
+	k->gpu = gpu_req_from_spec(&sp, why, sizeof(why), &bad);
+	plan_run(&S);
+	assert_int_equal(k->state, GPOOL__JOB_STATE__RUNNING);
+	uint64_t got = 0;
+	for (uint32_t t = 0; t < 2; t++)
+		got |= k->tasks[t].cards;
+	/* card2's second card is the one free card left: the node with it comes first */
+	assert_int_equal(__builtin_popcountll(got), 1);
+	/* a plain one-card-per-task job of 3 ranks on 3 nodes could never run here */
+	struct job *x = submit_gpu(3, 1, 0, GPOOL__VENDOR__VENDOR_NONE, NULL, NULL, false);
+	x->nodes_min = x->nodes_max = 3;
+	plan_run(&S);
+	assert_int_equal(x->state, GPOOL__JOB_STATE__PENDING);
+}
+
 static struct job *submit_share(uint32_t ntasks, int mem_gib, uint32_t uid)
 {
 	struct job *j = submit(ntasks, 1, 0, 0, 0);
@@ -1040,6 +1097,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(silent_node_needs_majority, setup, teardown),
 	    cmocka_unit_test_setup_teardown(restore_after_restart, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_best_fit_and_filters, setup, teardown),
+	    cmocka_unit_test_setup_teardown(cards_optional_mix, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_one_model_unless_mixed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_shared_packing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cards_share_spec_checks, setup, teardown),

@@ -1,7 +1,10 @@
 /* Service jobs on a real store and an inproc socket: replicas spread over the nodes, a replica
  * that exits restarts after a backoff and shows a crash loop after quick failures, one whose
  * node fails is placed elsewhere at once, scale down and up, cancel stops every replica, a
- * rolling update, a scale-down and a node's drain drain a replica before they stop it. */
+ * rolling update, a scale-down and a node's drain drain a replica before they stop it; a
+ * replica that is a gang of ranks (rank 0's port serves) restarts whole when one rank ends,
+ * shrinks to the nodes it has when one goes (-N MIN-MAX), waits below the minimum, grows back
+ * when the node returns, and restarts without a PC whose owner came back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +22,7 @@
 #include "scheduler/nodes.h"
 #include "scheduler/plan.h"
 #include "scheduler/running.h"
+#include "scheduler/events.h"
 #include "scheduler/service.h"
 #include "scheduler/store.h"
 #include "scheduler/svcreport.h"
@@ -48,6 +52,40 @@ static void add_node(const char *name, uint32_t cpus)
 	reg.cpus = cpus;
 	reg.mem_mb = 1000;
 	assert_true(nodes_register(S.nodes, &reg, (const uint8_t *)name, strlen(name)) >= 0);
+}
+
+/* A service whose replicas are gangs of ntasks ranks on nodes_min..nodes_max nodes (0 and 0:
+ * one task, no -N). */
+static struct job *submit_gang(uint32_t replicas, uint32_t ntasks, uint32_t nodes_min,
+			       uint32_t nodes_max)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	j->id = jobs_next_id(S.jobs);
+	j->user = strdup("u");
+	j->name = strdup("llm");
+	j->out_pattern = strdup("");
+	j->err_pattern = strdup("");
+	j->submit_time = gp_now();
+	j->cpus_per_task = 1;
+	j->ntasks = ntasks;
+	char *argv[] = {"serve"};
+	Gpool__JobSpec sp = GPOOL__JOB_SPEC__INIT;
+	sp.argv = argv;
+	sp.n_argv = 1;
+	sp.ntasks = ntasks;
+	sp.nodes_min = nodes_min;
+	sp.nodes_max = nodes_max;
+	sp.cpus_per_task = 1;
+	sp.service = true;
+	sp.replicas = replicas;
+	sp.health_path = "/health";
+	uint8_t buf[256];
+	size_t len = gpool__job_spec__pack(&sp, buf);
+	assert_int_equal(service_submitted(&S, j, &sp), 0);
+	assert_int_equal(jobs_add(S.jobs, j), 0);
+	assert_int_equal(store_job_insert(S.store, j, buf, len, NULL), 0);
+	j->durable = true;
+	return j;
 }
 
 static struct job *submit_service(uint32_t replicas)
@@ -642,6 +680,227 @@ static void reports_from_gateways_only(void **state)
 	assert_int_equal(S.svcrep_refused, 5);
 }
 
+/* Rank `rank` of j ends (status), on its node; vacated: its agent stopped it for the PC's
+ * owner. */
+static void rank_exits(struct job *j, uint32_t rank, int status, bool vacated)
+{
+	Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
+	ev.job_id = j->id;
+	ev.attempt = j->attempt;
+	ev.rank = rank;
+	ev.kind = GPOOL__TASK_EVENT_KIND__TASK_EXITED;
+	ev.status = status;
+	ev.vacated = vacated;
+	job_task_event(&S, j->tasks[rank].node, &ev);
+}
+
+/* Every rank of j that has not ended ends (the kill reached them). */
+static void rest_exit(struct job *j)
+{
+	for (uint32_t r = 0; j->tasks && r < j->ntasks; r++)
+		if (j->tasks[r].state != 2)
+			rank_exits(j, r, SIGTERM, false);
+}
+
+static bool on_distinct_nodes(const struct job *j)
+{
+	for (uint32_t a = 0; a < j->ntasks; a++)
+		for (uint32_t b = a + 1; b < j->ntasks; b++)
+			if (j->tasks[a].node == j->tasks[b].node)
+				return false;
+	return true;
+}
+
+/* The ranks' port: a gang's rank 0 is what gateways reach, another rank's port is not the
+ * replica's. */
+static void gang_port_is_rank0s(void **state)
+{
+	(void)state;
+	add_node("h1", 2);
+	add_node("h2", 2);
+	struct job *svc = submit_gang(1, 2, 2, 2);
+	tick_and_plan();
+	struct job *r = replica(svc, 0);
+	assert_int_equal(r->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(r->ntasks, 2);
+	assert_true(on_distinct_nodes(r));
+	Gpool__TaskEvent ev = GPOOL__TASK_EVENT__INIT;
+	ev.job_id = r->id;
+	ev.attempt = r->attempt;
+	ev.kind = GPOOL__TASK_EVENT_KIND__TASK_STARTED;
+	ev.rank = 1;
+	ev.port = 9999;
+	job_task_event(&S, r->tasks[1].node, &ev);
+	assert_int_equal(r->port, 0);
+	ev.rank = 0;
+	ev.port = 8080;
+	job_task_event(&S, r->tasks[0].node, &ev);
+	assert_int_equal(r->port, 8080);
+	/* a held rank 1 saying its port is closed does not make the replica unready */
+	port_is(r, GPOOL__PORT_STATE__PORT_OWN, 0);
+	Gpool__HeldTask h = GPOOL__HELD_TASK__INIT;
+	h.job_id = r->id;
+	h.attempt = r->attempt;
+	h.rank = 1;
+	h.port = 9999;
+	h.port_state = GPOOL__PORT_STATE__PORT_CLOSED;
+	struct sched_event seen = {
+	    .kind = SEV_TASK_HELD, .job = r, .node = r->tasks[1].node, .held = &h};
+	sched_publish(&S, &seen);
+	r->tasks[1].state = 1;
+	bool ready = false;
+	assert_false(draining(svc, 0, &ready));
+	assert_true(ready);
+	Gpool__JobInfo ji = GPOOL__JOB_INFO__INIT;
+	service_info_fill(&S, svc, &ji);
+	assert_int_equal(ji.replicas[0]->ranks, 2);
+	assert_int_equal(ji.replicas[0]->ranks_wanted, 2);
+	service_info_release(&ji);
+}
+
+/* A gang replica is one: a rank that ends, even with code 0, stops the others and the whole
+ * replica restarts (after the quick-failure backoff), on as many ranks as before. */
+static void gang_rank_end_restarts_all(void **state)
+{
+	(void)state;
+	add_node("h1", 2);
+	add_node("h2", 2);
+	add_node("h3", 2);
+	struct job *svc = submit_gang(1, 3, 2, 3);
+	tick_and_plan();
+	struct job *r = replica(svc, 0);
+	assert_int_equal(r->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(r->ntasks, 3);
+	assert_true(on_distinct_nodes(r));
+	started(r);
+	rank_exits(r, 1, 0, false);
+	assert_int_equal(r->state, GPOOL__JOB_STATE__COMPLETING);
+	rest_exit(r);
+	assert_int_equal(r->state, GPOOL__JOB_STATE__PENDING);
+	assert_non_null(strstr(r->end_reason, "rank 1 ended (exit code 0)"));
+	r->not_before_ms = gp_mono_ms() - 1;
+	tick_and_plan();
+	assert_int_equal(r->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(r->attempt, 2);
+	assert_int_equal(r->ntasks, 3);
+}
+
+/* issue 37's room: a rank's node goes DOWN: the replica restarts at once on the 2 nodes left
+ * (-N 2-3), its stored spec says 2 (a restarted gschedd reads it); the node comes back: the
+ * running replica drains and restarts on 3; a node whose owner is active does not count. */
+static void gang_shrinks_and_grows(void **state)
+{
+	(void)state;
+	S.service_drain_ms = 0;
+	add_node("h1", 2);
+	add_node("h2", 2);
+	add_node("h3", 2);
+	struct job *svc = submit_gang(1, 3, 2, 3);
+	tick_and_plan();
+	struct job *r = replica(svc, 0);
+	assert_int_equal(r->ntasks, 3);
+	started(r);
+	int gone = r->tasks[2].node;
+	nodes_get(S.nodes, gone)->state = GPOOL__NODE_STATE__NODE_DOWN;
+	job_node_failed(&S, gone);
+	assert_int_equal(r->state, GPOOL__JOB_STATE__COMPLETING);
+	rest_exit(r);
+	assert_int_equal(r->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(r->not_before_ms, 0); /* at once: no backoff */
+	assert_int_equal(r->ntasks, 2);
+	Gpool__JobSpec *sp = store_job_spec(S.store, r->id);
+	assert_int_equal(sp->ntasks, 2);
+	assert_int_equal(sp->nodes_min, 2);
+	gpool__job_spec__free_unpacked(sp, NULL);
+	tick_and_plan();
+	assert_int_equal(r->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(r->ntasks, 2);
+	assert_true(on_distinct_nodes(r));
+	for (uint32_t t = 0; t < 2; t++)
+		assert_true(r->tasks[t].node != gone);
+	started(r);
+	tick_and_plan();
+	assert_int_equal(r->state, GPOOL__JOB_STATE__RUNNING); /* nothing more to be had */
+	Gpool__JobInfo ji = GPOOL__JOB_INFO__INIT;
+	service_info_fill(&S, svc, &ji);
+	assert_int_equal(ji.replicas[0]->ranks, 2);
+	assert_int_equal(ji.replicas[0]->ranks_wanted, 3);
+	service_info_release(&ji);
+
+	/* the node is back, but its owner is active: still 2 */
+	struct node *back = nodes_get(S.nodes, gone);
+	back->state = GPOOL__NODE_STATE__NODE_UP;
+	back->owner.active = true;
+	tick_and_plan();
+	assert_int_equal(r->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(r->attempt, 2);
+	/* the owner left: the replica is re-planned onto 3 */
+	back->owner.active = false;
+	tick_and_plan();
+	assert_int_equal(r->state, GPOOL__JOB_STATE__COMPLETING);
+	rest_exit(r);
+	assert_int_equal(r->state, GPOOL__JOB_STATE__PENDING);
+	assert_string_equal(r->end_reason, "re-planned onto more nodes");
+	assert_int_equal(r->not_before_ms, 0);
+	assert_int_equal(service_replica(&S, r)->quick_fails, 0);
+	tick_and_plan();
+	assert_int_equal(r->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(r->ntasks, 3);
+	assert_int_equal(r->attempt, 3);
+	assert_true(on_distinct_nodes(r));
+}
+
+/* Below -N's minimum the replica waits for nodes rather than run short; a fixed gang (-n 3
+ * without a range) keeps its size. */
+static void gang_minimum_waits(void **state)
+{
+	(void)state;
+	add_node("h1", 4);
+	struct job *svc = submit_gang(1, 3, 2, 3);
+	struct job *fixed = submit_gang(1, 2, 0, 0);
+	tick_and_plan();
+	struct job *r = replica(svc, 0), *f = replica(fixed, 0);
+	assert_int_equal(r->ntasks, 2);
+	assert_int_equal(r->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(f->ntasks, 2); /* two ranks on the one node */
+	assert_int_equal(f->state, GPOOL__JOB_STATE__RUNNING);
+	add_node("h2", 2);
+	add_node("h3", 2);
+	tick_and_plan(); /* pending, it takes the nodes there are now */
+	assert_int_equal(r->state, GPOOL__JOB_STATE__RUNNING);
+	assert_int_equal(r->ntasks, 3);
+	assert_true(on_distinct_nodes(r));
+}
+
+/* The PC's owner came back on a rank's PC: its agent vacated the rank (a gang's stage is never
+ * frozen: docs/owner.md). The replica restarts at once, not as a failure, without that PC. */
+static void gang_vacated_restarts_without_pc(void **state)
+{
+	(void)state;
+	add_node("h1", 2);
+	add_node("h2", 2);
+	add_node("h3", 2);
+	struct job *svc = submit_gang(1, 3, 2, 3);
+	tick_and_plan();
+	struct job *r = replica(svc, 0);
+	started(r);
+	int pc = r->tasks[1].node;
+	nodes_get(S.nodes, pc)->owner.active = true;
+	rank_exits(r, 1, SIGTERM, true);
+	assert_int_equal(r->state, GPOOL__JOB_STATE__COMPLETING);
+	rest_exit(r);
+	assert_int_equal(r->state, GPOOL__JOB_STATE__PENDING);
+	assert_int_equal(r->not_before_ms, 0);
+	assert_int_equal(service_replica(&S, r)->quick_fails, 0);
+	assert_int_equal(r->vacates, 1);
+	assert_non_null(strstr(r->end_reason, "vacated"));
+	assert_int_equal(r->ntasks, 2);
+	tick_and_plan();
+	assert_int_equal(r->state, GPOOL__JOB_STATE__RUNNING);
+	for (uint32_t t = 0; t < r->ntasks; t++)
+		assert_true(r->tasks[t].node != pc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -656,6 +915,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(name_belongs_to_owner, setup, teardown),
 	    cmocka_unit_test_setup_teardown(ready_only_when_port_own, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reports_from_gateways_only, setup, teardown),
+	    cmocka_unit_test_setup_teardown(gang_port_is_rank0s, setup, teardown),
+	    cmocka_unit_test_setup_teardown(gang_rank_end_restarts_all, setup, teardown),
+	    cmocka_unit_test_setup_teardown(gang_shrinks_and_grows, setup, teardown),
+	    cmocka_unit_test_setup_teardown(gang_minimum_waits, setup, teardown),
+	    cmocka_unit_test_setup_teardown(gang_vacated_restarts_without_pc, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

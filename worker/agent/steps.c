@@ -167,10 +167,21 @@ bool steps_lease_kills(const Gpool__JobSpec *spec)
 	return !(spec && (spec->no_requeue || spec->service));
 }
 
+/* Whether the owner's return vacates a job rather than freezing it (docs/owner.md): one that
+ * asked (--no-suspend), one with ranks on other nodes (a frozen rank would stall them), and a
+ * service replica that is a gang of ranks (a frozen stage stalls the whole pipeline; the
+ * service restarts it on the PCs it still has). */
+bool steps_owner_vacates(const Gpool__Launch *l)
+{
+	const Gpool__JobSpec *sp = l->spec;
+	return (sp && sp->no_suspend) || l->local_size < l->size ||
+	       (sp && sp->service && sp->service_of && l->size > 1);
+}
+
 /* What the owner policy needs from the launch (owner.h). */
 void steps_set_owner_prefs(struct step_rec *r, const Gpool__Launch *l)
 {
-	r->no_suspend = (l->spec && l->spec->no_suspend) || l->local_size < l->size;
+	r->no_suspend = steps_owner_vacates(l);
 	r->ckpt_signal = l->spec ? l->spec->ckpt_signal : 0;
 	r->ckpt_sec = l->spec ? l->spec->ckpt_signal_sec : 0;
 	r->step_of = l->spec ? l->spec->step_of : 0;

@@ -133,6 +133,8 @@ struct task_rec *steps_task_of(struct step_rec *r, uint32_t rank);
 uint32_t steps_port_here(const Gpool__Launch *l);
 /* Whether the lease running out stops a job's tasks. */
 bool steps_lease_kills(const Gpool__JobSpec *spec);
+/* Whether the owner's return vacates the job of launch l instead of freezing it. */
+bool steps_owner_vacates(const Gpool__Launch *l);
 void steps_set_owner_prefs(struct step_rec *r, const Gpool__Launch *l);
 void steps_set_requeueable(struct step_rec *r, bool yes);
 void steps_set_screen(struct step_rec *r, const Gpool__Launch *l, const struct gp_account *acct);
