@@ -59,13 +59,17 @@ class Hparams:
         self.n_ff = int(key('feed_forward_length'))
         self.n_head = int(key('attention.head_count'))
         self.n_head_kv = int(key('attention.head_count_kv', self.n_head))
-        self.head_dim = self.n_embd // self.n_head
+        # a head is n_embd / n_head wide unless the file says otherwise (Mistral Nemo)
+        self.head_dim = int(key('attention.key_length', self.n_embd // self.n_head))
+        if int(key('attention.value_length', self.head_dim)) != self.head_dim:
+            raise ValueError('keys and values of different widths are not supported')
         self.eps = float(key('attention.layer_norm_rms_epsilon'))
         self.rope_base = float(key('rope.freq_base', 10000.0))
         self.n_rot = int(key('rope.dimension_count', self.head_dim))
         self.rope_layout = ROPE_LAYOUT[arch]
         # linear scaling divides the position by the factor (ggml's freq_scale = 1 / factor)
-        self.rope_scale = 1.0
+        # (older files say rope.scale_linear)
+        self.rope_scale = float(key('rope.scale_linear', 1.0))
         stype = kv.get(f'{arch}.rope.scaling.type', 'none')
         if stype == 'linear':
             self.rope_scale = float(key('rope.scaling.factor'))
@@ -139,7 +143,7 @@ class Model:
             c[0] = torch.cat((c[0], k), dim=1)
             c[1] = torch.cat((c[1], v), dim=1)
             o = attention(q, c[0], c[1], start, hp)            # (n_head, n, head_dim)
-            x = x + linear(o.transpose(0, 1).reshape(n, hp.n_embd), L['wo'])
+            x = x + linear(o.transpose(0, 1).reshape(n, hp.n_head * hp.head_dim), L['wo'])
             h = rms_norm(x, L['ffn_norm'], hp.eps)
             x = x + linear(torch.nn.functional.silu(linear(h, L['w_gate'])) *
                            linear(h, L['w_up']), L['w_down'])
