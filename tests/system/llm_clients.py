@@ -50,10 +50,11 @@ def read_events(resp, on_event):
 def one_stream(url, prompt, max_tokens, token, res, first_evt):
     t0 = time.time()
     r = {"prompt": prompt, "text": "", "done": False, "last": None, "finish": None,
-         "status": None, "ttft": None, "secs": None, "exc": None}
+         "status": None, "ttft": None, "secs": None, "exc": None, "times": [], "usage": None}
     try:
         conn, resp = post_stream(url, {"prompt": prompt, "max_tokens": max_tokens,
-                                       "temperature": 0, "stream": True}, token, 120)
+                                       "temperature": 0, "stream": True,
+                                       "stream_options": {"include_usage": True}}, token, 300)
         r["status"] = resp.status
 
         def ev(data):
@@ -65,8 +66,11 @@ def one_stream(url, prompt, max_tokens, token, res, first_evt):
                 d = json.loads(data)
             except ValueError:
                 return None
+            if d.get("usage"):
+                r["usage"] = d["usage"]
             for c in d.get("choices") or []:
                 if c.get("text"):
+                    r["times"].append(time.time() - t0)
                     if r["ttft"] is None:
                         r["ttft"] = time.time() - t0
                         first_evt.release()
