@@ -10,6 +10,7 @@
 
 #include "scheduler/cards.h"
 #include "scheduler/files.h"
+#include "scheduler/identity.h"
 #include "scheduler/lifecycle.h"
 #include "common/log.h"
 #include "common/names.h"
@@ -365,21 +366,24 @@ static char **copy_list(char **v, size_t n)
 	return c;
 }
 
-/* Whether one rank of `holder` (NULL: of a new replica) asking cpus, mem_mb and gpu could run
- * on node n now: n takes new jobs and has that much free, or holds one of holder's ranks. */
-static bool rank_fits(const struct node *n, int idx, uint32_t cpus, uint64_t mem_mb,
-		      const struct gpu_req *gpu, const struct job *holder)
+/* Whether one rank of replica j (which may hold ranks now) could run on node n (index idx)
+ * now: n takes new jobs, runs j's account, and has the rank's CPUs, memory and cards free
+ * (cards that serve its request), or holds one of j's ranks. What placement checks besides
+ * (one card model for all ranks without --gpu-mixed, CPUs in one block) it does not. */
+static bool rank_fits(const struct node *n, int idx, const struct job *j)
 {
-	if (!node_usable(n))
+	if (!node_usable(n) || !identity_node_fits(n, j->uid, j->user))
 		return false;
-	for (uint32_t t = 0; holder && holder->tasks && t < holder->ntasks; t++)
-		if (holder->tasks[t].node == idx && holder->tasks[t].state != 2)
+	for (uint32_t t = 0; j->tasks && t < j->ntasks; t++)
+		if (j->tasks[t].node == idx && j->tasks[t].state != 2)
 			return true;
-	if (n->cpus < n->cpus_used + cpus || n->mem_mb < n->mem_used_mb + mem_mb)
+	if (n->cpus < n->cpus_used + j->cpus_per_task || n->mem_mb < n->mem_used_mb + j->mem_mb)
 		return false;
-	if (gpu && gpu->per_task && !gpu->optional) {
+	const struct gpu_req *gpu = j->gpu;
+	if (gpu && gpu->per_task && !gpu->optional && !gpu->share) {
 		uint64_t all = n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
-		if ((uint32_t)__builtin_popcountll(all & ~n->card_busy) < gpu->per_task)
+		uint64_t serving = cards_serving(gpu, n, all & ~n->card_busy, NULL);
+		if ((uint32_t)__builtin_popcountll(serving) < gpu->per_task)
 			return false;
 	}
 	return true;
@@ -406,7 +410,7 @@ static uint32_t gang_size(struct gsched *s, const struct svc *v, const struct jo
 		if (!n || (j->n_nodelist && !listed(j->nodelist, j->n_nodelist, n->name)) ||
 		    listed(j->exclude, j->n_exclude, n->name))
 			continue;
-		if (rank_fits(n, i, j->cpus_per_task, j->mem_mb, j->gpu, j))
+		if (rank_fits(n, i, j))
 			k++;
 	}
 	return k < v->ranks_min ? v->ranks_min : k;

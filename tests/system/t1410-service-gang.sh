@@ -88,6 +88,14 @@ read -r _ nr nw _ < <(gang)
 is "$nr/$nw" 2/3 "gstat shows the replica at 2 of 3 ranks"
 like "$(as_user gstat -l -j "$svc" 2>/dev/null)" "Ranks=2/3" "gstat -l says Ranks=2/3"
 
+# -- gschedd restarts meanwhile: the 2-rank replica is re-adopted as it runs (its stored spec says 2)
+"$CLUSTER" sched-kill --dir "$CLUSTER_DIR" KILL >/dev/null 2>&1
+"$CLUSTER" sched-start --dir "$CLUSTER_DIR" >/dev/null 2>&1
+readopted() { gang | awk '{print $2 "/" $3 " " $4}'; }
+wait_eq 30 "2/3 yes" readopted && ok "after a gschedd restart the replica runs on as 2 of 3 ranks" || fail "re-adopted on 2 ranks" "$(gang)"
+is "$(job_field "$rjob" attempt)" "$att2" "in the same attempt ($att2)"
+is "$(served)" size=2 "still served by it"
+
 # -- the host comes back: the replica is re-planned onto 3
 t2=$(date +%s.%N)
 ip link set "$veth" up
