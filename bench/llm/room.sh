@@ -8,6 +8,8 @@
 #      started in the hosts' namespaces with libgcomm's tcp rendezvous)
 #   B. the network's cost per token: 3 ranks on 3 hosts against the same 3 ranks in one host
 #      (their frames over its loopback), against the floor hops x dim x 4 bytes / link rate
+#   B2. B's 3 hosts again with the links at $SLOW (default 4mbit), where a token's activations
+#      take longer on the wire than the compute's noise: the floor is measurable there
 #   C. the same with --wire f16
 #   D. the model's start as a gpool service staged to 3 PCs (gsub --stage; the file travels
 #      through gschedd's chunk store over the shaped links) against a local load on one rank
@@ -16,6 +18,8 @@
 # The hosts share this machine's 2 cores: more ranks cannot mean more speed here.
 # Raw logs and a summary go to $OUT (default bench/results/llm/room-DATE). Run as root:
 #   bench/llm/room.sh [--model FILE.gguf]
+#   SECTIONS="B B2" SLOW=1mbit SHAPE=test-kquant LAYERS=24 TYPE=q8_0 bench/llm/room.sh
+#      (the network's cost with a model whose compute is small against the wire's time)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
@@ -25,10 +29,13 @@ CLUSTER=$SRC/deploy/gpool-cluster
 CL=$SRC/tests/system/llm_clients.py
 PY=/usr/bin/python3
 RATE=${RATE:-1gbit}
+SLOW=${SLOW:-4mbit} # B again at a rate where a token's activations take longer than the noise
 LAYERS=${LAYERS:-6}
 NTOK=${NTOK:-16}
 OUT=${OUT:-$SRC/bench/results/llm/room-$(date -u +%Y%m%dT%H%M)}
 DIR=/tmp/gpool-room.$GPOOL_SLOT
+SECTIONS=${SECTIONS:-A B B2 C D E}
+want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 MODEL=
 [ "${1:-}" = --model ] && MODEL=$2
 [ "$(id -u)" = 0 ] || { echo "room.sh: run as root (network namespaces)" >&2; exit 77; }
@@ -62,7 +69,7 @@ trap cleanup EXIT
 
 if [ -z "$MODEL" ]; then
 	MODEL=$DIR.work/m.gguf
-	"$BIN/gllm-mkmodel" --shape tinyllama-1.1b --layers "$LAYERS" --type q4_0 --seed 3 "$MODEL" | tee -a "$OUT/summary.txt"
+	"$BIN/gllm-mkmodel" --shape "${SHAPE:-tinyllama-1.1b}" --layers "$LAYERS" --type "${TYPE:-q4_0}" --seed 3 "$MODEL" | tee -a "$OUT/summary.txt"
 fi
 chmod 0644 "$MODEL"
 DIM=$("$BIN/gllm-mkmodel" --info "$MODEL" 2>/dev/null | sed -n 's/.*embedding_length[^0-9]*\([0-9]*\).*/\1/p' | head -1)
@@ -73,13 +80,18 @@ say "room.sh $(date -u +%FT%TZ) on $(hostname): model $(basename "$MODEL") ($(du
 eval "$("$CLUSTER" env --dir "$DIR")"
 export GPOOL_SCHEDULER GPOOL_CONF
 
-# the links: tbf on the bridge side (into the host) and on the host's eth0 (out of it); a small
-# burst so that one token's activations wait for the wire as on a real link
+# the links: tbf on the bridge side (into the host) and on the host's eth0 (out of it); a
+# burst of 2 packets, so that a token's activations (8 KiB at dim 2048) wait for the wire as on
+# a real link instead of leaving at once from a full bucket
 veth() { if [ "$GPOOL_SLOT" = 0 ]; then echo "gpv-$1"; else echo "gpv$GPOOL_SLOT-$1"; fi; }
-for h in h1 h2 h3; do
-	tc qdisc replace dev "$(veth $h)" root tbf rate "$RATE" burst 16kb latency 50ms
-	"$CLUSTER" exec --dir "$DIR" "$h" tc qdisc replace dev eth0 root tbf rate "$RATE" burst 16kb latency 50ms
-done
+shape() {
+	local h
+	for h in h1 h2 h3; do
+		tc qdisc replace dev "$(veth $h)" root tbf rate "$1" burst 3000 latency 100ms
+		"$CLUSTER" exec --dir "$DIR" "$h" tc qdisc replace dev eth0 root tbf rate "$1" burst 3000 latency 100ms
+	done
+}
+shape "$RATE"
 tc qdisc show dev "$(veth h1)" >>"$OUT/summary.txt"
 
 PORT=$((28080 + 200 * GPOOL_SLOT))
@@ -133,46 +145,70 @@ print("%-22s prompt %s tokens, ttft %.3f s, %s tokens, decode %.2f tokens/s (med
 EOF
 }
 
-say ""
-say "A. 1, 2 and 3 ranks, one per host, links $RATE"
-s=$(start 1 h1 --) && say "1 rank: up in $s s (local file)" && measure ranks1 h1
-stop_ranks
-s=$(start 2 h1 h2 --) && say "2 ranks: up in $s s" && measure ranks2 h1
-stop_ranks
-s=$(start 3 h1 h2 h3 --) && say "3 ranks: up in $s s" && measure ranks3 h1
-stop_ranks
-say ""
-say "B. the same 3 ranks in one host (no link): the network's cost is the difference"
-s=$(start 3 h1 h1 h1 --) && say "3 ranks on h1: up in $s s" && measure ranks3-onehost h1
-stop_ranks
-say ""
-say "C. 3 ranks, one per host, --wire f16"
-s=$(start 3 h1 h2 h3 -- --wire f16) && measure ranks3-f16 h1
-stop_ranks
-"$PY" - "$OUT" "$DIM" "$RATE" <<'EOF' | tee -a "$OUT/summary.txt"
+if want A; then
+	say ""
+	say "A. 1, 2 and 3 ranks, one per host, links $RATE"
+	s=$(start 1 h1 --) && say "1 rank: up in $s s (local file)" && measure ranks1 h1
+	stop_ranks
+	s=$(start 2 h1 h2 --) && say "2 ranks: up in $s s" && measure ranks2 h1
+	stop_ranks
+	s=$(start 3 h1 h2 h3 --) && say "3 ranks: up in $s s" && measure ranks3 h1
+	stop_ranks
+fi
+if want B; then
+	say ""
+	say "B. 3 ranks on 3 hosts, links $RATE, then the same 3 ranks in one host (no link): the network's cost is the difference"
+	start 3 h1 h2 h3 -- >/dev/null && measure ranks3-net h1
+	stop_ranks
+	start 3 h1 h1 h1 -- >/dev/null && measure ranks3-onehost h1
+	stop_ranks
+fi
+if want B2; then
+	say ""
+	say "B2. 3 ranks, one per host, links $SLOW: a token's activations take longer than the noise"
+	shape "$SLOW"
+	start 3 h1 h2 h3 -- >/dev/null && measure ranks3-slow h1
+	stop_ranks
+	shape "$RATE"
+fi
+if want C; then
+	say ""
+	say "C. 3 ranks, one per host, --wire f16"
+	start 3 h1 h2 h3 -- --wire f16 >/dev/null && measure ranks3-f16 h1
+	stop_ranks
+fi
+"$PY" - "$OUT" "$DIM" "$RATE" "$SLOW" <<'EOF' | tee -a "$OUT/summary.txt"
 import json, statistics, sys
-out, dim, rate = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-bps = {"gbit": 1e9, "mbit": 1e6}[rate[-4:]] * float(rate[:-4]) / 8
+out, dim, rate, slow = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+def bytes_s(r):
+    return {"gbit": 1e9, "mbit": 1e6, "kbit": 1e3}[r[-4:]] * float(r[:-4]) / 8
+bps = bytes_s(rate)
 def gap(label):
     t = json.load(open("%s/%s.json" % (out, label)))[0]["times"]
     return statistics.median([b - a for a, b in zip(t, t[1:])])
 def ttft(label):
     return json.load(open("%s/%s.json" % (out, label)))[0]["ttft"]
+def cost(lab, base, r, b):
+    floor = 3 * dim * b / bytes_s(r)
+    d = gap(lab) - gap(base)
+    print("network cost a token, %s wire at %s: %.3f ms (3 hosts %.2f ms - one host %.2f ms a token); floor 3 hops x %d x %d B / %.3f MB/s = %.3f ms: %.2fx" % (
+        "f32" if b == 4 else "f16", r, 1000 * d, 1000 * gap(lab), 1000 * gap(base), dim, b, bytes_s(r) / 1e6, 1000 * floor, d / floor))
+for lab, r, b in (("ranks3-net", rate, 4), ("ranks3-slow", slow, 4), ("ranks3-f16", rate, 2)):
+    try:
+        cost(lab, "ranks3-onehost", r, b)
+    except (OSError, KeyError, IndexError, ValueError, TypeError, ZeroDivisionError) as e:
+        pass
 try:
-    ntok = json.load(open(out + "/ranks3.json"))[0]["usage"]["prompt_tokens"]
-    for wire, b, lab in (("f32", 4, "ranks3"), ("f16", 2, "ranks3-f16")):
-        floor = 3 * dim * b / bps
-        d = gap(lab) - gap("ranks3-onehost")
-        print("network cost a token, %s: %.3f ms (3 hosts %.1f ms - one host %.1f ms a token); floor 3 hops x %d x %d B / %.0f MB/s = %.3f ms: %.1fx" % (
-            wire, 1000 * d, 1000 * gap(lab), 1000 * gap("ranks3-onehost"), dim, b, bps / 1e6, 1000 * floor, d / floor))
+    ntok = json.load(open(out + "/ranks3-net.json"))[0]["usage"]["prompt_tokens"]
     floor = 3 * ntok * dim * 4 / bps
-    d = ttft("ranks3") - ttft("ranks3-onehost")
+    d = ttft("ranks3-net") - ttft("ranks3-onehost")
     print("network cost of the prompt's %d tokens (f32): %.3f s (ttft %.3f - %.3f); floor %.3f s: %.1fx" % (
-        ntok, d, ttft("ranks3"), ttft("ranks3-onehost"), floor, d / floor))
+        ntok, d, ttft("ranks3-net"), ttft("ranks3-onehost"), floor, d / floor))
 except (OSError, KeyError, IndexError, ValueError, TypeError, ZeroDivisionError) as e:
-    print("network cost: not computed (%s)" % e)
+    print("prompt's network cost: not computed (%s)" % e)
 EOF
 
+if want D || want E; then
 # -- D. a service staged to 3 PCs, through ggated; E. a PC switched off
 say ""
 say "D. start: a service of 3 ranks with the file staged to the 3 PCs, against a local load"
@@ -189,15 +225,31 @@ t0=$(date +%s.%N)
 svc=$(runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" \
 	GCOMM_RDV=gpool GCOMM_TIMEOUT=4000 GLLM_SPEED=10 GLLM_MEM=4G gsub --parsable --service -N 2-3 \
 	--health-path /health -J room --stage svc.gguf -- gllm serve svc.gguf "${SERVE[@]}" --stage-timeout 10 | tail -1)
-for _ in $(seq 1800); do
-	[ "$(curl -s -m 1 "http://$GW/svc/room/health")" = ok ] && break
-	sleep 0.1
-done
-t1=$(date +%s.%N)
-st=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-loc=$(sed -n 's/^1 rank: up in \([0-9.]*\) s.*/\1/p' "$OUT/summary.txt")
-say "staged to 3 PCs and served through ggated: $st s from gsub to /health ok; one rank, local file: $loc s ($(awk -v a="$st" -v b="$loc" 'BEGIN { if (b > 0) printf "%.1fx", a / b }'))"
-grep -h "staged 1 file" "$DIR"/h*/gworkerd.log | tee -a "$OUT/summary.txt"
+tg=$(date +%s.%N)
+served_at() {
+	for _ in $(seq 1800); do
+		[ "$(curl -s -m 1 "http://$GW/svc/room/health")" = ok ] && break
+		sleep 0.1
+	done
+	date +%s.%N
+}
+t1=$(served_at)
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+st=$(secs "$t0" "$t1")
+loc=$(sed -n 's/^1 rank: up in \([0-9.]*\) s.*/\1/p' "$OUT/summary.txt" | tail -1)
+loc3=$(sed -n 's/^3 ranks: up in \([0-9.]*\) s.*/\1/p' "$OUT/summary.txt" | tail -1)
+say "first start, the file staged to 3 PCs: $st s from gsub to /health ok through ggated (gsub itself: hashing and upload to gschedd $(secs "$t0" "$tg") s); local file: one rank $loc s, 3 ranks $loc3 s ($(awk -v a="$st" -v b="$loc3" 'BEGIN { if (b > 0) printf "%.1fx", a / b }') the 3 ranks' local start)"
+grep -h "staged 1 file" "$DIR"/h*/gworkerd.log | sed 's/.*info: //' | tee -a "$OUT/summary.txt"
+# a second start (the replica restarted: gcancel REPLICA): the chunks are in the PCs' caches now
+rj=$("$BIN/gstat" --json -j "$svc" 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["replicas"][0]["job_id"])')
+down() { [ "$(curl -s -m 1 "http://$GW/svc/room/health")" != ok ]; }
+t0=$(date +%s.%N)
+runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" gcancel "$rj"
+for _ in $(seq 100); do down && break; sleep 0.1; done
+t1=$(served_at)
+st=$(secs "$t0" "$t1")
+say "a restart, the file cached on the PCs: $st s from gcancel of the replica to /health ok ($(awk -v a="$st" -v b="$loc3" 'BEGIN { if (b > 0) printf "%.1fx", a / b }') the 3 ranks' local start; it includes the replica's stop, kill_grace 2 s at most, and a restart backoff of 0.5 s)"
+grep -h "staged 1 file" "$DIR"/h*/gworkerd.log | sed 's/.*info: //' | tail -3 | tee -a "$OUT/summary.txt"
 
 say ""
 say "E. a PC holding a stage switched off, to tokens again (node_timeout 4 s)"
@@ -214,4 +266,6 @@ t1=$(date +%s.%N)
 say "$off switched off (rank 0 on $r0): tokens again after $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s ($first)"
 ip link set "$(veth "$off")" up
 runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" gcancel "$svc"
+fi
+for h in h1 h2 h3; do tc -s qdisc show dev "$(veth $h)"; "$CLUSTER" exec --dir "$DIR" "$h" tc -s qdisc show dev eth0; done >"$OUT/qdisc.txt" 2>&1
 say "raw logs: $OUT"
