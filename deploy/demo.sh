@@ -108,7 +108,7 @@ gw=$!
 trap 'kill $gw 2>/dev/null; "$CLUSTER" stop --dir "$DIR" >/dev/null 2>&1 || true' EXIT
 # the file is staged to the 3 hosts as any job's input; the ranks meet through gschedd's
 # MUNGE-authenticated rendezvous and check each other's MUNGE credential (docs/llm.md)
-llm=$(as_user env GCOMM_RDV=gpool gsub --parsable --service -N 3 --health-path /health -J llm \
+llm=$(as_user gsub --parsable --service -N 3 --health-path /health -J llm \
 	--stage model.gguf -- gllm serve model.gguf --backend cpu --ctx 256 --parallel 4 | tail -n 1)
 up=0
 for _ in $(seq 120); do

@@ -223,7 +223,7 @@ chown gpool-user: "$DIR.work/svc.gguf"
 cd "$DIR.work" || exit 1
 t0=$(date +%s.%N)
 svc=$(runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" \
-	GCOMM_RDV=gpool GCOMM_TIMEOUT=4000 GLLM_SPEED=10 GLLM_MEM=4G gsub --parsable --service -N 2-3 \
+	GCOMM_TIMEOUT=4000 GLLM_SPEED=10 GLLM_MEM=4G gsub --parsable --service -N 2-3 \
 	--health-path /health -J room --stage svc.gguf -- gllm serve svc.gguf "${SERVE[@]}" --stage-timeout 10 | tail -1)
 tg=$(date +%s.%N)
 served_at() {
