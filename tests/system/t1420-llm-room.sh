@@ -116,6 +116,8 @@ is "$listening" 1 "once formed, no stage port listens (only rank 0's HTTP port)"
 
 log=$(as_user glogs "$rjob" 2>/dev/null)
 like "$log" "24 layers on 3 ranks" "rank 0 printed its plan: 24 layers on 3 ranks"
+staged=$(grep -l "job $rjob\.[0-9]*: staged 1 file" "$CLUSTER_DIR"/h*/gworkerd.log 2>/dev/null | wc -l)
+is "$staged" 3 "the model was staged to the 3 hosts (gstepd's staging lines)"
 rank_hosts() { for h in h1 h2 h3; do host_pgrep "$h" -x gllm >/dev/null && echo "$h"; done; }
 is "$(rank_hosts | wc -l)" 3 "a gllm rank runs on each host"
 r0=$(gstat -l -j "$svc" 2>/dev/null | sed -n 's/.*Replica=0 .*Node=\([^ ]*\).*/\1/p')
