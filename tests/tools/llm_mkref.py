@@ -4,7 +4,9 @@ llm_ref.py (the reference forward pass) and gguf.py's dequantization against ind
 formulations of the same arithmetic.
 
     llm_mkref.py OUT.gguf [--arch llama|qwen2] [--qtype q8_0] [--seed N] [--rope-scale F]
-    llm_mkref.py --self-check        (what `llm_ref.py --self-check` and ctest run)
+    llm_mkref.py --self-check        (what `llm_ref.py --self-check` and ctest run; it also
+                                      checks the committed models/*.gguf against their
+                                      models/*.expect.json, written by tools/llm/train.py)
 
 The models have real structure at a tiny size: n_embd 256 and n_ff 512 (whole q4_K/q6_K blocks
 of 256), 2 layers, grouped-query attention (4 query heads on 2 kv heads for llama, 8 on 2 for
@@ -15,6 +17,8 @@ random normals quantized by gguf.py; q4_K/q6_K weights are random blocks (random
 picked so the values are of the right size).
 """
 import argparse
+import glob
+import json
 import math
 import os
 import sys
@@ -340,6 +344,24 @@ def check_model(path, tokens):
     return 0 if ok else 1
 
 
+def check_committed():
+    """The committed demo models (models/*.gguf) continue their recorded prompt as they did
+    when tools/llm/train.py exported and checked them (models/NAME.expect.json)."""
+    models = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'models')
+    fails = 0
+    for exp in sorted(glob.glob(os.path.join(models, '*.expect.json'))):
+        path = exp[:-len('.expect.json')] + '.gguf'
+        with open(exp) as f:
+            want = json.load(f)
+        with torch.no_grad():
+            got = llm_ref.Model(gguf.Reader(path)).greedy(want['tokens'], len(want['greedy']))
+        ok = got == want['greedy']
+        fails += not ok
+        print(f'{"ok" if ok else "FAIL"}  {os.path.basename(path)}: greedy continuation of '
+              f'{want["prompt"]!r} as recorded ({len(got)} tokens)')
+    return fails
+
+
 def self_check():
     torch.set_num_threads(1)
     rng = np.random.default_rng(11)
@@ -363,6 +385,7 @@ def self_check():
         ok = differ > 1e-3
         fails += not ok
         print(f'{"ok" if ok else "FAIL"}  the RoPE layout matters: max logit change {differ:.3g}')
+    fails += check_committed()
     print(f'llm_ref self-check: {"FAILED " + str(fails) if fails else "all passed"}')
     return 1 if fails else 0
 

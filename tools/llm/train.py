@@ -11,14 +11,17 @@ RoPE here rotates adjacent pairs (2j, 2j+1) of each head: that is the layout lla
 use (llama.cpp's converter permutes Hugging Face's q/k weights into it), so the weights are
 exported as trained, with no permutation, and any llama GGUF engine reads them right.
 
-    nice -n 10 /usr/bin/python3 tools/llm/train.py --work build/llm-train --out models/gpool-fortunes.gguf
+    nice -n 10 /usr/bin/python3 tools/llm/train.py --work build/llm-train \
+        --out models/gpool-fortunes.gguf --q8-out models/gpool-fortunes-q8_0.gguf
 
 Checkpoints go to WORK/ckpt.pt every --save-every steps; rerunning the same command resumes from
 the last one. Training runs for a time budget (--minutes), not a step count: the machine's cores
-are shared, so the steps a budget buys vary. tools/llm/README.md has the time taken, the loss and a sample.
+are shared, so the steps a budget buys vary. tools/llm/README.md has the time taken, the loss
+and samples.
 """
 import argparse
 import glob
+import json
 import math
 import os
 import random
@@ -276,8 +279,8 @@ def train(args, cfg, model, train_data, val_data):
                   flush=True)
         if step % args.save_every == 0 or last:
             if args.eval_batches:
-                print(f'step {step:5d}  val loss {evaluate(model, val_data, cfg, args.eval_batches, args.batch):.3f}',
-                      flush=True)
+                val = evaluate(model, val_data, cfg, args.eval_batches, args.batch)
+                print(f'step {step:5d}  val loss {val:.3f}', flush=True)
             torch.save({'model': model.state_dict(), 'opt': opt.state_dict(), 'step': step,
                         'elapsed': time.time() - t0, 'gen': gen.get_state()}, ckpt + '.tmp')
             os.replace(ckpt + '.tmp', ckpt)
@@ -392,6 +395,11 @@ def check_export(path, model, sp, prompt, n):
         raise SystemExit(f'{path}: llm_ref.py logits differ from the model\'s by {err:.1e}')
     print(f'{os.path.basename(path)}: greedy continuation matches llm_ref.py ({n} tokens): '
           f'{prompt!r} -> {sp.decode(ours)!r}')
+    # what the file must answer, for the tests of the reference and of the C engine
+    with open(os.path.splitext(path)[0] + '.expect.json', 'w') as f:
+        json.dump({'prompt': prompt, 'tokens': ids, 'greedy': ours,
+                   'text': sp.decode(ours)}, f)
+        f.write('\n')
 
 
 def main():
@@ -399,7 +407,7 @@ def main():
     ap.add_argument('--work', default='build/llm-train', help='tokenizer, checkpoints')
     ap.add_argument('--out', default='models/gpool-fortunes.gguf')
     ap.add_argument('--q8-out', default='', help='also a q8_0 copy here')
-    ap.add_argument('--minutes', type=float, default=48, help='training time budget')
+    ap.add_argument('--minutes', type=float, default=45, help='training time budget')
     ap.add_argument('--batch', type=int, default=8)
     ap.add_argument('--lr', type=float, default=2e-3)
     ap.add_argument('--warmup', type=int, default=30)
@@ -429,7 +437,8 @@ def main():
     held = set(rnd.sample(range(len(records)), len(records) // 50))
     train_data = encode_corpus(sp, [r for i, r in enumerate(records) if i not in held])
     val_data = encode_corpus(sp, [r for i, r in enumerate(records) if i in held])
-    print(f'tokens: {len(train_data)} train, {len(val_data)} validation, vocab {sp.get_piece_size()}')
+    print(f'tokens: {len(train_data)} train, {len(val_data)} validation, '
+          f'vocab {sp.get_piece_size()}')
 
     model = Model(cfg)
     print(f'model: {sum(p.numel() for p in model.parameters())} parameters', flush=True)
