@@ -118,10 +118,9 @@ done
 if [ "$up" = 1 ]; then
 	rjob=$(gstat --json -j "$llm" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["replicas"][0]["job_id"])' 2>/dev/null || true)
 	[ -n "$rjob" ] && as_user glogs "$rjob" 2>/dev/null | grep -A5 '^plan:' | head -n 6
-	printf '\033[2m$ curl -N http://%s/svc/llm/v1/completions -d %s\033[0m\n' "$GW" \
-		"'{\"prompt\": \"$PROMPT\", \"max_tokens\": 32, \"stream\": true}'"
-	curl -N -s -m 60 "http://$GW/svc/llm/v1/completions" \
-		-d "{\"prompt\": \"$PROMPT\", \"max_tokens\": 32, \"stream\": true, \"temperature\": 0.7, \"seed\": 1}" |
+	body="{\"prompt\": \"$PROMPT\", \"max_tokens\": 32, \"stream\": true, \"temperature\": 0.7, \"seed\": 1}"
+	printf '\033[2m$ curl -N http://%s/svc/llm/v1/completions -d %s\033[0m\n' "$GW" "'$body'"
+	curl -N -s -m 60 "http://$GW/svc/llm/v1/completions" -d "$body" |
 		python3 -u -c '
 import json, sys
 # the events as they come: each chunk'"'"'s text printed at once, then how the stream ended
