@@ -7,7 +7,8 @@
 # makes (greedy), or ends with an SSE error event and no [DONE], never a cut answer with its
 # [DONE]. The replica is served again by the 2 hosts left (the seconds from the switch-off to the
 # first token are printed), its answers again equal to one rank's; the host returns and the
-# replica is re-planned onto 3. Another user (gpool-other) and a process with no credential talk
+# replica is re-planned onto 3. Then rank 0's own host is switched off mid-stream: the same
+# verdict, the streams' error events from ggated (its health check) within 20 s. Another user (gpool-other) and a process with no credential talk
 # to a rank's data port while the gang forms: closed without a byte; once formed no stage port
 # listens at all. The ranks meet through gschedd's rendezvous (gllm's default in a gpool job).
 # timeout: 180
@@ -55,7 +56,7 @@ check "one rank answers the 8 prompts (the reference)" test -s "$WORK/refs.json"
 # -- the gateway
 GW=127.0.0.1:$(slot_port 18860)
 "$GPOOL_BIN_DIR/ggated" --listen "$GW" --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
-	--health-interval 300 --connect-timeout 400 --poll-interval 300 --keepalive 2000 --stream-timeout 20000 \
+	--health-interval 300 --connect-timeout 400 --poll-interval 300 --keepalive 2000 \
 	>"$TEST_DIR/ggated.log" 2>&1 &
 gwpid=$!
 at_cleanup "kill $gwpid 2>/dev/null; wait $gwpid 2>/dev/null; echo '# ---- ggated.log (last 10) ----'; tail -10 $TEST_DIR/ggated.log | sed 's/^/# /'"
@@ -166,6 +167,32 @@ if wait_until 60 three; then
 else
 	fail "the replica is re-planned onto 3 ranks when $off returns" "$(rank_hosts | tr '\n' ' ') / $(gstat -l -j "$svc" 2>&1 | tail -2)"
 fi
+
+# -- rank 0's PC switched off: no FIN or RST comes from it; ggated's health check finds the
+# replica unreachable and ends its streams with the error event (not after --stream-timeout's
+# 10 minutes of silence)
+r0=$(gstat -l -j "$svc" 2>/dev/null | sed -n 's/.*Replica=0 .*Node=\([^ ]*\).*/\1/p')
+rm -f "$WORK/started"
+timeout 60 "$PY" "$CL" stream "$URL" "$WORK/prompts.json" "$N_TOK" "$WORK/run4.json" --started "$WORK/started" &
+cl=$!
+wait_until 60 test -s "$WORK/started" || fail "the 8 streams start again"
+veth0=$(slot_veth "$r0")
+at_cleanup "ip link set $veth0 up 2>/dev/null"
+t4=$(date +%s.%N)
+ip link set "$veth0" down
+"$CLUSTER" agent-kill --dir "$CLUSTER_DIR" "$r0" >/dev/null 2>&1
+for p in $(host_user_pids "$r0"); do kill -9 "$p" 2>/dev/null; done
+wait "$cl"
+t5=$(date +%s.%N)
+verdict=$("$PY" "$CL" verdict "$WORK/run4.json" "$WORK/refs.json")
+vrc=$?
+diag "$verdict"
+secs=$(awk -v a="$t4" -v b="$t5" 'BEGIN { printf "%.2f", b - a }')
+is "$vrc" 0 "rank 0's host $r0 off mid-stream: every answer complete and right, or an error event, within $secs s"
+like "$(grep -c '^error' <<<"$verdict")" '^[1-9]' "answers were in flight when $r0 went"
+like "$secs" '^([0-9]|1[0-9])\.' "the streams ended within 20 s of the switch-off"
+first=$("$PY" "$CL" first "$URL" 60)
+like "$first" '^[0-9]' "served again by the other 2 hosts after rank 0's host went"
 
 as_user gcancel "$svc" >/dev/null 2>&1
 none_left() { no_user_pids h1 && no_user_pids h2 && no_user_pids h3; }
