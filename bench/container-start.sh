@@ -17,7 +17,7 @@
 # tests' lock:
 #   flock /tmp/gpool-netns.lock bench/container-start.sh
 # Prints one "MODE SECONDS" line per run, then the medians; the raw log goes to
-# bench/results/container-start-<date>.log when LOG=1.
+# bench/results/containers/container-start-<date>.log when LOG=1.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-8}

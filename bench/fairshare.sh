@@ -6,7 +6,7 @@
 # Run as root, under the system tests' lock:
 #   flock /tmp/gpool-netns.lock bench/fairshare.sh 60
 # Prints the table "T USER_S OTHER_S USER_PART TARGET" and writes it to OUT (default
-# bench/results/fairshare-<date>.txt), with an SVG plot beside it (SVG=..., default
+# bench/results/fairshare/fairshare-<date>.txt), with an SVG plot beside it (SVG=..., default
 # docs/img/fairshare-convergence.svg).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +15,8 @@ jobs=${JOBS:-150}
 shares=${SHARES:-2:1}
 sa=${shares%%:*} sb=${shares##*:}
 bin=${GPOOL_BIN_DIR:-$here/build/bin}
-out=${OUT:-$here/bench/results/fairshare-$(date -u +%Y%m%d-%H%M).txt}
+out=${OUT:-$here/bench/results/fairshare/fairshare-$(date -u +%Y%m%d-%H%M).txt}
+mkdir -p "$(dirname "$out")"
 svg=${SVG:-$here/docs/img/fairshare-convergence.svg}
 dir=$(mktemp -d /tmp/gpool-fsbench.XXXXXX)
 chmod 0755 "$dir"

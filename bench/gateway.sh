@@ -7,7 +7,7 @@
 # All on loopback (a --loopback gpool cluster: the replicas are real service jobs), measured
 # with wrk. Every figure REPS times, the paths taking turns within each repetition (the order
 # rotates), so that the machine's load falls on all of them alike; a summary (median, min-max)
-# ends the log. WRK_CPU=N: wrk pinned to CPU N (taskset). Raw output: bench/results/gateway-<date>.log. Needs root, wrk, nginx, a build.
+# ends the log. WRK_CPU=N: wrk pinned to CPU N (taskset). Raw output: bench/results/gateway/gateway-<date>.log. Needs root, wrk, nginx, a build.
 # GGATED_BEFORE=PATH adds another ggated binary (an older build, say) on the same replicas as
 # one more path. STRACE=1: the system calls a request of each proxy's event loop (strace -c
 # over a one-connection run) end it.
@@ -19,12 +19,12 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${GPOOL_BIN_DIR:-$SRC/build/bin}
 DUR=${1:-10}
 REPS=${2:-5}
-OUT=$SRC/bench/results/gateway-$(date +%Y%m%d-%H%M).log
+OUT=$SRC/bench/results/gateway/gateway-$(date +%Y%m%d-%H%M).log
 DIR=$(mktemp -d /tmp/gpool-bench-gw.XXXXXX)
 chmod 755 "$DIR"
 SPORT=17960 GWPORT=18960 NGPORT=18961 GWBPORT=18962 GW1PORT=18963 NG1PORT=18964
 BEFORE=${GGATED_BEFORE:-}
-mkdir -p "$SRC/bench/results"
+mkdir -p "$SRC/bench/results/gateway"
 exec > >(tee "$OUT") 2>&1
 echo "# bench/gateway.sh $(date -u +%FT%TZ) on $(hostname), $(nproc) CPUs, wrk $(wrk -v 2>&1 | head -1 | awk '{print $2}'), $(/usr/sbin/nginx -v 2>&1)"
 echo "# load average: $(cat /proc/loadavg)"

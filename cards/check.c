@@ -468,9 +468,7 @@ int gp_check_card(const struct gp_check_opts *o, const struct gp_check_target *t
 
 /* ---- output ---- */
 
-/* ---- output ---- */
-
-static void fmt_num(char *buf, size_t len, double v, const char *fmt)
+void gp_check_cell(char *buf, size_t len, double v, const char *fmt)
 {
 	if (v < 0)
 		snprintf(buf, len, "-");
@@ -497,10 +495,10 @@ int gp_check_print_table(const struct gp_check_result *rs, int n, FILE *f)
 		snprintf(fl, sizeof(fl), "±%.1f%%", r->m.bw_fluct_pct);
 		gp_format_size(r->m.mem_tested_bytes, mt, sizeof(mt));
 		snprintf(er, sizeof(er), "%" PRIu64, r->m.mem_errors);
-		fmt_num(f32, sizeof(f32), r->m.f32_gflops, "%.1f");
-		fmt_num(f16, sizeof(f16), r->m.f16_gflops, "%.1f");
-		fmt_num(tc, sizeof(tc), r->m.temperature_c, "%.0fC");
-		fmt_num(pw, sizeof(pw), r->m.power_w, "%.0fW");
+		gp_check_cell(f32, sizeof(f32), r->m.f32_gflops, "%.1f");
+		gp_check_cell(f16, sizeof(f16), r->m.f16_gflops, "%.1f");
+		gp_check_cell(tc, sizeof(tc), r->m.temperature_c, "%.0fC");
+		gp_check_cell(pw, sizeof(pw), r->m.power_w, "%.0fW");
 		const char *cells[] = {card,
 				       r->backend,
 				       *r->device_name ? r->device_name : "-",
@@ -524,6 +522,32 @@ int gp_check_print_table(const struct gp_check_result *rs, int n, FILE *f)
 	int rc = gp_table_print(t, f);
 	gp_table_destroy(&t);
 	return rc;
+}
+
+void gp_check_json_run(gp_jw_t *w, const struct gp_check_opts *o)
+{
+	gp_jw_key(w, "duration_s");
+	gp_jw_real(w, o->duration);
+	gp_jw_key(w, "profile");
+	gp_jw_string(w, o->profile);
+	gp_jw_key(w, "thresholds");
+	gp_jw_object(w);
+	gp_jw_key(w, "fluct_warn_pct");
+	gp_jw_real(w, o->th.fluct_warn_pct);
+	gp_jw_key(w, "fluct_fail_pct");
+	gp_jw_real(w, o->th.fluct_fail_pct);
+	gp_jw_key(w, "spec_gbps");
+	gp_jw_real(w, o->th.spec_gbps);
+	gp_jw_end_object(w);
+}
+
+void gp_check_json_figures(gp_jw_t *w, double f32_gflops, double f16_gflops, double temperature_c,
+			   double power_w)
+{
+	gp_jw_key_real_or_null(w, "f32_gflops", f32_gflops);
+	gp_jw_key_real_or_null(w, "f16_gflops", f16_gflops);
+	gp_jw_key_real_or_null(w, "temperature_c", temperature_c);
+	gp_jw_key_real_or_null(w, "power_w", power_w);
 }
 
 static void json_card(gp_jw_t *w, const struct gp_check_result *r)
@@ -565,10 +589,7 @@ static void json_card(gp_jw_t *w, const struct gp_check_result *r)
 		gp_jw_string(w, patterns[i]);
 	gp_jw_end_array(w);
 	gp_jw_end_object(w);
-	gp_jw_key_real_or_null(w, "f32_gflops", m->f32_gflops);
-	gp_jw_key_real_or_null(w, "f16_gflops", m->f16_gflops);
-	gp_jw_key_real_or_null(w, "temperature_c", m->temperature_c);
-	gp_jw_key_real_or_null(w, "power_w", m->power_w);
+	gp_check_json_figures(w, m->f32_gflops, m->f16_gflops, m->temperature_c, m->power_w);
 	gp_jw_key(w, "grade");
 	gp_jw_string(w, gp_grade_name(r->grade));
 	gp_jw_key(w, "reason");
@@ -591,19 +612,7 @@ int gp_check_print_json(const struct gp_check_opts *o, const char *node,
 	gp_jw_object(w);
 	gp_jw_key(w, "node");
 	gp_jw_string(w, node);
-	gp_jw_key(w, "duration_s");
-	gp_jw_real(w, o->duration);
-	gp_jw_key(w, "profile");
-	gp_jw_string(w, o->profile);
-	gp_jw_key(w, "thresholds");
-	gp_jw_object(w);
-	gp_jw_key(w, "fluct_warn_pct");
-	gp_jw_real(w, o->th.fluct_warn_pct);
-	gp_jw_key(w, "fluct_fail_pct");
-	gp_jw_real(w, o->th.fluct_fail_pct);
-	gp_jw_key(w, "spec_gbps");
-	gp_jw_real(w, o->th.spec_gbps);
-	gp_jw_end_object(w);
+	gp_check_json_run(w, o);
 	gp_jw_key(w, "cards");
 	gp_jw_array(w);
 	for (int i = 0; i < n; i++)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "common/error.h"
+#include "common/jsonw.h"
 #include "cards/grade.h"
 #include "common/opt.h"
 
@@ -71,6 +72,17 @@ int gp_check_targets(const struct gp_check_opts *o, struct gp_check_target *v, g
  * filled when it could not be measured (r->backend then stays ""). */
 int gp_check_card(const struct gp_check_opts *o, const struct gp_check_target *t,
 		  struct gp_check_result *r, gp_error_t *err);
+
+/* The report's parts that gcheck and gcheck --cluster (cli/gcheck_cluster.c) print alike, so
+ * both reports read the same: a measured figure as a table cell ("-" when not measured, that is
+ * negative; else fmt of it), ... */
+void gp_check_cell(char *buf, size_t len, double v, const char *fmt);
+/* ... the JSON document's run keys: "duration_s", "profile", "thresholds" {...} ... */
+void gp_check_json_run(gp_jw_t *w, const struct gp_check_opts *o);
+/* ... and each card's figures: "f32_gflops", "f16_gflops", "temperature_c", "power_w" (null
+ * when not measured). */
+void gp_check_json_figures(gp_jw_t *w, double f32_gflops, double f16_gflops, double temperature_c,
+			   double power_w);
 
 /* The results as gcheck's table. 0 / -1 (out of memory, write error). */
 int gp_check_print_table(const struct gp_check_result *rs, int n, FILE *f);

@@ -56,10 +56,7 @@ static int set_no_wait(void *c, const char *a, gp_error_t *err)
 
 static int set_time(void *c, const char *a, gp_error_t *err)
 {
-	uint32_t s;
-	if (gp_parse_duration(a, &s) < 0 || s == 0)
-		return errno = EINVAL, gp_errprintf(err, "invalid time limit '%s'", a);
-	return G(c)->cluster.time_limit = s, 0;
+	return gp_opt_duration(&G(c)->cluster.time_limit, a, 1, UINT32_MAX, "time limit", err);
 }
 
 static int set_card_profile(void *c, const char *a, gp_error_t *err)

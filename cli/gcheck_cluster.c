@@ -442,14 +442,6 @@ static int read_cards(struct run *r, gp_error_t *err)
 
 /* ---- output ---- */
 
-static void fmt(char *buf, size_t len, double v, const char *f)
-{
-	if (v < 0)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, f, v);
-}
-
 /* TFLOP/s of a GFLOP/s figure: a GPU's tens, a CPU's thousandths, both readable */
 static void tflops(char *buf, size_t len, double gflops)
 {
@@ -478,8 +470,8 @@ static int print_table(const struct run *r)
 			       f16[32] = "-", job[32] = "-", why[700];
 		snprintf(card, sizeof(card), "%d", t->card);
 		if (s) {
-			fmt(bw, sizeof(bw), s->bw_mean_gbps, "%.1f");
-			fmt(fl, sizeof(fl), s->bw_fluct_pct, "±%.1f%%");
+			gp_check_cell(bw, sizeof(bw), s->bw_mean_gbps, "%.1f");
+			gp_check_cell(fl, sizeof(fl), s->bw_fluct_pct, "±%.1f%%");
 			snprintf(er, sizeof(er), "%" PRIu64, s->mem_errors);
 			tflops(f32, sizeof(f32), s->f32_gflops);
 			tflops(f16, sizeof(f16), s->f16_gflops);
@@ -557,10 +549,8 @@ static void json_target(gp_jw_t *w, const struct target *t)
 		gp_jw_key(w, "errors");
 		gp_jw_uint(w, s->mem_errors);
 		gp_jw_end_object(w);
-		gp_jw_key_real_or_null(w, "f32_gflops", s->f32_gflops);
-		gp_jw_key_real_or_null(w, "f16_gflops", s->f16_gflops);
-		gp_jw_key_real_or_null(w, "temperature_c", s->temperature_c);
-		gp_jw_key_real_or_null(w, "power_w", s->power_w);
+		gp_check_json_figures(w, s->f32_gflops, s->f16_gflops, s->temperature_c,
+				      s->power_w);
 	}
 	gp_jw_key(w, "reported");
 	gp_jw_bool(w, t->reported);
@@ -583,19 +573,7 @@ static int print_json(const struct run *r)
 	gp_jw_object(w);
 	gp_jw_key(w, "cluster");
 	gp_jw_bool(w, true);
-	gp_jw_key(w, "duration_s");
-	gp_jw_real(w, r->o->duration);
-	gp_jw_key(w, "profile");
-	gp_jw_string(w, r->o->profile);
-	gp_jw_key(w, "thresholds");
-	gp_jw_object(w);
-	gp_jw_key(w, "fluct_warn_pct");
-	gp_jw_real(w, r->o->th.fluct_warn_pct);
-	gp_jw_key(w, "fluct_fail_pct");
-	gp_jw_real(w, r->o->th.fluct_fail_pct);
-	gp_jw_key(w, "spec_gbps");
-	gp_jw_real(w, r->o->th.spec_gbps);
-	gp_jw_end_object(w);
+	gp_check_json_run(w, r->o);
 	gp_jw_key(w, "cards");
 	gp_jw_array(w);
 	for (size_t i = 0; i < r->n; i++)

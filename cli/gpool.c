@@ -719,41 +719,34 @@ static void hand_to_join(int argc, char **argv)
 	exit(1);
 }
 
+/* What the shared main checks before it looks the subcommand up: a gpool-join subcommand given
+ * after options (hand_to_join only sees it first), and the limits' options on another subcommand
+ * (an unknown or missing subcommand is left to the lookup's own message). */
+static int check(void *ctx, char **ops, int nops, gp_error_t *err)
+{
+	gp_error_t ignored;
+	if (nops && gp_subcommand_find(join_subcommands, NJOIN, ops[0], &ignored)) {
+		gp_errprintf(err, "put '%s' first: gpool %s [options] (gpool-join --help)", ops[0],
+			     ops[0]);
+		return 2;
+	}
+	const struct gp_subcommand *sub =
+	    nops ? gp_subcommand_find(subcommands, NSUB, ops[0], &ignored) : NULL;
+	if (sub && limits_given(G(ctx)) && strcmp(sub->name, "limits") != 0) {
+		gp_errprintf(err, "--max-jobs, --max-cpus and --max-cards are for limits set");
+		return 2;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	hand_to_join(argc, argv);
+	static const struct gp_subcommand_cmd cmd = {
+	    "gpool", "gpool --help", opts, GP_NOPTS(opts), subcommands, NSUB, usage, check,
+	};
 	struct gpool g = {0};
-	gp_error_t err = {{0}};
-	char **ops = NULL;
-	int nops = 0, rc = 2;
-	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &g, &ops, &nops, &err) < 0)
-		goto report;
-	if (g.help) {
-		usage(stdout);
-		free(ops);
-		return 0;
-	}
-	gp_error_t ignored;
-	if (nops && gp_subcommand_find(join_subcommands, NJOIN, ops[0], &ignored)) {
-		gp_errprintf(&err, "put '%s' first: gpool %s [options] (gpool-join --help)", ops[0],
-			     ops[0]);
-		goto report;
-	}
-	const struct gp_subcommand *sub =
-	    gp_subcommand_find(subcommands, NSUB, nops ? ops[0] : NULL, &err);
-	if (!sub)
-		goto report;
-	if (limits_given(&g) && strcmp(sub->name, "limits") != 0) {
-		gp_errprintf(&err, "--max-jobs, --max-cpus and --max-cards are for limits set");
-		goto report;
-	}
-	rc = sub->run(&g, ops + 1, nops - 1, &err);
-report:
-	if (rc && err.text[0])
-		fprintf(stderr, "gpool: %s\n", err.text);
-	if (rc == 2)
-		fprintf(stderr, "usage: see gpool --help\n");
-	free(ops);
+	int rc = gp_subcommand_main(&cmd, &g, &g.help, argc, argv);
 	free(g.stage);
 	return rc;
 }

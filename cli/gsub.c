@@ -211,6 +211,8 @@ static int stage_files(gp_session_t *s, gp_submit_t *sub, struct gp_manifest *m,
 			fprintf(stderr, "%s: %s\n", prog, err.text);
 			return -1;
 		}
+		if (gp_submit_stage_lazy(sub, paths[i]))
+			m->e[m->n - 1]->lazy = true;
 	}
 	struct gp_xfer_stats st = {0};
 	gp_client_t *c = gp_session_client(s, &err);

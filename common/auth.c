@@ -1,3 +1,5 @@
+/* auth.c - MUNGE credentials: encoding one over a payload and decoding the sender's uid
+ * and gid as munged vouches for them (auth.h) */
 #include "common/auth.h"
 
 #include <errno.h>

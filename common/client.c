@@ -1,3 +1,5 @@
+/* client.c - a command's connection to gschedd: a DEALER socket, sealed envelopes and
+ * replies matched to requests by message id (client.h) */
 #include "common/client.h"
 
 #include <errno.h>

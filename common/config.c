@@ -1,3 +1,5 @@
+/* config.c - gpool.conf and the flags that mirror it, read against the one table of keys
+ * (config_keys.c): parsing, defaults, checks and reload (config.h) */
 #include "common/config.h"
 
 #include <ctype.h>

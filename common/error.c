@@ -1,3 +1,4 @@
+/* error.c - filling a gp_error_t, the message carried up the stack (error.h) */
 #include "common/error.h"
 
 #include <errno.h>

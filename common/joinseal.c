@@ -1,3 +1,5 @@
+/* joinseal.c - the sealed bundle that carries the pool's MUNGE key and a worker's
+ * gpool.conf to a joining PC: packing, sealing and opening it, bounded (joinseal.h) */
 #include "common/joinseal.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* jointoken.c - the token `gpool join` takes: making one, writing and reading its text
+ * form (jointoken.h) */
 #include "common/jointoken.h"
 
 #include <ctype.h>

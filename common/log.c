@@ -1,3 +1,5 @@
+/* log.c - daemon and tool logging, one line per event with time, program, pid and level
+ * (log.h) */
 #include "common/log.h"
 
 #include <stdarg.h>

@@ -1,3 +1,5 @@
+/* names.c - the one table each of job, node and card state names and vendor names, as
+ * users read and type them (names.h) */
 #include "common/names.h"
 
 #include <strings.h>

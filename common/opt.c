@@ -1,8 +1,12 @@
+/* opt.c - command-line options from one table: getopt_long's tables, the --help text, the
+ * scan that applies each option's setter, and the typed setters every program shares (opt.h) */
 #include "common/opt.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/parse.h"
 
 /* Keys getopt_long returns for options without a short form. */
 #define LONG_ONLY_BASE 0x1000
@@ -217,4 +221,94 @@ int gp_opt_usage_status(void (*usage)(FILE *f), bool help, int bad)
 {
 	usage(help ? stdout : stderr);
 	return help ? 0 : bad;
+}
+
+/* ---- typed setters ---- */
+
+static int nomem(gp_error_t *err)
+{
+	errno = ENOMEM;
+	return gp_errprintf(err, "out of memory");
+}
+
+static int invalid(gp_error_t *err, const char *what, const char *arg, const char *hint)
+{
+	errno = EINVAL;
+	return gp_errprintf(err, "invalid %s '%s'%s", what, arg, hint);
+}
+
+int gp_opt_string(char **field, const char *arg, const char *what, gp_error_t *err)
+{
+	if (what && !*arg)
+		return invalid(err, what, arg, "");
+	char *s = strdup(arg);
+	if (!s)
+		return nomem(err);
+	free(*field);
+	*field = s;
+	return 0;
+}
+
+int gp_opt_onoff(int *out, const char *arg, const char *what, gp_error_t *err)
+{
+	static const struct {
+		const char *name;
+		int v;
+	} tab[] = {{"auto", -1}, {"on", 1}, {"off", 0}};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (!strcmp(arg, tab[i].name)) {
+			*out = tab[i].v;
+			return 0;
+		}
+	return invalid(err, what, arg, " (auto, on, off)");
+}
+
+int gp_opt_count(uint32_t *out, const char *arg, uint32_t min, uint32_t max, const char *what,
+		 gp_error_t *err)
+{
+	long v;
+	if (gp_parse_long(arg, min, max, &v) < 0)
+		return invalid(err, what, arg, "");
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int gp_opt_size(uint64_t *out, const char *arg, uint64_t unit, const char *what, gp_error_t *err)
+{
+	uint64_t b;
+	if (gp_parse_size(arg, unit, &b) < 0)
+		return invalid(err, what, arg, "");
+	*out = b;
+	return 0;
+}
+
+int gp_opt_duration(uint32_t *out, const char *arg, uint32_t min, uint32_t max, const char *what,
+		    gp_error_t *err)
+{
+	uint32_t s;
+	if (gp_parse_duration(arg, &s) < 0 || s < min || s > max)
+		return invalid(err, what, arg, "");
+	*out = s;
+	return 0;
+}
+
+int gp_opt_list(char ***v, size_t *n, const char *arg, gp_error_t *err)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (!nv)
+		return nomem(err);
+	*v = nv;
+	if (!(nv[*n] = strdup(arg)))
+		return nomem(err);
+	(*n)++;
+	return 0;
+}
+
+void gp_opt_list_clear(char ***v, size_t *n)
+{
+	for (size_t i = 0; i < *n; i++)
+		free((*v)[i]);
+	free(*v);
+	*v = NULL;
+	*n = 0;
 }

@@ -12,6 +12,8 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/error.h"
@@ -66,6 +68,37 @@ void gp_opt_usage(const struct gp_opt *tab, int n, FILE *f);
 /* The last arms of a plain getopt_long loop (a daemon or tool without a table): for --help
  * (HELP true) usage(stdout) and exit status 0, for an unknown option usage(stderr) and BAD. */
 int gp_opt_usage_status(void (*usage)(FILE *f), bool help, int bad);
+
+/* Typed setters: what an option's set function calls to store a value of a common kind, so no
+ * program writes its own. Each returns 0, or -1 with errno EINVAL (ENOMEM) and, for a bad value,
+ * "invalid WHAT 'ARG'" in err; on failure the destination is left as it was. */
+
+/* A copy of arg replaces *field (the old string freed). An empty arg is refused when what is
+ * given; with what NULL it is stored. */
+int gp_opt_string(char **field, const char *arg, const char *what, gp_error_t *err);
+
+/* "on" 1, "off" 0, "auto" -1 (the caller decides later what auto means); anything else is
+ * "invalid WHAT 'ARG' (auto, on, off)". */
+int gp_opt_onoff(int *out, const char *arg, const char *what, gp_error_t *err);
+
+/* A decimal count in [min, max] ("8"; no sign, no trailing text). */
+int gp_opt_count(uint32_t *out, const char *arg, uint32_t min, uint32_t max, const char *what,
+		 gp_error_t *err);
+
+/* A size as gp_parse_size reads it ("512M", "2GiB"; a bare number is in units of unit), in
+ * bytes. */
+int gp_opt_size(uint64_t *out, const char *arg, uint64_t unit, const char *what, gp_error_t *err);
+
+/* A duration as gp_parse_duration reads it ("90", "10:00", "1-00:00:00"), in seconds, refused
+ * outside [min, max]. */
+int gp_opt_duration(uint32_t *out, const char *arg, uint32_t min, uint32_t max, const char *what,
+		    gp_error_t *err);
+
+/* A copy of arg appended to the list *v of *n strings (the option given again adds another). */
+int gp_opt_list(char ***v, size_t *n, const char *arg, gp_error_t *err);
+
+/* Free a list of gp_opt_list: its strings and the array; *v NULL, *n 0. */
+void gp_opt_list_clear(char ***v, size_t *n);
 
 #define GP_NOPTS(tab) ((int)(sizeof(tab) / sizeof((tab)[0])))
 

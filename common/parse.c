@@ -1,3 +1,5 @@
+/* parse.c - parsers of the values users type: sizes, durations, numbers, host lists and
+ * listen addresses; no trailing garbage accepted (parse.h) */
 #include "common/parse.h"
 
 #include <ctype.h>

@@ -1,3 +1,5 @@
+/* table.c - a text table as squeue and sinfo print one, each column as wide as its widest
+ * cell (table.h) */
 #include "common/table.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* u64map.c - a hash map from 64-bit keys (job ids) to pointers, open addressing with
+ * backward-shift deletion (u64map.h) */
 #include "common/u64map.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* util.c - the small helpers every gpool program uses: clocks, growing buffers, whole-file
+ * reads and writes, mkdir -p, rm -rf and random numbers (util.h) */
 #include "common/util.h"
 
 #include <dirent.h>

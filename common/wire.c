@@ -1,3 +1,5 @@
+/* wire.c - the envelope around every control-path message: sealing a batch under one
+ * MUNGE credential and opening one in order of cost (wire.h) */
 #include "common/wire.h"
 
 #include <errno.h>

@@ -561,9 +561,9 @@ static int got_cache(void *arg, const struct ref *r, const uint8_t *data, size_t
  * it is still fetching them itself: it holds a request for a chunk it has not got yet and
  * answers as soon as it has. Whatever does not come (the peer is dead, stalls, or sends a
  * chunk whose hash does not match) is listed in left, for the scheduler. */
-static void from_upstream(const struct gp_xfer_peers *pe, size_t up, Gpool__StageEntry *const *e,
-			  struct ref *r, size_t n, const char *cache_dir, struct gp_xfer_stats *st,
-			  struct ref *left, size_t *nleft)
+static void from_peer(const struct gp_xfer_peers *pe, size_t up, uint32_t hold_ms,
+		      Gpool__StageEntry *const *e, struct ref *r, size_t n, const char *cache_dir,
+		      struct gp_xfer_stats *st, struct ref *left, size_t *nleft)
 {
 	gp_error_t err = {{0}};
 	gp_client_t *pc = gp_client_create_ep(pe->cfg, pe->eps[up], pe->uid, &err);
@@ -587,7 +587,7 @@ static void from_upstream(const struct gp_xfer_peers *pe, size_t up, Gpool__Stag
 			Gpool__ChunkGet q = GPOOL__CHUNK_GET__INIT;
 			q.hash = (ProtobufCBinaryData){GP_HASH_LEN, (uint8_t *)r[i].h};
 			q.attach = true;
-			q.wait_ms = PEER_HOLD_MS;
+			q.wait_ms = hold_ms;
 			Gpool__Msg m = GPOOL__MSG__INIT;
 			m.m_case = GPOOL__MSG__M_CHUNK_GET;
 			m.chunk_get = &q;
@@ -613,6 +613,8 @@ static void from_upstream(const struct gp_xfer_peers *pe, size_t up, Gpool__Stag
 		size_t i = sl[k].ref;
 		if (rep->m_case == GPOOL__MSG__M_ERROR &&
 		    rep->error->code == GPOOL__ERROR_CODE__ERROR_NOT_FOUND) {
+			if (!hold_ms)
+				continue; /* it has not got it: the next source is asked */
 			if (gp_mono_ms() - last >= stall)
 				goto done;
 			again[nagain++] = i; /* not there in time: ask again */
@@ -649,12 +651,30 @@ done:
 	gp_client_destroy(&pc);
 }
 
-int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
-			const char *cache_dir, const struct gp_xfer_peers *peers,
-			struct gp_xfer_stats *st, gp_error_t *err)
+/* Lazy staging's order of sources: every other node of the job, the nearest first, each asked
+ * without holding (it has the chunk or it has not); what none has is left for the scheduler. */
+static void from_any_peer(const struct gp_xfer_peers *pe, Gpool__StageEntry *const *e,
+			  struct ref *r, size_t n, const char *cache_dir, struct gp_xfer_stats *st,
+			  struct ref *left, size_t *nleft)
 {
-	size_t nref;
-	struct ref *r = refs_of(e, n, true, &nref, st);
+	memcpy(left, r, n * sizeof(*left));
+	*nleft = n;
+	for (size_t d = 1; d < pe->n && *nleft; d++) {
+		size_t near[2] = {pe->self >= d ? pe->self - d : SIZE_MAX, pe->self + d};
+		for (int j = 0; j < 2 && *nleft; j++) {
+			if (near[j] >= pe->n)
+				continue;
+			memcpy(r, left, *nleft * sizeof(*r));
+			from_peer(pe, near[j], 0, e, r, *nleft, cache_dir, st, left, nleft);
+		}
+	}
+}
+
+/* Fetch r[0..nref) into cache_dir (what is there and sound is counted, not fetched). */
+static int fetch_refs(gp_client_t *c, Gpool__StageEntry *const *e, struct ref *r, size_t nref,
+		      const char *cache_dir, const struct gp_xfer_peers *peers,
+		      struct gp_xfer_stats *st, gp_error_t *err)
+{
 	struct ref *left = calloc(nref ? nref : 1, sizeof(*left));
 	int rc = -1;
 	if (!r || !left) {
@@ -679,8 +699,11 @@ int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
 	 * before it, in the same (hash) order, while that one is still receiving */
 	bool chain = peers && peers->n > 1 && peers->self > 0 && peers->self < peers->n;
 	size_t nleft = k;
-	if (chain)
-		from_upstream(peers, peers->self - 1, e, r, k, cache_dir, st, left, &nleft);
+	if (peers && peers->any && peers->n > 1 && peers->self < peers->n)
+		from_any_peer(peers, e, r, k, cache_dir, st, left, &nleft);
+	else if (chain)
+		from_peer(peers, peers->self - 1, PEER_HOLD_MS, e, r, k, cache_dir, st, left,
+			  &nleft);
 	else
 		memcpy(left, r, k * sizeof(*left));
 	Gpool__ChunkGet tmpl = GPOOL__CHUNK_GET__INIT;
@@ -688,8 +711,48 @@ int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
 		goto out;
 	rc = 0;
 out:
-	free(r);
 	free(left);
+	return rc;
+}
+
+int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
+			const char *cache_dir, const struct gp_xfer_peers *peers,
+			struct gp_xfer_stats *st, gp_error_t *err)
+{
+	size_t nref;
+	struct ref *r = refs_of(e, n, true, &nref, st);
+	if (!r)
+		return gp_errprintf(err, "out of memory");
+	int rc = fetch_refs(c, e, r, nref, cache_dir, peers, st, err);
+	free(r);
+	return rc;
+}
+
+int gp_xfer_fetch_chunks(gp_client_t *c, Gpool__StageEntry *e, uint64_t k0, uint64_t k1,
+			 const char *cache_dir, const struct gp_xfer_peers *peers,
+			 struct gp_xfer_stats *st, gp_error_t *err)
+{
+	if (e->dir || k0 > k1 || k1 > e->n_chunks)
+		return errno = EINVAL,
+		       gp_errprintf(err, "chunks %llu..%llu of '%s': out of range",
+				    (unsigned long long)k0, (unsigned long long)k1, e->path);
+	size_t n = (size_t)(k1 - k0);
+	struct ref *r = calloc(n ? n : 1, sizeof(*r));
+	if (!r)
+		return gp_errprintf(err, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct ref){0, k0 + i, e->chunks[k0 + i].data};
+	if (n) {
+		qsort(r, n, sizeof(*r), ref_cmp);
+		size_t u = 1;
+		for (size_t i = 1; i < n; i++)
+			if (memcmp(r[i].h, r[u - 1].h, GP_HASH_LEN))
+				r[u++] = r[i];
+		n = u;
+	}
+	st->chunks += n;
+	int rc = fetch_refs(c, &e, r, n, cache_dir, peers, st, err);
+	free(r);
 	return rc;
 }
 

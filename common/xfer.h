@@ -9,6 +9,7 @@
 #ifndef GPOOL_XFER_H
 #define GPOOL_XFER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -67,6 +68,8 @@ struct gp_xfer_peers {
 	size_t self;		     /* this node's index */
 	const struct gp_config *cfg; /* for the connections */
 	uid_t uid;		     /* the agents' uid: peers' replies must carry it */
+	bool any;		     /* lazy staging: no chain; every other node is asked,
+				      * nearest first, for what it has now (no holding) */
 };
 
 /* Make sure every chunk of e[0..n) is in cache_dir, hash checked: chunks there are checked,
@@ -75,6 +78,12 @@ struct gp_xfer_peers {
 int gp_xfer_fetch_cache(gp_client_t *c, Gpool__StageEntry *const *e, size_t n,
 			const char *cache_dir, const struct gp_xfer_peers *peers,
 			struct gp_xfer_stats *st, gp_error_t *err);
+
+/* Make sure chunks [k0, k1) of file e are in cache_dir, as gp_xfer_fetch_cache (the ranged
+ * reads of a lazily staged file: docs/staging.md). 0 / -1 with err (EINVAL: out of range). */
+int gp_xfer_fetch_chunks(gp_client_t *c, Gpool__StageEntry *e, uint64_t k0, uint64_t k1,
+			 const char *cache_dir, const struct gp_xfer_peers *peers,
+			 struct gp_xfer_stats *st, gp_error_t *err);
 
 /* Download a file set's files into dest (a directory, made if absent), as the caller: each
  * chunk is asked for with job/kind/name (the store checks the caller owns the job). A file

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "gllm/rank.h"
+#include "gllm/lazyload.h"
 
 #define BLOCK 16 /* KV cache tokens a block */
 
@@ -266,6 +267,9 @@ static int open_model(gllm_rank_t *r, gp_error_t *err)
 	gk_error_t ge;
 	if (!(r->b = gk_backend_open(r->o.backend, &ge)))
 		return gp_errprintf(err, "backend '%s': %s", r->o.backend, ge.text);
+	/* a lazily staged file: its header now, this rank's layers once the plan says which */
+	if ((r->lazy = gllm_lazy_header(r->o.model, err)) < 0)
+		return -1;
 	if (!(r->g = gl_gguf_open(r->o.model, err)) || gl_hparams_read(r->g, &r->hp, err) < 0)
 		return -1;
 	if (!(r->layer_bytes = calloc((size_t)r->hp.n_layers, sizeof(size_t))))
@@ -284,6 +288,8 @@ static int load(gllm_rank_t *r, gp_error_t *err)
 	int head = r->rank == 0, nl = last - first;
 	if (!head && nl == 0)
 		return 0; /* a rank too small to help: it only waits for the end */
+	if (r->lazy > 0 && gllm_lazy_layers(r->o.model, r->g, first, last, head, err) < 0)
+		return -1;
 	if (!(r->w = gl_weights_load(r->b, r->g, &r->hp, first, last, head, head, err)))
 		return -1;
 	int row = r->hp.n_kv_heads * r->hp.head_dim;

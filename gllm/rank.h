@@ -36,6 +36,7 @@ typedef struct {
 	gl_kv_t *kv;
 	gl_plan_model_t pm;
 	size_t *layer_bytes;
+	int lazy; /* the model was staged lazily: fetch this rank's share before loading */
 	gl_plan_rank_t ranks[GL_PLAN_MAX_RANKS];
 	gl_plan_t plan;
 	int ring[GL_PLAN_MAX_RANKS], nring;

@@ -64,13 +64,9 @@ static void want_write(gh_client_t *c, bool on)
 /* The socket and its events go; the struct stays for the owner to destroy. */
 static void shut(gh_client_t *c)
 {
-	if (c->ev_read)
-		event_free(c->ev_read);
-	if (c->ev_write)
-		event_free(c->ev_write);
-	if (c->ev_timer)
-		event_free(c->ev_timer);
-	c->ev_read = c->ev_write = c->ev_timer = NULL;
+	gh_evq_free(&c->ev_read);
+	gh_evq_free(&c->ev_write);
+	gh_evq_free(&c->ev_timer);
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;

@@ -21,3 +21,10 @@ void gh_evq_want(struct event *ev, bool *wanted, bool on)
 	else
 		event_del(ev);
 }
+
+void gh_evq_free(struct event **ev)
+{
+	if (*ev)
+		event_free(*ev);
+	*ev = NULL;
+}

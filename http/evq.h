@@ -11,5 +11,7 @@
 void gh_evq_arm(struct event *timer, int ms);
 /* Add (ON) or delete EV, unless *WANTED already says so; *WANTED follows. */
 void gh_evq_want(struct event *ev, bool *wanted, bool on);
+/* Free *EV if there is one and leave it NULL (a connection's teardown, whole or half made). */
+void gh_evq_free(struct event **ev);
 
 #endif

@@ -562,12 +562,9 @@ static int adopt(gh_server_t *s, int fd, const struct sockaddr *sa, void *arg)
 	c->ev_write = event_new(s->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
 	c->ev_timer = event_new(s->base, -1, 0, on_timer, c);
 	if (!c->ev_read || !c->ev_write || !c->ev_timer || event_add(c->ev_read, NULL) < 0) {
-		if (c->ev_read)
-			event_free(c->ev_read);
-		if (c->ev_write)
-			event_free(c->ev_write);
-		if (c->ev_timer)
-			event_free(c->ev_timer);
+		gh_evq_free(&c->ev_read);
+		gh_evq_free(&c->ev_write);
+		gh_evq_free(&c->ev_timer);
 		gh_msg_free(&c->req);
 		gh_tls_conn_destroy(&c->tls);
 		if (a.len)

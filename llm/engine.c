@@ -18,15 +18,15 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_DEPTH 16	 /* batches in flight at most, whatever the executor holds */
-#define MAX_STOPS 16	 /* stop strings of one request */
+#define MAX_DEPTH    16	 /* batches in flight at most, whatever the executor holds */
+#define MAX_STOPS    16	 /* stop strings of one request */
 #define MAX_STOP_LEN 256 /* bytes in one */
-#define MAX_PIECE 512	 /* bytes of one token's text (longer ones are cut) */
+#define MAX_PIECE    512 /* bytes of one token's text (longer ones are cut) */
 
 typedef struct req req_t;
 struct req {
-	int id, slot;	 /* slot: the KV sequence, -1 while queued */
-	int32_t *tok;	 /* n_ctx of room: prompt, then generated */
+	int id, slot; /* slot: the KV sequence, -1 while queued */
+	int32_t *tok; /* n_ctx of room: prompt, then generated */
 	int ntok, nprompt, fed, inflight, cancelled;
 	int max_tokens, ngen, ignore_eos;
 	gl_sampler_t *smp;
@@ -70,7 +70,7 @@ struct gl_engine {
 	gl_batch_t bt;
 };
 
-static const char *const finish_names[] = { "stop", "length", "cancelled", "error" };
+static const char *const finish_names[] = {"stop", "length", "cancelled", "error"};
 
 const char *gl_finish_name(gl_finish_t f)
 {
@@ -84,16 +84,16 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-gl_engine_t *gl_engine_create(const gl_tok_t *tok, const gl_hparams_t *hp,
-			      const gl_exec_ops_t *ops, void *exec, const gl_engine_opts_t *o,
-			      gp_error_t *err)
+gl_engine_t *gl_engine_create(const gl_tok_t *tok, const gl_hparams_t *hp, const gl_exec_ops_t *ops,
+			      void *exec, const gl_engine_opts_t *o, gp_error_t *err)
 {
 	if (o->max_seqs < 1 || o->max_seqs > GL_MAX_BATCH_SEQS || o->max_batch_tokens < 1 ||
 	    o->n_ctx < 2 || hp->n_vocab < 1) {
 		errno = EINVAL;
-		gp_errprintf(err, "engine: bad options (max_seqs %d of 1..%d, max_batch_tokens %d, "
-				  "n_ctx %d)", o->max_seqs, GL_MAX_BATCH_SEQS,
-			     o->max_batch_tokens, o->n_ctx);
+		gp_errprintf(err,
+			     "engine: bad options (max_seqs %d of 1..%d, max_batch_tokens %d, "
+			     "n_ctx %d)",
+			     o->max_seqs, GL_MAX_BATCH_SEQS, o->max_batch_tokens, o->n_ctx);
 		return NULL;
 	}
 	gl_engine_t *e = calloc(1, sizeof *e);
@@ -240,11 +240,11 @@ static void finish(gl_engine_t *e, req_t *r, gl_finish_t why, const char *error)
 	}
 	double t = now_ms();
 	gl_usage_t u = {
-		.prompt_tokens = r->nprompt,
-		.completion_tokens = r->ngen,
-		.queue_ms = (r->t_start ? r->t_start : t) - r->t_submit,
-		.first_token_ms = r->t_first ? r->t_first - r->t_submit : 0,
-		.total_ms = t - r->t_submit,
+	    .prompt_tokens = r->nprompt,
+	    .completion_tokens = r->ngen,
+	    .queue_ms = (r->t_start ? r->t_start : t) - r->t_submit,
+	    .first_token_ms = r->t_first ? r->t_first - r->t_submit : 0,
+	    .total_ms = t - r->t_submit,
 	};
 	if (r->on_done)
 		r->on_done(r->arg, why, &u, error);
@@ -329,8 +329,8 @@ static int check_request(const gl_engine_t *e, const gl_request_t *q, gp_error_t
 				    q->nprompt, e->o.n_ctx);
 	for (int i = 0; i < q->nprompt; i++)
 		if (q->prompt[i] < 0 || q->prompt[i] >= e->hp.n_vocab)
-			return gp_errprintf(err, "prompt token %d (%d) is not in the vocabulary",
-					    i, (int)q->prompt[i]);
+			return gp_errprintf(err, "prompt token %d (%d) is not in the vocabulary", i,
+					    (int)q->prompt[i]);
 	if (q->max_tokens < 0)
 		return gp_errprintf(err, "max_tokens %d is negative", q->max_tokens);
 	if (gl_sample_check(&q->sp, &field) < 0)

@@ -71,8 +71,8 @@ static int x_submit(void *ctx, uint64_t id, const gl_batch_t *bt, gp_error_t *er
 			while (j-- > 0)
 				gl_kv_reserve(x->kv, bt->seq[j], old[j]);
 			errno = e;
-			return gp_errprintf(err, "exec: no KV space for sequence %d (%d tokens)", seq,
-					    want);
+			return gp_errprintf(err, "exec: no KV space for sequence %d (%d tokens)",
+					    seq, want);
 		}
 	}
 	x->bt = *bt;
@@ -115,4 +115,4 @@ static int x_free_tokens(void *ctx)
 	return gl_kv_free_blocks(x->kv) * gl_kv_block_size(x->kv);
 }
 
-const gl_exec_ops_t gl_exec_local_ops = { x_submit, x_wait, x_release, x_depth, x_free_tokens };
+const gl_exec_ops_t gl_exec_local_ops = {x_submit, x_wait, x_release, x_depth, x_free_tokens};

@@ -25,11 +25,13 @@ struct gl_fwd {
 	int max_tokens, kvd;
 	/* device activations */
 	float *x, *xn, *q, *k, *v, *att, *tmp, *gate, *up, *logits;
-	/* device ints: token ids, positions, slots, q_start, ctx_len, the block table */
-	int32_t *d_ids, *d_pos, *d_slots, *d_qstart, *d_ctx, *d_table;
-	size_t table_cap; /* int32s d_table holds */
-	/* host mirrors */
+	int32_t *d_ids; /* token ids (the embedding), then the head's rows */
+	/* a step's ints, packed on the host and sent in one copy: positions, slots, q_start,
+	 * ctx_len, the block table (the views below point into them, per batch) */
+	int32_t *h_ints, *d_ints;
+	size_t ints_cap;
 	int32_t *h_pos, *h_slots, *h_qstart, *h_ctx, *h_table;
+	int32_t *d_pos, *d_slots, *d_qstart, *d_ctx, *d_table;
 	int32_t *h_rows; /* the head's rows */
 	int max_blocks;	 /* this batch's table stride */
 };
@@ -74,15 +76,12 @@ gl_fwd_t *gl_fwd_create(gk_backend_t *b, const gl_hparams_t *hp, gl_weights_t *w
 		 dalloc(f, &f->tmp, T * D * 4) == 0 && dalloc(f, &f->gate, T * F * 4) == 0 &&
 		 dalloc(f, &f->up, T * F * 4) == 0 &&
 		 dalloc(f, &f->logits, hr * (size_t)hp->n_vocab * 4) == 0 &&
-		 dalloc(f, &f->d_ids, T * 4) == 0 && dalloc(f, &f->d_pos, T * 4) == 0 &&
-		 dalloc(f, &f->d_slots, T * 4) == 0 && dalloc(f, &f->d_qstart, (S + 1) * 4) == 0 &&
-		 dalloc(f, &f->d_ctx, S * 4) == 0;
-	f->h_pos = malloc(T * 4);
-	f->h_slots = malloc(T * 4);
-	f->h_qstart = malloc((S + 1) * 4);
-	f->h_ctx = malloc(S * 4);
+		 dalloc(f, &f->d_ids, T * 4) == 0;
+	f->ints_cap = 2 * T + 2 * S + 1 + 1024; /* room for a table of 1024 blocks at first */
+	ok = ok && dalloc(f, &f->d_ints, f->ints_cap * 4) == 0;
+	f->h_ints = malloc(f->ints_cap * 4);
 	f->h_rows = malloc(T * 4);
-	if (!ok || !f->h_pos || !f->h_slots || !f->h_qstart || !f->h_ctx || !f->h_rows) {
+	if (!ok || !f->h_ints || !f->h_rows) {
 		int e = errno ? errno : ENOMEM;
 		gp_errprintf(err, "forward: buffers for %d tokens: %s", max_tokens,
 			     gk_backend_error(b));
@@ -98,15 +97,11 @@ void gl_fwd_destroy(gl_fwd_t **fp)
 	if (!fp || !*fp)
 		return;
 	gl_fwd_t *f = *fp;
-	void *dev[] = { f->x, f->xn, f->q, f->k, f->v, f->att, f->tmp, f->gate, f->up, f->logits,
-			f->d_ids, f->d_pos, f->d_slots, f->d_qstart, f->d_ctx, f->d_table };
+	void *dev[] = {f->x,   f->xn,	f->q,  f->k,	  f->v,	    f->att,
+		       f->tmp, f->gate, f->up, f->logits, f->d_ids, f->d_ints};
 	for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
 		gk_dev_free(f->b, dev[i]);
-	free(f->h_pos);
-	free(f->h_slots);
-	free(f->h_qstart);
-	free(f->h_ctx);
-	free(f->h_table);
+	free(f->h_ints);
 	free(f->h_rows);
 	free(f);
 	*fp = NULL;
@@ -142,61 +137,83 @@ static int to_dev(gl_fwd_t *f, void *d, const void *h, size_t bytes, gp_error_t 
 	return 0;
 }
 
-/* Positions, slots, query starts, context lengths and block tables of the batch, on the device. */
+/* Room for TOTAL ints on both sides (it grows, doubling, the first times a table needs more). */
+static int ints_room(gl_fwd_t *f, size_t total, gp_error_t *err)
+{
+	if (total <= f->ints_cap)
+		return 0;
+	size_t cap = f->ints_cap;
+	while (cap < total)
+		cap *= 2;
+	int32_t *h = realloc(f->h_ints, cap * 4);
+	if (!h) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "forward: out of memory");
+	}
+	f->h_ints = h;
+	gk_dev_free(f->b, f->d_ints);
+	f->d_ints = NULL;
+	f->ints_cap = 0;
+	if (dalloc(f, &f->d_ints, cap * 4) < 0)
+		return kfail(f, "block table", err);
+	f->ints_cap = cap;
+	return 0;
+}
+
+/* The widest block table of the batch: the blocks each sequence holds, which may be more than
+ * this step's context needs (a sequence reserved ahead); -1 if one holds fewer than its context. */
+static int table_width(gl_fwd_t *f, const gl_batch_t *bt, gp_error_t *err)
+{
+	int maxb = 1, bs = gl_kv_block_size(f->kv);
+	for (int j = 0; j < bt->nseq; j++) {
+		int len = gl_kv_len(f->kv, bt->seq[j]);
+		if (len < bt->ctx[j]) {
+			errno = EINVAL;
+			return gp_errprintf(
+			    err, "forward: sequence %d holds %d tokens, the batch needs %d",
+			    bt->seq[j], len, bt->ctx[j]);
+		}
+		if ((len + bs - 1) / bs > maxb)
+			maxb = (len + bs - 1) / bs;
+	}
+	return maxb;
+}
+
+/* Positions, slots, query starts, context lengths and block tables of the batch, packed and put
+ * on the device in one copy. */
 static int prepare(gl_fwd_t *f, const gl_batch_t *bt, gp_error_t *err)
 {
-	int maxb = 1, t = 0, bs = gl_kv_block_size(f->kv);
+	int maxb = table_width(f, bt, err);
+	if (maxb < 0)
+		return -1;
+	size_t nt = (size_t)bt->ntok, ns = (size_t)bt->nseq, need = ns * (size_t)maxb;
+	size_t total = 2 * nt + 2 * ns + 1 + need;
+	if (ints_room(f, total, err) < 0)
+		return -1;
+	size_t off[5] = {0, nt, 2 * nt, 2 * nt + ns + 1, 2 * nt + 2 * ns + 1};
+	int32_t **h[5] = {&f->h_pos, &f->h_slots, &f->h_qstart, &f->h_ctx, &f->h_table};
+	int32_t **d[5] = {&f->d_pos, &f->d_slots, &f->d_qstart, &f->d_ctx, &f->d_table};
+	for (int i = 0; i < 5; i++) {
+		*h[i] = f->h_ints + off[i];
+		*d[i] = f->d_ints + off[i];
+	}
+	int t = 0;
 	for (int j = 0; j < bt->nseq; j++) {
 		int seq = bt->seq[j], start = bt->ctx[j] - bt->n[j];
-		if (gl_kv_len(f->kv, seq) < bt->ctx[j]) {
-			errno = EINVAL;
-			return gp_errprintf(err, "forward: sequence %d holds %d tokens, the batch "
-						 "needs %d", seq, gl_kv_len(f->kv, seq), bt->ctx[j]);
-		}
 		f->h_qstart[j] = t;
 		f->h_ctx[j] = bt->ctx[j];
 		for (int i = 0; i < bt->n[j]; i++, t++) {
 			f->h_pos[t] = start + i;
 			f->h_slots[t] = gl_kv_slot(f->kv, seq, start + i);
 		}
-		int nb = (bt->ctx[j] + bs - 1) / bs;
-		if (nb > maxb)
-			maxb = nb;
-	}
-	f->h_qstart[bt->nseq] = t;
-	size_t need = (size_t)bt->nseq * (size_t)maxb;
-	if (need > f->table_cap) {
-		size_t cap = f->table_cap ? f->table_cap : 1024;
-		while (cap < need)
-			cap *= 2;
-		int32_t *h = realloc(f->h_table, cap * 4);
-		if (!h) {
-			errno = ENOMEM;
-			return gp_errprintf(err, "forward: out of memory");
-		}
-		f->h_table = h;
-		gk_dev_free(f->b, f->d_table);
-		f->d_table = NULL;
-		f->table_cap = 0;
-		if (dalloc(f, &f->d_table, cap * 4) < 0)
-			return kfail(f, "block table", err);
-		f->table_cap = cap;
-	}
-	for (int j = 0; j < bt->nseq; j++) {
 		int32_t *row = f->h_table + (size_t)j * (size_t)maxb;
-		int n = gl_kv_blocks(f->kv, bt->seq[j], row, maxb);
-		for (int i = n < 0 ? 0 : n; i < maxb; i++)
+		int nb = gl_kv_blocks(f->kv, seq, row, maxb);
+		for (int i = nb < 0 ? 0 : nb; i < maxb; i++)
 			row[i] = 0; /* past its context: never read */
 	}
+	f->h_qstart[bt->nseq] = t;
 	f->max_blocks = maxb;
-	size_t T = (size_t)bt->ntok * 4, S = (size_t)bt->nseq * 4;
-	if (to_dev(f, f->d_pos, f->h_pos, T, err) < 0 ||
-	    to_dev(f, f->d_slots, f->h_slots, T, err) < 0 ||
-	    to_dev(f, f->d_qstart, f->h_qstart, S + 4, err) < 0 ||
-	    to_dev(f, f->d_ctx, f->h_ctx, S, err) < 0 ||
-	    to_dev(f, f->d_table, f->h_table, need * 4, err) < 0)
-		return -1;
-	return 0;
+	return to_dev(f, f->d_ints, f->h_ints, total * 4, err);
 }
 
 int gl_fwd_embed(gl_fwd_t *f, const gl_batch_t *bt, gp_error_t *err)
@@ -250,8 +267,8 @@ static int attention_part(gl_fwd_t *f, const gl_layer_t *ly, int li, int n)
 		return -1;
 	if (gk_rope(b, f->q, f->d_pos, n, hp->n_heads, hp->head_dim, hp->rot_dim, hp->rope_base,
 		    hp->rope_scale, hp->rope_neox, NULL) < 0 ||
-	    gk_rope(b, f->k, f->d_pos, n, hp->n_kv_heads, hp->head_dim, hp->rot_dim,
-		    hp->rope_base, hp->rope_scale, hp->rope_neox, NULL) < 0)
+	    gk_rope(b, f->k, f->d_pos, n, hp->n_kv_heads, hp->head_dim, hp->rot_dim, hp->rope_base,
+		    hp->rope_scale, hp->rope_neox, NULL) < 0)
 		return -1;
 	gk_dtype_t kt = gl_kv_type(f->kv);
 	void *kc = gl_kv_k(f->kv, li), *vc = gl_kv_v(f->kv, li);
@@ -269,13 +286,22 @@ static int layer(gl_fwd_t *f, const gl_batch_t *bt, const gl_layer_t *ly, int li
 	if (attention_part(f, ly, li, n) < 0)
 		return -1;
 	gk_attn_t a = {
-		.nseq = bt->nseq, .ntok = n, .q_start = f->d_qstart, .ctx_len = f->d_ctx,
-		.block_table = f->d_table, .max_blocks = f->max_blocks,
-		.block_size = gl_kv_block_size(f->kv), .n_heads = hp->n_heads,
-		.n_kv_heads = hp->n_kv_heads, .head_dim = hp->head_dim,
-		.scale = 1.0f / sqrtf((float)hp->head_dim), .kv_t = gl_kv_type(f->kv),
-		.k_cache = gl_kv_k(f->kv, li), .v_cache = gl_kv_v(f->kv, li), .q = f->q,
-		.out = f->att,
+	    .nseq = bt->nseq,
+	    .ntok = n,
+	    .q_start = f->d_qstart,
+	    .ctx_len = f->d_ctx,
+	    .block_table = f->d_table,
+	    .max_blocks = f->max_blocks,
+	    .block_size = gl_kv_block_size(f->kv),
+	    .n_heads = hp->n_heads,
+	    .n_kv_heads = hp->n_kv_heads,
+	    .head_dim = hp->head_dim,
+	    .scale = 1.0f / sqrtf((float)hp->head_dim),
+	    .kv_t = gl_kv_type(f->kv),
+	    .k_cache = gl_kv_k(f->kv, li),
+	    .v_cache = gl_kv_v(f->kv, li),
+	    .q = f->q,
+	    .out = f->att,
 	};
 	size_t nd = (size_t)n * (size_t)hp->dim, nf = (size_t)n * (size_t)hp->n_ff;
 	if (gk_attention(b, &a, NULL) < 0 || mm(f, &ly->o, f->att, n, f->tmp) < 0 ||
@@ -312,18 +338,18 @@ int gl_fwd_head(gl_fwd_t *f, const gl_batch_t *bt, float *logits, gp_error_t *er
 		for (int i = bt->all_logits ? 0 : bt->n[j] - 1; i < bt->n[j]; i++)
 			f->h_rows[nrows++] = t + i;
 	size_t D = (size_t)f->hp.dim, V = (size_t)f->hp.n_vocab;
-	/* the rows gathered into xn (all of them: one copy) */
-	if (nrows == bt->ntok) {
-		if (gk_copy(f->b, f->xn, f->x, (size_t)nrows * D * 4, GK_D2D) < 0)
-			return kfail(f, "copy", err);
-	} else {
-		for (int r = 0; r < nrows; r++)
-			if (gk_copy(f->b, f->xn + (size_t)r * D, f->x + (size_t)f->h_rows[r] * D,
-				    D * 4, GK_D2D) < 0)
-				return kfail(f, "copy", err);
+	/* the rows normed into xn: all of them straight from x, else gathered first by one
+	 * kernel (gk_qget_rows of f32 rows; d_ids is free once the embedding is done) */
+	const float *src = f->x;
+	if (nrows < bt->ntok) {
+		if (to_dev(f, f->d_ids, f->h_rows, (size_t)nrows * 4, err) < 0)
+			return -1;
+		if (gk_qget_rows(f->b, GK_Q_F32, f->x, bt->ntok, (int)D, f->d_ids, nrows, f->xn,
+				 NULL) < 0)
+			return kfail(f, "gather", err);
+		src = f->xn;
 	}
-	if (gk_rmsnorm(f->b, f->xn, f->xn, f->w->out_norm, nrows, (int)D, f->hp.norm_eps, NULL) <
-	    0)
+	if (gk_rmsnorm(f->b, f->xn, src, f->w->out_norm, nrows, (int)D, f->hp.norm_eps, NULL) < 0)
 		return kfail(f, "output norm", err);
 	int hr = f->max_tokens < HEAD_ROWS ? f->max_tokens : HEAD_ROWS;
 	for (int r = 0; r < nrows; r += hr) {

@@ -473,7 +473,7 @@ static int parse_counts(gl_gguf_t *g, cur_t *c, uint64_t *nt, uint64_t *nkv)
 /* Parse the buffer G->buf[0..G->buflen) of a file of G->file_size bytes. */
 static int parse(gl_gguf_t *g, cur_t *c)
 {
-	uint64_t nt, nkv;
+	uint64_t nt = 0, nkv = 0; /* set by parse_counts (gcc -O3 cannot see it) */
 	c->p = g->buf;
 	c->len = g->buflen < GL_GGUF_MAX_META ? g->buflen : GL_GGUF_MAX_META;
 	if (parse_counts(g, c, &nt, &nkv) < 0)
@@ -555,6 +555,16 @@ static gl_gguf_t *handle(int mode)
 	return g;
 }
 
+/* ERR's text after "'PATH': " (PATH NULL: as it is). Keeps errno. */
+static void prefix_path(gp_error_t *err, const char *path)
+{
+	if (err && path) {
+		char text[sizeof err->text];
+		snprintf(text, sizeof text, "%s", err->text);
+		gp_errprintf(err, "'%s': %s", path, text);
+	}
+}
+
 /* Parse G's buffer; on failure close G, keeping errno, prefixing ERR's text with WHERE. */
 static gl_gguf_t *finish(gl_gguf_t *g, const char *where, gp_error_t *err)
 {
@@ -566,11 +576,7 @@ static gl_gguf_t *finish(gl_gguf_t *g, const char *where, gp_error_t *err)
 		return g;
 	}
 	int e = errno;
-	if (err && where) {
-		char text[sizeof err->text];
-		snprintf(text, sizeof text, "%s", err->text);
-		gp_errprintf(err, "'%s': %s", where, text);
-	}
+	prefix_path(err, where);
 	gl_gguf_close(&g);
 	errno = e;
 	return NULL;
@@ -664,15 +670,18 @@ gl_gguf_t *gl_gguf_open_header(const char *path, gp_error_t *err)
 	size_t want = HEADER_FIRST_READ < limit ? HEADER_FIRST_READ : (size_t)limit;
 	for (;;) {
 		gl_gguf_t *g = handle(MODE_HEADER);
-		uint8_t *b = g ? read_prefix(fd, want, path, err) : NULL;
-		if (!b) {
-			int e = g ? errno : ENOMEM;
+		if (!g) {
+			close(fd);
+			errno = ENOMEM;
+			return gp_errprintf(err, "out of memory"), NULL;
+		}
+		if (!(g->buf = read_prefix(fd, want, path, err))) {
+			int e = errno;
 			free(g);
 			close(fd);
 			errno = e;
-			return g ? NULL : (gp_errprintf(err, "out of memory"), NULL);
+			return NULL;
 		}
-		g->buf = b;
 		g->buflen = want;
 		g->file_size = size;
 		cur_t c = {.err = err};
@@ -680,15 +689,12 @@ gl_gguf_t *gl_gguf_open_header(const char *path, gp_error_t *err)
 			g->fd = fd;
 			return g;
 		}
-		int e = errno;
+		/* a parse that ran off a prefix shorter than the file: read twice as much */
+		int e = errno, again = c.short_buf && want < limit;
 		gl_gguf_close(&g);
-		if (!c.short_buf || want >= limit) {
+		if (!again) {
 			close(fd);
-			char text[sizeof err->text];
-			if (err) {
-				snprintf(text, sizeof text, "%s", err->text);
-				gp_errprintf(err, "'%s': %s", path, text);
-			}
+			prefix_path(err, path);
 			errno = e;
 			return NULL;
 		}

@@ -18,8 +18,8 @@ struct gl_kv {
 	gk_backend_t *b;
 	int n_layers, n_blocks, block_size, row, max_seqs;
 	gk_dtype_t kv_t;
-	void **k, **v;	/* n_layers pools each */
-	int32_t *free;	/* a stack of free block ids */
+	void **k, **v; /* n_layers pools each */
+	int32_t *free; /* a stack of free block ids */
 	int nfree;
 	kv_seq_t *seqs;
 	int32_t *blk_mem; /* max_seqs x n_blocks: the sequences' block lists */
@@ -40,18 +40,23 @@ gl_kv_t *gl_kv_create(gk_backend_t *b, int n_layers, int n_blocks, int block_siz
 		      gk_dtype_t kv_t, int max_seqs, gp_error_t *err)
 {
 	if (n_layers < 0 || n_blocks <= 0 || block_size <= 0 || row <= 0 || max_seqs <= 0 ||
-	    (kv_t != GK_F32 && kv_t != GK_F16) ||
-	    (int64_t)n_blocks * block_size > INT32_MAX) {
+	    (kv_t != GK_F32 && kv_t != GK_F16) || (int64_t)n_blocks * block_size > INT32_MAX) {
 		errno = EINVAL;
-		gp_errprintf(err, "kv cache: bad shape (%d layers, %d blocks of %d, row %d, %d seqs)",
+		gp_errprintf(err,
+			     "kv cache: bad shape (%d layers, %d blocks of %d, row %d, %d seqs)",
 			     n_layers, n_blocks, block_size, row, max_seqs);
 		return NULL;
 	}
 	gl_kv_t *kv = calloc(1, sizeof *kv);
 	if (!kv)
 		goto nomem;
-	*kv = (gl_kv_t){ .b = b, .n_layers = n_layers, .n_blocks = n_blocks,
-			 .block_size = block_size, .row = row, .max_seqs = max_seqs, .kv_t = kv_t };
+	*kv = (gl_kv_t){.b = b,
+			.n_layers = n_layers,
+			.n_blocks = n_blocks,
+			.block_size = block_size,
+			.row = row,
+			.max_seqs = max_seqs,
+			.kv_t = kv_t};
 	kv->k = calloc((size_t)n_layers + 1, sizeof *kv->k);
 	kv->v = calloc((size_t)n_layers + 1, sizeof *kv->v);
 	kv->free = malloc((size_t)n_blocks * sizeof *kv->free);

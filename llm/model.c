@@ -24,8 +24,8 @@ static const struct {
 	int rope_neox;
 	float eps; /* when the file has none */
 } archs[] = {
-	{ "llama", GL_ARCH_LLAMA, 0, 1e-5f },
-	{ "qwen2", GL_ARCH_QWEN2, 1, 1e-6f },
+    {"llama", GL_ARCH_LLAMA, 0, 1e-5f},
+    {"qwen2", GL_ARCH_QWEN2, 1, 1e-6f},
 };
 
 /* An integer key ARCH.SUFFIX into *V: required, or DEF when absent (DEF < 0: required). */
@@ -60,7 +60,8 @@ static int get_float(const gl_gguf_t *g, const char *arch, const char *suffix, f
 	return 0;
 }
 
-/* The file's rope scaling: none, or linear (1 / factor); another kind is refused. */
+/* The file's rope scaling: none, or linear (1 / factor; older files: rope.scale_linear);
+ * another kind is refused. */
 static int read_rope_scaling(const gl_gguf_t *g, const char *arch, gl_hparams_t *hp,
 			     gp_error_t *err)
 {
@@ -70,10 +71,17 @@ static int read_rope_scaling(const gl_gguf_t *g, const char *arch, gl_hparams_t 
 	float factor = 1.0f;
 	hp->rope_scale = 1.0f;
 	snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
-	if (gl_gguf_get_str(g, key, &type, &len) < 0 || strcmp(type, "none") == 0)
+	if (gl_gguf_get_str(g, key, &type, &len) < 0) {
+		snprintf(key, sizeof key, "%s.rope.scale_linear", arch);
+		if (gl_gguf_get_f32(g, key, &factor) < 0)
+			return 0;
+		type = "linear";
+	} else if (strcmp(type, "none") == 0) {
 		return 0;
-	snprintf(key, sizeof key, "%s.rope.scaling.factor", arch);
-	gl_gguf_get_f32(g, key, &factor);
+	} else {
+		snprintf(key, sizeof key, "%s.rope.scaling.factor", arch);
+		gl_gguf_get_f32(g, key, &factor);
+	}
 	if (strcmp(type, "linear") != 0 || !(factor >= 1.0f && factor <= 1024.0f)) {
 		errno = ENOTSUP;
 		return gp_errprintf(err, "model: rope scaling '%s' (factor %g) is not supported",
@@ -90,26 +98,39 @@ static int read_shape(const gl_gguf_t *g, const char *a, gl_hparams_t *hp, gp_er
 	    get_int(g, a, "block_count", -1, MAX_LAYERS, &hp->n_layers, err) < 0 ||
 	    get_int(g, a, "feed_forward_length", -1, MAX_FF, &hp->n_ff, err) < 0 ||
 	    get_int(g, a, "attention.head_count", -1, MAX_HEADS, &hp->n_heads, err) < 0 ||
-	    get_int(g, a, "attention.head_count_kv", hp->n_heads, MAX_HEADS, &hp->n_kv_heads,
-		    err) < 0)
+	    get_int(g, a, "attention.head_count_kv", hp->n_heads, MAX_HEADS, &hp->n_kv_heads, err) <
+		0)
 		return -1;
 	errno = EINVAL;
 	if (hp->dim % hp->n_heads)
 		return gp_errprintf(err, "model: embedding length %d is not a multiple of %d heads",
 				    hp->dim, hp->n_heads);
 	hp->head_dim = hp->dim / hp->n_heads;
+	int key_len;
+	if (get_int(g, a, "attention.key_length", hp->head_dim, MAX_DIM, &key_len, err) < 0)
+		return -1;
+	if (key_len != hp->head_dim) { /* Mistral Nemo's: q is not dim wide */
+		errno = ENOTSUP;
+		return gp_errprintf(err,
+				    "model: heads of %d values (key_length) in a width of %d "
+				    "are not supported",
+				    key_len, hp->dim);
+	}
 	if (hp->n_heads % hp->n_kv_heads)
 		return gp_errprintf(err, "model: %d heads are not a multiple of %d kv heads",
 				    hp->n_heads, hp->n_kv_heads);
-	if (get_int(g, a, "rope.dimension_count", hp->head_dim, hp->head_dim, &hp->rot_dim, err) < 0)
+	if (get_int(g, a, "rope.dimension_count", hp->head_dim, hp->head_dim, &hp->rot_dim, err) <
+	    0)
 		return -1;
 	if (hp->rot_dim % 2)
 		return gp_errprintf(err, "model: rope dimension %d is odd", hp->rot_dim);
 	get_float(g, a, "rope.freq_base", 10000.0f, &hp->rope_base);
 	if (!(hp->rope_base > 1.0f && hp->rope_base < 1e12f))
-		return gp_errprintf(err, "model: rope base %g is out of range", (double)hp->rope_base);
+		return gp_errprintf(err, "model: rope base %g is out of range",
+				    (double)hp->rope_base);
 	if (!(hp->norm_eps > 0.0f && hp->norm_eps < 1.0f))
-		return gp_errprintf(err, "model: rms epsilon %g is out of range", (double)hp->norm_eps);
+		return gp_errprintf(err, "model: rms epsilon %g is out of range",
+				    (double)hp->norm_eps);
 	return read_rope_scaling(g, a, hp, err);
 }
 
@@ -126,9 +147,11 @@ static int check_tensor(const gl_gguf_t *g, const char *name, int d0, int d1, in
 		return gp_errprintf(err, "model: tensor '%s' is missing", name);
 	}
 	int nd = d1 ? 2 : 1;
-	if (t->ndims != nd || t->dims[0] != (uint64_t)d0 || (nd == 2 && t->dims[1] != (uint64_t)d1)) {
+	if (t->ndims != nd || t->dims[0] != (uint64_t)d0 ||
+	    (nd == 2 && t->dims[1] != (uint64_t)d1)) {
 		errno = EINVAL;
-		return gp_errprintf(err, "model: tensor '%s' is not %d x %d", name, d0, d1 ? d1 : 1);
+		return gp_errprintf(err, "model: tensor '%s' is not %d x %d", name, d0,
+				    d1 ? d1 : 1);
 	}
 	int vec_ok = t->type == GK_Q_F32 || t->type == GK_Q_F16 || t->type == GK_Q_BF16;
 	if ((nd == 1 && !vec_ok) || (nd == 2 && gk_qtype_row_bytes(t->type, (size_t)d0) == 0)) {
@@ -146,12 +169,18 @@ static int check_layer(const gl_gguf_t *g, const gl_hparams_t *hp, int l, gp_err
 		const char *suffix;
 		int d0, d1, optional;
 	} need[] = {
-		{ "attn_norm.weight", hp->dim, 0, 0 },	   { "attn_q.weight", hp->dim, hp->dim, 0 },
-		{ "attn_k.weight", hp->dim, kvd, 0 },	   { "attn_v.weight", hp->dim, kvd, 0 },
-		{ "attn_output.weight", hp->dim, hp->dim, 0 }, { "ffn_norm.weight", hp->dim, 0, 0 },
-		{ "ffn_gate.weight", hp->dim, hp->n_ff, 0 }, { "ffn_up.weight", hp->dim, hp->n_ff, 0 },
-		{ "ffn_down.weight", hp->n_ff, hp->dim, 0 }, { "attn_q.bias", hp->dim, 0, !qwen },
-		{ "attn_k.bias", kvd, 0, !qwen },	     { "attn_v.bias", kvd, 0, !qwen },
+	    {"attn_norm.weight", hp->dim, 0, 0},
+	    {"attn_q.weight", hp->dim, hp->dim, 0},
+	    {"attn_k.weight", hp->dim, kvd, 0},
+	    {"attn_v.weight", hp->dim, kvd, 0},
+	    {"attn_output.weight", hp->dim, hp->dim, 0},
+	    {"ffn_norm.weight", hp->dim, 0, 0},
+	    {"ffn_gate.weight", hp->dim, hp->n_ff, 0},
+	    {"ffn_up.weight", hp->dim, hp->n_ff, 0},
+	    {"ffn_down.weight", hp->n_ff, hp->dim, 0},
+	    {"attn_q.bias", hp->dim, 0, !qwen},
+	    {"attn_k.bias", kvd, 0, !qwen},
+	    {"attn_v.bias", kvd, 0, !qwen},
 	};
 	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
 		char name[96];
@@ -176,8 +205,8 @@ int gl_hparams_read(const gl_gguf_t *g, gl_hparams_t *hp, gp_error_t *err)
 		ai++;
 	if (ai == sizeof archs / sizeof archs[0]) {
 		errno = ENOTSUP;
-		return gp_errprintf(err, "model: architecture '%.64s' is not supported (llama, qwen2)",
-				    a);
+		return gp_errprintf(
+		    err, "model: architecture '%.64s' is not supported (llama, qwen2)", a);
 	}
 	hp->arch = archs[ai].arch;
 	hp->rope_neox = archs[ai].rope_neox;
@@ -340,7 +369,8 @@ static int load_vec(loader_t *L, const char *name, float **v)
 		if (*v && gk_copy(L->b, *v, f, n * sizeof *f, GK_H2D) == 0)
 			rc = 0;
 		else if (*v)
-			gp_errprintf(L->err, "model: copy of '%s': %s", name, gk_backend_error(L->b));
+			gp_errprintf(L->err, "model: copy of '%s': %s", name,
+				     gk_backend_error(L->b));
 	}
 	free(raw);
 	free(f);
@@ -354,12 +384,18 @@ static int load_layer(loader_t *L, int l, gl_layer_t *ly)
 		gl_mat_t *m;
 		float **v;
 	} parts[] = {
-		{ "attn_norm.weight", NULL, &ly->attn_norm }, { "attn_q.weight", &ly->q, NULL },
-		{ "attn_k.weight", &ly->k, NULL },	      { "attn_v.weight", &ly->v, NULL },
-		{ "attn_q.bias", NULL, &ly->bq },	      { "attn_k.bias", NULL, &ly->bk },
-		{ "attn_v.bias", NULL, &ly->bv },	      { "attn_output.weight", &ly->o, NULL },
-		{ "ffn_norm.weight", NULL, &ly->ffn_norm },   { "ffn_gate.weight", &ly->gate, NULL },
-		{ "ffn_up.weight", &ly->up, NULL },	      { "ffn_down.weight", &ly->down, NULL },
+	    {"attn_norm.weight", NULL, &ly->attn_norm},
+	    {"attn_q.weight", &ly->q, NULL},
+	    {"attn_k.weight", &ly->k, NULL},
+	    {"attn_v.weight", &ly->v, NULL},
+	    {"attn_q.bias", NULL, &ly->bq},
+	    {"attn_k.bias", NULL, &ly->bk},
+	    {"attn_v.bias", NULL, &ly->bv},
+	    {"attn_output.weight", &ly->o, NULL},
+	    {"ffn_norm.weight", NULL, &ly->ffn_norm},
+	    {"ffn_gate.weight", &ly->gate, NULL},
+	    {"ffn_up.weight", &ly->up, NULL},
+	    {"ffn_down.weight", &ly->down, NULL},
 	};
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
 		char name[96];
@@ -389,8 +425,8 @@ gl_weights_t *gl_weights_load(gk_backend_t *b, const gl_gguf_t *g, const gl_hpar
 	w->b = b;
 	w->first = first;
 	w->last = last;
-	loader_t L = { .b = b, .g = g, .w = w, .err = err,
-		       .direct = strcmp(gk_backend_name(b), "cpu") == 0 };
+	loader_t L = {
+	    .b = b, .g = g, .w = w, .err = err, .direct = strcmp(gk_backend_name(b), "cpu") == 0};
 	int rc = 0;
 	for (int l = first; l < last && rc == 0; l++)
 		rc = load_layer(&L, l, &w->layers[l - first]);

@@ -19,8 +19,8 @@ struct gl_sampler {
 	gl_sample_params_t p;
 	int n_vocab;
 	uint64_t rng[4];
-	cand_t *cand;	  /* n_vocab candidates */
-	uint32_t *stamp;  /* n_vocab: the call that last penalised each token */
+	cand_t *cand;	 /* n_vocab candidates */
+	uint32_t *stamp; /* n_vocab: the call that last penalised each token */
 	uint32_t ncalls;
 };
 
@@ -198,6 +198,22 @@ static void keep_top_k(cand_t *c, int n, int k)
 	qsort(c, (size_t)k, sizeof *c, cand_cmp);
 }
 
+/* Sort the best candidates, as few as hold MASS between them: the 64 best (quickselect, then a
+ * sort of those), 256, ... until they do, else all. The prefix is the same as a full sort's
+ * (cand_cmp is a total order), at a cost of about one pass when the distribution is peaked. */
+static void sort_until(cand_t *c, int n, double mass)
+{
+	for (int k = 64; k < n; k *= 4) {
+		keep_top_k(c, n, k);
+		double acc = 0;
+		for (int i = 0; i < k; i++)
+			acc += c[i].logit;
+		if (acc >= mass)
+			return;
+	}
+	qsort(c, (size_t)n, sizeof *c, cand_cmp);
+}
+
 int32_t gl_sampler_next(gl_sampler_t *s, float *logits, const int32_t *hist, int nhist)
 {
 	int n = s->n_vocab;
@@ -225,11 +241,11 @@ int32_t gl_sampler_next(gl_sampler_t *s, float *logits, const int32_t *hist, int
 	for (int i = 0; i < n; i++)
 		c[i].logit = expf(c[i].logit - maxl);
 	if (s->p.top_p < 1.0f) {
-		if (!sorted)
-			qsort(c, (size_t)n, sizeof *c, cand_cmp);
 		double total = 0, acc = 0;
 		for (int i = 0; i < n; i++)
 			total += c[i].logit;
+		if (!sorted)
+			sort_until(c, n, s->p.top_p * total);
 		int keep = 1;
 		for (acc = c[0].logit; keep < n && acc < s->p.top_p * total; keep++)
 			acc += c[keep].logit;

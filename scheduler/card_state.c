@@ -1,3 +1,5 @@
+/* card_state.c - the part of each card gschedd owns (drained, failed, grade), kept across
+ * the agent's registrations and reports (card_state.h) */
 #include "scheduler/card_state.h"
 
 #include <stdint.h>

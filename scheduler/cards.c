@@ -1,3 +1,5 @@
+/* cards.c - what a job asks of graphics cards, and which cards of a node can serve it
+ * (cards.h) */
 #include "scheduler/cards.h"
 
 #include <fnmatch.h>

@@ -1,3 +1,5 @@
+/* client.c - gschedd's handlers for the requests of the user commands (gsub, gstat, gcancel,
+ * gnodes, glogs, gpool), each acting as the credential's uid (client.h) */
 #include "scheduler/client.h"
 #include "scheduler/core.h"
 #include "scheduler/commit.h"

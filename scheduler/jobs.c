@@ -1,3 +1,5 @@
+/* jobs.c - the job table, the pending queue in priority order and the job state machine
+ * (jobs.h) */
 #include "scheduler/jobs.h"
 #include "scheduler/card_memory.h"
 #include "scheduler/service.h"

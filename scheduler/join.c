@@ -1,3 +1,5 @@
+/* join.c - gschedd's side of `gpool join`: handing a sealed bundle to a joining PC once,
+ * rate-limited, and sweeping expired ones (join.h) */
 #include "scheduler/join.h"
 
 #include <dirent.h>

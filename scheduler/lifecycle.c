@@ -1,3 +1,5 @@
+/* lifecycle.c - every change of a job's state, so each job reaches exactly one final state
+ * and at most one attempt runs at a time (lifecycle.h) */
 #include "scheduler/lifecycle.h"
 #include "scheduler/owner.h"
 #include "scheduler/steps.h"

@@ -1,3 +1,5 @@
+/* net.c - gschedd's ROUTER socket: cheap checks (size, a rate per address) before an
+ * envelope is opened, refusals logged and answered, opened messages passed on (net.h) */
 #include "scheduler/net.h"
 
 #include <errno.h>

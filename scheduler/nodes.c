@@ -1,3 +1,5 @@
+/* nodes.c - the agents gschedd knows: registration, each node's cards, CPUs, drain and
+ * membership; nodes are never removed, so an index stays valid (nodes.h) */
 #include "scheduler/nodes.h"
 
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+/* output.c - each job's stdout and stderr as the agents stream them, kept in files under
+ * the state directory, and the log queries that read them (output.h) */
 #include "scheduler/output.h"
 #include "scheduler/events.h"
 

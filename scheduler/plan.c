@@ -1,3 +1,5 @@
+/* plan.c - placement: jobs in priority order, each all or nothing, with an EASY backfill
+ * reservation for the first job that cannot start (plan.h) */
 #include "scheduler/plan.h"
 #include "scheduler/identity.h"
 

@@ -1,3 +1,5 @@
+/* rdv.c - the rendezvous of a job's ranks (libgcomm's "gpool" rendezvous): put, get and
+ * fence of small blobs while a communicator is made (rdv.h) */
 #include "scheduler/rdv.h"
 #include "scheduler/events.h"
 

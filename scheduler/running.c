@@ -1,3 +1,5 @@
+/* running.c - the set of running and completing jobs, so periodic work does not walk the
+ * whole job table (running.h) */
 #include "scheduler/running.h"
 
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+/* store.c - gschedd's durable state in SQLite: the schema, group commit, the rows of jobs,
+ * nodes, cards and chunk grants, and each commit's changes for replication (store.h) */
 /* the session extension records each commit's changes for replication (repl.h) */
 #define SQLITE_ENABLE_SESSION
 #define SQLITE_ENABLE_PREUPDATE_HOOK

@@ -208,34 +208,26 @@ static int set_no_overlap(void *ctx, const char *a, gp_error_t *err)
 	return 0;
 }
 
+/* gp_opt_onoff with gtrain's name ahead of its message, as gtrain's other errors read */
+static int onoff(int *out, const char *a, const char *what, gp_error_t *err)
+{
+	int rc = gp_opt_onoff(out, a, what, err);
+	if (rc == 0 || !err)
+		return rc;
+	char text[sizeof(err->text)];
+	snprintf(text, sizeof(text), "%s", err->text);
+	errno = EINVAL;
+	return gp_errprintf(err, "gtrain: %s", text);
+}
+
 static int set_overlap(void *ctx, const char *a, gp_error_t *err)
 {
-	static const struct {
-		const char *name;
-		int v;
-	} tab[] = {{"auto", -1}, {"on", 1}, {"off", 0}};
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
-		if (!strcmp(a, tab[i].name)) {
-			C(ctx)->overlap = tab[i].v;
-			return 0;
-		}
-	errno = EINVAL;
-	return gp_errprintf(err, "gtrain: invalid overlap '%s' (auto, on, off)", a);
+	return onoff(&C(ctx)->overlap, a, "overlap", err);
 }
 
 static int set_overlap_optimizer(void *ctx, const char *a, gp_error_t *err)
 {
-	static const struct {
-		const char *name;
-		int v;
-	} tab[] = {{"auto", -1}, {"on", 1}, {"off", 0}};
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
-		if (!strcmp(a, tab[i].name)) {
-			C(ctx)->overlap_optimizer = tab[i].v;
-			return 0;
-		}
-	errno = EINVAL;
-	return gp_errprintf(err, "gtrain: invalid optimizer overlap '%s' (auto, on, off)", a);
+	return onoff(&C(ctx)->overlap_optimizer, a, "optimizer overlap", err);
 }
 
 static int set_fresh(void *ctx, const char *a, gp_error_t *err)

@@ -5,7 +5,7 @@
 #   2. `gstat --json` (one process, one MUNGE-authenticated request) run K times in a row
 #      (per-call p50/p99) and by P loops at once for K calls (calls/s).
 # Both return every one of the N jobs. Raw output goes to stdout (commit it under
-# bench/api/results/).  usage: bench/api/rest-listing.sh [N] [C] [D] [K] [P]
+# bench/results/api/).  usage: bench/api/rest-listing.sh [N] [C] [D] [K] [P]
 set -euo pipefail
 N=${1:-10000}
 C=${2:-8}

@@ -4,7 +4,7 @@
 # (deploy/gpool-cluster), run the ring ceiling, Open MPI (three ways) and gloo on its hosts,
 # and gcomm-bench as a gsub job (one rank per host) — all in one run-side-by-side.sh run, so
 # the ratios compare peers measured minutes apart under the same load. Needs root.
-# Results: bench/comm/results/<time>-n<N>/ (compare.txt, busbw.png, every peer's rows).
+# Results: bench/results/comm/<time>-n<N>/ (compare.txt, busbw.png, every peer's rows).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)

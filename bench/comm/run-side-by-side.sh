@@ -7,7 +7,7 @@
 #   run-side-by-side.sh --hosts NS:IP,NS:IP,... [options] existing namespaces (e.g. gpool-cluster's
 #                                                         gp-h1:198.18.0.11,gp-h2:198.18.0.12,...)
 # Options:
-#   --out DIR            results directory (default bench/comm/results/<UTC time>-n<N>)
+#   --out DIR            results directory (default bench/results/comm/<UTC time>-n<N>)
 #   --peers LIST         subset of ceiling,mpi-ob1,mpi-yield,mpi-ucx,gloo,gcomm (default: all)
 #   --min B --max B      sizes (8, 256M), doubling
 #   --iters N --warmup N --min-iters N --size-time S
@@ -94,7 +94,7 @@ cleanup_netns() {
 trap cleanup_netns EXIT
 trap 'echo "run-side-by-side.sh: interrupted" >&2; exit 130' INT TERM
 
-[ -n "$OUT" ] || OUT=$HERE/results/$(date -u +%Y%m%d-%H%M%S)-n$NH
+[ -n "$OUT" ] || OUT=$HERE/../results/comm/$(date -u +%Y%m%d-%H%M%S)-n$NH
 mkdir -p "$OUT" || exit 1
 OUT=$(cd "$OUT" && pwd)
 LOG=$OUT/run.log

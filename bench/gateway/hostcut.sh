@@ -16,7 +16,7 @@
 # sent after the cut, the requests in flight at the cut (worst latency, failures), those sent
 # after it that stalled (over STALL_MS) or failed; the steps back to 3 replicas from
 # gschedd's and ggated's logs and a 0.1 s gstat poll. Raw output:
-# bench/results/hostcut-<date>.log. As root, under the netns lock:
+# bench/results/gateway/hostcut-<date>.log. As root, under the netns lock:
 #   flock /tmp/gpool-netns.lock bench/gateway/hostcut.sh [TRIALS]
 # NGINX=0 leaves the rival out; GGATED_ARGS adds ggated options.
 set -u
@@ -30,10 +30,10 @@ CLIENTS=${CLIENTS:-4} PACE=${PACE:-10} STALL_MS=${STALL_MS:-200}
 SPORT=17970 GWPORT=18970 NGPORT=18971
 [ "$(id -u)" = 0 ] || { echo "hostcut.sh: needs root (network namespaces)"; exit 77; }
 export TZ=UTC # the daemons' log stamps and hostcut.py's reading of them
-OUT=$SRC/bench/results/hostcut-$(date +%Y%m%d-%H%M).log
+OUT=$SRC/bench/results/gateway/hostcut-$(date +%Y%m%d-%H%M).log
 DIR=$(mktemp -d /tmp/gpool-bench-cut.XXXXXX)
 chmod 755 "$DIR"
-mkdir -p "$SRC/bench/results"
+mkdir -p "$SRC/bench/results/gateway"
 exec > >(tee "$OUT") 2>&1
 echo "# bench/gateway/hostcut.sh $TRIALS $(date -u +%FT%TZ) on $(hostname), $(nproc) CPUs, $(/usr/sbin/nginx -v 2>&1)"
 echo "# node_timeout $NT, heartbeat_interval $HB; $CLIENTS connections a path, a GET every $PACE ms each; stalled: over $STALL_MS ms"

@@ -2,7 +2,7 @@
 # probe-tail.sh: one look at ggated's p99 tail with 2 replicas, by hand: a --loopback cluster
 # with a 2-replica nginx service (as bench/gateway.sh), the replica workers' CPU affinity and
 # cgroups, wrk -c16 through ggated, ggated's /metrics. As root, under
-# flock /tmp/gpool-netns.lock. Raw output of its one run: bench/results/gateway-probe-*.log.
+# flock /tmp/gpool-netns.lock. Raw output of its one run: bench/results/gateway/gateway-probe-*.log.
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${GPOOL_BIN_DIR:-$SRC/build/bin}

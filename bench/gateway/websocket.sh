@@ -9,7 +9,7 @@
 #   rtt   COUNT round trips of a 32-byte message, one at a time: p50 and p99 in microseconds
 #   tput  SECONDS of 64 KiB messages echoed, 8 in flight: MB/s one way
 #   down  64 MiB streamed from the replica to the client: MB/s
-# A summary (median, min-max) ends the log. Raw output: bench/results/websocket-<date>.log.
+# A summary (median, min-max) ends the log. Raw output: bench/results/gateway/websocket-<date>.log.
 # Needs root, nginx, a build.
 #   bench/gateway/websocket.sh [REPS [COUNT [SECONDS]]]
 set -u
@@ -20,11 +20,11 @@ BIN=${GPOOL_BIN_DIR:-$SRC/build/bin}
 REPS=${1:-5}
 COUNT=${2:-2000}
 SECS=${3:-5}
-OUT=$SRC/bench/results/websocket-$(date +%Y%m%d-%H%M).log
+OUT=$SRC/bench/results/gateway/websocket-$(date +%Y%m%d-%H%M).log
 DIR=$(mktemp -d /tmp/gpool-bench-ws.XXXXXX)
 chmod 755 "$DIR"
 SPORT=17970 GWPORT=18970 GWSPORT=18971 NGPORT=18972
-mkdir -p "$SRC/bench/results"
+mkdir -p "$SRC/bench/results/gateway"
 exec > >(tee "$OUT") 2>&1
 echo "# bench/gateway/websocket.sh $(date -u +%FT%TZ) on $(hostname), $(nproc) CPUs, $(/usr/sbin/nginx -v 2>&1), $(/usr/bin/python3 --version)"
 echo "# load average: $(cat /proc/loadavg)"

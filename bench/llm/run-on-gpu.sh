@@ -35,7 +35,7 @@ if want build; then
 fi
 if want test; then
 	log "gk-test cuda"
-	(cd "$BUILD/kernels" && timeout 300 ./gk-test cuda) >"$OUT/gk-test-cuda.log" 2>&1
+	(cd "$BUILD/kernels" && timeout 100 ./gk-test cuda) >"$OUT/gk-test-cuda.log" 2>&1
 	echo "gk-test cuda rc=$?"
 	grep -iE 'fail|llm|qmatmul|attention|rope|rmsnorm|passed' "$OUT/gk-test-cuda.log" | head -60
 fi
@@ -51,12 +51,12 @@ fi
 if want bench; then
 	for t in f16 q4_0; do
 		log "llm-bench $SHAPE $t"
-		timeout 300 "$BUILD/llm-bench" "$MODELS/$SHAPE-$t.gguf" --backend cuda ${BENCH_ARGS:-} 2>&1 | tee "$OUT/llm-bench-$t.log"
+		timeout 120 "$BUILD/llm-bench" "$MODELS/$SHAPE-$t.gguf" --backend cuda ${BENCH_ARGS:-} 2>&1 | tee "$OUT/llm-bench-$t.log"
 	done
 fi
 if want torch; then
 	log "torch_bench $SHAPE f16"
-	PYTHONUNBUFFERED=1 timeout 400 python3 "$TREE/bench/llm/torch_bench.py" "$MODELS/$SHAPE-f16.gguf" ${TORCH_ARGS:-} 2>&1 |
+	PYTHONUNBUFFERED=1 timeout 260 python3 "$TREE/bench/llm/torch_bench.py" "$MODELS/$SHAPE-f16.gguf" ${TORCH_ARGS:-} 2>&1 |
 		grep -vE 'Warning|warn\(' | tee "$OUT/torch-bench.log"
 fi
 log done

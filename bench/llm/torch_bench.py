@@ -2,8 +2,9 @@
 """torch_bench.py - the rival on the same card and the same weights: a llama-family model read
 from a GGUF file (f16 weights) into PyTorch on CUDA, the forward pass a practitioner writes today
 (f16 weights, a static KV cache preallocated for the context, scaled_dot_product_attention),
-timed eager and under torch.compile (mode "max-autotune-no-cudagraphs" and "reduce-overhead",
-which captures CUDA graphs). Prints one line per measure, as llm-bench does:
+timed eager and under torch.compile (the default mode, and "reduce-overhead", which captures
+CUDA graphs; --compile-batches says at which batch sizes, each a compile of its own). Prints
+one line per measure, as llm-bench does:
   prefill N tokens: ... tokens/s
   decode batch B (eager|compile): ... tokens/s (... ms a step)
 Usage: torch_bench.py MODEL.gguf [--prefill 512] [--prompt 128] [--decode 64] [--batches 1,8,32]
@@ -128,6 +129,8 @@ def main():
     ap.add_argument('--decode', type=int, default=64)
     ap.add_argument('--batches', default='1,8,32')
     ap.add_argument('--no-compile', action='store_true')
+    ap.add_argument('--compile-batches', default='1',
+                    help='batches timed compiled (each is a compile of a minute or more)')
     a = ap.parse_args()
     batches = [int(x) for x in a.batches.split(',')]
     dev = torch.device('cuda')
@@ -145,10 +148,11 @@ def main():
         print(f'prefill {a.prefill} tokens (eager): {best * 1e3:.1f} ms, {a.prefill / best:.0f} tokens/s')
         modes = [('eager', m.forward)]
         if not a.no_compile:
-            modes.append(('compile', torch.compile(m.forward, mode='max-autotune-no-cudagraphs', dynamic=False)))
+            modes.append(('compile', torch.compile(m.forward, dynamic=False)))
             modes.append(('compile+graphs', torch.compile(m.forward, mode='reduce-overhead', dynamic=False)))
+        cbatches = [int(x) for x in a.compile_batches.split(',')]
         for name, fwd in modes:
-            for B in batches:
+            for B in (batches if name == 'eager' else cbatches):
                 prompt = torch.randint(1, V, (B, a.prompt), generator=gen).to(dev)
                 logits = m(prompt, 0)
                 nxt = logits.argmax(-1, keepdim=True)

@@ -10,6 +10,8 @@
 # SLURM_EXTRA_CONF (more slurm.conf lines). Out: T, NODE, VERSION, CTLD_PID, SLURMD_PID, and
 # slurm_ctld_start [FLAGS] to start slurmctld again. The caller defines log and die.
 
+. "$(dirname "${BASH_SOURCE[0]}")/conf.sh" # slurm_conf_base, slurm_conf_plugins
+
 # ---- 1. install ------------------------------------------------------------------------
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v sbatch >/dev/null; then
     log "installing slurm-wlm (Debian package)"
@@ -75,30 +77,15 @@ MEM_MB=$(awk '/^MemTotal:/ {printf "%d", $2 / 1024 * 0.95}' /proc/meminfo)
 mkdir -p "$T"/state "$T"/spool "$T"/lat
 : >"$T"/plugstack.conf
 
-cat >"$T"/slurm.conf <<EOF
-ClusterName=gpoolbench
-SlurmctldHost=localhost
-SlurmctldPort=$CTLD_PORT
-SlurmdPort=$SLURMD_PORT
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-StateSaveLocation=$T/state
-SlurmdSpoolDir=$T/spool
-SlurmctldPidFile=$T/slurmctld.pid
-SlurmdPidFile=$T/slurmd.pid
-SlurmctldLogFile=$T/slurmctld.log
-SlurmdLogFile=$T/slurmd.log
-PlugStackConfig=$T/plugstack.conf
+{
+    echo "ClusterName=gpoolbench"
+    slurm_conf_base
+    cat <<EOF
 SlurmctldDebug=${SLURM_BENCH_DEBUG:-error}
 SlurmdDebug=${SLURM_BENCH_DEBUG:-error}
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-SwitchType=switch/none
-MpiDefault=none
-SelectType=select/cons_tres
+EOF
+    slurm_conf_plugins
+    cat <<EOF
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
 $( [[ -n $SCHED_PARAMS ]] && echo "SchedulerParameters=$SCHED_PARAMS" )
@@ -113,6 +100,7 @@ ReturnToService=2
 NodeName=$NODE NodeAddr=127.0.0.1 CPUs=2 RealMemory=$MEM_MB State=UNKNOWN
 PartitionName=bench Nodes=$NODE Default=YES MaxTime=INFINITE State=UP OverSubscribe=$OVERSUB
 EOF
+} >"$T"/slurm.conf
 export SLURM_CONF=$T/slurm.conf
 
 log "Slurm $VERSION, temp dir $T, ports $CTLD_PORT/$SLURMD_PORT, node $NODE (2 CPUs, ${MEM_MB} MB)"

@@ -9,12 +9,14 @@
 # user's jobs had so far (sacct: ended jobs whole, running ones so far), then the order the jobs
 # started in (one letter a job: U gpool-user, O gpool-other). As root; needs slurmdbd and
 # mariadb-server (apt-get install slurmdbd mariadb-server). Writes OUT (default
-# bench/results/slurm-fairshare-<date>.txt). Everything it starts is stopped on exit.
+# bench/results/fairshare/slurm-fairshare-<date>.txt). Everything it starts is stopped on exit.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/bench/slurm/conf.sh" # slurm_conf_base, slurm_conf_plugins
 secs=${1:-60}
 jobs=${JOBS:-150}
-out=${OUT:-$here/bench/results/slurm-fairshare-$(date -u +%Y%m%d-%H%M).txt}
+out=${OUT:-$here/bench/results/fairshare/slurm-fairshare-$(date -u +%Y%m%d-%H%M).txt}
+mkdir -p "$(dirname "$out")"
 log() { echo "slurm-fairshare: $*" >&2; }
 die() {
 	log "$*"
@@ -92,30 +94,15 @@ SLURM_CONF=$T/slurm.conf
 NODE=$(hostname -s)
 mkdir -p "$T/state" "$T/spool"
 : >"$T/plugstack.conf"
-cat >"$T/slurm.conf" <<EOF
-ClusterName=fsbench
-SlurmctldHost=localhost
-SlurmctldPort=$CTLD_PORT
-SlurmdPort=$SLURMD_PORT
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-StateSaveLocation=$T/state
-SlurmdSpoolDir=$T/spool
-SlurmctldPidFile=$T/slurmctld.pid
-SlurmdPidFile=$T/slurmd.pid
-SlurmctldLogFile=$T/slurmctld.log
-SlurmdLogFile=$T/slurmd.log
-PlugStackConfig=$T/plugstack.conf
+{
+    echo "ClusterName=fsbench"
+    slurm_conf_base
+    cat <<EOF
 SlurmctldDebug=info
 SlurmdDebug=error
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-SwitchType=switch/none
-MpiDefault=none
-SelectType=select/cons_tres
+EOF
+    slurm_conf_plugins
+    cat <<EOF
 SelectTypeParameters=CR_CPU
 SchedulerType=sched/backfill
 SchedulerParameters=defer,max_rpc_cnt=150,sched_min_interval=100000,batch_sched_delay=1,sched_interval=5
@@ -139,6 +126,7 @@ ReturnToService=2
 NodeName=$NODE NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 State=UNKNOWN
 PartitionName=fs Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 EOF
+} >"$T/slurm.conf"
 export SLURM_CONF
 slurmdbd -D >"$T/slurmdbd.out" 2>&1 &
 DBD_PID=$!

@@ -21,6 +21,19 @@ import torch.nn as nn
 M = (1 << 64) - 1
 
 
+def mlp(layers):
+    """The MLP of a layer list ("64,256,256,10") as gtrain builds it: a Linear layer between each
+    two sizes and a ReLU after every one but the last, created in that order (so that a seed
+    gives the same weights in every script that builds it)"""
+    sizes = [int(s) for s in layers.split(",")]
+    mods = []
+    for i in range(len(sizes) - 1):
+        mods.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i + 2 < len(sizes):
+            mods.append(nn.ReLU())
+    return nn.Sequential(*mods)
+
+
 def splitmix(x):
     x = (x + 0x9E3779B97F4A7C15) & M
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M

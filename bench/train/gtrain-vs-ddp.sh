@@ -5,7 +5,7 @@
 # the host (-c, so neither is pinned to one core) and one compute thread a rank. For each rank
 # count (default 1 2 3 4) the two alternate REPS times (default 3) so they share the load of
 # the machine. Needs root (network namespaces), the digits set (train/fetch-digits.sh) and
-# Debian's python3-torch. Raw job outputs and a table: bench/train/results/<time>/.
+# Debian's python3-torch. Raw job outputs and a table: bench/results/train/<time>/.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=bench/train/lib.sh
@@ -15,7 +15,7 @@ read -r -a RANKS <<<"${RANKS[*]}"
 [ -x "$BIN/gtrain" ] || { echo "gtrain-vs-ddp: no $BIN/gtrain (build first)" >&2; exit 1; }
 /usr/bin/python3 -c 'import torch' 2>/dev/null ||
 	{ echo "gtrain-vs-ddp: no PyTorch (apt-get install python3-torch)" >&2; exit 1; }
-out=$HERE/results/$(date -u +%Y-%m-%dT%H%M)
+out=$HERE/../results/train/$(date -u +%Y-%m-%dT%H%M)
 mkdir -p "$out"
 max=0
 for n in "${RANKS[@]}"; do [ "$n" -gt "$max" ] && max=$n; done

@@ -5,13 +5,13 @@
 # (192 / samples/s) for: gtrain with equal shares (--rebalance 0), gtrain with speed-weighted
 # shares (--rebalance 10), PyTorch DDP (gloo); each also without the slow rank; and gtrain's
 # allreduce during backward vs after it (--no-overlap). REPS (3) alternating runs each.
-# Needs root, the digits set, python3-torch. Raw outputs: bench/train/results/<time>-slow/.
+# Needs root, the digits set, python3-torch. Raw outputs: bench/results/train/<time>-slow/.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=bench/train/lib.sh
 . "$HERE/lib.sh"
 SLOW_MS=${SLOW_MS:-0.05}
-out=$HERE/results/$(date -u +%Y-%m-%dT%H%M)-slow
+out=$HERE/../results/train/$(date -u +%Y-%m-%dT%H%M)-slow
 mkdir -p "$out"
 trainbench_up 3
 job() {

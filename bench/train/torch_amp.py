@@ -10,10 +10,15 @@ compiled before the clock starts. Prints "torch: ... S samples/s ...".
 --peak: the ceiling instead: a large bf16 matrix product's TFLOP/s on this card.
 """
 import argparse
+import os
+import sys
 import time
 
 import torch
 import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ddp_mlp import mlp  # noqa: E402
 
 
 def peak(n=8192, reps=50):
@@ -35,13 +40,9 @@ def infer(layers):
     """gserve's comparison: eval forward of the model in f32 and bf16 (weights cast), a batch of 1
     and of 64, one synchronize a batch as gserve waits for each"""
     sizes = [int(s) for s in layers.split(",")]
-    mods = []
-    for i in range(len(sizes) - 1):
-        mods.append(nn.Linear(sizes[i], sizes[i + 1]))
-        if i + 2 < len(sizes):
-            mods.append(nn.ReLU())
+    base = mlp(layers)
     for dt in (torch.float32, torch.bfloat16, torch.float16):
-        model = nn.Sequential(*mods).to("cuda", dt).eval()
+        model = base.to("cuda", dt).eval()
         for n in (1, 64):
             x = torch.rand(n, sizes[0], device="cuda", dtype=dt)
             with torch.inference_mode():
@@ -75,12 +76,7 @@ def main():
     torch.backends.cudnn.allow_tf32 = a.prec == "tf32"
     sizes = [int(s) for s in a.layers.split(",")]
     torch.manual_seed(1)
-    mods = []
-    for i in range(len(sizes) - 1):
-        mods.append(nn.Linear(sizes[i], sizes[i + 1]))
-        if i + 2 < len(sizes):
-            mods.append(nn.ReLU())
-    model = nn.Sequential(*mods).to(dev)
+    model = mlp(a.layers).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.0, fused=True)
     lossf = nn.CrossEntropyLoss()

@@ -25,7 +25,7 @@ import torch.distributed as dist
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ddp_mlp import M, order  # noqa: E402
+from ddp_mlp import M, mlp, order  # noqa: E402
 
 
 def load(path):
@@ -63,14 +63,8 @@ def main():
     scale = 1.0 / float(xtr.abs().max())
     xtr, xte = (xtr * scale).to(dev), (xte * scale).to(dev)
     ytr, yte = ytr.to(dev), yte.to(dev)
-    sizes = [int(s) for s in a.layers.split(",")]
     torch.manual_seed(a.seed)
-    mods = []
-    for i in range(len(sizes) - 1):
-        mods.append(nn.Linear(sizes[i], sizes[i + 1]))
-        if i + 2 < len(sizes):
-            mods.append(nn.ReLU())
-    model = nn.Sequential(*mods).to(dev)
+    model = mlp(a.layers).to(dev)
     if world > 1:
         model = nn.parallel.DistributedDataParallel(model)
     share = a.batch // world

@@ -24,11 +24,10 @@ static int set_scheduler(void *c, const char *a, gp_error_t *err)
 	return gp_cli_set_scheduler(c, a, err);
 }
 
+/* above 0: a token or a wait that ends at once is a mistake */
 static int duration(const char *a, uint32_t *out, const char *what, gp_error_t *err)
 {
-	if (gp_parse_duration(a, out) < 0 || *out == 0)
-		return gp_errprintf(err, "invalid %s '%s'", what, a);
-	return 0;
+	return gp_opt_duration(out, a, 1, UINT32_MAX, what, err);
 }
 
 static int set_ttl(void *c, const char *a, gp_error_t *err)
@@ -126,27 +125,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	static const struct gp_subcommand_cmd cmd = {
+	    "gpool", "gpool-join --help", opts, GP_NOPTS(opts), subcommands, NSUB, usage, NULL,
+	};
 	struct gpj g = {0};
-	gp_error_t err = {{0}};
-	char **ops = NULL;
-	int nops = 0, rc = 2;
-	if (gp_opt_parse_mixed(opts, GP_NOPTS(opts), argc, argv, &g, &ops, &nops, &err) < 0)
-		goto report;
-	if (g.help) {
-		usage(stdout);
-		free(ops);
-		return 0;
-	}
-	const struct gp_subcommand *sub =
-	    gp_subcommand_find(subcommands, NSUB, nops ? ops[0] : NULL, &err);
-	if (!sub)
-		goto report;
-	rc = sub->run(&g, ops + 1, nops - 1, &err);
-report:
-	if (rc && err.text[0])
-		fprintf(stderr, "gpool: %s\n", err.text);
-	if (rc == 2)
-		fprintf(stderr, "usage: see gpool-join --help\n");
-	free(ops);
-	return rc;
+	return gp_subcommand_main(&cmd, &g, &g.help, argc, argv);
 }

@@ -1,3 +1,5 @@
+/* args.c - what every command's command line shares: the option table scanner with
+ * --help, job ids ("42", "42,43") and signal names (args.h) */
 #include "cli/lib/args.h"
 
 #include <errno.h>

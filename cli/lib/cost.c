@@ -1,3 +1,5 @@
+/* cost.c - the power and cost arithmetic of `gpool power` and `gpool cost`, apart from
+ * printing so it is tested against values computed by hand (cost.h) */
 #include "cli/lib/cost.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* directive.c - reading a job script's `#GPOOL <options>` lines (as #SBATCH) into words
+ * for gsub's option table (directive.h) */
 #include "cli/lib/directive.h"
 
 #include <ctype.h>

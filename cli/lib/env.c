@@ -1,3 +1,4 @@
+/* env.c - the environment a job gets from gsub's --export, as Slurm's forms read (env.h) */
 #include "cli/lib/env.h"
 
 #include <ctype.h>

@@ -1,3 +1,5 @@
+/* fleet.c - every node's cards copied out of a NodeQueryReply, for the power and cost
+ * reports (fleet.h) */
 #include "cli/lib/fleet.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* jobctl.c - the JobControl request of gcancel and gpool: cancel, signal, hold, release,
+ * priority (jobctl.h) */
 #include "cli/lib/jobctl.h"
 
 #include <inttypes.h>

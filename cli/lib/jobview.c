@@ -1,3 +1,5 @@
+/* jobview.c - how a job reads on a terminal: gstat's table (as squeue) and the detailed
+ * key=value view (as `scontrol show job`) (jobview.h) */
 #include "cli/lib/jobview.h"
 
 #include <inttypes.h>

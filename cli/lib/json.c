@@ -1,3 +1,5 @@
+/* json.c - any gpool message as JSON for the commands' --json, by walking the protobuf-c
+ * descriptors (json.h) */
 #include "cli/lib/json.h"
 
 #include <sodium.h>

@@ -1,3 +1,5 @@
+/* nodeview.c - how nodes and cards read on a terminal: gnodes' node table and its card
+ * table (nodeview.h) */
 #include "cli/lib/nodeview.h"
 
 #include <inttypes.h>

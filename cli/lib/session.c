@@ -1,3 +1,5 @@
+/* session.c - one command's conversation with gschedd: the configuration, the list of
+ * schedulers, finding the leader and the calls made to it (session.h) */
 #include "cli/lib/session.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* submit.c - gsub's command line and a script's #GPOOL lines turned into a JobSpec,
+ * checked in full before anything is sent (submit.h) */
 #include "cli/lib/submit.h"
 
 #include <ctype.h>
@@ -37,6 +39,8 @@ struct gp_submit {
 	bool retry_set;
 	char **stage; /* --stage paths (uploaded to the chunk store by gsub, not read here) */
 	size_t n_stage;
+	char **lazy; /* of those, the --stage-lazy ones */
+	size_t n_lazy;
 	char *collect_dir;  /* --collect-dir */
 	char *route_token;  /* --route-token: the file */
 	char **local_argv;  /* --alloc: the command run here (into argv; NULL: the user's shell) */
@@ -47,41 +51,22 @@ struct gp_submit {
 /* ---- building the spec: every string and array in it is malloc'd, so that
  * gpool__job_spec__free_unpacked() frees exactly what was built ---- */
 
-static int set_str(char **field, const char *v, gp_error_t *err)
+/* gp_opt_string for a field of the spec, which may hold protobuf-c's static empty string (never
+ * freed); an empty value is refused as WHAT when what is given */
+static int spec_str(char **field, const char *v, const char *what, gp_error_t *err)
 {
-	char *s = strdup(v);
-	if (!s) {
-		errno = ENOMEM;
-		return gp_errprintf(err, "out of memory");
-	}
-	if (*field && *field != protobuf_c_empty_string)
-		free(*field);
+	if (*field != protobuf_c_empty_string)
+		return gp_opt_string(field, v, what, err);
+	char *s = NULL;
+	if (gp_opt_string(&s, v, what, err) < 0)
+		return -1;
 	*field = s;
 	return 0;
 }
 
-static void strv_clear(char ***v, size_t *n)
+static int set_str(char **field, const char *v, gp_error_t *err)
 {
-	for (size_t i = 0; i < *n; i++)
-		free((*v)[i]);
-	free(*v);
-	*v = NULL;
-	*n = 0;
-}
-
-static int strv_push(char ***v, size_t *n, const char *s, gp_error_t *err)
-{
-	char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
-	if (!nv)
-		goto oom;
-	*v = nv;
-	if (!(nv[*n] = strdup(s)))
-		goto oom;
-	(*n)++;
-	return 0;
-oom:
-	errno = ENOMEM;
-	return gp_errprintf(err, "out of memory");
+	return spec_str(field, v, NULL, err);
 }
 
 static int bad(gp_error_t *err, const char *what, const char *arg)
@@ -102,12 +87,20 @@ static int number(const char *arg, long min, long max, const char *what, long *o
 #define SUB(ctx)  ((gp_submit_t *)(ctx))
 #define SPEC(ctx) (SUB(ctx)->spec)
 
+/* a flag option that sets a field of the spec to 1: one definition for all of them */
+#define SPEC_FLAG(fn, field)                                                                       \
+	static int fn(void *c, const char *a, gp_error_t *err)                                     \
+	{                                                                                          \
+		(void)a;                                                                           \
+		(void)err;                                                                         \
+		SPEC(c)->field = 1;                                                                \
+		return 0;                                                                          \
+	}
+
 static int set_ntasks(void *c, const char *a, gp_error_t *err)
 {
-	long v;
-	if (number(a, 1, 1000000, "number of tasks", &v, err) < 0)
+	if (gp_opt_count(&SPEC(c)->ntasks, a, 1, 1000000, "number of tasks", err) < 0)
 		return -1;
-	SPEC(c)->ntasks = (uint32_t)v;
 	SUB(c)->ntasks_set = true;
 	return 0;
 }
@@ -137,50 +130,36 @@ static int set_nodes(void *c, const char *a, gp_error_t *err)
 
 static int set_cpus(void *c, const char *a, gp_error_t *err)
 {
-	long v;
-	if (number(a, 1, 100000, "cpus per task", &v, err) < 0)
-		return -1;
-	SPEC(c)->cpus_per_task = (uint32_t)v;
-	return 0;
+	return gp_opt_count(&SPEC(c)->cpus_per_task, a, 1, 100000, "cpus per task", err);
 }
 
 static int set_mem(void *c, const char *a, gp_error_t *err)
 {
 	uint64_t b;
-	if (gp_parse_size(a, 1ULL << 20, &b) < 0)
-		return bad(err, "memory size", a);
+	if (gp_opt_size(&b, a, 1ULL << 20, "memory size", err) < 0)
+		return -1;
 	SPEC(c)->mem_per_node_mb = (b + (1ULL << 20) - 1) >> 20;
 	return 0;
 }
 
 static int set_time(void *c, const char *a, gp_error_t *err)
 {
-	uint32_t s;
-	if (gp_parse_duration(a, &s) < 0)
-		return bad(err, "time limit", a);
-	SPEC(c)->time_limit_sec = s;
-	return 0;
+	return gp_opt_duration(&SPEC(c)->time_limit_sec, a, 0, UINT32_MAX, "time limit", err);
 }
 
 static int set_name(void *c, const char *a, gp_error_t *err)
 {
-	if (!*a)
-		return bad(err, "job name", a);
-	return set_str(&SPEC(c)->name, a, err);
+	return spec_str(&SPEC(c)->name, a, "job name", err);
 }
 
 static int set_output(void *c, const char *a, gp_error_t *err)
 {
-	if (!*a)
-		return bad(err, "output pattern", a);
-	return set_str(&SPEC(c)->output, a, err);
+	return spec_str(&SPEC(c)->output, a, "output pattern", err);
 }
 
 static int set_error(void *c, const char *a, gp_error_t *err)
 {
-	if (!*a)
-		return bad(err, "error pattern", a);
-	return set_str(&SPEC(c)->error, a, err);
+	return spec_str(&SPEC(c)->error, a, "error pattern", err);
 }
 
 static int set_priority(void *c, const char *a, gp_error_t *err)
@@ -192,11 +171,7 @@ static int set_priority(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
-static int set_hold(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->hold = 1;
-	return 0;
-}
+SPEC_FLAG(set_hold, hold)
 
 static int hostlist(const char *a, char ***v, size_t *n, gp_error_t *err)
 {
@@ -204,7 +179,7 @@ static int hostlist(const char *a, char ***v, size_t *n, gp_error_t *err)
 	int count;
 	if (gp_hostlist_expand(a, &names, &count) < 0)
 		return bad(err, "host list", a);
-	strv_clear(v, n);
+	gp_opt_list_clear(v, n);
 	*v = names;
 	*n = (size_t)count;
 	return 0;
@@ -315,7 +290,22 @@ static int set_stage(void *c, const char *a, gp_error_t *err)
 			return gp_errprintf(err, "two staged files are named '%s'", base);
 		}
 	}
-	return strv_push(&s->stage, &s->n_stage, a, err);
+	return gp_opt_list(&s->stage, &s->n_stage, a, err);
+}
+
+/* --stage-lazy FILE: staged as --stage, but each node makes it sparse and fetches only the
+ * ranges its tasks ask for (a model's layers: docs/staging.md "Lazy staging"). */
+static int set_stage_lazy(void *c, const char *a, gp_error_t *err)
+{
+	gp_submit_t *s = SUB(c);
+	struct stat st;
+	if (stat(a, &st) == 0 && !S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return gp_errprintf(err, "file to stage lazily '%s' is not a regular file", a);
+	}
+	if (set_stage(c, a, err) < 0)
+		return -1;
+	return gp_opt_list(&s->lazy, &s->n_lazy, a, err);
 }
 
 /* --container ARCHIVE: an OCI image archive, staged like --stage (content-addressed, cached and
@@ -362,21 +352,12 @@ static int set_collect(void *c, const char *a, gp_error_t *err)
 {
 	if (!*a || a[0] == '/' || strstr(a, "..") || strlen(a) > 1024)
 		return bad(err, "collect pattern (a relative path or glob without '..')", a);
-	return strv_push(&SPEC(c)->collect, &SPEC(c)->n_collect, a, err);
+	return gp_opt_list(&SPEC(c)->collect, &SPEC(c)->n_collect, a, err);
 }
 
 static int set_collect_dir(void *c, const char *a, gp_error_t *err)
 {
-	if (!*a)
-		return bad(err, "collect directory", a);
-	char *d = strdup(a);
-	if (!d) {
-		errno = ENOMEM;
-		return gp_errprintf(err, "out of memory");
-	}
-	free(SUB(c)->collect_dir);
-	SUB(c)->collect_dir = d;
-	return 0;
+	return gp_opt_string(&SUB(c)->collect_dir, a, "collect directory", err);
 }
 
 /* --array: checked here (the scheduler checks again) so that a typo fails before anything
@@ -417,18 +398,14 @@ static int set_dependency(void *c, const char *a, gp_error_t *err)
 static int set_retry_for(void *c, const char *a, gp_error_t *err)
 {
 	uint32_t s;
-	if (gp_parse_duration(a, &s) < 0 || s > 86400)
-		return bad(err, "retry time", a);
+	if (gp_opt_duration(&s, a, 0, 86400, "retry time", err) < 0)
+		return -1;
 	SUB(c)->retry_ms = (int64_t)s * 1000;
 	SUB(c)->retry_set = true;
 	return 0;
 }
 
-static int set_no_requeue(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->no_requeue = 1;
-	return 0;
-}
+SPEC_FLAG(set_no_requeue, no_requeue)
 
 /* --signal=[B:]SIG[@SECONDS] as Slurm's (B: is taken and ignored: gpool signals every
  * process of the job): SIG SECONDS before the time limit (default 60), and the checkpoint
@@ -469,17 +446,9 @@ static int set_begin(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
-static int set_exclusive(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->exclusive = 1;
-	return 0;
-}
+SPEC_FLAG(set_exclusive, exclusive)
 
-static int set_no_suspend(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->no_suspend = 1;
-	return 0;
-}
+SPEC_FLAG(set_no_suspend, no_suspend)
 
 static int set_flag(void *c, unsigned flag)
 {
@@ -500,11 +469,8 @@ static int set_pty(void *c, const char *a, gp_error_t *err)
 
 static int set_pty_keep(void *c, const char *a, gp_error_t *err)
 {
-	uint32_t s;
-	if (gp_parse_duration(a, &s) < 0 || s == 0 || s > 7 * 86400)
-		return bad(err, "time to keep a detached terminal (above 0, at most 7 days)", a);
-	SPEC(c)->pty_keep_sec = s;
-	return 0;
+	return gp_opt_duration(&SPEC(c)->pty_keep_sec, a, 1, 7 * 86400,
+			       "time to keep a detached terminal (above 0, at most 7 days)", err);
 }
 
 static int set_attach(void *c, const char *a, gp_error_t *err)
@@ -563,11 +529,7 @@ static int set_scheduler(void *c, const char *a, gp_error_t *err)
 
 static int cards(const char *a, uint32_t *field, gp_error_t *err)
 {
-	long v;
-	if (number(a, 0, 4096, "number of cards", &v, err) < 0)
-		return -1;
-	*field = (uint32_t)v;
-	return 0;
+	return gp_opt_count(field, a, 0, 4096, "number of cards", err);
 }
 
 /* N, or 0-N: N cards where the task's node has them free, else none (a rank on the CPU) */
@@ -604,11 +566,7 @@ static int set_gpus_per_node(void *c, const char *a, gp_error_t *err)
 
 static int set_gpu_mem(void *c, const char *a, gp_error_t *err)
 {
-	uint64_t b;
-	if (gp_parse_size(a, 1ULL << 20, &b) < 0)
-		return bad(err, "card memory size", a);
-	SPEC(c)->gpu_mem_min = b;
-	return 0;
+	return gp_opt_size(&SPEC(c)->gpu_mem_min, a, 1ULL << 20, "card memory size", err);
 }
 
 static int set_gpu_vendor(void *c, const char *a, gp_error_t *err)
@@ -624,9 +582,7 @@ static int set_gpu_vendor(void *c, const char *a, gp_error_t *err)
 
 static int set_gpu_model(void *c, const char *a, gp_error_t *err)
 {
-	if (!*a)
-		return bad(err, "card model pattern", a);
-	return set_str(&SPEC(c)->gpu_model, a, err);
+	return spec_str(&SPEC(c)->gpu_model, a, "card model pattern", err);
 }
 
 /* "7.5", "8", "gfx1031" */
@@ -699,36 +655,18 @@ static int set_gpu_index(void *c, const char *a, gp_error_t *err)
 	return 0;
 }
 
-static int set_screen(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->screen = 1;
-	return 0;
-}
+SPEC_FLAG(set_screen, screen)
 
-static int set_gpu_mixed(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->gpu_mixed = 1;
-	return 0;
-}
+SPEC_FLAG(set_gpu_mixed, gpu_mixed)
 
-static int set_gpu_share(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->gpu_share = 1;
-	return 0;
-}
+SPEC_FLAG(set_gpu_share, gpu_share)
 
-static int set_service(void *c, const char *a, gp_error_t *err)
-{
-	SPEC(c)->service = 1;
-	return 0;
-}
+SPEC_FLAG(set_service, service)
 
 static int set_replicas(void *c, const char *a, gp_error_t *err)
 {
-	long v;
-	if (number(a, 1, 100000, "number of replicas", &v, err) < 0)
+	if (gp_opt_count(&SPEC(c)->replicas, a, 1, 100000, "number of replicas", err) < 0)
 		return -1;
-	SPEC(c)->replicas = (uint32_t)v;
 	SUB(c)->replicas_set = true;
 	return 0;
 }
@@ -740,26 +678,11 @@ static int set_health_path(void *c, const char *a, gp_error_t *err)
 	return set_str(&SPEC(c)->health_path, a, err);
 }
 
-static int set_listen_fd(void *c, const char *a, gp_error_t *err)
-{
-	(void)a;
-	(void)err;
-	SPEC(c)->service_listen_fd = 1;
-	return 0;
-}
+SPEC_FLAG(set_listen_fd, service_listen_fd)
 
 static int set_route_token(void *c, const char *a, gp_error_t *err)
 {
-	if (!*a)
-		return bad(err, "route token file", a);
-	char *d = strdup(a);
-	if (!d) {
-		errno = ENOMEM;
-		return gp_errprintf(err, "out of memory");
-	}
-	free(SUB(c)->route_token);
-	SUB(c)->route_token = d;
-	return 0;
+	return gp_opt_string(&SUB(c)->route_token, a, "route token file", err);
 }
 
 static int set_route_prefix(void *c, const char *a, gp_error_t *err)
@@ -779,11 +702,7 @@ static int set_route_prefix(void *c, const char *a, gp_error_t *err)
 
 static int set_port(void *c, const char *a, gp_error_t *err)
 {
-	long v;
-	if (number(a, 1, 65535, "service port", &v, err) < 0)
-		return -1;
-	SPEC(c)->service_port = (uint32_t)v;
-	return 0;
+	return gp_opt_count(&SPEC(c)->service_port, a, 1, 65535, "service port", err);
 }
 
 /* gsub --mpi: how an MPI job starts (docs/mpi.md) */
@@ -838,6 +757,9 @@ static const struct gp_opt submit_opts[] = {
      set_export, 0},
     {"stage", 0, ARG, "FILE|DIR",
      "ship FILE or DIR (recursively) to each node's scratch directory (repeatable)", set_stage, 0},
+    {"stage-lazy", 0, ARG, "FILE",
+     "ship FILE as a sparse file that each node fills only where its tasks read (repeatable)",
+     set_stage_lazy, 0},
     {"collect", 0, ARG, "PATTERN",
      "bring files matching PATTERN back when the job ends (%t: every rank's; repeatable)",
      set_collect, 0},
@@ -1001,7 +923,8 @@ void gp_submit_destroy(gp_submit_t **p)
 		return;
 	gpool__job_spec__free_unpacked((*p)->spec, NULL);
 	free((*p)->export_spec);
-	strv_clear(&(*p)->stage, &(*p)->n_stage);
+	gp_opt_list_clear(&(*p)->stage, &(*p)->n_stage);
+	gp_opt_list_clear(&(*p)->lazy, &(*p)->n_lazy);
 	free((*p)->collect_dir);
 	free((*p)->route_token);
 	free(*p);
@@ -1012,6 +935,14 @@ char *const *gp_submit_stage(const gp_submit_t *s, size_t *n)
 {
 	*n = s->n_stage;
 	return s->stage;
+}
+
+bool gp_submit_stage_lazy(const gp_submit_t *s, const char *path)
+{
+	for (size_t i = 0; i < s->n_lazy; i++)
+		if (!strcmp(s->lazy[i], path))
+			return true;
+	return false;
 }
 
 const char *gp_submit_collect_dir(const gp_submit_t *s)
@@ -1099,12 +1030,12 @@ static int set_script(gp_submit_t *s, const char *path, char **args, int nargs, 
 		return gp_errprintf(err, "out of memory");
 	}
 	snprintf(cmd, sizeof(cmd), "./%s", basename(copy));
-	int rc = strv_push(&sp->argv, &sp->n_argv, cmd, err);
+	int rc = gp_opt_list(&sp->argv, &sp->n_argv, cmd, err);
 	if (rc == 0 && sp->name == protobuf_c_empty_string)
 		rc = set_str(&sp->name, basename(copy), err);
 	free(copy);
 	for (int i = 0; i < nargs && rc == 0; i++)
-		rc = strv_push(&sp->argv, &sp->n_argv, args[i], err);
+		rc = gp_opt_list(&sp->argv, &sp->n_argv, args[i], err);
 	if (rc == 0)
 		rc = apply_directives(s, path, data, len, err);
 	return rc;
@@ -1114,7 +1045,7 @@ static int set_command(gp_submit_t *s, char **args, int nargs, gp_error_t *err)
 {
 	Gpool__JobSpec *sp = s->spec;
 	for (int i = 0; i < nargs; i++)
-		if (strv_push(&sp->argv, &sp->n_argv, args[i], err) < 0)
+		if (gp_opt_list(&sp->argv, &sp->n_argv, args[i], err) < 0)
 			return -1;
 	char *copy = strdup(args[0]);
 	if (!copy) {
@@ -1232,6 +1163,19 @@ static int finish(gp_submit_t *s, char *const *envp, gp_error_t *err)
 /* An allocation's tasks hold its resources; its command runs here (gsub.c) */
 static char *alloc_holder[] = {"sleep", "infinity"};
 
+/* After the script or command (rc: how that went): the command line's options over it, so that
+ * they win, then the spec finished. hits are freed. */
+static int apply_and_finish(gp_submit_t *s, int rc, struct gp_opt_hit *hits, int nhits,
+			    char *const *envp, gp_error_t *err)
+{
+	if (rc == 0)
+		rc = gp_opt_apply(hits, nhits, s, err);
+	free(hits);
+	if (rc == 0)
+		rc = finish(s, envp, err);
+	return rc;
+}
+
 static int parse_with(gp_submit_t *s, const struct gp_opt *opts, size_t nopts, int argc,
 		      char **argv, char *const *envp, gp_error_t *err)
 {
@@ -1273,12 +1217,7 @@ static int parse_with(gp_submit_t *s, const struct gp_opt *opts, size_t nopts, i
 		if (first < argc)
 			s->local_argv = argv + first;
 		rc = set_command(s, alloc_holder, 2, err);
-		if (rc == 0)
-			rc = gp_opt_apply(hits, nhits, s, err);
-		free(hits);
-		if (rc == 0)
-			rc = finish(s, envp, err);
-		return rc;
+		return apply_and_finish(s, rc, hits, nhits, envp, err);
 	}
 	if (first >= argc) {
 		free(hits);
@@ -1291,12 +1230,7 @@ static int parse_with(gp_submit_t *s, const struct gp_opt *opts, size_t nopts, i
 		rc = set_command(s, argv + first, argc - first, err);
 	else
 		rc = set_script(s, argv[first], argv + first + 1, argc - first - 1, err);
-	if (rc == 0)
-		rc = gp_opt_apply(hits, nhits, s, err);
-	free(hits);
-	if (rc == 0)
-		rc = finish(s, envp, err);
-	return rc;
+	return apply_and_finish(s, rc, hits, nhits, envp, err);
 }
 
 int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err)

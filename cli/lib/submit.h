@@ -8,6 +8,7 @@
 #ifndef GP_CLI_SUBMIT_H
 #define GP_CLI_SUBMIT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "common/error.h"
@@ -48,6 +49,8 @@ void gp_submit_step_usage(FILE *f);
 
 /* The --stage paths, in order (gsub uploads them and fills spec.stage before submitting). */
 char *const *gp_submit_stage(const gp_submit_t *s, size_t *n);
+/* Was path (one of gp_submit_stage's) given with --stage-lazy? */
+bool gp_submit_stage_lazy(const gp_submit_t *s, const char *path);
 /* Where collected files go: --collect-dir, or ".". */
 const char *gp_submit_collect_dir(const gp_submit_t *s);
 

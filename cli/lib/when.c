@@ -1,3 +1,4 @@
+/* when.c - points in time as sacct and sbatch --begin take them (when.h) */
 #include "cli/lib/when.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* fakesched.c - a stand-in gschedd for the command tests: a ROUTER thread that opens each
+ * request, answers it through the test's handler and keeps it for checks (fakesched.h) */
 #include "cli/test/fakesched.h"
 
 #include <pthread.h>

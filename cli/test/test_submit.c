@@ -344,6 +344,22 @@ static void stage_files(void **state)
 	s = PARSE(&rc, &err, "gsub", "--stage", dir, "--", "x");
 	assert_int_equal(rc, 0);
 	gp_submit_destroy(&s);
+	/* --stage-lazy: staged as --stage, and marked; a file only */
+	s = PARSE(&rc, &err, "gsub", "--stage", a, "--stage-lazy", b, "--", "x");
+	assert_int_equal(rc, 0);
+	staged = gp_submit_stage(s, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(staged[1], b);
+	assert_true(gp_submit_stage_lazy(s, b));
+	assert_false(gp_submit_stage_lazy(s, a));
+	gp_submit_destroy(&s);
+	s = PARSE(&rc, &err, "gsub", "--stage-lazy", dir, "--", "x");
+	assert_int_equal(rc, -1);
+	assert_non_null(strstr(err.text, "not a regular file"));
+	gp_submit_destroy(&s);
+	s = PARSE(&rc, &err, "gsub", "--stage", a, "--stage-lazy", a, "--", "x");
+	assert_int_equal(rc, -1); /* one name, once */
+	gp_submit_destroy(&s);
 	/* no cap: a sparse file of 65 MiB is fine (and not read here) */
 	char big[512];
 	snprintf(big, sizeof(big), "%s/big.bin", dir);

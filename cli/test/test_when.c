@@ -1,3 +1,5 @@
+/* test_when.c - the time forms of sacct and sbatch --begin (when.c) against instants
+ * computed by hand, and the forms refused */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,5 @@
+/* test_array.c - job array specs (common/array.c): ranges, steps, limits and lists parsed,
+ * bad specs refused, and indexes formatted back */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,5 @@
+/* test_config.c - gpool.conf (common/config.c): defaults, a file then flags over it, bad
+ * keys and values refused, choices, --help and reload */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,5 @@
+/* test_depend.c - job dependencies (common/depend.c): --dependency parsed and refused,
+ * and evaluated against the states of the jobs they name */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

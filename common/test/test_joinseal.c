@@ -1,3 +1,5 @@
+/* test_joinseal.c - the join token and sealed bundle (jointoken.c, joinseal.c): round trips,
+ * a wrong secret or an altered byte refused, and the bounds on what is opened */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

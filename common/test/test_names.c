@@ -1,3 +1,5 @@
+/* test_names.c - job state and vendor names (common/names.c) printed and parsed back, and
+ * unknown names refused */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

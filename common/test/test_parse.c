@@ -1,3 +1,5 @@
+/* test_parse.c - the value parsers (common/parse.c): sizes, durations, host lists, numbers
+ * and listen addresses, each with the inputs it must refuse */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,5 @@
+/* test_u64map.c - the u64 hash map (common/u64map.c) through many puts, deletes, gets and
+ * a walk, so backward-shift deletion is exercised at every fill */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,5 @@
+/* test_uidpolicy.c - which accounts a job may run as (common/uidpolicy.c): the uid range
+ * read from a login.defs file, system accounts refused, the deny list */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

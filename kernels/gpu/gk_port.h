@@ -124,6 +124,11 @@ typedef cudaGraphExec_t gkGraphExec_t;
 
 #include "kernels/gk_scalar.h"
 
+/* gkShflXor: a butterfly within groups of 32 lanes (a CUDA warp; on a wave64 AMD card, half a
+ * wave, which keeps the kernels' 32-lane reductions right). gkFma: an explicit fused
+ * multiply-add, for sums whose order the cpu reference does not fix (the module builds with
+ * -fmad=false / -ffp-contract=off, so nothing else is fused). */
+
 /* f16 / bf16 as raw bits in memory, f32 in registers */
 __device__ static inline float gk_d_f16_to_f32(uint16_t h)
 {

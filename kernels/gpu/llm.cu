@@ -11,7 +11,9 @@
  *   traffic (4 bytes a value) from outrunning the weights' (0.56 bytes a value for q4_0).
  * Sums are f32 with explicit fma (the module builds with -fmad=false), then a warp shuffle.
  * Prefill (n > 8): 64x64 tiles of y; each step dequantizes a 64x32 tile of W into shared
- * memory once and multiplies it against 64 rows of x, 4x4 outputs a thread in registers.
+ * memory once and multiplies it against 64 rows of x: on the tensor cores from sm_80 on
+ * (TF32 with each operand split in two, as accurate as the f32 sums), else 4x4 outputs a
+ * thread in registers on the f32 units (older cards, HIP).
  * It is also the path for shapes the decode kernels cannot take (unaligned pointers).
  * Dequantized values are gk_qblock.h's, evaluated in the same order, so gk_qget_rows matches
  * the cpu bit for bit. */
@@ -160,154 +162,7 @@ template <> struct qcfg<GK_Q_Q6_K> {
 	enum { QB = 256, BB = 210, CB = 32, R = 2, WARPS = 2 };
 };
 
-/* BLK[r]: row r's block in shared memory (2-byte aligned: rows and blocks have even sizes);
- * XB: the block's first value in token 0's row of x (token i at XB + i * cols). */
-template <gk_qtype_t WT, int N, int R> struct qdot;
-
-template <int N, int R> struct qdot<GK_Q_Q4_0, N, R> {
-	__device__ static inline void run(const uint16_t *const *blk, const float *xb, int cols,
-					  int n_, float (*acc)[N])
-	{
-		float d[R];
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			d[r] = gk_d_f16_to_f32(blk[r][0]);
-#pragma unroll
-		for (int q = 0; q < 8; q++) { /* bytes 2q, 2q+1: values 2q, 2q+1, 2q+16, 2q+17 */
-#pragma unroll
-			for (int i = 0; i < N; i++) {
-				if (i >= n_)
-					continue;
-				const float2 lo = *(const float2 *)(xb + (size_t)i * cols + 2 * q);
-				const float2 hi = *(const float2 *)(xb + (size_t)i * cols + 16 + 2 * q);
-#pragma unroll
-				for (int r = 0; r < R; r++) {
-					const uint32_t v = blk[r][1 + q];
-					float a = acc[r][i];
-					a = gkFma((float)((int)(v & 0xF) - 8) * d[r], lo.x, a);
-					a = gkFma((float)((int)((v >> 8) & 0xF) - 8) * d[r], lo.y, a);
-					a = gkFma((float)((int)((v >> 4) & 0xF) - 8) * d[r], hi.x, a);
-					a = gkFma((float)((int)(v >> 12) - 8) * d[r], hi.y, a);
-					acc[r][i] = a;
-				}
-			}
-		}
-	}
-};
-
-template <int N, int R> struct qdot<GK_Q_Q8_0, N, R> {
-	__device__ static inline void run(const uint16_t *const *blk, const float *xb, int cols,
-					  int n_, float (*acc)[N])
-	{
-		float d[R];
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			d[r] = gk_d_f16_to_f32(blk[r][0]);
-#pragma unroll 4
-		for (int q = 0; q < 16; q++) {
-#pragma unroll
-			for (int i = 0; i < N; i++) {
-				if (i >= n_)
-					continue;
-				const float2 xv = *(const float2 *)(xb + (size_t)i * cols + 2 * q);
-#pragma unroll
-				for (int r = 0; r < R; r++) {
-					const uint32_t v = blk[r][1 + q];
-					float a = acc[r][i];
-					a = gkFma((float)(int8_t)(v & 0xFF) * d[r], xv.x, a);
-					a = gkFma((float)(int8_t)(v >> 8) * d[r], xv.y, a);
-					acc[r][i] = a;
-				}
-			}
-		}
-	}
-};
-
-/* q4_K: d @0, dmin @2, scales @4..15, qs @16..143 (u16 index 8 on) */
-template <int N, int R> struct qdot<GK_Q_Q4_K, N, R> {
-	__device__ static inline void run(const uint16_t *const *blk, const float *xb, int cols,
-					  int n_, float (*acc)[N])
-	{
-		for (int g = 0; g < 4; g++) {
-			float d0[R], o0[R], d1[R], o1[R];
-#pragma unroll
-			for (int r = 0; r < R; r++) {
-				const float d = gk_d_f16_to_f32(blk[r][0]);
-				const float dmin = gk_d_f16_to_f32(blk[r][1]);
-				const uint8_t *scales = (const uint8_t *)(blk[r] + 2);
-				uint8_t sc, m;
-				gk_q4k_scale_min(2 * g, scales, &sc, &m);
-				d0[r] = d * (float)sc, o0[r] = dmin * (float)m;
-				gk_q4k_scale_min(2 * g + 1, scales, &sc, &m);
-				d1[r] = d * (float)sc, o1[r] = dmin * (float)m;
-			}
-#pragma unroll 4
-			for (int q = 0; q < 16; q++) {
-#pragma unroll
-				for (int i = 0; i < N; i++) {
-					if (i >= n_)
-						continue;
-					const float *xr = xb + (size_t)i * cols + 64 * g + 2 * q;
-					const float2 lo = *(const float2 *)xr;
-					const float2 hi = *(const float2 *)(xr + 32);
-#pragma unroll
-					for (int r = 0; r < R; r++) {
-						const uint32_t v = blk[r][8 + 16 * g + q];
-						float a = acc[r][i];
-						a = gkFma(d0[r] * (float)(v & 0xF) - o0[r], lo.x, a);
-						a = gkFma(d0[r] * (float)((v >> 8) & 0xF) - o0[r], lo.y, a);
-						a = gkFma(d1[r] * (float)((v >> 4) & 0xF) - o1[r], hi.x, a);
-						a = gkFma(d1[r] * (float)(v >> 12) - o1[r], hi.y, a);
-						acc[r][i] = a;
-					}
-				}
-			}
-		}
-	}
-};
-
-/* q6_K: ql @0 (128 bytes), qh @128 (64), scales @192 (16 int8), d @208 */
-template <int N, int R> struct qdot<GK_Q_Q6_K, N, R> {
-	__device__ static inline void run(const uint16_t *const *blk, const float *xb, int cols,
-					  int n_, float (*acc)[N])
-	{
-		float d[R];
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			d[r] = gk_d_f16_to_f32(blk[r][104]);
-		for (int h = 0; h < 2; h++)
-#pragma unroll
-			for (int k = 0; k < 4; k++)
-#pragma unroll 2
-				for (int q = 0; q < 16; q++) { /* l = 2q, 2q + 1 */
-					float w0[R], w1[R];
-#pragma unroll
-					for (int r = 0; r < R; r++) {
-						const uint32_t lb = blk[r][32 * h + 16 * (k & 1) + q];
-						const uint32_t hb = blk[r][64 + 16 * h + q];
-						const int8_t sc = ((const int8_t *)(blk[r] + 96))[8 * h + q / 8 + 2 * k];
-						const uint32_t l0 = (k & 2) ? (lb >> 4) & 0xF : lb & 0xF;
-						const uint32_t l1 = (k & 2) ? (lb >> 12) & 0xF : (lb >> 8) & 0xF;
-						const uint32_t h0 = ((hb & 0xFF) >> (2 * k)) & 3;
-						const uint32_t h1 = ((hb >> 8) >> (2 * k)) & 3;
-						const float ds = d[r] * (float)sc;
-						w0[r] = ds * (float)((int)(l0 | (h0 << 4)) - 32);
-						w1[r] = ds * (float)((int)(l1 | (h1 << 4)) - 32);
-					}
-#pragma unroll
-					for (int i = 0; i < N; i++) {
-						if (i >= n_)
-							continue;
-						const float2 xv = *(const float2 *)(xb + (size_t)i * cols +
-										    128 * h + 32 * k + 2 * q);
-#pragma unroll
-						for (int r = 0; r < R; r++)
-							acc[r][i] = gkFma(w1[r], xv.y,
-									  gkFma(w0[r], xv.x, acc[r][i]));
-					}
-				}
-	}
-};
+#include "kernels/gpu/gk_qdot.h"
 
 template <gk_qtype_t WT, int N>
 __global__ void __launch_bounds__(qcfg<WT>::WARPS * 32)
@@ -365,22 +220,97 @@ __global__ void __launch_bounds__(qcfg<WT>::WARPS * 32)
 
 /* ---- prefill: tiles of y, W dequantized into shared memory once a step ---- */
 
+/* The tensor cores on sm_80 and later: TF32 products of m16n8k8, each f32 operand split into
+ * a TF32 high part and a TF32 remainder, three products a step (hi*hi + hi*lo + lo*hi), which
+ * keeps about 22 bits of each input, so the sums stay within qmatmul's bound (plain TF32
+ * keeps 10 bits: 5e-4 a term). Fragments as PTX's mma.m16n8k8 .tf32: lane = 4 * g + t. */
+#if defined(GK_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define GK_TF32_MMA 1
+__device__ static inline void tf32_split(float v, uint32_t *hi, uint32_t *lo)
+{
+	uint32_t h, l;
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(h) : "f"(v));
+	h &= 0xffffe000u;
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(l) : "f"(v - __uint_as_float(h)));
+	*hi = h, *lo = l;
+}
+
+__device__ static inline void mma_tf32(float *d, const uint32_t *a, const uint32_t *b)
+{
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* a warp's 32 x 16 of the 64 x 64 tile: warps 2 along the rows, 4 along the tokens */
+__device__ static inline void tile_mma(const float (*ws)[TM + 8], const float (*xs)[TN + 8],
+				       float (*acc)[2][4])
+{
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+	const int wm = (warp & 1) * 32, wn = (warp >> 1) * 16;
+#pragma unroll
+	for (int ks = 0; ks < TK; ks += 8) {
+		uint32_t ah[2][4], al[2][4], bh[2][2], bl[2][2];
+#pragma unroll
+		for (int mi = 0; mi < 2; mi++) {
+			const int rb = wm + 16 * mi + g;
+			tf32_split(ws[ks + t][rb], &ah[mi][0], &al[mi][0]);
+			tf32_split(ws[ks + t][rb + 8], &ah[mi][1], &al[mi][1]);
+			tf32_split(ws[ks + t + 4][rb], &ah[mi][2], &al[mi][2]);
+			tf32_split(ws[ks + t + 4][rb + 8], &ah[mi][3], &al[mi][3]);
+		}
+#pragma unroll
+		for (int ni = 0; ni < 2; ni++) {
+			const int cb = wn + 8 * ni + g;
+			tf32_split(xs[ks + t][cb], &bh[ni][0], &bl[ni][0]);
+			tf32_split(xs[ks + t + 4][cb], &bh[ni][1], &bl[ni][1]);
+		}
+#pragma unroll
+		for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+			for (int ni = 0; ni < 2; ni++) {
+				mma_tf32(acc[mi][ni], al[mi], bh[ni]);
+				mma_tf32(acc[mi][ni], ah[mi], bl[ni]);
+				mma_tf32(acc[mi][ni], ah[mi], bh[ni]);
+			}
+	}
+}
+#else
+/* a thread's 4 x 4 outputs (rows tm + 16 i, tokens tn + 16 j) on the f32 units */
+__device__ static inline void tile_fma(const float (*ws)[TM + 8], const float (*xs)[TN + 8],
+				       float (*acc)[4])
+{
+	const int tm = threadIdx.x & 15, tn = threadIdx.x >> 4;
+#pragma unroll 8
+	for (int kk = 0; kk < TK; kk++) {
+		float a[4], bx[4];
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			a[i] = ws[kk][tm + 16 * i], bx[i] = xs[kk][tn + 16 * i];
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+				acc[i][j] = gkFma(a[i], bx[j], acc[i][j]);
+	}
+}
+#endif
+
 template <gk_qtype_t WT>
 __global__ void __launch_bounds__(256)
     k_qmm_tiled(const uint8_t *__restrict__ w, size_t rb, int rows, int cols,
 		const float *__restrict__ x, int n, float *__restrict__ y, int ldy)
 {
-	__shared__ float ws[TK][TM + 1];
-	__shared__ float xs[TK][TN + 1];
-	const int tid = threadIdx.x, tm = tid & 15, tn = tid >> 4;
-	const int m0 = blockIdx.x * TM, n0 = blockIdx.y * TN;
-	const int lr = tid >> 2, lc = (tid & 3) * 8; /* the tile element a thread loads */
-	float acc[4][4];
+	/* rows of TM + 8: the fragments' reads (k = t, rows g) fall on distinct banks */
+	__shared__ float ws[TK][TM + 8];
+	__shared__ float xs[TK][TN + 8];
+	const int tid = threadIdx.x, m0 = blockIdx.x * TM, n0 = blockIdx.y * TN;
+	const int lr = tid >> 2, lc = (tid & 3) * 8; /* the tile elements a thread loads */
+	float acc[16];
 #pragma unroll
-	for (int i = 0; i < 4; i++)
-#pragma unroll
-		for (int j = 0; j < 4; j++)
-			acc[i][j] = 0.0f;
+	for (int i = 0; i < 16; i++)
+		acc[i] = 0.0f;
 	const uint8_t *wrow = m0 + lr < rows ? w + (size_t)(m0 + lr) * rb : NULL;
 	const float *xrow = n0 + lr < n ? x + (size_t)(n0 + lr) * cols : NULL;
 	for (int k0 = 0; k0 < cols; k0 += TK) {
@@ -391,30 +321,41 @@ __global__ void __launch_bounds__(256)
 			xs[lc + e][lr] = xrow && c < cols ? xrow[c] : 0.0f;
 		}
 		__syncthreads();
-#pragma unroll 8
-		for (int kk = 0; kk < TK; kk++) {
-			float a[4], bx[4];
-#pragma unroll
-			for (int i = 0; i < 4; i++)
-				a[i] = ws[kk][tm + 16 * i], bx[i] = xs[kk][tn + 16 * i];
-#pragma unroll
-			for (int i = 0; i < 4; i++)
-#pragma unroll
-				for (int j = 0; j < 4; j++)
-					acc[i][j] = gkFma(a[i], bx[j], acc[i][j]);
-		}
+#ifdef GK_TF32_MMA
+		tile_mma(ws, xs, (float(*)[2][4])acc);
+#else
+		tile_fma(ws, xs, (float(*)[4])acc);
+#endif
 		__syncthreads();
 	}
+#ifdef GK_TF32_MMA
+	const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+	const float(*am)[2][4] = (const float(*)[2][4])acc;
+#pragma unroll
+	for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+		for (int ni = 0; ni < 2; ni++)
+#pragma unroll
+			for (int q = 0; q < 4; q++) {
+				const int r = m0 + (warp & 1) * 32 + 16 * mi + g + 8 * (q >> 1);
+				const int tok = n0 + (warp >> 1) * 16 + 8 * ni + 2 * t + (q & 1);
+				if (r < rows && tok < n)
+					y[(size_t)tok * ldy + r] = am[mi][ni][q];
+			}
+#else
+	const int tm = tid & 15, tn = tid >> 4;
+	const float(*af)[4] = (const float(*)[4])acc;
 #pragma unroll
 	for (int j = 0; j < 4; j++) {
-		const int t = n0 + tn + 16 * j;
-		if (t >= n)
+		const int tok = n0 + tn + 16 * j;
+		if (tok >= n)
 			continue;
 #pragma unroll
 		for (int i = 0; i < 4; i++)
 			if (m0 + tm + 16 * i < rows)
-				y[(size_t)t * ldy + m0 + tm + 16 * i] = acc[i][j];
+				y[(size_t)tok * ldy + m0 + tm + 16 * i] = af[i][j];
 	}
+#endif
 }
 
 /* ---- launchers, one table row a weight type ---- */

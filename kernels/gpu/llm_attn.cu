@@ -10,18 +10,23 @@
  * the block writes the output; with several (a batch too small to fill the card, a long
  * context) each writes its max, sum and partial output to a workspace and a second kernel
  * combines the splits. The row's sequence is found by a binary search of q_start, and its keys
- * through the block table, so prefill rows (many a sequence, each seeing a prefix) and decode
- * rows (one a sequence) go through the same kernel; no score is stored. Keys and values are
- * f32 or f16 (converted in registers); sums are f32. */
+ * through the block table; no score is stored.
+ *
+ * Sequences with more than PREFILL_MIN new rows (a prompt, a chunk of one) take a tiled kernel
+ * instead: 32 query rows of one head against tiles of keys and values in shared memory, so a
+ * tile is read once for 32 rows rather than once a row. Keys and values are f32 or f16
+ * (converted in registers); sums are f32. */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kernels/gpu/gk_gpu.h"
 
 #define AT_THREADS   128
 #define AT_LPK	     8 /* lanes a key */
 #define AT_GROUPS    (AT_THREADS / AT_LPK)
-#define AT_SLOTS     512 /* hpb * head_dim a block holds (q and the groups' partial outputs) */
 #define AT_SPLIT_MIN 256 /* keys a split at least */
 
 typedef struct {
@@ -29,7 +34,8 @@ typedef struct {
 	int status; /* 0: the row is no sequence's (left alone), 1: its sequence is bad (NaN), 2 */
 } row_info_t;
 
-__device__ static row_info_t find_row(const gk_attn_t &p, int row)
+/* The row's sequence; sequences of more than MAX_NQ rows are the prefill kernel's (status 0). */
+__device__ static row_info_t find_row(const gk_attn_t &p, int row, int max_nq)
 {
 	row_info_t r = {0, 0, 0, 0, 0};
 	if (p.q_start[0] > row)
@@ -43,7 +49,7 @@ __device__ static row_info_t find_row(const gk_attn_t &p, int row)
 			hi = mid - 1;
 	}
 	const int q0 = p.q_start[lo], q1 = p.q_start[lo + 1];
-	if (q0 < 0 || q1 > p.ntok || row >= q1 || q1 <= q0)
+	if (q0 < 0 || q1 > p.ntok || row >= q1 || q1 <= q0 || q1 - q0 > max_nq)
 		return r;
 	r.seq = lo, r.q0 = q0, r.nq = q1 - q0, r.ctx = p.ctx_len[lo];
 	r.status = r.ctx < r.nq || r.ctx > p.max_blocks * p.block_size ? 1 : 2;
@@ -108,14 +114,15 @@ __device__ static void attn_keys(const gk_attn_t &p, const row_info_t &ri, const
 
 template <int DPL, int HPB, int F16>
 __global__ void __launch_bounds__(AT_THREADS)
-    k_attn(gk_attn_t p, int hpb, int nsplit, int split_len, float *ws)
+    k_attn(gk_attn_t p, int hpb, int nsplit, int split_len, float *ws, int max_nq)
 {
-	__shared__ float qs[AT_SLOTS];
+	constexpr int SLOTS = HPB * AT_LPK * DPL; /* hpb * head_dim at most */
+	__shared__ float qs[SLOTS];
 	__shared__ float sm_m[AT_GROUPS][HPB], sm_l[AT_GROUPS][HPB];
-	__shared__ float sm_acc[AT_GROUPS][AT_SLOTS];
+	__shared__ float sm_acc[AT_GROUPS][SLOTS];
 	__shared__ int sbad;
 	const int row = blockIdx.x, h0 = blockIdx.y * hpb, split = blockIdx.z;
-	const row_info_t ri = find_row(p, row);
+	const row_info_t ri = find_row(p, row, max_nq);
 	if (ri.status == 0)
 		return; /* the whole block */
 	const int hd = p.head_dim, kvh = h0 / (p.n_heads / p.n_kv_heads);
@@ -180,10 +187,10 @@ __global__ void __launch_bounds__(AT_THREADS)
 }
 
 /* The splits of a row and head: out = sum_s A_s e^(m_s - M) / sum_s L_s e^(m_s - M). */
-__global__ void k_attn_combine(gk_attn_t p, int nsplit, const float *ws)
+__global__ void k_attn_combine(gk_attn_t p, int nsplit, const float *ws, int max_nq)
 {
 	const int row = blockIdx.x, h = blockIdx.y, hd = p.head_dim;
-	const row_info_t ri = find_row(p, row);
+	const row_info_t ri = find_row(p, row, max_nq);
 	if (ri.status == 0)
 		return;
 	const float *w = ws + ((size_t)row * p.n_heads + h) * nsplit * (hd + 2);
@@ -208,26 +215,140 @@ __global__ void k_attn_combine(gk_attn_t p, int nsplit, const float *ws)
 	}
 }
 
+/* ---- prefill: a tile of PQ query rows of one sequence and one head against tiles of PK keys
+ * in shared memory. 4 lanes a row, each holding a stride of the head's dimensions of q and of
+ * the output; a key tile's scores are computed first, then one rescale of the running sum and
+ * output a tile (FlashAttention-2's order). Keys past a row's position are masked. ---- */
+
+#define PQ	     32
+#define PK	     16
+#define P_LPR	     4 /* lanes a row */
+#define P_MAX_HD     128
+#define PREFILL_MIN  8 /* sequences of more rows than this take the prefill kernel */
+
+template <int DPL, int F16>
+__global__ void __launch_bounds__(PQ *P_LPR) k_attn_prefill(gk_attn_t p)
+{
+	__shared__ float ks[PK][P_MAX_HD], vs[PK][P_MAX_HD];
+	__shared__ int sbad;
+	const int j = blockIdx.z, h = blockIdx.y, t0 = blockIdx.x * PQ, hd = p.head_dim;
+	const int q0 = p.q_start[j], q1 = p.q_start[j + 1], nq = q1 - q0, ctx = p.ctx_len[j];
+	if (q0 < 0 || q1 > p.ntok || nq <= PREFILL_MIN || t0 >= nq)
+		return; /* the whole block: not this kernel's rows */
+	const int tid = threadIdx.x, r = tid / P_LPR, sub = tid % P_LPR;
+	const int nrows = nq - t0 < PQ ? nq - t0 : PQ, kvh = h / (p.n_heads / p.n_kv_heads);
+	const bool valid = r < nrows;
+	const int pos = valid ? ctx - nq + t0 + r : -1; /* the row's position: keys 0..pos */
+	const int last = ctx - nq + t0 + nrows - 1;	/* the tile's last position */
+	float *out = p.out + ((size_t)(q0 + t0 + r) * p.n_heads + h) * hd;
+	if (tid == 0)
+		sbad = ctx < nq || ctx > p.max_blocks * p.block_size;
+	__syncthreads();
+	if (sbad) {
+		for (int i = 0; valid && i < DPL; i++)
+			if (sub + P_LPR * i < hd)
+				out[sub + P_LPR * i] = __int_as_float(0x7fc00000);
+		return;
+	}
+	float q[DPL], acc[DPL], m = -INFINITY, l = 0.0f;
+	const float *qr = p.q + ((size_t)(q0 + t0 + (valid ? r : 0)) * p.n_heads + h) * hd;
+#pragma unroll
+	for (int i = 0; i < DPL; i++) {
+		const int d = sub + P_LPR * i;
+		q[i] = d < hd ? qr[d] : 0.0f;
+		acc[i] = 0.0f;
+	}
+	const size_t rowlen = (size_t)p.n_kv_heads * hd;
+	const int32_t *table = p.block_table + (size_t)j * p.max_blocks;
+	for (int kt = 0; kt <= last; kt += PK) {
+		for (int idx = tid; idx < PK * hd; idx += PQ * P_LPR) {
+			const int k = idx / hd, d = idx % hd, key = kt + k;
+			float kv = 0.0f, vv = 0.0f;
+			if (key <= last) {
+				const int phys = table[key / p.block_size];
+				if (phys < 0) {
+					sbad = 1;
+				} else {
+					const size_t at = ((size_t)phys * p.block_size + key % p.block_size) *
+							      rowlen +
+							  (size_t)kvh * hd + d;
+					kv = ld_kv<F16>(p.k_cache, at), vv = ld_kv<F16>(p.v_cache, at);
+				}
+			}
+			ks[k][d] = kv, vs[k][d] = vv;
+		}
+		__syncthreads();
+		float sc[PK], mt = -INFINITY;
+#pragma unroll
+		for (int k = 0; k < PK; k++) {
+			float s = 0.0f;
+#pragma unroll
+			for (int i = 0; i < DPL; i++)
+				s = gkFma(q[i], sub + P_LPR * i < hd ? ks[k][sub + P_LPR * i] : 0.0f, s);
+			s += gkShflXor(s, 1);
+			s += gkShflXor(s, 2);
+			sc[k] = kt + k <= pos ? s * p.scale : -INFINITY;
+			mt = fmaxf(mt, sc[k]);
+		}
+		if (mt != -INFINITY) { /* the row sees a key of this tile */
+			const float mx = fmaxf(m, mt), corr = expf(m - mx);
+			l *= corr;
+#pragma unroll
+			for (int i = 0; i < DPL; i++)
+				acc[i] *= corr;
+#pragma unroll
+			for (int k = 0; k < PK; k++) {
+				const float e = expf(sc[k] - mx); /* masked: exp(-inf) = 0 */
+				l += e;
+#pragma unroll
+				for (int i = 0; i < DPL; i++)
+					acc[i] = gkFma(e, sub + P_LPR * i < hd ? vs[k][sub + P_LPR * i] : 0.0f,
+						       acc[i]);
+			}
+			m = mx;
+		}
+		__syncthreads();
+	}
+	if (!valid)
+		return;
+	const bool bad = sbad != 0;
+#pragma unroll
+	for (int i = 0; i < DPL; i++)
+		if (sub + P_LPR * i < hd)
+			out[sub + P_LPR * i] = bad ? __int_as_float(0x7fc00000) : acc[i] / l;
+}
+
 /* ---- host ---- */
 
 typedef void (*attn_launch_f)(const gk_attn_t *p, dim3 grid, int hpb, int nsplit, int split_len,
-			      float *ws, gkStream_t st);
+			      float *ws, int max_nq, gkStream_t st);
 
-template <int DPL, int F16>
+template <int DPL, int HPB, int F16>
 static void launch_attn(const gk_attn_t *p, dim3 grid, int hpb, int nsplit, int split_len,
-			float *ws, gkStream_t st)
+			float *ws, int max_nq, gkStream_t st)
 {
-	k_attn<DPL, 64 / DPL, F16><<<grid, AT_THREADS, 0, st>>>(*p, hpb, nsplit, split_len, ws);
+	k_attn<DPL, HPB, F16><<<grid, AT_THREADS, 0, st>>>(*p, hpb, nsplit, split_len, ws, max_nq);
 }
 
-/* by the head's size: lanes hold up to DPL of its dimensions, 64 / DPL heads a block */
+template <int DPL, int F16> static void launch_prefill(const gk_attn_t *p, gkStream_t st)
+{
+	dim3 grid((unsigned)((p->ntok + PQ - 1) / PQ), (unsigned)p->n_heads, (unsigned)p->nseq);
+	k_attn_prefill<DPL, F16><<<grid, PQ * P_LPR, 0, st>>>(*p);
+}
+
+/* by the head's size: lanes hold up to DPL of its dimensions, up to 64 / DPL heads a block;
+ * a kernel for one head a block (no grouped query: its registers are a quarter) and one for
+ * the most (launched for any hpb > 1; the heads past hpb idle) */
 static const struct {
 	int max_hd, dpl;
-	attn_launch_f f32, f16;
+	attn_launch_f one_f32, one_f16, many_f32, many_f16;
 } attn_tab[] = {
-    {64, 8, launch_attn<8, 0>, launch_attn<8, 1>},
-    {128, 16, launch_attn<16, 0>, launch_attn<16, 1>},
-    {256, 32, launch_attn<32, 0>, launch_attn<32, 1>},
+    {64, 8, launch_attn<8, 1, 0>, launch_attn<8, 1, 1>, launch_attn<8, 8, 0>,
+     launch_attn<8, 8, 1>},
+    {128, 16, launch_attn<16, 1, 0>, launch_attn<16, 1, 1>, launch_attn<16, 4, 0>,
+     launch_attn<16, 4, 1>},
+    {256, 32, launch_attn<32, 1, 0>, launch_attn<32, 1, 1>, launch_attn<32, 2, 0>,
+     launch_attn<32, 2, 1>},
 };
 
 /* The split workspace, grown outside graph capture only (an allocation cannot be captured):
@@ -271,6 +392,14 @@ extern "C" int gk_gpu_attention(void *ctx, const gk_attn_t *p, gk_stream_t *s)
 	while (gqa % hpb)
 		hpb--;
 	const int groups = p->n_heads / hpb, maxctx = p->max_blocks * p->block_size;
+	/* rows of sequences longer than PREFILL_MIN go to the prefill kernel when there are any
+	 * (more rows than sequences) and the head fits it; GPOOL_KERNELS_ATTN=rowwise keeps
+	 * every row on the decode kernel */
+	const char *mode = getenv("GPOOL_KERNELS_ATTN");
+	const int max_nq = p->ntok > p->nseq && p->head_dim <= P_MAX_HD &&
+				   !(mode && !strcmp(mode, "rowwise"))
+			       ? PREFILL_MIN
+			       : INT_MAX;
 	/* split the context when rows x head groups leave the card short of ~4 blocks an SM */
 	long base = (long)p->ntok * groups, want = 4L * g->sms;
 	int nsplit = 1;
@@ -285,14 +414,24 @@ extern "C" int gk_gpu_attention(void *ctx, const gk_attn_t *p, gk_stream_t *s)
 		nsplit = 1;
 	const int split_len = (maxctx + nsplit - 1) / nsplit;
 	dim3 grid((unsigned)p->ntok, (unsigned)groups, (unsigned)nsplit);
-	(p->kv_t == GK_F16 ? attn_tab[t].f16 : attn_tab[t].f32)(p, grid, hpb, nsplit, split_len,
-								 (float *)g->llm_ws, st);
+	const int f16 = p->kv_t == GK_F16;
+	attn_launch_f launch = hpb == 1 ? (f16 ? attn_tab[t].one_f16 : attn_tab[t].one_f32)
+					: (f16 ? attn_tab[t].many_f16 : attn_tab[t].many_f32);
+	launch(p, grid, hpb, nsplit, split_len, (float *)g->llm_ws, max_nq, st);
 	if (gk_gpu_launched(g, "attention") < 0)
 		return -1;
 	if (nsplit > 1) {
 		k_attn_combine<<<dim3((unsigned)p->ntok, (unsigned)p->n_heads), 128, 0, st>>>(
-		    *p, nsplit, (const float *)g->llm_ws);
-		return gk_gpu_launched(g, "attention combine");
+		    *p, nsplit, (const float *)g->llm_ws, max_nq);
+		if (gk_gpu_launched(g, "attention combine") < 0)
+			return -1;
+	}
+	if (max_nq == PREFILL_MIN) {
+		if (p->head_dim <= 64)
+			(p->kv_t == GK_F16 ? launch_prefill<16, 1> : launch_prefill<16, 0>)(p, st);
+		else
+			(p->kv_t == GK_F16 ? launch_prefill<32, 1> : launch_prefill<32, 0>)(p, st);
+		return gk_gpu_launched(g, "attention prefill");
 	}
 	return 0;
 }

@@ -631,12 +631,12 @@ static double attn_case(const attn_shape_t *s, gk_dtype_t kv_t, double *naive_er
 }
 
 /* Rows whose ctx_len cannot hold them get NaN (and nothing else is disturbed). */
-static void attn_bad_ctx(void)
+static void attn_bad_ctx(int nq0)
 {
-	attn_shape_t s = {2, {3, 1}, {10, 20}, 4, 2, 64, 16};
+	attn_shape_t s = {2, {nq0, 1}, {nq0 + 7, 20}, 4, 2, 64, 16};
 	attn_host_t h;
 	attn_make(&h, &s, GK_F32);
-	h.ctx_len[0] = 2; /* fewer than its 3 rows */
+	h.ctx_len[0] = nq0 - 1; /* fewer than its rows */
 	float *got = malloc(h.nout * 4);
 	gk_attn_t dp = h.p;
 	dp.q_start = dnew(h.q_start, sizeof(int32_t) * 3);
@@ -648,14 +648,15 @@ static void attn_bad_ctx(void)
 	dp.out = dnew(NULL, h.nout * 4);
 	OK(b, gk_attention(b, &dp, NULL));
 	dget(got, dp.out, h.nout * 4);
-	size_t per_row = (size_t)s.n_heads * s.head_dim, nan0 = 0, nan1 = 0;
-	for (size_t i = 0; i < 3 * per_row; i++)
+	size_t per_row = (size_t)s.n_heads * s.head_dim, nan0 = 0, nan1 = 0, nb = nq0 * per_row;
+	for (size_t i = 0; i < nb; i++)
 		nan0 += isnan(got[i]) != 0;
-	for (size_t i = 3 * per_row; i < 4 * per_row; i++)
+	for (size_t i = nb; i < nb + per_row; i++)
 		nan1 += isnan(got[i]) != 0;
-	ASSERT(nan0 == 3 * per_row && nan1 == 0,
-	       "attention with ctx_len < rows: %zu of %zu NaN in the bad sequence, %zu in the good",
-	       nan0, 3 * per_row, nan1);
+	ASSERT(nan0 == nb && nan1 == 0,
+	       "attention with ctx_len < %d rows: %zu of %zu NaN in the bad sequence, %zu in the "
+	       "good",
+	       nq0, nan0, nb, nan1);
 	dfree((void *)dp.q_start), dfree((void *)dp.ctx_len), dfree((void *)dp.block_table);
 	dfree((void *)dp.k_cache), dfree((void *)dp.v_cache), dfree((void *)dp.q), dfree(dp.out);
 	free(got);
@@ -715,16 +716,26 @@ void t_llm_attention(void)
 	    {4, {1, 1, 1, 1}, {4097, 300, 70, 1024}, 8, 8, 64, 256},	     /* big blocks */
 	    {2, {33, 1}, {33, 81}, 6, 3, 96, 7},			     /* odd everything */
 	};
-	double w32 = 0, w16 = 0, wn = 0;
-	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-		worst(&w32, attn_case(&shapes[i], GK_F32, &wn));
-		worst(&w16, attn_case(&shapes[i], GK_F16, &wn));
+	/* the cards' two paths: prefill rows on their own kernel (the default), and every row on
+	 * the decode kernel (GPOOL_KERNELS_ATTN=rowwise); the cpu has one */
+	static const char *modes[] = {"auto", "rowwise"};
+	for (int md = 0; md < 2; md++) {
+		setenv("GPOOL_KERNELS_ATTN", modes[md], 1);
+		double w32 = 0, w16 = 0, wn = 0;
+		int before = failures;
+		for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+			worst(&w32, attn_case(&shapes[i], GK_F32, &wn));
+			worst(&w16, attn_case(&shapes[i], GK_F16, &wn));
+		}
+		attn_bad_ctx(3);  /* a short sequence: the decode kernel */
+		attn_bad_ctx(12); /* a long one: the prefill kernel */
+		double er = attn_f16_rounding();
+		printf("  attention (%s): max err f32 cache %.2e, f16 cache %.2e (bound %.0e); cpu vs "
+		       "naive %.2e; f16 cache vs f32 values %.2e (bound %.0e)%s\n",
+		       modes[md], w32, w16, BOUND_ATTN, wn, er, BOUND_F16KV,
+		       failures > before ? " FAILED" : "");
 	}
-	attn_bad_ctx();
-	double er = attn_f16_rounding();
-	printf("  attention: max err f32 cache %.2e, f16 cache %.2e (bound %.0e); cpu vs naive "
-	       "%.2e; f16 cache vs f32 values %.2e (bound %.0e)\n",
-	       w32, w16, BOUND_ATTN, wn, er, BOUND_F16KV);
+	unsetenv("GPOOL_KERNELS_ATTN");
 }
 
 /* ---- the loader's checks ---- */

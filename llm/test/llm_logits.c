@@ -1,6 +1,7 @@
 /* llm_logits.c - the C forward pass (cpu backend) over a token list, for the comparison with the
  * PyTorch reference (tests/tools/llm_check.py):
  *   llm_logits MODEL --tokens 1,2,3 --out FILE [--mode prefill|decode|chunk=N] [--kv f32|f16]
+ *     [--kv-blocks N] (the KV cache's 16-token blocks: few make the engine preempt)
  *     writes raw f32 logits, ntok x n_vocab: one prefill batch with all_logits, or one token a
  *     step through the KV cache, or prefill chunks of N
  *   llm_logits MODEL --tokens ... --batch K
@@ -11,12 +12,14 @@
  *   llm_logits MODEL --tokens ... --engine K --greedy N
  *     K prompts (rotations of the list) at once through gl_engine and gl_exec_local (prefill in
  *     chunks of 8 tokens, continuous batching), each answer's text against its greedy ids alone;
- *     prints "engine ok" or the first difference and exits 1 */
+ *     prints "engine ok, R refusals, T tokens in S s (...)" (R: batches the executor refused
+ *     for KV space) or the first difference and exits 1 */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "llm/engine.h"
 #include "llm/forward.h"
@@ -39,9 +42,9 @@ static void die(const char *what, const char *why)
 	exit(1);
 }
 
-static void open_model(ctx_t *c, const char *path, gk_dtype_t kv_t, int max_tokens)
+static void open_model(ctx_t *c, const char *path, gk_dtype_t kv_t, int max_tokens, int kv_blocks)
 {
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	gk_error_t ge;
 	if (!(c->b = gk_backend_open("cpu", &ge)))
 		die("cpu backend", ge.text);
@@ -53,7 +56,7 @@ static void open_model(ctx_t *c, const char *path, gk_dtype_t kv_t, int max_toke
 		die("weights", err.text);
 	int row = c->hp.n_kv_heads * c->hp.head_dim;
 	/* 16-token blocks, enough for 8 sequences of MAXTOK, given out as sequences grow */
-	if (!(c->kv = gl_kv_create(c->b, c->hp.n_layers, 8 * MAXTOK / 16, 16, row, kv_t, 8, &err)))
+	if (!(c->kv = gl_kv_create(c->b, c->hp.n_layers, kv_blocks, 16, row, kv_t, 8, &err)))
 		die("kv cache", err.text);
 	if (!(c->f = gl_fwd_create(c->b, &c->hp, c->w, c->kv, max_tokens, &err)))
 		die("forward", err.text);
@@ -64,8 +67,8 @@ static void open_model(ctx_t *c, const char *path, gk_dtype_t kv_t, int max_toke
 static void step(ctx_t *c, int nseq, const int32_t *seq, const int32_t *n, const int32_t *toks,
 		 int all, float *out)
 {
-	gl_batch_t bt = { .nseq = nseq, .tokens = toks, .all_logits = all };
-	gp_error_t err = { { 0 } };
+	gl_batch_t bt = {.nseq = nseq, .tokens = toks, .all_logits = all};
+	gp_error_t err = {{0}};
 	for (int j = 0; j < nseq; j++) {
 		bt.seq[j] = seq[j];
 		bt.n[j] = n[j];
@@ -193,9 +196,19 @@ static int same_text(const gl_tok_t *tok, const int32_t *ids, int n, const answe
 	       memcmp(a->text, want, a->len - 3) == 0;
 }
 
+/* gl_exec_local_ops, counting the batches refused for KV space */
+static int refusals;
+static int counting_submit(void *ctx, uint64_t id, const gl_batch_t *bt, gp_error_t *err)
+{
+	int rc = gl_exec_local_ops.submit(ctx, id, bt, err);
+	if (rc < 0 && errno == ENOSPC)
+		refusals++;
+	return rc;
+}
+
 static void run_engine(ctx_t *c, const int32_t *t, int n, int K, int ngen)
 {
-	gp_error_t err = { { 0 } };
+	gp_error_t err = {{0}};
 	gl_tok_t *tok = gl_tok_from_gguf(c->g, &err);
 	if (!tok)
 		die("tokenizer", err.text);
@@ -209,14 +222,22 @@ static void run_engine(ctx_t *c, const int32_t *t, int n, int K, int ngen)
 	gl_exec_local_t *x = gl_exec_local_create(c->b, &c->hp, c->w, c->kv, 8, &err);
 	if (!x)
 		die("exec", err.text);
-	gl_engine_opts_t o = { .max_seqs = K, .max_batch_tokens = 8, .n_ctx = n + ngen + 1 };
-	gl_engine_t *e = gl_engine_create(tok, &c->hp, &gl_exec_local_ops, x, &o, &err);
+	gl_engine_opts_t o = {.max_seqs = K, .max_batch_tokens = 8, .n_ctx = n + ngen + 1};
+	gl_exec_ops_t ops = gl_exec_local_ops;
+	ops.submit = counting_submit;
+	gl_engine_t *e = gl_engine_create(tok, &c->hp, &ops, x, &o, &err);
 	if (!e)
 		die("engine", err.text);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int j = 0; j < K; j++) {
-		gl_request_t r = { .prompt = toks + j * n, .nprompt = n, .max_tokens = ngen,
-				   .ignore_eos = 1, .on_text = on_text, .on_done = on_done,
-				   .arg = &ans[j] };
+		gl_request_t r = {.prompt = toks + j * n,
+				  .nprompt = n,
+				  .max_tokens = ngen,
+				  .ignore_eos = 1,
+				  .on_text = on_text,
+				  .on_done = on_done,
+				  .arg = &ans[j]};
 		gl_sample_defaults(&r.sp);
 		r.sp.temperature = 0;
 		if (gl_engine_submit(e, &r, &err) < 0)
@@ -235,8 +256,11 @@ static void run_engine(ctx_t *c, const int32_t *t, int n, int K, int ngen)
 			       ans[j].done, ans[j].why, ans[j].completion);
 			bad = 1;
 		}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (!bad)
-		printf("engine ok\n");
+		printf("engine ok, %d refusals, %d tokens in %.3f s (%.1f tokens/s)\n", refusals,
+		       K * ngen, sec, K * ngen / sec);
 	gl_engine_destroy(&e);
 	gl_exec_local_destroy(&x);
 	gl_tok_destroy(&tok);
@@ -254,8 +278,8 @@ static double maxdiff(const float *a, const float *b, size_t n, double *maxabs)
 		double e = fabs((double)a[i] - b[i]);
 		if (e > d || isnan(e))
 			d = isnan(e) ? INFINITY : e;
-		if (fabs(a[i]) > *maxabs)
-			*maxabs = fabs(a[i]);
+		if (fabs((double)a[i]) > *maxabs)
+			*maxabs = fabs((double)a[i]);
 	}
 	return d;
 }
@@ -302,9 +326,9 @@ int main(int argc, char **argv)
 			     "--greedy N] [--kv f32|f16]");
 	const char *out = NULL, *mode = "prefill";
 	int32_t *t = malloc(MAXTOK * 4);
-	int n = 0, batch = 0, greedy = 0, engine = 0;
+	int n = 0, batch = 0, greedy = 0, engine = 0, kv_blocks = 8 * MAXTOK / 16;
 	gk_dtype_t kv_t = GK_F32;
-	for (int i = 2; i < argc; i++) {
+	for (int i = 2; i < argc; i += 2) { /* every option takes a value */
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v)
 			die(a, "needs a value");
@@ -322,16 +346,17 @@ int main(int argc, char **argv)
 			greedy = atoi(v);
 		else if (strcmp(a, "--kv") == 0)
 			kv_t = strcmp(v, "f16") == 0 ? GK_F16 : GK_F32;
+		else if (strcmp(a, "--kv-blocks") == 0)
+			kv_blocks = atoi(v);
 		else
 			die(a, "unknown option");
-		i++;
 	}
 	if (n < 1)
 		die("--tokens", "no tokens");
 	if (batch > 8 || engine > 8 || (greedy && n + greedy > MAXTOK))
 		die("options", "out of range");
 	ctx_t c;
-	open_model(&c, argv[1], kv_t, batch ? batch * n : n);
+	open_model(&c, argv[1], kv_t, batch ? batch * n : n, kv_blocks);
 	for (int i = 0; i < n; i++)
 		if (t[i] < 0 || t[i] >= c.nv)
 			die("--tokens", "an id outside the vocabulary");
@@ -342,9 +367,9 @@ int main(int argc, char **argv)
 	} else if (greedy > 0) {
 		run_greedy(&c, t, n, greedy);
 	} else {
-		int chunk = strcmp(mode, "decode") == 0 ? 1
+		int chunk = strcmp(mode, "decode") == 0	      ? 1
 			    : strncmp(mode, "chunk=", 6) == 0 ? atoi(mode + 6)
-							       : n;
+							      : n;
 		if (chunk < 1 || !out)
 			die("--mode/--out", "bad mode or no --out");
 		float *l = malloc((size_t)n * (size_t)c.nv * 4);

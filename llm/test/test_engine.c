@@ -19,9 +19,9 @@ struct gl_tok {
 	int unused;
 };
 static const char *const pieces[NV] = {
-	[1] = "a", [2] = "b", [3] = "c", [4] = "d", [5] = "e", [6] = "f", [7] = "g", [8] = "h",
-	[27] = " ", [28] = "\xC3", [29] = "\xA9", [30] = "ST", [31] = "OP", [32] = "\xE2\x82",
-	[33] = "\xAC", [34] = "X",
+    [1] = "a",	 [2] = "b",	    [3] = "c",	   [4] = "d",	  [5] = "e",	 [6] = "f",
+    [7] = "g",	 [8] = "h",	    [27] = " ",	   [28] = "\xC3", [29] = "\xA9", [30] = "ST",
+    [31] = "OP", [32] = "\xE2\x82", [33] = "\xAC", [34] = "X",
 };
 #define EOS 0
 
@@ -65,7 +65,7 @@ typedef struct {
 } fbatch_t;
 
 typedef struct {
-	int depth, capacity, fail_next_wait;
+	int depth, capacity, fail_next_wait, fail_next_submit;
 	int len[GL_MAX_BATCH_SEQS], busy[GL_MAX_BATCH_SEQS];
 	int32_t seen[GL_MAX_BATCH_SEQS][PLEN];
 	fbatch_t q[MAXB];
@@ -88,7 +88,11 @@ static int used_tokens(const fexec_t *x)
 static int f_submit(void *ctx, uint64_t id, const gl_batch_t *bt, gp_error_t *err)
 {
 	fexec_t *x = ctx;
-	(void)err;
+	if (x->fail_next_submit) {
+		x->fail_next_submit = 0;
+		errno = EIO;
+		return gp_errprintf(err, "rank 1 refused the batch");
+	}
 	int grow = 0;
 	for (int j = 0; j < bt->nseq; j++)
 		grow += bt->ctx[j] - x->len[bt->seq[j]];
@@ -188,7 +192,7 @@ static int f_free(void *ctx)
 	return x->capacity - used_tokens(x);
 }
 
-static const gl_exec_ops_t fops = { f_submit, f_wait, f_release, f_depth, f_free };
+static const gl_exec_ops_t fops = {f_submit, f_wait, f_release, f_depth, f_free};
 
 /* ---- a request's outcome ---- */
 typedef struct {
@@ -225,7 +229,7 @@ static void on_done(void *arg, gl_finish_t why, const gl_usage_t *u, const char 
 }
 
 static struct gl_tok tok;
-static gl_hparams_t hp = { .n_vocab = NV };
+static gl_hparams_t hp = {.n_vocab = NV};
 
 static gl_engine_t *make(fexec_t *x, int depth, int capacity, int max_seqs, int mbt, int n_ctx)
 {
@@ -233,7 +237,7 @@ static gl_engine_t *make(fexec_t *x, int depth, int capacity, int max_seqs, int 
 	x->depth = depth;
 	x->capacity = capacity;
 	x->max_batch_tokens = mbt;
-	gl_engine_opts_t o = { .max_seqs = max_seqs, .max_batch_tokens = mbt, .n_ctx = n_ctx };
+	gl_engine_opts_t o = {.max_seqs = max_seqs, .max_batch_tokens = mbt, .n_ctx = n_ctx};
 	gp_error_t err;
 	gl_engine_t *e = gl_engine_create(&tok, &hp, &fops, x, &o, &err);
 	CHECK(e);
@@ -243,9 +247,14 @@ static gl_engine_t *make(fexec_t *x, int depth, int capacity, int max_seqs, int 
 static int submit(gl_engine_t *e, int k, int nprompt, int max_tokens, out_t *o,
 		  const char *const *stop, int nstop)
 {
-	gl_request_t r = { .prompt = prog[k], .nprompt = nprompt, .max_tokens = max_tokens,
-			   .stop = stop, .nstop = nstop, .on_text = on_text, .on_done = on_done,
-			   .arg = o };
+	gl_request_t r = {.prompt = prog[k],
+			  .nprompt = nprompt,
+			  .max_tokens = max_tokens,
+			  .stop = stop,
+			  .nstop = nstop,
+			  .on_text = on_text,
+			  .on_done = on_done,
+			  .arg = o};
 	gl_sample_defaults(&r.sp);
 	r.sp.temperature = 0;
 	memset(o, 0, sizeof *o);
@@ -269,7 +278,7 @@ static void test_length_and_eos(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 4, 64, 64);
-	const int32_t p0[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const int32_t p0[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	set_prog(0, p0, 8);
 	out_t o;
 	submit(e, 0, 3, 5, &o, NULL, 0); /* prompt: selector, a, b; then c d e f g */
@@ -278,14 +287,19 @@ static void test_length_and_eos(void)
 	CHECK(o.u.prompt_tokens == 3 && o.u.completion_tokens == 5 && o.tokens == 5);
 	CHECK(x.releases == 1 && x.violations == 0);
 
-	const int32_t p1[] = { 1, 2, EOS, 3 };
+	const int32_t p1[] = {1, 2, EOS, 3};
 	set_prog(1, p1, 4);
 	submit(e, 1, 2, 0, &o, NULL, 0);
 	run_all(e);
 	CHECK(o.why == GL_FINISH_STOP && strcmp(o.text, "b") == 0 && o.u.completion_tokens == 2);
 	/* ignore_eos goes on past it (the end-of-generation token has no text) */
-	gl_request_t r = { .prompt = prog[1], .nprompt = 2, .max_tokens = 4, .ignore_eos = 1,
-			   .on_text = on_text, .on_done = on_done, .arg = &o };
+	gl_request_t r = {.prompt = prog[1],
+			  .nprompt = 2,
+			  .max_tokens = 4,
+			  .ignore_eos = 1,
+			  .on_text = on_text,
+			  .on_done = on_done,
+			  .arg = &o};
 	gl_sample_defaults(&r.sp);
 	r.sp.temperature = 0;
 	memset(&o, 0, sizeof o);
@@ -306,17 +320,17 @@ static void test_stop_strings(void)
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 4, 64, 64);
 	/* "b" "ST" "OP" "d": STOP is split over two tokens */
-	const int32_t p[] = { 2, 30, 31, 4 };
+	const int32_t p[] = {2, 30, 31, 4};
 	set_prog(2, p, 4);
-	const char *stop[] = { "STOP" };
+	const char *stop[] = {"STOP"};
 	out_t o;
 	submit(e, 2, 1, 0, &o, stop, 1);
 	run_all(e);
 	CHECK(o.why == GL_FINISH_STOP && strcmp(o.text, "b") == 0);
 	/* "ST" then "d": held while it could begin "STX", then handed out with "d" */
-	const int32_t q[] = { 2, 30, 4, 5 };
+	const int32_t q[] = {2, 30, 4, 5};
 	set_prog(3, q, 4);
-	const char *stop2[] = { "STX", "zz" };
+	const char *stop2[] = {"STX", "zz"};
 	submit(e, 3, 1, 4, &o, stop2, 2);
 	run_all(e);
 	CHECK(o.why == GL_FINISH_LENGTH && strcmp(o.text, "bSTde") == 0);
@@ -326,7 +340,7 @@ static void test_stop_strings(void)
 	run_all(e);
 	CHECK(o.why == GL_FINISH_LENGTH && strcmp(o.text, "bST") == 0 && o.tokens == 2);
 	/* a stop string inside one token: the text before it is the answer */
-	const char *stop3[] = { "T" };
+	const char *stop3[] = {"T"};
 	submit(e, 3, 1, 0, &o, stop3, 1);
 	run_all(e);
 	CHECK(o.why == GL_FINISH_STOP && strcmp(o.text, "bS") == 0);
@@ -339,18 +353,20 @@ static void test_utf8(void)
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 4, 64, 64);
 	/* é split over two tokens, then b, then € split over two */
-	const int32_t p[] = { 28, 29, 2, 32, 33 };
+	const int32_t p[] = {28, 29, 2, 32, 33};
 	set_prog(4, p, 5);
 	out_t o;
 	submit(e, 4, 1, 5, &o, NULL, 0);
 	run_all(e);
-	CHECK(strcmp(o.text, "\xC3\xA9" "b\xE2\x82\xAC") == 0);
+	CHECK(strcmp(o.text, "\xC3\xA9"
+			     "b\xE2\x82\xAC") == 0);
 	CHECK(strcmp(o.call[0], "\xC3\xA9") == 0 && strcmp(o.call[1], "b") == 0);
 	CHECK(strcmp(o.call[2], "\xE2\x82\xAC") == 0 && o.calls == 3 && o.tokens == 5);
 	/* cut inside a character: the end is U+FFFD, never half a character */
 	submit(e, 4, 1, 4, &o, NULL, 0);
 	run_all(e);
-	CHECK(strcmp(o.text, "\xC3\xA9" "b\xEF\xBF\xBD") == 0);
+	CHECK(strcmp(o.text, "\xC3\xA9"
+			     "b\xEF\xBF\xBD") == 0);
 	gl_engine_destroy(&e);
 }
 
@@ -359,7 +375,7 @@ static void test_chunks(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 4, 8, 64);
-	const int32_t p[] = { 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6 };
+	const int32_t p[] = {1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6};
 	set_prog(5, p, 22);
 	out_t o;
 	submit(e, 5, 20, 3, &o, NULL, 0);
@@ -375,9 +391,9 @@ static void test_continuous(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 4, 64, 64);
-	const int32_t pa[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const int32_t pa[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	set_prog(0, pa, 8);
-	const int32_t pb[] = { 8, 7, 6, 5, 4, 3, 2, 1 };
+	const int32_t pb[] = {8, 7, 6, 5, 4, 3, 2, 1};
 	set_prog(1, pb, 8);
 	out_t a, b;
 	gp_error_t err;
@@ -398,7 +414,7 @@ static void test_cancel(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 1, 64, 64);
-	const int32_t p[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const int32_t p[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	set_prog(0, p, 8);
 	out_t a, b;
 	gp_error_t err;
@@ -420,7 +436,7 @@ static void test_failure(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 2, 1000, 1, 64, 64);
-	const int32_t p[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const int32_t p[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	set_prog(0, p, 8);
 	out_t a, b, c;
 	gp_error_t err;
@@ -439,6 +455,59 @@ static void test_failure(void)
 	gl_engine_destroy(&e);
 }
 
+/* A refusal other than ENOSPC at submit is a failure too. */
+static void test_submit_failure(void)
+{
+	fexec_t x;
+	gl_engine_t *e = make(&x, 1, 1000, 2, 64, 64);
+	const int32_t p[] = {1, 2, 3, 4, 5, 6, 7, 8};
+	set_prog(0, p, 8);
+	out_t a, b;
+	gp_error_t err;
+	submit(e, 0, 2, 0, &a, NULL, 0);
+	CHECK(gl_engine_run(e, 100, &err) == 1);
+	submit(e, 0, 3, 0, &b, NULL, 0);
+	x.fail_next_submit = 1; /* A's decode in flight comes back first, then the refusal */
+	CHECK(gl_engine_run(e, 100, &err) == -1 && strstr(err.text, "rank 1 refused"));
+	CHECK(a.why == GL_FINISH_ERROR && b.why == GL_FINISH_ERROR && a.tokens == 2);
+	CHECK(f_free(&x) == 1000 && gl_engine_open(e) == 0);
+	submit(e, 0, 2, 2, &a, NULL, 0);
+	run_all(e);
+	CHECK(a.why == GL_FINISH_LENGTH && strcmp(a.text, "bc") == 0);
+	gl_engine_destroy(&e);
+}
+
+/* Sampled, not greedy: the same seed gives the same answer, whatever else is in the batch. */
+static void test_seeded(void)
+{
+	fexec_t x;
+	gl_engine_t *e = make(&x, 2, 1000, 4, 64, 64);
+	const int32_t p[] = {1, 2, 3, 4, 5, 6, 7, 8};
+	set_prog(0, p, 8);
+	out_t o[3];
+	for (int k = 0; k < 3; k++) {
+		gl_request_t r = {.prompt = prog[0],
+				  .nprompt = 2,
+				  .max_tokens = 12,
+				  .ignore_eos = 1,
+				  .on_text = on_text,
+				  .on_done = on_done,
+				  .arg = &o[k]};
+		gl_sample_defaults(&r.sp);
+		r.sp.temperature = 1.5f; /* logits 5 and -1: other tokens often */
+		r.sp.seed = k == 2 ? 8 : 7;
+		memset(&o[k], 0, sizeof o[k]);
+		gp_error_t err;
+		CHECK(gl_engine_submit(e, &r, &err) >= 0);
+		if (k == 0)
+			run_all(e); /* the first alone, the others together */
+	}
+	run_all(e);
+	CHECK(o[0].u.completion_tokens == 12 && strcmp(o[0].text, o[1].text) == 0);
+	CHECK(strcmp(o[0].text, o[2].text) != 0);
+	gl_engine_destroy(&e);
+}
+
 /* Depth 3: three batches in flight with five requests, never one sequence in two. */
 static void test_pipeline(void)
 {
@@ -446,7 +515,7 @@ static void test_pipeline(void)
 	gl_engine_t *e = make(&x, 3, 1000, 8, 64, 64);
 	out_t o[5];
 	for (int k = 0; k < 5; k++) {
-		const int32_t p[] = { 1 + k, 2 + k, 3, 4, 5, 6, 7, 8 };
+		const int32_t p[] = {1 + k, 2 + k, 3, 4, 5, 6, 7, 8};
 		set_prog(k, p, 8);
 		submit(e, k, 2, 6, &o[k], NULL, 0);
 	}
@@ -467,7 +536,7 @@ static void test_preempt(void)
 	gl_engine_t *e = make(&x, 1, 40, 4, 64, 64);
 	out_t o[3];
 	for (int k = 0; k < 3; k++) {
-		const int32_t p[] = { 1 + k, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3 };
+		const int32_t p[] = {1 + k, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3};
 		set_prog(k, p, 19);
 		submit(e, k, 10, 20, &o[k], NULL, 0);
 	}
@@ -488,8 +557,8 @@ static void test_submit_checks(void)
 {
 	fexec_t x;
 	gl_engine_t *e = make(&x, 1, 1000, 4, 64, 16);
-	set_prog(0, (const int32_t[]){ 1 }, 1);
-	gl_request_t r = { .prompt = prog[0], .nprompt = 0 };
+	set_prog(0, (const int32_t[]){1}, 1);
+	gl_request_t r = {.prompt = prog[0], .nprompt = 0};
 	gl_sample_defaults(&r.sp);
 	gp_error_t err;
 	CHECK(gl_engine_submit(e, &r, &err) == -1 && errno == EINVAL);
@@ -499,11 +568,11 @@ static void test_submit_checks(void)
 	r.sp.top_p = 2;
 	CHECK(gl_engine_submit(e, &r, &err) == -1 && strstr(err.text, "top_p"));
 	r.sp.top_p = 1;
-	const int32_t bad[] = { 1, NV };
+	const int32_t bad[] = {1, NV};
 	r.prompt = bad;
 	CHECK(gl_engine_submit(e, &r, &err) == -1 && errno == EINVAL);
 	r.prompt = prog[0];
-	const char *stop[] = { "" };
+	const char *stop[] = {""};
 	r.stop = stop;
 	r.nstop = 1;
 	CHECK(gl_engine_submit(e, &r, &err) == -1 && errno == EINVAL);
@@ -521,6 +590,8 @@ int main(void)
 	test_continuous();
 	test_cancel();
 	test_failure();
+	test_submit_failure();
+	test_seeded();
 	test_pipeline();
 	test_preempt();
 	test_submit_checks();

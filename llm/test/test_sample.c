@@ -36,7 +36,7 @@ static void draw(gl_sampler_t *s, const float *logits, int n, int *count)
 	}
 }
 
-static const float base[NV] = { 1.0f, 3.0f, 0.5f, 3.0f, 2.0f, -1.0f, 2.5f, 0.0f };
+static const float base[NV] = {1.0f, 3.0f, 0.5f, 3.0f, 2.0f, -1.0f, 2.5f, 0.0f};
 
 static void test_greedy(void)
 {
@@ -92,6 +92,50 @@ static void test_top_p(void)
 	gl_sampler_destroy(&s);
 }
 
+/* A large vocabulary, flat and peaked: the draws stay inside the nucleus a full sort gives, and
+ * reach past the 64 best when the nucleus is wider (the partial sort does not cut it short). */
+#define BIGV 5000
+static int cmp_desc(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x < y) - (x > y);
+}
+
+static void test_top_p_large(void)
+{
+	static float l[BIGV], sorted[BIGV], work[BIGV];
+	for (int peaked = 0; peaked < 2; peaked++) {
+		uint64_t x = 99;
+		for (int i = 0; i < BIGV; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			l[i] = (float)(x >> 40) / (float)(1u << 24) * (peaked ? 100.0f : 1.0f);
+		}
+		/* the nucleus's smallest member, by a full sort: keep p >= that */
+		memcpy(sorted, l, sizeof l);
+		qsort(sorted, BIGV, sizeof *sorted, cmp_desc);
+		double total = 0, acc = 0;
+		for (int i = 0; i < BIGV; i++)
+			total += exp((double)(sorted[i] - sorted[0]));
+		int keep = 0;
+		while (acc < 0.5 * total)
+			acc += exp((double)(sorted[keep++] - sorted[0]));
+		float floor = sorted[keep - 1], top64 = sorted[63];
+		gl_sample_params_t p;
+		gl_sample_defaults(&p);
+		p.top_p = 0.5f;
+		gl_sampler_t *s = gl_sampler_create(&p, BIGV);
+		int beyond = 0;
+		for (int d = 0; d < 400; d++) {
+			memcpy(work, l, sizeof l);
+			int32_t t = gl_sampler_next(s, work, NULL, 0);
+			CHECK(t >= 0 && t < BIGV && l[t] >= floor);
+			beyond += l[t] < top64;
+		}
+		CHECK(peaked ? keep < 64 : keep > 1000 && beyond > 100);
+		gl_sampler_destroy(&s);
+	}
+}
+
 static void test_min_p(void)
 {
 	int c[NV];
@@ -127,7 +171,7 @@ static void test_seed(void)
 /* The expected share of token 1 under temperature T, against what 20000 draws give. */
 static void test_temperature(void)
 {
-	const float temps[] = { 0.25f, 1.0f, 2.0f };
+	const float temps[] = {0.25f, 1.0f, 2.0f};
 	double share[3];
 	for (int k = 0; k < 3; k++) {
 		gl_sampler_t *s = make(temps[k], 0, 1, 0, 5);
@@ -135,8 +179,8 @@ static void test_temperature(void)
 		draw(s, base, 20000, c);
 		double z = 0;
 		for (int i = 0; i < NV; i++)
-			z += exp(base[i] / temps[k]);
-		double want = exp(base[4] / temps[k]) / z;
+			z += exp((double)(base[i] / temps[k]));
+		double want = exp((double)(base[4] / temps[k])) / z;
 		share[k] = c[4] / 20000.0;
 		CHECK(fabs(share[k] - want) < 0.02);
 		gl_sampler_destroy(&s);
@@ -157,13 +201,13 @@ static void test_penalty(void)
 	float l[NV];
 	memcpy(l, base, sizeof l);
 	/* 1 seen (3.0 -> 1.5), seen twice still halved once; 3 is older than the window */
-	const int32_t hist[] = { 3, 1, 1 };
+	const int32_t hist[] = {3, 1, 1};
 	int32_t t = gl_sampler_next(s, l, hist, 3);
 	CHECK(t == 3);
 	CHECK(l[1] == 1.5f && l[3] == 3.0f);
 	/* a negative logit is multiplied */
 	memcpy(l, base, sizeof l);
-	const int32_t h2[] = { 5 };
+	const int32_t h2[] = {5};
 	gl_sampler_next(s, l, h2, 1);
 	CHECK(l[5] == -2.0f);
 	gl_sampler_destroy(&s);
@@ -199,6 +243,7 @@ int main(void)
 	test_greedy();
 	test_top_k();
 	test_top_p();
+	test_top_p_large();
 	test_min_p();
 	test_seed();
 	test_temperature();

@@ -1,3 +1,5 @@
+/* test_join.c - gschedd's side of `gpool join` (scheduler/join.c): a bundle handed out once,
+ * expired ones refused and swept, other requests refused, the rate per address */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

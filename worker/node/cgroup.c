@@ -52,6 +52,11 @@ int gp_cg_write(const char *dir, const char *file, const char *val)
 {
 	char p[PATH_MAX];
 	gp_cg_fmt(p, sizeof(p), "%s/%s", dir, file);
+	return gp_cg_write_path(p, val);
+}
+
+int gp_cg_write_path(const char *p, const char *val)
+{
 	int fd = open(p, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -66,6 +71,11 @@ int gp_cg_read(const char *dir, const char *file, char *buf, size_t len)
 {
 	char p[PATH_MAX];
 	gp_cg_fmt(p, sizeof(p), "%s/%s", dir, file);
+	return gp_cg_read_path(p, buf, len);
+}
+
+int gp_cg_read_path(const char *p, char *buf, size_t len)
+{
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;

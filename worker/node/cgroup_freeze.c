@@ -4,38 +4,12 @@
 #include "worker/node/cgroup_freeze.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "worker/node/cgroup_int.h"
-
-static int write_file(const char *path, const char *v)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, v, strlen(v));
-	int e = errno;
-	close(fd);
-	errno = e;
-	return n < 0 ? -1 : 0;
-}
-
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
 
 static void nap(void)
 {
@@ -50,7 +24,8 @@ static int settle(const char *path, const char *want, int wait_ms)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	char buf[512];
 	for (;;) {
-		if (read_file(path, buf, sizeof(buf)) == 0 && strstr(buf, want))
+		/* the trailing blanks gp_cg_read_path cuts are in no settled value */
+		if (gp_cg_read_path(path, buf, sizeof(buf)) == 0 && strstr(buf, want))
 			return 0;
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= wait_ms)
@@ -70,7 +45,7 @@ int gp_cgroup_freeze_name(const char *name, bool frozen, int wait_ms)
 			 v->freeze_file);
 		if (access(path, W_OK) < 0)
 			continue;
-		if (write_file(path, v->freeze_val[frozen]) < 0)
+		if (gp_cg_write_path(path, v->freeze_val[frozen]) < 0)
 			return -1;
 		snprintf(ev, sizeof(ev), "%s%s/gpool/%s/%s", CG_ROOT, v->freeze_dir, name,
 			 v->settle_file);

@@ -84,7 +84,11 @@ extern const struct gp_cg_ops *const gp_cg_versions[GP_CG_NVERSIONS];
 int gp_cg_fmt(char *buf, size_t len, const char *f, ...) __attribute__((format(printf, 3, 4)));
 /* dir/file written val, or read into buf (trailing newlines and spaces cut). 0 / -1. */
 int gp_cg_write(const char *dir, const char *file, const char *val);
+/* path written val, in one write (a cgroup file takes a value per write). 0 / -1. */
+int gp_cg_write_path(const char *path, const char *val);
 int gp_cg_read(const char *dir, const char *file, char *buf, size_t len);
+/* path read into buf, as gp_cg_read. 0 / -1. */
+int gp_cg_read_path(const char *path, char *buf, size_t len);
 bool gp_cg_fs_is(const char *path, long magic);
 /* Map the node's logical CPU indices onto the CPUs the parent group allows. */
 int gp_cg_cpuset(const char *parent_list, const struct gp_cgroup_limits *lim, char *out,

@@ -365,6 +365,12 @@ static bool is_image(const Gpool__JobSpec *spec, const Gpool__StageEntry *e)
 	return spec->container && *spec->container && !strcmp(spec->container, e->path);
 }
 
+/* Chunks copied from the cache now: not a directory's, the image's or a lazy file's. */
+static bool copied(const Gpool__JobSpec *spec, const Gpool__StageEntry *e)
+{
+	return !e->dir && !e->lazy && !is_image(spec, e);
+}
+
 /* Runs in the child: the chunks are open already, the account is ours. */
 static int write_manifest(const Gpool__JobSpec *spec, const char *dir, struct open_chunk *oc,
 			  size_t noc, char *msg, size_t len)
@@ -396,8 +402,11 @@ static int write_manifest(const Gpool__JobSpec *spec, const char *dir, struct op
 		unlinkat(dfd, e->path, 0);
 		int fd = openat(dfd, e->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				0600);
-		if (fd < 0 || copy_chunks(fd, e, oc, noc, buf) < 0 ||
-		    fchmod(fd, gp_mode_plain(e->mode, 0600)) < 0) {
+		/* a lazy file: sparse, of its size; its tasks ask for the ranges they read */
+		int filled = fd < 0    ? -1
+			     : e->lazy ? ftruncate(fd, (off_t)e->size)
+				       : copy_chunks(fd, e, oc, noc, buf);
+		if (filled < 0 || fchmod(fd, gp_mode_plain(e->mode, 0600)) < 0) {
 			snprintf(msg, len, "cannot write staged file '%s': %s", e->path,
 				 strerror(errno));
 			if (fd >= 0)
@@ -425,9 +434,7 @@ static int manifest_child(const Gpool__JobSpec *spec, const char *dir, const str
 	char msg[512];
 	size_t total = 0;
 	for (size_t i = 0; i < spec->n_stage; i++)
-		total += spec->stage[i]->dir || is_image(spec, spec->stage[i])
-			     ? 0
-			     : spec->stage[i]->n_chunks;
+		total += copied(spec, spec->stage[i]) ? spec->stage[i]->n_chunks : 0;
 	struct open_chunk *oc = calloc(total ? total : 1, sizeof(*oc));
 	if (!oc) {
 		snprintf(msg, sizeof(msg), "out of memory");
@@ -435,8 +442,7 @@ static int manifest_child(const Gpool__JobSpec *spec, const char *dir, const str
 	}
 	size_t n = 0;
 	for (size_t i = 0; i < spec->n_stage; i++)
-		for (size_t k = 0; !spec->stage[i]->dir && !is_image(spec, spec->stage[i]) &&
-				   k < spec->stage[i]->n_chunks;
+		for (size_t k = 0; copied(spec, spec->stage[i]) && k < spec->stage[i]->n_chunks;
 		     k++)
 			oc[n++] = (struct open_chunk){spec->stage[i]->chunks[k].data, -1};
 	qsort(oc, n, sizeof(*oc), oc_cmp);
@@ -495,4 +501,47 @@ int gp_stage_manifest(const Gpool__JobSpec *spec, const char *dir, const struct 
 		_exit(manifest_child(spec, dir, a, cache_dir, p[1]));
 	}
 	return child_result(pid, p, err);
+}
+
+int gp_stage_lazy_fill(int fd, const Gpool__StageEntry *e, uint64_t k0, uint64_t k1,
+		       const char *cache_dir, gp_error_t *err)
+{
+	if (e->dir || k0 > k1 || k1 > e->n_chunks || !gp_entry_ok(e))
+		return errno = EINVAL,
+		       gp_errprintf(err, "chunks %llu..%llu of '%s': out of range",
+				    (unsigned long long)k0, (unsigned long long)k1, e->path);
+	for (uint64_t k = k0; k < k1; k++) {
+		uint8_t *data;
+		size_t len;
+		/* the cache's copy is hashed again here: a chunk damaged since it was fetched is
+		 * removed and refused, and none of its bytes reach the task's file */
+		if (gp_chunk_read(cache_dir, e->chunks[k].data, &data, &len) < 0)
+			return gp_errprintf(err, "chunk %llu of '%s' %s", (unsigned long long)k,
+					    e->path,
+					    errno == EBADMSG ? "does not match its hash: refused"
+							     : "is not in the node's cache");
+		uint64_t want = e->size - k * GP_CHUNK_SIZE;
+		if (len != (want < GP_CHUNK_SIZE ? want : GP_CHUNK_SIZE)) {
+			free(data);
+			return errno = EBADMSG,
+			       gp_errprintf(err, "chunk %llu of '%s' has the wrong length: refused",
+					    (unsigned long long)k, e->path);
+		}
+		size_t off = 0;
+		while (off < len) {
+			ssize_t n =
+			    pwrite(fd, data + off, len - off, (off_t)(k * GP_CHUNK_SIZE + off));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				int er = n < 0 ? errno : EIO;
+				free(data);
+				return errno = er, gp_errprintf(err, "cannot write '%s': %s",
+								e->path, strerror(er));
+			}
+			off += (size_t)n;
+		}
+		free(data);
+	}
+	return 0;
 }

@@ -50,4 +50,11 @@ int gp_stage_files(const Gpool__JobSpec *spec, const char *dir, const struct gp_
 int gp_stage_manifest(const Gpool__JobSpec *spec, const char *dir, const struct gp_account *a,
 		      const char *cache_dir, gp_error_t *err);
 
+/* Write chunks [k0, k1) of the lazily staged file e into fd (at their offsets), each read from
+ * cache_dir with its hash checked: 0 / -1 with errno and err (EBADMSG: a chunk does not match
+ * its hash or its length: it is removed from the cache and not written; ENOENT: not in the
+ * cache; EINVAL: out of range). */
+int gp_stage_lazy_fill(int fd, const Gpool__StageEntry *e, uint64_t k0, uint64_t k1,
+		       const char *cache_dir, gp_error_t *err);
+
 #endif

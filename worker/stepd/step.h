@@ -72,6 +72,7 @@ struct step {
 	gp_pmixsrv_t *pmix;	  /* --mpi=pmix: the job's PMIx server on this node */
 	gp_ptyserv_t *pty;	  /* gsub --pty: rank 0's terminal and its client (ptyserv.h) */
 	struct step_ctr *ctr;	  /* gsub --container: the held image (container.h), else NULL */
+	struct step_lazy *lazy;	  /* gsub --stage-lazy: ranged reads' server (lazy.h), or NULL */
 };
 
 /* gstepd's main: the gstepd executable, or a child gworkerd forked (fresh ZeroMQ context). */

@@ -36,6 +36,7 @@
 #include "common/log.h"
 #include "common/opt.h"
 #include "worker/node/staging.h"
+#include "worker/stepd/lazy.h"
 #include "worker/stepd/step.h"
 #include "worker/stepd/taskevent.h"
 #include "common/util.h"
@@ -192,6 +193,7 @@ static void step_free(struct step *s)
 		return;
 	gp_pmixsrv_destroy(&s->pmix);
 	gp_ptyserv_destroy(&s->pty);
+	step_lazy_destroy(&s->lazy);
 	step_container_release(s);
 	for (size_t i = 0; s->tasks && i < s->ntasks; i++) {
 		gp_env_free(s->tasks[i].env);
@@ -415,13 +417,24 @@ static int stage_manifest(struct step *s, gp_error_t *err)
 				      .self = l->stage_index,
 				      .cfg = s->xfer_cfg,
 				      .uid = geteuid()};
-	int rc = gp_xfer_fetch_cache(c, l->spec->stage, l->spec->n_stage, s->cache_dir,
-				     l->n_stage_peers > 1 ? &peers : NULL, &st, err);
+	/* lazily staged files are fetched later, a range at a time, as their tasks ask (lazy.c) */
+	Gpool__StageEntry **whole = calloc(l->spec->n_stage, sizeof(*whole));
+	size_t nwhole = 0;
+	for (size_t i = 0; whole && i < l->spec->n_stage; i++)
+		if (!l->spec->stage[i]->lazy || l->spec->stage[i]->dir)
+			whole[nwhole++] = l->spec->stage[i];
+	int rc = whole ? gp_xfer_fetch_cache(c, whole, nwhole, s->cache_dir,
+					     l->n_stage_peers > 1 ? &peers : NULL, &st, err)
+		       : gp_errprintf(err, "out of memory");
+	free(whole);
 	gp_client_destroy(&c);
 	if (rc < 0)
 		return -1;
 	double t1 = gp_now();
 	if (gp_stage_manifest(l->spec, s->workdir, &s->account, s->cache_dir, err) < 0)
+		return -1;
+	err->text[0] = '\0';
+	if (!(s->lazy = step_lazy_create(s, err)) && err->text[0])
 		return -1;
 	char what[128];
 	gp_xfer_describe(&st, what, sizeof(what));

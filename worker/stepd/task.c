@@ -22,6 +22,7 @@
 
 #include "worker/node/env.h"
 #include "common/log.h"
+#include "worker/stepd/lazy.h"
 #include "worker/stepd/step.h"
 #include "common/util.h"
 
@@ -413,7 +414,8 @@ void tasks_start(struct step *s)
 					     s->workdir, s->iface, s->subnet,	s->mps_root};
 		gp_error_t err = {{0}};
 		if (!(t->env = gp_env_build(&ec, &err)) ||
-		    (s->pmix && gp_pmixsrv_client(s->pmix, t->tp->rank, &t->env, &err) < 0)) {
+		    (s->pmix && gp_pmixsrv_client(s->pmix, t->tp->rank, &t->env, &err) < 0) ||
+		    step_lazy_env(s->lazy, &t->env, &err) < 0) {
 			task_failed(s, t, err.text);
 			continue;
 		}

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -230,6 +231,76 @@ static void test_dead_peer_falls_back(void **state)
 	assert_cache_good();
 }
 
+/* Lazy staging's order (gp_xfer_fetch_chunks, peers.any): the other node is asked without
+ * holding and gives what it has; a damaged copy there is refused; what it lacks comes from the
+ * "scheduler" at once (no 2 s hold per chunk). */
+static void test_lazy_any_peer(void **state)
+{
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(gp_chunk_write(up.cache, hashes[i], data[i], sizeof(data[i])), 0);
+	char path[4300];
+	assert_int_equal(gp_chunk_path(up.cache, hashes[2], path, sizeof(path)), 0);
+	FILE *f = fopen(path, "r+");
+	assert_non_null(f);
+	fseek(f, 10, SEEK_SET);
+	fputs("CORRUPT", f);
+	fclose(f);
+	gp_error_t err = {{0}};
+	gp_config_t *cfg = gp_config_create(GP_WORKER);
+	gp_client_t *c = gp_client_create_ep(cfg, src.ep, geteuid(), &err);
+	assert_non_null(c);
+	char *eps[2] = {"tcp://127.0.0.1:1", up.ep}; /* this node is 0, `up` is 1 */
+	struct gp_xfer_peers pe = {
+	    .eps = eps, .n = 2, .self = 0, .cfg = cfg, .uid = geteuid(), .any = true};
+	struct gp_xfer_stats st = {0};
+	int64_t t0 = gp_mono_ms();
+	for (int i = 0; i < NCHUNK; i++)
+		assert_int_equal(gp_xfer_fetch_chunks(c, ents[i], 0, 1, self_cache, &pe, &st, &err),
+				 0);
+	int64_t dt = gp_mono_ms() - t0;
+	assert_int_equal(st.peer_chunks, 2);	/* 0 and 1 */
+	assert_int_equal(st.refused_chunks, 1); /* 2, damaged at the peer */
+	assert_int_equal(st.got_chunks, NCHUNK);
+	assert_true(dt < 2000); /* nothing held */
+	assert_cache_good();
+	/* out of the entry's range */
+	assert_int_equal(gp_xfer_fetch_chunks(c, ents[0], 0, 2, self_cache, &pe, &st, &err), -1);
+	assert_int_equal(errno, EINVAL);
+	gp_client_destroy(&c);
+	gp_config_destroy(&cfg);
+}
+
+/* A peer's cache answers only the agents' account and root: a request signed by another uid
+ * (a user who learnt a chunk's hash, the peer's address and port) gets ERROR_PERMISSION. */
+static void test_peer_refuses_other_uid(void **state)
+{
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(gp_chunk_write(up.cache, hashes[0], data[0], sizeof(data[0])), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(2);
+		gp_error_t err = {{0}};
+		gp_config_t *cfg = gp_config_create(GP_WORKER);
+		gp_client_t *c = gp_client_create_ep(cfg, up.ep, 0, &err);
+		Gpool__ChunkGet q = GPOOL__CHUNK_GET__INIT;
+		q.hash = (ProtobufCBinaryData){GP_HASH_LEN, hashes[0]};
+		Gpool__Msg m = GPOOL__MSG__INIT;
+		m.m_case = GPOOL__MSG__M_CHUNK_GET;
+		m.chunk_get = &q;
+		Gpool__Msg *rep = c ? gp_client_call(c, &m, 5000, &err) : NULL;
+		int refused = rep && rep->m_case == GPOOL__MSG__M_ERROR &&
+			      rep->error->code == GPOOL__ERROR_CODE__ERROR_PERMISSION;
+		_exit(refused ? 0 : rep && rep->m_case == GPOOL__MSG__M_CHUNK_GET_REPLY ? 3 : 4);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* One witness round (worker/agent/witness.h) against the two peer servers: run, taken. */
 static struct fence_view round_over(Gpool__PoolMembers *pm, int64_t self_ago, char *fresh)
 {
@@ -323,6 +394,8 @@ int main(void)
 	    cmocka_unit_test_setup(test_held_until_it_lands, reset),
 	    cmocka_unit_test_setup(test_damaged_from_peer_refused, reset),
 	    cmocka_unit_test_setup(test_dead_peer_falls_back, reset),
+	    cmocka_unit_test_setup(test_lazy_any_peer, reset),
+	    cmocka_unit_test_setup(test_peer_refuses_other_uid, reset),
 	    cmocka_unit_test_setup(test_witness_round, reset),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

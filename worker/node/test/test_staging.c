@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,6 +290,108 @@ static void staged_modes_plain(void **state)
 	gp_rm_rf(root);
 }
 
+/* A lazy file's chunks reach it only through gp_stage_lazy_fill, each hashed as it leaves the
+ * cache: a damaged one is refused (and removed), none of its bytes written. */
+static void lazy_fill_verifies(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/gp-lazyXXXXXX", cache[64], file[64];
+	assert_non_null(mkdtemp(root));
+	snprintf(cache, sizeof(cache), "%s/cache", root);
+	snprintf(file, sizeof(file), "%s/m.gguf", root);
+	assert_int_equal(gp_mkdir_p(cache, 0700), 0);
+	size_t size = 2 * GP_CHUNK_SIZE + 1000;
+	uint8_t *data = malloc(size), *back = malloc(size);
+	assert_non_null(data);
+	assert_non_null(back);
+	for (size_t i = 0; i < size; i++)
+		data[i] = (uint8_t)(i * 7 + (i >> 20));
+	uint8_t h[3][GP_HASH_LEN];
+	ProtobufCBinaryData ch[3];
+	for (int k = 0; k < 3; k++) {
+		size_t len = k < 2 ? GP_CHUNK_SIZE : 1000;
+		gp_chunk_hash(data + (size_t)k * GP_CHUNK_SIZE, len, h[k]);
+		assert_int_equal(gp_chunk_put(cache, h[k], data + (size_t)k * GP_CHUNK_SIZE, len),
+				 0);
+		ch[k] = (ProtobufCBinaryData){GP_HASH_LEN, h[k]};
+	}
+	Gpool__StageEntry e = GPOOL__STAGE_ENTRY__INIT;
+	e.path = "m.gguf";
+	e.size = size;
+	e.chunks = ch;
+	e.n_chunks = 3;
+	e.lazy = true;
+	int fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	gp_error_t err = {{0}};
+	/* chunks 1 and 2 only: chunk 0's range stays a hole */
+	assert_int_equal(gp_stage_lazy_fill(fd, &e, 1, 3, cache, &err), 0);
+	assert_int_equal(pread(fd, back, size, 0), (ssize_t)size);
+	assert_memory_equal(back + GP_CHUNK_SIZE, data + GP_CHUNK_SIZE, size - GP_CHUNK_SIZE);
+	for (size_t i = 0; i < GP_CHUNK_SIZE; i += 4096)
+		assert_int_equal(back[i], 0);
+	/* out of range */
+	assert_int_equal(gp_stage_lazy_fill(fd, &e, 2, 4, cache, &err), -1);
+	assert_int_equal(errno, EINVAL);
+	/* chunk 0 damaged in the cache: refused, removed, nothing of it written */
+	char cp[200];
+	assert_int_equal(gp_chunk_path(cache, h[0], cp, sizeof(cp)), 0);
+	int cfd = open(cp, O_WRONLY);
+	assert_true(cfd >= 0);
+	assert_int_equal(pwrite(cfd, "EVIL", 4, 100), 4);
+	close(cfd);
+	assert_int_equal(gp_stage_lazy_fill(fd, &e, 0, 1, cache, &err), -1);
+	assert_int_equal(errno, EBADMSG);
+	assert_non_null(strstr(err.text, "does not match its hash"));
+	assert_false(gp_chunk_has(cache, h[0]));
+	assert_int_equal(pread(fd, back, 4096, 0), 4096);
+	for (size_t i = 0; i < 4096; i++)
+		assert_int_equal(back[i], 0);
+	/* gone from the cache: ENOENT, for the caller to fetch again */
+	assert_int_equal(gp_stage_lazy_fill(fd, &e, 0, 1, cache, &err), -1);
+	assert_int_equal(errno, ENOENT);
+	close(fd);
+	free(data);
+	free(back);
+	gp_rm_rf(root);
+}
+
+/* A lazy entry is written sparse, of its size, with no chunk of it in the cache. */
+static void lazy_manifest_sparse(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/gp-lazymXXXXXX", cache[64], file[64];
+	assert_non_null(mkdtemp(root));
+	snprintf(cache, sizeof(cache), "%s/cache", root);
+	assert_int_equal(gp_mkdir_p(cache, 0700), 0);
+	uint8_t h[GP_HASH_LEN] = {1, 2, 3};
+	ProtobufCBinaryData ch[3] = {{GP_HASH_LEN, h}, {GP_HASH_LEN, h}, {GP_HASH_LEN, h}};
+	Gpool__StageEntry e = GPOOL__STAGE_ENTRY__INIT, *ep = &e;
+	e.path = "m.gguf";
+	e.size = 2 * (uint64_t)GP_CHUNK_SIZE + 5;
+	e.chunks = ch;
+	e.n_chunks = 3;
+	e.mode = 0644;
+	e.lazy = true;
+	Gpool__JobSpec spec = GPOOL__JOB_SPEC__INIT;
+	spec.stage = &ep;
+	spec.n_stage = 1;
+	struct gp_account a = {getuid(), getgid(), "me", "/", "/bin/sh"};
+	gp_error_t err = {{0}};
+	assert_int_equal(gp_stage_manifest(&spec, root, &a, cache, &err), 0);
+	snprintf(file, sizeof(file), "%s/m.gguf", root);
+	struct stat st;
+	assert_int_equal(stat(file, &st), 0);
+	assert_true((uint64_t)st.st_size == e.size);
+	assert_true(st.st_blocks * 512 < 65536); /* a hole, not 8 MiB of zeros */
+	assert_int_equal(st.st_mode & 0777, 0644);
+	/* the same entry whole needs its chunks: there are none */
+	e.lazy = false;
+	assert_int_equal(gp_stage_manifest(&spec, root, &a, cache, &err), -1);
+	gp_rm_rf(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +401,8 @@ int main(void)
 	    cmocka_unit_test(scratch_root_checked),
 	    cmocka_unit_test(job_dir_link_refused),
 	    cmocka_unit_test(staged_modes_plain),
+	    cmocka_unit_test(lazy_fill_verifies),
+	    cmocka_unit_test(lazy_manifest_sparse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
