@@ -106,10 +106,11 @@ GW=127.0.0.1:$((18000 + 200 * ${GPOOL_SLOT:-0}))
 	--health-interval 300 --poll-interval 300 >"$DIR/ggated.log" 2>&1 &
 gw=$!
 trap 'kill $gw 2>/dev/null; "$CLUSTER" stop --dir "$DIR" >/dev/null 2>&1 || true' EXIT
-# the file is staged to the 3 hosts as any job's input; the ranks meet through gschedd's
-# MUNGE-authenticated rendezvous and check each other's MUNGE credential (docs/llm.md)
+# the file is staged lazily: each host fetches only the chunks of its rank's layers; the ranks
+# meet through gschedd's MUNGE-authenticated rendezvous and check each other's MUNGE
+# credential (docs/llm.md)
 llm=$(as_user gsub --parsable --service -N 3 --health-path /health -J llm \
-	--stage model.gguf -- gllm serve model.gguf --backend cpu --ctx 256 --parallel 4 | tail -n 1)
+	--stage-lazy model.gguf -- gllm serve model.gguf --backend cpu --ctx 256 --parallel 4 | tail -n 1)
 up=0
 for _ in $(seq 120); do
 	[ "$(curl -s -m 1 "http://$GW/svc/llm/health" 2>/dev/null)" = ok ] && { up=1; break; }
@@ -117,7 +118,8 @@ for _ in $(seq 120); do
 done
 if [ "$up" = 1 ]; then
 	rjob=$(gstat --json -j "$llm" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["replicas"][0]["job_id"])' 2>/dev/null || true)
-	[ -n "$rjob" ] && as_user glogs "$rjob" 2>/dev/null | grep -A5 '^plan:' | head -n 6
+	[ -n "$rjob" ] && as_user glogs "$rjob" 2>/dev/null | grep -E -A5 '^plan:' | head -n 6
+	[ -n "$rjob" ] && as_user glogs "$rjob" 2>/dev/null | grep 'lazily staged' | sort | head -n 3
 	body="{\"prompt\": \"$PROMPT\", \"max_tokens\": 32, \"stream\": true, \"temperature\": 0.7, \"seed\": 1}"
 	printf '\033[2m$ curl -N http://%s/svc/llm/v1/completions -d %s\033[0m\n' "$GW" "'$body'"
 	curl -N -s -m 60 "http://$GW/svc/llm/v1/completions" -d "$body" |
