@@ -35,6 +35,7 @@ NTOK=${NTOK:-16}
 OUT=${OUT:-$SRC/bench/results/llm/room-$(date -u +%Y%m%dT%H%M)}
 DIR=/tmp/gpool-room.$GPOOL_SLOT
 SECTIONS=${SECTIONS:-A B B2 C D E}
+STAGE_OPT=${STAGE_OPT:---stage} # D and E: --stage-lazy has each PC fetch only its rank's layers
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 MODEL=
 [ "${1:-}" = --model ] && MODEL=$2
@@ -224,7 +225,7 @@ cd "$DIR.work" || exit 1
 t0=$(date +%s.%N)
 svc=$(runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" \
 	GCOMM_TIMEOUT=4000 GLLM_SPEED=10 GLLM_MEM=4G gsub --parsable --service -N 2-3 \
-	--health-path /health -J room --stage svc.gguf -- gllm serve svc.gguf "${SERVE[@]}" --stage-timeout 10 | tail -1)
+	--health-path /health -J room "$STAGE_OPT" svc.gguf -- gllm serve svc.gguf "${SERVE[@]}" --stage-timeout 10 | tail -1)
 tg=$(date +%s.%N)
 served_at() {
 	for _ in $(seq 1800); do
@@ -238,10 +239,12 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 st=$(secs "$t0" "$t1")
 loc=$(sed -n 's/^1 rank: up in \([0-9.]*\) s.*/\1/p' "$OUT/summary.txt" | tail -1)
 loc3=$(sed -n 's/^3 ranks: up in \([0-9.]*\) s.*/\1/p' "$OUT/summary.txt" | tail -1)
-say "first start, the file staged to 3 PCs: $st s from gsub to /health ok through ggated (gsub itself: hashing and upload to gschedd $(secs "$t0" "$tg") s); local file: one rank $loc s, 3 ranks $loc3 s ($(awk -v a="$st" -v b="$loc3" 'BEGIN { if (b > 0) printf "%.1fx", a / b }') the 3 ranks' local start)"
+say "first start, the file staged to 3 PCs ($STAGE_OPT): $st s from gsub to /health ok through ggated (gsub itself: hashing and upload to gschedd $(secs "$t0" "$tg") s); local file: one rank $loc s, 3 ranks $loc3 s ($(awk -v a="$st" -v b="$loc3" 'BEGIN { if (b > 0) printf "%.1fx", a / b }') the 3 ranks' local start)"
 grep -h "staged 1 file" "$DIR"/h*/gworkerd.log | sed 's/.*info: //' | tee -a "$OUT/summary.txt"
-# a second start (the replica restarted: gcancel REPLICA): the chunks are in the PCs' caches now
 rj=$("$BIN/gstat" --json -j "$svc" 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["replicas"][0]["job_id"])')
+runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" \
+	glogs "$rj" 2>/dev/null | grep "lazily staged" | tee -a "$OUT/summary.txt"
+# a second start (the replica restarted: gcancel REPLICA): the chunks are in the PCs' caches now
 down() { [ "$(curl -s -m 1 "http://$GW/svc/room/health")" != ok ]; }
 t0=$(date +%s.%N)
 runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" gcancel "$rj"
