@@ -1,16 +1,17 @@
 #!/bin/bash
-# t1420-llm-room: issue 37's room, end to end. A language model served by gllm as a gpool
-# service whose one replica is a gang of 3 ranks, one per host (`gsub --service -N 2-3`), the
-# model staged to the hosts lazily (`--stage-lazy`: each host fetches its rank's layers),
-# reached through ggated at the service's address. 8 streaming clients at once; a host holding a stage is switched off mid-stream (its
-# link cut, its agent and processes killed): every answer is complete and equal to what one rank
-# makes (greedy), or ends with an SSE error event and no [DONE], never a cut answer with its
-# [DONE]. The replica is served again by the 2 hosts left (the seconds from the switch-off to the
-# first token are printed), its answers again equal to one rank's; the host returns and the
-# replica is re-planned onto 3. Then rank 0's own host is switched off mid-stream: the same
-# verdict, the streams' error events from ggated (its health check) within 20 s. Another user (gpool-other) and a process with no credential talk
-# to a rank's data port while the gang forms: closed without a byte; once formed no stage port
-# listens at all. The ranks meet through gschedd's rendezvous (gllm's default in a gpool job).
+# t1420-llm-room: issue 37's room, end to end. A language model served by gllm as a gpool service
+# whose one replica is a gang of 3 ranks, one per host (`gsub --service -N 2-3`), the model staged
+# to the hosts lazily (`--stage-lazy`: each host fetches its rank's layers), reached through
+# ggated at the service's address. 8 streaming clients at once; a host holding a stage is switched
+# off mid-stream (its link cut, its agent and processes killed): every answer is complete and
+# equal to what one rank makes (greedy), or ends with an SSE error event and no [DONE], never a
+# cut answer with its [DONE]. The replica is served again by the 2 hosts left (the seconds from
+# the switch-off to the first token are printed), its answers again equal to one rank's; the host
+# returns and the replica is re-planned onto 3. Then rank 0's own host is switched off mid-stream:
+# the same verdict, the streams' error events from ggated (its health check) within 20 s. Another
+# user (gpool-other) and a process with no credential talk to a rank's data port while the gang
+# forms: closed without a byte; once formed no stage port listens at all. The ranks meet through
+# gschedd's rendezvous (gllm's default in a gpool job).
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
