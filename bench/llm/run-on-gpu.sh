@@ -6,6 +6,7 @@
 #   3. random-weight models of Llama-2-7B's shapes in f16 and q4_0 (gllm-mkmodel)
 #   4. llm-bench on each (prefill, decode at batch 1/8/32 against the copy bandwidth)
 #   5. PyTorch's eager and compiled forward on the same f16 weights (torch_bench.py)
+#   6. (check) llm_check.py with the C side on the card: logits and greedy text against PyTorch
 # STEPS (default "build test models bench torch") picks steps; logs go to $OUT.
 set -u
 TREE=$(cd "$(dirname "$0")/../.." && pwd)
@@ -53,6 +54,12 @@ if want bench; then
 		log "llm-bench $SHAPE $t"
 		timeout 120 "$BUILD/llm-bench" "$MODELS/$SHAPE-$t.gguf" --backend cuda ${BENCH_ARGS:-} 2>&1 | tee "$OUT/llm-bench-$t.log"
 	done
+fi
+if want check; then
+	log "llm_check on cuda (the C forward pass on the card against PyTorch's reference)"
+	LLM_CHECK_BACKEND=cuda timeout 150 python3 "$TREE/tests/tools/llm_check.py" "$BUILD/llm" >"$OUT/llm-check-cuda.log" 2>&1
+	echo "llm_check cuda rc=$?"
+	grep -vE '^ok ' "$OUT/llm-check-cuda.log" | tail -25
 fi
 if want torch; then
 	log "torch_bench $SHAPE f16"

@@ -1,5 +1,5 @@
-/* llm_logits.c - the C forward pass (cpu backend) over a token list, for the comparison with the
- * PyTorch reference (tests/tools/llm_check.py):
+/* llm_logits.c - the C forward pass (the cpu backend, or --backend cuda|hip|auto) over a token
+ * list, for the comparison with the PyTorch reference (tests/tools/llm_check.py):
  *   llm_logits MODEL --tokens 1,2,3 --out FILE [--mode prefill|decode|chunk=N] [--kv f32|f16]
  *     [--kv-blocks N] (the KV cache's 16-token blocks: few make the engine preempt)
  *     writes raw f32 logits, ntok x n_vocab: one prefill batch with all_logits, or one token a
@@ -42,12 +42,13 @@ static void die(const char *what, const char *why)
 	exit(1);
 }
 
-static void open_model(ctx_t *c, const char *path, gk_dtype_t kv_t, int max_tokens, int kv_blocks)
+static void open_model(ctx_t *c, const char *path, const char *backend, gk_dtype_t kv_t,
+		       int max_tokens, int kv_blocks)
 {
 	gp_error_t err = {{0}};
 	gk_error_t ge;
-	if (!(c->b = gk_backend_open("cpu", &ge)))
-		die("cpu backend", ge.text);
+	if (!(c->b = gk_backend_open(backend, &ge)))
+		die(backend, ge.text);
 	if (!(c->g = gl_gguf_open(path, &err)))
 		die(path, err.text);
 	if (gl_hparams_read(c->g, &c->hp, &err) < 0)
@@ -324,7 +325,7 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		die("usage", "llm_logits MODEL --tokens LIST [--out FILE [--mode M] | --batch K | "
 			     "--greedy N] [--kv f32|f16]");
-	const char *out = NULL, *mode = "prefill";
+	const char *out = NULL, *mode = "prefill", *backend = "cpu";
 	int32_t *t = malloc(MAXTOK * 4);
 	int n = 0, batch = 0, greedy = 0, engine = 0, kv_blocks = 8 * MAXTOK / 16;
 	gk_dtype_t kv_t = GK_F32;
@@ -346,6 +347,8 @@ int main(int argc, char **argv)
 			greedy = atoi(v);
 		else if (strcmp(a, "--kv") == 0)
 			kv_t = strcmp(v, "f16") == 0 ? GK_F16 : GK_F32;
+		else if (strcmp(a, "--backend") == 0)
+			backend = v;
 		else if (strcmp(a, "--kv-blocks") == 0)
 			kv_blocks = atoi(v);
 		else
@@ -356,7 +359,7 @@ int main(int argc, char **argv)
 	if (batch > 8 || engine > 8 || (greedy && n + greedy > MAXTOK))
 		die("options", "out of range");
 	ctx_t c;
-	open_model(&c, argv[1], kv_t, batch ? batch * n : n, kv_blocks);
+	open_model(&c, argv[1], backend, kv_t, batch ? batch * n : n, kv_blocks);
 	for (int i = 0; i < n; i++)
 		if (t[i] < 0 || t[i] >= c.nv)
 			die("--tokens", "an id outside the vocabulary");

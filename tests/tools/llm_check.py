@@ -2,11 +2,12 @@
 """llm_check.py - the C forward pass (llm/, the kernels' cpu backend) against the PyTorch
 reference (tests/tools/llm_ref.py) on the same GGUF files, within the bounds docs/llm.md states.
 
-  llm_check.py BIN_DIR [--model FILE ...] [--keep DIR]
+  llm_check.py BIN_DIR [--model FILE ...] [--only] [--keep DIR]
 
 BIN_DIR holds gllm-mkmodel and llm_logits. For tiny random-weight models of llama and qwen2
 shapes (grouped-query attention in both; qwen2 with q/k/v biases and a tied head) in every
-weight type, and for each --model (models/gpool-fortunes.gguf when it exists):
+weight type, and for each --model (without one: models/gpool-fortunes.gguf and its q8_0 copy,
+the trained demo model, when they exist; --only: the --model files alone):
   1. logits of a 24-token prompt in one prefill batch against the reference's (f32 KV cache,
      and an f16 one with its own bound)
   2. the same tokens one decode step at a time, and in prefill chunks of 5, against (1)
@@ -19,6 +20,7 @@ and the same on models written here with sharp attention, multi-query, partial R
 scaling (SHARP), with also a 300-token prompt (logits, decode steps, chunks of 37).
 Exit 0 if all pass, 1 if one fails, 77 if /usr/bin/python3's torch or llm_ref.py is missing.
 """
+import json
 import os
 import re
 import subprocess
@@ -95,7 +97,14 @@ def write_sharp(path, arch, wtype):
     w.write(path)
 
 
+# LLM_CHECK_BACKEND=cuda (hip, auto): the C side on that backend (the card's bounds: see
+# docs/kernels.md; the same script, the same bounds relative to max |logit|)
+BACKEND = os.environ.get('LLM_CHECK_BACKEND', 'cpu')
+
+
 def run(cmd):
+    if os.path.basename(cmd[0]) == 'llm_logits':
+        cmd = cmd + ['--backend', BACKEND]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise RuntimeError(f'{" ".join(cmd)}: exit {p.returncode}: {p.stderr.strip()}')
@@ -123,6 +132,20 @@ class Checker:
         self.report(name, d <= bound * scale,
                     f'max diff {d:.3g} = {d / scale:.3g} of max |logit| {scale:.3g} '
                     f'(bound {bound:g})')
+
+    def expect(self, name, path):
+        """MODEL.expect.json beside a trained model: the greedy tokens its trainer recorded."""
+        ej = os.path.splitext(path)[0] + '.expect.json'
+        if not os.path.exists(ej):
+            return
+        with open(ej) as f:
+            e = json.load(f)
+        ll = os.path.join(self.bin, 'llm_logits')
+        got = [int(x) for x in run([ll, path, '--tokens', ','.join(map(str, e['tokens'])),
+                                    '--greedy', str(len(e['greedy']))]).strip().split(',')]
+        self.report(f'{name} greedy of {os.path.basename(ej)}', got == e['greedy'],
+                    f'{len(got)} tokens ' + ('identical' if got == e['greedy'] else
+                                             f'differ: C {got} recorded {e["greedy"]}'))
 
     def long(self, name, path):
         """A 300-token prompt (19 blocks of the cache, many attention tiles): logits against
@@ -195,13 +218,16 @@ def main():
     if not args:
         print(__doc__, file=sys.stderr)
         return 2
-    bindir, models, keep = args[0], [], None
+    bindir, models, keep, only = args[0], [], None, False
     i = 1
     while i < len(args):
         if args[i] == '--model':
             models.append(args[i + 1])
         elif args[i] == '--keep':
             keep = args[i + 1]
+        elif args[i] == '--only':  # the --model files alone, not the built-in cases
+            only = True
+            i -= 1
         i += 2
     try:
         import torch  # noqa: F401
@@ -211,20 +237,21 @@ def main():
     if not os.path.exists(os.path.join(HERE, 'llm_ref.py')):
         print('llm_check: skipped: tests/tools/llm_ref.py is missing')
         return 77
-    fortunes = os.path.join(ROOT, 'models', 'gpool-fortunes.gguf')
-    if not models and os.path.exists(fortunes):
-        models.append(fortunes)
+    if not models:  # the trained demo model, both files
+        models = [p for p in (os.path.join(ROOT, 'models', m) for m in
+                              ('gpool-fortunes.gguf', 'gpool-fortunes-q8_0.gguf'))
+                  if os.path.exists(p)]
     tmp = keep or tempfile.mkdtemp(prefix='llm_check.')
     os.makedirs(tmp, exist_ok=True)
     ck = Checker(bindir, tmp)
-    for shape, wtype in CASES:
+    for shape, wtype in [] if only else CASES:
         path = os.path.join(tmp, f'{shape}-{wtype}.gguf')
         run([os.path.join(bindir, 'gllm-mkmodel'), '--shape', shape, '--type', wtype, path])
         try:
             ck.model(f'{shape} {wtype}', path)
         except RuntimeError as e:
             ck.report(f'{shape} {wtype}', False, str(e))
-    for name, arch, wtype in SHARP:
+    for name, arch, wtype in [] if only else SHARP:
         path = os.path.join(tmp, f'{name}-{wtype}.gguf')
         write_sharp(path, arch, wtype)
         try:
@@ -235,6 +262,7 @@ def main():
     for path in models:
         try:
             ck.model(os.path.basename(path), path)
+            ck.expect(os.path.basename(path), path)
         except RuntimeError as e:
             ck.report(os.path.basename(path), False, str(e))
     print(f'llm_check: {len(ck.lines) - ck.failed} of {len(ck.lines)} checks passed')
