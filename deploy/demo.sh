@@ -2,7 +2,9 @@
 # demo.sh: gpool in two minutes on one machine. Starts a 3-host cluster (network namespaces,
 # deploy/gpool-cluster), shows the nodes, runs a 3-rank gang job across the hosts as
 # gpool-user, a few more jobs, the accounting view, trains a digits classifier across the 3
-# hosts with gtrain, and stops the cluster.
+# hosts with gtrain, serves a language model as one service replica of 3 ranks (gllm behind
+# ggated; the model trained here, models/gpool-fortunes.gguf, when present) and prints a streamed
+# completion, and stops the cluster.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/.." && pwd)
@@ -86,6 +88,62 @@ if "$SRC/train/fetch-digits.sh" "$DIR/work/digits.csv.gz"; then
 else
 	echo "demo: skipping the training part: the digits set could not be fetched (see above)"
 fi
+
+heading "A language model across the 3 hosts (gllm: one service replica of 3 ranks, behind ggated)"
+# the model trained here on Debian's fortunes (tools/llm/train.py); a random-weight one of the
+# same family where it is not in the tree (its text is noise, the path it takes is the same)
+MODEL=$SRC/models/gpool-fortunes.gguf
+PROMPT="The meaning of life is"
+if [ -s "$MODEL" ]; then
+	cp "$MODEL" "$DIR/work/model.gguf"
+else
+	echo "demo: no models/gpool-fortunes.gguf here: a random-weight model (its text is noise)"
+	"$GPOOL_BIN_DIR/gllm-mkmodel" --shape test-llama --layers 6 --type q8_0 "$DIR/work/model.gguf" >/dev/null
+fi
+chown "$USER_:" "$DIR/work/model.gguf"
+GW=127.0.0.1:$((18000 + 200 * ${GPOOL_SLOT:-0}))
+"$GPOOL_BIN_DIR/ggated" --listen "$GW" --config "$GPOOL_CONF" --scheduler "$GPOOL_SCHEDULER" \
+	--health-interval 300 --poll-interval 300 >"$DIR/ggated.log" 2>&1 &
+gw=$!
+trap 'kill $gw 2>/dev/null; "$CLUSTER" stop --dir "$DIR" >/dev/null 2>&1 || true' EXIT
+# the file is staged lazily: each host fetches only the chunks of its rank's layers; the ranks
+# meet through gschedd's MUNGE-authenticated rendezvous and check each other's MUNGE
+# credential (docs/llm.md)
+llm=$(as_user gsub --parsable --service -N 3 --health-path /health -J llm \
+	--stage-lazy model.gguf -- gllm serve model.gguf --backend cpu --ctx 256 --parallel 4 | tail -n 1)
+up=0
+for _ in $(seq 120); do
+	[ "$(curl -s -m 1 "http://$GW/svc/llm/health" 2>/dev/null)" = ok ] && { up=1; break; }
+	sleep 0.5
+done
+if [ "$up" = 1 ]; then
+	rjob=$(gstat --json -j "$llm" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["replicas"][0]["job_id"])' 2>/dev/null || true)
+	[ -n "$rjob" ] && as_user glogs "$rjob" 2>/dev/null | grep -E -A5 '^plan:' | head -n 6
+	[ -n "$rjob" ] && as_user glogs "$rjob" 2>/dev/null | grep 'lazily staged' | sort | head -n 3
+	body="{\"prompt\": \"$PROMPT\", \"max_tokens\": 32, \"stream\": true, \"temperature\": 0.7, \"seed\": 1}"
+	printf '\033[2m$ curl -N http://%s/svc/llm/v1/completions -d %s\033[0m\n' "$GW" "'$body'"
+	curl -N -s -m 60 "http://$GW/svc/llm/v1/completions" -d "$body" |
+		python3 -u -c '
+import json, sys
+# the events as they come: each chunk'"'"'s text printed at once, then how the stream ended
+for line in sys.stdin:
+    if not line.startswith("data: "):
+        continue
+    d = line[6:].strip()
+    if d == "[DONE]":
+        print("\n[DONE]")
+        break
+    for c in json.loads(d).get("choices", []):
+        print(c.get("text", ""), end="", flush=True)
+        if c.get("finish_reason"):
+            print("\n(finish_reason: %s)" % c["finish_reason"], end="")
+'
+else
+	echo "demo: the model service did not come up; its replica:"
+	as_user gstat -l -j "$llm" || true
+fi
+as_user gcancel "$llm" || true
+kill "$gw" 2>/dev/null || true
 
 heading "Stop the cluster"
 run "$CLUSTER" stop --dir "$DIR"

@@ -236,6 +236,11 @@ static int job_comm(gc_comm_t **c, const char *peer_auth)
 			/* the stages' port takes only this job's ranks: libgcomm checks a MUNGE
 			 * credential of the job's user on every connection (docs/llm.md) */
 			setenv("GCOMM_AUTH", peer_auth ? peer_auth : "munge", peer_auth != NULL);
+			/* in a gpool job the ranks meet through gschedd (MUNGE-authenticated), not
+			 * through rank 0's tcp listener, which checks only GCOMM_TOKEN
+			 * (docs/comm.md) */
+			if (getenv("GPOOL_JOB_ID"))
+				setenv("GCOMM_RDV", "gpool", 0);
 			gc_error_t e;
 			if (!(*c = gc_comm_from_env(&e))) {
 				gp_err("joining the job's ranks: %s", e.text);
