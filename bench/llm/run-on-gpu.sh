@@ -7,7 +7,8 @@
 #   4. llm-bench on each (prefill, decode at batch 1/8/32 against the copy bandwidth)
 #   5. PyTorch's eager and compiled forward on the same f16 weights (torch_bench.py)
 #   6. (check) llm_check.py with the C side on the card: logits and greedy text against PyTorch
-# STEPS (default "build test models bench torch") picks steps; logs go to $OUT.
+# STEPS (default "build test models bench torch") picks steps, TYPES the weight types (default
+# "f16 q4_0"), GK_TEST_ONLY=llm only the language-model kernels' checks; logs go to $OUT.
 set -u
 TREE=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/gpool-llm-out}
@@ -15,6 +16,7 @@ BUILD=${BUILD:-/tmp/gpool-llm-build}
 MODELS=${MODELS:-/tmp/gpool-llm-models}
 STEPS=${STEPS:-build test models bench torch}
 SHAPE=${SHAPE:-llama2-7b}
+TYPES=${TYPES:-f16 q4_0}
 mkdir -p "$OUT" "$MODELS"
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -36,12 +38,12 @@ if want build; then
 fi
 if want test; then
 	log "gk-test cuda"
-	(cd "$BUILD/kernels" && timeout 100 ./gk-test cuda) >"$OUT/gk-test-cuda.log" 2>&1
+	(cd "$BUILD/kernels" && GK_TEST_ONLY=${GK_TEST_ONLY:-} timeout 100 ./gk-test cuda) >"$OUT/gk-test-cuda.log" 2>&1
 	echo "gk-test cuda rc=$?"
 	grep -iE 'fail|llm|qmatmul|attention|rope|rmsnorm|passed' "$OUT/gk-test-cuda.log" | head -60
 fi
 if want models; then
-	for t in f16 q4_0; do
+	for t in $TYPES; do
 		[ -s "$MODELS/$SHAPE-$t.gguf" ] && continue
 		log "gllm-mkmodel $SHAPE $t"
 		start=$(date +%s)
@@ -50,7 +52,7 @@ if want models; then
 	done
 fi
 if want bench; then
-	for t in f16 q4_0; do
+	for t in $TYPES; do
 		log "llm-bench $SHAPE $t"
 		timeout 120 "$BUILD/llm-bench" "$MODELS/$SHAPE-$t.gguf" --backend cuda ${BENCH_ARGS:-} 2>&1 | tee "$OUT/llm-bench-$t.log"
 	done
