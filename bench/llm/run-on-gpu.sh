@@ -68,4 +68,4 @@ if want torch; then
 	PYTHONUNBUFFERED=1 timeout 260 python3 "$TREE/bench/llm/torch_bench.py" "$MODELS/$SHAPE-f16.gguf" ${TORCH_ARGS:-} 2>&1 |
 		grep -vE 'Warning|warn\(' | tee "$OUT/torch-bench.log"
 fi
-log done
+log "done"
