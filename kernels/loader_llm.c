@@ -66,8 +66,8 @@ int gk_qget_rows(gk_backend_t *b, gk_qtype_t wt, const void *w, int rows, int co
 	return b->ops->qget_rows(b->ctx, wt, w, rows, cols, ids, n, out, s);
 }
 
-int gk_rmsnorm(gk_backend_t *b, float *y, const float *x, const float *w, int n, int dim,
-	       float eps, gk_stream_t *s)
+int gk_rmsnorm(gk_backend_t *b, float *y, const float *x, const float *w, int n, int dim, float eps,
+	       gk_stream_t *s)
 {
 	if (!b)
 		return errno = EINVAL, -1;

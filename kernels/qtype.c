@@ -10,13 +10,13 @@ static const struct {
 	int block;	    /* values in a block */
 	size_t block_bytes; /* bytes in a block */
 } qtypes[] = {
-	{ GK_Q_F32, "f32", 1, 4 },
-	{ GK_Q_F16, "f16", 1, 2 },
-	{ GK_Q_BF16, "bf16", 1, 2 },
-	{ GK_Q_Q4_0, "q4_0", GK_QK4_0, sizeof(gk_block_q4_0_t) },
-	{ GK_Q_Q8_0, "q8_0", GK_QK8_0, sizeof(gk_block_q8_0_t) },
-	{ GK_Q_Q4_K, "q4_K", GK_QK_K, sizeof(gk_block_q4_K_t) },
-	{ GK_Q_Q6_K, "q6_K", GK_QK_K, sizeof(gk_block_q6_K_t) },
+    {GK_Q_F32, "f32", 1, 4},
+    {GK_Q_F16, "f16", 1, 2},
+    {GK_Q_BF16, "bf16", 1, 2},
+    {GK_Q_Q4_0, "q4_0", GK_QK4_0, sizeof(gk_block_q4_0_t)},
+    {GK_Q_Q8_0, "q8_0", GK_QK8_0, sizeof(gk_block_q8_0_t)},
+    {GK_Q_Q4_K, "q4_K", GK_QK_K, sizeof(gk_block_q4_K_t)},
+    {GK_Q_Q6_K, "q6_K", GK_QK_K, sizeof(gk_block_q6_K_t)},
 };
 
 _Static_assert(sizeof(gk_block_q4_0_t) == 18, "q4_0 block");

@@ -175,9 +175,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--check-ratio") && i + 1 < argc)
 			gate = atof(argv[++i]);
 		else {
-			fprintf(stderr,
-				"usage: gk-bench [llm] [--backend NAME] [--size BYTES[K|M|G]] [--runs N] "
-				"[--warmup N] [--quick] [--check] [--check-ratio R]\n");
+			fprintf(stderr, "usage: gk-bench [llm] [--backend NAME] [--size "
+					"BYTES[K|M|G]] [--runs N] "
+					"[--warmup N] [--quick] [--check] [--check-ratio R]\n");
 			return 2;
 		}
 	}

@@ -106,12 +106,15 @@ static void bench_qmatmul(int quick, int runs, int warmup, double copy_gbs)
 		for (size_t s = 0; s < 4; s++) {
 			int rows = shapes[s].rows / div, cols = shapes[s].cols / div;
 			size_t wb = gk_qtype_row_bytes(types[t], (size_t)cols) * rows;
-			job_t j = {.kind = J_QMM, .wt = types[t], .rows = rows, .cols = cols, .n = 1};
+			job_t j = {
+			    .kind = J_QMM, .wt = types[t], .rows = rows, .cols = cols, .n = 1};
 			j.w = dev_filled(wb);
 			j.x = dev_filled((size_t)npre * cols * 4);
 			j.y = dev_filled((size_t)npre * rows * 4);
-			double ms = median_ms(&j, runs, warmup), gbs = (double)wb / (ms * 1e-3) / 1e9;
-			printf("llm qmatmul decode %s %dx%d n=1: %.4f ms, %.0f GB/s of weights, %.2f of "
+			double ms = median_ms(&j, runs, warmup),
+			       gbs = (double)wb / (ms * 1e-3) / 1e9;
+			printf("llm qmatmul decode %s %dx%d n=1: %.4f ms, %.0f GB/s of weights, "
+			       "%.2f of "
 			       "the copy\n",
 			       gk_qtype_name(types[t]), rows, cols, ms, gbs, gbs / copy_gbs);
 			j.n = npre;
@@ -137,7 +140,8 @@ static void bench_attention(int ctx, int batch, int runs, int warmup)
 		qs[i] = i;
 	for (int i = 0; i < batch; i++) {
 		cl[i] = ctx;
-		for (int k = 0; k < maxb; k++) /* interleaved: sequences' blocks are not contiguous */
+		for (int k = 0; k < maxb;
+		     k++) /* interleaved: sequences' blocks are not contiguous */
 			tab[i * maxb + k] = k * batch + i;
 	}
 	job_t j = {.kind = J_ATTN};
@@ -197,8 +201,8 @@ int gk_bench_llm(gk_backend_t *be, int quick, int runs, int warmup)
 	static const int ctxs[] = {512, 2048, 4096}, batches[] = {1, 8, 32};
 	for (int i = 0; i < 3; i++)
 		for (int k = 0; k < 3; k++)
-			bench_attention(quick ? ctxs[i] / 4 : ctxs[i], quick ? (batches[k] + 3) / 4 : batches[k],
-					runs, warmup);
+			bench_attention(quick ? ctxs[i] / 4 : ctxs[i],
+					quick ? (batches[k] + 3) / 4 : batches[k], runs, warmup);
 	GKB_TRY(b, gk_event_destroy(b, &e0));
 	GKB_TRY(b, gk_event_destroy(b, &e1));
 	return 0;

@@ -62,8 +62,8 @@ int gk_cpu_swiglu(void *ctx, float *out, const float *gate, const float *up, siz
 		  gk_stream_t *s);
 int gk_cpu_add(void *ctx, float *y, const float *x, size_t n, gk_stream_t *s);
 int gk_cpu_add_bias(void *ctx, float *x, const float *bias, int n, int cols, gk_stream_t *s);
-int gk_cpu_kv_write(void *ctx, gk_dtype_t kv_t, void *cache, const int32_t *slots,
-		    const float *src, int n, int row, gk_stream_t *s);
+int gk_cpu_kv_write(void *ctx, gk_dtype_t kv_t, void *cache, const int32_t *slots, const float *src,
+		    int n, int row, gk_stream_t *s);
 int gk_cpu_attention(void *ctx, const gk_attn_t *p, gk_stream_t *s);
 
 #endif

@@ -85,7 +85,8 @@ static void par_for(int n, int nt, range_f fn, void *arg)
 		return;
 	}
 	for (int t = 0; t < nt; t++) {
-		c[t] = (chunk_t){fn, arg, t, (int)((long)n * t / nt), (int)((long)n * (t + 1) / nt)};
+		c[t] =
+		    (chunk_t){fn, arg, t, (int)((long)n * t / nt), (int)((long)n * (t + 1) / nt)};
 		if (t > 0)
 			started[t] = pthread_create(&th[t], NULL, chunk_main, &c[t]) == 0;
 	}
@@ -184,7 +185,8 @@ static void deq_q6_K(const void *w, int cols, float *out)
 					int lo = (k & 2) ? (lb >> 4) : (lb & 0xF);
 					int hi = (qh[l] >> (2 * k)) & 3;
 					float ds = d * (float)sc[l / 16 + 2 * k];
-					out[128 * h + 32 * k + l] = ds * (float)((lo | (hi << 4)) - 32);
+					out[128 * h + 32 * k + l] =
+					    ds * (float)((lo | (hi << 4)) - 32);
 				}
 		}
 	}
@@ -262,14 +264,23 @@ static void qmm_range(void *arg, int tid, int lo, int hi)
 }
 
 int gk_cpu_qmatmul(void *ctx, gk_qtype_t wt, const void *w, int rows, int cols, const float *x,
-		       int n, float *y, int ldy, gk_stream_t *s)
+		   int n, float *y, int ldy, gk_stream_t *s)
 {
 	(void)s;
 	pthread_once(&f16_once, f16_table_init);
 	int tiles = (rows + QMM_TILE - 1) / QMM_TILE;
 	int nt = threads_for((double)rows * cols * n);
-	qmm_t q = {find_dequant(wt), wt, w, gk_qtype_row_bytes(wt, (size_t)cols), rows, cols, n,
-		   ldy, x, y, NULL};
+	qmm_t q = {find_dequant(wt),
+		   wt,
+		   w,
+		   gk_qtype_row_bytes(wt, (size_t)cols),
+		   rows,
+		   cols,
+		   n,
+		   ldy,
+		   x,
+		   y,
+		   NULL};
 	if (!(q.buf = malloc((size_t)(nt < tiles ? nt : tiles) * QMM_TILE * cols * sizeof(float))))
 		return gk_cpu_fail(ctx, ENOMEM, "qmatmul: out of memory");
 	par_for(tiles, nt, qmm_range, &q);
@@ -278,7 +289,7 @@ int gk_cpu_qmatmul(void *ctx, gk_qtype_t wt, const void *w, int rows, int cols, 
 }
 
 int gk_cpu_qget_rows(void *ctx, gk_qtype_t wt, const void *w, int rows, int cols,
-			 const int32_t *ids, int n, float *out, gk_stream_t *s)
+		     const int32_t *ids, int n, float *out, gk_stream_t *s)
 {
 	(void)ctx, (void)s;
 	pthread_once(&f16_once, f16_table_init);
@@ -298,8 +309,8 @@ int gk_cpu_qget_rows(void *ctx, gk_qtype_t wt, const void *w, int rows, int cols
 
 /* ---- the small layers ---- */
 
-int gk_cpu_rmsnorm(void *ctx, float *y, const float *x, const float *w, int n, int dim,
-		       float eps, gk_stream_t *s)
+int gk_cpu_rmsnorm(void *ctx, float *y, const float *x, const float *w, int n, int dim, float eps,
+		   gk_stream_t *s)
 {
 	(void)ctx, (void)s;
 	for (int i = 0; i < n; i++) {
@@ -314,7 +325,7 @@ int gk_cpu_rmsnorm(void *ctx, float *y, const float *x, const float *w, int n, i
 }
 
 int gk_cpu_rope(void *ctx, float *x, const int32_t *pos, int n, int nheads, int head_dim,
-		    int rot_dim, float freq_base, float freq_scale, int neox, gk_stream_t *s)
+		int rot_dim, float freq_base, float freq_scale, int neox, gk_stream_t *s)
 {
 	(void)s;
 	int half = rot_dim / 2;
@@ -342,7 +353,7 @@ int gk_cpu_rope(void *ctx, float *x, const int32_t *pos, int n, int nheads, int 
 }
 
 int gk_cpu_swiglu(void *ctx, float *out, const float *gate, const float *up, size_t n,
-		      gk_stream_t *s)
+		  gk_stream_t *s)
 {
 	(void)ctx, (void)s;
 	for (size_t i = 0; i < n; i++)
@@ -367,15 +378,16 @@ int gk_cpu_add_bias(void *ctx, float *x, const float *bias, int n, int cols, gk_
 	return 0;
 }
 
-int gk_cpu_kv_write(void *ctx, gk_dtype_t kv_t, void *cache, const int32_t *slots,
-			const float *src, int n, int row, gk_stream_t *s)
+int gk_cpu_kv_write(void *ctx, gk_dtype_t kv_t, void *cache, const int32_t *slots, const float *src,
+		    int n, int row, gk_stream_t *s)
 {
 	(void)ctx, (void)s;
 	for (int i = 0; i < n; i++) {
 		if (slots[i] < 0)
 			continue;
 		for (int c = 0; c < row; c++)
-			gk_cpu_st(kv_t, cache, (size_t)slots[i] * row + c, src[(size_t)i * row + c]);
+			gk_cpu_st(kv_t, cache, (size_t)slots[i] * row + c,
+				  src[(size_t)i * row + c]);
 	}
 	return 0;
 }
@@ -443,7 +455,8 @@ static int attn_one(const gk_attn_t *p, int j, int kvh)
 		return 0;
 	}
 	size_t ns = (size_t)nq * g, row = (size_t)p->n_kv_heads * hd;
-	float *m = malloc(ns * (2 + hd) * sizeof(float) + (2 * (size_t)hd + 1) * bs * sizeof(float));
+	float *m =
+	    malloc(ns * (2 + hd) * sizeof(float) + (2 * (size_t)hd + 1) * bs * sizeof(float));
 	if (!m)
 		return -1;
 	float *l = m + ns, *acc = l + ns, *kt = acc + ns * hd, *vt = kt + (size_t)bs * hd,

@@ -58,10 +58,10 @@ typedef hipPointerAttribute_t gkPointerAttributes_t;
 #define gkDeviceSynchronize			    hipDeviceSynchronize
 #define gkOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
 typedef hipStreamCaptureStatus gkStreamCaptureStatus;
-#define gkStreamIsCapturing	    hipStreamIsCapturing
+#define gkStreamIsCapturing	  hipStreamIsCapturing
 #define gkStreamCaptureStatusNone hipStreamCaptureStatusNone
-#define gkShflXor(v, m)		    __shfl_xor((v), (m), 32)
-#define gkFma(a, b, c)		    fmaf((a), (b), (c))
+#define gkShflXor(v, m)		  __shfl_xor((v), (m), 32)
+#define gkFma(a, b, c)		  fmaf((a), (b), (c))
 typedef hipGraph_t gkGraph_t;
 typedef hipGraphExec_t gkGraphExec_t;
 #else

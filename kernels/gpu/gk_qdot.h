@@ -32,14 +32,17 @@ template <int N, int R> struct qdot<GK_Q_Q4_0, N, R> {
 				if (i >= n_)
 					continue;
 				const float2 lo = *(const float2 *)(xb + (size_t)i * cols + 2 * q);
-				const float2 hi = *(const float2 *)(xb + (size_t)i * cols + 16 + 2 * q);
+				const float2 hi =
+				    *(const float2 *)(xb + (size_t)i * cols + 16 + 2 * q);
 #pragma unroll
 				for (int r = 0; r < R; r++) {
 					const uint32_t v = blk[r][1 + q];
 					float a = acc[r][i];
 					a = gkFma((float)((int)(v & 0xF) - 8) * d[r], lo.x, a);
-					a = gkFma((float)((int)((v >> 8) & 0xF) - 8) * d[r], lo.y, a);
-					a = gkFma((float)((int)((v >> 4) & 0xF) - 8) * d[r], hi.x, a);
+					a = gkFma((float)((int)((v >> 8) & 0xF) - 8) * d[r], lo.y,
+						  a);
+					a = gkFma((float)((int)((v >> 4) & 0xF) - 8) * d[r], hi.x,
+						  a);
 					a = gkFma((float)((int)(v >> 12) - 8) * d[r], hi.y, a);
 					acc[r][i] = a;
 				}
@@ -107,10 +110,14 @@ template <int N, int R> struct qdot<GK_Q_Q4_K, N, R> {
 					for (int r = 0; r < R; r++) {
 						const uint32_t v = blk[r][8 + 16 * g + q];
 						float a = acc[r][i];
-						a = gkFma(d0[r] * (float)(v & 0xF) - o0[r], lo.x, a);
-						a = gkFma(d0[r] * (float)((v >> 8) & 0xF) - o0[r], lo.y, a);
-						a = gkFma(d1[r] * (float)((v >> 4) & 0xF) - o1[r], hi.x, a);
-						a = gkFma(d1[r] * (float)(v >> 12) - o1[r], hi.y, a);
+						a = gkFma(d0[r] * (float)(v & 0xF) - o0[r], lo.x,
+							  a);
+						a = gkFma(d0[r] * (float)((v >> 8) & 0xF) - o0[r],
+							  lo.y, a);
+						a = gkFma(d1[r] * (float)((v >> 4) & 0xF) - o1[r],
+							  hi.x, a);
+						a = gkFma(d1[r] * (float)(v >> 12) - o1[r], hi.y,
+							  a);
 						acc[r][i] = a;
 					}
 				}
@@ -136,11 +143,16 @@ template <int N, int R> struct qdot<GK_Q_Q6_K, N, R> {
 					float w0[R], w1[R];
 #pragma unroll
 					for (int r = 0; r < R; r++) {
-						const uint32_t lb = blk[r][32 * h + 16 * (k & 1) + q];
+						const uint32_t lb =
+						    blk[r][32 * h + 16 * (k & 1) + q];
 						const uint32_t hb = blk[r][64 + 16 * h + q];
-						const int8_t sc = ((const int8_t *)(blk[r] + 96))[8 * h + q / 8 + 2 * k];
-						const uint32_t l0 = (k & 2) ? (lb >> 4) & 0xF : lb & 0xF;
-						const uint32_t l1 = (k & 2) ? (lb >> 12) & 0xF : (lb >> 8) & 0xF;
+						const int8_t sc =
+						    ((const int8_t *)(blk[r] +
+								      96))[8 * h + q / 8 + 2 * k];
+						const uint32_t l0 =
+						    (k & 2) ? (lb >> 4) & 0xF : lb & 0xF;
+						const uint32_t l1 =
+						    (k & 2) ? (lb >> 12) & 0xF : (lb >> 8) & 0xF;
 						const uint32_t h0 = ((hb & 0xFF) >> (2 * k)) & 3;
 						const uint32_t h1 = ((hb >> 8) >> (2 * k)) & 3;
 						const float ds = d[r] * (float)sc;
@@ -151,12 +163,14 @@ template <int N, int R> struct qdot<GK_Q_Q6_K, N, R> {
 					for (int i = 0; i < N; i++) {
 						if (i >= n_)
 							continue;
-						const float2 xv = *(const float2 *)(xb + (size_t)i * cols +
-										    128 * h + 32 * k + 2 * q);
+						const float2 xv =
+						    *(const float2 *)(xb + (size_t)i * cols +
+								      128 * h + 32 * k + 2 * q);
 #pragma unroll
 						for (int r = 0; r < R; r++)
-							acc[r][i] = gkFma(w1[r], xv.y,
-									  gkFma(w0[r], xv.x, acc[r][i]));
+							acc[r][i] =
+							    gkFma(w1[r], xv.y,
+								  gkFma(w0[r], xv.x, acc[r][i]));
 					}
 				}
 	}

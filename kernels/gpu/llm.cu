@@ -23,12 +23,12 @@
 #include "kernels/gpu/gk_gpu.h"
 #include "kernels/gk_qblock.h"
 
-#define QMV_WARPS 4  /* warps (rows, or groups of R rows) a block in the decode products */
-#define QMV_UNROLL 4 /* 16-byte loads in flight a lane (plain types) */
-#define TM 64	     /* prefill tile: weight rows */
-#define TN 64	     /* tokens */
-#define TK 32	     /* values of a row a step */
-#define EW_TPB 256   /* elementwise kernels */
+#define QMV_WARPS  4   /* warps (rows, or groups of R rows) a block in the decode products */
+#define QMV_UNROLL 4   /* 16-byte loads in flight a lane (plain types) */
+#define TM	   64  /* prefill tile: weight rows */
+#define TN	   64  /* tokens */
+#define TK	   32  /* values of a row a step */
+#define EW_TPB	   256 /* elementwise kernels */
 
 static int start(gpu_t *g)
 {
@@ -124,7 +124,8 @@ __global__ void __launch_bounds__(QMV_WARPS * 32)
 			for (int i = 0; i < N; i++) {
 				if (i >= n_)
 					continue;
-				const float4 *xp = (const float4 *)(x + (size_t)i * cols + (size_t)k * VPW);
+				const float4 *xp =
+				    (const float4 *)(x + (size_t)i * cols + (size_t)k * VPW);
 #pragma unroll
 				for (int q = 0; q < VPW / 4; q++) {
 					float4 a = xp[q];
@@ -202,8 +203,8 @@ __global__ void __launch_bounds__(qcfg<WT>::WARPS * 32)
 			const uint16_t *blk[C::R];
 #pragma unroll
 			for (int r = 0; r < C::R; r++)
-				blk[r] = (const uint16_t *)((const uint8_t *)stage[warp][r] + delta[r] +
-							    j * C::BB);
+				blk[r] = (const uint16_t *)((const uint8_t *)stage[warp][r] +
+							    delta[r] + j * C::BB);
 			qdot<WT, N, C::R>::run(blk, x + (size_t)(c0 + j) * C::QB, cols, n_, acc);
 		}
 		__syncthreads();
@@ -379,8 +380,8 @@ static int aligned(const void *p, uintptr_t a)
 template <gk_qtype_t WT> static void launch_tiled(const qmm_args_t *a)
 {
 	dim3 grid((unsigned)((a->rows + TM - 1) / TM), (unsigned)((a->n + TN - 1) / TN));
-	k_qmm_tiled<WT><<<grid, 256, 0, a->st>>>(a->w, a->rb, a->rows, a->cols, a->x, a->n, a->y,
-						  a->ldy);
+	k_qmm_tiled<WT>
+	    <<<grid, 256, 0, a->st>>>(a->w, a->rb, a->rows, a->cols, a->x, a->n, a->y, a->ldy);
 }
 
 /* the decode kernel for n_ tokens, instantiated for N = 1, 2, 4, 8 */
@@ -435,11 +436,13 @@ __global__ void k_get_rows(const uint8_t *__restrict__ w, size_t rb, int rows, i
 	const size_t total = (size_t)n * cols, stride = (size_t)gridDim.x * blockDim.x;
 	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
 		const int t = (int)(i / cols), c = (int)(i % cols), id = ids[t];
-		out[i] = id >= 0 && id < rows ? qval<WT>(w + (size_t)id * rb, c) : __int_as_float(0x7fc00000);
+		out[i] = id >= 0 && id < rows ? qval<WT>(w + (size_t)id * rb, c)
+					      : __int_as_float(0x7fc00000);
 	}
 }
 
-template <gk_qtype_t WT> static void launch_get_rows(gpu_t *g, const qmm_args_t *a, const int32_t *ids)
+template <gk_qtype_t WT>
+static void launch_get_rows(gpu_t *g, const qmm_args_t *a, const int32_t *ids)
 {
 	k_get_rows<WT><<<gk_gpu_blocks(g, (size_t)a->n * a->cols, EW_TPB), EW_TPB, 0, a->st>>>(
 	    a->w, a->rb, a->rows, a->cols, ids, a->n, a->y);
@@ -481,8 +484,9 @@ extern "C" int gk_gpu_qmatmul(void *ctx, gk_qtype_t wt, const void *w, int rows,
 	int i = find_qtype(g, wt);
 	if (i < 0 || start(g) < 0)
 		return -1;
-	qmm_args_t a = {(const uint8_t *)w, (size_t)(cols / qtab[i].qb) * qtab[i].bb, rows, cols, x,
-			n, y, ldy, GK_STREAM(s)};
+	qmm_args_t a = {
+	    (const uint8_t *)w, (size_t)(cols / qtab[i].qb) * qtab[i].bb, rows, cols, x, n, y, ldy,
+	    GK_STREAM(s)};
 	qtab[i].matmul(&a);
 	return gk_gpu_launched(g, "qmatmul");
 }
@@ -494,8 +498,15 @@ extern "C" int gk_gpu_qget_rows(void *ctx, gk_qtype_t wt, const void *w, int row
 	int i = find_qtype(g, wt);
 	if (i < 0 || start(g) < 0)
 		return -1;
-	qmm_args_t a = {(const uint8_t *)w, (size_t)(cols / qtab[i].qb) * qtab[i].bb, rows, cols,
-			NULL, n, out, 0, GK_STREAM(s)};
+	qmm_args_t a = {(const uint8_t *)w,
+			(size_t)(cols / qtab[i].qb) * qtab[i].bb,
+			rows,
+			cols,
+			NULL,
+			n,
+			out,
+			0,
+			GK_STREAM(s)};
 	qtab[i].get_rows(g, &a, ids);
 	return gk_gpu_launched(g, "get_rows");
 }
@@ -554,16 +565,15 @@ __global__ void k_rope(float *x, const int32_t *__restrict__ pos, int nheads, in
 	}
 }
 
-extern "C" int gk_gpu_rope(void *ctx, float *x, const int32_t *pos, int n, int nheads,
-			   int head_dim, int rot_dim, float freq_base, float freq_scale, int neox,
-			   gk_stream_t *s)
+extern "C" int gk_gpu_rope(void *ctx, float *x, const int32_t *pos, int n, int nheads, int head_dim,
+			   int rot_dim, float freq_base, float freq_scale, int neox, gk_stream_t *s)
 {
 	gpu_t *g = (gpu_t *)ctx;
 	if (start(g) < 0)
 		return -1;
 	int tpb = rot_dim / 2 < 128 ? ((rot_dim / 2 + 31) / 32) * 32 : 128;
 	k_rope<<<(unsigned)n, (unsigned)tpb, 0, GK_STREAM(s)>>>(x, pos, nheads, head_dim, rot_dim,
-								 freq_base, freq_scale, neox);
+								freq_base, freq_scale, neox);
 	return gk_gpu_launched(g, "rope");
 }
 
@@ -634,7 +644,7 @@ extern "C" int gk_gpu_add_bias(void *ctx, float *x, const float *bias, int n, in
 		return -1;
 	size_t total = (size_t)n * cols;
 	k_add_bias<<<gk_gpu_blocks(g, total, EW_TPB), EW_TPB, 0, GK_STREAM(s)>>>(x, bias, total,
-										  cols);
+										 cols);
 	return gk_gpu_launched(g, "add_bias");
 }
 

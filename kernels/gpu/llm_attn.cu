@@ -77,9 +77,9 @@ __device__ static void attn_keys(const gk_attn_t &p, const row_info_t &ri, const
 		const int phys = k < kend ? table[k / p.block_size] : 0;
 		const bool use = k < kend && phys >= 0;
 		*bad |= k < kend && phys < 0;
-		const size_t base = ((size_t)(use ? phys : 0) * p.block_size + k % p.block_size) *
-					rowlen +
-				    (size_t)kvh * hd;
+		const size_t base =
+		    ((size_t)(use ? phys : 0) * p.block_size + k % p.block_size) * rowlen +
+		    (size_t)kvh * hd;
 		float kk[DPL], vv[DPL];
 #pragma unroll
 		for (int i = 0; i < DPL; i++) {
@@ -220,14 +220,13 @@ __global__ void k_attn_combine(gk_attn_t p, int nsplit, const float *ws, int max
  * the output; a key tile's scores are computed first, then one rescale of the running sum and
  * output a tile (FlashAttention-2's order). Keys past a row's position are masked. ---- */
 
-#define PQ	     32
-#define PK	     16
-#define P_LPR	     4 /* lanes a row */
-#define P_MAX_HD     128
-#define PREFILL_MIN  8 /* sequences of more rows than this take the prefill kernel */
+#define PQ	    32
+#define PK	    16
+#define P_LPR	    4 /* lanes a row */
+#define P_MAX_HD    128
+#define PREFILL_MIN 8 /* sequences of more rows than this take the prefill kernel */
 
-template <int DPL, int F16>
-__global__ void __launch_bounds__(PQ *P_LPR) k_attn_prefill(gk_attn_t p)
+template <int DPL, int F16> __global__ void __launch_bounds__(PQ *P_LPR) k_attn_prefill(gk_attn_t p)
 {
 	__shared__ float ks[PK][P_MAX_HD], vs[PK][P_MAX_HD];
 	__shared__ int sbad;
@@ -269,10 +268,12 @@ __global__ void __launch_bounds__(PQ *P_LPR) k_attn_prefill(gk_attn_t p)
 				if (phys < 0) {
 					sbad = 1;
 				} else {
-					const size_t at = ((size_t)phys * p.block_size + key % p.block_size) *
-							      rowlen +
-							  (size_t)kvh * hd + d;
-					kv = ld_kv<F16>(p.k_cache, at), vv = ld_kv<F16>(p.v_cache, at);
+					const size_t at =
+					    ((size_t)phys * p.block_size + key % p.block_size) *
+						rowlen +
+					    (size_t)kvh * hd + d;
+					kv = ld_kv<F16>(p.k_cache, at),
+					vv = ld_kv<F16>(p.v_cache, at);
 				}
 			}
 			ks[k][d] = kv, vs[k][d] = vv;
@@ -284,7 +285,8 @@ __global__ void __launch_bounds__(PQ *P_LPR) k_attn_prefill(gk_attn_t p)
 			float s = 0.0f;
 #pragma unroll
 			for (int i = 0; i < DPL; i++)
-				s = gkFma(q[i], sub + P_LPR * i < hd ? ks[k][sub + P_LPR * i] : 0.0f, s);
+				s = gkFma(q[i],
+					  sub + P_LPR * i < hd ? ks[k][sub + P_LPR * i] : 0.0f, s);
 			s += gkShflXor(s, 1);
 			s += gkShflXor(s, 2);
 			sc[k] = kt + k <= pos ? s * p.scale : -INFINITY;
@@ -302,8 +304,9 @@ __global__ void __launch_bounds__(PQ *P_LPR) k_attn_prefill(gk_attn_t p)
 				l += e;
 #pragma unroll
 				for (int i = 0; i < DPL; i++)
-					acc[i] = gkFma(e, sub + P_LPR * i < hd ? vs[k][sub + P_LPR * i] : 0.0f,
-						       acc[i]);
+					acc[i] = gkFma(
+					    e, sub + P_LPR * i < hd ? vs[k][sub + P_LPR * i] : 0.0f,
+					    acc[i]);
 			}
 			m = mx;
 		}
@@ -343,8 +346,7 @@ static const struct {
 	int max_hd, dpl;
 	attn_launch_f one_f32, one_f16, many_f32, many_f16;
 } attn_tab[] = {
-    {64, 8, launch_attn<8, 1, 0>, launch_attn<8, 1, 1>, launch_attn<8, 8, 0>,
-     launch_attn<8, 8, 1>},
+    {64, 8, launch_attn<8, 1, 0>, launch_attn<8, 1, 1>, launch_attn<8, 8, 0>, launch_attn<8, 8, 1>},
     {128, 16, launch_attn<16, 1, 0>, launch_attn<16, 1, 1>, launch_attn<16, 4, 0>,
      launch_attn<16, 4, 1>},
     {256, 32, launch_attn<32, 1, 0>, launch_attn<32, 1, 1>, launch_attn<32, 2, 0>,
@@ -396,10 +398,10 @@ extern "C" int gk_gpu_attention(void *ctx, const gk_attn_t *p, gk_stream_t *s)
 	 * (more rows than sequences) and the head fits it; GPOOL_KERNELS_ATTN=rowwise keeps
 	 * every row on the decode kernel */
 	const char *mode = getenv("GPOOL_KERNELS_ATTN");
-	const int max_nq = p->ntok > p->nseq && p->head_dim <= P_MAX_HD &&
-				   !(mode && !strcmp(mode, "rowwise"))
-			       ? PREFILL_MIN
-			       : INT_MAX;
+	const int max_nq =
+	    p->ntok > p->nseq && p->head_dim <= P_MAX_HD && !(mode && !strcmp(mode, "rowwise"))
+		? PREFILL_MIN
+		: INT_MAX;
 	/* split the context when rows x head groups leave the card short of ~4 blocks an SM */
 	long base = (long)p->ntok * groups, want = 4L * g->sms;
 	int nsplit = 1;

@@ -26,8 +26,8 @@ extern int checks, failures;
 	} while (0)
 #define OK(be, call) ASSERT((call) == 0, "%s: %s", #call, gk_backend_error(be))
 
-uint64_t rnd(void);  /* splitmix64 of a counter */
-double unit(void);   /* uniform in [0, 1) */
+uint64_t rnd(void); /* splitmix64 of a counter */
+double unit(void);  /* uniform in [0, 1) */
 
 void t_llm_dequant_ref(void);
 void t_llm_qmatmul(void);

@@ -176,12 +176,14 @@ void t_llm_dequant_ref(void)
 		int rows = 5, cols = 512;
 		void *w = make_weights(wt, rows, cols);
 		int32_t ids[7] = {4, 0, 3, -1, 1, 5, 2};
-		float *out = malloc(sizeof(float) * 7 * cols), *want = malloc(sizeof(float) * 7 * cols);
+		float *out = malloc(sizeof(float) * 7 * cols),
+		      *want = malloc(sizeof(float) * 7 * cols);
 		for (int i = 0; i < 7; i++)
 			for (int c = 0; c < cols; c++)
-				want[(size_t)i * cols + c] = ids[i] < 0 || ids[i] >= rows
-								 ? NAN
-								 : weight_value(wt, w, cols, ids[i], c);
+				want[(size_t)i * cols + c] =
+				    ids[i] < 0 || ids[i] >= rows
+					? NAN
+					: weight_value(wt, w, cols, ids[i], c);
 		OK(ref, gk_qget_rows(ref, wt, w, rows, cols, ids, 7, out, NULL));
 		size_t bad = bits_differ(out, want, (size_t)7 * cols);
 		ASSERT(bad == 0, "cpu dequant %s: %zu of %d values differ from gk_qblock.h's",
@@ -189,7 +191,8 @@ void t_llm_dequant_ref(void)
 		ASSERT(isnan(out[3 * cols]) && isnan(out[5 * cols + cols - 1]),
 		       "cpu get_rows %s: an id out of range is not a NaN row", gk_qtype_name(wt));
 		/* the products against plain double dots of the dequantized matrix: 3 tokens (the
-		 * vector path's per-token dots) and 7 (its tiles of 4 rows by 3 tokens, the rest) */
+		 * vector path's per-token dots) and 7 (its tiles of 4 rows by 3 tokens, the rest)
+		 */
 		for (int n = 3; n <= 7; n += 4) {
 			int rr = 37, cc = 4096;
 			void *w2 = make_weights(wt, rr, cc);
@@ -206,7 +209,8 @@ void t_llm_dequant_ref(void)
 			OK(ref, gk_qmatmul(ref, wt, w2, rr, cc, x, n, y, rr, NULL));
 			int nan = 0;
 			double e = scaled_err(y, yw, (size_t)n * rr, &nan);
-			ASSERT(!nan && e < BOUND_QMM, "cpu qmatmul %s n=%d against double dots: err %.3g",
+			ASSERT(!nan && e < BOUND_QMM,
+			       "cpu qmatmul %s n=%d against double dots: err %.3g",
 			       gk_qtype_name(wt), n, e);
 			printf("  cpu qmatmul %-5s n=%d vs naive double: err %.2e (bound %.0e)\n",
 			       gk_qtype_name(wt), n, e, BOUND_QMM);
@@ -251,13 +255,14 @@ void t_llm_qmatmul(void)
 {
 	static const struct {
 		int rows, cols, n;
-	} shapes[] = {{1, 256, 1},    {67, 256, 1},	{67, 512, 3},	{130, 768, 8},
-		      {64, 4096, 1},  {129, 4096, 2},	{33, 1024, 9},	{100, 512, 17},
-		      {200, 256, 64}, {97, 4096, 64},	{300, 1024, 130}};
+	} shapes[] = {{1, 256, 1},    {67, 256, 1},   {67, 512, 3},    {130, 768, 8},
+		      {64, 4096, 1},  {129, 4096, 2}, {33, 1024, 9},   {100, 512, 17},
+		      {200, 256, 64}, {97, 4096, 64}, {300, 1024, 130}};
 	for (size_t t = 0; t < NQTYPES; t++) {
 		double w = 0;
 		for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-			worst(&w, qmm_case(qtypes[t], shapes[s].rows, shapes[s].cols, shapes[s].n, 0));
+			worst(&w,
+			      qmm_case(qtypes[t], shapes[s].rows, shapes[s].cols, shapes[s].n, 0));
 		worst(&w, qmm_case(qtypes[t], 45, 512, 1, 1)); /* x not 16-byte aligned */
 		if (gk_qtype_block(qtypes[t]) == 1)	       /* rows of an odd length */
 			worst(&w, qmm_case(qtypes[t], 37, 100, 3, 0));
@@ -366,8 +371,8 @@ static double rope_case(int n, int nheads, int hd, int rot, float scale, int neo
 	OK(b, gk_rope(b, dx, dp, n, nheads, hd, rot, base, scale, neox, NULL));
 	dget(got, dx, nx * 4);
 	e = scaled_err(got, want, nx, &nan);
-	ASSERT(!nan && e < BOUND_SMALL, "rope n %d heads %d neox %d rot %d/%d: err %.3g", n,
-	       nheads, neox, rot, hd, e);
+	ASSERT(!nan && e < BOUND_SMALL, "rope n %d heads %d neox %d rot %d/%d: err %.3g", n, nheads,
+	       neox, rot, hd, e);
 	dfree(dx), dfree(dp);
 	free(x), free(want), free(got), free(naive), free(pos);
 	return e;
@@ -520,7 +525,7 @@ static void attn_make(attn_host_t *h, const attn_shape_t *s, gk_dtype_t kv_t)
 		float kv = sym(1.0f), vv = sym(1.0f);
 		if (kv_t == GK_F16)
 			((uint16_t *)h->k)[i] = gk_f32_to_f16(kv),
-					 ((uint16_t *)h->v)[i] = gk_f32_to_f16(vv);
+				   ((uint16_t *)h->v)[i] = gk_f32_to_f16(vv);
 		else
 			((float *)h->k)[i] = kv, ((float *)h->v)[i] = vv;
 	}
@@ -559,36 +564,41 @@ static void attn_naive(const attn_host_t *h, float *out)
 		int nq = h->q_start[j + 1] - h->q_start[j], ctx = h->ctx_len[j];
 		for (int t = 0; t < nq; t++)
 			for (int hh = 0; hh < p->n_heads; hh++) {
-				const float *q = h->q + ((size_t)(h->q_start[j] + t) * p->n_heads + hh) * hd;
-				float *o = out + ((size_t)(h->q_start[j] + t) * p->n_heads + hh) * hd;
+				const float *q =
+				    h->q + ((size_t)(h->q_start[j] + t) * p->n_heads + hh) * hd;
+				float *o =
+				    out + ((size_t)(h->q_start[j] + t) * p->n_heads + hh) * hd;
 				int last = ctx - nq + t, kvh = hh / g;
 				double mx = -INFINITY, sum = 0;
 				for (int k = 0; k <= last; k++) {
 					int slot = h->table[j * p->max_blocks + k / p->block_size] *
-							   p->block_size +
+						       p->block_size +
 						   k % p->block_size;
 					size_t at = (size_t)slot * row + (size_t)kvh * hd;
 					double s = 0;
 					for (int d = 0; d < hd; d++)
-						s += (double)q[d] *
-						     (p->kv_t == GK_F16
-							  ? gk_f16_to_f32(((uint16_t *)h->k)[at + d])
-							  : ((float *)h->k)[at + d]);
+						s +=
+						    (double)q[d] *
+						    (p->kv_t == GK_F16
+							 ? gk_f16_to_f32(((uint16_t *)h->k)[at + d])
+							 : ((float *)h->k)[at + d]);
 					sc[k] = s * p->scale;
 					mx = sc[k] > mx ? sc[k] : mx;
 				}
 				double acc[256] = {0};
 				for (int k = 0; k <= last; k++) {
 					int slot = h->table[j * p->max_blocks + k / p->block_size] *
-							   p->block_size +
+						       p->block_size +
 						   k % p->block_size;
 					size_t at = (size_t)slot * row + (size_t)kvh * hd;
 					double e = exp(sc[k] - mx);
 					sum += e;
 					for (int d = 0; d < hd; d++)
-						acc[d] += e * (p->kv_t == GK_F16
-								   ? gk_f16_to_f32(((uint16_t *)h->v)[at + d])
-								   : ((float *)h->v)[at + d]);
+						acc[d] +=
+						    e *
+						    (p->kv_t == GK_F16
+							 ? gk_f16_to_f32(((uint16_t *)h->v)[at + d])
+							 : ((float *)h->v)[at + d]);
 				}
 				for (int d = 0; d < hd; d++)
 					o[d] = (float)(acc[d] / sum);
@@ -608,8 +618,10 @@ static double attn_case(const attn_shape_t *s, gk_dtype_t kv_t, double *naive_er
 	attn_naive(&h, naive);
 	int nan = 0;
 	double e = scaled_err(want, naive, h.nout, &nan);
-	ASSERT(!nan && e < BOUND_ATTN, "cpu attention (%d seqs, %d/%d heads, hd %d, %s) vs naive: "
-	       "err %.3g", s->nseq, s->n_heads, s->n_kv_heads, s->head_dim, gk_dtype_name(kv_t), e);
+	ASSERT(!nan && e < BOUND_ATTN,
+	       "cpu attention (%d seqs, %d/%d heads, hd %d, %s) vs naive: "
+	       "err %.3g",
+	       s->nseq, s->n_heads, s->n_kv_heads, s->head_dim, gk_dtype_name(kv_t), e);
 	worst(naive_err, e);
 	gk_attn_t dp = h.p;
 	dp.q_start = dnew(h.q_start, sizeof(int32_t) * (s->nseq + 1));
@@ -683,7 +695,8 @@ static double attn_f16_rounding(void)
 	float *want = malloc(h32.nout * 4), *got = malloc(h32.nout * 4);
 	h32.p.out = want;
 	OK(ref, gk_attention(ref, &h32.p, NULL));
-	void *dk = dnew(NULL, nval * 2), *dv = dnew(NULL, nval * 2), *ds = dnew(slots, 4 * (size_t)n);
+	void *dk = dnew(NULL, nval * 2), *dv = dnew(NULL, nval * 2),
+	     *ds = dnew(slots, 4 * (size_t)n);
 	void *dk32 = dnew(h32.k, nval * 4), *dv32 = dnew(h32.v, nval * 4);
 	OK(b, gk_kv_write(b, GK_F16, dk, ds, dk32, n, (int)row, NULL));
 	OK(b, gk_kv_write(b, GK_F16, dv, ds, dv32, n, (int)row, NULL));
@@ -712,13 +725,13 @@ static double attn_f16_rounding(void)
 void t_llm_attention(void)
 {
 	static const attn_shape_t shapes[] = {
-	    {1, {37}, {37}, 4, 4, 64, 16},				     /* prefill, MHA */
-	    {1, {1}, {1}, 8, 1, 128, 16},				     /* the first token */
+	    {1, {37}, {37}, 4, 4, 64, 16},				   /* prefill, MHA */
+	    {1, {1}, {1}, 8, 1, 128, 16},				   /* the first token */
 	    {5, {1, 17, 1, 30, 1}, {100, 17, 1, 75, 513}, 16, 4, 128, 16}, /* mixed, GQA 4 */
-	    {3, {1, 1, 1}, {2000, 1500, 33}, 16, 2, 128, 32},		     /* long decode, GQA 8 */
-	    {2, {64, 3}, {200, 67}, 16, 2, 64, 16},			     /* chunked prefill */
-	    {4, {1, 1, 1, 1}, {4097, 300, 70, 1024}, 8, 8, 64, 256},	     /* big blocks */
-	    {2, {33, 1}, {33, 81}, 6, 3, 96, 7},			     /* odd everything */
+	    {3, {1, 1, 1}, {2000, 1500, 33}, 16, 2, 128, 32},		   /* long decode, GQA 8 */
+	    {2, {64, 3}, {200, 67}, 16, 2, 64, 16},			   /* chunked prefill */
+	    {4, {1, 1, 1, 1}, {4097, 300, 70, 1024}, 8, 8, 64, 256},	   /* big blocks */
+	    {2, {33, 1}, {33, 81}, 6, 3, 96, 7},			   /* odd everything */
 	};
 	/* the cards' two paths: prefill rows on their own kernel (the default), and every row on
 	 * the decode kernel (GPOOL_KERNELS_ATTN=rowwise); the cpu has one */
@@ -734,10 +747,11 @@ void t_llm_attention(void)
 		attn_bad_ctx(3);  /* a short sequence: the decode kernel */
 		attn_bad_ctx(12); /* a long one: the prefill kernel */
 		double er = attn_f16_rounding();
-		printf("  attention (%s): max err f32 cache %.2e, f16 cache %.2e (bound %.0e); cpu vs "
-		       "naive %.2e; f16 cache vs f32 values %.2e (bound %.0e)%s\n",
-		       modes[md], w32, w16, BOUND_ATTN, wn, er, BOUND_F16KV,
-		       failures > before ? " FAILED" : "");
+		printf(
+		    "  attention (%s): max err f32 cache %.2e, f16 cache %.2e (bound %.0e); cpu vs "
+		    "naive %.2e; f16 cache vs f32 values %.2e (bound %.0e)%s\n",
+		    modes[md], w32, w16, BOUND_ATTN, wn, er, BOUND_F16KV,
+		    failures > before ? " FAILED" : "");
 	}
 	unsetenv("GPOOL_KERNELS_ATTN");
 }
@@ -768,10 +782,22 @@ void t_llm_api(void)
 	       "rope with rot_dim > head_dim accepted");
 	ASSERT(gk_kv_write(b, GK_BF16, f, ids, f, 1, 8, NULL) == -1 && errno == EINVAL,
 	       "kv_write to a bf16 cache accepted");
-	gk_attn_t p = {.nseq = 1, .ntok = 1, .q_start = ids, .ctx_len = ids, .block_table = ids,
-		       .max_blocks = 1, .block_size = 16, .n_heads = 6, .n_kv_heads = 4,
-		       .head_dim = 64, .scale = 1.0f, .kv_t = GK_F32, .k_cache = f, .v_cache = f,
-		       .q = f, .out = f};
+	gk_attn_t p = {.nseq = 1,
+		       .ntok = 1,
+		       .q_start = ids,
+		       .ctx_len = ids,
+		       .block_table = ids,
+		       .max_blocks = 1,
+		       .block_size = 16,
+		       .n_heads = 6,
+		       .n_kv_heads = 4,
+		       .head_dim = 64,
+		       .scale = 1.0f,
+		       .kv_t = GK_F32,
+		       .k_cache = f,
+		       .v_cache = f,
+		       .q = f,
+		       .out = f};
 	ASSERT(gk_attention(b, &p, NULL) == -1 && errno == EINVAL &&
 		   strstr(gk_backend_error(b), "not a multiple"),
 	       "attention with 6 heads over 4 kv heads: '%s'", gk_backend_error(b));

@@ -344,13 +344,14 @@ int gk_qmatmul(gk_backend_t *b, gk_qtype_t wt, const void *w, int rows, int cols
 int gk_qget_rows(gk_backend_t *b, gk_qtype_t wt, const void *w, int rows, int cols,
 		 const int32_t *ids, int n, float *out, gk_stream_t *s);
 /* y[i][:] = x[i][:] / sqrt(mean(x[i][:]^2) + eps) * w[:] for i < N rows of DIM (y may be x). */
-int gk_rmsnorm(gk_backend_t *b, float *y, const float *x, const float *w, int n, int dim,
-	       float eps, gk_stream_t *s);
+int gk_rmsnorm(gk_backend_t *b, float *y, const float *x, const float *w, int n, int dim, float eps,
+	       gk_stream_t *s);
 /* Rotary position embedding in place on X: N tokens of NHEADS heads of HEAD_DIM values
  * (token i's heads at x + i * NHEADS * HEAD_DIM), token i at position POS[i]. The first
  * ROT_DIM values of each head rotate: pair j (j < ROT_DIM/2) by the angle
- * pos * FREQ_SCALE * FREQ_BASE^(-2j/ROT_DIM) (FREQ_SCALE: 1, or 1/factor for linear scaling). NEOX 0: pairs are adjacent values
- * (2j, 2j+1), llama's GGUF layout; 1: pairs are (j, j + rot_dim/2), qwen2's and GPT-NeoX's. */
+ * pos * FREQ_SCALE * FREQ_BASE^(-2j/ROT_DIM) (FREQ_SCALE: 1, or 1/factor for linear scaling). NEOX
+ * 0: pairs are adjacent values (2j, 2j+1), llama's GGUF layout; 1: pairs are (j, j + rot_dim/2),
+ * qwen2's and GPT-NeoX's. */
 int gk_rope(gk_backend_t *b, float *x, const int32_t *pos, int n, int nheads, int head_dim,
 	    int rot_dim, float freq_base, float freq_scale, int neox, gk_stream_t *s);
 /* out[i] = silu(gate[i]) * up[i] for i < N (out may be gate or up). */
@@ -370,13 +371,14 @@ int gk_kv_write(gk_backend_t *b, gk_dtype_t kv_t, void *cache, const int32_t *sl
 		const float *src, int n, int row, gk_stream_t *s);
 
 typedef struct {
-	int nseq;		   /* sequences in the batch */
-	int ntok;		   /* query rows in all: q_start[nseq] */
-	const int32_t *q_start;	   /* nseq + 1 values: sequence j's rows are q_start[j]..q_start[j+1]-1 */
-	const int32_t *ctx_len;	   /* nseq values: tokens of sequence j in the cache, the new ones
-				      included; row q_start[j] + t is at position
-				      ctx_len[j] - (q_start[j+1] - q_start[j]) + t and sees the
-				      positions up to its own (causal) */
+	int nseq; /* sequences in the batch */
+	int ntok; /* query rows in all: q_start[nseq] */
+	const int32_t
+	    *q_start; /* nseq + 1 values: sequence j's rows are q_start[j]..q_start[j+1]-1 */
+	const int32_t *ctx_len;	    /* nseq values: tokens of sequence j in the cache, the new ones
+				       included; row q_start[j] + t is at position
+				       ctx_len[j] - (q_start[j+1] - q_start[j]) + t and sees the
+				       positions up to its own (causal) */
 	const int32_t *block_table; /* nseq x max_blocks: sequence j's blocks in order */
 	int max_blocks;
 	int block_size;
