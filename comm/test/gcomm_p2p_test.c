@@ -145,7 +145,7 @@ static int rank_main(int rank, int size, const char *rdv, void *arg)
 	/* collectives still agree after point-to-point traffic */
 	float x = (float)rank;
 	CHECK(gc_allreduce(c, GC_IN_PLACE, &x, 1, GC_F32, GC_SUM) == 0, "%s", gc_error(c));
-	CHECK(x == (float)(size * (size - 1) / 2), "allreduce gave %g", x);
+	CHECK(x == (float)((size * (size - 1)) >> 1), "allreduce gave %g", x);
 	/* every rank done with the allreduce before rank 1 breaks the communicator: a rank's
 	 * last sends of a collective may still be on their way when its neighbour returns */
 	char done = 1;

@@ -184,7 +184,8 @@ static void deq_q6_K(const void *w, int cols, float *out)
 					uint8_t lb = ql[l + 32 * (k & 1)];
 					int lo = (k & 2) ? (lb >> 4) : (lb & 0xF);
 					int hi = (qh[l] >> (2 * k)) & 3;
-					float ds = d * (float)sc[l / 16 + 2 * k];
+					int is = l / 16 + 2 * k;
+					float ds = d * (float)sc[is];
 					out[128 * h + 32 * k + l] =
 					    ds * (float)((lo | (hi << 4)) - 32);
 				}

@@ -65,18 +65,19 @@ static void dfree(void *d)
 	OK(b, gk_dev_free(b, d));
 }
 
-/* max |got - want| / max |want|; *nan counts places where one is NaN and the other is not */
-static double scaled_err(const float *got, const float *want, size_t n, int *nan)
+/* max |x - ref| / max |ref|; *nan counts places where one is NaN and the other is not */
+static double scaled_err(const float *x, const float *ref, size_t n, int *nan)
 {
 	double num = 0, den = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (isnan(got[i]) || isnan(want[i])) {
-			*nan += isnan(got[i]) != isnan(want[i]);
+		if (isnan(x[i]) || isnan(ref[i])) {
+			*nan += isnan(x[i]) != isnan(ref[i]);
 			continue;
 		}
-		double d = fabs((double)got[i] - want[i]);
+		double d = fabs((double)x[i] - ref[i]);
+		double r = fabs((double)ref[i]);
 		num = d > num ? d : num;
-		den = fabs(want[i]) > den ? fabs(want[i]) : den;
+		den = r > den ? r : den;
 	}
 	return den > 0 ? num / den : num;
 }
@@ -84,8 +85,12 @@ static double scaled_err(const float *got, const float *want, size_t n, int *nan
 static size_t bits_differ(const float *got, const float *want, size_t n)
 {
 	size_t bad = 0;
-	for (size_t i = 0; i < n; i++)
-		bad += memcmp(&got[i], &want[i], 4) != 0 && !(isnan(got[i]) && isnan(want[i]));
+	for (size_t i = 0; i < n; i++) {
+		uint32_t a, b; /* bits, not values: -0 and 0 differ, as the copies must not */
+		memcpy(&a, &got[i], 4);
+		memcpy(&b, &want[i], 4);
+		bad += a != b && !(isnan(got[i]) && isnan(want[i]));
+	}
 	return bad;
 }
 
