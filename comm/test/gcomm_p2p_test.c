@@ -125,7 +125,7 @@ static int timeout_then_answer(gc_comm_t *c, int rank)
 
 static int bad_calls(gc_comm_t *c, int rank, int size)
 {
-	char b[4] = { 0 };
+	char b[4] = {0};
 	CHECK(gc_send(c, rank, 1, b, 4) < 0 && errno == EINVAL, "a send to itself was taken");
 	CHECK(gc_send(c, size, 1, b, 4) < 0 && errno == EINVAL, "a send to rank %d was taken",
 	      size);
