@@ -15,6 +15,8 @@
 #      through gschedd's chunk store over the shaped links) against a local load on one rank
 #   E. seconds from a PC holding a stage switched off (link cut, agent and processes killed) to
 #      tokens flowing again through ggated (node_timeout 4 s)
+#   F. (with D) the same service started the same way with the file local on every PC: the
+#      start and the restart against D's, so the ratio is what staging adds and nothing else
 # The hosts share this machine's 2 cores: more ranks cannot mean more speed here.
 # Raw logs and a summary go to $OUT (default bench/results/llm/room-DATE). Run as root:
 #   bench/llm/room.sh [--model FILE.gguf]
@@ -237,6 +239,7 @@ served_at() {
 t1=$(served_at)
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 st=$(secs "$t0" "$t1")
+d_first=$st
 loc=$(sed -n 's/^1 rank: up in \([0-9.]*\) s.*/\1/p' "$OUT/summary.txt" | tail -1)
 loc3=$(sed -n 's/^3 ranks: up in \([0-9.]*\) s.*/\1/p' "$OUT/summary.txt" | tail -1)
 say "first start, the file staged to 3 PCs ($STAGE_OPT): $st s from gsub to /health ok through ggated (gsub itself: hashing and upload to gschedd $(secs "$t0" "$tg") s); local file: one rank $loc s, 3 ranks $loc3 s ($(awk -v a="$st" -v b="$loc3" 'BEGIN { if (b > 0) printf "%.1fx", a / b }') the 3 ranks' local start)"
@@ -251,6 +254,7 @@ runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER"
 for _ in $(seq 100); do down && break; sleep 0.1; done
 t1=$(served_at)
 st=$(secs "$t0" "$t1")
+d_restart=$st
 say "a restart, the file cached on the PCs: $st s from gcancel of the replica to /health ok ($(awk -v a="$st" -v b="$loc3" 'BEGIN { if (b > 0) printf "%.1fx", a / b }') the 3 ranks' local start; it includes the replica's stop, kill_grace 2 s at most, and a restart backoff of 0.5 s)"
 grep -h "staged 1 file" "$DIR"/h*/gworkerd.log | sed 's/.*info: //' | tail -3 | tee -a "$OUT/summary.txt"
 
@@ -268,6 +272,29 @@ first=$("$PY" "$CL" first "http://$GW/svc/room" 120)
 t1=$(date +%s.%N)
 say "$off switched off (rank 0 on $r0): tokens again after $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s ($first)"
 ip link set "$(veth "$off")" up
+runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" gcancel "$svc"
+
+# -- F. the same service, the same way, with the file local on every PC (the hosts share this
+# machine's disk, so the path reads on each): what staging adds is the difference from D
+say ""
+say "F. the same service with the file local on every PC (no staging), against D"
+for _ in $(seq 100); do down && break; sleep 0.1; done
+sleep 1
+t0=$(date +%s.%N)
+svc=$(runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" \
+	GCOMM_TIMEOUT=4000 GLLM_SPEED=10 GLLM_MEM=4G gsub --parsable --service -N 2-3 \
+	--health-path /health -J room -- gllm serve "$DIR.work/svc.gguf" "${SERVE[@]}" | tail -1)
+t1=$(served_at)
+f_first=$(secs "$t0" "$t1")
+rj=$("$BIN/gstat" --json -j "$svc" 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["replicas"][0]["job_id"])')
+t0=$(date +%s.%N)
+runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" gcancel "$rj"
+for _ in $(seq 100); do down && break; sleep 0.1; done
+t1=$(served_at)
+f_restart=$(secs "$t0" "$t1")
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b }'; }
+say "first start, file local: $f_first s from gsub to /health ok; staged ($STAGE_OPT, D): ${d_first:-?} s: $(ratio "${d_first:-0}" "$f_first")"
+say "a restart, file local: $f_restart s from gcancel of the replica to /health ok; staged and cached (D): ${d_restart:-?} s: $(ratio "${d_restart:-0}" "$f_restart")"
 runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" gcancel "$svc"
 fi
 for h in h1 h2 h3; do tc -s qdisc show dev "$(veth $h)"; "$CLUSTER" exec --dir "$DIR" "$h" tc -s qdisc show dev eth0; done >"$OUT/qdisc.txt" 2>&1
