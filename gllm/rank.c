@@ -40,19 +40,6 @@ static size_t parse_size(const char *s)
 	return v > 0 ? (size_t)(v * mul) : 0;
 }
 
-static size_t mem_available(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[128];
-	unsigned long long kb = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return (size_t)kb * 1024;
-}
-
 /* GB/s of reading memory: the host's (summing 64 MiB a few times) or the card's (copies on
  * it, each byte read once and written once). Weights are read once a token: this bounds a
  * decode step. */
@@ -109,10 +96,11 @@ int gllm_probe(gk_backend_t *b, gl_plan_rank_t *me, gp_error_t *err)
 	if (me->has_card) {
 		snprintf(me->device, sizeof(me->device), "%.7s:%d %.40s", info.backend, info.device,
 			 info.name);
-		me->mem_free = info.total_mem / 10 * 9; /* the runtime's own use and others' */
+		/* free now (others' processes counted), less room for the BLAS workspace */
+		me->mem_free = info.free_mem / 20 * 19;
 	} else {
 		snprintf(me->device, sizeof(me->device), "cpu");
-		me->mem_free = mem_available() / 10 * 8; /* the PC's owner keeps some */
+		me->mem_free = info.free_mem / 10 * 8; /* the PC's owner keeps some */
 	}
 	const char *m = getenv("GLLM_MEM"), *s = getenv("GLLM_SPEED");
 	if (m && parse_size(m))

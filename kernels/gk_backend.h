@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define GK_ABI_VERSION	 5
+#define GK_ABI_VERSION	 6
 #define GK_ERRLEN	 256
 #define GK_PLUGIN_SYMBOL "gk_plugin_ops"
 

@@ -84,6 +84,23 @@ static void cpu_close(void *ctx)
 	free(ctx);
 }
 
+/* What the kernel says can be had without swapping (MemAvailable), else the free pages. */
+static size_t mem_available(size_t total)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	unsigned long long kb = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (kb > 0)
+		return (size_t)kb * 1024;
+	long pages = sysconf(_SC_AVPHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	return pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : total;
+}
+
 static int cpu_device_info(void *ctx, gk_device_info_t *info)
 {
 	cpu_t *c = ctx;
@@ -105,6 +122,7 @@ static int cpu_device_info(void *ctx, gk_device_info_t *info)
 		fclose(f);
 	info->multiprocessors = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	info->total_mem = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
+	info->free_mem = mem_available(info->total_mem);
 	snprintf(info->gemm_impl, sizeof(info->gemm_impl), "%s",
 		 c->use_blas ? "openblas" : "c-loop");
 	return 0;

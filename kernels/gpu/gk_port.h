@@ -29,6 +29,7 @@ typedef hipMemcpyKind gkMemcpyKind;
 #define gkGetDeviceProperties  hipGetDeviceProperties
 #define gkRuntimeGetVersion    hipRuntimeGetVersion
 #define gkDriverGetVersion     hipDriverGetVersion
+#define gkMemGetInfo	       hipMemGetInfo
 #define gkMalloc	       hipMalloc
 #define gkFree		       hipFree
 #define gkMallocHost(p, n)     hipHostMalloc((p), (n), hipHostMallocDefault)
@@ -86,6 +87,7 @@ typedef cudaMemcpyKind gkMemcpyKind;
 #define gkGetDeviceProperties			    cudaGetDeviceProperties
 #define gkRuntimeGetVersion			    cudaRuntimeGetVersion
 #define gkDriverGetVersion			    cudaDriverGetVersion
+#define gkMemGetInfo				    cudaMemGetInfo
 #define gkMalloc				    cudaMalloc
 #define gkFree					    cudaFree
 #define gkMallocHost				    cudaMallocHost

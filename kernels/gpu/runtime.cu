@@ -129,6 +129,10 @@ static int gpu_device_info(void *ctx, gk_device_info_t *info)
 	info->minor = prop.minor;
 	info->multiprocessors = prop.multiProcessorCount;
 	info->total_mem = prop.totalGlobalMem;
+	size_t free_b = 0, total_b = 0;
+	if (gk_gpu_check(g, gkMemGetInfo(&free_b, &total_b), "memory info") < 0)
+		return -1;
+	info->free_mem = free_b;
 	if (gk_gpu_check(g, gkRuntimeGetVersion(&info->runtime_version), "runtime version") < 0 ||
 	    gk_gpu_check(g, gkDriverGetVersion(&info->driver_version), "driver version") < 0)
 		return -1;

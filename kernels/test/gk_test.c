@@ -334,10 +334,14 @@ static void t_api(void)
 	ASSERT(y == NULL, "close does not clear the handle");
 	gk_device_info_t info;
 	OK(b, gk_device_info(b, &info));
-	printf("  device: %s '%s' cc %d.%d, %d units, %.1f GiB, runtime %d, driver %d, gemm %s\n",
+	printf("  device: %s '%s' cc %d.%d, %d units, %.1f GiB (%.1f free), runtime %d, driver %d, "
+	       "gemm %s\n",
 	       info.backend, info.name, info.major, info.minor, info.multiprocessors,
-	       (double)info.total_mem / (1u << 30), info.runtime_version, info.driver_version,
-	       info.gemm_impl);
+	       (double)info.total_mem / (1u << 30), (double)info.free_mem / (1u << 30),
+	       info.runtime_version, info.driver_version, info.gemm_impl);
+	ASSERT(info.total_mem > 0, "no total memory");
+	ASSERT(info.free_mem > 0 && info.free_mem <= info.total_mem,
+	       "free memory %zu not in (0, total %zu]", info.free_mem, info.total_mem);
 }
 
 /* ---- elementwise ---- */

@@ -76,6 +76,7 @@ typedef struct {
 	int runtime_version; /* cudaRuntimeGetVersion / hipRuntimeGetVersion, 0 on cpu */
 	int driver_version;
 	size_t total_mem;
+	size_t free_mem;    /* free now: cudaMemGetInfo / hipMemGetInfo; MemAvailable on cpu */
 	char gemm_impl[32]; /* "cublas", "rocblas", "openblas", "gpool-tiled", "c-loop" */
 } gk_device_info_t;
 
