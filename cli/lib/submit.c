@@ -450,6 +450,8 @@ SPEC_FLAG(set_exclusive, exclusive)
 
 SPEC_FLAG(set_no_suspend, no_suspend)
 
+SPEC_FLAG(set_no_private_tmp, no_private_tmp)
+
 static int set_flag(void *c, unsigned flag)
 {
 	SUB(c)->flags |= flag;
@@ -786,6 +788,10 @@ static const struct gp_opt submit_opts[] = {
     {"no-suspend", 0, NOARG, NULL,
      "never freeze the job when a PC's owner comes back: vacate it (run it again elsewhere)",
      set_no_suspend, 0},
+    {"no-private-tmp", 0, NOARG, NULL,
+     "the tasks see the node's /tmp, /var/tmp and /dev/shm, not the job's own (shared with "
+     "every job there, kept after it)",
+     set_no_private_tmp, 0},
     {"gpus-per-task", 0, ARG, "N|0-N", "cards each task gets (0-N: N where free, else none)",
      set_gpus_per_task, 0},
     {"gpus", 'G', ARG, "N", "cards for the whole job", set_gpus, 0},

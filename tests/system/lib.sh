@@ -286,7 +286,12 @@ test_under_cluster() {
 		_watchdog=$!
 	fi
 	local out
-	if ! out=$("$CLUSTER" start -n "$n" --dir "$CLUSTER_DIR" --bin "$GPOOL_BIN_DIR" --timeout 30 "$@" 2>&1); then
+	# the tests' files are under the machine's /tmp, which the hosts share as PCs share a
+	# network file system: every job still sees them in its own /tmp (docs/testing.md)
+	local extra="private_tmp_keep = $TEST_DIR"
+	[ -z "${GPOOL_CLUSTER_CONF_EXTRA:-}" ] || extra+=$'\n'"$GPOOL_CLUSTER_CONF_EXTRA"
+	if ! out=$(GPOOL_CLUSTER_CONF_EXTRA=$extra "$CLUSTER" start -n "$n" --dir "$CLUSTER_DIR" \
+		--bin "$GPOOL_BIN_DIR" --timeout 30 "$@" 2>&1); then
 		fail "a $n-host cluster starts" "$out"
 		exit 1
 	fi

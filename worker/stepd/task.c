@@ -216,6 +216,9 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 		if (step_container_bind(s, t) < 0)
 			child_fail(errfd, "cannot bind the image's tree for the container", errno);
 	}
+	/* the job's own /tmp, /var/tmp and /dev/shm (privtmp.h), while still root */
+	if (!ctr && step_privtmp_enter(s) < 0)
+		child_fail(errfd, "cannot give the task the job's own /tmp", errno);
 	if (p->switch_user && !ctr) {
 		if (setgroups((size_t)p->ngroups, p->groups) < 0)
 			child_fail(errfd, "setgroups", errno);
