@@ -240,11 +240,20 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 	execvp(argv[0], argv);
 	if (errno == ENOENT && p->fallback[0] && !ctr)
 		execv(p->fallback, p->argv);
-	/* the command itself is wrong: the task ran and exits 127, as a shell would */
+	/* the command itself is wrong: the task ran and exits 127, as a shell would; a command
+	 * not installed here (jupyter-notebook on a PC without it) says where it was looked for */
 	int e = errno;
-	char msg[512];
-	int n =
-	    snprintf(msg, sizeof(msg), "gstepd: cannot execute '%s': %s\n", argv[0], strerror(e));
+	char msg[1024];
+	const char *path = "";
+	for (char **v = environ; v && *v && !*path; v++)
+		if (!strncmp(*v, "PATH=", 5))
+			path = *v + 5;
+	int n = e == ENOENT && !strchr(argv[0], '/')
+		    ? snprintf(msg, sizeof(msg),
+			       "gstepd: cannot execute '%s': not found on node %s (PATH=%s)\n",
+			       argv[0], s->node ? s->node : "?", path)
+		    : snprintf(msg, sizeof(msg), "gstepd: cannot execute '%s': %s\n", argv[0],
+			       strerror(e));
 	if (n > 0 && write(2, msg, (size_t)n) < 0) {
 	}
 	_exit(127);
