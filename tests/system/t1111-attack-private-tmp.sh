@@ -7,7 +7,9 @@
 # same node and by hand there, can neither see nor read them; they are gone when the job ends;
 # --no-private-tmp gives the node's. Then the node's agent with private_tmp = tmpfs (16 MiB):
 # gpool-other's job that fills its own /tmp stops at its size and the user's job beside it
-# keeps its file and its room.
+# keeps its file and its room; and what a job keeps in its tmpfs counts against its --mem (15
+# MiB there and 34 MiB of its own memory pass a 48 MiB limit: OUT_OF_MEMORY, while the 34 MiB
+# alone fit).
 # timeout: 240
 . "$(dirname "$0")/lib.sh"
 test_under_cluster 1 --cpus 4
@@ -144,5 +146,15 @@ kib=$(sed -n 's/^fill: \([0-9]*\) KiB written/\1/p' <<<"$fill")
 check "it wrote at most 16 MiB ($kib KiB)" test "${kib:-99999}" -le 16384
 like "$out" 'keep: file intact' "the user's file is intact beside it"
 like "$out" 'keep: room left' "and the user's /tmp still has room"
+
+# the job's tmpfs is charged to its memory cgroup: 15 MiB in /tmp and 34 MiB of memory do not
+# fit --mem 48M together, the 34 MiB alone do
+grow='python3 -c "b = b\"x\" * (34 << 20); print(\"grew\", len(b))"'
+alone=$(submit --mem 48M -- /bin/sh -c "$grow")
+with=$(submit --mem 48M -- /bin/sh -c "dd if=/dev/zero of=/tmp/$mark-m bs=1M count=15 2>/dev/null; $grow")
+check "a job that grows 34 MiB ends" wait_final "$alone" 60
+check "one that also keeps 15 MiB in its /tmp ends" wait_final "$with" 60
+is "$(job_state "$alone")" COMPLETED "34 MiB fit its 48 MiB limit ($(as_user glogs "$alone" 2>&1 | tail -n 1))"
+is "$(job_state "$with")" OUT_OF_MEMORY "with 15 MiB in its tmpfs they do not: the tmpfs counts against --mem"
 
 done_testing
