@@ -188,7 +188,9 @@ int step_privtmp_prepare(struct step *s, const char *scratch_root,
 			 const struct step_privtmp_opts *o, gp_error_t *err)
 {
 	const Gpool__Launch *l = s->launch;
-	if (!o->mode || !strcmp(o->mode, "off") || l->spec->no_private_tmp || s->ctr)
+	/* an agent that is not root can make no mount namespace: its jobs keep the node's */
+	if (!o->mode || !strcmp(o->mode, "off") || l->spec->no_private_tmp || s->ctr ||
+	    geteuid() != 0)
 		return 0;
 	struct step_privtmp *p = calloc(1, sizeof(*p));
 	size_t len = strlen(scratch_root) + 64;

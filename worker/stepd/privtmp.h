@@ -9,10 +9,11 @@
  * shared-memory files in /dev/shm). What the job needs that lies under a node directory made
  * private (its working directory, the node's scratch directory, which holds GPOOL_SCRATCH and
  * the MPS pipes, and the node's private_tmp_keep: a shared file system mounted there) is bound
- * back at its own path inside, on mount points of root's (0755, in a
- * sticky directory of root's) that the job's tasks can neither replace nor move. A job step uses
- * its job's directories; everything goes with the job (step_privtmp_release). Container tasks have
- * their own /tmp from crun and are left alone.
+ * back at its own path inside, on mount points of root's (0755, in a sticky directory of
+ * root's) that the job's tasks can neither replace nor move. A job step uses its job's
+ * directories; everything goes with the job (step_privtmp_release). Container tasks have their
+ * own /tmp from crun and are left alone, and so are the jobs of an agent that is not root (it
+ * can make no mount namespace).
  */
 #ifndef GPOOL_WORKER_STEPD_PRIVTMP_H
 #define GPOOL_WORKER_STEPD_PRIVTMP_H
