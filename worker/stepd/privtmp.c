@@ -220,6 +220,12 @@ int step_privtmp_prepare(struct step *s, const char *scratch_root,
 	     t = strtok_r(NULL, ",", &save))
 		if (*t == '/')
 			keep[nkeep++] = t;
+	/* compared as the kernel resolves them: a working directory reached through a link into
+	 * /tmp is under /tmp */
+	static char real[NKEEP][PATH_MAX];
+	for (size_t k = 0; k < nkeep; k++)
+		if (keep[k] && realpath(keep[k], real[k]))
+			keep[k] = real[k];
 	if ((p->owned && make_root(p, o, l->mem_limit_mb << 20, err) < 0) ||
 	    plan(p, keep, nkeep, err) < 0) {
 		int e = errno;
