@@ -8,6 +8,7 @@
 
 #include "cli/lib/args.h"
 #include "cli/lib/jobctl.h"
+#include "cli/lib/jobname.h"
 #include "common/opt.h"
 #include "cli/lib/session.h"
 
@@ -44,14 +45,16 @@ int main(int argc, char **argv)
 	size_t nids = 0;
 	char **sels = NULL;
 	size_t nsels = 0;
+	const char **names = NULL; /* jobs given by name: resolved once the session is open */
+	size_t nnames = 0;
 	gp_error_t err;
 	char **ops = NULL;
 	int nops = 0, rc = 1;
 	gp_session_t *s = NULL;
 	int parsed = gp_args_parse(
 	    opts, GP_NOPTS(opts), argc, argv, &g, &g.help, "gcancel", "JOB...",
-	    "Cancel jobs (or signal them with -s). JOB: 12, or an array's tasks: 12 (all), 12_7, "
-	    "12_[3-5,9].",
+	    "Cancel jobs (or signal them with -s). JOB: 12, an array's tasks: 12 (all), 12_7, "
+	    "12_[3-5,9], or the name of one of your jobs (one that does not start with a digit).",
 	    &ops, &nops, &err);
 	if (parsed < 0)
 		goto usage;
@@ -60,7 +63,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < nops; i++) {
-		if (strchr(ops[i], '_')) { /* an array's tasks: 12_7, 12_[3-5] */
+		/* an array's tasks: 12_7, 12_[3-5] (a name may hold '_' too) */
+		if (!gp_jobname_is_name(ops[i]) && strchr(ops[i], '_')) {
 			uint64_t id;
 			bool has;
 			gp_array_t *a = malloc(sizeof(*a));
@@ -79,14 +83,15 @@ int main(int argc, char **argv)
 			sels[nsels++] = ops[i];
 			continue;
 		}
-		if (gp_args_jobids(ops[i], &ids, &nids, &err) < 0)
+		if (gp_args_jobs(ops[i], &ids, &nids, &names, &nnames, &err) < 0)
 			goto usage;
 	}
-	if (!nids && !nsels) {
+	if (!nids && !nsels && !nnames) {
 		gp_errprintf(&err, "no job id given");
 		goto usage;
 	}
-	if (!(s = gp_session_create(&g.common, &err))) {
+	if (!(s = gp_session_create(&g.common, &err)) ||
+	    gp_jobname_resolve_all(s, names, nnames, &ids, &nids, &err) < 0) {
 		fprintf(stderr, "gcancel: %s\n", err.text);
 		goto out;
 	}
@@ -105,6 +110,7 @@ usage:
 out:
 	gp_session_destroy(&s);
 	free(ids);
+	free(names);
 	free(sels);
 	free(ops);
 	return rc;

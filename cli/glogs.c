@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/lib/args.h"
+#include "cli/lib/jobname.h"
 #include "common/opt.h"
 #include "cli/lib/session.h"
 #include "common/util.h"
@@ -66,12 +67,17 @@ int main(int argc, char **argv)
 	struct glogs g = {0};
 	uint64_t *ids = NULL;
 	size_t nids = 0;
+	const char **names = NULL; /* the job given by name: resolved once the session is open */
+	size_t nnames = 0;
 	gp_error_t err;
 	char **ops = NULL;
 	int nops = 0, rc = 1;
 	gp_session_t *s = NULL;
-	int parsed = gp_args_parse(opts, GP_NOPTS(opts), argc, argv, &g, &g.help, "glogs", "JOB",
-				   "Print a job's output.", &ops, &nops, &err);
+	int parsed =
+	    gp_args_parse(opts, GP_NOPTS(opts), argc, argv, &g, &g.help, "glogs", "JOB",
+			  "Print a job's output. JOB: its id, or the name of one of your jobs "
+			  "(one that does not start with a digit).",
+			  &ops, &nops, &err);
 	if (parsed < 0)
 		goto usage;
 	if (parsed > 0) {
@@ -82,13 +88,14 @@ int main(int argc, char **argv)
 		gp_errprintf(&err, nops == 0 ? "no job id given" : "one job id only");
 		goto usage;
 	}
-	if (gp_args_jobids(ops[0], &ids, &nids, &err) < 0)
+	if (gp_args_jobs(ops[0], &ids, &nids, &names, &nnames, &err) < 0)
 		goto usage;
-	if (nids != 1) {
+	if (nids + nnames != 1) {
 		gp_errprintf(&err, "one job id only");
 		goto usage;
 	}
-	if (!(s = gp_session_create(&g.common, &err))) {
+	if (!(s = gp_session_create(&g.common, &err)) ||
+	    gp_jobname_resolve_all(s, names, nnames, &ids, &nids, &err) < 0) {
 		fprintf(stderr, "glogs: %s\n", err.text);
 		goto out;
 	}
@@ -135,6 +142,7 @@ usage:
 out:
 	gp_session_destroy(&s);
 	free(ids);
+	free(names);
 	free(ops);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include "cli/lib/cost.h"
 #include "cli/lib/fleet.h"
 #include "cli/lib/jobfmt.h"
+#include "cli/lib/jobname.h"
 #include "cli/lib/json.h"
 #include "cli/lib/jobview.h"
 #include "common/names.h"
@@ -20,6 +21,8 @@ struct gstat {
 	struct gp_cli_common common;
 	uint64_t *ids;
 	size_t nids;
+	const char **names; /* jobs given by name, resolved once the session is open */
+	size_t nnames;
 	const char *user;
 	Gpool__JobState *states;
 	size_t nstates;
@@ -31,7 +34,7 @@ struct gstat {
 
 static int set_jobs(void *c, const char *a, gp_error_t *err)
 {
-	return gp_args_jobids(a, &G(c)->ids, &G(c)->nids, err);
+	return gp_args_jobs(a, &G(c)->ids, &G(c)->nids, &G(c)->names, &G(c)->nnames, err);
 }
 
 static int set_user(void *c, const char *a, gp_error_t *err)
@@ -106,7 +109,9 @@ static int set_help(void *c, const char *a, gp_error_t *err)
 }
 
 static const struct gp_opt opts[] = {
-    {"jobs", 'j', required_argument, "JOB[,JOB...]", "these jobs only", set_jobs, 0},
+    {"jobs", 'j', required_argument, "JOB[,JOB...]",
+     "these jobs only (a JOB that does not start with a digit is a name of one of your jobs)",
+     set_jobs, 0},
     {"user", 'u', required_argument, "USER", "jobs of this user only", set_user, 0},
     {"states", 't', required_argument, "STATE[,STATE...]",
      "jobs in these states only: PD, R, CD, F, CA, TO, OOM, NF, RQ, CG (or their names)",
@@ -161,15 +166,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < nops; i++)
-		if (gp_args_jobids(ops[i], &g.ids, &g.nids, &err) < 0)
+		if (set_jobs(&g, ops[i], &err) < 0)
 			goto usage;
-	/* `gstat 42` is the detailed view, as is `gstat -l -j 42` */
-	bool detail = g.nids == 1 && !g.json && (g.lng || nops > 0);
-	if (g.lng && g.nids != 1) {
-		gp_errprintf(&err, "option '--long' needs exactly one job id");
+	/* `gstat 42` is the detailed view, as is `gstat -l -j 42` or `gstat -l nb` */
+	size_t asked = g.nids + g.nnames;
+	bool detail = asked == 1 && !g.json && (g.lng || nops > 0);
+	if (g.lng && asked != 1) {
+		gp_errprintf(&err, "option '--long' needs exactly one job id or name");
 		goto usage;
 	}
-	if (!(s = gp_session_create(&g.common, &err))) {
+	if (!(s = gp_session_create(&g.common, &err)) ||
+	    gp_jobname_resolve_all(s, g.names, g.nnames, &g.ids, &g.nids, &err) < 0) {
 		fprintf(stderr, "gstat: %s\n", err.text);
 		goto out;
 	}
@@ -242,6 +249,7 @@ out:
 	}
 	gp_session_destroy(&s);
 	free(g.ids);
+	free(g.names);
 	free(g.states);
 	free(ops);
 	return rc;

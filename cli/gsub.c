@@ -414,11 +414,15 @@ static int run_alloc(gp_session_t *s, uint64_t id, char *const *local)
 }
 
 #ifdef GP_AS_GRUN
-#define PARSE gp_submit_parse_step
-#define USAGE gp_submit_step_usage
+#define PARSE	    gp_submit_parse_step
+#define USAGE	    gp_submit_step_usage
+#define USAGE_SHORT "usage: grun [options] [--] command [args...] (grun --help)\n"
 #else
 #define PARSE gp_submit_parse
 #define USAGE gp_submit_usage
+#define USAGE_SHORT                                                                                \
+	"usage: gsub [options] script [args...] | gsub [options] -- command [args...] (gsub "      \
+	"--help)\n"
 #endif
 
 int main(int argc, char **argv)
@@ -433,9 +437,7 @@ int main(int argc, char **argv)
 		int usage = errno == EINVAL;
 		fprintf(stderr, "%s: %s\n", prog, err.text);
 		if (usage)
-			fprintf(stderr,
-				"usage: gsub [options] script [args...] | gsub [options] -- "
-				"command [args...] (gsub --help)\n");
+			fputs(USAGE_SHORT, stderr);
 		gp_submit_destroy(&sub);
 		return usage ? 2 : 1;
 	}

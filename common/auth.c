@@ -83,8 +83,16 @@ static int encode(gp_auth_t *a, munge_ctx_t ctx, const void *payload, size_t len
 	double t0 = now_s();
 	munge_err_t e = munge_encode(cred, ctx, payload, (int)len);
 	a->seconds += now_s() - t0;
+	if (e == EMUNGE_SOCKET) { /* the dependency missing, not a credential refused */
+		errno = ECONNREFUSED;
+		return gp_errprintf(err,
+				    "cannot get a MUNGE credential: munged does not answer on this "
+				    "machine (is it installed and running? Debian: apt-get install "
+				    "munge; systemctl start munge): %s",
+				    munge_strerror(e));
+	}
 	if (e != EMUNGE_SUCCESS) {
-		errno = e == EMUNGE_SOCKET ? ECONNREFUSED : EPERM;
+		errno = EPERM;
 		return gp_errprintf(err, "munge encode: %s", munge_strerror(e));
 	}
 	return 0;

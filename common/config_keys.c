@@ -193,6 +193,22 @@ const struct gp_conf_key gp_conf_keys[] = {
      "(not a link) owned by root or the agent's uid, not group/other-writable unless sticky, else "
      "gworkerd refuses to start",
      NULL, 0},
+    {"private_tmp", W, GP_CONF_STR, "scratch",
+     "a job's own /tmp, /var/tmp and /dev/shm (a mount namespace per task over directories the "
+     "ranks of the job on this node share, removed when the job ends): scratch (directories "
+     "under scratch_dir), tmpfs (one tmpfs of private_tmp_size, its pages charged to the job's "
+     "memory) or off (the node's own, shared by every job); a job may ask for the node's with "
+     "gsub --no-private-tmp",
+     "scratch|tmpfs|off", 0},
+    {"private_tmp_keep", W, GP_CONF_STR, "",
+     "paths under /tmp, /var/tmp or /dev/shm that every job still sees at their place in its "
+     "own (comma-separated: a shared file system mounted there); the job's working directory "
+     "and scratch_dir always are",
+     NULL, 0},
+    {"private_tmp_size", W, GP_CONF_SIZE, "0",
+     "with private_tmp = tmpfs: the size of a job's tmpfs (0: the job's memory limit on the "
+     "node, or half the node's memory without one)",
+     NULL, 0},
     {"image_cache", W, GP_CONF_SIZE, "20GiB",
      "bytes the node's unpacked container images may take (<state_dir>/images, one copy per "
      "image and account), and, apart, the archives pulled from registries (images/pulled); "

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/chunk.h"
+#include "common/fserr.h"
 #include "common/util.h"
 
 #define WINDOW	     4	   /* requests in flight */
@@ -461,6 +462,8 @@ static int to_leader(gp_client_t *c, gp_error_t *err)
 }
 
 /* Ask c for r[0..n), a few requests in flight; timeout_ms bounds the wait for any reply. */
+static int got_cache(void *arg, const struct ref *r, const uint8_t *data, size_t len);
+
 static int get_many_from(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__StageEntry *const *e,
 			 struct ref *r, size_t n, got_f got, void *arg, struct gp_xfer_stats *st,
 			 int timeout_ms, gp_error_t *err)
@@ -526,8 +529,14 @@ static int get_many_from(gp_client_t *c, const Gpool__ChunkGet *tmpl, Gpool__Sta
 		st->got_chunks++;
 		st->got_bytes += d->len;
 		if (got(arg, rf, d->data, d->len) < 0) {
-			gp_errprintf(err, "cannot store a chunk of '%s': %s", e[rf->i]->path,
-				     strerror(errno));
+			/* the node's cache: a full one names its directory (fserr.h) */
+			if (got == got_cache)
+				gp_fs_errprintf(err, errno, arg, d->len,
+						"cannot store a chunk of '%s' in the node's cache",
+						e[rf->i]->path);
+			else
+				gp_errprintf(err, "cannot store a chunk of '%s': %s",
+					     e[rf->i]->path, strerror(errno));
 			goto out;
 		}
 	}
@@ -682,7 +691,7 @@ static int fetch_refs(gp_client_t *c, Gpool__StageEntry *const *e, struct ref *r
 		goto out;
 	}
 	if (gp_mkdir_p(cache_dir, 0700) < 0) {
-		gp_errprintf(err, "cannot make '%s': %s", cache_dir, strerror(errno));
+		gp_fs_errprintf(err, errno, cache_dir, 0, "cannot make '%s'", cache_dir);
 		goto out;
 	}
 	size_t k = 0;

@@ -43,6 +43,8 @@ test="iproute2 debootstrap docker-registry procps psmisc util-linux curl wrk ngi
 # python3-regex (with fortunes and python3-sentencepiece above): unit.llm.tok_compare checks the
 # tokenizer against SentencePiece and a Python BPE split by llama.cpp's patterns
 test="$test python3-regex"
+# busybox-static, umoci: docs/containers.md's recipe for a small image, which t0020-docs runs
+test="$test busybox-static umoci"
 case $mode in
 runtime) pkgs="$runtime" ;;
 build) pkgs="$runtime $build" ;;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/fserr.h"
 #include "common/chunk.h"
 #include "common/log.h"
 #include "common/names.h"
@@ -234,9 +235,11 @@ void files_chunk_put(struct req *r)
 			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
 					"chunk %.16s: the bytes do not match the hash", hex);
 		} else {
-			gp_err("cannot store chunk %.16s: %s", hex, strerror(errno));
+			char why[400]; /* a full store names its directory (fserr.h) */
+			gp_fs_why(errno, dir, q->data.len, why, sizeof(why));
+			gp_err("cannot store chunk %.16s: %s", hex, why);
 			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-					"cannot store the chunk: %s", strerror(errno));
+					"cannot store the chunk: %s", why);
 		}
 		return;
 	}

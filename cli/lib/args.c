@@ -1,6 +1,7 @@
 /* args.c - what every command's command line shares: the option table scanner with
- * --help, job ids ("42", "42,43") and signal names (args.h) */
+ * --help, job ids ("42", "42,43") or names and signal names (args.h) */
 #include "cli/lib/args.h"
+#include "cli/lib/jobname.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -37,6 +38,21 @@ int gp_args_jobids(const char *s, uint64_t **ids, size_t *n, gp_error_t *err)
 bad:
 	errno = EINVAL;
 	return gp_errprintf(err, "invalid job id '%s'", s);
+}
+
+int gp_args_jobs(const char *s, uint64_t **ids, size_t *n, const char ***names, size_t *nnames,
+		 gp_error_t *err)
+{
+	if (!gp_jobname_is_name(s))
+		return gp_args_jobids(s, ids, n, err);
+	const char **nv = realloc(*names, (*nnames + 1) * sizeof(*nv));
+	if (!nv) {
+		errno = ENOMEM;
+		return gp_errprintf(err, "out of memory");
+	}
+	*names = nv;
+	nv[(*nnames)++] = s;
+	return 0;
 }
 
 int gp_args_signal(const char *s, int *sig, gp_error_t *err)

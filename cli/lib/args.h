@@ -19,6 +19,11 @@ int gp_args_parse(const struct gp_opt *tab, int n, int argc, char **argv, void *
 
 /* Append the ids of one operand to *ids (realloc'd; *n counts them). */
 int gp_args_jobids(const char *s, uint64_t **ids, size_t *n, gp_error_t *err);
+/* As gp_args_jobids, but an operand that is a job name (jobname.h: it does not start with a
+ * digit) is appended to *names (realloc'd, pointing into s; *nnames counts them) for
+ * gp_jobname_resolve_all once a session is open. */
+int gp_args_jobs(const char *s, uint64_t **ids, size_t *n, const char ***names, size_t *nnames,
+		 gp_error_t *err);
 int gp_args_signal(const char *s, int *sig, gp_error_t *err);
 
 #endif

@@ -450,6 +450,8 @@ SPEC_FLAG(set_exclusive, exclusive)
 
 SPEC_FLAG(set_no_suspend, no_suspend)
 
+SPEC_FLAG(set_no_private_tmp, no_private_tmp)
+
 static int set_flag(void *c, unsigned flag)
 {
 	SUB(c)->flags |= flag;
@@ -786,6 +788,10 @@ static const struct gp_opt submit_opts[] = {
     {"no-suspend", 0, NOARG, NULL,
      "never freeze the job when a PC's owner comes back: vacate it (run it again elsewhere)",
      set_no_suspend, 0},
+    {"no-private-tmp", 0, NOARG, NULL,
+     "the tasks see the node's /tmp, /var/tmp and /dev/shm, not the job's own (shared with "
+     "every job there, kept after it)",
+     set_no_private_tmp, 0},
     {"gpus-per-task", 0, ARG, "N|0-N", "cards each task gets (0-N: N where free, else none)",
      set_gpus_per_task, 0},
     {"gpus", 'G', ARG, "N", "cards for the whole job", set_gpus, 0},
@@ -889,6 +895,9 @@ static const struct gp_opt step_opts[] = {
 void gp_submit_step_usage(FILE *f)
 {
 	fprintf(f, "usage: grun [options] [--] command [args...]\n"
+		   "A command without a '/' is found in PATH on the node (grun -n 2 hostname); one "
+		   "with a '/'\n(./prepare.sh) is a script read here and sent with the step; after "
+		   "'--' it is always a command.\n"
 		   "Run a job step in the allocation (gsub --alloc) or batch job this runs in: its "
 		   "own id,\noutput, exit code and accounting, on the job's resources; wait for it "
 		   "and exit with its code.\n\noptions:\n");
@@ -1176,8 +1185,11 @@ static int apply_and_finish(gp_submit_t *s, int rc, struct gp_opt_hit *hits, int
 	return rc;
 }
 
+/* word_is_command (grun): a first word without a '/' is a command found in the node's PATH,
+ * as a shell and srun take it, and one with a '/' a script read here; for gsub (sbatch) every
+ * first word is a script. '--' makes it a command for both. */
 static int parse_with(gp_submit_t *s, const struct gp_opt *opts, size_t nopts, int argc,
-		      char **argv, char *const *envp, gp_error_t *err)
+		      char **argv, char *const *envp, bool word_is_command, gp_error_t *err)
 {
 	struct gp_opt_hit *hits;
 	int nhits, first, rc;
@@ -1226,7 +1238,7 @@ static int parse_with(gp_submit_t *s, const struct gp_opt *opts, size_t nopts, i
 						  : "no script or command given (see gsub --help)");
 	}
 	/* a script's directives first, so that the command line wins */
-	if (dashdash)
+	if (dashdash || (word_is_command && !strchr(argv[first], '/')))
 		rc = set_command(s, argv + first, argc - first, err);
 	else
 		rc = set_script(s, argv[first], argv + first + 1, argc - first - 1, err);
@@ -1235,12 +1247,12 @@ static int parse_with(gp_submit_t *s, const struct gp_opt *opts, size_t nopts, i
 
 int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err)
 {
-	return parse_with(s, submit_opts, GP_NOPTS(submit_opts), argc, argv, envp, err);
+	return parse_with(s, submit_opts, GP_NOPTS(submit_opts), argc, argv, envp, false, err);
 }
 
 int gp_submit_parse_step(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err)
 {
-	if (parse_with(s, step_opts, GP_NOPTS(step_opts), argc, argv, envp, err) < 0)
+	if (parse_with(s, step_opts, GP_NOPTS(step_opts), argc, argv, envp, true, err) < 0)
 		return -1;
 	if (s->flags & GP_SUBMIT_HELP)
 		return 0;

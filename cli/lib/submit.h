@@ -38,7 +38,9 @@ void gp_submit_destroy(gp_submit_t **s);
 int gp_submit_parse(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err);
 
 /* grun's arguments: a job step (spec.step_of from --jobid or $GPOOL_JOB_ID in envp), waited
- * for (GP_SUBMIT_WAIT). 0 / -1 as gp_submit_parse. */
+ * for (GP_SUBMIT_WAIT). Its first word is a command when it holds no '/' (`grun hostname`, as
+ * srun), a script read here when it does (`grun ./prep.sh`), a command after '--'. 0 / -1 as
+ * gp_submit_parse. */
 int gp_submit_parse_step(gp_submit_t *s, int argc, char **argv, char *const *envp, gp_error_t *err);
 /* --alloc: the command to run here (pointing into parse's argv), NULL: the user's shell. */
 /* --attach's job id (GP_SUBMIT_ATTACH). */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/lib/args.h"
+#include "cli/lib/jobname.h"
 #include "common/opt.h"
 #include "cli/lib/session.h"
 
@@ -148,13 +149,74 @@ static void no_answer(void **state)
 	assert_non_null(strstr(err.text, "cannot read config '/nonexistent/gpool.conf'"));
 }
 
+/* a name means the caller's one active job of that name, else the one finished; an array
+ * once; a replica or another user's job never */
+static void job_names(void **state)
+{
+	Gpool__JobSpec nb = GPOOL__JOB_SPEC__INIT, other = GPOOL__JOB_SPEC__INIT;
+	nb.name = "nb";
+	other.name = "train";
+	Gpool__JobInfo j[7];
+	for (int i = 0; i < 7; i++) {
+		gpool__job_info__init(&j[i]);
+		j[i].id = 10 + (uint64_t)i;
+		j[i].spec = &nb;
+		j[i].user = "ann";
+		j[i].state = GPOOL__JOB_STATE__COMPLETED;
+	}
+	j[1].user = "bob"; /* another user's running nb */
+	j[1].state = GPOOL__JOB_STATE__RUNNING;
+	j[2].state = GPOOL__JOB_STATE__RUNNING; /* a replica of service 10 */
+	j[2].service_of = 10;
+	j[3].spec = &other;
+	j[3].state = GPOOL__JOB_STATE__RUNNING;
+	Gpool__JobInfo *v[] = {&j[0], &j[1], &j[2], &j[3]};
+	uint64_t id = 0;
+	gp_error_t err;
+	assert_int_equal(gp_jobname_pick(v, 4, "nb", "ann", true, &id, &err), 0);
+	assert_int_equal(id, 10);
+	assert_int_equal(gp_jobname_pick(v, 4, "nb", "ann", false, &id, &err), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_string_equal(err.text, "no job named 'nb' of user 'ann'");
+	assert_int_equal(gp_jobname_pick(v, 4, "nope", "ann", true, &id, &err), -1);
+	assert_int_equal(errno, ENOENT);
+	/* a running nb wins over the finished one */
+	j[4].state = GPOOL__JOB_STATE__PENDING;
+	Gpool__JobInfo *w[] = {&j[0], &j[4]};
+	assert_int_equal(gp_jobname_pick(w, 2, "nb", "ann", true, &id, &err), 0);
+	assert_int_equal(id, 14);
+	/* two running: ambiguous, both named */
+	j[5].state = GPOOL__JOB_STATE__RUNNING;
+	Gpool__JobInfo *x[] = {&j[0], &j[4], &j[5]};
+	assert_int_equal(gp_jobname_pick(x, 3, "nb", "ann", true, &id, &err), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err.text, "job name 'nb' is ambiguous: jobs 14, 15 are pending or "
+				      "running (give a job id)");
+	/* two finished, none running: ambiguous too */
+	j[6].state = GPOOL__JOB_STATE__FAILED;
+	Gpool__JobInfo *y[] = {&j[0], &j[6]};
+	assert_int_equal(gp_jobname_pick(y, 2, "nb", "ann", true, &id, &err), -1);
+	assert_string_equal(err.text,
+			    "job name 'nb' is ambiguous: jobs 10, 16 are finished (give a job id)");
+	/* an array's tasks are one job: its id, even with some tasks ended */
+	j[4].array_job_id = 14;
+	j[5].array_job_id = 14;
+	j[6].array_job_id = 14;
+	Gpool__JobInfo *z[] = {&j[4], &j[5], &j[6]};
+	assert_int_equal(gp_jobname_pick(z, 3, "nb", "ann", true, &id, &err), 0);
+	assert_int_equal(id, 14);
+	assert_true(gp_jobname_is_name("nb"));
+	assert_true(gp_jobname_is_name("my_job"));
+	assert_false(gp_jobname_is_name("12_7"));
+	assert_false(gp_jobname_is_name("42"));
+	assert_false(gp_jobname_is_name(""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(jobids),
-	    cmocka_unit_test(signals),
-	    cmocka_unit_test(option_table),
-	    cmocka_unit_test(no_answer),
+	    cmocka_unit_test(jobids),	    cmocka_unit_test(job_names), cmocka_unit_test(signals),
+	    cmocka_unit_test(option_table), cmocka_unit_test(no_answer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,9 @@
 #include <cmocka.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +31,13 @@ static Gpool__JobSpec spec42 = GPOOL__JOB_SPEC__INIT;
 static Gpool__TaskPlacement t0 = GPOOL__TASK_PLACEMENT__INIT, t1 = GPOOL__TASK_PLACEMENT__INIT;
 static Gpool__TaskPlacement *tasks[] = {&t0, &t1};
 static Gpool__JobInfo job42 = GPOOL__JOB_INFO__INIT, job43 = GPOOL__JOB_INFO__INIT;
-static Gpool__JobInfo *jobs[] = {&job42, &job43};
+/* the caller's own: 44 "nb" running, 45 and 46 "dup" running, 47 "old" finished */
+static Gpool__JobSpec spec_nb = GPOOL__JOB_SPEC__INIT, spec_dup = GPOOL__JOB_SPEC__INIT,
+		      spec_old = GPOOL__JOB_SPEC__INIT;
+static Gpool__JobInfo job44 = GPOOL__JOB_INFO__INIT, job45 = GPOOL__JOB_INFO__INIT,
+		      job46 = GPOOL__JOB_INFO__INIT, job47 = GPOOL__JOB_INFO__INIT;
+static Gpool__JobInfo *jobs[] = {&job42, &job43, &job44, &job45, &job46, &job47};
+#define NJOBS (sizeof(jobs) / sizeof(jobs[0]))
 static Gpool__Card card0 = GPOOL__CARD__INIT;
 static Gpool__Card *cards[] = {&card0};
 static Gpool__NodeInfo node1 = GPOOL__NODE_INFO__INIT;
@@ -63,6 +71,20 @@ static void setup_data(void)
 	job43.user = "bob";
 	job43.state = GPOOL__JOB_STATE__PENDING;
 	job43.reason = "Resources";
+	static char me[64];
+	struct passwd *pw = getpwuid(getuid());
+	snprintf(me, sizeof(me), "%s", pw ? pw->pw_name : "");
+	spec_nb.name = "nb";
+	spec_dup.name = "dup";
+	spec_old.name = "old";
+	Gpool__JobSpec *own[] = {&spec_nb, &spec_dup, &spec_dup, &spec_old};
+	Gpool__JobInfo *mine[] = {&job44, &job45, &job46, &job47};
+	for (int i = 0; i < 4; i++) {
+		mine[i]->id = 44 + (uint64_t)i;
+		mine[i]->spec = own[i];
+		mine[i]->user = me;
+		mine[i]->state = i == 3 ? GPOOL__JOB_STATE__COMPLETED : GPOOL__JOB_STATE__RUNNING;
+	}
 	card0.index = 0;
 	card0.vendor = GPOOL__VENDOR__VENDOR_NVIDIA;
 	card0.name = "GeForce GTX 1660 SUPER";
@@ -109,15 +131,25 @@ static void handler(const Gpool__Msg *req, Gpool__Msg *rep, void *arg)
 		rep->m_case = GPOOL__MSG__M_SUBMIT_REPLY;
 		rep->submit_reply = &sr;
 		return;
-	case GPOOL__MSG__M_JOB_QUERY:
+	case GPOOL__MSG__M_JOB_QUERY: {
+		/* the queue (42, 43 and the caller's own unless finished, or with all) or the
+		 * jobs asked for by id */
+		static Gpool__JobInfo *hits[NJOBS];
+		const Gpool__JobQuery *q = req->job_query;
 		gpool__job_query_reply__init(&jq);
-		jq.jobs = jobs;
-		jq.n_jobs = req->job_query->n_ids == 1 && req->job_query->ids[0] == 42 ? 1 : 2;
-		if (req->job_query->n_ids == 1 && req->job_query->ids[0] == 99)
-			jq.n_jobs = 0;
+		jq.jobs = hits;
+		for (size_t i = 0; i < NJOBS; i++) {
+			bool want = q->n_ids == 0 && (q->all || jobs[i] != &job47) &&
+				    (!*q->user || !strcmp(q->user, jobs[i]->user));
+			for (size_t k = 0; k < q->n_ids; k++)
+				want |= q->ids[k] == jobs[i]->id;
+			if (want)
+				hits[jq.n_jobs++] = jobs[i];
+		}
 		rep->m_case = GPOOL__MSG__M_JOB_QUERY_REPLY;
 		rep->job_query_reply = &jq;
 		return;
+	}
 	case GPOOL__MSG__M_JOB_CONTROL:
 		gpool__job_control_reply__init(&jc);
 		gpool__job_result__init(&res);
@@ -363,9 +395,39 @@ static void gcancel_results(void **state)
 	assert_int_equal(jc->value, SIGKILL);
 	int before = fakesched_count(fake);
 	assert_int_equal(RUN("gcancel"), 2);
-	assert_int_equal(RUN("gcancel", "x1"), 2);
+	assert_int_equal(RUN("gcancel", "4x"), 2); /* "x1" would be a name */
 	assert_int_equal(RUN("gcancel", "-s", "NOPE", "5"), 2);
 	assert_int_equal(fakesched_count(fake), before);
+}
+
+/* a job named instead of numbered: the caller's one job of that name, or a clear refusal */
+static void job_names(void **state)
+{
+	assert_int_equal(RUN("gstat", "-l", "nb"), 0);
+	assert_non_null(strstr(out, "JobId=44 JobName=nb\n"));
+	assert_int_equal(RUN("gstat", "old"), 0); /* finished, and the only one of the name */
+	assert_non_null(strstr(out, "JobId=47 JobName=old\n"));
+	assert_int_equal(RUN("gstat", "-l", "dup"), 1);
+	assert_string_equal(err, "gstat: job name 'dup' is ambiguous: jobs 45, 46 are pending or "
+				 "running (give a job id)\n");
+	assert_int_equal(RUN("gstat", "-l", "train"), 1); /* alice's and bob's, not ours */
+	assert_non_null(strstr(err, "gstat: no job named 'train' of user '"));
+	assert_int_equal(RUN("gcancel", "nb", "43"), 0);
+	Gpool__JobControl *jc = last_request()->job_control;
+	assert_int_equal(jc->n_ids, 2);
+	assert_int_equal(jc->ids[0], 43);
+	assert_int_equal(jc->ids[1], 44);
+	int before = fakesched_count(fake);
+	assert_int_equal(RUN("gcancel", "dup"), 1);
+	assert_non_null(strstr(err, "gcancel: job name 'dup' is ambiguous: jobs 45, 46"));
+	/* the name was looked up; nothing was cancelled */
+	for (int i = before; i < fakesched_count(fake); i++)
+		assert_int_not_equal(fakesched_request(fake, i)->m_case, GPOOL__MSG__M_JOB_CONTROL);
+	assert_int_equal(RUN("glogs", "nb"), 0);
+	assert_string_equal(out, "hello\n");
+	assert_int_equal(last_request()->log_query->job_id, 44);
+	assert_int_equal(RUN("glogs", "nobody"), 1);
+	assert_non_null(strstr(err, "glogs: no job named 'nobody' of user '"));
 }
 
 static void gnodes_views_and_control(void **state)
@@ -458,6 +520,7 @@ int main(void)
 	    cmocka_unit_test(gsub_wait),
 	    cmocka_unit_test(gstat_table_and_detail),
 	    cmocka_unit_test(gcancel_results),
+	    cmocka_unit_test(job_names),
 	    cmocka_unit_test(gnodes_views_and_control),
 	    cmocka_unit_test(glogs_streams),
 	    cmocka_unit_test(gpool_subcommands),

@@ -477,6 +477,53 @@ static void gang_service_options(void **state)
 	}
 }
 
+/* grun: a first word without a '/' is a command (srun's `-n 2 hostname`), one with a '/' a
+ * script read here, and anything after '--' a command */
+static void step_word_forms(void **state)
+{
+	char *env[] = {"GPOOL_JOB_ID=57", "PATH=/usr/bin:/bin", NULL};
+	char *script = strdup(write_file("prep.sh", "#!/bin/sh\necho prep\n", 0755));
+	char *bare[] = {"grun", "-n", "2", "hostname", "-f", NULL};
+	char *slash[] = {"grun", script, "x", NULL};
+	char *dashed[] = {"grun", "--", "hostname", NULL};
+	char *missing[] = {"grun", "./no-such-script", NULL};
+	gp_error_t err;
+	gp_submit_t *s = gp_submit_create();
+	assert_int_equal(gp_submit_parse_step(s, 5, bare, env, &err), 0);
+	Gpool__JobSpec *sp = gp_submit_spec(s);
+	assert_int_equal(sp->step_of, 57);
+	assert_int_equal(sp->ntasks, 2);
+	assert_int_equal(sp->script.len, 0);
+	assert_int_equal(sp->n_argv, 2);
+	assert_string_equal(sp->argv[0], "hostname");
+	assert_string_equal(sp->argv[1], "-f");
+	gp_submit_destroy(&s);
+	s = gp_submit_create();
+	assert_int_equal(gp_submit_parse_step(s, 3, slash, env, &err), 0);
+	sp = gp_submit_spec(s);
+	assert_int_equal(sp->script.len, strlen("#!/bin/sh\necho prep\n"));
+	assert_string_equal(sp->argv[0], "./prep.sh");
+	assert_string_equal(sp->argv[1], "x");
+	gp_submit_destroy(&s);
+	s = gp_submit_create();
+	assert_int_equal(gp_submit_parse_step(s, 3, dashed, env, &err), 0);
+	assert_int_equal(gp_submit_spec(s)->script.len, 0);
+	assert_string_equal(gp_submit_spec(s)->argv[0], "hostname");
+	gp_submit_destroy(&s);
+	s = gp_submit_create();
+	assert_int_equal(gp_submit_parse_step(s, 2, missing, env, &err), -1);
+	assert_string_equal(err.text,
+			    "cannot read script './no-such-script': No such file or directory");
+	gp_submit_destroy(&s);
+	/* gsub (sbatch) keeps reading a bare word as a script */
+	int rc;
+	s = PARSE(&rc, &err, "gsub", "hostname");
+	assert_int_equal(rc, -1);
+	assert_string_equal(err.text, "cannot read script 'hostname': No such file or directory");
+	gp_submit_destroy(&s);
+	free(script);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -492,6 +539,7 @@ int main(void)
 	    cmocka_unit_test(stage_files),
 	    cmocka_unit_test(help_short_circuits),
 	    cmocka_unit_test(directive_parser),
+	    cmocka_unit_test(step_word_forms),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	gp_rm_rf(dir);

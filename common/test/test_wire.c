@@ -8,6 +8,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -172,6 +173,21 @@ static void expired_credential(void **state)
 	assert_int_equal(p.code, GPOOL__ERROR_CODE__ERROR_EXPIRED);
 	pair_close(&p);
 	gp_auth_destroy(&short_lived);
+}
+
+/* munged absent (a socket nobody listens on): the dependency named, not a refused credential */
+static void munged_missing(void **state)
+{
+	gp_error_t err;
+	gp_auth_t *a = gp_auth_create("/nonexistent/munge.socket.2", &err);
+	assert_non_null(a);
+	char *cred = NULL;
+	assert_int_equal(gp_auth_encode(a, "x", 1, &cred, &err), -1);
+	assert_int_equal(errno, ECONNREFUSED);
+	assert_non_null(strstr(err.text, "cannot get a MUNGE credential: munged does not answer on "
+					 "this machine (is it installed and running?"));
+	free(cred);
+	gp_auth_destroy(&a);
 }
 
 static void local_unauthenticated(void **state)
@@ -408,11 +424,12 @@ int main(void)
 	if (!(auth = gp_test_auth_or_skip()))
 		return 77;
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(round_trip),	   cmocka_unit_test(tampered_body),
-	    cmocka_unit_test(cheap_checks),	   cmocka_unit_test(forged_credential),
-	    cmocka_unit_test(expired_credential),  cmocka_unit_test(local_unauthenticated),
-	    cmocka_unit_test(batch_members),	   cmocka_unit_test(reply_key),
-	    cmocka_unit_test(reply_key_other_uid), cmocka_unit_test(decode_bounds),
+	    cmocka_unit_test(round_trip),	  cmocka_unit_test(tampered_body),
+	    cmocka_unit_test(cheap_checks),	  cmocka_unit_test(forged_credential),
+	    cmocka_unit_test(expired_credential), cmocka_unit_test(local_unauthenticated),
+	    cmocka_unit_test(munged_missing),	  cmocka_unit_test(batch_members),
+	    cmocka_unit_test(reply_key),	  cmocka_unit_test(reply_key_other_uid),
+	    cmocka_unit_test(decode_bounds),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	gp_auth_destroy(&auth);

@@ -191,13 +191,19 @@ _cleanup() {
 				tail -n 25 "$f" | sed 's/^/# /'
 			done
 		fi
+		# the cluster's mark (gpool-cluster), read before stop removes cluster.env
+		local mark
+		mark=$(sed -n 's/^MARK=\(..*\)/GPOOL_CLUSTER_MARK=\1/p' "$CLUSTER_DIR/cluster.env" 2>/dev/null || true)
 		"$CLUSTER" stop --dir "$CLUSTER_DIR" >/dev/null 2>&1 || true
 		# nothing of ours may outlive the test
 		local left
 		left=$(ip netns list 2>/dev/null | grep -E "$(slot_ns_re)" || true)
 		[ -z "$left" ] || { echo "# cleanup: namespaces left: $left"; rc=1; }
-		left=$(_procs_with_marker "$CLUSTER_DIR")
+		left=$([ -z "$mark" ] || _procs_with_marker "$mark")
 		[ -z "$left" ] || { echo "# cleanup: processes left: $left"; rc=1; }
+		# what the test itself started with the cluster's environment (a ggated, a loop in
+		# the background) is the test's, which gpool-cluster stop leaves alone
+		_kill_marked "$CLUSTER_DIR"
 		local keep=${GPOOL_TEST_KEEP:-}
 		[ "$rc" = 0 ] || [ -z "${GPOOL_TEST_KEEP_FAILED:-}" ] || keep=1
 		if [ -n "$keep" ]; then
@@ -209,11 +215,28 @@ _cleanup() {
 	exit "$rc"
 }
 
-# Live (not zombie) processes carrying a cluster's marker.
+# Kill the processes carrying GPOOL_CLUSTER_DIR=DIR, but for this shell and its ancestors.
+_kill_marked() {
+	local f p a=$BASHPID mine=" $BASHPID $$ " pids=""
+	while [ -n "$a" ] && [ "$a" -gt 1 ]; do
+		a=$(awk '{print $4}' "/proc/$a/stat" 2>/dev/null)
+		mine+="$a "
+	done
+	for f in $(grep -lzxF "GPOOL_CLUSTER_DIR=$1" /proc/[0-9]*/environ 2>/dev/null); do
+		p=${f#/proc/}
+		p=${p%/environ}
+		[[ $mine == *" $p "* ]] || pids+=" $p"
+	done
+	# shellcheck disable=SC2086 # one word per pid
+	[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+	sleep 0.2
+}
+
+# Live (not zombie) processes carrying a cluster's mark (VAR=VALUE).
 _procs_with_marker() {
 	local f p st
 	# one grep over every environment, not one a process (slow on a busy machine)
-	for f in $(grep -lzxF "GPOOL_CLUSTER_DIR=$1" /proc/[0-9]*/environ 2>/dev/null); do
+	for f in $(grep -lzxF "$1" /proc/[0-9]*/environ 2>/dev/null); do
 		p=${f#/proc/}
 		p=${p%/environ}
 		st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)
@@ -263,7 +286,12 @@ test_under_cluster() {
 		_watchdog=$!
 	fi
 	local out
-	if ! out=$("$CLUSTER" start -n "$n" --dir "$CLUSTER_DIR" --bin "$GPOOL_BIN_DIR" --timeout 30 "$@" 2>&1); then
+	# the tests' files are under the machine's /tmp, which the hosts share as PCs share a
+	# network file system: every job still sees them in its own /tmp (docs/testing.md)
+	local extra="private_tmp_keep = $TEST_DIR"
+	[ -z "${GPOOL_CLUSTER_CONF_EXTRA:-}" ] || extra+=$'\n'"$GPOOL_CLUSTER_CONF_EXTRA"
+	if ! out=$(GPOOL_CLUSTER_CONF_EXTRA=$extra "$CLUSTER" start -n "$n" --dir "$CLUSTER_DIR" \
+		--bin "$GPOOL_BIN_DIR" --timeout 30 "$@" 2>&1); then
 		fail "a $n-host cluster starts" "$out"
 		exit 1
 	fi

@@ -96,10 +96,13 @@ disown
 sleep 0.5
 like "$("$CLUSTER" pids --dir "$CLUSTER_DIR" h2 | tr '\n' ' ')" '[0-9]' "pids lists a process started on h2"
 
+mark=GPOOL_CLUSTER_MARK=$(sed -n 's/^MARK=//p' "$CLUSTER_DIR/cluster.env")
+like "$mark" '^GPOOL_CLUSTER_MARK=[0-9a-f]{16}$' "cluster.env records the cluster's mark"
 check "gpool-cluster stop" "$CLUSTER" stop --dir "$CLUSTER_DIR"
 is "$(ip netns list | grep -c "^$NS")" 0 "no $NS namespace is left"
 check "no bridge is left" sh -c "! ip link show $BR >/dev/null 2>&1"
-is "$(_procs_with_marker "$CLUSTER_DIR")" "" "no process of the cluster is left"
+is "$(_procs_with_marker "$mark")" "" "no process of the cluster (its mark) is left"
+is "$(_procs_with_marker "GPOOL_CLUSTER_DIR=$CLUSTER_DIR")" "" "no process with its directory is left"
 check "no sleep 100001 is left" sh -c '! pgrep -f "sleep 10000[01]" >/dev/null'
 check "no cgroup subtree is left" sh -c "! ls -d /sys/fs/cgroup/*/$CG /sys/fs/cgroup/$CG 2>/dev/null | grep -q ."
 check "stop again is harmless" "$CLUSTER" stop --dir "$CLUSTER_DIR"

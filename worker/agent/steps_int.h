@@ -92,12 +92,13 @@ struct step_rec {
 };
 
 struct steps {
-	char *argv[40]; /* gstepd's command line, argv[2] set per launch */
+	char *argv[48]; /* gstepd's command line, argv[2] set per launch */
 	char *ep;
 	char grace[32];
 	char sched_uid[32];
 	char image_cache[32]; /* --image-cache: the bound on unpacked container images */
 	char pull_max[32];    /* --pull-max: the largest image pulled from a registry */
+	char ptmp_size[32];   /* --private-tmp-size: a job's tmpfs (private_tmp = tmpfs) */
 	int shell_arg;	      /* argv[shell_arg] is "--shell" for a task shell, else NULL */
 	bool fork_only;	      /* gstepd is the one beside us: run its code without exec */
 	void *sock;

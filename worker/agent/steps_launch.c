@@ -188,6 +188,17 @@ int steps_stepd_argv(struct agent *a, struct steps *ss)
 		 (long long)gp_config_int(c, "container_pull_max"));
 	ss->argv[n++] = "--pull-max";
 	ss->argv[n++] = ss->pull_max;
+	/* a job's own /tmp (docs/security.md) */
+	snprintf(ss->ptmp_size, sizeof(ss->ptmp_size), "%lld",
+		 (long long)gp_config_int(c, "private_tmp_size"));
+	ss->argv[n++] = "--private-tmp";
+	ss->argv[n++] = (char *)gp_config_str(c, "private_tmp");
+	ss->argv[n++] = "--private-tmp-size";
+	ss->argv[n++] = ss->ptmp_size;
+	if (*gp_config_str(c, "private_tmp_keep")) {
+		ss->argv[n++] = "--private-tmp-keep";
+		ss->argv[n++] = (char *)gp_config_str(c, "private_tmp_keep");
+	}
 	if (*gp_config_str(c, "container_insecure_registries")) {
 		ss->argv[n++] = "--insecure-registries";
 		ss->argv[n++] = (char *)gp_config_str(c, "container_insecure_registries");

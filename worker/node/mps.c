@@ -247,7 +247,10 @@ int gp_mps_start(const char *control, const char *dir, const char *visible, uid_
 	int rc = run_control(control, dir, visible, uid, gid, "-d", NULL);
 	if (rc != 0)
 		return fail(err, errlen, rc < 0 ? errno : EIO,
-			    rc == 127	? "mps: cannot run '%s -d': not found"
+			    rc == 127
+				? "mps: cannot run '%s -d': not found (the NVIDIA driver's MPS "
+				  "control daemon is not installed on this node: card sharing "
+				  "needs it)"
 			    : rc == 126 ? "mps: cannot run '%s -d' as the job's user"
 					: "mps: '%s -d' failed",
 			    control);

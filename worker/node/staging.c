@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/chunk.h"
+#include "common/fserr.h"
 #include "common/util.h"
 
 bool gp_stage_name_ok(const char *name)
@@ -112,7 +113,7 @@ int gp_stage_workdir(const Gpool__Launch *l, const char *scratch_root, const str
 	/* everything from here by descriptor: a name swapped for a link on the way is refused,
 	 * never followed, and root's chown and chmod land on the directory made here */
 	if (mkdirat(rfd, name, 0700) < 0 && errno != EEXIST) {
-		gp_errprintf(err, "cannot make '%s': %s", path, strerror(errno));
+		gp_fs_errprintf(err, errno, scratch_root, 0, "cannot make '%s'", path);
 		close(rfd);
 		return -1;
 	}
@@ -198,8 +199,9 @@ static int stage_as_user(const Gpool__JobSpec *spec, const char *dir, int fd)
 			goto fail;
 		}
 		if (write_one(dfd, name, spec->script.data, spec->script.len, 0700) < 0) {
+			char why[400];
 			snprintf(msg, sizeof(msg), "cannot write script '%s': %s", name,
-				 strerror(errno));
+				 gp_fs_why(errno, dir, spec->script.len, why, sizeof(why)));
 			goto fail;
 		}
 	}
@@ -207,8 +209,9 @@ static int stage_as_user(const Gpool__JobSpec *spec, const char *dir, int fd)
 		const Gpool__StagedFile *f = spec->files[i];
 		if (write_one(dfd, f->name, f->content.data, f->content.len,
 			      gp_mode_plain(f->mode, 0600)) < 0) {
+			char why[400];
 			snprintf(msg, sizeof(msg), "cannot write staged file '%s': %s", f->name,
-				 strerror(errno));
+				 gp_fs_why(errno, dir, f->content.len, why, sizeof(why)));
 			goto fail;
 		}
 	}
@@ -406,16 +409,17 @@ static int write_manifest(const Gpool__JobSpec *spec, const char *dir, struct op
 		int filled = fd < 0    ? -1
 			     : e->lazy ? ftruncate(fd, (off_t)e->size)
 				       : copy_chunks(fd, e, oc, noc, buf);
+		char why[400];
 		if (filled < 0 || fchmod(fd, gp_mode_plain(e->mode, 0600)) < 0) {
 			snprintf(msg, len, "cannot write staged file '%s': %s", e->path,
-				 strerror(errno));
+				 gp_fs_why(errno, dir, e->size, why, sizeof(why)));
 			if (fd >= 0)
 				close(fd);
 			return -1;
 		}
 		if (close(fd) < 0) {
 			snprintf(msg, len, "cannot write staged file '%s': %s", e->path,
-				 strerror(errno));
+				 gp_fs_why(errno, dir, e->size, why, sizeof(why)));
 			return -1;
 		}
 	}

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "common/chunk.h"
+#include "common/fserr.h"
 #include "common/imageref.h"
 #include "common/log.h"
 #include "common/sha256.h"
@@ -116,11 +117,11 @@ bad:
 
 /* Write the archive (its chunks, hash checked) into an unlinked file of root's: its fd. */
 static int archive_fd(int images_fd, const Gpool__StageEntry *e, const char *cache_dir,
-		      gp_error_t *err)
+		      const char *images, gp_error_t *err)
 {
 	int fd = openat(images_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return gp_errprintf(err, "cannot make the image's archive: %s", strerror(errno));
+		return gp_fs_errprintf(err, errno, images, 0, "cannot make the image's archive");
 	for (size_t i = 0; i < e->n_chunks; i++) {
 		uint8_t *data;
 		size_t len;
@@ -133,7 +134,8 @@ static int archive_fd(int images_fd, const Gpool__StageEntry *e, const char *cac
 		int rc = gp_write_all(fd, data, len);
 		free(data);
 		if (rc < 0) {
-			gp_errprintf(err, "cannot write the image's archive: %s", strerror(errno));
+			gp_fs_errprintf(err, errno, images, e->size,
+					"cannot write the image's archive");
 			close(fd);
 			return -1;
 		}
@@ -143,6 +145,24 @@ static int archive_fd(int images_fd, const Gpool__StageEntry *e, const char *cac
 		return gp_errprintf(err, "lseek: %s", strerror(errno));
 	}
 	return fd;
+}
+
+/* The PATH crun runs with (task.c runs each container task's crun with it too). */
+static const char crun_environ_path[] =
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/* Whether an executable crun is in that PATH. */
+static bool crun_installed(void)
+{
+	char dirs[sizeof(crun_environ_path)], path[PATH_MAX];
+	snprintf(dirs, sizeof(dirs), "%s", crun_environ_path + 5);
+	char *save = NULL;
+	for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(path, sizeof(path), "%s/crun", d);
+		if (access(path, X_OK) == 0)
+			return true;
+	}
+	return false;
 }
 
 /* gpool-image, beside this executable. */
@@ -159,7 +179,7 @@ static int helper_path(char *buf, size_t len)
 
 /* Run gpool-image unpack as the account, the archive on stdin and the directory dfd as fd 3;
  * its complaint in err. */
-static int run_unpack(const struct step *s, int in, int dfd, gp_error_t *err)
+static int run_unpack(const struct step *s, int in, int dfd, const char *images, gp_error_t *err)
 {
 	char helper[PATH_MAX];
 	if (helper_path(helper, sizeof(helper)) < 0)
@@ -167,7 +187,7 @@ static int run_unpack(const struct step *s, int in, int dfd, gp_error_t *err)
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return gp_errprintf(err, "pipe: %s", strerror(errno));
-	char *argv[] = {"gpool-image", "unpack", "-", NULL};
+	char *argv[] = {"gpool-image", "unpack", "-", (char *)images, NULL};
 	char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "GPOOL_IMAGE_AS_ROOT=1", NULL};
 	bool root = s->account.uid == 0;
 	pid_t pid = fork();
@@ -219,6 +239,41 @@ static int run_unpack(const struct step *s, int in, int dfd, gp_error_t *err)
 		why = WIFEXITED(st) && WEXITSTATUS(st) == 126 ? "cannot execute gpool-image"
 							      : "gpool-image failed";
 	return gp_errprintf(err, "container image '%s': %s", s->launch->spec->container, why);
+}
+
+/* Whether the image can be unpacked at all, said before it is. Unpacking writes at the least
+ * the archive's blobs (its size) and, for a staged image, the archive itself first (its size
+ * again: archive_fd), then each layer's files, gzip-compressed in the archive: more than the
+ * room under images, or than the cache's bound, cannot fit. e: the staged archive, else pulled
+ * (a file on the node already). 0 / -1 with err. */
+static int fits(const struct step *s, const char *images, const Gpool__StageEntry *e, int pulled,
+		const struct step_ctr_opts *o, gp_error_t *err)
+{
+	struct stat st;
+	uint64_t need;
+	if (e)
+		need = 2 * e->size;
+	else if (pulled >= 0 && fstat(pulled, &st) == 0 && S_ISREG(st.st_mode))
+		need = (uint64_t)st.st_size;
+	else
+		return 0; /* not known here: gpool-image says what goes wrong */
+	int64_t avail = gp_fs_free(images);
+	if (avail >= 0 && (uint64_t)avail < need) {
+		errno = ENOSPC;
+		return gp_fs_errprintf(err, ENOSPC, images, need,
+				       "container image '%s' does not fit on this node (checked "
+				       "before unpacking it)",
+				       s->launch->spec->container);
+	}
+	if (o->cache_max && need > o->cache_max) {
+		errno = EFBIG;
+		return gp_errprintf(err,
+				    "container image '%s' does not fit: its archive alone (%llu "
+				    "bytes) is over the node's image_cache (%llu bytes)",
+				    s->launch->spec->container, (unsigned long long)need,
+				    (unsigned long long)o->cache_max);
+	}
+	return 0;
 }
 
 /* ---- the bound on the cache's size ---- */
@@ -332,6 +387,12 @@ int step_container_prepare(struct step *s, const char *state_dir, const struct s
 	bool registry = !e && gp_imageref_like(spec->container);
 	if (!e && !registry)
 		return gp_errprintf(err, "container image '%s' was not staged", spec->container);
+	/* said before anything is fetched or unpacked: without crun no container runs here */
+	if (!crun_installed())
+		return gp_errprintf(err,
+				    "container image '%s': crun is not installed on this node "
+				    "(Debian's package crun; looked for in %s)",
+				    spec->container, crun_environ_path + 5);
 	struct step_ctr *c = calloc(1, sizeof(*c));
 	if (!c)
 		return gp_errprintf(err, "out of memory");
@@ -395,9 +456,13 @@ int step_container_prepare(struct step *s, const char *state_dir, const struct s
 					    strerror(errno));
 		char dir[PATH_MAX];
 		snprintf(dir, sizeof(dir), "%s/%s/%s", images, uname, tmp);
-		int in = e ? archive_fd(c->images_fd, e, s->cache_dir, err) : pr.fd;
+		int in = -1;
+		if (fits(s, images, e, pr.fd, o, err) == 0)
+			in = e ? archive_fd(c->images_fd, e, s->cache_dir, images, err) : pr.fd;
+		else if (pr.fd >= 0)
+			close(pr.fd);
 		pr.fd = -1;
-		int rc = in < 0 ? -1 : run_unpack(s, in, tfd, err);
+		int rc = in < 0 ? -1 : run_unpack(s, in, tfd, images, err);
 		close(tfd);
 		if (in >= 0)
 			close(in);

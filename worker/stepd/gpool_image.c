@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/sha256.h"
+#include "common/fserr.h"
 #include "common/util.h"
 #include "worker/stepd/oci.h"
 
@@ -60,6 +61,27 @@ static bool only_mknod(FILE *f)
 	return lines > 0;
 }
 
+/* the unpack directory as messages name it (argv[3]: the image cache's path) */
+static const char *dir_name = ".";
+
+/* tar's complaint about the file system it writes (fserr.h), or 0 */
+static int fs_cause(FILE *f)
+{
+	static const struct {
+		const char *text;
+		int e;
+	} causes[] = {{"No space left on device", ENOSPC},
+		      {"Disk quota exceeded", EDQUOT},
+		      {"Read-only file system", EROFS}};
+	char line[1024];
+	rewind(f);
+	while (fgets(line, sizeof(line), f))
+		for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
+			if (strstr(line, causes[i].text))
+				return causes[i].e;
+	return 0;
+}
+
 /* Run tar with argv (NULL-ended) and stdin; dies with what went wrong. */
 static void run_tar(char *const *argv, const char *what)
 {
@@ -80,7 +102,11 @@ static void run_tar(char *const *argv, const char *what)
 			die("waitpid: %s", strerror(errno));
 	bool good =
 	    WIFEXITED(st) && (WEXITSTATUS(st) == 0 || (WEXITSTATUS(st) == 2 && only_mknod(errs)));
+	int e = good ? 0 : fs_cause(errs);
 	fclose(errs);
+	char why[400];
+	if (e)
+		die("%s: %s", what, gp_fs_why(e, dir_name, 0, why, sizeof(why)));
 	if (!good)
 		die("%s", what);
 }
@@ -203,11 +229,13 @@ static int unpack(const char *dir)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3 || strcmp(argv[1], "unpack") != 0) {
+	if ((argc != 3 && argc != 4) || strcmp(argv[1], "unpack") != 0) {
 		fprintf(stderr,
-			"usage: gpool-image unpack DIR|- < ARCHIVE  (-: the directory on fd 3)\n");
+			"usage: gpool-image unpack DIR|- [NAME] < ARCHIVE  (-: the directory "
+			"on fd 3; NAME: its name in messages)\n");
 		return 2;
 	}
+	dir_name = argc == 4 ? argv[3] : strcmp(argv[2], "-") ? argv[2] : ".";
 	if (geteuid() == 0 && !getenv("GPOOL_IMAGE_AS_ROOT"))
 		die("refusing to unpack an image as root");
 	return unpack(argv[2]);

@@ -15,6 +15,7 @@
 #include "proto/gpool.pb-c.h"
 #include "worker/node/outbox.h"
 #include "worker/stepd/container.h"
+#include "worker/stepd/privtmp.h"
 #include "worker/stepd/pmixsrv.h"
 #include "worker/stepd/ptyserv.h"
 
@@ -64,15 +65,16 @@ struct step {
 	gp_cgroup_t *cg;
 	struct task *tasks;
 	size_t ntasks;
-	gp_outbox_t *out;	  /* the supervisor's one outbox (shared by a shell's steps) */
-	uint64_t last_seq;	  /* the sequence number of the last message queued for it */
-	int64_t kill_deadline_ms; /* 0: no SIGKILL escalation pending */
-	bool killed;		  /* a kill arrived: tasks ending now end by it */
-	uint64_t oom_kills;	  /* OOM kills seen in the job's cgroup so far */
-	gp_pmixsrv_t *pmix;	  /* --mpi=pmix: the job's PMIx server on this node */
-	gp_ptyserv_t *pty;	  /* gsub --pty: rank 0's terminal and its client (ptyserv.h) */
-	struct step_ctr *ctr;	  /* gsub --container: the held image (container.h), else NULL */
-	struct step_lazy *lazy;	  /* gsub --stage-lazy: ranged reads' server (lazy.h), or NULL */
+	gp_outbox_t *out;	   /* the supervisor's one outbox (shared by a shell's steps) */
+	uint64_t last_seq;	   /* the sequence number of the last message queued for it */
+	int64_t kill_deadline_ms;  /* 0: no SIGKILL escalation pending */
+	bool killed;		   /* a kill arrived: tasks ending now end by it */
+	uint64_t oom_kills;	   /* OOM kills seen in the job's cgroup so far */
+	gp_pmixsrv_t *pmix;	   /* --mpi=pmix: the job's PMIx server on this node */
+	gp_ptyserv_t *pty;	   /* gsub --pty: rank 0's terminal and its client (ptyserv.h) */
+	struct step_ctr *ctr;	   /* gsub --container: the held image (container.h), else NULL */
+	struct step_lazy *lazy;	   /* gsub --stage-lazy: ranged reads' server (lazy.h), or NULL */
+	struct step_privtmp *ptmp; /* the job's own /tmp (privtmp.h), or NULL: the node's */
 };
 
 /* gstepd's main: the gstepd executable, or a child gworkerd forked (fresh ZeroMQ context). */

@@ -63,10 +63,11 @@ struct stepd {
 	const char *agent;
 	const char *scratch;
 	const char *cgroups;
-	gp_cgroup_pool_t *cgpool; /* a shell's idle cgroups (v1), NULL otherwise */
-	const char *state_dir;	  /* the node's chunk cache is <state_dir>/cache */
-	struct step_ctr_opts ctr; /* the node's image settings (container.h) */
-	const char *scheduler;	  /* the chunk store's endpoint */
+	gp_cgroup_pool_t *cgpool;      /* a shell's idle cgroups (v1), NULL otherwise */
+	const char *state_dir;	       /* the node's chunk cache is <state_dir>/cache */
+	struct step_ctr_opts ctr;      /* the node's image settings (container.h) */
+	struct step_privtmp_opts ptmp; /* a job's own /tmp (privtmp.h) */
+	const char *scheduler;	       /* the chunk store's endpoint */
 	const char *sched_uid;
 	bool allow_root;
 	uint32_t kill_grace_ms;
@@ -180,6 +181,7 @@ static struct step *step_find(struct stepd *d, uint64_t job, uint32_t attempt)
 static void cleanup(struct step *s)
 {
 	step_container_release(s);
+	step_privtmp_release(s);
 	gp_cgroup_destroy(&s->cg);
 	if (s->workdir && s->workdir_owned && gp_rm_rf(s->workdir) < 0)
 		gp_warn("cannot remove '%s': %s", s->workdir, strerror(errno));
@@ -195,6 +197,7 @@ static void step_free(struct step *s)
 	gp_ptyserv_destroy(&s->pty);
 	step_lazy_destroy(&s->lazy);
 	step_container_release(s);
+	step_privtmp_release(s);
 	for (size_t i = 0; s->tasks && i < s->ntasks; i++) {
 		gp_env_free(s->tasks[i].env);
 		step_container_argv_free(s->tasks[i].cargv);
@@ -463,6 +466,8 @@ static int setup_step(struct stepd *d, struct step *s, gp_error_t *err)
 		return -1;
 	if (l->spec->container && *l->spec->container &&
 	    step_container_prepare(s, d->state_dir, &d->ctr, err) < 0)
+		return -1;
+	if (step_privtmp_prepare(s, d->scratch, &d->ptmp, err) < 0)
 		return -1;
 	/* the job's cpus: every task's placement, the cgroup holds them all */
 	size_t ncpus = 0;
@@ -743,6 +748,9 @@ static void usage(FILE *f)
 		"  --image-cache BYTES the bound on unpacked container images (0: none)\n"
 		"  --pull-max BYTES    the largest image pulled from a registry (0: none)\n"
 		"  --insecure-registries LIST  registries (host:port) spoken to over plain HTTP\n"
+		"  --private-tmp MODE  a job's own /tmp, /var/tmp, /dev/shm: scratch, tmpfs, off\n"
+		"  --private-tmp-size BYTES  its tmpfs (0: the job's memory limit)\n"
+		"  --private-tmp-keep LIST   paths under them every job sees (a,b)\n"
 		"  --shell             a task shell: take further job attempts from the agent\n"
 		"                      (StepShellLaunch) until it says StepShellClose\n");
 }
@@ -768,10 +776,16 @@ int gp_stepd_main(int argc, char **argv)
 	    {"image-cache", required_argument, NULL, 'I'},
 	    {"pull-max", required_argument, NULL, 'P'},
 	    {"insecure-registries", required_argument, NULL, 'R'},
+	    {"private-tmp", required_argument, NULL, 'T'},
+	    {"private-tmp-size", required_argument, NULL, 'Z'},
+	    {"private-tmp-keep", required_argument, NULL, 'K'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct stepd d = {.scratch = "/var/tmp/gpool", .cgroups = "auto", .sigfd = -1};
+	struct stepd d = {.scratch = "/var/tmp/gpool",
+			  .cgroups = "auto",
+			  .sigfd = -1,
+			  .ptmp = {.mode = "scratch"}};
 	const char *level = "info", *logfile = NULL, *launch = NULL, *node = NULL;
 	char host[256];
 	int c;
@@ -827,6 +841,15 @@ int gp_stepd_main(int argc, char **argv)
 			break;
 		case 'I':
 			d.ctr.cache_max = strtoull(optarg, NULL, 10);
+			break;
+		case 'T':
+			d.ptmp.mode = optarg;
+			break;
+		case 'Z':
+			d.ptmp.size = strtoull(optarg, NULL, 10);
+			break;
+		case 'K':
+			d.ptmp.keep = optarg;
 			break;
 		case 'P':
 			d.ctr.pull_max = strtoull(optarg, NULL, 10);

@@ -216,6 +216,9 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 		if (step_container_bind(s, t) < 0)
 			child_fail(errfd, "cannot bind the image's tree for the container", errno);
 	}
+	/* the job's own /tmp, /var/tmp and /dev/shm (privtmp.h), while still root */
+	if (!ctr && step_privtmp_enter(s) < 0)
+		child_fail(errfd, "cannot give the task the job's own /tmp", errno);
 	if (p->switch_user && !ctr) {
 		if (setgroups((size_t)p->ngroups, p->groups) < 0)
 			child_fail(errfd, "setgroups", errno);
@@ -237,11 +240,20 @@ static void child(struct step *s, struct task *t, const struct spawn_prep *p, in
 	execvp(argv[0], argv);
 	if (errno == ENOENT && p->fallback[0] && !ctr)
 		execv(p->fallback, p->argv);
-	/* the command itself is wrong: the task ran and exits 127, as a shell would */
+	/* the command itself is wrong: the task ran and exits 127, as a shell would; a command
+	 * not installed here (jupyter-notebook on a PC without it) says where it was looked for */
 	int e = errno;
-	char msg[512];
-	int n =
-	    snprintf(msg, sizeof(msg), "gstepd: cannot execute '%s': %s\n", argv[0], strerror(e));
+	char msg[1024];
+	const char *path = "";
+	for (char **v = environ; v && *v && !*path; v++)
+		if (!strncmp(*v, "PATH=", 5))
+			path = *v + 5;
+	int n = e == ENOENT && !strchr(argv[0], '/')
+		    ? snprintf(msg, sizeof(msg),
+			       "gstepd: cannot execute '%s': not found on node %s (PATH=%s)\n",
+			       argv[0], s->node ? s->node : "?", path)
+		    : snprintf(msg, sizeof(msg), "gstepd: cannot execute '%s': %s\n", argv[0],
+			       strerror(e));
 	if (n > 0 && write(2, msg, (size_t)n) < 0) {
 	}
 	_exit(127);
