@@ -167,8 +167,9 @@ class Checker:
         self.hb_s = float(h.meta.get("heartbeat_s", 1.0))
         self.info = collections.Counter()
 
-    def bad(self, cat, job, text):
-        self.v[cat].append((job, text))
+    def bad(self, cat, job, text, at=None):
+        """a violation; at: the moment that shows it, which its window of history centres on"""
+        self.v[cat].append((job, text, at))
 
     def run(self):
         h = self.h
@@ -237,14 +238,14 @@ class Checker:
             for a, x in att.items():
                 if pend is None or x["start"] < pend:
                     self.bad("dependency_early", jid, f"job {jid} attempt {a} started at {x['start']:.3f}, "
-                             f"its parent {after} ended {'never' if pend is None else f'at {pend:.3f}'}")
+                             f"its parent {after} ended {'never' if pend is None else f'at {pend:.3f}'}", at=x["start"])
         # cancel: nothing alive past the acknowledgement and the kill grace
         if cancelled:
             tc = min(float(c["complete"]) for c in cancelled)
             for a, x in att.items():
                 if x["last"] > self.kill_deadline(tc, x["last"], x["hosts"]):
                     self.bad("ran_after_cancel", jid, f"job {jid} attempt {a} alive at {x['last']:.3f}, "
-                             f"{x['last'] - tc:.1f} s after its cancel was acknowledged")
+                             f"{x['last'] - tc:.1f} s after its cancel was acknowledged", at=tc)
 
     def kill_deadline(self, tc, last, hosts):
         """when a kill ordered at tc must have ended a task: the kill grace, or, where a fault
@@ -283,13 +284,13 @@ class Checker:
                 for a, x in att.items():
                     if a not in ended and x["start"] > first_end:
                         self.bad("ran_twice", jid, f"job {jid}: attempt {a} started at {x['start']:.3f}, "
-                                 f"after an attempt ended at {first_end:.3f}")
+                                 f"after an attempt ended at {first_end:.3f}", at=x["start"])
             iv = sorted(att.items(), key=lambda kv: kv[1]["start"])
             for (a1, x1), (a2, x2) in zip(iv, iv[1:]):
                 if x2["start"] < x1["last"]:
                     self.bad("overlapping", jid, f"job {jid}: attempt {a2} started at {x2['start']:.3f} on "
                              f"{sorted(x2['hosts'])} while attempt {a1} was alive until {x1['last']:.3f} "
-                             f"on {sorted(x1['hosts'])}")
+                             f"on {sorted(x1['hosts'])}", at=x2["start"])
 
     def check_cut_hosts(self):
         # a cut host starts nothing (no launch reaches it) and stops what ran there at its lease
@@ -305,11 +306,11 @@ class Checker:
                     if t["what"] == "start" and tt > b + self.start_slack_s:
                         said.add((t["attempt"], b))
                         self.bad("ran_on_cut_host", jid, f"job {jid} attempt {t['attempt']} started on "
-                                 f"{t['host']} at {tt:.3f}, {tt - b:.1f} s into its cut")
+                                 f"{t['host']} at {tt:.3f}, {tt - b:.1f} s into its cut", at=tt)
                     elif tt > b + self.lease_s + self.start_slack_s:
                         said.add((t["attempt"], b))
                         self.bad("ran_on_cut_host", jid, f"job {jid} attempt {t['attempt']} alive on "
-                                 f"{t['host']} at {tt:.3f}, {tt - b:.1f} s into its cut (lease {self.lease_s:g} s)")
+                                 f"{t['host']} at {tt:.3f}, {tt - b:.1f} s into its cut (lease {self.lease_s:g} s)", at=tt)
 
     def check_observations(self):
         # a client's later gstat (invoked after an earlier one returned) never shows a job
@@ -333,7 +334,7 @@ class Checker:
                         reported.add(jid)
                         self.bad("state_backwards", jid, f"job {jid}: {prev[1]} (attempt {prev[2]}) seen by a gstat "
                                  f"that returned at {prev[3]:.3f}, then {state} (attempt {attempt}) by one invoked "
-                                 f"at {o['invoke']:.3f}")
+                                 f"at {o['invoke']:.3f}", at=o["invoke"])
                 if prev is None or prev[3] < o["invoke"]:
                     seen[jid] = (key, state, attempt, o["complete"], o["_src"])
             self.info["observations"] += 1
@@ -356,7 +357,7 @@ class Checker:
                 since = None
         self.info["role_samples"] = len(self.h.roles)
 
-    def window(self, jid, limit):
+    def window(self, jid, limit, at=None):
         """the events that name a job, in time order: the history's minimal view of it"""
         if jid is None:
             return []
@@ -382,13 +383,30 @@ class Checker:
         for f in self.h.faults:
             evs.append((f["t"], f"fault {f['kind']} {f.get('target')} {f['phase']}"))
         evs.sort()
+        # a run of observations of one state is one line: its first and its last
+        packed = []
+        for t, s in evs:
+            if packed and s.startswith("observe ") and packed[-1][1].startswith("observe "):
+                key = " ".join(s.split()[:4])
+                if " ".join(packed[-1][1].split()[:4]) == key:
+                    first = packed[-1][2] if len(packed[-1]) > 2 else packed[-1][0]
+                    n = (packed[-1][3] if len(packed[-1]) > 3 else 1) + 1
+                    packed[-1] = (t, f"{key} (x{n} from {first:.3f})", first, n)
+                    continue
+            packed.append((t, s))
+        evs = [(p[0], p[1]) for p in packed]
         # the faults only near the job's own events
         own = [t for t, s in evs if not s.startswith("fault")]
         if own:
             lo, hi = min(own) - 15, max(own) + 15
             evs = [(t, s) for t, s in evs if not s.startswith("fault") or lo <= t <= hi]
         if len(evs) > limit:
-            evs = evs[: limit // 2] + [(evs[limit // 2][0], "...")] + evs[-(limit - limit // 2):]
+            if at is None:
+                evs = evs[: limit // 2] + [(evs[limit // 2][0], "...")] + evs[-(limit - limit // 2):]
+            else:  # the submission, then the events around the moment that shows it
+                i = next((k for k, (t, _) in enumerate(evs) if t >= at), len(evs))
+                lo = max(1, min(i - (limit - 1) // 2, len(evs) - (limit - 1)))
+                evs = evs[:1] + ([(evs[lo][0], "...")] if lo > 1 else []) + evs[lo: lo + limit - 1]
         return evs
 
     def report(self, out, window_lines):
@@ -403,9 +421,9 @@ class Checker:
         faults = collections.Counter(f["kind"] for f in h.faults if f.get("phase") == "begin")
         print(f"# faults: {' '.join(f'{k} {v}' for k, v in sorted(faults.items())) or 'none'}", file=out)
         for c in CATEGORIES:
-            for jid, text in self.v.get(c, [])[:10]:
+            for jid, text, at in self.v.get(c, [])[:10]:
                 print(f"VIOLATION {c} (seed {seed}): {text}", file=out)
-                for t, s in self.window(jid, window_lines):
+                for t, s in self.window(jid, window_lines, at):
                     print(f"#   {'(after)' if t == float('inf') else f'{t:.3f}'} {s}", file=out)
             if len(self.v.get(c, [])) > 10:
                 print(f"# ... {len(self.v[c]) - 10} more {c}", file=out)
