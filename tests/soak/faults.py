@@ -122,6 +122,10 @@ class Runner:
         kind, target = f["kind"], f["target"]
         if target == "leader":
             target = self.leader()
+            waited = time.time()
+            while target is None and time.time() - waited < 10:  # an election under way
+                time.sleep(0.5)
+                target = self.leader()
             if target is None:
                 self.rec(ev="fault", kind=kind, target=None, phase="skipped", why="no leader")
                 return None

@@ -94,6 +94,9 @@ frc=$?
 is "$wrc" 0 "the workload ran ($(tail -n 1 "$WORK/workload.log"))"
 is "$frc" 0 "the fault schedule ran ($(tail -n 1 "$WORK/faults.log"))"
 grep -v '^#' "$WORK/faults.log" | grep -v '^faults: [0-9]* injected' | head -n 20 | sed 's/^/# faults: /'
+planned=$(sed -n 's/^# fault schedule of seed [0-9]*: \([0-9]*\) faults$/\1/p' "$WORK/faults.log")
+injected=$(sed -n 's/^faults: \([0-9]*\) injected.*/\1/p' "$WORK/faults.log")
+is "$injected" "$planned" "every fault of the schedule was injected"
 
 "$PY" "$SOAK_DIR/checker.py" "$WORK/faults.jsonl" "$WORK/history.jsonl" "$WORK/tasks.jsonl" >"$WORK/verdict.txt" 2>&1
 crc=$?

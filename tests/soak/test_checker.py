@@ -152,6 +152,21 @@ class CheckerTest(unittest.TestCase):
         h += [{"ev": "output", "id": 1, "text": "soak-out soak-c1-1 0123456789abcdee\n"}]
         self.fails_with(h, "wrong_output")
 
+    def test_output_lost_with_its_agent_is_a_known_gap(self):
+        # job 1 ended at 104 on h1 while the leader was cut; h1's agent was killed at 105
+        h = [e for e in clean() if not (e["ev"] == "output" and e["id"] == 1)]
+        h += [{"ev": "output", "id": 1, "text": ""},
+              {"ev": "fault", "kind": "leader_cut", "target": "s1", "phase": "begin", "t": 103.5},
+              {"ev": "fault", "kind": "agent_kill", "target": "h1", "phase": "begin", "t": 105.0},
+              {"ev": "fault", "kind": "agent_kill", "target": "h1", "phase": "end", "t": 107.0},
+              {"ev": "fault", "kind": "leader_cut", "target": "s1", "phase": "end", "t": 110.0}]
+        n, cats, text = self.verdict(h)
+        self.assertEqual(n, 0, text)
+        self.assertIn("known gap output_lost_with_agent: 1 (1)", text)
+        # without the leader's fault the same loss is a violation
+        h = [e for e in h if e.get("kind") != "leader_cut"]
+        self.fails_with(h, "wrong_output")
+
     def test_output_twice_is_the_same_line(self):
         h = [e for e in clean() if not (e["ev"] == "output" and e["id"] == 1)]
         h += [{"ev": "output", "id": 1, "text": OUT.format("soak-c1-1") + "\n" + OUT.format("soak-c1-1") + "\n"}]
