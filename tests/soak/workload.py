@@ -115,8 +115,8 @@ class Workload:
         for _, jid in pending_cancels:
             self.cancel(jid)
 
-    def gstat(self):
-        t0, t1, rc, out, err = call(["gstat", "--json", "-a"], timeout=30)
+    def gstat(self, finished=True):
+        t0, t1, rc, out, err = call(["gstat", "--json"] + (["-a"] if finished else []), timeout=30)
         if rc != 0:
             return t0, t1, None
         try:
@@ -130,8 +130,12 @@ class Workload:
         return t0, t1, jobs
 
     def observer(self):
+        n = 0
         while not self.stop.is_set():
-            t0, t1, jobs = self.gstat()
+            # the pending and running jobs every time, the finished ones too every tenth: a long
+            # run's finished jobs would make every answer large
+            t0, t1, jobs = self.gstat(finished=n % 10 == 0)
+            n += 1
             if jobs is not None:
                 self.h.add(ev="observe", invoke=t0, complete=t1, jobs=jobs)
             else:
