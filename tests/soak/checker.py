@@ -223,7 +223,8 @@ class Checker:
         ended = sorted(a for a, x in att.items() if x["end"] is not None)
         if st not in FINAL:
             self.bad("never_final", jid, f"job {jid} is {st} after the drain")
-        if cancelled:
+        # a cancel whose answer was lost may have been applied all the same
+        if cancelled or (h.cancels.get(jid) and st == "CANCELLED"):
             if st not in ("CANCELLED", "COMPLETED"):
                 self.bad("lost", jid, f"job {jid} was cancelled but ended {st}")
             elif st == "COMPLETED" and not ended:

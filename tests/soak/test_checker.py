@@ -178,6 +178,15 @@ class CheckerTest(unittest.TestCase):
         h += ran(3, 1, 103.0, 104.5, host="h3")  # parent 1 ended at 104.0
         self.fails_with(h, "dependency_early")
 
+    def test_cancel_unanswered_but_applied(self):
+        h = [e for e in clean() if not (e["ev"] == "cancel" and e["id"] == 4)]
+        h += [{"ev": "cancel", "id": 4, "invoke": 102.9, "complete": 112.9, "outcome": "unknown"}]
+        n, cats, text = self.verdict(h)
+        self.assertEqual(n, 0, text)
+        # no cancel at all: a CANCELLED job is lost
+        h = [e for e in h if e["ev"] != "cancel"]
+        self.fails_with(h, "lost")
+
     def test_cancel_not_obeyed(self):
         h = clean() + [task("tick", 4, 1, 108.0, host="h4")]  # cancel acknowledged at 103, grace 3
         self.fails_with(h, "ran_after_cancel")
