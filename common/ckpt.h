@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "common/client.h"
+#include "common/sched_client.h"
 #include "common/error.h"
 
 /* Save the file at path as checkpoint name of this task's job. 0 / -1 with err. */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "common/client.h"
+#include "common/sched_client.h"
 #include "common/error.h"
 #include "proto/gpool.pb-c.h"
 

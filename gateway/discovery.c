@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/client.h"
+#include "common/sched_client.h"
 #include "common/config.h"
 #include "gateway/gateway.h"
 #include "gateway/snap.h"
@@ -28,7 +28,7 @@ struct disco {
 };
 
 /* addr as a numeric address, resolved here when it is a name: the event loop's connections
- * never ask DNS (http/client.c takes numeric addresses only: a lookup would block the loop).
+ * never ask DNS (http/client_conn.c takes numeric addresses only: a lookup would block the loop).
  * -1: unresolvable. */
 static int numeric(const char *addr, char *out, size_t n)
 {

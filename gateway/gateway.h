@@ -3,9 +3,9 @@
  * of the data path is ggated's own: its read interest is registered once for the socket's
  * life, write interest only while a write has to wait, and each message costs one read(2)
  * and one write(2) a side (docs/commands/ggated.md); HTTP is parsed by http-parser
- * (http/msg.c), client connections are http/server.c's, replica connections http/client.c's.
+ * (http/msg.c), client connections are http/server.c's, replica connections http/client_conn.c's.
  *   front.c      what a client's request means: a service's (proxy.c), /metrics, /-/health
- *   upstream.c   each replica's pool of keep-alive connections (http/client.c) and what their
+ *   upstream.c   each replica's pool of keep-alive connections (http/client_conn.c) and what their
  *                events mean to the proxy and the pool
  *   upgrade.c    a WebSocket handshake: checked, sent on, its 101 relayed (no socket)
  *   tunnel.c     one WebSocket: the handshake to a replica on a connection of its own, then
@@ -20,7 +20,7 @@
  *                never reached one or is idempotent and no answer came, else 502/503/504
  *   pool.c       services and their replicas: the set learnt from gschedd, choice of a
  *                replica (power of two choices on outstanding requests), active health
- *                checks (http/client.c), passive ejection, graceful removal
+ *                checks (http/client_conn.c), passive ejection, graceful removal
  *   discovery.c  a thread that polls gschedd (ServiceQuery, MUNGE-authenticated) and hands
  *                each answer to the loop (names resolved there: no DNS on the loop); a
  *                failed poll keeps the set the loop knows

@@ -1,5 +1,5 @@
 /* pool.h: services and their replicas: the set learnt from gschedd, choice of a replica
- * (power of two choices on outstanding requests), active health checks (http/client.h),
+ * (power of two choices on outstanding requests), active health checks (http/client_conn.h),
  * passive ejection, graceful removal (pool.c). */
 #ifndef GPOOL_GATEWAY_POOL_H
 #define GPOOL_GATEWAY_POOL_H
@@ -10,7 +10,7 @@
 
 #include "gateway/metrics.h"
 #include "gateway/snap.h"
-#include "http/client.h"
+#include "http/client_conn.h"
 
 /* a removed replica is reported to gschedd (draining, outstanding 0) this long after its last
  * request ended, so that gschedd learns its drain is over (svcreport.h's freshness is 10 s) */

@@ -1,4 +1,4 @@
-/* upstream.c: each replica's keep-alive connections (see gateway.h): http/client.c makes,
+/* upstream.c: each replica's keep-alive connections (see gateway.h): http/client_conn.c makes,
  * writes and reads them; here they are pooled per replica (at most max_conns, an idle one
  * reused first) and their events become the proxy's (head, done, failed) and the pool's (an
  * idle connection the replica closed goes from its list). */

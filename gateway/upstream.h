@@ -1,9 +1,9 @@
-/* upstream.h: a replica's pool of keep-alive connections (http/client.h), each carrying one
+/* upstream.h: a replica's pool of keep-alive connections (http/client_conn.h), each carrying one
  * proxied request at a time, and what their events mean to proxy.c and pool.c (upstream.c). */
 #ifndef GPOOL_GATEWAY_UPSTREAM_H
 #define GPOOL_GATEWAY_UPSTREAM_H
 
-#include "http/client.h"
+#include "http/client_conn.h"
 
 struct gw_replica;
 struct gw_fwd;

@@ -1,4 +1,4 @@
-/* evq.h - the libevent chores both ends of a connection share (server.c, client.c): a timer
+/* evq.h - the libevent chores both ends of a connection share (server.c, client_conn.c): a timer
  * armed or disarmed, and the write event wanted or not. */
 #ifndef GPOOL_HTTP_EVQ_H
 #define GPOOL_HTTP_EVQ_H

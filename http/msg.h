@@ -3,7 +3,7 @@
  * the request target or status reason, the end-to-end header lines ("Name: value\r\n",
  * hop-by-hop ones and the framing dropped: what a proxy forwards) and the body, decoded and
  * framed again for where it goes (as is after Content-Length, chunk by chunk after chunked).
- * No socket is touched here: server.c and client.c feed it, the fuzzers too. */
+ * No socket is touched here: server.c and client_conn.c feed it, the fuzzers too. */
 #ifndef GPOOL_HTTP_MSG_H
 #define GPOOL_HTTP_MSG_H
 

@@ -294,7 +294,66 @@ static int num(const char *a, long lo, long hi, const char *what, long *out)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* What the command line sets. */
+struct args {
+	const char *model, *backend;
+	char addr[128];
+	long port, batch, wait_us, rows, timeout, threads;
+	uint64_t max_body;
+	int level;
+};
+
+/* One option of getopt_long's table: 0, -1 when its value is bad (said on stderr), 1 when it
+ * is none of the table's (--help, an unknown option). */
+static int set_opt(int o, const char *arg, struct args *a)
+{
+	switch (o) {
+	case 'm':
+		a->model = arg;
+		return 0;
+	case 'l':
+		if (gp_parse_listen(arg, a->addr, sizeof(a->addr), &a->port) < 0) {
+			fprintf(stderr, "gserve: invalid listen address '%s'\n", arg);
+			return -1;
+		}
+		return 0;
+	case 'b':
+		return num(arg, 1, 65536, "batch size", &a->batch);
+	case 'w':
+		return num(arg, 0, 10000000, "wait", &a->wait_us);
+	case 'r':
+		return num(arg, 1, 1000000, "row limit", &a->rows);
+	case 'B':
+		if (gp_parse_size(arg, 1, &a->max_body) < 0 || !a->max_body) {
+			fprintf(stderr, "gserve: invalid body size '%s'\n", arg);
+			return -1;
+		}
+		return 0;
+	case 'T':
+		return num(arg, 1, 3600000, "client timeout", &a->timeout);
+	case 't':
+		return num(arg, 1, 256, "thread count", &a->threads);
+	case 'k':
+		a->backend = arg;
+		if (strcmp(arg, "auto") && strcmp(arg, "blas") && strcmp(arg, "cuda") &&
+		    strcmp(arg, "hip") && strcmp(arg, "cpu")) {
+			fprintf(stderr, "gserve: invalid backend '%s'\n", arg);
+			return -1;
+		}
+		return 0;
+	case 'L':
+		if ((a->level = gp_log_level_parse(arg)) < 0) {
+			fprintf(stderr, "gserve: invalid log level '%s'\n", arg);
+			return -1;
+		}
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* $GPOOL_PORT, then the command line: 0 to go on, or -1 with the exit status in *status. */
+static int parse_args(int argc, char **argv, struct args *a, int *status)
 {
 	static const struct option lo[] = {
 	    {"model", required_argument, 0, 'm'},
@@ -310,104 +369,69 @@ int main(int argc, char **argv)
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
-	static struct server s;
-	const char *model = NULL, *backend = "auto";
-	char addr[128] = "0.0.0.0";
-	long port = 8080, batch = 32, wait_us = 1000, rows = 1024, timeout = 10000, threads = 1;
-	uint64_t max_body = 4u << 20;
-	int level = GP_LOG_INFO;
+	*a = (struct args){.backend = "auto",
+			   .addr = "0.0.0.0",
+			   .port = 8080,
+			   .batch = 32,
+			   .wait_us = 1000,
+			   .rows = 1024,
+			   .timeout = 10000,
+			   .threads = 1,
+			   .max_body = 4u << 20,
+			   .level = GP_LOG_INFO};
+	*status = 2;
 	const char *gp = getenv("GPOOL_PORT");
-	if (gp && *gp && gp_parse_long(gp, 1, 65535, &port) < 0) {
+	if (gp && *gp && gp_parse_long(gp, 1, 65535, &a->port) < 0) {
 		fprintf(stderr, "gserve: invalid GPOOL_PORT '%s'\n", gp);
-		return 2;
+		return -1;
 	}
 	int o;
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		int bad = 0;
-		switch (o) {
-		case 'm':
-			model = optarg;
-			break;
-		case 'l':
-			if (gp_parse_listen(optarg, addr, sizeof(addr), &port) < 0) {
-				fprintf(stderr, "gserve: invalid listen address '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'b':
-			bad = num(optarg, 1, 65536, "batch size", &batch);
-			break;
-		case 'w':
-			bad = num(optarg, 0, 10000000, "wait", &wait_us);
-			break;
-		case 'r':
-			bad = num(optarg, 1, 1000000, "row limit", &rows);
-			break;
-		case 'B':
-			if (gp_parse_size(optarg, 1, &max_body) < 0 || !max_body) {
-				fprintf(stderr, "gserve: invalid body size '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'T':
-			bad = num(optarg, 1, 3600000, "client timeout", &timeout);
-			break;
-		case 't':
-			bad = num(optarg, 1, 256, "thread count", &threads);
-			break;
-		case 'k':
-			backend = optarg;
-			if (strcmp(backend, "auto") && strcmp(backend, "blas") &&
-			    strcmp(backend, "cuda") && strcmp(backend, "hip") &&
-			    strcmp(backend, "cpu")) {
-				fprintf(stderr, "gserve: invalid backend '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'L':
-			if ((level = gp_log_level_parse(optarg)) < 0) {
-				fprintf(stderr, "gserve: invalid log level '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-		default:
-			return gp_opt_usage_status(usage, o == 'h', 2);
-		}
-		if (bad)
-			return 2;
+		int r = set_opt(o, optarg, a);
+		if (r > 0)
+			*status = gp_opt_usage_status(usage, o == 'h', 2);
+		if (r != 0)
+			return -1;
 	}
-	if (!model) {
+	if (!a->model) {
 		fprintf(stderr, "gserve: no model given (--model PATH)\n");
-		return 2;
+		return -1;
 	}
-	gp_log_init("gserve", level);
-	signal(SIGPIPE, SIG_IGN);
-	openblas_set_num_threads((int)threads);
+	return 0;
+}
+
+/* The model read and loaded on its backend; the model file's copy let go. */
+static int load_model(struct server *s, const struct args *a)
+{
 	gp_error_t err = {{0}};
-	if (!(s.model = gm_model_read(model, &err))) {
+	if (!(s->model = gm_model_read(a->model, &err))) {
 		gp_err("%s", err.text);
-		return 1;
+		return -1;
 	}
-	s.inputs = (uint32_t)gm_model_inputs(s.model);
-	s.outputs = (uint32_t)gm_model_outputs(s.model);
-	snprintf(s.shape, sizeof(s.shape), "%s", gm_model_shape(s.model));
-	s.max_batch = (size_t)batch;
-	s.max_rows = (size_t)rows;
-	if (open_backend(&s, backend) < 0)
-		return 1;
+	s->inputs = (uint32_t)gm_model_inputs(s->model);
+	s->outputs = (uint32_t)gm_model_outputs(s->model);
+	snprintf(s->shape, sizeof(s->shape), "%s", gm_model_shape(s->model));
+	s->max_batch = (size_t)a->batch;
+	s->max_rows = (size_t)a->rows;
+	if (open_backend(s, a->backend) < 0)
+		return -1;
 	/* the runner holds the parameters now (on the cpu backend a second host copy) */
-	gm_model_destroy(&s.model);
-	s.max_wait_us = wait_us;
-	s.tail = &s.head;
+	gm_model_destroy(&s->model);
+	s->max_wait_us = a->wait_us;
+	s->tail = &s->head;
+	return 0;
+}
+
+/* The event loop, the HTTP server and its socket (bound, or handed over as fd 3). */
+static int start_http(struct server *s, struct args *a, gh_server_t **http)
+{
 	static const struct gh_handler h = {.head = on_head, .body = on_body, .gone = on_gone};
 	struct gh_limits lim = {
-	    .max_head = 16384, .max_body = max_body, .client_timeout_ms = (int)timeout};
-	gh_server_t *http = NULL;
-	if (!(s.base = event_base_new()) || !(http = gh_server_create(s.base, &h, &lim)) ||
-	    !(s.timer = evtimer_new(s.base, on_timer, &s))) {
+	    .max_head = 16384, .max_body = a->max_body, .client_timeout_ms = (int)a->timeout};
+	if (!(s->base = event_base_new()) || !(*http = gh_server_create(s->base, &h, &lim)) ||
+	    !(s->timer = evtimer_new(s->base, on_timer, s))) {
 		gp_err("cannot make the event loop");
-		return 1;
+		return -1;
 	}
 	/* a socket handed over (gsub --listen-fd, or systemd): served as it is, nothing bound */
 	const char *lfds = getenv("LISTEN_FDS"), *lpid = getenv("LISTEN_PID");
@@ -415,13 +439,29 @@ int main(int argc, char **argv)
 	unsetenv("LISTEN_FDS");
 	unsetenv("LISTEN_PID");
 	unsetenv("LISTEN_FDNAMES");
-	if (handed ? gh_server_listen_fd(http, 3, &s) < 0
-		   : gh_server_listen(http, addr, (uint16_t)port, &s) < 0)
-		return 1;
+	if (handed ? gh_server_listen_fd(*http, 3, s) < 0
+		   : gh_server_listen(*http, a->addr, (uint16_t)a->port, s) < 0)
+		return -1;
 	if (handed)
-		snprintf(addr, sizeof(addr), "fd 3 (handed over), port");
+		snprintf(a->addr, sizeof(a->addr), "fd 3 (handed over), port");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct server s;
+	struct args a;
+	int status;
+	if (parse_args(argc, argv, &a, &status) < 0)
+		return status;
+	gp_log_init("gserve", a.level);
+	signal(SIGPIPE, SIG_IGN);
+	openblas_set_num_threads((int)a.threads);
+	gh_server_t *http = NULL;
+	if (load_model(&s, &a) < 0 || start_http(&s, &a, &http) < 0)
+		return 1;
 	gp_info("model %s (%s) served on %s:%ld, batches of up to %ld rows, waiting up to %ld us",
-		model, s.shape, addr, port, batch, wait_us);
+		a.model, s.shape, a.addr, a.port, a.batch, a.wait_us);
 	event_base_dispatch(s.base);
 	gh_server_destroy(&http);
 	gm_infer_destroy(&s.run);

@@ -400,322 +400,108 @@ static int graph_step(tr_t *t, gk_graph_t **g, const float *x, const int32_t *y,
 
 /* ---- the loop ---- */
 
-static int train_loop(tr_t *t, long start, gt_result_t *res)
+/* What the loop carries from step to step. */
+struct loop {
+	long spe, total; /* steps an epoch, steps in all */
+	double w[GT_MAX_RANKS];
+	int count[GT_MAX_RANKS]; /* this step's rows, by rank */
+	/* per-row compute times of the window's steps, by rank: medians, not sums, so that one
+	 * step a busy machine stalled does not move the shares */
+	int window, win_n;
+	double *win;
+	double ep_wait[GT_MAX_RANKS], ep_comp[GT_MAX_RANKS];
+	double ep_loss, ep_hits, ep_rows, exposed_sum;
+	long steps_done, slow_named;
+	uint32_t *perm;
+	/* the batch's inputs in pinned memory: a card copies them in without a staging copy.
+	 * Two of each: the next step's rows are gathered while the card computes this one */
+	float *xs[2], *loss;
+	int32_t *ys[2], *pred;
+	/* what the other buffer holds: step pre_s's rows from pre_first, pre_rows of them */
+	long pre_s;
+	int pre_first, cur;
+	size_t pre_rows;
+	double t_start, rows_done;
+	long cur_epoch;
+	tr_prof_t prof;
+	gk_graph_t *graph;
+	int graphable;
+};
+
+/* One step's rows and times. */
+struct step {
+	long s, epoch, pos;
+	int first;
+	size_t rows;
+	float *x;
+	int32_t *y;
+	float scale;
+	double used_scale, t0, t1, wait_ms;
+};
+
+/* The loop's buffers, the optimizer beside backward, the first line; -1 with t->err set. */
+static int loop_open(tr_t *t, struct loop *lp, gt_result_t *res)
 {
 	const gt_conf_t *c = t->c;
 	const int n = t->size, B = c->global_batch;
 	const size_t ntrain = t->train.n, dim = t->train.dim;
-	const long spe = (long)(ntrain / (size_t)B), total = spe * c->epochs;
-	double w[GT_MAX_RANKS], st[ST_N], all[GT_MAX_RANKS * ST_N];
-	/* per-row compute times of the window's steps, by rank: medians, not sums, so that one
-	 * step a busy machine stalled does not move the shares */
-	const int window = c->rebalance_every > 0 ? c->rebalance_every : (int)spe;
-	double *win = malloc((size_t)window * n * sizeof(double));
-	double med[GT_MAX_RANKS], ones[GT_MAX_RANKS];
-	int win_n = 0;
-	double ep_wait[GT_MAX_RANKS] = {0}, ep_comp[GT_MAX_RANKS] = {0};
-	double ep_loss = 0, ep_hits = 0, ep_rows = 0, exposed_sum = 0;
-	int count[GT_MAX_RANKS];
-	long steps_done = 0, slow_named = -1;
-	uint32_t *perm = malloc(ntrain * sizeof(uint32_t));
-	/* the batch's inputs in pinned memory: a card copies them in without a staging copy.
-	 * Two of each: the next step's rows are gathered while the card computes this one */
-	float *xs[2] = {NULL, NULL}, *x, *loss = malloc((size_t)B * sizeof(float));
-	int32_t *ys[2] = {NULL, NULL}, *y, *pred = malloc((size_t)B * sizeof(int32_t));
-	/* what the other buffer holds: step pre_s's rows from pre_first, pre_rows of them */
-	long pre_s = -1;
-	int pre_first = 0, cur = 0;
-	size_t pre_rows = 0;
-	int rc = -1;
-	double t_start = tr_now_ms(), rows_done = 0;
-	long cur_epoch = -1;
-
-	tr_prof_t prof;
-	memset(&prof, 0, sizeof(prof));
+	memset(lp, 0, sizeof(*lp));
+	lp->spe = (long)(ntrain / (size_t)B);
+	lp->total = lp->spe * c->epochs;
+	lp->window = c->rebalance_every > 0 ? c->rebalance_every : (int)lp->spe;
+	lp->win = malloc((size_t)lp->window * n * sizeof(double));
+	lp->slow_named = -1;
+	lp->perm = malloc(ntrain * sizeof(uint32_t));
+	lp->loss = malloc((size_t)B * sizeof(float));
+	lp->pred = malloc((size_t)B * sizeof(int32_t));
+	lp->pre_s = -1;
+	lp->t_start = tr_now_ms();
+	lp->cur_epoch = -1;
 	/* CUDA Graphs / HIP graphs: one rank on a card with the scaler there (AdamW), nothing that
 	 * waits mid-step (profiling, a throttle); GTRAIN_NO_GRAPH=1 turns it off */
-	gk_graph_t *graph = NULL;
 	t->graph_ok = 1;
-	int graphable = n == 1 && t->amp && strcmp(gk_backend_name(t->b), "cpu") != 0 && !t->prof &&
+	lp->graphable = n == 1 && t->amp && strcmp(gk_backend_name(t->b), "cpu") != 0 && !t->prof &&
 			c->throttle_rank != 0 &&
 			!(getenv("GTRAIN_NO_GRAPH") && *getenv("GTRAIN_NO_GRAPH"));
 	/* AdamW beside backward: one rank, the scaler on the card and not dynamic (auto: off
 	 * until measured faster on a card, docs/benchmarks.md) */
 	if (c->overlap_optimizer > 0 && n == 1 && t->amp && !t->sc.dynamic &&
 	    !(t->ov = gt_optover_create(t->b, t->m, t->o, t->amp, t->err)))
-		goto out;
+		return -1;
 	res->optimizer_overlapped = t->ov != NULL;
 	if (c->overlap_optimizer > 0 && !t->ov && t->rank == 0)
 		fprintf(stderr, "gtrain: --overlap-optimizer on: only for one rank with adamw, not "
 				"f16 (its step must see the whole gradient): off\n");
 	for (int i = 0; i < 2; i++)
-		if (gk_host_alloc(t->b, (size_t)B * dim * sizeof(float), (void **)&xs[i]) < 0 ||
-		    gk_host_alloc(t->b, (size_t)B * sizeof(int32_t), (void **)&ys[i]) < 0)
-			xs[i] = NULL;
+		if (gk_host_alloc(t->b, (size_t)B * dim * sizeof(float), (void **)&lp->xs[i]) < 0 ||
+		    gk_host_alloc(t->b, (size_t)B * sizeof(int32_t), (void **)&lp->ys[i]) < 0)
+			lp->xs[i] = NULL;
 	if (gk_dev_alloc(t->b, sizeof(uint32_t), (void **)&t->dflag) < 0 ||
 	    gk_host_alloc(t->b, sizeof(uint32_t), (void **)&t->hflag) < 0)
 		t->hflag = NULL;
-	if (!perm || !xs[0] || !xs[1] || !loss || !ys[0] || !ys[1] || !pred || !win || !t->hflag) {
-		gp_errprintf(t->err, "out of memory");
-		goto out;
-	}
+	if (!lp->perm || !lp->xs[0] || !lp->xs[1] || !lp->loss || !lp->ys[0] || !lp->ys[1] ||
+	    !lp->pred || !lp->win || !t->hflag)
+		return gp_errprintf(t->err, "out of memory");
 	for (int r = 0; r < n; r++)
-		w[r] = c->scores[r] > 0 ? c->scores[r] : 1.0;
+		lp->w[r] = c->scores[r] > 0 ? c->scores[r] : 1.0;
 	if (t->rank == 0 && !c->quiet)
 		fprintf(
 		    t->out,
 		    "gtrain: %zu training rows, %zu test rows, %d features, %d classes; %d rank%s, "
 		    "global batch %d, %ld steps/epoch, %s, %s compute, backend %s\n",
 		    ntrain, t->test.n, (int)dim, c->sizes[c->nsizes - 1], n, n > 1 ? "s" : "", B,
-		    spe, gt_optim_name(c->opt.kind), tr_dtype_name(c->compute),
+		    lp->spe, gt_optim_name(c->opt.kind), tr_dtype_name(c->compute),
 		    gk_backend_name(t->b));
-	for (long s = start; s < total; s++) {
-		long epoch = s / spe, pos = s % spe;
-		if (epoch != cur_epoch) {
-			gt_data_order(ntrain, c->seed, (uint64_t)epoch, perm);
-			cur_epoch = epoch;
-		}
-		gt_shares_split(B, n, w, count);
-		int first = 0;
-		for (int r = 0; r < t->rank; r++)
-			first += count[r];
-		size_t rows = (size_t)count[t->rank];
-		if (pre_s == s && pre_first == first && pre_rows == rows) {
-			cur ^= 1; /* gathered during the last step, with the same split */
-			x = xs[cur], y = ys[cur];
-		} else {
-			x = xs[cur], y = ys[cur];
-			gt_data_gather(&t->train, perm + (size_t)pos * B + first, rows,
-				       t->input_scale, x, y);
-		}
-		pre_s = -1;
+	return 0;
+}
 
-		double t0 = tr_now_ms();
-		/* with the scaler on the card, backward multiplies by its scale there */
-		float scale = (float)((t->amp ? 1.0 : t->sc.scale) / B);
-		double used_scale = t->sc.scale, t1, wait_ms = 0;
-		if (graphable) {
-			/* one rank, fixed shapes: the step after its rows' copy is one graph */
-			if (graph_step(t, &graph, x, y, rows, scale, s > start) < 0)
-				goto out;
-			if (pos + 1 < spe && s + 1 < total) {
-				gt_data_gather(&t->train, perm + (size_t)(pos + 1) * B + first,
-					       rows, t->input_scale, xs[cur ^ 1], ys[cur ^ 1]);
-				pre_s = s + 1, pre_first = first, pre_rows = rows;
-			}
-			if (gt_mlp_outputs_read(t->m, loss, pred, t->err) < 0)
-				goto out;
-			t1 = tr_now_ms();
-			if (amp_mirror(t) && !c->quiet)
-				fprintf(
-				    t->out,
-				    "gtrain: step %ld: gradient overflow (Inf/NaN) at loss scale "
-				    "%g: step skipped, scale now %g\n",
-				    s + 1, used_scale, t->sc.scale);
-			goto step_done;
-		}
-		prof_mark(t, &prof, -1);
-		/* x and y are pinned, and not written again before this step's wait */
-		if (gt_mlp_forward_pinned(t->m, x, y, rows, t->err) < 0)
-			goto out;
-		prof_mark(t, &prof, PH_FWD);
-		if (t->rank == c->throttle_rank && c->throttle_ms_per_row > 0) {
-			double extra = c->throttle_ms_per_row * (double)rows;
-			struct timespec ts = {(time_t)(extra / 1e3),
-					      (long)(fmod(extra, 1e3) * 1e6)};
-			nanosleep(&ts, NULL);
-		}
-		/* the loss and predictions read back after backward is queued (it leaves the logits
-		 * alone): on a card the one wait then covers both passes, no drain in between */
-		if (gt_mlp_backward(t->m, scale, tr_grad_ready, t, t->err) < 0)
-			goto out;
-		prof_mark(t, &prof, PH_BWD);
-		/* while the card runs both passes: the next step's rows, in this epoch's order and
-		 * with this step's split (used only if the split is still the same then) */
-		if (pos + 1 < spe && s + 1 < total) {
-			gt_data_gather(&t->train, perm + (size_t)(pos + 1) * B + first, rows,
-				       t->input_scale, xs[cur ^ 1], ys[cur ^ 1]);
-			pre_s = s + 1, pre_first = first, pre_rows = rows;
-		}
-		prof_mark(t, &prof, PH_GATHER);
-		/* one rank has nothing to sum: its gradient is final once backward has run, so the
-		 * Inf/NaN check is queued now and read by the outputs' one wait. Several ranks
-		 * check the sum, after the allreduce (a second, short wait). */
-		const int check_early = n < 2;
-		if (check_early && (t->amp ? amp_queue_step(t) : queue_check(t)) < 0)
-			goto out;
-		if (gt_mlp_outputs(t->m, loss, pred, t->err) < 0)
-			goto out;
-		t1 = tr_now_ms();
-		if (tr_finish_allreduce(t, &wait_ms) < 0)
-			goto out;
-		if (!check_early && ((t->amp ? amp_queue_step(t) : queue_check(t)) < 0 ||
-				     gt_mlp_sync(t->m, t->err) < 0))
-			goto out;
-		prof_mark(t, &prof, PH_READ);
-		if (t->amp) {
-			if (amp_mirror(t) && t->rank == 0 && !c->quiet)
-				fprintf(
-				    t->out,
-				    "gtrain: step %ld: gradient overflow (Inf/NaN) at loss scale "
-				    "%g: step skipped, scale now %g\n",
-				    s + 1, used_scale, t->sc.scale);
-		} else if (gt_scaler_update(&t->sc, *t->hflag != 0)) {
-			if (gt_optim_step(t->o, gt_mlp_params_dev(t->m), gt_mlp_grad_dtype(t->m),
-					  gt_mlp_grads_dev(t->m), (float)(1.0 / used_scale),
-					  t->err) < 0 ||
-			    gt_mlp_weights_changed(t->m, t->err) < 0)
-				goto out;
-		} else if (t->rank == 0 && !c->quiet) {
-			fprintf(t->out,
-				"gtrain: step %ld: gradient overflow (Inf/NaN) at loss scale %g: "
-				"step skipped, scale now %g\n",
-				s + 1, used_scale, t->sc.scale);
-		}
-		prof_mark(t, &prof, PH_OPT);
-	step_done:;
-		double lsum = 0, hits = 0;
-		for (size_t r = 0; r < rows; r++) {
-			lsum += loss[r];
-			hits += pred[r] == y[r];
-		}
-		st[ST_COMPUTE] = t1 - t0;
-		st[ST_WAIT] = wait_ms;
-		st[ST_ROWS] = (double)rows;
-		st[ST_LOSS] = lsum;
-		st[ST_HITS] = hits;
-		if (n > 1) {
-			if (gc_allgather(t->comm, st, all, ST_N, GC_F64) < 0) {
-				tr_fail_comm(t, "allgather");
-				goto out;
-			}
-		} else {
-			memcpy(all, st, sizeof(st));
-		}
-		double slowest = 0;
-		int slow_r = 0;
-		for (int r = 0; r < n; r++) {
-			const double *a = all + r * ST_N;
-			win[(size_t)win_n * n + r] =
-			    a[ST_ROWS] > 0 ? a[ST_COMPUTE] / a[ST_ROWS] : 0;
-			ep_comp[r] += a[ST_COMPUTE];
-			ep_wait[r] += a[ST_WAIT];
-			ep_loss += a[ST_LOSS];
-			ep_hits += a[ST_HITS];
-			ep_rows += a[ST_ROWS];
-			if (a[ST_COMPUTE] > slowest)
-				slowest = a[ST_COMPUTE], slow_r = r;
-		}
-		/* the wait of the rank that computed longest is the communication backward did
-		 * not hide; the others' waits also hold the time they waited for that rank */
-		exposed_sum += all[slow_r * ST_N + ST_WAIT];
-		steps_done++;
-		rows_done += B;
-		if (t->rank == 0 && c->diag_every > 0 && (s + 1) % c->diag_every == 0) {
-			char sh[512], wl[1024];
-			size_t o = 0;
-			shares_line(t, count, sh, sizeof(sh));
-			for (int r = 0; r < n && o + 24 < sizeof(wl); r++)
-				o += (size_t)snprintf(wl + o, sizeof(wl) - o, " r%d %.2f", r,
-						      all[r * ST_N + ST_WAIT]);
-			fprintf(
-			    t->out,
-			    "step %ld: slowest rank %d (%s) %.2f ms compute; allreduce wait ms:%s; "
-			    "shares %s\n",
-			    s + 1, slow_r, t->hosts[slow_r], slowest, wl, sh);
-		}
-		/* re-balance and name a slow rank every rebalance_every steps */
-		if (++win_n == window && n > 1) {
-			double ratio = 0, col[1024];
-			for (int r = 0; r < n; r++) {
-				for (int k = 0; k < win_n && k < 1024; k++)
-					col[k] = win[(size_t)k * n + r];
-				med[r] = median(col, win_n < 1024 ? win_n : 1024);
-				ones[r] = 1;
-			}
-			int slow = gt_shares_slow_rank(n, ones, med, c->slow_factor, &ratio);
-			/* a rank is named only when it costs a step at least a millisecond at an
-			 * equal share: below that the ratio is the noise of a busy machine */
-			if (slow >= 0 && med[slow] * B / n < 1.0)
-				slow = -1;
-			if (slow >= 0 && t->rank == 0 && slow_named != (long)slow && !c->quiet)
-				fprintf(t->out,
-					"gtrain: rank %d on %s is slow: %.3f ms a row, %.1fx the "
-					"others' median%s\n",
-					slow, t->hosts[slow], med[slow], ratio,
-					c->rebalance_every > 0 ? " (its share shrinks)" : "");
-			slow_named = slow >= 0 ? slow : slow_named;
-			if (c->rebalance_every > 0)
-				gt_shares_rebalance(n, w, ones, med);
-		}
-		if (win_n == window)
-			win_n = 0;
-		if (c->ckpt && c->ckpt_every > 0 && (s + 1) % c->ckpt_every == 0 && t->rank == 0 &&
-		    tr_save_ckpt(t, s + 1) < 0)
-			goto out;
-		int stop = c->stop_after > 0 && s + 1 >= c->stop_after;
-		prof_mark(t, &prof, PH_REST);
-		if (t->prof && ++prof.steps == 1)
-			prof.first_step = prof.last - t0;
-		if (pos == spe - 1 || s + 1 == total || stop) {
-			size_t tc = 0;
-			if (t->rank == 0) {
-				double e0 = tr_now_ms();
-				if (evaluate(t, &t->test, &tc) < 0)
-					goto out;
-				prof.eval += tr_now_ms() - e0;
-				prof.evals++;
-				double el = tr_now_ms() - t_start;
-				char sh[512], wl[1024];
-				size_t o = 0;
-				shares_line(t, count, sh, sizeof(sh));
-				int slowest_ep = 0;
-				for (int r = 0; r < n; r++) {
-					if (ep_comp[r] > ep_comp[slowest_ep])
-						slowest_ep = r;
-					if (o + 24 < sizeof(wl))
-						o += (size_t)snprintf(
-						    wl + o, sizeof(wl) - o, "%s%.2f", r ? "/" : "",
-						    ep_wait[r] / (double)(pos + 1));
-				}
-				if (!c->quiet)
-					fprintf(t->out,
-						"epoch %3ld/%d  loss %.4f  train %5.1f%%  test "
-						"%5.1f%%  "
-						"%.0f samples/s  shares %s  slowest r%d (%s)  "
-						"allreduce wait ms %s\n",
-						epoch + 1, c->epochs, ep_loss / ep_rows,
-						100.0 * ep_hits / ep_rows,
-						100.0 * (double)tc / (double)t->test.n,
-						rows_done / (el / 1e3), sh, slowest_ep,
-						t->hosts[slowest_ep], wl);
-				fflush(t->out);
-				res->test_correct = tc;
-				res->test_rows = t->test.n;
-				res->test_acc = (double)tc / (double)t->test.n;
-				res->last_loss = ep_loss / ep_rows;
-			}
-			ep_loss = ep_hits = ep_rows = 0;
-			memset(ep_wait, 0, sizeof(ep_wait));
-			memset(ep_comp, 0, sizeof(ep_comp));
-		}
-		if (stop)
-			break;
-	}
-	double el = tr_now_ms() - t_start;
-	res->steps = steps_done;
-	res->skipped = t->sc.skipped;
-	res->samples_per_s = el > 0 ? rows_done / (el / 1e3) : 0;
-	res->exposed_ms = steps_done ? exposed_sum / (double)steps_done : 0;
-	res->final_scale = t->sc.scale;
-	prof_print(t, &prof);
-	rc = 0;
-out:
+static void loop_close(tr_t *t, struct loop *lp)
+{
 	for (int i = 0; i < 2; i++) {
-		gk_host_free(t->b, xs[i]);
-		gk_host_free(t->b, ys[i]);
+		gk_host_free(t->b, lp->xs[i]);
+		gk_host_free(t->b, lp->ys[i]);
 	}
-	gk_graph_destroy(t->b, &graph);
+	gk_graph_destroy(t->b, &lp->graph);
 	gt_optover_destroy(&t->ov);
 	gk_host_free(t->b, t->hflag);
 	gk_dev_free(t->b, t->dflag);
@@ -725,14 +511,405 @@ out:
 		t->amp = NULL, t->hamp = NULL;
 	}
 	t->hflag = NULL, t->dflag = NULL;
-	free(perm), free(loss), free(pred), free(win);
+	free(lp->perm), free(lp->loss), free(lp->pred), free(lp->win);
+}
+
+/* Step s's rows: the epoch's order, this rank's share of the split, gathered now or taken
+ * from what the last step gathered. */
+static void step_rows(tr_t *t, struct loop *lp, struct step *sp, long s)
+{
+	const int B = t->c->global_batch;
+	sp->s = s;
+	sp->epoch = s / lp->spe, sp->pos = s % lp->spe;
+	if (sp->epoch != lp->cur_epoch) {
+		gt_data_order(t->train.n, t->c->seed, (uint64_t)sp->epoch, lp->perm);
+		lp->cur_epoch = sp->epoch;
+	}
+	gt_shares_split(B, t->size, lp->w, lp->count);
+	sp->first = 0;
+	for (int r = 0; r < t->rank; r++)
+		sp->first += lp->count[r];
+	sp->rows = (size_t)lp->count[t->rank];
+	if (lp->pre_s == s && lp->pre_first == sp->first && lp->pre_rows == sp->rows) {
+		lp->cur ^= 1; /* gathered during the last step, with the same split */
+		sp->x = lp->xs[lp->cur], sp->y = lp->ys[lp->cur];
+	} else {
+		sp->x = lp->xs[lp->cur], sp->y = lp->ys[lp->cur];
+		gt_data_gather(&t->train, lp->perm + (size_t)sp->pos * B + sp->first, sp->rows,
+			       t->input_scale, sp->x, sp->y);
+	}
+	lp->pre_s = -1;
+}
+
+/* The next step's rows into the other buffer, in this epoch's order and with this step's
+ * split (used only if the split is still the same then). */
+static void step_prefetch(tr_t *t, struct loop *lp, const struct step *sp)
+{
+	const int B = t->c->global_batch;
+	if (sp->pos + 1 < lp->spe && sp->s + 1 < lp->total) {
+		gt_data_gather(&t->train, lp->perm + (size_t)(sp->pos + 1) * B + sp->first,
+			       sp->rows, t->input_scale, lp->xs[lp->cur ^ 1], lp->ys[lp->cur ^ 1]);
+		lp->pre_s = sp->s + 1, lp->pre_first = sp->first, lp->pre_rows = sp->rows;
+	}
+}
+
+static void say_overflow(tr_t *t, const struct step *sp)
+{
+	fprintf(t->out,
+		"gtrain: step %ld: gradient overflow (Inf/NaN) at loss scale %g: step skipped, "
+		"scale now %g\n",
+		sp->s + 1, sp->used_scale, t->sc.scale);
+}
+
+/* One rank, fixed shapes: the step after its rows' copy is one graph. */
+static int step_graphed(tr_t *t, struct loop *lp, struct step *sp, long start)
+{
+	if (graph_step(t, &lp->graph, sp->x, sp->y, sp->rows, sp->scale, sp->s > start) < 0)
+		return -1;
+	step_prefetch(t, lp, sp);
+	if (gt_mlp_outputs_read(t->m, lp->loss, lp->pred, t->err) < 0)
+		return -1;
+	sp->t1 = tr_now_ms();
+	if (amp_mirror(t) && !t->c->quiet)
+		say_overflow(t, sp);
+	return 0;
+}
+
+/* The step pass by pass: forward, backward (the allreduce of each bucket as it is ready),
+ * the next rows, the outputs, the summed gradient checked and the optimizer's step. */
+static int step_eager(tr_t *t, struct loop *lp, struct step *sp)
+{
+	const gt_conf_t *c = t->c;
+	prof_mark(t, &lp->prof, -1);
+	/* x and y are pinned, and not written again before this step's wait */
+	if (gt_mlp_forward_pinned(t->m, sp->x, sp->y, sp->rows, t->err) < 0)
+		return -1;
+	prof_mark(t, &lp->prof, PH_FWD);
+	if (t->rank == c->throttle_rank && c->throttle_ms_per_row > 0) {
+		double extra = c->throttle_ms_per_row * (double)sp->rows;
+		struct timespec ts = {(time_t)(extra / 1e3), (long)(fmod(extra, 1e3) * 1e6)};
+		nanosleep(&ts, NULL);
+	}
+	/* the loss and predictions read back after backward is queued (it leaves the logits
+	 * alone): on a card the one wait then covers both passes, no drain in between */
+	if (gt_mlp_backward(t->m, sp->scale, tr_grad_ready, t, t->err) < 0)
+		return -1;
+	prof_mark(t, &lp->prof, PH_BWD);
+	/* while the card runs both passes: the next step's rows */
+	step_prefetch(t, lp, sp);
+	prof_mark(t, &lp->prof, PH_GATHER);
+	/* one rank has nothing to sum: its gradient is final once backward has run, so the
+	 * Inf/NaN check is queued now and read by the outputs' one wait. Several ranks
+	 * check the sum, after the allreduce (a second, short wait). */
+	const int check_early = t->size < 2;
+	if (check_early && (t->amp ? amp_queue_step(t) : queue_check(t)) < 0)
+		return -1;
+	if (gt_mlp_outputs(t->m, lp->loss, lp->pred, t->err) < 0)
+		return -1;
+	sp->t1 = tr_now_ms();
+	if (tr_finish_allreduce(t, &sp->wait_ms) < 0)
+		return -1;
+	if (!check_early &&
+	    ((t->amp ? amp_queue_step(t) : queue_check(t)) < 0 || gt_mlp_sync(t->m, t->err) < 0))
+		return -1;
+	prof_mark(t, &lp->prof, PH_READ);
+	if (t->amp) {
+		if (amp_mirror(t) && t->rank == 0 && !c->quiet)
+			say_overflow(t, sp);
+	} else if (gt_scaler_update(&t->sc, *t->hflag != 0)) {
+		if (gt_optim_step(t->o, gt_mlp_params_dev(t->m), gt_mlp_grad_dtype(t->m),
+				  gt_mlp_grads_dev(t->m), (float)(1.0 / sp->used_scale),
+				  t->err) < 0 ||
+		    gt_mlp_weights_changed(t->m, t->err) < 0)
+			return -1;
+	} else if (t->rank == 0 && !c->quiet) {
+		say_overflow(t, sp);
+	}
+	prof_mark(t, &lp->prof, PH_OPT);
+	return 0;
+}
+
+/* Every rank's compute time, wait, rows, loss and hits of the step, shared (an allgather) and
+ * added to the window and the epoch; rank 0's diagnostic line every diag_every steps. */
+static int step_account(tr_t *t, struct loop *lp, const struct step *sp)
+{
+	const gt_conf_t *c = t->c;
+	const int n = t->size;
+	double st[ST_N], all[GT_MAX_RANKS * ST_N];
+	double lsum = 0, hits = 0;
+	for (size_t r = 0; r < sp->rows; r++) {
+		lsum += lp->loss[r];
+		hits += lp->pred[r] == sp->y[r];
+	}
+	st[ST_COMPUTE] = sp->t1 - sp->t0;
+	st[ST_WAIT] = sp->wait_ms;
+	st[ST_ROWS] = (double)sp->rows;
+	st[ST_LOSS] = lsum;
+	st[ST_HITS] = hits;
+	if (n > 1) {
+		if (gc_allgather(t->comm, st, all, ST_N, GC_F64) < 0)
+			return tr_fail_comm(t, "allgather");
+	} else {
+		memcpy(all, st, sizeof(st));
+	}
+	double slowest = 0;
+	int slow_r = 0;
+	for (int r = 0; r < n; r++) {
+		const double *a = all + r * ST_N;
+		lp->win[(size_t)lp->win_n * n + r] =
+		    a[ST_ROWS] > 0 ? a[ST_COMPUTE] / a[ST_ROWS] : 0;
+		lp->ep_comp[r] += a[ST_COMPUTE];
+		lp->ep_wait[r] += a[ST_WAIT];
+		lp->ep_loss += a[ST_LOSS];
+		lp->ep_hits += a[ST_HITS];
+		lp->ep_rows += a[ST_ROWS];
+		if (a[ST_COMPUTE] > slowest)
+			slowest = a[ST_COMPUTE], slow_r = r;
+	}
+	/* the wait of the rank that computed longest is the communication backward did
+	 * not hide; the others' waits also hold the time they waited for that rank */
+	lp->exposed_sum += all[slow_r * ST_N + ST_WAIT];
+	lp->steps_done++;
+	lp->rows_done += c->global_batch;
+	if (t->rank == 0 && c->diag_every > 0 && (sp->s + 1) % c->diag_every == 0) {
+		char sh[512], wl[1024];
+		size_t o = 0;
+		shares_line(t, lp->count, sh, sizeof(sh));
+		for (int r = 0; r < n && o + 24 < sizeof(wl); r++)
+			o += (size_t)snprintf(wl + o, sizeof(wl) - o, " r%d %.2f", r,
+					      all[r * ST_N + ST_WAIT]);
+		fprintf(t->out,
+			"step %ld: slowest rank %d (%s) %.2f ms compute; allreduce wait ms:%s; "
+			"shares %s\n",
+			sp->s + 1, slow_r, t->hosts[slow_r], slowest, wl, sh);
+	}
+	return 0;
+}
+
+/* At the end of a window: name a slow rank, re-balance the shares (rebalance_every). */
+static void window_end(tr_t *t, struct loop *lp)
+{
+	const gt_conf_t *c = t->c;
+	const int n = t->size, B = c->global_batch;
+	double med[GT_MAX_RANKS], ones[GT_MAX_RANKS];
+	if (++lp->win_n == lp->window && n > 1) {
+		double ratio = 0, col[1024];
+		for (int r = 0; r < n; r++) {
+			for (int k = 0; k < lp->win_n && k < 1024; k++)
+				col[k] = lp->win[(size_t)k * n + r];
+			med[r] = median(col, lp->win_n < 1024 ? lp->win_n : 1024);
+			ones[r] = 1;
+		}
+		int slow = gt_shares_slow_rank(n, ones, med, c->slow_factor, &ratio);
+		/* a rank is named only when it costs a step at least a millisecond at an
+		 * equal share: below that the ratio is the noise of a busy machine */
+		if (slow >= 0 && med[slow] * B / n < 1.0)
+			slow = -1;
+		if (slow >= 0 && t->rank == 0 && lp->slow_named != (long)slow && !c->quiet)
+			fprintf(t->out,
+				"gtrain: rank %d on %s is slow: %.3f ms a row, %.1fx the "
+				"others' median%s\n",
+				slow, t->hosts[slow], med[slow], ratio,
+				c->rebalance_every > 0 ? " (its share shrinks)" : "");
+		lp->slow_named = slow >= 0 ? slow : lp->slow_named;
+		if (c->rebalance_every > 0)
+			gt_shares_rebalance(n, lp->w, ones, med);
+	}
+	if (lp->win_n == lp->window)
+		lp->win_n = 0;
+}
+
+/* At the end of an epoch (or of the run): rank 0 evaluates on the test rows and prints the
+ * epoch's line; the epoch's sums start again. */
+static int epoch_end(tr_t *t, struct loop *lp, const struct step *sp, gt_result_t *res)
+{
+	const gt_conf_t *c = t->c;
+	const int n = t->size;
+	size_t tc = 0;
+	if (t->rank == 0) {
+		double e0 = tr_now_ms();
+		if (evaluate(t, &t->test, &tc) < 0)
+			return -1;
+		lp->prof.eval += tr_now_ms() - e0;
+		lp->prof.evals++;
+		double el = tr_now_ms() - lp->t_start;
+		char sh[512], wl[1024];
+		size_t o = 0;
+		shares_line(t, lp->count, sh, sizeof(sh));
+		int slowest_ep = 0;
+		for (int r = 0; r < n; r++) {
+			if (lp->ep_comp[r] > lp->ep_comp[slowest_ep])
+				slowest_ep = r;
+			if (o + 24 < sizeof(wl))
+				o +=
+				    (size_t)snprintf(wl + o, sizeof(wl) - o, "%s%.2f", r ? "/" : "",
+						     lp->ep_wait[r] / (double)(sp->pos + 1));
+		}
+		if (!c->quiet)
+			fprintf(t->out,
+				"epoch %3ld/%d  loss %.4f  train %5.1f%%  test "
+				"%5.1f%%  "
+				"%.0f samples/s  shares %s  slowest r%d (%s)  "
+				"allreduce wait ms %s\n",
+				sp->epoch + 1, c->epochs, lp->ep_loss / lp->ep_rows,
+				100.0 * lp->ep_hits / lp->ep_rows,
+				100.0 * (double)tc / (double)t->test.n, lp->rows_done / (el / 1e3),
+				sh, slowest_ep, t->hosts[slowest_ep], wl);
+		fflush(t->out);
+		res->test_correct = tc;
+		res->test_rows = t->test.n;
+		res->test_acc = (double)tc / (double)t->test.n;
+		res->last_loss = lp->ep_loss / lp->ep_rows;
+	}
+	lp->ep_loss = lp->ep_hits = lp->ep_rows = 0;
+	memset(lp->ep_wait, 0, sizeof(lp->ep_wait));
+	memset(lp->ep_comp, 0, sizeof(lp->ep_comp));
+	return 0;
+}
+
+/* One step: its rows, the step itself (one graph or pass by pass), its account, the window,
+ * a checkpoint, the epoch's end. *stop is set after the last step stop_after asks for. */
+static int loop_step(tr_t *t, struct loop *lp, long start, long s, gt_result_t *res, int *stop)
+{
+	const gt_conf_t *c = t->c;
+	struct step sp;
+	memset(&sp, 0, sizeof(sp));
+	step_rows(t, lp, &sp, s);
+	sp.t0 = tr_now_ms();
+	/* with the scaler on the card, backward multiplies by its scale there */
+	sp.scale = (float)((t->amp ? 1.0 : t->sc.scale) / c->global_batch);
+	sp.used_scale = t->sc.scale;
+	if ((lp->graphable ? step_graphed(t, lp, &sp, start) : step_eager(t, lp, &sp)) < 0 ||
+	    step_account(t, lp, &sp) < 0)
+		return -1;
+	window_end(t, lp);
+	if (c->ckpt && c->ckpt_every > 0 && (s + 1) % c->ckpt_every == 0 && t->rank == 0 &&
+	    tr_save_ckpt(t, s + 1) < 0)
+		return -1;
+	*stop = c->stop_after > 0 && s + 1 >= c->stop_after;
+	prof_mark(t, &lp->prof, PH_REST);
+	if (t->prof && ++lp->prof.steps == 1)
+		lp->prof.first_step = lp->prof.last - sp.t0;
+	if (sp.pos == lp->spe - 1 || s + 1 == lp->total || *stop)
+		return epoch_end(t, lp, &sp, res);
+	return 0;
+}
+
+static int train_loop(tr_t *t, long start, gt_result_t *res)
+{
+	struct loop lp;
+	int rc = -1, stop = 0;
+	if (loop_open(t, &lp, res) < 0)
+		goto out;
+	for (long s = start; s < lp.total && !stop; s++)
+		if (loop_step(t, &lp, start, s, res, &stop) < 0)
+			goto out;
+	double el = tr_now_ms() - lp.t_start;
+	res->steps = lp.steps_done;
+	res->skipped = t->sc.skipped;
+	res->samples_per_s = el > 0 ? lp.rows_done / (el / 1e3) : 0;
+	res->exposed_ms = lp.steps_done ? lp.exposed_sum / (double)lp.steps_done : 0;
+	res->final_scale = t->sc.scale;
+	prof_print(t, &lp.prof);
+	rc = 0;
+out:
+	loop_close(t, &lp);
 	return rc;
+}
+
+/* The data, the backend, the model and its optimizer, the ranks' agreement on overlap, the
+ * start-up done before the clock runs; -1 with t->err set. */
+static int train_open(tr_t *t)
+{
+	const gt_conf_t *c = t->c;
+	gk_error_t ge;
+	if (load_data(t) < 0)
+		return -1;
+	if (t->train.n < (size_t)c->global_batch) {
+		errno = EINVAL;
+		return gp_errprintf(t->err, "%zu training rows, fewer than the global batch %d",
+				    t->train.n, c->global_batch);
+	}
+	if (!(t->b = gk_backend_open(c->backend, &ge)))
+		return gp_errprintf(t->err, "backend '%s': %s", c->backend, ge.text);
+	if (!(t->m = gt_mlp_create_ex(t->b, c->sizes, c->nsizes, (size_t)c->global_batch,
+				      c->compute, c->math, t->err)) ||
+	    !(t->o = gt_optim_create(t->b, &c->opt, gt_mlp_nparams(t->m), t->err)) ||
+	    gt_mlp_init(t->m, c->seed, t->err) < 0)
+		return -1;
+	/* Gradient buckets during backward (overlap) or one allreduce after it: every rank must
+	 * make the same calls, so the ranks agree, overlapping only when each wants to (auto: a
+	 * card rank does, a cpu rank does not; a job of card and cpu ranks does not overlap) */
+	int32_t want = c->overlap >= 0 ? c->overlap : strcmp(gk_backend_name(t->b), "cpu") != 0;
+	if (t->size > 1 && gc_allreduce(t->comm, GC_IN_PLACE, &want, 1, GC_I32, GC_MIN) < 0)
+		return tr_fail_comm(t, "agreeing on overlap");
+	t->overlap = want;
+	t->prof = getenv("GTRAIN_PROFILE") && *getenv("GTRAIN_PROFILE");
+	/* start-up before the clock: a card's BLAS library is loaded and its handle made here
+	 * (gk_device_info loads it), not in the first step, and the test set is uploaded */
+	gk_device_info_t di;
+	if (gk_device_info(t->b, &di) < 0)
+		return gp_errprintf(t->err, "backend '%s': %s", c->backend, gk_backend_error(t->b));
+	upload_test(t);
+	/* a dynamic scale for f16 only: bf16 has f32's range (PyTorch's GradScaler likewise) */
+	gt_scaler_init(&t->sc, c->loss_scale, c->scale_window, c->compute == GK_F16);
+	host_names(t);
+	return 0;
+}
+
+/* The run's last line: steps, accuracy, speed, and how much of the allreduce was hidden. */
+static void say_done(tr_t *t, const gt_result_t *res, double blk)
+{
+	fprintf(t->out,
+		"gtrain: done: %ld steps (%ld skipped), test accuracy %.2f%% (%zu/%zu), "
+		"%.0f samples/s on %d rank%s",
+		res->steps, res->skipped, 100.0 * res->test_acc, res->test_correct, res->test_rows,
+		res->samples_per_s, t->size, t->size > 1 ? "s" : "");
+	if (t->size > 1 && t->overlap)
+		fprintf(t->out,
+			"; allreduce %.2f ms a step exposed, %.2f ms blocking "
+			"(overlapped): %.0f%% hidden behind backward",
+			res->exposed_ms, blk,
+			blk > 0 ? 100.0 * fmax(0, 1 - res->exposed_ms / blk) : 0.0);
+	else if (t->size > 1)
+		fprintf(t->out,
+			"; allreduce %.2f ms a step after backward (not overlapped), "
+			"%.2f ms blocking at start",
+			res->exposed_ms, blk);
+	fputc('\n', t->out);
+}
+
+/* The trained model into c->model (said with its host and size), then c->model_cmd. */
+static int write_model(tr_t *t, long steps)
+{
+	const gt_conf_t *c = t->c;
+	gm_model_t *md = gm_model_create(c->sizes, c->nsizes, t->input_scale, t->err);
+	if (!md || gt_mlp_get_params(t->m, gm_model_params(md), t->err) < 0 ||
+	    gm_model_set_dtype(md, (gm_dtype_t)c->model_dtype, t->err) < 0 ||
+	    gm_model_write(c->model, md, t->err) < 0) {
+		gm_model_destroy(&md);
+		return -1;
+	}
+	gm_model_destroy(&md);
+	struct stat sb;
+	char cwd[4096];
+	const char *shown = c->model;
+	char full[8192];
+	if (c->model[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+		snprintf(full, sizeof(full), "%s/%s", cwd, c->model);
+		shown = full;
+	}
+	if (!c->quiet)
+		fprintf(t->out, "gtrain: model written to %s:%s (%lld bytes)\n", t->hosts[0], shown,
+			stat(c->model, &sb) == 0 ? (long long)sb.st_size : -1LL);
+	if (c->model_cmd && tr_run_hook(c->model_cmd, "GTRAIN_MODEL", c->model, steps) < 0)
+		fprintf(stderr, "gtrain: model command failed\n");
+	return 0;
 }
 
 int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *err)
 {
 	tr_t t;
-	gk_error_t ge;
 	long start = 0;
 	int rc = -1;
 
@@ -754,45 +931,7 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 				    c->global_batch, t.size);
 	}
 	set_blas_threads(c->blas_threads);
-	if (load_data(&t) < 0)
-		goto out;
-	if (t.train.n < (size_t)c->global_batch) {
-		errno = EINVAL;
-		gp_errprintf(err, "%zu training rows, fewer than the global batch %d", t.train.n,
-			     c->global_batch);
-		goto out;
-	}
-	if (!(t.b = gk_backend_open(c->backend, &ge))) {
-		gp_errprintf(err, "backend '%s': %s", c->backend, ge.text);
-		goto out;
-	}
-	if (!(t.m = gt_mlp_create_ex(t.b, c->sizes, c->nsizes, (size_t)c->global_batch, c->compute,
-				     c->math, err)) ||
-	    !(t.o = gt_optim_create(t.b, &c->opt, gt_mlp_nparams(t.m), err)) ||
-	    gt_mlp_init(t.m, c->seed, err) < 0)
-		goto out;
-	/* Gradient buckets during backward (overlap) or one allreduce after it: every rank must
-	 * make the same calls, so the ranks agree, overlapping only when each wants to (auto: a
-	 * card rank does, a cpu rank does not; a job of card and cpu ranks does not overlap) */
-	int32_t want = c->overlap >= 0 ? c->overlap : strcmp(gk_backend_name(t.b), "cpu") != 0;
-	if (t.size > 1 && gc_allreduce(t.comm, GC_IN_PLACE, &want, 1, GC_I32, GC_MIN) < 0) {
-		tr_fail_comm(&t, "agreeing on overlap");
-		goto out;
-	}
-	t.overlap = want;
-	t.prof = getenv("GTRAIN_PROFILE") && *getenv("GTRAIN_PROFILE");
-	/* start-up before the clock: a card's BLAS library is loaded and its handle made here
-	 * (gk_device_info loads it), not in the first step, and the test set is uploaded */
-	gk_device_info_t di;
-	if (gk_device_info(t.b, &di) < 0) {
-		gp_errprintf(err, "backend '%s': %s", c->backend, gk_backend_error(t.b));
-		goto out;
-	}
-	upload_test(&t);
-	/* a dynamic scale for f16 only: bf16 has f32's range (PyTorch's GradScaler likewise) */
-	gt_scaler_init(&t.sc, c->loss_scale, c->scale_window, c->compute == GK_F16);
-	host_names(&t);
-	if (tr_resume(&t, &start) < 0 || amp_start(&t) < 0)
+	if (train_open(&t) < 0 || tr_resume(&t, &start) < 0 || amp_start(&t) < 0)
 		goto out;
 	double blk = tr_blocking_cost(&t);
 	if (blk < 0) {
@@ -803,57 +942,15 @@ int gt_train(const gt_conf_t *c, gc_comm_t *comm, gt_result_t *res, gp_error_t *
 		goto out;
 	res->blocking_ms = blk;
 	if (t.rank == 0) {
-		if (!c->quiet) {
-			fprintf(t.out,
-				"gtrain: done: %ld steps (%ld skipped), test accuracy %.2f%% "
-				"(%zu/%zu), "
-				"%.0f samples/s on %d rank%s",
-				res->steps, res->skipped, 100.0 * res->test_acc, res->test_correct,
-				res->test_rows, res->samples_per_s, t.size, t.size > 1 ? "s" : "");
-			if (t.size > 1 && t.overlap)
-				fprintf(t.out,
-					"; allreduce %.2f ms a step exposed, %.2f ms blocking "
-					"(overlapped): %.0f%% hidden behind backward",
-					res->exposed_ms, blk,
-					blk > 0 ? 100.0 * fmax(0, 1 - res->exposed_ms / blk) : 0.0);
-			else if (t.size > 1)
-				fprintf(
-				    t.out,
-				    "; allreduce %.2f ms a step after backward (not overlapped), "
-				    "%.2f ms blocking at start",
-				    res->exposed_ms, blk);
-			fputc('\n', t.out);
-		}
+		if (!c->quiet)
+			say_done(&t, res, blk);
 		/* the end's checkpoint, unless the periodic one has just written this step */
 		if (c->ckpt && (c->stop_after <= 0 || res->steps + start < c->stop_after) &&
 		    (c->ckpt_every <= 0 || (start + res->steps) % c->ckpt_every != 0) &&
 		    tr_save_ckpt(&t, start + res->steps) < 0)
 			goto out;
-		if (c->model) {
-			gm_model_t *md = gm_model_create(c->sizes, c->nsizes, t.input_scale, err);
-			if (!md || gt_mlp_get_params(t.m, gm_model_params(md), err) < 0 ||
-			    gm_model_set_dtype(md, (gm_dtype_t)c->model_dtype, err) < 0 ||
-			    gm_model_write(c->model, md, err) < 0) {
-				gm_model_destroy(&md);
-				goto out;
-			}
-			gm_model_destroy(&md);
-			struct stat sb;
-			char cwd[4096];
-			const char *shown = c->model;
-			char full[8192];
-			if (c->model[0] != '/' && getcwd(cwd, sizeof(cwd))) {
-				snprintf(full, sizeof(full), "%s/%s", cwd, c->model);
-				shown = full;
-			}
-			if (!c->quiet)
-				fprintf(t.out, "gtrain: model written to %s:%s (%lld bytes)\n",
-					t.hosts[0], shown,
-					stat(c->model, &sb) == 0 ? (long long)sb.st_size : -1LL);
-			if (c->model_cmd && tr_run_hook(c->model_cmd, "GTRAIN_MODEL", c->model,
-							start + res->steps) < 0)
-				fprintf(stderr, "gtrain: model command failed\n");
-		}
+		if (c->model && write_model(&t, start + res->steps) < 0)
+			goto out;
 		fflush(t.out);
 	}
 	rc = 0;

@@ -183,6 +183,34 @@ static void line_strv(FILE *f, const char *key, char **v, size_t n, const char *
 		fprintf(f, "%s%s", i ? sep : "", v[i]);
 }
 
+/* The long view's service lines: a service's replicas, or the service a replica is of. */
+static void long_service(const Gpool__JobInfo *j, const Gpool__JobSpec *s, FILE *f)
+{
+	if (s->service && !j->service_of) {
+		fprintf(f, "   Service=yes Replicas=%u HealthPath=%s Port=%u\n", j->replicas_wanted,
+			nz(s->health_path, "(null)"), s->service_port);
+		for (size_t i = 0; i < j->n_replicas; i++) {
+			const Gpool__ReplicaInfo *r = j->replicas[i];
+			fprintf(f,
+				"   Replica=%u JobId=%" PRIu64
+				" State=%s Node=%s Addr=%s:%u Ready=%s "
+				"Restarts=%u CrashLoop=%s Draining=%s Health=%s Requests=%" PRIu64
+				" Gateways=%u Reason=%s\n",
+				r->index, r->job_id,
+				r->crash_loop ? "CRASH_LOOP" : gp_job_state_name(r->state),
+				nz(r->node, "(none)"), nz(r->addr, "-"), r->port,
+				r->ready ? "yes" : "no", r->restarts, r->crash_loop ? "yes" : "no",
+				r->draining ? "yes" : "no", health_name(r->health), r->requests,
+				r->gateways, nz(r->reason, "None"));
+			if (r->ranks_wanted > 1) /* a gang: rank 0 is the node above */
+				fprintf(f, "     Ranks=%u/%u\n", r->ranks, r->ranks_wanted);
+		}
+	} else if (s->service) {
+		fprintf(f, "   ServiceOf=%" PRIu64 " ReplicaIndex=%u Port=%u\n", j->service_of,
+			j->replica_index, s->service_port);
+	}
+}
+
 int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 {
 	static const Gpool__JobSpec empty = GPOOL__JOB_SPEC__INIT;
@@ -249,29 +277,7 @@ int gp_jobview_long(const Gpool__JobInfo *j, double now, FILE *f)
 				fputs("\n", f);
 		}
 	}
-	if (s->service && !j->service_of) {
-		fprintf(f, "   Service=yes Replicas=%u HealthPath=%s Port=%u\n", j->replicas_wanted,
-			nz(s->health_path, "(null)"), s->service_port);
-		for (size_t i = 0; i < j->n_replicas; i++) {
-			const Gpool__ReplicaInfo *r = j->replicas[i];
-			fprintf(f,
-				"   Replica=%u JobId=%" PRIu64
-				" State=%s Node=%s Addr=%s:%u Ready=%s "
-				"Restarts=%u CrashLoop=%s Draining=%s Health=%s Requests=%" PRIu64
-				" Gateways=%u Reason=%s\n",
-				r->index, r->job_id,
-				r->crash_loop ? "CRASH_LOOP" : gp_job_state_name(r->state),
-				nz(r->node, "(none)"), nz(r->addr, "-"), r->port,
-				r->ready ? "yes" : "no", r->restarts, r->crash_loop ? "yes" : "no",
-				r->draining ? "yes" : "no", health_name(r->health), r->requests,
-				r->gateways, nz(r->reason, "None"));
-			if (r->ranks_wanted > 1) /* a gang: rank 0 is the node above */
-				fprintf(f, "     Ranks=%u/%u\n", r->ranks, r->ranks_wanted);
-		}
-	} else if (s->service) {
-		fprintf(f, "   ServiceOf=%" PRIu64 " ReplicaIndex=%u Port=%u\n", j->service_of,
-			j->replica_index, s->service_port);
-	}
+	long_service(j, s, f);
 	fprintf(f, "   NodeList=%s", nz(j->nodelist, "(null)"));
 	fputs(" ", f);
 	line_strv(f, "ReqNodeList", s->nodelist, s->n_nodelist, ",");

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/client.h"
+#include "common/sched_client.h"
 #include "common/config.h"
 #include "common/parse.h"
 #include "common/util.h"

@@ -1,4 +1,4 @@
-/* A command's way through a list of schedulers (cli/lib/session.c over common/client.c),
+/* A command's way through a list of schedulers (cli/lib/session.c over common/sched_client.c),
  * against real peers: two stand-in schedulers (fakesched.c: a ROUTER socket that opens and
  * seals real envelopes with this process's MUNGE credential), one a standby answering
  * ERROR_NOT_LEADER, one the leader, and an address where nobody listens. The command skips the
@@ -18,7 +18,7 @@
 #include "cli/lib/session.h"
 #include "cli/test/fakesched.h"
 #include "common/chunk.h"
-#include "common/client.h"
+#include "common/sched_client.h"
 #include "common/config.h"
 #include "common/util.h"
 #include "common/xfer.h"

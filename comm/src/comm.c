@@ -142,28 +142,36 @@ static int layout(gc_comm_t *c, char **hosts)
 	return 0;
 }
 
+/* The rendezvous rdv_spec names (tcp://ADDR:PORT or gpool): *ro, and *spec its address. */
+static int rdv_pick(gc_comm_t *c, const char *rdv_spec, const gc_rdv_ops_t **ro, const char **spec)
+{
+	if (!strncmp(rdv_spec, "tcp://", 6)) {
+		*ro = &gc_rdv_tcp;
+		*spec = rdv_spec + 6;
+		return 0;
+	}
+	if (!strcmp(rdv_spec, "gpool")) {
+#ifdef GCOMM_HAVE_GPOOL_RDV
+		*ro = &gc_rdv_gpool;
+		*spec = NULL;
+		return 0;
+#else
+		return gc_fail(c, ENOTSUP,
+			       "rendezvous 'gpool' is not built into this libgcomm "
+			       "(built without gpool's control path): use tcp://ADDR:PORT");
+#endif
+	}
+	return gc_fail(c, EINVAL, "unknown rendezvous '%s' (tcp://ADDR:PORT or gpool)", rdv_spec);
+}
+
 /* Swap addresses through the rendezvous and connect the transport. */
 static int wire_up(gc_comm_t *c, const gc_params_t *p, const char *rdv_spec, const char *token)
 {
 	int any_gpu = 0;
 	const gc_rdv_ops_t *ro = NULL;
 	const char *spec = rdv_spec;
-	if (!strncmp(rdv_spec, "tcp://", 6)) {
-		ro = &gc_rdv_tcp;
-		spec = rdv_spec + 6;
-	} else if (!strcmp(rdv_spec, "gpool")) {
-#ifdef GCOMM_HAVE_GPOOL_RDV
-		ro = &gc_rdv_gpool;
-		spec = NULL;
-#else
-		return gc_fail(c, ENOTSUP,
-			       "rendezvous 'gpool' is not built into this libgcomm "
-			       "(built without gpool's control path): use tcp://ADDR:PORT");
-#endif
-	} else {
-		return gc_fail(c, EINVAL, "unknown rendezvous '%s' (tcp://ADDR:PORT or gpool)",
-			       rdv_spec);
-	}
+	if (rdv_pick(c, rdv_spec, &ro, &spec) < 0)
+		return -1;
 	gc_error_t e = {""};
 	gc_rdv_t *r = ro->open(spec, c->rank, c->size, token, c->timeout_ms, &e);
 	if (!r)

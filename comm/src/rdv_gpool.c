@@ -28,7 +28,7 @@
 
 #include "comm/src/rdv_impl.h"
 
-#include "common/client.h"
+#include "common/sched_client.h"
 #include "common/config.h"
 #include "common/rdv_msg.h"
 #include "common/schedlist.h"

@@ -1,7 +1,7 @@
 /* test_pool: ggated's replica set as the scheduler's answers change it (snap.c, pool.c): the
  * set is kept through a gschedd restart, whose first answers list every replica as running
  * with its port and node not known yet, and a replica goes only when the scheduler says that
- * it ended. Active health checks (pool.c on http/client.c) go to a real server on loopback
+ * it ended. Active health checks (pool.c on http/client_conn.c) go to a real server on loopback
  * (http/server.c): admitted, kept on one connection, ejected by a 503, re-admitted, failed once
  * the replica is gone. */
 #include <setjmp.h>
@@ -397,7 +397,7 @@ static void name_belongs_to_one_owner(void **state)
 	ctx_free(c);
 }
 
-/* ---- active health checks over loopback (http/client.c against http/server.c) ---- */
+/* ---- active health checks over loopback (http/client_conn.c against http/server.c) ---- */
 
 static int hc_status = 200; /* what the replica answers its health path */
 static int hc_heads;

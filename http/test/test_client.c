@@ -1,4 +1,4 @@
-/* test_client: http/client.c against a real server socket on loopback, written to by the test
+/* test_client: http/client_conn.c against a real server socket on loopback, written to by the test
  * itself (so that it can answer wrongly): two requests on one kept-alive connection (the server
  * accepts once) and the server's close of the idle connection noticed; a chunked answer after
  * an interim 103, to the body callback and re-framed into the owner's buffer; an answer whose
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "http/client.h"
+#include "http/client_conn.h"
 
 static struct event_base *base;
 static int lfd = -1; /* the server's listening socket */

@@ -1,4 +1,4 @@
-/* fuzz_httpclient: the HTTP client connection (http/client.c, with msg.c) reading any bytes
+/* fuzz_httpclient: the HTTP client connection (http/client_conn.c, with msg.c) reading any bytes
  * as a server's answers, from the other end of a socketpair, in pieces whose size the second
  * byte picks, the server's side then shut. The first byte picks the request (GET or HEAD),
  * where the body goes (the body callback, the owner's buffer as is or framed chunked again,
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "tests/fuzz/fuzz.h"
-#include "http/client.h"
+#include "http/client_conn.h"
 
 enum { TO_BODY, TO_BUF, TO_BUF_CHUNKED, DROPPED };
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "common/chunk.h"
-#include "common/client.h"
+#include "common/sched_client.h"
 #include "common/config.h"
 #include "proto/gpool.pb-c.h"
 

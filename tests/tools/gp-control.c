@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/client.h"
+#include "common/sched_client.h"
 #include "common/config.h"
 #include "common/wire.h"
 #include "proto/gpool.pb-c.h"

@@ -1,5 +1,5 @@
 /* agent.h: gworkerd's one context. Per-concern state lives in sched_link.c (the connection to
- * gschedd: registration, heartbeats, batching), steps.c (the local socket, the gstepd
+ * gschedd: registration, heartbeats, batching), supervise.c (the local socket, the gstepd
  * processes and the tasks they hold) and power.c (the cards' energy); relay.c reports
  * screening jobs' results; gworkerd.c holds the loop. */
 #ifndef GPOOL_WORKER_AGENT_H
@@ -36,7 +36,7 @@ struct agent {
 	struct sched_link *link;
 	struct steps *steps;
 	struct power *power;
-	struct share *share; /* MPS daemons of shared cards (share.c) */
+	struct share *share; /* MPS daemons of shared cards (card_share.c) */
 	struct owner *owner;
 	gp_ports_t *ports; /* master ports held for jobs whose rank 0 runs here */
 	struct peer *peer;
@@ -95,7 +95,7 @@ int64_t power_tick(struct agent *a, int64_t now);
  * cards with no reading are left out (the scheduler bounds them by their power limit). */
 size_t power_report(struct agent *a, Gpool__CardPower *p, Gpool__CardPower **pp, size_t max);
 
-/* steps.c */
+/* supervise.c */
 struct steps *steps_create(struct agent *a, gp_error_t *err);
 void steps_destroy(struct steps **s);
 void *steps_socket(struct steps *s);
@@ -168,7 +168,7 @@ Gpool__OwnerState *owner_report(struct agent *a, bool fresh);
 /* Is the attempt frozen now? frozen_ms: its time frozen so far (ongoing freeze included). */
 bool owner_step_frozen(struct agent *a, uint64_t job, uint32_t attempt, uint64_t *frozen_ms);
 
-/* share.c: cards shared by small jobs (docs/gpu-share.md): an MPS control daemon per shared
+/* card_share.c: cards shared by small jobs (docs/gpu-share.md): an MPS control daemon per shared
  * NVIDIA card, as the user whose jobs share it, from the first sharing job's launch until the
  * last one's tasks have ended. */
 struct share;

@@ -4,7 +4,7 @@
  * with it (a standby took over, docs/standby.md) before the agent noticed. The scheduler drops
  * what it already has by offset (scheduler/output.c). Bounded: past OUTKEEP_MAX bytes the oldest
  * is given up (said once per registration). The supervisor is acknowledged as before (its exits
- * are durable through the exit files, steps_held.c): this copy is the agent's. */
+ * are durable through the exit files, supervise_held.c): this copy is the agent's. */
 #ifndef GPOOL_WORKER_OUTKEEP_H
 #define GPOOL_WORKER_OUTKEEP_H
 

@@ -115,7 +115,7 @@ static int settings(struct agent *a, struct owner *o, gp_error_t *err)
 		snprintf(o->file, sizeof(o->file), "%s", f);
 	else
 		snprintf(o->file, sizeof(o->file), "%s/%s", a->state_dir, f);
-	/* share.c's: SCRATCH_DIR/mps */
+	/* card_share.c's: SCRATCH_DIR/mps */
 	snprintf(o->mps_root, sizeof(o->mps_root), "%s/mps", gp_config_str(c, "scratch_dir"));
 	o->policy = policy;
 	if ((src & GP_OWNER_LOGIND) && !(o->sources & GP_OWNER_LOGIND))

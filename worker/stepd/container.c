@@ -378,6 +378,46 @@ static char *read_path_env(int entry_fd)
 	return strdup(buf);
 }
 
+/* The image unpacked into a fresh directory of the account's and renamed into place as the
+ * cache's entry c->key (two jobs that unpack the same image at once both succeed, one entry
+ * stays), then made root's: c->entry_fd. The archive is the staged entry e or the pulled
+ * pr->fd (closed here). */
+static int unpack_entry(struct step *s, const char *images, const char *uname,
+			const Gpool__StageEntry *e, struct gp_pull_result *pr,
+			const struct step_ctr_opts *o, gp_error_t *err)
+{
+	struct step_ctr *c = s->ctr;
+	char tmp[64];
+	snprintf(tmp, sizeof(tmp), "tmp.%d.%llu", (int)getpid(),
+		 (unsigned long long)s->launch->job_id);
+	int tfd = open_dir(c->user_fd, tmp, 0700, &s->account);
+	if (tfd < 0)
+		return gp_errprintf(err, "cannot make an unpack directory: %s", strerror(errno));
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/%s/%s", images, uname, tmp);
+	int in = -1;
+	if (fits(s, images, e, pr->fd, o, err) == 0)
+		in = e ? archive_fd(c->images_fd, e, s->cache_dir, images, err) : pr->fd;
+	else if (pr->fd >= 0)
+		close(pr->fd);
+	pr->fd = -1;
+	int rc = in < 0 ? -1 : run_unpack(s, in, tfd, images, err);
+	close(tfd);
+	if (in >= 0)
+		close(in);
+	if (rc == 0 && renameat(c->user_fd, tmp, c->user_fd, c->key) < 0 && errno != EEXIST &&
+	    errno != ENOTEMPTY)
+		rc = gp_errprintf(err, "cannot keep the unpacked image: %s", strerror(errno));
+	gp_rm_rf(dir); /* what failed, or lost the race to the same image */
+	if (rc < 0)
+		return -1;
+	c->entry_fd = openat(c->user_fd, c->key, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* root's now: the account's jobs see it only as their containers' root */
+	if (c->entry_fd >= 0 && (fchown(c->entry_fd, 0, 0) < 0 || fchmod(c->entry_fd, 0700) < 0))
+		return gp_errprintf(err, "cannot take the unpacked image: %s", strerror(errno));
+	return 0;
+}
+
 int step_container_prepare(struct step *s, const char *state_dir, const struct step_ctr_opts *o,
 			   gp_error_t *err)
 {
@@ -401,7 +441,7 @@ int step_container_prepare(struct step *s, const char *state_dir, const struct s
 	struct gp_pull_result pr = {.fd = -1};
 	if (e)
 		image_key(e, c->key);
-	char images[2048], uname[32], tmp[64];
+	char images[2048], uname[32];
 	snprintf(images, sizeof(images), "%s/images", state_dir);
 	snprintf(c->crun_root, sizeof(c->crun_root), "%s/crun", state_dir);
 	snprintf(c->bundles, sizeof(c->bundles), "%s/containers/job%llu.%u", state_dir,
@@ -446,40 +486,8 @@ int step_container_prepare(struct step *s, const char *state_dir, const struct s
 	bool unpacked = false;
 	c->entry_fd = openat(c->user_fd, c->key, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c->entry_fd < 0) {
-		/* a fresh directory of the account's, unpacked into and renamed into place: two
-		 * jobs that unpack the same image at once both succeed, one entry stays */
-		snprintf(tmp, sizeof(tmp), "tmp.%d.%llu", (int)getpid(),
-			 (unsigned long long)s->launch->job_id);
-		int tfd = open_dir(c->user_fd, tmp, 0700, &s->account);
-		if (tfd < 0)
-			return gp_errprintf(err, "cannot make an unpack directory: %s",
-					    strerror(errno));
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof(dir), "%s/%s/%s", images, uname, tmp);
-		int in = -1;
-		if (fits(s, images, e, pr.fd, o, err) == 0)
-			in = e ? archive_fd(c->images_fd, e, s->cache_dir, images, err) : pr.fd;
-		else if (pr.fd >= 0)
-			close(pr.fd);
-		pr.fd = -1;
-		int rc = in < 0 ? -1 : run_unpack(s, in, tfd, images, err);
-		close(tfd);
-		if (in >= 0)
-			close(in);
-		if (rc == 0 && renameat(c->user_fd, tmp, c->user_fd, c->key) < 0 &&
-		    errno != EEXIST && errno != ENOTEMPTY)
-			rc = gp_errprintf(err, "cannot keep the unpacked image: %s",
-					  strerror(errno));
-		gp_rm_rf(dir); /* what failed, or lost the race to the same image */
-		if (rc < 0)
+		if (unpack_entry(s, images, uname, e, &pr, o, err) < 0)
 			return -1;
-		c->entry_fd =
-		    openat(c->user_fd, c->key, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		/* root's now: the account's jobs see it only as their containers' root */
-		if (c->entry_fd >= 0 &&
-		    (fchown(c->entry_fd, 0, 0) < 0 || fchmod(c->entry_fd, 0700) < 0))
-			return gp_errprintf(err, "cannot take the unpacked image: %s",
-					    strerror(errno));
 		unpacked = true;
 	}
 	if (pr.fd >= 0)

@@ -254,6 +254,34 @@ static char *join_u32(const uint32_t *v, size_t n)
 	return (char *)b.data;
 }
 
+/* Every rank's keys (PMIX_PROC_DATA) added to list; *bad counts what failed. */
+static void add_ranks(void *list, const Gpool__Launch *l, const uint16_t *lrank, char **names,
+		      int *bad)
+{
+	uint32_t zero = 0;
+	for (uint32_t r = 0; r < l->size && !*bad; r++) {
+		void *pl = PMIx_Info_list_start();
+		pmix_data_array_t arr;
+		pmix_rank_t rank = r;
+		uint32_t nid = l->rank_nodes[r];
+		add(pl, PMIX_RANK, &rank, PMIX_PROC_RANK, bad);
+		add(pl, PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK, bad);
+		add(pl, PMIX_APP_RANK, &rank, PMIX_PROC_RANK, bad);
+		add(pl, PMIX_APPNUM, &zero, PMIX_UINT32, bad);
+		add(pl, PMIX_LOCAL_RANK, &lrank[r], PMIX_UINT16, bad);
+		add(pl, PMIX_NODE_RANK, &lrank[r], PMIX_UINT16, bad);
+		add(pl, PMIX_NODEID, &nid, PMIX_UINT32, bad);
+		add(pl, PMIX_HOSTNAME, names[nid], PMIX_STRING, bad);
+		if (!*bad && PMIx_Info_list_convert(pl, &arr) == PMIX_SUCCESS) {
+			add(list, PMIX_PROC_DATA, &arr, PMIX_DATA_ARRAY, bad);
+			PMIx_Data_array_destruct(&arr);
+		} else {
+			(*bad)++;
+		}
+		PMIx_Info_list_release(pl);
+	}
+}
+
 /* Register the namespace: the job-level keys, this node's, and every rank's. */
 static int register_nspace(gp_pmixsrv_t *p, const Gpool__Launch *l, const char *node,
 			   gp_error_t *err)
@@ -327,27 +355,7 @@ static int register_nspace(gp_pmixsrv_t *p, const Gpool__Launch *l, const char *
 	add(list, PMIX_NODEID, &me, PMIX_UINT32, &bad);
 	add(list, PMIX_TMPDIR, p->dir, PMIX_STRING, &bad);
 	add(list, PMIX_NSDIR, p->dir, PMIX_STRING, &bad);
-	for (uint32_t r = 0; r < size && !bad; r++) {
-		void *pl = PMIx_Info_list_start();
-		pmix_data_array_t arr;
-		pmix_rank_t rank = r;
-		uint32_t nid = l->rank_nodes[r];
-		add(pl, PMIX_RANK, &rank, PMIX_PROC_RANK, &bad);
-		add(pl, PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK, &bad);
-		add(pl, PMIX_APP_RANK, &rank, PMIX_PROC_RANK, &bad);
-		add(pl, PMIX_APPNUM, &zero, PMIX_UINT32, &bad);
-		add(pl, PMIX_LOCAL_RANK, &lrank[r], PMIX_UINT16, &bad);
-		add(pl, PMIX_NODE_RANK, &lrank[r], PMIX_UINT16, &bad);
-		add(pl, PMIX_NODEID, &nid, PMIX_UINT32, &bad);
-		add(pl, PMIX_HOSTNAME, names[nid], PMIX_STRING, &bad);
-		if (!bad && PMIx_Info_list_convert(pl, &arr) == PMIX_SUCCESS) {
-			add(list, PMIX_PROC_DATA, &arr, PMIX_DATA_ARRAY, &bad);
-			PMIx_Data_array_destruct(&arr);
-		} else {
-			bad++;
-		}
-		PMIx_Info_list_release(pl);
-	}
+	add_ranks(list, l, lrank, names, &bad);
 	pmix_data_array_t info;
 	if (bad || PMIx_Info_list_convert(list, &info) != PMIX_SUCCESS) {
 		gp_errprintf(err, "cannot describe the job to pmix");

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "common/auth.h"
-#include "common/client.h"
+#include "common/sched_client.h"
 #include "common/log.h"
 #include "common/ptylink.h"
 #include "common/sha256.h"

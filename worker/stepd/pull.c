@@ -349,26 +349,31 @@ static void evict_pulled(int pfd, const char *pulled, uint64_t max, const char *
 	free(v);
 }
 
-/* gp_pull_image, the owner's login written to authfile (PATH_MAX + 64 bytes; "" when none) */
-static int pull(const char *ref, const struct gp_pull_opts *o, struct gp_pull_result *res,
-		char *authfile, gp_error_t *err)
-{
-	memset(res, 0, sizeof(*res));
-	res->fd = -1;
-	double t0 = gp_now();
-	struct gp_imageref r;
-	gp_error_t perr;
-	if (gp_imageref_parse(ref, &r, &perr) < 0)
-		return gp_errprintf(err, "container image: %s", perr.text);
-	bool tls = !gp_imageref_host_listed(r.host, o->insecure);
-	const char *skopeo = o->skopeo ? o->skopeo : "skopeo";
+#define SRC_MAX (GP_IMAGEREF_HOST + GP_IMAGEREF_PATH + GP_IMAGEREF_TAG + 96)
 
+/* One pull's names and places. */
+struct pull {
+	const char *ref, *skopeo;
+	const struct gp_pull_opts *o;
+	struct gp_imageref r;
+	bool tls;
+	char *authfile;	   /* the owner's login for the registry ("" when none) */
+	const char *login; /* who that login is, for the error messages */
 	char pulled[PATH_MAX], home[PATH_MAX + 8], tmpdir[PATH_MAX + 8];
-	if (snprintf(pulled, sizeof(pulled), "%s/pulled", o->images_dir) >= (int)sizeof(pulled))
+	int pfd; /* the pulled directory */
+	char src[SRC_MAX];
+	char hexd[65]; /* the manifest's digest */
+};
+
+/* images/pulled with its home and tmp, each root's and safe: p->pfd, or -1 with err set. */
+static int pull_dirs(struct pull *p, gp_error_t *err)
+{
+	if (snprintf(p->pulled, sizeof(p->pulled), "%s/pulled", p->o->images_dir) >=
+	    (int)sizeof(p->pulled))
 		return gp_errprintf(err, "image cache path too long");
-	snprintf(home, sizeof(home), "%s/home", pulled);
-	snprintf(tmpdir, sizeof(tmpdir), "%s/tmp", pulled);
-	int images_fd = open(o->images_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	snprintf(p->home, sizeof(p->home), "%s/home", p->pulled);
+	snprintf(p->tmpdir, sizeof(p->tmpdir), "%s/tmp", p->pulled);
+	int images_fd = open(p->o->images_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int pfd = images_fd < 0 ? -1 : open_root_dir(images_fd, "pulled");
 	int hfd = pfd < 0 ? -1 : open_root_dir(pfd, "home");
 	int tfd = pfd < 0 ? -1 : open_root_dir(pfd, "tmp");
@@ -383,77 +388,78 @@ static int pull(const char *ref, const struct gp_pull_opts *o, struct gp_pull_re
 		if (pfd >= 0)
 			close(pfd);
 		errno = e;
-		return gp_errprintf(err, "image cache '%s' is unsafe or unusable: %s", pulled,
+		return gp_errprintf(err, "image cache '%s' is unsafe or unusable: %s", p->pulled,
 				    strerror(errno));
 	}
+	p->pfd = pfd;
+	return 0;
+}
 
-	/* the owner's login for this registry, if any, alone in a file of root's */
-	const char *login = NULL;
-	if (o->owner) {
-		gp_error_t aerr;
-		int got = gp_regauth_write(o->owner, r.host, r.path, tmpdir, authfile,
-					   PATH_MAX + 64, &login, &aerr);
-		if (got < 0) {
-			close(pfd);
-			return gp_errprintf(err, "container image '%s': %s", ref, aerr.text);
-		}
-		if (got == 0) {
-			authfile[0] = '\0';
-			login = NULL;
-		}
+/* The owner's login for this registry, if any, alone in a file of root's. */
+static int pull_login(struct pull *p, gp_error_t *err)
+{
+	if (!p->o->owner)
+		return 0;
+	gp_error_t aerr;
+	int got = gp_regauth_write(p->o->owner, p->r.host, p->r.path, p->tmpdir, p->authfile,
+				   PATH_MAX + 64, &p->login, &aerr);
+	if (got < 0)
+		return gp_errprintf(err, "container image '%s': %s", p->ref, aerr.text);
+	if (got == 0) {
+		p->authfile[0] = '\0';
+		p->login = NULL;
 	}
+	return 0;
+}
 
-	/* the manifest: by the name's digest, or what the tag points to now */
-	char src[GP_IMAGEREF_HOST + GP_IMAGEREF_PATH + GP_IMAGEREF_TAG + 96];
+/* The manifest (by the name's digest, or what the tag points to now): its digest checked
+ * against the name's, its declared size against container_pull_max; res->digest, res->key. */
+static int pull_resolve(struct pull *p, struct gp_pull_result *res, gp_error_t *err)
+{
+	const char *ref = p->ref;
 	char tlsarg[32];
-	snprintf(tlsarg, sizeof(tlsarg), "--tls-verify=%s", tls ? "true" : "false");
-	if (gp_imageref_transport(&r, NULL, src, sizeof(src)) < 0) {
-		close(pfd);
+	snprintf(tlsarg, sizeof(tlsarg), "--tls-verify=%s", p->tls ? "true" : "false");
+	if (gp_imageref_transport(&p->r, NULL, p->src, sizeof(p->src)) < 0)
 		return gp_errprintf(err, "container image '%s': name too long", ref);
-	}
 	struct run_out ro = {.outmax = MANIFEST_MAX};
 	ro.out = malloc(MANIFEST_MAX);
-	char *iargv[] = {(char *)skopeo,
+	char *iargv[] = {(char *)p->skopeo,
 			 "--command-timeout",
 			 RESOLVE_TIMEOUT,
 			 "--tmpdir",
-			 tmpdir,
+			 p->tmpdir,
 			 "inspect",
 			 "--raw",
 			 "--retry-times",
 			 "2",
 			 tlsarg,
-			 src,
+			 p->src,
 			 NULL,
 			 NULL,
 			 NULL};
 	/* before the name: the owner's login, or none at all. Without --no-creds skopeo, as
 	 * root, would look for root's own login (/run/containers/0/auth.json, credential
 	 * helpers), and a private image would open for a job whose owner has none */
-	iargv[10] = authfile[0] ? "--authfile" : "--no-creds";
-	iargv[11] = authfile[0] ? authfile : src;
-	iargv[12] = authfile[0] ? src : NULL;
-	if (!ro.out || run(iargv, home, 0, &ro) < 0) {
+	iargv[10] = p->authfile[0] ? "--authfile" : "--no-creds";
+	iargv[11] = p->authfile[0] ? p->authfile : p->src;
+	iargv[12] = p->authfile[0] ? p->src : NULL;
+	if (!ro.out || run(iargv, p->home, 0, &ro) < 0) {
 		free(ro.out);
-		close(pfd);
 		return gp_errprintf(err, "container image '%s': cannot run skopeo: %s", ref,
 				    strerror(errno));
 	}
 	if (!ran_ok(&ro) || ro.outlen == 0) {
 		free(ro.out);
-		close(pfd);
-		return why(&ro, ref, "resolve", login, err);
+		return why(&ro, ref, "resolve", p->login, err);
 	}
 	uint8_t h[32];
 	const void *parts[1] = {ro.out};
 	size_t lens[1] = {ro.outlen};
 	gp_sha256(parts, lens, 1, h);
-	char hexd[65];
-	gp_chunk_hex(h, hexd);
-	snprintf(res->digest, sizeof(res->digest), "sha256:%s", hexd);
-	if (r.digest[0] && strcmp(r.digest, res->digest)) {
+	gp_chunk_hex(h, p->hexd);
+	snprintf(res->digest, sizeof(res->digest), "sha256:%s", p->hexd);
+	if (p->r.digest[0] && strcmp(p->r.digest, res->digest)) {
 		free(ro.out);
-		close(pfd);
 		return gp_errprintf(err,
 				    "container image '%s': the registry's manifest is %s, not the "
 				    "digest asked for, refused",
@@ -461,96 +467,126 @@ static int pull(const char *ref, const struct gp_pull_opts *o, struct gp_pull_re
 	}
 	int64_t declared = declared_size(ro.out, ro.outlen);
 	free(ro.out);
-	if (declared < 0) {
-		close(pfd);
+	if (declared < 0)
 		return gp_errprintf(err,
 				    "container image '%s': the registry's answer is not an "
 				    "image manifest",
 				    ref);
-	}
-	if (o->max_bytes && (uint64_t)declared > o->max_bytes) {
-		close(pfd);
+	if (p->o->max_bytes && (uint64_t)declared > p->o->max_bytes)
 		return gp_errprintf(err,
 				    "container image '%s': %lld bytes, larger than "
 				    "container_pull_max (%llu), refused",
-				    ref, (long long)declared, (unsigned long long)o->max_bytes);
-	}
+				    ref, (long long)declared, (unsigned long long)p->o->max_bytes);
 	/* the key of the unpacked tree: the manifest digest, apart from staged archives' keys */
 	const void *kp[2] = {"registry\n", res->digest};
 	size_t kl[2] = {9, strlen(res->digest)};
 	gp_sha256(kp, kl, 2, h);
 	gp_chunk_hex(h, res->key);
+	return 0;
+}
+
+/* The image copied by its digest into the archive tmpname, checked, renamed to name and
+ * opened (res->fd); the lock of the digest is held. */
+static int pull_copy(struct pull *p, const char *name, const char *tmpname,
+		     struct gp_pull_result *res, gp_error_t *err)
+{
+	const char *ref = p->ref;
+	char *authfile = p->authfile;
+	const struct gp_pull_opts *o = p->o;
+	int rc = 0;
+	char dst[PATH_MAX + 128], bysrc[SRC_MAX], tlsarg[32];
+	snprintf(dst, sizeof(dst), "oci-archive:%s/%s", p->pulled, tmpname);
+	gp_imageref_transport(&p->r, res->digest, bysrc, sizeof(bysrc));
+	snprintf(tlsarg, sizeof(tlsarg), "--src-tls-verify=%s", p->tls ? "true" : "false");
+	char *cargv[] = {(char *)p->skopeo,
+			 "--command-timeout",
+			 PULL_TIMEOUT,
+			 "--tmpdir",
+			 p->tmpdir,
+			 "copy",
+			 "--insecure-policy",
+			 "--quiet",
+			 "--retry-times",
+			 "2",
+			 tlsarg,
+			 bysrc,
+			 dst,
+			 NULL,
+			 NULL,
+			 NULL};
+	/* before the names, as for the resolve */
+	cargv[11] = authfile[0] ? "--src-authfile" : "--src-no-creds";
+	cargv[12] = authfile[0] ? authfile : bysrc;
+	cargv[13] = authfile[0] ? bysrc : dst;
+	cargv[14] = authfile[0] ? dst : NULL;
+	struct run_out co = {0};
+	unlinkat(p->pfd, tmpname, 0);
+	if (run(cargv, p->home, o->max_bytes ? o->max_bytes + (1u << 20) : 0, &co) < 0)
+		rc = gp_errprintf(err, "container image '%s': cannot run skopeo: %s", ref,
+				  strerror(errno));
+	else if (!ran_ok(&co))
+		rc = why(&co, ref, "pull", p->login, err);
+	struct stat st;
+	if (rc == 0 &&
+	    (fstatat(p->pfd, tmpname, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)))
+		rc = gp_errprintf(err, "container image '%s': skopeo wrote no archive", ref);
+	if (rc == 0 && o->max_bytes && (uint64_t)st.st_size > o->max_bytes)
+		rc = gp_errprintf(err,
+				  "container image '%s': larger than container_pull_max, "
+				  "refused",
+				  ref);
+	if (rc == 0 && renameat(p->pfd, tmpname, p->pfd, name) < 0)
+		rc = gp_errprintf(err, "cannot keep the pulled image: %s", strerror(errno));
+	if (rc < 0)
+		unlinkat(p->pfd, tmpname, 0);
+	else {
+		res->fd = openat(p->pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		res->pulled = true;
+		if (res->fd < 0)
+			rc = gp_errprintf(err, "cannot open the pulled image: %s", strerror(errno));
+	}
+	return rc;
+}
+
+/* gp_pull_image, the owner's login written to authfile (PATH_MAX + 64 bytes; "" when none) */
+static int pull(const char *ref, const struct gp_pull_opts *o, struct gp_pull_result *res,
+		char *authfile, gp_error_t *err)
+{
+	memset(res, 0, sizeof(*res));
+	res->fd = -1;
+	double t0 = gp_now();
+	struct pull pl = {.ref = ref, .o = o, .authfile = authfile, .pfd = -1};
+	struct pull *p = &pl;
+	gp_error_t perr;
+	if (gp_imageref_parse(ref, &p->r, &perr) < 0)
+		return gp_errprintf(err, "container image: %s", perr.text);
+	p->tls = !gp_imageref_host_listed(p->r.host, o->insecure);
+	p->skopeo = o->skopeo ? o->skopeo : "skopeo";
+	if (pull_dirs(p, err) < 0)
+		return -1;
+	if (pull_login(p, err) < 0 || pull_resolve(p, res, err) < 0) {
+		close(p->pfd);
+		return -1;
+	}
 
 	/* one pull per node and digest: the others wait on its lock, then find the archive */
 	char lockname[80], name[80], tmpname[96];
-	snprintf(lockname, sizeof(lockname), "%s.lock", hexd);
-	snprintf(name, sizeof(name), "%s.tar", hexd);
-	snprintf(tmpname, sizeof(tmpname), "%s.tar.%d", hexd, (int)getpid());
-	int lfd = openat(pfd, lockname, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	snprintf(lockname, sizeof(lockname), "%s.lock", p->hexd);
+	snprintf(name, sizeof(name), "%s.tar", p->hexd);
+	snprintf(tmpname, sizeof(tmpname), "%s.tar.%d", p->hexd, (int)getpid());
+	int lfd = openat(p->pfd, lockname, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lfd < 0 || flock(lfd, LOCK_EX) < 0) {
 		int e = errno;
 		if (lfd >= 0)
 			close(lfd);
-		close(pfd);
-		return gp_errprintf(err, "cannot lock '%s/%s': %s", pulled, lockname, strerror(e));
+		close(p->pfd);
+		return gp_errprintf(err, "cannot lock '%s/%s': %s", p->pulled, lockname,
+				    strerror(e));
 	}
 	int rc = 0;
-	res->fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (res->fd < 0) {
-		char dst[PATH_MAX + 128], bysrc[sizeof(src)];
-		snprintf(dst, sizeof(dst), "oci-archive:%s/%s", pulled, tmpname);
-		gp_imageref_transport(&r, res->digest, bysrc, sizeof(bysrc));
-		snprintf(tlsarg, sizeof(tlsarg), "--src-tls-verify=%s", tls ? "true" : "false");
-		char *cargv[] = {(char *)skopeo,
-				 "--command-timeout",
-				 PULL_TIMEOUT,
-				 "--tmpdir",
-				 tmpdir,
-				 "copy",
-				 "--insecure-policy",
-				 "--quiet",
-				 "--retry-times",
-				 "2",
-				 tlsarg,
-				 bysrc,
-				 dst,
-				 NULL,
-				 NULL,
-				 NULL};
-		/* before the names, as for the resolve */
-		cargv[11] = authfile[0] ? "--src-authfile" : "--src-no-creds";
-		cargv[12] = authfile[0] ? authfile : bysrc;
-		cargv[13] = authfile[0] ? bysrc : dst;
-		cargv[14] = authfile[0] ? dst : NULL;
-		struct run_out co = {0};
-		unlinkat(pfd, tmpname, 0);
-		if (run(cargv, home, o->max_bytes ? o->max_bytes + (1u << 20) : 0, &co) < 0)
-			rc = gp_errprintf(err, "container image '%s': cannot run skopeo: %s", ref,
-					  strerror(errno));
-		else if (!ran_ok(&co))
-			rc = why(&co, ref, "pull", login, err);
-		struct stat st;
-		if (rc == 0 &&
-		    (fstatat(pfd, tmpname, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)))
-			rc =
-			    gp_errprintf(err, "container image '%s': skopeo wrote no archive", ref);
-		if (rc == 0 && o->max_bytes && (uint64_t)st.st_size > o->max_bytes)
-			rc = gp_errprintf(err,
-					  "container image '%s': larger than container_pull_max, "
-					  "refused",
-					  ref);
-		if (rc == 0 && renameat(pfd, tmpname, pfd, name) < 0)
-			rc = gp_errprintf(err, "cannot keep the pulled image: %s", strerror(errno));
-		if (rc < 0)
-			unlinkat(pfd, tmpname, 0);
-		else {
-			res->fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			res->pulled = true;
-			if (res->fd < 0)
-				rc = gp_errprintf(err, "cannot open the pulled image: %s",
-						  strerror(errno));
-		}
-	}
+	res->fd = openat(p->pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (res->fd < 0)
+		rc = pull_copy(p, name, tmpname, res, err);
 	struct stat st;
 	if (rc == 0 && fstat(res->fd, &st) == 0)
 		res->bytes = (uint64_t)st.st_size;
@@ -558,8 +594,8 @@ static int pull(const char *ref, const struct gp_pull_opts *o, struct gp_pull_re
 		futimens(res->fd, NULL); /* used now */
 	close(lfd);
 	if (rc == 0 && res->pulled && o->keep_bytes)
-		evict_pulled(pfd, pulled, o->keep_bytes, hexd);
-	close(pfd);
+		evict_pulled(p->pfd, p->pulled, o->keep_bytes, p->hexd);
+	close(p->pfd);
 	res->seconds = gp_now() - t0;
 	if (rc < 0 && res->fd >= 0) {
 		close(res->fd);

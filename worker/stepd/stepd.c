@@ -755,7 +755,89 @@ static void usage(FILE *f)
 		"                      (StepShellLaunch) until it says StepShellClose\n");
 }
 
-int gp_stepd_main(int argc, char **argv)
+/* What the command line sets beside gstepd's context. */
+struct args {
+	const char *level, *logfile, *launch, *node;
+};
+
+/* One option of getopt_long's table: 0, or 1 when it is none of the table's (--help, an
+ * unknown option). */
+static int set_opt(int c, const char *arg, struct stepd *d, struct args *a)
+{
+	long v;
+	switch (c) {
+	case 'l':
+		a->launch = arg;
+		break;
+	case 'a':
+		d->agent = arg;
+		break;
+	case 'n':
+		a->node = arg;
+		break;
+	case 's':
+		d->scratch = arg;
+		break;
+	case 'c':
+		d->cgroups = arg;
+		break;
+	case 'r':
+		d->allow_root = true;
+		break;
+	case 'S':
+		d->state_dir = arg;
+		break;
+	case 'C':
+		d->scheduler = arg;
+		break;
+	case 'U':
+		d->sched_uid = arg;
+		break;
+	case 'k':
+		v = strtol(arg, NULL, 10);
+		d->kill_grace_ms = v > 0 ? (uint32_t)v : 0;
+		break;
+	case 'v':
+		a->level = arg;
+		break;
+	case 'f':
+		a->logfile = arg;
+		break;
+	case 'i':
+		d->iface = arg;
+		break;
+	case 'N':
+		d->subnet = arg;
+		break;
+	case 'H':
+		d->shell = true;
+		break;
+	case 'I':
+		d->ctr.cache_max = strtoull(arg, NULL, 10);
+		break;
+	case 'T':
+		d->ptmp.mode = arg;
+		break;
+	case 'Z':
+		d->ptmp.size = strtoull(arg, NULL, 10);
+		break;
+	case 'K':
+		d->ptmp.keep = arg;
+		break;
+	case 'P':
+		d->ctr.pull_max = strtoull(arg, NULL, 10);
+		break;
+	case 'R':
+		d->ctr.insecure_registries = arg;
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* The command line: 0 to go on, or -1 with the exit status in *status. */
+static int parse_args(int argc, char **argv, struct stepd *d, struct args *a, int *status)
 {
 	static const struct option opts[] = {
 	    {"launch", required_argument, NULL, 'l'},
@@ -782,95 +864,60 @@ int gp_stepd_main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
+	int c;
+	optind = 0; /* also when forked from gworkerd, which may have used getopt */
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+		if (set_opt(c, optarg, d, a) != 0) {
+			*status = gp_opt_usage_status(usage, c == 'h', 1);
+			return -1;
+		}
+	return 0;
+}
+
+/* After the loop: what a loop that broke on an error left, the cgroup pool, the sockets. */
+static void stepd_stop(struct stepd *d)
+{
+	while (d->nsteps) {
+		/* a loop that broke on an error: leave nothing behind */
+		cleanup(d->steps[d->nsteps - 1]);
+		step_free(d->steps[--d->nsteps]);
+	}
+	size_t idle;
+	uint64_t taken, parked;
+	gp_cgroup_pool_stats(d->cgpool, &idle, &taken, &parked);
+	if (d->cgpool)
+		gp_debug("cgroups: %llu taken again, %llu kept, %zu idle removed",
+			 (unsigned long long)taken, (unsigned long long)parked, idle);
+	gp_cgroup_pool_destroy(&d->cgpool);
+	free(d->steps);
+	zmq_close(d->sock);
+	zmq_ctx_term(d->zctx);
+	gp_endpoint_destroy(&d->ep);
+	gp_outbox_destroy(&d->out);
+	gp_config_destroy(&d->xfer_cfg);
+}
+
+int gp_stepd_main(int argc, char **argv)
+{
 	struct stepd d = {.scratch = "/var/tmp/gpool",
 			  .cgroups = "auto",
 			  .sigfd = -1,
 			  .ptmp = {.mode = "scratch"}};
-	const char *level = "info", *logfile = NULL, *launch = NULL, *node = NULL;
+	struct args a = {.level = "info"};
 	char host[256];
-	int c;
-	long v;
-	optind = 0; /* also when forked from gworkerd, which may have used getopt */
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			launch = optarg;
-			break;
-		case 'a':
-			d.agent = optarg;
-			break;
-		case 'n':
-			node = optarg;
-			break;
-		case 's':
-			d.scratch = optarg;
-			break;
-		case 'c':
-			d.cgroups = optarg;
-			break;
-		case 'r':
-			d.allow_root = true;
-			break;
-		case 'S':
-			d.state_dir = optarg;
-			break;
-		case 'C':
-			d.scheduler = optarg;
-			break;
-		case 'U':
-			d.sched_uid = optarg;
-			break;
-		case 'k':
-			v = strtol(optarg, NULL, 10);
-			d.kill_grace_ms = v > 0 ? (uint32_t)v : 0;
-			break;
-		case 'v':
-			level = optarg;
-			break;
-		case 'f':
-			logfile = optarg;
-			break;
-		case 'i':
-			d.iface = optarg;
-			break;
-		case 'N':
-			d.subnet = optarg;
-			break;
-		case 'H':
-			d.shell = true;
-			break;
-		case 'I':
-			d.ctr.cache_max = strtoull(optarg, NULL, 10);
-			break;
-		case 'T':
-			d.ptmp.mode = optarg;
-			break;
-		case 'Z':
-			d.ptmp.size = strtoull(optarg, NULL, 10);
-			break;
-		case 'K':
-			d.ptmp.keep = optarg;
-			break;
-		case 'P':
-			d.ctr.pull_max = strtoull(optarg, NULL, 10);
-			break;
-		case 'R':
-			d.ctr.insecure_registries = optarg;
-			break;
-		case 'h':
-		default:
-			return gp_opt_usage_status(usage, c == 'h', 1);
-		}
-	}
-	int lv = gp_log_level_parse(level);
+	int status;
+	if (parse_args(argc, argv, &d, &a, &status) < 0)
+		return status;
+	int lv = gp_log_level_parse(a.level);
 	gp_log_init("gstepd", lv < 0 ? GP_LOG_INFO : lv);
-	if (logfile && *logfile && gp_log_file(logfile) < 0)
-		fprintf(stderr, "gstepd: cannot open log file '%s': %s\n", logfile,
+	if (a.logfile && *a.logfile && gp_log_file(a.logfile) < 0)
+		fprintf(stderr, "gstepd: cannot open log file '%s': %s\n", a.logfile,
 			strerror(errno));
-	if (!launch || !d.agent) {
+	if (!a.launch || !d.agent) {
 		usage(stderr);
 		return 1;
 	}
+	const char *node = a.node;
 	if (!node || !*node) {
 		if (gethostname(host, sizeof(host)) < 0)
 			snprintf(host, sizeof(host), "localhost");
@@ -886,7 +933,7 @@ int gp_stepd_main(int argc, char **argv)
 		gp_err("out of memory");
 		return 1;
 	}
-	struct step *s = step_load(&d, launch);
+	struct step *s = step_load(&d, a.launch);
 	if (!s || step_add(&d, s) < 0) {
 		step_free(s);
 		gp_outbox_destroy(&d.out);
@@ -916,23 +963,6 @@ int gp_stepd_main(int argc, char **argv)
 	else
 		tasks_start(s);
 	run(&d);
-	while (d.nsteps) {
-		/* a loop that broke on an error: leave nothing behind */
-		cleanup(d.steps[d.nsteps - 1]);
-		step_free(d.steps[--d.nsteps]);
-	}
-	size_t idle;
-	uint64_t taken, parked;
-	gp_cgroup_pool_stats(d.cgpool, &idle, &taken, &parked);
-	if (d.cgpool)
-		gp_debug("cgroups: %llu taken again, %llu kept, %zu idle removed",
-			 (unsigned long long)taken, (unsigned long long)parked, idle);
-	gp_cgroup_pool_destroy(&d.cgpool);
-	free(d.steps);
-	zmq_close(d.sock);
-	zmq_ctx_term(d.zctx);
-	gp_endpoint_destroy(&d.ep);
-	gp_outbox_destroy(&d.out);
-	gp_config_destroy(&d.xfer_cfg);
+	stepd_stop(&d);
 	return 0;
 }

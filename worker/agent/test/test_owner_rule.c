@@ -1,4 +1,4 @@
-/* test_owner_rule: which jobs the owner's return vacates instead of freezing (steps.c,
+/* test_owner_rule: which jobs the owner's return vacates instead of freezing (supervise.c,
  * docs/owner.md): a job that asked (--no-suspend), one with ranks on other nodes, and a service
  * replica that is a gang of ranks, even all on this PC (a frozen stage would stall the whole
  * pipeline; the service restarts it without this PC); a one-task replica and an ordinary job
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "worker/agent/steps_int.h"
+#include "worker/agent/supervise_int.h"
 
 static bool vacates(uint32_t size, uint32_t local, bool service_of, bool no_suspend)
 {

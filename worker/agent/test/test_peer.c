@@ -21,7 +21,7 @@
 #include "worker/agent/agent.h"
 #include "common/auth.h"
 #include "common/chunk.h"
-#include "common/client.h"
+#include "common/sched_client.h"
 #include "common/util.h"
 #include "common/xfer.h"
 #include "worker/agent/witness.h"

@@ -1,4 +1,4 @@
-/* steps_channel.c: the local socket the supervisors (gstepd, task shells) speak on.
+/* supervise_channel.c: the local socket the supervisors (gstepd, task shells) speak on.
  *
  * A ROUTER at ipc://<state_dir>/worker.sock; each gstepd connects a DEALER with routing id
  * "<job>.<attempt>" (a task shell "s<pid>"). TaskEvent and Output from a supervisor carry its
@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "worker/agent/steps_int.h"
+#include "worker/agent/supervise_int.h"
 #include "worker/node/cgroup.h"
 #include "common/log.h"
 #include "common/util.h"

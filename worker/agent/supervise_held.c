@@ -1,4 +1,4 @@
-/* steps_held.c: task exits held until the scheduler acknowledges them.
+/* supervise_held.c: task exits held until the scheduler acknowledges them.
  *
  * Durability: an exited task stays held (listed in every Heartbeat and NodeRegister) until the
  * scheduler answers a message that carried it, which it does only after the exit is on disk.
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "worker/agent/steps_int.h"
+#include "worker/agent/supervise_int.h"
 #include "common/log.h"
 #include "common/util.h"
 

@@ -1,4 +1,4 @@
-/* share.c: the agent's side of cards shared by small jobs (docs/gpu-share.md). An NVIDIA card
+/* card_share.c: the agent's side of cards shared by small jobs (docs/gpu-share.md). An NVIDIA card
  * that holds slices of --gpu-share jobs is served by an MPS control daemon of its own
  * (worker/node/mps.h), under SCRATCH_DIR/mps/cardN (where the job's user can reach it), running as
  * the user whose jobs share the card (gschedd puts one user's slices on a card at a time): started

@@ -1,9 +1,9 @@
-/* client.h: a command's connection to gschedd: one DEALER socket, authenticated envelopes,
+/* sched_client.h: a command's connection to gschedd: one DEALER socket, authenticated envelopes,
  * request/reply matched by message id, and a receive for streamed events. Replies are
  * accepted only when their credential's uid is the configured sched_uid.
  */
-#ifndef GPOOL_CLIENT_H
-#define GPOOL_CLIENT_H
+#ifndef GPOOL_SCHED_CLIENT_H
+#define GPOOL_SCHED_CLIENT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
-/* steps_launch.c: launching a job attempt: gstepd spawned (detached, or its code run in the fork)
- * with its command line, a launch refused or failed (its tasks held as failed to start), small
- * jobs handed to a task shell of their account, a replica's port, steps_reconfigure.
+/* supervise_launch.c: launching a job attempt: gstepd spawned (detached, or its code run in the
+ * fork) with its command line, a launch refused or failed (its tasks held as failed to start),
+ * small jobs handed to a task shell of their account, a replica's port, steps_reconfigure.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "worker/agent/steps_int.h"
+#include "worker/agent/supervise_int.h"
 #include "worker/node/launchfile.h"
 #include "worker/stepd/step.h"
 #include "worker/stepd/taskevent.h"

@@ -1,18 +1,18 @@
-/* steps_int.h: what the files of the agent's supervisors share (internal; agent.h is the
+/* supervise_int.h: what the files of the agent's supervisors share (internal; agent.h is the
  * interface): the records of the supervisors (gstepd, task shells), of the job attempts they run
  * and of their tasks, and the few functions one file calls in another.
  *
- *   steps.c          the records: their life, re-adoption after a restart, the lease, vacates,
- *                    the cards in use, the replicas' ports, the tick
- *   steps_channel.c  the local socket the supervisors speak on: hello and events, kills,
- *                    a supervisor reaped or gone
- *   steps_held.c     exits held until the scheduler acknowledges them (the exit files,
- *                    StepAck, the held list of Heartbeat and NodeRegister)
- *   steps_launch.c   launching: gstepd and its command line, refusals, task shells and the
- *                    jobs handed to them
+ *   supervise.c          the records: their life, re-adoption after a restart, the lease, vacates,
+ *                        the cards in use, the replicas' ports, the tick
+ *   supervise_channel.c  the local socket the supervisors speak on: hello and events, kills,
+ *                        a supervisor reaped or gone
+ *   supervise_held.c     exits held until the scheduler acknowledges them (the exit files,
+ *                        StepAck, the held list of Heartbeat and NodeRegister)
+ *   supervise_launch.c   launching: gstepd and its command line, refusals, task shells and the
+ *                        jobs handed to them
  */
-#ifndef GPOOL_WORKER_AGENT_STEPS_INT_H
-#define GPOOL_WORKER_AGENT_STEPS_INT_H
+#ifndef GPOOL_WORKER_AGENT_SUPERVISE_INT_H
+#define GPOOL_WORKER_AGENT_SUPERVISE_INT_H
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -25,7 +25,7 @@
 #include "worker/node/svcport.h"
 #include "common/endpoint.h"
 
-/* gstepd's exit status when its exec failed (steps_launch.c), told apart when reaped */
+/* gstepd's exit status when its exec failed (supervise_launch.c), told apart when reaped */
 #define STEPD_EXEC_FAILED 127
 
 struct task_rec {
@@ -115,7 +115,7 @@ struct steps {
 	int64_t next_port_ms; /* the replicas' ports are checked then (ports_tick) */
 };
 
-/* steps.c: the records */
+/* supervise.c: the records */
 struct step_rec *steps_rec_find(struct steps *ss, uint64_t job, uint32_t attempt);
 /* A record of job attempt (tasks tp), supervised by nobody yet; NULL: out of memory. */
 struct step_rec *steps_rec_add(struct steps *ss, uint64_t job, uint32_t attempt,
@@ -144,7 +144,7 @@ void steps_set_owner_prefs(struct step_rec *r, const Gpool__Launch *l);
 void steps_set_requeueable(struct step_rec *r, bool yes);
 void steps_set_screen(struct step_rec *r, const Gpool__Launch *l, const struct gp_account *acct);
 
-/* steps_held.c: exits held until the scheduler acknowledges them */
+/* supervise_held.c: exits held until the scheduler acknowledges them */
 /* Record an exit (once): it is held until the scheduler acknowledges it. exit_time: when its
  * supervisor reaped it (0: not known), for steps_exit_is_stop. */
 void steps_task_exited(struct step_rec *r, struct task_rec *t, int status, bool oom,
@@ -153,7 +153,7 @@ void steps_task_exited(struct step_rec *r, struct task_rec *t, int status, bool 
 bool steps_all_settled(const struct step_rec *r);
 void steps_exits_load(struct steps *ss, DIR *d, const char *dir);
 
-/* steps_channel.c: the local socket */
+/* supervise_channel.c: the local socket */
 gp_endpoint_t *steps_endpoint(struct agent *a, struct steps *ss);
 int steps_send_sup(struct steps *ss, struct sup *u, const Gpool__Msg *m);
 /* r's kill (r->kill) to its supervisor, now or once it can take it. */
@@ -161,7 +161,7 @@ void steps_deliver_kill(struct steps *ss, struct step_rec *r);
 /* Every job of supervisor u: it is gone. */
 void steps_sup_gone(struct agent *a, struct sup *u, const char *why);
 
-/* steps_launch.c: launching */
+/* supervise_launch.c: launching */
 int steps_stepd_argv(struct agent *a, struct steps *ss);
 /* Answer every task of r TASK_FAILED_TO_START (why); they stay held as exited. */
 void steps_fail_tasks(struct agent *a, struct step_rec *r, const char *why);

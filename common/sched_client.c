@@ -1,6 +1,6 @@
-/* client.c - a command's connection to gschedd: a DEALER socket, sealed envelopes and
- * replies matched to requests by message id (client.h) */
-#include "common/client.h"
+/* sched_client.c - a command's connection to gschedd: a DEALER socket, sealed envelopes and
+ * replies matched to requests by message id (sched_client.h) */
+#include "common/sched_client.h"
 
 #include <errno.h>
 #include <pwd.h>

@@ -1,8 +1,9 @@
-/* steps.c: the records of the supervisors (gstepd) this agent holds, the job attempts they run
+/* supervise.c: the records of the supervisors (gstepd) this agent holds, the job attempts they run
  * and their tasks: their life, re-adoption after a restart (launch files in <state_dir>/steps
  * tell a restarted agent which steps it holds before they say hello), the lease running out,
  * vacates, the cards in use, who listens on each replica's port, the tick. The local socket is
- * steps_channel.c's, held exits steps_held.c's, launching steps_launch.c's (steps_int.h).
+ * supervise_channel.c's, held exits supervise_held.c's, launching supervise_launch.c's
+ * (supervise_int.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +17,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "worker/agent/steps_int.h"
+#include "worker/agent/supervise_int.h"
 #include "worker/node/cgroup.h"
 #include "worker/node/launchfile.h"
 #include "common/log.h"

@@ -1,4 +1,4 @@
-/* client.h: the client side of HTTP/1.1 on libevent's loop (ggated's connections to its
+/* client_conn.h: the client side of HTTP/1.1 on libevent's loop (ggated's connections to its
  * replicas and its health checks). A gh_client_t is one TCP connection to a numeric address
  * and port (no DNS), carrying one request at a time and kept alive between them. Its read
  * interest is registered once, when it is made, and stays for its life (an idle connection
@@ -12,8 +12,8 @@
  * Callbacks run from the loop, and from gh_client_send and gh_client_more when a write fails
  * at once; the owner may destroy the client inside any of them. After error, or done with
  * keep false, the connection is closed and the client is only good for gh_client_destroy. */
-#ifndef GPOOL_HTTP_CLIENT_H
-#define GPOOL_HTTP_CLIENT_H
+#ifndef GPOOL_HTTP_CLIENT_CONN_H
+#define GPOOL_HTTP_CLIENT_CONN_H
 
 #include <event2/event.h>
 #include <stdbool.h>

@@ -1,8 +1,8 @@
-/* client.c: a keep-alive HTTP/1.1 client connection on libevent's loop (see client.h). Each
- * read is one read(2) of at most READ_SIZE bytes and each write one send(2); the answer is
+/* client_conn.c: a keep-alive HTTP/1.1 client connection on libevent's loop (see client_conn.h).
+ * Each read is one read(2) of at most READ_SIZE bytes and each write one send(2); the answer is
  * parsed as it comes (msg.c). A callback may destroy the client: destroy then only closes
  * it, and the struct is freed once the outermost callback has returned (depth, dead). */
-#include "http/client.h"
+#include "http/client_conn.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
