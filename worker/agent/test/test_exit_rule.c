@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 
-#include "worker/agent/steps_int.h"
+#include "worker/agent/supervise_int.h"
 
 static void rule(void **state)
 {
