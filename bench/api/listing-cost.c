@@ -12,15 +12,15 @@
 #include <zmq.h>
 
 #include "scheduler/http/api_json.h"
-#include "scheduler/client.h"
-#include "scheduler/core.h"
-#include "scheduler/gschedd.h"
+#include "scheduler/shell/client.h"
+#include "scheduler/core/core.h"
+#include "scheduler/core/gschedd.h"
 #include "scheduler/http/http.h"
-#include "scheduler/jobs.h"
-#include "scheduler/net.h"
-#include "scheduler/nodes.h"
-#include "scheduler/output.h"
-#include "scheduler/store.h"
+#include "scheduler/core/jobs.h"
+#include "scheduler/shell/net.h"
+#include "scheduler/core/nodes.h"
+#include "scheduler/features/output.h"
+#include "scheduler/store/store.h"
 #include "common/u64map.h"
 #include "common/util.h"
 

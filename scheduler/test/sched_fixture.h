@@ -7,14 +7,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "scheduler/core.h"
-#include "scheduler/effects.h"
-#include "scheduler/gschedd.h"
-#include "scheduler/jobs.h"
-#include "scheduler/net.h"
-#include "scheduler/nodes.h"
-#include "scheduler/output.h"
-#include "scheduler/store.h"
+#include "scheduler/core/core.h"
+#include "scheduler/shell/plug.h"
+#include "scheduler/shell/effects.h"
+#include "scheduler/core/gschedd.h"
+#include "scheduler/core/jobs.h"
+#include "scheduler/shell/net.h"
+#include "scheduler/core/nodes.h"
+#include "scheduler/features/output.h"
+#include "scheduler/store/store.h"
 #include "common/u64map.h"
 #include "common/util.h"
 
@@ -61,6 +62,7 @@ static void fixture_down(void)
 	net_destroy(&S.net);
 	store_destroy(&S.store);
 	output_destroy(&S.output);
+	sched_features_release(&S);
 	sched_core_release(&S);
 	gp_config_destroy(&S.cfg);
 	free(S.touched);

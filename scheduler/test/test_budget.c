@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "scheduler/budget.h"
+#include "scheduler/shell/budget.h"
 
 static void per_user(void **state)
 {

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/card_memory.h"
-#include "scheduler/metrics.h"
+#include "scheduler/core/card_memory.h"
+#include "scheduler/features/metrics.h"
 
 #include "scheduler/test/sched_fixture.h"
 

@@ -13,16 +13,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "scheduler/agent.h"
-#include "scheduler/card_state.h"
-#include "scheduler/cards.h"
-#include "scheduler/client.h"
-#include "scheduler/gschedd.h"
-#include "scheduler/jobs.h"
-#include "scheduler/net.h"
-#include "scheduler/nodes.h"
-#include "scheduler/output.h"
-#include "scheduler/store.h"
+#include "scheduler/core/agent.h"
+#include "scheduler/core/card_state.h"
+#include "scheduler/core/cards.h"
+#include "scheduler/shell/client.h"
+#include "scheduler/core/gschedd.h"
+#include "scheduler/core/jobs.h"
+#include "scheduler/shell/net.h"
+#include "scheduler/core/nodes.h"
+#include "scheduler/features/output.h"
+#include "scheduler/store/store.h"
 #include "common/u64map.h"
 #include "common/util.h"
 

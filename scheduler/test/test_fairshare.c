@@ -11,13 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/fairshare.h"
-#include "scheduler/jobs.h"
-#include "scheduler/lifecycle.h"
-#include "scheduler/metrics.h"
-#include "scheduler/plan.h"
-#include "scheduler/priority.h"
-#include "scheduler/store_owner.h"
+#include "scheduler/features/fairshare.h"
+#include "scheduler/core/jobs.h"
+#include "scheduler/core/lifecycle.h"
+#include "scheduler/features/metrics.h"
+#include "scheduler/core/plan.h"
+#include "scheduler/features/priority.h"
 
 #include "scheduler/test/sched_fixture.h"
 
@@ -32,7 +31,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	fixture_down(); /* frees S.fairshare (sched_core_release) */
+	fixture_down(); /* frees S.fairshare (sched_features_release) */
 	return 0;
 }
 

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "scheduler/identity.h"
-#include "scheduler/nodes.h"
+#include "scheduler/core/identity.h"
+#include "scheduler/core/nodes.h"
 
 /* the scheduler's PC knows alice (1000) and bob (1001) only */
 static int sched_passwd(uid_t uid, char *name, size_t len)

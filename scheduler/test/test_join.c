@@ -16,7 +16,7 @@
 #include "common/jointoken.h"
 #include "common/util.h"
 #include "proto/gpool.pb-c.h"
-#include "scheduler/join.h"
+#include "scheduler/shell/join.h"
 
 static char state[] = "/tmp/test-join.XXXXXX";
 

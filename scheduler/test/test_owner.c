@@ -14,14 +14,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "scheduler/gschedd.h"
-#include "scheduler/jobs.h"
-#include "scheduler/lifecycle.h"
-#include "scheduler/nodes.h"
-#include "scheduler/owner.h"
-#include "scheduler/plan.h"
-#include "scheduler/store.h"
-#include "scheduler/store_owner.h"
+#include "scheduler/core/gschedd.h"
+#include "scheduler/core/jobs.h"
+#include "scheduler/core/lifecycle.h"
+#include "scheduler/core/nodes.h"
+#include "scheduler/features/owner.h"
+#include "scheduler/core/plan.h"
+#include "scheduler/store/store.h"
+#include "scheduler/store/store_owner.h"
 #include "common/util.h"
 
 #include "scheduler/test/sched_fixture.h"

@@ -13,15 +13,16 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "scheduler/core.h"
-#include "scheduler/effects.h"
-#include "scheduler/gschedd.h"
-#include "scheduler/jobs.h"
-#include "scheduler/net.h"
-#include "scheduler/nodes.h"
-#include "scheduler/rdv.h"
-#include "scheduler/store.h"
-#include "scheduler/store_rdv.h"
+#include "scheduler/core/core.h"
+#include "scheduler/shell/plug.h"
+#include "scheduler/shell/effects.h"
+#include "scheduler/core/gschedd.h"
+#include "scheduler/core/jobs.h"
+#include "scheduler/shell/net.h"
+#include "scheduler/core/nodes.h"
+#include "scheduler/features/rdv.h"
+#include "scheduler/store/store.h"
+#include "scheduler/store/store_rdv.h"
 #include "common/rdv_msg.h"
 #include "common/u64map.h"
 #include "common/util.h"
@@ -83,6 +84,7 @@ static int teardown(void **state)
 	gp_wire_destroy(&wire);
 	rdv_destroy(&S.rdv);
 	net_destroy(&S.net);
+	sched_features_release(&S);
 	sched_core_release(&S);
 	gp_rm_rf(dir);
 	return 0;

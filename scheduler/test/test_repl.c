@@ -23,9 +23,9 @@
 
 #include "common/test/munge.h"
 #include "common/util.h"
-#include "scheduler/repl.h"
-#include "scheduler/standby.h"
-#include "scheduler/store.h"
+#include "scheduler/store/repl.h"
+#include "scheduler/shell/standby.h"
+#include "scheduler/store/store.h"
 
 static void test_parse_peers(void **state)
 {

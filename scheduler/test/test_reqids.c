@@ -20,18 +20,18 @@
 #include "common/util.h"
 #include "common/wire.h"
 #include "common/config.h"
-#include "scheduler/core.h"
-#include "scheduler/fairshare.h"
-#include "scheduler/effects.h"
-#include "scheduler/gschedd.h"
-#include "scheduler/jobs.h"
-#include "scheduler/net.h"
-#include "scheduler/nodes.h"
-#include "scheduler/reqids.h"
-#include "scheduler/service.h"
-#include "scheduler/store.h"
-#include "scheduler/store_owner.h"
-#include "scheduler/store_reqid.h"
+#include "scheduler/core/core.h"
+#include "scheduler/shell/plug.h"
+#include "scheduler/features/fairshare.h"
+#include "scheduler/shell/effects.h"
+#include "scheduler/core/gschedd.h"
+#include "scheduler/core/jobs.h"
+#include "scheduler/shell/net.h"
+#include "scheduler/core/nodes.h"
+#include "scheduler/shell/reqids.h"
+#include "scheduler/features/service.h"
+#include "scheduler/store/store.h"
+#include "scheduler/store/store_reqid.h"
 
 #define OWNER 1000
 #define OTHER 2000
@@ -108,6 +108,7 @@ static int teardown(void **state)
 	gp_wire_destroy(&wire);
 	net_destroy(&S.net);
 	store_destroy(&S.store);
+	sched_features_release(&S);
 	sched_core_release(&S);
 	free(S.touched);
 	free(S.subs);

@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 
 #include "common/depend.h"
-#include "scheduler/gschedd.h"
-#include "scheduler/jobs.h"
-#include "scheduler/retention.h"
-#include "scheduler/store.h"
+#include "scheduler/core/gschedd.h"
+#include "scheduler/core/jobs.h"
+#include "scheduler/features/retention.h"
+#include "scheduler/store/store.h"
 #include "common/util.h"
 
 #include "scheduler/test/sched_fixture.h"

@@ -16,16 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/gschedd.h"
-#include "scheduler/jobs.h"
-#include "scheduler/lifecycle.h"
-#include "scheduler/nodes.h"
-#include "scheduler/plan.h"
-#include "scheduler/running.h"
-#include "scheduler/events.h"
-#include "scheduler/service.h"
-#include "scheduler/store.h"
-#include "scheduler/svcreport.h"
+#include "scheduler/core/gschedd.h"
+#include "scheduler/core/jobs.h"
+#include "scheduler/core/lifecycle.h"
+#include "scheduler/core/nodes.h"
+#include "scheduler/core/plan.h"
+#include "scheduler/core/running.h"
+#include "scheduler/core/events.h"
+#include "scheduler/features/service.h"
+#include "scheduler/store/store.h"
+#include "scheduler/features/svcreport.h"
 #include "common/util.h"
 
 #include "scheduler/test/sched_fixture.h"

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "scheduler/client.h"
+#include "scheduler/shell/client.h"
 #include "scheduler/test/sched_fixture.h"
 
 static char *argv0[] = {"/bin/true"};

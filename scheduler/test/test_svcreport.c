@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "scheduler/svcreport.h"
+#include "scheduler/features/svcreport.h"
 
 static Gpool__ReplicaReport rep(uint64_t job, uint32_t restarts, bool healthy, uint64_t requests)
 {

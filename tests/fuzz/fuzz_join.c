@@ -10,7 +10,7 @@
 #include "common/endpoint.h"
 #include "common/joinseal.h"
 #include "common/jointoken.h"
-#include "scheduler/join.h"
+#include "scheduler/shell/join.h"
 
 static struct join *the_join(void)
 {

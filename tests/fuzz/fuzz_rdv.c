@@ -5,7 +5,7 @@
  * message's id is odd, uid 2000 when it is a multiple of 4. Checks: the bytes held never pass
  * the scheduler-wide bound, held requests whose wait ran out are answered, and stopping both
  * attempts (every 16 inputs) leaves no store and no byte accounted. */
-#include "scheduler/rdv.h"
+#include "scheduler/features/rdv.h"
 #include "tests/fuzz/sched_world.h"
 
 static struct job *running_job(uint64_t id, uint32_t uid, const char *user, uint32_t ntasks)

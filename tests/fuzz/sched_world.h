@@ -9,18 +9,19 @@
 #include <unistd.h>
 
 #include "tests/fuzz/fuzz.h"
-#include "scheduler/core.h"
-#include "scheduler/effects.h"
-#include "scheduler/service.h"
-#include "scheduler/gschedd.h"
-#include "scheduler/jobs.h"
+#include "scheduler/core/core.h"
+#include "scheduler/shell/plug.h"
+#include "scheduler/shell/effects.h"
+#include "scheduler/features/service.h"
+#include "scheduler/core/gschedd.h"
+#include "scheduler/core/jobs.h"
 #include "common/log.h"
-#include "scheduler/metrics.h"
-#include "scheduler/net.h"
-#include "scheduler/nodes.h"
-#include "scheduler/output.h"
-#include "scheduler/rdv.h"
-#include "scheduler/store.h"
+#include "scheduler/features/metrics.h"
+#include "scheduler/shell/net.h"
+#include "scheduler/core/nodes.h"
+#include "scheduler/features/output.h"
+#include "scheduler/features/rdv.h"
+#include "scheduler/store/store.h"
 #include "common/u64map.h"
 #include "common/util.h"
 
@@ -85,6 +86,7 @@ static void world_down(void)
 	metrics_destroy(&S.metrics);
 	store_destroy(&S.store);
 	output_destroy(&S.output);
+	sched_features_release(&S);
 	sched_core_release(&S);
 	rdv_destroy(&S.rdv);
 	gp_config_destroy(&S.cfg);
