@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/gschedd.h"
-#include "scheduler/jobs.h"
-#include "scheduler/output.h"
-#include "scheduler/store.h"
-#include "scheduler/store_output.h"
+#include "scheduler/core/gschedd.h"
+#include "scheduler/core/jobs.h"
+#include "scheduler/features/output.h"
+#include "scheduler/store/store.h"
+#include "scheduler/store/store_output.h"
 #include "common/util.h"
 
 #include "scheduler/test/sched_fixture.h"
