@@ -80,8 +80,15 @@ struct step {
 /* gstepd's main: the gstepd executable, or a child gworkerd forked (fresh ZeroMQ context). */
 int gp_stepd_main(int argc, char **argv);
 
-/* Queue a message for the agent (numbered, kept until acknowledged). */
-int step_send(struct step *s, Gpool__Msg *m);
+/* Queue a message for the agent (numbered, kept until acknowledged). Here rather than in
+ * stepd.c: task.c and output.c send too, and stepd.c calls them, not the other way. */
+static inline int step_send(struct step *s, Gpool__Msg *m)
+{
+	if (gp_outbox_push(s->out, m) < 0)
+		return -1;
+	s->last_seq = m->id;
+	return 0;
+}
 
 /* collect.c */
 /* Upload what rank t's --collect patterns match in the working directory to the scheduler's

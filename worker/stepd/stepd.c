@@ -80,14 +80,6 @@ struct stepd {
 	bool quit;
 };
 
-int step_send(struct step *s, Gpool__Msg *m)
-{
-	if (gp_outbox_push(s->out, m) < 0)
-		return -1;
-	s->last_seq = m->id;
-	return 0;
-}
-
 static size_t ntasks_all(const struct stepd *d)
 {
 	size_t n = 0;
