@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
 #include "common/le.h"
 
 #define REQ_MAGIC  0x5a4c5047u /* "GPLZ" */
@@ -100,23 +101,9 @@ static int send_req(int s, int fd, const struct gp_lazy_req *q)
 {
 	uint8_t buf[GP_LAZY_REQ_LEN];
 	gp_lazy_req_encode(q, buf);
-	struct iovec iov = {buf, sizeof(buf)};
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof(u));
-	struct msghdr mh = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	ssize_t n;
-	while ((n = sendmsg(s, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
-	return n == (ssize_t)sizeof(buf) ? 0 : -1;
+	if (fd < 0) /* as sendmsg would say of a descriptor -1 */
+		return errno = EBADF, -1;
+	return gp_fd_send(s, buf, sizeof(buf), fd, MSG_NOSIGNAL) == (ssize_t)sizeof(buf) ? 0 : -1;
 }
 
 int gp_lazy_fetch(int fd, uint64_t off, uint64_t len, uint64_t *fetched, gp_error_t *err)
