@@ -115,12 +115,8 @@ static int serve_range(step_lazy_t *z, struct lazy_file *f, int fd, uint64_t k0,
 	gp_client_t *c = gp_client_create(s->xfer_cfg, err);
 	if (!c)
 		return -1;
-	struct gp_xfer_peers peers = {.eps = l->stage_peers,
-				      .n = l->n_stage_peers,
-				      .self = l->stage_index,
-				      .cfg = s->xfer_cfg,
-				      .uid = geteuid(),
-				      .any = true};
+	struct gp_xfer_peers peers = step_stage_peers(s);
+	peers.any = true;
 	double t0 = gp_now();
 	int rc = gp_xfer_fetch_chunks(c, f->e, k0, k1, s->cache_dir,
 				      l->n_stage_peers > 1 ? &peers : NULL, &st, err);

@@ -12,6 +12,7 @@
 #include "worker/node/account.h"
 #include "worker/node/cgroup.h"
 #include "common/error.h"
+#include "common/xfer.h"
 #include "proto/gpool.pb-c.h"
 #include "worker/node/outbox.h"
 #include "worker/stepd/container.h"
@@ -89,6 +90,10 @@ static inline int step_send(struct step *s, Gpool__Msg *m)
 	s->last_seq = m->id;
 	return 0;
 }
+
+/* The nodes the launch stages from (stage_peers), for gp_xfer_fetch_*: the chain's whole-file
+ * fetch as it is; lazy staging sets any. */
+struct gp_xfer_peers step_stage_peers(const struct step *s);
 
 /* collect.c */
 /* Upload what rank t's --collect patterns match in the working directory to the scheduler's

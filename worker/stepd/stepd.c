@@ -395,6 +395,16 @@ static int setup_xfer(struct stepd *d, gp_error_t *err)
 	return 0;
 }
 
+struct gp_xfer_peers step_stage_peers(const struct step *s)
+{
+	const Gpool__Launch *l = s->launch;
+	return (struct gp_xfer_peers){.eps = l->stage_peers,
+				      .n = l->n_stage_peers,
+				      .self = l->stage_index,
+				      .cfg = s->xfer_cfg,
+				      .uid = geteuid()};
+}
+
 /* Fetch what the node's cache lacks of the staged manifest, then write it into the working
  * directory. */
 static int stage_manifest(struct step *s, gp_error_t *err)
@@ -407,11 +417,7 @@ static int stage_manifest(struct step *s, gp_error_t *err)
 	gp_client_t *c = gp_client_create(s->xfer_cfg, err);
 	if (!c)
 		return -1;
-	struct gp_xfer_peers peers = {.eps = l->stage_peers,
-				      .n = l->n_stage_peers,
-				      .self = l->stage_index,
-				      .cfg = s->xfer_cfg,
-				      .uid = geteuid()};
+	struct gp_xfer_peers peers = step_stage_peers(s);
 	/* lazily staged files are fetched later, a range at a time, as their tasks ask (lazy.c) */
 	Gpool__StageEntry **whole = calloc(l->spec->n_stage, sizeof(*whole));
 	size_t nwhole = 0;
