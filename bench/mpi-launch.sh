@@ -78,7 +78,8 @@ declare -A RES
 for k in $HOSTS_LIST; do
 	hostfile=$WORK/hosts.$k
 	: >"$hostfile"
-	for i in $(seq 1 "$k"); do echo "198.18.0.1$i slots=1" >>"$hostfile"; done
+	# the hosts' addresses in the cluster's slot (deploy/gpool-cluster's host_ip)
+	for i in $(seq 1 "$k"); do echo "198.18.0.$((64 * ${GPOOL_SLOT:-0} + 10 + i)) slots=1" >>"$hostfile"; done
 	for r in $(seq 1 "$REPS"); do
 		t0=$(date +%s.%N)
 		runuser -u gpool-user -- env PATH="$UB:$PATH" GPOOL_SCHEDULER="$GPOOL_SCHEDULER" GPOOL_CONF="$GPOOL_CONF" \
@@ -99,8 +100,9 @@ for k in $HOSTS_LIST; do
 			echo "pmix $k hosts run $r: FAILED"; tail -5 out.x
 		fi
 		t0=$(date +%s.%N)
+		# h1's namespace in the cluster's slot (deploy/gpool-cluster: gp-h1 in slot 0, gpS-h1)
 		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 \
-			ip netns exec gp-h1 mpirun --hostfile "$hostfile" --mca plm_rsh_agent "$SRC/bench/comm/netns-rsh.sh" \
+			ip netns exec "gp$([ "${GPOOL_SLOT:-0}" = 0 ] || echo "${GPOOL_SLOT}")-h1" mpirun --hostfile "$hostfile" --mca plm_rsh_agent "$SRC/bench/comm/netns-rsh.sh" \
 			--mca plm_rsh_no_tree_spawn 1 --mca mpi_yield_when_idle 1 -n "$k" "$BIN/gp-mpi-check" >out.p 2>&1
 		if dt=$(launch_time out.p "$t0" "$k"); then
 			echo "plain $k hosts run $r: $dt s"

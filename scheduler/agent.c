@@ -48,12 +48,18 @@ static void kill_attempt(struct gsched *s, int node, uint64_t job, uint32_t atte
 
 /* What the agent holds against what the scheduler believes runs there:
  *  - a held task of the current attempt is re-adopted (an exited one is recorded as exited:
- *    the reply, sent after the commit, tells the agent it may forget it);
+ *    the reply, sent after the commit, tells the agent it may forget it); one whose job is
+ *    being stopped gets its Kill again, at the agent's registration and then while it lives
+ *    past the kill grace and two heartbeats: a Kill sent while the agent was away (killed, cut
+ *    off, or registered with the leader before) never reached it, and the task would run on
+ *    under a job the user was told is cancelled (found by the soak, docs/reliability.md);
  *  - a held task of any other attempt is killed (fencing by attempt number);
  *  - a task the scheduler placed there that the agent no longer lists, twice in a row and
  *    well after its launch, is lost. */
-static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t n)
+static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t n,
+		      bool registering)
 {
+	int64_t resend_ms = s->kill_grace_ms + 2 * s->heartbeat_ms;
 	for (size_t i = 0; i < n; i++) {
 		Gpool__HeldTask *h = held[i];
 		struct job *j = jobs_get(s->jobs, h->job_id);
@@ -73,6 +79,9 @@ static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t
 		}
 		struct task *t = &j->tasks[h->rank];
 		t->missing = 0;
+		if (!h->exited && j->state == GPOOL__JOB_STATE__COMPLETING &&
+		    (registering || gp_mono_ms() - j->kill_sent_ms > resend_ms))
+			job_kill_again(s, j, node);
 		owner_task_held(s, j, h);
 		/* a replica's port (a gang's rank 0's), also after gschedd restarted */
 		if (h->port && !h->exited && h->rank == 0)
@@ -247,7 +256,7 @@ void agent_register(struct req *r)
 			sched_publish_node(s, SEV_NODE_DRAINED, idx);
 	}
 	owner_node_report(s, idx, reg->owner);
-	reconcile(s, idx, reg->held, reg->n_held);
+	reconcile(s, idx, reg->held, reg->n_held, true);
 	sched_publish_node(s, SEV_NODE_REGISTERED, idx);
 	s->members_version = quorum_members_version(s->nodes);
 	register_reply(r);
@@ -289,7 +298,7 @@ void agent_heartbeat(struct req *r)
 		return;
 	Gpool__Heartbeat *hb = r->msg->heartbeat;
 	owner_node_report(r->s, r->node, hb->owner);
-	reconcile(r->s, r->node, hb->held, hb->n_held);
+	reconcile(r->s, r->node, hb->held, hb->n_held, false);
 	node_set_free_ports(nodes_get(r->s->nodes, r->node), hb->free_ports, hb->n_free_ports);
 	energy_account(r->s, r->node, hb->power, hb->n_power);
 	card_mem_report(r->s, r->node, hb->card_memory, hb->n_card_memory);

@@ -1,6 +1,7 @@
 /* client.c - gschedd's handlers for the requests of the user commands (gsub, gstat, gcancel,
  * gnodes, glogs, gpool), each acting as the credential's uid (client.h) */
 #include "scheduler/client.h"
+#include "scheduler/admit.h"
 #include "scheduler/core.h"
 #include "scheduler/commit.h"
 #include "scheduler/events.h"
@@ -164,27 +165,89 @@ int client_check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 #undef BAD
 }
 
-/* A screening job's agent reports what its tasks measured as the agent's own: only those who
- * may report grades themselves may submit one. 0 / -1 (refused, replied). */
-static int check_screen(struct gsched *s, struct req *r, const Gpool__JobSpec *sp,
-			const struct gpu_req *gpu)
+/* The submission's own links of the admission chain (admit.h, client.h). */
+
+int client_admit_spec(struct gsched *s, struct admission *a)
 {
-	if (r->from.uid != 0 && r->from.uid != s->agent_uid) {
-		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION,
-				"only root or the agents' account may submit screening jobs");
+	if (client_check_spec(s, a->sp, a->why, sizeof(a->why)) < 0) {
+		a->code = GPOOL__ERROR_CODE__ERROR_INVALID;
 		return -1;
 	}
-	if (!gpu) {
-		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				"a screening job needs cards (--gpus-per-task, --gpu-index)");
+	return 0;
+}
+
+int client_admit_shape(struct gsched *s, struct admission *a)
+{
+	(void)s;
+	if (job_array_of(a->sp, &a->arr) < 0) /* client_check_spec parsed it: out of memory */
+		return admit_refuse(a, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+	a->ntasks = a->arr ? a->arr->count : 1;
+	int bad;
+	a->gpu = gpu_req_from_spec(a->sp, a->why, sizeof(a->why), &bad);
+	if (bad) {
+		a->code = GPOOL__ERROR_CODE__ERROR_INVALID;
 		return -1;
 	}
+	return 0;
+}
+
+/* A screening job's agent reports what its tasks measured as the agent's own: only those who
+ * may report grades themselves may submit one. */
+int client_admit_screen(struct gsched *s, struct admission *a)
+{
+	if (!a->sp->screen)
+		return 0;
+	if (a->uid != 0 && a->uid != s->agent_uid)
+		return admit_refuse(a, GPOOL__ERROR_CODE__ERROR_PERMISSION,
+				    "only root or the agents' account may submit screening jobs");
+	if (!a->gpu)
+		return admit_refuse(a, GPOOL__ERROR_CODE__ERROR_INVALID,
+				    "a screening job needs cards (--gpus-per-task, --gpu-index)");
 	/* the agent finds the result in the scratch directory it made */
-	if (sp->chdir && *sp->chdir) {
-		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				"a screening job runs in its scratch directory (no --chdir)");
+	if (a->sp->chdir && *a->sp->chdir)
+		return admit_refuse(a, GPOOL__ERROR_CODE__ERROR_INVALID,
+				    "a screening job runs in its scratch directory (no --chdir)");
+	return 0;
+}
+
+/* Whose the submitted job is: the credential's uid and the name the pool has for it; a
+ * screening job is the agents' account's, by the scheduler's decision (identity.h). */
+int client_admit_owner(struct gsched *s, struct admission *a)
+{
+	a->owner_uid = a->sp->screen ? s->agent_uid : a->uid;
+	a->owner_gid = a->gid;
+	if (identity_owner(a->sp->screen ? NULL : &s->uids, s->nodes, s->owner_name, a->owner_uid,
+			   a->owner, sizeof(a->owner), a->why, sizeof(a->why)) < 0) {
+		a->code = GPOOL__ERROR_CODE__ERROR_PERMISSION;
 		return -1;
 	}
+	return 0;
+}
+
+int client_admit_room(struct gsched *s, struct admission *a)
+{
+	if (jobs_count(s->jobs) + a->ntasks > s->max_jobs)
+		return admit_refuse(a, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
+				    "the queue is full (%llu jobs)",
+				    (unsigned long long)s->max_jobs);
+	return 0;
+}
+
+/* What is stored must read back at launch: libprotobuf-c re-encodes some unknown fields (tag 0)
+ * into bytes it then refuses to decode. */
+int client_admit_storable(struct gsched *s, struct admission *a)
+{
+	(void)s;
+	size_t len = gpool__job_spec__get_packed_size(a->sp);
+	if (!(a->packed = malloc(len ? len : 1)))
+		return admit_refuse(a, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
+	a->packed_len = len;
+	gpool__job_spec__pack(a->sp, a->packed);
+	Gpool__JobSpec *check = gpool__job_spec__unpack(NULL, len, a->packed);
+	if (!check)
+		return admit_refuse(a, GPOOL__ERROR_CODE__ERROR_INVALID,
+				    "the job spec carries fields that cannot be stored");
+	gpool__job_spec__free_unpacked(check, NULL);
 	return 0;
 }
 
@@ -200,34 +263,11 @@ static char **copy_list(char **v, size_t n)
 	return c;
 }
 
-/* Whose the submitted job is: the credential's uid and the name the pool has for it; a
- * screening job is the agents' account's, by the scheduler's decision (identity.h). */
-struct owner {
-	uid_t uid;
-	gid_t gid;
-	char name[64];
-};
-
-static int find_owner(struct req *r, const Gpool__JobSpec *sp, struct owner *o)
-{
-	struct gsched *s = r->s;
-	char why[256];
-	o->uid = sp->screen ? s->agent_uid : r->from.uid;
-	o->gid = r->from.gid;
-	if (identity_owner(sp->screen ? NULL : &s->uids, s->nodes, s->owner_name, o->uid, o->name,
-			   sizeof(o->name), why, sizeof(why)) < 0) {
-		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_PERMISSION, "%s", why);
-		return -1;
-	}
-	return 0;
-}
-
 /* A pending job from a checked spec (gpu: its card request, which the job takes). NULL when
  * out of memory (gpu freed). */
-static struct job *new_job(struct gsched *s, const Gpool__SubmitRequest *sr, const struct owner *o,
-			   struct gpu_req *gpu)
+static struct job *new_job(struct gsched *s, const struct admission *a, struct gpu_req *gpu)
 {
-	const Gpool__JobSpec *sp = sr->spec;
+	const Gpool__JobSpec *sp = a->sp;
 	struct job *j = calloc(1, sizeof(*j));
 	if (!j) {
 		gpu_req_free(gpu);
@@ -235,9 +275,9 @@ static struct job *new_job(struct gsched *s, const Gpool__SubmitRequest *sr, con
 	}
 	j->gpu = gpu;
 	j->id = jobs_next_id(s->jobs);
-	j->uid = o->uid;
-	j->gid = o->gid;
-	j->user = strdup(o->name);
+	j->uid = a->owner_uid;
+	j->gid = a->owner_gid;
+	j->user = strdup(a->owner);
 	j->name = strdup(sp->name[0] ? sp->name : sp->argv[0]);
 	j->out_pattern = strdup(sp->output);
 	j->err_pattern = strdup(sp->error);
@@ -307,130 +347,36 @@ static bool answer_duplicate(struct req *r, const char *token)
 	return true;
 }
 
-void client_submit(struct req *r)
+/* Make the jobs of an admitted submission: every task of an array is a job of its own, with
+ * consecutive ids; all of them go into the open transaction (one commit), the spec stored once
+ * with the first. The reply waits for the commit (commit_save_new). */
+static void make_jobs(struct req *r, struct admission *a, const char *token)
 {
 	struct gsched *s = r->s;
-	Gpool__SubmitRequest *sr = r->msg->submit;
-	char why[256];
-	if (!sr->spec) {
-		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "submission without a job");
-		return;
-	}
-	if (sr->token && *sr->token && !valid_token(sr->token, 64)) {
-		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid submission token");
-		return;
-	}
-	if (answer_duplicate(r, sr->token))
-		return;
-	/* the node fetches the staged chunks with the agents' rights: the sender must have had
-	 * their bytes. Checked before whether the store holds them (client_check_spec), so the
-	 * answer is the same for a chunk the store lacks */
-	if (files_check_use(s, r->from.uid, sr->spec->stage, sr->spec->n_stage, why, sizeof(why)) <
-	    0) {
-		req_reply_error(r,
-				errno == EACCES ? GPOOL__ERROR_CODE__ERROR_PERMISSION
-						: GPOOL__ERROR_CODE__ERROR_INVALID,
-				"%s", why);
-		return;
-	}
-	if (client_check_spec(s, sr->spec, why, sizeof(why)) < 0) {
-		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
-		return;
-	}
-	if (sr->spec->service &&
-	    service_name_check(s, sr->spec, r->from.uid, why, sizeof(why)) < 0) {
-		req_reply_error(r,
-				errno == EPERM ? GPOOL__ERROR_CODE__ERROR_PERMISSION
-					       : GPOOL__ERROR_CODE__ERROR_INVALID,
-				"%s", why);
-		return;
-	}
-	if (sr->spec->step_of && steps_check(s, sr->spec, r->from.uid, why, sizeof(why)) < 0) {
-		req_reply_error(r,
-				errno == EPERM	  ? GPOOL__ERROR_CODE__ERROR_PERMISSION
-				: errno == ENOENT ? GPOOL__ERROR_CODE__ERROR_NOT_FOUND
-						  : GPOOL__ERROR_CODE__ERROR_STATE,
-				"%s", why);
-		return;
-	}
-	gp_array_t *arr = NULL;
-	uint32_t ntasks = 1;
-	if (job_array_of(sr->spec, &arr) < 0) { /* client_check_spec parsed it: out of memory */
-		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
-		return;
-	}
-	if (arr)
-		ntasks = arr->count;
-	int bad;
-	struct gpu_req *gpu = gpu_req_from_spec(sr->spec, why, sizeof(why), &bad);
-	if (bad) {
-		free(arr);
-		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
-		return;
-	}
-	if (sr->spec->screen && check_screen(s, r, sr->spec, gpu) < 0) {
-		free(arr);
-		gpu_req_free(gpu);
-		return;
-	}
-	struct owner owner;
-	if (find_owner(r, sr->spec, &owner) < 0) {
-		free(arr);
-		gpu_req_free(gpu);
-		return;
-	}
-	if (jobs_count(s->jobs) + ntasks > s->max_jobs) {
-		free(arr);
-		gpu_req_free(gpu);
-		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE,
-				"the queue is full (%llu jobs)", (unsigned long long)s->max_jobs);
-		return;
-	}
-	Gpool__JobSpec *sp = sr->spec;
-	size_t len = gpool__job_spec__get_packed_size(sp);
-	uint8_t *buf = malloc(len ? len : 1);
-	if (!buf) {
-		free(arr);
-		gpu_req_free(gpu);
-		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "out of memory");
-		return;
-	}
-	gpool__job_spec__pack(sp, buf);
-	/* what is stored must read back at launch: libprotobuf-c re-encodes some unknown fields
-	 * (tag 0) into bytes it then refuses to decode */
-	Gpool__JobSpec *check = gpool__job_spec__unpack(NULL, len, buf);
-	if (!check) {
-		free(buf);
-		free(arr);
-		gpu_req_free(gpu);
-		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID,
-				"the job spec carries fields that cannot be stored");
-		return;
-	}
-	gpool__job_spec__free_unpacked(check, NULL);
-	/* every task of an array is a job of its own, with consecutive ids; all of them go into
-	 * the open transaction (one commit), the spec stored once with the first */
+	Gpool__JobSpec *sp = a->sp;
 	uint64_t first = 0;
-	bool want_gpu = gpu != NULL;
+	bool want_gpu = a->gpu != NULL;
 	int staged = 0; /* the first task's staged input kept in the replicated state: 0 */
+	int bad;
 	errno = 0;
-	for (uint32_t i = 0; i < ntasks; i++) {
-		if (i > 0 && !(gpu = gpu_req_from_spec(sp, why, sizeof(why), &bad)) && want_gpu)
+	for (uint32_t i = 0; i < a->ntasks; i++) {
+		struct gpu_req *gpu = a->gpu;
+		a->gpu = NULL; /* the first job takes it */
+		if (i > 0 && !(gpu = gpu_req_from_spec(sp, a->why, sizeof(a->why), &bad)) &&
+		    want_gpu)
 			goto fail;
-		struct job *j = new_job(s, sr, &owner, gpu);
+		struct job *j = new_job(s, a, gpu);
 		if (!j)
 			goto fail;
-		if (i == 0 && plan_refuse(s, j, why, sizeof(why))) {
+		if (i == 0 && plan_refuse(s, j, a->why, sizeof(a->why))) {
 			/* as sbatch: a job no node configuration can ever hold is not queued */
 			job_free(j);
-			free(buf);
-			free(arr);
-			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", why);
+			req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "%s", a->why);
 			return;
 		}
-		if (arr) {
+		if (a->arr) {
 			j->array_job_id = i ? first : j->id;
-			j->array_task_id = gp_array_index(arr, i);
+			j->array_task_id = gp_array_index(a->arr, i);
 		}
 		if (sp->service && service_submitted(s, j, sp) < 0) {
 			job_free(j);
@@ -440,7 +386,8 @@ void client_submit(struct req *r)
 			job_free(j);
 			goto fail;
 		}
-		if (commit_save_new(s, j, i ? NULL : buf, len, sr->token, i ? NULL : r) < 0) {
+		if (commit_save_new(s, j, i ? NULL : a->packed, a->packed_len, token,
+				    i ? NULL : r) < 0) {
 			sched_forget(s, j);
 			goto fail;
 		}
@@ -449,8 +396,6 @@ void client_submit(struct req *r)
 		    (staged = files_replicate_stage(s, j, sp->stage, sp->n_stage, i > 0)) < 0) {
 			gp_err("job %llu: cannot keep its staged input in the replicated state: %s",
 			       (unsigned long long)j->id, strerror(errno));
-			free(buf);
-			free(arr);
 			/* the reply is queued: the failed transaction refuses it and forgets every
 			 * task made so far */
 			store_fail_txn(s->store);
@@ -458,17 +403,13 @@ void client_submit(struct req *r)
 		}
 		if (i == 0)
 			first = j->id;
-		if (i == 0 && arr)
-			s->subs[s->nsubs - 1].array_count = ntasks;
+		if (i == 0 && a->arr)
+			s->subs[s->nsubs - 1].array_count = a->ntasks;
 	}
-	free(buf);
-	free(arr);
-	s->submitted += ntasks;
+	s->submitted += a->ntasks;
 	s->plan_dirty = true;
 	return;
 fail:
-	free(buf);
-	free(arr);
 	if (!first) {
 		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_UNAVAILABLE, "cannot save the job: %s",
 				strerror(errno ? errno : ENOMEM));
@@ -479,6 +420,32 @@ fail:
 	gp_err("array %llu: cannot make all its tasks; the submission is refused",
 	       (unsigned long long)first);
 	store_fail_txn(s->store);
+}
+
+/* A submission: a retried one is answered as before; a new one passes the admission chain
+ * (admit.h: the checks the features registered) and its jobs are made. */
+void client_submit(struct req *r)
+{
+	struct gsched *s = r->s;
+	Gpool__SubmitRequest *sr = r->msg->submit;
+	if (!sr->spec) {
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "submission without a job");
+		return;
+	}
+	if (sr->token && *sr->token && !valid_token(sr->token, 64)) {
+		req_reply_error(r, GPOOL__ERROR_CODE__ERROR_INVALID, "invalid submission token");
+		return;
+	}
+	if (answer_duplicate(r, sr->token))
+		return;
+	struct admission a = {.sp = sr->spec, .uid = r->from.uid, .gid = r->from.gid, .ntasks = 1};
+	if (admit_run(s, s->admit, &a) < 0)
+		req_reply_error(r, a.code, "%s", a.why);
+	else
+		make_jobs(r, &a, sr->token);
+	free(a.arr);
+	gpu_req_free(a.gpu);
+	free(a.packed);
 }
 
 struct qctx {

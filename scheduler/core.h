@@ -22,9 +22,10 @@ void sched_core_release(struct gsched *s);
  * (SEV_JOB_FORGOTTEN). */
 void sched_forget(struct gsched *s, struct job *j);
 
-/* Subscribe the features of s that watch jobs and nodes, those present: the rendezvous first
- * (a stopping attempt's ranks fail before anything restarts it), then services, the metrics'
- * counters and the output's long polls. 0 / -1. */
+/* Plug s's features in: the checks of the admission chain (admit.h), then the features that
+ * watch jobs and nodes, those present: fair share first, the rendezvous (a stopping attempt's
+ * ranks fail before anything restarts it), then services, the metrics' counters and the
+ * output's long polls. 0 / -1. */
 int sched_core_subscribe(struct gsched *s);
 
 #endif

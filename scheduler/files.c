@@ -115,6 +115,15 @@ int files_check_use(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, si
 	return 0;
 }
 
+int files_admit(struct gsched *s, struct admission *a)
+{
+	if (files_check_use(s, a->uid, a->sp->stage, a->sp->n_stage, a->why, sizeof(a->why)) == 0)
+		return 0;
+	a->code = errno == EACCES ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+				  : GPOOL__ERROR_CODE__ERROR_INVALID;
+	return -1;
+}
+
 /* The uid that owns a job's file sets: the job's, or what was recorded with its first set. */
 static int owner_of(struct gsched *s, uint64_t job_id, uid_t *uid)
 {

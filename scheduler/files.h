@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "scheduler/admit.h"
 #include "scheduler/gschedd.h"
 
 /* A submission's staged manifest and collect patterns are sound and every chunk is in the
@@ -28,6 +29,9 @@ int files_replicate_stage(struct gsched *s, const struct job *j, Gpool__StageEnt
 			  size_t n, bool refs_only);
 int files_check_use(struct gsched *s, uid_t uid, Gpool__StageEntry *const *e, size_t n, char *why,
 		    size_t len);
+/* files_check_use as a link of the admission chain (admit.h): a refusal is PERMISSION
+ * (EACCES) or INVALID. */
+int files_admit(struct gsched *s, struct admission *a);
 
 void files_chunk_have(struct req *r);
 void files_chunk_put(struct req *r);

@@ -48,6 +48,7 @@ struct orders;
 struct gp_dep_target;
 struct services;
 struct sched_events;
+struct admit_chain;
 
 /* A submission waiting for its transaction to commit before it is acknowledged. */
 struct pending_submit {
@@ -73,6 +74,7 @@ struct gsched {
 	struct retention *retention;
 	struct orders *orders;	     /* what the core decided, for the loop to do (orders.h) */
 	struct sched_events *events; /* who watches jobs and nodes (events.h); NULL: nobody */
+	struct admit_chain *admit;   /* the checks a submission passes (admit.h); NULL: none */
 	struct gp_u64map *running;   /* id -> job, RUNNING or COMPLETING */
 	struct services *services;   /* services' own state: replica sets, replicas (service.c) */
 	struct svcrep *svcrep;	     /* the gateways' word on the replicas (svcreport.c) */

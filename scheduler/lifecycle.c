@@ -377,6 +377,14 @@ void job_kill(struct gsched *s, struct job *j, Gpool__JobState reason, int sig, 
 	sched_publish_job(s, SEV_JOB_CHANGED, j);
 }
 
+void job_kill_again(struct gsched *s, struct job *j, int node)
+{
+	if (j->state != GPOOL__JOB_STATE__COMPLETING)
+		return;
+	j->kill_sent_ms = gp_mono_ms();
+	send_kill(s, node, j->id, j->attempt, SIGTERM, j->kill_reason);
+}
+
 void job_end_pending(struct gsched *s, struct job *j, Gpool__JobState state, const char *why)
 {
 	jobs_queue_remove(s->jobs, j);

@@ -26,6 +26,9 @@ void job_task_event(struct gsched *s, int node, const Gpool__TaskEvent *ev);
 /* Begin ending a running job: send Kill to every node with a live task; the job ends in
  * `reason` when all tasks have reported (or at once when none runs). */
 void job_kill(struct gsched *s, struct job *j, Gpool__JobState reason, int signal, const char *why);
+/* A stopping job's task that `node` still holds: its Kill again (SIGTERM and the grace), for
+ * the agent may have missed it (away when it was sent, or the kill sent by another leader). */
+void job_kill_again(struct gsched *s, struct job *j, int node);
 /* End a pending job at once (cancel of a pending job). */
 void job_end_pending(struct gsched *s, struct job *j, Gpool__JobState state, const char *why);
 /* A node went DOWN: its tasks are lost; their jobs end NODE_FAIL (other ranks killed). */

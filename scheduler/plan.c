@@ -50,7 +50,13 @@ struct pass {
 	bool any_state;	   /* consider nodes whatever their state (could it ever fit?) */
 	bool any_account;  /* consider nodes that lack the owner's account (why does it not?) */
 	uint32_t watts_running, power_cap;
-	double now_unix; /* the pass's time, for the owners' histograms */
+	double now_unix;      /* the pass's time, for the owners' histograms */
+	double clock;	      /* the queue's time: --begin times, whether a job ends before the
+			       * reservation (read after the nodes) */
+	struct prio_pass *pp; /* the queue's order and the users' limits (priority.h) */
+	int64_t free_total;   /* CPUs free on the usable nodes, as jobs are started */
+	size_t looked;	      /* jobs looked at behind the reservation (BACKFILL_DEPTH) */
+	struct job *blocked;  /* the first job that did not fit: it holds the reservation */
 	gp_u64map_t
 	    *array_running; /* array id -> its tasks running (limited arrays), made on need */
 };
@@ -784,6 +790,169 @@ static void try_preempt(struct pass *p, struct prio_pass *pp, struct job *b)
 	res_free(&shadow);
 }
 
+/* Nobody can run anything: the first jobs of the queue say so. */
+static void no_nodes(struct gsched *s, size_t qlen)
+{
+	for (size_t i = 0; i < qlen && i < BACKFILL_DEPTH; i++) {
+		struct job *j = jobs_queue_at(s->jobs, i);
+		j->reason = j->hold ? PEND_HELD : PEND_NO_NODES;
+	}
+}
+
+/* What is free on each node now, the cards' draw, and the nodes an --exclusive job holds.
+ * 0 / -1 (out of memory). */
+static int pass_measure(struct pass *p)
+{
+	struct gsched *s = p->s;
+	bool ok_alloc = res_alloc(&p->now, p->nn) == 0;
+	ok_alloc &= res_alloc(&p->extra, p->nn) == 0;
+	p->order = calloc(p->nn, sizeof(int));
+	p->count = calloc(p->nn, sizeof(uint32_t));
+	p->cardsel = calloc(p->nn, sizeof(uint64_t));
+	p->slices = calloc((size_t)p->nn * MAX_CARDS_PER_NODE, sizeof(uint32_t));
+	if (!ok_alloc || !p->order || !p->count || !p->cardsel || !p->slices)
+		return -1;
+	p->free_total = 0;
+	for (int i = 0; i < p->nn; i++) {
+		struct node *n = nodes_get(s->nodes, i);
+		p->watts_running += cards_watts(n, n->card_busy);
+		if (!node_usable(n))
+			continue;
+		p->now.cpus[i] = (int64_t)n->cpus - n->cpus_used;
+		p->now.mem[i] = (int64_t)n->mem_mb - (int64_t)n->mem_used_mb;
+		uint64_t all = n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
+		p->now.cards[i] = all & ~n->card_busy;
+		p->now.share[i] = n->share;
+		p->free_total += p->now.cpus[i];
+	}
+	/* a node an --exclusive job runs on takes nobody else's */
+	size_t rpos = 0;
+	const struct job *rj;
+	while ((rj = running_iter(s, &rpos)))
+		if (rj->exclusive)
+			for (uint32_t t = 0; t < rj->ntasks; t++)
+				take_node(p, rj->tasks[t].node, &p->free_total);
+	return 0;
+}
+
+/* Whether j waits this pass whatever is free: held, a step, not yet on disk, its dependencies,
+ * its array's limit, a replica's backoff, its --begin time, its user's limits, or nothing
+ * free behind the reservation. */
+static bool waits(struct pass *p, struct job *j)
+{
+	struct gsched *s = p->s;
+	if (j->step_of)
+		return true; /* steps run on their allocation (steps_run) */
+	if (j->hold) {
+		j->reason = PEND_HELD;
+		return true;
+	}
+	if (!j->durable)
+		return true; /* started only once its submission is on disk */
+	if (!deps_ready(s, j))
+		return true;
+	if (!array_room(p, j)) {
+		j->reason = PEND_ARRAY_LIMIT;
+		return true;
+	}
+	if (j->not_before_ms && gp_mono_ms() < j->not_before_ms)
+		return true; /* a service replica's restart backoff (service_tick wakes it) */
+	if (j->begin_time > p->clock) {
+		j->reason = PEND_BEGIN_TIME;
+		clear_detail(j);
+		if (!s->plan_wake || j->begin_time < s->plan_wake)
+			s->plan_wake = j->begin_time;
+		return true;
+	}
+	char lim[160];
+	uint32_t want_cpus = j->ntasks * j->cpus_per_task;
+	uint32_t want_cards = j->gpu ? j->ntasks * j->gpu->per_task : 0;
+	if (!priority_within_limits(p->pp, j, want_cpus, want_cards, lim, sizeof(lim))) {
+		j->reason = PEND_USER_LIMIT;
+		set_detail(j, "%s", lim);
+		return true;
+	}
+	if (p->free_total <= 0 && p->have_resv) {
+		j->reason = PEND_PRIORITY;
+		return true;
+	}
+	return false;
+}
+
+/* j fits in what is free now: start it unless the power cap or the reservation says no. */
+static void start_fitting(struct pass *p, struct job *j)
+{
+	struct gsched *s = p->s;
+	uint32_t w = 0;
+	for (int i = 0; i < p->nn; i++) /* a shared card draws once */
+		w += cards_watts(nodes_get(s->nodes, i), j->gpu && j->gpu->share
+							     ? p->cardsel[i] & p->now.cards[i]
+							     : p->cardsel[i]);
+	if (p->power_cap && w && p->watts_running + w > p->power_cap) {
+		j->reason = PEND_POWER;
+		set_detail(j, "PowerCap (its cards draw %u W; %u W of %u W in use)", w,
+			   p->watts_running, p->power_cap);
+		return;
+	}
+	if (p->have_resv) {
+		uint32_t limit = j->time_limit ? j->time_limit : s->default_time_limit;
+		bool ends_before = limit && p->clock + limit <= p->resv_time;
+		if (!ends_before) {
+			/* must leave the reservation's resources alone */
+			if (!fit(p, j, &p->extra)) {
+				j->reason = PEND_PRIORITY;
+				return;
+			}
+			res_take(p, j, &p->extra);
+		}
+	}
+	res_take(p, j, &p->now);
+	for (int i = 0; i < p->nn; i++)
+		p->free_total -= (int64_t)p->count[i] * j->cpus_per_task;
+	j->reason = PEND_NONE;
+	clear_detail(j);
+	if (!commit(p, j)) {
+		j->reason = PEND_RESOURCES;
+		return;
+	}
+	p->watts_running += w;
+	array_started(p, j);
+	uint32_t hc, hk;
+	priority_job_holds(s, j, &hc, &hk);
+	priority_pass_started(p->pp, j, hc, hk);
+	if (j->exclusive)
+		for (uint32_t t = 0; t < j->ntasks; t++)
+			take_node(p, j->tasks[t].node, &p->free_total);
+}
+
+/* j does not fit now: say why, and the first such job holds the reservation (EASY backfill). */
+static void wait_for_room(struct pass *p, struct job *j)
+{
+	enum pend_reason never = never_fits(p, j);
+	if (never != PEND_NONE) {
+		j->reason = never;
+		if (!j->gpu)
+			clear_detail(j);
+		return;
+	}
+	if (j->gpu && j->gpu->share) {
+		char b[32];
+		gp_format_size(j->gpu->mem_min, b, sizeof(b));
+		set_detail(j, "Resources (waiting for %u slices of %s on cards)", j->ntasks, b);
+	} else if (j->gpu)
+		set_detail(j, "Resources (waiting for %u cards%s)", j->ntasks * j->gpu->per_task,
+			   j->gpu->mixed ? "" : " of one model");
+	else
+		clear_detail(j);
+	if (!p->have_resv) {
+		reserve(p, j);
+		p->blocked = j;
+		j->reason = PEND_RESOURCES;
+	} else {
+		j->reason = PEND_PRIORITY;
+	}
+}
+
 void plan_run(struct gsched *s)
 {
 	steps_run(s);
@@ -792,179 +961,45 @@ void plan_run(struct gsched *s)
 			 .power_cap = s->power_cap_watts,
 			 .now_unix = gp_now()};
 	s->plan_dirty = false;
-	struct prio_pass *pp = NULL;
-	struct job **order = NULL, *blocked = NULL;
+	struct job **order = NULL;
 	size_t qlen = jobs_queue_len(s->jobs);
 	if (!qlen)
 		return;
 	if (p.nn == 0) {
-		for (size_t i = 0; i < qlen && i < BACKFILL_DEPTH; i++) {
-			struct job *j = jobs_queue_at(s->jobs, i);
-			j->reason = j->hold ? PEND_HELD : PEND_NO_NODES;
-		}
+		no_nodes(s, qlen);
 		return;
 	}
-	bool ok_alloc = res_alloc(&p.now, p.nn) == 0;
-	ok_alloc &= res_alloc(&p.extra, p.nn) == 0;
-	p.order = calloc(p.nn, sizeof(int));
-	p.count = calloc(p.nn, sizeof(uint32_t));
-	p.cardsel = calloc(p.nn, sizeof(uint64_t));
-	p.slices = calloc((size_t)p.nn * MAX_CARDS_PER_NODE, sizeof(uint32_t));
-	if (!ok_alloc || !p.order || !p.count || !p.cardsel || !p.slices)
+	if (pass_measure(&p) < 0)
 		goto out;
-	int64_t free_total = 0;
-	for (int i = 0; i < p.nn; i++) {
-		struct node *n = nodes_get(s->nodes, i);
-		p.watts_running += cards_watts(n, n->card_busy);
-		if (!node_usable(n))
-			continue;
-		p.now.cpus[i] = (int64_t)n->cpus - n->cpus_used;
-		p.now.mem[i] = (int64_t)n->mem_mb - (int64_t)n->mem_used_mb;
-		uint64_t all = n->n_cards >= 64 ? ~0ULL : (1ULL << n->n_cards) - 1;
-		p.now.cards[i] = all & ~n->card_busy;
-		p.now.share[i] = n->share;
-		free_total += p.now.cpus[i];
-	}
-	/* a node an --exclusive job runs on takes nobody else's */
-	size_t rpos = 0;
-	const struct job *rj;
-	while ((rj = running_iter(s, &rpos)))
-		if (rj->exclusive)
-			for (uint32_t t = 0; t < rj->ntasks; t++)
-				take_node(&p, rj->tasks[t].node, &free_total);
-	size_t looked = 0;
-	double now = gp_now();
+	p.clock = gp_now();
 	s->plan_wake = 0;
-	pp = priority_pass_create(s, now);
-	order = priority_order(s, pp, &qlen);
+	p.pp = priority_pass_create(s, p.clock);
+	order = priority_order(s, p.pp, &qlen);
 	if (!order)
 		goto out;
 	for (size_t qi = 0; qi < qlen; qi++) {
 		struct job *j = order[qi];
 		if (j->state != GPOOL__JOB_STATE__PENDING || j->qpos == SIZE_MAX)
 			continue;
-		if (p.have_resv && ++looked > BACKFILL_DEPTH)
+		if (p.have_resv && ++p.looked > BACKFILL_DEPTH)
 			break;
-		if (j->step_of)
-			continue; /* steps run on their allocation (steps_run) */
-		if (j->hold) {
-			j->reason = PEND_HELD;
+		if (waits(&p, j))
 			continue;
-		}
-		if (!j->durable)
-			continue; /* started only once its submission is on disk */
-		if (!deps_ready(s, j))
-			continue;
-		if (!array_room(&p, j)) {
-			j->reason = PEND_ARRAY_LIMIT;
-			continue;
-		}
-		if (j->not_before_ms && gp_mono_ms() < j->not_before_ms)
-			continue; /* a service replica's restart backoff (service_tick wakes it) */
-		if (j->begin_time > now) {
-			j->reason = PEND_BEGIN_TIME;
-			clear_detail(j);
-			if (!s->plan_wake || j->begin_time < s->plan_wake)
-				s->plan_wake = j->begin_time;
-			continue;
-		}
-		char lim[160];
-		uint32_t want_cpus = j->ntasks * j->cpus_per_task;
-		uint32_t want_cards = j->gpu ? j->ntasks * j->gpu->per_task : 0;
-		if (!priority_within_limits(pp, j, want_cpus, want_cards, lim, sizeof(lim))) {
-			j->reason = PEND_USER_LIMIT;
-			set_detail(j, "%s", lim);
-			continue;
-		}
-		if (free_total <= 0 && p.have_resv) {
-			j->reason = PEND_PRIORITY;
-			continue;
-		}
-		if (fit(&p, j, &p.now)) {
-			uint32_t w = 0;
-			for (int i = 0; i < p.nn; i++) /* a shared card draws once */
-				w += cards_watts(nodes_get(s->nodes, i),
-						 j->gpu && j->gpu->share
-						     ? p.cardsel[i] & p.now.cards[i]
-						     : p.cardsel[i]);
-			if (p.power_cap && w && p.watts_running + w > p.power_cap) {
-				j->reason = PEND_POWER;
-				set_detail(j, "PowerCap (its cards draw %u W; %u W of %u W in use)",
-					   w, p.watts_running, p.power_cap);
-				continue;
-			}
-			bool ok = true;
-			if (p.have_resv) {
-				uint32_t limit =
-				    j->time_limit ? j->time_limit : s->default_time_limit;
-				bool ends_before = limit && now + limit <= p.resv_time;
-				if (!ends_before) {
-					/* must leave the reservation's resources alone */
-					ok = fit(&p, j, &p.extra);
-					if (ok)
-						res_take(&p, j, &p.extra);
-				}
-			}
-			if (ok) {
-				res_take(&p, j, &p.now);
-				for (int i = 0; i < p.nn; i++)
-					free_total -= (int64_t)p.count[i] * j->cpus_per_task;
-				j->reason = PEND_NONE;
-				clear_detail(j);
-				if (commit(&p, j)) {
-					p.watts_running += w;
-					array_started(&p, j);
-					uint32_t hc, hk;
-					priority_job_holds(s, j, &hc, &hk);
-					priority_pass_started(pp, j, hc, hk);
-					if (j->exclusive)
-						for (uint32_t t = 0; t < j->ntasks; t++)
-							take_node(&p, j->tasks[t].node,
-								  &free_total);
-				} else {
-					j->reason = PEND_RESOURCES;
-				}
-				continue;
-			}
-			j->reason = PEND_PRIORITY;
-			continue;
-		}
-		enum pend_reason never = never_fits(&p, j);
-		if (never != PEND_NONE) {
-			j->reason = never;
-			if (!j->gpu)
-				clear_detail(j);
-			continue;
-		}
-		if (j->gpu && j->gpu->share) {
-			char b[32];
-			gp_format_size(j->gpu->mem_min, b, sizeof(b));
-			set_detail(j, "Resources (waiting for %u slices of %s on cards)", j->ntasks,
-				   b);
-		} else if (j->gpu)
-			set_detail(j, "Resources (waiting for %u cards%s)",
-				   j->ntasks * j->gpu->per_task,
-				   j->gpu->mixed ? "" : " of one model");
+		if (fit(&p, j, &p.now))
+			start_fitting(&p, j);
 		else
-			clear_detail(j);
-		if (!p.have_resv) {
-			reserve(&p, j);
-			blocked = j;
-			j->reason = PEND_RESOURCES;
-		} else {
-			j->reason = PEND_PRIORITY;
-		}
+			wait_for_room(&p, j);
 	}
-	if (blocked && s->preempt) {
+	if (p.blocked && s->preempt) {
 		if (!priority_preempting(s))
-			try_preempt(&p, pp, blocked);
+			try_preempt(&p, p.pp, p.blocked);
 		/* look again in a second: a grace may end with nothing else changing */
-		if (!s->plan_wake || s->plan_wake > now + 1)
-			s->plan_wake = now + 1;
+		if (!s->plan_wake || s->plan_wake > p.clock + 1)
+			s->plan_wake = p.clock + 1;
 	}
 out:
 	free(order);
-	priority_pass_destroy(&pp);
+	priority_pass_destroy(&p.pp);
 	pass_release(&p);
 }
 

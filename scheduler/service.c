@@ -206,6 +206,15 @@ int service_name_check(struct gsched *s, const Gpool__JobSpec *sp, uint32_t uid,
 	return 0;
 }
 
+int service_admit(struct gsched *s, struct admission *a)
+{
+	if (!a->sp->service || service_name_check(s, a->sp, a->uid, a->why, sizeof(a->why)) == 0)
+		return 0;
+	a->code =
+	    errno == EPERM ? GPOOL__ERROR_CODE__ERROR_PERMISSION : GPOOL__ERROR_CODE__ERROR_INVALID;
+	return -1;
+}
+
 static struct svc *svc_new(const Gpool__JobSpec *sp)
 {
 	struct svc *v = calloc(1, sizeof(*v));

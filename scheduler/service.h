@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "scheduler/admit.h"
 #include "scheduler/gschedd.h"
 
 /* What a replica's next end means. */
@@ -69,6 +70,8 @@ const char *service_name_of(const Gpool__JobSpec *sp);
  * that name; that owner may reuse it. 0 / -1 with errno set and the reason in why. */
 int service_name_check(struct gsched *s, const Gpool__JobSpec *sp, uint32_t uid, char *why,
 		       size_t len);
+/* service_name_check as a link of the admission chain (admit.h), for a service's spec. */
+int service_admit(struct gsched *s, struct admission *a);
 
 /* A new submission with spec->service: j becomes a service (state RUNNING, no tasks of its
  * own, never queued). Call before jobs_add. 0 / -1 (ENOMEM). */

@@ -55,6 +55,16 @@ int steps_check(struct gsched *s, const Gpool__JobSpec *spec, uid_t uid, char *w
 	return 0;
 }
 
+int steps_admit(struct gsched *s, struct admission *a)
+{
+	if (!a->sp->step_of || steps_check(s, a->sp, a->uid, a->why, sizeof(a->why)) == 0)
+		return 0;
+	a->code = errno == EPERM    ? GPOOL__ERROR_CODE__ERROR_PERMISSION
+		  : errno == ENOENT ? GPOOL__ERROR_CODE__ERROR_NOT_FOUND
+				    : GPOOL__ERROR_CODE__ERROR_STATE;
+	return -1;
+}
+
 /* The tasks of allocation a that running exclusive steps hold: busy[k] for its task k (a
  * step's rank runs on its allocation task's node and cpus). */
 static void held_tasks(struct gsched *s, const struct job *a, bool *busy)

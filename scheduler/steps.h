@@ -19,12 +19,16 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "scheduler/admit.h"
 #include "scheduler/gschedd.h"
 
 /* May uid start a step of spec->step_of now? 0, or -1 with why and errno (EPERM: not the
  * allocation's owner; ENOENT: no such job; EINVAL: a step or a service, not running, or the
  * step is an allocation, service or array itself). */
 int steps_check(struct gsched *s, const Gpool__JobSpec *spec, uid_t uid, char *why, size_t len);
+/* steps_check as a link of the admission chain (admit.h), for a step's spec: PERMISSION,
+ * NOT_FOUND or STATE. */
+int steps_admit(struct gsched *s, struct admission *a);
 /* Start every durable pending step whose allocation runs (plan_run calls it first); a step
  * whose allocation is gone ends CANCELLED. */
 void steps_run(struct gsched *s);

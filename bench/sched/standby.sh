@@ -25,7 +25,8 @@ trap '"$CLUSTER" stop --dir "$DIR" >/dev/null 2>&1 || true' EXIT
 
 now() { date +%s.%N; }
 role() { cat "$DIR/$1/state/role" 2>/dev/null; }
-ep_of() { echo "tcp://198.18.0.$((1 + ${1#s})):7820"; }
+# sK's endpoint: the K-th of the cluster's list (its addresses are its slot's: GPOOL_SLOT)
+ep_of() { sed -n 's/^scheduler *= *//p' "$DIR/gpool.conf" | tr ',' '\n' | sed -n "${1#s}p" | tr -d ' '; }
 db_jobs() { sqlite3 -readonly "$DIR/$1/state/jobs.db" 'SELECT count(*) FROM jobs' 2>/dev/null || echo -1; }
 
 # ---- throughput: one scheduler, then three

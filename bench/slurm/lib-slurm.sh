@@ -13,22 +13,29 @@
 . "$(dirname "${BASH_SOURCE[0]}")/conf.sh" # slurm_conf_base, slurm_conf_plugins
 
 # ---- 1. install ------------------------------------------------------------------------
-if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v sbatch >/dev/null; then
-    log "installing slurm-wlm (Debian package)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2
-    apt-get install -y -qq --no-install-recommends slurm-wlm >&2
-fi
-VERSION=$(slurmctld -V | awk '{print $2}')
+# SLURM_DRY_RUN=1: the caller's arguments and this configuration are made and printed, and
+# nothing is installed or started (CI's smoke run: a script broken before its daemons fails)
+if [[ ${SLURM_DRY_RUN:-0} == 1 ]]; then
+    VERSION=$(slurmctld -V 2>/dev/null | awk '{print $2}' || true)
+    VERSION=${VERSION:-"(not installed)"}
+else
+    if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v sbatch >/dev/null; then
+        log "installing slurm-wlm (Debian package)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >&2
+        apt-get install -y -qq --no-install-recommends slurm-wlm >&2
+    fi
+    VERSION=$(slurmctld -V | awk '{print $2}')
 
-# MUNGE must work (deploy/install-deps.sh starts it; else, as root: mkdir -p /run/munge,
-# chown munge:munge /run/munge, runuser -u munge -- /usr/sbin/munged).
-if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-    log "munged not answering; starting it"
-    mkdir -p /run/munge && chown munge:munge /run/munge
-    runuser -u munge -- /usr/sbin/munged
-    sleep 0.5
-    munge -n | unmunge >/dev/null 2>&1 || die "munge still not working"
+    # MUNGE must work (deploy/install-deps.sh starts it; else, as root: mkdir -p /run/munge,
+    # chown munge:munge /run/munge, runuser -u munge -- /usr/sbin/munged).
+    if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+        log "munged not answering; starting it"
+        mkdir -p /run/munge && chown munge:munge /run/munge
+        runuser -u munge -- /usr/sbin/munged
+        sleep 0.5
+        munge -n | unmunge >/dev/null 2>&1 || die "munge still not working"
+    fi
 fi
 
 # ---- 2. private config + daemons ---------------------------------------------------------
@@ -102,6 +109,11 @@ PartitionName=bench Nodes=$NODE Default=YES MaxTime=INFINITE State=UP OverSubscr
 EOF
 } >"$T"/slurm.conf
 export SLURM_CONF=$T/slurm.conf
+if [[ ${SLURM_DRY_RUN:-0} == 1 ]]; then
+    log "dry run: Slurm $VERSION, this slurm.conf, no daemon started:"
+    cat "$T"/slurm.conf >&2
+    exit 0
+fi
 
 log "Slurm $VERSION, temp dir $T, ports $CTLD_PORT/$SLURMD_PORT, node $NODE (2 CPUs, ${MEM_MB} MB)"
 log "SchedulerParameters=$SCHED_PARAMS"

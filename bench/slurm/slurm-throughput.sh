@@ -39,7 +39,12 @@ now() { date +%s.%N; }
 [[ $(id -u) -eq 0 ]] || die "must run as root"
 
 # ---- 1-2. install, private config, daemons (lib-slurm.sh) ----------------------------------
-SLURM_EXTRA_CONF=$( [[ -n ${ARRAY:-} ]] && printf 'MaxArraySize=%d\nMaxJobCount=%d\n' $((N + 1)) $((N + 10000)) )
+# (an if, not `$( [[ ]] && printf )`: that substitution fails without ARRAY, and set -e ended
+# the script at once)
+SLURM_EXTRA_CONF=""
+if [[ -n ${ARRAY:-} ]]; then
+    SLURM_EXTRA_CONF=$(printf 'MaxArraySize=%d\nMaxJobCount=%d\n' $((N + 1)) $((N + 10000)))
+fi
 # shellcheck source=bench/slurm/lib-slurm.sh
 . "$(dirname "$0")/lib-slurm.sh"
 cd "$T"

@@ -366,6 +366,203 @@ static int idempotency_key(struct req *r, uint8_t rid[GP_HASH_LEN], char *token,
 	return 1;
 }
 
+/* One API request on its way: its route, its sender once authenticated, the message it
+ * becomes for the loop. */
+struct call {
+	struct http *h;
+	struct req *req;
+	struct api_route rt;
+	struct gp_sender from;
+	Gpool__Msg m;
+	const uint8_t *body;
+	size_t blen;
+	uint8_t rid[GP_HASH_LEN]; /* the Idempotency-Key's request id (m.request_id) */
+	char token[48];		  /* ... and the submission token made of it */
+	bool idem;		  /* an Idempotency-Key came */
+};
+
+/* /metrics: the last rendering while fresh, else one asked of the loop for every waiter. */
+static void call_metrics(struct call *c)
+{
+	struct http *h = c->h;
+	if (h->metrics && gp_mono_ms() - h->metrics_ms < METRICS_MIN_MS) {
+		send_metrics(c->req, h->metrics);
+		return;
+	}
+	if (h->metrics_pending) {
+		if (h->nmetrics_wait == METRICS_WAITERS)
+			send_err(c->req, 503, "ERROR_UNAVAILABLE", "too many /metrics requests");
+		else {
+			c->req->held = true;
+			h->metrics_wait[h->nmetrics_wait++] = c->req;
+		}
+		return;
+	}
+	Gpool__OpsMetricsQuery q = GPOOL__OPS_METRICS_QUERY__INIT;
+	c->m.m_case = GPOOL__MSG__M_OPS_METRICS_QUERY;
+	c->m.ops_metrics_query = &q;
+	h->metrics_pending = true;
+	if (to_loop(h, c->req, c->rt.op, &c->from, &c->m) < 0)
+		h->metrics_pending = false;
+}
+
+static void call_token(struct call *c)
+{
+	char tok[33];
+	int64_t ttl;
+	if (token_issue(c->h, &c->from, tok, &ttl) < 0) {
+		send_err(c->req, 503, "ERROR_UNAVAILABLE", "cannot issue a token now");
+		return;
+	}
+	send_json(c->req, 200,
+		  json_pack("{s:s, s:I, s:i}", "token", tok, "expires_in", (json_int_t)(ttl / 1000),
+			    "uid", (int)c->from.uid));
+}
+
+static void call_whoami(struct call *c)
+{
+	char name[64];
+	if (gp_uid_name(c->from.uid, name, sizeof(name)) < 0)
+		snprintf(name, sizeof(name), "%u", (unsigned)c->from.uid);
+	send_json(c->req, 200,
+		  json_pack("{s:i, s:i, s:s}", "uid", (int)c->from.uid, "gid", (int)c->from.gid,
+			    "user", name));
+}
+
+static void call_history(struct call *c)
+{
+	Gpool__OpsHistoryQuery q = GPOOL__OPS_HISTORY_QUERY__INIT;
+	c->m.m_case = GPOOL__MSG__M_OPS_HISTORY_QUERY;
+	c->m.ops_history_query = &q;
+	to_loop(c->h, c->req, c->rt.op, &c->from, &c->m);
+}
+
+static void call_nodes(struct call *c)
+{
+	Gpool__NodeQuery q = GPOOL__NODE_QUERY__INIT;
+	c->m.m_case = GPOOL__MSG__M_NODE_QUERY;
+	c->m.node_query = &q;
+	to_loop(c->h, c->req, c->rt.op, &c->from, &c->m);
+}
+
+static void call_jobs(struct call *c)
+{
+	const struct api_route *rt = &c->rt;
+	Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
+	Gpool__JobState states[1] = {rt->state};
+	uint64_t ids[1] = {rt->id};
+	if (rt->op == API_JOB) {
+		q.ids = ids;
+		q.n_ids = 1;
+		q.all = 1;
+	} else {
+		q.all = rt->all;
+		q.user = (char *)rt->user;
+		q.limit = rt->limit;
+		if (rt->state) {
+			q.states = states;
+			q.n_states = 1;
+		}
+	}
+	c->m.m_case = GPOOL__MSG__M_JOB_QUERY;
+	c->m.job_query = &q;
+	to_loop(c->h, c->req, rt->op, &c->from, &c->m);
+}
+
+static void call_output(struct call *c)
+{
+	const struct api_route *rt = &c->rt;
+	Gpool__LogQuery q = GPOOL__LOG_QUERY__INIT;
+	q.job_id = rt->id;
+	q.offset = rt->offset;
+	q.offset_err = rt->offset_err;
+	q.max_bytes = rt->max_bytes ? rt->max_bytes : 1 << 20;
+	q.wait = rt->wait;
+	c->m.m_case = GPOOL__MSG__M_LOG_QUERY;
+	c->m.log_query = &q;
+	to_loop(c->h, c->req, rt->op, &c->from, &c->m);
+}
+
+static void call_submit(struct call *c)
+{
+	char why[256];
+	Gpool__JobSpec *sp = api_spec_parse((const char *)c->body, c->blen, why, sizeof(why));
+	if (!sp) {
+		send_err(c->req, 400, "ERROR_INVALID", why);
+		return;
+	}
+	Gpool__SubmitRequest sr = GPOOL__SUBMIT_REQUEST__INIT;
+	sr.spec = sp;
+	if (c->idem) /* a submission is found again by its token */
+		sr.token = c->token;
+	c->m.m_case = GPOOL__MSG__M_SUBMIT;
+	c->m.submit = &sr;
+	to_loop(c->h, c->req, c->rt.op, &c->from, &c->m);
+	api_spec_free(sp);
+}
+
+static void call_job_control(struct call *c)
+{
+	enum api_op op = c->rt.op;
+	Gpool__JobControl jc = GPOOL__JOB_CONTROL__INIT;
+	uint64_t ids[1] = {c->rt.id};
+	jc.action = op == API_CANCEL ? GPOOL__JOB_ACTION__JOB_CANCEL
+		    : op == API_HOLD ? GPOOL__JOB_ACTION__JOB_HOLD
+				     : GPOOL__JOB_ACTION__JOB_RELEASE;
+	jc.ids = ids;
+	jc.n_ids = 1;
+	c->m.m_case = GPOOL__MSG__M_JOB_CONTROL;
+	c->m.job_control = &jc;
+	to_loop(c->h, c->req, op, &c->from, &c->m);
+}
+
+static void call_node_control(struct call *c)
+{
+	enum api_op op = c->rt.op;
+	Gpool__NodeControl nc = GPOOL__NODE_CONTROL__INIT;
+	char reason[256], why[256];
+	int card = -1;
+	if (op == API_DRAIN && api_drain_parse((const char *)c->body, c->blen, reason,
+					       sizeof(reason), &card, why, sizeof(why)) < 0) {
+		send_err(c->req, 400, "ERROR_INVALID", why);
+		return;
+	}
+	nc.action =
+	    op == API_DRAIN ? GPOOL__NODE_ACTION__NODE_DRAIN : GPOOL__NODE_ACTION__NODE_RESUME;
+	nc.name = c->rt.node;
+	nc.card = card;
+	nc.reason = op == API_DRAIN ? reason : (char *)"";
+	c->m.m_case = GPOOL__MSG__M_NODE_CONTROL;
+	c->m.node_control = &nc;
+	to_loop(c->h, c->req, op, &c->from, &c->m);
+}
+
+/* What each authenticated operation does: answered here, or asked of the loop. */
+static void (*const calls[])(struct call *c) = {
+    [API_NODES] = call_nodes,	      [API_CARDS] = call_nodes,
+    [API_JOBS] = call_jobs,	      [API_JOB] = call_jobs,
+    [API_OUTPUT] = call_output,	      [API_SUBMIT] = call_submit,
+    [API_CANCEL] = call_job_control,  [API_HOLD] = call_job_control,
+    [API_RELEASE] = call_job_control, [API_DRAIN] = call_node_control,
+    [API_RESUME] = call_node_control, [API_TOKEN] = call_token,
+    [API_WHOAMI] = call_whoami,	      [API_HISTORY] = call_history,
+};
+
+/* The request's target, NUL-terminated in target (size len): 0, or -1 when answered (too
+ * long, or holding a NUL). */
+static int read_target(struct req *req, char *target, size_t len)
+{
+	struct gh_msg *hm = gh_conn_request(req->c);
+	size_t tlen = gh_buf_size(&hm->target);
+	if (tlen >= len || memchr(gh_buf_data(&hm->target), '\0', tlen)) {
+		send_err(req, 400, "ERROR_INVALID", "request target too long");
+		return -1;
+	}
+	memcpy(target, gh_buf_data(&hm->target), tlen);
+	target[tlen] = '\0';
+	return 0;
+}
+
 /* A whole request (head and body): answered now, or handed to the loop (held). */
 static void on_request(struct http *h, struct req *req, const char *auth)
 {
@@ -376,192 +573,42 @@ static void on_request(struct http *h, struct req *req, const char *auth)
 		return;
 	}
 	char target[8192];
-	size_t tlen = gh_buf_size(&hm->target);
-	if (tlen >= sizeof(target) || memchr(gh_buf_data(&hm->target), '\0', tlen)) {
-		send_err(req, 400, "ERROR_INVALID", "request target too long");
+	if (read_target(req, target, sizeof(target)) < 0)
 		return;
-	}
-	memcpy(target, gh_buf_data(&hm->target), tlen);
-	target[tlen] = '\0';
-	struct api_route rt;
+	struct call c = {.h = h, .req = req, .m = GPOOL__MSG__INIT};
 	char why[256];
-	int st = api_route_parse(method, target, &rt, why, sizeof(why));
+	int st = api_route_parse(method, target, &c.rt, why, sizeof(why));
 	if (st) {
 		send_err(req, st, st == 404 ? "ERROR_NOT_FOUND" : "ERROR_INVALID", why);
 		return;
 	}
-	if (rt.op == API_STATIC) {
-		send_static(h, req, rt.file);
+	if (c.rt.op == API_STATIC) {
+		send_static(h, req, c.rt.file);
 		return;
 	}
-	size_t blen = gh_buf_size(&req->body);
-	const uint8_t *body = blen ? (const uint8_t *)gh_buf_data(&req->body) : NULL;
-	Gpool__Msg m = GPOOL__MSG__INIT;
-	struct gp_sender from = {0};
+	c.blen = gh_buf_size(&req->body);
+	c.body = c.blen ? (const uint8_t *)gh_buf_data(&req->body) : NULL;
 	/* Idempotency-Key: the request's id (docs/protocol.md, "Request ids"): a POST or DELETE
 	 * sent again with the same key by the same user is applied once */
-	uint8_t rid[GP_HASH_LEN];
-	char token[48];
-	int idem = idempotency_key(req, rid, token, sizeof(token));
+	int idem = idempotency_key(req, c.rid, c.token, sizeof(c.token));
 	if (idem < 0) {
 		send_err(req, 400, "ERROR_INVALID",
 			 "invalid Idempotency-Key (1 to 255 printable characters)");
 		return;
 	}
-	if (idem)
-		m.request_id = (ProtobufCBinaryData){16, rid};
-	if (rt.op == API_METRICS) {
-		if (h->metrics && gp_mono_ms() - h->metrics_ms < METRICS_MIN_MS) {
-			send_metrics(req, h->metrics);
-			return;
-		}
-		if (h->metrics_pending) {
-			if (h->nmetrics_wait == METRICS_WAITERS)
-				send_err(req, 503, "ERROR_UNAVAILABLE",
-					 "too many /metrics requests");
-			else {
-				req->held = true;
-				h->metrics_wait[h->nmetrics_wait++] = req;
-			}
-			return;
-		}
-		Gpool__OpsMetricsQuery q = GPOOL__OPS_METRICS_QUERY__INIT;
-		m.m_case = GPOOL__MSG__M_OPS_METRICS_QUERY;
-		m.ops_metrics_query = &q;
-		h->metrics_pending = true;
-		if (to_loop(h, req, rt.op, &from, &m) < 0)
-			h->metrics_pending = false;
+	c.idem = idem > 0;
+	if (c.idem)
+		c.m.request_id = (ProtobufCBinaryData){16, c.rid};
+	if (c.rt.op == API_METRICS) {
+		call_metrics(&c);
 		return;
 	}
-	if (authenticate(h, req, auth, method, target, body, blen, &rt, &from))
+	if (authenticate(h, req, auth, method, target, c.body, c.blen, &c.rt, &c.from))
 		return;
-	switch (rt.op) {
-	case API_TOKEN: {
-		char tok[33];
-		int64_t ttl;
-		if (token_issue(h, &from, tok, &ttl) < 0) {
-			send_err(req, 503, "ERROR_UNAVAILABLE", "cannot issue a token now");
-			return;
-		}
-		send_json(req, 200,
-			  json_pack("{s:s, s:I, s:i}", "token", tok, "expires_in",
-				    (json_int_t)(ttl / 1000), "uid", (int)from.uid));
-		return;
-	}
-	case API_WHOAMI: {
-		char name[64];
-		if (gp_uid_name(from.uid, name, sizeof(name)) < 0)
-			snprintf(name, sizeof(name), "%u", (unsigned)from.uid);
-		send_json(req, 200,
-			  json_pack("{s:i, s:i, s:s}", "uid", (int)from.uid, "gid", (int)from.gid,
-				    "user", name));
-		return;
-	}
-	case API_HISTORY: {
-		Gpool__OpsHistoryQuery q = GPOOL__OPS_HISTORY_QUERY__INIT;
-		m.m_case = GPOOL__MSG__M_OPS_HISTORY_QUERY;
-		m.ops_history_query = &q;
-		to_loop(h, req, rt.op, &from, &m);
-		return;
-	}
-	case API_NODES:
-	case API_CARDS: {
-		Gpool__NodeQuery q = GPOOL__NODE_QUERY__INIT;
-		m.m_case = GPOOL__MSG__M_NODE_QUERY;
-		m.node_query = &q;
-		to_loop(h, req, rt.op, &from, &m);
-		return;
-	}
-	case API_JOBS:
-	case API_JOB: {
-		Gpool__JobQuery q = GPOOL__JOB_QUERY__INIT;
-		Gpool__JobState states[1] = {rt.state};
-		uint64_t ids[1] = {rt.id};
-		if (rt.op == API_JOB) {
-			q.ids = ids;
-			q.n_ids = 1;
-			q.all = 1;
-		} else {
-			q.all = rt.all;
-			q.user = rt.user;
-			q.limit = rt.limit;
-			if (rt.state) {
-				q.states = states;
-				q.n_states = 1;
-			}
-		}
-		m.m_case = GPOOL__MSG__M_JOB_QUERY;
-		m.job_query = &q;
-		to_loop(h, req, rt.op, &from, &m);
-		return;
-	}
-	case API_OUTPUT: {
-		Gpool__LogQuery q = GPOOL__LOG_QUERY__INIT;
-		q.job_id = rt.id;
-		q.offset = rt.offset;
-		q.offset_err = rt.offset_err;
-		q.max_bytes = rt.max_bytes ? rt.max_bytes : 1 << 20;
-		q.wait = rt.wait;
-		m.m_case = GPOOL__MSG__M_LOG_QUERY;
-		m.log_query = &q;
-		to_loop(h, req, rt.op, &from, &m);
-		return;
-	}
-	case API_SUBMIT: {
-		Gpool__JobSpec *sp = api_spec_parse((const char *)body, blen, why, sizeof(why));
-		if (!sp) {
-			send_err(req, 400, "ERROR_INVALID", why);
-			return;
-		}
-		Gpool__SubmitRequest sr = GPOOL__SUBMIT_REQUEST__INIT;
-		sr.spec = sp;
-		if (idem) /* a submission is found again by its token */
-			sr.token = token;
-		m.m_case = GPOOL__MSG__M_SUBMIT;
-		m.submit = &sr;
-		to_loop(h, req, rt.op, &from, &m);
-		api_spec_free(sp);
-		return;
-	}
-	case API_CANCEL:
-	case API_HOLD:
-	case API_RELEASE: {
-		Gpool__JobControl c = GPOOL__JOB_CONTROL__INIT;
-		uint64_t ids[1] = {rt.id};
-		c.action = rt.op == API_CANCEL ? GPOOL__JOB_ACTION__JOB_CANCEL
-			   : rt.op == API_HOLD ? GPOOL__JOB_ACTION__JOB_HOLD
-					       : GPOOL__JOB_ACTION__JOB_RELEASE;
-		c.ids = ids;
-		c.n_ids = 1;
-		m.m_case = GPOOL__MSG__M_JOB_CONTROL;
-		m.job_control = &c;
-		to_loop(h, req, rt.op, &from, &m);
-		return;
-	}
-	case API_DRAIN:
-	case API_RESUME: {
-		Gpool__NodeControl c = GPOOL__NODE_CONTROL__INIT;
-		char reason[256];
-		int card = -1;
-		if (rt.op == API_DRAIN &&
-		    api_drain_parse((const char *)body, blen, reason, sizeof(reason), &card, why,
-				    sizeof(why)) < 0) {
-			send_err(req, 400, "ERROR_INVALID", why);
-			return;
-		}
-		c.action = rt.op == API_DRAIN ? GPOOL__NODE_ACTION__NODE_DRAIN
-					      : GPOOL__NODE_ACTION__NODE_RESUME;
-		c.name = rt.node;
-		c.card = card;
-		c.reason = rt.op == API_DRAIN ? reason : (char *)"";
-		m.m_case = GPOOL__MSG__M_NODE_CONTROL;
-		m.node_control = &c;
-		to_loop(h, req, rt.op, &from, &m);
-		return;
-	}
-	default:
+	if ((size_t)c.rt.op < sizeof(calls) / sizeof(calls[0]) && calls[c.rt.op])
+		calls[c.rt.op](&c);
+	else
 		send_err(req, 404, "ERROR_NOT_FOUND", "no such path");
-	}
 }
 
 /* ---- replies from the loop ---- */

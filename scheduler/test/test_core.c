@@ -29,6 +29,7 @@
 static struct gsched S;
 static int seen[SEV_NKINDS]; /* events published, by kind */
 static int last_node = -1;
+static uint64_t reg_id; /* the next registration's message id: each a new one */
 
 static int watch(struct gsched *s, const struct sched_event *ev, void *arg)
 {
@@ -45,6 +46,7 @@ static int setup(void **state)
 	(void)state;
 	memset(&S, 0, sizeof(S));
 	memset(seen, 0, sizeof(seen));
+	reg_id = 7;
 	assert_int_equal(sched_core_init(&S, 1), 0);
 	assert_int_equal(sched_events_subscribe(S.events, 0xffffffffu, watch, NULL), 0);
 	S.heartbeat_ms = 1000;
@@ -115,7 +117,7 @@ static int registers(const char *name, uint32_t cpus, Gpool__HeldTask **held, si
 	reg.held = held;
 	reg.n_held = nheld;
 	Gpool__Msg m = GPOOL__MSG__INIT;
-	m.id = 7;
+	m.id = reg_id++;
 	m.m_case = GPOOL__MSG__M_NODE_REGISTER;
 	m.node_register = &reg;
 	struct req r = {.s = &S,
@@ -285,6 +287,51 @@ static void heartbeat_and_end(void **state)
 	assert_int_equal(nodes_get(S.nodes, h1)->njobs, 0);
 	assert_int_equal(nodes_get(S.nodes, h1)->cpus_used, 0);
 	assert_int_equal(running_count(&S), 0);
+}
+
+/* A cancel whose Kill the agent never got (it was away when it was sent): the agent registers
+ * again still holding the task, and the task gets its Kill again, then every grace and two
+ * heartbeats while it lives on; the job ends CANCELLED when it reports. Before, the task ran to
+ * its own end under a job gstat called COMPLETING (found by the soak, docs/reliability.md). */
+static void missed_kill_sent_again(void **state)
+{
+	(void)state;
+	int h1 = registers("h1", 2, NULL, 0);
+	struct job *j = submitted(1, 1);
+	plan_run(&S);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__RUNNING);
+	job_kill(&S, j, GPOOL__JOB_STATE__CANCELLED, SIGTERM, "cancelled by u");
+	assert_int_equal(j->state, GPOOL__JOB_STATE__COMPLETING);
+	orders_clear(S.orders); /* the Kill lost: the agent was away */
+
+	Gpool__HeldTask cur = GPOOL__HELD_TASK__INIT;
+	cur.job_id = j->id;
+	cur.attempt = 1;
+	Gpool__HeldTask *held[] = {&cur};
+	assert_int_equal(registers("h1", 2, held, 1), h1);
+	assert_int_equal(count(ORDER_SEND, h1), 1);
+	Gpool__Msg *m = msg_of(ORDER_SEND, 0);
+	assert_int_equal(m->m_case, GPOOL__MSG__M_KILL);
+	assert_int_equal(m->kill->job_id, j->id);
+	assert_int_equal(m->kill->attempt, 1);
+	assert_int_equal(m->kill->signal, SIGTERM);
+	assert_int_equal(m->kill->grace_ms, 1000);
+	assert_int_equal(m->kill->reason, GPOOL__JOB_STATE__CANCELLED);
+	gpool__msg__free_unpacked(m, NULL);
+	orders_clear(S.orders);
+
+	heartbeat(h1, held, 1); /* within the grace: the Kill is on its way, not sent again */
+	assert_int_equal(count(ORDER_SEND, h1), 0);
+	j->kill_sent_ms -= S.kill_grace_ms + 2 * S.heartbeat_ms + 1;
+	heartbeat(h1, held, 1); /* alive past the grace and two heartbeats: once more */
+	assert_int_equal(count(ORDER_SEND, h1), 1);
+	orders_clear(S.orders);
+
+	task_exits(j, 0, SIGTERM);
+	assert_int_equal(j->state, GPOOL__JOB_STATE__CANCELLED);
+	cur.exited = true;
+	heartbeat(h1, held, 1); /* an ended job's held exit: fenced as not current, never killed */
+	assert_int_equal(count(ORDER_SEND, h1), 0);
 }
 
 /* One rank failing ends the gang: the other node is sent a Kill (SIGTERM), the job ends FAILED
@@ -503,6 +550,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(register_orders, setup, teardown),
 	    cmocka_unit_test_setup_teardown(placement_orders_launch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(heartbeat_and_end, setup, teardown),
+	    cmocka_unit_test_setup_teardown(missed_kill_sent_again, setup, teardown),
 	    cmocka_unit_test_setup_teardown(failing_rank_kills_gang, setup, teardown),
 	    cmocka_unit_test_setup_teardown(silent_node_requeues, setup, teardown),
 	    cmocka_unit_test_setup_teardown(silent_node_without_majority, setup, teardown),

@@ -48,7 +48,9 @@ cleanup() {
 	exit "$rc"
 }
 trap cleanup EXIT
-out=$("$CLUSTER" start --loopback --port "$PORT" --dir "$DIR" --bin "$BIN" -n 3 2>&1) ||
+# the users' commands are under $TMP, in the machine's /tmp: the jobs still see it there in
+# their own /tmp (private_tmp_keep, as tests/system/lib.sh does)
+out=$(GPOOL_CLUSTER_CONF_EXTRA="private_tmp_keep = $TMP" "$CLUSTER" start --loopback --port "$PORT" --dir "$DIR" --bin "$BIN" -n 3 2>&1) ||
 	{ fail "a 3-host loopback cluster starts" "$out"; exit 1; }
 eval "$("$CLUSTER" env --dir "$DIR")"
 export GPOOL_SCHEDULER GPOOL_CONF

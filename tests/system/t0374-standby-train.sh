@@ -54,10 +54,12 @@ sum_before=$(sha256sum <"$WORK/before.ckpt" | cut -c1-16)
 
 # ---- the leader killed while the job trains
 L=$(sched_leader)
-puts_at_kill=$(stored_on "$L")
 "$CLUSTER" sched-kill --dir "$CLUSTER_DIR" "$L" KILL 2>/dev/null
 t_kill=$(date +%s.%N)
 check "another scheduler leads within 10 s" wait_until 10 sched_leads_other "$L"
+# counted once the old leader is dead, so its log is final: a put it took in the moment
+# before the kill counts (counted before the kill, it raced the put: CI, 2026-12-07)
+puts_at_kill=$(stored_on "$L")
 L2=$(sched_leader)
 diag "$L killed, $L2 leads after $(awk -v a="$t_kill" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
 export GPOOL_SCHEDULER

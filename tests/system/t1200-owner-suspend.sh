@@ -31,7 +31,8 @@ while time.process_time() < cpu:
 print("done", n)
 PY
 chmod 0644 "$WORK/spin.py"
-CNT=/tmp/t1200-count.$$
+# in $WORK, which the job sees in its own /tmp (a file of its own /tmp the test could not read)
+CNT=$WORK/count
 # 15 s of CPU: still spinning when the owner returns, after the steps below (slow in a loaded CI:
 # with 4 s the job once ended before them)
 job=$(submit -w h1 -t 2 --stage spin.py -- python3 spin.py "$CNT" 15)

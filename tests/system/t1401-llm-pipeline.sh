@@ -81,9 +81,11 @@ wait "$client"
 like "$(grep -c '^comment : keep-alive' "$WORK/frozen")" '^[1-9]' "a stream silent behind a frozen stage gets keep-alive comments"
 is "$(tail -1 "$WORK/frozen")" "event [DONE]" "and ends with [DONE] once the stage is thawed"
 
-# the last rank dies mid-stream
-"$PY" - "$PORT" >"$WORK/broken" 2>&1 <<'PYEOF' &
-import json, sys, urllib.request
+# the last rank dies mid-stream: the client stops the middle stage the moment the first token
+# comes, so the answer cannot end before the kill (a small model's 200 tokens take well under
+# the time a poll of the client's output did: the stream once ended with [DONE] first)
+"$PY" - "$PORT" "${pids[1]}" >"$WORK/broken" 2>&1 <<'PYEOF' &
+import json, os, signal, sys, urllib.request
 req = urllib.request.Request("http://127.0.0.1:%s/v1/completions" % sys.argv[1],
     data=json.dumps({"prompt": "once", "max_tokens": 200, "stream": True}).encode())
 r = urllib.request.urlopen(req, timeout=30)
@@ -91,15 +93,19 @@ events = []
 for line in r:
     line = line.decode().strip()
     if line.startswith("data: "):
+        if not events:
+            os.kill(int(sys.argv[2]), signal.SIGSTOP)
+            print("stopped", flush=True)
         events.append(line[6:])
         print("event", events[-1][:80], flush=True)
 print("last:", events[-1])
 print("done seen:", "[DONE]" in events)
 PYEOF
 client=$!
-for _ in $(seq 50); do grep -q '^event' "$WORK/broken" && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q '^stopped' "$WORK/broken" && break; sleep 0.1; done
 kill -9 "${pids[2]}"
 wait "${pids[2]}" 2>/dev/null
+kill -CONT "${pids[1]}"
 wait "$client"
 last=$(grep '^last:' "$WORK/broken")
 like "$last" '^last: \{"error":\{"message":"the answer broke off' "the stream ends with an SSE error event"

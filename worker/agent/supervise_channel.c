@@ -140,9 +140,9 @@ static void update_task(struct step_rec *r, const Gpool__TaskEvent *ev)
 	if (ev->pid)
 		t->ht.pid = ev->pid;
 	if (ev->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED)
-		steps_task_exited(r, t, ev->status, ev->oom, ev->rusage);
+		steps_task_exited(r, t, ev->status, ev->oom, ev->rusage, ev->time);
 	else if (ev->kind == GPOOL__TASK_EVENT_KIND__TASK_FAILED_TO_START)
-		steps_task_exited(r, t, 1 << 8, false, NULL);
+		steps_task_exited(r, t, 1 << 8, false, NULL, 0);
 }
 
 /* TaskEvent and Output: forward new ones in order, acknowledge once per pass. */
@@ -181,9 +181,9 @@ static void on_event(void *arg, void *peer, const Gpool__Msg *m)
 		Gpool__Msg fwd = *m;
 		fwd.id = 0;
 		Gpool__TaskEvent ev;
-		if ((r->fenced || r->vacated || r->stop_reason) &&
-		    m->m_case == GPOOL__MSG__M_TASK_EVENT &&
-		    m->task_event->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED) {
+		if (m->m_case == GPOOL__MSG__M_TASK_EVENT &&
+		    m->task_event->kind == GPOOL__TASK_EVENT_KIND__TASK_EXITED &&
+		    steps_exit_is_stop(r, m->task_event->time)) {
 			ev = *m->task_event; /* the scheduler requeues it rather than fail it */
 			ev.fenced = r->fenced;
 			ev.vacated = r->vacated;

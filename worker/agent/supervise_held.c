@@ -23,15 +23,16 @@
 
 /* Record an exit (once): it is held until the scheduler acknowledges it. */
 void steps_task_exited(struct step_rec *r, struct task_rec *t, int status, bool oom,
-		       const Gpool__Rusage *ru)
+		       const Gpool__Rusage *ru, double exit_time)
 {
 	if (t->ht.exited || t->acked)
 		return;
+	bool stop = steps_exit_is_stop(r, exit_time);
 	t->ht.exited = true;
 	t->ht.status = status;
 	t->ht.oom = oom;
-	t->ht.fenced = r->fenced;
-	t->ht.vacated = r->vacated;
+	t->ht.fenced = stop && r->fenced;
+	t->ht.vacated = stop && r->vacated;
 	if (ru) {
 		t->ru.user_sec = ru->user_sec;
 		t->ru.sys_sec = ru->sys_sec;
@@ -142,7 +143,7 @@ void steps_exits_load(struct steps *ss, DIR *d, const char *dir)
 			if (t) {
 				t->ht.requeueable = h->tasks[k]->requeueable;
 				steps_task_exited(r, t, h->tasks[k]->status, h->tasks[k]->oom,
-						  h->tasks[k]->rusage);
+						  h->tasks[k]->rusage, 0);
 			}
 		}
 		if (r) {

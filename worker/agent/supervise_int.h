@@ -84,6 +84,7 @@ struct step_rec {
 	bool vacated;
 	char *stop_reason; /* stopped by its agent (a slice over its VRAM budget): its exits say why
 			    */
+	double stopped_at; /* when fenced, vacated or stopped (gp_now()): steps_exit_is_stop */
 	bool no_suspend;
 	int ckpt_signal;
 	uint32_t ckpt_sec;
@@ -136,14 +137,18 @@ uint32_t steps_port_here(const Gpool__Launch *l);
 bool steps_lease_kills(const Gpool__JobSpec *spec);
 /* Whether the owner's return vacates the job of launch l instead of freezing it. */
 bool steps_owner_vacates(const Gpool__Launch *l);
+/* Whether an exit of r's tasks reaped at exit_time (gp_now(); 0: not known) is the agent's stop
+ * (fenced, vacated, stopped), which the scheduler requeues, rather than the task's own end. */
+bool steps_exit_is_stop(const struct step_rec *r, double exit_time);
 void steps_set_owner_prefs(struct step_rec *r, const Gpool__Launch *l);
 void steps_set_requeueable(struct step_rec *r, bool yes);
 void steps_set_screen(struct step_rec *r, const Gpool__Launch *l, const struct gp_account *acct);
 
 /* supervise_held.c: exits held until the scheduler acknowledges them */
-/* Record an exit (once): it is held until the scheduler acknowledges it. */
+/* Record an exit (once): it is held until the scheduler acknowledges it. exit_time: when its
+ * supervisor reaped it (0: not known), for steps_exit_is_stop. */
 void steps_task_exited(struct step_rec *r, struct task_rec *t, int status, bool oom,
-		       const Gpool__Rusage *ru);
+		       const Gpool__Rusage *ru, double exit_time);
 /* Whether every task of r is acknowledged or dropped. */
 bool steps_all_settled(const struct step_rec *r);
 void steps_exits_load(struct steps *ss, DIR *d, const char *dir);

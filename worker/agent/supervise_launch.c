@@ -44,7 +44,7 @@ void steps_fail_tasks(struct agent *a, struct step_rec *r, const char *why)
 		struct task_rec *t = &r->tasks[i];
 		if (t->ht.exited || t->acked)
 			continue;
-		steps_task_exited(r, t, 1 << 8, false, NULL);
+		steps_task_exited(r, t, 1 << 8, false, NULL, 0);
 		Gpool__TaskEvent ev;
 		Gpool__Msg m;
 		gp_task_failed_msg(&ev, &m, r->job, r->attempt, t->ht.rank, why);
