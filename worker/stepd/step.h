@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "worker/node/account.h"
 #include "worker/node/cgroup.h"
@@ -92,8 +93,17 @@ static inline int step_send(struct step *s, Gpool__Msg *m)
 }
 
 /* The nodes the launch stages from (stage_peers), for gp_xfer_fetch_*: the chain's whole-file
- * fetch as it is; lazy staging sets any. */
-struct gp_xfer_peers step_stage_peers(const struct step *s);
+ * fetch as it is; lazy staging sets any. Here rather than in stepd.c: lazy.c needs it too, and
+ * stepd.c calls lazy.c, not the other way. */
+static inline struct gp_xfer_peers step_stage_peers(const struct step *s)
+{
+	const Gpool__Launch *l = s->launch;
+	return (struct gp_xfer_peers){.eps = l->stage_peers,
+				      .n = l->n_stage_peers,
+				      .self = l->stage_index,
+				      .cfg = s->xfer_cfg,
+				      .uid = geteuid()};
+}
 
 /* collect.c */
 /* Upload what rank t's --collect patterns match in the working directory to the scheduler's

@@ -395,16 +395,6 @@ static int setup_xfer(struct stepd *d, gp_error_t *err)
 	return 0;
 }
 
-struct gp_xfer_peers step_stage_peers(const struct step *s)
-{
-	const Gpool__Launch *l = s->launch;
-	return (struct gp_xfer_peers){.eps = l->stage_peers,
-				      .n = l->n_stage_peers,
-				      .self = l->stage_index,
-				      .cfg = s->xfer_cfg,
-				      .uid = geteuid()};
-}
-
 /* Fetch what the node's cache lacks of the staged manifest, then write it into the working
  * directory. */
 static int stage_manifest(struct step *s, gp_error_t *err)
