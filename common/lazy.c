@@ -10,6 +10,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
+#include "common/le.h"
+
 #define REQ_MAGIC  0x5a4c5047u /* "GPLZ" */
 #define REP_MAGIC  0x725a4c47u /* "GLZr" */
 #define STATUS_MAX 4095	       /* errno values are small: anything above is garbage */
@@ -24,48 +27,20 @@ int gp_lazy_chunks(uint64_t size, uint64_t off, uint64_t len, uint32_t chunk_siz
 	return 0;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v = 0;
-	for (int i = 3; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 void gp_lazy_req_encode(const struct gp_lazy_req *q, uint8_t out[GP_LAZY_REQ_LEN])
 {
-	put32(out, REQ_MAGIC);
-	put32(out + 4, 0);
-	put64(out + 8, q->off);
-	put64(out + 16, q->len);
+	gp_le_put32(out, REQ_MAGIC);
+	gp_le_put32(out + 4, 0);
+	gp_le_put64(out + 8, q->off);
+	gp_le_put64(out + 16, q->len);
 }
 
 int gp_lazy_req_decode(const uint8_t *in, size_t n, struct gp_lazy_req *q)
 {
-	if (n != GP_LAZY_REQ_LEN || get32(in) != REQ_MAGIC || get32(in + 4) != 0)
+	if (n != GP_LAZY_REQ_LEN || gp_le_get32(in) != REQ_MAGIC || gp_le_get32(in + 4) != 0)
 		return errno = EBADMSG, -1;
-	q->off = get64(in + 8);
-	q->len = get64(in + 16);
+	q->off = gp_le_get64(in + 8);
+	q->len = gp_le_get64(in + 16);
 	if (q->len > UINT64_MAX - q->off)
 		return errno = EBADMSG, -1;
 	return 0;
@@ -74,21 +49,21 @@ int gp_lazy_req_decode(const uint8_t *in, size_t n, struct gp_lazy_req *q)
 void gp_lazy_rep_encode(const struct gp_lazy_rep *r, uint8_t out[GP_LAZY_REP_LEN])
 {
 	memset(out, 0, GP_LAZY_REP_LEN);
-	put32(out, REP_MAGIC);
-	put32(out + 4, (uint32_t)r->status);
-	put64(out + 8, r->fetched);
+	gp_le_put32(out, REP_MAGIC);
+	gp_le_put32(out + 4, (uint32_t)r->status);
+	gp_le_put64(out + 8, r->fetched);
 	snprintf((char *)out + 16, GP_LAZY_MSG_LEN, "%s", r->msg);
 }
 
 int gp_lazy_rep_decode(const uint8_t *in, size_t n, struct gp_lazy_rep *r)
 {
-	if (n != GP_LAZY_REP_LEN || get32(in) != REP_MAGIC)
+	if (n != GP_LAZY_REP_LEN || gp_le_get32(in) != REP_MAGIC)
 		return errno = EBADMSG, -1;
-	uint32_t st = get32(in + 4);
+	uint32_t st = gp_le_get32(in + 4);
 	if (st > STATUS_MAX)
 		return errno = EBADMSG, -1;
 	r->status = (int32_t)st;
-	r->fetched = get64(in + 8);
+	r->fetched = gp_le_get64(in + 8);
 	memcpy(r->msg, in + 16, GP_LAZY_MSG_LEN);
 	r->msg[GP_LAZY_MSG_LEN - 1] = '\0';
 	return 0;
@@ -126,23 +101,9 @@ static int send_req(int s, int fd, const struct gp_lazy_req *q)
 {
 	uint8_t buf[GP_LAZY_REQ_LEN];
 	gp_lazy_req_encode(q, buf);
-	struct iovec iov = {buf, sizeof(buf)};
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof(u));
-	struct msghdr mh = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	ssize_t n;
-	while ((n = sendmsg(s, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
-	return n == (ssize_t)sizeof(buf) ? 0 : -1;
+	if (fd < 0) /* as sendmsg would say of a descriptor -1 */
+		return errno = EBADF, -1;
+	return gp_fd_send(s, buf, sizeof(buf), fd, MSG_NOSIGNAL) == (ssize_t)sizeof(buf) ? 0 : -1;
 }
 
 int gp_lazy_fetch(int fd, uint64_t off, uint64_t len, uint64_t *fetched, gp_error_t *err)

@@ -23,11 +23,6 @@ struct front {
 	char name[257]; /* a --service-port's service, "" for the main address */
 };
 
-void gw_answer_error(gh_conn_t *cl, int status, const char *why)
-{
-	gh_conn_answer_text(cl, status, "ggated: %s", why);
-}
-
 static void refuse(struct gw_ctx *c, gh_conn_t *cl, int status, const char *why)
 {
 	c->bad_requests++;

@@ -18,7 +18,5 @@ struct gw_ctx;
 /* Serve clients on addr:port; service: a --service-port's (NULL: the main address). 0 / -1
  * (logged). */
 int gw_front_listen(struct gw_ctx *c, const char *addr, uint16_t port, const char *service);
-/* An answer of ggated's own: "ggated: WHY" as text. */
-void gw_answer_error(gh_conn_t *cl, int status, const char *why);
 
 #endif

@@ -83,4 +83,11 @@ struct gw_ctx {
 	char gateway_name[128]; /* "host:port": who reports */
 };
 
+/* An answer of ggated's own: "ggated: WHY" as text (front.c's refusals, proxy.c's 502, 503
+ * and 504). */
+static inline void gw_answer_error(gh_conn_t *cl, int status, const char *why)
+{
+	gh_conn_answer_text(cl, status, "ggated: %s", why);
+}
+
 #endif

@@ -19,6 +19,7 @@
 #include "gateway/pool.h"
 #include "gateway/front.h"
 #include "gateway/discovery.h"
+#include "gateway/report.h"
 #include "common/log.h"
 #include "common/opt.h"
 #include "common/parse.h"
@@ -295,6 +296,14 @@ static int start_process(struct gw_ctx *c, struct args *a)
 	return 0;
 }
 
+/* Every health period: what the last period saw, for gschedd (report.c), then the replicas'
+ * health checks and lingering removals (pool.c). */
+static void tick(evutil_socket_t fd, short what, void *arg)
+{
+	gw_report_publish(arg);
+	gw_health_tick(fd, what, arg);
+}
+
 static int start_loop(struct gw_ctx *c, struct args *a)
 {
 	(void)a;
@@ -319,7 +328,7 @@ static int start_loop(struct gw_ctx *c, struct args *a)
 	c->ev_snap =
 	    event_new(c->base, c->snap_pipe[0], EV_READ | EV_PERSIST, gw_discovery_read, c);
 	struct timeval hv = {c->health_ms / 1000, (c->health_ms % 1000) * 1000};
-	c->ev_health = event_new(c->base, -1, EV_PERSIST, gw_health_tick, c);
+	c->ev_health = event_new(c->base, -1, EV_PERSIST, tick, c);
 	if (!c->ev_snap || !c->ev_health || event_add(c->ev_health, &hv) < 0 ||
 	    event_add(c->ev_snap, NULL) < 0)
 		return 1;

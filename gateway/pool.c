@@ -6,11 +6,9 @@
 #include <time.h>
 
 #include "gateway/gateway.h"
-#include "gateway/upstream.h"
-#include "gateway/proxy.h"
+#include "gateway/request.h"
 #include "gateway/snap.h"
 #include "gateway/pool.h"
-#include "gateway/report.h"
 #include "common/log.h"
 
 int64_t gw_now_ms(void)
@@ -18,6 +16,18 @@ int64_t gw_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void gw_conn_close(struct gw_conn *conn)
+{
+	struct gw_replica *r = conn->r;
+	for (uint32_t i = 0; i < r->nconns; i++)
+		if (r->conns[i] == conn) {
+			r->conns[i] = r->conns[--r->nconns];
+			break;
+		}
+	gh_client_destroy(&conn->cl);
+	free(conn);
 }
 
 static void replica_free(struct gw_replica *r)
@@ -278,7 +288,7 @@ static void eject(struct gw_replica *r, const char *why, bool abandon)
 		struct gw_fwd *f = conn->fwd;
 		conn->fwd = NULL;
 		gw_conn_close(conn);
-		gw_proxy_failed(f, true, false, "the replica became unreachable");
+		f->ops->failed(f, true, false, "the replica became unreachable");
 		i = 0; /* that may have changed the list */
 	}
 }
@@ -413,7 +423,6 @@ void gw_health_tick(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	struct gw_ctx *c = arg;
 	int64_t now = gw_now_ms();
-	gw_report_publish(c); /* what the last period saw, for gschedd */
 	for (struct gw_service *s = c->svcs; s; s = s->next)
 		for (struct gw_replica *r = s->reps, *nx; r; r = nx) {
 			nx = r->next;

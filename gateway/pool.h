@@ -18,6 +18,7 @@
 
 struct gw_ctx;
 struct gw_conn;
+struct gw_fwd;
 
 struct gw_replica {
 	struct gw_replica *next;
@@ -42,6 +43,14 @@ struct gw_replica {
 	int hc_code;	      /* its answer's status so far */
 	bool hc_busy;
 	struct gw_stats st;
+};
+
+/* A connection to a replica: a replica's list of them is the pool's, upstream.c makes them
+ * and drives their events. */
+struct gw_conn {
+	struct gw_replica *r;
+	gh_client_t *cl;
+	struct gw_fwd *fwd; /* the request in flight on it, NULL: idle */
 };
 
 struct gw_service {
@@ -79,6 +88,10 @@ void gw_replica_ok(struct gw_replica *r);
 /* r removed and idle: its connections closed; freed GW_LINGER_MS after its removal (the
  * health tick sweeps). */
 void gw_replica_maybe_free(struct gw_replica *r);
+/* Close conn and drop it from its replica (its request, if any, is the caller's). */
+void gw_conn_close(struct gw_conn *conn);
+/* The health timer (arg: the gw_ctx): active health checks, passive ejection served, removed
+ * replicas freed once their linger is over. ggated.c publishes the report to gschedd first. */
 void gw_health_tick(evutil_socket_t fd, short what, void *arg);
 int64_t gw_now_ms(void);
 

@@ -16,7 +16,6 @@
 #include "gateway/upstream.h"
 #include "gateway/proxy.h"
 #include "gateway/pool.h"
-#include "gateway/front.h"
 #include "gateway/sse.h"
 #include "common/log.h"
 
@@ -55,6 +54,19 @@ static void finish_error(struct gw_fwd *f, int code, const char *why)
 	}
 }
 
+static void fwd_head(struct gw_fwd *f);
+static void fwd_flushed(struct gw_fwd *f, const struct gh_msg *m);
+static void fwd_done(struct gw_fwd *f);
+static void fwd_failed(struct gw_fwd *f, bool reached, bool timeout, const char *why);
+
+/* what the events of the request's replica connection mean (request.h) */
+static const struct gw_fwd_ops fwd_ops = {
+    .head = fwd_head,
+    .flushed = fwd_flushed,
+    .done = fwd_done,
+    .failed = fwd_failed,
+};
+
 static void try_next(struct gw_fwd *f)
 {
 	struct gw_service *s = gw_service_by_id(f->c, f->svc_id);
@@ -84,6 +96,7 @@ int gw_proxy_start(struct gw_ctx *c, gh_conn_t *cl, struct gw_service *svc, cons
 	struct gw_fwd *f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
+	f->ops = &fwd_ops;
 	f->c = c;
 	f->client = cl;
 	f->svc_id = svc->id;
@@ -167,7 +180,7 @@ static void sse_start(struct gw_fwd *f)
 	keep_arm(f);
 }
 
-void gw_proxy_flushed(struct gw_fwd *f, const struct gh_msg *m)
+static void fwd_flushed(struct gw_fwd *f, const struct gh_msg *m)
 {
 	if (!f->sse)
 		return;
@@ -177,7 +190,7 @@ void gw_proxy_flushed(struct gw_fwd *f, const struct gh_msg *m)
 		keep_arm(f);
 }
 
-void gw_proxy_head(struct gw_fwd *f)
+static void fwd_head(struct gw_fwd *f)
 {
 	gh_client_t *up = f->conn->cl;
 	const struct gh_msg *m = gh_client_answer(up);
@@ -227,7 +240,7 @@ void gw_proxy_head(struct gw_fwd *f)
 	}
 }
 
-void gw_proxy_done(struct gw_fwd *f)
+static void fwd_done(struct gw_fwd *f)
 {
 	struct gw_replica *r = f->rep;
 	r->outstanding--;
@@ -268,7 +281,7 @@ static void cut_short(struct gw_fwd *f, struct gw_replica *r, const char *why)
 	gh_conn_next(cl, false); /* written, then closed; its task (f) is forgotten there */
 }
 
-void gw_proxy_failed(struct gw_fwd *f, bool reached, bool timeout, const char *why)
+static void fwd_failed(struct gw_fwd *f, bool reached, bool timeout, const char *why)
 {
 	struct gw_replica *r = f->rep;
 	f->rep = NULL;

@@ -1,34 +1,22 @@
 /* upstream.c: each replica's keep-alive connections (see gateway.h): http/client_conn.c makes,
  * writes and reads them; here they are pooled per replica (at most max_conns, an idle one
- * reused first) and their events become the proxy's (head, done, failed) and the pool's (an
- * idle connection the replica closed goes from its list). */
+ * reused first) and their events become the request's (head, done, failed: its ops, proxy.c's)
+ * and the pool's (an idle connection the replica closed goes from its list, pool.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gateway/gateway.h"
 #include "gateway/upstream.h"
-#include "gateway/proxy.h"
+#include "gateway/request.h"
 #include "gateway/pool.h"
 #include "common/log.h"
-
-void gw_conn_close(struct gw_conn *conn)
-{
-	struct gw_replica *r = conn->r;
-	for (uint32_t i = 0; i < r->nconns; i++)
-		if (r->conns[i] == conn) {
-			r->conns[i] = r->conns[--r->nconns];
-			break;
-		}
-	gh_client_destroy(&conn->cl);
-	free(conn);
-}
 
 static void on_head(gh_client_t *cl, void *arg)
 {
 	(void)cl;
 	struct gw_conn *conn = arg;
-	gw_proxy_head(conn->fwd);
+	conn->fwd->ops->head(conn->fwd);
 }
 
 /* the answer's bytes so far on to the client */
@@ -36,7 +24,7 @@ static void on_flush(gh_client_t *cl, void *arg)
 {
 	struct gw_conn *conn = arg;
 	if (conn->fwd)
-		gw_proxy_flushed(conn->fwd, gh_client_answer(cl));
+		conn->fwd->ops->flushed(conn->fwd, gh_client_answer(cl));
 	if (conn->fwd && conn->fwd->client)
 		gh_conn_flush(conn->fwd->client);
 }
@@ -49,7 +37,7 @@ static void on_done(gh_client_t *cl, void *arg, bool keep)
 	conn->fwd = NULL;
 	if (!keep)
 		gw_conn_close(conn);
-	gw_proxy_done(f); /* may free the replica, and conn with it */
+	f->ops->done(f); /* may free the replica, and conn with it */
 }
 
 static void on_error(gh_client_t *cl, void *arg, const struct gh_client_error *e)
@@ -60,10 +48,10 @@ static void on_error(gh_client_t *cl, void *arg, const struct gh_client_error *e
 	if (e->detail[0])
 		gp_debug("replica %s: %s: %s", r->label, e->why, e->detail);
 	if (f && e->answered)
-		gw_proxy_flushed(f, gh_client_answer(cl)); /* where a stream stopped */
+		f->ops->flushed(f, gh_client_answer(cl)); /* where a stream stopped */
 	gw_conn_close(conn);
 	if (f) /* a connect timeout is no answer's timeout: 502, not 504 */
-		gw_proxy_failed(f, e->reached, e->timeout && e->connected, e->why);
+		f->ops->failed(f, e->reached, e->timeout && e->connected, e->why);
 	else
 		gw_replica_maybe_free(r); /* idle: the replica closed it */
 }
@@ -122,7 +110,7 @@ void gw_conn_attach(struct gw_conn *conn, struct gw_fwd *f)
 		/* never so for an idle connection of the pool (closed ones leave it at once) */
 		conn->fwd = NULL;
 		gw_conn_close(conn);
-		gw_proxy_failed(f, false, false, "cannot send");
+		f->ops->failed(f, false, false, "cannot send");
 	}
 }
 

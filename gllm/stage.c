@@ -3,30 +3,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/le.h"
 #include "gllm/stage.h"
 #include "kernels/gk_scalar.h"
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static size_t wire_size(gl_wire_t w)
 {
@@ -58,14 +37,14 @@ void gl_stage_hdr_make(gl_stage_hdr_t *h, gl_stage_kind_t kind, uint64_t batch,
 
 void gl_stage_hdr_encode(const gl_stage_hdr_t *h, uint8_t out[GL_STAGE_HDR_SIZE])
 {
-	put32(out, GL_STAGE_MAGIC);
-	put32(out + 4, (uint32_t)GL_STAGE_VERSION | (uint32_t)h->kind << 16);
-	put64(out + 8, h->batch);
-	put32(out + 16, (uint32_t)h->nseq);
-	put32(out + 20, (uint32_t)h->ntok);
-	put32(out + 24, (uint32_t)h->dim);
-	put32(out + 28, (uint32_t)h->wire);
-	put64(out + 32, h->body_bytes);
+	gp_le_put32(out, GL_STAGE_MAGIC);
+	gp_le_put32(out + 4, (uint32_t)GL_STAGE_VERSION | (uint32_t)h->kind << 16);
+	gp_le_put64(out + 8, h->batch);
+	gp_le_put32(out + 16, (uint32_t)h->nseq);
+	gp_le_put32(out + 20, (uint32_t)h->ntok);
+	gp_le_put32(out + 24, (uint32_t)h->dim);
+	gp_le_put32(out + 28, (uint32_t)h->wire);
+	gp_le_put64(out + 32, h->body_bytes);
 }
 
 static int bad(gp_error_t *err, int e, const char *what, uint64_t got, uint64_t limit)
@@ -109,12 +88,12 @@ int gl_stage_hdr_decode(const uint8_t *buf, size_t len, const gl_stage_limits_t 
 {
 	if (len != GL_STAGE_HDR_SIZE)
 		return bad(err, EPROTO, "header of bytes", len, GL_STAGE_HDR_SIZE);
-	if (get32(buf) != GL_STAGE_MAGIC) {
-		gp_errprintf(err, "stage frame: not a frame (magic %08x)", get32(buf));
+	if (gp_le_get32(buf) != GL_STAGE_MAGIC) {
+		gp_errprintf(err, "stage frame: not a frame (magic %08x)", gp_le_get32(buf));
 		return errno = EPROTO, -1;
 	}
-	uint32_t vk = get32(buf + 4);
-	uint32_t kind = vk >> 16, wire = get32(buf + 28);
+	uint32_t vk = gp_le_get32(buf + 4);
+	uint32_t kind = vk >> 16, wire = gp_le_get32(buf + 28);
 	if ((vk & 0xffff) != GL_STAGE_VERSION) {
 		gp_errprintf(err, "stage frame: version %u, this rank speaks %d", vk & 0xffff,
 			     GL_STAGE_VERSION);
@@ -124,15 +103,16 @@ int gl_stage_hdr_decode(const uint8_t *buf, size_t len, const gl_stage_limits_t 
 		gp_errprintf(err, "stage frame: unknown kind %u or activation type %u", kind, wire);
 		return errno = EPROTO, -1;
 	}
-	uint32_t nseq = get32(buf + 16), ntok = get32(buf + 20), dim = get32(buf + 24);
+	uint32_t nseq = gp_le_get32(buf + 16), ntok = gp_le_get32(buf + 20),
+		 dim = gp_le_get32(buf + 24);
 	if (check_counts((gl_stage_kind_t)kind, nseq, ntok, dim, lim, err) < 0)
 		return -1;
 	size_t want = gl_stage_body_size((gl_stage_kind_t)kind, (int)nseq, (int)ntok, (int)dim,
 					 (gl_wire_t)wire);
-	if (get64(buf + 32) != want)
-		return bad(err, EMSGSIZE, "body bytes", get64(buf + 32), want);
+	if (gp_le_get64(buf + 32) != want)
+		return bad(err, EMSGSIZE, "body bytes", gp_le_get64(buf + 32), want);
 	*h = (gl_stage_hdr_t){.kind = (gl_stage_kind_t)kind,
-			      .batch = get64(buf + 8),
+			      .batch = gp_le_get64(buf + 8),
 			      .nseq = (int)nseq,
 			      .ntok = (int)ntok,
 			      .dim = (int)dim,
@@ -146,15 +126,15 @@ void gl_stage_body_encode(const gl_stage_hdr_t *h, const gl_batch_t *bt, const f
 {
 	if (h->kind == GL_STAGE_RELEASE) {
 		for (int i = 0; i < h->nseq; i++)
-			put32(out + 4 * i, (uint32_t)bt->seq[i]);
+			gp_le_put32(out + 4 * i, (uint32_t)bt->seq[i]);
 		return;
 	}
 	if (h->kind != GL_STAGE_STEP)
 		return;
 	for (int i = 0; i < h->nseq; i++) {
-		put32(out + 12 * i, (uint32_t)bt->seq[i]);
-		put32(out + 12 * i + 4, (uint32_t)bt->n[i]);
-		put32(out + 12 * i + 8, (uint32_t)bt->ctx[i]);
+		gp_le_put32(out + 12 * i, (uint32_t)bt->seq[i]);
+		gp_le_put32(out + 12 * i + 4, (uint32_t)bt->n[i]);
+		gp_le_put32(out + 12 * i + 8, (uint32_t)bt->ctx[i]);
 	}
 	uint8_t *a = out + 12 * (size_t)h->nseq;
 	size_t nv = (size_t)h->ntok * (size_t)h->dim;
@@ -179,7 +159,7 @@ static int decode_table(const gl_stage_hdr_t *h, const uint8_t *buf, const gl_st
 	int64_t sum = 0;
 	for (int i = 0; i < h->nseq; i++) {
 		const uint8_t *p = buf + (size_t)stride * i;
-		uint32_t id = get32(p);
+		uint32_t id = gp_le_get32(p);
 		if (id >= (uint32_t)lim->max_seqs || id >= GL_MAX_BATCH_SEQS || seen[id]) {
 			gp_errprintf(err, "stage frame: sequence %u out of range or twice", id);
 			return errno = EPROTO, -1;
@@ -189,7 +169,7 @@ static int decode_table(const gl_stage_hdr_t *h, const uint8_t *buf, const gl_st
 		bt->n[i] = bt->ctx[i] = 0;
 		if (!step)
 			continue;
-		uint32_t n = get32(p + 4), ctx = get32(p + 8);
+		uint32_t n = gp_le_get32(p + 4), ctx = gp_le_get32(p + 8);
 		if (n < 1 || n > (uint32_t)h->ntok || ctx < n || ctx > (uint32_t)lim->n_ctx) {
 			gp_errprintf(err,
 				     "stage frame: sequence %u brings %u tokens to a context of %u",

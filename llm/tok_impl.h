@@ -77,6 +77,9 @@ static inline const char *gl_tok_text(const gl_tok_t *t, int32_t id)
 	return t->arena + t->tok[id].off;
 }
 
+/* ---- tok_base.c ---- */
+/* Token id's text into the hash index (a later duplicate text takes the slot). */
+void gl_tok_index(gl_tok_t *t, int32_t id);
 /* The id of the token with these bytes, or -1. */
 int32_t gl_tok_lookup(const gl_tok_t *t, const char *s, size_t len);
 

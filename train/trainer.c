@@ -25,13 +25,6 @@
 #include "train/shares.h"
 #include "train/trainer_int.h"
 
-double tr_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 void gt_conf_defaults(gt_conf_t *c)
 {
 	static const int digits[] = {64, 256, 256, 10};
@@ -63,19 +56,6 @@ void gt_conf_defaults(gt_conf_t *c)
 	c->blas_threads = 1;
 }
 
-int tr_fail_comm(tr_t *t, const char *what)
-{
-	int e = errno;
-	gp_errprintf(t->err, "%s: %s", what, t->comm ? gc_error(t->comm) : "no communicator");
-	errno = e;
-	return -1;
-}
-
-const char *tr_dtype_name(gk_dtype_t t)
-{
-	return t == GK_F16 ? "f16" : t == GK_BF16 ? "bf16" : "f32";
-}
-
 /* OpenBLAS starts a thread per core by default; ranks that share a PC's cores and the
  * allreduce thread want one each. Set through dlsym: no link-time tie to OpenBLAS. */
 static void set_blas_threads(int n)
@@ -84,16 +64,6 @@ static void set_blas_threads(int n)
 	*(void **)&set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
 	if (set && n > 0)
 		set(n);
-}
-
-int tr_run_hook(const char *cmd, const char *var, const char *path, long step)
-{
-	char sbuf[32];
-	snprintf(sbuf, sizeof(sbuf), "%ld", step);
-	setenv(var, path, 1);
-	setenv("GTRAIN_STEP", sbuf, 1);
-	int rc = system(cmd);
-	return rc == 0 ? 0 : -1;
 }
 
 /* ---- evaluation (rank 0) ---- */

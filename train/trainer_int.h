@@ -1,6 +1,7 @@
 /* trainer_int.h - what the files of gtrain's training loop share (internal): the state of a
- * run (tr_t) and the helpers of trainer.c, buckets.c (the gradient allreduce) and resume.c
- * (checkpoints). Functions return 0 or -1 with t->err filled, unless said otherwise. */
+ * run (tr_t) and the helpers of base.c (under them all), buckets.c (the gradient allreduce)
+ * and resume.c (checkpoints), which trainer.c's loop calls. Functions return 0 or -1 with t->err
+ * filled, unless said otherwise. */
 #ifndef GT_TRAINER_INT_H
 #define GT_TRAINER_INT_H
 
@@ -42,6 +43,7 @@ typedef struct {
 	gp_error_t *err;
 } tr_t;
 
+/* ---- base.c ---- */
 double tr_now_ms(void);
 /* Fill t->err with WHAT and the communicator's message; returns -1. */
 int tr_fail_comm(tr_t *t, const char *what);

@@ -1,4 +1,5 @@
-/* nb.c - the collectives' entry points, and non-blocking operations.
+/* nb.c - the collectives' entry points, non-blocking operations, and the waits on any request
+ * (a point-to-point one is p2p.c's).
  *
  * A non-blocking operation is queued to the communicator's worker thread, which runs the
  * queue in order (it blocks on the transport's events, never spins). A blocking call
@@ -281,4 +282,13 @@ int gc_test(gc_req_t *q, int *done)
 	*done = q->done;
 	pthread_mutex_unlock(&q->c->mu);
 	return 0;
+}
+
+int gc_wait_for(gc_req_t **req, int timeout_ms)
+{
+	if (!req || !*req)
+		return errno = EINVAL, -1;
+	if ((*req)->kind < GC_REQ_SEND)
+		return gc_wait(req) < 0 ? -1 : 1; /* a collective: its thread has no timeout */
+	return gc_p2p_wait(req, timeout_ms);
 }

@@ -168,15 +168,6 @@ int gc_p2p_test(gc_req_t *q, int *done)
 	return 0;
 }
 
-int gc_wait_for(gc_req_t **req, int timeout_ms)
-{
-	if (!req || !*req)
-		return errno = EINVAL, -1;
-	if ((*req)->kind < GC_REQ_SEND)
-		return gc_wait(req) < 0 ? -1 : 1; /* a collective: its thread has no timeout */
-	return gc_p2p_wait(req, timeout_ms);
-}
-
 int gc_send(gc_comm_t *c, int peer, uint32_t tag, const void *buf, size_t len)
 {
 	gc_req_t *q;

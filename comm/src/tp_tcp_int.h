@@ -65,6 +65,7 @@ struct gc_tp {
 	unsigned refused; /* connections closed unanswered while connecting */
 };
 
+/* tp_tcp_base.c: what the transport's files share (failures, queues, headers, blobs) */
 int gc_tcp_fail(gc_tp_t *t, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void gc_tcp_complete(gc_tpreq_t *r, int err);
 /* Fail every request on every peer and close the connections. */

@@ -39,7 +39,7 @@ NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 
 def functions(rel):
-    """(name, first line of the body, lines) of each function defined in rel"""
+    """(name, the first line of its signature, lines) of each function defined in rel"""
     lines = open(os.path.join(src, rel), errors="replace").read().split("\n")
     i = 0
     while i < len(lines):
@@ -55,7 +55,7 @@ def functions(rel):
                 k += 1
             m = NAME.search(" ".join(sig))
             if m:
-                yield m.group(1), i + 1, k - i
+                yield m.group(1), j + 2, k - i
             i = k
         i += 1
 

@@ -1,6 +1,7 @@
 #!/bin/bash
-# purpose-check.sh SRC_DIR: every C source of the tree opens with a comment, the line that says
-# what the file is for (a reader who opens plan.c learns it is placement before reading code).
+# purpose-check.sh SRC_DIR: every C, C++ and CUDA source of the tree opens with a comment, the
+# line that says what the file is for (a reader who opens plan.c learns it is placement before
+# reading code).
 # Build folders (build*), test fixtures (*-fixture) and fuzz corpora are not the tree's own
 # code. The check sees only that the first line opens a comment; that the comment says the
 # purpose is the reviewer's part. Exit 0 clean, 1 with the files.
@@ -20,6 +21,7 @@ while IFS= read -r f; do
 		;;
 	esac
 done < <(find . \( -path './build*' -o -path ./.git -o -path '*-fixture' -o -path '*/corpus' \) -prune \
-	-o -type f \( -name '*.c' -o -name '*.cu' \) -print | sed 's|^\./||' | sort)
-[ $bad = 0 ] && echo "purpose-check: all $n C and CUDA sources open with a comment"
+	-o -type f \( -name '*.c' -o -name '*.cu' -o -name '*.cc' -o -name '*.cpp' \) -print |
+	sed 's|^\./||' | sort)
+[ $bad = 0 ] && echo "purpose-check: all $n C, C++ and CUDA sources open with a comment"
 exit $bad

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/chunk.h"
+#include "common/fdpass.h"
 #include "common/log.h"
 #include "worker/stepd/step.h"
 #include "common/util.h"
@@ -42,25 +43,7 @@ static int send_entry(int sock, const char *path, uint32_t mode, bool dir, int f
 	if (len > sizeof(buf))
 		return 0; /* a path too long to name: skipped */
 	gpool__stage_entry__pack(&e, buf);
-	struct iovec iov = {buf, len};
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (fd >= 0) {
-		mh.msg_control = u.b;
-		mh.msg_controllen = sizeof(u.b);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	ssize_t n;
-	while ((n = sendmsg(sock, &mh, 0)) < 0 && errno == EINTR)
-		;
-	return n < 0 ? -1 : 0;
+	return gp_fd_send(sock, buf, len, fd, 0) < 0 ? -1 : 0;
 }
 
 static int walk(int sock, const char *path, int depth, size_t *count)
@@ -153,23 +136,10 @@ struct got {
 static int recv_entry(int sock, struct got *g)
 {
 	uint8_t buf[MSG_MAX];
-	struct iovec iov = {buf, sizeof(buf)};
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr mh = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
-	ssize_t n;
-	while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-		;
+	int fd;
+	ssize_t n = gp_fd_recv(sock, buf, sizeof(buf), &fd, NULL);
 	if (n <= 0)
 		return n < 0 ? -1 : 1; /* 1: the child is done */
-	int fd = -1;
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-	    c->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
 	Gpool__StageEntry *e = gpool__stage_entry__unpack(NULL, (size_t)n, buf);
 	int rc = 0;
 	struct stat st;

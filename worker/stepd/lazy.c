@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "common/chunk.h"
+#include "common/fdpass.h"
 #include "common/lazy.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -114,12 +115,8 @@ static int serve_range(step_lazy_t *z, struct lazy_file *f, int fd, uint64_t k0,
 	gp_client_t *c = gp_client_create(s->xfer_cfg, err);
 	if (!c)
 		return -1;
-	struct gp_xfer_peers peers = {.eps = l->stage_peers,
-				      .n = l->n_stage_peers,
-				      .self = l->stage_index,
-				      .cfg = s->xfer_cfg,
-				      .uid = geteuid(),
-				      .any = true};
+	struct gp_xfer_peers peers = step_stage_peers(s);
+	peers.any = true;
 	double t0 = gp_now();
 	int rc = gp_xfer_fetch_chunks(c, f->e, k0, k1, s->cache_dir,
 				      l->n_stage_peers > 1 ? &peers : NULL, &st, err);
@@ -160,23 +157,10 @@ static int serve_range(step_lazy_t *z, struct lazy_file *f, int fd, uint64_t k0,
 static int recv_req(int c, struct gp_lazy_req *q)
 {
 	uint8_t buf[GP_LAZY_REQ_LEN + 1];
-	struct iovec iov = {buf, sizeof(buf)};
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr mh = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
-	ssize_t n;
-	while ((n = recvmsg(c, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-		;
-	int fd = -1;
-	struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
-	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	if (n < 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-	    gp_lazy_req_decode(buf, (size_t)n, q) < 0 || fd < 0) {
+	int fd;
+	bool trunc;
+	ssize_t n = gp_fd_recv(c, buf, sizeof(buf), &fd, &trunc);
+	if (n < 0 || trunc || gp_lazy_req_decode(buf, (size_t)n, q) < 0 || fd < 0) {
 		if (fd >= 0)
 			close(fd);
 		return -1;

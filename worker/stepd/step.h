@@ -8,10 +8,12 @@
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "worker/node/account.h"
 #include "worker/node/cgroup.h"
 #include "common/error.h"
+#include "common/xfer.h"
 #include "proto/gpool.pb-c.h"
 #include "worker/node/outbox.h"
 #include "worker/stepd/container.h"
@@ -80,8 +82,28 @@ struct step {
 /* gstepd's main: the gstepd executable, or a child gworkerd forked (fresh ZeroMQ context). */
 int gp_stepd_main(int argc, char **argv);
 
-/* Queue a message for the agent (numbered, kept until acknowledged). */
-int step_send(struct step *s, Gpool__Msg *m);
+/* Queue a message for the agent (numbered, kept until acknowledged). Here rather than in
+ * stepd.c: task.c and output.c send too, and stepd.c calls them, not the other way. */
+static inline int step_send(struct step *s, Gpool__Msg *m)
+{
+	if (gp_outbox_push(s->out, m) < 0)
+		return -1;
+	s->last_seq = m->id;
+	return 0;
+}
+
+/* The nodes the launch stages from (stage_peers), for gp_xfer_fetch_*: the chain's whole-file
+ * fetch as it is; lazy staging sets any. Here rather than in stepd.c: lazy.c needs it too, and
+ * stepd.c calls lazy.c, not the other way. */
+static inline struct gp_xfer_peers step_stage_peers(const struct step *s)
+{
+	const Gpool__Launch *l = s->launch;
+	return (struct gp_xfer_peers){.eps = l->stage_peers,
+				      .n = l->n_stage_peers,
+				      .self = l->stage_index,
+				      .cfg = s->xfer_cfg,
+				      .uid = geteuid()};
+}
 
 /* collect.c */
 /* Upload what rank t's --collect patterns match in the working directory to the scheduler's

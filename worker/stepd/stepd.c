@@ -80,14 +80,6 @@ struct stepd {
 	bool quit;
 };
 
-int step_send(struct step *s, Gpool__Msg *m)
-{
-	if (gp_outbox_push(s->out, m) < 0)
-		return -1;
-	s->last_seq = m->id;
-	return 0;
-}
-
 static size_t ntasks_all(const struct stepd *d)
 {
 	size_t n = 0;
@@ -415,11 +407,7 @@ static int stage_manifest(struct step *s, gp_error_t *err)
 	gp_client_t *c = gp_client_create(s->xfer_cfg, err);
 	if (!c)
 		return -1;
-	struct gp_xfer_peers peers = {.eps = l->stage_peers,
-				      .n = l->n_stage_peers,
-				      .self = l->stage_index,
-				      .cfg = s->xfer_cfg,
-				      .uid = geteuid()};
+	struct gp_xfer_peers peers = step_stage_peers(s);
 	/* lazily staged files are fetched later, a range at a time, as their tasks ask (lazy.c) */
 	Gpool__StageEntry **whole = calloc(l->spec->n_stage, sizeof(*whole));
 	size_t nwhole = 0;
