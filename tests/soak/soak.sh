@@ -84,7 +84,8 @@ export SOAK_TASKS=$WORK/tasks.jsonl
 lease=$((NODE_TIMEOUT - HEARTBEAT))
 "$PY" "$SOAK_DIR/faults.py" run --seed "$seed" --duration "$secs" --hosts "$hosts" "${kind_args[@]}" \
 	--cluster-dir "$CLUSTER_DIR" --gpool-cluster "$CLUSTER" --out "$WORK/faults.jsonl" \
-	--lease "$lease" --kill-grace "$KILL_GRACE" >"$WORK/faults.log" 2>&1 &
+	--lease "$lease" --kill-grace "$KILL_GRACE" --node-timeout "$NODE_TIMEOUT" --heartbeat "$HEARTBEAT" \
+	>"$WORK/faults.log" 2>&1 &
 fpid=$!
 as_user env SOAK_TASKS="$SOAK_TASKS" "$PY" "$SOAK_DIR/workload.py" --dir "$WORK" --task "$WORK/task.sh" \
 	--seed "$seed" --duration "$secs" --drain "$DRAIN" --clients "$clients" >"$WORK/workload.log" 2>&1

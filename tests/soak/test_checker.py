@@ -125,7 +125,22 @@ class CheckerTest(unittest.TestCase):
     def test_double_completion(self):
         h = clean() + ran(1, 2, 105.0, 106.0, host="h4")
         text = self.fails_with(h, "ran_twice")
-        self.assertIn("attempts [1, 2] each ended", text)
+        self.assertIn("attempt 2 started at 105.000 on ['h4'], after attempt 1 ended at 104.000", text)
+
+    def test_run_again_when_the_end_could_not_be_told(self):
+        # job 1 ended on h1 just after h1's link was cut: the scheduler requeued it at DOWN
+        h = clean() + ran(1, 2, 110.5, 111.5, host="h4") + [
+            {"ev": "fault", "kind": "host_cut", "target": "h1", "phase": "begin", "t": 103.9},
+            {"ev": "fault", "kind": "host_cut", "target": "h1", "phase": "end", "t": 114.0}]
+        short = [dict(e, t=108.0) if e.get("phase") == "end" and e.get("t") == 114.0 else e for e in h]
+        self.fails_with(short, "ran_twice")  # 4.1 s: too short for DOWN: the end was to be told
+        h = [e for e in h if not (e["ev"] == "observe" and e["invoke"] == 108.0)]
+        n, cats, text = self.verdict(h)
+        self.assertEqual(n, 0, text)
+        self.assertIn("known gap ran_again_end_unseen: 1 (1)", text)
+        # a client saw it COMPLETED before the second start: a violation all the same
+        h += [observe(108.0, {1: ["COMPLETED", 1]})]
+        self.fails_with(h, "ran_twice")
 
     def test_overlapping_attempts(self):
         h = [e for e in clean() if not (e["ev"] == "task" and e["job"] == 2 and e["attempt"] == 2)]
