@@ -46,19 +46,6 @@ int gp_batch_add(gp_batch_t *b, const Gpool__Msg *m)
 	return 0;
 }
 
-uint8_t *gp_batch_member(const Gpool__Msg *m, size_t *len)
-{
-	Gpool__Batch one = GPOOL__BATCH__INIT;
-	Gpool__Msg *msgs[1] = {(Gpool__Msg *)m};
-	one.n_msgs = 1;
-	one.msgs = msgs;
-	*len = gpool__batch__get_packed_size(&one);
-	uint8_t *d = malloc(*len);
-	if (d)
-		gpool__batch__pack(&one, d);
-	return d;
-}
-
 int gp_batch_add_member(gp_batch_t *b, const uint8_t *member, size_t len)
 {
 	if (gp_buf_append(&b->body, member, len) < 0)
@@ -395,18 +382,6 @@ Gpool__Batch *gp_wire_open(gp_wire_t *w, const void *data, size_t len, struct gp
 void gp_wire_stats(const gp_wire_t *w, struct gp_wire_stats *st)
 {
 	*st = w->st;
-}
-
-void gp_msg_error(Gpool__Msg *m, Gpool__Error *e, uint64_t id, Gpool__ErrorCode code,
-		  const char *text)
-{
-	gpool__msg__init(m);
-	gpool__error__init(e);
-	e->code = code;
-	e->text = (char *)text;
-	m->id = id;
-	m->m_case = GPOOL__MSG__M_ERROR;
-	m->error = e;
 }
 
 static const char *const code_names[] = {

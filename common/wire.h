@@ -22,6 +22,7 @@
 
 #include "common/auth.h"
 #include "common/error.h"
+#include "common/msg.h" /* gp_batch_member, gp_msg_error */
 #include "proto/gpool.pb-c.h"
 #include "common/util.h"
 
@@ -32,9 +33,6 @@ typedef struct gp_batch {
 
 /* Append one message (packed now: m may live on the stack). */
 int gp_batch_add(gp_batch_t *b, const Gpool__Msg *m);
-/* One message packed as a batch member, to be added later (worker/node/outbox.c keeps them):
- * malloc'd, NULL on ENOMEM. */
-uint8_t *gp_batch_member(const Gpool__Msg *m, size_t *len);
 int gp_batch_add_member(gp_batch_t *b, const uint8_t *member, size_t len);
 void gp_batch_reset(gp_batch_t *b);
 void gp_batch_release(gp_batch_t *b);
@@ -114,9 +112,7 @@ struct gp_wire_stats {
 };
 void gp_wire_stats(const gp_wire_t *w, struct gp_wire_stats *st);
 
-/* Helpers to build common messages. */
-void gp_msg_error(Gpool__Msg *m, Gpool__Error *e, uint64_t id, Gpool__ErrorCode code,
-		  const char *text);
+/* An error code in words. */
 const char *gp_error_code_name(Gpool__ErrorCode code);
 
 #endif

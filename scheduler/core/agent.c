@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/core/clock.h"
 #include "scheduler/core/card_memory.h"
 #include "scheduler/core/events.h"
 #include "scheduler/core/lifecycle.h"
 #include "common/log.h"
 #include "common/names.h"
 #include "scheduler/core/nodes.h"
-#include "scheduler/features/output.h"
 #include "scheduler/core/quorum.h"
 #include "scheduler/core/running.h"
 #include "common/util.h"
@@ -104,7 +104,7 @@ static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t
 		}
 	}
 	/* tasks placed here that the agent did not list */
-	double now = gp_now();
+	double now = sched_now(s);
 	size_t pos = 0;
 	struct job *j, **lost = NULL;
 	uint32_t *lost_rank = NULL;
@@ -177,7 +177,7 @@ static void register_reply(struct req *r)
 	Gpool__PoolMembers members;
 	rep.heartbeat_ms = (uint32_t)s->heartbeat_ms;
 	rep.lease_ms = lease_ms(s);
-	rep.requeue_in_ms = requeue_in_ms(s, gp_mono_ms());
+	rep.requeue_in_ms = requeue_in_ms(s, sched_mono_ms(r->s));
 	if (quorum_members(s->nodes, &members) == 0)
 		rep.members = &members;
 	Gpool__Msg m = GPOOL__MSG__INIT;
@@ -200,8 +200,8 @@ static bool register_again(struct req *r, int idx)
 		return false;
 	gp_debug("node %s: registration %llu again: answered", n->name,
 		 (unsigned long long)r->msg->id);
-	n->last_heard_ms = gp_mono_ms();
-	n->last_heard = gp_now();
+	n->last_heard_ms = sched_mono_ms(r->s);
+	n->last_heard = sched_now(r->s);
 	register_reply(r);
 	return true;
 }
@@ -279,8 +279,8 @@ static struct node *live_node(struct req *r)
 				"node %s is down: register again", n->name);
 		return NULL;
 	}
-	n->last_heard_ms = gp_mono_ms();
-	n->last_heard = gp_now();
+	n->last_heard_ms = sched_mono_ms(r->s);
+	n->last_heard = sched_now(r->s);
 	if (n->state == GPOOL__NODE_STATE__NODE_UNREACHABLE) {
 		n->state = n->drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
 		free(n->reason);
@@ -304,7 +304,7 @@ void agent_heartbeat(struct req *r)
 	card_mem_report(r->s, r->node, hb->card_memory, hb->n_card_memory);
 	Gpool__HeartbeatReply rep = GPOOL__HEARTBEAT_REPLY__INIT;
 	Gpool__PoolMembers members;
-	rep.requeue_in_ms = requeue_in_ms(r->s, gp_mono_ms());
+	rep.requeue_in_ms = requeue_in_ms(r->s, sched_mono_ms(r->s));
 	/* the members only when the agent's are not the current ones */
 	if (hb->members_version != r->s->members_version &&
 	    quorum_members(r->s->nodes, &members) == 0)
@@ -341,7 +341,8 @@ void agent_output(struct req *r)
 			(unsigned long long)o->job_id, o->rank);
 		return;
 	}
-	output_write(r->s, j, o);
+	sched_publish(r->s, &(struct sched_event){
+				.kind = SEV_JOB_OUTPUT, .job = j, .node = r->node, .output = o});
 }
 
 /* A silent node while gschedd cannot requeue: it may be gschedd that is cut off, so the
@@ -362,7 +363,7 @@ static void node_unreachable(struct gsched *s, struct node *n, int64_t now, cons
 
 void agents_tick(struct gsched *s)
 {
-	int64_t now = gp_mono_ms();
+	int64_t now = sched_mono_ms(s);
 	struct quorum q;
 	/* heard within two heartbeats: an agent counts a peer that heard us that much later than
 	 * itself as proof that we are alive (worker/agent/sched_link.c) */

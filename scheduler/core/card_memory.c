@@ -129,13 +129,3 @@ void card_mem_info_fill(struct gsched *s, const struct job *j, Gpool__JobInfo *j
 	ji->card_memory = pv;
 	ji->n_card_memory = o;
 }
-
-void card_mem_info_release(Gpool__JobInfo *ji)
-{
-	if (ji->n_card_memory) {
-		free(ji->card_memory[0]); /* the array of entries, v */
-		free(ji->card_memory);
-	}
-	ji->card_memory = NULL;
-	ji->n_card_memory = 0;
-}

@@ -19,10 +19,9 @@ void card_mem_destroy(struct card_mem **m);
 /* Node's heartbeat said v (n of them): they replace what it said before. Entries of attempts
  * not running on that node are left out. */
 void card_mem_report(struct gsched *s, int node, Gpool__CardMemory *const *v, size_t n);
-/* Fill ji->card_memory for job j (running: its current attempt's); free with
- * card_mem_info_release. */
+/* Fill ji->card_memory for job j (running: its current attempt's): one block of entries and
+ * their pointers, which jobinfo_release frees. */
 void card_mem_info_fill(struct gsched *s, const struct job *j, Gpool__JobInfo *ji);
-void card_mem_info_release(Gpool__JobInfo *ji);
 
 /* Each entry of a running attempt, in report order: *v (into m) of them, *n; NULL when none. */
 struct card_mem_entry {

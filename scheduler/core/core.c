@@ -18,6 +18,7 @@ int sched_core_init(struct gsched *s, uint64_t next_id)
 		sched_core_release(s);
 		return -1;
 	}
+	nodes_use_clock(s->nodes, &s->clock); /* s->clock: given later, by the shell or a test */
 	return 0;
 }
 

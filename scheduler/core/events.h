@@ -25,6 +25,7 @@ enum sched_event_kind {
 	SEV_JOB_ENDED,	       /* job: it reached a final state */
 	SEV_JOB_FORGOTTEN,     /* job: gone from memory (it stays in the store): drop its state */
 	SEV_JOB_VACATED,     /* job: its PC's owner took it back; queued again (vacates counted) */
+	SEV_JOB_OUTPUT,	     /* job: a chunk of its current attempt's output came (output) */
 	SEV_TASK_HELD,	     /* job: a node's agent still holds one of its current tasks (its
 			      * registration or heartbeat); held: the agent's word on it */
 	SEV_NODE_REGISTERED, /* node: its agent registered (first time, or back from DOWN) */
@@ -42,6 +43,7 @@ struct sched_event {
 	int32_t exit_code; /* SEV_JOB_ATTEMPT_ENDED: the highest of its tasks' exit codes */
 	const Gpool__HeldTask *held;	/* SEV_TASK_HELD */
 	const Gpool__OwnerState *owner; /* SEV_NODE_OWNER */
+	const Gpool__Output *output;	/* SEV_JOB_OUTPUT */
 };
 
 /* A subscriber: 0, or 1 where it takes the event over (SEV_JOB_ATTEMPT_ENDED only). */

@@ -1,4 +1,6 @@
-/* gschedd.h: the scheduler daemon's context. One struct per concern, each a .c/.h pair:
+/* gschedd.h: the scheduler daemon's context. One struct per concern, each a .c/.h pair in
+ * scheduler/core/ (decides), shell/ (acts), store/ (keeps) or features/ (plugs into the core;
+ * docs/architecture.md, "The folders"):
  *   net.c       the ROUTER socket, cheap checks, per-address rate bounds, per-peer outboxes
  *   store.c     SQLite (WAL) with group commit: durable before acknowledged
  *   jobs.c      the job table and the priority queue
@@ -32,6 +34,7 @@
 #include "common/config.h"
 #include "common/uidpolicy.h"
 #include "proto/gpool.pb-c.h"
+#include "scheduler/core/clock.h"
 #include "scheduler/core/jobs.h"
 #include "scheduler/core/orders.h"
 #include "common/wire.h"
@@ -75,6 +78,7 @@ struct gsched {
 	struct orders *orders;	     /* what the core decided, for the loop to do (orders.h) */
 	struct sched_events *events; /* who watches jobs and nodes (events.h); NULL: nobody */
 	struct admit_chain *admit;   /* the checks a submission passes (admit.h); NULL: none */
+	struct sched_clock clock;    /* the time, given to the core (clock.h) */
 	struct gp_u64map *running;   /* id -> job, RUNNING or COMPLETING */
 	struct services *services;   /* services' own state: replica sets, replicas (service.c) */
 	struct svcrep *svcrep;	     /* the gateways' word on the replicas (svcreport.c) */
@@ -92,6 +96,9 @@ struct gsched {
 	 * a test gives its own); NULL: not known, the dependency waits. 0 / -1. */
 	int (*dep_target)(struct gsched *s, uint64_t id, bool has_task, uint32_t task,
 			  struct gp_dep_target *t);
+	/* how many of replica rep's siblings run on node (spread over the nodes): the services'
+	 * port (service_subscribe); NULL: no services, 0 */
+	int (*siblings_on)(struct gsched *s, const struct job *rep, int node);
 	volatile int stop;
 	bool restart;	     /* leadership lost: start again as a standby (main.c) */
 	volatile int reload; /* SIGHUP seen: settings_reload at the next pass */

@@ -39,8 +39,6 @@ static int name_from_nodes(struct nodes *ns, uid_t uid, char *name, size_t len, 
 int identity_owner(const struct gp_uid_policy *p, struct nodes *ns, identity_lookup_f lookup,
 		   uid_t uid, char *name, size_t len, char *why, size_t wlen)
 {
-	if (!lookup)
-		lookup = gp_uid_name;
 	if (lookup(uid, name, len) < 0) {
 		int rc = name_from_nodes(ns, uid, name, len, why, wlen);
 		if (rc <= 0) {

@@ -19,8 +19,8 @@
 
 /* The owner name of a job submitted by uid: 0 with name filled, or -1 with why (a user reads
  * it) and errno EPERM (system account, deny list) or ENOENT (no account anywhere, or nodes
- * that disagree). p NULL: no policy (the scheduler's own jobs). lookup NULL: the system's passwd;
- * tests pass their own. */
+ * that disagree). p NULL: no policy (the scheduler's own jobs). lookup: the scheduler PC's names
+ * (the shell passes the system's passwd, gp_uid_name; tests pass their own). */
 typedef int (*identity_lookup_f)(uid_t uid, char *name, size_t len);
 int identity_owner(const struct gp_uid_policy *p, struct nodes *ns, identity_lookup_f lookup,
 		   uid_t uid, char *name, size_t len, char *why, size_t wlen);

@@ -1,8 +1,6 @@
 /* jobs.c - the job table, the pending queue in priority order and the job state machine
  * (jobs.h) */
 #include "scheduler/core/jobs.h"
-#include "scheduler/core/card_memory.h"
-#include "scheduler/features/service.h"
 #include "scheduler/core/cards.h"
 
 #include <errno.h>
@@ -239,77 +237,46 @@ void jobs_forget(struct jobs *js, struct job *j)
 	job_free(j);
 }
 
-void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
+/* A summary of j's spec: what gstat shows (malloc'd; NULL on ENOMEM). */
+static Gpool__JobSpec *spec_summary(const struct job *j)
 {
-	gpool__job_info__init(ji);
-	ji->id = j->id;
-	ji->uid = j->uid;
-	ji->gid = j->gid;
-	ji->user = j->user ? j->user : "";
-	ji->state = j->state;
-	ji->attempt = j->attempt;
-	if (j->state == GPOOL__JOB_STATE__PENDING && j->reason_detail && j->reason != PEND_NONE &&
-	    j->reason != PEND_HELD && j->reason != PEND_PRIORITY)
-		ji->reason = j->reason_detail;
-	else if (j->state == GPOOL__JOB_STATE__PENDING)
-		ji->reason = (char *)pend_reason_name(j->reason);
-	else
-		ji->reason = j->end_reason ? j->end_reason : "";
-	ji->submit_time = j->submit_time;
-	ji->start_time = j->start_time;
-	ji->end_time = j->end_time;
-	ji->exit_code = j->exit_code;
-	ji->cpu_sec = j->cpu_sec;
-	ji->max_rss_kb = j->max_rss_kb;
-	ji->energy_j = j->energy_j;
-	ji->energy_sources = j->energy_sources;
-	ji->frozen_sec = (double)j->frozen_ms / 1000.0;
-	ji->vacates = j->vacates;
-	ji->frozen = j->frozen;
-	ji->reserved_start = j->reserved_start;
-	ji->array_job_id = j->array_job_id;
-	ji->array_task_id = j->array_task_id;
-	ji->service_of = j->svc_of;
-	ji->step_of = j->step_of;
-	ji->alloc = j->alloc;
-	ji->replica_index = j->svc_index;
-	/* a summary of the spec: what gstat shows */
 	Gpool__JobSpec *sp = calloc(1, sizeof(*sp));
-	if (sp) {
-		gpool__job_spec__init(sp);
-		sp->name = j->name ? j->name : "";
-		sp->ntasks = j->ntasks;
-		sp->cpus_per_task = j->cpus_per_task;
-		sp->mem_per_node_mb = j->mem_mb;
-		sp->time_limit_sec = j->time_limit;
-		sp->priority = j->priority;
-		sp->hold = j->hold;
-		sp->nodes_min = j->nodes_min;
-		sp->nodes_max = j->nodes_max;
-		sp->output = j->out_pattern ? j->out_pattern : "";
-		sp->error = j->err_pattern ? j->err_pattern : "";
-		sp->no_requeue = j->no_requeue;
-		sp->ckpt_signal = j->ckpt_signal;
-		sp->ckpt_signal_sec = j->ckpt_sec;
-		sp->screen = j->screen;
-		sp->pty = j->pty; /* its key's hash stays out: gstat shows anyone's spec */
-		sp->pty_keep_sec = j->pty_keep_sec;
-		if (j->gpu) {
-			sp->gpus_per_task = j->gpu->per_task;
-			sp->gpu_mem_min = j->gpu->mem_min;
-			sp->gpu_vendor = j->gpu->vendor;
-			sp->gpu_model = j->gpu->model ? j->gpu->model : "";
-			sp->gpu_mixed = j->gpu->mixed;
-			sp->gpu_share = j->gpu->share;
-			sp->gpus_optional = j->gpu->optional;
-		}
-		ji->spec = sp;
+	if (!sp)
+		return NULL;
+	gpool__job_spec__init(sp);
+	sp->name = j->name ? j->name : "";
+	sp->ntasks = j->ntasks;
+	sp->cpus_per_task = j->cpus_per_task;
+	sp->mem_per_node_mb = j->mem_mb;
+	sp->time_limit_sec = j->time_limit;
+	sp->priority = j->priority;
+	sp->hold = j->hold;
+	sp->nodes_min = j->nodes_min;
+	sp->nodes_max = j->nodes_max;
+	sp->output = j->out_pattern ? j->out_pattern : "";
+	sp->error = j->err_pattern ? j->err_pattern : "";
+	sp->no_requeue = j->no_requeue;
+	sp->ckpt_signal = j->ckpt_signal;
+	sp->ckpt_signal_sec = j->ckpt_sec;
+	sp->screen = j->screen;
+	sp->pty = j->pty; /* its key's hash stays out: gstat shows anyone's spec */
+	sp->pty_keep_sec = j->pty_keep_sec;
+	if (j->gpu) {
+		sp->gpus_per_task = j->gpu->per_task;
+		sp->gpu_mem_min = j->gpu->mem_min;
+		sp->gpu_vendor = j->gpu->vendor;
+		sp->gpu_model = j->gpu->model ? j->gpu->model : "";
+		sp->gpu_mixed = j->gpu->mixed;
+		sp->gpu_share = j->gpu->share;
+		sp->gpus_optional = j->gpu->optional;
 	}
-	ji->nodelist = "";
-	bool placed = j->state == GPOOL__JOB_STATE__RUNNING ||
-		      j->state == GPOOL__JOB_STATE__COMPLETING || gp_job_state_final(j->state);
-	if (!placed || (!j->tasks && !j->placement_text))
-		return;
+	return sp;
+}
+
+/* The tasks' placement of a placed job j into ji (its tasks and node list): from memory, or from
+ * the stored placement of a job read back from the store. */
+static void fill_placement(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
+{
 	/* each task's node, local rank and cards: from memory, or from the stored placement of a
 	 * job read back from the store ("node:local_rank:cpu:state:status:oom:cards") */
 	const char **names = calloc(j->ntasks, sizeof(*names));
@@ -393,10 +360,59 @@ void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
 	free(text);
 }
 
+void jobinfo_fill(Gpool__JobInfo *ji, const struct job *j, struct nodes *ns)
+{
+	gpool__job_info__init(ji);
+	ji->id = j->id;
+	ji->uid = j->uid;
+	ji->gid = j->gid;
+	ji->user = j->user ? j->user : "";
+	ji->state = j->state;
+	ji->attempt = j->attempt;
+	if (j->state == GPOOL__JOB_STATE__PENDING && j->reason_detail && j->reason != PEND_NONE &&
+	    j->reason != PEND_HELD && j->reason != PEND_PRIORITY)
+		ji->reason = j->reason_detail;
+	else if (j->state == GPOOL__JOB_STATE__PENDING)
+		ji->reason = (char *)pend_reason_name(j->reason);
+	else
+		ji->reason = j->end_reason ? j->end_reason : "";
+	ji->submit_time = j->submit_time;
+	ji->start_time = j->start_time;
+	ji->end_time = j->end_time;
+	ji->exit_code = j->exit_code;
+	ji->cpu_sec = j->cpu_sec;
+	ji->max_rss_kb = j->max_rss_kb;
+	ji->energy_j = j->energy_j;
+	ji->energy_sources = j->energy_sources;
+	ji->frozen_sec = (double)j->frozen_ms / 1000.0;
+	ji->vacates = j->vacates;
+	ji->frozen = j->frozen;
+	ji->reserved_start = j->reserved_start;
+	ji->array_job_id = j->array_job_id;
+	ji->array_task_id = j->array_task_id;
+	ji->service_of = j->svc_of;
+	ji->step_of = j->step_of;
+	ji->alloc = j->alloc;
+	ji->replica_index = j->svc_index;
+	ji->spec = spec_summary(j); /* NULL: out of memory, no spec shown */
+	ji->nodelist = "";
+	bool placed = j->state == GPOOL__JOB_STATE__RUNNING ||
+		      j->state == GPOOL__JOB_STATE__COMPLETING || gp_job_state_final(j->state);
+	if (placed && (j->tasks || j->placement_text))
+		fill_placement(ji, j, ns);
+}
+
 void jobinfo_release(Gpool__JobInfo *ji)
 {
-	service_info_release(ji);
-	card_mem_info_release(ji);
+	free(ji->replicas); /* a service's, as service_info_fill made them (one block) */
+	ji->replicas = NULL;
+	ji->n_replicas = 0;
+	if (ji->n_card_memory) { /* as card_mem_info_fill made them: one block of entries */
+		free(ji->card_memory[0]);
+		free(ji->card_memory);
+	}
+	ji->card_memory = NULL;
+	ji->n_card_memory = 0;
 	free(ji->spec);
 	if (ji->n_tasks) {
 		free(ji->tasks[0]->cards);

@@ -1,5 +1,6 @@
 /* lifecycle.c - every change of a job's state, so each job reaches exactly one final state
  * and at most one attempt runs at a time (lifecycle.h) */
+#include "scheduler/core/clock.h"
 #include "scheduler/core/lifecycle.h"
 #include "scheduler/core/steps.h"
 
@@ -92,7 +93,7 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	j->attempt++;
 	j->state = GPOOL__JOB_STATE__RUNNING;
 	j->reason = PEND_NONE;
-	j->start_time = gp_now();
+	j->start_time = sched_now(s);
 	j->end_time = 0;
 	j->reserved_start = 0;
 	j->tasks_exited = 0;
@@ -108,7 +109,7 @@ int job_start(struct gsched *s, struct job *j, const struct alloc *a)
 	uint32_t limit = j->time_limit ? j->time_limit : s->default_time_limit;
 	if (j->svc_of)
 		limit = 0; /* a service replica runs until stopped */
-	j->deadline_ms = limit ? gp_mono_ms() + (int64_t)limit * 1000 : 0;
+	j->deadline_ms = limit ? sched_mono_ms(s) + (int64_t)limit * 1000 : 0;
 	j->port = 0;
 	j->master_port = master_port(s, j);
 	jobs_queue_remove(s->jobs, j);
@@ -174,7 +175,7 @@ void energy_account(struct gsched *s, int node, Gpool__CardPower **p, size_t np)
 	struct node *nd = nodes_get(s->nodes, node);
 	if (!nd || !nd->n_cards)
 		return;
-	int64_t now = gp_mono_ms();
+	int64_t now = sched_mono_ms(s);
 	double dt = nd->energy_ms ? (double)(now - nd->energy_ms) / 1000.0 : 0;
 	if (dt > 3.0 * (double)s->heartbeat_ms / 1000.0)
 		dt = 3.0 * (double)s->heartbeat_ms / 1000.0; /* a gap: do not invent energy */
@@ -228,7 +229,7 @@ static void task_release(struct gsched *s, struct job *j, uint32_t i)
 		return;
 	if (t->cards && nd->energy_ms) /* the part since the node's last accounting */
 		j->energy_j +=
-		    limit_energy(nd, t->cards, (double)(gp_mono_ms() - nd->energy_ms) / 1000.0,
+		    limit_energy(nd, t->cards, (double)(sched_mono_ms(s) - nd->energy_ms) / 1000.0,
 				 &j->energy_sources);
 	if (j->step_of)
 		return; /* its allocation holds the cpus, cards and memory (steps.h) */
@@ -317,7 +318,7 @@ static void job_finish(struct gsched *s, struct job *j)
 		st = GPOOL__JOB_STATE__COMPLETED;
 	j->state = st;
 	j->exit_code = code;
-	j->end_time = gp_now();
+	j->end_time = sched_now(s);
 	j->deadline_ms = 0;
 	running_remove(s, j);
 	s->completed++;
@@ -356,7 +357,7 @@ void job_kill(struct gsched *s, struct job *j, Gpool__JobState reason, int sig, 
 			set_reason(j, why);
 	}
 	j->state = GPOOL__JOB_STATE__COMPLETING;
-	j->kill_sent_ms = gp_mono_ms();
+	j->kill_sent_ms = sched_mono_ms(s);
 	/* ranks waiting in the rendezvous fail now, not at the end */
 	sched_publish_job(s, SEV_JOB_STOPPING, j);
 	int nn = nodes_count(s->nodes);
@@ -388,7 +389,7 @@ void job_end_pending(struct gsched *s, struct job *j, Gpool__JobState state, con
 {
 	jobs_queue_remove(s->jobs, j);
 	j->state = state;
-	j->end_time = gp_now();
+	j->end_time = sched_now(s);
 	set_reason(j, why);
 	s->completed++;
 	s->plan_dirty = true;
@@ -493,8 +494,8 @@ int job_restore(struct gsched *s, struct job *j)
 	j->tasks = tasks;
 	uint32_t limit = j->time_limit ? j->time_limit : s->default_time_limit;
 	if (limit && !j->svc_of) {
-		double left = j->start_time + limit - gp_now();
-		j->deadline_ms = gp_mono_ms() + (int64_t)(left > 0 ? left * 1000 : 0);
+		double left = j->start_time + limit - sched_now(s);
+		j->deadline_ms = sched_mono_ms(s) + (int64_t)(left > 0 ? left * 1000 : 0);
 	}
 	/* not stored: its agent does not report the port free while the job's step lives */
 	j->master_port = 0;
@@ -654,7 +655,7 @@ void job_node_failed(struct gsched *s, int node)
 
 void jobs_tick(struct gsched *s)
 {
-	int64_t now = gp_mono_ms();
+	int64_t now = sched_mono_ms(s);
 	size_t pos = 0;
 	struct job *j;
 	struct job **due = NULL;

@@ -1,5 +1,6 @@
 /* nodes.c - the agents gschedd knows: registration, each node's cards, CPUs, drain and
  * membership; nodes are never removed, so an index stays valid (nodes.h) */
+#include "scheduler/core/clock.h"
 #include "scheduler/core/nodes.h"
 
 #include <stdlib.h>
@@ -29,11 +30,17 @@ struct nodes {
 	size_t nsaved;
 	struct expected *expected;
 	size_t nexpected;
+	const struct sched_clock *clock; /* the time a node is heard at (nodes_use_clock) */
 };
 
 struct nodes *nodes_create(void)
 {
 	return calloc(1, sizeof(struct nodes));
+}
+
+void nodes_use_clock(struct nodes *ns, const struct sched_clock *c)
+{
+	ns->clock = c;
 }
 
 static void free_cards(struct node *n)
@@ -320,8 +327,8 @@ int nodes_placeholder(struct nodes *ns, const char *name)
 	n->addr = strdup("");
 	n->peer_ep = strdup("");
 	n->version = strdup("");
-	n->last_heard_ms = gp_mono_ms();
-	n->last_heard = gp_now();
+	n->last_heard_ms = sched_clock_mono_ms(ns->clock);
+	n->last_heard = sched_clock_now(ns->clock);
 	return idx;
 }
 
@@ -422,8 +429,8 @@ int nodes_register(struct nodes *ns, const Gpool__NodeRegister *reg, const uint8
 	memcpy(n->rid, rid, rid_len);
 	n->rid_len = rid_len;
 	n->state = n->drain ? GPOOL__NODE_STATE__NODE_DRAINED : GPOOL__NODE_STATE__NODE_UP;
-	n->last_heard_ms = gp_mono_ms();
-	n->last_heard = gp_now();
+	n->last_heard_ms = sched_clock_mono_ms(ns->clock);
+	n->last_heard = sched_clock_now(ns->clock);
 	return idx;
 }
 

@@ -60,6 +60,9 @@ struct node {
 struct nodes;
 
 struct nodes *nodes_create(void);
+/* The clock a node's registration is timed by (clock.h; none: 0). */
+struct sched_clock;
+void nodes_use_clock(struct nodes *ns, const struct sched_clock *c);
 void nodes_destroy(struct nodes **ns);
 
 int nodes_count(const struct nodes *ns);

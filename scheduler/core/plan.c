@@ -1,5 +1,6 @@
 /* plan.c - placement: jobs in priority order, each all or nothing, with an EASY backfill
  * reservation for the first job that cannot start (plan.h) */
+#include "scheduler/core/clock.h"
 #include "scheduler/core/plan.h"
 #include "scheduler/core/identity.h"
 
@@ -16,12 +17,11 @@
 #include "common/log.h"
 #include "common/parse.h"
 #include "common/names.h"
-#include "scheduler/features/fairshare.h"
+#include "scheduler/core/fairshare.h"
 #include "scheduler/core/nodes.h"
-#include "scheduler/features/priority.h"
+#include "scheduler/core/priority.h"
 #include "scheduler/core/running.h"
 #include "common/u64map.h"
-#include "scheduler/features/service.h"
 #include "scheduler/core/card_share.h"
 #include "common/util.h"
 
@@ -142,8 +142,9 @@ static int by_cap(const void *a, const void *b)
 	int x = *(const int *)a, y = *(const int *)b;
 	if (sort_job->svc_of) {
 		/* a service replica: spread, the node with the fewest of its siblings first */
-		int sx = service_siblings_on(sort_pass->s, sort_job, x);
-		int sy = service_siblings_on(sort_pass->s, sort_job, y);
+		struct gsched *s = sort_pass->s;
+		int sx = s->siblings_on ? s->siblings_on(s, sort_job, x) : 0;
+		int sy = s->siblings_on ? s->siblings_on(s, sort_job, y) : 0;
 		if (sx != sy)
 			return sx < sy ? -1 : 1;
 	}
@@ -855,7 +856,7 @@ static bool waits(struct pass *p, struct job *j)
 		j->reason = PEND_ARRAY_LIMIT;
 		return true;
 	}
-	if (j->not_before_ms && gp_mono_ms() < j->not_before_ms)
+	if (j->not_before_ms && sched_mono_ms(s) < j->not_before_ms)
 		return true; /* a service replica's restart backoff (service_tick wakes it) */
 	if (j->begin_time > p->clock) {
 		j->reason = PEND_BEGIN_TIME;
@@ -959,7 +960,7 @@ void plan_run(struct gsched *s)
 	struct pass p = {.s = s,
 			 .nn = nodes_count(s->nodes),
 			 .power_cap = s->power_cap_watts,
-			 .now_unix = gp_now()};
+			 .now_unix = sched_now(s)};
 	s->plan_dirty = false;
 	struct job **order = NULL;
 	size_t qlen = jobs_queue_len(s->jobs);
@@ -971,7 +972,7 @@ void plan_run(struct gsched *s)
 	}
 	if (pass_measure(&p) < 0)
 		goto out;
-	p.clock = gp_now();
+	p.clock = sched_now(s);
 	s->plan_wake = 0;
 	p.pp = priority_pass_create(s, p.clock);
 	order = priority_order(s, p.pp, &qlen);
@@ -1044,7 +1045,7 @@ bool plan_refuse(struct gsched *s, struct job *j, char *why, size_t len)
 			return true;
 		}
 	}
-	struct pass p = {.s = s, .nn = nodes_count(s->nodes), .now_unix = gp_now()};
+	struct pass p = {.s = s, .nn = nodes_count(s->nodes), .now_unix = sched_now(s)};
 	bool ok_alloc = res_alloc(&p.now, p.nn) == 0;
 	ok_alloc &= res_alloc(&p.extra, p.nn) == 0;
 	p.order = calloc(p.nn, sizeof(int));

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "scheduler/core/card_memory.h"
-#include "scheduler/features/fairshare.h"
+#include "scheduler/core/fairshare.h"
 #include "scheduler/core/gschedd.h"
 #include "scheduler/core/jobs.h"
 #include "common/log.h"

@@ -387,13 +387,17 @@ void output_tick(struct gsched *s)
 static int output_on_job(struct gsched *s, const struct sched_event *ev, void *arg)
 {
 	(void)arg;
-	output_job_changed(s, ev->job);
+	if (ev->kind == SEV_JOB_OUTPUT)
+		output_write(s, ev->job, ev->output);
+	else
+		output_job_changed(s, ev->job);
 	return 0;
 }
 
 int output_subscribe(struct gsched *s)
 {
-	return sched_events_subscribe(s->events, 1u << SEV_JOB_CHANGED, output_on_job, NULL);
+	return sched_events_subscribe(s->events, 1u << SEV_JOB_CHANGED | 1u << SEV_JOB_OUTPUT,
+				      output_on_job, NULL);
 }
 
 /* ---- a new leader's output files, from the replicated rows ---------------------------------- */

@@ -1281,6 +1281,7 @@ int service_subscribe(struct gsched *s)
 {
 	if (!s->services && !(s->services = services_create()))
 		return -1;
+	s->siblings_on = service_siblings_on; /* placement spreads a service's replicas */
 	return sched_events_subscribe(s->events,
 				      1u << SEV_JOB_STARTED | 1u << SEV_JOB_ATTEMPT_ENDED |
 					  1u << SEV_TASK_HELD | 1u << SEV_JOB_FORGOTTEN |

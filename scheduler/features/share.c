@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "scheduler/features/fairshare.h"
+#include "scheduler/core/fairshare.h"
 #include "scheduler/core/jobs.h"
 #include "scheduler/core/orders.h"
-#include "scheduler/features/priority.h"
+#include "scheduler/core/priority.h"
 #include "scheduler/core/running.h"
 
 void client_share_query(struct req *r)

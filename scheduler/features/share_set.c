@@ -13,7 +13,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "scheduler/features/fairshare.h"
+#include "scheduler/core/fairshare.h"
 #include "scheduler/core/orders.h"
 #include "scheduler/store/store.h"
 

@@ -216,7 +216,9 @@ int client_admit_owner(struct gsched *s, struct admission *a)
 {
 	a->owner_uid = a->sp->screen ? s->agent_uid : a->uid;
 	a->owner_gid = a->gid;
-	if (identity_owner(a->sp->screen ? NULL : &s->uids, s->nodes, s->owner_name, a->owner_uid,
+	/* the scheduler PC's passwd, read here in the shell, unless a test gives its own */
+	identity_lookup_f lookup = s->owner_name ? s->owner_name : gp_uid_name;
+	if (identity_owner(a->sp->screen ? NULL : &s->uids, s->nodes, lookup, a->owner_uid,
 			   a->owner, sizeof(a->owner), a->why, sizeof(a->why)) < 0) {
 		a->code = GPOOL__ERROR_CODE__ERROR_PERMISSION;
 		return -1;

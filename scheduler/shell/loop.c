@@ -23,7 +23,7 @@
 #include "scheduler/features/output.h"
 #include "scheduler/store/repl.h"
 #include "scheduler/core/plan.h"
-#include "scheduler/features/priority.h"
+#include "scheduler/core/priority.h"
 #include "scheduler/features/rdv.h"
 #include "scheduler/features/retention.h"
 #include "scheduler/core/running.h"

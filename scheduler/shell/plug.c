@@ -2,14 +2,15 @@
  * subscriptions, and the release of their state. */
 #include "scheduler/shell/plug.h"
 
+#include "common/util.h"
 #include "scheduler/core/admit.h"
 #include "scheduler/core/steps.h"
-#include "scheduler/features/fairshare.h"
+#include "scheduler/core/fairshare.h"
 #include "scheduler/features/files.h"
 #include "scheduler/features/metrics.h"
 #include "scheduler/features/output.h"
 #include "scheduler/features/owner.h"
-#include "scheduler/features/priority.h"
+#include "scheduler/core/priority.h"
 #include "scheduler/features/rdv.h"
 #include "scheduler/features/service.h"
 #include "scheduler/shell/client.h"
@@ -30,6 +31,8 @@ static const struct {
 
 int sched_core_subscribe(struct gsched *s)
 {
+	if (!s->clock.now) /* the system's clocks, unless a test gave its own */
+		s->clock = (struct sched_clock){gp_now, gp_mono_ms};
 	for (size_t i = 0; s->admit && i < sizeof(admission) / sizeof(admission[0]); i++)
 		if (admit_chain_add(s->admit, admission[i].name, admission[i].check) < 0)
 			return -1;

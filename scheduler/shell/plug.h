@@ -9,7 +9,8 @@
 /* Plug s's features in: the checks of the admission chain (admit.h), then the features that
  * watch jobs and nodes, those present: fair share first, the rendezvous (a stopping attempt's
  * ranks fail before anything restarts it), then services, the metrics' counters and the
- * output's long polls. After sched_core_init. 0 / -1. */
+ * output's long polls; and the system's clocks (clock.h) where none was given. After
+ * sched_core_init. 0 / -1. */
 int sched_core_subscribe(struct gsched *s);
 
 /* Release the features' state kept in s (services' replica sets, fair share), before

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "scheduler/shell/budget.h"
-#include "scheduler/features/fairshare.h"
+#include "scheduler/core/fairshare.h"
 #include "scheduler/core/gschedd.h"
 #include "scheduler/http/http.h"
 #include "common/log.h"

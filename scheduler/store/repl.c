@@ -435,6 +435,129 @@ static void *thread_main(void *arg)
 
 /* ---- gschedd's side */
 
+/* An empty jobs.db with the schema: the snapshot and the log fill it. A jobs.db found before
+ * this member ever had a log (a single scheduler turned into a group) is kept aside, never
+ * deleted: the group starts empty (docs/standby.md). 0 / -1 (err). */
+static int keep_single_db(struct repl *r, gp_error_t *err)
+{
+	char meta[4300], kept[4300];
+	snprintf(meta, sizeof(meta), "%s/metadata1", r->raft_dir);
+	bool had_log = access(meta, F_OK) == 0;
+	snprintf(meta, sizeof(meta), "%s/metadata2", r->raft_dir);
+	had_log = had_log || access(meta, F_OK) == 0;
+	if (!had_log && access(r->db_path, F_OK) == 0) {
+		snprintf(kept, sizeof(kept), "%s.before-standby.%lld", r->db_path,
+			 (long long)time(NULL));
+		if (rename(r->db_path, kept) < 0) {
+			gp_errprintf(err, "cannot move '%s' aside: %s", r->db_path,
+				     strerror(errno));
+			return -1;
+		}
+		for (int i = 0; i < 2; i++) { /* its write-ahead log holds commits too */
+			char from[4400], to[4400];
+			const char *ext = i ? "-shm" : "-wal";
+			snprintf(from, sizeof(from), "%s%s", r->db_path, ext);
+			snprintf(to, sizeof(to), "%s%s", kept, ext);
+			if (rename(from, to) < 0 && errno != ENOENT)
+				gp_warn("cannot move '%s' aside: %s", from, strerror(errno));
+		}
+		gp_warn("replication: the jobs.db of a single scheduler is kept as '%s'; the group "
+			"starts with no jobs",
+			kept);
+	}
+	return 0;
+}
+
+/* jobs.db made again, empty, with the schema, and opened for the log's entries. 0 / -1. */
+static int fresh_db(struct repl *r, const char *state_dir, gp_error_t *err)
+{
+	unlink_db(r->db_path);
+	struct store *st = store_create(state_dir, "off", 0, err);
+	if (!st)
+		return -1;
+	store_destroy(&st);
+	if (open_db(r) < 0) {
+		gp_errprintf(err, "cannot open '%s': %s", r->db_path,
+			     r->db ? sqlite3_errmsg(r->db) : "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Raft's transport (MUNGE on it), I/O and member, its configuration, then the replication
+ * thread. 0 / -1 (err). */
+static int start_raft(struct repl *r, const struct repl_peer *self, uid_t sched_uid,
+		      gp_error_t *err)
+{
+	uint64_t id = r->id;
+	int rc;
+	if (uv_loop_init(&r->loop)) {
+		gp_errprintf(err, "cannot make the replication's event loop");
+		return -1;
+	}
+	if ((rc = raft_uv_tcp_init(&r->tcp, &r->loop))) {
+		gp_errprintf(err, "cannot start Raft's transport: %s", raft_strerror(rc));
+		return -1;
+	}
+	if (repl_auth_init(&r->transport, &r->tcp, &r->loop, id, sched_uid, err) < 0)
+		return -1;
+	if ((rc = raft_uv_init(&r->io, &r->loop, r->raft_dir, &r->transport))) {
+		gp_errprintf(err, "cannot start Raft's I/O in '%s': %s", r->raft_dir,
+			     raft_strerror(rc));
+		return -1;
+	}
+	r->fsm = (struct raft_fsm){.version = 2,
+				   .data = r,
+				   .apply = fsm_apply,
+				   .snapshot = fsm_snapshot,
+				   .restore = fsm_restore,
+				   .snapshot_finalize = fsm_snapshot_finalize};
+	if ((rc = raft_init(&r->raft, &r->io, &r->fsm, id, self->address))) {
+		gp_errprintf(err, "cannot start Raft member %llu: %s", (unsigned long long)id,
+			     raft_errmsg(&r->raft));
+		return -1;
+	}
+	r->raft.data = r;
+	r->raft_inited = true;
+	struct raft_configuration conf;
+	raft_configuration_init(&conf);
+	for (int i = 0; i < r->npeers; i++)
+		if ((rc = raft_configuration_add(&conf, r->peers[i].id, r->peers[i].address,
+						 RAFT_VOTER))) {
+			raft_configuration_close(&conf);
+			gp_errprintf(err, "sched_peers: %s", raft_strerror(rc));
+			return -1;
+		}
+	/* the same configuration on every member; a member with a log of its own keeps it */
+	rc = raft_bootstrap(&r->raft, &conf);
+	raft_configuration_close(&conf);
+	if (rc && rc != RAFT_CANTBOOTSTRAP) {
+		gp_errprintf(err, "cannot bootstrap Raft in '%s': %s", r->raft_dir,
+			     raft_strerror(rc));
+		return -1;
+	}
+	raft_set_election_timeout(&r->raft, ELECTION_MS);
+	raft_set_heartbeat_timeout(&r->raft, HEARTBEAT_MS);
+	raft_set_pre_vote(&r->raft, true);
+	raft_set_snapshot_threshold(&r->raft, SNAP_EVERY);
+	raft_set_snapshot_trailing(&r->raft, SNAP_TRAILING);
+	if ((rc = raft_start(&r->raft))) {
+		gp_errprintf(err, "cannot start Raft: %s", raft_errmsg(&r->raft));
+		return -1;
+	}
+	uv_async_init(&r->loop, &r->wake, on_wake);
+	r->wake.data = r;
+	uv_timer_init(&r->loop, &r->tick);
+	r->tick.data = r;
+	uv_timer_start(&r->tick, on_tick, TICK_MS, TICK_MS);
+	if (pthread_create(&r->thread, NULL, thread_main, r)) {
+		gp_errprintf(err, "cannot start the replication thread");
+		return -1;
+	}
+	r->thread_started = true;
+	return 0;
+}
+
 struct repl *repl_create(const char *state_dir, uint64_t id, const char *peers,
 			 const char *client_port, uid_t sched_uid, gp_error_t *err)
 {
@@ -468,109 +591,9 @@ struct repl *repl_create(const char *state_dir, uint64_t id, const char *peers,
 		gp_errprintf(err, "cannot create '%s': %s", r->raft_dir, strerror(errno));
 		goto fail;
 	}
-	/* an empty jobs.db with the schema: the snapshot and the log fill it. A jobs.db found
-	 * before this member ever had a log (a single scheduler turned into a group) is kept
-	 * aside, never deleted: the group starts empty (docs/standby.md) */
-	char meta[4300], kept[4300];
-	snprintf(meta, sizeof(meta), "%s/metadata1", r->raft_dir);
-	bool had_log = access(meta, F_OK) == 0;
-	snprintf(meta, sizeof(meta), "%s/metadata2", r->raft_dir);
-	had_log = had_log || access(meta, F_OK) == 0;
-	if (!had_log && access(r->db_path, F_OK) == 0) {
-		snprintf(kept, sizeof(kept), "%s.before-standby.%lld", r->db_path,
-			 (long long)time(NULL));
-		if (rename(r->db_path, kept) < 0) {
-			gp_errprintf(err, "cannot move '%s' aside: %s", r->db_path,
-				     strerror(errno));
-			goto fail;
-		}
-		for (int i = 0; i < 2; i++) { /* its write-ahead log holds commits too */
-			char from[4400], to[4400];
-			const char *ext = i ? "-shm" : "-wal";
-			snprintf(from, sizeof(from), "%s%s", r->db_path, ext);
-			snprintf(to, sizeof(to), "%s%s", kept, ext);
-			if (rename(from, to) < 0 && errno != ENOENT)
-				gp_warn("cannot move '%s' aside: %s", from, strerror(errno));
-		}
-		gp_warn("replication: the jobs.db of a single scheduler is kept as '%s'; the group "
-			"starts with no jobs",
-			kept);
-	}
-	unlink_db(r->db_path);
-	struct store *st = store_create(state_dir, "off", 0, err);
-	if (!st)
+	if (keep_single_db(r, err) < 0 || fresh_db(r, state_dir, err) < 0 ||
+	    start_raft(r, self, sched_uid, err) < 0)
 		goto fail;
-	store_destroy(&st);
-	if (open_db(r) < 0) {
-		gp_errprintf(err, "cannot open '%s': %s", r->db_path,
-			     r->db ? sqlite3_errmsg(r->db) : "out of memory");
-		goto fail;
-	}
-	int rc;
-	if (uv_loop_init(&r->loop)) {
-		gp_errprintf(err, "cannot make the replication's event loop");
-		goto fail;
-	}
-	if ((rc = raft_uv_tcp_init(&r->tcp, &r->loop))) {
-		gp_errprintf(err, "cannot start Raft's transport: %s", raft_strerror(rc));
-		goto fail;
-	}
-	if (repl_auth_init(&r->transport, &r->tcp, &r->loop, id, sched_uid, err) < 0)
-		goto fail;
-	if ((rc = raft_uv_init(&r->io, &r->loop, r->raft_dir, &r->transport))) {
-		gp_errprintf(err, "cannot start Raft's I/O in '%s': %s", r->raft_dir,
-			     raft_strerror(rc));
-		goto fail;
-	}
-	r->fsm = (struct raft_fsm){.version = 2,
-				   .data = r,
-				   .apply = fsm_apply,
-				   .snapshot = fsm_snapshot,
-				   .restore = fsm_restore,
-				   .snapshot_finalize = fsm_snapshot_finalize};
-	if ((rc = raft_init(&r->raft, &r->io, &r->fsm, id, self->address))) {
-		gp_errprintf(err, "cannot start Raft member %llu: %s", (unsigned long long)id,
-			     raft_errmsg(&r->raft));
-		goto fail;
-	}
-	r->raft.data = r;
-	r->raft_inited = true;
-	struct raft_configuration conf;
-	raft_configuration_init(&conf);
-	for (int i = 0; i < r->npeers; i++)
-		if ((rc = raft_configuration_add(&conf, r->peers[i].id, r->peers[i].address,
-						 RAFT_VOTER))) {
-			raft_configuration_close(&conf);
-			gp_errprintf(err, "sched_peers: %s", raft_strerror(rc));
-			goto fail;
-		}
-	/* the same configuration on every member; a member with a log of its own keeps it */
-	rc = raft_bootstrap(&r->raft, &conf);
-	raft_configuration_close(&conf);
-	if (rc && rc != RAFT_CANTBOOTSTRAP) {
-		gp_errprintf(err, "cannot bootstrap Raft in '%s': %s", r->raft_dir,
-			     raft_strerror(rc));
-		goto fail;
-	}
-	raft_set_election_timeout(&r->raft, ELECTION_MS);
-	raft_set_heartbeat_timeout(&r->raft, HEARTBEAT_MS);
-	raft_set_pre_vote(&r->raft, true);
-	raft_set_snapshot_threshold(&r->raft, SNAP_EVERY);
-	raft_set_snapshot_trailing(&r->raft, SNAP_TRAILING);
-	if ((rc = raft_start(&r->raft))) {
-		gp_errprintf(err, "cannot start Raft: %s", raft_errmsg(&r->raft));
-		goto fail;
-	}
-	uv_async_init(&r->loop, &r->wake, on_wake);
-	r->wake.data = r;
-	uv_timer_init(&r->loop, &r->tick);
-	r->tick.data = r;
-	uv_timer_start(&r->tick, on_tick, TICK_MS, TICK_MS);
-	if (pthread_create(&r->thread, NULL, thread_main, r)) {
-		gp_errprintf(err, "cannot start the replication thread");
-		goto fail;
-	}
-	r->thread_started = true;
 	gp_info("replication: member %llu of %d at %s, log in %s", (unsigned long long)id,
 		r->npeers, self->address, r->raft_dir);
 	return r;

@@ -171,3 +171,39 @@ int store_fairshare_admin_load(struct sqlite3 *db, struct store_fs_admin_row **r
 	*n = k;
 	return 0;
 }
+
+static int keep_usage(void *arg, const char *user, double cpu_sec, double card_sec, double at)
+{
+	return store_fairshare_save(arg, user, cpu_sec, card_sec, at);
+}
+
+static int keep_admin(void *arg, const char *user, const struct fs_admin *a)
+{
+	return store_fairshare_admin_save(arg, user, a);
+}
+
+int fairshare_attach_store(fairshare_t *f, struct sqlite3 *db)
+{
+	fairshare_set_keeper(f, db ? &(struct fs_keeper){keep_usage, keep_admin, db} : NULL);
+	if (!db)
+		return 0;
+	if (store_fairshare_init(db) < 0)
+		return -1;
+	struct store_fs_row *rows;
+	size_t n;
+	if (store_fairshare_load(db, &rows, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		fairshare_load_usage(f, rows[i].user, rows[i].cpu_sec, rows[i].card_sec,
+				     rows[i].at);
+	store_fairshare_rows_free(rows, n);
+	struct store_fs_admin_row *ar;
+	if (store_fairshare_admin_load(db, &ar, &n) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = fairshare_load_admin(f, ar[i].user, &ar[i].a);
+	store_fairshare_admin_rows_free(ar, n);
+	fairshare_loaded(f);
+	return rc;
+}

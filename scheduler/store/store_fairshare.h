@@ -6,24 +6,11 @@
 #ifndef GPOOL_SCHED_STORE_FAIRSHARE_H
 #define GPOOL_SCHED_STORE_FAIRSHARE_H
 
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
+
+#include "scheduler/core/fairshare.h"
 
 struct sqlite3;
-
-/* Per-user limits; 0: none. */
-struct fs_limits {
-	uint32_t jobs, cpus, cards;
-};
-
-/* An administrator's values for one user (gpool share set, gpool limits set): each has_* says
- * whether the value beside it is set (it then wins over gpool.conf's). */
-struct fs_admin {
-	bool has_share, has_jobs, has_cpus, has_cards;
-	double share;
-	struct fs_limits limits;
-};
 
 struct store_fs_row {
 	char *user;
@@ -49,5 +36,9 @@ int store_fairshare_admin_save(struct sqlite3 *db, const char *user, const struc
 /* Every row: *rows malloc'd (store_fairshare_admin_rows_free), *n of them. 0 / -1. */
 int store_fairshare_admin_load(struct sqlite3 *db, struct store_fs_admin_row **rows, size_t *n);
 void store_fairshare_admin_rows_free(struct store_fs_admin_row *rows, size_t n);
+
+/* Keep f's figures in db (NULL: in memory only): the tables are made when missing, the rows kept
+ * are loaded into f, and f saves its changes there (fairshare_set_keeper). 0 / -1. */
+int fairshare_attach_store(fairshare_t *f, struct sqlite3 *db);
 
 #endif

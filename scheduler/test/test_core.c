@@ -48,6 +48,8 @@ static int setup(void **state)
 	memset(seen, 0, sizeof(seen));
 	reg_id = 7;
 	assert_int_equal(sched_core_init(&S, 1), 0);
+	S.clock =
+	    (struct sched_clock){gp_now, gp_mono_ms}; /* the time, given as the shell gives it */
 	assert_int_equal(sched_events_subscribe(S.events, 0xffffffffu, watch, NULL), 0);
 	S.heartbeat_ms = 1000;
 	S.node_timeout_ms = 5000;

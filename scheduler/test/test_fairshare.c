@@ -11,12 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/features/fairshare.h"
+#include "scheduler/core/fairshare.h"
+#include "scheduler/store/store_fairshare.h"
 #include "scheduler/core/jobs.h"
 #include "scheduler/core/lifecycle.h"
 #include "scheduler/features/metrics.h"
 #include "scheduler/core/plan.h"
-#include "scheduler/features/priority.h"
+#include "scheduler/core/priority.h"
 
 #include "scheduler/test/sched_fixture.h"
 

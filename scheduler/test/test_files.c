@@ -73,6 +73,8 @@ static int setup(void **state)
 	char ep[128];
 	snprintf(ep, sizeof(ep), "ipc://%s/sock", dir);
 	assert_int_equal(sched_core_init(&S, 1), 0);
+	S.clock =
+	    (struct sched_clock){gp_now, gp_mono_ms}; /* the time, given as the shell gives it */
 	S.store = store_create(dir, "off", 0, &err);
 	assert_non_null(S.store);
 	S.net = net_create(ep, NULL, 8 << 20, 0, &err);

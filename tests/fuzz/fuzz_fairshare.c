@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "scheduler/features/fairshare.h"
+#include "scheduler/core/fairshare.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -20,9 +20,19 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "scheduler/store/store_fairshare.h" /* struct fs_limits, struct fs_admin */
 
-struct sqlite3;
+/* Per-user limits; 0: none. */
+struct fs_limits {
+	uint32_t jobs, cpus, cards;
+};
+
+/* An administrator's values for one user (gpool share set, gpool limits set): each has_* says
+ * whether the value beside it is set (it then wins over gpool.conf's). */
+struct fs_admin {
+	bool has_share, has_jobs, has_cpus, has_cards;
+	double share;
+	struct fs_limits limits;
+};
 
 /* One user's figures at a time (fairshare_users). */
 struct fs_user_view {
@@ -66,9 +76,21 @@ struct fs_admin fairshare_admin_get(const fairshare_t *f, const char *user);
 /* A user's figures now, as fairshare_users gives them; false when the user is not known. */
 bool fairshare_user(fairshare_t *f, const char *user, double now, struct fs_user_view *out);
 
-/* Keep usage in db (NULL: in memory only): the table is made when missing and the rows kept
- * are loaded. 0 / -1. */
-int fairshare_attach_store(fairshare_t *f, struct sqlite3 *db);
+/* Where the figures are kept, as they change: an ended attempt's use charged, an
+ * administrator's values set (the store: fairshare_attach_store, store_fairshare.h). A member
+ * NULL: not kept. 0 / -1. */
+struct fs_keeper {
+	int (*save_usage)(void *arg, const char *user, double cpu_sec, double card_sec, double at);
+	int (*save_admin)(void *arg, const char *user, const struct fs_admin *a);
+	void *arg;
+};
+void fairshare_set_keeper(fairshare_t *f, const struct fs_keeper *k);
+/* The figures kept before, loaded at start-up: a user's usage decayed to at; an administrator's
+ * values (-1: ENOMEM); then fairshare_loaded once. */
+void fairshare_load_usage(fairshare_t *f, const char *user, double cpu_sec, double card_sec,
+			  double at);
+int fairshare_load_admin(fairshare_t *f, const char *user, const struct fs_admin *a);
+void fairshare_loaded(fairshare_t *f);
 
 /* Charge a user an ended attempt's use at time now (and save it). 0 / -1 (ENOMEM). */
 int fairshare_charge(fairshare_t *f, const char *user, double cpu_sec, double card_sec, double now);

@@ -1,5 +1,5 @@
 /* priority.c: fair share applied to the queue and the per-user limits (see priority.h). */
-#include "scheduler/features/priority.h"
+#include "scheduler/core/priority.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -8,13 +8,13 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "scheduler/core/clock.h"
 #include "scheduler/core/events.h"
-#include "scheduler/features/fairshare.h"
+#include "scheduler/core/fairshare.h"
 #include "scheduler/core/gschedd.h"
 #include "scheduler/core/jobs.h"
 #include "scheduler/core/lifecycle.h"
 #include "scheduler/core/nodes.h"
-#include "scheduler/features/owner.h"
 #include "scheduler/core/running.h"
 
 struct holding {
@@ -60,7 +60,7 @@ static int on_attempt_ended(struct gsched *s, const struct sched_event *ev, void
 	const struct job *j = ev->job;
 	if (!s->fairshare || !j || j->step_of || !j->user || j->start_time <= 0)
 		return 0; /* a step's use is its allocation's */
-	double now = gp_now();
+	double now = sched_now(s);
 	double secs = now - j->start_time - (double)j->frozen_attempt_ms / 1000.0;
 	if (secs <= 0)
 		return 0;
@@ -250,7 +250,7 @@ bool priority_may_preempt(struct gsched *s, struct prio_pass *pp, const struct j
 {
 	if (!s->preempt || !s->fairshare || !b->user || !r->user)
 		return false;
-	double now = gp_now(), grace = (double)s->preempt_grace_ms / 1000.0;
+	double now = sched_now(s), grace = (double)s->preempt_grace_ms / 1000.0;
 	if (now - b->submit_time < grace)
 		return false;
 	if (r->state != GPOOL__JOB_STATE__RUNNING || r->vacated || r->frozen ||
@@ -284,7 +284,7 @@ void priority_preempt(struct gsched *s, struct job *r, const struct job *b)
 	r->vacated = true; /* back to the queue, not counted against max_attempts */
 	if (r->ckpt_signal) {
 		job_signal(s, r, r->ckpt_signal);
-		r->preempt_kill_ms = gp_mono_ms() + (int64_t)r->ckpt_sec * 1000;
+		r->preempt_kill_ms = sched_mono_ms(s) + (int64_t)r->ckpt_sec * 1000;
 		return;
 	}
 	r->preempt_kill_ms = 0;
@@ -293,7 +293,7 @@ void priority_preempt(struct gsched *s, struct job *r, const struct job *b)
 
 void priority_tick(struct gsched *s)
 {
-	int64_t now = gp_mono_ms();
+	int64_t now = sched_mono_ms(s);
 	size_t pos = 0;
 	struct job *r;
 	struct job *due[64];

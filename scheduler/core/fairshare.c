@@ -1,5 +1,5 @@
 /* fairshare.c: the users' decayed usage, shares, factors and limits (see fairshare.h). */
-#include "scheduler/features/fairshare.h"
+#include "scheduler/core/fairshare.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "scheduler/store/store_fairshare.h"
 
 struct fs_user {
 	char *name;
@@ -42,7 +41,7 @@ struct fairshare {
 	struct fs_limits conf_any;   /* gpool.conf's "*" */
 	struct fs_admin_entry *admin;
 	size_t nadmin;
-	struct sqlite3 *db;
+	struct fs_keeper keeper; /* where the figures are kept (the store); none: not kept */
 	double pass_now, total_usage, total_share;
 	bool pass_done;
 	struct fs_user_view *views;
@@ -381,7 +380,7 @@ int fairshare_admin_set(fairshare_t *f, const char *user, const struct fs_admin 
 		a.has_cards = true;
 		a.limits.cards = change->limits.cards;
 	}
-	if (f->db && store_fairshare_admin_save(f->db, user, &a) < 0) {
+	if (f->keeper.save_admin && f->keeper.save_admin(f->keeper.arg, user, &a) < 0) {
 		errno = EIO;
 		return gp_errprintf(err, "cannot save the change for '%s'", user);
 	}
@@ -415,37 +414,32 @@ static double billing(const fairshare_t *f, double cpu_sec, double card_sec)
 	return cpu_sec + f->card_weight * card_sec;
 }
 
-int fairshare_attach_store(fairshare_t *f, struct sqlite3 *db)
+void fairshare_set_keeper(fairshare_t *f, const struct fs_keeper *k)
 {
-	f->db = db;
-	if (!db)
-		return 0;
-	if (store_fairshare_init(db) < 0)
-		return -1;
-	struct store_fs_row *rows;
-	size_t n;
-	if (store_fairshare_load(db, &rows, &n) < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		struct fs_user *u = user_get(f, rows[i].user, true);
-		if (u) {
-			u->cpu_sec = rows[i].cpu_sec;
-			u->card_sec = rows[i].card_sec;
-			u->at = rows[i].at;
-		}
+	f->keeper = k ? *k : (struct fs_keeper){0};
+}
+
+void fairshare_load_usage(fairshare_t *f, const char *user, double cpu_sec, double card_sec,
+			  double at)
+{
+	struct fs_user *u = user_get(f, user, true);
+	if (u) {
+		u->cpu_sec = cpu_sec;
+		u->card_sec = card_sec;
+		u->at = at;
 	}
-	store_fairshare_rows_free(rows, n);
-	struct store_fs_admin_row *ar;
-	if (store_fairshare_admin_load(db, &ar, &n) < 0)
+}
+
+int fairshare_load_admin(fairshare_t *f, const char *user, const struct fs_admin *a)
+{
+	if (admin_put(f, user, a) < 0 || (strcmp(user, "*") != 0 && !user_get(f, user, true)))
 		return -1;
-	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++)
-		if (admin_put(f, ar[i].user, &ar[i].a) < 0 ||
-		    (strcmp(ar[i].user, "*") != 0 && !user_get(f, ar[i].user, true)))
-			rc = -1;
-	store_fairshare_admin_rows_free(ar, n);
+	return 0;
+}
+
+void fairshare_loaded(fairshare_t *f)
+{
 	config_all(f);
-	return rc;
 }
 
 int fairshare_touch(fairshare_t *f, const char *user)
@@ -464,7 +458,8 @@ int fairshare_charge(fairshare_t *f, const char *user, double cpu_sec, double ca
 	u->cpu_sec += cpu_sec > 0 ? cpu_sec : 0;
 	u->card_sec += card_sec > 0 ? card_sec : 0;
 	f->pass_done = false;
-	if (f->db && store_fairshare_save(f->db, u->name, u->cpu_sec, u->card_sec, u->at) < 0)
+	if (f->keeper.save_usage &&
+	    f->keeper.save_usage(f->keeper.arg, u->name, u->cpu_sec, u->card_sec, u->at) < 0)
 		gp_warn("fair share: cannot save the usage of '%s'", u->name);
 	return 0;
 }
