@@ -79,7 +79,7 @@ static void reconcile(struct gsched *s, int node, Gpool__HeldTask **held, size_t
 		struct task *t = &j->tasks[h->rank];
 		t->missing = 0;
 		if (!h->exited && j->state == GPOOL__JOB_STATE__COMPLETING &&
-		    (registering || gp_mono_ms() - j->kill_sent_ms > resend_ms))
+		    (registering || sched_mono_ms(s) - j->kill_sent_ms > resend_ms))
 			job_kill_again(s, j, node);
 		/* a replica's port (a gang's rank 0's), also after gschedd restarted */
 		if (h->port && !h->exited && h->rank == 0)

@@ -381,7 +381,7 @@ void job_kill_again(struct gsched *s, struct job *j, int node)
 {
 	if (j->state != GPOOL__JOB_STATE__COMPLETING)
 		return;
-	j->kill_sent_ms = gp_mono_ms();
+	j->kill_sent_ms = sched_mono_ms(s);
 	send_kill(s, node, j->id, j->attempt, SIGTERM, j->kill_reason);
 }
 
