@@ -25,6 +25,8 @@ enum sched_event_kind {
 	SEV_JOB_ENDED,	       /* job: it reached a final state */
 	SEV_JOB_FORGOTTEN,     /* job: gone from memory (it stays in the store): drop its state */
 	SEV_JOB_VACATED,     /* job: its PC's owner took it back; queued again (vacates counted) */
+	SEV_ALLOC_ENDED,     /* job: one that may hold steps (an allocation, or a job steps ran
+			      * on) ended: its steps end (steps.c) */
 	SEV_JOB_OUTPUT,	     /* job: a chunk of its current attempt's output came (output) */
 	SEV_TASK_HELD,	     /* job: a node's agent still holds one of its current tasks (its
 			      * registration or heartbeat); held: the agent's word on it */

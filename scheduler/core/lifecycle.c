@@ -2,7 +2,6 @@
  * and at most one attempt runs at a time (lifecycle.h) */
 #include "scheduler/core/clock.h"
 #include "scheduler/core/lifecycle.h"
-#include "scheduler/core/steps.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -327,7 +326,7 @@ static void job_finish(struct gsched *s, struct job *j)
 	sched_publish_job(s, SEV_JOB_ENDED, j);
 	sched_publish_job(s, SEV_JOB_CHANGED, j);
 	if (j->alloc || j->steps_started)
-		steps_alloc_ended(s, j);
+		sched_publish_job(s, SEV_ALLOC_ENDED, j);
 	gp_debug("job %llu ended %s (exit code %d)", (unsigned long long)j->id,
 		 gp_job_state_name(st), code);
 }

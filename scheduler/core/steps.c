@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "scheduler/core/events.h"
 #include "scheduler/core/jobs.h"
 #include "scheduler/core/lifecycle.h"
 #include "scheduler/core/running.h"
@@ -199,4 +200,16 @@ void steps_alloc_ended(struct gsched *s, struct job *alloc)
 			job_kill(s, j, GPOOL__JOB_STATE__CANCELLED, SIGTERM,
 				 "its allocation ended");
 	}
+}
+
+static int on_alloc_ended(struct gsched *s, const struct sched_event *ev, void *arg)
+{
+	(void)arg;
+	steps_alloc_ended(s, ev->job);
+	return 0;
+}
+
+int steps_subscribe(struct gsched *s)
+{
+	return sched_events_subscribe(s->events, 1u << SEV_ALLOC_ENDED, on_alloc_ended, NULL);
 }

@@ -34,5 +34,7 @@ int steps_admit(struct gsched *s, struct admission *a);
 void steps_run(struct gsched *s);
 /* A job that may hold steps ended (its final state is set): end its steps. */
 void steps_alloc_ended(struct gsched *s, struct job *alloc);
+/* Follow the lifecycle's SEV_ALLOC_ENDED (steps_alloc_ended). 0 / -1. */
+int steps_subscribe(struct gsched *s);
 
 #endif

@@ -135,13 +135,14 @@ int client_check_spec(struct gsched *s, Gpool__JobSpec *sp, char *why, size_t le
 			free(d);
 			BAD("invalid dependency '%.64s'", sp->dependency);
 		}
-		/* like sbatch: a dependency on a job that never existed is refused now */
+		/* like sbatch: a dependency on a job that never existed is refused now (asked
+		 * through the port placement asks too: the store, in gschedd) */
 		for (size_t i = 0; i < d->n; i++) {
 			struct gp_dep_target t;
-			if (d->d[i].type == GP_DEP_SINGLETON)
+			if (d->d[i].type == GP_DEP_SINGLETON || !s->dep_target)
 				continue;
-			if (store_dep_target(s->store, d->d[i].job, d->d[i].has_task, d->d[i].task,
-					     &t) == 0 &&
+			if (s->dep_target(s, d->d[i].job, d->d[i].has_task, d->d[i].task, &t) ==
+				0 &&
 			    !t.exists) {
 				char id[48];
 				if (d->d[i].has_task)

@@ -50,6 +50,8 @@ int sched_core_subscribe(struct gsched *s)
 		return -1;
 	if (s->output && output_subscribe(s) < 0)
 		return -1;
+	if (steps_subscribe(s) < 0) /* an allocation's end ends its steps */
+		return -1;
 	return 0;
 }
 

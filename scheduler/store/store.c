@@ -4,6 +4,7 @@
 #define SQLITE_ENABLE_SESSION
 #define SQLITE_ENABLE_PREUPDATE_HOOK
 #include "scheduler/store/store.h"
+#include "scheduler/store/store_int.h"
 #include "scheduler/store/store_owner.h"
 #include "scheduler/store/store_files.h"
 #include "scheduler/store/store_rdv.h"
@@ -26,23 +27,6 @@
 #include "common/util.h"
 
 #define SCHEMA_VERSION 1
-
-struct store {
-	sqlite3 *db;
-	sqlite3_stmt *ins, *upd, *spec, *begin, *commit, *rollback;
-	sqlite3_stmt *cards_del, *cards_ins, *node_ins, *node_drain, *node_member;
-	sqlite3_stmt *purge_sel, *purge_keep, *purge_del; /* retention */
-	sqlite3_stmt *chunk_grant, *chunk_may;		  /* who may use a chunk */
-	bool in_txn;
-	int64_t delay_ms;
-	uint64_t commits, rows;
-	bool failed; /* a write failed in the open transaction: it must roll back */
-	/* replication (store_set_replication): the changes since the last commit */
-	sqlite3_session *session;
-	store_replicate_f replicate;
-	store_replicated_f replicated;
-	void *repl_arg;
-};
 
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);"
@@ -303,20 +287,7 @@ void store_destroy(struct store **p)
 
 static int begin(struct store *st)
 {
-	if (st->in_txn)
-		return 0;
-	sqlite3_reset(st->begin);
-	if (sqlite3_step(st->begin) != SQLITE_DONE) {
-		gp_err("sqlite begin: %s", sqlite3_errmsg(st->db));
-		return -1;
-	}
-	st->in_txn = true;
-	return 0;
-}
-
-int store_txn_begin(struct store *st)
-{
-	return begin(st);
+	return store_txn_begin(st);
 }
 
 /* placement: "node:local_rank:cpu_first:state:status:oom:cards(hex)" per task */
@@ -767,12 +738,6 @@ int store_summary_history(struct store *st, uint32_t uid_filter, bool any_uid, d
 		       fn, arg);
 }
 
-void store_fail_txn(struct store *st)
-{
-	if (begin(st) == 0)
-		st->failed = true;
-}
-
 bool store_in_txn(const struct store *st)
 {
 	return st->in_txn;
@@ -1080,9 +1045,4 @@ int store_array_tasks(struct store *st, uint64_t array_id, uint64_t **ids, uint3
 		return errno = rc == SQLITE_NOMEM ? ENOMEM : EIO, -1;
 	}
 	return 0;
-}
-
-struct sqlite3 *store_db(struct store *st)
-{
-	return st->db;
 }
