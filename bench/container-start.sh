@@ -24,11 +24,12 @@ runs=${1:-8}
 bin=${GPOOL_BIN_DIR:-$here/build/bin}
 # shellcheck source=tests/system/lib-container.sh
 . "$here/tests/system/lib-container.sh"
-ctr_image_build || { echo "container-start: no image: $CTR_WHY" >&2; exit 1; }
+ctr_image_build || { echo "container-start: no image: $CTR_WHY" >&2; exit 77; }
 dir=$(mktemp -d /tmp/gp-containers-bench.XXXXXX)
 chmod 0755 "$dir"
 export GPOOL_CLUSTER_STATE_SIZE=1500m
-REG=198.18.0.1:5000
+# the bridge's address in the cluster's slot (deploy/gpool-cluster: .1 in slot 0, .64*S+1)
+REG=198.18.0.$((64 * ${GPOOL_SLOT:-0} + 1)):5000
 export GPOOL_CLUSTER_CONF_EXTRA="container_insecure_registries = $REG"
 "$here/deploy/gpool-cluster" start -n 1 --dir "$dir/cluster" --bin "$bin" --timeout 60 --cpus 2 \
 	>/dev/null 2>&1 || { echo "container-start: the cluster did not start" >&2; exit 1; }
