@@ -35,7 +35,7 @@ for b in gschedd gworkerd gsub gstat glogs gcomm-bench; do
 done
 "$CL" users >/dev/null
 trap '"$CL" stop --dir "$DIR" >/dev/null 2>&1 || true' EXIT
-RAW=$(mktemp -d /tmp/gp-submit-start.XXXXXX)
+RAW=$(mktemp -d "${STATE_ROOT:-/tmp}/gp-submit-start.XXXXXX")
 chmod 0755 "$RAW"
 
 pct() { # pct P: nearest-rank percentile of the numbers on stdin

@@ -17,8 +17,13 @@ if [ -n "$alloc" ]; then
 	export GPOOL_SLOT=${alloc%%,*}
 fi
 export GPOOL_SLOT=${GPOOL_SLOT:-0}
-out=$(mktemp /tmp/gpool-bench-smoke.XXXXXX)
-trap 'rm -f "$out"' EXIT
+# the script's state and raw samples (STATE_ROOT, BENCH_DIR: kept by a run by hand, for reading)
+# in a directory of this run's, removed after it
+work=$(mktemp -d /var/tmp/gpool-bench-smoke.XXXXXX)
+chmod 0755 "$work"
+export STATE_ROOT=$work BENCH_DIR=$work/cluster
+out=$work/output
+trap 'rm -rf "$work"' EXIT
 cd "$SRC" || exit 1
 start=$(date +%s.%N)
 "$@" >"$out" 2>&1
