@@ -50,7 +50,7 @@ cleanup() {
 trap cleanup EXIT
 # the users' commands are under $TMP, in the machine's /tmp: the jobs still see it there in
 # their own /tmp (private_tmp_keep, as tests/system/lib.sh does)
-out=$(GPOOL_CLUSTER_CONF_EXTRA="private_tmp_keep = $TMP" "$CLUSTER" start --loopback --port "$PORT" --dir "$DIR" --bin "$BIN" -n 3 2>&1) ||
+out=$(GPOOL_CLUSTER_CONF_EXTRA="private_tmp_keep = $TMP$(case $SRC in /tmp/*) echo ", $SRC" ;; esac)" "$CLUSTER" start --loopback --port "$PORT" --dir "$DIR" --bin "$BIN" -n 3 2>&1) ||
 	{ fail "a 3-host loopback cluster starts" "$out"; exit 1; }
 eval "$("$CLUSTER" env --dir "$DIR")"
 export GPOOL_SCHEDULER GPOOL_CONF

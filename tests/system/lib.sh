@@ -289,6 +289,11 @@ test_under_cluster() {
 	# the tests' files are under the machine's /tmp, which the hosts share as PCs share a
 	# network file system: every job still sees them in its own /tmp (docs/testing.md)
 	local extra="private_tmp_keep = $TEST_DIR"
+	# and the checkout, where it lies under /tmp (a clone there: the jobs run its build's programs)
+	local src bin
+	src=$(readlink -m "$GPOOL_SRC_DIR") bin=$(readlink -m "$GPOOL_BIN_DIR")
+	case $src in /tmp/* | /var/tmp/* | /dev/shm/*) extra+=", $src" ;; esac
+	case $bin in "$src"/*) ;; /tmp/* | /var/tmp/* | /dev/shm/*) extra+=", $bin" ;; esac
 	[ -z "${GPOOL_CLUSTER_CONF_EXTRA:-}" ] || extra+=$'\n'"$GPOOL_CLUSTER_CONF_EXTRA"
 	if ! out=$(GPOOL_CLUSTER_CONF_EXTRA=$extra "$CLUSTER" start -n "$n" --dir "$CLUSTER_DIR" \
 		--bin "$GPOOL_BIN_DIR" --timeout 30 "$@" 2>&1); then
